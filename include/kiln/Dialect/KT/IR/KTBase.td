@@ -1,0 +1,160 @@
+//===- KTBase.td - The kt dialect, its types and base op classes -*- tablegen -*-===//
+//
+// Part of Kiln. The `kt` dialect holds tensor ops with value semantics whose
+// names and meaning are those of the PyTorch (ATen) op of the same name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_KT_IR_KTBASE_TD
+#define KILN_DIALECT_KT_IR_KTBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "kiln/Dialect/KT/IR/KTInterfaces.td"
+
+def KT_Dialect : Dialect {
+  let name = "kt";
+  let cppNamespace = "::kiln::kt";
+  let summary = "Tensor ops with PyTorch (ATen) semantics and value semantics";
+  let description = [{
+    The `kt` dialect holds ops on builtin ranked tensors (`tensor<4x?xf32>`,
+    rank 0 for scalars) with value semantics. Each op is named and defined like
+    the PyTorch op of the same name; attribute names are PyTorch's argument
+    names (`dim`, `keepdim`, `stride`, `padding`, ...).
+
+    Rules shared by every op:
+
+    1. Element types are `f32`, `f64`, `f16`, `bf16`, `i64`, `i32` and `i1`.
+       Operands of one op share an element type; conversions are explicit
+       (`kt.cast`). A frontend applies PyTorch's type promotion when it builds
+       the IR.
+    2. Binary ops broadcast like NumPy. Result types are inferred for static and
+       dynamic (`?`) dims. A `?` that must equal another dim is checked when the
+       op runs, with an error naming the op.
+    3. Negative `dim` attributes count from the end, as in PyTorch, and are
+       accepted everywhere a dim is.
+    4. Random ops take an explicit seed operand (a rank-0 `i64` tensor), so a
+       graph stays pure and recomputation is reproducible.
+
+    Every op prints in one uniform form: operands, the attribute dictionary,
+    then the functional type:
+
+    ```mlir
+    %r = kt.sum %x {dim = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+    ```
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def KT_GeluApproximate : I32EnumAttr<"GeluApproximate",
+    "approximation used by kt.gelu", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"tanh", 1>]> {
+  let cppNamespace = "::kiln::kt";
+  let genSpecializedAttr = 0;
+}
+def KT_GeluApproximateAttr : EnumAttr<KT_Dialect, KT_GeluApproximate, "approximate">;
+
+def KT_Reduction : I32EnumAttr<"Reduction",
+    "loss reduction (PyTorch `reduction=`)", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"mean", 1>,
+      I32EnumAttrCase<"sum", 2>]> {
+  let cppNamespace = "::kiln::kt";
+  let genSpecializedAttr = 0;
+}
+def KT_ReductionAttr : EnumAttr<KT_Dialect, KT_Reduction, "reduction">;
+
+def KT_RoundingMode : I32EnumAttr<"RoundingMode",
+    "rounding of kt.div (PyTorch `rounding_mode=`)", [
+      I32EnumAttrCase<"trunc", 0>,
+      I32EnumAttrCase<"floor", 1>]> {
+  let cppNamespace = "::kiln::kt";
+  let genSpecializedAttr = 0;
+}
+def KT_RoundingModeAttr : EnumAttr<KT_Dialect, KT_RoundingMode, "rounding_mode">;
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def KT_FloatElem : AnyTypeOf<[F32, F64, F16, BF16]>;
+def KT_IntElem : AnyTypeOf<[I64, I32]>;
+def KT_Elem : AnyTypeOf<[F32, F64, F16, BF16, I64, I32, I1]>;
+
+def KT_Tensor : RankedTensorOf<[F32, F64, F16, BF16, I64, I32, I1]>;
+def KT_FloatTensor : RankedTensorOf<[F32, F64, F16, BF16]>;
+def KT_NumericTensor : RankedTensorOf<[F32, F64, F16, BF16, I64, I32]>;
+def KT_BoolTensor : RankedTensorOf<[I1]>;
+def KT_IndexTensor : RankedTensorOf<[I64, I32]>;
+// A rank-0 i64 tensor: the seed of a random op.
+def KT_SeedTensor : 0DTensorOf<[I64]>;
+
+//===----------------------------------------------------------------------===//
+// Attribute helpers
+//===----------------------------------------------------------------------===//
+
+// Dim lists (PyTorch `dim: int[]`) use the upstream `I64ArrayAttr`, printed
+// `dim = [0, -1]`; single dims use `I64Attr`, printed `dim = -1`.
+
+//===----------------------------------------------------------------------===//
+// Op kind traits (read by KT_OpKindInterface)
+//===----------------------------------------------------------------------===//
+
+def KT_PointwiseTrait : NativeOpTrait<"PointwiseOpTrait"> {
+  let cppNamespace = "::kiln::kt";
+}
+def KT_ReductionTrait : NativeOpTrait<"ReductionOpTrait"> {
+  let cppNamespace = "::kiln::kt";
+}
+def KT_ContractionTrait : NativeOpTrait<"ContractionOpTrait"> {
+  let cppNamespace = "::kiln::kt";
+}
+def KT_ShapeTrait : NativeOpTrait<"ShapeOpTrait"> {
+  let cppNamespace = "::kiln::kt";
+}
+def KT_CreationTrait : NativeOpTrait<"CreationOpTrait"> {
+  let cppNamespace = "::kiln::kt";
+}
+def KT_CompositeTrait : NativeOpTrait<"CompositeOpTrait"> {
+  let cppNamespace = "::kiln::kt";
+}
+
+//===----------------------------------------------------------------------===//
+// Base op classes
+//===----------------------------------------------------------------------===//
+
+// Every kt op: value semantics (Pure) and an op kind.
+class KT_Op<string mnemonic, list<Trait> traits = []>
+    : Op<KT_Dialect, mnemonic,
+         !listconcat(traits, [Pure, KT_OpKindInterface])> {
+  // Uniform form: operands, attributes, functional type.
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+// A kt op whose result types are inferred from operands and attributes.
+// `inferReturnTypes` is implemented per op (or per class) in C++; results may
+// refine a `?` of the inferred type to a static size (see
+// `kt::isCompatibleInferredTypes`).
+class KT_InferredOp<string mnemonic, list<Trait> traits = []>
+    : KT_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptorWithIsCompatible])> {
+  // The definition of `inferReturnTypes` (declared by the trait); set by each
+  // op or op class.
+  code inferImpl = [{}];
+  let extraClassDefinition = inferImpl # [{
+    bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange l,
+                                            ::mlir::TypeRange r) {
+      return ::kiln::kt::isCompatibleInferredTypes(l, r);
+    }
+  }];
+}
+
+#endif // KILN_DIALECT_KT_IR_KTBASE_TD

@@ -1,0 +1,12 @@
+//===- KTNNOps.td - kt NN ops --------------------------*- tablegen -*-===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_KT_IR_KTNNOPS_TD
+#define KILN_DIALECT_KT_IR_KTNNOPS_TD
+
+include "kiln/Dialect/KT/IR/KTBase.td"
+
+#endif // KILN_DIALECT_KT_IR_KTNNOPS_TD

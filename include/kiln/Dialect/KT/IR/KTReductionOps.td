@@ -1,0 +1,12 @@
+//===- KTReductionOps.td - kt Reduction ops --------------------------*- tablegen -*-===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_KT_IR_KTREDUCTIONOPS_TD
+#define KILN_DIALECT_KT_IR_KTREDUCTIONOPS_TD
+
+include "kiln/Dialect/KT/IR/KTBase.td"
+
+#endif // KILN_DIALECT_KT_IR_KTREDUCTIONOPS_TD

@@ -1,0 +1,103 @@
+//===- Tensor.h - Host tensors of the reference interpreter -----*- C++ -*-===//
+//
+// Part of Kiln. A `Tensor` is a dense, contiguous, row-major host buffer with
+// an element type (`DType`) and a shape. Tensors are immutable once a kernel
+// has produced them; copies share the buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_INTERPRETER_TENSOR_H
+#define KILN_INTERPRETER_TENSOR_H
+
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace kiln::interp {
+
+/// Element types the interpreter stores. `index` values are stored as I64.
+enum class DType : uint8_t { F32, F64, F16, BF16, I64, I32, I1 };
+
+size_t dtypeSize(DType dt);
+bool isFloatDType(DType dt);
+llvm::StringRef dtypeName(DType dt);
+/// The DType of an MLIR element type (f32 ... i1, index), if it has one.
+std::optional<DType> dtypeFromType(mlir::Type type);
+mlir::Type dtypeToType(DType dt, mlir::MLIRContext *ctx);
+
+/// IEEE half and bfloat16 conversions (round to nearest even).
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f);
+float bf16ToFloat(uint16_t h);
+uint16_t floatToBF16(float f);
+/// Rounds `v` to the precision of the float dtype `dt` (identity for F64).
+double roundToDType(double v, DType dt);
+
+/// Number of elements of a shape.
+int64_t numElements(llvm::ArrayRef<int64_t> shape);
+/// Row-major strides (in elements) of a shape.
+llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape);
+
+class Tensor {
+public:
+  Tensor() = default;
+  /// A zero-filled tensor.
+  Tensor(DType dt, llvm::ArrayRef<int64_t> shape);
+
+  /// A rank-0 tensor holding `v` (converted to `dt`).
+  static Tensor scalar(DType dt, double v);
+  static Tensor scalarInt(DType dt, int64_t v);
+
+  bool isNull() const { return !buffer; }
+  DType dtype() const { return dt; }
+  bool isFloat() const { return isFloatDType(dt); }
+  llvm::ArrayRef<int64_t> shape() const { return dims; }
+  int64_t rank() const { return dims.size(); }
+  int64_t dim(int64_t i) const { return dims[i]; }
+  int64_t numel() const { return count; }
+  size_t byteSize() const { return count * dtypeSize(dt); }
+
+  /// Element `i` (linear, row-major) converted to double / int64 / bool.
+  /// Float to int conversion truncates toward zero.
+  double getF(int64_t i) const;
+  int64_t getI(int64_t i) const;
+  bool getB(int64_t i) const { return getF(i) != 0.0; }
+  /// Stores `v` converted to the dtype: floats round to nearest even, ints
+  /// truncate toward zero (NaN stores 0), i1 stores `v != 0`.
+  void setF(int64_t i, double v);
+  void setI(int64_t i, int64_t v);
+
+  /// All elements as doubles / int64.
+  std::vector<double> toDoubles() const;
+  std::vector<int64_t> toInts() const;
+
+  const void *data() const { return buffer->data(); }
+  void *mutableData() { return buffer->data(); }
+  template <typename T> const T *ptr() const {
+    return reinterpret_cast<const T *>(buffer->data());
+  }
+  template <typename T> T *mutablePtr() {
+    return reinterpret_cast<T *>(buffer->data());
+  }
+
+  /// The same data with another shape of equal element count (no copy).
+  Tensor reshaped(llvm::ArrayRef<int64_t> newShape) const;
+  /// This tensor converted to `dt` (PyTorch `.to(dtype)` semantics).
+  Tensor convertTo(DType dt) const;
+
+private:
+  DType dt = DType::F32;
+  llvm::SmallVector<int64_t, 4> dims;
+  int64_t count = 0;
+  std::shared_ptr<std::vector<uint8_t>> buffer;
+};
+
+} // namespace kiln::interp
+
+#endif // KILN_INTERPRETER_TENSOR_H

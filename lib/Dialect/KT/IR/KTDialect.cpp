@@ -1,0 +1,89 @@
+//===- KTDialect.cpp - The kt dialect -------------------------------------===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace kiln::kt;
+
+#include "kiln/Dialect/KT/IR/KTDialect.cpp.inc"
+#include "kiln/Dialect/KT/IR/KTEnums.cpp.inc"
+#include "kiln/Dialect/KT/IR/KTInterfaces.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "kiln/Dialect/KT/IR/KTAttrs.cpp.inc"
+
+void KTDialect::initialize() {
+  // One list per op family (each family is generated separately).
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KT/IR/KTElementwiseOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KT/IR/KTCreationOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KT/IR/KTReductionOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KT/IR/KTNNOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KT/IR/KTShapeOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "kiln/Dialect/KT/IR/KTAttrs.cpp.inc"
+      >();
+}
+
+Operation *KTDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                          Type type, Location loc) {
+  auto elements = dyn_cast<DenseElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, type, elements);
+}
+
+StringRef kiln::kt::stringifyOpKind(OpKind kind) {
+  switch (kind) {
+  case OpKind::Pointwise:
+    return "pointwise";
+  case OpKind::Reduction:
+    return "reduction";
+  case OpKind::Contraction:
+    return "contraction";
+  case OpKind::Shape:
+    return "shape";
+  case OpKind::Creation:
+    return "creation";
+  case OpKind::Composite:
+    return "composite";
+  }
+  llvm_unreachable("unknown op kind");
+}
+
+OpKind kiln::kt::getOpKindFromTraits(Operation *op) {
+  if (op->hasTrait<PointwiseOpTrait>())
+    return OpKind::Pointwise;
+  if (op->hasTrait<ReductionOpTrait>())
+    return OpKind::Reduction;
+  if (op->hasTrait<ContractionOpTrait>())
+    return OpKind::Contraction;
+  if (op->hasTrait<ShapeOpTrait>())
+    return OpKind::Shape;
+  if (op->hasTrait<CreationOpTrait>())
+    return OpKind::Creation;
+  return OpKind::Composite;
+}

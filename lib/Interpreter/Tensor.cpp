@@ -1,0 +1,339 @@
+//===- Tensor.cpp - Host tensors of the reference interpreter -------------===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Interpreter/Tensor.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace mlir;
+
+namespace kiln::interp {
+
+size_t dtypeSize(DType dt) {
+  switch (dt) {
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F64:
+  case DType::I64:
+    return 8;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::I1:
+    return 1;
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+bool isFloatDType(DType dt) {
+  return dt == DType::F32 || dt == DType::F64 || dt == DType::F16 ||
+         dt == DType::BF16;
+}
+
+llvm::StringRef dtypeName(DType dt) {
+  switch (dt) {
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::I64:
+    return "i64";
+  case DType::I32:
+    return "i32";
+  case DType::I1:
+    return "i1";
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+std::optional<DType> dtypeFromType(Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF64())
+    return DType::F64;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isIndex())
+    return DType::I64;
+  if (type.isInteger(64))
+    return DType::I64;
+  if (type.isInteger(32))
+    return DType::I32;
+  if (type.isInteger(1))
+    return DType::I1;
+  return std::nullopt;
+}
+
+Type dtypeToType(DType dt, MLIRContext *ctx) {
+  switch (dt) {
+  case DType::F32:
+    return Float32Type::get(ctx);
+  case DType::F64:
+    return Float64Type::get(ctx);
+  case DType::F16:
+    return Float16Type::get(ctx);
+  case DType::BF16:
+    return BFloat16Type::get(ctx);
+  case DType::I64:
+    return IntegerType::get(ctx, 64);
+  case DType::I32:
+    return IntegerType::get(ctx, 32);
+  case DType::I1:
+    return IntegerType::get(ctx, 1);
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else { // subnormal: normalize
+      int e = -1;
+      do {
+        mant <<= 1;
+        ++e;
+      } while (!(mant & 0x400));
+      mant &= 0x3ff;
+      bits = sign | ((uint32_t)(127 - 15 - e) << 23) | (mant << 13);
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000 | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint16_t sign = (x >> 16) & 0x8000;
+  uint32_t absx = x & 0x7fffffff;
+  if (absx > 0x7f800000) // NaN: keep it quiet
+    return sign | 0x7e00;
+  if (absx >= 0x477ff000) // rounds to >= 65520: overflow to inf
+    return sign | 0x7c00;
+  if (absx < 0x38800000) { // below the smallest normal half (2^-14)
+    // Subnormal or zero: value = absx as float * 2^24 rounded to integer.
+    float af;
+    std::memcpy(&af, &absx, 4);
+    float scaled = af * 16777216.0f; // 2^24; exact (power of two)
+    // Round to nearest even.
+    float r = std::nearbyint(scaled);
+    return sign | (uint16_t)r;
+  }
+  uint32_t exp = ((absx >> 23) - 127 + 15);
+  uint32_t mant = absx & 0x7fffff;
+  uint32_t half = (exp << 10) | (mant >> 13);
+  uint32_t rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+    ++half; // may carry into the exponent, which is correct
+  return sign | (uint16_t)half;
+}
+
+float bf16ToFloat(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToBF16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000)
+    return (x >> 16) | 0x40; // quiet NaN
+  uint32_t lsb = (x >> 16) & 1;
+  x += 0x7fff + lsb;
+  return x >> 16;
+}
+
+double roundToDType(double v, DType dt) {
+  switch (dt) {
+  case DType::F32:
+    return (float)v;
+  case DType::F16:
+    return halfToFloat(floatToHalf((float)v));
+  case DType::BF16:
+    return bf16ToFloat(floatToBF16((float)v));
+  default:
+    return v;
+  }
+}
+
+int64_t numElements(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+Tensor::Tensor(DType dt, llvm::ArrayRef<int64_t> shape)
+    : dt(dt), dims(shape.begin(), shape.end()), count(numElements(shape)),
+      buffer(std::make_shared<std::vector<uint8_t>>(
+          std::max<size_t>(count * dtypeSize(dt), 1), 0)) {}
+
+Tensor Tensor::scalar(DType dt, double v) {
+  Tensor t(dt, {});
+  t.setF(0, v);
+  return t;
+}
+
+Tensor Tensor::scalarInt(DType dt, int64_t v) {
+  Tensor t(dt, {});
+  t.setI(0, v);
+  return t;
+}
+
+double Tensor::getF(int64_t i) const {
+  const uint8_t *p = buffer->data();
+  switch (dt) {
+  case DType::F32:
+    return reinterpret_cast<const float *>(p)[i];
+  case DType::F64:
+    return reinterpret_cast<const double *>(p)[i];
+  case DType::F16:
+    return halfToFloat(reinterpret_cast<const uint16_t *>(p)[i]);
+  case DType::BF16:
+    return bf16ToFloat(reinterpret_cast<const uint16_t *>(p)[i]);
+  case DType::I64:
+    return (double)reinterpret_cast<const int64_t *>(p)[i];
+  case DType::I32:
+    return reinterpret_cast<const int32_t *>(p)[i];
+  case DType::I1:
+    return p[i] ? 1.0 : 0.0;
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+static int64_t truncToInt(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v >= 9.2233720368547758e18)
+    return std::numeric_limits<int64_t>::max();
+  if (v <= -9.2233720368547758e18)
+    return std::numeric_limits<int64_t>::min();
+  return (int64_t)v;
+}
+
+int64_t Tensor::getI(int64_t i) const {
+  const uint8_t *p = buffer->data();
+  switch (dt) {
+  case DType::I64:
+    return reinterpret_cast<const int64_t *>(p)[i];
+  case DType::I32:
+    return reinterpret_cast<const int32_t *>(p)[i];
+  case DType::I1:
+    return p[i] ? 1 : 0;
+  default:
+    return truncToInt(getF(i));
+  }
+}
+
+void Tensor::setF(int64_t i, double v) {
+  uint8_t *p = buffer->data();
+  switch (dt) {
+  case DType::F32:
+    reinterpret_cast<float *>(p)[i] = (float)v;
+    return;
+  case DType::F64:
+    reinterpret_cast<double *>(p)[i] = v;
+    return;
+  case DType::F16:
+    reinterpret_cast<uint16_t *>(p)[i] = floatToHalf((float)v);
+    return;
+  case DType::BF16:
+    reinterpret_cast<uint16_t *>(p)[i] = floatToBF16((float)v);
+    return;
+  case DType::I64:
+    reinterpret_cast<int64_t *>(p)[i] = truncToInt(v);
+    return;
+  case DType::I32:
+    reinterpret_cast<int32_t *>(p)[i] = (int32_t)truncToInt(v);
+    return;
+  case DType::I1:
+    p[i] = v != 0.0;
+    return;
+  }
+}
+
+void Tensor::setI(int64_t i, int64_t v) {
+  uint8_t *p = buffer->data();
+  switch (dt) {
+  case DType::I64:
+    reinterpret_cast<int64_t *>(p)[i] = v;
+    return;
+  case DType::I32:
+    reinterpret_cast<int32_t *>(p)[i] = (int32_t)v;
+    return;
+  case DType::I1:
+    p[i] = v != 0;
+    return;
+  default:
+    setF(i, (double)v);
+  }
+}
+
+std::vector<double> Tensor::toDoubles() const {
+  std::vector<double> out(count);
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = getF(i);
+  return out;
+}
+
+std::vector<int64_t> Tensor::toInts() const {
+  std::vector<int64_t> out(count);
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = getI(i);
+  return out;
+}
+
+Tensor Tensor::reshaped(llvm::ArrayRef<int64_t> newShape) const {
+  Tensor t = *this;
+  t.dims.assign(newShape.begin(), newShape.end());
+  assert(numElements(newShape) == count && "reshape changes element count");
+  return t;
+}
+
+Tensor Tensor::convertTo(DType to) const {
+  Tensor out(to, dims);
+  if (isFloatDType(to) || isFloatDType(dt)) {
+    for (int64_t i = 0; i < count; ++i)
+      out.setF(i, getF(i));
+  } else {
+    for (int64_t i = 0; i < count; ++i)
+      out.setI(i, getI(i));
+  }
+  return out;
+}
+
+} // namespace kiln::interp

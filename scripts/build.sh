@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Configures (once) and builds Kiln into ${KILN_BUILD_DIR:-build}.
+# Uses clang++-22, lld, the shared libMLIR.so and ccache (see TOOLCHAIN.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${KILN_BUILD_DIR:-build}
+LLVM_CONFIG=${LLVM_CONFIG:-llvm-config-22}
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -G Ninja -S . -B "$BUILD_DIR" \
+    -DCMAKE_BUILD_TYPE=${KILN_BUILD_TYPE:-Release} \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DLLVM_USE_LINKER=lld \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
+    -DMLIR_DIR="$($LLVM_CONFIG --libdir)/cmake/mlir" \
+    -DLLVM_EXTERNAL_LIT="$($LLVM_CONFIG --bindir)/lit" \
+    ${KILN_CMAKE_ARGS:-}
+fi
+cmake --build "$BUILD_DIR" "$@"

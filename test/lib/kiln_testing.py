@@ -1,0 +1,234 @@
+"""Helpers for Kiln's execution tests.
+
+An execution test builds a small MLIR function, runs it through `kiln-run` on
+inputs it generates, and compares the results with values computed
+independently by NumPy or PyTorch (never by Kiln itself).
+
+    import numpy as np, torch
+    from kiln_testing import Suite, ttype
+
+    s = Suite(__file__)
+    x = s.randn(3, 4)
+    s.check_unary("kt.exp", x, np.exp(x.astype(np.float64)))
+    s.finish()
+
+`Suite.finish()` prints "N passed, M failed" and exits non-zero if any check
+failed, so lit reports the file as failing.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+import numpy as np
+
+KILN_RUN = os.path.join(os.environ.get("KILN_TOOLS_DIR", ""), "kiln-run")
+
+# MLIR element type <-> NumPy dtype. bf16 has no NumPy dtype: kiln-run reads
+# and writes it as float32.
+MLIR_TO_NP = {
+    "f32": np.float32, "f64": np.float64, "f16": np.float16,
+    "bf16": np.float32, "i64": np.int64, "i32": np.int32, "i1": np.bool_,
+}
+NP_TO_MLIR = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
+              np.dtype(np.float16): "f16", np.dtype(np.int64): "i64",
+              np.dtype(np.int32): "i32", np.dtype(np.bool_): "i1"}
+
+# Default tolerances per dtype (rtol, atol) for comparing with an fp64
+# reference.
+TOLERANCES = {
+    "f64": (1e-12, 1e-12), "f32": (1e-5, 1e-6), "f16": (2e-3, 2e-3),
+    "bf16": (1.6e-2, 1e-2), "i64": (0, 0), "i32": (0, 0), "i1": (0, 0),
+}
+
+
+def ttype(shape, elem):
+    """MLIR tensor type text: ttype((2, 3), 'f32') -> 'tensor<2x3xf32>'."""
+    dims = "".join(("?" if d is None or d < 0 else str(d)) + "x" for d in shape)
+    return "tensor<%s%s>" % (dims, elem)
+
+
+def elem_of(array):
+    return NP_TO_MLIR[array.dtype]
+
+
+def to_bf16(x):
+    """Rounds float32 values to bfloat16 precision (nearest even), as float32."""
+    x = np.asarray(x, dtype=np.float32)
+    bits = x.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    out = rounded.astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(x), x, out)
+
+
+class KilnRunError(Exception):
+    def __init__(self, returncode, stderr):
+        super().__init__("kiln-run exited %d: %s" % (returncode, stderr.strip()))
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+def run(mlir, inputs, entry=None, extra_args=()):
+    """Runs `entry` of the module text `mlir` on the NumPy `inputs`; returns
+    the list of results (NumPy arrays). Raises KilnRunError on failure."""
+    tmp = tempfile.mkdtemp(prefix="kiln-test-")
+    try:
+        path = os.path.join(tmp, "test.mlir")
+        with open(path, "w") as f:
+            f.write(mlir)
+        args = [KILN_RUN, path, "--output-dir=" + os.path.join(tmp, "out")]
+        if entry:
+            args.append("--entry=" + entry)
+        for i, x in enumerate(inputs):
+            p = os.path.join(tmp, "in%d.npy" % i)
+            np.save(p, np.ascontiguousarray(x))
+            args.append("--input=" + p)
+        args.extend(extra_args)
+        proc = subprocess.run(args, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise KilnRunError(proc.returncode, proc.stderr)
+        out = []
+        i = 0
+        while os.path.exists(os.path.join(tmp, "out", "result%d.npy" % i)):
+            out.append(np.load(os.path.join(tmp, "out", "result%d.npy" % i)))
+            i += 1
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def func_text(name, arg_types, result_types, body_lines):
+    """A func.func with the given body (lines using %arg0...)."""
+    args = ", ".join("%%arg%d: %s" % (i, t) for i, t in enumerate(arg_types))
+    res = ", ".join(result_types)
+    if len(result_types) != 1:
+        res = "(" + res + ")"
+    body = "\n".join("  " + l for l in body_lines)
+    return "func.func @%s(%s) -> %s {\n%s\n}\n" % (name, args, res, body)
+
+
+def single_op_module(op, inputs, result_types, attrs="", elems=None):
+    """A module with @main applying one op to all inputs:
+        %r = kt.op %arg0, %arg1 {attrs} : (T0, T1) -> R
+    `elems` overrides input element types (e.g. 'bf16' for float32 data)."""
+    elems = elems or [elem_of(x) for x in inputs]
+    arg_types = [ttype(x.shape, e) for x, e in zip(inputs, elems)]
+    operands = ", ".join("%%arg%d" % i for i in range(len(inputs)))
+    attr = (" {" + attrs + "}") if attrs else ""
+    results = ", ".join("%%r%d" % i for i in range(len(result_types)))
+    if len(result_types) > 1:
+        lhs = "%%r:%d" % len(result_types)
+        results = ", ".join("%%r#%d" % i for i in range(len(result_types)))
+    else:
+        lhs = "%r0"
+    restype = ", ".join(result_types)
+    if len(result_types) != 1:
+        restype = "(" + restype + ")"
+    line = '%s = %s %s%s : (%s) -> %s' % (lhs, op, operands, attr,
+                                         ", ".join(arg_types), restype)
+    return func_text("main", arg_types, result_types,
+                     [line, "return %s : %s" % (results, ", ".join(result_types))])
+
+
+def close(actual, expected, rtol, atol, equal_nan=True):
+    """allclose with NaN==NaN, exact for integers and bools; shape and dtype
+    kind must match. Returns (ok, message)."""
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    if actual.shape != expected.shape:
+        return False, "shape %s != expected %s" % (actual.shape, expected.shape)
+    if expected.dtype == np.bool_ or np.issubdtype(expected.dtype, np.integer):
+        if not np.array_equal(actual.astype(expected.dtype), expected):
+            bad = np.argwhere(actual.astype(expected.dtype) != expected)
+            return False, "%d mismatches, first at %s: %s vs %s" % (
+                len(bad), tuple(bad[0]), actual[tuple(bad[0])],
+                expected[tuple(bad[0])])
+        return True, ""
+    a = actual.astype(np.float64)
+    e = expected.astype(np.float64)
+    ok = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    # inf must match inf of the same sign
+    ok &= ~(np.isinf(e) & (a != e))
+    if not ok.all():
+        idx = tuple(np.argwhere(~ok)[0])
+        return False, "%d/%d elements differ, first at %s: got %r expected %r" % (
+            (~ok).sum(), ok.size, idx, a[idx], e[idx])
+    return True, ""
+
+
+class Suite:
+    """Collects checks; `finish()` prints the summary and sets the exit code."""
+
+    def __init__(self, name, seed=0):
+        self.name = os.path.basename(name)
+        self.rng = np.random.default_rng(seed)
+        self.passed = 0
+        self.failed = 0
+
+    # -- inputs ---------------------------------------------------------------
+    def randn(self, *shape, dtype=np.float32):
+        return self.rng.standard_normal(shape).astype(dtype)
+
+    def uniform(self, lo, hi, *shape, dtype=np.float32):
+        return self.rng.uniform(lo, hi, shape).astype(dtype)
+
+    def randint(self, lo, hi, *shape, dtype=np.int64):
+        return self.rng.integers(lo, hi, shape).astype(dtype)
+
+    # -- checks ---------------------------------------------------------------
+    def record(self, label, ok, message=""):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL %s: %s" % (label, message))
+
+    def check(self, label, mlir, inputs, expected, elem=None, rtol=None,
+              atol=None, entry=None):
+        """Runs the module and compares each result with `expected` (a list,
+        or one array). Tolerances default from the result element type."""
+        if not isinstance(expected, (list, tuple)):
+            expected = [expected]
+        try:
+            results = run(mlir, inputs, entry=entry)
+        except KilnRunError as e:
+            self.record(label, False, str(e))
+            return None
+        if len(results) != len(expected):
+            self.record(label, False, "%d results, expected %d" %
+                        (len(results), len(expected)))
+            return results
+        for i, (r, e) in enumerate(zip(results, expected)):
+            # Tolerance of the result's element type (the reference is often
+            # fp64); pass elem="bf16" for bf16 results (stored as float32).
+            el = elem or NP_TO_MLIR.get(np.asarray(r).dtype, "f64")
+            dr, da = TOLERANCES.get(el, (1e-5, 1e-6))
+            ok, msg = close(r, e, rtol if rtol is not None else dr,
+                            atol if atol is not None else da)
+            self.record("%s result%d" % (label, i), ok, msg)
+        return results
+
+    def check_op(self, op, inputs, expected, result_types, attrs="",
+                 elems=None, label=None, **kw):
+        """One op applied to `inputs`, compared with `expected`."""
+        mlir = single_op_module(op, inputs, result_types, attrs, elems)
+        label = label or "%s %s %s" % (op, attrs, [x.shape for x in inputs])
+        return self.check(label, mlir, inputs, expected, **kw)
+
+    def check_error(self, label, mlir, inputs, substring, entry=None):
+        """Expects kiln-run to fail with one line containing `substring`."""
+        try:
+            run(mlir, inputs, entry=entry)
+        except KilnRunError as e:
+            ok = substring in e.stderr
+            self.record(label, ok, "stderr does not mention %r: %s" %
+                        (substring, e.stderr.strip()))
+            return
+        self.record(label, False, "expected an error mentioning %r" % substring)
+
+    def finish(self):
+        print("%s: %d passed, %d failed" % (self.name, self.passed, self.failed))
+        sys.exit(1 if self.failed or not self.passed else 0)

@@ -1,0 +1,42 @@
+# -*- Python -*-
+# Lit configuration of Kiln's tests.
+
+import os
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "KILN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".py", ".test"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "lib", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=False)
+llvm_config.add_tool_substitutions(["kiln-opt", "kiln-run"], [config.kiln_tools_dir])
+
+# Execution tests are Python scripts that compare kiln-run's results with
+# NumPy / PyTorch. They run with Debian's interpreter (the one that sees
+# python3-numpy and python3-torch) and import test/lib/kiln_testing.py.
+config.substitutions.append(("%python", config.python_executable))
+config.environment["PYTHONPATH"] = os.path.join(config.test_source_root, "lib")
+config.environment["KILN_TOOLS_DIR"] = config.kiln_tools_dir
+config.environment["OMP_NUM_THREADS"] = "1"
+
+
+def _can_import(module):
+    try:
+        return subprocess.run([config.python_executable, "-c", "import " + module],
+                              capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+if _can_import("numpy"):
+    config.available_features.add("numpy")
+if _can_import("torch"):
+    config.available_features.add("torch")

@@ -1,0 +1,24 @@
+//===- kiln-opt.cpp - Kiln's optimizer driver -----------------------------===//
+//
+// Part of Kiln. `mlir-opt` with every upstream dialect and pass plus Kiln's
+// dialects and passes; every usual mlir-opt flag works.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KT/IR/KTDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<kiln::kt::KTDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
+}
