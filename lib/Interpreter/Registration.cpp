@@ -11,6 +11,7 @@ void kiln::interp::registerInterpreterInterfaces(mlir::DialectRegistry &registry
   registerCreationKernels(registry);
   registerReductionKernels(registry);
   registerNNKernels(registry);
+  registerNormKernels(registry);
   registerShapeKernels(registry);
   registerArithKernels(registry);
 }

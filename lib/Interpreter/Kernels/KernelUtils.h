@@ -41,6 +41,7 @@ void registerElementwiseKernels(mlir::DialectRegistry &registry);
 void registerCreationKernels(mlir::DialectRegistry &registry);
 void registerReductionKernels(mlir::DialectRegistry &registry);
 void registerNNKernels(mlir::DialectRegistry &registry);
+void registerNormKernels(mlir::DialectRegistry &registry);
 void registerShapeKernels(mlir::DialectRegistry &registry);
 void registerArithKernels(mlir::DialectRegistry &registry);
 

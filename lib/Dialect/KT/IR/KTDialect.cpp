@@ -40,6 +40,10 @@ void KTDialect::initialize() {
       >();
   addOperations<
 #define GET_OP_LIST
+#include "kiln/Dialect/KT/IR/KTNormOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
 #include "kiln/Dialect/KT/IR/KTShapeOps.cpp.inc"
       >();
   addAttributes<

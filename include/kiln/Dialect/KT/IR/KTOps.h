@@ -23,6 +23,8 @@
 #define GET_OP_CLASSES
 #include "kiln/Dialect/KT/IR/KTNNOps.h.inc"
 #define GET_OP_CLASSES
+#include "kiln/Dialect/KT/IR/KTNormOps.h.inc"
+#define GET_OP_CLASSES
 #include "kiln/Dialect/KT/IR/KTShapeOps.h.inc"
 
 #endif // KILN_DIALECT_KT_IR_KTOPS_H
