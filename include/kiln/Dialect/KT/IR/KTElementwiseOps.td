@@ -44,19 +44,46 @@ class KT_BinaryOp<string mnemonic, Type operandType, bit boolResult = 0,
   }];
 }
 
-def KT_AddOp : KT_BinaryOp<"add", KT_NumericTensor> {
-  let summary = "elementwise addition with broadcasting (torch.add)";
+
+// inferImpl of unary ops whose result is i1 (logical_not, isnan).
+defvar KT_BoolUnaryInfer = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location>,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::kt::ew::inferSameShapeResult(
+          adaptor.getSelf().getType(), ::mlir::IntegerType::get(ctx, 1), types);
+    }
+  }];
+
+//===----------------------------------------------------------------------===//
+// Unary ops
+//===----------------------------------------------------------------------===//
+
+def KT_NegOp : KT_UnaryOp<"neg", KT_NumericTensor> {
+  let summary = "elementwise negation (torch.neg)";
   let description = [{
-    `result = self + other`, broadcasting like NumPy.
+    `result = -self`. Integers wrap (`-INT_MIN == INT_MIN`).
 
-    1. `self` and `other` share an element type (numeric, not `i1`).
-    2. Their shapes are broadcast-compatible; the result has the broadcast
-       shape.
-
-    Integer addition wraps on overflow, as in PyTorch.
+    1. `self` has a numeric element type (float or `i32`/`i64`, not `i1`).
+    2. The result has the shape of `self` and its element type.
 
     ```mlir
-    %r = kt.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %r = kt.neg %a : (tensor<4xi32>) -> tensor<4xi32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def KT_AbsOp : KT_UnaryOp<"abs", KT_NumericTensor> {
+  let summary = "elementwise absolute value (torch.abs)";
+  let description = [{
+    `result = |self|`. Integers wrap (`abs(INT_MIN) == INT_MIN`); `abs(-0.0) = 0.0`.
+
+    1. `self` has a numeric element type (float or `i32`/`i64`, not `i1`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.abs %a : (tensor<4xi32>) -> tensor<4xi32>
     ```
   }];
 }
@@ -64,12 +91,637 @@ def KT_AddOp : KT_BinaryOp<"add", KT_NumericTensor> {
 def KT_ExpOp : KT_UnaryOp<"exp", KT_FloatTensor> {
   let summary = "elementwise exponential (torch.exp)";
   let description = [{
-    `result = e^self`. Floating-point operands only (PyTorch promotes integer
-    inputs to float; here insert `kt.cast`).
+    `result = e^self`.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
 
     ```mlir
     %r = kt.exp %a : (tensor<4xf32>) -> tensor<4xf32>
     ```
+  }];
+}
+
+def KT_LogOp : KT_UnaryOp<"log", KT_FloatTensor> {
+  let summary = "elementwise natural logarithm (torch.log)";
+  let description = [{
+    `result = ln(self)`; `log(0) = -inf`, negative inputs give NaN.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.log %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def KT_Log1pOp : KT_UnaryOp<"log1p", KT_FloatTensor> {
+  let summary = "elementwise log(1 + x) (torch.log1p)";
+  let description = [{
+    `result = ln(1 + self)`, accurate near 0.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.log1p %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def KT_Expm1Op : KT_UnaryOp<"expm1", KT_FloatTensor> {
+  let summary = "elementwise exp(x) - 1 (torch.expm1)";
+  let description = [{
+    `result = e^self - 1`, accurate near 0.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.expm1 %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def KT_SqrtOp : KT_UnaryOp<"sqrt", KT_FloatTensor> {
+  let summary = "elementwise square root (torch.sqrt)";
+  let description = [{
+    `result = sqrt(self)`; negative inputs give NaN, `sqrt(-0.0) = -0.0`.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.sqrt %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def KT_RsqrtOp : KT_UnaryOp<"rsqrt", KT_FloatTensor> {
+  let summary = "elementwise reciprocal square root (torch.rsqrt)";
+  let description = [{
+    `result = 1 / sqrt(self)`; `rsqrt(0) = inf`.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.rsqrt %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def KT_SinOp : KT_UnaryOp<"sin", KT_FloatTensor> {
+  let summary = "elementwise sine (torch.sin)";
+  let description = [{
+    `result = sin(self)`.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.sin %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def KT_CosOp : KT_UnaryOp<"cos", KT_FloatTensor> {
+  let summary = "elementwise cosine (torch.cos)";
+  let description = [{
+    `result = cos(self)`.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.cos %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def KT_TanhOp : KT_UnaryOp<"tanh", KT_FloatTensor> {
+  let summary = "elementwise hyperbolic tangent (torch.tanh)";
+  let description = [{
+    `result = tanh(self)`.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.tanh %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def KT_SigmoidOp : KT_UnaryOp<"sigmoid", KT_FloatTensor> {
+  let summary = "elementwise logistic sigmoid (torch.sigmoid)";
+  let description = [{
+    `result = 1 / (1 + e^-self)`.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.sigmoid %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def KT_ReluOp : KT_UnaryOp<"relu", KT_NumericTensor> {
+  let summary = "elementwise rectified linear unit (torch.relu)";
+  let description = [{
+    `result = self < 0 ? 0 : self`; NaN and `-0.0` pass through unchanged.
+
+    1. `self` has a numeric element type (float or `i32`/`i64`, not `i1`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.relu %a : (tensor<4xi32>) -> tensor<4xi32>
+    ```
+  }];
+}
+
+def KT_SiluOp : KT_UnaryOp<"silu", KT_FloatTensor> {
+  let summary = "elementwise SiLU / swish (torch.nn.functional.silu)";
+  let description = [{
+    `result = self * sigmoid(self)`.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.silu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def KT_ErfOp : KT_UnaryOp<"erf", KT_FloatTensor> {
+  let summary = "elementwise error function (torch.erf)";
+  let description = [{
+    `result = erf(self)`.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.erf %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def KT_ReciprocalOp : KT_UnaryOp<"reciprocal", KT_FloatTensor> {
+  let summary = "elementwise reciprocal (torch.reciprocal)";
+  let description = [{
+    `result = 1 / self`; `1 / -0.0 = -inf`.
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.reciprocal %a : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def KT_FloorOp : KT_UnaryOp<"floor", KT_NumericTensor> {
+  let summary = "elementwise round toward -inf (torch.floor)";
+  let description = [{
+    `result = floor(self)`; identity on integers.
+
+    1. `self` has a numeric element type (float or `i32`/`i64`, not `i1`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.floor %a : (tensor<4xi32>) -> tensor<4xi32>
+    ```
+  }];
+}
+
+def KT_CeilOp : KT_UnaryOp<"ceil", KT_NumericTensor> {
+  let summary = "elementwise round toward +inf (torch.ceil)";
+  let description = [{
+    `result = ceil(self)`; identity on integers.
+
+    1. `self` has a numeric element type (float or `i32`/`i64`, not `i1`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.ceil %a : (tensor<4xi32>) -> tensor<4xi32>
+    ```
+  }];
+}
+
+def KT_RoundOp : KT_UnaryOp<"round", KT_NumericTensor> {
+  let summary = "elementwise round half to even (torch.round)";
+  let description = [{
+    `result = round(self)`, ties to even (`round(2.5) = 2`, `round(-0.5) = -0.0`); identity on integers.
+
+    1. `self` has a numeric element type (float or `i32`/`i64`, not `i1`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.round %a : (tensor<4xi32>) -> tensor<4xi32>
+    ```
+  }];
+}
+
+def KT_SignOp : KT_UnaryOp<"sign", KT_NumericTensor> {
+  let summary = "elementwise sign (torch.sign)";
+  let description = [{
+    `result = (self > 0) - (self < 0)`: -1, 0 or 1 in the operand type; `sign(NaN) = 0`, `sign(-0.0) = 0`.
+
+    1. `self` has a numeric element type (float or `i32`/`i64`, not `i1`).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.sign %a : (tensor<4xi32>) -> tensor<4xi32>
+    ```
+  }];
+}
+
+def KT_LogicalNotOp : KT_UnaryOp<"logical_not", KT_Tensor> {
+  let summary = "elementwise logical negation (torch.logical_not)";
+  let description = [{
+    `result = (self == 0)` as `i1` (`logical_not(NaN) = false`).
+
+    1. `self` has any kt element type, including `i1`.
+    2. The result has the shape of `self` and element type `i1`.
+
+    ```mlir
+    %r = kt.logical_not %a : (tensor<4xf32>) -> tensor<4xi1>
+    ```
+  }];
+  let inferImpl = KT_BoolUnaryInfer;
+}
+
+def KT_IsnanOp : KT_UnaryOp<"isnan", KT_Tensor> {
+  let summary = "elementwise NaN test (torch.isnan)";
+  let description = [{
+    `result = (self != self)` as `i1`; false for integers and `i1`.
+
+    1. `self` has any kt element type, including `i1`.
+    2. The result has the shape of `self` and element type `i1`.
+
+    ```mlir
+    %r = kt.isnan %a : (tensor<4xf32>) -> tensor<4xi1>
+    ```
+  }];
+  let inferImpl = KT_BoolUnaryInfer;
+}
+
+
+def KT_GeluOp : KT_UnaryOp<"gelu", KT_FloatTensor> {
+  let summary = "elementwise GELU (torch.nn.functional.gelu)";
+  let description = [{
+    With `approximate = none` (the default, not printed):
+    `result = 0.5 * x * (1 + erf(x / sqrt(2)))`.
+    With `approximate = #kt<approximate tanh>`:
+    `result = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`.
+
+    1. `self` has a floating-point element type.
+    2. The result has the type of `self`.
+
+    ```mlir
+    %r = kt.gelu %a {approximate = #kt<approximate tanh>} : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$self,
+      DefaultValuedAttr<KT_GeluApproximateAttr,
+                        "::kiln::kt::GeluApproximate::none">:$approximate);
+}
+
+def KT_ClampOp : KT_UnaryOp<"clamp", KT_NumericTensor> {
+  let summary = "elementwise clamp to [min, max] (torch.clamp)";
+  let description = [{
+    `result = min(max(self, min), max)`, where a missing bound is not applied.
+    NaN propagates. When `min > max` every element is `max` (as PyTorch).
+
+    1. `self` has a numeric element type (not `i1`).
+    2. At least one of `min` and `max` is given.
+    3. For integer `self`, `min` and `max` are integral values.
+    4. The result has the type of `self`.
+
+    ```mlir
+    %r = kt.clamp %a {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins KT_NumericTensor:$self, OptionalAttr<F64Attr>:$min,
+                       OptionalAttr<F64Attr>:$max);
+  let hasVerifier = 1;
+}
+
+def KT_CastOp : KT_UnaryOp<"cast", KT_Tensor> {
+  let summary = "elementwise type conversion (torch.Tensor.to(dtype))";
+  let description = [{
+    Converts each element to `dtype` with PyTorch `.to(dtype)` semantics:
+    float to integer truncates toward zero, anything to `i1` is `!= 0` (NaN
+    is true), `i1` to a number is 0 or 1, float to float rounds to nearest
+    even.
+
+    1. `dtype` is a kt element type (f32, f64, f16, bf16, i64, i32, i1).
+    2. The result has the shape of `self` and element type `dtype`.
+
+    ```mlir
+    %r = kt.cast %a {dtype = i32} : (tensor<4xf32>) -> tensor<4xi32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, TypeAttr:$dtype);
+  let hasFolder = 1;
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::kt::ew::inferCastResult(loc, getOperationName(),
+          adaptor.getSelf().getType(), adaptor.getDtype(), types);
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Binary ops
+//===----------------------------------------------------------------------===//
+
+def KT_AddOp : KT_BinaryOp<"add", KT_NumericTensor, /*boolResult=*/0> {
+  let summary = "elementwise addition (torch.add) with broadcasting";
+  let description = [{
+    `result = self + other`. Integers wrap on overflow.
+
+    1. `self` and `other` share a numeric element type (not `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and the operands' element type.
+
+    ```mlir
+    %r = kt.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def KT_SubOp : KT_BinaryOp<"sub", KT_NumericTensor, /*boolResult=*/0> {
+  let summary = "elementwise subtraction (torch.sub) with broadcasting";
+  let description = [{
+    `result = self - other`. Integers wrap on overflow.
+
+    1. `self` and `other` share a numeric element type (not `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and the operands' element type.
+
+    ```mlir
+    %r = kt.sub %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def KT_MulOp : KT_BinaryOp<"mul", KT_NumericTensor, /*boolResult=*/0> {
+  let summary = "elementwise multiplication (torch.mul) with broadcasting";
+  let description = [{
+    `result = self * other`. Integers wrap on overflow.
+
+    1. `self` and `other` share a numeric element type (not `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and the operands' element type.
+
+    ```mlir
+    %r = kt.mul %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def KT_PowOp : KT_BinaryOp<"pow", KT_NumericTensor, /*boolResult=*/0> {
+  let summary = "elementwise power (torch.pow) with broadcasting";
+  let description = [{
+    `result = self ^ other`. For integers the result is an integer computed with wrap-around; as torch.pow(Tensor, Tensor), a negative exponent gives `1` for base 1, `+-1` for base -1 and `0` otherwise.
+
+    1. `self` and `other` share a numeric element type (not `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and the operands' element type.
+
+    ```mlir
+    %r = kt.pow %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+}
+
+def KT_MaximumOp : KT_BinaryOp<"maximum", KT_NumericTensor, /*boolResult=*/0> {
+  let summary = "elementwise maximum (torch.maximum) with broadcasting";
+  let description = [{
+    `result = max(self, other)`; NaN in either operand gives NaN.
+
+    1. `self` and `other` share a numeric element type (not `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and the operands' element type.
+
+    ```mlir
+    %r = kt.maximum %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+}
+
+def KT_MinimumOp : KT_BinaryOp<"minimum", KT_NumericTensor, /*boolResult=*/0> {
+  let summary = "elementwise minimum (torch.minimum) with broadcasting";
+  let description = [{
+    `result = min(self, other)`; NaN in either operand gives NaN.
+
+    1. `self` and `other` share a numeric element type (not `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and the operands' element type.
+
+    ```mlir
+    %r = kt.minimum %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+}
+
+def KT_RemainderOp : KT_BinaryOp<"remainder", KT_NumericTensor, /*boolResult=*/0> {
+  let summary = "elementwise Python-style remainder (torch.remainder) with broadcasting";
+  let description = [{
+    `result = self - floor(self / other) * other`: the result has the sign of `other` (Python `%`). Float `x % 0` is NaN; integer remainder by zero is a runtime error ("integer division by zero").
+
+    1. `self` and `other` share a numeric element type (not `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and the operands' element type.
+
+    ```mlir
+    %r = kt.remainder %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+}
+
+def KT_EqOp : KT_BinaryOp<"eq", KT_Tensor, /*boolResult=*/1> {
+  let summary = "elementwise equality (torch.eq) with broadcasting";
+  let description = [{
+    `result = (self == other)` as `i1`; NaN compares unequal.
+
+    1. `self` and `other` share an element type (any, including `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and element type `i1`.
+
+    ```mlir
+    %r = kt.eq %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+    ```
+  }];
+}
+
+def KT_NeOp : KT_BinaryOp<"ne", KT_Tensor, /*boolResult=*/1> {
+  let summary = "elementwise inequality (torch.ne) with broadcasting";
+  let description = [{
+    `result = (self != other)` as `i1`; NaN compares unequal.
+
+    1. `self` and `other` share an element type (any, including `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and element type `i1`.
+
+    ```mlir
+    %r = kt.ne %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+    ```
+  }];
+}
+
+def KT_LtOp : KT_BinaryOp<"lt", KT_Tensor, /*boolResult=*/1> {
+  let summary = "elementwise less-than (torch.lt) with broadcasting";
+  let description = [{
+    `result = (self < other)` as `i1`; false when either is NaN.
+
+    1. `self` and `other` share an element type (any, including `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and element type `i1`.
+
+    ```mlir
+    %r = kt.lt %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+    ```
+  }];
+}
+
+def KT_LeOp : KT_BinaryOp<"le", KT_Tensor, /*boolResult=*/1> {
+  let summary = "elementwise less-or-equal (torch.le) with broadcasting";
+  let description = [{
+    `result = (self <= other)` as `i1`; false when either is NaN.
+
+    1. `self` and `other` share an element type (any, including `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and element type `i1`.
+
+    ```mlir
+    %r = kt.le %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+    ```
+  }];
+}
+
+def KT_GtOp : KT_BinaryOp<"gt", KT_Tensor, /*boolResult=*/1> {
+  let summary = "elementwise greater-than (torch.gt) with broadcasting";
+  let description = [{
+    `result = (self > other)` as `i1`; false when either is NaN.
+
+    1. `self` and `other` share an element type (any, including `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and element type `i1`.
+
+    ```mlir
+    %r = kt.gt %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+    ```
+  }];
+}
+
+def KT_GeOp : KT_BinaryOp<"ge", KT_Tensor, /*boolResult=*/1> {
+  let summary = "elementwise greater-or-equal (torch.ge) with broadcasting";
+  let description = [{
+    `result = (self >= other)` as `i1`; false when either is NaN.
+
+    1. `self` and `other` share an element type (any, including `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and element type `i1`.
+
+    ```mlir
+    %r = kt.ge %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+    ```
+  }];
+}
+
+def KT_LogicalAndOp : KT_BinaryOp<"logical_and", KT_Tensor, /*boolResult=*/1> {
+  let summary = "elementwise logical and (torch.logical_and) with broadcasting";
+  let description = [{
+    `result = (self != 0) && (other != 0)` as `i1` (NaN counts as true).
+
+    1. `self` and `other` share an element type (any, including `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and element type `i1`.
+
+    ```mlir
+    %r = kt.logical_and %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+    ```
+  }];
+}
+
+def KT_LogicalOrOp : KT_BinaryOp<"logical_or", KT_Tensor, /*boolResult=*/1> {
+  let summary = "elementwise logical or (torch.logical_or) with broadcasting";
+  let description = [{
+    `result = (self != 0) || (other != 0)` as `i1` (NaN counts as true).
+
+    1. `self` and `other` share an element type (any, including `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and element type `i1`.
+
+    ```mlir
+    %r = kt.logical_or %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+    ```
+  }];
+}
+
+def KT_DivOp : KT_BinaryOp<"div", KT_NumericTensor> {
+  let summary = "elementwise division with broadcasting (torch.div)";
+  let description = [{
+    Without `rounding_mode`: true division `self / other` (IEEE: `x / 0` is
+    `+-inf` or NaN). With `rounding_mode = #kt<rounding_mode trunc>` the
+    quotient is rounded toward zero, with `#kt<rounding_mode floor>` toward
+    -inf (Python `//`). Integer division by zero is a runtime error
+    ("integer division by zero").
+
+    1. `self` and `other` share a numeric element type (not `i1`).
+    2. Their shapes are broadcast-compatible; the result has the broadcast
+       shape and their element type.
+    3. Integer operands require `rounding_mode` (torch.div promotes integers
+       to float for true division: insert `kt.cast` or set `rounding_mode`).
+
+    ```mlir
+    %r = kt.div %a, %b {rounding_mode = #kt<rounding_mode floor>} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+    ```
+  }];
+  let arguments = (ins KT_NumericTensor:$self, KT_NumericTensor:$other,
+                       OptionalAttr<KT_RoundingModeAttr>:$rounding_mode);
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// where
+//===----------------------------------------------------------------------===//
+
+def KT_WhereOp : KT_InferredOp<"where", [KT_PointwiseTrait]> {
+  let summary = "elementwise selection with broadcasting (torch.where)";
+  let description = [{
+    `result = condition ? self : other`, the three operands broadcast together.
+
+    1. `condition` has element type `i1`.
+    2. `self` and `other` share an element type (any kt type).
+    3. The three shapes are broadcast-compatible; the result has the broadcast
+       shape and the element type of `self`.
+
+    ```mlir
+    %r = kt.where %c, %a, %b : (tensor<2x1xi1>, tensor<3xf32>, tensor<f32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins KT_BoolTensor:$condition, KT_Tensor:$self,
+                       KT_Tensor:$other);
+  let results = (outs KT_Tensor:$result);
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::kt::ew::inferWhereResult(ctx, loc, getOperationName(),
+          adaptor.getOperands().getTypes(), types);
+    }
   }];
 }
 

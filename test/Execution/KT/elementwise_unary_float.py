@@ -1,0 +1,145 @@
+# RUN: %python %s
+# REQUIRES: numpy, torch
+# Tests the float-only unary kt ops (exp ... reciprocal, gelu) against
+# PyTorch computed in float64 and rounded to the dtype: every float dtype,
+# 2-D / rank-0 / empty shapes, NaN, +-inf, -0.0.
+
+# ---- shared helpers (duplicated in each elementwise*.py) ----
+import numpy as np
+import torch
+from kiln_testing import Suite, ttype, func_text, to_bf16
+
+TD = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
+      "bf16": torch.bfloat16, "i64": torch.int64, "i32": torch.int32,
+      "i1": torch.bool}
+NPD = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
+       "bf16": np.float32, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+FLOATS = ["f32", "f64", "f16", "bf16"]
+INTS = ["i32", "i64"]
+
+
+def as_dtype(x, el):
+    """NumPy array holding `x` rounded to `el` (bf16 as float32)."""
+    if el == "bf16":
+        x = np.asarray(x, dtype=np.float32)
+        return to_bf16(x.reshape(-1)).reshape(x.shape)
+    return np.asarray(x).astype(NPD[el])
+
+
+def to_torch(x, el):
+    t = torch.from_numpy(np.array(x))
+    return t.to(TD[el])
+
+
+def to_np(t):
+    """Torch result -> NumPy (bf16 via float64)."""
+    if t.dtype in (torch.bfloat16, torch.float16, torch.float32):
+        return t.to(torch.float64).numpy()
+    return t.numpy()
+
+
+def ref64(fn, xs, el_in, el_out):
+    """fn applied in float64 (floats) or the native dtype (ints/bool), result
+    rounded to el_out by torch."""
+    ts = [to_torch(x, el_in) for x in xs]
+    if el_in in FLOATS:
+        ts = [t.to(torch.float64) for t in ts]
+    return to_np(fn(*ts).to(TD[el_out]))
+
+
+def refnative(fn, xs, el_in):
+    """fn applied by torch in the operands' own dtype."""
+    return to_np(fn(*[to_torch(x, el_in) for x in xs]))
+
+
+def const_text(x, el):
+    """Dense attribute text of a rank-0 array (finite values)."""
+    v = x.item()
+    if el == "i1":
+        return "true" if v else "false"
+    if el in INTS:
+        return str(int(v))
+    return repr(float(v))
+
+
+def check_multi(s, op, arg_groups, el_in, el_out, expected, attrs="", label=None):
+    """One module applying `op` to each group of operands (one result per
+    group). Rank-0 operands become kt.constant (kiln_testing passes inputs as
+    at least 1-D arrays)."""
+    arg_types, inputs, lines, rtypes = [], [], [], []
+    n = 0
+    attr = (" {" + attrs + "}") if attrs else ""
+    for k, (group, rshape) in enumerate(arg_groups):
+        names, tys = [], []
+        for j, x in enumerate(group):
+            t = ttype(x.shape, el_in)
+            tys.append(t)
+            if x.ndim == 0:
+                lines.append("%%c%d_%d = kt.constant {value = dense<%s> : %s} : () -> %s"
+                             % (k, j, const_text(x, el_in), t, t))
+                names.append("%%c%d_%d" % (k, j))
+                continue
+            arg_types.append(t)
+            inputs.append(x)
+            names.append("%%arg%d" % n)
+            n += 1
+        rt = ttype(rshape, el_out)
+        rtypes.append(rt)
+        lines.append("%%r%d = %s %s%s : (%s) -> %s" % (
+            k, op, ", ".join(names), attr, ", ".join(tys), rt))
+    lines.append("return %s : %s" % (", ".join("%%r%d" % k for k in range(len(arg_groups))),
+                                     ", ".join(rtypes)))
+    mlir = func_text("main", arg_types, rtypes, lines)
+    return s.check(label or "%s %s %s->%s" % (op, attrs, el_in, el_out), mlir,
+                   inputs, expected, elem="bf16" if el_out == "bf16" else None)
+# ---- end of shared helpers ----
+
+import math
+
+s = Suite(__file__)
+F = torch.nn.functional
+OPS = {
+    "exp": torch.exp, "log": torch.log, "log1p": torch.log1p,
+    "expm1": torch.expm1, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
+    "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid, "silu": F.silu, "erf": torch.erf,
+    "reciprocal": torch.reciprocal,
+}
+specials = [math.nan, math.inf, -math.inf, -0.0, 0.0, 0.5, -0.5, 1e-4, -1e-4,
+            2.5, 20.0, -20.0, 100.0, -100.0]
+
+for el in FLOATS:
+    base = np.concatenate([s.randn(21) * 3, np.array(specials)])
+    x = as_dtype(base.reshape(5, 7), el)
+    x0 = as_dtype(np.array(0.75), el)
+    xe = as_dtype(np.zeros((0, 3)), el)
+    pos = as_dtype(s.uniform(0.01, 50, 2, 3), el)
+    for name, fn in OPS.items():
+        groups = [([x], x.shape), ([x0], ()), ([xe], xe.shape), ([pos], pos.shape)]
+        exp = [ref64(fn, [g[0][0]], el, el) for g in groups]
+        check_multi(s, "kt." + name, groups, el, el, exp)
+    for approx in ["none", "tanh"]:
+        fn = lambda t: F.gelu(t, approximate=approx)
+        groups = [([x], x.shape), ([x0], ()), ([xe], xe.shape)]
+        exp = [ref64(fn, [g[0][0]], el, el) for g in groups]
+        attrs = "" if approx == "none" else "approximate = #kt<approximate tanh>"
+        check_multi(s, "kt.gelu", groups, el, el, exp, attrs=attrs)
+
+# Explicit values a wrong implementation would get wrong.
+x = np.array([-0.0, 0.0, math.inf, -math.inf, math.nan, 1.0], dtype=np.float64)
+s.check_op("kt.reciprocal", [x], np.array([-math.inf, math.inf, 0.0, -0.0, math.nan, 1.0]),
+           [ttype((6,), "f64")])
+s.check_op("kt.sqrt", [x], np.array([-0.0, 0.0, math.inf, math.nan, math.nan, 1.0]),
+           [ttype((6,), "f64")])
+s.check_op("kt.sigmoid", [x], np.array([0.5, 0.5, 1.0, 0.0, math.nan, 1 / (1 + math.exp(-1))]),
+           [ttype((6,), "f64")])
+s.check_op("kt.gelu", [np.array([1.0])], np.array([0.8413447460685429]), [ttype((1,), "f64")])
+s.check_op("kt.gelu", [np.array([1.0])], np.array([0.8411919906082768]), [ttype((1,), "f64")],
+           attrs="approximate = #kt<approximate tanh>")
+# Dynamic dims in the function signature.
+xd = s.randn(3, 4, dtype=np.float64)
+mlir = func_text("main", ["tensor<?x4xf64>"], ["tensor<?x4xf64>"],
+                 ["%r = kt.exp %arg0 : (tensor<?x4xf64>) -> tensor<?x4xf64>",
+                  "return %r : tensor<?x4xf64>"])
+s.check("exp dynamic", mlir, [xd], np.exp(xd))
+s.finish()
