@@ -1,6 +1,9 @@
 //===- NormKernels.cpp - Interpreter kernels of Norm ops ----------------===//
 //
-// Part of Kiln.
+// Part of Kiln. Softmax, normalization, losses and attention, computed in
+// double and rounded to the result dtype when stored. The algorithms follow
+// PyTorch's (max-subtracted softmax, biased variance, PyTorch's label
+// smoothing formula) so that NaN/inf behave the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,14 +11,498 @@
 
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace kiln::kt;
 
 namespace kiln::interp {
-namespace {} // namespace
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+std::string shapeStr(ArrayRef<int64_t> s) {
+  std::string r = "[";
+  for (auto [i, d] : llvm::enumerate(s))
+    r += (i ? ", " : "") + std::to_string(d);
+  return r + "]";
+}
+
+/// The maximum of `n` values read by `get`, NaN if any is NaN, -inf if empty.
+template <typename Get> double rowMax(int64_t n, Get get) {
+  double m = -kInf;
+  for (int64_t j = 0; j < n; ++j) {
+    double x = get(j);
+    if (std::isnan(x))
+      return x;
+    m = std::max(m, x);
+  }
+  return m;
+}
+
+/// log_softmax (log=true) or softmax of `n` values read by `get`, written by
+/// `put`.
+template <typename Get, typename Put>
+void softmaxRow(int64_t n, bool log, Get get, Put put) {
+  double m = rowMax(n, get);
+  double sum = 0;
+  for (int64_t j = 0; j < n; ++j)
+    sum += std::exp(get(j) - m);
+  if (log) {
+    double lse = std::log(sum);
+    for (int64_t j = 0; j < n; ++j)
+      put(j, get(j) - m - lse);
+  } else {
+    for (int64_t j = 0; j < n; ++j)
+      put(j, std::exp(get(j) - m) / sum);
+  }
+}
+
+/// Softmax/log_softmax of `in` along `dim` (normalized; rank 0 allowed).
+Tensor softmaxTensor(const Tensor &in, int64_t dim, bool log, DType dt) {
+  Tensor out(dt, in.shape());
+  ArrayRef<int64_t> s = in.shape();
+  int64_t outer = 1, n = 1, inner = 1;
+  if (!s.empty()) {
+    outer = product(s.take_front(dim));
+    n = s[dim];
+    inner = product(s.drop_front(dim + 1));
+  }
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t base = o * n * inner + i;
+      softmaxRow(
+          n, log, [&](int64_t j) { return in.getF(base + j * inner); },
+          [&](int64_t j, double v) { out.setF(base + j * inner, v); });
+    }
+  return out;
+}
+
+int64_t normDim(int64_t dim, int64_t rank) {
+  int64_t bound = std::max<int64_t>(rank, 1);
+  return dim < 0 ? dim + bound : dim;
+}
+
+LogicalResult interpretSoftmax(SoftmaxOp op, ArrayRef<Tensor> operands,
+                               SmallVectorImpl<Tensor> &results) {
+  results.push_back(softmaxTensor(
+      operands[0], normDim(op.getDim(), operands[0].rank()), false,
+      resultDType(op)));
+  return success();
+}
+
+LogicalResult interpretLogSoftmax(LogSoftmaxOp op, ArrayRef<Tensor> operands,
+                                  SmallVectorImpl<Tensor> &results) {
+  results.push_back(softmaxTensor(
+      operands[0], normDim(op.getDim(), operands[0].rank()), true,
+      resultDType(op)));
+  return success();
+}
+
+LogicalResult interpretLayerNorm(LayerNormOp op, ArrayRef<Tensor> operands,
+                                 SmallVectorImpl<Tensor> &results) {
+  const Tensor &x = operands[0];
+  size_t next = 1;
+  const Tensor *w = op.getWeight() ? &operands[next++] : nullptr;
+  const Tensor *b = op.getBias() ? &operands[next++] : nullptr;
+  SmallVector<int64_t> ns = getI64Array(op.getNormalizedShape());
+  ArrayRef<int64_t> trailing = x.shape().take_back(ns.size());
+  if (trailing != ArrayRef<int64_t>(ns))
+    return op.emitError() << "normalized_shape " << shapeStr(ns)
+                          << " does not match the trailing dims of input "
+                             "shape "
+                          << shapeStr(x.shape()) << " at run time";
+  for (auto [what, t] : {std::pair<const char *, const Tensor *>{"weight", w},
+                         {"bias", b}})
+    if (t && t->shape() != ArrayRef<int64_t>(ns))
+      return op.emitError() << what << " shape " << shapeStr(t->shape())
+                            << " does not equal normalized_shape "
+                            << shapeStr(ns) << " at run time";
+  double eps = op.getEps().convertToDouble();
+  int64_t inner = product(ns), outer = inner ? x.numel() / inner : 0;
+  Tensor out(resultDType(op), x.shape());
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t base = o * inner;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i)
+      mean += x.getF(base + i);
+    mean /= inner;
+    for (int64_t i = 0; i < inner; ++i) {
+      double d = x.getF(base + i) - mean;
+      var += d * d;
+    }
+    var /= inner;
+    double rstd = 1.0 / std::sqrt(var + eps);
+    for (int64_t i = 0; i < inner; ++i) {
+      double y = (x.getF(base + i) - mean) * rstd;
+      if (w)
+        y *= w->getF(i);
+      if (b)
+        y += b->getF(i);
+      out.setF(base + i, y);
+    }
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+LogicalResult interpretBatchNorm(BatchNormOp op, ArrayRef<Tensor> operands,
+                                 SmallVectorImpl<Tensor> &results) {
+  const Tensor &x = operands[0], &mean = operands[1], &var = operands[2];
+  size_t next = 3;
+  const Tensor *w = op.getWeight() ? &operands[next++] : nullptr;
+  const Tensor *b = op.getBias() ? &operands[next++] : nullptr;
+  int64_t n = x.dim(0), c = x.dim(1), inner = product(x.shape().drop_front(2));
+  for (auto [what, t] :
+       {std::pair<const char *, const Tensor *>{"running_mean", &mean},
+        {"running_var", &var},
+        {"weight", w},
+        {"bias", b}})
+    if (t && (t->rank() != 1 || t->dim(0) != c))
+      return op.emitError() << what << " shape " << shapeStr(t->shape())
+                            << " does not match the " << c
+                            << " channels of input at run time";
+  double eps = op.getEps().convertToDouble();
+  Tensor out(resultDType(op), x.shape());
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double m = mean.getF(ch);
+    double scale = 1.0 / std::sqrt(var.getF(ch) + eps);
+    double wv = w ? w->getF(ch) : 1.0, bv = b ? b->getF(ch) : 0.0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j) {
+        int64_t idx = (i * c + ch) * inner + j;
+        out.setF(idx, (x.getF(idx) - m) * scale * wv + bv);
+      }
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+/// Layout of a loss input: [N, C, inner...] (or [C] with N = inner = 1).
+struct LossLayout {
+  int64_t n = 1, c = 1, inner = 1;
+  SmallVector<int64_t> targetShape; // the shape without the class dim
+  int64_t at(int64_t b, int64_t cls, int64_t i) const {
+    return (b * c + cls) * inner + i;
+  }
+};
+
+LossLayout lossLayout(const Tensor &in) {
+  LossLayout l;
+  if (in.rank() == 1) {
+    l.c = in.dim(0);
+    return l;
+  }
+  l.n = in.dim(0);
+  l.c = in.dim(1);
+  l.inner = product(in.shape().drop_front(2));
+  l.targetShape.assign(in.shape().begin(), in.shape().end());
+  l.targetShape.erase(l.targetShape.begin() + 1);
+  return l;
+}
+
+/// Checks the runtime shapes of a class-index loss's target and weight.
+LogicalResult checkLossShapes(Operation *op, const Tensor &in,
+                              const Tensor &target, const Tensor *weight,
+                              const LossLayout &l, bool probTarget) {
+  if (probTarget) {
+    if (target.shape() != in.shape())
+      return op->emitError() << "probability target shape "
+                             << shapeStr(target.shape())
+                             << " does not equal input shape "
+                             << shapeStr(in.shape()) << " at run time";
+  } else if (target.shape() != ArrayRef<int64_t>(l.targetShape)) {
+    return op->emitError() << "target shape " << shapeStr(target.shape())
+                           << " does not match input shape "
+                           << shapeStr(in.shape()) << " at run time";
+  }
+  if (weight && (weight->rank() != 1 || weight->dim(0) != l.c))
+    return op->emitError() << "weight shape " << shapeStr(weight->shape())
+                           << " does not match the " << l.c
+                           << " classes of input at run time";
+  return success();
+}
+
+/// Per-element nll losses and weights (0 for ignored elements). Fails on a
+/// target out of range.
+LogicalResult nllElements(Operation *op, const Tensor &logp,
+                          const Tensor &target, const Tensor *weight,
+                          const LossLayout &l, int64_t ignoreIndex,
+                          std::vector<double> &loss,
+                          std::vector<double> &wsum) {
+  int64_t count = l.n * l.inner;
+  loss.assign(count, 0.0);
+  wsum.assign(count, 0.0);
+  for (int64_t b = 0; b < l.n; ++b)
+    for (int64_t i = 0; i < l.inner; ++i) {
+      int64_t e = b * l.inner + i;
+      int64_t t = target.getI(e);
+      if (t == ignoreIndex)
+        continue;
+      if (t < 0 || t >= l.c)
+        return op->emitError() << "target " << t << " is out of range [0, "
+                               << l.c << ") (ignore_index is "
+                               << ignoreIndex << ")";
+      double w = weight ? weight->getF(t) : 1.0;
+      loss[e] = -w * logp.getF(l.at(b, t, i));
+      wsum[e] = w;
+    }
+  return success();
+}
+
+double sumOf(const std::vector<double> &v) {
+  double s = 0;
+  for (double x : v)
+    s += x;
+  return s;
+}
+
+/// Writes the reduced (or unreduced) loss; `denominator` is used for mean.
+Tensor reduceLoss(DType dt, Reduction red, const std::vector<double> &loss,
+                  ArrayRef<int64_t> shape, double denominator) {
+  if (red == Reduction::none) {
+    Tensor out(dt, shape);
+    for (size_t i = 0; i < loss.size(); ++i)
+      out.setF(i, loss[i]);
+    return out;
+  }
+  double s = sumOf(loss);
+  return Tensor::scalar(dt, red == Reduction::sum ? s : s / denominator);
+}
+
+LogicalResult interpretNllLoss(NllLossOp op, ArrayRef<Tensor> operands,
+                               SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0], &target = operands[1];
+  const Tensor *weight = op.getWeight() ? &operands[2] : nullptr;
+  LossLayout l = lossLayout(in);
+  if (failed(checkLossShapes(op, in, target, weight, l, false)))
+    return failure();
+  std::vector<double> loss, wsum;
+  if (failed(nllElements(op, in, target, weight, l, op.getIgnoreIndex(), loss,
+                         wsum)))
+    return failure();
+  results.push_back(reduceLoss(resultDType(op), op.getReduction(), loss,
+                               target.shape(), sumOf(wsum)));
+  return success();
+}
+
+LogicalResult interpretCrossEntropy(CrossEntropyOp op,
+                                    ArrayRef<Tensor> operands,
+                                    SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0], &target = operands[1];
+  const Tensor *weight = op.getWeight() ? &operands[2] : nullptr;
+  bool prob = target.isFloat();
+  LossLayout l = lossLayout(in);
+  if (failed(checkLossShapes(op, in, target, weight, l, prob)))
+    return failure();
+  double ls = op.getLabelSmoothing().convertToDouble();
+  Reduction red = op.getReduction();
+  DType dt = resultDType(op);
+  // log_softmax over the class dim, in double.
+  Tensor logp = softmaxTensor(in, in.rank() == 1 ? 0 : 1, true, DType::F64);
+  int64_t count = l.n * l.inner;
+  auto wOf = [&](int64_t c) { return weight ? weight->getF(c) : 1.0; };
+
+  if (prob) {
+    std::vector<double> loss(count, 0.0);
+    for (int64_t b = 0; b < l.n; ++b)
+      for (int64_t i = 0; i < l.inner; ++i) {
+        double s = 0;
+        for (int64_t c = 0; c < l.c; ++c) {
+          double t = target.getF(l.at(b, c, i));
+          if (ls > 0.0)
+            t = t * (1 - ls) + ls / l.c;
+          s += logp.getF(l.at(b, c, i)) * t * wOf(c);
+        }
+        loss[b * l.inner + i] = -s;
+      }
+    // mean divides by the number of elements without the class dim; an empty
+    // input gives NaN.
+    double denom = in.numel() == 0 ? kNaN : (double)count;
+    if (red == Reduction::mean && in.numel() == 0) {
+      results.push_back(Tensor::scalar(dt, kNaN));
+      return success();
+    }
+    results.push_back(reduceLoss(dt, red, loss, l.targetShape, denom));
+    return success();
+  }
+
+  std::vector<double> nll, wsum;
+  int64_t ignore = op.getIgnoreIndex();
+  if (failed(nllElements(op, logp, target, weight, l, ignore, nll, wsum)))
+    return failure();
+  if (ls <= 0.0) {
+    results.push_back(
+        reduceLoss(dt, red, nll, target.shape(), sumOf(wsum)));
+    return success();
+  }
+  // PyTorch's label smoothing for class indices: (1 - ls) * nll +
+  // ls / C * smooth, smooth = -sum_c w[c] * logp[c] (0 where ignored),
+  // reduced with the same denominator as nll (sum of w[t]) when weighted, or
+  // the count of non-ignored elements otherwise.
+  std::vector<double> smooth(count, 0.0);
+  int64_t kept = 0;
+  for (int64_t b = 0; b < l.n; ++b)
+    for (int64_t i = 0; i < l.inner; ++i) {
+      int64_t e = b * l.inner + i;
+      if (target.getI(e) == ignore)
+        continue;
+      ++kept;
+      double s = 0;
+      for (int64_t c = 0; c < l.c; ++c)
+        s += logp.getF(l.at(b, c, i)) * wOf(c);
+      smooth[e] = -s;
+    }
+  double a = 1 - ls, k = ls / l.c;
+  if (red == Reduction::none) {
+    Tensor out(dt, target.shape());
+    for (int64_t e = 0; e < count; ++e)
+      out.setF(e, a * nll[e] + k * smooth[e]);
+    results.push_back(std::move(out));
+    return success();
+  }
+  double nllR = sumOf(nll), smoothR = sumOf(smooth);
+  if (red == Reduction::mean) {
+    nllR /= sumOf(wsum);
+    smoothR /= weight ? sumOf(wsum) : (double)kept;
+  }
+  results.push_back(Tensor::scalar(dt, a * nllR + k * smoothR));
+  return success();
+}
+
+/// Batch dims of a shape padded to rank >= 2 (all but the last two).
+SmallVector<int64_t> batchOf(ArrayRef<int64_t> s) {
+  SmallVector<int64_t> r(s);
+  while (r.size() < 2)
+    r.insert(r.begin(), 1);
+  r.pop_back();
+  r.pop_back();
+  return r;
+}
+
+LogicalResult interpretSDPA(ScaledDotProductAttentionOp op,
+                            ArrayRef<Tensor> operands,
+                            SmallVectorImpl<Tensor> &results) {
+  const Tensor &q = operands[0], &k = operands[1], &v = operands[2];
+  const Tensor *mask = op.getAttnMask() ? &operands[3] : nullptr;
+  int64_t L = q.dim(q.rank() - 2), E = q.dim(q.rank() - 1);
+  int64_t S = k.dim(k.rank() - 2), Ek = k.dim(k.rank() - 1);
+  int64_t Sv = v.dim(v.rank() - 2), Ev = v.dim(v.rank() - 1);
+  if (E != Ek)
+    return op.emitError() << "query and key embedding dims differ at run "
+                             "time: "
+                          << E << " vs " << Ek;
+  if (S != Sv)
+    return op.emitError() << "key and value sequence lengths differ at run "
+                             "time: "
+                          << S << " vs " << Sv;
+  SmallVector<int64_t> ms;
+  if (mask) {
+    ms.assign(mask->shape().begin(), mask->shape().end());
+    while (ms.size() < 2)
+      ms.insert(ms.begin(), 1);
+    int64_t mL = ms[ms.size() - 2], mS = ms[ms.size() - 1];
+    if ((mL != 1 && mL != L) || (mS != 1 && mS != S))
+      return op.emitError() << "attn_mask shape " << shapeStr(mask->shape())
+                            << " does not broadcast to [..., " << L << ", "
+                            << S << "] at run time";
+  }
+  // Runtime broadcast of the batch dims.
+  SmallVector<SmallVector<int64_t>> batches{batchOf(q.shape()),
+                                            batchOf(k.shape()),
+                                            batchOf(v.shape())};
+  if (mask)
+    batches.push_back(batchOf(ms));
+  size_t brank = 0;
+  for (auto &b : batches)
+    brank = std::max(brank, b.size());
+  SmallVector<int64_t> batch(brank, 1);
+  for (auto &b : batches) {
+    size_t off = brank - b.size();
+    for (auto [j, d] : llvm::enumerate(b)) {
+      int64_t &r = batch[off + j];
+      if (d == 1)
+        continue;
+      if (r != 1 && r != d)
+        return op.emitError()
+               << "batch dims of the operands are not broadcast-compatible "
+                  "at run time: "
+               << r << " vs " << d;
+      r = d;
+    }
+  }
+  int64_t mL = mask ? ms[ms.size() - 2] : 1, mS = mask ? ms[ms.size() - 1] : 1;
+  SmallVector<int64_t> sizes{L * E, S * E, S * Ev, mL * mS};
+  SmallVector<SmallVector<int64_t>> strides;
+  for (auto [i, b] : llvm::enumerate(batches)) {
+    strides.push_back(broadcastStrides(b, batch));
+    for (int64_t &st : strides.back())
+      st *= sizes[i];
+  }
+  double scale = op.getScale() ? op.getScale()->convertToDouble()
+                               : 1.0 / std::sqrt((double)E);
+  bool causal = op.getIsCausal();
+  bool boolMask = mask && !mask->isFloat();
+  SmallVector<int64_t> outShape(batch);
+  outShape.append({L, Ev});
+  Tensor out(resultDType(op), outShape);
+  std::vector<double> p(S);
+  forEachBroadcast(batch, strides, [&](int64_t bi, ArrayRef<int64_t> o) {
+    for (int64_t l = 0; l < L; ++l) {
+      for (int64_t s = 0; s < S; ++s) {
+        double dot = 0;
+        for (int64_t e = 0; e < E; ++e)
+          dot += q.getF(o[0] + l * E + e) * k.getF(o[1] + s * E + e);
+        double score = dot * scale;
+        if (causal && s > l)
+          score = -kInf;
+        if (mask) {
+          int64_t mi = o[3] + (mL == 1 ? 0 : l) * mS + (mS == 1 ? 0 : s);
+          if (boolMask) {
+            if (!mask->getB(mi))
+              score = -kInf;
+          } else {
+            score += mask->getF(mi);
+          }
+        }
+        p[s] = score;
+      }
+      softmaxRow(
+          S, false, [&](int64_t j) { return p[j]; },
+          [&](int64_t j, double x) { p[j] = x; });
+      for (int64_t ev = 0; ev < Ev; ++ev) {
+        double acc = 0;
+        for (int64_t s = 0; s < S; ++s)
+          acc += p[s] * v.getF(o[2] + s * Ev + ev);
+        out.setF((bi * L + l) * Ev + ev, acc);
+      }
+    }
+  });
+  results.push_back(std::move(out));
+  return success();
+}
+
+} // namespace
 
 void registerNormKernels(DialectRegistry &registry) {
-  registry.addExtension(+[](MLIRContext *ctx, KTDialect *) {});
+  registry.addExtension(+[](MLIRContext *ctx, KTDialect *) {
+    attachKernel<SoftmaxOp, interpretSoftmax>(ctx);
+    attachKernel<LogSoftmaxOp, interpretLogSoftmax>(ctx);
+    attachKernel<LayerNormOp, interpretLayerNorm>(ctx);
+    attachKernel<BatchNormOp, interpretBatchNorm>(ctx);
+    attachKernel<NllLossOp, interpretNllLoss>(ctx);
+    attachKernel<CrossEntropyOp, interpretCrossEntropy>(ctx);
+    attachKernel<ScaledDotProductAttentionOp, interpretSDPA>(ctx);
+  });
 }
 
 } // namespace kiln::interp

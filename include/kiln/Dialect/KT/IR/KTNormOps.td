@@ -1,6 +1,8 @@
 //===- KTNormOps.td - kt Norm ops --------------------------*- tablegen -*-===//
 //
-// Part of Kiln.
+// Part of Kiln. Softmax, normalization, losses and attention. All are
+// composite ops: a decomposition pass expands them into primitives; the
+// interpreter runs them directly (in double, rounded to the result dtype).
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,5 +10,234 @@
 #define KILN_DIALECT_KT_IR_KTNORMOPS_TD
 
 include "kiln/Dialect/KT/IR/KTBase.td"
+
+// A composite op whose result types are inferred by the C++ function
+// `<inferFn>(loc, opName, adaptor, types)` of KTNormOps.cpp (which also holds
+// every verifier rule).
+class KT_NormOp<string mnemonic, string inferFn, list<Trait> traits = []>
+    : KT_InferredOp<mnemonic, !listconcat(traits, [KT_CompositeTrait])> {
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return }] # inferFn # [{(loc, getOperationName(), adaptor, types);
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// softmax, log_softmax
+//===----------------------------------------------------------------------===//
+
+def KT_SoftmaxOp : KT_NormOp<"softmax", "inferSoftmaxLike"> {
+  let summary = "softmax along a dim (torch.softmax)";
+  let description = [{
+    `result = exp(self - max) / sum(exp(self - max))` along `dim`, where `max`
+    is the maximum along `dim` (numerically stable). A slice that is all
+    `-inf` gives NaN, and a NaN makes its whole slice NaN, as in PyTorch.
+
+    1. `self` is a float tensor (any rank; rank 0 gives 1).
+    2. `dim` is in `[-rank, rank)` (rank 0 accepts -1 and 0).
+
+    The result has the type of `self`.
+
+    ```mlir
+    %r = kt.softmax %x {dim = -1} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$self, I64Attr:$dim);
+  let results = (outs KT_FloatTensor:$result);
+}
+
+def KT_LogSoftmaxOp : KT_NormOp<"log_softmax", "inferSoftmaxLike"> {
+  let summary = "log of softmax along a dim (torch.log_softmax)";
+  let description = [{
+    `result = self - max - log(sum(exp(self - max)))` along `dim`.
+    Slices that are all `-inf`, or contain NaN, give NaN as in PyTorch.
+
+    1. `self` is a float tensor (any rank; rank 0 gives 0).
+    2. `dim` is in `[-rank, rank)` (rank 0 accepts -1 and 0).
+
+    ```mlir
+    %r = kt.log_softmax %x {dim = 1} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$self, I64Attr:$dim);
+  let results = (outs KT_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm, batch_norm
+//===----------------------------------------------------------------------===//
+
+def KT_LayerNormOp : KT_NormOp<"layer_norm", "inferLayerNorm",
+                               [AttrSizedOperandSegments]> {
+  let summary = "layer normalization (torch.nn.functional.layer_norm)";
+  let description = [{
+    Normalizes over the trailing `len(normalized_shape)` dims of `input`:
+    `result = (input - mean) / sqrt(var + eps) * weight + bias`, with the
+    biased variance. `weight` and `bias` are optional (absent: 1 and 0).
+    Because both are optional, the generic form carries
+    `operandSegmentSizes = array<i32: 1, W, B>` (W, B in {0, 1}); the custom
+    form prints it in the attribute dictionary.
+
+    1. `input`, `weight` and `bias` share a float element type.
+    2. `normalized_shape` is not empty and has at most rank(input) entries.
+    3. `normalized_shape` equals the trailing dims of `input` (a `?` dim is
+       checked at run time).
+    4. `weight` and `bias`, when present, have shape `normalized_shape`.
+
+    ```mlir
+    %r = kt.layer_norm %x, %w, %b {normalized_shape = [4], eps = 1.0e-05 : f64, operandSegmentSizes = array<i32: 1, 1, 1>}
+        : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$input,
+                       Optional<KT_FloatTensor>:$weight,
+                       Optional<KT_FloatTensor>:$bias,
+                       I64ArrayAttr:$normalized_shape,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$eps);
+  let results = (outs KT_FloatTensor:$result);
+}
+
+def KT_BatchNormOp : KT_NormOp<"batch_norm", "inferBatchNorm",
+                               [AttrSizedOperandSegments]> {
+  let summary = "batch normalization, inference form "
+                "(torch.nn.functional.batch_norm with training=False)";
+  let description = [{
+    The inference form of batch normalization over channel dim 1:
+    `result = (input - running_mean[c]) / sqrt(running_var[c] + eps)
+              * weight[c] + bias[c]`.
+    `weight` and `bias` are optional (absent: 1 and 0). Training mode (batch
+    statistics, updating the running statistics with `momentum`) is not
+    modelled: a frontend lowers training-mode batch_norm to reductions. The
+    generic form carries `operandSegmentSizes = array<i32: 1, 1, 1, W, B>`.
+
+    1. `input` has rank >= 2 (`[N, C, ...]`).
+    2. All operands share a float element type.
+    3. `running_mean`, `running_var`, `weight` and `bias` have shape `[C]`.
+
+    ```mlir
+    %r = kt.batch_norm %x, %m, %v {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}
+        : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$input,
+                       KT_FloatTensor:$running_mean,
+                       KT_FloatTensor:$running_var,
+                       Optional<KT_FloatTensor>:$weight,
+                       Optional<KT_FloatTensor>:$bias,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$eps);
+  let results = (outs KT_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def KT_NllLossOp : KT_NormOp<"nll_loss", "inferNllLoss"> {
+  let summary = "negative log likelihood loss (torch.nn.functional.nll_loss)";
+  let description = [{
+    `input` holds log-probabilities with the class dim at 1 (`[N, C]`,
+    `[N, C, d1, ...]`) or 0 (`[C]`); `target` holds class indices (`[N]`,
+    `[N, d1, ...]`, `[]`). Each element's loss is `-weight[t] * input[.., t, ..]`
+    (0 where `t == ignore_index`). `reduction`: `none` gives the losses (shape
+    of `target`), `sum` their sum, `mean` their sum divided by the sum of
+    `weight[t]` over non-ignored elements (NaN when all are ignored).
+    A target outside `[0, C)` that is not `ignore_index` is a run-time error.
+
+    1. `input` is a float tensor of rank >= 1; `target` is `i64` or `i32`.
+    2. `target` has rank 0 when `input` has rank 1, else the shape of `input`
+       without dim 1.
+    3. `weight`, when present, has shape `[C]` and the element type of
+       `input`.
+
+    ```mlir
+    %r = kt.nll_loss %x, %t {reduction = #kt<reduction sum>, ignore_index = 0}
+        : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$input, KT_IndexTensor:$target,
+                       Optional<KT_FloatTensor>:$weight,
+                       DefaultValuedAttr<KT_ReductionAttr,
+                                         "::kiln::kt::Reduction::mean">:$reduction,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs KT_FloatTensor:$result);
+}
+
+def KT_CrossEntropyOp : KT_NormOp<"cross_entropy", "inferCrossEntropy"> {
+  let summary = "cross entropy loss on logits "
+                "(torch.nn.functional.cross_entropy)";
+  let description = [{
+    `input` holds unnormalized logits laid out as for `kt.nll_loss` (class dim
+    1, or 0 for rank 1). `target` is either class indices (integer; as
+    `kt.nll_loss` on `log_softmax(input)`) or class probabilities (float, same
+    shape as `input`). `label_smoothing` mixes the target with the uniform
+    distribution exactly as PyTorch does, including its treatment of `weight`
+    and `ignore_index` (class-index targets) and of `mean` (probability
+    targets: divided by the number of elements without the class dim).
+
+    1. `input` is a float tensor of rank >= 1.
+    2. Integer `target`: shape as for `kt.nll_loss`.
+    3. Float `target`: same shape and element type as `input`, and
+       `ignore_index` is negative (PyTorch does not support it there).
+    4. `weight`, when present, has shape `[C]` and the element type of `input`.
+    5. `label_smoothing` is in `[0, 1]`.
+
+    ```mlir
+    %r = kt.cross_entropy %x, %t {label_smoothing = 1.000000e-01 : f64}
+        : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$input, KT_NumericTensor:$target,
+                       Optional<KT_FloatTensor>:$weight,
+                       DefaultValuedAttr<KT_ReductionAttr,
+                                         "::kiln::kt::Reduction::mean">:$reduction,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                       DefaultValuedAttr<F64Attr, "0.0">:$label_smoothing);
+  let results = (outs KT_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def KT_ScaledDotProductAttentionOp
+    : KT_NormOp<"scaled_dot_product_attention", "inferSDPA"> {
+  let summary = "scaled dot-product attention "
+                "(torch.nn.functional.scaled_dot_product_attention)";
+  let description = [{
+    `result = softmax(query @ key^T * scale + bias, dim=-1) @ value` where
+    `scale` defaults to `1/sqrt(E)` and `bias` comes from `attn_mask` (`i1`:
+    false positions get `-inf`; float: added) or from `is_causal` (positions
+    above the diagonal of `tril(ones(L, S))`, aligned top-left, get `-inf`).
+    Rows with every position masked give NaN, as in PyTorch. Batch dims of
+    all operands broadcast like NumPy. Dropout is not supported
+    (`dropout_p` must be 0): apply `kt.dropout` with an explicit seed.
+
+    1. `query` `[..., L, E]`, `key` `[..., S, E]`, `value` `[..., S, Ev]` have
+       rank >= 2 and share a float element type.
+    2. `query` and `key` have the same `E`; `key` and `value` the same `S`.
+    3. Batch dims (all but the last two) of all operands broadcast.
+    4. `attn_mask` is `i1` or the element type of `query`, and broadcasts to
+       `[..., L, S]`.
+    5. `is_causal` and `attn_mask` are not both given.
+    6. `dropout_p` is 0.
+
+    The result is `[broadcast batch..., L, Ev]`.
+
+    ```mlir
+    %r = kt.scaled_dot_product_attention %q, %k, %v {is_causal = true}
+        : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x5xf32>) -> tensor<2x4x5xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$query, KT_FloatTensor:$key,
+                       KT_FloatTensor:$value,
+                       Optional<KT_Tensor>:$attn_mask,
+                       DefaultValuedAttr<BoolAttr, "false">:$is_causal,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs KT_FloatTensor:$result);
+}
 
 #endif // KILN_DIALECT_KT_IR_KTNORMOPS_TD
