@@ -1,6 +1,10 @@
 //===- ShapeKernels.cpp - Interpreter kernels of Shape ops ----------------===//
 //
-// Part of Kiln.
+// Part of Kiln. Shape ops move elements without arithmetic, so elements are
+// copied bytewise (exact for every dtype). Most ops are a strided view of the
+// input (permute, flip, slice, select, expand) and share `stridedCopy`.
+// Result shapes are computed from the runtime input shapes and the attributes,
+// never from the (possibly `?`) result type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,14 +12,493 @@
 
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include <algorithm>
+#include <cstring>
+#include <string>
+
 using namespace mlir;
 using namespace kiln::kt;
 
 namespace kiln::interp {
-namespace {} // namespace
+namespace {
+
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += std::to_string(d);
+  }
+  return s + "]";
+}
+
+int64_t normDim(int64_t d, int64_t rank) {
+  int64_t b = std::max<int64_t>(rank, 1);
+  return d < 0 ? d + b : d;
+}
+
+/// out[idx] = in[base + sum_k idx[k] * strides[k]] for each idx of `outShape`.
+Tensor stridedCopy(const Tensor &in, DType dt, ArrayRef<int64_t> outShape,
+                   int64_t base, ArrayRef<int64_t> strides) {
+  Tensor out(dt, outShape);
+  size_t es = dtypeSize(dt);
+  const uint8_t *src = static_cast<const uint8_t *>(in.data());
+  uint8_t *dst = static_cast<uint8_t *>(out.mutableData());
+  int64_t total = out.numel(), rank = outShape.size();
+  SmallVector<int64_t> idx(rank, 0);
+  int64_t off = base;
+  for (int64_t o = 0; o < total; ++o) {
+    std::memcpy(dst + o * es, src + off * es, es);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < outShape[d]) {
+        off += strides[d];
+        break;
+      }
+      off -= strides[d] * (outShape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+void copyElem(Tensor &out, int64_t o, const Tensor &in, int64_t i) {
+  size_t es = dtypeSize(out.dtype());
+  std::memcpy(static_cast<uint8_t *>(out.mutableData()) + o * es,
+              static_cast<const uint8_t *>(in.data()) + i * es, es);
+}
+
+LogicalResult interpretReshape(ReshapeOp op, ArrayRef<Tensor> operands,
+                               SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0];
+  SmallVector<int64_t> shape = getI64Array(op.getShapeAttr());
+  int64_t prod = 1, inferIdx = -1;
+  for (auto [i, s] : llvm::enumerate(shape)) {
+    if (s == -1)
+      inferIdx = i;
+    else
+      prod *= s;
+  }
+  int64_t n = in.numel();
+  if (inferIdx >= 0) {
+    if (prod == 0 || n % prod != 0)
+      return op.emitError() << "cannot reshape tensor of shape "
+                            << shapeStr(in.shape()) << " (" << n
+                            << " elements) into shape " << shapeStr(shape)
+                            << ": " << n << " is not divisible by " << prod;
+    shape[inferIdx] = n / prod;
+  } else if (prod != n) {
+    return op.emitError() << "cannot reshape tensor of shape "
+                          << shapeStr(in.shape()) << " (" << n
+                          << " elements) into shape " << shapeStr(shape);
+  }
+  results.push_back(in.reshaped(shape));
+  return success();
+}
+
+/// Permutes `in` so that result dim i is input dim perm[i].
+Tensor permuteTensor(const Tensor &in, DType dt, ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> st = contiguousStrides(in.shape());
+  SmallVector<int64_t> shape, strides;
+  for (int64_t p : perm) {
+    shape.push_back(in.dim(p));
+    strides.push_back(st[p]);
+  }
+  return stridedCopy(in, dt, shape, 0, strides);
+}
+
+LogicalResult interpretTranspose(TransposeOp op, ArrayRef<Tensor> operands,
+                                 SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0];
+  int64_t rank = in.rank();
+  if (rank == 0) {
+    results.push_back(in);
+    return success();
+  }
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[normDim((int64_t)op.getDim0(), rank)],
+            perm[normDim((int64_t)op.getDim1(), rank)]);
+  results.push_back(permuteTensor(in, resultDType(op), perm));
+  return success();
+}
+
+LogicalResult interpretPermute(PermuteOp op, ArrayRef<Tensor> operands,
+                               SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0];
+  SmallVector<int64_t> perm = getI64Array(op.getDimsAttr());
+  for (int64_t &p : perm)
+    p = normDim(p, in.rank());
+  results.push_back(permuteTensor(in, resultDType(op), perm));
+  return success();
+}
+
+LogicalResult interpretExpand(ExpandOp op, ArrayRef<Tensor> operands,
+                              SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0];
+  SmallVector<int64_t> size = getI64Array(op.getSizeAttr());
+  int64_t lead = size.size() - in.rank();
+  SmallVector<int64_t> st = contiguousStrides(in.shape());
+  SmallVector<int64_t> shape, strides;
+  for (auto [i, s] : llvm::enumerate(size)) {
+    if ((int64_t)i < lead) {
+      shape.push_back(s);
+      strides.push_back(0);
+      continue;
+    }
+    int64_t k = i - lead, d = in.dim(k);
+    if (s == -1 || s == d) {
+      shape.push_back(d);
+      strides.push_back(st[k]);
+      continue;
+    }
+    if (d != 1)
+      return op.emitError() << "dim " << k << " of self has size " << d
+                            << " at run time and cannot be expanded to " << s
+                            << " (only size-1 dims expand)";
+    shape.push_back(s);
+    strides.push_back(0);
+  }
+  results.push_back(stridedCopy(in, resultDType(op), shape, 0, strides));
+  return success();
+}
+
+LogicalResult interpretSqueeze(SqueezeOp op, ArrayRef<Tensor> operands,
+                               SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0];
+  int64_t rank = in.rank();
+  auto inT = cast<RankedTensorType>(op.getSelf().getType());
+  SmallVector<int64_t> dims;
+  if (op.getDimAttr()) {
+    for (int64_t d : getI64Array(op.getDimAttr()))
+      dims.push_back(normDim(d, rank));
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      dims.push_back(i);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    bool listed = llvm::is_contained(dims, i);
+    if (in.dim(i) == 1 && listed) {
+      if (ShapedType::isDynamic(inT.getDimSize(i)))
+        return op.emitError()
+               << "dynamic dim " << i
+               << " has size 1 at run time; kt.squeeze keeps `?` dims in its "
+                  "result type, so it cannot squeeze it as PyTorch would "
+                  "(make the dim static or use kt.reshape)";
+      continue;
+    }
+    shape.push_back(in.dim(i));
+  }
+  results.push_back(in.reshaped(shape));
+  return success();
+}
+
+LogicalResult interpretUnsqueeze(UnsqueezeOp op, ArrayRef<Tensor> operands,
+                                 SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0];
+  int64_t d = (int64_t)op.getDim();
+  if (d < 0)
+    d += in.rank() + 1;
+  SmallVector<int64_t> shape(in.shape());
+  shape.insert(shape.begin() + d, 1);
+  results.push_back(in.reshaped(shape));
+  return success();
+}
+
+LogicalResult interpretSlice(SliceOp op, ArrayRef<Tensor> operands,
+                             SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0];
+  int64_t d = normDim((int64_t)op.getDim(), in.rank());
+  int64_t size = in.dim(d), step = (int64_t)op.getStep();
+  int64_t start = op.getStartAttr() ? op.getStartAttr().getInt() : 0;
+  int64_t end = op.getEndAttr() ? op.getEndAttr().getInt() : size;
+  if (start < 0)
+    start += size;
+  if (end < 0)
+    end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  int64_t len = end == start ? 0 : (end - start - 1) / step + 1;
+  SmallVector<int64_t> shape(in.shape());
+  SmallVector<int64_t> strides = contiguousStrides(in.shape());
+  shape[d] = len;
+  int64_t base = len ? start * strides[d] : 0;
+  strides[d] *= step;
+  results.push_back(stridedCopy(in, resultDType(op), shape, base, strides));
+  return success();
+}
+
+LogicalResult interpretSelect(SelectOp op, ArrayRef<Tensor> operands,
+                              SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0];
+  int64_t d = normDim((int64_t)op.getDim(), in.rank());
+  int64_t size = in.dim(d), index = (int64_t)op.getIndex();
+  if (index < -size || index >= size)
+    return op.emitError() << "index " << index << " is out of range for dim "
+                          << d << " of size " << size;
+  if (index < 0)
+    index += size;
+  SmallVector<int64_t> shape(in.shape());
+  SmallVector<int64_t> strides = contiguousStrides(in.shape());
+  int64_t base = index * strides[d];
+  shape.erase(shape.begin() + d);
+  strides.erase(strides.begin() + d);
+  results.push_back(stridedCopy(in, resultDType(op), shape, base, strides));
+  return success();
+}
+
+LogicalResult interpretConcat(ConcatOp op, ArrayRef<Tensor> operands,
+                              SmallVectorImpl<Tensor> &results) {
+  auto skipped = [](const Tensor &t) {
+    return t.rank() == 1 && t.dim(0) == 0;
+  };
+  SmallVector<const Tensor *> parts;
+  for (const Tensor &t : operands)
+    if (!skipped(t))
+      parts.push_back(&t);
+  DType dt = resultDType(op);
+  if (parts.empty()) {
+    // All operands are 1-D and empty.
+    results.push_back(Tensor(dt, ArrayRef<int64_t>{0}));
+    return success();
+  }
+  const Tensor &ref = *parts.front();
+  int64_t rank = ref.rank();
+  int64_t d = normDim((int64_t)op.getDim(), rank);
+  SmallVector<int64_t> shape(ref.shape());
+  shape[d] = 0;
+  for (const Tensor *t : parts) {
+    if (t->rank() != rank)
+      return op.emitError() << "operands have ranks " << rank << " and "
+                            << t->rank() << " at run time";
+    for (int64_t k = 0; k < rank; ++k)
+      if (k != d && t->dim(k) != shape[k])
+        return op.emitError()
+               << "operand shapes " << shapeStr(ref.shape()) << " and "
+               << shapeStr(t->shape()) << " differ at dim " << k
+               << " at run time (only dim " << d << " may differ)";
+    shape[d] += t->dim(d);
+  }
+  Tensor out(dt, shape);
+  // Copy blocks: outer = prod(shape[:d]), each operand contributes
+  // t.dim(d) * inner contiguous elements per outer index.
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k)
+    outer *= shape[k];
+  for (int64_t k = d + 1; k < rank; ++k)
+    inner *= shape[k];
+  size_t es = dtypeSize(dt);
+  uint8_t *dst = static_cast<uint8_t *>(out.mutableData());
+  int64_t rowOut = shape[d] * inner, colOff = 0;
+  for (const Tensor *t : parts) {
+    int64_t block = t->dim(d) * inner;
+    const uint8_t *src = static_cast<const uint8_t *>(t->data());
+    for (int64_t o = 0; o < outer && block; ++o)
+      std::memcpy(dst + (o * rowOut + colOff) * es, src + o * block * es,
+                  block * es);
+    colOff += block;
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+LogicalResult interpretStack(StackOp op, ArrayRef<Tensor> operands,
+                             SmallVectorImpl<Tensor> &results) {
+  const Tensor &ref = operands[0];
+  int64_t rank = ref.rank();
+  for (const Tensor &t : operands)
+    if (t.shape() != ref.shape())
+      return op.emitError() << "stacked tensors have shapes "
+                            << shapeStr(ref.shape()) << " and "
+                            << shapeStr(t.shape())
+                            << " at run time (they must be equal)";
+  int64_t d = (int64_t)op.getDim();
+  if (d < 0)
+    d += rank + 1;
+  SmallVector<int64_t> shape(ref.shape());
+  int64_t n = operands.size();
+  shape.insert(shape.begin() + d, n);
+  DType dt = resultDType(op);
+  Tensor out(dt, shape);
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k)
+    outer *= ref.dim(k);
+  for (int64_t k = d; k < rank; ++k)
+    inner *= ref.dim(k);
+  size_t es = dtypeSize(dt);
+  uint8_t *dst = static_cast<uint8_t *>(out.mutableData());
+  for (int64_t j = 0; j < n && inner; ++j) {
+    const uint8_t *src = static_cast<const uint8_t *>(operands[j].data());
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(dst + ((o * n + j) * inner) * es, src + o * inner * es,
+                  inner * es);
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+LogicalResult interpretGather(GatherOp op, ArrayRef<Tensor> operands,
+                              SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0], &index = operands[1];
+  int64_t rank = in.rank();
+  int64_t d = normDim((int64_t)op.getDim(), rank);
+  DType dt = resultDType(op);
+  Tensor out(dt, index.shape());
+  if (index.numel() == 0) {
+    results.push_back(std::move(out));
+    return success();
+  }
+  // Treat rank 0 as rank 1 of size 1 (PyTorch's ensure_nonempty_dim).
+  SmallVector<int64_t> inShape(in.shape()), idxShape(index.shape());
+  if (inShape.empty())
+    inShape.push_back(1);
+  if (idxShape.empty())
+    idxShape.push_back(1);
+  int64_t r = inShape.size();
+  for (int64_t k = 0; k < r; ++k)
+    if (k != d && idxShape[k] > inShape[k])
+      return op.emitError() << "index size " << idxShape[k] << " at dim " << k
+                            << " exceeds self size " << inShape[k]
+                            << " at run time (index " << shapeStr(index.shape())
+                            << ", self " << shapeStr(in.shape()) << ")";
+  SmallVector<int64_t> inStrides = contiguousStrides(inShape);
+  SmallVector<int64_t> idx;
+  int64_t size = inShape[d];
+  for (int64_t o = 0, e = index.numel(); o < e; ++o) {
+    delinearize(o, idxShape, idx);
+    int64_t v = index.getI(o);
+    if (v < 0 || v >= size)
+      return op.emitError() << "index " << v << " is out of bounds for dim "
+                            << d << " with size " << size;
+    int64_t off = 0;
+    for (int64_t k = 0; k < r; ++k)
+      off += (k == d ? v : idx[k]) * inStrides[k];
+    copyElem(out, o, in, off);
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+LogicalResult interpretIndexSelect(IndexSelectOp op, ArrayRef<Tensor> operands,
+                                   SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0], &index = operands[1];
+  int64_t rank = in.rank();
+  int64_t d = normDim((int64_t)op.getDim(), rank);
+  int64_t n = index.numel();
+  SmallVector<int64_t> inShape(in.shape());
+  if (inShape.empty())
+    inShape.push_back(1);
+  int64_t size = inShape[d];
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t v = index.getI(j);
+    if (v < 0 || v >= size)
+      return op.emitError() << "index " << v << " is out of range for dim "
+                            << d << " with size " << size;
+  }
+  DType dt = resultDType(op);
+  if (rank == 0) {
+    if (n != 1)
+      return op.emitError() << "index has " << n
+                            << " elements but self has rank 0 (expected 1)";
+    Tensor out(dt, ArrayRef<int64_t>());
+    copyElem(out, 0, in, 0);
+    results.push_back(std::move(out));
+    return success();
+  }
+  SmallVector<int64_t> shape(in.shape());
+  shape[d] = n;
+  Tensor out(dt, shape);
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k)
+    outer *= shape[k];
+  for (int64_t k = d + 1; k < rank; ++k)
+    inner *= shape[k];
+  size_t es = dtypeSize(dt);
+  uint8_t *dst = static_cast<uint8_t *>(out.mutableData());
+  const uint8_t *src = static_cast<const uint8_t *>(in.data());
+  for (int64_t o = 0; o < outer && inner; ++o)
+    for (int64_t j = 0; j < n; ++j)
+      std::memcpy(dst + ((o * n + j) * inner) * es,
+                  src + ((o * size + index.getI(j)) * inner) * es, inner * es);
+  results.push_back(std::move(out));
+  return success();
+}
+
+LogicalResult interpretPad(PadOp op, ArrayRef<Tensor> operands,
+                           SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0];
+  int64_t rank = in.rank();
+  SmallVector<int64_t> pad = getI64Array(op.getPadAttr());
+  SmallVector<int64_t> lo(rank, 0), shape(in.shape());
+  for (size_t p = 0; p < pad.size() / 2; ++p) {
+    int64_t k = rank - 1 - p;
+    int64_t s = shape[k] + pad[2 * p] + pad[2 * p + 1];
+    if (s < 0)
+      return op.emitError() << "dim " << k << " of size " << shape[k]
+                            << " padded by (" << pad[2 * p] << ", "
+                            << pad[2 * p + 1] << ") has negative size " << s
+                            << " at run time";
+    lo[k] = pad[2 * p];
+    shape[k] = s;
+  }
+  DType dt = resultDType(op);
+  Tensor out(dt, shape);
+  double value = op.getValue().convertToDouble();
+  SmallVector<int64_t> inStrides = contiguousStrides(in.shape());
+  SmallVector<int64_t> idx;
+  for (int64_t o = 0, e = out.numel(); o < e; ++o) {
+    delinearize(o, shape, idx);
+    int64_t off = 0;
+    bool inside = true;
+    for (int64_t k = 0; k < rank && inside; ++k) {
+      int64_t i = idx[k] - lo[k];
+      inside = i >= 0 && i < in.dim(k);
+      off += i * inStrides[k];
+    }
+    if (inside)
+      copyElem(out, o, in, off);
+    else
+      out.setF(o, value);
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+LogicalResult interpretFlip(FlipOp op, ArrayRef<Tensor> operands,
+                            SmallVectorImpl<Tensor> &results) {
+  const Tensor &in = operands[0];
+  int64_t rank = in.rank();
+  SmallVector<int64_t> strides = contiguousStrides(in.shape());
+  int64_t base = 0;
+  if (in.numel() > 0 && rank > 0) {
+    for (int64_t d : getI64Array(op.getDimsAttr())) {
+      d = normDim(d, rank);
+      base += (in.dim(d) - 1) * strides[d];
+      strides[d] = -strides[d];
+    }
+  }
+  results.push_back(stridedCopy(in, resultDType(op), in.shape(), base, strides));
+  return success();
+}
+
+} // namespace
 
 void registerShapeKernels(DialectRegistry &registry) {
-  registry.addExtension(+[](MLIRContext *ctx, KTDialect *) {});
+  registry.addExtension(+[](MLIRContext *ctx, KTDialect *) {
+    attachKernel<ReshapeOp, interpretReshape>(ctx);
+    attachKernel<TransposeOp, interpretTranspose>(ctx);
+    attachKernel<PermuteOp, interpretPermute>(ctx);
+    attachKernel<ExpandOp, interpretExpand>(ctx);
+    attachKernel<SqueezeOp, interpretSqueeze>(ctx);
+    attachKernel<UnsqueezeOp, interpretUnsqueeze>(ctx);
+    attachKernel<SliceOp, interpretSlice>(ctx);
+    attachKernel<SelectOp, interpretSelect>(ctx);
+    attachKernel<ConcatOp, interpretConcat>(ctx);
+    attachKernel<StackOp, interpretStack>(ctx);
+    attachKernel<GatherOp, interpretGather>(ctx);
+    attachKernel<IndexSelectOp, interpretIndexSelect>(ctx);
+    attachKernel<PadOp, interpretPad>(ctx);
+    attachKernel<FlipOp, interpretFlip>(ctx);
+  });
 }
 
 } // namespace kiln::interp

@@ -1,6 +1,8 @@
 //===- KTShapeOps.td - kt Shape ops --------------------------*- tablegen -*-===//
 //
-// Part of Kiln.
+// Part of Kiln. Ops that rearrange, select or pad elements without arithmetic:
+// reshape, transpose, permute, expand, squeeze, unsqueeze, slice, select,
+// concat, stack, gather, index_select, pad, flip.
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,5 +10,281 @@
 #define KILN_DIALECT_KT_IR_KTSHAPEOPS_TD
 
 include "kiln/Dialect/KT/IR/KTBase.td"
+
+// A shape op whose result type is inferred by `inferShapeOp(ctx, loc,
+// adaptor, types)`, overloaded per op in KTShapeOps.cpp (which also verifies).
+class KT_ShapeOp<string mnemonic, list<Trait> traits = []>
+    : KT_InferredOp<mnemonic, !listconcat(traits, [KT_ShapeTrait])> {
+  let results = (outs KT_Tensor:$result);
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return inferShapeOp(ctx, loc, adaptor, types);
+    }
+  }];
+}
+
+def KT_ReshapeOp : KT_ShapeOp<"reshape"> {
+  let summary = "reshape (torch.reshape)";
+  let description = [{
+    The elements of `self` in row-major order, with the shape `shape`.
+
+    1. Every entry of `shape` is >= 0, except at most one entry -1, whose size
+       is inferred from the element count.
+    2. A -1 entry is ambiguous (rejected) when the other entries multiply to 0.
+    3. When `self` has a static shape, its element count equals the product of
+       `shape` (with -1 inferred: the count is divisible by the product of the
+       other entries).
+
+    When `self` has a `?` dim, a -1 entry becomes `?` in the result type; the
+    element count is checked when the op runs ("not divisible" / "cannot
+    reshape" runtime errors).
+
+    ```mlir
+    %r = kt.reshape %x {shape = [3, -1]} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, I64ArrayAttr:$shape);
+  let hasFolder = 1;
+}
+
+def KT_TransposeOp : KT_ShapeOp<"transpose"> {
+  let summary = "swap two dims (torch.transpose)";
+  let description = [{
+    `self` with dims `dim0` and `dim1` swapped.
+
+    1. `dim0` and `dim1` are in [-rank, rank) (a rank-0 tensor accepts 0 and -1).
+
+    ```mlir
+    %r = kt.transpose %x {dim0 = 0, dim1 = -1} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, I64Attr:$dim0, I64Attr:$dim1);
+  let hasFolder = 1;
+}
+
+def KT_PermuteOp : KT_ShapeOp<"permute"> {
+  let summary = "permute dims (torch.permute)";
+  let description = [{
+    Result dim `i` is dim `dims[i]` of `self`.
+
+    1. `dims` has one entry per dim of `self`, each in [-rank, rank).
+    2. `dims` is a permutation (no dim appears twice).
+
+    ```mlir
+    %r = kt.permute %x {dims = [2, 0, 1]} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, I64ArrayAttr:$dims);
+  let hasFolder = 1;
+}
+
+def KT_ExpandOp : KT_ShapeOp<"expand"> {
+  let summary = "broadcast to a larger shape (torch.Tensor.expand)";
+  let description = [{
+    `self` broadcast to `size`. The result is a fresh tensor (value semantics).
+
+    1. `size` has at least as many entries as `self` has dims; extra entries
+       are new leading dims.
+    2. A new leading dim is >= 0 (-1 is not allowed there).
+    3. For an existing dim, -1 keeps its size; otherwise the entry is >= 0
+       and the dim of `self` is 1 or equal to it (a `?` dim is checked when
+       the op runs).
+
+    ```mlir
+    %r = kt.expand %x {size = [2, -1, 4]} : (tensor<3x1xf32>) -> tensor<2x3x4xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, I64ArrayAttr:$size);
+  let hasFolder = 1;
+}
+
+def KT_SqueezeOp : KT_ShapeOp<"squeeze"> {
+  let summary = "remove size-1 dims (torch.squeeze)";
+  let description = [{
+    Removes the dims listed in `dim` whose size is 1 (a listed dim of another
+    size is kept, as in PyTorch); without `dim`, removes every size-1 dim.
+
+    1. Each entry of `dim` is in [-rank, rank) and appears once.
+
+    A `?` dim is kept in the result type (its size is unknown). If a `?` dim
+    that would be squeezed turns out to be 1 when the op runs, the op fails
+    with a runtime error rather than return a result whose rank differs from
+    PyTorch's.
+
+    ```mlir
+    %r = kt.squeeze %x {dim = [0]} : (tensor<1x3x1xf32>) -> tensor<3x1xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, OptionalAttr<I64ArrayAttr>:$dim);
+}
+
+def KT_UnsqueezeOp : KT_ShapeOp<"unsqueeze"> {
+  let summary = "insert a size-1 dim (torch.unsqueeze)";
+  let description = [{
+    Inserts a dim of size 1 at position `dim` of the result.
+
+    1. `dim` is in [-rank-1, rank] (negative counts from the end of the
+       result).
+
+    ```mlir
+    %r = kt.unsqueeze %x {dim = -1} : (tensor<2x3xf32>) -> tensor<2x3x1xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, I64Attr:$dim);
+}
+
+def KT_SliceOp : KT_ShapeOp<"slice"> {
+  let summary = "strided slice along one dim (torch.slice, x[start:end:step])";
+  let description = [{
+    Elements `start, start+step, ...` (< `end`) of `self` along `dim`, with
+    Python slice rules: negative `start`/`end` count from the end, out-of-range
+    values clamp to [0, size], `end < start` gives an empty dim. `start`
+    defaults to 0 and `end` to the size of the dim.
+
+    1. `self` has rank >= 1 and `dim` is in [-rank, rank).
+    2. `step` is > 0.
+
+    With a `?` dim the sliced dim is `?`.
+
+    ```mlir
+    %r = kt.slice %x {dim = 1, start = 1, end = -1, step = 2} : (tensor<2x8xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self,
+                   DefaultValuedAttr<I64Attr, "0">:$dim,
+                   OptionalAttr<I64Attr>:$start,
+                   OptionalAttr<I64Attr>:$end,
+                   DefaultValuedAttr<I64Attr, "1">:$step);
+}
+
+def KT_SelectOp : KT_ShapeOp<"select"> {
+  let summary = "index one position of a dim, removing it (torch.select)";
+  let description = [{
+    `self` at position `index` of `dim`; the dim is removed.
+
+    1. `self` has rank >= 1 and `dim` is in [-rank, rank).
+    2. When the dim is static with size n, `index` is in [-n, n) (negative
+       counts from the end). For a `?` dim it is checked when the op runs.
+
+    ```mlir
+    %r = kt.select %x {dim = 0, index = -1} : (tensor<2x3xf32>) -> tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, I64Attr:$dim, I64Attr:$index);
+}
+
+def KT_ConcatOp : KT_ShapeOp<"concat"> {
+  let summary = "concatenate along a dim (torch.cat)";
+  let description = [{
+    The operands joined along `dim`.
+
+    1. There is at least one operand; operands share an element type.
+    2. Operands have rank >= 1 and the same rank, except that (as in PyTorch)
+       operands of type `tensor<0xT>` are ignored when other operands have
+       another rank.
+    3. `dim` is in [-rank, rank).
+    4. All dims other than `dim` are equal (a `?` is checked when the op runs).
+
+    ```mlir
+    %r = kt.concat %a, %b {dim = 1} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<KT_Tensor>:$tensors,
+                   DefaultValuedAttr<I64Attr, "0">:$dim);
+}
+
+def KT_StackOp : KT_ShapeOp<"stack"> {
+  let summary = "stack along a new dim (torch.stack)";
+  let description = [{
+    The operands joined along a new dim inserted at `dim`.
+
+    1. There is at least one operand; operands share an element type.
+    2. All operands have the same shape (a `?` is checked when the op runs).
+    3. `dim` is in [-rank-1, rank].
+
+    ```mlir
+    %r = kt.stack %a, %b {dim = -1} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3x2xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<KT_Tensor>:$tensors,
+                   DefaultValuedAttr<I64Attr, "0">:$dim);
+}
+
+def KT_GatherOp : KT_ShapeOp<"gather"> {
+  let summary = "gather along a dim (torch.gather)";
+  let description = [{
+    `result[i][j][k] = self[index[i][j][k]][j][k]` for `dim = 0` (and so on).
+    The result has the shape of `index`.
+
+    1. `dim` is in [-rank, rank) of `self`.
+    2. `index` (i64 or i32) has the rank of `self` (rank 0 and rank 1 count as
+       equal, as in PyTorch).
+    3. Unless `index` is empty, `index.size(d) <= self.size(d)` for every
+       `d != dim` (a `?` is checked when the op runs).
+
+    Each index must be in [0, self.size(dim)); negative or larger indices are
+    runtime errors (as torch.gather).
+
+    ```mlir
+    %r = kt.gather %x, %i {dim = 1} : (tensor<2x3xf32>, tensor<2x5xi64>) -> tensor<2x5xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, KT_IndexTensor:$index, I64Attr:$dim);
+}
+
+def KT_IndexSelectOp : KT_ShapeOp<"index_select"> {
+  let summary = "select positions along a dim (torch.index_select)";
+  let description = [{
+    `self` restricted to positions `index` of `dim`; the dim of the result has
+    `index`'s element count.
+
+    1. `dim` is in [-rank, rank) of `self`.
+    2. `index` (i64 or i32) has rank 0 or 1.
+    3. When `self` has rank 0, `index` has one element.
+
+    Each index must be in [0, self.size(dim)); negative or larger indices are
+    runtime errors (as torch.index_select).
+
+    ```mlir
+    %r = kt.index_select %x, %i {dim = 0} : (tensor<4x3xf32>, tensor<5xi64>) -> tensor<5x3xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, KT_IndexTensor:$index, I64Attr:$dim);
+}
+
+def KT_PadOp : KT_ShapeOp<"pad"> {
+  let summary = "constant padding (torch.nn.functional.pad, mode='constant')";
+  let description = [{
+    `pad = [lo_last, hi_last, lo_prev, hi_prev, ...]` adds `lo` elements
+    before and `hi` after each dim, starting from the last dim. Negative
+    values crop. New elements are `value` (converted to the element type:
+    truncated toward zero for integers, `value != 0` for i1).
+
+    1. `pad` has an even number of entries, at most 2 * rank.
+    2. Each padded static dim stays >= 0 (a `?` is checked when the op runs).
+
+    ```mlir
+    %r = kt.pad %x {pad = [1, 2, -1, 0], value = 5.0 : f64} : (tensor<3x4xf32>) -> tensor<2x7xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, I64ArrayAttr:$pad,
+                   DefaultValuedAttr<F64Attr, "0.0">:$value);
+}
+
+def KT_FlipOp : KT_ShapeOp<"flip"> {
+  let summary = "reverse the order along dims (torch.flip)";
+  let description = [{
+    `self` with the elements reversed along each dim in `dims`.
+
+    1. Each entry of `dims` is in [-rank, rank) and appears once.
+
+    ```mlir
+    %r = kt.flip %x {dims = [0, -1]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, I64ArrayAttr:$dims);
+}
 
 #endif // KILN_DIALECT_KT_IR_KTSHAPEOPS_TD
