@@ -305,10 +305,15 @@ LogicalResult interpretCastOp(CastOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
+/// PyTorch computes f16/bf16 arithmetic in float32 ("opmath" type).
+DType computeDType(DType dt) {
+  return dt == DType::F64 ? DType::F64 : DType::F32;
+}
+
 #define KT_BINARY(OP, FEXPR, IEXPR)                                            \
   LogicalResult interpret##OP(OP op, ArrayRef<Tensor> operands,                \
                               SmallVectorImpl<Tensor> &results) {              \
-    [[maybe_unused]] DType dt = operands[0].dtype();                           \
+    [[maybe_unused]] DType dt = computeDType(operands[0].dtype());                           \
     return binaryKernel(                                                       \
         op, operands, results,                                                 \
         [&](double x, double y) -> double { return FEXPR; },                   \
@@ -328,7 +333,7 @@ KT_BINARY(RemainderOp, floatRemainder(x, y, dt), intRemainder(x, y))
 
 LogicalResult interpretDivOp(DivOp op, ArrayRef<Tensor> operands,
                              SmallVectorImpl<Tensor> &results) {
-  DType dt = operands[0].dtype();
+  DType dt = computeDType(operands[0].dtype());
   auto mode = op.getRoundingMode();
   if (!mode)
     return binaryKernel(

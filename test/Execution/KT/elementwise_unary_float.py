@@ -49,7 +49,12 @@ def ref64(fn, xs, el_in, el_out):
 
 def refnative(fn, xs, el_in):
     """fn applied by torch in the operands' own dtype."""
-    return to_np(fn(*[to_torch(x, el_in) for x in xs]))
+    ts = [to_torch(x, el_in) for x in xs]
+    try:
+        return to_np(fn(*ts))
+    except RuntimeError:  # op not implemented for Half/BFloat16 on CPU
+        r = fn(*[t.to(torch.float64) for t in ts])
+        return to_np(r if r.dtype == torch.bool else r.to(TD[el_in]))
 
 
 def const_text(x, el):
