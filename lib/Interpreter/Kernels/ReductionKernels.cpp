@@ -1,6 +1,7 @@
-//===- ReductionKernels.cpp - Interpreter kernels of Reduction ops ----------------===//
+//===- ReductionKernels.cpp - Interpreter kernels of Reduction ops --------===//
 //
-// Part of Kiln.
+// Part of Kiln. Floats accumulate in double and round to the result dtype;
+// integers accumulate in int64 with wrap-around.
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,14 +9,346 @@
 
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace kiln::kt;
 
 namespace kiln::interp {
-namespace {} // namespace
+namespace {
+
+/// The reduced dims (normalized, sorted) of `dimAttr` (absent/empty: all).
+SmallVector<int64_t> reducedDims(ArrayAttr dimAttr, int64_t rank) {
+  SmallVector<int64_t> dims;
+  if (dimAttr && !dimAttr.empty()) {
+    for (int64_t d : getI64Array(dimAttr)) {
+      int64_t bound = std::max<int64_t>(rank, 1);
+      dims.push_back(d < 0 ? d + bound : d);
+    }
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      dims.push_back(i);
+  }
+  if (rank == 0)
+    dims.clear();
+  llvm::sort(dims);
+  return dims;
+}
+
+/// How the input splits into groups: `outShape` is the result shape
+/// (with keepdim), `groupOffsets` the element offsets of a group relative to
+/// its base (row-major over the reduced dims), `baseOffsets` one base per
+/// result element.
+struct Grouping {
+  SmallVector<int64_t> outShape;
+  std::vector<int64_t> groupOffsets, baseOffsets;
+  int64_t groupSize() const { return groupOffsets.size(); }
+};
+
+Grouping makeGrouping(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims,
+                      bool keepdim) {
+  Grouping g;
+  SmallVector<int64_t> strides = contiguousStrides(shape);
+  SmallVector<int64_t> keptShape, keptStrides, redShape, redStrides;
+  for (int64_t i = 0, r = shape.size(); i < r; ++i) {
+    if (llvm::is_contained(dims, i)) {
+      redShape.push_back(shape[i]);
+      redStrides.push_back(strides[i]);
+      if (keepdim)
+        g.outShape.push_back(1);
+    } else {
+      keptShape.push_back(shape[i]);
+      keptStrides.push_back(strides[i]);
+      g.outShape.push_back(shape[i]);
+    }
+  }
+  auto offsets = [](ArrayRef<int64_t> sh, ArrayRef<int64_t> st,
+                    std::vector<int64_t> &out) {
+    int64_t n = numElements(sh);
+    out.reserve(n);
+    SmallVector<int64_t> idx;
+    for (int64_t i = 0; i < n; ++i) {
+      delinearize(i, sh, idx);
+      int64_t o = 0;
+      for (size_t k = 0; k < sh.size(); ++k)
+        o += idx[k] * st[k];
+      out.push_back(o);
+    }
+  };
+  offsets(redShape, redStrides, g.groupOffsets);
+  offsets(keptShape, keptStrides, g.baseOffsets);
+  return g;
+}
+
+/// Checks the result type against the runtime result shape.
+LogicalResult checkResultShape(Operation *op, ArrayRef<int64_t> shape) {
+  auto t = cast<RankedTensorType>(op->getResult(0).getType());
+  for (auto [i, d] : llvm::enumerate(t.getShape()))
+    if (!ShapedType::isDynamic(d) && d != shape[i])
+      return op->emitError("result dim ")
+             << i << " is " << shape[i] << " at run time but the type has "
+             << d;
+  return success();
+}
+
+/// Runs `fn(out, outIndex, values)` per group, values as doubles.
+template <typename Fn>
+LogicalResult reduceF(Operation *op, const Tensor &x, ArrayAttr dimAttr,
+                      bool keepdim, SmallVectorImpl<Tensor> &results, Fn fn) {
+  Grouping g = makeGrouping(x.shape(), reducedDims(dimAttr, x.rank()), keepdim);
+  if (failed(checkResultShape(op, g.outShape)))
+    return failure();
+  Tensor out(resultDType(op), g.outShape);
+  std::vector<double> vals(g.groupSize());
+  for (size_t o = 0; o < g.baseOffsets.size(); ++o) {
+    for (int64_t k = 0; k < g.groupSize(); ++k)
+      vals[k] = x.getF(g.baseOffsets[o] + g.groupOffsets[k]);
+    fn(out, (int64_t)o, ArrayRef<double>(vals));
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+template <typename Fn>
+LogicalResult reduceI(Operation *op, const Tensor &x, ArrayAttr dimAttr,
+                      bool keepdim, SmallVectorImpl<Tensor> &results, Fn fn) {
+  Grouping g = makeGrouping(x.shape(), reducedDims(dimAttr, x.rank()), keepdim);
+  if (failed(checkResultShape(op, g.outShape)))
+    return failure();
+  Tensor out(resultDType(op), g.outShape);
+  std::vector<int64_t> vals(g.groupSize());
+  for (size_t o = 0; o < g.baseOffsets.size(); ++o) {
+    for (int64_t k = 0; k < g.groupSize(); ++k)
+      vals[k] = x.getI(g.baseOffsets[o] + g.groupOffsets[k]);
+    fn(out, (int64_t)o, ArrayRef<int64_t>(vals));
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+/// Fails when a reduced dim has extent 0 (amax/amin/argmax/argmin).
+LogicalResult checkNonEmpty(Operation *op, const Tensor &x,
+                            ArrayRef<int64_t> dims, bool allDims) {
+  if (allDims) {
+    if (x.numel() == 0)
+      return op->emitError("cannot reduce an empty tensor (")
+             << x.numel() << " elements) over all dims";
+    return success();
+  }
+  for (int64_t d : dims)
+    if (x.dim(d) == 0)
+      return op->emitError("expected reduction dim ")
+             << d << " to have non-zero size";
+  return success();
+}
+
+LogicalResult interpretSum(SumOp op, ArrayRef<Tensor> operands,
+                           SmallVectorImpl<Tensor> &results) {
+  const Tensor &x = operands[0];
+  if (x.isFloat())
+    return reduceF(op, x, op.getDimAttr(), op.getKeepdim(), results,
+                   [](Tensor &out, int64_t o, ArrayRef<double> v) {
+                     double s = 0;
+                     for (double d : v)
+                       s += d;
+                     out.setF(o, s);
+                   });
+  return reduceI(op, x, op.getDimAttr(), op.getKeepdim(), results,
+                 [](Tensor &out, int64_t o, ArrayRef<int64_t> v) {
+                   uint64_t s = 0;
+                   for (int64_t d : v)
+                     s += (uint64_t)d;
+                   out.setI(o, (int64_t)s);
+                 });
+}
+
+LogicalResult interpretProd(ProdOp op, ArrayRef<Tensor> operands,
+                            SmallVectorImpl<Tensor> &results) {
+  const Tensor &x = operands[0];
+  if (x.isFloat())
+    return reduceF(op, x, op.getDimAttr(), op.getKeepdim(), results,
+                   [](Tensor &out, int64_t o, ArrayRef<double> v) {
+                     double s = 1;
+                     for (double d : v)
+                       s *= d;
+                     out.setF(o, s);
+                   });
+  return reduceI(op, x, op.getDimAttr(), op.getKeepdim(), results,
+                 [](Tensor &out, int64_t o, ArrayRef<int64_t> v) {
+                   uint64_t s = 1;
+                   for (int64_t d : v)
+                     s *= (uint64_t)d;
+                   out.setI(o, (int64_t)s);
+                 });
+}
+
+LogicalResult interpretMean(MeanOp op, ArrayRef<Tensor> operands,
+                            SmallVectorImpl<Tensor> &results) {
+  return reduceF(op, operands[0], op.getDimAttr(), op.getKeepdim(), results,
+                 [](Tensor &out, int64_t o, ArrayRef<double> v) {
+                   double s = 0;
+                   for (double d : v)
+                     s += d;
+                   out.setF(o, s / (double)v.size());
+                 });
+}
+
+template <typename OpT, bool Max>
+LogicalResult interpretMinMax(OpT op, ArrayRef<Tensor> operands,
+                              SmallVectorImpl<Tensor> &results) {
+  const Tensor &x = operands[0];
+  ArrayAttr dimAttr = op.getDimAttr();
+  bool all = !dimAttr || dimAttr.empty();
+  if (failed(checkNonEmpty(op, x, reducedDims(dimAttr, x.rank()), all)))
+    return failure();
+  if (x.isFloat())
+    return reduceF(op, x, dimAttr, op.getKeepdim(), results,
+                   [](Tensor &out, int64_t o, ArrayRef<double> v) {
+                     double m = v[0];
+                     for (double d : v) {
+                       if (std::isnan(d)) {
+                         m = d;
+                         break;
+                       }
+                       if (Max ? d > m : d < m)
+                         m = d;
+                     }
+                     out.setF(o, m);
+                   });
+  return reduceI(op, x, dimAttr, op.getKeepdim(), results,
+                 [](Tensor &out, int64_t o, ArrayRef<int64_t> v) {
+                   int64_t m = v[0];
+                   for (int64_t d : v)
+                     if (Max ? d > m : d < m)
+                       m = d;
+                   out.setI(o, m);
+                 });
+}
+
+LogicalResult interpretVar(VarOp op, ArrayRef<Tensor> operands,
+                           SmallVectorImpl<Tensor> &results) {
+  double correction = op.getCorrection().convertToDouble();
+  return reduceF(op, operands[0], op.getDimAttr(), op.getKeepdim(), results,
+                 [correction](Tensor &out, int64_t o, ArrayRef<double> v) {
+                   double n = (double)v.size();
+                   double s = 0;
+                   for (double d : v)
+                     s += d;
+                   double mean = s / n;
+                   double m2 = 0;
+                   for (double d : v)
+                     m2 += (d - mean) * (d - mean);
+                   out.setF(o, m2 / std::max(0.0, n - correction));
+                 });
+}
+
+LogicalResult interpretLogsumexp(LogsumexpOp op, ArrayRef<Tensor> operands,
+                                 SmallVectorImpl<Tensor> &results) {
+  return reduceF(op, operands[0], op.getDimAttr(), op.getKeepdim(), results,
+                 [](Tensor &out, int64_t o, ArrayRef<double> v) {
+                   double m = -std::numeric_limits<double>::infinity();
+                   for (double d : v) {
+                     if (std::isnan(d)) {
+                       m = d;
+                       break;
+                     }
+                     m = std::max(m, d);
+                   }
+                   if (std::isinf(m))
+                     m = 0;
+                   double s = 0;
+                   for (double d : v)
+                     s += std::exp(d - m);
+                   out.setF(o, std::log(s) + m);
+                 });
+}
+
+template <typename OpT, bool Any>
+LogicalResult interpretAnyAll(OpT op, ArrayRef<Tensor> operands,
+                              SmallVectorImpl<Tensor> &results) {
+  return reduceF(op, operands[0], op.getDimAttr(), op.getKeepdim(), results,
+                 [](Tensor &out, int64_t o, ArrayRef<double> v) {
+                   bool r = !Any;
+                   for (double d : v) {
+                     bool b = d != 0.0; // NaN != 0
+                     if (Any ? b : !b) {
+                       r = Any;
+                       break;
+                     }
+                   }
+                   out.setI(o, r ? 1 : 0);
+                 });
+}
+
+template <typename OpT, bool Max>
+LogicalResult interpretArg(OpT op, ArrayRef<Tensor> operands,
+                           SmallVectorImpl<Tensor> &results) {
+  const Tensor &x = operands[0];
+  std::optional<int64_t> dim;
+  if (IntegerAttr d = op.getDimAttr()) {
+    int64_t v = d.getInt();
+    dim = v < 0 ? v + std::max<int64_t>(x.rank(), 1) : v;
+  }
+  SmallVector<int64_t> dims;
+  if (dim && x.rank() > 0)
+    dims.push_back(*dim);
+  if (failed(checkNonEmpty(op, x, dims, !dim)))
+    return failure();
+  // Without dim: the flattened tensor, with an all-ones/rank-0 result.
+  Tensor in = dim ? x : x.reshaped({x.numel()});
+  SmallVector<int64_t> redDims = dim ? dims : SmallVector<int64_t>{0};
+  Grouping g = makeGrouping(in.shape(), redDims, op.getKeepdim() && dim);
+  SmallVector<int64_t> outShape = g.outShape;
+  if (!dim)
+    outShape.assign(op.getKeepdim() ? x.rank() : 0, 1);
+  if (failed(checkResultShape(op, outShape)))
+    return failure();
+  Tensor out(DType::I64, outShape);
+  bool isF = in.isFloat();
+  for (size_t o = 0; o < g.baseOffsets.size(); ++o) {
+    int64_t best = 0;
+    if (isF) {
+      double m = in.getF(g.baseOffsets[o] + g.groupOffsets[0]);
+      for (int64_t k = 0; k < g.groupSize() && !std::isnan(m); ++k) {
+        double v = in.getF(g.baseOffsets[o] + g.groupOffsets[k]);
+        if (std::isnan(v) || (Max ? v > m : v < m)) {
+          m = v;
+          best = k;
+        }
+      }
+    } else {
+      int64_t m = in.getI(g.baseOffsets[o] + g.groupOffsets[0]);
+      for (int64_t k = 1; k < g.groupSize(); ++k) {
+        int64_t v = in.getI(g.baseOffsets[o] + g.groupOffsets[k]);
+        if (Max ? v > m : v < m) {
+          m = v;
+          best = k;
+        }
+      }
+    }
+    out.setI(o, best);
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+} // namespace
 
 void registerReductionKernels(DialectRegistry &registry) {
-  registry.addExtension(+[](MLIRContext *ctx, KTDialect *) {});
+  registry.addExtension(+[](MLIRContext *ctx, KTDialect *) {
+    attachKernel<SumOp, interpretSum>(ctx);
+    attachKernel<MeanOp, interpretMean>(ctx);
+    attachKernel<AmaxOp, interpretMinMax<AmaxOp, true>>(ctx);
+    attachKernel<AminOp, interpretMinMax<AminOp, false>>(ctx);
+    attachKernel<ProdOp, interpretProd>(ctx);
+    attachKernel<VarOp, interpretVar>(ctx);
+    attachKernel<LogsumexpOp, interpretLogsumexp>(ctx);
+    attachKernel<AnyOp, interpretAnyAll<AnyOp, true>>(ctx);
+    attachKernel<AllOp, interpretAnyAll<AllOp, false>>(ctx);
+    attachKernel<ArgmaxOp, interpretArg<ArgmaxOp, true>>(ctx);
+    attachKernel<ArgminOp, interpretArg<ArgminOp, false>>(ctx);
+  });
 }
 
 } // namespace kiln::interp

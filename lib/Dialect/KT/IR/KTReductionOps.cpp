@@ -1,4 +1,4 @@
-//===- KTReductionOps.cpp - kt Reduction ops ---------------------------------------===//
+//===- KTReductionOps.cpp - kt Reduction ops ------------------------------===//
 //
 // Part of Kiln. Verifiers, type inference, folders and canonicalizations of
 // the ops in KTReductionOps.td.
@@ -13,6 +13,76 @@
 
 using namespace mlir;
 using namespace kiln::kt;
+
+namespace kiln::kt {
+
+/// Result type of a reduction over the optional dim list `dimAttr` (absent or
+/// empty: all dims). `elemRule`: 0 = operand element type, 1 = i64 for
+/// integer/i1 operands, 2 = i1, 3 = i64.
+LogicalResult inferReduction(MLIRContext *ctx, std::optional<Location> loc,
+                             StringRef opName, Type selfType, ArrayAttr dimAttr,
+                             bool keepdim, int elemRule,
+                             SmallVectorImpl<Type> &types) {
+  auto t = cast<RankedTensorType>(selfType);
+  int64_t rank = t.getRank();
+  SmallVector<int64_t> dims;
+  if (dimAttr && !dimAttr.empty()) {
+    FailureOr<SmallVector<int64_t>> n =
+        normalizeDims(getI64Array(dimAttr), rank, loc, opName);
+    if (failed(n))
+      return failure();
+    dims = *n;
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      dims.push_back(i);
+  }
+  Type elem = t.getElementType();
+  switch (elemRule) {
+  case 1:
+    if (isa<IntegerType>(elem))
+      elem = IntegerType::get(ctx, 64);
+    break;
+  case 2:
+    elem = IntegerType::get(ctx, 1);
+    break;
+  case 3:
+    elem = IntegerType::get(ctx, 64);
+    break;
+  default:
+    break;
+  }
+  types.push_back(
+      RankedTensorType::get(reducedShape(t.getShape(), dims, keepdim), elem));
+  return success();
+}
+
+/// Result type of argmax/argmin over the optional single dim.
+LogicalResult inferArgReduction(MLIRContext *ctx, std::optional<Location> loc,
+                                StringRef opName, Type selfType,
+                                IntegerAttr dimAttr, bool keepdim,
+                                SmallVectorImpl<Type> &types) {
+  auto t = cast<RankedTensorType>(selfType);
+  int64_t rank = t.getRank();
+  Type i64 = IntegerType::get(ctx, 64);
+  if (!dimAttr) {
+    SmallVector<int64_t> shape;
+    if (keepdim)
+      shape.assign(rank, 1);
+    types.push_back(RankedTensorType::get(shape, i64));
+    return success();
+  }
+  FailureOr<int64_t> d = normalizeDim(dimAttr.getInt(), rank, loc, opName);
+  if (failed(d))
+    return failure();
+  SmallVector<int64_t> dims;
+  if (rank > 0)
+    dims.push_back(*d);
+  types.push_back(
+      RankedTensorType::get(reducedShape(t.getShape(), dims, keepdim), i64));
+  return success();
+}
+
+} // namespace kiln::kt
 
 #define GET_OP_CLASSES
 #include "kiln/Dialect/KT/IR/KTReductionOps.cpp.inc"

@@ -1,6 +1,7 @@
-//===- KTReductionOps.td - kt Reduction ops --------------------------*- tablegen -*-===//
+//===- KTReductionOps.td - kt Reduction ops ----------------*- tablegen -*-===//
 //
-// Part of Kiln.
+// Part of Kiln. Reductions over a list of dims (sum, mean, amax, amin, prod,
+// var, logsumexp, any, all) and over one dim (argmax, argmin).
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,5 +9,205 @@
 #define KILN_DIALECT_KT_IR_KTREDUCTIONOPS_TD
 
 include "kiln/Dialect/KT/IR/KTBase.td"
+
+// Result element type rules of reductions (see inferReduction in
+// KTReductionOps.cpp): 0 = the operand's, 1 = i64 for integer/i1 operands
+// (else the operand's), 2 = i1, 3 = i64.
+defvar KT_ReduceSameElem = 0;
+defvar KT_ReduceIntToI64 = 1;
+defvar KT_ReduceBoolElem = 2;
+defvar KT_ReduceIndexElem = 3;
+
+defvar KT_ReduceDimDoc = [{
+    Common rules: `dim` lists the reduced dims (negative dims count from the
+    end); absent or empty, every dim is reduced. With `keepdim` the reduced
+    dims stay with extent 1; otherwise they are removed. Rank-0 operands
+    accept `dim = [0]` or `[-1]`.
+
+    1. Every entry of `dim` is in [-rank, rank) ([-1, 0] for rank 0).
+    2. No dim appears twice (after normalization).
+}];
+
+// A reduction over `dim` (an optional list) with `keepdim`.
+class KT_ReduceOp<string mnemonic, Type operandType, int elemRule,
+                  dag extraArgs = (ins)>
+    : KT_InferredOp<mnemonic, [KT_ReductionTrait]> {
+  let arguments = !con((ins operandType:$self,
+                            OptionalAttr<I64ArrayAttr>:$dim,
+                            DefaultValuedAttr<BoolAttr, "false">:$keepdim),
+                       extraArgs);
+  let results = (outs KT_Tensor:$result);
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::kt::inferReduction(ctx, loc, getOperationName(),
+          adaptor.getSelf().getType(), adaptor.getDimAttr(), adaptor.getKeepdim(),
+          }] # elemRule # [{, types);
+    }
+  }];
+}
+
+def KT_SumOp : KT_ReduceOp<"sum", KT_Tensor, KT_ReduceIntToI64> {
+  let summary = "sum over dims (torch.sum)";
+  let description = [{
+    Sum of the elements over `dim`. Floats accumulate in double and round to
+    the operand's type; integer and `i1` operands give `i64` (wrapping on
+    overflow), as in PyTorch. An empty reduction gives 0.
+  }] # KT_ReduceDimDoc # [{
+    ```mlir
+    %r = kt.sum %x {dim = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+    ```
+  }];
+}
+
+def KT_MeanOp : KT_ReduceOp<"mean", KT_FloatTensor, KT_ReduceSameElem> {
+  let summary = "mean over dims (torch.mean)";
+  let description = [{
+    Arithmetic mean over `dim` (accumulated in double), float operands only.
+    An empty reduction gives NaN.
+  }] # KT_ReduceDimDoc # [{
+    ```mlir
+    %r = kt.mean %x {dim = [-1]} : (tensor<2x?xf32>) -> tensor<2xf32>
+    ```
+  }];
+}
+
+def KT_AmaxOp : KT_ReduceOp<"amax", KT_Tensor, KT_ReduceSameElem> {
+  let summary = "maximum over dims (torch.amax)";
+  let description = [{
+    Maximum over `dim`; the result keeps the operand's element type. NaN
+    propagates. Reducing a dim of extent 0 (or, with no `dim`, an empty
+    tensor) is a run-time error, as in PyTorch.
+  }] # KT_ReduceDimDoc # [{
+    ```mlir
+    %r = kt.amax %x {dim = [0, 1]} : (tensor<2x3x4xi32>) -> tensor<4xi32>
+    ```
+  }];
+}
+
+def KT_AminOp : KT_ReduceOp<"amin", KT_Tensor, KT_ReduceSameElem> {
+  let summary = "minimum over dims (torch.amin)";
+  let description = [{
+    Minimum over `dim`; the result keeps the operand's element type. NaN
+    propagates. Reducing a dim of extent 0 (or, with no `dim`, an empty
+    tensor) is a run-time error, as in PyTorch.
+  }] # KT_ReduceDimDoc # [{
+    ```mlir
+    %r = kt.amin %x : (tensor<2x3xf16>) -> tensor<f16>
+    ```
+  }];
+}
+
+def KT_ProdOp : KT_ReduceOp<"prod", KT_Tensor, KT_ReduceIntToI64> {
+  let summary = "product over dims (torch.prod)";
+  let description = [{
+    Product over `dim`. Floats accumulate in double; integer and `i1`
+    operands give `i64` (wrapping on overflow). An empty reduction gives 1.
+  }] # KT_ReduceDimDoc # [{
+    ```mlir
+    %r = kt.prod %x {dim = [0]} : (tensor<3x2xi32>) -> tensor<2xi64>
+    ```
+  }];
+}
+
+def KT_VarOp : KT_ReduceOp<"var", KT_FloatTensor, KT_ReduceSameElem,
+                           (ins DefaultValuedAttr<F64Attr, "1.0">:$correction)> {
+  let summary = "variance over dims (torch.var)";
+  let description = [{
+    `sum((x - mean)^2) / max(0, N - correction)` over `dim`, where `N` is the
+    number of reduced elements, computed in double (two passes). As in
+    PyTorch, `N - correction <= 0` divides by 0 (inf, or NaN when the sum of
+    squares is 0) and an empty reduction gives NaN. Float operands only.
+  }] # KT_ReduceDimDoc # [{
+    ```mlir
+    %r = kt.var %x {dim = [1], correction = 0.0} : (tensor<2x3xf64>) -> tensor<2xf64>
+    ```
+  }];
+}
+
+def KT_LogsumexpOp : KT_ReduceOp<"logsumexp", KT_FloatTensor, KT_ReduceSameElem> {
+  let summary = "log of the sum of exponentials over dims (torch.logsumexp)";
+  let description = [{
+    `m + log(sum(exp(x - m)))` over `dim`, with `m` the maximum, replaced by 0
+    when it is infinite (so all -inf gives -inf and any +inf gives +inf, as in
+    PyTorch). NaN propagates; an empty reduction gives -inf. Float operands
+    only.
+  }] # KT_ReduceDimDoc # [{
+    ```mlir
+    %r = kt.logsumexp %x {dim = [1], keepdim = true} : (tensor<?x8xbf16>) -> tensor<?x1xbf16>
+    ```
+  }];
+}
+
+def KT_AnyOp : KT_ReduceOp<"any", KT_Tensor, KT_ReduceBoolElem> {
+  let summary = "whether any element is nonzero over dims (torch.any)";
+  let description = [{
+    True when some element over `dim` is nonzero (NaN counts as nonzero).
+    Every element type; the result is `i1`. An empty reduction gives false.
+  }] # KT_ReduceDimDoc # [{
+    ```mlir
+    %r = kt.any %x {dim = [0]} : (tensor<3x2xf32>) -> tensor<2xi1>
+    ```
+  }];
+}
+
+def KT_AllOp : KT_ReduceOp<"all", KT_Tensor, KT_ReduceBoolElem> {
+  let summary = "whether every element is nonzero over dims (torch.all)";
+  let description = [{
+    True when every element over `dim` is nonzero (NaN counts as nonzero).
+    Every element type; the result is `i1`. An empty reduction gives true.
+  }] # KT_ReduceDimDoc # [{
+    ```mlir
+    %r = kt.all %x : (tensor<3x2xi1>) -> tensor<i1>
+    ```
+  }];
+}
+
+// argmax / argmin over one optional dim.
+class KT_ArgReduceOp<string mnemonic> : KT_InferredOp<mnemonic, [KT_ReductionTrait]> {
+  let arguments = (ins KT_NumericTensor:$self, OptionalAttr<I64Attr>:$dim,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = (outs KT_Tensor:$result);
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::kt::inferArgReduction(ctx, loc, getOperationName(),
+          adaptor.getSelf().getType(), adaptor.getDimAttr(),
+          adaptor.getKeepdim(), types);
+    }
+  }];
+}
+
+defvar KT_ArgDoc = [{
+    The result is `i64`. With `dim`, the index along `dim` (the result has the
+    shape of `kt.amax` over `[dim]`); without `dim`, the index into the
+    row-major flattened tensor, as a rank-0 tensor (an all-ones shape of the
+    operand's rank with `keepdim`). Ties give the first index; NaN counts as
+    larger (argmax) / smaller (argmin) than every number, so the first NaN
+    wins, as in PyTorch. An empty reduced dim (or, without `dim`, an empty
+    tensor) is a run-time error. Numeric operands (not `i1`).
+
+    1. `dim` is in [-rank, rank) ([-1, 0] for rank 0).
+}];
+
+def KT_ArgmaxOp : KT_ArgReduceOp<"argmax"> {
+  let summary = "index of the maximum (torch.argmax)";
+  let description = KT_ArgDoc # [{
+    ```mlir
+    %r = kt.argmax %x {dim = 1, keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xi64>
+    ```
+  }];
+}
+
+def KT_ArgminOp : KT_ArgReduceOp<"argmin"> {
+  let summary = "index of the minimum (torch.argmin)";
+  let description = KT_ArgDoc # [{
+    ```mlir
+    %r = kt.argmin %x : (tensor<2x3xi64>) -> tensor<i64>
+    ```
+  }];
+}
 
 #endif // KILN_DIALECT_KT_IR_KTREDUCTIONOPS_TD

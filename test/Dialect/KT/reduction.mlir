@@ -1,0 +1,70 @@
+// RUN: kiln-opt %s -split-input-file | kiln-opt -split-input-file | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --mlir-print-op-generic | kiln-opt -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @sum
+// CHECK: kt.sum %{{.*}} {dim = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+// CHECK: kt.sum %{{.*}} : (tensor<2x3xf32>) -> tensor<f32>
+// CHECK: kt.sum %{{.*}} {dim = [-1, 0]} : (tensor<2x?x4xi32>) -> tensor<?xi64>
+// CHECK: kt.sum %{{.*}} {dim = [0]} : (tensor<3xi1>) -> tensor<i64>
+// CHECK: kt.sum %{{.*}} {dim = []} : (tensor<2x3xf32>) -> tensor<f32>
+// CHECK: kt.sum %{{.*}} {dim = [0], keepdim = true} : (tensor<bf16>) -> tensor<bf16>
+// CHECK: kt.sum %{{.*}} {dim = [1]} : (tensor<2x?x4xi32>) -> tensor<2x4xi64>
+func.func @sum(%a: tensor<2x3xf32>, %b: tensor<2x?x4xi32>, %c: tensor<3xi1>, %d: tensor<bf16>)
+    -> (tensor<2x1xf32>, tensor<f32>, tensor<?xi64>, tensor<i64>, tensor<f32>, tensor<bf16>, tensor<2x4xi64>) {
+  %0 = kt.sum %a {dim = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %1 = kt.sum %a : (tensor<2x3xf32>) -> tensor<f32>
+  %2 = kt.sum %b {dim = [-1, 0]} : (tensor<2x?x4xi32>) -> tensor<?xi64>
+  %3 = kt.sum %c {dim = [0], keepdim = false} : (tensor<3xi1>) -> tensor<i64>
+  %4 = kt.sum %a {dim = []} : (tensor<2x3xf32>) -> tensor<f32>
+  %5 = kt.sum %d {dim = [0], keepdim = true} : (tensor<bf16>) -> tensor<bf16>
+  %6 = kt.sum %b {dim = [1]} : (tensor<2x?x4xi32>) -> tensor<2x4xi64>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<2x1xf32>, tensor<f32>, tensor<?xi64>, tensor<i64>, tensor<f32>, tensor<bf16>, tensor<2x4xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @others
+// CHECK: kt.mean %{{.*}} {dim = [-1]} : (tensor<2x?xf32>) -> tensor<2xf32>
+// CHECK: kt.amax %{{.*}} {dim = [0, 1]} : (tensor<2x3x4xi32>) -> tensor<4xi32>
+// CHECK: kt.amin %{{.*}} : (tensor<2x?xf16>) -> tensor<f16>
+// CHECK: kt.prod %{{.*}} {dim = [0]} : (tensor<2x3x4xi32>) -> tensor<3x4xi64>
+// CHECK: kt.prod %{{.*}} {keepdim = true} : (tensor<2x?xf16>) -> tensor<1x1xf16>
+// CHECK: kt.var %{{.*}} {correction = 0.000000e+00 : f64, dim = [1]} : (tensor<2x?xf32>) -> tensor<2xf32>
+// CHECK: kt.var %{{.*}} : (tensor<2x?xf32>) -> tensor<f32>
+// CHECK: kt.logsumexp %{{.*}} {dim = [1], keepdim = true} : (tensor<2x?xf32>) -> tensor<2x1xf32>
+// CHECK: kt.any %{{.*}} {dim = [0]} : (tensor<2x3x4xi32>) -> tensor<3x4xi1>
+// CHECK: kt.all %{{.*}} : (tensor<2x?xf16>) -> tensor<i1>
+// CHECK: kt.all %{{.*}} {dim = [-1], keepdim = true} : (tensor<2x?xf16>) -> tensor<2x1xi1>
+func.func @others(%a: tensor<2x?xf32>, %b: tensor<2x3x4xi32>, %h: tensor<2x?xf16>)
+    -> (tensor<2xf32>, tensor<4xi32>, tensor<f16>, tensor<3x4xi64>, tensor<1x1xf16>, tensor<2xf32>, tensor<f32>, tensor<2x1xf32>, tensor<3x4xi1>, tensor<i1>, tensor<2x1xi1>) {
+  %0 = kt.mean %a {dim = [-1]} : (tensor<2x?xf32>) -> tensor<2xf32>
+  %1 = kt.amax %b {dim = [0, 1]} : (tensor<2x3x4xi32>) -> tensor<4xi32>
+  %2 = kt.amin %h : (tensor<2x?xf16>) -> tensor<f16>
+  %3 = kt.prod %b {dim = [0]} : (tensor<2x3x4xi32>) -> tensor<3x4xi64>
+  %4 = kt.prod %h {keepdim = true} : (tensor<2x?xf16>) -> tensor<1x1xf16>
+  %5 = kt.var %a {dim = [1], correction = 0.0} : (tensor<2x?xf32>) -> tensor<2xf32>
+  %6 = kt.var %a {correction = 1.0} : (tensor<2x?xf32>) -> tensor<f32>
+  %7 = kt.logsumexp %a {dim = [1], keepdim = true} : (tensor<2x?xf32>) -> tensor<2x1xf32>
+  %8 = kt.any %b {dim = [0]} : (tensor<2x3x4xi32>) -> tensor<3x4xi1>
+  %9 = kt.all %h : (tensor<2x?xf16>) -> tensor<i1>
+  %10 = kt.all %h {dim = [-1], keepdim = true} : (tensor<2x?xf16>) -> tensor<2x1xi1>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10 : tensor<2xf32>, tensor<4xi32>, tensor<f16>, tensor<3x4xi64>, tensor<1x1xf16>, tensor<2xf32>, tensor<f32>, tensor<2x1xf32>, tensor<3x4xi1>, tensor<i1>, tensor<2x1xi1>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @arg
+// CHECK: kt.argmax %{{.*}} {dim = 1 : i64, keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xi64>
+// CHECK: kt.argmin %{{.*}} : (tensor<2x3xi64>) -> tensor<i64>
+// CHECK: kt.argmax %{{.*}} {keepdim = true} : (tensor<2x3xf32>) -> tensor<1x1xi64>
+// CHECK: kt.argmin %{{.*}} {dim = -2 : i64} : (tensor<?x3xbf16>) -> tensor<3xi64>
+// CHECK: kt.argmax %{{.*}} {dim = 0 : i64} : (tensor<f64>) -> tensor<i64>
+func.func @arg(%a: tensor<2x3xf32>, %b: tensor<2x3xi64>, %c: tensor<?x3xbf16>, %d: tensor<f64>)
+    -> (tensor<2x1xi64>, tensor<i64>, tensor<1x1xi64>, tensor<3xi64>, tensor<i64>) {
+  %0 = kt.argmax %a {dim = 1, keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xi64>
+  %1 = kt.argmin %b : (tensor<2x3xi64>) -> tensor<i64>
+  %2 = kt.argmax %a {keepdim = true} : (tensor<2x3xf32>) -> tensor<1x1xi64>
+  %3 = kt.argmin %c {dim = -2} : (tensor<?x3xbf16>) -> tensor<3xi64>
+  %4 = kt.argmax %d {dim = 0} : (tensor<f64>) -> tensor<i64>
+  return %0, %1, %2, %3, %4 : tensor<2x1xi64>, tensor<i64>, tensor<1x1xi64>, tensor<3xi64>, tensor<i64>
+}
