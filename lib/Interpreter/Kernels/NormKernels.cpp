@@ -95,7 +95,7 @@ int64_t normDim(int64_t dim, int64_t rank) {
 LogicalResult interpretSoftmax(SoftmaxOp op, ArrayRef<Tensor> operands,
                                SmallVectorImpl<Tensor> &results) {
   results.push_back(softmaxTensor(
-      operands[0], normDim(op.getDim(), operands[0].rank()), false,
+      operands[0], normDim((int64_t)op.getDim(), operands[0].rank()), false,
       resultDType(op)));
   return success();
 }
@@ -103,7 +103,7 @@ LogicalResult interpretSoftmax(SoftmaxOp op, ArrayRef<Tensor> operands,
 LogicalResult interpretLogSoftmax(LogSoftmaxOp op, ArrayRef<Tensor> operands,
                                   SmallVectorImpl<Tensor> &results) {
   results.push_back(softmaxTensor(
-      operands[0], normDim(op.getDim(), operands[0].rank()), true,
+      operands[0], normDim((int64_t)op.getDim(), operands[0].rank()), true,
       resultDType(op)));
   return success();
 }
@@ -287,7 +287,8 @@ LogicalResult interpretNllLoss(NllLossOp op, ArrayRef<Tensor> operands,
   if (failed(checkLossShapes(op, in, target, weight, l, false)))
     return failure();
   std::vector<double> loss, wsum;
-  if (failed(nllElements(op, in, target, weight, l, op.getIgnoreIndex(), loss,
+  if (failed(nllElements(op, in, target, weight, l,
+                         (int64_t)op.getIgnoreIndex(), loss,
                          wsum)))
     return failure();
   results.push_back(reduceLoss(resultDType(op), op.getReduction(), loss,
@@ -337,7 +338,7 @@ LogicalResult interpretCrossEntropy(CrossEntropyOp op,
   }
 
   std::vector<double> nll, wsum;
-  int64_t ignore = op.getIgnoreIndex();
+  int64_t ignore = (int64_t)op.getIgnoreIndex();
   if (failed(nllElements(op, logp, target, weight, l, ignore, nll, wsum)))
     return failure();
   if (ls <= 0.0) {

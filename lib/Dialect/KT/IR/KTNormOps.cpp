@@ -65,7 +65,7 @@ template <typename Adaptor>
 LogicalResult inferSoftmaxLike(std::optional<Location> loc, StringRef name,
                                Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto t = cast<RankedTensorType>(adaptor.getSelf().getType());
-  if (failed(normalizeDim(adaptor.getDim(), t.getRank(), loc, name)))
+  if (failed(normalizeDim((int64_t)adaptor.getDim(), t.getRank(), loc, name)))
     return failure();
   types.push_back(t);
   return success();
@@ -181,8 +181,10 @@ LogicalResult inferLossCommon(std::optional<Location> loc, StringRef name,
                          shapeToString(tgt.getShape()),
                          " must equal input shape ",
                          shapeToString(in.getShape()));
-    if (adaptor.getIgnoreIndex() >= 0)
-      return emitKTError(loc, name, "ignore_index (", adaptor.getIgnoreIndex(),
+    // I64Attr getters return uint64_t.
+    int64_t ignoreIndex = (int64_t)adaptor.getIgnoreIndex();
+    if (ignoreIndex >= 0)
+      return emitKTError(loc, name, "ignore_index (", ignoreIndex,
                          ") is not supported for probability targets; it "
                          "must be negative");
     for (int64_t i = 0; i < in.getRank(); ++i)

@@ -1,0 +1,127 @@
+# RUN: %python %s
+# REQUIRES: numpy, torch
+# Tests kt.nll_loss against torch.nn.functional.nll_loss in float64: input
+# layouts [C], [N, C], [N, C, d1, ...], every reduction, weights,
+# ignore_index (incl. all ignored and empty -> NaN for mean), i32 targets,
+# every float dtype, and the run-time error for a target out of range.
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import kiln_testing
+from kiln_testing import Suite, ttype, to_bf16, single_op_module
+
+
+def _run0(mlir, inputs, entry=None, extra_args=()):
+    # kiln_testing.run saves inputs via np.ascontiguousarray, which turns a
+    # rank-0 array into shape (1,); wrap rank-0 inputs so they stay rank 0.
+    return _orig_run(mlir, [_Rank0(x) if np.ndim(x) == 0 else x
+                            for x in inputs], entry, extra_args)
+
+
+class _Rank0:
+    def __init__(self, x):
+        self.x = np.asarray(x)
+
+
+_orig_run = kiln_testing.run
+kiln_testing.run = _run0
+kiln_testing.np = type("np_shim", (), {
+    "__getattr__": lambda self, n: getattr(np, n),
+    "ascontiguousarray": staticmethod(
+        lambda x: x.x if isinstance(x, _Rank0) else np.ascontiguousarray(x)),
+})()
+
+s = Suite(__file__)
+RED = ["mean", "sum", "none"]
+
+
+def T(x):
+    if x is None:
+        return None
+    x = np.asarray(x)
+    if np.issubdtype(x.dtype, np.integer):
+        return torch.from_numpy(x.astype(np.int64))
+    return torch.from_numpy(x.astype(np.float64))
+
+
+def cast(x, elem):
+    return {"f16": lambda a: a.astype(np.float16), "bf16": to_bf16,
+            "f64": lambda a: a.astype(np.float64),
+            "f32": lambda a: a.astype(np.float32)}[elem](x)
+
+
+def targets(shape, c, ignore=None, dtype=np.int64):
+    t = s.randint(0, c, *shape, dtype=dtype)
+    if ignore is not None and t.size:
+        t.flat[::3] = ignore
+    return t
+
+
+def run(op, x, t, w, elem, reduction, ignore_index=None, ls=None, **kw):
+    ins = [x, t] + ([w] if w is not None else [])
+    prob = np.issubdtype(t.dtype, np.floating)
+    elems = [elem, elem if prob else ("i32" if t.dtype == np.int32 else "i64")]
+    elems += [elem] if w is not None else []
+    attrs = ["reduction = #kt<reduction %s>" % reduction]
+    kwargs = dict(weight=T(w), reduction=reduction)
+    if ignore_index is not None:
+        attrs.append("ignore_index = %d" % ignore_index)
+        kwargs["ignore_index"] = ignore_index
+    if ls is not None:
+        attrs.append("label_smoothing = %r" % ls)
+        kwargs["label_smoothing"] = ls
+    f = F.nll_loss if op == "kt.nll_loss" else F.cross_entropy
+    exp = f(T(x), T(t), **kwargs).numpy()
+    rshape = exp.shape
+    label = "%s %s x%s t%s w=%s ii=%s ls=%s" % (op, elem, x.shape, t.shape,
+                                                w is not None, ignore_index, ls)
+    s.check_op(op, ins, exp, [ttype(rshape, elem)], attrs=", ".join(attrs),
+               elems=elems, label=label, elem=elem if elem == "bf16" else None,
+               **kw)
+    return exp
+
+
+LAYOUTS = [((5, 4), (5,)), ((4,), ()), ((3, 4, 5), (3, 5)),
+           ((2, 3, 2, 3), (2, 2, 3))]
+
+
+def cls(xs):
+    return xs[1] if len(xs) > 1 else xs[0]
+
+
+for i, (xs, ts) in enumerate(LAYOUTS):
+    c = cls(xs)
+    for red in RED:
+        for elem in ["f32", "f64"] if i == 0 else ["f32"]:
+            x = cast(np.log(s.uniform(0.05, 1, *xs)), elem)
+            w = cast(s.uniform(0.2, 2, c), elem)
+            run("kt.nll_loss", x, targets(ts, c), None, elem, red)
+            run("kt.nll_loss", x, targets(ts, c), w, elem, red)
+            run("kt.nll_loss", x, targets(ts, c, ignore=1), w, elem, red, 1)
+            run("kt.nll_loss", x, targets(ts, c, ignore=-100), None, elem, red)
+x = s.randn(6, 3)
+run("kt.nll_loss", x, targets((6,), 3, dtype=np.int32), s.uniform(0.5, 1, 3),
+    "f32", "mean")
+run("kt.nll_loss", x.astype(np.float16), targets((6,), 3), None, "f16", "mean")
+run("kt.nll_loss", to_bf16(x), targets((6,), 3), to_bf16(s.uniform(0.5, 1, 3)),
+    "bf16", "sum")
+run("kt.nll_loss", x.astype(np.float64), targets((6,), 3, ignore=-100),
+    s.uniform(0.5, 1, 3, dtype=np.float64), "f64", "none")
+# all ignored -> NaN for mean; empty batch -> NaN for mean
+for red in RED:
+    run("kt.nll_loss", x, np.full(6, -100, np.int64), None, "f32", red)
+    run("kt.nll_loss", np.log(s.uniform(0.1, 1, 4)).astype(np.float32),
+        np.array(-100, np.int64), None, "f32", red)
+    run("kt.nll_loss", np.zeros((0, 3), np.float32), np.zeros(0, np.int64),
+        None, "f32", red)
+# out of range (and not ignore_index) is a run-time error; ignore_index may be
+# out of range
+mod = single_op_module("kt.nll_loss", [x, np.array([0, 1, 3, 0, 0, 0])],
+                       ["tensor<f32>"])
+s.check_error("nll_loss target out of range", mod,
+              [x, np.array([0, 1, 3, 0, 0, 0])], "target 3 is out of range")
+s.check_error("nll_loss negative target", mod,
+              [x, np.array([0, 1, -1, 0, 0, 0])], "target -1 is out of range")
+run("kt.nll_loss", x, np.array([0, 7, 2, 7, 1, 0]), None, "f32", "mean", 7)
+s.finish()
