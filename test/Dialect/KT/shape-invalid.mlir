@@ -1,0 +1,431 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+func.func @reshape_two_inferred(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.reshape' op shape has more than one -1 entry}}
+  // expected-error @+1 {{'kt.reshape' op failed to infer returned types}}
+  %0 = kt.reshape %a {shape = [-1, -1]} : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_negative(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.reshape' op shape entry -2 is invalid}}
+  // expected-error @+1 {{'kt.reshape' op failed to infer returned types}}
+  %0 = kt.reshape %a {shape = [-2, 3]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_ambiguous(%a: tensor<0x3xf32>) {
+  // expected-error @+2 {{'kt.reshape' op shape 0x-1 is ambiguous}}
+  // expected-error @+1 {{'kt.reshape' op failed to infer returned types}}
+  %0 = kt.reshape %a {shape = [0, -1]} : (tensor<0x3xf32>) -> tensor<0x?xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.reshape' op cannot reshape 2x3 (6 elements) into shape 4x2 (8 elements)}}
+  // expected-error @+1 {{'kt.reshape' op failed to infer returned types}}
+  %0 = kt.reshape %a {shape = [4, 2]} : (tensor<2x3xf32>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_not_divisible(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.reshape' op cannot reshape 2x3 (6 elements) into shape 4x-1}}
+  // expected-error @+1 {{'kt.reshape' op failed to infer returned types}}
+  %0 = kt.reshape %a {shape = [4, -1]} : (tensor<2x3xf32>) -> tensor<4x?xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_wrong_result(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.reshape' op inferred type(s) 'tensor<3x2xf32>' are incompatible with return type(s) of operation 'tensor<2x3xf32>'}}
+  // expected-error @+1 {{'kt.reshape' op failed to infer returned types}}
+  %0 = kt.reshape %a {shape = [3, -1]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_dim(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.transpose' op dim1 2 is out of range for rank 2}}
+  // expected-error @+1 {{'kt.transpose' op failed to infer returned types}}
+  %0 = kt.transpose %a {dim0 = 0 : i64, dim1 = 2 : i64} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @permute_length(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.permute' op dims has 1 entries but self has rank 2}}
+  // expected-error @+1 {{'kt.permute' op failed to infer returned types}}
+  %0 = kt.permute %a {dims = [0]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @permute_repeat(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.permute' op dim 1 appears twice}}
+  // expected-error @+1 {{'kt.permute' op failed to infer returned types}}
+  %0 = kt.permute %a {dims = [1, -1]} : (tensor<2x3xf32>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @permute_range(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.permute' op dim -3 is out of range for rank 2}}
+  // expected-error @+1 {{'kt.permute' op failed to infer returned types}}
+  %0 = kt.permute %a {dims = [-3, 0]} : (tensor<2x3xf32>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @expand_fewer(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.expand' op size has 1 entries, fewer than the rank 2 of self}}
+  // expected-error @+1 {{'kt.expand' op failed to infer returned types}}
+  %0 = kt.expand %a {size = [3]} : (tensor<2x3xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @expand_new_dim_minus_one(%a: tensor<3xf32>) {
+  // expected-error @+2 {{'kt.expand' op size -1 of new leading dim 0 is invalid}}
+  // expected-error @+1 {{'kt.expand' op failed to infer returned types}}
+  %0 = kt.expand %a {size = [-1, 3]} : (tensor<3xf32>) -> tensor<1x3xf32>
+  return
+}
+
+// -----
+
+func.func @expand_negative(%a: tensor<1xf32>) {
+  // expected-error @+2 {{'kt.expand' op size -2 at dim 0 is invalid}}
+  // expected-error @+1 {{'kt.expand' op failed to infer returned types}}
+  %0 = kt.expand %a {size = [-2]} : (tensor<1xf32>) -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @expand_non_one(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.expand' op dim 0 of self has size 2 and cannot be expanded to 4}}
+  // expected-error @+1 {{'kt.expand' op failed to infer returned types}}
+  %0 = kt.expand %a {size = [4, 3]} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @squeeze_range(%a: tensor<1x3xf32>) {
+  // expected-error @+2 {{'kt.squeeze' op dim 2 is out of range for rank 2}}
+  // expected-error @+1 {{'kt.squeeze' op failed to infer returned types}}
+  %0 = kt.squeeze %a {dim = [2]} : (tensor<1x3xf32>) -> tensor<1x3xf32>
+  return
+}
+
+// -----
+
+func.func @squeeze_repeat(%a: tensor<1x3xf32>) {
+  // expected-error @+2 {{'kt.squeeze' op dim 0 appears twice}}
+  // expected-error @+1 {{'kt.squeeze' op failed to infer returned types}}
+  %0 = kt.squeeze %a {dim = [0, -2]} : (tensor<1x3xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @squeeze_non_one_kept(%a: tensor<2x3xf32>) {
+  // Squeezing a dim that is not 1 is a no-op, so the result keeps it.
+  // expected-error @+2 {{'kt.squeeze' op inferred type(s) 'tensor<2x3xf32>' are incompatible}}
+  // expected-error @+1 {{'kt.squeeze' op failed to infer returned types}}
+  %0 = kt.squeeze %a {dim = [0]} : (tensor<2x3xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @unsqueeze_range(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.unsqueeze' op dim 3 is out of range for rank 2 (expected [-3, 2])}}
+  // expected-error @+1 {{'kt.unsqueeze' op failed to infer returned types}}
+  %0 = kt.unsqueeze %a {dim = 3 : i64} : (tensor<2x3xf32>) -> tensor<2x3x1xf32>
+  return
+}
+
+// -----
+
+func.func @slice_rank0(%a: tensor<f32>) {
+  // expected-error @+2 {{'kt.slice' op cannot slice a rank-0 tensor}}
+  // expected-error @+1 {{'kt.slice' op failed to infer returned types}}
+  %0 = kt.slice %a : (tensor<f32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @slice_dim(%a: tensor<4xf32>) {
+  // expected-error @+2 {{'kt.slice' op dim 1 is out of range for rank 1}}
+  // expected-error @+1 {{'kt.slice' op failed to infer returned types}}
+  %0 = kt.slice %a {dim = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_step(%a: tensor<4xf32>) {
+  // expected-error @+2 {{'kt.slice' op step 0 must be > 0}}
+  // expected-error @+1 {{'kt.slice' op failed to infer returned types}}
+  %0 = kt.slice %a {step = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_negative_step(%a: tensor<4xf32>) {
+  // expected-error @+2 {{'kt.slice' op step -1 must be > 0}}
+  // expected-error @+1 {{'kt.slice' op failed to infer returned types}}
+  %0 = kt.slice %a {step = -1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_wrong_length(%a: tensor<10xf32>) {
+  // expected-error @+2 {{'kt.slice' op inferred type(s) 'tensor<3xf32>' are incompatible}}
+  // expected-error @+1 {{'kt.slice' op failed to infer returned types}}
+  %0 = kt.slice %a {start = 1 : i64, end = 8 : i64, step = 3 : i64} : (tensor<10xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @select_rank0(%a: tensor<f32>) {
+  // expected-error @+2 {{'kt.select' op cannot select from a rank-0 tensor}}
+  // expected-error @+1 {{'kt.select' op failed to infer returned types}}
+  %0 = kt.select %a {dim = 0 : i64, index = 0 : i64} : (tensor<f32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @select_dim(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.select' op dim -3 is out of range for rank 2}}
+  // expected-error @+1 {{'kt.select' op failed to infer returned types}}
+  %0 = kt.select %a {dim = -3 : i64, index = 0 : i64} : (tensor<2x3xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @select_index(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.select' op index -4 is out of range for dim 1 of size 3}}
+  // expected-error @+1 {{'kt.select' op failed to infer returned types}}
+  %0 = kt.select %a {dim = 1 : i64, index = -4 : i64} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @concat_none() {
+  // expected-error @+2 {{'kt.concat' op requires at least one operand}}
+  // expected-error @+1 {{'kt.concat' op failed to infer returned types}}
+  %0 = kt.concat : () -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @concat_elem(%a: tensor<2xf32>, %b: tensor<2xf64>) {
+  // expected-error @+2 {{'kt.concat' op operand #1 has element type f64 but operand #0 has f32}}
+  // expected-error @+1 {{'kt.concat' op failed to infer returned types}}
+  %0 = kt.concat %a, %b : (tensor<2xf32>, tensor<2xf64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_rank0(%a: tensor<f32>) {
+  // expected-error @+2 {{'kt.concat' op operand #0 has rank 0; rank-0 tensors cannot be concatenated}}
+  // expected-error @+1 {{'kt.concat' op failed to infer returned types}}
+  %0 = kt.concat %a, %a : (tensor<f32>, tensor<f32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @concat_rank(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+2 {{'kt.concat' op operand #1 has rank 1 but operand #0 has rank 2}}
+  // expected-error @+1 {{'kt.concat' op failed to infer returned types}}
+  %0 = kt.concat %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<5x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dim(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.concat' op dim 2 is out of range for rank 2}}
+  // expected-error @+1 {{'kt.concat' op failed to infer returned types}}
+  %0 = kt.concat %a, %a {dim = 2 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  return
+}
+
+// -----
+
+func.func @concat_other_dim(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+2 {{'kt.concat' op operand #1 has size 4 at dim 1 but an earlier operand has 3 (only dim 0 may differ)}}
+  // expected-error @+1 {{'kt.concat' op failed to infer returned types}}
+  %0 = kt.concat %a, %b : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @stack_none() {
+  // expected-error @+2 {{'kt.stack' op requires at least one operand}}
+  // expected-error @+1 {{'kt.stack' op failed to infer returned types}}
+  %0 = kt.stack : () -> tensor<0xf32>
+  return
+}
+
+// -----
+
+func.func @stack_elem(%a: tensor<2xf32>, %b: tensor<2xi32>) {
+  // expected-error @+2 {{'kt.stack' op operand #1 has element type i32}}
+  // expected-error @+1 {{'kt.stack' op failed to infer returned types}}
+  %0 = kt.stack %a, %b : (tensor<2xf32>, tensor<2xi32>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @stack_shape(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+2 {{'kt.stack' op operand #1 has shape 2x4 but operand #0 has 2x3}}
+  // expected-error @+1 {{'kt.stack' op failed to infer returned types}}
+  %0 = kt.stack %a, %b : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<2x2x3xf32>
+  return
+}
+
+// -----
+
+func.func @stack_dim(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.stack' op dim -4 is out of range for rank 2 (expected [-3, 2])}}
+  // expected-error @+1 {{'kt.stack' op failed to infer returned types}}
+  %0 = kt.stack %a, %a {dim = -4 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x2x3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_dim(%a: tensor<2x3xf32>, %i: tensor<2x3xi64>) {
+  // expected-error @+2 {{'kt.gather' op dim 2 is out of range for rank 2}}
+  // expected-error @+1 {{'kt.gather' op failed to infer returned types}}
+  %0 = kt.gather %a, %i {dim = 2 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_rank(%a: tensor<2x3xf32>, %i: tensor<6xi64>) {
+  // expected-error @+2 {{'kt.gather' op index has rank 1 but self has rank 2}}
+  // expected-error @+1 {{'kt.gather' op failed to infer returned types}}
+  %0 = kt.gather %a, %i {dim = 0 : i64} : (tensor<2x3xf32>, tensor<6xi64>) -> tensor<6xf32>
+  return
+}
+
+// -----
+
+func.func @gather_size(%a: tensor<2x3xf32>, %i: tensor<3x3xi64>) {
+  // expected-error @+2 {{'kt.gather' op index size 3 at dim 0 exceeds self size 2}}
+  // expected-error @+1 {{'kt.gather' op failed to infer returned types}}
+  %0 = kt.gather %a, %i {dim = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xi64>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_index_type(%a: tensor<2x3xf32>, %i: tensor<2x3xf32>) {
+  // expected-error @+1 {{'kt.gather' op operand #1 must be ranked tensor of 64-bit signless integer or 32-bit signless integer values}}
+  %0 = kt.gather %a, %i {dim = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @index_select_dim(%a: tensor<2x3xf32>, %i: tensor<2xi64>) {
+  // expected-error @+2 {{'kt.index_select' op dim -3 is out of range for rank 2}}
+  // expected-error @+1 {{'kt.index_select' op failed to infer returned types}}
+  %0 = kt.index_select %a, %i {dim = -3 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @index_select_rank(%a: tensor<2x3xf32>, %i: tensor<2x2xi64>) {
+  // expected-error @+2 {{'kt.index_select' op index has rank 2 (expected 0 or 1)}}
+  // expected-error @+1 {{'kt.index_select' op failed to infer returned types}}
+  %0 = kt.index_select %a, %i {dim = 0 : i64} : (tensor<2x3xf32>, tensor<2x2xi64>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @index_select_scalar_self(%a: tensor<f32>, %i: tensor<2xi64>) {
+  // expected-error @+2 {{'kt.index_select' op index has 2 elements but self has rank 0 (expected 1)}}
+  // expected-error @+1 {{'kt.index_select' op failed to infer returned types}}
+  %0 = kt.index_select %a, %i {dim = 0 : i64} : (tensor<f32>, tensor<2xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @pad_odd(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.pad' op pad has 3 entries (expected an even number)}}
+  // expected-error @+1 {{'kt.pad' op failed to infer returned types}}
+  %0 = kt.pad %a {pad = [1, 1, 1]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @pad_too_long(%a: tensor<3xf32>) {
+  // expected-error @+2 {{'kt.pad' op pad has 4 entries but self has rank 1 (at most 2)}}
+  // expected-error @+1 {{'kt.pad' op failed to infer returned types}}
+  %0 = kt.pad %a {pad = [1, 1, 1, 1]} : (tensor<3xf32>) -> tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @pad_negative_size(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.pad' op dim 1 of size 3 padded by (-2, -2) has negative size -1}}
+  // expected-error @+1 {{'kt.pad' op failed to infer returned types}}
+  %0 = kt.pad %a {pad = [-2, -2]} : (tensor<2x3xf32>) -> tensor<2x0xf32>
+  return
+}
+
+// -----
+
+func.func @flip_repeat(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.flip' op dim 1 appears twice}}
+  // expected-error @+1 {{'kt.flip' op failed to infer returned types}}
+  %0 = kt.flip %a {dims = [1, -1]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @flip_range(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.flip' op dim 2 is out of range for rank 2}}
+  // expected-error @+1 {{'kt.flip' op failed to infer returned types}}
+  %0 = kt.flip %a {dims = [2]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
