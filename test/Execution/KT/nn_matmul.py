@@ -1,8 +1,8 @@
 # RUN: %python %s
 # REQUIRES: numpy, torch
-# Tests kt.matmul (every torch.matmul rank case, batch broadcasting, ints with
-# wrap-around, empty dims, dynamic dims and the run-time contracting check)
-# and kt.linear against PyTorch in float64.
+# Tests kt.matmul against torch.matmul in float64: every rank case, batch
+# broadcasting, every dtype, ints with wrap-around, NaN/inf, empty dims
+# (K = 0 gives zeros), dynamic dims and the run-time contracting check.
 
 import numpy as np
 import torch
@@ -33,8 +33,12 @@ def rand(shape, elem):
     return x
 
 
+# Every rank case in f32 and i64; a subset (each rank rule once) in the other
+# dtypes.
+SUBSET = [RANK_CASES[i] for i in (0, 1, 2, 3, 6, 12)]
+
 for elem in ["f32", "f64", "f16", "bf16"]:
-    for sa, sb in RANK_CASES:
+    for sa, sb in (RANK_CASES if elem == "f32" else SUBSET):
         a, b = rand(sa, elem), rand(sb, elem)
         exp = ref_matmul(a, b)
         s.check_op("kt.matmul", [a, b], exp, [ttype(exp.shape, elem)],
@@ -47,7 +51,7 @@ s.check_op("kt.matmul", [a, b], ref_matmul(a, b), [ttype((3, 37, 41), "f32")])
 
 # Integers: exact, wrap around like PyTorch (int64 two's complement).
 for elem, dt in [("i64", np.int64), ("i32", np.int32)]:
-    for sa, sb in RANK_CASES:
+    for sa, sb in (RANK_CASES if elem == "i64" else SUBSET):
         a, b = s.randint(-50, 50, *sa, dtype=dt), s.randint(-50, 50, *sb, dtype=dt)
         exp = torch.matmul(torch.from_numpy(a.astype(np.int64)),
                            torch.from_numpy(b.astype(np.int64))).numpy().astype(dt)
@@ -103,39 +107,4 @@ mlir = func_text("main", ["tensor<?x2x3xf32>", "tensor<?x3x4xf32>"], ["tensor<?x
                   "return %0 : tensor<?x2x4xf32>"])
 s.check_error("matmul ? batch mismatch", mlir, [a, b], "not broadcast-compatible")
 
-# ---- linear ----------------------------------------------------------------
-
-
-def ref_linear(x, w, b=None):
-    t = lambda v: torch.from_numpy(v.astype(np.float64))
-    return torch.nn.functional.linear(t(x), t(w), None if b is None else t(b)).numpy()
-
-
-for elem in ["f32", "f64", "f16", "bf16"]:
-    for xs in [(3,), (5, 3), (2, 4, 3), (2, 1, 2, 3)]:
-        for with_bias in [False, True]:
-            x, w, b = rand(xs, elem), rand((4, 3), elem), rand((4,), elem)
-            ins = [x, w, b] if with_bias else [x, w]
-            exp = ref_linear(*ins)
-            s.check_op("kt.linear", ins, exp, [ttype(exp.shape, elem)],
-                       elems=[elem] * len(ins), elem=elem,
-                       label="linear %s %s bias=%s" % (elem, xs, with_bias))
-x, w, b = s.randn(6, 33), s.randn(17, 33), s.randn(17)
-s.check_op("kt.linear", [x, w, b], ref_linear(x, w, b), [ttype((6, 17), "f32")])
-# Empty: zero rows, zero in_features (gives the bias).
-x, w, b = s.randn(0, 3), s.randn(4, 3), s.randn(4)
-s.check_op("kt.linear", [x, w, b], ref_linear(x, w, b), [ttype((0, 4), "f32")])
-x, w, b = s.randn(2, 0), s.randn(4, 0), s.randn(4)
-s.check_op("kt.linear", [x, w, b], ref_linear(x, w, b), [ttype((2, 4), "f32")])
-# Dynamic and the run-time feature check.
-x, w, b = s.randn(2, 3), s.randn(4, 3), s.randn(4)
-mlir = func_text("main", ["tensor<?x?xf32>", "tensor<?x?xf32>", "tensor<?xf32>"],
-                 ["tensor<?x?xf32>"],
-                 ["%0 = kt.linear %arg0, %arg1, %arg2 : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>",
-                  "return %0 : tensor<?x?xf32>"])
-s.check("linear dynamic", mlir, [x, w, b], ref_linear(x, w, b))
-s.check_error("linear ? features mismatch", mlir, [x, s.randn(4, 5), b],
-              "`input` has 3 features but `weight` expects 5")
-s.check_error("linear ? bias mismatch", mlir, [x, w, s.randn(5)],
-              "`bias` has 5 elements")
 s.finish()
