@@ -24,6 +24,9 @@ llvm_config.add_tool_substitutions(["kiln-opt", "kiln-run"], [config.kiln_tools_
 # python3-numpy and python3-torch) and import test/lib/kiln_testing.py.
 config.substitutions.append(("%python", config.python_executable))
 config.environment["PYTHONPATH"] = os.path.join(config.test_source_root, "lib")
+# Do not put the test's own folder on sys.path: a test named e.g. random.py
+# would shadow the standard library module.
+config.environment["PYTHONSAFEPATH"] = "1"
 config.environment["KILN_TOOLS_DIR"] = config.kiln_tools_dir
 config.environment["OMP_NUM_THREADS"] = "1"
 

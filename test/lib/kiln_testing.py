@@ -84,7 +84,7 @@ def run(mlir, inputs, entry=None, extra_args=()):
             args.append("--entry=" + entry)
         for i, x in enumerate(inputs):
             p = os.path.join(tmp, "in%d.npy" % i)
-            np.save(p, np.ascontiguousarray(x))
+            np.save(p, np.array(x, order="C"))  # keeps rank 0 (ascontiguousarray does not)
             args.append("--input=" + p)
         args.extend(extra_args)
         proc = subprocess.run(args, capture_output=True, text=True)
