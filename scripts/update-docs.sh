@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# Regenerates docs/dialects/kt.md from the ODS definitions (mlir-tblgen
+# Regenerates docs/dialects/{kt,kg}.md from the ODS definitions (mlir-tblgen
 # -gen-dialect-doc). With --check, fails if the committed file is stale.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${KILN_BUILD_DIR:-build}
 cmake --build "$BUILD" --target kiln-doc >/dev/null
-gen="$BUILD/include/kiln/Dialect/KT/IR/KTDialect.md"
-if [ "${1:-}" = "--check" ]; then
-  if ! cmp -s "$gen" docs/dialects/kt.md; then
-    echo "docs/dialects/kt.md is out of date: run scripts/update-docs.sh" >&2
-    exit 1
+status=0
+for d in KT KG; do
+  gen="$BUILD/include/kiln/Dialect/$d/IR/${d}Dialect.md"
+  doc="docs/dialects/$(echo "$d" | tr A-Z a-z).md"
+  if [ "${1:-}" = "--check" ]; then
+    if ! cmp -s "$gen" "$doc"; then
+      echo "$doc is out of date: run scripts/update-docs.sh" >&2
+      status=1
+    else
+      echo "$doc is up to date"
+    fi
+  else
+    mkdir -p docs/dialects
+    cp "$gen" "$doc"
+    echo "wrote $doc"
   fi
-  echo "docs/dialects/kt.md is up to date"
-else
-  mkdir -p docs/dialects
-  cp "$gen" docs/dialects/kt.md
-  echo "wrote docs/dialects/kt.md"
-fi
+done
+exit $status

@@ -59,7 +59,7 @@ Tensor Interpreter::lookup(Value v) const { return values.lookup(v); }
 
 FailureOr<SmallVector<Tensor>> Interpreter::call(StringRef name,
                                                  ArrayRef<Tensor> args) {
-  auto fn = module.lookupSymbol<func::FuncOp>(name);
+  auto fn = module.lookupSymbol<FunctionOpInterface>(name);
   if (!fn) {
     emitError(module.getLoc()) << "no function named '" << name << "'";
     return failure();
@@ -67,7 +67,7 @@ FailureOr<SmallVector<Tensor>> Interpreter::call(StringRef name,
   return call(fn, args);
 }
 
-FailureOr<SmallVector<Tensor>> Interpreter::call(func::FuncOp fn,
+FailureOr<SmallVector<Tensor>> Interpreter::call(FunctionOpInterface fn,
                                                  ArrayRef<Tensor> args) {
   if (fn.isExternal()) {
     fn.emitError() << "cannot interpret external function '" << fn.getName()
@@ -91,7 +91,8 @@ FailureOr<SmallVector<Tensor>> Interpreter::call(func::FuncOp fn,
     fn.emitError() << "call depth exceeds 256 (unbounded recursion?)";
     return failure();
   }
-  FailureOr<SmallVector<Tensor>> results = runBlock(fn.front(), args);
+  FailureOr<SmallVector<Tensor>> results =
+      runBlock(fn.getFunctionBody().front(), args);
   --callDepth;
   if (failed(results))
     return failure();
@@ -130,7 +131,11 @@ LogicalResult Interpreter::runOp(Operation &op) {
   }
 
   SmallVector<Tensor> results;
-  if (auto callOp = dyn_cast<func::CallOp>(op)) {
+  auto handler = handlers.find(op.getName().getStringRef());
+  if (handler != handlers.end()) {
+    if (failed(handler->second(op, operands, results, *this)))
+      return failure();
+  } else if (auto callOp = dyn_cast<func::CallOp>(op)) {
     auto callee = module.lookupSymbol<func::FuncOp>(callOp.getCallee());
     if (!callee)
       return op.emitError("unknown callee");

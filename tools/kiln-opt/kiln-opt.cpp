@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -18,7 +19,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
-  registry.insert<kiln::kt::KTDialect>();
+  registry.insert<kiln::kt::KTDialect, kiln::kg::KGDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
 }

@@ -12,6 +12,9 @@
 #include "kiln/Interpreter/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <functional>
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OpDefinition.h"
@@ -33,12 +36,28 @@ bool matchesType(const Tensor &value, mlir::Type type, std::string &why);
 /// engine, at the location of the op that failed.
 class Interpreter {
 public:
+  /// Runs one op: computes `results` from `operands`; may run regions of the
+  /// op through `interp.runBlock`. Emits an error at the op and fails on a
+  /// runtime error.
+  using OpHandler = std::function<mlir::LogicalResult(
+      mlir::Operation &op, llvm::ArrayRef<Tensor> operands,
+      llvm::SmallVectorImpl<Tensor> &results, Interpreter &interp)>;
+
   explicit Interpreter(mlir::ModuleOp module) : module(module) {}
 
-  /// Runs `fn` on `args` (checked against its signature).
-  mlir::FailureOr<llvm::SmallVector<Tensor>> call(mlir::func::FuncOp fn,
-                                                  llvm::ArrayRef<Tensor> args);
-  /// Runs the function named `name` in the module.
+  /// Runs ops named `opName` with `handler` instead of their
+  /// InterpretableOpInterface model. This is how an embedder (the runtime)
+  /// gives meaning to ops the interpreter does not know, such as host
+  /// callbacks, without the interpreter depending on it.
+  void setHandler(llvm::StringRef opName, OpHandler handler) {
+    handlers[opName] = std::move(handler);
+  }
+
+  /// Runs `fn` (a func.func, kg.program, ...) on `args` (checked against its
+  /// signature).
+  mlir::FailureOr<llvm::SmallVector<Tensor>>
+  call(mlir::FunctionOpInterface fn, llvm::ArrayRef<Tensor> args);
+  /// Runs the function-like op named `name` in the module.
   mlir::FailureOr<llvm::SmallVector<Tensor>> call(llvm::StringRef name,
                                                   llvm::ArrayRef<Tensor> args);
 
@@ -52,6 +71,7 @@ private:
   Tensor lookup(mlir::Value v) const;
 
   mlir::ModuleOp module;
+  llvm::StringMap<OpHandler> handlers;
   llvm::DenseMap<mlir::Value, Tensor> values;
   unsigned callDepth = 0;
 };
