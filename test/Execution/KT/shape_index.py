@@ -43,19 +43,8 @@ def pad_ref(t, pad, value=0.0):
 
 def module(op, args, arg_types, res_type, attrs):
     attr = (" {" + attrs + "}") if attrs else ""
-    operands, func_types, body = [], [], []
-    for i, (a, t) in enumerate(zip(args, arg_types)):
-        if np.ndim(a) == 0:
-            # kiln_testing.run saves inputs with np.ascontiguousarray, which
-            # makes rank-0 arrays 1-D: pass tensor<1xT>, reshape to rank 0.
-            t1 = t.replace("tensor<", "tensor<1x")
-            func_types.append(t1)
-            body.append("%%s%d = kt.reshape %%arg%d {shape = []} : (%s) -> %s"
-                        % (i, i, t1, t))
-            operands.append("%%s%d" % i)
-        else:
-            func_types.append(t)
-            operands.append("%%arg%d" % i)
+    operands = ["%%arg%d" % i for i in range(len(args))]
+    func_types, body = list(arg_types), []
     body.append("%%r = %s %s%s : (%s) -> %s" % (op, ", ".join(operands), attr,
                                                ", ".join(arg_types), res_type))
     body.append("return %%r : %s" % res_type)

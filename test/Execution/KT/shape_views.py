@@ -41,14 +41,7 @@ def check(op, x, elem, attrs, fn, arg_shape=None, res_shape=None, label=None):
     attr = (" {" + attrs + "}") if attrs else ""
     body = ["%%r = %s %%arg0%s : (%s) -> %s" % (op, attr, arg_t, res_t),
             "return %%r : %s" % res_t]
-    func_arg_t = arg_t
-    if x.ndim == 0:
-        # kiln_testing.run saves inputs with np.ascontiguousarray, which makes
-        # a rank-0 array 1-D: pass tensor<1xT> and reshape it to rank 0 first.
-        func_arg_t = ttype((1,), elem)
-        body = ["%%s = kt.reshape %%arg0 {shape = []} : (%s) -> %s"
-                % (func_arg_t, arg_t)] + [body[0].replace("%arg0", "%s")] + body[1:]
-    mlir = func_text("main", [func_arg_t], [res_t], body)
+    mlir = func_text("main", [arg_t], [res_t], body)
     s.check(label or "%s {%s} %s %s %s" % (op, attrs, elem, x.shape, arg_t),
             mlir, [x], expected, elem=elem)
 

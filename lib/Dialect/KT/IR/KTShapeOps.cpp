@@ -548,6 +548,8 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
       return dense.reshape(outT);
   // Identity: the shape attribute names the input's shape (a -1 standing for
   // its single `?` dim), and the types agree.
+  if (inT == outT && inT.hasStaticShape())
+    return getSelf();
   if (inT == outT) {
     SmallVector<int64_t> shape = getI64Array(getShapeAttr());
     bool identity = (int64_t)shape.size() == inT.getRank();
