@@ -9,29 +9,7 @@
 import numpy as np
 import torch
 import torch.nn.functional as F
-import kiln_testing
 from kiln_testing import Suite, ttype, to_bf16, single_op_module
-
-
-def _run0(mlir, inputs, entry=None, extra_args=()):
-    # kiln_testing.run saves inputs via np.ascontiguousarray, which turns a
-    # rank-0 array into shape (1,); wrap rank-0 inputs so they stay rank 0.
-    return _orig_run(mlir, [_Rank0(x) if np.ndim(x) == 0 else x
-                            for x in inputs], entry, extra_args)
-
-
-class _Rank0:
-    def __init__(self, x):
-        self.x = np.asarray(x)
-
-
-_orig_run = kiln_testing.run
-kiln_testing.run = _run0
-kiln_testing.np = type("np_shim", (), {
-    "__getattr__": lambda self, n: getattr(np, n),
-    "ascontiguousarray": staticmethod(
-        lambda x: x.x if isinstance(x, _Rank0) else np.ascontiguousarray(x)),
-})()
 
 s = Suite(__file__)
 RED = ["mean", "sum", "none"]
