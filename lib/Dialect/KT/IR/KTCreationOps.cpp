@@ -127,6 +127,13 @@ LogicalResult FullOp::verify() {
     double lim = t.isInteger(32) ? 2147483648.0 : 9223372036854775808.0;
     if (v < -lim || v >= lim)
       return emitOpError("value ") << v << " is out of range for dtype " << t;
+  } else if (auto ft = dyn_cast<FloatType>(t); ft && std::isfinite(v)) {
+    // As torch.full: a finite value must not overflow the dtype.
+    APFloat f(v);
+    bool lost;
+    f.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    if (f.isInfinity())
+      return emitOpError("value ") << v << " overflows dtype " << t;
   }
   return success();
 }

@@ -1,0 +1,112 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+func.func @dim_out_of_range(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+2 {{'kt.sum' op dim 2 is out of range for rank 2 (expected [-2, 1])}}
+  // expected-error @+1 {{'kt.sum' op failed to infer returned types}}
+  %0 = kt.sum %x {dim = [2]} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @dim_negative_out_of_range(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+2 {{'kt.amax' op dim -3 is out of range for rank 2 (expected [-2, 1])}}
+  // expected-error @+1 {{'kt.amax' op failed to infer returned types}}
+  %0 = kt.amax %x {dim = [-3]} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @dim_twice(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+2 {{'kt.mean' op dim 1 appears twice}}
+  // expected-error @+1 {{'kt.mean' op failed to infer returned types}}
+  %0 = kt.mean %x {dim = [1, -1]} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @wrong_result_shape(%x: tensor<2x3xf32>) -> tensor<3xf32> {
+  // expected-error @+2 {{'kt.sum' op inferred type(s) 'tensor<2xf32>' are incompatible with return type(s) of operation 'tensor<3xf32>'}}
+  // expected-error @+1 {{'kt.sum' op failed to infer returned types}}
+  %0 = kt.sum %x {dim = [1]} : (tensor<2x3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @sum_int_result(%x: tensor<2x3xi32>) -> tensor<2xi32> {
+  // expected-error @+2 {{'kt.sum' op inferred type(s) 'tensor<2xi64>' are incompatible with return type(s) of operation 'tensor<2xi32>'}}
+  // expected-error @+1 {{'kt.sum' op failed to infer returned types}}
+  %0 = kt.sum %x {dim = [1]} : (tensor<2x3xi32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+func.func @any_result(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+2 {{'kt.any' op inferred type(s) 'tensor<2xi1>' are incompatible with return type(s) of operation 'tensor<2xf32>'}}
+  // expected-error @+1 {{'kt.any' op failed to infer returned types}}
+  %0 = kt.any %x {dim = [1]} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @mean_int(%x: tensor<2x3xi64>) -> tensor<2xi64> {
+  // expected-error @+1 {{'kt.mean' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type values, but got 'tensor<2x3xi64>'}}
+  %0 = kt.mean %x {dim = [1]} : (tensor<2x3xi64>) -> tensor<2xi64>
+  return %0 : tensor<2xi64>
+}
+
+// -----
+
+func.func @var_int(%x: tensor<2x3xi32>) -> tensor<2xi32> {
+  // expected-error @+1 {{'kt.var' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type values, but got 'tensor<2x3xi32>'}}
+  %0 = kt.var %x {dim = [1]} : (tensor<2x3xi32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+func.func @logsumexp_int(%x: tensor<2x3xi64>) -> tensor<2xi64> {
+  // expected-error @+1 {{'kt.logsumexp' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type values, but got 'tensor<2x3xi64>'}}
+  %0 = kt.logsumexp %x {dim = [1]} : (tensor<2x3xi64>) -> tensor<2xi64>
+  return %0 : tensor<2xi64>
+}
+
+// -----
+
+func.func @argmax_dim(%x: tensor<2x3xf32>) -> tensor<2xi64> {
+  // expected-error @+2 {{'kt.argmax' op dim 2 is out of range for rank 2 (expected [-2, 1])}}
+  // expected-error @+1 {{'kt.argmax' op failed to infer returned types}}
+  %0 = kt.argmax %x {dim = 2} : (tensor<2x3xf32>) -> tensor<2xi64>
+  return %0 : tensor<2xi64>
+}
+
+// -----
+
+func.func @argmin_bool(%x: tensor<2x3xi1>) -> tensor<2xi64> {
+  // expected-error @+1 {{'kt.argmin' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer values, but got 'tensor<2x3xi1>'}}
+  %0 = kt.argmin %x {dim = 1} : (tensor<2x3xi1>) -> tensor<2xi64>
+  return %0 : tensor<2xi64>
+}
+
+// -----
+
+func.func @argmax_result(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+2 {{'kt.argmax' op inferred type(s) 'tensor<2xi64>' are incompatible with return type(s) of operation 'tensor<2xf32>'}}
+  // expected-error @+1 {{'kt.argmax' op failed to infer returned types}}
+  %0 = kt.argmax %x {dim = 1} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @argmax_keepdim_flat(%x: tensor<2x3xf32>) -> tensor<i64> {
+  // expected-error @+2 {{'kt.argmax' op inferred type(s) 'tensor<1x1xi64>' are incompatible with return type(s) of operation 'tensor<i64>'}}
+  // expected-error @+1 {{'kt.argmax' op failed to infer returned types}}
+  %0 = kt.argmax %x {keepdim = true} : (tensor<2x3xf32>) -> tensor<i64>
+  return %0 : tensor<i64>
+}
