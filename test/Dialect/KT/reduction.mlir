@@ -68,3 +68,24 @@ func.func @arg(%a: tensor<2x3xf32>, %b: tensor<2x3xi64>, %c: tensor<?x3xbf16>, %
   %4 = kt.argmax %d {dim = 0} : (tensor<f64>) -> tensor<i64>
   return %0, %1, %2, %3, %4 : tensor<2x1xi64>, tensor<i64>, tensor<1x1xi64>, tensor<3xi64>, tensor<i64>
 }
+
+// -----
+
+// The examples of the op descriptions.
+// CHECK-LABEL: func.func @doc_examples
+// CHECK: kt.amin %{{.*}} : (tensor<2x3xf16>) -> tensor<f16>
+// CHECK: kt.prod %{{.*}} {dim = [0]} : (tensor<3x2xi32>) -> tensor<2xi64>
+// CHECK: kt.var %{{.*}} {correction = 0.000000e+00 : f64, dim = [1]} : (tensor<2x3xf64>) -> tensor<2xf64>
+// CHECK: kt.logsumexp %{{.*}} {dim = [1], keepdim = true} : (tensor<?x8xbf16>) -> tensor<?x1xbf16>
+// CHECK: kt.any %{{.*}} {dim = [0]} : (tensor<3x2xf32>) -> tensor<2xi1>
+// CHECK: kt.all %{{.*}} : (tensor<3x2xi1>) -> tensor<i1>
+func.func @doc_examples(%a: tensor<2x3xf16>, %b: tensor<3x2xi32>, %c: tensor<2x3xf64>, %d: tensor<?x8xbf16>, %e: tensor<3x2xf32>, %f: tensor<3x2xi1>)
+    -> (tensor<f16>, tensor<2xi64>, tensor<2xf64>, tensor<?x1xbf16>, tensor<2xi1>, tensor<i1>) {
+  %0 = kt.amin %a : (tensor<2x3xf16>) -> tensor<f16>
+  %1 = kt.prod %b {dim = [0]} : (tensor<3x2xi32>) -> tensor<2xi64>
+  %2 = kt.var %c {dim = [1], correction = 0.0} : (tensor<2x3xf64>) -> tensor<2xf64>
+  %3 = kt.logsumexp %d {dim = [1], keepdim = true} : (tensor<?x8xbf16>) -> tensor<?x1xbf16>
+  %4 = kt.any %e {dim = [0]} : (tensor<3x2xf32>) -> tensor<2xi1>
+  %5 = kt.all %f : (tensor<3x2xi1>) -> tensor<i1>
+  return %0, %1, %2, %3, %4, %5 : tensor<f16>, tensor<2xi64>, tensor<2xf64>, tensor<?x1xbf16>, tensor<2xi1>, tensor<i1>
+}
