@@ -5,6 +5,11 @@
 //   kiln-run FILE.mlir --entry=NAME [--input=X.npy]... [--random-inputs
 //            --seed=N] [--output-dir=DIR] [--print]
 //
+// A kg.program entry runs through a runtime session: --call=A.npy,B.npy makes
+// one call (repeatable, so recompiles, cache hits and the cache limit show),
+// with the session options --backend, --pipeline, --cache-size-limit,
+// --frozen, --dynamic, --mark-dynamic/--mark-static=ARG:DIM, and --stats.
+//
 // Inputs are .npy files in argument order; results are written as
 // DIR/result0.npy, result1.npy, ... only once every result is computed (each
 // file atomically). Every failure ends with one line on stderr naming what was
@@ -12,7 +17,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Dialect/KG/IR/KGDialect.h"
+#include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Runtime/Session.h"
 #include "kiln/Interpreter/Interpreter.h"
 #include "kiln/Support/NPY.h"
 #include "kiln/Support/TensorFormat.h"
@@ -33,6 +41,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include "llvm/Support/Format.h"
 
 #include <cmath>
 
@@ -61,6 +71,36 @@ static cl::opt<std::string>
               cl::value_desc("dir"));
 static cl::opt<bool> printResults("print",
                                   cl::desc("Print each result as text"));
+
+// kg.program entries.
+static cl::list<std::string>
+    calls("call",
+          cl::desc("One call of a kg.program entry: comma-separated .npy "
+                   "inputs (repeat for several calls in one session)"),
+          cl::value_desc("a.npy,b.npy"));
+static cl::opt<std::string> backend("backend", cl::desc("Session backend"),
+                                    cl::init("eager"));
+static cl::opt<std::string>
+    pipeline("pipeline", cl::desc("Pass pipeline run on each new cache entry"));
+static cl::opt<unsigned>
+    cacheSizeLimit("cache-size-limit",
+                   cl::desc("Entries per program before it stops recompiling"),
+                   cl::init(8));
+static cl::opt<bool> frozen("frozen",
+                            cl::desc("Never compile; misses run the fallback"));
+static cl::opt<std::string>
+    dynamicMode("dynamic", cl::desc("auto (default), static or dynamic"),
+                cl::init("auto"));
+static cl::list<std::string> markDynamic("mark-dynamic",
+                                         cl::desc("ARG:DIM made dynamic"));
+static cl::list<std::string> markStatic("mark-static",
+                                        cl::desc("ARG:DIM kept static"));
+// `--stats` is LLVM's statistics flag too; main() maps it to this option.
+static cl::opt<bool> printStats("program-stats",
+                                cl::desc("Print the session statistics "
+                                         "(also --stats)"));
+static cl::opt<bool> printEntries("print-entries",
+                                  cl::desc("Print each cache entry's program"));
 
 static std::string locString(Location loc) {
   std::string s;
@@ -135,13 +175,236 @@ static FailureOr<Tensor> randomTensor(Type type, SplitMix64 &rng,
   return t;
 }
 
+/// Writes results (and random inputs) under `dir` and prints them.
+static LogicalResult emitResults(ArrayRef<Tensor> results, TypeRange types,
+                                 StringRef dir, ArrayRef<Tensor> randomArgs,
+                                 StringRef header) {
+  if (!dir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+      fail("cannot create output directory '" + dir + "': " + ec.message());
+      return failure();
+    }
+    auto writeAll = [&](StringRef prefix, ArrayRef<Tensor> ts) -> bool {
+      for (auto [i, t] : llvm::enumerate(ts)) {
+        SmallString<256> path(dir);
+        llvm::sys::path::append(path, prefix + llvm::Twine(i) + ".npy");
+        if (llvm::Error e = writeNPY(path, t)) {
+          fail(llvm::toString(std::move(e)));
+          return false;
+        }
+      }
+      return true;
+    };
+    if (!writeAll("result", results) || !writeAll("input", randomArgs))
+      return failure();
+  }
+  if (printResults) {
+    if (!header.empty())
+      llvm::outs() << header << "\n";
+    for (auto [i, t] : llvm::enumerate(results)) {
+      llvm::outs() << "result" << i << ": ";
+      if (i < types.size())
+        llvm::outs() << types[i];
+      llvm::outs() << "\n";
+      printTensorValues(llvm::outs(), t);
+      llvm::outs() << "\n";
+    }
+  }
+  return success();
+}
+
+/// Reads the inputs of one call of `program` ("a.npy,b.npy"); rank-0 files
+/// give scalar arguments.
+static FailureOr<SmallVector<Tensor>> readCallInputs(kg::ProgramOp program,
+                                                     ArrayRef<std::string> paths,
+                                                     unsigned callIndex) {
+  ArrayRef<Type> types = program.getArgumentTypes();
+  if (paths.size() != types.size()) {
+    fail("call #" + llvm::Twine(callIndex) + ": @" + program.getSymName() +
+         " takes " + llvm::Twine(types.size()) + " arguments but " +
+         llvm::Twine(paths.size()) + " inputs were given");
+    return failure();
+  }
+  SmallVector<Tensor> tensors;
+  for (auto [i, path] : llvm::enumerate(paths)) {
+    llvm::Expected<Tensor> t = readNPY(path);
+    if (!t) {
+      fail("call #" + llvm::Twine(callIndex) + " input #" + llvm::Twine(i) +
+           ": " + llvm::toString(t.takeError()));
+      return failure();
+    }
+    Type elem = types[i];
+    if (auto st = dyn_cast<ShapedType>(types[i]))
+      elem = st.getElementType();
+    if (elem.isBF16() && t->dtype() == DType::F32)
+      *t = t->convertTo(DType::BF16);
+    if (!isa<ShapedType>(types[i]) && t->rank() != 0) {
+      fail("call #" + llvm::Twine(callIndex) + " input #" + llvm::Twine(i) +
+           " ('" + path + "'): argument '" + program.getArgSourceName(i) +
+           "' is a scalar; pass a rank-0 array");
+      return failure();
+    }
+    tensors.push_back(*t);
+  }
+  return tensors;
+}
+
+static FailureOr<std::pair<unsigned, unsigned>> parseArgDim(StringRef text) {
+  auto [a, d] = text.split(':');
+  unsigned arg, dim;
+  if (a.getAsInteger(10, arg) || d.getAsInteger(10, dim)) {
+    fail("expected ARG:DIM (two integers), got '" + text + "'");
+    return failure();
+  }
+  return std::make_pair(arg, dim);
+}
+
+static void printProgramStats(StringRef name, const runtime::ProgramStats &s) {
+  auto &os = llvm::outs();
+  os << "stats @" << name << ":\n";
+  os << "  calls: " << s.calls << "\n";
+  os << "  cache hits: " << s.hits << "\n";
+  os << "  cache misses: " << s.misses << "\n";
+  os << "  compiles: " << s.compiles << "\n";
+  os << "  fallbacks: " << s.fallbacks << "\n";
+  os << "  recompile reasons: " << s.recompileReasons.size() << "\n";
+  for (auto [i, r] : llvm::enumerate(s.recompileReasons))
+    os << "    " << i + 1 << ". " << r << "\n";
+  os << "  compile time: " << llvm::format("%.6f", s.totalCompileSeconds)
+     << " s\n";
+  for (auto &[phase, secs] : s.compileSeconds)
+    os << "    " << phase << ": " << llvm::format("%.6f", secs) << " s\n";
+}
+
+/// Runs a kg.program entry through a runtime session.
+static int runProgram(kg::ProgramOp program) {
+  runtime::Session session;
+  std::string error;
+  if (failed(session.loadModuleFile(inputFile, error)))
+    return fail(error);
+  auto setOpt = [&](StringRef key, StringRef value) {
+    if (failed(session.setOption(key, value, error))) {
+      fail(error);
+      return false;
+    }
+    return true;
+  };
+  if (!setOpt("backend", backend) || !setOpt("pipeline", pipeline) ||
+      !setOpt("cache_size_limit", std::to_string(cacheSizeLimit)) ||
+      !setOpt("frozen", frozen ? "true" : "false") ||
+      !setOpt("dynamic", dynamicMode))
+    return 1;
+  StringRef name = program.getSymName();
+  for (auto [list, isDynamic] :
+       {std::make_pair(&markDynamic, true), std::make_pair(&markStatic, false)})
+    for (const std::string &m : *list) {
+      FailureOr<std::pair<unsigned, unsigned>> ad = parseArgDim(m);
+      if (failed(ad))
+        return 1;
+      if (isDynamic)
+        session.markDynamic(name, ad->first, ad->second);
+      else
+        session.markStatic(name, ad->first, ad->second);
+    }
+  // Built-in host callback: print(x, ...) prints its inputs.
+  session.registerHostCallback(
+      "print", [](ArrayRef<Tensor> in, SmallVectorImpl<Tensor> &,
+                  std::string &) {
+        for (const Tensor &t : in) {
+          llvm::outs() << "print: ";
+          printTensorValues(llvm::outs(), t);
+          llvm::outs() << "\n";
+        }
+        return success();
+      });
+
+  // The calls: --call lists, else one call from --input / --random-inputs.
+  SmallVector<SmallVector<Tensor>> callArgs;
+  if (!calls.empty()) {
+    if (!inputs.empty() || randomInputs)
+      return fail("--call cannot be combined with --input or --random-inputs");
+    for (auto [k, c] : llvm::enumerate(calls)) {
+      SmallVector<StringRef> parts;
+      StringRef(c).split(parts, ',', -1, /*KeepEmpty=*/false);
+      SmallVector<std::string> paths(parts.begin(), parts.end());
+      FailureOr<SmallVector<Tensor>> t = readCallInputs(program, paths, k);
+      if (failed(t))
+        return 1;
+      callArgs.push_back(*t);
+    }
+  } else if (randomInputs) {
+    SplitMix64 rng{seed};
+    SmallVector<Tensor> args;
+    for (auto [i, type] : llvm::enumerate(program.getArgumentTypes())) {
+      std::string why;
+      FailureOr<Tensor> t = randomTensor(type, rng, why);
+      if (failed(t))
+        return fail("argument '" + program.getArgSourceName(i) + "' of @" +
+                    name + " " + why);
+      args.push_back(*t);
+    }
+    callArgs.push_back(args);
+  } else {
+    FailureOr<SmallVector<Tensor>> t =
+        readCallInputs(program, SmallVector<std::string>(inputs.begin(),
+                                                         inputs.end()), 0);
+    if (failed(t))
+      return 1;
+    callArgs.push_back(*t);
+  }
+
+  // Run every call; write and print once all have succeeded.
+  SmallVector<SmallVector<Tensor>> allResults;
+  for (auto [k, args] : llvm::enumerate(callArgs)) {
+    SmallVector<runtime::ArgView> views;
+    for (auto [i, t] : llvm::enumerate(args))
+      views.push_back(runtime::viewOf(
+          t, isa<ShapedType>(program.getArgumentTypes()[i])));
+    FailureOr<SmallVector<Tensor>> results = session.call(name, views, error);
+    if (failed(results)) {
+      llvm::errs() << error << "\n";
+      return fail("call #" + llvm::Twine(k) + " of @" + name + " failed");
+    }
+    allResults.push_back(*results);
+  }
+  for (auto [k, results] : llvm::enumerate(allResults)) {
+    std::string dir = outputDir;
+    std::string header;
+    if (allResults.size() > 1) {
+      header = "call " + std::to_string(k) + ":";
+      if (!dir.empty()) {
+        SmallString<256> sub(dir);
+        llvm::sys::path::append(sub, "call" + llvm::Twine(k));
+        dir = sub.str().str();
+      }
+    }
+    if (failed(emitResults(results, program.getResultTypes(), dir,
+                           randomInputs ? ArrayRef<Tensor>(callArgs[k])
+                                        : ArrayRef<Tensor>(),
+                           header)))
+      return 1;
+  }
+  if (printEntries)
+    for (auto [i, ir] : llvm::enumerate(session.entryIR(name)))
+      llvm::outs() << "entry " << i << ":\n" << ir << "\n";
+  if (printStats)
+    if (const runtime::ProgramStats *st = session.stats(name))
+      printProgramStats(name, *st);
+  llvm::outs().flush();
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "Kiln: run a function in the "
+  SmallVector<const char *> argvCopy(argv, argv + argc);
+  for (const char *&a : argvCopy)
+    if (StringRef(a) == "--stats" || StringRef(a) == "-stats")
+      a = "--program-stats";
+  cl::ParseCommandLineOptions(argvCopy.size(), argvCopy.data(), "Kiln: run a function in the "
                                           "reference interpreter\n");
 
   DialectRegistry registry;
-  registry.insert<kt::KTDialect, func::FuncDialect, arith::ArithDialect,
+  registry.insert<kt::KTDialect, kg::KGDialect, func::FuncDialect, arith::ArithDialect,
                   scf::SCFDialect, tensor::TensorDialect>();
   registerInterpreterInterfaces(registry);
   MLIRContext context(registry);
@@ -173,21 +436,33 @@ int main(int argc, char **argv) {
   if (!module)
     return fail("invalid IR in '" + inputFile + "'");
 
-  func::FuncOp fn;
+  // The entry: a func.func (run in the interpreter) or a kg.program (run
+  // through a runtime session).
+  Operation *entryOp = nullptr;
   if (entry.empty()) {
-    SmallVector<func::FuncOp> fns;
-    for (auto f : module->getOps<func::FuncOp>())
-      if (!f.isExternal())
-        fns.push_back(f);
-    if (fns.size() != 1)
-      return fail("'" + inputFile + "' has " + llvm::Twine(fns.size()) +
-                  " functions; name one with --entry");
-    fn = fns.front();
+    SmallVector<Operation *> candidates;
+    for (auto p : module->getOps<kg::ProgramOp>())
+      candidates.push_back(p);
+    if (candidates.empty())
+      for (auto f : module->getOps<func::FuncOp>())
+        if (!f.isExternal())
+          candidates.push_back(f);
+    if (candidates.size() != 1)
+      return fail("'" + inputFile + "' has " + llvm::Twine(candidates.size()) +
+                  " entry candidates; name one with --entry");
+    entryOp = candidates.front();
   } else {
-    fn = module->lookupSymbol<func::FuncOp>(entry);
-    if (!fn)
-      return fail("no function named '" + entry + "' in '" + inputFile + "'");
+    entryOp = module->lookupSymbol(entry);
+    if (!entryOp || !isa<func::FuncOp, kg::ProgramOp>(entryOp))
+      return fail("no function or kg.program named '" + entry + "' in '" +
+                  inputFile + "'");
   }
+  if (auto program = dyn_cast<kg::ProgramOp>(entryOp))
+    return runProgram(program);
+  if (!calls.empty())
+    return fail("--call applies to kg.program entries; use --input for a "
+                "func.func");
+  auto fn = cast<func::FuncOp>(entryOp);
 
   unsigned numArgs = fn.getNumArguments();
   SmallVector<Tensor> args;
@@ -234,34 +509,11 @@ int main(int argc, char **argv) {
   if (failed(results))
     return fail("running @" + fn.getName() + " failed");
 
-  if (!outputDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
-      return fail("cannot create output directory '" + outputDir +
-                  "': " + ec.message());
-    auto writeAll = [&](StringRef prefix, ArrayRef<Tensor> ts) -> bool {
-      for (auto [i, t] : llvm::enumerate(ts)) {
-        SmallString<256> path(outputDir);
-        llvm::sys::path::append(path, prefix + llvm::Twine(i) + ".npy");
-        if (llvm::Error e = writeNPY(path, t)) {
-          fail(llvm::toString(std::move(e)));
-          return false;
-        }
-      }
-      return true;
-    };
-    if (!writeAll("result", *results))
-      return 1;
-    if (randomInputs && !writeAll("input", args))
-      return 1;
-  }
-
-  if (printResults) {
-    for (auto [i, t] : llvm::enumerate(*results)) {
-      llvm::outs() << "result" << i << ": " << fn.getResultTypes()[i] << "\n";
-      printTensorValues(llvm::outs(), t);
-      llvm::outs() << "\n";
-    }
-  }
+  if (failed(emitResults(*results, fn.getResultTypes(), outputDir,
+                         randomInputs ? ArrayRef<Tensor>(args)
+                                      : ArrayRef<Tensor>(),
+                         /*header=*/"")))
+    return 1;
   llvm::outs().flush();
   return hadError ? 1 : 0;
 }

@@ -66,7 +66,7 @@ def expect_error(label, args, needle):
 ok_args = [path("ok.mlir"), "--entry=f"]
 expect_error("unknown entry", [path("ok.mlir"), "--entry=nope",
              "--input=" + path("a.npy"), "--input=" + path("b.npy")],
-             "no function named 'nope'")
+             "no function or kg.program named 'nope'")
 expect_error("missing file", [path("missing.mlir"), "--entry=f"], "cannot read")
 expect_error("invalid IR", [path("bad.mlir"), "--entry=f"], "invalid IR")
 expect_error("invalid IR names the op", [path("bad.mlir"), "--entry=f"], "bad.mlir:2:")

@@ -1,0 +1,149 @@
+//===- Session.h - Loading and calling captured programs --------*- C++ -*-===//
+//
+// Part of Kiln. A session loads a module of kg.programs and calls them: it
+// keeps a cache per program of entries (compiled guards -> specialized,
+// compiled program), recompiles on a miss (static shapes first, then
+// automatic dynamic dims), stops recompiling at cache_size_limit, runs graph
+// breaks through registered host callbacks, and records statistics.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SESSION_H
+#define KILN_RUNTIME_SESSION_H
+
+#include "kiln/Interpreter/Tensor.h"
+#include "kiln/Runtime/Guards.h"
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+class ModuleOp;
+} // namespace mlir
+
+namespace kiln::runtime {
+
+/// How dims become dynamic when a program is recompiled.
+enum class DynamicMode {
+  Auto,    ///< static first; a dim whose size changed becomes dynamic
+  Static,  ///< never dynamic (every new size recompiles)
+  Dynamic, ///< every dim dynamic from the first compile
+};
+
+struct SessionOptions {
+  /// Backend that runs graphs: "eager" (the interpreter). Part of every
+  /// entry's guards (BACKEND_MATCH).
+  std::string backend = "eager";
+  /// Pass pipeline run on each specialized program (textual, as for
+  /// kiln-opt --pass-pipeline without the builtin.module wrapper).
+  std::string pipeline;
+  /// Entries per program before it stops recompiling.
+  unsigned cacheSizeLimit = 8;
+  /// Never compile: a miss runs the fallback (after warm-up).
+  bool frozen = false;
+  DynamicMode dynamic = DynamicMode::Auto;
+};
+
+/// A host callback for kg.host_call: inputs to outputs; on failure set
+/// `error` and return failure.
+using HostCallback = std::function<mlir::LogicalResult(
+    llvm::ArrayRef<interp::Tensor> inputs,
+    llvm::SmallVectorImpl<interp::Tensor> &outputs, std::string &error)>;
+
+/// Called on a cache miss instead of specializing the loaded program: returns
+/// the text of a module holding a kg.program of that name for these inputs
+/// (how a frontend re-captures), or fails with `error`.
+using MissCallback = std::function<mlir::LogicalResult(
+    llvm::StringRef program, llvm::ArrayRef<ArgView> args,
+    llvm::StringRef reason, std::string &moduleText, std::string &error)>;
+
+struct ProgramStats {
+  uint64_t calls = 0;
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t compiles = 0;
+  /// Calls run by the fallback (cache limit reached, or frozen).
+  uint64_t fallbacks = 0;
+  /// Guard failures that caused a recompile (or a fallback), in order.
+  std::vector<std::string> recompileReasons;
+  /// Seconds spent per compile phase ("specialize", each pass by argument,
+  /// "compile-guards"), summed over compiles.
+  std::map<std::string, double> compileSeconds;
+  double totalCompileSeconds = 0;
+  bool limitWarned = false;
+};
+
+class Session {
+public:
+  Session();
+  ~Session();
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  /// Loads (replacing any previous module and clearing every cache) the
+  /// module in `text`. Errors carry locations.
+  mlir::LogicalResult loadModule(llvm::StringRef text,
+                                 llvm::StringRef bufferName,
+                                 std::string &error);
+  mlir::LogicalResult loadModuleFile(llvm::StringRef path, std::string &error);
+
+  SessionOptions &options() { return opts; }
+  /// Sets an option by name: backend, pipeline, cache_size_limit, frozen
+  /// (true/false), dynamic (auto/static/dynamic).
+  mlir::LogicalResult setOption(llvm::StringRef key, llvm::StringRef value,
+                                std::string &error);
+
+  void registerHostCallback(llvm::StringRef name, HostCallback callback);
+  void setMissCallback(MissCallback callback) { onMiss = std::move(callback); }
+  /// Where warnings go (default: stderr).
+  void setWarningHandler(std::function<void(llvm::StringRef)> handler) {
+    warn = std::move(handler);
+  }
+
+  /// torch._dynamo.mark_dynamic / mark_static for one dim of one argument.
+  void markDynamic(llvm::StringRef program, unsigned arg, unsigned dim);
+  void markStatic(llvm::StringRef program, unsigned arg, unsigned dim);
+
+  /// Calls `program`: guards, (re)compile on a miss, run.
+  mlir::FailureOr<llvm::SmallVector<interp::Tensor>>
+  call(llvm::StringRef program, llvm::ArrayRef<ArgView> args,
+       std::string &error);
+
+  /// The cache entry `args` would hit, or -1 (guard evaluation only; used
+  /// by the dispatch benchmark).
+  int lookup(llvm::StringRef program, llvm::ArrayRef<ArgView> args);
+
+  /// Statistics of `program` (null if never called).
+  const ProgramStats *stats(llvm::StringRef program) const;
+  /// Names of the programs called so far.
+  std::vector<std::string> calledPrograms() const;
+  /// The specialized IR of each cache entry of `program`.
+  std::vector<std::string> entryIR(llvm::StringRef program) const;
+
+  mlir::MLIRContext *getContext();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+  SessionOptions opts;
+  MissCallback onMiss;
+  std::function<void(llvm::StringRef)> warn;
+};
+
+/// Converts a tensor view (any strides) into a contiguous interpreter tensor,
+/// or a scalar view into a rank-0 tensor.
+interp::Tensor tensorFromView(const ArgView &view);
+
+/// A view of an interpreter tensor (no copy).
+ArgView viewOf(const interp::Tensor &t, bool isTensor = true);
+
+} // namespace kiln::runtime
+
+#endif // KILN_RUNTIME_SESSION_H

@@ -1,0 +1,606 @@
+//===- Session.cpp - Loading and calling captured programs ----------------===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Runtime/Session.h"
+
+#include "kiln/Dialect/KG/IR/KGDialect.h"
+#include "kiln/Dialect/KG/IR/KGOps.h"
+#include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Interpreter/Interpreter.h"
+#include "kiln/Runtime/Specialize.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <mutex>
+
+using namespace mlir;
+using kiln::interp::DType;
+using kiln::interp::Tensor;
+
+namespace kiln::runtime {
+
+//===----------------------------------------------------------------------===//
+// Views and tensors
+//===----------------------------------------------------------------------===//
+
+Tensor tensorFromView(const ArgView &view) {
+  if (!view.isTensor) {
+    Tensor t(view.dtype, {});
+    if (interp::isFloatDType(view.dtype))
+      t.setF(0, view.floatValue);
+    else
+      t.setI(0, view.intValue);
+    return t;
+  }
+  Tensor t(view.dtype, view.shape);
+  size_t elem = interp::dtypeSize(view.dtype);
+  int64_t n = t.numel();
+  if (n == 0)
+    return t;
+  bool contiguous = true;
+  for (unsigned d = 0; d < view.shape.size(); ++d)
+    if (view.shape[d] != 1 &&
+        view.stride(d) != interp::contiguousStrides(view.shape)[d])
+      contiguous = false;
+  auto *dst = static_cast<uint8_t *>(t.mutableData());
+  auto *src = static_cast<const uint8_t *>(view.data);
+  if (contiguous) {
+    std::memcpy(dst, src, n * elem);
+    return t;
+  }
+  SmallVector<int64_t> idx(view.shape.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (unsigned d = 0; d < idx.size(); ++d)
+      off += idx[d] * view.stride(d);
+    std::memcpy(dst + i * elem, src + off * elem, elem);
+    for (int64_t d = (int64_t)idx.size() - 1; d >= 0; --d) {
+      if (++idx[d] < view.shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return t;
+}
+
+ArgView viewOf(const Tensor &t, bool isTensor) {
+  ArgView v;
+  v.isTensor = isTensor;
+  v.dtype = t.dtype();
+  v.shape = t.shape();
+  v.data = t.data();
+  if (!isTensor) {
+    if (t.isFloat())
+      v.floatValue = t.getF(0);
+    else
+      v.intValue = t.getI(0);
+  }
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// Running a program
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// True when `op` runs inside a graph (for kg.is_compiling at run time).
+bool insideGraph(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp()) {
+    if (isa<kg::GraphOp>(p))
+      return true;
+    if (auto fn = dyn_cast<func::FuncOp>(p))
+      return fn->hasAttr(kg::kGraphFunctionAttr);
+  }
+  return false;
+}
+
+/// Runs `program` in the interpreter, with the kg ops given meaning by the
+/// runtime: graphs run their bodies (the "eager" backend), breaks run on the
+/// host, host calls go to the registered callbacks.
+FailureOr<SmallVector<Tensor>>
+runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
+           const llvm::StringMap<HostCallback> &callbacks) {
+  interp::Interpreter interp(module);
+  auto noop = [](Operation &, ArrayRef<Tensor>, SmallVectorImpl<Tensor> &,
+                 interp::Interpreter &) { return success(); };
+  for (StringRef guard :
+       {"kg.guard_tensor", "kg.guard_value", "kg.guard_backend",
+        "kg.guard_identity", "kg.guard_shape_relation"})
+    interp.setHandler(guard, noop);
+  interp.setHandler("kg.graph", [](Operation &op, ArrayRef<Tensor> operands,
+                                   SmallVectorImpl<Tensor> &results,
+                                   interp::Interpreter &in) -> LogicalResult {
+    auto graph = cast<kg::GraphOp>(op);
+    FailureOr<SmallVector<Tensor>> r =
+        graph.isOutlined() ? in.call(graph.getCallee(), operands)
+                           : in.runBlock(graph.getBody().front(), operands);
+    if (failed(r))
+      return failure();
+    results = std::move(*r);
+    return success();
+  });
+  interp.setHandler("kg.break", [](Operation &op, ArrayRef<Tensor>,
+                                   SmallVectorImpl<Tensor> &results,
+                                   interp::Interpreter &in) -> LogicalResult {
+    FailureOr<SmallVector<Tensor>> r =
+        in.runBlock(cast<kg::BreakOp>(op).getBody().front(), {});
+    if (failed(r))
+      return failure();
+    results = std::move(*r);
+    return success();
+  });
+  interp.setHandler(
+      "kg.host_call",
+      [&callbacks](Operation &op, ArrayRef<Tensor> operands,
+                   SmallVectorImpl<Tensor> &results,
+                   interp::Interpreter &) -> LogicalResult {
+        auto call = cast<kg::HostCallOp>(op);
+        auto it = callbacks.find(call.getCallee());
+        if (it == callbacks.end())
+          return op.emitError("no host callback is registered as '")
+                 << call.getCallee() << "'";
+        std::string error;
+        if (failed(it->second(operands, results, error)))
+          return op.emitError("host callback '")
+                 << call.getCallee() << "' failed: " << error;
+        if (results.size() != op.getNumResults())
+          return op.emitError("host callback '")
+                 << call.getCallee() << "' returned " << results.size()
+                 << " values, expected " << op.getNumResults();
+        return success();
+      });
+  auto passThrough = [](Operation &op, ArrayRef<Tensor> operands,
+                        SmallVectorImpl<Tensor> &results,
+                        interp::Interpreter &) {
+    results.push_back(operands[0]);
+    return success();
+  };
+  interp.setHandler("kg.to_host", passThrough);
+  interp.setHandler("kg.from_host", passThrough);
+  interp.setHandler("kg.is_compiling",
+                    [](Operation &op, ArrayRef<Tensor>,
+                       SmallVectorImpl<Tensor> &results, interp::Interpreter &) {
+                      results.push_back(
+                          Tensor::scalarInt(DType::I1, insideGraph(&op)));
+                      return success();
+                    });
+  return interp.call(program, args);
+}
+
+/// Collects the context's diagnostics into a string while alive.
+struct DiagnosticCollector {
+  DiagnosticCollector(MLIRContext *ctx, std::string &out)
+      : handler(ctx, [&out](Diagnostic &d) {
+          llvm::raw_string_ostream os(out);
+          if (!out.empty())
+            os << "\n";
+          Location loc = d.getLocation();
+          if (auto fl = dyn_cast<FileLineColLoc>(loc))
+            os << fl.getFilename().getValue() << ":" << fl.getLine() << ":"
+               << fl.getColumn() << ": ";
+          os << d.str();
+          for (Diagnostic &note : d.getNotes())
+            os << " (note: " << note.str() << ")";
+          return success();
+        }) {}
+  ScopedDiagnosticHandler handler;
+};
+
+/// Times each pass into a stats map.
+struct PassTimer : public PassInstrumentation {
+  explicit PassTimer(std::map<std::string, double> &seconds)
+      : seconds(seconds) {}
+  void runBeforePass(Pass *, Operation *) override {
+    starts.push_back(std::chrono::steady_clock::now());
+  }
+  void runAfterPass(Pass *pass, Operation *) override { stop(pass); }
+  void runAfterPassFailed(Pass *pass, Operation *) override { stop(pass); }
+  void stop(Pass *pass) {
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                             starts.back())
+                   .count();
+    starts.pop_back();
+    StringRef name = pass->getArgument();
+    seconds[name.empty() ? pass->getName().str() : name.str()] += s;
+  }
+  std::map<std::string, double> &seconds;
+  std::vector<std::chrono::steady_clock::time_point> starts;
+};
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Session
+//===----------------------------------------------------------------------===//
+
+struct Session::Impl {
+  struct Entry {
+    OwningOpRef<ModuleOp> module;
+    kg::ProgramOp program;
+    CompiledGuards guards;
+  };
+  struct ProgramState {
+    std::vector<Entry> entries;
+    ProgramStats stats;
+    /// Per argument and dim: the size first seen, and whether it changed.
+    std::vector<SmallVector<int64_t>> firstSizes;
+    std::vector<SmallVector<bool>> changed;
+    /// (arg, dim) -> true for mark_dynamic, false for mark_static.
+    std::map<std::pair<unsigned, unsigned>, bool> marks;
+  };
+
+  explicit Impl(DialectRegistry &registry) : context(registry) {
+    context.loadAllAvailableDialects();
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  llvm::StringMap<HostCallback> callbacks;
+  std::map<std::string, ProgramState> programs;
+};
+
+static DialectRegistry makeRegistry() {
+  DialectRegistry registry;
+  registry.insert<kt::KTDialect, kg::KGDialect, func::FuncDialect,
+                  arith::ArithDialect, scf::SCFDialect, tensor::TensorDialect>();
+  interp::registerInterpreterInterfaces(registry);
+  return registry;
+}
+
+Session::Session() {
+  static std::once_flag registerPasses;
+  std::call_once(registerPasses, [] { mlir::registerTransformsPasses(); });
+  DialectRegistry registry = makeRegistry();
+  impl = std::make_unique<Impl>(registry);
+  warn = [](StringRef msg) { llvm::errs() << "kiln: warning: " << msg << "\n"; };
+}
+
+Session::~Session() = default;
+
+MLIRContext *Session::getContext() { return &impl->context; }
+
+LogicalResult Session::loadModule(StringRef text, StringRef bufferName,
+                                  std::string &error) {
+  error.clear();
+  DiagnosticCollector diags(&impl->context, error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, &impl->context);
+  if (!module) {
+    if (error.empty())
+      error = "cannot parse '" + bufferName.str() + "'";
+    return failure();
+  }
+  impl->module = std::move(module);
+  impl->programs.clear();
+  return success();
+}
+
+LogicalResult Session::loadModuleFile(StringRef path, std::string &error) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf) {
+    error = "cannot read '" + path.str() + "': " + buf.getError().message();
+    return failure();
+  }
+  return loadModule((*buf)->getBuffer(), path, error);
+}
+
+LogicalResult Session::setOption(StringRef key, StringRef value,
+                                 std::string &error) {
+  if (key == "backend") {
+    if (value != "eager") {
+      error = "unknown backend '" + value.str() + "' (available: eager)";
+      return failure();
+    }
+    opts.backend = value.str();
+  } else if (key == "pipeline") {
+    // Validate now, so a typo fails here and not at the first call.
+    PassManager pm(&impl->context, ModuleOp::getOperationName());
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    if (!value.empty() && failed(parsePassPipeline(value, pm, os))) {
+      error = "invalid pipeline '" + value.str() + "': " + msg;
+      return failure();
+    }
+    opts.pipeline = value.str();
+  } else if (key == "cache_size_limit") {
+    unsigned v;
+    if (value.getAsInteger(10, v) || v == 0) {
+      error = "cache_size_limit must be a positive integer, got '" +
+              value.str() + "'";
+      return failure();
+    }
+    opts.cacheSizeLimit = v;
+  } else if (key == "frozen") {
+    if (value != "true" && value != "false") {
+      error = "frozen must be true or false, got '" + value.str() + "'";
+      return failure();
+    }
+    opts.frozen = value == "true";
+  } else if (key == "dynamic") {
+    if (value == "auto")
+      opts.dynamic = DynamicMode::Auto;
+    else if (value == "static")
+      opts.dynamic = DynamicMode::Static;
+    else if (value == "dynamic")
+      opts.dynamic = DynamicMode::Dynamic;
+    else {
+      error = "dynamic must be auto, static or dynamic, got '" + value.str() +
+              "'";
+      return failure();
+    }
+  } else {
+    error = "unknown option '" + key.str() +
+            "' (options: backend, pipeline, cache_size_limit, frozen, dynamic)";
+    return failure();
+  }
+  return success();
+}
+
+void Session::registerHostCallback(StringRef name, HostCallback callback) {
+  impl->callbacks[name] = std::move(callback);
+}
+
+void Session::markDynamic(StringRef program, unsigned arg, unsigned dim) {
+  impl->programs[program.str()].marks[{arg, dim}] = true;
+}
+
+void Session::markStatic(StringRef program, unsigned arg, unsigned dim) {
+  impl->programs[program.str()].marks[{arg, dim}] = false;
+}
+
+const ProgramStats *Session::stats(StringRef program) const {
+  auto it = impl->programs.find(program.str());
+  return it == impl->programs.end() ? nullptr : &it->second.stats;
+}
+
+std::vector<std::string> Session::calledPrograms() const {
+  std::vector<std::string> names;
+  for (auto &[name, state] : impl->programs)
+    if (state.stats.calls)
+      names.push_back(name);
+  return names;
+}
+
+std::vector<std::string> Session::entryIR(StringRef program) const {
+  std::vector<std::string> out;
+  auto it = impl->programs.find(program.str());
+  if (it == impl->programs.end())
+    return out;
+  for (auto &entry : it->second.entries) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    entry.program->print(os);
+    out.push_back(s);
+  }
+  return out;
+}
+
+int Session::lookup(StringRef program, ArrayRef<ArgView> args) {
+  auto it = impl->programs.find(program.str());
+  if (it == impl->programs.end())
+    return -1;
+  auto &entries = it->second.entries;
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (entries[i].guards.check(args, opts.backend))
+      return (int)i;
+  return -1;
+}
+
+FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
+                                             ArrayRef<ArgView> args,
+                                             std::string &error) {
+  error.clear();
+  if (!impl->module) {
+    error = "no module loaded";
+    return failure();
+  }
+  auto original = impl->module->lookupSymbol<kg::ProgramOp>(name);
+  if (!original) {
+    error = "no kg.program named '" + name.str() + "' in the module";
+    return failure();
+  }
+  Impl::ProgramState &state = impl->programs[name.str()];
+  ProgramStats &stats = state.stats;
+  ++stats.calls;
+
+  auto run = [&](ModuleOp module,
+                 kg::ProgramOp program) -> FailureOr<SmallVector<Tensor>> {
+    SmallVector<Tensor> tensors;
+    for (const ArgView &a : args)
+      tensors.push_back(tensorFromView(a));
+    DiagnosticCollector diags(&impl->context, error);
+    return runProgram(module, program, tensors, impl->callbacks);
+  };
+
+  // Hot path: the first entry whose guards hold.
+  for (Impl::Entry &entry : state.entries)
+    if (entry.guards.check(args, opts.backend)) {
+      ++stats.hits;
+      return run(*entry.module, entry.program);
+    }
+
+  ++stats.misses;
+  std::string reason;
+  if (!state.entries.empty())
+    reason = state.entries.back().guards.failureReason(args, opts.backend);
+  if (!reason.empty())
+    stats.recompileReasons.push_back(reason);
+
+  // Automatic dynamic: remember sizes; a dim that changed becomes dynamic.
+  unsigned numArgs = args.size();
+  state.firstSizes.resize(numArgs);
+  state.changed.resize(numArgs);
+  for (unsigned i = 0; i < numArgs; ++i) {
+    if (!args[i].isTensor)
+      continue;
+    auto &first = state.firstSizes[i];
+    auto &changed = state.changed[i];
+    if (first.size() != args[i].shape.size()) {
+      bool hadShape = !first.empty();
+      first.assign(args[i].shape.begin(), args[i].shape.end());
+      changed.assign(first.size(), false);
+      (void)hadShape; // a rank change recompiles with static dims again
+      continue;
+    }
+    for (unsigned d = 0; d < first.size(); ++d)
+      if (first[d] != args[i].shape[d])
+        changed[d] = true;
+  }
+
+  bool limitReached = state.entries.size() >= opts.cacheSizeLimit;
+  if (opts.frozen || limitReached) {
+    if (limitReached && !opts.frozen && !stats.limitWarned) {
+      stats.limitWarned = true;
+      std::string msg;
+      llvm::raw_string_ostream os(msg);
+      os << "@" << name << " reached cache_size_limit ("
+         << opts.cacheSizeLimit
+         << "); it will not be recompiled and runs in the interpreter from "
+            "now on. Recompile reasons:";
+      for (auto [i, r] : llvm::enumerate(stats.recompileReasons))
+        os << "\n  " << i + 1 << ". " << r;
+      warn(msg);
+    }
+    ++stats.fallbacks;
+    // Fallback: run the loaded program itself in the interpreter when it
+    // accepts these inputs, else a one-off fully dynamic specialization.
+    bool accepts = original.getArgumentTypes().size() == numArgs;
+    for (unsigned i = 0; accepts && i < numArgs; ++i) {
+      std::string why;
+      accepts = interp::matchesType(tensorFromView(args[i]),
+                                    original.getArgumentTypes()[i], why);
+    }
+    if (accepts)
+      return run(*impl->module, original);
+    OwningOpRef<ModuleOp> clone = impl->module->clone();
+    auto program = clone->lookupSymbol<kg::ProgramOp>(name);
+    SmallVector<SmallVector<bool>> allDynamic;
+    for (const ArgView &a : args)
+      allDynamic.emplace_back(a.shape.size(), true);
+    if (failed(specializeProgram(program, args, allDynamic, opts.backend,
+                                 error)))
+      return failure();
+    return run(*clone, program);
+  }
+
+  // Compile a new entry.
+  auto start = std::chrono::steady_clock::now();
+  OwningOpRef<ModuleOp> entryModule;
+  if (onMiss) {
+    std::string text, missError;
+    if (failed(onMiss(name, args, reason, text, missError))) {
+      error = "on-miss callback failed for @" + name.str() + ": " + missError;
+      return failure();
+    }
+    DiagnosticCollector diags(&impl->context, error);
+    entryModule = parseSourceString<ModuleOp>(text, &impl->context,
+                                              "on-miss:" + name.str());
+    if (!entryModule) {
+      error = "on-miss callback returned invalid IR for @" + name.str() +
+              ": " + error;
+      return failure();
+    }
+  } else {
+    entryModule = impl->module->clone();
+  }
+  auto program = entryModule->lookupSymbol<kg::ProgramOp>(name);
+  if (!program) {
+    error = "the module for the new entry has no kg.program @" + name.str();
+    return failure();
+  }
+
+  // Which dims are dynamic.
+  SmallVector<SmallVector<bool>> dynamicDims(numArgs);
+  llvm::DenseMap<unsigned, kg::GuardTensorOp> guards;
+  for (auto g : original.getBody().front().getOps<kg::GuardTensorOp>())
+    guards[cast<BlockArgument>(g.getInput()).getArgNumber()] = g;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    if (!args[i].isTensor)
+      continue;
+    for (unsigned d = 0; d < args[i].shape.size(); ++d) {
+      bool dyn;
+      auto mark = state.marks.find({i, d});
+      if (mark != state.marks.end())
+        dyn = mark->second;
+      else if (opts.dynamic == DynamicMode::Static)
+        dyn = false;
+      else if (opts.dynamic == DynamicMode::Dynamic)
+        dyn = true;
+      else {
+        kg::GuardTensorOp g = guards.lookup(i);
+        bool symbolic = g && d < g.getShape().size() &&
+                        isa<StringAttr>(g.getShape()[d]);
+        dyn = symbolic || state.changed[i][d];
+      }
+      dynamicDims[i].push_back(dyn);
+    }
+  }
+  if (failed(specializeProgram(program, args, dynamicDims, opts.backend,
+                               error)))
+    return failure();
+  stats.compileSeconds["specialize"] += secondsSince(start);
+
+  if (!opts.pipeline.empty()) {
+    PassManager pm(&impl->context, ModuleOp::getOperationName());
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    if (failed(parsePassPipeline(opts.pipeline, pm, os))) {
+      error = "invalid pipeline '" + opts.pipeline + "': " + msg;
+      return failure();
+    }
+    pm.addInstrumentation(std::make_unique<PassTimer>(stats.compileSeconds));
+    DiagnosticCollector diags(&impl->context, error);
+    if (failed(pm.run(*entryModule))) {
+      error = "compiling @" + name.str() + " failed: " + error;
+      return failure();
+    }
+    program = entryModule->lookupSymbol<kg::ProgramOp>(name);
+  }
+
+  auto guardStart = std::chrono::steady_clock::now();
+  FailureOr<CompiledGuards> compiled =
+      CompiledGuards::compile(program, args, error);
+  if (failed(compiled))
+    return failure();
+  stats.compileSeconds["compile-guards"] += secondsSince(guardStart);
+  if (!compiled->check(args, opts.backend)) {
+    error = "internal error: the new entry's guards reject the inputs it was "
+            "compiled for: " +
+            compiled->failureReason(args, opts.backend);
+    return failure();
+  }
+  ++stats.compiles;
+  stats.totalCompileSeconds += secondsSince(start);
+  state.entries.push_back({std::move(entryModule), program, std::move(*compiled)});
+  Impl::Entry &entry = state.entries.back();
+  return run(*entry.module, entry.program);
+}
+
+} // namespace kiln::runtime
