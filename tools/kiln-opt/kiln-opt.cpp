@@ -7,6 +7,7 @@
 
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -16,6 +17,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  kiln::registerKilnPasses();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

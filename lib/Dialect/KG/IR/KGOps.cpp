@@ -6,6 +6,7 @@
 
 #include "kiln/Dialect/KG/IR/KGOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -27,6 +28,12 @@ void KGDialect::initialize() {
 
 #define GET_OP_CLASSES
 #include "kiln/Dialect/KG/IR/KGOps.cpp.inc"
+
+Operation *KGDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                          Type type, Location loc) {
+  // Folded kg.is_compiling: an i1 host scalar.
+  return arith::ConstantOp::materialize(builder, value, type, loc);
+}
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -230,6 +237,11 @@ LogicalResult ProgramOp::verifyRegions() {
   for (Operation &op : getBody().front()) {
     bool isGuard = isa<GuardTensorOp, GuardValueOp, GuardBackendOp,
                        GuardIdentityOp, GuardShapeRelationOp>(op);
+    // Constants may precede guards: the folder (e.g. of kg.is_compiling)
+    // materializes them at the start of the program body, and they have no
+    // effect.
+    if (op.hasTrait<OpTrait::ConstantLike>())
+      continue;
     if (!isGuard && !firstNonGuard)
       firstNonGuard = &op;
     if (isGuard && firstNonGuard)
@@ -290,10 +302,12 @@ LogicalResult GraphOp::verify() {
   WalkResult walk = body.walk([&](Operation *op) {
     if (isAllowedInGraph(op))
       return WalkResult::advance();
-    emitOpError("holds the host op '")
-            .attachNote(op->getLoc())
-        << op->getName()
-        << "'; host code belongs in a kg.break between graphs";
+    // The message goes on the error; the note only points at the host op.
+    InFlightDiagnostic diag = emitOpError("holds the host op '")
+                              << op->getName()
+                              << "'; host code belongs in a kg.break between "
+                                 "graphs";
+    diag.attachNote(op->getLoc()) << "host op here";
     return WalkResult::interrupt();
   });
   return failure(walk.wasInterrupted());

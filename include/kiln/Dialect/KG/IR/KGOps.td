@@ -53,7 +53,9 @@ def KG_Dialect : Dialect {
     }
     ```
   }];
-  let hasConstantMaterializer = 0;
+  // kg.is_compiling folds to an i1 constant, materialized as arith.constant.
+  let hasConstantMaterializer = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 class KG_Op<string mnemonic, list<Trait> traits = []>

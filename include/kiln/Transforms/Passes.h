@@ -1,0 +1,42 @@
+//===- Passes.h - Kiln capture-level passes ---------------------*- C++ -*-===//
+//
+// Part of Kiln. Declarations of the passes in Passes.td and of the named
+// pipelines built from them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TRANSFORMS_PASSES_H
+#define KILN_TRANSFORMS_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <memory>
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "kiln/Transforms/Passes.h.inc"
+
+/// Options of the `kiln-eager` pipeline (`backend="eager"`).
+struct KilnEagerPipelineOptions
+    : public mlir::PassPipelineOptions<KilnEagerPipelineOptions> {
+  ListOption<std::string> disallow{
+      *this, "disallow",
+      llvm::cl::desc("Ops moved out of graphs into breaks "
+                     "(disallow_in_graph), e.g. kt.abs,kt.exp")};
+};
+
+/// Appends the `kiln-eager` pipeline to `pm` (a module pass manager):
+/// kiln-split-graphs{disallow=...}, kiln-inline-allowed, kiln-outline-graphs,
+/// canonicalize.
+void buildKilnEagerPipeline(mlir::OpPassManager &pm,
+                            const KilnEagerPipelineOptions &options);
+
+/// Registers every Kiln pass and named pipeline with the global registry.
+void registerKilnPasses();
+
+} // namespace kiln
+
+#endif // KILN_TRANSFORMS_PASSES_H

@@ -1,0 +1,217 @@
+//===- Passes.td - Kiln capture-level passes ---------------*- tablegen -*-===//
+//
+// Part of Kiln. Passes over kg.program: the IR-level form of the seeds'
+// tracing controls (disallow_in_graph, allow_in_graph, fullgraph=True,
+// explain()) and graph outlining. Each pass is a thin driver over a function
+// of kiln/Transforms/Transforms.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TRANSFORMS_PASSES_TD
+#define KILN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KilnSplitGraphsPass : Pass<"kiln-split-graphs", "::mlir::ModuleOp"> {
+  let summary = "disallow_in_graph: split graphs at disallowed ops into breaks";
+  let description = [{
+    Every inline `kg.graph` whose body holds an op named in `disallow` is
+    split at it: the ops before form one graph, the disallowed op moves into
+    a `kg.break "disallowed op <name>"` (run eagerly on the host, with the
+    op's location), the ops after form the next graph. Values that cross
+    become graph results and operands; program order is kept. The first piece
+    keeps the graph's name, later pieces get `<name>_1`, `<name>_2`, ...
+    (made unique in the module).
+
+    Naming something that is not a graph op (an unregistered name, or a
+    host-only op such as `kg.host_call` or `kg.break`) is an error: to keep a
+    function out of graphs, put it in a `kg.break` (`disable`). Only inline
+    graphs are split; a disallowed op in a graph function (after
+    `kiln-outline-graphs`) is an error.
+
+    Before (`-kiln-split-graphs{disallow=kt.abs}`):
+
+    ```mlir
+    %y = kg.graph @f_g0(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>):
+      %0 = kt.neg %a : (tensor<4xf32>) -> tensor<4xf32>
+      %1 = kt.abs %0 : (tensor<4xf32>) -> tensor<4xf32>
+      %2 = kt.exp %1 : (tensor<4xf32>) -> tensor<4xf32>
+      kg.yield %2 : tensor<4xf32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %0 = kg.graph @f_g0(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>):
+      %n = kt.neg %a : (tensor<4xf32>) -> tensor<4xf32>
+      kg.yield %n : tensor<4xf32>
+    }
+    %1 = kg.break "disallowed op kt.abs" -> tensor<4xf32> {
+      %b = kt.abs %0 : (tensor<4xf32>) -> tensor<4xf32>
+      kg.yield %b : tensor<4xf32>
+    }
+    %y = kg.graph @f_g0_1(%1) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>):
+      %e = kt.exp %a : (tensor<4xf32>) -> tensor<4xf32>
+      kg.yield %e : tensor<4xf32>
+    }
+    ```
+  }];
+  let options = [
+    ListOption<"disallow", "disallow", "std::string",
+               "Ops to move out of graphs (disallow_in_graph), e.g. kt.abs,kt.exp">
+  ];
+  let dependentDialects = ["::kiln::kg::KGDialect", "::kiln::kt::KTDialect"];
+}
+
+def KilnInlineAllowedPass : Pass<"kiln-inline-allowed", "::mlir::ModuleOp"> {
+  let summary = "allow_in_graph: trace through calls to allowed functions";
+  let description = [{
+    A `func.call` inside a graph (an inline `kg.graph` region or a graph
+    function) whose callee carries the unit attribute `kg.allow_in_graph`
+    stays an opaque call at capture level (TorchDynamo treats the function as
+    a black box). This pass inlines such calls, as AOT Autograd traces
+    through them: the callee's single-block body is cloned at the call, and
+    each inlined op's location becomes `callsite(<callee op loc> at <call
+    loc>)`, so the inlined frame stays visible. Allowed functions calling
+    allowed functions are inlined too. A multi-block callee, a declaration or
+    a recursive chain is an error. Callees left without a use are erased when
+    private.
+
+    Before:
+
+    ```mlir
+    func.func private @helper(%a: tensor<4xf32>) -> tensor<4xf32>
+        attributes {kg.allow_in_graph} {
+      %0 = kt.neg %a : (tensor<4xf32>) -> tensor<4xf32> loc("m.py":3:8)
+      return %0 : tensor<4xf32>
+    }
+    // in a graph:
+    %1 = func.call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32> loc("m.py":10:4)
+    ```
+
+    After (`@helper` is erased):
+
+    ```mlir
+    %1 = kt.neg %x : (tensor<4xf32>) -> tensor<4xf32>
+        loc(callsite("m.py":3:8 at "m.py":10:4))
+    ```
+  }];
+  let dependentDialects = ["::kiln::kg::KGDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def KilnCheckFullgraphPass : Pass<"kiln-check-fullgraph", "::mlir::ModuleOp"> {
+  let summary = "fullgraph=True / export: fail on any graph break";
+  let description = [{
+    Emits `graph break in @<program>: <reason>` at the location of every
+    `kg.break` in the module (all of them, not just the first) and fails if
+    there was one; passes silently otherwise. Host calls count only through
+    the break that holds them.
+
+    ```mlir
+    kg.break "call_function print" { ... } loc("t2.py":16:4)
+    // t2.py:16:4: error: graph break in @toy_example: call_function print
+    ```
+  }];
+}
+
+def KilnExplainPass : Pass<"kiln-explain", "::mlir::ModuleOp"> {
+  let summary = "explain(): report graphs, breaks, ops and break reasons";
+  let description = [{
+    Prints, per `kg.program`, what `torch._dynamo.explain()` reports: the
+    graph count, the graph break count, the number of kt ops in graphs, each
+    break's reason with its source stack (file:line:col, innermost frame
+    first), and the kt ops of each graph in order. The IR is unchanged.
+
+    ```
+    Program: @toy_example
+    Graph Count: 3
+    Graph Break Count: 1
+    Op Count: 4
+    Break Reasons:
+      Break Reason 1:
+        Reason: call_function print
+        User Stack:
+          t2.py:16:4
+    Ops per Graph:
+      Graph 1: @toy_example_g0
+        kt.constant
+        kt.add
+      ...
+    ```
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "File to write the report to (default: stdout)">
+  ];
+}
+
+def KilnOutlineGraphsPass : Pass<"kiln-outline-graphs", "::mlir::ModuleOp"> {
+  let summary = "move inline graph regions into graph functions";
+  let description = [{
+    Each inline `kg.graph` becomes a private `func.func` named by its callee
+    (made unique if the name is taken) with the unit attribute
+    `kg.graph_function`, and the `kg.graph` becomes the outlined form (no
+    region) calling it. Locations and attributes of the moved ops are kept.
+
+    Before:
+
+    ```mlir
+    %y = kg.graph @p_g0(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>):
+      %0 = kt.neg %a : (tensor<4xf32>) -> tensor<4xf32>
+      kg.yield %0 : tensor<4xf32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func private @p_g0(%a: tensor<4xf32>) -> tensor<4xf32>
+        attributes {kg.graph_function} {
+      %0 = kt.neg %a : (tensor<4xf32>) -> tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }
+    // in the program:
+    %y = kg.graph @p_g0(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def KilnInlineGraphsPass : Pass<"kiln-inline-graphs", "::mlir::ModuleOp"> {
+  let summary = "move graph functions back into inline graph regions";
+  let description = [{
+    The reverse of `kiln-outline-graphs`: each outlined `kg.graph` gets a
+    copy of its graph function's body as its region (`func.return` becomes
+    `kg.yield`); private graph functions left without a use are erased.
+
+    Before:
+
+    ```mlir
+    func.func private @p_g0(%a: tensor<4xf32>) -> tensor<4xf32>
+        attributes {kg.graph_function} {
+      %0 = kt.neg %a : (tensor<4xf32>) -> tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }
+    %y = kg.graph @p_g0(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %y = kg.graph @p_g0(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>):
+      %0 = kt.neg %a : (tensor<4xf32>) -> tensor<4xf32>
+      kg.yield %0 : tensor<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::kiln::kg::KGDialect"];
+}
+
+#endif // KILN_TRANSFORMS_PASSES_TD

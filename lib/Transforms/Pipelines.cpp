@@ -1,0 +1,43 @@
+//===- Pipelines.cpp - Kiln named pipelines and registration --------------===//
+//
+// Part of Kiln. The named pipelines of the troubleshooting ladder (see
+// docs/passes.md); this file has kiln-eager, the capture-level one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Transforms/Passes.h"
+
+#include "kiln/Dialect/KG/IR/KGDialect.h"
+#include "kiln/Dialect/KT/IR/KTDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace kiln {
+#define GEN_PASS_REGISTRATION
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+void kiln::buildKilnEagerPipeline(OpPassManager &pm,
+                                  const KilnEagerPipelineOptions &options) {
+  KilnSplitGraphsPassOptions split;
+  split.disallow.assign(options.disallow.begin(), options.disallow.end());
+  pm.addPass(createKilnSplitGraphsPass(split));
+  pm.addPass(createKilnInlineAllowedPass());
+  pm.addPass(createKilnOutlineGraphsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void kiln::registerKilnPasses() {
+  registerKilnTransformsPasses();
+  PassPipelineRegistration<KilnEagerPipelineOptions>(
+      "kiln-eager",
+      "Capture-level passes only (backend=\"eager\"): split graphs at "
+      "disallowed ops, trace through allow_in_graph calls, outline graphs, "
+      "canonicalize; graphs then run in the interpreter",
+      buildKilnEagerPipeline);
+}
