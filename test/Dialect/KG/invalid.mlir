@@ -54,6 +54,44 @@ kg.program @captures(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Tests that a graph region must end with kg.yield (no terminator at all).
+kg.program @graph_no_terminator(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@below {{'kg.graph' op region must end with kg.yield}}
+  %y = "kg.graph"(%x) ({
+  ^bb0(%a: tensor<4xf32>):
+    %0 = kt.neg %a : (tensor<4xf32>) -> tensor<4xf32>
+  }) {callee = @g} : (tensor<4xf32>) -> tensor<4xf32>
+  kg.return %y : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a graph region must end with kg.yield, not another terminator.
+kg.program @graph_wrong_terminator(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@below {{'kg.graph' op region must end with kg.yield}}
+  %y = "kg.graph"(%x) ({
+  ^bb0(%a: tensor<4xf32>):
+    "scf.yield"(%a) : (tensor<4xf32>) -> ()
+  }) {callee = @g} : (tensor<4xf32>) -> tensor<4xf32>
+  kg.return %y : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a graph region has exactly one block.
+kg.program @graph_two_blocks(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@below {{'kg.graph' op region must have exactly one block}}
+  %y = "kg.graph"(%x) ({
+  ^bb0(%a: tensor<4xf32>):
+    cf.br ^bb1
+  ^bb1:
+    kg.yield %a : tensor<4xf32>
+  }) {callee = @g} : (tensor<4xf32>) -> tensor<4xf32>
+  kg.return %y : tensor<4xf32>
+}
+
+// -----
+
 // Tests that kg.yield types must equal the graph result types.
 kg.program @yield_mismatch(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error@below {{'kg.graph' op kg.yield types ('tensor<4xf32>') differ from result types ('tensor<4xf64>')}}

@@ -292,7 +292,8 @@ LogicalResult GraphOp::verify() {
       return emitOpError("region argument #")
              << i << " has type " << arg.getType() << " but input #" << i
              << " has type " << getInputs()[i].getType();
-  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  // Not getTerminator(): it asserts when the last op is no terminator.
+  auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
   if (!yield)
     return emitOpError("region must end with kg.yield");
   if (yield.getOperands().getTypes() != getResultTypes())
