@@ -24,6 +24,8 @@ def KT_ConstantOp : KT_Op<"constant", [KT_CreationTrait, ConstantLike]> {
     ```
   }];
   let arguments = (ins ElementsAttr:$value);
+  // No operands: the uniform form without the empty operand list.
+  let assemblyFormat = "attr-dict `:` functional-type(operands, results)";
   let results = (outs KT_Tensor:$result);
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -66,6 +68,10 @@ def KT_FullOp : KT_SizedCreationOp<"full"> {
     %r = kt.full %d {size = [-1, 3], value = 1.5, dtype = f32} : (index) -> tensor<?x3xf32>
     ```
   }];
+  // The dynamic sizes are often absent: print no empty operand list then.
+  let assemblyFormat = [{
+    ($dynamic_sizes^)? attr-dict `:` functional-type(operands, results)
+  }];
   let arguments = (ins Variadic<Index>:$dynamic_sizes, I64ArrayAttr:$size,
                        F64Attr:$value, TypeAttr:$dtype);
   let hasVerifier = 1;
@@ -89,6 +95,8 @@ def KT_ArangeOp : KT_InferredOp<"arange", [KT_CreationTrait]> {
     %r = kt.arange {start = 0.0, end = 5.0, step = 2.0, dtype = i64} : () -> tensor<3xi64>
     ```
   }];
+  // No operands: the uniform form without the empty operand list.
+  let assemblyFormat = "attr-dict `:` functional-type(operands, results)";
   let arguments = (ins DefaultValuedAttr<F64Attr, "0.0">:$start, F64Attr:$end,
                        DefaultValuedAttr<F64Attr, "1.0">:$step, TypeAttr:$dtype);
   let results = (outs KT_Tensor:$result);
