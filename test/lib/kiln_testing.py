@@ -110,13 +110,17 @@ def func_text(name, arg_types, result_types, body_lines):
     return "func.func @%s(%s) -> %s {\n%s\n}\n" % (name, args, res, body)
 
 
-def single_op_module(op, inputs, result_types, attrs="", elems=None):
+def single_op_module(op, inputs, result_types, attrs="", elems=None,
+                     operands=None):
     """A module with @main applying one op to all inputs:
         %r = kt.op %arg0, %arg1 {attrs} : (T0, T1) -> R
-    `elems` overrides input element types (e.g. 'bf16' for float32 data)."""
+    `elems` overrides input element types (e.g. 'bf16' for float32 data);
+    `operands` overrides the operand text (e.g. "%arg0 bias %arg1" for ops
+    whose optional operands are introduced by keywords)."""
     elems = elems or [elem_of(x) for x in inputs]
     arg_types = [ttype(x.shape, e) for x, e in zip(inputs, elems)]
-    operands = ", ".join("%%arg%d" % i for i in range(len(inputs)))
+    if operands is None:
+        operands = ", ".join("%%arg%d" % i for i in range(len(inputs)))
     attr = (" {" + attrs + "}") if attrs else ""
     results = ", ".join("%%r%d" % i for i in range(len(result_types)))
     if len(result_types) > 1:
@@ -212,9 +216,10 @@ class Suite:
         return results
 
     def check_op(self, op, inputs, expected, result_types, attrs="",
-                 elems=None, label=None, **kw):
+                 elems=None, label=None, operands=None, **kw):
         """One op applied to `inputs`, compared with `expected`."""
-        mlir = single_op_module(op, inputs, result_types, attrs, elems)
+        mlir = single_op_module(op, inputs, result_types, attrs, elems,
+                                operands)
         label = label or "%s %s %s" % (op, attrs, [x.shape for x in inputs])
         return self.check(label, mlir, inputs, expected, **kw)
 

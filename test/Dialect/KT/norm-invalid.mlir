@@ -40,7 +40,7 @@ func.func @softmax_result(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
 func.func @layer_norm_empty(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   // expected-error @+2 {{'kt.layer_norm' op normalized_shape must not be empty}}
   // expected-error @+1 {{'kt.layer_norm' op failed to infer returned types}}
-  %0 = kt.layer_norm %x {normalized_shape = [], operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %0 = kt.layer_norm %x {normalized_shape = []} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
 
@@ -49,7 +49,7 @@ func.func @layer_norm_empty(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 func.func @layer_norm_rank(%x: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+2 {{'kt.layer_norm' op normalized_shape has 2 dims but input has rank 1}}
   // expected-error @+1 {{'kt.layer_norm' op failed to infer returned types}}
-  %0 = kt.layer_norm %x {normalized_shape = [1, 3], operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<3xf32>) -> tensor<3xf32>
+  %0 = kt.layer_norm %x {normalized_shape = [1, 3]} : (tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
 
@@ -58,7 +58,7 @@ func.func @layer_norm_rank(%x: tensor<3xf32>) -> tensor<3xf32> {
 func.func @layer_norm_trailing(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   // expected-error @+2 {{'kt.layer_norm' op normalized_shape 2 does not match the trailing dims of input shape 2x3}}
   // expected-error @+1 {{'kt.layer_norm' op failed to infer returned types}}
-  %0 = kt.layer_norm %x {normalized_shape = [2], operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %0 = kt.layer_norm %x {normalized_shape = [2]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
 
@@ -67,7 +67,7 @@ func.func @layer_norm_trailing(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 func.func @layer_norm_weight_shape(%x: tensor<2x3xf32>, %w: tensor<2x3xf32>) -> tensor<2x3xf32> {
   // expected-error @+2 {{'kt.layer_norm' op weight shape 2x3 must equal normalized_shape 3}}
   // expected-error @+1 {{'kt.layer_norm' op failed to infer returned types}}
-  %0 = kt.layer_norm %x, %w {normalized_shape = [3], operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %0 = kt.layer_norm %x weight %w {normalized_shape = [3]} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
 
@@ -76,7 +76,7 @@ func.func @layer_norm_weight_shape(%x: tensor<2x3xf32>, %w: tensor<2x3xf32>) -> 
 func.func @layer_norm_bias_type(%x: tensor<2x3xf32>, %b: tensor<3xf64>) -> tensor<2x3xf32> {
   // expected-error @+2 {{'kt.layer_norm' op bias has element type f64 but input has f32 (insert kt.cast)}}
   // expected-error @+1 {{'kt.layer_norm' op failed to infer returned types}}
-  %0 = kt.layer_norm %x, %b {normalized_shape = [3], operandSegmentSizes = array<i32: 1, 0, 1>} : (tensor<2x3xf32>, tensor<3xf64>) -> tensor<2x3xf32>
+  %0 = kt.layer_norm %x bias %b {normalized_shape = [3]} : (tensor<2x3xf32>, tensor<3xf64>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
 
@@ -85,7 +85,7 @@ func.func @layer_norm_bias_type(%x: tensor<2x3xf32>, %b: tensor<3xf64>) -> tenso
 func.func @batch_norm_rank(%x: tensor<3xf32>, %m: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+2 {{'kt.batch_norm' op input must have rank >= 2 ([N, C, ...]) but has rank 1}}
   // expected-error @+1 {{'kt.batch_norm' op failed to infer returned types}}
-  %0 = kt.batch_norm %x, %m, %m {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %0 = kt.batch_norm %x, %m, %m : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
 
@@ -94,7 +94,7 @@ func.func @batch_norm_rank(%x: tensor<3xf32>, %m: tensor<3xf32>) -> tensor<3xf32
 func.func @batch_norm_channels(%x: tensor<2x3xf32>, %m: tensor<3xf32>, %v: tensor<4xf32>) -> tensor<2x3xf32> {
   // expected-error @+2 {{'kt.batch_norm' op running_var must have shape [3] but has shape 4}}
   // expected-error @+1 {{'kt.batch_norm' op failed to infer returned types}}
-  %0 = kt.batch_norm %x, %m, %v {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (tensor<2x3xf32>, tensor<3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  %0 = kt.batch_norm %x, %m, %v : (tensor<2x3xf32>, tensor<3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
 
@@ -103,7 +103,7 @@ func.func @batch_norm_channels(%x: tensor<2x3xf32>, %m: tensor<3xf32>, %v: tenso
 func.func @batch_norm_type(%x: tensor<2x3xf32>, %m: tensor<3xf32>, %w: tensor<3xf16>) -> tensor<2x3xf32> {
   // expected-error @+2 {{'kt.batch_norm' op weight has element type f16 but input has f32}}
   // expected-error @+1 {{'kt.batch_norm' op failed to infer returned types}}
-  %0 = kt.batch_norm %x, %m, %m, %w {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf16>) -> tensor<2x3xf32>
+  %0 = kt.batch_norm %x, %m, %m weight %w : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf16>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
 

@@ -31,28 +31,28 @@ func.func @softmax_refine(%x: tensor<2x?xf32>) -> tensor<2x5xf32> {
 // -----
 
 // CHECK-LABEL: func.func @layer_norm
-// CHECK: kt.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {normalized_shape = [3, 4], operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<2x3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
-// CHECK: kt.layer_norm %{{.*}} {eps = 1.000000e-03 : f64, normalized_shape = [4], operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<?x3x4xf64>) -> tensor<?x3x4xf64>
-// CHECK: kt.layer_norm %{{.*}}, %{{.*}} {normalized_shape = [4], operandSegmentSizes = array<i32: 1, 0, 1>} : (tensor<2x?xf16>, tensor<4xf16>) -> tensor<2x?xf16>
-// CHECK: kt.layer_norm %{{.*}}, %{{.*}} {normalized_shape = [4], operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x4xbf16>, tensor<4xbf16>) -> tensor<2x4xbf16>
+// CHECK: kt.layer_norm %{{.*}} weight %{{.*}} bias %{{.*}} {normalized_shape = [3, 4]} : (tensor<2x3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK: kt.layer_norm %{{.*}} {eps = 1.000000e-03 : f64, normalized_shape = [4]} : (tensor<?x3x4xf64>) -> tensor<?x3x4xf64>
+// CHECK: kt.layer_norm %{{.*}} bias %{{.*}} {normalized_shape = [4]} : (tensor<2x?xf16>, tensor<4xf16>) -> tensor<2x?xf16>
+// CHECK: kt.layer_norm %{{.*}} weight %{{.*}} {normalized_shape = [4]} : (tensor<2x4xbf16>, tensor<4xbf16>) -> tensor<2x4xbf16>
 func.func @layer_norm(%x: tensor<2x3x4xf32>, %w: tensor<3x4xf32>, %b: tensor<3x4xf32>, %y: tensor<?x3x4xf64>, %z: tensor<2x?xf16>, %bz: tensor<4xf16>, %u: tensor<2x4xbf16>, %wu: tensor<4xbf16>) -> (tensor<2x3x4xf32>, tensor<?x3x4xf64>, tensor<2x?xf16>, tensor<2x4xbf16>) {
-  %0 = kt.layer_norm %x, %w, %b {normalized_shape = [3, 4], operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<2x3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
-  %1 = kt.layer_norm %y {normalized_shape = [4], eps = 1.0e-3, operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<?x3x4xf64>) -> tensor<?x3x4xf64>
-  %2 = kt.layer_norm %z, %bz {normalized_shape = [4], operandSegmentSizes = array<i32: 1, 0, 1>} : (tensor<2x?xf16>, tensor<4xf16>) -> tensor<2x?xf16>
-  %3 = kt.layer_norm %u, %wu {normalized_shape = [4], operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x4xbf16>, tensor<4xbf16>) -> tensor<2x4xbf16>
+  %0 = kt.layer_norm %x weight %w bias %b {normalized_shape = [3, 4]} : (tensor<2x3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = kt.layer_norm %y {normalized_shape = [4], eps = 1.0e-3} : (tensor<?x3x4xf64>) -> tensor<?x3x4xf64>
+  %2 = kt.layer_norm %z bias %bz {normalized_shape = [4]} : (tensor<2x?xf16>, tensor<4xf16>) -> tensor<2x?xf16>
+  %3 = kt.layer_norm %u weight %wu {normalized_shape = [4]} : (tensor<2x4xbf16>, tensor<4xbf16>) -> tensor<2x4xbf16>
   return %0, %1, %2, %3 : tensor<2x3x4xf32>, tensor<?x3x4xf64>, tensor<2x?xf16>, tensor<2x4xbf16>
 }
 
 // -----
 
 // CHECK-LABEL: func.func @batch_norm
-// CHECK: kt.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {eps = 1.000000e-03 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x5xf32>
-// CHECK: kt.batch_norm %{{.*}}, %{{.*}}, %{{.*}} {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (tensor<?x?xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<?x?xf64>
-// CHECK: kt.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>} : (tensor<2x3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
+// CHECK: kt.batch_norm %{{.*}}, %{{.*}}, %{{.*}} weight %{{.*}} bias %{{.*}} {eps = 1.000000e-03 : f64} : (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x5xf32>
+// CHECK: kt.batch_norm %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<?x?xf64>
+// CHECK: kt.batch_norm %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
 func.func @batch_norm(%x: tensor<2x3x4x5xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>, %y: tensor<?x?xf64>, %m2: tensor<3xf64>, %v2: tensor<3xf64>, %z: tensor<2x3xf16>, %m3: tensor<3xf16>) -> (tensor<2x3x4x5xf32>, tensor<?x?xf64>, tensor<2x3xf16>) {
-  %0 = kt.batch_norm %x, %m, %v, %w, %b {eps = 1.0e-3, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x5xf32>
-  %1 = kt.batch_norm %y, %m2, %v2 {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (tensor<?x?xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<?x?xf64>
-  %2 = kt.batch_norm %z, %m3, %m3, %m3 {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>} : (tensor<2x3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
+  %0 = kt.batch_norm %x, %m, %v weight %w bias %b {eps = 1.0e-3} : (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x5xf32>
+  %1 = kt.batch_norm %y, %m2, %v2 : (tensor<?x?xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<?x?xf64>
+  %2 = kt.batch_norm %z, %m3, %m3 bias %m3 : (tensor<2x3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
   return %0, %1, %2 : tensor<2x3x4x5xf32>, tensor<?x?xf64>, tensor<2x3xf16>
 }
 

@@ -26,19 +26,32 @@ def cast(x, elem):
     return x.astype(np.float32)
 
 
+def keyword_operands(fixed, w, b):
+    """Operand text: `fixed` positional operands, then `weight`/`bias`."""
+    names = ["%%arg%d" % i for i in range(fixed + int(w) + int(b))]
+    text = ", ".join(names[:fixed])
+    rest = names[fixed:]
+    if w:
+        text += " weight " + rest.pop(0)
+    if b:
+        text += " bias " + rest.pop(0)
+    return text
+
+
 def layer_norm(shape, ns, elem, w=True, b=True, eps=None):
     x = cast(s.randn(*shape) * 2 + 0.5, elem)
     wt = cast(s.randn(*ns), elem) if w else None
     bt = cast(s.randn(*ns), elem) if b else None
     ins = [a for a in (x, wt, bt) if a is not None]
-    attrs = "normalized_shape = [%s], operandSegmentSizes = array<i32: 1, %d, %d>" % (
-        ", ".join(map(str, ns)), int(w), int(b))
+    attrs = "normalized_shape = [%s]" % ", ".join(map(str, ns))
+    operands = keyword_operands(1, w, b)
     if eps is not None:
         attrs += ", eps = %r" % eps
     exp = F.layer_norm(T(x), list(ns), T(wt), T(bt),
                        1e-5 if eps is None else eps).numpy()
     s.check_op("kt.layer_norm", ins, exp, [ttype(shape, elem)], attrs=attrs,
-               elems=[elem] * len(ins), elem=elem if elem == "bf16" else None)
+               elems=[elem] * len(ins), elem=elem if elem == "bf16" else None,
+               operands=operands)
 
 
 for elem in ["f32", "f64"]:
@@ -58,7 +71,7 @@ layer_norm((3, 5), (5,), "bf16", w=False)
 # dynamic dims
 x = s.randn(3, 4)
 mlir = func_text("main", ["tensor<?x?xf32>"], ["tensor<?x?xf32>"], [
-    "%r = kt.layer_norm %arg0 {normalized_shape = [4], operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<?x?xf32>) -> tensor<?x?xf32>",
+    "%r = kt.layer_norm %arg0 {normalized_shape = [4]} : (tensor<?x?xf32>) -> tensor<?x?xf32>",
     "return %r : tensor<?x?xf32>"])
 s.check("layer_norm dynamic", mlir, [x], F.layer_norm(T(x), [4]).numpy())
 s.check_error("layer_norm dynamic mismatch", mlir, [s.randn(3, 5)],
@@ -73,13 +86,12 @@ def batch_norm(shape, elem, w=True, b=True, eps=None):
     wt = cast(s.randn(c), elem) if w else None
     bt = cast(s.randn(c), elem) if b else None
     ins = [a for a in (x, mean, var, wt, bt) if a is not None]
-    attrs = "operandSegmentSizes = array<i32: 1, 1, 1, %d, %d>" % (int(w), int(b))
-    if eps is not None:
-        attrs += ", eps = %r" % eps
+    attrs = "eps = %r" % eps if eps is not None else ""
     exp = F.batch_norm(T(x), T(mean), T(var), T(wt), T(bt), training=False,
                        eps=1e-5 if eps is None else eps).numpy()
     s.check_op("kt.batch_norm", ins, exp, [ttype(shape, elem)], attrs=attrs,
-               elems=[elem] * len(ins), elem=elem if elem == "bf16" else None)
+               elems=[elem] * len(ins), elem=elem if elem == "bf16" else None,
+               operands=keyword_operands(3, w, b))
 
 
 for elem in ["f32", "f64"]:
@@ -98,11 +110,10 @@ x = s.randn(2, 3, 4)
 m, v = np.zeros(3, np.float32), np.zeros(3, np.float32)
 s.check_op("kt.batch_norm", [x, m, v],
            F.batch_norm(T(x), T(m), T(v), training=False, eps=1e-5).numpy(),
-           [ttype(x.shape, "f32")],
-           attrs="operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>")
+           [ttype(x.shape, "f32")])
 mlir = func_text("main", ["tensor<?x?x?xf32>", "tensor<?xf32>", "tensor<?xf32>"],
                  ["tensor<?x?x?xf32>"], [
-    "%r = kt.batch_norm %arg0, %arg1, %arg2 {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (tensor<?x?x?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x?x?xf32>",
+    "%r = kt.batch_norm %arg0, %arg1, %arg2 : (tensor<?x?x?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x?x?xf32>",
     "return %r : tensor<?x?x?xf32>"])
 mean, var = s.randn(3), s.uniform(0.5, 2, 3)
 s.check("batch_norm dynamic", mlir, [x, mean, var],

@@ -76,10 +76,10 @@ def KT_LayerNormOp : KT_NormOp<"layer_norm", "inferLayerNorm",
   let description = [{
     Normalizes over the trailing `len(normalized_shape)` dims of `input`:
     `result = (input - mean) / sqrt(var + eps) * weight + bias`, with the
-    biased variance. `weight` and `bias` are optional (absent: 1 and 0).
-    Because both are optional, the generic form carries
-    `operandSegmentSizes = array<i32: 1, W, B>` (W, B in {0, 1}); the custom
-    form prints it in the attribute dictionary.
+    biased variance. `weight` and `bias` are optional (absent: 1 and 0); in
+    the custom form each is introduced by its keyword, so either may be
+    left out (the generic form carries
+    `operandSegmentSizes = array<i32: 1, W, B>`).
 
     1. `input`, `weight` and `bias` share a float element type.
     2. `normalized_shape` is not empty and has at most rank(input) entries.
@@ -88,8 +88,10 @@ def KT_LayerNormOp : KT_NormOp<"layer_norm", "inferLayerNorm",
     4. `weight` and `bias`, when present, have shape `normalized_shape`.
 
     ```mlir
-    %r = kt.layer_norm %x, %w, %b {normalized_shape = [4], eps = 1.0e-05 : f64, operandSegmentSizes = array<i32: 1, 1, 1>}
+    %r = kt.layer_norm %x weight %w bias %b {normalized_shape = [4], eps = 1.0e-05 : f64}
         : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+    %n = kt.layer_norm %x bias %b {normalized_shape = [4]}
+        : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
     ```
   }];
   let arguments = (ins KT_FloatTensor:$input,
@@ -98,6 +100,11 @@ def KT_LayerNormOp : KT_NormOp<"layer_norm", "inferLayerNorm",
                        I64ArrayAttr:$normalized_shape,
                        DefaultValuedAttr<F64Attr, "1e-5">:$eps);
   let results = (outs KT_FloatTensor:$result);
+  // Two optional operands: keywords say which are present.
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
 }
 
 def KT_BatchNormOp : KT_NormOp<"batch_norm", "inferBatchNorm",
@@ -110,16 +117,18 @@ def KT_BatchNormOp : KT_NormOp<"batch_norm", "inferBatchNorm",
               * weight[c] + bias[c]`.
     `weight` and `bias` are optional (absent: 1 and 0). Training mode (batch
     statistics, updating the running statistics with `momentum`) is not
-    modelled: a frontend lowers training-mode batch_norm to reductions. The
-    generic form carries `operandSegmentSizes = array<i32: 1, 1, 1, W, B>`.
+    modelled: a frontend lowers training-mode batch_norm to reductions. In
+    the custom form `weight` and `bias` are introduced by their keywords (the
+    generic form carries `operandSegmentSizes = array<i32: 1, 1, 1, W, B>`).
 
     1. `input` has rank >= 2 (`[N, C, ...]`).
     2. All operands share a float element type.
     3. `running_mean`, `running_var`, `weight` and `bias` have shape `[C]`.
 
     ```mlir
-    %r = kt.batch_norm %x, %m, %v {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}
-        : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+    %r = kt.batch_norm %x, %m, %v : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+    %s = kt.batch_norm %x, %m, %v weight %w bias %b {eps = 1.0e-03 : f64}
+        : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
     ```
   }];
   let arguments = (ins KT_FloatTensor:$input,
@@ -129,6 +138,11 @@ def KT_BatchNormOp : KT_NormOp<"batch_norm", "inferBatchNorm",
                        Optional<KT_FloatTensor>:$bias,
                        DefaultValuedAttr<F64Attr, "1e-5">:$eps);
   let results = (outs KT_FloatTensor:$result);
+  // Two optional operands: keywords say which are present.
+  let assemblyFormat = [{
+    $input `,` $running_mean `,` $running_var (`weight` $weight^)?
+    (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 //===----------------------------------------------------------------------===//
