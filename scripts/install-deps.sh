@@ -8,6 +8,8 @@ PKGS=(
   # compiler toolchain: LLVM/MLIR 22, clang 22, lld, ninja, ccache
   llvm-22-dev llvm-22-tools mlir-22-tools libmlir-22-dev clang-22 lld-22
   libomp-22-dev ninja-build ccache cmake
+  # clang's sanitizer runtimes (ASan runs of the C API tests)
+  libclang-rt-22-dev
   # test oracles and benchmark baselines
   python3-numpy python3-torch libopenblas-dev libopenblas0-pthread
 )

@@ -1,0 +1,355 @@
+/*===-- kiln-c/Kiln.h - C API of the Kiln runtime -----------------*- C -*-===*\
+|*                                                                            *|
+|* Part of Kiln. A C API over runtime sessions: load a module of kg.programs, *|
+|* set options, register host callbacks, call programs with DLPack tensors    *|
+|* and read the statistics of the cache. See docs/c-api.md.                   *|
+|*                                                                            *|
+|* Conventions (those of the MLIR C API):                                     *|
+|*  - Objects are opaque handles (a struct holding one pointer), passed by    *|
+|*    value. A handle whose pointer is NULL is a "null" handle.               *|
+|*  - A function named ...Create returns an object the caller owns and must   *|
+|*    give back with the matching ...Destroy. Anything else returned is       *|
+|*    borrowed, for as long as the comment of the function says.              *|
+|*  - Every fallible function returns a KilnStatus: a null status is success;*|
+|*    otherwise it carries a message and the caller owns (must destroy) it.   *|
+|*    No function aborts on bad input: NULL handles and pointers, bad dtypes  *|
+|*    and unknown names are reported through the status.                      *|
+|*  - Strings are passed as KilnStringRef (pointer + length, not necessarily  *|
+|*    NUL-terminated) and never owned by the receiver.                        *|
+|*  - A session and everything obtained from it is not thread-safe: use a     *|
+|*    session from one thread at a time. Distinct sessions are independent.   *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef KILN_C_KILN_H
+#define KILN_C_KILN_H
+
+#include "kiln-c/DLPack.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KILN_CAPI_EXPORTED __attribute__((visibility("default")))
+#else
+#define KILN_CAPI_EXPORTED
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//===----------------------------------------------------------------------===//
+// Version
+//===----------------------------------------------------------------------===//
+
+/// The version of this header. The minor version grows with compatible
+/// additions; the major version changes when something is removed or
+/// changes meaning.
+#define KILN_C_API_VERSION_MAJOR 0
+#define KILN_C_API_VERSION_MINOR 1
+
+/// The version of the library linked: (major << 16) | minor. A program built
+/// against this header should check that the major versions agree.
+KILN_CAPI_EXPORTED int kilnGetAPIVersion(void);
+
+//===----------------------------------------------------------------------===//
+// Handles and strings
+//===----------------------------------------------------------------------===//
+
+#define DEFINE_C_API_STRUCT(name, storage)                                     \
+  struct name {                                                                \
+    storage *ptr;                                                              \
+  };                                                                           \
+  typedef struct name name
+
+/// A session: a loaded module, its options, callbacks, caches and stats.
+DEFINE_C_API_STRUCT(KilnSession, void);
+/// An error: a message. Null means success.
+DEFINE_C_API_STRUCT(KilnStatus, void);
+/// An ordered list of tensors owned by the list (results of a call, or the
+/// outputs of a host callback).
+DEFINE_C_API_STRUCT(KilnTensorList, void);
+
+#undef DEFINE_C_API_STRUCT
+
+/// A string that is not owned: `length` bytes at `data` (not necessarily
+/// NUL-terminated). `data` may be NULL only when `length` is 0.
+typedef struct KilnStringRef {
+  const char *data;
+  size_t length;
+} KilnStringRef;
+
+/// A string reference to `length` bytes at `str` (not copied).
+static inline KilnStringRef kilnStringRefCreate(const char *str,
+                                                size_t length) {
+  KilnStringRef result;
+  result.data = str;
+  result.length = length;
+  return result;
+}
+
+/// A string reference to the NUL-terminated `str` (not copied); NULL gives
+/// the empty string.
+KILN_CAPI_EXPORTED KilnStringRef kilnStringRefCreateFromCString(const char *str);
+
+//===----------------------------------------------------------------------===//
+// Status
+//===----------------------------------------------------------------------===//
+
+/// A new error status carrying a copy of `message`; owned by the caller (or
+/// by Kiln once returned from a callback, which then destroys it).
+KILN_CAPI_EXPORTED KilnStatus kilnStatusCreate(KilnStringRef message);
+
+/// True for the null status (success).
+static inline bool kilnStatusIsOk(KilnStatus status) { return !status.ptr; }
+
+/// The message of an error status (empty for success), NUL-terminated and
+/// valid until the status is destroyed.
+KILN_CAPI_EXPORTED KilnStringRef kilnStatusGetMessage(KilnStatus status);
+
+/// Destroys a status; the null status is accepted and ignored.
+KILN_CAPI_EXPORTED void kilnStatusDestroy(KilnStatus status);
+
+//===----------------------------------------------------------------------===//
+// Tensor lists
+//===----------------------------------------------------------------------===//
+
+/// A new empty tensor list, owned by the caller.
+KILN_CAPI_EXPORTED KilnTensorList kilnTensorListCreate(void);
+
+/// Destroys a list and every tensor it holds; a null list is ignored.
+KILN_CAPI_EXPORTED void kilnTensorListDestroy(KilnTensorList list);
+
+static inline bool kilnTensorListIsNull(KilnTensorList list) {
+  return !list.ptr;
+}
+
+/// The number of tensors in `list` (0 for a null list).
+KILN_CAPI_EXPORTED size_t kilnTensorListSize(KilnTensorList list);
+
+/// Tensor `index` of `list`, or NULL when out of range (or the list is null).
+/// The descriptor, its shape and its data are owned by the list and stay
+/// valid (at the same address) until the list is destroyed. Tensors in a list
+/// are compact row-major (strides NULL, byte_offset 0) on the CPU; booleans
+/// are kDLBool with 8 bits.
+KILN_CAPI_EXPORTED const DLTensor *kilnTensorListGet(KilnTensorList list,
+                                                     size_t index);
+
+/// Appends a copy of `tensor` to `list`: its elements are copied (honoring
+/// strides and byte_offset) into a new compact buffer owned by the list, so
+/// `tensor` may be freed right after. Fails on a null list or tensor, an
+/// unsupported dtype or device, a negative size, or NULL data with elements.
+KILN_CAPI_EXPORTED KilnStatus kilnTensorListAppend(KilnTensorList list,
+                                                   const DLTensor *tensor);
+
+//===----------------------------------------------------------------------===//
+// Sessions
+//===----------------------------------------------------------------------===//
+
+/// A new session with default options (backend=eager, no pipeline,
+/// cache_size_limit=8, frozen=false, dynamic=auto); owned by the caller.
+KILN_CAPI_EXPORTED KilnSession kilnSessionCreate(void);
+
+/// Destroys a session, its module, caches and callbacks (user data given to
+/// callbacks is not touched); a null session is ignored. Tensor lists and
+/// statuses obtained from the session stay valid and must still be
+/// destroyed.
+KILN_CAPI_EXPORTED void kilnSessionDestroy(KilnSession session);
+
+static inline bool kilnSessionIsNull(KilnSession session) {
+  return !session.ptr;
+}
+
+/// Parses `text` (a module of kg.programs) and makes it the session's module,
+/// replacing the previous one and clearing every cache and statistic.
+/// `bufferName` names the text in error messages (may be empty). Parse
+/// errors carry `bufferName:line:col`.
+KILN_CAPI_EXPORTED KilnStatus kilnSessionLoadModule(KilnSession session,
+                                                    KilnStringRef text,
+                                                    KilnStringRef bufferName);
+
+/// As kilnSessionLoadModule, for the file at `path`.
+KILN_CAPI_EXPORTED KilnStatus kilnSessionLoadModuleFile(KilnSession session,
+                                                        KilnStringRef path);
+
+/// Sets an option. Keys and values:
+///   backend           "eager"
+///   pipeline          a pass pipeline (kiln-opt --pass-pipeline syntax
+///                     without the builtin.module wrapper) run on every new
+///                     cache entry; "" for none. Checked when set.
+///   cache_size_limit  a positive integer: entries per program before the
+///                     program stops recompiling and runs the fallback
+///   frozen            "true" / "false": never compile, misses fall back
+///   dynamic           "auto" / "static" / "dynamic"
+/// Unknown keys and invalid values give an error naming what is accepted.
+/// The new value applies to the next compile (entries already in a cache
+/// keep theirs, except that backend is part of every entry's guards).
+KILN_CAPI_EXPORTED KilnStatus kilnSessionSetOption(KilnSession session,
+                                                   KilnStringRef key,
+                                                   KilnStringRef value);
+
+/// The current value of option `key` in the syntax kilnSessionSetOption
+/// takes, in `*value`: NUL-terminated, valid until the next call of a
+/// kilnSession* function on this session.
+KILN_CAPI_EXPORTED KilnStatus kilnSessionGetOption(KilnSession session,
+                                                   KilnStringRef key,
+                                                   KilnStringRef *value);
+
+/// torch._dynamo.mark_dynamic: dim `dim` of argument `arg` of `program` is
+/// compiled dynamic from the next compile on (kilnSessionMarkStatic: kept
+/// static even when its size changes). Fails when no module is loaded,
+/// `program` is not a kg.program of it, or `arg` is out of range or not a
+/// tensor argument. Marks are cleared when a module is loaded.
+KILN_CAPI_EXPORTED KilnStatus kilnSessionMarkDynamic(KilnSession session,
+                                                     KilnStringRef program,
+                                                     size_t arg, size_t dim);
+KILN_CAPI_EXPORTED KilnStatus kilnSessionMarkStatic(KilnSession session,
+                                                    KilnStringRef program,
+                                                    size_t arg, size_t dim);
+
+//===----------------------------------------------------------------------===//
+// Callbacks
+//===----------------------------------------------------------------------===//
+
+/// A host callback, run for each `kg.host_call @name` (graph breaks). The
+/// `numInputs` descriptors at `inputs` are borrowed for the duration of the
+/// call (compact, CPU, read-only data). The callback appends its results, in
+/// order, to `outputs` with kilnTensorListAppend (which copies them; the
+/// list is owned by Kiln, do not destroy it). It returns a null status on
+/// success, or a status made with kilnStatusCreate, which Kiln destroys and
+/// whose message becomes the error of the call that ran the program.
+typedef KilnStatus (*KilnHostCallback)(void *userData, const DLTensor *inputs,
+                                       size_t numInputs,
+                                       KilnTensorList outputs);
+
+/// Registers `callback` as host function `name` (replacing a callback of the
+/// same name). `userData` is passed through and not owned; it must outlive
+/// the registration. A program calling a name that has no callback fails at
+/// run time with "no host callback is registered as 'name'".
+KILN_CAPI_EXPORTED KilnStatus kilnSessionRegisterHostCallback(
+    KilnSession session, KilnStringRef name, KilnHostCallback callback,
+    void *userData);
+
+/// An on-miss callback: called when a call of `program` misses every cache
+/// entry (and the program may still compile), with the call's arguments
+/// (borrowed for the duration of the callback; host scalars are 0-d
+/// tensors) and the guard failure that caused the miss (empty for the first
+/// compile). It returns, in `*moduleText`, the text of a module holding a
+/// kg.program named `program` for these inputs (as a frontend that
+/// re-captures would): the text is copied as soon as the callback returns,
+/// so it only has to stay valid until then (e.g. a buffer owned by
+/// `userData`). Returning an error status fails the call with its message.
+typedef KilnStatus (*KilnMissCallback)(void *userData, KilnStringRef program,
+                                       const DLTensor *args, size_t numArgs,
+                                       KilnStringRef reason,
+                                       KilnStringRef *moduleText);
+
+/// Sets the session's on-miss callback; a NULL callback goes back to
+/// specializing the loaded module (the default).
+KILN_CAPI_EXPORTED KilnStatus kilnSessionSetMissCallback(
+    KilnSession session, KilnMissCallback callback, void *userData);
+
+/// Receives warnings (e.g. a program reaching cache_size_limit, with its
+/// recompile reasons). `message` is borrowed for the duration of the call.
+typedef void (*KilnWarningCallback)(void *userData, KilnStringRef message);
+
+/// Sets where warnings go; NULL restores the default (printed on stderr).
+KILN_CAPI_EXPORTED KilnStatus kilnSessionSetWarningCallback(
+    KilnSession session, KilnWarningCallback callback, void *userData);
+
+//===----------------------------------------------------------------------===//
+// Calls
+//===----------------------------------------------------------------------===//
+
+/// Per-argument flags of kilnSessionCall.
+enum {
+  /// The tensor requires grad (guarded as `requires_grad`).
+  KILN_ARG_REQUIRES_GRAD = 1u << 0,
+};
+
+/// Calls `program` with `numArgs` arguments: evaluates the guards of its cache
+/// entries, compiles a new entry on a miss (or runs the fallback when frozen
+/// or at cache_size_limit), and runs it.
+///
+/// Arguments are DLPack descriptors, read in place (no ownership, not
+/// modified, only read during the call). Strides (in elements) and
+/// byte_offset are honored. Element types: kDLFloat 16/32/64, kDLBfloat 16,
+/// kDLInt 32/64, kDLBool 8; lanes must be 1. Only kDLCPU tensors are
+/// accepted (the runtime reads data on the host); other devices fail.
+/// Where the program's argument type is a scalar (f32, i64, i1, ...) and
+/// not a tensor, the argument is passed as a 0-d (or one-element) tensor and
+/// becomes a host scalar of the tensor's dtype. `argFlags` is NULL or
+/// `numArgs` KILN_ARG_* bit sets.
+///
+/// On success `*results` receives a new list, owned by the caller, of the
+/// program's results; on failure it is set to the null list.
+KILN_CAPI_EXPORTED KilnStatus kilnSessionCall(KilnSession session,
+                                              KilnStringRef program,
+                                              const DLTensor *args,
+                                              size_t numArgs,
+                                              const uint32_t *argFlags,
+                                              KilnTensorList *results);
+
+//===----------------------------------------------------------------------===//
+// Statistics
+//===----------------------------------------------------------------------===//
+
+/// The cache statistics of one program.
+typedef struct KilnProgramStats {
+  uint64_t calls;
+  /// Calls that hit a cache entry.
+  uint64_t hits;
+  /// Calls that hit none (each compiles, or falls back).
+  uint64_t misses;
+  /// Cache entries compiled.
+  uint64_t compiles;
+  /// Calls run by the fallback (cache_size_limit reached, or frozen).
+  uint64_t fallbacks;
+  /// Guard failures that caused a recompile or a fallback
+  /// (kilnSessionGetRecompileReason).
+  size_t numRecompileReasons;
+  /// Compile phases timed (kilnSessionGetCompilePhase).
+  size_t numCompilePhases;
+  /// Cache entries (kilnSessionGetEntryIR).
+  size_t numEntries;
+  /// Seconds spent compiling, all entries together.
+  double totalCompileSeconds;
+} KilnProgramStats;
+
+/// Fills `*stats` with the statistics of `program` since the module was
+/// loaded (all zero before its first call). Fails when `program` is not a
+/// kg.program of the loaded module.
+KILN_CAPI_EXPORTED KilnStatus kilnSessionGetStats(KilnSession session,
+                                                  KilnStringRef program,
+                                                  KilnProgramStats *stats);
+
+/// Recompile reason `index` (0 <= index < numRecompileReasons, oldest
+/// first), in TorchDynamo's words ("tensor 'a' size mismatch at index 0.
+/// expected 10, actual 20"). `*reason` is valid until the next kilnSession*
+/// call on this session.
+KILN_CAPI_EXPORTED KilnStatus kilnSessionGetRecompileReason(
+    KilnSession session, KilnStringRef program, size_t index,
+    KilnStringRef *reason);
+
+/// Compile phase `index` (0 <= index < numCompilePhases, sorted by name):
+/// "specialize", "compile-guards" or a pass of the pipeline (by its
+/// argument), and the seconds spent in it summed over compiles. `*name` is
+/// valid until the next kilnSession* call on this session.
+KILN_CAPI_EXPORTED KilnStatus kilnSessionGetCompilePhase(
+    KilnSession session, KilnStringRef program, size_t index,
+    KilnStringRef *name, double *seconds);
+
+/// The specialized program of cache entry `index` (0 <= index < numEntries)
+/// as text; valid until the next kilnSession* call on this session.
+KILN_CAPI_EXPORTED KilnStatus kilnSessionGetEntryIR(KilnSession session,
+                                                    KilnStringRef program,
+                                                    size_t index,
+                                                    KilnStringRef *ir);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // KILN_C_KILN_H

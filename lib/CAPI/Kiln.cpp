@@ -1,0 +1,763 @@
+//===- Kiln.cpp - C API of the Kiln runtime -------------------------------===//
+//
+// Part of Kiln. Wraps runtime::Session for C callers (include/kiln-c/Kiln.h).
+// Nothing here aborts on bad input: every check becomes an error status.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln-c/Kiln.h"
+
+#include "kiln/Dialect/KG/IR/KGOps.h"
+#include "kiln/Interpreter/Tensor.h"
+#include "kiln/Runtime/Session.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using kiln::interp::DType;
+using kiln::interp::Tensor;
+using kiln::runtime::ArgView;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Objects behind the handles
+//===----------------------------------------------------------------------===//
+
+struct StatusImpl {
+  std::string message;
+};
+
+/// One tensor of a list: the buffer (shared with the runtime's result, which
+/// is immutable) and the descriptor pointing into it.
+struct ListItem {
+  Tensor tensor;
+  std::vector<int64_t> shape;
+  DLTensor dl;
+};
+
+struct TensorListImpl {
+  /// unique_ptr: descriptors keep their address while the list grows.
+  std::vector<std::unique_ptr<ListItem>> items;
+};
+
+/// What the C API knows of a loaded program: its argument kinds.
+struct ProgramInfo {
+  std::vector<bool> isScalar;
+};
+
+struct SessionImpl {
+  kiln::runtime::Session session;
+  bool loaded = false;
+  std::map<std::string, ProgramInfo, std::less<>> programs;
+  /// Strings returned "valid until the next call".
+  std::string scratch;
+  std::vector<std::string> entryIR;
+};
+
+KilnStatus makeStatus(std::string message) {
+  return KilnStatus{new StatusImpl{std::move(message)}};
+}
+
+SessionImpl *unwrap(KilnSession s) { return static_cast<SessionImpl *>(s.ptr); }
+TensorListImpl *unwrap(KilnTensorList l) {
+  return static_cast<TensorListImpl *>(l.ptr);
+}
+StatusImpl *unwrap(KilnStatus s) { return static_cast<StatusImpl *>(s.ptr); }
+
+/// Checks a string argument (NULL data is only valid with length 0).
+bool toStringRef(KilnStringRef s, llvm::StringRef &out) {
+  if (!s.data && s.length)
+    return false;
+  out = s.data ? llvm::StringRef(s.data, s.length) : llvm::StringRef();
+  return true;
+}
+
+KilnStringRef toC(llvm::StringRef s) { return {s.data(), s.size()}; }
+
+//===----------------------------------------------------------------------===//
+// DLPack <-> runtime
+//===----------------------------------------------------------------------===//
+
+std::optional<DType> dtypeFromDL(DLDataType t) {
+  if (t.lanes != 1)
+    return std::nullopt;
+  switch (t.code) {
+  case kDLFloat:
+    if (t.bits == 32)
+      return DType::F32;
+    if (t.bits == 64)
+      return DType::F64;
+    if (t.bits == 16)
+      return DType::F16;
+    break;
+  case kDLBfloat:
+    if (t.bits == 16)
+      return DType::BF16;
+    break;
+  case kDLInt:
+    if (t.bits == 64)
+      return DType::I64;
+    if (t.bits == 32)
+      return DType::I32;
+    break;
+  case kDLBool:
+    if (t.bits == 8)
+      return DType::I1;
+    break;
+  default:
+    break;
+  }
+  return std::nullopt;
+}
+
+DLDataType dtypeToDL(DType dt) {
+  switch (dt) {
+  case DType::F32:
+    return {kDLFloat, 32, 1};
+  case DType::F64:
+    return {kDLFloat, 64, 1};
+  case DType::F16:
+    return {kDLFloat, 16, 1};
+  case DType::BF16:
+    return {kDLBfloat, 16, 1};
+  case DType::I64:
+    return {kDLInt, 64, 1};
+  case DType::I32:
+    return {kDLInt, 32, 1};
+  case DType::I1:
+    return {kDLBool, 8, 1};
+  }
+  return {kDLFloat, 32, 1};
+}
+
+/// A view of `t` (not copied). `what` names the tensor in errors.
+bool viewFromDL(const DLTensor *t, const std::string &what, ArgView &view,
+                std::string &error) {
+  if (!t) {
+    error = what + " is NULL";
+    return false;
+  }
+  if (t->device.device_type != kDLCPU) {
+    error = what + " is on device type " +
+            std::to_string((int)t->device.device_type) +
+            (t->device.device_type == kDLCUDA ? " (CUDA)" : "") +
+            ": only CPU tensors (kDLCPU) are accepted, the runtime reads "
+            "tensor data on the host";
+    return false;
+  }
+  std::optional<DType> dt = dtypeFromDL(t->dtype);
+  if (!dt) {
+    error = what + " has an unsupported dtype (code " +
+            std::to_string(t->dtype.code) + ", bits " +
+            std::to_string(t->dtype.bits) + ", lanes " +
+            std::to_string(t->dtype.lanes) +
+            "); supported: float16/32/64, bfloat16, int32/64, bool (8 bits), "
+            "with lanes 1";
+    return false;
+  }
+  if (t->ndim < 0) {
+    error = what + " has ndim " + std::to_string(t->ndim) + " < 0";
+    return false;
+  }
+  if (t->ndim > 0 && !t->shape) {
+    error = what + " has ndim " + std::to_string(t->ndim) + " and NULL shape";
+    return false;
+  }
+  int64_t numel = 1;
+  for (int32_t d = 0; d < t->ndim; ++d) {
+    if (t->shape[d] < 0) {
+      error = what + " has a negative size " + std::to_string(t->shape[d]) +
+              " at dim " + std::to_string(d);
+      return false;
+    }
+    numel *= t->shape[d];
+  }
+  if (numel > 0 && !t->data) {
+    error = what + " has NULL data and " + std::to_string(numel) + " elements";
+    return false;
+  }
+  view = ArgView();
+  view.isTensor = true;
+  view.dtype = *dt;
+  view.shape = llvm::ArrayRef<int64_t>(t->shape, t->ndim);
+  if (t->strides && t->ndim > 0)
+    view.strides = llvm::ArrayRef<int64_t>(t->strides, t->ndim);
+  view.data = t->data ? static_cast<const char *>(t->data) + t->byte_offset
+                      : nullptr;
+  view.device = "cpu";
+  return true;
+}
+
+/// Turns a one-element tensor view into a host scalar view.
+bool makeScalar(ArgView &view, const std::string &what, std::string &error) {
+  if (kiln::interp::numElements(view.shape) != 1) {
+    error = what + " is a scalar argument: pass a 0-d tensor (got " +
+            std::to_string(view.shape.size()) + " dims, " +
+            std::to_string(kiln::interp::numElements(view.shape)) +
+            " elements)";
+    return false;
+  }
+  Tensor t = kiln::runtime::tensorFromView(view);
+  view.isTensor = false;
+  view.shape = {};
+  view.strides = {};
+  if (t.isFloat())
+    view.floatValue = t.getF(0);
+  else
+    view.intValue = t.getI(0);
+  return true;
+}
+
+/// Fills `item` to describe its (compact) tensor.
+void describe(ListItem &item) {
+  item.shape.assign(item.tensor.shape().begin(), item.tensor.shape().end());
+  DLTensor &dl = item.dl;
+  dl.data = item.tensor.numel() ? item.tensor.mutableData() : nullptr;
+  dl.device = {kDLCPU, 0};
+  dl.ndim = (int32_t)item.shape.size();
+  dl.dtype = dtypeToDL(item.tensor.dtype());
+  dl.shape = item.shape.empty() ? nullptr : item.shape.data();
+  dl.strides = nullptr;
+  dl.byte_offset = 0;
+}
+
+void append(TensorListImpl &list, Tensor t) {
+  auto item = std::make_unique<ListItem>();
+  item->tensor = std::move(t);
+  describe(*item);
+  list.items.push_back(std::move(item));
+}
+
+/// Descriptors (borrowing the tensors' buffers) of compact tensors.
+void describeAll(llvm::ArrayRef<Tensor> tensors,
+                 std::vector<std::vector<int64_t>> &shapes,
+                 std::vector<DLTensor> &out) {
+  shapes.resize(tensors.size());
+  out.resize(tensors.size());
+  for (auto [i, t] : llvm::enumerate(tensors)) {
+    shapes[i].assign(t.shape().begin(), t.shape().end());
+    DLTensor &dl = out[i];
+    dl.data = const_cast<void *>(t.data());
+    dl.device = {kDLCPU, 0};
+    dl.ndim = (int32_t)shapes[i].size();
+    dl.dtype = dtypeToDL(t.dtype());
+    dl.shape = shapes[i].empty() ? nullptr : shapes[i].data();
+    dl.strides = nullptr;
+    dl.byte_offset = 0;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Session helpers
+//===----------------------------------------------------------------------===//
+
+#define CHECK_SESSION(fn)                                                      \
+  SessionImpl *impl = unwrap(session);                                         \
+  if (!impl)                                                                   \
+    return makeStatus(fn ": the session is null");
+
+#define CHECK_STRING(fn, what, cstr, out)                                      \
+  llvm::StringRef out;                                                         \
+  if (!toStringRef(cstr, out))                                                 \
+    return makeStatus(fn ": " what " has NULL data and a nonzero length");
+
+/// The loaded program `name`, or an error.
+const ProgramInfo *findProgram(SessionImpl *impl, llvm::StringRef fn,
+                               llvm::StringRef name, std::string &error) {
+  if (!impl->loaded) {
+    error = fn.str() + ": no module is loaded (kilnSessionLoadModule)";
+    return nullptr;
+  }
+  auto it = impl->programs.find(name);
+  if (it == impl->programs.end()) {
+    error = fn.str() + ": no kg.program named '" + name.str() +
+            "' in the loaded module";
+    return nullptr;
+  }
+  return &it->second;
+}
+
+/// Loads `text` and records the signatures of its programs.
+KilnStatus load(SessionImpl *impl, llvm::StringRef fn, llvm::StringRef text,
+                llvm::StringRef bufferName) {
+  std::string error;
+  impl->scratch.clear();
+  impl->entryIR.clear();
+  if (failed(impl->session.loadModule(text, bufferName, error))) {
+    // The session keeps its previous module; so do we.
+    return makeStatus(fn.str() + ": " + error);
+  }
+  impl->loaded = true;
+  impl->programs.clear();
+  // The session parsed it once already; parse again (same context) for the
+  // argument kinds, which the session does not expose.
+  MLIRContext *ctx = impl->session.getContext();
+  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, ctx);
+  if (!module)
+    return makeStatus(fn.str() + ": internal error: cannot re-parse the module");
+  module->walk([&](kiln::kg::ProgramOp program) {
+    ProgramInfo info;
+    for (Type t : program.getArgumentTypes())
+      info.isScalar.push_back(!isa<ShapedType>(t));
+    impl->programs[program.getSymName().str()] = std::move(info);
+  });
+  return KilnStatus{nullptr};
+}
+
+KilnStatus mark(KilnSession session, const char *fn, KilnStringRef program,
+                size_t arg, size_t dim, bool dynamic) {
+  SessionImpl *impl = unwrap(session);
+  if (!impl)
+    return makeStatus(std::string(fn) + ": the session is null");
+  llvm::StringRef name;
+  if (!toStringRef(program, name))
+    return makeStatus(std::string(fn) +
+                      ": program has NULL data and a nonzero length");
+  std::string error;
+  const ProgramInfo *info = findProgram(impl, fn, name, error);
+  if (!info)
+    return makeStatus(error);
+  if (arg >= info->isScalar.size())
+    return makeStatus(std::string(fn) + ": @" + name.str() + " has " +
+                      std::to_string(info->isScalar.size()) +
+                      " arguments, no argument " + std::to_string(arg));
+  if (info->isScalar[arg])
+    return makeStatus(std::string(fn) + ": argument " + std::to_string(arg) +
+                      " of @" + name.str() + " is a scalar, it has no dims");
+  if (dim > 0xffff)
+    return makeStatus(std::string(fn) + ": dim " + std::to_string(dim) +
+                      " is out of range");
+  if (dynamic)
+    impl->session.markDynamic(name, arg, dim);
+  else
+    impl->session.markStatic(name, arg, dim);
+  return KilnStatus{nullptr};
+}
+
+/// The stats of a loaded program (null when never called), or an error.
+bool programStats(KilnSession session, const char *fn, KilnStringRef program,
+                  const kiln::runtime::ProgramStats *&stats,
+                  SessionImpl *&impl, KilnStatus &status) {
+  impl = unwrap(session);
+  if (!impl) {
+    status = makeStatus(std::string(fn) + ": the session is null");
+    return false;
+  }
+  llvm::StringRef name;
+  if (!toStringRef(program, name)) {
+    status = makeStatus(std::string(fn) +
+                        ": program has NULL data and a nonzero length");
+    return false;
+  }
+  std::string error;
+  if (!findProgram(impl, fn, name, error)) {
+    status = makeStatus(error);
+    return false;
+  }
+  stats = impl->session.stats(name);
+  return true;
+}
+
+KilnStatus indexError(const char *fn, const char *what, size_t index,
+                      size_t size) {
+  return makeStatus(std::string(fn) + ": " + what + " index " +
+                    std::to_string(index) + " is out of range (there are " +
+                    std::to_string(size) + ")");
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Version, strings, status
+//===----------------------------------------------------------------------===//
+
+int kilnGetAPIVersion(void) {
+  return (KILN_C_API_VERSION_MAJOR << 16) | KILN_C_API_VERSION_MINOR;
+}
+
+KilnStringRef kilnStringRefCreateFromCString(const char *str) {
+  return {str, str ? std::strlen(str) : 0};
+}
+
+KilnStatus kilnStatusCreate(KilnStringRef message) {
+  llvm::StringRef m;
+  if (!toStringRef(message, m))
+    return makeStatus("(invalid status message: NULL data with length " +
+                      std::to_string(message.length) + ")");
+  return makeStatus(m.str());
+}
+
+KilnStringRef kilnStatusGetMessage(KilnStatus status) {
+  if (StatusImpl *s = unwrap(status))
+    return toC(s->message);
+  return {"", 0};
+}
+
+void kilnStatusDestroy(KilnStatus status) { delete unwrap(status); }
+
+//===----------------------------------------------------------------------===//
+// Tensor lists
+//===----------------------------------------------------------------------===//
+
+KilnTensorList kilnTensorListCreate(void) {
+  return KilnTensorList{new TensorListImpl()};
+}
+
+void kilnTensorListDestroy(KilnTensorList list) { delete unwrap(list); }
+
+size_t kilnTensorListSize(KilnTensorList list) {
+  TensorListImpl *l = unwrap(list);
+  return l ? l->items.size() : 0;
+}
+
+const DLTensor *kilnTensorListGet(KilnTensorList list, size_t index) {
+  TensorListImpl *l = unwrap(list);
+  if (!l || index >= l->items.size())
+    return nullptr;
+  return &l->items[index]->dl;
+}
+
+KilnStatus kilnTensorListAppend(KilnTensorList list, const DLTensor *tensor) {
+  TensorListImpl *l = unwrap(list);
+  if (!l)
+    return makeStatus("kilnTensorListAppend: the list is null");
+  ArgView view;
+  std::string error;
+  if (!viewFromDL(tensor, "kilnTensorListAppend: the tensor", view, error))
+    return makeStatus(error);
+  append(*l, kiln::runtime::tensorFromView(view));
+  return KilnStatus{nullptr};
+}
+
+//===----------------------------------------------------------------------===//
+// Sessions
+//===----------------------------------------------------------------------===//
+
+KilnSession kilnSessionCreate(void) { return KilnSession{new SessionImpl()}; }
+
+void kilnSessionDestroy(KilnSession session) { delete unwrap(session); }
+
+KilnStatus kilnSessionLoadModule(KilnSession session, KilnStringRef text,
+                                 KilnStringRef bufferName) {
+  CHECK_SESSION("kilnSessionLoadModule");
+  CHECK_STRING("kilnSessionLoadModule", "text", text, source);
+  CHECK_STRING("kilnSessionLoadModule", "bufferName", bufferName, name);
+  return load(impl, "kilnSessionLoadModule", source,
+              name.empty() ? llvm::StringRef("<module>") : name);
+}
+
+KilnStatus kilnSessionLoadModuleFile(KilnSession session, KilnStringRef path) {
+  CHECK_SESSION("kilnSessionLoadModuleFile");
+  CHECK_STRING("kilnSessionLoadModuleFile", "path", path, file);
+  if (file.empty())
+    return makeStatus("kilnSessionLoadModuleFile: the path is empty");
+  auto buf = llvm::MemoryBuffer::getFile(file);
+  if (!buf)
+    return makeStatus("kilnSessionLoadModuleFile: cannot read '" + file.str() +
+                      "': " + buf.getError().message());
+  return load(impl, "kilnSessionLoadModuleFile", (*buf)->getBuffer(), file);
+}
+
+KilnStatus kilnSessionSetOption(KilnSession session, KilnStringRef key,
+                                KilnStringRef value) {
+  CHECK_SESSION("kilnSessionSetOption");
+  CHECK_STRING("kilnSessionSetOption", "key", key, k);
+  CHECK_STRING("kilnSessionSetOption", "value", value, v);
+  std::string error;
+  if (failed(impl->session.setOption(k, v, error)))
+    return makeStatus("kilnSessionSetOption: " + error);
+  return KilnStatus{nullptr};
+}
+
+KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
+                                KilnStringRef *value) {
+  CHECK_SESSION("kilnSessionGetOption");
+  CHECK_STRING("kilnSessionGetOption", "key", key, k);
+  if (!value)
+    return makeStatus("kilnSessionGetOption: value is NULL");
+  const kiln::runtime::SessionOptions &o = impl->session.options();
+  if (k == "backend")
+    impl->scratch = o.backend;
+  else if (k == "pipeline")
+    impl->scratch = o.pipeline;
+  else if (k == "cache_size_limit")
+    impl->scratch = std::to_string(o.cacheSizeLimit);
+  else if (k == "frozen")
+    impl->scratch = o.frozen ? "true" : "false";
+  else if (k == "dynamic")
+    impl->scratch = o.dynamic == kiln::runtime::DynamicMode::Auto ? "auto"
+                    : o.dynamic == kiln::runtime::DynamicMode::Static
+                        ? "static"
+                        : "dynamic";
+  else
+    return makeStatus("kilnSessionGetOption: unknown option '" + k.str() +
+                      "' (options: backend, pipeline, cache_size_limit, "
+                      "frozen, dynamic)");
+  *value = toC(impl->scratch);
+  return KilnStatus{nullptr};
+}
+
+KilnStatus kilnSessionMarkDynamic(KilnSession session, KilnStringRef program,
+                                  size_t arg, size_t dim) {
+  return mark(session, "kilnSessionMarkDynamic", program, arg, dim, true);
+}
+
+KilnStatus kilnSessionMarkStatic(KilnSession session, KilnStringRef program,
+                                 size_t arg, size_t dim) {
+  return mark(session, "kilnSessionMarkStatic", program, arg, dim, false);
+}
+
+//===----------------------------------------------------------------------===//
+// Callbacks
+//===----------------------------------------------------------------------===//
+
+KilnStatus kilnSessionRegisterHostCallback(KilnSession session,
+                                           KilnStringRef name,
+                                           KilnHostCallback callback,
+                                           void *userData) {
+  CHECK_SESSION("kilnSessionRegisterHostCallback");
+  CHECK_STRING("kilnSessionRegisterHostCallback", "name", name, n);
+  if (n.empty())
+    return makeStatus("kilnSessionRegisterHostCallback: the name is empty");
+  if (!callback)
+    return makeStatus("kilnSessionRegisterHostCallback: the callback for '" +
+                      n.str() + "' is NULL");
+  impl->session.registerHostCallback(
+      n, [callback, userData](llvm::ArrayRef<Tensor> inputs,
+                              llvm::SmallVectorImpl<Tensor> &outputs,
+                              std::string &error) -> LogicalResult {
+        std::vector<std::vector<int64_t>> shapes;
+        std::vector<DLTensor> dl;
+        describeAll(inputs, shapes, dl);
+        TensorListImpl out;
+        KilnStatus status = callback(userData, dl.empty() ? nullptr : dl.data(),
+                                     dl.size(), KilnTensorList{&out});
+        if (StatusImpl *s = unwrap(status)) {
+          error = s->message;
+          delete s;
+          return failure();
+        }
+        for (auto &item : out.items)
+          outputs.push_back(item->tensor);
+        return success();
+      });
+  return KilnStatus{nullptr};
+}
+
+KilnStatus kilnSessionSetMissCallback(KilnSession session,
+                                      KilnMissCallback callback,
+                                      void *userData) {
+  CHECK_SESSION("kilnSessionSetMissCallback");
+  if (!callback) {
+    impl->session.setMissCallback(nullptr);
+    return KilnStatus{nullptr};
+  }
+  impl->session.setMissCallback(
+      [callback, userData](llvm::StringRef program,
+                           llvm::ArrayRef<ArgView> args, llvm::StringRef reason,
+                           std::string &moduleText,
+                           std::string &error) -> LogicalResult {
+        // Tensors are described in place; scalars get a 0-d buffer.
+        std::vector<Tensor> scalars(args.size());
+        std::vector<DLTensor> dl(args.size());
+        for (auto [i, a] : llvm::enumerate(args)) {
+          DLTensor &t = dl[i];
+          t.device = {kDLCPU, 0};
+          t.dtype = dtypeToDL(a.dtype);
+          t.byte_offset = 0;
+          if (!a.isTensor) {
+            scalars[i] = kiln::runtime::tensorFromView(a);
+            t.data = scalars[i].mutableData();
+            t.ndim = 0;
+            t.shape = nullptr;
+            t.strides = nullptr;
+            continue;
+          }
+          t.data = const_cast<void *>(a.data);
+          t.ndim = (int32_t)a.shape.size();
+          t.shape = const_cast<int64_t *>(a.shape.data());
+          t.strides =
+              a.strides.empty() ? nullptr : const_cast<int64_t *>(a.strides.data());
+        }
+        KilnStringRef text{nullptr, 0};
+        KilnStatus status = callback(userData, toC(program),
+                                     dl.empty() ? nullptr : dl.data(),
+                                     dl.size(), toC(reason), &text);
+        if (StatusImpl *s = unwrap(status)) {
+          error = s->message;
+          delete s;
+          return failure();
+        }
+        llvm::StringRef t;
+        if (!toStringRef(text, t) || t.empty()) {
+          error = "the callback returned no module text";
+          return failure();
+        }
+        moduleText = t.str();
+        return success();
+      });
+  return KilnStatus{nullptr};
+}
+
+KilnStatus kilnSessionSetWarningCallback(KilnSession session,
+                                         KilnWarningCallback callback,
+                                         void *userData) {
+  CHECK_SESSION("kilnSessionSetWarningCallback");
+  if (!callback) {
+    impl->session.setWarningHandler([](llvm::StringRef msg) {
+      llvm::errs() << "kiln: warning: " << msg << "\n";
+    });
+    return KilnStatus{nullptr};
+  }
+  impl->session.setWarningHandler([callback, userData](llvm::StringRef msg) {
+    callback(userData, toC(msg));
+  });
+  return KilnStatus{nullptr};
+}
+
+//===----------------------------------------------------------------------===//
+// Calls
+//===----------------------------------------------------------------------===//
+
+KilnStatus kilnSessionCall(KilnSession session, KilnStringRef program,
+                           const DLTensor *args, size_t numArgs,
+                           const uint32_t *argFlags, KilnTensorList *results) {
+  if (results)
+    *results = KilnTensorList{nullptr};
+  CHECK_SESSION("kilnSessionCall");
+  CHECK_STRING("kilnSessionCall", "program", program, name);
+  if (!results)
+    return makeStatus("kilnSessionCall: results is NULL");
+  if (!args && numArgs)
+    return makeStatus("kilnSessionCall: args is NULL and numArgs is " +
+                      std::to_string(numArgs));
+  impl->scratch.clear();
+  impl->entryIR.clear();
+  std::string error;
+  const ProgramInfo *info = findProgram(impl, "kilnSessionCall", name, error);
+  if (!info)
+    return makeStatus(error);
+  if (numArgs != info->isScalar.size())
+    return makeStatus("kilnSessionCall: @" + name.str() + " takes " +
+                      std::to_string(info->isScalar.size()) +
+                      " arguments, got " + std::to_string(numArgs));
+  llvm::SmallVector<ArgView, 8> views(numArgs);
+  for (size_t i = 0; i < numArgs; ++i) {
+    std::string what = "kilnSessionCall: argument " + std::to_string(i) +
+                       " of @" + name.str();
+    if (!viewFromDL(&args[i], what, views[i], error))
+      return makeStatus(error);
+    uint32_t flags = argFlags ? argFlags[i] : 0;
+    if (flags & ~(uint32_t)KILN_ARG_REQUIRES_GRAD)
+      return makeStatus(what + " has unknown flags " + std::to_string(flags));
+    views[i].requiresGrad = flags & KILN_ARG_REQUIRES_GRAD;
+    if (info->isScalar[i] && !makeScalar(views[i], what, error))
+      return makeStatus(error);
+  }
+  FailureOr<llvm::SmallVector<Tensor>> out =
+      impl->session.call(name, views, error);
+  if (failed(out))
+    return makeStatus("kilnSessionCall: @" + name.str() + ": " + error);
+  auto *list = new TensorListImpl();
+  for (Tensor &t : *out)
+    append(*list, std::move(t));
+  *results = KilnTensorList{list};
+  return KilnStatus{nullptr};
+}
+
+//===----------------------------------------------------------------------===//
+// Statistics
+//===----------------------------------------------------------------------===//
+
+KilnStatus kilnSessionGetStats(KilnSession session, KilnStringRef program,
+                               KilnProgramStats *stats) {
+  const kiln::runtime::ProgramStats *s;
+  SessionImpl *impl;
+  KilnStatus status{nullptr};
+  if (!programStats(session, "kilnSessionGetStats", program, s, impl, status))
+    return status;
+  if (!stats)
+    return makeStatus("kilnSessionGetStats: stats is NULL");
+  std::memset(stats, 0, sizeof(*stats));
+  if (!s)
+    return KilnStatus{nullptr};
+  stats->calls = s->calls;
+  stats->hits = s->hits;
+  stats->misses = s->misses;
+  stats->compiles = s->compiles;
+  stats->fallbacks = s->fallbacks;
+  stats->numRecompileReasons = s->recompileReasons.size();
+  stats->numCompilePhases = s->compileSeconds.size();
+  stats->numEntries = s->compiles;
+  stats->totalCompileSeconds = s->totalCompileSeconds;
+  return KilnStatus{nullptr};
+}
+
+KilnStatus kilnSessionGetRecompileReason(KilnSession session,
+                                         KilnStringRef program, size_t index,
+                                         KilnStringRef *reason) {
+  const char *fn = "kilnSessionGetRecompileReason";
+  const kiln::runtime::ProgramStats *s;
+  SessionImpl *impl;
+  KilnStatus status{nullptr};
+  if (!programStats(session, fn, program, s, impl, status))
+    return status;
+  if (!reason)
+    return makeStatus(std::string(fn) + ": reason is NULL");
+  size_t n = s ? s->recompileReasons.size() : 0;
+  if (index >= n)
+    return indexError(fn, "recompile reason", index, n);
+  *reason = toC(s->recompileReasons[index]);
+  return KilnStatus{nullptr};
+}
+
+KilnStatus kilnSessionGetCompilePhase(KilnSession session,
+                                      KilnStringRef program, size_t index,
+                                      KilnStringRef *name, double *seconds) {
+  const char *fn = "kilnSessionGetCompilePhase";
+  const kiln::runtime::ProgramStats *s;
+  SessionImpl *impl;
+  KilnStatus status{nullptr};
+  if (!programStats(session, fn, program, s, impl, status))
+    return status;
+  if (!name || !seconds)
+    return makeStatus(std::string(fn) + ": name or seconds is NULL");
+  size_t n = s ? s->compileSeconds.size() : 0;
+  if (index >= n)
+    return indexError(fn, "compile phase", index, n);
+  auto it = std::next(s->compileSeconds.begin(), index);
+  *name = toC(it->first);
+  *seconds = it->second;
+  return KilnStatus{nullptr};
+}
+
+KilnStatus kilnSessionGetEntryIR(KilnSession session, KilnStringRef program,
+                                 size_t index, KilnStringRef *ir) {
+  const char *fn = "kilnSessionGetEntryIR";
+  const kiln::runtime::ProgramStats *s;
+  SessionImpl *impl;
+  KilnStatus status{nullptr};
+  if (!programStats(session, fn, program, s, impl, status))
+    return status;
+  if (!ir)
+    return makeStatus(std::string(fn) + ": ir is NULL");
+  llvm::StringRef name(program.data ? program.data : "", program.length);
+  impl->entryIR = impl->session.entryIR(name);
+  if (index >= impl->entryIR.size())
+    return indexError(fn, "entry", index, impl->entryIR.size());
+  *ir = toC(impl->entryIR[index]);
+  return KilnStatus{nullptr};
+}
