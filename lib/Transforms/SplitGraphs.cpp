@@ -146,8 +146,6 @@ kiln::splitGraphAt(kg::GraphOp graph,
           ("disallowed op " + op->getName().getStringRef()).str();
       auto brk = kg::BreakOp::create(b, op->getLoc(), op->getResultTypes(),
                                      b.getStringAttr(reason));
-      for (NamedAttribute a : graph->getDiscardableAttrs())
-        brk->setAttr(a.getName(), a.getValue());
       Block *block = new Block();
       brk.getBody().push_back(block);
       OpBuilder inner = OpBuilder::atBlockEnd(block);
@@ -223,6 +221,15 @@ kiln::splitGraphAt(kg::GraphOp graph,
   graph->replaceAllUsesWith(replacements);
   graph.erase();
   return result;
+}
+
+FailureOr<SplitGraphResult>
+kiln::splitGraphAt(kg::GraphOp graph,
+                   function_ref<bool(Operation *)> isDisallowed) {
+  llvm::StringSet<> used;
+  if (auto module = graph->getParentOfType<ModuleOp>())
+    used = collectGraphNames(module);
+  return splitGraphAt(graph, isDisallowed, used);
 }
 
 FailureOr<unsigned> kiln::splitGraphs(ModuleOp module,

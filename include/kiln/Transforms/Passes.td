@@ -131,7 +131,7 @@ def KilnExplainPass : Pass<"kiln-explain", "::mlir::ModuleOp"> {
     Program: @toy_example
     Graph Count: 3
     Graph Break Count: 1
-    Op Count: 4
+    Op Count: 6
     Break Reasons:
       Break Reason 1:
         Reason: call_function print
@@ -139,8 +139,11 @@ def KilnExplainPass : Pass<"kiln-explain", "::mlir::ModuleOp"> {
           t2.py:16:4
     Ops per Graph:
       Graph 1: @toy_example_g0
+        kt.abs
         kt.constant
         kt.add
+        kt.div
+      Graph 2: @toy_example_g1
       ...
     ```
   }];

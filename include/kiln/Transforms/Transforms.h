@@ -57,6 +57,11 @@ splitGraphAt(kg::GraphOp graph,
              llvm::function_ref<bool(mlir::Operation *)> isDisallowed,
              llvm::StringSet<> &usedNames);
 
+/// As above, with the names in use taken from the enclosing module.
+mlir::FailureOr<SplitGraphResult>
+splitGraphAt(kg::GraphOp graph,
+             llvm::function_ref<bool(mlir::Operation *)> isDisallowed);
+
 /// Splits every inline graph under `module` at ops whose names are in
 /// `disallow`. Ops in graph functions (outlined graphs) are not split: a
 /// disallowed op there is an error. Returns the number of breaks made.
