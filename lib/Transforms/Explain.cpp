@@ -21,8 +21,8 @@ using namespace kiln;
 
 static void collectFrames(Location loc, SmallVectorImpl<std::string> &out) {
   if (auto file = dyn_cast<FileLineColLoc>(loc)) {
-    out.push_back((file.getFilename().getValue() + ":" +
-                   Twine(file.getLine()) + ":" + Twine(file.getColumn()))
+    out.push_back((file.getFilename().getValue() + ":" + Twine(file.getLine()) +
+                   ":" + Twine(file.getColumn()))
                       .str());
     return;
   }

@@ -113,10 +113,10 @@ FailureOr<unsigned> kiln::inlineAllowedCalls(ModuleOp module) {
         hostOp = op;
     });
     if (hostOp) {
-      InFlightDiagnostic diag =
-          call.emitError("allow_in_graph function @")
-          << fn.getSymName() << " holds the host op '" << hostOp->getName()
-          << "', which cannot be traced into a graph";
+      InFlightDiagnostic diag = call.emitError("allow_in_graph function @")
+                                << fn.getSymName() << " holds the host op '"
+                                << hostOp->getName()
+                                << "', which cannot be traced into a graph";
       diag.attachNote(hostOp->getLoc()) << "host op here";
       ok = false;
       continue;

@@ -37,8 +37,8 @@ std::string kiln::makeUniqueName(StringRef base, llvm::StringSet<> &used) {
 llvm::StringSet<> kiln::collectGraphNames(ModuleOp module) {
   llvm::StringSet<> names;
   module.walk([&](Operation *op) {
-    if (auto sym = op->getAttrOfType<StringAttr>(
-            SymbolTable::getSymbolAttrName()))
+    if (auto sym =
+            op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
       names.insert(sym.getValue());
     if (auto graph = dyn_cast<kg::GraphOp>(op))
       names.insert(graph.getCallee());
@@ -64,9 +64,9 @@ LogicalResult kiln::verifyDisallowList(MLIRContext *ctx,
     }
     // Host-only ops are the kg ops other than kg.is_compiling (the rule of
     // kg::isAllowedInGraph); terminators are structure, not ops to move.
-    bool hostOnly = info->getDialectNamespace() ==
-                        kg::KGDialect::getDialectNamespace() &&
-                    StringRef(name) != kg::IsCompilingOp::getOperationName();
+    bool hostOnly =
+        info->getDialectNamespace() == kg::KGDialect::getDialectNamespace() &&
+        StringRef(name) != kg::IsCompilingOp::getOperationName();
     if (hostOnly || info->hasTrait<OpTrait::IsTerminator>()) {
       emitError(loc) << "disallow: '" << name
                      << "' is not an op that can appear in a graph ("
@@ -234,8 +234,8 @@ kiln::splitGraphAt(kg::GraphOp graph,
 
 FailureOr<unsigned> kiln::splitGraphs(ModuleOp module,
                                       ArrayRef<std::string> disallow) {
-  if (failed(verifyDisallowList(module.getContext(), disallow,
-                                module.getLoc())))
+  if (failed(
+          verifyDisallowList(module.getContext(), disallow, module.getLoc())))
     return failure();
   llvm::StringSet<> names;
   for (const std::string &n : disallow)
@@ -254,8 +254,7 @@ FailureOr<unsigned> kiln::splitGraphs(ModuleOp module,
       if (!isDisallowed(op))
         return;
       op->emitError("disallowed op '")
-          << op->getName() << "' is in the graph function @"
-          << fn.getSymName()
+          << op->getName() << "' is in the graph function @" << fn.getSymName()
           << "; kiln-split-graphs splits inline graphs only: run it before "
              "kiln-outline-graphs (or after kiln-inline-graphs)";
       ok = false;
