@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -311,8 +312,8 @@ std::string CompiledGuards::failureReason(ArrayRef<ArgView> args,
        << a.intValue << ")";
     break;
   case K::FloatValue:
-    os << "'" << name << "' == " << c.fvalue << " failed (actual "
-       << a.floatValue << ")";
+    os << "'" << name << "' == " << llvm::format("%g", c.fvalue)
+       << " failed (actual " << llvm::format("%g", a.floatValue) << ")";
     break;
   case K::Relation: {
     auto term = [&](bool isSym, int64_t v) {

@@ -29,6 +29,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <set>
 #include <mutex>
 
 using namespace mlir;
@@ -397,6 +398,12 @@ std::vector<std::string> Session::entryIR(StringRef program) const {
     std::string s;
     llvm::raw_string_ostream os(s);
     entry.program->print(os);
+    // The entry's functions too (outlined graphs are specialized with it), so
+    // the text is a complete module.
+    for (auto fn : entry.module->getOps<func::FuncOp>()) {
+      os << "\n";
+      fn->print(os);
+    }
     out.push_back(s);
   }
   return out;
@@ -541,13 +548,55 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
   llvm::DenseMap<unsigned, kg::GuardTensorOp> guards;
   for (auto g : original.getBody().front().getOps<kg::GuardTensorOp>())
     guards[cast<BlockArgument>(g.getInput()).getArgNumber()] = g;
+  // Symbolic dims of a kg.guard_shape_relation these inputs violate stay
+  // static in the new entry (the relation is dropped there): a dynamic entry
+  // would reject the very inputs it was compiled for.
+  llvm::StringMap<SmallVector<std::pair<unsigned, unsigned>>> symbolDims;
+  for (auto [i, g] : guards)
+    for (auto [d, e] : llvm::enumerate(g.getShape()))
+      if (auto sym = dyn_cast<StringAttr>(e))
+        if (i < numArgs && args[i].isTensor && d < args[i].shape.size())
+          symbolDims[sym.getValue()].push_back({i, (unsigned)d});
+  std::set<std::pair<unsigned, unsigned>> forcedStatic;
+  // So do dims that share a symbol but differ in size in this call.
+  for (auto &[sym, dims] : symbolDims)
+    for (auto [a, d] : dims)
+      if (args[a].shape[d] != args[dims.front().first].shape[dims.front().second])
+        forcedStatic.insert(dims.begin(), dims.end());
+  for (auto rel : original.getBody().front().getOps<kg::GuardShapeRelationOp>()) {
+    std::string parseError;
+    std::optional<kg::ShapeRelation> r =
+        kg::parseShapeRelation(rel.getRelation(), parseError);
+    if (!r)
+      continue;
+    SmallVector<std::pair<unsigned, unsigned>> involved;
+    auto value = [&](const kg::ShapeRelation::Term &t, int64_t &v) {
+      auto *name = std::get_if<std::string>(&t);
+      if (!name) {
+        v = std::get<int64_t>(t);
+        return true;
+      }
+      auto it = symbolDims.find(*name);
+      if (it == symbolDims.end())
+        return false;
+      auto [a, d] = it->second.front();
+      v = args[a].shape[d];
+      involved.append(it->second.begin(), it->second.end());
+      return true;
+    };
+    int64_t l, rv;
+    if (value(r->lhs, l) && value(r->rhs, rv) && !r->holds(l, rv))
+      forcedStatic.insert(involved.begin(), involved.end());
+  }
   for (unsigned i = 0; i < numArgs; ++i) {
     if (!args[i].isTensor)
       continue;
     for (unsigned d = 0; d < args[i].shape.size(); ++d) {
       bool dyn;
       auto mark = state.marks.find({i, d});
-      if (mark != state.marks.end())
+      if (forcedStatic.count({i, d}))
+        dyn = false;
+      else if (mark != state.marks.end())
         dyn = mark->second;
       else if (opts.dynamic == DynamicMode::Static)
         dyn = false;

@@ -12,6 +12,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -196,6 +197,9 @@ LogicalResult specializeProgram(kg::ProgramOp program, ArrayRef<ArgView> args,
   };
 
   SmallVector<Type> argTypes;
+  // Symbols of the old guards whose dims became static, with their sizes
+  // (substituted into kg.guard_shape_relation below).
+  llvm::StringMap<int64_t> staticSymbols;
   for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
     const ArgView &view = args[i];
     std::string name = program.getArgSourceName(i);
@@ -230,6 +234,9 @@ LogicalResult specializeProgram(kg::ProgramOp program, ArrayRef<ArgView> args,
       bool dynamic = i < dynamicDims.size() && d < dynamicDims[i].size() &&
                      dynamicDims[i][d];
       if (!dynamic) {
+        if (old && d < old.getShape().size())
+          if (auto sym = dyn_cast<StringAttr>(old.getShape()[d]))
+            staticSymbols.try_emplace(sym.getValue(), size);
         shape.push_back(size);
         guardShape.push_back(b.getI64IntegerAttr(size));
         continue;
@@ -265,6 +272,51 @@ LogicalResult specializeProgram(kg::ProgramOp program, ArrayRef<ArgView> args,
     if (old)
       old.erase();
   }
+  // Shape relations over symbols that are no longer symbolic: substitute the
+  // static sizes; a relation left without symbols is dropped (the static
+  // size guards decide, and type inference checks the program for them).
+  llvm::StringSet<> defined;
+  for (auto g : entry.getOps<kg::GuardTensorOp>())
+    for (Attribute e : g.getShape())
+      if (auto s = dyn_cast<StringAttr>(e))
+        defined.insert(s.getValue());
+  for (auto rel :
+       llvm::make_early_inc_range(entry.getOps<kg::GuardShapeRelationOp>())) {
+    std::string parseError;
+    std::optional<kg::ShapeRelation> r =
+        kg::parseShapeRelation(rel.getRelation(), parseError);
+    if (!r)
+      continue; // the verifier reports it
+    bool symbolic = false;
+    auto substitute = [&](kg::ShapeRelation::Term &t) {
+      auto *name = std::get_if<std::string>(&t);
+      if (!name)
+        return;
+      if (!defined.contains(*name)) {
+        auto it = staticSymbols.find(*name);
+        if (it != staticSymbols.end()) {
+          t = it->second;
+          return;
+        }
+      }
+      symbolic = true;
+    };
+    substitute(r->lhs);
+    substitute(r->rhs);
+    if (!symbolic) {
+      rel.erase();
+      continue;
+    }
+    auto spell = [](const kg::ShapeRelation::Term &t) {
+      if (auto *name = std::get_if<std::string>(&t))
+        return *name;
+      return std::to_string(std::get<int64_t>(t));
+    };
+    rel.setRelation(spell(r->lhs) + " " +
+                    kg::ShapeRelation::predSpelling(r->pred).str() + " " +
+                    spell(r->rhs));
+  }
+
   // Scalar value guards take the call's value.
   for (auto g : llvm::make_early_inc_range(entry.getOps<kg::GuardValueOp>())) {
     const ArgView &view = args[cast<BlockArgument>(g.getInput()).getArgNumber()];

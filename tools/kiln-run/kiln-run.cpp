@@ -378,7 +378,20 @@ static int runProgram(kg::ProgramOp program) {
         dir = sub.str().str();
       }
     }
-    if (failed(emitResults(results, program.getResultTypes(), dir,
+    // The types of this call's results (an entry may be specialized to
+    // other shapes and dtypes than the loaded program declares).
+    SmallVector<Type> types;
+    for (auto [i, t] : llvm::enumerate(results)) {
+      Type declared = i < program.getResultTypes().size()
+                          ? program.getResultTypes()[i]
+                          : Type();
+      if (declared && !isa<ShapedType>(declared))
+        types.push_back(declared);
+      else
+        types.push_back(RankedTensorType::get(
+            t.shape(), dtypeToType(t.dtype(), program.getContext())));
+    }
+    if (failed(emitResults(results, types, dir,
                            randomInputs ? ArrayRef<Tensor>(callArgs[k])
                                         : ArrayRef<Tensor>(),
                            header)))
