@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds and runs Kiln's benchmarks (they are not lit tests). Each prints its
+# figures with ratios against baselines measured in the same process.
+#   KILN_BUILD_DIR=build-rt scripts/bench.sh [BATCHES]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${KILN_BUILD_DIR:-build}
+scripts/build.sh --target kiln-bench-guard-dispatch >/dev/null
+"$BUILD_DIR/bin/kiln-bench-guard-dispatch" "$@"
