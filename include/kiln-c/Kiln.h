@@ -133,7 +133,8 @@ KILN_CAPI_EXPORTED size_t kilnTensorListSize(KilnTensorList list);
 /// The descriptor, its shape and its data are owned by the list and stay
 /// valid (at the same address) until the list is destroyed. Tensors in a list
 /// are compact row-major (strides NULL, byte_offset 0) on the CPU; booleans
-/// are kDLBool with 8 bits.
+/// are kDLBool with 8 bits. The data is read-only (results of one call may
+/// share a buffer).
 KILN_CAPI_EXPORTED const DLTensor *kilnTensorListGet(KilnTensorList list,
                                                      size_t index);
 
