@@ -27,6 +27,18 @@ int64_t ArgView::stride(unsigned d) const {
 
 constexpr unsigned kMaxSymbols = 64;
 
+/// String equality without a libc memcmp call: device and backend names are
+/// a few bytes, compared on every call.
+static inline bool shortEquals(StringRef a, StringRef b) {
+  if (a.size() != b.size())
+    return false;
+  const char *p = a.data(), *q = b.data();
+  for (size_t i = 0, n = a.size(); i < n; ++i)
+    if (p[i] != q[i])
+      return false;
+  return true;
+}
+
 FailureOr<CompiledGuards> CompiledGuards::compile(kg::ProgramOp program,
                                                   ArrayRef<ArgView> args,
                                                   std::string &error) {
@@ -200,7 +212,7 @@ int CompiledGuards::firstFailure(ArrayRef<ArgView> args,
       ok = a.stride(c.dim) == c.value;
       break;
     case K::Device:
-      ok = a.device == devices[c.value];
+      ok = shortEquals(a.device, devices[c.value]);
       break;
     case K::RequiresGrad:
       ok = a.requiresGrad == (c.value != 0);
@@ -230,7 +242,7 @@ int CompiledGuards::firstFailure(ArrayRef<ArgView> args,
 }
 
 bool CompiledGuards::check(ArrayRef<ArgView> args, StringRef backend) const {
-  if (!backendName.empty() && backend != backendName)
+  if (!backendName.empty() && !shortEquals(backend, backendName))
     return false;
   int64_t symbols[kMaxSymbols];
   return firstFailure(args, symbols) == -1;

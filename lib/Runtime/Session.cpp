@@ -57,10 +57,14 @@ Tensor tensorFromView(const ArgView &view) {
   if (n == 0)
     return t;
   bool contiguous = true;
-  for (unsigned d = 0; d < view.shape.size(); ++d)
-    if (view.shape[d] != 1 &&
-        view.stride(d) != interp::contiguousStrides(view.shape)[d])
-      contiguous = false;
+  if (!view.strides.empty()) {
+    int64_t expected = 1;
+    for (int64_t d = (int64_t)view.shape.size() - 1; d >= 0; --d) {
+      if (view.shape[d] != 1 && view.strides[d] != expected)
+        contiguous = false;
+      expected *= view.shape[d];
+    }
+  }
   auto *dst = static_cast<uint8_t *>(t.mutableData());
   auto *src = static_cast<const uint8_t *>(view.data);
   if (contiguous) {
@@ -252,6 +256,8 @@ struct Session::Impl {
     std::vector<SmallVector<bool>> changed;
     /// (arg, dim) -> true for mark_dynamic, false for mark_static.
     std::map<std::pair<unsigned, unsigned>, bool> marks;
+    /// The program in the loaded module (looked up on the first call).
+    kg::ProgramOp original;
   };
 
   explicit Impl(DialectRegistry &registry) : context(registry) {
@@ -261,7 +267,8 @@ struct Session::Impl {
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
   llvm::StringMap<HostCallback> callbacks;
-  std::map<std::string, ProgramState> programs;
+  /// Hashed by name: looked up on every call.
+  llvm::StringMap<ProgramState> programs;
 };
 
 static DialectRegistry makeRegistry() {
@@ -369,29 +376,30 @@ void Session::registerHostCallback(StringRef name, HostCallback callback) {
 }
 
 void Session::markDynamic(StringRef program, unsigned arg, unsigned dim) {
-  impl->programs[program.str()].marks[{arg, dim}] = true;
+  impl->programs[program].marks[{arg, dim}] = true;
 }
 
 void Session::markStatic(StringRef program, unsigned arg, unsigned dim) {
-  impl->programs[program.str()].marks[{arg, dim}] = false;
+  impl->programs[program].marks[{arg, dim}] = false;
 }
 
 const ProgramStats *Session::stats(StringRef program) const {
-  auto it = impl->programs.find(program.str());
+  auto it = impl->programs.find(program);
   return it == impl->programs.end() ? nullptr : &it->second.stats;
 }
 
 std::vector<std::string> Session::calledPrograms() const {
   std::vector<std::string> names;
-  for (auto &[name, state] : impl->programs)
-    if (state.stats.calls)
-      names.push_back(name);
+  for (auto &entry : impl->programs)
+    if (entry.second.stats.calls)
+      names.push_back(entry.first().str());
+  llvm::sort(names);
   return names;
 }
 
 std::vector<std::string> Session::entryIR(StringRef program) const {
   std::vector<std::string> out;
-  auto it = impl->programs.find(program.str());
+  auto it = impl->programs.find(program);
   if (it == impl->programs.end())
     return out;
   for (auto &entry : it->second.entries) {
@@ -410,7 +418,7 @@ std::vector<std::string> Session::entryIR(StringRef program) const {
 }
 
 int Session::lookup(StringRef program, ArrayRef<ArgView> args) {
-  auto it = impl->programs.find(program.str());
+  auto it = impl->programs.find(program);
   if (it == impl->programs.end())
     return -1;
   auto &entries = it->second.entries;
@@ -428,12 +436,15 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
     error = "no module loaded";
     return failure();
   }
-  auto original = impl->module->lookupSymbol<kg::ProgramOp>(name);
+  Impl::ProgramState &state = impl->programs[name];
+  if (!state.original)
+    state.original = impl->module->lookupSymbol<kg::ProgramOp>(name);
+  kg::ProgramOp original = state.original;
   if (!original) {
+    impl->programs.erase(name);
     error = "no kg.program named '" + name.str() + "' in the module";
     return failure();
   }
-  Impl::ProgramState &state = impl->programs[name.str()];
   ProgramStats &stats = state.stats;
   ++stats.calls;
 
