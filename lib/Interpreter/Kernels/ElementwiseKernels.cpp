@@ -133,14 +133,15 @@ std::optional<int64_t> intRemainder(int64_t x, int64_t y) {
   return r;
 }
 
-/// PyTorch's div_floor_floating.
+/// PyTorch's div_floor_floating, every step rounded to the operand dtype
+/// `dt` as PyTorch's kernel computes it in scalar_t (f16/bf16 included).
 double floatFloorDiv(double a, double b, DType dt) {
   if (b == 0)
     return a / b;
   double mod = std::fmod(a, b);
-  double div = roundToDType((a - mod) / b, dt);
+  double div = roundToDType(roundToDType(a - mod, dt) / b, dt);
   if (mod != 0 && ((b < 0) != (mod < 0)))
-    div -= 1;
+    div = roundToDType(div - 1, dt);
   double floordiv;
   if (div != 0) {
     floordiv = std::floor(div);
@@ -275,8 +276,11 @@ LogicalResult interpretClampOp(ClampOp op, ArrayRef<Tensor> operands,
       l = roundToDType(*lo, dt);
     if (hi)
       h = roundToDType(*hi, dt);
+    // With both bounds, a NaN bound makes every element NaN (PyTorch's
+    // clamp(x, min, max)); a single NaN bound is ignored (clamp_min/max).
+    bool nanBound = l && h && (std::isnan(*l) || std::isnan(*h));
     for (int64_t i = 0, e = a.numel(); i < e; ++i) {
-      double x = a.getF(i);
+      double x = nanBound ? kNaN : a.getF(i);
       if (!std::isnan(x)) {
         if (l)
           x = std::max(x, *l);
@@ -333,7 +337,9 @@ KT_BINARY(RemainderOp, floatRemainder(x, y, dt), intRemainder(x, y))
 
 LogicalResult interpretDivOp(DivOp op, ArrayRef<Tensor> operands,
                              SmallVectorImpl<Tensor> &results) {
-  DType dt = computeDType(operands[0].dtype());
+  // Rounding modes: PyTorch's kernels compute in the operand dtype itself
+  // (trunc(a / b) with a / b rounded to f16/bf16 too), not in float.
+  DType dt = operands[0].dtype();
   auto mode = op.getRoundingMode();
   if (!mode)
     return binaryKernel(

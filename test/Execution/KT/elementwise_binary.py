@@ -63,7 +63,9 @@ for el in FLOATS + INTS:
             kb = {"pow": "pow_exp", "div": "divisor", "remainder": "divisor"}.get(name, "y")
             a, b = operands(el, sa, ka), operands(el, sb, kb)
             groups.append(([a, b], bshape(sa, sb)))
-            if name in ("add", "sub", "mul", "div", "pow") and el in FLOATS:
+            # Rounding-mode division: torch computes it in the dtype itself
+            # (trunc(a / b) with a / b rounded to bf16), so the reference is native.
+            if name in ("add", "sub", "mul", "div", "pow") and el in FLOATS and not attrs:
                 exp.append(ref64(fn, [a, b], el, el))
             else:
                 exp.append(refnative(fn, [a, b], el))
