@@ -11,6 +11,7 @@
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Interpreter/Interpreter.h"
 #include "kiln/Runtime/Specialize.h"
+#include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -281,7 +282,10 @@ static DialectRegistry makeRegistry() {
 
 Session::Session() {
   static std::once_flag registerPasses;
-  std::call_once(registerPasses, [] { mlir::registerTransformsPasses(); });
+  std::call_once(registerPasses, [] {
+    mlir::registerTransformsPasses();
+    kiln::registerKilnPasses(); // kiln-* passes and the kiln-eager pipeline
+  });
   DialectRegistry registry = makeRegistry();
   impl = std::make_unique<Impl>(registry);
   warn = [](StringRef msg) { llvm::errs() << "kiln: warning: " << msg << "\n"; };

@@ -81,7 +81,8 @@ static cl::list<std::string>
 static cl::opt<std::string> backend("backend", cl::desc("Session backend"),
                                     cl::init("eager"));
 static cl::opt<std::string>
-    pipeline("pipeline", cl::desc("Pass pipeline run on each new cache entry"));
+    pipeline("pipeline", cl::desc("Pass pipeline run on each new cache entry"),
+             cl::init("kiln-eager"));
 static cl::opt<unsigned>
     cacheSizeLimit("cache-size-limit",
                    cl::desc("Entries per program before it stops recompiling"),

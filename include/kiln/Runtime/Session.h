@@ -42,8 +42,10 @@ struct SessionOptions {
   /// entry's guards (BACKEND_MATCH).
   std::string backend = "eager";
   /// Pass pipeline run on each specialized program (textual, as for
-  /// kiln-opt --pass-pipeline without the builtin.module wrapper).
-  std::string pipeline;
+  /// kiln-opt --pass-pipeline without the builtin.module wrapper): Kiln's
+  /// passes and pipelines and MLIR's generic ones. The default is the
+  /// capture-level pipeline of the eager backend.
+  std::string pipeline = "kiln-eager";
   /// Entries per program before it stops recompiling.
   unsigned cacheSizeLimit = 8;
   /// Never compile: a miss runs the fallback (after warm-up).
