@@ -326,7 +326,13 @@ Tensor Tensor::reshaped(llvm::ArrayRef<int64_t> newShape) const {
 
 Tensor Tensor::convertTo(DType to) const {
   Tensor out(to, dims);
-  if (isFloatDType(to) || isFloatDType(dt)) {
+  if (!isFloatDType(dt) && isFloatDType(to) && to != DType::F64) {
+    // Integer to f32/f16/bf16 rounds the int64 to float once, as PyTorch's
+    // static_cast<float> does; through double it could round twice
+    // (2^62 + 2^38 + 1 would give 2^62 instead of 2^62 + 2^39).
+    for (int64_t i = 0; i < count; ++i)
+      out.setF(i, (double)(float)getI(i));
+  } else if (isFloatDType(to) || isFloatDType(dt)) {
     for (int64_t i = 0; i < count; ++i)
       out.setF(i, getF(i));
   } else {

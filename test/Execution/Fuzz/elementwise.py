@@ -214,4 +214,13 @@ for dst in ["f16", "bf16", "f32"]:
            R(torch.from_numpy(x).to({"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[dst]), dst),
            dst, attrs="dtype = %s" % dst, mode="exact")
 
+# Regression (fixed): i64 -> f32 rounded through double, twice:
+# 2^62 + 2^38 + 1 gave 2^62, torch (static_cast<float>) 2^62 + 2^39.
+x = np.array([2**62 + 2**38 + 1, -(2**62 + 2**38 + 1), 2**53 + 1, 2**60 + 2**36 + 1, 2**31 - 1,
+              2**24 + 1, 2**63 - 1, -2**63, 2**55 + 2**31 + 1, 2**40 + 2**16 + 1], np.int64)
+x = np.concatenate([x, rng.integers(-2**63, 2**63 - 1, size=200, dtype=np.int64)])
+for dst in ["f32", "f16", "bf16", "f64"]:
+    F.case("kt.cast i64->%s large" % dst, "kt.cast", [(x, "i64")],
+           R(torch.from_numpy(x).to(TD[dst]), dst), dst, attrs="dtype = %s" % dst, mode="exact")
+
 F.finish()

@@ -255,6 +255,17 @@ F.expect_error("kt.linear ? mismatch", "kt.linear", [(f(2, 3), "f32"), (f(4, 2),
 F.expect_error("kt.layer_norm ? mismatch", "kt.layer_norm", [(f(2, 3), "f32")],
                "tensor<?x?xf32>", "normalized_shape = [4]", dyn=True)
 
+F.expect_error("kt.conv2d ? too small", "kt.conv2d", [(f(1, 1, 2, 2), "f32"), (f(1, 1, 3, 3), "f32")],
+               "tensor<?x?x?x?xf32>", dyn=True)
+F.expect_error("kt.max_pool2d ? too small", "kt.max_pool2d", [(f(1, 1, 2, 2), "f32")],
+               "tensor<?x?x?x?xf32>", "kernel_size = [3, 3]", dyn=True)
+F.expect_error("kt.nll_loss target oob", "kt.nll_loss", [(f(2, 3), "f32"), (np.array([0, 3]), "i64")],
+               "tensor<f32>")
+F.expect_error("kt.cross_entropy target negative", "kt.cross_entropy",
+               [(f(2, 3), "f32"), (np.array([0, -1]), "i64")], "tensor<f32>")
+F.expect_error("kt.amax empty ?", "kt.amax", [(f(0, 3), "f32")], "tensor<?xf32>", "dim = [0]", dyn=True)
+F.expect_error("kt.argmax empty", "kt.argmax", [(f(0, 3), "f32")], "tensor<i64>")
+
 # rank-0 corner cases
 z = {e: F.values((), e) for e in ALL}
 for e in ["f32", "i64", "i1"]:
@@ -341,5 +352,19 @@ for op, e, s in [("kt.rand", "f32", (50, 40)), ("kt.rand", "f64", (2000,)), ("kt
         return None
     F.case("%s %s %s" % (op, e, s), op, [(np.array(42, np.int64), "i64")], np.zeros(s), e,
            attrs="size = %s, dtype = %s" % (arr(s), e), check=prop, dyn=False)
+
+# dynamic sizes of kt.full / kt.rand: index operands
+for e in ALL:
+    n0, n1 = int(rng.integers(0, 4)), int(rng.integers(0, 4))
+    v = 1.0 if e == "i1" else (-3.0 if e in INTS else 2.5)
+    F.case("kt.full dynamic %s %d %d" % (e, n0, n1), "kt.full",
+           [(np.array(n0, np.int64), "index"), (np.array(n1, np.int64), "index")],
+           R(torch.full((n0, 2, n1), v, dtype=TD[e]), e), e,
+           attrs="size = [-1, 2, -1], value = %r, dtype = %s" % (v, e), mode="exact", dyn=False)
+F.expect_error("kt.full negative dynamic size", "kt.full", [(np.array(-1, np.int64), "index")],
+               "tensor<?xf32>", "size = [-1], value = 1.0, dtype = f32")
+F.case("kt.rand dynamic", "kt.rand", [(np.array(7, np.int64), "i64"), (np.array(3, np.int64), "index")],
+       np.zeros((3, 2)), "f32", attrs="size = [-1, 2], dtype = f32", dyn=False,
+       check=lambda o: None if ((o >= 0) & (o < 1)).all() else "outside [0, 1)")
 
 F.finish()

@@ -49,6 +49,8 @@ TOL = {"f64": (1e-12, 1e-300), "f32": (2e-6, 1e-37),
 
 
 def ttype(shape, elem, dyn=False):
+    if elem == "index":  # a host index scalar (rank-0 int64 input)
+        return "index"
     dims = "".join(("?" if dyn else str(d)) + "x" for d in shape)
     return "tensor<%s%s>" % (dims, elem)
 
