@@ -158,4 +158,39 @@ for it in range(60):
     F.case("%s %s" % (op, label), op, [(x, e)], R(ref, e), e, attrs=", ".join(attrs),
            mode="close" if avg else "exact", rtol=4 * EPS[e], atol=4 * EPS[e])
 
+# dense pooling sweep in f64 (ceil_mode windows at the border, padding,
+# count_include_pad, divisor_override, dilation)
+n = 0
+while n < 200:
+    kh, kw = [int(v) for v in rng.integers(1, 5, 2)]
+    st = [int(v) for v in rng.integers(1, 5, 2)]
+    pd = [int(rng.integers(0, kh // 2 + 1)), int(rng.integers(0, kw // 2 + 1))]
+    ceil = bool(rng.random() < 0.6)
+    H, W = [int(v) for v in rng.integers(1, 9, 2)]
+    x = rng.standard_normal((1, 2, H, W))
+    avg = rng.random() < 0.6
+    attrs = ["kernel_size = " + arr([kh, kw]), "stride = " + arr(st), "padding = " + arr(pd),
+             "ceil_mode = %s" % str(ceil).lower()]
+    t = torch.from_numpy(x)
+    try:
+        if avg:
+            cip = bool(rng.random() < 0.5)
+            div = int(rng.choice([0, 0, 5]))
+            attrs.append("count_include_pad = %s" % str(cip).lower())
+            if div:
+                attrs.append("divisor_override = %d" % div)
+            ref = Fn.avg_pool2d(t, [kh, kw], st, pd, ceil, cip, div or None)
+        else:
+            dl = [int(v) for v in rng.integers(1, 3, 2)]
+            attrs.append("dilation = " + arr(dl))
+            ref = Fn.max_pool2d(t, [kh, kw], st, pd, dl, ceil)
+    except RuntimeError:
+        continue
+    if ref.numel() == 0:
+        continue
+    n += 1
+    op = "kt.avg_pool2d" if avg else "kt.max_pool2d"
+    F.case("%s sweep %s %s" % (op, (H, W), attrs), op, [(x, "f64")], ref.numpy(), "f64",
+           attrs=", ".join(attrs), dyn=False)
+
 F.finish()

@@ -266,6 +266,15 @@ F.expect_error("kt.cross_entropy target negative", "kt.cross_entropy",
 F.expect_error("kt.amax empty ?", "kt.amax", [(f(0, 3), "f32")], "tensor<?xf32>", "dim = [0]", dyn=True)
 F.expect_error("kt.argmax empty", "kt.argmax", [(f(0, 3), "f32")], "tensor<i64>")
 
+# squeeze on `?` dims that are not 1 at run time: nothing is removed
+for e in ["f32", "i32", "i1"]:
+    s_ = tuple(int(v) for v in rng.choice([0, 2, 3], size=3))
+    x = F.values(s_, e)
+    ex("kt.squeeze dyn not 1 %s %s" % (e, s_), "kt.squeeze", [(x, e)], TN(x, e), e, "dim = [0, -1]")
+    ex("kt.squeeze dyn all %s %s" % (e, s_), "kt.squeeze", [(x, e)], TN(x, e), e)
+F.expect_error("kt.squeeze ? that is 1", "kt.squeeze", [(f(1, 3), "f32")], "tensor<?x?xf32>",
+               "dim = [0]", dyn=True)
+
 # rank-0 corner cases
 z = {e: F.values((), e) for e in ALL}
 for e in ["f32", "i64", "i1"]:
