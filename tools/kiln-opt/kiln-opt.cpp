@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Autodiff/VJPInterface.h"
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Transforms/Passes.h"
@@ -22,6 +23,7 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   registry.insert<kiln::kt::KTDialect, kiln::kg::KGDialect>();
+  kiln::autodiff::registerVJPInterfaces(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
 }

@@ -217,4 +217,45 @@ def KilnInlineGraphsPass : Pass<"kiln-inline-graphs", "::mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::kg::KGDialect"];
 }
 
+def KilnAutodiffPass : Pass<"kiln-autodiff", "::mlir::ModuleOp"> {
+  let summary = "reverse-mode autodiff: build joint forward+backward functions";
+  let description = [{
+    For every `func.func` with the unit attribute `kg.differentiate`, builds
+    `@<name>_joint(primals..., cotangents...) -> (outputs..., gradients...)`
+    next to it (see `kiln::autodiff::buildJointFunction`): one cotangent
+    argument per float result, one gradient per argument that requires grad
+    (the bool argument attribute `kg.requires_grad`, by default every float
+    tensor argument). The forward ops are cloned, then the vector-Jacobian
+    rules of the ops (`DifferentiableOpInterface`) are emitted in reverse
+    order at the locations of the forward ops; gradients of values used
+    several times are summed with `kt.add`. An op without a rule whose result
+    is needed for a gradient is an error at its location. The original
+    function is kept (the attribute is removed).
+
+    Before:
+
+    ```mlir
+    func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> attributes {kg.differentiate} {
+      %0 = kt.sin %x : (tensor<3xf32>) -> tensor<3xf32>
+      return %0 : tensor<3xf32>
+    }
+    ```
+
+    After (besides `@f`):
+
+    ```mlir
+    func.func @f_joint(%x: tensor<3xf32>, %ct: tensor<3xf32>)
+        -> (tensor<3xf32>, tensor<3xf32>) {
+      %0 = kt.sin %x : (tensor<3xf32>) -> tensor<3xf32>
+      %1 = kt.cos %x : (tensor<3xf32>) -> tensor<3xf32>
+      %2 = kt.mul %ct, %1 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      return %0, %2 : tensor<3xf32>, tensor<3xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::kiln::kt::KTDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // KILN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,222 @@
+//===- Norm.cpp - Vector-Jacobian rules of softmax, norms and losses ------===//
+//
+// Part of Kiln. softmax/log_softmax use their result (PyTorch's
+// _softmax_backward_data formulas); layer_norm recomputes mean and rstd from
+// the input; nll_loss and cross_entropy build the gradient with respect to
+// the log-probabilities from a one-hot of the target (ignore_index, class
+// weights, label smoothing and every reduction as in PyTorch), then
+// cross_entropy goes back through log_softmax. batch_norm and
+// scaled_dot_product_attention have no rule yet.
+//
+//===----------------------------------------------------------------------===//
+
+#include "VJPUtils.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::autodiff;
+
+namespace {
+
+using Grads = SmallVectorImpl<Value>;
+
+int64_t normDim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
+
+LogicalResult vjpSoftmax(kt::SoftmaxOp op, GradEmitter &e, Value g,
+                         Grads &grads) {
+  Value r = op.getResult();
+  int64_t d = normDim(op.getDim(), std::max<int64_t>(GradEmitter::rank(r), 1));
+  if (GradEmitter::rank(r) == 0) {
+    grads[0] = e.zerosLike(r); // softmax of a scalar is the constant 1
+    return success();
+  }
+  // r * (g - sum(g * r, dim))
+  Value s = e.sum(e.mul(g, r), {d}, /*keepdim=*/true);
+  grads[0] = e.mul(r, e.sub(g, s));
+  return success();
+}
+
+LogicalResult vjpLogSoftmax(kt::LogSoftmaxOp op, GradEmitter &e, Value g,
+                            Grads &grads) {
+  Value r = op.getResult();
+  if (GradEmitter::rank(r) == 0) {
+    grads[0] = e.zerosLike(r);
+    return success();
+  }
+  int64_t d = normDim(op.getDim(), GradEmitter::rank(r));
+  // g - exp(r) * sum(g, dim)
+  Value s = e.sum(g, {d}, /*keepdim=*/true);
+  grads[0] = e.sub(g, e.mul(e.exp(r), s));
+  return success();
+}
+
+LogicalResult vjpLayerNorm(kt::LayerNormOp op, GradEmitter &e, Value g,
+                           Grads &grads) {
+  Value x = op.getInput();
+  int64_t r = GradEmitter::rank(x);
+  int64_t k = op.getNormalizedShape().size();
+  SmallVector<int64_t> dims, lead;
+  for (int64_t i = 0; i < r; ++i)
+    (i >= r - k ? dims : lead).push_back(i);
+  int64_t n = countAt(GradEmitter::shape(x), dims);
+  if (n < 0)
+    return op.emitError("no gradient for kt.layer_norm over a dynamic dim");
+  auto meanOver = [&](Value v) {
+    return e.op<kt::MeanOp>({v},
+                            {e.attr("dim", e.i64s(dims)),
+                             e.attr("keepdim", e.builder().getBoolAttr(true))});
+  };
+  Value xc = e.sub(x, meanOver(x));
+  Value var = meanOver(e.mul(xc, xc));
+  Value eps = e.scalar(op.getEps().convertToDouble(), x);
+  Value rstd = e.op<kt::RsqrtOp>({e.add(var, eps)});
+  Value xhat = e.mul(xc, rstd);
+  Value gxhat = op.getWeight() ? e.mul(g, op.getWeight()) : g;
+  // rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))
+  grads[0] = e.mul(rstd, e.sub(e.sub(gxhat, meanOver(gxhat)),
+                               e.mul(xhat, meanOver(e.mul(gxhat, xhat)))));
+  auto sumLead = [&](Value v) {
+    return lead.empty() ? v : e.sum(v, lead, /*keepdim=*/false);
+  };
+  unsigned next = 1;
+  if (op.getWeight())
+    grads[next++] = sumLead(e.mul(g, xhat));
+  if (op.getBias())
+    grads[next] = sumLead(g);
+  return success();
+}
+
+/// Moves the last dim of `v` (rank r) to position `d`.
+Value moveLastTo(GradEmitter &e, Value v, int64_t d) {
+  int64_t r = GradEmitter::rank(v);
+  if (d == r - 1)
+    return v;
+  SmallVector<int64_t> perm;
+  for (int64_t i = 0; i + 1 < r; ++i)
+    perm.push_back(i);
+  perm.insert(perm.begin() + d, r - 1);
+  return e.permute(v, perm);
+}
+
+/// The gradient of an nll-style loss with respect to log-probabilities `lp`
+/// ([C] or [N, C, d...]) with class-index targets:
+///   -(coef) * ((1 - ls) * onehot(t) * w + ls / C * valid * w)
+/// with coef the loss gradient per element (divided by sum of w[t] for mean).
+FailureOr<Value> nllLogProbGrad(Operation *op, GradEmitter &e, Value lp,
+                                Value target, Value weight,
+                                kt::Reduction reduction, int64_t ignoreIndex,
+                                double ls, Value g) {
+  int64_t r = GradEmitter::rank(lp);
+  int64_t cd = r == 1 ? 0 : 1;
+  int64_t c = GradEmitter::shape(lp)[cd];
+  if (ShapedType::isDynamic(c))
+    return op->emitError("no gradient for '")
+           << op->getName() << "' with a dynamic class dim";
+  Type et = GradEmitter::elementType(lp);
+  Value ignore = buildScalar(e.builder(), e.getLoc(), (double)ignoreIndex,
+                             GradEmitter::elementType(target));
+  Value validF = e.cast(e.ne(target, ignore), et); // target shape
+  Value validU = e.unsqueeze(validF, cd);
+  Value oh = e.mul(moveLastTo(e, e.oneHot(target, c, et), cd), validU);
+  Value wB;
+  if (weight) {
+    SmallVector<int64_t> wShape(r, 1);
+    wShape[cd] = c;
+    wB = e.reshape(weight, wShape);
+  }
+  Value gl = g;
+  if (reduction == kt::Reduction::mean) {
+    Value wt = weight ? e.sum(e.mul(oh, wB), {cd}, false) : validF;
+    SmallVector<int64_t> all;
+    for (int64_t i = 0; i < GradEmitter::rank(wt); ++i)
+      all.push_back(i);
+    Value denom = all.empty() ? wt : e.sum(wt, all, false);
+    gl = e.div(g, denom);
+  }
+  if (GradEmitter::rank(gl) > 0)
+    gl = e.unsqueeze(gl, cd);
+  Value d = e.scale(oh, 1.0 - ls);
+  if (ls > 0)
+    d = e.add(d, e.scale(validU, ls / (double)c));
+  if (wB)
+    d = e.mul(d, wB);
+  return e.neg(e.mul(gl, d));
+}
+
+LogicalResult vjpNllLoss(kt::NllLossOp op, GradEmitter &e, Value g,
+                         Grads &grads) {
+  auto glp =
+      nllLogProbGrad(op, e, op.getInput(), op.getTarget(), op.getWeight(),
+                     op.getReduction(), op.getIgnoreIndex(), 0.0, g);
+  if (failed(glp))
+    return failure();
+  grads[0] = *glp;
+  return success();
+}
+
+LogicalResult vjpCrossEntropy(kt::CrossEntropyOp op, GradEmitter &e, Value g,
+                              Grads &grads) {
+  Value x = op.getInput(), target = op.getTarget(), weight = op.getWeight();
+  int64_t r = GradEmitter::rank(x);
+  int64_t cd = r == 1 ? 0 : 1;
+  double ls = op.getLabelSmoothing().convertToDouble();
+  Value lp = e.op<kt::LogSoftmaxOp>(
+      {x}, {e.attr("dim", e.builder().getI64IntegerAttr(cd))});
+  Value glp;
+  if (isFloatValue(target)) {
+    // Probabilities: loss = -sum_c w_c * t'_c * lp_c, t' = t(1-ls) + ls/C;
+    // mean divides by the number of elements without the class dim.
+    int64_t c = GradEmitter::shape(x)[cd];
+    if (ShapedType::isDynamic(c))
+      return op.emitError("no gradient for kt.cross_entropy with a dynamic "
+                          "class dim");
+    Value wB;
+    if (weight) {
+      SmallVector<int64_t> wShape(r, 1);
+      wShape[cd] = c;
+      wB = e.reshape(weight, wShape);
+    }
+    Value gl = g;
+    if (op.getReduction() == kt::Reduction::mean) {
+      auto xs = GradEmitter::shape(x);
+      int64_t n = 1;
+      for (int64_t i = 0; i < r; ++i)
+        if (i != cd) {
+          if (ShapedType::isDynamic(xs[i]))
+            return op.emitError("no gradient for kt.cross_entropy mean over "
+                                "a dynamic dim");
+          n *= xs[i];
+        }
+      gl = e.scale(g, 1.0 / (double)n);
+    }
+    if (GradEmitter::rank(gl) > 0)
+      gl = e.unsqueeze(gl, cd);
+    Value tp = target;
+    if (ls > 0)
+      tp = e.add(e.scale(target, 1.0 - ls), e.scalar(ls / (double)c, target));
+    Value wt = wB ? e.mul(tp, wB) : tp;
+    glp = e.neg(e.mul(gl, wt));
+    Value gt = e.neg(e.mul(gl, wB ? e.mul(lp, wB) : lp));
+    grads[1] = ls > 0 ? e.scale(gt, 1.0 - ls) : gt;
+  } else {
+    auto v = nllLogProbGrad(op, e, lp, target, weight, op.getReduction(),
+                            op.getIgnoreIndex(), ls, g);
+    if (failed(v))
+      return failure();
+    glp = *v;
+  }
+  // Back through log_softmax over the class dim.
+  Value s = e.sum(glp, {cd}, /*keepdim=*/true);
+  grads[0] = e.sub(glp, e.mul(e.exp(lp), s));
+  return success();
+}
+
+} // namespace
+
+void autodiff::registerNormVJPs(MLIRContext *ctx) {
+  attachVJP<kt::SoftmaxOp, vjpSoftmax>(ctx);
+  attachVJP<kt::LogSoftmaxOp, vjpLogSoftmax>(ctx);
+  attachVJP<kt::LayerNormOp, vjpLayerNorm>(ctx);
+  attachVJP<kt::NllLossOp, vjpNllLoss>(ctx);
+  attachVJP<kt::CrossEntropyOp, vjpCrossEntropy>(ctx);
+}

@@ -1,0 +1,133 @@
+//===- Reduction.cpp - Vector-Jacobian rules of kt reductions -------------===//
+//
+// Part of Kiln. The result gradient is restored to the input's rank (the
+// reduced dims unsqueezed when keepdim is false) and broadcast back. amax and
+// amin split the gradient evenly among tied maxima (PyTorch's
+// scale_grad_by_count); prod handles zeros exactly (one zero: the product of
+// the others; several: 0). Integer and bool reductions and arg-reductions
+// have no gradient.
+//
+//===----------------------------------------------------------------------===//
+
+#include "VJPUtils.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::autodiff;
+
+namespace {
+
+using Grads = SmallVectorImpl<Value>;
+
+/// The result gradient (or result) `v` of a reduction over `dims` of `x`
+/// with `keepdim`, brought back to x's rank (keepdim shape).
+Value restoreDims(GradEmitter &e, Value v, ArrayRef<int64_t> dims,
+                  bool keepdim) {
+  return keepdim ? v : e.unsqueezeDims(v, dims);
+}
+
+template <typename OpT> SmallVector<int64_t> dimsOf(OpT op) {
+  return reductionDims(op.getDim(), GradEmitter::rank(op.getSelf()));
+}
+
+LogicalResult vjpSum(kt::SumOp op, GradEmitter &e, Value g, Grads &grads) {
+  Value x = op.getSelf();
+  if (!isFloatValue(x))
+    return success();
+  auto dims = dimsOf(op);
+  grads[0] = e.expandLike(restoreDims(e, g, dims, op.getKeepdim()), x);
+  return success();
+}
+
+LogicalResult vjpMean(kt::MeanOp op, GradEmitter &e, Value g, Grads &grads) {
+  Value x = op.getSelf();
+  auto dims = dimsOf(op);
+  int64_t n = countAt(GradEmitter::shape(x), dims);
+  if (n < 0)
+    return op.emitError("no gradient for kt.mean over a dynamic dim");
+  Value gk = restoreDims(e, g, dims, op.getKeepdim());
+  grads[0] = e.expandLike(e.scale(gk, 1.0 / (double)n), x);
+  return success();
+}
+
+template <typename OpT>
+LogicalResult vjpAmaxAmin(OpT op, GradEmitter &e, Value g, Grads &grads) {
+  Value x = op.getSelf();
+  if (!isFloatValue(x))
+    return success();
+  auto dims = dimsOf(op);
+  bool keep = op.getKeepdim();
+  Value r = restoreDims(e, op.getResult(), dims, keep);
+  Value mask = e.cast(e.eq(x, r), GradEmitter::elementType(x));
+  Value count = e.sum(mask, dims, /*keepdim=*/true);
+  Value gk = restoreDims(e, g, dims, keep);
+  grads[0] = e.mul(e.div(gk, count), mask);
+  return success();
+}
+
+LogicalResult vjpProd(kt::ProdOp op, GradEmitter &e, Value g, Grads &grads) {
+  Value x = op.getSelf();
+  if (!isFloatValue(x))
+    return success();
+  auto dims = dimsOf(op);
+  bool keep = op.getKeepdim();
+  Value zero = e.scalar(0, x), one = e.scalar(1, x);
+  Value r = restoreDims(e, op.getResult(), dims, keep);
+  Value isZero = e.eq(x, zero);
+  // Product of the nonzero elements, and the number of zeros.
+  Value prodNonzero =
+      e.op<kt::ProdOp>({e.where(isZero, one, x)},
+                       {e.attr("dim", e.i64s(dims)),
+                        e.attr("keepdim", e.builder().getBoolAttr(true))});
+  Value zeros = e.sum(e.cast(isZero, GradEmitter::elementType(x)), dims,
+                      /*keepdim=*/true);
+  // d r / d x_i: r / x_i when x_i != 0; for a zero x_i, the product of the
+  // others when it is the only zero, else 0.
+  Value atZero = e.where(e.eq(zeros, one), prodNonzero, zero);
+  Value d = e.where(isZero, atZero, e.div(r, x));
+  grads[0] = e.mul(restoreDims(e, g, dims, keep), d);
+  return success();
+}
+
+LogicalResult vjpVar(kt::VarOp op, GradEmitter &e, Value g, Grads &grads) {
+  Value x = op.getSelf();
+  auto dims = dimsOf(op);
+  int64_t n = countAt(GradEmitter::shape(x), dims);
+  if (n < 0)
+    return op.emitError("no gradient for kt.var over a dynamic dim");
+  double correction = op.getCorrection().convertToDouble();
+  // 2 / (N - correction) * g * (x - mean(x))
+  Value mean =
+      e.op<kt::MeanOp>({x}, {e.attr("dim", e.i64s(dims)),
+                             e.attr("keepdim", e.builder().getBoolAttr(true))});
+  Value gk = restoreDims(e, g, dims, op.getKeepdim());
+  Value scaled = e.div(e.scale(gk, 2.0), e.scalar((double)n - correction, x));
+  grads[0] = e.mul(scaled, e.sub(x, mean));
+  return success();
+}
+
+LogicalResult vjpLogsumexp(kt::LogsumexpOp op, GradEmitter &e, Value g,
+                           Grads &grads) {
+  Value x = op.getSelf();
+  auto dims = dimsOf(op);
+  bool keep = op.getKeepdim();
+  Value r = restoreDims(e, op.getResult(), dims, keep);
+  grads[0] = e.mul(restoreDims(e, g, dims, keep), e.exp(e.sub(x, r)));
+  return success();
+}
+
+} // namespace
+
+void autodiff::registerReductionVJPs(MLIRContext *ctx) {
+  attachVJP<kt::SumOp, vjpSum>(ctx);
+  attachVJP<kt::MeanOp, vjpMean>(ctx);
+  attachVJP<kt::AmaxOp, vjpAmaxAmin<kt::AmaxOp>>(ctx);
+  attachVJP<kt::AminOp, vjpAmaxAmin<kt::AminOp>>(ctx);
+  attachVJP<kt::ProdOp, vjpProd>(ctx);
+  attachVJP<kt::VarOp, vjpVar>(ctx);
+  attachVJP<kt::LogsumexpOp, vjpLogsumexp>(ctx);
+  attachVJP<kt::AnyOp, vjpNone<kt::AnyOp>>(ctx);
+  attachVJP<kt::AllOp, vjpNone<kt::AllOp>>(ctx);
+  attachVJP<kt::ArgmaxOp, vjpNone<kt::ArgmaxOp>>(ctx);
+  attachVJP<kt::ArgminOp, vjpNone<kt::ArgminOp>>(ctx);
+}

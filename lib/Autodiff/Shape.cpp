@@ -1,0 +1,296 @@
+//===- Shape.cpp - Vector-Jacobian rules of kt shape ops ------------------===//
+//
+// Part of Kiln. Views are undone on the gradient (reshape back, inverse
+// permutation, unbroadcast for expand). Ops that read a part of their input
+// put the gradient back in place with zero padding (slice, select, pad) or
+// split it (concat, stack). kt has no scatter op, so gather and index_select
+// accumulate through a one-hot mask (`index == arange`), which sums duplicate
+// indices as index_add/scatter_add do. Index operands get no gradient.
+//
+//===----------------------------------------------------------------------===//
+
+#include "VJPUtils.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::autodiff;
+
+namespace {
+
+using Grads = SmallVectorImpl<Value>;
+
+int64_t normDim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
+
+LogicalResult needStatic(Operation *op, Value x, int64_t dim = -1) {
+  auto t = cast<RankedTensorType>(x.getType());
+  bool ok = dim < 0 ? t.hasStaticShape() : !t.isDynamicDim(dim);
+  if (ok)
+    return success();
+  return op->emitError("no gradient for '")
+         << op->getName() << "' with a dynamic input dim";
+}
+
+LogicalResult vjpReshape(kt::ReshapeOp op, GradEmitter &e, Value g,
+                         Grads &grads) {
+  Value x = op.getSelf();
+  if (!isFloatValue(x))
+    return success();
+  if (failed(needStatic(op, x)))
+    return failure();
+  grads[0] = e.reshape(g, GradEmitter::shape(x));
+  return success();
+}
+
+LogicalResult vjpTranspose(kt::TransposeOp op, GradEmitter &e, Value g,
+                           Grads &grads) {
+  if (!isFloatValue(op.getSelf()))
+    return success();
+  grads[0] = e.transpose(g, op.getDim0(), op.getDim1());
+  return success();
+}
+
+LogicalResult vjpPermute(kt::PermuteOp op, GradEmitter &e, Value g,
+                         Grads &grads) {
+  if (!isFloatValue(op.getSelf()))
+    return success();
+  auto perm = kt::getI64Array(op.getDims());
+  int64_t r = perm.size();
+  SmallVector<int64_t> inv(r);
+  for (int64_t i = 0; i < r; ++i)
+    inv[normDim(perm[i], r)] = i;
+  grads[0] = e.permute(g, inv);
+  return success();
+}
+
+LogicalResult vjpExpand(kt::ExpandOp op, GradEmitter &e, Value g,
+                        Grads &grads) {
+  if (!isFloatValue(op.getSelf()))
+    return success();
+  grads[0] = e.unbroadcastTo(g, op.getSelf().getType());
+  return success();
+}
+
+LogicalResult vjpSqueeze(kt::SqueezeOp op, GradEmitter &e, Value g,
+                         Grads &grads) {
+  Value x = op.getSelf();
+  if (!isFloatValue(x))
+    return success();
+  auto shape = GradEmitter::shape(x);
+  int64_t r = shape.size();
+  // The dims that were removed: size-1 dims (of `dim`, when given).
+  SmallVector<int64_t> removed;
+  if (auto dims = op.getDim()) {
+    for (int64_t d : kt::getI64Array(*dims)) {
+      d = r == 0 ? 0 : normDim(d, r);
+      if (r > 0 && shape[d] == 1)
+        removed.push_back(d);
+    }
+  } else {
+    for (int64_t d = 0; d < r; ++d)
+      if (shape[d] == 1)
+        removed.push_back(d);
+  }
+  llvm::sort(removed);
+  removed.erase(std::unique(removed.begin(), removed.end()), removed.end());
+  grads[0] = e.unsqueezeDims(g, removed);
+  return success();
+}
+
+LogicalResult vjpUnsqueeze(kt::UnsqueezeOp op, GradEmitter &e, Value g,
+                           Grads &grads) {
+  if (!isFloatValue(op.getSelf()))
+    return success();
+  int64_t d = normDim(op.getDim(), GradEmitter::rank(op.getResult()));
+  grads[0] = e.squeeze(g, {d});
+  return success();
+}
+
+LogicalResult vjpSlice(kt::SliceOp op, GradEmitter &e, Value g, Grads &grads) {
+  Value x = op.getSelf();
+  if (!isFloatValue(x))
+    return success();
+  int64_t r = GradEmitter::rank(x);
+  int64_t dim = normDim(op.getDim(), r);
+  if (failed(needStatic(op, x, dim)))
+    return failure();
+  int64_t size = GradEmitter::shape(x)[dim];
+  auto clampIdx = [&](int64_t v) {
+    if (v < 0)
+      v += size;
+    return std::min(std::max<int64_t>(v, 0), size);
+  };
+  int64_t start = op.getStart() ? clampIdx(*op.getStart()) : 0;
+  int64_t end = op.getEnd() ? clampIdx(*op.getEnd()) : size;
+  int64_t step = op.getStep();
+  int64_t len = end > start ? (end - start + step - 1) / step : 0;
+  if (len == 0)
+    return success(); // an empty slice: zero gradient
+  Value u = g;
+  if (step > 1) {
+    // Interleave step-1 zeros after each element: [.., L, ..] ->
+    // [.., L, step, ..] -> [.., L*step, ..].
+    if (failed(needStatic(op, g)))
+      return failure();
+    SmallVector<int64_t> merged(GradEmitter::shape(g));
+    merged[dim] = len * step;
+    u = e.padDim(e.unsqueeze(g, dim + 1), dim + 1, 0, step - 1);
+    u = e.reshape(u, merged);
+  }
+  grads[0] = e.padDim(u, dim, start, size - start - len * step);
+  return success();
+}
+
+LogicalResult vjpSelect(kt::SelectOp op, GradEmitter &e, Value g,
+                        Grads &grads) {
+  Value x = op.getSelf();
+  if (!isFloatValue(x))
+    return success();
+  int64_t r = GradEmitter::rank(x);
+  int64_t dim = normDim(op.getDim(), r);
+  if (failed(needStatic(op, x, dim)))
+    return failure();
+  int64_t size = GradEmitter::shape(x)[dim];
+  // I64Attr getters return uint64_t: read the index as signed.
+  int64_t idx = static_cast<int64_t>(op.getIndex());
+  if (idx < 0)
+    idx += size;
+  grads[0] = e.padDim(e.unsqueeze(g, dim), dim, idx, size - 1 - idx);
+  return success();
+}
+
+LogicalResult vjpConcat(kt::ConcatOp op, GradEmitter &e, Value g,
+                        Grads &grads) {
+  int64_t r = GradEmitter::rank(op.getResult());
+  int64_t dim = normDim(op.getDim(), r);
+  int64_t offset = 0;
+  for (auto [i, t] : llvm::enumerate(op.getTensors())) {
+    // A 1-D empty operand (allowed by PyTorch's cat) contributes nothing.
+    if (GradEmitter::rank(t) != r)
+      continue;
+    if (failed(needStatic(op, t, dim)))
+      return failure();
+    int64_t n = GradEmitter::shape(t)[dim];
+    if (isFloatValue(t))
+      grads[i] = e.op<kt::SliceOp>(
+          {g}, {e.attr("dim", e.builder().getI64IntegerAttr(dim)),
+                e.attr("start", e.builder().getI64IntegerAttr(offset)),
+                e.attr("end", e.builder().getI64IntegerAttr(offset + n)),
+                e.attr("step", e.builder().getI64IntegerAttr(1))});
+    offset += n;
+  }
+  return success();
+}
+
+LogicalResult vjpStack(kt::StackOp op, GradEmitter &e, Value g, Grads &grads) {
+  int64_t r = GradEmitter::rank(op.getResult());
+  int64_t dim = normDim(op.getDim(), r);
+  for (auto [i, t] : llvm::enumerate(op.getTensors()))
+    if (isFloatValue(t))
+      grads[i] = e.op<kt::SelectOp>(
+          {g}, {e.attr("dim", e.builder().getI64IntegerAttr(dim)),
+                e.attr("index", e.builder().getI64IntegerAttr(i))});
+  return success();
+}
+
+LogicalResult vjpPad(kt::PadOp op, GradEmitter &e, Value g, Grads &grads) {
+  if (!isFloatValue(op.getSelf()))
+    return success();
+  // Crop what was added; zero-fill what was cropped.
+  SmallVector<int64_t> inv;
+  for (int64_t p : kt::getI64Array(op.getPad()))
+    inv.push_back(-p);
+  grads[0] = e.pad(g, inv);
+  return success();
+}
+
+LogicalResult vjpFlip(kt::FlipOp op, GradEmitter &e, Value g, Grads &grads) {
+  if (!isFloatValue(op.getSelf()))
+    return success();
+  grads[0] = e.op<kt::FlipOp>({g}, {e.attr("dims", op.getDimsAttr())});
+  return success();
+}
+
+LogicalResult vjpGather(kt::GatherOp op, GradEmitter &e, Value g,
+                        Grads &grads) {
+  Value x = op.getSelf(), index = op.getIndex();
+  if (!isFloatValue(x))
+    return success();
+  if (failed(needStatic(op, x)) || failed(needStatic(op, index)))
+    return failure();
+  auto xs = GradEmitter::shape(x);
+  int64_t r = xs.size();
+  if (r == 0) {
+    grads[0] = e.reshape(g, {}); // rank 0: gather is the identity
+    return success();
+  }
+  int64_t dim = normDim(op.getDim(), r);
+  Type et = GradEmitter::elementType(x);
+  // mask[.., k, j, ..] = index[.., k, ..] == j, with j (size xs[dim]) at
+  // position dim+1; the gradient of x[.., j, ..] sums g over k.
+  Value oh = e.oneHot(index, xs[dim], et); // index.shape + [S]
+  SmallVector<int64_t> perm;
+  for (int64_t i = 0; i <= r; ++i)
+    if (i != r)
+      perm.push_back(i);
+  perm.insert(perm.begin() + dim + 1, r); // move the new last dim to dim+1
+  Value mask = e.permute(oh, perm);
+  Value contrib = e.mul(mask, e.unsqueeze(g, dim + 1));
+  Value gx = e.sum(contrib, {dim}, /*keepdim=*/false); // index dims, S at dim
+  // index may be smaller than x in the other dims: pad with zeros.
+  auto is = GradEmitter::shape(index);
+  for (int64_t d = 0; d < r; ++d)
+    if (d != dim && is[d] != xs[d])
+      gx = e.padDim(gx, d, 0, xs[d] - is[d]);
+  grads[0] = gx;
+  return success();
+}
+
+LogicalResult vjpIndexSelect(kt::IndexSelectOp op, GradEmitter &e, Value g,
+                             Grads &grads) {
+  Value x = op.getSelf(), index = op.getIndex();
+  if (!isFloatValue(x))
+    return success();
+  int64_t r = GradEmitter::rank(x);
+  if (r == 0) {
+    grads[0] = e.reshape(g, {});
+    return success();
+  }
+  int64_t dim = normDim(op.getDim(), r);
+  if (failed(needStatic(op, x, dim)))
+    return failure();
+  if (GradEmitter::rank(index) == 0)
+    index = e.reshape(index, {1});
+  // g with dim moved last: [.., K]; times onehot [K, S] -> [.., S].
+  SmallVector<int64_t> perm;
+  for (int64_t i = 0; i < r; ++i)
+    if (i != dim)
+      perm.push_back(i);
+  perm.push_back(dim);
+  SmallVector<int64_t> inv(r);
+  for (int64_t i = 0; i < r; ++i)
+    inv[perm[i]] = i;
+  Value oh =
+      e.oneHot(index, GradEmitter::shape(x)[dim], GradEmitter::elementType(x));
+  Value moved = e.matmul(e.permute(g, perm), oh);
+  grads[0] = e.permute(moved, inv);
+  return success();
+}
+
+} // namespace
+
+void autodiff::registerShapeVJPs(MLIRContext *ctx) {
+  attachVJP<kt::ReshapeOp, vjpReshape>(ctx);
+  attachVJP<kt::TransposeOp, vjpTranspose>(ctx);
+  attachVJP<kt::PermuteOp, vjpPermute>(ctx);
+  attachVJP<kt::ExpandOp, vjpExpand>(ctx);
+  attachVJP<kt::SqueezeOp, vjpSqueeze>(ctx);
+  attachVJP<kt::UnsqueezeOp, vjpUnsqueeze>(ctx);
+  attachVJP<kt::SliceOp, vjpSlice>(ctx);
+  attachVJP<kt::SelectOp, vjpSelect>(ctx);
+  attachVJP<kt::ConcatOp, vjpConcat>(ctx);
+  attachVJP<kt::StackOp, vjpStack>(ctx);
+  attachVJP<kt::PadOp, vjpPad>(ctx);
+  attachVJP<kt::FlipOp, vjpFlip>(ctx);
+  attachVJP<kt::GatherOp, vjpGather>(ctx);
+  attachVJP<kt::IndexSelectOp, vjpIndexSelect>(ctx);
+}

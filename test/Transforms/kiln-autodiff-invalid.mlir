@@ -1,0 +1,27 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics -kiln-autodiff
+
+// Tests that an op without a vector-Jacobian rule is an error at its
+// location when its result is needed for a gradient.
+func.func @no_rule(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> attributes {kg.differentiate} {
+  // expected-error@below {{kiln-autodiff: no vector-Jacobian rule for 'kt.max_pool2d', whose result is needed for a gradient}}
+  %0 = kt.max_pool2d %x {kernel_size = [2]} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// Tests that an op without a rule is fine when no gradient flows through it
+// (its input does not require grad).
+func.func @no_rule_unneeded(%x: tensor<1x1x4x4xf32> {kg.requires_grad = false}, %y: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> attributes {kg.differentiate} {
+  %0 = kt.max_pool2d %x {kernel_size = [2]} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
+  %1 = kt.mul %0, %y : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %1 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// Tests that only float arguments can require grad.
+// expected-error@below {{kiln-autodiff: argument #0 of type 'tensor<3xi64>' requires grad but only float tensors can}}
+func.func @int_requires_grad(%i: tensor<3xi64> {kg.requires_grad = true}) -> tensor<3xi64> attributes {kg.differentiate} {
+  return %i : tensor<3xi64>
+}
