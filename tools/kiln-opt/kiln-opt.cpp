@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Autodiff/VJPInterface.h"
+#include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Transforms/Passes.h"
@@ -19,6 +20,8 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   kiln::registerKilnPasses();
+  kiln::registerKilnConversionPasses();
+  kiln::registerKilnCPUPipeline();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Backend/CPU/CPUBackend.h"
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
@@ -78,8 +79,12 @@ static cl::list<std::string>
           cl::desc("One call of a kg.program entry: comma-separated .npy "
                    "inputs (repeat for several calls in one session)"),
           cl::value_desc("a.npy,b.npy"));
-static cl::opt<std::string> backend("backend", cl::desc("Session backend"),
-                                    cl::init("eager"));
+static cl::opt<std::string> backend(
+    "backend",
+    cl::desc("func.func entries: interpreter (default; also eager) or cpu "
+             "(kiln-cpu pipeline + JIT); kg.program entries: the session "
+             "backend"),
+    cl::init("eager"));
 static cl::opt<std::string>
     pipeline("pipeline", cl::desc("Pass pipeline run on each new cache entry"),
              cl::init("kiln-eager"));
@@ -427,6 +432,7 @@ int main(int argc, char **argv) {
   registry.insert<kt::KTDialect, kg::KGDialect, func::FuncDialect, arith::ArithDialect,
                   scf::SCFDialect, tensor::TensorDialect>();
   registerInterpreterInterfaces(registry);
+  cpu::registerCPUBackendDialects(registry);
   MLIRContext context(registry);
 
   // One line per diagnostic: "file:line:col: error: message".
@@ -524,10 +530,29 @@ int main(int argc, char **argv) {
     }
   }
 
-  Interpreter interp(*module);
-  FailureOr<SmallVector<Tensor>> results = interp.call(fn, args);
-  if (failed(results))
-    return fail("running @" + fn.getName() + " failed");
+  FailureOr<SmallVector<Tensor>> results = failure();
+  if (backend == "cpu") {
+    std::string error;
+    cpu::CompileTimes times;
+    auto exe = cpu::CPUExecutable::compile(*module, fn.getName(), error, &times);
+    if (failed(exe))
+      return fail(error);
+    if (printStats)
+      llvm::outs() << "compile time: kiln-cpu " << llvm::format("%.6f", times.pipeline)
+                   << " s, jit " << llvm::format("%.6f", times.jit) << " s\n";
+    results = (*exe)->call(args, error);
+    if (failed(results))
+      return fail("running @" + fn.getName() + " on the CPU backend failed: " +
+                  error);
+  } else if (backend == "interpreter" || backend == "eager") {
+    Interpreter interp(*module);
+    results = interp.call(fn, args);
+    if (failed(results))
+      return fail("running @" + fn.getName() + " failed");
+  } else {
+    return fail("unknown --backend '" + backend +
+                "' for a func.func entry (interpreter or cpu)");
+  }
 
   if (failed(emitResults(*results, fn.getResultTypes(), outputDir,
                          randomInputs ? ArrayRef<Tensor>(args)

@@ -1,0 +1,40 @@
+//===- KTToLinalg.h - Lowering kt to linalg on tensors ----------*- C++ -*-===//
+//
+// Part of Kiln. The patterns of `kiln-lower-to-linalg`, one populate function
+// per op family, and a driver usable without a pass manager.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CONVERSION_KTTOLINALG_KTTOLINALG_H
+#define KILN_CONVERSION_KTTOLINALG_KTTOLINALG_H
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln {
+
+/// Pointwise ops, where, clamp, cast.
+void populateKTElementwiseToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// sum, mean, amax, amin, prod, any, all, var, logsumexp, argmax, argmin.
+void populateKTReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// matmul, linear, softmax, log_softmax.
+void populateKTNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// reshape, transpose, permute, expand, squeeze, unsqueeze, slice, select,
+/// concat, pad, flip; constant, full, arange.
+void populateKTShapeToLinalgPatterns(mlir::RewritePatternSet &patterns);
+
+/// All of the above.
+void populateKTToLinalgPatterns(mlir::RewritePatternSet &patterns);
+
+/// The legality of the lowering: linalg, tensor, arith, math, scf legal; kt
+/// illegal unless `allowPartial`.
+void configureKTToLinalgTarget(mlir::ConversionTarget &target,
+                               bool allowPartial);
+
+/// Lowers every kt op under `root`; fails naming the first op that could not
+/// be lowered unless `allowPartial`.
+llvm::LogicalResult lowerKTToLinalg(mlir::Operation *root, bool allowPartial);
+
+} // namespace kiln
+
+#endif // KILN_CONVERSION_KTTOLINALG_KTTOLINALG_H

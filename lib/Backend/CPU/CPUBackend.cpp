@@ -1,0 +1,258 @@
+//===- CPUBackend.cpp - JIT-compiled CPU code for kt functions ------------===//
+//
+// Part of Kiln. kiln-cpu on a clone of the module, then the ExecutionEngine
+// (host target machine, -O3). Calls go through the `_mlir_ciface_` wrapper
+// of the entry: its first argument points at the result descriptors (one
+// struct {allocated, aligned, offset, sizes[R], strides[R]} per result, all
+// 8-byte words), then one pointer per argument descriptor. Results are
+// owned by the caller (the deallocation pipeline clones returned buffers it
+// does not own), so they are copied out and freed here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backend/CPU/CPUBackend.h"
+#include "kiln/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::cpu;
+using interp::DType;
+using interp::Tensor;
+
+void kiln::cpu::registerCPUBackendDialects(DialectRegistry &registry) {
+  // The pipeline's dialects and their external models (bufferization,
+  // convert-to-llvm interfaces, ...).
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+CPUExecutable::~CPUExecutable() = default;
+
+static double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+FailureOr<std::unique_ptr<CPUExecutable>>
+CPUExecutable::compile(ModuleOp module, StringRef entry, std::string &error,
+                       CompileTimes *times) {
+  static std::once_flag init;
+  std::call_once(init, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  MLIRContext *ctx = module.getContext();
+  std::unique_ptr<CPUExecutable> exe(new CPUExecutable());
+
+  // A clone holding only functions (kg.programs are host code).
+  OwningOpRef<ModuleOp> clone(cast<ModuleOp>(module->clone()));
+  for (Operation &op : llvm::make_early_inc_range(clone->getOps()))
+    if (!isa<func::FuncOp>(op))
+      op.erase();
+  auto fn = clone->lookupSymbol<func::FuncOp>(entry);
+  if (!fn || fn.isExternal()) {
+    error = ("no function named '" + entry + "' with a body").str();
+    return failure();
+  }
+  auto sigOf = [&](Type t, const char *what, unsigned i,
+                   Sig &sig) -> LogicalResult {
+    auto tt = dyn_cast<RankedTensorType>(t);
+    std::optional<DType> dt =
+        tt ? interp::dtypeFromType(tt.getElementType()) : std::nullopt;
+    if (!dt || tt.getElementType().isIndex()) {
+      error = ("the CPU backend takes ranked tensors of f32, f64, f16, bf16, "
+               "i64, i32 or i1; " +
+               Twine(what) + " #" + Twine(i) + " of @" + entry + " is ")
+                  .str();
+      llvm::raw_string_ostream os(error);
+      os << t;
+      return failure();
+    }
+    sig.dtype = *dt;
+    sig.shape.assign(tt.getShape().begin(), tt.getShape().end());
+    return success();
+  };
+  for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
+    Sig s;
+    if (failed(sigOf(t, "argument", i, s)))
+      return failure();
+    exe->argSigs.push_back(s);
+  }
+  for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
+    Sig s;
+    if (failed(sigOf(t, "result", i, s)))
+      return failure();
+    exe->resultSigs.push_back(s);
+  }
+  if (exe->resultSigs.empty()) {
+    error = ("@" + entry + " has no results").str();
+    return failure();
+  }
+  fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+  exe->symbol = ("_mlir_ciface_" + entry).str();
+
+  // kiln-cpu. Diagnostics go to `error`.
+  auto t0 = std::chrono::steady_clock::now();
+  {
+    std::string diags;
+    llvm::raw_string_ostream os(diags);
+    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
+      os << d.getLocation() << ": " << d << "\n";
+      return success();
+    });
+    PassManager pm(ctx);
+    buildKilnCPUPipeline(pm, KilnCPUPipelineOptions());
+    if (failed(pm.run(*clone))) {
+      error = "kiln-cpu failed on @" + entry.str() + ":\n" + diags;
+      return failure();
+    }
+  }
+  if (times)
+    times->pipeline = secondsSince(t0);
+
+  // JIT for the host CPU.
+  t0 = std::chrono::steady_clock::now();
+  auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmb) {
+    error = "cannot detect the host target: " + llvm::toString(tmb.takeError());
+    return failure();
+  }
+  tmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = tmb->createTargetMachine();
+  if (!tm) {
+    error = "cannot create a target machine: " + llvm::toString(tm.takeError());
+    return failure();
+  }
+  // `transformer` is a function_ref: keep the std::function alive.
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, tm->get());
+  ExecutionEngineOptions opts;
+  opts.transformer = optimize;
+  SmallVector<StringRef> libs = {KILN_MLIR_C_RUNNER_UTILS};
+  opts.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(*clone, opts, std::move(*tm));
+  if (!engine) {
+    error = "JIT compilation failed: " + llvm::toString(engine.takeError());
+    return failure();
+  }
+  exe->engine = std::move(*engine);
+  if (times)
+    times->jit = secondsSince(t0);
+  return exe;
+}
+
+FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
+                                                   std::string &error) const {
+  if (args.size() != argSigs.size()) {
+    error = "expected " + std::to_string(argSigs.size()) + " arguments, got " +
+            std::to_string(args.size());
+    return failure();
+  }
+  // Argument descriptors: {allocated, aligned, offset, sizes, strides}.
+  SmallVector<SmallVector<int64_t>> descs;
+  for (auto [i, t] : llvm::enumerate(args)) {
+    const Sig &s = argSigs[i];
+    bool ok = t.dtype() == s.dtype && t.rank() == (int64_t)s.shape.size();
+    for (int64_t d = 0; ok && d < t.rank(); ++d)
+      ok = ShapedType::isDynamic(s.shape[d]) || s.shape[d] == t.dim(d);
+    if (!ok) {
+      error = "argument #" + std::to_string(i) + " has dtype " +
+              interp::dtypeName(t.dtype()).str() + " and shape [";
+      for (int64_t d = 0; d < t.rank(); ++d)
+        error += (d ? "," : "") + std::to_string(t.dim(d));
+      error += "], which the compiled signature does not accept";
+      return failure();
+    }
+    SmallVector<int64_t> desc;
+    auto ptr = reinterpret_cast<int64_t>(t.numel() ? t.data() : nullptr);
+    desc.push_back(ptr);
+    desc.push_back(ptr);
+    desc.push_back(0);
+    for (int64_t d : t.shape())
+      desc.push_back(d);
+    for (int64_t st : interp::contiguousStrides(t.shape()))
+      desc.push_back(st);
+    descs.push_back(std::move(desc));
+  }
+  size_t resultWords = 0;
+  for (const Sig &s : resultSigs)
+    resultWords += 3 + 2 * s.shape.size();
+  SmallVector<int64_t> results(resultWords, 0);
+
+  void *resultPtr = results.data();
+  SmallVector<void *> descPtrs;
+  for (auto &d : descs)
+    descPtrs.push_back(d.data());
+  SmallVector<void *> packed = {&resultPtr};
+  for (void *&p : descPtrs)
+    packed.push_back(&p);
+  if (llvm::Error e = engine->invokePacked(symbol, packed)) {
+    error = "calling " + symbol + " failed: " + llvm::toString(std::move(e));
+    return failure();
+  }
+
+  // Copy out, then free each distinct allocation once.
+  SmallVector<Tensor> out;
+  SmallVector<void *> toFree;
+  size_t w = 0;
+  for (const Sig &s : resultSigs) {
+    int64_t rank = s.shape.size();
+    void *allocated = reinterpret_cast<void *>(results[w]);
+    auto *aligned = reinterpret_cast<const uint8_t *>(results[w + 1]);
+    int64_t offset = results[w + 2];
+    SmallVector<int64_t> sizes(results.begin() + w + 3,
+                               results.begin() + w + 3 + rank);
+    SmallVector<int64_t> strides(results.begin() + w + 3 + rank,
+                                 results.begin() + w + 3 + 2 * rank);
+    w += 3 + 2 * rank;
+    Tensor t(s.dtype, sizes);
+    size_t esz = interp::dtypeSize(s.dtype);
+    int64_t n = t.numel();
+    if (n > 0) {
+      const uint8_t *base = aligned + offset * esz;
+      auto *dst = static_cast<uint8_t *>(t.mutableData());
+      if (strides == interp::contiguousStrides(sizes)) {
+        std::memcpy(dst, base, n * esz);
+      } else {
+        SmallVector<int64_t> index(rank, 0);
+        for (int64_t k = 0; k < n; ++k) {
+          int64_t off = 0;
+          for (int64_t d = 0; d < rank; ++d)
+            off += index[d] * strides[d];
+          std::memcpy(dst + k * esz, base + off * esz, esz);
+          for (int64_t d = rank - 1; d >= 0; --d) {
+            if (++index[d] < sizes[d])
+              break;
+            index[d] = 0;
+          }
+        }
+      }
+    }
+    if (allocated && !llvm::is_contained(toFree, allocated))
+      toFree.push_back(allocated);
+    out.push_back(std::move(t));
+  }
+  for (void *p : toFree)
+    std::free(p);
+  return out;
+}

@@ -1,0 +1,468 @@
+//===- Elementwise.cpp - kt pointwise ops to linalg.generic ---------------===//
+//
+// Part of Kiln. Every pointwise kt op becomes one linalg.generic whose
+// indexing maps broadcast the operands (NumPy rules). The scalar body follows
+// PyTorch: NaN-propagating maximum/minimum and clamp, Python rounding of
+// integer div/remainder, round half to even, `.to(dtype)` casts. f16/bf16
+// compute in f32 and round once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+#include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lowering;
+using arith::CmpFPredicate;
+using arith::CmpIPredicate;
+
+namespace {
+
+Value cst(OpBuilder &b, Location loc, Type t, double v) {
+  return scalarConst(b, loc, t, v);
+}
+
+/// Applies `fn` to float scalars in their compute type (f32 for halves).
+Value inOpmath(OpBuilder &b, Location loc, ValueRange args,
+               llvm::function_ref<Value(ValueRange)> fn) {
+  Type t = args[0].getType();
+  if (!isHalf(t))
+    return fn(args);
+  SmallVector<Value> ext;
+  for (Value a : args)
+    ext.push_back(arith::ExtFOp::create(b, loc, b.getF32Type(), a));
+  Value r = fn(ext);
+  return arith::TruncFOp::create(b, loc, t, r);
+}
+
+bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
+
+Value sigmoidOf(OpBuilder &b, Location loc, Value x) {
+  Type t = x.getType();
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+  return arith::DivFOp::create(
+      b, loc, cst(b, loc, t, 1),
+      arith::AddFOp::create(b, loc, cst(b, loc, t, 1), e));
+}
+
+// --- unary ------------------------------------------------------------------
+
+template <typename MathOp> struct FloatUnary {
+  static Value build(OpBuilder &b, Location loc, ValueRange a) {
+    return inOpmath(b, loc, a, [&](ValueRange x) -> Value {
+      return MathOp::create(b, loc, x[0]);
+    });
+  }
+};
+
+Value scalar(kt::NegOp, OpBuilder &b, Location loc, ValueRange a) {
+  if (isFloat(a[0]))
+    return arith::NegFOp::create(b, loc, a[0]);
+  return arith::SubIOp::create(b, loc, cst(b, loc, a[0].getType(), 0), a[0]);
+}
+Value scalar(kt::AbsOp, OpBuilder &b, Location loc, ValueRange a) {
+  if (isFloat(a[0]))
+    return math::AbsFOp::create(b, loc, a[0]);
+  Type t = a[0].getType();
+  Value neg = arith::SubIOp::create(b, loc, cst(b, loc, t, 0), a[0]);
+  Value isNeg = arith::CmpIOp::create(b, loc, CmpIPredicate::slt, a[0],
+                                      cst(b, loc, t, 0));
+  return arith::SelectOp::create(b, loc, isNeg, neg, a[0]);
+}
+Value scalar(kt::ExpOp, OpBuilder &b, Location loc, ValueRange a) {
+  return FloatUnary<math::ExpOp>::build(b, loc, a);
+}
+Value scalar(kt::LogOp, OpBuilder &b, Location loc, ValueRange a) {
+  return FloatUnary<math::LogOp>::build(b, loc, a);
+}
+Value scalar(kt::Log1pOp, OpBuilder &b, Location loc, ValueRange a) {
+  return FloatUnary<math::Log1pOp>::build(b, loc, a);
+}
+Value scalar(kt::Expm1Op, OpBuilder &b, Location loc, ValueRange a) {
+  return FloatUnary<math::ExpM1Op>::build(b, loc, a);
+}
+Value scalar(kt::SqrtOp, OpBuilder &b, Location loc, ValueRange a) {
+  return FloatUnary<math::SqrtOp>::build(b, loc, a);
+}
+Value scalar(kt::RsqrtOp, OpBuilder &b, Location loc, ValueRange a) {
+  return inOpmath(b, loc, a, [&](ValueRange x) -> Value {
+    return arith::DivFOp::create(b, loc, cst(b, loc, x[0].getType(), 1),
+                                 math::SqrtOp::create(b, loc, x[0]));
+  });
+}
+Value scalar(kt::SinOp, OpBuilder &b, Location loc, ValueRange a) {
+  return FloatUnary<math::SinOp>::build(b, loc, a);
+}
+Value scalar(kt::CosOp, OpBuilder &b, Location loc, ValueRange a) {
+  return FloatUnary<math::CosOp>::build(b, loc, a);
+}
+Value scalar(kt::TanhOp, OpBuilder &b, Location loc, ValueRange a) {
+  return FloatUnary<math::TanhOp>::build(b, loc, a);
+}
+Value scalar(kt::ErfOp, OpBuilder &b, Location loc, ValueRange a) {
+  return FloatUnary<math::ErfOp>::build(b, loc, a);
+}
+Value scalar(kt::SigmoidOp, OpBuilder &b, Location loc, ValueRange a) {
+  return inOpmath(b, loc, a,
+                  [&](ValueRange x) { return sigmoidOf(b, loc, x[0]); });
+}
+Value scalar(kt::SiluOp, OpBuilder &b, Location loc, ValueRange a) {
+  return inOpmath(b, loc, a, [&](ValueRange x) -> Value {
+    return arith::MulFOp::create(b, loc, x[0], sigmoidOf(b, loc, x[0]));
+  });
+}
+Value scalar(kt::ReciprocalOp, OpBuilder &b, Location loc, ValueRange a) {
+  return inOpmath(b, loc, a, [&](ValueRange x) -> Value {
+    return arith::DivFOp::create(b, loc, cst(b, loc, x[0].getType(), 1), x[0]);
+  });
+}
+Value scalar(kt::ReluOp, OpBuilder &b, Location loc, ValueRange a) {
+  Type t = a[0].getType();
+  Value zero = cst(b, loc, t, 0);
+  // x < 0 ? 0 : x keeps NaN and -0.0.
+  Value neg =
+      isFloat(a[0])
+          ? (Value)arith::CmpFOp::create(b, loc, CmpFPredicate::OLT, a[0], zero)
+          : (Value)arith::CmpIOp::create(b, loc, CmpIPredicate::slt, a[0],
+                                         zero);
+  return arith::SelectOp::create(b, loc, neg, zero, a[0]);
+}
+Value scalar(kt::FloorOp, OpBuilder &b, Location loc, ValueRange a) {
+  if (!isFloat(a[0]))
+    return a[0];
+  return math::FloorOp::create(b, loc, a[0]);
+}
+Value scalar(kt::CeilOp, OpBuilder &b, Location loc, ValueRange a) {
+  if (!isFloat(a[0]))
+    return a[0];
+  return math::CeilOp::create(b, loc, a[0]);
+}
+Value scalar(kt::RoundOp, OpBuilder &b, Location loc, ValueRange a) {
+  if (!isFloat(a[0]))
+    return a[0];
+  return math::RoundEvenOp::create(b, loc, a[0]);
+}
+Value scalar(kt::SignOp, OpBuilder &b, Location loc, ValueRange a) {
+  Type t = a[0].getType();
+  Value zero = cst(b, loc, t, 0);
+  Value gt, lt;
+  if (isFloat(a[0])) {
+    gt = arith::CmpFOp::create(b, loc, CmpFPredicate::OGT, a[0], zero);
+    lt = arith::CmpFOp::create(b, loc, CmpFPredicate::OLT, a[0], zero);
+  } else {
+    gt = arith::CmpIOp::create(b, loc, CmpIPredicate::sgt, a[0], zero);
+    lt = arith::CmpIOp::create(b, loc, CmpIPredicate::slt, a[0], zero);
+  }
+  Value r = arith::SelectOp::create(b, loc, lt, cst(b, loc, t, -1), zero);
+  return arith::SelectOp::create(b, loc, gt, cst(b, loc, t, 1), r);
+}
+Value scalar(kt::LogicalNotOp, OpBuilder &b, Location loc, ValueRange a) {
+  Value nz = toBool(b, loc, a[0]);
+  return arith::XOrIOp::create(b, loc, nz, cst(b, loc, b.getI1Type(), 1));
+}
+Value scalar(kt::IsnanOp, OpBuilder &b, Location loc, ValueRange a) {
+  if (!isFloat(a[0]))
+    return cst(b, loc, b.getI1Type(), 0);
+  return arith::CmpFOp::create(b, loc, CmpFPredicate::UNO, a[0], a[0]);
+}
+
+Value gelu(kt::GeluOp op, OpBuilder &b, Location loc, ValueRange a) {
+  bool tanhApprox = op.getApproximate() == kt::GeluApproximate::tanh;
+  return inOpmath(b, loc, a, [&](ValueRange xs) -> Value {
+    Value x = xs[0];
+    Type t = x.getType();
+    Value half = cst(b, loc, t, 0.5), one = cst(b, loc, t, 1);
+    Value inner;
+    if (tanhApprox) {
+      Value x3 =
+          arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
+      Value poly = arith::AddFOp::create(
+          b, loc, x,
+          arith::MulFOp::create(b, loc, cst(b, loc, t, 0.044715), x3));
+      inner = math::TanhOp::create(
+          b, loc,
+          arith::MulFOp::create(b, loc, cst(b, loc, t, std::sqrt(2.0 / M_PI)),
+                                poly));
+    } else {
+      inner = math::ErfOp::create(
+          b, loc, arith::MulFOp::create(b, loc, x, cst(b, loc, t, M_SQRT1_2)));
+    }
+    Value hx = arith::MulFOp::create(b, loc, half, x);
+    return arith::MulFOp::create(b, loc, hx,
+                                 arith::AddFOp::create(b, loc, one, inner));
+  });
+}
+
+// --- binary -----------------------------------------------------------------
+
+#define KT_ARITH_BINARY(OP, FOP, IOP)                                          \
+  Value scalar(kt::OP, OpBuilder &b, Location loc, ValueRange a) {             \
+    if (isFloat(a[0]))                                                         \
+      return inOpmath(b, loc, a, [&](ValueRange x) -> Value {                  \
+        return arith::FOP::create(b, loc, x[0], x[1]);                         \
+      });                                                                      \
+    return arith::IOP::create(b, loc, a[0], a[1]);                             \
+  }
+KT_ARITH_BINARY(AddOp, AddFOp, AddIOp)
+KT_ARITH_BINARY(SubOp, SubFOp, SubIOp)
+KT_ARITH_BINARY(MulOp, MulFOp, MulIOp)
+KT_ARITH_BINARY(MaximumOp, MaximumFOp, MaxSIOp)
+KT_ARITH_BINARY(MinimumOp, MinimumFOp, MinSIOp)
+#undef KT_ARITH_BINARY
+
+/// Integer power by squaring (64 rounds, wrap-around); negative exponents as
+/// torch.pow: 1 for base 1, +-1 for base -1, else 0.
+Value intPow(OpBuilder &b, Location loc, Value base, Value exp) {
+  Type t = base.getType();
+  Value zero = cst(b, loc, t, 0), one = cst(b, loc, t, 1);
+  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+  Value ub = arith::ConstantIndexOp::create(b, loc, t.getIntOrFloatBitWidth());
+  Value step = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, step, ValueRange{one, base, exp},
+      [&](OpBuilder &nb, Location nl, Value, ValueRange it) {
+        Value r = it[0], p = it[1], e = it[2];
+        Value bit = arith::AndIOp::create(nb, nl, e, one);
+        Value odd = arith::CmpIOp::create(nb, nl, CmpIPredicate::ne, bit, zero);
+        Value rp = arith::MulIOp::create(nb, nl, r, p);
+        r = arith::SelectOp::create(nb, nl, odd, rp, r);
+        p = arith::MulIOp::create(nb, nl, p, p);
+        e = arith::ShRUIOp::create(nb, nl, e, one);
+        scf::YieldOp::create(nb, nl, ValueRange{r, p, e});
+      });
+  Value pos = loop.getResult(0);
+  Value isOne = arith::CmpIOp::create(b, loc, CmpIPredicate::eq, base, one);
+  Value isMinusOne = arith::CmpIOp::create(b, loc, CmpIPredicate::eq, base,
+                                           cst(b, loc, t, -1));
+  Value expOdd = arith::CmpIOp::create(
+      b, loc, CmpIPredicate::ne, arith::AndIOp::create(b, loc, exp, one), zero);
+  Value m1 = arith::SelectOp::create(b, loc, expOdd, cst(b, loc, t, -1), one);
+  Value neg = arith::SelectOp::create(
+      b, loc, isOne, one,
+      arith::SelectOp::create(b, loc, isMinusOne, m1, zero));
+  Value expNeg = arith::CmpIOp::create(b, loc, CmpIPredicate::slt, exp, zero);
+  return arith::SelectOp::create(b, loc, expNeg, neg, pos);
+}
+Value scalar(kt::PowOp, OpBuilder &b, Location loc, ValueRange a) {
+  if (isFloat(a[0]))
+    return inOpmath(b, loc, a, [&](ValueRange x) -> Value {
+      return math::PowFOp::create(b, loc, x[0], x[1]);
+    });
+  return intPow(b, loc, a[0], a[1]);
+}
+
+/// A divisor safe for x86 division: -1 and 0 are replaced by 1 (the callers
+/// select the -1 result; integer division by zero gives 0 in compiled code,
+/// where the interpreter reports an error).
+Value safeDivisor(OpBuilder &b, Location loc, Value y, Value &isMinusOne) {
+  Type t = y.getType();
+  isMinusOne =
+      arith::CmpIOp::create(b, loc, CmpIPredicate::eq, y, cst(b, loc, t, -1));
+  Value isZero =
+      arith::CmpIOp::create(b, loc, CmpIPredicate::eq, y, cst(b, loc, t, 0));
+  Value bad = arith::OrIOp::create(b, loc, isMinusOne, isZero);
+  return arith::SelectOp::create(b, loc, bad, cst(b, loc, t, 1), y);
+}
+
+Value floatRemainder(OpBuilder &b, Location loc, Value x, Value y) {
+  Type t = x.getType();
+  Value zero = cst(b, loc, t, 0);
+  Value mod = arith::RemFOp::create(b, loc, x, y);
+  Value nz = arith::CmpFOp::create(b, loc, CmpFPredicate::ONE, mod, zero);
+  Value yNeg = arith::CmpFOp::create(b, loc, CmpFPredicate::OLT, y, zero);
+  Value mNeg = arith::CmpFOp::create(b, loc, CmpFPredicate::OLT, mod, zero);
+  Value differ = arith::XOrIOp::create(b, loc, yNeg, mNeg);
+  Value fix = arith::AndIOp::create(b, loc, nz, differ);
+  return arith::SelectOp::create(b, loc, fix,
+                                 arith::AddFOp::create(b, loc, mod, y), mod);
+}
+
+Value scalar(kt::RemainderOp, OpBuilder &b, Location loc, ValueRange a) {
+  if (isFloat(a[0]))
+    return inOpmath(b, loc, a, [&](ValueRange x) {
+      return floatRemainder(b, loc, x[0], x[1]);
+    });
+  Type t = a[0].getType();
+  Value zero = cst(b, loc, t, 0);
+  Value isM1;
+  Value y = safeDivisor(b, loc, a[1], isM1);
+  Value r = arith::RemSIOp::create(b, loc, a[0], y);
+  Value nz = arith::CmpIOp::create(b, loc, CmpIPredicate::ne, r, zero);
+  Value differ = arith::XOrIOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, CmpIPredicate::slt, r, zero),
+      arith::CmpIOp::create(b, loc, CmpIPredicate::slt, y, zero));
+  Value fix = arith::AndIOp::create(b, loc, nz, differ);
+  r = arith::SelectOp::create(b, loc, fix, arith::AddIOp::create(b, loc, r, y),
+                              r);
+  return arith::SelectOp::create(b, loc, isM1, zero, r);
+}
+
+/// PyTorch's div_floor_floating.
+Value floatFloorDiv(OpBuilder &b, Location loc, Value x, Value y) {
+  Type t = x.getType();
+  Value zero = cst(b, loc, t, 0), one = cst(b, loc, t, 1);
+  Value q = arith::DivFOp::create(b, loc, x, y);
+  Value mod = arith::RemFOp::create(b, loc, x, y);
+  Value div =
+      arith::DivFOp::create(b, loc, arith::SubFOp::create(b, loc, x, mod), y);
+  Value nz = arith::CmpFOp::create(b, loc, CmpFPredicate::ONE, mod, zero);
+  Value differ = arith::XOrIOp::create(
+      b, loc, arith::CmpFOp::create(b, loc, CmpFPredicate::OLT, y, zero),
+      arith::CmpFOp::create(b, loc, CmpFPredicate::OLT, mod, zero));
+  div =
+      arith::SelectOp::create(b, loc, arith::AndIOp::create(b, loc, nz, differ),
+                              arith::SubFOp::create(b, loc, div, one), div);
+  Value fl = math::FloorOp::create(b, loc, div);
+  Value gtHalf = arith::CmpFOp::create(b, loc, CmpFPredicate::OGT,
+                                       arith::SubFOp::create(b, loc, div, fl),
+                                       cst(b, loc, t, 0.5));
+  fl = arith::SelectOp::create(b, loc, gtHalf,
+                               arith::AddFOp::create(b, loc, fl, one), fl);
+  Value divZero = arith::CmpFOp::create(b, loc, CmpFPredicate::OEQ, div, zero);
+  // copysign(0, q) through the sign bit (math.copysign has no libm
+  // lowering in convert-math-to-libm).
+  Type bits = b.getIntegerType(cast<FloatType>(t).getWidth());
+  Value qNeg = arith::CmpIOp::create(b, loc, CmpIPredicate::slt,
+                                     arith::BitcastOp::create(b, loc, bits, q),
+                                     cst(b, loc, bits, 0));
+  Value signedZero =
+      arith::SelectOp::create(b, loc, qNeg, cst(b, loc, t, -0.0), zero);
+  Value r = arith::SelectOp::create(b, loc, divZero, signedZero, fl);
+  Value yZero = arith::CmpFOp::create(b, loc, CmpFPredicate::OEQ, y, zero);
+  return arith::SelectOp::create(b, loc, yZero, q, r);
+}
+
+Value divide(kt::DivOp op, OpBuilder &b, Location loc, ValueRange a) {
+  std::optional<kt::RoundingMode> mode = op.getRoundingMode();
+  if (isFloat(a[0]))
+    return inOpmath(b, loc, a, [&](ValueRange x) -> Value {
+      if (!mode)
+        return arith::DivFOp::create(b, loc, x[0], x[1]);
+      if (*mode == kt::RoundingMode::trunc)
+        return math::TruncOp::create(b, loc,
+                                     arith::DivFOp::create(b, loc, x[0], x[1]));
+      return floatFloorDiv(b, loc, x[0], x[1]);
+    });
+  Type t = a[0].getType();
+  Value isM1;
+  Value y = safeDivisor(b, loc, a[1], isM1);
+  Value q = mode && *mode == kt::RoundingMode::floor
+                ? (Value)arith::FloorDivSIOp::create(b, loc, a[0], y)
+                : (Value)arith::DivSIOp::create(b, loc, a[0], y);
+  Value isZero =
+      arith::CmpIOp::create(b, loc, CmpIPredicate::eq, a[1], cst(b, loc, t, 0));
+  q = arith::SelectOp::create(b, loc, isZero, cst(b, loc, t, 0), q);
+  Value neg = arith::SubIOp::create(b, loc, cst(b, loc, t, 0), a[0]);
+  return arith::SelectOp::create(b, loc, isM1, neg, q);
+}
+
+Value compare(OpBuilder &b, Location loc, ValueRange a, CmpFPredicate fp,
+              CmpIPredicate sp, CmpIPredicate up) {
+  if (isFloat(a[0]))
+    return arith::CmpFOp::create(b, loc, fp, a[0], a[1]);
+  return arith::CmpIOp::create(b, loc, a[0].getType().isInteger(1) ? up : sp,
+                               a[0], a[1]);
+}
+#define KT_COMPARE(OP, F, S, U)                                                \
+  Value scalar(kt::OP, OpBuilder &b, Location loc, ValueRange a) {             \
+    return compare(b, loc, a, CmpFPredicate::F, CmpIPredicate::S,              \
+                   CmpIPredicate::U);                                          \
+  }
+KT_COMPARE(EqOp, OEQ, eq, eq)
+KT_COMPARE(NeOp, UNE, ne, ne)
+KT_COMPARE(LtOp, OLT, slt, ult)
+KT_COMPARE(LeOp, OLE, sle, ule)
+KT_COMPARE(GtOp, OGT, sgt, ugt)
+KT_COMPARE(GeOp, OGE, sge, uge)
+#undef KT_COMPARE
+
+Value scalar(kt::LogicalAndOp, OpBuilder &b, Location loc, ValueRange a) {
+  return arith::AndIOp::create(b, loc, toBool(b, loc, a[0]),
+                               toBool(b, loc, a[1]));
+}
+Value scalar(kt::LogicalOrOp, OpBuilder &b, Location loc, ValueRange a) {
+  return arith::OrIOp::create(b, loc, toBool(b, loc, a[0]),
+                              toBool(b, loc, a[1]));
+}
+Value scalar(kt::WhereOp, OpBuilder &b, Location loc, ValueRange a) {
+  return arith::SelectOp::create(b, loc, a[0], a[1], a[2]);
+}
+
+Value clamp(kt::ClampOp op, OpBuilder &b, Location loc, ValueRange a) {
+  Value x = a[0];
+  Type t = x.getType();
+  bool fl = isFloat(x);
+  if (std::optional<APFloat> lo = op.getMin()) {
+    Value c = cst(b, loc, t, lo->convertToDouble());
+    x = fl ? (Value)arith::MaximumFOp::create(b, loc, x, c)
+           : (Value)arith::MaxSIOp::create(b, loc, x, c);
+  }
+  if (std::optional<APFloat> hi = op.getMax()) {
+    Value c = cst(b, loc, t, hi->convertToDouble());
+    x = fl ? (Value)arith::MinimumFOp::create(b, loc, x, c)
+           : (Value)arith::MinSIOp::create(b, loc, x, c);
+  }
+  return x;
+}
+
+/// Lowers `OpTy` with the `scalar(OpTy, ...)` overload above.
+template <typename OpTy>
+struct PointwiseLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    Value r = buildElementwise(
+        rewriter, op.getLoc(), adaptor.getOperands(), type,
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          if constexpr (std::is_same_v<OpTy, kt::GeluOp>)
+            return gelu(op, b, loc, args);
+          else if constexpr (std::is_same_v<OpTy, kt::ClampOp>)
+            return clamp(op, b, loc, args);
+          else if constexpr (std::is_same_v<OpTy, kt::DivOp>)
+            return divide(op, b, loc, args);
+          else if constexpr (std::is_same_v<OpTy, kt::CastOp>)
+            return convertScalar(b, loc, args[0], type.getElementType());
+          else
+            return scalar(op, b, loc, args);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::populateKTElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<
+      PointwiseLowering<kt::NegOp>, PointwiseLowering<kt::AbsOp>,
+      PointwiseLowering<kt::ExpOp>, PointwiseLowering<kt::LogOp>,
+      PointwiseLowering<kt::Log1pOp>, PointwiseLowering<kt::Expm1Op>,
+      PointwiseLowering<kt::SqrtOp>, PointwiseLowering<kt::RsqrtOp>,
+      PointwiseLowering<kt::SinOp>, PointwiseLowering<kt::CosOp>,
+      PointwiseLowering<kt::TanhOp>, PointwiseLowering<kt::SigmoidOp>,
+      PointwiseLowering<kt::ReluOp>, PointwiseLowering<kt::SiluOp>,
+      PointwiseLowering<kt::ErfOp>, PointwiseLowering<kt::ReciprocalOp>,
+      PointwiseLowering<kt::FloorOp>, PointwiseLowering<kt::CeilOp>,
+      PointwiseLowering<kt::RoundOp>, PointwiseLowering<kt::SignOp>,
+      PointwiseLowering<kt::LogicalNotOp>, PointwiseLowering<kt::IsnanOp>,
+      PointwiseLowering<kt::GeluOp>, PointwiseLowering<kt::ClampOp>,
+      PointwiseLowering<kt::CastOp>, PointwiseLowering<kt::AddOp>,
+      PointwiseLowering<kt::SubOp>, PointwiseLowering<kt::MulOp>,
+      PointwiseLowering<kt::PowOp>, PointwiseLowering<kt::MaximumOp>,
+      PointwiseLowering<kt::MinimumOp>, PointwiseLowering<kt::RemainderOp>,
+      PointwiseLowering<kt::EqOp>, PointwiseLowering<kt::NeOp>,
+      PointwiseLowering<kt::LtOp>, PointwiseLowering<kt::LeOp>,
+      PointwiseLowering<kt::GtOp>, PointwiseLowering<kt::GeOp>,
+      PointwiseLowering<kt::LogicalAndOp>, PointwiseLowering<kt::LogicalOrOp>,
+      PointwiseLowering<kt::DivOp>, PointwiseLowering<kt::WhereOp>>(ctx);
+}

@@ -1,0 +1,88 @@
+//===- KTToLinalg.cpp - The kiln-lower-to-linalg pass ---------------------===//
+//
+// Part of Kiln. A thin driver: a dialect conversion with the patterns of
+// populateKTToLinalgPatterns. Graph inputs are values (never donated), so the
+// arguments of converted functions are marked `bufferization.writable =
+// false`: bufferization then never writes into a caller's buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/KT/IR/KTDialect.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNLOWERTOLINALGPASS
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+void kiln::populateKTToLinalgPatterns(RewritePatternSet &patterns) {
+  populateKTElementwiseToLinalgPatterns(patterns);
+  populateKTReductionToLinalgPatterns(patterns);
+  populateKTNNToLinalgPatterns(patterns);
+  populateKTShapeToLinalgPatterns(patterns);
+}
+
+void kiln::configureKTToLinalgTarget(ConversionTarget &target,
+                                     bool allowPartial) {
+  target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
+                         arith::ArithDialect, math::MathDialect,
+                         scf::SCFDialect>();
+  if (!allowPartial)
+    target.addIllegalDialect<kt::KTDialect>();
+}
+
+LogicalResult kiln::lowerKTToLinalg(Operation *root, bool allowPartial) {
+  MLIRContext *ctx = root->getContext();
+  // Functions holding kt ops: their arguments become read-only buffers.
+  SmallVector<func::FuncOp> funcs;
+  root->walk([&](func::FuncOp f) {
+    bool hasKT = false;
+    f.walk([&](Operation *op) {
+      if (isa<kt::KTDialect>(op->getDialect()))
+        hasKT = true;
+    });
+    if (hasKT)
+      funcs.push_back(f);
+  });
+  ConversionTarget target(*ctx);
+  configureKTToLinalgTarget(target, allowPartial);
+  RewritePatternSet patterns(ctx);
+  populateKTToLinalgPatterns(patterns);
+  if (failed(applyPartialConversion(root, target, std::move(patterns))))
+    return failure();
+  StringAttr writable = StringAttr::get(
+      ctx, bufferization::BufferizationDialect::kWritableAttrName);
+  for (func::FuncOp f : funcs)
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      if (isa<TensorType>(f.getArgumentTypes()[i]) &&
+          !f.getArgAttr(i, writable))
+        f.setArgAttr(i, writable, BoolAttr::get(ctx, false));
+  return success();
+}
+
+namespace {
+struct LowerToLinalgPass
+    : public kiln::impl::KilnLowerToLinalgPassBase<LowerToLinalgPass> {
+  using Base::Base;
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registry.insert<bufferization::BufferizationDialect>();
+  }
+  void runOnOperation() override {
+    if (failed(lowerKTToLinalg(getOperation(), allowPartial)))
+      signalPassFailure();
+  }
+};
+} // namespace

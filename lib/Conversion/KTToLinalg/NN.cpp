@@ -1,0 +1,397 @@
+//===- NN.cpp - kt matmul, linear, softmax, log_softmax to linalg ---------===//
+//
+// Part of Kiln. matmul covers every rank case of torch.matmul: 1-D operands
+// gain a unit dim, batch dims broadcast (linalg.generic copies) and collapse
+// into one for linalg.batch_matmul; a batched `self` against a 2-D `other`
+// folds its batch into M and uses linalg.matmul. linear transposes the weight
+// and accumulates onto the broadcast bias. f16/bf16 accumulate in f32.
+// softmax and log_softmax are three generics (max, sum of exp, normalize).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+#include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lowering;
+
+namespace {
+
+/// `v` converted elementwise to element type `elem`.
+Value convertTensor(OpBuilder &b, Location loc, Value v, Type elem) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getElementType() == elem)
+    return v;
+  return buildElementwise(b, loc, v, t.clone(elem),
+                          [&](OpBuilder &nb, Location nl, ValueRange a) {
+                            return convertScalar(nb, nl, a[0], elem);
+                          });
+}
+
+/// Collapses dims [from, to) of `v` into one.
+Value collapseRange(OpBuilder &b, Location loc, Value v, int64_t from,
+                    int64_t to) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < from; ++i) {
+    groups.push_back({i});
+    shape.push_back(t.getDimSize(i));
+  }
+  ReassociationIndices g;
+  int64_t n = 1;
+  for (int64_t i = from; i < to; ++i) {
+    g.push_back(i);
+    n = (ShapedType::isDynamic(n) || t.isDynamicDim(i)) ? ShapedType::kDynamic
+                                                        : n * t.getDimSize(i);
+  }
+  groups.push_back(g);
+  shape.push_back(n);
+  for (int64_t i = to; i < t.getRank(); ++i) {
+    groups.push_back({i});
+    shape.push_back(t.getDimSize(i));
+  }
+  return tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), v, groups);
+}
+
+/// Expands dim `d` of `v` into `sizes` (static shape in `shape`).
+Value expandDim(OpBuilder &b, Location loc, Value v, int64_t d,
+                ArrayRef<int64_t> shape, ArrayRef<OpFoldResult> sizes) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> outShape;
+  SmallVector<OpFoldResult> outSizes;
+  SmallVector<OpFoldResult> vSizes = getSizes(b, loc, v);
+  int64_t j = 0;
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    if (i == d) {
+      ReassociationIndices g;
+      for (size_t k = 0; k < shape.size(); ++k) {
+        g.push_back(j++);
+        outShape.push_back(shape[k]);
+        outSizes.push_back(sizes[k]);
+      }
+      groups.push_back(g);
+    } else {
+      groups.push_back({j++});
+      outShape.push_back(t.getDimSize(i));
+      outSizes.push_back(vSizes[i]);
+    }
+  }
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(outShape, t.getElementType()), v, groups,
+      outSizes);
+}
+
+/// A zero-filled (or `init`-filled) accumulator of `shape`/`sizes`.
+Value zeros(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+            ArrayRef<OpFoldResult> sizes, Type elem) {
+  return filled(b, loc, RankedTensorType::get(shape, elem), sizes,
+                scalarConst(b, loc, elem, 0));
+}
+
+struct MatmulLowering : public OpConversionPattern<kt::MatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::MatmulOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value a = adaptor.getSelf(), bv = adaptor.getOther();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = resultType.getElementType();
+    Type acc = computeType(elem);
+    auto at = cast<RankedTensorType>(a.getType());
+    auto bt = cast<RankedTensorType>(bv.getType());
+    if (at.getRank() == 1 && bt.getRank() == 1) {
+      Value init = zeros(rw, loc, {}, {}, acc);
+      Value r = linalg::DotOp::create(rw, loc, TypeRange{init.getType()},
+                                      ValueRange{a, bv}, ValueRange{init})
+                    .getResult(0);
+      rw.replaceOp(
+          op, castTo(rw, loc, convertTensor(rw, loc, r, elem), resultType));
+      return success();
+    }
+    bool vecA = at.getRank() == 1, vecB = bt.getRank() == 1;
+    if (vecA)
+      a = insertUnitDims(
+          rw, loc, a,
+          RankedTensorType::get({1, at.getDimSize(0)}, at.getElementType()),
+          {0});
+    if (vecB)
+      bv = insertUnitDims(
+          rw, loc, bv,
+          RankedTensorType::get({bt.getDimSize(0), 1}, bt.getElementType()),
+          {1});
+    at = cast<RankedTensorType>(a.getType());
+    bt = cast<RankedTensorType>(bv.getType());
+    int64_t ra = at.getRank(), rb = bt.getRank();
+    SmallVector<OpFoldResult> sa = getSizes(rw, loc, a),
+                              sb = getSizes(rw, loc, bv);
+    OpFoldResult m = sa[ra - 2], k = sa[ra - 1], n = sb[rb - 1];
+    int64_t ms = at.getDimSize(ra - 2), ks = at.getDimSize(ra - 1),
+            ns = bt.getDimSize(rb - 1);
+    Value r; // [batch..., M, N] in acc
+    SmallVector<int64_t> batchShape;
+    SmallVector<OpFoldResult> batchSizes;
+    if (rb == 2) {
+      // Fold self's batch dims into M.
+      for (int64_t i = 0; i < ra - 2; ++i) {
+        batchShape.push_back(at.getDimSize(i));
+        batchSizes.push_back(sa[i]);
+      }
+      Value a2 = ra > 2 ? collapseRange(rw, loc, a, 0, ra - 1) : a;
+      auto a2t = cast<RankedTensorType>(a2.getType());
+      Value init = zeros(rw, loc, {a2t.getDimSize(0), ns},
+                         {getSizes(rw, loc, a2)[0], n}, acc);
+      r = linalg::MatmulOp::create(rw, loc, TypeRange{init.getType()},
+                                   ValueRange{a2, bv}, ValueRange{init})
+              .getResult(0);
+      if (ra > 2) {
+        SmallVector<int64_t> shape = batchShape;
+        shape.push_back(ms);
+        SmallVector<OpFoldResult> sizes = batchSizes;
+        sizes.push_back(m);
+        r = expandDim(rw, loc, r, 0, shape, sizes);
+      }
+    } else {
+      // Broadcast batch dims (right-aligned), collapse them, batch_matmul.
+      int64_t nb = std::max(ra, rb) - 2;
+      for (int64_t j = 0; j < nb; ++j) {
+        int64_t ia = j - (nb - (ra - 2)), ib = j - (nb - (rb - 2));
+        int64_t da = ia >= 0 ? at.getDimSize(ia) : 1;
+        int64_t db = ib >= 0 ? bt.getDimSize(ib) : 1;
+        if (ShapedType::isDynamic(da)) {
+          batchShape.push_back(da);
+          batchSizes.push_back(sa[ia]);
+        } else if (ShapedType::isDynamic(db)) {
+          batchShape.push_back(db);
+          batchSizes.push_back(sb[ib]);
+        } else {
+          int64_t d = da == 1 ? db : da;
+          batchShape.push_back(d);
+          batchSizes.push_back(rw.getIndexAttr(d));
+        }
+      }
+      auto bcast = [&](Value v, RankedTensorType t, ArrayRef<OpFoldResult> s,
+                       int64_t r0) {
+        SmallVector<int64_t> shape = batchShape;
+        shape.push_back(t.getDimSize(r0 - 2));
+        shape.push_back(t.getDimSize(r0 - 1));
+        auto target = RankedTensorType::get(shape, t.getElementType());
+        if (target == t)
+          return v;
+        SmallVector<OpFoldResult> sizes = batchSizes;
+        sizes.push_back(s[r0 - 2]);
+        sizes.push_back(s[r0 - 1]);
+        return broadcastTo(rw, loc, v, target, sizes);
+      };
+      Value a3 = collapseRange(rw, loc, bcast(a, at, sa, ra), 0, nb);
+      Value b3 = collapseRange(rw, loc, bcast(bv, bt, sb, rb), 0, nb);
+      Value bsz =
+          getValueOrCreateConstantIndexOp(rw, loc, getSizes(rw, loc, a3)[0]);
+      auto a3t = cast<RankedTensorType>(a3.getType());
+      Value init =
+          zeros(rw, loc, {a3t.getDimSize(0), ms, ns}, {bsz, m, n}, acc);
+      r = linalg::BatchMatmulOp::create(rw, loc, TypeRange{init.getType()},
+                                        ValueRange{a3, b3}, ValueRange{init})
+              .getResult(0);
+      SmallVector<int64_t> shape = batchShape;
+      SmallVector<OpFoldResult> sizes = batchSizes;
+      r = expandDim(rw, loc, r, 0, shape, sizes);
+    }
+    (void)k;
+    (void)ks;
+    r = convertTensor(rw, loc, r, elem);
+    // Drop the unit dims of 1-D operands.
+    auto rt = cast<RankedTensorType>(r.getType());
+    int64_t rr = rt.getRank();
+    if (vecA || vecB) {
+      SmallVector<ReassociationIndices> groups;
+      SmallVector<int64_t> shape;
+      for (int64_t i = 0; i < rr - 2; ++i) {
+        groups.push_back({i});
+        shape.push_back(rt.getDimSize(i));
+      }
+      if (vecA && vecB) {
+        // Not reached (1-D x 1-D is a dot).
+      } else if (vecA) {
+        groups.push_back({rr - 2, rr - 1});
+        shape.push_back(rt.getDimSize(rr - 1));
+      } else {
+        groups.push_back({rr - 2, rr - 1});
+        shape.push_back(rt.getDimSize(rr - 2));
+      }
+      if (rr == 2 && groups.size() == 1) {
+        // [1, N] -> [N] or [M, 1] -> [M].
+      }
+      r = tensor::CollapseShapeOp::create(
+          rw, loc, RankedTensorType::get(shape, elem), r, groups);
+    }
+    rw.replaceOp(op, castTo(rw, loc, r, resultType));
+    return success();
+  }
+};
+
+struct LinearLowering : public OpConversionPattern<kt::LinearOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::LinearOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput(), w = adaptor.getWeight();
+    Value bias = adaptor.getBias();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = resultType.getElementType();
+    Type acc = computeType(elem);
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto wt = cast<RankedTensorType>(w.getType());
+    int64_t rx = xt.getRank();
+    // [..., in] -> [M, in].
+    Value x2;
+    if (rx == 1)
+      x2 = insertUnitDims(
+          rw, loc, x, RankedTensorType::get({1, xt.getDimSize(0)}, elem), {0});
+    else if (rx > 2)
+      x2 = collapseRange(rw, loc, x, 0, rx - 1);
+    else
+      x2 = x;
+    SmallVector<OpFoldResult> ws = getSizes(rw, loc, w);
+    // weight^T: [in, out].
+    Value wtInit = emptyLike(
+        rw, loc,
+        RankedTensorType::get({wt.getDimSize(1), wt.getDimSize(0)}, elem),
+        {ws[1], ws[0]});
+    Value wT =
+        linalg::TransposeOp::create(rw, loc, w, wtInit, ArrayRef<int64_t>{1, 0})
+            .getResult()[0];
+    auto x2t = cast<RankedTensorType>(x2.getType());
+    SmallVector<int64_t> accShape = {x2t.getDimSize(0), wt.getDimSize(0)};
+    SmallVector<OpFoldResult> accSizes = {getSizes(rw, loc, x2)[0], ws[0]};
+    auto accType = RankedTensorType::get(accShape, acc);
+    Value init;
+    if (bias) {
+      Value b1 = convertTensor(rw, loc, bias, acc);
+      init = broadcastTo(rw, loc, b1, accType, accSizes);
+    } else {
+      init = zeros(rw, loc, accShape, accSizes, acc);
+    }
+    Value r = linalg::MatmulOp::create(rw, loc, TypeRange{accType},
+                                       ValueRange{x2, wT}, ValueRange{init})
+                  .getResult(0);
+    r = convertTensor(rw, loc, r, elem);
+    if (rx == 1) {
+      r = tensor::CollapseShapeOp::create(
+          rw, loc, RankedTensorType::get({accShape[1]}, elem), r,
+          ArrayRef<ReassociationIndices>{{0, 1}});
+    } else if (rx > 2) {
+      SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
+      r = expandDim(rw, loc, r, 0, xt.getShape().drop_back(),
+                    ArrayRef<OpFoldResult>(xs).drop_back());
+    }
+    rw.replaceOp(op, castTo(rw, loc, r, resultType));
+    return success();
+  }
+};
+
+/// softmax / log_softmax along one dim.
+template <typename OpTy, bool IsLog>
+struct SoftmaxLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = xt.getElementType();
+    Type acc = computeType(elem);
+    int64_t rank = xt.getRank();
+    MLIRContext *ctx = rw.getContext();
+    SmallVector<int64_t> reduced;
+    if (rank > 0)
+      reduced.push_back(normalizeDim(op.getDim(), rank));
+    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
+    SmallVector<int64_t> keptShape;
+    SmallVector<OpFoldResult> keptSizes;
+    SmallVector<AffineExpr> keptExprs;
+    for (int64_t i = 0; i < rank; ++i)
+      if (!llvm::is_contained(reduced, i)) {
+        keptShape.push_back(xt.getDimSize(i));
+        keptSizes.push_back(sizes[i]);
+        keptExprs.push_back(getAffineDimExpr(i, ctx));
+      }
+    auto keptType = RankedTensorType::get(keptShape, acc);
+    AffineMap id = rw.getMultiDimIdentityMap(rank);
+    AffineMap kept = AffineMap::get(rank, 0, keptExprs, ctx);
+    SmallVector<utils::IteratorType> redIters(rank,
+                                              utils::IteratorType::parallel);
+    for (int64_t d : reduced)
+      redIters[d] = utils::IteratorType::reduction;
+    SmallVector<utils::IteratorType> parIters(rank,
+                                              utils::IteratorType::parallel);
+    // 1. max.
+    Value mxInit = filled(
+        rw, loc, keptType, keptSizes,
+        scalarConst(rw, loc, acc, -std::numeric_limits<double>::infinity()));
+    Value mx =
+        linalg::GenericOp::create(
+            rw, loc, TypeRange{keptType}, ValueRange{x}, ValueRange{mxInit},
+            ArrayRef<AffineMap>{id, kept}, redIters,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value v = convertScalar(b, l, a[0], acc);
+              linalg::YieldOp::create(
+                  b, l, ValueRange{arith::MaximumFOp::create(b, l, a[1], v)});
+            })
+            .getResult(0);
+    // 2. sum of exp(x - max).
+    Value sumInit =
+        filled(rw, loc, keptType, keptSizes, scalarConst(rw, loc, acc, 0));
+    Value sum =
+        linalg::GenericOp::create(
+            rw, loc, TypeRange{keptType}, ValueRange{x, mx},
+            ValueRange{sumInit}, ArrayRef<AffineMap>{id, kept, kept}, redIters,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value v = convertScalar(b, l, a[0], acc);
+              Value e = math::ExpOp::create(
+                  b, l, arith::SubFOp::create(b, l, v, a[1]));
+              linalg::YieldOp::create(
+                  b, l, ValueRange{arith::AddFOp::create(b, l, a[2], e)});
+            })
+            .getResult(0);
+    // 3. normalize.
+    Value outInit = emptyLike(rw, loc, xt, sizes);
+    Value r =
+        linalg::GenericOp::create(
+            rw, loc, TypeRange{xt}, ValueRange{x, mx, sum}, ValueRange{outInit},
+            ArrayRef<AffineMap>{id, kept, kept, id}, parIters,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value v = convertScalar(b, l, a[0], acc);
+              Value d = arith::SubFOp::create(b, l, v, a[1]);
+              Value out;
+              if (IsLog)
+                out = arith::SubFOp::create(b, l, d,
+                                            math::LogOp::create(b, l, a[2]));
+              else
+                out = arith::DivFOp::create(b, l, math::ExpOp::create(b, l, d),
+                                            a[2]);
+              linalg::YieldOp::create(
+                  b, l, ValueRange{convertScalar(b, l, out, elem)});
+            })
+            .getResult(0);
+    rw.replaceOp(op, castTo(rw, loc, r, resultType));
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::populateKTNNToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<MatmulLowering, LinearLowering,
+               SoftmaxLowering<kt::SoftmaxOp, false>,
+               SoftmaxLowering<kt::LogSoftmaxOp, true>>(patterns.getContext());
+}

@@ -1,0 +1,568 @@
+//===- Shape.cpp - kt shape and creation ops to tensor/linalg -------------===//
+//
+// Part of Kiln. reshape is collapse-to-1-D then expand (views after
+// bufferization); transpose/permute are linalg.transpose; expand is a
+// broadcasting copy; squeeze/unsqueeze are collapse/expand_shape; slice and
+// select are tensor.extract_slice (Python slice rules, computed at run time
+// for `?` dims); concat is insert_slices into one tensor.empty; pad is a
+// crop (extract_slice) then tensor.pad; flip is a generic reading the input
+// with tensor.extract at mirrored indices. constant, full and arange become
+// arith.constant, linalg.fill and an index-based generic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+#include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lowering;
+
+namespace {
+
+Value idx(OpBuilder &b, Location loc, OpFoldResult v) {
+  return getValueOrCreateConstantIndexOp(b, loc, v);
+}
+Value cIdx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// `v` with the size-1 dims `unitDims` (sorted, of `v`) removed.
+Value removeUnitDims(OpBuilder &b, Location loc, Value v, RankedTensorType type,
+                     ArrayRef<int64_t> unitDims) {
+  auto src = cast<RankedTensorType>(v.getType());
+  if (unitDims.empty())
+    return castTo(b, loc, v, type);
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> shape;
+  if (src.getRank() > (int64_t)unitDims.size()) {
+    ReassociationIndices current;
+    int64_t kept = 0, nKept = src.getRank() - unitDims.size();
+    for (int64_t i = 0; i < src.getRank(); ++i) {
+      current.push_back(i);
+      if (!llvm::is_contained(unitDims, i)) {
+        shape.push_back(src.getDimSize(i));
+        if (++kept < nKept) {
+          groups.push_back(current);
+          current.clear();
+        }
+      }
+    }
+    groups.push_back(current);
+  }
+  Value r = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get(shape, src.getElementType()), v, groups);
+  return castTo(b, loc, r, type);
+}
+
+struct ReshapeLowering : public OpConversionPattern<kt::ReshapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::ReshapeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = xt.getElementType();
+    if (xt == rt) {
+      rw.replaceOp(op, x);
+      return success();
+    }
+    // To 1-D.
+    Value flat;
+    if (xt.getRank() == 0) {
+      flat = tensor::ExpandShapeOp::create(
+          rw, loc, RankedTensorType::get({1}, elem), x,
+          ArrayRef<ReassociationIndices>{},
+          ArrayRef<OpFoldResult>{rw.getIndexAttr(1)});
+    } else {
+      ReassociationIndices all;
+      for (int64_t i = 0; i < xt.getRank(); ++i)
+        all.push_back(i);
+      int64_t n =
+          xt.hasStaticShape() ? xt.getNumElements() : ShapedType::kDynamic;
+      flat = tensor::CollapseShapeOp::create(
+          rw, loc, RankedTensorType::get({n}, elem), x,
+          ArrayRef<ReassociationIndices>{all});
+    }
+    if (rt.getRank() == 0) {
+      flat = castTo(rw, loc, flat, RankedTensorType::get({1}, elem));
+      rw.replaceOp(op,
+                   tensor::CollapseShapeOp::create(
+                       rw, loc, rt, flat, ArrayRef<ReassociationIndices>{}));
+      return success();
+    }
+    // The 1-D tensor's static size must agree with the result's.
+    int64_t n =
+        rt.hasStaticShape() ? rt.getNumElements() : ShapedType::kDynamic;
+    flat = castTo(rw, loc, flat, RankedTensorType::get({n}, elem));
+    // Output sizes: attribute entries, -1 inferred from the element count.
+    SmallVector<OpFoldResult> sizes;
+    int64_t known = 1;
+    int64_t inferAt = -1;
+    for (auto [i, a] : llvm::enumerate(op.getShape())) {
+      int64_t s = cast<IntegerAttr>(a).getInt();
+      if (s == -1) {
+        inferAt = i;
+        sizes.push_back(OpFoldResult());
+      } else {
+        known *= s;
+        sizes.push_back(rw.getIndexAttr(s));
+      }
+    }
+    if (inferAt >= 0) {
+      if (!ShapedType::isDynamic(rt.getDimSize(inferAt))) {
+        sizes[inferAt] = rw.getIndexAttr(rt.getDimSize(inferAt));
+      } else {
+        Value numel = tensor::DimOp::create(rw, loc, flat, 0);
+        sizes[inferAt] =
+            arith::DivUIOp::create(rw, loc, numel, cIdx(rw, loc, known))
+                .getResult();
+      }
+    }
+    ReassociationIndices all;
+    for (int64_t i = 0; i < rt.getRank(); ++i)
+      all.push_back(i);
+    rw.replaceOp(
+        op, tensor::ExpandShapeOp::create(
+                rw, loc, rt, flat, ArrayRef<ReassociationIndices>{all}, sizes));
+    return success();
+  }
+};
+
+Value permute(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> perm,
+              RankedTensorType rt) {
+  bool identity = true;
+  for (auto [i, p] : llvm::enumerate(perm))
+    identity &= (int64_t)i == p;
+  if (identity)
+    return castTo(b, loc, x, rt);
+  SmallVector<OpFoldResult> xs = getSizes(b, loc, x);
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t p : perm)
+    sizes.push_back(xs[p]);
+  Value init = emptyLike(b, loc, rt, sizes);
+  return linalg::TransposeOp::create(b, loc, x, init, perm).getResult()[0];
+}
+
+struct TransposeLowering : public OpConversionPattern<kt::TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::TransposeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    int64_t rank = rt.getRank();
+    SmallVector<int64_t> perm;
+    for (int64_t i = 0; i < rank; ++i)
+      perm.push_back(i);
+    if (rank > 0)
+      std::swap(perm[normalizeDim(op.getDim0(), rank)],
+                perm[normalizeDim(op.getDim1(), rank)]);
+    rw.replaceOp(op, permute(rw, op.getLoc(), adaptor.getSelf(), perm, rt));
+    return success();
+  }
+};
+
+struct PermuteLowering : public OpConversionPattern<kt::PermuteOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::PermuteOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    SmallVector<int64_t> perm;
+    for (Attribute a : op.getDims())
+      perm.push_back(normalizeDim(cast<IntegerAttr>(a).getInt(), rt.getRank()));
+    rw.replaceOp(op, permute(rw, op.getLoc(), adaptor.getSelf(), perm, rt));
+    return success();
+  }
+};
+
+struct ExpandLowering : public OpConversionPattern<kt::ExpandOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::ExpandOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
+    int64_t lead = rt.getRank() - xt.getRank();
+    SmallVector<OpFoldResult> sizes;
+    for (auto [j, a] : llvm::enumerate(op.getSize())) {
+      int64_t s = cast<IntegerAttr>(a).getInt();
+      int64_t i = (int64_t)j - lead;
+      if (s == -1 && i >= 0)
+        sizes.push_back(xs[i]);
+      else
+        sizes.push_back(rw.getIndexAttr(s));
+    }
+    rw.replaceOp(op, broadcastTo(rw, loc, x, rt, sizes));
+    return success();
+  }
+};
+
+struct SqueezeLowering : public OpConversionPattern<kt::SqueezeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::SqueezeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Value x = adaptor.getSelf();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    SmallVector<int64_t> units;
+    for (int64_t i = 0; i < xt.getRank(); ++i) {
+      bool listed = true;
+      if (std::optional<ArrayAttr> dims = op.getDim()) {
+        listed = false;
+        for (Attribute a : *dims)
+          listed |=
+              normalizeDim(cast<IntegerAttr>(a).getInt(), xt.getRank()) == i;
+      }
+      if (listed && xt.getDimSize(i) == 1)
+        units.push_back(i);
+    }
+    rw.replaceOp(op, removeUnitDims(rw, op.getLoc(), x, rt, units));
+    return success();
+  }
+};
+
+struct UnsqueezeLowering : public OpConversionPattern<kt::UnsqueezeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::UnsqueezeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    int64_t d = op.getDim();
+    if (d < 0)
+      d += rt.getRank();
+    rw.replaceOp(op,
+                 insertUnitDims(rw, op.getLoc(), adaptor.getSelf(), rt, {d}));
+    return success();
+  }
+};
+
+/// Python's slice index normalization: v < 0 counts from the end, then
+/// clamped to [0, n].
+Value normalizeSliceIndex(OpBuilder &b, Location loc, int64_t v, Value n) {
+  Value c = cIdx(b, loc, v < 0 ? -v : v);
+  Value r;
+  if (v < 0) {
+    // max(n - |v|, 0) without unsigned wrap: n >= |v| ? n - |v| : 0.
+    Value ge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, n, c);
+    r = arith::SelectOp::create(b, loc, ge, arith::SubIOp::create(b, loc, n, c),
+                                cIdx(b, loc, 0));
+  } else {
+    r = arith::MinSIOp::create(b, loc, c, n);
+  }
+  return r;
+}
+
+struct SliceLowering : public OpConversionPattern<kt::SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::SliceOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    int64_t d = normalizeDim(op.getDim(), xt.getRank());
+    int64_t step = op.getStep();
+    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
+    SmallVector<OpFoldResult> offsets(xt.getRank(), rw.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(xt.getRank(), rw.getIndexAttr(1));
+    if (!ShapedType::isDynamic(rt.getDimSize(d)) && !xt.isDynamicDim(d)) {
+      // Static: fold the Python rules here.
+      int64_t n = xt.getDimSize(d);
+      auto norm = [&](int64_t v) {
+        if (v < 0)
+          v += n;
+        return std::clamp<int64_t>(v, 0, n);
+      };
+      int64_t start = norm(op.getStart().value_or(0));
+      int64_t end = norm(op.getEnd().value_or(n));
+      // An empty slice starts at 0 so the offset stays in bounds.
+      offsets[d] = rw.getIndexAttr(rt.getDimSize(d) == 0 ? 0 : start);
+      sizes[d] = rw.getIndexAttr(rt.getDimSize(d));
+      strides[d] = rw.getIndexAttr(step);
+      (void)end;
+    } else {
+      Value n = idx(rw, loc, sizes[d]);
+      Value start = op.getStart()
+                        ? normalizeSliceIndex(rw, loc, *op.getStart(), n)
+                        : cIdx(rw, loc, 0);
+      Value end =
+          op.getEnd() ? normalizeSliceIndex(rw, loc, *op.getEnd(), n) : n;
+      // len = end > start ? ceil((end - start) / step) : 0.
+      Value diff = arith::SubIOp::create(rw, loc, end, start);
+      Value len =
+          arith::CeilDivSIOp::create(rw, loc, diff, cIdx(rw, loc, step));
+      Value pos =
+          arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sgt, end, start);
+      len = arith::SelectOp::create(rw, loc, pos, len, cIdx(rw, loc, 0));
+      // An empty slice starts at 0 so the offset stays in bounds.
+      start = arith::SelectOp::create(rw, loc, pos, start, cIdx(rw, loc, 0));
+      offsets[d] = start;
+      sizes[d] = len;
+      strides[d] = rw.getIndexAttr(step);
+    }
+    Value r =
+        tensor::ExtractSliceOp::create(rw, loc, x, offsets, sizes, strides);
+    rw.replaceOp(op, castTo(rw, loc, r, rt));
+    return success();
+  }
+};
+
+struct SelectLowering : public OpConversionPattern<kt::SelectOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::SelectOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    int64_t d = normalizeDim(op.getDim(), xt.getRank());
+    int64_t index = op.getIndex();
+    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
+    SmallVector<OpFoldResult> offsets(xt.getRank(), rw.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(xt.getRank(), rw.getIndexAttr(1));
+    if (index >= 0)
+      offsets[d] = rw.getIndexAttr(index);
+    else if (!xt.isDynamicDim(d))
+      offsets[d] = rw.getIndexAttr(index + xt.getDimSize(d));
+    else
+      offsets[d] = arith::AddIOp::create(rw, loc, idx(rw, loc, sizes[d]),
+                                         cIdx(rw, loc, index))
+                       .getResult();
+    sizes[d] = rw.getIndexAttr(1);
+    Value r =
+        tensor::ExtractSliceOp::create(rw, loc, x, offsets, sizes, strides);
+    rw.replaceOp(op, removeUnitDims(rw, loc, r, rt, {d}));
+    return success();
+  }
+};
+
+struct ConcatLowering : public OpConversionPattern<kt::ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::ConcatOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    int64_t rank = rt.getRank();
+    int64_t d = normalizeDim(op.getDim(), rank);
+    // PyTorch ignores 1-D empty operands of another rank.
+    SmallVector<Value> parts;
+    // Statically empty parts add nothing (and an insert at offset == size
+    // does not verify); if all are empty, every offset is 0.
+    SmallVector<Value> ranked;
+    for (Value v : adaptor.getTensors()) {
+      auto vt = cast<RankedTensorType>(v.getType());
+      if (vt.getRank() != rank)
+        continue;
+      ranked.push_back(v);
+      if (vt.getDimSize(d) != 0)
+        parts.push_back(v);
+    }
+    if (parts.empty())
+      parts = ranked;
+    // Offsets along `dim` stay constants while the sizes are static.
+    auto addSize = [&](OpFoldResult acc, Value v) -> OpFoldResult {
+      auto vt = cast<RankedTensorType>(v.getType());
+      std::optional<int64_t> a = getConstantIntValue(acc);
+      if (a && !vt.isDynamicDim(d))
+        return rw.getIndexAttr(*a + vt.getDimSize(d));
+      return arith::AddIOp::create(rw, loc, idx(rw, loc, acc),
+                                   tensor::DimOp::create(rw, loc, v, d))
+          .getResult();
+    };
+    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, parts.front());
+    OpFoldResult total = rw.getIndexAttr(0);
+    for (Value v : parts)
+      total = addSize(total, v);
+    sizes[d] = total;
+    Value out = emptyLike(rw, loc, rt, sizes);
+    OpFoldResult offset = rw.getIndexAttr(0);
+    for (Value v : parts) {
+      SmallVector<OpFoldResult> offs(rank, rw.getIndexAttr(0));
+      offs[d] = offset;
+      SmallVector<OpFoldResult> vs = getSizes(rw, loc, v);
+      SmallVector<OpFoldResult> strides(rank, rw.getIndexAttr(1));
+      out = tensor::InsertSliceOp::create(rw, loc, v, out, offs, vs, strides);
+      offset = addSize(offset, v);
+    }
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct PadLowering : public OpConversionPattern<kt::PadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::PadOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    int64_t rank = xt.getRank();
+    SmallVector<int64_t> lo(rank, 0), hi(rank, 0);
+    SmallVector<int64_t> pad;
+    for (Attribute a : op.getPad())
+      pad.push_back(cast<IntegerAttr>(a).getInt());
+    for (size_t k = 0; k + 1 < pad.size(); k += 2) {
+      int64_t dim = rank - 1 - k / 2;
+      lo[dim] = pad[k];
+      hi[dim] = pad[k + 1];
+    }
+    // Crop negative amounts.
+    bool crop = llvm::any_of(lo, [](int64_t v) { return v < 0; }) ||
+                llvm::any_of(hi, [](int64_t v) { return v < 0; });
+    if (crop) {
+      SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
+      SmallVector<OpFoldResult> offs(rank, rw.getIndexAttr(0));
+      SmallVector<OpFoldResult> strides(rank, rw.getIndexAttr(1));
+      for (int64_t i = 0; i < rank; ++i) {
+        int64_t cl = std::max<int64_t>(-lo[i], 0),
+                ch = std::max<int64_t>(-hi[i], 0);
+        if (!cl && !ch)
+          continue;
+        offs[i] = rw.getIndexAttr(cl);
+        if (!xt.isDynamicDim(i))
+          sizes[i] = rw.getIndexAttr(xt.getDimSize(i) - cl - ch);
+        else
+          sizes[i] = arith::SubIOp::create(rw, loc, idx(rw, loc, sizes[i]),
+                                           cIdx(rw, loc, cl + ch))
+                         .getResult();
+      }
+      x = tensor::ExtractSliceOp::create(rw, loc, x, offs, sizes, strides);
+    }
+    SmallVector<OpFoldResult> low, high;
+    for (int64_t i = 0; i < rank; ++i) {
+      low.push_back(rw.getIndexAttr(std::max<int64_t>(lo[i], 0)));
+      high.push_back(rw.getIndexAttr(std::max<int64_t>(hi[i], 0)));
+    }
+    Value value = scalarConst(rw, loc, xt.getElementType(),
+                              op.getValue().convertToDouble());
+    if (xt.getElementType().isInteger(1))
+      value = scalarConst(rw, loc, xt.getElementType(),
+                          op.getValue().convertToDouble() != 0);
+    Value r = tensor::PadOp::create(rw, loc, Type(), x, low, high, value);
+    rw.replaceOp(op, castTo(rw, loc, r, rt));
+    return success();
+  }
+};
+
+struct FlipLowering : public OpConversionPattern<kt::FlipOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::FlipOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf();
+    auto xt = cast<RankedTensorType>(x.getType());
+    int64_t rank = xt.getRank();
+    SmallVector<bool> flipped(rank, false);
+    for (Attribute a : op.getDims())
+      if (rank > 0)
+        flipped[normalizeDim(cast<IntegerAttr>(a).getInt(), rank)] = true;
+    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
+    SmallVector<Value> last(rank);
+    for (int64_t i = 0; i < rank; ++i)
+      if (flipped[i])
+        last[i] = arith::SubIOp::create(rw, loc, idx(rw, loc, sizes[i]),
+                                        cIdx(rw, loc, 1));
+    Value init = emptyLike(rw, loc, xt, sizes);
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    Value r =
+        linalg::GenericOp::create(
+            rw, loc, TypeRange{xt}, ValueRange{}, ValueRange{init},
+            ArrayRef<AffineMap>{rw.getMultiDimIdentityMap(rank)}, iters,
+            [&](OpBuilder &b, Location l, ValueRange) {
+              SmallVector<Value> ind;
+              for (int64_t i = 0; i < rank; ++i) {
+                Value v = linalg::IndexOp::create(b, l, i);
+                if (flipped[i])
+                  v = arith::SubIOp::create(b, l, last[i], v);
+                ind.push_back(v);
+              }
+              linalg::YieldOp::create(
+                  b, l, ValueRange{tensor::ExtractOp::create(b, l, x, ind)});
+            })
+            .getResult(0);
+    rw.replaceOp(op, castTo(rw, loc, r, op.getResult().getType()));
+    return success();
+  }
+};
+
+struct ConstantLowering : public OpConversionPattern<kt::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::ConstantOp op, OpAdaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto value = dyn_cast<TypedAttr>(op.getValue());
+    if (!value || value.getType() != op.getResult().getType())
+      return rw.notifyMatchFailure(op, "value type differs from the result");
+    rw.replaceOpWithNewOp<arith::ConstantOp>(op, value);
+    return success();
+  }
+};
+
+struct FullLowering : public OpConversionPattern<kt::FullOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::FullOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    SmallVector<OpFoldResult> sizes;
+    auto dyn = adaptor.getDynamicSizes();
+    size_t next = 0;
+    for (Attribute a : op.getSize()) {
+      int64_t s = cast<IntegerAttr>(a).getInt();
+      if (s == -1)
+        sizes.push_back(dyn[next++]);
+      else
+        sizes.push_back(rw.getIndexAttr(s));
+    }
+    Value v = scalarConst(rw, loc, rt.getElementType(),
+                          op.getValue().convertToDouble());
+    rw.replaceOp(op, filled(rw, loc, rt, sizes, v));
+    return success();
+  }
+};
+
+struct ArangeLowering : public OpConversionPattern<kt::ArangeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::ArangeOp op, OpAdaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = rt.getElementType();
+    // double for f32/f64/integers, float for f16/bf16 (PyTorch CPU).
+    Type ct = isHalf(elem) ? rw.getF32Type() : rw.getF64Type();
+    Value start = scalarConst(rw, loc, ct, op.getStart().convertToDouble());
+    Value step = scalarConst(rw, loc, ct, op.getStep().convertToDouble());
+    Value init = emptyLike(rw, loc, rt, {});
+    Value r = linalg::GenericOp::create(
+                  rw, loc, TypeRange{rt}, ValueRange{}, ValueRange{init},
+                  ArrayRef<AffineMap>{rw.getMultiDimIdentityMap(1)},
+                  ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+                  [&](OpBuilder &b, Location l, ValueRange) {
+                    Value i = arith::IndexCastOp::create(
+                        b, l, b.getI64Type(), linalg::IndexOp::create(b, l, 0));
+                    Value fi = arith::SIToFPOp::create(b, l, ct, i);
+                    Value v = arith::AddFOp::create(
+                        b, l, start, arith::MulFOp::create(b, l, fi, step));
+                    linalg::YieldOp::create(
+                        b, l, ValueRange{convertScalar(b, l, v, elem)});
+                  })
+                  .getResult(0);
+    rw.replaceOp(op, r);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::populateKTShapeToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<ReshapeLowering, TransposeLowering, PermuteLowering,
+               ExpandLowering, SqueezeLowering, UnsqueezeLowering,
+               SliceLowering, SelectLowering, ConcatLowering, PadLowering,
+               FlipLowering, ConstantLowering, FullLowering, ArangeLowering>(
+      patterns.getContext());
+}

@@ -1,0 +1,90 @@
+//===- Utils.h - Helpers shared by the kt-to-linalg patterns ----*- C++ -*-===//
+//
+// Part of Kiln. Internal to lib/Conversion/KTToLinalg.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CONVERSION_KTTOLINALG_UTILS_H
+#define KILN_LIB_CONVERSION_KTTOLINALG_UTILS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+namespace kiln::lowering {
+
+using BodyFn = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                              mlir::ValueRange)>;
+
+/// Normalizes a possibly negative dim of a tensor of rank `rank` (rank 0
+/// accepts 0 and -1 as dim 0).
+int64_t normalizeDim(int64_t dim, int64_t rank);
+
+/// The sizes of `v` (a ranked tensor) as OpFoldResults (tensor.dim for `?`).
+llvm::SmallVector<mlir::OpFoldResult>
+getSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+/// `tensor.empty` of `type` whose dynamic sizes are taken from `sizes`.
+mlir::Value emptyLike(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::RankedTensorType type,
+                      llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
+/// The sizes of the broadcast result `type` of `operands` (NumPy rules,
+/// right-aligned). A `?` result dim takes the first operand with a `?` there
+/// (dynamic dims are assumed not to broadcast) or a static non-1 size.
+llvm::SmallVector<mlir::OpFoldResult>
+broadcastSizes(mlir::OpBuilder &b, mlir::Location loc,
+               mlir::ValueRange operands, mlir::RankedTensorType type);
+
+/// The indexing map reading `operand` inside an iteration space of rank
+/// `rank` whose trailing dims it is broadcast to: static size-1 dims where
+/// the result is not static 1 read index 0.
+mlir::AffineMap broadcastMap(mlir::MLIRContext *ctx,
+                             mlir::RankedTensorType operand,
+                             llvm::ArrayRef<int64_t> resultShape);
+
+/// A pointwise linalg.generic over the broadcast of `operands` into a fresh
+/// tensor of `resultType`; `body` gets the operand scalars and returns the
+/// result scalar.
+mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::ValueRange operands,
+                             mlir::RankedTensorType resultType, BodyFn body);
+
+/// `operand` broadcast (copied) to `resultType` with sizes `sizes`.
+mlir::Value broadcastTo(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value operand, mlir::RankedTensorType resultType,
+                        llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
+/// True for f16 and bf16 (computed in f32).
+bool isHalf(mlir::Type t);
+/// The type a float op computes in: f32 for f16/bf16, else `t`.
+mlir::Type computeType(mlir::Type t);
+/// Scalar conversion with PyTorch `.to(dtype)` semantics.
+mlir::Value convertScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                          mlir::Type to);
+/// A scalar constant of type `t` holding `v` (truncated for integers,
+/// `v != 0` for i1).
+mlir::Value scalarConst(mlir::OpBuilder &b, mlir::Location loc, mlir::Type t,
+                        double v);
+/// `v != 0` as i1 (NaN is true).
+mlir::Value toBool(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+
+/// A tensor filled with `value` of type `type` and sizes `sizes`.
+mlir::Value filled(mlir::OpBuilder &b, mlir::Location loc,
+                   mlir::RankedTensorType type,
+                   llvm::ArrayRef<mlir::OpFoldResult> sizes, mlir::Value value);
+
+/// `v` with size-1 dims inserted at the positions `unitDims` (sorted, of the
+/// result) of `type` (tensor.expand_shape).
+mlir::Value insertUnitDims(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value v, mlir::RankedTensorType type,
+                           llvm::ArrayRef<int64_t> unitDims);
+/// Casts `v` to `type` with tensor.cast when the static info differs.
+mlir::Value castTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                   mlir::Type type);
+
+} // namespace kiln::lowering
+
+#endif // KILN_LIB_CONVERSION_KTTOLINALG_UTILS_H

@@ -1,0 +1,185 @@
+// RUN: kiln-opt %s -split-input-file -kiln-lower-to-linalg | FileCheck %s
+
+// Tests that a binary op broadcasts its lower-rank operand through the
+// indexing map and that arguments become read-only buffers.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @add_broadcast
+// CHECK-SAME: {bufferization.writable = false}
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<2x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: outs(%[[E]] : tensor<2x3xf32>)
+// CHECK: arith.addf
+// CHECK-NOT: kt.
+func.func @add_broadcast(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = kt.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Tests that a static size-1 dim broadcasts by reading index 0.
+// CHECK-DAG: #[[ZERO:.+]] = affine_map<(d0, d1) -> (0, d1)>
+// CHECK-LABEL: func.func @mul_unit_dim
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[ZERO]], #{{.+}}]
+// CHECK: arith.mulf
+func.func @mul_unit_dim(%a: tensor<4x3xf32>, %b: tensor<1x3xf32>) -> tensor<4x3xf32> {
+  %0 = kt.mul %a, %b : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Tests that dynamic dims size the result with tensor.dim.
+// CHECK-LABEL: func.func @exp_dynamic
+// CHECK-SAME: (%[[A:.+]]: tensor<?x?xf32>
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[D0:.+]] = tensor.dim %[[A]], %[[C0]]
+// CHECK-DAG: %[[D1:.+]] = tensor.dim %[[A]], %[[C1]]
+// CHECK: tensor.empty(%[[D0]], %[[D1]]) : tensor<?x?xf32>
+// CHECK: math.exp
+func.func @exp_dynamic(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = kt.exp %a : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// Tests that maximum propagates NaN (arith.maximumf) and bf16 computes in f32.
+// CHECK-LABEL: func.func @maximum_bf16
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+func.func @maximum_bf16(%a: tensor<4xbf16>, %b: tensor<4xbf16>) -> tensor<4xbf16> {
+  %0 = kt.maximum %a, %b : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+// Tests that round is round-half-to-even.
+// CHECK-LABEL: func.func @round_even
+// CHECK: math.roundeven
+func.func @round_even(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kt.round %a : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a sum with keepdim reduces into the kept dims and re-inserts
+// the unit dim with tensor.expand_shape.
+// CHECK-LABEL: func.func @sum_keepdim
+// CHECK: %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2xf32>)
+// CHECK: %[[S:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]{{.*}} outs(%[[Z]] : tensor<2xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.expand_shape %[[S]] {{\[\[}}0, 1]] output_shape [2, 1] : tensor<2xf32> into tensor<2x1xf32>
+func.func @sum_keepdim(%a: tensor<2x3xf32>) -> tensor<2x1xf32> {
+  %0 = kt.sum %a {dim = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+// Tests that an integer sum accumulates in i64.
+// CHECK-LABEL: func.func @sum_i32
+// CHECK: arith.extsi %{{.+}} : i32 to i64
+// CHECK: arith.addi %{{.+}} : i64
+func.func @sum_i32(%a: tensor<5xi32>) -> tensor<i64> {
+  %0 = kt.sum %a : (tensor<5xi32>) -> tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+// Tests that argmax carries a value and an index accumulator.
+// CHECK-LABEL: func.func @argmax_dim
+// CHECK: %{{.+}}:2 = linalg.generic
+// CHECK: linalg.index 1
+func.func @argmax_dim(%a: tensor<3x4xf32>) -> tensor<3xi64> {
+  %0 = kt.argmax %a {dim = 1} : (tensor<3x4xf32>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+// Tests that a 2-D matmul is a zero-filled linalg.matmul.
+// CHECK-LABEL: func.func @matmul_2d
+// CHECK: %[[Z:.+]] = linalg.fill
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<3x4xf32>, tensor<4x5xf32>) outs(%[[Z]] : tensor<3x5xf32>)
+func.func @matmul_2d(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {
+  %0 = kt.matmul %a, %b : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+// Tests that broadcast batch dims are materialized, collapsed and fed to
+// linalg.batch_matmul.
+// CHECK-LABEL: func.func @matmul_batch_broadcast
+// CHECK: tensor.collapse_shape {{.+}} : tensor<2x5x3x4xf32> into tensor<10x3x4xf32>
+// CHECK: tensor.collapse_shape {{.+}} : tensor<2x5x4x6xf32> into tensor<10x4x6xf32>
+// CHECK: linalg.batch_matmul
+// CHECK: tensor.expand_shape {{.+}} : tensor<10x3x6xf32> into tensor<2x5x3x6xf32>
+func.func @matmul_batch_broadcast(%a: tensor<2x1x3x4xf32>, %b: tensor<5x4x6xf32>) -> tensor<2x5x3x6xf32> {
+  %0 = kt.matmul %a, %b : (tensor<2x1x3x4xf32>, tensor<5x4x6xf32>) -> tensor<2x5x3x6xf32>
+  return %0 : tensor<2x5x3x6xf32>
+}
+
+// -----
+
+// Tests that linear transposes the weight and accumulates onto the bias.
+// CHECK-LABEL: func.func @linear_bias
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<5x4xf32>) outs(%{{.+}} : tensor<4x5xf32>) permutation = [1, 0]
+// CHECK: %[[B:.+]] = linalg.generic
+// CHECK: linalg.matmul ins({{.+}}) outs(%[[B]] : tensor<3x5xf32>)
+func.func @linear_bias(%x: tensor<3x4xf32>, %w: tensor<5x4xf32>, %b: tensor<5xf32>) -> tensor<3x5xf32> {
+  %0 = kt.linear %x, %w, %b : (tensor<3x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+// Tests that softmax is three generics: max, sum of exp, normalize.
+// CHECK-LABEL: func.func @softmax_last
+// CHECK: linalg.generic {{.+}}["parallel", "reduction"]
+// CHECK: arith.maximumf
+// CHECK: linalg.generic {{.+}}["parallel", "reduction"]
+// CHECK: math.exp
+// CHECK: linalg.generic {{.+}}["parallel", "parallel"]
+// CHECK: arith.divf
+func.func @softmax_last(%a: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = kt.softmax %a {dim = -1} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// Tests shape ops: reshape (collapse + expand), permute (linalg.transpose),
+// slice (extract_slice with a stride), pad (tensor.pad).
+// CHECK-LABEL: func.func @shape_ops
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1, 2]] : tensor<2x3x4xf32> into tensor<24xf32>
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0, 1]] output_shape [6, 4] : tensor<24xf32> into tensor<6x4xf32>
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<6x4xf32>) outs(%{{.+}} : tensor<4x6xf32>) permutation = [1, 0]
+// CHECK: tensor.extract_slice %{{.+}}[0, 1] [4, 2] [1, 2] : tensor<4x6xf32> to tensor<4x2xf32>
+// CHECK: tensor.pad %{{.+}} low[1, 0] high[0, 2]
+func.func @shape_ops(%a: tensor<2x3x4xf32>) -> tensor<5x4xf32> {
+  %0 = kt.reshape %a {shape = [6, 4]} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  %1 = kt.permute %0 {dims = [1, 0]} : (tensor<6x4xf32>) -> tensor<4x6xf32>
+  %2 = kt.slice %1 {dim = 1, start = 1, end = -1, step = 2} : (tensor<4x6xf32>) -> tensor<4x2xf32>
+  %3 = kt.pad %2 {pad = [0, 2, 1, 0]} : (tensor<4x2xf32>) -> tensor<5x4xf32>
+  return %3 : tensor<5x4xf32>
+}
+
+// -----
+
+// Tests that concat inserts each operand into one tensor.empty.
+// CHECK-LABEL: func.func @concat_dim1
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<2x5xf32>
+// CHECK: %[[I:.+]] = tensor.insert_slice %{{.+}} into %[[E]][0, 0] [2, 3] [1, 1]
+// CHECK: tensor.insert_slice %{{.+}} into %[[I]][0, 3] [2, 2] [1, 1]
+func.func @concat_dim1(%a: tensor<2x3xf32>, %b: tensor<2x2xf32>) -> tensor<2x5xf32> {
+  %0 = kt.concat %a, %b {dim = 1} : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
