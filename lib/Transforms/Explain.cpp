@@ -78,10 +78,10 @@ ExplainReport kiln::explainProgram(kg::ProgramOp program) {
       report.graphs.push_back(std::move(g));
       return WalkResult::skip();
     }
-    if (auto brk = dyn_cast<kg::BreakOp>(op))
-      report.breaks.push_back(
-          {brk.getReason().str(), formatLocationStack(brk.getLoc())});
     return WalkResult::advance();
+  });
+  forEachGraphBreak(program, [&](Operation *op, StringRef reason) {
+    report.breaks.push_back({reason.str(), formatLocationStack(op->getLoc())});
   });
   return report;
 }

@@ -40,6 +40,7 @@ kg.program @toy_example(%a: tensor<10xf32>, %b: tensor<10xf32>) -> tensor<10xf32
     %t = kt.constant {value = dense<true> : tensor<i1>} : () -> tensor<i1>
     kg.yield %t : tensor<i1>
   }
+  // expected-error@below {{graph break in @toy_example: generic_jump}}
   %c = kg.to_host %s : tensor<i1> -> i1
   %r = scf.if %c -> (tensor<10xf32>) {
     %y = kg.graph @toy_example_g2(%x, %b) : (tensor<10xf32>, tensor<10xf32>) -> tensor<10xf32> {

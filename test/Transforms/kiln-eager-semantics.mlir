@@ -20,11 +20,12 @@
 // split, so kt.abs ends up in the first graph.
 // CHECK-LABEL: Program: @toy_example
 // CHECK-NEXT: Graph Count: 4
-// CHECK-NEXT: Graph Break Count: 2
+// CHECK-NEXT: Graph Break Count: 3
 // CHECK: Reason: disallowed op kt.sum
 // CHECK-NEXT: User Stack:
 // CHECK-NEXT: toy.py:4:7
 // CHECK: Reason: call_function print
+// CHECK: Reason: generic_jump
 // CHECK: Graph 1: @toy_example_g0
 // CHECK-NEXT: kt.constant
 // CHECK-NEXT: kt.abs

@@ -2,18 +2,23 @@
 // RUN: kiln-opt %s -split-input-file -kiln-explain="output=%t.txt" -mlir-print-debuginfo -mlir-print-local-scope | FileCheck %s --check-prefix=IR
 // RUN: FileCheck %s < %t.txt --check-prefix=FILE
 
-// Tests explain() on the FAQ's toy_example: three graphs, one break with its
-// reason and source line, the kt ops counted and listed per graph in program
+// Tests explain() on the FAQ's toy_example: three graphs, two breaks (the
+// print, and the data-dependent branch on kg.to_host: generic_jump) with their
+// reasons and source lines, the kt ops counted and listed per graph in program
 // order (including the graph inside scf.if). The IR is unchanged.
 // CHECK-LABEL: Program: @toy_example
 // CHECK-NEXT: Graph Count: 3
-// CHECK-NEXT: Graph Break Count: 1
+// CHECK-NEXT: Graph Break Count: 2
 // CHECK-NEXT: Op Count: 6
 // CHECK-NEXT: Break Reasons:
 // CHECK-NEXT:   Break Reason 1:
 // CHECK-NEXT:     Reason: call_function print
 // CHECK-NEXT:     User Stack:
 // CHECK-NEXT:       t2.py:16:4
+// CHECK-NEXT:   Break Reason 2:
+// CHECK-NEXT:     Reason: generic_jump
+// CHECK-NEXT:     User Stack:
+// CHECK-NEXT:       {{.*}}kiln-explain.mlir:56:8
 // CHECK-NEXT: Ops per Graph:
 // CHECK-NEXT:   Graph 1: @toy_example_g0
 // CHECK-NEXT:     kt.abs

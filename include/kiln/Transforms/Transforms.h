@@ -102,8 +102,18 @@ mlir::FailureOr<unsigned> inlineAllowedCalls(mlir::ModuleOp module);
 // fullgraph=True: kiln-check-fullgraph
 //===----------------------------------------------------------------------===//
 
+/// Calls `fn(op, reason)` for each graph break under `root`, in program
+/// order: every kg.break (with its reason), and every kg.to_host, where data
+/// leaves the graphs for the host: "generic_jump" when its value decides host
+/// control flow (TorchDynamo's data-dependent jump, e.g. `if x.sum() < 0`),
+/// else "Tensor.item()".
+void forEachGraphBreak(
+    mlir::Operation *root,
+    llvm::function_ref<void(mlir::Operation *op, llvm::StringRef reason)> fn);
+
 /// Emits "graph break in @<program>: <reason>" at the location of every
-/// kg.break under `module`; fails if there was any.
+/// graph break under `module` (see forEachGraphBreak); fails if there was
+/// any.
 mlir::LogicalResult checkFullgraph(mlir::ModuleOp module);
 
 //===----------------------------------------------------------------------===//
