@@ -8,7 +8,7 @@
 //       return x * b
 //
 // Run it (both branches, then a recompile for a new shape):
-//   kiln-run examples/toy_example.mlir --call=a.npy,b.npy ... --stats
+//   /usr/bin/python3 examples/toy_inputs.py toy-inputs   (see that file for the kiln-run line)
 kg.program @toy_example(%a: tensor<10xf32>, %b: tensor<10xf32>) -> tensor<10xf32> {
   kg.guard_tensor %a {dtype = f32, shape = [10]} : tensor<10xf32>
   kg.guard_tensor %b {dtype = f32, shape = [10]} : tensor<10xf32>
