@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Utils.h"
 #include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
@@ -32,6 +33,7 @@ void kiln::populateKTToLinalgPatterns(RewritePatternSet &patterns) {
   populateKTReductionToLinalgPatterns(patterns);
   populateKTNNToLinalgPatterns(patterns);
   populateKTShapeToLinalgPatterns(patterns);
+  lowering::populateKTIndexToLinalgPatterns(patterns);
 }
 
 void kiln::configureKTToLinalgTarget(ConversionTarget &target,

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace kiln::lowering {
 
@@ -84,6 +85,11 @@ mlir::Value insertUnitDims(mlir::OpBuilder &b, mlir::Location loc,
 /// Casts `v` to `type` with tensor.cast when the static info differs.
 mlir::Value castTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                    mlir::Type type);
+
+/// stack, gather, index_select, embedding (Index.cpp).
+void populateKTIndexToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// layer_norm, batch_norm, scaled_dot_product_attention (Norm.cpp).
+void populateKTNormToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace kiln::lowering
 

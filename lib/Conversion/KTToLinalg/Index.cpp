@@ -1,0 +1,194 @@
+//===- Index.cpp - kt stack, gather, index_select, embedding to linalg ----===//
+//
+// Part of Kiln. stack is tensor.insert_slice of each operand (given a unit
+// dim at `dim`) into one tensor.empty. gather, index_select and embedding are
+// one linalg.generic over the result that reads the index operand through an
+// indexing map and the source with tensor.extract at the converted index
+// (arith.index_cast of i32/i64). Out-of-range indices are not checked in
+// compiled code (the interpreter reports them, as PyTorch does).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+#include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lowering;
+
+namespace {
+
+Value toIndex(OpBuilder &b, Location loc, Value v) {
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+}
+
+/// A generic over `resultType` (sizes `sizes`) whose only input is `index`
+/// read through `indexMap`; `body` gets the index scalar (as `index`) and
+/// returns the result scalar.
+Value buildIndexed(OpBuilder &b, Location loc, RankedTensorType resultType,
+                   ArrayRef<OpFoldResult> sizes, Value index, AffineMap indexMap,
+                   llvm::function_ref<Value(OpBuilder &, Location, Value)> body) {
+  int64_t rank = resultType.getRank();
+  Value init = emptyLike(b, loc, resultType, sizes);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{index}, ValueRange{init},
+             ArrayRef<AffineMap>{indexMap, b.getMultiDimIdentityMap(rank)},
+             iters,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               linalg::YieldOp::create(
+                   nb, nl, ValueRange{body(nb, nl, toIndex(nb, nl, a[0]))});
+             })
+      .getResult(0);
+}
+
+struct StackLowering : public OpConversionPattern<kt::StackOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::StackOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    int64_t rank = rt.getRank();
+    int64_t d = normalizeDim(op.getDim(), rank);
+    ValueRange parts = adaptor.getTensors();
+    SmallVector<OpFoldResult> inSizes = getSizes(rw, loc, parts.front());
+    SmallVector<OpFoldResult> sizes(inSizes);
+    sizes.insert(sizes.begin() + d, rw.getIndexAttr(parts.size()));
+    Value out = emptyLike(rw, loc, rt, sizes);
+    // A statically empty result has nothing to insert (and an insert at an
+    // offset past an empty dim does not verify).
+    if (llvm::is_contained(rt.getShape(), 0)) {
+      rw.replaceOp(op, out);
+      return success();
+    }
+    SmallVector<int64_t> unitShape(rt.getShape());
+    unitShape[d] = 1;
+    for (auto [i, v] : llvm::enumerate(parts)) {
+      auto vt = cast<RankedTensorType>(v.getType());
+      auto ut = RankedTensorType::get(unitShape, vt.getElementType());
+      // Operands of a more static type than the result keep their own dims.
+      SmallVector<int64_t> own(vt.getShape());
+      own.insert(own.begin() + d, 1);
+      Value u = insertUnitDims(
+          rw, loc, v, RankedTensorType::get(own, vt.getElementType()), {d});
+      u = castTo(rw, loc, u, ut);
+      SmallVector<OpFoldResult> offs(rank, rw.getIndexAttr(0));
+      offs[d] = rw.getIndexAttr(i);
+      SmallVector<OpFoldResult> us(sizes);
+      us[d] = rw.getIndexAttr(1);
+      SmallVector<OpFoldResult> strides(rank, rw.getIndexAttr(1));
+      out = tensor::InsertSliceOp::create(rw, loc, u, out, offs, us, strides);
+    }
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct GatherLowering : public OpConversionPattern<kt::GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::GatherOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf(), index = adaptor.getIndex();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    int64_t rank = rt.getRank(), xr = xt.getRank();
+    int64_t d = normalizeDim(op.getDim(), std::max<int64_t>(xr, 1));
+    // The result has index's shape; rank 0 and rank 1 count as equal.
+    auto it = cast<RankedTensorType>(index.getType());
+    AffineMap indexMap =
+        it.getRank() == rank
+            ? rw.getMultiDimIdentityMap(rank)
+            : AffineMap::get(rank, 0,
+                             it.getRank() == 0
+                                 ? ArrayRef<AffineExpr>{}
+                                 : ArrayRef<AffineExpr>{rw.getAffineConstantExpr(0)},
+                             rw.getContext());
+    Value r = buildIndexed(
+        rw, loc, rt, getSizes(rw, loc, index), index, indexMap,
+        [&](OpBuilder &b, Location l, Value i) -> Value {
+          SmallVector<Value> ind;
+          for (int64_t k = 0; k < xr; ++k)
+            ind.push_back(k == d ? i
+                                 : linalg::IndexOp::create(b, l, k).getResult());
+          return tensor::ExtractOp::create(b, l, x, ind);
+        });
+    rw.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct IndexSelectLowering : public OpConversionPattern<kt::IndexSelectOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::IndexSelectOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf(), index = adaptor.getIndex();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto it = cast<RankedTensorType>(index.getType());
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    int64_t rank = rt.getRank(), xr = xt.getRank();
+    int64_t d = normalizeDim(op.getDim(), std::max<int64_t>(xr, 1));
+    SmallVector<AffineExpr> idxExprs;
+    if (it.getRank() == 1)
+      idxExprs.push_back(rank > 0 ? rw.getAffineDimExpr(d)
+                                  : rw.getAffineConstantExpr(0));
+    AffineMap indexMap = AffineMap::get(rank, 0, idxExprs, rw.getContext());
+    SmallVector<OpFoldResult> sizes;
+    if (rank > 0) {
+      sizes = getSizes(rw, loc, x);
+      if (xr == 0)
+        sizes.push_back(rw.getIndexAttr(1));
+      else
+        sizes[d] = it.getRank() == 1 ? getSizes(rw, loc, index)[0]
+                                     : OpFoldResult(rw.getIndexAttr(1));
+    }
+    Value r = buildIndexed(
+        rw, loc, rt, sizes, index, indexMap,
+        [&](OpBuilder &b, Location l, Value i) -> Value {
+          SmallVector<Value> ind;
+          for (int64_t k = 0; k < xr; ++k)
+            ind.push_back(k == d ? i
+                                 : linalg::IndexOp::create(b, l, k).getResult());
+          return tensor::ExtractOp::create(b, l, x, ind);
+        });
+    rw.replaceOp(op, castTo(rw, loc, r, rt));
+    return success();
+  }
+};
+
+struct EmbeddingLowering : public OpConversionPattern<kt::EmbeddingOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::EmbeddingOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value w = adaptor.getWeight(), index = adaptor.getIndices();
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    int64_t rank = rt.getRank();
+    SmallVector<AffineExpr> idxExprs;
+    for (int64_t k = 0; k + 1 < rank; ++k)
+      idxExprs.push_back(rw.getAffineDimExpr(k));
+    AffineMap indexMap = AffineMap::get(rank, 0, idxExprs, rw.getContext());
+    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, index);
+    sizes.push_back(getSizes(rw, loc, w)[1]);
+    Value r = buildIndexed(
+        rw, loc, rt, sizes, index, indexMap,
+        [&](OpBuilder &b, Location l, Value i) -> Value {
+          Value col = linalg::IndexOp::create(b, l, rank - 1);
+          return tensor::ExtractOp::create(b, l, w, ValueRange{i, col});
+        });
+    rw.replaceOp(op, r);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::lowering::populateKTIndexToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<StackLowering, GatherLowering, IndexSelectLowering,
+               EmbeddingLowering>(patterns.getContext());
+}
