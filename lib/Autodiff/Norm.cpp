@@ -5,12 +5,16 @@
 // the input; nll_loss and cross_entropy build the gradient with respect to
 // the log-probabilities from a one-hot of the target (ignore_index, class
 // weights, label smoothing and every reduction as in PyTorch), then
-// cross_entropy goes back through log_softmax. batch_norm and
-// scaled_dot_product_attention have no rule yet.
+// cross_entropy goes back through log_softmax. batch_norm (inference form)
+// gives input, weight and bias gradients (none for the running statistics);
+// scaled_dot_product_attention recomputes the attention probabilities.
 //
 //===----------------------------------------------------------------------===//
 
 #include "VJPUtils.h"
+
+#include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace kiln;
@@ -211,6 +215,95 @@ LogicalResult vjpCrossEntropy(kt::CrossEntropyOp op, GradEmitter &e, Value g,
   return success();
 }
 
+/// `v` ([C]) reshaped to broadcast along dim 1 of a rank-`r` tensor.
+Value channelView(GradEmitter &e, Value v, int64_t r) {
+  SmallVector<int64_t> shape(r - 1, 1);
+  shape[0] = GradEmitter::shape(v)[0];
+  return e.reshape(v, shape);
+}
+
+LogicalResult vjpBatchNorm(kt::BatchNormOp op, GradEmitter &e, Value g,
+                           Grads &grads) {
+  // Inference form: y = (x - m) * rstd * w + b with rstd = 1/sqrt(v + eps).
+  // running_mean/running_var get no gradient (PyTorch refuses requires_grad
+  // on them: native_batch_norm is not differentiable with respect to them).
+  Value x = op.getInput();
+  int64_t r = GradEmitter::rank(x);
+  if (ShapedType::isDynamic(GradEmitter::shape(op.getRunningMean())[0]))
+    return op.emitError("no gradient for kt.batch_norm with a dynamic C");
+  Value eps = e.scalar(op.getEps().convertToDouble(), x);
+  Value rstd = channelView(
+      e, e.op<kt::RsqrtOp>({e.add(op.getRunningVar(), eps)}), r);
+  Value scale = op.getWeight() ? e.mul(rstd, channelView(e, op.getWeight(), r))
+                               : rstd;
+  grads[0] = e.mul(g, scale);
+  SmallVector<int64_t> others;
+  for (int64_t i = 0; i < r; ++i)
+    if (i != 1)
+      others.push_back(i);
+  unsigned next = 3;
+  if (op.getWeight()) {
+    Value xhat =
+        e.mul(e.sub(x, channelView(e, op.getRunningMean(), r)), rstd);
+    grads[next++] = e.sum(e.mul(g, xhat), others, /*keepdim=*/false);
+  }
+  if (op.getBias())
+    grads[next] = e.sum(g, others, /*keepdim=*/false);
+  return success();
+}
+
+LogicalResult vjpSDPA(kt::ScaledDotProductAttentionOp op, GradEmitter &e,
+                      Value g, Grads &grads) {
+  // Recomputes P = softmax(q k^T * scale + bias) (the math backend), then
+  //   gv = P^T g, gS = P * (g v^T - rowsum(g v^T * P)),
+  //   gq = gS k * scale, gk = gS^T q * scale, gmask (float) = gS,
+  // each summed back to its operand's (broadcast) shape.
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  auto qs = GradEmitter::shape(q), ks = GradEmitter::shape(k);
+  int64_t L = qs[qs.size() - 2], E = qs.back(), S = ks[ks.size() - 2];
+  double scale;
+  if (op.getScale())
+    scale = op.getScale()->convertToDouble();
+  else if (ShapedType::isDynamic(E))
+    return op.emitError("no gradient for kt.scaled_dot_product_attention "
+                        "with a dynamic E and no scale");
+  else
+    scale = 1.0 / std::sqrt((double)E);
+  Value s = e.scale(e.matmul(q, e.transpose(k, -1, -2)), scale);
+  Value ninf = e.scalar(-std::numeric_limits<double>::infinity(), q);
+  Value mask = op.getAttnMask();
+  if (mask) {
+    if (GradEmitter::elementType(mask).isInteger(1))
+      s = e.where(mask, s, ninf);
+    else
+      s = e.add(s, mask);
+  } else if (op.getIsCausal()) {
+    if (ShapedType::isDynamic(L) || ShapedType::isDynamic(S))
+      return op.emitError("no gradient for a causal "
+                          "kt.scaled_dot_product_attention with dynamic L, S");
+    auto ar = [&](int64_t n) {
+      return e.op<kt::ArangeOp>(
+          {}, {e.attr("start", e.builder().getF64FloatAttr(0.0)),
+               e.attr("end", e.builder().getF64FloatAttr((double)n)),
+               e.attr("step", e.builder().getF64FloatAttr(1.0)),
+               e.attr("dtype", TypeAttr::get(e.builder().getI64Type()))});
+    };
+    Value keep = e.le(ar(S), e.unsqueeze(ar(L), -1)); // [L, S]
+    s = e.where(keep, s, ninf);
+  }
+  Value p = e.op<kt::SoftmaxOp>(
+      {s}, {e.attr("dim", e.builder().getI64IntegerAttr(-1))});
+  grads[2] = e.unbroadcastTo(e.matmul(e.transpose(p, -1, -2), g), v.getType());
+  Value gp = e.matmul(g, e.transpose(v, -1, -2));
+  Value gs = e.mul(p, e.sub(gp, e.sum(e.mul(gp, p), {GradEmitter::rank(gp) - 1}, /*keepdim=*/true)));
+  grads[0] = e.unbroadcastTo(e.scale(e.matmul(gs, k), scale), q.getType());
+  grads[1] = e.unbroadcastTo(
+      e.scale(e.matmul(e.transpose(gs, -1, -2), q), scale), k.getType());
+  if (mask && isFloatValue(mask))
+    grads[3] = e.unbroadcastTo(gs, mask.getType());
+  return success();
+}
+
 } // namespace
 
 void autodiff::registerNormVJPs(MLIRContext *ctx) {
@@ -219,4 +312,6 @@ void autodiff::registerNormVJPs(MLIRContext *ctx) {
   attachVJP<kt::LayerNormOp, vjpLayerNorm>(ctx);
   attachVJP<kt::NllLossOp, vjpNllLoss>(ctx);
   attachVJP<kt::CrossEntropyOp, vjpCrossEntropy>(ctx);
+  attachVJP<kt::BatchNormOp, vjpBatchNorm>(ctx);
+  attachVJP<kt::ScaledDotProductAttentionOp, vjpSDPA>(ctx);
 }
