@@ -34,6 +34,7 @@ void kiln::populateKTToLinalgPatterns(RewritePatternSet &patterns) {
   populateKTNNToLinalgPatterns(patterns);
   populateKTShapeToLinalgPatterns(patterns);
   lowering::populateKTIndexToLinalgPatterns(patterns);
+  lowering::populateKTNormToLinalgPatterns(patterns);
 }
 
 void kiln::configureKTToLinalgTarget(ConversionTarget &target,

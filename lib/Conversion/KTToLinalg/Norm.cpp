@@ -1,0 +1,423 @@
+//===- Norm.cpp - kt layer_norm, batch_norm, attention to linalg ----------===//
+//
+// Part of Kiln. layer_norm is three generics (sum -> mean, sum of squared
+// deviations -> biased variance, normalize with 1/sqrt(var + eps), weight and
+// bias); batch_norm (inference form) is one pointwise generic reading the
+// per-channel statistics through a map of dim 1. scaled_dot_product_attention
+// is a contraction generic for q @ k^T, a generic applying the scale and the
+// causal or boolean/float mask, the three softmax generics (a fully masked
+// row gives NaN, as in PyTorch) and a contraction generic with v; batch dims
+// broadcast through the indexing maps. f16/bf16 compute in f32 and round
+// once; the interpreter computes in f64.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+#include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lowering;
+
+namespace {
+
+using utils::IteratorType;
+
+Value idx(OpBuilder &b, Location loc, OpFoldResult v) {
+  return getValueOrCreateConstantIndexOp(b, loc, v);
+}
+
+/// The product of `sizes` as a float of type `t`.
+Value countAsFloat(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                   Type t) {
+  int64_t st = 1;
+  bool isStatic = true;
+  for (OpFoldResult s : sizes) {
+    if (std::optional<int64_t> c = getConstantIntValue(s))
+      st *= *c;
+    else
+      isStatic = false;
+  }
+  if (isStatic)
+    return scalarConst(b, loc, t, (double)st);
+  Value n = arith::ConstantIndexOp::create(b, loc, 1);
+  for (OpFoldResult s : sizes)
+    n = arith::MulIOp::create(b, loc, n, idx(b, loc, s));
+  Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), n);
+  return arith::SIToFPOp::create(b, loc, t, i);
+}
+
+Value genericOut(OpBuilder &b, Location loc, RankedTensorType type,
+                 ValueRange ins, Value init, ArrayRef<AffineMap> maps,
+                 ArrayRef<IteratorType> iters,
+                 function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  return linalg::GenericOp::create(b, loc, TypeRange{type}, ins,
+                                   ValueRange{init}, maps, iters, body)
+      .getResult(0);
+}
+
+struct LayerNormLowering : public OpConversionPattern<kt::LayerNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::LayerNormOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    Value x = adaptor.getInput(), w = adaptor.getWeight(),
+          bias = adaptor.getBias();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = xt.getElementType(), acc = computeType(elem);
+    int64_t rank = xt.getRank();
+    int64_t k = op.getNormalizedShape().size(), outer = rank - k;
+    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
+    SmallVector<int64_t> keptShape(xt.getShape().take_front(outer));
+    SmallVector<OpFoldResult> keptSizes(ArrayRef(sizes).take_front(outer));
+    auto keptType = RankedTensorType::get(keptShape, acc);
+    SmallVector<AffineExpr> keptExprs, normExprs;
+    for (int64_t i = 0; i < rank; ++i)
+      (i < outer ? keptExprs : normExprs).push_back(getAffineDimExpr(i, ctx));
+    AffineMap id = rw.getMultiDimIdentityMap(rank);
+    AffineMap kept = AffineMap::get(rank, 0, keptExprs, ctx);
+    AffineMap norm = AffineMap::get(rank, 0, normExprs, ctx);
+    SmallVector<IteratorType> redIters(rank, IteratorType::parallel);
+    for (int64_t i = outer; i < rank; ++i)
+      redIters[i] = IteratorType::reduction;
+    SmallVector<IteratorType> parIters(rank, IteratorType::parallel);
+    Value n = countAsFloat(rw, loc, ArrayRef(sizes).drop_front(outer), acc);
+    Value zero = scalarConst(rw, loc, acc, 0);
+    // 1. mean.
+    Value sum = genericOut(
+        rw, loc, keptType, ValueRange{x},
+        filled(rw, loc, keptType, keptSizes, zero), {id, kept}, redIters,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value v = convertScalar(b, l, a[0], acc);
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::AddFOp::create(b, l, a[1], v)});
+        });
+    Value mean = buildElementwise(
+        rw, loc, ValueRange{sum}, keptType,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::DivFOp::create(b, l, a[0], n);
+        });
+    // 2. biased variance.
+    Value sq = genericOut(
+        rw, loc, keptType, ValueRange{x, mean},
+        filled(rw, loc, keptType, keptSizes, zero), {id, kept, kept}, redIters,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value d = arith::SubFOp::create(
+              b, l, convertScalar(b, l, a[0], acc), a[1]);
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{arith::AddFOp::create(
+                  b, l, a[2], arith::MulFOp::create(b, l, d, d))});
+        });
+    Value eps = scalarConst(rw, loc, acc, op.getEps().convertToDouble());
+    Value one = scalarConst(rw, loc, acc, 1);
+    Value rstd = buildElementwise(
+        rw, loc, ValueRange{sq}, keptType,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value var = arith::DivFOp::create(b, l, a[0], n);
+          return arith::DivFOp::create(
+              b, l, one,
+              math::SqrtOp::create(b, l, arith::AddFOp::create(b, l, var, eps)));
+        });
+    // 3. normalize.
+    SmallVector<Value> ins{x, mean, rstd};
+    SmallVector<AffineMap> maps{id, kept, kept};
+    if (w) {
+      ins.push_back(w);
+      maps.push_back(norm);
+    }
+    if (bias) {
+      ins.push_back(bias);
+      maps.push_back(norm);
+    }
+    maps.push_back(id);
+    Value r = genericOut(
+        rw, loc, xt, ins, emptyLike(rw, loc, xt, sizes), maps, parIters,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value y = arith::MulFOp::create(
+              b, l,
+              arith::SubFOp::create(b, l, convertScalar(b, l, a[0], acc), a[1]),
+              a[2]);
+          unsigned next = 3;
+          if (w)
+            y = arith::MulFOp::create(b, l, y,
+                                      convertScalar(b, l, a[next++], acc));
+          if (bias)
+            y = arith::AddFOp::create(b, l, y,
+                                      convertScalar(b, l, a[next++], acc));
+          linalg::YieldOp::create(b, l,
+                                  ValueRange{convertScalar(b, l, y, elem)});
+        });
+    rw.replaceOp(op, castTo(rw, loc, r, rt));
+    return success();
+  }
+};
+
+struct BatchNormLowering : public OpConversionPattern<kt::BatchNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::BatchNormOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    Value x = adaptor.getInput();
+    auto xt = cast<RankedTensorType>(x.getType());
+    Type elem = xt.getElementType(), acc = computeType(elem);
+    int64_t rank = xt.getRank();
+    AffineMap id = rw.getMultiDimIdentityMap(rank);
+    AffineMap ch = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    SmallVector<Value> ins{x, adaptor.getRunningMean(),
+                           adaptor.getRunningVar()};
+    bool hasW = (bool)adaptor.getWeight(), hasB = (bool)adaptor.getBias();
+    if (hasW)
+      ins.push_back(adaptor.getWeight());
+    if (hasB)
+      ins.push_back(adaptor.getBias());
+    SmallVector<AffineMap> maps{id};
+    maps.append(ins.size() - 1, ch);
+    maps.push_back(id);
+    SmallVector<IteratorType> iters(rank, IteratorType::parallel);
+    Value eps = scalarConst(rw, loc, acc, op.getEps().convertToDouble());
+    Value one = scalarConst(rw, loc, acc, 1);
+    Value r = genericOut(
+        rw, loc, xt, ins, emptyLike(rw, loc, xt, getSizes(rw, loc, x)), maps,
+        iters, [&](OpBuilder &b, Location l, ValueRange a) {
+          auto f = [&](Value v) { return convertScalar(b, l, v, acc); };
+          Value scale = arith::DivFOp::create(
+              b, l, one,
+              math::SqrtOp::create(b, l,
+                                   arith::AddFOp::create(b, l, f(a[2]), eps)));
+          Value y = arith::MulFOp::create(
+              b, l, arith::SubFOp::create(b, l, f(a[0]), f(a[1])), scale);
+          unsigned next = 3;
+          if (hasW)
+            y = arith::MulFOp::create(b, l, y, f(a[next++]));
+          if (hasB)
+            y = arith::AddFOp::create(b, l, y, f(a[next++]));
+          linalg::YieldOp::create(b, l,
+                                  ValueRange{convertScalar(b, l, y, elem)});
+        });
+    rw.replaceOp(op, castTo(rw, loc, r, op.getResult().getType()));
+    return success();
+  }
+};
+
+/// Exprs reading the batch dims of `t` (rank >= 2) inside an iteration space
+/// whose first `batchShape.size()` dims are the broadcast batch dims.
+SmallVector<AffineExpr> batchExprs(MLIRContext *ctx, RankedTensorType t,
+                                   ArrayRef<int64_t> batchShape) {
+  int64_t nb = batchShape.size(), rb = t.getRank() - 2;
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < rb; ++i) {
+    int64_t j = i + nb - rb;
+    if (t.getDimSize(i) == 1 && batchShape[j] != 1)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    else
+      exprs.push_back(getAffineDimExpr(j, ctx));
+  }
+  return exprs;
+}
+
+struct SDPALowering
+    : public OpConversionPattern<kt::ScaledDotProductAttentionOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::ScaledDotProductAttentionOp op,
+                                OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    Value q = adaptor.getQuery(), k = adaptor.getKey(), v = adaptor.getValue();
+    Value mask = adaptor.getAttnMask();
+    if (op.getDropoutP().convertToDouble() != 0)
+      return rw.notifyMatchFailure(op, "dropout_p must be 0");
+    auto qt = cast<RankedTensorType>(q.getType());
+    auto kt_ = cast<RankedTensorType>(k.getType());
+    auto vt = cast<RankedTensorType>(v.getType());
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = rt.getElementType(), acc = computeType(elem);
+    int64_t nb = rt.getRank() - 2;
+    ArrayRef<int64_t> batchShape = rt.getShape().drop_back(2);
+    // Sizes of the batch dims: static, or a `?` operand dim there.
+    SmallVector<OpFoldResult> batchSizes;
+    for (int64_t j = 0; j < nb; ++j) {
+      if (!ShapedType::isDynamic(batchShape[j])) {
+        batchSizes.push_back(rw.getIndexAttr(batchShape[j]));
+        continue;
+      }
+      OpFoldResult s;
+      for (Value o : {q, k, v}) {
+        auto ot = cast<RankedTensorType>(o.getType());
+        int64_t i = j - (nb - (ot.getRank() - 2));
+        if (i >= 0 && ot.isDynamicDim(i)) {
+          s = tensor::DimOp::create(rw, loc, o, i).getResult();
+          break;
+        }
+      }
+      if (!s)
+        return rw.notifyMatchFailure(op, "cannot size a dynamic batch dim");
+      batchSizes.push_back(s);
+    }
+    SmallVector<OpFoldResult> qs = getSizes(rw, loc, q),
+                              ks = getSizes(rw, loc, k),
+                              vs = getSizes(rw, loc, v);
+    OpFoldResult L = qs[qt.getRank() - 2], E = qs[qt.getRank() - 1],
+                 S = ks[kt_.getRank() - 2], Ev = vs[vt.getRank() - 1];
+    int64_t Ls = qt.getDimSize(qt.getRank() - 2),
+            Ss = kt_.getDimSize(kt_.getRank() - 2),
+            Evs = vt.getDimSize(vt.getRank() - 1);
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    // Scores [batch..., L, S] = q @ k^T over (batch..., l, s, e).
+    SmallVector<int64_t> scShape(batchShape);
+    scShape.append({Ls, Ss});
+    SmallVector<OpFoldResult> scSizes(batchSizes);
+    scSizes.append({L, S});
+    auto scType = RankedTensorType::get(scShape, acc);
+    int64_t n3 = nb + 3;
+    auto withTail = [&](SmallVector<AffineExpr> e, AffineExpr a, AffineExpr b,
+                        int64_t nd) {
+      e.push_back(a);
+      e.push_back(b);
+      return AffineMap::get(nd, 0, e, ctx);
+    };
+    SmallVector<AffineExpr> outBatch;
+    for (int64_t j = 0; j < nb; ++j)
+      outBatch.push_back(dim(j));
+    SmallVector<IteratorType> it3(n3, IteratorType::parallel);
+    it3.back() = IteratorType::reduction;
+    Value zero = scalarConst(rw, loc, acc, 0);
+    Value scores = genericOut(
+        rw, loc, scType, ValueRange{q, k},
+        filled(rw, loc, scType, scSizes, zero),
+        {withTail(batchExprs(ctx, qt, batchShape), dim(nb), dim(nb + 2), n3),
+         withTail(batchExprs(ctx, kt_, batchShape), dim(nb + 1), dim(nb + 2),
+                  n3),
+         withTail(outBatch, dim(nb), dim(nb + 1), n3)},
+        it3, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value p = arith::MulFOp::create(b, l, convertScalar(b, l, a[0], acc),
+                                          convertScalar(b, l, a[1], acc));
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::AddFOp::create(b, l, a[2], p)});
+        });
+    // Scale and mask.
+    Value scale;
+    if (std::optional<APFloat> sc = op.getScale())
+      scale = scalarConst(rw, loc, acc, sc->convertToDouble());
+    else if (std::optional<int64_t> e = getConstantIntValue(E))
+      scale = scalarConst(rw, loc, acc, 1.0 / std::sqrt((double)*e));
+    else
+      scale = arith::DivFOp::create(
+          rw, loc, scalarConst(rw, loc, acc, 1),
+          math::SqrtOp::create(rw, loc, countAsFloat(rw, loc, {E}, acc)));
+    int64_t n2 = nb + 2;
+    AffineMap id2 = rw.getMultiDimIdentityMap(n2);
+    SmallVector<Value> ins{scores};
+    SmallVector<AffineMap> maps{id2};
+    if (mask) {
+      ins.push_back(mask);
+      maps.push_back(broadcastMap(
+          ctx, cast<RankedTensorType>(mask.getType()), scShape));
+    }
+    maps.push_back(id2);
+    bool causal = op.getIsCausal();
+    Value negInf =
+        scalarConst(rw, loc, acc, -std::numeric_limits<double>::infinity());
+    SmallVector<IteratorType> par2(n2, IteratorType::parallel);
+    Value masked = genericOut(
+        rw, loc, scType, ins, emptyLike(rw, loc, scType, scSizes), maps, par2,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value s = arith::MulFOp::create(b, l, a[0], scale);
+          if (causal) {
+            Value li = linalg::IndexOp::create(b, l, nb);
+            Value si = linalg::IndexOp::create(b, l, nb + 1);
+            Value above = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::ugt, si, li);
+            s = arith::SelectOp::create(b, l, above, negInf, s);
+          }
+          if (mask) {
+            Value m = a[1];
+            if (m.getType().isInteger(1))
+              s = arith::SelectOp::create(b, l, m, s, negInf);
+            else
+              s = arith::AddFOp::create(b, l, s, convertScalar(b, l, m, acc));
+          }
+          linalg::YieldOp::create(b, l, ValueRange{s});
+        });
+    // Softmax over S.
+    SmallVector<int64_t> rowShape(batchShape);
+    rowShape.push_back(Ls);
+    SmallVector<OpFoldResult> rowSizes(batchSizes);
+    rowSizes.push_back(L);
+    auto rowType = RankedTensorType::get(rowShape, acc);
+    SmallVector<AffineExpr> rowExprs(outBatch);
+    rowExprs.push_back(dim(nb));
+    AffineMap row = AffineMap::get(n2, 0, rowExprs, ctx);
+    SmallVector<IteratorType> red2(par2);
+    red2.back() = IteratorType::reduction;
+    Value mx = genericOut(
+        rw, loc, rowType, ValueRange{masked},
+        filled(rw, loc, rowType, rowSizes, negInf), {id2, row}, red2,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::MaximumFOp::create(b, l, a[1], a[0])});
+        });
+    Value sum = genericOut(
+        rw, loc, rowType, ValueRange{masked, mx},
+        filled(rw, loc, rowType, rowSizes, zero), {id2, row, row}, red2,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value e =
+              math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], a[1]));
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::AddFOp::create(b, l, a[2], e)});
+        });
+    Value probs = genericOut(
+        rw, loc, scType, ValueRange{masked, mx, sum},
+        emptyLike(rw, loc, scType, scSizes), {id2, row, row, id2}, par2,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value e =
+              math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], a[1]));
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::DivFOp::create(b, l, e, a[2])});
+        });
+    // Result [batch..., L, Ev] = probs @ v over (batch..., l, ev, s).
+    SmallVector<int64_t> oShape(batchShape);
+    oShape.append({Ls, Evs});
+    SmallVector<OpFoldResult> oSizes(batchSizes);
+    oSizes.append({L, Ev});
+    auto oType = RankedTensorType::get(oShape, acc);
+    Value o = genericOut(
+        rw, loc, oType, ValueRange{probs, v},
+        filled(rw, loc, oType, oSizes, zero),
+        {withTail(outBatch, dim(nb), dim(nb + 2), n3),
+         withTail(batchExprs(ctx, vt, batchShape), dim(nb + 2), dim(nb + 1),
+                  n3),
+         withTail(outBatch, dim(nb), dim(nb + 1), n3)},
+        it3, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value p = arith::MulFOp::create(b, l, a[0],
+                                          convertScalar(b, l, a[1], acc));
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::AddFOp::create(b, l, a[2], p)});
+        });
+    if (acc != elem)
+      o = buildElementwise(rw, loc, ValueRange{o}, rt.clone(elem),
+                           [&](OpBuilder &b, Location l, ValueRange a) {
+                             return convertScalar(b, l, a[0], elem);
+                           });
+    rw.replaceOp(op, castTo(rw, loc, o, rt));
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::lowering::populateKTNormToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LayerNormLowering, BatchNormLowering, SDPALowering>(
+      patterns.getContext());
+}
