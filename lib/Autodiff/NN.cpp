@@ -5,7 +5,7 @@
 // gradients are computed on the promoted shapes, broadcast batch dims are
 // summed away (unbroadcast) and the promotion is undone. embedding's weight
 // gradient is a one-hot contraction (duplicate indices accumulate).
-// conv2d and the pools have no rule yet.
+// conv2d and the pools are in Conv.cpp.
 //
 //===----------------------------------------------------------------------===//
 

@@ -18,5 +18,6 @@ void kiln::autodiff::registerVJPInterfaces(mlir::DialectRegistry &registry) {
     registerNormVJPs(ctx);
     registerShapeVJPs(ctx);
     registerCreationVJPs(ctx);
+    registerConvVJPs(ctx);
   });
 }

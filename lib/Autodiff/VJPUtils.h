@@ -194,6 +194,7 @@ void registerNNVJPs(mlir::MLIRContext *ctx);
 void registerNormVJPs(mlir::MLIRContext *ctx);
 void registerShapeVJPs(mlir::MLIRContext *ctx);
 void registerCreationVJPs(mlir::MLIRContext *ctx);
+void registerConvVJPs(mlir::MLIRContext *ctx);
 
 } // namespace kiln::autodiff
 
