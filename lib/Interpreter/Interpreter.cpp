@@ -171,7 +171,7 @@ LogicalResult Interpreter::runOp(Operation &op) {
     results = std::move(iter);
   } else if (auto whileOp = dyn_cast<scf::WhileOp>(op)) {
     SmallVector<Tensor> state = operands;
-    for (int64_t iter = 0;; ++iter) {
+    while (true) {
       FailureOr<SmallVector<Tensor>> before =
           runBlock(whileOp.getBefore().front(), state);
       if (failed(before))

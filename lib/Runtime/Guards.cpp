@@ -168,7 +168,6 @@ FailureOr<CompiledGuards> CompiledGuards::compile(kg::ProgramOp program,
                 "' names a symbol no guard defines";
         return failure();
       }
-      c.dim = g.checks.size(); // unused; keeps the struct fully initialized
       g.checks.push_back(c);
     } else if (auto b = dyn_cast<kg::GuardBackendOp>(op)) {
       g.backendName = b.getBackend().str();

@@ -87,6 +87,26 @@ Tensor tensorFromView(const ArgView &view) {
   return t;
 }
 
+/// Whether `view` can be passed where `type` is expected (dtype, rank, static
+/// dims), without touching its data.
+static bool viewMatchesType(const ArgView &view, Type type) {
+  auto tt = dyn_cast<RankedTensorType>(type);
+  if (view.isTensor != (bool)tt)
+    return false;
+  std::optional<DType> dt =
+      interp::dtypeFromType(tt ? tt.getElementType() : type);
+  if (!dt || *dt != view.dtype)
+    return false;
+  if (!tt)
+    return true;
+  if (tt.getRank() != (int64_t)view.shape.size())
+    return false;
+  for (auto [d, size] : llvm::enumerate(tt.getShape()))
+    if (!ShapedType::isDynamic(size) && size != view.shape[d])
+      return false;
+  return true;
+}
+
 ArgView viewOf(const Tensor &t, bool isTensor) {
   ArgView v;
   v.isTensor = isTensor;
@@ -259,6 +279,9 @@ struct Session::Impl {
     std::map<std::pair<unsigned, unsigned>, bool> marks;
     /// The program in the loaded module (looked up on the first call).
     kg::ProgramOp original;
+    /// The most general entry (every dim dynamic), made on the first fallback
+    /// the loaded program cannot take itself; not counted in the cache.
+    std::optional<Entry> fallback;
   };
 
   explicit Impl(DialectRegistry &registry) : context(registry) {
@@ -485,10 +508,9 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
     auto &first = state.firstSizes[i];
     auto &changed = state.changed[i];
     if (first.size() != args[i].shape.size()) {
-      bool hadShape = !first.empty();
+      // First call, or a rank change: start again from static dims.
       first.assign(args[i].shape.begin(), args[i].shape.end());
       changed.assign(first.size(), false);
-      (void)hadShape; // a rank change recompiles with static dims again
       continue;
     }
     for (unsigned d = 0; d < first.size(); ++d)
@@ -511,25 +533,31 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
       warn(msg);
     }
     ++stats.fallbacks;
-    // Fallback: run the loaded program itself in the interpreter when it
-    // accepts these inputs, else a one-off fully dynamic specialization.
+    // Fallback: the loaded program itself when it takes these inputs, else
+    // the most general entry (every dim dynamic), made once and reused while
+    // its guards hold.
     bool accepts = original.getArgumentTypes().size() == numArgs;
-    for (unsigned i = 0; accepts && i < numArgs; ++i) {
-      std::string why;
-      accepts = interp::matchesType(tensorFromView(args[i]),
-                                    original.getArgumentTypes()[i], why);
-    }
+    for (unsigned i = 0; accepts && i < numArgs; ++i)
+      accepts = viewMatchesType(args[i], original.getArgumentTypes()[i]);
     if (accepts)
       return run(*impl->module, original);
-    OwningOpRef<ModuleOp> clone = impl->module->clone();
-    auto program = clone->lookupSymbol<kg::ProgramOp>(name);
-    SmallVector<SmallVector<bool>> allDynamic;
-    for (const ArgView &a : args)
-      allDynamic.emplace_back(a.shape.size(), true);
-    if (failed(specializeProgram(program, args, allDynamic, opts.backend,
-                                 error)))
-      return failure();
-    return run(*clone, program);
+    if (!state.fallback || !state.fallback->guards.check(args, opts.backend)) {
+      OwningOpRef<ModuleOp> clone = impl->module->clone();
+      auto program = clone->lookupSymbol<kg::ProgramOp>(name);
+      SmallVector<SmallVector<bool>> allDynamic;
+      for (const ArgView &a : args)
+        allDynamic.emplace_back(a.shape.size(), true);
+      if (failed(specializeProgram(program, args, allDynamic, opts.backend,
+                                   error)))
+        return failure();
+      FailureOr<CompiledGuards> guards =
+          CompiledGuards::compile(program, args, error);
+      if (failed(guards))
+        return failure();
+      state.fallback.emplace(
+          Impl::Entry{std::move(clone), program, std::move(*guards)});
+    }
+    return run(*state.fallback->module, state.fallback->program);
   }
 
   // Compile a new entry.
