@@ -20,18 +20,8 @@ using namespace mlir;
 
 namespace kiln::interp {
 
-static std::string describe(const Tensor &t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << dtypeName(t.dtype()) << " tensor of shape ";
-  if (t.rank() == 0)
-    os << "[] (rank 0)";
-  for (int64_t i = 0; i < t.rank(); ++i)
-    os << (i ? "x" : "") << t.dim(i);
-  return s;
-}
-
-bool matchesType(const Tensor &value, Type type, std::string &why) {
+bool matchesType(DType dtype, ArrayRef<int64_t> valueShape, Type type,
+                 std::string &why) {
   llvm::raw_string_ostream os(why);
   Type elem = type;
   ArrayRef<int64_t> shape;
@@ -47,12 +37,22 @@ bool matchesType(const Tensor &value, Type type, std::string &why) {
     os << "unsupported type " << type;
     return false;
   }
-  bool ok = *dt == value.dtype() && (int64_t)shape.size() == value.rank();
+  bool ok = *dt == dtype && shape.size() == valueShape.size();
   for (size_t i = 0; ok && i < shape.size(); ++i)
-    ok = ShapedType::isDynamic(shape[i]) || shape[i] == value.dim(i);
-  if (!ok)
-    os << "expected " << type << ", got " << describe(value);
+    ok = ShapedType::isDynamic(shape[i]) || shape[i] == valueShape[i];
+  if (!ok) {
+    os << "expected " << type << ", got " << dtypeName(dtype)
+       << " tensor of shape ";
+    if (valueShape.empty())
+      os << "[] (rank 0)";
+    for (size_t i = 0; i < valueShape.size(); ++i)
+      os << (i ? "x" : "") << valueShape[i];
+  }
   return ok;
+}
+
+bool matchesType(const Tensor &value, Type type, std::string &why) {
+  return matchesType(value.dtype(), value.shape(), type, why);
 }
 
 Tensor Interpreter::lookup(Value v) const { return values.lookup(v); }

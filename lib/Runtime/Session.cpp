@@ -90,21 +90,9 @@ Tensor tensorFromView(const ArgView &view) {
 /// Whether `view` can be passed where `type` is expected (dtype, rank, static
 /// dims), without touching its data.
 static bool viewMatchesType(const ArgView &view, Type type) {
-  auto tt = dyn_cast<RankedTensorType>(type);
-  if (view.isTensor != (bool)tt)
-    return false;
-  std::optional<DType> dt =
-      interp::dtypeFromType(tt ? tt.getElementType() : type);
-  if (!dt || *dt != view.dtype)
-    return false;
-  if (!tt)
-    return true;
-  if (tt.getRank() != (int64_t)view.shape.size())
-    return false;
-  for (auto [d, size] : llvm::enumerate(tt.getShape()))
-    if (!ShapedType::isDynamic(size) && size != view.shape[d])
-      return false;
-  return true;
+  std::string why;
+  return view.isTensor == isa<RankedTensorType>(type) &&
+         interp::matchesType(view.dtype, view.shape, type, why);
 }
 
 ArgView viewOf(const Tensor &t, bool isTensor) {

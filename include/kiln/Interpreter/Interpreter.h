@@ -31,6 +31,9 @@ void registerInterpreterInterfaces(mlir::DialectRegistry &registry);
 /// (index takes i64), same rank, equal static dims. On mismatch returns false
 /// and sets `why` ("expected tensor<2x3xf32>, got f32 tensor of shape 2x4").
 bool matchesType(const Tensor &value, mlir::Type type, std::string &why);
+/// The same check on a dtype and shape (no tensor needed).
+bool matchesType(DType dtype, llvm::ArrayRef<int64_t> shape, mlir::Type type,
+                 std::string &why);
 
 /// The interpreter. Errors are reported through the context's diagnostic
 /// engine, at the location of the op that failed.
