@@ -181,6 +181,21 @@ static FailureOr<Tensor> randomTensor(Type type, SplitMix64 &rng,
   return t;
 }
 
+/// Reads the .npy file at `path` as an input for an argument of `argType`.
+/// NumPy has no bfloat16: f32 data is accepted (and rounded) for a bf16
+/// argument.
+static llvm::Expected<Tensor> readInput(StringRef path, Type argType) {
+  llvm::Expected<Tensor> t = readNPY(path);
+  if (!t)
+    return t;
+  Type elem = argType;
+  if (auto st = dyn_cast<ShapedType>(argType))
+    elem = st.getElementType();
+  if (elem.isBF16() && t->dtype() == DType::F32)
+    *t = t->convertTo(DType::BF16);
+  return t;
+}
+
 /// Writes results (and random inputs) under `dir` and prints them.
 static LogicalResult emitResults(ArrayRef<Tensor> results, TypeRange types,
                                  StringRef dir, ArrayRef<Tensor> randomArgs,
@@ -233,17 +248,12 @@ static FailureOr<SmallVector<Tensor>> readCallInputs(kg::ProgramOp program,
   }
   SmallVector<Tensor> tensors;
   for (auto [i, path] : llvm::enumerate(paths)) {
-    llvm::Expected<Tensor> t = readNPY(path);
+    llvm::Expected<Tensor> t = readInput(path, types[i]);
     if (!t) {
       fail("call #" + llvm::Twine(callIndex) + " input #" + llvm::Twine(i) +
            ": " + llvm::toString(t.takeError()));
       return failure();
     }
-    Type elem = types[i];
-    if (auto st = dyn_cast<ShapedType>(types[i]))
-      elem = st.getElementType();
-    if (elem.isBF16() && t->dtype() == DType::F32)
-      *t = t->convertTo(DType::BF16);
     if (!isa<ShapedType>(types[i]) && t->rank() != 0) {
       fail("call #" + llvm::Twine(callIndex) + " input #" + llvm::Twine(i) +
            " ('" + path + "'): argument '" + program.getArgSourceName(i) +
@@ -510,17 +520,11 @@ int main(int argc, char **argv) {
                   " arguments but " + llvm::Twine(inputs.size()) +
                   " --input files were given");
     for (unsigned i = 0; i < numArgs; ++i) {
-      llvm::Expected<Tensor> t = readNPY(inputs[i]);
+      Type argType = fn.getArgumentTypes()[i];
+      llvm::Expected<Tensor> t = readInput(inputs[i], argType);
       if (!t)
         return fail("input #" + llvm::Twine(i) + ": " +
                     llvm::toString(t.takeError()));
-      Type argType = fn.getArgumentTypes()[i];
-      Type elem = argType;
-      if (auto st = dyn_cast<ShapedType>(argType))
-        elem = st.getElementType();
-      // NumPy has no bfloat16: accept f32 data for a bf16 argument.
-      if (elem.isBF16() && t->dtype() == DType::F32)
-        *t = t->convertTo(DType::BF16);
       std::string why;
       if (!matchesType(*t, argType, why))
         return fail("input #" + llvm::Twine(i) + " ('" + inputs[i] +
