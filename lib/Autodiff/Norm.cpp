@@ -24,12 +24,10 @@ namespace {
 
 using Grads = SmallVectorImpl<Value>;
 
-int64_t normDim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
-
 LogicalResult vjpSoftmax(kt::SoftmaxOp op, GradEmitter &e, Value g,
                          Grads &grads) {
   Value r = op.getResult();
-  int64_t d = normDim(op.getDim(), std::max<int64_t>(GradEmitter::rank(r), 1));
+  int64_t d = kt::wrapDim(op.getDim(), std::max<int64_t>(GradEmitter::rank(r), 1));
   if (GradEmitter::rank(r) == 0) {
     grads[0] = e.zerosLike(r); // softmax of a scalar is the constant 1
     return success();
@@ -47,7 +45,7 @@ LogicalResult vjpLogSoftmax(kt::LogSoftmaxOp op, GradEmitter &e, Value g,
     grads[0] = e.zerosLike(r);
     return success();
   }
-  int64_t d = normDim(op.getDim(), GradEmitter::rank(r));
+  int64_t d = kt::wrapDim(op.getDim(), GradEmitter::rank(r));
   // g - exp(r) * sum(g, dim)
   Value s = e.sum(g, {d}, /*keepdim=*/true);
   grads[0] = e.sub(g, e.mul(e.exp(r), s));

@@ -19,8 +19,6 @@ namespace {
 
 using Grads = SmallVectorImpl<Value>;
 
-int64_t normDim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
-
 LogicalResult needStatic(Operation *op, Value x, int64_t dim = -1) {
   auto t = cast<RankedTensorType>(x.getType());
   bool ok = dim < 0 ? t.hasStaticShape() : !t.isDynamicDim(dim);
@@ -57,7 +55,7 @@ LogicalResult vjpPermute(kt::PermuteOp op, GradEmitter &e, Value g,
   int64_t r = perm.size();
   SmallVector<int64_t> inv(r);
   for (int64_t i = 0; i < r; ++i)
-    inv[normDim(perm[i], r)] = i;
+    inv[kt::wrapDim(perm[i], r)] = i;
   grads[0] = e.permute(g, inv);
   return success();
 }
@@ -81,7 +79,7 @@ LogicalResult vjpSqueeze(kt::SqueezeOp op, GradEmitter &e, Value g,
   SmallVector<int64_t> removed;
   if (auto dims = op.getDim()) {
     for (int64_t d : kt::getI64Array(*dims)) {
-      d = r == 0 ? 0 : normDim(d, r);
+      d = r == 0 ? 0 : kt::wrapDim(d, r);
       if (r > 0 && shape[d] == 1)
         removed.push_back(d);
     }
@@ -100,7 +98,7 @@ LogicalResult vjpUnsqueeze(kt::UnsqueezeOp op, GradEmitter &e, Value g,
                            Grads &grads) {
   if (!isFloatValue(op.getSelf()))
     return success();
-  int64_t d = normDim(op.getDim(), GradEmitter::rank(op.getResult()));
+  int64_t d = kt::wrapDim(op.getDim(), GradEmitter::rank(op.getResult()));
   grads[0] = e.squeeze(g, {d});
   return success();
 }
@@ -110,7 +108,7 @@ LogicalResult vjpSlice(kt::SliceOp op, GradEmitter &e, Value g, Grads &grads) {
   if (!isFloatValue(x))
     return success();
   int64_t r = GradEmitter::rank(x);
-  int64_t dim = normDim(op.getDim(), r);
+  int64_t dim = kt::wrapDim(op.getDim(), r);
   if (failed(needStatic(op, x, dim)))
     return failure();
   int64_t size = GradEmitter::shape(x)[dim];
@@ -146,7 +144,7 @@ LogicalResult vjpSelect(kt::SelectOp op, GradEmitter &e, Value g,
   if (!isFloatValue(x))
     return success();
   int64_t r = GradEmitter::rank(x);
-  int64_t dim = normDim(op.getDim(), r);
+  int64_t dim = kt::wrapDim(op.getDim(), r);
   if (failed(needStatic(op, x, dim)))
     return failure();
   int64_t size = GradEmitter::shape(x)[dim];
@@ -161,7 +159,7 @@ LogicalResult vjpSelect(kt::SelectOp op, GradEmitter &e, Value g,
 LogicalResult vjpConcat(kt::ConcatOp op, GradEmitter &e, Value g,
                         Grads &grads) {
   int64_t r = GradEmitter::rank(op.getResult());
-  int64_t dim = normDim(op.getDim(), r);
+  int64_t dim = kt::wrapDim(op.getDim(), r);
   int64_t offset = 0;
   for (auto [i, t] : llvm::enumerate(op.getTensors())) {
     // A 1-D empty operand (allowed by PyTorch's cat) contributes nothing.
@@ -183,7 +181,7 @@ LogicalResult vjpConcat(kt::ConcatOp op, GradEmitter &e, Value g,
 
 LogicalResult vjpStack(kt::StackOp op, GradEmitter &e, Value g, Grads &grads) {
   int64_t r = GradEmitter::rank(op.getResult());
-  int64_t dim = normDim(op.getDim(), r);
+  int64_t dim = kt::wrapDim(op.getDim(), r);
   for (auto [i, t] : llvm::enumerate(op.getTensors()))
     if (isFloatValue(t))
       grads[i] = e.op<kt::SelectOp>(
@@ -223,7 +221,7 @@ LogicalResult vjpGather(kt::GatherOp op, GradEmitter &e, Value g,
     grads[0] = e.reshape(g, {}); // rank 0: gather is the identity
     return success();
   }
-  int64_t dim = normDim(op.getDim(), r);
+  int64_t dim = kt::wrapDim(op.getDim(), r);
   Type et = GradEmitter::elementType(x);
   // mask[.., k, j, ..] = index[.., k, ..] == j, with j (size xs[dim]) at
   // position dim+1; the gradient of x[.., j, ..] sums g over k.
@@ -255,7 +253,7 @@ LogicalResult vjpIndexSelect(kt::IndexSelectOp op, GradEmitter &e, Value g,
     grads[0] = e.reshape(g, {});
     return success();
   }
-  int64_t dim = normDim(op.getDim(), r);
+  int64_t dim = kt::wrapDim(op.getDim(), r);
   if (failed(needStatic(op, x, dim)))
     return failure();
   if (GradEmitter::rank(index) == 0)

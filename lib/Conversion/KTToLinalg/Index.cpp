@@ -52,7 +52,7 @@ struct StackLowering : public OpConversionPattern<kt::StackOp> {
     Location loc = op.getLoc();
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     int64_t rank = rt.getRank();
-    int64_t d = normalizeDim(op.getDim(), rank);
+    int64_t d = kt::wrapDim(op.getDim(), rank);
     ValueRange parts = adaptor.getTensors();
     SmallVector<OpFoldResult> inSizes = getSizes(rw, loc, parts.front());
     SmallVector<OpFoldResult> sizes(inSizes);
@@ -96,7 +96,7 @@ struct GatherLowering : public OpConversionPattern<kt::GatherOp> {
     auto xt = cast<RankedTensorType>(x.getType());
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     int64_t rank = rt.getRank(), xr = xt.getRank();
-    int64_t d = normalizeDim(op.getDim(), std::max<int64_t>(xr, 1));
+    int64_t d = kt::wrapDim(op.getDim(), std::max<int64_t>(xr, 1));
     // The result has index's shape; rank 0 and rank 1 count as equal.
     auto it = cast<RankedTensorType>(index.getType());
     AffineMap indexMap =
@@ -131,7 +131,7 @@ struct IndexSelectLowering : public OpConversionPattern<kt::IndexSelectOp> {
     auto it = cast<RankedTensorType>(index.getType());
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     int64_t rank = rt.getRank(), xr = xt.getRank();
-    int64_t d = normalizeDim(op.getDim(), std::max<int64_t>(xr, 1));
+    int64_t d = kt::wrapDim(op.getDim(), std::max<int64_t>(xr, 1));
     SmallVector<AffineExpr> idxExprs;
     if (it.getRank() == 1)
       idxExprs.push_back(rank > 0 ? rw.getAffineDimExpr(d)

@@ -314,7 +314,7 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
     MLIRContext *ctx = rw.getContext();
     SmallVector<int64_t> reduced;
     if (rank > 0)
-      reduced.push_back(normalizeDim(op.getDim(), rank));
+      reduced.push_back(kt::wrapDim(op.getDim(), rank));
     SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
     SmallVector<int64_t> keptShape;
     SmallVector<OpFoldResult> keptSizes;

@@ -37,7 +37,7 @@ SmallVector<int64_t> reducedDims(std::optional<ArrayAttr> dimAttr,
   for (Attribute a : *dimAttr) {
     if (rank == 0)
       continue;
-    dims.push_back(normalizeDim(cast<IntegerAttr>(a).getInt(), rank));
+    dims.push_back(kt::wrapDim(cast<IntegerAttr>(a).getInt(), rank));
   }
   llvm::sort(dims);
   dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
@@ -399,7 +399,7 @@ struct ArgReduction : public OpConversionPattern<OpTy> {
     Type elem = inType.getElementType();
     int64_t dim;
     if (std::optional<int64_t> d = op.getDim()) {
-      dim = normalizeDim(*d, inType.getRank());
+      dim = kt::wrapDim(*d, inType.getRank());
     } else {
       // Flatten to 1-D: the index is into the row-major flattened tensor.
       SmallVector<ReassociationIndices> group(1);

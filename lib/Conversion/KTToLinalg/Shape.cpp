@@ -159,8 +159,8 @@ struct TransposeLowering : public OpConversionPattern<kt::TransposeOp> {
     for (int64_t i = 0; i < rank; ++i)
       perm.push_back(i);
     if (rank > 0)
-      std::swap(perm[normalizeDim(op.getDim0(), rank)],
-                perm[normalizeDim(op.getDim1(), rank)]);
+      std::swap(perm[kt::wrapDim(op.getDim0(), rank)],
+                perm[kt::wrapDim(op.getDim1(), rank)]);
     rw.replaceOp(op, permute(rw, op.getLoc(), adaptor.getSelf(), perm, rt));
     return success();
   }
@@ -173,7 +173,7 @@ struct PermuteLowering : public OpConversionPattern<kt::PermuteOp> {
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     SmallVector<int64_t> perm;
     for (Attribute a : op.getDims())
-      perm.push_back(normalizeDim(cast<IntegerAttr>(a).getInt(), rt.getRank()));
+      perm.push_back(kt::wrapDim(cast<IntegerAttr>(a).getInt(), rt.getRank()));
     rw.replaceOp(op, permute(rw, op.getLoc(), adaptor.getSelf(), perm, rt));
     return success();
   }
@@ -217,7 +217,7 @@ struct SqueezeLowering : public OpConversionPattern<kt::SqueezeOp> {
         listed = false;
         for (Attribute a : *dims)
           listed |=
-              normalizeDim(cast<IntegerAttr>(a).getInt(), xt.getRank()) == i;
+              kt::wrapDim(cast<IntegerAttr>(a).getInt(), xt.getRank()) == i;
       }
       if (listed && xt.getDimSize(i) == 1)
         units.push_back(i);
@@ -265,7 +265,7 @@ struct SliceLowering : public OpConversionPattern<kt::SliceOp> {
     Value x = adaptor.getSelf();
     auto xt = cast<RankedTensorType>(x.getType());
     auto rt = cast<RankedTensorType>(op.getResult().getType());
-    int64_t d = normalizeDim(op.getDim(), xt.getRank());
+    int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
     int64_t step = op.getStep();
     SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
     SmallVector<OpFoldResult> offsets(xt.getRank(), rw.getIndexAttr(0));
@@ -320,7 +320,7 @@ struct SelectLowering : public OpConversionPattern<kt::SelectOp> {
     Value x = adaptor.getSelf();
     auto xt = cast<RankedTensorType>(x.getType());
     auto rt = cast<RankedTensorType>(op.getResult().getType());
-    int64_t d = normalizeDim(op.getDim(), xt.getRank());
+    int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
     int64_t index = op.getIndex();
     SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
     SmallVector<OpFoldResult> offsets(xt.getRank(), rw.getIndexAttr(0));
@@ -348,7 +348,7 @@ struct ConcatLowering : public OpConversionPattern<kt::ConcatOp> {
     Location loc = op.getLoc();
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     int64_t rank = rt.getRank();
-    int64_t d = normalizeDim(op.getDim(), rank);
+    int64_t d = kt::wrapDim(op.getDim(), rank);
     // PyTorch ignores 1-D empty operands of another rank.
     SmallVector<Value> parts;
     // Statically empty parts add nothing (and an insert at offset == size
@@ -461,7 +461,7 @@ struct FlipLowering : public OpConversionPattern<kt::FlipOp> {
     SmallVector<bool> flipped(rank, false);
     for (Attribute a : op.getDims())
       if (rank > 0)
-        flipped[normalizeDim(cast<IntegerAttr>(a).getInt(), rank)] = true;
+        flipped[kt::wrapDim(cast<IntegerAttr>(a).getInt(), rank)] = true;
     SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
     SmallVector<Value> last(rank);
     for (int64_t i = 0; i < rank; ++i)

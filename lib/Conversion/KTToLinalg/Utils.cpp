@@ -13,12 +13,6 @@ using namespace mlir;
 
 namespace kiln::lowering {
 
-int64_t normalizeDim(int64_t dim, int64_t rank) {
-  if (rank == 0)
-    return 0;
-  return dim < 0 ? dim + rank : dim;
-}
-
 SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc, Value v) {
   return tensor::getMixedSizes(b, loc, v);
 }

@@ -7,6 +7,8 @@
 #ifndef KILN_LIB_CONVERSION_KTTOLINALG_UTILS_H
 #define KILN_LIB_CONVERSION_KTTOLINALG_UTILS_H
 
+#include "kiln/Dialect/KT/IR/KTTypeInference.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -20,9 +22,6 @@ namespace kiln::lowering {
 using BodyFn = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
                                               mlir::ValueRange)>;
 
-/// Normalizes a possibly negative dim of a tensor of rank `rank` (rank 0
-/// accepts 0 and -1 as dim 0).
-int64_t normalizeDim(int64_t dim, int64_t rank);
 
 /// The sizes of `v` (a ranked tensor) as OpFoldResults (tensor.dim for `?`).
 llvm::SmallVector<mlir::OpFoldResult>

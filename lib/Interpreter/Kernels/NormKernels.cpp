@@ -87,15 +87,10 @@ Tensor softmaxTensor(const Tensor &in, int64_t dim, bool log, DType dt) {
   return out;
 }
 
-int64_t normDim(int64_t dim, int64_t rank) {
-  int64_t bound = std::max<int64_t>(rank, 1);
-  return dim < 0 ? dim + bound : dim;
-}
-
 LogicalResult interpretSoftmax(SoftmaxOp op, ArrayRef<Tensor> operands,
                                SmallVectorImpl<Tensor> &results) {
   results.push_back(softmaxTensor(
-      operands[0], normDim((int64_t)op.getDim(), operands[0].rank()), false,
+      operands[0], kt::wrapDim((int64_t)op.getDim(), operands[0].rank()), false,
       resultDType(op)));
   return success();
 }
@@ -103,7 +98,7 @@ LogicalResult interpretSoftmax(SoftmaxOp op, ArrayRef<Tensor> operands,
 LogicalResult interpretLogSoftmax(LogSoftmaxOp op, ArrayRef<Tensor> operands,
                                   SmallVectorImpl<Tensor> &results) {
   results.push_back(softmaxTensor(
-      operands[0], normDim((int64_t)op.getDim(), operands[0].rank()), true,
+      operands[0], kt::wrapDim((int64_t)op.getDim(), operands[0].rank()), true,
       resultDType(op)));
   return success();
 }

@@ -32,11 +32,6 @@ std::string shapeStr(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-int64_t normDim(int64_t d, int64_t rank) {
-  int64_t b = std::max<int64_t>(rank, 1);
-  return d < 0 ? d + b : d;
-}
-
 /// out[idx] = in[base + sum_k idx[k] * strides[k]] for each idx of `outShape`.
 Tensor stridedCopy(const Tensor &in, DType dt, ArrayRef<int64_t> outShape,
                    int64_t base, ArrayRef<int64_t> strides) {
@@ -115,8 +110,8 @@ LogicalResult interpretTranspose(TransposeOp op, ArrayRef<Tensor> operands,
     return success();
   }
   SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  std::swap(perm[normDim((int64_t)op.getDim0(), rank)],
-            perm[normDim((int64_t)op.getDim1(), rank)]);
+  std::swap(perm[kt::wrapDim((int64_t)op.getDim0(), rank)],
+            perm[kt::wrapDim((int64_t)op.getDim1(), rank)]);
   results.push_back(permuteTensor(in, resultDType(op), perm));
   return success();
 }
@@ -126,7 +121,7 @@ LogicalResult interpretPermute(PermuteOp op, ArrayRef<Tensor> operands,
   const Tensor &in = operands[0];
   SmallVector<int64_t> perm = getI64Array(op.getDimsAttr());
   for (int64_t &p : perm)
-    p = normDim(p, in.rank());
+    p = kt::wrapDim(p, in.rank());
   results.push_back(permuteTensor(in, resultDType(op), perm));
   return success();
 }
@@ -169,7 +164,7 @@ LogicalResult interpretSqueeze(SqueezeOp op, ArrayRef<Tensor> operands,
   SmallVector<int64_t> dims;
   if (op.getDimAttr()) {
     for (int64_t d : getI64Array(op.getDimAttr()))
-      dims.push_back(normDim(d, rank));
+      dims.push_back(kt::wrapDim(d, rank));
   } else {
     for (int64_t i = 0; i < rank; ++i)
       dims.push_back(i);
@@ -207,7 +202,7 @@ LogicalResult interpretUnsqueeze(UnsqueezeOp op, ArrayRef<Tensor> operands,
 LogicalResult interpretSlice(SliceOp op, ArrayRef<Tensor> operands,
                              SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
-  int64_t d = normDim((int64_t)op.getDim(), in.rank());
+  int64_t d = kt::wrapDim((int64_t)op.getDim(), in.rank());
   int64_t size = in.dim(d), step = (int64_t)op.getStep();
   int64_t start = op.getStartAttr() ? op.getStartAttr().getInt() : 0;
   int64_t end = op.getEndAttr() ? op.getEndAttr().getInt() : size;
@@ -230,7 +225,7 @@ LogicalResult interpretSlice(SliceOp op, ArrayRef<Tensor> operands,
 LogicalResult interpretSelect(SelectOp op, ArrayRef<Tensor> operands,
                               SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
-  int64_t d = normDim((int64_t)op.getDim(), in.rank());
+  int64_t d = kt::wrapDim((int64_t)op.getDim(), in.rank());
   int64_t size = in.dim(d), index = (int64_t)op.getIndex();
   if (index < -size || index >= size)
     return op.emitError() << "index " << index << " is out of range for dim "
@@ -263,7 +258,7 @@ LogicalResult interpretConcat(ConcatOp op, ArrayRef<Tensor> operands,
   }
   const Tensor &ref = *parts.front();
   int64_t rank = ref.rank();
-  int64_t d = normDim((int64_t)op.getDim(), rank);
+  int64_t d = kt::wrapDim((int64_t)op.getDim(), rank);
   SmallVector<int64_t> shape(ref.shape());
   shape[d] = 0;
   for (const Tensor *t : parts) {
@@ -340,7 +335,7 @@ LogicalResult interpretGather(GatherOp op, ArrayRef<Tensor> operands,
                               SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0], &index = operands[1];
   int64_t rank = in.rank();
-  int64_t d = normDim((int64_t)op.getDim(), rank);
+  int64_t d = kt::wrapDim((int64_t)op.getDim(), rank);
   DType dt = resultDType(op);
   Tensor out(dt, index.shape());
   if (index.numel() == 0) {
@@ -382,7 +377,7 @@ LogicalResult interpretIndexSelect(IndexSelectOp op, ArrayRef<Tensor> operands,
                                    SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0], &index = operands[1];
   int64_t rank = in.rank();
-  int64_t d = normDim((int64_t)op.getDim(), rank);
+  int64_t d = kt::wrapDim((int64_t)op.getDim(), rank);
   int64_t n = index.numel();
   SmallVector<int64_t> inShape(in.shape());
   if (inShape.empty())
@@ -471,7 +466,7 @@ LogicalResult interpretFlip(FlipOp op, ArrayRef<Tensor> operands,
   int64_t base = 0;
   if (in.numel() > 0 && rank > 0) {
     for (int64_t d : getI64Array(op.getDimsAttr())) {
-      d = normDim(d, rank);
+      d = kt::wrapDim(d, rank);
       base += (in.dim(d) - 1) * strides[d];
       strides[d] = -strides[d];
     }

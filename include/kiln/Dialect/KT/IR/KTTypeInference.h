@@ -45,6 +45,14 @@ mlir::FailureOr<int64_t> normalizeDim(int64_t dim, int64_t rank,
                                       llvm::StringRef opName,
                                       llvm::StringRef what = "dim");
 
+/// Normalizes a dim of an op that has already verified (PyTorch rules: a
+/// negative dim counts from the end; rank 0 takes -1 and 0). For ops whose dim
+/// ranges over rank + 1 positions (unsqueeze, stack), pass rank + 1.
+inline int64_t wrapDim(int64_t dim, int64_t rank) {
+  int64_t bound = rank > 1 ? rank : 1;
+  return dim < 0 ? dim + bound : dim;
+}
+
 /// Normalizes a list of dims; rejects repeats ("dim 1 appears twice").
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 normalizeDims(llvm::ArrayRef<int64_t> dims, int64_t rank,
