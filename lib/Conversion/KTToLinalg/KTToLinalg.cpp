@@ -35,6 +35,7 @@ void kiln::populateKTToLinalgPatterns(RewritePatternSet &patterns) {
   populateKTShapeToLinalgPatterns(patterns);
   lowering::populateKTIndexToLinalgPatterns(patterns);
   lowering::populateKTNormToLinalgPatterns(patterns);
+  lowering::populateKTRandomToLinalgPatterns(patterns);
 }
 
 void kiln::configureKTToLinalgTarget(ConversionTarget &target,

@@ -89,6 +89,8 @@ mlir::Value castTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 void populateKTIndexToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// layer_norm, batch_norm, scaled_dot_product_attention (Norm.cpp).
 void populateKTNormToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// rand, randn, dropout (Random.cpp).
+void populateKTRandomToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace kiln::lowering
 
