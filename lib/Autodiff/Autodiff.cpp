@@ -98,6 +98,14 @@ autodiff::buildJointFunction(func::FuncOp fn, ArrayRef<bool> requiresGrad) {
   auto joint = func::FuncOp::create(
       b, fn.getLoc(), name, FunctionType::get(ctx, argTypes, resultTypes));
   joint.setVisibility(fn.getVisibility());
+  joint->setAttr(
+      kJointAttr,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("num_primals",
+                          b.getI64IntegerAttr(fn.getNumArguments())),
+           b.getNamedAttr("num_outputs",
+                          b.getI64IntegerAttr(fn.getNumResults())),
+           b.getNamedAttr("source", FlatSymbolRefAttr::get(fn))}));
   // Keep the primal argument attributes (kg.requires_grad, ...).
   for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
     if (DictionaryAttr d = fn.getArgAttrDict(i))

@@ -2,11 +2,13 @@
 
 // Tests that a unary op gets a joint function taking the output cotangent
 // and returning the output and the input gradient (d sin = cos), and that
-// the original function loses the kg.differentiate attribute.
+// the original function loses the kg.differentiate attribute, and that the
+// joint describes itself (kg.joint: primal and output counts, source).
 // CHECK-LABEL: func.func @sine(
 // CHECK-NOT: kg.differentiate
 // CHECK-LABEL: func.func @sine_joint(
 // CHECK-SAME: %[[X:.+]]: tensor<3xf64>, %[[CT:.+]]: tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+// CHECK-SAME: attributes {kg.joint = {num_outputs = 1 : i64, num_primals = 1 : i64, source = @sine}}
 // CHECK-NEXT: %[[Y:.+]] = kt.sin %[[X]]
 // CHECK-NEXT: %[[C:.+]] = kt.cos %[[X]]
 // CHECK-NEXT: %[[G:.+]] = kt.mul %[[CT]], %[[C]]
@@ -43,6 +45,7 @@ func.func @used_twice(%x: tensor<2x3xf64>, %b: tensor<3xf64>) -> tensor<2x3xf64>
 // CHECK-LABEL: func.func @loss_joint(
 // CHECK-SAME: %{{.+}}: tensor<4x5xf64>, %{{.+}}: tensor<5xf64> {kg.requires_grad = false}, %{{.+}}: tensor<4xi64>, %[[CT:.+]]: tensor<f64>)
 // CHECK-SAME: -> (tensor<f64>, tensor<4xi64>, tensor<4x5xf64>)
+// CHECK-SAME: kg.joint = {num_outputs = 2 : i64, num_primals = 3 : i64, source = @loss}
 // CHECK: kt.cross_entropy
 // CHECK: kt.argmax
 // CHECK: kt.log_softmax

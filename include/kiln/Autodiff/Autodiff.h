@@ -21,6 +21,11 @@ inline constexpr llvm::StringLiteral kDifferentiateAttr = "kg.differentiate";
 /// Bool argument attribute: whether the argument requires grad (default: true
 /// for float tensor arguments, false otherwise).
 inline constexpr llvm::StringLiteral kRequiresGradAttr = "kg.requires_grad";
+/// Dictionary attribute on a joint function, making it self-describing:
+/// `kg.joint = {num_primals = N : i64, num_outputs = M : i64, source = @f}`.
+/// The joint takes N primals then one cotangent per float output, and
+/// returns the M outputs then the gradients (read by kiln-partition).
+inline constexpr llvm::StringLiteral kJointAttr = "kg.joint";
 
 /// Builds, next to `fn` (a single-block func.func of kt ops), the joint
 /// function `@<name>_joint(primals..., cotangents...) -> (outputs...,
@@ -30,7 +35,8 @@ inline constexpr llvm::StringLiteral kRequiresGradAttr = "kg.requires_grad";
 ///   (integer and bool results get none, as in PyTorch);
 /// * the outputs of `fn`, then one gradient per argument `i` with
 ///   `requiresGrad[i]`, with the argument's type (zeros when no path leads
-///   from the argument to a float output).
+///   from the argument to a float output);
+/// * the attribute `kg.joint = {num_primals, num_outputs, source = @fn}`.
 ///
 /// The forward ops are cloned first, then the backward ops in reverse order,
 /// each located at the forward op it differentiates. Gradients of values used

@@ -245,17 +245,100 @@ def KilnAutodiffPass : Pass<"kiln-autodiff", "::mlir::ModuleOp"> {
 
     ```mlir
     func.func @f_joint(%x: tensor<3xf32>, %ct: tensor<3xf32>)
-        -> (tensor<3xf32>, tensor<3xf32>) {
+        -> (tensor<3xf32>, tensor<3xf32>)
+        attributes {kg.joint = {num_outputs = 1 : i64, num_primals = 1 : i64, source = @f}} {
       %0 = kt.sin %x : (tensor<3xf32>) -> tensor<3xf32>
       %1 = kt.cos %x : (tensor<3xf32>) -> tensor<3xf32>
       %2 = kt.mul %ct, %1 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
       return %0, %2 : tensor<3xf32>, tensor<3xf32>
     }
     ```
+
+    The `kg.joint` attribute records the number of primals and outputs and
+    the source function (read by `kiln-partition`).
   }];
   let dependentDialects = ["::kiln::kt::KTDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def KilnPartitionPass : Pass<"kiln-partition", "::mlir::ModuleOp"> {
+  let summary = "split joint functions into forward and backward functions";
+  let description = [{
+    For every `func.func` with a `kg.joint` attribute (built by
+    `kiln-autodiff`), builds `@<source>_fwd(primals...) -> (outputs...,
+    saved...)` (attributes `kg.num_outputs`, `kg.num_saved`) and
+    `@<source>_bwd(saved..., cotangents...) -> (gradients...)`, then erases
+    the joint (unless `keep-joint`). A thin driver over
+    `kiln::partition::partitionJoint` (include/kiln/Transforms/Partition.h).
+
+    Policies (AOTAutograd's partitioners, see docs/partition.md):
+    * `save-all`: `default_partition`: the forward computes what the outputs
+      need and saves every such value (primals included) the backward reads.
+    * `recompute-all`: full activation checkpointing: saves only primals and
+      values that cannot be recomputed (random ops, ops with effects); the
+      backward recomputes everything else, matmuls included.
+    * `mincut` (default): `min_cut_rematerialization_partition`: a minimum
+      cut of the node-split graph with capacities in bytes (weighted by the
+      distance from the backward, doubled for values no op would
+      materialize), compute-heavy ops (contractions, attention) and random
+      ops never recomputed, primals pinned to the forward, ties broken
+      toward fewer recomputed ops. `memory-budget` in [0, 1] moves between
+      it (1) and recompute-all (0).
+
+    With `report`, a remark per joint gives the saved values and bytes and
+    the recomputed ops; `print-report` prints a table to stderr.
+
+    Before (after kiln-autodiff):
+
+    ```mlir
+    func.func @f_joint(%x: tensor<3xf32>, %ct: tensor<3xf32>)
+        -> (tensor<3xf32>, tensor<3xf32>)
+        attributes {kg.joint = {num_outputs = 1 : i64, num_primals = 1 : i64, source = @f}} {
+      %0 = kt.sin %x : (tensor<3xf32>) -> tensor<3xf32>
+      %1 = kt.cos %x : (tensor<3xf32>) -> tensor<3xf32>
+      %2 = kt.mul %ct, %1 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      return %0, %2 : tensor<3xf32>, tensor<3xf32>
+    }
+    ```
+
+    After (`policy=mincut`):
+
+    ```mlir
+    func.func @f_fwd(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+        attributes {kg.num_outputs = 1 : i64, kg.num_saved = 1 : i64} {
+      %0 = kt.sin %x : (tensor<3xf32>) -> tensor<3xf32>
+      return %0, %x : tensor<3xf32>, tensor<3xf32>
+    }
+    func.func @f_bwd(%x: tensor<3xf32>, %ct: tensor<3xf32>) -> tensor<3xf32>
+        attributes {kg.num_saved = 1 : i64} {
+      %0 = kt.cos %x : (tensor<3xf32>) -> tensor<3xf32>
+      %1 = kt.mul %ct, %0 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      return %1 : tensor<3xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"mincut\"",
+           "mincut, save-all or recompute-all">,
+    Option<"memoryBudget", "memory-budget", "double", /*default=*/"1.0",
+           "mincut only: 1 = min-cut, 0 = recompute-all, in between a "
+           "knapsack on saved bytes vs recompute cost">,
+    Option<"dynamicDimSize", "dynamic-dim-size", "int64_t",
+           /*default=*/"1024", "size counted for each ? dim in bytes">,
+    Option<"keepJoint", "keep-joint", "bool", /*default=*/"false",
+           "keep the joint function">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit a remark per joint: saved values, bytes, recomputed ops">,
+    Option<"printReport", "print-report", "bool", /*default=*/"false",
+           "print a table of the partitions to stderr">,
+    Option<"verifyOptimal", "verify-optimal", "bool", /*default=*/"false",
+           "check the min-cut against an exhaustive search on small graphs "
+           "(an error when they differ, a remark when they agree)">,
+    Option<"verifyOptimalMaxNodes", "verify-optimal-max-nodes", "unsigned",
+           /*default=*/"16", "largest graph (free nodes) searched exhaustively">
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
 #endif // KILN_TRANSFORMS_PASSES_TD
