@@ -176,10 +176,14 @@ KILN_CAPI_EXPORTED KilnStatus kilnSessionLoadModuleFile(KilnSession session,
                                                         KilnStringRef path);
 
 /// Sets an option. Keys and values:
-///   backend           "eager"
+///   backend           "eager" ("interpreter" is the same) or "cpu" (the
+///                     graphs of each entry compiled by kiln-cpu + JIT)
 ///   pipeline          a pass pipeline (kiln-opt --pass-pipeline syntax
 ///                     without the builtin.module wrapper) run on every new
-///                     cache entry; "" for none. Checked when set.
+///                     cache entry; "" for none. Checked when set. One that
+///                     ends in kiln-cpu or kiln-cpu{...} selects backend cpu.
+///   cpu_fallback      "error" / "eager": a graph the cpu backend cannot
+///                     compile fails the call, or warns and is interpreted
 ///   cache_size_limit  a positive integer: entries per program before the
 ///                     program stops recompiling and runs the fallback
 ///   frozen            "true" / "false": never compile, misses fall back

@@ -497,6 +497,8 @@ KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
     impl->scratch = std::to_string(o.cacheSizeLimit);
   else if (k == "frozen")
     impl->scratch = o.frozen ? "true" : "false";
+  else if (k == "cpu_fallback")
+    impl->scratch = o.cpuFallback;
   else if (k == "dynamic")
     impl->scratch = o.dynamic == kiln::runtime::DynamicMode::Auto ? "auto"
                     : o.dynamic == kiln::runtime::DynamicMode::Static
@@ -505,7 +507,7 @@ KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
   else
     return makeStatus("kilnSessionGetOption: unknown option '" + k.str() +
                       "' (options: backend, pipeline, cache_size_limit, "
-                      "frozen, dynamic)");
+                      "frozen, dynamic, cpu_fallback)");
   *value = toC(impl->scratch);
   return KilnStatus{nullptr};
 }

@@ -6,6 +6,8 @@
 
 #include "kiln/Runtime/Session.h"
 
+#include "kiln/Backend/CPU/CPUBackend.h"
+#include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
@@ -25,6 +27,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -127,12 +130,18 @@ bool insideGraph(Operation *op) {
   return false;
 }
 
+/// Compiled graph functions of an entry (cpu backend), by name.
+using KernelMap = llvm::StringMap<std::unique_ptr<cpu::CPUExecutable>>;
+
 /// Runs `program` in the interpreter, with the kg ops given meaning by the
-/// runtime: graphs run their bodies (the "eager" backend), breaks run on the
-/// host, host calls go to the registered callbacks.
+/// runtime: graphs call their compiled kernel when `kernels` has one (the
+/// "cpu" backend), else run their bodies in the interpreter (the "eager"
+/// backend), breaks run on the host, host calls go to the registered
+/// callbacks.
 FailureOr<SmallVector<Tensor>>
 runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
-           const llvm::StringMap<HostCallback> &callbacks) {
+           const llvm::StringMap<HostCallback> &callbacks,
+           const KernelMap *kernels, uint64_t *kernelCalls) {
   interp::Interpreter interp(module);
   auto noop = [](Operation &, ArrayRef<Tensor>, SmallVectorImpl<Tensor> &,
                  interp::Interpreter &) { return success(); };
@@ -140,10 +149,25 @@ runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
        {"kg.guard_tensor", "kg.guard_value", "kg.guard_backend",
         "kg.guard_identity", "kg.guard_shape_relation"})
     interp.setHandler(guard, noop);
-  interp.setHandler("kg.graph", [](Operation &op, ArrayRef<Tensor> operands,
-                                   SmallVectorImpl<Tensor> &results,
-                                   interp::Interpreter &in) -> LogicalResult {
+  interp.setHandler("kg.graph", [kernels, kernelCalls](Operation &op,
+                                          ArrayRef<Tensor> operands,
+                                          SmallVectorImpl<Tensor> &results,
+                                          interp::Interpreter &in)
+                                   -> LogicalResult {
     auto graph = cast<kg::GraphOp>(op);
+    if (kernels && graph.isOutlined()) {
+      auto it = kernels->find(graph.getCallee());
+      if (it != kernels->end()) {
+        std::string error;
+        FailureOr<SmallVector<Tensor>> r = it->second->call(operands, error);
+        if (failed(r))
+          return op.emitError("compiled graph @")
+                 << graph.getCallee() << " failed: " << error;
+        results = std::move(*r);
+        ++*kernelCalls;
+        return success();
+      }
+    }
     FailureOr<SmallVector<Tensor>> r =
         graph.isOutlined() ? in.call(graph.getCallee(), operands)
                            : in.runBlock(graph.getBody().front(), operands);
@@ -248,6 +272,114 @@ double secondsSince(std::chrono::steady_clock::time_point t) {
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// The cpu backend
+//===----------------------------------------------------------------------===//
+
+/// Whether the last top-level element of `pipeline` is `kiln-cpu` or
+/// `kiln-cpu{...}`; if so, `host` gets the elements before it (kiln-eager
+/// when there are none) and `graph` that last element.
+static bool splitCPUPipeline(StringRef pipeline, std::string &host,
+                             std::string &graph) {
+  int depth = 0;
+  size_t lastComma = StringRef::npos;
+  for (size_t i = 0; i < pipeline.size(); ++i) {
+    char c = pipeline[i];
+    if (c == '{' || c == '(')
+      ++depth;
+    else if (c == '}' || c == ')')
+      --depth;
+    else if (c == ',' && depth == 0)
+      lastComma = i;
+  }
+  StringRef last = lastComma == StringRef::npos
+                       ? pipeline
+                       : pipeline.substr(lastComma + 1);
+  last = last.trim();
+  if (!last.consume_front("kiln-cpu") ||
+      !(last.empty() || last.starts_with("{")))
+    return false;
+  graph = (lastComma == StringRef::npos ? pipeline
+                                        : pipeline.substr(lastComma + 1))
+              .trim()
+              .str();
+  host = lastComma == StringRef::npos
+             ? "kiln-eager"
+             : pipeline.substr(0, lastComma).trim().str();
+  return true;
+}
+
+/// Makes the context able to run kiln-cpu and the JIT (once).
+static void enableCPUBackend(MLIRContext &context) {
+  DialectRegistry registry;
+  cpu::registerCPUBackendDialects(registry);
+  context.appendDialectRegistry(registry);
+}
+
+/// Compiles the graph functions called by `program` (outlining inline graphs
+/// first) with `pipeline` into one JIT module. Graph functions with no
+/// results have nothing to compute and stay in the interpreter. When the
+/// compile fails and `fallback` is set, each graph is compiled on its own and
+/// the ones that fail run in the interpreter, with a warning each.
+static FailureOr<std::unique_ptr<KernelMap>>
+compileGraphs(ModuleOp module, kg::ProgramOp &program, StringRef pipeline,
+              bool fallback, const std::function<void(StringRef)> &warn,
+              ProgramStats &stats, std::string &error) {
+  StringRef name = program.getSymName();
+  bool hasInline = false;
+  program.walk([&](kg::GraphOp g) { hasInline |= !g.isOutlined(); });
+  if (hasInline) {
+    PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    pm.addPass(createKilnOutlineGraphsPass());
+    DiagnosticCollector diags(module.getContext(), error);
+    if (failed(pm.run(module))) {
+      error = "outlining the graphs of @" + name.str() + " failed: " + error;
+      return failure();
+    }
+    program = module.lookupSymbol<kg::ProgramOp>(name);
+  }
+  std::vector<std::string> graphs;
+  llvm::StringSet<> seen;
+  program.walk([&](kg::GraphOp g) {
+    auto fn = module.lookupSymbol<func::FuncOp>(g.getCallee());
+    if (fn && fn.getNumResults() && seen.insert(g.getCallee()).second)
+      graphs.push_back(g.getCallee().str());
+  });
+  auto kernels = std::make_unique<KernelMap>();
+  if (graphs.empty())
+    return kernels;
+  cpu::CompileTimes times;
+  auto compile = [&](ArrayRef<std::string> fns, std::string &err) {
+    cpu::CompileTimes t;
+    auto exes = cpu::CPUExecutable::compileAll(module, fns, pipeline, err, &t);
+    times.pipeline += t.pipeline;
+    times.jit += t.jit;
+    if (succeeded(exes))
+      for (auto [fn, exe] : llvm::zip(fns, *exes))
+        (*kernels)[fn] = std::move(exe);
+    return succeeded(exes);
+  };
+  std::string err;
+  bool ok = compile(graphs, err);
+  if (!ok && !fallback) {
+    error = "compiling @" + name.str() + " for the cpu backend failed: " + err;
+    return failure();
+  }
+  if (!ok)
+    for (const std::string &g : graphs) {
+      std::string one;
+      if (!compile({g}, one)) {
+        ++stats.cpuGraphsInterpreted;
+        warn("@" + name.str() + ": graph @" + g +
+             " runs in the interpreter (cpu_fallback = eager): " + one);
+      }
+    }
+  stats.cpuGraphsCompiled += kernels->size();
+  stats.compileSeconds["kiln-cpu"] += times.pipeline;
+  stats.compileSeconds["jit"] += times.jit;
+  return kernels;
+}
+
+//===----------------------------------------------------------------------===//
 // Session
 //===----------------------------------------------------------------------===//
 
@@ -256,6 +388,9 @@ struct Session::Impl {
     OwningOpRef<ModuleOp> module;
     kg::ProgramOp program;
     CompiledGuards guards;
+    /// cpu backend: the compiled graph functions (graphs not here run in
+    /// the interpreter).
+    std::unique_ptr<KernelMap> kernels;
   };
   struct ProgramState {
     std::vector<Entry> entries;
@@ -296,6 +431,8 @@ Session::Session() {
   std::call_once(registerPasses, [] {
     mlir::registerTransformsPasses();
     kiln::registerKilnPasses(); // kiln-* passes and the kiln-eager pipeline
+    kiln::registerKilnConversionPasses();
+    kiln::registerKilnCPUPipeline();
   });
   DialectRegistry registry = makeRegistry();
   impl = std::make_unique<Impl>(registry);
@@ -337,11 +474,26 @@ LogicalResult Session::loadModuleFile(StringRef path, std::string &error) {
 LogicalResult Session::setOption(StringRef key, StringRef value,
                                  std::string &error) {
   if (key == "backend") {
-    if (value != "eager") {
-      error = "unknown backend '" + value.str() + "' (available: eager)";
+    if (value != "eager" && value != "interpreter" && value != "cpu") {
+      error = "unknown backend '" + value.str() +
+              "' (available: eager, interpreter, cpu)";
       return failure();
     }
-    opts.backend = value.str();
+    std::string host, graph;
+    if (value != "cpu" && splitCPUPipeline(opts.pipeline, host, graph)) {
+      error = "backend '" + value.str() + "' conflicts with pipeline '" +
+              opts.pipeline + "', which selects the cpu backend";
+      return failure();
+    }
+    opts.backend = value == "cpu" ? "cpu" : "eager";
+    if (opts.backend == "cpu")
+      enableCPUBackend(impl->context);
+  } else if (key == "cpu_fallback") {
+    if (value != "error" && value != "eager") {
+      error = "cpu_fallback must be error or eager, got '" + value.str() + "'";
+      return failure();
+    }
+    opts.cpuFallback = value.str();
   } else if (key == "pipeline") {
     // Validate now, so a typo fails here and not at the first call.
     PassManager pm(&impl->context, ModuleOp::getOperationName());
@@ -352,6 +504,11 @@ LogicalResult Session::setOption(StringRef key, StringRef value,
       return failure();
     }
     opts.pipeline = value.str();
+    std::string host, graph;
+    if (splitCPUPipeline(opts.pipeline, host, graph)) {
+      opts.backend = "cpu";
+      enableCPUBackend(impl->context);
+    }
   } else if (key == "cache_size_limit") {
     unsigned v;
     if (value.getAsInteger(10, v) || v == 0) {
@@ -380,7 +537,8 @@ LogicalResult Session::setOption(StringRef key, StringRef value,
     }
   } else {
     error = "unknown option '" + key.str() +
-            "' (options: backend, pipeline, cache_size_limit, frozen, dynamic)";
+            "' (options: backend, pipeline, cache_size_limit, frozen, "
+            "dynamic, cpu_fallback)";
     return failure();
   }
   return success();
@@ -463,20 +621,21 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
   ProgramStats &stats = state.stats;
   ++stats.calls;
 
-  auto run = [&](ModuleOp module,
-                 kg::ProgramOp program) -> FailureOr<SmallVector<Tensor>> {
+  auto run = [&](ModuleOp module, kg::ProgramOp program,
+                 const KernelMap *kernels) -> FailureOr<SmallVector<Tensor>> {
     SmallVector<Tensor> tensors;
     for (const ArgView &a : args)
       tensors.push_back(tensorFromView(a));
     DiagnosticCollector diags(&impl->context, error);
-    return runProgram(module, program, tensors, impl->callbacks);
+    return runProgram(module, program, tensors, impl->callbacks, kernels,
+                      &stats.cpuGraphCalls);
   };
 
   // Hot path: the first entry whose guards hold.
   for (Impl::Entry &entry : state.entries)
     if (entry.guards.check(args, opts.backend)) {
       ++stats.hits;
-      return run(*entry.module, entry.program);
+      return run(*entry.module, entry.program, entry.kernels.get());
     }
 
   ++stats.misses;
@@ -528,7 +687,7 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
     for (unsigned i = 0; accepts && i < numArgs; ++i)
       accepts = viewMatchesType(args[i], original.getArgumentTypes()[i]);
     if (accepts)
-      return run(*impl->module, original);
+      return run(*impl->module, original, nullptr);
     if (!state.fallback || !state.fallback->guards.check(args, opts.backend)) {
       OwningOpRef<ModuleOp> clone = impl->module->clone();
       auto program = clone->lookupSymbol<kg::ProgramOp>(name);
@@ -543,9 +702,9 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
       if (failed(guards))
         return failure();
       state.fallback.emplace(
-          Impl::Entry{std::move(clone), program, std::move(*guards)});
+          Impl::Entry{std::move(clone), program, std::move(*guards), nullptr});
     }
-    return run(*state.fallback->module, state.fallback->program);
+    return run(*state.fallback->module, state.fallback->program, nullptr);
   }
 
   // Compile a new entry.
@@ -647,12 +806,19 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
     return failure();
   stats.compileSeconds["specialize"] += secondsSince(start);
 
-  if (!opts.pipeline.empty()) {
+  // The cpu backend: the host part of the pipeline runs on the program,
+  // then its graph functions are compiled.
+  std::string hostPipeline = opts.pipeline, graphPipeline;
+  bool cpuBackend = opts.backend == "cpu";
+  if (cpuBackend && !splitCPUPipeline(opts.pipeline, hostPipeline,
+                                      graphPipeline))
+    graphPipeline = "kiln-cpu";
+  if (!hostPipeline.empty()) {
     PassManager pm(&impl->context, ModuleOp::getOperationName());
     std::string msg;
     llvm::raw_string_ostream os(msg);
-    if (failed(parsePassPipeline(opts.pipeline, pm, os))) {
-      error = "invalid pipeline '" + opts.pipeline + "': " + msg;
+    if (failed(parsePassPipeline(hostPipeline, pm, os))) {
+      error = "invalid pipeline '" + hostPipeline + "': " + msg;
       return failure();
     }
     pm.addInstrumentation(std::make_unique<PassTimer>(stats.compileSeconds));
@@ -662,6 +828,15 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
       return failure();
     }
     program = entryModule->lookupSymbol<kg::ProgramOp>(name);
+  }
+  std::unique_ptr<KernelMap> kernels;
+  if (cpuBackend) {
+    FailureOr<std::unique_ptr<KernelMap>> k =
+        compileGraphs(*entryModule, program, graphPipeline,
+                      opts.cpuFallback == "eager", warn, stats, error);
+    if (failed(k))
+      return failure();
+    kernels = std::move(*k);
   }
 
   auto guardStart = std::chrono::steady_clock::now();
@@ -678,9 +853,10 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
   }
   ++stats.compiles;
   stats.totalCompileSeconds += secondsSince(start);
-  state.entries.push_back({std::move(entryModule), program, std::move(*compiled)});
+  state.entries.push_back({std::move(entryModule), program,
+                           std::move(*compiled), std::move(kernels)});
   Impl::Entry &entry = state.entries.back();
-  return run(*entry.module, entry.program);
+  return run(*entry.module, entry.program, entry.kernels.get());
 }
 
 } // namespace kiln::runtime

@@ -176,10 +176,15 @@ int main(int argc, char **argv) {
   expectError("cache_size_limit x", kilnSessionSetOption(s, STR("cache_size_limit"), STR("two")));
   expectError("frozen", kilnSessionSetOption(s, STR("frozen"), STR("yes")));
   expectError("dynamic", kilnSessionSetOption(s, STR("dynamic"), STR("sometimes")));
+  expectError("cpu_fallback", kilnSessionSetOption(s, STR("cpu_fallback"), STR("maybe")));
+  CHECK_OK(kilnSessionSetOption(s, STR("pipeline"), STR("canonicalize,kiln-cpu")));
+  expectError("backend vs pipeline", kilnSessionSetOption(s, STR("backend"), STR("eager")));
+  CHECK_OK(kilnSessionSetOption(s, STR("pipeline"), STR("kiln-eager")));
+  CHECK_OK(kilnSessionSetOption(s, STR("backend"), STR("eager")));
   expectError("get unknown", kilnSessionGetOption(s, STR("mode"), &sref));
   expectError("get NULL out", kilnSessionGetOption(s, STR("frozen"), NULL));
-  const char *keys[] = {"backend", "pipeline", "cache_size_limit", "frozen", "dynamic"};
-  for (int i = 0; i < 5; ++i) {
+  const char *keys[] = {"backend", "pipeline", "cache_size_limit", "frozen", "dynamic", "cpu_fallback"};
+  for (int i = 0; i < 6; ++i) {
     CHECK_OK(kilnSessionGetOption(s, STR(keys[i]), &sref));
     printf("option %s = '%.*s'\n", keys[i], (int)sref.length, sref.data);
   }

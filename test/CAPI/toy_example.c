@@ -165,6 +165,43 @@ int main(int argc, char **argv) {
   CHECK(st.totalCompileSeconds > 0);
   CHECK_OK(kilnSessionSetOption(s, STR("pipeline"), STR("")));
 
+  // The cpu backend: each graph function of an entry compiled by kiln-cpu
+  // and the JIT when the entry is made, called on every hit; the backend is
+  // part of the guards, so the eager backend misses the cpu entries.
+  printf("== cpu backend\n");
+  CHECK_OK(kilnSessionLoadModuleFile(s, STR(argv[1])));
+  CHECK_OK(kilnSessionSetOption(s, STR("backend"), STR("cpu")));
+  CHECK_OK(kilnSessionGetOption(s, STR("backend"), &value));
+  printf("backend = %.*s\n", (int)value.length, value.data);
+  callToy(s, 10, 0, "cpu 1");
+  callToy(s, 10, 1, "cpu 2");
+  callToy(s, 20, 0, "cpu 3");
+  callToy(s, 33, 1, "cpu 4");
+  printStats(s, "toy_example");
+  CHECK_OK(kilnSessionGetStats(s, STR("toy_example"), &st));
+  for (size_t i = 0; i < st.numCompilePhases; ++i) {
+    KilnStringRef name;
+    double seconds;
+    CHECK_OK(kilnSessionGetCompilePhase(s, STR("toy_example"), i, &name,
+                                        &seconds));
+    if (strcmp(name.data, "kiln-cpu") == 0 || strcmp(name.data, "jit") == 0) {
+      CHECK(seconds > 0);
+      printf("phase: %.*s\n", (int)name.length, name.data);
+    }
+  }
+  CHECK_OK(kilnSessionSetOption(s, STR("backend"), STR("eager")));
+  callToy(s, 10, 0, "eager");
+  printStats(s, "toy_example");
+  // A pipeline ending in kiln-cpu selects the cpu backend.
+  CHECK_OK(kilnSessionSetOption(s, STR("pipeline"), STR("kiln-eager,kiln-cpu")));
+  CHECK_OK(kilnSessionGetOption(s, STR("backend"), &value));
+  printf("pipeline kiln-eager,kiln-cpu: backend = %.*s\n", (int)value.length,
+         value.data);
+  callToy(s, 10, 1, "piped cpu");
+  printStats(s, "toy_example");
+  CHECK_OK(kilnSessionSetOption(s, STR("pipeline"), STR("")));
+  CHECK_OK(kilnSessionSetOption(s, STR("backend"), STR("eager")));
+
   // An on-miss callback supplies the module of each new entry.
   printf("== on-miss\n");
   char *text = readFile(argv[1]);

@@ -81,10 +81,15 @@ static cl::list<std::string>
           cl::value_desc("a.npy,b.npy"));
 static cl::opt<std::string> backend(
     "backend",
-    cl::desc("func.func entries: interpreter (default; also eager) or cpu "
-             "(kiln-cpu pipeline + JIT); kg.program entries: the session "
-             "backend"),
+    cl::desc("interpreter (default; also eager) or cpu (kiln-cpu pipeline + "
+             "JIT): for a kg.program, the session backend that runs its "
+             "graphs"),
     cl::init("eager"));
+static cl::opt<std::string> cpuFallback(
+    "cpu-fallback",
+    cl::desc("kg.program on the cpu backend, a graph with an op kiln-cpu "
+             "cannot lower: error (default) or eager (warn, interpret it)"),
+    cl::init("error"));
 static cl::opt<std::string>
     pipeline("pipeline", cl::desc("Pass pipeline run on each new cache entry"),
              cl::init("kiln-eager"));
@@ -275,7 +280,8 @@ static FailureOr<std::pair<unsigned, unsigned>> parseArgDim(StringRef text) {
   return std::make_pair(arg, dim);
 }
 
-static void printProgramStats(StringRef name, const runtime::ProgramStats &s) {
+static void printProgramStats(StringRef name, const runtime::ProgramStats &s,
+                              bool cpu) {
   auto &os = llvm::outs();
   os << "stats @" << name << ":\n";
   os << "  calls: " << s.calls << "\n";
@@ -283,6 +289,11 @@ static void printProgramStats(StringRef name, const runtime::ProgramStats &s) {
   os << "  cache misses: " << s.misses << "\n";
   os << "  compiles: " << s.compiles << "\n";
   os << "  fallbacks: " << s.fallbacks << "\n";
+  if (cpu) {
+    os << "  cpu graphs compiled: " << s.cpuGraphsCompiled << "\n";
+    os << "  cpu graphs interpreted: " << s.cpuGraphsInterpreted << "\n";
+    os << "  cpu graph calls: " << s.cpuGraphCalls << "\n";
+  }
   os << "  recompile reasons: " << s.recompileReasons.size() << "\n";
   for (auto [i, r] : llvm::enumerate(s.recompileReasons))
     os << "    " << i + 1 << ". " << r << "\n";
@@ -305,7 +316,11 @@ static int runProgram(kg::ProgramOp program) {
     }
     return true;
   };
-  if (!setOpt("backend", backend) || !setOpt("pipeline", pipeline) ||
+  // --pipeline=kiln-cpu{...} selects the cpu backend; an explicit
+  // --backend=eager/interpreter with it is a conflict (setOption says so).
+  if (!setOpt("pipeline", pipeline) ||
+      (backend.getNumOccurrences() && !setOpt("backend", backend)) ||
+      !setOpt("cpu_fallback", cpuFallback) ||
       !setOpt("cache_size_limit", std::to_string(cacheSizeLimit)) ||
       !setOpt("frozen", frozen ? "true" : "false") ||
       !setOpt("dynamic", dynamicMode))
@@ -424,7 +439,7 @@ static int runProgram(kg::ProgramOp program) {
       llvm::outs() << "entry " << i << ":\n" << ir << "\n";
   if (printStats)
     if (const runtime::ProgramStats *st = session.stats(name))
-      printProgramStats(name, *st);
+      printProgramStats(name, *st, session.options().backend == "cpu");
   llvm::outs().flush();
   return 0;
 }

@@ -38,14 +38,22 @@ enum class DynamicMode {
 };
 
 struct SessionOptions {
-  /// Backend that runs graphs: "eager" (the interpreter). Part of every
-  /// entry's guards (BACKEND_MATCH).
+  /// Backend that runs graphs: "eager" (the interpreter) or "cpu" (each
+  /// graph function of an entry compiled by kiln-cpu and the JIT when the
+  /// entry is made). Part of every entry's guards (BACKEND_MATCH).
   std::string backend = "eager";
   /// Pass pipeline run on each specialized program (textual, as for
   /// kiln-opt --pass-pipeline without the builtin.module wrapper): Kiln's
   /// passes and pipelines and MLIR's generic ones. The default is the
-  /// capture-level pipeline of the eager backend.
+  /// capture-level pipeline of the eager backend. A pipeline whose last
+  /// element is `kiln-cpu` or `kiln-cpu{...}` selects the cpu backend: the
+  /// elements before it run on the program (kiln-eager when there are none)
+  /// and `kiln-cpu{...}` compiles its graph functions.
   std::string pipeline = "kiln-eager";
+  /// cpu backend, a graph function that kiln-cpu cannot compile (an op with
+  /// no CPU lowering): "error" fails the call naming the op and its
+  /// location; "eager" warns and runs that graph in the interpreter.
+  std::string cpuFallback = "error";
   /// Entries per program before it stops recompiling.
   unsigned cacheSizeLimit = 8;
   /// Never compile: a miss runs the fallback (after warm-up).
@@ -79,6 +87,12 @@ struct ProgramStats {
   /// "compile-guards"), summed over compiles.
   std::map<std::string, double> compileSeconds;
   double totalCompileSeconds = 0;
+  /// cpu backend: graph functions compiled (summed over entries), graphs
+  /// left to the interpreter by cpu_fallback = eager, and calls of compiled
+  /// graphs.
+  uint64_t cpuGraphsCompiled = 0;
+  uint64_t cpuGraphsInterpreted = 0;
+  uint64_t cpuGraphCalls = 0;
   bool limitWarned = false;
 };
 
@@ -97,8 +111,9 @@ public:
   mlir::LogicalResult loadModuleFile(llvm::StringRef path, std::string &error);
 
   SessionOptions &options() { return opts; }
-  /// Sets an option by name: backend, pipeline, cache_size_limit, frozen
-  /// (true/false), dynamic (auto/static/dynamic).
+  /// Sets an option by name: backend (eager/cpu; interpreter is eager),
+  /// pipeline, cache_size_limit, frozen (true/false), dynamic
+  /// (auto/static/dynamic), cpu_fallback (error/eager).
   mlir::LogicalResult setOption(llvm::StringRef key, llvm::StringRef value,
                                 std::string &error);
 

@@ -20,6 +20,8 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringSet.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -48,6 +50,26 @@ void kiln::cpu::registerCPUBackendDialects(DialectRegistry &registry) {
 
 CPUExecutable::~CPUExecutable() = default;
 
+/// "file:line:col" of a location (callee of a call site, first of a fused
+/// location), else its printed form.
+static std::string locString(Location loc) {
+  if (auto fl = dyn_cast<FileLineColLoc>(loc))
+    return (fl.getFilename().getValue() + ":" + Twine(fl.getLine()) + ":" +
+            Twine(fl.getColumn()))
+        .str();
+  if (auto nl = dyn_cast<NameLoc>(loc))
+    return locString(nl.getChildLoc());
+  if (auto cs = dyn_cast<CallSiteLoc>(loc))
+    return locString(cs.getCallee());
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      return locString(fused.getLocations().front());
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << loc;
+  return s;
+}
+
 static double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
       .count();
@@ -56,79 +78,127 @@ static double secondsSince(std::chrono::steady_clock::time_point t0) {
 FailureOr<std::unique_ptr<CPUExecutable>>
 CPUExecutable::compile(ModuleOp module, StringRef entry, std::string &error,
                        CompileTimes *times) {
+  auto all = compileAll(module, {entry.str()}, "", error, times);
+  if (failed(all))
+    return failure();
+  return std::move(all->front());
+}
+
+FailureOr<SmallVector<std::unique_ptr<CPUExecutable>>>
+CPUExecutable::compileAll(ModuleOp module, ArrayRef<std::string> entries,
+                          StringRef pipeline, std::string &error,
+                          CompileTimes *times) {
   static std::once_flag init;
   std::call_once(init, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
   MLIRContext *ctx = module.getContext();
-  std::unique_ptr<CPUExecutable> exe(new CPUExecutable());
+  SmallVector<std::unique_ptr<CPUExecutable>> exes;
 
-  // A clone holding only functions (kg.programs are host code).
+  // A clone holding only the entries and the functions they reference
+  // (kg.programs are host code; other functions are not compiled).
   OwningOpRef<ModuleOp> clone(cast<ModuleOp>(module->clone()));
-  for (Operation &op : llvm::make_early_inc_range(clone->getOps()))
-    if (!isa<func::FuncOp>(op))
-      op.erase();
-  auto fn = clone->lookupSymbol<func::FuncOp>(entry);
-  if (!fn || fn.isExternal()) {
-    error = ("no function named '" + entry + "' with a body").str();
-    return failure();
-  }
-  auto sigOf = [&](Type t, const char *what, unsigned i,
-                   Sig &sig) -> LogicalResult {
-    auto tt = dyn_cast<RankedTensorType>(t);
-    std::optional<DType> dt =
-        tt ? interp::dtypeFromType(tt.getElementType()) : std::nullopt;
-    if (!dt || tt.getElementType().isIndex()) {
-      error = ("the CPU backend takes ranked tensors of f32, f64, f16, bf16, "
-               "i64, i32 or i1; " +
-               Twine(what) + " #" + Twine(i) + " of @" + entry + " is ")
-                  .str();
-      llvm::raw_string_ostream os(error);
-      os << t;
+  llvm::StringSet<> keep;
+  SmallVector<func::FuncOp> worklist;
+  for (const std::string &entry : entries) {
+    auto fn = clone->lookupSymbol<func::FuncOp>(entry);
+    if (!fn || fn.isExternal()) {
+      error = "no function named '" + entry + "' with a body";
       return failure();
     }
-    sig.dtype = *dt;
-    sig.shape.assign(tt.getShape().begin(), tt.getShape().end());
-    return success();
-  };
-  for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
-    Sig s;
-    if (failed(sigOf(t, "argument", i, s)))
-      return failure();
-    exe->argSigs.push_back(s);
+    if (keep.insert(entry).second)
+      worklist.push_back(fn);
   }
-  for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
-    Sig s;
-    if (failed(sigOf(t, "result", i, s)))
-      return failure();
-    exe->resultSigs.push_back(s);
+  while (!worklist.empty()) {
+    func::FuncOp fn = worklist.pop_back_val();
+    fn.walk([&](Operation *op) {
+      for (NamedAttribute attr : op->getAttrs())
+        attr.getValue().walk([&](SymbolRefAttr ref) {
+          StringRef callee = ref.getRootReference().getValue();
+          auto f = clone->lookupSymbol<func::FuncOp>(callee);
+          if (f && keep.insert(callee).second)
+            worklist.push_back(f);
+        });
+    });
   }
-  if (exe->resultSigs.empty()) {
-    error = ("@" + entry + " has no results").str();
-    return failure();
+  for (Operation &op : llvm::make_early_inc_range(clone->getOps())) {
+    auto fn = dyn_cast<func::FuncOp>(op);
+    if (!fn || !keep.contains(fn.getName()))
+      op.erase();
   }
-  fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
-  exe->symbol = ("_mlir_ciface_" + entry).str();
 
-  // kiln-cpu. Diagnostics go to `error`.
+  for (const std::string &entry : entries) {
+    std::unique_ptr<CPUExecutable> exe(new CPUExecutable());
+    auto fn = clone->lookupSymbol<func::FuncOp>(entry);
+    auto sigOf = [&](Type t, const char *what, unsigned i,
+                     Sig &sig) -> LogicalResult {
+      auto tt = dyn_cast<RankedTensorType>(t);
+      std::optional<DType> dt =
+          tt ? interp::dtypeFromType(tt.getElementType()) : std::nullopt;
+      if (!dt || tt.getElementType().isIndex()) {
+        error = ("the CPU backend takes ranked tensors of f32, f64, f16, "
+                 "bf16, i64, i32 or i1; " +
+                 Twine(what) + " #" + Twine(i) + " of @" + entry + " is ")
+                    .str();
+        llvm::raw_string_ostream os(error);
+        os << t;
+        return failure();
+      }
+      sig.dtype = *dt;
+      sig.shape.assign(tt.getShape().begin(), tt.getShape().end());
+      return success();
+    };
+    for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
+      Sig s;
+      if (failed(sigOf(t, "argument", i, s)))
+        return failure();
+      exe->argSigs.push_back(s);
+    }
+    for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
+      Sig s;
+      if (failed(sigOf(t, "result", i, s)))
+        return failure();
+      exe->resultSigs.push_back(s);
+    }
+    if (exe->resultSigs.empty()) {
+      error = "@" + entry + " has no results";
+      return failure();
+    }
+    fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+    exe->symbol = "_mlir_ciface_" + entry;
+    exes.push_back(std::move(exe));
+  }
+
+  // kiln-cpu (or `pipeline`). Diagnostics go to `error`.
   auto t0 = std::chrono::steady_clock::now();
   {
     std::string diags;
     llvm::raw_string_ostream os(diags);
     ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
-      os << d.getLocation() << ": " << d << "\n";
+      os << locString(d.getLocation()) << ": " << d << "\n";
       return success();
     });
     PassManager pm(ctx);
-    buildKilnCPUPipeline(pm, KilnCPUPipelineOptions());
-    if (failed(pm.run(*clone))) {
-      error = "kiln-cpu failed on @" + entry.str() + ":\n" + diags;
+    if (pipeline.empty()) {
+      buildKilnCPUPipeline(pm, KilnCPUPipelineOptions());
+    } else if (failed(parsePassPipeline(pipeline, pm, os))) {
+      error = "invalid CPU pipeline '" + pipeline.str() + "': " + diags;
+      return failure();
+    }
+    LogicalResult ran = pm.run(*clone);
+    if (times)
+      times->pipeline = secondsSince(t0);
+    if (failed(ran)) {
+      std::string names;
+      for (const std::string &entry : entries)
+        names += (names.empty() ? "@" : ", @") + entry;
+      error = "kiln-cpu failed on " + names + ":\n" + diags;
+      while (!error.empty() && error.back() == '\n')
+        error.pop_back();
       return failure();
     }
   }
-  if (times)
-    times->pipeline = secondsSince(t0);
 
   // JIT for the host CPU.
   t0 = std::chrono::steady_clock::now();
@@ -155,10 +225,12 @@ CPUExecutable::compile(ModuleOp module, StringRef entry, std::string &error,
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
     return failure();
   }
-  exe->engine = std::move(*engine);
+  std::shared_ptr<ExecutionEngine> shared(std::move(*engine));
+  for (auto &exe : exes)
+    exe->engine = shared;
   if (times)
     times->jit = secondsSince(t0);
-  return exe;
+  return exes;
 }
 
 FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,

@@ -46,6 +46,16 @@ public:
   compile(mlir::ModuleOp module, llvm::StringRef entry, std::string &error,
           CompileTimes *times = nullptr);
 
+  /// Compiles several entries of `module` together: one clone holding the
+  /// entries and the functions they reference, one run of `pipeline` (a
+  /// textual module pipeline ending in LLVM, e.g. "kiln-cpu{...}"; empty for
+  /// kiln-cpu with default options), one JIT module. The executables share
+  /// the JIT (it lives while any of them does); result i is `entries[i]`.
+  static mlir::FailureOr<llvm::SmallVector<std::unique_ptr<CPUExecutable>>>
+  compileAll(mlir::ModuleOp module, llvm::ArrayRef<std::string> entries,
+             llvm::StringRef pipeline, std::string &error,
+             CompileTimes *times = nullptr);
+
   /// Calls the entry. Inputs are checked against the argument types; results
   /// (buffers the compiled code allocated) are copied into new tensors and
   /// freed.
@@ -54,7 +64,7 @@ public:
 
 private:
   CPUExecutable() = default;
-  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::shared_ptr<mlir::ExecutionEngine> engine;
   std::string symbol;
   struct Sig {
     interp::DType dtype;
