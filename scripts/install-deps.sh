@@ -12,6 +12,8 @@ PKGS=(
   libclang-rt-22-dev
   # test oracles and benchmark baselines
   python3-numpy python3-torch libopenblas-dev libopenblas0-pthread
+  # functorch.compile.min_cut_rematerialization_partition (bench/partition_bytes.py)
+  python3-networkx
 )
 
 missing=()
