@@ -7,3 +7,6 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${KILN_BUILD_DIR:-build}
 scripts/build.sh --target kiln-bench-guard-dispatch >/dev/null
 "$BUILD_DIR/bin/kiln-bench-guard-dispatch" "$@"
+# Saved-activation bytes of kiln-partition vs functorch's partitioners.
+scripts/build.sh --target kiln-opt >/dev/null
+/usr/bin/python3 bench/partition_bytes.py --build-dir "$BUILD_DIR"
