@@ -19,6 +19,10 @@ using namespace kiln::kt;
 #include "kiln/Dialect/KT/IR/KTInterfaces.cpp.inc"
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/KT/IR/KTAttrs.cpp.inc"
+// Type storage, accessors and the dialect's type parser/printer (the custom
+// parts of !kt.ref are in KTTypes.cpp).
+#define GET_TYPEDEF_CLASSES
+#include "kiln/Dialect/KT/IR/KTTypes.cpp.inc"
 
 void KTDialect::initialize() {
   // One list per op family (each family is generated separately).
@@ -45,6 +49,14 @@ void KTDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/KT/IR/KTShapeOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KT/IR/KTRefOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "kiln/Dialect/KT/IR/KTTypes.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST

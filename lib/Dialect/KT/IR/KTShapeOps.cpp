@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/KT/IR/KTOps.h"
+#include "kiln/Dialect/KT/IR/KTViewInference.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -62,11 +63,9 @@ LogicalResult push(SmallVectorImpl<Type> &types, ArrayRef<int64_t> shape,
 // reshape
 //===----------------------------------------------------------------------===//
 
-LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
-                           ReshapeOp::Adaptor adaptor,
-                           SmallVectorImpl<Type> &types) {
-  StringRef name = ReshapeOp::getOperationName();
-  auto in = tensorOf(adaptor.getSelf().getType());
+LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
+                            RankedTensorType in, ReshapeOp::Adaptor adaptor,
+                            SmallVectorImpl<Type> &types) {
   if (!adaptor.getShapeAttr())
     return emitKTError(loc, name, "requires attribute 'shape'");
   SmallVector<int64_t> shape = getI64Array(adaptor.getShapeAttr());
@@ -112,11 +111,9 @@ LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
 // transpose / permute
 //===----------------------------------------------------------------------===//
 
-LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
-                           TransposeOp::Adaptor adaptor,
-                           SmallVectorImpl<Type> &types) {
-  StringRef name = TransposeOp::getOperationName();
-  auto in = tensorOf(adaptor.getSelf().getType());
+LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
+                            RankedTensorType in, TransposeOp::Adaptor adaptor,
+                            SmallVectorImpl<Type> &types) {
   if (!adaptor.getDim0Attr() || !adaptor.getDim1Attr())
     return emitKTError(loc, name, "requires attributes 'dim0' and 'dim1'");
   int64_t rank = in.getRank();
@@ -146,11 +143,9 @@ FailureOr<SmallVector<int64_t>> permutation(ArrayAttr attr, int64_t rank,
   return normalizeDims(dims, rank, loc, name, "dim");
 }
 
-LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
-                           PermuteOp::Adaptor adaptor,
-                           SmallVectorImpl<Type> &types) {
-  StringRef name = PermuteOp::getOperationName();
-  auto in = tensorOf(adaptor.getSelf().getType());
+LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
+                            RankedTensorType in, PermuteOp::Adaptor adaptor,
+                            SmallVectorImpl<Type> &types) {
   if (!adaptor.getDimsAttr())
     return emitKTError(loc, name, "requires attribute 'dims'");
   FailureOr<SmallVector<int64_t>> perm =
@@ -167,11 +162,9 @@ LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
 // expand
 //===----------------------------------------------------------------------===//
 
-LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
-                           ExpandOp::Adaptor adaptor,
-                           SmallVectorImpl<Type> &types) {
-  StringRef name = ExpandOp::getOperationName();
-  auto in = tensorOf(adaptor.getSelf().getType());
+LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
+                            RankedTensorType in, ExpandOp::Adaptor adaptor,
+                            SmallVectorImpl<Type> &types) {
   if (!adaptor.getSizeAttr())
     return emitKTError(loc, name, "requires attribute 'size'");
   SmallVector<int64_t> size = getI64Array(adaptor.getSizeAttr());
@@ -212,11 +205,9 @@ LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
 // squeeze / unsqueeze
 //===----------------------------------------------------------------------===//
 
-LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
-                           SqueezeOp::Adaptor adaptor,
-                           SmallVectorImpl<Type> &types) {
-  StringRef name = SqueezeOp::getOperationName();
-  auto in = tensorOf(adaptor.getSelf().getType());
+LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
+                            RankedTensorType in, SqueezeOp::Adaptor adaptor,
+                            SmallVectorImpl<Type> &types) {
   int64_t rank = in.getRank();
   SmallVector<int64_t> dims;
   if (adaptor.getDimAttr()) {
@@ -239,11 +230,9 @@ LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
   return push(types, result, in.getElementType());
 }
 
-LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
-                           UnsqueezeOp::Adaptor adaptor,
-                           SmallVectorImpl<Type> &types) {
-  StringRef name = UnsqueezeOp::getOperationName();
-  auto in = tensorOf(adaptor.getSelf().getType());
+LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
+                            RankedTensorType in, UnsqueezeOp::Adaptor adaptor,
+                            SmallVectorImpl<Type> &types) {
   if (!adaptor.getDimAttr())
     return emitKTError(loc, name, "requires attribute 'dim'");
   FailureOr<int64_t> d =
@@ -259,11 +248,9 @@ LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
 // slice / select
 //===----------------------------------------------------------------------===//
 
-LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
-                           SliceOp::Adaptor adaptor,
-                           SmallVectorImpl<Type> &types) {
-  StringRef name = SliceOp::getOperationName();
-  auto in = tensorOf(adaptor.getSelf().getType());
+LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
+                            RankedTensorType in, SliceOp::Adaptor adaptor,
+                            SmallVectorImpl<Type> &types) {
   int64_t rank = in.getRank();
   if (rank == 0)
     return emitKTError(loc, name, "cannot slice a rank-0 tensor");
@@ -287,11 +274,9 @@ LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
   return push(types, shape, in.getElementType());
 }
 
-LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
-                           SelectOp::Adaptor adaptor,
-                           SmallVectorImpl<Type> &types) {
-  StringRef name = SelectOp::getOperationName();
-  auto in = tensorOf(adaptor.getSelf().getType());
+LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
+                            RankedTensorType in, SelectOp::Adaptor adaptor,
+                            SmallVectorImpl<Type> &types) {
   int64_t rank = in.getRank();
   if (rank == 0)
     return emitKTError(loc, name, "cannot select from a rank-0 tensor");
@@ -534,6 +519,106 @@ LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
 }
 
 } // namespace
+
+// The ops with a view form (kt.view_*): one shape rule for the value op and
+// for the view op's verifier (KTViewInference.h), which passes its own name
+// and the ref's tensor type.
+LogicalResult kiln::kt::inferViewShape(std::optional<Location> loc,
+                                      StringRef name, RankedTensorType in,
+                                      ReshapeOp::Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, name, in, adaptor, types);
+}
+static LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
+                                  ReshapeOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, ReshapeOp::getOperationName(),
+                       tensorOf(adaptor.getSelf().getType()), adaptor, types);
+}
+LogicalResult kiln::kt::inferViewShape(std::optional<Location> loc,
+                                      StringRef name, RankedTensorType in,
+                                      TransposeOp::Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, name, in, adaptor, types);
+}
+static LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
+                                  TransposeOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, TransposeOp::getOperationName(),
+                       tensorOf(adaptor.getSelf().getType()), adaptor, types);
+}
+LogicalResult kiln::kt::inferViewShape(std::optional<Location> loc,
+                                      StringRef name, RankedTensorType in,
+                                      PermuteOp::Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, name, in, adaptor, types);
+}
+static LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
+                                  PermuteOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, PermuteOp::getOperationName(),
+                       tensorOf(adaptor.getSelf().getType()), adaptor, types);
+}
+LogicalResult kiln::kt::inferViewShape(std::optional<Location> loc,
+                                      StringRef name, RankedTensorType in,
+                                      ExpandOp::Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, name, in, adaptor, types);
+}
+static LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
+                                  ExpandOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, ExpandOp::getOperationName(),
+                       tensorOf(adaptor.getSelf().getType()), adaptor, types);
+}
+LogicalResult kiln::kt::inferViewShape(std::optional<Location> loc,
+                                      StringRef name, RankedTensorType in,
+                                      SqueezeOp::Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, name, in, adaptor, types);
+}
+static LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
+                                  SqueezeOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, SqueezeOp::getOperationName(),
+                       tensorOf(adaptor.getSelf().getType()), adaptor, types);
+}
+LogicalResult kiln::kt::inferViewShape(std::optional<Location> loc,
+                                      StringRef name, RankedTensorType in,
+                                      UnsqueezeOp::Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, name, in, adaptor, types);
+}
+static LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
+                                  UnsqueezeOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, UnsqueezeOp::getOperationName(),
+                       tensorOf(adaptor.getSelf().getType()), adaptor, types);
+}
+LogicalResult kiln::kt::inferViewShape(std::optional<Location> loc,
+                                      StringRef name, RankedTensorType in,
+                                      SliceOp::Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, name, in, adaptor, types);
+}
+static LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
+                                  SliceOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, SliceOp::getOperationName(),
+                       tensorOf(adaptor.getSelf().getType()), adaptor, types);
+}
+LogicalResult kiln::kt::inferViewShape(std::optional<Location> loc,
+                                      StringRef name, RankedTensorType in,
+                                      SelectOp::Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, name, in, adaptor, types);
+}
+static LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
+                                  SelectOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &types) {
+  return inferShapeFor(loc, SelectOp::getOperationName(),
+                       tensorOf(adaptor.getSelf().getType()), adaptor, types);
+}
 
 //===----------------------------------------------------------------------===//
 // Folders

@@ -38,6 +38,10 @@ def KT_Dialect : Dialect {
        accepted everywhere a dim is.
     4. Random ops take an explicit seed operand (a rank-0 `i64` tensor), so a
        graph stays pure and recomputation is reproducible.
+    5. The one exception to value semantics: `!kt.ref` values and the ref
+       ops (`kt.load`, `kt.store`, `kt.alloc_ref`, the `kt.view_*` views and
+       the in-place ops `kt.add_`, `kt.copy_`, ...) model PyTorch's mutation
+       and aliasing. `kiln-functionalize` rewrites them into value ops.
 
     Every op prints in one uniform form: operands, the attribute dictionary,
     then the functional type:
@@ -47,6 +51,7 @@ def KT_Dialect : Dialect {
     ```
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let hasConstantMaterializer = 1;
 }
 

@@ -18,6 +18,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/KT/IR/KTAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "kiln/Dialect/KT/IR/KTTypes.h.inc"
+
 namespace kiln::kt {
 
 /// The kind of a kt op, from its kind trait (see KTInterfaces.td).

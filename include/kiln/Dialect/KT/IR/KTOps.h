@@ -26,5 +26,7 @@
 #include "kiln/Dialect/KT/IR/KTNormOps.h.inc"
 #define GET_OP_CLASSES
 #include "kiln/Dialect/KT/IR/KTShapeOps.h.inc"
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KT/IR/KTRefOps.h.inc"
 
 #endif // KILN_DIALECT_KT_IR_KTOPS_H
