@@ -2,13 +2,13 @@
 
 // Tests that kiln-verify-no-kt reports every kt op left after a partial
 // lowering.
-func.func @left_over(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) {
-  // expected-error @+1 {{'kt.conv2d' op was not lowered to linalg}}
-  %0 = kt.conv2d %x, %w : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32>
-  %t = kt.neg %x : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
-  // expected-error @+1 {{'kt.max_pool2d' op was not lowered to linalg}}
-  %1 = kt.max_pool2d %t {kernel_size = [2, 2]} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
-  return %0, %1 : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+func.func @left_over(%x: tensor<4x3xf32>, %t: tensor<4xi64>) -> (tensor<f32>, tensor<f32>) {
+  // expected-error @+1 {{'kt.nll_loss' op was not lowered to linalg}}
+  %0 = kt.nll_loss %x, %t : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+  %n = kt.neg %x : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  // expected-error @+1 {{'kt.cross_entropy' op was not lowered to linalg}}
+  %1 = kt.cross_entropy %n, %t : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0, %1 : tensor<f32>, tensor<f32>
 }
 
 // -----

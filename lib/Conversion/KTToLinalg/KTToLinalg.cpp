@@ -36,6 +36,7 @@ void kiln::populateKTToLinalgPatterns(RewritePatternSet &patterns) {
   lowering::populateKTIndexToLinalgPatterns(patterns);
   lowering::populateKTNormToLinalgPatterns(patterns);
   lowering::populateKTRandomToLinalgPatterns(patterns);
+  lowering::populateKTConvolutionToLinalgPatterns(patterns);
 }
 
 void kiln::configureKTToLinalgTarget(ConversionTarget &target,

@@ -23,17 +23,6 @@ using namespace kiln::lowering;
 
 namespace {
 
-/// `v` converted elementwise to element type `elem`.
-Value convertTensor(OpBuilder &b, Location loc, Value v, Type elem) {
-  auto t = cast<RankedTensorType>(v.getType());
-  if (t.getElementType() == elem)
-    return v;
-  return buildElementwise(b, loc, v, t.clone(elem),
-                          [&](OpBuilder &nb, Location nl, ValueRange a) {
-                            return convertScalar(nb, nl, a[0], elem);
-                          });
-}
-
 /// Collapses dims [from, to) of `v` into one.
 Value collapseRange(OpBuilder &b, Location loc, Value v, int64_t from,
                     int64_t to) {

@@ -229,4 +229,14 @@ Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
   return tensor::CastOp::create(b, loc, type, v);
 }
 
+Value convertTensor(OpBuilder &b, Location loc, Value v, Type elem) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getElementType() == elem)
+    return v;
+  return buildElementwise(b, loc, v, t.clone(elem),
+                          [&](OpBuilder &nb, Location nl, ValueRange a) {
+                            return convertScalar(nb, nl, a[0], elem);
+                          });
+}
+
 } // namespace kiln::lowering

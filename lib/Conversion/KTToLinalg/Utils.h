@@ -85,10 +85,16 @@ mlir::Value insertUnitDims(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value castTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                    mlir::Type type);
 
+/// `v` converted elementwise (convertScalar) to element type `elem`.
+mlir::Value convertTensor(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                          mlir::Type elem);
+
 /// stack, gather, index_select, embedding (Index.cpp).
 void populateKTIndexToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// layer_norm, batch_norm, scaled_dot_product_attention (Norm.cpp).
 void populateKTNormToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// conv2d, max_pool2d, avg_pool2d (Convolution.cpp).
+void populateKTConvolutionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// rand, randn, dropout (Random.cpp).
 void populateKTRandomToLinalgPatterns(mlir::RewritePatternSet &patterns);
 

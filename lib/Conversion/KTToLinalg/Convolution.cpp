@@ -1,0 +1,401 @@
+//===- Convolution.cpp - kt conv2d, max_pool2d, avg_pool2d to linalg ------===//
+//
+// Part of Kiln. The windowed NCHW ops; an unbatched [C, H, W] operand gains
+// a unit batch dim that is dropped from the result.
+//
+// * conv2d: `tensor.pad` (zeros) + linalg.conv_2d_nchw_fchw with the strides
+//   and dilations, accumulating onto the broadcast bias; groups > 1 split the
+//   channels (tensor.expand_shape) and use linalg.conv_2d_ngchw_gfchw.
+//   f16/bf16 operands are widened to f32 first (f32 accumulation) and the
+//   result rounded once.
+// * max_pool2d: `tensor.pad` with -inf + linalg.pooling_nchw_max, whose
+//   arith.maximumf propagates NaN as PyTorch does. ceil_mode windows that run
+//   past the padded input read extra -inf padding.
+// * avg_pool2d: zero `tensor.pad` + linalg.pooling_nchw_sum (f32 for
+//   f16/bf16), then a generic dividing by the divisor PyTorch uses for the
+//   window at (linalg.index 2, linalg.index 3): divisor_override, or the
+//   window clipped to the padded input (count_include_pad), or the number of
+//   input elements; a window without input elements gives 0.
+//
+// Output sizes are computed with arith on index values that fold to
+// constants for static shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lowering;
+
+namespace {
+
+/// Index arithmetic on OpFoldResults: constants fold in C++ (static shapes
+/// create no ops), anything else becomes arith ops on index values.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  using OFR = OpFoldResult;
+  OFR c(int64_t x) { return b.getIndexAttr(x); }
+  Value v(OFR x) { return getValueOrCreateConstantIndexOp(b, loc, x); }
+  template <typename ArithOp>
+  OFR binary(OFR x, OFR y, llvm::function_ref<int64_t(int64_t, int64_t)> f) {
+    std::optional<int64_t> cx = getConstantIntValue(x),
+                           cy = getConstantIntValue(y);
+    if (cx && cy)
+      return c(f(*cx, *cy));
+    return ArithOp::create(b, loc, v(x), v(y)).getResult();
+  }
+  OFR add(OFR x, OFR y) {
+    return binary<arith::AddIOp>(x, y, [](int64_t p, int64_t q) { return p + q; });
+  }
+  OFR sub(OFR x, OFR y) {
+    return binary<arith::SubIOp>(x, y, [](int64_t p, int64_t q) { return p - q; });
+  }
+  OFR mul(OFR x, OFR y) {
+    return binary<arith::MulIOp>(x, y, [](int64_t p, int64_t q) { return p * q; });
+  }
+  OFR floorDiv(OFR x, OFR y) {
+    return binary<arith::FloorDivSIOp>(x, y, [](int64_t p, int64_t q) {
+      return p / q - ((p % q != 0) && ((p < 0) != (q < 0)) ? 1 : 0);
+    });
+  }
+  OFR max(OFR x, OFR y) {
+    return binary<arith::MaxSIOp>(x, y,
+                                  [](int64_t p, int64_t q) { return std::max(p, q); });
+  }
+  /// x >= y ? t : f.
+  OFR selectGE(OFR x, OFR y, OFR t, OFR f) {
+    std::optional<int64_t> cx = getConstantIntValue(x),
+                           cy = getConstantIntValue(y);
+    if (cx && cy)
+      return *cx >= *cy ? t : f;
+    Value cond =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v(x), v(y));
+    return arith::SelectOp::create(b, loc, cond, v(t), v(f)).getResult();
+  }
+};
+
+/// PyTorch's output size of a window op along one dim:
+/// floor_or_ceil((in + 2 pad - dil (k - 1) - 1) / stride) + 1, and with
+/// ceil_mode the last window is dropped when it starts at or past in + pad.
+OpFoldResult outputSize(IndexMath &m, OpFoldResult in, OpFoldResult k,
+                        int64_t pad, int64_t stride, int64_t dil, bool ceil) {
+  OpFoldResult num =
+      m.sub(m.add(in, m.c(2 * pad - 1 + (ceil ? stride - 1 : 0))),
+            m.mul(m.c(dil), m.sub(k, m.c(1))));
+  OpFoldResult out = m.add(m.floorDiv(num, m.c(stride)), m.c(1));
+  if (ceil) {
+    OpFoldResult last = m.mul(m.sub(out, m.c(1)), m.c(stride));
+    out = m.selectGE(last, m.add(in, m.c(pad)), m.sub(out, m.c(1)), out);
+  }
+  return out;
+}
+
+/// The high padding a window op needs so that every window of `out` outputs
+/// lies inside the padded input: pad + max(0, last window end - (in + 2 pad)).
+OpFoldResult highPadding(IndexMath &m, OpFoldResult in, OpFoldResult out,
+                         int64_t k, int64_t pad, int64_t stride, int64_t dil) {
+  OpFoldResult end = m.add(m.mul(m.sub(out, m.c(1)), m.c(stride)),
+                           m.c(dil * (k - 1) + 1));
+  OpFoldResult extra = m.max(m.c(0), m.sub(end, m.add(in, m.c(2 * pad))));
+  return m.add(m.c(pad), extra);
+}
+
+SmallVector<int64_t> staticShape(ArrayRef<OpFoldResult> sizes) {
+  SmallVector<int64_t> shape;
+  for (OpFoldResult s : sizes)
+    shape.push_back(getConstantIntValue(s).value_or(ShapedType::kDynamic));
+  return shape;
+}
+
+RankedTensorType typeOf(ArrayRef<OpFoldResult> sizes, Type elem) {
+  return RankedTensorType::get(staticShape(sizes), elem);
+}
+
+/// An unbatched [C, H, W] value as [1, C, H, W].
+Value toNCHW(OpBuilder &b, Location loc, Value x) {
+  auto t = cast<RankedTensorType>(x.getType());
+  if (t.getRank() == 4)
+    return x;
+  SmallVector<int64_t> shape = {1};
+  llvm::append_range(shape, t.getShape());
+  return insertUnitDims(b, loc, x,
+                        RankedTensorType::get(shape, t.getElementType()), {0});
+}
+
+/// Drops the unit batch dim added by toNCHW when the op was unbatched.
+Value fromNCHW(OpBuilder &b, Location loc, Value r, bool batched) {
+  if (batched)
+    return r;
+  auto t = cast<RankedTensorType>(r.getType());
+  return tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get(t.getShape().drop_front(), t.getElementType()),
+      r, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+}
+
+/// `x` ([N, C, H, W]) padded with `value` by `low` before and `high` after
+/// H and W.
+Value padHW(OpBuilder &b, Location loc, Value x, ArrayRef<OpFoldResult> low,
+            ArrayRef<OpFoldResult> high, Value value) {
+  bool none = true;
+  for (OpFoldResult p : llvm::concat<const OpFoldResult>(low, high))
+    none &= isConstantIntValue(p, 0);
+  if (none)
+    return x;
+  SmallVector<OpFoldResult> lo = {b.getIndexAttr(0), b.getIndexAttr(0), low[0],
+                                  low[1]};
+  SmallVector<OpFoldResult> hi = {b.getIndexAttr(0), b.getIndexAttr(0),
+                                  high[0], high[1]};
+  return tensor::PadOp::create(b, loc, Type(), x, lo, hi, value);
+}
+
+/// `v` with dim `d` split into two dims of sizes `outer` and `inner`.
+Value splitDim(OpBuilder &b, Location loc, Value v, int64_t d,
+               OpFoldResult outer, OpFoldResult inner) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, v);
+  // A `?` dim cannot expand into static dims only: keep `inner` dynamic.
+  if (t.isDynamicDim(d) && getConstantIntValue(outer) &&
+      getConstantIntValue(inner))
+    inner = arith::DivUIOp::create(
+                b, loc, getValueOrCreateConstantIndexOp(b, loc, sizes[d]),
+                getValueOrCreateConstantIndexOp(b, loc, outer))
+                .getResult();
+  SmallVector<OpFoldResult> outSizes;
+  SmallVector<ReassociationIndices> groups;
+  int64_t j = 0;
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    if (i == d) {
+      outSizes.append({outer, inner});
+      groups.push_back({j, j + 1});
+      j += 2;
+    } else {
+      outSizes.push_back(sizes[i]);
+      groups.push_back({j++});
+    }
+  }
+  return tensor::ExpandShapeOp::create(
+      b, loc, typeOf(outSizes, t.getElementType()), v, groups, outSizes);
+}
+
+struct Conv2dLowering : public OpConversionPattern<kt::Conv2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::Conv2dOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = resultType.getElementType();
+    Type acc = computeType(elem);
+    bool batched =
+        cast<RankedTensorType>(adaptor.getInput().getType()).getRank() == 4;
+    SmallVector<int64_t, 2> st = op.getStrideHW(), pd = op.getPaddingHW(),
+                            dl = op.getDilationHW();
+    int64_t groups = op.getGroups();
+    Value x = convertTensor(rw, loc, toNCHW(rw, loc, adaptor.getInput()), acc);
+    Value w = convertTensor(rw, loc, adaptor.getWeight(), acc);
+    SmallVector<OpFoldResult> xs = getSizes(rw, loc, x),
+                              ws = getSizes(rw, loc, w);
+    IndexMath m{rw, loc};
+    SmallVector<OpFoldResult> outSizes = {
+        xs[0], ws[0], outputSize(m, xs[2], ws[2], pd[0], st[0], dl[0], false),
+        outputSize(m, xs[3], ws[3], pd[1], st[1], dl[1], false)};
+    auto outType = typeOf(outSizes, acc);
+    SmallVector<OpFoldResult> padding = {rw.getIndexAttr(pd[0]),
+                                         rw.getIndexAttr(pd[1])};
+    x = padHW(rw, loc, x, padding, padding, scalarConst(rw, loc, acc, 0));
+    // The accumulator starts at the bias, broadcast along dim 1.
+    Value init;
+    if (Value bias = adaptor.getBias()) {
+      Value b1 = convertTensor(rw, loc, bias, acc);
+      AffineMap chan = AffineMap::get(
+          4, 0, {getAffineDimExpr(1, rw.getContext())}, rw.getContext());
+      init = linalg::GenericOp::create(
+                 rw, loc, TypeRange{outType}, ValueRange{b1},
+                 ValueRange{emptyLike(rw, loc, outType, outSizes)},
+                 ArrayRef<AffineMap>{chan, rw.getMultiDimIdentityMap(4)},
+                 SmallVector<utils::IteratorType>(
+                     4, utils::IteratorType::parallel),
+                 [&](OpBuilder &b, Location l, ValueRange a) {
+                   linalg::YieldOp::create(b, l, a[0]);
+                 })
+                 .getResult(0);
+    } else {
+      init = filled(rw, loc, outType, outSizes, scalarConst(rw, loc, acc, 0));
+    }
+    Attribute strides = rw.getI64TensorAttr({st[0], st[1]});
+    Attribute dilations = rw.getI64TensorAttr({dl[0], dl[1]});
+    Value r;
+    if (groups == 1) {
+      r = linalg::Conv2DNchwFchwOp::create(rw, loc, TypeRange{outType},
+                                           ValueRange{x, w}, ValueRange{init},
+                                           strides, dilations)
+              .getResult(0);
+    } else {
+      // [N, G, C/G, H, W] * [G, O/G, C/G, kH, kW] -> [N, G, O/G, OH, OW].
+      OpFoldResult g = rw.getIndexAttr(groups);
+      OpFoldResult og = m.floorDiv(ws[0], m.c(groups));
+      Value xg = splitDim(rw, loc, x, 1, g, ws[1]);
+      Value wg = splitDim(rw, loc, w, 0, g, og);
+      Value ig = splitDim(rw, loc, init, 1, g, og);
+      Value rg =
+          linalg::Conv2DNgchwGfchwOp::create(rw, loc, TypeRange{ig.getType()},
+                                             ValueRange{xg, wg}, ValueRange{ig},
+                                             strides, dilations)
+              .getResult(0);
+      r = tensor::CollapseShapeOp::create(
+          rw, loc, outType, rg,
+          ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+    }
+    r = fromNCHW(rw, loc, convertTensor(rw, loc, r, elem), batched);
+    rw.replaceOp(op, castTo(rw, loc, r, resultType));
+    return success();
+  }
+};
+
+struct MaxPool2dLowering : public OpConversionPattern<kt::MaxPool2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::MaxPool2dOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = resultType.getElementType();
+    bool batched =
+        cast<RankedTensorType>(adaptor.getSelf().getType()).getRank() == 4;
+    SmallVector<int64_t, 2> k = op.getKernelHW(), st = op.getStrideHW(),
+                            pd = op.getPaddingHW(), dl = op.getDilationHW();
+    bool ceil = op.getCeilMode();
+    Value x = toNCHW(rw, loc, adaptor.getSelf());
+    SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
+    IndexMath m{rw, loc};
+    SmallVector<OpFoldResult> outSizes = {xs[0], xs[1]};
+    SmallVector<OpFoldResult> low, high;
+    for (int i = 0; i < 2; ++i) {
+      OpFoldResult o = outputSize(m, xs[2 + i], rw.getIndexAttr(k[i]), pd[i],
+                                  st[i], dl[i], ceil);
+      outSizes.push_back(o);
+      low.push_back(rw.getIndexAttr(pd[i]));
+      high.push_back(highPadding(m, xs[2 + i], o, k[i], pd[i], st[i], dl[i]));
+    }
+    Value ninf =
+        scalarConst(rw, loc, elem, -std::numeric_limits<double>::infinity());
+    x = padHW(rw, loc, x, low, high, ninf);
+    auto outType = typeOf(outSizes, elem);
+    Value init = filled(rw, loc, outType, outSizes, ninf);
+    Value window = tensor::EmptyOp::create(rw, loc, ArrayRef<int64_t>{k[0], k[1]},
+                                           elem);
+    Value r = linalg::PoolingNchwMaxOp::create(
+                  rw, loc, TypeRange{outType}, ValueRange{x, window},
+                  ValueRange{init}, rw.getI64TensorAttr({st[0], st[1]}),
+                  rw.getI64TensorAttr({dl[0], dl[1]}))
+                  .getResult(0);
+    r = fromNCHW(rw, loc, r, batched);
+    rw.replaceOp(op, castTo(rw, loc, r, resultType));
+    return success();
+  }
+};
+
+struct AvgPool2dLowering : public OpConversionPattern<kt::AvgPool2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::AvgPool2dOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = resultType.getElementType();
+    Type acc = computeType(elem);
+    bool batched =
+        cast<RankedTensorType>(adaptor.getSelf().getType()).getRank() == 4;
+    SmallVector<int64_t, 2> k = op.getKernelHW(), st = op.getStrideHW(),
+                            pd = op.getPaddingHW();
+    bool ceil = op.getCeilMode(), includePad = op.getCountIncludePad();
+    std::optional<int64_t> divOverride;
+    if (IntegerAttr a = op.getDivisorOverrideAttr())
+      divOverride = a.getInt();
+    Value x = convertTensor(rw, loc, toNCHW(rw, loc, adaptor.getSelf()), acc);
+    SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
+    IndexMath m{rw, loc};
+    SmallVector<OpFoldResult> outSizes = {xs[0], xs[1]};
+    SmallVector<OpFoldResult> low, high;
+    for (int i = 0; i < 2; ++i) {
+      OpFoldResult o = outputSize(m, xs[2 + i], rw.getIndexAttr(k[i]), pd[i],
+                                  st[i], 1, ceil);
+      outSizes.push_back(o);
+      low.push_back(rw.getIndexAttr(pd[i]));
+      high.push_back(highPadding(m, xs[2 + i], o, k[i], pd[i], st[i], 1));
+    }
+    x = padHW(rw, loc, x, low, high, scalarConst(rw, loc, acc, 0));
+    auto sumType = typeOf(outSizes, acc);
+    Value init = filled(rw, loc, sumType, outSizes, scalarConst(rw, loc, acc, 0));
+    Value window =
+        tensor::EmptyOp::create(rw, loc, ArrayRef<int64_t>{k[0], k[1]}, acc);
+    Value sum = linalg::PoolingNchwSumOp::create(
+                    rw, loc, TypeRange{sumType}, ValueRange{x, window},
+                    ValueRange{init}, rw.getI64TensorAttr({st[0], st[1]}),
+                    rw.getI64TensorAttr({1, 1}))
+                    .getResult(0);
+    // Divide by the window's divisor.
+    Value hIn = m.v(xs[2]), wIn = m.v(xs[3]);
+    auto outType = typeOf(outSizes, elem);
+    AffineMap id = rw.getMultiDimIdentityMap(4);
+    Value r =
+        linalg::GenericOp::create(
+            rw, loc, TypeRange{outType}, ValueRange{sum},
+            ValueRange{emptyLike(rw, loc, outType, outSizes)},
+            ArrayRef<AffineMap>{id, id},
+            SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              auto cst = [&](int64_t v) -> Value {
+                return arith::ConstantIndexOp::create(b, l, v);
+              };
+              Value sizes[2] = {hIn, wIn};
+              Value poolSize = cst(1), count = cst(1), empty;
+              for (int i = 0; i < 2; ++i) {
+                Value o = linalg::IndexOp::create(b, l, 2 + i);
+                Value s =
+                    arith::SubIOp::create(b, l, arith::MulIOp::create(
+                                                    b, l, o, cst(st[i])),
+                                          cst(pd[i]));
+                Value e = arith::MinSIOp::create(
+                    b, l, arith::AddIOp::create(b, l, s, cst(k[i])),
+                    arith::AddIOp::create(b, l, sizes[i], cst(pd[i])));
+                poolSize = arith::MulIOp::create(
+                    b, l, poolSize, arith::SubIOp::create(b, l, e, s));
+                Value sc = arith::MaxSIOp::create(b, l, s, cst(0));
+                Value ec = arith::MinSIOp::create(b, l, e, sizes[i]);
+                Value n = arith::SubIOp::create(b, l, ec, sc);
+                count = arith::MulIOp::create(b, l, count, n);
+                Value none = arith::CmpIOp::create(
+                    b, l, arith::CmpIPredicate::sle, n, cst(0));
+                empty = empty ? arith::OrIOp::create(b, l, empty, none) : none;
+              }
+              Value div = divOverride ? cst(*divOverride)
+                          : includePad ? poolSize
+                                       : count;
+              Value divF = arith::SIToFPOp::create(
+                  b, l, acc,
+                  arith::IndexCastOp::create(b, l, b.getI64Type(), div));
+              Value q = arith::DivFOp::create(b, l, a[0], divF);
+              q = arith::SelectOp::create(b, l, empty,
+                                          scalarConst(b, l, acc, 0), q);
+              linalg::YieldOp::create(b, l, convertScalar(b, l, q, elem));
+            })
+            .getResult(0);
+    r = fromNCHW(rw, loc, r, batched);
+    rw.replaceOp(op, castTo(rw, loc, r, resultType));
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::lowering::populateKTConvolutionToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<Conv2dLowering, MaxPool2dLowering, AvgPool2dLowering>(
+      patterns.getContext());
+}
