@@ -113,41 +113,41 @@ s.record("bad kiln-cpu option", r.rc == 1 and "invalid pipeline" in r.stderr,
 
 # -- a graph with an op without a CPU lowering -------------------------------
 UNLOWERED = """
-kg.program @p(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x4x4xf32>) {
-  %c = kg.graph @p_g0(%x, %w) : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32> {
-  ^bb0(%a: tensor<1x1x4x4xf32>, %b: tensor<1x1x3x3xf32>):
-    %n = kt.neg %a : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> loc("m.py":2:4)
-    %r = kt.conv2d %n, %b : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32> loc("m.py":3:8)
-    kg.yield %r : tensor<1x1x2x2xf32>
+kg.program @p(%x: tensor<4x3xf32>, %t: tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>) {
+  %c = kg.graph @p_g0(%x, %t) : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32> {
+  ^bb0(%a: tensor<4x3xf32>, %b: tensor<4xi64>):
+    %n = kt.neg %a : (tensor<4x3xf32>) -> tensor<4x3xf32> loc("m.py":2:4)
+    %r = kt.nll_loss %n, %b : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32> loc("m.py":3:8)
+    kg.yield %r : tensor<f32>
   }
-  %e = kg.graph @p_g1(%x) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
-  ^bb0(%a: tensor<1x1x4x4xf32>):
-    %r = kt.exp %a : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> loc("m.py":4:8)
-    kg.yield %r : tensor<1x1x4x4xf32>
+  %e = kg.graph @p_g1(%x) : (tensor<4x3xf32>) -> tensor<4x3xf32> {
+  ^bb0(%a: tensor<4x3xf32>):
+    %r = kt.exp %a : (tensor<4x3xf32>) -> tensor<4x3xf32> loc("m.py":4:8)
+    kg.yield %r : tensor<4x3xf32>
   }
-  kg.return %c, %e : tensor<1x1x2x2xf32>, tensor<1x1x4x4xf32>
+  kg.return %c, %e : tensor<f32>, tensor<4x3xf32>
 }
 """
-x, w = s.randn(1, 1, 4, 4), s.randn(1, 1, 3, 3)
+x, w = s.randn(4, 3), np.array([0, 2, 1, 2], np.int64)
 
 
-def conv_ref(x, w):
-    xt, wt = torch.from_numpy(x).double(), torch.from_numpy(w).double()
-    return [F.conv2d(-xt, wt).numpy(), torch.exp(xt).numpy()]
+def unlowered_ref(x, w):
+    xt, wt = torch.from_numpy(x).double(), torch.from_numpy(w)
+    return [F.nll_loss(-xt, wt).numpy(), torch.exp(xt).numpy()]
 
 
 r = run_calls(UNLOWERED, [[x, w]], "--backend=cpu")
 s.record("no CPU lowering: error with op and location",
          r.rc == 1 and "compiling @p for the cpu backend failed" in r.stderr and
-         "m.py:3:8: failed to legalize operation 'kt.conv2d'" in r.stderr,
+         "m.py:3:8: failed to legalize operation 'kt.nll_loss'" in r.stderr,
          repr(r))
 r = run_calls(UNLOWERED, [[x, w], [x, w]], "--backend=cpu",
               "--cpu-fallback=eager", "--stats")
-check_calls("cpu_fallback=eager", r, [[x, w], [x, w]], conv_ref)
+check_calls("cpu_fallback=eager", r, [[x, w], [x, w]], unlowered_ref)
 s.record("cpu_fallback=eager: one warning naming the graph",
          r.stderr.count("kiln: warning: @p: graph @p_g0 runs in the "
                         "interpreter (cpu_fallback = eager)") == 1 and
-         "kt.conv2d" in r.stderr, repr(r))
+         "kt.nll_loss" in r.stderr, repr(r))
 s.record("cpu_fallback=eager: the other graph compiled",
          stat(r, "cpu graphs compiled") == 1 and
          stat(r, "cpu graphs interpreted") == 1 and
