@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Interpreter/Interpreter.h"
+#include "kiln/Dialect/KT/IR/KTDialect.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -28,6 +29,10 @@ bool matchesType(DType dtype, ArrayRef<int64_t> valueShape, Type type,
   if (auto tt = dyn_cast<RankedTensorType>(type)) {
     elem = tt.getElementType();
     shape = tt.getShape();
+  } else if (auto rt = dyn_cast<kt::RefType>(type)) {
+    // A ref is checked like its tensor type (Tensor::isRef tells them apart).
+    elem = rt.getElementType();
+    shape = rt.getShape();
   } else if (isa<ShapedType>(type)) {
     os << "unsupported type " << type;
     return false;
@@ -79,12 +84,17 @@ FailureOr<SmallVector<Tensor>> Interpreter::call(FunctionOpInterface fn,
                    << args.size();
     return failure();
   }
-  for (auto [i, arg] : llvm::enumerate(args)) {
+  SmallVector<Tensor> boundArgs(args);
+  for (auto [i, arg] : llvm::enumerate(boundArgs)) {
     std::string why;
     if (!matchesType(arg, fn.getArgumentTypes()[i], why)) {
       fn.emitError() << "argument #" << i << ": " << why;
       return failure();
     }
+    // A tensor passed for a ref argument becomes a ref over its buffer, so
+    // the caller sees the function's writes (mutated inputs).
+    if (isa<kt::RefType>(fn.getArgumentTypes()[i]))
+      arg = Tensor::makeRef(arg);
   }
   if (++callDepth > 256) {
     --callDepth;
@@ -92,7 +102,7 @@ FailureOr<SmallVector<Tensor>> Interpreter::call(FunctionOpInterface fn,
     return failure();
   }
   FailureOr<SmallVector<Tensor>> results =
-      runBlock(fn.getFunctionBody().front(), args);
+      runBlock(fn.getFunctionBody().front(), boundArgs);
   --callDepth;
   if (failed(results))
     return failure();

@@ -14,4 +14,5 @@ void kiln::interp::registerInterpreterInterfaces(mlir::DialectRegistry &registry
   registerNormKernels(registry);
   registerShapeKernels(registry);
   registerArithKernels(registry);
+  registerRefKernels(registry);
 }

@@ -317,6 +317,52 @@ std::vector<int64_t> Tensor::toInts() const {
   return out;
 }
 
+Tensor Tensor::makeRef(const Tensor &t) {
+  if (t.isRef())
+    return t;
+  Tensor r = t;
+  auto l = std::make_shared<RefLayout>();
+  l->strides = contiguousStrides(t.shape());
+  r.layout = std::move(l);
+  return r;
+}
+
+Tensor Tensor::refView(llvm::ArrayRef<int64_t> shape, int64_t offset,
+                       llvm::ArrayRef<int64_t> strides) const {
+  Tensor r = *this;
+  r.dims.assign(shape.begin(), shape.end());
+  r.count = numElements(shape);
+  auto l = std::make_shared<RefLayout>();
+  l->offset = offset;
+  l->strides.assign(strides.begin(), strides.end());
+  r.layout = std::move(l);
+  return r;
+}
+
+Tensor Tensor::loadRef() const {
+  if (!isRef())
+    return *this;
+  Tensor out(dt, dims);
+  size_t es = dtypeSize(dt);
+  const uint8_t *src = buffer->data();
+  uint8_t *dst = static_cast<uint8_t *>(out.mutableData());
+  int64_t rank = dims.size();
+  llvm::SmallVector<int64_t> idx(rank, 0);
+  int64_t off = layout->offset;
+  for (int64_t o = 0; o < count; ++o) {
+    std::memcpy(dst + o * es, src + off * es, es);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < dims[d]) {
+        off += layout->strides[d];
+        break;
+      }
+      off -= layout->strides[d] * (dims[d] - 1);
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
 Tensor Tensor::reshaped(llvm::ArrayRef<int64_t> newShape) const {
   Tensor t = *this;
   t.dims.assign(newShape.begin(), newShape.end());

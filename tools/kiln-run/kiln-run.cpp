@@ -46,6 +46,7 @@
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace kiln;
@@ -157,6 +158,8 @@ struct SplitMix64 {
 
 static FailureOr<Tensor> randomTensor(Type type, SplitMix64 &rng,
                                       std::string &why) {
+  if (auto rt = dyn_cast<kt::RefType>(type))
+    type = rt.getTensorType(); // A ref argument takes a tensor's input.
   Type elem = type;
   SmallVector<int64_t> shape;
   if (auto tt = dyn_cast<RankedTensorType>(type)) {
@@ -196,6 +199,8 @@ static llvm::Expected<Tensor> readInput(StringRef path, Type argType) {
   Type elem = argType;
   if (auto st = dyn_cast<ShapedType>(argType))
     elem = st.getElementType();
+  else if (auto rt = dyn_cast<kt::RefType>(argType))
+    elem = rt.getElementType();
   if (elem.isBF16() && t->dtype() == DType::F32)
     *t = t->convertTo(DType::BF16);
   return t;
@@ -516,7 +521,7 @@ int main(int argc, char **argv) {
   auto fn = cast<func::FuncOp>(entryOp);
 
   unsigned numArgs = fn.getNumArguments();
-  SmallVector<Tensor> args;
+  SmallVector<Tensor> args, savedInputs;
   if (randomInputs) {
     if (!inputs.empty())
       return fail("--random-inputs and --input cannot be combined");
@@ -549,6 +554,25 @@ int main(int argc, char **argv) {
     }
   }
 
+  // Ref arguments (mutated inputs): the interpreter writes into the argument
+  // buffers; keep copies of random inputs so that input<i>.npy holds the
+  // values the function received.
+  SmallVector<unsigned> refArgs;
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (isa<kt::RefType>(fn.getArgumentTypes()[i])) {
+      refArgs.push_back(i);
+      Tensor copy(args[i].dtype(), args[i].shape());
+      if (args[i].byteSize())
+        std::memcpy(copy.mutableData(), args[i].data(), args[i].byteSize());
+      std::swap(args[i], copy); // args[i]: the buffer the call mutates.
+      savedInputs.push_back(copy);
+    } else {
+      savedInputs.push_back(args[i]);
+    }
+  if (!refArgs.empty() && backend == "cpu")
+    return fail("@" + fn.getName() + " has !kt.ref arguments, which the cpu "
+                "backend does not take; use --backend=interpreter");
+
   FailureOr<SmallVector<Tensor>> results = failure();
   if (backend == "cpu") {
     std::string error;
@@ -573,11 +597,28 @@ int main(int argc, char **argv) {
                 "' for a func.func entry (interpreter or cpu)");
   }
 
+  for (Tensor &r : *results)
+    r = r.loadRef(); // A returned ref prints its contents.
   if (failed(emitResults(*results, fn.getResultTypes(), outputDir,
-                         randomInputs ? ArrayRef<Tensor>(args)
+                         randomInputs ? ArrayRef<Tensor>(savedInputs)
                                       : ArrayRef<Tensor>(),
                          /*header=*/"")))
     return 1;
+  // The final contents of each ref argument, after the results.
+  for (unsigned i : refArgs) {
+    if (!outputDir.empty()) {
+      SmallString<256> path(outputDir);
+      llvm::sys::path::append(path, "arg" + llvm::Twine(i) + ".npy");
+      if (llvm::Error e = writeNPY(path, args[i]))
+        return fail(llvm::toString(std::move(e)));
+    }
+    if (printResults) {
+      llvm::outs() << "arg" << i << " (mutated): " << fn.getArgumentTypes()[i]
+                   << "\n";
+      printTensorValues(llvm::outs(), args[i]);
+      llvm::outs() << "\n";
+    }
+  }
   llvm::outs().flush();
   return hadError ? 1 : 0;
 }

@@ -88,6 +88,26 @@ public:
 
   /// The same data with another shape of equal element count (no copy).
   Tensor reshaped(llvm::ArrayRef<int64_t> newShape) const;
+
+  // Refs (values of `!kt.ref` type). A ref is a view over storage shared by
+  // all of its aliases: the buffer is the whole storage, and element `idx`
+  // (a multi-index over `shape()`) lives at storage index
+  // `refOffset() + sum(idx[k] * refStrides()[k])`. On a ref, getF/setF/getI/
+  // setI take storage indices; `loadRef` copies the contents out.
+
+  /// True for a ref.
+  bool isRef() const { return layout != nullptr; }
+  int64_t refOffset() const { return layout ? layout->offset : 0; }
+  llvm::ArrayRef<int64_t> refStrides() const { return layout->strides; }
+  /// A contiguous ref over the buffer of `t` (not a copy: writes through the
+  /// ref change `t`). A ref is returned unchanged.
+  static Tensor makeRef(const Tensor &t);
+  /// A ref with another layout over the same storage.
+  Tensor refView(llvm::ArrayRef<int64_t> shape, int64_t offset,
+                 llvm::ArrayRef<int64_t> strides) const;
+  /// The current contents of a ref as a new contiguous tensor (a plain tensor
+  /// is returned unchanged).
+  Tensor loadRef() const;
   /// This tensor converted to `dt` (PyTorch `.to(dtype)` semantics).
   Tensor convertTo(DType dt) const;
 
@@ -96,6 +116,12 @@ private:
   llvm::SmallVector<int64_t, 4> dims;
   int64_t count = 0;
   std::shared_ptr<std::vector<uint8_t>> buffer;
+  struct RefLayout {
+    int64_t offset = 0;
+    llvm::SmallVector<int64_t, 4> strides;
+  };
+  /// Set for refs only.
+  std::shared_ptr<const RefLayout> layout;
 };
 
 } // namespace kiln::interp
