@@ -29,6 +29,9 @@ void kiln::buildKilnEagerPipeline(OpPassManager &pm,
   pm.addPass(createKilnSplitGraphsPass(split));
   pm.addPass(createKilnInlineAllowedPass());
   pm.addPass(createKilnOutlineGraphsPass());
+  // Eager autograd: each kg.grad's graph becomes a call of its joint
+  // forward+backward function; nothing is partitioned.
+  pm.addPass(createKilnAOTAutogradPass());
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -30,7 +30,8 @@ struct KilnEagerPipelineOptions
 
 /// Appends the `kiln-eager` pipeline to `pm` (a module pass manager):
 /// kiln-split-graphs{disallow=...}, kiln-inline-allowed, kiln-outline-graphs,
-/// canonicalize.
+/// kiln-aot-autograd{partition=none} (kg.grad differentiated, not
+/// partitioned), canonicalize.
 void buildKilnEagerPipeline(mlir::OpPassManager &pm,
                             const KilnEagerPipelineOptions &options);
 

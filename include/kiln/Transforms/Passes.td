@@ -339,6 +339,41 @@ def KilnPartitionPass : Pass<"kiln-partition", "::mlir::ModuleOp"> {
            /*default=*/"16", "largest graph (free nodes) searched exhaustively">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
+
+def KilnAOTAutogradPass : Pass<"kiln-aot-autograd", "::mlir::ModuleOp"> {
+  let summary = "AOTAutograd for kg.grad: joint or forward/backward graph calls";
+  let description = [{
+    Replaces every `kg.grad %loss wrt(...)` with graph calls (see
+    `docs/training.md`). The graph computing the loss (outlined first if it
+    is inline) is differentiated with respect to the graph inputs named by
+    the `kg.grad`, with the loss's cotangent a constant 1:
+    `@g_joint(inputs...) -> (outputs..., gradients...)`.
+
+    With `partition=none` (the default; the `kiln-eager` rung) the graph
+    becomes a call of `@g_joint`, and the `kg.grad`'s results are its
+    gradients.
+
+    Before:
+
+    ```mlir
+    %loss = kg.graph @step_g0(%w, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
+    %gw = kg.grad %loss wrt(%w) : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
+    ```
+
+    After (`partition=none`):
+
+    ```mlir
+    %0:2 = kg.graph @step_g0_joint(%w, %x) : (tensor<3xf32>, tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>)
+    ```
+  }];
+  let options = [
+    Option<"partition", "partition", "std::string", /*default=*/"\"none\"",
+           "none: call the joint function">
+  ];
+  let dependentDialects = ["::kiln::kt::KTDialect",
+                           "::kiln::kg::KGDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // KILN_TRANSFORMS_PASSES_TD

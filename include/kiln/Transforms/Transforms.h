@@ -175,6 +175,44 @@ mlir::FailureOr<unsigned> outlineGraphs(mlir::ModuleOp module);
 /// functions left without a use. Returns how many graphs were inlined.
 mlir::FailureOr<unsigned> inlineGraphs(mlir::ModuleOp module);
 
+//===----------------------------------------------------------------------===//
+// AOTAutograd for kg.grad: kiln-aot-autograd
+//===----------------------------------------------------------------------===//
+
+/// The partition policies of kiln-aot-autograd: `none` (call the joint
+/// function: the eager rung).
+inline constexpr llvm::StringLiteral kPartitionPolicies[] = {"none"};
+
+/// Emits an error at `loc` and fails unless `policy` is one of
+/// kPartitionPolicies.
+mlir::LogicalResult verifyPartitionPolicy(llvm::StringRef policy,
+                                          mlir::Location loc);
+
+struct AOTAutogradOptions {
+  /// `none`.
+  std::string partition = "none";
+};
+
+/// Replaces `grad` with graph calls. The graph computing its loss is
+/// outlined if it is inline; its function `@g` is differentiated with
+/// respect to the graph inputs named by `grad` (kiln::autodiff), the loss's
+/// cotangent seeded with 1, giving
+/// `@g_joint(inputs...) -> (outputs..., gradients in wrt order...)`. With
+/// partition `none` the graph becomes a call of `@g_joint` and the kg.grad's
+/// results its gradients; otherwise the joint is partitioned into
+/// `@g_fwd(inputs...) -> (outputs..., saved...)`, called in place of the
+/// graph, and `@g_bwd(saved...) -> (gradients...)`, called in place of the
+/// kg.grad. `@g` is erased when it is private and left unused. Fails with an
+/// error at the op that cannot be differentiated, or at `grad` when another
+/// kg.grad differentiates the same graph.
+mlir::LogicalResult lowerGrad(kg::GradOp grad,
+                              const AOTAutogradOptions &options);
+
+/// lowerGrad on every kg.grad under `module`, in program order; stops at the
+/// first failure.
+mlir::LogicalResult lowerGrads(mlir::ModuleOp module,
+                               const AOTAutogradOptions &options);
+
 } // namespace kiln
 
 #endif // KILN_TRANSFORMS_TRANSFORMS_H

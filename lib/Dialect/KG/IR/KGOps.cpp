@@ -485,3 +485,120 @@ LogicalResult GuardShapeRelationOp::verify() {
                << *name << "' is not defined by any kg.guard_tensor";
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// GradOp
+//===----------------------------------------------------------------------===//
+
+GraphOp GradOp::getLossGraph() {
+  return getLoss().getDefiningOp<GraphOp>();
+}
+
+LogicalResult GradOp::verify() {
+  for (Operation *p = (*this)->getParentOp(); p; p = p->getParentOp())
+    if (isa<GraphOp>(p))
+      return emitOpError("is host code and cannot be inside a kg.graph");
+  if (!(*this)->getParentOfType<ProgramOp>())
+    return emitOpError("must be inside a kg.program");
+  auto lossType = cast<RankedTensorType>(getLoss().getType());
+  if (lossType.getRank() != 0 || !isa<FloatType>(lossType.getElementType()))
+    return emitOpError("loss must be a rank-0 float tensor (a scalar loss), "
+                       "got ")
+           << lossType;
+  if (getWrt().empty())
+    return emitOpError("needs at least one value to differentiate with "
+                       "respect to");
+  if (getGrads().size() != getWrt().size())
+    return emitOpError("has ") << getGrads().size() << " results for "
+                               << getWrt().size() << " wrt values";
+  GraphOp graph = getLossGraph();
+  if (!graph)
+    return emitOpError("loss is not computed by a kg.graph (kg.grad "
+                       "differentiates through the graph that computes the "
+                       "loss)");
+  if (graph->getBlock() != (*this)->getBlock())
+    return emitOpError("must be in the same block as the kg.graph computing "
+                       "its loss")
+               .attachNote(graph.getLoc())
+           << "the loss's graph";
+  for (auto [i, v] : llvm::enumerate(getWrt())) {
+    auto tensorType = dyn_cast<RankedTensorType>(v.getType());
+    if (!tensorType || !isa<FloatType>(tensorType.getElementType()))
+      return emitOpError("wrt operand #")
+             << i << " must be a float tensor, got " << v.getType();
+    if (getGrads()[i].getType() != tensorType)
+      return emitOpError("result #")
+             << i << " has type " << getGrads()[i].getType()
+             << " but the gradient of wrt operand #" << i << " has type "
+             << tensorType;
+    if (!llvm::is_contained(graph.getInputs(), v)) {
+      InFlightDiagnostic diag =
+          emitOpError("wrt operand #")
+          << i
+          << " is not an input of the graph computing the loss; kg.grad "
+             "differentiates through that one graph";
+      diag.attachNote(graph.getLoc())
+          << "the loss's graph @" << graph.getCallee();
+      return diag;
+    }
+  }
+  return success();
+}
+
+/// Whether the value yielded at `resultIndex` by `block`'s terminator depends
+/// on `block`'s argument `argIndex` (through any op, nested regions
+/// included).
+static bool reaches(Block &block, unsigned argIndex, unsigned resultIndex) {
+  llvm::SmallPtrSet<Operation *, 32> reached;
+  SmallVector<Value> work{block.getArgument(argIndex)};
+  Operation *terminator = block.getTerminator();
+  Value target = terminator->getOperand(resultIndex);
+  if (target == block.getArgument(argIndex))
+    return true;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      Operation *top = block.findAncestorOpInBlock(*user);
+      if (!top || top == terminator || !reached.insert(top).second)
+        continue;
+      for (Value r : top->getResults()) {
+        if (r == target)
+          return true;
+        work.push_back(r);
+      }
+    }
+  }
+  return false;
+}
+
+LogicalResult GradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (getAllowUnused())
+    return success();
+  GraphOp graph = getLossGraph();
+  if (!graph)
+    return success(); // the verifier reports it
+  Block *body = nullptr;
+  if (graph.isOutlined()) {
+    auto fn = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(
+        graph, graph.getCalleeAttr());
+    if (!fn || fn.isExternal())
+      return success(); // the graph's verifier reports it
+    body = &fn.getBody().front();
+  } else {
+    body = &graph.getBody().front();
+  }
+  unsigned lossIndex = cast<OpResult>(getLoss()).getResultNumber();
+  for (auto [i, v] : llvm::enumerate(getWrt())) {
+    for (auto [j, in] : llvm::enumerate(graph.getInputs())) {
+      if (in != v || reaches(*body, j, lossIndex))
+        continue;
+      InFlightDiagnostic diag =
+          emitOpError("wrt operand #")
+          << i << " does not reach the loss in graph @" << graph.getCallee()
+          << " (set allow_unused to get zeros for it)";
+      diag.attachNote(graph.getLoc()) << "the loss's graph";
+      return diag;
+    }
+  }
+  return success();
+}

@@ -286,6 +286,54 @@ def KG_IsCompilingOp : KG_Op<"is_compiling", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Training
+//===----------------------------------------------------------------------===//
+
+def KG_GradOp : KG_Op<"grad", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "torch.autograd.grad(loss, inputs): gradients of a scalar loss";
+  let description = [{
+    The gradients of `loss`, a scalar computed by a `kg.graph`, with respect
+    to inputs of that graph: `torch.autograd.grad(loss, [w, b])` with the
+    default cotangent 1. The training step of a captured program is: a graph
+    computing the loss, `kg.grad`, and a graph updating the parameters (see
+    `docs/training.md`).
+
+    `kiln-lower-grad` (in every pipeline) replaces it with graph calls: the
+    loss's graph becomes a call of its joint forward+backward function (or,
+    partitioned, of `@<graph>_fwd`), and `kg.grad` a call of the backward.
+
+    1. It is host code: inside a `kg.program`, never inside a `kg.graph`.
+    2. `loss` is a rank-0 float tensor computed by a `kg.graph` in the same
+       block.
+    3. There is at least one `wrt` value, and each is an input of that graph
+       with a float tensor type (or a `!kt.ref`, whose gradient is with
+       respect to the value the graph reads); result `i` is the gradient of
+       `wrt` operand `i`, with its tensor type.
+    4. Each `wrt` value reaches the loss inside the graph (PyTorch: "One of
+       the differentiated Tensors appears to not have been used in the
+       graph"), unless `allow_unused` is set; an unused input then gets zeros
+       (PyTorch gives None).
+
+    ```mlir
+    %loss = kg.graph @step_fwd(%w, %x) : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<f32>
+    %gw = kg.grad %loss wrt(%w) : (tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$loss, Variadic<AnyType>:$wrt,
+                       UnitAttr:$allow_unused);
+  let results = (outs Variadic<AnyRankedTensor>:$grads);
+  let assemblyFormat = [{
+    $loss `wrt` `(` $wrt `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The kg.graph computing the loss (null if it is not a graph result).
+    GraphOp getLossGraph();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Guards
 //===----------------------------------------------------------------------===//
 

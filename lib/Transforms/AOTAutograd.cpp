@@ -1,0 +1,217 @@
+//===- AOTAutograd.cpp - kiln-aot-autograd: kg.grad to graph calls --------===//
+//
+// Part of Kiln. AOTAutograd for captured training steps: each kg.grad (the
+// gradients of a scalar loss with respect to inputs of the graph computing
+// it) becomes graph calls. The loss's graph function is differentiated
+// (kiln::autodiff::buildJointFunction) with the loss's cotangent seeded to 1,
+// and then either
+//
+// * partition = none: the loss's graph becomes a call of the joint function
+//   (outputs and gradients in one graph; the eager rung), or
+// * partition = save-all | recompute-all | mincut: the joint is split by
+//   kiln::partitionJoint into @<g>_fwd (outputs + saved values), called where
+//   the loss's graph was, and @<g>_bwd (saved values -> gradients), called
+//   where the kg.grad was (the aot_eager rung).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Autodiff/Autodiff.h"
+#include "kiln/Autodiff/VJPInterface.h"
+#include "kiln/Dialect/KG/IR/KGOps.h"
+#include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
+#include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNAOTAUTOGRADPASS
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+LogicalResult kiln::verifyPartitionPolicy(StringRef policy, Location loc) {
+  if (llvm::is_contained(kPartitionPolicies, policy))
+    return success();
+  InFlightDiagnostic diag = emitError(loc, "unknown partition policy '")
+                            << policy << "' (expected one of:";
+  for (StringRef p : kPartitionPolicies)
+    diag << " " << p;
+  return diag << ")";
+}
+
+/// Builds `@<callee>_joint(inputs...) -> (outputs..., gradients...)` for the
+/// graph function `fn` called by `graph`: the outputs of `fn`, then one
+/// gradient per `wrt` value (summed over the graph inputs it is passed as),
+/// with the loss's cotangent a constant 1 built inside the function.
+static FailureOr<func::FuncOp> buildSeededJoint(kg::GraphOp graph,
+                                                func::FuncOp fn,
+                                                kg::GradOp grad) {
+  unsigned lossIndex = cast<OpResult>(grad.getLoss()).getResultNumber();
+  unsigned numArgs = fn.getNumArguments();
+  SmallVector<bool> requiresGrad(numArgs, false);
+  for (auto [j, in] : llvm::enumerate(graph.getInputs()))
+    requiresGrad[j] = llvm::is_contained(grad.getWrt(), in);
+
+  // Differentiate a copy whose only result is the loss, so that the other
+  // outputs get no cotangent (PyTorch: grad_outputs None for them) and the
+  // backward starts from the loss alone.
+  OpBuilder b(fn);
+  auto lossOnly = cast<func::FuncOp>(b.clone(*fn));
+  Block &lossBody = lossOnly.getBody().front();
+  auto lossReturn = cast<func::ReturnOp>(lossBody.getTerminator());
+  Value loss = lossReturn.getOperand(lossIndex);
+  lossReturn->setOperands(loss);
+  lossOnly.setType(FunctionType::get(fn.getContext(), fn.getArgumentTypes(),
+                                     loss.getType()));
+  lossOnly.setSymName((fn.getSymName() + "_loss").str());
+  FailureOr<func::FuncOp> joint =
+      autodiff::buildJointFunction(lossOnly, requiresGrad);
+  lossOnly.erase();
+  if (failed(joint))
+    return failure();
+  // Named after the graph function (the copy's name was a temporary).
+  SymbolTable symbols(fn->getParentOfType<ModuleOp>());
+  if (failed(symbols.rename(*joint, (fn.getSymName() + "_joint").str()))) {
+    return joint->emitError("kiln-aot-autograd: cannot name the joint of @")
+           << fn.getSymName();
+  }
+
+  // The joint's forward ops are the graph function's, cloned in order
+  // (buildJointFunction's contract): map the graph function's values onto
+  // them to return every output of the graph, not only the loss.
+  Block &body = joint->getBody().front();
+  Block &src = fn.getBody().front();
+  IRMapping map;
+  for (unsigned i = 0; i < numArgs; ++i)
+    map.map(src.getArgument(i), body.getArgument(i));
+  Block::iterator it = body.begin();
+  for (Operation &op : src.without_terminator()) {
+    if (it == body.end() || it->getName() != op.getName() ||
+        it->getNumResults() != op.getNumResults())
+      return joint->emitError("kiln-aot-autograd: the joint of @")
+             << fn.getSymName() << " does not start with its forward ops";
+    map.map(op.getResults(), it->getResults());
+    ++it;
+  }
+  Operation *firstBackward = &*it; // may be the terminator
+
+  // Seed the loss's cotangent with 1 (torch.autograd.grad's default).
+  BlockArgument cotangent = body.getArgument(numArgs);
+  b.setInsertionPoint(firstBackward);
+  Value one = autodiff::buildFullLike(
+      b, grad.getLoc(),
+      map.lookup(src.getTerminator()->getOperand(lossIndex)), 1.0);
+  cotangent.replaceAllUsesWith(one);
+  body.eraseArgument(numArgs);
+
+  // Results: every output of the graph, then the gradients in wrt order.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Value> argGrad(numArgs);
+  unsigned k = 1; // the joint returns (loss, gradients...)
+  for (unsigned j = 0; j < numArgs; ++j)
+    if (requiresGrad[j])
+      argGrad[j] = ret.getOperand(k++);
+  SmallVector<Value> results;
+  for (Value v : src.getTerminator()->getOperands())
+    results.push_back(map.lookup(v));
+  b.setInsertionPoint(ret);
+  for (Value w : grad.getWrt()) {
+    Value sum;
+    for (auto [j, in] : llvm::enumerate(graph.getInputs())) {
+      if (in != w)
+        continue;
+      sum = sum ? kt::AddOp::create(b, grad.getLoc(), sum.getType(), sum,
+                                    argGrad[j])
+                      .getResult()
+                : argGrad[j];
+    }
+    results.push_back(sum);
+  }
+  ret->setOperands(results);
+  joint->setType(FunctionType::get(fn.getContext(), body.getArgumentTypes(),
+                                   ValueRange(results).getTypes()));
+  (*joint)->setAttr(kg::kGraphFunctionAttr, b.getUnitAttr());
+  joint->setPrivate();
+  return joint;
+}
+
+LogicalResult kiln::lowerGrad(kg::GradOp grad,
+                              const AOTAutogradOptions &options) {
+  if (failed(verifyPartitionPolicy(options.partition, grad.getLoc())))
+    return failure();
+  auto module = grad->getParentOfType<ModuleOp>();
+  SymbolTable symbols(module);
+  kg::GraphOp graph = grad.getLossGraph();
+  if (!graph.isOutlined() && failed(outlineGraph(graph, symbols)))
+    return failure();
+  auto fn = symbols.lookup<func::FuncOp>(graph.getCallee());
+  if (!fn || fn.isExternal())
+    return grad.emitOpError("the loss's graph @")
+           << graph.getCallee() << " has no graph function body";
+  for (Operation *user : graph->getUsers())
+    if (user != grad && isa<kg::GradOp>(user))
+      return user->emitOpError("differentiates a graph that another kg.grad "
+                               "already differentiates; compute both "
+                               "gradients in one kg.grad")
+          .attachNote(grad.getLoc())
+             << "the first kg.grad";
+
+  FailureOr<func::FuncOp> joint = buildSeededJoint(graph, fn, grad);
+  if (failed(joint))
+    return failure();
+
+  unsigned numOutputs = graph.getNumResults();
+  OpBuilder b(graph);
+  {
+    // One call computes the outputs and the gradients.
+    auto call = kg::GraphOp::create(
+        b, graph.getLoc(), joint->getResultTypes(), joint->getSymName(),
+        graph.getInputs());
+    call->setDiscardableAttrs(graph->getDiscardableAttrDictionary());
+    graph.replaceAllUsesWith(call.getResults().take_front(numOutputs));
+    grad.replaceAllUsesWith(call.getResults().drop_front(numOutputs));
+  }
+  grad.erase();
+  graph.erase();
+  if (fn.isPrivate() && SymbolTable::symbolKnownUseEmpty(fn, module))
+    fn.erase();
+  return success();
+}
+
+LogicalResult kiln::lowerGrads(ModuleOp module,
+                               const AOTAutogradOptions &options) {
+  if (failed(verifyPartitionPolicy(options.partition, module.getLoc())))
+    return failure();
+  SmallVector<kg::GradOp> grads;
+  module.walk([&](kg::GradOp g) { grads.push_back(g); });
+  for (kg::GradOp g : grads)
+    if (failed(lowerGrad(g, options)))
+      return failure();
+  return success();
+}
+
+namespace {
+struct AOTAutogradPass
+    : public kiln::impl::KilnAOTAutogradPassBase<AOTAutogradPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    autodiff::registerVJPInterfaces(registry);
+  }
+
+  void runOnOperation() override {
+    AOTAutogradOptions options;
+    options.partition = partition;
+    if (failed(lowerGrads(getOperation(), options)))
+      signalPassFailure();
+  }
+};
+} // namespace

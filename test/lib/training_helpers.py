@@ -1,0 +1,89 @@
+"""Helpers for the training tests: an MLP training step written as a captured
+program (kg.program with a kg.grad, see docs/training.md), its inputs, and the
+same steps in PyTorch as the reference.
+
+The MLP is linear -> relu -> linear -> cross_entropy (integer targets), and
+the step is SGD without momentum: p <- p - lr * grad.
+"""
+
+import numpy as np
+import torch
+
+F = torch.nn.functional
+
+
+def mlp_step_program(name, batch, d_in, hidden, classes, elem, lr):
+    """The training step as a kg.program taking (w1, b1, w2, b2, x, t) and
+    returning (loss, new w1, new b1, new w2, new b2)."""
+    T = lambda *dims: "tensor<%s%s>" % ("".join("%dx" % d for d in dims), elem)
+    w1, b1, w2, b2 = T(hidden, d_in), T(hidden), T(classes, hidden), T(classes)
+    x, t = T(batch, d_in), "tensor<%dxi64>" % batch
+    h, o, s = T(batch, hidden), T(batch, classes), T()
+    params = [w1, b1, w2, b2]
+    P = ", ".join(params)
+    return f"""
+kg.program @{name}(%w1: {w1}, %b1: {b1}, %w2: {w2}, %b2: {b2}, %x: {x}, %t: {t}) -> ({s}, {P}) {{
+  kg.guard_tensor %w1 {{dtype = {elem}, shape = [{hidden}, {d_in}], requires_grad = true}} : {w1}
+  kg.guard_tensor %b1 {{dtype = {elem}, shape = [{hidden}], requires_grad = true}} : {b1}
+  kg.guard_tensor %w2 {{dtype = {elem}, shape = [{classes}, {hidden}], requires_grad = true}} : {w2}
+  kg.guard_tensor %b2 {{dtype = {elem}, shape = [{classes}], requires_grad = true}} : {b2}
+  kg.guard_tensor %x {{dtype = {elem}, shape = [{batch}, {d_in}]}} : {x}
+  kg.guard_tensor %t {{dtype = i64, shape = [{batch}]}} : {t}
+  %loss = kg.graph @{name}_forward(%w1, %b1, %w2, %b2, %x, %t) : ({P}, {x}, {t}) -> {s} {{
+  ^bb0(%a1: {w1}, %c1: {b1}, %a2: {w2}, %c2: {b2}, %ax: {x}, %at: {t}):
+    %0 = kt.linear %ax, %a1, %c1 : ({x}, {w1}, {b1}) -> {h} loc("mlp.py":10:8)
+    %1 = kt.relu %0 : ({h}) -> {h} loc("mlp.py":10:8)
+    %2 = kt.linear %1, %a2, %c2 : ({h}, {w2}, {b2}) -> {o} loc("mlp.py":11:8)
+    %3 = kt.cross_entropy %2, %at : ({o}, {t}) -> {s} loc("train.py":5:11)
+    kg.yield %3 : {s}
+  }}
+  %g:4 = kg.grad %loss wrt(%w1, %b1, %w2, %b2) : ({s}, {P}) -> ({P}) loc("train.py":6:4)
+  %n:4 = kg.graph @{name}_sgd(%w1, %b1, %w2, %b2, %g#0, %g#1, %g#2, %g#3) : ({P}, {P}) -> ({P}) {{
+  ^bb0(%p1: {w1}, %q1: {b1}, %p2: {w2}, %q2: {b2}, %g1: {w1}, %h1: {b1}, %g2: {w2}, %h2: {b2}):
+    %lr = kt.full {{size = [], value = {lr!r}, dtype = {elem}}} : () -> {s}
+    %0 = kt.mul %g1, %lr : ({w1}, {s}) -> {w1}
+    %1 = kt.sub %p1, %0 : ({w1}, {w1}) -> {w1}
+    %2 = kt.mul %h1, %lr : ({b1}, {s}) -> {b1}
+    %3 = kt.sub %q1, %2 : ({b1}, {b1}) -> {b1}
+    %4 = kt.mul %g2, %lr : ({w2}, {s}) -> {w2}
+    %5 = kt.sub %p2, %4 : ({w2}, {w2}) -> {w2}
+    %6 = kt.mul %h2, %lr : ({b2}, {s}) -> {b2}
+    %7 = kt.sub %q2, %6 : ({b2}, {b2}) -> {b2}
+    kg.yield %1, %3, %5, %7 : {P}
+  }}
+  kg.return %loss, %n#0, %n#1, %n#2, %n#3 : {s}, {P}
+}}
+"""
+
+
+def mlp_init(rng, d_in, hidden, classes, dtype):
+    """nn.Linear's default init: U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    def u(fan_in, *shape):
+        k = 1.0 / np.sqrt(fan_in)
+        return rng.uniform(-k, k, size=shape).astype(dtype)
+    return [u(d_in, hidden, d_in), u(d_in, hidden), u(hidden, classes, hidden),
+            u(hidden, classes)]
+
+
+def mlp_batches(rng, steps, batch, d_in, classes, dtype):
+    return [(rng.standard_normal((batch, d_in)).astype(dtype),
+             rng.integers(0, classes, size=batch).astype(np.int64))
+            for _ in range(steps)]
+
+
+def torch_sgd_steps(params, batches, lr, dtype):
+    """The same steps in PyTorch (eager autograd, torch.optim.SGD): returns
+    the loss of every step and the final parameters, as NumPy arrays."""
+    torch_dtype = {np.float32: torch.float32, np.float64: torch.float64}[dtype]
+    ps = [torch.tensor(p, dtype=torch_dtype, requires_grad=True)
+          for p in params]
+    opt = torch.optim.SGD(ps, lr=lr)
+    losses = []
+    for x, t in batches:
+        opt.zero_grad()
+        h = F.relu(F.linear(torch.tensor(x, dtype=torch_dtype), ps[0], ps[1]))
+        loss = F.cross_entropy(F.linear(h, ps[2], ps[3]), torch.tensor(t))
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.detach().numpy() for p in ps]
