@@ -20,6 +20,7 @@
 #include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
+#include "kiln/Transforms/Partition.h"
 #include "kiln/Transforms/Passes.h"
 #include "kiln/Transforms/Transforms.h"
 
@@ -138,6 +139,15 @@ static FailureOr<func::FuncOp> buildSeededJoint(kg::GraphOp graph,
   joint->setType(FunctionType::get(fn.getContext(), body.getArgumentTypes(),
                                    ValueRange(results).getTypes()));
   (*joint)->setAttr(kg::kGraphFunctionAttr, b.getUnitAttr());
+  // Self-describing for kiln-partition: every argument is a primal (the
+  // cotangent is built inside), the graph's outputs come first.
+  (*joint)->setAttr(
+      autodiff::kJointAttr,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("num_primals", b.getI64IntegerAttr(numArgs)),
+           b.getNamedAttr("num_outputs",
+                          b.getI64IntegerAttr(fn.getNumResults())),
+           b.getNamedAttr("source", FlatSymbolRefAttr::get(fn))}));
   joint->setPrivate();
   return joint;
 }
@@ -169,14 +179,46 @@ LogicalResult kiln::lowerGrad(kg::GradOp grad,
 
   unsigned numOutputs = graph.getNumResults();
   OpBuilder b(graph);
-  {
-    // One call computes the outputs and the gradients.
+  if (options.partition == "none") {
+    // One call computes the outputs and the gradients; the joint is no
+    // longer a partition input (and its `source` would keep @g alive).
+    (*joint)->removeAttr(autodiff::kJointAttr);
     auto call = kg::GraphOp::create(
         b, graph.getLoc(), joint->getResultTypes(), joint->getSymName(),
         graph.getInputs());
     call->setDiscardableAttrs(graph->getDiscardableAttrDictionary());
     graph.replaceAllUsesWith(call.getResults().take_front(numOutputs));
     grad.replaceAllUsesWith(call.getResults().drop_front(numOutputs));
+  } else {
+    // The aot_eager rung: forward and backward graphs, split by
+    // kiln-partition; the forward runs where the graph ran, the backward
+    // where the kg.grad was.
+    partition::PartitionOptions popts;
+    popts.policy = *partition::parsePolicy(options.partition);
+    popts.memoryBudget = options.memoryBudget;
+    Location jointLoc = joint->getLoc();
+    FailureOr<partition::PartitionResult> parts =
+        partition::partitionJoint(*joint, popts);
+    if (failed(parts))
+      return failure();
+    if (options.report)
+      emitRemark(jointLoc) << "kiln-aot-autograd: @" << graph.getCallee()
+                           << ": " << partition::formatReport(*parts);
+    func::FuncOp fwd = parts->fwd, bwd = parts->bwd;
+    for (func::FuncOp f : {fwd, bwd}) {
+      f->setAttr(kg::kGraphFunctionAttr, b.getUnitAttr());
+      f.setPrivate();
+    }
+    auto fwdCall = kg::GraphOp::create(b, graph.getLoc(),
+                                       fwd.getResultTypes(), fwd.getSymName(),
+                                       graph.getInputs());
+    fwdCall->setDiscardableAttrs(graph->getDiscardableAttrDictionary());
+    graph.replaceAllUsesWith(fwdCall.getResults().take_front(numOutputs));
+    b.setInsertionPoint(grad);
+    auto bwdCall = kg::GraphOp::create(
+        b, grad.getLoc(), bwd.getResultTypes(), bwd.getSymName(),
+        fwdCall.getResults().drop_front(numOutputs));
+    grad.replaceAllUsesWith(bwdCall.getResults());
   }
   grad.erase();
   graph.erase();
@@ -189,6 +231,9 @@ LogicalResult kiln::lowerGrads(ModuleOp module,
                                const AOTAutogradOptions &options) {
   if (failed(verifyPartitionPolicy(options.partition, module.getLoc())))
     return failure();
+  if (!(options.memoryBudget >= 0.0 && options.memoryBudget <= 1.0))
+    return emitError(module.getLoc(), "memory-budget must be in [0, 1], got ")
+           << options.memoryBudget;
   SmallVector<kg::GradOp> grads;
   module.walk([&](kg::GradOp g) { grads.push_back(g); });
   for (kg::GradOp g : grads)
@@ -210,6 +255,8 @@ struct AOTAutogradPass
   void runOnOperation() override {
     AOTAutogradOptions options;
     options.partition = partition;
+    options.memoryBudget = memoryBudget;
+    options.report = report;
     if (failed(lowerGrads(getOperation(), options)))
       signalPassFailure();
   }

@@ -1,7 +1,7 @@
 //===- Pipelines.cpp - Kiln named pipelines and registration --------------===//
 //
 // Part of Kiln. The named pipelines of the troubleshooting ladder (see
-// docs/passes.md); this file has kiln-eager, the capture-level one.
+// docs/passes.md); this file has kiln-eager (capture level) and kiln-aot-eager (+ AOTAutograd).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +35,19 @@ void kiln::buildKilnEagerPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+void kiln::buildKilnAOTEagerPipeline(
+    OpPassManager &pm, const KilnAOTEagerPipelineOptions &options) {
+  KilnSplitGraphsPassOptions split;
+  split.disallow.assign(options.disallow.begin(), options.disallow.end());
+  pm.addPass(createKilnSplitGraphsPass(split));
+  pm.addPass(createKilnInlineAllowedPass());
+  pm.addPass(createKilnOutlineGraphsPass());
+  KilnAOTAutogradPassOptions aot;
+  aot.partition = options.partition;
+  pm.addPass(createKilnAOTAutogradPass(aot));
+  pm.addPass(createCanonicalizerPass());
+}
+
 void kiln::registerKilnPasses() {
   registerKilnTransformsPasses();
   PassPipelineRegistration<KilnEagerPipelineOptions>(
@@ -43,4 +56,10 @@ void kiln::registerKilnPasses() {
       "disallowed ops, trace through allow_in_graph calls, outline graphs, "
       "canonicalize; graphs then run in the interpreter",
       buildKilnEagerPipeline);
+  PassPipelineRegistration<KilnAOTEagerPipelineOptions>(
+      "kiln-aot-eager",
+      "backend=\"aot_eager\": the kiln-eager passes, then AOTAutograd: "
+      "every kg.grad's graph is differentiated and partitioned into forward "
+      "and backward graph calls; graphs run in the interpreter",
+      buildKilnAOTEagerPipeline);
 }

@@ -1,7 +1,10 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics -kiln-aot-autograd
 // RUN: not kiln-opt %s -split-input-file -kiln-aot-autograd=partition=fastest 2>&1 | FileCheck %s --check-prefix=POLICY
 
-// POLICY: error: unknown partition policy 'fastest' (expected one of: none)
+// RUN: not kiln-opt %s -split-input-file -kiln-aot-autograd=memory-budget=2 2>&1 | FileCheck %s --check-prefix=BUDGET
+
+// BUDGET: error: memory-budget must be in [0, 1], got 2
+// POLICY: error: unknown partition policy 'fastest' (expected one of: none save-all recompute-all mincut)
 
 // Tests that an op without a vector-Jacobian rule on the loss's path is an
 // error at the op.

@@ -7,7 +7,7 @@
 // and then the gradients in kg.grad's wrt order.
 
 // CHECK-LABEL: func.func private @step_g0_joint(
-// CHECK-SAME:     %[[W:.*]]: tensor<3xf32>, %[[X:.*]]: tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>) attributes {kg.graph_function}
+// CHECK-SAME:     %[[W:.*]]: tensor<3xf32>, %[[X:.*]]: tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>) attributes {kg.graph_function} {
 // CHECK:        %[[M:.*]] = kt.mul %[[W]], %[[X]]
 // CHECK:        %[[L:.*]] = kt.sum %[[M]]
 // CHECK:        %[[ONE:.*]] = kt.full {dtype = f32, size = [], value = 1.000000e+00 : f64} : () -> tensor<f32>

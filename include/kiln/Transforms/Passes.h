@@ -35,6 +35,25 @@ struct KilnEagerPipelineOptions
 void buildKilnEagerPipeline(mlir::OpPassManager &pm,
                             const KilnEagerPipelineOptions &options);
 
+/// Options of the `kiln-aot-eager` pipeline (`backend="aot_eager"`).
+struct KilnAOTEagerPipelineOptions
+    : public mlir::PassPipelineOptions<KilnAOTEagerPipelineOptions> {
+  ListOption<std::string> disallow{
+      *this, "disallow",
+      llvm::cl::desc("Ops moved out of graphs into breaks "
+                     "(disallow_in_graph), e.g. kt.abs,kt.exp")};
+  Option<std::string> partition{
+      *this, "partition",
+      llvm::cl::desc("How kg.grad's joint graphs are split: mincut (default), "
+                     "save-all, recompute-all, or none (no split)"),
+      llvm::cl::init("mincut")};
+};
+
+/// Appends the `kiln-aot-eager` pipeline to `pm`: the kiln-eager passes
+/// (with `disallow`), then kiln-aot-autograd{partition=...}, canonicalize.
+void buildKilnAOTEagerPipeline(mlir::OpPassManager &pm,
+                               const KilnAOTEagerPipelineOptions &options);
+
 /// Registers every Kiln pass and named pipeline with the global registry.
 void registerKilnPasses();
 

@@ -339,6 +339,7 @@ def KilnPartitionPass : Pass<"kiln-partition", "::mlir::ModuleOp"> {
            /*default=*/"16", "largest graph (free nodes) searched exhaustively">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
+}
 
 def KilnAOTAutogradPass : Pass<"kiln-aot-autograd", "::mlir::ModuleOp"> {
   let summary = "AOTAutograd for kg.grad: joint or forward/backward graph calls";
@@ -349,9 +350,14 @@ def KilnAOTAutogradPass : Pass<"kiln-aot-autograd", "::mlir::ModuleOp"> {
     the `kg.grad`, with the loss's cotangent a constant 1:
     `@g_joint(inputs...) -> (outputs..., gradients...)`.
 
-    With `partition=none` (the default; the `kiln-eager` rung) the graph
-    becomes a call of `@g_joint`, and the `kg.grad`'s results are its
-    gradients.
+    * `partition=none` (the default; the `kiln-eager` rung): the graph
+      becomes a call of `@g_joint`, and the `kg.grad`'s results are its
+      gradients.
+    * `partition=save-all|recompute-all|mincut` (the `kiln-aot-eager` rung):
+      the joint is split by `kiln-partition`'s library into
+      `@g_fwd(inputs...) -> (outputs..., saved...)`, called in place of the
+      graph, and `@g_bwd(saved...) -> (gradients...)`, called in place of the
+      `kg.grad`. `memory-budget` and `report` are kiln-partition's.
 
     Before:
 
@@ -368,7 +374,11 @@ def KilnAOTAutogradPass : Pass<"kiln-aot-autograd", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"partition", "partition", "std::string", /*default=*/"\"none\"",
-           "none: call the joint function">
+           "none (call the joint), save-all, recompute-all or mincut">,
+    Option<"memoryBudget", "memory-budget", "double", /*default=*/"1.0",
+           "mincut's memory budget in [0, 1] (see kiln-partition)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit kiln-partition's report as a remark per graph">
   ];
   let dependentDialects = ["::kiln::kt::KTDialect",
                            "::kiln::kg::KGDialect",

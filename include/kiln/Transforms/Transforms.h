@@ -180,8 +180,9 @@ mlir::FailureOr<unsigned> inlineGraphs(mlir::ModuleOp module);
 //===----------------------------------------------------------------------===//
 
 /// The partition policies of kiln-aot-autograd: `none` (call the joint
-/// function: the eager rung).
-inline constexpr llvm::StringLiteral kPartitionPolicies[] = {"none"};
+/// function: the eager rung) or one of kiln-partition's.
+inline constexpr llvm::StringLiteral kPartitionPolicies[] = {
+    "none", "save-all", "recompute-all", "mincut"};
 
 /// Emits an error at `loc` and fails unless `policy` is one of
 /// kPartitionPolicies.
@@ -189,8 +190,13 @@ mlir::LogicalResult verifyPartitionPolicy(llvm::StringRef policy,
                                           mlir::Location loc);
 
 struct AOTAutogradOptions {
-  /// `none`.
+  /// `none`, `save-all`, `recompute-all` or `mincut`.
   std::string partition = "none";
+  /// kiln-partition's memory budget for `mincut` (1 = the min-cut, 0 =
+  /// recompute-all).
+  double memoryBudget = 1.0;
+  /// Emit kiln-partition's report as a remark per partitioned graph.
+  bool report = false;
 };
 
 /// Replaces `grad` with graph calls. The graph computing its loss is

@@ -3,10 +3,12 @@
 # Tests a captured MLP training step (forward, cross-entropy loss, kg.grad,
 # SGD update) written functionally: the parameters are plain tensor
 # arguments and the step returns the updated ones, which the test feeds to
-# the next call. Five steps through kiln-run's session under the default
-# pipeline (kiln-eager: kg.grad calls the joint function) against
+# the next call. Five steps through kiln-run's session on every rung of the
+# ladder: kiln-eager (kg.grad calls the joint function) and kiln-aot-eager
+# with each partition policy (forward and backward graphs), against
 # torch.optim.SGD on the same initial weights and batches, in f64 and f32:
-# every step's loss and the final parameters.
+# every step's loss and the final parameters. The rungs and policies give
+# bit-identical numbers (the same kt ops, only placed in other graphs).
 
 import os
 import subprocess
@@ -49,22 +51,34 @@ def kiln_steps(dtype, elem, pipeline_args):
     return (losses, params, ref_losses, ref_params), ""
 
 
+PIPELINES = ["kiln-eager", "kiln-aot-eager", "kiln-aot-eager{partition=save-all}",
+             "kiln-aot-eager{partition=recompute-all}"]
 for dtype, elem in [(np.float64, "f64"), (np.float32, "f32")]:
-    label = "mlp sgd %s kiln-eager" % elem
-    got, err = kiln_steps(dtype, elem, [])
-    if got is None:
-        s.record(label, False, err)
-        continue
-    losses, params, ref_losses, ref_params = got
-    rtol, atol = TOL[dtype]
-    for k in range(STEPS):
-        ok, msg = close(np.array(losses[k]), np.array(ref_losses[k]), rtol, atol)
-        s.record("%s: loss of step %d" % (label, k), ok, msg)
-    for name, a, b in zip(["w1", "b1", "w2", "b2"], params, ref_params):
-        ok, msg = close(a, b, rtol, atol)
-        s.record("%s: final %s" % (label, name), ok, msg)
-    # The loss goes down (the step trains).
-    s.record("%s: loss decreases" % label, losses[-1] < losses[0],
-             "losses %s" % losses)
+    first = None
+    for pipeline in PIPELINES:
+        label = "mlp sgd %s %s" % (elem, pipeline)
+        got, err = kiln_steps(dtype, elem, ["--pipeline=" + pipeline])
+        if got is None:
+            s.record(label, False, err)
+            continue
+        losses, params, ref_losses, ref_params = got
+        rtol, atol = TOL[dtype]
+        for k in range(STEPS):
+            ok, msg = close(np.array(losses[k]), np.array(ref_losses[k]), rtol,
+                            atol)
+            s.record("%s: loss of step %d" % (label, k), ok, msg)
+        for name, a, b in zip(["w1", "b1", "w2", "b2"], params, ref_params):
+            ok, msg = close(a, b, rtol, atol)
+            s.record("%s: final %s" % (label, name), ok, msg)
+        # The loss goes down (the step trains).
+        s.record("%s: loss decreases" % label, losses[-1] < losses[0],
+                 "losses %s" % losses)
+        if first is None:
+            first = (pipeline, losses, params)
+            continue
+        same = first[1] == losses and all(
+            np.array_equal(a, b) for a, b in zip(first[2], params))
+        s.record("%s: bit-identical to %s" % (label, first[0]), same,
+                 "losses %s vs %s" % (losses, first[1]))
 
 s.finish()
