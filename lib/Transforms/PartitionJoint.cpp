@@ -155,7 +155,8 @@ bool isRandom(Operation *op) {
   return isa<kt::RandOp, kt::RandnOp, kt::DropoutOp>(op);
 }
 
-/// Ops that must never be cloned into the backward: effects or regions.
+/// Ops that must never be cloned into the backward: ops with regions (side
+/// effects are rejected up front).
 bool isUnsafeToRecompute(Operation *op) {
   return op->getNumRegions() != 0 || !isMemoryEffectFree(op);
 }
@@ -254,6 +255,13 @@ LogicalResult Analysis::run() {
            arg.getArgNumber() >= info.numPrimals;
   };
   for (Operation &op : body->without_terminator()) {
+    // Ops are cloned into one function or both, or dropped when nothing
+    // reads them: only side-effect-free ops keep their meaning.
+    if (!isMemoryEffectFree(&op))
+      return op.emitError("kiln-partition: '")
+             << op.getName()
+             << "' may have side effects; a joint function to partition "
+                "must be side-effect free";
     bool bwd = llvm::any_of(readValues(&op), [&](Value v) {
       return isCotangent(v) || bwdOps.contains(v.getDefiningOp());
     });
@@ -657,6 +665,10 @@ partition::partitionJoint(func::FuncOp joint, const PartitionOptions &opts) {
   if (!(opts.memoryBudget >= 0.0 && opts.memoryBudget <= 1.0))
     return joint.emitError("kiln-partition: memory budget ")
            << opts.memoryBudget << " is outside [0, 1]";
+  if (opts.memoryBudget != 1.0 && opts.policy != Policy::MinCut)
+    return joint.emitError("kiln-partition: memory-budget applies to "
+                           "policy=mincut only, not ")
+           << stringifyPolicy(opts.policy);
   if (opts.dynamicDimSize < 1)
     return joint.emitError("kiln-partition: dynamic-dim-size must be >= 1");
   FailureOr<JointInfo> info = getJointInfo(joint);
