@@ -22,7 +22,7 @@ Command line (from a lit RUN line, PYTHONPATH=test/lib and KILN_TOOLS_DIR set):
 * `--after-file=OTHER.mlir`: compare with another module instead of running a
   pipeline (used to test this helper; the pipeline is then optional).
 * `--input-dims=D0,D1,...`: sizes for the `?` dims of the entry's arguments,
-  in order of appearance (the last one repeats). Inputs are then made here
+  in order of appearance, cycling through the list. Inputs are then made here
   (NumPy, seeded) and passed with `--input`; without `?` dims they come from
   `kiln-run --random-inputs --seed=S`.
 * `--int-range=LO,HI`: integer arguments uniform in [LO, HI) (also makes the
@@ -134,7 +134,7 @@ def make_inputs(text, entry, seed, dims, int_range, folder):
         concrete = []
         for d in shape:
             if d is None:
-                d = dim_iter[min(k, len(dim_iter) - 1)]
+                d = dim_iter[k % len(dim_iter)]
                 k += 1
             concrete.append(d)
         concrete = tuple(concrete)

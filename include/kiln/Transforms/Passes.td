@@ -386,4 +386,49 @@ def KilnAOTAutogradPass : Pass<"kiln-aot-autograd", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def KilnDecomposePass : Pass<"kiln-decompose", "::mlir::ModuleOp"> {
+  let summary = "expand composite kt ops into primitive kt ops";
+  let description = [{
+    Expands every op with a decomposition (`DecomposableOpInterface`, see
+    `kiln::decompose::decomposeOps`) into simpler kt ops, repeatedly, until
+    only primitives and the ops named in `keep` remain: softmax, log_softmax,
+    layer_norm, batch_norm, nll_loss, cross_entropy,
+    scaled_dot_product_attention (every op of kind `composite`), and gelu,
+    silu, var, logsumexp, linear. A decomposition may emit other composites
+    (cross_entropy emits log_softmax and nll_loss), which are expanded in
+    turn unless kept. The emitted ops carry the composite's location. The
+    formulas are PyTorch's decompositions (see docs/decompose.md).
+
+    `keep=kt.softmax,kt.layer_norm` leaves those ops in place; a name that is
+    not a registered op with a decomposition is an error naming it.
+    `check-complete` also checks that every registered kt op of kind
+    `composite` has a decomposition (an error naming each one that lacks it).
+
+    Before:
+
+    ```mlir
+    %r = kt.softmax %x {dim = -1} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %0 = kt.amax %x {dim = [-1], keepdim = true} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+    %1 = kt.sub %x, %0 : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+    %2 = kt.exp %1 : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    %3 = kt.sum %2 {dim = [-1], keepdim = true} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+    %r = kt.div %2, %3 : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let options = [
+    ListOption<"keep", "keep", "std::string",
+               "Decomposable ops to leave in place, e.g. kt.softmax,kt.gelu">,
+    Option<"checkComplete", "check-complete", "bool", /*default=*/"false",
+           "Also check that every composite kt op has a decomposition">,
+  ];
+  let dependentDialects = ["::kiln::kt::KTDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // KILN_TRANSFORMS_PASSES_TD
