@@ -28,6 +28,10 @@ Command line (from a lit RUN line, PYTHONPATH=test/lib and KILN_TOOLS_DIR set):
 * `--int-range=LO,HI`: integer arguments uniform in [LO, HI) (also makes the
   inputs here); e.g. class indices for `nll_loss`.
 * `--pipeline-arg=ARG` (repeatable): extra `kiln-opt` arguments.
+* `--backend-before=B`, `--backend-after=B`: `kiln-run --backend` for the
+  original and the transformed module (default: the interpreter), e.g. to
+  check that a module runs on `cpu` after a pass with the interpreter's
+  results on the original.
 
 Prints one line per (entry, seed) and "N passed, M failed"; exits 1 on any
 mismatch or tool error (the tool's stderr is printed).
@@ -113,7 +117,7 @@ def entry_arg_types(text, entry):
     for part in _split_top(text[start:i - 1]):
         ty = part.split(":", 1)[1].strip()
         ty = re.sub(r"\{.*\}\s*$", "", ty).strip()  # argument attributes
-        t = re.match(r"tensor<(.*)>", ty)
+        t = re.match(r"(?:tensor|!kt\.ref)<(.*)>", ty)
         if t:
             dims = t.group(1).split("x")
             elem = dims[-1]
@@ -172,9 +176,11 @@ def apply_pipeline(path, pipeline, out_path, extra_args=()):
     _run(args)
 
 
-def run_entry(path, entry, out_dir, seed=None, inputs=None):
+def run_entry(path, entry, out_dir, seed=None, inputs=None, backend=None):
     """Runs `entry`; returns {name: array} for result<i>.npy / arg<i>.npy."""
     args = [KILN_RUN, path, "--entry=" + entry, "--output-dir=" + out_dir]
+    if backend:
+        args.append("--backend=" + backend)
     if inputs is None:
         args += ["--random-inputs", "--seed=%d" % seed]
     else:
@@ -231,7 +237,8 @@ def public_entries(text):
 
 def check_pass(path, pipeline=None, entries=None, seeds=3, rtol=None,
                atol=None, after_entry=None, after_file=None, input_dims=None,
-               int_range=None, opt_args=(), out=sys.stdout):
+               int_range=None, opt_args=(), backend_before=None,
+               backend_after=None, out=sys.stdout):
     """Checks that `pipeline` keeps the semantics of `entries` of the module at
     `path`. Returns True when every (entry, seed) matches; prints a line per
     (entry, seed) and a summary to `out`."""
@@ -271,9 +278,10 @@ def check_pass(path, pipeline=None, entries=None, seeds=3, rtol=None,
                         inputs = make_inputs(text, entry, seed, input_dims or [],
                                              int_range, d)
                     before = run_entry(path, entry, os.path.join(d, "before"),
-                                       seed, inputs)
+                                       seed, inputs, backend_before)
                     after = run_entry(transformed, after_name,
-                                      os.path.join(d, "after"), seed, inputs)
+                                      os.path.join(d, "after"), seed, inputs,
+                                      backend_after)
                 except ToolError as e:
                     failed += 1
                     print("FAIL %s: %s" % (label, e), file=out)
@@ -317,6 +325,10 @@ def main(argv=None):
                    help="comma-separated sizes for the '?' dims")
     p.add_argument("--int-range", default=None, help="LO,HI")
     p.add_argument("--pipeline-arg", action="append", default=[])
+    p.add_argument("--backend-before", default=None,
+                   help="kiln-run --backend for the original module")
+    p.add_argument("--backend-after", default=None,
+                   help="kiln-run --backend for the transformed module")
     a = p.parse_args(argv)
     if not a.pipeline and not a.after_file:
         p.error("need --pipeline or --after-file")
@@ -329,7 +341,7 @@ def main(argv=None):
         int_range = (int(lo), int(hi))
     ok = check_pass(a.file, a.pipeline, a.entry, a.seeds, a.rtol, a.atol,
                     a.after_entry, a.after_file, dims, int_range,
-                    a.pipeline_arg)
+                    a.pipeline_arg, a.backend_before, a.backend_after)
     return 0 if ok else 1
 
 

@@ -21,7 +21,8 @@
 // ALL: ok f seed=0
 // ALL: ok ints seed=0
 // ALL: ok dyn seed=0
-// ALL: 3 passed, 0 failed
+// ALL: ok mutate seed=0
+// ALL: 4 passed, 0 failed
 //
 // The helper CAN fail: a module whose @f computes tanh instead of exp, and
 // whose @ints adds 1 (an integer off by one, compared bitwise).
@@ -53,6 +54,19 @@
 // RUN: sed -e 's/2x3xi64/2x3xi32/g' %s > %t.dtype.mlir
 // RUN: not %python -m pass_semantics %s --after-file=%t.dtype.mlir --entry=ints --seeds=1 | FileCheck %s --check-prefix=DTYPE
 // DTYPE: FAIL ints seed=0: result0: dtype int32 != int64
+//
+// Ref arguments: their final contents (arg<i>.npy) are compared too, also
+// with `?` dims (helper-made inputs).
+// RUN: %python -m pass_semantics %s --pipeline='builtin.module(cse)' --entry=mutate --seeds=2 --input-dims=3 | FileCheck %s --check-prefix=REF
+// REF: ok mutate seed=0 (arg0, result0)
+// REF: 2 passed, 0 failed
+// RUN: sed -e 's/kt.add_ %r, %y/kt.add_ %r, %r2/' %s > %t.ref.mlir
+// RUN: not %python -m pass_semantics %s --after-file=%t.ref.mlir --entry=mutate --seeds=1 --input-dims=3 | FileCheck %s --check-prefix=REFBAD
+// REFBAD: FAIL mutate seed=0: arg0: 3/3 elements differ
+//
+// --backend-after=cpu runs the transformed module with the CPU backend.
+// RUN: %python -m pass_semantics %s --pipeline='builtin.module(cse)' --entry=f --entry=dyn --input-dims=2 --backend-after=cpu --seeds=1 | FileCheck %s --check-prefix=CPU
+// CPU: 2 passed, 0 failed
 
 func.func @f(%x: tensor<3x4xf32>, %y: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>) {
   %e = kt.exp %x : (tensor<3x4xf32>) -> tensor<3x4xf32>
@@ -70,4 +84,11 @@ func.func @dyn(%x: tensor<?x?xf64>) -> tensor<?x?xf64> {
   %e = kt.exp %x : (tensor<?x?xf64>) -> tensor<?x?xf64>
   %a = kt.add %e, %x : (tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
   return %a : tensor<?x?xf64>
+}
+
+func.func @mutate(%r: !kt.ref<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
+  %r2 = kt.load %r : (!kt.ref<?xf32>) -> tensor<?xf32>
+  kt.add_ %r, %y : (!kt.ref<?xf32>, tensor<?xf32>) -> ()
+  %e = kt.exp %y : (tensor<?xf32>) -> tensor<?xf32>
+  return %e : tensor<?xf32>
 }
