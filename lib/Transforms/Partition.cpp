@@ -36,6 +36,7 @@ struct PartitionPass : public kiln::impl::KilnPartitionPassBase<PartitionPass> {
     opts.memoryBudget = memoryBudget;
     opts.dynamicDimSize = dynamicDimSize;
     opts.keepJoint = keepJoint;
+    opts.cse = cse;
     opts.verifyOptimal = verifyOptimal;
     opts.verifyOptimalMaxNodes = verifyOptimalMaxNodes;
     bool failedAny = false;

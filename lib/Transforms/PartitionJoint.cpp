@@ -16,9 +16,12 @@
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/CSE.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
@@ -674,6 +677,14 @@ partition::partitionJoint(func::FuncOp joint, const PartitionOptions &opts) {
   FailureOr<JointInfo> info = getJointInfo(joint);
   if (failed(info))
     return failure();
+  if (opts.cse) {
+    // As AOTAutograd (fx_graph_cse before the min-cut): a backward op the
+    // rules emitted again (e.g. the same kt.mul twice, or kt.exp of a
+    // primal already computed by the forward) becomes one value.
+    IRRewriter rewriter(joint.getContext());
+    DominanceInfo dom(joint);
+    eliminateCommonSubExpressions(rewriter, dom, joint);
+  }
   Analysis a(joint, *info, opts);
   if (failed(a.run()))
     return failure();
@@ -702,10 +713,24 @@ partition::partitionJoint(func::FuncOp joint, const PartitionOptions &opts) {
     if (failed(p))
       return failure();
     plan = *p;
+    // The cut minimizes weighted bytes (distance and materialization
+    // factors), so in rare graphs its real bytes could exceed save-all's;
+    // then save-all's split is the better one (fewer bytes, nothing
+    // recomputed) and is used instead.
+    if (policy == Policy::MinCut) {
+      FailureOr<Plan> all = makePlan(a, a.requiredFw);
+      if (failed(all))
+        return failure();
+      if (all->savedBytes < plan->savedBytes) {
+        plan = *all;
+        r.usedSaveAll = true;
+      }
+    }
     if (policy == Policy::MinCut && opts.memoryBudget < 1.0) {
       auto pb = planWithBudget(a, opts.memoryBudget, *plan, *problem);
       if (failed(pb))
         return failure();
+      r.usedSaveAll = r.usedSaveAll && pb->first.saved == plan->saved;
       plan = pb->first;
       problem = pb->second;
       r.cutValue = capToString(solveMinCut(*problem).value);
@@ -743,6 +768,8 @@ std::string partition::formatReport(const PartitionResult &r) {
      << r.savedActivationBytes << " of activations)";
   if (r.dynamic)
     os << " counting each ? dim as " << r.dynamicDimSize;
+  if (r.usedSaveAll)
+    os << " (save-all's split: the min-cut's saved more bytes)";
   os << ", recomputed " << r.recomputedOps.size() << " ops";
   if (!r.recomputedOps.empty()) {
     os << ": ";

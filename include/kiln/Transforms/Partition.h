@@ -45,6 +45,9 @@ struct PartitionOptions {
   double memoryBudget = 1.0;
   /// Size assumed for every `?` dim when counting bytes.
   int64_t dynamicDimSize = 1024;
+  /// Eliminate common subexpressions of the joint first (AOTAutograd's
+  /// fx_graph_cse).
+  bool cse = true;
   /// Keep the joint function (it is erased by default).
   bool keepJoint = false;
   /// Also solve the cut problem by exhaustive search (when it has at most
@@ -71,6 +74,9 @@ struct PartitionResult {
   /// The minimum cut value (scaled capacities; mincut and recompute-all),
   /// and the exhaustive search's optimum when verifyOptimal ran it.
   std::optional<std::string> cutValue, bruteForceValue;
+  /// mincut only: the cut's split saved more bytes than save-all's, which
+  /// was used instead.
+  bool usedSaveAll = false;
   /// Free nodes of the cut problem (those the exhaustive search enumerates).
   unsigned numFreeNodes = 0;
 };

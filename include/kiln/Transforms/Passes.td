@@ -328,6 +328,9 @@ def KilnPartitionPass : Pass<"kiln-partition", "::mlir::ModuleOp"> {
            /*default=*/"1024", "size counted for each ? dim in bytes">,
     Option<"keepJoint", "keep-joint", "bool", /*default=*/"false",
            "keep the joint function">,
+    Option<"cse", "cse", "bool", /*default=*/"true",
+           "eliminate common subexpressions of the joint first (as "
+           "AOTAutograd's fx_graph_cse)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "emit a remark per joint: saved values, bytes, recomputed ops">,
     Option<"printReport", "print-report", "bool", /*default=*/"false",
