@@ -37,6 +37,7 @@ void kiln::populateKTToLinalgPatterns(RewritePatternSet &patterns) {
   lowering::populateKTNormToLinalgPatterns(patterns);
   lowering::populateKTRandomToLinalgPatterns(patterns);
   lowering::populateKTConvolutionToLinalgPatterns(patterns);
+  lowering::populateKTLossToLinalgPatterns(patterns);
 }
 
 void kiln::configureKTToLinalgTarget(ConversionTarget &target,

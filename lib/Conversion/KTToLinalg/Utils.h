@@ -95,6 +95,8 @@ void populateKTIndexToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateKTNormToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// conv2d, max_pool2d, avg_pool2d (Convolution.cpp).
 void populateKTConvolutionToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// nll_loss, cross_entropy (Loss.cpp).
+void populateKTLossToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// rand, randn, dropout (Random.cpp).
 void populateKTRandomToLinalgPatterns(mlir::RewritePatternSet &patterns);
 

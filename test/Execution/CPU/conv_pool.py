@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from cpu_compare import CPUSuite
-from kiln_testing import KilnRunError, TOLERANCES, run, ttype, to_bf16
+from kiln_testing import ttype, to_bf16
 
 s = CPUSuite(__file__)
 NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.float32}
@@ -68,17 +68,7 @@ def check(label, op, inputs, elem, want, attr, dyn=()):
         arg_types.append(ttype(shape, elem))
     rt = ttype(want.shape, elem)
     mlir = module(op, inputs, arg_types, rt, attr)
-    try:
-        got = run(mlir, inputs, extra_args=["--backend=cpu"])[0].astype(np.float64)
-    except KilnRunError as e:
-        s.record(label + " vs torch", False, str(e))
-        return
-    rtol, atol = TOLERANCES[elem]
-    ok = got.shape == want.shape and np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True) \
-        and np.array_equal(np.isnan(got), np.isnan(want))
-    msg = "" if ok else "max abs err %g" % (np.nanmax(np.abs(got - want)) if got.shape == want.shape else -1)
-    s.record(label + " vs torch", ok, msg)
-    s.check(label + " vs interpreter", mlir, inputs, elems=[elem])
+    s.check_reference(label, mlir, inputs, want, elem)
 
 
 # conv2d: (x shape, w shape, bias, stride, padding, dilation, groups)

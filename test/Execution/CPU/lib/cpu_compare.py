@@ -151,6 +151,29 @@ class CPUSuite:
                      for t in result_types]
         self.check(label, mlir, inputs, elems=out_elems)
 
+    def check_reference(self, label, mlir, inputs, want, elem, entry=None):
+        """Runs `mlir` on the CPU backend and compares its first result with
+        `want` (an independent float64 reference, e.g. PyTorch) at the
+        dtype's tolerance (NaN in the same places), then with the
+        interpreter (`check`)."""
+        try:
+            got = run(mlir, inputs, entry=entry,
+                      extra_args=["--backend=cpu"])[0].astype(np.float64)
+        except KilnRunError as e:
+            self.record(label + " vs reference", False, str(e))
+            return
+        want = np.asarray(want, dtype=np.float64)
+        rtol, atol = TOLERANCES[elem]
+        ok = (got.shape == want.shape and
+              np.array_equal(np.isnan(got), np.isnan(want)) and
+              np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
+        msg = ""
+        if not ok:
+            msg = ("shape %s vs %s" % (got.shape, want.shape) if got.shape != want.shape
+                   else "max abs err %g" % np.nanmax(np.abs(got - want)))
+        self.record(label + " vs reference", ok, msg)
+        self.check(label + " vs interpreter", mlir, inputs, entry=entry, elems=[elem])
+
     def finish(self):
         print("%s: %d passed, %d failed" % (self.name, self.passed, self.failed))
         sys.exit(1 if self.failed or not self.passed else 0)

@@ -1,0 +1,442 @@
+//===- Loss.cpp - kt nll_loss, cross_entropy to linalg --------------------===//
+//
+// Part of Kiln. The losses work in the input's own layout: the class dim is
+// 1 (0 for a rank-1 input) and the "element" space is the input's shape
+// without it (the target's shape). Everything is computed in f64 and rounded
+// once to the result type.
+//
+// * cross_entropy first reduces the class dim twice (max, sum of
+//   exp(x - max)); log_softmax is then `x - max - log(sum)` wherever it is
+//   read, without materializing it.
+// * Class-index targets: one parallel generic over the elements reads the
+//   target, and with tensor.extract the input (and weight) at the target
+//   class, giving each element's loss `-w[t] * logp[t]` and weight `w[t]`
+//   (both 0 where t == ignore_index). Label smoothing adds a generic over
+//   (elements, class) reducing `sum_c w[c] * logp[c]` per element.
+// * Probability targets: one generic over (elements, class) reducing
+//   `logp * (t (1 - ls) + ls / C) * w[c]`.
+// * `none` combines per element; `sum`/`mean` reduce all elements into
+//   rank-0 f64 accumulators (loss, weight, smoothing, count) and finish with
+//   scalar arith and tensor.from_elements: mean divides by the summed weight
+//   (NaN when every target is ignored, as 0 / 0), or by the count.
+//
+// A target outside [0, C) that is not ignore_index reads class 0 (never out
+// of bounds); the interpreter reports it as an error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lowering;
+
+namespace {
+
+using IterTy = utils::IteratorType;
+
+/// The layout of a loss input and helpers to build its generics.
+struct LossLayout {
+  ConversionPatternRewriter &rw;
+  Location loc;
+  Value x;                               // input [N, C, d...] or [C]
+  int64_t rank;                          // input rank
+  int64_t classDim;                      // 1, or 0 for rank 1
+  int64_t elemRank;                      // rank of the element space
+  SmallVector<OpFoldResult> elemSizes;   // sizes of the element space
+  SmallVector<int64_t> elemShape;
+  OpFoldResult numClasses;
+  Type f64;
+
+  LossLayout(ConversionPatternRewriter &rw, Location loc, Value x)
+      : rw(rw), loc(loc), x(x), f64(rw.getF64Type()) {
+    auto t = cast<RankedTensorType>(x.getType());
+    rank = t.getRank();
+    classDim = rank == 1 ? 0 : 1;
+    elemRank = rank - 1;
+    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i == classDim)
+        continue;
+      elemSizes.push_back(sizes[i]);
+      elemShape.push_back(t.getDimSize(i));
+    }
+    numClasses = sizes[classDim];
+  }
+
+  MLIRContext *ctx() { return rw.getContext(); }
+  /// Over (elements) or (elements, class): the element dims.
+  AffineMap elemMap(bool withClass) {
+    return AffineMap::getMultiDimMapWithTargets(
+        elemRank + (withClass ? 1 : 0),
+        llvm::to_vector(llvm::seq<unsigned>(0, elemRank)), ctx());
+  }
+  /// Over (elements, class): the input's layout.
+  AffineMap inputMap() {
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0, e = 0; i < rank; ++i)
+      exprs.push_back(getAffineDimExpr(i == classDim ? elemRank : e++, ctx()));
+    return AffineMap::get(elemRank + 1, 0, exprs, ctx());
+  }
+  /// Over (elements, class): the class.
+  AffineMap classMap() {
+    return AffineMap::get(elemRank + 1, 0, {getAffineDimExpr(elemRank, ctx())},
+                          ctx());
+  }
+  AffineMap scalarMap(unsigned dims) { return AffineMap::get(dims, 0, ctx()); }
+
+  RankedTensorType elemType(Type t) {
+    return RankedTensorType::get(elemShape, t);
+  }
+  Value elemFilled(double v) {
+    return filled(rw, loc, elemType(f64), elemSizes, scalarConst(rw, loc, f64, v));
+  }
+  Value scalarFilled(double v) {
+    return filled(rw, loc, RankedTensorType::get({}, f64), {},
+                  scalarConst(rw, loc, f64, v));
+  }
+  /// C as an f64 value.
+  Value classesF64(OpBuilder &b, Location l) {
+    Value c = getValueOrCreateConstantIndexOp(b, l, numClasses);
+    return arith::SIToFPOp::create(
+        b, l, f64, arith::IndexCastOp::create(b, l, b.getI64Type(), c));
+  }
+
+  /// A generic over the elements (+ class, reduced, when `withClass`).
+  SmallVector<Value> generic(ValueRange ins, ArrayRef<AffineMap> inMaps,
+                             ValueRange outs, bool withClass,
+                             function_ref<SmallVector<Value>(OpBuilder &, Location,
+                                                             ValueRange)>
+                                 body) {
+    SmallVector<AffineMap> maps(inMaps);
+    for (size_t i = 0; i < outs.size(); ++i)
+      maps.push_back(elemMap(withClass));
+    SmallVector<IterTy> iters(elemRank, IterTy::parallel);
+    if (withClass)
+      iters.push_back(IterTy::reduction);
+    auto g = linalg::GenericOp::create(
+        rw, loc, ValueRange(outs).getTypes(), ins, outs, maps, iters,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          linalg::YieldOp::create(b, l, body(b, l, a));
+        });
+    return SmallVector<Value>(g.getResults());
+  }
+
+  /// A generic reducing every element into rank-0 accumulators.
+  SmallVector<Value> reduceAll(ValueRange ins, ValueRange outs,
+                               function_ref<SmallVector<Value>(
+                                   OpBuilder &, Location, ValueRange)>
+                                   body) {
+    SmallVector<AffineMap> maps(ins.size(), elemMap(false));
+    for (size_t i = 0; i < outs.size(); ++i)
+      maps.push_back(scalarMap(elemRank));
+    SmallVector<IterTy> iters(elemRank, IterTy::reduction);
+    auto g = linalg::GenericOp::create(
+        rw, loc, ValueRange(outs).getTypes(), ins, outs, maps, iters,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          linalg::YieldOp::create(b, l, body(b, l, a));
+        });
+    return SmallVector<Value>(g.getResults());
+  }
+
+  Value toF64(OpBuilder &b, Location l, Value v) {
+    return convertScalar(b, l, v, f64);
+  }
+
+  /// Per-element (max, sum of exp(x - max)) over the class dim, in f64.
+  std::pair<Value, Value> logSoftmaxStats() {
+    Value mx = generic({x}, {inputMap()},
+                       {elemFilled(-std::numeric_limits<double>::infinity())},
+                       true, [&](OpBuilder &b, Location l, ValueRange a) {
+                         return SmallVector<Value>{arith::MaximumFOp::create(
+                             b, l, a[1], toF64(b, l, a[0]))};
+                       })[0];
+    Value se = generic({x, mx}, {inputMap(), elemMap(true)}, {elemFilled(0)},
+                       true, [&](OpBuilder &b, Location l, ValueRange a) {
+                         Value d = arith::SubFOp::create(b, l, toF64(b, l, a[0]),
+                                                         a[1]);
+                         return SmallVector<Value>{arith::AddFOp::create(
+                             b, l, a[2], math::ExpOp::create(b, l, d))};
+                       })[0];
+    return {mx, se};
+  }
+};
+
+/// log_softmax at `xv` (f64) from the row's max and sum of exp, or `xv`
+/// itself for nll_loss (no stats).
+Value logProb(OpBuilder &b, Location l, Value xv, Value mx, Value se) {
+  if (!mx)
+    return xv;
+  return arith::SubFOp::create(b, l, arith::SubFOp::create(b, l, xv, mx),
+                               math::LogOp::create(b, l, se));
+}
+
+/// An f64 rounded to `elem` as the interpreter stores it (f16/bf16 through
+/// f32).
+Value roundFromF64(OpBuilder &b, Location l, Value v, Type elem) {
+  if (elem.isF64())
+    return v;
+  v = arith::TruncFOp::create(b, l, b.getF32Type(), v);
+  return elem.isF32() ? v : arith::TruncFOp::create(b, l, elem, v).getResult();
+}
+
+/// The loss of a class-index target: nll on `x` (nll_loss) or on
+/// log_softmax(x) (cross_entropy, `logSoftmax`), with label smoothing `ls`.
+Value indexTargetLoss(LossLayout &L, Value target, Value weight,
+                      kt::Reduction red, int64_t ignoreIndex, bool logSoftmax,
+                      double ls, RankedTensorType resultType) {
+  ConversionPatternRewriter &rw = L.rw;
+  Location loc = L.loc;
+  Type f64 = L.f64;
+  Value mx, se;
+  if (logSoftmax)
+    std::tie(mx, se) = L.logSoftmaxStats();
+  Type i64 = rw.getI64Type();
+  Value x = L.x;
+  auto isIgnored = [&](OpBuilder &b, Location l, Value t) {
+    t = convertScalar(b, l, t, i64);
+    return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, t,
+                                 scalarConst(b, l, i64, (double)ignoreIndex));
+  };
+  // Per element: loss and weight (0 where ignored).
+  SmallVector<Value> ins = {target};
+  SmallVector<AffineMap> maps = {L.elemMap(false)};
+  if (mx) {
+    ins.append({mx, se});
+    maps.append({L.elemMap(false), L.elemMap(false)});
+  }
+  SmallVector<Value> per = L.generic(
+      ins, maps, {L.elemFilled(0), L.elemFilled(0)}, false,
+      [&](OpBuilder &b, Location l, ValueRange a) {
+        Value t = convertScalar(b, l, a[0], i64);
+        Value ignored = isIgnored(b, l, t);
+        Value c = getValueOrCreateConstantIndexOp(b, l, L.numClasses);
+        Value tIdx = arith::IndexCastOp::create(b, l, b.getIndexType(), t);
+        Value inRange = arith::AndIOp::create(
+            b, l,
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, t,
+                                  scalarConst(b, l, i64, 0)),
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, tIdx, c));
+        Value zeroIdx = arith::ConstantIndexOp::create(b, l, 0);
+        Value safe = arith::SelectOp::create(b, l, inRange, tIdx, zeroIdx);
+        SmallVector<Value> idx;
+        for (int64_t i = 0, e = 0; i < L.rank; ++i)
+          idx.push_back(i == L.classDim
+                            ? safe
+                            : linalg::IndexOp::create(b, l, e++).getResult());
+        Value xv = L.toF64(b, l, tensor::ExtractOp::create(b, l, x, idx));
+        Value lp = logProb(b, l, xv, mx ? a[1] : Value(), mx ? a[2] : Value());
+        Value w = weight ? L.toF64(b, l, tensor::ExtractOp::create(
+                                             b, l, weight, ValueRange{safe}))
+                         : scalarConst(b, l, f64, 1.0);
+        Value zero = scalarConst(b, l, f64, 0.0);
+        Value loss = arith::MulFOp::create(
+            b, l, arith::NegFOp::create(b, l, w), lp);
+        return SmallVector<Value>{
+            arith::SelectOp::create(b, l, ignored, zero, loss),
+            arith::SelectOp::create(b, l, ignored, zero, w)};
+      });
+  Value nll = per[0], wsum = per[1];
+  // Label smoothing: smooth = -sum_c w[c] logp[c] (0 where ignored).
+  Value smooth;
+  if (ls > 0.0) {
+    SmallVector<Value> sIns = {x, target, mx, se};
+    SmallVector<AffineMap> sMaps = {L.inputMap(), L.elemMap(true),
+                                    L.elemMap(true), L.elemMap(true)};
+    if (weight) {
+      sIns.push_back(weight);
+      sMaps.push_back(L.classMap());
+    }
+    smooth = L.generic(
+        sIns, sMaps, {L.elemFilled(0)}, true,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value lp = logProb(b, l, L.toF64(b, l, a[0]), a[2], a[3]);
+          Value term = weight ? arith::MulFOp::create(b, l, L.toF64(b, l, a[4]),
+                                                      lp)
+                                    .getResult()
+                              : lp;
+          Value acc = a.back();
+          Value next = arith::SubFOp::create(b, l, acc, term);
+          return SmallVector<Value>{arith::SelectOp::create(
+              b, l, isIgnored(b, l, a[1]), acc, next)};
+        })[0];
+  }
+  Type elem = resultType.getElementType();
+  double a = 1 - ls;
+  if (red == kt::Reduction::none) {
+    SmallVector<Value> nIns = {nll};
+    SmallVector<AffineMap> nMaps = {L.elemMap(false)};
+    if (smooth) {
+      nIns.push_back(smooth);
+      nMaps.push_back(L.elemMap(false));
+    }
+    Value out = emptyLike(rw, loc, L.elemType(elem), L.elemSizes);
+    return L.generic(nIns, nMaps, {out}, false,
+                     [&](OpBuilder &b, Location l, ValueRange v) {
+                       Value r = v[0];
+                       if (smooth) {
+                         Value k = arith::DivFOp::create(
+                             b, l, scalarConst(b, l, f64, ls),
+                             L.classesF64(b, l));
+                         r = arith::AddFOp::create(
+                             b, l,
+                             arith::MulFOp::create(
+                                 b, l, scalarConst(b, l, f64, a), r),
+                             arith::MulFOp::create(b, l, k, v[1]));
+                       }
+                       return SmallVector<Value>{roundFromF64(b, l, r, elem)};
+                     })[0];
+  }
+  // sum / mean: reduce (loss, weight, smooth, kept) over all elements.
+  SmallVector<Value> rIns = {nll, wsum, target};
+  if (smooth)
+    rIns.push_back(smooth);
+  SmallVector<Value> acc = L.reduceAll(
+      rIns, {L.scalarFilled(0), L.scalarFilled(0), L.scalarFilled(0),
+             L.scalarFilled(0)},
+      [&](OpBuilder &b, Location l, ValueRange v) {
+        size_t n = rIns.size();
+        Value kept = arith::SelectOp::create(
+            b, l, isIgnored(b, l, v[2]), scalarConst(b, l, f64, 0),
+            scalarConst(b, l, f64, 1));
+        return SmallVector<Value>{
+            arith::AddFOp::create(b, l, v[n], v[0]),
+            arith::AddFOp::create(b, l, v[n + 1], v[1]),
+            smooth ? arith::AddFOp::create(b, l, v[n + 2], v[3]).getResult()
+                   : v[n + 2],
+            arith::AddFOp::create(b, l, v[n + 3], kept)};
+      });
+  Value sLoss = tensor::ExtractOp::create(rw, loc, acc[0], ValueRange{});
+  Value sW = tensor::ExtractOp::create(rw, loc, acc[1], ValueRange{});
+  Value sSmooth = tensor::ExtractOp::create(rw, loc, acc[2], ValueRange{});
+  Value sKept = tensor::ExtractOp::create(rw, loc, acc[3], ValueRange{});
+  Value r = sLoss;
+  if (red == kt::Reduction::mean) {
+    r = arith::DivFOp::create(rw, loc, sLoss, sW);
+    sSmooth =
+        arith::DivFOp::create(rw, loc, sSmooth, weight ? sW : sKept);
+  }
+  if (smooth) {
+    Value k = arith::DivFOp::create(rw, loc, scalarConst(rw, loc, f64, ls),
+                                    L.classesF64(rw, loc));
+    r = arith::AddFOp::create(
+        rw, loc, arith::MulFOp::create(rw, loc, scalarConst(rw, loc, f64, a), r),
+        arith::MulFOp::create(rw, loc, k, sSmooth));
+  }
+  return tensor::FromElementsOp::create(
+      rw, loc, RankedTensorType::get({}, elem),
+      ValueRange{roundFromF64(rw, loc, r, elem)});
+}
+
+/// cross_entropy with class-probability targets.
+Value probTargetLoss(LossLayout &L, Value target, Value weight,
+                     kt::Reduction red, double ls,
+                     RankedTensorType resultType) {
+  ConversionPatternRewriter &rw = L.rw;
+  Location loc = L.loc;
+  Type f64 = L.f64;
+  auto [mx, se] = L.logSoftmaxStats();
+  SmallVector<Value> ins = {L.x, target, mx, se};
+  SmallVector<AffineMap> maps = {L.inputMap(), L.inputMap(), L.elemMap(true),
+                                 L.elemMap(true)};
+  if (weight) {
+    ins.push_back(weight);
+    maps.push_back(L.classMap());
+  }
+  Value loss = L.generic(
+      ins, maps, {L.elemFilled(0)}, true,
+      [&](OpBuilder &b, Location l, ValueRange a) {
+        Value lp = logProb(b, l, L.toF64(b, l, a[0]), a[2], a[3]);
+        Value t = L.toF64(b, l, a[1]);
+        if (ls > 0.0)
+          t = arith::AddFOp::create(
+              b, l,
+              arith::MulFOp::create(b, l, t, scalarConst(b, l, f64, 1 - ls)),
+              arith::DivFOp::create(b, l, scalarConst(b, l, f64, ls),
+                                    L.classesF64(b, l)));
+        Value term = arith::MulFOp::create(b, l, lp, t);
+        if (weight)
+          term = arith::MulFOp::create(b, l, term, L.toF64(b, l, a[4]));
+        // Accumulates -sum.
+        return SmallVector<Value>{arith::SubFOp::create(b, l, a.back(), term)};
+      })[0];
+  Type elem = resultType.getElementType();
+  if (red == kt::Reduction::none) {
+    Value out = emptyLike(rw, loc, L.elemType(elem), L.elemSizes);
+    return L.generic({loss}, {L.elemMap(false)}, {out}, false,
+                     [&](OpBuilder &b, Location l, ValueRange v) {
+                       return SmallVector<Value>{roundFromF64(b, l, v[0], elem)};
+                     })[0];
+  }
+  SmallVector<Value> acc = L.reduceAll(
+      {loss}, {L.scalarFilled(0), L.scalarFilled(0)},
+      [&](OpBuilder &b, Location l, ValueRange v) {
+        return SmallVector<Value>{
+            arith::AddFOp::create(b, l, v[1], v[0]),
+            arith::AddFOp::create(b, l, v[2], scalarConst(b, l, f64, 1))};
+      });
+  Value r = tensor::ExtractOp::create(rw, loc, acc[0], ValueRange{});
+  if (red == kt::Reduction::mean) {
+    // Divided by the number of elements; an empty input (also C == 0)
+    // gives NaN.
+    Value count = tensor::ExtractOp::create(rw, loc, acc[1], ValueRange{});
+    Value noClasses = arith::CmpIOp::create(
+        rw, loc, arith::CmpIPredicate::eq,
+        getValueOrCreateConstantIndexOp(rw, loc, L.numClasses),
+        arith::ConstantIndexOp::create(rw, loc, 0));
+    Value denom = arith::SelectOp::create(
+        rw, loc, noClasses,
+        scalarConst(rw, loc, f64, std::numeric_limits<double>::quiet_NaN()),
+        count);
+    r = arith::DivFOp::create(rw, loc, r, denom);
+  }
+  return tensor::FromElementsOp::create(rw, loc, RankedTensorType::get({}, elem),
+                                        ValueRange{roundFromF64(rw, loc, r, elem)});
+}
+
+struct NllLossLowering : public OpConversionPattern<kt::NllLossOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::NllLossOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    LossLayout L(rw, op.getLoc(), adaptor.getInput());
+    Value r = indexTargetLoss(L, adaptor.getTarget(), adaptor.getWeight(),
+                              op.getReduction(), op.getIgnoreIndex(),
+                              /*logSoftmax=*/false, 0.0, rt);
+    rw.replaceOp(op, castTo(rw, op.getLoc(), r, rt));
+    return success();
+  }
+};
+
+struct CrossEntropyLowering : public OpConversionPattern<kt::CrossEntropyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::CrossEntropyOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    LossLayout L(rw, op.getLoc(), adaptor.getInput());
+    Value target = adaptor.getTarget();
+    double ls = op.getLabelSmoothing().convertToDouble();
+    bool prob = isa<FloatType>(
+        cast<RankedTensorType>(target.getType()).getElementType());
+    Value r =
+        prob ? probTargetLoss(L, target, adaptor.getWeight(), op.getReduction(),
+                              ls, rt)
+             : indexTargetLoss(L, target, adaptor.getWeight(),
+                               op.getReduction(), op.getIgnoreIndex(),
+                               /*logSoftmax=*/true, ls, rt);
+    rw.replaceOp(op, castTo(rw, op.getLoc(), r, rt));
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::lowering::populateKTLossToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<NllLossLowering, CrossEntropyLowering>(patterns.getContext());
+}
