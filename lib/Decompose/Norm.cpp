@@ -9,16 +9,27 @@
 
 #include "DecomposeUtils.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 using namespace mlir;
 
 namespace kiln::decompose {
 namespace {
 
+/// True when `x` has a static dim of size 0 (no elements): `amax` over an
+/// empty dim is an error, so the max is not subtracted then (as PyTorch's
+/// decomposition does for `numel() == 0`).
+bool isStaticallyEmpty(Value x) {
+  return llvm::is_contained(Emitter::shapeOf(x), 0);
+}
+
 /// softmax: e = exp(x - amax(x)); e / sum(e).
 FailureOr<Values> decomposeSoftmax(kt::SoftmaxOp op, Emitter &e) {
   Value x = e.upcast(op.getSelf());
   int64_t dim = op.getDim();
-  Value shifted = e.sub(x, e.amax(x, ArrayRef<int64_t>{dim}, true));
+  Value shifted = isStaticallyEmpty(x)
+                      ? x
+                      : e.sub(x, e.amax(x, ArrayRef<int64_t>{dim}, true));
   Value ex = e.exp(shifted);
   Value r = e.div(ex, e.sum(ex, ArrayRef<int64_t>{dim}, true));
   return Values{e.cast(r, Emitter::elementTypeOf(op.getSelf()))};
@@ -28,7 +39,9 @@ FailureOr<Values> decomposeSoftmax(kt::SoftmaxOp op, Emitter &e) {
 FailureOr<Values> decomposeLogSoftmax(kt::LogSoftmaxOp op, Emitter &e) {
   Value x = e.upcast(op.getSelf());
   int64_t dim = op.getDim();
-  Value shifted = e.sub(x, e.amax(x, ArrayRef<int64_t>{dim}, true));
+  Value shifted = isStaticallyEmpty(x)
+                      ? x
+                      : e.sub(x, e.amax(x, ArrayRef<int64_t>{dim}, true));
   Value lse = e.log(e.sum(e.exp(shifted), ArrayRef<int64_t>{dim}, true));
   return Values{e.cast(e.sub(shifted, lse),
                        Emitter::elementTypeOf(op.getSelf()))};
@@ -37,8 +50,18 @@ FailureOr<Values> decomposeLogSoftmax(kt::LogSoftmaxOp op, Emitter &e) {
 /// layer_norm: mean and biased variance over the trailing dims (two passes),
 /// (x - mean) * rsqrt(var + eps) * weight + bias.
 FailureOr<Values> decomposeLayerNorm(kt::LayerNormOp op, Emitter &e) {
-  Value x = e.upcast(op.getInput());
+  Value x = op.getInput();
   int64_t k = op.getNormalizedShape().size();
+  // `?` trailing dims must equal normalized_shape: a tensor.cast to the
+  // static sizes is checked when it runs (the composite checks it itself).
+  auto xType = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> refined(xType.getShape());
+  for (auto [i, a] : llvm::enumerate(op.getNormalizedShape()))
+    refined[refined.size() - k + i] = cast<IntegerAttr>(a).getInt();
+  if (ArrayRef<int64_t>(refined) != xType.getShape())
+    x = tensor::CastOp::create(e.builder(), e.getLoc(),
+                               xType.clone(refined), x);
+  x = e.upcast(x);
   SmallVector<int64_t> dims;
   for (int64_t d = -k; d < 0; ++d)
     dims.push_back(d);

@@ -42,6 +42,11 @@ FailureOr<Values> decomposeLogsumexp(kt::LogsumexpOp op, Emitter &e) {
   std::optional<ArrayRef<int64_t>> dimRef;
   if (dims)
     dimRef = ArrayRef<int64_t>(*dims);
+  // `amax` over an empty dim is an error: with a static 0 in the shape
+  // there is nothing to shift (an empty reduction gives log(0) = -inf).
+  if (llvm::is_contained(Emitter::shapeOf(x), 0))
+    return Values{e.cast(e.log(e.sum(e.exp(x), dimRef, op.getKeepdim())),
+                         Emitter::elementTypeOf(op.getSelf()))};
   Value m = e.amax(x, dimRef, true);
   Value finite =
       e.lt(e.abs(m), e.scalar(std::numeric_limits<double>::infinity(), f));

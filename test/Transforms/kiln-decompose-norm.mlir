@@ -97,3 +97,29 @@ func.func @batch_norm(%x: tensor<2x3x4x5xf32>, %m: tensor<3xf32>, %v: tensor<3xf
   %0 = kt.batch_norm %x, %m, %v bias %b : (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x5xf32>
   return %0 : tensor<2x3x4x5xf32>
 }
+
+// No elements (a static 0): amax over an empty dim is an error, so the max
+// is not subtracted (PyTorch's numel() == 0 case).
+// CHECK-LABEL: func.func @softmax_empty
+// CHECK-SAME: (%[[X:.*]]: tensor<2x0x3xf32>)
+// CHECK-NOT: kt.amax
+// CHECK: %[[E:.*]] = kt.exp %[[X]]
+// CHECK: %[[S:.*]] = kt.sum %[[E]] {dim = [1], keepdim = true}
+// CHECK: kt.div %[[E]], %[[S]]
+func.func @softmax_empty(%x: tensor<2x0x3xf32>) -> tensor<2x0x3xf32> {
+  %0 = kt.softmax %x {dim = 1} : (tensor<2x0x3xf32>) -> tensor<2x0x3xf32>
+  return %0 : tensor<2x0x3xf32>
+}
+
+// `?` normalized dims are checked against normalized_shape when they run,
+// with a tensor.cast to the static sizes.
+// CHECK-LABEL: func.func @layer_norm_dynamic
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x?xf32>)
+// CHECK: %[[C:.*]] = tensor.cast %[[X]] : tensor<?x?x?xf32> to tensor<?x3x4xf32>
+// CHECK: kt.mean %[[C]] {dim = [-2, -1], keepdim = true} : (tensor<?x3x4xf32>) -> tensor<?x1x1xf32>
+// CHECK: %[[R:.*]] = tensor.cast %{{.*}} : tensor<?x3x4xf32> to tensor<?x?x?xf32>
+// CHECK: return %[[R]]
+func.func @layer_norm_dynamic(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = kt.layer_norm %x {normalized_shape = [3, 4]} : (tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}

@@ -1,4 +1,6 @@
 # RUN: %python %s
+# The same checks on the IR after kiln-decompose (composites expanded):
+# RUN: env KILN_TEST_PIPELINE='builtin.module(kiln-decompose)' %python %s
 # REQUIRES: numpy, torch
 # Tests the float-only unary kt ops (exp ... reciprocal, gelu) against
 # PyTorch computed in float64 and rounded to the dtype: every float dtype,

@@ -1,4 +1,6 @@
 # RUN: %python %s
+# The same checks on the IR after kiln-decompose (composites expanded):
+# RUN: env KILN_TEST_PIPELINE='builtin.module(kiln-decompose)' %python %s
 # REQUIRES: numpy, torch
 # Tests kt.linear against torch.nn.functional.linear in float64: input ranks
 # 1-4, bias / no bias, every float dtype, empty dims, dynamic dims and the

@@ -1,4 +1,6 @@
 # RUN: %python %s
+# The same checks on the IR after kiln-decompose (composites expanded):
+# RUN: env KILN_TEST_PIPELINE='builtin.module(kiln-decompose)' %python %s
 # REQUIRES: numpy, torch
 # Tests kt.cross_entropy with class-index targets against
 # torch.nn.functional.cross_entropy in float64: input layouts [C], [N, C],

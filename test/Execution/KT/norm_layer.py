@@ -1,4 +1,6 @@
 # RUN: %python %s
+# The same checks on the IR after kiln-decompose (composites expanded):
+# RUN: env KILN_TEST_PIPELINE='builtin.module(kiln-decompose)' %python %s
 # REQUIRES: numpy, torch
 # Tests kt.layer_norm and kt.batch_norm (inference form) against PyTorch in
 # float64: optional weight/bias, several normalized shapes and ranks, eps,

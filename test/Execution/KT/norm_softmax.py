@@ -1,4 +1,6 @@
 # RUN: %python %s
+# The same checks on the IR after kiln-decompose (composites expanded):
+# RUN: env KILN_TEST_PIPELINE='builtin.module(kiln-decompose)' %python %s
 # REQUIRES: numpy, torch
 # Tests kt.softmax and kt.log_softmax against PyTorch (float64 reference):
 # several shapes and dims (negative, rank 0, empty), every float dtype, and

@@ -1,4 +1,6 @@
 # RUN: %python %s
+# The same checks on the IR after kiln-decompose (composites expanded):
+# RUN: env KILN_TEST_PIPELINE='builtin.module(kiln-decompose)' %python %s
 # REQUIRES: numpy, torch
 # Edge cases of the kt reductions (sum mean amax amin prod var logsumexp any all
 # argmax argmin) against PyTorch in float64: shapes (rank 0, empty dims),
