@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Runtime/Guards.h"
+#include "kiln/Dialect/KG/IR/KGOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringMap.h"
@@ -63,7 +64,8 @@ FailureOr<CompiledGuards> CompiledGuards::compile(kg::ProgramOp program,
 
   // Argument types: what the compiled code accepts.
   for (auto [i, type] : llvm::enumerate(program.getArgumentTypes())) {
-    auto tt = dyn_cast<RankedTensorType>(type);
+    // A ref argument (a mutable tensor) is guarded like a tensor.
+    RankedTensorType tt = kg::getGuardedTensorType(type);
     if (!tt) {
       std::optional<DType> dt = interp::dtypeFromType(type);
       if (!dt) {

@@ -90,6 +90,29 @@ Tensor tensorFromView(const ArgView &view) {
   return t;
 }
 
+/// Copies the contents of `t` into the caller's memory that `view` describes
+/// (its strides respected): a mutated ref argument written back in place.
+static void writeBackView(const Tensor &t, const ArgView &view) {
+  size_t elem = interp::dtypeSize(view.dtype);
+  int64_t n = t.numel();
+  if (n == 0 || !view.data)
+    return;
+  auto *dst = static_cast<uint8_t *>(const_cast<void *>(view.data));
+  auto *src = static_cast<const uint8_t *>(t.data());
+  SmallVector<int64_t> idx(view.shape.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (unsigned d = 0; d < idx.size(); ++d)
+      off += idx[d] * view.stride(d);
+    std::memcpy(dst + off * elem, src + i * elem, elem);
+    for (int64_t d = (int64_t)idx.size() - 1; d >= 0; --d) {
+      if (++idx[d] < view.shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
 /// Whether `view` can be passed where `type` is expected (dtype, rank, static
 /// dims), without touching its data.
 static bool viewMatchesType(const ArgView &view, Type type) {
@@ -627,8 +650,18 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
     for (const ArgView &a : args)
       tensors.push_back(tensorFromView(a));
     DiagnosticCollector diags(&impl->context, error);
-    return runProgram(module, program, tensors, impl->callbacks, kernels,
-                      &stats.cpuGraphCalls);
+    FailureOr<SmallVector<Tensor>> results =
+        runProgram(module, program, tensors, impl->callbacks, kernels,
+                   &stats.cpuGraphCalls);
+    if (failed(results))
+      return results;
+    // Ref arguments (mutated inputs, e.g. parameters an optimizer step
+    // updates): the interpreter wrote into the copies; write them back into
+    // the caller's buffers, in place.
+    for (auto [i, type] : llvm::enumerate(program.getArgumentTypes()))
+      if (isa<kt::RefType>(type) && i < args.size() && args[i].isTensor)
+        writeBackView(tensors[i], args[i]);
+    return results;
   };
 
   // Hot path: the first entry whose guards hold.

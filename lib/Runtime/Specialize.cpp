@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Runtime/Specialize.h"
+#include "kiln/Dialect/KG/IR/KGOps.h"
+#include "kiln/Dialect/KT/IR/KTDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -221,7 +223,10 @@ LogicalResult specializeProgram(kg::ProgramOp program, ArrayRef<ArgView> args,
       argTypes.push_back(t);
       continue;
     }
-    auto oldType = dyn_cast<RankedTensorType>(arg.getType());
+    // A ref argument (a mutable tensor) is specialized like a tensor and
+    // stays a ref.
+    bool isRef = isa<kt::RefType>(arg.getType());
+    RankedTensorType oldType = kg::getGuardedTensorType(arg.getType());
     if (!oldType) {
       error = "argument '" + name + "' is a tensor but @" +
               program.getSymName().str() + " takes a scalar there";
@@ -248,7 +253,9 @@ LogicalResult specializeProgram(kg::ProgramOp program, ArrayRef<ArgView> args,
       guardShape.push_back(sym ? sym : b.getStringAttr(freshSymbol()));
     }
     Type elem = interp::dtypeToType(view.dtype, ctx);
-    auto newType = RankedTensorType::get(shape, elem);
+    Type newType = RankedTensorType::get(shape, elem);
+    if (isRef)
+      newType = kt::RefType::get(ctx, shape, elem);
     arg.setType(newType);
     argTypes.push_back(newType);
 

@@ -53,12 +53,13 @@ LogicalResult kiln::verifyPartitionPolicy(StringRef policy, Location loc) {
 /// with the loss's cotangent a constant 1 built inside the function.
 static FailureOr<func::FuncOp> buildSeededJoint(kg::GraphOp graph,
                                                 func::FuncOp fn,
-                                                kg::GradOp grad) {
+                                                kg::GradOp grad,
+                                                ArrayRef<Value> wrt) {
   unsigned lossIndex = cast<OpResult>(grad.getLoss()).getResultNumber();
   unsigned numArgs = fn.getNumArguments();
   SmallVector<bool> requiresGrad(numArgs, false);
   for (auto [j, in] : llvm::enumerate(graph.getInputs()))
-    requiresGrad[j] = llvm::is_contained(grad.getWrt(), in);
+    requiresGrad[j] = llvm::is_contained(wrt, in);
 
   // Differentiate a copy whose only result is the loss, so that the other
   // outputs get no cotangent (PyTorch: grad_outputs None for them) and the
@@ -123,7 +124,7 @@ static FailureOr<func::FuncOp> buildSeededJoint(kg::GraphOp graph,
   for (Value v : src.getTerminator()->getOperands())
     results.push_back(map.lookup(v));
   b.setInsertionPoint(ret);
-  for (Value w : grad.getWrt()) {
+  for (Value w : wrt) {
     Value sum;
     for (auto [j, in] : llvm::enumerate(graph.getInputs())) {
       if (in != w)
@@ -152,6 +153,82 @@ static FailureOr<func::FuncOp> buildSeededJoint(kg::GraphOp graph,
   return joint;
 }
 
+/// Ref inputs of the loss's graph: the graph function must only read them
+/// (kt.load, as after kiln-functionalize for an input it does not mutate).
+/// The reads move to a new graph `@<g>_read(refs...) -> (values...)` called
+/// just before, and the graph function takes the values instead, so that it
+/// is a pure function of tensors that autodiff can differentiate. `wrt` is
+/// updated to name the loaded values in place of the refs.
+static LogicalResult hoistRefReads(kg::GraphOp graph, func::FuncOp fn,
+                                   kg::GradOp grad, SmallVectorImpl<Value> &wrt,
+                                   SymbolTable &symbols) {
+  SmallVector<unsigned> refInputs;
+  for (auto [j, in] : llvm::enumerate(graph.getInputs()))
+    if (isa<kt::RefType>(in.getType()))
+      refInputs.push_back(j);
+  if (refInputs.empty())
+    return success();
+  Block &body = fn.getBody().front();
+  for (unsigned j : refInputs)
+    for (Operation *user : body.getArgument(j).getUsers())
+      if (!isa<kt::LoadOp>(user) || user->getBlock() != &body) {
+        InFlightDiagnostic diag =
+            grad.emitOpError("the loss's graph @")
+            << graph.getCallee() << " uses its ref input #" << j
+            << " other than by kt.load; a ref it differentiates through must "
+               "only be read (mutate parameters in another graph)";
+        diag.attachNote(user->getLoc()) << "this use";
+        return diag;
+      }
+
+  // The reads, as a graph of their own.
+  MLIRContext *ctx = fn.getContext();
+  OpBuilder b(fn);
+  SmallVector<Type> refTypes, valueTypes;
+  for (unsigned j : refInputs) {
+    auto rt = cast<kt::RefType>(graph.getInputs()[j].getType());
+    refTypes.push_back(rt);
+    valueTypes.push_back(rt.getTensorType());
+  }
+  auto read = func::FuncOp::create(
+      b, graph.getLoc(), (graph.getCallee() + "_read").str(),
+      FunctionType::get(ctx, refTypes, valueTypes));
+  read->setAttr(kg::kGraphFunctionAttr, b.getUnitAttr());
+  read.setPrivate();
+  symbols.insert(read); // unique name
+  Block *readBody = read.addEntryBlock();
+  b.setInsertionPointToEnd(readBody);
+  SmallVector<Value> loaded;
+  for (auto [k, arg] : llvm::enumerate(readBody->getArguments()))
+    loaded.push_back(kt::LoadOp::create(b, graph.getLoc(), valueTypes[k], arg));
+  func::ReturnOp::create(b, graph.getLoc(), loaded);
+
+  SmallVector<Value> refs;
+  for (unsigned j : refInputs)
+    refs.push_back(graph.getInputs()[j]);
+  b.setInsertionPoint(graph);
+  auto readCall = kg::GraphOp::create(b, graph.getLoc(), valueTypes,
+                                      read.getSymName(), refs);
+
+  // The graph function takes the values.
+  for (auto [k, j] : llvm::enumerate(refInputs)) {
+    BlockArgument arg = body.getArgument(j);
+    arg.setType(valueTypes[k]);
+    for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
+      user->getResult(0).replaceAllUsesWith(arg);
+      user->erase();
+    }
+    Value ref = graph.getInputs()[j];
+    for (Value &w : wrt)
+      if (w == ref)
+        w = readCall.getResult(k);
+    graph->setOperand(j, readCall.getResult(k));
+  }
+  fn.setType(FunctionType::get(ctx, body.getArgumentTypes(),
+                               fn.getResultTypes()));
+  return success();
+}
+
 LogicalResult kiln::lowerGrad(kg::GradOp grad,
                               const AOTAutogradOptions &options) {
   if (failed(verifyPartitionPolicy(options.partition, grad.getLoc())))
@@ -173,7 +250,23 @@ LogicalResult kiln::lowerGrad(kg::GradOp grad,
           .attachNote(grad.getLoc())
              << "the first kg.grad";
 
-  FailureOr<func::FuncOp> joint = buildSeededJoint(graph, fn, grad);
+  // A graph function with ref inputs shared with other graph calls is
+  // copied, so that hoisting its reads only changes this call's.
+  bool hasRefInputs = llvm::any_of(graph.getInputs().getTypes(),
+                                   llvm::IsaPred<kt::RefType>);
+  if (hasRefInputs &&
+      !llvm::hasSingleElement(*SymbolTable::getSymbolUses(fn, module))) {
+    OpBuilder cb(fn);
+    auto copy = cast<func::FuncOp>(cb.clone(*fn));
+    copy.setPrivate();
+    symbols.insert(copy);
+    graph.setCallee(copy.getSymName());
+    fn = copy;
+  }
+  SmallVector<Value> wrt(grad.getWrt());
+  if (failed(hoistRefReads(graph, fn, grad, wrt, symbols)))
+    return failure();
+  FailureOr<func::FuncOp> joint = buildSeededJoint(graph, fn, grad, wrt);
   if (failed(joint))
     return failure();
 

@@ -37,3 +37,21 @@ kg.program @two_grads(%w: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<3xf32>, t
   %h = kg.grad %l wrt(%v) : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
   kg.return %g, %h : tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// Tests that a loss graph writing to a ref it differentiates through is an
+// error (parameters are updated in another graph).
+kg.program @ref_written(%w: !kt.ref<3xf32>) -> tensor<3xf32> {
+  %l = kg.graph @g(%w) : (!kt.ref<3xf32>) -> tensor<f32> {
+  ^bb0(%r: !kt.ref<3xf32>):
+    %a = kt.load %r : (!kt.ref<3xf32>) -> tensor<3xf32>
+    // expected-note@below {{this use}}
+    kt.relu_ %r : (!kt.ref<3xf32>) -> ()
+    %0 = kt.sum %a {dim = [0]} : (tensor<3xf32>) -> tensor<f32>
+    kg.yield %0 : tensor<f32>
+  }
+  // expected-error@below {{'kg.grad' op the loss's graph @g uses its ref input #0 other than by kt.load; a ref it differentiates through must only be read (mutate parameters in another graph)}}
+  %g = kg.grad %l wrt(%w) : (tensor<f32>, !kt.ref<3xf32>) -> tensor<3xf32>
+  kg.return %g : tensor<3xf32>
+}

@@ -86,3 +86,37 @@ kg.program @shared(%w: tensor<3xf32>) -> (tensor<3xf32>, tensor<f32>) {
   %l2 = kg.graph @shared_g(%w) : (tensor<3xf32>) -> tensor<f32>
   kg.return %g, %l2 : tensor<3xf32>, tensor<f32>
 }
+
+// -----
+
+// Ref inputs (parameters): the loss's graph only reads them; the reads move
+// to a graph of their own (@<g>_read) called just before, and the joint takes
+// the values. The update graph mutates the refs in place, untouched.
+
+// CHECK-LABEL: func.func private @refs_g0_read(
+// CHECK-SAME:     %[[R:.*]]: !kt.ref<3xf32>) -> tensor<3xf32> attributes {kg.graph_function}
+// CHECK:        %[[V:.*]] = kt.load %[[R]]
+// CHECK:        return %[[V]]
+// CHECK-LABEL: func.func private @refs_g0_joint(
+// CHECK-SAME:     %{{.*}}: tensor<3xf32>, %{{.*}}: tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>)
+// CHECK-NOT:    kt.load
+// CHECK-LABEL: kg.program @refs
+// CHECK:        %[[W:.*]] = kg.graph @refs_g0_read(%w) : (!kt.ref<3xf32>) -> tensor<3xf32>
+// CHECK:        %[[J:.*]]:2 = kg.graph @refs_g0_joint(%[[W]], %x)
+// CHECK:        kg.graph @refs_sgd(%w, %[[J]]#1)
+kg.program @refs(%w: !kt.ref<3xf32>, %x: tensor<3xf32>) -> tensor<f32> {
+  %l = kg.graph @refs_g0(%w, %x) : (!kt.ref<3xf32>, tensor<3xf32>) -> tensor<f32> {
+  ^bb0(%r: !kt.ref<3xf32>, %b: tensor<3xf32>):
+    %a = kt.load %r : (!kt.ref<3xf32>) -> tensor<3xf32>
+    %0 = kt.mul %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    %1 = kt.sum %0 {dim = [0]} : (tensor<3xf32>) -> tensor<f32>
+    kg.yield %1 : tensor<f32>
+  }
+  %g = kg.grad %l wrt(%w) : (tensor<f32>, !kt.ref<3xf32>) -> tensor<3xf32>
+  kg.graph @refs_sgd(%w, %g) : (!kt.ref<3xf32>, tensor<3xf32>) -> () {
+  ^bb0(%p: !kt.ref<3xf32>, %d: tensor<3xf32>):
+    kt.sub_ %p, %d : (!kt.ref<3xf32>, tensor<3xf32>) -> ()
+    kg.yield
+  }
+  kg.return %l : tensor<f32>
+}

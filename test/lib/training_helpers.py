@@ -87,3 +87,55 @@ def torch_sgd_steps(params, batches, lr, dtype):
         opt.step()
         losses.append(loss.item())
     return losses, [p.detach().numpy() for p in ps]
+
+
+def mlp_step_program_refs(name, batch, d_in, hidden, classes, elem, lr):
+    """The training step as torch.compile captures it: the parameters are
+    `!kt.ref` arguments (mutable tensors); the forward graph reads them, kg.grad
+    differentiates the loss with respect to them, and the SGD graph updates
+    them in place (kt.sub_). Takes (w1, b1, w2, b2, x, t), returns the loss."""
+    T = lambda *dims: "tensor<%s%s>" % ("".join("%dx" % d for d in dims), elem)
+    R = lambda *dims: "!kt.ref<%s%s>" % ("".join("%dx" % d for d in dims), elem)
+    w1, b1, w2, b2 = T(hidden, d_in), T(hidden), T(classes, hidden), T(classes)
+    r1, q1, r2, q2 = R(hidden, d_in), R(hidden), R(classes, hidden), R(classes)
+    x, t = T(batch, d_in), "tensor<%dxi64>" % batch
+    h, o, s = T(batch, hidden), T(batch, classes), T()
+    P = ", ".join([w1, b1, w2, b2])
+    RP = ", ".join([r1, q1, r2, q2])
+    return f"""
+kg.program @{name}(%w1: {r1}, %b1: {q1}, %w2: {r2}, %b2: {q2}, %x: {x}, %t: {t}) -> {s} {{
+  kg.guard_tensor %w1 {{dtype = {elem}, shape = [{hidden}, {d_in}], requires_grad = true}} : {r1}
+  kg.guard_tensor %b1 {{dtype = {elem}, shape = [{hidden}], requires_grad = true}} : {q1}
+  kg.guard_tensor %w2 {{dtype = {elem}, shape = [{classes}, {hidden}], requires_grad = true}} : {r2}
+  kg.guard_tensor %b2 {{dtype = {elem}, shape = [{classes}], requires_grad = true}} : {q2}
+  kg.guard_tensor %x {{dtype = {elem}, shape = [{batch}, {d_in}]}} : {x}
+  kg.guard_tensor %t {{dtype = i64, shape = [{batch}]}} : {t}
+  %loss = kg.graph @{name}_forward(%w1, %b1, %w2, %b2, %x, %t) : ({RP}, {x}, {t}) -> {s} {{
+  ^bb0(%r1: {r1}, %q1: {q1}, %r2: {r2}, %q2: {q2}, %ax: {x}, %at: {t}):
+    %a1 = kt.load %r1 : ({r1}) -> {w1}
+    %c1 = kt.load %q1 : ({q1}) -> {b1}
+    %a2 = kt.load %r2 : ({r2}) -> {w2}
+    %c2 = kt.load %q2 : ({q2}) -> {b2}
+    %0 = kt.linear %ax, %a1, %c1 : ({x}, {w1}, {b1}) -> {h} loc("mlp.py":10:8)
+    %1 = kt.relu %0 : ({h}) -> {h} loc("mlp.py":10:8)
+    %2 = kt.linear %1, %a2, %c2 : ({h}, {w2}, {b2}) -> {o} loc("mlp.py":11:8)
+    %3 = kt.cross_entropy %2, %at : ({o}, {t}) -> {s} loc("train.py":5:11)
+    kg.yield %3 : {s}
+  }}
+  %g:4 = kg.grad %loss wrt(%w1, %b1, %w2, %b2) : ({s}, {RP}) -> ({P}) loc("train.py":6:4)
+  kg.graph @{name}_sgd(%w1, %b1, %w2, %b2, %g#0, %g#1, %g#2, %g#3) : ({RP}, {P}) -> () {{
+  ^bb0(%p1: {r1}, %p2: {q1}, %p3: {r2}, %p4: {q2}, %g1: {w1}, %h1: {b1}, %g2: {w2}, %h2: {b2}):
+    %lr = kt.full {{size = [], value = {lr!r}, dtype = {elem}}} : () -> {s}
+    %0 = kt.mul %g1, %lr : ({w1}, {s}) -> {w1}
+    kt.sub_ %p1, %0 : ({r1}, {w1}) -> () loc("train.py":7:4)
+    %1 = kt.mul %h1, %lr : ({b1}, {s}) -> {b1}
+    kt.sub_ %p2, %1 : ({q1}, {b1}) -> () loc("train.py":7:4)
+    %2 = kt.mul %g2, %lr : ({w2}, {s}) -> {w2}
+    kt.sub_ %p3, %2 : ({r2}, {w2}) -> () loc("train.py":7:4)
+    %3 = kt.mul %h2, %lr : ({b2}, {s}) -> {b2}
+    kt.sub_ %p4, %3 : ({q2}, {b2}) -> () loc("train.py":7:4)
+    kg.yield
+  }}
+  kg.return %loss : {s}
+}}
+"""

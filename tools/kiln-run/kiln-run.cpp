@@ -244,11 +244,25 @@ static LogicalResult emitResults(ArrayRef<Tensor> results, TypeRange types,
   return success();
 }
 
+/// Whether a program argument of type `t` takes a tensor (a tensor, or a
+/// `!kt.ref`: a mutable tensor).
+static bool isTensorArg(Type t) { return isa<ShapedType, kt::RefType>(t); }
+
+/// A copy of `t`'s contents (a ref argument's state after a call).
+static Tensor copyOf(const Tensor &t) {
+  Tensor c(t.dtype(), t.shape());
+  if (t.byteSize())
+    std::memcpy(c.mutableData(), t.data(), t.byteSize());
+  return c;
+}
+
 /// Reads the inputs of one call of `program` ("a.npy,b.npy"); rank-0 files
-/// give scalar arguments.
-static FailureOr<SmallVector<Tensor>> readCallInputs(kg::ProgramOp program,
-                                                     ArrayRef<std::string> paths,
-                                                     unsigned callIndex) {
+/// give scalar arguments. A ref argument's file is read once per path:
+/// `refState` keeps its buffer, which later calls naming the same path get
+/// (with every update earlier calls made: the optimizer state persists).
+static FailureOr<SmallVector<Tensor>>
+readCallInputs(kg::ProgramOp program, ArrayRef<std::string> paths,
+               unsigned callIndex, llvm::StringMap<Tensor> &refState) {
   ArrayRef<Type> types = program.getArgumentTypes();
   if (paths.size() != types.size()) {
     fail("call #" + llvm::Twine(callIndex) + ": @" + program.getSymName() +
@@ -258,18 +272,28 @@ static FailureOr<SmallVector<Tensor>> readCallInputs(kg::ProgramOp program,
   }
   SmallVector<Tensor> tensors;
   for (auto [i, path] : llvm::enumerate(paths)) {
+    bool isRef = isa<kt::RefType>(types[i]);
+    if (isRef) {
+      auto it = refState.find(path);
+      if (it != refState.end()) {
+        tensors.push_back(it->second);
+        continue;
+      }
+    }
     llvm::Expected<Tensor> t = readInput(path, types[i]);
     if (!t) {
       fail("call #" + llvm::Twine(callIndex) + " input #" + llvm::Twine(i) +
            ": " + llvm::toString(t.takeError()));
       return failure();
     }
-    if (!isa<ShapedType>(types[i]) && t->rank() != 0) {
+    if (!isTensorArg(types[i]) && t->rank() != 0) {
       fail("call #" + llvm::Twine(callIndex) + " input #" + llvm::Twine(i) +
            " ('" + path + "'): argument '" + program.getArgSourceName(i) +
            "' is a scalar; pass a rank-0 array");
       return failure();
     }
+    if (isRef)
+      refState[path] = *t;
     tensors.push_back(*t);
   }
   return tensors;
@@ -339,7 +363,7 @@ static int runProgram(kg::ProgramOp program) {
         return 1;
       // A mark of an argument that does not exist would do nothing.
       if (ad->first >= program.getArgumentTypes().size() ||
-          !isa<ShapedType>(program.getArgumentTypes()[ad->first]))
+          !isTensorArg(program.getArgumentTypes()[ad->first]))
         return fail("--mark-" + llvm::Twine(isDynamic ? "dynamic" : "static") +
                     "=" + m + ": @" + name + " has no tensor argument #" +
                     llvm::Twine(ad->first));
@@ -362,6 +386,7 @@ static int runProgram(kg::ProgramOp program) {
 
   // The calls: --call lists, else one call from --input / --random-inputs.
   SmallVector<SmallVector<Tensor>> callArgs;
+  llvm::StringMap<Tensor> refState;
   if (!calls.empty()) {
     if (!inputs.empty() || randomInputs)
       return fail("--call cannot be combined with --input or --random-inputs");
@@ -369,7 +394,8 @@ static int runProgram(kg::ProgramOp program) {
       SmallVector<StringRef> parts;
       StringRef(c).split(parts, ',', -1, /*KeepEmpty=*/false);
       SmallVector<std::string> paths(parts.begin(), parts.end());
-      FailureOr<SmallVector<Tensor>> t = readCallInputs(program, paths, k);
+      FailureOr<SmallVector<Tensor>> t =
+          readCallInputs(program, paths, k, refState);
       if (failed(t))
         return 1;
       callArgs.push_back(*t);
@@ -389,25 +415,40 @@ static int runProgram(kg::ProgramOp program) {
   } else {
     FailureOr<SmallVector<Tensor>> t =
         readCallInputs(program, SmallVector<std::string>(inputs.begin(),
-                                                         inputs.end()), 0);
+                                                         inputs.end()),
+                       0, refState);
     if (failed(t))
       return 1;
     callArgs.push_back(*t);
   }
 
-  // Run every call; write and print once all have succeeded.
+  // Random inputs as the call received them (a ref argument's buffer is
+  // updated in place by the call).
+  SmallVector<Tensor> randomArgs;
+  if (randomInputs)
+    for (const Tensor &t : callArgs.front())
+      randomArgs.push_back(copyOf(t));
+
+  // Run every call; write and print once all have succeeded. A ref
+  // argument's buffer is written back by the session after each call; its
+  // contents then are kept for the output (arg<i>).
   SmallVector<SmallVector<Tensor>> allResults;
+  SmallVector<SmallVector<std::pair<unsigned, Tensor>>> allRefs;
   for (auto [k, args] : llvm::enumerate(callArgs)) {
     SmallVector<runtime::ArgView> views;
     for (auto [i, t] : llvm::enumerate(args))
-      views.push_back(runtime::viewOf(
-          t, isa<ShapedType>(program.getArgumentTypes()[i])));
+      views.push_back(
+          runtime::viewOf(t, isTensorArg(program.getArgumentTypes()[i])));
     FailureOr<SmallVector<Tensor>> results = session.call(name, views, error);
     if (failed(results)) {
       llvm::errs() << error << "\n";
       return fail("call #" + llvm::Twine(k) + " of @" + name + " failed");
     }
     allResults.push_back(*results);
+    allRefs.emplace_back();
+    for (auto [i, type] : llvm::enumerate(program.getArgumentTypes()))
+      if (isa<kt::RefType>(type))
+        allRefs.back().push_back({(unsigned)i, copyOf(args[i])});
   }
   for (auto [k, results] : llvm::enumerate(allResults)) {
     std::string dir = outputDir;
@@ -434,10 +475,25 @@ static int runProgram(kg::ProgramOp program) {
             t.shape(), dtypeToType(t.dtype(), program.getContext())));
     }
     if (failed(emitResults(results, types, dir,
-                           randomInputs ? ArrayRef<Tensor>(callArgs[k])
+                           randomInputs ? ArrayRef<Tensor>(randomArgs)
                                         : ArrayRef<Tensor>(),
                            header)))
       return 1;
+    // The contents of each ref argument after this call, after the results.
+    for (auto &[i, t] : allRefs[k]) {
+      if (!dir.empty()) {
+        SmallString<256> path(dir);
+        llvm::sys::path::append(path, "arg" + llvm::Twine(i) + ".npy");
+        if (llvm::Error e = writeNPY(path, t))
+          return fail(llvm::toString(std::move(e)));
+      }
+      if (printResults) {
+        llvm::outs() << "arg" << i
+                     << " (mutated): " << program.getArgumentTypes()[i] << "\n";
+        printTensorValues(llvm::outs(), t);
+        llvm::outs() << "\n";
+      }
+    }
   }
   if (printEntries)
     for (auto [i, ir] : llvm::enumerate(session.entryIR(name)))

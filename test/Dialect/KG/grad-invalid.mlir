@@ -117,7 +117,7 @@ kg.program @wrt_int(%w: tensor<3xf32>, %i: tensor<3xi64>) -> tensor<3xi64> {
     %0 = kt.sum %a {dim = [0]} : (tensor<3xf32>) -> tensor<f32>
     kg.yield %0 : tensor<f32>
   }
-  // expected-error@below {{'kg.grad' op wrt operand #0 must be a float tensor, got 'tensor<3xi64>'}}
+  // expected-error@below {{'kg.grad' op wrt operand #0 must be a float tensor or !kt.ref, got 'tensor<3xi64>'}}
   %g = kg.grad %l wrt(%i) : (tensor<f32>, tensor<3xi64>) -> tensor<3xi64>
   kg.return %g : tensor<3xi64>
 }
@@ -160,4 +160,26 @@ func.func @not_in_program(%w: tensor<3xf32>, %l: tensor<f32>) -> tensor<3xf32> {
   // expected-error@below {{'kg.grad' op must be inside a kg.program}}
   %g = kg.grad %l wrt(%w) : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
   return %g : tensor<3xf32>
+}
+
+// -----
+
+kg.program @ref_grad_type(%w: !kt.ref<3xf32>) -> !kt.ref<3xf32> {
+  %l = kg.graph @g(%w) : (!kt.ref<3xf32>) -> tensor<f32> {
+  ^bb0(%r: !kt.ref<3xf32>):
+    %a = kt.load %r : (!kt.ref<3xf32>) -> tensor<3xf32>
+    %0 = kt.sum %a {dim = [0]} : (tensor<3xf32>) -> tensor<f32>
+    kg.yield %0 : tensor<f32>
+  }
+  // expected-error@below {{'kg.grad' op result #0 must be variadic of ranked tensor of any type values, but got '!kt.ref<3xf32>'}}
+  %g = kg.grad %l wrt(%w) : (tensor<f32>, !kt.ref<3xf32>) -> !kt.ref<3xf32>
+  kg.return %g : !kt.ref<3xf32>
+}
+
+// -----
+
+kg.program @guard_scalar(%n: i64) {
+  // expected-error@below {{'kg.guard_tensor' op guards a value of type 'i64'; expected a ranked tensor or a !kt.ref}}
+  kg.guard_tensor %n {dtype = i64, shape = []} : i64
+  kg.return
 }

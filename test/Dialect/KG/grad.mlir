@@ -30,3 +30,22 @@ kg.program @outlined(%w: tensor<2xf64>, %u: tensor<2xf64>) -> (tensor<2xf64>, te
   %g:2 = kg.grad %l wrt(%w, %u) {allow_unused} : (tensor<f64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<2xf64>, tensor<2xf64>)
   kg.return %g#0, %g#1 : tensor<2xf64>, tensor<2xf64>
 }
+
+// -----
+
+// Parameters as refs: guarded like tensors; kg.grad differentiates with
+// respect to the value the graph reads, and its result is a tensor.
+// CHECK-LABEL: kg.program @refs
+// CHECK: kg.guard_tensor %w {dtype = f32, requires_grad = true, shape = [3]} : !kt.ref<3xf32>
+// CHECK: kg.grad %{{.*}} wrt(%w) : (tensor<f32>, !kt.ref<3xf32>) -> tensor<3xf32>
+kg.program @refs(%w: !kt.ref<3xf32>) -> tensor<3xf32> {
+  kg.guard_tensor %w {dtype = f32, shape = [3], requires_grad = true} : !kt.ref<3xf32>
+  %l = kg.graph @refs_g0(%w) : (!kt.ref<3xf32>) -> tensor<f32> {
+  ^bb0(%r: !kt.ref<3xf32>):
+    %a = kt.load %r : (!kt.ref<3xf32>) -> tensor<3xf32>
+    %0 = kt.sum %a {dim = [0]} : (tensor<3xf32>) -> tensor<f32>
+    kg.yield %0 : tensor<f32>
+  }
+  %g = kg.grad %l wrt(%w) : (tensor<f32>, !kt.ref<3xf32>) -> tensor<3xf32>
+  kg.return %g : tensor<3xf32>
+}

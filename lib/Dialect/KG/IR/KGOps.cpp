@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/KG/IR/KGOps.h"
+#include "kiln/Dialect/KT/IR/KTDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,6 +39,14 @@ Operation *KGDialect::materializeConstant(OpBuilder &builder, Attribute value,
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
+
+RankedTensorType kiln::kg::getGuardedTensorType(Type type) {
+  if (auto t = dyn_cast<RankedTensorType>(type))
+    return t;
+  if (auto r = dyn_cast<kt::RefType>(type))
+    return r.getTensorType();
+  return {};
+}
 
 bool kiln::kg::isAllowedInGraph(Operation *op) {
   if (isa<YieldOp, IsCompilingOp>(op))
@@ -402,7 +411,10 @@ OpFoldResult IsCompilingOp::fold(FoldAdaptor) {
 LogicalResult GuardTensorOp::verify() {
   if (!programArgIndex(*this, getInput()))
     return emitOpError("guards a value that is not an argument of the program");
-  auto type = cast<RankedTensorType>(getInput().getType());
+  RankedTensorType type = getGuardedTensorType(getInput().getType());
+  if (!type)
+    return emitOpError("guards a value of type ")
+           << getInput().getType() << "; expected a ranked tensor or a !kt.ref";
   if (getDtype() != type.getElementType())
     return emitOpError("dtype ") << getDtype()
                                  << " differs from the argument element type "
@@ -522,10 +534,11 @@ LogicalResult GradOp::verify() {
                .attachNote(graph.getLoc())
            << "the loss's graph";
   for (auto [i, v] : llvm::enumerate(getWrt())) {
-    auto tensorType = dyn_cast<RankedTensorType>(v.getType());
+    RankedTensorType tensorType = getGuardedTensorType(v.getType());
     if (!tensorType || !isa<FloatType>(tensorType.getElementType()))
       return emitOpError("wrt operand #")
-             << i << " must be a float tensor, got " << v.getType();
+             << i << " must be a float tensor or !kt.ref, got "
+             << v.getType();
     if (getGrads()[i].getType() != tensorType)
       return emitOpError("result #")
              << i << " has type " << getGrads()[i].getType()

@@ -48,6 +48,10 @@ struct ShapeRelation {
 std::optional<ShapeRelation> parseShapeRelation(llvm::StringRef text,
                                                 std::string &error);
 
+/// The tensor type a guard or kg.grad sees for a value of type `type`: a
+/// ranked tensor type itself, the value type of a `!kt.ref`, else null.
+mlir::RankedTensorType getGuardedTensorType(mlir::Type type);
+
 /// True if `op` may appear inside a graph (not a host-only op).
 bool isAllowedInGraph(mlir::Operation *op);
 

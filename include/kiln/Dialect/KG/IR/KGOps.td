@@ -354,7 +354,9 @@ def KG_GuardTensorOp : KG_GuardOp<"tensor"> {
     * `strides` (optional): element strides, when they matter.
     * `device` (default `"cpu"`), `requires_grad` (default false).
 
-    1. The input is an argument of the program.
+    1. The input is an argument of the program: a ranked tensor or a
+       `!kt.ref` (a mutable tensor such as a parameter, guarded like a
+       tensor).
     2. `dtype` is the argument's element type; `shape` has its rank.
     3. A dim that is static in the argument type has that integer in `shape`.
     4. `strides`, when present, has one non-negative entry per dim.
@@ -363,7 +365,7 @@ def KG_GuardTensorOp : KG_GuardOp<"tensor"> {
     kg.guard_tensor %a {dtype = f32, shape = ["s0", 10], requires_grad = true} : tensor<?x10xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$input, TypeAttr:$dtype, ArrayAttr:$shape,
+  let arguments = (ins AnyType:$input, TypeAttr:$dtype, ArrayAttr:$shape,
                        OptionalAttr<I64ArrayAttr>:$strides,
                        DefaultValuedStrAttr<StrAttr, "cpu">:$device,
                        DefaultValuedAttr<BoolAttr, "false">:$requires_grad);
