@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backend/CPU/CPUBackend.h"
+#include "kiln/Backend/CPU/RuntimeErrors.h"
 #include "kiln/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -226,8 +227,13 @@ CPUExecutable::compileAll(ModuleOp module, ArrayRef<std::string> entries,
     return failure();
   }
   std::shared_ptr<ExecutionEngine> shared(std::move(*engine));
-  for (auto &exe : exes)
+  registerRuntimeErrorSymbol(*shared);
+  auto messages = std::make_shared<const std::vector<std::string>>(
+      runtimeErrorMessages(*clone));
+  for (auto &exe : exes) {
     exe->engine = shared;
+    exe->runtimeErrors = messages;
+  }
   if (times)
     times->jit = secondsSince(t0);
   return exes;
@@ -278,6 +284,7 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
   SmallVector<void *> packed = {&resultPtr};
   for (void *&p : descPtrs)
     packed.push_back(&p);
+  clearRuntimeError();
   if (llvm::Error e = engine->invokePacked(symbol, packed)) {
     error = "calling " + symbol + " failed: " + llvm::toString(std::move(e));
     return failure();
@@ -326,5 +333,9 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
   }
   for (void *p : toFree)
     std::free(p);
+  if (std::optional<std::string> e = takeRuntimeError(*runtimeErrors)) {
+    error = std::move(*e);
+    return failure();
+  }
   return out;
 }

@@ -45,6 +45,10 @@ void kiln::configureKTToLinalgTarget(ConversionTarget &target,
   target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                          arith::ArithDialect, math::MathDialect,
                          scf::SCFDialect>();
+  // Run-time checks declare and call the error function and record their
+  // messages on the module (RuntimeChecks.h).
+  target.addLegalDialect<func::FuncDialect>();
+  target.addLegalOp<ModuleOp>();
   if (!allowPartial)
     target.addIllegalDialect<kt::KTDialect>();
 }

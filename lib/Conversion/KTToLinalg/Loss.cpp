@@ -20,8 +20,9 @@
 //   scalar arith and tensor.from_elements: mean divides by the summed weight
 //   (NaN when every target is ignored, as 0 / 0), or by the count.
 //
-// A target outside [0, C) that is not ignore_index reads class 0 (never out
-// of bounds); the interpreter reports it as an error.
+// A target outside [0, C) that is not ignore_index is a run-time error
+// reported as the interpreter does (RuntimeChecks.h); the element then reads
+// class 0, never out of bounds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -187,10 +188,15 @@ Value roundFromF64(OpBuilder &b, Location l, Value v, Type elem) {
 
 /// The loss of a class-index target: nll on `x` (nll_loss) or on
 /// log_softmax(x) (cross_entropy, `logSoftmax`), with label smoothing `ls`.
-Value indexTargetLoss(LossLayout &L, Value target, Value weight,
+Value indexTargetLoss(Operation *op, LossLayout &L, Value target, Value weight,
                       kt::Reduction red, int64_t ignoreIndex, bool logSoftmax,
                       double ls, RankedTensorType resultType) {
   ConversionPatternRewriter &rw = L.rw;
+  int64_t rangeError = registerRuntimeError(
+      rw, op,
+      ("target {0} is out of range [0, {1}) (ignore_index is " +
+       Twine(ignoreIndex) + ")")
+          .str());
   Location loc = L.loc;
   Type f64 = L.f64;
   Value mx, se;
@@ -222,6 +228,16 @@ Value indexTargetLoss(LossLayout &L, Value target, Value weight,
             arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, t,
                                   scalarConst(b, l, i64, 0)),
             arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, tIdx, c));
+        emitRuntimeCheck(
+            b, l,
+            arith::AndIOp::create(
+                b, l, arith::XOrIOp::create(b, l, ignored,
+                                            arith::ConstantIntOp::create(
+                                                b, l, b.getI1Type(), 1)),
+                arith::XOrIOp::create(
+                    b, l, inRange,
+                    arith::ConstantIntOp::create(b, l, b.getI1Type(), 1))),
+            rangeError, t, c);
         Value zeroIdx = arith::ConstantIndexOp::create(b, l, 0);
         Value safe = arith::SelectOp::create(b, l, inRange, tIdx, zeroIdx);
         SmallVector<Value> idx;
@@ -405,7 +421,7 @@ struct NllLossLowering : public OpConversionPattern<kt::NllLossOp> {
                                 ConversionPatternRewriter &rw) const override {
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     LossLayout L(rw, op.getLoc(), adaptor.getInput());
-    Value r = indexTargetLoss(L, adaptor.getTarget(), adaptor.getWeight(),
+    Value r = indexTargetLoss(op, L, adaptor.getTarget(), adaptor.getWeight(),
                               op.getReduction(), op.getIgnoreIndex(),
                               /*logSoftmax=*/false, 0.0, rt);
     rw.replaceOp(op, castTo(rw, op.getLoc(), r, rt));
@@ -426,7 +442,7 @@ struct CrossEntropyLowering : public OpConversionPattern<kt::CrossEntropyOp> {
     Value r =
         prob ? probTargetLoss(L, target, adaptor.getWeight(), op.getReduction(),
                               ls, rt)
-             : indexTargetLoss(L, target, adaptor.getWeight(),
+             : indexTargetLoss(op, L, target, adaptor.getWeight(),
                                op.getReduction(), op.getIgnoreIndex(),
                                /*logSoftmax=*/true, ls, rt);
     rw.replaceOp(op, castTo(rw, op.getLoc(), r, rt));

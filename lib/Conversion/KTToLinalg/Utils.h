@@ -89,6 +89,19 @@ mlir::Value castTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 mlir::Value convertTensor(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                           mlir::Type elem);
 
+/// Registers a run-time error of `op` with message `text` (may use {0} and
+/// {1} for the two reported values) in the module's kiln.runtime_errors and
+/// declares the error function; returns the message id
+/// (see kiln/Conversion/KTToLinalg/RuntimeChecks.h).
+int64_t registerRuntimeError(mlir::RewriterBase &rw, mlir::Operation *op,
+                             llvm::StringRef text);
+/// Where the i1 `failed` is true, reports error `id` with the values `a` and
+/// `b` (integers or index; null for 0). The caller continues with a safe
+/// value.
+void emitRuntimeCheck(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value failed, int64_t id, mlir::Value a,
+                      mlir::Value bv);
+
 /// stack, gather, index_select, embedding (Index.cpp).
 void populateKTIndexToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// layer_norm, batch_norm, scaled_dot_product_attention (Norm.cpp).

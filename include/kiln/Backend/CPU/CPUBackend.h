@@ -71,6 +71,8 @@ private:
     llvm::SmallVector<int64_t> shape; // kDynamic for `?`
   };
   llvm::SmallVector<Sig> argSigs, resultSigs;
+  /// Message templates of the run-time checks (RuntimeErrors.h).
+  std::shared_ptr<const std::vector<std::string>> runtimeErrors;
 };
 
 } // namespace kiln::cpu

@@ -1,0 +1,39 @@
+//===- RuntimeChecks.h - Run-time errors of compiled kt code ----*- C++ -*-===//
+//
+// Part of Kiln. The contract between the kt-to-linalg lowering and the CPU
+// backend for run-time errors (what the interpreter reports at an op's
+// location: an index out of range, integer division by zero, ...).
+//
+// Generated code never aborts. Where a check fails it calls
+//   void kiln_cpu_runtime_error(i64 id, i64 a, i64 b)
+// (declared `func.func private` by the lowering, provided by the backend)
+// and goes on with a safe value (e.g. a clamped index), so no memory outside
+// the operands is read. `id` indexes the module's `kiln.runtime_errors`
+// array of message templates, "<file>:<line>:<col>: <text>", where {0} and
+// {1} stand for `a` and `b`. The backend keeps the first error of a call and
+// fails the call with the formatted message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CONVERSION_KTTOLINALG_RUNTIMECHECKS_H
+#define KILN_CONVERSION_KTTOLINALG_RUNTIMECHECKS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace kiln {
+
+/// The function compiled code calls on a failed check.
+inline constexpr llvm::StringLiteral kRuntimeErrorFn = "kiln_cpu_runtime_error";
+/// The module attribute (array of strings) holding the message templates.
+inline constexpr llvm::StringLiteral kRuntimeErrorsAttr = "kiln.runtime_errors";
+
+/// The message of template `tmpl` with {0} and {1} replaced by `a` and `b`.
+std::string formatRuntimeError(llvm::StringRef tmpl, int64_t a, int64_t b);
+
+} // namespace kiln
+
+#endif // KILN_CONVERSION_KTTOLINALG_RUNTIMECHECKS_H

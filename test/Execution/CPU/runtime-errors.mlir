@@ -1,0 +1,34 @@
+// Run-time errors of compiled code: the CPU backend fails the call with the
+// interpreter's message at the op's location and kiln-run exits non-zero
+// (no abort: the check reports and the code goes on with a safe value).
+// RUN: not kiln-run %s --entry=nll_oob --backend=cpu 2>&1 | FileCheck %s --check-prefix=NLL
+// RUN: not kiln-run %s --entry=nll_oob 2>&1 | FileCheck %s --check-prefix=NLL-INTERP
+// RUN: not kiln-run %s --entry=ce_negative --backend=cpu 2>&1 | FileCheck %s --check-prefix=CE
+// RUN: kiln-run %s --entry=nll_ignored --backend=cpu --print 2>&1 | FileCheck %s --check-prefix=OK
+
+// NLL: kiln-run: error: running @nll_oob on the CPU backend failed: {{.*}}runtime-errors.mlir:[[# @LINE + 5]]:8: target 7 is out of range [0, 4) (ignore_index is -100)
+// NLL-INTERP: runtime-errors.mlir:[[# @LINE + 4]]:8: error: target 7 is out of range [0, 4) (ignore_index is -100)
+func.func @nll_oob() -> tensor<f32> {
+  %x = kt.constant {value = dense<0.5> : tensor<3x4xf32>} : () -> tensor<3x4xf32>
+  %t = kt.constant {value = dense<[1, 7, 2]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %r = kt.nll_loss %x, %t : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// CE: running @ce_negative on the CPU backend failed: {{.*}}runtime-errors.mlir:[[# @LINE + 4]]:8: target -3 is out of range [0, 4) (ignore_index is 1)
+func.func @ce_negative() -> tensor<3xf32> {
+  %x = kt.constant {value = dense<0.5> : tensor<3x4xf32>} : () -> tensor<3x4xf32>
+  %t = kt.constant {value = dense<[1, -3, 2]> : tensor<3xi32>} : () -> tensor<3xi32>
+  %r = kt.cross_entropy %x, %t {reduction = #kt<reduction none>, ignore_index = 1} : (tensor<3x4xf32>, tensor<3xi32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+
+// An ignored target outside [0, C) is not an error.
+// OK: result0: tensor<f32>
+// OK-NEXT: 0.5
+func.func @nll_ignored() -> tensor<f32> {
+  %x = kt.constant {value = dense<-0.5> : tensor<3x4xf32>} : () -> tensor<3x4xf32>
+  %t = kt.constant {value = dense<[1, -100, 2]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %r = kt.nll_loss %x, %t : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<f32>
+  return %r : tensor<f32>
+}
