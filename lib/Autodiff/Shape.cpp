@@ -156,6 +156,31 @@ LogicalResult vjpSelect(kt::SelectOp op, GradEmitter &e, Value g,
   return success();
 }
 
+// slice_scatter / select_scatter: self's gradient is g with the written
+// positions zeroed; src's gradient is g at those positions (PyTorch's rules).
+template <typename ScatterOp, typename PartOp>
+LogicalResult vjpScatter(ScatterOp op, GradEmitter &e, Value g, Grads &grads) {
+  SmallVector<NamedAttribute> attrs;
+  if (auto d = dyn_cast_or_null<DictionaryAttr>(
+          op->getPropertiesAsAttribute()))
+    llvm::append_range(attrs, d.getValue());
+  if (isFloatValue(op.getSelf()))
+    grads[0] = e.template op<ScatterOp>({g, e.zerosLike(op.getSrc())}, attrs);
+  if (isFloatValue(op.getSrc()))
+    grads[1] = e.template op<PartOp>({g}, attrs);
+  return success();
+}
+
+LogicalResult vjpSliceScatter(kt::SliceScatterOp op, GradEmitter &e, Value g,
+                              Grads &grads) {
+  return vjpScatter<kt::SliceScatterOp, kt::SliceOp>(op, e, g, grads);
+}
+
+LogicalResult vjpSelectScatter(kt::SelectScatterOp op, GradEmitter &e, Value g,
+                               Grads &grads) {
+  return vjpScatter<kt::SelectScatterOp, kt::SelectOp>(op, e, g, grads);
+}
+
 LogicalResult vjpConcat(kt::ConcatOp op, GradEmitter &e, Value g,
                         Grads &grads) {
   int64_t r = GradEmitter::rank(op.getResult());
@@ -291,4 +316,6 @@ void autodiff::registerShapeVJPs(MLIRContext *ctx) {
   attachVJP<kt::FlipOp, vjpFlip>(ctx);
   attachVJP<kt::GatherOp, vjpGather>(ctx);
   attachVJP<kt::IndexSelectOp, vjpIndexSelect>(ctx);
+  attachVJP<kt::SliceScatterOp, vjpSliceScatter>(ctx);
+  attachVJP<kt::SelectScatterOp, vjpSelectScatter>(ctx);
 }

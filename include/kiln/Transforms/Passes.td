@@ -434,4 +434,65 @@ def KilnDecomposePass : Pass<"kiln-decompose", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def KilnFunctionalizePass : Pass<"kiln-functionalize", "::mlir::ModuleOp"> {
+  let summary = "remove refs, views and in-place ops (AOTAutograd functionalization)";
+  let description = [{
+    Rewrites every `func.func` body and `kg.graph` region that uses `!kt.ref`
+    values into value semantics (docs/functionalization.md): each base
+    buffer (a ref argument or a `kt.alloc_ref`) gets a current value; a
+    `kt.load` of a view becomes the value view op (`kt.slice`, ...) of the
+    base's current value; a store or in-place op through a chain of views
+    becomes the new value of the view (`kt.add`, `kt.where` for copy_/fill_/
+    zero_ broadcasts, ...) written back to the base with the inverse of each
+    view: `kt.slice_scatter`, `kt.select_scatter`, and the inverse reshape/
+    transpose/permute/squeeze/unsqueeze. Ref arguments stay refs: each one
+    used is read by one leading `kt.load`, and each one written gets one
+    trailing `kt.store` of its final value (the input-mutation epilogue).
+
+    ```mlir
+    func.func @f(%x: !kt.ref<3x4xf32>, %y: tensor<3xf32>) {
+      %t = kt.view_transpose %x {dim0 = 0, dim1 = 1} : (!kt.ref<3x4xf32>) -> !kt.ref<4x3xf32>
+      %v = kt.view_slice %t {start = 1, end = 3} : (!kt.ref<4x3xf32>) -> !kt.ref<2x3xf32>
+      kt.add_ %v, %y : (!kt.ref<2x3xf32>, tensor<3xf32>) -> ()
+      return
+    }
+    // becomes
+    func.func @f(%x: !kt.ref<3x4xf32>, %y: tensor<3xf32>) {
+      %0 = kt.load %x : (!kt.ref<3x4xf32>) -> tensor<3x4xf32>
+      %1 = kt.transpose %0 {dim0 = 0, dim1 = 1} : ...
+      %2 = kt.slice %1 {end = 3, start = 1} : ...
+      %3 = kt.add %2, %y : ...
+      %4 = kt.slice_scatter %1, %3 {end = 3, start = 1} : ...
+      %5 = kt.transpose %4 {dim0 = 0, dim1 = 1} : ...
+      kt.store %5, %x : (tensor<3x4xf32>, !kt.ref<3x4xf32>) -> ()
+      return
+    }
+    ```
+
+    Errors (at the op): a write through `kt.view_expand`, `kt.index_put_`
+    (no value form yet), a ref used inside a nested region or by a non-ref
+    op (func.call, ...), a returned ref.
+  }];
+  let dependentDialects = ["::kiln::kt::KTDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def KilnVerifyFunctionalPass : Pass<"kiln-verify-functional", "::mlir::ModuleOp"> {
+  let summary = "check that no ref remains (the functionalization contract)";
+  let description = [{
+    Checks every `func.func` body and `kg.graph` region: no `!kt.ref` value
+    and no ref op remains, except ref arguments of the body used only by one
+    leading `kt.load` (at the start of the body) and one trailing `kt.store`
+    (right before the terminator). Reports every offending op at its
+    location and fails if there was one.
+
+    ```mlir
+    kt.add_ %x, %y : (!kt.ref<4xf32>, tensor<4xf32>) -> ()
+    // error: 'kt.add_' uses a !kt.ref after functionalization (only one
+    // leading kt.load and one trailing kt.store per ref argument may remain;
+    // run kiln-functionalize)
+    ```
+  }];
+}
+
 #endif // KILN_TRANSFORMS_PASSES_TD

@@ -257,6 +257,54 @@ Value normalizeSliceIndex(OpBuilder &b, Location loc, int64_t v, Value n) {
   return r;
 }
 
+/// The window of x[..., start:end:step, ...] along dim `d` as the offsets,
+/// sizes and strides of a tensor.extract_slice / insert_slice. `len` is the
+/// static length of the window when known (else `?`).
+struct SliceWindow {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+SliceWindow sliceWindow(OpBuilder &rw, Location loc, Value x, int64_t d,
+                        std::optional<int64_t> startAttr,
+                        std::optional<int64_t> endAttr, int64_t step,
+                        int64_t len) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  SliceWindow w;
+  w.sizes = getSizes(rw, loc, x);
+  w.offsets.assign(xt.getRank(), rw.getIndexAttr(0));
+  w.strides.assign(xt.getRank(), rw.getIndexAttr(1));
+  if (!ShapedType::isDynamic(len) && !xt.isDynamicDim(d)) {
+    // Static: fold the Python rules here.
+    int64_t n = xt.getDimSize(d);
+    auto norm = [&](int64_t v) {
+      if (v < 0)
+        v += n;
+      return std::clamp<int64_t>(v, 0, n);
+    };
+    int64_t start = norm(startAttr.value_or(0));
+    // An empty slice starts at 0 so the offset stays in bounds.
+    w.offsets[d] = rw.getIndexAttr(len == 0 ? 0 : start);
+    w.sizes[d] = rw.getIndexAttr(len);
+    w.strides[d] = rw.getIndexAttr(step);
+    return w;
+  }
+  Value n = idx(rw, loc, w.sizes[d]);
+  Value start = startAttr ? normalizeSliceIndex(rw, loc, *startAttr, n)
+                          : cIdx(rw, loc, 0);
+  Value end = endAttr ? normalizeSliceIndex(rw, loc, *endAttr, n) : n;
+  // len = end > start ? ceil((end - start) / step) : 0.
+  Value diff = arith::SubIOp::create(rw, loc, end, start);
+  Value dynLen = arith::CeilDivSIOp::create(rw, loc, diff, cIdx(rw, loc, step));
+  Value pos =
+      arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sgt, end, start);
+  dynLen = arith::SelectOp::create(rw, loc, pos, dynLen, cIdx(rw, loc, 0));
+  // An empty slice starts at 0 so the offset stays in bounds.
+  start = arith::SelectOp::create(rw, loc, pos, start, cIdx(rw, loc, 0));
+  w.offsets[d] = start;
+  w.sizes[d] = dynLen;
+  w.strides[d] = rw.getIndexAttr(step);
+  return w;
+}
+
 struct SliceLowering : public OpConversionPattern<kt::SliceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::SliceOp op, OpAdaptor adaptor,
@@ -266,48 +314,76 @@ struct SliceLowering : public OpConversionPattern<kt::SliceOp> {
     auto xt = cast<RankedTensorType>(x.getType());
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
-    int64_t step = op.getStep();
+    SliceWindow w = sliceWindow(rw, loc, x, d, op.getStart(), op.getEnd(),
+                                op.getStep(), rt.getDimSize(d));
+    Value r = tensor::ExtractSliceOp::create(rw, loc, x, w.offsets, w.sizes,
+                                             w.strides);
+    rw.replaceOp(op, castTo(rw, loc, r, rt));
+    return success();
+  }
+};
+
+/// The type a tensor.insert_slice source must have for `sizes` (static where
+/// a size is constant), without the dims in `dropped`.
+RankedTensorType windowType(ArrayRef<OpFoldResult> sizes, Type elem,
+                            ArrayRef<int64_t> dropped = {}) {
+  SmallVector<int64_t> shape;
+  for (auto [i, s] : llvm::enumerate(sizes)) {
+    if (llvm::is_contained(dropped, (int64_t)i))
+      continue;
+    std::optional<int64_t> c = getConstantIntValue(s);
+    shape.push_back(c ? *c : ShapedType::kDynamic);
+  }
+  return RankedTensorType::get(shape, elem);
+}
+
+struct SliceScatterLowering : public OpConversionPattern<kt::SliceScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::SliceScatterOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf(), src = adaptor.getSrc();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto st = cast<RankedTensorType>(src.getType());
+    int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
+    SliceWindow w = sliceWindow(rw, loc, x, d, op.getStart(), op.getEnd(),
+                                op.getStep(), st.getDimSize(d));
+    Value s = castTo(rw, loc, src, windowType(w.sizes, xt.getElementType()));
+    Value r = tensor::InsertSliceOp::create(rw, loc, s, x, w.offsets, w.sizes,
+                                            w.strides);
+    rw.replaceOp(op, castTo(rw, loc, r, op.getResult().getType()));
+    return success();
+  }
+};
+
+struct SelectScatterLowering
+    : public OpConversionPattern<kt::SelectScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::SelectScatterOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf(), src = adaptor.getSrc();
+    auto xt = cast<RankedTensorType>(x.getType());
+    int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
+    int64_t index = op.getIndex();
     SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
     SmallVector<OpFoldResult> offsets(xt.getRank(), rw.getIndexAttr(0));
     SmallVector<OpFoldResult> strides(xt.getRank(), rw.getIndexAttr(1));
-    if (!ShapedType::isDynamic(rt.getDimSize(d)) && !xt.isDynamicDim(d)) {
-      // Static: fold the Python rules here.
-      int64_t n = xt.getDimSize(d);
-      auto norm = [&](int64_t v) {
-        if (v < 0)
-          v += n;
-        return std::clamp<int64_t>(v, 0, n);
-      };
-      int64_t start = norm(op.getStart().value_or(0));
-      int64_t end = norm(op.getEnd().value_or(n));
-      // An empty slice starts at 0 so the offset stays in bounds.
-      offsets[d] = rw.getIndexAttr(rt.getDimSize(d) == 0 ? 0 : start);
-      sizes[d] = rw.getIndexAttr(rt.getDimSize(d));
-      strides[d] = rw.getIndexAttr(step);
-      (void)end;
-    } else {
-      Value n = idx(rw, loc, sizes[d]);
-      Value start = op.getStart()
-                        ? normalizeSliceIndex(rw, loc, *op.getStart(), n)
-                        : cIdx(rw, loc, 0);
-      Value end =
-          op.getEnd() ? normalizeSliceIndex(rw, loc, *op.getEnd(), n) : n;
-      // len = end > start ? ceil((end - start) / step) : 0.
-      Value diff = arith::SubIOp::create(rw, loc, end, start);
-      Value len =
-          arith::CeilDivSIOp::create(rw, loc, diff, cIdx(rw, loc, step));
-      Value pos =
-          arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sgt, end, start);
-      len = arith::SelectOp::create(rw, loc, pos, len, cIdx(rw, loc, 0));
-      // An empty slice starts at 0 so the offset stays in bounds.
-      start = arith::SelectOp::create(rw, loc, pos, start, cIdx(rw, loc, 0));
-      offsets[d] = start;
-      sizes[d] = len;
-      strides[d] = rw.getIndexAttr(step);
-    }
+    if (index >= 0)
+      offsets[d] = rw.getIndexAttr(index);
+    else if (!xt.isDynamicDim(d))
+      offsets[d] = rw.getIndexAttr(index + xt.getDimSize(d));
+    else
+      offsets[d] = arith::AddIOp::create(rw, loc, idx(rw, loc, sizes[d]),
+                                         cIdx(rw, loc, index))
+                       .getResult();
+    sizes[d] = rw.getIndexAttr(1);
+    // The source lacks dim d: a rank-reducing insert.
+    Value s =
+        castTo(rw, loc, src, windowType(sizes, xt.getElementType(), {d}));
     Value r =
-        tensor::ExtractSliceOp::create(rw, loc, x, offsets, sizes, strides);
-    rw.replaceOp(op, castTo(rw, loc, r, rt));
+        tensor::InsertSliceOp::create(rw, loc, s, x, offsets, sizes, strides);
+    rw.replaceOp(op, castTo(rw, loc, r, op.getResult().getType()));
     return success();
   }
 };
@@ -563,6 +639,7 @@ void kiln::populateKTShapeToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<ReshapeLowering, TransposeLowering, PermuteLowering,
                ExpandLowering, SqueezeLowering, UnsqueezeLowering,
                SliceLowering, SelectLowering, ConcatLowering, PadLowering,
-               FlipLowering, ConstantLowering, FullLowering, ArangeLowering>(
+               FlipLowering, ConstantLowering, FullLowering, ArangeLowering,
+               SliceScatterLowering, SelectScatterLowering>(
       patterns.getContext());
 }

@@ -475,6 +475,81 @@ LogicalResult interpretFlip(FlipOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
+/// out = copy of `self` with the positions base + sum_k idx[k] * strides[k]
+/// (idx over `partShape`) replaced by `src` (of shape `partShape`).
+Tensor scatterCopy(const Tensor &self, const Tensor &src,
+                   ArrayRef<int64_t> partShape, int64_t base,
+                   ArrayRef<int64_t> strides) {
+  Tensor out(self.dtype(), self.shape());
+  if (self.byteSize())
+    std::memcpy(out.mutableData(), self.data(), self.byteSize());
+  int64_t total = numElements(partShape), rank = partShape.size();
+  SmallVector<int64_t> idx(rank, 0);
+  int64_t off = base;
+  for (int64_t i = 0; i < total; ++i) {
+    copyElem(out, off, src, i);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < partShape[d]) {
+        off += strides[d];
+        break;
+      }
+      off -= strides[d] * (partShape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+LogicalResult interpretSliceScatter(SliceScatterOp op, ArrayRef<Tensor> operands,
+                                    SmallVectorImpl<Tensor> &results) {
+  const Tensor &self = operands[0], &src = operands[1];
+  int64_t d = kt::wrapDim((int64_t)op.getDim(), self.rank());
+  int64_t size = self.dim(d), step = (int64_t)op.getStep();
+  int64_t start = op.getStart() ? (int64_t)*op.getStart() : 0;
+  int64_t end = op.getEnd() ? (int64_t)*op.getEnd() : size;
+  if (start < 0)
+    start += size;
+  if (end < 0)
+    end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  SmallVector<int64_t> part(self.shape());
+  part[d] = end == start ? 0 : (end - start - 1) / step + 1;
+  if (src.shape() != ArrayRef<int64_t>(part))
+    return op.emitError() << "src has shape " << shapeStr(src.shape())
+                          << " but the slice of self has shape "
+                          << shapeStr(part) << " at run time";
+  SmallVector<int64_t> strides = contiguousStrides(self.shape());
+  int64_t base = start * strides[d];
+  strides[d] *= step;
+  results.push_back(scatterCopy(self, src, part, base, strides));
+  return success();
+}
+
+LogicalResult interpretSelectScatter(SelectScatterOp op,
+                                     ArrayRef<Tensor> operands,
+                                     SmallVectorImpl<Tensor> &results) {
+  const Tensor &self = operands[0], &src = operands[1];
+  int64_t d = kt::wrapDim((int64_t)op.getDim(), self.rank());
+  int64_t size = self.dim(d), index = (int64_t)op.getIndex();
+  if (index < -size || index >= size)
+    return op.emitError() << "index " << index << " is out of range for dim "
+                          << d << " of size " << size << " at run time";
+  if (index < 0)
+    index += size;
+  SmallVector<int64_t> part(self.shape());
+  part.erase(part.begin() + d);
+  if (src.shape() != ArrayRef<int64_t>(part))
+    return op.emitError() << "src has shape " << shapeStr(src.shape())
+                          << " but the selection of self has shape "
+                          << shapeStr(part) << " at run time";
+  SmallVector<int64_t> strides = contiguousStrides(self.shape());
+  int64_t base = index * strides[d];
+  strides.erase(strides.begin() + d);
+  results.push_back(scatterCopy(self, src, part, base, strides));
+  return success();
+}
+
 } // namespace
 
 void registerShapeKernels(DialectRegistry &registry) {
@@ -493,6 +568,8 @@ void registerShapeKernels(DialectRegistry &registry) {
     attachKernel<IndexSelectOp, interpretIndexSelect>(ctx);
     attachKernel<PadOp, interpretPad>(ctx);
     attachKernel<FlipOp, interpretFlip>(ctx);
+    attachKernel<SliceScatterOp, interpretSliceScatter>(ctx);
+    attachKernel<SelectScatterOp, interpretSelectScatter>(ctx);
   });
 }
 

@@ -520,6 +520,61 @@ LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
 
 } // namespace
 
+// slice_scatter / select_scatter: the result has the type of `self`; `src`
+// has the type that kt.slice / kt.select with the same attributes produce.
+static LogicalResult checkScatterSrc(std::optional<Location> loc,
+                                     StringRef name, Type part, Type src,
+                                     StringRef what) {
+  auto p = tensorOf(part), t = tensorOf(src);
+  if (p.getElementType() != t.getElementType())
+    return emitKTError(loc, name, "src has element type ", t.getElementType(),
+                       " but self has ", p.getElementType(),
+                       " (insert kt.cast)");
+  if (!isCompatibleInferredTypes(TypeRange(p), TypeRange(t)))
+    return emitKTError(loc, name, "src has shape ",
+                       shapeToString(t.getShape()), " but the ", what,
+                       " of self has shape ", shapeToString(p.getShape()));
+  return success();
+}
+
+static LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
+                                  SliceScatterOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &types) {
+  StringRef name = SliceScatterOp::getOperationName();
+  SliceOp::Properties props;
+  props.dim = adaptor.getProperties().dim;
+  props.start = adaptor.getProperties().start;
+  props.end = adaptor.getProperties().end;
+  props.step = adaptor.getProperties().step;
+  SliceOp::Adaptor slice(adaptor.getOperands(), DictionaryAttr(), props);
+  SmallVector<Type> part;
+  auto in = tensorOf(adaptor.getSelf().getType());
+  if (failed(inferShapeFor(loc, name, in, slice, part)) ||
+      failed(checkScatterSrc(loc, name, part.front(),
+                             adaptor.getSrc().getType(), "slice")))
+    return failure();
+  types.push_back(in);
+  return success();
+}
+
+static LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
+                                  SelectScatterOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &types) {
+  StringRef name = SelectScatterOp::getOperationName();
+  SelectOp::Properties props;
+  props.dim = adaptor.getProperties().dim;
+  props.index = adaptor.getProperties().index;
+  SelectOp::Adaptor select(adaptor.getOperands(), DictionaryAttr(), props);
+  SmallVector<Type> part;
+  auto in = tensorOf(adaptor.getSelf().getType());
+  if (failed(inferShapeFor(loc, name, in, select, part)) ||
+      failed(checkScatterSrc(loc, name, part.front(),
+                             adaptor.getSrc().getType(), "selection")))
+    return failure();
+  types.push_back(in);
+  return success();
+}
+
 // The ops with a view form (kt.view_*): one shape rule for the value op and
 // for the view op's verifier (KTViewInference.h), which passes its own name
 // and the ref's tensor type.

@@ -287,4 +287,45 @@ def KT_FlipOp : KT_ShapeOp<"flip"> {
   let arguments = (ins KT_Tensor:$self, I64ArrayAttr:$dims);
 }
 
+def KT_SliceScatterOp : KT_ShapeOp<"slice_scatter"> {
+  let summary = "self with a strided slice replaced by src (torch.slice_scatter)";
+  let description = [{
+    A copy of `self` in which the elements `self[..., start:end:step, ...]`
+    (along `dim`, the positions `kt.slice` with the same attributes reads) are
+    replaced by `src`. The value form of a write through `kt.view_slice`
+    (`kiln-functionalize` produces it).
+
+    1. The attributes follow the rules of `kt.slice`.
+    2. `src` has the element type of `self` and the shape of that slice (a
+       `?` is checked when the op runs).
+
+    ```mlir
+    %r = kt.slice_scatter %x, %v {dim = 1, start = 1, end = 3} : (tensor<2x4xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, KT_Tensor:$src,
+                   DefaultValuedAttr<I64Attr, "0">:$dim,
+                   OptionalAttr<I64Attr>:$start,
+                   OptionalAttr<I64Attr>:$end,
+                   DefaultValuedAttr<I64Attr, "1">:$step);
+}
+
+def KT_SelectScatterOp : KT_ShapeOp<"select_scatter"> {
+  let summary = "self with one index of a dim replaced by src (torch.select_scatter)";
+  let description = [{
+    A copy of `self` in which `self.select(dim, index)` is replaced by `src`.
+    The value form of a write through `kt.view_select`.
+
+    1. The attributes follow the rules of `kt.select`.
+    2. `src` has the element type of `self` and the shape of that selection
+       (a `?` is checked when the op runs).
+
+    ```mlir
+    %r = kt.select_scatter %x, %v {dim = 0, index = -1} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, KT_Tensor:$src, I64Attr:$dim,
+                   I64Attr:$index);
+}
+
 #endif // KILN_DIALECT_KT_IR_KTSHAPEOPS_TD

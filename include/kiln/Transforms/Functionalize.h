@@ -1,0 +1,42 @@
+//===- Functionalize.h - Remove refs, views and in-place ops ----*- C++ -*-===//
+//
+// Part of Kiln. The library behind kiln-functionalize and
+// kiln-verify-functional (docs/functionalization.md): AOTAutograd's
+// functionalization of mutation and aliasing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TRANSFORMS_FUNCTIONALIZE_H
+#define KILN_TRANSFORMS_FUNCTIONALIZE_H
+
+#include "mlir/IR/Block.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+namespace kiln {
+
+/// Rewrites the ops of `block` (the body of a function or a kg.graph region,
+/// ending in its terminator) into value semantics: loads, views, stores and
+/// in-place ops on refs become value ops on the current value of each base
+/// buffer; writes through views become scatters on the base (kt.slice_scatter,
+/// kt.select_scatter, the inverse reshape/transpose/permute/squeeze/
+/// unsqueeze). Each ref argument that is used is read once by a leading
+/// `kt.load`, and each one that is written gets one trailing `kt.store` of its
+/// final value before the terminator (the input-mutation epilogue). On an
+/// unsupported construct, emits an error at the op and fails (the block may
+/// then be partly rewritten).
+mlir::LogicalResult functionalizeBlock(mlir::Block &block);
+
+/// Functionalizes every func.func body and every kg.graph region in `module`.
+mlir::LogicalResult functionalize(mlir::ModuleOp module);
+
+/// Checks the functional contract on every func.func body and kg.graph region
+/// in `root`: no ref value remains except block arguments of the body, each
+/// used only by at most one `kt.load` at the start of the body and at most one
+/// `kt.store` right before the terminator. Emits one error per offending op
+/// (or argument) and fails if there was one.
+mlir::LogicalResult verifyFunctional(mlir::Operation *root);
+
+} // namespace kiln
+
+#endif // KILN_TRANSFORMS_FUNCTIONALIZE_H
