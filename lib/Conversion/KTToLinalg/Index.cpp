@@ -13,6 +13,7 @@
 #include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -25,13 +26,26 @@ Value toIndex(OpBuilder &b, Location loc, Value v) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
 }
 
+/// A run-time bounds check of the index operand: message id and the size
+/// the index must be below.
+struct BoundsCheck {
+  int64_t id;
+  Value size; // index
+};
+
 /// A generic over `resultType` (sizes `sizes`) whose only input is `index`
 /// read through `indexMap`; `body` gets the index scalar (as `index`) and
-/// returns the result scalar.
+/// returns the result scalar; it also gets the loop indices (linalg.index
+/// must not be created inside the scf.if). An index outside [0, check.size) is reported
+/// (RuntimeChecks.h) and gives 0 without reading the source.
 Value buildIndexed(OpBuilder &b, Location loc, RankedTensorType resultType,
                    ArrayRef<OpFoldResult> sizes, Value index, AffineMap indexMap,
-                   llvm::function_ref<Value(OpBuilder &, Location, Value)> body) {
+                   BoundsCheck check,
+                   llvm::function_ref<Value(OpBuilder &, Location, Value,
+                                            ArrayRef<Value>)>
+                       body) {
   int64_t rank = resultType.getRank();
+  Type elem = resultType.getElementType();
   Value init = emptyLike(b, loc, resultType, sizes);
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   return linalg::GenericOp::create(
@@ -39,10 +53,37 @@ Value buildIndexed(OpBuilder &b, Location loc, RankedTensorType resultType,
              ArrayRef<AffineMap>{indexMap, b.getMultiDimIdentityMap(rank)},
              iters,
              [&](OpBuilder &nb, Location nl, ValueRange a) {
-               linalg::YieldOp::create(
-                   nb, nl, ValueRange{body(nb, nl, toIndex(nb, nl, a[0]))});
+               Value i = toIndex(nb, nl, a[0]);
+               SmallVector<Value> loops;
+               for (int64_t k = 0; k < rank; ++k)
+                 loops.push_back(linalg::IndexOp::create(nb, nl, k));
+               Value bad = arith::OrIOp::create(
+                   nb, nl,
+                   arith::CmpIOp::create(
+                       nb, nl, arith::CmpIPredicate::slt, i,
+                       arith::ConstantIndexOp::create(nb, nl, 0)),
+                   arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, i,
+                                         check.size));
+               emitRuntimeCheck(nb, nl, bad, check.id, a[0], check.size);
+               auto ifOp = scf::IfOp::create(
+                   nb, nl, bad,
+                   [&](OpBuilder &tb, Location tl) {
+                     scf::YieldOp::create(tb, tl, scalarConst(tb, tl, elem, 0));
+                   },
+                   [&](OpBuilder &eb, Location el) {
+                     scf::YieldOp::create(eb, el, body(eb, el, i, loops));
+                   });
+               linalg::YieldOp::create(nb, nl, ifOp.getResults());
              })
       .getResult(0);
+}
+
+/// The size of dim `d` of `x` (1 for rank 0) as an index value.
+Value dimSize(OpBuilder &b, Location loc, Value x, int64_t d) {
+  auto t = cast<RankedTensorType>(x.getType());
+  if (t.getRank() == 0)
+    return arith::ConstantIndexOp::create(b, loc, 1);
+  return getValueOrCreateConstantIndexOp(b, loc, getSizes(b, loc, x)[d]);
 }
 
 struct StackLowering : public OpConversionPattern<kt::StackOp> {
@@ -107,13 +148,18 @@ struct GatherLowering : public OpConversionPattern<kt::GatherOp> {
                                  ? ArrayRef<AffineExpr>{}
                                  : ArrayRef<AffineExpr>{rw.getAffineConstantExpr(0)},
                              rw.getContext());
+    BoundsCheck check{
+        registerRuntimeError(rw, op,
+                             ("index {0} is out of bounds for dim " + Twine(d) +
+                              " with size {1}")
+                                 .str()),
+        dimSize(rw, loc, x, d)};
     Value r = buildIndexed(
-        rw, loc, rt, getSizes(rw, loc, index), index, indexMap,
-        [&](OpBuilder &b, Location l, Value i) -> Value {
+        rw, loc, rt, getSizes(rw, loc, index), index, indexMap, check,
+        [&](OpBuilder &b, Location l, Value i, ArrayRef<Value> loops) -> Value {
           SmallVector<Value> ind;
           for (int64_t k = 0; k < xr; ++k)
-            ind.push_back(k == d ? i
-                                 : linalg::IndexOp::create(b, l, k).getResult());
+            ind.push_back(k == d ? i : loops[k]);
           return tensor::ExtractOp::create(b, l, x, ind);
         });
     rw.replaceOp(op, r);
@@ -146,13 +192,18 @@ struct IndexSelectLowering : public OpConversionPattern<kt::IndexSelectOp> {
         sizes[d] = it.getRank() == 1 ? getSizes(rw, loc, index)[0]
                                      : OpFoldResult(rw.getIndexAttr(1));
     }
+    BoundsCheck check{
+        registerRuntimeError(rw, op,
+                             ("index {0} is out of range for dim " + Twine(d) +
+                              " with size {1}")
+                                 .str()),
+        dimSize(rw, loc, x, d)};
     Value r = buildIndexed(
-        rw, loc, rt, sizes, index, indexMap,
-        [&](OpBuilder &b, Location l, Value i) -> Value {
+        rw, loc, rt, sizes, index, indexMap, check,
+        [&](OpBuilder &b, Location l, Value i, ArrayRef<Value> loops) -> Value {
           SmallVector<Value> ind;
           for (int64_t k = 0; k < xr; ++k)
-            ind.push_back(k == d ? i
-                                 : linalg::IndexOp::create(b, l, k).getResult());
+            ind.push_back(k == d ? i : loops[k]);
           return tensor::ExtractOp::create(b, l, x, ind);
         });
     rw.replaceOp(op, castTo(rw, loc, r, rt));
@@ -174,10 +225,14 @@ struct EmbeddingLowering : public OpConversionPattern<kt::EmbeddingOp> {
     AffineMap indexMap = AffineMap::get(rank, 0, idxExprs, rw.getContext());
     SmallVector<OpFoldResult> sizes = getSizes(rw, loc, index);
     sizes.push_back(getSizes(rw, loc, w)[1]);
+    BoundsCheck check{
+        registerRuntimeError(
+            rw, op, "index {0} is out of range for an embedding table of {1} rows"),
+        dimSize(rw, loc, w, 0)};
     Value r = buildIndexed(
-        rw, loc, rt, sizes, index, indexMap,
-        [&](OpBuilder &b, Location l, Value i) -> Value {
-          Value col = linalg::IndexOp::create(b, l, rank - 1);
+        rw, loc, rt, sizes, index, indexMap, check,
+        [&](OpBuilder &b, Location l, Value i, ArrayRef<Value> loops) -> Value {
+          Value col = loops[rank - 1];
           return tensor::ExtractOp::create(b, l, w, ValueRange{i, col});
         });
     rw.replaceOp(op, r);

@@ -23,6 +23,16 @@ func.func @stack_dim1(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x2x3x
 // CHECK: linalg.generic {{.*}} ins(%[[I]] : tensor<2x5xi64>) outs(%{{.+}} : tensor<2x5xf32>)
 // CHECK: %[[C:.+]] = arith.index_cast %{{.+}} : i64 to index
 // CHECK: %[[R:.+]] = linalg.index 0 : index
+// An index outside [0, 3) is reported (kiln.runtime_errors) and gives 0
+// without reading %x.
+// CHECK: %[[LT:.+]] = arith.cmpi slt, %[[C]], %{{.+}} : index
+// CHECK: %[[GE:.+]] = arith.cmpi sge, %[[C]], %{{.+}} : index
+// CHECK: %[[BAD:.+]] = arith.ori %[[LT]], %[[GE]] : i1
+// CHECK: scf.if %[[BAD]] {
+// CHECK: func.call @kiln_cpu_runtime_error
+// CHECK: scf.if %[[BAD]] -> (f32) {
+// CHECK: scf.yield %{{.+}} : f32
+// CHECK: } else {
 // CHECK: tensor.extract %[[X]][%[[R]], %[[C]]] : tensor<2x3xf32>
 func.func @gather_dim1(%x: tensor<2x3xf32>, %i: tensor<2x5xi64>) -> tensor<2x5xf32> {
   %r = kt.gather %x, %i {dim = 1} : (tensor<2x3xf32>, tensor<2x5xi64>) -> tensor<2x5xf32>

@@ -32,3 +32,36 @@ func.func @nll_ignored() -> tensor<f32> {
   %r = kt.nll_loss %x, %t : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// RUN: not kiln-run %s --entry=gather_oob --backend=cpu 2>&1 | FileCheck %s --check-prefix=GATHER
+// RUN: not kiln-run %s --entry=gather_oob 2>&1 | FileCheck %s --check-prefix=GATHER-INTERP
+// GATHER: running @gather_oob on the CPU backend failed: {{.*}}runtime-errors.mlir:[[# @LINE + 5]]:8: index 3 is out of bounds for dim 1 with size 3
+// GATHER-INTERP: runtime-errors.mlir:[[# @LINE + 4]]:8: error: index 3 is out of bounds for dim 1 with size 3
+func.func @gather_oob() -> tensor<2x2xf32> {
+  %x = kt.constant {value = dense<1.0> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+  %i = kt.constant {value = dense<[[0, 2], [3, 1]]> : tensor<2x2xi64>} : () -> tensor<2x2xi64>
+  %r = kt.gather %x, %i {dim = 1} : (tensor<2x3xf32>, tensor<2x2xi64>) -> tensor<2x2xf32>
+  return %r : tensor<2x2xf32>
+}
+
+// RUN: not kiln-run %s --entry=index_select_negative --backend=cpu 2>&1 | FileCheck %s --check-prefix=ISEL
+// RUN: not kiln-run %s --entry=index_select_negative 2>&1 | FileCheck %s --check-prefix=ISEL-INTERP
+// ISEL: running @index_select_negative on the CPU backend failed: {{.*}}runtime-errors.mlir:[[# @LINE + 5]]:8: index -1 is out of range for dim 0 with size 4
+// ISEL-INTERP: runtime-errors.mlir:[[# @LINE + 4]]:8: error: index -1 is out of range for dim 0 with size 4
+func.func @index_select_negative() -> tensor<2x3xf32> {
+  %x = kt.constant {value = dense<1.0> : tensor<4x3xf32>} : () -> tensor<4x3xf32>
+  %i = kt.constant {value = dense<[2, -1]> : tensor<2xi32>} : () -> tensor<2xi32>
+  %r = kt.index_select %x, %i {dim = 0} : (tensor<4x3xf32>, tensor<2xi32>) -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+
+// RUN: not kiln-run %s --entry=embedding_oob --backend=cpu 2>&1 | FileCheck %s --check-prefix=EMB
+// RUN: not kiln-run %s --entry=embedding_oob 2>&1 | FileCheck %s --check-prefix=EMB-INTERP
+// EMB: running @embedding_oob on the CPU backend failed: {{.*}}runtime-errors.mlir:[[# @LINE + 5]]:8: index 5 is out of range for an embedding table of 5 rows
+// EMB-INTERP: runtime-errors.mlir:[[# @LINE + 4]]:8: error: index 5 is out of range for an embedding table of 5 rows
+func.func @embedding_oob() -> tensor<3x2xf32> {
+  %w = kt.constant {value = dense<1.0> : tensor<5x2xf32>} : () -> tensor<5x2xf32>
+  %i = kt.constant {value = dense<[4, 0, 5]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %r = kt.embedding %w, %i : (tensor<5x2xf32>, tensor<3xi64>) -> tensor<3x2xf32>
+  return %r : tensor<3x2xf32>
+}
