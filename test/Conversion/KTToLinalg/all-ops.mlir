@@ -608,3 +608,17 @@ func.func @where(%c: tensor<2x1xi1>, %a: tensor<3xf32>, %b: tensor<f32>) -> tens
   %r = kt.where %c, %a, %b : (tensor<2x1xi1>, tensor<3xf32>, tensor<f32>) -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func.func @select_scatter
+// CHECK-NOT: kt.
+func.func @select_scatter(%x: tensor<2x3xf32>, %v: tensor<3xf32>) -> tensor<2x3xf32> {
+  %r = kt.select_scatter %x, %v {dim = 0, index = -1} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @slice_scatter
+// CHECK-NOT: kt.
+func.func @slice_scatter(%x: tensor<2x4xf32>, %v: tensor<2x2xf32>) -> tensor<2x4xf32> {
+  %r = kt.slice_scatter %x, %v {dim = 1, start = 1, end = 3} : (tensor<2x4xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
