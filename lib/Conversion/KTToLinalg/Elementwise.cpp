@@ -420,9 +420,28 @@ struct PointwiseLowering : public OpConversionPattern<OpTy> {
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getResult().getType());
+    // Integer division / remainder by zero is a run-time error
+    // (RuntimeChecks.h); the element gives 0.
+    int64_t divByZero = -1;
+    if constexpr (std::is_same_v<OpTy, kt::DivOp> ||
+                  std::is_same_v<OpTy, kt::RemainderOp>) {
+      Type e = cast<RankedTensorType>(adaptor.getOperands()[1].getType())
+                   .getElementType();
+      if (isa<IntegerType>(e))
+        divByZero =
+            lowering::registerRuntimeError(rewriter, op, "integer division by zero");
+    }
     Value r = buildElementwise(
         rewriter, op.getLoc(), adaptor.getOperands(), type,
-        [&](OpBuilder &b, Location loc, ValueRange args) {
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          if (divByZero >= 0) {
+            Value y = args[1];
+            lowering::emitRuntimeCheck(
+                b, loc,
+                arith::CmpIOp::create(b, loc, CmpIPredicate::eq, y,
+                                      cst(b, loc, y.getType(), 0)),
+                divByZero, Value(), Value());
+          }
           if constexpr (std::is_same_v<OpTy, kt::GeluOp>)
             return gelu(op, b, loc, args);
           else if constexpr (std::is_same_v<OpTy, kt::ClampOp>)

@@ -183,3 +183,23 @@ func.func @concat_dim1(%a: tensor<2x3xf32>, %b: tensor<2x2xf32>) -> tensor<2x5xf
   %0 = kt.concat %a, %b {dim = 1} : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
 }
+
+// -----
+
+// Tests that integer division checks the divisor at run time (the message is
+// the interpreter's) and floating division does not.
+// CHECK: module attributes {kiln.runtime_errors = ["{{.*}}kiln-lower-to-linalg.mlir:{{[0-9]+}}:8: integer division by zero"]}
+// CHECK-LABEL: func.func @div_int_checked
+// CHECK: linalg.generic
+// CHECK: %[[Z:.+]] = arith.cmpi eq, %{{.+}}, %{{.+}} : i32
+// CHECK: scf.if %[[Z]] {
+// CHECK: func.call @kiln_cpu_runtime_error
+// CHECK: arith.divsi
+// CHECK: linalg.generic
+// CHECK-NOT: scf.if
+// CHECK: arith.divf
+func.func @div_int_checked(%x: tensor<4xi32>, %y: tensor<4xi32>, %f: tensor<4xf32>) -> (tensor<4xi32>, tensor<4xf32>) {
+  %r = kt.div %x, %y {rounding_mode = #kt<rounding_mode trunc>} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %q = kt.div %f, %f : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %r, %q : tensor<4xi32>, tensor<4xf32>
+}

@@ -65,3 +65,36 @@ func.func @embedding_oob() -> tensor<3x2xf32> {
   %r = kt.embedding %w, %i : (tensor<5x2xf32>, tensor<3xi64>) -> tensor<3x2xf32>
   return %r : tensor<3x2xf32>
 }
+
+// RUN: not kiln-run %s --entry=div_by_zero --backend=cpu 2>&1 | FileCheck %s --check-prefix=DIV
+// RUN: not kiln-run %s --entry=div_by_zero 2>&1 | FileCheck %s --check-prefix=DIV-INTERP
+// DIV: running @div_by_zero on the CPU backend failed: {{.*}}runtime-errors.mlir:[[# @LINE + 5]]:8: integer division by zero
+// DIV-INTERP: runtime-errors.mlir:[[# @LINE + 4]]:8: error: integer division by zero
+func.func @div_by_zero() -> tensor<3xi64> {
+  %x = kt.constant {value = dense<[7, -8, 9]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %y = kt.constant {value = dense<[2, 0, 3]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %r = kt.div %x, %y {rounding_mode = #kt<rounding_mode floor>} : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  return %r : tensor<3xi64>
+}
+
+// RUN: not kiln-run %s --entry=remainder_by_zero --backend=cpu 2>&1 | FileCheck %s --check-prefix=REM
+// RUN: not kiln-run %s --entry=remainder_by_zero 2>&1 | FileCheck %s --check-prefix=REM-INTERP
+// REM: running @remainder_by_zero on the CPU backend failed: {{.*}}runtime-errors.mlir:[[# @LINE + 5]]:8: integer division by zero
+// REM-INTERP: runtime-errors.mlir:[[# @LINE + 4]]:8: error: integer division by zero
+func.func @remainder_by_zero() -> tensor<2x2xi32> {
+  %x = kt.constant {value = dense<[[7, 8], [9, 10]]> : tensor<2x2xi32>} : () -> tensor<2x2xi32>
+  %y = kt.constant {value = dense<[3, 0]> : tensor<2xi32>} : () -> tensor<2xi32>
+  %r = kt.remainder %x, %y : (tensor<2x2xi32>, tensor<2xi32>) -> tensor<2x2xi32>
+  return %r : tensor<2x2xi32>
+}
+
+// Float division by zero is not an error (inf / NaN).
+// RUN: kiln-run %s --entry=float_div_by_zero --backend=cpu --print 2>&1 | FileCheck %s --check-prefix=FDIV
+// FDIV: result0: tensor<2xf32>
+// FDIV-NEXT: [inf, nan]
+func.func @float_div_by_zero() -> tensor<2xf32> {
+  %x = kt.constant {value = dense<[1.0, 0.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %y = kt.constant {value = dense<0.0> : tensor<2xf32>} : () -> tensor<2xf32>
+  %r = kt.div %x, %y : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %r : tensor<2xf32>
+}
