@@ -42,6 +42,11 @@ void kiln::buildKilnAOTEagerPipeline(
   pm.addPass(createKilnSplitGraphsPass(split));
   pm.addPass(createKilnInlineAllowedPass());
   pm.addPass(createKilnOutlineGraphsPass());
+  // Composites to primitives before differentiating, so that the joint (and
+  // the partitioner) sees primitive ops, as AOTAutograd traces to aten.
+  KilnDecomposePassOptions decompose;
+  decompose.keep.assign(options.keep.begin(), options.keep.end());
+  pm.addPass(createKilnDecomposePass(decompose));
   KilnAOTAutogradPassOptions aot;
   aot.partition = options.partition;
   pm.addPass(createKilnAOTAutogradPass(aot));
@@ -58,8 +63,8 @@ void kiln::registerKilnPasses() {
       buildKilnEagerPipeline);
   PassPipelineRegistration<KilnAOTEagerPipelineOptions>(
       "kiln-aot-eager",
-      "backend=\"aot_eager\": the kiln-eager passes, then AOTAutograd: "
-      "every kg.grad's graph is differentiated and partitioned into forward "
-      "and backward graph calls; graphs run in the interpreter",
+      "backend=\"aot_eager\": the kiln-eager passes, kiln-decompose, then "
+      "AOTAutograd: every kg.grad's graph is differentiated and partitioned "
+      "into forward and backward graph calls; graphs run in the interpreter",
       buildKilnAOTEagerPipeline);
 }

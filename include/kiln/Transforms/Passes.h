@@ -47,10 +47,14 @@ struct KilnAOTEagerPipelineOptions
       llvm::cl::desc("How kg.grad's joint graphs are split: mincut (default), "
                      "save-all, recompute-all, or none (no split)"),
       llvm::cl::init("mincut")};
+  ListOption<std::string> keep{
+      *this, "keep",
+      llvm::cl::desc("Composite ops kiln-decompose keeps, e.g. kt.softmax")};
 };
 
-/// Appends the `kiln-aot-eager` pipeline to `pm`: the kiln-eager passes
-/// (with `disallow`), then kiln-aot-autograd{partition=...}, canonicalize.
+/// Appends the `kiln-aot-eager` pipeline to `pm`: kiln-split-graphs
+/// (`disallow`), kiln-inline-allowed, kiln-outline-graphs, kiln-decompose
+/// (`keep`), kiln-aot-autograd{partition=...}, canonicalize.
 void buildKilnAOTEagerPipeline(mlir::OpPassManager &pm,
                                const KilnAOTEagerPipelineOptions &options);
 

@@ -9,7 +9,7 @@
 # kiln-eager (kg.grad calls the joint function) and kiln-aot-eager with each
 # partition policy, against torch.optim.SGD on the same initial weights and
 # batches in f64 and f32: every step's loss and the final parameters (written
-# by kiln-run as call4/arg<i>.npy); the rungs and policies agree bit for bit.
+# by kiln-run as call4/arg<i>.npy); the partition policies agree bit for bit.
 
 import os
 import subprocess
@@ -87,6 +87,12 @@ for dtype, elem in [(np.float64, "f64"), (np.float32, "f32")]:
         s.record("%s: one compile" % label,
                  "compiles: 1\n" in stdout and "cache hits: 4\n" in stdout,
                  stdout)
+        # kiln-aot-eager decomposes composites (cross_entropy, linear) before
+        # differentiating: other roundings than kiln-eager's kernels, so the
+        # rungs agree within the tolerance above; the partition policies of
+        # one rung run the same ops and agree bit for bit.
+        if pipeline == "kiln-eager":
+            continue
         if first is None:
             first = (pipeline, losses, final)
             continue

@@ -7,7 +7,7 @@
 # ladder: kiln-eager (kg.grad calls the joint function) and kiln-aot-eager
 # with each partition policy (forward and backward graphs), against
 # torch.optim.SGD on the same initial weights and batches, in f64 and f32:
-# every step's loss and the final parameters. The rungs and policies give
+# every step's loss and the final parameters. The partition policies give
 # bit-identical numbers (the same kt ops, only placed in other graphs).
 
 import os
@@ -73,6 +73,12 @@ for dtype, elem in [(np.float64, "f64"), (np.float32, "f32")]:
         # The loss goes down (the step trains).
         s.record("%s: loss decreases" % label, losses[-1] < losses[0],
                  "losses %s" % losses)
+        # kiln-aot-eager decomposes composites (cross_entropy, linear) before
+        # differentiating: other roundings than kiln-eager's kernels, so the
+        # rungs agree within the tolerance above; the partition policies of
+        # one rung run the same ops and agree bit for bit.
+        if pipeline == "kiln-eager":
+            continue
         if first is None:
             first = (pipeline, losses, params)
             continue
