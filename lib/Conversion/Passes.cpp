@@ -1,12 +1,18 @@
 //===- Passes.cpp - Conversion pass registration and kiln-cpu -------------===//
 //
 // Part of Kiln. The `kiln-cpu` pipeline: lowering to linalg, the backend
-// contract check, then the scalar CPU pipeline of TOOLCHAIN.md. Fusion,
-// tiling, vectorization and threads are later steps (docs/codegen.md).
+// contract check, matmul implementation choice, thread + register tiling and
+// vectorization on tensors, bufferization, OpenBLAS calls, vector lowering,
+// OpenMP threads and LLVM (docs/codegen.md). `optimize=false` gives the
+// scalar pipeline of TOOLCHAIN.md.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Conversion/CPU/CPUCodegen.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
@@ -35,6 +41,22 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   pm.addPass(createKilnVerifyNoKTPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  bool opt = options.optimize;
+  unsigned threads = options.threads ? options.threads : cpu::hostCores();
+  if (opt) {
+    KilnSelectMatmulPassOptions select;
+    select.impl = options.matmul;
+    select.threads = threads;
+    pm.addPass(createKilnSelectMatmulPass(select));
+    pm.addNestedPass<func::FuncOp>(createKilnCPUFuseElementwisePass());
+    pm.addPass(createCanonicalizerPass());
+    KilnCPUTileVectorizePassOptions tile;
+    tile.threads = threads;
+    tile.vectorBits = options.vectorBits;
+    pm.addNestedPass<func::FuncOp>(createKilnCPUTileVectorizePass(tile));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
   // tensor.empty is not bufferizable: reuse destinations where possible,
   // allocate the rest.
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
@@ -44,16 +66,45 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  if (opt) {
+    // Temporaries of tiles (partial-reduction accumulators) are allocated
+    // once, outside their loops.
+    pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  }
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());
+  if (opt) {
+    pm.addPass(createKilnMatmulToBLASPass());
+    pm.addNestedPass<func::FuncOp>(createKilnCPULowerVectorsPass());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    pm.addPass(createForallToParallelLoopPass());
+    VectorTransferToSCFOptions toSCF;
+    toSCF.enableFullUnroll(true);
+    pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(toSCF));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (opt) {
+    ConvertSCFToOpenMPPassOptions omp;
+    omp.numThreads = threads;
+    pm.addPass(createConvertSCFToOpenMPPass(omp));
+    pm.addNestedPass<func::FuncOp>(createKilnInlineAllocaScopesPass());
+  }
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   // libm for erf, expm1, log1p, tanh, pow, ...: the same functions as the
-  // interpreter, and no inexact expansions (log1p as log(1 + x)).
+  // interpreter, and no inexact expansions (log1p as log(1 + x)). With
+  // `optimize`, f32 exp/tanh/erf were approximated by polynomials first.
   pm.addPass(createConvertMathToLibmPass());
+  if (opt) {
+    ConvertVectorToLLVMPassOptions vec;
+    vec.reassociateFPReductions = true;
+    vec.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
+    pm.addPass(createConvertVectorToLLVMPass(vec));
+    pm.addPass(createConvertOpenMPToLLVMPass());
+  }
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
@@ -62,7 +113,7 @@ void kiln::registerKilnCPUPipeline() {
   PassPipelineRegistration<KilnCPUPipelineOptions>(
       "kiln-cpu",
       "backend=\"inductor\" on CPU: kiln-lower-to-linalg, kiln-verify-no-kt, "
-      "bufferization, loops, LLVM (scalar code; no fusion, vectorization or "
-      "threads yet)",
+      "matmul choice, tiling + vectorization, bufferization, OpenBLAS calls, "
+      "OpenMP threads, LLVM",
       buildKilnCPUPipeline);
 }

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backend/CPU/CPUBackend.h"
+#include <chrono>
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
@@ -91,6 +92,32 @@ static cl::opt<std::string> cpuFallback(
     cl::desc("kg.program on the cpu backend, a graph with an op kiln-cpu "
              "cannot lower: error (default) or eager (warn, interpret it)"),
     cl::init("error"));
+// --backend=cpu (func.func entries).
+static cl::opt<unsigned>
+    cpuThreads("cpu-threads",
+               cl::desc("--backend=cpu: threads of the generated code and "
+                        "OpenBLAS (0: all cores)"),
+               cl::init(0));
+static cl::opt<std::string>
+    cpuMatmul("matmul",
+              cl::desc("--backend=cpu: matmul implementation (auto, "
+                       "openblas or generated)"),
+              cl::init("auto"));
+static cl::opt<bool>
+    cpuOptimize("cpu-optimize",
+                cl::desc("--backend=cpu: tile, vectorize and thread (false: "
+                         "scalar single-threaded code)"),
+                cl::init(true));
+static cl::opt<unsigned>
+    repeat("repeat",
+           cl::desc("Call a func.func entry N times and print the median, "
+                    "min and max call time (compile excluded)"),
+           cl::init(0));
+static cl::opt<std::string>
+    emitObject("emit-object",
+               cl::desc("--backend=cpu: also write the compiled code as an "
+                        "ELF object file"),
+               cl::value_desc("file.o"));
 static cl::opt<std::string>
     pipeline("pipeline", cl::desc("Pass pipeline run on each new cache entry"),
              cl::init("kiln-eager"));
@@ -630,27 +657,92 @@ int main(int argc, char **argv) {
                 "backend does not take; use --backend=interpreter");
 
   FailureOr<SmallVector<Tensor>> results = failure();
+  // --repeat: times of calls 2..N+1 (the first call warms up).
+  SmallVector<double> callTimes, kernelTimes;
+  auto timed = [&](auto &&callOnce) -> bool {
+    for (unsigned i = 0; i < repeat + (repeat ? 1 : 0) || i == 0; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      results = callOnce();
+      double dt = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - t0)
+                      .count();
+      if (failed(results))
+        return false;
+      if (i > 0)
+        callTimes.push_back(dt);
+    }
+    return true;
+  };
   if (backend == "cpu") {
     std::string error;
     cpu::CompileTimes times;
-    auto exe = cpu::CPUExecutable::compile(*module, fn.getName(), error, &times);
+    cpu::CompileOptions copts;
+    copts.threads = cpuThreads;
+    copts.matmul = cpuMatmul;
+    copts.optimize = cpuOptimize;
+    copts.objectFile = emitObject;
+    if (cpuMatmul != "auto" && cpuMatmul != "openblas" &&
+        cpuMatmul != "generated")
+      return fail("--matmul must be auto, openblas or generated, not '" +
+                  cpuMatmul + "'");
+    auto exe = cpu::CPUExecutable::compile(*module, fn.getName(), error,
+                                           &times, copts);
     if (failed(exe))
       return fail(error);
-    if (printStats)
-      llvm::outs() << "compile time: kiln-cpu " << llvm::format("%.6f", times.pipeline)
-                   << " s, jit " << llvm::format("%.6f", times.jit) << " s\n";
-    results = (*exe)->call(args, error);
-    if (failed(results))
+    if (printStats) {
+      llvm::outs() << "compile time: kiln-cpu "
+                   << llvm::format("%.6f", times.pipeline) << " s, jit "
+                   << llvm::format("%.6f", times.jit) << " s\n";
+      llvm::outs() << "pipeline: " << cpu::pipelineString(copts) << "\n";
+    }
+    if (!emitObject.empty() && printStats)
+      llvm::outs() << "object file: " << emitObject << "\n";
+    if (!timed([&] {
+          auto r = (*exe)->call(args, error);
+          kernelTimes.push_back((*exe)->lastKernelSeconds());
+          return r;
+        }))
       return fail("running @" + fn.getName() + " on the CPU backend failed: " +
                   error);
+    if (printStats) {
+      // A second compile of the same module and options: a cache hit.
+      if (emitObject.empty()) {
+        cpu::CompileTimes again;
+        auto exe2 = cpu::CPUExecutable::compile(*module, fn.getName(), error,
+                                                &again, copts);
+        if (failed(exe2))
+          return fail(error);
+      }
+      cpu::KernelCacheStats cs = cpu::kernelCacheStats();
+      llvm::outs() << "kernel cache: " << cs.hits << " hits, " << cs.misses
+                   << " misses, " << cs.entries << " entries\n";
+    }
   } else if (backend == "interpreter" || backend == "eager") {
     Interpreter interp(*module);
-    results = interp.call(fn, args);
-    if (failed(results))
+    if (!timed([&] { return interp.call(fn, args); }))
       return fail("running @" + fn.getName() + " failed");
   } else {
     return fail("unknown --backend '" + backend +
                 "' for a func.func entry (interpreter or cpu)");
+  }
+  auto printTimes = [](StringRef what, ArrayRef<double> times) {
+    SmallVector<double> sorted(times);
+    llvm::sort(sorted);
+    double median = sorted.size() % 2
+                        ? sorted[sorted.size() / 2]
+                        : (sorted[sorted.size() / 2 - 1] +
+                           sorted[sorted.size() / 2]) /
+                              2;
+    llvm::outs() << what << ": median " << llvm::format("%.6f", median)
+                 << " s, min " << llvm::format("%.6f", sorted.front())
+                 << " s, max " << llvm::format("%.6f", sorted.back())
+                 << " s over " << sorted.size() << " calls\n";
+  };
+  if (!callTimes.empty()) {
+    printTimes("call time", callTimes);
+    // The compiled code alone (the first, warm-up call excluded).
+    if (kernelTimes.size() > 1)
+      printTimes("kernel time", ArrayRef<double>(kernelTimes).drop_front());
   }
 
   for (Tensor &r : *results)

@@ -9,7 +9,12 @@
 #ifndef KILN_CONVERSION_PASSES_H
 #define KILN_CONVERSION_PASSES_H
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -31,12 +36,30 @@ struct KilnCPUPipelineOptions
       llvm::cl::desc("Lower what can be lowered and stop after "
                      "kiln-lower-to-linalg (no verify, no LLVM)"),
       llvm::cl::init(false)};
+  Option<bool> optimize{
+      *this, "optimize",
+      llvm::cl::desc("Tile, vectorize, thread and call OpenBLAS (false: the "
+                     "scalar single-threaded pipeline)"),
+      llvm::cl::init(true)};
+  Option<unsigned> threads{
+      *this, "threads",
+      llvm::cl::desc("Threads of the generated code and OpenBLAS (0: all "
+                     "cores)"),
+      llvm::cl::init(0)};
+  Option<std::string> matmul{
+      *this, "matmul",
+      llvm::cl::desc("Matmul implementation: auto, openblas or generated"),
+      llvm::cl::init("auto")};
+  Option<unsigned> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("Vector register width in bits (0: the host's)"),
+      llvm::cl::init(0)};
 };
 
 /// Appends `kiln-cpu` to `pm` (a module pass manager): kiln-lower-to-linalg,
-/// kiln-verify-no-kt, then the scalar CPU pipeline (bufferization,
-/// deallocation, loops, LLVM). No fusion, tiling, vectorization or threads
-/// yet.
+/// kiln-verify-no-kt, kiln-select-matmul, kiln-cpu-tile-vectorize,
+/// bufferization, kiln-matmul-to-blas, kiln-cpu-lower-vectors, OpenMP, LLVM
+/// (docs/codegen.md).
 void buildKilnCPUPipeline(mlir::OpPassManager &pm,
                           const KilnCPUPipelineOptions &options);
 

@@ -72,4 +72,133 @@ def KilnVerifyNoKTPass : Pass<"kiln-verify-no-kt", "::mlir::ModuleOp"> {
   }];
 }
 
+
+//===----------------------------------------------------------------------===//
+// Fast CPU code (lib/Conversion/CPU, docs/codegen.md "Fast CPU code")
+//===----------------------------------------------------------------------===//
+
+def KilnSelectMatmulPass : Pass<"kiln-select-matmul", "::mlir::ModuleOp"> {
+  let summary = "choose OpenBLAS or generated code for each linalg matmul";
+  let description = [{
+    Sets `kiln.matmul_impl = "openblas"` or `"generated"` on every
+    `linalg.matmul` / `linalg.batch_matmul` whose operands are all f32 or all
+    f64 (other element types always use generated code and get no
+    attribute). `impl=auto` (the default) picks per shape class from a table
+    measured on the development machine (`kiln::cpu::chooseMatmulImpl`,
+    numbers in docs/codegen.md); `impl=openblas` / `impl=generated` force one.
+
+    ```mlir
+    %r = linalg.matmul {kiln.matmul_impl = "openblas"}
+           ins(%a, %b : tensor<256x512xf32>, tensor<512x128xf32>)
+           outs(%c : tensor<256x128xf32>) -> tensor<256x128xf32>
+    ```
+  }];
+  let options = [
+    Option<"impl", "impl", "std::string", /*default=*/"\"auto\"",
+           "auto, openblas or generated">,
+    Option<"threads", "threads", "unsigned", /*default=*/"0",
+           "Threads the code will run on (0: all cores); input of auto">
+  ];
+}
+
+def KilnCPUFuseElementwisePass
+    : Pass<"kiln-cpu-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "fuse pointwise linalg.generic producers into their consumers";
+  let description = [{
+    A thin driver over `kiln::cpu::fuseElementwise`: upstream's linalg
+    elementwise fusion, restricted to producers that are all-parallel
+    generics with one result, at most `max-body-ops` body ops, no
+    `tensor.extract`, and only generics as users (so each becomes dead once
+    fused and no intermediate tensor is written to memory). The producer's
+    body is recomputed in every consumer. This is the codegen-level fusion of
+    memory-bound chains; kernels that `kiln-fuse` formed are fused the same
+    way inside their `scf.forall`.
+
+    ```mlir
+    %0 = linalg.generic ... ins(%x, %y) { addf } -> tensor<4096xf32>
+    %1 = linalg.generic ... ins(%0) { exp } -> tensor<4096xf32>
+    // becomes one generic: ins(%x, %y) { addf; exp }
+    ```
+  }];
+  let options = [
+    Option<"maxBodyOps", "max-body-ops", "unsigned", /*default=*/"24",
+           "Largest producer body (ops) that is fused">
+  ];
+}
+
+def KilnCPUTileVectorizePass
+    : Pass<"kiln-cpu-tile-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "tile linalg ops for threads and registers, then vectorize";
+  let description = [{
+    A thin driver over `kiln::cpu::tileAndVectorize`. Every linalg op on
+    tensors that is not inside an `scf.forall` gets one over its outermost
+    parallel dim (`threads` iterations; none when threads = 1 or the op has
+    fewer than 32768 iterations). Then register tiles (`scf.for`) are
+    vectorized with `linalg::vectorize`: pointwise ops by rows of two
+    vector registers, single innermost reductions as partial reductions into
+    a four-register accumulator, matmuls as 8 x (2 registers) x 1
+    outer-product tiles. Matmuls marked `kiln.matmul_impl = "openblas"` are
+    left for `kiln-matmul-to-blas`. An op the vectorizer rejects keeps its
+    tiles and becomes scalar loops.
+  }];
+  let options = [
+    Option<"threads", "threads", "unsigned", /*default=*/"0",
+           "Threads (scf.forall iterations) per op; 0: all cores">,
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits; 0: the host's (512 with "
+           "AVX-512F, 256 with AVX2)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def KilnMatmulToBLASPass : Pass<"kiln-matmul-to-blas", "::mlir::ModuleOp"> {
+  let summary = "replace bufferized matmuls marked openblas by cblas calls";
+  let description = [{
+    After bufferization: a `linalg.matmul` / `linalg.batch_matmul` marked
+    `kiln.matmul_impl = "openblas"` becomes a call to `cblas_sgemm` /
+    `cblas_dgemm` (row major, no transposes, alpha = beta = 1, one call per
+    batch element, skipped when a dim is 0) on the operands' aligned
+    pointers plus offsets. A memref without unit inner stride is re-marked
+    `"generated"` and becomes loops.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def KilnCPULowerVectorsPass
+    : Pass<"kiln-cpu-lower-vectors", "::mlir::func::FuncOp"> {
+  let summary = "hoist and lower vector ops towards LLVM (after bufferization)";
+  let description = [{
+    Hoists loop-invariant vector transfers (the matmul accumulator) out of
+    loops, drops unit dims, lowers `vector.contract` to outer products (FMAs),
+    `vector.multi_reduction` to `vector.reduction`s, transposes, broadcasts
+    and masks, and rewrites f32 `exp`, `tanh`, `erf`, `log` and `log1p` /
+    `expm1` into MLIR's polynomial approximations (vectorizable; the
+    other math functions and all f64 ones still call libm).
+  }];
+  let options = [
+    Option<"approximateMath", "approximate-math", "bool", /*default=*/"true",
+           "Polynomial approximations of f32 exp/tanh/erf/log">
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def KilnInlineAllocaScopesPass
+    : Pass<"kiln-inline-alloca-scopes", "::mlir::func::FuncOp"> {
+  let summary = "inline memref.alloca_scope ops that hold no alloca";
+  let description = [{
+    `convert-scf-to-openmp` wraps every parallel loop body in a
+    `memref.alloca_scope`, whose region must stay a single block, so
+    `convert-scf-to-cf` cannot lower the loops inside it. A scope without a
+    `memref.alloca` directly in it frees nothing: its body is inlined.
+  }];
+}
+
 #endif // KILN_CONVERSION_PASSES_TD

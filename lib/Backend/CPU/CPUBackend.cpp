@@ -6,7 +6,9 @@
 // struct {allocated, aligned, offset, sizes[R], strides[R]} per result, all
 // 8-byte words), then one pointer per argument descriptor. Results are
 // owned by the caller (the deallocation pipeline clones returned buffers it
-// does not own), so they are copied out and freed here.
+// does not own), so they are copied out and freed here. Compiled modules
+// are kept in a process-wide cache (key: SHA-256 of the compiled functions,
+// the entries and the pipeline string).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,10 @@
 #include "llvm/ADT/StringSet.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,6 +39,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 using namespace mlir;
 using namespace kiln;
@@ -47,9 +54,60 @@ void kiln::cpu::registerCPUBackendDialects(DialectRegistry &registry) {
   registerAllExtensions(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
 }
 
 CPUExecutable::~CPUExecutable() = default;
+
+namespace {
+struct KernelCache {
+  std::mutex mutex;
+  struct Entry {
+    std::shared_ptr<ExecutionEngine> engine;
+    std::shared_ptr<const std::vector<std::string>> runtimeErrors;
+  };
+  llvm::StringMap<Entry> engines;
+  KernelCacheStats stats;
+};
+// Never destroyed: engines must outlive nothing at exit (libomp and LLVM's
+// own shutdown run in unspecified order with static destructors).
+KernelCache &kernelCache() {
+  static KernelCache *cache = new KernelCache;
+  return *cache;
+}
+} // namespace
+
+KernelCacheStats kiln::cpu::kernelCacheStats() {
+  KernelCache &c = kernelCache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  KernelCacheStats s = c.stats;
+  s.entries = c.engines.size();
+  return s;
+}
+
+void kiln::cpu::clearKernelCache() {
+  KernelCache &c = kernelCache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.engines.clear();
+}
+
+std::string kiln::cpu::pipelineString(const CompileOptions &o) {
+  return "kiln-cpu{optimize=" + std::string(o.optimize ? "true" : "false") +
+         " threads=" + std::to_string(o.threads) + " matmul=" + o.matmul + "}";
+}
+
+/// OpenBLAS's thread count follows the pipeline's.
+static void setBLASThreads(unsigned threads) {
+  using SetFn = void (*)(int);
+  static auto *set = reinterpret_cast<SetFn>(
+      llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+          "openblas_set_num_threads"));
+  static unsigned current = 0;
+  if (set && threads && threads != current) {
+    set((int)threads);
+    current = threads;
+  }
+}
 
 /// "file:line:col" of a location (callee of a call site, first of a fused
 /// location), else its printed form.
@@ -78,8 +136,13 @@ static double secondsSince(std::chrono::steady_clock::time_point t0) {
 
 FailureOr<std::unique_ptr<CPUExecutable>>
 CPUExecutable::compile(ModuleOp module, StringRef entry, std::string &error,
-                       CompileTimes *times) {
-  auto all = compileAll(module, {entry.str()}, "", error, times);
+                       CompileTimes *times, const CompileOptions &options) {
+  unsigned threads = options.threads;
+  if (!threads)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  setBLASThreadsOnLoad(options.optimize ? threads : 1);
+  auto all = compileImpl(module, {entry.str()}, pipelineString(options), error,
+                         times, options.objectFile, options.useCache, &options);
   if (failed(all))
     return failure();
   return std::move(all->front());
@@ -89,11 +152,33 @@ FailureOr<SmallVector<std::unique_ptr<CPUExecutable>>>
 CPUExecutable::compileAll(ModuleOp module, ArrayRef<std::string> entries,
                           StringRef pipeline, std::string &error,
                           CompileTimes *times) {
+  return compileImpl(module, entries, pipeline, error, times, "",
+                     /*useCache=*/true, /*options=*/nullptr);
+}
+
+void CPUExecutable::setBLASThreadsOnLoad(unsigned threads) {
+  loadRuntimeLibraries();
+  setBLASThreads(threads);
+}
+
+void CPUExecutable::loadRuntimeLibraries() {
   static std::once_flag init;
   std::call_once(init, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // libomp (threads of the generated code) and OpenBLAS (matmuls marked
+    // "openblas") in the process, for the JIT's symbol lookups.
+    llvm::sys::DynamicLibrary::LoadLibraryPermanently(KILN_OMP_LIB);
+    llvm::sys::DynamicLibrary::LoadLibraryPermanently(KILN_OPENBLAS_LIB);
   });
+}
+
+FailureOr<SmallVector<std::unique_ptr<CPUExecutable>>>
+CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
+                           StringRef pipeline, std::string &error,
+                           CompileTimes *times, StringRef objectFile,
+                           bool useCache, const CompileOptions *options) {
+  loadRuntimeLibraries();
   MLIRContext *ctx = module.getContext();
   SmallVector<std::unique_ptr<CPUExecutable>> exes;
 
@@ -171,6 +256,38 @@ CPUExecutable::compileAll(ModuleOp module, ArrayRef<std::string> entries,
     exes.push_back(std::move(exe));
   }
 
+  // The compiled-kernel cache: same functions, entries and pipeline, same
+  // machine code.
+  std::string key;
+  useCache = useCache && objectFile.empty();
+  if (useCache) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    clone->print(os, OpPrintingFlags().enableDebugInfo(false));
+    for (const std::string &entry : entries)
+      os << "\n" << entry;
+    os << "\n" << pipeline;
+    std::array<uint8_t, 32> hash = llvm::SHA256::hash(
+        llvm::ArrayRef<uint8_t>((const uint8_t *)text.data(), text.size()));
+    key = llvm::toHex(hash);
+    KernelCache &c = kernelCache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.engines.find(key);
+    if (it != c.engines.end()) {
+      ++c.stats.hits;
+      for (auto &exe : exes) {
+        exe->engine = it->second.engine;
+        exe->runtimeErrors = it->second.runtimeErrors;
+      }
+      if (times) {
+        *times = CompileTimes();
+        times->cached = true;
+      }
+      return exes;
+    }
+    ++c.stats.misses;
+  }
+
   // kiln-cpu (or `pipeline`). Diagnostics go to `error`.
   auto t0 = std::chrono::steady_clock::now();
   {
@@ -181,7 +298,14 @@ CPUExecutable::compileAll(ModuleOp module, ArrayRef<std::string> entries,
       return success();
     });
     PassManager pm(ctx);
-    if (pipeline.empty()) {
+    if (options) {
+      // The options' kiln-cpu (`pipeline` is its string, for the cache key).
+      KilnCPUPipelineOptions pipeOpts;
+      pipeOpts.optimize = options->optimize;
+      pipeOpts.threads = options->threads;
+      pipeOpts.matmul = options->matmul;
+      buildKilnCPUPipeline(pm, pipeOpts);
+    } else if (pipeline.empty()) {
       buildKilnCPUPipeline(pm, KilnCPUPipelineOptions());
     } else if (failed(parsePassPipeline(pipeline, pm, os))) {
       error = "invalid CPU pipeline '" + pipeline.str() + "': " + diags;
@@ -221,6 +345,7 @@ CPUExecutable::compileAll(ModuleOp module, ArrayRef<std::string> entries,
   opts.transformer = optimize;
   SmallVector<StringRef> libs = {KILN_MLIR_C_RUNNER_UTILS};
   opts.sharedLibPaths = libs;
+  opts.enableObjectDump = !objectFile.empty();
   auto engine = ExecutionEngine::create(*clone, opts, std::move(*tm));
   if (!engine) {
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
@@ -233,6 +358,19 @@ CPUExecutable::compileAll(ModuleOp module, ArrayRef<std::string> entries,
   for (auto &exe : exes) {
     exe->engine = shared;
     exe->runtimeErrors = messages;
+  }
+  if (!objectFile.empty()) {
+    // The object is produced when the code is materialized (first lookup).
+    if (auto f = shared->lookupPacked(exes.front()->symbol); !f) {
+      error = "JIT lookup failed: " + llvm::toString(f.takeError());
+      return failure();
+    }
+    shared->dumpToObjectFile(objectFile);
+  }
+  if (useCache) {
+    KernelCache &c = kernelCache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.engines[key] = {shared, messages};
   }
   if (times)
     times->jit = secondsSince(t0);
@@ -285,10 +423,12 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
   for (void *&p : descPtrs)
     packed.push_back(&p);
   clearRuntimeError();
+  auto tCall = std::chrono::steady_clock::now();
   if (llvm::Error e = engine->invokePacked(symbol, packed)) {
     error = "calling " + symbol + " failed: " + llvm::toString(std::move(e));
     return failure();
   }
+  kernelSeconds = secondsSince(tCall);
 
   // Copy out, then free each distinct allocation once.
   SmallVector<Tensor> out;

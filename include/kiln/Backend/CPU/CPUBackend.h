@@ -28,7 +28,33 @@ namespace kiln::cpu {
 struct CompileTimes {
   double pipeline = 0; ///< kiln-cpu: kt -> LLVM dialect
   double jit = 0;      ///< LLVM IR translation, -O3, machine code
+  bool cached = false; ///< the kernel came from the compiled-kernel cache
 };
+
+/// How to compile. The fields are the `kiln-cpu` pipeline options and part
+/// of the compiled-kernel cache key.
+struct CompileOptions {
+  unsigned threads = 0;         ///< 0: all cores
+  std::string matmul = "auto";  ///< auto, openblas or generated
+  bool optimize = true;         ///< false: scalar, single-threaded code
+  /// If not empty: also write the machine code as an ELF object file here
+  /// (the entry and its `_mlir_ciface_` wrapper are global symbols).
+  std::string objectFile;
+  /// Look up / store the kernel in the process-wide cache.
+  bool useCache = true;
+};
+
+/// The process-wide compiled-kernel cache (key: the printed func.func ops
+/// of the module, the entry and the options). A hit reuses the machine
+/// code: no pipeline, no JIT.
+struct KernelCacheStats {
+  unsigned hits = 0, misses = 0, entries = 0;
+};
+KernelCacheStats kernelCacheStats();
+void clearKernelCache();
+
+/// The `kiln-cpu` pipeline string of these options (what `compile` runs).
+std::string pipelineString(const CompileOptions &options);
 
 /// Registers what the JIT needs in a context (LLVM IR translations).
 void registerCPUBackendDialects(mlir::DialectRegistry &registry);
@@ -44,7 +70,8 @@ public:
   /// The context must have registerCPUBackendDialects' registrations.
   static mlir::FailureOr<std::unique_ptr<CPUExecutable>>
   compile(mlir::ModuleOp module, llvm::StringRef entry, std::string &error,
-          CompileTimes *times = nullptr);
+          CompileTimes *times = nullptr,
+          const CompileOptions &options = CompileOptions());
 
   /// Compiles several entries of `module` together: one clone holding the
   /// entries and the functions they reference, one run of `pipeline` (a
@@ -62,8 +89,20 @@ public:
   mlir::FailureOr<llvm::SmallVector<interp::Tensor>>
   call(llvm::ArrayRef<interp::Tensor> args, std::string &error) const;
 
+  /// Seconds the compiled code ran in the last `call` (the entry itself,
+  /// including the result allocations it makes; not the copy-out).
+  double lastKernelSeconds() const { return kernelSeconds; }
+
 private:
   CPUExecutable() = default;
+  static mlir::FailureOr<llvm::SmallVector<std::unique_ptr<CPUExecutable>>>
+  compileImpl(mlir::ModuleOp module, llvm::ArrayRef<std::string> entries,
+              llvm::StringRef pipeline, std::string &error,
+              CompileTimes *times, llvm::StringRef objectFile, bool useCache,
+              const CompileOptions *options);
+  static void loadRuntimeLibraries();
+  static void setBLASThreadsOnLoad(unsigned threads);
+  mutable double kernelSeconds = 0;
   std::shared_ptr<mlir::ExecutionEngine> engine;
   std::string symbol;
   struct Sig {

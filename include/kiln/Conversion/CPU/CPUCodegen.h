@@ -1,0 +1,80 @@
+//===- CPUCodegen.h - Tiling, vectorization, threads, matmul choice -*- C++ -*-===//
+//
+// Part of Kiln. The library behind the kiln-cpu passes that make fast host
+// code out of linalg on tensors (docs/codegen.md, "Fast CPU code"):
+//
+// * tileAndVectorize: every linalg op gets an scf.forall over its outermost
+//   parallel dim split across the threads (unless it already sits in an
+//   scf.forall, e.g. a kiln-fuse kernel), then register tiles (scf.for) that
+//   linalg vectorization turns into vector ops: pointwise ops by rows of
+//   vector width, row reductions as partial reductions into a vector
+//   accumulator, matmuls as [MR x NR x 1] outer-product tiles.
+// * selectMatmulImpl: the `kiln.matmul_impl` attribute ("openblas" or
+//   "generated") on every linalg matmul, from a measured per-shape-class table.
+// * lowerMatmulsToBLAS: bufferized matmuls marked "openblas" become calls to
+//   cblas_sgemm / cblas_dgemm.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CONVERSION_CPU_CPUCODEGEN_H
+#define KILN_CONVERSION_CPU_CPUCODEGEN_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+namespace kiln::cpu {
+
+/// Vector register width of the host CPU in bits: 512 with AVX-512F, 256
+/// with AVX2, else 128.
+unsigned hostVectorBits();
+
+/// Cores of the host (the default thread count).
+unsigned hostCores();
+
+struct TileVectorizeOptions {
+  unsigned threads = 1;      ///< scf.forall iterations per op (1: none)
+  unsigned vectorBits = 256; ///< register width the tiles are sized for
+  /// Ops with fewer iterations than this stay on one thread.
+  int64_t minParallelWork = 1 << 15;
+};
+
+/// Tiles and vectorizes every linalg op on tensors in `fn` (see above). Ops
+/// marked kiln.matmul_impl = "openblas" are left alone; an op that the
+/// vectorizer rejects keeps its tiling and becomes scalar loops later.
+void tileAndVectorize(mlir::func::FuncOp fn, const TileVectorizeOptions &o);
+
+/// linalg.matmul / linalg.batch_matmul with their default indexing maps (no
+/// transposed or broadcast operands).
+bool isPlainMatmul(mlir::Operation *op);
+
+/// Fuses cheap all-parallel linalg.generic producers into the generics that
+/// read them (upstream elementwise fusion with Kiln's control; see
+/// ElementwiseFusion.cpp). A producer with more than `maxBodyOps` body ops
+/// stays.
+void fuseElementwise(mlir::func::FuncOp fn, unsigned maxBodyOps = 24);
+
+/// The attribute naming a matmul's implementation.
+inline constexpr llvm::StringLiteral kMatmulImplAttr = "kiln.matmul_impl";
+
+/// Marks every linalg.matmul / linalg.batch_matmul with f32 or f64 operands
+/// `kiln.matmul_impl = "openblas"` or `"generated"`. impl is "openblas",
+/// "generated" or "auto" (the table of chooseMatmulImpl).
+void selectMatmulImpl(mlir::ModuleOp module, llvm::StringRef impl,
+                      unsigned threads);
+
+/// The measured choice for an M x N x K product (`batch` of them): see
+/// docs/codegen.md for how the table was measured.
+llvm::StringRef chooseMatmulImpl(int64_t batch, int64_t m, int64_t n,
+                                 int64_t k, unsigned elemBits,
+                                 unsigned threads);
+
+/// Replaces bufferized matmuls marked "openblas" by cblas_?gemm calls
+/// (declared in the module). Fails (with a diagnostic) on nothing: a matmul
+/// whose memrefs are not row-major with unit inner stride is re-marked
+/// "generated" instead.
+void lowerMatmulsToBLAS(mlir::ModuleOp module);
+
+} // namespace kiln::cpu
+
+#endif // KILN_CONVERSION_CPU_CPUCODEGEN_H

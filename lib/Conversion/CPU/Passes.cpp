@@ -1,0 +1,192 @@
+//===- Passes.cpp - Thin drivers of the fast-CPU passes -------------------===//
+//
+// Part of Kiln. kiln-select-matmul, kiln-cpu-tile-vectorize,
+// kiln-matmul-to-blas and kiln-cpu-lower-vectors: each a thin driver over
+// kiln/Conversion/CPU/CPUCodegen.h or upstream pattern sets.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/CPU/CPUCodegen.h"
+#include "kiln/Conversion/Passes.h"
+
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNSELECTMATMULPASS
+#define GEN_PASS_DEF_KILNCPUTILEVECTORIZEPASS
+#define GEN_PASS_DEF_KILNCPUFUSEELEMENTWISEPASS
+#define GEN_PASS_DEF_KILNMATMULTOBLASPASS
+#define GEN_PASS_DEF_KILNCPULOWERVECTORSPASS
+#define GEN_PASS_DEF_KILNINLINEALLOCASCOPESPASS
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+struct SelectMatmul
+    : public kiln::impl::KilnSelectMatmulPassBase<SelectMatmul> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (impl != "auto" && impl != "openblas" && impl != "generated") {
+      getOperation().emitError()
+          << "kiln-select-matmul: impl must be auto, openblas or generated, "
+             "not '"
+          << impl << "'";
+      return signalPassFailure();
+    }
+    kiln::cpu::selectMatmulImpl(getOperation(), impl,
+                                threads ? threads : kiln::cpu::hostCores());
+  }
+};
+
+struct FuseElementwise
+    : public kiln::impl::KilnCPUFuseElementwisePassBase<FuseElementwise> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::cpu::fuseElementwise(getOperation(), maxBodyOps);
+  }
+};
+
+struct TileVectorize
+    : public kiln::impl::KilnCPUTileVectorizePassBase<TileVectorize> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::cpu::TileVectorizeOptions o;
+    o.threads = threads ? threads : kiln::cpu::hostCores();
+    o.vectorBits = vectorBits ? vectorBits : kiln::cpu::hostVectorBits();
+    kiln::cpu::tileAndVectorize(getOperation(), o);
+  }
+};
+
+struct MatmulToBLAS
+    : public kiln::impl::KilnMatmulToBLASPassBase<MatmulToBLAS> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::cpu::lowerMatmulsToBLAS(getOperation());
+  }
+};
+
+struct LowerVectors
+    : public kiln::impl::KilnCPULowerVectorsPassBase<LowerVectors> {
+  using Base::Base;
+  void runOnOperation() override {
+    func::FuncOp fn = getOperation();
+    MLIRContext *ctx = &getContext();
+    // Bounded rewriting: a pattern set that does not converge leaves the IR
+    // as it is (still correct) instead of looping.
+    int64_t numOps = 0;
+    fn.walk([&](Operation *) { ++numOps; });
+    GreedyRewriteConfig config;
+    config.setMaxIterations(10);
+    config.setMaxNumRewrites(10000 + 64 * numOps);
+    auto applyPatternsGreedily = [&](Operation *op,
+                                     FrozenRewritePatternSet &&patterns) {
+      (void)mlir::applyPatternsGreedily(op, std::move(patterns), config);
+      return success();
+    };
+    // Accumulators (matmul C tiles, partial reductions) stay in registers
+    // across their loops.
+    {
+      // vector.mask { transfer / reduction } -> the masked op forms.
+      RewritePatternSet patterns(ctx);
+      vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+      if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+        return signalPassFailure();
+    }
+    linalg::hoistRedundantVectorTransfers(fn);
+    {
+      RewritePatternSet patterns(ctx);
+      vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+      vector::populateVectorTransferDropUnitDimsPatterns(patterns);
+      vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+      vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+      if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+        return signalPassFailure();
+    }
+    linalg::hoistRedundantVectorTransfers(fn);
+    {
+      RewritePatternSet patterns(ctx);
+      vector::populateVectorContractLoweringPatterns(
+          patterns, vector::VectorContractLowering::OuterProduct);
+      vector::populateVectorOuterProductLoweringPatterns(patterns);
+      vector::populateVectorMultiReductionLoweringPatterns(
+          patterns, vector::VectorMultiReductionLowering::InnerReduction);
+      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      vector::populateVectorTransferLoweringPatterns(patterns,
+                                                     /*maxTransferRank=*/1);
+      vector::populateVectorBroadcastLoweringPatterns(patterns);
+      vector::populateVectorTransposeLoweringPatterns(
+          patterns, vector::VectorTransposeLowering::EltWise);
+      vector::populateVectorShapeCastLoweringPatterns(patterns);
+      vector::populateVectorMaskOpLoweringPatterns(patterns);
+      vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+      if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+        return signalPassFailure();
+    }
+    if (approximateMath) {
+      RewritePatternSet patterns(ctx);
+      auto which = [](StringRef name) {
+        name.consume_front("math.");
+        return name == "exp" || name == "tanh" || name == "erf";
+      };
+      populateMathPolynomialApproximationPatterns(patterns, which);
+      if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+        return signalPassFailure();
+    }
+    // Exact math ops with an LLVM intrinsic (one instruction on x86) become
+    // that intrinsic now: convert-math-to-libm would unroll vectors of them
+    // into scalar libm calls.
+    {
+      LLVMTypeConverter converter(ctx);
+      RewritePatternSet patterns(ctx);
+      populateMathToLLVMConversionPatterns(converter, patterns);
+      ConversionTarget target(*ctx);
+      target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+      target.addIllegalOp<math::FmaOp, math::FloorOp, math::CeilOp,
+                          math::TruncOp, math::RoundEvenOp, math::SqrtOp,
+                          math::AbsFOp, math::CopySignOp>();
+      if (failed(applyPartialConversion(fn, target, std::move(patterns))))
+        return signalPassFailure();
+    }
+  }
+};
+
+struct InlineAllocaScopes
+    : public kiln::impl::KilnInlineAllocaScopesPassBase<InlineAllocaScopes> {
+  using Base::Base;
+  void runOnOperation() override {
+    SmallVector<memref::AllocaScopeOp> scopes;
+    getOperation().walk([&](memref::AllocaScopeOp scope) {
+      bool hasAlloca = false;
+      scope.getBodyRegion().walk([&](Operation *op) {
+        if (isa<memref::AllocaOp>(op) &&
+            op->getParentOfType<memref::AllocaScopeOp>() == scope)
+          hasAlloca = true;
+      });
+      if (!hasAlloca)
+        scopes.push_back(scope);
+    });
+    IRRewriter rewriter(&getContext());
+    for (memref::AllocaScopeOp scope : scopes) {
+      Block &body = scope.getBodyRegion().front();
+      Operation *ret = body.getTerminator();
+      SmallVector<Value> results(ret->getOperands());
+      rewriter.eraseOp(ret);
+      rewriter.inlineBlockBefore(&body, scope);
+      rewriter.replaceOp(scope, results);
+    }
+  }
+};
+
+} // namespace

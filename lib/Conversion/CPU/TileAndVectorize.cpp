@@ -1,0 +1,327 @@
+//===- TileAndVectorize.cpp - Thread and register tiles, vectorization ----===//
+//
+// Part of Kiln. See kiln/Conversion/CPU/CPUCodegen.h. Two tiling levels per
+// linalg op on tensors:
+//
+// 1. threads: scf.forall with `threads` iterations over the outermost
+//    parallel dim whose extent reaches the thread count (skipped inside an
+//    existing scf.forall, for ops with less work than minParallelWork, and
+//    when threads == 1);
+// 2. registers: scf.for tiles that linalg::vectorize turns into vector ops.
+//    * matmul / batch_matmul: [MR, NR, 1] tiles (n outside m, k innermost);
+//      vector.contract lowers to MR FMAs of NR-wide rows per k step, and the
+//      accumulator is hoisted out of the k loop after bufferization;
+//    * one innermost reduction dim: every parallel dim tiled to 1, then a
+//      partial reduction into a 4-register-wide accumulator
+//      (scf::tileReductionUsingScf) and a final merge;
+//    * everything else: every dim tiled to 1 except the innermost parallel
+//      dim, which gets two registers' worth of elements.
+//    Partial tiles (sizes that do not divide) are vectorized with masks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/CPU/CPUCodegen.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <thread>
+
+using namespace mlir;
+
+unsigned kiln::cpu::hostVectorBits() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return 512;
+  if (features.lookup("avx2"))
+    return 256;
+  return 128;
+}
+
+unsigned kiln::cpu::hostCores() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n ? n : 1;
+}
+
+namespace {
+
+/// Widest element type (bits) among the op's operands; 0 if the op is not
+/// vectorized: an operand that is not an int or float, i1 in memory (LLVM
+/// stores vectors of i1 as packed bits), f16/bf16 (x86 has no vector
+/// arithmetic on them; LLVM fails to legalize some of their conversions).
+unsigned widestElementBits(linalg::LinalgOp op) {
+  unsigned bits = 8;
+  for (OpOperand &operand : op->getOpOperands()) {
+    Type t = getElementTypeOrSelf(operand.get().getType());
+    if (!t.isIntOrFloat() || t.isInteger(1) || t.isF16() || t.isBF16())
+      return 0;
+    bits = std::max(bits, t.getIntOrFloatBitWidth());
+  }
+  // Index-based bodies (arange, rand's counters, flip) stay scalar: their
+  // vector form (vector.step arithmetic) is not worth the lowering risk.
+  bool usesIndex = false;
+  op->walk([&](linalg::IndexOp) { usesIndex = true; });
+  return usesIndex ? 0 : bits;
+}
+
+/// An op with a static zero-size loop does nothing: leave it to the loops.
+bool hasEmptyLoop(linalg::LinalgOp op) {
+  return llvm::is_contained(op.getStaticLoopRanges(), 0);
+}
+
+int64_t staticWork(linalg::LinalgOp op) {
+  int64_t work = 1;
+  for (int64_t r : op.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(r))
+      return INT64_MAX / 4;
+    work *= std::max<int64_t>(r, 1);
+    if (work > INT64_MAX / 4)
+      return INT64_MAX / 4;
+  }
+  return work;
+}
+
+bool isMatmul(linalg::LinalgOp op) {
+  return kiln::cpu::isPlainMatmul(op);
+}
+
+/// Level 1. Returns the op to tile further (the tiled op in the forall or
+/// the op itself).
+linalg::LinalgOp threadTile(RewriterBase &rewriter, linalg::LinalgOp op,
+                            const kiln::cpu::TileVectorizeOptions &o) {
+  if (o.threads <= 1 || op->getParentOfType<scf::ForallOp>() ||
+      staticWork(op) < o.minParallelWork)
+    return op;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  std::optional<unsigned> dim;
+  for (unsigned d = 0; d < ranges.size(); ++d)
+    if (iters[d] == utils::IteratorType::parallel &&
+        (ShapedType::isDynamic(ranges[d]) ||
+         ranges[d] >= (int64_t)o.threads)) {
+      dim = d;
+      break;
+    }
+  if (!dim)
+    return op;
+  SmallVector<OpFoldResult> tiles(ranges.size(), rewriter.getIndexAttr(0));
+  if (ShapedType::isDynamic(ranges[*dim])) {
+    SmallVector<OpFoldResult> numThreads(ranges.size(),
+                                         rewriter.getIndexAttr(0));
+    numThreads[*dim] = rewriter.getIndexAttr(o.threads);
+    scf::SCFTilingOptions opts;
+    opts.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    opts.setNumThreads(numThreads);
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> res = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), opts);
+    if (failed(res))
+      return op;
+    rewriter.replaceOp(op, res->replacements);
+    return cast<linalg::LinalgOp>(res->tiledOps.back());
+  }
+  int64_t chunk = llvm::divideCeil(ranges[*dim], o.threads);
+  tiles[*dim] = rewriter.getIndexAttr(chunk);
+  scf::SCFTilingOptions opts;
+  opts.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  opts.setTileSizes(tiles);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> res =
+      scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), opts);
+  if (failed(res))
+    return op;
+  rewriter.replaceOp(op, res->replacements);
+  return cast<linalg::LinalgOp>(res->tiledOps.back());
+}
+
+/// scf.for tiling with the given sizes (0 = not tiled). Returns the tiled op
+/// or null on failure (the op is then unchanged).
+linalg::LinalgOp forTile(RewriterBase &rewriter, linalg::LinalgOp op,
+                         ArrayRef<int64_t> sizes,
+                         ArrayRef<int64_t> interchange = {}) {
+  if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }))
+    return op;
+  scf::SCFTilingOptions opts;
+  opts.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  opts.setTileSizes(getAsIndexOpFoldResult(op->getContext(), sizes));
+  if (!interchange.empty())
+    opts.setInterchange(interchange);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> res =
+      scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), opts);
+  if (failed(res))
+    return nullptr;
+  rewriter.replaceOp(op, res->replacements);
+  return cast<linalg::LinalgOp>(res->tiledOps.back());
+}
+
+/// Vectorizes `op` with vector sizes = its static loop ranges capped by
+/// `caps` (masked where the tile is dynamic). Leaves it if the vectorizer
+/// refuses.
+void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op,
+                   ArrayRef<int64_t> caps, bool contraction = false) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> sizes;
+  bool dynamic = false;
+  for (auto [r, cap] : llvm::zip(ranges, caps)) {
+    if (ShapedType::isDynamic(r)) {
+      dynamic = true;
+      sizes.push_back(cap);
+    } else {
+      sizes.push_back(r);
+    }
+  }
+  for (int64_t s : sizes)
+    if (s <= 0 || s > 1024)
+      return;
+  ArrayRef<int64_t> vs = dynamic ? ArrayRef<int64_t>(sizes)
+                                 : ArrayRef<int64_t>();
+  SmallVector<bool> scalable(dynamic ? sizes.size() : 0, false);
+  if (failed(linalg::vectorizeOpPrecondition(op, vs, scalable)))
+    return;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::VectorizationResult> res = linalg::vectorize(
+      rewriter, op, vs, scalable,
+      /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+      /*assumeDynamicDimsMatchVecSizes=*/false,
+      /*createNamedContraction=*/contraction);
+  if (failed(res))
+    return;
+  rewriter.replaceOp(op, res->replacements);
+}
+
+void registerTile(RewriterBase &rewriter, linalg::LinalgOp op,
+                  const kiln::cpu::TileVectorizeOptions &o) {
+  unsigned bits = widestElementBits(op);
+  if (!bits || op.getNumLoops() == 0)
+    return;
+  int64_t lanes = std::max<int64_t>(o.vectorBits / bits, 1);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  unsigned n = ranges.size();
+  auto cap = [&](int64_t want, int64_t range) {
+    return ShapedType::isDynamic(range) ? want : std::min(want, range);
+  };
+
+  if (isMatmul(op)) {
+    // [b,] m, n, k. Register tile MR x NR, k steps of 1; n loop outside
+    // the m loop so that a K x NR panel of B stays in cache.
+    unsigned b = n - 3;
+    int64_t mr = cap(8, ranges[b]), nr = cap(2 * lanes, ranges[b + 1]);
+    // Degenerate (matrix-vector) products stay scalar: the contraction
+    // lowering patterns do not terminate on 1-wide tiles.
+    if (mr < 2 || nr < 2)
+      return;
+    SmallVector<int64_t> sizes(n, 1);
+    sizes[b] = mr;
+    sizes[b + 1] = nr;
+    sizes[b + 2] = 1;
+    SmallVector<int64_t> interchange;
+    for (unsigned i = 0; i < b; ++i)
+      interchange.push_back(i);
+    interchange.append({b + 1, b, b + 2});
+    linalg::LinalgOp tiled = forTile(rewriter, op, sizes, interchange);
+    if (!tiled)
+      return;
+    SmallVector<int64_t> caps(n, 1);
+    caps[b] = 8;
+    caps[b + 1] = 2 * lanes;
+    vectorizeTile(rewriter, tiled, caps, /*contraction=*/true);
+    return;
+  }
+
+  unsigned numReductions = op.getNumReductionLoops();
+  if (numReductions == 1 && iters[n - 1] == utils::IteratorType::reduction &&
+      op->getNumResults() == 1) {
+    // Row reduction: rows of 1, then a partial reduction of width V.
+    int64_t v = 4 * lanes;
+    SmallVector<int64_t> rows(n, 1);
+    rows[n - 1] = 0;
+    linalg::LinalgOp row = forTile(rewriter, op, rows);
+    if (!row)
+      return;
+    SmallVector<int64_t> caps(n, 1);
+    if (!ShapedType::isDynamic(ranges[n - 1]) && ranges[n - 1] <= v) {
+      caps[n - 1] = v;
+      vectorizeTile(rewriter, row, caps);
+      return;
+    }
+    auto partial = dyn_cast<PartialReductionOpInterface>(row.getOperation());
+    if (!partial)
+      return;
+    SmallVector<OpFoldResult> ts(n, rewriter.getIndexAttr(0));
+    ts[n - 1] = rewriter.getIndexAttr(v);
+    rewriter.setInsertionPoint(row);
+    FailureOr<scf::SCFTilingResult> red =
+        scf::tileReductionUsingScf(rewriter, partial, ts);
+    if (failed(red))
+      return;
+    rewriter.replaceOp(row, red->replacements);
+    caps[n - 1] = v;
+    for (Value init : red->initialValues)
+      if (auto fill = init.getDefiningOp<linalg::LinalgOp>())
+        vectorizeTile(rewriter, fill, SmallVector<int64_t>(
+                                          fill.getNumLoops(), v));
+    for (Operation *t : red->tiledOps)
+      if (auto l = dyn_cast<linalg::LinalgOp>(t))
+        vectorizeTile(rewriter, l, caps);
+    for (Operation *m : red->mergeOps)
+      if (auto l = dyn_cast<linalg::LinalgOp>(m))
+        vectorizeTile(rewriter, l, caps);
+    return;
+  }
+
+  // Pointwise-like: the innermost parallel dim gets 2 registers' worth.
+  std::optional<unsigned> inner;
+  for (unsigned d = n; d-- > 0;)
+    if (iters[d] == utils::IteratorType::parallel) {
+      inner = d;
+      break;
+    }
+  SmallVector<int64_t> sizes(n, 1), caps(n, 1);
+  if (inner) {
+    sizes[*inner] = cap(2 * lanes, ranges[*inner]);
+    caps[*inner] = 2 * lanes;
+  }
+  linalg::LinalgOp tiled = forTile(rewriter, op, sizes);
+  if (!tiled)
+    return;
+  vectorizeTile(rewriter, tiled, caps);
+}
+
+} // namespace
+
+void kiln::cpu::tileAndVectorize(func::FuncOp fn,
+                                 const TileVectorizeOptions &o) {
+  SmallVector<linalg::LinalgOp> ops;
+  fn.walk([&](linalg::LinalgOp op) {
+    if (!op.hasPureTensorSemantics())
+      return;
+    if (auto impl = op->getAttrOfType<StringAttr>(kMatmulImplAttr))
+      if (impl.getValue() == "openblas")
+        return;
+    ops.push_back(op);
+  });
+  IRRewriter rewriter(fn.getContext());
+  for (linalg::LinalgOp op : ops) {
+    if (hasEmptyLoop(op))
+      continue;
+    linalg::LinalgOp inner = threadTile(rewriter, op, o);
+    registerTile(rewriter, inner, o);
+  }
+  // vector.mask { transfer } -> masked transfers: one-shot bufferization
+  // does not handle masked regions on tensors.
+  RewritePatternSet patterns(fn.getContext());
+  vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+  (void)applyPatternsGreedily(fn, std::move(patterns));
+}
