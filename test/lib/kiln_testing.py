@@ -179,13 +179,19 @@ def close(actual, expected, rtol, atol, equal_nan=True):
 
 
 class Suite:
-    """Collects checks; `finish()` prints the summary and sets the exit code."""
+    """Collects checks; `finish()` prints the summary and sets the exit code.
 
-    def __init__(self, name, seed=0):
+    With `cpu=True` every case `check` runs in the interpreter is also run
+    through the CPU backend at `finish()`, all cases in one kiln-run process,
+    and compared with the interpreter's results (test/lib/cpu_sweep.py)."""
+
+    def __init__(self, name, seed=0, cpu=False):
         self.name = os.path.basename(name)
         self.rng = np.random.default_rng(seed)
         self.passed = 0
         self.failed = 0
+        import cpu_sweep
+        self.cpu_cases = [] if cpu and cpu_sweep.ENABLED else None
 
     # -- inputs ---------------------------------------------------------------
     def randn(self, *shape, dtype=np.float32):
@@ -216,6 +222,10 @@ class Suite:
         except KilnRunError as e:
             self.record(label, False, str(e))
             return None
+        if self.cpu_cases is not None and "kg." not in mlir:
+            import cpu_sweep
+            self.cpu_cases.append(cpu_sweep.Case(label, mlir, inputs, entry,
+                                                 results))
         if len(results) != len(expected):
             self.record(label, False, "%d results, expected %d" %
                         (len(results), len(expected)))
@@ -255,5 +265,8 @@ class Suite:
         self.record(label, False, "expected an error mentioning %r" % substring)
 
     def finish(self):
+        if self.cpu_cases:
+            import cpu_sweep
+            cpu_sweep.sweep(self, self.cpu_cases)
         print("%s: %d passed, %d failed" % (self.name, self.passed, self.failed))
         sys.exit(1 if self.failed or not self.passed else 0)

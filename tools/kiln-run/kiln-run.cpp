@@ -18,7 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backend/CPU/CPUBackend.h"
-#include <chrono>
+#include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
@@ -35,6 +35,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -44,10 +45,13 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 using namespace mlir;
 using namespace kiln;
@@ -140,6 +144,13 @@ static cl::opt<bool> printStats("program-stats",
                                          "(also --stats)"));
 static cl::opt<bool> printEntries("print-entries",
                                   cl::desc("Print each cache entry's program"));
+static cl::opt<std::string> batchFile(
+    "batch",
+    cl::desc("Run many func.func entries of the module in one process: one "
+             "line per run, tab-separated: ENTRY, OUTDIR, then the input "
+             ".npy paths. With --backend=cpu every entry that lowers is "
+             "compiled together (one kiln-cpu run, one JIT module)"),
+    cl::value_desc("spec"));
 
 static std::string locString(Location loc) {
   std::string s;
@@ -532,6 +543,202 @@ static int runProgram(kg::ProgramOp program) {
   return 0;
 }
 
+//===----------------------------------------------------------------------===//
+// --batch: many func.func entries in one process
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct BatchRun {
+  std::string entry, outDir;
+  SmallVector<std::string> inputs;
+};
+} // namespace
+
+/// Writes `text` to DIR/NAME (creating DIR).
+static void writeText(StringRef dir, StringRef name, StringRef text) {
+  llvm::sys::fs::create_directories(dir);
+  SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (!ec)
+    os << text << "\n";
+}
+
+/// The kt ops of `fn` and of the functions it references, by name.
+static void collectKTOps(ModuleOp module, func::FuncOp fn,
+                         llvm::StringSet<> &visited, std::set<std::string> &ops) {
+  if (!visited.insert(fn.getName()).second)
+    return;
+  fn.walk([&](Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "kt")
+      ops.insert(op->getName().getStringRef().str());
+    for (NamedAttribute attr : op->getAttrs())
+      attr.getValue().walk([&](SymbolRefAttr ref) {
+        if (auto callee = module.lookupSymbol<func::FuncOp>(
+                ref.getRootReference()))
+          collectKTOps(module, callee, visited, ops);
+      });
+  });
+}
+
+/// Runs each line of --batch. Per run, DIR gets result<i>.npy, or error.txt
+/// (the run failed: compile or call), or skipped.txt (cpu backend: the kt
+/// ops left after kiln-lower-to-linalg{allow-partial}, i.e. without a CPU
+/// lowering, one per line). Results of each run are written as soon as it
+/// has run, in the order of the spec. Exit code 0 unless the spec itself is
+/// unusable.
+static int runBatch(ModuleOp module) {
+  auto buf = llvm::MemoryBuffer::getFile(batchFile);
+  if (!buf)
+    return fail("cannot read --batch file '" + batchFile +
+                "': " + buf.getError().message());
+  std::vector<BatchRun> runs;
+  SmallVector<StringRef> lines;
+  (*buf)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef line : lines) {
+    SmallVector<StringRef> fields;
+    line.rtrim("\r").split(fields, '\t');
+    if (fields.size() < 2)
+      return fail("--batch line '" + line +
+                  "': expected ENTRY<tab>OUTDIR[<tab>INPUT...]");
+    BatchRun r{fields[0].str(), fields[1].str(), {}};
+    for (StringRef in : ArrayRef<StringRef>(fields).drop_front(2))
+      r.inputs.push_back(in.str());
+    runs.push_back(std::move(r));
+  }
+  bool cpu = backend == "cpu";
+  if (!cpu && backend != "interpreter" && backend != "eager")
+    return fail("unknown --backend '" + backend +
+                "' for --batch (interpreter or cpu)");
+
+  MLIRContext *ctx = module.getContext();
+  // Per-run diagnostics go to a string while it compiles or runs.
+  std::string diags;
+  auto collect = [&](Diagnostic &d) {
+    llvm::raw_string_ostream os(diags);
+    os << locString(d.getLocation()) << ": " << d.str();
+    for (Diagnostic &note : d.getNotes())
+      os << " (note: " << note.str() << ")";
+    os << "\n";
+    return success();
+  };
+  ScopedDiagnosticHandler handler(ctx, collect);
+
+  // Which entries exist (and, on cpu, which lower).
+  std::vector<bool> runnable(runs.size(), true);
+  for (auto [i, r] : llvm::enumerate(runs)) {
+    auto fn = module.lookupSymbol<func::FuncOp>(r.entry);
+    if (!fn || fn.isExternal()) {
+      writeText(r.outDir, "error.txt", "no function named '" + r.entry + "'");
+      runnable[i] = false;
+    }
+  }
+  llvm::StringMap<std::shared_ptr<cpu::CPUExecutable>> exes;
+  if (cpu) {
+    OwningOpRef<ModuleOp> lowered(cast<ModuleOp>(module->clone()));
+    PassManager pm(ctx);
+    KilnLowerToLinalgPassOptions partial;
+    partial.allowPartial = true;
+    pm.addPass(createKilnLowerToLinalgPass(partial));
+    diags.clear();
+    bool loweredOk = succeeded(pm.run(*lowered));
+    std::vector<std::string> names;
+    llvm::StringSet<> named;
+    for (auto [i, r] : llvm::enumerate(runs)) {
+      if (!runnable[i])
+        continue;
+      if (loweredOk) {
+        llvm::StringSet<> visited;
+        std::set<std::string> left;
+        collectKTOps(*lowered, lowered->lookupSymbol<func::FuncOp>(r.entry),
+                     visited, left);
+        if (!left.empty()) {
+          writeText(r.outDir, "skipped.txt", llvm::join(left, "\n"));
+          runnable[i] = false;
+          continue;
+        }
+      }
+      if (named.insert(r.entry).second)
+        names.push_back(r.entry);
+    }
+    lowered = nullptr;
+    // All together; if that fails, one by one (to name the failing ones).
+    std::string error;
+    diags.clear();
+    auto all = cpu::CPUExecutable::compileAll(module, names, "", error);
+    if (succeeded(all)) {
+      for (auto [name, exe] : llvm::zip(names, *all))
+        exes[name] = std::move(exe);
+    } else {
+      for (const std::string &name : names) {
+        std::string one;
+        diags.clear();
+        auto exe = cpu::CPUExecutable::compile(module, name, one);
+        if (succeeded(exe))
+          exes[name] = std::move(*exe);
+        else
+          for (auto [i, r] : llvm::enumerate(runs))
+            if (r.entry == name && runnable[i]) {
+              writeText(r.outDir, "error.txt", "compile: " + one);
+              runnable[i] = false;
+            }
+      }
+    }
+  }
+
+  Interpreter interp(module);
+  for (auto [i, r] : llvm::enumerate(runs)) {
+    if (!runnable[i])
+      continue;
+    auto fn = module.lookupSymbol<func::FuncOp>(r.entry);
+    std::string error;
+    SmallVector<Tensor> args;
+    if (r.inputs.size() != fn.getNumArguments())
+      error = "@" + r.entry + " takes " + std::to_string(fn.getNumArguments()) +
+              " arguments but " + std::to_string(r.inputs.size()) +
+              " inputs were given";
+    for (unsigned k = 0; error.empty() && k < r.inputs.size(); ++k) {
+      Type argType = fn.getArgumentTypes()[k];
+      llvm::Expected<Tensor> t = readInput(r.inputs[k], argType);
+      if (!t) {
+        error = "input #" + std::to_string(k) + ": " +
+                llvm::toString(t.takeError());
+        break;
+      }
+      std::string why;
+      if (!matchesType(*t, argType, why))
+        error = "input #" + std::to_string(k) + " does not match: " + why;
+      args.push_back(*t);
+    }
+    FailureOr<SmallVector<Tensor>> results = failure();
+    diags.clear();
+    if (error.empty()) {
+      if (cpu) {
+        results = exes[r.entry]->call(args, error);
+      } else {
+        results = interp.call(fn, args);
+        if (failed(results))
+          error = diags.empty() ? "running @" + r.entry + " failed" : diags;
+      }
+    }
+    if (failed(results)) {
+      writeText(r.outDir, "error.txt", error);
+      continue;
+    }
+    if (std::error_code ec = llvm::sys::fs::create_directories(r.outDir))
+      return fail("cannot create '" + r.outDir + "': " + ec.message());
+    for (auto [k, t] : llvm::enumerate(*results)) {
+      SmallString<256> path(r.outDir);
+      llvm::sys::path::append(path, "result" + llvm::Twine(k) + ".npy");
+      if (llvm::Error e = writeNPY(path, t))
+        return fail(llvm::toString(std::move(e)));
+    }
+  }
+  llvm::outs().flush();
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   SmallVector<const char *> argvCopy(argv, argv + argc);
@@ -574,6 +781,9 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return fail("invalid IR in '" + inputFile + "'");
+
+  if (!batchFile.empty())
+    return runBatch(*module);
 
   // The entry: a func.func (run in the interpreter) or a kg.program (run
   // through a runtime session).

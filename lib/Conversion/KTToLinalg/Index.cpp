@@ -98,6 +98,10 @@ struct StackLowering : public OpConversionPattern<kt::StackOp> {
     SmallVector<OpFoldResult> inSizes = getSizes(rw, loc, parts.front());
     SmallVector<OpFoldResult> sizes(inSizes);
     sizes.insert(sizes.begin() + d, rw.getIndexAttr(parts.size()));
+    // Dims the result knows statically (an operand may have `?` there).
+    for (int64_t k = 0; k < rank; ++k)
+      if (!rt.isDynamicDim(k))
+        sizes[k] = rw.getIndexAttr(rt.getDimSize(k));
     Value out = emptyLike(rw, loc, rt, sizes);
     // A statically empty result has nothing to insert (and an insert at an
     // offset past an empty dim does not verify).

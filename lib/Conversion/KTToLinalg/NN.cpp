@@ -74,9 +74,45 @@ Value expandDim(OpBuilder &b, Location loc, Value v, int64_t d,
       outSizes.push_back(vSizes[i]);
     }
   }
-  return tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(outShape, t.getElementType()), v, groups,
-      outSizes);
+  auto outType = RankedTensorType::get(outShape, t.getElementType());
+  // An expand_shape group with two or more `?` dims crashes MLIR 22's
+  // expand-strided-metadata (memref.expand_shape -> reinterpret_cast), and
+  // memref.reshape to a dynamic shape does not lower to LLVM: copy with a
+  // generic that reads the source at the group's linear index.
+  if (llvm::count_if(shape, ShapedType::isDynamic) > 1) {
+    int64_t outRank = outShape.size();
+    SmallVector<Value> groupSizes;
+    for (size_t k = 0; k < shape.size(); ++k)
+      groupSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, sizes[k]));
+    Value init = tensor::EmptyOp::create(b, loc, outSizes, t.getElementType());
+    SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(outRank)};
+    SmallVector<utils::IteratorType> iters(outRank,
+                                           utils::IteratorType::parallel);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{outType}, ValueRange{}, ValueRange{init},
+               maps, iters,
+               [&](OpBuilder &nb, Location nl, ValueRange) {
+                 SmallVector<Value> srcIdx;
+                 int64_t j = 0;
+                 for (int64_t i = 0; i < t.getRank(); ++i) {
+                   if (i != d) {
+                     srcIdx.push_back(linalg::IndexOp::create(nb, nl, j++));
+                     continue;
+                   }
+                   Value lin = linalg::IndexOp::create(nb, nl, j++);
+                   for (size_t k = 1; k < shape.size(); ++k) {
+                     lin = arith::MulIOp::create(nb, nl, lin, groupSizes[k]);
+                     lin = arith::AddIOp::create(
+                         nb, nl, lin, linalg::IndexOp::create(nb, nl, j++));
+                   }
+                   srcIdx.push_back(lin);
+                 }
+                 Value e = tensor::ExtractOp::create(nb, nl, v, srcIdx);
+                 linalg::YieldOp::create(nb, nl, e);
+               })
+        .getResult(0);
+  }
+  return tensor::ExpandShapeOp::create(b, loc, outType, v, groups, outSizes);
 }
 
 /// A zero-filled (or `init`-filled) accumulator of `shape`/`sizes`.
@@ -155,12 +191,27 @@ struct MatmulLowering : public OpConversionPattern<kt::MatmulOp> {
         int64_t ia = j - (nb - (ra - 2)), ib = j - (nb - (rb - 2));
         int64_t da = ia >= 0 ? at.getDimSize(ia) : 1;
         int64_t db = ib >= 0 ? bt.getDimSize(ib) : 1;
-        if (ShapedType::isDynamic(da)) {
+        // A static size other than 1 wins; two `?` dims broadcast at run
+        // time (either may be 1).
+        if (ShapedType::isDynamic(da) && ShapedType::isDynamic(db)) {
+          batchShape.push_back(ShapedType::kDynamic);
+          Value x = getValueOrCreateConstantIndexOp(rw, loc, sa[ia]);
+          Value y = getValueOrCreateConstantIndexOp(rw, loc, sb[ib]);
+          Value isOne = arith::CmpIOp::create(
+              rw, loc, arith::CmpIPredicate::eq, x,
+              arith::ConstantIndexOp::create(rw, loc, 1));
+          batchSizes.push_back(
+              arith::SelectOp::create(rw, loc, isOne, y, x).getResult());
+        } else if (ShapedType::isDynamic(da) && db == 1) {
           batchShape.push_back(da);
           batchSizes.push_back(sa[ia]);
-        } else if (ShapedType::isDynamic(db)) {
+        } else if (ShapedType::isDynamic(db) && da == 1) {
           batchShape.push_back(db);
           batchSizes.push_back(sb[ib]);
+        } else if (ShapedType::isDynamic(da) || ShapedType::isDynamic(db)) {
+          int64_t d = ShapedType::isDynamic(da) ? db : da;
+          batchShape.push_back(d);
+          batchSizes.push_back(rw.getIndexAttr(d));
         } else {
           int64_t d = da == 1 ? db : da;
           batchShape.push_back(d);
@@ -173,11 +224,12 @@ struct MatmulLowering : public OpConversionPattern<kt::MatmulOp> {
         shape.push_back(t.getDimSize(r0 - 2));
         shape.push_back(t.getDimSize(r0 - 1));
         auto target = RankedTensorType::get(shape, t.getElementType());
-        if (target == t)
-          return v;
         SmallVector<OpFoldResult> sizes = batchSizes;
         sizes.push_back(s[r0 - 2]);
         sizes.push_back(s[r0 - 1]);
+        // Same type: only `?` batch dims of size 1 may need broadcasting.
+        if (target == t)
+          return broadcastDynamicDims(rw, loc, v, shape, sizes);
         return broadcastTo(rw, loc, v, target, sizes);
       };
       Value a3 = collapseRange(rw, loc, bcast(a, at, sa, ra), 0, nb);

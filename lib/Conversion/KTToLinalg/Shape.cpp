@@ -305,6 +305,24 @@ SliceWindow sliceWindow(OpBuilder &rw, Location loc, Value x, int64_t d,
   return w;
 }
 
+/// tensor.extract_slice, or a tensor.empty of the slice's sizes when the
+/// source or the slice is statically empty: MLIR 22's verifier rejects any
+/// static offset into a source dim of size 0.
+static Value extractSlice(OpBuilder &b, Location loc, Value x,
+                          ArrayRef<OpFoldResult> offsets,
+                          ArrayRef<OpFoldResult> sizes,
+                          ArrayRef<OpFoldResult> strides) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  bool empty = llvm::is_contained(xt.getShape(), 0) ||
+               llvm::any_of(sizes, [](OpFoldResult s) {
+                 std::optional<int64_t> c = getConstantIntValue(s);
+                 return c && *c == 0;
+               });
+  if (empty)
+    return tensor::EmptyOp::create(b, loc, sizes, xt.getElementType());
+  return tensor::ExtractSliceOp::create(b, loc, x, offsets, sizes, strides);
+}
+
 struct SliceLowering : public OpConversionPattern<kt::SliceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::SliceOp op, OpAdaptor adaptor,
@@ -316,8 +334,7 @@ struct SliceLowering : public OpConversionPattern<kt::SliceOp> {
     int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
     SliceWindow w = sliceWindow(rw, loc, x, d, op.getStart(), op.getEnd(),
                                 op.getStep(), rt.getDimSize(d));
-    Value r = tensor::ExtractSliceOp::create(rw, loc, x, w.offsets, w.sizes,
-                                             w.strides);
+    Value r = extractSlice(rw, loc, x, w.offsets, w.sizes, w.strides);
     rw.replaceOp(op, castTo(rw, loc, r, rt));
     return success();
   }
@@ -410,8 +427,7 @@ struct SelectLowering : public OpConversionPattern<kt::SelectOp> {
                                          cIdx(rw, loc, index))
                        .getResult();
     sizes[d] = rw.getIndexAttr(1);
-    Value r =
-        tensor::ExtractSliceOp::create(rw, loc, x, offsets, sizes, strides);
+    Value r = extractSlice(rw, loc, x, offsets, sizes, strides);
     rw.replaceOp(op, removeUnitDims(rw, loc, r, rt, {d}));
     return success();
   }
@@ -456,6 +472,12 @@ struct ConcatLowering : public OpConversionPattern<kt::ConcatOp> {
       total = addSize(total, v);
     sizes[d] = total;
     Value out = emptyLike(rw, loc, rt, sizes);
+    // A statically empty result has nothing to insert (and inserts into a
+    // dim of size 0 do not verify).
+    if (llvm::is_contained(rt.getShape(), 0)) {
+      rw.replaceOp(op, out);
+      return success();
+    }
     OpFoldResult offset = rw.getIndexAttr(0);
     for (Value v : parts) {
       SmallVector<OpFoldResult> offs(rank, rw.getIndexAttr(0));
@@ -508,7 +530,7 @@ struct PadLowering : public OpConversionPattern<kt::PadOp> {
                                            cIdx(rw, loc, cl + ch))
                          .getResult();
       }
-      x = tensor::ExtractSliceOp::create(rw, loc, x, offs, sizes, strides);
+      x = extractSlice(rw, loc, x, offs, sizes, strides);
     }
     SmallVector<OpFoldResult> low, high;
     for (int64_t i = 0; i < rank; ++i) {
@@ -520,6 +542,31 @@ struct PadLowering : public OpConversionPattern<kt::PadOp> {
     if (xt.getElementType().isInteger(1))
       value = scalarConst(rw, loc, xt.getElementType(),
                           op.getValue().convertToDouble() != 0);
+    // A statically empty source: the result is all padding (tensor.pad of
+    // it would insert an empty slice past the end of a dim, which does not
+    // verify).
+    auto cropped = cast<RankedTensorType>(x.getType());
+    if (llvm::is_contained(cropped.getShape(), 0)) {
+      SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
+      SmallVector<int64_t> shape;
+      for (int64_t i = 0; i < rank; ++i) {
+        int64_t extra = std::max<int64_t>(lo[i], 0) + std::max<int64_t>(hi[i], 0);
+        if (!cropped.isDynamicDim(i)) {
+          sizes[i] = rw.getIndexAttr(cropped.getDimSize(i) + extra);
+          shape.push_back(cropped.getDimSize(i) + extra);
+        } else {
+          sizes[i] = arith::AddIOp::create(rw, loc, idx(rw, loc, sizes[i]),
+                                           cIdx(rw, loc, extra))
+                         .getResult();
+          shape.push_back(ShapedType::kDynamic);
+        }
+      }
+      Value r = filled(rw, loc,
+                       RankedTensorType::get(shape, xt.getElementType()),
+                       sizes, value);
+      rw.replaceOp(op, castTo(rw, loc, r, rt));
+      return success();
+    }
     Value r = tensor::PadOp::create(rw, loc, Type(), x, low, high, value);
     rw.replaceOp(op, castTo(rw, loc, r, rt));
     return success();

@@ -6,6 +6,7 @@
 
 #include "Utils.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "llvm/ADT/APFloat.h"
 
@@ -38,24 +39,37 @@ SmallVector<OpFoldResult> broadcastSizes(OpBuilder &b, Location loc,
       continue;
     }
     OpFoldResult size;
-    // Prefer an operand's dynamic dim, then any static size other than 1.
+    // A static size other than 1 is the size; else the dynamic dims of the
+    // operands, combined by the broadcasting rule at run time: a `?` dim may
+    // be 1 and broadcast against the others.
     for (Value v : operands) {
       auto t = cast<RankedTensorType>(v.getType());
       int64_t i = j - (rank - t.getRank());
-      if (i >= 0 && t.isDynamicDim(i)) {
-        size = tensor::DimOp::create(b, loc, v, i).getResult();
+      if (i >= 0 && !t.isDynamicDim(i) && t.getDimSize(i) != 1) {
+        size = b.getIndexAttr(t.getDimSize(i));
         break;
       }
     }
-    if (!size)
+    if (!size) {
+      Value one;
       for (Value v : operands) {
         auto t = cast<RankedTensorType>(v.getType());
         int64_t i = j - (rank - t.getRank());
-        if (i >= 0 && t.getDimSize(i) != 1) {
-          size = b.getIndexAttr(t.getDimSize(i));
-          break;
+        if (i < 0 || !t.isDynamicDim(i))
+          continue;
+        Value dim = tensor::DimOp::create(b, loc, v, i);
+        if (!size) {
+          size = dim;
+          continue;
         }
+        if (!one)
+          one = arith::ConstantIndexOp::create(b, loc, 1);
+        Value cur = getValueOrCreateConstantIndexOp(b, loc, size);
+        Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            cur, one);
+        size = arith::SelectOp::create(b, loc, isOne, dim, cur).getResult();
       }
+    }
     sizes.push_back(size ? size : OpFoldResult(b.getIndexAttr(1)));
   }
   return sizes;
@@ -76,10 +90,82 @@ AffineMap broadcastMap(MLIRContext *ctx, RankedTensorType operand,
   return AffineMap::get(rank, 0, exprs, ctx);
 }
 
-Value buildElementwise(OpBuilder &b, Location loc, ValueRange operands,
+/// `v`, read by a generic over `resultShape` / `sizes`, with each `?` dim
+/// that is 1 at run time while the result's is not broadcast: an scf.if
+/// that copies `v` to the result's size in those dims when it happens (the
+/// indexing maps can only broadcast static size-1 dims). `v` itself when it
+/// has no such dim.
+Value broadcastDynamicDims(OpBuilder &b, Location loc, Value v,
+                           ArrayRef<int64_t> resultShape,
+                           ArrayRef<OpFoldResult> sizes) {
+  auto t = cast<RankedTensorType>(v.getType());
+  int64_t offset = resultShape.size() - t.getRank();
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (t.isDynamicDim(i) && resultShape[i + offset] != 1)
+      dims.push_back(i);
+  if (dims.empty())
+    return v;
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> vDims;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    vDims.push_back(tensor::DimOp::create(b, loc, v, i));
+  Value cond;
+  SmallVector<OpFoldResult> copySizes(vDims.begin(), vDims.end());
+  for (int64_t i : dims) {
+    Value size = getValueOrCreateConstantIndexOp(b, loc, sizes[i + offset]);
+    Value isOne =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, vDims[i], one);
+    Value grows =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, size, one);
+    Value c = arith::AndIOp::create(b, loc, isOne, grows);
+    cond = cond ? arith::OrIOp::create(b, loc, cond, c).getResult() : c;
+    copySizes[i] = size;
+  }
+  auto ifOp = scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &tb, Location tl) {
+        Value init = tensor::EmptyOp::create(tb, tl, copySizes,
+                                             t.getElementType());
+        SmallVector<AffineMap> maps = {
+            tb.getMultiDimIdentityMap(t.getRank())};
+        SmallVector<utils::IteratorType> iters(t.getRank(),
+                                               utils::IteratorType::parallel);
+        Value zero = arith::ConstantIndexOp::create(tb, tl, 0);
+        Value copy =
+            linalg::GenericOp::create(
+                tb, tl, TypeRange{init.getType()}, ValueRange{},
+                ValueRange{init}, maps, iters,
+                [&](OpBuilder &nb, Location nl, ValueRange) {
+                  SmallVector<Value> idx;
+                  for (int64_t i = 0; i < t.getRank(); ++i) {
+                    Value k = linalg::IndexOp::create(nb, nl, i);
+                    if (llvm::is_contained(dims, i)) {
+                      Value isOne = arith::CmpIOp::create(
+                          nb, nl, arith::CmpIPredicate::eq, vDims[i], one);
+                      k = arith::SelectOp::create(nb, nl, isOne, zero, k);
+                    }
+                    idx.push_back(k);
+                  }
+                  linalg::YieldOp::create(
+                      nb, nl, ValueRange{tensor::ExtractOp::create(nb, nl, v, idx)});
+                })
+                .getResult(0);
+        copy = tensor::CastOp::create(tb, tl, t, copy);
+        scf::YieldOp::create(tb, tl, copy);
+      },
+      [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, v); });
+  return ifOp.getResult(0);
+}
+
+Value buildElementwise(OpBuilder &b, Location loc, ValueRange operandsIn,
                        RankedTensorType resultType, BodyFn body) {
   SmallVector<OpFoldResult> sizes =
-      broadcastSizes(b, loc, operands, resultType);
+      broadcastSizes(b, loc, operandsIn, resultType);
+  SmallVector<Value> operands;
+  for (Value v : operandsIn)
+    operands.push_back(
+        broadcastDynamicDims(b, loc, v, resultType.getShape(), sizes));
   Value init = emptyLike(b, loc, resultType, sizes);
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineMap> maps;
@@ -100,6 +186,7 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange operands,
 
 Value broadcastTo(OpBuilder &b, Location loc, Value operand,
                   RankedTensorType resultType, ArrayRef<OpFoldResult> sizes) {
+  operand = broadcastDynamicDims(b, loc, operand, resultType.getShape(), sizes);
   Value init = emptyLike(b, loc, resultType, sizes);
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineMap> maps = {

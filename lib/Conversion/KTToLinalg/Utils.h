@@ -71,6 +71,16 @@ mlir::Value scalarConst(mlir::OpBuilder &b, mlir::Location loc, mlir::Type t,
 /// `v != 0` as i1 (NaN is true).
 mlir::Value toBool(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 
+/// `v` with each `?` dim that is 1 at run time, where the result
+/// (`resultShape` / `sizes`, right-aligned) is not, broadcast by a copy
+/// under an scf.if; `v` itself when it has no such dim. Indexing maps
+/// broadcast only static size-1 dims; buildElementwise and broadcastTo call
+/// this for every operand.
+mlir::Value broadcastDynamicDims(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Value v,
+                                 llvm::ArrayRef<int64_t> resultShape,
+                                 llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
 /// A tensor filled with `value` of type `type` and sizes `sizes`.
 mlir::Value filled(mlir::OpBuilder &b, mlir::Location loc,
                    mlir::RankedTensorType type,

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from kiln_testing import Suite, ttype, func_text, to_bf16
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
       "bf16": np.float32, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
 TORCH = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,

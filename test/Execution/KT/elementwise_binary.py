@@ -13,7 +13,7 @@ from kiln_testing import Suite, ttype, func_text, to_bf16
 
 import math
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 SHAPES = [((3, 4), (3, 4)), ((2, 1, 4), (3, 1)), ((), (2, 3)), ((0, 3), (1, 3)),
           ((4,), ())]
 

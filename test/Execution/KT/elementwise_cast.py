@@ -11,7 +11,7 @@ from kiln_testing import Suite, ttype, func_text, to_bf16
 
 import math
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 # cast: every pair of dtypes, PyTorch .to(dtype).
 ALL = FLOATS + INTS + ["i1"]
 for src in ALL:

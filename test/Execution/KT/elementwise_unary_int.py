@@ -12,7 +12,7 @@ from kiln_testing import Suite, ttype, func_text, to_bf16
 
 import math
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 OPS = {"neg": torch.neg, "abs": torch.abs, "relu": torch.relu,
        "floor": torch.floor, "ceil": torch.ceil, "round": torch.round,
        "sign": torch.sign}

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from kiln_testing import Suite, ttype, func_text, to_bf16
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 
 
 def t(v):

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from kiln_testing import Suite, ttype, func_text, to_bf16
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 
 
 def rand(shape, elem):

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from kiln_testing import Suite, ttype, func_text, to_bf16
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 
 RANK_CASES = [
     ((3,), (3,)), ((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)),

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from kiln_testing import Suite, ttype, to_bf16, single_op_module
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 from loss_helpers import LAYOUTS, RED, T, cast, cls, run, targets
 import loss_helpers
 

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from kiln_testing import Suite, ttype, to_bf16, single_op_module, func_text
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 
 
 def T(x):

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from kiln_testing import Suite, ttype, to_bf16, func_text
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 INF = np.inf
 
 

@@ -12,7 +12,7 @@ from kiln_testing import Suite, ttype, single_op_module, to_bf16, func_text
 from reduction_helpers import (FLOATS, NP, bf16, check, make, module, norm_dims, ref, result_elem)
 import reduction_helpers
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 reduction_helpers.use_suite(s)
 ALL = FLOATS + ["i64", "i32", "i1"]
 FLOAT_OPS = ["sum", "prod", "mean", "amax", "amin", "var", "logsumexp", "any", "all"]

@@ -15,7 +15,7 @@ from kiln_testing import Suite, ttype, single_op_module, to_bf16
 from reduction_helpers import (FLOATS, NP, bf16, check, make, module, norm_dims, ref, result_elem)
 import reduction_helpers
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 reduction_helpers.use_suite(s)
 # dynamic dims
 x = s.randn(3, 5)

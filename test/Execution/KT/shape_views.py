@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from kiln_testing import Suite, ttype, to_bf16, func_text
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 
 DTYPES = ["f32", "f64", "f16", "bf16", "i64", "i32", "i1"]
 

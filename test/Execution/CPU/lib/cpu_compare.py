@@ -18,14 +18,8 @@ import sys
 
 import numpy as np
 
-from kiln_testing import KilnRunError, TOLERANCES, run, ttype
-
-FLOAT_ELEMS = ("f32", "f64", "f16", "bf16")
-
-
-def to_f64_module(mlir):
-    """The module with every float element type replaced by f64."""
-    return re.sub(r"(?<=[x<])(f32|f16|bf16)(?=>)", "f64", mlir)
+from cpu_sweep import FLOAT_ELEMS, same, to_f64_module
+from kiln_testing import KilnRunError, run, ttype
 
 
 class CPUSuite:
@@ -62,39 +56,7 @@ class CPUSuite:
             sys.stdout.flush()
 
     def compare(self, label, got, want, elem, ref=None):
-        got = np.asarray(got)
-        want = np.asarray(want)
-        if got.shape != want.shape:
-            return False, "shape %s != interpreter %s" % (got.shape, want.shape)
-        if elem not in FLOAT_ELEMS:
-            if not np.array_equal(got, want):
-                bad = np.argwhere(got != want)
-                i = tuple(bad[0])
-                return False, "%d mismatches, first at %s: cpu %r interpreter %r" % (
-                    len(bad), i, got[i], want[i])
-            return True, ""
-        rtol, atol = TOLERANCES[elem]
-        g = got.astype(np.float64)
-        w = want.astype(np.float64)
-        if not np.array_equal(np.isnan(g), np.isnan(w)):
-            return False, "NaN positions differ"
-        fin = np.isfinite(w)
-        if not np.array_equal(g[~fin & ~np.isnan(w)], w[~fin & ~np.isnan(w)]):
-            return False, "infinities differ"
-        if np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
-            return True, ""
-        if ref is None:
-            i = tuple(np.argwhere(~np.isclose(g, w, rtol=rtol, atol=atol,
-                                              equal_nan=True))[0])
-            return False, "not allclose and no fp64 reference; first at %s: %r vs %r" % (
-                i, g[i], w[i])
-        r = np.asarray(ref, dtype=np.float64)
-        m = np.isfinite(r) & np.isfinite(g) & np.isfinite(w)
-        rmse = lambda a: float(np.sqrt(np.mean((a[m] - r[m]) ** 2))) if m.any() else 0.0
-        cpu_err, interp_err = rmse(g), rmse(w)
-        if cpu_err <= 3 * interp_err + rtol / 10:
-            return True, ""
-        return False, "RMSE vs fp64 %.3g > 3 x interpreter's %.3g" % (cpu_err, interp_err)
+        return same(got, want, elem, ref)
 
     def check(self, label, mlir, inputs, entry=None, elems=None):
         """Runs `mlir` on both backends and compares every result. `elems`
