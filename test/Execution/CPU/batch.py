@@ -25,11 +25,11 @@ func.func @two(%a: tensor<2x3xi64>) -> (tensor<3x2xi64>, tensor<i64>) {
   %s = kt.sum %a : (tensor<2x3xi64>) -> tensor<i64>
   return %t, %s : tensor<3x2xi64>, tensor<i64>
 }
-func.func @conv(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32> {
-  %n = kt.neg %x : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
-  %r = kt.conv2d %n, %w : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32>
-  %p = kt.max_pool2d %r {kernel_size = [1, 1]} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
-  return %p : tensor<1x1x2x2xf32>
+func.func @loss(%x: tensor<4x3xf32>, %t: tensor<4xi64>) -> (tensor<f32>, tensor<f32>) {
+  %n = kt.neg %x : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %a = kt.nll_loss %n, %t : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+  %b = kt.cross_entropy %n, %t : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+  return %a, %b : tensor<f32>, tensor<f32>
 }
 """
 
@@ -47,12 +47,12 @@ try:
     a, b = s.randn(1000003), s.randn(1000003)
     a7, b7 = s.randn(7), s.randn(7)
     m = s.randint(-9, 10, 2, 3)
-    x, w = s.randn(1, 1, 4, 4), s.randn(1, 1, 3, 3)
+    x, w = s.randn(4, 3), np.array([0, 2, 1, 2], np.int64)
     runs = [("add", "r0", [save("a.npy", a), save("b.npy", b)]),
             ("add", "r1", [save("a7.npy", a7), save("b7.npy", b7)]),
             ("add", "r2", [save("e.npy", np.zeros(0, np.float32))] * 2),
             ("two", "r3", [save("m.npy", m)]),
-            ("conv", "r4", [save("x.npy", x), save("w.npy", w)]),
+            ("loss", "r4", [save("x.npy", x), save("w.npy", w)]),
             ("nope", "r5", []),
             ("add", "r6", [save("a7b.npy", a7)]),
             ("add", "r7", [save("a7c.npy", a7), save("b8.npy", s.randn(8))])]
@@ -77,12 +77,14 @@ try:
         except (OSError, ValueError) as e:
             s.record("%s: results" % backend, False, "%s\n%s" % (e, proc.stderr))
         if backend == "cpu":
-            s.record("cpu: conv skipped, naming its ops",
+            # (ops with no CPU lowering when this was written; kiln-decompose
+            # covers them)
+            s.record("cpu: loss skipped, naming its ops",
                      has("r4", "skipped.txt") and
-                     text("r4", "skipped.txt").split() == ["kt.conv2d", "kt.max_pool2d"],
+                     text("r4", "skipped.txt").split() == ["kt.cross_entropy", "kt.nll_loss"],
                      has("r4", "skipped.txt") and text("r4", "skipped.txt"))
         else:
-            s.record("interpreter: conv runs", has("r4", "result0.npy"))
+            s.record("interpreter: loss runs", has("r4", "result0.npy"))
         s.record("%s: unknown entry" % backend, has("r5", "error.txt") and
                  "no function named 'nope'" in text("r5", "error.txt"))
         s.record("%s: input count" % backend, has("r6", "error.txt") and

@@ -9,7 +9,7 @@ compares:
   tolerance (NaN == NaN, infinities equal); else the RMSE of the CPU result
   against an fp64 reference (the same function with every float type made
   f64, run by the interpreter) must be at most 3x the interpreter's RMSE
-  plus tol / 10, with NaN/inf in the same places.
+  plus tol / 10 (cpu_sweep.same), with NaN/inf in the same places.
 """
 
 import os
