@@ -20,7 +20,9 @@ and compares with the interpreter:
   case's module with every float element type made f64, run by the
   interpreter (again one batch process for all the cases that need it).
 
-`KILN_CPU_SWEEP=0` in the environment turns the sweep off.
+`KILN_CPU_SWEEP=0` in the environment turns the sweep off; it does not run
+under KILN_TEST_PIPELINE (the RUN lines that re-run a test after
+kiln-decompose), so each case goes through the CPU backend once.
 """
 
 import os
