@@ -42,6 +42,11 @@ void kiln::buildKilnAOTEagerPipeline(
   pm.addPass(createKilnSplitGraphsPass(split));
   pm.addPass(createKilnInlineAllowedPass());
   pm.addPass(createKilnOutlineGraphsPass());
+  // Graph functions become pure values: refs, views and in-place ops
+  // removed, mutated ref arguments written back by one trailing kt.store
+  // (the input-mutation epilogue); checked at the phase boundary.
+  pm.addPass(createKilnFunctionalizePass());
+  pm.addPass(createKilnVerifyFunctionalPass());
   // Composites to primitives before differentiating, so that the joint (and
   // the partitioner) sees primitive ops, as AOTAutograd traces to aten.
   KilnDecomposePassOptions decompose;
@@ -63,7 +68,8 @@ void kiln::registerKilnPasses() {
       buildKilnEagerPipeline);
   PassPipelineRegistration<KilnAOTEagerPipelineOptions>(
       "kiln-aot-eager",
-      "backend=\"aot_eager\": the kiln-eager passes, kiln-decompose, then "
+      "backend=\"aot_eager\": the kiln-eager passes, kiln-functionalize, "
+      "kiln-decompose, then "
       "AOTAutograd: every kg.grad's graph is differentiated and partitioned "
       "into forward and backward graph calls; graphs run in the interpreter",
       buildKilnAOTEagerPipeline);

@@ -43,3 +43,41 @@ kg.program @step(%w: !kt.ref<4x3xf32>, %b: !kt.ref<4xf32>, %x: tensor<2x3xf32>, 
   }
   kg.return %loss : tensor<f32>
 }
+
+// A forward that reads its parameter through a view (w.t()): kiln-functionalize
+// turns the view read into kt.load + kt.transpose, so the read graph loads the
+// ref and the forward transposes the value; the update graph's in-place op
+// becomes a load, a sub and the trailing kt.store of the epilogue.
+
+// CHECK-LABEL: func.func private @vstep_g0_read(
+// CHECK:         kt.load
+// CHECK-LABEL: func.func private @vstep_g0_fwd(
+// CHECK-NOT:     kt.view_transpose
+// CHECK:         kt.transpose
+// CHECK-LABEL: func.func private @vstep_sgd(
+// CHECK:         kt.load %arg0
+// CHECK:         kt.sub
+// CHECK:         kt.store %{{.*}}, %arg0
+// CHECK-LABEL: kg.program @vstep
+// CHECK:         kg.graph @vstep_g0_read(%w)
+// CHECK:         kg.graph @vstep_g0_fwd(
+// CHECK:         kg.graph @vstep_g0_bwd(
+// CHECK:         kg.graph @vstep_sgd(%w,
+kg.program @vstep(%w: !kt.ref<3x4xf32>, %x: tensor<2x3xf32>) -> tensor<f32> {
+  kg.guard_tensor %w {dtype = f32, shape = [3, 4], requires_grad = true} : !kt.ref<3x4xf32>
+  %loss = kg.graph @vstep_g0(%w, %x) : (!kt.ref<3x4xf32>, tensor<2x3xf32>) -> tensor<f32> {
+  ^bb0(%rw: !kt.ref<3x4xf32>, %ax: tensor<2x3xf32>):
+    %t = kt.view_transpose %rw {dim0 = 0 : i64, dim1 = 1 : i64} : (!kt.ref<3x4xf32>) -> !kt.ref<4x3xf32>
+    %aw = kt.load %t : (!kt.ref<4x3xf32>) -> tensor<4x3xf32>
+    %0 = kt.linear %ax, %aw : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+    %1 = kt.sum %0 {dim = [0, 1]} : (tensor<2x4xf32>) -> tensor<f32>
+    kg.yield %1 : tensor<f32>
+  }
+  %g = kg.grad %loss wrt(%w) : (tensor<f32>, !kt.ref<3x4xf32>) -> tensor<3x4xf32>
+  kg.graph @vstep_sgd(%w, %g) : (!kt.ref<3x4xf32>, tensor<3x4xf32>) -> () {
+  ^bb0(%pw: !kt.ref<3x4xf32>, %gw: tensor<3x4xf32>):
+    kt.sub_ %pw, %gw : (!kt.ref<3x4xf32>, tensor<3x4xf32>) -> ()
+    kg.yield
+  }
+  kg.return %loss : tensor<f32>
+}

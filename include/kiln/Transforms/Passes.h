@@ -53,8 +53,9 @@ struct KilnAOTEagerPipelineOptions
 };
 
 /// Appends the `kiln-aot-eager` pipeline to `pm`: kiln-split-graphs
-/// (`disallow`), kiln-inline-allowed, kiln-outline-graphs, kiln-decompose
-/// (`keep`), kiln-aot-autograd{partition=...}, canonicalize.
+/// (`disallow`), kiln-inline-allowed, kiln-outline-graphs,
+/// kiln-functionalize, kiln-verify-functional, kiln-decompose (`keep`),
+/// kiln-aot-autograd{partition=...}, canonicalize.
 void buildKilnAOTEagerPipeline(mlir::OpPassManager &pm,
                                const KilnAOTEagerPipelineOptions &options);
 
