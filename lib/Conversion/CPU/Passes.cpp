@@ -104,7 +104,6 @@ struct LowerVectors
       if (failed(applyPatternsGreedily(fn, std::move(patterns))))
         return signalPassFailure();
     }
-    linalg::hoistRedundantVectorTransfers(fn);
     {
       RewritePatternSet patterns(ctx);
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
