@@ -3,7 +3,7 @@
 // RUN: kiln-opt %s -kiln-select-matmul=impl=openblas | FileCheck %s --check-prefix=BLAS
 
 // Tests the matmul implementation attribute: auto picks OpenBLAS for large
-// products (every dim >= 48 or dynamic) and generated code for small ones;
+// products (every dim >= 24 or dynamic) and generated code for small ones;
 // impl= forces one; integer matmuls get no attribute (always generated).
 
 // AUTO-LABEL: func.func @big
