@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from cpu_sweep import FLOAT_ELEMS, same, to_f64_module
-from kiln_testing import KilnRunError, run, ttype
+from kiln_testing import KilnRunError, TOLERANCES, run, ttype
 
 
 class CPUSuite:
