@@ -497,13 +497,6 @@ func.func @select(%x: tensor<2x3xf32>) -> tensor<3xf32> {
   return %r : tensor<3xf32>
 }
 
-// CHECK-LABEL: func.func @select_scatter
-// CHECK-NOT: kt.
-func.func @select_scatter(%x: tensor<2x3xf32>, %v: tensor<3xf32>) -> tensor<2x3xf32> {
-  %r = kt.select_scatter %x, %v {dim = 0, index = -1} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
-  return %r : tensor<2x3xf32>
-}
-
 // CHECK-LABEL: func.func @sigmoid
 // CHECK-NOT: kt.
 func.func @sigmoid(%a: tensor<4xf32>) -> tensor<4xf32> {
@@ -537,13 +530,6 @@ func.func @sin(%a: tensor<4xf32>) -> tensor<4xf32> {
 func.func @slice(%x: tensor<2x8xf32>) -> tensor<2x3xf32> {
   %r = kt.slice %x {dim = 1, start = 1, end = -1, step = 2} : (tensor<2x8xf32>) -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
-}
-
-// CHECK-LABEL: func.func @slice_scatter
-// CHECK-NOT: kt.
-func.func @slice_scatter(%x: tensor<2x4xf32>, %v: tensor<2x2xf32>) -> tensor<2x4xf32> {
-  %r = kt.slice_scatter %x, %v {dim = 1, start = 1, end = 3} : (tensor<2x4xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
-  return %r : tensor<2x4xf32>
 }
 
 // CHECK-LABEL: func.func @softmax
