@@ -422,7 +422,7 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
   SmallVector<void *> packed = {&resultPtr};
   for (void *&p : descPtrs)
     packed.push_back(&p);
-  clearRuntimeError();
+  RuntimeErrorScope errorScope;
   auto tCall = std::chrono::steady_clock::now();
   if (llvm::Error e = engine->invokePacked(symbol, packed)) {
     error = "calling " + symbol + " failed: " + llvm::toString(std::move(e));

@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
+#include <mutex>
 
 using namespace mlir;
 
@@ -19,10 +20,16 @@ struct Pending {
   bool set = false;
   int64_t id = 0, a = 0, b = 0;
 };
-thread_local Pending pending;
+// Process-wide: reports come from whichever thread ran the failing element
+// (the calling thread or an OpenMP worker).
+std::mutex pendingMutex;
+Pending pending;
+// Held by the RuntimeErrorScope of the call whose code is running.
+std::mutex callMutex;
 } // namespace
 
 extern "C" void kiln_cpu_runtime_error(int64_t id, int64_t a, int64_t b) {
+  std::lock_guard<std::mutex> guard(pendingMutex);
   if (!pending.set)
     pending = {true, id, a, b};
 }
@@ -45,14 +52,27 @@ std::vector<std::string> kiln::cpu::runtimeErrorMessages(ModuleOp module) {
   return out;
 }
 
-void kiln::cpu::clearRuntimeError() { pending = Pending(); }
+kiln::cpu::RuntimeErrorScope::RuntimeErrorScope()
+    : lock(callMutex) {
+  std::lock_guard<std::mutex> guard(pendingMutex);
+  pending = Pending();
+}
+
+kiln::cpu::RuntimeErrorScope::~RuntimeErrorScope() {
+  std::lock_guard<std::mutex> guard(pendingMutex);
+  pending = Pending();
+}
 
 std::optional<std::string>
 kiln::cpu::takeRuntimeError(llvm::ArrayRef<std::string> messages) {
-  if (!pending.set)
+  Pending p;
+  {
+    std::lock_guard<std::mutex> guard(pendingMutex);
+    p = pending;
+    pending = Pending();
+  }
+  if (!p.set)
     return std::nullopt;
-  Pending p = pending;
-  pending = Pending();
   if (p.id < 0 || p.id >= (int64_t)messages.size())
     return "run-time error #" + std::to_string(p.id) + " (no message)";
   return formatRuntimeError(messages[p.id], p.a, p.b);

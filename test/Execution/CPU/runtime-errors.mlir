@@ -98,3 +98,18 @@ func.func @float_div_by_zero() -> tensor<2xf32> {
   %r = kt.div %x, %y : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %r : tensor<2xf32>
 }
+
+// A failed check on an OpenMP worker thread is reported too: with 2 threads
+// the last element (index 100000, the only one out of range) runs on the
+// worker, not on the calling thread.
+// RUN: not kiln-run %s --entry=gather_oob_worker --backend=cpu --cpu-threads=2 2>&1 | FileCheck %s --check-prefix=WORKER
+// RUN: not kiln-run %s --entry=gather_oob_worker --backend=cpu --cpu-threads=1 2>&1 | FileCheck %s --check-prefix=WORKER
+// WORKER: running @gather_oob_worker on the CPU backend failed: {{.*}}runtime-errors.mlir:[[# @LINE + 6]]:8: index 100000 is out of bounds for dim 0 with size 100000
+func.func @gather_oob_worker() -> tensor<100000xf32> {
+  %x = kt.constant {value = dense<1.0> : tensor<100000xf32>} : () -> tensor<100000xf32>
+  %a = kt.arange {start = 0.0, end = 100000.0, step = 1.0, dtype = i64} : () -> tensor<100000xi64>
+  %one = kt.constant {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %i = kt.add %a, %one : (tensor<100000xi64>, tensor<i64>) -> tensor<100000xi64>
+  %r = kt.gather %x, %i {dim = 0} : (tensor<100000xf32>, tensor<100000xi64>) -> tensor<100000xf32>
+  return %r : tensor<100000xf32>
+}

@@ -2,9 +2,11 @@
 //
 // Part of Kiln. The host side of kiln/Conversion/KTToLinalg/RuntimeChecks.h:
 // compiled code calls kiln_cpu_runtime_error(id, a, b) on a failed check;
-// the first report of the calling thread is kept until the backend takes it
-// after the call. (Generated code runs on the calling thread; a threaded
-// backend must forward reports to it.)
+// the first report made during a call, by any thread (generated code runs on
+// OpenMP worker threads too), is kept until the backend takes it after the
+// call. The slot is process-wide, so a call holds a RuntimeErrorScope from
+// before the code runs until the report is taken: CPU calls in one process
+// run one at a time (each one already uses every core it was compiled for).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,10 +31,20 @@ namespace kiln::cpu {
 void registerRuntimeErrorSymbol(mlir::ExecutionEngine &engine);
 /// The message templates of a lowered module (its kiln.runtime_errors).
 std::vector<std::string> runtimeErrorMessages(mlir::ModuleOp module);
-/// Forgets a pending report of this thread (call before running code).
-void clearRuntimeError();
-/// The formatted first report of this thread since clearRuntimeError, if
-/// any, and forgets it.
+/// Held by a call while its compiled code runs: serializes calls and forgets
+/// any earlier report when it starts.
+class RuntimeErrorScope {
+public:
+  RuntimeErrorScope();
+  ~RuntimeErrorScope();
+  RuntimeErrorScope(const RuntimeErrorScope &) = delete;
+  RuntimeErrorScope &operator=(const RuntimeErrorScope &) = delete;
+
+private:
+  std::unique_lock<std::mutex> lock;
+};
+/// The formatted first report since the current RuntimeErrorScope began, if
+/// any, and forgets it. Call while holding the scope.
 std::optional<std::string>
 takeRuntimeError(llvm::ArrayRef<std::string> messages);
 
