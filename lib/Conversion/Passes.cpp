@@ -13,6 +13,7 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "kiln/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
@@ -33,9 +34,14 @@ using namespace mlir;
 
 void kiln::buildKilnCPUPipeline(OpPassManager &pm,
                                 const KilnCPUPipelineOptions &options) {
+  // Fusion: group kt ops into kernels, lower, form one forall per group.
+  if (options.fuse)
+    pm.addPass(createKilnFusePass());
   KilnLowerToLinalgPassOptions lower;
   lower.allowPartial = options.allowPartial;
   pm.addPass(createKilnLowerToLinalgPass(lower));
+  if (options.fuse)
+    pm.addPass(createKilnFormKernelsPass());
   if (options.allowPartial)
     return;
   pm.addPass(createKilnVerifyNoKTPass());
@@ -92,6 +98,8 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createKilnInlineAllocaScopesPass());
   }
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // Without `optimize`, kernels (scf.forall) run sequentially.
+  pm.addPass(createForallToForLoopPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   // libm for erf, expm1, log1p, tanh, pow, ...: the same functions as the

@@ -15,4 +15,5 @@ void kiln::interp::registerInterpreterInterfaces(mlir::DialectRegistry &registry
   registerShapeKernels(registry);
   registerArithKernels(registry);
   registerRefKernels(registry);
+  registerFusionKernels(registry);
 }

@@ -54,6 +54,11 @@ struct KilnCPUPipelineOptions
       *this, "vector-bits",
       llvm::cl::desc("Vector register width in bits (0: the host's)"),
       llvm::cl::init(0)};
+  Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Group ops into kernels (kiln-fuse) and form one "
+                     "scf.forall per group (kiln-form-kernels)"),
+      llvm::cl::init(true)};
 };
 
 /// Appends `kiln-cpu` to `pm` (a module pass manager): kiln-lower-to-linalg,

@@ -201,4 +201,39 @@ def KilnInlineAllocaScopesPass
   }];
 }
 
+def KilnFormKernelsPass : Pass<"kiln-form-kernels", "::mlir::ModuleOp"> {
+  let summary = "turn each kt.fusion (lowered to linalg) into one scf.forall kernel";
+  let description = [{
+    Kernel formation (`kiln::formKernels`,
+    `kiln/Conversion/KTFusionToLinalg/FormKernels.h`), after
+    `kiln-lower-to-linalg` has lowered the bodies of the `kt.fusion` ops
+    made by `kiln-fuse`. Per group: linalg elementwise fusion inside the
+    group only (a pointwise chain becomes one `linalg.generic`, pointwise
+    prologues fold into reductions); then the root (the op producing a
+    yielded value) is tiled along its outer parallel dims with `scf.forall`
+    and the group's producers are fused into the tile
+    (`scf::tileConsumerAndFuseProducersUsingSCF`): softmax over rows becomes
+    one forall over row blocks whose body computes max, sum and the
+    normalization for its rows; linear + gelu one forall holding the matmul
+    tile and the epilogue. The forall gets `kiln.kernel = "<group name>"`
+    and the group's location; the `kt.fusion` is inlined away. Outer
+    parallel dims: every parallel dim of a reducing root, every parallel
+    dim but the last of a contraction or of a pointwise root of rank >= 2;
+    the innermost of them is tiled by `tile-rows`, the others by 1; a 1-D
+    pointwise root by `tile-elements`. A body that still holds kt ops is
+    inlined without forming a kernel (`kiln-verify-no-kt` reports them).
+  }];
+  let options = [
+    Option<"tileRows", "tile-rows", "int64_t", /*default=*/"16",
+           "Tile size of the innermost outer parallel dim (at least 1)">,
+    Option<"tileElements", "tile-elements", "int64_t", /*default=*/"1024",
+           "Tile size of a 1-D pointwise root (at least 1)">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // KILN_CONVERSION_PASSES_TD

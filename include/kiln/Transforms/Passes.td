@@ -495,4 +495,56 @@ def KilnVerifyFunctionalPass : Pass<"kiln-verify-functional", "::mlir::ModuleOp"
   }];
 }
 
+def KilnFusePass : Pass<"kiln-fuse", "::mlir::ModuleOp"> {
+  let summary = "group kt ops into kernels (kt.fusion) by a bytes-moved cost model";
+  let description = [{
+    For the top-level kt ops of every `func.func` body, an Inductor-style
+    greedy planner (`kiln::fusion::fuseBlock`, `kiln/Transforms/Fusion.h`)
+    merges groups linked by a value (producer -> consumer) or reading a
+    common value (horizontal) while that saves bytes moved: the score of a
+    merge is cost(A) + cost(B) - cost(A u B), the cost of a group being the
+    bytes of the values it reads from outside plus the bytes of the values
+    it writes (used outside it). Legal merges: pointwise chains of one
+    shape; pointwise prologues and epilogues of a reduction (same rows:
+    the reduced operand's shape, the kept shape or the reduced shape);
+    reductions over the same operand shape and dims (softmax written out);
+    a contraction (matmul, linear) with a pointwise epilogue of its result
+    shape or a pointwise prologue of operand 0. A merge that would create a
+    cycle (a path from one group through another group back into it) or a
+    group larger than `max-group-size` ops is refused.
+
+    Each group of two or more ops, and each softmax, log_softmax or
+    layer_norm alone, becomes a `kt.fusion` (see the kt dialect). With
+    `report`, prints per function the kernels and estimated bytes before
+    and after, and one line per kernel, to stdout.
+
+    Before:
+
+    ```mlir
+    %0 = kt.add %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %1 = kt.exp %0 : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %1 = kt.fusion "fused_add_exp_0" (%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
+      %0 = kt.add %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      %e = kt.exp %0 : (tensor<4xf32>) -> tensor<4xf32>
+      kt.yield %e : tensor<4xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxGroupSize", "max-group-size", "unsigned", /*default=*/"64",
+           "Largest fusion group, in kt ops (at least 1)">,
+    Option<"assumedDimSize", "assumed-dim-size", "int64_t", /*default=*/"128",
+           "Size assumed for a ? dim when estimating bytes (at least 1)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print kernels and bytes moved before/after per function">
+  ];
+  let dependentDialects = ["::kiln::kt::KTDialect"];
+}
+
 #endif // KILN_TRANSFORMS_PASSES_TD

@@ -11,6 +11,7 @@
 #include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Dialect/KT/IR/KTFusionOps.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -51,6 +52,9 @@ void kiln::configureKTToLinalgTarget(ConversionTarget &target,
   target.addLegalOp<ModuleOp>();
   if (!allowPartial)
     target.addIllegalDialect<kt::KTDialect>();
+  // Fusion groups keep their structure: their bodies are lowered in place
+  // and kiln-form-kernels removes them.
+  target.addLegalOp<kt::FusionOp, kt::YieldOp>();
 }
 
 LogicalResult kiln::lowerKTToLinalg(Operation *root, bool allowPartial) {

@@ -45,6 +45,7 @@ void registerNormKernels(mlir::DialectRegistry &registry);
 void registerShapeKernels(mlir::DialectRegistry &registry);
 void registerArithKernels(mlir::DialectRegistry &registry);
 void registerRefKernels(mlir::DialectRegistry &registry);
+void registerFusionKernels(mlir::DialectRegistry &registry);
 
 /// DType of result `i` of `op` (a ranked tensor or scalar of a kt type).
 DType resultDType(mlir::Operation *op, unsigned i = 0);

@@ -6,6 +6,7 @@
 
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
+#include "kiln/Dialect/KT/IR/KTFusionOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -53,6 +54,10 @@ void KTDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/KT/IR/KTRefOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KT/IR/KTFusionOps.cpp.inc"
       >();
   addTypes<
 #define GET_TYPEDEF_LIST

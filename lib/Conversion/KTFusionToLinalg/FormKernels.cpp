@@ -1,0 +1,345 @@
+//===- FormKernels.cpp - One kernel per kt.fusion --------------------------===//
+//
+// Part of Kiln. Kernel formation (kiln-form-kernels). For each kt.fusion
+// whose body kiln-lower-to-linalg has lowered:
+//
+// 1. elementwise fusion inside the body only (the region is isolated, so the
+//    greedy driver never reaches ops of other groups): a chain of pointwise
+//    generics becomes one generic, pointwise prologues fold into the
+//    reductions that read them;
+// 2. each root (an op producing a yielded value) is tiled along its outer
+//    parallel dims with scf.forall and the group's producers are fused into
+//    the tile (scf::tileConsumerAndFuseProducersUsingSCF): softmax becomes
+//    one forall over row blocks computing max, sum and the normalization for
+//    its rows; linear + gelu one forall whose body holds the matmul tile and
+//    the epilogue;
+// 3. the forall gets `kiln.kernel = "<kt.fusion name>"` and the location of
+//    the kt.fusion; the body is inlined in place of the kt.fusion.
+//
+// Tile sizes: the loops of the root split into parallel and reduction loops.
+// The outer parallel loops are all parallel loops when the root reduces (its
+// reduction loops stay whole: each tile computes whole rows); for a
+// pointwise root reading results of reductions of the group (an epilogue),
+// the loops indexing those results (the rows: softmax over dim 0 tiles the
+// columns); else the parallel loops but the last for a contraction (M of a
+// matmul; N and K stay whole) or for a pointwise root of rank >= 2 (the
+// innermost dim stays whole and contiguous). The innermost outer loop gets
+// `tileRows`, the others 1; a 1-D pointwise root gets `tileElements`. A
+// producer that every tile reads whole (a transposed weight) is not fused:
+// it is computed once before the loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/KTFusionToLinalg/FormKernels.h"
+
+#include "kiln/Dialect/KT/IR/KTFusionOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Transforms/CSE.h"
+#include "llvm/ADT/SmallBitVector.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+bool holdsKT(kt::FusionOp fusion) {
+  bool found = false;
+  fusion.getBody().walk([&](Operation *op) {
+    if (isa<kt::KTDialect>(op->getDialect()) && !isa<kt::YieldOp>(op))
+      found = true;
+  });
+  return found;
+}
+
+/// The loops of `root` that index the values it reads from reductions of the
+/// group (the rows those reductions computed), in loop order.
+SmallVector<unsigned> rowLoops(linalg::LinalgOp root) {
+  llvm::SmallBitVector dims(root.getNumLoops());
+  for (OpOperand *in : root.getDpsInputOperands()) {
+    auto producer = in->get().getDefiningOp<linalg::LinalgOp>();
+    if (!producer || producer.getNumReductionLoops() == 0 ||
+        linalg::isaContractionOpInterface(producer))
+      continue;
+    for (AffineExpr e : root.getMatchingIndexingMap(in).getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        dims.set(d.getPosition());
+  }
+  SmallVector<unsigned> result;
+  for (unsigned d : dims.set_bits())
+    result.push_back(d);
+  return result;
+}
+
+SmallVector<OpFoldResult> tileSizesFor(TilingInterface root,
+                                       const KernelFormationOptions &options) {
+  OpBuilder b(root);
+  SmallVector<utils::IteratorType> iters = root.getLoopIteratorTypes();
+  SmallVector<int64_t> sizes(iters.size(), 0);
+  SmallVector<unsigned> parallel;
+  bool reduces = false;
+  for (auto [i, it] : llvm::enumerate(iters)) {
+    if (it == utils::IteratorType::parallel)
+      parallel.push_back(i);
+    else
+      reduces = true;
+  }
+  bool contraction = false;
+  SmallVector<unsigned> rows;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(root.getOperation())) {
+    contraction = linalg::isaContractionOpInterface(linalgOp);
+    if (!reduces)
+      rows = rowLoops(linalgOp);
+  }
+  SmallVector<unsigned> outer(parallel);
+  if (!rows.empty() && rows.size() < parallel.size()) {
+    // An epilogue of reductions: tile the rows they computed, so that each
+    // tile computes its rows' reductions.
+    outer = rows;
+  } else if (contraction || !reduces) {
+    if (!outer.empty())
+      outer.pop_back();
+    if (outer.empty() && !contraction && parallel.size() == 1)
+      sizes[parallel[0]] = options.tileElements;
+  }
+  for (unsigned d : outer)
+    sizes[d] = 1;
+  if (!outer.empty())
+    sizes[outer.back()] = options.tileRows;
+  SmallVector<OpFoldResult> result;
+  for (int64_t s : sizes)
+    result.push_back(b.getIndexAttr(s));
+  return result;
+}
+
+/// A generic reading `tensor.expand_shape %src` that only adds unit dims,
+/// through an indexing map with constant 0 at those dims (a kept dim of a
+/// keepdim reduction, broadcast), reads %src instead. So the consumer's tile
+/// reaches the reduction itself and fuses it.
+struct FoldUnitExpandIntoGeneric : public OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rw) const override {
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      auto expand = in->get().getDefiningOp<tensor::ExpandShapeOp>();
+      if (!expand)
+        continue;
+      ArrayRef<int64_t> shape = expand.getResultType().getShape();
+      AffineMap map = op.getMatchingIndexingMap(in);
+      llvm::SmallBitVector drop(shape.size());
+      bool ok = true;
+      for (ReassociationIndices group : expand.getReassociationIndices()) {
+        // Keep the one dim that is not a static 1 (or the first if all are).
+        int64_t keep = group.front();
+        unsigned nonUnit = 0;
+        for (int64_t d : group)
+          if (shape[d] != 1) {
+            keep = d;
+            ++nonUnit;
+          }
+        if (nonUnit > 1) {
+          ok = false;
+          break;
+        }
+        for (int64_t d : group)
+          if (d != keep) {
+            auto c = dyn_cast<AffineConstantExpr>(map.getResult(d));
+            if (!c || c.getValue() != 0)
+              ok = false;
+            drop.set(d);
+          }
+      }
+      if (!ok || drop.none())
+        continue;
+      SmallVector<AffineExpr> results;
+      for (unsigned i = 0; i < map.getNumResults(); ++i)
+        if (!drop.test(i))
+          results.push_back(map.getResult(i));
+      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+      maps[in->getOperandNumber()] =
+          AffineMap::get(map.getNumDims(), 0, results, op.getContext());
+      rw.modifyOpInPlace(op, [&] {
+        in->set(expand.getSrc());
+        op.setIndexingMapsAttr(rw.getAffineMapArrayAttr(maps));
+      });
+      return success();
+    }
+    return failure();
+  }
+};
+
+/// A slice that takes the whole source (static zero offsets, unit strides,
+/// the source's static sizes): it does not depend on the tile.
+bool isWholeSlice(tensor::ExtractSliceOp slice) {
+  auto type = slice.getSourceType();
+  if (!type.hasStaticShape())
+    return false;
+  for (auto [o, sz, st, dim] :
+       llvm::zip(slice.getMixedOffsets(), slice.getMixedSizes(),
+                 slice.getMixedStrides(), type.getShape()))
+    if (getConstantIntValue(o) != 0 || getConstantIntValue(st) != 1 ||
+        getConstantIntValue(sz) != dim)
+      return false;
+  return true;
+}
+
+/// Canonicalization and CSE inside the (isolated) group only.
+void cleanUp(kt::FusionOp fusion) {
+  Region &region = fusion.getBody();
+  MLIRContext *ctx = fusion.getContext();
+  RewritePatternSet patterns(ctx);
+  for (Dialect *d : ctx->getLoadedDialects())
+    d->getCanonicalizationPatterns(patterns);
+  // Not scf.forall's: they would fold a one-tile kernel into straight code
+  // and drop its name (the pipeline's canonicalizer still does).
+  for (RegisteredOperationName op : ctx->getRegisteredOperations())
+    if (op.getStringRef() != scf::ForallOp::getOperationName())
+      op.getCanonicalizationPatterns(patterns, ctx);
+  (void)applyPatternsGreedily(region, std::move(patterns));
+  IRRewriter rw(ctx);
+  DominanceInfo dom;
+  eliminateCommonSubExpressions(rw, dom, fusion);
+}
+
+/// Erases ops of `block` (not the terminator) whose results are unused.
+void eraseDeadOps(Block &block, RewriterBase &rw) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    SmallVector<Operation *> ops;
+    for (Operation &op : block.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops))
+      if (op->use_empty() && isPure(op)) {
+        rw.eraseOp(op);
+        changed = true;
+      }
+  }
+}
+
+LogicalResult formKernel(kt::FusionOp fusion,
+                         const KernelFormationOptions &options) {
+  MLIRContext *ctx = fusion.getContext();
+  IRRewriter rw(ctx);
+  Block &body = fusion.getBody().front();
+  std::string name = fusion.getKernel().str();
+
+  if (!holdsKT(fusion)) {
+    // 1. Elementwise fusion, restricted to the group's region.
+    RewritePatternSet patterns(ctx);
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [](OpOperand *) { return true; });
+    linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+    patterns.add<FoldUnitExpandIntoGeneric>(ctx);
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::EmptyOp::getCanonicalizationPatterns(patterns, ctx);
+    (void)applyPatternsGreedily(fusion.getBody(), std::move(patterns));
+    eraseDeadOps(body, rw);
+
+    // 2. Tile each root and fuse its producers into the tile.
+    auto yield = cast<kt::YieldOp>(body.getTerminator());
+    llvm::SetVector<Operation *> roots;
+    for (Value v : yield.getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && def->getBlock() == &body && isa<linalg::LinalgOp>(def))
+        roots.insert(def);
+    SmallVector<Operation *> ordered(roots.begin(), roots.end());
+    llvm::sort(ordered, [](Operation *a, Operation *b) {
+      return b->isBeforeInBlock(a); // last root first
+    });
+    for (Operation *root : ordered) {
+      unsigned index = llvm::find(roots, root) - roots.begin();
+      auto tileable = cast<TilingInterface>(root);
+      SmallVector<OpFoldResult> sizes = tileSizesFor(tileable, options);
+      if (llvm::all_of(sizes, [](OpFoldResult s) {
+            return getConstantIntValue(s) == 0;
+          }))
+        continue; // a rank-0 root: nothing to tile
+      scf::SCFTileAndFuseOptions tf;
+      tf.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      tf.tilingOptions.setTileSizes(sizes);
+      // A producer read whole by every tile (a transposed weight) is computed
+      // once before the loop instead of once per tile.
+      tf.setFusionControlFn(
+          [](tensor::ExtractSliceOp slice, OpResult, bool)
+              -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+            if (isWholeSlice(slice))
+              return std::nullopt;
+            return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          });
+      rw.setInsertionPoint(root);
+      FailureOr<scf::SCFTileAndFuseResult> tiled =
+          scf::tileConsumerAndFuseProducersUsingSCF(rw, tileable, tf);
+      if (failed(tiled) || tiled->loops.empty())
+        continue;
+      for (OpResult r : root->getResults())
+        if (Value repl = tiled->replacements.lookup(r))
+          rw.replaceAllUsesWith(r, repl);
+      Operation *loop = tiled->loops.front();
+      std::string kernel = ordered.size() == 1
+                               ? name
+                               : name + "_" + std::to_string(index);
+      loop->setAttr(kKernelAttrName, StringAttr::get(ctx, kernel));
+      loop->setLoc(fusion.getLoc());
+      eraseDeadOps(body, rw);
+    }
+    cleanUp(fusion);
+  }
+
+  // 3. Inline the body in place of the kt.fusion.
+  auto yield = cast<kt::YieldOp>(body.getTerminator());
+  SmallVector<Value> results(yield.getOperands());
+  rw.eraseOp(yield);
+  rw.inlineBlockBefore(&body, fusion, fusion.getInputs());
+  rw.replaceOp(fusion, results);
+  return success();
+}
+
+} // namespace
+
+LogicalResult kiln::formKernels(Operation *root,
+                                const KernelFormationOptions &options) {
+  if (options.tileRows < 1 || options.tileElements < 1)
+    return root->emitError("kernel formation: tile sizes must be at least 1");
+  SmallVector<kt::FusionOp> fusions;
+  root->walk([&](kt::FusionOp f) { fusions.push_back(f); });
+  for (kt::FusionOp f : fusions)
+    if (failed(formKernel(f, options)))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The kiln-form-kernels pass
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/Passes.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNFORMKERNELSPASS
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace kiln
+
+namespace {
+struct FormKernelsPass
+    : public kiln::impl::KilnFormKernelsPassBase<FormKernelsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    KernelFormationOptions options;
+    options.tileRows = tileRows;
+    options.tileElements = tileElements;
+    if (failed(formKernels(getOperation(), options)))
+      signalPassFailure();
+  }
+};
+} // namespace
