@@ -112,6 +112,11 @@ static cl::opt<bool>
                 cl::desc("--backend=cpu: tile, vectorize and thread (false: "
                          "scalar single-threaded code)"),
                 cl::init(true));
+static cl::opt<bool>
+    cpuFuse("cpu-fuse",
+            cl::desc("--backend=cpu (func.func entries): run kiln-fuse and "
+                     "kiln-form-kernels first (kiln-cpu{fuse=true})"),
+            cl::init(false));
 static cl::opt<unsigned>
     repeat("repeat",
            cl::desc("Call a func.func entry N times and print the median, "
@@ -890,6 +895,7 @@ int main(int argc, char **argv) {
     copts.threads = cpuThreads;
     copts.matmul = cpuMatmul;
     copts.optimize = cpuOptimize;
+    copts.fuse = cpuFuse;
     copts.objectFile = emitObject;
     if (cpuMatmul != "auto" && cpuMatmul != "openblas" &&
         cpuMatmul != "generated")

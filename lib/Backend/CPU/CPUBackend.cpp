@@ -93,7 +93,8 @@ void kiln::cpu::clearKernelCache() {
 
 std::string kiln::cpu::pipelineString(const CompileOptions &o) {
   return "kiln-cpu{optimize=" + std::string(o.optimize ? "true" : "false") +
-         " threads=" + std::to_string(o.threads) + " matmul=" + o.matmul + "}";
+         " threads=" + std::to_string(o.threads) + " matmul=" + o.matmul +
+         " fuse=" + std::string(o.fuse ? "true" : "false") + "}";
 }
 
 /// OpenBLAS's thread count follows the pipeline's.
@@ -304,6 +305,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       pipeOpts.optimize = options->optimize;
       pipeOpts.threads = options->threads;
       pipeOpts.matmul = options->matmul;
+      pipeOpts.fuse = options->fuse;
       buildKilnCPUPipeline(pm, pipeOpts);
     } else if (pipeline.empty()) {
       buildKilnCPUPipeline(pm, KilnCPUPipelineOptions());

@@ -49,6 +49,9 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
+
+/// Cap on the rewrites of each greedy cleanup (it stops early, not hangs).
+static constexpr int64_t kMaxCleanupRewrites = 20000;
 using namespace kiln;
 
 namespace {
@@ -205,7 +208,11 @@ void cleanUp(kt::FusionOp fusion) {
   for (RegisteredOperationName op : ctx->getRegisteredOperations())
     if (op.getStringRef() != scf::ForallOp::getOperationName())
       op.getCanonicalizationPatterns(patterns, ctx);
-  (void)applyPatternsGreedily(region, std::move(patterns));
+  // Bounded: with ? dims some canonicalizations of the run-time broadcast
+  // index arithmetic rewrite each other forever (seen on linear+gelu+add).
+  (void)applyPatternsGreedily(region, std::move(patterns),
+                              GreedyRewriteConfig().setMaxNumRewrites(
+                                  kMaxCleanupRewrites));
   IRRewriter rw(ctx);
   DominanceInfo dom;
   eliminateCommonSubExpressions(rw, dom, fusion);
@@ -243,7 +250,9 @@ LogicalResult formKernel(kt::FusionOp fusion,
     patterns.add<FoldUnitExpandIntoGeneric>(ctx);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::EmptyOp::getCanonicalizationPatterns(patterns, ctx);
-    (void)applyPatternsGreedily(fusion.getBody(), std::move(patterns));
+    (void)applyPatternsGreedily(fusion.getBody(), std::move(patterns),
+                                GreedyRewriteConfig().setMaxNumRewrites(
+                                    kMaxCleanupRewrites));
     eraseDeadOps(body, rw);
 
     // 2. Tile each root and fuse its producers into the tile.

@@ -50,7 +50,7 @@ def graph(label, mlir, inputs, refs, kernels=None, rtol=1e-5, atol=1e-5):
     s.check(label, mlir, inputs)
     # CPU vs the independent reference.
     try:
-        got = run(mlir, inputs, extra_args=["--backend=cpu"])
+        got = run(mlir, inputs, extra_args=["--backend=cpu", "--cpu-fuse"])
         for i, (g, r) in enumerate(zip(got, refs)):
             ok, msg = close_to(g, r, rtol, atol)
             s.record("%s cpu vs torch result%d" % (label, i), ok, msg)
@@ -69,7 +69,7 @@ def graph(label, mlir, inputs, refs, kernels=None, rtol=1e-5, atol=1e-5):
         s.record(label + " fused interpreter", False, str(e))
     if kernels is not None:
         try:
-            ir = kiln_opt(mlir, "--pass-pipeline=builtin.module(kiln-cpu{allow-partial})")
+            ir = kiln_opt(mlir, "--pass-pipeline=builtin.module(kiln-cpu{allow-partial fuse=true})")
             n = ir.count("kiln.kernel =")
             s.record("%s %d kernels" % (label, kernels), n == kernels,
                      "%d kiln.kernel foralls:\n%s" % (n, ir))

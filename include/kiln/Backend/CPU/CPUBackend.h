@@ -37,6 +37,7 @@ struct CompileOptions {
   unsigned threads = 0;         ///< 0: all cores
   std::string matmul = "auto";  ///< auto, openblas or generated
   bool optimize = true;         ///< false: scalar, single-threaded code
+  bool fuse = false;            ///< kiln-fuse + kiln-form-kernels first
   /// If not empty: also write the machine code as an ELF object file here
   /// (the entry and its `_mlir_ciface_` wrapper are global symbols).
   std::string objectFile;
