@@ -71,7 +71,7 @@ struct Windows {
                        int64_t len, int64_t step, int64_t size) {
     Value u = g;
     if (step > 1) {
-      SmallVector<int64_t> merged(GradEmitter::shape(g));
+      SmallVector<int64_t> merged(GradEmitter::shapeOf(g));
       merged[dim] = len * step;
       u = e.padDim(e.unsqueeze(g, dim + 1), dim + 1, 0, step - 1);
       u = e.reshape(u, merged);
@@ -99,7 +99,7 @@ LogicalResult needStatic(Operation *op, ArrayRef<Value> vals) {
 Windows makeWindows(Value x4, Value r4, ArrayRef<int64_t> k,
                     ArrayRef<int64_t> s, ArrayRef<int64_t> p,
                     ArrayRef<int64_t> d) {
-  auto xs = GradEmitter::shape(x4), rs = GradEmitter::shape(r4);
+  auto xs = GradEmitter::shapeOf(x4), rs = GradEmitter::shapeOf(r4);
   Windows w{xs[2], xs[3], rs[2], rs[3], k[0], k[1], s[0], s[1],
             p[0],  p[1],  d[0],  d[1]};
   w.init();
@@ -111,14 +111,14 @@ LogicalResult vjpMaxPool2d(kt::MaxPool2dOp op, GradEmitter &e, Value g,
   Value x = op.getSelf(), r = op.getResult();
   if (failed(needStatic(op, {x, r})))
     return failure();
-  bool unbatched = GradEmitter::rank(x) == 3;
+  bool unbatched = GradEmitter::rankOf(x) == 3;
   Value x4 = unbatched ? e.unsqueeze(x, 0) : x;
   Value r4 = unbatched ? e.unsqueeze(r, 0) : r;
   Value g4 = unbatched ? e.unsqueeze(g, 0) : g;
   Windows w = makeWindows(x4, r4, op.getKernelHW(), op.getStrideHW(),
                           op.getPaddingHW(), op.getDilationHW());
   Value xp = w.padInput(e, x4, -std::numeric_limits<double>::infinity());
-  Type et = GradEmitter::elementType(x);
+  Type et = GradEmitter::elementTypeOf(x);
   // `left` is 1 until a window position equal to the max has taken the
   // gradient (the first one in kernel order, as PyTorch's CPU kernel).
   Value left = e.onesLike(g4), acc;
@@ -139,7 +139,7 @@ LogicalResult vjpAvgPool2d(kt::AvgPool2dOp op, GradEmitter &e, Value g,
   Value x = op.getSelf(), r = op.getResult();
   if (failed(needStatic(op, {x, r})))
     return failure();
-  bool unbatched = GradEmitter::rank(x) == 3;
+  bool unbatched = GradEmitter::rankOf(x) == 3;
   Value x4 = unbatched ? e.unsqueeze(x, 0) : x;
   Value r4 = unbatched ? e.unsqueeze(r, 0) : r;
   Value g4 = unbatched ? e.unsqueeze(g, 0) : g;
@@ -173,7 +173,7 @@ LogicalResult vjpAvgPool2d(kt::AvgPool2dOp op, GradEmitter &e, Value g,
                    e.builder(), e.getLoc(), ct,
                    DenseElementsAttr::get(ct, ArrayRef<double>(inv)))
                    ->getResult(0);
-  Type et = GradEmitter::elementType(x);
+  Type et = GradEmitter::elementTypeOf(x);
   if (!et.isF64())
     invT = e.cast(invT, et);
   Value gw = e.mul(g4, invT);
@@ -193,13 +193,13 @@ LogicalResult vjpConv2d(kt::Conv2dOp op, GradEmitter &e, Value g,
   Value x = op.getInput(), wt = op.getWeight(), r = op.getResult();
   if (failed(needStatic(op, {x, wt, r})))
     return failure();
-  bool unbatched = GradEmitter::rank(x) == 3;
+  bool unbatched = GradEmitter::rankOf(x) == 3;
   Value x4 = unbatched ? e.unsqueeze(x, 0) : x;
   Value r4 = unbatched ? e.unsqueeze(r, 0) : r;
   Value g4 = unbatched ? e.unsqueeze(g, 0) : g;
-  auto ws = GradEmitter::shape(wt);
+  auto ws = GradEmitter::shapeOf(wt);
   int64_t O = ws[0], Cg = ws[1], G = op.getGroups(), Og = O / G;
-  int64_t N = GradEmitter::shape(x4)[0], C = GradEmitter::shape(x4)[1];
+  int64_t N = GradEmitter::shapeOf(x4)[0], C = GradEmitter::shapeOf(x4)[1];
   SmallVector<int64_t, 2> k{ws[2], ws[3]};
   Windows w = makeWindows(x4, r4, k, op.getStrideHW(), op.getPaddingHW(),
                           op.getDilationHW());

@@ -37,17 +37,17 @@ UNARY_VJP(vjpNeg, NegOp, e.neg(g))
 UNARY_VJP(vjpAbs, AbsOp, e.mul(g, e.op<kt::SignOp>({x})))
 UNARY_VJP(vjpExp, ExpOp, e.mul(g, r))
 UNARY_VJP(vjpLog, LogOp, e.div(g, x))
-UNARY_VJP(vjpLog1p, Log1pOp, e.div(g, e.add(x, e.scalar(1, x))))
-UNARY_VJP(vjpExpm1, Expm1Op, e.mul(g, e.add(r, e.scalar(1, r))))
+UNARY_VJP(vjpLog1p, Log1pOp, e.div(g, e.add(x, e.scalarLike(1, x))))
+UNARY_VJP(vjpExpm1, Expm1Op, e.mul(g, e.add(r, e.scalarLike(1, r))))
 UNARY_VJP(vjpSqrt, SqrtOp, e.div(g, e.scale(r, 2)))
 // d rsqrt = -0.5 * r^3
 UNARY_VJP(vjpRsqrt, RsqrtOp, e.mul(e.scale(g, -0.5), e.mul(r, e.mul(r, r))))
 UNARY_VJP(vjpSin, SinOp, e.mul(g, e.op<kt::CosOp>({x})))
 UNARY_VJP(vjpCos, CosOp, e.neg(e.mul(g, e.op<kt::SinOp>({x}))))
-UNARY_VJP(vjpTanh, TanhOp, e.mul(g, e.sub(e.scalar(1, r), e.mul(r, r))))
-UNARY_VJP(vjpSigmoid, SigmoidOp, e.mul(g, e.mul(r, e.sub(e.scalar(1, r), r))))
+UNARY_VJP(vjpTanh, TanhOp, e.mul(g, e.sub(e.scalarLike(1, r), e.mul(r, r))))
+UNARY_VJP(vjpSigmoid, SigmoidOp, e.mul(g, e.mul(r, e.sub(e.scalarLike(1, r), r))))
 // threshold_backward(grad, result, 0): the gradient where the result > 0.
-UNARY_VJP(vjpRelu, ReluOp, e.maskGrad(e.gt(r, e.scalar(0, r)), g))
+UNARY_VJP(vjpRelu, ReluOp, e.maskGrad(e.gt(r, e.scalarLike(0, r)), g))
 // 2/sqrt(pi) * exp(-x^2)
 UNARY_VJP(vjpErf, ErfOp,
           e.mul(e.scale(g, 2.0 / std::sqrt(M_PI)), e.exp(e.neg(e.mul(x, x)))))
@@ -58,7 +58,7 @@ LogicalResult vjpSilu(kt::SiluOp op, GradEmitter &e, Value g, Grads &grads) {
   // sigmoid(x) * (1 + x * (1 - sigmoid(x)))
   Value x = op.getSelf();
   Value s = e.op<kt::SigmoidOp>({x});
-  Value one = e.scalar(1, x);
+  Value one = e.scalarLike(1, x);
   grads[0] = e.mul(g, e.mul(s, e.add(one, e.mul(x, e.sub(one, s)))));
   return success();
 }
@@ -68,7 +68,7 @@ LogicalResult vjpGelu(kt::GeluOp op, GradEmitter &e, Value g, Grads &grads) {
   if (op.getApproximate() == kt::GeluApproximate::none) {
     // Phi(x) + x * phi(x)
     Value cdf = e.scale(
-        e.add(e.scalar(1, x), e.op<kt::ErfOp>({e.scale(x, M_SQRT1_2)})), 0.5);
+        e.add(e.scalarLike(1, x), e.op<kt::ErfOp>({e.scale(x, M_SQRT1_2)})), 0.5);
     Value pdf =
         e.scale(e.exp(e.scale(e.mul(x, x), -0.5)), 1.0 / std::sqrt(2 * M_PI));
     grads[0] = e.mul(g, e.add(cdf, e.mul(x, pdf)));
@@ -80,7 +80,7 @@ LogicalResult vjpGelu(kt::GeluOp op, GradEmitter &e, Value g, Grads &grads) {
   Value xCube = e.mul(xSq, x);
   Value inner = e.scale(e.add(x, e.scale(xCube, kKappa)), kBeta);
   Value t = e.op<kt::TanhOp>({inner});
-  Value one = e.scalar(1, x);
+  Value one = e.scalarLike(1, x);
   Value left = e.scale(x, 0.5);
   Value right = e.add(one, t);
   Value leftDerivative = e.scale(right, 0.5);
@@ -98,9 +98,9 @@ LogicalResult vjpClamp(kt::ClampOp op, GradEmitter &e, Value g, Grads &grads) {
   // clamp_backward: the gradient where min <= x <= max.
   Value mask;
   if (auto lo = op.getMin())
-    mask = e.ge(x, e.scalar(lo->convertToDouble(), x));
+    mask = e.ge(x, e.scalarLike(lo->convertToDouble(), x));
   if (auto hi = op.getMax()) {
-    Value m = e.le(x, e.scalar(hi->convertToDouble(), x));
+    Value m = e.le(x, e.scalarLike(hi->convertToDouble(), x));
     mask = mask ? e.op<kt::LogicalAndOp>({mask, m}) : m;
   }
   grads[0] = mask ? e.maskGrad(mask, g) : g;
@@ -113,8 +113,8 @@ LogicalResult vjpCast(kt::CastOp op, GradEmitter &e, Value g, Grads &grads) {
   // integer result cannot require grad).
   if (!isFloatValue(x) || !isFloatValue(op.getResult()))
     return success();
-  Type src = GradEmitter::elementType(x);
-  grads[0] = src == GradEmitter::elementType(g) ? g : e.cast(g, src);
+  Type src = GradEmitter::elementTypeOf(x);
+  grads[0] = src == GradEmitter::elementTypeOf(g) ? g : e.cast(g, src);
   return success();
 }
 
@@ -165,11 +165,11 @@ LogicalResult vjpPow(kt::PowOp op, GradEmitter &e, Value g, Grads &grads) {
   if (!isFloatValue(op.getSelf()))
     return success();
   Value x = op.getSelf(), y = op.getOther(), r = op.getResult();
-  Value zero = e.scalar(0, x);
+  Value zero = e.scalarLike(0, x);
   // pow_backward_self: where(y == 0, 0, g * y * x^(y-1))
   Value gx = e.where(
       e.eq(y, zero), zero,
-      e.mul(g, e.mul(y, e.op<kt::PowOp>({x, e.sub(y, e.scalar(1, y))}))));
+      e.mul(g, e.mul(y, e.op<kt::PowOp>({x, e.sub(y, e.scalarLike(1, y))}))));
   // pow_backward_exponent: where(x == 0 & y >= 0, 0, g * r * log(x))
   Value cond = e.op<kt::LogicalAndOp>({e.eq(x, zero), e.ge(y, zero)});
   Value gy = e.where(cond, zero, e.mul(g, e.mul(r, e.log(x))));
@@ -184,7 +184,7 @@ LogicalResult vjpMinMax(OpT op, GradEmitter &e, Value g, Grads &grads) {
   if (!isFloatValue(op.getSelf()))
     return success();
   Value x = op.getSelf(), y = op.getOther();
-  Value zero = e.scalar(0, g);
+  Value zero = e.scalarLike(0, g);
   Value half = e.scale(g, 0.5);
   Value tie = e.eq(x, y);
   Value xWins = isMax ? e.gt(x, y) : e.lt(x, y);
@@ -210,7 +210,7 @@ LogicalResult vjpRemainder(kt::RemainderOp op, GradEmitter &e, Value g,
 
 LogicalResult vjpWhere(kt::WhereOp op, GradEmitter &e, Value g, Grads &grads) {
   Value c = op.getCondition();
-  Value zero = e.scalar(0, g);
+  Value zero = e.scalarLike(0, g);
   for (int i = 1; i < 3; ++i) {
     Value v = op->getOperand(i);
     if (!isFloatValue(v))

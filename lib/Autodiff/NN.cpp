@@ -24,7 +24,7 @@ LogicalResult vjpMatmul(kt::MatmulOp op, GradEmitter &e, Value g,
   Value a = op.getSelf(), b = op.getOther();
   if (!isFloatValue(a))
     return success();
-  int64_t ra = GradEmitter::rank(a), rb = GradEmitter::rank(b);
+  int64_t ra = GradEmitter::rankOf(a), rb = GradEmitter::rankOf(b);
   Value a2 = ra == 1 ? e.unsqueeze(a, 0) : a;  // [1, k]
   Value b2 = rb == 1 ? e.unsqueeze(b, -1) : b; // [k, 1]
   Value g2 = g;
@@ -48,8 +48,8 @@ LogicalResult vjpLinear(kt::LinearOp op, GradEmitter &e, Value g,
                         Grads &grads) {
   // y = x @ w^T + b, w: [out, in].
   Value x = op.getInput(), w = op.getWeight();
-  int64_t rx = GradEmitter::rank(x);
-  int64_t out = GradEmitter::shape(w)[0], in = GradEmitter::shape(w)[1];
+  int64_t rx = GradEmitter::rankOf(x);
+  int64_t out = GradEmitter::shapeOf(w)[0], in = GradEmitter::shapeOf(w)[1];
   grads[0] = e.matmul(g, w); // [.., out] @ [out, in]
   if (ShapedType::isDynamic(out) || ShapedType::isDynamic(in))
     return op.emitError("no gradient for kt.linear with a dynamic weight dim");
@@ -70,12 +70,12 @@ LogicalResult vjpEmbedding(kt::EmbeddingOp op, GradEmitter &e, Value g,
   Value w = op.getWeight();
   if (!isFloatValue(w))
     return success();
-  auto ws = GradEmitter::shape(w);
+  auto ws = GradEmitter::shapeOf(w);
   if (ShapedType::isDynamic(ws[0]) || ShapedType::isDynamic(ws[1]))
     return op.emitError("no gradient for kt.embedding with a dynamic weight");
   // gw = onehot(indices)^T @ g, over all index positions.
   Value oh =
-      e.reshape(e.oneHot(op.getIndices(), ws[0], GradEmitter::elementType(w)),
+      e.reshape(e.oneHot(op.getIndices(), ws[0], GradEmitter::elementTypeOf(w)),
                 {-1, ws[0]});
   Value g2 = e.reshape(g, {-1, ws[1]});
   grads[0] = e.matmul(e.transpose(oh, 0, 1), g2);

@@ -27,8 +27,8 @@ using Grads = SmallVectorImpl<Value>;
 LogicalResult vjpSoftmax(kt::SoftmaxOp op, GradEmitter &e, Value g,
                          Grads &grads) {
   Value r = op.getResult();
-  int64_t d = kt::wrapDim(op.getDim(), std::max<int64_t>(GradEmitter::rank(r), 1));
-  if (GradEmitter::rank(r) == 0) {
+  int64_t d = kt::wrapDim(op.getDim(), std::max<int64_t>(GradEmitter::rankOf(r), 1));
+  if (GradEmitter::rankOf(r) == 0) {
     grads[0] = e.zerosLike(r); // softmax of a scalar is the constant 1
     return success();
   }
@@ -41,11 +41,11 @@ LogicalResult vjpSoftmax(kt::SoftmaxOp op, GradEmitter &e, Value g,
 LogicalResult vjpLogSoftmax(kt::LogSoftmaxOp op, GradEmitter &e, Value g,
                             Grads &grads) {
   Value r = op.getResult();
-  if (GradEmitter::rank(r) == 0) {
+  if (GradEmitter::rankOf(r) == 0) {
     grads[0] = e.zerosLike(r);
     return success();
   }
-  int64_t d = kt::wrapDim(op.getDim(), GradEmitter::rank(r));
+  int64_t d = kt::wrapDim(op.getDim(), GradEmitter::rankOf(r));
   // g - exp(r) * sum(g, dim)
   Value s = e.sum(g, {d}, /*keepdim=*/true);
   grads[0] = e.sub(g, e.mul(e.exp(r), s));
@@ -55,12 +55,12 @@ LogicalResult vjpLogSoftmax(kt::LogSoftmaxOp op, GradEmitter &e, Value g,
 LogicalResult vjpLayerNorm(kt::LayerNormOp op, GradEmitter &e, Value g,
                            Grads &grads) {
   Value x = op.getInput();
-  int64_t r = GradEmitter::rank(x);
+  int64_t r = GradEmitter::rankOf(x);
   int64_t k = op.getNormalizedShape().size();
   SmallVector<int64_t> dims, lead;
   for (int64_t i = 0; i < r; ++i)
     (i >= r - k ? dims : lead).push_back(i);
-  int64_t n = countAt(GradEmitter::shape(x), dims);
+  int64_t n = countAt(GradEmitter::shapeOf(x), dims);
   if (n < 0)
     return op.emitError("no gradient for kt.layer_norm over a dynamic dim");
   auto meanOver = [&](Value v) {
@@ -70,7 +70,7 @@ LogicalResult vjpLayerNorm(kt::LayerNormOp op, GradEmitter &e, Value g,
   };
   Value xc = e.sub(x, meanOver(x));
   Value var = meanOver(e.mul(xc, xc));
-  Value eps = e.scalar(op.getEps().convertToDouble(), x);
+  Value eps = e.scalarLike(op.getEps().convertToDouble(), x);
   Value rstd = e.op<kt::RsqrtOp>({e.add(var, eps)});
   Value xhat = e.mul(xc, rstd);
   Value gxhat = op.getWeight() ? e.mul(g, op.getWeight()) : g;
@@ -90,7 +90,7 @@ LogicalResult vjpLayerNorm(kt::LayerNormOp op, GradEmitter &e, Value g,
 
 /// Moves the last dim of `v` (rank r) to position `d`.
 Value moveLastTo(GradEmitter &e, Value v, int64_t d) {
-  int64_t r = GradEmitter::rank(v);
+  int64_t r = GradEmitter::rankOf(v);
   if (d == r - 1)
     return v;
   SmallVector<int64_t> perm;
@@ -108,15 +108,15 @@ FailureOr<Value> nllLogProbGrad(Operation *op, GradEmitter &e, Value lp,
                                 Value target, Value weight,
                                 kt::Reduction reduction, int64_t ignoreIndex,
                                 double ls, Value g) {
-  int64_t r = GradEmitter::rank(lp);
+  int64_t r = GradEmitter::rankOf(lp);
   int64_t cd = r == 1 ? 0 : 1;
-  int64_t c = GradEmitter::shape(lp)[cd];
+  int64_t c = GradEmitter::shapeOf(lp)[cd];
   if (ShapedType::isDynamic(c))
     return op->emitError("no gradient for '")
            << op->getName() << "' with a dynamic class dim";
-  Type et = GradEmitter::elementType(lp);
+  Type et = GradEmitter::elementTypeOf(lp);
   Value ignore = buildScalar(e.builder(), e.getLoc(), (double)ignoreIndex,
-                             GradEmitter::elementType(target));
+                             GradEmitter::elementTypeOf(target));
   Value validF = e.cast(e.ne(target, ignore), et); // target shape
   Value validU = e.unsqueeze(validF, cd);
   Value oh = e.mul(moveLastTo(e, e.oneHot(target, c, et), cd), validU);
@@ -130,12 +130,12 @@ FailureOr<Value> nllLogProbGrad(Operation *op, GradEmitter &e, Value lp,
   if (reduction == kt::Reduction::mean) {
     Value wt = weight ? e.sum(e.mul(oh, wB), {cd}, false) : validF;
     SmallVector<int64_t> all;
-    for (int64_t i = 0; i < GradEmitter::rank(wt); ++i)
+    for (int64_t i = 0; i < GradEmitter::rankOf(wt); ++i)
       all.push_back(i);
     Value denom = all.empty() ? wt : e.sum(wt, all, false);
     gl = e.div(g, denom);
   }
-  if (GradEmitter::rank(gl) > 0)
+  if (GradEmitter::rankOf(gl) > 0)
     gl = e.unsqueeze(gl, cd);
   Value d = e.scale(oh, 1.0 - ls);
   if (ls > 0)
@@ -159,7 +159,7 @@ LogicalResult vjpNllLoss(kt::NllLossOp op, GradEmitter &e, Value g,
 LogicalResult vjpCrossEntropy(kt::CrossEntropyOp op, GradEmitter &e, Value g,
                               Grads &grads) {
   Value x = op.getInput(), target = op.getTarget(), weight = op.getWeight();
-  int64_t r = GradEmitter::rank(x);
+  int64_t r = GradEmitter::rankOf(x);
   int64_t cd = r == 1 ? 0 : 1;
   double ls = op.getLabelSmoothing().convertToDouble();
   Value lp = e.op<kt::LogSoftmaxOp>(
@@ -168,7 +168,7 @@ LogicalResult vjpCrossEntropy(kt::CrossEntropyOp op, GradEmitter &e, Value g,
   if (isFloatValue(target)) {
     // Probabilities: loss = -sum_c w_c * t'_c * lp_c, t' = t(1-ls) + ls/C;
     // mean divides by the number of elements without the class dim.
-    int64_t c = GradEmitter::shape(x)[cd];
+    int64_t c = GradEmitter::shapeOf(x)[cd];
     if (ShapedType::isDynamic(c))
       return op.emitError("no gradient for kt.cross_entropy with a dynamic "
                           "class dim");
@@ -180,7 +180,7 @@ LogicalResult vjpCrossEntropy(kt::CrossEntropyOp op, GradEmitter &e, Value g,
     }
     Value gl = g;
     if (op.getReduction() == kt::Reduction::mean) {
-      auto xs = GradEmitter::shape(x);
+      auto xs = GradEmitter::shapeOf(x);
       int64_t n = 1;
       for (int64_t i = 0; i < r; ++i)
         if (i != cd) {
@@ -191,11 +191,11 @@ LogicalResult vjpCrossEntropy(kt::CrossEntropyOp op, GradEmitter &e, Value g,
         }
       gl = e.scale(g, 1.0 / (double)n);
     }
-    if (GradEmitter::rank(gl) > 0)
+    if (GradEmitter::rankOf(gl) > 0)
       gl = e.unsqueeze(gl, cd);
     Value tp = target;
     if (ls > 0)
-      tp = e.add(e.scale(target, 1.0 - ls), e.scalar(ls / (double)c, target));
+      tp = e.add(e.scale(target, 1.0 - ls), e.scalarLike(ls / (double)c, target));
     Value wt = wB ? e.mul(tp, wB) : tp;
     glp = e.neg(e.mul(gl, wt));
     Value gt = e.neg(e.mul(gl, wB ? e.mul(lp, wB) : lp));
@@ -216,7 +216,7 @@ LogicalResult vjpCrossEntropy(kt::CrossEntropyOp op, GradEmitter &e, Value g,
 /// `v` ([C]) reshaped to broadcast along dim 1 of a rank-`r` tensor.
 Value channelView(GradEmitter &e, Value v, int64_t r) {
   SmallVector<int64_t> shape(r - 1, 1);
-  shape[0] = GradEmitter::shape(v)[0];
+  shape[0] = GradEmitter::shapeOf(v)[0];
   return e.reshape(v, shape);
 }
 
@@ -226,10 +226,10 @@ LogicalResult vjpBatchNorm(kt::BatchNormOp op, GradEmitter &e, Value g,
   // running_mean/running_var get no gradient (PyTorch refuses requires_grad
   // on them: native_batch_norm is not differentiable with respect to them).
   Value x = op.getInput();
-  int64_t r = GradEmitter::rank(x);
-  if (ShapedType::isDynamic(GradEmitter::shape(op.getRunningMean())[0]))
+  int64_t r = GradEmitter::rankOf(x);
+  if (ShapedType::isDynamic(GradEmitter::shapeOf(op.getRunningMean())[0]))
     return op.emitError("no gradient for kt.batch_norm with a dynamic C");
-  Value eps = e.scalar(op.getEps().convertToDouble(), x);
+  Value eps = e.scalarLike(op.getEps().convertToDouble(), x);
   Value rstd = channelView(
       e, e.op<kt::RsqrtOp>({e.add(op.getRunningVar(), eps)}), r);
   Value scale = op.getWeight() ? e.mul(rstd, channelView(e, op.getWeight(), r))
@@ -257,7 +257,7 @@ LogicalResult vjpSDPA(kt::ScaledDotProductAttentionOp op, GradEmitter &e,
   //   gq = gS k * scale, gk = gS^T q * scale, gmask (float) = gS,
   // each summed back to its operand's (broadcast) shape.
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
-  auto qs = GradEmitter::shape(q), ks = GradEmitter::shape(k);
+  auto qs = GradEmitter::shapeOf(q), ks = GradEmitter::shapeOf(k);
   int64_t L = qs[qs.size() - 2], E = qs.back(), S = ks[ks.size() - 2];
   double scale;
   if (op.getScale())
@@ -268,10 +268,10 @@ LogicalResult vjpSDPA(kt::ScaledDotProductAttentionOp op, GradEmitter &e,
   else
     scale = 1.0 / std::sqrt((double)E);
   Value s = e.scale(e.matmul(q, e.transpose(k, -1, -2)), scale);
-  Value ninf = e.scalar(-std::numeric_limits<double>::infinity(), q);
+  Value ninf = e.scalarLike(-std::numeric_limits<double>::infinity(), q);
   Value mask = op.getAttnMask();
   if (mask) {
-    if (GradEmitter::elementType(mask).isInteger(1))
+    if (GradEmitter::elementTypeOf(mask).isInteger(1))
       s = e.where(mask, s, ninf);
     else
       s = e.add(s, mask);
@@ -293,7 +293,7 @@ LogicalResult vjpSDPA(kt::ScaledDotProductAttentionOp op, GradEmitter &e,
       {s}, {e.attr("dim", e.builder().getI64IntegerAttr(-1))});
   grads[2] = e.unbroadcastTo(e.matmul(e.transpose(p, -1, -2), g), v.getType());
   Value gp = e.matmul(g, e.transpose(v, -1, -2));
-  Value gs = e.mul(p, e.sub(gp, e.sum(e.mul(gp, p), {GradEmitter::rank(gp) - 1}, /*keepdim=*/true)));
+  Value gs = e.mul(p, e.sub(gp, e.sum(e.mul(gp, p), {GradEmitter::rankOf(gp) - 1}, /*keepdim=*/true)));
   grads[0] = e.unbroadcastTo(e.scale(e.matmul(gs, k), scale), q.getType());
   grads[1] = e.unbroadcastTo(
       e.scale(e.matmul(e.transpose(gs, -1, -2), q), scale), k.getType());

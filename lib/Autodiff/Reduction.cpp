@@ -27,7 +27,7 @@ Value restoreDims(GradEmitter &e, Value v, ArrayRef<int64_t> dims,
 }
 
 template <typename OpT> SmallVector<int64_t> dimsOf(OpT op) {
-  return reductionDims(op.getDim(), GradEmitter::rank(op.getSelf()));
+  return reductionDims(op.getDim(), GradEmitter::rankOf(op.getSelf()));
 }
 
 LogicalResult vjpSum(kt::SumOp op, GradEmitter &e, Value g, Grads &grads) {
@@ -42,7 +42,7 @@ LogicalResult vjpSum(kt::SumOp op, GradEmitter &e, Value g, Grads &grads) {
 LogicalResult vjpMean(kt::MeanOp op, GradEmitter &e, Value g, Grads &grads) {
   Value x = op.getSelf();
   auto dims = dimsOf(op);
-  int64_t n = countAt(GradEmitter::shape(x), dims);
+  int64_t n = countAt(GradEmitter::shapeOf(x), dims);
   if (n < 0)
     return op.emitError("no gradient for kt.mean over a dynamic dim");
   Value gk = restoreDims(e, g, dims, op.getKeepdim());
@@ -58,7 +58,7 @@ LogicalResult vjpAmaxAmin(OpT op, GradEmitter &e, Value g, Grads &grads) {
   auto dims = dimsOf(op);
   bool keep = op.getKeepdim();
   Value r = restoreDims(e, op.getResult(), dims, keep);
-  Value mask = e.cast(e.eq(x, r), GradEmitter::elementType(x));
+  Value mask = e.cast(e.eq(x, r), GradEmitter::elementTypeOf(x));
   Value count = e.sum(mask, dims, /*keepdim=*/true);
   Value gk = restoreDims(e, g, dims, keep);
   grads[0] = e.mul(e.div(gk, count), mask);
@@ -71,7 +71,7 @@ LogicalResult vjpProd(kt::ProdOp op, GradEmitter &e, Value g, Grads &grads) {
     return success();
   auto dims = dimsOf(op);
   bool keep = op.getKeepdim();
-  Value zero = e.scalar(0, x), one = e.scalar(1, x);
+  Value zero = e.scalarLike(0, x), one = e.scalarLike(1, x);
   Value r = restoreDims(e, op.getResult(), dims, keep);
   Value isZero = e.eq(x, zero);
   // Product of the nonzero elements, and the number of zeros.
@@ -79,7 +79,7 @@ LogicalResult vjpProd(kt::ProdOp op, GradEmitter &e, Value g, Grads &grads) {
       e.op<kt::ProdOp>({e.where(isZero, one, x)},
                        {e.attr("dim", e.i64s(dims)),
                         e.attr("keepdim", e.builder().getBoolAttr(true))});
-  Value zeros = e.sum(e.cast(isZero, GradEmitter::elementType(x)), dims,
+  Value zeros = e.sum(e.cast(isZero, GradEmitter::elementTypeOf(x)), dims,
                       /*keepdim=*/true);
   // d r / d x_i: r / x_i when x_i != 0; for a zero x_i, the product of the
   // others when it is the only zero, else 0.
@@ -92,7 +92,7 @@ LogicalResult vjpProd(kt::ProdOp op, GradEmitter &e, Value g, Grads &grads) {
 LogicalResult vjpVar(kt::VarOp op, GradEmitter &e, Value g, Grads &grads) {
   Value x = op.getSelf();
   auto dims = dimsOf(op);
-  int64_t n = countAt(GradEmitter::shape(x), dims);
+  int64_t n = countAt(GradEmitter::shapeOf(x), dims);
   if (n < 0)
     return op.emitError("no gradient for kt.var over a dynamic dim");
   double correction = op.getCorrection().convertToDouble();
@@ -101,7 +101,7 @@ LogicalResult vjpVar(kt::VarOp op, GradEmitter &e, Value g, Grads &grads) {
       e.op<kt::MeanOp>({x}, {e.attr("dim", e.i64s(dims)),
                              e.attr("keepdim", e.builder().getBoolAttr(true))});
   Value gk = restoreDims(e, g, dims, op.getKeepdim());
-  Value scaled = e.div(e.scale(gk, 2.0), e.scalar((double)n - correction, x));
+  Value scaled = e.div(e.scale(gk, 2.0), e.scalarLike((double)n - correction, x));
   grads[0] = e.mul(scaled, e.sub(x, mean));
   return success();
 }

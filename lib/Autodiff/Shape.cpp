@@ -35,7 +35,7 @@ LogicalResult vjpReshape(kt::ReshapeOp op, GradEmitter &e, Value g,
     return success();
   if (failed(needStatic(op, x)))
     return failure();
-  grads[0] = e.reshape(g, GradEmitter::shape(x));
+  grads[0] = e.reshape(g, GradEmitter::shapeOf(x));
   return success();
 }
 
@@ -73,7 +73,7 @@ LogicalResult vjpSqueeze(kt::SqueezeOp op, GradEmitter &e, Value g,
   Value x = op.getSelf();
   if (!isFloatValue(x))
     return success();
-  auto shape = GradEmitter::shape(x);
+  auto shape = GradEmitter::shapeOf(x);
   int64_t r = shape.size();
   // The dims that were removed: size-1 dims (of `dim`, when given).
   SmallVector<int64_t> removed;
@@ -98,7 +98,7 @@ LogicalResult vjpUnsqueeze(kt::UnsqueezeOp op, GradEmitter &e, Value g,
                            Grads &grads) {
   if (!isFloatValue(op.getSelf()))
     return success();
-  int64_t d = kt::wrapDim(op.getDim(), GradEmitter::rank(op.getResult()));
+  int64_t d = kt::wrapDim(op.getDim(), GradEmitter::rankOf(op.getResult()));
   grads[0] = e.squeeze(g, {d});
   return success();
 }
@@ -107,11 +107,11 @@ LogicalResult vjpSlice(kt::SliceOp op, GradEmitter &e, Value g, Grads &grads) {
   Value x = op.getSelf();
   if (!isFloatValue(x))
     return success();
-  int64_t r = GradEmitter::rank(x);
+  int64_t r = GradEmitter::rankOf(x);
   int64_t dim = kt::wrapDim(op.getDim(), r);
   if (failed(needStatic(op, x, dim)))
     return failure();
-  int64_t size = GradEmitter::shape(x)[dim];
+  int64_t size = GradEmitter::shapeOf(x)[dim];
   auto clampIdx = [&](int64_t v) {
     if (v < 0)
       v += size;
@@ -129,7 +129,7 @@ LogicalResult vjpSlice(kt::SliceOp op, GradEmitter &e, Value g, Grads &grads) {
     // [.., L, step, ..] -> [.., L*step, ..].
     if (failed(needStatic(op, g)))
       return failure();
-    SmallVector<int64_t> merged(GradEmitter::shape(g));
+    SmallVector<int64_t> merged(GradEmitter::shapeOf(g));
     merged[dim] = len * step;
     u = e.padDim(e.unsqueeze(g, dim + 1), dim + 1, 0, step - 1);
     u = e.reshape(u, merged);
@@ -143,11 +143,11 @@ LogicalResult vjpSelect(kt::SelectOp op, GradEmitter &e, Value g,
   Value x = op.getSelf();
   if (!isFloatValue(x))
     return success();
-  int64_t r = GradEmitter::rank(x);
+  int64_t r = GradEmitter::rankOf(x);
   int64_t dim = kt::wrapDim(op.getDim(), r);
   if (failed(needStatic(op, x, dim)))
     return failure();
-  int64_t size = GradEmitter::shape(x)[dim];
+  int64_t size = GradEmitter::shapeOf(x)[dim];
   // I64Attr getters return uint64_t: read the index as signed.
   int64_t idx = static_cast<int64_t>(op.getIndex());
   if (idx < 0)
@@ -183,16 +183,16 @@ LogicalResult vjpSelectScatter(kt::SelectScatterOp op, GradEmitter &e, Value g,
 
 LogicalResult vjpConcat(kt::ConcatOp op, GradEmitter &e, Value g,
                         Grads &grads) {
-  int64_t r = GradEmitter::rank(op.getResult());
+  int64_t r = GradEmitter::rankOf(op.getResult());
   int64_t dim = kt::wrapDim(op.getDim(), r);
   int64_t offset = 0;
   for (auto [i, t] : llvm::enumerate(op.getTensors())) {
     // A 1-D empty operand (allowed by PyTorch's cat) contributes nothing.
-    if (GradEmitter::rank(t) != r)
+    if (GradEmitter::rankOf(t) != r)
       continue;
     if (failed(needStatic(op, t, dim)))
       return failure();
-    int64_t n = GradEmitter::shape(t)[dim];
+    int64_t n = GradEmitter::shapeOf(t)[dim];
     if (isFloatValue(t))
       grads[i] = e.op<kt::SliceOp>(
           {g}, {e.attr("dim", e.builder().getI64IntegerAttr(dim)),
@@ -205,7 +205,7 @@ LogicalResult vjpConcat(kt::ConcatOp op, GradEmitter &e, Value g,
 }
 
 LogicalResult vjpStack(kt::StackOp op, GradEmitter &e, Value g, Grads &grads) {
-  int64_t r = GradEmitter::rank(op.getResult());
+  int64_t r = GradEmitter::rankOf(op.getResult());
   int64_t dim = kt::wrapDim(op.getDim(), r);
   for (auto [i, t] : llvm::enumerate(op.getTensors()))
     if (isFloatValue(t))
@@ -240,14 +240,14 @@ LogicalResult vjpGather(kt::GatherOp op, GradEmitter &e, Value g,
     return success();
   if (failed(needStatic(op, x)) || failed(needStatic(op, index)))
     return failure();
-  auto xs = GradEmitter::shape(x);
+  auto xs = GradEmitter::shapeOf(x);
   int64_t r = xs.size();
   if (r == 0) {
     grads[0] = e.reshape(g, {}); // rank 0: gather is the identity
     return success();
   }
   int64_t dim = kt::wrapDim(op.getDim(), r);
-  Type et = GradEmitter::elementType(x);
+  Type et = GradEmitter::elementTypeOf(x);
   // mask[.., k, j, ..] = index[.., k, ..] == j, with j (size xs[dim]) at
   // position dim+1; the gradient of x[.., j, ..] sums g over k.
   Value oh = e.oneHot(index, xs[dim], et); // index.shape + [S]
@@ -260,7 +260,7 @@ LogicalResult vjpGather(kt::GatherOp op, GradEmitter &e, Value g,
   Value contrib = e.mul(mask, e.unsqueeze(g, dim + 1));
   Value gx = e.sum(contrib, {dim}, /*keepdim=*/false); // index dims, S at dim
   // index may be smaller than x in the other dims: pad with zeros.
-  auto is = GradEmitter::shape(index);
+  auto is = GradEmitter::shapeOf(index);
   for (int64_t d = 0; d < r; ++d)
     if (d != dim && is[d] != xs[d])
       gx = e.padDim(gx, d, 0, xs[d] - is[d]);
@@ -273,7 +273,7 @@ LogicalResult vjpIndexSelect(kt::IndexSelectOp op, GradEmitter &e, Value g,
   Value x = op.getSelf(), index = op.getIndex();
   if (!isFloatValue(x))
     return success();
-  int64_t r = GradEmitter::rank(x);
+  int64_t r = GradEmitter::rankOf(x);
   if (r == 0) {
     grads[0] = e.reshape(g, {});
     return success();
@@ -281,7 +281,7 @@ LogicalResult vjpIndexSelect(kt::IndexSelectOp op, GradEmitter &e, Value g,
   int64_t dim = kt::wrapDim(op.getDim(), r);
   if (failed(needStatic(op, x, dim)))
     return failure();
-  if (GradEmitter::rank(index) == 0)
+  if (GradEmitter::rankOf(index) == 0)
     index = e.reshape(index, {1});
   // g with dim moved last: [.., K]; times onehot [K, S] -> [.., S].
   SmallVector<int64_t> perm;
@@ -293,7 +293,7 @@ LogicalResult vjpIndexSelect(kt::IndexSelectOp op, GradEmitter &e, Value g,
   for (int64_t i = 0; i < r; ++i)
     inv[perm[i]] = i;
   Value oh =
-      e.oneHot(index, GradEmitter::shape(x)[dim], GradEmitter::elementType(x));
+      e.oneHot(index, GradEmitter::shapeOf(x)[dim], GradEmitter::elementTypeOf(x));
   Value moved = e.matmul(e.permute(g, perm), oh);
   grads[0] = e.permute(moved, inv);
   return success();

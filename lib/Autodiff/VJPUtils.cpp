@@ -14,10 +14,7 @@ using namespace kiln::autodiff;
 
 Value autodiff::buildScalar(OpBuilder &b, Location loc, double value,
                             Type elementType) {
-  return kt::FullOp::create(b, loc, ValueRange(), b.getI64ArrayAttr({}),
-                            b.getF64FloatAttr(value),
-                            TypeAttr::get(elementType))
-      .getResult();
+  return kt::KTBuilder(b, loc).scalar(value, elementType);
 }
 
 Value autodiff::buildFullLike(OpBuilder &b, Location loc, Value like,
@@ -55,7 +52,7 @@ Value autodiff::unbroadcast(OpBuilder &b, Location loc, Value grad,
   }
   // Dims where the target has 1 and the gradient does not (statically).
   SmallVector<int64_t> ones;
-  ArrayRef<int64_t> gs = GradEmitter::shape(g);
+  ArrayRef<int64_t> gs = GradEmitter::shapeOf(g);
   for (int64_t i = 0; i < tr; ++i)
     if (tt.getDimSize(i) == 1 && gs[i] != 1)
       ones.push_back(i);
@@ -98,7 +95,7 @@ int64_t autodiff::countAt(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims) {
 Value GradEmitter::padDim(Value x, int64_t dim, int64_t lo, int64_t hi) {
   if (lo == 0 && hi == 0)
     return x;
-  int64_t r = rank(x);
+  int64_t r = rankOf(x);
   // kt.pad lists pairs from the last dim.
   SmallVector<int64_t> pads(2 * (r - dim), 0);
   pads[2 * (r - 1 - dim)] = lo;
@@ -120,10 +117,6 @@ Value GradEmitter::expandLike(Value x, Value like) {
 }
 
 Value GradEmitter::oneHot(Value index, int64_t n, Type elemTy) {
-  Type idxElem = elementType(index);
-  Value ar = op<kt::ArangeOp>({}, {attr("start", b.getF64FloatAttr(0.0)),
-                                   attr("end", b.getF64FloatAttr((double)n)),
-                                   attr("step", b.getF64FloatAttr(1.0)),
-                                   attr("dtype", TypeAttr::get(idxElem))});
+  Value ar = arange(n, elementTypeOf(index));
   return cast(eq(unsqueeze(index, -1), ar), elemTy);
 }

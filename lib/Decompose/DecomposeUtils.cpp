@@ -13,19 +13,6 @@ using namespace mlir;
 
 namespace kiln::decompose {
 
-Value Emitter::scalar(double v, Type elementType) {
-  return op<kt::FullOp>({}, {attr("size", i64s({})),
-                             attr("value", b.getF64FloatAttr(v)),
-                             attr("dtype", TypeAttr::get(elementType))});
-}
-
-Value Emitter::arange(int64_t n, Type elementType) {
-  return op<kt::ArangeOp>({}, {attr("start", b.getF64FloatAttr(0.0)),
-                               attr("end", b.getF64FloatAttr((double)n)),
-                               attr("step", b.getF64FloatAttr(1.0)),
-                               attr("dtype", TypeAttr::get(elementType))});
-}
-
 Value Emitter::countAt(Value x, std::optional<ArrayRef<int64_t>> dims,
                        Type elementType) {
   ArrayRef<int64_t> shape = shapeOf(x);
