@@ -1,10 +1,10 @@
 //===- Passes.cpp - Conversion pass registration and kiln-cpu -------------===//
 //
 // Part of Kiln. The `kiln-cpu` pipeline: lowering to linalg, the backend
-// contract check, matmul implementation choice, thread + register tiling and
-// vectorization on tensors, bufferization, OpenBLAS calls, vector lowering,
-// OpenMP threads and LLVM (docs/codegen.md). `optimize=false` gives the
-// scalar pipeline of TOOLCHAIN.md.
+// contract check, conv (im2col or direct) and matmul implementation choice,
+// thread + register tiling and vectorization on tensors, bufferization,
+// OpenBLAS calls, vector lowering, OpenMP threads and LLVM (docs/codegen.md).
+// `optimize=false` gives the scalar pipeline of TOOLCHAIN.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +50,12 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   bool opt = options.optimize;
   unsigned threads = options.threads ? options.threads : cpu::hostCores();
   if (opt) {
+    // Convs first: the matmuls of im2col convs get their implementation
+    // from kiln-select-matmul like every other matmul.
+    KilnCPUConvIm2colPassOptions conv;
+    conv.impl = options.conv;
+    conv.threads = threads;
+    pm.addPass(createKilnCPUConvIm2colPass(conv));
     KilnSelectMatmulPassOptions select;
     select.impl = options.matmul;
     select.threads = threads;

@@ -107,6 +107,11 @@ static cl::opt<std::string>
               cl::desc("--backend=cpu: matmul implementation (auto, "
                        "openblas or generated)"),
               cl::init("auto"));
+static cl::opt<std::string>
+    cpuConv("conv",
+            cl::desc("--backend=cpu: convolution implementation (auto, "
+                     "im2col or direct)"),
+            cl::init("auto"));
 static cl::opt<bool>
     cpuOptimize("cpu-optimize",
                 cl::desc("--backend=cpu: tile, vectorize and thread (false: "
@@ -894,6 +899,7 @@ int main(int argc, char **argv) {
     cpu::CompileOptions copts;
     copts.threads = cpuThreads;
     copts.matmul = cpuMatmul;
+    copts.conv = cpuConv;
     copts.optimize = cpuOptimize;
     copts.fuse = cpuFuse;
     copts.objectFile = emitObject;
@@ -901,6 +907,9 @@ int main(int argc, char **argv) {
         cpuMatmul != "generated")
       return fail("--matmul must be auto, openblas or generated, not '" +
                   cpuMatmul + "'");
+    if (cpuConv != "auto" && cpuConv != "im2col" && cpuConv != "direct")
+      return fail("--conv must be auto, im2col or direct, not '" + cpuConv +
+                  "'");
     auto exe = cpu::CPUExecutable::compile(*module, fn.getName(), error,
                                            &times, copts);
     if (failed(exe))

@@ -50,6 +50,11 @@ struct KilnCPUPipelineOptions
       *this, "matmul",
       llvm::cl::desc("Matmul implementation: auto, openblas or generated"),
       llvm::cl::init("auto")};
+  Option<std::string> conv{
+      *this, "conv",
+      llvm::cl::desc("Convolution implementation: auto, im2col (patch copy "
+                     "+ matmul) or direct"),
+      llvm::cl::init("auto")};
   Option<unsigned> vectorBits{
       *this, "vector-bits",
       llvm::cl::desc("Vector register width in bits (0: the host's)"),
@@ -64,8 +69,9 @@ struct KilnCPUPipelineOptions
 };
 
 /// Appends `kiln-cpu` to `pm` (a module pass manager): kiln-lower-to-linalg,
-/// kiln-verify-no-kt, kiln-select-matmul, kiln-cpu-tile-vectorize,
-/// bufferization, kiln-matmul-to-blas, kiln-cpu-lower-vectors, OpenMP, LLVM
+/// kiln-verify-no-kt, kiln-cpu-conv-im2col, kiln-select-matmul,
+/// kiln-cpu-tile-vectorize, bufferization, kiln-matmul-to-blas,
+/// kiln-cpu-lower-vectors, OpenMP, LLVM
 /// (docs/codegen.md).
 void buildKilnCPUPipeline(mlir::OpPassManager &pm,
                           const KilnCPUPipelineOptions &options);

@@ -101,6 +101,52 @@ def KilnSelectMatmulPass : Pass<"kiln-select-matmul", "::mlir::ModuleOp"> {
   ];
 }
 
+def KilnCPUConvIm2colPass
+    : Pass<"kiln-cpu-conv-im2col", "::mlir::ModuleOp"> {
+  let summary = "choose im2col + matmul or a direct loop nest for each conv";
+  let description = [{
+    A thin driver over `kiln::cpu::selectConvImpl`. Every f32/f64
+    `linalg.conv_2d_nchw_fchw` / `linalg.conv_2d_ngchw_gfchw` on tensors
+    either stays (marked `kiln.conv_impl = "direct"`; tiled and vectorized
+    by `kiln-cpu-tile-vectorize`) or is rewritten into an `scf.for` over the
+    batch (and the groups) marked `kiln.conv_impl = "im2col"`: one
+    `linalg.generic` copies the sample's patches into a
+    `[C*KH*KW, OH*OW]` matrix (strides and dilations in its input map; the
+    input is already padded), and a plain `linalg.matmul`
+    `W[F, C*KH*KW] x cols` accumulates into the `[F, OH*OW]` slice of the
+    init (bias or zeros). 1x1 stride-1 kernels need no copy. Runs before
+    `kiln-select-matmul`, which then marks that matmul (OpenBLAS for the
+    sizes where im2col is chosen). `impl=auto` (the default) picks per shape
+    from a measured table (`kiln::cpu::chooseConvImpl`, docs/codegen.md);
+    `im2col` / `direct` force one. Convs inside an `scf.forall` (kiln-fuse
+    kernel tiles) stay direct.
+
+    ```mlir
+    %r = scf.for %n = %c0 to %c8 step %c1 iter_args(%acc = %init)
+        -> (tensor<8x64x3136xf32>) {
+      %x = tensor.extract_slice %xp[%n, 0, 0, 0] [1, 64, 58, 58] [1, 1, 1, 1]
+      %p = linalg.generic {kiln.conv_impl = "im2col"} ins(%x) ...
+             -> tensor<64x3x3x56x56xf32>
+      %cols = tensor.collapse_shape %p [[0, 1, 2], [3, 4]]
+      %o = tensor.extract_slice %acc[%n, 0, 0] [1, 64, 3136] [1, 1, 1]
+      %m = linalg.matmul ins(%w, %cols : ...) outs(%o : tensor<64x3136xf32>)
+      %u = tensor.insert_slice %m into %acc[%n, 0, 0] [1, 64, 3136] [1, 1, 1]
+      scf.yield %u : tensor<8x64x3136xf32>
+    } {kiln.conv_impl = "im2col"}
+    ```
+  }];
+  let options = [
+    Option<"impl", "impl", "std::string", /*default=*/"\"auto\"",
+           "auto, im2col or direct">,
+    Option<"threads", "threads", "unsigned", /*default=*/"0",
+           "Threads the code will run on (0: all cores); input of auto">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def KilnCPUFuseElementwisePass
     : Pass<"kiln-cpu-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "fuse pointwise linalg.generic producers into their consumers";

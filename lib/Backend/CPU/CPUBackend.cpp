@@ -94,7 +94,7 @@ void kiln::cpu::clearKernelCache() {
 std::string kiln::cpu::pipelineString(const CompileOptions &o) {
   return "kiln-cpu{optimize=" + std::string(o.optimize ? "true" : "false") +
          " threads=" + std::to_string(o.threads) + " matmul=" + o.matmul +
-         " fuse=" + std::string(o.fuse ? "true" : "false") + "}";
+         " conv=" + o.conv + " fuse=" + std::string(o.fuse ? "true" : "false") + "}";
 }
 
 /// OpenBLAS's thread count follows the pipeline's.
@@ -305,6 +305,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       pipeOpts.optimize = options->optimize;
       pipeOpts.threads = options->threads;
       pipeOpts.matmul = options->matmul;
+      pipeOpts.conv = options->conv;
       pipeOpts.fuse = options->fuse;
       buildKilnCPUPipeline(pm, pipeOpts);
     } else if (pipeline.empty()) {

@@ -1,6 +1,7 @@
 //===- Passes.cpp - Thin drivers of the fast-CPU passes -------------------===//
 //
-// Part of Kiln. kiln-select-matmul, kiln-cpu-tile-vectorize,
+// Part of Kiln. kiln-select-matmul, kiln-cpu-conv-im2col,
+// kiln-cpu-tile-vectorize,
 // kiln-matmul-to-blas and kiln-cpu-lower-vectors: each a thin driver over
 // kiln/Conversion/CPU/CPUCodegen.h or upstream pattern sets.
 //
@@ -22,6 +23,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNSELECTMATMULPASS
+#define GEN_PASS_DEF_KILNCPUCONVIM2COLPASS
 #define GEN_PASS_DEF_KILNCPUTILEVECTORIZEPASS
 #define GEN_PASS_DEF_KILNCPUFUSEELEMENTWISEPASS
 #define GEN_PASS_DEF_KILNMATMULTOBLASPASS
@@ -47,6 +49,20 @@ struct SelectMatmul
     }
     kiln::cpu::selectMatmulImpl(getOperation(), impl,
                                 threads ? threads : kiln::cpu::hostCores());
+  }
+};
+
+struct ConvIm2col : public kiln::impl::KilnCPUConvIm2colPassBase<ConvIm2col> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (impl != "auto" && impl != "im2col" && impl != "direct") {
+      getOperation().emitError()
+          << "kiln-cpu-conv-im2col: impl must be auto, im2col or direct, not '"
+          << impl << "'";
+      return signalPassFailure();
+    }
+    kiln::cpu::selectConvImpl(getOperation(), impl,
+                              threads ? threads : kiln::cpu::hostCores());
   }
 };
 

@@ -13,6 +13,9 @@
 //   "generated") on every linalg matmul, from a measured per-shape-class table.
 // * lowerMatmulsToBLAS: bufferized matmuls marked "openblas" become calls to
 //   cblas_sgemm / cblas_dgemm.
+// * selectConvImpl / convToIm2colMatmul: the `kiln.conv_impl` choice
+//   ("im2col" or "direct") for every f32/f64 linalg 2-D conv; im2col
+//   rewrites the conv into a per-sample patch copy and a linalg.matmul.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,8 @@
 #define KILN_CONVERSION_CPU_CPUCODEGEN_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -74,6 +79,36 @@ llvm::StringRef chooseMatmulImpl(int64_t batch, int64_t m, int64_t n,
 /// whose memrefs are not row-major with unit inner stride is re-marked
 /// "generated" instead.
 void lowerMatmulsToBLAS(mlir::ModuleOp module);
+
+/// The attribute naming a convolution's implementation: "direct" on a
+/// linalg conv that stays, "im2col" on the loop (and the patch-copy
+/// generics) that replaced one.
+inline constexpr llvm::StringLiteral kConvImplAttr = "kiln.conv_impl";
+
+/// The measured choice for a conv whose per-sample, per-group GEMM is
+/// M = f, N = oh*ow, K = c*kh*kw (`?` sizes as kDynamic), strides sh, sw:
+/// "im2col" or "direct". See docs/codegen.md ("Convolution") for the
+/// measurements.
+llvm::StringRef chooseConvImpl(int64_t groups, int64_t f, int64_t c,
+                               int64_t kh, int64_t kw, int64_t oh, int64_t ow,
+                               int64_t sh, int64_t sw, unsigned elemBits,
+                               unsigned threads);
+
+/// Rewrites one linalg.conv_2d_nchw_fchw / conv_2d_ngchw_gfchw with f32 or
+/// f64 tensors into scf.for over the batch (and the groups) { im2col
+/// linalg.generic [C*KH*KW, OH*OW] (none for 1x1 stride-1 kernels);
+/// linalg.matmul W[F, C*KH*KW] x cols into the [F, OH*OW] slice of the init;
+/// tensor.insert_slice }, marked kiln.conv_impl = "im2col". Returns the
+/// outer scf.for, or failure (IR unchanged) for any other op.
+mlir::FailureOr<mlir::Operation *>
+convToIm2colMatmul(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp conv);
+
+/// Chooses every f32/f64 2-D linalg conv's implementation: impl is "im2col",
+/// "direct" or "auto" (chooseConvImpl). Convs that stay get
+/// kiln.conv_impl = "direct"; convs inside an scf.forall (kiln-fuse kernel
+/// tiles) always stay direct.
+void selectConvImpl(mlir::ModuleOp module, llvm::StringRef impl,
+                    unsigned threads);
 
 } // namespace kiln::cpu
 

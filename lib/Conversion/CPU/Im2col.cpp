@@ -1,0 +1,320 @@
+//===- Im2col.cpp - Convolution implementation choice, im2col + GEMM ------===//
+//
+// Part of Kiln. See kiln/Conversion/CPU/CPUCodegen.h. A 2-D convolution on
+// tensors (linalg.conv_2d_nchw_fchw, or linalg.conv_2d_ngchw_gfchw for
+// groups > 1, as kiln-lower-to-linalg makes them: the input already padded,
+// the init holding the bias or zeros) has two implementations:
+//
+// * "direct": the linalg conv stays and kiln-cpu-tile-vectorize tiles it;
+// * "im2col": per sample n (and group g), the patches of the input are
+//   copied into a [C*KH*KW, OH*OW] matrix by one linalg.generic (over
+//   (c, kh, kw, oh, ow), reading x[c, oh*sh + kh*dh, ow*sw + kw*dw], then a
+//   tensor.collapse_shape), and a plain linalg.matmul
+//   W[F, C*KH*KW] x cols[C*KH*KW, OH*OW] accumulates into the [F, OH*OW]
+//   slice of the (collapsed) init. kiln-select-matmul then marks that matmul
+//   like any other (OpenBLAS for the sizes that matter). A 1x1 kernel with
+//   stride 1 needs no copy: cols is the sample itself, collapsed.
+//
+// The batch/group loop is an scf.for: tileAndVectorize only tiles linalg
+// ops, so it puts a thread forall around the im2col copy (inside the loop)
+// but never around the loop, and OpenBLAS (which has its own threads) is
+// called from one thread at a time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/CPU/CPUCodegen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+
+namespace {
+
+/// Static view of a conv's per-sample GEMM and its parameters.
+struct ConvShape {
+  bool grouped = false;
+  int64_t groups = 1;
+  // Per group: F output channels, C input channels.
+  int64_t f = 0, c = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+};
+
+std::pair<int64_t, int64_t> pairOf(DenseIntElementsAttr a) {
+  auto v = a.getValues<int64_t>();
+  return {v[0], v[1]};
+}
+
+/// Whether `op` is a conv this file handles (f32/f64 on tensors), and its
+/// shape.
+std::optional<ConvShape> convShape(linalg::LinalgOp op) {
+  ConvShape s;
+  DenseIntElementsAttr strides, dilations;
+  if (auto c = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
+    strides = c.getStrides();
+    dilations = c.getDilations();
+  } else if (auto c = dyn_cast<linalg::Conv2DNgchwGfchwOp>(op.getOperation())) {
+    strides = c.getStrides();
+    dilations = c.getDilations();
+    s.grouped = true;
+  } else {
+    return std::nullopt;
+  }
+  if (!op.hasPureTensorSemantics())
+    return std::nullopt;
+  Type elem;
+  for (Value v : op->getOperands()) {
+    Type t = getElementTypeOrSelf(v.getType());
+    if (elem && t != elem)
+      return std::nullopt;
+    elem = t;
+  }
+  if (!elem || !(elem.isF32() || elem.isF64()))
+    return std::nullopt;
+  std::tie(s.sh, s.sw) = pairOf(strides);
+  std::tie(s.dh, s.dw) = pairOf(dilations);
+  auto wt = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+  auto ot = cast<RankedTensorType>(op.getDpsInits()[0].getType());
+  unsigned g = s.grouped ? 1 : 0;
+  if (s.grouped)
+    s.groups = wt.getDimSize(0);
+  s.f = wt.getDimSize(g);
+  s.c = wt.getDimSize(g + 1);
+  s.kh = wt.getDimSize(g + 2);
+  s.kw = wt.getDimSize(g + 3);
+  s.oh = ot.getDimSize(g + 2);
+  s.ow = ot.getDimSize(g + 3);
+  return s;
+}
+
+int64_t mulStatic(int64_t a, int64_t b) {
+  if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b))
+    return ShapedType::kDynamic;
+  return a * b;
+}
+
+/// `v` without its leading `drop` dims: the slice at `lead` (one index per
+/// dropped dim), rank-reduced.
+Value sliceLeading(OpBuilder &b, Location loc, Value v, ValueRange lead) {
+  auto t = cast<RankedTensorType>(v.getType());
+  unsigned drop = lead.size();
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  SmallVector<OpFoldResult> full = tensor::getMixedSizes(b, loc, v);
+  for (unsigned i = 0; i < t.getRank(); ++i) {
+    offsets.push_back(i < drop ? OpFoldResult(lead[i]) : b.getIndexAttr(0));
+    sizes.push_back(i < drop ? b.getIndexAttr(1) : full[i]);
+    strides.push_back(b.getIndexAttr(1));
+  }
+  auto rt = RankedTensorType::get(t.getShape().drop_front(drop),
+                                  t.getElementType());
+  return tensor::ExtractSliceOp::create(b, loc, rt, v, offsets, sizes, strides);
+}
+
+/// Inserts `src` (rank-reduced) into `dest` at `lead` (see sliceLeading).
+Value insertLeading(OpBuilder &b, Location loc, Value src, Value dest,
+                    ValueRange lead) {
+  auto t = cast<RankedTensorType>(dest.getType());
+  unsigned drop = lead.size();
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  SmallVector<OpFoldResult> full = tensor::getMixedSizes(b, loc, dest);
+  for (unsigned i = 0; i < t.getRank(); ++i) {
+    offsets.push_back(i < drop ? OpFoldResult(lead[i]) : b.getIndexAttr(0));
+    sizes.push_back(i < drop ? b.getIndexAttr(1) : full[i]);
+    strides.push_back(b.getIndexAttr(1));
+  }
+  return tensor::InsertSliceOp::create(b, loc, src, dest, offsets, sizes,
+                                       strides);
+}
+
+} // namespace
+
+StringRef kiln::cpu::chooseConvImpl(int64_t groups, int64_t f, int64_t c,
+                                    int64_t kh, int64_t kw, int64_t oh,
+                                    int64_t ow, int64_t sh, int64_t sw,
+                                    unsigned elemBits, unsigned threads) {
+  // The per-sample, per-group GEMM is M = f, N = oh*ow, K = c*kh*kw; a `?`
+  // size counts as large, as in chooseMatmulImpl. Measured on the
+  // development machine (2 shared cores, AVX-512, under load from other
+  // builds) with `kiln-run --backend=cpu --random-inputs --repeat=21
+  // --cpu-threads=2 --conv=direct|im2col`, f32, median kernel ms
+  // (direct / im2col):
+  //   3x3 64->64 56x56 b8 (M 64, N 3136, K 576)   314 / 122
+  //   3x3 64->128 s2 56x56 b8 (M 128, N 784)       228 / 72
+  //   7x7 s2 3->64 224x224 b1 (K 147)               62 / 19
+  //   3x3 3->32 32x32 b8 (M 32, K 27)              1.12 / 0.40
+  //   3x3 32->32 32x32 b8 (M 32, K 288)            14.9 / 8.9
+  //   3x3 64->64 8x8 b8 (N 64)                     14.9 / 7.8
+  //   3x3 16->16 32x32 b8 (M 16, K 144)            5.03 / 4.94
+  //   3x3 3->16 32x32 b8 (M 16, K 27)              0.30 / 1.01
+  //   3x3 64->64 groups 8 56x56 b8 (M 8, K 72)     39.9 / 62.4
+  //   depthwise 3x3 64 56x56 b8 (M 1, K 9)         17.8 / 20.9
+  //   1x1 64->64 56x56 b8 (no copy)                28.9 / 6.8
+  //   1x1 8->8 56x56 b8 (no copy, M 8, K 8)        0.158 / 0.095
+  //   1x1 3->64 32x32 b2 (no copy, K 3)            0.233 / 0.310
+  // So: im2col once the GEMM is one OpenBLAS gets (M, N, K >= 24, the
+  // matmul crossover); below that the generated matmul on the copied
+  // patches loses to the direct conv (few output channels, depthwise,
+  // many groups). A 1x1 stride-1 kernel copies nothing: it is a plain
+  // matmul and wins from K = C >= 8.
+  (void)groups;
+  (void)threads;
+  if (kh == 1 && kw == 1 && sh == 1 && sw == 1)
+    return ShapedType::isDynamic(c) || c >= 8 ? "im2col" : "direct";
+  int64_t n = mulStatic(oh, ow), k = mulStatic(c, mulStatic(kh, kw));
+  if (chooseMatmulImpl(1, f, n, k, elemBits, threads) == "openblas")
+    return "im2col";
+  return "direct";
+}
+
+FailureOr<Operation *> kiln::cpu::convToIm2colMatmul(RewriterBase &rw,
+                                                     linalg::LinalgOp op) {
+  std::optional<ConvShape> shape = convShape(op);
+  if (!shape)
+    return failure();
+  ConvShape s = *shape;
+  // A `?` width stays direct: the [.., OH*OW] result is expanded back into
+  // (OH, OW), and with OH and OW both `?` that is a memref.expand_shape of
+  // one `?` dim into two, which upstream expand-strided-metadata (MLIR 22)
+  // crashes on; a `?` input width also makes the sample's row stride
+  // dynamic, so its 1x1 collapse would be a copy. `?` batch, channel and
+  // height dims are handled.
+  auto inW = cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+  if (ShapedType::isDynamic(s.ow) || inW.isDynamicDim(inW.getRank() - 1))
+    return failure();
+  MLIRContext *ctx = op->getContext();
+  Location loc = op.getLoc();
+  rw.setInsertionPoint(op);
+  Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
+        init = op.getDpsInits()[0];
+  auto ot = cast<RankedTensorType>(init.getType());
+  Type elem = ot.getElementType();
+  unsigned lead = s.grouped ? 2 : 1; // n [, g]
+  SmallVector<OpFoldResult> xs = tensor::getMixedSizes(rw, loc, x),
+                            ws = tensor::getMixedSizes(rw, loc, w),
+                            os = tensor::getMixedSizes(rw, loc, init);
+  unsigned wg = s.grouped ? 1 : 0;
+  OpFoldResult cSz = ws[wg + 1], khSz = ws[wg + 2], kwSz = ws[wg + 3];
+  OpFoldResult ohSz = os[lead + 1], owSz = os[lead + 2];
+
+  // init [N, (G,) F, OH, OW] -> [N, (G,) F, OH*OW].
+  SmallVector<ReassociationIndices> outGroups;
+  for (unsigned i = 0; i <= lead; ++i)
+    outGroups.push_back({(int64_t)i});
+  outGroups.push_back({(int64_t)lead + 1, (int64_t)lead + 2});
+  Value acc0 = tensor::CollapseShapeOp::create(rw, loc, init, outGroups);
+
+  // Weights [(G,) F, C, KH, KW] -> [(G,) F, C*KH*KW] (a view).
+  SmallVector<ReassociationIndices> wGroups;
+  for (unsigned i = 0; i <= wg; ++i)
+    wGroups.push_back({(int64_t)i});
+  wGroups.push_back({(int64_t)wg + 1, (int64_t)wg + 2, (int64_t)wg + 3});
+  Value wm = tensor::CollapseShapeOp::create(rw, loc, w, wGroups);
+
+  bool copyFree = s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1;
+  auto implAttr = StringAttr::get(ctx, "im2col");
+
+  // The body for one (n [, g]): returns the updated accumulator.
+  auto body = [&](OpBuilder &b, Value acc, ValueRange ivs) -> Value {
+    Value sample = sliceLeading(b, loc, x, ivs); // [C, Hp, Wp]
+    Value cols;
+    if (copyFree) {
+      // 1x1, stride 1: the output grid is the input grid.
+      cols = tensor::CollapseShapeOp::create(
+          b, loc, sample, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    } else {
+      SmallVector<OpFoldResult> colSizes = {cSz, khSz, kwSz, ohSz, owSz};
+      SmallVector<int64_t> colShape;
+      for (OpFoldResult sz : colSizes)
+        colShape.push_back(
+            getConstantIntValue(sz).value_or(ShapedType::kDynamic));
+      auto colType = RankedTensorType::get(colShape, elem);
+      Value empty = tensor::EmptyOp::create(b, loc, colSizes, elem);
+      AffineExpr c, kh, kw, oh, ow;
+      bindDims(ctx, c, kh, kw, oh, ow);
+      AffineMap in = AffineMap::get(
+          5, 0, {c, oh * s.sh + kh * s.dh, ow * s.sw + kw * s.dw}, ctx);
+      auto gen = linalg::GenericOp::create(
+          b, loc, TypeRange{colType}, ValueRange{sample}, ValueRange{empty},
+          ArrayRef<AffineMap>{in, AffineMap::getMultiDimIdentityMap(5, ctx)},
+          SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+          [&](OpBuilder &bb, Location l, ValueRange a) {
+            linalg::YieldOp::create(bb, l, a[0]);
+          });
+      gen->setAttr(kConvImplAttr, implAttr);
+      cols = tensor::CollapseShapeOp::create(
+          b, loc, gen.getResult(0),
+          ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4}});
+    }
+    Value wSlice = s.grouped ? sliceLeading(b, loc, wm, ivs.drop_front())
+                             : wm; // [F, C*KH*KW]
+    Value accSlice = sliceLeading(b, loc, acc, ivs); // [F, OH*OW]
+    Value mm = linalg::MatmulOp::create(b, loc, TypeRange{accSlice.getType()},
+                                        ValueRange{wSlice, cols},
+                                        ValueRange{accSlice})
+                   .getResult(0);
+    return insertLeading(b, loc, mm, acc, ivs);
+  };
+
+  Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+  Value nSz = getValueOrCreateConstantIndexOp(rw, loc, xs[0]);
+  auto outer = scf::ForOp::create(
+      rw, loc, zero, nSz, one, ValueRange{acc0},
+      [&](OpBuilder &b, Location l, Value n, ValueRange args) {
+        Value acc = args[0];
+        if (!s.grouped) {
+          scf::YieldOp::create(b, l, body(b, acc, ValueRange{n}));
+          return;
+        }
+        Value gSz = getValueOrCreateConstantIndexOp(b, l, xs[1]);
+        auto inner = scf::ForOp::create(
+            b, l, zero, gSz, one, ValueRange{acc},
+            [&](OpBuilder &bb, Location ll, Value g, ValueRange a2) {
+              scf::YieldOp::create(bb, ll, body(bb, a2[0], ValueRange{n, g}));
+            });
+        inner->setAttr(kConvImplAttr, implAttr);
+        scf::YieldOp::create(b, l, inner.getResult(0));
+      });
+  outer->setAttr(kConvImplAttr, implAttr);
+  SmallVector<OpFoldResult> outSizes(os.begin(), os.end());
+  Value r = tensor::ExpandShapeOp::create(rw, loc, ot, outer.getResult(0),
+                                          outGroups, outSizes);
+  rw.replaceOp(op, r);
+  return outer.getOperation();
+}
+
+void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
+                               unsigned threads) {
+  SmallVector<linalg::LinalgOp> convs;
+  module.walk([&](linalg::LinalgOp op) {
+    if (convShape(op))
+      convs.push_back(op);
+  });
+  IRRewriter rw(module.getContext());
+  for (linalg::LinalgOp op : convs) {
+    ConvShape s = *convShape(op);
+    StringRef choice = impl;
+    // A conv inside an scf.forall is one tile of a kiln-fuse kernel that
+    // already runs on the OpenMP threads: OpenBLAS calls from there would
+    // contend with them (and with each other), so it stays direct.
+    if (op->getParentOfType<scf::ForallOp>())
+      choice = "direct";
+    else if (impl == "auto")
+      choice = chooseConvImpl(
+          s.groups, s.f, s.c, s.kh, s.kw, s.oh, s.ow, s.sh, s.sw,
+          getElementTypeOrSelf(op->getResult(0).getType())
+              .getIntOrFloatBitWidth(),
+          threads);
+    if (choice == "direct") {
+      op->setAttr(kConvImplAttr, StringAttr::get(op->getContext(), "direct"));
+      continue;
+    }
+    if (failed(convToIm2colMatmul(rw, op)))
+      op->setAttr(kConvImplAttr, StringAttr::get(op->getContext(), "direct"));
+  }
+}
