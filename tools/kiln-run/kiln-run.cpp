@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Backend/CPU/BufferPool.h"
 #include "kiln/Backend/CPU/CPUBackend.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KG/IR/KGDialect.h"
@@ -941,6 +942,10 @@ int main(int argc, char **argv) {
       cpu::KernelCacheStats cs = cpu::kernelCacheStats();
       llvm::outs() << "kernel cache: " << cs.hits << " hits, " << cs.misses
                    << " misses, " << cs.entries << " entries\n";
+      cpu::BufferPoolStats ps = cpu::bufferPoolStats();
+      llvm::outs() << "buffer pool: " << ps.hits << " hits, " << ps.misses
+                   << " misses, " << llvm::format("%.1f", ps.cachedBytes / 1048576.0)
+                   << " MiB cached\n";
     }
   } else if (backend == "interpreter" || backend == "eager") {
     Interpreter interp(*module);

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backend/CPU/CPUBackend.h"
+#include "kiln/Backend/CPU/BufferPool.h"
 #include "kiln/Backend/CPU/RuntimeErrors.h"
 #include "kiln/Conversion/Passes.h"
 
@@ -169,6 +170,15 @@ void CPUExecutable::loadRuntimeLibraries() {
     llvm::InitializeNativeTargetAsmPrinter();
     // libomp (threads of the generated code) and OpenBLAS (matmuls marked
     // "openblas") in the process, for the JIT's symbol lookups.
+    //
+    // Both keep their idle workers spinning after a parallel region (libomp
+    // 200 ms, OpenBLAS ~2^28 cycles). Kiln alternates between the two pools
+    // on the same cores, so a spinning pool steals the cores of the one that
+    // has work: idle workers of both sleep at once instead (measured in
+    // docs/codegen.md). Settings the user made in the environment win; both
+    // libraries read them when they start, i.e. below.
+    setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", /*overwrite=*/0);
     llvm::sys::DynamicLibrary::LoadLibraryPermanently(KILN_OMP_LIB);
     llvm::sys::DynamicLibrary::LoadLibraryPermanently(KILN_OPENBLAS_LIB);
   });
@@ -356,6 +366,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   }
   std::shared_ptr<ExecutionEngine> shared(std::move(*engine));
   registerRuntimeErrorSymbol(*shared);
+  registerBufferPoolSymbols(*shared);
   auto messages = std::make_shared<const std::vector<std::string>>(
       runtimeErrorMessages(*clone));
   for (auto &exe : exes) {
@@ -475,7 +486,7 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
     out.push_back(std::move(t));
   }
   for (void *p : toFree)
-    std::free(p);
+    poolFree(p);
   if (std::optional<std::string> e = takeRuntimeError(*runtimeErrors)) {
     error = std::move(*e);
     return failure();

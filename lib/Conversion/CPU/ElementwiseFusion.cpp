@@ -24,6 +24,9 @@ void kiln::cpu::fuseElementwise(func::FuncOp fn, unsigned maxBodyOps) {
     auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
     if (!producer || !consumer)
       return false;
+    // A product going to BLAS keeps its multiply-add body.
+    if (consumer->hasAttr(kMatmulImplAttr))
+      return false;
     if (producer.getNumParallelLoops() != producer.getNumLoops() ||
         producer->getNumResults() != 1)
       return false;

@@ -4,8 +4,17 @@
 // implementations: generated code (TileAndVectorize.cpp) and a call to
 // OpenBLAS's cblas_sgemm / cblas_dgemm. `kiln.matmul_impl` on the linalg op
 // records the choice; lowerMatmulsToBLAS replaces the "openblas" ones after
-// bufferization, passing the row-major memrefs' aligned pointer + offset and
-// row strides (lda/ldb/ldc). linalg.matmul accumulates into C, so beta = 1.
+// bufferization, passing the memrefs' aligned pointer + offset, row strides
+// (lda/ldb/ldc) and transpose flags.
+//
+// Any linalg contraction that is one (batched) GEMM goes to BLAS, not only
+// plain linalg.matmul: operands stored transposed ([K, M] or [N, K], e.g. the
+// weight of kt.linear or K in attention's Q K^T) become CblasTrans, a
+// linalg.transpose feeding the product is folded into the flags instead of
+// copied, and an operand without the batch dim (a weight shared by the batch)
+// gets batch stride 0. A contraction accumulates into C (beta = 1); when C
+// starts as a fill of zeros the fill is dropped and beta = 0
+// (`kiln.matmul_zero_init`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +26,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 
@@ -47,36 +57,197 @@ StringRef kiln::cpu::chooseMatmulImpl(int64_t batch, int64_t m, int64_t n,
   return "generated";
 }
 
+std::optional<kiln::cpu::GemmForm> kiln::cpu::matchGemm(Operation *operation) {
+  auto op = dyn_cast<linalg::LinalgOp>(operation);
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  Type elem = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+  for (Value v : op->getOperands())
+    if (getElementTypeOrSelf(v.getType()) != elem)
+      return std::nullopt;
+  if (!elem.isF32() && !elem.isF64())
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto dimsOf = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
+    SmallVector<unsigned> dims;
+    for (AffineExpr e : map.getResults()) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (!d)
+        return std::nullopt;
+      dims.push_back(d.getPosition());
+    }
+    return dims;
+  };
+  auto a = dimsOf(maps[0]), b = dimsOf(maps[1]), c = dimsOf(maps[2]);
+  if (!a || !b || !c || (c->size() != 2 && c->size() != 3))
+    return std::nullopt;
+  unsigned rank = c->size();
+  if (op.getNumLoops() != rank + 1 || op.getNumReductionLoops() != 1)
+    return std::nullopt;
+  unsigned mD = (*c)[rank - 2], nD = (*c)[rank - 1];
+  std::optional<unsigned> bD;
+  if (rank == 3)
+    bD = (*c)[0];
+  unsigned kD = 0;
+  for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (it == utils::IteratorType::reduction)
+      kD = i;
+  GemmForm form;
+  // An operand is [batch?, x, y] with {x, y} = {row, col} in either order.
+  auto side = [&](ArrayRef<unsigned> dims, unsigned row, unsigned col,
+                  bool &trans, bool &batched) {
+    ArrayRef<unsigned> tail = dims;
+    batched = false;
+    if (dims.size() == 3) {
+      if (!bD || dims[0] != *bD)
+        return false;
+      batched = true;
+      tail = dims.drop_front();
+    } else if (dims.size() != 2) {
+      return false;
+    }
+    if (tail[0] == row && tail[1] == col)
+      trans = false;
+    else if (tail[0] == col && tail[1] == row)
+      trans = true;
+    else
+      return false;
+    return true;
+  };
+  if (!side(*a, mD, kD, form.transA, form.batchedA) ||
+      !side(*b, kD, nD, form.transB, form.batchedB))
+    return std::nullopt;
+  form.batched = rank == 3;
+  return form;
+}
+
+/// Whether `v` comes from a linalg.transpose swapping its last two dims (the
+/// leading ones in place); then `src` is its input.
+static bool isTrailingTranspose(Value v, Value &src) {
+  auto t = v.getDefiningOp<linalg::TransposeOp>();
+  if (!t)
+    return false;
+  ArrayRef<int64_t> perm = t.getPermutation();
+  int64_t r = perm.size();
+  if (r < 2 || perm[r - 1] != r - 2 || perm[r - 2] != r - 1)
+    return false;
+  for (int64_t i = 0; i < r - 2; ++i)
+    if (perm[i] != i)
+      return false;
+  src = t.getInput();
+  return true;
+}
+
+/// `op` as a linalg.generic reading the transposes' inputs with swapped maps
+/// (and the fill's destination when `zeroInit`); `op` itself when nothing
+/// changes.
+static Operation *foldIntoContraction(OpBuilder &b, linalg::LinalgOp op,
+                                      bool zeroInit) {
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  bool changed = false;
+  for (auto [i, operand] : llvm::enumerate(op.getDpsInputOperands())) {
+    Value src;
+    if (isTrailingTranspose(operand->get(), src)) {
+      AffineMap m = maps[i];
+      unsigned r = m.getNumResults();
+      SmallVector<AffineExpr> res(m.getResults());
+      std::swap(res[r - 1], res[r - 2]);
+      maps[i] = AffineMap::get(m.getNumDims(), 0, res, op.getContext());
+      inputs.push_back(src);
+      changed = true;
+    } else {
+      inputs.push_back(operand->get());
+    }
+  }
+  Value init = op.getDpsInits()[0];
+  if (zeroInit)
+    init = init.getDefiningOp<linalg::FillOp>().getOutputs()[0];
+  if (!changed) {
+    op.getDpsInitsMutable()[0].assign(init);
+    return op;
+  }
+  b.setInsertionPoint(op);
+  auto generic = linalg::GenericOp::create(
+      b, op.getLoc(), op->getResultTypes(), inputs, ValueRange{init}, maps,
+      op.getIteratorTypesArray());
+  IRMapping mapping;
+  op->getRegion(0).cloneInto(&generic.getRegion(), mapping);
+  for (NamedAttribute attr : op->getDiscardableAttrs())
+    generic->setAttr(attr.getName(), attr.getValue());
+  op->replaceAllUsesWith(generic->getResults());
+  op->erase();
+  return generic;
+}
+
+/// Whether the init of `op` is a linalg.fill of +0.0 on tensors.
+static bool hasZeroFillInit(linalg::LinalgOp op) {
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !op.hasPureTensorSemantics())
+    return false;
+  auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : nullptr;
+  return f && f.getValue().isPosZero();
+}
+
 void kiln::cpu::selectMatmulImpl(ModuleOp module, StringRef impl,
                                  unsigned threads) {
+  SmallVector<linalg::LinalgOp> ops;
   module.walk([&](linalg::LinalgOp op) {
-    if (!isPlainMatmul(op))
-      return;
-    SmallVector<Type> elems;
-    for (Value v : op->getOperands())
-      elems.push_back(getElementTypeOrSelf(v.getType()));
-    if (!llvm::all_equal(elems) || !(elems[0].isF32() || elems[0].isF64()))
-      return;
+    if (op.hasPureTensorSemantics() && matchGemm(op))
+      ops.push_back(op);
+  });
+  OpBuilder b(module.getContext());
+  for (linalg::LinalgOp op : ops) {
+    unsigned bits =
+        getElementTypeOrSelf(op.getDpsInits()[0].getType()).getIntOrFloatBitWidth();
     StringRef choice = impl;
     if (impl == "auto") {
       SmallVector<int64_t> r = op.getStaticLoopRanges();
-      int64_t batch = r.size() == 4 ? r[0] : 1;
-      unsigned b = r.size() - 3;
-      choice = chooseMatmulImpl(batch, r[b], r[b + 1], r[b + 2],
-                                elems[0].getIntOrFloatBitWidth(), threads);
+      GemmForm form = *matchGemm(op);
+      auto cMap = op.getIndexingMapsArray()[2];
+      auto dim = [&](unsigned resultPos) {
+        return r[cast<AffineDimExpr>(cMap.getResult(resultPos)).getPosition()];
+      };
+      unsigned rank = cMap.getNumResults();
+      int64_t k = 1;
+      for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray()))
+        if (it == utils::IteratorType::reduction)
+          k = r[i];
+      choice = chooseMatmulImpl(form.batched ? dim(0) : 1, dim(rank - 2),
+                                dim(rank - 1), k, bits, threads);
     }
-    op->setAttr(kMatmulImplAttr, StringAttr::get(op->getContext(), choice));
-  });
+    // Generated code handles plain matmuls as tiles; other contractions
+    // that stay generated keep the generic tiling path (no attribute).
+    if (choice != "openblas" && !isPlainMatmul(op))
+      continue;
+    Operation *target = op;
+    if (choice == "openblas") {
+      bool zeroInit = hasZeroFillInit(op);
+      target = foldIntoContraction(b, op, zeroInit);
+      if (zeroInit)
+        target->setAttr(kMatmulZeroInitAttr, UnitAttr::get(module.getContext()));
+    }
+    target->setAttr(kMatmulImplAttr,
+                    StringAttr::get(module.getContext(), choice));
+  }
 }
 
 namespace {
-/// Row-major with unit inner stride (what cblas takes).
-bool unitInnerStride(MemRefType t) {
+/// A memref operand's [rows, cols] storage: row-major (inner stride 1) or
+/// column-major (row stride 1, then it reads as the transpose).
+enum class Layout { RowMajor, ColMajor, None };
+Layout layoutOf(MemRefType t) {
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(t.getStridesAndOffset(strides, offset)) || strides.empty())
-    return false;
-  return strides.back() == 1;
+  if (failed(t.getStridesAndOffset(strides, offset)) || strides.size() < 2)
+    return Layout::None;
+  if (strides.back() == 1)
+    return Layout::RowMajor;
+  if (strides[strides.size() - 2] == 1)
+    return Layout::ColMajor;
+  return Layout::None;
 }
 } // namespace
 
@@ -95,8 +266,22 @@ void kiln::cpu::lowerMatmulsToBLAS(ModuleOp module) {
           c = op.getDpsInits()[0];
     auto at = cast<MemRefType>(a.getType()), bt = cast<MemRefType>(b.getType()),
          ct = cast<MemRefType>(c.getType());
-    if (!unitInnerStride(at) || !unitInnerStride(bt) || !unitInnerStride(ct)) {
-      // Not a cblas layout: scalar loops (convert-linalg-to-loops).
+    std::optional<GemmForm> form = matchGemm(op);
+    Layout la = layoutOf(at), lb = layoutOf(bt), lc = layoutOf(ct);
+    bool zeroInit = op->hasAttr(kMatmulZeroInitAttr);
+    if (!form || la == Layout::None || lb == Layout::None ||
+        lc != Layout::RowMajor) {
+      // Not a cblas layout: scalar loops (convert-linalg-to-loops), after
+      // the zero fill that was folded away.
+      if (zeroInit) {
+        OpBuilder fb(op);
+        Type e = ct.getElementType();
+        Value zero = arith::ConstantOp::create(fb, op.getLoc(), e,
+                                               FloatAttr::get(e, 0.0));
+        linalg::FillOp::create(fb, op.getLoc(), ValueRange{zero},
+                               ValueRange{c});
+        op->removeAttr(kMatmulZeroInitAttr);
+      }
       op->setAttr(kMatmulImplAttr, StringAttr::get(ctx, "generated"));
       continue;
     }
@@ -117,8 +302,6 @@ void kiln::cpu::lowerMatmulsToBLAS(ModuleOp module) {
     OpBuilder bld(op);
     Location loc = op.getLoc();
     int64_t esz = elem.getIntOrFloatBitWidth() / 8;
-    unsigned rank = ct.getRank();
-    unsigned bd = rank - 2; // index of the row dim
     // (aligned pointer as index, offset, sizes, strides) of each operand.
     struct Desc {
       Value base, offset;
@@ -137,34 +320,53 @@ void kiln::cpu::lowerMatmulsToBLAS(ModuleOp module) {
     Value eszV = arith::ConstantIndexOp::create(bld, loc, esz);
     Value one = arith::ConstantIndexOp::create(bld, loc, 1);
     Value zero = arith::ConstantIndexOp::create(bld, loc, 0);
-    Value mDim = dc.sizes[bd], nDim = dc.sizes[bd + 1], kDim = da.sizes[bd + 1];
+    unsigned rc = ct.getRank();
+    Value mDim = dc.sizes[rc - 2], nDim = dc.sizes[rc - 1];
+    // A is [.., M, K] (or [.., K, M] when transposed).
+    unsigned ra = at.getRank();
+    Value kDim = form->transA ? da.sizes[ra - 2] : da.sizes[ra - 1];
     auto toI32 = [&](Value v) {
       return arith::IndexCastOp::create(bld, loc, i32, v).getResult();
     };
-    auto ld = [&](const Desc &d, Value cols) {
-      Value s = arith::MaxSIOp::create(bld, loc, d.strides[bd], cols);
+    // Leading dimension of a [rows, cols] storage: the row stride, at least
+    // the row length and 1 (cblas checks it even for empty operands).
+    auto ld = [&](const Desc &d, Layout l) {
+      unsigned r = d.sizes.size();
+      Value stride = l == Layout::RowMajor ? d.strides[r - 2] : d.strides[r - 1];
+      Value cols = l == Layout::RowMajor ? d.sizes[r - 1] : d.sizes[r - 2];
+      Value s = arith::MaxSIOp::create(bld, loc, stride, cols);
       return toI32(arith::MaxSIOp::create(bld, loc, s, one));
     };
-    Value lda = ld(da, kDim), ldb = ld(db, nDim), ldc = ld(dc, nDim);
-    // Skip empty products (cblas rejects some of their leading dims).
+    Value lda = ld(da, la), ldb = ld(db, lb), ldc = ld(dc, lc);
+    // A column-major operand is the row-major transpose.
+    bool transA = form->transA != (la == Layout::ColMajor);
+    bool transB = form->transB != (lb == Layout::ColMajor);
+    // Skip empty products (cblas rejects some of their leading dims); an
+    // empty K still has to clear C when the fill was folded away.
+    auto sgt0 = [&](Value v) {
+      return arith::CmpIOp::create(bld, loc, arith::CmpIPredicate::sgt, v,
+                                   zero);
+    };
     Value nonEmpty = arith::AndIOp::create(
-        bld, loc,
-        arith::AndIOp::create(
-            bld, loc,
-            arith::CmpIOp::create(bld, loc, arith::CmpIPredicate::sgt, mDim,
-                                  zero),
-            arith::CmpIOp::create(bld, loc, arith::CmpIPredicate::sgt, nDim,
-                                  zero)),
-        arith::CmpIOp::create(bld, loc, arith::CmpIPredicate::sgt, kDim, zero));
+        bld, loc, arith::AndIOp::create(bld, loc, sgt0(mDim), sgt0(nDim)),
+        sgt0(kDim));
+    if (zeroInit) {
+      Value emptyK = arith::CmpIOp::create(bld, loc, arith::CmpIPredicate::eq,
+                                           kDim, zero);
+      auto clear = scf::IfOp::create(bld, loc, emptyK, /*withElse=*/false);
+      OpBuilder cb = OpBuilder::atBlockBegin(&clear.getThenRegion().front());
+      Value z = arith::ConstantOp::create(cb, loc, elem, FloatAttr::get(elem, 0.0));
+      linalg::FillOp::create(cb, loc, ValueRange{z}, ValueRange{c});
+    }
     auto ifOp = scf::IfOp::create(bld, loc, nonEmpty, /*withElse=*/false);
     bld.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value batch = rank == 3 ? dc.sizes[0] : one;
+    Value batch = form->batched ? dc.sizes[0] : one;
     auto loop = scf::ForOp::create(bld, loc, zero, batch, one);
     bld.setInsertionPointToStart(loop.getBody());
     Value iv = loop.getInductionVar();
-    auto ptrOf = [&](const Desc &d) {
+    auto ptrOf = [&](const Desc &d, bool batched) {
       Value off = d.offset;
-      if (rank == 3)
+      if (batched)
         off = arith::AddIOp::create(
             bld, loc, off, arith::MulIOp::create(bld, loc, iv, d.strides[0]));
       Value addr = arith::AddIOp::create(
@@ -177,12 +379,16 @@ void kiln::cpu::lowerMatmulsToBLAS(ModuleOp module) {
     };
     Value alpha = arith::ConstantOp::create(bld, loc, elem,
                                             FloatAttr::get(elem, 1.0));
-    Value beta = alpha;
-    func::CallOp::create(bld, loc, name, TypeRange{},
-                         ValueRange{cst32(101), cst32(111), cst32(111),
-                                    toI32(mDim), toI32(nDim), toI32(kDim),
-                                    alpha, ptrOf(da), lda, ptrOf(db), ldb,
-                                    beta, ptrOf(dc), ldc});
+    Value beta = arith::ConstantOp::create(
+        bld, loc, elem, FloatAttr::get(elem, zeroInit ? 0.0 : 1.0));
+    constexpr int32_t kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+    func::CallOp::create(
+        bld, loc, name, TypeRange{},
+        ValueRange{cst32(kRowMajor), cst32(transA ? kTrans : kNoTrans),
+                   cst32(transB ? kTrans : kNoTrans), toI32(mDim), toI32(nDim),
+                   toI32(kDim), alpha, ptrOf(da, form->batchedA), lda,
+                   ptrOf(db, form->batchedB), ldb, beta,
+                   ptrOf(dc, form->batched), ldc});
     op->erase();
   }
 }

@@ -34,3 +34,21 @@ func.func @mm(%a: tensor<128x256xf32>, %b: tensor<256x64xf32>) -> tensor<128x64x
   %0 = kt.matmul %a, %b : (tensor<128x256xf32>, tensor<256x64xf32>) -> tensor<128x64xf32>
   return %0 : tensor<128x64xf32>
 }
+
+// -----
+
+// kt.linear's weight is read in place with CblasTrans (112) for B, no copy
+// of the transposed weight, and without a bias C is not cleared first: beta
+// is 0.
+// CHECK-LABEL: llvm.func @linear_no_bias
+// CHECK-DAG: %[[TRANS:.*]] = llvm.mlir.constant(112 : i32) : i32
+// CHECK-DAG: %[[NOTRANS:.*]] = llvm.mlir.constant(111 : i32) : i32
+// CHECK-DAG: %[[ROWMAJOR:.*]] = llvm.mlir.constant(101 : i32) : i32
+// CHECK-DAG: %[[ALPHA:.*]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
+// CHECK-DAG: %[[BETA:.*]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
+// CHECK-NOT: llvm.intr.memset
+// CHECK: llvm.call @cblas_sgemm(%[[ROWMAJOR]], %[[NOTRANS]], %[[TRANS]], %{{.*}}, %{{.*}}, %{{.*}}, %[[ALPHA]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[BETA]],
+func.func @linear_no_bias(%x: tensor<64x48xf32>, %w: tensor<32x48xf32>) -> tensor<64x32xf32> {
+  %0 = kt.linear %x, %w : (tensor<64x48xf32>, tensor<32x48xf32>) -> tensor<64x32xf32>
+  return %0 : tensor<64x32xf32>
+}

@@ -28,6 +28,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
+
 namespace kiln::cpu {
 
 /// Vector register width of the host CPU in bits: 512 with AVX-512F, 256
@@ -62,9 +64,33 @@ void fuseElementwise(mlir::func::FuncOp fn, unsigned maxBodyOps = 24);
 /// The attribute naming a matmul's implementation.
 inline constexpr llvm::StringLiteral kMatmulImplAttr = "kiln.matmul_impl";
 
+/// Unit attribute on a contraction marked "openblas" whose init was a fill
+/// of zeros: the init is undefined and the product overwrites it (beta = 0).
+inline constexpr llvm::StringLiteral kMatmulZeroInitAttr =
+    "kiln.matmul_zero_init";
+
+/// How a linalg contraction maps onto one (batched) GEMM: C is
+/// [batch?, M, N]; A is [batch?, M, K] or, transposed, [batch?, K, M]; B is
+/// [batch?, K, N] or [batch?, N, K]. An operand without the batch dim is
+/// shared by every batch element.
+struct GemmForm {
+  bool batched = false;
+  bool transA = false, transB = false;
+  bool batchedA = false, batchedB = false;
+};
+
+/// The GEMM form of `op` (any linalg op: named matmuls or a generic with a
+/// multiply-add body), if it has one: f32 or f64 operands of one type, one
+/// reduction loop, at most one batch loop.
+std::optional<GemmForm> matchGemm(mlir::Operation *op);
+
 /// Marks every linalg.matmul / linalg.batch_matmul with f32 or f64 operands
-/// `kiln.matmul_impl = "openblas"` or `"generated"`. impl is "openblas",
-/// "generated" or "auto" (the table of chooseMatmulImpl).
+/// `kiln.matmul_impl = "openblas"` or `"generated"`, and every other
+/// contraction with a GEMM form (matchGemm) "openblas" when that is the
+/// choice. impl is "openblas", "generated" or "auto" (the table of
+/// chooseMatmulImpl). A product marked "openblas" reads the inputs of the
+/// linalg.transpose ops feeding it (it becomes a linalg.generic with the
+/// swapped maps) and drops a zero fill of its init (kMatmulZeroInitAttr).
 void selectMatmulImpl(mlir::ModuleOp module, llvm::StringRef impl,
                       unsigned threads);
 

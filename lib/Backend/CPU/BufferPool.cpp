@@ -1,0 +1,192 @@
+//===- BufferPool.cpp - Reused large buffers for compiled CPU code --------===//
+//
+// Part of Kiln. See kiln/Backend/CPU/BufferPool.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Backend/CPU/BufferPool.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+
+#include <cstdlib>
+#include <list>
+#include <map>
+#include <mutex>
+#include <sys/mman.h>
+#include <unordered_map>
+
+using namespace kiln::cpu;
+
+namespace {
+constexpr size_t kHugePage = size_t(2) << 20;
+
+size_t roundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+/// The size class of a pooled request: whole huge pages from 16 MiB on,
+/// else 64 KiB steps (compiled code asks for a little more than the
+/// tensor, to align it).
+size_t sizeClass(size_t bytes) {
+  return roundUp(bytes, bytes >= (size_t(16) << 20) ? kHugePage
+                                                    : size_t(64) << 10);
+}
+
+size_t capFromEnv() {
+  if (const char *s = std::getenv("KILN_CPU_POOL_BYTES")) {
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(s, &end, 10);
+    if (end != s && *end == '\0')
+      return (size_t)v;
+  }
+  return size_t(2) << 30;
+}
+
+struct Pool {
+  std::mutex mutex;
+  size_t cap = capFromEnv();
+  /// Live pooled blocks: pointer -> size class.
+  std::unordered_map<void *, size_t> live;
+  /// Unused blocks, least recently freed first; and an index by size.
+  std::list<std::pair<size_t, void *>> unused;
+  std::multimap<size_t, std::list<std::pair<size_t, void *>>::iterator> bySize;
+  BufferPoolStats stats;
+
+  void unmapOldestUntil(size_t target) {
+    while (stats.cachedBytes > target && !unused.empty()) {
+      auto [size, ptr] = unused.front();
+      auto range = bySize.equal_range(size);
+      for (auto it = range.first; it != range.second; ++it)
+        if (it->second == unused.begin()) {
+          bySize.erase(it);
+          break;
+        }
+      unused.pop_front();
+      munmap(ptr, size);
+      stats.cachedBytes -= size;
+    }
+  }
+};
+
+/// `size` bytes at a huge-page boundary, advised as transparent huge pages;
+/// null on failure.
+void *mapAligned(size_t size) {
+  size_t span = size + kHugePage;
+  void *raw = mmap(nullptr, span, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED)
+    return nullptr;
+  auto start = reinterpret_cast<uintptr_t>(raw);
+  uintptr_t aligned = roundUp(start, kHugePage);
+  if (aligned > start)
+    munmap(raw, aligned - start);
+  if (size_t tail = start + span - (aligned + size))
+    munmap(reinterpret_cast<void *>(aligned + size), tail);
+  void *ptr = reinterpret_cast<void *>(aligned);
+#ifdef MADV_HUGEPAGE
+  madvise(ptr, size, MADV_HUGEPAGE);
+#endif
+  return ptr;
+}
+
+// Never destroyed: compiled code may free after static destructors ran.
+Pool &pool() {
+  static Pool *p = new Pool;
+  return *p;
+}
+} // namespace
+
+void *kiln::cpu::poolAlloc(size_t bytes) {
+  Pool &p = pool();
+  if (bytes < kMinPooledBytes)
+    return std::malloc(bytes);
+  size_t size = sizeClass(bytes);
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    auto it = p.bySize.find(size);
+    if (it != p.bySize.end()) {
+      void *ptr = it->second->second;
+      p.unused.erase(it->second);
+      p.bySize.erase(it);
+      p.stats.cachedBytes -= size;
+      p.stats.liveBytes += size;
+      ++p.stats.hits;
+      p.live.emplace(ptr, size);
+      return ptr;
+    }
+    ++p.stats.misses;
+  }
+  void *ptr = mapAligned(size);
+  if (!ptr) {
+    // Out of address space or memory: give back what is cached, retry once.
+    releaseBufferPool();
+    ptr = mapAligned(size);
+    if (!ptr)
+      return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.live.emplace(ptr, size);
+  p.stats.liveBytes += size;
+  return ptr;
+}
+
+void kiln::cpu::poolFree(void *ptr) {
+  if (!ptr)
+    return;
+  Pool &p = pool();
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    auto it = p.live.find(ptr);
+    if (it != p.live.end()) {
+      size_t size = it->second;
+      p.live.erase(it);
+      p.stats.liveBytes -= size;
+      if (size > p.cap) {
+        munmap(ptr, size);
+        return;
+      }
+      p.unmapOldestUntil(p.cap - size);
+      p.unused.emplace_back(size, ptr);
+      p.bySize.emplace(size, std::prev(p.unused.end()));
+      p.stats.cachedBytes += size;
+      return;
+    }
+  }
+  std::free(ptr);
+}
+
+BufferPoolStats kiln::cpu::bufferPoolStats() {
+  Pool &p = pool();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  return p.stats;
+}
+
+void kiln::cpu::releaseBufferPool() {
+  Pool &p = pool();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.unmapOldestUntil(0);
+}
+
+extern "C" {
+static void *kiln_cpu_malloc(size_t bytes) { return poolAlloc(bytes); }
+static void kiln_cpu_free(void *ptr) { poolFree(ptr); }
+static void *kiln_cpu_aligned_alloc(size_t align, size_t bytes) {
+  // Pooled blocks start at a huge-page boundary.
+  if (bytes >= kMinPooledBytes && align <= kHugePage)
+    return poolAlloc(bytes);
+  return std::aligned_alloc(align, roundUp(bytes, align));
+}
+}
+
+void kiln::cpu::registerBufferPoolSymbols(mlir::ExecutionEngine &engine) {
+  engine.registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    map[interner("malloc")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&kiln_cpu_malloc),
+        llvm::JITSymbolFlags::Exported};
+    map[interner("aligned_alloc")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&kiln_cpu_aligned_alloc),
+        llvm::JITSymbolFlags::Exported};
+    map[interner("free")] = {llvm::orc::ExecutorAddr::fromPtr(&kiln_cpu_free),
+                             llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+}
