@@ -6,7 +6,11 @@
 
 #include "KernelUtils.h"
 
+#include "kiln/Dialect/KT/IR/KTOps.h"
+
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -59,6 +63,102 @@ SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> inShape,
   for (size_t j = 0; j < inShape.size(); ++j)
     strides[off + j] = inShape[j] == 1 ? 0 : inStrides[j];
   return strides;
+}
+
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += std::to_string(d);
+  }
+  return s + "]";
+}
+
+SliceBounds sliceBounds(int64_t size, std::optional<int64_t> start,
+                        std::optional<int64_t> end, int64_t step) {
+  int64_t s = start ? *start : 0;
+  int64_t e = end ? *end : size;
+  if (s < 0)
+    s += size;
+  if (e < 0)
+    e += size;
+  s = std::clamp<int64_t>(s, 0, size);
+  e = std::clamp<int64_t>(e, s, size);
+  return {s, e == s ? 0 : (e - s - 1) / step + 1};
+}
+
+StridedView StridedView::contiguous(ArrayRef<int64_t> shape) {
+  return {SmallVector<int64_t>(shape), contiguousStrides(shape), 0};
+}
+
+StridedView StridedView::ofRef(const Tensor &ref) {
+  return {SmallVector<int64_t>(ref.shape()),
+          SmallVector<int64_t>(ref.refStrides()), ref.refOffset()};
+}
+
+StridedView StridedView::permuted(ArrayRef<int64_t> perm) const {
+  StridedView v{{}, {}, offset};
+  for (int64_t p : perm) {
+    v.shape.push_back(shape[p]);
+    v.strides.push_back(strides[p]);
+  }
+  return v;
+}
+
+StridedView StridedView::sliced(int64_t d, SliceBounds b, int64_t step) const {
+  StridedView v = *this;
+  v.offset += b.start * strides[d];
+  v.shape[d] = b.length;
+  v.strides[d] *= step;
+  return v;
+}
+
+StridedView StridedView::selected(int64_t d, int64_t index) const {
+  StridedView v = *this;
+  v.offset += index * strides[d];
+  v.shape.erase(v.shape.begin() + d);
+  v.strides.erase(v.strides.begin() + d);
+  return v;
+}
+
+FailureOr<StridedView> StridedView::expanded(Operation *op,
+                                             ArrayRef<int64_t> size) const {
+  int64_t lead = size.size() - shape.size();
+  StridedView v{{}, {}, offset};
+  for (auto [i, s] : llvm::enumerate(size)) {
+    if ((int64_t)i < lead) {
+      v.shape.push_back(s);
+      v.strides.push_back(0);
+      continue;
+    }
+    int64_t k = i - lead, d = shape[k];
+    if (s == -1 || s == d) {
+      v.shape.push_back(d);
+      v.strides.push_back(strides[k]);
+      continue;
+    }
+    if (d != 1)
+      return op->emitError() << "dim " << k << " of self has size " << d
+                             << " at run time and cannot be expanded to " << s
+                             << " (only size-1 dims expand)";
+    v.shape.push_back(s);
+    v.strides.push_back(0);
+  }
+  return v;
+}
+
+SmallVector<int64_t> transposePerm(int64_t rank, int64_t d0, int64_t d1) {
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[kt::wrapDim(d0, rank)], perm[kt::wrapDim(d1, rank)]);
+  return perm;
+}
+
+SmallVector<int64_t> wrapDims(ArrayRef<int64_t> dims, int64_t rank) {
+  SmallVector<int64_t> r;
+  for (int64_t d : dims)
+    r.push_back(kt::wrapDim(d, rank));
+  return r;
 }
 
 void delinearize(int64_t linear, ArrayRef<int64_t> shape,

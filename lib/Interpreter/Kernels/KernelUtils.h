@@ -19,6 +19,9 @@
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <optional>
+#include <string>
+
 namespace kiln::interp {
 
 /// The external model that runs `Fn` for ops of type `OpT`.
@@ -86,6 +89,71 @@ void forEachBroadcast(llvm::ArrayRef<int64_t> outShape,
     }
   }
 }
+
+/// "[2, 3]": a runtime shape for error messages.
+std::string shapeStr(llvm::ArrayRef<int64_t> shape);
+
+/// PyTorch's slice bounds on a dim of `size`: `start` (absent: 0) and `end`
+/// (absent: size), negative ones counted from the end, clamped to the dim;
+/// `length` is the number of elements taken every `step`.
+struct SliceBounds {
+  int64_t start, length;
+};
+SliceBounds sliceBounds(int64_t size, std::optional<int64_t> start,
+                        std::optional<int64_t> end, int64_t step);
+/// sliceBounds of a slice op (kt.slice, kt.view_slice, kt.slice_scatter)
+/// on a dim of `size`.
+template <typename OpT> SliceBounds sliceBoundsOf(OpT op, int64_t size) {
+  std::optional<int64_t> start, end;
+  if (auto s = op.getStart())
+    start = (int64_t)*s;
+  if (auto e = op.getEnd())
+    end = (int64_t)*e;
+  return sliceBounds(size, start, end, (int64_t)op.getStep());
+}
+
+/// A strided view of a buffer (PyTorch's as_strided): element `idx` of
+/// `shape` is element `offset + sum_k idx[k] * strides[k]` of the buffer.
+/// The view ops compute their layout with it, over a contiguous tensor (the
+/// copying shape ops: kt.slice, kt.permute, ...) or over a ref's layout (the
+/// kt.view_* ops).
+struct StridedView {
+  llvm::SmallVector<int64_t> shape, strides;
+  int64_t offset = 0;
+
+  /// The row-major layout of a contiguous tensor of `shape`.
+  static StridedView contiguous(llvm::ArrayRef<int64_t> shape);
+  /// The layout of the ref `ref`.
+  static StridedView ofRef(const Tensor &ref);
+
+  /// Result dim i is dim perm[i].
+  StridedView permuted(llvm::ArrayRef<int64_t> perm) const;
+  /// Dim `d` restricted to `b.length` elements from `b.start`, every `step`.
+  StridedView sliced(int64_t d, SliceBounds b, int64_t step) const;
+  /// Dim `d` fixed at `index` (in range) and dropped.
+  StridedView selected(int64_t d, int64_t index) const;
+  /// Expanded to `size` (kt.expand's list: -1 keeps a dim; new leading dims
+  /// and expanded size-1 dims read with stride 0). Fails, with the error at
+  /// `op`, when a dim of size other than 1 would change.
+  mlir::FailureOr<StridedView> expanded(mlir::Operation *op,
+                                        llvm::ArrayRef<int64_t> size) const;
+};
+
+/// Calls `fn(linear, offset)` for each element of `view` in row-major order,
+/// where `offset` is its element offset in the buffer.
+template <typename Fn> void forEachStrided(const StridedView &view, Fn &&fn) {
+  llvm::SmallVector<int64_t> strides(view.strides);
+  forEachBroadcast(view.shape, {strides},
+                   [&](int64_t linear, llvm::ArrayRef<int64_t> offs) {
+                     fn(linear, view.offset + offs[0]);
+                   });
+}
+
+/// The permutation of `rank` dims that swaps dims `d0` and `d1` (negative
+/// ones counted from the end).
+llvm::SmallVector<int64_t> transposePerm(int64_t rank, int64_t d0, int64_t d1);
+/// `dims` with negative dims of a rank-`rank` tensor counted from the end.
+llvm::SmallVector<int64_t> wrapDims(llvm::ArrayRef<int64_t> dims, int64_t rank);
 
 /// Converts a linear row-major index to a multi-index.
 void delinearize(int64_t linear, llvm::ArrayRef<int64_t> shape,

@@ -30,13 +30,6 @@ int64_t product(ArrayRef<int64_t> dims) {
   return p;
 }
 
-std::string shapeStr(ArrayRef<int64_t> s) {
-  std::string r = "[";
-  for (auto [i, d] : llvm::enumerate(s))
-    r += (i ? ", " : "") + std::to_string(d);
-  return r + "]";
-}
-
 /// The maximum of `n` values read by `get`, NaN if any is NaN, -inf if empty.
 template <typename Get> double rowMax(int64_t n, Get get) {
   double m = -kInf;

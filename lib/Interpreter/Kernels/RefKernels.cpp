@@ -24,16 +24,6 @@ using namespace kiln::kt;
 namespace kiln::interp {
 namespace {
 
-std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape)) {
-    if (i)
-      s += ", ";
-    s += std::to_string(d);
-  }
-  return s + "]";
-}
-
 /// Calls `fn(linear, storageIndex, srcOffset)` for every element of the view
 /// `ref` in row-major order; `srcOffset` is the offset into a contiguous
 /// tensor of shape `srcShape` broadcast to the view's shape.
@@ -206,13 +196,13 @@ LogicalResult interpretViewReshape(ViewReshapeOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
+/// The ref over `in`'s storage with layout `view`.
+Tensor refView(const Tensor &in, const StridedView &view) {
+  return in.refView(view.shape, view.offset, view.strides);
+}
+
 Tensor permuted(const Tensor &in, ArrayRef<int64_t> perm) {
-  SmallVector<int64_t> shape, strides;
-  for (int64_t p : perm) {
-    shape.push_back(in.dim(p));
-    strides.push_back(in.refStrides()[p]);
-  }
-  return in.refView(shape, in.refOffset(), strides);
+  return refView(in, StridedView::ofRef(in).permuted(perm));
 }
 
 LogicalResult interpretViewTranspose(ViewTransposeOp op,
@@ -224,20 +214,16 @@ LogicalResult interpretViewTranspose(ViewTransposeOp op,
     results.push_back(in);
     return success();
   }
-  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  std::swap(perm[kt::wrapDim((int64_t)op.getDim0(), rank)],
-            perm[kt::wrapDim((int64_t)op.getDim1(), rank)]);
-  results.push_back(permuted(in, perm));
+  results.push_back(permuted(
+      in, transposePerm(rank, (int64_t)op.getDim0(), (int64_t)op.getDim1())));
   return success();
 }
 
 LogicalResult interpretViewPermute(ViewPermuteOp op, ArrayRef<Tensor> operands,
                                    SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
-  SmallVector<int64_t> perm = getI64Array(op.getDimsAttr());
-  for (int64_t &p : perm)
-    p = kt::wrapDim(p, in.rank());
-  results.push_back(permuted(in, perm));
+  results.push_back(
+      permuted(in, wrapDims(getI64Array(op.getDimsAttr()), in.rank())));
   return success();
 }
 
@@ -245,21 +231,9 @@ LogicalResult interpretViewSlice(ViewSliceOp op, ArrayRef<Tensor> operands,
                                  SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
   int64_t d = kt::wrapDim((int64_t)op.getDim(), in.rank());
-  int64_t size = in.dim(d), step = (int64_t)op.getStep();
-  int64_t start = op.getStart() ? (int64_t)*op.getStart() : 0;
-  int64_t end = op.getEnd() ? (int64_t)*op.getEnd() : size;
-  if (start < 0)
-    start += size;
-  if (end < 0)
-    end += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  end = std::clamp<int64_t>(end, start, size);
-  int64_t len = end == start ? 0 : (end - start - 1) / step + 1;
-  SmallVector<int64_t> shape(in.shape()), strides(in.refStrides());
-  int64_t offset = in.refOffset() + start * strides[d];
-  shape[d] = len;
-  strides[d] *= step;
-  results.push_back(in.refView(shape, offset, strides));
+  SliceBounds bounds = sliceBoundsOf(op, in.dim(d));
+  results.push_back(refView(
+      in, StridedView::ofRef(in).sliced(d, bounds, (int64_t)op.getStep())));
   return success();
 }
 
@@ -273,40 +247,18 @@ LogicalResult interpretViewSelect(ViewSelectOp op, ArrayRef<Tensor> operands,
                           << d << " of size " << size << " at run time";
   if (index < 0)
     index += size;
-  SmallVector<int64_t> shape(in.shape()), strides(in.refStrides());
-  int64_t offset = in.refOffset() + index * strides[d];
-  shape.erase(shape.begin() + d);
-  strides.erase(strides.begin() + d);
-  results.push_back(in.refView(shape, offset, strides));
+  results.push_back(refView(in, StridedView::ofRef(in).selected(d, index)));
   return success();
 }
 
 LogicalResult interpretViewExpand(ViewExpandOp op, ArrayRef<Tensor> operands,
                                   SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
-  SmallVector<int64_t> size = getI64Array(op.getSizeAttr());
-  int64_t lead = size.size() - in.rank();
-  SmallVector<int64_t> shape, strides;
-  for (auto [i, s] : llvm::enumerate(size)) {
-    if ((int64_t)i < lead) {
-      shape.push_back(s);
-      strides.push_back(0);
-      continue;
-    }
-    int64_t k = i - lead, d = in.dim(k);
-    if (s == -1 || s == d) {
-      shape.push_back(d);
-      strides.push_back(in.refStrides()[k]);
-      continue;
-    }
-    if (d != 1)
-      return op.emitError() << "dim " << k << " of self has size " << d
-                            << " at run time and cannot be expanded to " << s
-                            << " (only size-1 dims expand)";
-    shape.push_back(s);
-    strides.push_back(0);
-  }
-  results.push_back(in.refView(shape, in.refOffset(), strides));
+  FailureOr<StridedView> view =
+      StridedView::ofRef(in).expanded(op, getI64Array(op.getSizeAttr()));
+  if (failed(view))
+    return failure();
+  results.push_back(refView(in, *view));
   return success();
 }
 

@@ -22,44 +22,18 @@ using namespace kiln::kt;
 namespace kiln::interp {
 namespace {
 
-std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape)) {
-    if (i)
-      s += ", ";
-    s += std::to_string(d);
-  }
-  return s + "]";
-}
-
-/// out[idx] = in[base + sum_k idx[k] * strides[k]] for each idx of `outShape`.
-Tensor stridedCopy(const Tensor &in, DType dt, ArrayRef<int64_t> outShape,
-                   int64_t base, ArrayRef<int64_t> strides) {
-  Tensor out(dt, outShape);
-  size_t es = dtypeSize(dt);
-  const uint8_t *src = static_cast<const uint8_t *>(in.data());
-  uint8_t *dst = static_cast<uint8_t *>(out.mutableData());
-  int64_t total = out.numel(), rank = outShape.size();
-  SmallVector<int64_t> idx(rank, 0);
-  int64_t off = base;
-  for (int64_t o = 0; o < total; ++o) {
-    std::memcpy(dst + o * es, src + off * es, es);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < outShape[d]) {
-        off += strides[d];
-        break;
-      }
-      off -= strides[d] * (outShape[d] - 1);
-      idx[d] = 0;
-    }
-  }
-  return out;
-}
-
 void copyElem(Tensor &out, int64_t o, const Tensor &in, int64_t i) {
   size_t es = dtypeSize(out.dtype());
   std::memcpy(static_cast<uint8_t *>(out.mutableData()) + o * es,
               static_cast<const uint8_t *>(in.data()) + i * es, es);
+}
+
+/// out[idx] = in[view.offset + sum_k idx[k] * view.strides[k]] for each idx
+/// of `view.shape` (`in` contiguous).
+Tensor stridedCopy(const Tensor &in, DType dt, const StridedView &view) {
+  Tensor out(dt, view.shape);
+  forEachStrided(view, [&](int64_t o, int64_t i) { copyElem(out, o, in, i); });
+  return out;
 }
 
 LogicalResult interpretReshape(ReshapeOp op, ArrayRef<Tensor> operands,
@@ -92,13 +66,7 @@ LogicalResult interpretReshape(ReshapeOp op, ArrayRef<Tensor> operands,
 
 /// Permutes `in` so that result dim i is input dim perm[i].
 Tensor permuteTensor(const Tensor &in, DType dt, ArrayRef<int64_t> perm) {
-  SmallVector<int64_t> st = contiguousStrides(in.shape());
-  SmallVector<int64_t> shape, strides;
-  for (int64_t p : perm) {
-    shape.push_back(in.dim(p));
-    strides.push_back(st[p]);
-  }
-  return stridedCopy(in, dt, shape, 0, strides);
+  return stridedCopy(in, dt, StridedView::contiguous(in.shape()).permuted(perm));
 }
 
 LogicalResult interpretTranspose(TransposeOp op, ArrayRef<Tensor> operands,
@@ -109,9 +77,8 @@ LogicalResult interpretTranspose(TransposeOp op, ArrayRef<Tensor> operands,
     results.push_back(in);
     return success();
   }
-  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  std::swap(perm[kt::wrapDim((int64_t)op.getDim0(), rank)],
-            perm[kt::wrapDim((int64_t)op.getDim1(), rank)]);
+  SmallVector<int64_t> perm =
+      transposePerm(rank, (int64_t)op.getDim0(), (int64_t)op.getDim1());
   results.push_back(permuteTensor(in, resultDType(op), perm));
   return success();
 }
@@ -119,9 +86,7 @@ LogicalResult interpretTranspose(TransposeOp op, ArrayRef<Tensor> operands,
 LogicalResult interpretPermute(PermuteOp op, ArrayRef<Tensor> operands,
                                SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
-  SmallVector<int64_t> perm = getI64Array(op.getDimsAttr());
-  for (int64_t &p : perm)
-    p = kt::wrapDim(p, in.rank());
+  SmallVector<int64_t> perm = wrapDims(getI64Array(op.getDimsAttr()), in.rank());
   results.push_back(permuteTensor(in, resultDType(op), perm));
   return success();
 }
@@ -129,30 +94,11 @@ LogicalResult interpretPermute(PermuteOp op, ArrayRef<Tensor> operands,
 LogicalResult interpretExpand(ExpandOp op, ArrayRef<Tensor> operands,
                               SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
-  SmallVector<int64_t> size = getI64Array(op.getSizeAttr());
-  int64_t lead = size.size() - in.rank();
-  SmallVector<int64_t> st = contiguousStrides(in.shape());
-  SmallVector<int64_t> shape, strides;
-  for (auto [i, s] : llvm::enumerate(size)) {
-    if ((int64_t)i < lead) {
-      shape.push_back(s);
-      strides.push_back(0);
-      continue;
-    }
-    int64_t k = i - lead, d = in.dim(k);
-    if (s == -1 || s == d) {
-      shape.push_back(d);
-      strides.push_back(st[k]);
-      continue;
-    }
-    if (d != 1)
-      return op.emitError() << "dim " << k << " of self has size " << d
-                            << " at run time and cannot be expanded to " << s
-                            << " (only size-1 dims expand)";
-    shape.push_back(s);
-    strides.push_back(0);
-  }
-  results.push_back(stridedCopy(in, resultDType(op), shape, 0, strides));
+  FailureOr<StridedView> view = StridedView::contiguous(in.shape()).expanded(
+      op, getI64Array(op.getSizeAttr()));
+  if (failed(view))
+    return failure();
+  results.push_back(stridedCopy(in, resultDType(op), *view));
   return success();
 }
 
@@ -203,22 +149,10 @@ LogicalResult interpretSlice(SliceOp op, ArrayRef<Tensor> operands,
                              SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
   int64_t d = kt::wrapDim((int64_t)op.getDim(), in.rank());
-  int64_t size = in.dim(d), step = (int64_t)op.getStep();
-  int64_t start = op.getStartAttr() ? op.getStartAttr().getInt() : 0;
-  int64_t end = op.getEndAttr() ? op.getEndAttr().getInt() : size;
-  if (start < 0)
-    start += size;
-  if (end < 0)
-    end += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  end = std::clamp<int64_t>(end, start, size);
-  int64_t len = end == start ? 0 : (end - start - 1) / step + 1;
-  SmallVector<int64_t> shape(in.shape());
-  SmallVector<int64_t> strides = contiguousStrides(in.shape());
-  shape[d] = len;
-  int64_t base = len ? start * strides[d] : 0;
-  strides[d] *= step;
-  results.push_back(stridedCopy(in, resultDType(op), shape, base, strides));
+  SliceBounds bounds = sliceBoundsOf(op, in.dim(d));
+  results.push_back(stridedCopy(in, resultDType(op),
+                                StridedView::contiguous(in.shape())
+                                    .sliced(d, bounds, (int64_t)op.getStep())));
   return success();
 }
 
@@ -232,12 +166,9 @@ LogicalResult interpretSelect(SelectOp op, ArrayRef<Tensor> operands,
                           << d << " of size " << size;
   if (index < 0)
     index += size;
-  SmallVector<int64_t> shape(in.shape());
-  SmallVector<int64_t> strides = contiguousStrides(in.shape());
-  int64_t base = index * strides[d];
-  shape.erase(shape.begin() + d);
-  strides.erase(strides.begin() + d);
-  results.push_back(stridedCopy(in, resultDType(op), shape, base, strides));
+  results.push_back(
+      stridedCopy(in, resultDType(op),
+                  StridedView::contiguous(in.shape()).selected(d, index)));
   return success();
 }
 
@@ -462,41 +393,26 @@ LogicalResult interpretFlip(FlipOp op, ArrayRef<Tensor> operands,
                             SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
   int64_t rank = in.rank();
-  SmallVector<int64_t> strides = contiguousStrides(in.shape());
-  int64_t base = 0;
+  StridedView view = StridedView::contiguous(in.shape());
   if (in.numel() > 0 && rank > 0) {
     for (int64_t d : getI64Array(op.getDimsAttr())) {
       d = kt::wrapDim(d, rank);
-      base += (in.dim(d) - 1) * strides[d];
-      strides[d] = -strides[d];
+      view.offset += (in.dim(d) - 1) * view.strides[d];
+      view.strides[d] = -view.strides[d];
     }
   }
-  results.push_back(stridedCopy(in, resultDType(op), in.shape(), base, strides));
+  results.push_back(stridedCopy(in, resultDType(op), view));
   return success();
 }
 
-/// out = copy of `self` with the positions base + sum_k idx[k] * strides[k]
-/// (idx over `partShape`) replaced by `src` (of shape `partShape`).
+/// out = copy of `self` (contiguous) with the elements of `part` (a view of
+/// it) replaced by `src` (of shape `part.shape`).
 Tensor scatterCopy(const Tensor &self, const Tensor &src,
-                   ArrayRef<int64_t> partShape, int64_t base,
-                   ArrayRef<int64_t> strides) {
+                   const StridedView &part) {
   Tensor out(self.dtype(), self.shape());
   if (self.byteSize())
     std::memcpy(out.mutableData(), self.data(), self.byteSize());
-  int64_t total = numElements(partShape), rank = partShape.size();
-  SmallVector<int64_t> idx(rank, 0);
-  int64_t off = base;
-  for (int64_t i = 0; i < total; ++i) {
-    copyElem(out, off, src, i);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < partShape[d]) {
-        off += strides[d];
-        break;
-      }
-      off -= strides[d] * (partShape[d] - 1);
-      idx[d] = 0;
-    }
-  }
+  forEachStrided(part, [&](int64_t i, int64_t o) { copyElem(out, o, src, i); });
   return out;
 }
 
@@ -504,25 +420,13 @@ LogicalResult interpretSliceScatter(SliceScatterOp op, ArrayRef<Tensor> operands
                                     SmallVectorImpl<Tensor> &results) {
   const Tensor &self = operands[0], &src = operands[1];
   int64_t d = kt::wrapDim((int64_t)op.getDim(), self.rank());
-  int64_t size = self.dim(d), step = (int64_t)op.getStep();
-  int64_t start = op.getStart() ? (int64_t)*op.getStart() : 0;
-  int64_t end = op.getEnd() ? (int64_t)*op.getEnd() : size;
-  if (start < 0)
-    start += size;
-  if (end < 0)
-    end += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  end = std::clamp<int64_t>(end, start, size);
-  SmallVector<int64_t> part(self.shape());
-  part[d] = end == start ? 0 : (end - start - 1) / step + 1;
-  if (src.shape() != ArrayRef<int64_t>(part))
+  StridedView part = StridedView::contiguous(self.shape()).sliced(
+      d, sliceBoundsOf(op, self.dim(d)), (int64_t)op.getStep());
+  if (src.shape() != ArrayRef<int64_t>(part.shape))
     return op.emitError() << "src has shape " << shapeStr(src.shape())
                           << " but the slice of self has shape "
-                          << shapeStr(part) << " at run time";
-  SmallVector<int64_t> strides = contiguousStrides(self.shape());
-  int64_t base = start * strides[d];
-  strides[d] *= step;
-  results.push_back(scatterCopy(self, src, part, base, strides));
+                          << shapeStr(part.shape) << " at run time";
+  results.push_back(scatterCopy(self, src, part));
   return success();
 }
 
@@ -537,16 +441,12 @@ LogicalResult interpretSelectScatter(SelectScatterOp op,
                           << d << " of size " << size << " at run time";
   if (index < 0)
     index += size;
-  SmallVector<int64_t> part(self.shape());
-  part.erase(part.begin() + d);
-  if (src.shape() != ArrayRef<int64_t>(part))
+  StridedView part = StridedView::contiguous(self.shape()).selected(d, index);
+  if (src.shape() != ArrayRef<int64_t>(part.shape))
     return op.emitError() << "src has shape " << shapeStr(src.shape())
                           << " but the selection of self has shape "
-                          << shapeStr(part) << " at run time";
-  SmallVector<int64_t> strides = contiguousStrides(self.shape());
-  int64_t base = index * strides[d];
-  strides.erase(strides.begin() + d);
-  results.push_back(scatterCopy(self, src, part, base, strides));
+                          << shapeStr(part.shape) << " at run time";
+  results.push_back(scatterCopy(self, src, part));
   return success();
 }
 
