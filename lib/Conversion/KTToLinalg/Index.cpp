@@ -78,14 +78,6 @@ Value buildIndexed(OpBuilder &b, Location loc, RankedTensorType resultType,
       .getResult(0);
 }
 
-/// The size of dim `d` of `x` (1 for rank 0) as an index value.
-Value dimSize(OpBuilder &b, Location loc, Value x, int64_t d) {
-  auto t = cast<RankedTensorType>(x.getType());
-  if (t.getRank() == 0)
-    return arith::ConstantIndexOp::create(b, loc, 1);
-  return getValueOrCreateConstantIndexOp(b, loc, getSizes(b, loc, x)[d]);
-}
-
 struct StackLowering : public OpConversionPattern<kt::StackOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::StackOp op, OpAdaptor adaptor,

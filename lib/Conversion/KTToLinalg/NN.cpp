@@ -234,8 +234,7 @@ struct MatmulLowering : public OpConversionPattern<kt::MatmulOp> {
       };
       Value a3 = collapseRange(rw, loc, bcast(a, at, sa, ra), 0, nb);
       Value b3 = collapseRange(rw, loc, bcast(bv, bt, sb, rb), 0, nb);
-      Value bsz =
-          getValueOrCreateConstantIndexOp(rw, loc, getSizes(rw, loc, a3)[0]);
+      Value bsz = dimSize(rw, loc, a3, 0);
       auto a3t = cast<RankedTensorType>(a3.getType());
       Value init =
           zeros(rw, loc, {a3t.getDimSize(0), ms, ns}, {bsz, m, n}, acc);

@@ -29,10 +29,6 @@ namespace {
 
 using utils::IteratorType;
 
-Value idx(OpBuilder &b, Location loc, OpFoldResult v) {
-  return getValueOrCreateConstantIndexOp(b, loc, v);
-}
-
 /// The product of `sizes` as a float of type `t`.
 Value countAsFloat(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
                    Type t) {
@@ -48,7 +44,7 @@ Value countAsFloat(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
     return scalarConst(b, loc, t, (double)st);
   Value n = arith::ConstantIndexOp::create(b, loc, 1);
   for (OpFoldResult s : sizes)
-    n = arith::MulIOp::create(b, loc, n, idx(b, loc, s));
+    n = arith::MulIOp::create(b, loc, n, indexValue(b, loc, s));
   Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), n);
   return arith::SIToFPOp::create(b, loc, t, i);
 }

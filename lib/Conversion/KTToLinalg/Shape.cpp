@@ -24,13 +24,6 @@ using namespace kiln::lowering;
 
 namespace {
 
-Value idx(OpBuilder &b, Location loc, OpFoldResult v) {
-  return getValueOrCreateConstantIndexOp(b, loc, v);
-}
-Value cIdx(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
 /// `v` with the size-1 dims `unitDims` (sorted, of `v`) removed.
 Value removeUnitDims(OpBuilder &b, Location loc, Value v, RankedTensorType type,
                      ArrayRef<int64_t> unitDims) {
@@ -120,7 +113,7 @@ struct ReshapeLowering : public OpConversionPattern<kt::ReshapeOp> {
       } else {
         Value numel = tensor::DimOp::create(rw, loc, flat, 0);
         sizes[inferAt] =
-            arith::DivUIOp::create(rw, loc, numel, cIdx(rw, loc, known))
+            arith::DivUIOp::create(rw, loc, numel, indexConst(rw, loc, known))
                 .getResult();
       }
     }
@@ -244,13 +237,13 @@ struct UnsqueezeLowering : public OpConversionPattern<kt::UnsqueezeOp> {
 /// Python's slice index normalization: v < 0 counts from the end, then
 /// clamped to [0, n].
 Value normalizeSliceIndex(OpBuilder &b, Location loc, int64_t v, Value n) {
-  Value c = cIdx(b, loc, v < 0 ? -v : v);
+  Value c = indexConst(b, loc, v < 0 ? -v : v);
   Value r;
   if (v < 0) {
     // max(n - |v|, 0) without unsigned wrap: n >= |v| ? n - |v| : 0.
     Value ge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, n, c);
     r = arith::SelectOp::create(b, loc, ge, arith::SubIOp::create(b, loc, n, c),
-                                cIdx(b, loc, 0));
+                                indexConst(b, loc, 0));
   } else {
     r = arith::MinSIOp::create(b, loc, c, n);
   }
@@ -263,15 +256,21 @@ Value normalizeSliceIndex(OpBuilder &b, Location loc, int64_t v, Value n) {
 struct SliceWindow {
   SmallVector<OpFoldResult> offsets, sizes, strides;
 };
+/// The window of all of `x`.
+SliceWindow wholeWindow(OpBuilder &rw, Location loc, Value x) {
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  SliceWindow w;
+  w.sizes = getSizes(rw, loc, x);
+  w.offsets.assign(rank, rw.getIndexAttr(0));
+  w.strides.assign(rank, rw.getIndexAttr(1));
+  return w;
+}
 SliceWindow sliceWindow(OpBuilder &rw, Location loc, Value x, int64_t d,
                         std::optional<int64_t> startAttr,
                         std::optional<int64_t> endAttr, int64_t step,
                         int64_t len) {
   auto xt = cast<RankedTensorType>(x.getType());
-  SliceWindow w;
-  w.sizes = getSizes(rw, loc, x);
-  w.offsets.assign(xt.getRank(), rw.getIndexAttr(0));
-  w.strides.assign(xt.getRank(), rw.getIndexAttr(1));
+  SliceWindow w = wholeWindow(rw, loc, x);
   if (!ShapedType::isDynamic(len) && !xt.isDynamicDim(d)) {
     // Static: fold the Python rules here.
     int64_t n = xt.getDimSize(d);
@@ -287,21 +286,40 @@ SliceWindow sliceWindow(OpBuilder &rw, Location loc, Value x, int64_t d,
     w.strides[d] = rw.getIndexAttr(step);
     return w;
   }
-  Value n = idx(rw, loc, w.sizes[d]);
+  Value n = indexValue(rw, loc, w.sizes[d]);
   Value start = startAttr ? normalizeSliceIndex(rw, loc, *startAttr, n)
-                          : cIdx(rw, loc, 0);
+                          : indexConst(rw, loc, 0);
   Value end = endAttr ? normalizeSliceIndex(rw, loc, *endAttr, n) : n;
   // len = end > start ? ceil((end - start) / step) : 0.
   Value diff = arith::SubIOp::create(rw, loc, end, start);
-  Value dynLen = arith::CeilDivSIOp::create(rw, loc, diff, cIdx(rw, loc, step));
+  Value dynLen = arith::CeilDivSIOp::create(rw, loc, diff, indexConst(rw, loc, step));
   Value pos =
       arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sgt, end, start);
-  dynLen = arith::SelectOp::create(rw, loc, pos, dynLen, cIdx(rw, loc, 0));
+  dynLen = arith::SelectOp::create(rw, loc, pos, dynLen, indexConst(rw, loc, 0));
   // An empty slice starts at 0 so the offset stays in bounds.
-  start = arith::SelectOp::create(rw, loc, pos, start, cIdx(rw, loc, 0));
+  start = arith::SelectOp::create(rw, loc, pos, start, indexConst(rw, loc, 0));
   w.offsets[d] = start;
   w.sizes[d] = dynLen;
   w.strides[d] = rw.getIndexAttr(step);
+  return w;
+}
+
+/// The window of x[..., index, ...] along dim `d` (a negative `index` counts
+/// from the end): size 1 at dim `d`, to be dropped by the user.
+SliceWindow selectWindow(OpBuilder &rw, Location loc, Value x, int64_t d,
+                         int64_t index) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  SliceWindow w = wholeWindow(rw, loc, x);
+  if (index >= 0)
+    w.offsets[d] = rw.getIndexAttr(index);
+  else if (!xt.isDynamicDim(d))
+    w.offsets[d] = rw.getIndexAttr(index + xt.getDimSize(d));
+  else
+    w.offsets[d] = arith::AddIOp::create(rw, loc,
+                                         indexValue(rw, loc, w.sizes[d]),
+                                         indexConst(rw, loc, index))
+                       .getResult();
+  w.sizes[d] = rw.getIndexAttr(1);
   return w;
 }
 
@@ -382,24 +400,12 @@ struct SelectScatterLowering
     Value x = adaptor.getSelf(), src = adaptor.getSrc();
     auto xt = cast<RankedTensorType>(x.getType());
     int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
-    int64_t index = op.getIndex();
-    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
-    SmallVector<OpFoldResult> offsets(xt.getRank(), rw.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(xt.getRank(), rw.getIndexAttr(1));
-    if (index >= 0)
-      offsets[d] = rw.getIndexAttr(index);
-    else if (!xt.isDynamicDim(d))
-      offsets[d] = rw.getIndexAttr(index + xt.getDimSize(d));
-    else
-      offsets[d] = arith::AddIOp::create(rw, loc, idx(rw, loc, sizes[d]),
-                                         cIdx(rw, loc, index))
-                       .getResult();
-    sizes[d] = rw.getIndexAttr(1);
+    SliceWindow w = selectWindow(rw, loc, x, d, op.getIndex());
     // The source lacks dim d: a rank-reducing insert.
     Value s =
-        castTo(rw, loc, src, windowType(sizes, xt.getElementType(), {d}));
-    Value r =
-        tensor::InsertSliceOp::create(rw, loc, s, x, offsets, sizes, strides);
+        castTo(rw, loc, src, windowType(w.sizes, xt.getElementType(), {d}));
+    Value r = tensor::InsertSliceOp::create(rw, loc, s, x, w.offsets, w.sizes,
+                                            w.strides);
     rw.replaceOp(op, castTo(rw, loc, r, op.getResult().getType()));
     return success();
   }
@@ -414,20 +420,8 @@ struct SelectLowering : public OpConversionPattern<kt::SelectOp> {
     auto xt = cast<RankedTensorType>(x.getType());
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
-    int64_t index = op.getIndex();
-    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
-    SmallVector<OpFoldResult> offsets(xt.getRank(), rw.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(xt.getRank(), rw.getIndexAttr(1));
-    if (index >= 0)
-      offsets[d] = rw.getIndexAttr(index);
-    else if (!xt.isDynamicDim(d))
-      offsets[d] = rw.getIndexAttr(index + xt.getDimSize(d));
-    else
-      offsets[d] = arith::AddIOp::create(rw, loc, idx(rw, loc, sizes[d]),
-                                         cIdx(rw, loc, index))
-                       .getResult();
-    sizes[d] = rw.getIndexAttr(1);
-    Value r = extractSlice(rw, loc, x, offsets, sizes, strides);
+    SliceWindow w = selectWindow(rw, loc, x, d, op.getIndex());
+    Value r = extractSlice(rw, loc, x, w.offsets, w.sizes, w.strides);
     rw.replaceOp(op, removeUnitDims(rw, loc, r, rt, {d}));
     return success();
   }
@@ -462,7 +456,7 @@ struct ConcatLowering : public OpConversionPattern<kt::ConcatOp> {
       std::optional<int64_t> a = getConstantIntValue(acc);
       if (a && !vt.isDynamicDim(d))
         return rw.getIndexAttr(*a + vt.getDimSize(d));
-      return arith::AddIOp::create(rw, loc, idx(rw, loc, acc),
+      return arith::AddIOp::create(rw, loc, indexValue(rw, loc, acc),
                                    tensor::DimOp::create(rw, loc, v, d))
           .getResult();
     };
@@ -526,8 +520,8 @@ struct PadLowering : public OpConversionPattern<kt::PadOp> {
         if (!xt.isDynamicDim(i))
           sizes[i] = rw.getIndexAttr(xt.getDimSize(i) - cl - ch);
         else
-          sizes[i] = arith::SubIOp::create(rw, loc, idx(rw, loc, sizes[i]),
-                                           cIdx(rw, loc, cl + ch))
+          sizes[i] = arith::SubIOp::create(rw, loc, indexValue(rw, loc, sizes[i]),
+                                           indexConst(rw, loc, cl + ch))
                          .getResult();
       }
       x = extractSlice(rw, loc, x, offs, sizes, strides);
@@ -555,8 +549,8 @@ struct PadLowering : public OpConversionPattern<kt::PadOp> {
           sizes[i] = rw.getIndexAttr(cropped.getDimSize(i) + extra);
           shape.push_back(cropped.getDimSize(i) + extra);
         } else {
-          sizes[i] = arith::AddIOp::create(rw, loc, idx(rw, loc, sizes[i]),
-                                           cIdx(rw, loc, extra))
+          sizes[i] = arith::AddIOp::create(rw, loc, indexValue(rw, loc, sizes[i]),
+                                           indexConst(rw, loc, extra))
                          .getResult();
           shape.push_back(ShapedType::kDynamic);
         }
@@ -589,8 +583,8 @@ struct FlipLowering : public OpConversionPattern<kt::FlipOp> {
     SmallVector<Value> last(rank);
     for (int64_t i = 0; i < rank; ++i)
       if (flipped[i])
-        last[i] = arith::SubIOp::create(rw, loc, idx(rw, loc, sizes[i]),
-                                        cIdx(rw, loc, 1));
+        last[i] = arith::SubIOp::create(rw, loc, indexValue(rw, loc, sizes[i]),
+                                        indexConst(rw, loc, 1));
     Value init = emptyLike(rw, loc, xt, sizes);
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     Value r =

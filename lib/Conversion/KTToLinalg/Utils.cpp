@@ -14,6 +14,21 @@ using namespace mlir;
 
 namespace kiln::lowering {
 
+Value indexValue(OpBuilder &b, Location loc, OpFoldResult v) {
+  return getValueOrCreateConstantIndexOp(b, loc, v);
+}
+
+Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value dimSize(OpBuilder &b, Location loc, Value x, int64_t d) {
+  auto t = cast<RankedTensorType>(x.getType());
+  if (t.getRank() == 0)
+    return arith::ConstantIndexOp::create(b, loc, 1);
+  return getValueOrCreateConstantIndexOp(b, loc, getSizes(b, loc, x)[d]);
+}
+
 SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc, Value v) {
   return tensor::getMixedSizes(b, loc, v);
 }
@@ -158,10 +173,11 @@ Value broadcastDynamicDims(OpBuilder &b, Location loc, Value v,
   return ifOp.getResult(0);
 }
 
-Value buildElementwise(OpBuilder &b, Location loc, ValueRange operandsIn,
-                       RankedTensorType resultType, BodyFn body) {
-  SmallVector<OpFoldResult> sizes =
-      broadcastSizes(b, loc, operandsIn, resultType);
+/// A pointwise linalg.generic over `operandsIn` broadcast to `resultType`
+/// with sizes `sizes` (the common part of buildElementwise and broadcastTo).
+static Value broadcastGeneric(OpBuilder &b, Location loc, ValueRange operandsIn,
+                              RankedTensorType resultType,
+                              ArrayRef<OpFoldResult> sizes, BodyFn body) {
   SmallVector<Value> operands;
   for (Value v : operandsIn)
     operands.push_back(
@@ -184,24 +200,18 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange operandsIn,
   return generic.getResult(0);
 }
 
+Value buildElementwise(OpBuilder &b, Location loc, ValueRange operandsIn,
+                       RankedTensorType resultType, BodyFn body) {
+  SmallVector<OpFoldResult> sizes =
+      broadcastSizes(b, loc, operandsIn, resultType);
+  return broadcastGeneric(b, loc, operandsIn, resultType, sizes, body);
+}
+
 Value broadcastTo(OpBuilder &b, Location loc, Value operand,
                   RankedTensorType resultType, ArrayRef<OpFoldResult> sizes) {
-  operand = broadcastDynamicDims(b, loc, operand, resultType.getShape(), sizes);
-  Value init = emptyLike(b, loc, resultType, sizes);
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineMap> maps = {
-      broadcastMap(ctx, cast<RankedTensorType>(operand.getType()),
-                   resultType.getShape()),
-      b.getMultiDimIdentityMap(resultType.getRank())};
-  SmallVector<utils::IteratorType> iters(resultType.getRank(),
-                                         utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, ValueRange{operand},
-             ValueRange{init}, maps, iters,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               linalg::YieldOp::create(nb, nl, args[0]);
-             })
-      .getResult(0);
+  return broadcastGeneric(
+      b, loc, ValueRange{operand}, resultType, sizes,
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
 }
 
 bool isHalf(Type t) { return t.isF16() || t.isBF16(); }

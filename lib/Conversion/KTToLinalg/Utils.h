@@ -23,6 +23,16 @@ using BodyFn = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
                                               mlir::ValueRange)>;
 
 
+/// `v` as an index value (an arith.constant when it is an attribute).
+mlir::Value indexValue(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::OpFoldResult v);
+/// An index arith.constant.
+mlir::Value indexConst(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+/// The size of dim `d` of `x` (1 for rank 0) as an index value (from
+/// getSizes: a constant, or tensor.dim for a `?`).
+mlir::Value dimSize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                    int64_t d);
+
 /// The sizes of `v` (a ranked tensor) as OpFoldResults (tensor.dim for `?`).
 llvm::SmallVector<mlir::OpFoldResult>
 getSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
