@@ -125,6 +125,24 @@ def func_text(name, arg_types, result_types, body_lines):
     return "func.func @%s(%s) -> %s {\n%s\n}\n" % (name, args, res, body)
 
 
+def attr_entries(kw, int_suffix=""):
+    """The entries of an attribute dictionary (no braces) from the dict `kw`,
+    in order: bools as true/false, ints as integers (followed by
+    `int_suffix`, e.g. " : i64"), lists as arrays; None is left out. E.g. the
+    pool ops' kernel_size/stride/... ."""
+    parts = []
+    for k, v in kw.items():
+        if v is None:
+            continue
+        if isinstance(v, bool):
+            parts.append("%s = %s" % (k, "true" if v else "false"))
+        elif isinstance(v, int):
+            parts.append("%s = %d%s" % (k, v, int_suffix))
+        else:
+            parts.append("%s = %s" % (k, list(v)))
+    return ", ".join(parts)
+
+
 def single_op_module(op, inputs, result_types, attrs="", elems=None,
                      operands=None):
     """A module with @main applying one op to all inputs:

@@ -6,10 +6,22 @@ The MLP is linear -> relu -> linear -> cross_entropy (integer targets), and
 the step is SGD without momentum: p <- p - lr * grad.
 """
 
+import os
+import tempfile
+
 import numpy as np
 import torch
+from kiln_testing import close
 
 F = torch.nn.functional
+
+# The MLP training tests' setup (Execution/Training/mlp_sgd*.py): five SGD
+# steps of a 32-64-10 MLP on batches of 16, per-dtype tolerances, and the
+# rungs of the ladder they run on.
+STEPS, BATCH, D_IN, HIDDEN, CLASSES, LR = 5, 16, 32, 64, 10, 0.1
+TOL = {np.float64: (1e-10, 1e-12), np.float32: (2e-5, 2e-6)}
+PIPELINES = ["kiln-eager", "kiln-aot-eager", "kiln-aot-eager{partition=save-all}",
+             "kiln-aot-eager{partition=recompute-all}"]
 
 
 def mlp_step_program(name, batch, d_in, hidden, classes, elem, lr):
@@ -139,3 +151,52 @@ kg.program @{name}(%w1: {r1}, %b1: {q1}, %w2: {r2}, %b2: {q2}, %x: {x}, %t: {t})
   kg.return %loss : {s}
 }}
 """
+
+
+def mlp_training_setup(seed, dtype, elem, program):
+    """The inputs of an MLP training test: initial parameters and batches
+    from `seed`, the torch.optim.SGD reference (losses, final parameters), a
+    temporary directory and the step program (`program`: mlp_step_program or
+    mlp_step_program_refs) written to step.mlir in it."""
+    rng = np.random.default_rng(seed)
+    params = mlp_init(rng, D_IN, HIDDEN, CLASSES, dtype)
+    batches = mlp_batches(rng, STEPS, BATCH, D_IN, CLASSES, dtype)
+    ref = torch_sgd_steps(params, batches, LR, dtype)
+    tmp = tempfile.mkdtemp(prefix="kiln-train-")
+    src = os.path.join(tmp, "step.mlir")
+    with open(src, "w") as f:
+        f.write(program("step", BATCH, D_IN, HIDDEN, CLASSES, elem, LR))
+    return params, batches, ref, tmp, src
+
+
+def check_against_torch(s, label, dtype, losses, final, ref_losses,
+                        ref_params):
+    """Records every step's loss and the final parameters against torch's,
+    and that the loss goes down (the step trains)."""
+    rtol, atol = TOL[dtype]
+    for k in range(STEPS):
+        ok, msg = close(np.array(losses[k]), np.array(ref_losses[k]), rtol,
+                        atol)
+        s.record("%s: loss of step %d" % (label, k), ok, msg)
+    for name, a, b in zip(["w1", "b1", "w2", "b2"], final, ref_params):
+        ok, msg = close(a, b, rtol, atol)
+        s.record("%s: final %s" % (label, name), ok, msg)
+    s.record("%s: loss decreases" % label, losses[-1] < losses[0],
+             "losses %s" % losses)
+
+
+def check_policies_agree(s, label, pipeline, losses, final, first):
+    """kiln-aot-eager decomposes composites (cross_entropy, linear) before
+    differentiating: other roundings than kiln-eager's kernels, so the rungs
+    agree within the tolerance of check_against_torch; the partition
+    policies of one rung run the same ops and agree bit for bit. `first` is
+    the first kiln-aot-eager run (None before it); returns the new one."""
+    if pipeline == "kiln-eager":
+        return first
+    if first is None:
+        return (pipeline, losses, final)
+    same = first[1] == losses and all(
+        np.array_equal(a, b) for a, b in zip(first[2], final))
+    s.record("%s: bit-identical to %s" % (label, first[0]), same,
+             "losses %s vs %s" % (losses, first[1]))
+    return first

@@ -10,7 +10,7 @@
 import numpy as np
 import torch
 from autodiff_helpers import GradSuite
-from kiln_testing import ttype
+from kiln_testing import attr_entries, ttype
 
 s = GradSuite(__file__)
 F = torch.nn.functional
@@ -25,17 +25,8 @@ def t64(shape):
 
 
 def attrs(**kw):
-    parts = []
-    for k, v in kw.items():
-        if v is None:
-            continue
-        if isinstance(v, bool):
-            parts.append("%s = %s" % (k, "true" if v else "false"))
-        elif isinstance(v, int):
-            parts.append("%s = %d : i64" % (k, v))
-        else:
-            parts.append("%s = [%s]" % (k, ", ".join(str(a) for a in v)))
-    return " {" + ", ".join(parts) + "}" if parts else ""
+    parts = attr_entries(kw, " : i64")
+    return " {" + parts + "}" if parts else ""
 
 
 AVG = [

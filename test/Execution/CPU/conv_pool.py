@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from cpu_compare import CPUSuite
 from kiln_testing import ttype, to_bf16
+from kiln_testing import attr_entries
 
 s = CPUSuite(__file__)
 NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.float32}
@@ -28,17 +29,7 @@ def rand(shape, elem, special=False):
 
 
 def attrs(**kw):
-    parts = []
-    for k, v in kw.items():
-        if v is None:
-            continue
-        if isinstance(v, bool):
-            parts.append("%s = %s" % (k, "true" if v else "false"))
-        elif isinstance(v, int):
-            parts.append("%s = %d" % (k, v))
-        else:
-            parts.append("%s = %s" % (k, list(v)))
-    return ", ".join(parts)
+    return attr_entries(kw)
 
 
 def pair(v, default):

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from kiln_testing import Suite, ttype, func_text, to_bf16
+from kiln_testing import attr_entries
 
 s = Suite(__file__, cpu=True)
 
@@ -32,17 +33,7 @@ def rand(shape, elem):
 
 
 def attrs(**kw):
-    parts = []
-    for k, v in kw.items():
-        if v is None:
-            continue
-        if isinstance(v, bool):
-            parts.append("%s = %s" % (k, "true" if v else "false"))
-        elif isinstance(v, int):
-            parts.append("%s = %d" % (k, v))
-        else:
-            parts.append("%s = %s" % (k, list(v)))
-    return ", ".join(parts)
+    return attr_entries(kw)
 
 
 def check_max(x, elem, kernel, stride=None, padding=None, dilation=None,

@@ -13,30 +13,19 @@
 
 import os
 import subprocess
-import tempfile
 
 import numpy as np
-from kiln_testing import KILN_RUN, Suite, close
-from training_helpers import (mlp_batches, mlp_init, mlp_step_program_refs,
-                              torch_sgd_steps)
+from kiln_testing import KILN_RUN, Suite
+from training_helpers import (PIPELINES, STEPS, check_against_torch,
+                              check_policies_agree, mlp_step_program_refs,
+                              mlp_training_setup)
 
 s = Suite(__file__)
-STEPS, BATCH, D_IN, HIDDEN, CLASSES, LR = 5, 16, 32, 64, 10, 0.1
-TOL = {np.float64: (1e-10, 1e-12), np.float32: (2e-5, 2e-6)}
-PIPELINES = ["kiln-eager", "kiln-aot-eager", "kiln-aot-eager{partition=save-all}",
-             "kiln-aot-eager{partition=recompute-all}"]
 
 
 def run_steps(dtype, elem, pipeline):
-    rng = np.random.default_rng(11)
-    params = mlp_init(rng, D_IN, HIDDEN, CLASSES, dtype)
-    batches = mlp_batches(rng, STEPS, BATCH, D_IN, CLASSES, dtype)
-    ref = torch_sgd_steps(params, batches, LR, dtype)
-    tmp = tempfile.mkdtemp(prefix="kiln-train-")
-    src = os.path.join(tmp, "step.mlir")
-    with open(src, "w") as f:
-        f.write(mlp_step_program_refs("step", BATCH, D_IN, HIDDEN, CLASSES,
-                                      elem, LR))
+    params, batches, ref, tmp, src = mlp_training_setup(
+        11, dtype, elem, mlp_step_program_refs)
     pfiles = []
     for i, p in enumerate(params):
         pfiles.append(os.path.join(tmp, "param%d.npy" % i))
@@ -72,33 +61,13 @@ for dtype, elem in [(np.float64, "f64"), (np.float32, "f32")]:
             s.record(label, False, err)
             continue
         losses, final, (ref_losses, ref_params), unchanged, stdout = got
-        rtol, atol = TOL[dtype]
-        for k in range(STEPS):
-            ok, msg = close(np.array(losses[k]), np.array(ref_losses[k]), rtol,
-                            atol)
-            s.record("%s: loss of step %d" % (label, k), ok, msg)
-        for name, a, b in zip(["w1", "b1", "w2", "b2"], final, ref_params):
-            ok, msg = close(a, b, rtol, atol)
-            s.record("%s: final %s" % (label, name), ok, msg)
-        s.record("%s: loss decreases" % label, losses[-1] < losses[0],
-                 "losses %s" % losses)
+        check_against_torch(s, label, dtype, losses, final, ref_losses,
+                            ref_params)
         s.record("%s: parameter files unchanged" % label, unchanged)
         # One compile, then cache hits: the guards accept the updated refs.
         s.record("%s: one compile" % label,
                  "compiles: 1\n" in stdout and "cache hits: 4\n" in stdout,
                  stdout)
-        # kiln-aot-eager decomposes composites (cross_entropy, linear) before
-        # differentiating: other roundings than kiln-eager's kernels, so the
-        # rungs agree within the tolerance above; the partition policies of
-        # one rung run the same ops and agree bit for bit.
-        if pipeline == "kiln-eager":
-            continue
-        if first is None:
-            first = (pipeline, losses, final)
-            continue
-        same = first[1] == losses and all(
-            np.array_equal(a, b) for a, b in zip(first[2], final))
-        s.record("%s: bit-identical to %s" % (label, first[0]), same,
-                 "losses %s vs %s" % (losses, first[1]))
+        first = check_policies_agree(s, label, pipeline, losses, final, first)
 
 s.finish()

@@ -12,27 +12,19 @@
 
 import os
 import subprocess
-import tempfile
 
 import numpy as np
-from kiln_testing import KILN_RUN, Suite, close
-from training_helpers import (mlp_batches, mlp_init, mlp_step_program,
-                              torch_sgd_steps)
+from kiln_testing import KILN_RUN, Suite
+from training_helpers import (PIPELINES, check_against_torch,
+                              check_policies_agree, mlp_step_program,
+                              mlp_training_setup)
 
 s = Suite(__file__)
-STEPS, BATCH, D_IN, HIDDEN, CLASSES, LR = 5, 16, 32, 64, 10, 0.1
-TOL = {np.float64: (1e-10, 1e-12), np.float32: (2e-5, 2e-6)}
 
 
 def kiln_steps(dtype, elem, pipeline_args):
-    rng = np.random.default_rng(7)
-    params = mlp_init(rng, D_IN, HIDDEN, CLASSES, dtype)
-    batches = mlp_batches(rng, STEPS, BATCH, D_IN, CLASSES, dtype)
-    ref_losses, ref_params = torch_sgd_steps(params, batches, LR, dtype)
-    tmp = tempfile.mkdtemp(prefix="kiln-train-")
-    src = os.path.join(tmp, "step.mlir")
-    with open(src, "w") as f:
-        f.write(mlp_step_program("step", BATCH, D_IN, HIDDEN, CLASSES, elem, LR))
+    params, batches, (ref_losses, ref_params), tmp, src = mlp_training_setup(
+        7, dtype, elem, mlp_step_program)
     losses = []
     for k, (x, t) in enumerate(batches):
         files = []
@@ -51,8 +43,6 @@ def kiln_steps(dtype, elem, pipeline_args):
     return (losses, params, ref_losses, ref_params), ""
 
 
-PIPELINES = ["kiln-eager", "kiln-aot-eager", "kiln-aot-eager{partition=save-all}",
-             "kiln-aot-eager{partition=recompute-all}"]
 for dtype, elem in [(np.float64, "f64"), (np.float32, "f32")]:
     first = None
     for pipeline in PIPELINES:
@@ -62,29 +52,8 @@ for dtype, elem in [(np.float64, "f64"), (np.float32, "f32")]:
             s.record(label, False, err)
             continue
         losses, params, ref_losses, ref_params = got
-        rtol, atol = TOL[dtype]
-        for k in range(STEPS):
-            ok, msg = close(np.array(losses[k]), np.array(ref_losses[k]), rtol,
-                            atol)
-            s.record("%s: loss of step %d" % (label, k), ok, msg)
-        for name, a, b in zip(["w1", "b1", "w2", "b2"], params, ref_params):
-            ok, msg = close(a, b, rtol, atol)
-            s.record("%s: final %s" % (label, name), ok, msg)
-        # The loss goes down (the step trains).
-        s.record("%s: loss decreases" % label, losses[-1] < losses[0],
-                 "losses %s" % losses)
-        # kiln-aot-eager decomposes composites (cross_entropy, linear) before
-        # differentiating: other roundings than kiln-eager's kernels, so the
-        # rungs agree within the tolerance above; the partition policies of
-        # one rung run the same ops and agree bit for bit.
-        if pipeline == "kiln-eager":
-            continue
-        if first is None:
-            first = (pipeline, losses, params)
-            continue
-        same = first[1] == losses and all(
-            np.array_equal(a, b) for a, b in zip(first[2], params))
-        s.record("%s: bit-identical to %s" % (label, first[0]), same,
-                 "losses %s vs %s" % (losses, first[1]))
+        check_against_torch(s, label, dtype, losses, params, ref_losses,
+                            ref_params)
+        first = check_policies_agree(s, label, pipeline, losses, params, first)
 
 s.finish()
