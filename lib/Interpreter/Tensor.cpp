@@ -199,8 +199,18 @@ llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape) {
 
 Tensor::Tensor(DType dt, llvm::ArrayRef<int64_t> shape)
     : dt(dt), dims(shape.begin(), shape.end()), count(numElements(shape)),
-      buffer(std::make_shared<std::vector<uint8_t>>(
-          std::max<size_t>(count * dtypeSize(dt), 1), 0)) {}
+      buffer(std::make_shared<TensorStorage>(
+          std::max<size_t>(count * dtypeSize(dt), 1))) {}
+
+Tensor Tensor::adopt(DType dt, llvm::ArrayRef<int64_t> shape, void *data,
+                     std::function<void()> release) {
+  Tensor t;
+  t.dt = dt;
+  t.dims.assign(shape.begin(), shape.end());
+  t.count = numElements(shape);
+  t.buffer = std::make_shared<TensorStorage>(data, std::move(release));
+  return t;
+}
 
 Tensor Tensor::scalar(DType dt, double v) {
   Tensor t(dt, {});

@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -44,11 +45,38 @@ int64_t numElements(llvm::ArrayRef<int64_t> shape);
 /// Row-major strides (in elements) of a shape.
 llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape);
 
+/// The bytes a tensor's elements live in: owned (zero-filled), or adopted
+/// from elsewhere (e.g. a compiled function's result buffer) and released
+/// by a callback when the last tensor using them goes away.
+class TensorStorage {
+public:
+  explicit TensorStorage(size_t bytes) : owned(bytes, 0), bytes(owned.data()) {}
+  TensorStorage(void *data, std::function<void()> release)
+      : bytes(static_cast<uint8_t *>(data)), release(std::move(release)) {}
+  TensorStorage(const TensorStorage &) = delete;
+  TensorStorage &operator=(const TensorStorage &) = delete;
+  ~TensorStorage() {
+    if (release)
+      release();
+  }
+  uint8_t *data() { return bytes; }
+  const uint8_t *data() const { return bytes; }
+
+private:
+  std::vector<uint8_t> owned;
+  uint8_t *bytes;
+  std::function<void()> release;
+};
+
 class Tensor {
 public:
   Tensor() = default;
   /// A zero-filled tensor.
   Tensor(DType dt, llvm::ArrayRef<int64_t> shape);
+  /// A contiguous tensor over `data` (not copied); `release` runs when the
+  /// last tensor sharing it is destroyed.
+  static Tensor adopt(DType dt, llvm::ArrayRef<int64_t> shape, void *data,
+                      std::function<void()> release);
 
   /// A rank-0 tensor holding `v` (converted to `dt`).
   static Tensor scalar(DType dt, double v);
@@ -115,7 +143,7 @@ private:
   DType dt = DType::F32;
   llvm::SmallVector<int64_t, 4> dims;
   int64_t count = 0;
-  std::shared_ptr<std::vector<uint8_t>> buffer;
+  std::shared_ptr<TensorStorage> buffer;
   struct RefLayout {
     int64_t offset = 0;
     llvm::SmallVector<int64_t, 4> strides;

@@ -15,6 +15,7 @@
 #include "kiln/Backend/CPU/CPUBackend.h"
 #include "kiln/Backend/CPU/BufferPool.h"
 #include "kiln/Backend/CPU/RuntimeErrors.h"
+#include "llvm/ADT/DenseMap.h"
 #include "kiln/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -444,49 +445,61 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
   }
   kernelSeconds = secondsSince(tCall);
 
-  // Copy out, then free each distinct allocation once.
+  // Contiguous results are adopted by their tensors (no copy): each
+  // distinct allocation is freed once, when the last tensor over it goes
+  // away. Other layouts are copied out and their allocation freed here.
+  struct Allocation {
+    void *ptr;
+    ~Allocation() { poolFree(ptr); }
+  };
+  llvm::DenseMap<void *, std::shared_ptr<Allocation>> owners;
+  auto ownerOf = [&](void *allocated) {
+    std::shared_ptr<Allocation> &o = owners[allocated];
+    if (!o)
+      o = std::shared_ptr<Allocation>(new Allocation{allocated});
+    return o;
+  };
   SmallVector<Tensor> out;
-  SmallVector<void *> toFree;
   size_t w = 0;
   for (const Sig &s : resultSigs) {
     int64_t rank = s.shape.size();
     void *allocated = reinterpret_cast<void *>(results[w]);
-    auto *aligned = reinterpret_cast<const uint8_t *>(results[w + 1]);
+    auto *aligned = reinterpret_cast<uint8_t *>(results[w + 1]);
     int64_t offset = results[w + 2];
     SmallVector<int64_t> sizes(results.begin() + w + 3,
                                results.begin() + w + 3 + rank);
     SmallVector<int64_t> strides(results.begin() + w + 3 + rank,
                                  results.begin() + w + 3 + 2 * rank);
     w += 3 + 2 * rank;
-    Tensor t(s.dtype, sizes);
     size_t esz = interp::dtypeSize(s.dtype);
-    int64_t n = t.numel();
+    int64_t n = interp::numElements(sizes);
+    std::shared_ptr<Allocation> owner =
+        allocated ? ownerOf(allocated) : nullptr;
+    if (n > 0 && owner && strides == interp::contiguousStrides(sizes)) {
+      out.push_back(Tensor::adopt(s.dtype, sizes, aligned + offset * esz,
+                                  [owner] {}));
+      continue;
+    }
+    Tensor t(s.dtype, sizes);
     if (n > 0) {
       const uint8_t *base = aligned + offset * esz;
       auto *dst = static_cast<uint8_t *>(t.mutableData());
-      if (strides == interp::contiguousStrides(sizes)) {
-        std::memcpy(dst, base, n * esz);
-      } else {
-        SmallVector<int64_t> index(rank, 0);
-        for (int64_t k = 0; k < n; ++k) {
-          int64_t off = 0;
-          for (int64_t d = 0; d < rank; ++d)
-            off += index[d] * strides[d];
-          std::memcpy(dst + k * esz, base + off * esz, esz);
-          for (int64_t d = rank - 1; d >= 0; --d) {
-            if (++index[d] < sizes[d])
-              break;
-            index[d] = 0;
-          }
+      SmallVector<int64_t> index(rank, 0);
+      for (int64_t k = 0; k < n; ++k) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < rank; ++d)
+          off += index[d] * strides[d];
+        std::memcpy(dst + k * esz, base + off * esz, esz);
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          if (++index[d] < sizes[d])
+            break;
+          index[d] = 0;
         }
       }
     }
-    if (allocated && !llvm::is_contained(toFree, allocated))
-      toFree.push_back(allocated);
     out.push_back(std::move(t));
   }
-  for (void *p : toFree)
-    poolFree(p);
+  owners.clear(); // allocations only copied from are freed now
   if (std::optional<std::string> e = takeRuntimeError(*runtimeErrors)) {
     error = std::move(*e);
     return failure();
