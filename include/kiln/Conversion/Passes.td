@@ -119,7 +119,11 @@ def KilnCPUConvIm2colPass
     sizes where im2col is chosen). `impl=auto` (the default) picks per shape
     from a measured table (`kiln::cpu::chooseConvImpl`, docs/codegen.md);
     `im2col` / `direct` force one. Convs inside an `scf.forall` (kiln-fuse
-    kernel tiles) stay direct.
+    kernel tiles) and convs with a `?` width stay direct. In both forms the
+    conv's zero `tensor.pad` becomes alloc_tensor + fill + `linalg.copy` into
+    the interior (vectorized later, instead of a scalar `memref.copy`), and
+    its init fill gets its own `alloc_tensor` (so CSE cannot merge two
+    convs' inits and make bufferization copy one).
 
     ```mlir
     %r = scf.for %n = %c0 to %c8 step %c1 iter_args(%acc = %init)
@@ -144,7 +148,8 @@ def KilnCPUConvIm2colPass
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::linalg::LinalgDialect"];
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 def KilnCPUFuseElementwisePass

@@ -26,6 +26,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -131,7 +132,104 @@ Value insertLeading(OpBuilder &b, Location loc, Value src, Value dest,
                                        strides);
 }
 
+/// A new tensor of `sizes` that CSE cannot merge with another one: a
+/// bufferization.alloc_tensor (it allocates), where two tensor.empty + fill
+/// pairs of one shape (two convs' zero inits or paddings) become one value
+/// after CSE, and one-shot bufferization then copies the filled buffer for
+/// the second user.
+Value freshTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                  Type elem) {
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dyn;
+  for (OpFoldResult sz : sizes) {
+    std::optional<int64_t> c = getConstantIntValue(sz);
+    shape.push_back(c.value_or(ShapedType::kDynamic));
+    if (!c)
+      dyn.push_back(getValueOrCreateConstantIndexOp(b, loc, sz));
+  }
+  return bufferization::AllocTensorOp::create(
+      b, loc, RankedTensorType::get(shape, elem), dyn);
+}
+
+/// Gives `conv` an init of its own: when its init is a fill or a generic
+/// (the bias broadcast) writing into a tensor.empty, a clone of that op
+/// writing into a fresh tensor (see freshTensor) replaces it.
+void privateInit(RewriterBase &rw, linalg::LinalgOp conv) {
+  OpOperand &initOperand = conv.getDpsInitsMutable()[0];
+  auto def = initOperand.get().getDefiningOp<linalg::LinalgOp>();
+  if (!def || def->getNumResults() != 1 || def.getNumDpsInits() != 1 ||
+      !isa<linalg::FillOp, linalg::GenericOp>(def.getOperation()))
+    return;
+  auto empty = def.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>();
+  if (!empty)
+    return;
+  rw.setInsertionPoint(conv);
+  Value fresh = freshTensor(rw, empty.getLoc(), empty.getMixedSizes(),
+                            empty.getType().getElementType());
+  Operation *clone = rw.clone(*def.getOperation());
+  cast<linalg::LinalgOp>(clone).getDpsInitsMutable()[0].set(fresh);
+  rw.modifyOpInPlace(conv, [&] { initOperand.set(clone->getResult(0)); });
+}
+
+/// The tensor.pad (constant padding value) that feeds conv input `x`
+/// directly or through the tensor.expand_shape of the grouped form.
+tensor::PadOp inputPad(Value x) {
+  if (auto e = x.getDefiningOp<tensor::ExpandShapeOp>())
+    x = e.getSrc();
+  auto pad = x.getDefiningOp<tensor::PadOp>();
+  if (!pad || !pad.getConstantPaddingValue())
+    return nullptr;
+  return pad;
+}
+
 } // namespace
+
+LogicalResult kiln::cpu::padAsFillAndCopy(RewriterBase &rw,
+                                          tensor::PadOp pad) {
+  Value value = pad.getConstantPaddingValue();
+  if (!value)
+    return failure();
+  Location loc = pad.getLoc();
+  rw.setInsertionPoint(pad);
+  Value src = pad.getSource();
+  auto st = cast<RankedTensorType>(src.getType());
+  SmallVector<OpFoldResult> srcSizes = tensor::getMixedSizes(rw, loc, src);
+  SmallVector<OpFoldResult> low = pad.getMixedLowPad(),
+                            high = pad.getMixedHighPad();
+  SmallVector<OpFoldResult> outSizes, ones(st.getRank(), rw.getIndexAttr(1));
+  for (int64_t i = 0; i < st.getRank(); ++i) {
+    std::optional<int64_t> l = getConstantIntValue(low[i]),
+                           s = getConstantIntValue(srcSizes[i]),
+                           h = getConstantIntValue(high[i]);
+    if (l && s && h) {
+      outSizes.push_back(rw.getIndexAttr(*l + *s + *h));
+      continue;
+    }
+    auto v = [&](OpFoldResult x) {
+      return getValueOrCreateConstantIndexOp(rw, loc, x);
+    };
+    outSizes.push_back(
+        arith::AddIOp::create(
+            rw, loc, arith::AddIOp::create(rw, loc, v(low[i]), v(srcSizes[i])),
+            v(high[i]))
+            .getResult());
+  }
+  Value empty = freshTensor(rw, loc, outSizes, st.getElementType());
+  Value fill =
+      linalg::FillOp::create(rw, loc, ValueRange{value}, ValueRange{empty})
+          .getResult(0);
+  Value window = tensor::ExtractSliceOp::create(rw, loc, fill, low, srcSizes,
+                                                ones);
+  // linalg.copy, not an identity linalg.generic: canonicalization erases
+  // the latter on tensors (and the insert_slice would be a memref.copy).
+  Value copy = linalg::CopyOp::create(rw, loc, src, window).getResult(0);
+  Value r =
+      tensor::InsertSliceOp::create(rw, loc, copy, fill, low, srcSizes, ones);
+  if (r.getType() != pad.getResultType())
+    r = tensor::CastOp::create(rw, loc, pad.getResultType(), r);
+  rw.replaceOp(pad, r);
+  return success();
+}
 
 StringRef kiln::cpu::chooseConvImpl(int64_t groups, int64_t f, int64_t c,
                                     int64_t kh, int64_t kw, int64_t oh,
@@ -298,6 +396,11 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
   IRRewriter rw(module.getContext());
   for (linalg::LinalgOp op : convs) {
     ConvShape s = *convShape(op);
+    // Either way the zero padding of the input becomes a vectorized fill +
+    // copy (see padAsFillAndCopy).
+    if (tensor::PadOp pad = inputPad(op.getDpsInputs()[0]))
+      (void)padAsFillAndCopy(rw, pad);
+    privateInit(rw, op);
     StringRef choice = impl;
     // A conv inside an scf.forall is one tile of a kiln-fuse kernel that
     // already runs on the OpenMP threads: OpenBLAS calls from there would

@@ -134,3 +134,51 @@ func.func @integer(%x: tensor<1x32x9x9xi32>, %w: tensor<32x32x3x3xi32>, %init: t
          ins(%x, %w : tensor<1x32x9x9xi32>, tensor<32x32x3x3xi32>) outs(%init : tensor<1x32x7x7xi32>) -> tensor<1x32x7x7xi32>
   return %r : tensor<1x32x7x7xi32>
 }
+
+// -----
+
+// The zero padding feeding a conv (either implementation) becomes a fill of
+// a fresh tensor + linalg.copy into its interior (vectorized and threaded
+// later; a tensor.pad would bufferize to a scalar fill + memref.copy), and
+// each conv gets its own zero-filled init (CSE would otherwise merge the
+// two, and bufferization would copy one for the other).
+// CHECK-LABEL: func.func @padded_pair
+// CHECK-SAME: (%[[X:.*]]: tensor<2x32x7x7xf32>
+// CHECK: %[[P:.*]] = bufferization.alloc_tensor() : tensor<2x32x9x9xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : tensor<2x32x9x9xf32>)
+// CHECK: %[[W:.*]] = tensor.extract_slice %[[F]][0, 0, 1, 1] [2, 32, 7, 7] [1, 1, 1, 1]
+// CHECK: %[[C:.*]] = linalg.copy ins(%[[X]] : tensor<2x32x7x7xf32>) outs(%[[W]] : tensor<2x32x7x7xf32>)
+// CHECK: tensor.insert_slice %[[C]] into %[[F]][0, 0, 1, 1] [2, 32, 7, 7] [1, 1, 1, 1]
+// CHECK: %[[I1:.*]] = bufferization.alloc_tensor() : tensor<2x32x7x7xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[I1]] : tensor<2x32x7x7xf32>)
+// CHECK: } {kiln.conv_impl = "im2col"}
+// CHECK: bufferization.alloc_tensor() : tensor<2x32x9x9xf32>
+// CHECK: linalg.copy
+// CHECK: %[[I2:.*]] = bufferization.alloc_tensor() : tensor<2x32x7x7xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[I2]] : tensor<2x32x7x7xf32>)
+// CHECK: } {kiln.conv_impl = "im2col"}
+// CHECK-NOT: tensor.pad
+// DIRECT-LABEL: func.func @padded_pair
+// DIRECT-NOT: tensor.pad
+// DIRECT: linalg.copy
+// DIRECT: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, kiln.conv_impl = "direct"
+// DIRECT: linalg.copy
+// DIRECT: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, kiln.conv_impl = "direct"
+func.func @padded_pair(%x: tensor<2x32x7x7xf32>, %w: tensor<32x32x3x3xf32>) -> tensor<2x32x7x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x32x7x7xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x32x7x7xf32>) -> tensor<2x32x7x7xf32>
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x32x7x7xf32> to tensor<2x32x9x9xf32>
+  %c1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+          ins(%p, %w : tensor<2x32x9x9xf32>, tensor<32x32x3x3xf32>) outs(%init : tensor<2x32x7x7xf32>) -> tensor<2x32x7x7xf32>
+  %p2 = tensor.pad %c1 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x32x7x7xf32> to tensor<2x32x9x9xf32>
+  %c2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+          ins(%p2, %w : tensor<2x32x9x9xf32>, tensor<32x32x3x3xf32>) outs(%init : tensor<2x32x7x7xf32>) -> tensor<2x32x7x7xf32>
+  return %c2 : tensor<2x32x7x7xf32>
+}

@@ -24,6 +24,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -129,10 +130,21 @@ llvm::StringRef chooseConvImpl(int64_t groups, int64_t f, int64_t c,
 mlir::FailureOr<mlir::Operation *>
 convToIm2colMatmul(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp conv);
 
+/// Rewrites a tensor.pad with a constant padding value into tensor.empty +
+/// linalg.fill + a linalg.copy into the interior window
+/// (extract_slice of the filled tensor) + tensor.insert_slice back: after
+/// tiling, vectorization and one-shot bufferization that is a vectorized,
+/// threaded fill and copy in place, where a tensor.pad becomes a scalar fill
+/// and a memref.copy onto a strided view (MLIR's element-by-element
+/// memrefCopy). Fails (IR unchanged) for a pad whose value is not constant.
+mlir::LogicalResult padAsFillAndCopy(mlir::RewriterBase &rewriter,
+                                     mlir::tensor::PadOp pad);
+
 /// Chooses every f32/f64 2-D linalg conv's implementation: impl is "im2col",
 /// "direct" or "auto" (chooseConvImpl). Convs that stay get
 /// kiln.conv_impl = "direct"; convs inside an scf.forall (kiln-fuse kernel
-/// tiles) always stay direct.
+/// tiles) always stay direct. The zero padding (tensor.pad) feeding each
+/// conv becomes a fill + copy (padAsFillAndCopy) in both cases.
 void selectConvImpl(mlir::ModuleOp module, llvm::StringRef impl,
                     unsigned threads);
 
