@@ -148,6 +148,64 @@ FailureOr<StridedView> StridedView::expanded(Operation *op,
   return v;
 }
 
+FailureOr<StridedView> StridedView::squeezed(Operation *op, ArrayAttr dimAttr,
+                                             ArrayRef<int64_t> typeShape,
+                                             StringRef reshapeOp) const {
+  int64_t rank = shape.size();
+  SmallVector<int64_t> dims;
+  if (dimAttr) {
+    for (int64_t d : kt::getI64Array(dimAttr))
+      dims.push_back(kt::wrapDim(d, rank));
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      dims.push_back(i);
+  }
+  StridedView v{{}, {}, offset};
+  for (int64_t i = 0; i < rank; ++i) {
+    if (shape[i] == 1 && llvm::is_contained(dims, i)) {
+      if (ShapedType::isDynamic(typeShape[i]))
+        return op->emitError()
+               << "dynamic dim " << i << " has size 1 at run time; "
+               << op->getName().getStringRef()
+               << " keeps `?` dims in its result type, so it cannot squeeze "
+                  "it as PyTorch would (make the dim static or use "
+               << reshapeOp << ")";
+      continue;
+    }
+    v.shape.push_back(shape[i]);
+    v.strides.push_back(strides[i]);
+  }
+  return v;
+}
+
+FailureOr<SmallVector<int64_t>> reshapeSizes(Operation *op,
+                                             ArrayRef<int64_t> inShape,
+                                             ArrayRef<int64_t> shapeIn,
+                                             StringRef what, StringRef prep) {
+  SmallVector<int64_t> shape(shapeIn);
+  int64_t prod = 1, inferIdx = -1, n = numElements(inShape);
+  for (auto [i, s] : llvm::enumerate(shape)) {
+    if (s == -1)
+      inferIdx = i;
+    else
+      prod *= s;
+  }
+  if (inferIdx >= 0) {
+    if (prod == 0 || n % prod != 0)
+      return op->emitError() << "cannot " << what << " of shape "
+                             << shapeStr(inShape) << " (" << n
+                             << " elements) " << prep << " shape "
+                             << shapeStr(shape) << ": " << n
+                             << " is not divisible by " << prod;
+    shape[inferIdx] = n / prod;
+  } else if (prod != n) {
+    return op->emitError() << "cannot " << what << " of shape "
+                           << shapeStr(inShape) << " (" << n << " elements) "
+                           << prep << " shape " << shapeStr(shape);
+  }
+  return shape;
+}
+
 SmallVector<int64_t> transposePerm(int64_t rank, int64_t d0, int64_t d1) {
   SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   std::swap(perm[kt::wrapDim(d0, rank)], perm[kt::wrapDim(d1, rank)]);

@@ -137,7 +137,24 @@ struct StridedView {
   /// `op`, when a dim of size other than 1 would change.
   mlir::FailureOr<StridedView> expanded(mlir::Operation *op,
                                         llvm::ArrayRef<int64_t> size) const;
+  /// Squeezed over `dimAttr` (absent: every dim): the listed dims of size 1
+  /// are dropped. Fails, with the error at `op`, when such a dim is `?` in
+  /// `typeShape` (the op keeps `?` dims in its result type; the message
+  /// points to `reshapeOp` instead).
+  mlir::FailureOr<StridedView> squeezed(mlir::Operation *op,
+                                        mlir::ArrayAttr dimAttr,
+                                        llvm::ArrayRef<int64_t> typeShape,
+                                        llvm::StringRef reshapeOp) const;
 };
+
+/// The sizes of a reshape of `inShape` to `shape` (kt.reshape's list: one
+/// entry may be -1, inferred). Fails, with "cannot <what> of shape ...
+/// (<n> elements) <prep> shape ..." at `op`, when they do not hold the same
+/// number of elements.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+reshapeSizes(mlir::Operation *op, llvm::ArrayRef<int64_t> inShape,
+             llvm::ArrayRef<int64_t> shape, llvm::StringRef what,
+             llvm::StringRef prep);
 
 /// Calls `fn(linear, offset)` for each element of `view` in row-major order,
 /// where `offset` is its element offset in the buffer.

@@ -163,26 +163,12 @@ std::optional<SmallVector<int64_t>> viewStrides(ArrayRef<int64_t> shape,
 LogicalResult interpretViewReshape(ViewReshapeOp op, ArrayRef<Tensor> operands,
                                    SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
-  SmallVector<int64_t> shape = getI64Array(op.getShapeAttr());
-  int64_t prod = 1, inferIdx = -1, n = in.numel();
-  for (auto [i, s] : llvm::enumerate(shape)) {
-    if (s == -1)
-      inferIdx = i;
-    else
-      prod *= s;
-  }
-  if (inferIdx >= 0) {
-    if (prod == 0 || n % prod != 0)
-      return op.emitError() << "cannot view a ref of shape "
-                            << shapeStr(in.shape()) << " (" << n
-                            << " elements) as shape " << shapeStr(shape)
-                            << ": " << n << " is not divisible by " << prod;
-    shape[inferIdx] = n / prod;
-  } else if (prod != n) {
-    return op.emitError() << "cannot view a ref of shape "
-                          << shapeStr(in.shape()) << " (" << n
-                          << " elements) as shape " << shapeStr(shape);
-  }
+  FailureOr<SmallVector<int64_t>> shapeOr =
+      reshapeSizes(op, in.shape(), getI64Array(op.getShapeAttr()),
+                   "view a ref", "as");
+  if (failed(shapeOr))
+    return failure();
+  SmallVector<int64_t> shape = *shapeOr;
   std::optional<SmallVector<int64_t>> strides =
       viewStrides(in.shape(), in.refStrides(), shape);
   if (!strides)
@@ -265,31 +251,12 @@ LogicalResult interpretViewExpand(ViewExpandOp op, ArrayRef<Tensor> operands,
 LogicalResult interpretViewSqueeze(ViewSqueezeOp op, ArrayRef<Tensor> operands,
                                    SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
-  int64_t rank = in.rank();
   auto inT = cast<RefType>(op.getSelf().getType());
-  SmallVector<int64_t> dims;
-  if (op.getDimAttr()) {
-    for (int64_t d : getI64Array(op.getDimAttr()))
-      dims.push_back(kt::wrapDim(d, rank));
-  } else {
-    for (int64_t i = 0; i < rank; ++i)
-      dims.push_back(i);
-  }
-  SmallVector<int64_t> shape, strides;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (in.dim(i) == 1 && llvm::is_contained(dims, i)) {
-      if (ShapedType::isDynamic(inT.getDimSize(i)))
-        return op.emitError()
-               << "dynamic dim " << i
-               << " has size 1 at run time; kt.view_squeeze keeps `?` dims "
-                  "in its result type, so it cannot squeeze it as PyTorch "
-                  "would (make the dim static or use kt.view_reshape)";
-      continue;
-    }
-    shape.push_back(in.dim(i));
-    strides.push_back(in.refStrides()[i]);
-  }
-  results.push_back(in.refView(shape, in.refOffset(), strides));
+  FailureOr<StridedView> view = StridedView::ofRef(in).squeezed(
+      op, op.getDimAttr(), inT.getShape(), "kt.view_reshape");
+  if (failed(view))
+    return failure();
+  results.push_back(refView(in, *view));
   return success();
 }
 

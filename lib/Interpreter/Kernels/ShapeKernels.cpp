@@ -39,28 +39,12 @@ Tensor stridedCopy(const Tensor &in, DType dt, const StridedView &view) {
 LogicalResult interpretReshape(ReshapeOp op, ArrayRef<Tensor> operands,
                                SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
-  SmallVector<int64_t> shape = getI64Array(op.getShapeAttr());
-  int64_t prod = 1, inferIdx = -1;
-  for (auto [i, s] : llvm::enumerate(shape)) {
-    if (s == -1)
-      inferIdx = i;
-    else
-      prod *= s;
-  }
-  int64_t n = in.numel();
-  if (inferIdx >= 0) {
-    if (prod == 0 || n % prod != 0)
-      return op.emitError() << "cannot reshape tensor of shape "
-                            << shapeStr(in.shape()) << " (" << n
-                            << " elements) into shape " << shapeStr(shape)
-                            << ": " << n << " is not divisible by " << prod;
-    shape[inferIdx] = n / prod;
-  } else if (prod != n) {
-    return op.emitError() << "cannot reshape tensor of shape "
-                          << shapeStr(in.shape()) << " (" << n
-                          << " elements) into shape " << shapeStr(shape);
-  }
-  results.push_back(in.reshaped(shape));
+  FailureOr<SmallVector<int64_t>> shape =
+      reshapeSizes(op, in.shape(), getI64Array(op.getShapeAttr()),
+                   "reshape tensor", "into");
+  if (failed(shape))
+    return failure();
+  results.push_back(in.reshaped(*shape));
   return success();
 }
 
@@ -105,31 +89,12 @@ LogicalResult interpretExpand(ExpandOp op, ArrayRef<Tensor> operands,
 LogicalResult interpretSqueeze(SqueezeOp op, ArrayRef<Tensor> operands,
                                SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
-  int64_t rank = in.rank();
   auto inT = cast<RankedTensorType>(op.getSelf().getType());
-  SmallVector<int64_t> dims;
-  if (op.getDimAttr()) {
-    for (int64_t d : getI64Array(op.getDimAttr()))
-      dims.push_back(kt::wrapDim(d, rank));
-  } else {
-    for (int64_t i = 0; i < rank; ++i)
-      dims.push_back(i);
-  }
-  SmallVector<int64_t> shape;
-  for (int64_t i = 0; i < rank; ++i) {
-    bool listed = llvm::is_contained(dims, i);
-    if (in.dim(i) == 1 && listed) {
-      if (ShapedType::isDynamic(inT.getDimSize(i)))
-        return op.emitError()
-               << "dynamic dim " << i
-               << " has size 1 at run time; kt.squeeze keeps `?` dims in its "
-                  "result type, so it cannot squeeze it as PyTorch would "
-                  "(make the dim static or use kt.reshape)";
-      continue;
-    }
-    shape.push_back(in.dim(i));
-  }
-  results.push_back(in.reshaped(shape));
+  FailureOr<StridedView> view = StridedView::contiguous(in.shape()).squeezed(
+      op, op.getDimAttr(), inT.getShape(), "kt.reshape");
+  if (failed(view))
+    return failure();
+  results.push_back(in.reshaped(view->shape));
   return success();
 }
 

@@ -286,6 +286,19 @@ check_error("view_reshape of a transpose", [rtype([2, 3], "f32")], [
     "%t = kt.view_transpose %a0 {dim0 = 0, dim1 = 1} : (!kt.ref<2x3xf32>) -> !kt.ref<3x2xf32>",
     "%v = kt.view_reshape %t {shape = [6]} : (!kt.ref<3x2xf32>) -> !kt.ref<6xf32>",
 ], [s.randn(2, 3)], "view size [6] is not compatible with the ref's size [3, 2]")
+check_error("view_reshape to a size that does not divide", [rtype([None, 3], "f32")], [
+    "%v = kt.view_reshape %a0 {shape = [-1, 2]} : (!kt.ref<?x3xf32>) -> !kt.ref<?x2xf32>",
+], [s.randn(5, 3)],
+    "cannot view a ref of shape [5, 3] (15 elements) as shape [-1, 2]: 15 is not divisible by 2")
+check_error("view_reshape to another element count", [rtype([None, 3], "f32")], [
+    "%v = kt.view_reshape %a0 {shape = [4, 4]} : (!kt.ref<?x3xf32>) -> !kt.ref<4x4xf32>",
+], [s.randn(5, 3)], "cannot view a ref of shape [5, 3] (15 elements) as shape [4, 4]")
+check_error("view_squeeze of a ? dim of size 1", [rtype([None, 1, 3], "f32")], [
+    "%v = kt.view_squeeze %a0 {dim = [0]} : (!kt.ref<?x1x3xf32>) -> !kt.ref<?x1x3xf32>",
+], [s.randn(1, 1, 3)],
+    "dynamic dim 0 has size 1 at run time; kt.view_squeeze keeps `?` dims in its "
+    "result type, so it cannot squeeze it as PyTorch would (make the dim static "
+    "or use kt.view_reshape)")
 check_error("store of the wrong runtime shape", [rtype([None], "f32"), ttype([None], "f32")], [
     "kt.store %a1, %a0 : (tensor<?xf32>, !kt.ref<?xf32>) -> ()",
 ], [s.randn(3), s.randn(4)], "value of shape [4] stored into a ref of shape [3]")
