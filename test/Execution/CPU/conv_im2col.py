@@ -93,6 +93,8 @@ CASES = [
     # 1x1 stride 1, few channels: a plain (generated) matmul under auto from C = 8
     ((2, 8, 5, 7), (4, 8, 1, 1), True, None, None, None, 1, ["f32"], (), "im2col"),
     ((2, 3, 5, 7), (4, 3, 1, 1), False, None, None, None, 1, ["f32"], (), "direct"),
+    # 1x1 stride 1 with padding: the padded sample is the right-hand side
+    ((1, 8, 5, 6), (8, 8, 1, 1), True, None, [1], None, 1, ["f32"], (), "im2col"),
     # 1x1 stride 2 with padding (a copy)
     ((2, 5, 9, 9), (4, 5, 1, 1), False, [2], [1], None, 1, ["f32"], (), "direct"),
     # kernel as large as the input: a 1x1 output
