@@ -135,14 +135,14 @@ func.func @linear_gelu(%x: tensor<19x13xf32>, %w: tensor<29x13xf32>, %b: tensor<
 
 // Tests a reduction with a pointwise prologue and a 1-D epilogue with ? dims:
 // the prologue folds into the reduction and the epilogue root is tiled by
-// tile-elements. Known gap: the run-time broadcast of ? dims (a ? dim may be
-// 1) lowers to index-select generics that the tile does not absorb, so the
-// reduction stays before the forall instead of inside it.
+// tile-elements, the reduction fused into the tile (the unary epilogue's
+// `?` dim is its operand's own, so it needs no run-time broadcast copy; the
+// mul's operands still get one, before the forall).
 // CHECK-LABEL: func.func @reduce_dynamic
+// CHECK: scf.forall (%{{.*}}) = (0) to (%{{.*}}) step (1024)
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
 // CHECK: arith.mulf
 // CHECK: arith.addf
-// CHECK: scf.forall (%{{.*}}) = (0) to (%{{.*}}) step (1024)
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]
 // CHECK: math.tanh
 // CHECK: } {kiln.kernel = "fused_mul_sum_tanh_0"}

@@ -20,6 +20,10 @@ and compares with the interpreter:
   case's module with every float element type made f64, run by the
   interpreter (again one batch process for all the cases that need it).
 
+The cases `check_error` saw fail at run time in the interpreter (the
+module verified, the call failed) run too: the CPU backend must fail the
+call with an error containing the same substring.
+
 `KILN_CPU_SWEEP=0` in the environment turns the sweep off; it does not run
 under KILN_TEST_PIPELINE (the RUN lines that re-run a test after
 kiln-decompose), so each case goes through the CPU backend once.
@@ -132,12 +136,17 @@ def _prefixed(mlir, k):
 
 
 class Case:
-    def __init__(self, label, mlir, inputs, entry, interp):
+    """A case `check` ran (`interp`: the interpreter's results), or one
+    `check_error` saw fail at run time (`error`: the substring the CPU
+    backend's error must contain too)."""
+
+    def __init__(self, label, mlir, inputs, entry, interp, error=None):
         self.label = label
         self.mlir = mlir
         self.inputs = [np.array(x, order="C") for x in inputs]
         self.entry = entry_of(mlir, entry)
         self.interp = interp
+        self.error = error
         self.elems = result_elems(mlir, self.entry) if self.entry else []
 
 
@@ -236,12 +245,26 @@ def sweep(suite, cases):
         outcomes = _run_all(cases, usable, "cpu", tmp, "cpu")
         skipped = {}
         need_ref = {}
+        errors = 0
         for k in sorted(outcomes):
             kind, value = outcomes[k]
             c = cases[k]
             if kind == "skipped":
                 for op in value:
                     skipped.setdefault(op, []).append(c.label)
+                continue
+            if c.error is not None:
+                # A run-time error case: the CPU backend must fail the call
+                # with the interpreter's message.
+                errors += 1
+                if kind == "error":
+                    suite.record("cpu: %s (error)" % c.label, c.error in value,
+                                 "CPU error does not mention %r: %s" % (
+                                     c.error, value))
+                else:
+                    suite.record("cpu: %s (error)" % c.label, False,
+                                 "the CPU backend returned results; the "
+                                 "interpreter failed with %r" % c.error)
                 continue
             if kind == "error":
                 suite.record("cpu: " + c.label, False, value)
@@ -269,7 +292,7 @@ def sweep(suite, cases):
         for k in sorted(outcomes):
             kind, value = outcomes[k]
             c = cases[k]
-            if kind != "ok" or len(value) != len(c.interp):
+            if c.error is not None or kind != "ok" or len(value) != len(c.interp):
                 continue
             for i, (g, w) in enumerate(zip(value, c.interp)):
                 elem = c.elems[i] if i < len(c.elems) else "i64"
@@ -277,9 +300,10 @@ def sweep(suite, cases):
                 ok, msg = same(g, w, elem, ref[i] if ref and i < len(ref) else None)
                 suite.record("cpu: %s result%d" % (c.label, i), ok, msg)
         ran = sum(1 for v in outcomes.values() if v[0] != "skipped")
-        print("%s: cpu backend: %d cases run, %d skipped (no CPU lowering) "
-              "in %.1f s%s" % (
-            suite.name, ran, sum(1 for v in outcomes.values() if v[0] == "skipped"),
+        print("%s: cpu backend: %d cases run (%d expecting a run-time error), "
+              "%d skipped (no CPU lowering) in %.1f s%s" % (
+            suite.name, ran, errors,
+            sum(1 for v in outcomes.values() if v[0] == "skipped"),
             time.time() - start,
             "".join("\n  skipped (no CPU lowering: %s): %d cases, e.g. %s" % (
                 op, len(labels), labels[0]) for op, labels in sorted(skipped.items()))))

@@ -18,7 +18,8 @@ using namespace mlir;
 namespace {
 struct Pending {
   bool set = false;
-  int64_t id = 0, a = 0, b = 0;
+  int64_t id = 0;
+  int64_t values[kiln::kRuntimeErrorValues] = {};
 };
 // Process-wide: reports come from whichever thread ran the failing element
 // (the calling thread or an OpenMP worker).
@@ -28,10 +29,13 @@ Pending pending;
 std::mutex callMutex;
 } // namespace
 
-extern "C" void kiln_cpu_runtime_error(int64_t id, int64_t a, int64_t b) {
+extern "C" void kiln_cpu_runtime_error(int64_t id, int64_t v0, int64_t v1,
+                                       int64_t v2, int64_t v3, int64_t v4,
+                                       int64_t v5, int64_t v6, int64_t v7) {
+  static_assert(kiln::kRuntimeErrorValues == 8, "update the signature");
   std::lock_guard<std::mutex> guard(pendingMutex);
   if (!pending.set)
-    pending = {true, id, a, b};
+    pending = {true, id, {v0, v1, v2, v3, v4, v5, v6, v7}};
 }
 
 void kiln::cpu::registerRuntimeErrorSymbol(ExecutionEngine &engine) {
@@ -75,5 +79,5 @@ kiln::cpu::takeRuntimeError(llvm::ArrayRef<std::string> messages) {
     return std::nullopt;
   if (p.id < 0 || p.id >= (int64_t)messages.size())
     return "run-time error #" + std::to_string(p.id) + " (no message)";
-  return formatRuntimeError(messages[p.id], p.a, p.b);
+  return formatRuntimeError(messages[p.id], p.values);
 }

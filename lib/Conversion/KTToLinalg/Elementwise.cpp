@@ -431,6 +431,10 @@ struct PointwiseLowering : public OpConversionPattern<OpTy> {
         divByZero =
             lowering::registerRuntimeError(rewriter, op, "integer division by zero");
     }
+    // Mismatched `?` dims (and a result type whose static dims the run-time
+    // shape does not match) are run-time errors, as in the interpreter.
+    lowering::checkBroadcastCompatible(rewriter, op.getLoc(),
+                                       adaptor.getOperands(), type);
     Value r = buildElementwise(
         rewriter, op.getLoc(), adaptor.getOperands(), type,
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {

@@ -14,6 +14,7 @@
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -86,14 +87,49 @@ struct StackLowering : public OpConversionPattern<kt::StackOp> {
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     int64_t rank = rt.getRank();
     int64_t d = kt::wrapDim(op.getDim(), rank);
-    ValueRange parts = adaptor.getTensors();
+    SmallVector<Value> parts(adaptor.getTensors());
     SmallVector<OpFoldResult> inSizes = getSizes(rw, loc, parts.front());
     SmallVector<OpFoldResult> sizes(inSizes);
     sizes.insert(sizes.begin() + d, rw.getIndexAttr(parts.size()));
+    // Every operand must have the first one's shape at run time, and the
+    // result its type's static dims (the interpreter's messages).
+    auto refType = cast<RankedTensorType>(parts.front().getType());
+    for (Value v : parts) {
+      auto vt = cast<RankedTensorType>(v.getType());
+      SmallVector<OpFoldResult> vs = getSizes(rw, loc, v);
+      Value bad;
+      for (int64_t k = 0; k < vt.getRank(); ++k)
+        bad = boolOr(rw, loc, bad,
+                     indexCmp(rw, loc, arith::CmpIPredicate::ne, vs[k],
+                              inSizes[k]));
+      if (!bad)
+        continue;
+      SmallVector<Value> values;
+      std::string text = "stacked tensors have shapes " +
+                         shapeTemplate(refType.getShape(), inSizes, values) +
+                         " and " + shapeTemplate(vt.getShape(), vs, values) +
+                         " at run time (they must be equal)";
+      checkAtRunTime(rw, loc, bad, text, values);
+    }
+    checkResultShape(rw, loc, 0, rt, sizes);
     // Dims the result knows statically (an operand may have `?` there).
     for (int64_t k = 0; k < rank; ++k)
       if (!rt.isDynamicDim(k))
         sizes[k] = rw.getIndexAttr(rt.getDimSize(k));
+    // An operand whose sizes differ from the result's (a failed check) is
+    // replaced by zeros of the result's sizes: nothing is read or written
+    // out of bounds.
+    SmallVector<OpFoldResult> partSizes(sizes);
+    partSizes.erase(partSizes.begin() + d);
+    for (Value &v : parts) {
+      SmallVector<OpFoldResult> vs = getSizes(rw, loc, v);
+      Value bad;
+      for (auto [k, s] : llvm::enumerate(vs))
+        bad = boolOr(rw, loc, bad,
+                     indexCmp(rw, loc, arith::CmpIPredicate::ne, s,
+                              partSizes[k]));
+      v = safeOperand(rw, loc, v, bad, partSizes);
+    }
     Value out = emptyLike(rw, loc, rt, sizes);
     // A statically empty result has nothing to insert (and an insert at an
     // offset past an empty dim does not verify).
@@ -136,6 +172,52 @@ struct GatherLowering : public OpConversionPattern<kt::GatherOp> {
     int64_t d = kt::wrapDim(op.getDim(), std::max<int64_t>(xr, 1));
     // The result has index's shape; rank 0 and rank 1 count as equal.
     auto it = cast<RankedTensorType>(index.getType());
+    if (it.getRank() == xr && xr > 0) {
+      // Index sizes above self's outside `dim` (the interpreter's message,
+      // checked when index is not empty); a failed check goes on with a
+      // zero self of the index's sizes there.
+      SmallVector<OpFoldResult> xs = getSizes(rw, loc, x),
+                                is = getSizes(rw, loc, index);
+      Value nonEmpty;
+      for (OpFoldResult sz : is)
+        nonEmpty = boolAnd(rw, loc,
+                           nonEmpty ? nonEmpty
+                                    : arith::ConstantOp::create(
+                                          rw, loc, rw.getBoolAttr(true))
+                                          .getResult(),
+                           indexCmp(rw, loc, arith::CmpIPredicate::ne, sz,
+                                    rw.getIndexAttr(0)));
+      Value anyBad;
+      SmallVector<OpFoldResult> safe = xs;
+      for (int64_t k = 0; k < xr; ++k) {
+        if (k == d)
+          continue;
+        Value bad = boolAnd(
+            rw, loc, nonEmpty,
+            indexCmp(rw, loc, arith::CmpIPredicate::sgt, is[k], xs[k]));
+        if (matchPattern(bad, m_Zero()))
+          continue;
+        SmallVector<Value> values = {
+            getValueOrCreateConstantIndexOp(rw, loc, is[k]),
+            getValueOrCreateConstantIndexOp(rw, loc, xs[k])};
+        std::string text = "index size {0} at dim " + std::to_string(k) +
+                           " exceeds self size {1} at run time (index " +
+                           shapeTemplate(it.getShape(), is, values) +
+                           ", self " +
+                           shapeTemplate(xt.getShape(), xs, values) + ")";
+        checkAtRunTime(rw, loc, bad, text, values);
+        anyBad = boolOr(rw, loc, anyBad, bad);
+        safe[k] = arith::SelectOp::create(
+                      rw, loc, bad,
+                      getValueOrCreateConstantIndexOp(rw, loc, is[k]),
+                      getValueOrCreateConstantIndexOp(rw, loc, xs[k]))
+                      .getResult();
+      }
+      if (anyBad) {
+        x = safeOperand(rw, loc, x, anyBad, safe);
+        xt = cast<RankedTensorType>(x.getType());
+      }
+    }
     AffineMap indexMap =
         it.getRank() == rank
             ? rw.getMultiDimIdentityMap(rank)

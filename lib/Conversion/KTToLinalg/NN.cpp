@@ -13,6 +13,7 @@
 #include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <limits>
@@ -133,6 +134,50 @@ struct MatmulLowering : public OpConversionPattern<kt::MatmulOp> {
     Type acc = computeType(elem);
     auto at = cast<RankedTensorType>(a.getType());
     auto bt = cast<RankedTensorType>(bv.getType());
+    {
+      // Run-time checks (the interpreter's order): the contracting dims,
+      // then the batch dims. A failed check goes on with a zero operand of
+      // the expected contracting size, so nothing is read out of bounds.
+      int64_t ra = at.getRank(), rb = bt.getRank();
+      SmallVector<OpFoldResult> sa = getSizes(rw, loc, a),
+                                sb = getSizes(rw, loc, bv);
+      int64_t kb = rb == 1 ? 0 : rb - 2;
+      Value kBad =
+          indexCmp(rw, loc, arith::CmpIPredicate::ne, sa[ra - 1], sb[kb]);
+      checkAtRunTime(rw, loc, kBad, "contracting dims differ at run time: {0} vs {1}",
+                     {getValueOrCreateConstantIndexOp(rw, loc, sa[ra - 1]),
+                      getValueOrCreateConstantIndexOp(rw, loc, sb[kb])});
+      if (!matchPattern(kBad, m_Zero())) {
+        if (bt.isDynamicDim(kb)) {
+          SmallVector<OpFoldResult> safe = sb;
+          safe[kb] = sa[ra - 1];
+          bv = safeOperand(rw, loc, bv, kBad, safe);
+        } else {
+          SmallVector<OpFoldResult> safe = sa;
+          safe[ra - 1] = sb[kb];
+          a = safeOperand(rw, loc, a, kBad, safe);
+        }
+        at = cast<RankedTensorType>(a.getType());
+        bt = cast<RankedTensorType>(bv.getType());
+      }
+      int64_t na = ra > 2 ? ra - 2 : 0, nbt = rb > 2 ? rb - 2 : 0;
+      int64_t nbatch = std::max(na, nbt);
+      for (int64_t i = 0; i < nbatch; ++i) {
+        int64_t ia = i - (nbatch - na), ib = i - (nbatch - nbt);
+        OpFoldResult x = ia >= 0 ? sa[ia] : OpFoldResult(rw.getIndexAttr(1));
+        OpFoldResult y = ib >= 0 ? sb[ib] : OpFoldResult(rw.getIndexAttr(1));
+        Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+        Value bad = boolAnd(
+            rw, loc, indexCmp(rw, loc, arith::CmpIPredicate::ne, x, y),
+            boolAnd(rw, loc, indexCmp(rw, loc, arith::CmpIPredicate::ne, x, one),
+                    indexCmp(rw, loc, arith::CmpIPredicate::ne, y, one)));
+        checkAtRunTime(rw, loc, bad,
+                       "batch dims are not broadcast-compatible at run time: "
+                       "{0} vs {1} in batch dim " + std::to_string(i),
+                       {getValueOrCreateConstantIndexOp(rw, loc, x),
+                        getValueOrCreateConstantIndexOp(rw, loc, y)});
+      }
+    }
     if (at.getRank() == 1 && bt.getRank() == 1) {
       Value init = zeros(rw, loc, {}, {}, acc);
       Value r = linalg::DotOp::create(rw, loc, TypeRange{init.getType()},
@@ -291,6 +336,34 @@ struct LinearLowering : public OpConversionPattern<kt::LinearOp> {
     auto xt = cast<RankedTensorType>(x.getType());
     auto wt = cast<RankedTensorType>(w.getType());
     int64_t rx = xt.getRank();
+    {
+      // Run-time checks as in the interpreter; a failed one goes on with a
+      // zero weight / bias of the expected size.
+      SmallVector<OpFoldResult> xs = getSizes(rw, loc, x),
+                                ws = getSizes(rw, loc, w);
+      Value inBad =
+          indexCmp(rw, loc, arith::CmpIPredicate::ne, ws[1], xs[rx - 1]);
+      checkAtRunTime(
+          rw, loc, inBad,
+          "`input` has {0} features but `weight` expects {1} (at run time)",
+          {getValueOrCreateConstantIndexOp(rw, loc, xs[rx - 1]),
+           getValueOrCreateConstantIndexOp(rw, loc, ws[1])});
+      if (!matchPattern(inBad, m_Zero())) {
+        SmallVector<OpFoldResult> safe = {ws[0], xs[rx - 1]};
+        w = safeOperand(rw, loc, w, inBad, safe);
+        wt = cast<RankedTensorType>(w.getType());
+      }
+      if (bias) {
+        OpFoldResult bn = getSizes(rw, loc, bias)[0];
+        Value bBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, bn, ws[0]);
+        checkAtRunTime(rw, loc, bBad,
+                       "`bias` has {0} elements but `weight` has {1} "
+                       "out_features (at run time)",
+                       {getValueOrCreateConstantIndexOp(rw, loc, bn),
+                        getValueOrCreateConstantIndexOp(rw, loc, ws[0])});
+        bias = safeOperand(rw, loc, bias, bBad, {ws[0]});
+      }
+    }
     // [..., in] -> [M, in].
     Value x2;
     if (rx == 1)

@@ -16,6 +16,7 @@
 #include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <cmath>
@@ -72,6 +73,60 @@ struct LayerNormLowering : public OpConversionPattern<kt::LayerNormOp> {
     int64_t rank = xt.getRank();
     int64_t k = op.getNormalizedShape().size(), outer = rank - k;
     SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
+    {
+      // Run-time checks (the interpreter's messages): the trailing dims of
+      // the input, then the weight and bias, against normalized_shape. A
+      // failed check goes on with zero operands of the expected sizes.
+      SmallVector<int64_t> ns;
+      for (Attribute a : op.getNormalizedShape())
+        ns.push_back(cast<IntegerAttr>(a).getInt());
+      SmallVector<OpFoldResult> nsSizes;
+      for (int64_t d : ns)
+        nsSizes.push_back(rw.getIndexAttr(d));
+      std::string nsText = "[";
+      for (auto [i, d] : llvm::enumerate(ns))
+        nsText += (i ? ", " : "") + std::to_string(d);
+      nsText += "]";
+      Value bad;
+      for (int64_t i = 0; i < k; ++i)
+        bad = boolOr(rw, loc, bad,
+                     indexCmp(rw, loc, arith::CmpIPredicate::ne,
+                              sizes[outer + i], nsSizes[i]));
+      if (bad) {
+        SmallVector<Value> values;
+        std::string text =
+            "normalized_shape " + nsText +
+            " does not match the trailing dims of input shape " +
+            shapeTemplate(xt.getShape(), sizes, values) + " at run time";
+        if (checkAtRunTime(rw, loc, bad, text, values)) {
+          SmallVector<OpFoldResult> safe(ArrayRef(sizes).take_front(outer));
+          safe.append(nsSizes);
+          x = castTo(rw, loc, safeOperand(rw, loc, x, bad, safe), xt);
+          sizes = getSizes(rw, loc, x);
+        }
+      }
+      for (auto [what, t] : {std::pair<const char *, Value *>{"weight", &w},
+                             {"bias", &bias}}) {
+        if (!*t)
+          continue;
+        auto tt = cast<RankedTensorType>(t->getType());
+        SmallVector<OpFoldResult> ts = getSizes(rw, loc, *t);
+        Value tbad;
+        for (int64_t i = 0; i < tt.getRank(); ++i)
+          tbad = boolOr(rw, loc, tbad,
+                        indexCmp(rw, loc, arith::CmpIPredicate::ne, ts[i],
+                                 nsSizes[i]));
+        if (!tbad)
+          continue;
+        SmallVector<Value> values;
+        std::string text = std::string(what) + " shape " +
+                           shapeTemplate(tt.getShape(), ts, values) +
+                           " does not equal normalized_shape " + nsText +
+                           " at run time";
+        if (checkAtRunTime(rw, loc, tbad, text, values))
+          *t = safeOperand(rw, loc, *t, tbad, nsSizes);
+      }
+    }
     SmallVector<int64_t> keptShape(xt.getShape().take_front(outer));
     SmallVector<OpFoldResult> keptSizes(ArrayRef(sizes).take_front(outer));
     auto keptType = RankedTensorType::get(keptShape, acc);
@@ -176,6 +231,30 @@ struct BatchNormLowering : public OpConversionPattern<kt::BatchNormOp> {
       ins.push_back(adaptor.getWeight());
     if (hasB)
       ins.push_back(adaptor.getBias());
+    {
+      // Each per-channel operand must have the input's C elements at run
+      // time (the interpreter's message); a failed check goes on with
+      // zeros of C elements.
+      OpFoldResult c = getSizes(rw, loc, x)[1];
+      SmallVector<const char *> names = {"running_mean", "running_var"};
+      if (hasW)
+        names.push_back("weight");
+      if (hasB)
+        names.push_back("bias");
+      for (size_t i = 1; i < ins.size(); ++i) {
+        auto tt = cast<RankedTensorType>(ins[i].getType());
+        OpFoldResult n = getSizes(rw, loc, ins[i])[0];
+        Value bad = indexCmp(rw, loc, arith::CmpIPredicate::ne, n, c);
+        SmallVector<Value> values;
+        std::string text = std::string(names[i - 1]) + " shape " +
+                           shapeTemplate(tt.getShape(), {n}, values) +
+                           " does not match the ";
+        text += shapeTemplate({ShapedType::kDynamic}, {c}, values, "", "", "");
+        text += " channels of input at run time";
+        if (checkAtRunTime(rw, loc, bad, text, values))
+          ins[i] = safeOperand(rw, loc, ins[i], bad, {c});
+      }
+    }
     SmallVector<AffineMap> maps{id};
     maps.append(ins.size() - 1, ch);
     maps.push_back(id);
@@ -259,6 +338,134 @@ struct SDPALowering
       if (!s)
         return rw.notifyMatchFailure(op, "cannot size a dynamic batch dim");
       batchSizes.push_back(s);
+    }
+    {
+      // Run-time checks, in the interpreter's order and with its messages:
+      // E of query and key, S of key and value, the mask's last two dims,
+      // then the broadcast of the batch dims. A failed check goes on with
+      // zero operands of the expected sizes; `?` batch dims (and `?` mask
+      // dims) of size 1 broadcast at run time.
+      auto val = [&](OpFoldResult f) {
+        return getValueOrCreateConstantIndexOp(rw, loc, f);
+      };
+      SmallVector<OpFoldResult> qs0 = getSizes(rw, loc, q),
+                                ks0 = getSizes(rw, loc, k),
+                                vs0 = getSizes(rw, loc, v);
+      int64_t rq = qt.getRank(), rk = kt_.getRank(), rv = vt.getRank();
+      Value eBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, qs0[rq - 1],
+                            ks0[rk - 1]);
+      if (checkAtRunTime(rw, loc, eBad,
+                         "query and key embedding dims differ at run time: "
+                         "{0} vs {1}",
+                         {val(qs0[rq - 1]), val(ks0[rk - 1])})) {
+        SmallVector<OpFoldResult> safe = ks0;
+        safe[rk - 1] = qs0[rq - 1];
+        k = safeOperand(rw, loc, k, eBad, safe);
+        kt_ = cast<RankedTensorType>(k.getType());
+        ks0 = getSizes(rw, loc, k);
+      }
+      Value sBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, ks0[rk - 2],
+                            vs0[rv - 2]);
+      if (checkAtRunTime(rw, loc, sBad,
+                         "key and value sequence lengths differ at run "
+                         "time: {0} vs {1}",
+                         {val(ks0[rk - 2]), val(vs0[rv - 2])})) {
+        SmallVector<OpFoldResult> safe = vs0;
+        safe[rv - 2] = ks0[rk - 2];
+        v = safeOperand(rw, loc, v, sBad, safe);
+        vt = cast<RankedTensorType>(v.getType());
+      }
+      OpFoldResult L0 = qs0[rq - 2], S0 = ks0[rk - 2];
+      SmallVector<OpFoldResult> ms0;
+      if (mask) {
+        auto mt = cast<RankedTensorType>(mask.getType());
+        ms0 = getSizes(rw, loc, mask);
+        if (mt.getRank() >= 2) {
+          OpFoldResult mL = ms0[mt.getRank() - 2], mS = ms0[mt.getRank() - 1];
+          Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+          auto badDim = [&](OpFoldResult m, OpFoldResult want) {
+            return boolAnd(
+                rw, loc, indexCmp(rw, loc, arith::CmpIPredicate::ne, m, one),
+                indexCmp(rw, loc, arith::CmpIPredicate::ne, m, want));
+          };
+          Value mBad =
+              boolOr(rw, loc, badDim(mL, L0), badDim(mS, S0));
+          SmallVector<Value> values;
+          std::string text =
+              "attn_mask shape " +
+              shapeTemplate(mt.getShape(), ms0, values) +
+              " does not broadcast to [..., " +
+              shapeTemplate({ShapedType::kDynamic, ShapedType::kDynamic},
+                            {L0, S0}, values, ", ", "", "") +
+              "] at run time";
+          checkAtRunTime(rw, loc, mBad, text, values);
+        }
+      }
+      // The running broadcast of the batch dims (query, key, value, mask).
+      SmallVector<std::pair<Value, SmallVector<OpFoldResult>>> ops = {
+          {q, qs0}, {k, ks0}, {v, getSizes(rw, loc, v)}};
+      if (mask && cast<RankedTensorType>(mask.getType()).getRank() >= 2)
+        ops.push_back({mask, ms0});
+      SmallVector<OpFoldResult> r(nb, rw.getIndexAttr(1));
+      for (auto &[o, os] : ops) {
+        int64_t ob = (int64_t)os.size() - 2;
+        for (int64_t i = 0; i < ob; ++i) {
+          OpFoldResult d = os[i], &cur = r[i + nb - ob];
+          std::optional<int64_t> cd = getConstantIntValue(d),
+                                 cc = getConstantIntValue(cur);
+          if (cd && *cd == 1)
+            continue;
+          if (cc && *cc == 1) {
+            cur = d;
+            continue;
+          }
+          Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+          Value bad = boolAnd(
+              rw, loc, indexCmp(rw, loc, arith::CmpIPredicate::ne, d, one),
+              boolAnd(rw, loc,
+                      indexCmp(rw, loc, arith::CmpIPredicate::ne, cur, one),
+                      indexCmp(rw, loc, arith::CmpIPredicate::ne, cur, d)));
+          checkAtRunTime(rw, loc, bad,
+                         "batch dims of the operands are not "
+                         "broadcast-compatible at run time: {0} vs {1}",
+                         {val(cur), val(d)});
+          if (!cc)
+            cur = arith::SelectOp::create(
+                      rw, loc,
+                      indexCmp(rw, loc, arith::CmpIPredicate::eq, d, one),
+                      val(cur), val(d))
+                      .getResult();
+        }
+      }
+      for (int64_t j = 0; j < nb; ++j)
+        if (ShapedType::isDynamic(batchShape[j]))
+          batchSizes[j] = r[j];
+      // Operands read at the broadcast batch sizes.
+      auto bcast = [&](Value o) {
+        auto ot = cast<RankedTensorType>(o.getType());
+        SmallVector<OpFoldResult> os = getSizes(rw, loc, o);
+        int64_t ob = ot.getRank() - 2;
+        SmallVector<int64_t> shape(batchShape.drop_front(nb - ob));
+        SmallVector<OpFoldResult> sizes(
+            ArrayRef<OpFoldResult>(batchSizes).drop_front(nb - ob));
+        shape.append({ot.getDimSize(ob), ot.getDimSize(ob + 1)});
+        sizes.append({os[ob], os[ob + 1]});
+        return broadcastDynamicDims(rw, loc, o, shape, sizes);
+      };
+      q = bcast(q);
+      k = bcast(k);
+      v = bcast(v);
+      if (mask) {
+        auto mt = cast<RankedTensorType>(mask.getType());
+        SmallVector<int64_t> shape(batchShape);
+        shape.append({qt.getDimSize(rq - 2), kt_.getDimSize(rk - 2)});
+        SmallVector<OpFoldResult> sizes(batchSizes);
+        sizes.append({L0, S0});
+        if (mt.getRank() <= (int64_t)shape.size())
+          mask = broadcastDynamicDims(
+              rw, loc, mask, shape,
+              sizes);
+      }
     }
     SmallVector<OpFoldResult> qs = getSizes(rw, loc, q),
                               ks = getSizes(rw, loc, k),

@@ -196,14 +196,8 @@ struct RandomLowering : public OpConversionPattern<OpTy> {
     Location loc = op.getLoc();
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     Type elem = rt.getElementType();
-    SmallVector<OpFoldResult> sizes;
-    auto dyn = adaptor.getDynamicSizes();
-    size_t next = 0;
-    for (Attribute a : op.getSize()) {
-      int64_t s = cast<IntegerAttr>(a).getInt();
-      sizes.push_back(s == -1 ? OpFoldResult(dyn[next++])
-                              : OpFoldResult(rw.getIndexAttr(s)));
-    }
+    SmallVector<OpFoldResult> sizes = checkCreationSizes(
+        rw, loc, rt, op.getSize(), adaptor.getDynamicSizes());
     Value seed = seedValue(rw, loc, adaptor.getSeed());
     Value init = emptyLike(rw, loc, rt, sizes);
     Value r = indexedGeneric(

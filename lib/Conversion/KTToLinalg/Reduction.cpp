@@ -134,6 +134,31 @@ Value reducedCount(OpBuilder &b, Location loc, const ReduceShape &s, Type t) {
   return arith::SIToFPOp::create(b, loc, t, i);
 }
 
+/// The interpreter's run-time check of a reduction without identity
+/// (amax, amin, argmax, argmin): over all dims (`allDims`) the tensor must
+/// not be empty, else each reduced dim must have non-zero size. (Compiled
+/// code would give the -inf / +inf / index 0 of the initial value.)
+void checkNonEmpty(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                   ArrayRef<int64_t> dims, bool allDims) {
+  if (allDims) {
+    Value empty;
+    for (OpFoldResult s : sizes)
+      empty = boolOr(b, loc, empty,
+                     indexCmp(b, loc, CmpIPredicate::eq, s, b.getIndexAttr(0)));
+    if (empty)
+      checkAtRunTime(b, loc, empty,
+                     "cannot reduce an empty tensor (0 elements) over all dims",
+                     {});
+    return;
+  }
+  for (int64_t d : dims)
+    checkAtRunTime(
+        b, loc, indexCmp(b, loc, CmpIPredicate::eq, sizes[d], b.getIndexAttr(0)),
+        "expected reduction dim " + std::to_string(d) +
+            " to have non-zero size",
+        {});
+}
+
 enum class Kind { Sum, Prod, Max, Min, Any, All, Mean };
 
 /// sum, prod, amax, amin, any, all, mean.
@@ -149,6 +174,9 @@ struct SimpleReduction : public OpConversionPattern<OpTy> {
     Type inElem = inType.getElementType();
     ReduceShape s =
         reduceShape(rw, loc, in, reducedDims(op.getDim(), inType.getRank()));
+    if (K == Kind::Max || K == Kind::Min)
+      checkNonEmpty(rw, loc, s.inSizes, s.reduced,
+                    !op.getDim() || op.getDim()->empty());
     // The accumulator type.
     Type acc;
     if (K == Kind::Any || K == Kind::All)
@@ -397,6 +425,12 @@ struct ArgReduction : public OpConversionPattern<OpTy> {
     auto inType = cast<RankedTensorType>(in.getType());
     auto resultType = cast<RankedTensorType>(op.getResult().getType());
     Type elem = inType.getElementType();
+    {
+      SmallVector<int64_t> dims;
+      if (std::optional<int64_t> d = op.getDim(); d && inType.getRank() > 0)
+        dims.push_back(kt::wrapDim(*d, inType.getRank()));
+      checkNonEmpty(rw, loc, getSizes(rw, loc, in), dims, !op.getDim());
+    }
     int64_t dim;
     if (std::optional<int64_t> d = op.getDim()) {
       dim = kt::wrapDim(*d, inType.getRank());

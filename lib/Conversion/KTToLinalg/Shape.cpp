@@ -13,9 +13,11 @@
 
 #include "Utils.h"
 #include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
+#include "kiln/Conversion/KTToLinalg/RuntimeChecks.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -82,6 +84,60 @@ struct ReshapeLowering : public OpConversionPattern<kt::ReshapeOp> {
           rw, loc, RankedTensorType::get({n}, elem), x,
           ArrayRef<ReassociationIndices>{all});
     }
+    if (!xt.hasStaticShape()) {
+      // The element count against the target shape (the interpreter's
+      // messages); a failed check goes on with a zero 1-D tensor of a valid
+      // count.
+      SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
+      Value n = indexConst(rw, loc, 1);
+      for (OpFoldResult sz : xs)
+        n = arith::MulIOp::create(rw, loc, n, indexValue(rw, loc, sz));
+      int64_t prod = 1;
+      bool infer = false;
+      std::string shapeText = "[";
+      for (auto [i, a] : llvm::enumerate(op.getShape())) {
+        int64_t sz = cast<IntegerAttr>(a).getInt();
+        shapeText += (i ? ", " : "") + std::to_string(sz);
+        if (sz == -1)
+          infer = true;
+        else
+          prod *= sz;
+      }
+      shapeText += "]";
+      SmallVector<Value> values;
+      std::string text = "cannot reshape tensor of shape " +
+                         shapeTemplate(xt.getShape(), xs, values);
+      std::string nText = "?";
+      if (values.size() < kRuntimeErrorValues) {
+        nText = "{" + std::to_string(values.size()) + "}";
+        values.push_back(n);
+      }
+      text += " (" + nText + " elements) into shape " + shapeText;
+      Value bad, safeN;
+      if (infer) {
+        text += ": " + nText + " is not divisible by " + std::to_string(prod);
+        if (prod == 0) {
+          bad = arith::ConstantOp::create(rw, loc, rw.getBoolAttr(true));
+          safeN = indexConst(rw, loc, 0);
+        } else {
+          Value rem = arith::RemUIOp::create(rw, loc, n, indexConst(rw, loc, prod));
+          bad = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ne, rem,
+                                      indexConst(rw, loc, 0));
+          safeN = arith::SubIOp::create(rw, loc, n, rem);
+        }
+      } else {
+        bad = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ne, n,
+                                    indexConst(rw, loc, prod));
+        safeN = indexConst(rw, loc, prod);
+      }
+      if (checkAtRunTime(rw, loc, bad, text, values))
+        flat = castTo(
+            rw, loc,
+            safeOperand(rw, loc, flat, bad,
+                        {arith::SelectOp::create(rw, loc, bad, safeN, n)
+                             .getResult()}),
+            flat.getType());
+    }
     if (rt.getRank() == 0) {
       flat = castTo(rw, loc, flat, RankedTensorType::get({1}, elem));
       rw.replaceOp(op,
@@ -113,7 +169,8 @@ struct ReshapeLowering : public OpConversionPattern<kt::ReshapeOp> {
       } else {
         Value numel = tensor::DimOp::create(rw, loc, flat, 0);
         sizes[inferAt] =
-            arith::DivUIOp::create(rw, loc, numel, indexConst(rw, loc, known))
+            arith::DivUIOp::create(rw, loc, numel,
+                                   indexConst(rw, loc, known ? known : 1))
                 .getResult();
       }
     }
@@ -190,7 +247,23 @@ struct ExpandLowering : public OpConversionPattern<kt::ExpandOp> {
         sizes.push_back(xs[i]);
       else
         sizes.push_back(rw.getIndexAttr(s));
+      // Only size-1 dims expand (a `?` dim is checked at run time; a
+      // failed check goes on with zeros: broadcastDynamicDims).
+      if (s != -1 && i >= 0 && xt.isDynamicDim(i)) {
+        Value bad = boolAnd(
+            rw, loc, indexCmp(rw, loc, arith::CmpIPredicate::ne, xs[i],
+                              rw.getIndexAttr(s)),
+            indexCmp(rw, loc, arith::CmpIPredicate::ne, xs[i],
+                     rw.getIndexAttr(1)));
+        checkAtRunTime(rw, loc, bad,
+                       "dim " + std::to_string(i) +
+                           " of self has size {0} at run time and cannot be "
+                           "expanded to " +
+                           std::to_string(s) + " (only size-1 dims expand)",
+                       {getValueOrCreateConstantIndexOp(rw, loc, xs[i])});
+      }
     }
+    checkResultShape(rw, loc, 0, rt, sizes);
     rw.replaceOp(op, broadcastTo(rw, loc, x, rt, sizes));
     return success();
   }
@@ -214,6 +287,19 @@ struct SqueezeLowering : public OpConversionPattern<kt::SqueezeOp> {
       }
       if (listed && xt.getDimSize(i) == 1)
         units.push_back(i);
+      // A listed `?` dim of size 1 is an error (the result type keeps it).
+      if (listed && xt.isDynamicDim(i))
+        checkAtRunTime(
+            rw, op.getLoc(),
+            arith::CmpIOp::create(
+                rw, op.getLoc(), arith::CmpIPredicate::eq,
+                tensor::DimOp::create(rw, op.getLoc(), x, i),
+                arith::ConstantIndexOp::create(rw, op.getLoc(), 1)),
+            "dynamic dim " + std::to_string(i) +
+                " has size 1 at run time; kt.squeeze keeps `?` dims in its "
+                "result type, so it cannot squeeze it as PyTorch would "
+                "(make the dim static or use kt.reshape)",
+            {});
     }
     rw.replaceOp(op, removeUnitDims(rw, op.getLoc(), x, rt, units));
     return success();
@@ -420,7 +506,27 @@ struct SelectLowering : public OpConversionPattern<kt::SelectOp> {
     auto xt = cast<RankedTensorType>(x.getType());
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
-    SliceWindow w = selectWindow(rw, loc, x, d, op.getIndex());
+    int64_t index = op.getIndex();
+    if (xt.isDynamicDim(d)) {
+      // The index against a `?` dim (the interpreter's message); a failed
+      // check goes on with a zero operand just large enough.
+      SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
+      Value size = indexValue(rw, loc, xs[d]);
+      int64_t need = index >= 0 ? index + 1 : -index;
+      Value bad = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt,
+                                        size, indexConst(rw, loc, need));
+      if (checkAtRunTime(rw, loc, bad,
+                         "index " + std::to_string(index) +
+                             " is out of range for dim " + std::to_string(d) +
+                             " of size {0}",
+                         {size})) {
+        xs[d] = arith::SelectOp::create(rw, loc, bad,
+                                        indexConst(rw, loc, need), size)
+                    .getResult();
+        x = castTo(rw, loc, safeOperand(rw, loc, x, bad, xs), xt);
+      }
+    }
+    SliceWindow w = selectWindow(rw, loc, x, d, index);
     Value r = extractSlice(rw, loc, x, w.offsets, w.sizes, w.strides);
     rw.replaceOp(op, removeUnitDims(rw, loc, r, rt, {d}));
     return success();
@@ -450,6 +556,45 @@ struct ConcatLowering : public OpConversionPattern<kt::ConcatOp> {
     }
     if (parts.empty())
       parts = ranked;
+    // Operands must agree in every dim but `dim` at run time (the
+    // interpreter's message, against the first operand); a failed check
+    // goes on with a zero operand of the first one's sizes there.
+    if (!ranked.empty()) {
+      Value ref = ranked.front();
+      auto refType = cast<RankedTensorType>(ref.getType());
+      SmallVector<OpFoldResult> refSizes = getSizes(rw, loc, ref);
+      DenseMap<Value, Value> safe;
+      for (Value v : ranked) {
+        auto vt = cast<RankedTensorType>(v.getType());
+        SmallVector<OpFoldResult> vs = getSizes(rw, loc, v);
+        Value anyBad;
+        for (int64_t k = 0; k < rank; ++k) {
+          if (k == d)
+            continue;
+          Value bad =
+              indexCmp(rw, loc, arith::CmpIPredicate::ne, vs[k], refSizes[k]);
+          if (matchPattern(bad, m_Zero()))
+            continue;
+          SmallVector<Value> values;
+          std::string text =
+              "operand shapes " +
+              shapeTemplate(refType.getShape(), refSizes, values) + " and " +
+              shapeTemplate(vt.getShape(), vs, values) + " differ at dim " +
+              std::to_string(k) + " at run time (only dim " +
+              std::to_string(d) + " may differ)";
+          checkAtRunTime(rw, loc, bad, text, values);
+          anyBad = boolOr(rw, loc, anyBad, bad);
+        }
+        if (anyBad) {
+          SmallVector<OpFoldResult> ss = refSizes;
+          ss[d] = vs[d];
+          safe[v] = safeOperand(rw, loc, v, anyBad, ss);
+        }
+      }
+      for (Value &v : parts)
+        if (Value s = safe.lookup(v))
+          v = s;
+    }
     // Offsets along `dim` stay constants while the sizes are static.
     auto addSize = [&](OpFoldResult acc, Value v) -> OpFoldResult {
       auto vt = cast<RankedTensorType>(v.getType());
@@ -503,6 +648,34 @@ struct PadLowering : public OpConversionPattern<kt::PadOp> {
       int64_t dim = rank - 1 - k / 2;
       lo[dim] = pad[k];
       hi[dim] = pad[k + 1];
+    }
+    // A `?` dim padded to a negative size is a run-time error (the
+    // interpreter's message); a failed check goes on with a zero operand
+    // just large enough to crop.
+    {
+      SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
+      SmallVector<OpFoldResult> safe = xs;
+      Value anyBad;
+      for (int64_t i = 0; i < rank; ++i) {
+        if (!xt.isDynamicDim(i) || lo[i] + hi[i] >= 0)
+          continue;
+        Value size = getValueOrCreateConstantIndexOp(rw, loc, xs[i]);
+        Value total =
+            arith::AddIOp::create(rw, loc, size, indexConst(rw, loc, lo[i] + hi[i]));
+        Value bad = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt,
+                                          total, indexConst(rw, loc, 0));
+        checkAtRunTime(rw, loc, bad,
+                       "dim " + std::to_string(i) + " of size {0} padded by (" +
+                           std::to_string(lo[i]) + ", " + std::to_string(hi[i]) +
+                           ") has negative size {1} at run time",
+                       {size, total});
+        int64_t need = std::max<int64_t>(-lo[i], 0) + std::max<int64_t>(-hi[i], 0);
+        safe[i] = arith::SelectOp::create(rw, loc, bad, indexConst(rw, loc, need), size)
+                      .getResult();
+        anyBad = boolOr(rw, loc, anyBad, bad);
+      }
+      if (anyBad)
+        x = castTo(rw, loc, safeOperand(rw, loc, x, anyBad, safe), xt);
     }
     // Crop negative amounts.
     bool crop = llvm::any_of(lo, [](int64_t v) { return v < 0; }) ||
@@ -626,16 +799,8 @@ struct FullLowering : public OpConversionPattern<kt::FullOp> {
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     auto rt = cast<RankedTensorType>(op.getResult().getType());
-    SmallVector<OpFoldResult> sizes;
-    auto dyn = adaptor.getDynamicSizes();
-    size_t next = 0;
-    for (Attribute a : op.getSize()) {
-      int64_t s = cast<IntegerAttr>(a).getInt();
-      if (s == -1)
-        sizes.push_back(dyn[next++]);
-      else
-        sizes.push_back(rw.getIndexAttr(s));
-    }
+    SmallVector<OpFoldResult> sizes = checkCreationSizes(
+        rw, loc, rt, op.getSize(), adaptor.getDynamicSizes());
     Value v = scalarConst(rw, loc, rt.getElementType(),
                           op.getValue().convertToDouble());
     rw.replaceOp(op, filled(rw, loc, rt, sizes, v));

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/APFloat.h"
 
 using namespace mlir;
@@ -109,7 +110,9 @@ AffineMap broadcastMap(MLIRContext *ctx, RankedTensorType operand,
 /// that is 1 at run time while the result's is not broadcast: an scf.if
 /// that copies `v` to the result's size in those dims when it happens (the
 /// indexing maps can only broadcast static size-1 dims). `v` itself when it
-/// has no such dim.
+/// has no `?` dim. A `?` dim that neither matches nor broadcasts (a run-time
+/// error the op's lowering reports) gives a zero-filled operand of the
+/// result's size, so the generic never reads outside `v`.
 Value broadcastDynamicDims(OpBuilder &b, Location loc, Value v,
                            ArrayRef<int64_t> resultShape,
                            ArrayRef<OpFoldResult> sizes) {
@@ -117,55 +120,90 @@ Value broadcastDynamicDims(OpBuilder &b, Location loc, Value v,
   int64_t offset = resultShape.size() - t.getRank();
   SmallVector<int64_t> dims;
   for (int64_t i = 0; i < t.getRank(); ++i)
-    if (t.isDynamicDim(i) && resultShape[i + offset] != 1)
+    if (t.isDynamicDim(i))
       dims.push_back(i);
-  if (dims.empty())
+  // A dim whose result size is the same tensor.dim of `v`: nothing to do.
+  auto isOwnDim = [&](int64_t i) {
+    if (resultShape[i + offset] == 1)
+      return false;
+    auto dim = dyn_cast_if_present<Value>(sizes[i + offset]);
+    auto dimOp = dim ? dim.getDefiningOp<tensor::DimOp>() : tensor::DimOp();
+    return dimOp && dimOp.getSource() == v && dimOp.getConstantIndex() == i;
+  };
+  if (llvm::all_of(dims, isOwnDim))
     return v;
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SmallVector<Value> vDims;
   for (int64_t i = 0; i < t.getRank(); ++i)
     vDims.push_back(tensor::DimOp::create(b, loc, v, i));
-  Value cond;
+  Value needCopy, bad;
   SmallVector<OpFoldResult> copySizes(vDims.begin(), vDims.end());
   for (int64_t i : dims) {
-    Value size = getValueOrCreateConstantIndexOp(b, loc, sizes[i + offset]);
-    Value isOne =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, vDims[i], one);
-    Value grows =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, size, one);
-    Value c = arith::AndIOp::create(b, loc, isOne, grows);
-    cond = cond ? arith::OrIOp::create(b, loc, cond, c).getResult() : c;
+    OpFoldResult size = resultShape[i + offset] == 1
+                            ? OpFoldResult(b.getIndexAttr(1))
+                            : sizes[i + offset];
+    copySizes[i] = size;
+    if (isOwnDim(i))
+      continue;
+    Value ne = indexCmp(b, loc, arith::CmpIPredicate::ne, vDims[i], size);
+    Value notOne = indexCmp(b, loc, arith::CmpIPredicate::ne, vDims[i], one);
+    needCopy = boolOr(b, loc, needCopy, ne);
+    bad = boolOr(b, loc, bad, boolAnd(b, loc, ne, notOne));
     copySizes[i] = size;
   }
+  if (!needCopy || matchPattern(needCopy, m_Zero()))
+    return v;
+  Type elem = t.getElementType();
+  auto broadcastCopy = [&](OpBuilder &tb, Location tl) -> Value {
+    Value init = tensor::EmptyOp::create(tb, tl, copySizes, elem);
+    SmallVector<AffineMap> maps = {tb.getMultiDimIdentityMap(t.getRank())};
+    SmallVector<utils::IteratorType> iters(t.getRank(),
+                                           utils::IteratorType::parallel);
+    Value zero = arith::ConstantIndexOp::create(tb, tl, 0);
+    return linalg::GenericOp::create(
+               tb, tl, TypeRange{init.getType()}, ValueRange{},
+               ValueRange{init}, maps, iters,
+               [&](OpBuilder &nb, Location nl, ValueRange) {
+                 SmallVector<Value> idx;
+                 for (int64_t i = 0; i < t.getRank(); ++i) {
+                   Value k = linalg::IndexOp::create(nb, nl, i);
+                   if (llvm::is_contained(dims, i)) {
+                     Value isOne = arith::CmpIOp::create(
+                         nb, nl, arith::CmpIPredicate::eq, vDims[i], one);
+                     k = arith::SelectOp::create(nb, nl, isOne, zero, k);
+                   }
+                   idx.push_back(k);
+                 }
+                 linalg::YieldOp::create(
+                     nb, nl,
+                     ValueRange{tensor::ExtractOp::create(nb, nl, v, idx)});
+               })
+        .getResult(0);
+  };
   auto ifOp = scf::IfOp::create(
-      b, loc, cond,
+      b, loc, needCopy,
       [&](OpBuilder &tb, Location tl) {
-        Value init = tensor::EmptyOp::create(tb, tl, copySizes,
-                                             t.getElementType());
-        SmallVector<AffineMap> maps = {
-            tb.getMultiDimIdentityMap(t.getRank())};
-        SmallVector<utils::IteratorType> iters(t.getRank(),
-                                               utils::IteratorType::parallel);
-        Value zero = arith::ConstantIndexOp::create(tb, tl, 0);
-        Value copy =
-            linalg::GenericOp::create(
-                tb, tl, TypeRange{init.getType()}, ValueRange{},
-                ValueRange{init}, maps, iters,
-                [&](OpBuilder &nb, Location nl, ValueRange) {
-                  SmallVector<Value> idx;
-                  for (int64_t i = 0; i < t.getRank(); ++i) {
-                    Value k = linalg::IndexOp::create(nb, nl, i);
-                    if (llvm::is_contained(dims, i)) {
-                      Value isOne = arith::CmpIOp::create(
-                          nb, nl, arith::CmpIPredicate::eq, vDims[i], one);
-                      k = arith::SelectOp::create(nb, nl, isOne, zero, k);
-                    }
-                    idx.push_back(k);
-                  }
-                  linalg::YieldOp::create(
-                      nb, nl, ValueRange{tensor::ExtractOp::create(nb, nl, v, idx)});
-                })
-                .getResult(0);
+        Value copy;
+        if (!bad || matchPattern(bad, m_Zero())) {
+          copy = broadcastCopy(tb, tl);
+        } else {
+          // Not broadcast-compatible: the op reports it; a zero-filled
+          // operand of the result's size keeps the reads in bounds.
+          copy = scf::IfOp::create(
+                     tb, tl, bad,
+                     [&](OpBuilder &fb, Location fl) {
+                       Value init =
+                           tensor::EmptyOp::create(fb, fl, copySizes, elem);
+                       Value z = linalg::FillOp::create(
+                                     fb, fl, scalarConst(fb, fl, elem, 0), init)
+                                     .getResult(0);
+                       scf::YieldOp::create(fb, fl, z);
+                     },
+                     [&](OpBuilder &cb, Location cl) {
+                       scf::YieldOp::create(cb, cl, broadcastCopy(cb, cl));
+                     })
+                     .getResult(0);
+        }
         copy = tensor::CastOp::create(tb, tl, t, copy);
         scf::YieldOp::create(tb, tl, copy);
       },

@@ -109,18 +109,77 @@ mlir::Value castTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 mlir::Value convertTensor(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                           mlir::Type elem);
 
-/// Registers a run-time error of `op` with message `text` (may use {0} and
-/// {1} for the two reported values) in the module's kiln.runtime_errors and
-/// declares the error function; returns the message id
-/// (see kiln/Conversion/KTToLinalg/RuntimeChecks.h).
+/// Registers a run-time error of `op` with message `text` (may use {0} ...
+/// {7} for the reported values) in the module's kiln.runtime_errors and
+/// declares the error function; returns the message id (the same text at
+/// the same location shares one id; see
+/// kiln/Conversion/KTToLinalg/RuntimeChecks.h).
 int64_t registerRuntimeError(mlir::RewriterBase &rw, mlir::Operation *op,
                              llvm::StringRef text);
-/// Where the i1 `failed` is true, reports error `id` with the values `a` and
-/// `b` (integers or index; null for 0). The caller continues with a safe
-/// value.
+/// The same at location `loc`, in the module around `b`'s insertion point.
+int64_t registerRuntimeError(mlir::OpBuilder &b, mlir::Location loc,
+                             llvm::StringRef text);
+/// Where the i1 `failed` is true, reports error `id` with `values` (at most
+/// kRuntimeErrorValues integers or indices; null for 0). The caller
+/// continues with a safe value.
+void emitRuntimeCheck(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value failed, int64_t id, mlir::ValueRange values);
 void emitRuntimeCheck(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value failed, int64_t id, mlir::Value a,
                       mlir::Value bv);
+/// registerRuntimeError + emitRuntimeCheck, unless `failed` is the constant
+/// false (then nothing is emitted or registered). True when it emitted.
+bool checkAtRunTime(mlir::OpBuilder &b, mlir::Location loc, mlir::Value failed,
+                    llvm::StringRef text, mlir::ValueRange values);
+/// A message template for a shape: static sizes (and `?` sizes that fold to
+/// constants) as numbers, the others as {k}, appending their values to
+/// `values` ("?" once kRuntimeErrorValues are used). The interpreter's
+/// shapes print as "[2, 3]" (the defaults); "2x3" is `sep` "x", no brackets.
+std::string shapeTemplate(llvm::ArrayRef<int64_t> shape,
+                          llvm::ArrayRef<mlir::OpFoldResult> sizes,
+                          llvm::SmallVectorImpl<mlir::Value> &values,
+                          llvm::StringRef sep = ", ",
+                          llvm::StringRef open = "[",
+                          llvm::StringRef close = "]");
+/// The interpreter's check of a result against its type: reports
+/// "result #`index` at run time: expected <type>, got ..." when a static dim
+/// of `type` differs from the run-time `sizes`.
+void checkResultShape(mlir::OpBuilder &b, mlir::Location loc, unsigned index,
+                      mlir::RankedTensorType type,
+                      llvm::ArrayRef<mlir::OpFoldResult> sizes);
+/// The interpreter's run-time broadcast of `operands` (PyTorch's rule: equal
+/// or 1, right-aligned): reports "operands are not broadcast-compatible at
+/// run time: dim J is R vs D (operand #K)" for the first operand (then dim)
+/// that fails, where R is the broadcast of the operands before it; then the
+/// broadcast shape against `resultType`'s static dims (checkResultShape).
+void checkBroadcastCompatible(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::ValueRange operands,
+                              mlir::RankedTensorType resultType);
+/// `v`, or where `failed` (a failed run-time check) is true, a zero-filled
+/// tensor of `sizes`: the safe operand the lowering goes on with. The type
+/// keeps the static dims of `v` that `sizes` agrees with (else `?`); `v`
+/// itself when `failed` is null or the constant false.
+mlir::Value safeOperand(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                        mlir::Value failed,
+                        llvm::ArrayRef<mlir::OpFoldResult> sizes);
+/// The sizes of a creation op's result (`size` with each -1 taken from the
+/// next of `dynamicSizes`), with the interpreter's run-time checks: a
+/// negative dynamic size, a dynamic size other than the result type's
+/// static one. The sizes returned are safe (non-negative, the type's).
+llvm::SmallVector<mlir::OpFoldResult>
+checkCreationSizes(mlir::OpBuilder &b, mlir::Location loc,
+                   mlir::RankedTensorType type, mlir::ArrayAttr sizeAttr,
+                   mlir::ValueRange dynamicSizes);
+/// `x pred y` on index values, folded to a constant when both are constants
+/// (or the same value for eq/ne).
+mlir::Value indexCmp(mlir::OpBuilder &b, mlir::Location loc,
+                     mlir::arith::CmpIPredicate pred, mlir::OpFoldResult x,
+                     mlir::OpFoldResult y);
+/// i1 or / and, folding constant operands (a null `x` for or is false).
+mlir::Value boolOr(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                   mlir::Value y);
+mlir::Value boolAnd(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                    mlir::Value y);
 
 /// stack, gather, index_select, embedding (Index.cpp).
 void populateKTIndexToLinalgPatterns(mlir::RewritePatternSet &patterns);

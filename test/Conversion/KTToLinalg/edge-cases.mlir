@@ -42,11 +42,20 @@ func.func @add_static(%a: tensor<4x3xf32>, %b: tensor<1x3xf32>) -> tensor<4x3xf3
 
 // -----
 
-// Tests that expand of a `?` dim to a static size copies when it is 1.
+// Tests that expand of a `?` dim to a static size copies when it is 1, and
+// that a size other than 1 and 5 is reported at run time (the operand is
+// then a zero-filled tensor of the result's size).
 // CHECK-LABEL: func.func @expand_dynamic
 // CHECK: %[[D:.+]] = tensor.dim %{{.+}}, %c0 : tensor<?x3xi64>
-// CHECK: %[[ONE:.+]] = arith.cmpi eq, %[[D]], %c1
-// CHECK: scf.if %[[ONE]] -> (tensor<?x3xi64>)
+// CHECK: %[[NE:.+]] = arith.cmpi ne, %[[D]], %c5
+// CHECK: %[[NOT1:.+]] = arith.cmpi ne, %[[D]], %c1
+// CHECK: %[[BAD:.+]] = arith.andi %[[NE]], %[[NOT1]]
+// CHECK: scf.if %[[BAD]] {
+// CHECK-NEXT: func.call @kiln_cpu_runtime_error
+// CHECK: scf.if %[[NE]] -> (tensor<?x3xi64>)
+// CHECK: scf.if %[[BAD]]
+// CHECK: linalg.fill
+// CHECK: } else {
 // CHECK: tensor.empty() : tensor<5x3xi64>
 func.func @expand_dynamic(%x: tensor<?x3xi64>) -> tensor<5x3xi64> {
   %r = kt.expand %x {size = [5, -1]} : (tensor<?x3xi64>) -> tensor<5x3xi64>

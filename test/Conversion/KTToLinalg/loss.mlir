@@ -8,14 +8,14 @@
 // the message template (location, {0} = target, {1} = C) is recorded on the
 // module and the element calls the error function under scf.if.
 // CHECK: module attributes {kiln.runtime_errors = ["{{.*}}loss.mlir:{{[0-9]+}}:8: target {0} is out of range [0, {1}) (ignore_index is -100)"]}
-// CHECK: func.func private @kiln_cpu_runtime_error(i64, i64, i64)
+// CHECK: func.func private @kiln_cpu_runtime_error(i64, i64, i64, i64, i64, i64, i64, i64, i64)
 // CHECK-LABEL: func.func @nll_mean_weighted
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel"]
 // CHECK-SAME: ins(%{{.+}} : tensor<5xi64>)
 // CHECK: %[[IGN:.+]] = arith.cmpi eq, %{{.+}}, %c-100_i64 : i64
 // CHECK: %[[OK:.+]] = arith.andi
 // CHECK: scf.if
-// CHECK: func.call @kiln_cpu_runtime_error(%c0_i64{{.*}}, %{{.+}}, %{{.+}}) : (i64, i64, i64) -> ()
+// CHECK: func.call @kiln_cpu_runtime_error(%c0_i64{{.*}}, %{{.+}}, %{{.+}}, %c0_i64{{.*}}) : (i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
 // CHECK: %[[T:.+]] = arith.select %[[OK]], %{{.+}}, %c0 : index
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %[[T]]] : tensor<5x4xf32>
 // CHECK: tensor.extract %{{.+}}[%[[T]]] : tensor<4xf32>

@@ -24,11 +24,16 @@ func.func @rand_f32(%seed: tensor<i64>) -> tensor<2x3xf32> {
 
 // -----
 
-// Tests that randn with a dynamic size uses the size operand, computes
-// Box-Muller in f64 (log, sqrt, cos) and rounds bf16 through f32.
+// Tests that randn with a dynamic size uses the size operand (a negative one
+// is reported at run time and gives an empty tensor), computes Box-Muller in
+// f64 (log, sqrt, cos) and rounds bf16 through f32.
 // CHECK-LABEL: func.func @randn_bf16_dynamic
 // CHECK-SAME: %{{.+}}: tensor<i64> {{.*}}, %[[D:.+]]: index
-// CHECK: tensor.empty(%[[D]]) : tensor<?x4xbf16>
+// CHECK: %[[NEG:.+]] = arith.cmpi slt, %[[D]], %c0 : index
+// CHECK: scf.if %[[NEG]] {
+// CHECK-NEXT: func.call @kiln_cpu_runtime_error
+// CHECK: %[[S:.+]] = arith.maxsi %[[D]], %c0 : index
+// CHECK: tensor.empty(%[[S]]) : tensor<?x4xbf16>
 // CHECK: linalg.generic
 // CHECK: math.log {{.*}} : f64
 // CHECK: math.sqrt {{.*}} : f64

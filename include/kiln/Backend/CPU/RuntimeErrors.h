@@ -1,7 +1,8 @@
 //===- RuntimeErrors.h - Run-time errors reported by compiled code -*- C++ -*-===//
 //
 // Part of Kiln. The host side of kiln/Conversion/KTToLinalg/RuntimeChecks.h:
-// compiled code calls kiln_cpu_runtime_error(id, a, b) on a failed check;
+// compiled code calls kiln_cpu_runtime_error(id, v0, ..., v7) on a failed
+// check;
 // the first report made during a call, by any thread (generated code runs on
 // OpenMP worker threads too), is kept until the backend takes it after the
 // call. The slot is process-wide, so a call holds a RuntimeErrorScope from

@@ -5,13 +5,15 @@
 // location: an index out of range, integer division by zero, ...).
 //
 // Generated code never aborts. Where a check fails it calls
-//   void kiln_cpu_runtime_error(i64 id, i64 a, i64 b)
+//   void kiln_cpu_runtime_error(i64 id, i64 v0, ..., i64 v7)
 // (declared `func.func private` by the lowering, provided by the backend)
-// and goes on with a safe value (e.g. a clamped index), so no memory outside
-// the operands is read. `id` indexes the module's `kiln.runtime_errors`
-// array of message templates, "<file>:<line>:<col>: <text>", where {0} and
-// {1} stand for `a` and `b`. The backend keeps the first error of a call and
-// fails the call with the formatted message.
+// and goes on with a safe value (e.g. a clamped index, a zero-filled operand
+// of the expected size), so no memory outside the operands is read. `id`
+// indexes the module's `kiln.runtime_errors` array of message templates,
+// "<file>:<line>:<col>: <text>", where {0} ... {7} stand for v0 ... v7 (run-
+// time sizes, indices; static parts of a message are in its text). The
+// backend keeps the first error of a call and fails the call with the
+// formatted message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,8 +33,12 @@ inline constexpr llvm::StringLiteral kRuntimeErrorFn = "kiln_cpu_runtime_error";
 /// The module attribute (array of strings) holding the message templates.
 inline constexpr llvm::StringLiteral kRuntimeErrorsAttr = "kiln.runtime_errors";
 
-/// The message of template `tmpl` with {0} and {1} replaced by `a` and `b`.
-std::string formatRuntimeError(llvm::StringRef tmpl, int64_t a, int64_t b);
+/// How many values (after the id) the error function takes.
+inline constexpr unsigned kRuntimeErrorValues = 8;
+
+/// The message of template `tmpl` with each {k} replaced by `values[k]`.
+std::string formatRuntimeError(llvm::StringRef tmpl,
+                               llvm::ArrayRef<int64_t> values);
 
 } // namespace kiln
 
