@@ -326,6 +326,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--interp-repeat", type=int, default=1)
     ap.add_argument("--only", default="")
+    ap.add_argument("--kiln-args", default="",
+                    help="extra kiln-run arguments for the Kiln runs, e.g. '--cpu-fuse'")
     args = ap.parse_args()
     import torch
     torch.set_num_threads(args.threads)
@@ -353,7 +355,7 @@ def main():
             row = [c["name"]]
             try:
                 k = kiln(tmp, c["mlir"], inputs, args.repeat,
-                         ["--backend=cpu", "--cpu-threads=%d" % th])
+                         ["--backend=cpu", "--cpu-threads=%d" % th] + args.kiln_args.split())
             except RuntimeError as e:
                 rows.append(row + ["n/a (%s)" % e] + [""] * 8)
                 print(" | ".join(rows[-1]), flush=True)

@@ -7,6 +7,8 @@
 // linalg generics, so that after fusion it is dead and nothing is computed
 // twice into memory. Its body is recomputed in each consumer; for
 // memory-bound chains this trades a few flops for a full pass over memory.
+// A producer that a consumer reads broadcast (a lower-dimensional result,
+// e.g. a row statistic) is not fused: that would recompute it per element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,11 @@ void kiln::cpu::fuseElementwise(func::FuncOp fn, unsigned maxBodyOps) {
       return false;
     // A product going to BLAS keeps its multiply-add body.
     if (consumer->hasAttr(kMatmulImplAttr))
+      return false;
+    // A producer the consumer reads broadcast (e.g. a row's 1/sum or
+    // 1/sqrt(var + eps)) would be recomputed for every element of the
+    // broadcast dims; materializing it costs a small tensor instead.
+    if (!consumer.getMatchingIndexingMap(operand).isPermutation())
       return false;
     if (producer.getNumParallelLoops() != producer.getNumLoops() ||
         producer->getNumResults() != 1)

@@ -5,7 +5,8 @@
 // into one for linalg.batch_matmul; a batched `self` against a 2-D `other`
 // folds its batch into M and uses linalg.matmul. linear transposes the weight
 // and accumulates onto the broadcast bias. f16/bf16 accumulate in f32.
-// softmax and log_softmax are three generics (max, sum of exp, normalize).
+// softmax and log_softmax are three generics (max, sum of exp, normalize),
+// with the row's 1/sum or log(sum) computed once per row in between.
 //
 //===----------------------------------------------------------------------===//
 
@@ -476,21 +477,30 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
                   b, l, ValueRange{arith::AddFOp::create(b, l, a[2], e)});
             })
             .getResult(0);
-    // 3. normalize.
+    // 3. once per row: log(sum) for log_softmax, 1 / sum for softmax (as
+    // ATen's CPU kernels do: a multiply per element, not a divide).
+    Value rowStat = buildElementwise(
+        rw, loc, ValueRange{sum}, keptType,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          if (IsLog)
+            return math::LogOp::create(b, l, a[0]);
+          return arith::DivFOp::create(b, l, scalarConst(b, l, acc, 1), a[0]);
+        });
+    // 4. normalize.
     Value outInit = emptyLike(rw, loc, xt, sizes);
     Value r =
         linalg::GenericOp::create(
-            rw, loc, TypeRange{xt}, ValueRange{x, mx, sum}, ValueRange{outInit},
-            ArrayRef<AffineMap>{id, kept, kept, id}, parIters,
+            rw, loc, TypeRange{xt}, ValueRange{x, mx, rowStat},
+            ValueRange{outInit}, ArrayRef<AffineMap>{id, kept, kept, id},
+            parIters,
             [&](OpBuilder &b, Location l, ValueRange a) {
               Value v = convertScalar(b, l, a[0], acc);
               Value d = arith::SubFOp::create(b, l, v, a[1]);
               Value out;
               if (IsLog)
-                out = arith::SubFOp::create(b, l, d,
-                                            math::LogOp::create(b, l, a[2]));
+                out = arith::SubFOp::create(b, l, d, a[2]);
               else
-                out = arith::DivFOp::create(b, l, math::ExpOp::create(b, l, d),
+                out = arith::MulFOp::create(b, l, math::ExpOp::create(b, l, d),
                                             a[2]);
               linalg::YieldOp::create(
                   b, l, ValueRange{convertScalar(b, l, out, elem)});

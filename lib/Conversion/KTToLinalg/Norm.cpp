@@ -579,14 +579,20 @@ struct SDPALowering
           linalg::YieldOp::create(
               b, l, ValueRange{arith::AddFOp::create(b, l, a[2], e)});
         });
+    // 1 / sum once per row, then a multiply per element.
+    Value inv = buildElementwise(
+        rw, loc, ValueRange{sum}, rowType,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::DivFOp::create(b, l, scalarConst(b, l, acc, 1), a[0]);
+        });
     Value probs = genericOut(
-        rw, loc, scType, ValueRange{masked, mx, sum},
+        rw, loc, scType, ValueRange{masked, mx, inv},
         emptyLike(rw, loc, scType, scSizes), {id2, row, row, id2}, par2,
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value e =
               math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], a[1]));
           linalg::YieldOp::create(
-              b, l, ValueRange{arith::DivFOp::create(b, l, e, a[2])});
+              b, l, ValueRange{arith::MulFOp::create(b, l, e, a[2])});
         });
     // Result [batch..., L, Ev] = probs @ v over (batch..., l, ev, s).
     SmallVector<int64_t> oShape(batchShape);

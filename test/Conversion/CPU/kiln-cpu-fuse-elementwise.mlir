@@ -39,3 +39,22 @@ func.func @softmax(%x: tensor<64x32xf32>) -> tensor<64x32xf32> {
   %0 = kt.softmax %x {dim = 1} : (tensor<64x32xf32>) -> tensor<64x32xf32>
   return %0 : tensor<64x32xf32>
 }
+
+// -----
+
+// A producer that its consumer reads broadcast (here sqrt of a row vector,
+// read along a second dim) is not fused: it would be recomputed for every
+// element instead of once per row.
+// CHECK-LABEL: func.func @broadcast_producer
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}} : tensor<64x1xf32>) outs(%{{.*}} : tensor<64x1xf32>)
+// CHECK: math.sqrt
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel"]
+// CHECK-NOT: math.sqrt
+// CHECK: return
+func.func @broadcast_producer(%x: tensor<64x32xf32>, %v: tensor<64x1xf32>) -> tensor<64x32xf32> {
+  %0 = kt.sqrt %v : (tensor<64x1xf32>) -> tensor<64x1xf32>
+  %1 = kt.mul %x, %0 : (tensor<64x32xf32>, tensor<64x1xf32>) -> tensor<64x32xf32>
+  return %1 : tensor<64x32xf32>
+}
