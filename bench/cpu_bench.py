@@ -111,6 +111,37 @@ def mlp_case():
                 torch=torch_fn, flops=2 * 2 * B * D * H, interp_ok=False)
 
 
+def mlp_train_case():
+    """The MLP's joint forward + backward (training step without the
+    optimizer): loss = sum(MLP(x)), gradients w.r.t. w1, b1, w2, b2, made by
+    Kiln's AOT stage (kiln-autodiff + kiln-partition) as @mlp_fwd (loss and
+    saved values) and @mlp_bwd (saved values, cotangent -> gradients), both
+    compiled by the CPU backend; one step = the two kernel times."""
+    B, D, H = 256, 1024, 4096
+    src = """func.func @mlp(%%x: %s {kg.requires_grad = false}, %%w1: %s, %%b1: %s, %%w2: %s, %%b2: %s) -> tensor<f32> attributes {kg.differentiate} {
+  %%0 = kt.linear %%x, %%w1, %%b1 : (%s, %s, %s) -> %s
+  %%1 = kt.gelu %%0 : (%s) -> %s
+  %%2 = kt.linear %%1, %%w2, %%b2 : (%s, %s, %s) -> %s
+  %%3 = kt.sum %%2 : (%s) -> tensor<f32>
+  return %%3 : tensor<f32>
+}""" % (T((B, D)), T((H, D)), T((H,)), T((D, H)), T((D,)),
+        T((B, D)), T((H, D)), T((H,)), T((B, H)), T((B, H)), T((B, H)),
+        T((B, H)), T((D, H)), T((D,)), T((B, D)), T((B, D)))
+
+    def torch_step(torch, x, w1, b1, w2, b2):
+        F = torch.nn.functional
+        y = F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2)
+        loss = y.sum()
+        loss.backward()
+        return loss
+    # fwd: 2 matmuls; bwd: dH = dY W2, dW2 = dY^T G, dW1 = dH^T X (x needs
+    # no gradient): 5 matmuls of 2*B*D*H flops.
+    return dict(name="GELU MLP 1024->4096->1024, batch 256 (fwd+bwd)", train=src,
+                inputs=[("randn", (B, D)), ("small", (H, D)), ("randn", (H,)),
+                        ("small", (D, H)), ("randn", (D,))],
+                torch_step=torch_step, flops=5 * 2 * B * D * H, interp_ok=False)
+
+
 def attention_case():
     S, Dm, Hh = 512, 512, 8
     hd = Dm // Hh
@@ -182,7 +213,8 @@ def sgemm_case(n):
                 torch=lambda torch, a, b: a @ b, flops=2 * n ** 3, interp_ok=False, sgemm=n)
 
 
-CASES = [chain_case, softmax_case, layernorm_case, mlp_case, attention_case, resnet_case,
+CASES = [chain_case, softmax_case, layernorm_case, mlp_case, mlp_train_case, attention_case,
+         resnet_case,
          lambda: sgemm_case(1024), lambda: sgemm_case(2048)]
 
 # ------------------------------------------------------------- baselines ---
@@ -304,8 +336,55 @@ def kiln(tmp, mlir, inputs, repeat, extra):
         res["kernel"] = float(m.group(1))
     m = re.search(r"call time: median ([0-9.]+)", out)
     res["call"] = float(m.group(1))
-    res["result"] = np.load(os.path.join(tmp, "out", "result0.npy"))
+    res["results"] = []
+    while os.path.exists(os.path.join(tmp, "out", "result%d.npy" % len(res["results"]))):
+        res["results"].append(np.load(os.path.join(tmp, "out", "result%d.npy"
+                                                   % len(res["results"]))))
+    res["result"] = res["results"][0]
     return res
+
+
+KILN_OPT = os.path.join(BUILD, "bin", "kiln-opt")
+
+
+def kiln_train(tmp, src, inputs, repeat, extra):
+    """Kiln's AOT stage on `src` (kiln-autodiff, kiln-partition: @mlp_fwd,
+    @mlp_bwd), then the CPU backend: @mlp_fwd on the inputs, @mlp_bwd on its
+    saved values and the cotangent 1. Returns the two kernel times, the
+    AOT + compile times, the loss and the gradients."""
+    path = os.path.join(tmp, "train.mlir")
+    with open(path, "w") as f:
+        f.write(src)
+    joint = os.path.join(tmp, "train_aot.mlir")
+    t0 = time.perf_counter()
+    r = subprocess.run([KILN_OPT, path, "-kiln-autodiff", "-kiln-partition", "-o", joint],
+                       capture_output=True, text=True)
+    aot = time.perf_counter() - t0
+    if r.returncode:
+        raise RuntimeError("kiln-opt -kiln-autodiff -kiln-partition: " +
+                           (r.stderr.strip().splitlines() or ["?"])[0][:160])
+    text = open(joint).read()
+    fwd = kiln(tmp, text, inputs, repeat, list(extra) + ["--entry=mlp_fwd"])
+    loss, saved = fwd["results"][0], fwd["results"][1:]
+    bwd = kiln(tmp, text, saved + [np.ones((), np.float32)], repeat,
+               list(extra) + ["--entry=mlp_bwd"])
+    return dict(fwd=fwd.get("kernel", fwd["call"]), bwd=bwd.get("kernel", bwd["call"]),
+                compile=aot + fwd.get("compile", 0) + bwd.get("compile", 0),
+                loss=loss, grads=bwd["results"], saved=len(saved))
+
+
+def torch_train_time(torch, step, inputs, repeat):
+    x = torch.from_numpy(inputs[0])
+    params = [torch.from_numpy(a).clone().requires_grad_() for a in inputs[1:]]
+    times = []
+    for r in range(repeat + 1):
+        for p in params:
+            p.grad = None
+        t0 = time.perf_counter()
+        loss = step(torch, x, *params)
+        if r:
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times), float(loss), [p.grad.numpy() for p in params]
 
 
 def torch_time(torch, fn, inputs, repeat):
@@ -353,6 +432,35 @@ def main():
                 continue
             inputs = make_inputs(c["inputs"], rng)
             row = [c["name"]]
+            if "train" in c:
+                try:
+                    k = kiln_train(tmp, c["train"], inputs, args.repeat,
+                                   ["--backend=cpu", "--cpu-threads=%d" % th])
+                except RuntimeError as e:
+                    rows.append(row + ["n/a (%s)" % e] + [""] * 8)
+                    print(" | ".join(rows[-1]), flush=True)
+                    continue
+                kt = k["fwd"] + k["bwd"]
+                tt, tloss, tgrads = torch_train_time(torch, c["torch_step"], inputs,
+                                                     args.repeat)
+                err = max(float(np.max(np.abs(g.astype(np.float64) - t)))
+                          for g, t in zip(k["grads"], tgrads))
+                rel = max(float(np.max(np.abs(g.astype(np.float64) - t)) /
+                                max(float(np.max(np.abs(t))), 1e-30))
+                          for g, t in zip(k["grads"], tgrads))
+                g = c["flops"] / kt / 1e9
+                row += ["%.2f (fwd %.2f + bwd %.2f)" % (kt * 1e3, k["fwd"] * 1e3,
+                                                         k["bwd"] * 1e3),
+                        "%.2f" % k["compile"], "skipped (minutes)", "%.2f" % (tt * 1e3),
+                        "%.2fx" % (tt / kt), "", "%.1f GFLOP/s" % g,
+                        "%.0f%% of OpenBLAS" % (100 * g / blas[2048]),
+                        "%.1e (rel %.1e)" % (err, rel)]
+                rows.append(row)
+                print(" | ".join(row), flush=True)
+                print("  (fwd+bwd: %d saved values; loss kiln %.6g torch %.6g; max err over "
+                      "the 4 gradients vs torch's loss.backward())" % (
+                          k["saved"], float(k["loss"]), tloss), flush=True)
+                continue
             try:
                 k = kiln(tmp, c["mlir"], inputs, args.repeat,
                          ["--backend=cpu", "--cpu-threads=%d" % th] + args.kiln_args.split())

@@ -228,6 +228,16 @@ struct Analysis {
 
   unsigned size() const { return nodeOp.size(); }
   bool isPrimal(unsigned x) const { return nodeOp[x] == nullptr; }
+  /// A node computing only non-tensor values (a `tensor.dim` size, a
+  /// scalar) that may be recomputed: never saved, as AOTAutograd passes
+  /// sizes apart from the saved tensors; the backward recomputes it from
+  /// what is saved (the CPU backend passes only tensors between functions).
+  bool isRecomputableScalar(unsigned x) const {
+    return !isPrimal(x) && !unsafe[x] && !random[x] &&
+           nodeOp[x]->getNumResults() > 0 &&
+           llvm::none_of(nodeOp[x]->getResultTypes(),
+                         [](Type t) { return isa<ShapedType>(t); });
+  }
 
   /// The node defining `v`, or none for a cotangent / backward value.
   std::optional<unsigned> nodeOf(Value v) const {
@@ -395,7 +405,7 @@ CutProblem Analysis::buildProblem(Policy policy,
                   (policy == Policy::MinCut && heavy[x] && requiredFw[x] &&
                    !unbanned.contains(x));
     Cap w = Cap(weight[x]) * scale;
-    if (policy == Policy::RecomputeAll && !pinned)
+    if ((policy == Policy::RecomputeAll && !pinned) || isRecomputableScalar(x))
       w = kInf;
     p.weight.push_back(w);
     p.sourceCap.push_back(pinned ? kInf : (requiredFw[x] ? Cap(1) : Cap(0)));
@@ -429,7 +439,7 @@ FailureOr<Plan> makePlan(const Analysis &a, ArrayRef<bool> savable) {
     if (!seen.insert(v).second)
       continue;
     std::optional<unsigned> x = a.nodeOf(v);
-    if (x && savable[*x]) {
+    if (x && savable[*x] && !a.isRecomputableScalar(*x)) {
       saved.insert(v);
       continue;
     }

@@ -111,3 +111,28 @@ func.func @drop(%x: tensor<?x4xf32>, %seed: tensor<i64>) -> tensor<?x4xf32> attr
   %2 = kt.mul %1, %x : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   return %2 : tensor<?x4xf32>
 }
+
+// -----
+
+// Tests that a size (`tensor.dim`, an `index`) the backward needs is never
+// a saved value: the backward recomputes it from the tensor it measures,
+// which is saved instead (every saved value is a tensor; the CPU backend
+// passes only tensors between @f_fwd and @f_bwd). Here the backward expands
+// the cotangent of the sum to the linear's `?` batch.
+// SAVE-LABEL: func.func @dimsize_fwd(
+// SAVE-NOT: index
+// SAVE: return %{{.+}} : tensor<f32>, tensor<?x3xf32>, tensor<?x2xf32>
+// SAVE-LABEL: func.func @dimsize_bwd(
+// SAVE-SAME: %{{[^:]+}}: tensor<?x3xf32>, %[[Y:[^:]+]]: tensor<?x2xf32>, %{{[^:]+}}: tensor<f32>)
+// SAVE: tensor.dim %[[Y]], %c0
+// MINCUT-LABEL: func.func @dimsize_fwd(
+// MINCUT-NOT: index
+// MINCUT: return %{{.+}} : tensor<f32>, tensor<?x3xf32>, tensor<?x2xf32>
+// MINCUT-LABEL: func.func @dimsize_bwd(
+// MINCUT-SAME: %{{[^:]+}}: tensor<?x3xf32>, %[[Y:[^:]+]]: tensor<?x2xf32>, %{{[^:]+}}: tensor<f32>)
+// MINCUT: tensor.dim %[[Y]], %c0
+func.func @dimsize(%x: tensor<?x3xf32> {kg.requires_grad = false}, %w: tensor<2x3xf32>) -> tensor<f32> attributes {kg.differentiate} {
+  %0 = kt.linear %x, %w : (tensor<?x3xf32>, tensor<2x3xf32>) -> tensor<?x2xf32>
+  %1 = kt.sum %0 : (tensor<?x2xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}
