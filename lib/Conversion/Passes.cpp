@@ -35,8 +35,13 @@ using namespace mlir;
 void kiln::buildKilnCPUPipeline(OpPassManager &pm,
                                 const KilnCPUPipelineOptions &options) {
   // Fusion: group kt ops into kernels, lower, form one forall per group.
-  if (options.fuse)
-    pm.addPass(createKilnFusePass());
+  if (options.fuse) {
+    // Products stay out of fused kernels unless they are generated code
+    // anyway: inside a kernel's forall they could not be OpenBLAS calls.
+    KilnFusePassOptions fuse;
+    fuse.contractions = options.matmul == "generated";
+    pm.addPass(createKilnFusePass(fuse));
+  }
   KilnLowerToLinalgPassOptions lower;
   lower.allowPartial = options.allowPartial;
   pm.addPass(createKilnLowerToLinalgPass(lower));

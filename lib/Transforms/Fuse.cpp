@@ -37,6 +37,7 @@ struct FusePass : public kiln::impl::KilnFusePassBase<FusePass> {
     fusion::FuseOptions options;
     options.maxGroupSize = maxGroupSize;
     options.assumedDimSize = assumedDimSize;
+    options.contractions = contractions;
     for (auto f : module.getOps<func::FuncOp>()) {
       if (f.isExternal() || !f.getBody().hasOneBlock())
         continue;

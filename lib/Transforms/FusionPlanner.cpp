@@ -94,7 +94,7 @@ SmallVector<bool> reducedDims(Operation *op, int64_t rank) {
   return r;
 }
 
-OpInfo classify(Operation *op) {
+OpInfo classify(Operation *op, const FuseOptions &options) {
   OpInfo info;
   if (!isa_and_nonnull<kt::KTDialect>(op->getDialect()) ||
       op->getNumResults() != 1 || isa<kt::FusionOp, kt::YieldOp>(op) ||
@@ -113,6 +113,8 @@ OpInfo classify(Operation *op) {
     return info;
   }
   if (isa<kt::MatmulOp, kt::LinearOp, kt::Conv2dOp>(op)) {
+    if (!options.contractions)
+      return info;
     info.role = Role::Contraction;
     info.full = shapeOf(result);
     return info;
@@ -405,7 +407,7 @@ FusionStats Planner::run(StringRef prefix) {
   for (Operation &op : block.without_terminator()) {
     Group g;
     g.ops.push_back(&op);
-    OpInfo info = classify(&op);
+    OpInfo info = classify(&op, options);
     g.role = info.role;
     g.full = info.full;
     g.reduced = info.reduced;
@@ -480,7 +482,7 @@ FusionStats Planner::run(StringRef prefix) {
     if (!kernel)
       continue;
     bool wrap = g.ops.size() >= 2 ||
-                (g.ops.size() == 1 && classify(g.ops[0]).multiLoopComposite);
+                (g.ops.size() == 1 && classify(g.ops[0], options).multiLoopComposite);
     KernelInfo k;
     auto [r, w] = cost(g.ops);
     k.bytesRead = r;

@@ -25,6 +25,9 @@ struct FuseOptions {
   unsigned maxGroupSize = 64;
   /// The size assumed for a `?` dim when estimating bytes.
   int64_t assumedDimSize = 128;
+  /// Whether matmul, linear and conv2d may join groups (else they stay
+  /// alone, e.g. to remain OpenBLAS calls).
+  bool contractions = true;
 };
 
 /// One kernel of a plan: its kt ops, and the bytes it reads and writes.

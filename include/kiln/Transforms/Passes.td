@@ -509,7 +509,8 @@ def KilnFusePass : Pass<"kiln-fuse", "::mlir::ModuleOp"> {
     the reduced operand's shape, the kept shape or the reduced shape);
     reductions over the same operand shape and dims (softmax written out);
     a contraction (matmul, linear) with a pointwise epilogue of its result
-    shape or a pointwise prologue of operand 0. A merge that would create a
+    shape or a pointwise prologue of operand 0 (unless `contractions=false`:
+    then contractions stay alone). A merge that would create a
     cycle (a path from one group through another group back into it) or a
     group larger than `max-group-size` ops is refused.
 
@@ -542,7 +543,11 @@ def KilnFusePass : Pass<"kiln-fuse", "::mlir::ModuleOp"> {
     Option<"assumedDimSize", "assumed-dim-size", "int64_t", /*default=*/"128",
            "Size assumed for a ? dim when estimating bytes (at least 1)">,
     Option<"report", "report", "bool", /*default=*/"false",
-           "Print kernels and bytes moved before/after per function">
+           "Print kernels and bytes moved before/after per function">,
+    Option<"contractions", "contractions", "bool", /*default=*/"true",
+           "Let matmul, linear and conv2d join groups (kiln-cpu turns this "
+           "off unless matmul=generated: a product inside a fused kernel is "
+           "generated code, never an OpenBLAS call)">
   ];
   let dependentDialects = ["::kiln::kt::KTDialect"];
 }
