@@ -61,6 +61,8 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
     conv.impl = options.conv;
     conv.threads = threads;
     pm.addPass(createKilnCPUConvIm2colPass(conv));
+    // The other constant pads (pools, kt.pad) become a fill + copy too.
+    pm.addPass(createKilnCPUPadToCopyPass());
     KilnSelectMatmulPassOptions select;
     select.impl = options.matmul;
     select.threads = threads;

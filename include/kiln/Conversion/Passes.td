@@ -152,6 +152,41 @@ def KilnCPUConvIm2colPass
                            "::mlir::bufferization::BufferizationDialect"];
 }
 
+def KilnCPUPadToCopyPass : Pass<"kiln-cpu-pad-to-copy", "::mlir::ModuleOp"> {
+  let summary = "constant tensor.pad as a fill + linalg.copy into the interior";
+  let description = [{
+    A thin driver over `kiln::cpu::padsAsFillAndCopy`. Every `tensor.pad`
+    whose padding value is the same for all elements (a constant such as the
+    zeros of avg_pool2d / `kt.pad`, the -inf of max_pool2d, or any value
+    defined outside the region; any rank, static or `?` sizes and amounts)
+    becomes `bufferization.alloc_tensor` + `linalg.fill` + `linalg.copy` of
+    the source into an `extract_slice` of the filled tensor +
+    `tensor.insert_slice` back. `kiln-cpu-tile-vectorize` then tiles,
+    vectorizes and threads the fill and the copy; a `tensor.pad` would
+    bufferize to a scalar fill and an element-by-element `memrefCopy` call.
+    A pad whose region computes the value per element stays. Runs in
+    `kiln-cpu` (optimize=true) right after `kiln-cpu-conv-im2col` (which
+    rewrites conv input pads the same way).
+
+    ```mlir
+    %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+    ^bb0(%i: index, %j: index, %k: index, %l: index):
+      tensor.yield %ninf : f32
+    } : tensor<8x64x112x112xf32> to tensor<8x64x114x114xf32>
+    // becomes
+    %e = bufferization.alloc_tensor() : tensor<8x64x114x114xf32>
+    %f = linalg.fill ins(%ninf : f32) outs(%e : tensor<8x64x114x114xf32>)
+    %w = tensor.extract_slice %f[0, 0, 1, 1] [8, 64, 112, 112] [1, 1, 1, 1]
+    %c = linalg.copy ins(%x : tensor<8x64x112x112xf32>) outs(%w : ...)
+    %p = tensor.insert_slice %c into %f[0, 0, 1, 1] [8, 64, 112, 112] [1, 1, 1, 1]
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 def KilnCPUFuseElementwisePass
     : Pass<"kiln-cpu-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "fuse pointwise linalg.generic producers into their consumers";

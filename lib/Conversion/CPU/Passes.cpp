@@ -1,6 +1,7 @@
 //===- Passes.cpp - Thin drivers of the fast-CPU passes -------------------===//
 //
 // Part of Kiln. kiln-select-matmul, kiln-cpu-conv-im2col,
+// kiln-cpu-pad-to-copy,
 // kiln-cpu-tile-vectorize,
 // kiln-matmul-to-blas and kiln-cpu-lower-vectors: each a thin driver over
 // kiln/Conversion/CPU/CPUCodegen.h or upstream pattern sets.
@@ -25,6 +26,7 @@
 namespace kiln {
 #define GEN_PASS_DEF_KILNSELECTMATMULPASS
 #define GEN_PASS_DEF_KILNCPUCONVIM2COLPASS
+#define GEN_PASS_DEF_KILNCPUPADTOCOPYPASS
 #define GEN_PASS_DEF_KILNCPUTILEVECTORIZEPASS
 #define GEN_PASS_DEF_KILNCPUFUSEELEMENTWISEPASS
 #define GEN_PASS_DEF_KILNMATMULTOBLASPASS
@@ -64,6 +66,13 @@ struct ConvIm2col : public kiln::impl::KilnCPUConvIm2colPassBase<ConvIm2col> {
     }
     kiln::cpu::selectConvImpl(getOperation(), impl,
                               threads ? threads : kiln::cpu::hostCores());
+  }
+};
+
+struct PadToCopy : public kiln::impl::KilnCPUPadToCopyPassBase<PadToCopy> {
+  using Base::Base;
+  void runOnOperation() override {
+    (void)kiln::cpu::padsAsFillAndCopy(getOperation());
   }
 };
 

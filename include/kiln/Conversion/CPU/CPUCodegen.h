@@ -16,6 +16,8 @@
 // * selectConvImpl / convToIm2colMatmul: the `kiln.conv_impl` choice
 //   ("im2col" or "direct") for every f32/f64 linalg 2-D conv; im2col
 //   rewrites the conv into a per-sample patch copy and a linalg.matmul.
+// * padAsFillAndCopy / padsAsFillAndCopy: a constant tensor.pad (conv and
+//   pool inputs, kt.pad) as a fill + linalg.copy that tiles and vectorizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -139,6 +141,11 @@ convToIm2colMatmul(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp conv);
 /// memrefCopy). Fails (IR unchanged) for a pad whose value is not constant.
 mlir::LogicalResult padAsFillAndCopy(mlir::RewriterBase &rewriter,
                                      mlir::tensor::PadOp pad);
+
+/// padAsFillAndCopy on every tensor.pad under `root` whose padding value is
+/// the same for all elements (any rank, static or `?` sizes and amounts);
+/// pads with a per-element region stay. Returns how many were rewritten.
+unsigned padsAsFillAndCopy(mlir::Operation *root);
 
 /// Chooses every f32/f64 2-D linalg conv's implementation: impl is "im2col",
 /// "direct" or "auto" (chooseConvImpl). Convs that stay get
