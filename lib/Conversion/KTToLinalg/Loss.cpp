@@ -415,15 +415,65 @@ Value probTargetLoss(LossLayout &L, Value target, Value weight,
                                         ValueRange{roundFromF64(rw, loc, r, elem)});
 }
 
+/// The interpreter's run-time checks of a loss's target (class indices:
+/// the input's shape without the class dim; probabilities: the input's
+/// shape) and weight (C elements). A failed check goes on with a zero
+/// target / weight of the expected shape.
+void checkLossShapes(LossLayout &L, Value &target, Value &weight, bool prob) {
+  OpBuilder &b = L.rw;
+  Location loc = L.loc;
+  auto xt = cast<RankedTensorType>(L.x.getType());
+  SmallVector<OpFoldResult> xs = getSizes(b, loc, L.x);
+  auto tt = cast<RankedTensorType>(target.getType());
+  SmallVector<OpFoldResult> ts = getSizes(b, loc, target);
+  SmallVector<OpFoldResult> want = prob ? xs : L.elemSizes;
+  if ((int64_t)want.size() == tt.getRank()) {
+    Value bad;
+    for (int64_t k = 0; k < tt.getRank(); ++k)
+      bad = boolOr(b, loc, bad,
+                   indexCmp(b, loc, arith::CmpIPredicate::ne, ts[k], want[k]));
+    if (bad) {
+      SmallVector<Value> values;
+      std::string text =
+          std::string(prob ? "probability target shape " : "target shape ") +
+          shapeTemplate(tt.getShape(), ts, values) +
+          (prob ? " does not equal input shape " : " does not match input shape ") +
+          shapeTemplate(xt.getShape(), xs, values) + " at run time";
+      if (checkAtRunTime(b, loc, bad, text, values))
+        target = castTo(b, loc, safeOperand(b, loc, target, bad, want), tt);
+    }
+  }
+  if (weight) {
+    auto wt = cast<RankedTensorType>(weight.getType());
+    SmallVector<OpFoldResult> ws = getSizes(b, loc, weight);
+    if (wt.getRank() == 1) {
+      Value bad =
+          indexCmp(b, loc, arith::CmpIPredicate::ne, ws[0], L.numClasses);
+      SmallVector<Value> values;
+      std::string text = "weight shape " +
+                         shapeTemplate(wt.getShape(), ws, values) +
+                         " does not match the ";
+      text += shapeTemplate({ShapedType::kDynamic}, {L.numClasses}, values, "",
+                            "", "");
+      text += " classes of input at run time";
+      if (checkAtRunTime(b, loc, bad, text, values))
+        weight = castTo(b, loc,
+                        safeOperand(b, loc, weight, bad, {L.numClasses}), wt);
+    }
+  }
+}
+
 struct NllLossLowering : public OpConversionPattern<kt::NllLossOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::NllLossOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     LossLayout L(rw, op.getLoc(), adaptor.getInput());
-    Value r = indexTargetLoss(op, L, adaptor.getTarget(), adaptor.getWeight(),
-                              op.getReduction(), op.getIgnoreIndex(),
-                              /*logSoftmax=*/false, 0.0, rt);
+    Value target = adaptor.getTarget(), weight = adaptor.getWeight();
+    checkLossShapes(L, target, weight, /*prob=*/false);
+    Value r = indexTargetLoss(op, L, target, weight, op.getReduction(),
+                              op.getIgnoreIndex(), /*logSoftmax=*/false, 0.0,
+                              rt);
     rw.replaceOp(op, castTo(rw, op.getLoc(), r, rt));
     return success();
   }
@@ -439,12 +489,13 @@ struct CrossEntropyLowering : public OpConversionPattern<kt::CrossEntropyOp> {
     double ls = op.getLabelSmoothing().convertToDouble();
     bool prob = isa<FloatType>(
         cast<RankedTensorType>(target.getType()).getElementType());
+    Value weight = adaptor.getWeight();
+    checkLossShapes(L, target, weight, prob);
     Value r =
-        prob ? probTargetLoss(L, target, adaptor.getWeight(), op.getReduction(),
-                              ls, rt)
-             : indexTargetLoss(op, L, target, adaptor.getWeight(),
-                               op.getReduction(), op.getIgnoreIndex(),
-                               /*logSoftmax=*/true, ls, rt);
+        prob ? probTargetLoss(L, target, weight, op.getReduction(), ls, rt)
+             : indexTargetLoss(op, L, target, weight, op.getReduction(),
+                               op.getIgnoreIndex(), /*logSoftmax=*/true, ls,
+                               rt);
     rw.replaceOp(op, castTo(rw, op.getLoc(), r, rt));
     return success();
   }

@@ -16,6 +16,7 @@
 #include "kiln/Conversion/KTToLinalg/RuntimeChecks.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -458,6 +459,21 @@ RankedTensorType windowType(ArrayRef<OpFoldResult> sizes, Type elem,
   return RankedTensorType::get(shape, elem);
 }
 
+/// `insert()` (a tensor.insert_slice into `x`), or `x` itself where the
+/// run-time check `failed` is true: a failed scatter never writes outside
+/// self.
+static Value
+insertUnlessFailed(OpBuilder &b, Location loc, Value failed, Value x,
+                   llvm::function_ref<Value(OpBuilder &, Location)> insert) {
+  return scf::IfOp::create(
+             b, loc, failed,
+             [&](OpBuilder &tb, Location tl) { scf::YieldOp::create(tb, tl, x); },
+             [&](OpBuilder &eb, Location el) {
+               scf::YieldOp::create(eb, el, insert(eb, el));
+             })
+      .getResult(0);
+}
+
 struct SliceScatterLowering : public OpConversionPattern<kt::SliceScatterOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::SliceScatterOp op, OpAdaptor adaptor,
@@ -469,9 +485,29 @@ struct SliceScatterLowering : public OpConversionPattern<kt::SliceScatterOp> {
     int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
     SliceWindow w = sliceWindow(rw, loc, x, d, op.getStart(), op.getEnd(),
                                 op.getStep(), st.getDimSize(d));
+    // src must have the window's shape at run time (the interpreter's
+    // message); a failed check leaves self unchanged (no insert).
+    SmallVector<OpFoldResult> ss = getSizes(rw, loc, src);
+    Value bad;
+    for (int64_t k = 0; k < st.getRank(); ++k)
+      bad = boolOr(rw, loc, bad,
+                   indexCmp(rw, loc, arith::CmpIPredicate::ne, ss[k],
+                            w.sizes[k]));
+    SmallVector<Value> values;
+    std::string text =
+        "src has shape " + shapeTemplate(st.getShape(), ss, values) +
+        " but the slice of self has shape " +
+        shapeTemplate(SmallVector<int64_t>(st.getRank(), ShapedType::kDynamic),
+                      w.sizes, values) +
+        " at run time";
+    bool checked = bad && checkAtRunTime(rw, loc, bad, text, values);
     Value s = castTo(rw, loc, src, windowType(w.sizes, xt.getElementType()));
-    Value r = tensor::InsertSliceOp::create(rw, loc, s, x, w.offsets, w.sizes,
-                                            w.strides);
+    auto insert = [&](OpBuilder &b, Location l) -> Value {
+      return tensor::InsertSliceOp::create(b, l, s, x, w.offsets, w.sizes,
+                                           w.strides);
+    };
+    Value r = checked ? insertUnlessFailed(rw, loc, bad, x, insert)
+                      : insert(rw, loc);
     rw.replaceOp(op, castTo(rw, loc, r, op.getResult().getType()));
     return success();
   }
@@ -486,12 +522,55 @@ struct SelectScatterLowering
     Value x = adaptor.getSelf(), src = adaptor.getSrc();
     auto xt = cast<RankedTensorType>(x.getType());
     int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
-    SliceWindow w = selectWindow(rw, loc, x, d, op.getIndex());
+    int64_t index = op.getIndex();
+    SliceWindow w = selectWindow(rw, loc, x, d, index);
+    // Run-time checks (the interpreter's messages): the index against a
+    // `?` dim, then src against the selection's shape; a failed one leaves
+    // self unchanged (no insert).
+    Value failed;
+    SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
+    if (xt.isDynamicDim(d)) {
+      Value size = indexValue(rw, loc, xs[d]);
+      int64_t need = index >= 0 ? index + 1 : -index;
+      Value bad = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt,
+                                        size, indexConst(rw, loc, need));
+      if (checkAtRunTime(rw, loc, bad,
+                         "index " + std::to_string(index) +
+                             " is out of range for dim " + std::to_string(d) +
+                             " of size {0} at run time",
+                         {size}))
+        failed = bad;
+    }
+    {
+      auto st = cast<RankedTensorType>(src.getType());
+      SmallVector<OpFoldResult> ss = getSizes(rw, loc, src);
+      SmallVector<OpFoldResult> part(xs);
+      part.erase(part.begin() + d);
+      Value bad;
+      for (int64_t k = 0; k < st.getRank(); ++k)
+        bad = boolOr(rw, loc, bad,
+                     indexCmp(rw, loc, arith::CmpIPredicate::ne, ss[k],
+                              part[k]));
+      SmallVector<Value> values;
+      std::string text =
+          "src has shape " + shapeTemplate(st.getShape(), ss, values) +
+          " but the selection of self has shape " +
+          shapeTemplate(
+              SmallVector<int64_t>(st.getRank(), ShapedType::kDynamic), part,
+              values) +
+          " at run time";
+      if (bad && checkAtRunTime(rw, loc, bad, text, values))
+        failed = boolOr(rw, loc, failed, bad);
+    }
     // The source lacks dim d: a rank-reducing insert.
     Value s =
         castTo(rw, loc, src, windowType(w.sizes, xt.getElementType(), {d}));
-    Value r = tensor::InsertSliceOp::create(rw, loc, s, x, w.offsets, w.sizes,
-                                            w.strides);
+    auto insert = [&](OpBuilder &b, Location l) -> Value {
+      return tensor::InsertSliceOp::create(b, l, s, x, w.offsets, w.sizes,
+                                           w.strides);
+    };
+    Value r = failed ? insertUnlessFailed(rw, loc, failed, x, insert)
+                     : insert(rw, loc);
     rw.replaceOp(op, castTo(rw, loc, r, op.getResult().getType()));
     return success();
   }

@@ -4,7 +4,7 @@
 // location and kiln-run exits non-zero; a failed check goes on with a
 // zero-filled operand of the expected size, so nothing reads out of bounds.
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %python -c "import numpy as np; z = lambda n, *s: np.save('%t/' + n + '.npy', np.ones(s, np.float32)); [z('f%%d' %% n, n) for n in (1, 3, 4)]; [z('f%%dx%%d' %% s, *s) for s in ((0, 3), (1, 3), (2, 3), (2, 4), (3, 4), (4, 3), (3, 1))]; [z('f%%dx%%dx%%d' %% s, *s) for s in ((1, 2, 3), (2, 2, 3), (3, 3, 4), (3, 3, 3), (3, 2, 3))]"
+// RUN: %python -c "import numpy as np; z = lambda n, *s: np.save('%t/' + n + '.npy', np.ones(s, np.float32)); [z('f%%d' %% n, n) for n in (1, 3, 4)]; [z('f%%dx%%d' %% s, *s) for s in ((0, 3), (1, 3), (2, 3), (2, 4), (3, 4), (4, 3), (3, 1), (3, 3))]; [z('f%%dx%%dx%%d' %% s, *s) for s in ((1, 2, 3), (2, 2, 3), (3, 3, 4), (3, 3, 3), (3, 2, 3))]; [np.save('%t/i%%d.npy' %% n, np.zeros(n, np.int64)) for n in (2, 3)]"
 
 // RUN: not kiln-run %s --entry=add_dyn --input=%t/f3.npy --input=%t/f4.npy --backend=cpu 2>&1 | FileCheck %s --check-prefix=ADD
 // RUN: not kiln-run %s --entry=add_dyn --input=%t/f3.npy --input=%t/f4.npy 2>&1 | FileCheck %s --check-prefix=ADD-INTERP
@@ -222,4 +222,49 @@ func.func @full_negative(%x: tensor<?x3xf32>) -> tensor<?xf32> {
   %n = arith.subi %c0, %d : index
   %r = kt.full %n {size = [-1], value = 1.0, dtype = f32} : (index) -> tensor<?xf32>
   return %r : tensor<?xf32>
+}
+
+// slice_scatter / select_scatter: src against the window, the index against
+// a `?` dim; a failed check leaves self unchanged (nothing written outside).
+// RUN: not kiln-run %s --entry=slice_scatter_dyn --input=%t/f4x3.npy --input=%t/f3x3.npy --backend=cpu 2>&1 | FileCheck %s --check-prefix=SSC
+// RUN: not kiln-run %s --entry=slice_scatter_dyn --input=%t/f4x3.npy --input=%t/f3x3.npy 2>&1 | FileCheck %s --check-prefix=SSC
+// RUN: kiln-run %s --entry=slice_scatter_dyn --input=%t/f4x3.npy --input=%t/f2x3.npy --backend=cpu --print 2>&1 | FileCheck %s --check-prefix=SSC-OK
+// SSC: runtime-errors-shapes.mlir:[[# @LINE + 7]]:8: {{(error: )?}}src has shape [3, 3] but the slice of self has shape [2, 3] at run time
+// SSC-OK: result0: tensor<?x3xf32>
+// SSC-OK-NEXT: {{\[}}[1, 1, 1],
+// SSC-OK-NEXT:  [1, 1, 1],
+// SSC-OK-NEXT:  [1, 1, 1],
+// SSC-OK-NEXT:  [1, 1, 1]]
+func.func @slice_scatter_dyn(%x: tensor<?x3xf32>, %s: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %r = kt.slice_scatter %x, %s {dim = 0, start = 1, end = 4, step = 2} : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %r : tensor<?x3xf32>
+}
+// RUN: not kiln-run %s --entry=select_scatter_dyn --input=%t/f2x3.npy --input=%t/f3.npy --backend=cpu 2>&1 | FileCheck %s --check-prefix=SELSC
+// RUN: not kiln-run %s --entry=select_scatter_dyn --input=%t/f2x3.npy --input=%t/f3.npy 2>&1 | FileCheck %s --check-prefix=SELSC
+// RUN: not kiln-run %s --entry=select_scatter_dyn --input=%t/f4x3.npy --input=%t/f4.npy --backend=cpu 2>&1 | FileCheck %s --check-prefix=SELSC2
+// RUN: not kiln-run %s --entry=select_scatter_dyn --input=%t/f4x3.npy --input=%t/f4.npy 2>&1 | FileCheck %s --check-prefix=SELSC2
+// SELSC: runtime-errors-shapes.mlir:[[# @LINE + 3]]:8: {{(error: )?}}index 2 is out of range for dim 0 of size 2 at run time
+// SELSC2: runtime-errors-shapes.mlir:[[# @LINE + 2]]:8: {{(error: )?}}src has shape [4] but the selection of self has shape [3] at run time
+func.func @select_scatter_dyn(%x: tensor<?x3xf32>, %s: tensor<?xf32>) -> tensor<?x3xf32> {
+  %r = kt.select_scatter %x, %s {dim = 0, index = 2} : (tensor<?x3xf32>, tensor<?xf32>) -> tensor<?x3xf32>
+  return %r : tensor<?x3xf32>
+}
+
+// nll_loss / cross_entropy: target and weight shapes against a `?` input.
+// RUN: not kiln-run %s --entry=nll_dyn --input=%t/f3x4.npy --input=%t/i2.npy --input=%t/f4.npy --backend=cpu 2>&1 | FileCheck %s --check-prefix=NLLT
+// RUN: not kiln-run %s --entry=nll_dyn --input=%t/f3x4.npy --input=%t/i2.npy --input=%t/f4.npy 2>&1 | FileCheck %s --check-prefix=NLLT
+// RUN: not kiln-run %s --entry=nll_dyn --input=%t/f3x4.npy --input=%t/i3.npy --input=%t/f3.npy --backend=cpu 2>&1 | FileCheck %s --check-prefix=NLLW
+// RUN: not kiln-run %s --entry=nll_dyn --input=%t/f3x4.npy --input=%t/i3.npy --input=%t/f3.npy 2>&1 | FileCheck %s --check-prefix=NLLW
+// NLLT: runtime-errors-shapes.mlir:[[# @LINE + 3]]:8: {{(error: )?}}target shape [2] does not match input shape [3, 4] at run time
+// NLLW: runtime-errors-shapes.mlir:[[# @LINE + 2]]:8: {{(error: )?}}weight shape [3] does not match the 4 classes of input at run time
+func.func @nll_dyn(%x: tensor<?x?xf32>, %t: tensor<?xi64>, %w: tensor<?xf32>) -> tensor<f32> {
+  %r = kt.nll_loss %x, %t, %w : (tensor<?x?xf32>, tensor<?xi64>, tensor<?xf32>) -> tensor<f32>
+  return %r : tensor<f32>
+}
+// RUN: not kiln-run %s --entry=ce_prob_dyn --input=%t/f3x4.npy --input=%t/f2x4.npy --backend=cpu 2>&1 | FileCheck %s --check-prefix=CEP
+// RUN: not kiln-run %s --entry=ce_prob_dyn --input=%t/f3x4.npy --input=%t/f2x4.npy 2>&1 | FileCheck %s --check-prefix=CEP
+// CEP: runtime-errors-shapes.mlir:[[# @LINE + 2]]:8: {{(error: )?}}probability target shape [2, 4] does not equal input shape [3, 4] at run time
+func.func @ce_prob_dyn(%x: tensor<?x4xf32>, %t: tensor<?x4xf32>) -> tensor<f32> {
+  %r = kt.cross_entropy %x, %t : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<f32>
+  return %r : tensor<f32>
 }
