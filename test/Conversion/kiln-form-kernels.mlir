@@ -167,3 +167,16 @@ func.func @horizontal(%x: tensor<40x8xf32>) -> (tensor<40x8xf32>, tensor<40x8xf3
   %1 = kt.sin %x : (tensor<40x8xf32>) -> tensor<40x8xf32>
   return %0, %1 : tensor<40x8xf32>, tensor<40x8xf32>
 }
+
+// -----
+
+// A group with a statically empty loop (softmax over a dim of size 0) has no
+// work: it is not tiled (upstream tiling does not take zero-size ranges) and
+// stays plain linalg.
+// CHECK-LABEL: func.func @empty_softmax
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @empty_softmax(%x: tensor<2x0x3xf32>) -> tensor<2x0x3xf32> {
+  %0 = kt.softmax %x {dim = 1} : (tensor<2x0x3xf32>) -> tensor<2x0x3xf32>
+  return %0 : tensor<2x0x3xf32>
+}

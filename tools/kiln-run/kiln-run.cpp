@@ -121,8 +121,9 @@ static cl::opt<bool>
 static cl::opt<bool>
     cpuFuse("cpu-fuse",
             cl::desc("--backend=cpu (func.func entries): run kiln-fuse and "
-                     "kiln-form-kernels first (kiln-cpu{fuse=true})"),
-            cl::init(false));
+                     "kiln-form-kernels first (kiln-cpu{fuse=true}, the "
+                     "default; --cpu-fuse=false turns them off)"),
+            cl::init(true));
 static cl::opt<unsigned>
     repeat("repeat",
            cl::desc("Call a func.func entry N times and print the median, "

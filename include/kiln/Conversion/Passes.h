@@ -62,10 +62,8 @@ struct KilnCPUPipelineOptions
   Option<bool> fuse{
       *this, "fuse",
       llvm::cl::desc("Group ops into kernels (kiln-fuse) and form one "
-                     "scf.forall per group (kiln-form-kernels); off by "
-                     "default until it is tuned with the vectorizing, "
-                     "threaded pipeline"),
-      llvm::cl::init(false)};
+                     "scf.forall per group (kiln-form-kernels)"),
+      llvm::cl::init(true)};
 };
 
 /// Appends `kiln-cpu` to `pm` (a module pass manager): kiln-lower-to-linalg,

@@ -255,7 +255,13 @@ LogicalResult formKernel(kt::FusionOp fusion,
                                     kMaxCleanupRewrites));
     eraseDeadOps(body, rw);
 
-    // 2. Tile each root and fuse its producers into the tile.
+    // 2. Tile each root and fuse its producers into the tile. A group with
+    // a statically empty loop has no work and upstream tiling does not take
+    // zero-size ranges: it stays untiled (plain ops, inlined below).
+    bool empty = false;
+    body.walk([&](linalg::LinalgOp op) {
+      empty |= llvm::is_contained(op.getStaticLoopRanges(), int64_t(0));
+    });
     auto yield = cast<kt::YieldOp>(body.getTerminator());
     llvm::SetVector<Operation *> roots;
     for (Value v : yield.getOperands())
@@ -266,7 +272,7 @@ LogicalResult formKernel(kt::FusionOp fusion,
     llvm::sort(ordered, [](Operation *a, Operation *b) {
       return b->isBeforeInBlock(a); // last root first
     });
-    for (Operation *root : ordered) {
+    for (Operation *root : empty ? SmallVector<Operation *>() : ordered) {
       unsigned index = llvm::find(roots, root) - roots.begin();
       auto tileable = cast<TilingInterface>(root);
       SmallVector<OpFoldResult> sizes = tileSizesFor(tileable, options);

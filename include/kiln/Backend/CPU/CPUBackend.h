@@ -38,7 +38,7 @@ struct CompileOptions {
   std::string matmul = "auto";  ///< auto, openblas or generated
   std::string conv = "auto";    ///< auto, im2col or direct
   bool optimize = true;         ///< false: scalar, single-threaded code
-  bool fuse = false;            ///< kiln-fuse + kiln-form-kernels first
+  bool fuse = true;             ///< kiln-fuse + kiln-form-kernels first
   /// If not empty: also write the machine code as an ELF object file here
   /// (the entry and its `_mlir_ciface_` wrapper are global symbols).
   std::string objectFile;
