@@ -108,6 +108,70 @@ OpFoldResult highPadding(IndexMath &m, OpFoldResult in, OpFoldResult out,
   return m.add(m.c(pad), extra);
 }
 
+/// The run-time shape checks of a window op (conv2d, pools) on its NCHW
+/// input `x` of sizes `xs`, with the interpreter's messages: `min` the
+/// smallest H and W that give an output (PyTorch's rule), `tooSmall` the
+/// message when the output is empty. Returns `x`, or where a check fails a
+/// zero input just large enough (the lowering goes on with it).
+Value checkWindowInput(OpBuilder &b, Location loc, Value x,
+                       ArrayRef<OpFoldResult> xs, ArrayRef<OpFoldResult> out,
+                       ArrayRef<OpFoldResult> min, Value failed,
+                       StringRef tooSmall, ArrayRef<Value> tooSmallValues) {
+  Value small =
+      boolOr(b, loc,
+             indexCmp(b, loc, arith::CmpIPredicate::slt, out[0], b.getIndexAttr(1)),
+             indexCmp(b, loc, arith::CmpIPredicate::slt, out[1], b.getIndexAttr(1)));
+  if (checkAtRunTime(b, loc, small, tooSmall, tooSmallValues))
+    failed = boolOr(b, loc, failed, small);
+  if (!failed)
+    return x;
+  IndexMath m{b, loc};
+  SmallVector<OpFoldResult> safe(xs);
+  safe[2] = m.max(xs[2], min[0]);
+  safe[3] = m.max(xs[3], min[1]);
+  return safeOperand(b, loc, x, failed, safe);
+}
+
+/// The pools' check of zero-size dims other than the batch (the
+/// interpreter's message names the dim of the op's own input: `batched`
+/// says whether NCHW dim 0 is the op's). Returns the failed flag (or null).
+Value checkPoolDims(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> xs,
+                    bool batched) {
+  Value failed;
+  for (int64_t i = 1; i < 4; ++i) {
+    Value zero = indexCmp(b, loc, arith::CmpIPredicate::eq, xs[i],
+                          b.getIndexAttr(0));
+    int64_t d = batched ? i : i - 1;
+    if (checkAtRunTime(b, loc, zero,
+                       "expects non-zero sizes in all non-batch dims, got a "
+                       "zero-size dim " + std::to_string(d),
+                       {}))
+      failed = boolOr(b, loc, failed, zero);
+  }
+  return failed;
+}
+
+/// A pool's run-time checks (checkPoolDims, then an output of at least 1x1)
+/// on its NCHW input; `x` or the safe input, with `xs` updated.
+Value checkPool(IndexMath &m, Value x, SmallVectorImpl<OpFoldResult> &xs,
+                bool batched, ArrayRef<int64_t> k, ArrayRef<int64_t> st,
+                ArrayRef<int64_t> pd, ArrayRef<int64_t> dl, bool ceil) {
+  Value failed = checkPoolDims(m.b, m.loc, xs, batched);
+  SmallVector<OpFoldResult> out, min;
+  for (int i = 0; i < 2; ++i) {
+    out.push_back(outputSize(m, xs[2 + i], m.c(k[i]), pd[i], st[i], dl[i], ceil));
+    min.push_back(m.c(dl[i] * (k[i] - 1) + 1));
+  }
+  SmallVector<OpFoldResult> safe(xs.begin(), xs.end());
+  safe[1] = m.max(xs[1], m.c(1));
+  Value y = checkWindowInput(m.b, m.loc, x, safe, out, min, failed,
+                             "output size is too small at run time: {0}x{1}",
+                             {m.v(out[0]), m.v(out[1])});
+  if (y != x)
+    xs = getSizes(m.b, m.loc, y);
+  return y;
+}
+
 SmallVector<int64_t> staticShape(ArrayRef<OpFoldResult> sizes) {
   SmallVector<int64_t> shape;
   for (OpFoldResult s : sizes)
@@ -203,6 +267,42 @@ struct Conv2dLowering : public OpConversionPattern<kt::Conv2dOp> {
     SmallVector<OpFoldResult> xs = getSizes(rw, loc, x),
                               ws = getSizes(rw, loc, w);
     IndexMath m{rw, loc};
+    {
+      // Run-time checks of `?` dims (the interpreter's messages): channels
+      // against the weight's, then an output of at least 1x1.
+      Value failed;
+      OpFoldResult channels = m.mul(ws[1], m.c(groups));
+      Value chBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, xs[1], channels);
+      SmallVector<Value> vals = {indexValue(rw, loc, xs[1])};
+      std::string cg = "{1}";
+      if (std::optional<int64_t> c = getConstantIntValue(ws[1]))
+        cg = std::to_string(*c);
+      else
+        vals.push_back(indexValue(rw, loc, ws[1]));
+      if (checkAtRunTime(rw, loc, chBad,
+                         "input has {0} channels but `weight` expects " + cg +
+                             " x " + std::to_string(groups) +
+                             " groups (at run time)",
+                         vals))
+        failed = chBad;
+      SmallVector<OpFoldResult> out = {
+          outputSize(m, xs[2], ws[2], pd[0], st[0], dl[0], false),
+          outputSize(m, xs[3], ws[3], pd[1], st[1], dl[1], false)};
+      SmallVector<OpFoldResult> min = {
+          m.add(m.mul(m.c(dl[0]), m.sub(ws[2], m.c(1))), m.c(1)),
+          m.add(m.mul(m.c(dl[1]), m.sub(ws[3], m.c(1))), m.c(1))};
+      SmallVector<OpFoldResult> safeSizes(xs);
+      safeSizes[1] = channels;
+      Value x0 = x;
+      x = checkWindowInput(
+          rw, loc, x, safeSizes, out, min, failed,
+          "padded input {0}x{1} is smaller than the dilated kernel (at run "
+          "time)",
+          {indexValue(rw, loc, m.add(xs[2], m.c(2 * pd[0]))),
+           indexValue(rw, loc, m.add(xs[3], m.c(2 * pd[1])))});
+      if (x != x0)
+        xs = getSizes(rw, loc, x);
+    }
     SmallVector<OpFoldResult> outSizes = {
         xs[0], ws[0], outputSize(m, xs[2], ws[2], pd[0], st[0], dl[0], false),
         outputSize(m, xs[3], ws[3], pd[1], st[1], dl[1], false)};
@@ -214,6 +314,13 @@ struct Conv2dLowering : public OpConversionPattern<kt::Conv2dOp> {
     Value init;
     if (Value bias = adaptor.getBias()) {
       Value b1 = convertTensor(rw, loc, bias, acc);
+      OpFoldResult bn = getSizes(rw, loc, b1)[0];
+      Value bBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, bn, ws[0]);
+      if (checkAtRunTime(rw, loc, bBad,
+                         "`bias` has {0} elements but there are {1} output "
+                         "channels (at run time)",
+                         {indexValue(rw, loc, bn), indexValue(rw, loc, ws[0])}))
+        b1 = safeOperand(rw, loc, b1, bBad, {ws[0]});
       AffineMap chan = AffineMap::get(
           4, 0, {getAffineDimExpr(1, rw.getContext())}, rw.getContext());
       init = linalg::GenericOp::create(
@@ -274,6 +381,7 @@ struct MaxPool2dLowering : public OpConversionPattern<kt::MaxPool2dOp> {
     Value x = toNCHW(rw, loc, adaptor.getSelf());
     SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
     IndexMath m{rw, loc};
+    x = checkPool(m, x, xs, batched, k, st, pd, dl, ceil);
     SmallVector<OpFoldResult> outSizes = {xs[0], xs[1]};
     SmallVector<OpFoldResult> low, high;
     for (int i = 0; i < 2; ++i) {
@@ -320,6 +428,7 @@ struct AvgPool2dLowering : public OpConversionPattern<kt::AvgPool2dOp> {
     Value x = convertTensor(rw, loc, toNCHW(rw, loc, adaptor.getSelf()), acc);
     SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
     IndexMath m{rw, loc};
+    x = checkPool(m, x, xs, batched, k, st, pd, {1, 1}, ceil);
     SmallVector<OpFoldResult> outSizes = {xs[0], xs[1]};
     SmallVector<OpFoldResult> low, high;
     for (int i = 0; i < 2; ++i) {

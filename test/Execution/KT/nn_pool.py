@@ -158,9 +158,7 @@ s.check("avg_pool2d dynamic", mlir, [x],
 mlir = func_text("main", ["tensor<?x3x?x?xf32>"], ["tensor<?x3x?x?xf32>"],
                  ["%0 = kt.max_pool2d %arg0 {kernel_size = [3, 3]} : (tensor<?x3x?x?xf32>) -> tensor<?x3x?x?xf32>",
                   "return %0 : tensor<?x3x?x?xf32>"])
-# The pooling lowering (lib/Conversion/KTToLinalg/Convolution.cpp) does not
-# check its `?` dims at run time yet (docs/codegen.md).
+# The CPU backend checks it too (docs/codegen.md).
 s.check_error("max_pool2d ? too small", mlir, [rand((1, 3, 2, 5), "f32")],
-              "output size is too small",
-              cpu_gap="pooling lowering has no run-time shape checks")
+              "output size is too small")
 s.finish()
