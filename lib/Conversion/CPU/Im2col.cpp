@@ -99,19 +99,29 @@ int64_t mulStatic(int64_t a, int64_t b) {
   return a * b;
 }
 
-/// `v` without its leading `drop` dims: the slice at `lead` (one index per
-/// dropped dim), rank-reduced.
-Value sliceLeading(OpBuilder &b, Location loc, Value v, ValueRange lead) {
-  auto t = cast<RankedTensorType>(v.getType());
+/// The window of `t` (sizes `full`) at `lead` (one index per leading dim),
+/// size 1 in those dims and whole in the others.
+void leadingWindow(OpBuilder &b, RankedTensorType t,
+                   ArrayRef<OpFoldResult> full, ValueRange lead,
+                   SmallVectorImpl<OpFoldResult> &offsets,
+                   SmallVectorImpl<OpFoldResult> &sizes,
+                   SmallVectorImpl<OpFoldResult> &strides) {
   unsigned drop = lead.size();
-  SmallVector<OpFoldResult> offsets, sizes, strides;
-  SmallVector<OpFoldResult> full = tensor::getMixedSizes(b, loc, v);
   for (unsigned i = 0; i < t.getRank(); ++i) {
     offsets.push_back(i < drop ? OpFoldResult(lead[i]) : b.getIndexAttr(0));
     sizes.push_back(i < drop ? b.getIndexAttr(1) : full[i]);
     strides.push_back(b.getIndexAttr(1));
   }
-  auto rt = RankedTensorType::get(t.getShape().drop_front(drop),
+}
+
+/// `v` without its leading `drop` dims: the slice at `lead` (one index per
+/// dropped dim), rank-reduced.
+Value sliceLeading(OpBuilder &b, Location loc, Value v, ValueRange lead) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  leadingWindow(b, t, tensor::getMixedSizes(b, loc, v), lead, offsets, sizes,
+                strides);
+  auto rt = RankedTensorType::get(t.getShape().drop_front(lead.size()),
                                   t.getElementType());
   return tensor::ExtractSliceOp::create(b, loc, rt, v, offsets, sizes, strides);
 }
@@ -120,14 +130,9 @@ Value sliceLeading(OpBuilder &b, Location loc, Value v, ValueRange lead) {
 Value insertLeading(OpBuilder &b, Location loc, Value src, Value dest,
                     ValueRange lead) {
   auto t = cast<RankedTensorType>(dest.getType());
-  unsigned drop = lead.size();
   SmallVector<OpFoldResult> offsets, sizes, strides;
-  SmallVector<OpFoldResult> full = tensor::getMixedSizes(b, loc, dest);
-  for (unsigned i = 0; i < t.getRank(); ++i) {
-    offsets.push_back(i < drop ? OpFoldResult(lead[i]) : b.getIndexAttr(0));
-    sizes.push_back(i < drop ? b.getIndexAttr(1) : full[i]);
-    strides.push_back(b.getIndexAttr(1));
-  }
+  leadingWindow(b, t, tensor::getMixedSizes(b, loc, dest), lead, offsets,
+                sizes, strides);
   return tensor::InsertSliceOp::create(b, loc, src, dest, offsets, sizes,
                                        strides);
 }

@@ -352,29 +352,25 @@ struct SDPALowering
                                 ks0 = getSizes(rw, loc, k),
                                 vs0 = getSizes(rw, loc, v);
       int64_t rq = qt.getRank(), rk = kt_.getRank(), rv = vt.getRank();
-      Value eBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, qs0[rq - 1],
-                            ks0[rk - 1]);
-      if (checkAtRunTime(rw, loc, eBad,
-                         "query and key embedding dims differ at run time: "
-                         "{0} vs {1}",
-                         {val(qs0[rq - 1]), val(ks0[rk - 1])})) {
-        SmallVector<OpFoldResult> safe = ks0;
-        safe[rk - 1] = qs0[rq - 1];
-        k = safeOperand(rw, loc, k, eBad, safe);
-        kt_ = cast<RankedTensorType>(k.getType());
-        ks0 = getSizes(rw, loc, k);
-      }
-      Value sBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, ks0[rk - 2],
-                            vs0[rv - 2]);
-      if (checkAtRunTime(rw, loc, sBad,
-                         "key and value sequence lengths differ at run "
-                         "time: {0} vs {1}",
-                         {val(ks0[rk - 2]), val(vs0[rv - 2])})) {
-        SmallVector<OpFoldResult> safe = vs0;
-        safe[rv - 2] = ks0[rk - 2];
-        v = safeOperand(rw, loc, v, sBad, safe);
-        vt = cast<RankedTensorType>(v.getType());
-      }
+      // Dim `d` of `t` (sizes `ts`) must be `want`; else the message (want,
+      // got) and a zero `t` with that dim.
+      auto matchDim = [&](Value &t, RankedTensorType &tt,
+                          SmallVector<OpFoldResult> &ts, int64_t d,
+                          OpFoldResult want, StringRef text) {
+        Value bad = indexCmp(rw, loc, arith::CmpIPredicate::ne, want, ts[d]);
+        if (!checkAtRunTime(rw, loc, bad, text, {val(want), val(ts[d])}))
+          return;
+        SmallVector<OpFoldResult> safe = ts;
+        safe[d] = want;
+        t = safeOperand(rw, loc, t, bad, safe);
+        tt = cast<RankedTensorType>(t.getType());
+        ts = getSizes(rw, loc, t);
+      };
+      matchDim(k, kt_, ks0, rk - 1, qs0[rq - 1],
+               "query and key embedding dims differ at run time: {0} vs {1}");
+      matchDim(v, vt, vs0, rv - 2, ks0[rk - 2],
+               "key and value sequence lengths differ at run time: {0} vs "
+               "{1}");
       OpFoldResult L0 = qs0[rq - 2], S0 = ks0[rk - 2];
       SmallVector<OpFoldResult> ms0;
       if (mask) {

@@ -513,6 +513,24 @@ struct SliceScatterLowering : public OpConversionPattern<kt::SliceScatterOp> {
   }
 };
 
+/// The run-time check of a select index against a `?` dim of `size` (the
+/// interpreter's message, then `suffix`): the failed flag, or null when the
+/// check folds away.
+Value checkIndexInDim(OpBuilder &b, Location loc, OpFoldResult size,
+                      int64_t index, int64_t d, StringRef suffix) {
+  Value sz = indexValue(b, loc, size);
+  int64_t need = index >= 0 ? index + 1 : -index;
+  Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, sz,
+                                    indexConst(b, loc, need));
+  if (!checkAtRunTime(b, loc, bad,
+                      "index " + std::to_string(index) +
+                          " is out of range for dim " + std::to_string(d) +
+                          " of size {0}" + suffix.str(),
+                      {sz}))
+    return Value();
+  return bad;
+}
+
 struct SelectScatterLowering
     : public OpConversionPattern<kt::SelectScatterOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -529,18 +547,8 @@ struct SelectScatterLowering
     // self unchanged (no insert).
     Value failed;
     SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
-    if (xt.isDynamicDim(d)) {
-      Value size = indexValue(rw, loc, xs[d]);
-      int64_t need = index >= 0 ? index + 1 : -index;
-      Value bad = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt,
-                                        size, indexConst(rw, loc, need));
-      if (checkAtRunTime(rw, loc, bad,
-                         "index " + std::to_string(index) +
-                             " is out of range for dim " + std::to_string(d) +
-                             " of size {0} at run time",
-                         {size}))
-        failed = bad;
-    }
+    if (xt.isDynamicDim(d))
+      failed = checkIndexInDim(rw, loc, xs[d], index, d, " at run time");
     {
       auto st = cast<RankedTensorType>(src.getType());
       SmallVector<OpFoldResult> ss = getSizes(rw, loc, src);
@@ -590,17 +598,11 @@ struct SelectLowering : public OpConversionPattern<kt::SelectOp> {
       // The index against a `?` dim (the interpreter's message); a failed
       // check goes on with a zero operand just large enough.
       SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
-      Value size = indexValue(rw, loc, xs[d]);
-      int64_t need = index >= 0 ? index + 1 : -index;
-      Value bad = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt,
-                                        size, indexConst(rw, loc, need));
-      if (checkAtRunTime(rw, loc, bad,
-                         "index " + std::to_string(index) +
-                             " is out of range for dim " + std::to_string(d) +
-                             " of size {0}",
-                         {size})) {
+      if (Value bad = checkIndexInDim(rw, loc, xs[d], index, d, "")) {
+        int64_t need = index >= 0 ? index + 1 : -index;
         xs[d] = arith::SelectOp::create(rw, loc, bad,
-                                        indexConst(rw, loc, need), size)
+                                        indexConst(rw, loc, need),
+                                        indexValue(rw, loc, xs[d]))
                     .getResult();
         x = castTo(rw, loc, safeOperand(rw, loc, x, bad, xs), xt);
       }
