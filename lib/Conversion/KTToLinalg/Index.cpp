@@ -34,6 +34,17 @@ struct BoundsCheck {
   Value size; // index
 };
 
+/// The check of an index into dim `d` of `x`, with the interpreter's message
+/// ("index I is `what` for dim D with size S").
+BoundsCheck dimBoundsCheck(RewriterBase &b, Operation *op, Value x, int64_t d,
+                           StringRef what) {
+  return {registerRuntimeError(b, op,
+                               ("index {0} is " + what + " for dim " +
+                                Twine(d) + " with size {1}")
+                                   .str()),
+          dimSize(b, op->getLoc(), x, d)};
+}
+
 /// A generic over `resultType` (sizes `sizes`) whose only input is `index`
 /// read through `indexMap`; `body` gets the index scalar (as `index`) and
 /// returns the result scalar; it also gets the loop indices (linalg.index
@@ -226,12 +237,7 @@ struct GatherLowering : public OpConversionPattern<kt::GatherOp> {
                                  ? ArrayRef<AffineExpr>{}
                                  : ArrayRef<AffineExpr>{rw.getAffineConstantExpr(0)},
                              rw.getContext());
-    BoundsCheck check{
-        registerRuntimeError(rw, op,
-                             ("index {0} is out of bounds for dim " + Twine(d) +
-                              " with size {1}")
-                                 .str()),
-        dimSize(rw, loc, x, d)};
+    BoundsCheck check = dimBoundsCheck(rw, op, x, d, "out of bounds");
     Value r = buildIndexed(
         rw, loc, rt, getSizes(rw, loc, index), index, indexMap, check,
         [&](OpBuilder &b, Location l, Value i, ArrayRef<Value> loops) -> Value {
@@ -270,12 +276,7 @@ struct IndexSelectLowering : public OpConversionPattern<kt::IndexSelectOp> {
         sizes[d] = it.getRank() == 1 ? getSizes(rw, loc, index)[0]
                                      : OpFoldResult(rw.getIndexAttr(1));
     }
-    BoundsCheck check{
-        registerRuntimeError(rw, op,
-                             ("index {0} is out of range for dim " + Twine(d) +
-                              " with size {1}")
-                                 .str()),
-        dimSize(rw, loc, x, d)};
+    BoundsCheck check = dimBoundsCheck(rw, op, x, d, "out of range");
     Value r = buildIndexed(
         rw, loc, rt, sizes, index, indexMap, check,
         [&](OpBuilder &b, Location l, Value i, ArrayRef<Value> loops) -> Value {

@@ -459,12 +459,17 @@ RankedTensorType windowType(ArrayRef<OpFoldResult> sizes, Type elem,
   return RankedTensorType::get(shape, elem);
 }
 
-/// `insert()` (a tensor.insert_slice into `x`), or `x` itself where the
-/// run-time check `failed` is true: a failed scatter never writes outside
-/// self.
-static Value
-insertUnlessFailed(OpBuilder &b, Location loc, Value failed, Value x,
-                   llvm::function_ref<Value(OpBuilder &, Location)> insert) {
+/// `src` inserted into `x` at the window `w` (tensor.insert_slice), or `x`
+/// itself where the run-time check `failed` (null: none) is true: a failed
+/// scatter never writes outside self.
+static Value insertWindow(OpBuilder &b, Location loc, Value src, Value x,
+                          const SliceWindow &w, Value failed) {
+  auto insert = [&](OpBuilder &ib, Location il) -> Value {
+    return tensor::InsertSliceOp::create(ib, il, src, x, w.offsets, w.sizes,
+                                         w.strides);
+  };
+  if (!failed)
+    return insert(b, loc);
   return scf::IfOp::create(
              b, loc, failed,
              [&](OpBuilder &tb, Location tl) { scf::YieldOp::create(tb, tl, x); },
@@ -502,12 +507,7 @@ struct SliceScatterLowering : public OpConversionPattern<kt::SliceScatterOp> {
         " at run time";
     bool checked = bad && checkAtRunTime(rw, loc, bad, text, values);
     Value s = castTo(rw, loc, src, windowType(w.sizes, xt.getElementType()));
-    auto insert = [&](OpBuilder &b, Location l) -> Value {
-      return tensor::InsertSliceOp::create(b, l, s, x, w.offsets, w.sizes,
-                                           w.strides);
-    };
-    Value r = checked ? insertUnlessFailed(rw, loc, bad, x, insert)
-                      : insert(rw, loc);
+    Value r = insertWindow(rw, loc, s, x, w, checked ? bad : Value());
     rw.replaceOp(op, castTo(rw, loc, r, op.getResult().getType()));
     return success();
   }
@@ -573,12 +573,7 @@ struct SelectScatterLowering
     // The source lacks dim d: a rank-reducing insert.
     Value s =
         castTo(rw, loc, src, windowType(w.sizes, xt.getElementType(), {d}));
-    auto insert = [&](OpBuilder &b, Location l) -> Value {
-      return tensor::InsertSliceOp::create(b, l, s, x, w.offsets, w.sizes,
-                                           w.strides);
-    };
-    Value r = failed ? insertUnlessFailed(rw, loc, failed, x, insert)
-                     : insert(rw, loc);
+    Value r = insertWindow(rw, loc, s, x, w, failed);
     rw.replaceOp(op, castTo(rw, loc, r, op.getResult().getType()));
     return success();
   }
