@@ -8,6 +8,7 @@
 #include "kiln-c/Kiln.h"
 
 #include "kiln/Dialect/KG/IR/KGOps.h"
+#include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Interpreter/Tensor.h"
 #include "kiln/Runtime/Session.h"
 
@@ -311,7 +312,7 @@ KilnStatus load(SessionImpl *impl, llvm::StringRef fn, llvm::StringRef text,
   module->walk([&](kiln::kg::ProgramOp program) {
     ProgramInfo info;
     for (Type t : program.getArgumentTypes())
-      info.isScalar.push_back(!isa<ShapedType>(t));
+      info.isScalar.push_back(!isa<ShapedType, kiln::kt::RefType>(t));
     impl->programs[program.getSymName().str()] = std::move(info);
   });
   return KilnStatus{nullptr};

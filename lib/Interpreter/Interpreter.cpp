@@ -15,6 +15,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 #include "kiln/Interpreter/InterpreterInterface.cpp.inc"
@@ -95,6 +97,22 @@ FailureOr<SmallVector<Tensor>> Interpreter::call(FunctionOpInterface fn,
     // the caller sees the function's writes (mutated inputs).
     if (isa<kt::RefType>(fn.getArgumentTypes()[i]))
       arg = Tensor::makeRef(arg);
+  }
+  // A tensor argument is a value: when the caller passed the buffer of a ref
+  // argument for it, it gets a copy, so that writes through the ref do not
+  // change it during the call.
+  for (auto [i, arg] : llvm::enumerate(boundArgs)) {
+    if (arg.isRef() || isa<kt::RefType>(fn.getArgumentTypes()[i]))
+      continue;
+    for (auto [j, other] : llvm::enumerate(boundArgs))
+      if (other.isRef() && isa<kt::RefType>(fn.getArgumentTypes()[j]) &&
+          arg.sharesStorage(other)) {
+        Tensor copy(arg.dtype(), arg.shape());
+        if (arg.byteSize())
+          std::memcpy(copy.mutableData(), arg.data(), arg.byteSize());
+        arg = copy;
+        break;
+      }
   }
   if (++callDepth > 256) {
     --callDepth;

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Runtime/Guards.h"
+#include "kiln/Runtime/Aliasing.h"
+#include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Dialect/KG/IR/KGOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -40,14 +42,33 @@ static inline bool shortEquals(StringRef a, StringRef b) {
   return true;
 }
 
+CompiledGuards::CompiledGuards() = default;
+CompiledGuards::CompiledGuards(CompiledGuards &&) = default;
+CompiledGuards &CompiledGuards::operator=(CompiledGuards &&) = default;
+CompiledGuards::~CompiledGuards() = default;
+
 FailureOr<CompiledGuards> CompiledGuards::compile(kg::ProgramOp program,
                                                   ArrayRef<ArgView> args,
                                                   std::string &error) {
   using K = GuardCheck::Kind;
   CompiledGuards g;
   g.numArgs = program.getArgumentTypes().size();
-  for (unsigned i = 0; i < g.numArgs; ++i)
+  for (unsigned i = 0; i < g.numArgs; ++i) {
     g.argNames.push_back(program.getArgSourceName(i));
+    g.isRef.push_back(isa<kt::RefType>(program.getArgumentTypes()[i]));
+    g.numRefs += g.isRef.back();
+  }
+  // Aliasing of ref arguments: the entry is compiled for how this call's
+  // refs share memory.
+  if (g.numRefs >= 2) {
+    if (args.size() != g.numArgs) {
+      error = "aliasing guard needs the call's arguments";
+      return failure();
+    }
+    g.aliasing = std::make_unique<ArgAliasing>();
+    if (failed(analyzeAliasing(args, g.isRef, g.argNames, *g.aliasing, error)))
+      return failure();
+  }
   llvm::StringMap<unsigned> symbolSlot;
   auto slotOf = [&](StringRef name, bool &isNew) {
     auto [it, inserted] = symbolSlot.try_emplace(name, g.symbolNames.size());
@@ -239,6 +260,13 @@ int CompiledGuards::firstFailure(ArrayRef<ArgView> args,
     if (!ok)
       return (int)i;
   }
+  if (aliasing) {
+    ArgAliasing now;
+    std::string error;
+    if (failed(analyzeAliasing(args, isRef, argNames, now, error)) ||
+        now != *aliasing)
+      return -3;
+  }
   return -1;
 }
 
@@ -267,6 +295,13 @@ std::string CompiledGuards::failureReason(ArrayRef<ArgView> args,
     os << "argument count mismatch. expected " << numArgs << ", actual "
        << args.size();
     return s;
+  }
+  if (i == -3) {
+    ArgAliasing now;
+    std::string error;
+    if (failed(analyzeAliasing(args, isRef, argNames, now, error)))
+      return error;
+    return describeAliasingChange(*aliasing, now, argNames);
   }
   const GuardCheck &c = checks[i];
   const ArgView &a = args[c.arg];

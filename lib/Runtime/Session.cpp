@@ -12,6 +12,7 @@
 #include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Interpreter/Interpreter.h"
+#include "kiln/Runtime/Aliasing.h"
 #include "kiln/Runtime/Specialize.h"
 #include "kiln/Transforms/Passes.h"
 
@@ -88,29 +89,6 @@ Tensor tensorFromView(const ArgView &view) {
     }
   }
   return t;
-}
-
-/// Copies the contents of `t` into the caller's memory that `view` describes
-/// (its strides respected): a mutated ref argument written back in place.
-static void writeBackView(const Tensor &t, const ArgView &view) {
-  size_t elem = interp::dtypeSize(view.dtype);
-  int64_t n = t.numel();
-  if (n == 0 || !view.data)
-    return;
-  auto *dst = static_cast<uint8_t *>(const_cast<void *>(view.data));
-  auto *src = static_cast<const uint8_t *>(t.data());
-  SmallVector<int64_t> idx(view.shape.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t off = 0;
-    for (unsigned d = 0; d < idx.size(); ++d)
-      off += idx[d] * view.stride(d);
-    std::memcpy(dst + off * elem, src + i * elem, elem);
-    for (int64_t d = (int64_t)idx.size() - 1; d >= 0; --d) {
-      if (++idx[d] < view.shape[d])
-        break;
-      idx[d] = 0;
-    }
-  }
 }
 
 /// Whether `view` can be passed where `type` is expected (dtype, rank, static
@@ -644,11 +622,28 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
   ProgramStats &stats = state.stats;
   ++stats.calls;
 
+  // Which arguments share memory (see Aliasing.h): ref arguments that do run
+  // on one buffer; a plain tensor sharing memory with a ref is refused.
+  SmallVector<bool> isRef;
+  std::vector<std::string> argNames;
+  for (auto [i, type] : llvm::enumerate(original.getArgumentTypes())) {
+    isRef.push_back(isa<kt::RefType>(type));
+    argNames.push_back(original.getArgSourceName(i));
+  }
+  ArgAliasing aliasing;
+  if (args.size() == isRef.size()) {
+    if (failed(analyzeAliasing(args, isRef, argNames, aliasing, error)))
+      return failure();
+  } else {
+    for (unsigned i = 0; i < args.size(); ++i) {
+      aliasing.leader.push_back(i);
+      aliasing.identical.push_back(true);
+    }
+  }
+
   auto run = [&](ModuleOp module, kg::ProgramOp program,
                  const KernelMap *kernels) -> FailureOr<SmallVector<Tensor>> {
-    SmallVector<Tensor> tensors;
-    for (const ArgView &a : args)
-      tensors.push_back(tensorFromView(a));
+    SmallVector<Tensor> tensors = bindArguments(args, aliasing);
     DiagnosticCollector diags(&impl->context, error);
     FailureOr<SmallVector<Tensor>> results =
         runProgram(module, program, tensors, impl->callbacks, kernels,
@@ -658,9 +653,10 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
     // Ref arguments (mutated inputs, e.g. parameters an optimizer step
     // updates): the interpreter wrote into the copies; write them back into
     // the caller's buffers, in place.
-    for (auto [i, type] : llvm::enumerate(program.getArgumentTypes()))
-      if (isa<kt::RefType>(type) && i < args.size() && args[i].isTensor)
-        writeBackView(tensors[i], args[i]);
+    SmallVector<bool> refs;
+    for (Type type : program.getArgumentTypes())
+      refs.push_back(isa<kt::RefType>(type));
+    writeBackRefs(tensors, args, refs);
     return results;
   };
 
@@ -834,9 +830,18 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
       dynamicDims[i].push_back(dyn);
     }
   }
+  // An argument that is the same tensor as another is specialized like it
+  // (its uses become the other's below).
+  for (unsigned i = 0; i < numArgs && i < aliasing.leader.size(); ++i)
+    if (aliasing.leader[i] != i && aliasing.identical[i])
+      dynamicDims[i] = dynamicDims[aliasing.leader[i]];
   if (failed(specializeProgram(program, args, dynamicDims, opts.backend,
                                error)))
     return failure();
+  if (failed(specializeForAliasing(program, aliasing, error))) {
+    error = "cannot compile @" + name.str() + " for these inputs: " + error;
+    return failure();
+  }
   stats.compileSeconds["specialize"] += secondsSince(start);
 
   // The cpu backend: the host part of the pipeline runs on the program,

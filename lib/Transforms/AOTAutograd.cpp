@@ -181,12 +181,22 @@ static LogicalResult hoistRefReads(kg::GraphOp graph, func::FuncOp fn,
         return diag;
       }
 
-  // The reads, as a graph of their own.
+  // The reads, as a graph of their own: one per distinct ref (a ref passed
+  // as several inputs is read once, so that its gradient is the sum over
+  // those inputs).
   MLIRContext *ctx = fn.getContext();
   OpBuilder b(fn);
   SmallVector<Type> refTypes, valueTypes;
+  SmallVector<Value> refs;
+  SmallVector<unsigned> readOf; // per refInputs entry: its read's index
   for (unsigned j : refInputs) {
-    auto rt = cast<kt::RefType>(graph.getInputs()[j].getType());
+    Value ref = graph.getInputs()[j];
+    auto found = llvm::find(refs, ref);
+    readOf.push_back(found - refs.begin());
+    if (found != refs.end())
+      continue;
+    refs.push_back(ref);
+    auto rt = cast<kt::RefType>(ref.getType());
     refTypes.push_back(rt);
     valueTypes.push_back(rt.getTensorType());
   }
@@ -203,27 +213,24 @@ static LogicalResult hoistRefReads(kg::GraphOp graph, func::FuncOp fn,
     loaded.push_back(kt::LoadOp::create(b, graph.getLoc(), valueTypes[k], arg));
   func::ReturnOp::create(b, graph.getLoc(), loaded);
 
-  SmallVector<Value> refs;
-  for (unsigned j : refInputs)
-    refs.push_back(graph.getInputs()[j]);
   b.setInsertionPoint(graph);
   auto readCall = kg::GraphOp::create(b, graph.getLoc(), valueTypes,
                                       read.getSymName(), refs);
 
   // The graph function takes the values.
-  for (auto [k, j] : llvm::enumerate(refInputs)) {
+  for (auto [n, j] : llvm::enumerate(refInputs)) {
+    unsigned k = readOf[n];
     BlockArgument arg = body.getArgument(j);
     arg.setType(valueTypes[k]);
     for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
       user->getResult(0).replaceAllUsesWith(arg);
       user->erase();
     }
-    Value ref = graph.getInputs()[j];
-    for (Value &w : wrt)
-      if (w == ref)
-        w = readCall.getResult(k);
     graph->setOperand(j, readCall.getResult(k));
   }
+  for (Value &w : wrt)
+    if (auto found = llvm::find(refs, w); found != refs.end())
+      w = readCall.getResult(found - refs.begin());
   fn.setType(FunctionType::get(ctx, body.getArgumentTypes(),
                                fn.getResultTypes()));
   return success();

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace kiln {
@@ -445,7 +446,68 @@ LogicalResult kiln::functionalizeBlock(Block &block) {
   return Functionalizer(block).run();
 }
 
+LogicalResult kiln::mergeRepeatedRefOperands(ModuleOp module) {
+  SmallVector<kg::GraphOp> graphs;
+  module.walk([&](kg::GraphOp g) { graphs.push_back(g); });
+  SymbolTable symbols(module);
+  bool ok = true;
+  for (kg::GraphOp graph : graphs) {
+    // Positions j whose operand is a ref already passed at an earlier i.
+    SmallVector<std::pair<unsigned, unsigned>> repeats;
+    OperandRange inputs = graph.getInputs();
+    for (unsigned j = 0; j < inputs.size(); ++j) {
+      if (!isRef(inputs[j]))
+        continue;
+      for (unsigned i = 0; i < j; ++i)
+        if (inputs[i] == inputs[j]) {
+          repeats.push_back({j, i});
+          break;
+        }
+    }
+    if (repeats.empty())
+      continue;
+    Block *body = nullptr;
+    if (!graph.isOutlined()) {
+      body = &graph.getBody().front();
+    } else {
+      auto callee = symbols.lookup<func::FuncOp>(graph.getCallee());
+      if (!callee || callee.isExternal())
+        continue; // the verifier reports a missing callee
+      // A graph function called from elsewhere too gets a copy for this
+      // call site.
+      std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(callee, module);
+      if (!uses || std::distance(uses->begin(), uses->end()) != 1) {
+        func::FuncOp copy = callee.clone();
+        copy.setName((callee.getName() + "_aliased").str());
+        symbols.insert(copy, std::next(Block::iterator(callee)));
+        graph.setCalleeAttr(FlatSymbolRefAttr::get(copy.getNameAttr()));
+        callee = copy;
+      }
+      body = &callee.getBody().front();
+    }
+    for (auto [j, i] : repeats) {
+      if (j >= body->getNumArguments())
+        break;
+      BlockArgument dup = body->getArgument(j), first = body->getArgument(i);
+      if (dup.getType() != first.getType()) {
+        graph.emitError("passes one ref as inputs #")
+            << i << " and #" << j << " of types " << first.getType()
+            << " and " << dup.getType()
+            << ": kiln-functionalize needs the same type to treat them as "
+               "one buffer";
+        ok = false;
+        continue;
+      }
+      dup.replaceAllUsesWith(first);
+    }
+  }
+  return success(ok);
+}
+
 LogicalResult kiln::functionalize(ModuleOp module) {
+  if (failed(mergeRepeatedRefOperands(module)))
+    return failure();
   bool ok = true;
   forEachBody(module, [&](Block &block) {
     bool hasRef = llvm::any_of(block.getArguments(), isRef);

@@ -28,13 +28,13 @@ LINK=$(ninja -t commands bin/kiln-capi-toy | tail -1 | strip_cmd |
        sed -e 's#test/CAPI/CMakeFiles/kiln-capi-toy.dir/toy_example.c.o#@OBJS@#')
 OBJS=()
 for f in lib/CAPI/Kiln.cpp lib/Runtime/Session.cpp lib/Runtime/Guards.cpp \
-         lib/Runtime/Specialize.cpp; do
+         lib/Runtime/Specialize.cpp lib/Runtime/Aliasing.cpp; do
   o="$OUT/$(basename "$f").o"
   $CXX -c "$SRC/$f" -o "$o"
   OBJS+=("$o")
 done
 status=0
-for t in toy_example errors strides; do
+for t in toy_example errors strides aliasing; do
   $CC -c "$SRC/test/CAPI/$t.c" -o "$OUT/$t.c.o"
   # The instrumented objects come first, so the archives' copies stay out.
   ${LINK/@OBJS@/$OUT/$t.c.o ${OBJS[*]}} -o "$OUT/$t"

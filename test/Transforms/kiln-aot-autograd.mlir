@@ -120,3 +120,30 @@ kg.program @refs(%w: !kt.ref<3xf32>, %x: tensor<3xf32>) -> tensor<f32> {
   }
   kg.return %l : tensor<f32>
 }
+
+// -----
+
+// A ref passed to the loss's graph twice (tied weights): it is read once, and
+// its gradient is the sum of the gradients of both inputs it is passed as.
+
+// CHECK-LABEL: func.func private @tied_g0_read(
+// CHECK-SAME:     %[[R:.*]]: !kt.ref<3xf32>) -> tensor<3xf32>
+// CHECK-LABEL: func.func private @tied_g0_joint(
+// CHECK:        %[[G:.*]] = kt.add
+// CHECK-NEXT:   return %{{.*}}, %[[G]]
+// CHECK-LABEL: kg.program @tied
+// CHECK:        %[[W:.*]] = kg.graph @tied_g0_read(%w) : (!kt.ref<3xf32>) -> tensor<3xf32>
+// CHECK:        kg.graph @tied_g0_joint(%[[W]], %[[W]], %x)
+kg.program @tied(%w: !kt.ref<3xf32>, %x: tensor<3xf32>) -> tensor<f32> {
+  %l = kg.graph @tied_g0(%w, %w, %x) : (!kt.ref<3xf32>, !kt.ref<3xf32>, tensor<3xf32>) -> tensor<f32> {
+  ^bb0(%r: !kt.ref<3xf32>, %s: !kt.ref<3xf32>, %b: tensor<3xf32>):
+    %a = kt.load %r : (!kt.ref<3xf32>) -> tensor<3xf32>
+    %c = kt.load %s : (!kt.ref<3xf32>) -> tensor<3xf32>
+    %0 = kt.mul %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    %1 = kt.mul %0, %c : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    %2 = kt.sum %1 {dim = [0]} : (tensor<3xf32>) -> tensor<f32>
+    kg.yield %2 : tensor<f32>
+  }
+  %g = kg.grad %l wrt(%w) : (tensor<f32>, !kt.ref<3xf32>) -> tensor<3xf32>
+  kg.return %l : tensor<f32>
+}

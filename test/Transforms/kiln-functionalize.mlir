@@ -88,3 +88,63 @@ kg.program @step(%w: !kt.ref<4xf32>, %g: tensor<4xf32>) {
   }
   kg.return
 }
+
+// -----
+
+// Tests a graph that passes one ref twice (x.add_(1); y.mul_(2) with x is y):
+// its body uses the first argument for both, so the update is read once and
+// written back once, in program order (PyTorch: 4 for ones, not 2).
+// CHECK-LABEL: kg.program @same_ref_twice
+// CHECK: kg.graph @same_ref_twice_g(%a, %a)
+// CHECK-NEXT: ^bb0(%[[X:.+]]: !kt.ref<3xf32>, %[[Y:.+]]: !kt.ref<3xf32>):
+// CHECK-NEXT: %[[L:.+]] = kt.load %[[X]]
+// CHECK-NOT: kt.load
+// CHECK: %[[A:.+]] = kt.add %[[L]], %{{.+}}
+// CHECK-NEXT: %[[M:.+]] = kt.mul %[[A]], %{{.+}}
+// CHECK-NEXT: kt.store %[[M]], %[[X]]
+// CHECK-NOT: kt.store
+// CHECK: kg.yield %[[M]]
+kg.program @same_ref_twice(%a: !kt.ref<3xf32>) -> tensor<3xf32> {
+  %r = kg.graph @same_ref_twice_g(%a, %a) : (!kt.ref<3xf32>, !kt.ref<3xf32>) -> tensor<3xf32> {
+  ^bb0(%x: !kt.ref<3xf32>, %y: !kt.ref<3xf32>):
+    %one = kt.full {size = [3], value = 1.0, dtype = f32} : () -> tensor<3xf32>
+    %two = kt.full {size = [3], value = 2.0, dtype = f32} : () -> tensor<3xf32>
+    kt.add_ %x, %one : (!kt.ref<3xf32>, tensor<3xf32>) -> ()
+    kt.mul_ %y, %two : (!kt.ref<3xf32>, tensor<3xf32>) -> ()
+    %v = kt.load %x : (!kt.ref<3xf32>) -> tensor<3xf32>
+    kg.yield %v : tensor<3xf32>
+  }
+  kg.return %r : tensor<3xf32>
+}
+
+// -----
+
+// Tests an outlined graph function called once with one ref twice and once
+// with two refs: the aliased call site gets a copy of the function that uses
+// its first argument for both; the other keeps the original.
+// CHECK-LABEL: func.func private @upd(
+// CHECK-SAME: %[[P:[^:]+]]: !kt.ref<3xf32>, %[[Q:[^:]+]]: !kt.ref<3xf32>,
+// CHECK: kt.load %[[P]]
+// CHECK: kt.load %[[Q]]
+// CHECK: kt.store %{{.+}}, %[[P]]
+// CHECK: kt.store %{{.+}}, %[[Q]]
+// CHECK-LABEL: func.func private @upd_aliased(
+// CHECK-SAME: %[[P2:[^:]+]]: !kt.ref<3xf32>, %{{[^:]+}}: !kt.ref<3xf32>,
+// CHECK-NEXT: %[[L:.+]] = kt.load %[[P2]]
+// CHECK-NEXT: %[[S:.+]] = kt.sub %[[L]], %{{.+}}
+// CHECK-NEXT: %[[T:.+]] = kt.sub %[[S]], %{{.+}}
+// CHECK-NEXT: kt.store %[[T]], %[[P2]]
+// CHECK-NEXT: return
+// CHECK-LABEL: kg.program @shared_callee
+// CHECK: kg.graph @upd(%a, %b, %g)
+// CHECK: kg.graph @upd_aliased(%a, %a, %g)
+func.func private @upd(%p: !kt.ref<3xf32>, %q: !kt.ref<3xf32>, %g: tensor<3xf32>) attributes {kg.graph_function} {
+  kt.sub_ %p, %g : (!kt.ref<3xf32>, tensor<3xf32>) -> ()
+  kt.sub_ %q, %g : (!kt.ref<3xf32>, tensor<3xf32>) -> ()
+  return
+}
+kg.program @shared_callee(%a: !kt.ref<3xf32>, %b: !kt.ref<3xf32>, %g: tensor<3xf32>) {
+  kg.graph @upd(%a, %b, %g) : (!kt.ref<3xf32>, !kt.ref<3xf32>, tensor<3xf32>) -> ()
+  kg.graph @upd(%a, %a, %g) : (!kt.ref<3xf32>, !kt.ref<3xf32>, tensor<3xf32>) -> ()
+  kg.return
+}

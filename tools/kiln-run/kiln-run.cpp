@@ -306,6 +306,17 @@ static Tensor copyOf(const Tensor &t) {
   return c;
 }
 
+/// The identity of the file at `path` (device and inode, so `x.npy`,
+/// `./x.npy` and a link to it are one file); the path itself when it cannot
+/// be determined.
+static std::string fileKey(StringRef path) {
+  llvm::sys::fs::UniqueID id;
+  if (llvm::sys::fs::getUniqueID(path, id))
+    return ("path:" + path).str();
+  return "id:" + std::to_string(id.getDevice()) + ":" +
+         std::to_string(id.getFile());
+}
+
 /// Reads the inputs of one call of `program` ("a.npy,b.npy"); rank-0 files
 /// give scalar arguments. A ref argument's file is read once per path:
 /// `refState` keeps its buffer, which later calls naming the same path get
@@ -323,8 +334,9 @@ readCallInputs(kg::ProgramOp program, ArrayRef<std::string> paths,
   SmallVector<Tensor> tensors;
   for (auto [i, path] : llvm::enumerate(paths)) {
     bool isRef = isa<kt::RefType>(types[i]);
+    std::string key = fileKey(path);
     if (isRef) {
-      auto it = refState.find(path);
+      auto it = refState.find(key);
       if (it != refState.end()) {
         tensors.push_back(it->second);
         continue;
@@ -343,7 +355,7 @@ readCallInputs(kg::ProgramOp program, ArrayRef<std::string> paths,
       return failure();
     }
     if (isRef)
-      refState[path] = *t;
+      refState[key] = *t;
     tensors.push_back(*t);
   }
   return tensors;
@@ -862,15 +874,33 @@ int main(int argc, char **argv) {
   // Ref arguments (mutated inputs): the interpreter writes into the argument
   // buffers; keep copies of random inputs so that input<i>.npy holds the
   // values the function received.
+  // One file named for several ref arguments is one buffer they all alias
+  // (the same tensor passed twice), so a write through one is seen by the
+  // others; a plain tensor argument always gets the file's contents.
   SmallVector<unsigned> refArgs;
+  llvm::StringMap<unsigned> refByFile;
   for (unsigned i = 0; i < numArgs; ++i)
     if (isa<kt::RefType>(fn.getArgumentTypes()[i])) {
       refArgs.push_back(i);
+      savedInputs.push_back(args[i]);
+      if (!randomInputs) {
+        auto [it, inserted] = refByFile.try_emplace(fileKey(inputs[i]), i);
+        if (!inserted) {
+          unsigned first = it->second;
+          std::string why;
+          if (!matchesType(args[first], fn.getArgumentTypes()[i], why))
+            return fail("input #" + llvm::Twine(i) + " ('" + inputs[i] +
+                        "') is the buffer of ref argument #" +
+                        llvm::Twine(first) + ", which argument #" +
+                        llvm::Twine(i) + " cannot alias: " + why);
+          args[i] = args[first];
+          continue;
+        }
+      }
       Tensor copy(args[i].dtype(), args[i].shape());
       if (args[i].byteSize())
         std::memcpy(copy.mutableData(), args[i].data(), args[i].byteSize());
-      std::swap(args[i], copy); // args[i]: the buffer the call mutates.
-      savedInputs.push_back(copy);
+      args[i] = copy; // the buffer the call mutates
     } else {
       savedInputs.push_back(args[i]);
     }

@@ -125,6 +125,11 @@ public:
 
   /// True for a ref.
   bool isRef() const { return layout != nullptr; }
+  /// True when both tensors live in the same storage (a ref and the tensor
+  /// it was made from, two views of one base, copies of one tensor).
+  bool sharesStorage(const Tensor &o) const {
+    return buffer && buffer == o.buffer;
+  }
   int64_t refOffset() const { return layout ? layout->offset : 0; }
   llvm::ArrayRef<int64_t> refStrides() const { return layout->strides; }
   /// A contiguous ref over the buffer of `t` (not a copy: writes through the

@@ -13,8 +13,10 @@
 #include "kiln/Interpreter/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -69,8 +71,15 @@ struct GuardCheck {
   double fvalue = 0.0;
 };
 
+struct ArgAliasing;
+
 class CompiledGuards {
 public:
+  CompiledGuards();
+  CompiledGuards(CompiledGuards &&);
+  CompiledGuards &operator=(CompiledGuards &&);
+  ~CompiledGuards();
+
   /// Compiles the guards of `program` (a specialized entry): its argument
   /// types (dtype, rank, static dims), every kg.guard_* op, and the backend.
   /// Identity guards record the data pointers of `args`.
@@ -78,7 +87,8 @@ public:
   compile(kg::ProgramOp program, llvm::ArrayRef<ArgView> args,
           std::string &error);
 
-  /// True when every check holds. Allocation-free.
+  /// True when every check holds. Allocation-free, except for programs with
+  /// more than 8 ref arguments (the aliasing check).
   bool check(llvm::ArrayRef<ArgView> args, llvm::StringRef backend) const;
 
   /// The first failing check, in the form users know from TorchDynamo:
@@ -101,6 +111,12 @@ private:
   std::vector<const void *> pointers;
   std::string backendName;
   unsigned numArgs = 0;
+  /// Which arguments are refs, and (with two or more) how the call the
+  /// entry was compiled for aliased them: a call whose ref arguments share
+  /// memory differently fails the guards (see Aliasing.h).
+  llvm::SmallVector<bool, 8> isRef;
+  unsigned numRefs = 0;
+  std::unique_ptr<ArgAliasing> aliasing;
 };
 
 } // namespace kiln::runtime

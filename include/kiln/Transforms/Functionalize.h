@@ -27,7 +27,18 @@ namespace kiln {
 /// then be partly rewritten).
 mlir::LogicalResult functionalizeBlock(mlir::Block &block);
 
-/// Functionalizes every func.func body and every kg.graph region in `module`.
+/// A kg.graph that passes one ref value as several inputs aliases its
+/// body's ref arguments, which functionalizeBlock reads and writes back as
+/// distinct buffers: make the body (the inline region, or the graph function,
+/// copied first when another call site uses it) use the first of those
+/// arguments for all of them. Fails with an error at the graph when the
+/// arguments' types differ.
+mlir::LogicalResult mergeRepeatedRefOperands(mlir::ModuleOp module);
+
+/// Functionalizes every func.func body and every kg.graph region in `module`
+/// (after mergeRepeatedRefOperands). Distinct ref arguments of one body are
+/// assumed not to alias: the runtime compiles an entry for arguments that
+/// share memory (see docs/runtime.md).
 mlir::LogicalResult functionalize(mlir::ModuleOp module);
 
 /// Checks the functional contract on every func.func body and kg.graph region

@@ -601,17 +601,23 @@ LogicalResult GradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     body = &graph.getBody().front();
   }
   unsigned lossIndex = cast<OpResult>(getLoss()).getResultNumber();
+  // A value passed as several inputs reaches the loss when one of them does
+  // (its gradient is the sum over them).
   for (auto [i, v] : llvm::enumerate(getWrt())) {
-    for (auto [j, in] : llvm::enumerate(graph.getInputs())) {
-      if (in != v || reaches(*body, j, lossIndex))
-        continue;
-      InFlightDiagnostic diag =
-          emitOpError("wrt operand #")
-          << i << " does not reach the loss in graph @" << graph.getCallee()
-          << " (set allow_unused to get zeros for it)";
-      diag.attachNote(graph.getLoc()) << "the loss's graph";
-      return diag;
-    }
+    bool passed = false, reached = false;
+    for (auto [j, in] : llvm::enumerate(graph.getInputs()))
+      if (in == v) {
+        passed = true;
+        reached = reached || reaches(*body, j, lossIndex);
+      }
+    if (!passed || reached)
+      continue;
+    InFlightDiagnostic diag =
+        emitOpError("wrt operand #")
+        << i << " does not reach the loss in graph @" << graph.getCallee()
+        << " (set allow_unused to get zeros for it)";
+    diag.attachNote(graph.getLoc()) << "the loss's graph";
+    return diag;
   }
   return success();
 }
