@@ -7,6 +7,7 @@
 #include "kiln/Runtime/Specialize.h"
 #include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -131,6 +132,18 @@ static LogicalResult refineOp(Operation &op) {
     }
     for (auto [r, t] : llvm::zip(forOp.getResults(), carried))
       r.setType(t);
+    return success();
+  }
+  // Ref ops whose result type is their operand's (they implement no type
+  // inference): a ref argument that became dynamic changes them too.
+  if (auto load = dyn_cast<kt::LoadOp>(op)) {
+    load.getResult().setType(
+        cast<kt::RefType>(load.getRef().getType()).getTensorType());
+    return success();
+  }
+  if (auto alloc = dyn_cast<kt::AllocRefOp>(op)) {
+    alloc.getResult().setType(kt::RefType::get(
+        cast<RankedTensorType>(alloc.getValue().getType())));
     return success();
   }
   if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {

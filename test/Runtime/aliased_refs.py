@@ -8,7 +8,8 @@
 #   (whose kiln-functionalize reads and writes each ref argument once), over
 #   several calls that keep the buffer's state;
 # * the aliasing is a guard: a call with distinct files after one with the
-#   same file recompiles, with the reason;
+#   same file recompiles, with the reason; with dynamic shapes too
+#   (automatic dynamic, --dynamic=dynamic);
 # * tied weights: a training step whose loss reads two parameter refs,
 #   called with one file for both, matches torch.autograd.grad(loss, [w, w])
 #   and two in-place SGD updates of w; and a program that passes one ref to
@@ -147,6 +148,44 @@ for pipeline in ["kiln-eager", "kiln-aot-eager"]:
     s.record(label + " reasons", r == [
         "ref arguments 'a' and 'b' aliasing mismatch. expected the same "
         "tensor, actual distinct tensors"], r)
+
+# Dynamic shapes: a second size makes the dim dynamic (automatic dynamic) or
+# every dim is dynamic from the start; the aliasing is kept through both.
+DYN = write("dyn.mlir", """
+kg.program @dyn(%a: !kt.ref<3xf32>, %b: !kt.ref<3xf32>) -> tensor<3xf32> {
+  kg.guard_tensor %a {dtype = f32, shape = [3]} : !kt.ref<3xf32>
+  kg.guard_tensor %b {dtype = f32, shape = [3]} : !kt.ref<3xf32>
+  %r = kg.graph @dyn_g(%a, %b) : (!kt.ref<3xf32>, !kt.ref<3xf32>) -> tensor<3xf32> {
+  ^bb0(%x: !kt.ref<3xf32>, %y: !kt.ref<3xf32>):
+    %one = kt.full {size = [], value = 1.0, dtype = f32} : () -> tensor<f32>
+    %two = kt.full {size = [], value = 2.0, dtype = f32} : () -> tensor<f32>
+    kt.add_ %x, %one : (!kt.ref<3xf32>, tensor<f32>) -> ()
+    kt.mul_ %y, %two : (!kt.ref<3xf32>, tensor<f32>) -> ()
+    %v = kt.load %x : (!kt.ref<3xf32>) -> tensor<3xf32>
+    kg.yield %v : tensor<3xf32>
+  }
+  kg.return %r : tensor<3xf32>
+}
+""")
+x5 = np.array([1, -2, 0.5, 3, -1], np.float32)
+for pipeline in ["kiln-eager", "kiln-aot-eager"]:
+    for dynamic in ["auto", "dynamic"]:
+        p3, p5, q5 = save("p3.npy", x0), save("p5.npy", x5), save("q5.npy", x5)
+        calls = [(p3, p3), (p5, p5), (q5, p5), (p5, p5)]
+        proc, out = kiln_run(DYN, "--pipeline=" + pipeline,
+                             "--dynamic=" + dynamic,
+                             *["--call=%s,%s" % c for c in calls])
+        label = "dynamic %s %s" % (pipeline, dynamic)
+        s.record(label + " rc", proc.returncode == 0, proc.stderr)
+        state = {p3: torch.tensor(x0), p5: torch.tensor(x5),
+                 q5: torch.tensor(x5)}
+        for k, (pa, pb) in enumerate(calls):
+            want = torch_two(state[pa], state[pb])
+            d = os.path.join(out, "call%d" % k)
+            expect("%s call%d result" % (label, k),
+                   load(os.path.join(d, "result0.npy")), want)
+            expect("%s call%d arg1" % (label, k),
+                   load(os.path.join(d, "arg1.npy")), state[pb])
 
 # -- tied weights -------------------------------------------------------------
 TIED = write("tied.mlir", """
