@@ -3,30 +3,85 @@
 // Part of Kiln. `mlir-opt` with every upstream dialect and pass plus Kiln's
 // dialects and passes; every usual mlir-opt flag works.
 //
+// Unlike mlir-opt, `-o FILE` is written only when the run succeeds: the
+// output goes to a temporary next to FILE, renamed onto it at the end
+// (kiln/Support/OutputFiles.h). A failing run (a parse error, a failing
+// pass, -verify-diagnostics mismatches) leaves FILE as it was, also when FILE
+// is the input. Standard output (`-o -`, the default) is written as
+// mlir-opt writes it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Autodiff/VJPInterface.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Support/OutputFiles.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+
+using namespace mlir;
 
 int main(int argc, char **argv) {
-  mlir::registerAllPasses();
+  llvm::InitLLVM y(argc, argv);
+  registerAllPasses();
   kiln::registerKilnPasses();
   kiln::registerKilnConversionPasses();
   kiln::registerKilnCPUPipeline();
-  mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
   registry.insert<kiln::kt::KTDialect, kiln::kg::KGDialect>();
   kiln::autodiff::registerVJPInterfaces(registry);
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
+
+  // What MlirOptMain(argc, argv, ...) does, except for opening the output.
+  auto [inputFilename, outputFilename] =
+      registerAndParseCLIOptions(argc, argv, "Kiln optimizer driver\n", registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return asMainReturnCode(MlirOptMain(llvm::outs(),
+                                        llvm::MemoryBuffer::getMemBuffer(""),
+                                        registry, config));
+  if (inputFilename == "-" &&
+      llvm::sys::Process::FileDescriptorIsDisplayed(fileno(stdin)))
+    llvm::errs() << "(processing input from stdin now, hit ctrl-c/ctrl-d to "
+                    "interrupt)\n";
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      openInputFile(inputFilename, &errorMessage);
+  if (!file) {
+    llvm::errs() << errorMessage << "\n";
+    return EXIT_FAILURE;
+  }
+  if (outputFilename == "-")
+    return asMainReturnCode(
+        MlirOptMain(llvm::outs(), std::move(file), registry, config));
+
+  LogicalResult result = failure();
+  kiln::OutputFileSet output;
+  if (llvm::Error e = output.add(outputFilename, [&](llvm::raw_ostream &os) {
+        result = MlirOptMain(os, std::move(file), registry, config);
+      })) {
+    llvm::errs() << llvm::toString(std::move(e)) << "\n";
+    return EXIT_FAILURE;
+  }
+  if (failed(result))
+    return EXIT_FAILURE; // `output` removes the temporary
+  if (llvm::Error e = output.commit()) {
+    llvm::errs() << llvm::toString(std::move(e)) << "\n";
+    return EXIT_FAILURE;
+  }
+  return EXIT_SUCCESS;
 }
