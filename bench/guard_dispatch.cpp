@@ -96,7 +96,7 @@ Inputs makeInputs(DType dtype, int64_t s0, int64_t s1) {
       {2, 2, 2}};
   Inputs in;
   for (auto &shape : shapes)
-    in.tensors.emplace_back(dtype, shape);
+    in.tensors.push_back(llvm::cantFail(Tensor::create(dtype, shape)));
   for (Tensor &t : in.tensors)
     in.views.push_back(viewOf(t));
   return in;

@@ -16,9 +16,11 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <climits>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -176,14 +178,42 @@ bool viewFromDL(const DLTensor *t, const std::string &what, ArgView &view,
     error = what + " has ndim " + std::to_string(t->ndim) + " and NULL shape";
     return false;
   }
-  int64_t numel = 1;
   for (int32_t d = 0; d < t->ndim; ++d) {
     if (t->shape[d] < 0) {
       error = what + " has a negative size " + std::to_string(t->shape[d]) +
               " at dim " + std::to_string(d);
       return false;
     }
-    numel *= t->shape[d];
+  }
+  llvm::ArrayRef<int64_t> shape(t->shape, t->ndim);
+  size_t elementBytes = kiln::interp::dtypeSize(*dt);
+  std::optional<kiln::interp::TensorSize> size =
+      kiln::interp::tensorSize(shape, elementBytes);
+  if (!size) {
+    error = what + " (" + kiln::interp::tensorTypeString(*dt, shape) +
+            ") has more than 2^63 - 1 bytes";
+    return false;
+  }
+  int64_t numel = size->elements;
+  if (numel > 0 && t->strides) {
+    // The farthest element from the first must be addressable too.
+    int64_t extent = 0;
+    bool overflow = false;
+    for (int32_t d = 0; d < t->ndim && !overflow; ++d) {
+      int64_t stride = t->strides[d], step;
+      if (stride == INT64_MIN)
+        overflow = true;
+      else
+        overflow = llvm::MulOverflow(t->shape[d] - 1,
+                                     stride < 0 ? -stride : stride, step) ||
+                   llvm::AddOverflow(extent, step, extent);
+    }
+    int64_t bytes;
+    if (overflow || llvm::MulOverflow(extent, (int64_t)elementBytes, bytes)) {
+      error = what + " has strides that reach more than 2^63 - 1 bytes from "
+                     "its first element";
+      return false;
+    }
   }
   if (numel > 0 && !t->data) {
     error = what + " has NULL data and " + std::to_string(numel) + " elements";
@@ -210,7 +240,12 @@ bool makeScalar(ArgView &view, const std::string &what, std::string &error) {
             " elements)";
     return false;
   }
-  Tensor t = kiln::runtime::tensorFromView(view);
+  llvm::Expected<Tensor> scalar = kiln::runtime::tensorFromView(view);
+  if (!scalar) {
+    error = what + ": " + llvm::toString(scalar.takeError());
+    return false;
+  }
+  const Tensor &t = *scalar;
   view.isTensor = false;
   view.shape = {};
   view.strides = {};
@@ -439,7 +474,11 @@ KilnStatus kilnTensorListAppend(KilnTensorList list, const DLTensor *tensor) {
   std::string error;
   if (!viewFromDL(tensor, "kilnTensorListAppend: the tensor", view, error))
     return makeStatus(error);
-  append(*l, kiln::runtime::tensorFromView(view));
+  llvm::Expected<Tensor> t = kiln::runtime::tensorFromView(view);
+  if (!t)
+    return makeStatus("kilnTensorListAppend: the tensor: " +
+                      llvm::toString(t.takeError()));
+  append(*l, std::move(*t));
   return KilnStatus{nullptr};
 }
 
@@ -582,7 +621,10 @@ KilnStatus kilnSessionSetMissCallback(KilnSession session,
           t.dtype = dtypeToDL(a.dtype);
           t.byte_offset = 0;
           if (!a.isTensor) {
-            scalars[i] = kiln::runtime::tensorFromView(a);
+            // One element: a scalar view is never too large to copy.
+            scalars[i] = kiln::interp::isFloatDType(a.dtype)
+                             ? Tensor::scalar(a.dtype, a.floatValue)
+                             : Tensor::scalarInt(a.dtype, a.intValue);
             t.data = scalars[i].mutableData();
             t.ndim = 0;
             t.shape = nullptr;

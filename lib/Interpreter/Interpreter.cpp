@@ -107,10 +107,13 @@ FailureOr<SmallVector<Tensor>> Interpreter::call(FunctionOpInterface fn,
     for (auto [j, other] : llvm::enumerate(boundArgs))
       if (other.isRef() && isa<kt::RefType>(fn.getArgumentTypes()[j]) &&
           arg.sharesStorage(other)) {
-        Tensor copy(arg.dtype(), arg.shape());
-        if (arg.byteSize())
-          std::memcpy(copy.mutableData(), arg.data(), arg.byteSize());
-        arg = copy;
+        llvm::Expected<Tensor> copy = arg.clone();
+        if (!copy) {
+          fn.emitError() << "argument #" << i << ": "
+                         << llvm::toString(copy.takeError());
+          return failure();
+        }
+        arg = std::move(*copy);
         break;
       }
   }

@@ -8,8 +8,12 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -185,8 +189,11 @@ double roundToDType(double v, DType dt) {
 
 int64_t numElements(llvm::ArrayRef<int64_t> shape) {
   int64_t n = 1;
-  for (int64_t d : shape)
+  for (int64_t d : shape) {
+    if (d == 0)
+      return 0;
     n *= d;
+  }
   return n;
 }
 
@@ -197,10 +204,96 @@ llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape) {
   return strides;
 }
 
-Tensor::Tensor(DType dt, llvm::ArrayRef<int64_t> shape)
-    : dt(dt), dims(shape.begin(), shape.end()), count(numElements(shape)),
-      buffer(std::make_shared<TensorStorage>(
-          std::max<size_t>(count * dtypeSize(dt), 1))) {}
+std::optional<TensorSize> tensorSize(llvm::ArrayRef<int64_t> shape,
+                                     size_t elementBytes) {
+  bool empty = false;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt;
+    empty |= d == 0;
+  }
+  TensorSize size;
+  if (empty)
+    return size;
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (llvm::MulOverflow(n, d, n))
+      return std::nullopt;
+  int64_t bytes;
+  if (llvm::MulOverflow(n, (int64_t)elementBytes, bytes))
+    return std::nullopt;
+  size.elements = n;
+  size.bytes = bytes;
+  return size;
+}
+
+std::string tensorTypeString(DType dt, llvm::ArrayRef<int64_t> shape) {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + dtypeName(dt).str() + ">";
+}
+
+std::string byteCountString(uint64_t bytes) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << bytes << " bytes";
+  static const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = (double)bytes;
+  int unit = -1;
+  while (v >= 1024 && unit < 5) {
+    v /= 1024;
+    ++unit;
+  }
+  if (unit >= 0)
+    os << " (" << llvm::format("%.1f", v) << " " << units[unit] << ")";
+  return s;
+}
+
+std::shared_ptr<TensorStorage> TensorStorage::allocate(size_t bytes) {
+  void *p = std::calloc(std::max<size_t>(bytes, 1), 1);
+  if (!p)
+    return nullptr;
+  std::shared_ptr<TensorStorage> s(new TensorStorage());
+  s->bytes = static_cast<uint8_t *>(p);
+  s->owned = true;
+  return s;
+}
+
+TensorStorage::~TensorStorage() {
+  if (owned)
+    std::free(bytes);
+  else if (release)
+    release();
+}
+
+static llvm::Error allocError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+llvm::Expected<Tensor> Tensor::create(DType dt,
+                                      llvm::ArrayRef<int64_t> shape) {
+  std::optional<TensorSize> size = tensorSize(shape, dtypeSize(dt));
+  if (!size) {
+    for (int64_t d : shape)
+      if (d < 0)
+        return allocError(tensorTypeString(dt, shape) + " has a negative dim");
+    return allocError(tensorTypeString(dt, shape) +
+                      " has more than 2^63 - 1 bytes");
+  }
+  std::shared_ptr<TensorStorage> storage =
+      TensorStorage::allocate((size_t)size->bytes);
+  if (!storage)
+    return allocError("cannot allocate " + byteCountString(size->bytes) +
+                      " for " + tensorTypeString(dt, shape) +
+                      ": out of memory");
+  Tensor t;
+  t.dt = dt;
+  t.dims.assign(shape.begin(), shape.end());
+  t.count = size->elements;
+  t.buffer = std::move(storage);
+  return t;
+}
 
 Tensor Tensor::adopt(DType dt, llvm::ArrayRef<int64_t> shape, void *data,
                      std::function<void()> release) {
@@ -212,14 +305,25 @@ Tensor Tensor::adopt(DType dt, llvm::ArrayRef<int64_t> shape, void *data,
   return t;
 }
 
+/// A rank-0 tensor: one element, which only a process without any memory
+/// left cannot allocate (reported as LLVM reports a failed small allocation).
+static Tensor scalarTensor(DType dt) {
+  llvm::Expected<Tensor> t = Tensor::create(dt, {});
+  if (!t) {
+    llvm::consumeError(t.takeError());
+    llvm::report_bad_alloc_error("cannot allocate a scalar tensor");
+  }
+  return std::move(*t);
+}
+
 Tensor Tensor::scalar(DType dt, double v) {
-  Tensor t(dt, {});
+  Tensor t = scalarTensor(dt);
   t.setF(0, v);
   return t;
 }
 
 Tensor Tensor::scalarInt(DType dt, int64_t v) {
-  Tensor t(dt, {});
+  Tensor t = scalarTensor(dt);
   t.setI(0, v);
   return t;
 }
@@ -349,10 +453,22 @@ Tensor Tensor::refView(llvm::ArrayRef<int64_t> shape, int64_t offset,
   return r;
 }
 
-Tensor Tensor::loadRef() const {
+llvm::Expected<Tensor> Tensor::loadRef() const {
   if (!isRef())
     return *this;
-  Tensor out(dt, dims);
+  return clone();
+}
+
+llvm::Expected<Tensor> Tensor::clone() const {
+  llvm::Expected<Tensor> created = create(dt, dims);
+  if (!created)
+    return created.takeError();
+  Tensor &out = *created;
+  if (!isRef()) {
+    if (byteSize())
+      std::memcpy(out.mutableData(), data(), byteSize());
+    return created;
+  }
   size_t es = dtypeSize(dt);
   const uint8_t *src = buffer->data();
   uint8_t *dst = static_cast<uint8_t *>(out.mutableData());
@@ -370,7 +486,7 @@ Tensor Tensor::loadRef() const {
       idx[d] = 0;
     }
   }
-  return out;
+  return created;
 }
 
 Tensor Tensor::reshaped(llvm::ArrayRef<int64_t> newShape) const {
@@ -380,8 +496,11 @@ Tensor Tensor::reshaped(llvm::ArrayRef<int64_t> newShape) const {
   return t;
 }
 
-Tensor Tensor::convertTo(DType to) const {
-  Tensor out(to, dims);
+llvm::Expected<Tensor> Tensor::convertTo(DType to) const {
+  llvm::Expected<Tensor> created = create(to, dims);
+  if (!created)
+    return created.takeError();
+  Tensor &out = *created;
   if (!isFloatDType(dt) && isFloatDType(to) && to != DType::F64) {
     // Integer to f32/f16/bf16 rounds the int64 to float once, as PyTorch's
     // static_cast<float> does; through double it could round twice
@@ -395,7 +514,7 @@ Tensor Tensor::convertTo(DType to) const {
     for (int64_t i = 0; i < count; ++i)
       out.setI(i, getI(i));
   }
-  return out;
+  return created;
 }
 
 } // namespace kiln::interp

@@ -201,8 +201,8 @@ std::string describeAliasingChange(const ArgAliasing &compiled,
   return s;
 }
 
-/// Copies the contents of `t` into the caller's memory that `view` describes
-/// (its strides respected).
+/// Copies the contents of `t` (a tensor, or a ref through its layout) into the
+/// caller's memory that `view` describes (its strides respected).
 static void writeBackView(const Tensor &t, const ArgView &view) {
   size_t elem = interp::dtypeSize(view.dtype);
   int64_t n = t.numel();
@@ -212,10 +212,14 @@ static void writeBackView(const Tensor &t, const ArgView &view) {
   auto *src = static_cast<const uint8_t *>(t.data());
   SmallVector<int64_t> idx(view.shape.size(), 0);
   for (int64_t i = 0; i < n; ++i) {
-    int64_t off = 0;
-    for (unsigned d = 0; d < idx.size(); ++d)
+    // A ref is read through its layout (no copy of its contents).
+    int64_t off = 0, from = t.isRef() ? t.refOffset() : i;
+    for (unsigned d = 0; d < idx.size(); ++d) {
       off += idx[d] * view.stride(d);
-    std::memcpy(dst + off * elem, src + i * elem, elem);
+      if (t.isRef())
+        from += idx[d] * t.refStrides()[d];
+    }
+    std::memcpy(dst + off * elem, src + from * elem, elem);
     for (int64_t d = (int64_t)idx.size() - 1; d >= 0; --d) {
       if (++idx[d] < view.shape[d])
         break;
@@ -224,10 +228,18 @@ static void writeBackView(const Tensor &t, const ArgView &view) {
   }
 }
 
-SmallVector<Tensor> bindArguments(ArrayRef<ArgView> args,
-                                  const ArgAliasing &aliasing) {
+FailureOr<SmallVector<Tensor>> bindArguments(ArrayRef<ArgView> args,
+                                             const ArgAliasing &aliasing,
+                                             StringRef program,
+                                             std::string &error) {
   unsigned n = args.size();
   SmallVector<Tensor> tensors(n);
+  auto fail = [&](unsigned i, const Twine &what, llvm::Error e) {
+    error = ("argument #" + Twine(i) + " of @" + program + what + ": " +
+             llvm::toString(std::move(e)))
+                .str();
+    return failure();
+  };
   for (unsigned i = 0; i < n; ++i) {
     unsigned lead = aliasing.leader[i];
     if (lead != i && aliasing.identical[i] && !aliasing.partialGroup(i)) {
@@ -236,7 +248,10 @@ SmallVector<Tensor> bindArguments(ArrayRef<ArgView> args,
       continue;
     }
     if (!aliasing.aliased(i) || !aliasing.partialGroup(i)) {
-      tensors[i] = tensorFromView(args[i]);
+      llvm::Expected<Tensor> t = tensorFromView(args[i]);
+      if (!t)
+        return fail(i, "", t.takeError());
+      tensors[i] = std::move(*t);
       continue;
     }
     if (lead != i)
@@ -259,7 +274,11 @@ SmallVector<Tensor> bindArguments(ArrayRef<ArgView> args,
       members.push_back(e);
     }
     int64_t count = (int64_t)((hi - lo) / elem);
-    Tensor base(args[i].dtype, {count});
+    llvm::Expected<Tensor> created = Tensor::create(args[i].dtype, {count});
+    if (!created)
+      return fail(i, " (the buffer of the arguments sharing its memory)",
+                  created.takeError());
+    Tensor &base = *created;
     std::memcpy(base.mutableData(),
                 reinterpret_cast<const void *>((uintptr_t)lo), count * elem);
     for (const Extent &e : members) {
@@ -281,8 +300,7 @@ void writeBackRefs(ArrayRef<Tensor> tensors, ArrayRef<ArgView> args,
                    ArrayRef<bool> isRef) {
   for (unsigned i = 0, e = args.size(); i < e; ++i)
     if (i < isRef.size() && isRef[i] && args[i].isTensor)
-      writeBackView(tensors[i].isRef() ? tensors[i].loadRef() : tensors[i],
-                    args[i]);
+      writeBackView(tensors[i], args[i]);
 }
 
 LogicalResult specializeForAliasing(kg::ProgramOp program,

@@ -47,20 +47,20 @@ namespace kiln::runtime {
 // Views and tensors
 //===----------------------------------------------------------------------===//
 
-Tensor tensorFromView(const ArgView &view) {
+llvm::Expected<Tensor> tensorFromView(const ArgView &view) {
   if (!view.isTensor) {
-    Tensor t(view.dtype, {});
     if (interp::isFloatDType(view.dtype))
-      t.setF(0, view.floatValue);
-    else
-      t.setI(0, view.intValue);
-    return t;
+      return Tensor::scalar(view.dtype, view.floatValue);
+    return Tensor::scalarInt(view.dtype, view.intValue);
   }
-  Tensor t(view.dtype, view.shape);
+  llvm::Expected<Tensor> created = Tensor::create(view.dtype, view.shape);
+  if (!created)
+    return created.takeError();
+  Tensor &t = *created;
   size_t elem = interp::dtypeSize(view.dtype);
   int64_t n = t.numel();
   if (n == 0)
-    return t;
+    return created;
   bool contiguous = true;
   if (!view.strides.empty()) {
     int64_t expected = 1;
@@ -74,7 +74,7 @@ Tensor tensorFromView(const ArgView &view) {
   auto *src = static_cast<const uint8_t *>(view.data);
   if (contiguous) {
     std::memcpy(dst, src, n * elem);
-    return t;
+    return created;
   }
   SmallVector<int64_t> idx(view.shape.size(), 0);
   for (int64_t i = 0; i < n; ++i) {
@@ -88,7 +88,7 @@ Tensor tensorFromView(const ArgView &view) {
       idx[d] = 0;
     }
   }
-  return t;
+  return created;
 }
 
 /// Whether `view` can be passed where `type` is expected (dtype, rank, static
@@ -643,7 +643,11 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
 
   auto run = [&](ModuleOp module, kg::ProgramOp program,
                  const KernelMap *kernels) -> FailureOr<SmallVector<Tensor>> {
-    SmallVector<Tensor> tensors = bindArguments(args, aliasing);
+    FailureOr<SmallVector<Tensor>> bound =
+        bindArguments(args, aliasing, program.getSymName(), error);
+    if (failed(bound))
+      return failure();
+    SmallVector<Tensor> &tensors = *bound;
     DiagnosticCollector diags(&impl->context, error);
     FailureOr<SmallVector<Tensor>> results =
         runProgram(module, program, tensors, impl->callbacks, kernels,

@@ -286,8 +286,61 @@ int main(int argc, char **argv) {
   tryCall(s, "miss nothing", args, 2);
   CHECK_OK(kilnSessionSetMissCallback(s, NULL, NULL));
   tryCall(s, "no miss callback", args, 2);
-
   kilnSessionDestroy(s);
+
+  // Sizes: a shape or strides whose extent in bytes exceeds INT64_MAX are
+  // rejected before anything is read; a tensor too large to copy, or a
+  // result too large to allocate (the interpreter), is an error status
+  // naming it and its size. 2^48 bytes exceed the user address
+  // space, so these allocations fail on any machine.
+  printf("== sizes\n");
+  KilnSession z = kilnSessionCreate();
+  CHECK_OK(kilnSessionLoadModuleFile(z, STR(path)));
+  CHECK_OK(kilnSessionRegisterHostCallback(z, STR("print"), okCallback, NULL));
+  DLTensor big[2] = {args[0], args[1]};
+  int64_t overShape[1] = {INT64_MAX / 2};
+  big[1].shape = overShape;
+  tryCall(z, "shape over 2^63 bytes", big, 2);
+  int64_t overStrides[1] = {INT64_MAX / 4};
+  big[1] = args[1], big[1].strides = overStrides;
+  tryCall(z, "strides over 2^63 bytes", big, 2);
+  int64_t hugeShape[1] = {(int64_t)1 << 46};
+  big[0] = args[0], big[0].shape = hugeShape;
+  big[1] = args[1], big[1].shape = hugeShape;
+  tryCall(z, "argument too large to copy", big, 2);
+  KilnTensorList sizesList = kilnTensorListCreate();
+  expectError("append too large to copy",
+              kilnTensorListAppend(sizesList, &big[1]));
+  big[1] = args[1], big[1].shape = overShape;
+  expectError("append over 2^63 bytes",
+              kilnTensorListAppend(sizesList, &big[1]));
+  CHECK(kilnTensorListSize(sizesList) == 0);
+  kilnTensorListDestroy(sizesList);
+  kilnSessionDestroy(z);
+  const char *grow =
+      "kg.program @grow(%a: tensor<4xf32>) -> tensor<17592186044416x4xf32> {\n"
+      "  %y = kg.graph @grow_g0(%a) : (tensor<4xf32>) -> "
+      "tensor<17592186044416x4xf32> {\n"
+      "  ^bb0(%a0: tensor<4xf32>):\n"
+      "    %e = kt.expand %a0 {size = [17592186044416, 4]} : (tensor<4xf32>) "
+      "-> tensor<17592186044416x4xf32>\n"
+      "    kg.yield %e : tensor<17592186044416x4xf32>\n"
+      "  }\n"
+      "  kg.return %y : tensor<17592186044416x4xf32>\n"
+      "}\n";
+  int64_t shape4[1] = {4};
+  DLTensor four = tensor1d(A, shape4);
+  const char *backends[1] = {"eager"};
+  for (int b = 0; b < 1; ++b) {
+    KilnSession g = kilnSessionCreate();
+    CHECK_OK(kilnSessionLoadModule(g, STR(grow), STR("grow.mlir")));
+    CHECK_OK(kilnSessionSetOption(g, STR("backend"), STR(backends[b])));
+    char label[64];
+    snprintf(label, sizeof(label), "result too large (%s)", backends[b]);
+    KilnTensorList out;
+    expectError(label, kilnSessionCall(g, STR("grow"), &four, 1, NULL, &out));
+    kilnSessionDestroy(g);
+  }
   printf("done\n");
   return 0;
 }

@@ -206,6 +206,9 @@ struct SplitMix64 {
 };
 } // namespace
 
+/// A random input for an argument of `type`; on failure `why` says why
+/// (after the argument's name: "has a dynamic dim; ...", "tensor<...>: cannot
+/// allocate N bytes ...").
 static FailureOr<Tensor> randomTensor(Type type, SplitMix64 &rng,
                                       std::string &why) {
   if (auto rt = dyn_cast<kt::RefType>(type))
@@ -227,7 +230,12 @@ static FailureOr<Tensor> randomTensor(Type type, SplitMix64 &rng,
     why = "has an unsupported type";
     return failure();
   }
-  Tensor t(*dt, shape);
+  llvm::Expected<Tensor> created = Tensor::create(*dt, shape);
+  if (!created) {
+    why = "(random input): " + llvm::toString(created.takeError());
+    return failure();
+  }
+  Tensor &t = *created;
   for (int64_t i = 0; i < t.numel(); ++i) {
     if (*dt == DType::I1)
       t.setI(i, rng.next() & 1);
@@ -252,7 +260,7 @@ static llvm::Expected<Tensor> readInput(StringRef path, Type argType) {
   else if (auto rt = dyn_cast<kt::RefType>(argType))
     elem = rt.getElementType();
   if (elem.isBF16() && t->dtype() == DType::F32)
-    *t = t->convertTo(DType::BF16);
+    return t->convertTo(DType::BF16);
   return t;
 }
 
@@ -298,12 +306,15 @@ static LogicalResult emitResults(ArrayRef<Tensor> results, TypeRange types,
 /// `!kt.ref`: a mutable tensor).
 static bool isTensorArg(Type t) { return isa<ShapedType, kt::RefType>(t); }
 
-/// A copy of `t`'s contents (a ref argument's state after a call).
-static Tensor copyOf(const Tensor &t) {
-  Tensor c(t.dtype(), t.shape());
-  if (t.byteSize())
-    std::memcpy(c.mutableData(), t.data(), t.byteSize());
-  return c;
+/// A copy of `t`'s contents (a ref argument's state after a call); on
+/// failure reports it, naming `what`.
+static FailureOr<Tensor> copyOf(const Tensor &t, const llvm::Twine &what) {
+  llvm::Expected<Tensor> c = t.clone();
+  if (!c) {
+    fail(what + ": " + llvm::toString(c.takeError()));
+    return failure();
+  }
+  return std::move(*c);
 }
 
 /// The identity of the file at `path` (device and inode, so `x.npy`,
@@ -488,8 +499,14 @@ static int runProgram(kg::ProgramOp program) {
   // updated in place by the call).
   SmallVector<Tensor> randomArgs;
   if (randomInputs)
-    for (const Tensor &t : callArgs.front())
-      randomArgs.push_back(copyOf(t));
+    for (auto [i, t] : llvm::enumerate(callArgs.front())) {
+      FailureOr<Tensor> c =
+          copyOf(t, "argument '" + program.getArgSourceName(i) + "' of @" +
+                        name + " (random input)");
+      if (failed(c))
+        return 1;
+      randomArgs.push_back(std::move(*c));
+    }
 
   // Run every call; write and print once all have succeeded. A ref
   // argument's buffer is written back by the session after each call; its
@@ -509,8 +526,15 @@ static int runProgram(kg::ProgramOp program) {
     allResults.push_back(*results);
     allRefs.emplace_back();
     for (auto [i, type] : llvm::enumerate(program.getArgumentTypes()))
-      if (isa<kt::RefType>(type))
-        allRefs.back().push_back({(unsigned)i, copyOf(args[i])});
+      if (isa<kt::RefType>(type)) {
+        FailureOr<Tensor> c =
+            copyOf(args[i], "call #" + llvm::Twine(k) + " of @" + name +
+                                ": the contents of argument #" +
+                                llvm::Twine(i));
+        if (failed(c))
+          return 1;
+        allRefs.back().push_back({(unsigned)i, std::move(*c)});
+      }
   }
   for (auto [k, results] : llvm::enumerate(allResults)) {
     std::string dir = outputDir;
@@ -897,10 +921,12 @@ int main(int argc, char **argv) {
           continue;
         }
       }
-      Tensor copy(args[i].dtype(), args[i].shape());
-      if (args[i].byteSize())
-        std::memcpy(copy.mutableData(), args[i].data(), args[i].byteSize());
-      args[i] = copy; // the buffer the call mutates
+      FailureOr<Tensor> copy =
+          copyOf(args[i], "argument #" + llvm::Twine(i) + " of @" +
+                              fn.getName() + " (a copy of the ref's input)");
+      if (failed(copy))
+        return 1;
+      args[i] = std::move(*copy); // the buffer the call mutates
     } else {
       savedInputs.push_back(args[i]);
     }
@@ -1006,8 +1032,14 @@ int main(int argc, char **argv) {
       printTimes("kernel time", ArrayRef<double>(kernelTimes).drop_front());
   }
 
-  for (Tensor &r : *results)
-    r = r.loadRef(); // A returned ref prints its contents.
+  // A returned ref prints (and is written as) its contents.
+  for (auto [i, r] : llvm::enumerate(*results)) {
+    llvm::Expected<Tensor> loaded = r.loadRef();
+    if (!loaded)
+      return fail("result #" + llvm::Twine(i) + " of @" + fn.getName() + ": " +
+                  llvm::toString(loaded.takeError()));
+    r = std::move(*loaded);
+  }
   if (failed(emitResults(*results, fn.getResultTypes(), outputDir,
                          randomInputs ? ArrayRef<Tensor>(savedInputs)
                                       : ArrayRef<Tensor>(),

@@ -13,6 +13,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <functional>
@@ -40,39 +41,63 @@ uint16_t floatToBF16(float f);
 /// Rounds `v` to the precision of the float dtype `dt` (identity for F64).
 double roundToDType(double v, DType dt);
 
-/// Number of elements of a shape.
+/// Number of elements of the shape of an existing tensor (0 if a dim is 0).
+/// For a shape that comes from elsewhere, use `tensorSize`.
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 /// Row-major strides (in elements) of a shape.
 llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape);
 
-/// The bytes a tensor's elements live in: owned (zero-filled), or adopted
-/// from elsewhere (e.g. a compiled function's result buffer) and released
-/// by a callback when the last tensor using them goes away.
+/// The elements and bytes of a dense tensor.
+struct TensorSize {
+  int64_t elements = 0;
+  int64_t bytes = 0;
+};
+/// The size of a dense tensor of `shape` with elements of `elementBytes`
+/// bytes; std::nullopt when a dim is negative or the element or byte count
+/// exceeds INT64_MAX (no such tensor can exist). Every size that comes from
+/// outside (a .npy header, a DLPack tensor, a tensor type, the shape an op
+/// computes) is checked with it before anything is allocated or read.
+std::optional<TensorSize> tensorSize(llvm::ArrayRef<int64_t> shape,
+                                     size_t elementBytes);
+/// `tensor<2x3xf32>`: a tensor's dtype and shape for messages.
+std::string tensorTypeString(DType dt, llvm::ArrayRef<int64_t> shape);
+/// "4398046511104 bytes (4.0 TiB)" for messages.
+std::string byteCountString(uint64_t bytes);
+
+/// The bytes a tensor's elements live in: owned (zero-filled, from calloc,
+/// so pages nobody writes are never touched), or adopted from elsewhere
+/// (e.g. a compiled function's result buffer) and released by a callback
+/// when the last tensor using them goes away.
 class TensorStorage {
 public:
-  explicit TensorStorage(size_t bytes) : owned(bytes, 0), bytes(owned.data()) {}
+  /// `bytes` (at least 1) zero-filled bytes; null when they cannot be
+  /// allocated.
+  static std::shared_ptr<TensorStorage> allocate(size_t bytes);
   TensorStorage(void *data, std::function<void()> release)
       : bytes(static_cast<uint8_t *>(data)), release(std::move(release)) {}
   TensorStorage(const TensorStorage &) = delete;
   TensorStorage &operator=(const TensorStorage &) = delete;
-  ~TensorStorage() {
-    if (release)
-      release();
-  }
+  ~TensorStorage();
   uint8_t *data() { return bytes; }
   const uint8_t *data() const { return bytes; }
 
 private:
-  std::vector<uint8_t> owned;
-  uint8_t *bytes;
+  TensorStorage() = default;
+  uint8_t *bytes = nullptr;
+  bool owned = false; ///< `bytes` came from calloc
   std::function<void()> release;
 };
 
 class Tensor {
 public:
   Tensor() = default;
-  /// A zero-filled tensor.
-  Tensor(DType dt, llvm::ArrayRef<int64_t> shape);
+  /// A zero-filled tensor. Fails, with a message naming the tensor
+  /// (`tensor<...>`) and its size, when the size overflows (see
+  /// `tensorSize`) or the memory cannot be allocated; callers add what the
+  /// tensor is (an op's result, an argument). This is the only way to
+  /// allocate a tensor of a given shape: nothing writes through a failed
+  /// allocation.
+  static llvm::Expected<Tensor> create(DType dt, llvm::ArrayRef<int64_t> shape);
   /// A contiguous tensor over `data` (not copied); `release` runs when the
   /// last tensor sharing it is destroyed.
   static Tensor adopt(DType dt, llvm::ArrayRef<int64_t> shape, void *data,
@@ -139,10 +164,14 @@ public:
   Tensor refView(llvm::ArrayRef<int64_t> shape, int64_t offset,
                  llvm::ArrayRef<int64_t> strides) const;
   /// The current contents of a ref as a new contiguous tensor (a plain tensor
-  /// is returned unchanged).
-  Tensor loadRef() const;
-  /// This tensor converted to `dt` (PyTorch `.to(dtype)` semantics).
-  Tensor convertTo(DType dt) const;
+  /// is returned unchanged). Fails like `create`.
+  llvm::Expected<Tensor> loadRef() const;
+  /// This tensor converted to `dt` (PyTorch `.to(dtype)` semantics). Fails
+  /// like `create`.
+  llvm::Expected<Tensor> convertTo(DType dt) const;
+  /// A contiguous copy of the contents (a ref's contents, a plain tensor's
+  /// elements) in a new buffer. Fails like `create`.
+  llvm::Expected<Tensor> clone() const;
 
 private:
   DType dt = DType::F32;

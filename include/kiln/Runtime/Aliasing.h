@@ -78,12 +78,16 @@ std::string describeAliasingChange(const ArgAliasing &compiled,
                                    const ArgAliasing &now,
                                    llvm::ArrayRef<std::string> names);
 
-/// The interpreter tensors a call runs on: a copy of each argument, except
-/// that the arguments of a group share one buffer (identical members are the
-/// same tensor; partial members are ref views into a buffer spanning the
-/// group's memory), so a write through one is seen by the others.
-llvm::SmallVector<interp::Tensor>
-bindArguments(llvm::ArrayRef<ArgView> args, const ArgAliasing &aliasing);
+/// The interpreter tensors a call of `program` runs on: a copy of each
+/// argument, except that the arguments of a group share one buffer
+/// (identical members are the same tensor; partial members are ref views
+/// into a buffer spanning the group's memory), so a write through one is
+/// seen by the others. Fails, with `error` naming the argument and the size
+/// ("argument #0 of @p: cannot allocate ..."), when a copy cannot be
+/// allocated.
+mlir::FailureOr<llvm::SmallVector<interp::Tensor>>
+bindArguments(llvm::ArrayRef<ArgView> args, const ArgAliasing &aliasing,
+              llvm::StringRef program, std::string &error);
 
 /// After a successful call: copies the final contents of every ref argument
 /// (`isRef`) from `tensors` (as made by bindArguments) into the caller's

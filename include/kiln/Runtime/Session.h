@@ -155,8 +155,9 @@ private:
 };
 
 /// Converts a tensor view (any strides) into a contiguous interpreter tensor,
-/// or a scalar view into a rank-0 tensor.
-interp::Tensor tensorFromView(const ArgView &view);
+/// or a scalar view into a rank-0 tensor. Fails (the message names the
+/// tensor and its size) when the copy cannot be allocated.
+llvm::Expected<interp::Tensor> tensorFromView(const ArgView &view);
 
 /// A view of an interpreter tensor (no copy).
 ArgView viewOf(const interp::Tensor &t, bool isTensor = true);

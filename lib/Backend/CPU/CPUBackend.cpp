@@ -461,7 +461,8 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
   };
   SmallVector<Tensor> out;
   size_t w = 0;
-  for (const Sig &s : resultSigs) {
+  std::string copyError;
+  for (auto [r, s] : llvm::enumerate(resultSigs)) {
     int64_t rank = s.shape.size();
     void *allocated = reinterpret_cast<void *>(results[w]);
     auto *aligned = reinterpret_cast<uint8_t *>(results[w + 1]);
@@ -480,7 +481,17 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
                                   [owner] {}));
       continue;
     }
-    Tensor t(s.dtype, sizes);
+    llvm::Expected<Tensor> created = Tensor::create(s.dtype, sizes);
+    if (!created) {
+      // Go on: every allocation is still freed below.
+      if (copyError.empty())
+        copyError = "result #" + std::to_string(r) + ": " +
+                    llvm::toString(created.takeError());
+      else
+        llvm::consumeError(created.takeError());
+      continue;
+    }
+    Tensor &t = *created;
     if (n > 0) {
       const uint8_t *base = aligned + offset * esz;
       auto *dst = static_cast<uint8_t *>(t.mutableData());
@@ -502,6 +513,10 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
   owners.clear(); // allocations only copied from are freed now
   if (std::optional<std::string> e = takeRuntimeError(*runtimeErrors)) {
     error = std::move(*e);
+    return failure();
+  }
+  if (!copyError.empty()) {
+    error = std::move(copyError);
     return failure();
   }
   return out;

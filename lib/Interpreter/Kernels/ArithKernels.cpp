@@ -26,7 +26,9 @@ namespace {
 template <typename F>
 LogicalResult mapInts(Operation *op, ArrayRef<Tensor> operands,
                       SmallVectorImpl<Tensor> &results, F f) {
-  Tensor out(resultDType(op), operands[0].shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), operands[0].shape())))
+    return failure();
   for (int64_t i = 0; i < out.numel(); ++i)
     out.setI(i, f(operands[0].getI(i), operands[1].getI(i)));
   results.push_back(out);
@@ -36,7 +38,9 @@ LogicalResult mapInts(Operation *op, ArrayRef<Tensor> operands,
 template <typename F>
 LogicalResult mapFloats(Operation *op, ArrayRef<Tensor> operands,
                         SmallVectorImpl<Tensor> &results, F f) {
-  Tensor out(resultDType(op), operands[0].shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), operands[0].shape())))
+    return failure();
   for (int64_t i = 0; i < out.numel(); ++i)
     out.setF(i, f(operands[0].getF(i), operands.size() > 1 ? operands[1].getF(i) : 0.0));
   results.push_back(out);
@@ -166,7 +170,9 @@ bool compareInts(arith::CmpIPredicate p, int64_t a, int64_t b) {
 LogicalResult cmpi(arith::CmpIOp op, ArrayRef<Tensor> operands,
                    SmallVectorImpl<Tensor> &results) {
   auto p = op.getPredicate();
-  Tensor out(DType::I1, operands[0].shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, DType::I1, operands[0].shape())))
+    return failure();
   for (int64_t i = 0; i < out.numel(); ++i)
     out.setI(i, compareInts(p, operands[0].getI(i), operands[1].getI(i)));
   results.push_back(out);
@@ -216,7 +222,9 @@ bool compareFloats(arith::CmpFPredicate p, double a, double b) {
 LogicalResult cmpf(arith::CmpFOp op, ArrayRef<Tensor> operands,
                    SmallVectorImpl<Tensor> &results) {
   auto p = op.getPredicate();
-  Tensor out(DType::I1, operands[0].shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, DType::I1, operands[0].shape())))
+    return failure();
   for (int64_t i = 0; i < out.numel(); ++i)
     out.setI(i, compareFloats(p, operands[0].getF(i), operands[1].getF(i)));
   results.push_back(out);
@@ -230,7 +238,9 @@ LogicalResult select(arith::SelectOp op, ArrayRef<Tensor> operands,
     results.push_back(c.getB(0) ? t : f);
     return success();
   }
-  Tensor out(t.dtype(), t.shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, t.dtype(), t.shape())))
+    return failure();
   for (int64_t i = 0; i < out.numel(); ++i) {
     const Tensor &src = c.getB(i) ? t : f;
     if (t.isFloat())
@@ -246,7 +256,10 @@ LogicalResult select(arith::SelectOp op, ArrayRef<Tensor> operands,
 template <typename OpT>
 LogicalResult convert(OpT op, ArrayRef<Tensor> operands,
                       SmallVectorImpl<Tensor> &results) {
-  results.push_back(operands[0].convertTo(resultDType(op)));
+  Tensor out;
+  if (failed(takeTensor(op, operands[0].convertTo(resultDType(op)), out)))
+    return failure();
+  results.push_back(std::move(out));
   return success();
 }
 
@@ -271,18 +284,16 @@ LogicalResult tensorExtract(tensor::ExtractOp op, ArrayRef<Tensor> operands,
                                     << " of size " << t.dim(d);
     linear = linear * t.dim(d) + i;
   }
-  Tensor out(t.dtype(), {});
-  if (t.isFloat())
-    out.setF(0, t.getF(linear));
-  else
-    out.setI(0, t.getI(linear));
-  results.push_back(out);
+  results.push_back(t.isFloat() ? Tensor::scalar(t.dtype(), t.getF(linear))
+                                : Tensor::scalarInt(t.dtype(), t.getI(linear)));
   return success();
 }
 
 LogicalResult fromElements(tensor::FromElementsOp op, ArrayRef<Tensor> operands,
                            SmallVectorImpl<Tensor> &results) {
-  Tensor out(resultDType(op), op.getType().getShape());
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), op.getType().getShape())))
+    return failure();
   for (auto [i, v] : llvm::enumerate(operands)) {
     if (out.isFloat())
       out.setF(i, v.getF(0));
@@ -308,7 +319,10 @@ LogicalResult tensorEmpty(tensor::EmptyOp op, ArrayRef<Tensor> operands,
   for (int64_t d : shape)
     if (d < 0)
       return op.emitError("negative size ") << d;
-  results.push_back(Tensor(resultDType(op), shape));
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), shape)))
+    return failure();
+  results.push_back(std::move(out));
   return success();
 }
 
@@ -318,7 +332,9 @@ LogicalResult tensorSplat(tensor::SplatOp op, ArrayRef<Tensor> operands,
   unsigned next = 1;
   for (int64_t d : op.getType().getShape())
     shape.push_back(ShapedType::isDynamic(d) ? operands[next++].getI(0) : d);
-  Tensor out(resultDType(op), shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), shape)))
+    return failure();
   for (int64_t i = 0; i < out.numel(); ++i) {
     if (out.isFloat())
       out.setF(i, operands[0].getF(0));

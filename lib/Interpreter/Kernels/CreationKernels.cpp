@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace kiln::kt;
@@ -29,7 +30,9 @@ FailureOr<Tensor> tensorFromElements(Operation *op, ElementsAttr attr) {
     op->emitError("unsupported constant element type ") << type.getElementType();
     return failure();
   }
-  Tensor t(*dt, type.getShape());
+  Tensor t;
+  if (failed(allocTensor(op, t, *dt, type.getShape())))
+    return failure();
   int64_t i = 0;
   if (isFloatDType(*dt)) {
     for (APFloat v : attr.getValues<APFloat>())
@@ -91,7 +94,9 @@ LogicalResult interpretFull(FullOp op, ArrayRef<Tensor> operands,
   if (failed(shape))
     return failure();
   DType dt = resultDType(op);
-  Tensor out(dt, *shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, dt, *shape)))
+    return failure();
   double v = op.getValue().convertToDouble();
   for (int64_t i = 0, e = out.numel(); i < e; ++i) {
     if (isFloatDType(dt))
@@ -108,9 +113,14 @@ LogicalResult interpretArange(ArangeOp op, ArrayRef<Tensor>,
   double start = op.getStart().convertToDouble();
   double end = op.getEnd().convertToDouble();
   double step = op.getStep().convertToDouble();
-  int64_t n = (int64_t)std::ceil((end - start) / step);
+  double count = std::ceil((end - start) / step);
+  // Beyond int64 (the conversion would be undefined): reported as too large.
+  int64_t n = count < 0x1p63 ? (int64_t)count
+                             : std::numeric_limits<int64_t>::max();
   DType dt = resultDType(op);
-  Tensor out(dt, {n});
+  Tensor out;
+  if (failed(allocTensor(op, out, dt, {n})))
+    return failure();
   for (int64_t i = 0; i < n; ++i) {
     if (dt == DType::F16 || dt == DType::BF16) {
       // PyTorch (CPU) accumulates half types in float.
@@ -186,7 +196,9 @@ LogicalResult interpretRandom(OpT op, ArrayRef<Tensor> operands,
     return failure();
   uint64_t seed = (uint64_t)operands[0].getI(0);
   DType dt = resultDType(op);
-  Tensor out(dt, *shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, dt, *shape)))
+    return failure();
   for (int64_t i = 0, e = out.numel(); i < e; ++i)
     out.setF(i, Normal ? normalAt(seed, i, dt) : uniformAt(seed, i, dt));
   results.push_back(std::move(out));
@@ -203,7 +215,9 @@ LogicalResult interpretDropout(DropoutOp op, ArrayRef<Tensor> operands,
   uint64_t seed = (uint64_t)operands[1].getI(0);
   double p = op.getP().convertToDouble();
   DType dt = x.dtype();
-  Tensor out(dt, x.shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, dt, x.shape())))
+    return failure();
   double scale = p < 1.0 ? 1.0 / (1.0 - p) : 0.0;
   for (int64_t i = 0, e = x.numel(); i < e; ++i) {
     bool keep = uniformAt(seed, i, dt) >= p;

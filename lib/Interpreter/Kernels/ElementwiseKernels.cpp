@@ -31,7 +31,9 @@ LogicalResult binaryKernel(Operation *op, ArrayRef<Tensor> operands,
   if (failed(shape))
     return failure();
   const Tensor &a = operands[0], &b = operands[1];
-  Tensor out(resultDType(op), *shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), *shape)))
+    return failure();
   SmallVector<SmallVector<int64_t>> strides{broadcastStrides(a.shape(), *shape),
                                             broadcastStrides(b.shape(), *shape)};
   bool divByZero = false;
@@ -71,7 +73,9 @@ template <typename FF>
 LogicalResult unaryFloatKernel(Operation *op, ArrayRef<Tensor> operands,
                                SmallVectorImpl<Tensor> &results, FF ff) {
   const Tensor &a = operands[0];
-  Tensor out(resultDType(op), a.shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), a.shape())))
+    return failure();
   for (int64_t i = 0, e = a.numel(); i < e; ++i)
     out.setF(i, ff(a.getF(i)));
   results.push_back(std::move(out));
@@ -85,7 +89,9 @@ LogicalResult unaryKernel(Operation *op, ArrayRef<Tensor> operands,
   const Tensor &a = operands[0];
   if (a.isFloat())
     return unaryFloatKernel(op, operands, results, ff);
-  Tensor out(resultDType(op), a.shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), a.shape())))
+    return failure();
   for (int64_t i = 0, e = a.numel(); i < e; ++i)
     out.setI(i, fi(a.getI(i)));
   results.push_back(std::move(out));
@@ -241,7 +247,9 @@ LogicalResult interpretGeluOp(GeluOp op, ArrayRef<Tensor> operands,
 LogicalResult interpretLogicalNotOp(LogicalNotOp op, ArrayRef<Tensor> operands,
                                     SmallVectorImpl<Tensor> &results) {
   const Tensor &a = operands[0];
-  Tensor out(DType::I1, a.shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, DType::I1, a.shape())))
+    return failure();
   for (int64_t i = 0, e = a.numel(); i < e; ++i)
     out.setI(i, a.isFloat() ? a.getF(i) == 0.0 : a.getI(i) == 0);
   results.push_back(std::move(out));
@@ -251,7 +259,9 @@ LogicalResult interpretLogicalNotOp(LogicalNotOp op, ArrayRef<Tensor> operands,
 LogicalResult interpretIsnanOp(IsnanOp op, ArrayRef<Tensor> operands,
                                SmallVectorImpl<Tensor> &results) {
   const Tensor &a = operands[0];
-  Tensor out(DType::I1, a.shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, DType::I1, a.shape())))
+    return failure();
   if (a.isFloat())
     for (int64_t i = 0, e = a.numel(); i < e; ++i)
       out.setI(i, std::isnan(a.getF(i)));
@@ -267,7 +277,9 @@ LogicalResult interpretClampOp(ClampOp op, ArrayRef<Tensor> operands,
     lo = m.getValueAsDouble();
   if (auto m = op.getMaxAttr())
     hi = m.getValueAsDouble();
-  Tensor out(resultDType(op), a.shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), a.shape())))
+    return failure();
   if (a.isFloat()) {
     // Bounds are converted to the tensor's dtype first, as PyTorch does.
     DType dt = a.dtype();
@@ -305,7 +317,10 @@ LogicalResult interpretClampOp(ClampOp op, ArrayRef<Tensor> operands,
 
 LogicalResult interpretCastOp(CastOp op, ArrayRef<Tensor> operands,
                               SmallVectorImpl<Tensor> &results) {
-  results.push_back(operands[0].convertTo(resultDType(op)));
+  Tensor out;
+  if (failed(takeTensor(op, operands[0].convertTo(resultDType(op)), out)))
+    return failure();
+  results.push_back(std::move(out));
   return success();
 }
 
@@ -379,7 +394,9 @@ LogicalResult interpretWhereOp(WhereOp op, ArrayRef<Tensor> operands,
   if (failed(shape))
     return failure();
   const Tensor &c = operands[0], &a = operands[1], &b = operands[2];
-  Tensor out(resultDType(op), *shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), *shape)))
+    return failure();
   SmallVector<SmallVector<int64_t>> strides{broadcastStrides(c.shape(), *shape),
                                             broadcastStrides(a.shape(), *shape),
                                             broadcastStrides(b.shape(), *shape)};

@@ -65,6 +65,23 @@ SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> inShape,
   return strides;
 }
 
+LogicalResult takeTensor(Operation *op, llvm::Expected<Tensor> t, Tensor &out,
+                         std::optional<unsigned> result) {
+  if (!t) {
+    std::string what = result ? "result #" + std::to_string(*result)
+                              : std::string("a temporary");
+    return op->emitError() << what << ": " << llvm::toString(t.takeError());
+  }
+  out = std::move(*t);
+  return success();
+}
+
+LogicalResult allocTensor(Operation *op, Tensor &out, DType dt,
+                          ArrayRef<int64_t> shape,
+                          std::optional<unsigned> result) {
+  return takeTensor(op, Tensor::create(dt, shape), out, result);
+}
+
 std::string shapeStr(ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (auto [i, d] : llvm::enumerate(shape)) {

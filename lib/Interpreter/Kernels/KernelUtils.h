@@ -55,6 +55,21 @@ DType resultDType(mlir::Operation *op, unsigned i = 0);
 /// Element type of result `i` of `op`.
 mlir::Type resultElementType(mlir::Operation *op, unsigned i = 0);
 
+/// Allocates the zero-filled tensor a kernel computes into: result #`result`
+/// of `op` (the default, #0), or with std::nullopt a temporary. When the size
+/// overflows or the memory cannot be allocated, emits "result #0: cannot
+/// allocate N bytes (...) for tensor<...>: out of memory" at `op` and fails:
+/// the kernel then returns failure without writing anything (Tensor::create
+/// is the only way to allocate, so no kernel can write through a failed
+/// allocation).
+mlir::LogicalResult allocTensor(mlir::Operation *op, Tensor &out, DType dt,
+                                llvm::ArrayRef<int64_t> shape,
+                                std::optional<unsigned> result = 0);
+/// The same for a tensor made by a fallible Tensor method (convertTo,
+/// loadRef, clone).
+mlir::LogicalResult takeTensor(mlir::Operation *op, llvm::Expected<Tensor> t,
+                               Tensor &out, std::optional<unsigned> result = 0);
+
 /// NumPy broadcasting of runtime shapes; on mismatch emits "'<op>' op
 /// operands are not broadcast-compatible at run time: ..." and fails.
 mlir::FailureOr<llvm::SmallVector<int64_t>>

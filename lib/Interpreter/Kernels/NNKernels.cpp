@@ -66,7 +66,9 @@ LogicalResult interpretMatmul(MatmulOp op, ArrayRef<Tensor> operands,
     outShape.push_back(M);
   if (rb >= 2)
     outShape.push_back(N);
-  Tensor out(resultDType(op), outShape);
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), outShape)))
+    return failure();
   if (out.numel() == 0 || K == 0) { // zeros (an empty sum)
     results.push_back(std::move(out));
     return success();
@@ -134,7 +136,9 @@ LogicalResult interpretLinear(LinearOp op, ArrayRef<Tensor> operands,
   SmallVector<int64_t> shape(x.shape().drop_back());
   int64_t rows = numElements(shape);
   shape.push_back(outF);
-  Tensor out(resultDType(op), shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), shape)))
+    return failure();
   if (out.numel() == 0) {
     results.push_back(std::move(out));
     return success();
@@ -207,7 +211,9 @@ LogicalResult interpretConv2d(Conv2dOp op, ArrayRef<Tensor> operands,
   if (batched)
     shape.push_back(Nb);
   shape.append({O, OH, OW});
-  Tensor out(resultDType(op), shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), shape)))
+    return failure();
   if (out.numel() == 0) {
     results.push_back(std::move(out));
     return success();
@@ -297,7 +303,9 @@ LogicalResult interpretMaxPool2d(MaxPool2dOp op, ArrayRef<Tensor> operands,
                        OH, OW)))
     return failure();
   int64_t H = x.dim(x.rank() - 2), W = x.dim(x.rank() - 1);
-  Tensor out(resultDType(op), shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), shape)))
+    return failure();
   std::vector<double> X = x.toDoubles();
   for (int64_t p = 0; p < planes; ++p) {
     const double *xp = X.data() + p * H * W;
@@ -340,7 +348,9 @@ LogicalResult interpretAvgPool2d(AvgPool2dOp op, ArrayRef<Tensor> operands,
   std::optional<int64_t> divOverride;
   if (auto a = op.getDivisorOverrideAttr())
     divOverride = a.getInt();
-  Tensor out(resultDType(op), shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), shape)))
+    return failure();
   std::vector<double> X = x.toDoubles();
   for (int64_t p = 0; p < planes; ++p) {
     const double *xp = X.data() + p * H * W;
@@ -379,7 +389,9 @@ LogicalResult interpretEmbedding(EmbeddingOp op, ArrayRef<Tensor> operands,
   int64_t num = w.dim(0), dim = w.dim(1);
   SmallVector<int64_t> shape(idx.shape());
   shape.push_back(dim);
-  Tensor out(resultDType(op), shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), shape)))
+    return failure();
   size_t rowBytes = dim * dtypeSize(w.dtype());
   const uint8_t *src = static_cast<const uint8_t *>(w.data());
   uint8_t *dst = static_cast<uint8_t *>(out.mutableData());

@@ -60,9 +60,14 @@ void softmaxRow(int64_t n, bool log, Get get, Put put) {
   }
 }
 
-/// Softmax/log_softmax of `in` along `dim` (normalized; rank 0 allowed).
-Tensor softmaxTensor(const Tensor &in, int64_t dim, bool log, DType dt) {
-  Tensor out(dt, in.shape());
+/// Softmax/log_softmax of `in` along `dim` (normalized; rank 0 allowed), as
+/// result #0 of `op` (or, with `result` std::nullopt, a temporary of it).
+FailureOr<Tensor> softmaxTensor(Operation *op, const Tensor &in, int64_t dim,
+                                bool log, DType dt,
+                                std::optional<unsigned> result = 0) {
+  Tensor out;
+  if (failed(allocTensor(op, out, dt, in.shape(), result)))
+    return failure();
   ArrayRef<int64_t> s = in.shape();
   int64_t outer = 1, n = 1, inner = 1;
   if (!s.empty()) {
@@ -82,17 +87,23 @@ Tensor softmaxTensor(const Tensor &in, int64_t dim, bool log, DType dt) {
 
 LogicalResult interpretSoftmax(SoftmaxOp op, ArrayRef<Tensor> operands,
                                SmallVectorImpl<Tensor> &results) {
-  results.push_back(softmaxTensor(
-      operands[0], kt::wrapDim((int64_t)op.getDim(), operands[0].rank()), false,
-      resultDType(op)));
+  FailureOr<Tensor> out = softmaxTensor(
+      op, operands[0], kt::wrapDim((int64_t)op.getDim(), operands[0].rank()),
+      false, resultDType(op));
+  if (failed(out))
+    return failure();
+  results.push_back(std::move(*out));
   return success();
 }
 
 LogicalResult interpretLogSoftmax(LogSoftmaxOp op, ArrayRef<Tensor> operands,
                                   SmallVectorImpl<Tensor> &results) {
-  results.push_back(softmaxTensor(
-      operands[0], kt::wrapDim((int64_t)op.getDim(), operands[0].rank()), true,
-      resultDType(op)));
+  FailureOr<Tensor> out = softmaxTensor(
+      op, operands[0], kt::wrapDim((int64_t)op.getDim(), operands[0].rank()),
+      true, resultDType(op));
+  if (failed(out))
+    return failure();
+  results.push_back(std::move(*out));
   return success();
 }
 
@@ -117,7 +128,9 @@ LogicalResult interpretLayerNorm(LayerNormOp op, ArrayRef<Tensor> operands,
                             << shapeStr(ns) << " at run time";
   double eps = op.getEps().convertToDouble();
   int64_t inner = product(ns), outer = inner ? x.numel() / inner : 0;
-  Tensor out(resultDType(op), x.shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), x.shape())))
+    return failure();
   for (int64_t o = 0; o < outer; ++o) {
     int64_t base = o * inner;
     double mean = 0, var = 0;
@@ -160,7 +173,9 @@ LogicalResult interpretBatchNorm(BatchNormOp op, ArrayRef<Tensor> operands,
                             << " does not match the " << c
                             << " channels of input at run time";
   double eps = op.getEps().convertToDouble();
-  Tensor out(resultDType(op), x.shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), x.shape())))
+    return failure();
   for (int64_t ch = 0; ch < c; ++ch) {
     double m = mean.getF(ch);
     double scale = 1.0 / std::sqrt(var.getF(ch) + eps);
@@ -254,17 +269,25 @@ double sumOf(const std::vector<double> &v) {
   return s;
 }
 
-/// Writes the reduced (or unreduced) loss; `denominator` is used for mean.
-Tensor reduceLoss(DType dt, Reduction red, const std::vector<double> &loss,
-                  ArrayRef<int64_t> shape, double denominator) {
+/// Appends the reduced (or unreduced) loss as the result of `op`;
+/// `denominator` is used for mean.
+LogicalResult reduceLoss(Operation *op, DType dt, Reduction red,
+                         const std::vector<double> &loss,
+                         ArrayRef<int64_t> shape, double denominator,
+                         SmallVectorImpl<Tensor> &results) {
   if (red == Reduction::none) {
-    Tensor out(dt, shape);
+    Tensor out;
+    if (failed(allocTensor(op, out, dt, shape)))
+      return failure();
     for (size_t i = 0; i < loss.size(); ++i)
       out.setF(i, loss[i]);
-    return out;
+    results.push_back(std::move(out));
+    return success();
   }
   double s = sumOf(loss);
-  return Tensor::scalar(dt, red == Reduction::sum ? s : s / denominator);
+  results.push_back(
+      Tensor::scalar(dt, red == Reduction::sum ? s : s / denominator));
+  return success();
 }
 
 LogicalResult interpretNllLoss(NllLossOp op, ArrayRef<Tensor> operands,
@@ -279,9 +302,8 @@ LogicalResult interpretNllLoss(NllLossOp op, ArrayRef<Tensor> operands,
                          (int64_t)op.getIgnoreIndex(), loss,
                          wsum)))
     return failure();
-  results.push_back(reduceLoss(resultDType(op), op.getReduction(), loss,
-                               target.shape(), sumOf(wsum)));
-  return success();
+  return reduceLoss(op, resultDType(op), op.getReduction(), loss,
+                    target.shape(), sumOf(wsum), results);
 }
 
 LogicalResult interpretCrossEntropy(CrossEntropyOp op,
@@ -297,7 +319,11 @@ LogicalResult interpretCrossEntropy(CrossEntropyOp op,
   Reduction red = op.getReduction();
   DType dt = resultDType(op);
   // log_softmax over the class dim, in double.
-  Tensor logp = softmaxTensor(in, in.rank() == 1 ? 0 : 1, true, DType::F64);
+  FailureOr<Tensor> logSoftmax = softmaxTensor(
+      op, in, in.rank() == 1 ? 0 : 1, true, DType::F64, std::nullopt);
+  if (failed(logSoftmax))
+    return failure();
+  const Tensor &logp = *logSoftmax;
   int64_t count = l.n * l.inner;
   auto wOf = [&](int64_t c) { return weight ? weight->getF(c) : 1.0; };
 
@@ -321,8 +347,7 @@ LogicalResult interpretCrossEntropy(CrossEntropyOp op,
       results.push_back(Tensor::scalar(dt, kNaN));
       return success();
     }
-    results.push_back(reduceLoss(dt, red, loss, l.targetShape, denom));
-    return success();
+    return reduceLoss(op, dt, red, loss, l.targetShape, denom, results);
   }
 
   std::vector<double> nll, wsum;
@@ -330,9 +355,8 @@ LogicalResult interpretCrossEntropy(CrossEntropyOp op,
   if (failed(nllElements(op, logp, target, weight, l, ignore, nll, wsum)))
     return failure();
   if (ls <= 0.0) {
-    results.push_back(
-        reduceLoss(dt, red, nll, target.shape(), sumOf(wsum)));
-    return success();
+    return reduceLoss(op, dt, red, nll, target.shape(), sumOf(wsum),
+                      results);
   }
   // PyTorch's label smoothing for class indices: (1 - ls) * nll +
   // ls / C * smooth, smooth = -sum_c w[c] * logp[c] (0 where ignored),
@@ -353,7 +377,9 @@ LogicalResult interpretCrossEntropy(CrossEntropyOp op,
     }
   double a = 1 - ls, k = ls / l.c;
   if (red == Reduction::none) {
-    Tensor out(dt, target.shape());
+    Tensor out;
+    if (failed(allocTensor(op, out, dt, target.shape())))
+      return failure();
     for (int64_t e = 0; e < count; ++e)
       out.setF(e, a * nll[e] + k * smooth[e]);
     results.push_back(std::move(out));
@@ -443,7 +469,9 @@ LogicalResult interpretSDPA(ScaledDotProductAttentionOp op,
   bool boolMask = mask && !mask->isFloat();
   SmallVector<int64_t> outShape(batch);
   outShape.append({L, Ev});
-  Tensor out(resultDType(op), outShape);
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), outShape)))
+    return failure();
   std::vector<double> p(S);
   forEachBroadcast(batch, strides, [&](int64_t bi, ArrayRef<int64_t> o) {
     for (int64_t l = 0; l < L; ++l) {

@@ -99,7 +99,9 @@ LogicalResult reduceF(Operation *op, const Tensor &x, ArrayAttr dimAttr,
   Grouping g = makeGrouping(x.shape(), reducedDims(dimAttr, x.rank()), keepdim);
   if (failed(checkResultShape(op, g.outShape)))
     return failure();
-  Tensor out(resultDType(op), g.outShape);
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), g.outShape)))
+    return failure();
   std::vector<double> vals(g.groupSize());
   for (size_t o = 0; o < g.baseOffsets.size(); ++o) {
     for (int64_t k = 0; k < g.groupSize(); ++k)
@@ -116,7 +118,9 @@ LogicalResult reduceI(Operation *op, const Tensor &x, ArrayAttr dimAttr,
   Grouping g = makeGrouping(x.shape(), reducedDims(dimAttr, x.rank()), keepdim);
   if (failed(checkResultShape(op, g.outShape)))
     return failure();
-  Tensor out(resultDType(op), g.outShape);
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), g.outShape)))
+    return failure();
   std::vector<int64_t> vals(g.groupSize());
   for (size_t o = 0; o < g.baseOffsets.size(); ++o) {
     for (int64_t k = 0; k < g.groupSize(); ++k)
@@ -304,7 +308,9 @@ LogicalResult interpretArg(OpT op, ArrayRef<Tensor> operands,
     outShape.assign(op.getKeepdim() ? x.rank() : 0, 1);
   if (failed(checkResultShape(op, outShape)))
     return failure();
-  Tensor out(DType::I64, outShape);
+  Tensor out;
+  if (failed(allocTensor(op, out, DType::I64, outShape)))
+    return failure();
   bool isF = in.isFloat();
   for (size_t o = 0; o < g.baseOffsets.size(); ++o) {
     int64_t best = 0;

@@ -96,7 +96,10 @@ LogicalResult writeBroadcast(Operation *op, Tensor ref, const Tensor &src,
 
 LogicalResult interpretLoad(LoadOp op, ArrayRef<Tensor> operands,
                             SmallVectorImpl<Tensor> &results) {
-  results.push_back(operands[0].loadRef());
+  Tensor out;
+  if (failed(takeTensor(op, operands[0].loadRef(), out)))
+    return failure();
+  results.push_back(std::move(out));
   return success();
 }
 
@@ -113,7 +116,9 @@ LogicalResult interpretStore(StoreOp op, ArrayRef<Tensor> operands,
 LogicalResult interpretAllocRef(AllocRefOp op, ArrayRef<Tensor> operands,
                                 SmallVectorImpl<Tensor> &results) {
   const Tensor &v = operands[0];
-  Tensor copy(v.dtype(), v.shape());
+  Tensor copy;
+  if (failed(allocTensor(op, copy, v.dtype(), v.shape())))
+    return failure();
   if (v.byteSize())
     std::memcpy(copy.mutableData(), v.data(), v.byteSize());
   results.push_back(Tensor::makeRef(copy));
@@ -382,7 +387,7 @@ LogicalResult interpretCopyInPlace(CopyInPlaceOp op, ArrayRef<Tensor> operands,
 
 LogicalResult interpretZeroInPlace(ZeroInPlaceOp op, ArrayRef<Tensor> operands,
                                    SmallVectorImpl<Tensor> &) {
-  return writeBroadcast(op, operands[0], Tensor(operands[0].dtype(), {}),
+  return writeBroadcast(op, operands[0], Tensor::scalar(operands[0].dtype(), 0),
                         "zero");
 }
 

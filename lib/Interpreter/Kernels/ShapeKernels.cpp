@@ -28,12 +28,18 @@ void copyElem(Tensor &out, int64_t o, const Tensor &in, int64_t i) {
               static_cast<const uint8_t *>(in.data()) + i * es, es);
 }
 
-/// out[idx] = in[view.offset + sum_k idx[k] * view.strides[k]] for each idx
-/// of `view.shape` (`in` contiguous).
-Tensor stridedCopy(const Tensor &in, DType dt, const StridedView &view) {
-  Tensor out(dt, view.shape);
+/// Appends to `results` the result of `op`: out[idx] = in[view.offset +
+/// sum_k idx[k] * view.strides[k]] for each idx of `view.shape` (`in`
+/// contiguous).
+LogicalResult stridedCopy(Operation *op, const Tensor &in, DType dt,
+                          const StridedView &view,
+                          SmallVectorImpl<Tensor> &results) {
+  Tensor out;
+  if (failed(allocTensor(op, out, dt, view.shape)))
+    return failure();
   forEachStrided(view, [&](int64_t o, int64_t i) { copyElem(out, o, in, i); });
-  return out;
+  results.push_back(std::move(out));
+  return success();
 }
 
 LogicalResult interpretReshape(ReshapeOp op, ArrayRef<Tensor> operands,
@@ -48,9 +54,13 @@ LogicalResult interpretReshape(ReshapeOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
-/// Permutes `in` so that result dim i is input dim perm[i].
-Tensor permuteTensor(const Tensor &in, DType dt, ArrayRef<int64_t> perm) {
-  return stridedCopy(in, dt, StridedView::contiguous(in.shape()).permuted(perm));
+/// Appends `in` permuted so that result dim i is input dim perm[i].
+LogicalResult permuteTensor(Operation *op, const Tensor &in, DType dt,
+                            ArrayRef<int64_t> perm,
+                            SmallVectorImpl<Tensor> &results) {
+  return stridedCopy(op, in, dt,
+                     StridedView::contiguous(in.shape()).permuted(perm),
+                     results);
 }
 
 LogicalResult interpretTranspose(TransposeOp op, ArrayRef<Tensor> operands,
@@ -63,16 +73,14 @@ LogicalResult interpretTranspose(TransposeOp op, ArrayRef<Tensor> operands,
   }
   SmallVector<int64_t> perm =
       transposePerm(rank, (int64_t)op.getDim0(), (int64_t)op.getDim1());
-  results.push_back(permuteTensor(in, resultDType(op), perm));
-  return success();
+  return permuteTensor(op, in, resultDType(op), perm, results);
 }
 
 LogicalResult interpretPermute(PermuteOp op, ArrayRef<Tensor> operands,
                                SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
   SmallVector<int64_t> perm = wrapDims(getI64Array(op.getDimsAttr()), in.rank());
-  results.push_back(permuteTensor(in, resultDType(op), perm));
-  return success();
+  return permuteTensor(op, in, resultDType(op), perm, results);
 }
 
 LogicalResult interpretExpand(ExpandOp op, ArrayRef<Tensor> operands,
@@ -82,8 +90,7 @@ LogicalResult interpretExpand(ExpandOp op, ArrayRef<Tensor> operands,
       op, getI64Array(op.getSizeAttr()));
   if (failed(view))
     return failure();
-  results.push_back(stridedCopy(in, resultDType(op), *view));
-  return success();
+  return stridedCopy(op, in, resultDType(op), *view, results);
 }
 
 LogicalResult interpretSqueeze(SqueezeOp op, ArrayRef<Tensor> operands,
@@ -115,10 +122,9 @@ LogicalResult interpretSlice(SliceOp op, ArrayRef<Tensor> operands,
   const Tensor &in = operands[0];
   int64_t d = kt::wrapDim((int64_t)op.getDim(), in.rank());
   SliceBounds bounds = sliceBoundsOf(op, in.dim(d));
-  results.push_back(stridedCopy(in, resultDType(op),
+  return stridedCopy(op, in, resultDType(op),
                                 StridedView::contiguous(in.shape())
-                                    .sliced(d, bounds, (int64_t)op.getStep())));
-  return success();
+                                    .sliced(d, bounds, (int64_t)op.getStep()), results);
 }
 
 LogicalResult interpretSelect(SelectOp op, ArrayRef<Tensor> operands,
@@ -131,10 +137,8 @@ LogicalResult interpretSelect(SelectOp op, ArrayRef<Tensor> operands,
                           << d << " of size " << size;
   if (index < 0)
     index += size;
-  results.push_back(
-      stridedCopy(in, resultDType(op),
-                  StridedView::contiguous(in.shape()).selected(d, index)));
-  return success();
+  return stridedCopy(op, in, resultDType(op),
+                  StridedView::contiguous(in.shape()).selected(d, index), results);
 }
 
 LogicalResult interpretConcat(ConcatOp op, ArrayRef<Tensor> operands,
@@ -149,7 +153,10 @@ LogicalResult interpretConcat(ConcatOp op, ArrayRef<Tensor> operands,
   DType dt = resultDType(op);
   if (parts.empty()) {
     // All operands are 1-D and empty.
-    results.push_back(Tensor(dt, ArrayRef<int64_t>{0}));
+    Tensor out;
+    if (failed(allocTensor(op, out, dt, ArrayRef<int64_t>{0})))
+      return failure();
+    results.push_back(std::move(out));
     return success();
   }
   const Tensor &ref = *parts.front();
@@ -169,7 +176,9 @@ LogicalResult interpretConcat(ConcatOp op, ArrayRef<Tensor> operands,
                << " at run time (only dim " << d << " may differ)";
     shape[d] += t->dim(d);
   }
-  Tensor out(dt, shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, dt, shape)))
+    return failure();
   // Copy blocks: outer = prod(shape[:d]), each operand contributes
   // t.dim(d) * inner contiguous elements per outer index.
   int64_t outer = 1, inner = 1;
@@ -209,7 +218,9 @@ LogicalResult interpretStack(StackOp op, ArrayRef<Tensor> operands,
   int64_t n = operands.size();
   shape.insert(shape.begin() + d, n);
   DType dt = resultDType(op);
-  Tensor out(dt, shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, dt, shape)))
+    return failure();
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < d; ++k)
     outer *= ref.dim(k);
@@ -233,7 +244,9 @@ LogicalResult interpretGather(GatherOp op, ArrayRef<Tensor> operands,
   int64_t rank = in.rank();
   int64_t d = kt::wrapDim((int64_t)op.getDim(), rank);
   DType dt = resultDType(op);
-  Tensor out(dt, index.shape());
+  Tensor out;
+  if (failed(allocTensor(op, out, dt, index.shape())))
+    return failure();
   if (index.numel() == 0) {
     results.push_back(std::move(out));
     return success();
@@ -290,14 +303,18 @@ LogicalResult interpretIndexSelect(IndexSelectOp op, ArrayRef<Tensor> operands,
     if (n != 1)
       return op.emitError() << "index has " << n
                             << " elements but self has rank 0 (expected 1)";
-    Tensor out(dt, ArrayRef<int64_t>());
+    Tensor out;
+    if (failed(allocTensor(op, out, dt, ArrayRef<int64_t>())))
+      return failure();
     copyElem(out, 0, in, 0);
     results.push_back(std::move(out));
     return success();
   }
   SmallVector<int64_t> shape(in.shape());
   shape[d] = n;
-  Tensor out(dt, shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, dt, shape)))
+    return failure();
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < d; ++k)
     outer *= shape[k];
@@ -332,7 +349,9 @@ LogicalResult interpretPad(PadOp op, ArrayRef<Tensor> operands,
     shape[k] = s;
   }
   DType dt = resultDType(op);
-  Tensor out(dt, shape);
+  Tensor out;
+  if (failed(allocTensor(op, out, dt, shape)))
+    return failure();
   double value = op.getValue().convertToDouble();
   SmallVector<int64_t> inStrides = contiguousStrides(in.shape());
   SmallVector<int64_t> idx;
@@ -366,19 +385,23 @@ LogicalResult interpretFlip(FlipOp op, ArrayRef<Tensor> operands,
       view.strides[d] = -view.strides[d];
     }
   }
-  results.push_back(stridedCopy(in, resultDType(op), view));
-  return success();
+  return stridedCopy(op, in, resultDType(op), view, results);
 }
 
-/// out = copy of `self` (contiguous) with the elements of `part` (a view of
-/// it) replaced by `src` (of shape `part.shape`).
-Tensor scatterCopy(const Tensor &self, const Tensor &src,
-                   const StridedView &part) {
-  Tensor out(self.dtype(), self.shape());
+/// Appends the result of `op`: a copy of `self` (contiguous) with the
+/// elements of `part` (a view of it) replaced by `src` (of shape
+/// `part.shape`).
+LogicalResult scatterCopy(Operation *op, const Tensor &self, const Tensor &src,
+                          const StridedView &part,
+                          SmallVectorImpl<Tensor> &results) {
+  Tensor out;
+  if (failed(allocTensor(op, out, self.dtype(), self.shape())))
+    return failure();
   if (self.byteSize())
     std::memcpy(out.mutableData(), self.data(), self.byteSize());
   forEachStrided(part, [&](int64_t i, int64_t o) { copyElem(out, o, src, i); });
-  return out;
+  results.push_back(std::move(out));
+  return success();
 }
 
 LogicalResult interpretSliceScatter(SliceScatterOp op, ArrayRef<Tensor> operands,
@@ -391,8 +414,7 @@ LogicalResult interpretSliceScatter(SliceScatterOp op, ArrayRef<Tensor> operands
     return op.emitError() << "src has shape " << shapeStr(src.shape())
                           << " but the slice of self has shape "
                           << shapeStr(part.shape) << " at run time";
-  results.push_back(scatterCopy(self, src, part));
-  return success();
+  return scatterCopy(op, self, src, part, results);
 }
 
 LogicalResult interpretSelectScatter(SelectScatterOp op,
@@ -411,8 +433,7 @@ LogicalResult interpretSelectScatter(SelectScatterOp op,
     return op.emitError() << "src has shape " << shapeStr(src.shape())
                           << " but the selection of self has shape "
                           << shapeStr(part.shape) << " at run time";
-  results.push_back(scatterCopy(self, src, part));
-  return success();
+  return scatterCopy(op, self, src, part, results);
 }
 
 } // namespace
