@@ -11,9 +11,10 @@
 // --frozen, --dynamic, --mark-dynamic/--mark-static=ARG:DIM, and --stats.
 //
 // Inputs are .npy files in argument order; results are written as
-// DIR/result0.npy, result1.npy, ... only once every result is computed (each
-// file atomically). Every failure ends with one line on stderr naming what was
-// wrong, and exit code 1; nothing is written then.
+// DIR/result0.npy, result1.npy, ... only once every result is computed, all
+// or nothing (kiln/Support/OutputFiles.h). Every failure ends with one line
+// on stderr naming what was wrong, and exit code 1; no existing file is
+// changed then.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +27,7 @@
 #include "kiln/Runtime/Session.h"
 #include "kiln/Interpreter/Interpreter.h"
 #include "kiln/Support/NPY.h"
+#include "kiln/Support/OutputFiles.h"
 #include "kiln/Support/TensorFormat.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -264,40 +266,71 @@ static llvm::Expected<Tensor> readInput(StringRef path, Type argType) {
   return t;
 }
 
-/// Writes results (and random inputs) under `dir` and prints them.
-static LogicalResult emitResults(ArrayRef<Tensor> results, TypeRange types,
-                                 StringRef dir, ArrayRef<Tensor> randomArgs,
-                                 StringRef header) {
-  if (!dir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-      fail("cannot create output directory '" + dir + "': " + ec.message());
-      return failure();
-    }
-    auto writeAll = [&](StringRef prefix, ArrayRef<Tensor> ts) -> bool {
-      for (auto [i, t] : llvm::enumerate(ts)) {
-        SmallString<256> path(dir);
-        llvm::sys::path::append(path, prefix + llvm::Twine(i) + ".npy");
-        if (llvm::Error e = writeNPY(path, t)) {
-          fail(llvm::toString(std::move(e)));
-          return false;
-        }
-      }
-      return true;
-    };
-    if (!writeAll("result", results) || !writeAll("input", randomArgs))
-      return failure();
+/// The files of one run (or one call of a kg.program) under `dir`:
+/// DIR/result<i>.npy, DIR/input<i>.npy (random inputs) and DIR/arg<i>.npy
+/// (the final contents of ref argument i), added to `files` (written as
+/// temporaries; the caller commits the whole set once everything is written).
+static LogicalResult
+addOutputFiles(OutputFileSet &files, StringRef dir, ArrayRef<Tensor> results,
+               ArrayRef<Tensor> randomArgs,
+               ArrayRef<std::pair<unsigned, Tensor>> refArgs) {
+  if (dir.empty())
+    return success();
+  if (llvm::Error e = files.createDirectories(dir)) {
+    fail(llvm::toString(std::move(e)));
+    return failure();
   }
-  if (printResults) {
-    if (!header.empty())
-      llvm::outs() << header << "\n";
-    for (auto [i, t] : llvm::enumerate(results)) {
-      llvm::outs() << "result" << i << ": ";
-      if (i < types.size())
-        llvm::outs() << types[i];
-      llvm::outs() << "\n";
-      printTensorValues(llvm::outs(), t);
-      llvm::outs() << "\n";
+  auto add = [&](const llvm::Twine &name, const Tensor &t) -> bool {
+    SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    if (llvm::Error e = files.add(
+            path, [&](llvm::raw_ostream &os) { writeNPY(os, t); })) {
+      fail(llvm::toString(std::move(e)));
+      return false;
     }
+    return true;
+  };
+  for (auto [i, t] : llvm::enumerate(results))
+    if (!add("result" + llvm::Twine(i) + ".npy", t))
+      return failure();
+  for (auto [i, t] : llvm::enumerate(randomArgs))
+    if (!add("input" + llvm::Twine(i) + ".npy", t))
+      return failure();
+  for (auto &[i, t] : refArgs)
+    if (!add("arg" + llvm::Twine(i) + ".npy", t))
+      return failure();
+  return success();
+}
+
+/// Prints the results and the final contents of the ref arguments (after the
+/// output files were committed).
+static void printOutputs(ArrayRef<Tensor> results, TypeRange types,
+                         ArrayRef<std::pair<unsigned, Tensor>> refArgs,
+                         ArrayRef<Type> argTypes, StringRef header) {
+  if (!printResults)
+    return;
+  if (!header.empty())
+    llvm::outs() << header << "\n";
+  for (auto [i, t] : llvm::enumerate(results)) {
+    llvm::outs() << "result" << i << ": ";
+    if (i < types.size())
+      llvm::outs() << types[i];
+    llvm::outs() << "\n";
+    printTensorValues(llvm::outs(), t);
+    llvm::outs() << "\n";
+  }
+  for (auto &[i, t] : refArgs) {
+    llvm::outs() << "arg" << i << " (mutated): " << argTypes[i] << "\n";
+    printTensorValues(llvm::outs(), t);
+    llvm::outs() << "\n";
+  }
+}
+
+/// Commits `files`; on failure reports it.
+static LogicalResult commitOutputs(OutputFileSet &files) {
+  if (llvm::Error e = files.commit()) {
+    fail(llvm::toString(std::move(e)));
+    return failure();
   }
   return success();
 }
@@ -536,16 +569,16 @@ static int runProgram(kg::ProgramOp program) {
         allRefs.back().push_back({(unsigned)i, std::move(*c)});
       }
   }
+  // Every file of every call first (temporaries), then all renamed at once;
+  // printed after that.
+  OutputFileSet files;
+  SmallVector<SmallVector<Type>> allTypes;
   for (auto [k, results] : llvm::enumerate(allResults)) {
     std::string dir = outputDir;
-    std::string header;
-    if (allResults.size() > 1) {
-      header = "call " + std::to_string(k) + ":";
-      if (!dir.empty()) {
-        SmallString<256> sub(dir);
-        llvm::sys::path::append(sub, "call" + llvm::Twine(k));
-        dir = sub.str().str();
-      }
+    if (allResults.size() > 1 && !dir.empty()) {
+      SmallString<256> sub(dir);
+      llvm::sys::path::append(sub, "call" + llvm::Twine(k));
+      dir = sub.str().str();
     }
     // The types of this call's results (an entry may be specialized to
     // other shapes and dtypes than the loaded program declares).
@@ -560,27 +593,21 @@ static int runProgram(kg::ProgramOp program) {
         types.push_back(RankedTensorType::get(
             t.shape(), dtypeToType(t.dtype(), program.getContext())));
     }
-    if (failed(emitResults(results, types, dir,
-                           randomInputs ? ArrayRef<Tensor>(randomArgs)
-                                        : ArrayRef<Tensor>(),
-                           header)))
+    allTypes.push_back(std::move(types));
+    // The contents of each ref argument after this call come after the
+    // results.
+    if (failed(addOutputFiles(files, dir, results,
+                              randomInputs ? ArrayRef<Tensor>(randomArgs)
+                                           : ArrayRef<Tensor>(),
+                              allRefs[k])))
       return 1;
-    // The contents of each ref argument after this call, after the results.
-    for (auto &[i, t] : allRefs[k]) {
-      if (!dir.empty()) {
-        SmallString<256> path(dir);
-        llvm::sys::path::append(path, "arg" + llvm::Twine(i) + ".npy");
-        if (llvm::Error e = writeNPY(path, t))
-          return fail(llvm::toString(std::move(e)));
-      }
-      if (printResults) {
-        llvm::outs() << "arg" << i
-                     << " (mutated): " << program.getArgumentTypes()[i] << "\n";
-        printTensorValues(llvm::outs(), t);
-        llvm::outs() << "\n";
-      }
-    }
   }
+  if (failed(commitOutputs(files)))
+    return 1;
+  for (auto [k, results] : llvm::enumerate(allResults))
+    printOutputs(results, allTypes[k], allRefs[k], program.getArgumentTypes(),
+                 allResults.size() > 1 ? "call " + std::to_string(k) + ":"
+                                       : std::string());
   if (printEntries)
     for (auto [i, ir] : llvm::enumerate(session.entryIR(name)))
       llvm::outs() << "entry " << i << ":\n" << ir << "\n";
@@ -774,14 +801,11 @@ static int runBatch(ModuleOp module) {
       writeText(r.outDir, "error.txt", error);
       continue;
     }
-    if (std::error_code ec = llvm::sys::fs::create_directories(r.outDir))
-      return fail("cannot create '" + r.outDir + "': " + ec.message());
-    for (auto [k, t] : llvm::enumerate(*results)) {
-      SmallString<256> path(r.outDir);
-      llvm::sys::path::append(path, "result" + llvm::Twine(k) + ".npy");
-      if (llvm::Error e = writeNPY(path, t))
-        return fail(llvm::toString(std::move(e)));
-    }
+    // This run's results, all or nothing.
+    OutputFileSet files;
+    if (failed(addOutputFiles(files, r.outDir, *results, {}, {})) ||
+        failed(commitOutputs(files)))
+      return 1;
   }
   llvm::outs().flush();
   return 0;
@@ -1040,26 +1064,21 @@ int main(int argc, char **argv) {
                   llvm::toString(loaded.takeError()));
     r = std::move(*loaded);
   }
-  if (failed(emitResults(*results, fn.getResultTypes(), outputDir,
-                         randomInputs ? ArrayRef<Tensor>(savedInputs)
-                                      : ArrayRef<Tensor>(),
-                         /*header=*/"")))
+  if (hadError)
+    return fail("running @" + fn.getName() + " reported errors");
+  // The final contents of each ref argument come after the results.
+  SmallVector<std::pair<unsigned, Tensor>> finalRefs;
+  for (unsigned i : refArgs)
+    finalRefs.push_back({i, args[i]});
+  OutputFileSet files;
+  if (failed(addOutputFiles(files, outputDir, *results,
+                            randomInputs ? ArrayRef<Tensor>(savedInputs)
+                                         : ArrayRef<Tensor>(),
+                            finalRefs)) ||
+      failed(commitOutputs(files)))
     return 1;
-  // The final contents of each ref argument, after the results.
-  for (unsigned i : refArgs) {
-    if (!outputDir.empty()) {
-      SmallString<256> path(outputDir);
-      llvm::sys::path::append(path, "arg" + llvm::Twine(i) + ".npy");
-      if (llvm::Error e = writeNPY(path, args[i]))
-        return fail(llvm::toString(std::move(e)));
-    }
-    if (printResults) {
-      llvm::outs() << "arg" << i << " (mutated): " << fn.getArgumentTypes()[i]
-                   << "\n";
-      printTensorValues(llvm::outs(), args[i]);
-      llvm::outs() << "\n";
-    }
-  }
+  printOutputs(*results, fn.getResultTypes(), finalRefs, fn.getArgumentTypes(),
+               /*header=*/"");
   llvm::outs().flush();
-  return hadError ? 1 : 0;
+  return 0;
 }
