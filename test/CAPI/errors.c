@@ -290,8 +290,8 @@ int main(int argc, char **argv) {
 
   // Sizes: a shape or strides whose extent in bytes exceeds INT64_MAX are
   // rejected before anything is read; a tensor too large to copy, or a
-  // result too large to allocate (the interpreter), is an error status
-  // naming it and its size. 2^48 bytes exceed the user address
+  // result too large to allocate (the interpreter, compiled CPU code), is an
+  // error status naming it and its size. 2^48 bytes exceed the user address
   // space, so these allocations fail on any machine.
   printf("== sizes\n");
   KilnSession z = kilnSessionCreate();
@@ -330,8 +330,8 @@ int main(int argc, char **argv) {
       "}\n";
   int64_t shape4[1] = {4};
   DLTensor four = tensor1d(A, shape4);
-  const char *backends[1] = {"eager"};
-  for (int b = 0; b < 1; ++b) {
+  const char *backends[2] = {"eager", "cpu"};
+  for (int b = 0; b < 2; ++b) {
     KilnSession g = kilnSessionCreate();
     CHECK_OK(kilnSessionLoadModule(g, STR(grow), STR("grow.mlir")));
     CHECK_OK(kilnSessionSetOption(g, STR("backend"), STR(backends[b])));

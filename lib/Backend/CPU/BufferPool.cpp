@@ -5,15 +5,22 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backend/CPU/BufferPool.h"
+#include "kiln/Interpreter/Tensor.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <csetjmp>
 #include <cstdlib>
 #include <list>
 #include <map>
 #include <mutex>
 #include <sys/mman.h>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 using namespace kiln::cpu;
 
@@ -165,15 +172,137 @@ void kiln::cpu::releaseBufferPool() {
   p.unmapOldestUntil(0);
 }
 
+//===----------------------------------------------------------------------===//
+// Calls: tracked blocks and failed allocations
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The call running compiled code (calls do not overlap).
+struct CallState {
+  std::mutex mutex;
+  bool active = false;
+  std::thread::id caller;
+  std::jmp_buf *exit = nullptr;
+  /// Blocks the code allocated and has not freed.
+  std::unordered_set<void *> live;
+  size_t failedBytes = 0;
+};
+CallState &callState() {
+  static CallState *s = new CallState;
+  return *s;
+}
+
+/// The OpenMP nesting level of the calling thread (0: outside any parallel
+/// region, active or serialized); libomp is loaded with the backend.
+int ompLevel() {
+  using LevelFn = int (*)();
+  static auto *level = reinterpret_cast<LevelFn>(
+      llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("omp_get_level"));
+  return level ? level() : 0;
+}
+
+/// Records `ptr`, a block the running call allocated.
+void *track(void *ptr) {
+  CallState &s = callState();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.active)
+    s.live.insert(ptr);
+  return ptr;
+}
+
+/// A failed allocation of `bytes` by compiled code: never returns (the code
+/// would write through the null pointer).
+[[noreturn]] void allocationFailed(size_t bytes) {
+  CallState &s = callState();
+  std::jmp_buf *exit = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.active && s.exit && std::this_thread::get_id() == s.caller &&
+        ompLevel() == 0) {
+      exit = s.exit;
+      s.failedBytes = bytes;
+    }
+  }
+  // No object with a destructor is alive here or in the compiled frames
+  // between this and invokeCompiled.
+  if (exit)
+    std::longjmp(*exit, 1);
+  llvm::errs() << "kiln: compiled code cannot allocate "
+               << kiln::interp::byteCountString(bytes)
+               << " inside an OpenMP parallel region (out of memory); a "
+                  "parallel region cannot be left early\n";
+  std::abort();
+}
+
+void *checked(void *ptr, size_t bytes) {
+  if (!ptr)
+    allocationFailed(bytes);
+  return track(ptr);
+}
+} // namespace
+
 extern "C" {
-static void *kiln_cpu_malloc(size_t bytes) { return poolAlloc(bytes); }
-static void kiln_cpu_free(void *ptr) { poolFree(ptr); }
+static void *kiln_cpu_malloc(size_t bytes) {
+  return checked(poolAlloc(bytes), bytes);
+}
+static void kiln_cpu_free(void *ptr) {
+  if (!ptr)
+    return;
+  {
+    CallState &s = callState();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.active)
+      s.live.erase(ptr);
+  }
+  poolFree(ptr);
+}
 static void *kiln_cpu_aligned_alloc(size_t align, size_t bytes) {
   // Pooled blocks start at a huge-page boundary.
   if (bytes >= kMinPooledBytes && align <= kHugePage)
-    return poolAlloc(bytes);
-  return std::aligned_alloc(align, roundUp(bytes, align));
+    return checked(poolAlloc(bytes), bytes);
+  // aligned_alloc wants a size that is a multiple of the alignment.
+  size_t rounded = roundUp(bytes, align);
+  return checked(rounded < bytes ? nullptr
+                                 : std::aligned_alloc(align, rounded),
+                 bytes);
 }
+}
+
+std::optional<std::string> kiln::cpu::invokeCompiled(void (*fn)(void **),
+                                                     void **args) {
+  CallState &s = callState();
+  std::jmp_buf exit;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.active = true;
+    s.caller = std::this_thread::get_id();
+    s.exit = &exit;
+    s.live.clear();
+    s.failedBytes = 0;
+  }
+  if (!setjmp(exit)) {
+    fn(args);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.active = false;
+    s.exit = nullptr;
+    s.live.clear();
+    return std::nullopt;
+  }
+  // Abandoned at a failed allocation: free what the code still held.
+  std::vector<void *> live;
+  size_t bytes;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    live.assign(s.live.begin(), s.live.end());
+    s.live.clear();
+    s.active = false;
+    s.exit = nullptr;
+    bytes = s.failedBytes;
+  }
+  for (void *ptr : live)
+    poolFree(ptr);
+  return "cannot allocate " + kiln::interp::byteCountString(bytes) +
+         " in compiled code: out of memory";
 }
 
 void kiln::cpu::registerBufferPoolSymbols(mlir::ExecutionEngine &engine) {

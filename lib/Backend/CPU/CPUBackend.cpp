@@ -132,6 +132,45 @@ static std::string locString(Location loc) {
   return s;
 }
 
+/// Fails, naming the value, when a tensor type in `module` has static dims
+/// whose size in bytes exceeds INT64_MAX: no such tensor can exist, and
+/// compiled code would compute its allocation size modulo 2^64 (a small
+/// block that the code then writes far past).
+static LogicalResult checkStaticSizes(ModuleOp module, std::string &error) {
+  auto tooLarge = [](Type type) {
+    auto tt = dyn_cast<RankedTensorType>(type);
+    if (!tt || !tt.hasStaticShape())
+      return false;
+    Type elem = tt.getElementType();
+    // index (and anything else): 8 bytes.
+    size_t bytes =
+        elem.isIntOrFloat() ? (elem.getIntOrFloatBitWidth() + 7) / 8 : 8;
+    return !interp::tensorSize(tt.getShape(), bytes).has_value();
+  };
+  WalkResult walked = module.walk([&](Operation *op) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (tooLarge(arg.getType())) {
+            llvm::raw_string_ostream os(error);
+            os << locString(arg.getLoc()) << ": argument #" << arg.getArgNumber()
+               << " of '" << op->getName() << "' is " << arg.getType()
+               << ", which has more than 2^63 - 1 bytes";
+            return WalkResult::interrupt();
+          }
+    for (OpResult r : op->getResults())
+      if (tooLarge(r.getType())) {
+        llvm::raw_string_ostream os(error);
+        os << locString(op->getLoc()) << ": result #" << r.getResultNumber()
+           << " of '" << op->getName() << "' is " << r.getType()
+           << ", which has more than 2^63 - 1 bytes";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(walked.wasInterrupted());
+}
+
 static double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
       .count();
@@ -225,6 +264,8 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     if (!fn || !keep.contains(fn.getName()))
       op.erase();
   }
+  if (failed(checkStaticSizes(*clone, error)))
+    return failure();
 
   for (const std::string &entry : entries) {
     std::unique_ptr<CPUExecutable> exe(new CPUExecutable());
@@ -437,10 +478,19 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
   SmallVector<void *> packed = {&resultPtr};
   for (void *&p : descPtrs)
     packed.push_back(&p);
+  auto entryFn = engine->lookupPacked(symbol);
+  if (!entryFn) {
+    error = "calling " + symbol + " failed: " +
+            llvm::toString(entryFn.takeError());
+    return failure();
+  }
   RuntimeErrorScope errorScope;
   auto tCall = std::chrono::steady_clock::now();
-  if (llvm::Error e = engine->invokePacked(symbol, packed)) {
-    error = "calling " + symbol + " failed: " + llvm::toString(std::move(e));
+  if (std::optional<std::string> e = invokeCompiled(*entryFn, packed.data())) {
+    // A run-time error reported before the failed allocation comes first
+    // (the allocation may have been sized from the unchecked value).
+    std::optional<std::string> reported = takeRuntimeError(*runtimeErrors);
+    error = reported ? std::move(*reported) : std::move(*e);
     return failure();
   }
   kernelSeconds = secondsSince(tCall);

@@ -14,6 +14,18 @@
 // freed blocks go back to the system. Thread-safe (OpenMP workers may
 // allocate). Object files from --emit-object call the real malloc/free.
 //
+// Failed allocations: compiled code does not check what malloc returns, so
+// the JIT's malloc never returns null to it. Calls run through
+// `invokeCompiled`, which tracks the blocks the code allocates. Results and
+// large temporaries are allocated at the top level of the compiled function
+// (on the calling thread, outside any OpenMP parallel region); when such an
+// allocation fails, the call is abandoned right there (a longjmp back to
+// invokeCompiled: the generated code holds no resources but its blocks,
+// which are then freed) and returns the error. Inside a parallel region
+// code allocates only per-thread tiles and slices, smaller than the results
+// allocated before the region, and a worker cannot leave the region early:
+// a failure there is reported and aborts the process.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_BACKEND_CPU_BUFFERPOOL_H
@@ -21,6 +33,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace mlir {
 class ExecutionEngine;
@@ -45,9 +59,17 @@ BufferPoolStats bufferPoolStats();
 /// Returns every unused cached block to the system.
 void releaseBufferPool();
 
-/// Defines `malloc` and `free` in the engine's JIT dylib as poolAlloc and
-/// poolFree (before the module is materialized, i.e. before any lookup).
+/// Defines `malloc`, `aligned_alloc` and `free` in the engine's JIT dylib as
+/// poolAlloc and poolFree with the failure handling above (before the module
+/// is materialized, i.e. before any lookup).
 void registerBufferPoolSymbols(mlir::ExecutionEngine &engine);
+
+/// Calls the packed entry `fn` of JIT-compiled code on `args`. Returns the
+/// error "cannot allocate N bytes (...) in compiled code: out of memory" when
+/// a top-level allocation of the code failed (the call was abandoned and
+/// every block it still held freed). Calls must not overlap (the caller
+/// holds a RuntimeErrorScope).
+std::optional<std::string> invokeCompiled(void (*fn)(void **), void **args);
 
 } // namespace kiln::cpu
 
