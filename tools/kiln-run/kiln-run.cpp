@@ -13,8 +13,8 @@
 // Inputs are .npy files in argument order; results are written as
 // DIR/result0.npy, result1.npy, ... only once every result is computed, all
 // or nothing (kiln/Support/OutputFiles.h). Every failure ends with one line
-// on stderr naming what was wrong, and exit code 1; no existing file is
-// changed then.
+// on stderr, `kiln-run: error: ...`, naming what was wrong (diagnostics come
+// before it), and exit code 1; no existing file is changed then.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +61,44 @@ using namespace kiln;
 using namespace kiln::interp;
 namespace cl = llvm::cl;
 
+// Option values: LLVM's parsers print a bad value's message straight to
+// stderr, which would come after nothing and before no contract line; these
+// record it instead, and main() reports it through fail().
+static std::string badOptionValue;
+
+template <typename T> struct UnsignedParser : cl::parser<T> {
+  using cl::parser<T>::parser;
+  bool parse(cl::Option &o, StringRef, StringRef arg, T &value) {
+    if (!arg.getAsInteger(0, value))
+      return false;
+    if (badOptionValue.empty())
+      badOptionValue = ("invalid value '" + arg + "' for --" + o.ArgStr +
+                        ": expected a non-negative integer")
+                           .str();
+    return true;
+  }
+};
+
+struct BoolParser : cl::parser<bool> {
+  using cl::parser<bool>::parser;
+  bool parse(cl::Option &o, StringRef, StringRef arg, bool &value) {
+    if (arg.empty() || arg == "true" || arg == "TRUE" || arg == "True" ||
+        arg == "1") {
+      value = true;
+      return false;
+    }
+    if (arg == "false" || arg == "FALSE" || arg == "False" || arg == "0") {
+      value = false;
+      return false;
+    }
+    if (badOptionValue.empty())
+      badOptionValue = ("invalid value '" + arg + "' for --" + o.ArgStr +
+                        ": expected true or false")
+                           .str();
+    return true;
+  }
+};
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
                                       cl::Required);
 static cl::opt<std::string>
@@ -69,17 +107,19 @@ static cl::opt<std::string>
 static cl::list<std::string> inputs("input",
                                     cl::desc("A .npy input, in argument order"),
                                     cl::value_desc("path"));
-static cl::opt<bool> randomInputs(
+static cl::opt<bool, false, BoolParser> randomInputs(
     "random-inputs",
     cl::desc("Make inputs: floats ~ N(0,1), ints in [0,10), bools 50/50"));
-static cl::opt<uint64_t> seed("seed", cl::desc("Seed of --random-inputs"),
+static cl::opt<unsigned long long, false,
+                     UnsignedParser<unsigned long long>>
+    seed("seed", cl::desc("Seed of --random-inputs"),
                               cl::init(0));
 static cl::opt<std::string>
     outputDir("output-dir",
               cl::desc("Write results as DIR/result<i>.npy (and random inputs "
                        "as DIR/input<i>.npy)"),
               cl::value_desc("dir"));
-static cl::opt<bool> printResults("print",
+static cl::opt<bool, false, BoolParser> printResults("print",
                                   cl::desc("Print each result as text"));
 
 // kg.program entries.
@@ -100,7 +140,7 @@ static cl::opt<std::string> cpuFallback(
              "cannot lower: error (default) or eager (warn, interpret it)"),
     cl::init("error"));
 // --backend=cpu (func.func entries).
-static cl::opt<unsigned>
+static cl::opt<unsigned, false, UnsignedParser<unsigned>>
     cpuThreads("cpu-threads",
                cl::desc("--backend=cpu: threads of the generated code and "
                         "OpenBLAS (0: all cores)"),
@@ -115,18 +155,18 @@ static cl::opt<std::string>
             cl::desc("--backend=cpu: convolution implementation (auto, "
                      "im2col or direct)"),
             cl::init("auto"));
-static cl::opt<bool>
+static cl::opt<bool, false, BoolParser>
     cpuOptimize("cpu-optimize",
                 cl::desc("--backend=cpu: tile, vectorize and thread (false: "
                          "scalar single-threaded code)"),
                 cl::init(true));
-static cl::opt<bool>
+static cl::opt<bool, false, BoolParser>
     cpuFuse("cpu-fuse",
             cl::desc("--backend=cpu (func.func entries): run kiln-fuse and "
                      "kiln-form-kernels first (kiln-cpu{fuse=true}, the "
                      "default; --cpu-fuse=false turns them off)"),
             cl::init(true));
-static cl::opt<unsigned>
+static cl::opt<unsigned, false, UnsignedParser<unsigned>>
     repeat("repeat",
            cl::desc("Call a func.func entry N times and print the median, "
                     "min and max call time (compile excluded)"),
@@ -139,11 +179,11 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     pipeline("pipeline", cl::desc("Pass pipeline run on each new cache entry"),
              cl::init("kiln-eager"));
-static cl::opt<unsigned>
+static cl::opt<unsigned, false, UnsignedParser<unsigned>>
     cacheSizeLimit("cache-size-limit",
                    cl::desc("Entries per program before it stops recompiling"),
                    cl::init(8));
-static cl::opt<bool> frozen("frozen",
+static cl::opt<bool, false, BoolParser> frozen("frozen",
                             cl::desc("Never compile; misses run the fallback"));
 static cl::opt<std::string>
     dynamicMode("dynamic", cl::desc("auto (default), static or dynamic"),
@@ -153,10 +193,10 @@ static cl::list<std::string> markDynamic("mark-dynamic",
 static cl::list<std::string> markStatic("mark-static",
                                         cl::desc("ARG:DIM kept static"));
 // `--stats` is LLVM's statistics flag too; main() maps it to this option.
-static cl::opt<bool> printStats("program-stats",
+static cl::opt<bool, false, BoolParser> printStats("program-stats",
                                 cl::desc("Print the session statistics "
                                          "(also --stats)"));
-static cl::opt<bool> printEntries("print-entries",
+static cl::opt<bool, false, BoolParser> printEntries("print-entries",
                                   cl::desc("Print each cache entry's program"));
 static cl::opt<std::string> batchFile(
     "batch",
@@ -184,8 +224,19 @@ static std::string locString(Location loc) {
   return "kiln-run";
 }
 
+/// Reports a failure. The lines of `msg` after its first (diagnostics, a
+/// pipeline parser's context and caret) are printed first, then the one line
+/// `kiln-run: error: <first line>`: the last line of every failure names it.
 static int fail(const llvm::Twine &msg) {
-  llvm::errs() << "kiln-run: error: " << msg << "\n";
+  std::string text = msg.str();
+  auto [first, rest] = StringRef(text).split('\n');
+  rest = rest.rtrim("\n");
+  if (!rest.empty())
+    llvm::errs() << rest << "\n";
+  first = first.rtrim();
+  if (first.ends_with(":"))
+    first = first.drop_back();
+  llvm::errs() << "kiln-run: error: " << first << "\n";
   return 1;
 }
 
@@ -817,8 +868,24 @@ int main(int argc, char **argv) {
   for (const char *&a : argvCopy)
     if (StringRef(a) == "--stats" || StringRef(a) == "-stats")
       a = "--program-stats";
-  cl::ParseCommandLineOptions(argvCopy.size(), argvCopy.data(), "Kiln: run a function in the "
-                                          "reference interpreter\n");
+  // Option errors (an unknown option, "-3" for an unsigned one, a missing
+  // input file) end with the contract's error line too: LLVM's messages are
+  // collected and reported through fail().
+  std::string optionErrors;
+  llvm::raw_string_ostream optionErrorStream(optionErrors);
+  if (!cl::ParseCommandLineOptions(
+          argvCopy.size(), argvCopy.data(),
+          "Kiln: run a function in the reference interpreter\n",
+          &optionErrorStream)) {
+    // "kiln-run: for the --x option: ..." (each line starts with the
+    // program name): the first line is the error, the others follow it.
+    if (!badOptionValue.empty())
+      return fail(badOptionValue);
+    std::string prefix = llvm::sys::path::filename(argv[0]).str() + ": ";
+    auto [first, rest] = StringRef(optionErrors).split('\n');
+    first.consume_front(prefix);
+    return fail(first + (rest.trim().empty() ? "" : "\n") + rest.rtrim());
+  }
 
   DialectRegistry registry;
   registry.insert<kt::KTDialect, kg::KGDialect, func::FuncDialect, arith::ArithDialect,
