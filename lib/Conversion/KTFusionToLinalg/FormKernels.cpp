@@ -311,9 +311,18 @@ LogicalResult formKernel(kt::FusionOp fusion,
     cleanUp(fusion);
   }
 
-  // 3. Inline the body in place of the kt.fusion.
+  // 3. Inline the body in place of the kt.fusion. A yielded value may be a
+  // block argument (a result that folded to a group input: neg(neg(x)), an
+  // identity cast): it is replaced by the input itself, since inlining
+  // erases the block's arguments.
   auto yield = cast<kt::YieldOp>(body.getTerminator());
-  SmallVector<Value> results(yield.getOperands());
+  SmallVector<Value> results;
+  for (Value v : yield.getOperands()) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    results.push_back(arg && arg.getOwner() == &body
+                          ? fusion.getInputs()[arg.getArgNumber()]
+                          : v);
+  }
   rw.eraseOp(yield);
   rw.inlineBlockBefore(&body, fusion, fusion.getInputs());
   rw.replaceOp(fusion, results);

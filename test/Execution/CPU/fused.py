@@ -181,6 +181,20 @@ for shape in [(33, 45), (1025,)]:
     graph("horizontal %s" % (shape,), fn([ty], [ty, ty], body), [x],
           [np.exp(x.astype(np.float64)), np.sin(x.astype(np.float64))])
 
+# -- results that fold to a group input (neg(neg(x)), an identity cast) ---------
+for shape, ty in [((37, 21), None), ((9,), "tensor<?xf32>")]:
+    ty = ty or T(shape, "f32")
+    x = s.randn(*shape, special=True)
+    body = "\n".join([
+        "  %%0 = kt.neg %%arg0 : (%s) -> %s" % (ty, ty),
+        "  %%1 = kt.neg %%0 : (%s) -> %s" % (ty, ty),
+        "  %%2 = kt.cast %%1 {dtype = f32} : (%s) -> %s" % (ty, ty),
+        "  %%3 = kt.exp %%2 : (%s) -> %s" % (ty, ty),
+        "  return %%1, %%0, %%2, %%3 : %s, %s, %s, %s" % (ty, ty, ty, ty)])
+    X = x.astype(np.float64)
+    graph("folded results %s %s" % (shape, ty), fn([ty], [ty] * 4, body), [x],
+          [X, -X, X, np.exp(X)])
+
 # -- contraction + epilogue ------------------------------------------------------
 for m, k, n, xty in [(19, 13, 29, None), (64, 32, 48, None), (7, 5, 3, "tensor<?x5xf32>"),
                      (0, 4, 6, None)]:
