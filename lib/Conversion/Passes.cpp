@@ -50,6 +50,7 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   if (options.allowPartial)
     return;
   pm.addPass(createKilnVerifyNoKTPass());
+  pm.addPass(createKilnCPUVerifySupportedPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   bool opt = options.optimize;

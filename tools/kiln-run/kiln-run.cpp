@@ -25,6 +25,7 @@
 #include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Runtime/Session.h"
+#include "kiln/Transforms/Transforms.h"
 #include "kiln/Interpreter/Interpreter.h"
 #include "kiln/Support/NPY.h"
 #include "kiln/Support/OutputFiles.h"
@@ -206,22 +207,12 @@ static cl::opt<std::string> batchFile(
              "compiled together (one kiln-cpu run, one JIT module)"),
     cl::value_desc("spec"));
 
+/// The innermost source frame of `loc` (`file:line:col`, or the name of a
+/// NameLoc without a file location, as importers write them), or
+/// "kiln-run" when it has none.
 static std::string locString(Location loc) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  if (auto fl = dyn_cast<FileLineColLoc>(loc)) {
-    os << fl.getFilename().getValue() << ":" << fl.getLine() << ":"
-       << fl.getColumn();
-    return s;
-  }
-  if (auto nl = dyn_cast<NameLoc>(loc))
-    return locString(nl.getChildLoc());
-  if (auto cs = dyn_cast<CallSiteLoc>(loc))
-    return locString(cs.getCallee());
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    if (!fused.getLocations().empty())
-      return locString(fused.getLocations().front());
-  return "kiln-run";
+  std::string s = kiln::formatLocationStack(loc).front();
+  return s == "<unknown>" ? "kiln-run" : s;
 }
 
 /// Reports a failure. The lines of `msg` after its first (diagnostics, a

@@ -72,6 +72,21 @@ def KilnVerifyNoKTPass : Pass<"kiln-verify-no-kt", "::mlir::ModuleOp"> {
   }];
 }
 
+def KilnCPUVerifySupportedPass
+    : Pass<"kiln-cpu-verify-supported", "::mlir::ModuleOp"> {
+  let summary = "check that kiln-cpu can compile every op left after lowering";
+  let description = [{
+    The rest of the CPU backend contract, right after `kiln-verify-no-kt`
+    in `kiln-cpu` (`kiln::cpu::verifySupported`): reports every op that
+    the later passes cannot compile, at the op's location, naming what is
+    unsupported, and fails if there is one: ops of the `kg` dialect
+    (captured programs are host code; kiln-cpu compiles func.func graph
+    functions) and ops on tensors without a bufferization (e.g. `arith.negf`
+    on a tensor, which one-shot bufferization would reject with "op was not
+    bufferized").
+  }];
+}
+
 
 //===----------------------------------------------------------------------===//
 // Fast CPU code (lib/Conversion/CPU, docs/codegen.md "Fast CPU code")

@@ -17,6 +17,7 @@
 #include "kiln/Backend/CPU/RuntimeErrors.h"
 #include "llvm/ADT/DenseMap.h"
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -114,22 +115,11 @@ static void setBLASThreads(unsigned threads) {
 
 /// "file:line:col" of a location (callee of a call site, first of a fused
 /// location), else its printed form.
+/// Where a diagnostic of the pipeline is: the innermost source frame of the
+/// op's location (`file:line:col`, or the name of a NameLoc without one,
+/// as importers write them; kiln::formatLocationStack).
 static std::string locString(Location loc) {
-  if (auto fl = dyn_cast<FileLineColLoc>(loc))
-    return (fl.getFilename().getValue() + ":" + Twine(fl.getLine()) + ":" +
-            Twine(fl.getColumn()))
-        .str();
-  if (auto nl = dyn_cast<NameLoc>(loc))
-    return locString(nl.getChildLoc());
-  if (auto cs = dyn_cast<CallSiteLoc>(loc))
-    return locString(cs.getCallee());
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    if (!fused.getLocations().empty())
-      return locString(fused.getLocations().front());
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << loc;
-  return s;
+  return kiln::formatLocationStack(loc).front();
 }
 
 /// Fails, naming the value, when a tensor type in `module` has static dims

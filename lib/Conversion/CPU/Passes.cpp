@@ -1,7 +1,7 @@
 //===- Passes.cpp - Thin drivers of the fast-CPU passes -------------------===//
 //
 // Part of Kiln. kiln-select-matmul, kiln-cpu-conv-im2col,
-// kiln-cpu-pad-to-copy,
+// kiln-cpu-pad-to-copy, kiln-cpu-verify-supported,
 // kiln-cpu-tile-vectorize,
 // kiln-matmul-to-blas and kiln-cpu-lower-vectors: each a thin driver over
 // kiln/Conversion/CPU/CPUCodegen.h or upstream pattern sets.
@@ -32,6 +32,7 @@ namespace kiln {
 #define GEN_PASS_DEF_KILNMATMULTOBLASPASS
 #define GEN_PASS_DEF_KILNCPULOWERVECTORSPASS
 #define GEN_PASS_DEF_KILNINLINEALLOCASCOPESPASS
+#define GEN_PASS_DEF_KILNCPUVERIFYSUPPORTEDPASS
 #include "kiln/Conversion/Passes.h.inc"
 } // namespace kiln
 
@@ -184,6 +185,15 @@ struct LowerVectors
       if (failed(applyPartialConversion(fn, target, std::move(patterns))))
         return signalPassFailure();
     }
+  }
+};
+
+struct VerifySupported
+    : public kiln::impl::KilnCPUVerifySupportedPassBase<VerifySupported> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(kiln::cpu::verifySupported(getOperation())))
+      signalPassFailure();
   }
 };
 

@@ -155,6 +155,15 @@ unsigned padsAsFillAndCopy(mlir::Operation *root);
 void selectConvImpl(mlir::ModuleOp module, llvm::StringRef impl,
                     unsigned threads);
 
+/// The CPU backend contract after kiln-lower-to-linalg (and kernel
+/// formation): reports, at its location, every op that the rest of kiln-cpu
+/// cannot compile, and fails if there is one. Unsupported are: ops of the
+/// kg dialect (captured programs are host code: kiln-cpu compiles the
+/// func.func graph functions) and ops on tensors without a bufferization
+/// (e.g. `arith.negf` on a tensor: one-shot bufferization would stop with
+/// "op was not bufferized"). Regions of a reported op are not looked into.
+mlir::LogicalResult verifySupported(mlir::ModuleOp module);
+
 } // namespace kiln::cpu
 
 #endif // KILN_CONVERSION_CPU_CPUCODEGEN_H

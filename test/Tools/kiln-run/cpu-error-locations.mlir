@@ -1,0 +1,35 @@
+// RUN: not kiln-run %s --entry=named --backend=cpu --random-inputs 2>&1 | FileCheck %s --check-prefix=NAMED
+// RUN: not kiln-run %s --entry=named_file --backend=cpu --random-inputs 2>&1 | FileCheck %s --check-prefix=FILE
+// RUN: not kiln-run %s --entry=plain --backend=cpu --random-inputs 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: not kiln-run %s --entry=kt_named --backend=cpu --random-inputs 2>&1 | FileCheck %s --check-prefix=KT
+
+// Tests that a kiln-cpu failure names the failing op's own location: the
+// name of a NameLoc from an importer (it used to print "loc(unknown)"), the
+// file location inside a NameLoc, or the op's file:line:col.
+
+// NAMED: kiln-run: error: kiln-cpu failed on @named:
+// NAMED-NEXT: model.layer0.neg: 'arith.negf' op on tensors is not supported by kiln-cpu
+func.func @named(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kt.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = arith.negf %0 : tensor<4xf32> loc("model.layer0.neg")
+  return %1 : tensor<4xf32>
+}
+
+// FILE: model.py:12:3: 'arith.negf' op on tensors is not supported by kiln-cpu
+func.func @named_file(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %1 = arith.negf %x : tensor<4xf32> loc("model.layer1.neg"("model.py":12:3))
+  return %1 : tensor<4xf32>
+}
+
+// PLAIN: cpu-error-locations.mlir:[[@LINE+2]]:8: 'arith.negf' op on tensors is not supported by kiln-cpu
+func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %1 = arith.negf %x : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// KT: model.zeros_like: failed to legalize operation 'kt.alloc_ref'
+func.func @kt_named(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = kt.alloc_ref %x : (tensor<4xf32>) -> !kt.ref<4xf32> loc("model.zeros_like")
+  %v = kt.load %r : (!kt.ref<4xf32>) -> tensor<4xf32>
+  return %v : tensor<4xf32>
+}
