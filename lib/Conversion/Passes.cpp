@@ -34,6 +34,9 @@ using namespace mlir;
 
 void kiln::buildKilnCPUPipeline(OpPassManager &pm,
                                 const KilnCPUPipelineOptions &options) {
+  // User functions named like the runtime functions the lowering calls
+  // (@exp, @malloc, @cblas_sgemm) are renamed first.
+  pm.addPass(createKilnCPURenameReservedSymbolsPass());
   // Fusion: group kt ops into kernels, lower, form one forall per group.
   if (options.fuse) {
     // Products stay out of fused kernels unless they are generated code
@@ -129,6 +132,7 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   }
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createKilnCPURestoreInterfaceNamesPass());
 }
 
 void kiln::registerKilnCPUPipeline() {

@@ -87,6 +87,33 @@ def KilnCPUVerifySupportedPass
   }];
 }
 
+def KilnCPURenameReservedSymbolsPass
+    : Pass<"kiln-cpu-rename-reserved-symbols", "::mlir::ModuleOp"> {
+  let summary = "rename user symbols named like runtime functions (exp, malloc)";
+  let description = [{
+    First pass of `kiln-cpu` (`kiln::cpu::renameReservedSymbols`): every
+    function or global defined in the module whose name is one compiled
+    code may call as an external function (libm's `exp`, `log`, `cos`,
+    ...; `malloc`, `free`, `memcpy`; `kiln_cpu_runtime_error`,
+    `cblas_sgemm`, `memrefCopy`, `omp_*`, `__*`, `_mlir_*`) becomes
+    `kiln.user.<name>` (uses updated), so that the lowering's calls reach
+    the runtime function and not the user's. The renames are recorded in
+    the module attribute `kiln.renamed_symbols`.
+  }];
+}
+
+def KilnCPURestoreInterfaceNamesPass
+    : Pass<"kiln-cpu-restore-interface-names", "::mlir::ModuleOp"> {
+  let summary = "give C interface wrappers of renamed functions their names";
+  let description = [{
+    Last pass of `kiln-cpu` (`kiln::cpu::restoreInterfaceNames`): the
+    wrapper `_mlir_ciface_kiln.user.<name>` of a function renamed by
+    `kiln-cpu-rename-reserved-symbols` becomes `_mlir_ciface_<name>`, the
+    symbol the CPU backend (and C callers) look up; the function itself
+    keeps its new name. Drops `kiln.renamed_symbols`.
+  }];
+}
+
 
 //===----------------------------------------------------------------------===//
 // Fast CPU code (lib/Conversion/CPU, docs/codegen.md "Fast CPU code")

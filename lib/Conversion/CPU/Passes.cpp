@@ -2,6 +2,7 @@
 //
 // Part of Kiln. kiln-select-matmul, kiln-cpu-conv-im2col,
 // kiln-cpu-pad-to-copy, kiln-cpu-verify-supported,
+// kiln-cpu-rename-reserved-symbols, kiln-cpu-restore-interface-names,
 // kiln-cpu-tile-vectorize,
 // kiln-matmul-to-blas and kiln-cpu-lower-vectors: each a thin driver over
 // kiln/Conversion/CPU/CPUCodegen.h or upstream pattern sets.
@@ -33,6 +34,8 @@ namespace kiln {
 #define GEN_PASS_DEF_KILNCPULOWERVECTORSPASS
 #define GEN_PASS_DEF_KILNINLINEALLOCASCOPESPASS
 #define GEN_PASS_DEF_KILNCPUVERIFYSUPPORTEDPASS
+#define GEN_PASS_DEF_KILNCPURENAMERESERVEDSYMBOLSPASS
+#define GEN_PASS_DEF_KILNCPURESTOREINTERFACENAMESPASS
 #include "kiln/Conversion/Passes.h.inc"
 } // namespace kiln
 
@@ -194,6 +197,24 @@ struct VerifySupported
   void runOnOperation() override {
     if (failed(kiln::cpu::verifySupported(getOperation())))
       signalPassFailure();
+  }
+};
+
+struct RenameReservedSymbols
+    : public kiln::impl::KilnCPURenameReservedSymbolsPassBase<
+          RenameReservedSymbols> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::cpu::renameReservedSymbols(getOperation());
+  }
+};
+
+struct RestoreInterfaceNames
+    : public kiln::impl::KilnCPURestoreInterfaceNamesPassBase<
+          RestoreInterfaceNames> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::cpu::restoreInterfaceNames(getOperation());
   }
 };
 

@@ -164,6 +164,31 @@ void selectConvImpl(mlir::ModuleOp module, llvm::StringRef impl,
 /// "op was not bufferized"). Regions of a reported op are not looked into.
 mlir::LogicalResult verifySupported(mlir::ModuleOp module);
 
+/// True for the names of external functions compiled code may call: libm
+/// (`exp`, `cosf`, ...; convert-math-to-libm and LLVM's libcalls), the C
+/// library (`malloc`, `free`, `memcpy`, ...), MLIR's runtime (`memrefCopy`,
+/// `_mlir_*`), Kiln's (`kiln_cpu_*`), OpenBLAS (`cblas_*`, `openblas_*`),
+/// OpenMP (`omp_*`, `__kmpc_*`) and compiler-rt (`__*`).
+bool isReservedSymbol(llvm::StringRef name);
+
+/// The module attribute (a dictionary: new name -> user's name) recording
+/// the renames of renameReservedSymbols.
+inline constexpr llvm::StringLiteral kRenamedSymbolsAttr =
+    "kiln.renamed_symbols";
+
+/// Renames every symbol defined in `module` (a function with a body, a
+/// global) whose name is reserved (isReservedSymbol) to `kiln.user.<name>`
+/// (made unique), updating its uses, so that a user function `@exp` or
+/// `@malloc` is not taken for the libm / C library function the lowering
+/// calls. Records the renames in kRenamedSymbolsAttr. Returns how many.
+unsigned renameReservedSymbols(mlir::ModuleOp module);
+
+/// After the LLVM lowering: gives each C interface wrapper of a renamed
+/// function its user's name back (`_mlir_ciface_kiln.user.exp` ->
+/// `_mlir_ciface_exp`, what callers look up) and drops
+/// kRenamedSymbolsAttr.
+void restoreInterfaceNames(mlir::ModuleOp module);
+
 } // namespace kiln::cpu
 
 #endif // KILN_CONVERSION_CPU_CPUCODEGEN_H
