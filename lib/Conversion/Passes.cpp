@@ -54,6 +54,10 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
     return;
   pm.addPass(createKilnVerifyNoKTPass());
   pm.addPass(createKilnCPUVerifySupportedPass());
+  // Splat constants stay one scalar (a fill), never a dense global: as fills
+  // they are fused into their pointwise consumers, or tiled, vectorized and
+  // threaded like other linalg ops.
+  pm.addPass(createKilnCPUSplatsToFillsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   bool opt = options.optimize;
@@ -80,6 +84,8 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
+  // Again for splat constants that folds made since.
+  pm.addPass(createKilnCPUSplatsToFillsPass());
   // tensor.empty is not bufferizable: reuse destinations where possible,
   // allocate the rest.
   pm.addPass(bufferization::createEmptyTensorEliminationPass());

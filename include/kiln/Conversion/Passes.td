@@ -282,6 +282,23 @@ def KilnCPUTileVectorizePass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def KilnCPUSplatsToFillsPass
+    : Pass<"kiln-cpu-splats-to-fills", "::mlir::ModuleOp"> {
+  let summary = "splat tensor constants as tensor.empty + linalg.fill";
+  let description = [{
+    Right before bufferization in `kiln-cpu`
+    (`kiln::cpu::splatConstantsAsFills`): every `arith.constant` of a
+    splat tensor (`dense<1.5> : tensor<2147483648xf32>`) becomes
+    `linalg.fill` of the scalar into a `tensor.empty`, so that no dense
+    global of its elements is ever written out (bufferization would make
+    it a `memref.global`, which the LLVM translation materializes: 8 GiB
+    for 2^31 floats).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def KilnMatmulToBLASPass : Pass<"kiln-matmul-to-blas", "::mlir::ModuleOp"> {
   let summary = "replace bufferized matmuls marked openblas by cblas calls";
   let description = [{

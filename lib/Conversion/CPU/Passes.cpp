@@ -3,6 +3,7 @@
 // Part of Kiln. kiln-select-matmul, kiln-cpu-conv-im2col,
 // kiln-cpu-pad-to-copy, kiln-cpu-verify-supported,
 // kiln-cpu-rename-reserved-symbols, kiln-cpu-restore-interface-names,
+// kiln-cpu-splats-to-fills,
 // kiln-cpu-tile-vectorize,
 // kiln-matmul-to-blas and kiln-cpu-lower-vectors: each a thin driver over
 // kiln/Conversion/CPU/CPUCodegen.h or upstream pattern sets.
@@ -36,6 +37,7 @@ namespace kiln {
 #define GEN_PASS_DEF_KILNCPUVERIFYSUPPORTEDPASS
 #define GEN_PASS_DEF_KILNCPURENAMERESERVEDSYMBOLSPASS
 #define GEN_PASS_DEF_KILNCPURESTOREINTERFACENAMESPASS
+#define GEN_PASS_DEF_KILNCPUSPLATSTOFILLSPASS
 #include "kiln/Conversion/Passes.h.inc"
 } // namespace kiln
 
@@ -215,6 +217,14 @@ struct RestoreInterfaceNames
   using Base::Base;
   void runOnOperation() override {
     kiln::cpu::restoreInterfaceNames(getOperation());
+  }
+};
+
+struct SplatsToFills
+    : public kiln::impl::KilnCPUSplatsToFillsPassBase<SplatsToFills> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::cpu::splatConstantsAsFills(getOperation());
   }
 };
 

@@ -147,6 +147,15 @@ mlir::LogicalResult padAsFillAndCopy(mlir::RewriterBase &rewriter,
 /// pads with a per-element region stay. Returns how many were rewritten.
 unsigned padsAsFillAndCopy(mlir::Operation *root);
 
+/// Replaces every `arith.constant` of a splat tensor under `root` by
+/// tensor.empty + linalg.fill of the scalar, so that bufferization and the
+/// LLVM lowering never materialize its elements (a memref.global of 2^31
+/// floats is 8 GiB in the JIT's memory, at any size a copy of the data).
+/// Run right before bufferization: until then a splat constant stays one
+/// MLIR attribute, and pointwise consumers fold it into their bodies as a
+/// scalar. Returns how many were replaced.
+unsigned splatConstantsAsFills(mlir::Operation *root);
+
 /// Chooses every f32/f64 2-D linalg conv's implementation: impl is "im2col",
 /// "direct" or "auto" (chooseConvImpl). Convs that stay get
 /// kiln.conv_impl = "direct"; convs inside an scf.forall (kiln-fuse kernel
