@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace kiln {
@@ -57,6 +58,49 @@ void kiln::configureKTToLinalgTarget(ConversionTarget &target,
   target.addLegalOp<kt::FusionOp, kt::YieldOp>();
 }
 
+/// The most static type compatible with both `declared` and `inferred`
+/// (ranked tensors of one rank): each dim static in either is static.
+static RankedTensorType meet(RankedTensorType declared,
+                             RankedTensorType inferred) {
+  SmallVector<int64_t> shape(declared.getShape());
+  for (auto [d, i] : llvm::zip(shape, inferred.getShape()))
+    if (ShapedType::isDynamic(d))
+      d = i;
+  return declared.clone(shape);
+}
+
+unsigned kiln::refineKTResultTypes(Operation *root) {
+  unsigned n = 0;
+  root->walk([&](Operation *op) {
+    auto infer = dyn_cast<InferTypeOpInterface>(op);
+    if (!infer || !isa<kt::KTDialect>(op->getDialect()))
+      return;
+    SmallVector<Type> inferred;
+    if (failed(infer.inferReturnTypes(
+            op->getContext(), op->getLoc(), op->getOperands(),
+            op->getAttrDictionary(), op->getPropertiesStorage(),
+            op->getRegions(), inferred)) ||
+        inferred.size() != op->getNumResults())
+      return;
+    OpBuilder b = OpBuilder::atBlockBegin(op->getBlock());
+    b.setInsertionPointAfter(op);
+    for (auto [r, t] : llvm::zip(op->getResults(), inferred)) {
+      auto declared = dyn_cast<RankedTensorType>(r.getType());
+      auto inf = dyn_cast<RankedTensorType>(t);
+      if (!declared || !inf || declared.getRank() != inf.getRank())
+        continue;
+      RankedTensorType refined = meet(declared, inf);
+      if (refined == declared)
+        continue;
+      r.setType(refined);
+      auto cast = tensor::CastOp::create(b, op->getLoc(), declared, r);
+      r.replaceAllUsesExcept(cast, cast);
+      ++n;
+    }
+  });
+  return n;
+}
+
 LogicalResult kiln::lowerKTToLinalg(Operation *root, bool allowPartial) {
   MLIRContext *ctx = root->getContext();
   // Functions holding kt ops: their arguments become read-only buffers.
@@ -70,6 +114,10 @@ LogicalResult kiln::lowerKTToLinalg(Operation *root, bool allowPartial) {
     if (hasKT)
       funcs.push_back(f);
   });
+  // The patterns build each op's inferred type (a declared `?` where
+  // inference knows the size would make their expand_shapes and inits
+  // invalid); users keep the declared type through a tensor.cast.
+  refineKTResultTypes(root);
   ConversionTarget target(*ctx);
   configureKTToLinalgTarget(target, allowPartial);
   RewritePatternSet patterns(ctx);

@@ -31,6 +31,15 @@ void populateKTToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void configureKTToLinalgTarget(mlir::ConversionTarget &target,
                                bool allowPartial);
 
+/// Declared result types less static than the inferred ones (`tensor<?x1xf32>`
+/// for a sum of `tensor<2x3xf32>`, which the verifiers accept): every kt op
+/// under `root` whose result type has a `?` where type inference gives a
+/// size gets the inferred size, and a `tensor.cast` back to the declared
+/// type replaces its uses. So the lowering patterns, which build the
+/// inferred type, never see a less static result. Returns how many results
+/// were refined. Called by lowerKTToLinalg.
+unsigned refineKTResultTypes(mlir::Operation *root);
+
 /// Lowers every kt op under `root`; fails naming the first op that could not
 /// be lowered unless `allowPartial`.
 llvm::LogicalResult lowerKTToLinalg(mlir::Operation *root, bool allowPartial);
