@@ -22,7 +22,9 @@
 
 #include "kiln/Conversion/CPU/CPUCodegen.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -38,6 +40,22 @@
 #include <thread>
 
 using namespace mlir;
+
+/// Whether every result of `op` is a reduction whose combiner has a neutral
+/// element, the condition of upstream's partial-reduction tiling
+/// (generateInitialTensorForPartialReduction), checked first because
+/// upstream reports a failure as an error diagnostic ("Failed to get an
+/// identity value for the reduction operation"), which kiln-opt would print
+/// although the op only stays scalar (cross_entropy's label smoothing).
+static bool hasNeutralCombiners(linalg::LinalgOp op) {
+  for (unsigned i = 0; i < op.getNumDpsInits(); ++i) {
+    SmallVector<Operation *, 4> combiners;
+    if (!matchReduction(op.getRegionOutputArgs(), i, combiners) ||
+        combiners.size() != 1 || !arith::getNeutralElement(combiners[0]))
+      return false;
+  }
+  return true;
+}
 
 unsigned kiln::cpu::hostVectorBits() {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
@@ -257,7 +275,7 @@ void registerTile(RewriterBase &rewriter, linalg::LinalgOp op,
       return;
     }
     auto partial = dyn_cast<PartialReductionOpInterface>(row.getOperation());
-    if (!partial)
+    if (!partial || !hasNeutralCombiners(row))
       return;
     SmallVector<OpFoldResult> ts(n, rewriter.getIndexAttr(0));
     ts[n - 1] = rewriter.getIndexAttr(v);
