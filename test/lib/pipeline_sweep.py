@@ -1,31 +1,35 @@
 """Runs every test program of the repository through every named pipeline.
 
-    python3 -m pipeline_sweep ROOT_DIR... [--pipeline=P]... [--jobs=N] [-v]
+    python3 -m pipeline_sweep ROOT_DIR... [--pipeline=FLAG]... [--jobs=N] [-v]
 
 Collects every `.mlir` file under the given directories. A file whose RUN
 lines use `-split-input-file` is split at `// -----` into its chunks, like
-kiln-opt does. A chunk is a program when `kiln-opt` parses and verifies it
-(so the `-verify-diagnostics` inputs that the parser or a verifier rejects,
-and files of `not kiln-opt` RUN lines that fail to parse, are skipped; a
-valid program that some pass rejects on purpose is kept: a pipeline must
-reject it cleanly too).
+kiln-opt does; `expected-*` annotations are dropped (they are for
+-verify-diagnostics runs). A chunk is a program when `kiln-opt` parses and
+verifies it: the inputs that the parser or a verifier rejects on purpose
+are skipped, while a valid program that some pass rejects on purpose is
+kept (a pipeline must reject it cleanly too).
 
-Each program is run through each pipeline (`kiln-opt -split-input-file
--PIPELINE`, one process per file and pipeline, files in parallel). Outcomes
-per chunk:
+Every program goes through every pipeline. To keep this cheap (kiln-opt's
+start-up dominates), the programs of all files are concatenated into one
+`-split-input-file` buffer, cut into --jobs parts run in parallel: one
+kiln-opt process per part and pipeline. Diagnostics are mapped back to the
+file and chunk by line. A part that crashes is rerun one chunk at a time
+to name the chunk. Outcomes per chunk:
 
-* ok: exit 0 (the pass manager verifies the IR after every pass);
-* diagnosed: exit 1 with errors that are all at a location in the program
-  (`file:line:col` or a named location) and are not verifier failures of IR
-  the pipeline built: allowed, listed with -v (e.g. "failed to legalize
-  operation 'kt.alloc_ref'" in kiln-cpu, a pass precondition);
+* ok: no error (the pass manager verifies the IR after every pass);
+* diagnosed: errors that are all at a location of the program (a
+  `file:line:col` or a named location) and about an op of the program (a
+  kt/kg op, or an op written on that line): allowed, listed with -v (e.g.
+  "failed to legalize operation 'kt.alloc_ref'" in kiln-cpu, a pass
+  precondition);
 * failure: a crash (a signal, "PLEASE submit a bug report", an exit code
-  above 1), an error at `loc(unknown)`, or a verifier failure of an op that
-  the pipeline created (an error naming a non-kt/kg op, or an upstream
-  pass's internal failure such as "op was not bufferized").
+  above 1, a time-out), an error without a location, an error naming an op
+  that the program does not have there (a verifier failure of IR the
+  pipeline built: "'tensor.expand_shape' op expected ...") or an upstream
+  pass's internal failure ("op was not bufferized").
 
-When a file's run crashes, its chunks are rerun one by one to name the
-chunk. Exits 1 if any failure was found.
+Exits 1 if there was a failure.
 """
 
 import argparse
@@ -34,12 +38,11 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 KILN_OPT = os.path.join(os.environ.get("KILN_TOOLS_DIR", ""), "kiln-opt")
 
-# The named pipelines (and the passes that are one phase of them), as
-# kiln-opt flags.
+# The named pipelines, and the passes that are whole phases of them (where
+# they do not apply they must say so cleanly), as kiln-opt flags.
 PIPELINES = [
     "-kiln-eager",
     "-kiln-aot-eager",
@@ -48,187 +51,212 @@ PIPELINES = [
     "-kiln-autodiff",
     "-kiln-fuse",
     "-kiln-cpu",
+    "-kiln-cpu=fuse=false",
 ]
 
+SEPARATOR = "// -----"
 SPLIT = re.compile(r"^// -----\s*$", re.M)
 EXPECTED = re.compile(r"//\s*expected-(error|warning|note|remark)\b.*$", re.M)
-# "<file>:<line>:<col>: error: <message>"
+# "<file>:<line>:<col>: error: <message>"; a location without a file
+# prints as "<unknown>:0: error: loc("name"): <message>".
 DIAG = re.compile(r"^(.*?):(\d+):(\d+): error: (.*)$")
-# An error kiln-opt prints with no source location.
-UNKNOWN_LOC = re.compile(r"^(loc\(unknown\)|<unknown>|error): ")
+NO_FILE = re.compile(r"^<unknown>:0: error: (.*)$")
+NAMED = re.compile(r"^(loc\(.*?\)): (.*)$")
 # The op an error is about: "'tensor.expand_shape' op ...".
-OP_NAMED = re.compile(r"^'([a-z_0-9]+)\.[a-z_0-9.]+' op ")
+OP_NAMED = re.compile(r"^'(([a-z_0-9]+)\.[a-z_0-9.]+)' op ")
 # Messages of upstream passes failing on IR that Kiln built: never a clean
 # diagnosis of the user's program.
 INTERNAL = [
     "op was not bufferized",
     "failed to bufferize",
     "operand type mismatch",
-    "see current operation",
 ]
 CLEAN_DIALECTS = {"kt", "kg"}
+TIMEOUT = 300
 
 
-def run_opt(args, text=None, path=None, timeout=300):
-    cmd = [KILN_OPT] + args + ([path] if path else ["-"])
+class Chunk:
+    """One program: its `lines` (annotations dropped), from line
+    `first_line` of `path`."""
+
+    def __init__(self, path, first_line, lines):
+        self.path, self.first_line, self.lines = path, first_line, lines
+        self.text = "\n".join(lines)
+        code = [i for i, l in enumerate(lines)
+                if l.strip() and not l.lstrip().startswith("//")]
+        self.label = "%s:%d" % (path, first_line + (code[0] if code else 0))
+
+
+def chunks_of(path):
+    text = EXPECTED.sub("// (annotation)", open(path).read())
+    lines = text.splitlines()
+    if not any("-split-input-file" in l for l in lines if "RUN:" in l):
+        return [Chunk(path, 1, lines)]
+    out, cur, first = [], [], 1
+    for i, l in enumerate(lines, 1):
+        if SPLIT.match(l):
+            out.append(Chunk(path, first, cur))
+            cur, first = [], i + 1
+        else:
+            cur.append(l)
+    out.append(Chunk(path, first, cur))
+    return out
+
+
+class Buffer:
+    """Chunks joined into one -split-input-file buffer; maps its lines back
+    to the chunks."""
+
+    def __init__(self, chunks):
+        self.chunks = chunks
+        self.starts, self.lines = [], []
+        for k, c in enumerate(chunks):
+            if k:
+                self.lines.append(SEPARATOR)
+            self.starts.append(len(self.lines) + 1)
+            self.lines += c.lines
+        self.text = "\n".join(self.lines) + "\n"
+
+    def chunk_at(self, line):
+        for c, start in zip(reversed(self.chunks), reversed(self.starts)):
+            if line >= start:
+                return c
+        return None
+
+    def source(self, line):
+        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+
+
+def run_opt(args, text):
     try:
-        p = subprocess.run(cmd, input=text, capture_output=True, text=True,
-                           timeout=timeout)
+        p = subprocess.run([KILN_OPT, "-split-input-file", "-o", os.devnull]
+                           + args + ["-"], input=text, capture_output=True,
+                           text=True, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
-        return 124, "timed out after %d s" % timeout
+        return 124, "timed out after %d s" % TIMEOUT
     return p.returncode, p.stderr
 
 
 def crashed(rc, err):
-    return rc < 0 or rc > 1 or "PLEASE submit a bug report" in err or \
-        "Stack dump" in err
+    return (rc < 0 or rc > 1 or "PLEASE submit a bug report" in err
+            or "Stack dump" in err)
 
 
-def uses_split(text):
-    return any("-split-input-file" in l for l in text.splitlines()
-               if "RUN:" in l)
+class Diag:
+    """One error: `line` in the buffer (None without one), `named` (a
+    location without a file, e.g. loc("model.layer0")), `message`."""
+
+    def __init__(self, line, named, message):
+        self.line, self.named, self.message = line, named, message
 
 
-class Chunk:
-    def __init__(self, path, index, first_line, text):
-        self.path, self.index, self.first_line, self.text = \
-            path, index, first_line, text
-        self.last_line = first_line + text.count("\n")
-
-    def label(self):
-        return "%s:%d" % (self.path, self.first_line)
-
-
-def chunks_of(path, text):
-    if not uses_split(text):
-        return [Chunk(path, 0, 1, EXPECTED.sub("// (annotation)", text))]
-    out, line, pos = [], 1, 0
-    for i, m in enumerate(list(SPLIT.finditer(text)) + [None]):
-        end = m.start() if m else len(text)
-        part = text[pos:end]
-        # expected-* annotations are for -verify-diagnostics runs only.
-        part = EXPECTED.sub("// (annotation)", part)
-        out.append(Chunk(path, i, line, part))
-        if m:
-            line += text[pos:m.end()].count("\n")
-            pos = m.end()
-    return out
-
-
-def padded(chunks, keep):
-    """The file's text with the chunks not in `keep` blanked (same lines), so
-    that diagnostics keep the original line numbers."""
-    parts = []
-    for c in chunks:
-        parts.append(c.text if c.index in keep else "\n" * c.text.count("\n"))
-    return "// -----".join(parts)
-
-
-def chunk_at(chunks, line):
-    for c in chunks:
-        if c.first_line <= line <= c.last_line:
-            return c
-    return None
-
-
-def diagnostics(err, name):
-    """(line or None, message) for each error kiln-opt printed; line is the
-    line in the program when the error's location is in file `name`."""
+def diagnostics(err):
     out = []
     for l in err.splitlines():
+        u = NO_FILE.match(l)
         m = DIAG.match(l)
-        if m:
-            f = m.group(1)
-            out.append((int(m.group(2)) if f == name else None, f,
-                        m.group(4)))
-        elif UNKNOWN_LOC.match(l) or " error: " in l and not m:
-            out.append((None, "", l))
+        if u:
+            n = NAMED.match(u.group(1))
+            out.append(Diag(None, n.group(1), n.group(2)) if n
+                       else Diag(None, None, u.group(1)))
+        elif m:
+            line = int(m.group(2)) if m.group(1) == "<stdin>" else None
+            out.append(Diag(line, None, m.group(4)))
+        elif " error: " in l or l.startswith("error: "):
+            out.append(Diag(None, None, l))
     return out
 
 
-def classify(diag):
-    """None for a clean diagnosis, else why it is a failure."""
-    line, f, msg = diag
-    if line is None and (not f or f.startswith("loc(unknown)")):
-        return "error without a location: " + msg
-    if any(s in msg for s in INTERNAL):
-        return "internal error: " + msg
-    m = OP_NAMED.match(msg)
-    if m and m.group(1) not in CLEAN_DIALECTS:
-        return "verifier failure of generated IR: " + msg
+def classify(d, source):
+    """None for a clean diagnosis of the program, else why it is a failure.
+    `source` is the text the error's location points at (the line, or for a
+    named location the whole program): an error naming an op of another
+    dialect than kt/kg is clean only if that op is written there."""
+    if d.line is None and d.named is None:
+        return "error without a location: " + d.message
+    if any(s in d.message for s in INTERNAL):
+        return "internal error: " + d.message
+    m = OP_NAMED.match(d.message)
+    if m and m.group(2) not in CLEAN_DIALECTS and m.group(1) not in source:
+        return "verifier failure of IR the pipeline built: " + d.message
     return None
 
 
-def valid_chunks(path, text, chunks):
-    """The indices of the chunks that parse and verify."""
-    if len(chunks) == 1:
-        rc, _ = run_opt([], text=text)
-        return {0} if rc == 0 else set()
-    rc, err = run_opt(["-split-input-file"], text=text)
-    bad, unmapped = set(), False
-    if rc != 0:
-        for line, f, _ in diagnostics(err, "<stdin>"):
-            c = chunk_at(chunks, line) if line else None
-            if c is None:
-                unmapped = True
-            else:
-                bad.add(c.index)
-    if unmapped or crashed(rc, err):
-        bad = set()
-        for c in chunks:
-            if run_opt([], text=c.text)[0] != 0:
-                bad.add(c.index)
-    return {c.index for c in chunks} - bad
-
-
-def sweep_file(path, pipelines):
-    """[(pipeline, chunk label, outcome, detail)] for one file."""
-    with open(path) as f:
-        text = f.read()
-    chunks = chunks_of(path, text)
-    keep = valid_chunks(path, text, chunks)
-    if not keep:
-        return [], 0
-    body = padded(chunks, keep)
-    results = []
-    for pipe in pipelines:
-        args = ["-split-input-file", pipe, "-o", os.devnull]
-        rc, err = run_opt(args, text=body)
-        if rc == 0:
-            continue
-        if crashed(rc, err):
-            # Name the chunk(s): rerun them one by one.
-            for c in chunks:
-                if c.index not in keep:
-                    continue
-                crc, cerr = run_opt([pipe, "-o", os.devnull],
-                                    text="\n" * (c.first_line - 1) + c.text)
-                if crashed(crc, cerr):
-                    first = [l for l in cerr.splitlines() if l.strip()][:3]
-                    results.append((pipe, c.label(), "failure",
-                                    "crash (exit %d): %s" %
-                                    (crc, " | ".join(first))))
-                elif crc != 0:
-                    results += judge(pipe, chunks, cerr)
-            continue
-        results += judge(pipe, chunks, err)
-    return results, len(keep)
-
-
-def judge(pipe, chunks, err):
-    out = []
-    for d in diagnostics(err, "<stdin>"):
-        c = chunk_at(chunks, d[0]) if d[0] else None
-        label = c.label() if c else chunks[0].path
-        why = classify(d)
-        if why:
-            out.append((pipe, label, "failure", why))
-        else:
-            out.append((pipe, label, "diagnosed", d[2]))
-    if not out:
-        out.append((pipe, chunks[0].path, "failure",
-                    "exit 1 without an error: " + err.strip()[:200]))
+def parts(chunks, n):
+    """`chunks` cut into at most n runs of about equal text size."""
+    total = sum(len(c.text) for c in chunks) or 1
+    out, cur, size = [], [], 0
+    for c in chunks:
+        cur.append(c)
+        size += len(c.text)
+        if size >= total / n and len(out) < n - 1:
+            out.append(cur)
+            cur, size = [], 0
+    if cur:
+        out.append(cur)
     return out
+
+
+def run_part(args, chunks):
+    """[(chunk, rc, [Diag], buffer)] for `chunks` run by one process, or
+    one by one when it crashes."""
+    buf = Buffer(chunks)
+    rc, err = run_opt(args, buf.text)
+    if not crashed(rc, err):
+        return [(None, rc, err, buf)]
+    if len(chunks) == 1:
+        return [(chunks[0], rc, err, buf)]
+    out = []
+    for c in chunks:
+        out += run_part(args, [c])
+    return out
+
+
+def sweep(chunks, args, jobs):
+    """{chunk: [(kind, detail)]}: kind "failure" or "diagnosed"."""
+    found = {}
+    with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
+        runs = [r for rs in ex.map(lambda p: run_part(args, p),
+                                   parts(chunks, jobs)) for r in rs]
+    for chunk, rc, err, buf in runs:
+        if chunk is not None and crashed(rc, err):
+            first = [l for l in err.splitlines() if l.strip()][:2]
+            found.setdefault(chunk, []).append(
+                ("failure", "crash (exit %d): %s" % (rc, " | ".join(first))))
+            continue
+        diags = diagnostics(err)
+        for d in diags:
+            c = buf.chunk_at(d.line) if d.line else (chunk or None)
+            if c is None and d.named:
+                # A named location: the chunk whose text has the name.
+                name = d.named[len('loc("'):].split('"')[0]
+                c = next((x for x in buf.chunks if name in x.text), None)
+            source = buf.source(d.line) if d.line else (c.text if c else "")
+            why = classify(d, source)
+            key = c or buf.chunks[0]
+            found.setdefault(key, []).append(
+                ("failure", why) if why else ("diagnosed", d.message))
+        if rc != 0 and not diags:
+            found.setdefault(chunk or buf.chunks[0], []).append(
+                ("failure", "exit %d without an error: %s" % (rc, err.strip()[:300])))
+    return found
+
+
+def invalid_chunks(chunks, jobs):
+    """The chunks kiln-opt does not parse and verify. A part with an error
+    that no line ties to a chunk is checked one chunk at a time."""
+    def check(part):
+        buf = Buffer(part)
+        rc, err = run_opt([], buf.text)
+        if rc == 0:
+            return set()
+        diags = diagnostics(err)
+        if crashed(rc, err) or not diags or any(d.line is None for d in diags):
+            return {c for c in part if run_opt([], Buffer([c]).text)[0] != 0}
+        return {buf.chunk_at(d.line) for d in diags}
+
+    with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
+        return set().union(*ex.map(check, parts(chunks, jobs)))
 
 
 def main(argv=None):
@@ -244,22 +272,28 @@ def main(argv=None):
         for d, _, names in os.walk(root):
             files += [os.path.join(d, n) for n in names if n.endswith(".mlir")]
     files.sort()
-    failures, diagnosed, programs = [], [], 0
-    with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        for path, (res, n) in zip(files, ex.map(
-                lambda p: sweep_file(p, pipelines), files)):
-            programs += n
-            for r in res:
-                (failures if r[2] == "failure" else diagnosed).append(r)
-    rel = lambda p: os.path.relpath(p)
-    for pipe, label, _, why in failures:
-        print("FAIL %s %s: %s" % (pipe, rel(label), why))
+    base = os.path.dirname(os.path.abspath(a.roots[0]))
+    chunks = [c for f in files for c in chunks_of(f)]
+    # Programs: the chunks that parse and verify.
+    invalid = invalid_chunks(chunks, a.jobs)
+    programs = [c for c in chunks if c not in invalid]
+    failures, diagnosed = [], []
+    for pipe in pipelines:
+        found = sweep(programs, [pipe], a.jobs)
+        for c in programs:
+            for kind, detail in found.get(c, []):
+                (failures if kind == "failure" else diagnosed).append(
+                    (pipe, os.path.relpath(os.path.abspath(c.label), base),
+                     detail))
+    for r in failures:
+        print("FAIL %s %s: %s" % r)
     if a.verbose:
-        for pipe, label, _, msg in diagnosed:
-            print("diagnosed %s %s: %s" % (pipe, rel(label), msg))
-    print("pipeline sweep: %d files, %d programs, %d pipelines: %d failures, "
-          "%d diagnosed errors" % (len(files), programs, len(pipelines),
-                                   len(failures), len(diagnosed)))
+        for r in diagnosed:
+            print("diagnosed %s %s: %s" % r)
+    print("pipeline sweep: %d files, %d programs (%d chunks skipped: not "
+          "valid IR), %d pipelines: %d failures, %d diagnosed errors" % (
+              len(files), len(programs), len(invalid), len(pipelines),
+              len(failures), len(diagnosed)))
     return 1 if failures else 0
 
 
