@@ -7,8 +7,8 @@
 // name of a NameLoc from an importer (it used to print "loc(unknown)"), the
 // file location inside a NameLoc, or the op's file:line:col.
 
-// NAMED: kiln-run: error: kiln-cpu failed on @named:
-// NAMED-NEXT: model.layer0.neg: 'arith.negf' op on tensors is not supported by kiln-cpu
+// NAMED: model.layer0.neg: 'arith.negf' op on tensors is not supported by kiln-cpu
+// NAMED-NEXT: kiln-run: error: kiln-cpu failed on @named
 func.func @named(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = kt.exp %x : (tensor<4xf32>) -> tensor<4xf32>
   %1 = arith.negf %0 : tensor<4xf32> loc("model.layer0.neg")
