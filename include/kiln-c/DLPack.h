@@ -4,8 +4,10 @@
 |* specification (https://dmlc.github.io/dlpack/latest/) lays them out, so a  *|
 |* DLTensor from NumPy, PyTorch or any DLPack producer can be passed as is.   *|
 |*                                                                            *|
-|* Only the plain descriptors are declared here (no DLManagedTensor: the C    *|
-|* API never takes ownership of a caller's memory).                           *|
+|* The C API never takes ownership of a caller's memory; it hands results    *|
+|* out as DLManagedTensor (kilnTensorListGetManaged), the DLPack form that   *|
+|* frameworks (torch.utils.dlpack.from_dlpack, numpy.from_dlpack) adopt      *|
+|* without a copy.                                                            *|
 |*                                                                            *|
 |* A program that already includes the real <dlpack/dlpack.h> either includes *|
 |* it before this header, or defines KILN_HAVE_DLPACK (and includes it        *|
@@ -66,6 +68,14 @@ typedef struct {
   int64_t *strides;
   uint64_t byte_offset;
 } DLTensor;
+
+/// A DLTensor with an owner: whoever holds it calls `deleter(self)` once
+/// when done, which frees the tensor (its data, shape and this struct).
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
 
 #ifdef __cplusplus
 }

@@ -48,7 +48,7 @@ extern "C" {
 /// additions; the major version changes when something is removed or
 /// changes meaning.
 #define KILN_C_API_VERSION_MAJOR 0
-#define KILN_C_API_VERSION_MINOR 1
+#define KILN_C_API_VERSION_MINOR 2
 
 /// The version of the library linked: (major << 16) | minor. A program built
 /// against this header should check that the major versions agree.
@@ -137,6 +137,18 @@ KILN_CAPI_EXPORTED size_t kilnTensorListSize(KilnTensorList list);
 /// share a buffer).
 KILN_CAPI_EXPORTED const DLTensor *kilnTensorListGet(KilnTensorList list,
                                                      size_t index);
+
+/// Tensor `index` of `list` as a new DLManagedTensor that shares its buffer
+/// (no copy) and is owned by the caller: the caller (or the framework it
+/// hands it to, e.g. torch.utils.dlpack.from_dlpack through a "dltensor"
+/// PyCapsule) calls its `deleter` exactly once. It stays valid after the list
+/// is destroyed; the buffer is freed when both are gone. The same layout
+/// rules as kilnTensorListGet apply; the data may be written by the owner
+/// (other results of the same call may share it). Fails on a null list, an
+/// index out of range or a NULL `out`. Since API version 0.2.
+KILN_CAPI_EXPORTED KilnStatus kilnTensorListGetManaged(KilnTensorList list,
+                                                       size_t index,
+                                                       DLManagedTensor **out);
 
 /// Appends a copy of `tensor` to `list`: its elements are copied (honoring
 /// strides and byte_offset) into a new compact buffer owned by the list, so

@@ -466,6 +466,41 @@ const DLTensor *kilnTensorListGet(KilnTensorList list, size_t index) {
   return &l->items[index]->dl;
 }
 
+namespace {
+/// What a DLManagedTensor handed out owns: the tensor (a reference to the
+/// list item's buffer) and its descriptor.
+struct ManagedItem {
+  DLManagedTensor managed;
+  ListItem item;
+};
+} // namespace
+
+KilnStatus kilnTensorListGetManaged(KilnTensorList list, size_t index,
+                                    DLManagedTensor **out) {
+  if (out)
+    *out = nullptr;
+  TensorListImpl *l = unwrap(list);
+  if (!l)
+    return makeStatus("kilnTensorListGetManaged: list is null");
+  if (!out)
+    return makeStatus("kilnTensorListGetManaged: out is NULL");
+  if (index >= l->items.size())
+    return makeStatus("kilnTensorListGetManaged: index " +
+                      std::to_string(index) + " is out of range (the list "
+                      "has " + std::to_string(l->items.size()) + " tensors)");
+  auto *m = new ManagedItem();
+  m->item.tensor = l->items[index]->tensor;
+  describe(m->item);
+  m->managed.dl_tensor = m->item.dl;
+  m->managed.manager_ctx = m;
+  m->managed.deleter = [](DLManagedTensor *self) {
+    if (self)
+      delete static_cast<ManagedItem *>(self->manager_ctx);
+  };
+  *out = &m->managed;
+  return KilnStatus{nullptr};
+}
+
 KilnStatus kilnTensorListAppend(KilnTensorList list, const DLTensor *tensor) {
   TensorListImpl *l = unwrap(list);
   if (!l)
