@@ -9,6 +9,7 @@
 #include "DecomposeUtils.h"
 
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Support/OpNames.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -44,7 +45,7 @@ LogicalResult resolveKeepList(MLIRContext *ctx, Location loc,
   bool ok = true;
   for (const std::string &name : names) {
     std::optional<RegisteredOperationName> info =
-        RegisteredOperationName::lookup(name, ctx);
+        lookupRegisteredOp(ctx, name);
     if (!info) {
       emitError(loc) << "kiln-decompose: 'keep' names '" << name
                      << "', which is not a registered op";

@@ -11,6 +11,7 @@
 
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Support/OpNames.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -52,7 +53,7 @@ LogicalResult kiln::verifyDisallowList(MLIRContext *ctx,
   bool ok = true;
   for (const std::string &name : names) {
     std::optional<RegisteredOperationName> info =
-        RegisteredOperationName::lookup(name, ctx);
+        lookupRegisteredOp(ctx, name);
     if (!info) {
       emitError(loc) << "disallow: '" << name
                      << "' is not a registered op, so it cannot be in a "
