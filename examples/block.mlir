@@ -36,7 +36,7 @@ func.func @block(%x: tensor<8x16xf32>, %ln1_w: tensor<16xf32>, %ln1_b: tensor<16
   %n2 = kt.layer_norm %h weight %ln2_w bias %ln2_b {normalized_shape = [16]}
       : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
   %up = kt.linear %n2, %w1_s, %b1 : (tensor<8x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<8x32xf32>
-  %act = kt.gelu %up {approximate = #kt<approximate tanh>} : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  %act = kt.gelu %up {approximate = #kt.approximate<tanh>} : (tensor<8x32xf32>) -> tensor<8x32xf32>
   %down = kt.linear %act, %w2_s, %b2 : (tensor<8x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<8x16xf32>
   %y = kt.add %h, %down : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
   return %y : tensor<8x16xf32>

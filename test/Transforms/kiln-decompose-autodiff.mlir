@@ -27,8 +27,8 @@ func.func @norms(%x: tensor<4x6xf32>, %w: tensor<6xf32>, %b: tensor<6xf32>, %m: 
 func.func @losses(%x: tensor<5x4xf32>, %t: tensor<5xi64>, %w: tensor<4xf32> {kg.requires_grad = false}) -> (tensor<f32>, tensor<f32>, tensor<5xf32>) attributes {kg.differentiate} {
   %0 = kt.cross_entropy %x, %t, %w {label_smoothing = 0.1 : f64, ignore_index = 2} : (tensor<5x4xf32>, tensor<5xi64>, tensor<4xf32>) -> tensor<f32>
   %lp = kt.log_softmax %x {dim = 1} : (tensor<5x4xf32>) -> tensor<5x4xf32>
-  %1 = kt.nll_loss %lp, %t, %w {reduction = #kt<reduction sum>} : (tensor<5x4xf32>, tensor<5xi64>, tensor<4xf32>) -> tensor<f32>
-  %2 = kt.cross_entropy %x, %t {reduction = #kt<reduction none>, ignore_index = 0} : (tensor<5x4xf32>, tensor<5xi64>) -> tensor<5xf32>
+  %1 = kt.nll_loss %lp, %t, %w {reduction = #kt.reduction<sum>} : (tensor<5x4xf32>, tensor<5xi64>, tensor<4xf32>) -> tensor<f32>
+  %2 = kt.cross_entropy %x, %t {reduction = #kt.reduction<none>, ignore_index = 0} : (tensor<5x4xf32>, tensor<5xi64>) -> tensor<5xf32>
   return %0, %1, %2 : tensor<f32>, tensor<f32>, tensor<5xf32>
 }
 
@@ -47,7 +47,7 @@ func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x
 func.func @misc(%x: tensor<3x5xf32>, %w: tensor<4x5xf32>, %b: tensor<4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3xf32>, tensor<4xf32>) attributes {kg.differentiate} {
   %0 = kt.linear %x, %w, %b : (tensor<3x5xf32>, tensor<4x5xf32>, tensor<4xf32>) -> tensor<3x4xf32>
   %1 = kt.gelu %0 : (tensor<3x4xf32>) -> tensor<3x4xf32>
-  %2 = kt.gelu %0 {approximate = #kt<approximate tanh>} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %2 = kt.gelu %0 {approximate = #kt.approximate<tanh>} : (tensor<3x4xf32>) -> tensor<3x4xf32>
   %3 = kt.silu %0 : (tensor<3x4xf32>) -> tensor<3x4xf32>
   %4 = kt.var %1 {dim = [1]} : (tensor<3x4xf32>) -> tensor<3xf32>
   %5 = kt.logsumexp %2 {dim = [0]} : (tensor<3x4xf32>) -> tensor<4xf32>

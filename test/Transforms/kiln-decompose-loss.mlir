@@ -44,7 +44,7 @@ func.func @nll(%x: tensor<4x3xf32>, %t: tensor<4xi64>) -> tensor<f32> {
 // CHECK: %[[R:.*]] = kt.sum %[[LZ]] : (tensor<4xf32>) -> tensor<f32>
 // CHECK: return %[[R]]
 func.func @nll_weight(%x: tensor<4x3xf32>, %t: tensor<4xi64>, %w: tensor<3xf32>) -> tensor<f32> {
-  %0 = kt.nll_loss %x, %t, %w {reduction = #kt<reduction sum>} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> tensor<f32>
+  %0 = kt.nll_loss %x, %t, %w {reduction = #kt.reduction<sum>} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 

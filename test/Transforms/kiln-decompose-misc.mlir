@@ -37,7 +37,7 @@ func.func @gelu(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK: %[[R:.*]] = kt.cast %{{.*}} {dtype = f16} : (tensor<4xf32>) -> tensor<4xf16>
 // CHECK: return %[[R]]
 func.func @gelu_tanh(%x: tensor<4xf16>) -> tensor<4xf16> {
-  %0 = kt.gelu %x {approximate = #kt<approximate tanh>} : (tensor<4xf16>) -> tensor<4xf16>
+  %0 = kt.gelu %x {approximate = #kt.approximate<tanh>} : (tensor<4xf16>) -> tensor<4xf16>
   return %0 : tensor<4xf16>
 }
 

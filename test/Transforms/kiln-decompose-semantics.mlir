@@ -140,11 +140,11 @@ func.func @nll_mean(%x: tensor<5x3xf32>, %t: tensor<5xi64>) -> tensor<f32> {
   return %0 : tensor<f32>
 }
 func.func @nll_sum(%x: tensor<5x3xf32>, %t: tensor<5xi64>) -> tensor<f32> {
-  %0 = kt.nll_loss %x, %t {reduction = #kt<reduction sum>} : (tensor<5x3xf32>, tensor<5xi64>) -> tensor<f32>
+  %0 = kt.nll_loss %x, %t {reduction = #kt.reduction<sum>} : (tensor<5x3xf32>, tensor<5xi64>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 func.func @nll_none(%x: tensor<5x3xf32>, %t: tensor<5xi64>, %w: tensor<3xf32>) -> tensor<5xf32> {
-  %0 = kt.nll_loss %x, %t, %w {reduction = #kt<reduction none>, ignore_index = 1} : (tensor<5x3xf32>, tensor<5xi64>, tensor<3xf32>) -> tensor<5xf32>
+  %0 = kt.nll_loss %x, %t, %w {reduction = #kt.reduction<none>, ignore_index = 1} : (tensor<5x3xf32>, tensor<5xi64>, tensor<3xf32>) -> tensor<5xf32>
   return %0 : tensor<5xf32>
 }
 func.func @nll_weight_mean(%x: tensor<6x3xf32>, %t: tensor<6xi64>, %w: tensor<3xf32>) -> tensor<f32> {
@@ -158,15 +158,15 @@ func.func @nll_ignore_mean(%x: tensor<6x3xf32>, %t: tensor<6xi64>, %w: tensor<3x
 }
 func.func @nll_vector(%x: tensor<3xf32>, %t: tensor<i64>) -> (tensor<f32>, tensor<f32>) {
   %0 = kt.nll_loss %x, %t : (tensor<3xf32>, tensor<i64>) -> tensor<f32>
-  %1 = kt.nll_loss %x, %t {reduction = #kt<reduction sum>, ignore_index = 0} : (tensor<3xf32>, tensor<i64>) -> tensor<f32>
+  %1 = kt.nll_loss %x, %t {reduction = #kt.reduction<sum>, ignore_index = 0} : (tensor<3xf32>, tensor<i64>) -> tensor<f32>
   return %0, %1 : tensor<f32>, tensor<f32>
 }
 func.func @nll_vector_none(%x: tensor<3xf32>, %t: tensor<i64>, %w: tensor<3xf32>) -> tensor<f32> {
-  %0 = kt.nll_loss %x, %t, %w {reduction = #kt<reduction none>} : (tensor<3xf32>, tensor<i64>, tensor<3xf32>) -> tensor<f32>
+  %0 = kt.nll_loss %x, %t, %w {reduction = #kt.reduction<none>} : (tensor<3xf32>, tensor<i64>, tensor<3xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 func.func @nll_spatial(%x: tensor<2x3x4x2xf32>, %t: tensor<2x4x2xi64>, %w: tensor<3xf32>) -> (tensor<2x4x2xf32>, tensor<f32>) {
-  %0 = kt.nll_loss %x, %t, %w {reduction = #kt<reduction none>, ignore_index = 2} : (tensor<2x3x4x2xf32>, tensor<2x4x2xi64>, tensor<3xf32>) -> tensor<2x4x2xf32>
+  %0 = kt.nll_loss %x, %t, %w {reduction = #kt.reduction<none>, ignore_index = 2} : (tensor<2x3x4x2xf32>, tensor<2x4x2xi64>, tensor<3xf32>) -> tensor<2x4x2xf32>
   %1 = kt.nll_loss %x, %t, %w {ignore_index = 2} : (tensor<2x3x4x2xf32>, tensor<2x4x2xi64>, tensor<3xf32>) -> tensor<f32>
   return %0, %1 : tensor<2x4x2xf32>, tensor<f32>
 }
@@ -187,11 +187,11 @@ func.func @ce_weight_ignore(%x: tensor<5x3xf32>, %t: tensor<5xi64>, %w: tensor<3
   return %0 : tensor<f32>
 }
 func.func @ce_none(%x: tensor<5x3xf32>, %t: tensor<5xi64>) -> tensor<5xf32> {
-  %0 = kt.cross_entropy %x, %t {reduction = #kt<reduction none>} : (tensor<5x3xf32>, tensor<5xi64>) -> tensor<5xf32>
+  %0 = kt.cross_entropy %x, %t {reduction = #kt.reduction<none>} : (tensor<5x3xf32>, tensor<5xi64>) -> tensor<5xf32>
   return %0 : tensor<5xf32>
 }
 func.func @ce_sum_ls(%x: tensor<5x3xf32>, %t: tensor<5xi64>) -> tensor<f32> {
-  %0 = kt.cross_entropy %x, %t {reduction = #kt<reduction sum>, label_smoothing = 0.2 : f64} : (tensor<5x3xf32>, tensor<5xi64>) -> tensor<f32>
+  %0 = kt.cross_entropy %x, %t {reduction = #kt.reduction<sum>, label_smoothing = 0.2 : f64} : (tensor<5x3xf32>, tensor<5xi64>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 func.func @ce_mean_ls(%x: tensor<5x3xf32>, %t: tensor<5xi64>) -> tensor<f32> {
@@ -200,21 +200,21 @@ func.func @ce_mean_ls(%x: tensor<5x3xf32>, %t: tensor<5xi64>) -> tensor<f32> {
 }
 func.func @ce_weight_ls(%x: tensor<5x3xf32>, %t: tensor<5xi64>, %w: tensor<3xf32>) -> (tensor<f32>, tensor<f32>) {
   %0 = kt.cross_entropy %x, %t, %w {label_smoothing = 0.3 : f64, ignore_index = 1} : (tensor<5x3xf32>, tensor<5xi64>, tensor<3xf32>) -> tensor<f32>
-  %1 = kt.cross_entropy %x, %t, %w {label_smoothing = 1.0 : f64, reduction = #kt<reduction sum>} : (tensor<5x3xf32>, tensor<5xi64>, tensor<3xf32>) -> tensor<f32>
+  %1 = kt.cross_entropy %x, %t, %w {label_smoothing = 1.0 : f64, reduction = #kt.reduction<sum>} : (tensor<5x3xf32>, tensor<5xi64>, tensor<3xf32>) -> tensor<f32>
   return %0, %1 : tensor<f32>, tensor<f32>
 }
 func.func @ce_none_ls_ignore(%x: tensor<5x3xf32>, %t: tensor<5xi64>, %w: tensor<3xf32>) -> tensor<5xf32> {
-  %0 = kt.cross_entropy %x, %t, %w {reduction = #kt<reduction none>, label_smoothing = 0.25 : f64, ignore_index = 2} : (tensor<5x3xf32>, tensor<5xi64>, tensor<3xf32>) -> tensor<5xf32>
+  %0 = kt.cross_entropy %x, %t, %w {reduction = #kt.reduction<none>, label_smoothing = 0.25 : f64, ignore_index = 2} : (tensor<5x3xf32>, tensor<5xi64>, tensor<3xf32>) -> tensor<5xf32>
   return %0 : tensor<5xf32>
 }
 func.func @ce_spatial_ls(%x: tensor<2x3x4xf32>, %t: tensor<2x4xi64>) -> (tensor<f32>, tensor<2x4xf32>) {
   %0 = kt.cross_entropy %x, %t {label_smoothing = 0.1 : f64} : (tensor<2x3x4xf32>, tensor<2x4xi64>) -> tensor<f32>
-  %1 = kt.cross_entropy %x, %t {label_smoothing = 0.1 : f64, reduction = #kt<reduction none>} : (tensor<2x3x4xf32>, tensor<2x4xi64>) -> tensor<2x4xf32>
+  %1 = kt.cross_entropy %x, %t {label_smoothing = 0.1 : f64, reduction = #kt.reduction<none>} : (tensor<2x3x4xf32>, tensor<2x4xi64>) -> tensor<2x4xf32>
   return %0, %1 : tensor<f32>, tensor<2x4xf32>
 }
 func.func @ce_vector(%x: tensor<3xf32>, %t: tensor<i64>, %p: tensor<3xf32>) -> (tensor<f32>, tensor<f32>, tensor<f32>) {
   %0 = kt.cross_entropy %x, %t : (tensor<3xf32>, tensor<i64>) -> tensor<f32>
-  %1 = kt.cross_entropy %x, %t {label_smoothing = 0.1 : f64, reduction = #kt<reduction none>} : (tensor<3xf32>, tensor<i64>) -> tensor<f32>
+  %1 = kt.cross_entropy %x, %t {label_smoothing = 0.1 : f64, reduction = #kt.reduction<none>} : (tensor<3xf32>, tensor<i64>) -> tensor<f32>
   %sp = kt.softmax %p {dim = 0} : (tensor<3xf32>) -> tensor<3xf32>
   %2 = kt.cross_entropy %x, %sp {label_smoothing = 0.1 : f64} : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
   return %0, %1, %2 : tensor<f32>, tensor<f32>, tensor<f32>
@@ -235,11 +235,11 @@ func.func @ce_prob_ls_weight(%x: tensor<4x5x2xf64>, %p: tensor<4x5x2xf64>, %w: t
   return %0 : tensor<f64>
 }
 func.func @ce_prob_none(%x: tensor<4x5xf32>, %p: tensor<4x5xf32>) -> tensor<4xf32> {
-  %0 = kt.cross_entropy %x, %p {reduction = #kt<reduction none>, label_smoothing = 0.5 : f64} : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4xf32>
+  %0 = kt.cross_entropy %x, %p {reduction = #kt.reduction<none>, label_smoothing = 0.5 : f64} : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 func.func @ce_prob_sum(%x: tensor<4x5xf32>, %p: tensor<4x5xf32>, %w: tensor<5xf32>) -> tensor<f32> {
-  %0 = kt.cross_entropy %x, %p, %w {reduction = #kt<reduction sum>} : (tensor<4x5xf32>, tensor<4x5xf32>, tensor<5xf32>) -> tensor<f32>
+  %0 = kt.cross_entropy %x, %p, %w {reduction = #kt.reduction<sum>} : (tensor<4x5xf32>, tensor<4x5xf32>, tensor<5xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 
@@ -297,17 +297,17 @@ func.func @gelu(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %0 : tensor<4x8xf32>
 }
 func.func @gelu_tanh(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = kt.gelu %x {approximate = #kt<approximate tanh>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %0 = kt.gelu %x {approximate = #kt.approximate<tanh>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
 func.func @gelu_f64(%x: tensor<16xf64>) -> (tensor<16xf64>, tensor<16xf64>) {
   %0 = kt.gelu %x : (tensor<16xf64>) -> tensor<16xf64>
-  %1 = kt.gelu %x {approximate = #kt<approximate tanh>} : (tensor<16xf64>) -> tensor<16xf64>
+  %1 = kt.gelu %x {approximate = #kt.approximate<tanh>} : (tensor<16xf64>) -> tensor<16xf64>
   return %0, %1 : tensor<16xf64>, tensor<16xf64>
 }
 func.func @gelu_f16(%x: tensor<16xf16>) -> (tensor<16xf16>, tensor<16xf16>) {
   %0 = kt.gelu %x : (tensor<16xf16>) -> tensor<16xf16>
-  %1 = kt.gelu %x {approximate = #kt<approximate tanh>} : (tensor<16xf16>) -> tensor<16xf16>
+  %1 = kt.gelu %x {approximate = #kt.approximate<tanh>} : (tensor<16xf16>) -> tensor<16xf16>
   return %0, %1 : tensor<16xf16>, tensor<16xf16>
 }
 func.func @gelu_bf16(%x: tensor<16xbf16>) -> tensor<16xbf16> {
@@ -433,7 +433,7 @@ func.func @dyn_ce_ls(%x: tensor<?x?xf32>, %t: tensor<?xi64>) -> tensor<f32> {
   return %0 : tensor<f32>
 }
 func.func @dyn_nll(%x: tensor<?x?xf32>, %t: tensor<?xi64>, %w: tensor<?xf32>) -> (tensor<?xf32>, tensor<f32>) {
-  %0 = kt.nll_loss %x, %t, %w {reduction = #kt<reduction none>, ignore_index = 1} : (tensor<?x?xf32>, tensor<?xi64>, tensor<?xf32>) -> tensor<?xf32>
+  %0 = kt.nll_loss %x, %t, %w {reduction = #kt.reduction<none>, ignore_index = 1} : (tensor<?x?xf32>, tensor<?xi64>, tensor<?xf32>) -> tensor<?xf32>
   %1 = kt.nll_loss %x, %t, %w {ignore_index = 1} : (tensor<?x?xf32>, tensor<?xi64>, tensor<?xf32>) -> tensor<f32>
   return %0, %1 : tensor<?xf32>, tensor<f32>
 }

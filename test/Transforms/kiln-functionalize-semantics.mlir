@@ -92,7 +92,7 @@ func.func @ints(%x: !kt.ref<4x3xi64>, %d: tensor<3xi64>) {
   %one = kt.constant {value = dense<1> : tensor<3xi64>} : () -> tensor<3xi64>
   %dd = kt.add %d, %one : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
   %v = kt.view_slice %x {start = 1} : (!kt.ref<4x3xi64>) -> !kt.ref<3x3xi64>
-  kt.div_ %v, %dd {rounding_mode = #kt<rounding_mode floor>} : (!kt.ref<3x3xi64>, tensor<3xi64>) -> ()
+  kt.div_ %v, %dd {rounding_mode = #kt.rounding_mode<floor>} : (!kt.ref<3x3xi64>, tensor<3xi64>) -> ()
   %w = kt.view_select %x {dim = 0, index = 0} : (!kt.ref<4x3xi64>) -> !kt.ref<3xi64>
   kt.mul_ %w, %d : (!kt.ref<3xi64>, tensor<3xi64>) -> ()
   return

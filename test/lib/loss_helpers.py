@@ -46,7 +46,7 @@ def run(op, x, t, w, elem, reduction, ignore_index=None, ls=None, **kw):
     prob = np.issubdtype(t.dtype, np.floating)
     elems = [elem, elem if prob else ("i32" if t.dtype == np.int32 else "i64")]
     elems += [elem] if w is not None else []
-    attrs = ["reduction = #kt<reduction %s>" % reduction]
+    attrs = ["reduction = #kt.reduction<%s>" % reduction]
     kwargs = dict(weight=T(w), reduction=reduction)
     if ignore_index is not None:
         attrs.append("ignore_index = %d" % ignore_index)

@@ -143,7 +143,7 @@ func.func @cross_entropy(%x: tensor<4x3xf32>, %t: tensor<4xi64>) -> tensor<f32> 
 // CHECK-LABEL: func.func @div
 // CHECK-NOT: kt.
 func.func @div(%a: tensor<2x3xi64>, %b: tensor<3xi64>) -> tensor<2x3xi64> {
-  %r = kt.div %a, %b {rounding_mode = #kt<rounding_mode floor>} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  %r = kt.div %a, %b {rounding_mode = #kt.rounding_mode<floor>} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
   return %r : tensor<2x3xi64>
 }
 
@@ -234,7 +234,7 @@ func.func @ge(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xi1> {
 // CHECK-LABEL: func.func @gelu
 // CHECK-NOT: kt.
 func.func @gelu(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %r = kt.gelu %a {approximate = #kt<approximate tanh>} : (tensor<4xf32>) -> tensor<4xf32>
+  %r = kt.gelu %a {approximate = #kt.approximate<tanh>} : (tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
 
@@ -395,7 +395,7 @@ func.func @neg(%a: tensor<4xi32>) -> tensor<4xi32> {
 // CHECK-LABEL: func.func @nll_loss
 // CHECK-NOT: kt.
 func.func @nll_loss(%x: tensor<4x3xf32>, %t: tensor<4xi64>) -> tensor<f32> {
-  %r = kt.nll_loss %x, %t {reduction = #kt<reduction sum>, ignore_index = 0} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+  %r = kt.nll_loss %x, %t {reduction = #kt.reduction<sum>, ignore_index = 0} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
   return %r : tensor<f32>
 }
 

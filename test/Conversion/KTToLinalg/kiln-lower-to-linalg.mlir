@@ -206,7 +206,7 @@ func.func @concat_dim1(%a: tensor<2x3xf32>, %b: tensor<2x2xf32>) -> tensor<2x5xf
 // CHECK-NOT: scf.if
 // CHECK: arith.divf
 func.func @div_int_checked(%x: tensor<4xi32>, %y: tensor<4xi32>, %f: tensor<4xf32>) -> (tensor<4xi32>, tensor<4xf32>) {
-  %r = kt.div %x, %y {rounding_mode = #kt<rounding_mode trunc>} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %r = kt.div %x, %y {rounding_mode = #kt.rounding_mode<trunc>} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   %q = kt.div %f, %f : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %r, %q : tensor<4xi32>, tensor<4xf32>
 }

@@ -49,7 +49,7 @@ func.func @nll_mean_weighted(%x: tensor<5x4xf32>, %t: tensor<5xi64>, %w: tensor<
 // CHECK: arith.truncf {{.*}} : f64 to f32
 // CHECK: arith.truncf {{.*}} : f32 to f16
 func.func @ce_spatial_none(%x: tensor<2x3x5xf16>, %t: tensor<2x5xi32>) -> tensor<2x5xf16> {
-  %r = kt.cross_entropy %x, %t {reduction = #kt<reduction none>} : (tensor<2x3x5xf16>, tensor<2x5xi32>) -> tensor<2x5xf16>
+  %r = kt.cross_entropy %x, %t {reduction = #kt.reduction<none>} : (tensor<2x3x5xf16>, tensor<2x5xi32>) -> tensor<2x5xf16>
   return %r : tensor<2x5xf16>
 }
 
@@ -67,7 +67,7 @@ func.func @ce_spatial_none(%x: tensor<2x3x5xf16>, %t: tensor<2x5xi32>) -> tensor
 // CHECK: arith.constant 8.000000e-01 : f64
 // CHECK: tensor.from_elements
 func.func @ce_smoothing(%x: tensor<4x3xf32>, %t: tensor<4xi64>, %w: tensor<3xf32>) -> tensor<f32> {
-  %r = kt.cross_entropy %x, %t, %w {reduction = #kt<reduction sum>, label_smoothing = 2.000000e-01 : f64} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> tensor<f32>
+  %r = kt.cross_entropy %x, %t, %w {reduction = #kt.reduction<sum>, label_smoothing = 2.000000e-01 : f64} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> tensor<f32>
   return %r : tensor<f32>
 }
 

@@ -176,6 +176,6 @@ func.func @where_not_broadcastable(%c: tensor<2xi1>, %a: tensor<3xf32>, %b: tens
 func.func @gelu_bad_approximate(%a: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+2 {{expected ::kiln::kt::GeluApproximate to be one of: none, tanh}}
   // expected-error @+1 {{failed to parse KT_GeluApproximateAttr parameter 'value'}}
-  %0 = kt.gelu %a {approximate = #kt<approximate erf>} : (tensor<3xf32>) -> tensor<3xf32>
+  %0 = kt.gelu %a {approximate = #kt.approximate<erf>} : (tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }

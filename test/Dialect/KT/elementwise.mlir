@@ -467,7 +467,7 @@ func.func @isnan_i64(%a: tensor<?x2xi64>) -> tensor<?x2xi1> {
 // CHECK: kt.gelu %{{.*}} : (tensor<2x?xf32>) -> tensor<2x?xf32>
 func.func @gelu_default(%a: tensor<2x?xf32>) -> tensor<2x?xf32> {
   %0 = kt.gelu %a : (tensor<2x?xf32>) -> tensor<2x?xf32>
-  %1 = kt.gelu %0 {approximate = #kt<approximate none>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  %1 = kt.gelu %0 {approximate = #kt.approximate<none>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
   return %1 : tensor<2x?xf32>
 }
 
@@ -475,9 +475,9 @@ func.func @gelu_default(%a: tensor<2x?xf32>) -> tensor<2x?xf32> {
 
 // Tests that kt.gelu's approximate = tanh round-trips.
 // CHECK-LABEL: func.func @gelu_tanh
-// CHECK: kt.gelu %{{.*}} {approximate = #kt<approximate tanh>} : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK: kt.gelu %{{.*}} {approximate = #kt.approximate<tanh>} : (tensor<3xf64>) -> tensor<3xf64>
 func.func @gelu_tanh(%a: tensor<3xf64>) -> tensor<3xf64> {
-  %0 = kt.gelu %a {approximate = #kt<approximate tanh>} : (tensor<3xf64>) -> tensor<3xf64>
+  %0 = kt.gelu %a {approximate = #kt.approximate<tanh>} : (tensor<3xf64>) -> tensor<3xf64>
   return %0 : tensor<3xf64>
 }
 
@@ -970,14 +970,14 @@ func.func @logical_or_i1(%a: tensor<i1>, %b: tensor<2xi1>) -> tensor<2xi1> {
 // Tests that kt.div round-trips without and with each rounding_mode.
 // CHECK-LABEL: func.func @div
 // CHECK: kt.div %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
-// CHECK: kt.div %{{.*}}, %{{.*}} {rounding_mode = #kt<rounding_mode floor>} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
-// CHECK: kt.div %{{.*}}, %{{.*}} {rounding_mode = #kt<rounding_mode trunc>} : (tensor<?xi64>, tensor<1xi64>) -> tensor<?xi64>
-// CHECK: kt.div %{{.*}}, %{{.*}} {rounding_mode = #kt<rounding_mode floor>} : (tensor<?xi64>, tensor<1xi64>) -> tensor<?xi64>
+// CHECK: kt.div %{{.*}}, %{{.*}} {rounding_mode = #kt.rounding_mode<floor>} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK: kt.div %{{.*}}, %{{.*}} {rounding_mode = #kt.rounding_mode<trunc>} : (tensor<?xi64>, tensor<1xi64>) -> tensor<?xi64>
+// CHECK: kt.div %{{.*}}, %{{.*}} {rounding_mode = #kt.rounding_mode<floor>} : (tensor<?xi64>, tensor<1xi64>) -> tensor<?xi64>
 func.func @div(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %c: tensor<?xi64>, %d: tensor<1xi64>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<?xi64>, tensor<?xi64>) {
   %0 = kt.div %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
-  %1 = kt.div %a, %b {rounding_mode = #kt<rounding_mode floor>} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
-  %2 = kt.div %c, %d {rounding_mode = #kt<rounding_mode trunc>} : (tensor<?xi64>, tensor<1xi64>) -> tensor<?xi64>
-  %3 = kt.div %c, %d {rounding_mode = #kt<rounding_mode floor>} : (tensor<?xi64>, tensor<1xi64>) -> tensor<?xi64>
+  %1 = kt.div %a, %b {rounding_mode = #kt.rounding_mode<floor>} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %2 = kt.div %c, %d {rounding_mode = #kt.rounding_mode<trunc>} : (tensor<?xi64>, tensor<1xi64>) -> tensor<?xi64>
+  %3 = kt.div %c, %d {rounding_mode = #kt.rounding_mode<floor>} : (tensor<?xi64>, tensor<1xi64>) -> tensor<?xi64>
   return %0, %1, %2, %3 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<?xi64>, tensor<?xi64>
 }
 

@@ -147,7 +147,7 @@ func.func @nll_loss_weight(%x: tensor<4x3xf32>, %t: tensor<4xi64>, %w: tensor<4x
 func.func @nll_loss_result_none(%x: tensor<4x3xf32>, %t: tensor<4xi64>) -> tensor<f32> {
   // expected-error @+2 {{'kt.nll_loss' op inferred type(s) 'tensor<4xf32>' are incompatible}}
   // expected-error @+1 {{'kt.nll_loss' op failed to infer returned types}}
-  %0 = kt.nll_loss %x, %t {reduction = #kt<reduction none>} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+  %0 = kt.nll_loss %x, %t {reduction = #kt.reduction<none>} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 

@@ -60,14 +60,14 @@ func.func @batch_norm(%x: tensor<2x3x4x5xf32>, %m: tensor<3xf32>, %v: tensor<3xf
 
 // CHECK-LABEL: func.func @nll_loss
 // CHECK: kt.nll_loss %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
-// CHECK: kt.nll_loss %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = 1 : i64, reduction = #kt<reduction sum>} : (tensor<4x3xf32>, tensor<4xi32>, tensor<3xf32>) -> tensor<f32>
-// CHECK: kt.nll_loss %{{.*}}, %{{.*}} {reduction = #kt<reduction none>} : (tensor<?x3x5x6xf64>, tensor<2x5x?xi64>) -> tensor<2x5x6xf64>
-// CHECK: kt.nll_loss %{{.*}}, %{{.*}} {reduction = #kt<reduction none>} : (tensor<3xf16>, tensor<i64>) -> tensor<f16>
+// CHECK: kt.nll_loss %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = 1 : i64, reduction = #kt.reduction<sum>} : (tensor<4x3xf32>, tensor<4xi32>, tensor<3xf32>) -> tensor<f32>
+// CHECK: kt.nll_loss %{{.*}}, %{{.*}} {reduction = #kt.reduction<none>} : (tensor<?x3x5x6xf64>, tensor<2x5x?xi64>) -> tensor<2x5x6xf64>
+// CHECK: kt.nll_loss %{{.*}}, %{{.*}} {reduction = #kt.reduction<none>} : (tensor<3xf16>, tensor<i64>) -> tensor<f16>
 func.func @nll_loss(%x: tensor<4x3xf32>, %t: tensor<4xi64>, %t32: tensor<4xi32>, %w: tensor<3xf32>, %y: tensor<?x3x5x6xf64>, %ty: tensor<2x5x?xi64>, %z: tensor<3xf16>, %tz: tensor<i64>) -> (tensor<f32>, tensor<f32>, tensor<2x5x6xf64>, tensor<f16>) {
   %0 = kt.nll_loss %x, %t : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
-  %1 = kt.nll_loss %x, %t32, %w {reduction = #kt<reduction sum>, ignore_index = 1} : (tensor<4x3xf32>, tensor<4xi32>, tensor<3xf32>) -> tensor<f32>
-  %2 = kt.nll_loss %y, %ty {reduction = #kt<reduction none>} : (tensor<?x3x5x6xf64>, tensor<2x5x?xi64>) -> tensor<2x5x6xf64>
-  %3 = kt.nll_loss %z, %tz {reduction = #kt<reduction none>} : (tensor<3xf16>, tensor<i64>) -> tensor<f16>
+  %1 = kt.nll_loss %x, %t32, %w {reduction = #kt.reduction<sum>, ignore_index = 1} : (tensor<4x3xf32>, tensor<4xi32>, tensor<3xf32>) -> tensor<f32>
+  %2 = kt.nll_loss %y, %ty {reduction = #kt.reduction<none>} : (tensor<?x3x5x6xf64>, tensor<2x5x?xi64>) -> tensor<2x5x6xf64>
+  %3 = kt.nll_loss %z, %tz {reduction = #kt.reduction<none>} : (tensor<3xf16>, tensor<i64>) -> tensor<f16>
   return %0, %1, %2, %3 : tensor<f32>, tensor<f32>, tensor<2x5x6xf64>, tensor<f16>
 }
 
@@ -75,14 +75,14 @@ func.func @nll_loss(%x: tensor<4x3xf32>, %t: tensor<4xi64>, %t32: tensor<4xi32>,
 
 // CHECK-LABEL: func.func @cross_entropy
 // CHECK: kt.cross_entropy %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
-// CHECK: kt.cross_entropy %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f64, reduction = #kt<reduction none>} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> tensor<4xf32>
-// CHECK: kt.cross_entropy %{{.*}}, %{{.*}} {reduction = #kt<reduction none>} : (tensor<?x3x5xbf16>, tensor<2x3x?xbf16>) -> tensor<2x5xbf16>
-// CHECK: kt.cross_entropy %{{.*}}, %{{.*}} {reduction = #kt<reduction sum>} : (tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+// CHECK: kt.cross_entropy %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f64, reduction = #kt.reduction<none>} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> tensor<4xf32>
+// CHECK: kt.cross_entropy %{{.*}}, %{{.*}} {reduction = #kt.reduction<none>} : (tensor<?x3x5xbf16>, tensor<2x3x?xbf16>) -> tensor<2x5xbf16>
+// CHECK: kt.cross_entropy %{{.*}}, %{{.*}} {reduction = #kt.reduction<sum>} : (tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
 func.func @cross_entropy(%x: tensor<4x3xf32>, %t: tensor<4xi64>, %w: tensor<3xf32>, %y: tensor<?x3x5xbf16>, %p: tensor<2x3x?xbf16>, %z: tensor<3xf64>, %pz: tensor<3xf64>) -> (tensor<f32>, tensor<4xf32>, tensor<2x5xbf16>, tensor<f64>) {
   %0 = kt.cross_entropy %x, %t : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
-  %1 = kt.cross_entropy %x, %t, %w {reduction = #kt<reduction none>, ignore_index = 0, label_smoothing = 0.1} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> tensor<4xf32>
-  %2 = kt.cross_entropy %y, %p {reduction = #kt<reduction none>} : (tensor<?x3x5xbf16>, tensor<2x3x?xbf16>) -> tensor<2x5xbf16>
-  %3 = kt.cross_entropy %z, %pz {reduction = #kt<reduction sum>} : (tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+  %1 = kt.cross_entropy %x, %t, %w {reduction = #kt.reduction<none>, ignore_index = 0, label_smoothing = 0.1} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> tensor<4xf32>
+  %2 = kt.cross_entropy %y, %p {reduction = #kt.reduction<none>} : (tensor<?x3x5xbf16>, tensor<2x3x?xbf16>) -> tensor<2x5xbf16>
+  %3 = kt.cross_entropy %z, %pz {reduction = #kt.reduction<sum>} : (tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
   return %0, %1, %2, %3 : tensor<f32>, tensor<4xf32>, tensor<2x5xbf16>, tensor<f64>
 }
 

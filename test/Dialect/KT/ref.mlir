@@ -68,7 +68,7 @@ func.func @views(%r: !kt.ref<2x3x4xf32>, %s: !kt.ref<3x1xf32>, %d: !kt.ref<?x4xf
 // CHECK: kt.sub_ %{{.*}}, %{{.*}} : (!kt.ref<2x3xf32>, tensor<2x3xf32>) -> ()
 // CHECK: kt.mul_ %{{.*}}, %{{.*}} : (!kt.ref<2x3xf32>, tensor<f32>) -> ()
 // CHECK: kt.div_ %{{.*}}, %{{.*}} : (!kt.ref<2x3xf32>, tensor<2x1xf32>) -> ()
-// CHECK: kt.div_ %{{.*}}, %{{.*}} {rounding_mode = #kt<rounding_mode floor>} : (!kt.ref<4xi64>, tensor<4xi64>) -> ()
+// CHECK: kt.div_ %{{.*}}, %{{.*}} {rounding_mode = #kt.rounding_mode<floor>} : (!kt.ref<4xi64>, tensor<4xi64>) -> ()
 // CHECK: kt.view_slice
 // CHECK: kt.copy_ %{{.*}}, %{{.*}} : (!kt.ref<1x3xf32>, tensor<3xf32>) -> ()
 // CHECK: kt.zero_ %{{.*}} : (!kt.ref<2x3xf32>) -> ()
@@ -85,7 +85,7 @@ func.func @in_place(%r: !kt.ref<2x3xf32>, %b: tensor<3xf32>, %c: tensor<2x3xf32>
   kt.sub_ %r, %c : (!kt.ref<2x3xf32>, tensor<2x3xf32>) -> ()
   kt.mul_ %r, %s : (!kt.ref<2x3xf32>, tensor<f32>) -> ()
   kt.div_ %r, %col : (!kt.ref<2x3xf32>, tensor<2x1xf32>) -> ()
-  kt.div_ %i, %iv {rounding_mode = #kt<rounding_mode floor>} : (!kt.ref<4xi64>, tensor<4xi64>) -> ()
+  kt.div_ %i, %iv {rounding_mode = #kt.rounding_mode<floor>} : (!kt.ref<4xi64>, tensor<4xi64>) -> ()
   %v = kt.view_slice %r {dim = 0, start = 1, end = 2} : (!kt.ref<2x3xf32>) -> !kt.ref<1x3xf32>
   kt.copy_ %v, %b : (!kt.ref<1x3xf32>, tensor<3xf32>) -> ()
   kt.zero_ %r : (!kt.ref<2x3xf32>) -> ()

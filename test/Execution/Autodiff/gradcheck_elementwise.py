@@ -51,7 +51,7 @@ for op, fn, gen in UNARY:
 s.unary("kt.abs", rnd(), torch.abs)  # rank 0
 for approx in ["none", "tanh"]:
     s.unary("kt.gelu", rnd(3, 4), lambda x: F.gelu(x, approximate=approx),
-            attrs="approximate = #kt<approximate %s>" % approx)
+            attrs="approximate = #kt.approximate<%s>" % approx)
 s.unary("kt.clamp", rnd(4, 5), lambda x: torch.clamp(x, -0.5, 0.7),
         attrs="min = -0.5 : f64, max = 0.7 : f64")
 s.unary("kt.clamp", rnd(4, 5), lambda x: torch.clamp(x, min=0.1),
@@ -106,7 +106,7 @@ for mode in ["trunc", "floor"]:
     a, b = rnd(3, 4), pos(3, 4)
     t = ttype((3, 4), "f64")
     s.gradcheck("div rounding %s" % mode,
-                ["%%0 = kt.div %%arg0, %%arg1 {rounding_mode = #kt<rounding_mode %s>} : (%s, %s) -> %s"
+                ["%%0 = kt.div %%arg0, %%arg1 {rounding_mode = #kt.rounding_mode<%s>} : (%s, %s) -> %s"
                  % (mode, t, t, t), "return %%0 : %s" % t], [a, b], [t],
                 lambda x, y: torch.div(x, y, rounding_mode=mode))
 

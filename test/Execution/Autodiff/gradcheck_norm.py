@@ -51,7 +51,7 @@ def loss_case(op, x, target, weight, reduction, ignore, ls, torch_fn):
     ins = [x, target] + ([weight] if weight is not None else [])
     types = [ttype(v.shape, "f64" if v.dtype.kind == "f" else "i64") for v in ins]
     opnds = "%arg0, %arg1" + (", %arg2" if weight is not None else "")
-    attrs = "reduction = #kt<reduction %s>, ignore_index = %d : i64" % (reduction, ignore)
+    attrs = "reduction = #kt.reduction<%s>, ignore_index = %d : i64" % (reduction, ignore)
     if ls is not None:
         attrs += ", label_smoothing = %s : f64" % ls
     rs = target.shape if reduction == "none" and target.dtype.kind != "f" else (

@@ -37,7 +37,7 @@ for op in INT_UNARY:
         x.reshape(-1)[0] = np.iinfo(dt).min
         s.check_op("kt." + op, [x], [ttype((4, 5), elem)])
 
-for approx in ["", "approximate = #kt<approximate tanh>"]:
+for approx in ["", "approximate = #kt.approximate<tanh>"]:
     for elem, dt in [("f32", np.float32), ("f64", np.float64), ("bf16", np.float32)]:
         x = s.randn(5, 3, dtype=dt, special=True)
         s.check_op("kt.gelu", [x], [ttype((5, 3), elem)], attrs=approx,
@@ -81,7 +81,7 @@ for dt, elem in [(np.int64, "i64"), (np.int32, "i32")]:
     s.check_op("kt.remainder", [x, y], [ttype((6, 7), elem)])
     for mode in ["trunc", "floor"]:
         s.check_op("kt.div", [x, y], [ttype((6, 7), elem)],
-                   attrs="rounding_mode = #kt<rounding_mode %s>" % mode)
+                   attrs="rounding_mode = #kt.rounding_mode<%s>" % mode)
     e = s.randint(-3, 8, 7, dtype=dt)
     s.check_op("kt.pow", [x, e], [ttype((6, 7), elem)])
 
@@ -89,7 +89,7 @@ for mode in ["trunc", "floor"]:
     x, y = s.randn(4, 6, special=True), s.randn(6)
     y[1] = 0.0
     s.check_op("kt.div", [x, y], [ttype((4, 6), "f32")],
-               attrs="rounding_mode = #kt<rounding_mode %s>" % mode)
+               attrs="rounding_mode = #kt.rounding_mode<%s>" % mode)
 
 for op in ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"]:
     x, y = s.randn(3, 5, special=True), s.randn(5)

@@ -37,7 +37,7 @@ def case(op, x, t, w, elem, red, ignore=None, ls=None, dyn=False):
     if dyn and w is not None:
         shapes[2] = list(w.shape)
     arg_types = [ttype(sh, e) for sh, e in zip(shapes, elems)]
-    attrs = ["reduction = #kt<reduction %s>" % red]
+    attrs = ["reduction = #kt.reduction<%s>" % red]
     kw = dict(weight=T(w) if w is not None else None, reduction=red)
     if ignore is not None:
         attrs.append("ignore_index = %d" % ignore)

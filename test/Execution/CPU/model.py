@@ -42,7 +42,7 @@ func.func @block(%x: tensor<S x16xf32>, %wqkv: tensor<48x16xf32>, %w1: tensor<32
   %w1s = kt.mul %w1, %sc : (tensor<32x16xf32>, tensor<f32>) -> tensor<32x16xf32>
   %w2s = kt.mul %w2, %sc : (tensor<16x32xf32>, tensor<f32>) -> tensor<16x32xf32>
   %up = kt.linear %h, %w1s, %b1 : (tensor<S x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<S x32xf32>
-  %act = kt.gelu %up {approximate = #kt<approximate tanh>} : (tensor<S x32xf32>) -> tensor<S x32xf32>
+  %act = kt.gelu %up {approximate = #kt.approximate<tanh>} : (tensor<S x32xf32>) -> tensor<S x32xf32>
   %down = kt.linear %act, %w2s, %b2 : (tensor<S x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<S x16xf32>
   %y = kt.add %h, %down : (tensor<S x16xf32>, tensor<S x16xf32>) -> tensor<S x16xf32>
   return %y : tensor<S x16xf32>

@@ -19,7 +19,7 @@ func.func @nll_oob() -> tensor<f32> {
 func.func @ce_negative() -> tensor<3xf32> {
   %x = kt.constant {value = dense<0.5> : tensor<3x4xf32>} : () -> tensor<3x4xf32>
   %t = kt.constant {value = dense<[1, -3, 2]> : tensor<3xi32>} : () -> tensor<3xi32>
-  %r = kt.cross_entropy %x, %t {reduction = #kt<reduction none>, ignore_index = 1} : (tensor<3x4xf32>, tensor<3xi32>) -> tensor<3xf32>
+  %r = kt.cross_entropy %x, %t {reduction = #kt.reduction<none>, ignore_index = 1} : (tensor<3x4xf32>, tensor<3xi32>) -> tensor<3xf32>
   return %r : tensor<3xf32>
 }
 
@@ -73,7 +73,7 @@ func.func @embedding_oob() -> tensor<3x2xf32> {
 func.func @div_by_zero() -> tensor<3xi64> {
   %x = kt.constant {value = dense<[7, -8, 9]> : tensor<3xi64>} : () -> tensor<3xi64>
   %y = kt.constant {value = dense<[2, 0, 3]> : tensor<3xi64>} : () -> tensor<3xi64>
-  %r = kt.div %x, %y {rounding_mode = #kt<rounding_mode floor>} : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %r = kt.div %x, %y {rounding_mode = #kt.rounding_mode<floor>} : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
   return %r : tensor<3xi64>
 }
 

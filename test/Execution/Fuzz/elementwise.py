@@ -40,7 +40,7 @@ for approx in ["none", "tanh"]:
         e = str(rng.choice(FLOATS))
         x = F.values(F.shape(), e)
         ref = R(Fn.gelu(T(x, e), approximate=approx), e)
-        attrs = "approximate = #kt<approximate tanh>" if approx == "tanh" else ""
+        attrs = "approximate = #kt.approximate<tanh>" if approx == "tanh" else ""
         F.case("kt.gelu %s %s %s" % (approx, e, x.shape), "kt.gelu", [(x, e)], ref, e, attrs=attrs)
 
 UNARY_NUM = {"kt.abs": torch.abs, "kt.neg": torch.neg, "kt.floor": torch.floor,
@@ -87,7 +87,7 @@ for mode in ["trunc", "floor"]:
         # (f16/bf16 included): native reference, bit exact
         ref = R(torch.div(TN(a, e), TN(b, e), rounding_mode=mode), e)
         F.case("kt.div %s %s %s %s" % (mode, e, sa, sb), "kt.div", [(a, e), (b, e)], ref, e,
-               attrs="rounding_mode = #kt<rounding_mode %s>" % mode, mode="exact")
+               attrs="rounding_mode = #kt.rounding_mode<%s>" % mode, mode="exact")
 # Regression (fixed): floor division rounded only (a - mod) / b to the dtype,
 # not a - mod, and trunc/floor division of f16/bf16 rounded a / b to float
 # instead of f16/bf16: f32 -8200173 instead of torch's -8200174 for
@@ -101,7 +101,7 @@ for e in FLOATS:
     for mode in ["trunc", "floor"]:
         F.case("kt.div %s dense %s" % (mode, e), "kt.div", [(a, e), (b, e)],
                R(torch.div(TN(a, e), TN(b, e), rounding_mode=mode), e), e,
-               attrs="rounding_mode = #kt<rounding_mode %s>" % mode, mode="exact", dyn=False)
+               attrs="rounding_mode = #kt.rounding_mode<%s>" % mode, mode="exact", dyn=False)
     F.case("kt.remainder dense %s" % e, "kt.remainder", [(a, e), (b, e)],
            R(torch.remainder(TN(a, e), TN(b, e)), e), e, mode="exact", dyn=False)
 

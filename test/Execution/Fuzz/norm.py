@@ -128,7 +128,7 @@ for it in range(60):
         tgt = flat.reshape(ts)
     attrs = []
     if red != "mean" or rng.random() < 0.3:
-        attrs.append("reduction = #kt<reduction %s>" % red)
+        attrs.append("reduction = #kt.reduction<%s>" % red)
     if ii != -100 or rng.random() < 0.3:
         attrs.append("ignore_index = %d" % ii)
     args = [(x, e), (cast_np(tgt, te), te)]
@@ -158,7 +158,7 @@ for it in range(16):
     x = F.values(s, e, special=0.0, scale=2.0)
     p = cast_np(torch.softmax(t64(F.values(s, "f64", special=0.0)), 0 if len(s) == 1 else 1).numpy(), e)
     red = str(rng.choice(RED))
-    attrs = ["reduction = #kt<reduction %s>" % red]
+    attrs = ["reduction = #kt.reduction<%s>" % red]
     args = [(x, e), (p, e)]
     w = None
     if rng.random() < 0.5:

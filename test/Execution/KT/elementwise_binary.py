@@ -48,9 +48,9 @@ OPS = [("add", "", torch.add), ("sub", "", torch.sub), ("mul", "", torch.mul),
        ("maximum", "", torch.maximum), ("minimum", "", torch.minimum),
        ("remainder", "", torch.remainder), ("pow", "", torch.pow),
        ("div", "", torch.div),
-       ("div", "rounding_mode = #kt<rounding_mode trunc>",
+       ("div", "rounding_mode = #kt.rounding_mode<trunc>",
         lambda a, b: torch.div(a, b, rounding_mode="trunc")),
-       ("div", "rounding_mode = #kt<rounding_mode floor>",
+       ("div", "rounding_mode = #kt.rounding_mode<floor>",
         lambda a, b: torch.div(a, b, rounding_mode="floor"))]
 
 for el in FLOATS + INTS:
@@ -87,9 +87,9 @@ s.check_op("kt.pow", [np.array([2, 3, -1, 1, 5, 0], dtype=np.int64),
 a = np.array([-7, 7, -7, 7, 6, -6, 0], dtype=np.int64)
 b = np.array([2, -2, -2, 2, -3, 3, -5], dtype=np.int64)
 s.check_op("kt.div", [a, b], np.array([-3, -3, 3, 3, -2, -2, 0]), [ttype((7,), "i64")],
-           attrs="rounding_mode = #kt<rounding_mode trunc>")
+           attrs="rounding_mode = #kt.rounding_mode<trunc>")
 s.check_op("kt.div", [a, b], np.array([-4, -4, 3, 3, -2, -2, 0]), [ttype((7,), "i64")],
-           attrs="rounding_mode = #kt<rounding_mode floor>")
+           attrs="rounding_mode = #kt.rounding_mode<floor>")
 s.check_op("kt.remainder", [a, b], np.array([1, -1, -1, 1, 0, 0, 0]), [ttype((7,), "i64")])
 # Floats: x/0, remainder sign and by zero, NaN-propagating maximum/minimum.
 fa = np.array([1.0, -1.0, 0.0, -7.0, 7.0, 5.0, -0.0, math.nan, 1.0])
@@ -112,8 +112,8 @@ s.check_error("sub dynamic mismatch", mlir, [s.randn(2, 3, dtype=np.float64),
                                             s.randn(3, 3, dtype=np.float64)],
               "not broadcast-compatible at run time: dim 0 is 2 vs 3")
 # Integer division / remainder by zero is an error.
-for attrs, op in [("rounding_mode = #kt<rounding_mode trunc>", "kt.div"),
-                  ("rounding_mode = #kt<rounding_mode floor>", "kt.div"), ("", "kt.remainder")]:
+for attrs, op in [("rounding_mode = #kt.rounding_mode<trunc>", "kt.div"),
+                  ("rounding_mode = #kt.rounding_mode<floor>", "kt.div"), ("", "kt.remainder")]:
     for el in INTS:
         xa, xb = as_dtype(np.array([4, 5]), el), as_dtype(np.array([1, 0]), el)
         s.check_error("%s %s by zero %s" % (op, attrs, el),

@@ -40,7 +40,7 @@ for el in FLOATS:
         fn = lambda t: F.gelu(t, approximate=approx)
         groups = [([x], x.shape), ([x0], ()), ([xe], xe.shape)]
         exp = [ref64(fn, [g[0][0]], el, el) for g in groups]
-        attrs = "" if approx == "none" else "approximate = #kt<approximate tanh>"
+        attrs = "" if approx == "none" else "approximate = #kt.approximate<tanh>"
         check_multi(s, "kt.gelu", groups, el, el, exp, attrs=attrs)
 
 # Explicit values a wrong implementation would get wrong.
@@ -53,7 +53,7 @@ s.check_op("kt.sigmoid", [x], np.array([0.5, 0.5, 1.0, 0.0, math.nan, 1 / (1 + m
            [ttype((6,), "f64")])
 s.check_op("kt.gelu", [np.array([1.0])], np.array([0.8413447460685429]), [ttype((1,), "f64")])
 s.check_op("kt.gelu", [np.array([1.0])], np.array([0.8411919906082768]), [ttype((1,), "f64")],
-           attrs="approximate = #kt<approximate tanh>")
+           attrs="approximate = #kt.approximate<tanh>")
 # Dynamic dims in the function signature.
 xd = s.randn(3, 4, dtype=np.float64)
 mlir = func_text("main", ["tensor<?x4xf64>"], ["tensor<?x4xf64>"],

@@ -197,7 +197,7 @@ for elem, npt in [("i64", np.int64), ("i32", np.int32)]:
         return []
     check("int div_ floor/mul_ " + elem, [rtype([4, 3], elem), ttype([3], elem)], [
         "%%v = kt.view_slice %%a0 {start = 1} : (%s) -> %s" % (rtype([4, 3], elem), rtype([3, 3], elem)),
-        "kt.div_ %%v, %%a1 {rounding_mode = #kt<rounding_mode floor>} : (%s, %s) -> ()" % (rtype([3, 3], elem), ttype([3], elem)),
+        "kt.div_ %%v, %%a1 {rounding_mode = #kt.rounding_mode<floor>} : (%s, %s) -> ()" % (rtype([3, 3], elem), ttype([3], elem)),
         "%%w = kt.view_select %%a0 {dim = 0, index = 0} : (%s) -> %s" % (rtype([4, 3], elem), rtype([3], elem)),
         "kt.mul_ %%w, %%a1 : (%s, %s) -> ()" % (rtype([3], elem), ttype([3], elem)),
     ], [], [x, d], f_int)

@@ -124,7 +124,9 @@ def KG_ReturnOp : KG_Op<"return", [Pure, HasParent<"ProgramOp">, ReturnLike,
   let summary = "returns from a kg.program";
   let description = [{
     ```mlir
-    kg.return %x : tensor<4xf32>
+    kg.program @identity(%x: tensor<4xf32>) -> tensor<4xf32> {
+      kg.return %x : tensor<4xf32>
+    }
     ```
   }];
   let arguments = (ins Variadic<AnyType>:$operands);
@@ -137,7 +139,11 @@ def KG_YieldOp : KG_Op<"yield", [Pure, ParentOneOf<["GraphOp", "BreakOp"]>,
   let summary = "yields the results of a kg.graph or kg.break region";
   let description = [{
     ```mlir
-    kg.yield %0 : tensor<4xf32>
+    %y = kg.graph @g0(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>):
+      %0 = kt.neg %a : (tensor<4xf32>) -> tensor<4xf32>
+      kg.yield %0 : tensor<4xf32>
+    }
     ```
   }];
   let arguments = (ins Variadic<AnyType>:$operands);
@@ -169,12 +175,19 @@ def KG_GraphOp : KG_Op<"graph", [
        `(operand types) -> (result types)`.
 
     ```mlir
-    %y = kg.graph @g0(%x) : (tensor<4xf32>) -> tensor<4xf32> {
-    ^bb0(%a: tensor<4xf32>):
-      %0 = kt.neg %a : (tensor<4xf32>) -> tensor<4xf32>
-      kg.yield %0 : tensor<4xf32>
+    func.func @g1(%a: tensor<4xf32>) -> tensor<4xf32> attributes {kg.graph_function} {
+      %0 = kt.exp %a : (tensor<4xf32>) -> tensor<4xf32>
+      return %0 : tensor<4xf32>
     }
-    %z = kg.graph @g1(%y) : (tensor<4xf32>) -> tensor<4xf32>
+    kg.program @two_graphs(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %y = kg.graph @g0(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+      ^bb0(%a: tensor<4xf32>):
+        %0 = kt.neg %a : (tensor<4xf32>) -> tensor<4xf32>
+        kg.yield %0 : tensor<4xf32>
+      }
+      %z = kg.graph @g1(%y) : (tensor<4xf32>) -> tensor<4xf32>
+      kg.return %z : tensor<4xf32>
+    }
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<AnyType>:$inputs);
@@ -316,7 +329,12 @@ def KG_GradOp : KG_Op<"grad", [
        (PyTorch gives None).
 
     ```mlir
-    %loss = kg.graph @step_fwd(%w, %x) : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<f32>
+    %loss = kg.graph @step_fwd(%w, %x) : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<f32> {
+    ^bb0(%a: tensor<4x3xf32>, %b: tensor<2x3xf32>):
+      %0 = kt.linear %b, %a : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+      %1 = kt.mean %0 : (tensor<2x4xf32>) -> tensor<f32>
+      kg.yield %1 : tensor<f32>
+    }
     %gw = kg.grad %loss wrt(%w) : (tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
     ```
   }];
@@ -429,6 +447,8 @@ def KG_GuardShapeRelationOp : KG_GuardOp<"shape_relation"> {
        `kg.guard_tensor` of the program.
 
     ```mlir
+    kg.guard_tensor %a {dtype = f32, shape = ["s0", 4]} : tensor<?x4xf32>
+    kg.guard_tensor %b {dtype = f32, shape = ["s1"]} : tensor<?xf32>
     kg.guard_shape_relation "s0 == s1"
     kg.guard_shape_relation "s0 >= 2"
     ```

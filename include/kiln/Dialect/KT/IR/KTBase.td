@@ -59,6 +59,22 @@ def KT_Dialect : Dialect {
 // Enums
 //===----------------------------------------------------------------------===//
 
+// An enum attribute of kt, written in the usual MLIR form
+// `#kt.<mnemonic><case>` (`#kt.approximate<tanh>`), the form the generated
+// docs show; EnumAttr's default format would give `#kt<approximate tanh>`.
+class KT_EnumAttr<EnumInfo info, string mnemonic, string example>
+    : EnumAttr<KT_Dialect, info, mnemonic> {
+  let assemblyFormat = "`<` $value `>`";
+  let description = [{
+    Cases: }] # !interleave(!foreach(c, info.enumerants, "`" # c.str # "`"),
+                           ", ") # [{.
+
+    ```mlir
+    }] # example # [{
+    ```
+  }];
+}
+
 def KT_GeluApproximate : I32EnumAttr<"GeluApproximate",
     "approximation used by kt.gelu", [
       I32EnumAttrCase<"none", 0>,
@@ -66,7 +82,8 @@ def KT_GeluApproximate : I32EnumAttr<"GeluApproximate",
   let cppNamespace = "::kiln::kt";
   let genSpecializedAttr = 0;
 }
-def KT_GeluApproximateAttr : EnumAttr<KT_Dialect, KT_GeluApproximate, "approximate">;
+def KT_GeluApproximateAttr : KT_EnumAttr<KT_GeluApproximate, "approximate",
+    "%r = kt.gelu %a {approximate = #kt.approximate<tanh>} : (tensor<4xf32>) -> tensor<4xf32>">;
 
 def KT_Reduction : I32EnumAttr<"Reduction",
     "loss reduction (PyTorch `reduction=`)", [
@@ -76,7 +93,8 @@ def KT_Reduction : I32EnumAttr<"Reduction",
   let cppNamespace = "::kiln::kt";
   let genSpecializedAttr = 0;
 }
-def KT_ReductionAttr : EnumAttr<KT_Dialect, KT_Reduction, "reduction">;
+def KT_ReductionAttr : KT_EnumAttr<KT_Reduction, "reduction",
+    "%l = kt.nll_loss %x, %t {reduction = #kt.reduction<sum>} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>">;
 
 def KT_RoundingMode : I32EnumAttr<"RoundingMode",
     "rounding of kt.div (PyTorch `rounding_mode=`)", [
@@ -85,7 +103,8 @@ def KT_RoundingMode : I32EnumAttr<"RoundingMode",
   let cppNamespace = "::kiln::kt";
   let genSpecializedAttr = 0;
 }
-def KT_RoundingModeAttr : EnumAttr<KT_Dialect, KT_RoundingMode, "rounding_mode">;
+def KT_RoundingModeAttr : KT_EnumAttr<KT_RoundingMode, "rounding_mode",
+    "%r = kt.div %a, %b {rounding_mode = #kt.rounding_mode<floor>} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>">;
 
 //===----------------------------------------------------------------------===//
 // Type constraints

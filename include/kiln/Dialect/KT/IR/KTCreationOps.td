@@ -112,6 +112,9 @@ def KT_ArangeOp : KT_InferredOp<"arange", [KT_CreationTrait]> {
   }];
 }
 
+// Shared text of several descriptions. Spliced with !strconcat: on the right
+// of TableGen's paste operator `#` a global defvar is read as its own name,
+// and the docs showed "KT_PhiloxDoc" instead of this text.
 defvar KT_PhiloxDoc = [{
     Generator (the contract every backend must reproduce bit for bit):
     Philox4x32-10 (Salmon et al. 2011, as in PyTorch/cuRAND) with multipliers
@@ -135,7 +138,7 @@ defvar KT_PhiloxDoc = [{
 
 def KT_RandOp : KT_SizedCreationOp<"rand"> {
   let summary = "uniform random values in [0, 1) (torch.rand)";
-  let description = [{
+  let description = !strconcat([{
     A tensor of shape `size` (-1 entries from `dynamic_sizes`, as `kt.full`)
     and float type `dtype` with element `i` the uniform value `u` of the
     generator below for `seed`.
@@ -144,18 +147,18 @@ def KT_RandOp : KT_SizedCreationOp<"rand"> {
     2. Every entry of `size` is >= 0 or -1, and the number of
        `dynamic_sizes` equals the number of -1 entries.
     3. `dtype` is f32, f64, f16 or bf16.
-  }] # KT_PhiloxDoc # [{
+  }], KT_PhiloxDoc, [{
     ```mlir
     %r = kt.rand %seed, %d {size = [-1, 4], dtype = f32} : (tensor<i64>, index) -> tensor<?x4xf32>
     ```
-  }];
+  }]);
   let arguments = (ins KT_SeedTensor:$seed, Variadic<Index>:$dynamic_sizes,
                        I64ArrayAttr:$size, TypeAttr:$dtype);
 }
 
 def KT_RandnOp : KT_SizedCreationOp<"randn"> {
   let summary = "standard normal random values (torch.randn)";
-  let description = [{
+  let description = !strconcat([{
     A tensor of shape `size` (-1 entries from `dynamic_sizes`, as `kt.full`)
     and float type `dtype` with element `i` the normal value `z` of the
     generator below for `seed`.
@@ -164,18 +167,18 @@ def KT_RandnOp : KT_SizedCreationOp<"randn"> {
     2. Every entry of `size` is >= 0 or -1, and the number of
        `dynamic_sizes` equals the number of -1 entries.
     3. `dtype` is f32, f64, f16 or bf16.
-  }] # KT_PhiloxDoc # [{
+  }], KT_PhiloxDoc, [{
     ```mlir
     %r = kt.randn %seed {size = [2, 3], dtype = f64} : (tensor<i64>) -> tensor<2x3xf64>
     ```
-  }];
+  }]);
   let arguments = (ins KT_SeedTensor:$seed, Variadic<Index>:$dynamic_sizes,
                        I64ArrayAttr:$size, TypeAttr:$dtype);
 }
 
 def KT_DropoutOp : KT_InferredOp<"dropout", [KT_CreationTrait]> {
   let summary = "random zeroing with rescaling (torch.nn.functional.dropout)";
-  let description = [{
+  let description = !strconcat([{
     With `train = true`, element `i` is kept when the uniform value `u_i` of
     the generator below (for `seed` and the dtype of `self`) satisfies
     `u_i >= p`; the result is `self * m_i` with `m_i = 1 / (1 - p)` for kept
@@ -185,11 +188,11 @@ def KT_DropoutOp : KT_InferredOp<"dropout", [KT_CreationTrait]> {
 
     1. `self` is a float tensor; `seed` is a rank-0 i64 tensor.
     2. `0 <= p <= 1`.
-  }] # KT_PhiloxDoc # [{
+  }], KT_PhiloxDoc, [{
     ```mlir
     %r = kt.dropout %x, %seed {p = 0.25, train = true} : (tensor<4x?xf32>, tensor<i64>) -> tensor<4x?xf32>
     ```
-  }];
+  }]);
   let arguments = (ins KT_FloatTensor:$self, KT_SeedTensor:$seed,
                        DefaultValuedAttr<F64Attr, "0.5">:$p,
                        DefaultValuedAttr<BoolAttr, "true">:$train);

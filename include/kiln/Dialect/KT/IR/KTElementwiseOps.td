@@ -376,14 +376,14 @@ def KT_GeluOp : KT_UnaryOp<"gelu", KT_FloatTensor> {
   let description = [{
     With `approximate = none` (the default, not printed):
     `result = 0.5 * x * (1 + erf(x / sqrt(2)))`.
-    With `approximate = #kt<approximate tanh>`:
+    With `approximate = #kt.approximate<tanh>`:
     `result = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`.
 
     1. `self` has a floating-point element type.
     2. The result has the type of `self`.
 
     ```mlir
-    %r = kt.gelu %a {approximate = #kt<approximate tanh>} : (tensor<4xf32>) -> tensor<4xf32>
+    %r = kt.gelu %a {approximate = #kt.approximate<tanh>} : (tensor<4xf32>) -> tensor<4xf32>
     ```
   }];
   let arguments = (ins KT_FloatTensor:$self,
@@ -674,8 +674,8 @@ def KT_DivOp : KT_BinaryOp<"div", KT_NumericTensor> {
   let summary = "elementwise division with broadcasting (torch.div)";
   let description = [{
     Without `rounding_mode`: true division `self / other` (IEEE: `x / 0` is
-    `+-inf` or NaN). With `rounding_mode = #kt<rounding_mode trunc>` the
-    quotient is rounded toward zero, with `#kt<rounding_mode floor>` toward
+    `+-inf` or NaN). With `rounding_mode = #kt.rounding_mode<trunc>` the
+    quotient is rounded toward zero, with `#kt.rounding_mode<floor>` toward
     -inf (Python `//`). Integer division by zero is a runtime error
     ("integer division by zero").
 
@@ -686,7 +686,7 @@ def KT_DivOp : KT_BinaryOp<"div", KT_NumericTensor> {
        to float for true division: insert `kt.cast` or set `rounding_mode`).
 
     ```mlir
-    %r = kt.div %a, %b {rounding_mode = #kt<rounding_mode floor>} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+    %r = kt.div %a, %b {rounding_mode = #kt.rounding_mode<floor>} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
     ```
   }];
   let arguments = (ins KT_NumericTensor:$self, KT_NumericTensor:$other,

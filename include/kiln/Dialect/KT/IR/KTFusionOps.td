@@ -57,7 +57,12 @@ def KT_YieldOp : Op<KT_Dialect, "yield", [
   let summary = "the results of a kt.fusion";
   let description = [{
     ```mlir
-    kt.yield %0, %1 : tensor<4xf32>, tensor<f32>
+    %r:2 = kt.fusion "f_k0_exp_sum" (%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) {
+    ^bb0(%x: tensor<4xf32>):
+      %0 = kt.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+      %1 = kt.sum %0 : (tensor<4xf32>) -> tensor<f32>
+      kt.yield %0, %1 : tensor<4xf32>, tensor<f32>
+    }
     ```
   }];
   let arguments = (ins Variadic<AnyType>:$operands);

@@ -167,7 +167,7 @@ def KT_NllLossOp : KT_NormOp<"nll_loss", "inferNllLoss"> {
        `input`.
 
     ```mlir
-    %r = kt.nll_loss %x, %t {reduction = #kt<reduction sum>, ignore_index = 0}
+    %r = kt.nll_loss %x, %t {reduction = #kt.reduction<sum>, ignore_index = 0}
         : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
     ```
   }];

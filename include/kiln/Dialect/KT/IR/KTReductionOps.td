@@ -18,6 +18,9 @@ defvar KT_ReduceIntToI64 = 1;
 defvar KT_ReduceBoolElem = 2;
 defvar KT_ReduceIndexElem = 3;
 
+// Shared text of several descriptions. Spliced with !strconcat: on the right
+// of TableGen's paste operator `#` a global defvar is read as its own name,
+// and the docs showed "KT_ReduceDimDoc" instead of this text.
 defvar KT_ReduceDimDoc = [{
     Common rules: `dim` lists the reduced dims (negative dims count from the
     end); absent or empty, every dim is reduced. With `keepdim` the reduced
@@ -50,118 +53,118 @@ class KT_ReduceOp<string mnemonic, Type operandType, int elemRule,
 
 def KT_SumOp : KT_ReduceOp<"sum", KT_Tensor, KT_ReduceIntToI64> {
   let summary = "sum over dims (torch.sum)";
-  let description = [{
+  let description = !strconcat([{
     Sum of the elements over `dim`. Floats accumulate in double and round to
     the operand's type; integer and `i1` operands give `i64` (wrapping on
     overflow), as in PyTorch. An empty reduction gives 0.
-  }] # KT_ReduceDimDoc # [{
+  }], KT_ReduceDimDoc, [{
     ```mlir
     %r = kt.sum %x {dim = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
     ```
-  }];
+  }]);
 }
 
 def KT_MeanOp : KT_ReduceOp<"mean", KT_FloatTensor, KT_ReduceSameElem> {
   let summary = "mean over dims (torch.mean)";
-  let description = [{
+  let description = !strconcat([{
     Arithmetic mean over `dim` (accumulated in double), float operands only.
     An empty reduction gives NaN.
-  }] # KT_ReduceDimDoc # [{
+  }], KT_ReduceDimDoc, [{
     ```mlir
     %r = kt.mean %x {dim = [-1]} : (tensor<2x?xf32>) -> tensor<2xf32>
     ```
-  }];
+  }]);
 }
 
 def KT_AmaxOp : KT_ReduceOp<"amax", KT_Tensor, KT_ReduceSameElem> {
   let summary = "maximum over dims (torch.amax)";
-  let description = [{
+  let description = !strconcat([{
     Maximum over `dim`; the result keeps the operand's element type. NaN
     propagates. Reducing a dim of extent 0 (or, with no `dim`, an empty
     tensor) is a run-time error, as in PyTorch.
-  }] # KT_ReduceDimDoc # [{
+  }], KT_ReduceDimDoc, [{
     ```mlir
     %r = kt.amax %x {dim = [0, 1]} : (tensor<2x3x4xi32>) -> tensor<4xi32>
     ```
-  }];
+  }]);
 }
 
 def KT_AminOp : KT_ReduceOp<"amin", KT_Tensor, KT_ReduceSameElem> {
   let summary = "minimum over dims (torch.amin)";
-  let description = [{
+  let description = !strconcat([{
     Minimum over `dim`; the result keeps the operand's element type. NaN
     propagates. Reducing a dim of extent 0 (or, with no `dim`, an empty
     tensor) is a run-time error, as in PyTorch.
-  }] # KT_ReduceDimDoc # [{
+  }], KT_ReduceDimDoc, [{
     ```mlir
     %r = kt.amin %x : (tensor<2x3xf16>) -> tensor<f16>
     ```
-  }];
+  }]);
 }
 
 def KT_ProdOp : KT_ReduceOp<"prod", KT_Tensor, KT_ReduceIntToI64> {
   let summary = "product over dims (torch.prod)";
-  let description = [{
+  let description = !strconcat([{
     Product over `dim`. Floats accumulate in double; integer and `i1`
     operands give `i64` (wrapping on overflow). An empty reduction gives 1.
-  }] # KT_ReduceDimDoc # [{
+  }], KT_ReduceDimDoc, [{
     ```mlir
     %r = kt.prod %x {dim = [0]} : (tensor<3x2xi32>) -> tensor<2xi64>
     ```
-  }];
+  }]);
 }
 
 def KT_VarOp : KT_ReduceOp<"var", KT_FloatTensor, KT_ReduceSameElem,
                            (ins DefaultValuedAttr<F64Attr, "1.0">:$correction)> {
   let summary = "variance over dims (torch.var)";
-  let description = [{
+  let description = !strconcat([{
     `sum((x - mean)^2) / max(0, N - correction)` over `dim`, where `N` is the
     number of reduced elements, computed in double (two passes). As in
     PyTorch, `N - correction <= 0` divides by 0 (inf, or NaN when the sum of
     squares is 0) and an empty reduction gives NaN. Float operands only.
-  }] # KT_ReduceDimDoc # [{
+  }], KT_ReduceDimDoc, [{
     ```mlir
     %r = kt.var %x {dim = [1], correction = 0.0} : (tensor<2x3xf64>) -> tensor<2xf64>
     ```
-  }];
+  }]);
 }
 
 def KT_LogsumexpOp : KT_ReduceOp<"logsumexp", KT_FloatTensor, KT_ReduceSameElem> {
   let summary = "log of the sum of exponentials over dims (torch.logsumexp)";
-  let description = [{
+  let description = !strconcat([{
     `m + log(sum(exp(x - m)))` over `dim`, with `m` the maximum, replaced by 0
     when it is infinite (so all -inf gives -inf and any +inf gives +inf, as in
     PyTorch). NaN propagates; an empty reduction gives -inf. Float operands
     only.
-  }] # KT_ReduceDimDoc # [{
+  }], KT_ReduceDimDoc, [{
     ```mlir
     %r = kt.logsumexp %x {dim = [1], keepdim = true} : (tensor<?x8xbf16>) -> tensor<?x1xbf16>
     ```
-  }];
+  }]);
 }
 
 def KT_AnyOp : KT_ReduceOp<"any", KT_Tensor, KT_ReduceBoolElem> {
   let summary = "whether any element is nonzero over dims (torch.any)";
-  let description = [{
+  let description = !strconcat([{
     True when some element over `dim` is nonzero (NaN counts as nonzero).
     Every element type; the result is `i1`. An empty reduction gives false.
-  }] # KT_ReduceDimDoc # [{
+  }], KT_ReduceDimDoc, [{
     ```mlir
     %r = kt.any %x {dim = [0]} : (tensor<3x2xf32>) -> tensor<2xi1>
     ```
-  }];
+  }]);
 }
 
 def KT_AllOp : KT_ReduceOp<"all", KT_Tensor, KT_ReduceBoolElem> {
   let summary = "whether every element is nonzero over dims (torch.all)";
-  let description = [{
+  let description = !strconcat([{
     True when every element over `dim` is nonzero (NaN counts as nonzero).
     Every element type; the result is `i1`. An empty reduction gives true.
-  }] # KT_ReduceDimDoc # [{
+  }], KT_ReduceDimDoc, [{
     ```mlir
     %r = kt.all %x : (tensor<3x2xi1>) -> tensor<i1>
     ```
-  }];
+  }]);
 }
 
 // argmax / argmin over one optional dim.

@@ -256,7 +256,7 @@ def KT_DivInPlaceOp : KT_InPlaceOp<"div"> {
     3. Integer element types require `rounding_mode`.
 
     ```mlir
-    kt.div_ %r, %b {rounding_mode = #kt<rounding_mode floor>} : (!kt.ref<2x3xi64>, tensor<3xi64>) -> ()
+    kt.div_ %r, %b {rounding_mode = #kt.rounding_mode<floor>} : (!kt.ref<2x3xi64>, tensor<3xi64>) -> ()
     ```
   }];
   let arguments = (ins Arg<KT_RefType, "destination", [MemRead, MemWrite]>:$self,
