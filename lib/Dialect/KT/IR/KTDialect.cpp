@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -75,6 +76,36 @@ Operation *KTDialect::materializeConstant(OpBuilder &builder, Attribute value,
   if (!elements || elements.getType() != type)
     return nullptr;
   return ConstantOp::create(builder, loc, type, elements);
+}
+
+LogicalResult kiln::kt::verifyKnownAttributes(Operation *op) {
+  std::optional<RegisteredOperationName> info = op->getRegisteredInfo();
+  if (!info)
+    return success();
+  ArrayRef<StringAttr> known = info->getAttributeNames();
+  for (NamedAttribute attr : op->getAttrs()) {
+    StringRef name = attr.getName().getValue();
+    if (name.contains('.') || llvm::is_contained(known, attr.getName()))
+      continue;
+    if (name == SymbolTable::getVisibilityAttrName() &&
+        isa<SymbolOpInterface>(op))
+      continue;
+    // The op's own, without the segment sizes ODS keeps for variadic
+    // operands (not written by hand).
+    SmallVector<StringRef> own;
+    for (StringAttr a : known)
+      if (a.getValue() != "operandSegmentSizes" &&
+          a.getValue() != "resultSegmentSizes")
+        own.push_back(a.getValue());
+    InFlightDiagnostic diag = op->emitOpError("has no attribute '")
+                              << name << "' (attributes: ";
+    if (own.empty())
+      diag << "none";
+    llvm::interleaveComma(own, diag);
+    return diag << "; an annotation needs a dialect prefix, as in "
+                   "'kiln.note')";
+  }
+  return success();
 }
 
 StringRef kiln::kt::stringifyOpKind(OpKind kind) {

@@ -8,6 +8,7 @@
 #define KILN_DIALECT_KG_IR_KGOPS_H
 
 #include "kiln/Dialect/KG/IR/KGDialect.h"
+#include "kiln/Dialect/KT/IR/KTDialect.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -37,6 +37,9 @@ def KG_Dialect : Dialect {
        host control flow (`scf` on host scalars);
     3. and `kg.return`.
 
+    As for kt ops, an op takes only the attributes it defines; annotations
+    carry a dialect prefix (`kg.source_fn`, `kg.nn_module_stack`).
+
     ```mlir
     kg.program @toy_example(%a: tensor<10xf32>, %b: tensor<10xf32>) -> tensor<10xf32> {
       kg.guard_tensor %a {dtype = f32, shape = [10]} : tensor<10xf32>
@@ -58,8 +61,14 @@ def KG_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+// No attribute the op does not define (kt::verifyKnownAttributes, shared
+// with every kt op).
+def KG_KnownAttributesOnly : NativeOpTrait<"KnownAttributesOnly"> {
+  let cppNamespace = "::kiln::kt";
+}
+
 class KG_Op<string mnemonic, list<Trait> traits = []>
-    : Op<KG_Dialect, mnemonic, traits>;
+    : Op<KG_Dialect, mnemonic, !listconcat(traits, [KG_KnownAttributesOnly])>;
 
 // A host scalar: what kg.to_host produces and scf branches on.
 def KG_HostScalar : AnyTypeOf<[I1, I32, I64, Index, F32, F64]>;

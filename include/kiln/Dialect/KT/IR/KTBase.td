@@ -42,6 +42,11 @@ def KT_Dialect : Dialect {
        ops (`kt.load`, `kt.store`, `kt.alloc_ref`, the `kt.view_*` views and
        the in-place ops `kt.add_`, `kt.copy_`, ...) model PyTorch's mutation
        and aliasing. `kiln-functionalize` rewrites them into value ops.
+    6. An op takes only the attributes it defines: any other attribute
+       without a dialect prefix (`kt.round {decimals = 2}`, a misspelled
+       `keepdims`) is a verifier error naming it and listing the op's own.
+       Annotations carry a dialect prefix (`kg.source_fn`, `kiln.kernel`) and
+       are kept. The same holds for kg ops.
 
     Every op prints in one uniform form: operands, the attribute dictionary,
     then the functional type:
@@ -152,14 +157,21 @@ def KT_CompositeTrait : NativeOpTrait<"CompositeOpTrait"> {
   let cppNamespace = "::kiln::kt";
 }
 
+// No attribute the op does not define (kt::verifyKnownAttributes): every kt
+// and kg op carries it.
+def KT_KnownAttributesOnly : NativeOpTrait<"KnownAttributesOnly"> {
+  let cppNamespace = "::kiln::kt";
+}
+
 //===----------------------------------------------------------------------===//
 // Base op classes
 //===----------------------------------------------------------------------===//
 
-// Every kt op: value semantics (Pure) and an op kind.
+// Every kt op: value semantics (Pure), an op kind, only its own attributes.
 class KT_Op<string mnemonic, list<Trait> traits = []>
     : Op<KT_Dialect, mnemonic,
-         !listconcat(traits, [Pure, KT_OpKindInterface])> {
+         !listconcat(traits, [Pure, KT_OpKindInterface,
+                              KT_KnownAttributesOnly])> {
   // Uniform form: operands, attributes, functional type.
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }

@@ -46,6 +46,26 @@ class CreationOpTrait : public mlir::OpTrait::TraitBase<ConcreteType, CreationOp
 template <typename ConcreteType>
 class CompositeOpTrait : public mlir::OpTrait::TraitBase<ConcreteType, CompositeOpTrait> {};
 
+/// Verifies that `op` carries only attributes it defines: an attribute
+/// whose name has no dialect prefix (no '.') must be one of the op's own
+/// (`getAttributeNames()`), so a misspelled or foreign attribute
+/// (`kt.round {decimals = 2}`) is an error naming it and listing the op's
+/// attributes instead of being ignored. Attributes with a prefix
+/// (`kiln.kernel`, `kg.source_fn`) are discardable annotations and allowed;
+/// so is `sym_visibility` on symbols.
+mlir::LogicalResult verifyKnownAttributes(mlir::Operation *op);
+
+/// Every kt and kg op carries this trait (KT_Op / KG_Op and the other base
+/// classes): it runs verifyKnownAttributes.
+template <typename ConcreteType>
+class KnownAttributesOnly
+    : public mlir::OpTrait::TraitBase<ConcreteType, KnownAttributesOnly> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifyKnownAttributes(op);
+  }
+};
+
 } // namespace kiln::kt
 
 #include "kiln/Dialect/KT/IR/KTInterfaces.h.inc"

@@ -13,7 +13,7 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 def KT_FusionOp : Op<KT_Dialect, "fusion", [
     IsolatedFromAbove, RecursiveMemoryEffects, RecursivelySpeculatable,
-    SingleBlock]> {
+    SingleBlock, KT_KnownAttributesOnly]> {
   let summary = "a fusion group: the ops of one kernel (made by kiln-fuse)";
   let description = [{
     The ops of one kernel, grouped by `kiln-fuse`. The region has one block
@@ -53,7 +53,8 @@ def KT_FusionOp : Op<KT_Dialect, "fusion", [
 }
 
 def KT_YieldOp : Op<KT_Dialect, "yield", [
-    Pure, HasParent<"FusionOp">, ReturnLike, Terminator]> {
+    Pure, HasParent<"FusionOp">, ReturnLike, Terminator,
+    KT_KnownAttributesOnly]> {
   let summary = "the results of a kt.fusion";
   let description = [{
     ```mlir

@@ -15,7 +15,7 @@ include "kiln/Dialect/KT/IR/KTTypes.td"
 // A ref op: no kind trait and no Pure (each op lists its memory effects).
 // Same uniform assembly form as every kt op.
 class KT_RefOpBase<string mnemonic, list<Trait> traits = []>
-    : Op<KT_Dialect, mnemonic, traits> {
+    : Op<KT_Dialect, mnemonic, !listconcat(traits, [KT_KnownAttributesOnly])> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
