@@ -60,9 +60,7 @@ LogicalResult vjpLayerNorm(kt::LayerNormOp op, GradEmitter &e, Value g,
   SmallVector<int64_t> dims, lead;
   for (int64_t i = 0; i < r; ++i)
     (i >= r - k ? dims : lead).push_back(i);
-  int64_t n = countAt(GradEmitter::shapeOf(x), dims);
-  if (n < 0)
-    return op.emitError("no gradient for kt.layer_norm over a dynamic dim");
+  // kt.mean divides by the element count, read at run time over `?` dims.
   auto meanOver = [&](Value v) {
     return e.op<kt::MeanOp>({v},
                             {e.attr("dim", e.i64s(dims)),
@@ -180,16 +178,15 @@ LogicalResult vjpCrossEntropy(kt::CrossEntropyOp op, GradEmitter &e, Value g,
     }
     Value gl = g;
     if (op.getReduction() == kt::Reduction::mean) {
-      auto xs = GradEmitter::shapeOf(x);
-      int64_t n = 1;
+      SmallVector<int64_t> others;
       for (int64_t i = 0; i < r; ++i)
-        if (i != cd) {
-          if (ShapedType::isDynamic(xs[i]))
-            return op.emitError("no gradient for kt.cross_entropy mean over "
-                                "a dynamic dim");
-          n *= xs[i];
-        }
-      gl = e.scale(g, 1.0 / (double)n);
+        if (i != cd)
+          others.push_back(i);
+      int64_t n = countAt(GradEmitter::shapeOf(x), others);
+      // Over `?` dims the count is read when the gradient runs.
+      gl = n >= 0 ? e.scale(g, 1.0 / (double)n)
+                  : e.div(g, e.countAt(x, others,
+                                       GradEmitter::elementTypeOf(x)));
     }
     if (GradEmitter::rankOf(gl) > 0)
       gl = e.unsqueeze(gl, cd);

@@ -42,11 +42,13 @@ LogicalResult vjpSum(kt::SumOp op, GradEmitter &e, Value g, Grads &grads) {
 LogicalResult vjpMean(kt::MeanOp op, GradEmitter &e, Value g, Grads &grads) {
   Value x = op.getSelf();
   auto dims = dimsOf(op);
-  int64_t n = countAt(GradEmitter::shapeOf(x), dims);
-  if (n < 0)
-    return op.emitError("no gradient for kt.mean over a dynamic dim");
   Value gk = restoreDims(e, g, dims, op.getKeepdim());
-  grads[0] = e.expandLike(e.scale(gk, 1.0 / (double)n), x);
+  int64_t n = countAt(GradEmitter::shapeOf(x), dims);
+  // Over `?` dims the count is read when the gradient runs.
+  Value scaled = n >= 0 ? e.scale(gk, 1.0 / (double)n)
+                        : e.div(gk, e.countAt(x, dims,
+                                              GradEmitter::elementTypeOf(x)));
+  grads[0] = e.expandLike(scaled, x);
   return success();
 }
 
@@ -92,16 +94,19 @@ LogicalResult vjpProd(kt::ProdOp op, GradEmitter &e, Value g, Grads &grads) {
 LogicalResult vjpVar(kt::VarOp op, GradEmitter &e, Value g, Grads &grads) {
   Value x = op.getSelf();
   auto dims = dimsOf(op);
-  int64_t n = countAt(GradEmitter::shapeOf(x), dims);
-  if (n < 0)
-    return op.emitError("no gradient for kt.var over a dynamic dim");
   double correction = op.getCorrection().convertToDouble();
   // 2 / (N - correction) * g * (x - mean(x))
   Value mean =
       e.op<kt::MeanOp>({x}, {e.attr("dim", e.i64s(dims)),
                              e.attr("keepdim", e.builder().getBoolAttr(true))});
   Value gk = restoreDims(e, g, dims, op.getKeepdim());
-  Value scaled = e.div(e.scale(gk, 2.0), e.scalarLike((double)n - correction, x));
+  // N - correction: a constant over static dims, else read at run time.
+  int64_t n = countAt(GradEmitter::shapeOf(x), dims);
+  Value denom =
+      n >= 0 ? e.scalarLike((double)n - correction, x)
+             : e.sub(e.countAt(x, dims, GradEmitter::elementTypeOf(x)),
+                     e.scalarLike(correction, x));
+  Value scaled = e.div(e.scale(gk, 2.0), denom);
   grads[0] = e.mul(scaled, e.sub(x, mean));
   return success();
 }

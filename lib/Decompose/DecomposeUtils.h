@@ -37,13 +37,6 @@ public:
     return KTBuilder::cast(x, elementType);
   }
 
-  /// The number of elements of `x` at `dims` (every dim when absent) as a
-  /// rank-0 tensor of element type `elementType`: a constant when those dims
-  /// are static, else read with tensor.dim.
-  mlir::Value countAt(mlir::Value x,
-                      std::optional<llvm::ArrayRef<int64_t>> dims,
-                      mlir::Type elementType);
-
   /// Floats are computed in f32 for f16/bf16 operands (PyTorch's
   /// computation dtype), in their own type otherwise.
   mlir::Value upcast(mlir::Value x) {

@@ -139,16 +139,22 @@ def fd_module(f_text, inputs, requires, result_types, eps):
 class GradSuite(Suite):
     def gradcheck(self, label, body, inputs, result_types, torch_fn=None,
                   requires=None, eps=1e-6, rtol=1e-5, atol=1e-6, fd=True,
-                  torch_rtol=1e-9, torch_atol=1e-10, out_rtol=1e-10):
+                  torch_rtol=1e-9, torch_atol=1e-10, out_rtol=1e-10,
+                  arg_types=None):
         """Checks the gradients of the kt `body` (lines over %arg0.. ending
         in `return`) at `inputs` (NumPy; floats must be f64) against finite
         differences and, when `torch_fn` is given, against torch.autograd.
         `requires[i]` says which inputs require grad (default: the float
-        ones)."""
+        ones). `arg_types` overrides the argument types (e.g. with `?`
+        dims; the finite differences, which call @f on stacked static
+        perturbations, are then skipped: pass a torch_fn)."""
         inputs = [np.asarray(x) for x in inputs]
         if requires is None:
             requires = [is_float(x) for x in inputs]
-        arg_types = [ttype(x.shape, NP_TO_MLIR[x.dtype]) for x in inputs]
+        if arg_types is None:
+            arg_types = [ttype(x.shape, NP_TO_MLIR[x.dtype]) for x in inputs]
+        else:
+            fd = False
         arg_attrs = [None if (requires[i] == is_float(x)) else
                      "kg.requires_grad = %s" % ("true" if requires[i] else "false")
                      for i, x in enumerate(inputs)]

@@ -80,6 +80,12 @@ public:
   }
   /// arange(0, n) of element type `elementType` (n static).
   mlir::Value arange(int64_t n, mlir::Type elementType);
+  /// The number of elements of `x` at `dims` (every dim when absent) as a
+  /// rank-0 tensor of element type `elementType`: a constant when those dims
+  /// are static, else computed from tensor.dim of the `?` dims.
+  mlir::Value countAt(mlir::Value x,
+                      std::optional<llvm::ArrayRef<int64_t>> dims,
+                      mlir::Type elementType);
 
   // Reductions over `dims` (std::nullopt: the attribute is left out, every
   // dim).
