@@ -7,7 +7,6 @@
 #include "kiln/Runtime/Specialize.h"
 #include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
-#include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -23,18 +22,34 @@ using namespace mlir;
 
 namespace kiln::runtime {
 
-/// The least specific type of two: equal dims kept, differing dims `?`.
+/// The least specific type of two: equal dims kept, differing dims `?`
+/// (tensors and refs of one rank and element type); null if they do not
+/// join.
 static Type joinTypes(Type a, Type b) {
   if (a == b)
     return a;
-  auto ta = dyn_cast<RankedTensorType>(a), tb = dyn_cast<RankedTensorType>(b);
-  if (!ta || !tb || ta.getRank() != tb.getRank() ||
+  auto ta = kg::getGuardedTensorType(a), tb = kg::getGuardedTensorType(b);
+  if (!ta || !tb || isa<kt::RefType>(a) != isa<kt::RefType>(b) ||
+      ta.getRank() != tb.getRank() ||
       ta.getElementType() != tb.getElementType())
     return Type();
   SmallVector<int64_t> shape;
   for (auto [x, y] : llvm::zip(ta.getShape(), tb.getShape()))
     shape.push_back(x == y ? x : ShapedType::kDynamic);
+  if (isa<kt::RefType>(a))
+    return kt::RefType::get(a.getContext(), shape, ta.getElementType());
   return RankedTensorType::get(shape, ta.getElementType());
+}
+
+/// `type` with every dim `?` (tensors and refs; other types unchanged).
+static Type dynamicDims(Type type) {
+  RankedTensorType t = kg::getGuardedTensorType(type);
+  if (!t)
+    return type;
+  SmallVector<int64_t> shape(t.getRank(), ShapedType::kDynamic);
+  if (isa<kt::RefType>(type))
+    return kt::RefType::get(type.getContext(), shape, t.getElementType());
+  return RankedTensorType::get(shape, t.getElementType());
 }
 
 static void setBlockArgTypes(Block &block, TypeRange types) {
@@ -42,12 +57,40 @@ static void setBlockArgTypes(Block &block, TypeRange types) {
     arg.setType(t);
 }
 
-/// Refines a function (graph function or callee) for new argument types.
-static LogicalResult refineFunction(func::FuncOp fn, TypeRange argTypes) {
+/// Joins `types` into `carried` (loop-carried types of `loop`); sets
+/// `changed` if an entry became less specific. Fails with an error at
+/// `loop` if a pair does not join.
+static LogicalResult joinInto(Operation *loop, SmallVectorImpl<Type> &carried,
+                              TypeRange types, bool &changed) {
+  for (auto [i, t] : llvm::enumerate(types)) {
+    Type j = joinTypes(carried[i], t);
+    if (!j)
+      return loop->emitError("loop-carried value #")
+             << i << " changes type incompatibly: " << carried[i] << " vs "
+             << t;
+    changed |= j != carried[i];
+    carried[i] = j;
+  }
+  return success();
+}
+
+TypeRefiner::TypeRefiner(kg::ProgramOp program) {
+  // Host callbacks' results are whatever the embedder's function returns:
+  // remember the types the loaded program calls them with, to tell which
+  // calls specialization changes.
+  program.walk([&](kg::HostCallOp call) {
+    hostCallOperandTypes[call] = llvm::to_vector(call.getOperandTypes());
+  });
+}
+
+LogicalResult TypeRefiner::refineFunction(func::FuncOp fn,
+                                          TypeRange argTypes) {
   if (fn.isExternal())
     return fn.emitError("cannot specialize external function");
   setBlockArgTypes(fn.front(), argTypes);
-  if (failed(refineTypes(fn.getBody())))
+  fn.setFunctionType(FunctionType::get(fn.getContext(), argTypes,
+                                       fn.getResultTypes()));
+  if (failed(refine(fn.getBody())))
     return failure();
   auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
   fn.setFunctionType(
@@ -55,28 +98,64 @@ static LogicalResult refineFunction(func::FuncOp fn, TypeRange argTypes) {
   return success();
 }
 
-static LogicalResult refineCallee(Operation *call, FlatSymbolRefAttr callee,
-                                  TypeRange argTypes) {
+FailureOr<func::FuncOp>
+TypeRefiner::specializeCallee(Operation *call, FlatSymbolRefAttr callee,
+                              TypeRange argTypes) {
   auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, callee);
   if (!fn)
     return call->emitError("unknown callee ") << callee;
-  if (TypeRange(fn.getArgumentTypes()) == argTypes)
-    return success();
-  if (failed(refineFunction(fn, argTypes)))
+  func::FuncOp origin = originOf.lookup(fn);
+  if (!origin)
+    origin = fn;
+  SmallVector<func::FuncOp> &vs = variants[origin.getOperation()];
+  for (func::FuncOp v : vs)
+    if (TypeRange(v.getArgumentTypes()) == argTypes)
+      return v;
+  func::FuncOp target = fn;
+  if (!vs.empty()) {
+    // Called with other types than an earlier call: a copy for these, so
+    // each call keeps a function of its own types.
+    auto module = origin->getParentOfType<ModuleOp>();
+    if (!module)
+      return call->emitError("callee ")
+             << callee << " is called with two signatures but is not in a "
+                          "module";
+    target = origin.clone();
+    SymbolTable(module).insert(target, std::next(origin->getIterator()));
+    originOf[target.getOperation()] = origin;
+  }
+  vs.push_back(target);
+  if (TypeRange(target.getArgumentTypes()) != argTypes &&
+      failed(refineFunction(target, argTypes)))
     return failure();
-  for (auto [r, t] : llvm::zip(call->getResults(), fn.getResultTypes()))
-    r.setType(t);
-  return success();
+  return target;
 }
 
-static LogicalResult refineOp(Operation &op) {
+/// Retargets `call` (a kg.graph or func.call) at `fn` and takes its result
+/// types.
+static void setCallee(Operation *call, func::FuncOp fn) {
+  auto ref = FlatSymbolRefAttr::get(fn.getSymNameAttr());
+  if (auto graph = dyn_cast<kg::GraphOp>(call))
+    graph.setCalleeAttr(ref);
+  else
+    cast<func::CallOp>(call).setCalleeAttr(ref);
+  for (auto [r, t] : llvm::zip(call->getResults(), fn.getResultTypes()))
+    r.setType(t);
+}
+
+LogicalResult TypeRefiner::refineOp(Operation &op) {
   if (auto graph = dyn_cast<kg::GraphOp>(op)) {
-    if (graph.isOutlined())
-      return refineCallee(&op, graph.getCalleeAttr(),
-                          graph.getInputs().getTypes());
+    if (graph.isOutlined()) {
+      FailureOr<func::FuncOp> fn = specializeCallee(
+          &op, graph.getCalleeAttr(), graph.getInputs().getTypes());
+      if (failed(fn))
+        return failure();
+      setCallee(&op, *fn);
+      return success();
+    }
     Block &body = graph.getBody().front();
     setBlockArgTypes(body, graph.getInputs().getTypes());
-    if (failed(refineTypes(graph.getBody())))
+    if (failed(refine(graph.getBody())))
       return failure();
     for (auto [r, v] : llvm::zip(graph.getResults(),
                                  body.getTerminator()->getOperands()))
@@ -84,18 +163,38 @@ static LogicalResult refineOp(Operation &op) {
     return success();
   }
   if (auto brk = dyn_cast<kg::BreakOp>(op)) {
-    if (failed(refineTypes(brk.getBody())))
+    if (failed(refine(brk.getBody())))
       return failure();
     for (auto [r, v] : llvm::zip(
              brk.getResults(), brk.getBody().front().getTerminator()->getOperands()))
       r.setType(v.getType());
     return success();
   }
-  if (auto call = dyn_cast<func::CallOp>(op))
-    return refineCallee(&op, call.getCalleeAttr(), call.getOperandTypes());
+  if (auto hostCall = dyn_cast<kg::HostCallOp>(op)) {
+    // A callback's results cannot be inferred. Called with the types of the
+    // loaded program, it keeps the declared result types; called with other
+    // types (new sizes, `?` dims), its results keep their rank and element
+    // type and get `?` dims (the interpreter checks each result against its
+    // type when the call returns).
+    auto it = hostCallOperandTypes.find(&op);
+    if (it != hostCallOperandTypes.end() &&
+        TypeRange(it->second) == hostCall.getOperandTypes())
+      return success();
+    for (OpResult r : op.getResults())
+      r.setType(dynamicDims(r.getType()));
+    return success();
+  }
+  if (auto call = dyn_cast<func::CallOp>(op)) {
+    FailureOr<func::FuncOp> fn =
+        specializeCallee(&op, call.getCalleeAttr(), call.getOperandTypes());
+    if (failed(fn))
+      return failure();
+    setCallee(&op, *fn);
+    return success();
+  }
   if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-    if (failed(refineTypes(ifOp.getThenRegion())) ||
-        failed(refineTypes(ifOp.getElseRegion())))
+    if (failed(refine(ifOp.getThenRegion())) ||
+        failed(refine(ifOp.getElseRegion())))
       return failure();
     if (ifOp.getNumResults() == 0)
       return success();
@@ -111,39 +210,43 @@ static LogicalResult refineOp(Operation &op) {
     return success();
   }
   if (auto forOp = dyn_cast<scf::ForOp>(op)) {
-    // Iterate to a fixed point: loop-carried types only get less specific.
+    // Iterate to a fixed point: loop-carried types only get less specific
+    // (each round turns at least one dim into `?`), so this ends.
     SmallVector<Type> carried(forOp.getInitArgs().getTypes());
-    for (int iter = 0; iter < 4; ++iter) {
+    for (bool changed = true; changed;) {
+      changed = false;
       for (auto [arg, t] : llvm::zip(forOp.getRegionIterArgs(), carried))
         arg.setType(t);
-      if (failed(refineTypes(forOp.getRegion())))
+      if (failed(refine(forOp.getRegion())) ||
+          failed(joinInto(forOp, carried,
+                          TypeRange(forOp.getYieldedValues()), changed)))
         return failure();
-      bool changed = false;
-      for (auto [i, v] : llvm::enumerate(forOp.getYieldedValues())) {
-        Type t = joinTypes(carried[i], v.getType());
-        if (!t)
-          return forOp.emitError("loop-carried value #")
-                 << i << " changes type incompatibly";
-        changed |= t != carried[i];
-        carried[i] = t;
-      }
-      if (!changed)
-        break;
     }
     for (auto [r, t] : llvm::zip(forOp.getResults(), carried))
       r.setType(t);
     return success();
   }
-  // Ref ops whose result type is their operand's (they implement no type
-  // inference): a ref argument that became dynamic changes them too.
-  if (auto load = dyn_cast<kt::LoadOp>(op)) {
-    load.getResult().setType(
-        cast<kt::RefType>(load.getRef().getType()).getTensorType());
-    return success();
-  }
-  if (auto alloc = dyn_cast<kt::AllocRefOp>(op)) {
-    alloc.getResult().setType(kt::RefType::get(
-        cast<RankedTensorType>(alloc.getValue().getType())));
+  if (auto whileOp = dyn_cast<scf::WhileOp>(op)) {
+    // The same fixed point over the `before` region's arguments; the
+    // `after` region takes what scf.condition forwards, as do the results.
+    SmallVector<Type> carried(whileOp.getInits().getTypes());
+    SmallVector<Type> forwarded;
+    for (bool changed = true; changed;) {
+      changed = false;
+      setBlockArgTypes(whileOp.getBefore().front(), carried);
+      if (failed(refine(whileOp.getBefore())))
+        return failure();
+      forwarded = llvm::to_vector(
+          whileOp.getConditionOp().getArgs().getTypes());
+      setBlockArgTypes(whileOp.getAfter().front(), forwarded);
+      if (failed(refine(whileOp.getAfter())) ||
+          failed(joinInto(whileOp, carried,
+                          whileOp.getYieldOp().getResults().getTypes(),
+                          changed)))
+        return failure();
+    }
+    for (auto [r, t] : llvm::zip(whileOp.getResults(), forwarded))
+      r.setType(t);
     return success();
   }
   if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
@@ -160,7 +263,7 @@ static LogicalResult refineOp(Operation &op) {
   return success();
 }
 
-LogicalResult refineTypes(Region &region) {
+LogicalResult TypeRefiner::refine(Region &region) {
   for (Block &block : region)
     for (Operation &op : block)
       if (failed(refineOp(op)))
@@ -168,13 +271,20 @@ LogicalResult refineTypes(Region &region) {
   return success();
 }
 
-LogicalResult refineProgramTypes(kg::ProgramOp program) {
-  if (failed(refineTypes(program.getBody())))
+LogicalResult TypeRefiner::refineProgram(kg::ProgramOp program) {
+  if (failed(refine(program.getBody())))
     return failure();
   auto ret = cast<kg::ReturnOp>(program.getBody().back().getTerminator());
   program.setFunctionType(FunctionType::get(program.getContext(),
                                             program.getArgumentTypes(),
                                             ret.getOperandTypes()));
+  if (auto module = program->getParentOfType<ModuleOp>())
+    for (auto &[origin, versions] : variants)
+      for (func::FuncOp fn : versions)
+        if (SymbolTable::symbolKnownUseEmpty(fn, module))
+          fn.erase();
+  variants.clear();
+  originOf.clear();
   return success();
 }
 
@@ -189,6 +299,8 @@ LogicalResult specializeProgram(kg::ProgramOp program, ArrayRef<ArgView> args,
             std::to_string(args.size());
     return failure();
   }
+  // What refinement must know of the program as loaded.
+  TypeRefiner refiner(program);
   OpBuilder b(ctx);
   b.setInsertionPointToStart(&entry);
 
@@ -367,7 +479,7 @@ LogicalResult specializeProgram(kg::ProgramOp program, ArrayRef<ArgView> args,
       os << d.getLocation() << ": " << d.str();
       return success();
     });
-    if (failed(refineProgramTypes(program)) ||
+    if (failed(refiner.refineProgram(program)) ||
         failed(verify(program->getParentOfType<ModuleOp>()))) {
       error = "cannot specialize @" + program.getSymName().str() +
               " for these inputs: " + diags;

@@ -506,6 +506,23 @@ GraphOp GradOp::getLossGraph() {
   return getLoss().getDefiningOp<GraphOp>();
 }
 
+LogicalResult GradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &types) {
+  // Operand 0 is the loss; the others are the wrt values, whose gradients
+  // have their tensor types (a ref's gradient, its value's type).
+  for (auto [i, v] : llvm::enumerate(operands.drop_front())) {
+    RankedTensorType t = getGuardedTensorType(v.getType());
+    if (!t)
+      return emitOptionalError(loc, "'kg.grad' op wrt operand #", i,
+                               " must be a float tensor or !kt.ref, got ",
+                               v.getType());
+    types.push_back(t);
+  }
+  return success();
+}
+
 LogicalResult GradOp::verify() {
   for (Operation *p = (*this)->getParentOp(); p; p = p->getParentOp())
     if (isa<GraphOp>(p))

@@ -109,6 +109,31 @@ RefType refOf(Value v) { return cast<RefType>(v.getType()); }
 // load / store / alloc_ref
 //===----------------------------------------------------------------------===//
 
+LogicalResult LoadOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       ValueRange operands, DictionaryAttr,
+                                       OpaqueProperties, RegionRange,
+                                       SmallVectorImpl<Type> &types) {
+  auto ref = dyn_cast<RefType>(operands[0].getType());
+  if (!ref)
+    return emitOptionalError(loc, "'kt.load' op reads a !kt.ref, got ",
+                             operands[0].getType());
+  types.push_back(ref.getTensorType());
+  return success();
+}
+
+LogicalResult AllocRefOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &types) {
+  auto value = dyn_cast<RankedTensorType>(operands[0].getType());
+  if (!value)
+    return emitOptionalError(loc, "'kt.alloc_ref' op takes a ranked tensor, "
+                             "got ", operands[0].getType());
+  types.push_back(RefType::get(value));
+  return success();
+}
+
 LogicalResult LoadOp::verify() {
   RankedTensorType expected = refOf(getRef()).getTensorType();
   if (getResult().getType() != expected)

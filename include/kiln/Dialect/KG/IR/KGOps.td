@@ -17,6 +17,7 @@ include "mlir/IR/RegionKindInterface.td"
 include "mlir/Interfaces/CallInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def KG_Dialect : Dialect {
@@ -312,7 +313,8 @@ def KG_IsCompilingOp : KG_Op<"is_compiling", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def KG_GradOp : KG_Op<"grad", [
-    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "torch.autograd.grad(loss, inputs): gradients of a scalar loss";
   let description = [{
     The gradients of `loss`, a scalar computed by a `kg.graph`, with respect
@@ -331,7 +333,9 @@ def KG_GradOp : KG_Op<"grad", [
     3. There is at least one `wrt` value, and each is an input of that graph
        with a float tensor type (or a `!kt.ref`, whose gradient is with
        respect to the value the graph reads); result `i` is the gradient of
-       `wrt` operand `i`, with its tensor type.
+       `wrt` operand `i`, with its tensor type (the result types are
+       inferred from the `wrt` types, so specializing a program for new
+       input shapes re-infers them).
     4. Each `wrt` value reaches the loss inside the graph (PyTorch: "One of
        the differentiated Tensors appears to not have been used in the
        graph"), unless `allow_unused` is set; an unused input then gets zeros

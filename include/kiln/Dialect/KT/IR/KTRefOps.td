@@ -23,7 +23,8 @@ class KT_RefOpBase<string mnemonic, list<Trait> traits = []>
 // load / store / alloc_ref
 //===----------------------------------------------------------------------===//
 
-def KT_LoadOp : KT_RefOpBase<"load"> {
+def KT_LoadOp : KT_RefOpBase<"load",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "read the current value of a ref (a copy)";
   let description = [{
     The current contents of `ref` as a tensor value. Later writes to `ref` (or
@@ -58,7 +59,8 @@ def KT_StoreOp : KT_RefOpBase<"store"> {
   let hasVerifier = 1;
 }
 
-def KT_AllocRefOp : KT_RefOpBase<"alloc_ref"> {
+def KT_AllocRefOp : KT_RefOpBase<"alloc_ref",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "a fresh mutable buffer initialized with a copy of a value";
   let description = [{
     A new ref that owns its own buffer, initialized with `value` (a copy: no
