@@ -51,7 +51,7 @@ func.func @cblas_sgemm(%a: tensor<32x40xf32>, %b: tensor<40x48xf32>) -> tensor<3
   return %0 : tensor<32x48xf32>
 }
 func.func @kiln_cpu_runtime_error(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi64> {
-  %0 = kt.div %a, %b {rounding_mode = #kt<rounding_mode floor>} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  %0 = kt.div %a, %b {rounding_mode = #kt.rounding_mode<floor>} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
   return %0 : tensor<4xi64>
 }
 func.func @exponent(%x: tensor<5xf64>) -> tensor<5xf64> {
