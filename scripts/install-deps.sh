@@ -14,6 +14,8 @@ PKGS=(
   python3-numpy python3-torch libopenblas-dev libopenblas0-pthread
   # functorch.compile.min_cut_rematerialization_partition (bench/partition_bytes.py)
   python3-networkx
+  # the kiln Python package: its models (torchvision) and tests (pytest)
+  python3-torchvision python3-pytest python3-setuptools python3-pip
 )
 
 missing=()

@@ -1,0 +1,29 @@
+"""Exceptions raised by the kiln package."""
+
+
+class KilnError(RuntimeError):
+    """An error reported by Kiln: a C API failure (the compiler's or the
+    runtime's message, with the source location Kiln reports), or a program
+    the frontend cannot capture.
+
+    `message` is Kiln's message; `location` the user's source location it
+    names (``file:line:col``, or ``None`` when there is none)."""
+
+    def __init__(self, message, location=None):
+        super().__init__(message)
+        self.message = message
+        self.location = location
+
+
+class Unsupported(KilnError):
+    """The frontend cannot capture something in the program: an operator,
+    module or Python construct it does not know, or a value it would have to
+    read at trace time (data-dependent control flow). The message names what
+    and where (the user's source line). In a later version these become graph
+    breaks; today `kiln.config.suppress_errors` runs the function eagerly
+    instead."""
+
+
+class SpecializationError(KilnError):
+    """A dim marked dynamic (`kiln.mark_dynamic`) had to be specialized to
+    one size by the capture (as TorchDynamo's ConstraintViolationError)."""

@@ -1,0 +1,24 @@
+"""pytest setup for the kiln package's tests.
+
+Run from the checkout root (scripts/test.sh does):
+    PYTHONPATH=python /usr/bin/python3 -m pytest test/python
+The package finds libKilnCAPI.so in build/lib (or KILN_BUILD_DIR/lib, or
+KILN_LIBRARY). The kiln package under test is the first on sys.path; this
+file adds the checkout's python/ when PYTHONPATH does not name it.
+"""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+if not any(os.path.abspath(p) == os.path.join(ROOT, "python")
+           for p in sys.path if p):
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import torch  # noqa: E402
+
+# Deterministic, single-threaded eager references (Kiln's own threads are
+# set by its pipelines).
+torch.set_num_threads(1)
