@@ -16,6 +16,7 @@ The library is looked up, in order, at:
 
 import ctypes
 import os
+import re
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double,
                     c_int32, c_int64, c_size_t, c_uint8, c_uint16, c_uint32,
@@ -218,14 +219,27 @@ def _string(ref):
     return ctypes.string_at(ref.data, ref.length).decode("utf-8", "replace")
 
 
+_LOCATION = re.compile(r"(?:^|: )([^\s:][^:]*:\d+:\d+): ")
+
+
+def error_location(message):
+    """The innermost `file:line:col` a Kiln message names (the last one
+    before its text: "@p: graph.py:3:1: compiled graph @p_g0 failed:
+    user.py:7:12: index 7 is out of range" names user.py:7:12), or None."""
+    head = message.split(" (note:", 1)[0]
+    found = _LOCATION.findall(head)
+    return found[-1] if found else None
+
+
 def _check(status):
-    """Raises KilnError with the status's message (destroying it)."""
+    """Raises KilnError with the status's message (destroying it) and the
+    source location it names."""
     if not status.ptr:
         return
     L = lib()
     message = _string(L.kilnStatusGetMessage(status))
     L.kilnStatusDestroy(status)
-    raise KilnError(message)
+    raise KilnError(message, error_location(message))
 
 
 def _status_pointer(message):

@@ -1,0 +1,694 @@
+"""The FX importer: a torch.fx graph and example inputs -> a `kg.program`.
+
+`FxImporter` is a small abstract interpreter over FX nodes. Each node's value
+is computed symbolically: tensors become `TensorVal`s (an SSA value of the
+graph body with a symbolic shape and a dtype), sizes become ints or `Sym`s
+(see _symbolic.py), everything else stays a Python value. Each call_function
+/ call_method / call_module node is converted by the converter registered
+for its target in kiln._ops (one table per kind of target); a target without
+a converter raises `Unsupported` naming the op and the user's source line.
+
+Nodes are imported one at a time (`import_node`), so the tracer
+(kiln._tracer) can ask for a node's value while Python code is still
+running (a branch on `x.dim() == 3`, `B, T, C = x.size()`).
+
+The program (`finish`) is one `kg.graph` over every tensor the graph reads:
+user inputs first (placeholder order), then parameters, buffers and tensor
+constants in order of first use, each with a `kg.guard_tensor`; a tensor
+written in place (an input or a buffer) is a `!kt.ref` argument, loaded at
+the start of the graph and written back with `kt.copy_` at its end. Every op
+carries the location of the node it came from (Python frames as a call-site
+chain, in a NameLoc with the module path) and the discardable attributes
+`kg.source_fn` and `kg.nn_module_stack`.
+"""
+
+import inspect
+import operator
+import re
+import traceback
+
+import torch
+import torch.fx as fx
+from torch.utils import _pytree as pytree
+
+from . import _ir
+from ._errors import KilnError, Unsupported
+from ._symbolic import ShapeEnv, Sym, same, value
+
+
+class TensorVal:
+    """A tensor value of the graph body: its SSA name, shape (ints and
+    Syms) and torch dtype. `arg` is the ProgramArg it is (as loaded), when it
+    is one; `is_view` marks results of view ops (aliases)."""
+
+    __slots__ = ("name", "shape", "dtype", "arg", "is_view", "base")
+
+    def __init__(self, name, shape, dtype, arg=None, is_view=False,
+                 base=None):
+        self.name = name
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.arg = arg
+        self.is_view = is_view
+        self.base = base
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def type(self):
+        return _ir.tensor_type(self.shape, self.dtype)
+
+    def __repr__(self):
+        return "TensorVal(%s: %s)" % (self.name, self.type)
+
+
+class ProgramArg:
+    """A tensor argument of the program: a user input (`input_index`) or an
+    attribute of the root module (`qualname`: a parameter, buffer or tensor
+    constant)."""
+
+    def __init__(self, name, example, input_index=None, qualname=None):
+        self.name = name
+        self.example = example
+        self.input_index = input_index
+        self.qualname = qualname
+        self.mutated = False
+        self.value = None  # the TensorVal as loaded
+        self.current = None  # its value after in-place writes
+        self.block_name = None
+
+    @property
+    def is_input(self):
+        return self.input_index is not None
+
+
+class ImportResult:
+    """What `FxImporter.finish` produces: the module text and how to call it.
+
+    * `args`: the program's tensor arguments (ProgramArg), in order;
+    * `output_spec`, `output_leaves`: the output pytree; each leaf is
+      ("result", i), ("arg", j) (the program argument itself: an input or
+      parameter returned as is, or written in place) or ("const", v);
+    * `specialized`: {(input index, dim): reason} for input dims the capture
+      needs static;
+    * `attr_dims_static`: every dim of non-input arguments (always static).
+    """
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+_SSA_BAD = re.compile(r"[^A-Za-z0-9$._-]")
+
+
+def _ssa_name(name, taken):
+    name = _SSA_BAD.sub("_", name) or "arg"
+    if name[0].isdigit():
+        name = "_" + name
+    base, n = name, 1
+    while name in taken:
+        name = "%s_%d" % (base, n)
+        n += 1
+    taken.add(name)
+    return name
+
+
+def target_name(node):
+    """How an FX node's target is called in messages (`torch.nn.functional.
+    relu`, `Tensor.view`, a module's type)."""
+    t = node.target
+    if node.op == "call_method":
+        return "Tensor.%s" % t
+    if node.op == "call_module":
+        return "module %s" % t
+    if node.op == "call_function":
+        mod = getattr(t, "__module__", None) or ""
+        name = getattr(t, "__name__", None) or str(t)
+        if mod in ("_operator", "operator"):
+            return "operator.%s" % name
+        if mod.startswith("torch._C") or mod == "torch":
+            return "torch.%s" % name
+        if mod:
+            return "%s.%s" % (mod, name)
+        return name
+    return "%s %s" % (node.op, t)
+
+
+# --- locations
+
+
+_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in '
+                       r'(?P<fn>\S+)')
+
+
+def frames_from_stack_trace(stack_trace):
+    """(file, line, col) frames, innermost first, from an FX node's
+    `stack_trace` string (outermost first, as traceback formats it)."""
+    frames = []
+    for m in _FRAME_RE.finditer(stack_trace or ""):
+        frames.append((m.group("file"), int(m.group("line")), 1))
+    frames.reverse()
+    return frames
+
+
+def node_frames(node):
+    f = node.meta.get("kiln_frames")
+    if f is not None:
+        return f
+    return frames_from_stack_trace(node.meta.get("stack_trace"))
+
+
+def node_module_path(node):
+    if node.op == "call_module":
+        return str(node.target)
+    stack = node.meta.get("nn_module_stack")
+    if stack:
+        return str(list(stack.keys())[-1])
+    return None
+
+
+def node_source_fn(node):
+    sf = node.meta.get("source_fn")
+    if isinstance(sf, (tuple, list)) and sf:
+        return str(sf[0])
+    if node.op == "call_module":
+        return None
+    if node.op in ("call_function", "call_method"):
+        t = node.target
+        return t if isinstance(t, str) else getattr(t, "__name__", str(t))
+    return None
+
+
+def format_frames(frames):
+    return ["%s:%d:%d" % f for f in frames]
+
+
+class FxImporter:
+    """Imports FX nodes one by one into a kg.program (see the module doc).
+
+    `root` is the module whose attributes get_attr nodes and call_module
+    targets name; `example_inputs` the values of the placeholders, in
+    order; `dynamic_dims` the (input, dim) pairs marked dynamic
+    (kiln.mark_dynamic), which may not be specialized."""
+
+    def __init__(self, name, root, example_inputs, dynamic_dims=(),
+                 root_location=None):
+        from . import _ops  # the converter tables
+        self.ops = _ops
+        self.name = name
+        self.root = root
+        self.examples = list(example_inputs)
+        self.dynamic_dims = set(dynamic_dims)
+        self.shape_env = ShapeEnv()
+        self.env = {}
+        self.args = []
+        self.attr_args = {}
+        self._arg_names = set()
+        self.lines = []
+        self._ssa = 0
+        self.locs = {}
+        self.loc_alias = "#loc0"
+        self.locs["unknown"] = "#loc0"
+        self.root_loc = self._loc_alias(root_location or "unknown")
+        self.node = None
+        self.cur_loc = self.root_loc
+        self.cur_attrs = ""
+        self.placeholders = 0
+        self.output = None
+        self._tensor_nodes = {}
+
+    # ----- per node
+
+    def import_graph(self, graph):
+        for node in graph.nodes:
+            self.import_node(node)
+        return self
+
+    def import_node(self, node):
+        self.node = node
+        frames = node_frames(node)
+        self.cur_frames = frames
+        loc = _ir.location(frames, node_module_path(node))
+        self.cur_loc = self._loc_alias(loc)
+        self.cur_attrs = self._metadata_attrs(node)
+        try:
+            value = self._import(node)
+        except KilnError as e:
+            if getattr(e, "_located", False):
+                raise
+            raise self._located(type(e), e.message) from None
+        except (TypeError, ValueError, IndexError, RuntimeError,
+                AttributeError, NotImplementedError, ZeroDivisionError) as e:
+            raise self._located(
+                Unsupported, "cannot capture %s: %s: %s"
+                % (target_name(node), type(e).__name__, e)) from e
+        self.env[node] = value
+        if isinstance(value, TensorVal):
+            self._tensor_nodes.setdefault(id(value), []).append(node)
+        return value
+
+    def _located(self, cls, message):
+        frames = getattr(self, "cur_frames", None) or []
+        where = format_frames(frames[:1])[0] if frames else None
+        path = node_module_path(self.node) if self.node is not None else None
+        text = message
+        if path:
+            text = "%s (in %s)" % (text, path)
+        if frames:
+            text = "%s: %s\n%s" % (where, text, "\n".join(
+                "  at " + f for f in format_frames(frames)))
+        err = cls(text, where)
+        err._located = True
+        return err
+
+    def error(self, message):
+        """An Unsupported error for the current node."""
+        return Unsupported(message)
+
+    def _metadata_attrs(self, node):
+        attrs = {}
+        sf = node_source_fn(node)
+        if sf:
+            attrs["kg.source_fn"] = sf
+        stack = node.meta.get("nn_module_stack")
+        if stack:
+            attrs["kg.nn_module_stack"] = [str(k) for k in stack.keys()]
+        elif node.op == "call_module":
+            attrs["kg.nn_module_stack"] = [str(node.target)]
+        return attrs
+
+    def _loc_alias(self, text):
+        alias = self.locs.get(text)
+        if alias is None:
+            alias = "#loc%d" % len(self.locs)
+            self.locs[text] = alias
+        return alias
+
+    def _import(self, node):
+        op = node.op
+        if op == "placeholder":
+            return self._placeholder(node)
+        if op == "get_attr":
+            return self._get_attr(node.target)
+        if op == "output":
+            self.output = fx.node.map_arg(node.args[0], lambda n: self.env[n])
+            return None
+        args = fx.node.map_arg(node.args, lambda n: self.env[n])
+        kwargs = fx.node.map_arg(node.kwargs, lambda n: self.env[n])
+        if op == "call_module":
+            module = self.root.get_submodule(node.target)
+            conv = self.ops.module_converter(module)
+            if conv is None:
+                raise self.error(
+                    "no Kiln conversion for %s (%s)" % (
+                        type(module).__name__, node.target))
+            return conv(self, module, str(node.target), *args, **kwargs)
+        if op == "call_method":
+            conv = self.ops.METHODS.get(node.target)
+            if conv is None:
+                raise self.error("no Kiln conversion for Tensor.%s"
+                                 % node.target)
+            return conv(self, *args, **kwargs)
+        if op == "call_function":
+            conv = self.ops.function_converter(node.target)
+            if conv is not None:
+                return conv(self, *args, **kwargs)
+            if not _contains_tensor((args, kwargs)):
+                return self.ops.python_call(self, node.target, args, kwargs)
+            raise self.error("no Kiln conversion for %s" % target_name(node))
+        raise self.error("unknown FX node kind %s" % op)
+
+    # ----- arguments
+
+    def _placeholder(self, node):
+        i = self.placeholders
+        self.placeholders += 1
+        if i >= len(self.examples):
+            raise self.error("the graph has more inputs than the %d example "
+                             "inputs given" % len(self.examples))
+        return self._input_value(self.examples[i], i, node.name)
+
+    def _input_value(self, example, index, name):
+        if isinstance(example, torch.Tensor):
+            arg = ProgramArg(_ssa_name(name, self._arg_names), example,
+                             input_index=index)
+            shape = []
+            for d, size in enumerate(example.shape):
+                shape.append(self.shape_env.new(size, index, d))
+            return self._add_arg(arg, shape)
+        if isinstance(example, (list, tuple)) and any(
+                isinstance(x, torch.Tensor) for x in example):
+            raise self.error("an input that is a %s of tensors is not "
+                             "supported yet" % type(example).__name__)
+        if isinstance(example, torch.nn.Module):
+            raise self.error("a module as an input is not supported")
+        return example
+
+    def _add_arg(self, arg, shape):
+        _ir.element_type(arg.example.dtype, "argument '%s'" % arg.name)
+        arg.block_name = "%%a%d" % len(self.args)
+        arg.value = TensorVal(arg.block_name, shape, arg.example.dtype,
+                              arg=arg)
+        arg.current = arg.value
+        self.args.append(arg)
+        return arg.value
+
+    def _get_attr(self, qualname):
+        obj = self.root
+        for part in qualname.split("."):
+            obj = raw_getattr(obj, part)
+        if isinstance(obj, torch.Tensor):
+            return self.attr_tensor(qualname, obj)
+        return obj
+
+    def attr_tensor(self, qualname, tensor):
+        """The program argument for a parameter / buffer / constant of the
+        root module (made on first use)."""
+        arg = self.attr_args.get(qualname)
+        if arg is None:
+            arg = ProgramArg(_ssa_name(qualname, self._arg_names), tensor,
+                             qualname=qualname)
+            self.attr_args[qualname] = arg
+            self._add_arg(arg, list(tensor.shape))
+        return arg.current
+
+    def module_tensor(self, module_path, attr):
+        """A parameter or buffer of a submodule (for module converters);
+        `attr` may be dotted (`out_proj.weight`). None stays None."""
+        qualname = "%s.%s" % (module_path, attr) if module_path else attr
+        obj = self.root
+        for part in qualname.split("."):
+            obj = raw_getattr(obj, part)
+            if obj is None:
+                return None
+        return self.attr_tensor(qualname, obj)
+
+    # ----- sizes
+
+    def static(self, x, why):
+        """An int for a size, specializing its symbols (see _symbolic)."""
+        if isinstance(x, Sym):
+            reason = "%s at %s" % (why, (format_frames(self.cur_frames[:1])
+                                         or ["<unknown>"])[0])
+            for sid in x.syms:
+                arg, dim, _ = self.shape_env.symbols[sid]
+                if (arg, dim) in self.dynamic_dims:
+                    from ._errors import SpecializationError
+                    raise SpecializationError(
+                        "dim %d of input %d was marked dynamic, but the "
+                        "program needs its size to be %d: %s"
+                        % (dim, arg, x.value, why))
+            return self.shape_env.specialize(x, reason)
+        if isinstance(x, torch.Tensor):
+            raise self.error("%s: a tensor value is needed as a Python "
+                             "number (data-dependent)" % why)
+        if isinstance(x, TensorVal):
+            raise self.error("%s: the value of a tensor is needed at trace "
+                             "time (data-dependent)" % why)
+        return x
+
+    def static_list(self, xs, why):
+        return [self.static(x, why) for x in xs]
+
+    # ----- emission
+
+    def fresh(self):
+        name = "%%v%d" % self._ssa
+        self._ssa += 1
+        return name
+
+    def op(self, opname, operands, attrs=None, shape=None, dtype=None,
+           operand_text=None, results=None, is_view=False, base=None):
+        """Emits `kt.<opname>` and returns its TensorVal (or a list for
+        `results=[(shape, dtype), ...]`)."""
+        attrs = dict(attrs or {})
+        attrs.update(self.cur_attrs)
+        if results is None:
+            results = [(shape, dtype)]
+            single = True
+        else:
+            single = False
+        name = self.fresh()
+        vals = []
+        for i, (s, d) in enumerate(results):
+            n = name if len(results) == 1 else "%s#%d" % (name, i)
+            vals.append(TensorVal(n, s, d, is_view=is_view,
+                                  base=base if is_view else None))
+        lhs = name if len(results) == 1 else "%s:%d" % (name, len(results))
+        otext = operand_text if operand_text is not None else ", ".join(
+            v.name for v in operands)
+        rtypes = ", ".join(v.type for v in vals)
+        if len(vals) != 1:
+            rtypes = "(" + rtypes + ")"
+        self.lines.append("%s = kt.%s %s%s : (%s) -> %s loc(%s)" % (
+            lhs, opname, otext, _ir.attr_dict(attrs),
+            ", ".join(self._type_of(v) for v in operands), rtypes,
+            self.cur_loc))
+        return vals[0] if single else vals
+
+    def effect(self, opname, operands, attrs=None):
+        """An op without results (kt.copy_ and the like)."""
+        attrs = dict(attrs or {})
+        attrs.update(self.cur_attrs)
+        self.lines.append("kt.%s %s%s : (%s) -> () loc(%s)" % (
+            opname, ", ".join(v.name for v in operands), _ir.attr_dict(attrs),
+            ", ".join(self._type_of(v) for v in operands), self.cur_loc))
+
+    def _type_of(self, v):
+        if isinstance(v, _RefOperand):
+            return _ir.ref_type(v.shape, v.dtype)
+        return v.type
+
+    def constant(self, v, dtype):
+        """A rank-0 constant of `dtype` holding the Python number v."""
+        if isinstance(v, Sym):
+            v = self.static(v, "a size used as a tensor value")
+        return self.op("constant", [],
+                       {"value": _ir.Raw(_ir.scalar_dense(v, dtype))},
+                       shape=(), dtype=dtype)
+
+    def constant_tensor(self, t):
+        """A small torch tensor as a dense kt.constant."""
+        t = t.detach().cpu()
+        et = _ir.element_type(t.dtype)
+        if t.numel() > 4096:
+            raise self.error("a tensor constant of %d elements created in "
+                             "the program (only small constants are inlined)"
+                             % t.numel())
+        flat = t.reshape(-1)
+        shape = list(t.shape)
+        if t.dtype.is_floating_point:
+            # The raw little-endian buffer: exact, inf and nan included.
+            raw = flat.contiguous().view(torch.uint8).numpy().tobytes()
+            return self.op("constant", [], {
+                "value": _ir.Raw('dense<"0x%s"> : %s' % (
+                    raw.hex().upper(), _ir.tensor_type(shape, t.dtype)))},
+                shape=shape, dtype=t.dtype)
+        if t.dtype == torch.bool:
+            items = ["true" if b else "false" for b in flat.tolist()]
+        else:
+            items = [str(int(x)) for x in flat.tolist()]
+        body = _nest(items, shape)
+        return self.op("constant", [], {
+            "value": _ir.Raw("dense<%s> : %s" % (
+                body, _ir.tensor_type(shape, t.dtype)))},
+            shape=shape, dtype=t.dtype)
+
+    # ----- mutation
+
+    def mutate(self, old, new):
+        """Records that the tensor `old` was written in place with the value
+        `new`: every node bound to `old` now reads `new`; a program argument
+        becomes a ref written back at the end of the graph."""
+        if old.is_view:
+            raise self.error("an in-place op on a view of another tensor is "
+                             "not supported yet")
+        for n in self._tensor_nodes.get(id(old), []):
+            self.env[n] = new
+            self._tensor_nodes.setdefault(id(new), []).append(n)
+        arg = old.arg
+        if arg is None:
+            for a in self.args:
+                if a.current is old:
+                    arg = a
+        if arg is not None:
+            arg.mutated = True
+            arg.current = new
+            new.arg = None
+        return new
+
+    # ----- the program
+
+    def finish(self):
+        if self.output is None:
+            raise KilnError("the FX graph has no output node")
+        leaves, spec = pytree.tree_flatten(self.output)
+        results = []
+        index = {}
+        out_leaves = []
+        arg_of = {id(a.current): j for j, a in enumerate(self.args)}
+        arg_of.update({id(a.value): j for j, a in enumerate(self.args)
+                       if not a.mutated})
+        for leaf in leaves:
+            if isinstance(leaf, TensorVal):
+                if id(leaf) in arg_of and (
+                        leaf.arg is not None or
+                        self.args[arg_of[id(leaf)]].mutated):
+                    out_leaves.append(("arg", arg_of[id(leaf)]))
+                    continue
+                if id(leaf) not in index:
+                    index[id(leaf)] = len(results)
+                    results.append(leaf)
+                out_leaves.append(("result", index[id(leaf)]))
+            elif isinstance(leaf, Sym):
+                out_leaves.append(("const", self.static(
+                    leaf, "a size returned by the program")))
+            else:
+                out_leaves.append(("const", leaf))
+        text = self._module_text(results)
+        attr_static = set()
+        for j, a in enumerate(self.args):
+            if not a.is_input:
+                for d in range(a.example.dim()):
+                    attr_static.add((j, d))
+        return ImportResult(
+            text=text, name=self.name, args=list(self.args),
+            output_spec=spec, output_leaves=out_leaves,
+            specialized=self.shape_env.specialized_dims(),
+            attr_dims_static=attr_static, num_results=len(results),
+            result_dtypes=[r.dtype for r in results])
+
+    def _module_text(self, results):
+        P = []
+        args = self.args
+        sig = []
+        for a in args:
+            t = (_ir.ref_type if a.mutated else _ir.tensor_type)(
+                list(a.example.shape), a.example.dtype)
+            sig.append("%%%s: %s" % (a.name, t))
+        rtypes = [r.type for r in results]
+        P.append("  kg.program @%s(%s) -> (%s) {" % (
+            self.name, ", ".join(sig), ", ".join(rtypes)))
+        for a in args:
+            t = (_ir.ref_type if a.mutated else _ir.tensor_type)(
+                list(a.example.shape), a.example.dtype)
+            P.append("    kg.guard_tensor %%%s {dtype = %s, shape = %s, "
+                     "requires_grad = %s} : %s loc(%s)" % (
+                         a.name, _ir.element_type(a.example.dtype),
+                         list(a.example.shape),
+                         "true" if a.example.requires_grad else "false", t,
+                         self.root_loc))
+        used = [a for a in args]
+        body = []
+        block_args = []
+        for a in used:
+            if a.mutated:
+                rname = a.block_name + "_ref"
+                rt = _ir.ref_type(a.value.shape, a.value.dtype)
+                block_args.append("%s: %s" % (rname, rt))
+                body.append("%s = kt.load %s : (%s) -> %s loc(%s)" % (
+                    a.block_name, rname, rt, a.value.type, self.root_loc))
+            else:
+                block_args.append("%s: %s" % (a.block_name, a.value.type))
+        body.extend(self.lines)
+        for a in used:
+            if a.mutated:
+                rt = _ir.ref_type(a.value.shape, a.value.dtype)
+                body.append("kt.copy_ %s_ref, %s : (%s, %s) -> () loc(%s)"
+                            % (a.block_name, a.current.name, rt,
+                               a.current.type, self.root_loc))
+        ops_text = "".join("      %s\n" % l for l in body)
+        operand_types = ", ".join(
+            (_ir.ref_type if a.mutated else _ir.tensor_type)(
+                list(a.example.shape), a.example.dtype) for a in used)
+        rlist = ", ".join(r.type for r in results)
+        if body or results:
+            lhs = ""
+            if results:
+                lhs = "%r = " if len(results) == 1 else "%%r:%d = " % len(
+                    results)
+            P.append("    %skg.graph @%s_g0(%s) : (%s) -> (%s) {" % (
+                lhs, self.name, ", ".join("%%%s" % a.name for a in used),
+                operand_types, rlist))
+            P.append("    ^bb0(%s):" % ", ".join(block_args))
+            P.append(ops_text.rstrip("\n"))
+            if results:
+                P.append("      kg.yield %s : %s loc(%s)" % (
+                    ", ".join(r.name for r in results), rlist, self.root_loc))
+            else:
+                P.append("      kg.yield loc(%s)" % self.root_loc)
+            P.append("    } loc(%s)" % self.root_loc)
+        if results:
+            names = ("%r" if len(results) == 1 else
+                     ", ".join("%%r#%d" % i for i in range(len(results))))
+            P.append("    kg.return %s : %s loc(%s)" % (names, rlist,
+                                                      self.root_loc))
+        else:
+            P.append("    kg.return loc(%s)" % self.root_loc)
+        P.append("  } loc(%s)" % self.root_loc)
+        locs = "".join("%s = loc(%s)\n" % (alias, text)
+                       for text, alias in self.locs.items())
+        return locs + "module {\n" + "\n".join(P) + "\n}\n"
+
+
+def raw_getattr(obj, name):
+    """getattr without the torch.fx tracer's patched Module.__getattr__
+    (which would turn parameters into proxies while tracing)."""
+    if isinstance(obj, torch.nn.Module):
+        for table in ("_parameters", "_buffers", "_modules"):
+            d = obj.__dict__.get(table)
+            if d is not None and name in d:
+                return d[name]
+    return getattr(obj, name)
+
+
+class _RefOperand:
+    def __init__(self, name, shape, dtype):
+        self.name, self.shape, self.dtype = name, shape, dtype
+
+
+def _nest(items, shape):
+    if not shape:
+        return items[0]
+    if len(shape) == 1:
+        return "[%s]" % ", ".join(items)
+    step = len(items) // shape[0] if shape[0] else 0
+    return "[%s]" % ", ".join(_nest(items[i * step:(i + 1) * step], shape[1:])
+                              for i in range(shape[0]))
+
+
+def _contains_tensor(x):
+    found = []
+
+    def visit(v):
+        if isinstance(v, (TensorVal, torch.Tensor)):
+            found.append(v)
+        return v
+
+    fx.node.map_aggregate(x, visit)
+    return bool(found)
+
+
+def function_location(fn):
+    """`"file":line:1` of a function's definition (the graph's location)."""
+    fn = inspect.unwrap(fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    return _ir.file_loc(code.co_filename, code.co_firstlineno, 1)
+
+
+def import_graph_module(gm, example_inputs, name, dynamic_dims=()):
+    """Imports a finished GraphModule (the FX backend entry point)."""
+    loc = None
+    for node in gm.graph.nodes:
+        frames = node_frames(node)
+        if frames:
+            loc = _ir.file_loc(*frames[-1])
+            break
+    imp = FxImporter(name, gm, example_inputs, dynamic_dims,
+                     root_location=loc)
+    imp.import_graph(gm.graph)
+    return imp.finish()

@@ -1,0 +1,137 @@
+"""MLIR text for the FX importer: types, attributes, constants, locations.
+
+The importer writes the textual form of a `kg.program` (docs/dialects/kg.md)
+over `kt` ops (docs/dialects/kt.md); Kiln parses and verifies it when the
+session loads it, so any inconsistency is reported with its location.
+"""
+
+import math
+import struct
+
+import torch
+
+from ._errors import Unsupported
+from ._symbolic import value
+
+# torch dtype -> kt element type.
+ELEMENT_TYPES = {
+    torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
+    torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32",
+    torch.bool: "i1",
+}
+TORCH_DTYPES = {v: k for k, v in ELEMENT_TYPES.items()}
+
+
+def element_type(dtype, what="tensor"):
+    try:
+        return ELEMENT_TYPES[dtype]
+    except KeyError:
+        raise Unsupported(
+            "%s of dtype %s: Kiln's element types are %s" % (
+                what, dtype, ", ".join(str(d).replace("torch.", "")
+                                       for d in ELEMENT_TYPES))) from None
+
+
+def shape_text(shape):
+    return "".join("%dx" % value(d) for d in shape)
+
+
+def tensor_type(shape, dtype):
+    return "tensor<%s%s>" % (shape_text(shape), element_type(dtype))
+
+
+def ref_type(shape, dtype):
+    return "!kt.ref<%s%s>" % (shape_text(shape), element_type(dtype))
+
+
+def float_literal(x):
+    """A float as an MLIR literal that round-trips (decimal with a point, or
+    the f64 bit pattern for inf and nan)."""
+    x = float(x)
+    if math.isfinite(x):
+        r = repr(x)
+        if "." not in r:
+            mant, _, exp = r.partition("e")
+            r = mant + ".0" + ("e" + exp if exp else "")
+        return r
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def f64_attr(x):
+    return "%s : f64" % float_literal(x)
+
+
+class Raw(str):
+    """Attribute text written as is (e.g. `#kt<approximate tanh>`)."""
+
+
+def attr_value(v):
+    if isinstance(v, Raw):
+        return str(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return f64_attr(v)
+    if isinstance(v, torch.dtype):
+        return element_type(v)
+    if isinstance(v, (list, tuple)):
+        return "[%s]" % ", ".join(attr_value(x) for x in v)
+    if isinstance(v, str):
+        return '"%s"' % escape(v)
+    raise TypeError("no attribute form for %r" % (v,))
+
+
+def attr_dict(attrs):
+    items = ["%s = %s" % (k, attr_value(v)) for k, v in attrs.items()
+             if v is not None]
+    return (" {%s}" % ", ".join(items)) if items else ""
+
+
+def scalar_dense(v, dtype):
+    """`dense<...> : tensor<T>` holding one value of `dtype` exactly as torch
+    stores it (floats by bit pattern after torch's rounding)."""
+    et = element_type(dtype)
+    if dtype == torch.bool:
+        text = "true" if v else "false"
+    elif dtype.is_floating_point:
+        bits = torch.tensor(v, dtype=dtype)
+        nbytes = bits.element_size()
+        ints = {2: torch.int16, 4: torch.int32, 8: torch.int64}[nbytes]
+        raw = int(bits.view(ints).item()) & ((1 << (8 * nbytes)) - 1)
+        text = "0x%0*X" % (2 * nbytes, raw)
+    else:
+        text = str(int(v))
+    return "dense<%s> : tensor<%s>" % (text, et)
+
+
+def escape(s):
+    out = []
+    for ch in s:
+        if ch in '"\\' or ord(ch) < 32 or ord(ch) > 126:
+            for b in ch.encode():
+                out.append("\\%02X" % b)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+# --- locations
+
+
+def file_loc(filename, line, col):
+    return '"%s":%d:%d' % (escape(filename), line, col)
+
+
+def location(frames, name=None):
+    """The MLIR location of an op: its Python frames (innermost first, as
+    (filename, line, col)) as a call-site chain, wrapped in a NameLoc with
+    the module path when there is one. Returns the text inside `loc(...)`."""
+    text = None
+    for f in reversed(frames):
+        inner = file_loc(*f)
+        text = inner if text is None else "callsite(%s at %s)" % (inner, text)
+    if name:
+        return '"%s"' % escape(name) + ("(%s)" % text if text else "")
+    return text or "unknown"

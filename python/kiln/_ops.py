@@ -1,0 +1,2464 @@
+"""Converters from PyTorch calls to `kt` ops, one table per kind of target.
+
+* FUNCTIONS: call_function targets (torch.*, torch.nn.functional.*,
+  operator.*, Python builtins on tensors);
+* METHODS: call_method names (Tensor methods);
+* MODULES: leaf module classes (call_module), keyed by class; a subclass
+  uses its base's converter only when it does not override `forward`.
+
+Each converter is `fn(b, *args, **kwargs)` (modules: `fn(b, module, path,
+*args, **kwargs)`) with the signature of the PyTorch call it converts, so
+Python binds the user's arguments; `b` is the FxImporter (kiln._fx_import),
+whose helpers emit ops (`b.op`), specialize sizes (`b.static`) and record
+in-place writes (`b.mutate`). Arguments arrive as TensorVals (tensors),
+ints / Syms (sizes) and plain Python values.
+
+PyTorch's type promotion is applied here (kt ops take operands of one
+element type): the result dtype of an elementwise op is
+`torch.result_type` of its operands (computed on empty tensors of the
+operands' dtypes and ranks, so 0-d tensors and Python scalars promote as in
+PyTorch), and operands are converted with `kt.cast`.
+
+Everything not in these tables raises `Unsupported` (the importer names the
+op and the user's line). docs/python.md lists what is covered.
+"""
+
+import builtins
+import collections
+import math
+import operator
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from . import _ir
+from ._fx_import import TensorVal
+from ._symbolic import Sym, same, value
+
+FUNCTIONS = {}
+METHODS = {}
+MODULES = {}
+
+
+def function(*targets):
+    def reg(fn):
+        for t in targets:
+            if t is not None:
+                FUNCTIONS[t] = fn
+        return fn
+    return reg
+
+
+def method(*names):
+    def reg(fn):
+        for n in names:
+            METHODS[n] = fn
+        return fn
+    return reg
+
+
+def both(*names, extra=()):
+    """Registers a converter for torch.<name> (and F.<name>) as a function
+    and Tensor.<name> as a method."""
+    def reg(fn):
+        for n in names:
+            for ns in (torch, F, torch.special):
+                t = getattr(ns, n, None)
+                if t is not None and callable(t):
+                    FUNCTIONS[t] = fn
+            METHODS[n] = fn
+        for t in extra:
+            FUNCTIONS[t] = fn
+        return fn
+    return reg
+
+
+def module(*classes):
+    def reg(fn):
+        for c in classes:
+            MODULES[c] = fn
+        return fn
+    return reg
+
+
+def function_converter(target):
+    try:
+        return FUNCTIONS.get(target)
+    except TypeError:  # unhashable target
+        return None
+
+
+def module_converter(m):
+    for cls in type(m).__mro__:
+        conv = MODULES.get(cls)
+        if conv is not None:
+            if type(m).forward is not cls.forward:
+                return None
+            return conv
+    return None
+
+
+def is_supported_module(m):
+    return module_converter(m) is not None
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _opt(f, name):
+    return getattr(f, name, None)
+
+
+def is_tensor(x):
+    return isinstance(x, TensorVal)
+
+
+def _dummy(x):
+    if isinstance(x, TensorVal):
+        return torch.empty(() if x.ndim == 0 else (0,), dtype=x.dtype)
+    if isinstance(x, Sym):
+        return x.value
+    return x
+
+
+def result_type(b, *xs):
+    """torch.result_type over any number of operands."""
+    xs = [x for x in xs if x is not None]
+    ds = [_dummy(x) for x in xs]
+    for x, d in zip(xs, ds):
+        if not isinstance(d, (torch.Tensor, bool, int, float)):
+            raise b.error("an operand of type %s where a tensor or number "
+                          "is expected" % type(x).__name__)
+    if len(ds) == 1:
+        d = ds[0]
+        if isinstance(d, torch.Tensor):
+            return d.dtype
+        return torch.result_type(torch.empty(0), d) if not isinstance(
+            d, float) else torch.get_default_dtype()
+    # Fold tensors first (dims over 0-d), numbers last, as PyTorch's
+    # categories do: compute with empty tensors standing for each operand.
+    tensors = [d for d in ds if isinstance(d, torch.Tensor)]
+    numbers = [d for d in ds if not isinstance(d, torch.Tensor)]
+    if not tensors:
+        t = torch.tensor(numbers[0])
+        tensors, numbers = [t.reshape(())], numbers[1:]
+    dims = [t for t in tensors if t.dim() > 0]
+    zero = [t for t in tensors if t.dim() == 0]
+    acc = None
+    for t in dims:
+        acc = t if acc is None else torch.empty(0, dtype=torch.result_type(
+            acc, t))
+    for t in zero:
+        acc = t if acc is None else torch.empty(
+            0 if acc.dim() else (), dtype=torch.result_type(acc, t))
+    for n in numbers:
+        acc = torch.empty(0 if acc.dim() else (), dtype=torch.result_type(
+            acc, n))
+    return acc.dtype
+
+
+def cast(b, t, dtype):
+    if t.dtype == dtype:
+        return t
+    _ir.element_type(dtype)
+    return b.op("cast", [t], {"dtype": dtype}, shape=t.shape, dtype=dtype)
+
+
+def operand(b, x, dtype):
+    """A tensor operand of `dtype`: a TensorVal cast if needed, a Python
+    number (or size) as a rank-0 constant."""
+    if isinstance(x, TensorVal):
+        return cast(b, x, dtype)
+    if isinstance(x, Sym):
+        x = b.static(x, "a size used as a tensor operand")
+    if isinstance(x, (bool, int, float)):
+        if dtype in (torch.int64, torch.int32) and isinstance(x, float) \
+                and not float(x).is_integer():
+            raise b.error("a float scalar in an integer op")
+        return b.constant(x, dtype)
+    raise b.error("an operand of type %s where a tensor is expected"
+                  % type(x).__name__)
+
+
+def need_tensor(b, x, what):
+    if not isinstance(x, TensorVal):
+        raise b.error("%s expects a tensor, got %s" % (what,
+                                                        type(x).__name__))
+    return x
+
+
+def norm_dim(b, d, rank, what="dim"):
+    d = b.static(d, what)
+    if not isinstance(d, int):
+        raise b.error("%s must be an int, got %r" % (what, d))
+    r = max(rank, 1)
+    if not -r <= d < r:
+        raise b.error("%s %d is out of range for a tensor of rank %d"
+                      % (what, d, rank))
+    return d % r
+
+
+def norm_dims(b, dims, rank, what="dim"):
+    if dims is None:
+        return None
+    if isinstance(dims, (int, Sym)):
+        dims = [dims]
+    return [norm_dim(b, d, rank, what) for d in dims]
+
+
+def int_list(b, xs, why):
+    if isinstance(xs, (int, Sym)):
+        return [b.static(xs, why)]
+    return [b.static(x, why) for x in xs]
+
+
+def pair(b, x, why):
+    xs = int_list(b, x, why)
+    return xs * 2 if len(xs) == 1 else xs
+
+
+def sizes_arg(args):
+    """Varargs or one sequence of sizes (view(2, 3) / view((2, 3)))."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple, torch.Size)):
+        return list(args[0])
+    return list(args)
+
+
+def broadcast(b, *shapes):
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        res = 1
+        for s in shapes:
+            j = len(s) - rank + i
+            if j < 0:
+                continue
+            d = s[j]
+            if isinstance(d, Sym) and d.value == 1:
+                if isinstance(res, Sym) and same(res, d):
+                    continue
+                d = b.static(d, "broadcasting a dim of size 1")
+            if not isinstance(d, Sym) and d == 1:
+                continue
+            if not isinstance(res, Sym) and res == 1:
+                res = d
+                continue
+            if same(res, d):
+                continue
+            if value(res) != value(d):
+                raise b.error("shapes %s cannot be broadcast together" % (
+                    " and ".join(str([value(x) for x in s])
+                                 for s in shapes)))
+            if not isinstance(d, Sym):
+                res = d
+        out.append(res)
+    return tuple(out)
+
+
+def prod(xs):
+    p = 1
+    for x in xs:
+        p = p * x
+    return p
+
+
+def binary(b, name, x, y, out_dtype=None, compute=None):
+    """An elementwise binary kt op with broadcasting and promotion."""
+    if not is_tensor(x) and not is_tensor(y):
+        raise b.error("kt.%s of two non-tensors" % name)
+    dt = compute or result_type(b, x, y)
+    X, Y = operand(b, x, dt), operand(b, y, dt)
+    shape = broadcast(b, X.shape, Y.shape)
+    return b.op(name, [X, Y], shape=shape, dtype=out_dtype or dt)
+
+
+def unary(b, name, x, float_only=False, attrs=None):
+    x = need_tensor(b, x, "kt.%s" % name)
+    if float_only and not x.dtype.is_floating_point:
+        x = cast(b, x, torch.get_default_dtype())
+    if not float_only and x.dtype == torch.bool:
+        raise b.error("kt.%s of a bool tensor" % name)
+    return b.op(name, [x], attrs, shape=x.shape, dtype=x.dtype)
+
+
+def in_place(b, x, result):
+    """x.op_(...): writes `result` (cast to x's dtype) into x."""
+    x = need_tensor(b, x, "an in-place op")
+    if tuple(map(value, result.shape)) != tuple(map(value, x.shape)):
+        raise b.error("an in-place op would change the shape of its "
+                      "operand from %s to %s" % (
+                          [value(d) for d in x.shape],
+                          [value(d) for d in result.shape]))
+    result = cast(b, result, x.dtype)
+    result = TensorVal(result.name, x.shape, result.dtype)
+    return b.mutate(x, result)
+
+
+def alias(x, shape=None):
+    """A new TensorVal for the same SSA value (a view or copy that must not
+    be rebound together with x by an in-place write)."""
+    return TensorVal(x.name, x.shape if shape is None else shape, x.dtype,
+                     is_view=True, base=x)
+
+
+def copy_of(x):
+    return TensorVal(x.name, x.shape, x.dtype)
+
+
+# ------------------------------------------------------ Python-level calls
+
+
+_COMPARE = {operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
+            operator.ge}
+
+
+def python_call(b, target, args, kwargs):
+    """A call_function node with no tensor among its arguments: evaluated
+    now, in Python (size arithmetic stays symbolic; anything else that needs
+    a size's value specializes it)."""
+    if target in (operator.add, operator.sub, operator.mul,
+                  operator.floordiv, operator.mod, operator.neg,
+                  operator.pos) and not kwargs:
+        if all(isinstance(a, (int, Sym)) and not isinstance(a, bool)
+               for a in args):
+            return target(*args)
+    if target in _COMPARE and len(args) == 2:
+        a, c = args
+        if isinstance(a, Sym) or isinstance(c, Sym):
+            if target in (operator.eq, operator.ne) and same(a, c):
+                return target is operator.eq
+            a = b.static(a, "a comparison of sizes")
+            c = b.static(c, "a comparison of sizes")
+        return target(a, c)
+    if target is getattr:
+        return getattr(*args)
+    if target is operator.getitem:
+        return args[0][static_index(b, args[1])]
+    args = _concrete(b, args, "a Python call on a size (%s)"
+                     % getattr(target, "__name__", target))
+    kwargs = _concrete(b, kwargs, "a Python call on a size")
+    return target(*args, **kwargs)
+
+
+def static_index(b, i):
+    if isinstance(i, Sym):
+        return b.static(i, "an index")
+    if isinstance(i, slice):
+        return slice(*(b.static(x, "a slice bound") for x in
+                       (i.start, i.stop, i.step)))
+    return i
+
+
+def _concrete(b, x, why):
+    if isinstance(x, Sym):
+        return b.static(x, why)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_concrete(b, v, why) for v in x) if not hasattr(
+            x, "_fields") else type(x)(*[_concrete(b, v, why) for v in x])
+    if isinstance(x, dict):
+        return {k: _concrete(b, v, why) for k, v in x.items()}
+    return x
+
+
+@function(torch._assert)
+def _assert(b, condition, message):
+    if isinstance(condition, TensorVal):
+        raise b.error("torch._assert on a tensor value (data-dependent)")
+    if not b.static(condition, "an assertion"):
+        raise b.error("assertion failed: %s" % message)
+    return None
+
+
+@function(torch.fx._symbolic_trace._assert_is_none)
+def _assert_is_none(b, value, message):
+    if value is not None:
+        raise b.error(message)
+    return None
+
+
+# ------------------------------------------------------------ metadata
+
+_TENSOR_ATTRS = {}
+
+
+def tensor_attr(name):
+    def reg(fn):
+        _TENSOR_ATTRS[name] = fn
+        return fn
+    return reg
+
+
+@tensor_attr("shape")
+def _shape(b, x):
+    return tuple(x.shape)
+
+
+@tensor_attr("ndim")
+def _ndim(b, x):
+    return x.ndim
+
+
+@tensor_attr("dtype")
+def _dtype(b, x):
+    return x.dtype
+
+
+@tensor_attr("device")
+def _device(b, x):
+    return torch.device("cpu")
+
+
+@tensor_attr("is_cuda")
+def _is_cuda(b, x):
+    return False
+
+
+@tensor_attr("is_nested")
+@tensor_attr("is_sparse")
+@tensor_attr("is_quantized")
+@tensor_attr("is_meta")
+def _false(b, x):
+    return False
+
+
+@tensor_attr("layout")
+def _layout(b, x):
+    return torch.strided
+
+
+@tensor_attr("requires_grad")
+def _requires_grad(b, x):
+    return bool(x.arg is not None and x.arg.example.requires_grad)
+
+
+@tensor_attr("T")
+def _T(b, x):
+    return permute(b, x, list(reversed(range(x.ndim))))
+
+
+@tensor_attr("mT")
+def _mT(b, x):
+    return transpose(b, x, -2, -1)
+
+
+@tensor_attr("data")
+def _data(b, x):
+    return x
+
+
+@function(builtins.getattr)
+def _getattr(b, obj, name, *default):
+    if isinstance(obj, TensorVal):
+        fn = _TENSOR_ATTRS.get(name)
+        if fn is None:
+            raise b.error("no Kiln conversion for Tensor.%s" % name)
+        return fn(b, obj)
+    return getattr(obj, name, *default)
+
+
+@method("size")
+def size(b, x, dim=None):
+    if dim is None:
+        return tuple(x.shape)
+    return x.shape[norm_dim(b, dim, x.ndim)]
+
+
+@method("dim", "ndimension")
+def _dim(b, x):
+    return x.ndim
+
+
+@both("numel")
+def numel(b, x):
+    return prod(x.shape)
+
+
+@method("nelement")
+def _nelement(b, x):
+    return prod(x.shape)
+
+
+@method("element_size")
+def _element_size(b, x):
+    return torch.empty(0, dtype=x.dtype).element_size()
+
+
+@both("is_floating_point")
+def _is_floating_point(b, x):
+    return x.dtype.is_floating_point
+
+
+@method("is_contiguous")
+def _is_contiguous(b, x, memory_format=None):
+    return True
+
+
+@method("get_device")
+def _get_device(b, x):
+    return -1
+
+
+@function(builtins.len)
+def _len(b, x):
+    if isinstance(x, TensorVal):
+        if x.ndim == 0:
+            raise b.error("len() of a 0-d tensor")
+        return x.shape[0]
+    return len(x)
+
+
+# ------------------------------------------------------- elementwise
+
+_ALPHA = "alpha"
+
+
+def _with_alpha(b, x, y, alpha, name):
+    if alpha != 1:
+        y = binary(b, "mul", y, alpha) if is_tensor(y) else y * alpha
+    return binary(b, name, x, y)
+
+
+@both("add")
+@function(operator.add)
+def add(b, x, y, *, alpha=1, out=None):
+    if not is_tensor(x) and not is_tensor(y):
+        return python_call(b, operator.add, (x, y), {})
+    return _with_alpha(b, x, y, alpha, "add")
+
+
+@both("sub", "subtract")
+@function(operator.sub)
+def sub(b, x, y, *, alpha=1, out=None):
+    if not is_tensor(x) and not is_tensor(y):
+        return python_call(b, operator.sub, (x, y), {})
+    return _with_alpha(b, x, y, alpha, "sub")
+
+
+@both("rsub")
+def rsub(b, x, y, *, alpha=1):
+    return _with_alpha(b, y, x, alpha, "sub")
+
+
+@both("mul", "multiply")
+@function(operator.mul)
+def mul(b, x, y, *, out=None):
+    if not is_tensor(x) and not is_tensor(y):
+        return python_call(b, operator.mul, (x, y), {})
+    return binary(b, "mul", x, y)
+
+
+def _rounding(mode):
+    return _ir.Raw("#kt<rounding_mode %s>" % mode)
+
+
+@both("div", "divide", "true_divide")
+@function(operator.truediv)
+def div(b, x, y, *, rounding_mode=None, out=None):
+    if not is_tensor(x) and not is_tensor(y):
+        return python_call(b, operator.truediv, (x, y), {})
+    dt = result_type(b, x, y)
+    if rounding_mode is None:
+        if not dt.is_floating_point:
+            dt = torch.get_default_dtype()
+        return binary(b, "div", x, y, compute=dt)
+    if rounding_mode not in ("trunc", "floor"):
+        raise b.error("div rounding_mode %r" % (rounding_mode,))
+    X, Y = operand(b, x, dt), operand(b, y, dt)
+    return b.op("div", [X, Y], {"rounding_mode": _rounding(rounding_mode)},
+                shape=broadcast(b, X.shape, Y.shape), dtype=dt)
+
+
+@both("floor_divide")
+@function(operator.floordiv)
+def floordiv(b, x, y):
+    if not is_tensor(x) and not is_tensor(y):
+        return python_call(b, operator.floordiv, (x, y), {})
+    return div(b, x, y, rounding_mode="floor")
+
+
+@both("remainder")
+@function(operator.mod)
+def remainder(b, x, y):
+    if not is_tensor(x) and not is_tensor(y):
+        return python_call(b, operator.mod, (x, y), {})
+    return binary(b, "remainder", x, y)
+
+
+@both("pow")
+@function(operator.pow)
+def pow_(b, x, y):
+    if not is_tensor(x) and not is_tensor(y):
+        return python_call(b, operator.pow, (x, y), {})
+    if is_tensor(x) and not is_tensor(y):
+        e = b.static(y, "an exponent")
+        dt = result_type(b, x, e)
+        X = cast(b, x, dt)
+        # PyTorch's pow(Tensor, Scalar) special cases (same rounding).
+        if e == 1:
+            return copy_of(X)
+        if e == 2:
+            return binary(b, "mul", X, X)
+        if e == 3:
+            return binary(b, "mul", binary(b, "mul", X, X), X)
+        if dt.is_floating_point:
+            if e == 0.5:
+                return unary(b, "sqrt", X)
+            if e == -0.5:
+                return unary(b, "rsqrt", X)
+            if e == -1:
+                return unary(b, "reciprocal", X)
+            if e == -2:
+                return unary(b, "reciprocal", binary(b, "mul", X, X))
+        return binary(b, "pow", X, e)
+    return binary(b, "pow", x, y)
+
+
+@function(operator.neg)
+@both("neg", "negative")
+def neg(b, x):
+    if not is_tensor(x):
+        return python_call(b, operator.neg, (x,), {})
+    return unary(b, "neg", x)
+
+
+@function(operator.pos)
+def pos(b, x):
+    return x
+
+
+@both("abs", "absolute")
+@function(builtins.abs)
+def abs_(b, x):
+    if not is_tensor(x):
+        return abs(b.static(x, "abs() of a size"))
+    return unary(b, "abs", x)
+
+
+for _name in ("exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
+              "tanh", "sigmoid", "erf", "reciprocal"):
+    def _make(n):
+        def conv(b, x, *, out=None):
+            return unary(b, n, x, float_only=True)
+        conv.__name__ = n
+        return conv
+    both(_name)(_make(_name))
+
+for _name in ("floor", "ceil", "round", "sign"):
+    def _make(n):
+        def conv(b, x, *, out=None):
+            return unary(b, n, x)
+        conv.__name__ = n
+        return conv
+    both(_name)(_make(_name))
+
+for _name in ("maximum", "minimum"):
+    def _make(n):
+        def conv(b, x, y, *, out=None):
+            return binary(b, n, x, y)
+        conv.__name__ = n
+        return conv
+    both(_name)(_make(_name))
+
+
+def _compare(name, op):
+    def conv(b, x, y, *, out=None):
+        if not is_tensor(x) and not is_tensor(y):
+            return python_call(b, op, (x, y), {})
+        return binary(b, name, x, y, out_dtype=torch.bool)
+    conv.__name__ = name
+    return conv
+
+
+for _name, _op, _alias in (("eq", operator.eq, None),
+                           ("ne", operator.ne, "not_equal"),
+                           ("lt", operator.lt, "less"),
+                           ("le", operator.le, "less_equal"),
+                           ("gt", operator.gt, "greater"),
+                           ("ge", operator.ge, "greater_equal")):
+    _c = _compare(_name, _op)
+    both(_name, *([_alias] if _alias else []))(_c)
+    FUNCTIONS[_op] = _c
+    METHODS["__%s__" % _name] = _c
+
+
+def _logical(name, op):
+    def conv(b, x, y, *, out=None):
+        if not is_tensor(x) and not is_tensor(y):
+            return python_call(b, op, (x, y), {})
+        for v in (x, y):
+            if is_tensor(v) and v.dtype != torch.bool and op is not None:
+                raise b.error("bitwise %s of %s tensors (only bool tensors "
+                              "are supported)" % (name, v.dtype))
+        X = operand(b, x, torch.bool) if not is_tensor(x) else cast(
+            b, x, torch.bool)
+        Y = operand(b, y, torch.bool) if not is_tensor(y) else cast(
+            b, y, torch.bool)
+        return b.op(name, [X, Y], shape=broadcast(b, X.shape, Y.shape),
+                    dtype=torch.bool)
+    return conv
+
+
+both("logical_and")(_logical("logical_and", None))
+both("logical_or")(_logical("logical_or", None))
+FUNCTIONS[operator.and_] = _logical("logical_and", operator.and_)
+FUNCTIONS[operator.or_] = _logical("logical_or", operator.or_)
+METHODS["__and__"] = FUNCTIONS[operator.and_]
+METHODS["__or__"] = FUNCTIONS[operator.or_]
+both("bitwise_and")(FUNCTIONS[operator.and_])
+both("bitwise_or")(FUNCTIONS[operator.or_])
+
+
+@both("logical_not")
+def logical_not(b, x):
+    x = need_tensor(b, x, "logical_not")
+    return b.op("logical_not", [x], shape=x.shape, dtype=torch.bool)
+
+
+@function(operator.invert)
+@both("bitwise_not")
+def invert(b, x):
+    if not is_tensor(x):
+        return python_call(b, operator.invert, (x,), {})
+    if x.dtype != torch.bool:
+        raise b.error("bitwise not of a %s tensor (only bool tensors are "
+                      "supported)" % x.dtype)
+    return logical_not(b, x)
+
+
+@both("isnan")
+def isnan(b, x):
+    return b.op("isnan", [x], shape=x.shape, dtype=torch.bool)
+
+
+@both("where")
+def where(b, cond, x=None, y=None):
+    if x is None:
+        raise b.error("torch.where(cond) (data-dependent output shape)")
+    cond = cast(b, need_tensor(b, cond, "where"), torch.bool)
+    dt = result_type(b, x, y)
+    X, Y = operand(b, x, dt), operand(b, y, dt)
+    return b.op("where", [cond, X, Y],
+                shape=broadcast(b, cond.shape, X.shape, Y.shape), dtype=dt)
+
+
+@both("masked_fill")
+def masked_fill(b, x, mask, value):
+    x = need_tensor(b, x, "masked_fill")
+    mask = cast(b, need_tensor(b, mask, "masked_fill's mask"), torch.bool)
+    if is_tensor(value):
+        if value.ndim != 0:
+            raise b.error("masked_fill with a value of rank %d (must be 0)"
+                          % value.ndim)
+        v = cast(b, value, x.dtype)
+    else:
+        v = operand(b, value, x.dtype)
+    shape = broadcast(b, x.shape, mask.shape)
+    if tuple(map(value_of, shape)) != tuple(map(value_of, x.shape)):
+        raise b.error("masked_fill's mask does not broadcast to the tensor")
+    return b.op("where", [mask, v, x], shape=x.shape, dtype=x.dtype)
+
+
+def value_of(d):
+    return value(d)
+
+
+@both("clamp", "clip")
+def clamp(b, x, min=None, max=None, *, out=None):
+    x = need_tensor(b, x, "clamp")
+    if is_tensor(min) or is_tensor(max):
+        r = x
+        if min is not None:
+            r = binary(b, "maximum", r, min)
+        if max is not None:
+            r = binary(b, "minimum", r, max)
+        return r
+    if min is None and max is None:
+        raise b.error("clamp with neither min nor max")
+    lo = b.static(min, "a clamp bound") if min is not None else None
+    hi = b.static(max, "a clamp bound") if max is not None else None
+    dt = result_type(b, x, *(v for v in (lo, hi) if v is not None))
+    x = cast(b, x, dt)
+    if dt == torch.bool:
+        raise b.error("clamp of a bool tensor")
+    attrs = {}
+    if lo is not None:
+        attrs["min"] = float(lo)
+    if hi is not None:
+        attrs["max"] = float(hi)
+    return b.op("clamp", [x], attrs, shape=x.shape, dtype=dt)
+
+
+@method("clamp_min")
+def clamp_min(b, x, m):
+    return clamp(b, x, min=m)
+
+
+@method("clamp_max")
+def clamp_max(b, x, m):
+    return clamp(b, x, max=m)
+
+
+# --- activations
+
+
+@both("relu")
+def relu(b, x, inplace=False):
+    r = unary(b, "relu", x)
+    return in_place(b, x, r) if inplace else r
+
+
+@both("relu_")
+def relu_(b, x):
+    return in_place(b, x, unary(b, "relu", x))
+
+
+@function(F.relu6)
+def relu6(b, x, inplace=False):
+    r = clamp(b, x, 0.0, 6.0)
+    return in_place(b, x, r) if inplace else r
+
+
+@function(F.hardtanh)
+def hardtanh(b, x, min_val=-1.0, max_val=1.0, inplace=False):
+    r = clamp(b, x, min_val, max_val)
+    return in_place(b, x, r) if inplace else r
+
+
+@both("gelu")
+def gelu(b, x, approximate="none"):
+    x = need_tensor(b, x, "gelu")
+    attrs = {}
+    if approximate == "tanh":
+        attrs["approximate"] = _ir.Raw("#kt<approximate tanh>")
+    elif approximate != "none":
+        raise b.error("gelu approximate=%r" % (approximate,))
+    return b.op("gelu", [x], attrs, shape=x.shape, dtype=x.dtype)
+
+
+@function(F.silu)
+def silu(b, x, inplace=False):
+    r = unary(b, "silu", x, float_only=True)
+    return in_place(b, x, r) if inplace else r
+
+
+@function(F.leaky_relu)
+def leaky_relu(b, x, negative_slope=0.01, inplace=False):
+    zero = 0
+    pos = binary(b, "gt", x, zero, out_dtype=torch.bool)
+    r = where(b, pos, x, binary(b, "mul", x, negative_slope))
+    return in_place(b, x, r) if inplace else r
+
+
+@function(F.hardsigmoid)
+def hardsigmoid(b, x, inplace=False):
+    r = binary(b, "div", clamp(b, binary(b, "add", x, 3.0), 0.0, 6.0), 6.0)
+    return in_place(b, x, r) if inplace else r
+
+
+@function(F.hardswish)
+def hardswish(b, x, inplace=False):
+    r = binary(b, "div", binary(
+        b, "mul", x, clamp(b, binary(b, "add", x, 3.0), 0.0, 6.0)), 6.0)
+    return in_place(b, x, r) if inplace else r
+
+
+def _softmax_dim(ndim):
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax(name):
+    def conv(b, x, dim=None, _stacklevel=3, dtype=None, *, half_to_float=None):
+        x = need_tensor(b, x, name)
+        if dim is None:
+            dim = _softmax_dim(x.ndim)
+        if dtype is not None:
+            x = cast(b, x, dtype)
+        if not x.dtype.is_floating_point:
+            raise b.error("%s of a %s tensor" % (name, x.dtype))
+        d = norm_dim(b, dim, x.ndim)
+        return b.op(name, [x], {"dim": d}, shape=x.shape, dtype=x.dtype)
+    return conv
+
+
+both("softmax")(_softmax("softmax"))
+both("log_softmax")(_softmax("log_softmax"))
+
+
+# ----------------------------------------------------------- reductions
+
+
+def reduce_shape(shape, dims, keepdim):
+    out = []
+    for i, d in enumerate(shape):
+        if dims is None or i in dims:
+            if keepdim:
+                out.append(1)
+        else:
+            out.append(d)
+    return tuple(out)
+
+
+def _reduction(b, name, x, dim, keepdim, out_dtype=None, attrs=None):
+    x = need_tensor(b, x, name)
+    dims = norm_dims(b, dim, x.ndim)
+    if dims is not None and len(dims) == 0:
+        dims = None
+    a = dict(attrs or {})
+    if dims is not None:
+        a["dim"] = sorted(set(dims))
+    if keepdim:
+        a["keepdim"] = True
+    shape = reduce_shape(x.shape, None if dims is None else set(dims),
+                         keepdim)
+    return b.op(name, [x], a, shape=shape, dtype=out_dtype or x.dtype)
+
+
+@both("sum")
+def sum_(b, x, dim=None, keepdim=False, *, dtype=None, out=None):
+    x = need_tensor(b, x, "sum")
+    if dtype is not None:
+        x = cast(b, x, dtype)
+    out_dt = x.dtype if x.dtype.is_floating_point else torch.int64
+    return _reduction(b, "sum", x, dim, keepdim, out_dtype=out_dt)
+
+
+@both("mean")
+def mean(b, x, dim=None, keepdim=False, *, dtype=None, out=None):
+    x = need_tensor(b, x, "mean")
+    if dtype is not None:
+        x = cast(b, x, dtype)
+    if not x.dtype.is_floating_point:
+        raise b.error("mean of a %s tensor (PyTorch requires a float "
+                      "dtype)" % x.dtype)
+    return _reduction(b, "mean", x, dim, keepdim)
+
+
+@both("amax")
+def amax(b, x, dim=(), keepdim=False):
+    return _reduction(b, "amax", x, dim, keepdim)
+
+
+@both("amin")
+def amin(b, x, dim=(), keepdim=False):
+    return _reduction(b, "amin", x, dim, keepdim)
+
+
+@both("prod")
+def prod_(b, x, dim=None, keepdim=False, *, dtype=None):
+    x = need_tensor(b, x, "prod")
+    if dtype is not None:
+        x = cast(b, x, dtype)
+    out_dt = x.dtype if x.dtype.is_floating_point else torch.int64
+    return _reduction(b, "prod", x, dim, keepdim, out_dtype=out_dt)
+
+
+@both("all")
+def all_(b, x, dim=None, keepdim=False):
+    return _reduction(b, "all", x, dim, keepdim, out_dtype=torch.bool)
+
+
+@both("any")
+def any_(b, x, dim=None, keepdim=False):
+    return _reduction(b, "any", x, dim, keepdim, out_dtype=torch.bool)
+
+
+@both("logsumexp")
+def logsumexp(b, x, dim, keepdim=False):
+    return _reduction(b, "logsumexp", x, dim, keepdim)
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return float(correction)
+    return 1.0 if unbiased in (None, True) else 0.0
+
+
+@both("var")
+def var(b, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):  # var(x, unbiased)
+        dim, unbiased = None, dim
+    return _reduction(b, "var", x, dim, keepdim,
+                      attrs={"correction": _correction(unbiased, correction)})
+
+
+@both("std")
+def std(b, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return unary(b, "sqrt", var(b, x, dim, unbiased, keepdim,
+                                correction=correction))
+
+
+MinMax = collections.namedtuple("MinMax", ["values", "indices"])
+
+
+def _minmax(reduce_name, arg_name, elementwise):
+    def conv(b, x, dim=None, keepdim=False, *, out=None):
+        if is_tensor(dim):
+            return binary(b, elementwise, x, dim)
+        if dim is None:
+            return _reduction(b, reduce_name, x, None, False)
+        values = _reduction(b, reduce_name, x, dim, keepdim)
+        indices = _arg(b, arg_name, x, dim, keepdim)
+        return MinMax(values, indices)
+    return conv
+
+
+def _arg(b, name, x, dim, keepdim):
+    x = need_tensor(b, x, name)
+    if dim is None:
+        shape = (1,) * x.ndim if keepdim else ()
+        return b.op(name, [x], {"keepdim": True} if keepdim else {},
+                    shape=shape, dtype=torch.int64)
+    d = norm_dim(b, dim, x.ndim)
+    attrs = {"dim": d}
+    if keepdim:
+        attrs["keepdim"] = True
+    return b.op(name, [x], attrs, shape=reduce_shape(x.shape, {d}, keepdim),
+                dtype=torch.int64)
+
+
+both("max")(_minmax("amax", "argmax", "maximum"))
+both("min")(_minmax("amin", "argmin", "minimum"))
+
+
+@both("argmax")
+def argmax(b, x, dim=None, keepdim=False):
+    return _arg(b, "argmax", x, dim, keepdim)
+
+
+@both("argmin")
+def argmin(b, x, dim=None, keepdim=False):
+    return _arg(b, "argmin", x, dim, keepdim)
+
+
+# ----------------------------------------------------------- shapes
+
+
+def _reshape_attr(b, x, shape, what):
+    """The `shape` attribute of kt.reshape for the symbolic target `shape`
+    (its -1 already inferred): sizes that are the same expression as... at
+    most one non-static entry is written as -1; others are specialized."""
+    attr = []
+    dyn = None
+    for i, d in enumerate(shape):
+        if isinstance(d, Sym):
+            if dyn is None:
+                dyn = i
+                attr.append(-1)
+                continue
+            d = b.static(d, what)
+        attr.append(d)
+    return attr
+
+
+def reshape(b, x, *shape):
+    x = need_tensor(b, x, "reshape")
+    target = sizes_arg(shape)
+    total = prod(x.shape)
+    infer = [i for i, d in enumerate(target)
+             if not isinstance(d, Sym) and d == -1]
+    if len(infer) > 1:
+        raise b.error("only one dimension can be inferred in a reshape")
+    if infer:
+        rest = prod(d for i, d in enumerate(target) if i != infer[0])
+        if value(rest) == 0:
+            raise b.error("cannot reshape a tensor of %d elements into a "
+                          "shape with a 0 and a -1" % value(total))
+        if value(total) % value(rest):
+            raise b.error("shape %s is invalid for input of size %d" % (
+                [value(d) for d in target], value(total)))
+        if not isinstance(total, Sym):
+            # A static element count over symbolic sizes: the inferred size
+            # moves when they do, so they must stay what they are.
+            b.static(rest, "a reshape inferring a size from other sizes")
+            inferred = value(total) // value(rest)
+        else:
+            inferred = total // rest
+        target[infer[0]] = inferred
+    if value(prod(target)) != value(total):
+        raise b.error("shape %s is invalid for input of size %d" % (
+            [value(d) for d in target], value(total)))
+    if all(same(a, c) for a, c in zip(target, x.shape)) and \
+            len(target) == x.ndim:
+        return alias(x)
+    attr = _reshape_attr(b, x, target, "a reshape to a size")
+    r = b.op("reshape", [x], {"shape": attr}, shape=target, dtype=x.dtype)
+    r.is_view, r.base = True, x
+    return r
+
+
+both("reshape")(reshape)
+method("view")(lambda b, x, *shape, **kw: _view(b, x, *shape, **kw))
+
+
+def _view(b, x, *shape, dtype=None):
+    if len(shape) == 1 and isinstance(shape[0], torch.dtype):
+        raise b.error("Tensor.view(dtype) (a bit cast) is not supported")
+    return reshape(b, x, *shape)
+
+
+@method("view_as", "reshape_as")
+def view_as(b, x, other):
+    return reshape(b, x, *other.shape)
+
+
+@both("flatten")
+def flatten(b, x, start_dim=0, end_dim=-1):
+    x = need_tensor(b, x, "flatten")
+    if x.ndim == 0:
+        return reshape(b, x, 1)
+    s = norm_dim(b, start_dim, x.ndim)
+    e = norm_dim(b, end_dim, x.ndim)
+    if s > e:
+        raise b.error("flatten: start_dim after end_dim")
+    if s == e:
+        return x
+    target = list(x.shape[:s]) + [prod(x.shape[s:e + 1])] + list(
+        x.shape[e + 1:])
+    return reshape(b, x, target)
+
+
+@both("unflatten")
+def unflatten(b, x, dim, sizes):
+    x = need_tensor(b, x, "unflatten")
+    d = norm_dim(b, dim, x.ndim)
+    return reshape(b, x, list(x.shape[:d]) + list(sizes) + list(
+        x.shape[d + 1:]))
+
+
+def permute(b, x, dims):
+    x = need_tensor(b, x, "permute")
+    dims = [norm_dim(b, d, x.ndim) for d in dims]
+    if sorted(dims) != list(range(x.ndim)):
+        raise b.error("permute dims %s are not a permutation of %d dims"
+                      % (dims, x.ndim))
+    if dims == list(range(x.ndim)):
+        return alias(x)
+    r = b.op("permute", [x], {"dims": dims},
+             shape=[x.shape[d] for d in dims], dtype=x.dtype)
+    r.is_view, r.base = True, x
+    return r
+
+
+@both("permute")
+def _permute(b, x, *dims):
+    return permute(b, x, sizes_arg(dims))
+
+
+def transpose(b, x, d0, d1):
+    x = need_tensor(b, x, "transpose")
+    if x.ndim == 0:
+        return alias(x)
+    a, c = norm_dim(b, d0, x.ndim), norm_dim(b, d1, x.ndim)
+    if a == c:
+        return alias(x)
+    shape = list(x.shape)
+    shape[a], shape[c] = shape[c], shape[a]
+    r = b.op("transpose", [x], {"dim0": a, "dim1": c}, shape=shape,
+             dtype=x.dtype)
+    r.is_view, r.base = True, x
+    return r
+
+
+both("transpose", "swapaxes", "swapdims")(transpose)
+
+
+@both("t")
+def t(b, x):
+    x = need_tensor(b, x, "t")
+    if x.ndim > 2:
+        raise b.error("t() expects a tensor of rank <= 2")
+    return transpose(b, x, 0, 1) if x.ndim == 2 else alias(x)
+
+
+@both("unsqueeze")
+def unsqueeze(b, x, dim):
+    x = need_tensor(b, x, "unsqueeze")
+    d = b.static(dim, "an unsqueeze dim")
+    if not -x.ndim - 1 <= d <= x.ndim:
+        raise b.error("unsqueeze dim %d out of range" % d)
+    d %= x.ndim + 1
+    shape = list(x.shape)
+    shape.insert(d, 1)
+    r = b.op("unsqueeze", [x], {"dim": d}, shape=shape, dtype=x.dtype)
+    r.is_view, r.base = True, x
+    return r
+
+
+@both("squeeze")
+def squeeze(b, x, dim=None):
+    x = need_tensor(b, x, "squeeze")
+    dims = norm_dims(b, dim, x.ndim)
+    if dims is None:
+        dims = list(range(x.ndim))
+    drop = []
+    for d in dims:
+        if x.ndim == 0:
+            break
+        size = x.shape[d]
+        if isinstance(size, Sym):
+            size = b.static(size, "squeezing a dim")
+        if size == 1:
+            drop.append(d)
+    if not drop:
+        return alias(x)
+    shape = [s for i, s in enumerate(x.shape) if i not in drop]
+    r = b.op("squeeze", [x], {"dim": sorted(drop)}, shape=shape,
+             dtype=x.dtype)
+    r.is_view, r.base = True, x
+    return r
+
+
+def expand(b, x, sizes):
+    x = need_tensor(b, x, "expand")
+    sizes = list(sizes)
+    if len(sizes) < x.ndim:
+        raise b.error("expand: %d sizes for a tensor of rank %d" % (
+            len(sizes), x.ndim))
+    lead = len(sizes) - x.ndim
+    attr, shape = [], []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            s = b.static(s, "a new leading dim of expand")
+            attr.append(s)
+            shape.append(s)
+            continue
+        d = x.shape[i - lead]
+        if not isinstance(s, Sym) and s == -1 or same(s, d):
+            attr.append(-1)
+            shape.append(d)
+            continue
+        if isinstance(d, Sym):
+            d = b.static(d, "expanding a dim")
+        if d != 1 and value(s) != d:
+            raise b.error("expand: size %d of dim %d is not %d" % (
+                value(s), i, d))
+        s = b.static(s, "the size an expand broadcasts to")
+        attr.append(s)
+        shape.append(s)
+    if all(a == -1 for a in attr):
+        return alias(x)
+    r = b.op("expand", [x], {"size": attr}, shape=shape, dtype=x.dtype)
+    r.is_view, r.base = True, x
+    return r
+
+
+@method("expand")
+def _expand(b, x, *sizes):
+    return expand(b, x, sizes_arg(sizes))
+
+
+@method("expand_as")
+def expand_as(b, x, other):
+    return expand(b, x, other.shape)
+
+
+@both("broadcast_to")
+def broadcast_to(b, x, size):
+    return expand(b, x, size)
+
+
+@method("repeat")
+def repeat(b, x, *sizes):
+    x = need_tensor(b, x, "repeat")
+    reps = [b.static(r, "a repeat count") for r in sizes_arg(sizes)]
+    if len(reps) < x.ndim:
+        raise b.error("repeat: fewer repeats than dims")
+    lead = len(reps) - x.ndim
+    shape = [1] * lead + list(x.shape)
+    y = reshape(b, x, shape) if lead else x
+    # [.., d, ..] -> [.., r, d, ..] expanded -> reshaped to [.., r*d, ..]
+    inter, target, final = [], [], []
+    for r, d in zip(reps, shape):
+        inter.extend([1, d])
+        target.extend([r, d])
+        final.append(r * d)
+    y = reshape(b, y, inter)
+    y = expand(b, y, target)
+    return copy_of(reshape(b, y, final))
+
+
+@method("contiguous")
+def contiguous(b, x, memory_format=None):
+    return x
+
+
+@both("clone")
+def clone(b, x, *, memory_format=None):
+    return copy_of(need_tensor(b, x, "clone"))
+
+
+@both("detach")
+def detach(b, x):
+    return x
+
+
+@method("cpu")
+def cpu(b, x, *args, **kw):
+    return x
+
+
+@method("cuda")
+def cuda(b, x, *args, **kw):
+    raise b.error("Tensor.cuda(): kiln runs on the CPU")
+
+
+@method("requires_grad_")
+def requires_grad_(b, x, requires_grad=True):
+    return x
+
+
+_DTYPE_METHODS = {"float": torch.float32, "double": torch.float64,
+                  "half": torch.float16, "bfloat16": torch.bfloat16,
+                  "long": torch.int64, "int": torch.int32, "bool": torch.bool}
+
+for _m, _dt in _DTYPE_METHODS.items():
+    def _make(dt):
+        def conv(b, x, memory_format=None):
+            return copy_of(cast(b, x, dt)) if x.dtype != dt else x
+        return conv
+    METHODS[_m] = _make(_dt)
+
+
+@method("to")
+def to(b, x, *args, **kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    for a in args:
+        if isinstance(a, torch.dtype):
+            dtype = a
+        elif isinstance(a, TensorVal):
+            dtype = a.dtype
+        elif isinstance(a, (str, torch.device)):
+            device = a
+    if device is not None and torch.device(device).type != "cpu":
+        raise b.error("Tensor.to(%s): kiln runs on the CPU" % device)
+    if dtype is None or dtype == x.dtype:
+        return x
+    return copy_of(cast(b, x, dtype))
+
+
+@method("type")
+def type_(b, x, dtype=None, non_blocking=False):
+    if dtype is None:
+        raise b.error("Tensor.type() returns a string (not supported)")
+    if isinstance(dtype, str):
+        names = {"torch.FloatTensor": torch.float32,
+                 "torch.DoubleTensor": torch.float64,
+                 "torch.LongTensor": torch.int64,
+                 "torch.IntTensor": torch.int32,
+                 "torch.BoolTensor": torch.bool,
+                 "torch.HalfTensor": torch.float16}
+        if dtype not in names:
+            raise b.error("Tensor.type(%r)" % dtype)
+        dtype = names[dtype]
+    return to(b, x, dtype)
+
+
+@method("type_as")
+def type_as(b, x, other):
+    return to(b, x, other.dtype)
+
+
+@both("cat", "concat", "concatenate")
+def cat(b, tensors, dim=0, *, out=None):
+    ts = [need_tensor(b, t, "cat") for t in tensors]
+    if not ts:
+        raise b.error("cat of no tensors")
+    ref = next((t for t in ts if not (t.ndim == 1 and value(t.shape[0]) == 0)),
+               ts[0])
+    d = norm_dim(b, dim, ref.ndim)
+    dt = result_type(b, *ts)
+    ts = [cast(b, t, dt) for t in ts
+          if t.ndim == ref.ndim or not (t.ndim == 1 and value(t.shape[0]) == 0)]
+    shape = list(ref.shape)
+    total = 0
+    for t in ts:
+        if t.ndim != ref.ndim:
+            raise b.error("cat of tensors of ranks %d and %d" % (
+                ref.ndim, t.ndim))
+        for i in range(ref.ndim):
+            if i != d and not same(t.shape[i], shape[i]) and \
+                    value(t.shape[i]) != value(shape[i]):
+                raise b.error("cat: sizes of dim %d differ (%d vs %d)" % (
+                    i, value(t.shape[i]), value(shape[i])))
+        total = total + t.shape[d]
+    shape[d] = total
+    if len(ts) == 1:
+        return copy_of(ts[0])
+    return b.op("concat", ts, {"dim": d}, shape=shape, dtype=dt)
+
+
+@both("stack")
+def stack(b, tensors, dim=0, *, out=None):
+    ts = [need_tensor(b, t, "stack") for t in tensors]
+    if not ts:
+        raise b.error("stack of no tensors")
+    d = b.static(dim, "a stack dim")
+    r = ts[0].ndim
+    if not -r - 1 <= d <= r:
+        raise b.error("stack dim %d out of range" % d)
+    d %= r + 1
+    dt = result_type(b, *ts)
+    ts = [cast(b, t, dt) for t in ts]
+    for t in ts[1:]:
+        if [value(x) for x in t.shape] != [value(x) for x in ts[0].shape]:
+            raise b.error("stack expects tensors of equal size")
+    shape = list(ts[0].shape)
+    shape.insert(d, len(ts))
+    return b.op("stack", ts, {"dim": d}, shape=shape, dtype=dt)
+
+
+def slice_dim(b, x, dim, start, end, step):
+    """x[start:end:step] along dim, with Python's slice rules."""
+    size = x.shape[dim]
+    step = 1 if step is None else b.static(step, "a slice step")
+    if step <= 0:
+        raise b.error("slice step must be positive")
+    start_zero = start is None or (not isinstance(start, Sym) and start == 0)
+    end_full = end is None or same(end, size) or (
+        not isinstance(end, Sym) and end >= 2 ** 62)
+    if start_zero and end_full and step == 1:
+        return alias(x)
+    if isinstance(size, Sym):
+        s0 = 0 if start is None else start
+        if end_full and not isinstance(s0, Sym) and 0 <= s0 <= value(size):
+            # [s0::step] of a symbolic size: the length stays symbolic.
+            length = (size - s0 + step - 1) // step
+            attrs = {"dim": dim, "start": s0}
+            if step != 1:
+                attrs["step"] = step
+            return _slice_op(b, x, dim, attrs, length)
+        size = b.static(size, "slicing a dim")
+    s0 = None if start is None else b.static(start, "a slice start")
+    e0 = None if end_full else b.static(end, "a slice end")
+    length = len(range(size)[slice(s0, e0, step)])
+    attrs = {"dim": dim, "start": 0 if s0 is None else s0}
+    if e0 is not None:
+        attrs["end"] = e0
+    if step != 1:
+        attrs["step"] = step
+    return _slice_op(b, x, dim, attrs, length)
+
+
+def _slice_op(b, x, dim, attrs, length):
+    r = b.op("slice", [x], attrs, shape=_with(x.shape, dim, length),
+             dtype=x.dtype)
+    r.is_view, r.base = True, x
+    return r
+
+
+def _with(shape, d, v):
+    s = list(shape)
+    s[d] = v
+    return s
+
+
+def select(b, x, dim, index):
+    x = need_tensor(b, x, "select")
+    d = norm_dim(b, dim, x.ndim)
+    i = b.static(index, "a select index")
+    size = value(x.shape[d])
+    if not -size <= i < size:
+        raise b.error("index %d is out of bounds for dim %d of size %d"
+                      % (i, d, size))
+    shape = [s for k, s in enumerate(x.shape) if k != d]
+    r = b.op("select", [x], {"dim": d, "index": i}, shape=shape,
+             dtype=x.dtype)
+    r.is_view, r.base = True, x
+    return r
+
+
+both("select")(select)
+
+
+@both("narrow")
+def narrow(b, x, dim, start, length):
+    x = need_tensor(b, x, "narrow")
+    d = norm_dim(b, dim, x.ndim)
+    s = b.static(start, "a narrow start")
+    n = b.static(length, "a narrow length")
+    if s < 0:
+        s += b.static(x.shape[d], "a narrow start from the end")
+    return slice_dim(b, x, d, s, s + n, 1)
+
+
+@function(operator.getitem)
+def getitem(b, x, idx):
+    if not isinstance(x, TensorVal):
+        return python_call(b, operator.getitem, (x, idx), {})
+    return tensor_index(b, x, idx)
+
+
+METHODS["__getitem__"] = getitem
+
+
+def tensor_index(b, x, idx):
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if any(isinstance(i, TensorVal) for i in idx):
+        tensors = [i for i in idx if isinstance(i, TensorVal)]
+        if len(idx) == 1 and tensors[0].dtype in (torch.int64, torch.int32):
+            return index_select_nd(b, x, tensors[0])
+        if any(i.dtype == torch.bool for i in tensors):
+            raise b.error("indexing with a boolean mask (the result's shape "
+                          "depends on the data)")
+        raise b.error("advanced indexing with tensors other than one index "
+                      "tensor on dim 0")
+    n_ellipsis = sum(1 for i in idx if i is Ellipsis)
+    if n_ellipsis > 1:
+        raise b.error("an index with more than one Ellipsis")
+    consumed = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    if consumed > x.ndim:
+        raise b.error("too many indices for a tensor of rank %d" % x.ndim)
+    expanded = []
+    for i in idx:
+        if i is Ellipsis:
+            expanded.extend([slice(None)] * (x.ndim - consumed))
+        else:
+            expanded.append(i)
+    r = x
+    dim = 0
+    for i in expanded:
+        if i is None:
+            r = unsqueeze(b, r, dim)
+            dim += 1
+        elif isinstance(i, slice):
+            r = slice_dim(b, r, dim, i.start, i.stop, i.step)
+            dim += 1
+        elif isinstance(i, (int, Sym)) and not isinstance(i, bool):
+            r = select(b, r, dim, i)
+        else:
+            raise b.error("an index of type %s" % type(i).__name__)
+    if r is x:
+        return alias(x)
+    return r
+
+
+def index_select_nd(b, x, index):
+    """x[index] for an integer index tensor of any rank (dim 0)."""
+    flat = reshape(b, index, -1) if index.ndim != 1 else index
+    picked = index_select(b, x, 0, flat)
+    if index.ndim == 1:
+        return picked
+    return reshape(b, picked, list(index.shape) + list(x.shape[1:]))
+
+
+@both("index_select")
+def index_select(b, x, dim, index):
+    x = need_tensor(b, x, "index_select")
+    index = need_tensor(b, index, "index_select's index")
+    d = norm_dim(b, dim, x.ndim)
+    if index.ndim > 1:
+        raise b.error("index_select's index must have rank 0 or 1")
+    n = index.shape[0] if index.ndim == 1 else 1
+    shape = _with(x.shape, d, n) if x.ndim else ()
+    return b.op("index_select", [x, index], {"dim": d}, shape=shape,
+                dtype=x.dtype)
+
+
+@both("gather")
+def gather(b, x, dim, index, *, sparse_grad=False):
+    x = need_tensor(b, x, "gather")
+    index = need_tensor(b, index, "gather's index")
+    d = norm_dim(b, dim, x.ndim)
+    return b.op("gather", [x, index], {"dim": d}, shape=index.shape,
+                dtype=x.dtype)
+
+
+@both("split")
+def split(b, x, split_size_or_sections, dim=0):
+    x = need_tensor(b, x, "split")
+    d = norm_dim(b, dim, x.ndim)
+    size = x.shape[d]
+    if isinstance(split_size_or_sections, (int, Sym)):
+        step = b.static(split_size_or_sections, "a split size")
+        if step <= 0:
+            raise b.error("split size must be positive")
+        if same(step, size):
+            return (alias(x),)
+        n = b.static(size, "splitting a dim")
+        sizes = [min(step, n - s) for s in range(0, n, step)] or [0]
+    else:
+        sizes = [b.static(s, "a split section") for s in
+                 split_size_or_sections]
+        if sum(sizes) != value(size):
+            raise b.error("split sections %s do not add up to %d" % (
+                sizes, value(size)))
+        b.static(size, "splitting a dim")
+    out, start = [], 0
+    for s in sizes:
+        out.append(slice_dim(b, x, d, start, start + s, 1))
+        start += s
+    return tuple(out)
+
+
+@method("split_with_sizes")
+def split_with_sizes(b, x, split_sizes, dim=0):
+    return split(b, x, list(split_sizes), dim)
+
+
+@both("chunk")
+def chunk(b, x, chunks, dim=0):
+    x = need_tensor(b, x, "chunk")
+    d = norm_dim(b, dim, x.ndim)
+    n = b.static(x.shape[d], "chunking a dim")
+    c = b.static(chunks, "a chunk count")
+    step = -(-n // c) if n else 1
+    return split(b, x, step, d)
+
+
+@both("unbind")
+def unbind(b, x, dim=0):
+    x = need_tensor(b, x, "unbind")
+    d = norm_dim(b, dim, x.ndim)
+    n = b.static(x.shape[d], "unbinding a dim")
+    return tuple(select(b, x, d, i) for i in range(n))
+
+
+@both("flip")
+def flip(b, x, dims):
+    x = need_tensor(b, x, "flip")
+    ds = norm_dims(b, dims, x.ndim)
+    return b.op("flip", [x], {"dims": ds}, shape=x.shape, dtype=x.dtype)
+
+
+def _tri(b, x, diagonal, lower):
+    x = need_tensor(b, x, "tril/triu")
+    if x.ndim < 2:
+        raise b.error("tril/triu of a tensor of rank < 2")
+    k = b.static(diagonal, "a diagonal")
+    h = b.static(x.shape[-2], "the rows of tril/triu")
+    w = b.static(x.shape[-1], "the columns of tril/triu")
+    rows = b.op("arange", [], {"start": 0.0, "end": float(h), "step": 1.0,
+                               "dtype": torch.int64}, shape=(h,),
+                dtype=torch.int64)
+    cols = b.op("arange", [], {"start": 0.0, "end": float(w), "step": 1.0,
+                               "dtype": torch.int64}, shape=(w,),
+                dtype=torch.int64)
+    rows = reshape(b, rows, h, 1)
+    diff = binary(b, "sub", cols, rows)  # [h, w]: j - i
+    keep = binary(b, "le" if lower else "ge", diff, k, out_dtype=torch.bool)
+    zero = operand(b, 0, x.dtype)
+    return b.op("where", [keep, x, zero], shape=x.shape, dtype=x.dtype)
+
+
+@both("tril")
+def tril(b, x, diagonal=0):
+    return _tri(b, x, diagonal, True)
+
+
+@both("triu")
+def triu(b, x, diagonal=0):
+    return _tri(b, x, diagonal, False)
+
+
+# ------------------------------------------------------------- creation
+
+
+def _creation_dtype(dtype, fill=None):
+    if dtype is not None:
+        return dtype
+    if isinstance(fill, bool):
+        return torch.bool
+    if isinstance(fill, int):
+        return torch.int64
+    return torch.get_default_dtype()
+
+
+def full(b, size, fill_value, dtype=None, why="the size of a new tensor"):
+    size = [b.static(s, why) for s in size]
+    fill = b.static(fill_value, "a fill value")
+    if isinstance(fill, TensorVal):
+        raise b.error("a fill value that is a tensor")
+    dt = _creation_dtype(dtype, fill)
+    return b.op("full", [], {"size": size, "value": float(fill),
+                             "dtype": dt}, shape=size, dtype=dt)
+
+
+def _check_device(b, device):
+    if device is not None and torch.device(device).type != "cpu":
+        raise b.error("a tensor created on %s: kiln runs on the CPU"
+                      % device)
+
+
+def _factory(fill):
+    def conv(b, *size, out=None, dtype=None, layout=None, device=None,
+             pin_memory=None, requires_grad=False, memory_format=None):
+        _check_device(b, device)
+        return full(b, sizes_arg(size), fill, dtype or
+                    torch.get_default_dtype())
+    return conv
+
+
+function(torch.zeros)(_factory(0))
+function(torch.ones)(_factory(1))
+function(torch.empty)(_factory(0))
+
+
+@function(torch.full)
+def _full(b, size, fill_value, *, out=None, dtype=None, layout=None,
+          device=None, pin_memory=None, requires_grad=False):
+    _check_device(b, device)
+    return full(b, size, fill_value, dtype)
+
+
+def _like(fill):
+    def conv(b, x, *, dtype=None, layout=None, device=None, pin_memory=None,
+             requires_grad=False, memory_format=None):
+        _check_device(b, device)
+        return full(b, x.shape, fill, dtype or x.dtype)
+    return conv
+
+
+function(torch.zeros_like)(_like(0))
+function(torch.ones_like)(_like(1))
+function(torch.empty_like)(_like(0))
+
+
+@function(torch.full_like)
+def full_like(b, x, fill_value, *, dtype=None, layout=None, device=None,
+              pin_memory=None, requires_grad=False, memory_format=None):
+    return full(b, x.shape, fill_value, dtype or x.dtype)
+
+
+def _new(fill):
+    def conv(b, x, *size, dtype=None, device=None, requires_grad=False,
+             layout=None, pin_memory=None):
+        _check_device(b, device)
+        return full(b, sizes_arg(size), fill, dtype or x.dtype)
+    return conv
+
+
+METHODS["new_zeros"] = _new(0)
+METHODS["new_ones"] = _new(1)
+METHODS["new_empty"] = _new(0)
+
+
+@method("new_full")
+def new_full(b, x, size, fill_value, *, dtype=None, device=None,
+             requires_grad=False, layout=None, pin_memory=None):
+    return full(b, size, fill_value, dtype or x.dtype)
+
+
+@function(torch.arange)
+def arange(b, *args, out=None, dtype=None, layout=None, device=None,
+           pin_memory=None, requires_grad=False):
+    _check_device(b, device)
+    args = [b.static(a, "an arange bound") for a in args]
+    if len(args) == 1:
+        start, end, step = 0, args[0], 1
+    elif len(args) == 2:
+        start, end, step = args[0], args[1], 1
+    elif len(args) == 3:
+        start, end, step = args
+    else:
+        raise b.error("arange takes 1 to 3 bounds")
+    if dtype is None:
+        dtype = (torch.get_default_dtype() if any(
+            isinstance(a, float) for a in (start, end, step))
+            else torch.int64)
+    n = max(0, math.ceil((end - start) / step))
+    return b.op("arange", [], {"start": float(start), "end": float(end),
+                               "step": float(step), "dtype": dtype},
+                shape=(n,), dtype=dtype)
+
+
+@function(torch.tensor, torch.as_tensor)
+def tensor(b, data, dtype=None, device=None, requires_grad=False,
+           pin_memory=False):
+    _check_device(b, device)
+    data = _concrete(b, data, "a size in torch.tensor()")
+    if isinstance(data, TensorVal):
+        return cast(b, data, dtype) if dtype else data
+    t = torch.tensor(data, dtype=dtype)
+    return b.constant_tensor(t)
+
+
+for _rand in ("rand", "randn", "randint", "rand_like", "randn_like",
+              "bernoulli", "normal", "multinomial", "randperm"):
+    def _make(n):
+        def conv(b, *a, **k):
+            raise b.error("torch.%s: random numbers are not captured yet "
+                          "(Kiln's random ops take explicit seeds)" % n)
+        return conv
+    if hasattr(torch, _rand):
+        FUNCTIONS[getattr(torch, _rand)] = _make(_rand)
+
+for _rand in ("uniform_", "normal_", "bernoulli_", "bernoulli",
+              "exponential_", "random_", "cauchy_", "log_normal_",
+              "geometric_"):
+    def _make(n):
+        def conv(b, *a, **k):
+            raise b.error("Tensor.%s: random numbers are not captured yet "
+                          "(Kiln's random ops take explicit seeds)" % n)
+        return conv
+    METHODS[_rand] = _make(_rand)
+
+
+# ----------------------------------------------------------- linear algebra
+
+
+def matmul_shape(b, a, c):
+    if a.ndim == 0 or c.ndim == 0:
+        raise b.error("matmul of a 0-d tensor")
+    ka = a.shape[-1]
+    kc = c.shape[0] if c.ndim == 1 else c.shape[-2]
+    if not same(ka, kc) and value(ka) != value(kc):
+        raise b.error("matmul: shapes %s and %s cannot be multiplied (%d vs "
+                      "%d)" % ([value(d) for d in a.shape],
+                               [value(d) for d in c.shape], value(ka),
+                               value(kc)))
+    if a.ndim == 1 and c.ndim == 1:
+        return ()
+    if a.ndim == 1:
+        return tuple(c.shape[:-2]) + (c.shape[-1],)
+    if c.ndim == 1:
+        return tuple(a.shape[:-1])
+    batch = broadcast(b, a.shape[:-2], c.shape[:-2])
+    return tuple(batch) + (a.shape[-2], c.shape[-1])
+
+
+@both("matmul")
+@function(operator.matmul)
+def matmul(b, a, c, *, out=None):
+    a = need_tensor(b, a, "matmul")
+    c = need_tensor(b, c, "matmul")
+    dt = result_type(b, a, c)
+    if dt == torch.bool:
+        raise b.error("matmul of bool tensors")
+    a, c = cast(b, a, dt), cast(b, c, dt)
+    return b.op("matmul", [a, c], shape=matmul_shape(b, a, c), dtype=dt)
+
+
+@both("mm")
+def mm(b, a, c, *, out=None):
+    if a.ndim != 2 or c.ndim != 2:
+        raise b.error("mm expects 2-D tensors")
+    return matmul(b, a, c)
+
+
+@both("bmm")
+def bmm(b, a, c, *, out=None):
+    if a.ndim != 3 or c.ndim != 3:
+        raise b.error("bmm expects 3-D tensors")
+    return matmul(b, a, c)
+
+
+@both("addmm")
+def addmm(b, bias, m1, m2, *, beta=1, alpha=1, out=None):
+    r = mm(b, m1, m2)
+    if alpha != 1:
+        r = binary(b, "mul", r, alpha)
+    if beta == 0:
+        return r
+    if beta != 1:
+        bias = binary(b, "mul", bias, beta)
+    return binary(b, "add", bias, r)
+
+
+@both("baddbmm")
+def baddbmm(b, bias, m1, m2, *, beta=1, alpha=1, out=None):
+    r = bmm(b, m1, m2)
+    if alpha != 1:
+        r = binary(b, "mul", r, alpha)
+    if beta == 0:
+        return r
+    if beta != 1:
+        bias = binary(b, "mul", bias, beta)
+    return binary(b, "add", bias, r)
+
+
+@function(F.linear)
+def linear(b, x, weight, bias=None):
+    x = need_tensor(b, x, "linear")
+    weight = need_tensor(b, weight, "linear's weight")
+    dt = result_type(b, x, weight, *([bias] if bias is not None else []))
+    if not dt.is_floating_point:
+        raise b.error("linear of %s tensors" % dt)
+    ops = [cast(b, x, dt), cast(b, weight, dt)]
+    if bias is not None:
+        ops.append(cast(b, bias, dt))
+    if weight.ndim != 2:
+        raise b.error("linear's weight must be 2-D")
+    if not same(x.shape[-1], weight.shape[1]) and value(
+            x.shape[-1]) != value(weight.shape[1]):
+        raise b.error("linear: input features %d != weight's %d" % (
+            value(x.shape[-1]), value(weight.shape[1])))
+    return b.op("linear", ops, shape=tuple(x.shape[:-1]) + (weight.shape[0],),
+                dtype=dt)
+
+
+# ---------------------------------------------------------------- nn
+
+
+def _conv_out(size, k, s, p, d):
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+@function(F.conv2d, torch.conv2d)
+def conv2d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
+           groups=1):
+    x = need_tensor(b, x, "conv2d")
+    weight = need_tensor(b, weight, "conv2d's weight")
+    if x.ndim not in (3, 4):
+        raise b.error("conv2d expects a 3-D or 4-D input, got rank %d"
+                      % x.ndim)
+    dt = result_type(b, x, weight)
+    if not dt.is_floating_point:
+        raise b.error("conv2d of %s tensors" % dt)
+    stride = pair(b, stride, "a conv stride")
+    dilation = pair(b, dilation, "a conv dilation")
+    kh = b.static(weight.shape[2], "a kernel size")
+    kw = b.static(weight.shape[3], "a kernel size")
+    groups = b.static(groups, "conv groups")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = [0, 0]
+        elif padding == "same":
+            if stride != [1, 1]:
+                raise b.error("padding='same' with stride > 1")
+            total = [dilation[0] * (kh - 1), dilation[1] * (kw - 1)]
+            if total[0] % 2 or total[1] % 2:
+                # Asymmetric: PyTorch pads the extra element at the end.
+                pads = [total[1] // 2, total[1] - total[1] // 2,
+                        total[0] // 2, total[0] - total[0] // 2]
+                x = pad(b, x, pads)
+                padding = [0, 0]
+            else:
+                padding = [total[0] // 2, total[1] // 2]
+        else:
+            raise b.error("conv2d padding=%r" % padding)
+    else:
+        padding = pair(b, padding, "a conv padding")
+    ops = [cast(b, x, dt), cast(b, weight, dt)]
+    if bias is not None:
+        ops.append(cast(b, bias, dt))
+    lead = tuple(x.shape[:-3])
+    h = _conv_out(x.shape[-2], kh, stride[0], padding[0], dilation[0])
+    w = _conv_out(x.shape[-1], kw, stride[1], padding[1], dilation[1])
+    if value(h) < 1 or value(w) < 1:
+        raise b.error("conv2d: the input is smaller than the kernel")
+    attrs = {}
+    if stride != [1, 1]:
+        attrs["stride"] = stride
+    if padding != [0, 0]:
+        attrs["padding"] = padding
+    if dilation != [1, 1]:
+        attrs["dilation"] = dilation
+    if groups != 1:
+        attrs["groups"] = groups
+    return b.op("conv2d", ops, attrs,
+                shape=lead + (weight.shape[0], h, w), dtype=dt)
+
+
+@function(F.conv1d, torch.conv1d)
+def conv1d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
+           groups=1):
+    # As a 2-D convolution over [.., C, 1, L] (exact).
+    x = need_tensor(b, x, "conv1d")
+    if isinstance(padding, str):
+        p2 = padding
+    else:
+        p2 = [0, int_list(b, padding, "a conv padding")[0]]
+    xs = unsqueeze(b, x, -2)
+    ws = unsqueeze(b, weight, -2)
+    r = conv2d(b, xs, ws, bias, [1, int_list(b, stride, "a stride")[0]], p2,
+               [1, int_list(b, dilation, "a dilation")[0]], groups)
+    return squeeze(b, r, -2)
+
+
+def _pool_attrs(b, kernel_size, stride, padding, dilation=None):
+    k = pair(b, kernel_size, "a pool kernel size")
+    s = pair(b, stride, "a pool stride") if stride not in (None, []) else k
+    p = pair(b, padding, "a pool padding")
+    d = pair(b, dilation, "a pool dilation") if dilation is not None else [1,
+                                                                           1]
+    return k, s, p, d
+
+
+def _pool_out(b, size, k, s, p, d, ceil_mode):
+    if not ceil_mode:
+        return _conv_out(size, k, s, p, d)
+    n = b.static(size, "a pool with ceil_mode")
+    out = -(-(n + 2 * p - d * (k - 1) - 1) // s) + 1
+    if (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode=False, return_indices=False):
+    x = need_tensor(b, x, "max_pool2d")
+    if return_indices:
+        raise b.error("max_pool2d with return_indices=True")
+    k, s, p, d = _pool_attrs(b, kernel_size, stride, padding, dilation)
+    h = _pool_out(b, x.shape[-2], k[0], s[0], p[0], d[0], ceil_mode)
+    w = _pool_out(b, x.shape[-1], k[1], s[1], p[1], d[1], ceil_mode)
+    attrs = {"kernel_size": k, "stride": s}
+    if p != [0, 0]:
+        attrs["padding"] = p
+    if d != [1, 1]:
+        attrs["dilation"] = d
+    if ceil_mode:
+        attrs["ceil_mode"] = True
+    return b.op("max_pool2d", [x], attrs,
+                shape=tuple(x.shape[:-2]) + (h, w), dtype=x.dtype)
+
+
+for _t in (F.max_pool2d, _opt(F, "_max_pool2d"), torch.max_pool2d,
+           _opt(F, "max_pool2d_with_indices")):
+    if _t is not None:
+        FUNCTIONS[_t] = max_pool2d
+
+
+@function(F.avg_pool2d, torch._C._nn.avg_pool2d)
+def avg_pool2d(b, x, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    x = need_tensor(b, x, "avg_pool2d")
+    k, s, p, _ = _pool_attrs(b, kernel_size, stride, padding)
+    h = _pool_out(b, x.shape[-2], k[0], s[0], p[0], 1, ceil_mode)
+    w = _pool_out(b, x.shape[-1], k[1], s[1], p[1], 1, ceil_mode)
+    attrs = {"kernel_size": k, "stride": s}
+    if p != [0, 0]:
+        attrs["padding"] = p
+    if ceil_mode:
+        attrs["ceil_mode"] = True
+    if not count_include_pad:
+        attrs["count_include_pad"] = False
+    if divisor_override is not None:
+        attrs["divisor_override"] = b.static(divisor_override, "a divisor")
+    return b.op("avg_pool2d", [x], attrs,
+                shape=tuple(x.shape[:-2]) + (h, w), dtype=x.dtype)
+
+
+@function(F.adaptive_avg_pool2d, torch._C._nn.adaptive_avg_pool2d)
+def adaptive_avg_pool2d(b, x, output_size):
+    x = need_tensor(b, x, "adaptive_avg_pool2d")
+    if x.ndim not in (3, 4):
+        raise b.error("adaptive_avg_pool2d expects a 3-D or 4-D input")
+    if isinstance(output_size, (int, Sym)) or output_size is None:
+        output_size = [output_size, output_size]
+    out = []
+    for o, n in zip(output_size, x.shape[-2:]):
+        out.append(n if o is None else b.static(o, "an output size"))
+    if all(not isinstance(o, Sym) and o == 1 for o in out):
+        # The mean over each plane: PyTorch's 1x1 adaptive pool.
+        return mean(b, x, [-2, -1], keepdim=True)
+    ks = []
+    for o, n in zip(out, x.shape[-2:]):
+        if same(o, n):
+            ks.append(1)
+            continue
+        n = b.static(n, "an adaptive pool's input size")
+        o = b.static(o, "an adaptive pool's output size")
+        if n % o:
+            raise b.error("adaptive_avg_pool2d from %d to %d (only sizes "
+                          "that divide evenly are supported)" % (n, o))
+        ks.append(n // o)
+    if ks == [1, 1]:
+        return x
+    return avg_pool2d(b, x, ks, ks)
+
+
+@function(F.batch_norm, torch.batch_norm)
+def batch_norm(b, x, running_mean, running_var, weight=None, bias=None,
+               training=False, momentum=0.1, eps=1e-5, *args):
+    x = need_tensor(b, x, "batch_norm")
+    if training or running_mean is None or running_var is None:
+        raise b.error("batch_norm in training mode (batch statistics, "
+                      "running statistics updated) is not supported yet; "
+                      "call model.eval() for inference")
+    if x.ndim < 2:
+        raise b.error("batch_norm expects an input of rank >= 2")
+    dt = x.dtype
+    ops = [x, cast(b, running_mean, dt), cast(b, running_var, dt)]
+    text = "%s, %s, %s" % tuple(o.name for o in ops)
+    if weight is not None:
+        ops.append(cast(b, weight, dt))
+        text += " weight %s" % ops[-1].name
+    if bias is not None:
+        ops.append(cast(b, bias, dt))
+        text += " bias %s" % ops[-1].name
+    return b.op("batch_norm", ops, {"eps": float(eps)}, shape=x.shape,
+                dtype=dt, operand_text=text)
+
+
+@function(F.layer_norm, torch.layer_norm)
+def layer_norm(b, x, normalized_shape, weight=None, bias=None, eps=1e-5,
+               *args):
+    x = need_tensor(b, x, "layer_norm")
+    ns = int_list(b, normalized_shape, "a normalized_shape")
+    if not x.dtype.is_floating_point:
+        raise b.error("layer_norm of a %s tensor" % x.dtype)
+    for i, n in enumerate(ns):
+        d = x.shape[x.ndim - len(ns) + i]
+        b.static(d, "a layer_norm normalized dim")
+    ops = [x]
+    text = x.name
+    if weight is not None:
+        ops.append(cast(b, weight, x.dtype))
+        text += " weight %s" % ops[-1].name
+    if bias is not None:
+        ops.append(cast(b, bias, x.dtype))
+        text += " bias %s" % ops[-1].name
+    return b.op("layer_norm", ops, {"normalized_shape": ns,
+                                    "eps": float(eps)},
+                shape=x.shape, dtype=x.dtype, operand_text=text)
+
+
+@function(F.dropout, torch.dropout, F.dropout2d, F.alpha_dropout)
+def dropout(b, x, p=0.5, training=True, inplace=False):
+    p = float(b.static(p, "a dropout probability"))
+    if training and p > 0:
+        raise b.error("dropout in training mode (p=%g) is not supported yet "
+                      "(Kiln's kt.dropout takes an explicit seed); call "
+                      "model.eval() or use p=0" % p)
+    return x
+
+
+METHODS["dropout"] = dropout
+
+
+@function(F.embedding)
+def embedding(b, input, weight, padding_idx=None, max_norm=None,
+              norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    if max_norm is not None:
+        raise b.error("embedding with max_norm (renormalizes the weight in "
+                      "place)")
+    input = need_tensor(b, input, "embedding's indices")
+    weight = need_tensor(b, weight, "embedding's weight")
+    return b.op("embedding", [weight, input],
+                shape=tuple(input.shape) + (weight.shape[1],),
+                dtype=weight.dtype)
+
+
+@function(F.pad, torch._C._nn.pad if hasattr(torch._C._nn, "pad") else None)
+def pad(b, x, pad, mode="constant", value=None):
+    x = need_tensor(b, x, "pad")
+    if mode != "constant":
+        raise b.error("pad mode %r (only 'constant')" % mode)
+    ps = int_list(b, pad, "a pad amount")
+    if len(ps) % 2 or len(ps) > 2 * x.ndim:
+        raise b.error("pad takes an even number of amounts, at most 2 per "
+                      "dim")
+    shape = list(x.shape)
+    for i in range(len(ps) // 2):
+        d = x.ndim - 1 - i
+        shape[d] = shape[d] + ps[2 * i] + ps[2 * i + 1]
+    v = 0.0 if value is None else float(b.static(value, "a pad value"))
+    return b.op("pad", [x], {"pad": ps, "value": v}, shape=shape,
+                dtype=x.dtype)
+
+
+# ------------------------------------------------------ in-place methods
+
+
+def _inplace_binary(conv):
+    def f(b, x, y, *args, **kwargs):
+        return in_place(b, x, conv(b, x, y, *args, **kwargs))
+    return f
+
+
+for _m, _c in (("add_", add), ("sub_", sub), ("mul_", mul), ("div_", div),
+               ("pow_", pow_), ("masked_fill_", masked_fill),
+               ("clamp_", clamp), ("clamp_min_", clamp_min),
+               ("clamp_max_", clamp_max)):
+    METHODS[_m] = _inplace_binary(_c)
+
+for _op, _c in ((operator.iadd, add), (operator.isub, sub),
+                (operator.imul, mul), (operator.itruediv, div)):
+    def _make(c, op):
+        def f(b, x, y):
+            if not is_tensor(x):
+                return python_call(b, op, (x, y), {})
+            return in_place(b, x, c(b, x, y))
+        return f
+    FUNCTIONS[_op] = _make(_c, _op)
+
+
+@method("copy_")
+def copy_(b, x, src, non_blocking=False):
+    src = operand(b, src, x.dtype) if not is_tensor(src) else cast(
+        b, src, x.dtype)
+    shape = broadcast(b, x.shape, src.shape)
+    if [value(d) for d in shape] != [value(d) for d in x.shape]:
+        raise b.error("copy_: the source does not broadcast to the tensor")
+    if [value(d) for d in src.shape] != [value(d) for d in x.shape]:
+        src = expand(b, src, x.shape)
+    return in_place(b, x, src)
+
+
+@method("zero_")
+def zero_(b, x):
+    return in_place(b, x, full(b, x.shape, 0, x.dtype))
+
+
+@method("fill_")
+def fill_(b, x, v):
+    if is_tensor(v):
+        return in_place(b, x, expand(b, cast(b, v, x.dtype), x.shape))
+    return in_place(b, x, full(b, x.shape, v, x.dtype))
+
+
+for _m in ("exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "neg_", "abs_",
+           "floor_", "ceil_", "round_"):
+    def _make(n):
+        def f(b, x):
+            return in_place(b, x, METHODS[n](b, x))
+        return f
+    METHODS[_m] = _make(_m[:-1])
+
+
+# ------------------------------------------------------------- modules
+
+
+@module(nn.Conv2d)
+def _m_conv2d(b, m, path, x):
+    if m.padding_mode != "zeros":
+        raise b.error("Conv2d with padding_mode=%r" % m.padding_mode)
+    return conv2d(b, x, b.module_tensor(path, "weight"),
+                  b.module_tensor(path, "bias"), m.stride, m.padding,
+                  m.dilation, m.groups)
+
+
+@module(nn.Conv1d)
+def _m_conv1d(b, m, path, x):
+    if m.padding_mode != "zeros":
+        raise b.error("Conv1d with padding_mode=%r" % m.padding_mode)
+    return conv1d(b, x, b.module_tensor(path, "weight"),
+                  b.module_tensor(path, "bias"), m.stride, m.padding,
+                  m.dilation, m.groups)
+
+
+@module(nn.Linear)
+def _m_linear(b, m, path, x):
+    return linear(b, x, b.module_tensor(path, "weight"),
+                  b.module_tensor(path, "bias"))
+
+
+@module(nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+def _m_batch_norm(b, m, path, x):
+    training = m.training or not m.track_running_stats
+    return batch_norm(
+        b, x, b.module_tensor(path, "running_mean"),
+        b.module_tensor(path, "running_var"),
+        b.module_tensor(path, "weight") if m.affine else None,
+        b.module_tensor(path, "bias") if m.affine else None, training,
+        m.momentum, m.eps)
+
+
+@module(nn.LayerNorm)
+def _m_layer_norm(b, m, path, x):
+    affine = getattr(m, "elementwise_affine", True)
+    return layer_norm(b, x, m.normalized_shape,
+                      b.module_tensor(path, "weight") if affine else None,
+                      b.module_tensor(path, "bias") if affine else None,
+                      m.eps)
+
+
+@module(nn.ReLU)
+def _m_relu(b, m, path, x):
+    return relu(b, x, inplace=m.inplace)
+
+
+@module(nn.ReLU6, nn.Hardtanh)
+def _m_hardtanh(b, m, path, x):
+    return hardtanh(b, x, m.min_val, m.max_val, m.inplace)
+
+
+@module(nn.GELU)
+def _m_gelu(b, m, path, x):
+    return gelu(b, x, getattr(m, "approximate", "none"))
+
+
+@module(nn.SiLU)
+def _m_silu(b, m, path, x):
+    return silu(b, x, m.inplace)
+
+
+@module(nn.Sigmoid)
+def _m_sigmoid(b, m, path, x):
+    return unary(b, "sigmoid", x, float_only=True)
+
+
+@module(nn.Tanh)
+def _m_tanh(b, m, path, x):
+    return unary(b, "tanh", x, float_only=True)
+
+
+@module(nn.LeakyReLU)
+def _m_leaky_relu(b, m, path, x):
+    return leaky_relu(b, x, m.negative_slope, m.inplace)
+
+
+@module(nn.Hardswish)
+def _m_hardswish(b, m, path, x):
+    return hardswish(b, x, m.inplace)
+
+
+@module(nn.Hardsigmoid)
+def _m_hardsigmoid(b, m, path, x):
+    return hardsigmoid(b, x, m.inplace)
+
+
+@module(nn.Softmax)
+def _m_softmax(b, m, path, x):
+    return FUNCTIONS[F.softmax](b, x, m.dim)
+
+
+@module(nn.LogSoftmax)
+def _m_log_softmax(b, m, path, x):
+    return FUNCTIONS[F.log_softmax](b, x, m.dim)
+
+
+@module(nn.Identity)
+def _m_identity(b, m, path, x, *args, **kwargs):
+    return x
+
+
+@module(nn.Flatten)
+def _m_flatten(b, m, path, x):
+    return flatten(b, x, m.start_dim, m.end_dim)
+
+
+@module(nn.Unflatten)
+def _m_unflatten(b, m, path, x):
+    return unflatten(b, x, m.dim, m.unflattened_size)
+
+
+@module(nn.Dropout, nn.Dropout1d if hasattr(nn, "Dropout1d") else nn.Dropout,
+        nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout)
+def _m_dropout(b, m, path, x):
+    return dropout(b, x, m.p, m.training, m.inplace)
+
+
+@module(nn.MaxPool2d)
+def _m_max_pool2d(b, m, path, x):
+    return max_pool2d(b, x, m.kernel_size, m.stride, m.padding, m.dilation,
+                      m.ceil_mode, m.return_indices)
+
+
+@module(nn.AvgPool2d)
+def _m_avg_pool2d(b, m, path, x):
+    return avg_pool2d(b, x, m.kernel_size, m.stride, m.padding, m.ceil_mode,
+                      m.count_include_pad, m.divisor_override)
+
+
+@module(nn.AdaptiveAvgPool2d)
+def _m_adaptive_avg_pool2d(b, m, path, x):
+    return adaptive_avg_pool2d(b, x, m.output_size)
+
+
+@module(nn.Embedding)
+def _m_embedding(b, m, path, x):
+    return embedding(b, x, b.module_tensor(path, "weight"), m.padding_idx,
+                     m.max_norm)
+
+
+@module(nn.MultiheadAttention)
+def _m_mha(b, m, path, query, key, value, key_padding_mask=None,
+           need_weights=True, attn_mask=None, average_attn_weights=True):
+    """nn.MultiheadAttention (inference; dropout must be inactive): the
+    in-projection as kt.linear, heads split by reshape/transpose, attention
+    as kt.scaled_dot_product_attention (or, when the weights are returned,
+    matmul/softmax/matmul), the out-projection as kt.linear."""
+    if m.training and m.dropout > 0:
+        raise b.error("MultiheadAttention with dropout in training mode")
+    if m.bias_k is not None or m.add_zero_attn:
+        raise b.error("MultiheadAttention with add_bias_kv or add_zero_attn")
+    q, k, v = (need_tensor(b, t, "MultiheadAttention") for t in (query, key,
+                                                                   value))
+    unbatched = q.ndim == 2
+    if unbatched:
+        q, k, v = (unsqueeze(b, t, 0 if m.batch_first else 1)
+                   for t in (q, k, v))
+        if key_padding_mask is not None:
+            key_padding_mask = unsqueeze(b, key_padding_mask, 0)
+    if not m.batch_first:
+        q, k, v = (transpose(b, t, 0, 1) for t in (q, k, v))
+    E, H = m.embed_dim, m.num_heads
+    hd = E // H
+    if m._qkv_same_embed_dim:
+        w = b.module_tensor(path, "in_proj_weight")
+        bias = b.module_tensor(path, "in_proj_bias")
+        ws = split(b, w, E, 0)
+        bs = split(b, bias, E, 0) if bias is not None else (None,) * 3
+    else:
+        ws = [b.module_tensor(path, n) for n in ("q_proj_weight",
+                                                 "k_proj_weight",
+                                                 "v_proj_weight")]
+        bias = b.module_tensor(path, "in_proj_bias")
+        bs = split(b, bias, E, 0) if bias is not None else (None,) * 3
+    B, L, S = q.shape[0], q.shape[1], k.shape[1]
+
+    def heads(t, n):  # [B, n, E] -> [B, H, n, hd]
+        return transpose(b, reshape(b, t, [B, n, H, hd]), 1, 2)
+
+    qp = heads(linear(b, q, ws[0], bs[0]), L)
+    kp = heads(linear(b, k, ws[1], bs[1]), S)
+    vp = heads(linear(b, v, ws[2], bs[2]), S)
+    mask = _mha_mask(b, attn_mask, key_padding_mask, B, H, L, S, q.dtype)
+    if need_weights:
+        scale = 1.0 / math.sqrt(hd)
+        scores = matmul(b, binary(b, "mul", qp, scale),
+                        transpose(b, kp, -2, -1))
+        if mask is not None:
+            if mask.dtype == torch.bool:
+                mask = where(b, mask, 0.0, float("-inf"))
+            scores = binary(b, "add", scores, mask)
+        weights = FUNCTIONS[F.softmax](b, scores, -1)
+        attn = matmul(b, weights, vp)
+    else:
+        ops = [qp, kp, vp]
+        if mask is not None:
+            ops.append(mask)
+        attn = b.op("scaled_dot_product_attention", ops,
+                    shape=(qp.shape[0], H, L, hd), dtype=qp.dtype)
+        weights = None
+    out = reshape(b, transpose(b, attn, 1, 2), [B, L, E])
+    out = linear(b, out, b.module_tensor(path, "out_proj.weight"),
+                 b.module_tensor(path, "out_proj.bias"))
+    if not m.batch_first:
+        out = transpose(b, out, 0, 1)
+    if unbatched:
+        out = squeeze(b, out, 0 if m.batch_first else 1)
+    if weights is not None:
+        if average_attn_weights:
+            weights = mean(b, weights, 1)
+        if unbatched:
+            weights = squeeze(b, weights, 0)
+    return (out, weights)
+
+
+def _mha_mask(b, attn_mask, key_padding_mask, B, H, L, S, dtype):
+    """One mask for the attention scores [B, H, L, S]: bool (True = attend,
+    kt's convention; MultiheadAttention's bool masks mark positions *not* to
+    attend) or float (added)."""
+    masks = []
+    if attn_mask is not None:
+        m = need_tensor(b, attn_mask, "attn_mask")
+        if m.ndim == 3:
+            m = reshape(b, m, [B, H, L, S])
+        masks.append(m)
+    if key_padding_mask is not None:
+        m = need_tensor(b, key_padding_mask, "key_padding_mask")
+        masks.append(reshape(b, m, [B, 1, 1, S]))
+    if not masks:
+        return None
+    if all(m.dtype == torch.bool for m in masks):
+        keep = logical_not(b, masks[0])
+        for m in masks[1:]:
+            keep = b.op("logical_and", [keep, logical_not(b, m)],
+                        shape=broadcast(b, keep.shape, m.shape),
+                        dtype=torch.bool)
+        return keep
+    total = None
+    for m in masks:
+        if m.dtype == torch.bool:
+            m = where(b, m, float("-inf"), 0.0)
+            m = cast(b, m, dtype)
+        else:
+            m = cast(b, m, dtype)
+        total = m if total is None else binary(b, "add", total, m)
+    return total

@@ -1,0 +1,161 @@
+"""Symbolic sizes for the FX importer.
+
+Every dim of a user input is imported as a `Sym`: an integer expression over
+input dims that also carries the size of the example input. Sizes computed
+from it (a conv's output height, `B * T`, `C // n_head`) stay symbolic, so
+the IR the importer writes can stay valid when the runtime makes such a dim
+dynamic (automatic dynamic shapes, `mark_dynamic`).
+
+Where the importer must put a size into the IR as a number (an attribute
+such as a slice bound, a Python branch on a size, a size used as a tensor
+value), it *specializes* the symbols involved: `ShapeEnv.specialize` records
+them, and the frontend marks those input dims static in the session
+(`kilnSessionMarkStatic`), so that the runtime never makes them dynamic and a
+new size recompiles (and re-captures) instead. This is TorchDynamo's "guard
+on a symbolic size".
+"""
+
+import operator
+
+
+class Sym:
+    """A symbolic integer: `value` is its size in the example inputs, `syms`
+    the input-dim symbols it depends on, `key` a structural expression
+    (equal keys: provably equal sizes)."""
+
+    __slots__ = ("value", "syms", "key")
+
+    def __init__(self, value, syms, key):
+        self.value = value
+        self.syms = syms
+        self.key = key
+
+    def __repr__(self):
+        return "Sym(%s=%d)" % (_show(self.key), self.value)
+
+    # Arithmetic stays symbolic; comparisons and conversions do not exist
+    # here on purpose: they go through ShapeEnv, which records the
+    # specialization they imply.
+    def _bin(self, other, op, name, reverse=False):
+        if isinstance(other, bool) or not isinstance(other, (int, Sym)):
+            return NotImplemented
+        a, b = (other, self) if reverse else (self, other)
+        return make(op(value(a), value(b)), name, a, b)
+
+    def __add__(self, o):
+        return self._bin(o, operator.add, "+")
+
+    def __radd__(self, o):
+        return self._bin(o, operator.add, "+", True)
+
+    def __sub__(self, o):
+        return self._bin(o, operator.sub, "-")
+
+    def __rsub__(self, o):
+        return self._bin(o, operator.sub, "-", True)
+
+    def __mul__(self, o):
+        return self._bin(o, operator.mul, "*")
+
+    def __rmul__(self, o):
+        return self._bin(o, operator.mul, "*", True)
+
+    def __floordiv__(self, o):
+        return self._bin(o, operator.floordiv, "//")
+
+    def __rfloordiv__(self, o):
+        return self._bin(o, operator.floordiv, "//", True)
+
+    def __mod__(self, o):
+        return self._bin(o, operator.mod, "%")
+
+    def __rmod__(self, o):
+        return self._bin(o, operator.mod, "%", True)
+
+    def __neg__(self):
+        return make(-self.value, "neg", self, None)
+
+    def __pos__(self):
+        return self
+
+
+def _show(key):
+    if key[0] == "s":
+        return key[2]
+    if key[0] == "neg":
+        return "-" + _show(key[1])
+    return "(%s %s %s)" % (_show(key[1]) if isinstance(key[1], tuple)
+                           else key[1], key[0],
+                           _show(key[2]) if isinstance(key[2], tuple)
+                           else key[2])
+
+
+def value(x):
+    """The example value of a size (an int for ints)."""
+    return x.value if isinstance(x, Sym) else x
+
+
+def key(x):
+    return x.key if isinstance(x, Sym) else x
+
+
+def syms(x):
+    return x.syms if isinstance(x, Sym) else frozenset()
+
+
+def make(v, name, a, b):
+    """The Sym for `a <name> b` with example value v, folding identities."""
+    if name == "+":
+        if a == 0 and not isinstance(a, Sym):
+            return b
+        if b == 0 and not isinstance(b, Sym):
+            return a
+    if name == "-" and b == 0 and not isinstance(b, Sym):
+        return a
+    if name == "*":
+        for x, y in ((a, b), (b, a)):
+            if not isinstance(x, Sym) and x == 1:
+                return y
+            if not isinstance(x, Sym) and x == 0:
+                return 0
+    if name in ("//",) and not isinstance(b, Sym) and b == 1:
+        return a
+    s = syms(a) | syms(b)
+    if not s:
+        return v
+    return Sym(v, s, (name, key(a), key(b)) if b is not None
+               else (name, key(a)))
+
+
+def same(a, b):
+    """True when two sizes are provably equal (equal ints, or the same
+    expression)."""
+    return key(a) == key(b)
+
+
+class ShapeEnv:
+    """The input-dim symbols of one capture and the ones it specialized."""
+
+    def __init__(self):
+        self.symbols = []  # sid -> (arg index, dim, name)
+        self.specialized = {}  # sid -> reason (the first)
+
+    def new(self, size, arg, dim):
+        sid = len(self.symbols)
+        name = "s%d" % sid
+        self.symbols.append((arg, dim, name))
+        return Sym(int(size), frozenset([sid]), ("s", sid, name))
+
+    def specialize(self, x, reason):
+        """The example value of `x`, recording that the capture depends on
+        it being exactly that (its symbols become static)."""
+        if isinstance(x, Sym):
+            for sid in x.syms:
+                self.specialized.setdefault(sid, reason)
+            return x.value
+        return x
+
+    def specialized_dims(self):
+        """(arg, dim) -> reason for every specialized input dim."""
+        return {(self.symbols[s][0], self.symbols[s][1]): r
+                for s, r in self.specialized.items()}

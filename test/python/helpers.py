@@ -1,0 +1,58 @@
+"""Helpers of the kiln package tests: import a function or module with the
+FX importer and run the kg.program through a Kiln session."""
+
+import torch
+
+import kiln
+from kiln import _fx_import, _tracer
+
+
+def import_program(fn, *inputs, name="prog", dynamic_dims=()):
+    """Traces `fn` (module or function) on `inputs` and imports it; returns
+    (ImportResult, GraphModule)."""
+    module = fn if isinstance(fn, torch.nn.Module) else None
+    forward = fn.forward if module is not None else fn
+    imp = _fx_import.FxImporter(
+        name, module, list(inputs), dynamic_dims,
+        root_location=_fx_import.function_location(forward))
+    gm = _tracer.trace(module, fn, imp, None)
+    return imp.finish(), gm
+
+
+def program_tensors(result, inputs, root):
+    out = []
+    for a in result.args:
+        if a.is_input:
+            out.append(inputs[a.input_index])
+        else:
+            obj = root
+            for part in a.qualname.split("."):
+                obj = _fx_import.raw_getattr(obj, part)
+            out.append(obj)
+    return out
+
+
+def run_program(result, inputs, root, backend="eager", session=None):
+    """Loads the imported program into a fresh session (or `session`) and
+    calls it once; returns the flat results and the session."""
+    s = session or kiln.Session()
+    if session is None:
+        s.set_option("backend", backend)
+        s.load(result.text, "%s.mlir" % result.name)
+    tensors = program_tensors(result, inputs, root)
+    return s.call(result.name, tensors,
+                  [t.requires_grad for t in tensors]), s
+
+
+def run(fn, *inputs, backend="eager"):
+    """fn imported and run by Kiln; returns its outputs in fn's structure."""
+    from torch.utils import _pytree as pytree
+    result, gm = import_program(fn, *inputs)
+    root = fn if isinstance(fn, torch.nn.Module) else gm
+    outs, _ = run_program(result, list(inputs), root, backend)
+    tensors = program_tensors(result, list(inputs), root)
+    leaves = []
+    for kind, v in result.output_leaves:
+        leaves.append(outs[v] if kind == "result" else
+                      tensors[v] if kind == "arg" else v)
+    return pytree.tree_unflatten(leaves, result.output_spec)

@@ -1,0 +1,551 @@
+"""The FX importer (kiln._fx_import, kiln._ops, kiln._tracer): functions and
+modules imported into kg.programs, run by Kiln's interpreter and compared
+with PyTorch; locations, unsupported ops, symbolic sizes, in-place writes,
+and the import of a finished GraphModule."""
+
+import inspect
+import math
+import re
+
+import pytest
+import torch
+import torch.fx as fx
+import torch.nn as nn
+import torch.nn.functional as F
+
+import kiln
+from kiln import _fx_import
+from helpers import import_program, program_tensors, run, run_program
+
+torch.manual_seed(0)
+
+
+def R(*shape, dtype=torch.float32):
+    if dtype.is_floating_point:
+        return torch.randn(*shape, dtype=dtype)
+    if dtype == torch.bool:
+        return torch.rand(*shape) > 0.5
+    return torch.randint(-5, 6, shape, dtype=dtype)
+
+
+def P(*shape):  # positive floats
+    return torch.rand(*shape) + 0.5
+
+
+def check_same(actual, expected, path="out"):
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(actual, (tuple, list)), path
+        assert len(actual) == len(expected), path
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            check_same(a, e, "%s[%d]" % (path, i))
+        return
+    if not isinstance(expected, torch.Tensor):
+        assert actual == expected, path
+        return
+    assert isinstance(actual, torch.Tensor), path
+    assert actual.dtype == expected.dtype, (path, actual.dtype,
+                                            expected.dtype)
+    assert actual.shape == expected.shape, (path, actual.shape,
+                                            expected.shape)
+    if expected.dtype.is_floating_point:
+        torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5,
+                                   equal_nan=True, msg=path)
+    else:
+        assert torch.equal(actual, expected), path
+
+
+# (id, function, inputs): each runs through the importer and Kiln's
+# interpreter, against PyTorch.
+CASES = [
+    # type promotion
+    ("int_plus_float_scalar", lambda a: a + 1.5, [R(2, 3, dtype=torch.int64)]),
+    ("f32_plus_f64_0d", lambda x, s: x + s,
+     [R(2, 3), torch.tensor(2.5, dtype=torch.float64)]),
+    ("f32_plus_f64", lambda x, y: x * y, [R(2, 3), R(3, dtype=torch.float64)]),
+    ("i32_plus_i64", lambda a, b: a - b,
+     [R(4, dtype=torch.int32), R(4, dtype=torch.int64)]),
+    ("bool_plus_int", lambda m, a: m + a,
+     [R(4, dtype=torch.bool), R(4, dtype=torch.int32)]),
+    ("int_true_div", lambda a, b: a / b,
+     [R(5, dtype=torch.int64), torch.tensor([1, 2, 3, -4, 7])]),
+    ("floor_div", lambda a: a // 3, [R(6, dtype=torch.int64)]),
+    ("float_floor_div", lambda x: torch.div(x, 0.7, rounding_mode="floor"),
+     [R(6)]),
+    ("trunc_div", lambda a: torch.div(a, 4, rounding_mode="trunc"),
+     [R(6, dtype=torch.int64)]),
+    ("remainder", lambda a: a % 3, [R(6, dtype=torch.int64)]),
+    ("rsub", lambda x: 1 - x, [R(3)]),
+    ("add_alpha", lambda x, y: torch.add(x, y, alpha=2), [R(3), R(3)]),
+    ("pow_special", lambda x: (x ** 2, x ** 3, x.abs() ** 0.5,
+                               x.abs() ** 1.5, x.abs() ** -0.5, x ** -1,
+                               x ** -2, 2.0 ** x), [R(4)]),
+    ("pow_tensor", lambda x, y: torch.pow(x, y), [P(3), R(3)]),
+    ("int_pow", lambda a: a ** 2, [R(4, dtype=torch.int64)]),
+    ("compare", lambda x, a: (x > 0, x <= 0.5, a == 2, x != a, x.eq(x),
+                              torch.lt(a, x)),
+     [R(4), R(4, dtype=torch.int64)]),
+    ("logical", lambda m, n: (m & n, m | n, ~m, torch.logical_and(m, n),
+                              torch.logical_not(m)),
+     [R(5, dtype=torch.bool), R(5, dtype=torch.bool)]),
+    ("where_scalars", lambda x: torch.where(x > 0, x, 0.5), [R(2, 3)]),
+    ("where_promote", lambda m, a, x: torch.where(m, a, x),
+     [R(3, dtype=torch.bool), R(3, dtype=torch.int64), R(2, 3)]),
+    ("masked_fill", lambda x: x.masked_fill(x < 0, float("-inf")), [R(2, 3)]),
+    ("clamp", lambda x: (x.clamp(-0.5, 0.5), torch.clamp(x, min=0),
+                         x.clamp(max=0.1)), [R(5)]),
+    ("clamp_int_float_bound", lambda a: a.clamp(0.5), [R(4, dtype=torch.int64)]),
+    ("unary_int_promotes", lambda a: (torch.exp(a), torch.sqrt(a.abs()),
+                                      torch.sigmoid(a), a.abs(), -a),
+     [R(4, dtype=torch.int64)]),
+    ("unary_float", lambda x: (x.exp(), x.abs().log(), x.tanh(), x.sin(),
+                               x.cos(), torch.rsqrt(x.abs() + 1), x.floor(),
+                               x.ceil(), x.round(), x.sign(), torch.erf(x),
+                               torch.log1p(x.abs()), torch.expm1(x),
+                               x.reciprocal()), [R(6)]),
+    ("activations", lambda x: (F.relu(x), F.relu6(x * 4), F.gelu(x),
+                               F.gelu(x, approximate="tanh"), F.silu(x),
+                               F.leaky_relu(x, 0.2), F.hardtanh(x, -0.3, 0.4),
+                               F.hardswish(x * 3), F.hardsigmoid(x * 3),
+                               torch.sigmoid(x)), [R(2, 5)]),
+    ("softmax", lambda x: (F.softmax(x, dim=-1), F.log_softmax(x, 1),
+                           x.softmax(0), torch.softmax(x, -1,
+                                                       dtype=torch.float64)),
+     [R(3, 4)]),
+    # reductions
+    ("sum", lambda x, a: (x.sum(), x.sum(1), x.sum((0, 2), keepdim=True),
+                          a.sum(), a.sum(-1)),
+     [R(2, 3, 4), R(2, 3, dtype=torch.int32)]),
+    ("mean_var_std", lambda x: (x.mean(), x.mean([1, 2]), x.var(1),
+                                x.var(-1, unbiased=False), x.std(),
+                                torch.var(x, 0, keepdim=True)),
+     [R(3, 4, 5)]),
+    ("max_min", lambda x: (x.max(), x.max(1).values, x.max(1)[1],
+                           torch.max(x, -1, keepdim=True)[0], x.min(0).indices,
+                           torch.maximum(x, x.t()), x.amax((0, 1)),
+                           x.amin(1), x.argmax(), x.argmin(1)), [R(4, 4)]),
+    ("prod_all_any", lambda x, m: (x.prod(1), m.all(), m.any(0),
+                                   torch.logsumexp(x, 1)),
+     [R(3, 4), R(3, 4, dtype=torch.bool)]),
+    # shapes
+    ("reshape_view", lambda x: (x.reshape(4, -1), x.view(-1), x.view(2, 2, 6),
+                                x.reshape((3, 8)), torch.reshape(x, (-1, 3))),
+     [R(2, 3, 4)]),
+    ("flatten", lambda x: (x.flatten(), torch.flatten(x, 1), x.flatten(0, 1),
+                           x.unflatten(2, (2, 2))), [R(2, 3, 4)]),
+    ("permute_transpose", lambda x: (x.permute(2, 0, 1), x.transpose(0, 2),
+                                     x.transpose(-1, -2), x[0].t(), x[0].T,
+                                     x.mT), [R(2, 3, 4)]),
+    ("squeeze_unsqueeze", lambda x: (x.unsqueeze(0), x.unsqueeze(-1),
+                                     x.squeeze(), x.squeeze(1),
+                                     x.unsqueeze(1).squeeze(1)),
+     [R(3, 1, 4)]),
+    ("expand_repeat", lambda x, y: (x.expand(3, 2, 4), x.expand_as(y),
+                                    x.repeat(2, 1, 3), x.expand(-1, 4)),
+     [R(2, 1), R(2, 4)]),
+    ("cat_stack", lambda x, y, a: (torch.cat([x, y], 0), torch.cat((x, a), 1),
+                                   torch.stack([x, x], 1),
+                                   torch.stack((x, y), -1)),
+     [R(2, 3), R(2, 3), R(2, 2, dtype=torch.int64)]),
+    ("split_chunk", lambda x: (x.split(2, 1), x.split([1, 3, 1], 1),
+                               x.chunk(3, 1), x.unbind(0),
+                               torch.narrow(x, 1, 1, 2)), [R(2, 5)]),
+    ("getitem", lambda x: (x[0], x[-1], x[:, 1:3], x[..., ::2], x[:, None],
+                           x[1, :, -2], x[None, ..., 0], x[:, -2:],
+                           x[:, :100], x[0:1, 1]), [R(3, 4, 5)]),
+    ("index_ops", lambda x, i, j: (x[i], torch.index_select(x, 1, i),
+                                   torch.gather(x, 1, j), x[j % 4]),
+     [R(4, 5), torch.tensor([3, 0, 1]), torch.tensor([[0, 1], [4, 2],
+                                                       [3, 3], [1, 0]])]),
+    ("flip_tri", lambda x: (x.flip(0), torch.flip(x, [0, 1]), x.tril(),
+                            torch.triu(x, 1), x.tril(-1)), [R(4, 5)]),
+    ("dtype_conversions", lambda x: (x.int(), x.long(), x.double(), x.bool(),
+                                     x.half().float(), x.to(torch.int32),
+                                     x.type(torch.float64), x.type_as(x.int()),
+                                     x.to(dtype=torch.float16)),
+     [R(2, 3) * 3]),
+    ("metadata", lambda x: (x.size(), x.shape[1], x.dim(), x.numel(),
+                            x.size(-1), len(x)), [R(2, 3, 4)]),
+    # creation
+    ("creation", lambda x: (torch.zeros(2, 3), torch.ones((2, 2),
+                                                          dtype=torch.int64),
+                            torch.full((3,), 1.5), torch.arange(5),
+                            torch.arange(1, 4, 0.5), torch.zeros_like(x),
+                            torch.ones_like(x, dtype=torch.float64),
+                            x.new_zeros(3), x.new_ones((2, 2)),
+                            torch.full_like(x, 7),
+                            x + torch.tensor([1.0, 2.0, 3.0])), [R(2, 3)]),
+    # linear algebra
+    ("matmul", lambda a, b, c, v: (a @ b, torch.matmul(v, b), torch.matmul(
+        a, v), torch.matmul(c, b), torch.matmul(v, v),
+        torch.bmm(c, c.transpose(1, 2)), torch.mm(a, b)),
+     [R(2, 3), R(3, 4), R(5, 2, 3), R(3)]),
+    ("addmm_baddbmm", lambda bias, a, b, c: (torch.addmm(bias, a, b),
+                                             torch.addmm(bias, a, b, beta=0.5,
+                                                         alpha=2),
+                                             torch.baddbmm(c, c, c)),
+     [R(4), R(2, 3), R(3, 4), R(2, 3, 3)]),
+    # nn.functional
+    ("linear", lambda x, w, b: (F.linear(x, w, b), F.linear(x, w)),
+     [R(2, 5, 3), R(4, 3), R(4)]),
+    ("conv2d", lambda x, w, w2, b: (
+        F.conv2d(x, w, b), F.conv2d(x, w, None, 2, 1),
+        F.conv2d(x, w, b, padding="same", dilation=2),
+        F.conv2d(x, w2, None, 1, (1, 0), groups=2),
+        F.conv2d(x, w, b, padding="valid")),
+     [R(2, 4, 9, 8), R(6, 4, 3, 3), R(6, 2, 3, 3), R(6)]),
+    ("conv2d_same_even_kernel", lambda x, w: F.conv2d(x, w, padding="same"),
+     [R(1, 2, 6, 6), R(3, 2, 2, 4)]),
+    ("conv1d", lambda x, w, b: (F.conv1d(x, w, b, 2, 1), F.conv1d(x, w)),
+     [R(2, 3, 10), R(4, 3, 3), R(4)]),
+    ("pools", lambda x: (F.max_pool2d(x, 3, 2, 1), F.max_pool2d(x, 2),
+                         F.max_pool2d(x, 3, 2, ceil_mode=True),
+                         F.avg_pool2d(x, 2), F.avg_pool2d(x, 3, 2, 1,
+                                                          count_include_pad=False),
+                         F.avg_pool2d(x, 3, 2, ceil_mode=True),
+                         F.adaptive_avg_pool2d(x, 1),
+                         F.adaptive_avg_pool2d(x, (2, 3))),
+     [R(2, 3, 8, 9)]),
+    ("batch_norm_eval", lambda x, m, v, w, b: (
+        F.batch_norm(x, m, v, w, b, False, 0.1, 1e-3),
+        F.batch_norm(x, m, v)), [R(2, 3, 4, 4), R(3), P(3), R(3), R(3)]),
+    ("layer_norm", lambda x, w, b: (F.layer_norm(x, (5,), w, b),
+                                    F.layer_norm(x, [4, 5], eps=1e-3)),
+     [R(2, 4, 5), R(5), R(5)]),
+    ("embedding", lambda i, w: F.embedding(i, w),
+     [torch.tensor([[1, 3], [0, 9]]), R(10, 4)]),
+    ("pad", lambda x: (F.pad(x, (1, 2)), F.pad(x, (1, 0, 0, 2), value=3.0),
+                       F.pad(x, (-1, 1))), [R(2, 3, 4)]),
+    ("dropout_eval", lambda x: (F.dropout(x, 0.5, training=False),
+                                F.dropout(x, 0.0)), [R(3)]),
+    # in-place on intermediates; clone isolates
+    ("inplace_intermediate", lambda x: _inplace_intermediate(x), [R(3, 4)]),
+]
+
+
+def _inplace_intermediate(x):
+    y = x * 2
+    z = y.clone()
+    y.add_(1)
+    y += 1
+    z.relu_()
+    w = y.view(12)
+    return y, z, w, x
+
+
+@pytest.mark.parametrize("name,fn,inputs", CASES, ids=[c[0] for c in CASES])
+def test_op_matches_pytorch(name, fn, inputs):
+    expected = fn(*inputs)
+    actual = run(fn, *inputs)
+    check_same(actual, expected)
+
+
+class Net(nn.Module):
+    """Every module converter of a plain CNN + MLP."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.BatchNorm2d(8),
+            nn.ReLU(inplace=True), nn.MaxPool2d(2),
+            nn.Conv2d(8, 8, 3, padding=1, groups=4, bias=False),
+            nn.ReLU6(), nn.AvgPool2d(2), nn.Hardswish(),
+            nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten())
+        self.head = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.3),
+                                  nn.LayerNorm(16), nn.SiLU(), nn.Tanh(),
+                                  nn.Linear(16, 4), nn.LogSoftmax(-1))
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+def test_modules_match_pytorch():
+    from models import seeded_batchnorm
+    net = seeded_batchnorm(Net()).eval()
+    x = torch.randn(2, 3, 16, 16)
+    with torch.no_grad():
+        check_same(run(net, x), net(x))
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_multihead_attention(batch_first, need_weights):
+    torch.manual_seed(1)
+    mha = nn.MultiheadAttention(16, 4, batch_first=batch_first).eval()
+    B, L, S = 2, 5, 7
+    q = torch.randn(B, L, 16) if batch_first else torch.randn(L, B, 16)
+    kv = torch.randn(B, S, 16) if batch_first else torch.randn(S, B, 16)
+    causal = torch.triu(torch.ones(L, S, dtype=torch.bool), 1)
+    padding = torch.zeros(B, S, dtype=torch.bool)
+    padding[1, -2:] = True
+    float_mask = torch.randn(L, S)
+
+    def fn(q, kv, causal, padding, float_mask):
+        a = mha(q, kv, kv, need_weights=need_weights)
+        b = mha(q, kv, kv, attn_mask=causal, key_padding_mask=padding,
+                need_weights=need_weights)
+        c = mha(q, kv, kv, attn_mask=float_mask, key_padding_mask=padding,
+                need_weights=need_weights, average_attn_weights=False)
+        return a, b, c
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = mha
+
+        def forward(self, q, kv, causal, padding, float_mask):
+            return fn(q, kv, causal, padding, float_mask)
+
+    m = M().eval()
+    inputs = (q, kv, causal, padding, float_mask)
+    with torch.no_grad():
+        expected = m(*inputs)
+    actual = run(m, *inputs)
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a[0], e[0], rtol=1e-5, atol=1e-5)
+        if need_weights:
+            torch.testing.assert_close(a[1], e[1], rtol=1e-5, atol=1e-5)
+        else:
+            assert a[1] is None and e[1] is None
+
+
+def test_input_written_in_place_is_a_ref():
+    def f(x, y):
+        x.mul_(2)
+        x += y
+        return x.sum()
+
+    x, y = torch.randn(3, 4), torch.randn(4)
+    result, gm = import_program(f, x, y)
+    assert re.search(r"%x: !kt.ref<3x4xf32>", result.text)
+    assert "kt.copy_" in result.text
+    x_kiln = x.clone()
+    (s,), _ = run_program(result, [x_kiln, y], gm)
+    x_ref = x.clone()
+    expected = f(x_ref, y)
+    torch.testing.assert_close(x_kiln, x_ref)  # written back in place
+    torch.testing.assert_close(s, expected)
+
+
+def test_returned_input_is_the_input_itself():
+    def f(x):
+        x.add_(1)
+        return x, x * 2
+
+    x = torch.zeros(3)
+    out = run(f, x)
+    assert out[0] is x
+    torch.testing.assert_close(x, torch.ones(3))
+    torch.testing.assert_close(out[1], torch.full((3,), 2.0))
+
+
+# ------------------------------------------------------------ locations
+
+
+def _lines_of(fn, needle):
+    src, first = inspect.getsourcelines(fn)
+    return [first + i for i, l in enumerate(src) if needle in l]
+
+
+def _where(fn, marker, code):
+    """`file:line:col` (1-based col) of `code` on the line marked `marker`."""
+    src, first = inspect.getsourcelines(fn)
+    for i, l in enumerate(src):
+        if marker in l:
+            return "%s:%d:%d" % (__file__, first + i, l.index(code) + 1)
+    raise AssertionError(marker)
+
+
+def located(x):
+    y = torch.sigmoid(x)  # LINE sigmoid
+    return y * 3  # LINE mul
+
+
+def test_ops_carry_the_users_line():
+    result, _ = import_program(located, torch.randn(4))
+    this = __file__
+    (sig_line,) = _lines_of(located, "LINE sigmoid")
+    (mul_line,) = _lines_of(located, "LINE mul")
+    text = result.text
+    # The kt.sigmoid op's location alias names this file and line.
+    m = re.search(r"kt.sigmoid .* loc\((#loc\d+)\)", text)
+    alias = m.group(1)
+    assert re.search(r"%s = loc\(\"%s\":%d:\d+\)" % (alias, re.escape(this),
+                                                      sig_line), text)
+    m = re.search(r"kt.mul .* loc\((#loc\d+)\)", text)
+    assert re.search(r"%s = loc\(\"%s\":%d:\d+\)" % (m.group(1),
+                                                      re.escape(this),
+                                                      mul_line), text)
+    assert 'kg.source_fn = "sigmoid"' in text
+
+
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))  # LINE inner
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Inner()
+
+    def forward(self, x):
+        return self.block(x) + 1  # LINE outer
+
+
+def test_module_path_and_call_stack_in_locations():
+    result, _ = import_program(Outer().eval(), torch.randn(2, 4))
+    (inner,) = _lines_of(Inner.forward, "LINE inner")
+    (outer,) = _lines_of(Outer.forward, "LINE outer")
+    f = re.escape(__file__)
+    # The linear (module block.fc) and relu (inside block): a NameLoc with
+    # the module path around the call stack, innermost frame first.
+    assert re.search(r'loc\("block.fc"\(callsite\("%s":%d:\d+ at "%s":%d:\d+'
+                     r'\)\)\)' % (f, inner, f, outer), result.text)
+    assert re.search(r'loc\("block"\(callsite\("%s":%d:\d+ at "%s":%d:\d+'
+                     r'\)\)\)' % (f, inner, f, outer), result.text)
+    assert 'kg.nn_module_stack = ["block", "block.fc"]' in result.text
+
+
+def test_kiln_runtime_errors_name_the_users_line():
+    def gather_rows(x, i):
+        y = x * 2
+        return torch.index_select(y, 0, i)  # LINE select
+
+    where = _where(gather_rows, "LINE select", "torch.index_select")
+    for backend in ("eager", "cpu"):
+        with pytest.raises(kiln.KilnError) as info:
+            run(gather_rows, torch.randn(3, 2), torch.tensor([0, 7]),
+                backend=backend)
+        assert "index 7 is out of range" in str(info.value)
+        assert info.value.location == where
+
+
+# ------------------------------------------------------- what is refused
+
+
+def test_unknown_op_names_op_and_line():
+    def f(x):
+        y = x + 1
+        return torch.cumsum(y, 0)  # LINE cumsum
+
+    where = _where(f, "LINE cumsum", "torch.cumsum")
+    with pytest.raises(kiln.Unsupported) as info:
+        import_program(f, torch.randn(3))
+    msg = str(info.value)
+    assert "no Kiln conversion for torch.cumsum" in msg
+    assert info.value.location == where
+    assert msg.startswith(where + ": ")
+
+
+def test_data_dependent_branch_is_refused():
+    def f(x):
+        if x.sum() > 0:  # LINE branch
+            return x
+        return -x
+
+    (line,) = _lines_of(f, "LINE branch")
+    with pytest.raises(kiln.Unsupported, match="data-dependent control flow"
+                       ) as info:
+        import_program(f, torch.randn(3))
+    assert info.value.location.startswith("%s:%d:" % (__file__, line))
+
+
+@pytest.mark.parametrize("fn,message", [
+    (lambda x: torch.randn(4) + x, "torch.randn: random numbers are not "
+     "captured"),
+    (lambda x: x + torch.rand_like(x), "random numbers are not captured"),
+    (lambda x: x.clone().uniform_(), "random numbers are not captured"),
+    (lambda x: x[x > 0], "boolean mask"),
+    (lambda x: F.dropout(x, 0.5, training=True), "dropout in training mode"),
+    (lambda x: x.item() + x, "no Kiln conversion for Tensor.item"),
+    (lambda x: x.to(torch.uint8), "dtype torch.uint8"),
+])
+def test_refused_with_a_reason(fn, message):
+    with pytest.raises(kiln.Unsupported, match=re.escape(message)):
+        import_program(fn, torch.randn(4))
+
+
+def test_training_batch_norm_is_refused():
+    bn = nn.BatchNorm2d(3).train()
+    with pytest.raises(kiln.Unsupported, match="batch_norm in training mode"):
+        import_program(bn, torch.randn(2, 3, 4, 4))
+
+
+# ---------------------------------------------------------- symbolic sizes
+
+
+def test_batch_dim_stays_symbolic():
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, 2, 1), nn.ReLU(), nn.Flatten(),
+                        nn.Linear(4 * 4 * 4, 5)).eval()
+    result, _ = import_program(net, torch.randn(2, 3, 8, 8))
+    # The flatten keeps the batch size inferred, so the program stays valid
+    # when the runtime makes dim 0 dynamic; the image size is specialized
+    # (the flattened features must be a number: 4 * H/2 * W/2).
+    assert "kt.reshape %v1 {shape = [-1, 64]" in result.text
+    assert set(result.specialized) == {(0, 2), (0, 3)}
+    assert "a reshape to a size" in result.specialized[(0, 2)]
+
+
+def test_specialized_dims_are_recorded():
+    def f(x):
+        B, T, C = x.shape
+        return x.view(B, T, 2, C // 2)[:, :T - 1]
+
+    result, _ = import_program(f, torch.randn(2, 5, 4))
+    # One -1 per reshape: T is specialized by the view, and by the slice.
+    assert (0, 1) in result.specialized
+    assert (0, 0) not in result.specialized
+    assert "a reshape to a size" in result.specialized[(0, 1)]
+
+
+def test_marked_dynamic_dim_that_must_be_static_raises():
+    def f(x):
+        return x[:, :3] * x.size(1)
+
+    with pytest.raises(kiln.SpecializationError, match="marked dynamic"):
+        import_program(f, torch.randn(2, 5), dynamic_dims={(0, 1)})
+
+
+def test_python_control_flow_on_sizes_and_metadata():
+    def f(x, y):
+        if x.dim() == 3 and x.size(0) > 1:
+            x = x.sum(0)
+        for i in range(x.shape[0]):
+            y = y + x[i]
+        if x.dtype == torch.float32 and not x.is_cuda:
+            y = y * 2
+        return y
+
+    x, y = torch.randn(2, 3, 4), torch.randn(4)
+    check_same(run(f, x, y), f(x, y))
+
+
+# ------------------------------------------------------ GraphModule import
+
+
+def test_graph_module_from_symbolic_trace():
+    net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).eval()
+    gm = fx.symbolic_trace(net)
+    x = torch.randn(3, 4)
+    result = _fx_import.import_graph_module(gm, [x], "g")
+    (out,), _ = run_program(result, [x], gm)
+    with torch.no_grad():
+        torch.testing.assert_close(out, net(x))
+
+
+def test_graph_module_stack_trace_locations():
+    class M(nn.Module):
+        def forward(self, x):
+            return torch.tanh(x) * 2
+
+    tracer = fx.Tracer()
+    tracer.record_stack_traces = True
+    graph = tracer.trace(M())
+    gm = fx.GraphModule(tracer.root, graph)
+    result = _fx_import.import_graph_module(gm, [torch.randn(3)], "g")
+    (line,) = _lines_of(M.forward, "torch.tanh")
+    assert '"%s":%d:1' % (__file__, line) in result.text
