@@ -1,5 +1,9 @@
 """Kiln from Python: torch.compile-style compilation of PyTorch programs.
 
+    import kiln
+    opt = kiln.compile(model, backend="cpu")   # "eager", "aot_eager", "cpu"
+    y = opt(x)
+
 Programs are captured with torch.fx (kiln._tracer), imported as Kiln
 kg.programs (kiln._fx_import, converters in kiln._ops) and run through
 Kiln's C API (libKilnCAPI.so, kiln._capi), the package's only way into the
@@ -7,9 +11,14 @@ compiler. docs/python.md describes the API and what is supported.
 """
 
 from ._capi import Session, library_path
+from ._compile import (CompiledFunction, KilnWarning, OptimizedModule,
+                       backend, compile, config, list_backends, mark_dynamic,
+                       mark_static, optimize, reset)
 from ._errors import KilnError, SpecializationError, Unsupported
 
 __version__ = "0.1.0"
 
-__all__ = ["KilnError", "Session", "SpecializationError", "Unsupported",
-           "library_path"]
+__all__ = ["CompiledFunction", "KilnError", "KilnWarning", "OptimizedModule",
+           "Session", "SpecializationError", "Unsupported", "backend",
+           "compile", "config", "library_path", "list_backends",
+           "mark_dynamic", "mark_static", "optimize", "reset"]

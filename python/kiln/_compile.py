@@ -1,0 +1,741 @@
+"""kiln.compile and friends: the torch.compile-style API.
+
+`compile(fn_or_module)` returns a wrapper (`OptimizedModule` for modules)
+that, on each call:
+
+1. computes a Python-level key: the structure of the arguments, the values
+   of non-tensor arguments (specialized, as TorchDynamo does), the
+   modules' training flags. Each key has its own captured program in its own
+   Kiln session;
+2. on the first call of a key, traces the function (kiln._tracer) and
+   imports it (kiln._fx_import) into a kg.program whose tensor arguments are
+   the tensor inputs, then the parameters and buffers it reads; loads it,
+   and marks static the input dims the capture specialized and every dim of
+   parameters and buffers (kilnSessionMarkStatic);
+3. calls the program with the tensors (DLPack, no copies); the session's
+   guards, cache, recompile reasons and automatic dynamic shapes apply.
+   A cache miss re-captures with the new inputs (the on-miss callback), as
+   TorchDynamo re-traces on a guard failure. After `cache_size_limit`
+   entries, a miss runs the original Python function eagerly, with one
+   warning listing the recompile reasons.
+
+Results come back as torch tensors that own Kiln's buffers (no copy).
+"""
+
+import inspect
+import re
+import sys
+import threading
+import time
+import warnings
+import weakref
+
+import torch
+import torch.fx as fx
+from torch.utils import _pytree as pytree
+
+from . import _capi, _fx_import, _tracer
+from ._errors import KilnError, SpecializationError, Unsupported
+
+# backend name -> (session backend, pipeline)
+_BACKENDS = {
+    "eager": ("eager", "kiln-eager"),
+    "aot_eager": ("eager", "kiln-aot-eager"),
+    "cpu": ("cpu", "kiln-aot-eager,kiln-cpu"),
+}
+_MODES = (None, "default", "reduce-overhead", "max-autotune",
+          "max-autotune-no-cudagraphs")
+# Session options that `options=` may set (kilnSessionSetOption).
+_OPTIONS = ("pipeline", "cpu_fallback", "frozen")
+
+
+class KilnWarning(UserWarning):
+    """Warnings of the kiln package (cache limit reached, errors
+    suppressed)."""
+
+
+class _Config:
+    """kiln.config: the torch._dynamo.config settings kiln honours.
+
+    * cache_size_limit (8): entries per compiled function and argument
+      structure before a miss runs eagerly instead of recompiling;
+    * automatic_dynamic_shapes (True): a dim whose size changed is compiled
+      dynamic on the next recompile (False: every new size recompiles);
+    * verbose (False): print each capture and recompile (with its reason)
+      to stderr;
+    * suppress_errors (False): a function kiln cannot capture or compile
+      runs eagerly, with a warning, instead of raising.
+    """
+
+    __slots__ = ("cache_size_limit", "automatic_dynamic_shapes", "verbose",
+                 "suppress_errors")
+
+    def __init__(self):
+        self.cache_size_limit = 8
+        self.automatic_dynamic_shapes = True
+        self.verbose = False
+        self.suppress_errors = False
+
+    def __setattr__(self, name, value):
+        if name not in self.__slots__:
+            raise AttributeError("kiln.config has no setting %r (settings: "
+                                 "%s)" % (name, ", ".join(self.__slots__)))
+        if name == "cache_size_limit" and (
+                not isinstance(value, int) or value < 1):
+            raise ValueError("kiln.config.cache_size_limit must be a "
+                             "positive int")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self):
+        return "kiln.config(%s)" % ", ".join(
+            "%s=%r" % (k, getattr(self, k)) for k in self.__slots__)
+
+
+config = _Config()
+
+_compiled = weakref.WeakSet()
+_lock = threading.RLock()
+
+
+def list_backends():
+    """The backend names `compile` takes."""
+    return sorted(_BACKENDS)
+
+
+def reset():
+    """Forgets every compiled program (torch._dynamo.reset): the next call
+    of any compiled function captures and compiles again."""
+    for c in list(_compiled):
+        c.reset()
+
+
+def mark_dynamic(t, index):
+    """torch._dynamo.mark_dynamic: dim `index` of tensor `t` is compiled
+    dynamic from its first compile (no recompile when it changes). A
+    capture that needs that size as a number raises SpecializationError."""
+    dims = getattr(t, "_kiln_dynamic_dims", None)
+    if dims is None:
+        dims = set()
+        t._kiln_dynamic_dims = dims
+    for i in ([index] if isinstance(index, int) else index):
+        if not -t.dim() <= i < t.dim():
+            raise IndexError("dim %d out of range for a tensor of rank %d"
+                             % (i, t.dim()))
+        dims.add(i % t.dim())
+        getattr(t, "_kiln_static_dims", set()).discard(i % t.dim())
+
+
+def mark_static(t, index=None):
+    """torch._dynamo.mark_static: dim `index` (every dim when None) of `t`
+    stays static: each new size recompiles."""
+    dims = getattr(t, "_kiln_static_dims", None)
+    if dims is None:
+        dims = set()
+        t._kiln_static_dims = dims
+    indices = range(t.dim()) if index is None else (
+        [index] if isinstance(index, int) else index)
+    for i in indices:
+        dims.add(i % t.dim())
+        getattr(t, "_kiln_dynamic_dims", set()).discard(i % t.dim())
+
+
+def _symbol_name(name):
+    name = re.sub(r"[^A-Za-z0-9_]", "_", name) or "fn"
+    if name[0].isdigit():
+        name = "_" + name
+    return name
+
+
+def _is_tensor(x):
+    return isinstance(x, torch.Tensor)
+
+
+class _CacheLimit(Exception):
+    pass
+
+
+class _Program:
+    """One captured program (one argument structure of one compiled
+    function) in its own session."""
+
+    def __init__(self, owner, name, bound_flat, concrete, text_of):
+        self.owner = owner
+        self.name = name
+        self.session = _capi.Session()
+        backend, pipeline = owner.backend_spec
+        self.session.set_option("backend", backend)
+        self.session.set_option("pipeline", owner.options.get("pipeline",
+                                                              pipeline))
+        for k in ("cpu_fallback", "frozen"):
+            if k in owner.options:
+                self.session.set_option(k, owner.options[k])
+        # kiln applies cache_size_limit itself (a miss past it runs the
+        # Python function eagerly); the session never stops compiling.
+        self.session.set_option("cache_size_limit", str(1 << 30))
+        self.session.set_option("dynamic", owner.dynamic_mode())
+        self.session.set_warning_callback(self._warning)
+        self.session.set_miss_callback(self._on_miss)
+        self.limit_warned = False
+        self.compiles = 0
+        self.current = None  # the flat tensors of the call in progress
+        self.marked = set()
+        self.result = None
+        self.fresh_text = None
+        self.text_of = text_of
+        self.result = self.text_of(bound_flat, "")
+        self.session.load(self.result.text, "%s.mlir" % name)
+        self.fresh_text = self.result.text
+        self._apply_marks(self.result)
+
+    # --- capture
+
+    def _apply_marks(self, result):
+        for j, a in enumerate(result.args):
+            if not a.is_input:
+                for d in range(a.example.dim()):
+                    self._mark(j, d, False)
+        index = {a.input_index: j for j, a in enumerate(result.args)
+                 if a.is_input}
+        for (i, d) in result.specialized:
+            if i in index:
+                self._mark(index[i], d, False)
+
+    def _mark(self, j, d, dynamic):
+        if (j, d, dynamic) in self.marked:
+            return
+        self.marked.add((j, d, dynamic))
+        (self.session.mark_dynamic if dynamic else self.session.mark_static)(
+            self.name, j, d)
+
+    def _on_miss(self, program, reason):
+        if self.fresh_text is not None and not reason:
+            text, self.fresh_text = self.fresh_text, None
+            self.compiles += 1
+            return text
+        self.fresh_text = None
+        if self.compiles >= config.cache_size_limit:
+            raise _CacheLimit(reason)
+        if config.verbose:
+            print("kiln: recompiling @%s: %s" % (self.name, reason),
+                  file=sys.stderr)
+        result = self.text_of(self.current_flat, reason)
+        if [a.name for a in result.args] != [a.name for a in
+                                              self.result.args]:
+            raise KilnError(
+                "re-capturing @%s for new inputs read other tensors than "
+                "the first capture (%s vs %s); call kiln.reset()" % (
+                    self.name, [a.name for a in result.args],
+                    [a.name for a in self.result.args]))
+        self.result = result
+        self._apply_marks(result)
+        self.compiles += 1
+        return result.text
+
+    def _warning(self, message):
+        warnings.warn("kiln: " + message, KilnWarning, stacklevel=3)
+
+    # --- calls
+
+    def tensors(self, flat_inputs):
+        """The program's tensor arguments for these inputs."""
+        out = []
+        owner = self.owner
+        for a in self.result.args:
+            if a.is_input:
+                out.append(flat_inputs[a.input_index])
+            else:
+                out.append(owner.attr(a.qualname))
+        return out
+
+    def call(self, flat_inputs):
+        tensors = self.tensors(flat_inputs)
+        for j, a in enumerate(self.result.args):
+            if a.is_input:
+                t = tensors[j]
+                for d in getattr(t, "_kiln_dynamic_dims", ()):
+                    self._mark(j, d, True)
+                for d in getattr(t, "_kiln_static_dims", ()):
+                    self._mark(j, d, False)
+        self.current_flat = flat_inputs
+        try:
+            results = self.session.call(
+                self.name, tensors, [t.requires_grad for t in tensors])
+        finally:
+            self.current_flat = None
+        leaves = []
+        for kind, v in self.result.output_leaves:
+            if kind == "result":
+                leaves.append(results[v])
+            elif kind == "arg":
+                leaves.append(tensors[v])
+            else:
+                leaves.append(v)
+        return pytree.tree_unflatten(leaves, self.result.output_spec)
+
+    def stats(self):
+        return self.session.stats(self.name)
+
+    def recompile_reasons(self):
+        return self.session.recompile_reasons(self.name)
+
+
+class _Compiled:
+    """The state behind a compiled function or module."""
+
+    def __init__(self, fn, backend, fullgraph, dynamic, mode, options):
+        if isinstance(backend, str):
+            if backend not in _BACKENDS:
+                raise KilnError("unknown backend %r (backends: %s)" % (
+                    backend, ", ".join(list_backends())))
+            self.backend_spec = _BACKENDS[backend]
+        else:
+            raise KilnError("backend must be one of %s, got %r" % (
+                ", ".join(list_backends()), backend))
+        if mode not in _MODES:
+            raise KilnError("unknown mode %r (modes: %s)" % (
+                mode, ", ".join(str(m) for m in _MODES)))
+        options = dict(options or {})
+        for k in options:
+            if k not in _OPTIONS:
+                raise KilnError("unknown option %r (options: %s)" % (
+                    k, ", ".join(_OPTIONS)))
+        self.backend = backend
+        self.fn = fn
+        self.module = fn if isinstance(fn, torch.nn.Module) else None
+        self.forward = fn.forward if self.module is not None else fn
+        self.signature = inspect.signature(self.forward)
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.options = options
+        self.programs = {}
+        self.failed = {}
+        self.trace_root = None
+        self.grad_warned = False
+        base = type(fn).__name__ if self.module is not None else getattr(
+            fn, "__name__", "fn")
+        self.name = _symbol_name(base)
+        _compiled.add(self)
+
+    def dynamic_mode(self):
+        if self.dynamic is True:
+            return "dynamic"
+        if self.dynamic is False or not config.automatic_dynamic_shapes:
+            return "static"
+        return "auto"
+
+    def reset(self):
+        with _lock:
+            self.programs.clear()
+            self.failed.clear()
+
+    def attr(self, qualname):
+        root = self.module if self.module is not None else self.trace_root
+        obj = root
+        for part in qualname.split("."):
+            obj = _fx_import.raw_getattr(obj, part)
+        if not isinstance(obj, torch.Tensor):
+            raise KilnError("%s is no longer a tensor (it is a %s); call "
+                            "kiln.reset()" % (qualname, type(obj).__name__))
+        return obj
+
+    # --- the call path
+
+    def _bind(self, args, kwargs):
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError("%s: %s" % (self.name, e)) from None
+        bound.apply_defaults()
+        for p in self.signature.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise Unsupported("%s takes *args or **kwargs: not "
+                                  "supported yet" % self.name)
+        return bound
+
+    def _key(self, bound):
+        flat = []
+        key = []
+        for name, v in bound.arguments.items():
+            leaves, spec = pytree.tree_flatten(v)
+            tensors = [x for x in leaves if _is_tensor(x)]
+            if tensors and len(leaves) > 1:
+                raise Unsupported("argument %r is a container of tensors: "
+                                  "not supported yet" % name)
+            if tensors:
+                flat.append(v)
+                key.append((name, "T"))
+            else:
+                try:
+                    hash(v)
+                except TypeError:
+                    raise Unsupported("argument %r of type %s cannot be "
+                                      "specialized (unhashable)"
+                                      % (name, type(v).__name__)) from None
+                key.append((name, "C", type(v).__name__, v))
+        if self.module is not None:
+            key.append(("training", tuple(m.training for m in
+                                          self.module.modules())))
+        key.append(("grad", torch.is_grad_enabled()))
+        return tuple(key), flat
+
+    def __call__(self, *args, **kwargs):
+        try:
+            bound = self._bind(args, kwargs)
+            key, flat = self._key(bound)
+        except Unsupported as e:
+            return self._capture_failed(e, None, args, kwargs)
+        if key in self.failed:
+            return self._eager(args, kwargs)
+        prog = self.programs.get(key)
+        if prog is None:
+            try:
+                prog = self._capture(key, bound)
+            except KilnError as e:
+                return self._capture_failed(e, key, args, kwargs)
+        self._check_grad(flat, prog)
+        try:
+            return prog.call(flat)
+        except _CacheLimit:
+            self._limit_warning(prog)
+            return self._eager(args, kwargs)
+        except KilnError as e:
+            # A recompile (re-capture) or a run that failed. With
+            # suppress_errors this call runs eagerly; later calls try again.
+            if isinstance(e, SpecializationError) or self.fullgraph or \
+                    not config.suppress_errors:
+                raise
+            warnings.warn("kiln: %s runs eagerly: %s" % (self.name, e),
+                          KilnWarning, stacklevel=2)
+            return self._eager(args, kwargs)
+
+    def _capture_failed(self, error, key, args, kwargs):
+        """A function kiln cannot capture (or load) raises, or with
+        suppress_errors runs eagerly from now on (for this key)."""
+        if isinstance(error, SpecializationError) or self.fullgraph or \
+                not config.suppress_errors:
+            raise error
+        if key is not None:
+            self.failed[key] = error
+        warnings.warn("kiln: %s runs eagerly: %s" % (self.name, error),
+                      KilnWarning, stacklevel=3)
+        return self._eager(args, kwargs)
+
+    def _check_grad(self, flat, prog):
+        if self.grad_warned or not torch.is_grad_enabled():
+            return
+        if any(t.requires_grad for t in prog.tensors(flat)):
+            self.grad_warned = True
+            warnings.warn(
+                "kiln: %s: inputs or parameters require grad, but kiln "
+                "compiles inference only for now: outputs do not track "
+                "gradients (use torch.no_grad(), or requires_grad_(False))"
+                % self.name, KilnWarning, stacklevel=3)
+
+    def _eager(self, args, kwargs):
+        return self.forward(*args, **kwargs)
+
+    def _limit_warning(self, prog):
+        if prog.limit_warned:
+            return
+        prog.limit_warned = True
+        code = getattr(self.forward, "__code__", None)
+        where = ("%s:%d" % (code.co_filename, code.co_firstlineno)
+                 if code else "?")
+        reasons = prog.recompile_reasons()
+        warnings.warn(
+            "kiln: %s (%s) reached cache_size_limit (%d); it will not be "
+            "recompiled and runs eagerly (PyTorch) from now on. Recompile "
+            "reasons:\n%s" % (self.name, where, config.cache_size_limit,
+                              "\n".join("  %d. %s" % (i + 1, r)
+                                        for i, r in enumerate(reasons))),
+            KilnWarning, stacklevel=4)
+
+    def _capture(self, key, bound):
+        concrete = {}
+        tensors_by_name = {}
+        for name, v in bound.arguments.items():
+            if any(_is_tensor(x) for x in pytree.tree_flatten(v)[0]):
+                tensors_by_name[name] = v
+            else:
+                concrete[name] = v
+        index = len(self.programs)
+        name = self.name if index == 0 else "%s_%d" % (self.name, index)
+        names = list(bound.arguments)
+
+        def text_of(flat, reason):
+            start = time.perf_counter()
+            result = self._import(name, names, flat, concrete)
+            if config.verbose:
+                print("kiln: captured @%s%s in %.3f s (%d tensor arguments)"
+                      % (name, " (%s)" % reason if reason else "",
+                         time.perf_counter() - start, len(result.args)),
+                      file=sys.stderr)
+            return result
+
+        flat = [bound.arguments[n] for n in names if n in tensors_by_name]
+        prog = _Program(self, name, flat, concrete, text_of)
+        self.programs[key] = prog
+        return prog
+
+    def _import(self, name, names, flat, concrete):
+        # Placeholders are made in signature order: tensors get the flat
+        # inputs, concrete arguments their values (FX passes them as
+        # concrete_args, adding asserts the importer checks).
+        examples = []
+        it = iter(flat)
+        input_index = {}
+        for n in names:
+            if n in concrete:
+                v = concrete[n]
+                # FX makes one placeholder per leaf of a concrete argument.
+                if isinstance(v, (list, tuple, dict)):
+                    examples.extend(pytree.tree_flatten(v)[0])
+                else:
+                    examples.append(v)
+            else:
+                input_index[len(examples)] = None
+                examples.append(next(it))
+        dynamic = set()
+        for i, e in enumerate(examples):
+            if isinstance(e, torch.Tensor):
+                for d in getattr(e, "_kiln_dynamic_dims", ()):
+                    dynamic.add((i, d))
+        importer = _fx_import.FxImporter(
+            name, self.module, examples, dynamic,
+            root_location=_fx_import.function_location(self.forward))
+        gm = _tracer.trace(self.module, self.fn, importer,
+                           concrete or None)
+        if self.module is None:
+            self.trace_root = gm
+        result = importer.finish()
+        # Input indices are placeholder positions; calls pass the flat
+        # tensors: renumber to positions among the tensors.
+        tensor_pos = {}
+        k = 0
+        for i, e in enumerate(examples):
+            if i in input_index:
+                tensor_pos[i] = k
+                k += 1
+        for a in result.args:
+            if a.is_input:
+                a.input_index = tensor_pos[a.input_index]
+        result.specialized = {(tensor_pos[i], d): r for (i, d), r in
+                              result.specialized.items() if i in tensor_pos}
+        return result
+
+    def stats(self):
+        """Per captured program: its C API statistics."""
+        return {p.name: p.stats() for p in self.programs.values()}
+
+    def recompile_reasons(self):
+        return {p.name: p.recompile_reasons() for p in
+                self.programs.values()}
+
+
+class OptimizedModule(torch.nn.Module):
+    """What `kiln.compile(module)` returns: calling it runs the compiled
+    forward; everything else (parameters, state_dict, attributes, train /
+    eval, `to`) is the original module's (`_orig_mod`)."""
+
+    def __init__(self, mod, compiled):
+        object.__setattr__(self, "_kiln_ready", False)
+        super().__init__()
+        object.__setattr__(self, "_orig_mod", mod)
+        object.__setattr__(self, "_kiln", compiled)
+        object.__setattr__(self, "_kiln_ready", True)
+
+    def __call__(self, *args, **kwargs):
+        return self._kiln(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        return self._kiln(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in ("_orig_mod", "_kiln"):
+            return object.__getattribute__(self, name)
+        return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name, value):
+        if not object.__getattribute__(self, "_kiln_ready"):
+            return object.__setattr__(self, name, value)
+        setattr(self._orig_mod, name, value)
+
+    def __delattr__(self, name):
+        delattr(self._orig_mod, name)
+
+    def __dir__(self):
+        return sorted(set(dir(self._orig_mod)) | {"_orig_mod"})
+
+    def __repr__(self):
+        return "OptimizedModule(%r)" % (self._orig_mod,)
+
+    # Module API, delegated (state_dict keys are the original module's).
+    def state_dict(self, *args, **kwargs):
+        return self._orig_mod.state_dict(*args, **kwargs)
+
+    def load_state_dict(self, *args, **kwargs):
+        return self._orig_mod.load_state_dict(*args, **kwargs)
+
+    def parameters(self, recurse=True):
+        return self._orig_mod.parameters(recurse)
+
+    def named_parameters(self, *args, **kwargs):
+        return self._orig_mod.named_parameters(*args, **kwargs)
+
+    def buffers(self, recurse=True):
+        return self._orig_mod.buffers(recurse)
+
+    def named_buffers(self, *args, **kwargs):
+        return self._orig_mod.named_buffers(*args, **kwargs)
+
+    def children(self):
+        return self._orig_mod.children()
+
+    def named_children(self):
+        return self._orig_mod.named_children()
+
+    def modules(self):
+        return self._orig_mod.modules()
+
+    def named_modules(self, *args, **kwargs):
+        return self._orig_mod.named_modules(*args, **kwargs)
+
+    def train(self, mode=True):
+        self._orig_mod.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def to(self, *args, **kwargs):
+        self._orig_mod.to(*args, **kwargs)
+        return self
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def zero_grad(self, set_to_none=False):
+        self._orig_mod.zero_grad(set_to_none)
+
+    def requires_grad_(self, requires_grad=True):
+        self._orig_mod.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def training(self):
+        if not object.__getattribute__(self, "_kiln_ready"):
+            return True
+        return self._orig_mod.training
+
+    @training.setter
+    def training(self, mode):
+        if object.__getattribute__(self, "_kiln_ready"):
+            self._orig_mod.training = mode
+
+
+class CompiledFunction:
+    """What `kiln.compile(function)` returns."""
+
+    def __init__(self, fn, compiled):
+        self._orig_fn = fn
+        self._kiln = compiled
+        self.__wrapped__ = fn
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            try:
+                setattr(self, attr, getattr(fn, attr))
+            except (AttributeError, TypeError):
+                pass
+
+    def __call__(self, *args, **kwargs):
+        return self._kiln(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        import functools
+        return functools.partial(self.__call__, obj)
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="cpu",
+            mode=None, options=None, disable=False):
+    """torch.compile for Kiln: `model` (an nn.Module or a function over
+    tensors) compiled by `backend`:
+
+    * "eager": captured, graphs run by Kiln's interpreter (kiln-eager);
+    * "aot_eager": + functionalization and decompositions (kiln-aot-eager),
+      still interpreted;
+    * "cpu": + fusion and CPU code generation (kiln-cpu; the default).
+
+    `dynamic`: None = automatic dynamic shapes (kiln.config), True = every
+    dim dynamic from the start, False = static. `mode` is accepted for
+    torch.compile compatibility and changes nothing. `options` sets session
+    options: "pipeline" (a Kiln pass pipeline), "cpu_fallback", "frozen".
+    `fullgraph=True` makes every capture failure raise, even with
+    kiln.config.suppress_errors. Used as a decorator without a model,
+    returns the decorator."""
+    if model is None:
+        def decorator(m):
+            return compile(m, fullgraph=fullgraph, dynamic=dynamic,
+                           backend=backend, mode=mode, options=options,
+                           disable=disable)
+        return decorator
+    if disable:
+        return model
+    compiled = _Compiled(model, backend, fullgraph, dynamic, mode, options)
+    if isinstance(model, torch.nn.Module):
+        return OptimizedModule(model, compiled)
+    if not callable(model):
+        raise TypeError("kiln.compile takes a module or a function, got %s"
+                        % type(model).__name__)
+    return CompiledFunction(model, compiled)
+
+
+def optimize(backend="cpu", *, nopython=False, dynamic=None):
+    """torch._dynamo.optimize: a decorator compiling with `backend`
+    (`nopython=True` is fullgraph=True)."""
+    def decorator(fn):
+        return compile(fn, backend=backend, fullgraph=nopython,
+                       dynamic=dynamic)
+    return decorator
+
+
+# ------------------------------------------------------ the FX backend
+
+
+class _GraphModuleProgram:
+    """A torch.fx GraphModule compiled by Kiln (the backend entry point)."""
+
+    def __init__(self, gm, example_inputs, backend, options):
+        self.gm = gm
+        spec = _BACKENDS.get(backend)
+        if spec is None:
+            raise KilnError("unknown backend %r (backends: %s)" % (
+                backend, ", ".join(list_backends())))
+        self.owner = _Compiled.__new__(_Compiled)
+        self.owner.backend_spec = spec
+        self.owner.options = dict(options or {})
+        self.owner.dynamic = None
+        self.owner.module = gm
+        self.owner.trace_root = gm
+        self.name = "fx_graph"
+
+        def text_of(flat, reason):
+            return _fx_import.import_graph_module(gm, flat, self.name)
+
+        self.program = _Program(self.owner, self.name, list(example_inputs),
+                                {}, text_of)
+
+    def __call__(self, *args):
+        return self.program.call(list(args))
+
+
+def backend(gm, example_inputs, *, backend="cpu", options=None):
+    """A torch.compile backend: `torch.compile(m, backend=kiln.backend)`
+    hands TorchDynamo's FX graphs to Kiln where PyTorch 2 is installed.
+    Takes a torch.fx.GraphModule and its example inputs, returns a callable
+    with the GraphModule's calling convention. `backend=` picks Kiln's
+    backend ("eager", "aot_eager", "cpu")."""
+    if not isinstance(gm, fx.GraphModule):
+        raise TypeError("kiln.backend takes a torch.fx.GraphModule, got %s"
+                        % type(gm).__name__)
+    return _GraphModuleProgram(gm, example_inputs, backend, options)
