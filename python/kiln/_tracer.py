@@ -26,13 +26,14 @@ import linecache
 import math
 import operator
 import os
+import traceback
 
 import torch
 import torch.fx as fx
 from torch.overrides import TorchFunctionMode
 
 from . import _ops
-from ._errors import Unsupported
+from ._errors import KilnError, Unsupported
 from ._fx_import import TensorVal
 from ._symbolic import Sym
 
@@ -242,6 +243,21 @@ def trace(root, fn, importer, concrete_args):
     tracer = KilnTracer(importer, root_fn)
     if isinstance(fn, torch.nn.Module):
         importer.root = fn
-    with _RandomCalls(tracer):
-        graph = tracer.trace(fn, concrete_args=concrete_args)
+    try:
+        with _RandomCalls(tracer):
+            graph = tracer.trace(fn, concrete_args=concrete_args)
+    except KilnError:
+        raise
+    except Exception as e:
+        # Anything else the traced Python raised (a Proxy used where a real
+        # tensor is needed, an error of the user's code): an Unsupported
+        # error at the innermost user line of the traceback.
+        frames = [(f.filename, f.lineno, (f.colno or 0) + 1)
+                  for f in traceback.extract_tb(e.__traceback__)
+                  if not _skipped(f.filename)]
+        where = "%s:%d:%d" % frames[-1] if frames else None
+        msg = "cannot trace %s: %s: %s" % (
+            getattr(root_fn, "__qualname__", root_fn), type(e).__name__, e)
+        raise Unsupported("%s: %s" % (where, msg) if where else msg,
+                          where) from e
     return fx.GraphModule(tracer.root, graph)

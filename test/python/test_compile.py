@@ -398,3 +398,21 @@ def test_fx_backend_graph_with_tuple_output():
 def test_fx_backend_refuses_other_objects():
     with pytest.raises(TypeError, match="GraphModule"):
         kiln.backend(nn.Linear(2, 2), [torch.randn(2)])
+
+
+def test_a_recapture_that_specializes_a_new_dim_keeps_it_static():
+    # First capture: x and y both of size 3 (nothing specialized). Then x
+    # has size 1: the runtime would make its dim dynamic (it changed), but
+    # the new capture broadcasts it as size 1 and marks it static from the
+    # on-miss callback, so the new entry takes x as tensor<1xf32>.
+    def f(x, y):
+        return x + y
+
+    compiled = kiln.compile(f, backend="eager")
+    y = torch.randn(3)
+    for n in (3, 1):
+        x = torch.randn(n)
+        torch.testing.assert_close(compiled(x, y), x + y)
+    prog = only(compiled)
+    assert prog.stats()["compiles"] == 2
+    assert "%x: tensor<1xf32>" in prog.session.entry_ir(prog.name, 1)

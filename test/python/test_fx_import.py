@@ -549,3 +549,21 @@ def test_graph_module_stack_trace_locations():
     result = _fx_import.import_graph_module(gm, [torch.randn(3)], "g")
     (line,) = _lines_of(M.forward, "torch.tanh")
     assert '"%s":%d:1' % (__file__, line) in result.text
+
+
+def test_python_errors_while_tracing_become_unsupported():
+    import numpy as np
+
+    def f(x):
+        return torch.from_numpy(np.asarray(x) * 2)  # LINE numpy
+
+    where = _where(f, "LINE numpy", "torch.from_numpy")
+    with pytest.raises(kiln.Unsupported, match="cannot trace") as info:
+        import_program(f, torch.randn(3))
+    assert info.value.location.rsplit(":", 1)[0] == where.rsplit(":", 1)[0]
+
+    def g(x):
+        raise ValueError("the user's own error")
+
+    with pytest.raises(kiln.Unsupported, match="the user's own error"):
+        import_program(g, torch.randn(3))
