@@ -62,7 +62,7 @@ def f64_attr(x):
 
 
 class Raw(str):
-    """Attribute text written as is (e.g. `#kt<approximate tanh>`)."""
+    """Attribute text written as is (e.g. `#kt.approximate<tanh>`)."""
 
 
 def attr_value(v):

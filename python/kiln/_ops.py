@@ -549,7 +549,7 @@ def mul(b, x, y, *, out=None):
 
 
 def _rounding(mode):
-    return _ir.Raw("#kt<rounding_mode %s>" % mode)
+    return _ir.Raw("#kt.rounding_mode<%s>" % mode)
 
 
 @both("div", "divide", "true_divide")
@@ -830,7 +830,7 @@ def gelu(b, x, approximate="none"):
     x = need_tensor(b, x, "gelu")
     attrs = {}
     if approximate == "tanh":
-        attrs["approximate"] = _ir.Raw("#kt<approximate tanh>")
+        attrs["approximate"] = _ir.Raw("#kt.approximate<tanh>")
     elif approximate != "none":
         raise b.error("gelu approximate=%r" % (approximate,))
     return b.op("gelu", [x], attrs, shape=x.shape, dtype=x.dtype)
