@@ -213,9 +213,37 @@ def sgemm_case(n):
                 torch=lambda torch, a, b: a @ b, flops=2 * n ** 3, interp_ok=False, sgemm=n)
 
 
+def reduce_case(name, shape, op, attrs, out_shape, torch_fn):
+    mlir = """func.func @main(%%x: %s) -> %s {
+  %%0 = kt.%s %%x %s: (%s) -> %s
+  return %%0 : %s
+}""" % (T(shape), T(out_shape), op, ("{%s} " % attrs) if attrs else "", T(shape),
+        T(out_shape), T(out_shape))
+    numel = 1
+    for d in shape:
+        numel *= d
+    # Inputs randn + 1 (a mean away from zero, as activations and losses
+    # have): the error column gives Kiln's and PyTorch's max error against
+    # the float64 result of the same function.
+    return dict(name=name, mlir=mlir, inputs=[("randn1", shape)], torch=torch_fn,
+                bytes=4 * numel, interp_ok=False, ref64=True)
+
+
+REDUCE_CASES = [
+    lambda: reduce_case("sum 4096x4096 rows (dim -1)", (4096, 4096), "sum", "dim = [-1]",
+                        (4096,), lambda torch, x: x.sum(-1)),
+    lambda: reduce_case("sum 65536x256 columns (dim 0)", (65536, 256), "sum", "dim = [0]",
+                        (256,), lambda torch, x: x.sum(0)),
+    lambda: reduce_case("mean 4096x4096 (all dims)", (4096, 4096), "mean", "", (),
+                        lambda torch, x: x.mean()),
+    lambda: reduce_case("mean 64x128x2048 dims [0, 2]", (64, 128, 2048), "mean",
+                        "dim = [0, 2]", (128,), lambda torch, x: x.mean((0, 2))),
+]
+
+
 CASES = [chain_case, softmax_case, layernorm_case, mlp_case, mlp_train_case, attention_case,
          resnet_case,
-         lambda: sgemm_case(1024), lambda: sgemm_case(2048)]
+         lambda: sgemm_case(1024), lambda: sgemm_case(2048)] + REDUCE_CASES
 
 # ------------------------------------------------------------- baselines ---
 
@@ -305,6 +333,8 @@ def make_inputs(specs, rng):
         x = rng.standard_normal(shape).astype(np.float32)
         if kind == "small":
             x *= 0.05
+        elif kind == "randn1":
+            x += 1
         elif kind == "pos":
             x = np.abs(x) + 0.5
         out.append(x)
@@ -480,6 +510,14 @@ def main():
             else:
                 itxt, iratio = "skipped (minutes)", ""
             err = float(np.max(np.abs(k["result"].astype(np.float64) - tout)))
+            errtxt = "%.1e" % err
+            if c.get("ref64"):
+                with torch.no_grad():
+                    ref = c["torch"](torch, *[torch.from_numpy(x.astype(np.float64))
+                                             for x in inputs]).numpy()
+                errtxt = "kiln %.1e, torch %.1e vs fp64" % (
+                    float(np.max(np.abs(k["result"].astype(np.float64) - ref))),
+                    float(np.max(np.abs(tout.astype(np.float64) - ref))))
             if "bytes" in c:
                 rate = "%.1f GB/s" % (c["bytes"] / kt / 1e9)
                 limit = "%.0f%% of copy" % (100 * c["bytes"] / kt / 1e9 / gbps)
@@ -490,7 +528,7 @@ def main():
                          if "sgemm" in c else "")
             row += ["%.2f" % (kt * 1e3), "%.2f" % k.get("compile", float("nan")), itxt,
                     "%.2f" % (tt * 1e3), "%.2fx" % (tt / kt), iratio, rate, limit,
-                    "%.1e" % err]
+                    errtxt]
             rows.append(row)
             print(" | ".join(row), flush=True)
         print()
