@@ -30,6 +30,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -218,6 +219,143 @@ void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.replaceOp(op, res->replacements);
 }
 
+/// Vector lanes for the widest element type among the operands of `op`
+/// (inputs only with `inputsOnly`) whose indexing map reads a dim for which
+/// `alongDim` holds; `lanes` when there is none.
+int64_t lanesAlong(linalg::LinalgOp op,
+                   const kiln::cpu::TileVectorizeOptions &o, int64_t lanes,
+                   bool inputsOnly, llvm::function_ref<bool(unsigned)> alongDim) {
+  unsigned bits = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (inputsOnly && !op.isDpsInput(&operand))
+      continue;
+    AffineMap m = op.getMatchingIndexingMap(&operand);
+    if (llvm::any_of(m.getResults(), [&](AffineExpr e) {
+          auto d = dyn_cast<AffineDimExpr>(e);
+          return d && alongDim(d.getPosition());
+        }))
+      bits = std::max(bits, getElementTypeOrSelf(operand.get().getType())
+                                .getIntOrFloatBitWidth());
+  }
+  if (!bits)
+    return lanes;
+  return std::max<int64_t>(o.vectorBits / std::max(bits, 8u), 1);
+}
+
+/// Vector steps per block of a cascaded sum (see splitWidenedSum).
+constexpr int64_t kCascadeSteps = 8;
+
+/// The f32 term of a reduction that adds it into a wider float accumulator
+/// (body `yield addf(out, extf(term))`, the accumulator used only there):
+/// the kt accumulation rule's f32 sums into f64. Null otherwise.
+Value widenedSumTerm(linalg::GenericOp g) {
+  if (g.getNumDpsInits() != 1 || g.getNumResults() != 1)
+    return {};
+  BlockArgument out = g.getMatchingBlockArgument(g.getDpsInitOperand(0));
+  auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || !out.hasOneUse() || !add->hasOneUse())
+    return {};
+  Value other = add.getLhs() == out   ? add.getRhs()
+                : add.getRhs() == out ? add.getLhs()
+                                      : Value();
+  auto ext = other ? other.getDefiningOp<arith::ExtFOp>() : nullptr;
+  if (!ext || !ext->hasOneUse() || !ext.getIn().getType().isF32() ||
+      !out.getType().isF64())
+    return {};
+  return ext.getIn();
+}
+
+/// Splits a widened sum `g` (widenedSumTerm) over one block into the sum of
+/// its terms in f32 (from 0) and a pointwise generic adding that block sum,
+/// widened, into `g`'s f64 accumulator, which replaces `g`. Cascade
+/// summation: each f64 accumulator receives f32 sums of at most a block's
+/// terms, so f32 rounding does not grow with the reduction's length while
+/// most adds stay in f32 (no widening per element).
+std::pair<linalg::GenericOp, linalg::GenericOp>
+splitWidenedSum(RewriterBase &rewriter, linalg::GenericOp g) {
+  Value term = widenedSumTerm(g);
+  Location loc = g.getLoc();
+  Value init = g.getDpsInitOperand(0)->get();
+  auto t64 = cast<RankedTensorType>(init.getType());
+  Type f32 = rewriter.getF32Type();
+  rewriter.setInsertionPoint(g);
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc, tensor::getMixedSizes(rewriter, loc, init), f32);
+  Value zero = arith::ConstantOp::create(rewriter, loc, f32,
+                                         rewriter.getF32FloatAttr(0));
+  Value fill =
+      linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+  Block *body = g.getBody();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  Operation *add = yield.getOperand(0).getDefiningOp();
+  BlockArgument out = g.getMatchingBlockArgument(g.getDpsInitOperand(0));
+  Operation *ext =
+      (add->getOperand(0) == out ? add->getOperand(1) : add->getOperand(0))
+          .getDefiningOp();
+  auto sum32 = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{fill.getType()}, g.getDpsInputs(),
+      ValueRange{fill}, g.getIndexingMapsArray(), g.getIteratorTypesArray(),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        IRMapping map;
+        map.map(body->getArguments(), args);
+        for (Operation &op : body->without_terminator())
+          if (&op != add && &op != ext)
+            b.clone(op, map);
+        linalg::YieldOp::create(
+            b, l,
+            ValueRange{arith::AddFOp::create(b, l, args.back(),
+                                             map.lookupOrDefault(term))});
+      });
+  int64_t rank = t64.getRank();
+  AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+  auto widen = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{t64}, ValueRange{sum32.getResult(0)},
+      ValueRange{init}, ArrayRef<AffineMap>{id, id},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location l, ValueRange a) {
+        Value w = arith::ExtFOp::create(b, l, a[1].getType(), a[0]);
+        linalg::YieldOp::create(
+            b, l, ValueRange{arith::AddFOp::create(b, l, a[1], w)});
+      });
+  rewriter.replaceOp(g, widen.getResults());
+  return {sum32, widen};
+}
+
+/// A partial reduction of `op` (its parallel dims already tiled to 1) over
+/// its reduced dims: the innermost in steps of `v`, the others of 1, into
+/// `v` accumulators merged at the end; then vectorized.
+void partialReduce(RewriterBase &rewriter, linalg::LinalgOp op, int64_t v) {
+  auto partial = dyn_cast<PartialReductionOpInterface>(op.getOperation());
+  if (!partial || !hasNeutralCombiners(op))
+    return;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  unsigned n = iters.size();
+  SmallVector<OpFoldResult> ts(n, rewriter.getIndexAttr(0));
+  for (unsigned d = 0; d < n; ++d)
+    if (iters[d] == utils::IteratorType::reduction)
+      ts[d] = rewriter.getIndexAttr(1);
+  ts[n - 1] = rewriter.getIndexAttr(v);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> red =
+      scf::tileReductionUsingScf(rewriter, partial, ts);
+  if (failed(red))
+    return;
+  rewriter.replaceOp(op, red->replacements);
+  SmallVector<int64_t> caps(n, 1);
+  caps[n - 1] = v;
+  for (Value init : red->initialValues)
+    if (auto fill = init.getDefiningOp<linalg::LinalgOp>())
+      vectorizeTile(rewriter, fill,
+                    SmallVector<int64_t>(fill.getNumLoops(), v));
+  for (Operation *t : red->tiledOps)
+    if (auto l = dyn_cast<linalg::LinalgOp>(t))
+      vectorizeTile(rewriter, l, caps);
+  for (Operation *m : red->mergeOps)
+    if (auto l = dyn_cast<linalg::LinalgOp>(m))
+      vectorizeTile(rewriter, l, caps);
+}
+
 void registerTile(RewriterBase &rewriter, linalg::LinalgOp op,
                   const kiln::cpu::TileVectorizeOptions &o) {
   unsigned bits = widestElementBits(op);
@@ -259,43 +397,53 @@ void registerTile(RewriterBase &rewriter, linalg::LinalgOp op,
   }
 
   unsigned numReductions = op.getNumReductionLoops();
-  if (numReductions == 1 && iters[n - 1] == utils::IteratorType::reduction &&
+  if (numReductions >= 1 && iters[n - 1] == utils::IteratorType::reduction &&
       op->getNumResults() == 1) {
-    // Row reduction: rows of 1, then a partial reduction of width V.
-    int64_t v = 4 * lanes;
-    SmallVector<int64_t> rows(n, 1);
-    rows[n - 1] = 0;
+    // Innermost dim reduced (rows, full and multi-dim reductions): the
+    // parallel dims tiled to 1, then a partial reduction of width V over
+    // the innermost dim (the other reduced dims step by 1) into V
+    // accumulators that are merged once per output element.
+    // Steps of 4 registers of the widest input read along the reduced dims
+    // (an f32 sum into f64 accumulators reads as many f32 elements per step
+    // as an f32 one).
+    int64_t v = 4 * lanesAlong(op, o, lanes, /*inputsOnly=*/true,
+                               [&](unsigned d) {
+                                 return iters[d] ==
+                                        utils::IteratorType::reduction;
+                               });
+    SmallVector<int64_t> rows(n, 0);
+    for (unsigned d = 0; d < n; ++d)
+      if (iters[d] == utils::IteratorType::parallel)
+        rows[d] = 1;
     linalg::LinalgOp row = forTile(rewriter, op, rows);
     if (!row)
       return;
     SmallVector<int64_t> caps(n, 1);
-    if (!ShapedType::isDynamic(ranges[n - 1]) && ranges[n - 1] <= v) {
+    if (numReductions == 1 && !ShapedType::isDynamic(ranges[n - 1]) &&
+        ranges[n - 1] <= v) {
       caps[n - 1] = v;
       vectorizeTile(rewriter, row, caps);
       return;
     }
-    auto partial = dyn_cast<PartialReductionOpInterface>(row.getOperation());
-    if (!partial || !hasNeutralCombiners(row))
+    // A sum of f32 terms into f64 accumulators: blocks of kCascadeSteps
+    // vector steps summed in f32, the block sums in f64.
+    if (auto g = dyn_cast<linalg::GenericOp>(row.getOperation());
+        g && widenedSumTerm(g)) {
+      SmallVector<int64_t> blocks(n, 0);
+      for (unsigned d = 0; d < n; ++d)
+        if (iters[d] == utils::IteratorType::reduction)
+          blocks[d] = 1;
+      blocks[n - 1] = kCascadeSteps * v;
+      if (linalg::LinalgOp block = forTile(rewriter, row, blocks)) {
+        auto [sum32, add] = splitWidenedSum(
+            rewriter, cast<linalg::GenericOp>(block.getOperation()));
+        partialReduce(rewriter, sum32, v);
+        vectorizeTile(rewriter, add,
+                      SmallVector<int64_t>(add.getNumLoops(), 1));
+      }
       return;
-    SmallVector<OpFoldResult> ts(n, rewriter.getIndexAttr(0));
-    ts[n - 1] = rewriter.getIndexAttr(v);
-    rewriter.setInsertionPoint(row);
-    FailureOr<scf::SCFTilingResult> red =
-        scf::tileReductionUsingScf(rewriter, partial, ts);
-    if (failed(red))
-      return;
-    rewriter.replaceOp(row, red->replacements);
-    caps[n - 1] = v;
-    for (Value init : red->initialValues)
-      if (auto fill = init.getDefiningOp<linalg::LinalgOp>())
-        vectorizeTile(rewriter, fill, SmallVector<int64_t>(
-                                          fill.getNumLoops(), v));
-    for (Operation *t : red->tiledOps)
-      if (auto l = dyn_cast<linalg::LinalgOp>(t))
-        vectorizeTile(rewriter, l, caps);
-    for (Operation *m : red->mergeOps)
-      if (auto l = dyn_cast<linalg::LinalgOp>(m))
-        vectorizeTile(rewriter, l, caps);
+    }
+    partialReduce(rewriter, row, v);
     return;
   }
 
@@ -308,8 +456,14 @@ void registerTile(RewriterBase &rewriter, linalg::LinalgOp op,
     }
   SmallVector<int64_t> sizes(n, 1), caps(n, 1);
   if (inner) {
-    sizes[*inner] = cap(2 * lanes, ranges[*inner]);
-    caps[*inner] = 2 * lanes;
+    // Two registers of the widest operand that varies along the inner dim
+    // (a per-row f64 statistic read by an f32 op is a broadcast scalar; a
+    // column reduction's accumulators follow its input).
+    int64_t w = lanesAlong(op, o, lanes,
+                           /*inputsOnly=*/op.getNumReductionLoops() > 0,
+                           [&](unsigned d) { return d == *inner; });
+    sizes[*inner] = cap(2 * w, ranges[*inner]);
+    caps[*inner] = 2 * w;
   }
   linalg::LinalgOp tiled = forTile(rewriter, op, sizes);
   if (!tiled)

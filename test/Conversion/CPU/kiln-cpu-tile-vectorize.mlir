@@ -3,7 +3,8 @@
 // Tests the thread and register tiles of kiln-cpu-tile-vectorize: a
 // pointwise op gets an scf.forall of 2 threads over rows and 16-wide
 // (2 x 256-bit) vector rows; a row reduction becomes a partial reduction
-// into a 32-wide accumulator plus a merge; small ops stay on one thread.
+// into a 32-wide accumulator plus a merge, and so does a full or multi-dim
+// reduction whose innermost dim is reduced; small ops stay on one thread.
 
 // CHECK-LABEL: func.func @pointwise
 // CHECK: scf.forall (%{{.*}}) = (0) to (512) step (256)
@@ -46,6 +47,138 @@ func.func @row_sum(%x: tensor<256x1000xf32>) -> tensor<256xf32> {
     linalg.yield %v : f32
   } -> tensor<256xf32>
   return %r : tensor<256xf32>
+}
+
+// -----
+
+// Tests that an f32 row sum into f64 accumulators (the accumulation rule)
+// is cascaded: blocks of 8 steps of 4 registers of f32 (256 elements) are
+// summed in f32 (32 lanes, then across them), and each block sum is widened
+// and added to the f64 accumulator. The row of 1000 ends in a partial
+// (masked) block.
+// CHECK-LABEL: func.func @row_sum_f64_acc
+// CHECK: scf.forall
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} step %c256 iter_args(%{{.*}}) -> (tensor<1xf64>)
+// CHECK: linalg.fill {{.*}} -> tensor<1xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<1x32xf32>, tensor<1x32xf32>
+// CHECK: scf.for {{.*}} step %c32
+// CHECK: vector.create_mask
+// CHECK: arith.addf {{.*}} : vector<1x32xf32>
+// CHECK: vector.multi_reduction <add>, {{.*}} [1] : vector<1x32xf32> to vector<1xf32>
+// CHECK: arith.extf {{.*}} : vector<1xf32> to vector<1xf64>
+// CHECK: arith.addf {{.*}} : vector<1xf64>
+func.func @row_sum_f64_acc(%x: tensor<256x1000xf32>) -> tensor<256xf64> {
+  %z = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<256xf64>
+  %f = linalg.fill ins(%z : f64) outs(%e : tensor<256xf64>) -> tensor<256xf64>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<256x1000xf32>) outs(%f : tensor<256xf64>) {
+  ^bb0(%a: f32, %o: f64):
+    %w = arith.extf %a : f32 to f64
+    %v = arith.addf %o, %w : f64
+    linalg.yield %v : f64
+  } -> tensor<256xf64>
+  return %r : tensor<256xf64>
+}
+
+// -----
+
+// Tests that a full reduction (every dim reduced, no parallel dim) is
+// vectorized: the outer dims step by 1, the innermost in cascade blocks of
+// 256, each a partial reduction into 32 f32 lanes merged into the f64 sum.
+// CHECK-LABEL: func.func @full_sum
+// CHECK-NOT: scf.forall
+// CHECK: scf.for {{.*}} step %c1
+// CHECK: scf.for {{.*}} step %c1
+// CHECK: scf.for {{.*}} step %c256
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x32xf32>, tensor<1x1x32xf32>
+// CHECK: scf.for {{.*}} step %c32
+// CHECK: arith.addf {{.*}} : vector<1x1x32xf32>
+// CHECK: vector.multi_reduction <add>, {{.*}} [0, 1, 2] : vector<1x1x32xf32> to f32
+// CHECK: arith.extf {{.*}} : f32 to f64
+// CHECK: arith.addf {{.*}} : f64
+func.func @full_sum(%x: tensor<8x128x256xf32>) -> tensor<f64> {
+  %z = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<f64>
+  %f = linalg.fill ins(%z : f64) outs(%e : tensor<f64>) -> tensor<f64>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>],
+                       iterator_types = ["reduction", "reduction", "reduction"]}
+      ins(%x : tensor<8x128x256xf32>) outs(%f : tensor<f64>) {
+  ^bb0(%a: f32, %o: f64):
+    %w = arith.extf %a : f32 to f64
+    %v = arith.addf %o, %w : f64
+    linalg.yield %v : f64
+  } -> tensor<f64>
+  return %r : tensor<f64>
+}
+
+// -----
+
+// Tests a reduction over dims [0, 2] (the innermost reduced, a parallel dim
+// between): per element of dim 1, the outer reduced dim steps by 1 and the
+// innermost in cascade blocks.
+// CHECK-LABEL: func.func @outer_inner_sum
+// CHECK: scf.forall
+// CHECK: scf.for {{.*}} step %c1
+// CHECK: scf.for {{.*}} step %c1
+// CHECK: scf.for {{.*}} step %c256
+// CHECK: scf.for {{.*}} step %c32
+// CHECK: arith.addf {{.*}} : vector<1x1x32xf32>
+// CHECK: vector.multi_reduction <add>, {{.*}} : vector<1x1x32xf32> to vector<1xf32>
+// CHECK: arith.addf {{.*}} : vector<1xf64>
+func.func @outer_inner_sum(%x: tensor<64x16x2048xf32>) -> tensor<16xf64> {
+  %z = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<16xf64>
+  %f = linalg.fill ins(%z : f64) outs(%e : tensor<16xf64>) -> tensor<16xf64>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1)>],
+                       iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%x : tensor<64x16x2048xf32>) outs(%f : tensor<16xf64>) {
+  ^bb0(%a: f32, %o: f64):
+    %w = arith.extf %a : f32 to f64
+    %v = arith.addf %o, %w : f64
+    linalg.yield %v : f64
+  } -> tensor<16xf64>
+  return %r : tensor<16xf64>
+}
+
+// -----
+
+// Tests that a column sum into f64 accumulators vectorizes 16 columns (2
+// registers of its f32 input), and that an f32 op reading a per-row f64
+// statistic (broadcast) keeps 16-wide f32 vectors.
+// CHECK-LABEL: func.func @column_sum_f64_acc
+// CHECK: arith.extf {{.*}} : vector<1x16xf32> to vector<1x16xf64>
+// CHECK: vector.multi_reduction <add>, {{.*}} [0] : vector<1x16xf64> to vector<16xf64>
+func.func @column_sum_f64_acc(%x: tensor<4096x64xf32>) -> tensor<64xf64> {
+  %z = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<64xf64>
+  %f = linalg.fill ins(%z : f64) outs(%e : tensor<64xf64>) -> tensor<64xf64>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+                       iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<4096x64xf32>) outs(%f : tensor<64xf64>) {
+  ^bb0(%a: f32, %o: f64):
+    %w = arith.extf %a : f32 to f64
+    %v = arith.addf %o, %w : f64
+    linalg.yield %v : f64
+  } -> tensor<64xf64>
+  return %r : tensor<64xf64>
+}
+// CHECK-LABEL: func.func @scale_rows
+// CHECK: vector.transfer_read {{.*}} vector<1x16xf32>
+// CHECK: arith.mulf {{.*}} : vector<1x16xf32>
+func.func @scale_rows(%x: tensor<512x128xf32>, %s: tensor<512xf64>) -> tensor<512x128xf32> {
+  %e = tensor.empty() : tensor<512x128xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : tensor<512x128xf32>, tensor<512xf64>) outs(%e : tensor<512x128xf32>) {
+  ^bb0(%a: f32, %b: f64, %o: f32):
+    %t = arith.truncf %b : f64 to f32
+    %v = arith.mulf %a, %t : f32
+    linalg.yield %v : f32
+  } -> tensor<512x128xf32>
+  return %r : tensor<512x128xf32>
 }
 
 // -----
