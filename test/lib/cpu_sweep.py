@@ -48,8 +48,9 @@ TOLERANCES = {
 }
 # The `tol` of torch._dynamo.utils.same() (1e-4, its default) for f32/f64,
 # the dtype's rtol for f16/bf16: the RMSE rule allows tol / 10 on top of 3x
-# the interpreter's error (compiled code accumulates f32 sums in f32, in its
-# own order; the interpreter's kernels often accumulate in f64).
+# the interpreter's error (compiled code computes pointwise f32 math in f32,
+# in its own order; the interpreter's kernels compute in f64. Reductions
+# follow the dialect's accumulation rule on both backends.)
 SAME_TOL = {"f64": 1e-4, "f32": 1e-4, "f16": 2e-3, "bf16": 1.6e-2}
 ENABLED = os.environ.get("KILN_CPU_SWEEP", "1") != "0"
 _SYMBOL = re.compile(r'@("(?:[^"\\]|\\.)*"|[A-Za-z_][\w$.]*)')

@@ -177,15 +177,6 @@ Value logProb(OpBuilder &b, Location l, Value xv, Value mx, Value se) {
                                math::LogOp::create(b, l, se));
 }
 
-/// An f64 rounded to `elem` as the interpreter stores it (f16/bf16 through
-/// f32).
-Value roundFromF64(OpBuilder &b, Location l, Value v, Type elem) {
-  if (elem.isF64())
-    return v;
-  v = arith::TruncFOp::create(b, l, b.getF32Type(), v);
-  return elem.isF32() ? v : arith::TruncFOp::create(b, l, elem, v).getResult();
-}
-
 /// The loss of a class-index target: nll on `x` (nll_loss) or on
 /// log_softmax(x) (cross_entropy, `logSoftmax`), with label smoothing `ls`.
 Value indexTargetLoss(Operation *op, LossLayout &L, Value target, Value weight,

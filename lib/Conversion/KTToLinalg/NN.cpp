@@ -462,29 +462,36 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
                   b, l, ValueRange{arith::MaximumFOp::create(b, l, a[1], v)});
             })
             .getResult(0);
-    // 2. sum of exp(x - max).
+    // 2. sum of exp(x - max): exp in the compute type, accumulated in f64
+    // (the accumulation rule).
+    Type f64 = rw.getF64Type();
+    auto sumType = keptType.clone(f64);
     Value sumInit =
-        filled(rw, loc, keptType, keptSizes, scalarConst(rw, loc, acc, 0));
+        filled(rw, loc, sumType, keptSizes, scalarConst(rw, loc, f64, 0));
     Value sum =
         linalg::GenericOp::create(
-            rw, loc, TypeRange{keptType}, ValueRange{x, mx},
+            rw, loc, TypeRange{sumType}, ValueRange{x, mx},
             ValueRange{sumInit}, ArrayRef<AffineMap>{id, kept, kept}, redIters,
             [&](OpBuilder &b, Location l, ValueRange a) {
               Value v = convertScalar(b, l, a[0], acc);
               Value e = math::ExpOp::create(
                   b, l, arith::SubFOp::create(b, l, v, a[1]));
               linalg::YieldOp::create(
-                  b, l, ValueRange{arith::AddFOp::create(b, l, a[2], e)});
+                  b, l,
+                  ValueRange{arith::AddFOp::create(
+                      b, l, a[2], convertScalar(b, l, e, f64))});
             })
             .getResult(0);
-    // 3. once per row: log(sum) for log_softmax, 1 / sum for softmax (as
-    // ATen's CPU kernels do: a multiply per element, not a divide).
+    // 3. once per row, in f64 and rounded to the compute type: log(sum) for
+    // log_softmax, 1 / sum for softmax (as ATen's CPU kernels do: a
+    // multiply per element, not a divide).
     Value rowStat = buildElementwise(
         rw, loc, ValueRange{sum}, keptType,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          if (IsLog)
-            return math::LogOp::create(b, l, a[0]);
-          return arith::DivFOp::create(b, l, scalarConst(b, l, acc, 1), a[0]);
+          Value r = IsLog ? (Value)math::LogOp::create(b, l, a[0])
+                          : (Value)arith::DivFOp::create(
+                                b, l, scalarConst(b, l, f64, 1), a[0]);
+          return convertScalar(b, l, r, acc);
         });
     // 4. normalize.
     Value outInit = emptyLike(rw, loc, xt, sizes);

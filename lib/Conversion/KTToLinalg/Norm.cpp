@@ -1,14 +1,16 @@
 //===- Norm.cpp - kt layer_norm, batch_norm, attention to linalg ----------===//
 //
-// Part of Kiln. layer_norm is three generics (sum -> mean, sum of squared
-// deviations -> biased variance, normalize with 1/sqrt(var + eps), weight and
-// bias); batch_norm (inference form) is one pointwise generic reading the
+// Part of Kiln. layer_norm is three generics (sum -> mean, rounded to the
+// compute type; sum of squared deviations from it -> biased variance, both
+// sums accumulated in f64; normalize with the mean and 1/sqrt(var + eps),
+// weight and bias, in the compute type); batch_norm (inference form) is one pointwise generic reading the
 // per-channel statistics through a map of dim 1. scaled_dot_product_attention
 // is a contraction generic for q @ k^T, a generic applying the scale and the
 // causal or boolean/float mask, the three softmax generics (a fully masked
-// row gives NaN, as in PyTorch) and a contraction generic with v; batch dims
-// broadcast through the indexing maps. f16/bf16 compute in f32 and round
-// once; the interpreter computes in f64.
+// row gives NaN, as in PyTorch; the sum of exp accumulates in f64) and a
+// contraction generic with v; batch dims broadcast through the indexing
+// maps. f16/bf16 compute in f32 and round once; the interpreter computes in
+// f64.
 //
 //===----------------------------------------------------------------------===//
 
@@ -130,6 +132,9 @@ struct LayerNormLowering : public OpConversionPattern<kt::LayerNormOp> {
     SmallVector<int64_t> keptShape(xt.getShape().take_front(outer));
     SmallVector<OpFoldResult> keptSizes(ArrayRef(sizes).take_front(outer));
     auto keptType = RankedTensorType::get(keptShape, acc);
+    // The statistics accumulate in f64 (the accumulation rule).
+    Type f64 = rw.getF64Type();
+    auto statType = keptType.clone(f64);
     SmallVector<AffineExpr> keptExprs, normExprs;
     for (int64_t i = 0; i < rank; ++i)
       (i < outer ? keptExprs : normExprs).push_back(getAffineDimExpr(i, ctx));
@@ -140,43 +145,51 @@ struct LayerNormLowering : public OpConversionPattern<kt::LayerNormOp> {
     for (int64_t i = outer; i < rank; ++i)
       redIters[i] = IteratorType::reduction;
     SmallVector<IteratorType> parIters(rank, IteratorType::parallel);
-    Value n = countAsFloat(rw, loc, ArrayRef(sizes).drop_front(outer), acc);
-    Value zero = scalarConst(rw, loc, acc, 0);
+    Value n = countAsFloat(rw, loc, ArrayRef(sizes).drop_front(outer), f64);
+    Value zero = scalarConst(rw, loc, f64, 0);
     // 1. mean.
     Value sum = genericOut(
-        rw, loc, keptType, ValueRange{x},
-        filled(rw, loc, keptType, keptSizes, zero), {id, kept}, redIters,
+        rw, loc, statType, ValueRange{x},
+        filled(rw, loc, statType, keptSizes, zero), {id, kept}, redIters,
         [&](OpBuilder &b, Location l, ValueRange a) {
-          Value v = convertScalar(b, l, a[0], acc);
+          Value v = convertScalar(b, l, a[0], f64);
           linalg::YieldOp::create(
               b, l, ValueRange{arith::AddFOp::create(b, l, a[1], v)});
         });
+    // The mean, once per row, in the compute type (as the normalization
+    // uses it).
     Value mean = buildElementwise(
         rw, loc, ValueRange{sum}, keptType,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return arith::DivFOp::create(b, l, a[0], n);
+          return convertScalar(b, l, arith::DivFOp::create(b, l, a[0], n), acc);
         });
-    // 2. biased variance.
+    // 2. biased variance: the deviation from that mean and its square in
+    // the compute type (each term rounded once; they are all >= 0), summed
+    // in f64.
     Value sq = genericOut(
-        rw, loc, keptType, ValueRange{x, mean},
-        filled(rw, loc, keptType, keptSizes, zero), {id, kept, kept}, redIters,
+        rw, loc, statType, ValueRange{x, mean},
+        filled(rw, loc, statType, keptSizes, zero), {id, kept, kept}, redIters,
         [&](OpBuilder &b, Location l, ValueRange a) {
-          Value d = arith::SubFOp::create(
-              b, l, convertScalar(b, l, a[0], acc), a[1]);
+          Value d =
+              arith::SubFOp::create(b, l, convertScalar(b, l, a[0], acc), a[1]);
+          Value d2 = convertScalar(b, l, arith::MulFOp::create(b, l, d, d), f64);
           linalg::YieldOp::create(
-              b, l,
-              ValueRange{arith::AddFOp::create(
-                  b, l, a[2], arith::MulFOp::create(b, l, d, d))});
+              b, l, ValueRange{arith::AddFOp::create(b, l, a[2], d2)});
         });
-    Value eps = scalarConst(rw, loc, acc, op.getEps().convertToDouble());
-    Value one = scalarConst(rw, loc, acc, 1);
+    Value eps = scalarConst(rw, loc, f64, op.getEps().convertToDouble());
+    Value one = scalarConst(rw, loc, f64, 1);
+    // 1/sqrt(var + eps), once per row, in f64 rounded to the compute type.
     Value rstd = buildElementwise(
         rw, loc, ValueRange{sq}, keptType,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value var = arith::DivFOp::create(b, l, a[0], n);
-          return arith::DivFOp::create(
-              b, l, one,
-              math::SqrtOp::create(b, l, arith::AddFOp::create(b, l, var, eps)));
+          return convertScalar(
+              b, l,
+              arith::DivFOp::create(
+                  b, l, one,
+                  math::SqrtOp::create(b, l,
+                                       arith::AddFOp::create(b, l, var, eps))),
+              acc);
         });
     // 3. normalize.
     SmallVector<Value> ins{x, mean, rstd};
@@ -566,20 +579,28 @@ struct SDPALowering
           linalg::YieldOp::create(
               b, l, ValueRange{arith::MaximumFOp::create(b, l, a[1], a[0])});
         });
+    // The sum of exp accumulates in f64 (the accumulation rule).
+    Type f64 = rw.getF64Type();
     Value sum = genericOut(
-        rw, loc, rowType, ValueRange{masked, mx},
-        filled(rw, loc, rowType, rowSizes, zero), {id2, row, row}, red2,
-        [&](OpBuilder &b, Location l, ValueRange a) {
+        rw, loc, rowType.clone(f64), ValueRange{masked, mx},
+        filled(rw, loc, rowType.clone(f64), rowSizes,
+               scalarConst(rw, loc, f64, 0)),
+        {id2, row, row}, red2, [&](OpBuilder &b, Location l, ValueRange a) {
           Value e =
               math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], a[1]));
           linalg::YieldOp::create(
-              b, l, ValueRange{arith::AddFOp::create(b, l, a[2], e)});
+              b, l,
+              ValueRange{arith::AddFOp::create(b, l, a[2],
+                                               convertScalar(b, l, e, f64))});
         });
-    // 1 / sum once per row, then a multiply per element.
+    // 1 / sum once per row (in f64, rounded), then a multiply per element.
     Value inv = buildElementwise(
         rw, loc, ValueRange{sum}, rowType,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return arith::DivFOp::create(b, l, scalarConst(b, l, acc, 1), a[0]);
+          return convertScalar(
+              b, l,
+              arith::DivFOp::create(b, l, scalarConst(b, l, f64, 1), a[0]),
+              acc);
         });
     Value probs = genericOut(
         rw, loc, scType, ValueRange{masked, mx, inv},

@@ -3,8 +3,10 @@
 // Part of Kiln. Each reduction is a linalg.generic over the operand's dims
 // with "reduction" iterators on the reduced dims, writing a tensor without
 // the reduced dims (filled with the identity first); keepdim re-inserts them
-// with tensor.expand_shape. Accumulation follows PyTorch: f16/bf16 in f32,
-// integer and bool sums/products in i64, var in f64 (two passes).
+// with tensor.expand_shape. Float sums and products (sum, mean, prod, var,
+// the sum of logsumexp) accumulate in f64 and round once (the kt dialect's
+// accumulation rule); integer and bool sums/products in i64. amax/amin
+// compare in the compute type (f32 for f16/bf16).
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,6 +118,8 @@ Value finish(OpBuilder &b, Location loc, Value v, const ReduceShape &s,
     auto t = RankedTensorType::get(vt.getShape(), elem);
     v = buildElementwise(b, loc, v, t,
                          [&](OpBuilder &nb, Location nl, ValueRange a) {
+                           if (a[0].getType().isF64() && isa<FloatType>(elem))
+                             return roundFromF64(nb, nl, a[0], elem);
                            return convertScalar(nb, nl, a[0], elem);
                          });
   }
@@ -177,12 +181,14 @@ struct SimpleReduction : public OpConversionPattern<OpTy> {
     if (K == Kind::Max || K == Kind::Min)
       checkNonEmpty(rw, loc, s.inSizes, s.reduced,
                     !op.getDim() || op.getDim()->empty());
-    // The accumulator type.
+    // The accumulator type: f64 for float sums and products, the compute
+    // type for float amax/amin (exact).
     Type acc;
     if (K == Kind::Any || K == Kind::All)
       acc = rw.getI1Type();
     else if (isa<FloatType>(inElem))
-      acc = computeType(inElem);
+      acc = (K == Kind::Max || K == Kind::Min) ? computeType(inElem)
+                                               : accumulatorType(inElem);
     else if (K == Kind::Sum || K == Kind::Prod)
       acc = rw.getI64Type();
     else
@@ -362,7 +368,8 @@ struct VarLowering : public OpConversionPattern<kt::VarOp> {
   }
 };
 
-/// logsumexp: m = amax (0 where infinite), log(sum(exp(x - m))) + m.
+/// logsumexp: m = amax (0 where infinite), log(sum(exp(x - m))) + m. The
+/// max and exp are in the compute type, the sum, log and + m in f64.
 struct LogsumexpLowering : public OpConversionPattern<kt::LogsumexpOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::LogsumexpOp op, OpAdaptor adaptor,
@@ -371,6 +378,7 @@ struct LogsumexpLowering : public OpConversionPattern<kt::LogsumexpOp> {
     Value in = adaptor.getSelf();
     auto inType = cast<RankedTensorType>(in.getType());
     Type acc = computeType(inType.getElementType());
+    Type f64 = rw.getF64Type();
     ReduceShape s =
         reduceShape(rw, loc, in, reducedDims(op.getDim(), inType.getRank()));
     Value ninf =
@@ -391,20 +399,21 @@ struct LogsumexpLowering : public OpConversionPattern<kt::LogsumexpOp> {
           return arith::SelectOp::create(b, l, inf, zero, a[0]);
         });
     Value sum = reduceWithKept(
-        rw, loc, in, mx, keptInit(rw, loc, s, acc, zero), s,
+        rw, loc, in, mx, keptInit(rw, loc, s, f64, scalarConst(rw, loc, f64, 0)),
+        s,
         [&](OpBuilder &b, Location l, ValueRange x,
             ValueRange a) -> SmallVector<Value> {
           Value d =
               arith::SubFOp::create(b, l, convertScalar(b, l, x[0], acc), x[1]);
-          return {
-              arith::AddFOp::create(b, l, a[0], math::ExpOp::create(b, l, d))};
+          Value e = convertScalar(b, l, math::ExpOp::create(b, l, d), f64);
+          return {arith::AddFOp::create(b, l, a[0], e)};
         })[0];
-    Value r =
-        buildElementwise(rw, loc, ValueRange{sum, mx}, keptType,
-                         [&](OpBuilder &b, Location l, ValueRange a) {
-                           return arith::AddFOp::create(
-                               b, l, math::LogOp::create(b, l, a[0]), a[1]);
-                         });
+    Value r = buildElementwise(
+        rw, loc, ValueRange{sum, mx}, keptType.clone(f64),
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          return arith::AddFOp::create(b, l, math::LogOp::create(b, l, a[0]),
+                                       convertScalar(b, l, a[1], f64));
+        });
     rw.replaceOp(op, finish(rw, loc, r, s,
                             cast<RankedTensorType>(op.getResult().getType()),
                             op.getKeepdim()));

@@ -258,6 +258,18 @@ Type computeType(Type t) {
   return isHalf(t) ? Float32Type::get(t.getContext()) : t;
 }
 
+Type accumulatorType(Type t) {
+  return isa<FloatType>(t) ? Float64Type::get(t.getContext()) : t;
+}
+
+Value roundFromF64(OpBuilder &b, Location loc, Value v, Type elem) {
+  if (elem.isF64())
+    return v;
+  v = arith::TruncFOp::create(b, loc, b.getF32Type(), v);
+  return elem.isF32() ? v
+                      : arith::TruncFOp::create(b, loc, elem, v).getResult();
+}
+
 Value scalarConst(OpBuilder &b, Location loc, Type t, double v) {
   if (auto ft = dyn_cast<FloatType>(t)) {
     bool lost;

@@ -71,6 +71,14 @@ mlir::Value broadcastTo(mlir::OpBuilder &b, mlir::Location loc,
 bool isHalf(mlir::Type t);
 /// The type a float op computes in: f32 for f16/bf16, else `t`.
 mlir::Type computeType(mlir::Type t);
+/// The type sums and products over float data accumulate in: f64 for every
+/// float type (the kt dialect's accumulation rule: a reduction accumulates
+/// in double and rounds once to its result type), else `t`.
+mlir::Type accumulatorType(mlir::Type t);
+/// The f64 `v` rounded to the float type `elem` as the interpreter stores
+/// a double (f16/bf16 through f32).
+mlir::Value roundFromF64(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                         mlir::Type elem);
 /// Scalar conversion with PyTorch `.to(dtype)` semantics.
 mlir::Value convertScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                           mlir::Type to);

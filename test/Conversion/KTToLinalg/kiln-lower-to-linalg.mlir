@@ -68,13 +68,17 @@ func.func @round_even(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Tests that a sum with keepdim reduces into the kept dims and re-inserts
-// the unit dim with tensor.expand_shape.
+// Tests that a sum with keepdim reduces into the kept dims (accumulating
+// f32 in f64, rounded once) and re-inserts the unit dim with
+// tensor.expand_shape.
 // CHECK-LABEL: func.func @sum_keepdim
-// CHECK: %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2xf32>)
-// CHECK: %[[S:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]{{.*}} outs(%[[Z]] : tensor<2xf32>)
-// CHECK: arith.addf
-// CHECK: tensor.expand_shape %[[S]] {{\[\[}}0, 1]] output_shape [2, 1] : tensor<2xf32> into tensor<2x1xf32>
+// CHECK: %[[Z:.+]] = linalg.fill ins(%{{.+}} : f64) outs(%{{.+}} : tensor<2xf64>)
+// CHECK: %[[S:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]{{.*}} outs(%[[Z]] : tensor<2xf64>)
+// CHECK: arith.extf %{{.+}} : f32 to f64
+// CHECK: arith.addf %{{.+}} : f64
+// CHECK: %[[R:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<2xf64>) outs(%{{.+}} : tensor<2xf32>)
+// CHECK: arith.truncf %{{.+}} : f64 to f32
+// CHECK: tensor.expand_shape %[[R]] {{\[\[}}0, 1]] output_shape [2, 1] : tensor<2xf32> into tensor<2x1xf32>
 func.func @sum_keepdim(%a: tensor<2x3xf32>) -> tensor<2x1xf32> {
   %0 = kt.sum %a {dim = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
   return %0 : tensor<2x1xf32>
@@ -141,15 +145,18 @@ func.func @linear_bias(%x: tensor<3x4xf32>, %w: tensor<5x4xf32>, %b: tensor<5xf3
 
 // -----
 
-// Tests that softmax is max, sum of exp, 1/sum once per row, and a
-// normalize that multiplies (no divide per element).
+// Tests that softmax is max, sum of exp (accumulated in f64), 1/sum once
+// per row (rounded to f32), and a normalize that multiplies (no divide per
+// element).
 // CHECK-LABEL: func.func @softmax_last
 // CHECK: linalg.generic {{.+}}["parallel", "reduction"]
 // CHECK: arith.maximumf
 // CHECK: linalg.generic {{.+}}["parallel", "reduction"]
-// CHECK: math.exp
-// CHECK: linalg.generic {{.+}}["parallel"]} ins(%{{.*}} : tensor<2xf32>) outs(%{{.*}} : tensor<2xf32>)
-// CHECK: arith.divf
+// CHECK: math.exp %{{.+}} : f32
+// CHECK: arith.addf %{{.+}} : f64
+// CHECK: linalg.generic {{.+}}["parallel"]} ins(%{{.*}} : tensor<2xf64>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK: arith.divf %{{.+}} : f64
+// CHECK: arith.truncf
 // CHECK: linalg.generic {{.+}}["parallel", "parallel"]
 // CHECK-NOT: arith.divf
 // CHECK: math.exp

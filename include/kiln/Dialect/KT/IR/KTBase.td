@@ -47,6 +47,26 @@ def KT_Dialect : Dialect {
        `keepdims`) is a verifier error naming it and listing the op's own.
        Annotations carry a dialect prefix (`kg.source_fn`, `kiln.kernel`) and
        are kept. The same holds for kg ops.
+    7. Accumulation: a reduction over float data (`f32`, `f16`, `bf16`,
+       `f64`) accumulates in `f64` and rounds once to its result type. This
+       holds for `sum`, `mean`, `prod`, `var`, `logsumexp`, the sums inside
+       `softmax`, `log_softmax`, `layer_norm`, `nll_loss`, `cross_entropy`
+       and `scaled_dot_product_attention`'s softmax, and so for the sums
+       autodiff emits for broadcast gradients (`kt.sum`). The pointwise work
+       around a sum (an `exp`, a deviation, a normalization) is done in the
+       compute type (`f32` for `f16`/`bf16`) and rounded once. The
+       interpreter adds every term in `f64`; the CPU backend's vectorized
+       sums of `f32` terms are cascaded: the terms of each block of a row
+       (8 vector steps: 256 elements with AVX2, 512 with AVX-512) are added
+       in `f32`, per vector lane and then across the lanes, and the block
+       sums accumulate in `f64`. Either way the error of a sum of n terms
+       stays within a small multiple of 2^-24 * sum(|x|) for every n (plain
+       `f32` accumulation grows with n), no worse than PyTorch's cascade
+       sums. The order of the additions is otherwise unspecified. Products
+       (`matmul`, `linear`, `conv2d`, attention's two products) and
+       `avg_pool2d`'s windows accumulate in the compute type on the CPU
+       backend, as BLAS and PyTorch do; the interpreter computes every op in
+       `f64`.
 
     Every op prints in one uniform form: operands, the attribute dictionary,
     then the functional type:

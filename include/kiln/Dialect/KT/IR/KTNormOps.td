@@ -35,6 +35,7 @@ def KT_SoftmaxOp : KT_NormOp<"softmax", "inferSoftmaxLike"> {
     `result = exp(self - max) / sum(exp(self - max))` along `dim`, where `max`
     is the maximum along `dim` (numerically stable). A slice that is all
     `-inf` gives NaN, and a NaN makes its whole slice NaN, as in PyTorch.
+    The sum accumulates in `f64` (the dialect's accumulation rule).
 
     1. `self` is a float tensor (any rank; rank 0 gives 1).
     2. `dim` is in `[-rank, rank)` (rank 0 accepts -1 and 0).
@@ -54,6 +55,7 @@ def KT_LogSoftmaxOp : KT_NormOp<"log_softmax", "inferSoftmaxLike"> {
   let description = [{
     `result = self - max - log(sum(exp(self - max)))` along `dim`.
     Slices that are all `-inf`, or contain NaN, give NaN as in PyTorch.
+    The sum accumulates in `f64` (the dialect's accumulation rule).
 
     1. `self` is a float tensor (any rank; rank 0 gives 0).
     2. `dim` is in `[-rank, rank)` (rank 0 accepts -1 and 0).
@@ -76,7 +78,8 @@ def KT_LayerNormOp : KT_NormOp<"layer_norm", "inferLayerNorm",
   let description = [{
     Normalizes over the trailing `len(normalized_shape)` dims of `input`:
     `result = (input - mean) / sqrt(var + eps) * weight + bias`, with the
-    biased variance. `weight` and `bias` are optional (absent: 1 and 0); in
+    biased variance; the sums of the mean and the variance accumulate in
+    `f64` (the dialect's accumulation rule). `weight` and `bias` are optional (absent: 1 and 0); in
     the custom form each is introduced by its keyword, so either may be
     left out (the generic form carries
     `operandSegmentSizes = array<i32: 1, W, B>`).
@@ -225,7 +228,8 @@ def KT_ScaledDotProductAttentionOp
     `scale` defaults to `1/sqrt(E)` and `bias` comes from `attn_mask` (`i1`:
     false positions get `-inf`; float: added) or from `is_causal` (positions
     above the diagonal of `tril(ones(L, S))`, aligned top-left, get `-inf`).
-    Rows with every position masked give NaN, as in PyTorch. Batch dims of
+    Rows with every position masked give NaN, as in PyTorch. The softmax's
+    sum accumulates in `f64` (the dialect's accumulation rule). Batch dims of
     all operands broadcast like NumPy. Dropout is not supported
     (`dropout_p` must be 0): apply `kt.dropout` with an explicit seed.
 

@@ -135,7 +135,7 @@ def KT_LogsumexpOp : KT_ReduceOp<"logsumexp", KT_FloatTensor, KT_ReduceSameElem>
     `m + log(sum(exp(x - m)))` over `dim`, with `m` the maximum, replaced by 0
     when it is infinite (so all -inf gives -inf and any +inf gives +inf, as in
     PyTorch). NaN propagates; an empty reduction gives -inf. Float operands
-    only.
+    only; the sum accumulates in `f64` (the dialect's accumulation rule).
   }], KT_ReduceDimDoc, [{
     ```mlir
     %r = kt.logsumexp %x {dim = [1], keepdim = true} : (tensor<?x8xbf16>) -> tensor<?x1xbf16>
