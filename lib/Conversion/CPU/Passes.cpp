@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -166,6 +167,23 @@ struct LowerVectors
         return signalPassFailure();
     }
     if (approximateMath) {
+      // erf and tanh are odd and their results have the sign of their
+      // argument, -0.0 included; the polynomial approximations below give
+      // erf(-0.0) = +0.0. copysign(f(x), x) keeps the sign (one bitwise op
+      // per vector) for the f32 ops about to be approximated.
+      SmallVector<Operation *> odd;
+      fn.walk([&](Operation *op) {
+        if (isa<math::ErfOp, math::TanhOp>(op) &&
+            getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+          odd.push_back(op);
+      });
+      for (Operation *op : odd) {
+        OpBuilder b(op->getContext());
+        b.setInsertionPointAfter(op);
+        Value r = op->getResult(0);
+        auto sign = math::CopySignOp::create(b, op->getLoc(), r, op->getOperand(0));
+        r.replaceAllUsesExcept(sign, sign);
+      }
       RewritePatternSet patterns(ctx);
       auto which = [](StringRef name) {
         name.consume_front("math.");

@@ -395,18 +395,29 @@ Value scalar(kt::WhereOp, OpBuilder &b, Location loc, ValueRange a) {
   return arith::SelectOp::create(b, loc, a[0], a[1], a[2]);
 }
 
+/// clamp as PyTorch computes it: `x < min ? min : x`, then `x > max ? max :
+/// x`. A bound equal to x leaves x (clamp(-0.0, min=0.0) is -0.0, unlike
+/// maximum), NaN stays NaN, a single NaN bound is ignored (the comparison
+/// is false) and with both bounds a NaN bound gives NaN everywhere.
 Value clamp(kt::ClampOp op, OpBuilder &b, Location loc, ValueRange a) {
   Value x = a[0];
   Type t = x.getType();
   bool fl = isFloat(x);
-  if (std::optional<APFloat> lo = op.getMin()) {
+  std::optional<APFloat> lo = op.getMin(), hi = op.getMax();
+  if (fl && lo && hi && (lo->isNaN() || hi->isNaN()))
+    return cst(b, loc, t, std::nan(""));
+  if (lo) {
     Value c = cst(b, loc, t, lo->convertToDouble());
-    x = fl ? (Value)arith::MaximumFOp::create(b, loc, x, c)
+    x = fl ? (Value)arith::SelectOp::create(
+                 b, loc,
+                 arith::CmpFOp::create(b, loc, CmpFPredicate::OLT, x, c), c, x)
            : (Value)arith::MaxSIOp::create(b, loc, x, c);
   }
-  if (std::optional<APFloat> hi = op.getMax()) {
+  if (hi) {
     Value c = cst(b, loc, t, hi->convertToDouble());
-    x = fl ? (Value)arith::MinimumFOp::create(b, loc, x, c)
+    x = fl ? (Value)arith::SelectOp::create(
+                 b, loc,
+                 arith::CmpFOp::create(b, loc, CmpFPredicate::OGT, x, c), c, x)
            : (Value)arith::MinSIOp::create(b, loc, x, c);
   }
   return x;

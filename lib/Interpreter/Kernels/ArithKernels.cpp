@@ -87,10 +87,8 @@ FLOAT_BINARY(subf, arith::SubFOp, a - b)
 FLOAT_BINARY(mulf, arith::MulFOp, a *b)
 FLOAT_BINARY(divf, arith::DivFOp, a / b)
 FLOAT_BINARY(negf, arith::NegFOp, -a)
-FLOAT_BINARY(maximumf, arith::MaximumFOp,
-             std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b))
-FLOAT_BINARY(minimumf, arith::MinimumFOp,
-             std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b))
+FLOAT_BINARY(maximumf, arith::MaximumFOp, ieeeMaximum(a, b))
+FLOAT_BINARY(minimumf, arith::MinimumFOp, ieeeMinimum(a, b))
 
 LogicalResult divsi(arith::DivSIOp op, ArrayRef<Tensor> operands,
                     SmallVectorImpl<Tensor> &results) {

@@ -343,10 +343,8 @@ KT_BINARY(AddOp, x + y, wrapAdd(x, y))
 KT_BINARY(SubOp, x - y, wrapSub(x, y))
 KT_BINARY(MulOp, x *y, wrapMul(x, y))
 KT_BINARY(PowOp, std::pow(x, y), intPow(x, y))
-KT_BINARY(MaximumOp, (std::isnan(x) || std::isnan(y)) ? kNaN : std::max(x, y),
-          std::max(x, y))
-KT_BINARY(MinimumOp, (std::isnan(x) || std::isnan(y)) ? kNaN : std::min(x, y),
-          std::min(x, y))
+KT_BINARY(MaximumOp, ieeeMaximum(x, y), std::max(x, y))
+KT_BINARY(MinimumOp, ieeeMinimum(x, y), std::min(x, y))
 KT_BINARY(RemainderOp, floatRemainder(x, y, dt), intRemainder(x, y))
 #undef KT_BINARY
 

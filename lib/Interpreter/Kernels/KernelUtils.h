@@ -22,6 +22,9 @@
 #include <optional>
 #include <string>
 
+#include <cmath>
+#include <limits>
+
 namespace kiln::interp {
 
 /// The external model that runs `Fn` for ops of type `OpT`.
@@ -190,6 +193,25 @@ llvm::SmallVector<int64_t> wrapDims(llvm::ArrayRef<int64_t> dims, int64_t rank);
 /// Converts a linear row-major index to a multi-index.
 void delinearize(int64_t linear, llvm::ArrayRef<int64_t> shape,
                  llvm::SmallVectorImpl<int64_t> &idx);
+
+/// The kt dialect's maximum / minimum (IEEE 754-2019 maximum / minimum, as
+/// arith.maximumf / arith.minimumf): NaN if either operand is NaN, and
+/// -0.0 is smaller than +0.0, so the result never depends on the operand
+/// order (kt.maximum, kt.minimum, kt.amax, kt.amin, kt.max_pool2d).
+inline double ieeeMaximum(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (a == b)
+    return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+inline double ieeeMinimum(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (a == b)
+    return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
 
 } // namespace kiln::interp
 

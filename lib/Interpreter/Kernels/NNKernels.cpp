@@ -320,9 +320,8 @@ LogicalResult interpretMaxPool2d(MaxPool2dOp op, ArrayRef<Tensor> operands,
             int64_t iw = ow * st[1] - pd[1] + kw * dl[1];
             if (iw < 0 || iw >= W)
               continue;
-            double v = xp[ih * W + iw];
-            if (v > m || std::isnan(v))
-              m = v;
+            // kt.maximum: NaN propagates, -0.0 < +0.0.
+            m = ieeeMaximum(m, xp[ih * W + iw]);
           }
         }
         out.setF((p * OH + oh) * OW + ow, m);

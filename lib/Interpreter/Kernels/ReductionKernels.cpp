@@ -206,18 +206,14 @@ LogicalResult interpretMinMax(OpT op, ArrayRef<Tensor> operands,
   bool all = !dimAttr || dimAttr.empty();
   if (failed(checkNonEmpty(op, x, reducedDims(dimAttr, x.rank()), all)))
     return failure();
+  // Floats combine with kt.maximum / kt.minimum (NaN propagates, -0.0 <
+  // +0.0), so the result does not depend on the order of the elements.
   if (x.isFloat())
     return reduceF(op, x, dimAttr, op.getKeepdim(), results,
                    [](Tensor &out, int64_t o, ArrayRef<double> v) {
                      double m = v[0];
-                     for (double d : v) {
-                       if (std::isnan(d)) {
-                         m = d;
-                         break;
-                       }
-                       if (Max ? d > m : d < m)
-                         m = d;
-                     }
+                     for (double d : v)
+                       m = Max ? ieeeMaximum(m, d) : ieeeMinimum(m, d);
                      out.setF(o, m);
                    });
   return reduceI(op, x, dimAttr, op.getKeepdim(), results,

@@ -67,6 +67,22 @@ def KT_Dialect : Dialect {
        `avg_pool2d`'s windows accumulate in the compute type on the CPU
        backend, as BLAS and PyTorch do; the interpreter computes every op in
        `f64`.
+    7. Signed zeros and NaN: `maximum`, `minimum`, `amax`, `amin` and
+       `max_pool2d` are IEEE 754-2019 maximum / minimum (as
+       `arith.maximumf` / `arith.minimumf`): NaN in any operand gives NaN,
+       and `-0.0` is smaller than `+0.0`, so `maximum(-0.0, 0.0)` is `0.0`
+       and `minimum(-0.0, 0.0)` is `-0.0` in either order, and a reduction's
+       result does not depend on the order of its elements. (PyTorch 1.13's
+       CPU kernels give either zero, depending on the op, the operand order
+       and the tensor's size.) `clamp` and `relu` compare with `<` and `>`
+       as PyTorch does: a bound equal to the element leaves the element
+       (`clamp(-0.0, min=0.0)` and `relu(-0.0)` are `-0.0`). Pointwise
+       functions keep the sign of zero as PyTorch does: `erf`, `tanh`,
+       `sin`, `expm1`, `log1p`, `sqrt`, `silu`, `gelu` and `neg(0.0)` give
+       `-0.0` for `-0.0`; `floor`, `ceil` and `round` of `-0.0` and of
+       values in (-1, 0) (`ceil(-0.5)`, `round(-0.5)`) give `-0.0`;
+       `rsqrt(-0.0)` and `reciprocal(-0.0)` are `-inf`; `abs(-0.0)` and
+       `sign(-0.0)` are `0.0`.
 
     Every op prints in one uniform form: operands, the attribute dictionary,
     then the functional type:

@@ -259,7 +259,7 @@ def KT_SiluOp : KT_UnaryOp<"silu", KT_FloatTensor> {
 def KT_ErfOp : KT_UnaryOp<"erf", KT_FloatTensor> {
   let summary = "elementwise error function (torch.erf)";
   let description = [{
-    `result = erf(self)`.
+    `result = erf(self)`; `erf(-0.0) = -0.0`.
 
     1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
     2. The result has the shape of `self` and its element type.
@@ -378,6 +378,8 @@ def KT_GeluOp : KT_UnaryOp<"gelu", KT_FloatTensor> {
     `result = 0.5 * x * (1 + erf(x / sqrt(2)))`.
     With `approximate = #kt.approximate<tanh>`:
     `result = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`.
+    Both give `-0.0` for `-0.0` (`x` times a positive factor; PyTorch 1.13's
+    CPU kernel gives `+0.0` without approximation and `-0.0` with tanh).
 
     1. `self` has a floating-point element type.
     2. The result has the type of `self`.
@@ -394,8 +396,13 @@ def KT_GeluOp : KT_UnaryOp<"gelu", KT_FloatTensor> {
 def KT_ClampOp : KT_UnaryOp<"clamp", KT_NumericTensor> {
   let summary = "elementwise clamp to [min, max] (torch.clamp)";
   let description = [{
-    `result = min(max(self, min), max)`, where a missing bound is not applied.
-    NaN propagates. When `min > max` every element is `max` (as PyTorch).
+    `result = min(max(self, min), max)`, where a missing bound is not applied,
+    computed as PyTorch does: `y = self < min ? min : self`, then
+    `y > max ? max : y`. A bound equal to the element leaves the element
+    (`clamp(-0.0, min=0.0) = -0.0`, unlike `maximum`). NaN propagates. A
+    NaN bound is ignored when it is the only bound; with both bounds it
+    makes every element NaN. When `min > max` every element is `max` (as
+    PyTorch).
 
     1. `self` has a numeric element type (not `i1`).
     2. At least one of `min` and `max` is given.
@@ -508,7 +515,9 @@ def KT_PowOp : KT_BinaryOp<"pow", KT_NumericTensor, /*boolResult=*/0> {
 def KT_MaximumOp : KT_BinaryOp<"maximum", KT_NumericTensor, /*boolResult=*/0> {
   let summary = "elementwise maximum (torch.maximum) with broadcasting";
   let description = [{
-    `result = max(self, other)`; NaN in either operand gives NaN.
+    `result = max(self, other)`; NaN in either operand gives NaN, and
+    `-0.0 < +0.0` (`maximum(-0.0, 0.0) = 0.0` in either order; the
+    dialect's rule 7).
 
     1. `self` and `other` share a numeric element type (not `i1`).
     2. Their shapes are broadcast-compatible (NumPy rules); the result has the
@@ -523,7 +532,9 @@ def KT_MaximumOp : KT_BinaryOp<"maximum", KT_NumericTensor, /*boolResult=*/0> {
 def KT_MinimumOp : KT_BinaryOp<"minimum", KT_NumericTensor, /*boolResult=*/0> {
   let summary = "elementwise minimum (torch.minimum) with broadcasting";
   let description = [{
-    `result = min(self, other)`; NaN in either operand gives NaN.
+    `result = min(self, other)`; NaN in either operand gives NaN, and
+    `-0.0 < +0.0` (`minimum(-0.0, 0.0) = -0.0` in either order; the
+    dialect's rule 7).
 
     1. `self` and `other` share a numeric element type (not `i1`).
     2. Their shapes are broadcast-compatible (NumPy rules); the result has the

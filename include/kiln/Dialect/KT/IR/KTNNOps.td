@@ -135,7 +135,8 @@ def KT_MaxPool2dOp : KT_NNOp<"max_pool2d", "inferMaxPool2d", [KT_ReductionTrait]
   let description = [{
     The maximum over each (dilated) window of `self` (`[N, C, H, W]` or
     `[C, H, W]`). Padding positions are not part of any window (implicit
-    -inf). NaN propagates: a window holding a NaN yields NaN. Only the values
+    -inf). NaN propagates: a window holding a NaN yields NaN; `-0.0 < +0.0`
+    (`kt.maximum`). Only the values
     are returned (`return_indices=False`).
 
     `OH = floor_or_ceil((H + 2 * padding[0] - dilation[0] * (kernel_size[0] - 1) - 1) / stride[0]) + 1`;

@@ -80,7 +80,8 @@ def KT_AmaxOp : KT_ReduceOp<"amax", KT_Tensor, KT_ReduceSameElem> {
   let summary = "maximum over dims (torch.amax)";
   let description = !strconcat([{
     Maximum over `dim`; the result keeps the operand's element type. NaN
-    propagates. Reducing a dim of extent 0 (or, with no `dim`, an empty
+    propagates, and `-0.0 < +0.0` (`kt.maximum`; the result does not depend
+    on the order of the elements). Reducing a dim of extent 0 (or, with no `dim`, an empty
     tensor) is a run-time error, as in PyTorch.
   }], KT_ReduceDimDoc, [{
     ```mlir
@@ -93,7 +94,8 @@ def KT_AminOp : KT_ReduceOp<"amin", KT_Tensor, KT_ReduceSameElem> {
   let summary = "minimum over dims (torch.amin)";
   let description = !strconcat([{
     Minimum over `dim`; the result keeps the operand's element type. NaN
-    propagates. Reducing a dim of extent 0 (or, with no `dim`, an empty
+    propagates, and `-0.0 < +0.0` (`kt.minimum`; the result does not depend
+    on the order of the elements). Reducing a dim of extent 0 (or, with no `dim`, an empty
     tensor) is a run-time error, as in PyTorch.
   }], KT_ReduceDimDoc, [{
     ```mlir
