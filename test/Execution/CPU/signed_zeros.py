@@ -108,7 +108,7 @@ for elem in ("f32", "f64", "f16"):
             want = want.astype(np.float16).astype(np.float64)
         wants.append((op, want))
     # gelu with tanh, and 1 / erf(x): the sign of erf(-0.0) as an infinity.
-    lines.append("%%g = kt.gelu %%a0 {approximate = #kt<approximate tanh>} : (%s) -> %s" % (T, T))
+    lines.append("%%g = kt.gelu %%a0 {approximate = #kt.approximate<tanh>} : (%s) -> %s" % (T, T))
     results.append(("%g", T))
     wants.append(("gelu tanh", gelu_ref(xt.double(), "tanh").numpy()))
     lines.append("%%e = kt.erf %%a0 : (%s) -> %s" % (T, T))
