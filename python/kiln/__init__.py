@@ -10,6 +10,9 @@ Kiln's C API (libKilnCAPI.so, kiln._capi), the package's only way into the
 compiler. docs/python.md describes the API and what is supported.
 """
 
+from ._breaks import (ExplainOutput, allow_in_graph, assume_constant_result,
+                      disable, disallow_in_graph, explain, graph_break,
+                      is_compiling)
 from ._capi import Session, library_path
 from ._compile import (CompiledFunction, KilnWarning, OptimizedModule,
                        backend, compile, config, list_backends, mark_dynamic,
@@ -18,7 +21,9 @@ from ._errors import KilnError, SpecializationError, Unsupported
 
 __version__ = "0.1.0"
 
-__all__ = ["CompiledFunction", "KilnError", "KilnWarning", "OptimizedModule",
-           "Session", "SpecializationError", "Unsupported", "backend",
-           "compile", "config", "library_path", "list_backends",
+__all__ = ["CompiledFunction", "ExplainOutput", "KilnError", "KilnWarning",
+           "OptimizedModule", "Session", "SpecializationError", "Unsupported",
+           "allow_in_graph", "assume_constant_result", "backend", "compile",
+           "config", "disable", "disallow_in_graph", "explain",
+           "graph_break", "is_compiling", "library_path", "list_backends",
            "mark_dynamic", "mark_static", "optimize", "reset"]

@@ -34,7 +34,7 @@ import torch
 import torch.fx as fx
 from torch.utils import _pytree as pytree
 
-from . import _capi, _fx_import, _tracer
+from . import _breaks, _capi, _fx_import, _tracer
 from ._errors import KilnError, SpecializationError, Unsupported
 
 # backend name -> (session backend, pipeline)
@@ -154,9 +154,20 @@ class _CacheLimit(Exception):
     pass
 
 
+class _Ran:
+    """A call that ran with graph breaks: its output and the run."""
+
+    def __init__(self, value, run):
+        self.value = value
+        self.run = run
+
+
 class _Program:
     """One captured program (one argument structure of one compiled
-    function) in its own session."""
+    function, or one segment of a function with graph breaks) in its own
+    session."""
+
+    root = None  # where a segment's attributes are read (else the owner's)
 
     def __init__(self, owner, name, bound_flat, concrete, text_of):
         self.owner = owner
@@ -243,6 +254,11 @@ class _Program:
         for a in self.result.args:
             if a.is_input:
                 out.append(flat_inputs[a.input_index])
+            elif self.root is not None:
+                obj = self.root
+                for part in a.qualname.split("."):
+                    obj = _fx_import.raw_getattr(obj, part)
+                out.append(obj)
             else:
                 out.append(owner.attr(a.qualname))
         return out
@@ -309,6 +325,7 @@ class _Compiled:
         self.options = options
         self.programs = {}
         self.failed = {}
+        self.constant_results = {}  # kiln.assume_constant_result
         self.trace_root = None
         self.grad_warned = False
         base = type(fn).__name__ if self.module is not None else getattr(
@@ -327,6 +344,7 @@ class _Compiled:
         with _lock:
             self.programs.clear()
             self.failed.clear()
+            self.constant_results.clear()
 
     def attr(self, qualname):
         root = self.module if self.module is not None else self.trace_root
@@ -392,6 +410,12 @@ class _Compiled:
                 prog = self._capture(key, bound)
             except KilnError as e:
                 return self._capture_failed(e, key, args, kwargs)
+            if isinstance(prog, _Ran):
+                # The first call had graph breaks: it ran segment by
+                # segment; this key runs with breaks from now on.
+                return prog.value
+        if isinstance(prog, _breaks.Broken):
+            return self._call_broken(prog, bound, args, kwargs)
         self._check_grad(flat, prog)
         try:
             return prog.call(flat)
@@ -399,6 +423,13 @@ class _Compiled:
             self._limit_warning(prog)
             return self._eager(args, kwargs)
         except KilnError as e:
+            if getattr(e, "graph_break", False) and not self.fullgraph:
+                # New inputs took the Python code to a graph break (a
+                # re-capture cannot break): this key runs with breaks from
+                # now on, starting with this call.
+                broken = _breaks.Broken(self, prog.name)
+                self.programs[key] = broken
+                return self._call_broken(broken, bound, args, kwargs)
             # A recompile (re-capture) or a run that failed. With
             # suppress_errors this call runs eagerly; later calls try again.
             if isinstance(e, SpecializationError) or self.fullgraph or \
@@ -407,6 +438,35 @@ class _Compiled:
             warnings.warn("kiln: %s runs eagerly: %s" % (self.name, e),
                           KilnWarning, stacklevel=2)
             return self._eager(args, kwargs)
+
+    def _call_broken(self, broken, bound, args, kwargs):
+        """A call of a function with graph breaks: traced again, each
+        segment run by its program (kiln._breaks)."""
+        names, flat, concrete = self._split(bound)
+        try:
+            ran = self._import(broken.name, names, flat, concrete,
+                               allow_breaks=True, cache=broken,
+                               force_run=True)
+        except KilnError as e:
+            if isinstance(e, SpecializationError) or \
+                    not config.suppress_errors:
+                raise
+            warnings.warn("kiln: %s runs eagerly: %s" % (self.name, e),
+                          KilnWarning, stacklevel=3)
+            return self._eager(args, kwargs)
+        return ran.value
+
+    def explain_call(self, args, kwargs):
+        """kiln.explain: one call traced with graph breaks, every graph
+        run; returns the ExplainOutput."""
+        bound = self._bind(args, kwargs)
+        self._key(bound)
+        names, flat, concrete = self._split(bound)
+        ran = self._import(self.name, names, flat, concrete,
+                           allow_breaks=True,
+                           cache=_breaks.Broken(self, self.name),
+                           force_run=True)
+        return _breaks.ExplainOutput(ran.run.graphs, ran.run.breaks)
 
     def _capture_failed(self, error, key, args, kwargs):
         """A function kiln cannot capture (or load) raises, or with
@@ -450,7 +510,9 @@ class _Compiled:
                                         for i, r in enumerate(reasons))),
             KilnWarning, stacklevel=4)
 
-    def _capture(self, key, bound):
+    def _split(self, bound):
+        """(argument names, the tensor arguments, {name: non-tensor
+        argument})."""
         concrete = {}
         tensors_by_name = {}
         for name, v in bound.arguments.items():
@@ -458,11 +520,25 @@ class _Compiled:
                 tensors_by_name[name] = v
             else:
                 concrete[name] = v
+        names = list(bound.arguments)
+        flat = [bound.arguments[n] for n in names if n in tensors_by_name]
+        return names, flat, concrete
+
+    def _capture(self, key, bound):
+        """The first call of a key: traced with graph breaks allowed
+        (unless fullgraph). Without a break, the whole function is one
+        program (a _Program, re-captured on misses); with breaks, the call
+        has run segment by segment: returns _Ran, and the key's entry is
+        the segment cache (kiln._breaks.Broken)."""
+        names, flat, concrete = self._split(bound)
         index = len(self.programs)
         name = self.name if index == 0 else "%s_%d" % (self.name, index)
-        names = list(bound.arguments)
+        broken = _breaks.Broken(self, name)
+        first = []
 
         def text_of(flat, reason):
+            if first:
+                return first.pop()
             start = time.perf_counter()
             result = self._import(name, names, flat, concrete)
             if config.verbose:
@@ -472,12 +548,34 @@ class _Compiled:
                       file=sys.stderr)
             return result
 
-        flat = [bound.arguments[n] for n in names if n in tensors_by_name]
+        start = time.perf_counter()
+        outcome = self._import(name, names, flat, concrete,
+                               allow_breaks=not self.fullgraph,
+                               cache=broken)
+        if isinstance(outcome, _Ran):
+            self.programs[key] = broken
+            if config.verbose:
+                print("kiln: captured %s with %d graph break(s): %s" % (
+                    name, len(outcome.run.breaks), "; ".join(
+                        "%s at %s" % (b.reason, b.location)
+                        for b in outcome.run.breaks)), file=sys.stderr)
+            return outcome
+        if config.verbose:
+            print("kiln: captured @%s in %.3f s (%d tensor arguments)"
+                  % (name, time.perf_counter() - start, len(outcome.args)),
+                  file=sys.stderr)
+        first.append(outcome)
         prog = _Program(self, name, flat, concrete, text_of)
         self.programs[key] = prog
         return prog
 
-    def _import(self, name, names, flat, concrete):
+    def _import(self, name, names, flat, concrete, allow_breaks=False,
+                cache=None, force_run=False):
+        """Traces and imports the function for these inputs. Returns the
+        ImportResult of the whole function; or, when the trace had graph
+        breaks (or `force_run`), a _Ran: the call has run, segment by
+        segment, through `cache`'s programs. Without `allow_breaks`, a
+        break raises Unsupported (marked `graph_break`)."""
         # Placeholders are made in signature order: tensors get the flat
         # inputs, concrete arguments their values (FX passes them as
         # concrete_args, adding asserts the importer checks).
@@ -503,8 +601,14 @@ class _Compiled:
         importer = _fx_import.FxImporter(
             name, self.module, examples, dynamic,
             root_location=_fx_import.function_location(self.forward))
+        run = _breaks.SegmentRun(
+            self, cache if cache is not None else _breaks.Broken(self, name),
+            name, importer, examples, allow_breaks)
         gm = _tracer.trace(self.module, self.fn, importer,
-                           concrete or None)
+                           concrete or None, run=run)
+        ran, value = run.finish(force_run)
+        if ran:
+            return _Ran(value, run)
         if self.module is None:
             self.trace_root = gm
         result = importer.finish()
@@ -524,12 +628,24 @@ class _Compiled:
         return result
 
     def stats(self):
-        """Per captured program: its C API statistics."""
-        return {p.name: p.stats() for p in self.programs.values()}
+        """Per captured program (each graph of a function with graph
+        breaks): its C API statistics."""
+        out = {}
+        for p in self.programs.values():
+            if isinstance(p, _breaks.Broken):
+                out.update(p.stats())
+            else:
+                out[p.name] = p.stats()
+        return out
 
     def recompile_reasons(self):
-        return {p.name: p.recompile_reasons() for p in
-                self.programs.values()}
+        out = {}
+        for p in self.programs.values():
+            if isinstance(p, _breaks.Broken):
+                out.update(p.recompile_reasons())
+            else:
+                out[p.name] = p.recompile_reasons()
+        return out
 
 
 class OptimizedModule(torch.nn.Module):
@@ -679,7 +795,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="cpu",
                            backend=backend, mode=mode, options=options,
                            disable=disable)
         return decorator
-    if disable:
+    if disable or isinstance(model, _breaks._Disabled):
         return model
     compiled = _Compiled(model, backend, fullgraph, dynamic, mode, options)
     if isinstance(model, torch.nn.Module):

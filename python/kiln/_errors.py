@@ -18,10 +18,11 @@ class KilnError(RuntimeError):
 class Unsupported(KilnError):
     """The frontend cannot capture something in the program: an operator,
     module or Python construct it does not know, or a value it would have to
-    read at trace time (data-dependent control flow). The message names what
-    and where (the user's source line). In a later version these become graph
-    breaks; today `kiln.config.suppress_errors` runs the function eagerly
-    instead."""
+    read at trace time (data-dependent control flow) where a graph break is
+    refused (fullgraph=True, inside a kiln.allow_in_graph function). The
+    message names what and where (the user's source line). Without
+    fullgraph, `kiln.config.suppress_errors` runs a function that cannot be
+    captured eagerly instead."""
 
 
 class SpecializationError(KilnError):

@@ -238,7 +238,10 @@ class FxImporter:
         except KilnError as e:
             if getattr(e, "_located", False):
                 raise
-            raise self._located(type(e), e.message) from None
+            err = self._located(type(e), e.message)
+            if getattr(e, "_no_break", False):
+                err._no_break = True
+            raise err from None
         except (TypeError, ValueError, IndexError, RuntimeError,
                 AttributeError, NotImplementedError, ZeroDivisionError) as e:
             raise self._located(
@@ -261,6 +264,7 @@ class FxImporter:
                 "  at " + f for f in format_frames(frames)))
         err = cls(text, where)
         err._located = True
+        err.reason = message
         return err
 
     def error(self, message):
@@ -503,8 +507,10 @@ class FxImporter:
         `new`: every node bound to `old` now reads `new`; a program argument
         becomes a ref written back at the end of the graph."""
         if old.is_view:
-            raise self.error("an in-place op on a view of another tensor is "
+            err = self.error("an in-place op on a view of another tensor is "
                              "not supported yet")
+            err._no_break = True  # running it eagerly would write a copy
+            raise err
         for n in self._tensor_nodes.get(id(old), []):
             self.env[n] = new
             self._tensor_nodes.setdefault(id(new), []).append(n)

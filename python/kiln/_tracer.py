@@ -8,9 +8,10 @@ turned into a Python value when the code needs one:
 
 * a size, rank, dtype or other metadata is its value (a size that is
   symbolic is specialized: see kiln._symbolic);
-* the value of a tensor (`bool(x.sum() < 0)`, `x.item()`) is data-dependent
-  and raises `Unsupported` with the user's line (a graph break in a later
-  version).
+* the value of a tensor (`bool(x.sum() < 0)`, `x.item()`) is data-dependent:
+  with a kiln._breaks.SegmentRun, a graph break (the graph so far runs, the
+  value is real); without one, or where breaks are refused, `Unsupported`
+  with the user's line.
 
 Modules that have a converter in kiln._ops are leaves (`call_module` nodes);
 others are traced through, so a model's own modules (and torch.nn containers
@@ -21,6 +22,7 @@ stack, which the importer turns into MLIR locations.
 """
 
 import collections
+import contextlib
 import inspect
 import linecache
 import math
@@ -31,10 +33,11 @@ import traceback
 import torch
 import torch.fx as fx
 from torch.overrides import TorchFunctionMode
+from torch.utils import _pytree as pytree
 
 from . import _ops
 from ._errors import KilnError, Unsupported
-from ._fx_import import TensorVal
+from ._fx_import import TensorVal, target_name
 from ._symbolic import Sym
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
@@ -70,13 +73,36 @@ class KilnProxy(fx.Proxy):
         return self.tracer.length(self)
 
     def __index__(self):
-        return self.tracer.to_int(self)
+        return self.tracer.to_int(self, index=True)
 
     def __int__(self):
         return self.tracer.to_int(self)
 
     def __float__(self):
         return float(self.tracer.concrete(self, "float()"))
+
+    def __getattr__(self, k):
+        a = super().__getattr__(k)
+        tracer = self.__dict__.get("tracer")
+        if tracer is not None and tracer.run is not None:
+            tracer.run.track(a)
+        return a
+
+    # print(x), f"{x}": the tensor's value, at a graph break.
+    def __repr__(self):
+        if self.tracer.may_break():
+            return repr(self.tracer.concrete(self, "repr()"))
+        return super().__repr__()
+
+    def __str__(self):
+        if self.tracer.may_break():
+            return str(self.tracer.concrete(self, "str()"))
+        return super().__repr__()
+
+    def __format__(self, spec):
+        if self.tracer.may_break():
+            return format(self.tracer.concrete(self, "format()"), spec)
+        return super().__repr__()
 
     def __iadd__(self, other):
         return self.tracer.create_proxy("call_function", operator.iadd,
@@ -96,9 +122,15 @@ class KilnProxy(fx.Proxy):
 
 
 class KilnTracer(fx.Tracer):
-    def __init__(self, importer, root_fn):
+    def __init__(self, importer, root_fn, run=None):
         super().__init__(autowrap_modules=(math,))
         self.importer = importer
+        # kiln._breaks.SegmentRun when graph breaks are handled (None: the
+        # legacy whole-function capture, where a break is an error).
+        self.run = run
+        if run is not None:
+            run.tracer = self
+        self.eager_depth = 0
         self.proxy_buffer_attributes = True
         self.root_code = inspect.unwrap(root_fn).__code__
         self.module_stack = collections.OrderedDict()
@@ -109,6 +141,8 @@ class KilnTracer(fx.Tracer):
         return _ops.is_supported_module(m)
 
     def call_module(self, m, forward, args, kwargs):
+        if self.eager_depth:
+            return forward(*args, **kwargs)
         path = self.path_of_module(m)
         self.module_stack[path] = type(m).__qualname__
         try:
@@ -116,8 +150,31 @@ class KilnTracer(fx.Tracer):
         finally:
             self.module_stack.pop(path, None)
 
+    def getattr(self, attr, attr_val, parameter_proxy_cache):
+        if self.eager_depth:
+            return attr_val
+        return super().getattr(attr, attr_val, parameter_proxy_cache)
+
     def proxy(self, node):
-        return KilnProxy(node, self)
+        p = KilnProxy(node, self)
+        if self.run is not None:
+            self.run.track(p)
+        return p
+
+    def create_proxy(self, kind, target, args, kwargs, name=None,
+                     type_expr=None, proxy_factory_fn=None):
+        p = super().create_proxy(kind, target, args, kwargs, name, type_expr,
+                                 proxy_factory_fn)
+        node = getattr(p, "node", None)
+        if node is not None and node.meta.get("kiln_eager"):
+            # An op run eagerly at a graph break: a Python value (`.item()`,
+            # `.tolist()`) is given to Python as is; tensors stay proxies
+            # (later ops on them are captured again).
+            v = self.run.concrete[node]
+            if not any(isinstance(x, torch.Tensor)
+                       for x in pytree.tree_flatten(v)[0]):
+                return v
+        return p
 
     def create_node(self, kind, target, args, kwargs, name=None,
                     type_expr=None):
@@ -127,8 +184,124 @@ class KilnTracer(fx.Tracer):
             self.module_stack)
         node.meta["kiln_frames"] = self._user_frames()
         self.importer.root = self.root
-        self.importer.import_node(node)
+        run = self.run
+        if run is None:
+            self.importer.import_node(node)
+            return node
+        run.add_node(node)
+        calls = ("call_function", "call_method", "call_module")
+        if kind in calls:
+            reason = self._eager_reason(node)
+            if reason is not None:
+                run.run_eager_op(node, reason)
+                node.meta["kiln_eager"] = True
+                return node
+        imp = self.importer
+        mark = len(imp.lines)
+        try:
+            imp.import_node(node)
+        except Unsupported as e:
+            if kind not in calls or getattr(e, "_no_break", False):
+                raise
+            if not run.breaks_allowed():
+                e.graph_break = True
+                raise
+            # The op cannot be captured: a graph break, the op runs eagerly.
+            del imp.lines[mark:]
+            imp.env.pop(node, None)
+            run.run_eager_op(node, getattr(e, "reason", e.message))
+            node.meta["kiln_eager"] = True
+            return node
+        if len(imp.lines) > mark:
+            run.seg_ops.append(target_name(node))
         return node
+
+    def _eager_reason(self, node):
+        """Why `node` must run eagerly (a graph break), or None."""
+        from . import _breaks
+        t = node.target
+        if node.op == "call_function":
+            if isinstance(t, _breaks._Disabled):
+                return "call to %s, disabled by kiln.disable" % getattr(
+                    t, "__qualname__", t)
+            if t in _RANDOM:
+                return "%s: random numbers are not captured (run eagerly)" \
+                    % _random_name(t)
+        if node.op == "call_method":
+            if t in ("item", "tolist", "numpy", "__array__"):
+                return ("Tensor.%s(): a tensor's value is needed in Python"
+                        % t)
+            if getattr(torch.Tensor, t, None) in _RANDOM:
+                return ("Tensor.%s: random numbers are not captured (run "
+                        "eagerly)" % t)
+        if _breaks.is_disallowed(node):
+            return "%s is disallowed in graphs (kiln.disallow_in_graph)" % (
+                target_name(node))
+        return None
+
+    # --- graph breaks and eager regions
+
+    def may_break(self):
+        return self.run is not None and self.eager_depth == 0 and \
+            self.run.breaks_allowed()
+
+    def graph_break(self, reason):
+        if self.run is None:
+            raise self.importer._located(Unsupported, "graph break: %s"
+                                         % reason)
+        self.run.graph_break(reason)
+
+    def call_eagerly(self, fn, args, kwargs):
+        """A call of a kiln.disable'd function: a graph break; `fn` runs
+        eagerly on real values."""
+        if self.run is None:
+            raise self.importer._located(
+                Unsupported, "graph break: call to %s, disabled by "
+                "kiln.disable" % getattr(fn, "__qualname__", fn))
+        return self.create_proxy("call_function", fn, args, kwargs)
+
+    @contextlib.contextmanager
+    def eager(self):
+        """Code run eagerly while tracing (an op at a graph break, a
+        disabled function): no proxies, no capture."""
+        self.eager_depth += 1
+        try:
+            yield
+        finally:
+            self.eager_depth -= 1
+
+    @contextlib.contextmanager
+    def no_breaks(self, what):
+        if self.run is None:
+            yield
+            return
+        self.run.forbid.append(what)
+        try:
+            yield
+        finally:
+            self.run.forbid.pop()
+
+    def constant_result(self, wrapper, args, kwargs):
+        """kiln.assume_constant_result: `wrapper.fn` runs once, eagerly;
+        its result is a constant of the compiled function."""
+        leaves = pytree.tree_flatten((args, kwargs))[0]
+        if any(isinstance(x, fx.Proxy) for x in leaves):
+            raise self.importer._located(
+                Unsupported, "kiln.assume_constant_result: the arguments of "
+                "%s must be Python values or real tensors, not values the "
+                "captured function computed" % getattr(
+                    wrapper.fn, "__qualname__", wrapper.fn))
+        owner = self.run.owner if self.run is not None else None
+        cache = owner.constant_results if owner is not None else {}
+        try:
+            key = (id(wrapper), args, tuple(sorted(kwargs.items())))
+            hash(key)
+        except TypeError:
+            key = (id(wrapper), tuple(id(x) for x in leaves))
+        if key not in cache:
+            with self.eager():
+                cache[key] = wrapper.fn(*args, **kwargs)
+        return cache[key]
 
     def _user_frames(self):
         """(file, line, col) of the user's frames, innermost first, from
@@ -151,30 +324,47 @@ class KilnTracer(fx.Tracer):
     # --- Python values of proxies
 
     def value(self, proxy):
-        return self.importer.env[proxy.node]
+        node = proxy.node
+        run = self.run
+        if run is not None and not run.in_segment(node) and \
+                node in run.concrete:
+            return run.concrete[node]  # a real value (an earlier segment)
+        return self.importer.env[node]
 
     def concrete(self, proxy, why):
         v = self.value(proxy)
         if isinstance(v, Sym):
             return self.importer.static(v, why)
         if isinstance(v, TensorVal):
+            reason = "data-dependent control flow: %s of a tensor value" % why
+            if why == "a branch on the truth value":
+                reason = "generic_jump: " + reason
+            if self.may_break():
+                # A graph break: the graph so far runs, Python gets the
+                # value (a real tensor).
+                return self.run.materialize(proxy.node, reason)
+            if self.run is not None:
+                self.run.check_break(reason)
             raise self.importer._located(
-                Unsupported, "data-dependent control flow: %s of a tensor "
-                "value (the result depends on the tensor's data; graph "
-                "breaks are not supported yet)" % why)
+                Unsupported, "%s (the result depends on the tensor's data; "
+                "a graph break, refused here)" % reason)
         return v
 
     def to_bool(self, obj):
         return bool(self.concrete(obj, "a branch on the truth value"))
 
-    def to_int(self, obj):
+    def to_int(self, obj, index=False):
         v = self.concrete(obj, "int()")
+        if isinstance(v, torch.Tensor):
+            return operator.index(v) if index else int(v)
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError("%r is not an integer" % (v,))
         return v
 
     def length(self, obj):
         v = self.value(obj)
+        if isinstance(v, torch.Tensor):
+            return len(v)
         if isinstance(v, TensorVal):
             if v.ndim == 0:
                 raise TypeError("len() of a 0-d tensor")
@@ -183,7 +373,7 @@ class KilnTracer(fx.Tracer):
 
     def iter(self, obj):
         v = self.value(obj)
-        if isinstance(v, TensorVal):
+        if isinstance(v, (TensorVal, torch.Tensor)):
             n = self.length(obj)
             return iter([obj[i] for i in range(n)])
         if isinstance(v, dict):
@@ -223,7 +413,15 @@ class _RandomCalls(TorchFunctionMode):
         self.tracer = tracer
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if func in _RANDOM:
+        if func in _RANDOM and not self.tracer.eager_depth and \
+                self.tracer.may_break():
+            # A graph break: the call runs eagerly on every call.
+            if getattr(func, "__objclass__", None) is torch._C._TensorBase:
+                return self.tracer.create_proxy(
+                    "call_method", func.__name__, args, kwargs or {})
+            return self.tracer.create_proxy("call_function", func, args,
+                                            kwargs or {})
+        if func in _RANDOM and not self.tracer.eager_depth:
             frames = self.tracer._user_frames()
             where = "%s:%d:%d" % frames[0] if frames else None
             name = getattr(func, "__name__", str(func))
@@ -231,20 +429,33 @@ class _RandomCalls(TorchFunctionMode):
                 is torch._C._TensorBase else "torch."
             msg = ("%s%s: random numbers are not captured yet (Kiln's random "
                    "ops take explicit seeds)" % (owner, name))
-            raise Unsupported("%s: %s" % (where, msg) if where else msg,
+            if self.tracer.run is not None:
+                msg += "; a graph break, refused here"
+            err = Unsupported("%s: %s" % (where, msg) if where else msg,
                               where)
+            err.graph_break = self.tracer.run is not None
+            raise err
         return func(*args, **(kwargs or {}))
 
 
-def trace(root, fn, importer, concrete_args):
+def _random_name(func):
+    owner = "Tensor." if getattr(func, "__objclass__", None) \
+        is torch._C._TensorBase else "torch."
+    return owner + getattr(func, "__name__", str(func))
+
+
+def trace(root, fn, importer, concrete_args, run=None):
     """Traces `fn` (a module, or a function) with KilnTracer; every node is
-    imported as it is created. Returns the GraphModule."""
+    imported as it is created. Returns the GraphModule (with graph breaks,
+    `run` a kiln._breaks.SegmentRun: the tracer's root module, the graph
+    having been run segment by segment)."""
+    from . import _breaks
     root_fn = fn.forward if isinstance(fn, torch.nn.Module) else fn
-    tracer = KilnTracer(importer, root_fn)
+    tracer = KilnTracer(importer, root_fn, run)
     if isinstance(fn, torch.nn.Module):
         importer.root = fn
     try:
-        with _RandomCalls(tracer):
+        with _breaks.tracing(tracer), _RandomCalls(tracer):
             graph = tracer.trace(fn, concrete_args=concrete_args)
     except KilnError:
         raise
@@ -260,4 +471,6 @@ def trace(root, fn, importer, concrete_args):
             getattr(root_fn, "__qualname__", root_fn), type(e).__name__, e)
         raise Unsupported("%s: %s" % (where, msg) if where else msg,
                           where) from e
+    if run is not None and run.breaks:
+        return tracer.root
     return fx.GraphModule(tracer.root, graph)

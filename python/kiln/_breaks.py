@@ -1,0 +1,866 @@
+"""Graph breaks: running a function whose capture stops where Python needs a
+tensor's value.
+
+Design (docs/python.md, "Graph breaks"). A compiled function is traced with
+kiln._tracer.KilnTracer (torch.fx proxies; each node imported as it is
+created). Where Python needs a value the graph cannot give it (the truth
+value of a tensor, `.item()`, `.tolist()`), where an op has no Kiln
+conversion (or its converter refuses it), at `kiln.graph_break()` and at a
+call of a `kiln.disable`d function or a `kiln.disallow_in_graph` op, the
+trace *breaks*:
+
+1. the nodes imported since the last break (a *segment*) are finished as a
+   kg.program whose results are the segment's tensors Python can still reach
+   (the proxies alive at the break, found by weak references), looked up in
+   the function's segment cache by the segment's structure, compiled on a
+   miss, and called: the values become real tensors;
+2. the value Python asked for is given to it (a real bool, float, list), or
+   the op without a conversion runs eagerly on the real tensors;
+3. tracing goes on with a new segment whose inputs are the real tensors of
+   earlier segments that it uses.
+
+The Python function itself runs on every call (as TorchDynamo runs the
+Python between its graphs on every call): a function with breaks is traced
+again each call, and each segment's program is found again by its
+structure. Nothing Python decided is replayed from an earlier call, so a
+branch on `b.sum() < 0` takes the side this call's value picks, and the
+segment after it is the one for that side (a different structure, a
+different program). Non-tensor values a segment takes from earlier segments
+(a size, an `.item()`) are part of its key; tensors are its arguments,
+checked by the runtime's guards (recompiles, automatic dynamic shapes,
+cache_size_limit per segment program).
+"""
+
+import collections
+import functools
+import inspect
+import linecache
+import threading
+import traceback
+import warnings
+import weakref
+
+import torch
+import torch.fx as fx
+from torch.utils import _pytree as pytree
+
+from ._errors import KilnError, Unsupported
+from ._fx_import import FxImporter, TensorVal
+from ._symbolic import Sym
+
+_state = threading.local()
+
+
+def active_tracer():
+    """The KilnTracer tracing on this thread, or None."""
+    stack = getattr(_state, "tracers", None)
+    return stack[-1] if stack else None
+
+
+class tracing:
+    """Context: `tracer` is the active tracer (kiln.is_compiling() is true
+    inside, graph_break() breaks its graph)."""
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+
+    def __enter__(self):
+        if not hasattr(_state, "tracers"):
+            _state.tracers = []
+        _state.tracers.append(self.tracer)
+        return self.tracer
+
+    def __exit__(self, *exc):
+        _state.tracers.pop()
+        return False
+
+
+# ------------------------------------------------------------ user API
+
+
+def is_compiling():
+    """True while kiln captures the code that calls it (torch.compiler.
+    is_compiling); False in eager code, including a `kiln.disable`d function
+    or an op running eagerly at a graph break."""
+    t = active_tracer()
+    return t is not None and t.eager_depth == 0
+
+
+def graph_break():
+    """An explicit graph break (torch._dynamo.graph_break): the graph so far
+    is compiled and run, a new one starts. Outside compiled code, nothing."""
+    t = active_tracer()
+    if t is None or t.eager_depth:
+        return
+    t.graph_break("graph_break()")
+
+
+class _Wrapper:
+    """A wrapped callable that keeps the wrapped one's name and binds as a
+    method."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+
+class _Disabled(_Wrapper):
+    """What kiln.disable returns: `fn` runs eagerly (a graph break around
+    its call when called from compiled code)."""
+
+    def __init__(self, fn, recursive):
+        super().__init__(fn)
+        self.recursive = recursive
+
+    def __call__(self, *args, **kwargs):
+        t = active_tracer()
+        if t is None or t.eager_depth:
+            return self.fn(*args, **kwargs)
+        return t.call_eagerly(self, args, kwargs)
+
+
+def disable(fn=None, recursive=True):
+    """torch._dynamo.disable: `fn` (and everything it calls) runs eagerly,
+    never captured; called from a compiled function, it is a graph break
+    ("call to a kiln.disable'd function"). `kiln.compile` of a disabled
+    function returns it unchanged. As a decorator: `@kiln.disable` or
+    `@kiln.disable(recursive=False)` (kiln cannot capture the functions a
+    disabled function calls, so recursive=False behaves as True)."""
+    if fn is None:
+        return lambda f: disable(f, recursive)
+    if isinstance(fn, _Disabled):
+        return fn
+    if not callable(fn):
+        raise TypeError("kiln.disable takes a callable, got %s"
+                        % type(fn).__name__)
+    return _Disabled(fn, recursive)
+
+
+class _AllowedInGraph(_Wrapper):
+    """What kiln.allow_in_graph returns for a Python function: its call is
+    captured whole, in the graph of its caller; a graph break inside it is an
+    error, not a break."""
+
+    def __call__(self, *args, **kwargs):
+        t = active_tracer()
+        if t is None or t.eager_depth:
+            return self.fn(*args, **kwargs)
+        with t.no_breaks(getattr(self.fn, "__qualname__", repr(self.fn))):
+            return self.fn(*args, **kwargs)
+
+
+_disallowed = set()          # functions
+_disallowed_methods = set()  # Tensor method names
+
+
+def _graph_op(fn):
+    """('function', fn) or ('method', name) for a callable kiln captures
+    into graphs; None for anything else."""
+    from . import _ops
+    name = getattr(fn, "__name__", None)
+    owner = getattr(fn, "__objclass__", None)
+    if owner is not None and issubclass(torch.Tensor, owner) and name and \
+            name in _ops.METHODS:
+        return ("method", name)
+    if _ops.function_converter(fn) is not None:
+        return ("function", fn)
+    return None
+
+
+def disallow_in_graph(fn):
+    """torch._dynamo.disallow_in_graph: calls of the torch op `fn`
+    (`torch.add`, `torch.Tensor.sum`, ...) break the graph and run eagerly.
+    Global, like TorchDynamo's; programs captured before keep their graphs
+    (call kiln.reset()). Naming a callable kiln does not put in graphs is an
+    error. Returns `fn`."""
+    op = _graph_op(fn)
+    if op is None:
+        raise KilnError(
+            "kiln.disallow_in_graph expects a torch op that kiln captures "
+            "into graphs (a torch function or Tensor method with a Kiln "
+            "conversion), got %r; use kiln.disable for other functions"
+            % (fn,))
+    if op[0] == "method":
+        _disallowed_methods.add(op[1])
+    else:
+        _disallowed.add(fn)
+    return fn
+
+
+def allow_in_graph(fn):
+    """torch._dynamo.allow_in_graph. For a torch op disallowed with
+    disallow_in_graph: allowed again (returns `fn`). For a Python function:
+    returns a wrapper whose calls are captured whole into the caller's
+    graph; a graph break inside it raises instead (use the returned
+    function: kiln has no bytecode hook to recognise calls of the
+    original)."""
+    op = _graph_op(fn)
+    if op is not None:
+        if op[0] == "method":
+            _disallowed_methods.discard(op[1])
+        else:
+            _disallowed.discard(fn)
+        return fn
+    if isinstance(fn, _AllowedInGraph):
+        return fn
+    if isinstance(fn, _Disabled):
+        fn = fn.fn
+    if not callable(fn):
+        raise TypeError("kiln.allow_in_graph takes a callable, got %s"
+                        % type(fn).__name__)
+    return _AllowedInGraph(fn)
+
+
+def is_disallowed(node):
+    if node.op == "call_function":
+        try:
+            return node.target in _disallowed
+        except TypeError:
+            return False
+    if node.op == "call_method":
+        return node.target in _disallowed_methods
+    return False
+
+
+class _AssumeConstant(_Wrapper):
+    """What kiln.assume_constant_result returns."""
+
+    def __call__(self, *args, **kwargs):
+        t = active_tracer()
+        if t is None or t.eager_depth:
+            return self.fn(*args, **kwargs)
+        return t.constant_result(self, args, kwargs)
+
+
+def assume_constant_result(fn):
+    """torch._dynamo.assume_constant_result: called from compiled code,
+    `fn` runs once (eagerly, at capture) and its result is a constant of the
+    compiled function from then on: later calls do not run it and nothing
+    guards it (kiln.reset() forgets it). Its arguments must be Python values
+    or real tensors, not values computed by the captured function."""
+    return _AssumeConstant(fn)
+
+
+# ------------------------------------------------------------ frames
+
+
+def user_stack(tracer):
+    """[(file, line, function name)] of the user's frames, outermost
+    first, from the traced function down to the current point."""
+    from ._tracer import _skipped
+    frames = []
+    f = inspect.currentframe()
+    while f is not None:
+        code = f.f_code
+        if not _skipped(code.co_filename):
+            frames.append((code.co_filename, f.f_lineno, code.co_name))
+        if code is tracer.root_code:
+            break
+        f = f.f_back
+    frames.reverse()
+    return frames
+
+
+class BreakReason:
+    """One graph break: `reason` (what broke the graph) and `user_stack`
+    (traceback.FrameSummary list, outermost first, ending at the user's
+    line)."""
+
+    def __init__(self, reason, stack, graph_index):
+        self.reason = reason
+        self.user_stack = [traceback.FrameSummary(f, l, n)
+                           for (f, l, n) in stack]
+        self.graph_index = graph_index
+
+    @property
+    def location(self):
+        if not self.user_stack:
+            return None
+        fs = self.user_stack[-1]
+        return "%s:%d" % (fs.filename, fs.lineno)
+
+    def __repr__(self):
+        return "BreakReason(%r at %s)" % (self.reason, self.location)
+
+
+class GraphInfo:
+    """One graph of a run: its program name, its ops (as `target_name`s of
+    the FX nodes that became kt ops) and its MLIR text."""
+
+    def __init__(self, name, ops, text):
+        self.name = name
+        self.ops = ops
+        self.text = text
+
+
+# ------------------------------------------------------------ the runs
+
+
+def _freeze(v):
+    """A hashable, comparable form of a Python constant for segment keys."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return (type(v).__name__, v)
+    if isinstance(v, float):
+        return ("float", repr(v))
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(_freeze(x) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple((k, _freeze(x)) for k, x in v.items()))
+    if isinstance(v, slice):
+        return ("slice", _freeze(v.start), _freeze(v.stop), _freeze(v.step))
+    if isinstance(v, (torch.dtype, torch.device, torch.layout,
+                      torch.memory_format)) or v is Ellipsis:
+        return ("torch", str(v))
+    try:
+        hash(v)
+        return ("obj", v)
+    except TypeError:
+        return ("id", id(v))
+
+
+class _ExternalEnv(dict):
+    """A segment importer's environment: a node of an earlier segment (or
+    an eager op) is imported on first use as an input of this segment,
+    holding its real value."""
+
+    def __init__(self, run):
+        super().__init__()
+        self.run = run
+
+    def __missing__(self, node):
+        return self.run.external(node)
+
+
+class _Missing:
+    pass
+
+
+_MISSING = _Missing()
+
+
+class SegmentRun:
+    """One call of a function through the tracer, with graph breaks.
+
+    `owner` is the kiln._compile._Compiled, `cache` the _Broken holding the
+    segment programs of this function and argument structure, `examples`
+    the placeholder values (tensors and Python values), `allow_breaks` False
+    when a break must raise (fullgraph=True, a re-capture)."""
+
+    def __init__(self, owner, cache, name, importer, examples, allow_breaks,
+                 dynamic_dims=()):
+        self.owner = owner
+        self.cache = cache
+        self.name = name
+        self.importer = importer
+        self.examples = examples
+        self.allow_breaks = allow_breaks
+        self.dynamic_dims = set(dynamic_dims)
+        self.tracer = None
+        self.concrete = {}       # node -> its real value (earlier segments)
+        self.seg_nodes = []      # the nodes of the current segment
+        self.seg_set = set()
+        self.seg_ops = []        # their target names that became kt ops
+        self.seg_inputs = list(examples)  # input_index -> tensor
+        self.ext_nodes = []      # external nodes, in order of first use
+        self.ext_index = {}
+        self.proxies = []        # weakrefs to the proxies of the trace
+        self.view_copies = set()  # ids of tensors that stand for views
+        self.breaks = []
+        self.graphs = []
+        self.segment_index = 0
+        self.start_location = None
+        self.forbid = []         # allow_in_graph regions being traced
+        self.output_value = _MISSING
+
+    # --- bookkeeping called by the tracer
+
+    def track(self, proxy):
+        self.proxies.append(weakref.ref(proxy))
+
+    def add_node(self, node):
+        self.seg_nodes.append(node)
+        self.seg_set.add(node)
+
+    def in_segment(self, node):
+        return node in self.seg_set
+
+    def external(self, node):
+        """The importer value of `node`, a node of an earlier segment (or
+        an eager op): its real tensors become inputs of this segment."""
+        if node not in self.concrete:
+            raise KilnError("internal error: the value of %s was not kept "
+                            "across a graph break" % node.name)
+        value = self.concrete[node]
+        imp = self.importer
+
+        def leaf(x):
+            if isinstance(x, torch.Tensor):
+                index = len(self.seg_inputs)
+                self.seg_inputs.append(x)
+                for d in getattr(x, "_kiln_dynamic_dims", ()):
+                    imp.dynamic_dims.add((index, d))
+                v = imp._input_value(x, index, node.name)
+                if id(x) in self.view_copies:
+                    v.is_view = True
+                return v
+            return x
+
+        v = pytree.tree_map(leaf, value)
+        dict.__setitem__(imp.env, node, v)
+        if isinstance(v, TensorVal):
+            imp._tensor_nodes.setdefault(id(v), []).append(node)
+        if node not in self.ext_index:
+            self.ext_index[node] = len(self.ext_nodes)
+            self.ext_nodes.append(node)
+        return v
+
+    # --- breaks
+
+    def breaks_allowed(self):
+        return self.allow_breaks and not self.forbid
+
+    def check_break(self, reason):
+        """Raises when a break is not allowed here (fullgraph, a
+        re-capture, inside an allow_in_graph function)."""
+        if self.forbid:
+            raise self._refused(
+                "graph break inside %s, which kiln.allow_in_graph captures "
+                "whole: %s" % (self.forbid[-1], reason))
+        if not self.allow_breaks:
+            raise self._refused("graph break: %s" % reason)
+
+    def _refused(self, message):
+        frames = self.tracer._user_frames()
+        where = "%s:%d:%d" % frames[0] if frames else None
+        text = "%s: %s" % (where, message) if where else message
+        if frames:
+            text += "\n" + "\n".join("  at %s:%d:%d" % f for f in frames)
+        err = Unsupported(text, where)
+        err._located = True
+        err.graph_break = True
+        return err
+
+    def graph_break(self, reason, needed=()):
+        """A break here: records it, runs the segment so far (keeping the
+        values of `needed` nodes and of every live proxy) and starts the
+        next one."""
+        self.check_break(reason)
+        stack = user_stack(self.tracer)
+        self.breaks.append(BreakReason(reason, stack, len(self.graphs)))
+        self.flush(needed)
+        self.start_location = (stack[-1][0], stack[-1][1]) if stack else None
+
+    def materialize(self, node, reason):
+        """The real value of `node` (a tensor of the current segment), at a
+        graph break."""
+        if node in self.concrete:
+            return self.concrete[node]
+        self.graph_break(reason, [node])
+        return self.concrete[node]
+
+    # --- running segments
+
+    def _live_nodes(self, needed):
+        live = []
+        seen = set()
+        for n in needed:
+            if n in self.seg_set and n not in seen:
+                seen.add(n)
+                live.append(n)
+        alive = []
+        for r in self.proxies:
+            p = r()
+            if p is None:
+                continue
+            alive.append(r)
+            node = p.__dict__.get("node") if not isinstance(
+                p, fx.proxy.Attribute) else p.__dict__.get("_node")
+            if node is not None and node in self.seg_set and \
+                    node not in seen:
+                seen.add(node)
+                live.append(node)
+        self.proxies = alive
+        order = {n: i for i, n in enumerate(self.seg_nodes)}
+        live.sort(key=order.__getitem__)
+        return live
+
+    def _key(self, live, output=None):
+        """The structure of the current segment: its nodes (targets,
+        constant arguments, which node each argument is), the values of the
+        non-tensor values it takes from earlier segments, and its
+        results."""
+        index = {n: i for i, n in enumerate(self.seg_nodes)}
+        ext = {}
+
+        def arg(a):
+            if isinstance(a, fx.Node):
+                if a in index:
+                    return ("n", index[a])
+                if a not in ext:
+                    v = self.concrete.get(a, _MISSING)
+                    leaves = pytree.tree_flatten(v)[0]
+                    if any(isinstance(x, torch.Tensor) for x in leaves):
+                        ext[a] = ("t", len(ext))
+                    else:
+                        ext[a] = ("c", len(ext), _freeze(v))
+                return ext[a]
+            if isinstance(a, (tuple, list)):
+                return (type(a).__name__, tuple(arg(x) for x in a))
+            if isinstance(a, dict):
+                return ("dict", tuple((k, arg(x)) for k, x in a.items()))
+            if isinstance(a, slice):
+                return ("slice", arg(a.start), arg(a.stop), arg(a.step))
+            return _freeze(a)
+
+        nodes = []
+        for n in self.seg_nodes:
+            target = n.target
+            try:
+                hash(target)
+            except TypeError:
+                target = ("id", id(target))
+            nodes.append((n.op, target, arg(n.args), arg(n.kwargs)))
+        return (tuple(nodes), tuple(index[n] for n in live))
+
+    def flush(self, needed=(), final=False):
+        """Runs the current segment: its live tensors (or, when `final`, the
+        function's output) get their real values; a new segment starts."""
+        imp = self.importer
+        if final:
+            live = []
+            out = imp.output
+        else:
+            live = self._live_nodes(needed)
+            out = tuple(imp.env[n] for n in live)
+        leaves = [x for x in pytree.tree_flatten(out)[0]
+                  if isinstance(x, TensorVal)]
+        uniq = []
+        seen = set()
+        for x in leaves:
+            if id(x) not in seen:
+                seen.add(id(x))
+                uniq.append(x)
+        values = {}
+        if imp.lines:
+            key = self._key(live)
+            site = (self.segment_index, self.start_location)
+            name = self.cache.name_for(key, site)
+            results = None
+            if name is not None:
+                imp.output = tuple(uniq)
+                imp.name = name
+                result = imp.finish()
+                results = self.cache.run_segment(self, key, site, result)
+            if results is None:  # runs eagerly (cache_size_limit)
+                self._run_eagerly()
+                values = None
+            else:
+                for tv, t in zip(uniq, results):
+                    values[id(tv)] = t
+                self.graphs.append(GraphInfo(name, list(self.seg_ops),
+                                             result.text))
+        else:
+            for tv in uniq:
+                values[id(tv)] = self._arg_tensor(tv)
+        if values is not None:
+            for tv in uniq:
+                if tv.is_view:
+                    self.view_copies.add(id(values[id(tv)]))
+
+            def conv(x):
+                if isinstance(x, TensorVal):
+                    return values.get(id(x), _MISSING)
+                if isinstance(x, Sym):
+                    return x.value
+                return x
+
+            for n in self.seg_nodes:
+                if n in self.concrete:
+                    continue
+                v = imp.env.get(n, _MISSING)
+                if v is _MISSING:
+                    continue
+                cv = pytree.tree_map(conv, v)
+                if not any(x is _MISSING for x in pytree.tree_flatten(cv)[0]):
+                    self.concrete[n] = cv
+            if final:
+                self.output_value = pytree.tree_map(conv, out)
+        elif final:
+            self.output_value = self.concrete[self._output_node()]
+        self._new_segment()
+
+    def _output_node(self):
+        for n in reversed(self.seg_nodes):
+            if n.op == "output":
+                return n
+        raise KilnError("internal error: the segment has no output")
+
+    def _arg_tensor(self, tv):
+        """The real tensor a TensorVal that is a program argument stands
+        for."""
+        for a in self.importer.args:
+            if a.value is tv or a.current is tv:
+                if a.is_input:
+                    return self.seg_inputs[a.input_index]
+                return self.attr(a.qualname)
+        raise KilnError("internal error: a graph result without an op")
+
+    def attr(self, qualname):
+        from ._fx_import import raw_getattr
+        obj = self.tracer.root
+        for part in qualname.split("."):
+            obj = raw_getattr(obj, part)
+        return obj
+
+    def _new_segment(self):
+        old = self.importer
+        imp = FxImporter(self.name, old.root, [], (),
+                         root_location=None)
+        imp.root_loc = imp._loc_alias(_root_loc_text(old))
+        imp.env = _ExternalEnv(self)
+        self.importer = imp
+        if self.tracer is not None:
+            self.tracer.importer = imp
+        self.seg_nodes = []
+        self.seg_set = set()
+        self.seg_ops = []
+        self.seg_inputs = []
+        self.ext_nodes = []
+        self.ext_index = {}
+        self.segment_index += 1
+
+    def _run_eagerly(self):
+        """Runs the current segment's nodes eagerly (PyTorch), in order."""
+        with self.tracer.eager():
+            for n in self.seg_nodes:
+                if n in self.concrete:
+                    continue
+                if n.op == "placeholder":
+                    self.concrete[n] = self.examples[
+                        self._placeholder_index(n)]
+                elif n.op == "get_attr":
+                    self.concrete[n] = self.attr(n.target)
+                elif n.op == "output":
+                    self.concrete[n] = fx.node.map_arg(
+                        n.args[0], lambda m: self.concrete[m])
+                else:
+                    self.concrete[n] = self.eager_value(n)
+
+    def _placeholder_index(self, node):
+        i = 0
+        for n in node.graph.nodes:
+            if n is node:
+                return i
+            if n.op == "placeholder":
+                i += 1
+        raise KilnError("internal error: unknown placeholder")
+
+    def eager_value(self, node):
+        """Runs the op of `node` eagerly on the real values of its
+        arguments (which must all be known)."""
+        args = fx.node.map_arg(node.args, lambda m: self.concrete[m])
+        kwargs = fx.node.map_arg(node.kwargs, lambda m: self.concrete[m])
+        if node.op == "call_function":
+            return node.target(*args, **kwargs)
+        if node.op == "call_method":
+            self_, rest = args[0], args[1:]
+            if node.target in ("add_", "sub_", "mul_", "div_") or \
+                    node.target.endswith("_"):
+                if id(self_) in self.view_copies:
+                    raise self._refused(
+                        "Tensor.%s: an in-place op on a view, across a "
+                        "graph break, is not supported yet" % node.target)
+            return getattr(self_, node.target)(*rest, **kwargs)
+        if node.op == "call_module":
+            return self.tracer.root.get_submodule(node.target)(*args,
+                                                              **kwargs)
+        raise KilnError("internal error: cannot run %s eagerly" % node.op)
+
+    def run_eager_op(self, node, reason):
+        """A break at an op kiln does not put in the graph: the segment so
+        far runs, then the op runs eagerly."""
+        self.check_break(reason)
+        stack = user_stack(self.tracer)
+        self.breaks.append(BreakReason(reason, stack, len(self.graphs)))
+        needed = [a for a in node.all_input_nodes if a in self.seg_set]
+        # The op is not part of the segment.
+        self.seg_nodes.remove(node)
+        self.seg_set.discard(node)
+        self.flush(needed)
+        with self.tracer.eager():
+            value = self.eager_value(node)
+        self.concrete[node] = value
+        self.start_location = (stack[-1][0], stack[-1][1]) if stack else None
+        return value
+
+    def finish(self, force):
+        """After the trace: with breaks (or `force`), runs the last segment
+        and returns (True, the function's output); else (False, None)."""
+        if not self.breaks and not force:
+            return False, None
+        self.flush(final=True)
+        return True, self.output_value
+
+
+def _root_loc_text(importer):
+    for text, alias in importer.locs.items():
+        if alias == importer.root_loc:
+            return text
+    return "unknown"
+
+
+# ------------------------------------------------------------ the cache
+
+
+class Broken:
+    """The segment programs of one compiled function and argument
+    structure: each distinct segment structure is one kg.program in its own
+    session (kiln._compile._Program), so its guards, recompiles, automatic
+    dynamic shapes and cache_size_limit are the runtime's. At most
+    cache_size_limit structures per segment site (its position in the call
+    and the line it starts at): past that, that segment runs eagerly."""
+
+    def __init__(self, owner, name):
+        self.owner = owner
+        self.name = name
+        self.programs = collections.OrderedDict()
+        self.sites = collections.defaultdict(int)
+        self.warned = set()
+
+    def name_for(self, key, site):
+        """The program name of a segment structure; None when the segment
+        must run eagerly (its site reached cache_size_limit)."""
+        from ._compile import config
+        prog = self.programs.get(key)
+        if prog is not None:
+            return prog.name
+        if self.sites[site] >= config.cache_size_limit:
+            self._warn(site, "has had %d different graphs"
+                       % self.sites[site])
+            return None
+        return "%s_g%d" % (self.name, len(self.programs))
+
+    def run_segment(self, run, key, site, result):
+        """Calls the segment's program (made on first use) on the run's
+        inputs: its results, or None past cache_size_limit."""
+        from ._compile import _CacheLimit, _Program, config
+        prog = self.programs.get(key)
+        if prog is None:
+            self.sites[site] += 1
+            holder = [result]
+            prog = _Program(self.owner, result.name, run.seg_inputs, {},
+                            lambda flat, reason: holder[0])
+            prog.holder = holder
+            self.programs[key] = prog
+        else:
+            prog.holder[0] = result
+        prog.result = result
+        prog.root = run.tracer.root
+        try:
+            out = prog.call(run.seg_inputs)
+        except _CacheLimit:
+            self._warn(site, "its program @%s reached cache_size_limit (%d)"
+                       % (prog.name, config.cache_size_limit), prog)
+            return None
+        return list(out)
+
+    def _warn(self, site, why, prog=None):
+        from ._compile import KilnWarning
+        if site in self.warned:
+            return
+        self.warned.add(site)
+        where = "%s:%d" % site[1] if site[1] else "the start"
+        reasons = prog.recompile_reasons() if prog is not None else []
+        warnings.warn(
+            "kiln: %s: the graph after %s (segment %d) %s; it runs eagerly "
+            "(PyTorch) from now on%s" % (
+                self.name, where, site[0], why,
+                (". Recompile reasons:\n" + "\n".join(
+                    "  %d. %s" % (i + 1, r) for i, r in enumerate(reasons)))
+                if reasons else ""), KilnWarning, stacklevel=5)
+
+    def stats(self):
+        return {p.name: p.stats() for p in self.programs.values()}
+
+    def recompile_reasons(self):
+        return {p.name: p.recompile_reasons() for p in
+                self.programs.values()}
+
+
+# ------------------------------------------------------------ explain
+
+
+class ExplainOutput:
+    """What kiln.explain returns (torch._dynamo.explain's ExplainOutput):
+    `graphs` (the MLIR text of each graph's program), `graph_count`,
+    `graph_break_count`, `break_reasons` (BreakReason: `reason`,
+    `user_stack`), `op_count`, `ops_per_graph` (the ops of each graph, by
+    their torch names) and `out_guards` (each graph's kg.guard_tensor
+    lines). `print(explanation)` prints the FAQ's summary; it also unpacks
+    as the FAQ's `explanation, out_guards, graphs, ops_per_graph`."""
+
+    def __init__(self, graphs, breaks):
+        self.graph_infos = graphs
+        self.graphs = [g.text for g in graphs]
+        self.graph_count = len(graphs)
+        self.break_reasons = list(breaks)
+        self.graph_break_count = len(breaks)
+        self.ops_per_graph = [list(g.ops) for g in graphs]
+        self.op_count = sum(len(o) for o in self.ops_per_graph)
+        self.out_guards = [[l.strip() for l in g.text.splitlines()
+                            if "kg.guard_tensor" in l] for g in graphs]
+
+    def __str__(self):
+        lines = ["Kiln produced %d graph%s, with %d graph break%s and %d "
+                 "op%s." % (self.graph_count,
+                            "" if self.graph_count == 1 else "s",
+                            self.graph_break_count,
+                            "" if self.graph_break_count == 1 else "s",
+                            self.op_count, "" if self.op_count == 1 else "s")]
+        if self.break_reasons:
+            lines.append(" Break reasons:")
+            for i, b in enumerate(self.break_reasons):
+                lines.append("%d. %s" % (i + 1, b.reason))
+                for fs in b.user_stack:
+                    lines.append('   File "%s", line %d, in %s' % (
+                        fs.filename, fs.lineno, fs.name))
+                    src = linecache.getline(fs.filename, fs.lineno).strip()
+                    if src:
+                        lines.append("    %s" % src)
+                lines.append("")
+        if self.graph_infos:
+            lines.append(" Ops per graph:")
+            for i, g in enumerate(self.graph_infos):
+                lines.append("%d. @%s: %s" % (i + 1, g.name,
+                                              ", ".join(g.ops) or "(none)"))
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return "ExplainOutput(graph_count=%d, graph_break_count=%d, " \
+            "op_count=%d)" % (self.graph_count, self.graph_break_count,
+                              self.op_count)
+
+    def __iter__(self):
+        return iter((str(self), self.out_guards, self.graphs,
+                     self.ops_per_graph))
+
+
+def explain(fn, *args, **kwargs):
+    """torch._dynamo.explain: `kiln.explain(fn)(*args, **kwargs)` (or
+    `kiln.explain(fn, *args, **kwargs)`) captures and runs `fn` once on the
+    `eager` backend and returns an ExplainOutput: graphs, graph breaks with
+    their reasons and user lines, ops per graph."""
+    from ._compile import _Compiled
+
+    def run(*a, **k):
+        c = _Compiled(fn, "eager", False, None, None, None)
+        return c.explain_call(a, k)
+
+    if args or kwargs:
+        return run(*args, **kwargs)
+    return run
