@@ -413,10 +413,11 @@ class _Compiled:
             if isinstance(prog, _Ran):
                 # The first call had graph breaks: it ran segment by
                 # segment; this key runs with breaks from now on.
+                self._check_grad(flat, self.programs[key])
                 return prog.value
+        self._check_grad(flat, prog)
         if isinstance(prog, _breaks.Broken):
             return self._call_broken(prog, bound, args, kwargs)
-        self._check_grad(flat, prog)
         try:
             return prog.call(flat)
         except _CacheLimit:
@@ -483,7 +484,12 @@ class _Compiled:
     def _check_grad(self, flat, prog):
         if self.grad_warned or not torch.is_grad_enabled():
             return
-        if any(t.requires_grad for t in prog.tensors(flat)):
+        if isinstance(prog, _breaks.Broken):
+            tensors = list(flat) + (list(self.module.parameters())
+                                    if self.module is not None else [])
+        else:
+            tensors = prog.tensors(flat)
+        if any(t.requires_grad for t in tensors):
             self.grad_warned = True
             warnings.warn(
                 "kiln: %s: inputs or parameters require grad, but kiln "

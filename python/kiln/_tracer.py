@@ -32,7 +32,7 @@ import traceback
 
 import torch
 import torch.fx as fx
-from torch.overrides import TorchFunctionMode
+from torch.overrides import TorchFunctionMode, _no_torch_function_mode
 from torch.utils import _pytree as pytree
 
 from . import _ops
@@ -199,7 +199,10 @@ class KilnTracer(fx.Tracer):
         imp = self.importer
         mark = len(imp.lines)
         try:
-            imp.import_node(node)
+            # The converters' own torch calls (dtype promotion on dummies)
+            # need no interception by _RandomCalls.
+            with _no_torch_function_mode():
+                imp.import_node(node)
         except Unsupported as e:
             if kind not in calls or getattr(e, "_no_break", False):
                 raise

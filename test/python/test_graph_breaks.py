@@ -387,3 +387,10 @@ def test_recapture_that_reaches_a_break_switches_to_breaks():
     torch.testing.assert_close(f(x), x + 1)
     out = kiln.explain(break_for_long_inputs)(torch.randn(6))
     assert out.graph_break_count == 1
+
+
+def test_grad_warning_with_breaks():
+    w = torch.randn(10, requires_grad=True)
+    f = kiln.compile(toy_example, backend="eager")
+    with pytest.warns(kiln.KilnWarning, match="require grad"):
+        f(w, torch.randn(10))
