@@ -340,6 +340,10 @@ class _Missing:
     pass
 
 
+_BASE_WRITE = ("an in-place write to a view, or to a tensor a view of which "
+               "crossed a graph break (as a copy), is not supported yet")
+
+
 _MISSING = _Missing()
 
 
@@ -370,6 +374,7 @@ class SegmentRun:
         self.ext_index = {}
         self.proxies = []        # weakrefs to the proxies of the trace
         self.view_copies = set()  # ids of tensors that stand for views
+        self.view_bases = set()   # ids of the tensors those views are of
         self.breaks = []
         self.graphs = []
         self.segment_index = 0
@@ -407,6 +412,8 @@ class SegmentRun:
                 v = imp._input_value(x, index, node.name)
                 if id(x) in self.view_copies:
                     v.is_view = True
+                if id(x) in self.view_bases:
+                    imp.no_write[id(v)] = _BASE_WRITE
                 return v
             return x
 
@@ -570,7 +577,17 @@ class SegmentRun:
         if values is not None:
             for tv in uniq:
                 if tv.is_view:
+                    # It crosses the break as a copy: neither it nor the
+                    # tensor it views may be written in place later.
                     self.view_copies.add(id(values[id(tv)]))
+                    root = tv
+                    while root.is_view and root.base is not None:
+                        root = root.base
+                    base = values.get(id(root))
+                    if base is None:
+                        base = self._arg_tensor(root, None)
+                    if base is not None:
+                        self.view_bases.add(id(base))
 
             def conv(x):
                 if isinstance(x, TensorVal):
@@ -600,7 +617,7 @@ class SegmentRun:
                 return n
         raise KilnError("internal error: the segment has no output")
 
-    def _arg_tensor(self, tv):
+    def _arg_tensor(self, tv, default=_MISSING):
         """The real tensor a TensorVal that is a program argument stands
         for."""
         for a in self.importer.args:
@@ -608,6 +625,8 @@ class SegmentRun:
                 if a.is_input:
                     return self.seg_inputs[a.input_index]
                 return self.attr(a.qualname)
+        if default is not _MISSING:
+            return default
         raise KilnError("internal error: a graph result without an op")
 
     def attr(self, qualname):
@@ -669,12 +688,13 @@ class SegmentRun:
             return node.target(*args, **kwargs)
         if node.op == "call_method":
             self_, rest = args[0], args[1:]
-            if node.target in ("add_", "sub_", "mul_", "div_") or \
-                    node.target.endswith("_"):
-                if id(self_) in self.view_copies:
-                    raise self._refused(
-                        "Tensor.%s: an in-place op on a view, across a "
-                        "graph break, is not supported yet" % node.target)
+            if node.target.endswith("_") and (
+                    id(self_) in self.view_copies or
+                    id(self_) in self.view_bases):
+                err = self._refused("Tensor.%s: %s" % (node.target,
+                                                       _BASE_WRITE))
+                err.graph_break = False
+                raise err
             return getattr(self_, node.target)(*rest, **kwargs)
         if node.op == "call_module":
             return self.tracer.root.get_submodule(node.target)(*args,

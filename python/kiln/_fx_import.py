@@ -218,6 +218,9 @@ class FxImporter:
         self.placeholders = 0
         self.output = None
         self._tensor_nodes = {}
+        # id(TensorVal) -> why it must not be written in place (graph
+        # breaks: a tensor whose views crossed a break as copies).
+        self.no_write = {}
 
     # ----- per node
 
@@ -511,6 +514,11 @@ class FxImporter:
                              "not supported yet")
             err._no_break = True  # running it eagerly would write a copy
             raise err
+        for v in (old, old.arg.value if old.arg is not None else None):
+            if v is not None and id(v) in self.no_write:
+                err = self.error(self.no_write[id(v)])
+                err._no_break = True
+                raise err
         for n in self._tensor_nodes.get(id(old), []):
             self.env[n] = new
             self._tensor_nodes.setdefault(id(new), []).append(n)

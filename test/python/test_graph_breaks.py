@@ -394,3 +394,25 @@ def test_grad_warning_with_breaks():
     f = kiln.compile(toy_example, backend="eager")
     with pytest.warns(kiln.KilnWarning, match="require grad"):
         f(w, torch.randn(10))
+
+
+def test_in_place_on_the_base_of_a_view_across_a_break_is_refused():
+    # `v` crosses the break as a copy; writing `x` afterwards would leave it
+    # stale, so the write is refused instead of giving a wrong `v`.
+    def f(x):
+        v = x.view(-1)
+        if x.sum() > 0:
+            x.mul_(2)
+        return v + 1
+
+    with pytest.raises(kiln.Unsupported, match="view"):
+        kiln.compile(f, backend="eager")(torch.ones(2, 3))
+
+    def g(x):
+        v = x[0]
+        kiln.graph_break()
+        x.uniform_()  # eagerly, on x
+        return v * 1
+
+    with pytest.raises(kiln.Unsupported, match="view"):
+        kiln.compile(g, backend="eager")(torch.ones(2, 3))
