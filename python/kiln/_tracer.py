@@ -166,7 +166,11 @@ class KilnTracer(fx.Tracer):
         p = super().create_proxy(kind, target, args, kwargs, name, type_expr,
                                  proxy_factory_fn)
         node = getattr(p, "node", None)
-        if node is not None and node.meta.get("kiln_eager"):
+        # (torch.fx's wrapper of an autowrapped function, math.sqrt, needs a
+        # Proxy back.)
+        if node is not None and node.meta.get("kiln_eager") and not (
+                kind == "call_function" and id(target) in getattr(
+                    self, "_autowrap_function_ids", ())):
             # An op run eagerly at a graph break: a Python value (`.item()`,
             # `.tolist()`) is given to Python as is; tensors stay proxies
             # (later ops on them are captured again).
@@ -256,12 +260,38 @@ class KilnTracer(fx.Tracer):
 
     def call_eagerly(self, fn, args, kwargs):
         """A call of a kiln.disable'd function: a graph break; `fn` runs
-        eagerly on real values."""
+        eagerly on real values (any Python objects may be arguments), and
+        the tensors it returns are values of later graphs."""
+        reason = "call to %s, disabled by kiln.disable" % getattr(
+            fn, "__qualname__", fn)
         if self.run is None:
-            raise self.importer._located(
-                Unsupported, "graph break: call to %s, disabled by "
-                "kiln.disable" % getattr(fn, "__qualname__", fn))
-        return self.create_proxy("call_function", fn, args, kwargs)
+            raise self.importer._located(Unsupported, "graph break: %s"
+                                         % reason)
+        flat, spec = pytree.tree_flatten((args, kwargs))
+        needed = [p.node for p in flat if isinstance(p, fx.Proxy)]
+        self.run.graph_break(reason, needed)
+        real = [self.value(p) if isinstance(p, fx.Proxy) else p
+                for p in flat]
+        a, k = pytree.tree_unflatten(real, spec)
+        with self.eager():
+            out = fn.fn(*a, **k)
+        return self.wrap_real(out)
+
+    def wrap_real(self, out):
+        """Real tensors (results of eager code at a break) as proxies of
+        nodes whose values are known: later ops on them are captured."""
+        leaves, spec = pytree.tree_flatten(out)
+        res = []
+        for x in leaves:
+            if isinstance(x, torch.Tensor):
+                node = fx.Tracer.create_node(self, "call_function",
+                                             _eager_value, (), {})
+                node.meta["kiln_eager"] = True
+                self.run.concrete[node] = x
+                res.append(self.proxy(node))
+            else:
+                res.append(x)
+        return pytree.tree_unflatten(res, spec)
 
     @contextlib.contextmanager
     def eager(self):
@@ -439,6 +469,12 @@ class _RandomCalls(TorchFunctionMode):
             err.graph_break = self.tracer.run is not None
             raise err
         return func(*args, **(kwargs or {}))
+
+
+def _eager_value():
+    """The target of nodes standing for tensors computed eagerly at a graph
+    break (never called)."""
+    raise AssertionError("not callable")
 
 
 def _random_name(func):

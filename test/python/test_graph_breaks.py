@@ -5,6 +5,7 @@ fine-grained tracing API; kiln.explain. Every result is checked against
 eager PyTorch."""
 
 import inspect
+import math
 
 import pytest
 import torch
@@ -416,3 +417,49 @@ def test_in_place_on_the_base_of_a_view_across_a_break_is_refused():
 
     with pytest.raises(kiln.Unsupported, match="view"):
         kiln.compile(g, backend="eager")(torch.ones(2, 3))
+
+
+class WithDisabledMethod(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    @kiln.disable
+    def numpy_square(self, x):  # `self` (a module) as an argument
+        return torch.from_numpy(x.detach().numpy() ** 2) + self.lin.bias
+
+    def forward(self, x):
+        return self.numpy_square(self.lin(x)) * 2
+
+
+def math_of_tensor(x):
+    return x * math.sqrt(x.abs().sum())  # torch.fx autowraps math.sqrt
+
+
+def halve_until_small(x):
+    while x.norm() > 1:
+        x = x / 2
+    return x
+
+
+def data_dependent_shapes(x):
+    return x[x > 0].sum() + x.nonzero().shape[0]
+
+
+def test_other_breaks():
+    m = WithDisabledMethod().eval()
+    with torch.no_grad():
+        x = torch.randn(2, 3)
+        torch.testing.assert_close(kiln.compile(m, backend="eager")(x), m(x))
+    for fn in (math_of_tensor, data_dependent_shapes):
+        x = torch.randn(6)
+        torch.testing.assert_close(kiln.compile(fn, backend="eager")(x),
+                                   fn(x))
+    f = kiln.compile(halve_until_small, backend="eager")
+    for scale in (1, 10, 100, 5):
+        x = torch.randn(4, generator=torch.Generator().manual_seed(scale))
+        x = x * scale
+        torch.testing.assert_close(f(x), halve_until_small(x))
+    # One graph per loop test, one per halving: shared by every iteration.
+    assert sorted(f._kiln.stats()) == ["halve_until_small_g0",
+                                       "halve_until_small_g1"]
