@@ -463,3 +463,32 @@ def test_other_breaks():
     # One graph per loop test, one per halving: shared by every iteration.
     assert sorted(f._kiln.stats()) == ["halve_until_small_g0",
                                        "halve_until_small_g1"]
+
+
+def test_segment_program_past_cache_size_limit_runs_eagerly():
+    kiln.config.cache_size_limit = 2
+    saved = kiln.config.automatic_dynamic_shapes
+    kiln.config.automatic_dynamic_shapes = False  # every size recompiles
+    try:
+        f = kiln.compile(unknown_op, backend="eager")
+        with pytest.warns(kiln.KilnWarning, match="reached cache_size_limit"
+                          ) as record:
+            for n in (3, 4, 5, 6):
+                x = torch.randn(n)
+                torch.testing.assert_close(f(x), unknown_op(x))
+        assert "size mismatch" in str(record[0].message)
+        assert all(s["compiles"] == 2 for s in f._kiln.stats().values())
+    finally:
+        kiln.config.automatic_dynamic_shapes = saved
+
+
+def test_python_outputs_after_a_break():
+    def f(x):
+        s = x.sum().item()
+        return s, None, [x * 2, int(s > 0)]
+
+    x = torch.randn(4)
+    s, none, (y, flag) = kiln.compile(f, backend="eager")(x)
+    assert s == x.sum().item() and none is None
+    assert flag == int(x.sum().item() > 0)
+    torch.testing.assert_close(y, x * 2)
