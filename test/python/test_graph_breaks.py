@@ -492,3 +492,28 @@ def test_python_outputs_after_a_break():
     assert s == x.sum().item() and none is None
     assert flag == int(x.sum().item() > 0)
     torch.testing.assert_close(y, x * 2)
+
+
+class TrainBN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(3)
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.lin(self.bn(x)).relu()
+
+
+def test_training_batch_norm_runs_eagerly_and_updates_its_buffers():
+    torch.manual_seed(0)
+    m, ref = TrainBN().train(), TrainBN().train()
+    ref.load_state_dict(m.state_dict())
+    om = kiln.compile(m, backend="eager")
+    with torch.no_grad():
+        for i in range(3):
+            x = torch.randn(4, 3, generator=torch.Generator().manual_seed(i))
+            torch.testing.assert_close(om(x), ref(x))
+            torch.testing.assert_close(m.bn.running_mean, ref.bn.running_mean)
+            torch.testing.assert_close(m.bn.running_var, ref.bn.running_var)
+    out = kiln.explain(m)(torch.randn(4, 3))
+    assert "batch_norm in training mode" in out.break_reasons[0].reason
