@@ -316,11 +316,29 @@ def _freeze(v):
     if isinstance(v, (torch.dtype, torch.device, torch.layout,
                       torch.memory_format)) or v is Ellipsis:
         return ("torch", str(v))
+    if isinstance(v, torch.Tensor):
+        return ("tensor",)  # an argument of the program, guarded there
     try:
         hash(v)
         return ("obj", v)
     except TypeError:
-        return ("id", id(v))
+        return ("id", _Identity(v))
+
+
+class _Identity:
+    """An unhashable constant in a segment key: equal only to itself, and
+    kept alive by the key (so its id is never reused by another object)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return isinstance(other, _Identity) and other.obj is self.obj
 
 
 class _ExternalEnv(dict):
@@ -509,12 +527,10 @@ class SegmentRun:
                 if a in index:
                     return ("n", index[a])
                 if a not in ext:
-                    v = self.concrete.get(a, _MISSING)
-                    leaves = pytree.tree_flatten(v)[0]
-                    if any(isinstance(x, torch.Tensor) for x in leaves):
-                        ext[a] = ("t", len(ext))
-                    else:
-                        ext[a] = ("c", len(ext), _freeze(v))
+                    # Its tensors are arguments (guarded); everything else
+                    # in it is a constant of the graph, so part of the key.
+                    ext[a] = ("x", len(ext),
+                              _freeze(self.concrete.get(a, _MISSING)))
                 return ext[a]
             if isinstance(a, (tuple, list)):
                 return (type(a).__name__, tuple(arg(x) for x in a))
