@@ -591,6 +591,7 @@ class SegmentRun:
             for tv in uniq:
                 values[id(tv)] = self._arg_tensor(tv)
         if values is not None:
+            self._propagate_dynamic(uniq, values)
             for tv in uniq:
                 if tv.is_view:
                     # It crosses the break as a copy: neither it nor the
@@ -626,6 +627,26 @@ class SegmentRun:
         elif final:
             self.output_value = self.concrete[self._output_node()]
         self._new_segment()
+
+    def _propagate_dynamic(self, results, values):
+        """A result's dims computed from dims marked dynamic
+        (kiln.mark_dynamic) are marked dynamic on the real tensor, so the
+        segments that take it do not recompile for their first new size
+        either."""
+        imp = self.importer
+        args = {id(a.value) for a in imp.args} | {id(a.current)
+                                                  for a in imp.args}
+        for tv in results:
+            if id(tv) in args or not imp.dynamic_dims:
+                continue
+            dims = set()
+            for d, size in enumerate(tv.shape):
+                if isinstance(size, Sym) and any(
+                        imp.shape_env.symbols[sid][:2] in imp.dynamic_dims
+                        for sid in size.syms):
+                    dims.add(d)
+            if dims:
+                values[id(tv)]._kiln_dynamic_dims = dims
 
     def _output_node(self):
         for n in reversed(self.seg_nodes):

@@ -517,3 +517,15 @@ def test_training_batch_norm_runs_eagerly_and_updates_its_buffers():
             torch.testing.assert_close(m.bn.running_var, ref.bn.running_var)
     out = kiln.explain(m)(torch.randn(4, 3))
     assert "batch_norm in training mode" in out.break_reasons[0].reason
+
+
+def test_mark_dynamic_carries_across_breaks():
+    f = kiln.compile(toy_example, backend="eager")
+    for n in (10, 12, 14):
+        a, b = torch.randn(n), -torch.rand(n) - 0.1
+        kiln.mark_dynamic(a, 0)
+        kiln.mark_dynamic(b, 0)
+        torch.testing.assert_close(f(a, b), toy_example(a, b))
+    # `x` (a result of the first graph) is dynamic in the second one too.
+    assert {k: s["compiles"] for k, s in f._kiln.stats().items()} == {
+        "toy_example_g0": 1, "toy_example_g1": 1}
