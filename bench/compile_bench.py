@@ -93,9 +93,13 @@ def run_passes(path, timeout, top):
         return "timed out after %d s" % timeout
     rows = []
     for line in p.stderr.splitlines():
-        m = re.match(r"\s*([0-9.]+) \(\s*([0-9.]+)%\)\s+(\S.*)", line)
-        if m and not m.group(3).startswith(("Total", "'")):
-            rows.append((float(m.group(1)), float(m.group(2)), m.group(3).strip()))
+        # "  0.10 ( 12.8%)  [0.09 ( 11.0%)]  Name": the last column pair is
+        # the wall time (user time comes first when threads ran).
+        cols = re.findall(r"([0-9.]+) \(\s*([0-9.]+)%\)", line)
+        name = re.sub(r"^(\s*[0-9.]+ \(\s*[0-9.]+%\))+\s*", "", line).strip()
+        if cols and name and not name.startswith(("Total", "'", "Output", "Parser",
+                                                  "Verifier", "Rest")):
+            rows.append((float(cols[-1][0]), float(cols[-1][1]), name))
     total = re.search(r"Total Execution Time: ([0-9.]+)", p.stderr)
     rows.sort(reverse=True)
     # Pass managers nest: keep the leaves' names (a pass appears once per
