@@ -13,7 +13,11 @@
 //   it reads from outside plus the bytes of the values it writes (those used
 //   outside it);
 // * the best legal pair is merged, and the search repeats until no pair
-//   saves bytes.
+//   saves bytes. Scores are kept in a max-heap and recomputed only for the
+//   pairs of the merged group, so planning costs about one scoring per
+//   pair, not one per pair per merge (the whole graph was rescanned per
+//   merge: quadratic in the ops). Horizontal partners through a value read
+//   by many groups are the 8 nearest readers on each side.
 //
 // Roles and domains (what "the iteration domains line up" means):
 // * pointwise (kind pointwise, and batch_norm's inference form): domain =
@@ -44,6 +48,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
+
+#include <queue>
 
 using namespace mlir;
 using namespace kiln;
@@ -191,13 +197,15 @@ private:
   }
   /// The role and domain of A u B, or failure when they do not line up.
   bool compatible(Group &a, Group &b, Group &merged);
-  bool createsCycle(unsigned a, unsigned b);
+  bool createsCycle(unsigned a, unsigned b, uint64_t &visits);
   void merge(unsigned a, unsigned b, Group &merged);
 
   Block &block;
   const FuseOptions &options;
   std::vector<Group> groups;
   DenseMap<Operation *, unsigned> groupOf;
+  /// Index of each top-level op in the block.
+  DenseMap<Operation *, unsigned> position;
 };
 
 std::pair<int64_t, int64_t> Planner::cost(ArrayRef<Operation *> ops) {
@@ -281,7 +289,7 @@ bool Planner::compatible(Group &a, Group &b, Group &m) {
   return false;
 }
 
-bool Planner::createsCycle(unsigned a, unsigned b) {
+bool Planner::createsCycle(unsigned a, unsigned b, uint64_t &visits) {
   // Is there a path a -> c -> ... -> b (or b -> ... -> a) through a group c
   // other than a and b? Then the merged group would both feed and read c.
   auto reaches = [&](unsigned from, unsigned to) {
@@ -304,6 +312,7 @@ bool Planner::createsCycle(unsigned a, unsigned b) {
     pushSuccessors(from, /*direct=*/true);
     while (!stack.empty()) {
       unsigned g = stack.pop_back_val();
+      ++visits;
       if (g == to)
         return true;
       pushSuccessors(g, /*direct=*/false);
@@ -316,8 +325,8 @@ bool Planner::createsCycle(unsigned a, unsigned b) {
 void Planner::merge(unsigned a, unsigned b, Group &m) {
   m.ops = groups[a].ops;
   m.ops.append(groups[b].ops.begin(), groups[b].ops.end());
-  llvm::sort(m.ops, [](Operation *l, Operation *r) {
-    return l->isBeforeInBlock(r);
+  llvm::sort(m.ops, [&](Operation *l, Operation *r) {
+    return position.lookup(l) < position.lookup(r);
   });
   for (Operation *op : groups[b].ops)
     groupOf[op] = a;
@@ -414,6 +423,7 @@ FusionStats Planner::run(StringRef prefix) {
     if (info.role == Role::Contraction)
       g.contraction = &op;
     groupOf[&op] = groups.size();
+    position[&op] = groups.size();
     groups.push_back(std::move(g));
     if (isKernel(&op)) {
       ++stats.kernelsBefore;
@@ -421,54 +431,124 @@ FusionStats Planner::run(StringRef prefix) {
     }
   }
 
-  // Greedy merging by bytes saved.
-  while (!effects) {
-    int64_t bestScore = 0;
-    unsigned bestA = 0, bestB = 0;
-    Group bestMerged;
-    DenseSet<std::pair<unsigned, unsigned>> tried;
-    auto consider = [&](unsigned a, unsigned b) {
-      if (a == b)
-        return;
-      if (a > b)
-        std::swap(a, b);
-      if (!tried.insert({a, b}).second)
-        return;
-      Group m;
-      if (!compatible(groups[a], groups[b], m))
-        return;
-      SmallVector<Operation *> all(groups[a].ops);
-      all.append(groups[b].ops.begin(), groups[b].ops.end());
-      int64_t score =
-          cost2(groups[a].ops) + cost2(groups[b].ops) - cost2(all);
-      if (score <= bestScore)
-        return;
-      if (createsCycle(a, b))
-        return;
-      bestScore = score;
-      bestA = a;
-      bestB = b;
-      bestMerged = std::move(m);
+  // Greedy merging by bytes saved. A pair's score depends only on its two
+  // groups (what each reads, and which of its values are used outside it),
+  // so scores are computed once per pair and again only for the pairs of a
+  // group that a merge changed: a max-heap of (score, pair, versions), with
+  // stale entries dropped when popped. Whether a pair would make a cycle is
+  // checked when it is popped; a pair that would stays so until one of its
+  // groups changes (paths between groups are never removed by a merge).
+  // Ties go to the pair with the smaller group indices (block order).
+  struct Candidate {
+    int64_t score;
+    unsigned a, b, versionA, versionB;
+    bool operator<(const Candidate &o) const {
+      if (score != o.score)
+        return score < o.score;
+      if (a != o.a)
+        return a > o.a;
+      return b > o.b;
+    }
+  };
+  std::vector<unsigned> version(groups.size(), 0);
+  std::vector<int64_t> groupCost(groups.size(), -1);
+  auto costOf = [&](unsigned g) {
+    if (groupCost[g] < 0)
+      groupCost[g] = cost2(groups[g].ops);
+    return groupCost[g];
+  };
+  std::priority_queue<Candidate> heap;
+  auto score = [&](unsigned a, unsigned b) {
+    if (a == b || !groups[a].alive || !groups[b].alive)
+      return;
+    if (a > b)
+      std::swap(a, b);
+    Group m;
+    if (!compatible(groups[a], groups[b], m))
+      return;
+    SmallVector<Operation *> all(groups[a].ops);
+    all.append(groups[b].ops.begin(), groups[b].ops.end());
+    ++stats.pairsScored;
+    int64_t s = costOf(a) + costOf(b) - cost2(all);
+    if (s > 0)
+      heap.push({s, a, b, version[a], version[b]});
+  };
+  // The groups `g` may pair with: its consumers, its producers, and the
+  // other readers of its operands (horizontal). Readers of a value with
+  // many readers (a weight read by every layer) are limited to the
+  // kHorizontal nearest ones on each side in block order: a group far away
+  // in the chain is almost never legal (a path through the groups between
+  // them), and every pair would be checked.
+  constexpr unsigned kHorizontal = 8;
+  auto neighbors = [&](unsigned g) {
+    llvm::SetVector<unsigned> out;
+    auto add = [&](Operation *user) {
+      if (Operation *u = ancestor(user)) {
+        auto it = groupOf.find(u);
+        if (it != groupOf.end() && it->second != g)
+          out.insert(it->second);
+      }
     };
-    for (unsigned g = 0; g < groups.size(); ++g) {
-      if (!groups[g].alive || groups[g].role == Role::None)
-        continue;
-      for (Operation *op : groups[g].ops) {
-        // Vertical: consumers of op's results.
-        for (Value r : op->getResults())
-          for (Operation *user : r.getUsers())
-            if (Operation *u = ancestor(user); u && groupOf.count(u))
-              consider(g, groupOf[u]);
-        // Horizontal: other readers of op's operands.
-        for (Value v : op->getOperands())
-          for (Operation *user : v.getUsers())
-            if (Operation *u = ancestor(user); u && groupOf.count(u))
-              consider(g, groupOf[u]);
+    for (Operation *op : groups[g].ops) {
+      for (Value r : op->getResults())
+        for (Operation *user : r.getUsers())
+          add(user);
+      for (Value v : op->getOperands()) {
+        if (Operation *def = v.getDefiningOp())
+          add(def);
+        SmallVector<Operation *> readers;
+        for (Operation *user : v.getUsers())
+          if (Operation *u = ancestor(user))
+            readers.push_back(u);
+        if (readers.size() <= 2 * kHorizontal + 1) {
+          for (Operation *u : readers)
+            add(u);
+          continue;
+        }
+        llvm::sort(readers, [&](Operation *l, Operation *r) {
+          return position.lookup(l) < position.lookup(r);
+        });
+        readers.erase(std::unique(readers.begin(), readers.end()),
+                      readers.end());
+        auto self = llvm::lower_bound(readers, op, [&](Operation *l,
+                                                       Operation *r) {
+          return position.lookup(l) < position.lookup(r);
+        });
+        size_t at = self - readers.begin();
+        size_t lo = at > kHorizontal ? at - kHorizontal : 0;
+        size_t hi = std::min(readers.size(), at + kHorizontal + 1);
+        for (size_t i = lo; i < hi; ++i)
+          add(readers[i]);
       }
     }
-    if (bestScore <= 0)
-      break;
-    merge(bestA, bestB, bestMerged);
+    return out;
+  };
+  if (!effects) {
+    for (unsigned g = 0; g < groups.size(); ++g) {
+      if (groups[g].role == Role::None)
+        continue;
+      for (unsigned n : neighbors(g))
+        if (n > g || groups[n].role == Role::None)
+          score(g, n);
+    }
+  }
+  while (!effects && !heap.empty()) {
+    Candidate c = heap.top();
+    heap.pop();
+    if (!groups[c.a].alive || !groups[c.b].alive ||
+        version[c.a] != c.versionA || version[c.b] != c.versionB)
+      continue;
+    ++stats.cycleChecks;
+    if (createsCycle(c.a, c.b, stats.cycleVisits))
+      continue;
+    Group m;
+    if (!compatible(groups[c.a], groups[c.b], m))
+      continue;
+    merge(c.a, c.b, m);
+    ++version[c.a];
+    groupCost[c.a] = -1;
+    for (unsigned n : neighbors(c.a))
+      score(c.a, n);
   }
 
   // Report (before materializing, while the ops are in place).
@@ -536,7 +616,9 @@ void kiln::fusion::printFusionReport(llvm::raw_ostream &os,
        << llvm::format("%.1f", 100.0 * (stats.bytesBefore - stats.bytesAfter) /
                                    stats.bytesBefore)
        << "% saved)";
-  os << "\n";
+  os << "; planning: " << stats.pairsScored << " pairs scored, "
+     << stats.cycleChecks << " cycle checks visiting " << stats.cycleVisits
+     << " groups\n";
   for (const KernelInfo &k : stats.kernels) {
     os << "  " << k.name << ": " << k.ops.size() << " op"
        << (k.ops.size() == 1 ? "" : "s") << ", reads " << k.bytesRead

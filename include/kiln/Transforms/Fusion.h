@@ -41,6 +41,10 @@ struct KernelInfo {
 struct FusionStats {
   unsigned kernelsBefore = 0, kernelsAfter = 0;
   int64_t bytesBefore = 0, bytesAfter = 0;
+  /// The planner's work: candidate pairs scored, cycle checks, and groups
+  /// those checks visited (linear in the ops; a compile-time guard).
+  unsigned pairsScored = 0, cycleChecks = 0;
+  uint64_t cycleVisits = 0;
   /// Every kernel after fusion (groups and ops left alone), in block order.
   std::vector<KernelInfo> kernels;
 };
