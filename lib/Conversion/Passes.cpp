@@ -45,6 +45,11 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
     fuse.contractions = options.matmul == "generated";
     pm.addPass(createKilnFusePass(fuse));
   }
+  // Each kernel in a function of its own: the later stages then work on
+  // small functions (compile time linear in the program), function passes
+  // run on the context's threads, and identical kernels are compiled once.
+  if (options.outline && !options.allowPartial)
+    pm.addPass(createKilnCPUOutlineKernelsPass());
   KilnLowerToLinalgPassOptions lower;
   lower.allowPartial = options.allowPartial;
   pm.addPass(createKilnLowerToLinalgPass(lower));

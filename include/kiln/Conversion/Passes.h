@@ -64,6 +64,12 @@ struct KilnCPUPipelineOptions
       llvm::cl::desc("Group ops into kernels (kiln-fuse) and form one "
                      "scf.forall per group (kiln-form-kernels)"),
       llvm::cl::init(true)};
+  Option<bool> outline{
+      *this, "outline",
+      llvm::cl::desc("Move each kernel into a func.func of its own before "
+                     "lowering (kiln-cpu-outline-kernels); identical kernels "
+                     "are compiled once"),
+      llvm::cl::init(true)};
 };
 
 /// Appends `kiln-cpu` to `pm` (a module pass manager): kiln-lower-to-linalg,

@@ -282,6 +282,28 @@ def KilnCPUTileVectorizePass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def KilnCPUOutlineKernelsPass
+    : Pass<"kiln-cpu-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "one private func.func per kernel, called from its site";
+  let description = [{
+    In `kiln-cpu` after `kiln-fuse`, before lowering
+    (`kiln::cpu::outlineKernels`): every `kt.fusion` and every `kt` op that
+    computes (not a shape, creation or constant op) of a function body
+    moves into a private `func.func` of its own (`kiln.kernel_function`),
+    called from where it was; constant operands are cloned into it. Kernels
+    identical up to value names and locations (a repeated layer) share one
+    function. The later stages (lowering, tiling, bufferization, LLVM) then
+    work on small functions, so compile time grows linearly with the
+    program (docs/codegen.md, "Compile time"). With `stats`, prints
+    `kiln-cpu-outline-kernels: K kernels, R reused, C calls`.
+  }];
+  let options = [
+    Option<"stats", "stats", "bool", /*default=*/"false",
+           "print the number of kernel functions and calls">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def KilnCPUSplatsToFillsPass
     : Pass<"kiln-cpu-splats-to-fills", "::mlir::ModuleOp"> {
   let summary = "splat tensor constants as tensor.empty + linalg.fill";

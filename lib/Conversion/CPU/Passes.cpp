@@ -3,7 +3,7 @@
 // Part of Kiln. kiln-select-matmul, kiln-cpu-conv-im2col,
 // kiln-cpu-pad-to-copy, kiln-cpu-verify-supported,
 // kiln-cpu-rename-reserved-symbols, kiln-cpu-restore-interface-names,
-// kiln-cpu-splats-to-fills,
+// kiln-cpu-splats-to-fills, kiln-cpu-outline-kernels,
 // kiln-cpu-tile-vectorize,
 // kiln-matmul-to-blas and kiln-cpu-lower-vectors: each a thin driver over
 // kiln/Conversion/CPU/CPUCodegen.h or upstream pattern sets.
@@ -39,6 +39,7 @@ namespace kiln {
 #define GEN_PASS_DEF_KILNCPURENAMERESERVEDSYMBOLSPASS
 #define GEN_PASS_DEF_KILNCPURESTOREINTERFACENAMESPASS
 #define GEN_PASS_DEF_KILNCPUSPLATSTOFILLSPASS
+#define GEN_PASS_DEF_KILNCPUOUTLINEKERNELSPASS
 #include "kiln/Conversion/Passes.h.inc"
 } // namespace kiln
 
@@ -243,6 +244,18 @@ struct SplatsToFills
   using Base::Base;
   void runOnOperation() override {
     kiln::cpu::splatConstantsAsFills(getOperation());
+  }
+};
+
+struct OutlineKernels
+    : public kiln::impl::KilnCPUOutlineKernelsPassBase<OutlineKernels> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::cpu::OutlineStats s = kiln::cpu::outlineKernels(getOperation());
+    if (stats)
+      llvm::outs() << "kiln-cpu-outline-kernels: " << s.kernels
+                   << " kernels, " << s.reused << " reused, " << s.calls
+                   << " calls\n";
   }
 };
 

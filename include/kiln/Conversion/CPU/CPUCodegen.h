@@ -35,6 +35,23 @@
 
 namespace kiln::cpu {
 
+/// The unit attribute on the func.func of an outlined kernel.
+inline constexpr llvm::StringLiteral kKernelFunctionAttr = "kiln.kernel_function";
+
+/// What outlineKernels did: kernel functions made, calls to a kernel
+/// function made before (identical kernels), call sites in all.
+struct OutlineStats {
+  unsigned kernels = 0, reused = 0, calls = 0;
+};
+
+/// Moves every kernel of every function body (a kt.fusion, or a kt op that
+/// computes: not a shape, creation or constant op) into a private func.func
+/// of its own (attribute kKernelFunctionAttr) and calls it; kernels
+/// identical up to value names and locations share one function. Constant
+/// operands are cloned into the kernel. Run before lowering, so that each
+/// later stage works on small functions.
+OutlineStats outlineKernels(mlir::ModuleOp module);
+
 /// Vector register width of the host CPU in bits: 512 with AVX-512F, 256
 /// with AVX2, else 128.
 unsigned hostVectorBits();

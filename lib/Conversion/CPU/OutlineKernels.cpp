@@ -1,0 +1,171 @@
+//===- OutlineKernels.cpp - One func.func per kernel -----------------------===//
+//
+// Part of Kiln. kiln::cpu::outlineKernels (pass kiln-cpu-outline-kernels):
+// every kernel of a function body (a kt.fusion, or a kt op that computes:
+// pointwise, reduction, contraction, composite) becomes a call to a private
+// func.func of its own, so that the rest of kiln-cpu (lowering, tiling,
+// bufferization, LLVM) works on many small functions instead of one huge
+// one: the analyses of bufferization and the LLVM optimizer are
+// super-linear in the size of a function, and the pass manager runs
+// function passes over the kernels on its threads. Shape ops (views) and
+// creation ops stay in the caller. Constant operands are cloned into the
+// kernel (they stay attributes the lowering folds).
+//
+// Kernels that are identical up to value names and locations (the same
+// layer repeated) are one function, called from each site: the key is the
+// printed body in generic form without locations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/CPU/CPUCodegen.h"
+
+#include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Dialect/KT/IR/KTFusionOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+bool rankedTensors(TypeRange types) {
+  return llvm::all_of(types, [](Type t) { return isa<RankedTensorType>(t); });
+}
+
+/// Whether `op` (a top-level op of a function body) is a kernel to outline.
+bool isKernelOp(Operation *op) {
+  if (isa<kt::FusionOp>(op))
+    return rankedTensors(op->getOperandTypes()) &&
+           rankedTensors(op->getResultTypes()) && op->getNumResults() > 0;
+  if (!isa_and_nonnull<kt::KTDialect>(op->getDialect()) ||
+      op->getNumRegions() != 0 || op->getNumResults() == 0 ||
+      op->hasTrait<OpTrait::ConstantLike>() || !isMemoryEffectFree(op))
+    return false;
+  auto kindOp = dyn_cast<kt::OpKindInterface>(op);
+  if (!kindOp)
+    return false;
+  kt::OpKind kind = kindOp.getOpKind();
+  if (kind == kt::OpKind::Shape || kind == kt::OpKind::Creation)
+    return false;
+  return rankedTensors(op->getOperandTypes()) &&
+         rankedTensors(op->getResultTypes());
+}
+
+std::string baseName(Operation *op) {
+  if (auto fusion = dyn_cast<kt::FusionOp>(op))
+    return fusion.getKernel().str();
+  return "kernel_" + op->getName().stripDialect().str();
+}
+
+} // namespace
+
+kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
+  OutlineStats stats;
+  MLIRContext *ctx = module.getContext();
+  SymbolTable symbols(module);
+  llvm::StringMap<func::FuncOp> byBody;
+  SmallVector<func::FuncOp> callers;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal() && fn.getBody().hasOneBlock() &&
+        !fn->hasAttr(kKernelFunctionAttr))
+      callers.push_back(fn);
+  for (func::FuncOp caller : callers) {
+    Block &block = caller.getBody().front();
+    SmallVector<Operation *> kernels;
+    for (Operation &op : block.without_terminator())
+      if (isKernelOp(&op))
+        kernels.push_back(&op);
+    for (Operation *op : kernels) {
+      // Arguments: the operands, once each, constants excepted (cloned).
+      SmallVector<Value> args;
+      SmallVector<Operation *> constants;
+      for (Value v : op->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (def && def->hasTrait<OpTrait::ConstantLike>() &&
+            def->getNumOperands() == 0 && def->getNumResults() == 1) {
+          if (!llvm::is_contained(constants, def))
+            constants.push_back(def);
+        } else if (!llvm::is_contained(args, v)) {
+          args.push_back(v);
+        }
+      }
+      OpBuilder b(ctx);
+      auto fnType = b.getFunctionType(ValueRange(args).getTypes(),
+                                      op->getResultTypes());
+      auto kernel = func::FuncOp::create(b, op->getLoc(), baseName(op), fnType);
+      kernel.setPrivate();
+      kernel->setAttr(kKernelFunctionAttr, UnitAttr::get(ctx));
+      // Kept a function through LLVM (`passthrough` becomes llvm.func's
+      // LLVM attributes): inlined at every call site, the kernels would make
+      // one huge function for the LLVM optimizer and codegen again.
+      kernel->setAttr("passthrough",
+                      b.getArrayAttr({b.getStringAttr("noinline")}));
+      Block *body = kernel.addEntryBlock();
+      IRMapping map;
+      for (auto [v, arg] : llvm::zip(args, body->getArguments())) {
+        map.map(v, arg);
+        arg.setLoc(v.getLoc());
+      }
+      b.setInsertionPointToStart(body);
+      for (Operation *c : constants)
+        b.clone(*c, map);
+      Operation *clone = b.clone(*op, map);
+      func::ReturnOp::create(b, op->getLoc(), clone->getResults());
+
+      // The same kernel already outlined: call that one.
+      // (A kt.fusion's `kernel` name holds its index: not part of the key.)
+      std::string key;
+      {
+        auto fusion = dyn_cast<kt::FusionOp>(clone);
+        StringAttr name = fusion ? fusion.getKernelAttr() : StringAttr();
+        if (fusion)
+          fusion.setKernel("kernel");
+        auto restore = llvm::make_scope_exit([&] {
+          if (fusion)
+            fusion.setKernelAttr(name);
+        });
+        llvm::raw_string_ostream os(key);
+        os << fnType;
+        for (Operation &inner : *body)
+          inner.print(os, OpPrintingFlags()
+                              .printGenericOpForm()
+                              .enableDebugInfo(false)
+                              .useLocalScope());
+      }
+      func::FuncOp callee;
+      auto found = byBody.find(key);
+      if (found != byBody.end()) {
+        callee = found->second;
+        kernel.erase();
+        ++stats.reused;
+      } else {
+        symbols.insert(kernel); // renames it when the name is taken
+        byBody[key] = kernel;
+        callee = kernel;
+        ++stats.kernels;
+      }
+      b.setInsertionPoint(op);
+      auto call = func::CallOp::create(b, op->getLoc(), callee, args);
+      op->replaceAllUsesWith(call.getResults());
+      op->erase();
+      ++stats.calls;
+    }
+  }
+  // Constants only the kernels read are dead now.
+  SmallVector<Operation *> dead;
+  for (func::FuncOp caller : callers)
+    for (Operation &op : caller.getBody().front().without_terminator())
+      if (op.hasTrait<OpTrait::ConstantLike>() && op.use_empty() &&
+          isMemoryEffectFree(&op))
+        dead.push_back(&op);
+  for (Operation *op : dead)
+    op->erase();
+  return stats;
+}
