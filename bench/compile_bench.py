@@ -73,7 +73,8 @@ def run_kiln(path, timeout):
     if p.returncode != 0:
         return dict(wall=wall, error=p.stderr.strip().splitlines()[-1:])
     res = dict(wall=wall, phases={}, stats=p.stdout)
-    m = re.search(r"compile time: (.*)", p.stdout)
+    m = (re.search(r"compile phases: (.*)", p.stdout) or
+         re.search(r"compile time: (.*)", p.stdout))
     if m:
         # "kiln-cpu 1.2 s, jit 0.3 s" or "phase 1.2 s, phase 0.1 s, ..."
         for name, sec in re.findall(r"([A-Za-z][\w -]*?) ([0-9.]+) s", m.group(1)):

@@ -1058,6 +1058,22 @@ int main(int argc, char **argv) {
       llvm::outs() << "compile time: kiln-cpu "
                    << llvm::format("%.6f", times.pipeline) << " s, jit "
                    << llvm::format("%.6f", times.jit) << " s\n";
+      llvm::outs() << "compile phases: fuse "
+                   << llvm::format("%.6f", times.fuse) << " s, outline "
+                   << llvm::format("%.6f", times.outline) << " s, lower "
+                   << llvm::format("%.6f", times.lower) << " s, bufferize "
+                   << llvm::format("%.6f", times.bufferize)
+                   << " s, llvm-dialect "
+                   << llvm::format("%.6f", times.toLLVMDialect)
+                   << " s, translate "
+                   << llvm::format("%.6f", times.translate) << " s, llvm-opt "
+                   << llvm::format("%.6f", times.llvmOpt) << " s, codegen "
+                   << llvm::format("%.6f", times.codegen) << " s\n";
+      llvm::outs() << "kernels: " << times.kernels << " compiled, "
+                   << (times.kernelSites > times.kernels
+                           ? times.kernelSites - times.kernels
+                           : 0)
+                   << " reused (" << times.kernelSites << " call sites)\n";
       llvm::outs() << "pipeline: " << cpu::pipelineString(copts) << "\n";
     }
     if (!emitObject.empty() && printStats)

@@ -17,6 +17,8 @@
 #include "kiln/Backend/CPU/RuntimeErrors.h"
 #include "llvm/ADT/DenseMap.h"
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Conversion/CPU/CPUCodegen.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "kiln/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -165,6 +167,51 @@ static double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
       .count();
 }
+
+namespace {
+/// Wall time of kiln-cpu's module-level passes (nested pipelines count as
+/// one pass of their parent), by phase (CompileTimes).
+class PhaseTimer : public PassInstrumentation {
+public:
+  PhaseTimer(ModuleOp module, CompileTimes &times)
+      : module(module), times(times) {}
+  void runBeforePass(Pass *pass, Operation *op) override {
+    if (op != module.getOperation())
+      return;
+    StringRef arg = pass->getArgument();
+    if (arg == "eliminate-empty-tensors")
+      inBufferization = true;
+    if (arg == "kiln-fuse")
+      current = &times.fuse;
+    else if (arg == "kiln-cpu-outline-kernels")
+      current = &times.outline;
+    else if (inBufferization)
+      current = &times.bufferize;
+    else if (afterBufferization)
+      current = &times.toLLVMDialect;
+    else
+      current = &times.lower;
+    if (arg == "convert-bufferization-to-memref") {
+      inBufferization = false;
+      afterBufferization = true;
+    }
+    start = std::chrono::steady_clock::now();
+  }
+  void runAfterPass(Pass *pass, Operation *op) override { stop(op); }
+  void runAfterPassFailed(Pass *pass, Operation *op) override { stop(op); }
+
+private:
+  void stop(Operation *op) {
+    if (op == module.getOperation() && current)
+      *current += secondsSince(start);
+  }
+  ModuleOp module;
+  CompileTimes &times;
+  double *current = nullptr;
+  bool inBufferization = false, afterBufferization = false;
+  std::chrono::steady_clock::time_point start;
+};
+} // namespace
 
 FailureOr<std::unique_ptr<CPUExecutable>>
 CPUExecutable::compile(ModuleOp module, StringRef entry, std::string &error,
@@ -356,6 +403,10 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       error = "invalid CPU pipeline '" + pipeline.str() + "': " + diags;
       return failure();
     }
+    if (times) {
+      *times = CompileTimes();
+      pm.addInstrumentation(std::make_unique<PhaseTimer>(*clone, *times));
+    }
     LogicalResult ran = pm.run(*clone);
     if (times)
       times->pipeline = secondsSince(t0);
@@ -383,9 +434,31 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     error = "cannot create a target machine: " + llvm::toString(tm.takeError());
     return failure();
   }
-  // `transformer` is a function_ref: keep the std::function alive.
-  std::function<llvm::Error(llvm::Module *)> optimize =
+  if (times) {
+    // Kernel functions compiled, and their call sites.
+    clone->walk([&](LLVM::LLVMFuncOp f) {
+      if (f->hasAttr(kKernelFunctionAttr))
+        ++times->kernels;
+    });
+    clone->walk([&](LLVM::CallOp call) {
+      if (auto callee = call.getCallee())
+        if (auto f = clone->lookupSymbol<LLVM::LLVMFuncOp>(*callee);
+            f && f->hasAttr(kKernelFunctionAttr))
+          ++times->kernelSites;
+    });
+  }
+  // `transformer` is a function_ref: keep the std::function alive. The
+  // -O3 pipeline is timed on its own (llvmOpt).
+  double optSeconds = 0;
+  std::function<llvm::Error(llvm::Module *)> o3 =
       makeOptimizingTransformer(3, 0, tm->get());
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      [&o3, &optSeconds](llvm::Module *m) {
+        auto t = std::chrono::steady_clock::now();
+        llvm::Error e = o3(m);
+        optSeconds += secondsSince(t);
+        return e;
+      };
   ExecutionEngineOptions opts;
   opts.transformer = optimize;
   SmallVector<StringRef> libs = {KILN_MLIR_C_RUNNER_UTILS};
@@ -396,9 +469,25 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
     return failure();
   }
+  double createSeconds = secondsSince(t0), optAtCreate = optSeconds;
   std::shared_ptr<ExecutionEngine> shared(std::move(*engine));
   registerRuntimeErrorSymbol(*shared);
   registerBufferPoolSymbols(*shared);
+  // Machine code now, inside the timed compile: the JIT would otherwise
+  // generate it at the first lookup, i.e. in the first call.
+  auto tCodegen = std::chrono::steady_clock::now();
+  for (auto &exe : exes)
+    if (auto f = shared->lookupPacked(exe->symbol); !f) {
+      error = "JIT lookup failed: " + llvm::toString(f.takeError());
+      return failure();
+    }
+  double lookupSeconds = secondsSince(tCodegen);
+  if (times) {
+    times->llvmOpt = optSeconds;
+    times->translate = std::max(0.0, createSeconds - optAtCreate);
+    times->codegen =
+        std::max(0.0, lookupSeconds - (optSeconds - optAtCreate));
+  }
   auto messages = std::make_shared<const std::vector<std::string>>(
       runtimeErrorMessages(*clone));
   for (auto &exe : exes) {

@@ -29,6 +29,20 @@ struct CompileTimes {
   double pipeline = 0; ///< kiln-cpu: kt -> LLVM dialect
   double jit = 0;      ///< LLVM IR translation, -O3, machine code
   bool cached = false; ///< the kernel came from the compiled-kernel cache
+  /// `pipeline` by phase (wall time of the module-level passes): kiln-fuse;
+  /// kiln-cpu-outline-kernels; lowering to linalg, tiling and vectorization
+  /// (every pass before bufferization); bufferization (empty-tensor
+  /// elimination through convert-bufferization-to-memref); lowering to the
+  /// LLVM dialect (the rest).
+  double fuse = 0, outline = 0, lower = 0, bufferize = 0, toLLVMDialect = 0;
+  /// `jit` by phase: translation to LLVM IR (and JIT setup), the LLVM -O3
+  /// pipeline, and machine code generation (the JIT materializes the code
+  /// inside compile, not lazily at the first call).
+  double translate = 0, llvmOpt = 0, codegen = 0;
+  /// Kernel functions compiled (kiln-cpu-outline-kernels), and the call
+  /// sites of kernels in the compiled functions: sites - kernels calls
+  /// reuse a kernel compiled once.
+  unsigned kernels = 0, kernelSites = 0;
 };
 
 /// How to compile. The fields are the `kiln-cpu` pipeline options and part
