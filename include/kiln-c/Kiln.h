@@ -48,7 +48,7 @@ extern "C" {
 /// additions; the major version changes when something is removed or
 /// changes meaning.
 #define KILN_C_API_VERSION_MAJOR 0
-#define KILN_C_API_VERSION_MINOR 2
+#define KILN_C_API_VERSION_MINOR 3
 
 /// The version of the library linked: (major << 16) | minor. A program built
 /// against this header should check that the major versions agree.
@@ -364,6 +364,16 @@ KILN_CAPI_EXPORTED KilnStatus kilnSessionGetEntryIR(KilnSession session,
                                                     KilnStringRef program,
                                                     size_t index,
                                                     KilnStringRef *ir);
+
+/// The cache entry that ran the last call of `program`: its index in compile
+/// order (the index of kilnSessionGetEntryIR), or -1 when the fallback ran
+/// it (frozen, cache_size_limit), when it failed, or before any call.
+/// A client that compiles a different capture per entry (an on-miss callback
+/// returning new text) reads it to map the results with the capture that
+/// produced them. (Since API version 0.3.)
+KILN_CAPI_EXPORTED KilnStatus kilnSessionGetLastEntry(KilnSession session,
+                                                      KilnStringRef program,
+                                                      int64_t *entry);
 
 #ifdef __cplusplus
 }

@@ -824,6 +824,20 @@ KilnStatus kilnSessionGetCompilePhase(KilnSession session,
   return KilnStatus{nullptr};
 }
 
+KilnStatus kilnSessionGetLastEntry(KilnSession session,
+                                   KilnStringRef program, int64_t *entry) {
+  const char *fn = "kilnSessionGetLastEntry";
+  const kiln::runtime::ProgramStats *s;
+  SessionImpl *impl;
+  KilnStatus status{nullptr};
+  if (!programStats(session, fn, program, s, impl, status))
+    return status;
+  if (!entry)
+    return makeStatus(std::string(fn) + ": entry is NULL");
+  *entry = s ? s->lastEntry : -1;
+  return KilnStatus{nullptr};
+}
+
 KilnStatus kilnSessionGetEntryIR(KilnSession session, KilnStringRef program,
                                  size_t index, KilnStringRef *ir) {
   const char *fn = "kilnSessionGetEntryIR";

@@ -665,10 +665,15 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
   };
 
   // Hot path: the first entry whose guards hold.
-  for (Impl::Entry &entry : state.entries)
+  stats.lastEntry = -1;
+  for (auto [index, entry] : llvm::enumerate(state.entries))
     if (entry.guards.check(args, opts.backend)) {
       ++stats.hits;
-      return run(*entry.module, entry.program, entry.kernels.get());
+      FailureOr<SmallVector<Tensor>> results =
+          run(*entry.module, entry.program, entry.kernels.get());
+      if (succeeded(results))
+        stats.lastEntry = index;
+      return results;
     }
 
   ++stats.misses;
@@ -898,7 +903,11 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
   state.entries.push_back({std::move(entryModule), program,
                            std::move(*compiled), std::move(kernels)});
   Impl::Entry &entry = state.entries.back();
-  return run(*entry.module, entry.program, entry.kernels.get());
+  FailureOr<SmallVector<Tensor>> results =
+      run(*entry.module, entry.program, entry.kernels.get());
+  if (succeeded(results))
+    stats.lastEntry = state.entries.size() - 1;
+  return results;
 }
 
 } // namespace kiln::runtime

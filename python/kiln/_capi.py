@@ -29,9 +29,10 @@ from ._errors import KilnError
 
 LIBRARY_NAME = "libKilnCAPI.so"
 # The API version this package was written against: the library's major must
-# equal it, its minor must be at least it (kilnTensorListGetManaged is 0.2).
+# equal it, its minor must be at least it (kilnTensorListGetManaged is 0.2,
+# kilnSessionGetLastEntry 0.3).
 API_MAJOR = 0
-API_MINOR = 2
+API_MINOR = 3
 
 KILN_ARG_REQUIRES_GRAD = 1
 
@@ -195,6 +196,7 @@ def _declare(L):
         "kilnSessionGetCompilePhase": (St, [S, SR, c_size_t, POINTER(SR),
                                             POINTER(c_double)]),
         "kilnSessionGetEntryIR": (St, [S, SR, c_size_t, POINTER(SR)]),
+        "kilnSessionGetLastEntry": (St, [S, SR, POINTER(ctypes.c_int64)]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(L, name)
@@ -509,6 +511,14 @@ class Session:
                 ctypes.byref(secs)))
             out[_string(name)] = secs.value
         return out
+
+    def last_entry(self, program):
+        """The cache entry (compile order) that ran the last call of
+        `program`; -1 for the fallback."""
+        e = ctypes.c_int64(-1)
+        _check(self._L.kilnSessionGetLastEntry(self._h, _Str(program).ref,
+                                               ctypes.byref(e)))
+        return e.value
 
     def entry_ir(self, program, index):
         r = KilnStringRef()

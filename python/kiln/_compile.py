@@ -197,6 +197,14 @@ class _Program:
         self.session.load(self.result.text, "%s.mlir" % name)
         self.fresh_text = self.result.text
         self._apply_marks(self.result)
+        # The capture of each cache entry, in compile order (the runtime's
+        # entry index): captures for different inputs may lay out outputs
+        # differently, so results are mapped by the capture of the entry
+        # that ran (kilnSessionGetLastEntry). The fallback (frozen) runs the
+        # loaded program: `loaded`.
+        self.loaded = self.result
+        self.layouts = []
+        self.pending = None  # the capture an on-miss call just returned
 
     # --- capture
 
@@ -222,6 +230,7 @@ class _Program:
         if self.fresh_text is not None and not reason:
             text, self.fresh_text = self.fresh_text, None
             self.compiles += 1
+            self.pending = self.loaded
             return text
         self.fresh_text = None
         if self.compiles >= config.cache_size_limit:
@@ -240,6 +249,7 @@ class _Program:
         self.result = result
         self._apply_marks(result)
         self.compiles += 1
+        self.pending = result
         return result.text
 
     def _warning(self, message):
@@ -273,20 +283,42 @@ class _Program:
                 for d in getattr(t, "_kiln_static_dims", ()):
                     self._mark(j, d, False)
         self.current_flat = flat_inputs
+        self.pending = None
         try:
             results = self.session.call(
                 self.name, tensors, [t.requires_grad for t in tensors])
         finally:
             self.current_flat = None
+        return self.unflatten(self.layout_of_last_call(), results, tensors)
+
+    def layout_of_last_call(self):
+        """The capture (ImportResult) of the cache entry that ran the last
+        call."""
+        entry = self.session.last_entry(self.name)
+        if self.pending is not None and entry == len(self.layouts):
+            self.layouts.append(self.pending)
+        self.pending = None
+        if entry < 0:
+            return self.loaded
+        if entry >= len(self.layouts):
+            raise KilnError("internal error: @%s ran cache entry %d, but "
+                            "kiln knows the captures of %d entries"
+                            % (self.name, entry, len(self.layouts)))
+        return self.layouts[entry]
+
+    @staticmethod
+    def unflatten(layout, results, tensors):
+        """The function's output from a call's results, as `layout` (the
+        capture that ran) places them."""
         leaves = []
-        for kind, v in self.result.output_leaves:
+        for kind, v in layout.output_leaves:
             if kind == "result":
                 leaves.append(results[v])
             elif kind == "arg":
                 leaves.append(tensors[v])
             else:
                 leaves.append(v)
-        return pytree.tree_unflatten(leaves, self.result.output_spec)
+        return pytree.tree_unflatten(leaves, layout.output_spec)
 
     def stats(self):
         return self.session.stats(self.name)

@@ -423,3 +423,24 @@ def test_a_recapture_that_specializes_a_new_dim_keeps_it_static():
     prog = only(compiled)
     assert prog.stats()["compiles"] == 2
     assert "%x: tensor<1xf32>" in prog.session.entry_ir(prog.name, 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_results_are_mapped_by_the_entry_that_ran(backend):
+    # x.float() is x itself for an f32 input (the output is the argument)
+    # and a cast for an f64 input (a program result); z is a result either
+    # way. Alternating calls hit the older cache entry: its own output
+    # layout must map the results, not the latest capture's.
+    def f(x):
+        return x.float(), x * 2
+
+    g = kiln.compile(f, backend=backend)
+    a32 = torch.randn(3)
+    a64 = torch.randn(3, dtype=torch.float64)
+    for x in (a32, a64, a32, a64):
+        got = g(x)
+        want = f(x)
+        for u, v in zip(got, want):
+            assert u.dtype == v.dtype
+            assert torch.equal(u, v)
+        assert got[0] is x if x.dtype == torch.float32 else True

@@ -94,6 +94,11 @@ struct ProgramStats {
   uint64_t cpuGraphsInterpreted = 0;
   uint64_t cpuGraphCalls = 0;
   bool limitWarned = false;
+  /// The cache entry (index in compile order, as entryIR) that ran the last
+  /// call; -1 when the fallback ran it, it failed, or before the first call.
+  /// A client whose entries differ in how results map back (one capture per
+  /// entry) reads it to interpret the results.
+  int64_t lastEntry = -1;
 };
 
 class Session {
