@@ -365,6 +365,26 @@ KILN_CAPI_EXPORTED KilnStatus kilnSessionGetEntryIR(KilnSession session,
                                                     size_t index,
                                                     KilnStringRef *ir);
 
+//===----------------------------------------------------------------------===//
+// Transforms
+//===----------------------------------------------------------------------===//
+
+/// Parses and verifies the module in `text`, runs the pass `pipeline` on it
+/// (a kiln-opt pipeline: "kiln-autodiff,kiln-partition{policy=mincut}" or
+/// "builtin.module(...)"; every Kiln pass and pipeline is registered) and
+/// prints the result, with its locations, into `*out`: valid until the next
+/// kilnSession* call on this session. The session's loaded module and its
+/// caches are not touched. A parse error, an invalid pipeline or a failing
+/// pass is an error status whose message carries the locations ("<transform>:
+/// 3:5: ..." for the text, the ops' own locations for pass errors). A frontend
+/// uses it to build programs it then loads (the Python package builds its
+/// training programs with kiln-autodiff and kiln-partition). (Since API
+/// version 0.3.)
+KILN_CAPI_EXPORTED KilnStatus kilnSessionTransformModule(KilnSession session,
+                                                         KilnStringRef text,
+                                                         KilnStringRef pipeline,
+                                                         KilnStringRef *out);
+
 /// The cache entry that ran the last call of `program`: its index in compile
 /// order (the index of kilnSessionGetEntryIR), or -1 when the fallback ran
 /// it (frozen, cache_size_limit), when it failed, or before any call.

@@ -824,6 +824,29 @@ KilnStatus kilnSessionGetCompilePhase(KilnSession session,
   return KilnStatus{nullptr};
 }
 
+KilnStatus kilnSessionTransformModule(KilnSession session, KilnStringRef text,
+                                      KilnStringRef pipeline,
+                                      KilnStringRef *out) {
+  const char *fn = "kilnSessionTransformModule";
+  SessionImpl *impl = unwrap(session);
+  if (!impl)
+    return makeStatus(std::string(fn) + ": the session is null");
+  if (!out)
+    return makeStatus(std::string(fn) + ": out is NULL");
+  *out = KilnStringRef{nullptr, 0};
+  llvm::StringRef textRef, pipelineRef;
+  if (!toStringRef(text, textRef) || !toStringRef(pipeline, pipelineRef))
+    return makeStatus(std::string(fn) +
+                      ": text or pipeline has NULL data and a nonzero length");
+  std::string error;
+  if (failed(impl->session.transformModule(textRef, "<transform>",
+                                           pipelineRef, impl->scratch,
+                                           error)))
+    return makeStatus(std::string(fn) + ": " + error);
+  *out = toC(impl->scratch);
+  return KilnStatus{nullptr};
+}
+
 KilnStatus kilnSessionGetLastEntry(KilnSession session,
                                    KilnStringRef program, int64_t *entry) {
   const char *fn = "kilnSessionGetLastEntry";

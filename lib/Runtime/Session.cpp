@@ -463,6 +463,46 @@ LogicalResult Session::loadModule(StringRef text, StringRef bufferName,
   return success();
 }
 
+LogicalResult Session::transformModule(StringRef text, StringRef bufferName,
+                                       StringRef pipeline, std::string &out,
+                                       std::string &error) {
+  error.clear();
+  out.clear();
+  DiagnosticCollector diags(&impl->context, error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, &impl->context);
+  if (!module) {
+    if (error.empty())
+      error = "cannot parse '" + bufferName.str() + "'";
+    return failure();
+  }
+  StringRef passes = pipeline.trim();
+  if (passes.consume_front("builtin.module(")) {
+    if (!passes.consume_back(")")) {
+      error = "invalid pipeline '" + pipeline.str() + "': unbalanced '('";
+      return failure();
+    }
+  }
+  PassManager pm(&impl->context, ModuleOp::getOperationName());
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  if (failed(parsePassPipeline(passes, pm, os))) {
+    error = "invalid pipeline '" + pipeline.str() + "': " + msg;
+    return failure();
+  }
+  if (failed(pm.run(*module))) {
+    if (error.empty())
+      error = "pipeline '" + pipeline.str() + "' failed";
+    return failure();
+  }
+  llvm::raw_string_ostream printed(out);
+  module->print(printed, OpPrintingFlags().enableDebugInfo());
+  return success();
+}
+
 LogicalResult Session::loadModuleFile(StringRef path, std::string &error) {
   auto buf = llvm::MemoryBuffer::getFile(path);
   if (!buf) {

@@ -197,6 +197,7 @@ def _declare(L):
                                             POINTER(c_double)]),
         "kilnSessionGetEntryIR": (St, [S, SR, c_size_t, POINTER(SR)]),
         "kilnSessionGetLastEntry": (St, [S, SR, POINTER(ctypes.c_int64)]),
+        "kilnSessionTransformModule": (St, [S, SR, SR, POINTER(SR)]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(L, name)
@@ -511,6 +512,14 @@ class Session:
                 ctypes.byref(secs)))
             out[_string(name)] = secs.value
         return out
+
+    def transform(self, text, pipeline):
+        """Runs the pass `pipeline` on the module `text` (this session's
+        context; its loaded module is untouched): the resulting text."""
+        r = KilnStringRef()
+        _check(self._L.kilnSessionTransformModule(
+            self._h, _Str(text).ref, _Str(pipeline).ref, ctypes.byref(r)))
+        return _string(r)
 
     def last_entry(self, program):
         """The cache entry (compile order) that ran the last call of

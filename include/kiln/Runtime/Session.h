@@ -151,6 +151,16 @@ public:
 
   mlir::MLIRContext *getContext();
 
+  /// Parses (and verifies) the module in `text`, runs the pass `pipeline`
+  /// on it ("a,b{opt=v}" or "builtin.module(a,b)"; any registered pass or
+  /// pipeline: kiln-autodiff, kiln-partition, ...) and prints the result,
+  /// locations included, into `out`. Independent of the loaded module and
+  /// the caches. Errors carry locations.
+  mlir::LogicalResult transformModule(llvm::StringRef text,
+                                      llvm::StringRef bufferName,
+                                      llvm::StringRef pipeline,
+                                      std::string &out, std::string &error);
+
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;
