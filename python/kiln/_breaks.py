@@ -44,6 +44,7 @@ import torch
 import torch.fx as fx
 from torch.utils import _pytree as pytree
 
+from . import _training
 from ._errors import KilnError, Unsupported
 from ._fx_import import FxImporter, TensorVal
 from ._symbolic import Sym
@@ -820,6 +821,11 @@ class Broken:
         prog.root = run.tracer.root
         try:
             out = prog.call(run.seg_inputs)
+        except _training.NotTrainable as e:
+            if self.owner.fullgraph:
+                raise
+            self.owner.not_trainable_warning(e)
+            return None
         except _CacheLimit:
             self._warn(site, "its program @%s reached cache_size_limit (%d)"
                        % (prog.name, config.cache_size_limit), prog)

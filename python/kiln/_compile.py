@@ -34,7 +34,7 @@ import torch
 import torch.fx as fx
 from torch.utils import _pytree as pytree
 
-from . import _breaks, _capi, _fx_import, _tracer
+from . import _breaks, _capi, _fx_import, _tracer, _training
 from ._errors import KilnError, SpecializationError, Unsupported
 
 # backend name -> (session backend, pipeline)
@@ -275,6 +275,12 @@ class _Program:
 
     def call(self, flat_inputs):
         tensors = self.tensors(flat_inputs)
+        if torch.is_grad_enabled() and any(t.requires_grad
+                                           for t in tensors):
+            # Training: forward and backward programs in an autograd
+            # Function (kiln._training).
+            capture, results = _training.call(self, flat_inputs, tensors)
+            return self.unflatten(capture, results, tensors)
         for j, a in enumerate(self.result.args):
             if a.is_input:
                 t = tensors[j]
@@ -290,6 +296,21 @@ class _Program:
         finally:
             self.current_flat = None
         return self.unflatten(self.layout_of_last_call(), results, tensors)
+
+    def capture_for(self, flat_inputs, tensors):
+        """A capture (ImportResult) for these inputs: the latest one when
+        its arguments have these shapes and dtypes, else a new trace."""
+        if all(tuple(a.example.shape) == tuple(t.shape) and
+               a.example.dtype == t.dtype
+               for a, t in zip(self.result.args, tensors)):
+            return self.result
+        result = self.text_of(flat_inputs, "training inputs")
+        if [a.name for a in result.args] != [a.name for a in
+                                              self.result.args]:
+            raise KilnError(
+                "re-capturing @%s for new inputs read other tensors than "
+                "the first capture; call kiln.reset()" % self.name)
+        return result
 
     def layout_of_last_call(self):
         """The capture (ImportResult) of the cache entry that ran the last
@@ -445,13 +466,16 @@ class _Compiled:
             if isinstance(prog, _Ran):
                 # The first call had graph breaks: it ran segment by
                 # segment; this key runs with breaks from now on.
-                self._check_grad(flat, self.programs[key])
                 return prog.value
-        self._check_grad(flat, prog)
         if isinstance(prog, _breaks.Broken):
             return self._call_broken(prog, bound, args, kwargs)
         try:
             return prog.call(flat)
+        except _training.NotTrainable as e:
+            if self.fullgraph:
+                raise
+            self.not_trainable_warning(e)
+            return self._eager(args, kwargs)
         except _CacheLimit:
             self._limit_warning(prog)
             return self._eager(args, kwargs)
@@ -513,21 +537,15 @@ class _Compiled:
                       KilnWarning, stacklevel=3)
         return self._eager(args, kwargs)
 
-    def _check_grad(self, flat, prog):
-        if self.grad_warned or not torch.is_grad_enabled():
+    def not_trainable_warning(self, error):
+        """One warning per compiled function: a graph that kiln cannot
+        train runs eagerly (PyTorch) when grad is needed."""
+        if self.grad_warned:
             return
-        if isinstance(prog, _breaks.Broken):
-            tensors = list(flat) + (list(self.module.parameters())
-                                    if self.module is not None else [])
-        else:
-            tensors = prog.tensors(flat)
-        if any(t.requires_grad for t in tensors):
-            self.grad_warned = True
-            warnings.warn(
-                "kiln: %s: inputs or parameters require grad, but kiln "
-                "compiles inference only for now: outputs do not track "
-                "gradients (use torch.no_grad(), or requires_grad_(False))"
-                % self.name, KilnWarning, stacklevel=3)
+        self.grad_warned = True
+        warnings.warn("kiln: %s: cannot train this graph yet (%s); calls "
+                      "that need gradients run it eagerly (PyTorch)"
+                      % (self.name, error), KilnWarning, stacklevel=4)
 
     def _eager(self, args, kwargs):
         return self.forward(*args, **kwargs)
@@ -871,6 +889,9 @@ class _GraphModuleProgram:
         self.owner.dynamic = None
         self.owner.module = gm
         self.owner.trace_root = gm
+        self.owner.fullgraph = True
+        self.owner.grad_warned = False
+        self.owner.name = "fx_graph"
         self.name = "fx_graph"
 
         def text_of(flat, reason):

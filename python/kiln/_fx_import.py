@@ -93,7 +93,9 @@ class ImportResult:
       parameter returned as is, or written in place) or ("const", v);
     * `specialized`: {(input index, dim): reason} for input dims the capture
       needs static;
-    * `attr_dims_static`: every dim of non-input arguments (always static).
+    * `attr_dims_static`: every dim of non-input arguments (always static);
+    * `graph`: the graph's parts as text (block arguments, op lines,
+      results, location aliases), for kiln._training.
     """
 
     def __init__(self, **kw):
@@ -562,6 +564,19 @@ class FxImporter:
             else:
                 out_leaves.append(("const", leaf))
         text = self._module_text(results)
+        # The graph as plain text parts (kiln._training builds the
+        # differentiable func.func of training programs from them).
+        graph = dict(
+            args=[(a.block_name, a.value.type, a.mutated) for a in self.args],
+            # A written argument's value at the end (name, type, dtype).
+            written=[(j, a.current.name, a.current.type, a.current.dtype)
+                     for j, a in enumerate(self.args) if a.mutated],
+            ops=list(self.lines),
+            results=[(r.name, r.type, r.dtype) for r in results],
+            root_loc=self.root_loc,
+            locs="".join("%s = loc(%s)\n" % (alias, t)
+                         for t, alias in self.locs.items()),
+            loc_defs={alias: t for t, alias in self.locs.items()})
         attr_static = set()
         for j, a in enumerate(self.args):
             if not a.is_input:
@@ -572,6 +587,7 @@ class FxImporter:
             output_spec=spec, output_leaves=out_leaves,
             specialized=self.shape_env.specialized_dims(),
             attr_dims_static=attr_static, num_results=len(results),
+            graph=graph,
             result_dtypes=[r.dtype for r in results])
 
     def _module_text(self, results):

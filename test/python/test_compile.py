@@ -223,16 +223,16 @@ def test_reset_recompiles():
     assert only(compiled).stats()["compiles"] == 1
 
 
-def test_grad_enabled_with_parameters_warns_once():
+def test_grad_enabled_with_parameters_tracks_gradients():
+    # Parameters that require grad: the graph runs as an autograd Function
+    # (test_training.py covers training), without warnings.
     m = nn.Linear(3, 2)
     opt = kiln.compile(m, backend="eager")
     x = torch.randn(4, 3)
-    with pytest.warns(kiln.KilnWarning, match="inference only"):
-        out = opt(x)
-    assert not out.requires_grad
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        opt(x)
+        out = opt(x)
+    assert out.requires_grad
     with torch.no_grad():
         torch.testing.assert_close(out, m(x))
 

@@ -1,0 +1,281 @@
+"""Training: a captured graph whose inputs or parameters require grad runs as
+a torch.autograd.Function.
+
+For one capture (kiln._fx_import.ImportResult) and one requires-grad
+pattern of its program arguments:
+
+1. the graph becomes `func.func @P_g(args {kg.requires_grad = ...}) ->
+   results attributes {kg.differentiate}`;
+2. `kiln-autodiff` + `kiln-partition` (kilnSessionTransformModule) split it
+   into `@P_g_fwd(args) -> (outputs, saved)` and `@P_g_bwd(saved,
+   cotangents) -> gradients` (docs/partition.md);
+3. two `kg.program`s wrap them, `@P_fwd` and `@P_bwd`, loaded into one
+   session of the compiled function's backend and pipeline;
+4. `forward(ctx, *args)` calls `@P_fwd`, keeps the saved values with
+   `ctx.save_for_backward` (the partition's saved values: activations and
+   the primals the backward reads) and returns the outputs; `backward`
+   calls `@P_bwd(saved, grad_outputs)` and returns one gradient per
+   argument that requires grad, None elsewhere.
+
+Parameters are program arguments (not constants), so gradients accumulate
+into `.grad` and any torch.optim optimizer works. Each pair is compiled for
+its exact shapes and dtypes (static); keys are the shapes, dtypes and the
+requires-grad pattern.
+"""
+
+import re
+
+import torch
+
+from . import _capi
+from ._errors import Unsupported
+
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
+
+
+class NotTrainable(Unsupported):
+    """A graph kiln cannot train yet (it runs eagerly instead)."""
+
+
+def _split_types(text):
+    """'tensor<3xf32>, tensor<2x3xi1>' -> the types (commas at depth 0)."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _result_types(module_text, func):
+    """The result types of `func.func @func` in printed module text."""
+    m = re.search(r"func\.func @%s\((.*)\) -> (.*?)(?: attributes \{.*\})? "
+                  r"\{\n" % re.escape(func), module_text)
+    if m is None:
+        raise NotTrainable("kiln-partition produced no @%s" % func)
+    res = m.group(2).strip()
+    if res.startswith("(") and res.endswith(")"):
+        res = res[1:-1]
+    return _split_types(res)
+
+
+def _requires_grad_outputs(graph, rg, results):
+    """Which results depend on an argument that requires grad (a dataflow
+    over the op lines), as PyTorch's requires_grad of the outputs; written
+    arguments' final values count like results."""
+    live = {name for (name, _, _), r in zip(graph["args"], rg) if r}
+    for line in graph["ops"]:
+        if " = " not in line:
+            continue
+        lhs, rhs = line.split(" = ", 1)
+        operands = _NAME.findall(rhs.split(" : ", 1)[0])
+        if any(o in live for o in operands):
+            live.update(_NAME.findall(lhs))
+    return [name in live and dtype in _FLOATS
+            for name, _, dtype in results]
+
+
+class Pair:
+    """The forward and backward programs of one capture and requires-grad
+    pattern, in their own session."""
+
+    def __init__(self, owner_prog, capture, tensors, rg):
+        graph = capture.graph
+        # Arguments the graph writes (BatchNorm's num_batches_tracked,
+        # running statistics) are values of the differentiable function;
+        # their final values are extra, non-differentiable outputs that
+        # `call` writes back into the tensors.
+        # A written argument that requires grad (`relu(inplace=True)` on an
+        # activation) gets the new value by a differentiable copy_, as an
+        # in-place op in eager PyTorch re-bases its history.
+        self.written = [j for j, _, _, _ in graph["written"]]
+        check_written(self, capture, tensors)
+        results = list(graph["results"]) + [
+            (name, t, dtype) for _, name, t, dtype in graph["written"]]
+        if not results:
+            raise NotTrainable("the graph has no tensor results")
+        self.num_results = len(graph["results"])
+        base = "%s_train" % owner_prog.name
+        self.name = base
+        self.capture = capture
+        self.rg = list(rg)
+        self.out_rg = _requires_grad_outputs(graph, rg, results)
+        self.out_meta = [(t, dtype) for _, t, dtype in results]
+        # The programs are added to printed text, whose location aliases
+        # are renumbered: they use the root location itself.
+        loc = graph["root_loc"]
+        loc = graph["loc_defs"].get(loc, loc)
+        arg_types = [t for _, t, _ in graph["args"]]
+        sig = ", ".join(
+            "%s: %s {kg.requires_grad = %s}" % (
+                n, t, "true" if r else "false")
+            for (n, t, _), r in zip(graph["args"], rg))
+        rtypes = [t for _, t, _ in results]
+        ops = "".join("    %s\n" % l for l in graph["ops"])
+        func = (
+            "%smodule {\n  func.func @%s_g(%s) -> (%s) attributes "
+            "{kg.differentiate} {\n%s    return %s : %s loc(%s)\n  } "
+            "loc(%s)\n}\n" % (
+                graph["locs"], base, sig, ", ".join(rtypes), ops,
+                ", ".join(n for n, _, _ in results),
+                ", ".join(rtypes), loc, loc))
+        session = _capi.Session()
+        backend, pipeline = owner_prog.owner.backend_spec
+        session.set_option("backend", backend)
+        session.set_option("pipeline", owner_prog.owner.options.get(
+            "pipeline", pipeline))
+        for k in ("cpu_fallback",):
+            if k in owner_prog.owner.options:
+                session.set_option(k, owner_prog.owner.options[k])
+        session.set_option("dynamic", "static")
+        session.set_warning_callback(owner_prog._warning)
+        split = session.transform(func, "kiln-autodiff,kiln-partition")
+        fwd_types = _result_types(split, base + "_g_fwd")
+        m = len(rtypes)
+        saved_types = fwd_types[m:]
+        self.num_outputs = m
+        self.num_saved = len(saved_types)
+        float_outs = [i for i, (_, dtype) in enumerate(self.out_meta)
+                      if dtype in _FLOATS]
+        self.float_outs = float_outs
+        ct_types = [rtypes[i] for i in float_outs]
+        grad_types = [t for t, r in zip(arg_types, rg) if r]
+
+        def program(name, callee, types, shapes, results):
+            params = ", ".join("%%p%d: %s" % (i, t)
+                               for i, t in enumerate(types))
+            guards = "".join(
+                "    kg.guard_tensor %%p%d {dtype = %s, shape = %s, "
+                "requires_grad = false} : %s loc(%s)\n" % (
+                    i, _elem(t), shape, t, loc)
+                for i, (t, shape) in enumerate(zip(types, shapes)))
+            operands = ", ".join("%%p%d" % i for i in range(len(types)))
+            n = len(results)
+            lhs = "%r = " if n == 1 else "%%r:%d = " % n
+            names = "%r" if n == 1 else ", ".join(
+                "%%r#%d" % i for i in range(n))
+            return (
+                "  kg.program @%s(%s) -> (%s) {\n%s"
+                "    %skg.graph @%s(%s) : (%s) -> (%s) loc(%s)\n"
+                "    kg.return %s : %s loc(%s)\n  } loc(%s)\n" % (
+                    name, params, ", ".join(results), guards, lhs, callee,
+                    operands, ", ".join(types), ", ".join(results), loc,
+                    names, ", ".join(results), loc, loc))
+
+        shapes = [list(t.shape) for t in tensors]
+        progs = program(base + "_fwd", base + "_g_fwd", arg_types, shapes,
+                        fwd_types)
+        bwd_args = saved_types + ct_types
+        progs += program(base + "_bwd", base + "_g_bwd", bwd_args,
+                         [_static_shape(t) for t in bwd_args], grad_types)
+        lines = split.split("\n")
+        end = max(i for i, l in enumerate(lines) if l.startswith("}"))
+        self.text = "\n".join(lines[:end] + [progs.rstrip("\n")]
+                              + lines[end:])
+        session.load(self.text, "%s.mlir" % base)
+        self.session = session
+
+    def forward(self, tensors):
+        res = self.session.call(self.name + "_fwd", tensors,
+                                [False] * len(tensors))
+        saved = res[self.num_outputs:]
+        # A saved value over the memory of an argument the caller will
+        # overwrite (the written ones) is copied first.
+        written = {tensors[j].data_ptr() for j in self.written}
+        saved = [s.clone() if s.data_ptr() in written else s for s in saved]
+        return res[:self.num_outputs], saved
+
+    def backward(self, saved, grads):
+        cts = []
+        for i in self.float_outs:
+            g = grads[i]
+            if g is None:
+                t, dtype = self.out_meta[i]
+                g = torch.zeros(_static_shape(t), dtype=dtype)
+            cts.append(g.contiguous())
+        args = list(saved) + cts
+        res = self.session.call(self.name + "_bwd", args,
+                                [False] * len(args))
+        out = []
+        it = iter(res)
+        for r in self.rg:
+            out.append(next(it) if r else None)
+        return out
+
+
+def _elem(type_text):
+    return type_text[type_text.rindex("x") + 1:-1] if "x" in type_text \
+        else type_text[len("tensor<"):-1]
+
+
+def _static_shape(type_text):
+    inner = type_text[len("tensor<"):-1]
+    dims = inner.split("x")[:-1]
+    if any(d == "?" for d in dims):
+        raise NotTrainable("a saved value or output of dynamic shape (%s): "
+                           "training compiles static shapes only"
+                           % type_text)
+    return [int(d) for d in dims]
+
+
+def check_written(pair, capture, tensors):
+    """A leaf that requires grad cannot be written in place (eager raises
+    PyTorch's error; kiln runs such a call eagerly)."""
+    for j in pair.written:
+        if tensors[j].requires_grad and tensors[j].is_leaf:
+            raise NotTrainable(
+                "the graph writes argument '%s' in place, a leaf that "
+                "requires grad" % capture.args[j].name)
+
+
+class _Function(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, pair, *tensors):
+        outs, saved = pair.forward(list(tensors))
+        ctx.pair = pair
+        ctx.save_for_backward(*saved)
+        ctx.mark_non_differentiable(
+            *[o for o, r in zip(outs, pair.out_rg) if not r])
+        return tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        pair = ctx.pair
+        return (None,) + tuple(pair.backward(ctx.saved_tensors, grads))
+
+
+def call(prog, flat_inputs, tensors):
+    """Runs `prog` (a kiln._compile._Program) on its program arguments
+    `tensors` (for the call's `flat_inputs`) as an autograd Function:
+    (the capture, the results) to unflatten the outputs with."""
+    from ._compile import _CacheLimit, config
+    rg = tuple(t.requires_grad for t in tensors)
+    key = (rg, tuple((tuple(t.shape), t.dtype) for t in tensors))
+    pairs = prog.__dict__.setdefault("training_pairs", {})
+    pair = pairs.get(key)
+    if pair is None:
+        if len(pairs) >= config.cache_size_limit:
+            raise _CacheLimit("training: %d shapes / requires-grad patterns"
+                              % len(pairs))
+        capture = prog.capture_for(flat_inputs, tensors)
+        pair = Pair(prog, capture, tensors, rg)
+        pairs[key] = pair
+    else:
+        check_written(pair, pair.capture, tensors)
+    outs = list(_Function.apply(pair, *tensors))
+    for j, value in zip(pair.written, outs[pair.num_results:]):
+        if tensors[j].requires_grad:
+            tensors[j].copy_(value)
+        else:
+            with torch.no_grad():
+                tensors[j].copy_(value)
+    return pair.capture, outs[:pair.num_results]

@@ -1,0 +1,273 @@
+"""Training through kiln.compile: graphs whose inputs or parameters require
+grad run as torch.autograd.Functions over the forward and backward programs
+of kiln-autodiff + kiln-partition (kiln/_training.py). References are eager
+PyTorch on a copy of the model: outputs, input gradients and the parameters
+after each torch.optim.SGD (momentum) step, by the same() rule."""
+
+import copy
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+
+import kiln
+from models import same, seeded_batchnorm, transformer_layer
+
+BACKENDS = ["eager", "aot_eager", "cpu"]
+
+
+def check_same(actual, expected, what, fp64=None, tol=1e-4):
+    ok, msg = same(actual.detach(), expected.detach(),
+                   None if fp64 is None else fp64.detach(), rtol=tol,
+                   atol=tol)
+    assert ok, "%s: %s" % (what, msg)
+
+
+def sgd_steps(model, make_input, backend, steps=5, buffers=False, lr=0.05,
+              grad_tol=1e-4):
+    """Five SGD (momentum) steps of `model` compiled, of a copy in eager
+    mode, and of a float64 copy (the same() rule's reference), on the same
+    inputs; outputs, input gradients, parameters (and buffers) compared
+    after each step."""
+    ref = copy.deepcopy(model)
+    ref64 = copy.deepcopy(model).double()
+    compiled = kiln.compile(model, backend=backend)
+    opts = [torch.optim.SGD(m.parameters(), lr=lr, momentum=0.9)
+            for m in (model, ref, ref64)]
+    for step in range(steps):
+        x = make_input(step)
+        rg = x.requires_grad
+        x_ref = x.detach().clone().requires_grad_(rg)
+        x64 = x.detach().double().requires_grad_(rg)
+        outs = [compiled(x), ref(x_ref), ref64(x64)]
+        check_same(outs[0], outs[1], "output at step %d" % step, outs[2])
+        assert outs[0].requires_grad
+        for o, opt in zip(outs, opts):
+            opt.zero_grad()
+            (o * o).mean().backward()
+        if rg:
+            check_same(x.grad, x_ref.grad, "input grad at step %d" % step,
+                       x64.grad)
+        named = [list(m.named_parameters()) for m in (model, ref, ref64)]
+        for (n, p), (_, q), (_, r) in zip(*named):
+            assert p.grad is not None, n
+            check_same(p.grad, q.grad, "grad of %s at step %d" % (n, step),
+                       r.grad, grad_tol)
+        for opt in opts:
+            opt.step()
+        for (n, p), (_, q), (_, r) in zip(*named):
+            check_same(p, q, "%s after step %d" % (n, step), r)
+        if buffers:
+            for (n, b), (_, c), (_, d) in zip(
+                    *[m.named_buffers() for m in (model, ref, ref64)]):
+                if b.dtype.is_floating_point:
+                    check_same(b, c, "buffer %s after step %d" % (n, step),
+                               d)
+                else:
+                    assert torch.equal(b, c), n
+    return compiled
+
+
+def mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16),
+                         nn.GELU(), nn.Linear(16, 3))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mlp_sgd_steps_match_eager(backend):
+    g = torch.Generator().manual_seed(1)
+    compiled = sgd_steps(
+        mlp(), lambda s: torch.randn(5, 6, generator=g).requires_grad_(),
+        backend)
+    # One forward/backward pair, compiled once, reused by every step.
+    prog = list(compiled._kiln.programs.values())[0]
+    assert len(prog.training_pairs) == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_transformer_layer_sgd_steps_match_eager(backend):
+    model = transformer_layer(d_model=16, nhead=2, dim_feedforward=32).train()
+    g = torch.Generator().manual_seed(2)
+    sgd_steps(model,
+              lambda s: torch.randn(2, 5, 16, generator=g).requires_grad_(),
+              backend)
+
+
+def test_gradients_only_where_required():
+    # Inputs that do not require grad get none; an output that does not
+    # depend on anything requiring grad, and an integer output, are not
+    # differentiable (as in eager).
+    def f(x, w, y):
+        return (x * w).sin().sum(0), y * 2, (y > 0).long()
+
+    g = kiln.compile(f, backend="eager")
+    x = torch.randn(3, 4)
+    w = torch.randn(3, 4, requires_grad=True)
+    y = torch.randn(4)
+    a, b, c = g(x, w, y)
+    ea, eb, ec = f(x, w, y)
+    assert a.requires_grad and not b.requires_grad
+    assert not c.requires_grad and c.dtype == torch.int64
+    check_same(a, ea, "a")
+    assert torch.equal(c, ec)
+    a.sum().backward()
+    w_ref = w.detach().clone().requires_grad_()
+    f(x, w_ref, y)[0].sum().backward()
+    check_same(w.grad, w_ref.grad, "grad of w")
+    assert x.grad is None
+
+
+def test_unused_output_gradient_and_retain_graph():
+    # Only one output used in the loss (the other's gradient is zeros);
+    # backward twice with retain_graph accumulates as eager does.
+    def f(x):
+        return x.exp(), x.cos()
+
+    g = kiln.compile(f, backend="aot_eager")
+    x = torch.randn(4, requires_grad=True)
+    xr = x.detach().clone().requires_grad_()
+    e, _ = g(x)
+    er, _ = f(xr)
+    e.sum().backward(retain_graph=True)
+    e.sum().backward()
+    er.sum().backward(retain_graph=True)
+    er.sum().backward()
+    check_same(x.grad, xr.grad, "grad of x")
+
+
+def test_no_grad_calls_still_run_the_inference_program():
+    m = mlp()
+    om = kiln.compile(m, backend="eager")
+    x = torch.randn(5, 6)
+    with torch.no_grad():
+        out = om(x)
+    assert not out.requires_grad
+    with torch.no_grad():
+        check_same(out, m(x), "no_grad output")
+    assert not getattr(list(om._kiln.programs.values())[0],
+                       "training_pairs", None)
+
+
+def test_new_shapes_and_requires_grad_patterns_get_their_own_pair():
+    m = nn.Linear(4, 2)
+    om = kiln.compile(m, backend="eager")
+    for shape, rg in (((3, 4), False), ((3, 4), True), ((6, 4), False),
+                      ((3, 4), False)):
+        x = torch.randn(*shape, requires_grad=rg)
+        xr = x.detach().clone().requires_grad_(rg)
+        m.zero_grad()
+        om(x).sum().backward()
+        w = m.weight.grad.clone()
+        m.zero_grad()
+        m(xr).sum().backward()
+        check_same(w, m.weight.grad, "weight grad for %s" % (shape,))
+        if rg:
+            check_same(x.grad, xr.grad, "input grad")
+    pairs = [p for p in om._kiln.programs.values()]
+    assert sum(len(getattr(p, "training_pairs", {})) for p in pairs) == 3
+
+
+def toy_example(a, b):
+    x = a / (torch.abs(a) + 1)
+    if b.sum() < 0:
+        b = b * -1
+    return x * b
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_graph_breaks_compose(sign):
+    # Each graph is its own Function; the Python between them runs eagerly
+    # with autograd, so gradients flow across the break.
+    g = kiln.compile(toy_example, backend="eager")
+    a = torch.randn(10, requires_grad=True)
+    b = (torch.rand(10) + 0.1) * sign
+    b.requires_grad_()
+    ar, br = (t.detach().clone().requires_grad_() for t in (a, b))
+    out = g(a, b)
+    ref = toy_example(ar, br)
+    check_same(out, ref, "output")
+    out.pow(2).sum().backward()
+    ref.pow(2).sum().backward()
+    check_same(a.grad, ar.grad, "grad of a")
+    check_same(b.grad, br.grad, "grad of b")
+    assert kiln.explain(toy_example)(a, b).graph_break_count >= 1
+
+
+def test_graph_writing_its_inputs():
+    # A written input that does not require grad gets its new value; a
+    # non-leaf that requires grad is re-based by a differentiable copy (as
+    # an in-place op in eager); a leaf that requires grad cannot be written
+    # (eager raises; kiln warns and runs eagerly, which raises the same).
+    def f(x, w, h):
+        x.mul_(2)
+        h.relu_()
+        return x * w + h
+
+    g = kiln.compile(f, backend="eager")
+    w = torch.randn(3, requires_grad=True)
+    a = torch.randn(3, requires_grad=True)
+    x = torch.randn(3)
+    wr, ar = (t.detach().clone().requires_grad_() for t in (w, a))
+    xr = x.clone()
+    h, hr = a * 3, ar * 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = g(x, w, h)
+    ref = f(xr, wr, hr)
+    check_same(out, ref, "output")
+    check_same(x, xr, "written input")
+    check_same(h, hr, "written activation")
+    (out.sum() + h.sum()).backward()
+    (ref.sum() + hr.sum()).backward()
+    check_same(w.grad, wr.grad, "grad of w")
+    check_same(a.grad, ar.grad, "grad of a")
+
+    leaf = torch.randn(3, requires_grad=True)
+    with pytest.warns(kiln.KilnWarning, match="cannot train this graph"):
+        with pytest.raises(RuntimeError, match="leaf Variable"):
+            g(torch.randn(3), w, leaf)
+
+
+def test_fx_backend_entry_point_trains():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x))
+
+    torch.manual_seed(0)
+    m = M()
+    gm = torch.fx.symbolic_trace(m)
+    x = torch.randn(4, 3, requires_grad=True)
+    fn = kiln.backend(gm, [x], backend="eager")
+    out = fn(x)
+    out.sum().backward()
+    xr = x.detach().clone().requires_grad_()
+    m.zero_grad()
+    m(xr).sum().backward()
+    check_same(x.grad, xr.grad, "grad of x")
+    check_same(gm.fc.weight.grad, m.fc.weight.grad, "grad of fc.weight")
+
+
+def test_resnet18_train_mode_sgd_steps_match_eager():
+    # BatchNorm in training mode is a graph break today: those ops run
+    # eagerly (updating the running statistics); the graphs between them
+    # are Functions. Parameters and running statistics after each step.
+    # 3x64x64 (not 3x32x32): at 32x32, layer4's BatchNorm normalizes two
+    # values per channel and eager float32 itself is far from float64 after
+    # one step (gradient RMSE ~7 on conv1.weight), which tests nothing.
+    # Gradients at 1e-3: convolution backward sums in another order than
+    # PyTorch's (max difference 1.3e-4 on layer4 weights at step 2).
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    model = seeded_batchnorm(torchvision.models.resnet18(weights=None),
+                             0).train()
+    g = torch.Generator().manual_seed(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sgd_steps(model, lambda s: torch.randn(2, 3, 64, 64, generator=g),
+                  "eager", buffers=True, lr=0.001, grad_tol=1e-3)
