@@ -34,6 +34,8 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -261,6 +263,28 @@ void CPUExecutable::loadRuntimeLibraries() {
   });
 }
 
+/// Erases the packed wrappers `_mlir_<f>` that ExecutionEngine::create made
+/// for the functions `f` of `m` and that are not in `needed` (see
+/// compileImpl). A wrapper is recognized by its shape, not only its name: an
+/// unused definition `void _mlir_<f>(ptr)` whose `f` is a definition of `m`.
+static void dropUnusedPackedWrappers(llvm::Module &m,
+                                     const llvm::StringSet<> &needed) {
+  SmallVector<llvm::Function *> dead;
+  for (llvm::Function &f : m) {
+    StringRef name = f.getName();
+    if (f.isDeclaration() || !name.starts_with("_mlir_") ||
+        needed.contains(name) || !f.getReturnType()->isVoidTy() ||
+        f.arg_size() != 1 || !f.getArg(0)->getType()->isPointerTy() ||
+        !f.use_empty())
+      continue;
+    llvm::Function *wrapped = m.getFunction(name.drop_front(6));
+    if (wrapped && !wrapped->isDeclaration())
+      dead.push_back(&f);
+  }
+  for (llvm::Function *f : dead)
+    f->eraseFromParent();
+}
+
 FailureOr<SmallVector<std::unique_ptr<CPUExecutable>>>
 CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
                            StringRef pipeline, std::string &error,
@@ -452,9 +476,23 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   double optSeconds = 0;
   std::function<llvm::Error(llvm::Module *)> o3 =
       makeOptimizingTransformer(3, 0, tm->get());
+  // ExecutionEngine::create gives every function with external linkage a
+  // packed wrapper `_mlir_<name>(void **)` (before the transformer runs).
+  // Only the wrappers of the entries' C interfaces are ever looked up. The
+  // others cost most of the machine-code generation: the wrapper of an
+  // entry's own function calls it with every memref descriptor field as a
+  // scalar argument (11 per rank-4 memref: thousands for a CNN's weights),
+  // i.e. one basic block of thousands of loads and outgoing stack-argument
+  // stores, on which the SelectionDAG's store merging / alias checks are
+  // quadratic (issue 13: resnet50, 27 s of 45 s in `_mlir_<entry>` alone).
+  // Drop them before -O3 so neither the optimizer nor codegen sees them.
+  llvm::StringSet<> packedNeeded;
+  for (auto &exe : exes)
+    packedNeeded.insert("_mlir_" + exe->symbol);
   std::function<llvm::Error(llvm::Module *)> optimize =
-      [&o3, &optSeconds](llvm::Module *m) {
+      [&o3, &optSeconds, &packedNeeded](llvm::Module *m) {
         auto t = std::chrono::steady_clock::now();
+        dropUnusedPackedWrappers(*m, packedNeeded);
         llvm::Error e = o3(m);
         optSeconds += secondsSince(t);
         return e;
