@@ -165,6 +165,11 @@ static LogicalResult checkStaticSizes(ModuleOp module, std::string &error) {
   return failure(walked.wasInterrupted());
 }
 
+bool kiln::cpu::perfJitdumpRequested() {
+  const char *v = std::getenv("KILN_PERF_JITDUMP");
+  return v && *v && StringRef(v) != "0";
+}
+
 static double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
       .count();
@@ -502,6 +507,10 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   SmallVector<StringRef> libs = {KILN_MLIR_C_RUNNER_UTILS};
   opts.sharedLibPaths = libs;
   opts.enableObjectDump = !objectFile.empty();
+  // LLVM's listeners: perf's writes a jitdump file (and a `.debug/jit`
+  // directory) for every engine, so only when asked; GDB's registers the code
+  // in memory only.
+  opts.enablePerfNotificationListener = perfJitdumpRequested();
   auto engine = ExecutionEngine::create(*clone, opts, std::move(*tm));
   if (!engine) {
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());

@@ -69,6 +69,12 @@ struct KernelCacheStats {
 KernelCacheStats kernelCacheStats();
 void clearKernelCache();
 
+/// Whether JIT'd code is announced to perf: `KILN_PERF_JITDUMP` set to
+/// anything but empty or `0`. perf's listener writes a `jit-<pid>.dump` file
+/// in `.debug/jit/...` under `$JITDUMPDIR`, else the temporary directory, so
+/// by default it is off and compiling writes nothing outside the caches.
+bool perfJitdumpRequested();
+
 /// The `kiln-cpu` pipeline string of these options (what `compile` runs).
 std::string pipelineString(const CompileOptions &options);
 
