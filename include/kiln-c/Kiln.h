@@ -10,14 +10,15 @@
 |*  - A function named ...Create returns an object the caller owns and must   *|
 |*    give back with the matching ...Destroy. Anything else returned is       *|
 |*    borrowed, for as long as the comment of the function says.              *|
-|*  - Every fallible function returns a KilnStatus: a null status is success;*|
+|*  - Every fallible function returns a KilnStatus: a null status is success; *|
 |*    otherwise it carries a message and the caller owns (must destroy) it.   *|
 |*    No function aborts on bad input: NULL handles and pointers, bad dtypes  *|
 |*    and unknown names are reported through the status.                      *|
 |*  - Strings are passed as KilnStringRef (pointer + length, not necessarily  *|
 |*    NUL-terminated) and never owned by the receiver.                        *|
-|*  - A session and everything obtained from it is not thread-safe: use a     *|
-|*    session from one thread at a time. Distinct sessions are independent.   *|
+|*  - A session is thread-safe: calls of one session on several threads run   *|
+|*    in parallel (docs/c-api.md, "Threading"). Distinct sessions are         *|
+|*    independent.                                                            *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -209,7 +210,7 @@ KILN_CAPI_EXPORTED KilnStatus kilnSessionSetOption(KilnSession session,
 
 /// The current value of option `key` in the syntax kilnSessionSetOption
 /// takes, in `*value`: NUL-terminated, valid until the next call of a
-/// kilnSession* function on this session.
+/// kilnSession* function on this session from this thread.
 KILN_CAPI_EXPORTED KilnStatus kilnSessionGetOption(KilnSession session,
                                                    KilnStringRef key,
                                                    KilnStringRef *value);
@@ -345,7 +346,7 @@ KILN_CAPI_EXPORTED KilnStatus kilnSessionGetStats(KilnSession session,
 /// Recompile reason `index` (0 <= index < numRecompileReasons, oldest
 /// first), in TorchDynamo's words ("tensor 'a' size mismatch at index 0.
 /// expected 10, actual 20"). `*reason` is valid until the next kilnSession*
-/// call on this session.
+/// call on this session from this thread.
 KILN_CAPI_EXPORTED KilnStatus kilnSessionGetRecompileReason(
     KilnSession session, KilnStringRef program, size_t index,
     KilnStringRef *reason);
@@ -353,13 +354,14 @@ KILN_CAPI_EXPORTED KilnStatus kilnSessionGetRecompileReason(
 /// Compile phase `index` (0 <= index < numCompilePhases, sorted by name):
 /// "specialize", "compile-guards" or a pass of the pipeline (by its
 /// argument), and the seconds spent in it summed over compiles. `*name` is
-/// valid until the next kilnSession* call on this session.
+/// valid until the next kilnSession* call on this session from this thread.
 KILN_CAPI_EXPORTED KilnStatus kilnSessionGetCompilePhase(
     KilnSession session, KilnStringRef program, size_t index,
     KilnStringRef *name, double *seconds);
 
 /// The specialized program of cache entry `index` (0 <= index < numEntries)
-/// as text; valid until the next kilnSession* call on this session.
+/// as text; valid until the next kilnSession* call on this session from this
+/// thread.
 KILN_CAPI_EXPORTED KilnStatus kilnSessionGetEntryIR(KilnSession session,
                                                     KilnStringRef program,
                                                     size_t index,
@@ -385,7 +387,7 @@ KILN_CAPI_EXPORTED KilnStatus kilnSessionTransformModule(KilnSession session,
                                                          KilnStringRef pipeline,
                                                          KilnStringRef *out);
 
-/// The cache entry that ran the last call of `program`: its index in compile
+/// The cache entry that ran the calling thread's last call of `program`: its index in compile
 /// order (the index of kilnSessionGetEntryIR), or -1 when the fallback ran
 /// it (frozen, cache_size_limit), when it failed, or before any call.
 /// A client that compiles a different capture per entry (an on-miss callback

@@ -11,6 +11,7 @@
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Interpreter/Tensor.h"
 #include "kiln/Runtime/Session.h"
+#include "kiln/Support/ThreadDiagnostics.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -23,6 +24,8 @@
 #include <climits>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,10 +67,19 @@ struct SessionImpl {
   kiln::runtime::Session session;
   bool loaded = false;
   std::map<std::string, ProgramInfo, std::less<>> programs;
-  /// Strings returned "valid until the next call".
-  std::string scratch;
-  std::vector<std::string> entryIR;
+  /// Strings returned "valid until the next kilnSession* call on this
+  /// session", per thread: calls on other threads do not invalidate them.
+  struct Scratch {
+    std::string text;
+    std::vector<std::string> entryIR;
+  };
+  std::map<std::thread::id, Scratch> scratch;
+  Scratch &scratchOfThisThread() { return scratch[std::this_thread::get_id()]; }
 };
+
+/// Held by every kilnSession* function on a session, except while a call
+/// runs its program (Session.h): the session's recursive lock.
+using SessionLock = std::unique_lock<std::recursive_mutex>;
 
 KilnStatus makeStatus(std::string message) {
   return KilnStatus{new StatusImpl{std::move(message)}};
@@ -302,7 +314,8 @@ void describeAll(llvm::ArrayRef<Tensor> tensors,
 #define CHECK_SESSION(fn)                                                      \
   SessionImpl *impl = unwrap(session);                                         \
   if (!impl)                                                                   \
-    return makeStatus(fn ": the session is null");
+    return makeStatus(fn ": the session is null");                            \
+  SessionLock apiLock(impl->session.mutex());
 
 #define CHECK_STRING(fn, what, cstr, out)                                      \
   llvm::StringRef out;                                                         \
@@ -330,7 +343,6 @@ KilnStatus load(SessionImpl *impl, llvm::StringRef fn, llvm::StringRef text,
                 llvm::StringRef bufferName) {
   std::string error;
   impl->scratch.clear();
-  impl->entryIR.clear();
   if (failed(impl->session.loadModule(text, bufferName, error))) {
     // The session keeps its previous module; so do we.
     return makeStatus(fn.str() + ": " + error);
@@ -340,7 +352,7 @@ KilnStatus load(SessionImpl *impl, llvm::StringRef fn, llvm::StringRef text,
   // The session parsed it once already; parse again (same context) for the
   // argument kinds, which the session does not expose.
   MLIRContext *ctx = impl->session.getContext();
-  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+  kiln::ThreadDiagnosticHandler quiet(ctx, [](Diagnostic &) {});
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, ctx);
   if (!module)
     return makeStatus(fn.str() + ": internal error: cannot re-parse the module");
@@ -358,6 +370,7 @@ KilnStatus mark(KilnSession session, const char *fn, KilnStringRef program,
   SessionImpl *impl = unwrap(session);
   if (!impl)
     return makeStatus(std::string(fn) + ": the session is null");
+  SessionLock apiLock(impl->session.mutex());
   llvm::StringRef name;
   if (!toStringRef(program, name))
     return makeStatus(std::string(fn) +
@@ -386,12 +399,13 @@ KilnStatus mark(KilnSession session, const char *fn, KilnStringRef program,
 /// The stats of a loaded program (null when never called), or an error.
 bool programStats(KilnSession session, const char *fn, KilnStringRef program,
                   const kiln::runtime::ProgramStats *&stats,
-                  SessionImpl *&impl, KilnStatus &status) {
+                  SessionImpl *&impl, KilnStatus &status, SessionLock &lock) {
   impl = unwrap(session);
   if (!impl) {
     status = makeStatus(std::string(fn) + ": the session is null");
     return false;
   }
+  lock = SessionLock(impl->session.mutex());
   llvm::StringRef name;
   if (!toStringRef(program, name)) {
     status = makeStatus(std::string(fn) +
@@ -563,19 +577,20 @@ KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
   CHECK_STRING("kilnSessionGetOption", "key", key, k);
   if (!value)
     return makeStatus("kilnSessionGetOption: value is NULL");
+  std::string &scratch = impl->scratchOfThisThread().text;
   const kiln::runtime::SessionOptions &o = impl->session.options();
   if (k == "backend")
-    impl->scratch = o.backend;
+    scratch = o.backend;
   else if (k == "pipeline")
-    impl->scratch = o.pipeline;
+    scratch = o.pipeline;
   else if (k == "cache_size_limit")
-    impl->scratch = std::to_string(o.cacheSizeLimit);
+    scratch = std::to_string(o.cacheSizeLimit);
   else if (k == "frozen")
-    impl->scratch = o.frozen ? "true" : "false";
+    scratch = o.frozen ? "true" : "false";
   else if (k == "cpu_fallback")
-    impl->scratch = o.cpuFallback;
+    scratch = o.cpuFallback;
   else if (k == "dynamic")
-    impl->scratch = o.dynamic == kiln::runtime::DynamicMode::Auto ? "auto"
+    scratch = o.dynamic == kiln::runtime::DynamicMode::Auto ? "auto"
                     : o.dynamic == kiln::runtime::DynamicMode::Static
                         ? "static"
                         : "dynamic";
@@ -583,7 +598,7 @@ KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
     return makeStatus("kilnSessionGetOption: unknown option '" + k.str() +
                       "' (options: backend, pipeline, cache_size_limit, "
                       "frozen, dynamic, cpu_fallback)");
-  *value = toC(impl->scratch);
+  *value = toC(scratch);
   return KilnStatus{nullptr};
 }
 
@@ -724,8 +739,7 @@ KilnStatus kilnSessionCall(KilnSession session, KilnStringRef program,
   if (!args && numArgs)
     return makeStatus("kilnSessionCall: args is NULL and numArgs is " +
                       std::to_string(numArgs));
-  impl->scratch.clear();
-  impl->entryIR.clear();
+  impl->scratchOfThisThread() = {};
   std::string error;
   const ProgramInfo *info = findProgram(impl, "kilnSessionCall", name, error);
   if (!info)
@@ -747,6 +761,8 @@ KilnStatus kilnSessionCall(KilnSession session, KilnStringRef program,
     if (info->isScalar[i] && !makeScalar(views[i], what, error))
       return makeStatus(error);
   }
+  // The session takes its lock itself, and not while the program runs.
+  apiLock.unlock();
   FailureOr<llvm::SmallVector<Tensor>> out =
       impl->session.call(name, views, error);
   if (failed(out))
@@ -767,7 +783,9 @@ KilnStatus kilnSessionGetStats(KilnSession session, KilnStringRef program,
   const kiln::runtime::ProgramStats *s;
   SessionImpl *impl;
   KilnStatus status{nullptr};
-  if (!programStats(session, "kilnSessionGetStats", program, s, impl, status))
+  SessionLock lock;
+  if (!programStats(session, "kilnSessionGetStats", program, s, impl, status,
+                    lock))
     return status;
   if (!stats)
     return makeStatus("kilnSessionGetStats: stats is NULL");
@@ -793,14 +811,18 @@ KilnStatus kilnSessionGetRecompileReason(KilnSession session,
   const kiln::runtime::ProgramStats *s;
   SessionImpl *impl;
   KilnStatus status{nullptr};
-  if (!programStats(session, fn, program, s, impl, status))
+  SessionLock lock;
+  if (!programStats(session, fn, program, s, impl, status, lock))
     return status;
   if (!reason)
     return makeStatus(std::string(fn) + ": reason is NULL");
   size_t n = s ? s->recompileReasons.size() : 0;
   if (index >= n)
     return indexError(fn, "recompile reason", index, n);
-  *reason = toC(s->recompileReasons[index]);
+  // A copy: other threads' recompiles grow the list.
+  std::string &text = impl->scratchOfThisThread().text;
+  text = s->recompileReasons[index];
+  *reason = toC(text);
   return KilnStatus{nullptr};
 }
 
@@ -811,7 +833,8 @@ KilnStatus kilnSessionGetCompilePhase(KilnSession session,
   const kiln::runtime::ProgramStats *s;
   SessionImpl *impl;
   KilnStatus status{nullptr};
-  if (!programStats(session, fn, program, s, impl, status))
+  SessionLock lock;
+  if (!programStats(session, fn, program, s, impl, status, lock))
     return status;
   if (!name || !seconds)
     return makeStatus(std::string(fn) + ": name or seconds is NULL");
@@ -819,7 +842,9 @@ KilnStatus kilnSessionGetCompilePhase(KilnSession session,
   if (index >= n)
     return indexError(fn, "compile phase", index, n);
   auto it = std::next(s->compileSeconds.begin(), index);
-  *name = toC(it->first);
+  std::string &text = impl->scratchOfThisThread().text;
+  text = it->first;
+  *name = toC(text);
   *seconds = it->second;
   return KilnStatus{nullptr};
 }
@@ -857,7 +882,7 @@ KilnStatus kilnSessionGetLastEntry(KilnSession session,
     return status;
   if (!entry)
     return makeStatus(std::string(fn) + ": entry is NULL");
-  *entry = s ? s->lastEntry : -1;
+  *entry = s ? kiln::runtime::lastEntryOfThread(s) : -1;
   return KilnStatus{nullptr};
 }
 
@@ -867,14 +892,16 @@ KilnStatus kilnSessionGetEntryIR(KilnSession session, KilnStringRef program,
   const kiln::runtime::ProgramStats *s;
   SessionImpl *impl;
   KilnStatus status{nullptr};
-  if (!programStats(session, fn, program, s, impl, status))
+  SessionLock lock;
+  if (!programStats(session, fn, program, s, impl, status, lock))
     return status;
   if (!ir)
     return makeStatus(std::string(fn) + ": ir is NULL");
   llvm::StringRef name(program.data ? program.data : "", program.length);
-  impl->entryIR = impl->session.entryIR(name);
-  if (index >= impl->entryIR.size())
-    return indexError(fn, "entry", index, impl->entryIR.size());
-  *ir = toC(impl->entryIR[index]);
+  std::vector<std::string> &entryIR = impl->scratchOfThisThread().entryIR;
+  entryIR = impl->session.entryIR(name);
+  if (index >= entryIR.size())
+    return indexError(fn, "entry", index, entryIR.size());
+  *ir = toC(entryIR[index]);
   return KilnStatus{nullptr};
 }

@@ -14,6 +14,7 @@
 #include "kiln/Interpreter/Interpreter.h"
 #include "kiln/Runtime/Aliasing.h"
 #include "kiln/Runtime/Specialize.h"
+#include "kiln/Support/ThreadDiagnostics.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,6 +29,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -42,6 +44,20 @@ using kiln::interp::DType;
 using kiln::interp::Tensor;
 
 namespace kiln::runtime {
+
+/// The entry that ran each program's last call, per thread (see
+/// lastEntryOfThread in Session.h).
+static thread_local llvm::DenseMap<const ProgramStats *, int64_t>
+    lastEntries;
+
+static void setLastEntryOfThread(const ProgramStats *stats, int64_t index) {
+  lastEntries[stats] = index;
+}
+
+int64_t lastEntryOfThread(const ProgramStats *stats) {
+  auto it = lastEntries.find(stats);
+  return it == lastEntries.end() ? -1 : it->second;
+}
 
 //===----------------------------------------------------------------------===//
 // Views and tensors
@@ -226,8 +242,12 @@ runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
 }
 
 /// Collects the context's diagnostics into a string while alive.
+/// Takes this thread's diagnostics only (calls on other threads have their
+/// own collectors); `compiling` also takes those of the pass manager's
+/// worker threads (kiln/Support/ThreadDiagnostics.h).
 struct DiagnosticCollector {
-  DiagnosticCollector(MLIRContext *ctx, std::string &out)
+  DiagnosticCollector(MLIRContext *ctx, std::string &out,
+                      bool compiling = true)
       : handler(ctx, [&out](Diagnostic &d) {
           llvm::raw_string_ostream os(out);
           if (!out.empty())
@@ -239,9 +259,8 @@ struct DiagnosticCollector {
           os << d.str();
           for (Diagnostic &note : d.getNotes())
             os << " (note: " << note.str() << ")";
-          return success();
-        }) {}
-  ScopedDiagnosticHandler handler;
+        }, /*takeUnowned=*/compiling) {}
+  ThreadDiagnosticHandler handler;
 };
 
 /// Times each pass into a stats map.
@@ -394,7 +413,8 @@ struct Session::Impl {
     std::unique_ptr<KernelMap> kernels;
   };
   struct ProgramState {
-    std::vector<Entry> entries;
+    /// Shared: a running call keeps its entry alive.
+    std::vector<std::shared_ptr<Entry>> entries;
     ProgramStats stats;
     /// Per argument and dim: the size first seen, and whether it changed.
     std::vector<SmallVector<int64_t>> firstSizes;
@@ -405,7 +425,7 @@ struct Session::Impl {
     kg::ProgramOp original;
     /// The most general entry (every dim dynamic), made on the first fallback
     /// the loaded program cannot take itself; not counted in the cache.
-    std::optional<Entry> fallback;
+    std::shared_ptr<Entry> fallback;
   };
 
   explicit Impl(DialectRegistry &registry) : context(registry) {
@@ -413,10 +433,26 @@ struct Session::Impl {
   }
 
   MLIRContext context;
-  OwningOpRef<ModuleOp> module;
-  llvm::StringMap<HostCallback> callbacks;
-  /// Hashed by name: looked up on every call.
-  llvm::StringMap<ProgramState> programs;
+  /// Guards everything below and the Session's options and callbacks
+  /// (recursive: warning and miss callbacks run with it held and may query
+  /// the session).
+  std::recursive_mutex mutex;
+  /// Shared: a running call keeps the module it runs on alive.
+  std::shared_ptr<OwningOpRef<ModuleOp>> module;
+  /// Copied on write: a running call keeps the map it started with.
+  std::shared_ptr<const llvm::StringMap<HostCallback>> callbacks =
+      std::make_shared<llvm::StringMap<HostCallback>>();
+  /// Hashed by name: looked up on every call. Shared: a running call keeps
+  /// its program's state.
+  llvm::StringMap<std::shared_ptr<ProgramState>> programs;
+
+  /// The state of `program` (made on first use). Hold `mutex`.
+  std::shared_ptr<ProgramState> stateOf(StringRef program) {
+    auto &state = programs[program];
+    if (!state)
+      state = std::make_shared<ProgramState>();
+    return state;
+  }
 };
 
 static DialectRegistry makeRegistry() {
@@ -444,9 +480,22 @@ Session::~Session() = default;
 
 MLIRContext *Session::getContext() { return &impl->context; }
 
+std::recursive_mutex &Session::mutex() const { return impl->mutex; }
+
+void Session::setMissCallback(MissCallback callback) {
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
+  onMiss = std::move(callback);
+}
+
+void Session::setWarningHandler(std::function<void(StringRef)> handler) {
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
+  warn = std::move(handler);
+}
+
 LogicalResult Session::loadModule(StringRef text, StringRef bufferName,
                                   std::string &error) {
   error.clear();
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
   DiagnosticCollector diags(&impl->context, error);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
@@ -458,7 +507,7 @@ LogicalResult Session::loadModule(StringRef text, StringRef bufferName,
       error = "cannot parse '" + bufferName.str() + "'";
     return failure();
   }
-  impl->module = std::move(module);
+  impl->module = std::make_shared<OwningOpRef<ModuleOp>>(std::move(module));
   impl->programs.clear();
   return success();
 }
@@ -514,6 +563,7 @@ LogicalResult Session::loadModuleFile(StringRef path, std::string &error) {
 
 LogicalResult Session::setOption(StringRef key, StringRef value,
                                  std::string &error) {
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
   if (key == "backend") {
     if (value != "eager" && value != "interpreter" && value != "cpu") {
       error = "unknown backend '" + value.str() +
@@ -586,43 +636,51 @@ LogicalResult Session::setOption(StringRef key, StringRef value,
 }
 
 void Session::registerHostCallback(StringRef name, HostCallback callback) {
-  impl->callbacks[name] = std::move(callback);
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
+  auto copy = std::make_shared<llvm::StringMap<HostCallback>>(*impl->callbacks);
+  (*copy)[name] = std::move(callback);
+  impl->callbacks = std::move(copy);
 }
 
 void Session::markDynamic(StringRef program, unsigned arg, unsigned dim) {
-  impl->programs[program].marks[{arg, dim}] = true;
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
+  impl->stateOf(program)->marks[{arg, dim}] = true;
 }
 
 void Session::markStatic(StringRef program, unsigned arg, unsigned dim) {
-  impl->programs[program].marks[{arg, dim}] = false;
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
+  impl->stateOf(program)->marks[{arg, dim}] = false;
 }
 
 const ProgramStats *Session::stats(StringRef program) const {
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
   auto it = impl->programs.find(program);
-  return it == impl->programs.end() ? nullptr : &it->second.stats;
+  return it == impl->programs.end() ? nullptr : &it->second->stats;
 }
 
 std::vector<std::string> Session::calledPrograms() const {
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
   std::vector<std::string> names;
   for (auto &entry : impl->programs)
-    if (entry.second.stats.calls)
+    if (entry.second->stats.calls)
       names.push_back(entry.first().str());
   llvm::sort(names);
   return names;
 }
 
 std::vector<std::string> Session::entryIR(StringRef program) const {
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
   std::vector<std::string> out;
   auto it = impl->programs.find(program);
   if (it == impl->programs.end())
     return out;
-  for (auto &entry : it->second.entries) {
+  for (auto &entry : it->second->entries) {
     std::string s;
     llvm::raw_string_ostream os(s);
-    entry.program->print(os);
+    entry->program->print(os);
     // The entry's functions too (outlined graphs are specialized with it), so
     // the text is a complete module.
-    for (auto fn : entry.module->getOps<func::FuncOp>()) {
+    for (auto fn : entry->module->getOps<func::FuncOp>()) {
       os << "\n";
       fn->print(os);
     }
@@ -632,12 +690,13 @@ std::vector<std::string> Session::entryIR(StringRef program) const {
 }
 
 int Session::lookup(StringRef program, ArrayRef<ArgView> args) {
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
   auto it = impl->programs.find(program);
   if (it == impl->programs.end())
     return -1;
-  auto &entries = it->second.entries;
+  auto &entries = it->second->entries;
   for (size_t i = 0; i < entries.size(); ++i)
-    if (entries[i].guards.check(args, opts.backend))
+    if (entries[i]->guards.check(args, opts.backend))
       return (int)i;
   return -1;
 }
@@ -646,13 +705,20 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
                                              ArrayRef<ArgView> args,
                                              std::string &error) {
   error.clear();
+  // Held while looking up the entry and while compiling; released while the
+  // program runs (see Session.h).
+  std::unique_lock<std::recursive_mutex> lock(impl->mutex);
   if (!impl->module) {
     error = "no module loaded";
     return failure();
   }
-  Impl::ProgramState &state = impl->programs[name];
+  // Kept alive by this call, whatever other threads load meanwhile.
+  std::shared_ptr<OwningOpRef<ModuleOp>> loaded = impl->module;
+  std::shared_ptr<Impl::ProgramState> statePtr =
+      impl->stateOf(name);
+  Impl::ProgramState &state = *statePtr;
   if (!state.original)
-    state.original = impl->module->lookupSymbol<kg::ProgramOp>(name);
+    state.original = (*loaded)->lookupSymbol<kg::ProgramOp>(name);
   kg::ProgramOp original = state.original;
   if (!original) {
     impl->programs.erase(name);
@@ -681,17 +747,29 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
     }
   }
 
-  auto run = [&](ModuleOp module, kg::ProgramOp program,
+  // Runs without the lock; `keep` (the entry, or null for the loaded
+  // module) stays alive until the run ends.
+  auto run = [&](std::shared_ptr<Impl::Entry> keep, ModuleOp module,
+                 kg::ProgramOp program,
                  const KernelMap *kernels) -> FailureOr<SmallVector<Tensor>> {
+    std::shared_ptr<const llvm::StringMap<HostCallback>> callbacks =
+        impl->callbacks;
+    lock.unlock();
     FailureOr<SmallVector<Tensor>> bound =
         bindArguments(args, aliasing, program.getSymName(), error);
     if (failed(bound))
       return failure();
     SmallVector<Tensor> &tensors = *bound;
-    DiagnosticCollector diags(&impl->context, error);
-    FailureOr<SmallVector<Tensor>> results =
-        runProgram(module, program, tensors, impl->callbacks, kernels,
-                   &stats.cpuGraphCalls);
+    uint64_t kernelCalls = 0;
+    FailureOr<SmallVector<Tensor>> results = [&] {
+      DiagnosticCollector diags(&impl->context, error, /*compiling=*/false);
+      return runProgram(module, program, tensors, *callbacks, kernels,
+                        &kernelCalls);
+    }();
+    if (kernelCalls) {
+      std::lock_guard<std::recursive_mutex> relock(impl->mutex);
+      stats.cpuGraphCalls += kernelCalls;
+    }
     if (failed(results))
       return results;
     // Ref arguments (mutated inputs, e.g. parameters an optimizer step
@@ -705,21 +783,28 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
   };
 
   // Hot path: the first entry whose guards hold.
-  stats.lastEntry = -1;
+  // Which entry ran is recorded for the calling thread (lastEntryOfThread)
+  // and, under the lock, in the stats (the last call to finish).
+  auto noteEntry = [&](int64_t index) {
+    setLastEntryOfThread(&stats, index);
+    std::lock_guard<std::recursive_mutex> relock(impl->mutex);
+    stats.lastEntry = index;
+  };
+  noteEntry(-1);
   for (auto [index, entry] : llvm::enumerate(state.entries))
-    if (entry.guards.check(args, opts.backend)) {
+    if (entry->guards.check(args, opts.backend)) {
       ++stats.hits;
       FailureOr<SmallVector<Tensor>> results =
-          run(*entry.module, entry.program, entry.kernels.get());
+          run(entry, *entry->module, entry->program, entry->kernels.get());
       if (succeeded(results))
-        stats.lastEntry = index;
+        noteEntry(index);
       return results;
     }
 
   ++stats.misses;
   std::string reason;
   if (!state.entries.empty())
-    reason = state.entries.back().guards.failureReason(args, opts.backend);
+    reason = state.entries.back()->guards.failureReason(args, opts.backend);
   if (!reason.empty())
     stats.recompileReasons.push_back(reason);
 
@@ -765,9 +850,9 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
     for (unsigned i = 0; accepts && i < numArgs; ++i)
       accepts = viewMatchesType(args[i], original.getArgumentTypes()[i]);
     if (accepts)
-      return run(*impl->module, original, nullptr);
+      return run(nullptr, **loaded, original, nullptr);
     if (!state.fallback || !state.fallback->guards.check(args, opts.backend)) {
-      OwningOpRef<ModuleOp> clone = impl->module->clone();
+      OwningOpRef<ModuleOp> clone = (*loaded)->clone();
       auto program = clone->lookupSymbol<kg::ProgramOp>(name);
       SmallVector<SmallVector<bool>> allDynamic;
       for (const ArgView &a : args)
@@ -779,10 +864,11 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
           CompiledGuards::compile(program, args, error);
       if (failed(guards))
         return failure();
-      state.fallback.emplace(
+      state.fallback = std::make_shared<Impl::Entry>(
           Impl::Entry{std::move(clone), program, std::move(*guards), nullptr});
     }
-    return run(*state.fallback->module, state.fallback->program, nullptr);
+    std::shared_ptr<Impl::Entry> fallback = state.fallback;
+    return run(fallback, *fallback->module, fallback->program, nullptr);
   }
 
   // Compile a new entry.
@@ -803,7 +889,7 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
       return failure();
     }
   } else {
-    entryModule = impl->module->clone();
+    entryModule = (*loaded)->clone();
   }
   auto program = entryModule->lookupSymbol<kg::ProgramOp>(name);
   if (!program) {
@@ -940,13 +1026,15 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
   }
   ++stats.compiles;
   stats.totalCompileSeconds += secondsSince(start);
-  state.entries.push_back({std::move(entryModule), program,
-                           std::move(*compiled), std::move(kernels)});
-  Impl::Entry &entry = state.entries.back();
+  auto entry = std::make_shared<Impl::Entry>(
+      Impl::Entry{std::move(entryModule), program, std::move(*compiled),
+                  std::move(kernels)});
+  state.entries.push_back(entry);
+  int64_t index = state.entries.size() - 1;
   FailureOr<SmallVector<Tensor>> results =
-      run(*entry.module, entry.program, entry.kernels.get());
+      run(entry, *entry->module, entry->program, entry->kernels.get());
   if (succeeded(results))
-    stats.lastEntry = state.entries.size() - 1;
+    noteEntry(index);
   return results;
 }
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Runtime/Specialize.h"
+#include "kiln/Support/ThreadDiagnostics.h"
 #include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 
@@ -472,13 +473,17 @@ LogicalResult specializeProgram(kg::ProgramOp program, ArrayRef<ArgView> args,
   // Collect diagnostics of refinement and verification into `error`.
   std::string diags;
   {
-    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
-      llvm::raw_string_ostream os(diags);
-      if (!diags.empty())
-        os << "; ";
-      os << d.getLocation() << ": " << d.str();
-      return success();
-    });
+    // This thread's diagnostics only (other threads may be running calls
+    // of the session; kiln/Support/ThreadDiagnostics.h).
+    kiln::ThreadDiagnosticHandler handler(
+        ctx,
+        [&](Diagnostic &d) {
+          llvm::raw_string_ostream os(diags);
+          if (!diags.empty())
+            os << "; ";
+          os << d.getLocation() << ": " << d.str();
+        },
+        /*takeUnowned=*/true);
     if (failed(refiner.refineProgram(program)) ||
         failed(verify(program->getParentOfType<ModuleOp>()))) {
       error = "cannot specialize @" + program.getSymName().str() +

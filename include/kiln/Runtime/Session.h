@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <vector>
@@ -101,6 +102,21 @@ struct ProgramStats {
   int64_t lastEntry = -1;
 };
 
+/// The entry (as ProgramStats::lastEntry) that ran the calling thread's last
+/// call of the program whose stats are `stats`; -1 if that call failed or
+/// ran the fallback, or this thread has not called it. With calls from many
+/// threads, `lastEntry` is the last call to finish on any thread; this is
+/// the one to read right after a call.
+int64_t lastEntryOfThread(const ProgramStats *stats);
+
+/// Threads: `call`, `lookup` and the queries may be used from many threads
+/// at once. A call holds the session's lock while it looks up its entry and
+/// while it compiles (one compile at a time per session), never while the
+/// program runs: calls of compiled code, the interpreter and host callbacks
+/// of different calls run in parallel, and each call reports only its own
+/// errors. The other functions take the lock too; a module loaded while
+/// calls run replaces the one later calls see (running ones finish on
+/// theirs). Pointers returned by `stats` are valid while `mutex()` is held.
 class Session {
 public:
   Session();
@@ -123,11 +139,10 @@ public:
                                 std::string &error);
 
   void registerHostCallback(llvm::StringRef name, HostCallback callback);
-  void setMissCallback(MissCallback callback) { onMiss = std::move(callback); }
-  /// Where warnings go (default: stderr).
-  void setWarningHandler(std::function<void(llvm::StringRef)> handler) {
-    warn = std::move(handler);
-  }
+  void setMissCallback(MissCallback callback);
+  /// Where warnings go (default: stderr). Called with the session's lock
+  /// held (it may call the session's query functions).
+  void setWarningHandler(std::function<void(llvm::StringRef)> handler);
 
   /// torch._dynamo.mark_dynamic / mark_static for one dim of one argument.
   void markDynamic(llvm::StringRef program, unsigned arg, unsigned dim);
@@ -142,7 +157,8 @@ public:
   /// by the dispatch benchmark).
   int lookup(llvm::StringRef program, llvm::ArrayRef<ArgView> args);
 
-  /// Statistics of `program` (null if never called).
+  /// Statistics of `program` (null if never called); read them holding
+  /// `mutex()` when other threads call the session.
   const ProgramStats *stats(llvm::StringRef program) const;
   /// Names of the programs called so far.
   std::vector<std::string> calledPrograms() const;
@@ -160,6 +176,10 @@ public:
                                       llvm::StringRef bufferName,
                                       llvm::StringRef pipeline,
                                       std::string &out, std::string &error);
+
+  /// The session's lock (recursive), for callers that read `stats` or
+  /// `options` while other threads call.
+  std::recursive_mutex &mutex() const;
 
 private:
   struct Impl;

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backend/CPU/BufferPool.h"
+#include "kiln/Backend/CPU/RuntimeErrors.h"
 #include "kiln/Interpreter/Tensor.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -177,21 +178,6 @@ void kiln::cpu::releaseBufferPool() {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The call running compiled code (calls do not overlap).
-struct CallState {
-  std::mutex mutex;
-  bool active = false;
-  std::thread::id caller;
-  std::jmp_buf *exit = nullptr;
-  /// Blocks the code allocated and has not freed.
-  std::unordered_set<void *> live;
-  size_t failedBytes = 0;
-};
-CallState &callState() {
-  static CallState *s = new CallState;
-  return *s;
-}
-
 /// The OpenMP nesting level of the calling thread (0: outside any parallel
 /// region, active or serialized); libomp is loaded with the backend.
 int ompLevel() {
@@ -203,24 +189,24 @@ int ompLevel() {
 
 /// Records `ptr`, a block the running call allocated.
 void *track(void *ptr) {
-  CallState &s = callState();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.active)
-    s.live.insert(ptr);
+  if (CallContext *call = currentCall()) {
+    std::lock_guard<std::mutex> lock(call->mutex);
+    if (call->active)
+      call->live.insert(ptr);
+  }
   return ptr;
 }
 
 /// A failed allocation of `bytes` by compiled code: never returns (the code
 /// would write through the null pointer).
 [[noreturn]] void allocationFailed(size_t bytes) {
-  CallState &s = callState();
   std::jmp_buf *exit = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.active && s.exit && std::this_thread::get_id() == s.caller &&
-        ompLevel() == 0) {
-      exit = s.exit;
-      s.failedBytes = bytes;
+  if (CallContext *call = currentCall()) {
+    std::lock_guard<std::mutex> lock(call->mutex);
+    if (call->active && call->exit &&
+        std::this_thread::get_id() == call->caller && ompLevel() == 0) {
+      exit = call->exit;
+      call->failedBytes = bytes;
     }
   }
   // No object with a destructor is alive here or in the compiled frames
@@ -248,11 +234,10 @@ static void *kiln_cpu_malloc(size_t bytes) {
 static void kiln_cpu_free(void *ptr) {
   if (!ptr)
     return;
-  {
-    CallState &s = callState();
-    std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.active)
-      s.live.erase(ptr);
+  if (CallContext *call = currentCall()) {
+    std::lock_guard<std::mutex> lock(call->mutex);
+    if (call->active)
+      call->live.erase(ptr);
   }
   poolFree(ptr);
 }
@@ -268,36 +253,38 @@ static void *kiln_cpu_aligned_alloc(size_t align, size_t bytes) {
 }
 }
 
-std::optional<std::string> kiln::cpu::invokeCompiled(void (*fn)(void **),
+std::optional<std::string> kiln::cpu::invokeCompiled(CallContext &call,
+                                                     void (*fn)(void **),
                                                      void **args) {
-  CallState &s = callState();
+  // Must not be a local with a destructor: longjmp skips it. The context is
+  // the caller's; only its plain fields are set here.
   std::jmp_buf exit;
   {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    s.active = true;
-    s.caller = std::this_thread::get_id();
-    s.exit = &exit;
-    s.live.clear();
-    s.failedBytes = 0;
+    std::lock_guard<std::mutex> lock(call.mutex);
+    call.active = true;
+    call.caller = std::this_thread::get_id();
+    call.exit = &exit;
+    call.live.clear();
+    call.failedBytes = 0;
   }
   if (!setjmp(exit)) {
     fn(args);
-    std::lock_guard<std::mutex> lock(s.mutex);
-    s.active = false;
-    s.exit = nullptr;
-    s.live.clear();
+    std::lock_guard<std::mutex> lock(call.mutex);
+    call.active = false;
+    call.exit = nullptr;
+    call.live.clear();
     return std::nullopt;
   }
   // Abandoned at a failed allocation: free what the code still held.
   std::vector<void *> live;
   size_t bytes;
   {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    live.assign(s.live.begin(), s.live.end());
-    s.live.clear();
-    s.active = false;
-    s.exit = nullptr;
-    bytes = s.failedBytes;
+    std::lock_guard<std::mutex> lock(call.mutex);
+    live.assign(call.live.begin(), call.live.end());
+    call.live.clear();
+    call.active = false;
+    call.exit = nullptr;
+    bytes = call.failedBytes;
   }
   for (void *ptr : live)
     poolFree(ptr);

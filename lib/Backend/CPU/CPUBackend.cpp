@@ -15,6 +15,7 @@
 #include "kiln/Backend/CPU/CPUBackend.h"
 #include "kiln/Backend/CPU/BufferPool.h"
 #include "kiln/Backend/CPU/RuntimeErrors.h"
+#include "kiln/Support/ThreadDiagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Conversion/CPU/CPUCodegen.h"
@@ -110,7 +111,9 @@ static void setBLASThreads(unsigned threads) {
   static auto *set = reinterpret_cast<SetFn>(
       llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
           "openblas_set_num_threads"));
+  static std::mutex mutex; // sessions on other threads compile too
   static unsigned current = 0;
+  std::lock_guard<std::mutex> lock(mutex);
   if (set && threads && threads != current) {
     set((int)threads);
     current = threads;
@@ -263,7 +266,11 @@ void CPUExecutable::loadRuntimeLibraries() {
     // libraries read them when they start, i.e. below.
     setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
     setenv("OPENBLAS_THREAD_TIMEOUT", "4", /*overwrite=*/0);
+    // libomp starts Kiln's OMPT tool when it initializes: calls of
+    // compiled code then run concurrently (kiln/Backend/CPU/RuntimeErrors.h).
+    prepareOpenMPTool();
     llvm::sys::DynamicLibrary::LoadLibraryPermanently(KILN_OMP_LIB);
+    initializeOpenMP();
     llvm::sys::DynamicLibrary::LoadLibraryPermanently(KILN_OPENBLAS_LIB);
   });
 }
@@ -412,10 +419,14 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   {
     std::string diags;
     llvm::raw_string_ostream os(diags);
-    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
-      os << locString(d.getLocation()) << ": " << d << "\n";
-      return success();
-    });
+    // This thread's (and the pass manager's workers') diagnostics only:
+    // other threads may be running calls of the same context.
+    ThreadDiagnosticHandler handler(
+        ctx,
+        [&](Diagnostic &d) {
+          os << locString(d.getLocation()) << ": " << d << "\n";
+        },
+        /*takeUnowned=*/true);
     PassManager pm(ctx);
     if (options) {
       // The options' kiln-cpu (`pipeline` is its string, for the cache key).
@@ -610,16 +621,21 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
             llvm::toString(entryFn.takeError());
     return failure();
   }
-  RuntimeErrorScope errorScope;
+  // This call's error report and allocations (other threads' calls have
+  // their own).
+  CallContext context;
+  CallScope scope(context);
   auto tCall = std::chrono::steady_clock::now();
-  if (std::optional<std::string> e = invokeCompiled(*entryFn, packed.data())) {
+  if (std::optional<std::string> e =
+          invokeCompiled(context, *entryFn, packed.data())) {
     // A run-time error reported before the failed allocation comes first
     // (the allocation may have been sized from the unchecked value).
-    std::optional<std::string> reported = takeRuntimeError(*runtimeErrors);
+    std::optional<std::string> reported =
+        takeRuntimeError(context, *runtimeErrors);
     error = reported ? std::move(*reported) : std::move(*e);
     return failure();
   }
-  kernelSeconds = secondsSince(tCall);
+  kernelSeconds.store(secondsSince(tCall), std::memory_order_relaxed);
 
   // Contiguous results are adopted by their tensors (no copy): each
   // distinct allocation is freed once, when the last tensor over it goes
@@ -687,7 +703,7 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
     out.push_back(std::move(t));
   }
   owners.clear(); // allocations only copied from are freed now
-  if (std::optional<std::string> e = takeRuntimeError(*runtimeErrors)) {
+  if (std::optional<std::string> e = takeRuntimeError(context, *runtimeErrors)) {
     error = std::move(*e);
     return failure();
   }

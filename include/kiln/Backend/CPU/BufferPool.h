@@ -16,7 +16,8 @@
 //
 // Failed allocations: compiled code does not check what malloc returns, so
 // the JIT's malloc never returns null to it. Calls run through
-// `invokeCompiled`, which tracks the blocks the code allocates. Results and
+// `invokeCompiled`, which tracks the blocks the code allocates in the call's
+// CallContext (RuntimeErrors.h). Results and
 // large temporaries are allocated at the top level of the compiled function
 // (on the calling thread, outside any OpenMP parallel region); when such an
 // allocation fails, the call is abandoned right there (a longjmp back to
@@ -64,12 +65,15 @@ void releaseBufferPool();
 /// is materialized, i.e. before any lookup).
 void registerBufferPoolSymbols(mlir::ExecutionEngine &engine);
 
-/// Calls the packed entry `fn` of JIT-compiled code on `args`. Returns the
-/// error "cannot allocate N bytes (...) in compiled code: out of memory" when
-/// a top-level allocation of the code failed (the call was abandoned and
-/// every block it still held freed). Calls must not overlap (the caller
-/// holds a RuntimeErrorScope).
-std::optional<std::string> invokeCompiled(void (*fn)(void **), void **args);
+struct CallContext;
+
+/// Calls the packed entry `fn` of JIT-compiled code on `args`, for `call`
+/// (the caller holds a CallScope of it; RuntimeErrors.h). Returns the error
+/// "cannot allocate N bytes (...) in compiled code: out of memory" when a
+/// top-level allocation of the code failed (the call was abandoned and every
+/// block it still held freed). Calls on different threads may overlap.
+std::optional<std::string> invokeCompiled(CallContext &call,
+                                          void (*fn)(void **), void **args);
 
 } // namespace kiln::cpu
 

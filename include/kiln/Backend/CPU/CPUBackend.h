@@ -15,6 +15,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/LLVM.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -107,13 +108,17 @@ public:
 
   /// Calls the entry. Inputs are checked against the argument types; results
   /// (buffers the compiled code allocated) are copied into new tensors and
-  /// freed.
+  /// freed. Thread-safe: calls on several threads run at the same time, and
+  /// each reports only its own run-time errors (RuntimeErrors.h).
   mlir::FailureOr<llvm::SmallVector<interp::Tensor>>
   call(llvm::ArrayRef<interp::Tensor> args, std::string &error) const;
 
   /// Seconds the compiled code ran in the last `call` (the entry itself,
   /// including the result allocations it makes; not the copy-out).
-  double lastKernelSeconds() const { return kernelSeconds; }
+  /// With calls on several threads: one of the last calls.
+  double lastKernelSeconds() const {
+    return kernelSeconds.load(std::memory_order_relaxed);
+  }
 
 private:
   CPUExecutable() = default;
@@ -124,7 +129,7 @@ private:
               const CompileOptions *options);
   static void loadRuntimeLibraries();
   static void setBLASThreadsOnLoad(unsigned threads);
-  mutable double kernelSeconds = 0;
+  mutable std::atomic<double> kernelSeconds{0};
   std::shared_ptr<mlir::ExecutionEngine> engine;
   std::string symbol;
   struct Sig {

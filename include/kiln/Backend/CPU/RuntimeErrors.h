@@ -1,24 +1,37 @@
-//===- RuntimeErrors.h - Run-time errors reported by compiled code -*- C++ -*-===//
+//===- RuntimeErrors.h - Per-call state of compiled CPU code -----*- C++ -*-===//
 //
-// Part of Kiln. The host side of kiln/Conversion/KTToLinalg/RuntimeChecks.h:
-// compiled code calls kiln_cpu_runtime_error(id, v0, ..., v7) on a failed
-// check;
-// the first report made during a call, by any thread (generated code runs on
-// OpenMP worker threads too), is kept until the backend takes it after the
-// call. The slot is process-wide, so a call holds a RuntimeErrorScope from
-// before the code runs until the report is taken: CPU calls in one process
-// run one at a time (each one already uses every core it was compiled for).
+// Part of Kiln. The host side of kiln/Conversion/KTToLinalg/RuntimeChecks.h
+// and of the buffer pool's failure handling (BufferPool.h): each call of
+// compiled code has a CallContext, which holds the first run-time error the
+// code reports (kiln_cpu_runtime_error) and the blocks it allocates. A
+// CallScope makes a context current on the calling thread and on the OpenMP
+// workers that run the call's parallel regions, so calls on different
+// threads run at the same time and each one sees only its own reports.
+//
+// The workers learn which call they work for through OMPT, OpenMP's tool
+// interface: Kiln registers itself as an OMPT tool of libomp (it defines
+// `ompt_start_tool`), and passes the current call from the thread that
+// starts a parallel region to the region's implicit tasks. When libomp does
+// not start the tool (e.g. OMP_TOOL=disabled, or another OMPT tool named by
+// OMP_TOOL_LIBRARIES), calls of compiled code in the process run one at a
+// time, as before (callsRunConcurrently() says which).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_BACKEND_CPU_RUNTIMEERRORS_H
 #define KILN_BACKEND_CPU_RUNTIMEERRORS_H
 
+#include "kiln/Conversion/KTToLinalg/RuntimeChecks.h"
+
 #include "llvm/ADT/ArrayRef.h"
 
+#include <csetjmp>
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
+#include <unordered_set>
 #include <vector>
 
 namespace mlir {
@@ -32,22 +45,55 @@ namespace kiln::cpu {
 void registerRuntimeErrorSymbol(mlir::ExecutionEngine &engine);
 /// The message templates of a lowered module (its kiln.runtime_errors).
 std::vector<std::string> runtimeErrorMessages(mlir::ModuleOp module);
-/// Held by a call while its compiled code runs: serializes calls and forgets
-/// any earlier report when it starts.
-class RuntimeErrorScope {
+
+/// The state of one call of compiled code. Reports and allocations may come
+/// from any thread working for the call (the caller, OpenMP workers).
+struct CallContext {
+  std::mutex mutex;
+  /// The first run-time error report of the call.
+  bool errorSet = false;
+  int64_t errorId = 0;
+  int64_t errorValues[kRuntimeErrorValues] = {};
+  /// Set by invokeCompiled (BufferPool.h) while the code runs.
+  bool active = false;
+  std::thread::id caller;
+  std::jmp_buf *exit = nullptr;
+  /// Blocks the code allocated and has not freed.
+  std::unordered_set<void *> live;
+  size_t failedBytes = 0;
+};
+
+/// While alive, `context` is the current call of this thread and of the
+/// OpenMP workers of the parallel regions this thread starts. Without OMPT
+/// (see above) it also holds the process-wide lock that makes calls run one
+/// at a time.
+class CallScope {
 public:
-  RuntimeErrorScope();
-  ~RuntimeErrorScope();
-  RuntimeErrorScope(const RuntimeErrorScope &) = delete;
-  RuntimeErrorScope &operator=(const RuntimeErrorScope &) = delete;
+  explicit CallScope(CallContext &context);
+  ~CallScope();
+  CallScope(const CallScope &) = delete;
+  CallScope &operator=(const CallScope &) = delete;
 
 private:
-  std::unique_lock<std::mutex> lock;
+  CallContext *previous;
+  std::unique_lock<std::mutex> serial;
 };
-/// The formatted first report since the current RuntimeErrorScope began, if
-/// any, and forgets it. Call while holding the scope.
+
+/// The call the calling thread works for (null outside calls).
+CallContext *currentCall();
+
+/// Whether calls of compiled code on different threads run at the same time
+/// (libomp started Kiln's OMPT tool). Meaningful once libomp is loaded.
+bool callsRunConcurrently();
+
+/// Makes libomp start Kiln's OMPT tool when it initializes (call right
+/// before loading libomp), then initializes libomp.
+void prepareOpenMPTool();
+void initializeOpenMP();
+
+/// The formatted first report of the call, if any, and forgets it.
 std::optional<std::string>
-takeRuntimeError(llvm::ArrayRef<std::string> messages);
+takeRuntimeError(CallContext &context, llvm::ArrayRef<std::string> messages);
 
 } // namespace kiln::cpu
 
