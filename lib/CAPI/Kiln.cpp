@@ -164,10 +164,16 @@ bool viewFromDL(const DLTensor *t, const std::string &what, ArgView &view,
     error = what + " is NULL";
     return false;
   }
-  if (t->device.device_type != kDLCPU) {
-    error = what + " is on device type " +
-            std::to_string((int)t->device.device_type) +
-            (t->device.device_type == kDLCUDA ? " (CUDA)" : "") +
+  // The caller's device type may be any DLPack value (e.g. kDLVulkan = 7),
+  // outside the range of Kiln's two-value enum: loading it as the enum is
+  // undefined behaviour, so read the underlying integer.
+  int32_t deviceType;
+  static_assert(sizeof(deviceType) == sizeof(t->device.device_type),
+                "DLDeviceType is a 32-bit int in C");
+  std::memcpy(&deviceType, &t->device.device_type, sizeof(deviceType));
+  if (deviceType != kDLCPU) {
+    error = what + " is on device type " + std::to_string(deviceType) +
+            (deviceType == kDLCUDA ? " (CUDA)" : "") +
             ": only CPU tensors (kDLCPU) are accepted, the runtime reads "
             "tensor data on the host";
     return false;
