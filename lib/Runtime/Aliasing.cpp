@@ -219,7 +219,8 @@ static void writeBackView(const Tensor &t, const ArgView &view) {
       if (t.isRef())
         from += idx[d] * t.refStrides()[d];
     }
-    std::memcpy(dst + off * elem, src + from * elem, elem);
+    // Signed byte offsets: strides may be negative.
+    std::memcpy(dst + off * (int64_t)elem, src + from * (int64_t)elem, elem);
     for (int64_t d = (int64_t)idx.size() - 1; d >= 0; --d) {
       if (++idx[d] < view.shape[d])
         break;

@@ -97,7 +97,9 @@ llvm::Expected<Tensor> tensorFromView(const ArgView &view) {
     int64_t off = 0;
     for (unsigned d = 0; d < idx.size(); ++d)
       off += idx[d] * view.stride(d);
-    std::memcpy(dst + i * elem, src + off * elem, elem);
+    // Strides may be negative: a signed byte offset (off * elem in size_t
+    // would wrap the pointer around the address space, which is UB).
+    std::memcpy(dst + i * elem, src + off * (int64_t)elem, elem);
     for (int64_t d = (int64_t)idx.size() - 1; d >= 0; --d) {
       if (++idx[d] < view.shape[d])
         break;

@@ -692,7 +692,8 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
         int64_t off = 0;
         for (int64_t d = 0; d < rank; ++d)
           off += index[d] * strides[d];
-        std::memcpy(dst + k * esz, base + off * esz, esz);
+        // Signed byte offset: a layout may have negative strides.
+        std::memcpy(dst + k * esz, base + off * (int64_t)esz, esz);
         for (int64_t d = rank - 1; d >= 0; --d) {
           if (++index[d] < sizes[d])
             break;
