@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Configures (once) and builds Kiln into ${KILN_BUILD_DIR:-build}.
 # Uses clang++-22, lld, the shared libMLIR.so and ccache (see TOOLCHAIN.md).
+# KILN_SANITIZE=address,undefined (or thread) configures a sanitizer build
+# (docs/debugging.md); give it its own KILN_BUILD_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${KILN_BUILD_DIR:-build}
@@ -13,6 +15,7 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
     -DMLIR_DIR="$($LLVM_CONFIG --libdir)/cmake/mlir" \
     -DLLVM_EXTERNAL_LIT="$($LLVM_CONFIG --bindir)/lit" \
+    ${KILN_SANITIZE:+-DKILN_SANITIZE=$KILN_SANITIZE} \
     ${KILN_CMAKE_ARGS:-}
 fi
 cmake --build "$BUILD_DIR" "$@"

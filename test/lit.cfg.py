@@ -43,3 +43,17 @@ if _can_import("numpy"):
     config.available_features.add("numpy")
 if _can_import("torch"):
     config.available_features.add("torch")
+
+# Sanitizer builds (KILN_SANITIZE, docs/debugging.md): the tools and C API
+# test programs are instrumented; Python tests that load libKilnCAPI.so into
+# /usr/bin/python3 (not instrumented) cannot run. Sanitizer options from the
+# environment reach the tests.
+sanitize = getattr(config, "kiln_sanitize", "")
+if sanitize:
+    config.available_features.add("sanitizer")
+    for s in sanitize.split(","):
+        config.available_features.add("sanitize-" + s)
+    for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS",
+                "ASAN_SYMBOLIZER_PATH", "LLVM_SYMBOLIZER_PATH"]:
+        if var in os.environ:
+            config.environment[var] = os.environ[var]
