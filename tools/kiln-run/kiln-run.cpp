@@ -100,108 +100,112 @@ struct BoolParser : cl::parser<bool> {
   }
 };
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+/// Kiln's options: the only ones --help shows (LLVM's are behind
+/// --help-hidden).
+static cl::OptionCategory kilnRunCategory("kiln-run options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::cat(kilnRunCategory), cl::desc("<input.mlir>"),
                                       cl::Required);
 static cl::opt<std::string>
-    entry("entry", cl::desc("Function to run (default: the only function)"),
+    entry("entry", cl::cat(kilnRunCategory), cl::desc("Function to run (default: the only function)"),
           cl::value_desc("name"));
 static cl::list<std::string> inputs("input",
-                                    cl::desc("A .npy input, in argument order"),
+                                    cl::cat(kilnRunCategory), cl::desc("A .npy input, in argument order"),
                                     cl::value_desc("path"));
 static cl::opt<bool, false, BoolParser> randomInputs(
     "random-inputs",
-    cl::desc("Make inputs: floats ~ N(0,1), ints in [0,10), bools 50/50"));
+    cl::cat(kilnRunCategory), cl::desc("Make inputs: floats ~ N(0,1), ints in [0,10), bools 50/50"));
 static cl::opt<unsigned long long, false,
                      UnsignedParser<unsigned long long>>
-    seed("seed", cl::desc("Seed of --random-inputs"),
+    seed("seed", cl::cat(kilnRunCategory), cl::desc("Seed of --random-inputs"),
                               cl::init(0));
 static cl::opt<std::string>
     outputDir("output-dir",
-              cl::desc("Write results as DIR/result<i>.npy (and random inputs "
+              cl::cat(kilnRunCategory), cl::desc("Write results as DIR/result<i>.npy (and random inputs "
                        "as DIR/input<i>.npy)"),
               cl::value_desc("dir"));
 static cl::opt<bool, false, BoolParser> printResults("print",
-                                  cl::desc("Print each result as text"));
+                                  cl::cat(kilnRunCategory), cl::desc("Print each result as text"));
 
 // kg.program entries.
 static cl::list<std::string>
     calls("call",
-          cl::desc("One call of a kg.program entry: comma-separated .npy "
+          cl::cat(kilnRunCategory), cl::desc("One call of a kg.program entry: comma-separated .npy "
                    "inputs (repeat for several calls in one session)"),
           cl::value_desc("a.npy,b.npy"));
 static cl::opt<std::string> backend(
     "backend",
-    cl::desc("interpreter (default; also eager) or cpu (kiln-cpu pipeline + "
+    cl::cat(kilnRunCategory), cl::desc("interpreter (default; also eager) or cpu (kiln-cpu pipeline + "
              "JIT): for a kg.program, the session backend that runs its "
              "graphs"),
     cl::init("eager"));
 static cl::opt<std::string> cpuFallback(
     "cpu-fallback",
-    cl::desc("kg.program on the cpu backend, a graph with an op kiln-cpu "
+    cl::cat(kilnRunCategory), cl::desc("kg.program on the cpu backend, a graph with an op kiln-cpu "
              "cannot lower: error (default) or eager (warn, interpret it)"),
     cl::init("error"));
 // --backend=cpu (func.func entries).
 static cl::opt<unsigned, false, UnsignedParser<unsigned>>
     cpuThreads("cpu-threads",
-               cl::desc("--backend=cpu: threads of the generated code and "
+               cl::cat(kilnRunCategory), cl::desc("--backend=cpu: threads of the generated code and "
                         "OpenBLAS (0: all cores)"),
                cl::init(0));
 static cl::opt<std::string>
     cpuMatmul("matmul",
-              cl::desc("--backend=cpu: matmul implementation (auto, "
+              cl::cat(kilnRunCategory), cl::desc("--backend=cpu: matmul implementation (auto, "
                        "openblas or generated)"),
               cl::init("auto"));
 static cl::opt<std::string>
     cpuConv("conv",
-            cl::desc("--backend=cpu: convolution implementation (auto, "
+            cl::cat(kilnRunCategory), cl::desc("--backend=cpu: convolution implementation (auto, "
                      "im2col or direct)"),
             cl::init("auto"));
 static cl::opt<bool, false, BoolParser>
     cpuOptimize("cpu-optimize",
-                cl::desc("--backend=cpu: tile, vectorize and thread (false: "
+                cl::cat(kilnRunCategory), cl::desc("--backend=cpu: tile, vectorize and thread (false: "
                          "scalar single-threaded code)"),
                 cl::init(true));
 static cl::opt<bool, false, BoolParser>
     cpuFuse("cpu-fuse",
-            cl::desc("--backend=cpu (func.func entries): run kiln-fuse and "
+            cl::cat(kilnRunCategory), cl::desc("--backend=cpu (func.func entries): run kiln-fuse and "
                      "kiln-form-kernels first (kiln-cpu{fuse=true}, the "
                      "default; --cpu-fuse=false turns them off)"),
             cl::init(true));
 static cl::opt<unsigned, false, UnsignedParser<unsigned>>
     repeat("repeat",
-           cl::desc("Call a func.func entry N times and print the median, "
+           cl::cat(kilnRunCategory), cl::desc("Call a func.func entry N times and print the median, "
                     "min and max call time (compile excluded)"),
            cl::init(0));
 static cl::opt<std::string>
     emitObject("emit-object",
-               cl::desc("--backend=cpu: also write the compiled code as an "
+               cl::cat(kilnRunCategory), cl::desc("--backend=cpu: also write the compiled code as an "
                         "ELF object file"),
                cl::value_desc("file.o"));
 static cl::opt<std::string>
-    pipeline("pipeline", cl::desc("Pass pipeline run on each new cache entry"),
+    pipeline("pipeline", cl::cat(kilnRunCategory), cl::desc("Pass pipeline run on each new cache entry"),
              cl::init("kiln-eager"));
 static cl::opt<unsigned, false, UnsignedParser<unsigned>>
     cacheSizeLimit("cache-size-limit",
-                   cl::desc("Entries per program before it stops recompiling"),
+                   cl::cat(kilnRunCategory), cl::desc("Entries per program before it stops recompiling"),
                    cl::init(8));
 static cl::opt<bool, false, BoolParser> frozen("frozen",
-                            cl::desc("Never compile; misses run the fallback"));
+                            cl::cat(kilnRunCategory), cl::desc("Never compile; misses run the fallback"));
 static cl::opt<std::string>
-    dynamicMode("dynamic", cl::desc("auto (default), static or dynamic"),
+    dynamicMode("dynamic", cl::cat(kilnRunCategory), cl::desc("auto (default), static or dynamic"),
                 cl::init("auto"));
 static cl::list<std::string> markDynamic("mark-dynamic",
-                                         cl::desc("ARG:DIM made dynamic"));
+                                         cl::cat(kilnRunCategory), cl::desc("ARG:DIM made dynamic"));
 static cl::list<std::string> markStatic("mark-static",
-                                        cl::desc("ARG:DIM kept static"));
+                                        cl::cat(kilnRunCategory), cl::desc("ARG:DIM kept static"));
 // `--stats` is LLVM's statistics flag too; main() maps it to this option.
 static cl::opt<bool, false, BoolParser> printStats("program-stats",
-                                cl::desc("Print the session statistics "
+                                cl::cat(kilnRunCategory), cl::desc("Print the session statistics "
                                          "(also --stats)"));
 static cl::opt<bool, false, BoolParser> printEntries("print-entries",
-                                  cl::desc("Print each cache entry's program"));
+                                  cl::cat(kilnRunCategory), cl::desc("Print each cache entry's program"));
 static cl::opt<std::string> batchFile(
     "batch",
-    cl::desc("Run many func.func entries of the module in one process: one "
+    cl::cat(kilnRunCategory), cl::desc("Run many func.func entries of the module in one process: one "
              "line per run, tab-separated: ENTRY, OUTDIR, then the input "
              ".npy paths. With --backend=cpu every entry that lowers is "
              "compiled together (one kiln-cpu run, one JIT module)"),
@@ -864,9 +868,21 @@ int main(int argc, char **argv) {
   // collected and reported through fail().
   std::string optionErrors;
   llvm::raw_string_ostream optionErrorStream(optionErrors);
+  // --help lists kiln-run's options (and --help, --version); the options
+  // LLVM and MLIR register in every tool stay usable, listed by
+  // --help-hidden / --help-list-hidden. (cl::HideUnrelatedOptions would hide
+  // them from --help-hidden too.)
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (!llvm::is_contained(option->Categories, &kilnRunCategory) &&
+        name != "help" && name != "help-list" && name != "version" &&
+        option->getOptionHiddenFlag() == cl::NotHidden)
+      option->setHiddenFlag(cl::Hidden);
   if (!cl::ParseCommandLineOptions(
           argvCopy.size(), argvCopy.data(),
-          "Kiln: run a function in the reference interpreter\n",
+          "Kiln: run a func.func or a captured kg.program of an MLIR file on "
+          ".npy or random inputs,\nin the reference interpreter (default) or "
+          "compiled for this CPU (--backend=cpu);\nwrite, print or time the "
+          "results. See docs/kiln-run.md.\n",
           &optionErrorStream)) {
     // "kiln-run: for the --x option: ..." (each line starts with the
     // program name): the first line is the error, the others follow it.
