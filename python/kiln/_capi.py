@@ -318,8 +318,10 @@ def _managed_to_torch(managed_ptr):
 
 class Session:
     """A Kiln session (kilnSession*): one loaded module of kg.programs, its
-    options, caches, callbacks and statistics. Not thread-safe (as the C
-    API)."""
+    options, caches, callbacks and statistics. The C API session underneath
+    may be called from several threads (docs/c-api.md, "Threading"); this
+    wrapper has not been tested that way: use it from one thread at a
+    time."""
 
     def __init__(self):
         self._L = lib()
