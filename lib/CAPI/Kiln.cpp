@@ -869,12 +869,13 @@ KilnStatus kilnSessionTransformModule(KilnSession session, KilnStringRef text,
   if (!toStringRef(text, textRef) || !toStringRef(pipeline, pipelineRef))
     return makeStatus(std::string(fn) +
                       ": text or pipeline has NULL data and a nonzero length");
+  SessionLock apiLock(impl->session.mutex());
   std::string error;
+  std::string &result = impl->scratchOfThisThread().text;
   if (failed(impl->session.transformModule(textRef, "<transform>",
-                                           pipelineRef, impl->scratch,
-                                           error)))
+                                           pipelineRef, result, error)))
     return makeStatus(std::string(fn) + ": " + error);
-  *out = toC(impl->scratch);
+  *out = toC(result);
   return KilnStatus{nullptr};
 }
 
@@ -884,7 +885,8 @@ KilnStatus kilnSessionGetLastEntry(KilnSession session,
   const kiln::runtime::ProgramStats *s;
   SessionImpl *impl;
   KilnStatus status{nullptr};
-  if (!programStats(session, fn, program, s, impl, status))
+  SessionLock lock;
+  if (!programStats(session, fn, program, s, impl, status, lock))
     return status;
   if (!entry)
     return makeStatus(std::string(fn) + ": entry is NULL");

@@ -9,6 +9,9 @@
 
 #include "common.h"
 
+#include <pthread.h>
+#include <semaphore.h>
+
 static KilnStatus quietPrint(void *userData, const DLTensor *inputs,
                              size_t numInputs, KilnTensorList outputs) {
   (void)userData, (void)inputs, (void)numInputs, (void)outputs;
@@ -37,6 +40,21 @@ static void callAndReport(KilnSession s, const char *label, int64_t n) {
   printf("%s: entry %lld of %zu\n", label, (long long)entry, stats.numEntries);
 }
 
+/// Per thread: thread A's call hits entry 0, then the main thread's hits
+/// entry 1; A still reads 0 (its own last call), main reads 1.
+static KilnSession shared;
+static sem_t mainCalled, threadCalled;
+static int64_t threadEntry = -2;
+
+static void *otherThread(void *arg) {
+  (void)arg;
+  callAndReport(shared, "thread A n=10", 10);
+  sem_post(&threadCalled);
+  sem_wait(&mainCalled);
+  CHECK_OK(kilnSessionGetLastEntry(shared, STR("toy_example"), &threadEntry));
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s toy_example.mlir\n", argv[0]);
@@ -57,6 +75,18 @@ int main(int argc, char **argv) {
   CHECK_OK(kilnSessionSetOption(s, STR("frozen"), STR("true")));
   callAndReport(s, "n=7 frozen", 7);
   callAndReport(s, "n=10 frozen", 10);
+
+  CHECK_OK(kilnSessionSetOption(s, STR("frozen"), STR("false")));
+  shared = s;
+  sem_init(&mainCalled, 0, 0);
+  sem_init(&threadCalled, 0, 0);
+  pthread_t a;
+  CHECK(pthread_create(&a, NULL, otherThread, NULL) == 0);
+  sem_wait(&threadCalled);
+  callAndReport(s, "main n=20", 20);
+  sem_post(&mainCalled);
+  pthread_join(a, NULL);
+  printf("thread A after main's call: entry %lld\n", (long long)threadEntry);
 
   expectError("NULL entry", kilnSessionGetLastEntry(s, STR("toy_example"),
                                                     NULL));
