@@ -494,21 +494,30 @@ void Session::setWarningHandler(std::function<void(StringRef)> handler) {
   warn = std::move(handler);
 }
 
+/// Parses `text` (named `bufferName` in locations) into a module; on
+/// failure `error` says why (the collected diagnostics, else a fallback).
+static OwningOpRef<ModuleOp> parseModuleText(MLIRContext &context,
+                                             StringRef text,
+                                             StringRef bufferName,
+                                             std::string &error) {
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module && error.empty())
+    error = "cannot parse '" + bufferName.str() + "'";
+  return module;
+}
+
 LogicalResult Session::loadModule(StringRef text, StringRef bufferName,
                                   std::string &error) {
   error.clear();
   std::lock_guard<std::recursive_mutex> lock(impl->mutex);
   DiagnosticCollector diags(&impl->context, error);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, &impl->context);
-  if (!module) {
-    if (error.empty())
-      error = "cannot parse '" + bufferName.str() + "'";
+      parseModuleText(impl->context, text, bufferName, error);
+  if (!module)
     return failure();
-  }
   impl->module = std::make_shared<OwningOpRef<ModuleOp>>(std::move(module));
   impl->programs.clear();
   return success();
@@ -517,19 +526,14 @@ LogicalResult Session::loadModule(StringRef text, StringRef bufferName,
 LogicalResult Session::transformModule(StringRef text, StringRef bufferName,
                                        StringRef pipeline, std::string &out,
                                        std::string &error) {
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
   error.clear();
   out.clear();
   DiagnosticCollector diags(&impl->context, error);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, &impl->context);
-  if (!module) {
-    if (error.empty())
-      error = "cannot parse '" + bufferName.str() + "'";
+      parseModuleText(impl->context, text, bufferName, error);
+  if (!module)
     return failure();
-  }
   StringRef passes = pipeline.trim();
   if (passes.consume_front("builtin.module(")) {
     if (!passes.consume_back(")")) {
