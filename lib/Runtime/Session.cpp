@@ -432,6 +432,11 @@ struct Session::Impl {
 
   explicit Impl(DialectRegistry &registry) : context(registry) {
     context.loadAllAvailableDialects();
+    // Errors name their op by its location. MLIR's "see current operation"
+    // note would print the op generically: for a compiled graph's run-time
+    // error that is the whole kg.graph, cloned, with its operands out of
+    // scope (`<<UNKNOWN SSA VALUE>>`), megabytes for a real model.
+    context.printOpOnDiagnostic(false);
   }
 
   MLIRContext context;
