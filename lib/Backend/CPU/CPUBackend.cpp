@@ -46,6 +46,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <mutex>
 #include <thread>
 
@@ -68,14 +69,59 @@ void kiln::cpu::registerCPUBackendDialects(DialectRegistry &registry) {
 CPUExecutable::~CPUExecutable() = default;
 
 namespace {
+/// Bounded, least recently used first out. An evicted engine lives on in
+/// the executables that hold it; the cache only stops keeping it. Without
+/// a bound, a process that compiles new functions (new shapes, reloaded
+/// modules) kept every engine it ever made (~1 MB for a small function).
 struct KernelCache {
   std::mutex mutex;
   struct Entry {
     std::shared_ptr<ExecutionEngine> engine;
     std::shared_ptr<const std::vector<std::string>> runtimeErrors;
+    std::list<std::string>::iterator lru;
   };
   llvm::StringMap<Entry> engines;
+  /// Keys, most recently used first.
+  std::list<std::string> lru;
+  size_t capacity = capacityFromEnv();
   KernelCacheStats stats;
+
+  static size_t capacityFromEnv() {
+    if (const char *s = std::getenv("KILN_CPU_KERNEL_CACHE_ENTRIES")) {
+      char *end = nullptr;
+      unsigned long long v = std::strtoull(s, &end, 10);
+      if (end != s && *end == '\0')
+        return (size_t)v;
+    }
+    return kDefaultKernelCacheEntries;
+  }
+  /// The entry of `key`, now the most recently used; null if none. Hold
+  /// `mutex`.
+  Entry *lookup(llvm::StringRef key) {
+    auto it = engines.find(key);
+    if (it == engines.end())
+      return nullptr;
+    lru.splice(lru.begin(), lru, it->second.lru);
+    return &it->second;
+  }
+  /// Keeps `entry` for `key` and evicts past the capacity. Hold `mutex`.
+  void insert(llvm::StringRef key, Entry entry) {
+    if (capacity == 0)
+      return;
+    if (Entry *old = lookup(key)) {
+      old->engine = std::move(entry.engine);
+      old->runtimeErrors = std::move(entry.runtimeErrors);
+      return;
+    }
+    lru.push_front(key.str());
+    entry.lru = lru.begin();
+    engines[key] = std::move(entry);
+    while (engines.size() > capacity) {
+      engines.erase(lru.back());
+      lru.pop_back();
+      ++stats.evictions;
+    }
+  }
 };
 // Never destroyed: engines must outlive nothing at exit (libomp and LLVM's
 // own shutdown run in unspecified order with static destructors).
@@ -90,6 +136,7 @@ KernelCacheStats kiln::cpu::kernelCacheStats() {
   std::lock_guard<std::mutex> lock(c.mutex);
   KernelCacheStats s = c.stats;
   s.entries = c.engines.size();
+  s.capacity = c.capacity;
   return s;
 }
 
@@ -97,6 +144,18 @@ void kiln::cpu::clearKernelCache() {
   KernelCache &c = kernelCache();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.engines.clear();
+  c.lru.clear();
+}
+
+void kiln::cpu::setKernelCacheCapacity(size_t entries) {
+  KernelCache &c = kernelCache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.capacity = entries;
+  while (c.engines.size() > c.capacity) {
+    c.engines.erase(c.lru.back());
+    c.lru.pop_back();
+    ++c.stats.evictions;
+  }
 }
 
 std::string kiln::cpu::pipelineString(const CompileOptions &o) {
@@ -398,12 +457,11 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     key = llvm::toHex(hash);
     KernelCache &c = kernelCache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    auto it = c.engines.find(key);
-    if (it != c.engines.end()) {
+    if (KernelCache::Entry *hit = c.lookup(key)) {
       ++c.stats.hits;
       for (auto &exe : exes) {
-        exe->engine = it->second.engine;
-        exe->runtimeErrors = it->second.runtimeErrors;
+        exe->engine = hit->engine;
+        exe->runtimeErrors = hit->runtimeErrors;
       }
       if (times) {
         *times = CompileTimes();
@@ -563,7 +621,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   if (useCache) {
     KernelCache &c = kernelCache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    c.engines[key] = {shared, messages};
+    c.insert(key, {shared, messages, {}});
   }
   if (times)
     times->jit = secondsSince(t0);

@@ -64,11 +64,19 @@ struct CompileOptions {
 /// The process-wide compiled-kernel cache (key: the printed func.func ops
 /// of the module, the entry and the options). A hit reuses the machine
 /// code: no pipeline, no JIT.
+/// It keeps at most `capacity` compiled modules, least recently used first
+/// out (environment KILN_CPU_KERNEL_CACHE_ENTRIES, default
+/// kDefaultKernelCacheEntries; 0 keeps none). Executables keep their code
+/// after it leaves the cache.
+inline constexpr size_t kDefaultKernelCacheEntries = 64;
 struct KernelCacheStats {
-  unsigned hits = 0, misses = 0, entries = 0;
+  unsigned hits = 0, misses = 0, entries = 0, evictions = 0;
+  size_t capacity = 0;
 };
 KernelCacheStats kernelCacheStats();
 void clearKernelCache();
+/// Sets the capacity (evicting what no longer fits).
+void setKernelCacheCapacity(size_t entries);
 
 /// Whether JIT'd code is announced to perf: `KILN_PERF_JITDUMP` set to
 /// anything but empty or `0`. perf's listener writes a `jit-<pid>.dump` file
