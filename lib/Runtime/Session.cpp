@@ -330,12 +330,6 @@ static bool splitCPUPipeline(StringRef pipeline, std::string &host,
   return true;
 }
 
-/// Makes the context able to run kiln-cpu and the JIT (once).
-static void enableCPUBackend(MLIRContext &context) {
-  DialectRegistry registry;
-  cpu::registerCPUBackendDialects(registry);
-  context.appendDialectRegistry(registry);
-}
 
 /// Compiles the graph functions called by `program` (outlining inline graphs
 /// first) with `pipeline` into one JIT module. Graph functions with no
@@ -467,6 +461,12 @@ static DialectRegistry makeRegistry() {
   registry.insert<kt::KTDialect, kg::KGDialect, func::FuncDialect,
                   arith::ArithDialect, scf::SCFDialect, tensor::TensorDialect>();
   interp::registerInterpreterInterfaces(registry);
+  // kiln-cpu's and the JIT's dialects too, all loaded when the session is
+  // made (~7 ms): loading a dialect into a context that other threads use
+  // (a call running while setOption("backend", "cpu") loaded them) is a
+  // data race in MLIR; after construction the session's dialects never
+  // change.
+  cpu::registerCPUBackendDialects(registry);
   return registry;
 }
 
@@ -588,8 +588,6 @@ LogicalResult Session::setOption(StringRef key, StringRef value,
       return failure();
     }
     opts.backend = value == "cpu" ? "cpu" : "eager";
-    if (opts.backend == "cpu")
-      enableCPUBackend(impl->context);
   } else if (key == "cpu_fallback") {
     if (value != "error" && value != "eager") {
       error = "cpu_fallback must be error or eager, got '" + value.str() + "'";
@@ -609,7 +607,6 @@ LogicalResult Session::setOption(StringRef key, StringRef value,
     std::string host, graph;
     if (splitCPUPipeline(opts.pipeline, host, graph)) {
       opts.backend = "cpu";
-      enableCPUBackend(impl->context);
     }
   } else if (key == "cache_size_limit") {
     unsigned v;
