@@ -180,7 +180,8 @@ runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
         std::string error;
         FailureOr<SmallVector<Tensor>> r = it->second->call(operands, error);
         if (failed(r))
-          return op.emitError("compiled graph @")
+          // Not op.emitError: its note would print the whole kg.graph.
+          return mlir::emitError(op.getLoc(), "compiled graph @")
                  << graph.getCallee() << " failed: " << error;
         results = std::move(*r);
         ++*kernelCalls;
@@ -426,11 +427,6 @@ struct Session::Impl {
 
   explicit Impl(DialectRegistry &registry) : context(registry) {
     context.loadAllAvailableDialects();
-    // Errors name their op by its location. MLIR's "see current operation"
-    // note would print the op generically: for a compiled graph's run-time
-    // error that is the whole kg.graph, cloned, with its operands out of
-    // scope (`<<UNKNOWN SSA VALUE>>`), megabytes for a real model.
-    context.printOpOnDiagnostic(false);
   }
 
   MLIRContext context;

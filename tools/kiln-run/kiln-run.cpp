@@ -900,10 +900,6 @@ int main(int argc, char **argv) {
   registerInterpreterInterfaces(registry);
   cpu::registerCPUBackendDialects(registry);
   MLIRContext context(registry);
-  // Diagnostics name their op by location; no generic print of the op as a
-  // note (for a run-time error of a compiled graph it would be the whole
-  // graph, with `<<UNKNOWN SSA VALUE>>` operands).
-  context.printOpOnDiagnostic(false);
 
   // One line per diagnostic: "file:line:col: error: message".
   bool hadError = false;
