@@ -105,8 +105,21 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
     // once, outside their loops.
     pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   }
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  // buffer-deallocation-pipeline, with kernel results freed after their
+  // last use (kiln-cpu-early-dealloc) before the simplification.
+  pm.addNestedPass<func::FuncOp>(
+      memref::createExpandReallocPass(
+          memref::ExpandReallocPassOptions{/*emitDeallocs=*/false}));
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addPass(createKilnCPUEarlyDeallocPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addPass(createConvertBufferizationToMemRefPass());
   if (opt) {
     pm.addPass(createKilnMatmulToBLASPass());

@@ -304,6 +304,25 @@ def KilnCPUOutlineKernelsPass
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def KilnCPUEarlyDeallocPass
+    : Pass<"kiln-cpu-early-dealloc", "::mlir::ModuleOp"> {
+  let summary = "free kernel results right after their last use";
+  let description = [{
+    In `kiln-cpu`'s deallocation stage, right after
+    `ownership-based-buffer-deallocation`
+    (`kiln::cpu::deallocCallResultsEarly`): a buffer returned fresh by a
+    call of a kernel function (its `memref.alloc`), that the caller's
+    `bufferization.dealloc` frees at the end of the block, is freed by a
+    `memref.dealloc` right after its last use (direct or through a view)
+    and leaves that dealloc. Returned, yielded or retained buffers, and
+    ones that may alias another buffer of the dealloc, are left as they
+    were. Peak memory is then the live buffers, not all intermediates, and
+    `buffer-deallocation-simplification` no longer sees one dealloc of
+    every intermediate (quadratic in the kernel count).
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def KilnCPUSplatsToFillsPass
     : Pass<"kiln-cpu-splats-to-fills", "::mlir::ModuleOp"> {
   let summary = "splat tensor constants as tensor.empty + linalg.fill";

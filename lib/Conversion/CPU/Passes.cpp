@@ -39,6 +39,7 @@ namespace kiln {
 #define GEN_PASS_DEF_KILNCPURENAMERESERVEDSYMBOLSPASS
 #define GEN_PASS_DEF_KILNCPURESTOREINTERFACENAMESPASS
 #define GEN_PASS_DEF_KILNCPUSPLATSTOFILLSPASS
+#define GEN_PASS_DEF_KILNCPUEARLYDEALLOCPASS
 #define GEN_PASS_DEF_KILNCPUOUTLINEKERNELSPASS
 #include "kiln/Conversion/Passes.h.inc"
 } // namespace kiln
@@ -244,6 +245,14 @@ struct SplatsToFills
   using Base::Base;
   void runOnOperation() override {
     kiln::cpu::splatConstantsAsFills(getOperation());
+  }
+};
+
+struct EarlyDealloc
+    : public kiln::impl::KilnCPUEarlyDeallocPassBase<EarlyDealloc> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::cpu::deallocCallResultsEarly(getOperation());
   }
 };
 

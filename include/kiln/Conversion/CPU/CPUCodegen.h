@@ -173,6 +173,16 @@ unsigned padsAsFillAndCopy(mlir::Operation *root);
 /// scalar. Returns how many were replaced.
 unsigned splatConstantsAsFills(mlir::Operation *root);
 
+/// After ownership-based deallocation: a buffer that a func.call returned
+/// fresh (the callee's memref.alloc) and that the caller's
+/// bufferization.dealloc frees at the end of the block is freed by a
+/// memref.dealloc right after its last use (of it or of a view of it)
+/// instead, and leaves that dealloc. Buffers that are returned, yielded,
+/// retained or may alias another listed buffer stay as they were. Keeps
+/// peak memory to the live buffers and the later dealloc simplification
+/// linear. Returns how many buffers it moved.
+unsigned deallocCallResultsEarly(mlir::ModuleOp module);
+
 /// Chooses every f32/f64 2-D linalg conv's implementation: impl is "im2col",
 /// "direct" or "auto" (chooseConvImpl). Convs that stay get
 /// kiln.conv_impl = "direct"; convs inside an scf.forall (kiln-fuse kernel
