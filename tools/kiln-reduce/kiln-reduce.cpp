@@ -1,0 +1,429 @@
+//===- kiln-reduce.cpp - Minify a program that a test finds interesting ---===//
+//
+// Part of Kiln. The minifier (docs/debugging.md): given a module and a test
+// command that exits 0 when a file still shows the problem ("interesting":
+// kiln-opt crashes on it, kiln-cpu rejects it, the CPU backend and the
+// interpreter disagree on it, ...), finds a small function that still does.
+// It works on one func.func (the entry): values of removed ops become
+// arguments of the function, so every candidate is a valid program the test
+// can run with random inputs. Steps, repeated until none helps:
+//   * keep one result only (each in turn);
+//   * return an earlier value instead (the ops after it die);
+//   * cut a prefix of the body (its values used later become arguments),
+//     the longest one the test keeps interesting (bisection);
+//   * cut each remaining op on its own;
+// then drop unused arguments. Each candidate is written to a temporary file
+// and the test runs on it (`TEST [TEST-ARG...] FILE`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KG/IR/KGDialect.h"
+#include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Support/OutputFiles.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("kiln-reduce options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string>
+    testCommand("test",
+                cl::desc("The interestingness test: an executable run as "
+                         "`TEST [TEST-ARG...] FILE`; exit status 0 means FILE "
+                         "still shows the problem"),
+                cl::Required, cl::cat(category));
+static cl::list<std::string>
+    testArgs("test-arg", cl::desc("An argument passed to the test before the "
+                                  "file (repeat for several)"),
+             cl::cat(category));
+static cl::opt<std::string>
+    entryName("entry",
+              cl::desc("The func.func to reduce (default: the only function "
+                       "with a body that nothing calls)"),
+              cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: "
+                                                     "standard output)"),
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::cat(category));
+static cl::opt<unsigned>
+    timeoutSeconds("timeout", cl::desc("Seconds one run of the test may take "
+                                       "(0: no limit); a run that takes longer "
+                                       "is not interesting"),
+                   cl::init(300), cl::cat(category));
+static cl::opt<bool> verbose("verbose",
+                             cl::desc("Print each step that helped to stderr"),
+                             cl::cat(category));
+
+namespace {
+
+/// One candidate: which ops of the entry's body stay (by index) and which of
+/// its return operands (by index) are returned; `ret` may also name an op
+/// result to return instead (an earlier value).
+struct Candidate {
+  std::vector<bool> keep;
+  std::vector<unsigned> results;
+  std::optional<std::pair<unsigned, unsigned>> earlier; ///< op, result
+  /// Arguments that nothing uses are removed.
+  bool dropUnusedArgs = false;
+};
+
+class Reducer {
+public:
+  Reducer(ModuleOp original, func::FuncOp entry, StringRef tempPath)
+      : original(original), entryName(entry.getSymName().str()),
+        tempPath(tempPath.str()) {
+    for (Operation &op : entry.getBody().front().without_terminator())
+      ops.push_back(&op);
+    current.keep.assign(ops.size(), true);
+    auto ret = cast<func::ReturnOp>(entry.getBody().front().getTerminator());
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+      current.results.push_back(i);
+  }
+
+  /// The module of `c`, or null when it does not verify. `alive` (if
+  /// given) says which ops of the body are still there (not dead).
+  OwningOpRef<ModuleOp> build(const Candidate &c,
+                              std::vector<bool> *alive = nullptr) {
+    OwningOpRef<ModuleOp> module = original.clone();
+    auto fn = module->lookupSymbol<func::FuncOp>(entryName);
+    Block &body = fn.getBody().front();
+    SmallVector<Operation *> cloned;
+    for (Operation &op : body.without_terminator())
+      cloned.push_back(&op);
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    SmallVector<Value> returned;
+    if (c.earlier)
+      returned.push_back(cloned[c.earlier->first]->getResult(
+          c.earlier->second));
+    else
+      for (unsigned i : c.results)
+        returned.push_back(ret.getOperand(i));
+    OpBuilder b(ret);
+    auto newRet = func::ReturnOp::create(b, ret.getLoc(), returned);
+    ret.erase();
+    // Removed ops: their results that kept code uses become arguments.
+    for (unsigned i = cloned.size(); i-- > 0;) {
+      if (c.keep[i])
+        continue;
+      Operation *op = cloned[i];
+      for (Value r : op->getResults()) {
+        if (r.use_empty())
+          continue;
+        BlockArgument arg = body.addArgument(r.getType(), op->getLoc());
+        r.replaceAllUsesWith(arg);
+      }
+      op->erase();
+    }
+    // Dead code: ops whose results are unused and that have no effects.
+    // (Last first: erasing an op can only make earlier ops dead.)
+    SmallVector<Operation *> rest;
+    for (Operation &op : body.without_terminator())
+      rest.push_back(&op);
+    llvm::SmallPtrSet<Operation *, 16> erased;
+    for (Operation *op : llvm::reverse(rest))
+      if (isOpTriviallyDead(op)) {
+        erased.insert(op);
+        op->erase();
+      }
+    if (alive) {
+      alive->assign(cloned.size(), false);
+      for (unsigned i = 0; i < cloned.size(); ++i)
+        (*alive)[i] = c.keep[i] && !erased.contains(cloned[i]);
+    }
+    if (c.dropUnusedArgs) {
+      llvm::BitVector unused(body.getNumArguments());
+      for (BlockArgument a : body.getArguments())
+        unused[a.getArgNumber()] = a.use_empty();
+      body.eraseArguments(unused);
+    }
+    SmallVector<Type> inputs(body.getArgumentTypes());
+    SmallVector<Type> outputs;
+    for (Value v : newRet.getOperands()) // (cut values are arguments now)
+      outputs.push_back(v.getType());
+    fn.setFunctionType(FunctionType::get(fn.getContext(), inputs, outputs));
+    // Argument attributes no longer line up with the arguments.
+    fn.removeArgAttrsAttr();
+    fn.removeResAttrsAttr();
+    if (failed(verify(*module)))
+      return nullptr;
+    return module;
+  }
+
+  /// Whether the test finds `module` interesting.
+  bool interesting(ModuleOp module) {
+    std::error_code ec;
+    {
+      llvm::raw_fd_ostream os(tempPath, ec);
+      if (ec)
+        return false;
+      module.print(os);
+    }
+    SmallVector<StringRef> argv = {testCommand};
+    for (const std::string &a : testArgs)
+      argv.push_back(a);
+    argv.push_back(tempPath);
+    ++runs;
+    std::string error;
+    int rc = llvm::sys::ExecuteAndWait(testCommand, argv, std::nullopt, {},
+                                       timeoutSeconds, 0, &error);
+    return rc == 0;
+  }
+
+  bool tryCandidate(const Candidate &c, StringRef what) {
+    std::vector<bool> alive;
+    OwningOpRef<ModuleOp> m = build(c, &alive);
+    if (!m || !interesting(*m))
+      return false;
+    current = c;
+    current.keep = alive;
+    if (verbose)
+      llvm::errs() << "kiln-reduce: " << what << ": " << liveOps(*m)
+                   << " ops left\n";
+    return true;
+  }
+
+  static unsigned liveOps(ModuleOp m) {
+    unsigned n = 0;
+    m.walk([&](Operation *op) { n += !isa<ModuleOp, func::FuncOp>(op); });
+    return n;
+  }
+
+  /// Keeps one result when there are several.
+  bool reduceResults() {
+    if (current.earlier || current.results.size() <= 1)
+      return false;
+    for (unsigned r : current.results) {
+      Candidate c = current;
+      c.results = {r};
+      if (tryCandidate(c, "one result"))
+        return true;
+    }
+    return false;
+  }
+
+  /// Returns the value of an earlier op instead (the earliest that works,
+  /// by bisection over the ops with results).
+  bool reduceToEarlierValue() {
+    SmallVector<std::pair<unsigned, unsigned>> values;
+    for (unsigned i = 0; i < ops.size(); ++i)
+      if (current.keep[i])
+        for (unsigned r = 0; r < ops[i]->getNumResults(); ++r)
+          values.push_back({i, r});
+    if (current.earlier)
+      values.erase(llvm::find(values, *current.earlier), values.end());
+    bool progress = false;
+    size_t lo = 0, hi = values.size();
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      Candidate c = current;
+      c.earlier = values[mid];
+      if (tryCandidate(c, "earlier result")) {
+        progress = true;
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return progress;
+  }
+
+  /// Cuts the longest prefix of the kept ops that the test allows.
+  bool cutPrefix() {
+    SmallVector<unsigned> kept;
+    for (unsigned i = 0; i < ops.size(); ++i)
+      if (current.keep[i])
+        kept.push_back(i);
+    bool progress = false;
+    size_t lo = 0, hi = kept.size(); // a cut of `lo` ops works
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo + 1) / 2;
+      Candidate c = current;
+      for (size_t k = 0; k < mid; ++k)
+        c.keep[kept[k]] = false;
+      if (tryCandidate(c, "prefix cut")) {
+        progress = true;
+        lo = mid;
+        for (size_t k = 0; k < mid; ++k)
+          current.keep[kept[k]] = false;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return progress;
+  }
+
+  /// Cuts each kept op on its own, last first.
+  bool cutEach() {
+    bool progress = false;
+    for (unsigned i = ops.size(); i-- > 0;) {
+      if (!current.keep[i])
+        continue;
+      Candidate c = current;
+      c.keep[i] = false;
+      if (tryCandidate(c, "op cut"))
+        progress = true;
+    }
+    return progress;
+  }
+
+  OwningOpRef<ModuleOp> run() {
+    while (true) {
+      bool progress = reduceResults();
+      progress |= reduceToEarlierValue();
+      progress |= cutPrefix();
+      progress |= cutEach();
+      if (!progress)
+        break;
+    }
+    Candidate c = current;
+    c.dropUnusedArgs = true;
+    tryCandidate(c, "unused arguments dropped");
+    return build(current);
+  }
+
+  unsigned runs = 0;
+
+private:
+  ModuleOp original;
+  std::string entryName;
+  std::string tempPath;
+  std::vector<Operation *> ops;
+  Candidate current;
+};
+
+} // namespace
+
+/// The entry: --entry, else the only function with a body that no symbol
+/// use refers to.
+static func::FuncOp findEntry(ModuleOp module, std::string &error) {
+  if (!entryName.empty()) {
+    auto fn = module.lookupSymbol<func::FuncOp>(entryName);
+    if (!fn || fn.isExternal()) {
+      error = "no func.func with a body named '" + entryName + "'";
+      return nullptr;
+    }
+    if (!SymbolTable::symbolKnownUseEmpty(fn, module)) {
+      error = "@" + entryName +
+              " is called from the module: its signature cannot change";
+      return nullptr;
+    }
+    return fn;
+  }
+  func::FuncOp found;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal() || !SymbolTable::symbolKnownUseEmpty(fn, module))
+      continue;
+    if (found) {
+      error = "several functions could be the one to reduce (@" +
+              found.getSymName().str() + ", @" + fn.getSymName().str() +
+              "): name it with --entry";
+      return nullptr;
+    }
+    found = fn;
+  }
+  if (!found)
+    error = "no func.func with a body that nothing calls (kiln-reduce "
+            "reduces a func.func; a kg.program is not supported yet)";
+  return found;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "Kiln minifier: reduces a func.func while a test command (exit status "
+      "0) still finds it interesting. See docs/debugging.md.\n");
+  auto fail = [](const Twine &msg) {
+    llvm::errs() << "kiln-reduce: error: " << msg << "\n";
+    return 1;
+  };
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<kiln::kt::KTDialect, kiln::kg::KGDialect>();
+  MLIRContext context(registry);
+  context.allowUnregisteredDialects(false);
+
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  if (!module)
+    return fail("cannot parse '" + inputFile + "'");
+  // A name with a slash is a path; a bare name is looked up in PATH.
+  if (StringRef(testCommand).contains('/')) {
+    if (llvm::sys::fs::is_directory(testCommand) ||
+        !llvm::sys::fs::can_execute(testCommand))
+      return fail("the test '" + testCommand + "' is not an executable");
+  } else if (auto found = llvm::sys::findProgramByName(testCommand)) {
+    testCommand = *found;
+  } else {
+    return fail("the test '" + testCommand + "' is not an executable in PATH");
+  }
+  std::string error;
+  func::FuncOp entry = findEntry(*module, error);
+  if (!entry)
+    return fail(error);
+
+  SmallString<128> temp;
+  int fd;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "kiln-reduce", "mlir", fd, temp))
+    return fail("cannot create a temporary file: " + ec.message());
+  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  llvm::FileRemover removeTemp(temp);
+
+  Reducer reducer(*module, entry, temp);
+  {
+    OwningOpRef<ModuleOp> same = module->clone();
+    if (!reducer.interesting(*same))
+      return fail("the input is not interesting: '" + testCommand +
+                  "' does not exit with 0 on it");
+  }
+  unsigned before = Reducer::liveOps(*module);
+  OwningOpRef<ModuleOp> reduced = reducer.run();
+  if (!reduced)
+    return fail("internal error: the reduced module does not verify");
+  llvm::errs() << "kiln-reduce: " << before << " -> "
+               << Reducer::liveOps(*reduced) << " ops, " << reducer.runs
+               << " test runs\n";
+  if (outputFile == "-") {
+    reduced->print(llvm::outs());
+    llvm::outs() << "\n";
+    return 0;
+  }
+  if (llvm::Error e = kiln::writeFileAtomically(
+          outputFile, [&](llvm::raw_ostream &os) {
+            reduced->print(os);
+            os << "\n";
+          }))
+    return fail(llvm::toString(std::move(e)));
+  return 0;
+}
