@@ -44,6 +44,22 @@ if _can_import("numpy"):
 if _can_import("torch"):
     config.available_features.add("torch")
 
+# ptxas (CUDA toolkit): kiln-nvptx's kernels are assembled by it in tests;
+# without it those tests are UNSUPPORTED. PATH first, then $CUDA_HOME/bin.
+import shutil
+_ptxas = shutil.which("ptxas") or (
+    os.path.join(os.environ["CUDA_HOME"], "bin", "ptxas")
+    if os.environ.get("CUDA_HOME") and
+    os.path.exists(os.path.join(os.environ["CUDA_HOME"], "bin", "ptxas"))
+    else None)
+if _ptxas:
+    config.available_features.add("ptxas")
+    config.environment["PATH"] = os.path.dirname(_ptxas) + os.pathsep + \
+        config.environment.get("PATH", os.environ.get("PATH", ""))
+    for var in ["CUDA_HOME", "CUDA_PATH"]:
+        if var in os.environ:
+            config.environment[var] = os.environ[var]
+
 # Sanitizer builds (KILN_SANITIZE, docs/debugging.md): the tools and C API
 # test programs are instrumented; Python tests that load libKilnCAPI.so into
 # /usr/bin/python3 (not instrumented) cannot run. Sanitizer options from the

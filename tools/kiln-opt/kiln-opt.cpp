@@ -23,6 +23,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
@@ -40,9 +41,12 @@ int main(int argc, char **argv) {
   kiln::registerKilnPasses();
   kiln::registerKilnConversionPasses();
   kiln::registerKilnCPUPipeline();
+  kiln::registerKilnNVPTXPipeline();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // kiln-nvptx translates gpu.module bodies to LLVM IR and PTX.
+  registerAllToLLVMIRTranslations(registry);
   registry.insert<kiln::kt::KTDialect, kiln::kg::KGDialect>();
   kiln::autodiff::registerVJPInterfaces(registry);
 

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -83,6 +84,48 @@ void buildKilnCPUPipeline(mlir::OpPassManager &pm,
 /// Registers the `kiln-cpu` pipeline (the passes: registerKilnConversionPasses
 /// below, generated).
 void registerKilnCPUPipeline();
+
+/// Options of `kiln-nvptx` (docs/gpu.md).
+struct KilnNVPTXPipelineOptions
+    : public mlir::PassPipelineOptions<KilnNVPTXPipelineOptions> {
+  Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("GPU architecture: sm_<major><minor>[a], e.g. sm_80, "
+                     "sm_90a"),
+      llvm::cl::init("sm_90a")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features, e.g. +ptx80 (the PTX ISA version; sm_90 "
+                     "needs 7.8 or newer)"),
+      llvm::cl::init("+ptx80")};
+  Option<std::string> emit{
+      *this, "emit",
+      llvm::cl::desc("What the gpu.binary holds: isa (PTX text) or bin "
+                     "(a cubin, assembled by ptxas from the CUDA toolkit)"),
+      llvm::cl::init("isa")};
+  Option<unsigned> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the generated kernels"),
+      llvm::cl::init(256)};
+  Option<unsigned> maxBlocks{
+      *this, "max-blocks",
+      llvm::cl::desc("Most blocks of a kernel's grid (threads loop over the "
+                     "rest: grid-stride loops)"),
+      llvm::cl::init(65535)};
+  Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Fuse elementwise producers into their consumers "
+                     "(linalg elementwise fusion) before mapping to the GPU"),
+      llvm::cl::init(true)};
+};
+
+/// The `kiln-nvptx` pipeline: kt -> linalg -> bufferization -> parallel
+/// loops -> gpu.launch -> NVVM -> PTX in a gpu.binary, and host code in
+/// the LLVM dialect that calls MLIR's mgpu* runtime functions. Fails (with
+/// a diagnostic) on invalid options.
+mlir::LogicalResult buildKilnNVPTXPipeline(mlir::OpPassManager &pm,
+                                           const KilnNVPTXPipelineOptions &o);
+void registerKilnNVPTXPipeline();
 
 #define GEN_PASS_REGISTRATION
 #include "kiln/Conversion/Passes.h.inc"

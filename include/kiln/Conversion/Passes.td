@@ -323,6 +323,44 @@ def KilnCPUEarlyDeallocPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def KilnNVPTXMapToGPUPass
+    : Pass<"kiln-nvptx-map-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "host compute into gpu.launch kernels, buffers into device "
+                "memory";
+  let description = [{
+    In `kiln-nvptx`, after bufferization and
+    `convert-linalg-to-parallel-loops` (`kiln::nvptx::mapToGPU`): every
+    outermost `scf.parallel` becomes a `gpu.launch` of 1-D blocks of
+    `block-size` threads running a grid-stride loop over the linearized
+    iteration space (innermost dim fastest: coalesced accesses), the grid
+    `min(ceil(n / block-size), max-blocks)`, nothing launched when the space
+    is empty; other host ops that read or write memref data run in a
+    one-thread kernel; `memref.alloc` becomes `gpu.alloc` and a dense
+    constant (`memref.get_global`) is copied into a device buffer.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "65535",
+           "Most blocks per grid">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def KilnNVPTXDeallocsToGPUPass
+    : Pass<"kiln-nvptx-deallocs-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "memref.dealloc of device buffers as gpu.dealloc";
+  let description = [{
+    In `kiln-nvptx`, after the deallocation pipeline
+    (`kiln::nvptx::deallocsToGPU`): a `memref.dealloc` of anything but a
+    host `memref.alloc` (which the lowering of `bufferization.dealloc`
+    makes for its own bookkeeping) frees device memory: `gpu.dealloc`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def KilnCPUSplatsToFillsPass
     : Pass<"kiln-cpu-splats-to-fills", "::mlir::ModuleOp"> {
   let summary = "splat tensor constants as tensor.empty + linalg.fill";

@@ -1,0 +1,380 @@
+//===- MapToGPU.cpp - Host compute into gpu.launch, buffers to the device -===//
+//
+// Part of Kiln. See kiln/Conversion/NVPTX/NVPTXCodegen.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/NVPTX/NVPTXCodegen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace {
+
+bool insideKernel(Operation *op) {
+  return op->getParentOfType<gpu::LaunchOp>() ||
+         op->getParentOfType<scf::ParallelOp>();
+}
+
+/// A gpu.launch with a 1-D grid and 1-D blocks at `b`'s insertion point,
+/// its body ready for ops (builder inside, before the terminator).
+/// A kernel name valid in PTX ([A-Za-z0-9_$]): the function's name with
+/// other characters as '_' (a renamed reserved symbol is kiln.user.<name>).
+std::string kernelName(Operation *at) {
+  auto fn = at->getParentOfType<func::FuncOp>();
+  std::string name = fn ? fn.getSymName().str() : "kernel";
+  for (char &c : name)
+    if (!llvm::isAlnum(c) && c != '_' && c != '$')
+      c = '_';
+  return name + "_kernel";
+}
+
+gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, Value grid,
+                           Value block, OpBuilder &inner) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  std::string name = kernelName(b.getInsertionBlock()->getParentOp());
+  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one);
+  launch.setFunctionAttr(FlatSymbolRefAttr::get(b.getContext(), name));
+  launch.setModuleAttr(FlatSymbolRefAttr::get(b.getContext(), name));
+  Block &body = launch.getBody().front();
+  if (body.empty() || !body.back().hasTrait<OpTrait::IsTerminator>()) {
+    OpBuilder tb = OpBuilder::atBlockEnd(&body);
+    gpu::TerminatorOp::create(tb, loc);
+  }
+  inner.setInsertionPoint(body.getTerminator());
+  return launch;
+}
+
+/// scf.parallel -> a grid-stride kernel over its linearized iterations.
+LogicalResult mapParallel(scf::ParallelOp loop, int64_t blockSize,
+                          int64_t maxBlocks) {
+  if (loop.getNumResults() != 0)
+    return loop.emitError("kiln-nvptx: a parallel loop with reductions "
+                          "(scf.reduce operands) is not supported yet");
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  SmallVector<Value> counts;
+  Value total = arith::ConstantIndexOp::create(b, loc, 1);
+  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
+                                       loop.getUpperBound(), loop.getStep())) {
+    Value span = arith::SubIOp::create(b, loc, ub, lb);
+    Value n = arith::CeilDivSIOp::create(b, loc, span, step);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    n = arith::MaxSIOp::create(b, loc, n, zero);
+    counts.push_back(n);
+    total = arith::MulIOp::create(b, loc, total, n);
+  }
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value bs = arith::ConstantIndexOp::create(b, loc, blockSize);
+  Value maxGrid = arith::ConstantIndexOp::create(b, loc, maxBlocks);
+  Value grid = arith::CeilDivSIOp::create(b, loc, total, bs);
+  grid = arith::MinSIOp::create(b, loc, grid, maxGrid);
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, total,
+                                    zero);
+  auto ifOp = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
+  OpBuilder ib = ifOp.getThenBodyBuilder();
+  OpBuilder kb(loop.getContext());
+  gpu::LaunchOp launch = createLaunch(ib, loc, grid, bs, kb);
+  // The grid-stride loop: linear = bid * bs + tid, step gridDim * bs.
+  Value bid = launch.getBlockIds().x, tid = launch.getThreadIds().x;
+  Value start = arith::AddIOp::create(
+      kb, loc, arith::MulIOp::create(kb, loc, bid, bs), tid);
+  Value stride =
+      arith::MulIOp::create(kb, loc, launch.getGridSize().x, bs);
+  auto strideLoop = scf::ForOp::create(kb, loc, start, total, stride);
+  OpBuilder lb = OpBuilder::atBlockBegin(strideLoop.getBody());
+  // Delinearize, the innermost dim fastest.
+  Value rest = strideLoop.getInductionVar();
+  SmallVector<Value> ivs(counts.size());
+  for (int64_t d = counts.size() - 1; d >= 0; --d) {
+    Value idx = d == 0 ? rest
+                       : arith::RemSIOp::create(lb, loc, rest, counts[d])
+                             .getResult();
+    if (d > 0)
+      rest = arith::DivSIOp::create(lb, loc, rest, counts[d]);
+    Value scaled = arith::MulIOp::create(lb, loc, idx, loop.getStep()[d]);
+    ivs[d] = arith::AddIOp::create(lb, loc, loop.getLowerBound()[d], scaled);
+  }
+  IRMapping map;
+  map.map(loop.getInductionVars(), ivs);
+  for (Operation &op : loop.getBody()->without_terminator())
+    lb.clone(op, map);
+  loop.erase();
+  return success();
+}
+
+/// Whether `op` (or an op inside it, outside kernels) reads or writes
+/// memref data on the host. (A host loop around kernels, e.g. over the
+/// outer reduction dim of a linalg op with its parallel dim inside, stays
+/// on the host and launches the kernels.)
+bool touchesMemory(Operation *op) {
+  WalkResult r = op->walk<WalkOrder::PreOrder>([](Operation *inner) {
+    if (isa<gpu::LaunchOp>(inner))
+      return WalkResult::skip();
+    if (isa<memref::LoadOp, memref::StoreOp, memref::CopyOp,
+            memref::AtomicRMWOp, memref::GenericAtomicRMWOp>(inner))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
+} // namespace
+
+FailureOr<kiln::nvptx::MapStats>
+kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
+  MapStats stats;
+  // 0. Host copies (bufferization's, e.g. of an argument into a result)
+  // as parallel loops of loads and stores: a kernel, not a host memcpy.
+  SmallVector<memref::CopyOp> copies;
+  fn.walk([&](memref::CopyOp copy) {
+    if (!insideKernel(copy))
+      copies.push_back(copy);
+  });
+  for (memref::CopyOp copy : copies) {
+    OpBuilder b(copy);
+    Location loc = copy.getLoc();
+    auto type = cast<MemRefType>(copy.getSource().getType());
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    if (type.getRank() == 0) {
+      Value v = memref::LoadOp::create(b, loc, copy.getSource());
+      memref::StoreOp::create(b, loc, v, copy.getTarget());
+      copy.erase();
+      continue;
+    }
+    SmallVector<Value> lbs(type.getRank(), zero), steps(type.getRank(), one),
+        ubs;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      ubs.push_back(memref::DimOp::create(b, loc, copy.getSource(), d));
+    scf::ParallelOp::create(
+        b, loc, lbs, ubs, steps,
+        [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+          Value v = memref::LoadOp::create(nb, nloc, copy.getSource(), ivs);
+          memref::StoreOp::create(nb, nloc, v, copy.getTarget(), ivs);
+        });
+    copy.erase();
+  }
+  // 1. Parallel loops.
+  SmallVector<scf::ParallelOp> loops;
+  fn.walk([&](scf::ParallelOp loop) {
+    if (!loop->getParentOfType<scf::ParallelOp>() &&
+        !loop->getParentOfType<gpu::LaunchOp>())
+      loops.push_back(loop);
+  });
+  for (scf::ParallelOp loop : loops) {
+    if (failed(mapParallel(loop, blockSize, maxBlocks)))
+      return failure();
+    ++stats.parallelLoops;
+  }
+  // 1b. Host values only kernels use (a loaded seed or scalar, and the
+  // pure ops on it) are computed in each kernel that uses them instead:
+  // the host never reads device memory. Last op first, so chains sink.
+  {
+    SmallVector<Operation *> host;
+    fn.walk([&](Operation *op) {
+      if (!op->getParentOfType<gpu::LaunchOp>() && !isa<gpu::LaunchOp>(op))
+        host.push_back(op);
+    });
+    for (Operation *op : llvm::reverse(host)) {
+      bool load = isa<memref::LoadOp>(op);
+      if ((!load && !(op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+                      !op->hasTrait<OpTrait::IsTerminator>())) ||
+          op->getNumResults() == 0 || op->use_empty())
+        continue;
+      SmallVector<gpu::LaunchOp> users;
+      bool allInKernels = true;
+      for (Operation *user : op->getUsers()) {
+        auto launch = user->getParentOfType<gpu::LaunchOp>();
+        if (!launch || launch == op->getParentOfType<gpu::LaunchOp>()) {
+          allInKernels = false;
+          break;
+        }
+        if (!llvm::is_contained(users, launch))
+          users.push_back(launch);
+      }
+      // Pure ops are only sunk when they feed a load's chain or are cheap
+      // constants; a load always is.
+      if (!allInKernels || (!load && !isa<arith::ConstantOp>(op) &&
+                            !llvm::any_of(op->getOperands(), [](Value v) {
+                              return v.getDefiningOp<memref::LoadOp>() ||
+                                     v.getDefiningOp() == nullptr;
+                            })))
+        continue;
+      for (gpu::LaunchOp launch : users) {
+        OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+        Operation *copy = kb.clone(*op);
+        for (auto [from, to] : llvm::zip(op->getResults(), copy->getResults()))
+          from.replaceUsesWithIf(to, [&](OpOperand &use) {
+            return launch->isProperAncestor(use.getOwner());
+          });
+      }
+      if (op->use_empty())
+        op->erase();
+    }
+  }
+  // 2. Other host ops that touch memory (loops of linalg ops without
+  // parallel dims, the loads and stores of 0-d ops): each run of
+  // consecutive such ops, with the pure ops between them, runs in a
+  // one-thread kernel. scf.if regions (runtime checks, shape dispatch) stay
+  // on the host and are visited.
+  auto pure = [](Operation *op) {
+    return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+           !op->hasTrait<OpTrait::IsTerminator>();
+  };
+  SmallVector<SmallVector<Operation *>> runs;
+  std::function<void(Block &)> visit = [&](Block &block) {
+    SmallVector<Operation *> run;
+    auto flush = [&] {
+      // Trailing pure ops are not part of the run.
+      while (!run.empty() && !touchesMemory(run.back()))
+        run.pop_back();
+      if (!run.empty())
+        runs.push_back(run);
+      run.clear();
+    };
+    for (Operation &op : block) {
+      if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+        flush();
+        for (Region &r : ifOp->getRegions())
+          for (Block &b : r)
+            visit(b);
+        continue;
+      }
+      bool memory = !isa<gpu::LaunchOp>(op) && touchesMemory(&op) &&
+                    !isa<memref::AllocOp, memref::AllocaOp,
+                         memref::DeallocOp>(op);
+      if (memory || (!run.empty() && pure(&op)))
+        run.push_back(&op);
+      else
+        flush();
+    }
+    flush();
+  };
+  for (Block &block : fn.getBody())
+    visit(block);
+  for (SmallVector<Operation *> &run : runs) {
+    llvm::SmallPtrSet<Operation *, 8> inRun(run.begin(), run.end());
+    auto usedOutside = [&](Operation *op) {
+      return llvm::any_of(op->getUsers(), [&](Operation *user) {
+        Operation *top = run.front()->getBlock()->findAncestorOpInBlock(*user);
+        return !top || !inRun.contains(top);
+      });
+    };
+    llvm::SmallPtrSet<Operation *, 8> escapes; // (before anything moves)
+    for (Operation *op : run) {
+      if (!usedOutside(op))
+        continue;
+      if (touchesMemory(op))
+        return op->emitError("kiln-nvptx: the host uses a value this op "
+                             "computes from device memory; not supported");
+      escapes.insert(op);
+    }
+    Operation *first = run.front();
+    OpBuilder b(first);
+    Value one = arith::ConstantIndexOp::create(b, first->getLoc(), 1);
+    OpBuilder kb(first->getContext());
+    gpu::LaunchOp launch = createLaunch(b, first->getLoc(), one, one, kb);
+    Operation *end = launch.getBody().front().getTerminator();
+    for (Operation *op : run) {
+      if (escapes.contains(op)) {
+        // A pure op the host also uses: a copy for the kernel.
+        OpBuilder eb(end);
+        Operation *copy = eb.clone(*op);
+        for (auto [from, to] :
+             llvm::zip(op->getResults(), copy->getResults()))
+          from.replaceUsesWithIf(to, [&](OpOperand &use) {
+            return launch->isProperAncestor(use.getOwner()) ||
+                   (inRun.contains(use.getOwner()) && use.getOwner() != op);
+          });
+        continue;
+      }
+      op->moveBefore(end);
+    }
+    ++stats.serialRegions;
+  }
+  // Kernels cannot call host functions: a run-time check inside a loop
+  // (an index range check calling kiln_cpu_runtime_error) has no GPU
+  // lowering yet.
+  WalkResult calls = fn.walk([&](func::CallOp call) {
+    if (!call->getParentOfType<gpu::LaunchOp>())
+      return WalkResult::advance();
+    call.emitError("kiln-nvptx: a kernel calls @")
+        << call.getCallee()
+        << " (a run-time check of the op's data); run-time errors inside "
+           "GPU kernels are not supported yet";
+    return WalkResult::interrupt();
+  });
+  if (calls.wasInterrupted())
+    return failure();
+  // 3. Buffers into device memory.
+  SmallVector<memref::AllocOp> allocs;
+  SmallVector<memref::GetGlobalOp> globals;
+  fn.walk([&](Operation *op) {
+    if (insideKernel(op))
+      return;
+    if (auto a = dyn_cast<memref::AllocOp>(op))
+      allocs.push_back(a);
+    else if (auto g = dyn_cast<memref::GetGlobalOp>(op))
+      globals.push_back(g);
+  });
+  for (memref::AllocOp a : allocs) {
+    OpBuilder b(a);
+    auto d = gpu::AllocOp::create(b, a.getLoc(), a.getType(), Type(),
+                                  ValueRange(), a.getDynamicSizes(),
+                                  a.getSymbolOperands());
+    a.getResult().replaceAllUsesWith(d.getMemref());
+    a.erase();
+    ++stats.allocs;
+  }
+  for (memref::GetGlobalOp g : globals) {
+    OpBuilder b(g);
+    b.setInsertionPointAfter(g);
+    auto type = cast<MemRefType>(g.getType());
+    auto d = gpu::AllocOp::create(b, g.getLoc(), type, Type(), ValueRange(),
+                                  ValueRange(), ValueRange());
+    g.getResult().replaceAllUsesWith(d.getMemref());
+    gpu::MemcpyOp::create(b, g.getLoc(), Type(), ValueRange(), d.getMemref(),
+                          g.getResult());
+    ++stats.globals;
+  }
+  return stats;
+}
+
+unsigned kiln::nvptx::deallocsToGPU(ModuleOp module) {
+  unsigned n = 0;
+  SmallVector<memref::DeallocOp> deallocs;
+  module.walk([&](memref::DeallocOp d) {
+    if (!d->getParentOfType<gpu::GPUModuleOp>())
+      deallocs.push_back(d);
+  });
+  for (memref::DeallocOp d : deallocs) {
+    Value v = d.getMemref();
+    while (true) {
+      if (auto meta = v.getDefiningOp<memref::ExtractStridedMetadataOp>())
+        v = meta.getSource();
+      else if (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+        v = view.getViewSource();
+      else
+        break;
+    }
+    if (v.getDefiningOp<memref::AllocOp>() ||
+        v.getDefiningOp<memref::AllocaOp>())
+      continue;
+    OpBuilder b(d);
+    gpu::DeallocOp::create(b, d.getLoc(), Type(), ValueRange(), d.getMemref());
+    d.erase();
+    ++n;
+  }
+  return n;
+}

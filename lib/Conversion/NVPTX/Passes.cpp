@@ -1,0 +1,221 @@
+//===- Passes.cpp - kiln-nvptx: the pipeline and its pass drivers ---------===//
+//
+// Part of Kiln. The `kiln-nvptx` pipeline (docs/gpu.md): the front half of
+// kiln-cpu (reserved symbols, lowering to linalg, the backend contract,
+// splats as fills), linalg elementwise fusion, bufferization, parallel
+// loops, kiln-nvptx-map-to-gpu (kernels and device buffers), kernel
+// outlining, the deallocation pipeline, then MLIR's NVVM lowering (the
+// stages of gpu-lower-to-nvvm-pipeline) to a gpu.binary of PTX or a cubin
+// and host code in the LLVM dialect calling the mgpu* runtime functions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/NVPTX/NVPTXCodegen.h"
+#include "kiln/Conversion/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNNVPTXMAPTOGPUPASS
+#define GEN_PASS_DEF_KILNNVPTXDEALLOCSTOGPUPASS
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+struct MapToGPU : public kiln::impl::KilnNVPTXMapToGPUPassBase<MapToGPU> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (blockSize <= 0 || blockSize > 1024 || maxBlocks <= 0) {
+      getOperation().emitError()
+          << "kiln-nvptx-map-to-gpu: block-size must be in [1, 1024] and "
+             "max-blocks positive, not "
+          << blockSize << " and " << maxBlocks;
+      return signalPassFailure();
+    }
+    if (failed(kiln::nvptx::mapToGPU(getOperation(), blockSize, maxBlocks)))
+      signalPassFailure();
+  }
+};
+
+struct DeallocsToGPU
+    : public kiln::impl::KilnNVPTXDeallocsToGPUPassBase<DeallocsToGPU> {
+  using Base::Base;
+  void runOnOperation() override { kiln::nvptx::deallocsToGPU(getOperation()); }
+};
+
+/// sm_<digits>[a|f].
+bool validChip(StringRef chip) {
+  if (!chip.consume_front("sm_") || chip.empty())
+    return false;
+  if (chip.ends_with("a") || chip.ends_with("f"))
+    chip = chip.drop_back();
+  return chip.size() >= 2 && llvm::all_of(chip, llvm::isDigit);
+}
+
+/// +ptx<digits>.
+bool validFeatures(StringRef features) {
+  return features.consume_front("+ptx") && !features.empty() &&
+         llvm::all_of(features, llvm::isDigit);
+}
+
+} // namespace
+
+LogicalResult
+kiln::buildKilnNVPTXPipeline(OpPassManager &pm,
+                             const KilnNVPTXPipelineOptions &options) {
+  // Front half: as kiln-cpu.
+  pm.addPass(createKilnCPURenameReservedSymbolsPass());
+  pm.addPass(createKilnLowerToLinalgPass());
+  // kt.fusion groups in the input (kiln-fuse's output) become scf.forall
+  // kernels as on the CPU; they are parallel loops below.
+  pm.addPass(createKilnFormKernelsPass());
+  pm.addPass(createKilnVerifyNoKTPass());
+  pm.addPass(createKilnCPUVerifySupportedPass());
+  pm.addPass(createKilnCPUSplatsToFillsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (options.fuse) {
+    // Launches are expensive: elementwise producers go into their
+    // consumers (one kernel per fused group).
+    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
+  pm.addPass(createKilnCPUSplatsToFillsPass());
+  // Bufferization, copies as linalg.copy (kernels, not host memcpy).
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.bufferAlignment = 128;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createForallToParallelLoopPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  // Kernels and device buffers (one gpu.func per kernel after the
+  // deallocation pipeline).
+  KilnNVPTXMapToGPUPassOptions map;
+  map.blockSize = options.blockSize;
+  map.maxBlocks = options.maxBlocks;
+  pm.addNestedPass<func::FuncOp>(createKilnNVPTXMapToGPUPass(map));
+  // Deallocation (host side; gpu.func bodies allocate nothing).
+  pm.addNestedPass<func::FuncOp>(
+      memref::createExpandReallocPass(
+          memref::ExpandReallocPassOptions{/*emitDeallocs=*/false}));
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createKilnNVPTXDeallocsToGPUPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  // gpu-to-llvm lowers gpu.alloc / dealloc / memcpy only in their async
+  // form: the host's GPU ops go on a stream, in order (waited for before
+  // the function returns).
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  // NVVM: the stages of upstream's gpu-lower-to-nvvm-pipeline, after
+  // arith-expand (the grid sizes' ceildivsi has no LLVM lowering).
+  pm.addPass(arith::createArithExpandOpsPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  // Host functions only: convert-gpu-to-nvvm lowers the kernels' arith
+  // itself (arith.remf to libdevice's fmod, not llvm.frem).
+  pm.addNestedPass<LLVM::LLVMFuncOp>(createArithToLLVMConversionPass());
+  pm.addNestedPass<LLVM::LLVMFuncOp>(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createStripDebugInfoPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addNestedPass<gpu::GPUModuleOp>(LLVM::createNVVMOptimizeForTargetPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.emit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  return success();
+}
+
+void kiln::registerKilnNVPTXPipeline() {
+  registerPassPipeline(
+      "kiln-nvptx",
+      "backend for NVIDIA GPUs: kt -> linalg -> bufferization -> kernels "
+      "(gpu.launch, grid-stride loops) -> NVVM -> PTX or cubin in a "
+      "gpu.binary, host code calling the mgpu* runtime (docs/gpu.md)",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        KilnNVPTXPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (!validChip(options.chip))
+          return errorHandler("kiln-nvptx: chip must be sm_<major><minor> "
+                              "with an optional a or f (sm_80, sm_90a), not '" +
+                              options.chip + "'");
+        if (!validFeatures(options.features))
+          return errorHandler("kiln-nvptx: features must be +ptx<version> "
+                              "(+ptx80), not '" +
+                              options.features + "'");
+        if (options.emit != "isa" && options.emit != "bin")
+          return errorHandler("kiln-nvptx: emit must be isa (PTX) or bin "
+                              "(cubin), not '" +
+                              options.emit + "'");
+        if (options.blockSize == 0 || options.blockSize > 1024)
+          return errorHandler("kiln-nvptx: block-size must be in [1, 1024], "
+                              "not " +
+                              Twine(options.blockSize.getValue()));
+        if (options.maxBlocks == 0)
+          return errorHandler("kiln-nvptx: max-blocks must be positive");
+        return buildKilnNVPTXPipeline(pm, options);
+      },
+      [](function_ref<void(const detail::PassOptions &)> handler) {
+        handler(KilnNVPTXPipelineOptions());
+      });
+}

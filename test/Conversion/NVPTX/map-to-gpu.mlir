@@ -1,0 +1,64 @@
+// RUN: kiln-opt %s -split-input-file -kiln-nvptx-map-to-gpu=block-size=128 -verify-diagnostics | FileCheck %s
+
+// A parallel loop: one launch of 128-thread blocks, a grid-stride loop
+// over the linearized 2-D space (innermost dim fastest), nothing launched
+// when the space is empty; buffers in device memory.
+// CHECK-LABEL: func.func @pointwise
+// CHECK: %[[BUF:.*]] = gpu.alloc  (%{{.*}}) : memref<?x8xf32>
+// CHECK: scf.if
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{.*}} = %c128, {{.*}}) module(@pointwise_kernel) function(@pointwise_kernel)
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: arith.remsi %[[I]]
+// CHECK: arith.divsi %[[I]]
+// CHECK: memref.load %arg0
+// CHECK: memref.store {{.*}}, %[[BUF]]
+func.func @pointwise(%x: memref<?x8xf32>) -> memref<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %n = memref.dim %x, %c0 : memref<?x8xf32>
+  %y = memref.alloc(%n) : memref<?x8xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c8) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x8xf32>
+    %e = math.exp %v : f32
+    memref.store %e, %y[%i, %j] : memref<?x8xf32>
+    scf.reduce
+  }
+  return %y : memref<?x8xf32>
+}
+
+// -----
+
+// A full reduction (no parallel dim): a one-thread kernel; a scalar the
+// host loads for kernels only is loaded inside the kernel.
+// CHECK-LABEL: func.func @full_sum
+// CHECK: gpu.launch
+// CHECK: memref.load %arg1[]
+// CHECK: scf.for
+// CHECK: gpu.terminator
+func.func @full_sum(%x: memref<64xf32>, %init: memref<f32>) -> memref<f32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %s = memref.alloc() : memref<f32>
+  %i0 = memref.load %init[] : memref<f32>
+  memref.store %i0, %s[] : memref<f32>
+  scf.for %i = %c0 to %c64 step %c1 {
+    %v = memref.load %x[%i] : memref<64xf32>
+    %a = memref.load %s[] : memref<f32>
+    %r = arith.addf %a, %v : f32
+    memref.store %r, %s[] : memref<f32>
+  }
+  return %s : memref<f32>
+}
+
+// -----
+
+// The host needs a value from device memory: not supported, a clear error.
+func.func @host_reads(%x: memref<4xindex>) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{kiln-nvptx: the host uses a value this op computes from device memory; not supported}}
+  %n = memref.load %x[%c0] : memref<4xindex>
+  %y = memref.alloc(%n) : memref<?xf32>
+  return %y : memref<?xf32>
+}
