@@ -1,0 +1,63 @@
+/*===- kiln_cuda_rt.h - Kiln's CUDA runtime (the mgpu* functions) ---------===*\
+|*                                                                            *|
+|* Part of Kiln. libkiln_cuda_rt implements the runtime functions that host  *|
+|* code from the kiln-nvptx pipeline calls (MLIR's gpu-to-llvm ABI) over the  *|
+|* CUDA driver, opened with dlopen("libcuda.so.1") on first use              *|
+|* (KILN_CUDA_DRIVER=<path> names another file). It needs no GPU, driver,    *|
+|* MLIR or LLVM to build and load. See docs/gpu.md.                          *|
+|*                                                                            *|
+|* Errors do not abort: the first failure on a thread (no driver, no device, *|
+|* a failed allocation, a PTX JIT error with the driver's log, a launch      *|
+|* failure) is kept, and every later mgpu* call on that thread does nothing  *|
+|* (returns null) until kilnCudaClearError().                                *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef KILN_CUDA_RT_H
+#define KILN_CUDA_RT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The calling thread's pending error (NUL-terminated), or NULL.
+const char *kilnCudaGetError(void);
+/// Forgets the calling thread's error: mgpu* calls work again.
+void kilnCudaClearError(void);
+/// 1 when the driver was opened and the default device's context made, else
+/// 0 (and the reason becomes the calling thread's error).
+int kilnCudaDriverAvailable(void);
+
+/* The gpu-to-llvm ABI (pointers are CUmodule, CUfunction, CUstream, CUevent
+   and device pointers). */
+void mgpuSetDefaultDevice(int32_t device);
+void *mgpuModuleLoad(void *data, size_t size);
+void *mgpuModuleLoadJIT(void *data, int optLevel);
+void mgpuModuleUnload(void *module);
+void *mgpuModuleGetFunction(void *module, const char *name);
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t smem, void *stream,
+                      void **params, void **extra, size_t paramsCount);
+void *mgpuStreamCreate(void);
+void mgpuStreamDestroy(void *stream);
+void mgpuStreamSynchronize(void *stream);
+void mgpuStreamWaitEvent(void *stream, void *event);
+void *mgpuEventCreate(void);
+void mgpuEventDestroy(void *event);
+void mgpuEventSynchronize(void *event);
+void mgpuEventRecord(void *event, void *stream);
+void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared);
+void mgpuMemFree(void *ptr, void *stream);
+void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
+void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_CUDA_RT_H */
