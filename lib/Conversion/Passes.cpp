@@ -32,6 +32,38 @@
 
 using namespace mlir;
 
+void kiln::addBufferizationPasses(OpPassManager &pm, unsigned alignment) {
+  // tensor.empty is not bufferizable: reuse destinations where possible,
+  // allocate the rest.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.bufferAlignment = alignment;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+}
+
+void kiln::addDeallocationPasses(OpPassManager &pm, bool earlyDealloc) {
+  // buffer-deallocation-pipeline's passes, kiln-cpu-early-dealloc (if
+  // asked) between the ownership-based deallocation and the simplification.
+  pm.addNestedPass<func::FuncOp>(
+      memref::createExpandReallocPass(
+          memref::ExpandReallocPassOptions{/*emitDeallocs=*/false}));
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  if (earlyDealloc)
+    pm.addPass(createKilnCPUEarlyDeallocPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+}
+
 void kiln::buildKilnCPUPipeline(OpPassManager &pm,
                                 const KilnCPUPipelineOptions &options) {
   // User functions named like the runtime functions the lowering calls
@@ -91,35 +123,14 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   }
   // Again for splat constants that folds made since.
   pm.addPass(createKilnCPUSplatsToFillsPass());
-  // tensor.empty is not bufferizable: reuse destinations where possible,
-  // allocate the rest.
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addBufferizationPasses(pm, /*alignment=*/64);
   if (opt) {
     // Temporaries of tiles (partial-reduction accumulators) are allocated
     // once, outside their loops.
     pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   }
-  // buffer-deallocation-pipeline, with kernel results freed after their
-  // last use (kiln-cpu-early-dealloc) before the simplification.
-  pm.addNestedPass<func::FuncOp>(
-      memref::createExpandReallocPass(
-          memref::ExpandReallocPassOptions{/*emitDeallocs=*/false}));
-  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(
-      bufferization::createOwnershipBasedBufferDeallocationPass());
-  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
-  pm.addPass(createKilnCPUEarlyDeallocPass());
-  pm.addNestedPass<func::FuncOp>(
-      bufferization::createBufferDeallocationSimplificationPass());
-  pm.addPass(bufferization::createLowerDeallocationsPass());
-  pm.addNestedPass<func::FuncOp>(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  // Kernel results freed after their last use (kiln-cpu-early-dealloc).
+  addDeallocationPasses(pm, /*earlyDealloc=*/true);
   pm.addPass(createConvertBufferizationToMemRefPass());
   if (opt) {
     pm.addPass(createKilnMatmulToBLASPass());

@@ -81,6 +81,14 @@ struct KilnCPUPipelineOptions
 void buildKilnCPUPipeline(mlir::OpPassManager &pm,
                           const KilnCPUPipelineOptions &options);
 
+/// The bufferization stage of kiln-cpu and kiln-nvptx: empty-tensor
+/// elimination, empty tensors as allocations, one-shot-bufferize over
+/// function boundaries with identity layouts and `alignment`-byte buffers.
+void addBufferizationPasses(mlir::OpPassManager &pm, unsigned alignment);
+/// The passes of MLIR's buffer-deallocation-pipeline (ownership-based),
+/// with kiln-cpu-early-dealloc after the ownership pass if `earlyDealloc`.
+void addDeallocationPasses(mlir::OpPassManager &pm, bool earlyDealloc);
+
 /// Registers the `kiln-cpu` pipeline (the passes: registerKilnConversionPasses
 /// below, generated).
 void registerKilnCPUPipeline();

@@ -110,15 +110,7 @@ kiln::buildKilnNVPTXPipeline(OpPassManager &pm,
     pm.addPass(createCSEPass());
   }
   pm.addPass(createKilnCPUSplatsToFillsPass());
-  // Bufferization, copies as linalg.copy (kernels, not host memcpy).
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  bufferize.bufferAlignment = 128;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addBufferizationPasses(pm, /*alignment=*/128);
   pm.addPass(createForallToParallelLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
@@ -128,19 +120,8 @@ kiln::buildKilnNVPTXPipeline(OpPassManager &pm,
   map.blockSize = options.blockSize;
   map.maxBlocks = options.maxBlocks;
   pm.addNestedPass<func::FuncOp>(createKilnNVPTXMapToGPUPass(map));
-  // Deallocation (host side; gpu.func bodies allocate nothing).
-  pm.addNestedPass<func::FuncOp>(
-      memref::createExpandReallocPass(
-          memref::ExpandReallocPassOptions{/*emitDeallocs=*/false}));
-  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(
-      bufferization::createOwnershipBasedBufferDeallocationPass());
-  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(
-      bufferization::createBufferDeallocationSimplificationPass());
-  pm.addPass(bufferization::createLowerDeallocationsPass());
-  pm.addNestedPass<func::FuncOp>(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  // Deallocation (host side; the kernels allocate nothing).
+  addDeallocationPasses(pm, /*earlyDealloc=*/false);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createKilnNVPTXDeallocsToGPUPass());
   pm.addPass(createGpuKernelOutliningPass());
