@@ -263,11 +263,24 @@ def prod(xs):
     return p
 
 
+# PyTorch's arithmetic whose promoted dtype is bool: add and maximum are
+# logical or, mul and minimum logical and, sub is an error. kt's arithmetic
+# ops take numbers only (an i1 add would wrap, i.e. xor), so the importer
+# maps them here, for every converter that reaches `binary`.
+_BOOL_ARITH = {"add": "logical_or", "maximum": "logical_or",
+               "mul": "logical_and", "minimum": "logical_and"}
+
+
 def binary(b, name, x, y, out_dtype=None, compute=None):
     """An elementwise binary kt op with broadcasting and promotion."""
     if not is_tensor(x) and not is_tensor(y):
         raise b.error("kt.%s of two non-tensors" % name)
     dt = compute or result_type(b, x, y)
+    if dt == torch.bool and out_dtype in (None, torch.bool):
+        if name == "sub":
+            raise b.error("subtraction of two bool operands (PyTorch does "
+                          "not support it: use ^ or logical_xor)")
+        name = _BOOL_ARITH.get(name, name)
     X, Y = operand(b, x, dt), operand(b, y, dt)
     shape = broadcast(b, X.shape, Y.shape)
     return b.op(name, [X, Y], shape=shape, dtype=out_dtype or dt)
@@ -514,6 +527,12 @@ _ALPHA = "alpha"
 
 
 def _with_alpha(b, x, y, alpha, name):
+    if result_type(b, x, y) == torch.bool:
+        # PyTorch: a bool result takes alpha as a bool (y and alpha).
+        alpha = bool(b.static(alpha, "alpha"))
+        if not alpha:
+            y = binary(b, "mul", y, False) if is_tensor(y) else False
+        return binary(b, name, x, y)
     if alpha != 1:
         y = binary(b, "mul", y, alpha) if is_tensor(y) else y * alpha
     return binary(b, name, x, y)

@@ -567,3 +567,37 @@ def test_python_errors_while_tracing_become_unsupported():
 
     with pytest.raises(kiln.Unsupported, match="the user's own error"):
         import_program(g, torch.randn(3))
+
+
+def _bool_arith(a, c):
+    return (a + c, a * c, torch.add(a, c), a.mul(c), torch.maximum(a, c),
+            torch.minimum(a, c), torch.add(a, c, alpha=False),
+            torch.add(a, c, alpha=2), a + True, a * False, a + 1, a * 2,
+            a.float() * c, _bool_inplace(a, c))
+
+
+def _bool_inplace(a, c):
+    y = c.clone()
+    y.add_(a)
+    y.mul_(a)
+    return y
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_bool_arithmetic_follows_pytorch(backend):
+    # PyTorch: add/maximum on bool are logical or, mul/minimum logical and
+    # (issue 16); each keeps bool, an int or float operand promotes.
+    a = torch.tensor([[True, False, True, False]])
+    c = torch.tensor([[True], [False]]).expand(2, 4).contiguous()
+    check_same(run(_bool_arith, a, c, backend=backend), _bool_arith(a, c))
+
+
+def test_bool_subtraction_is_an_error_as_in_pytorch():
+    a = torch.tensor([True, False])
+    for fn in (lambda x, y: x - y, lambda x, y: torch.sub(x, y),
+               lambda x, y: x - True, lambda x, y: torch.rsub(x, y)):
+        with pytest.raises(RuntimeError):
+            fn(a, a)
+        with pytest.raises(kiln.Unsupported,
+                           match="subtraction of two bool operands"):
+            run(fn, a, a)
