@@ -1888,24 +1888,52 @@ def baddbmm(b, bias, m1, m2, *, beta=1, alpha=1, out=None):
     return binary(b, "add", bias, r)
 
 
-@function(F.linear)
+@function(F.linear, torch._C._nn.linear)
 def linear(b, x, weight, bias=None):
+    """F.linear as PyTorch 1.13 computes it: kt.linear for float operands
+    with a 2-D weight and a 1-D bias (or none); otherwise matmul(x, weight^T)
+    plus bias, which PyTorch allows too: integer tensors, a 1-D weight
+    (`x @ weight`, with a bias only for a 1-D `x`), a bias that broadcasts
+    to the result."""
     x = need_tensor(b, x, "linear")
     weight = need_tensor(b, weight, "linear's weight")
     dt = result_type(b, x, weight, *([bias] if bias is not None else []))
-    if not dt.is_floating_point:
-        raise b.error("linear of %s tensors" % dt)
-    ops = [cast(b, x, dt), cast(b, weight, dt)]
-    if bias is not None:
-        ops.append(cast(b, bias, dt))
-    if weight.ndim != 2:
-        raise b.error("linear's weight must be 2-D")
-    if not same(x.shape[-1], weight.shape[1]) and value(
-            x.shape[-1]) != value(weight.shape[1]):
+    if dt == torch.bool:
+        raise b.error("linear of bool tensors")
+    if weight.ndim not in (1, 2):
+        raise b.error("linear's weight must be 1-D or 2-D, got %d-D"
+                      % weight.ndim)
+    if x.ndim == 0:
+        raise b.error("linear of a 0-d input")
+    w_in = weight.shape[-1]
+    if not same(x.shape[-1], w_in) and value(x.shape[-1]) != value(w_in):
         raise b.error("linear: input features %d != weight's %d" % (
-            value(x.shape[-1]), value(weight.shape[1])))
-    return b.op("linear", ops, shape=tuple(x.shape[:-1]) + (weight.shape[0],),
-                dtype=dt)
+            value(x.shape[-1]), value(w_in)))
+    if weight.ndim == 1 and bias is not None and x.ndim != 1:
+        # PyTorch 1.13 computes this case with addmm, which rejects it.
+        raise b.error("linear with a 1-D weight and a bias needs a 1-D "
+                      "input, got %d-D (PyTorch: mat2 must be a matrix)"
+                      % x.ndim)
+    simple = (dt.is_floating_point and weight.ndim == 2 and
+              (bias is None or (is_tensor(bias) and bias.ndim == 1 and (
+                  same(bias.shape[0], weight.shape[0]) or
+                  value(bias.shape[0]) == value(weight.shape[0])))))
+    if simple:
+        ops = [cast(b, x, dt), cast(b, weight, dt)]
+        if bias is not None:
+            ops.append(cast(b, bias, dt))
+        return b.op("linear", ops,
+                    shape=tuple(x.shape[:-1]) + (weight.shape[0],), dtype=dt)
+    w = transpose(b, weight, 0, 1) if weight.ndim == 2 else weight
+    r = matmul(b, cast(b, x, dt), cast(b, w, dt))
+    if bias is None:
+        return r
+    if is_tensor(bias) and tuple(map(value, broadcast(
+            b, r.shape, bias.shape))) != tuple(map(value, r.shape)):
+        raise b.error("linear's bias of shape %s does not broadcast to the "
+                      "result's %s" % ([value(d) for d in bias.shape],
+                                       [value(d) for d in r.shape]))
+    return binary(b, "add", r, bias, compute=dt)
 
 
 # ---------------------------------------------------------------- nn

@@ -601,3 +601,36 @@ def test_bool_subtraction_is_an_error_as_in_pytorch():
         with pytest.raises(kiln.Unsupported,
                            match="subtraction of two bool operands"):
             run(fn, a, a)
+
+
+def _linears(x3, x2, x1, w1, W, b0, b2):
+    xi = (x2 * 4).long()
+    Wi = (W * 4).long()
+    return (F.linear(x3, w1), F.linear(x2, w1), F.linear(x1, w1),
+            F.linear(x1, w1, b0), F.linear(x1, W), F.linear(x1, W, b2[0]),
+            F.linear(x2, W, b0), F.linear(x2, W, b2), F.linear(x3, W, b2[:1]),
+            F.linear(xi, Wi), F.linear(xi, Wi, torch.arange(3)),
+            F.linear(xi.int(), Wi.int()))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_linear_follows_pytorch(backend):
+    # Issue 16: a 1-D weight (x @ w), integer operands, a bias that
+    # broadcasts to the result; all valid in PyTorch 1.13.
+    inputs = [R(2, 3, 4), R(2, 4), R(4), R(4), R(3, 4), torch.randn(()), R(2, 3)]
+    check_same(run(_linears, *inputs, backend=backend), _linears(*inputs))
+
+
+def test_linear_rejections_follow_pytorch():
+    x2, w1, b = R(2, 4), R(4), R(2)
+    cases = [(lambda x, w, c: F.linear(x, w, c), (x2, w1, b),
+              "a 1-D weight and a bias needs a 1-D input"),
+             (lambda x, w, c: F.linear(x, w, c), (x2, R(3, 4), R(4)),
+              "broadcast"),
+             (lambda x, w: F.linear(x, w), (torch.randn(()), w1), "0-d input"),
+             (lambda x, w: F.linear(x, w), (x2, R(1, 3, 4)), "1-D or 2-D")]
+    for fn, args, msg in cases:
+        with pytest.raises(RuntimeError):
+            fn(*args)
+        with pytest.raises(kiln.Unsupported, match=msg):
+            run(fn, *args)
