@@ -2063,6 +2063,10 @@ for _t in (F.max_pool2d, _opt(F, "_max_pool2d"), torch.max_pool2d,
 def avg_pool2d(b, x, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     x = need_tensor(b, x, "avg_pool2d")
+    if not (x.dtype.is_floating_point or x.dtype == torch.int64):
+        # PyTorch 1.13 on CPU: floats and int64 only.
+        raise b.error("avg_pool2d of a %s tensor (PyTorch implements it for "
+                      "floats and int64 only)" % x.dtype)
     k, s, p, _ = _pool_attrs(b, kernel_size, stride, padding)
     h = _pool_out(b, x.shape[-2], k[0], s[0], p[0], 1, ceil_mode)
     w = _pool_out(b, x.shape[-1], k[1], s[1], p[1], 1, ceil_mode)

@@ -634,3 +634,25 @@ def test_linear_rejections_follow_pytorch():
             fn(*args)
         with pytest.raises(kiln.Unsupported, match=msg):
             run(fn, *args)
+
+
+def _int_pools(x):
+    return (F.avg_pool2d(x, 2), F.avg_pool2d(x, 3, 2, 1, ceil_mode=True),
+            F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+            F.avg_pool2d(x, 2, divisor_override=-3))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_avg_pool2d_on_int64_follows_pytorch(backend):
+    # Issue 16: PyTorch 1.13 pools int64 on CPU (truncating division).
+    x = torch.randint(-50, 50, (2, 3, 7, 9))
+    check_same(run(_int_pools, x, backend=backend), _int_pools(x))
+
+
+def test_avg_pool2d_on_other_ints_is_an_error_as_in_pytorch():
+    for dt in (torch.int32, torch.bool):
+        x = R(1, 2, 4, 4, dtype=dt)
+        with pytest.raises(RuntimeError):
+            F.avg_pool2d(x, 2)
+        with pytest.raises(kiln.Unsupported, match="avg_pool2d of a"):
+            run(lambda x: F.avg_pool2d(x, 2), x)

@@ -486,10 +486,32 @@ struct AvgPool2dLowering : public OpConversionPattern<kt::AvgPool2dOp> {
               Value div = divOverride ? cst(*divOverride)
                           : includePad ? poolSize
                                        : count;
-              Value divF = arith::SIToFPOp::create(
-                  b, l, acc,
-                  arith::IndexCastOp::create(b, l, b.getI64Type(), div));
-              Value q = arith::DivFOp::create(b, l, a[0], divF);
+              Value divI =
+                  arith::IndexCastOp::create(b, l, b.getI64Type(), div);
+              Value q;
+              if (isa<FloatType>(acc)) {
+                q = arith::DivFOp::create(
+                    b, l, a[0], arith::SIToFPOp::create(b, l, acc, divI));
+              } else {
+                // i64 (PyTorch's CPU kernel): truncating division; the
+                // divisor is never 0 (a verified divisor_override or a
+                // window with an input element; empty windows give 0
+                // below, so a 0 count is replaced by 1 first).
+                Value zero = arith::ConstantIntOp::create(b, l, acc, 0);
+                Value one = arith::ConstantIntOp::create(b, l, acc, 1);
+                Value isZero = arith::CmpIOp::create(
+                    b, l, arith::CmpIPredicate::eq, divI, zero);
+                divI = arith::SelectOp::create(b, l, isZero, one, divI);
+                // INT64_MIN / -1 is undefined in arith.divsi: x / -1 = -x
+                // (wraps) instead.
+                Value minusOne = arith::ConstantIntOp::create(b, l, acc, -1);
+                Value isM1 = arith::CmpIOp::create(
+                    b, l, arith::CmpIPredicate::eq, divI, minusOne);
+                Value safeDiv = arith::SelectOp::create(b, l, isM1, one, divI);
+                Value qd = arith::DivSIOp::create(b, l, a[0], safeDiv);
+                Value neg = arith::SubIOp::create(b, l, zero, a[0]);
+                q = arith::SelectOp::create(b, l, isM1, neg, qd);
+              }
               q = arith::SelectOp::create(b, l, empty,
                                           scalarConst(b, l, acc, 0), q);
               linalg::YieldOp::create(b, l, convertScalar(b, l, q, elem));

@@ -306,9 +306,9 @@ LogicalResult interpretMaxPool2d(MaxPool2dOp op, ArrayRef<Tensor> operands,
   Tensor out;
   if (failed(allocTensor(op, out, resultDType(op), shape)))
     return failure();
-  std::vector<double> X = x.toDoubles();
+  std::vector<double> X = x.isFloat() ? x.toDoubles() : std::vector<double>();
   for (int64_t p = 0; p < planes; ++p) {
-    const double *xp = X.data() + p * H * W;
+    const double *xp = X.data() + (x.isFloat() ? p * H * W : 0);
     for (int64_t oh = 0; oh < OH; ++oh)
       for (int64_t ow = 0; ow < OW; ++ow) {
         double m = -std::numeric_limits<double>::infinity();
@@ -350,9 +350,9 @@ LogicalResult interpretAvgPool2d(AvgPool2dOp op, ArrayRef<Tensor> operands,
   Tensor out;
   if (failed(allocTensor(op, out, resultDType(op), shape)))
     return failure();
-  std::vector<double> X = x.toDoubles();
+  std::vector<double> X = x.isFloat() ? x.toDoubles() : std::vector<double>();
   for (int64_t p = 0; p < planes; ++p) {
-    const double *xp = X.data() + p * H * W;
+    const double *xp = X.data() + (x.isFloat() ? p * H * W : 0);
     for (int64_t oh = 0; oh < OH; ++oh)
       for (int64_t ow = 0; ow < OW; ++ow) {
         int64_t hs = oh * st[0] - pd[0], ws = ow * st[1] - pd[1];
@@ -366,6 +366,20 @@ LogicalResult interpretAvgPool2d(AvgPool2dOp op, ArrayRef<Tensor> operands,
         int64_t o = (p * OH + oh) * OW + ow;
         if (hs >= he || ws >= we) {
           out.setF(o, 0.0);
+          continue;
+        }
+        int64_t idiv = divOverride ? *divOverride
+                       : includePad ? poolSize
+                                    : (he - hs) * (we - ws);
+        if (!x.isFloat()) {
+          // i64, as PyTorch's CPU kernel: the sum wraps, the quotient
+          // truncates toward zero.
+          uint64_t isum = 0;
+          for (int64_t ih = hs; ih < he; ++ih)
+            for (int64_t iw = ws; iw < we; ++iw)
+              isum += (uint64_t)x.getI(p * H * W + ih * W + iw);
+          int64_t s = (int64_t)isum;
+          out.setI(o, (s == INT64_MIN && idiv == -1) ? s : s / idiv);
           continue;
         }
         double sum = 0.0;

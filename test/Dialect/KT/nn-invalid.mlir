@@ -332,6 +332,15 @@ func.func @avg_pool_padding(%x: tensor<1x8x8xf32>) {
 
 // -----
 
+// PyTorch implements avg_pool2d for floats and int64 only.
+func.func @avg_pool_i32(%x: tensor<1x8x8xi32>) {
+  // expected-error @+1 {{'kt.avg_pool2d' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer values, but got 'tensor<1x8x8xi32>'}}
+  %0 = kt.avg_pool2d %x {kernel_size = [2, 2]} : (tensor<1x8x8xi32>) -> tensor<1x4x4xi32>
+  return
+}
+
+// -----
+
 func.func @avg_pool_rank(%x: tensor<2x1x1x8x8xf32>) {
   // expected-error @+2 {{'kt.avg_pool2d' op expects `self` of rank 3 (CHW) or 4 (NCHW), got rank 5}}
   // expected-error @+1 {{'kt.avg_pool2d' op failed to infer returned types}}

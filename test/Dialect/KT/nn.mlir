@@ -111,10 +111,12 @@ func.func @max_pool2d(%x: tensor<1x4x8x8xf32>, %y: tensor<4x7x9xf32>, %z: tensor
 // CHECK: kt.avg_pool2d %{{.*}} {count_include_pad = false, kernel_size = [2, 2]} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
 // CHECK: kt.avg_pool2d %{{.*}} {ceil_mode = true, divisor_override = 3 : i64, kernel_size = [3, 3], padding = [1, 1], stride = [2, 2]} : (tensor<4x7x9xf32>) -> tensor<4x4x5xf32>
 // CHECK: kt.avg_pool2d %{{.*}} {kernel_size = [3]} : (tensor<?x4x?x?xbf16>) -> tensor<?x4x?x?xbf16>
-func.func @avg_pool2d(%x: tensor<1x4x8x8xf32>, %y: tensor<4x7x9xf32>, %z: tensor<?x4x?x?xbf16>) {
+// CHECK: kt.avg_pool2d %{{.*}} {kernel_size = [2]} : (tensor<2x?x7x?xi64>) -> tensor<2x?x3x?xi64>
+func.func @avg_pool2d(%x: tensor<1x4x8x8xf32>, %y: tensor<4x7x9xf32>, %z: tensor<?x4x?x?xbf16>, %w: tensor<2x?x7x?xi64>) {
   %0 = kt.avg_pool2d %x {kernel_size = [2, 2], count_include_pad = false} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
   %1 = kt.avg_pool2d %y {kernel_size = [3, 3], stride = [2, 2], padding = [1, 1], ceil_mode = true, divisor_override = 3} : (tensor<4x7x9xf32>) -> tensor<4x4x5xf32>
   %2 = kt.avg_pool2d %z {kernel_size = [3]} : (tensor<?x4x?x?xbf16>) -> tensor<?x4x?x?xbf16>
+  %3 = kt.avg_pool2d %w {kernel_size = [2]} : (tensor<2x?x7x?xi64>) -> tensor<2x?x3x?xi64>
   return
 }
 

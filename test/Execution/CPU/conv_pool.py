@@ -146,4 +146,36 @@ for ceil in [False, True]:
     a = attrs(kernel_size=[3], stride=[2], padding=[1], ceil_mode=ceil, count_include_pad=False)
     check("avg_pool2d dynamic ceil=%s" % ceil, "kt.avg_pool2d", [x], "f32", want, a,
           dyn={(0, 0), (0, 2), (0, 3)})
+# avg_pool2d on int64 (issue 16): PyTorch's CPU kernel sums with wrap-around
+# and divides with truncation toward zero; exact on both backends.
+from kiln_testing import KilnRunError, run
+I64_MAX = np.iinfo(np.int64).max
+for xs, k, st, pd, ceil, cip, dov in [
+        ((2, 3, 7, 9), [3], [2], [1], False, None, None),
+        ((2, 3, 7, 9), [3], [2], [1], True, False, None),
+        ((3, 5, 5), [2, 3], [1, 2], [1, 0], True, None, None),
+        ((1, 2, 6, 6), [2], None, None, False, None, -3),
+        ((1, 1, 4, 4), [2], None, None, False, None, -1),
+        ((1, 1, 4, 4), [2], None, None, False, None, None)]:
+    x = s.randint(-50, 50, *xs)
+    if xs == (1, 1, 4, 4):  # a window whose sum wraps
+        x[0, 0, 0, :2] = I64_MAX
+    kw = dict(kernel_size=k if len(k) == 2 else k * 2,
+              stride=pair(st, tuple(k) * (2 // len(k))),
+              padding=pair(pd, (0, 0)), ceil_mode=ceil,
+              count_include_pad=cip is not False, divisor_override=dov)
+    want = F.avg_pool2d(torch.from_numpy(x), **kw).numpy()
+    a = attrs(kernel_size=k, stride=st, padding=pd, ceil_mode=ceil,
+              count_include_pad=cip, divisor_override=dov)
+    mlir = module("kt.avg_pool2d", [x], [ttype(x.shape, "i64")],
+                  ttype(want.shape, "i64"), a)
+    for backend in ([], ["--backend=cpu"]):
+        label = "avg_pool2d i64 %s %s %s" % (xs, a, backend)
+        try:
+            got = run(mlir, [x], extra_args=backend)[0]
+        except KilnRunError as e:
+            s.record(label, False, str(e))
+            continue
+        s.record(label, got.dtype == np.int64 and np.array_equal(got, want),
+                 "got %s, want %s" % (got.ravel()[:8], want.ravel()[:8]))
 s.finish()

@@ -189,6 +189,9 @@ def KT_AvgPool2dOp : KT_NNOp<"avg_pool2d", "inferAvgPool2d", [KT_ReductionTrait]
     * else the number of input (non-padding) elements in the window.
 
     A window with no input element (possible with `ceil_mode`) yields 0.
+    For `i64` (as PyTorch on CPU; PyTorch has no other integer avg_pool2d)
+    the window sum wraps on overflow and is divided with truncation toward
+    zero.
 
     Attributes: `kernel_size` (required), `stride` (default, also when empty:
     `kernel_size`), `padding` (default `[0, 0]`), `ceil_mode` (default false),
@@ -196,7 +199,7 @@ def KT_AvgPool2dOp : KT_NNOp<"avg_pool2d", "inferAvgPool2d", [KT_ReductionTrait]
 
     Constraints:
 
-    1. `self` is a float tensor of rank 3 or 4.
+    1. `self` is a float or `i64` tensor of rank 3 or 4.
     2. Each list attribute has 1 or 2 entries (`stride` may be empty);
        `kernel_size` and `stride` are >= 1, `padding` >= 0.
     3. `padding` is at most half of `kernel_size`.
@@ -207,7 +210,7 @@ def KT_AvgPool2dOp : KT_NNOp<"avg_pool2d", "inferAvgPool2d", [KT_ReductionTrait]
     %r = kt.avg_pool2d %x {kernel_size = [2, 2], count_include_pad = false} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
     ```
   }];
-  let arguments = (ins KT_FloatTensor:$self,
+  let arguments = (ins RankedTensorOf<[F32, F64, F16, BF16, I64]>:$self,
                    I64ArrayAttr:$kernel_size,
                    OptionalAttr<I64ArrayAttr>:$stride,
                    OptionalAttr<I64ArrayAttr>:$padding,
