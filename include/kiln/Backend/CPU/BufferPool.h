@@ -1,41 +1,15 @@
-//===- BufferPool.h - Reused large buffers for compiled CPU code -*- C++ -*-===//
+//===- BufferPool.h - Reused large buffers for JIT-compiled code -*- C++ -*-===//
 //
-// Part of Kiln. Compiled code allocates its results and temporaries with
-// malloc and frees them with free. Large blocks from glibc are fresh mmaps:
-// every call would page-fault and zero each page again (for a 64 MiB result
-// that is ~16k faults, a third of a memory-bound kernel's time). The CPU
-// backend points the JIT's `malloc` / `free` at this pool instead: blocks of
-// at least kMinPooledBytes are kept when freed and handed out again to an
-// allocation of the same size class, so a second call touches warm pages.
-// Large blocks are also advised as transparent huge pages.
-//
-// Bounded: at most KILN_CPU_POOL_BYTES (environment, bytes; default 2 GiB,
-// 0 keeps none) are kept while unused; past that the least recently
-// freed blocks go back to the system. Thread-safe (OpenMP workers may
-// allocate). Object files from --emit-object call the real malloc/free.
-//
-// Failed allocations: compiled code does not check what malloc returns, so
-// the JIT's malloc never returns null to it. Calls run through
-// `invokeCompiled`, which tracks the blocks the code allocates in the call's
-// CallContext (RuntimeErrors.h). Results and
-// large temporaries are allocated at the top level of the compiled function
-// (on the calling thread, outside any OpenMP parallel region); when such an
-// allocation fails, the call is abandoned right there (a longjmp back to
-// invokeCompiled: the generated code holds no resources but its blocks,
-// which are then freed) and returns the error. Inside a parallel region
-// code allocates only per-thread tiles and slices, smaller than the results
-// allocated before the region, and a worker cannot leave the region early:
-// a failure there is reported and aborts the process.
+// Part of Kiln. The pool itself and the call path with its failure handling
+// are in the compiled-code runtime, kiln/rt/BufferPool.h (runtime/, no LLVM
+// or MLIR); this points a JIT's malloc / aligned_alloc / free at it.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_BACKEND_CPU_BUFFERPOOL_H
 #define KILN_BACKEND_CPU_BUFFERPOOL_H
 
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
+#include "kiln/rt/BufferPool.h"
 
 namespace mlir {
 class ExecutionEngine;
@@ -43,37 +17,18 @@ class ExecutionEngine;
 
 namespace kiln::cpu {
 
-/// Blocks below this size go straight to malloc/free.
-inline constexpr size_t kMinPooledBytes = size_t(1) << 20;
-
-void *poolAlloc(size_t bytes);
-/// Frees a pointer from poolAlloc (pooled or not); null is ignored.
-void poolFree(void *ptr);
-
-struct BufferPoolStats {
-  uint64_t hits = 0, misses = 0; ///< pooled-size allocations
-  size_t cachedBytes = 0;        ///< held while unused
-  size_t liveBytes = 0;          ///< pooled blocks handed out
-};
-BufferPoolStats bufferPoolStats();
-
-/// Returns every unused cached block to the system.
-void releaseBufferPool();
+using rt::BufferPoolStats;
+using rt::bufferPoolStats;
+using rt::invokeCompiled;
+using rt::kMinPooledBytes;
+using rt::poolAlloc;
+using rt::poolFree;
+using rt::releaseBufferPool;
 
 /// Defines `malloc`, `aligned_alloc` and `free` in the engine's JIT dylib as
-/// poolAlloc and poolFree with the failure handling above (before the module
+/// kiln_rt_malloc, kiln_rt_aligned_alloc and kiln_rt_free (before the module
 /// is materialized, i.e. before any lookup).
 void registerBufferPoolSymbols(mlir::ExecutionEngine &engine);
-
-struct CallContext;
-
-/// Calls the packed entry `fn` of JIT-compiled code on `args`, for `call`
-/// (the caller holds a CallScope of it; RuntimeErrors.h). Returns the error
-/// "cannot allocate N bytes (...) in compiled code: out of memory" when a
-/// top-level allocation of the code failed (the call was abandoned and every
-/// block it still held freed). Calls on different threads may overlap.
-std::optional<std::string> invokeCompiled(CallContext &call,
-                                          void (*fn)(void **), void **args);
 
 } // namespace kiln::cpu
 

@@ -1,0 +1,233 @@
+//===- CallContext.cpp - Per-call state of compiled code ------------------===//
+//
+// Part of Kiln's compiled-code runtime. See kiln/rt/CallContext.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/rt/CallContext.h"
+
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <mutex>
+#include <unistd.h>
+
+// OMPT's C interface (OpenMP 5.0, section 4): the compiler's <omp-tools.h>
+// where it has one (clang), else the few declarations used here, from the
+// specification (GCC ships no omp-tools.h; libomp's ABI is the standard's).
+#if __has_include(<omp-tools.h>)
+#include <omp-tools.h>
+#else
+extern "C" {
+typedef union ompt_data_t {
+  uint64_t value;
+  void *ptr;
+} ompt_data_t;
+typedef struct ompt_frame_t ompt_frame_t;
+typedef void (*ompt_interface_fn_t)(void);
+typedef ompt_interface_fn_t (*ompt_function_lookup_t)(const char *);
+typedef void (*ompt_callback_t)(void);
+typedef enum ompt_callbacks_t {
+  ompt_callback_parallel_begin = 3,
+  ompt_callback_implicit_task = 7,
+} ompt_callbacks_t;
+typedef enum ompt_set_result_t {
+  ompt_set_error = 0,
+  ompt_set_never = 1,
+  ompt_set_impossible = 2,
+  ompt_set_sometimes = 3,
+  ompt_set_sometimes_paired = 4,
+  ompt_set_always = 5
+} ompt_set_result_t;
+typedef ompt_set_result_t (*ompt_set_callback_t)(ompt_callbacks_t,
+                                                 ompt_callback_t);
+typedef enum ompt_scope_endpoint_t {
+  ompt_scope_begin = 1,
+  ompt_scope_end = 2,
+  ompt_scope_beginend = 3
+} ompt_scope_endpoint_t;
+enum { ompt_task_initial = 0x00000001 };
+typedef int (*ompt_initialize_t)(ompt_function_lookup_t, int, ompt_data_t *);
+typedef void (*ompt_finalize_t)(ompt_data_t *);
+typedef struct ompt_start_tool_result_t {
+  ompt_initialize_t initialize;
+  ompt_finalize_t finalize;
+  ompt_data_t tool_data;
+} ompt_start_tool_result_t;
+}
+#endif
+
+using namespace kiln::rt;
+
+namespace {
+/// The call this thread works for: set by CallScope on the calling thread,
+/// by the OMPT callbacks below on OpenMP workers.
+thread_local CallContext *current = nullptr;
+/// Whether libomp started the tool (workers learn their call).
+std::atomic<bool> omptActive{false};
+/// Without the tool: calls run one at a time, and the running one is here
+/// for the workers.
+std::mutex serialMutex;
+std::atomic<CallContext *> serialCall{nullptr};
+
+/// The encountering thread passes its call to the region...
+void onParallelBegin(ompt_data_t *, const ompt_frame_t *,
+                     ompt_data_t *parallelData, unsigned, int, const void *) {
+  if (parallelData)
+    parallelData->ptr = current;
+}
+/// ... and each implicit task of the region (the encountering thread's
+/// too) works for it until the task ends; task_data keeps what the thread
+/// worked for before.
+void onImplicitTask(ompt_scope_endpoint_t endpoint, ompt_data_t *parallelData,
+                    ompt_data_t *taskData, unsigned, unsigned, int flags) {
+  if (flags & ompt_task_initial)
+    return;
+  if (endpoint == ompt_scope_begin) {
+    if (taskData)
+      taskData->ptr = current;
+    current = parallelData ? static_cast<CallContext *>(parallelData->ptr)
+                           : nullptr;
+  } else if (endpoint == ompt_scope_end) {
+    current = taskData ? static_cast<CallContext *>(taskData->ptr) : nullptr;
+  }
+}
+
+int toolInitialize(ompt_function_lookup_t lookup, int, ompt_data_t *) {
+  auto setCallback =
+      reinterpret_cast<ompt_set_callback_t>(lookup("ompt_set_callback"));
+  if (!setCallback)
+    return 0;
+  auto ok = [](ompt_set_result_t r) { return r == ompt_set_always; };
+  bool parallel = ok(setCallback(
+      ompt_callback_parallel_begin,
+      reinterpret_cast<ompt_callback_t>(&onParallelBegin)));
+  bool tasks = ok(setCallback(
+      ompt_callback_implicit_task,
+      reinterpret_cast<ompt_callback_t>(&onImplicitTask)));
+  omptActive = parallel && tasks;
+  return 1; // keep the tool (its callbacks are harmless when inactive)
+}
+void toolFinalize(ompt_data_t *) { omptActive = false; }
+
+ompt_start_tool_result_t toolResult = {&toolInitialize, &toolFinalize, {0}};
+
+/// Whether prepareOpenMPTool set OMP_TOOL_LIBRARIES (unset once libomp
+/// has read it).
+bool setToolLibraries = false;
+} // namespace
+
+/// libomp calls this when it initializes (the symbol is exported from the
+/// executables and libraries that contain the runtime; where it is
+/// not visible to libomp, OMP_TOOL_LIBRARIES names the library holding it).
+extern "C" __attribute__((visibility("default"))) ompt_start_tool_result_t *
+ompt_start_tool(unsigned int, const char *) {
+  return &toolResult;
+}
+
+void kiln::rt::prepareOpenMPTool() {
+  // A process that loaded Kiln privately (e.g. Python's ctypes loads
+  // libKilnCAPI.so with RTLD_LOCAL) does not show ompt_start_tool to libomp:
+  // name the library for the time libomp initializes, unless the user chose
+  // tools.
+  if (std::getenv("OMP_TOOL_LIBRARIES"))
+    return;
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&ompt_start_tool), &info) ||
+      !info.dli_fname || !*info.dli_fname)
+    return;
+  // The executable itself cannot be dlopened (and, linked with
+  // --export-dynamic-symbol, needs no help).
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    char resolved[PATH_MAX];
+    if (realpath(info.dli_fname, resolved) && !std::strcmp(resolved, exe))
+      return;
+  }
+  setenv("OMP_TOOL_LIBRARIES", info.dli_fname, /*overwrite=*/1);
+  setToolLibraries = true;
+}
+
+void kiln::rt::initializeOpenMP() {
+  // Any entry point of libomp initializes it (and OMPT with it).
+  using MaxThreadsFn = int (*)();
+  if (auto *maxThreads = reinterpret_cast<MaxThreadsFn>(
+          dlsym(RTLD_DEFAULT, "omp_get_max_threads")))
+    (void)maxThreads();
+  if (setToolLibraries) {
+    unsetenv("OMP_TOOL_LIBRARIES");
+    setToolLibraries = false;
+  }
+}
+
+bool kiln::rt::callsRunConcurrently() { return omptActive; }
+
+CallContext *kiln::rt::currentCall() {
+  if (current)
+    return current;
+  return serialCall.load(std::memory_order_acquire);
+}
+
+CallScope::CallScope(CallContext &context) : previous(current) {
+  if (!omptActive) {
+    serial = std::unique_lock<std::mutex>(serialMutex);
+    serialCall.store(&context, std::memory_order_release);
+  }
+  current = &context;
+}
+
+CallScope::~CallScope() {
+  current = previous;
+  if (serial.owns_lock())
+    serialCall.store(nullptr, std::memory_order_release);
+}
+
+extern "C" void kiln_cpu_runtime_error(int64_t id, int64_t v0, int64_t v1,
+                                       int64_t v2, int64_t v3, int64_t v4,
+                                       int64_t v5, int64_t v6, int64_t v7) {
+  static_assert(kCallErrorValues == 8, "update the signature");
+  CallContext *call = currentCall();
+  if (!call)
+    return; // not inside a call of the backend (cannot happen)
+  std::lock_guard<std::mutex> guard(call->mutex);
+  if (!call->errorSet) {
+    call->errorSet = true;
+    call->errorId = id;
+    int64_t values[] = {v0, v1, v2, v3, v4, v5, v6, v7};
+    std::memcpy(call->errorValues, values, sizeof(values));
+  }
+}
+
+bool kiln::rt::takeErrorReport(CallContext &context, int64_t &id,
+                               int64_t (&values)[kCallErrorValues]) {
+  std::lock_guard<std::mutex> guard(context.mutex);
+  if (!context.errorSet)
+    return false;
+  context.errorSet = false;
+  id = context.errorId;
+  std::memcpy(values, context.errorValues, sizeof(values));
+  return true;
+}
+
+std::string kiln::rt::byteCountString(uint64_t bytes) {
+  std::string s = std::to_string(bytes) + " bytes";
+  static const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = (double)bytes;
+  int unit = -1;
+  while (v >= 1024 && unit < 5) {
+    v /= 1024;
+    ++unit;
+  }
+  if (unit >= 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), " (%.1f %s)", v, units[unit]);
+    s += buf;
+  }
+  return s;
+}
