@@ -327,11 +327,6 @@ static func::FuncOp findEntry(ModuleOp module, std::string &error) {
       error = "no func.func with a body named '" + entryName + "'";
       return nullptr;
     }
-    if (!SymbolTable::symbolKnownUseEmpty(fn, module)) {
-      error = "@" + entryName +
-              " is called from the module: its signature cannot change";
-      return nullptr;
-    }
     return fn;
   }
   func::FuncOp found;
@@ -391,6 +386,37 @@ int main(int argc, char **argv) {
   func::FuncOp entry = findEntry(*module, error);
   if (!entry)
     return fail(error);
+  // A function the module uses (a graph function of a kg.program after
+  // kiln-outline-graphs, a callee) is reduced on its own: its signature
+  // changes. The new module holds it, public, and the functions it calls.
+  if (!SymbolTable::symbolKnownUseEmpty(entry, *module)) {
+    llvm::errs() << "kiln-reduce: @" << entry.getSymName()
+                 << " is used by the module; reducing it on its own (the "
+                    "rest of the module is dropped)\n";
+    OpBuilder b(&context);
+    OwningOpRef<ModuleOp> alone = ModuleOp::create(module->getLoc());
+    b.setInsertionPointToEnd(alone->getBody());
+    SmallVector<func::FuncOp> todo = {entry};
+    llvm::SmallPtrSet<Operation *, 8> copied;
+    while (!todo.empty()) {
+      func::FuncOp fn = todo.pop_back_val();
+      if (!copied.insert(fn).second)
+        continue;
+      b.clone(*fn);
+      fn.walk([&](func::CallOp call) {
+        if (auto callee = module->lookupSymbol<func::FuncOp>(call.getCallee()))
+          todo.push_back(callee);
+      });
+    }
+    module = std::move(alone);
+    entry = module->lookupSymbol<func::FuncOp>(entry.getSymName());
+    entry.setPublic();
+    entry->removeAttr("kg.graph_function");
+    if (failed(verify(*module)))
+      return fail("@" + entry.getSymName().str() +
+                  " does not verify on its own (it refers to symbols other "
+                  "than functions)");
+  }
 
   SmallString<128> temp;
   int fd;
