@@ -402,30 +402,38 @@ KilnStatus mark(KilnSession session, const char *fn, KilnStringRef program,
   return KilnStatus{nullptr};
 }
 
-/// The stats of a loaded program (null when never called), or an error.
-bool programStats(KilnSession session, const char *fn, KilnStringRef program,
-                  const kiln::runtime::ProgramStats *&stats,
-                  SessionImpl *&impl, KilnStatus &status, SessionLock &lock) {
-  impl = unwrap(session);
-  if (!impl) {
-    status = makeStatus(std::string(fn) + ": the session is null");
-    return false;
+/// The prologue of the C API functions about one program: the session, its
+/// lock (held while the query lives), and the program's stats (null when
+/// never called); `ok` false with `status` set when the session is null or
+/// the program is not a kg.program of the loaded module.
+struct ProgramQuery {
+  ProgramQuery(KilnSession session, const char *fn, KilnStringRef program) {
+    impl = unwrap(session);
+    if (!impl) {
+      status = makeStatus(std::string(fn) + ": the session is null");
+      return;
+    }
+    lock = SessionLock(impl->session.mutex());
+    if (!toStringRef(program, name)) {
+      status = makeStatus(std::string(fn) +
+                          ": program has NULL data and a nonzero length");
+      return;
+    }
+    std::string error;
+    if (!findProgram(impl, fn, name, error)) {
+      status = makeStatus(error);
+      return;
+    }
+    stats = impl->session.stats(name);
+    ok = true;
   }
-  lock = SessionLock(impl->session.mutex());
+  bool ok = false;
+  KilnStatus status{nullptr};
+  SessionImpl *impl = nullptr;
+  SessionLock lock;
   llvm::StringRef name;
-  if (!toStringRef(program, name)) {
-    status = makeStatus(std::string(fn) +
-                        ": program has NULL data and a nonzero length");
-    return false;
-  }
-  std::string error;
-  if (!findProgram(impl, fn, name, error)) {
-    status = makeStatus(error);
-    return false;
-  }
-  stats = impl->session.stats(name);
-  return true;
-}
+  const kiln::runtime::ProgramStats *stats = nullptr;
+};
 
 KilnStatus indexError(const char *fn, const char *what, size_t index,
                       size_t size) {
@@ -786,13 +794,10 @@ KilnStatus kilnSessionCall(KilnSession session, KilnStringRef program,
 
 KilnStatus kilnSessionGetStats(KilnSession session, KilnStringRef program,
                                KilnProgramStats *stats) {
-  const kiln::runtime::ProgramStats *s;
-  SessionImpl *impl;
-  KilnStatus status{nullptr};
-  SessionLock lock;
-  if (!programStats(session, "kilnSessionGetStats", program, s, impl, status,
-                    lock))
-    return status;
+  ProgramQuery q(session, "kilnSessionGetStats", program);
+  if (!q.ok)
+    return q.status;
+  const kiln::runtime::ProgramStats *s = q.stats;
   if (!stats)
     return makeStatus("kilnSessionGetStats: stats is NULL");
   std::memset(stats, 0, sizeof(*stats));
@@ -814,12 +819,11 @@ KilnStatus kilnSessionGetRecompileReason(KilnSession session,
                                          KilnStringRef program, size_t index,
                                          KilnStringRef *reason) {
   const char *fn = "kilnSessionGetRecompileReason";
-  const kiln::runtime::ProgramStats *s;
-  SessionImpl *impl;
-  KilnStatus status{nullptr};
-  SessionLock lock;
-  if (!programStats(session, fn, program, s, impl, status, lock))
-    return status;
+  ProgramQuery q(session, fn, program);
+  if (!q.ok)
+    return q.status;
+  const kiln::runtime::ProgramStats *s = q.stats;
+  SessionImpl *impl = q.impl;
   if (!reason)
     return makeStatus(std::string(fn) + ": reason is NULL");
   size_t n = s ? s->recompileReasons.size() : 0;
@@ -836,12 +840,11 @@ KilnStatus kilnSessionGetCompilePhase(KilnSession session,
                                       KilnStringRef program, size_t index,
                                       KilnStringRef *name, double *seconds) {
   const char *fn = "kilnSessionGetCompilePhase";
-  const kiln::runtime::ProgramStats *s;
-  SessionImpl *impl;
-  KilnStatus status{nullptr};
-  SessionLock lock;
-  if (!programStats(session, fn, program, s, impl, status, lock))
-    return status;
+  ProgramQuery q(session, fn, program);
+  if (!q.ok)
+    return q.status;
+  const kiln::runtime::ProgramStats *s = q.stats;
+  SessionImpl *impl = q.impl;
   if (!name || !seconds)
     return makeStatus(std::string(fn) + ": name or seconds is NULL");
   size_t n = s ? s->compileSeconds.size() : 0;
@@ -882,12 +885,10 @@ KilnStatus kilnSessionTransformModule(KilnSession session, KilnStringRef text,
 KilnStatus kilnSessionGetLastEntry(KilnSession session,
                                    KilnStringRef program, int64_t *entry) {
   const char *fn = "kilnSessionGetLastEntry";
-  const kiln::runtime::ProgramStats *s;
-  SessionImpl *impl;
-  KilnStatus status{nullptr};
-  SessionLock lock;
-  if (!programStats(session, fn, program, s, impl, status, lock))
-    return status;
+  ProgramQuery q(session, fn, program);
+  if (!q.ok)
+    return q.status;
+  const kiln::runtime::ProgramStats *s = q.stats;
   if (!entry)
     return makeStatus(std::string(fn) + ": entry is NULL");
   *entry = s ? kiln::runtime::lastEntryOfThread(s) : -1;
@@ -897,15 +898,13 @@ KilnStatus kilnSessionGetLastEntry(KilnSession session,
 KilnStatus kilnSessionGetEntryIR(KilnSession session, KilnStringRef program,
                                  size_t index, KilnStringRef *ir) {
   const char *fn = "kilnSessionGetEntryIR";
-  const kiln::runtime::ProgramStats *s;
-  SessionImpl *impl;
-  KilnStatus status{nullptr};
-  SessionLock lock;
-  if (!programStats(session, fn, program, s, impl, status, lock))
-    return status;
+  ProgramQuery q(session, fn, program);
+  if (!q.ok)
+    return q.status;
+  SessionImpl *impl = q.impl;
   if (!ir)
     return makeStatus(std::string(fn) + ": ir is NULL");
-  llvm::StringRef name(program.data ? program.data : "", program.length);
+  llvm::StringRef name = q.name;
   std::vector<std::string> &entryIR = impl->scratchOfThisThread().entryIR;
   entryIR = impl->session.entryIR(name);
   if (index >= entryIR.size())

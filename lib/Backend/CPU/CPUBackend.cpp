@@ -118,6 +118,10 @@ struct KernelCache {
     lru.push_front(key.str());
     entry.lru = lru.begin();
     engines[key] = std::move(entry);
+    evictPastCapacity();
+  }
+  /// Drops the least recently used entries that do not fit. Hold `mutex`.
+  void evictPastCapacity() {
     while (engines.size() > capacity) {
       engines.erase(lru.back());
       lru.pop_back();
@@ -153,11 +157,7 @@ void kiln::cpu::setKernelCacheCapacity(size_t entries) {
   KernelCache &c = kernelCache();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.capacity = entries;
-  while (c.engines.size() > c.capacity) {
-    c.engines.erase(c.lru.back());
-    c.lru.pop_back();
-    ++c.stats.evictions;
-  }
+  c.evictPastCapacity();
 }
 
 std::string kiln::cpu::pipelineString(const CompileOptions &o) {

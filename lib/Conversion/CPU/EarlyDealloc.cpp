@@ -29,7 +29,7 @@ using namespace mlir;
 /// Whether result `index` of every call of `callee` is a buffer the callee
 /// allocated (memref.alloc, through casts), distinct from its other
 /// results: the caller then owns it alone.
-static bool returnsFreshBuffer(func::FuncOp callee, unsigned index) {
+static bool computeReturnsFreshBuffer(func::FuncOp callee, unsigned index) {
   if (!callee || callee.isExternal())
     return false;
   bool fresh = true;
@@ -52,13 +52,29 @@ static bool returnsFreshBuffer(func::FuncOp callee, unsigned index) {
   return fresh;
 }
 
+namespace {
+/// computeReturnsFreshBuffer once per (callee, result): a kernel function
+/// is called from many sites (one per layer).
+struct FreshResults {
+  llvm::DenseMap<std::pair<Operation *, unsigned>, bool> known;
+  bool operator()(func::FuncOp callee, unsigned index) {
+    auto key = std::make_pair(callee.getOperation(), index);
+    auto it = known.find(key);
+    if (it != known.end())
+      return it->second;
+    return known[key] = computeReturnsFreshBuffer(callee, index);
+  }
+};
+} // namespace
+
 /// The values that may alias `root` (root included), found through the
 /// users of each: views (and any other op with memref results, as views)
 /// and calls (their memref results, unless the callee returns fresh
 /// buffers). Fails when an alias escapes: a terminator uses it (returned,
 /// yielded), or an op other than `own` deallocates it.
 static FailureOr<SetVector<Value>>
-aliasesOf(Value root, Operation *own, SymbolTableCollection &symbols) {
+aliasesOf(Value root, Operation *own, SymbolTableCollection &symbols,
+          FreshResults &returnsFreshBuffer) {
   SetVector<Value> aliases;
   aliases.insert(root);
   for (unsigned i = 0; i < aliases.size(); ++i) {
@@ -89,6 +105,7 @@ aliasesOf(Value root, Operation *own, SymbolTableCollection &symbols) {
 
 unsigned kiln::cpu::deallocCallResultsEarly(ModuleOp module) {
   SymbolTableCollection symbols;
+  FreshResults returnsFreshBuffer;
   unsigned freed = 0;
   SmallVector<bufferization::DeallocOp> deallocs;
   module.walk([&](bufferization::DeallocOp d) { deallocs.push_back(d); });
@@ -117,7 +134,7 @@ unsigned kiln::cpu::deallocCallResultsEarly(ModuleOp module) {
                               result.getResultNumber()))
         continue;
       FailureOr<SetVector<Value>> aliases =
-          aliasesOf(result, meta, symbols);
+          aliasesOf(result, meta, symbols, returnsFreshBuffer);
       if (failed(aliases) ||
           llvm::any_of(*aliases, [&](Value a) {
             return retained.contains(a) || (a != result && listed.contains(a));
