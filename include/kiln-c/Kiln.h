@@ -49,7 +49,7 @@ extern "C" {
 /// additions; the major version changes when something is removed or
 /// changes meaning.
 #define KILN_C_API_VERSION_MAJOR 0
-#define KILN_C_API_VERSION_MINOR 3
+#define KILN_C_API_VERSION_MINOR 4
 
 /// The version of the library linked: (major << 16) | minor. A program built
 /// against this header should check that the major versions agree.
@@ -396,6 +396,57 @@ KILN_CAPI_EXPORTED KilnStatus kilnSessionTransformModule(KilnSession session,
 KILN_CAPI_EXPORTED KilnStatus kilnSessionGetLastEntry(KilnSession session,
                                                       KilnStringRef program,
                                                       int64_t *entry);
+
+//===----------------------------------------------------------------------===//
+// Logs and traces (process-wide; since API version 0.4)
+//===----------------------------------------------------------------------===//
+
+/// Sets which topics Kiln logs, as the KILN_LOGS environment variable does
+/// (and replacing it): a comma list of graph_breaks, recompiles, guards,
+/// graph, fusion, partition, codegen, perf or all, each optionally prefixed
+/// with `+` (verbose) or `-` (off); "" turns every topic off. An unknown
+/// topic is an error naming it and the valid ones, and changes nothing.
+/// See docs/debugging.md, "Logs".
+KILN_CAPI_EXPORTED KilnStatus kilnSetLogs(KilnStringRef spec);
+
+/// Receives each log message (without the `[kiln:<topic>] ` prefix the
+/// default output adds); `topic` and `message` are borrowed for the call.
+/// May be called from any thread Kiln compiles or runs on.
+typedef void (*KilnLogCallback)(void *userData, KilnStringRef topic,
+                                KilnStringRef message);
+
+/// Sets where log messages go; NULL restores the default (stderr, or the
+/// file KILN_LOGS_FILE names).
+KILN_CAPI_EXPORTED void kilnSetLogCallback(KilnLogCallback callback,
+                                           void *userData);
+
+/// Whether `topic` is logged (with `verbose` nonzero: at the verbose level).
+/// False for an unknown topic.
+KILN_CAPI_EXPORTED bool kilnLogEnabled(KilnStringRef topic, bool verbose);
+
+/// Logs `message` under `topic` when that topic is on (a frontend's own
+/// events, e.g. the graph breaks its tracer finds). An unknown topic is an
+/// error.
+KILN_CAPI_EXPORTED KilnStatus kilnLog(KilnStringRef topic,
+                                      KilnStringRef message);
+
+/// Starts recording a Chrome trace into `path`, as KILN_TRACE=path does:
+/// compile phases (each pass, the CPU backend's LLVM phases), program calls
+/// and kernel runs, written as JSON at exit and by kilnTraceFlush. Fails,
+/// naming the path, when no file can be created there.
+KILN_CAPI_EXPORTED KilnStatus kilnTraceOpen(KilnStringRef path);
+
+/// Writes the events recorded so far to the trace file (all or nothing);
+/// success when no trace is open.
+KILN_CAPI_EXPORTED KilnStatus kilnTraceFlush(void);
+
+/// The trace clock (microseconds), and a frontend's own event on it
+/// (`category` e.g. "capture"); recorded only while a trace is open.
+KILN_CAPI_EXPORTED uint64_t kilnTraceNowMicros(void);
+KILN_CAPI_EXPORTED void kilnTraceRecord(KilnStringRef name,
+                                        KilnStringRef category,
+                                        uint64_t startMicros,
+                                        uint64_t durationMicros);
 
 #ifdef __cplusplus
 }

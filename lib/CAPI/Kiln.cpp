@@ -11,7 +11,9 @@
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Interpreter/Tensor.h"
 #include "kiln/Runtime/Session.h"
+#include "kiln/Support/Logging.h"
 #include "kiln/Support/ThreadDiagnostics.h"
+#include "kiln/Support/Trace.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -911,4 +913,72 @@ KilnStatus kilnSessionGetEntryIR(KilnSession session, KilnStringRef program,
     return indexError(fn, "entry", index, entryIR.size());
   *ir = toC(entryIR[index]);
   return KilnStatus{nullptr};
+}
+
+//===----------------------------------------------------------------------===//
+// Logs and traces
+//===----------------------------------------------------------------------===//
+
+KilnStatus kilnSetLogs(KilnStringRef spec) {
+  CHECK_STRING("kilnSetLogs", "spec", spec, text);
+  std::string error;
+  if (!kiln::logs::configure(text, error))
+    return makeStatus("kilnSetLogs: " + error);
+  return KilnStatus{nullptr};
+}
+
+void kilnSetLogCallback(KilnLogCallback callback, void *userData) {
+  if (!callback) {
+    kiln::logs::setSink(nullptr);
+    return;
+  }
+  kiln::logs::setSink([callback, userData](llvm::StringRef topic,
+                                           llvm::StringRef text) {
+    callback(userData, toC(topic), toC(text));
+  });
+}
+
+bool kilnLogEnabled(KilnStringRef topic, bool verbose) {
+  llvm::StringRef name;
+  if (!toStringRef(topic, name))
+    return false;
+  std::optional<kiln::logs::Topic> t = kiln::logs::topicNamed(name);
+  return t && kiln::logs::enabled(*t, verbose ? kiln::logs::Level::Verbose
+                                              : kiln::logs::Level::Info);
+}
+
+KilnStatus kilnLog(KilnStringRef topic, KilnStringRef message) {
+  CHECK_STRING("kilnLog", "topic", topic, name);
+  CHECK_STRING("kilnLog", "message", message, text);
+  std::optional<kiln::logs::Topic> t = kiln::logs::topicNamed(name);
+  if (!t)
+    return makeStatus("kilnLog: unknown log topic '" + name.str() + "'");
+  if (kiln::logs::enabled(*t))
+    kiln::logs::log(*t, text);
+  return KilnStatus{nullptr};
+}
+
+KilnStatus kilnTraceOpen(KilnStringRef path) {
+  CHECK_STRING("kilnTraceOpen", "path", path, text);
+  std::string error;
+  if (!kiln::trace::open(text, error))
+    return makeStatus("kilnTraceOpen: " + error);
+  return KilnStatus{nullptr};
+}
+
+KilnStatus kilnTraceFlush(void) {
+  std::string error;
+  if (!kiln::trace::flush(error))
+    return makeStatus("kilnTraceFlush: " + error);
+  return KilnStatus{nullptr};
+}
+
+uint64_t kilnTraceNowMicros(void) { return kiln::trace::nowMicros(); }
+
+void kilnTraceRecord(KilnStringRef name, KilnStringRef category,
+                     uint64_t startMicros, uint64_t durationMicros) {
+  llvm::StringRef n, c;
+  if (!toStringRef(name, n) || !toStringRef(category, c))
+    return;
+  kiln::trace::record(n, c, startMicros, durationMicros);
 }

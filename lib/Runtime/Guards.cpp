@@ -382,4 +382,76 @@ std::string CompiledGuards::failureReason(ArrayRef<ArgView> args,
   return s;
 }
 
+std::string CompiledGuards::describe() const {
+  using K = GuardCheck::Kind;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  auto dtypeName = [](int64_t v) { return interp::dtypeName((DType)v); };
+  os << "len(args) == " << numArgs << "\n";
+  for (const GuardCheck &c : checks) {
+    StringRef name = c.arg < argNames.size() ? StringRef(argNames[c.arg]) : "?";
+    switch (c.kind) {
+    case K::IsTensor:
+      os << "isinstance(" << name << ", Tensor)";
+      break;
+    case K::IsScalar:
+      os << "isinstance(" << name << ", " << dtypeName(c.value) << " scalar)";
+      break;
+    case K::DType:
+      os << name << ".dtype == " << dtypeName(c.value);
+      break;
+    case K::Rank:
+      os << name << ".dim() == " << c.value;
+      break;
+    case K::DimEq:
+      os << name << ".size(" << c.dim << ") == " << c.value;
+      break;
+    case K::DimBind:
+      os << symbolNames[c.value] << " = " << name << ".size(" << c.dim << ")";
+      break;
+    case K::DimSame:
+      os << name << ".size(" << c.dim << ") == " << symbolNames[c.value];
+      break;
+    case K::Stride:
+      os << name << ".stride(" << c.dim << ") == " << c.value;
+      break;
+    case K::Device:
+      os << name << ".device == " << devices[c.value];
+      break;
+    case K::RequiresGrad:
+      os << name << ".requires_grad == " << (c.value ? "True" : "False");
+      break;
+    case K::Identity:
+      os << "id(" << name << ") == <the tensor compiled for>";
+      break;
+    case K::IntValue:
+      os << name << " == " << c.value;
+      break;
+    case K::FloatValue:
+      os << name << " == " << llvm::format("%g", c.fvalue);
+      break;
+    case K::Relation: {
+      auto term = [&](bool isSym, int64_t v) {
+        if (isSym)
+          os << symbolNames[v];
+        else
+          os << v;
+      };
+      term(c.lhsIsSym, c.value);
+      os << " "
+         << kg::ShapeRelation::predSpelling((kg::ShapeRelation::Pred)c.pred)
+         << " ";
+      term(c.rhsIsSym, c.value2);
+      break;
+    }
+    }
+    os << "\n";
+  }
+  if (numRefs > 1)
+    os << "ref arguments alias as in the call compiled for\n";
+  if (!backendName.empty())
+    os << "backend == " << backendName << "\n";
+  return s;
+}
+
 } // namespace kiln::runtime

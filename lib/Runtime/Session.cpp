@@ -14,8 +14,11 @@
 #include "kiln/Interpreter/Interpreter.h"
 #include "kiln/Runtime/Aliasing.h"
 #include "kiln/Runtime/Specialize.h"
+#include "kiln/Support/Logging.h"
 #include "kiln/Support/ThreadDiagnostics.h"
+#include "kiln/Support/Trace.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,6 +34,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -188,6 +192,10 @@ runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
         return success();
       }
     }
+    trace::Scope scope(graph.isOutlined()
+                           ? ("@" + graph.getCallee() + " (interpreter)").str()
+                           : "inline graph (interpreter)",
+                       "run");
     FailureOr<SmallVector<Tensor>> r =
         graph.isOutlined() ? in.call(graph.getCallee(), operands)
                            : in.runBlock(graph.getBody().front(), operands);
@@ -705,6 +713,94 @@ int Session::lookup(StringRef program, ArrayRef<ArgView> args) {
   return -1;
 }
 
+/// KILN_LOGS=recompiles: the miss of a program that has entries; with
+/// +recompiles, why each entry rejected the call.
+template <typename Entries>
+static void logRecompile(StringRef name, const Entries &entries,
+                         ArrayRef<ArgView> args, StringRef backend,
+                         StringRef reason) {
+  if (!logs::enabled(logs::Topic::Recompiles))
+    return;
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  os << "Recompiling @" << name << " (" << entries.size()
+     << (entries.size() == 1 ? " cache entry" : " cache entries")
+     << "), triggered by: " << reason;
+  if (logs::enabled(logs::Topic::Recompiles, logs::Level::Verbose))
+    for (auto [i, e] : llvm::enumerate(entries))
+      os << "\n  entry " << i << ": "
+         << e->guards.failureReason(args, backend);
+  logs::log(logs::Topic::Recompiles, msg);
+}
+
+/// KILN_LOGS=graph_breaks: the breaks of a program compiled for the first
+/// time (as TorchDynamo logs them when it captures the frame).
+static void logGraphBreaks(kg::ProgramOp program) {
+  if (!logs::enabled(logs::Topic::GraphBreaks))
+    return;
+  unsigned n = 0;
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  forEachGraphBreak(program, [&](Operation *op, StringRef reason) {
+    // The user's frames, innermost first (as explain() prints them).
+    SmallVector<std::string> stack = formatLocationStack(op->getLoc());
+    os << (n++ ? "\n" : "") << "Graph break in @" << program.getSymName()
+       << " at " << stack.front() << ": " << reason;
+    for (size_t i = 1; i < stack.size(); ++i)
+      os << "\n  from " << stack[i];
+  });
+  if (n)
+    logs::log(logs::Topic::GraphBreaks, msg);
+}
+
+/// KILN_LOGS=guards, graph, codegen, perf for a new entry.
+static void logNewEntry(StringRef name, int64_t index, ModuleOp module,
+                        kg::ProgramOp program, const CompiledGuards &guards,
+                        const llvm::StringMap<
+                            std::unique_ptr<cpu::CPUExecutable>> *kernels,
+                        double seconds,
+                        const std::map<std::string, double> &before,
+                        const std::map<std::string, double> &after) {
+  using logs::Topic;
+  std::string entry = ("@" + name + " entry " + Twine(index)).str();
+  if (logs::enabled(Topic::Guards))
+    logs::log(Topic::Guards, "GUARDS " + entry + ":\n" + guards.describe());
+  if (logs::enabled(Topic::Graph)) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (logs::enabled(Topic::Graph, logs::Level::Verbose))
+      module.print(os);
+    else
+      program.print(os);
+    logs::log(Topic::Graph, "GRAPH " + entry + ":\n" + text);
+  }
+  if (kernels && logs::enabled(Topic::Codegen)) {
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    os << entry << ": " << kernels->size()
+       << " graph function(s) compiled for the cpu backend";
+    SmallVector<StringRef> names;
+    for (const auto &k : *kernels)
+      names.push_back(k.getKey());
+    llvm::sort(names);
+    for (StringRef n : names)
+      os << "\n  @" << n;
+    logs::log(Topic::Codegen, msg);
+  }
+  if (logs::enabled(Topic::Perf)) {
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    os << entry << " compiled in " << llvm::format("%.3f", seconds) << " s";
+    for (const auto &[phase, total] : after) {
+      auto it = before.find(phase);
+      double d = total - (it == before.end() ? 0.0 : it->second);
+      if (d >= 0.0005 || logs::enabled(Topic::Perf, logs::Level::Verbose))
+        os << "\n  " << phase << ": " << llvm::format("%.3f", d) << " s";
+    }
+    logs::log(Topic::Perf, msg);
+  }
+}
+
 FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
                                              ArrayRef<ArgView> args,
                                              std::string &error) {
@@ -759,6 +855,7 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
     std::shared_ptr<const llvm::StringMap<HostCallback>> callbacks =
         impl->callbacks;
     lock.unlock();
+    trace::Scope scope(("call @" + name).str(), "run");
     FailureOr<SmallVector<Tensor>> bound =
         bindArguments(args, aliasing, program.getSymName(), error);
     if (failed(bound))
@@ -811,6 +908,8 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
     reason = state.entries.back()->guards.failureReason(args, opts.backend);
   if (!reason.empty())
     stats.recompileReasons.push_back(reason);
+  if (!state.entries.empty())
+    logRecompile(name, state.entries, args, opts.backend, reason);
 
   // Automatic dynamic: remember sizes; a dim that changed becomes dynamic.
   unsigned numArgs = args.size();
@@ -844,6 +943,8 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
             "now on. Recompile reasons:";
       for (auto [i, r] : llvm::enumerate(stats.recompileReasons))
         os << "\n  " << i + 1 << ". " << r;
+      if (logs::enabled(logs::Topic::Recompiles))
+        logs::log(logs::Topic::Recompiles, msg);
       warn(msg);
     }
     ++stats.fallbacks;
@@ -877,6 +978,13 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
 
   // Compile a new entry.
   auto start = std::chrono::steady_clock::now();
+  trace::Scope compileScope(("compile @" + name).str(), "compile");
+  compileScope.arg("entry", std::to_string(state.entries.size()));
+  if (!reason.empty())
+    compileScope.arg("reason", reason);
+  std::map<std::string, double> secondsBefore = stats.compileSeconds;
+  if (state.entries.empty())
+    logGraphBreaks(original);
   OwningOpRef<ModuleOp> entryModule;
   if (onMiss) {
     std::string text, missError;
@@ -999,6 +1107,7 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
       return failure();
     }
     pm.addInstrumentation(std::make_unique<PassTimer>(stats.compileSeconds));
+    trace::instrument(pm);
     DiagnosticCollector diags(&impl->context, error);
     if (failed(pm.run(*entryModule))) {
       error = "compiling @" + name.str() + " failed: " + error;
@@ -1029,12 +1138,16 @@ FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
     return failure();
   }
   ++stats.compiles;
-  stats.totalCompileSeconds += secondsSince(start);
+  double seconds = secondsSince(start);
+  stats.totalCompileSeconds += seconds;
   auto entry = std::make_shared<Impl::Entry>(
       Impl::Entry{std::move(entryModule), program, std::move(*compiled),
                   std::move(kernels)});
   state.entries.push_back(entry);
   int64_t index = state.entries.size() - 1;
+  logNewEntry(name, index, *entry->module, entry->program, entry->guards,
+              entry->kernels.get(), seconds, secondsBefore,
+              stats.compileSeconds);
   FailureOr<SmallVector<Tensor>> results =
       run(entry, *entry->module, entry->program, entry->kernels.get());
   if (succeeded(results))

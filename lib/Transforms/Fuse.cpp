@@ -6,10 +6,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Support/Logging.h"
 #include "kiln/Transforms/Fusion.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNFUSEPASS
@@ -45,6 +47,16 @@ struct FusePass : public kiln::impl::KilnFusePassBase<FusePass> {
           fusion::fuseBlock(f.getBody().front(), options);
       if (report)
         fusion::printFusionReport(llvm::outs(), f.getName(), stats);
+      if (logs::enabled(logs::Topic::Fusion)) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        fusion::printFusionReport(os, f.getName(), stats);
+        if (logs::enabled(logs::Topic::Fusion, logs::Level::Verbose))
+          for (const fusion::KernelInfo &k : stats.kernels)
+            os << "  " << k.name << " = "
+               << llvm::join(k.ops, " + ") << "\n";
+        logs::log(logs::Topic::Fusion, text);
+      }
     }
   }
 };

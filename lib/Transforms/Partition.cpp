@@ -8,8 +8,10 @@
 #include "kiln/Autodiff/Autodiff.h"
 #include "kiln/Transforms/Partition.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "kiln/Support/Logging.h"
 #include "llvm/Support/Format.h"
 
 namespace kiln {
@@ -65,6 +67,11 @@ struct PartitionPass : public kiln::impl::KilnPartitionPassBase<PartitionPass> {
       if (report)
         emitRemark(loc) << "kiln-partition: @" << name << ": "
                         << formatReport(*r);
+      if (logs::enabled(logs::Topic::Partition)) {
+        logs::log(logs::Topic::Partition,
+                  "@" + name + " at " + formatLocationStack(loc).front() +
+                      ": " + formatReport(*r));
+      }
       if (verifyOptimal) {
         if (r->bruteForceValue)
           emitRemark(loc) << "kiln-partition: @" << name << ": cut value "

@@ -18,6 +18,7 @@ from ._compile import (CompiledFunction, KilnWarning, OptimizedModule,
                        backend, compile, config, list_backends, mark_dynamic,
                        mark_static, optimize, reset)
 from ._errors import KilnError, SpecializationError, Unsupported
+from ._logs import flush_trace, set_log_handler, set_logs, set_trace
 
 __version__ = "0.1.0"
 
@@ -25,5 +26,6 @@ __all__ = ["CompiledFunction", "ExplainOutput", "KilnError", "KilnWarning",
            "OptimizedModule", "Session", "SpecializationError", "Unsupported",
            "allow_in_graph", "assume_constant_result", "backend", "compile",
            "config", "disable", "disallow_in_graph", "explain",
-           "graph_break", "is_compiling", "library_path", "list_backends",
-           "mark_dynamic", "mark_static", "optimize", "reset"]
+           "flush_trace", "graph_break", "is_compiling", "library_path",
+           "list_backends", "mark_dynamic", "mark_static", "optimize",
+           "reset", "set_log_handler", "set_logs", "set_trace"]

@@ -44,7 +44,7 @@ import torch
 import torch.fx as fx
 from torch.utils import _pytree as pytree
 
-from . import _training
+from . import _logs, _training
 from ._errors import KilnError, Unsupported
 from ._fx_import import FxImporter, TensorVal
 from ._symbolic import Sym
@@ -471,13 +471,28 @@ class SegmentRun:
         err.graph_break = True
         return err
 
+    def record_break(self, reason, stack):
+        """Keeps the break for explain() and logs it (KILN_LOGS=
+        graph_breaks: reason and user line; +graph_breaks: the user's
+        whole stack)."""
+        b = BreakReason(reason, stack, len(self.graphs))
+        self.breaks.append(b)
+        if _logs.log_enabled("graph_breaks"):
+            text = "Graph break in %s at %s: %s" % (
+                self.name, b.location or "<unknown>", reason)
+            if _logs.log_enabled("graph_breaks", verbose=True):
+                for fs in reversed(b.user_stack[:-1]):
+                    text += "\n  from %s:%d in %s" % (fs.filename, fs.lineno,
+                                                     fs.name)
+            _logs.log("graph_breaks", text)
+
     def graph_break(self, reason, needed=()):
         """A break here: records it, runs the segment so far (keeping the
         values of `needed` nodes and of every live proxy) and starts the
         next one."""
         self.check_break(reason)
         stack = user_stack(self.tracer)
-        self.breaks.append(BreakReason(reason, stack, len(self.graphs)))
+        self.record_break(reason, stack)
         self.flush(needed)
         self.start_location = (stack[-1][0], stack[-1][1]) if stack else None
 
@@ -744,7 +759,7 @@ class SegmentRun:
         far runs, then the op runs eagerly."""
         self.check_break(reason)
         stack = user_stack(self.tracer)
-        self.breaks.append(BreakReason(reason, stack, len(self.graphs)))
+        self.record_break(reason, stack)
         needed = [a for a in node.all_input_nodes if a in self.seg_set]
         # The op is not part of the segment.
         self.seg_nodes.remove(node)

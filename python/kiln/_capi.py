@@ -32,7 +32,7 @@ LIBRARY_NAME = "libKilnCAPI.so"
 # equal it, its minor must be at least it (kilnTensorListGetManaged is 0.2,
 # kilnSessionGetLastEntry 0.3).
 API_MAJOR = 0
-API_MINOR = 3
+API_MINOR = 4
 
 KILN_ARG_REQUIRES_GRAD = 1
 
@@ -101,6 +101,7 @@ MISS_CALLBACK = CFUNCTYPE(c_void_p, c_void_p, KilnStringRef,
                           POINTER(DLTensor), c_size_t, KilnStringRef,
                           POINTER(KilnStringRef))
 WARNING_CALLBACK = CFUNCTYPE(None, c_void_p, KilnStringRef)
+LOG_CALLBACK = CFUNCTYPE(None, c_void_p, KilnStringRef, KilnStringRef)
 
 
 def _candidates():
@@ -198,6 +199,14 @@ def _declare(L):
         "kilnSessionGetEntryIR": (St, [S, SR, c_size_t, POINTER(SR)]),
         "kilnSessionGetLastEntry": (St, [S, SR, POINTER(ctypes.c_int64)]),
         "kilnSessionTransformModule": (St, [S, SR, SR, POINTER(SR)]),
+        "kilnSetLogs": (St, [SR]),
+        "kilnSetLogCallback": (None, [LOG_CALLBACK, c_void_p]),
+        "kilnLogEnabled": (ctypes.c_bool, [SR, ctypes.c_bool]),
+        "kilnLog": (St, [SR, SR]),
+        "kilnTraceOpen": (St, [SR]),
+        "kilnTraceFlush": (St, []),
+        "kilnTraceNowMicros": (ctypes.c_uint64, []),
+        "kilnTraceRecord": (None, [SR, SR, ctypes.c_uint64, ctypes.c_uint64]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(L, name)

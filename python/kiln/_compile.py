@@ -34,7 +34,7 @@ import torch
 import torch.fx as fx
 from torch.utils import _pytree as pytree
 
-from . import _breaks, _capi, _fx_import, _tracer, _training
+from . import _breaks, _capi, _fx_import, _logs, _tracer, _training
 from ._errors import KilnError, SpecializationError, Unsupported
 
 # backend name -> (session backend, pipeline)
@@ -631,7 +631,14 @@ class _Compiled:
         ImportResult of the whole function; or, when the trace had graph
         breaks (or `force_run`), a _Ran: the call has run, segment by
         segment, through `cache`'s programs. Without `allow_breaks`, a
-        break raises Unsupported (marked `graph_break`)."""
+        break raises Unsupported (marked `graph_break`). A trace
+        (kiln.set_trace) shows it as a "capture" event."""
+        with _logs.trace_scope("capture " + name):
+            return self._import_traced(name, names, flat, concrete,
+                                       allow_breaks, cache, force_run)
+
+    def _import_traced(self, name, names, flat, concrete, allow_breaks,
+                       cache, force_run):
         # Placeholders are made in signature order: tensors get the flat
         # inputs, concrete arguments their values (FX passes them as
         # concrete_args, adding asserts the importer checks).

@@ -16,7 +16,9 @@
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Support/Logging.h"
 #include "kiln/Support/OutputFiles.h"
+#include "kiln/Support/Trace.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -35,8 +37,30 @@
 
 using namespace mlir;
 
+static llvm::cl::opt<std::string> logsSpec(
+    "kiln-logs", llvm::cl::value_desc("topics"),
+    llvm::cl::desc("Log what Kiln's passes decide, as KILN_LOGS (which it "
+                   "replaces): fusion, partition, codegen, ..., all; +name "
+                   "verbose, -name off (docs/debugging.md)"));
+static llvm::cl::opt<std::string> traceFile(
+    "kiln-trace", llvm::cl::value_desc("file.json"),
+    llvm::cl::desc("Write a Chrome trace of every pass run (Perfetto, "
+                   "chrome://tracing), as KILN_TRACE"));
+
+static int runMain(int argc, char **argv);
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  int rc = runMain(argc, argv);
+  std::string traceError;
+  if (!kiln::trace::flush(traceError)) {
+    llvm::errs() << "error: " << traceError << "\n";
+    return rc ? rc : EXIT_FAILURE;
+  }
+  return rc;
+}
+
+static int runMain(int argc, char **argv) {
   registerAllPasses();
   kiln::registerKilnPasses();
   kiln::registerKilnConversionPasses();
@@ -54,6 +78,29 @@ int main(int argc, char **argv) {
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, "Kiln optimizer driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  if (logsSpec.getNumOccurrences()) {
+    std::string error;
+    if (!kiln::logs::configure(logsSpec, error)) {
+      llvm::errs() << "error: --kiln-logs: " << error << "\n";
+      return EXIT_FAILURE;
+    }
+  }
+  if (traceFile.getNumOccurrences()) {
+    std::string error;
+    if (!kiln::trace::open(traceFile, error)) {
+      llvm::errs() << "error: --kiln-trace: " << error << "\n";
+      return EXIT_FAILURE;
+    }
+  }
+  // Every pass run recorded when a trace is open (--kiln-trace, KILN_TRACE).
+  // (The config's setup function adds the command line's passes: kept.)
+  config.setPassPipelineSetupFn(
+      [base = MlirOptMainConfig(config)](PassManager &pm) {
+        if (failed(base.setupPassPipeline(pm)))
+          return failure();
+        kiln::trace::instrument(pm);
+        return success();
+      });
   if (config.shouldShowDialects() || config.shouldListPasses())
     return asMainReturnCode(MlirOptMain(llvm::outs(),
                                         llvm::MemoryBuffer::getMemBuffer(""),

@@ -49,6 +49,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "kiln/Support/Logging.h"
+#include "kiln/Support/Trace.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 
@@ -203,6 +205,16 @@ static cl::opt<bool, false, BoolParser> printStats("program-stats",
                                          "(also --stats)"));
 static cl::opt<bool, false, BoolParser> printEntries("print-entries",
                                   cl::cat(kilnRunCategory), cl::desc("Print each cache entry's program"));
+static cl::opt<std::string> logsSpec(
+    "kiln-logs", cl::cat(kilnRunCategory), cl::value_desc("topics"),
+    cl::desc("Log what Kiln decides, as KILN_LOGS (which it replaces): a "
+             "comma list of graph_breaks, recompiles, guards, graph, fusion, "
+             "partition, codegen, perf, all; +name verbose, -name off (see "
+             "docs/debugging.md)"));
+static cl::opt<std::string> traceFile(
+    "kiln-trace", cl::cat(kilnRunCategory), cl::value_desc("file.json"),
+    cl::desc("Write a Chrome trace (Perfetto, chrome://tracing) of compile "
+             "phases and kernel runs, as KILN_TRACE"));
 static cl::opt<std::string> batchFile(
     "batch",
     cl::cat(kilnRunCategory), cl::desc("Run many func.func entries of the module in one process: one "
@@ -857,8 +869,22 @@ static int runBatch(ModuleOp module) {
   return 0;
 }
 
+static int runMain(int argc, char **argv);
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  int rc = runMain(argc, argv);
+  // The trace holds everything this run did; a trace that cannot be
+  // written fails the run.
+  std::string traceError;
+  if (!trace::flush(traceError)) {
+    llvm::errs() << "error: " << traceError << "\n";
+    return rc ? rc : 1;
+  }
+  return rc;
+}
+
+static int runMain(int argc, char **argv) {
   SmallVector<const char *> argvCopy(argv, argv + argc);
   for (const char *&a : argvCopy)
     if (StringRef(a) == "--stats" || StringRef(a) == "-stats")
@@ -892,6 +918,17 @@ int main(int argc, char **argv) {
     auto [first, rest] = StringRef(optionErrors).split('\n');
     first.consume_front(prefix);
     return fail(first + (rest.trim().empty() ? "" : "\n") + rest.rtrim());
+  }
+
+  if (logsSpec.getNumOccurrences()) {
+    std::string error;
+    if (!logs::configure(logsSpec, error))
+      return fail("--kiln-logs: " + error);
+  }
+  if (traceFile.getNumOccurrences()) {
+    std::string error;
+    if (!trace::open(traceFile, error))
+      return fail("--kiln-trace: " + error);
   }
 
   DialectRegistry registry;

@@ -97,6 +97,11 @@ public:
   std::string failureReason(llvm::ArrayRef<ArgView> args,
                             llvm::StringRef backend) const;
 
+  /// The checks as code, one per line, in evaluation order (what
+  /// KILN_LOGS=guards prints), e.g. "x.dtype == f32", "x.size(0) == 4",
+  /// "x.size(1) == s0", "s0 <= 64", "backend == cpu".
+  std::string describe() const;
+
   size_t size() const { return checks.size(); }
   llvm::StringRef backend() const { return backendName; }
 

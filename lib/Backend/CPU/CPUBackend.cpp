@@ -19,6 +19,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Conversion/CPU/CPUCodegen.h"
+#include "kiln/Support/Logging.h"
+#include "kiln/Support/Trace.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "kiln/Transforms/Transforms.h"
 
@@ -40,6 +42,7 @@
 #include "llvm/IR/PassInstrumentation.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
@@ -186,6 +189,14 @@ static void setBLASThreads(unsigned threads) {
 /// Where a diagnostic of the pipeline is: the innermost source frame of the
 /// op's location (`file:line:col`, or the name of a NameLoc without one,
 /// as importers write them; kiln::formatLocationStack).
+/// "@a, @b" for diagnostics, logs and traces.
+static std::string entryList(ArrayRef<std::string> entries) {
+  std::string names;
+  for (const std::string &entry : entries)
+    names += (names.empty() ? "@" : ", @") + entry;
+  return names;
+}
+
 static std::string locString(Location loc) {
   return kiln::formatLocationStack(loc).front();
 }
@@ -495,6 +506,10 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     std::lock_guard<std::mutex> lock(c.mutex);
     if (KernelCache::Entry *hit = c.lookup(key)) {
       ++c.stats.hits;
+      if (logs::enabled(logs::Topic::Codegen))
+        logs::log(logs::Topic::Codegen,
+                  "kernel cache hit for " + entryList(entries) +
+                      " (compiled code reused)");
       for (auto &exe : exes) {
         exe->engine = hit->engine;
         exe->runtimeErrors = hit->runtimeErrors;
@@ -510,6 +525,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
 
   // kiln-cpu (or `pipeline`). Diagnostics go to `error`.
   auto t0 = std::chrono::steady_clock::now();
+  trace::Scope compileScope("kiln-cpu " + entryList(entries), "compile");
   {
     std::string diags;
     llvm::raw_string_ostream os(diags);
@@ -541,14 +557,12 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       *times = CompileTimes();
       pm.addInstrumentation(std::make_unique<PhaseTimer>(*clone, *times));
     }
+    trace::instrument(pm);
     LogicalResult ran = pm.run(*clone);
     if (times)
       times->pipeline = secondsSince(t0);
     if (failed(ran)) {
-      std::string names;
-      for (const std::string &entry : entries)
-        names += (names.empty() ? "@" : ", @") + entry;
-      error = "kiln-cpu failed on " + names + ":\n" + diags;
+      error = "kiln-cpu failed on " + entryList(entries) + ":\n" + diags;
       while (!error.empty() && error.back() == '\n')
         error.pop_back();
       return failure();
@@ -557,6 +571,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
 
   // JIT for the host CPU.
   t0 = std::chrono::steady_clock::now();
+  uint64_t jitStart = trace::nowMicros();
   auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!tmb) {
     error = "cannot detect the host target: " + llvm::toString(tmb.takeError());
@@ -623,18 +638,23 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     return failure();
   }
   double createSeconds = secondsSince(t0), optAtCreate = optSeconds;
+  trace::record("LLVM translate + -O3", "compile", jitStart,
+                trace::nowMicros() - jitStart);
   std::shared_ptr<ExecutionEngine> shared(std::move(*engine));
   registerRuntimeErrorSymbol(*shared);
   registerBufferPoolSymbols(*shared);
   // Machine code now, inside the timed compile: the JIT would otherwise
   // generate it at the first lookup, i.e. in the first call.
   auto tCodegen = std::chrono::steady_clock::now();
+  uint64_t codegenStart = trace::nowMicros();
   for (auto &exe : exes)
     if (auto f = shared->lookupPacked(exe->symbol); !f) {
       error = "JIT lookup failed: " + llvm::toString(f.takeError());
       return failure();
     }
   double lookupSeconds = secondsSince(tCodegen);
+  trace::record("machine code", "compile", codegenStart,
+                trace::nowMicros() - codegenStart);
   if (times) {
     times->llvmOpt = optSeconds;
     times->translate = std::max(0.0, createSeconds - optAtCreate);
@@ -662,6 +682,25 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   }
   if (times)
     times->jit = secondsSince(t0);
+  if (logs::enabled(logs::Topic::Codegen)) {
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    unsigned kernels = 0;
+    llvm::SmallVector<StringRef> names;
+    clone->walk([&](LLVM::LLVMFuncOp f) {
+      if (f->hasAttr(kKernelFunctionAttr)) {
+        ++kernels;
+        names.push_back(f.getName());
+      }
+    });
+    os << "compiled " << entryList(entries) << " for the cpu: " << kernels
+       << " kernel function(s), " << llvm::format("%.3f", secondsSince(t0))
+       << " s in LLVM";
+    if (logs::enabled(logs::Topic::Codegen, logs::Level::Verbose))
+      for (StringRef n : names)
+        os << "\n  " << n;
+    logs::log(logs::Topic::Codegen, msg);
+  }
   return exes;
 }
 
@@ -720,6 +759,11 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
   // their own).
   CallContext context;
   CallScope scope(context);
+  trace::Scope traceScope(
+      trace::enabled()
+          ? "@" + StringRef(symbol).drop_front(strlen("_mlir_ciface_")).str()
+          : std::string(),
+      "kernel");
   auto tCall = std::chrono::steady_clock::now();
   if (std::optional<std::string> e =
           invokeCompiled(context, *entryFn, packed.data())) {
