@@ -13,12 +13,22 @@
 //     the longest one the test keeps interesting (bisection);
 //   * cut each remaining op on its own;
 // then drop unused arguments. Each candidate is written to a temporary file
-// and the test runs on it (`TEST [TEST-ARG...] FILE`).
+// and the test runs on it. Tests:
+//   * a user's script (`--test=TEST`: `TEST [TEST-ARG...] FILE` exits 0);
+//   * `--crash=PIPELINE`: kiln-opt running PIPELINE on it dies from a signal,
+//     or prints a message that `--match` (default: what LLVM, MLIR and
+//     Kiln print for internal errors) finds;
+//   * `--accuracy` / `--accuracy-pipeline=PIPELINE`: on seeded random inputs,
+//     the CPU backend's results (or the interpreter's on PIPELINE's output)
+//     differ from the interpreter's on the candidate beyond --rtol/--atol.
+// The steps and the inputs are deterministic: the same input reduces to the
+// same program.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Support/NPY.h"
 #include "kiln/Support/OutputFiles.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,11 +48,16 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <functional>
 #include <optional>
 
 using namespace mlir;
@@ -56,7 +71,41 @@ static cl::opt<std::string>
                 cl::desc("The interestingness test: an executable run as "
                          "`TEST [TEST-ARG...] FILE`; exit status 0 means FILE "
                          "still shows the problem"),
-                cl::Required, cl::cat(category));
+                cl::cat(category));
+static cl::opt<std::string> crashPipeline(
+    "crash", cl::value_desc("pipeline"),
+    cl::desc("Built-in test: kiln-opt running this pass pipeline on the "
+             "candidate crashes (dies from a signal) or prints what --match "
+             "finds"),
+    cl::cat(category));
+static cl::opt<std::string> crashMatch(
+    "match", cl::value_desc("regex"),
+    cl::desc("--crash: a regular expression over kiln-opt's output that "
+             "also makes a candidate interesting (default: LLVM ERROR, an "
+             "assertion, a failed verification, a stack dump)"),
+    cl::init("LLVM ERROR|Assertion .* failed|failed to verify|"
+             "PLEASE submit a bug report|Stack dump"),
+    cl::cat(category));
+static cl::opt<bool> accuracyCPU(
+    "accuracy",
+    cl::desc("Built-in test: the CPU backend's results differ from the "
+             "interpreter's on seeded random inputs"),
+    cl::cat(category));
+static cl::opt<std::string> accuracyPipeline(
+    "accuracy-pipeline", cl::value_desc("pipeline"),
+    cl::desc("Built-in test: the interpreter's results on the output of this "
+             "pass pipeline differ from its results on the candidate"),
+    cl::cat(category));
+static cl::opt<unsigned> accuracySeed("seed",
+                                      cl::desc("--accuracy: seed of the "
+                                               "random inputs"),
+                                      cl::init(0), cl::cat(category));
+static cl::opt<double> relTol("rtol",
+                            cl::desc("--accuracy: relative tolerance"),
+                            cl::init(1e-4), cl::cat(category));
+static cl::opt<double> absTol("atol",
+                            cl::desc("--accuracy: absolute tolerance"),
+                            cl::init(1e-5), cl::cat(category));
 static cl::list<std::string>
     testArgs("test-arg", cl::desc("An argument passed to the test before the "
                                   "file (repeat for several)"),
@@ -183,16 +232,11 @@ public:
         return false;
       module.print(os);
     }
-    SmallVector<StringRef> argv = {testCommand};
-    for (const std::string &a : testArgs)
-      argv.push_back(a);
-    argv.push_back(tempPath);
     ++runs;
-    std::string error;
-    int rc = llvm::sys::ExecuteAndWait(testCommand, argv, std::nullopt, {},
-                                       timeoutSeconds, 0, &error);
-    return rc == 0;
+    return test(tempPath, entryName);
   }
+  /// The test: true when the file `path` (entry `entry`) is interesting.
+  std::function<bool(StringRef path, StringRef entry)> test;
 
   bool tryCandidate(const Candidate &c, StringRef what) {
     std::vector<bool> alive;
@@ -318,6 +362,141 @@ private:
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// The tests
+//===----------------------------------------------------------------------===//
+
+/// Runs `argv` with stdout and stderr into `outPath` (if not empty); the
+/// exit status, -2 for a crash (a signal), -1 when it could not run or ran
+/// past --timeout.
+static int runTool(ArrayRef<StringRef> argv, StringRef outPath) {
+  std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt,
+                                          std::nullopt};
+  if (!outPath.empty())
+    redirects[1] = redirects[2] = outPath;
+  std::string error;
+  bool failedToRun = false;
+  int rc = llvm::sys::ExecuteAndWait(argv.front(), argv, std::nullopt,
+                                     redirects, timeoutSeconds, 0, &error,
+                                     &failedToRun);
+  return failedToRun ? -1 : rc;
+}
+
+/// A Kiln tool next to this executable, else in PATH.
+static std::string siblingTool(StringRef name, const char *argv0) {
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&siblingTool));
+  SmallString<256> path(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(path, name);
+  if (llvm::sys::fs::can_execute(path))
+    return path.str().str();
+  if (auto found = llvm::sys::findProgramByName(name))
+    return *found;
+  return "";
+}
+
+/// Whether two result sets differ beyond the tolerances (NaN equals NaN,
+/// infinities must match; shapes and dtypes must agree).
+static bool resultsDiffer(StringRef dirA, StringRef dirB) {
+  for (unsigned i = 0;; ++i) {
+    std::string name = "result" + std::to_string(i) + ".npy";
+    SmallString<256> a(dirA), b(dirB);
+    llvm::sys::path::append(a, name);
+    llvm::sys::path::append(b, name);
+    bool hasA = llvm::sys::fs::exists(a), hasB = llvm::sys::fs::exists(b);
+    if (!hasA && !hasB)
+      return false;
+    if (hasA != hasB)
+      return true;
+    llvm::Expected<kiln::interp::Tensor> ta = kiln::readNPY(a);
+    llvm::Expected<kiln::interp::Tensor> tb = kiln::readNPY(b);
+    if (!ta || !tb) {
+      llvm::consumeError(ta.takeError());
+      llvm::consumeError(tb.takeError());
+      return true;
+    }
+    if (ta->dtype() != tb->dtype() || ta->shape() != tb->shape())
+      return true;
+    for (int64_t k = 0; k < ta->numel(); ++k) {
+      double x = ta->getF(k), y = tb->getF(k);
+      if (std::isnan(x) || std::isnan(y)) {
+        if (std::isnan(x) != std::isnan(y))
+          return true;
+        continue;
+      }
+      if (std::isinf(x) || std::isinf(y)) {
+        if (x != y)
+          return true;
+        continue;
+      }
+      if (std::fabs(x - y) > absTol + relTol * std::fabs(x))
+        return true;
+    }
+  }
+}
+
+namespace {
+/// Scratch files of the built-in tests, removed at exit.
+struct Scratch {
+  SmallString<128> dir;
+  std::string path(StringRef name) const {
+    SmallString<256> p(dir);
+    llvm::sys::path::append(p, name);
+    return p.str().str();
+  }
+  ~Scratch() {
+    if (!dir.empty())
+      llvm::sys::fs::remove_directories(dir);
+  }
+};
+} // namespace
+
+/// --crash: kiln-opt with the pipeline dies from a signal, or its output
+/// matches --match.
+static bool crashTest(StringRef kilnOpt, const Scratch &scratch,
+                      const llvm::Regex &match, StringRef path) {
+  std::string out = scratch.path("crash.txt");
+  std::string pipeline = "--pass-pipeline=builtin.module(" + crashPipeline +
+                         ")";
+  int rc = runTool({kilnOpt, path, pipeline, "-o", "/dev/null"}, out);
+  if (rc == -2)
+    return true;
+  if (rc == 0 || rc == -1)
+    return false;
+  auto text = llvm::MemoryBuffer::getFile(out);
+  return text && match.match((*text)->getBuffer());
+}
+
+/// --accuracy / --accuracy-pipeline: the reference (interpreter on `path`)
+/// and the other run both succeed and their results differ.
+static bool accuracyTest(StringRef kilnOpt, StringRef kilnRun,
+                         const Scratch &scratch, StringRef path,
+                         StringRef entry) {
+  std::string ref = scratch.path("ref"), other = scratch.path("other");
+  llvm::sys::fs::remove_directories(ref);
+  llvm::sys::fs::remove_directories(other);
+  std::string log = scratch.path("run.txt");
+  std::string seed = "--seed=" + std::to_string(accuracySeed);
+  std::string entryArg = "--entry=" + entry.str();
+  auto run = [&](StringRef file, StringRef dir, StringRef backend) {
+    std::string outDir = "--output-dir=" + dir.str();
+    std::string be = "--backend=" + backend.str();
+    return runTool({kilnRun, file, entryArg, "--random-inputs", seed, be,
+                    outDir},
+                   log) == 0;
+  };
+  if (!run(path, ref, "interpreter"))
+    return false;
+  if (accuracyPipeline.empty())
+    return run(path, other, "cpu") && resultsDiffer(ref, other);
+  std::string transformed = scratch.path("transformed.mlir");
+  std::string pipeline =
+      "--pass-pipeline=builtin.module(" + accuracyPipeline + ")";
+  if (runTool({kilnOpt, path, pipeline, "-o", transformed}, log) != 0)
+    return false;
+  return run(transformed, other, "interpreter") && resultsDiffer(ref, other);
+}
+
 /// The entry: --entry, else the only function with a body that no symbol
 /// use refers to.
 static func::FuncOp findEntry(ModuleOp module, std::string &error) {
@@ -372,16 +551,36 @@ int main(int argc, char **argv) {
       parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
   if (!module)
     return fail("cannot parse '" + inputFile + "'");
-  // A name with a slash is a path; a bare name is looked up in PATH.
-  if (StringRef(testCommand).contains('/')) {
-    if (llvm::sys::fs::is_directory(testCommand) ||
-        !llvm::sys::fs::can_execute(testCommand))
-      return fail("the test '" + testCommand + "' is not an executable");
-  } else if (auto found = llvm::sys::findProgramByName(testCommand)) {
-    testCommand = *found;
-  } else {
-    return fail("the test '" + testCommand + "' is not an executable in PATH");
+  unsigned modes = !testCommand.empty() + !crashPipeline.empty() +
+                   accuracyCPU + !accuracyPipeline.empty();
+  if (modes != 1)
+    return fail("give exactly one test: --test=SCRIPT, --crash=PIPELINE, "
+                "--accuracy or --accuracy-pipeline=PIPELINE");
+  if (!testCommand.empty()) {
+    // A name with a slash is a path; a bare name is looked up in PATH.
+    if (StringRef(testCommand).contains('/')) {
+      if (llvm::sys::fs::is_directory(testCommand) ||
+          !llvm::sys::fs::can_execute(testCommand))
+        return fail("the test '" + testCommand + "' is not an executable");
+    } else if (auto found = llvm::sys::findProgramByName(testCommand)) {
+      testCommand = *found;
+    } else {
+      return fail("the test '" + testCommand +
+                  "' is not an executable in PATH");
+    }
   }
+  if (!(relTol >= 0) || !(absTol >= 0))
+    return fail("--rtol and --atol must be non-negative numbers");
+  llvm::Regex match(crashMatch);
+  if (std::string why; !match.isValid(why))
+    return fail("invalid --match regular expression '" + crashMatch +
+                "': " + why);
+  std::string kilnOpt = siblingTool("kiln-opt", argv[0]);
+  std::string kilnRun = siblingTool("kiln-run", argv[0]);
+  if ((!crashPipeline.empty() || !accuracyPipeline.empty()) && kilnOpt.empty())
+    return fail("kiln-opt is neither next to kiln-reduce nor in PATH");
+  if ((accuracyCPU || !accuracyPipeline.empty()) && kilnRun.empty())
+    return fail("kiln-run is neither next to kiln-reduce nor in PATH");
   std::string error;
   func::FuncOp entry = findEntry(*module, error);
   if (!entry)
@@ -426,12 +625,42 @@ int main(int argc, char **argv) {
   llvm::sys::Process::SafelyCloseFileDescriptor(fd);
   llvm::FileRemover removeTemp(temp);
 
+  Scratch scratch;
+  if (testCommand.empty())
+    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
+            "kiln-reduce", scratch.dir))
+      return fail("cannot create a temporary directory: " + ec.message());
   Reducer reducer(*module, entry, temp);
+  std::string what;
+  if (!testCommand.empty()) {
+    reducer.test = [&](StringRef path, StringRef) {
+      SmallVector<StringRef> args = {testCommand};
+      for (const std::string &a : testArgs)
+        args.push_back(a);
+      args.push_back(path);
+      return runTool(args, "") == 0;
+    };
+    what = "'" + testCommand + "' does not exit with 0 on it";
+  } else if (!crashPipeline.empty()) {
+    reducer.test = [&](StringRef path, StringRef) {
+      return crashTest(kilnOpt, scratch, match, path);
+    };
+    what = "kiln-opt with '" + crashPipeline +
+           "' neither crashes on it nor prints what --match finds";
+  } else {
+    reducer.test = [&](StringRef path, StringRef entry) {
+      return accuracyTest(kilnOpt, kilnRun, scratch, path, entry);
+    };
+    what = accuracyPipeline.empty()
+               ? std::string("the CPU backend and the interpreter agree on "
+                             "it (or one of them fails)")
+               : "the interpreter gives the same results after '" +
+                     accuracyPipeline + "' (or a run fails)";
+  }
   {
     OwningOpRef<ModuleOp> same = module->clone();
     if (!reducer.interesting(*same))
-      return fail("the input is not interesting: '" + testCommand +
-                  "' does not exit with 0 on it");
+      return fail("the input is not interesting: " + what);
   }
   unsigned before = Reducer::liveOps(*module);
   OwningOpRef<ModuleOp> reduced = reducer.run();
