@@ -605,6 +605,8 @@ KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
     scratch = o.frozen ? "true" : "false";
   else if (k == "cpu_fallback")
     scratch = o.cpuFallback;
+  else if (k == "repro_dir")
+    scratch = o.reproDir;
   else if (k == "dynamic")
     scratch = o.dynamic == kiln::runtime::DynamicMode::Auto ? "auto"
                     : o.dynamic == kiln::runtime::DynamicMode::Static
@@ -613,7 +615,7 @@ KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
   else
     return makeStatus("kilnSessionGetOption: unknown option '" + k.str() +
                       "' (options: backend, pipeline, cache_size_limit, "
-                      "frozen, dynamic, cpu_fallback)");
+                      "frozen, dynamic, cpu_fallback, repro_dir)");
   *value = toC(scratch);
   return KilnStatus{nullptr};
 }

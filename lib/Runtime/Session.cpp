@@ -13,6 +13,7 @@
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Interpreter/Interpreter.h"
 #include "kiln/Runtime/Aliasing.h"
+#include "kiln/Runtime/Repro.h"
 #include "kiln/Runtime/Specialize.h"
 #include "kiln/Support/Logging.h"
 #include "kiln/Support/ThreadDiagnostics.h"
@@ -485,6 +486,8 @@ Session::Session() {
   DialectRegistry registry = makeRegistry();
   impl = std::make_unique<Impl>(registry);
   warn = [](StringRef msg) { llvm::errs() << "kiln: warning: " << msg << "\n"; };
+  if (const char *dir = std::getenv("KILN_REPRO_DIR"))
+    opts.reproDir = dir;
 }
 
 Session::~Session() = default;
@@ -638,10 +641,12 @@ LogicalResult Session::setOption(StringRef key, StringRef value,
               "'";
       return failure();
     }
+  } else if (key == "repro_dir") {
+    opts.reproDir = value.str();
   } else {
     error = "unknown option '" + key.str() +
             "' (options: backend, pipeline, cache_size_limit, frozen, "
-            "dynamic, cpu_fallback)";
+            "dynamic, cpu_fallback, repro_dir)";
     return failure();
   }
   return success();
@@ -804,6 +809,41 @@ static void logNewEntry(StringRef name, int64_t index, ModuleOp module,
 FailureOr<SmallVector<Tensor>> Session::call(StringRef name,
                                              ArrayRef<ArgView> args,
                                              std::string &error) {
+  FailureOr<SmallVector<Tensor>> results = callImpl(name, args, error);
+  if (failed(results))
+    writeReproOf(name, args, error);
+  return results;
+}
+
+void Session::writeReproOf(StringRef name, ArrayRef<ArgView> args,
+                           std::string &error) {
+  std::lock_guard<std::recursive_mutex> lock(impl->mutex);
+  if (opts.reproDir.empty() || !impl->module ||
+      !(*impl->module)->lookupSymbol<kg::ProgramOp>(name))
+    return;
+  if (reprosWritten >= kMaxRepros) {
+    if (reprosWritten++ == kMaxRepros)
+      warn(("no more reproducers written in " + opts.reproDir + " (" +
+            Twine(kMaxRepros) + " per session)")
+               .str());
+    return;
+  }
+  ++reprosWritten;
+  llvm::Expected<std::string> dir = writeRepro(
+      opts.reproDir, **impl->module, name, args, opts, error);
+  if (!dir) {
+    warn(("cannot write a reproducer of the failed call of @" + name + ": " +
+          llvm::toString(dir.takeError()))
+             .str());
+    return;
+  }
+  error += "\n(a reproducer of this failure is in " + *dir + ": run " +
+           *dir + "/repro.sh)";
+}
+
+FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
+                                                 ArrayRef<ArgView> args,
+                                                 std::string &error) {
   error.clear();
   // Held while looking up the entry and while compiling; released while the
   // program runs (see Session.h).

@@ -60,6 +60,9 @@ struct SessionOptions {
   /// Never compile: a miss runs the fallback (after warm-up).
   bool frozen = false;
   DynamicMode dynamic = DynamicMode::Auto;
+  /// Where a failed call leaves a reproducer (kiln/Runtime/Repro.h); empty:
+  /// none. Starts as KILN_REPRO_DIR.
+  std::string reproDir;
 };
 
 /// A host callback for kg.host_call: inputs to outputs; on failure set
@@ -134,7 +137,8 @@ public:
   SessionOptions &options() { return opts; }
   /// Sets an option by name: backend (eager/cpu; interpreter is eager),
   /// pipeline, cache_size_limit, frozen (true/false), dynamic
-  /// (auto/static/dynamic), cpu_fallback (error/eager).
+  /// (auto/static/dynamic), cpu_fallback (error/eager), repro_dir (a
+  /// directory; "" for none).
   mlir::LogicalResult setOption(llvm::StringRef key, llvm::StringRef value,
                                 std::string &error);
 
@@ -182,6 +186,16 @@ public:
   std::recursive_mutex &mutex() const;
 
 private:
+  mlir::FailureOr<llvm::SmallVector<interp::Tensor>>
+  callImpl(llvm::StringRef program, llvm::ArrayRef<ArgView> args,
+           std::string &error);
+  /// Writes a reproducer of a failed call when repro_dir is set (at most
+  /// kMaxRepros per session), and names it in `error`.
+  void writeReproOf(llvm::StringRef program, llvm::ArrayRef<ArgView> args,
+                    std::string &error);
+  static constexpr unsigned kMaxRepros = 16;
+  unsigned reprosWritten = 0;
+
   struct Impl;
   std::unique_ptr<Impl> impl;
   SessionOptions opts;
