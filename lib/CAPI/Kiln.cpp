@@ -607,6 +607,8 @@ KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
     scratch = o.cpuFallback;
   else if (k == "repro_dir")
     scratch = o.reproDir;
+  else if (k == "check_accuracy")
+    scratch = o.checkAccuracy ? "true" : "false";
   else if (k == "dynamic")
     scratch = o.dynamic == kiln::runtime::DynamicMode::Auto ? "auto"
                     : o.dynamic == kiln::runtime::DynamicMode::Static
@@ -615,7 +617,8 @@ KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
   else
     return makeStatus("kilnSessionGetOption: unknown option '" + k.str() +
                       "' (options: backend, pipeline, cache_size_limit, "
-                      "frozen, dynamic, cpu_fallback, repro_dir)");
+                      "frozen, dynamic, cpu_fallback, repro_dir, "
+                      "check_accuracy)");
   *value = toC(scratch);
   return KilnStatus{nullptr};
 }

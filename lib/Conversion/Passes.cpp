@@ -69,6 +69,10 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   // User functions named like the runtime functions the lowering calls
   // (@exp, @malloc, @cblas_sgemm) are renamed first.
   pm.addPass(createKilnCPURenameReservedSymbolsPass());
+  if (!options.testMiscompile.empty()) {
+    auto [op, with] = llvm::StringRef(options.testMiscompile).split(':');
+    pm.addPass(createKilnTestMiscompilePass(op, with));
+  }
   // Fusion: group kt ops into kernels, lower, form one forall per group.
   if (options.fuse) {
     // Products stay out of fused kernels unless they are generated code

@@ -41,6 +41,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 #include <set>
 #include <mutex>
 
@@ -162,10 +163,64 @@ using KernelMap = llvm::StringMap<std::unique_ptr<cpu::CPUExecutable>>;
 /// "cpu" backend), else run their bodies in the interpreter (the "eager"
 /// backend), breaks run on the host, host calls go to the registered
 /// callbacks.
+/// check_accuracy: the first element where a compiled graph's result
+/// differs from the interpreter's beyond the tolerance of its dtype (NaN-aware;
+/// shapes and dtypes must agree), as a message; empty when they agree.
+std::string shapeText(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? "," : "") + std::to_string(d);
+  return s + "]";
+}
+
+std::string compareResults(ArrayRef<Tensor> compiled,
+                           ArrayRef<Tensor> reference) {
+  if (compiled.size() != reference.size())
+    return "it returned " + std::to_string(compiled.size()) +
+           " results, the interpreter " + std::to_string(reference.size());
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(compiled, reference))) {
+    const Tensor &c = std::get<0>(pair);
+    const Tensor &r = std::get<1>(pair);
+    std::string which = "result #" + std::to_string(i);
+    if (c.dtype() != r.dtype() || c.shape() != r.shape())
+      return which + " has dtype " + interp::dtypeName(c.dtype()).str() +
+             " and shape " + shapeText(c.shape()) +
+             ", the interpreter's " + interp::dtypeName(r.dtype()).str() +
+             " and " + shapeText(r.shape());
+    // Tolerances of the dtype (f16/bf16 compute in f32 on the CPU).
+    double rtol = 1e-4, atol = 1e-5;
+    if (r.dtype() == DType::F16 || r.dtype() == DType::BF16)
+      rtol = atol = 1e-2;
+    else if (r.dtype() == DType::F64)
+      rtol = 1e-9, atol = 1e-12;
+    else if (!r.isFloat())
+      rtol = atol = 0;
+    for (int64_t k = 0; k < r.numel(); ++k) {
+      double x = c.getF(k), y = r.getF(k);
+      bool bad = std::isnan(x) || std::isnan(y)
+                     ? std::isnan(x) != std::isnan(y)
+                 : std::isinf(x) || std::isinf(y)
+                     ? x != y
+                     : std::fabs(x - y) > atol + rtol * std::fabs(y);
+      if (bad) {
+        std::string msg;
+        llvm::raw_string_ostream os(msg);
+        os << which << " differs at flat index " << k << ": compiled "
+           << llvm::format("%g", x) << ", interpreter " << llvm::format("%g", y)
+           << " (rtol " << llvm::format("%g", rtol) << ", atol "
+           << llvm::format("%g", atol) << ")";
+        return msg;
+      }
+    }
+  }
+  return "";
+}
+
 FailureOr<SmallVector<Tensor>>
 runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
            const llvm::StringMap<HostCallback> &callbacks,
-           const KernelMap *kernels, uint64_t *kernelCalls) {
+           const KernelMap *kernels, uint64_t *kernelCalls,
+           bool checkAccuracy) {
   interp::Interpreter interp(module);
   auto noop = [](Operation &, ArrayRef<Tensor>, SmallVectorImpl<Tensor> &,
                  interp::Interpreter &) { return success(); };
@@ -173,7 +228,8 @@ runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
        {"kg.guard_tensor", "kg.guard_value", "kg.guard_backend",
         "kg.guard_identity", "kg.guard_shape_relation"})
     interp.setHandler(guard, noop);
-  interp.setHandler("kg.graph", [kernels, kernelCalls](Operation &op,
+  interp.setHandler("kg.graph", [kernels, kernelCalls, checkAccuracy](
+                                   Operation &op,
                                           ArrayRef<Tensor> operands,
                                           SmallVectorImpl<Tensor> &results,
                                           interp::Interpreter &in)
@@ -190,6 +246,20 @@ runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
                  << graph.getCallee() << " failed: " << error;
         results = std::move(*r);
         ++*kernelCalls;
+        if (checkAccuracy) {
+          // As TORCHDYNAMO_REPRO_LEVEL=4: the graph again in the
+          // interpreter, on the same inputs.
+          FailureOr<SmallVector<Tensor>> ref =
+              in.call(graph.getCallee(), operands);
+          if (failed(ref))
+            return failure();
+          std::string diff = compareResults(results, *ref);
+          if (!diff.empty())
+            return mlir::emitError(op.getLoc(), "compiled graph @")
+                   << graph.getCallee()
+                   << " disagrees with the interpreter (check_accuracy): "
+                   << diff;
+        }
         return success();
       }
     }
@@ -488,6 +558,8 @@ Session::Session() {
   warn = [](StringRef msg) { llvm::errs() << "kiln: warning: " << msg << "\n"; };
   if (const char *dir = std::getenv("KILN_REPRO_DIR"))
     opts.reproDir = dir;
+  if (const char *v = std::getenv("KILN_CHECK_ACCURACY"))
+    opts.checkAccuracy = *v && StringRef(v) != "0";
 }
 
 Session::~Session() = default;
@@ -643,10 +715,17 @@ LogicalResult Session::setOption(StringRef key, StringRef value,
     }
   } else if (key == "repro_dir") {
     opts.reproDir = value.str();
+  } else if (key == "check_accuracy") {
+    if (value != "true" && value != "false") {
+      error = "check_accuracy must be true or false, got '" + value.str() +
+              "'";
+      return failure();
+    }
+    opts.checkAccuracy = value == "true";
   } else {
     error = "unknown option '" + key.str() +
             "' (options: backend, pipeline, cache_size_limit, frozen, "
-            "dynamic, cpu_fallback, repro_dir)";
+            "dynamic, cpu_fallback, repro_dir, check_accuracy)";
     return failure();
   }
   return success();
@@ -894,6 +973,7 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
                  const KernelMap *kernels) -> FailureOr<SmallVector<Tensor>> {
     std::shared_ptr<const llvm::StringMap<HostCallback>> callbacks =
         impl->callbacks;
+    bool checkAccuracy = opts.checkAccuracy;
     lock.unlock();
     trace::Scope scope(("call @" + name).str(), "run");
     FailureOr<SmallVector<Tensor>> bound =
@@ -905,7 +985,7 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
     FailureOr<SmallVector<Tensor>> results = [&] {
       DiagnosticCollector diags(&impl->context, error, /*compiling=*/false);
       return runProgram(module, program, tensors, *callbacks, kernels,
-                        &kernelCalls);
+                        &kernelCalls, checkAccuracy);
     }();
     if (kernelCalls) {
       std::lock_guard<std::recursive_mutex> relock(impl->mutex);

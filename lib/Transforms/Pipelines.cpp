@@ -59,6 +59,7 @@ void kiln::buildKilnAOTEagerPipeline(
 }
 
 void kiln::registerKilnPasses() {
+  registerKilnTestPasses();
   registerKilnTransformsPasses();
   PassPipelineRegistration<KilnEagerPipelineOptions>(
       "kiln-eager",

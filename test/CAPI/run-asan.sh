@@ -44,6 +44,7 @@ CXXCPU=$(ninja -t commands lib/Backend/CPU/CMakeFiles/obj.KilnCPUBackend.dir/Run
          tail -1 | strip_cmd | sed -e 's# -c [^ ]*RuntimeErrors.cpp##')
 for f in lib/CAPI/Kiln.cpp lib/Runtime/Session.cpp lib/Runtime/Guards.cpp \
          lib/Runtime/Specialize.cpp lib/Runtime/Aliasing.cpp \
+         lib/Runtime/Repro.cpp lib/Logs/Logging.cpp lib/Logs/Trace.cpp \
          lib/Backend/CPU/CPUBackend.cpp lib/Backend/CPU/RuntimeErrors.cpp \
          lib/Backend/CPU/BufferPool.cpp; do
   o="$OUT/$(basename "$f").o"
@@ -55,7 +56,7 @@ for f in lib/CAPI/Kiln.cpp lib/Runtime/Session.cpp lib/Runtime/Guards.cpp \
   OBJS+=("$o")
 done
 status=0
-if [ "$SAN" = thread ]; then TESTS="threads"; else TESTS="toy_example errors strides aliasing host_results threads"; fi
+if [ "$SAN" = thread ]; then TESTS="threads"; else TESTS="toy_example errors strides aliasing host_results threads entries transform logs"; fi
 for t in $TESTS; do
   $CC -c "$SRC/test/CAPI/$t.c" -o "$OUT/$t.c.o"
   # The instrumented objects come first, so the archives' copies stay out.
@@ -66,7 +67,7 @@ for t in $TESTS; do
        UBSAN_OPTIONS=print_stacktrace=1 \
        TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$SRC/test/CAPI/tsan.supp \
        OMP_NUM_THREADS=2 \
-       "$OUT/$t" "$SRC/examples/toy_example.mlir" >"$OUT/$t.out" 2>"$OUT/$t.err"; then
+       "$OUT/$t" "$SRC/examples/toy_example.mlir" $(test "$t" = logs && echo "$OUT/trace.json") >"$OUT/$t.out" 2>"$OUT/$t.err"; then
     echo "$SAN $t: ok"
   else
     echo "$SAN $t: FAILED (see $OUT/$t.err)"; status=1

@@ -49,10 +49,6 @@ static llvm::cl::opt<std::string> traceFile(
 
 static int runMain(int argc, char **argv);
 
-namespace kiln {
-void registerKilnOptTestPasses(); // TestPasses.cpp
-} // namespace kiln
-
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   int rc = runMain(argc, argv);
@@ -70,7 +66,6 @@ static int runMain(int argc, char **argv) {
   kiln::registerKilnConversionPasses();
   kiln::registerKilnCPUPipeline();
   kiln::registerKilnNVPTXPipeline();
-  kiln::registerKilnOptTestPasses();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);

@@ -71,6 +71,12 @@ struct KilnCPUPipelineOptions
                      "lowering (kiln-cpu-outline-kernels); identical kernels "
                      "are compiled once"),
       llvm::cl::init(true)};
+  Option<std::string> testMiscompile{
+      *this, "test-miscompile",
+      llvm::cl::desc("Test only: OP:WITH replaces each OP by a WITH op of "
+                     "the same operands (a planted wrong answer, for "
+                     "check_accuracy and kiln-reduce --accuracy tests)"),
+      llvm::cl::init("")};
 };
 
 /// Appends `kiln-cpu` to `pm` (a module pass manager): kiln-lower-to-linalg,

@@ -63,6 +63,10 @@ struct SessionOptions {
   /// Where a failed call leaves a reproducer (kiln/Runtime/Repro.h); empty:
   /// none. Starts as KILN_REPRO_DIR.
   std::string reproDir;
+  /// cpu backend: run each compiled graph again in the interpreter and fail
+  /// the call when the results differ beyond the dtype's tolerance (as
+  /// TORCHDYNAMO_REPRO_LEVEL=4; slow). Starts as KILN_CHECK_ACCURACY=1.
+  bool checkAccuracy = false;
 };
 
 /// A host callback for kg.host_call: inputs to outputs; on failure set
@@ -138,7 +142,7 @@ public:
   /// Sets an option by name: backend (eager/cpu; interpreter is eager),
   /// pipeline, cache_size_limit, frozen (true/false), dynamic
   /// (auto/static/dynamic), cpu_fallback (error/eager), repro_dir (a
-  /// directory; "" for none).
+  /// directory; "" for none), check_accuracy (true/false).
   mlir::LogicalResult setOption(llvm::StringRef key, llvm::StringRef value,
                                 std::string &error);
 

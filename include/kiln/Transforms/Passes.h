@@ -62,6 +62,13 @@ void buildKilnAOTEagerPipeline(mlir::OpPassManager &pm,
 /// Registers every Kiln pass and named pipeline with the global registry.
 void registerKilnPasses();
 
+/// Test-only passes that plant bugs (lib/Transforms/TestPasses.cpp):
+/// -kiln-test-crash-on{op=...} aborts, -kiln-test-miscompile{op=... with=...}
+/// replaces each `op` by a `with` op; registered by registerKilnPasses.
+void registerKilnTestPasses();
+std::unique_ptr<mlir::Pass> createKilnTestMiscompilePass(llvm::StringRef op,
+                                                         llvm::StringRef with);
+
 } // namespace kiln
 
 #endif // KILN_TRANSFORMS_PASSES_H

@@ -1,8 +1,10 @@
-//===- TestPasses.cpp - kiln-opt's test-only passes -----------------------===//
+//===- TestPasses.cpp - Test-only passes that plant bugs -------------------===//
 //
 // Part of Kiln. Passes that plant bugs, for the tests of the tools that find
-// bugs (kiln-reduce's --crash and --accuracy modes): registered in kiln-opt
-// only (as mlir-opt's -test-* passes), never part of a pipeline.
+// bugs (kiln-reduce's --crash and --accuracy modes, the runtime's
+// check_accuracy): registered with Kiln's passes (as mlir-opt's -test-*
+// passes), never part of a default pipeline; kiln-cpu's test-only option
+// `test-miscompile=OP:WITH` runs the second first.
 //
 //   -kiln-test-crash-on{op=kt.sigmoid}    aborts when the module holds the op
 //   -kiln-test-miscompile{op=kt.tanh with=kt.sigmoid}
@@ -11,6 +13,8 @@
 //                                         and result types (a wrong answer)
 //
 //===----------------------------------------------------------------------===//
+
+#include "kiln/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -51,6 +55,10 @@ struct MiscompilePass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MiscompilePass)
   MiscompilePass() = default;
   MiscompilePass(const MiscompilePass &other) : PassWrapper(other) {}
+  MiscompilePass(StringRef op, StringRef with) {
+    opName = op.str();
+    withName = with.str();
+  }
   StringRef getArgument() const final { return "kiln-test-miscompile"; }
   StringRef getDescription() const final {
     return "Test only: replace each `op` by a `with` op of the same operands, "
@@ -80,9 +88,12 @@ struct MiscompilePass
 };
 } // namespace
 
-namespace kiln {
-void registerKilnOptTestPasses() {
+void kiln::registerKilnTestPasses() {
   PassRegistration<CrashOnPass>();
   PassRegistration<MiscompilePass>();
 }
-} // namespace kiln
+
+std::unique_ptr<Pass> kiln::createKilnTestMiscompilePass(StringRef op,
+                                                         StringRef with) {
+  return std::make_unique<MiscompilePass>(op, with);
+}
