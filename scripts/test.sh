@@ -14,8 +14,26 @@ scripts/update-docs.sh --check
 LIT=$($(command -v llvm-config-22) --bindir)/lit
 lit_status=0
 "$LIT" -sv "${KILN_BUILD_DIR:-build}/test" || lit_status=$?
+# Sanitizers in CI (docs/debugging.md, "Sanitizer builds"): the C API, the
+# runtime and the CPU backend instrumented with ASan+LSan+UBSan (every C API
+# test program) and with TSan (the 8-thread stress test), side by side (~3 min
+# on 2 cores). KILN_SKIP_SANITIZERS=1 skips them.
+san_status=0
+if [ "${KILN_SKIP_SANITIZERS:-0}" != 1 ]; then
+  B=$(realpath "${KILN_BUILD_DIR:-build}")
+  ninja -C "$B" bin/kiln-capi-toy >/dev/null  # (the scripts' ninja is then a no-op)
+  SAN=address test/CAPI/run-asan.sh "$B" > "$B/sanitizer-address.log" 2>&1 &
+  asan=$!
+  SAN=thread test/CAPI/run-asan.sh "$B" > "$B/sanitizer-thread.log" 2>&1 &
+  tsan=$!
+  wait $asan || san_status=1
+  wait $tsan || san_status=1
+  cat "$B/sanitizer-address.log" "$B/sanitizer-thread.log"
+  [ $san_status = 0 ] && echo "sanitizers: all passed" || echo "sanitizers: FAILED"
+fi
 # The kiln Python package (python/kiln) against eager PyTorch; pytest's
 # summary line ends the output.
 KILN_BUILD_DIR=$(realpath "${KILN_BUILD_DIR:-build}") PYTHONPATH=python \
   /usr/bin/python3 -m pytest test/python -q -p no:cacheprovider
-exit $lit_status
+[ $lit_status != 0 ] && exit $lit_status
+exit $san_status
