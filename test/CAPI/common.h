@@ -99,6 +99,24 @@ static inline double maxError(const DLTensor *got, const float *want,
   return err;
 }
 
+/// Calls toy_example on n <= 32 elements (a deterministic pattern) and
+/// checks the result against toyReference; ends the test on any failure.
+static inline void callToyChecked(KilnSession s, int64_t n) {
+  float a[32], b[32], want[32];
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = (float)i * 0.5f - 2.0f;
+    b[i] = (float)(i % 3) - 0.5f;
+  }
+  int64_t shape[1] = {n};
+  DLTensor args[2] = {tensor1d(a, shape), tensor1d(b, shape)};
+  KilnTensorList results;
+  CHECK_OK(kilnSessionCall(s, STR("toy_example"), args, 2, NULL, &results));
+  toyReference(a, b, n, want);
+  double err = maxError(kilnTensorListGet(results, 0), want, n);
+  CHECK(err >= 0 && err <= 1e-6);
+  kilnTensorListDestroy(results);
+}
+
 /// Reads a whole file into a NUL-terminated malloc'ed buffer (NULL on error).
 static inline char *readFile(const char *path) {
   FILE *f = fopen(path, "rb");

@@ -20,19 +20,7 @@ static KilnStatus quietPrint(void *userData, const DLTensor *inputs,
 
 /// Calls toy_example on n elements and prints the entry that ran it.
 static void callAndReport(KilnSession s, const char *label, int64_t n) {
-  float a[32], b[32], want[32];
-  for (int64_t i = 0; i < n; ++i) {
-    a[i] = (float)i * 0.5f - 2.0f;
-    b[i] = (float)(i % 3) - 0.5f;
-  }
-  int64_t shape[1] = {n};
-  DLTensor args[2] = {tensor1d(a, shape), tensor1d(b, shape)};
-  KilnTensorList results;
-  CHECK_OK(kilnSessionCall(s, STR("toy_example"), args, 2, NULL, &results));
-  toyReference(a, b, n, want);
-  double err = maxError(kilnTensorListGet(results, 0), want, n);
-  CHECK(err >= 0 && err <= 1e-6);
-  kilnTensorListDestroy(results);
+  callToyChecked(s, n);
   int64_t entry = -2;
   CHECK_OK(kilnSessionGetLastEntry(s, STR("toy_example"), &entry));
   KilnProgramStats stats;
