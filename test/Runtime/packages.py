@@ -1,5 +1,6 @@
 # RUN: %python %s %t %S/../../runtime/python
 # REQUIRES: numpy, torch
+# UNSUPPORTED: sanitizer
 #
 # Packages (docs/packages.md): kiln-compile writes them, and this process,
 # which loads only libkiln_rt.so and runtime/python/kiln_rt.py (no compiler,
