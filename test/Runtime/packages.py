@@ -245,6 +245,25 @@ expect_error(lambda: p.run("gather", xg, np.array([[0, 9], [1, 1]], np.int64)),
 r, = p.run("gather", xg, good)
 close(r, np.take_along_axis(xg[:2], good, axis=1), "calls after a run-time error work")
 
+# A failed allocation in compiled code (2^48 bytes: more than the address
+# space) is an error, and the package stays usable.
+p = compile_package("alloc", """
+func.func @huge(%a: tensor<4xf32>) -> tensor<70368744177664xf32> {
+  %r = kt.expand %a {size = [17592186044416, 4]} : (tensor<4xf32>) -> tensor<17592186044416x4xf32>
+  %f = kt.reshape %r {shape = [70368744177664]} : (tensor<17592186044416x4xf32>) -> tensor<70368744177664xf32>
+  return %f : tensor<70368744177664xf32>
+}
+func.func @small(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = kt.add %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+""", "--entry=huge,small")
+v = np.arange(4, dtype=np.float32)
+expect_error(lambda: p.run("huge", v), "(256.0 TiB) in compiled code: out of memory",
+             "a failed allocation in compiled code")
+r, = p.run("small", v)
+close(r, v + v, "calls after a failed allocation work")
+
 # 8. Bad arguments.
 p = kiln_rt.Package(os.path.join(work, "pointwise.so"))
 expect_error(lambda: p.run("f", np.zeros((2, 4), np.float32)),
