@@ -326,5 +326,25 @@ expect_error(lambda: kiln_rt.Package(bad_file("badjson.so", blob.replace(b'"form
 expect_error(lambda: kiln_rt.Package(bad_file("gpu.so", blob.replace(b'"device": "cpu"', b'"device": "gpu"'))),
              "it is for device 'gpu'; this libkiln_rt runs cpu packages", "a package for another device")
 
+# A needed library that cannot be found names itself and what it is for;
+# KILN_RT_LIBRARY_PATH is searched first. (The package's libomp renamed in
+# its manifest: "libomq.so.5", with no such file where it was made.)
+omp = [l for l in kiln_rt.Package(good_file).manifest["needed_libraries"]
+       if l["name"] == "libomp.so.5"]
+assert omp and b"libomq" not in blob
+renamed = bad_file("omq.so", blob.replace(b"libomp.so.5", b"libomq.so.5"))
+expect_error(lambda: kiln_rt.Package(renamed),
+             "needs libomq.so.5 (OpenMP threads of the compiled code), which cannot be "
+             "loaded", "a missing needed library")
+libdir = os.path.join(work, "libs")
+os.makedirs(libdir)
+shutil.copy(omp[0]["path"], os.path.join(libdir, "libomq.so.5"))
+os.environ["KILN_RT_LIBRARY_PATH"] = "/nonexistent:" + libdir
+q = kiln_rt.Package(renamed)
+a = rng.standard_normal((3, 4)).astype(np.float32)
+r, = q.run("f", a, b)
+close(r, np.exp(a) * b - a, "needed library found through KILN_RT_LIBRARY_PATH")
+del os.environ["KILN_RT_LIBRARY_PATH"]
+
 print("FAILED" if failures else "PASSED")
 sys.exit(1 if failures else 0)
