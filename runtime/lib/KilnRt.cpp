@@ -557,6 +557,10 @@ int checkArgs(const KilnRtPackage *pkg, int entryIndex,
       return failWith(arg + " has dtype " + dtypeString(t->dtype) +
                       ", expected " + s.dtypeName + " (" +
                       dtypeString(s.dtype) + ")");
+    if (t->ndim < 0 || (t->ndim > 0 && !t->shape))
+      return failWith(arg + " has a bad descriptor (ndim " +
+                      std::to_string(t->ndim) + ", shape " +
+                      (t->shape ? "set" : "NULL") + ")");
     if (t->ndim != (int)s.shape.size())
       return failWith(arg + " has rank " + std::to_string(t->ndim) +
                       " (shape " + shapeString(t->shape, t->ndim) +

@@ -165,6 +165,10 @@ int main(int argc, char **argv) {
   tb.device.device_type = kDLCUDA;
   if (kiln_rt_check_args(pkg, entry_f, bad, 2) != KILN_RT_OK)
     printf("cuda: %s\n", kiln_rt_last_error());
+  tb.device.device_type = kDLCPU;
+  tb.shape = NULL;
+  if (kiln_rt_check_args(pkg, entry_f, bad, 2) != KILN_RT_OK)
+    printf("no shape: %s\n", kiln_rt_last_error());
 
   pthread_t threads[THREADS];
   Work work[THREADS];
