@@ -215,6 +215,36 @@ bool kiln::rt::takeErrorReport(CallContext &context, int64_t &id,
   return true;
 }
 
+std::string kiln::rt::formatRuntimeError(const std::string &tmpl,
+                                        const int64_t *values, size_t count) {
+  std::string out;
+  for (size_t i = 0; i < tmpl.size(); ++i) {
+    if (tmpl[i] == '{' && i + 2 < tmpl.size() && tmpl[i + 2] == '}' &&
+        tmpl[i + 1] >= '0' && tmpl[i + 1] <= '9' &&
+        (size_t)(tmpl[i + 1] - '0') < count) {
+      out += std::to_string(values[tmpl[i + 1] - '0']);
+      i += 2;
+      continue;
+    }
+    out += tmpl[i];
+  }
+  return out;
+}
+
+bool kiln::rt::takeFormattedError(CallContext &context,
+                                  const std::string *messages, size_t count,
+                                  std::string &message) {
+  int64_t id;
+  int64_t values[kCallErrorValues];
+  if (!takeErrorReport(context, id, values))
+    return false;
+  if (id < 0 || (uint64_t)id >= count)
+    message = "run-time error #" + std::to_string(id) + " (no message)";
+  else
+    message = formatRuntimeError(messages[id], values, kCallErrorValues);
+  return true;
+}
+
 std::string kiln::rt::byteCountString(uint64_t bytes) {
   std::string s = std::to_string(bytes) + " bytes";
   static const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

@@ -7,7 +7,10 @@
 # an LLVM or MLIR header fails the build: the test shows that too, on a copy
 # of the sources with one such include added, then builds the real sources
 # (with GCC, whose missing <omp-tools.h> takes the runtime's own OMPT
-# declarations, and with clang) and runs a driver over the runtime.
+# declarations, and with clang) and runs a driver over the runtime. The same
+# tree builds libkiln_rt.so (the package loader): it needs no LLVM/MLIR
+# library, and a package from kiln-compile runs through it and the Python
+# loader (runtime/python/kiln_rt.py) in a process without the compiler.
 import os
 import shutil
 import subprocess
@@ -88,6 +91,57 @@ for cxx in compilers:
     r = subprocess.run([exe], capture_output=True, text=True)
     record(r.returncode == 0 and "PASSED" in r.stdout,
            "the driver passes (" + cxx + ")", r.stdout + r.stderr)
+
+    # libkiln_rt.so from the same tree: no LLVM/MLIR library among its
+    # dependencies, and it runs a package.
+    librt = os.path.join(tree, "libkiln_rt.so.0")
+    record(os.path.exists(librt), "libkiln_rt.so.0 builds standalone (" + cxx + ")")
+    if not os.path.exists(librt):
+        continue
+    r = subprocess.run(["readelf", "-d", librt], capture_output=True, text=True)
+    needed = [l.split("[")[1].rstrip("]") for l in r.stdout.splitlines()
+              if "(NEEDED)" in l]
+    record(r.returncode == 0 and needed and
+           not any("LLVM" in n or "MLIR" in n or "llvm" in n for n in needed),
+           "libkiln_rt needs no LLVM/MLIR library (" + ", ".join(needed) + ")")
+    tools = os.environ.get("KILN_TOOLS_DIR")
+    if not tools:
+        continue
+    src = os.path.join(work, "pkg.mlir")
+    with open(src, "w") as f:
+        f.write("""
+func.func @f(%a: tensor<?x3xf32>, %b: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %0 = kt.mul %a, %b : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  %1 = kt.sum %0 {dim = [1]} : (tensor<?x3xf32>) -> tensor<?xf32>
+  %2 = kt.unsqueeze %1 {dim = 1} : (tensor<?xf32>) -> tensor<?x1xf32>
+  %3 = kt.sub %0, %2 : (tensor<?x3xf32>, tensor<?x1xf32>) -> tensor<?x3xf32>
+  return %3 : tensor<?x3xf32>
+}
+""")
+    pkg = os.path.join(work, "pkg-" + cxx + ".so")
+    r = subprocess.run([os.path.join(tools, "kiln-compile"), src, "-o", pkg],
+                       capture_output=True, text=True)
+    record(r.returncode == 0, "kiln-compile writes a package", r.stderr)
+    if r.returncode:
+        continue
+    script = """
+import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+import kiln_rt
+p = kiln_rt.Package(sys.argv[2], library=sys.argv[3])
+a = np.arange(12, dtype=np.float32).reshape(4, 3)
+b = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+r, = p.run("f", a, b)
+m = a * b
+assert "kiln" not in sys.modules
+print("MATCH" if np.allclose(r, m - m.sum(1, keepdims=True), atol=1e-5) else "MISMATCH", r)
+"""
+    r = subprocess.run([sys.executable, "-c", script,
+                        os.path.join(runtime, "python"), pkg, librt],
+                       capture_output=True, text=True)
+    record(r.returncode == 0 and "MATCH" in r.stdout and "MISMATCH" not in r.stdout,
+           "the standalone libkiln_rt runs the package (" + cxx + ")",
+           r.stdout + r.stderr)
 
 print("FAILED" if failures else "PASSED")
 sys.exit(1 if failures else 0)

@@ -18,6 +18,11 @@ void kiln::cpu::registerBufferPoolSymbols(mlir::ExecutionEngine &engine) {
         llvm::JITSymbolFlags::Exported};
     map[interner("free")] = {llvm::orc::ExecutorAddr::fromPtr(&kiln_rt_free),
                              llvm::JITSymbolFlags::Exported};
+    // The same functions under their own names: code compiled for a
+    // package object calls these (CompileOptions::packageObject).
+    map[interner("kiln_rt_malloc")] = map[interner("malloc")];
+    map[interner("kiln_rt_aligned_alloc")] = map[interner("aligned_alloc")];
+    map[interner("kiln_rt_free")] = map[interner("free")];
     return map;
   });
 }

@@ -298,15 +298,23 @@ private:
 FailureOr<std::unique_ptr<CPUExecutable>>
 CPUExecutable::compile(ModuleOp module, StringRef entry, std::string &error,
                        CompileTimes *times, const CompileOptions &options) {
+  auto all = compileEntries(module, {entry.str()}, error, times, options);
+  if (failed(all))
+    return failure();
+  return std::move(all->front());
+}
+
+FailureOr<SmallVector<std::unique_ptr<CPUExecutable>>>
+CPUExecutable::compileEntries(ModuleOp module, ArrayRef<std::string> entries,
+                              std::string &error, CompileTimes *times,
+                              const CompileOptions &options) {
   unsigned threads = options.threads;
   if (!threads)
     threads = std::max(1u, std::thread::hardware_concurrency());
   setBLASThreadsOnLoad(options.optimize ? threads : 1);
-  auto all = compileImpl(module, {entry.str()}, pipelineString(options), error,
-                         times, options.objectFile, options.useCache, &options);
-  if (failed(all))
-    return failure();
-  return std::move(all->front());
+  return compileImpl(module, entries, pipelineString(options), error, times,
+                     options.objectFile, options.useCache, &options,
+                     options.packageObject);
 }
 
 FailureOr<SmallVector<std::unique_ptr<CPUExecutable>>>
@@ -369,6 +377,29 @@ static void dropUnusedPackedWrappers(llvm::Module &m,
     f->eraseFromParent();
 }
 
+/// Points the module's calls of malloc / free / aligned_alloc at the
+/// compiled-code runtime's allocator (kiln/rt/BufferPool.h), by name: the
+/// declarations are renamed, so an object file references kiln_rt_malloc
+/// etc. (CompileOptions::packageObject). The JIT resolves both
+/// names to the same functions (registerBufferPoolSymbols).
+static void renameAllocatorCalls(llvm::Module &m) {
+  static const std::pair<const char *, const char *> names[] = {
+      {"malloc", "kiln_rt_malloc"},
+      {"free", "kiln_rt_free"},
+      {"aligned_alloc", "kiln_rt_aligned_alloc"}};
+  for (auto [libc, rt] : names) {
+    llvm::Function *f = m.getFunction(libc);
+    if (!f || !f->isDeclaration())
+      continue;
+    if (llvm::Function *existing = m.getFunction(rt)) {
+      f->replaceAllUsesWith(existing);
+      f->eraseFromParent();
+    } else {
+      f->setName(rt);
+    }
+  }
+}
+
 /// LLVM's -O3 module pipeline (as mlir::makeOptimizingTransformer(3, 0)),
 /// without CalledValuePropagationPass. That pass finds the possible callees
 /// of indirect calls (compiled code makes none; OpenMP's outlined regions go
@@ -407,7 +438,8 @@ FailureOr<SmallVector<std::unique_ptr<CPUExecutable>>>
 CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
                            StringRef pipeline, std::string &error,
                            CompileTimes *times, StringRef objectFile,
-                           bool useCache, const CompileOptions *options) {
+                           bool useCache, const CompileOptions *options,
+                           bool runtimeAllocator) {
   loadRuntimeLibraries();
   MLIRContext *ctx = module.getContext();
   SmallVector<std::unique_ptr<CPUExecutable>> exes;
@@ -578,6 +610,12 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     return failure();
   }
   tmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  if (runtimeAllocator && !objectFile.empty()) {
+    // A package's object goes into a shared library (the JIT links PIC
+    // code of the small model as well).
+    tmb->setRelocationModel(llvm::Reloc::PIC_);
+    tmb->setCodeModel(llvm::CodeModel::Small);
+  }
   auto tm = tmb->createTargetMachine();
   if (!tm) {
     error = "cannot create a target machine: " + llvm::toString(tm.takeError());
@@ -616,9 +654,11 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   for (auto &exe : exes)
     packedNeeded.insert("_mlir_" + exe->symbol);
   std::function<llvm::Error(llvm::Module *)> optimize =
-      [&o3, &optSeconds, &packedNeeded](llvm::Module *m) {
+      [&o3, &optSeconds, &packedNeeded, runtimeAllocator](llvm::Module *m) {
         auto t = std::chrono::steady_clock::now();
         dropUnusedPackedWrappers(*m, packedNeeded);
+        if (runtimeAllocator)
+          renameAllocatorCalls(*m);
         llvm::Error e = o3(m);
         optSeconds += secondsSince(t);
         return e;

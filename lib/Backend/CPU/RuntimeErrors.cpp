@@ -33,11 +33,11 @@ std::vector<std::string> kiln::cpu::runtimeErrorMessages(ModuleOp module) {
 std::optional<std::string>
 kiln::cpu::takeRuntimeError(CallContext &context,
                             llvm::ArrayRef<std::string> messages) {
-  int64_t id;
-  int64_t values[kiln::kRuntimeErrorValues];
-  if (!rt::takeErrorReport(context, id, values))
+  // Formatting is the runtime's: packages format with the same code
+  // (libkiln_rt, the templates from their manifest).
+  std::string message;
+  if (!rt::takeFormattedError(context, messages.data(), messages.size(),
+                              message))
     return std::nullopt;
-  if (id < 0 || id >= (int64_t)messages.size())
-    return "run-time error #" + std::to_string(id) + " (no message)";
-  return kiln::formatRuntimeError(messages[id], values);
+  return message;
 }

@@ -17,22 +17,6 @@
 using namespace mlir;
 using namespace kiln;
 
-std::string kiln::formatRuntimeError(StringRef tmpl,
-                                     ArrayRef<int64_t> values) {
-  std::string out;
-  for (size_t i = 0; i < tmpl.size(); ++i) {
-    if (tmpl[i] == '{' && i + 2 < tmpl.size() && tmpl[i + 2] == '}' &&
-        tmpl[i + 1] >= '0' && tmpl[i + 1] <= '9' &&
-        (size_t)(tmpl[i + 1] - '0') < values.size()) {
-      out += std::to_string(values[tmpl[i + 1] - '0']);
-      i += 2;
-      continue;
-    }
-    out += tmpl[i];
-  }
-  return out;
-}
-
 /// "file:line:col" of the first file location in `loc`, else its printed
 /// form.
 static std::string locationText(Location loc) {

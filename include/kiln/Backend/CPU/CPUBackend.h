@@ -57,6 +57,13 @@ struct CompileOptions {
   /// If not empty: also write the machine code as an ELF object file here
   /// (the entry and its `_mlir_ciface_` wrapper are global symbols).
   std::string objectFile;
+  /// With objectFile: an object for a shared library (a package,
+  /// kiln/Package/Package.h): position-independent code, small code model,
+  /// and calls of the compiled-code runtime's allocator (kiln_rt_malloc /
+  /// kiln_rt_free / kiln_rt_aligned_alloc, kiln/rt/BufferPool.h) instead of
+  /// malloc / free / aligned_alloc, as the JIT'd code does, so that
+  /// libkiln_rt's pool and failed-allocation handling hold for it too.
+  bool packageObject = false;
   /// Look up / store the kernel in the process-wide cache.
   bool useCache = true;
 };
@@ -104,6 +111,13 @@ public:
           CompileTimes *times = nullptr,
           const CompileOptions &options = CompileOptions());
 
+  /// compile() of several entries, compiled together (one pipeline run, one
+  /// JIT module, one object file); result i is `entries[i]`.
+  static mlir::FailureOr<llvm::SmallVector<std::unique_ptr<CPUExecutable>>>
+  compileEntries(mlir::ModuleOp module, llvm::ArrayRef<std::string> entries,
+                 std::string &error, CompileTimes *times,
+                 const CompileOptions &options);
+
   /// Compiles several entries of `module` together: one clone holding the
   /// entries and the functions they reference, one run of `pipeline` (a
   /// textual module pipeline ending in LLVM, e.g. "kiln-cpu{...}"; empty for
@@ -121,6 +135,12 @@ public:
   mlir::FailureOr<llvm::SmallVector<interp::Tensor>>
   call(llvm::ArrayRef<interp::Tensor> args, std::string &error) const;
 
+  /// The message templates of the run-time checks of the compiled module
+  /// (RuntimeErrors.h), indexed by the id compiled code reports.
+  const std::vector<std::string> &runtimeErrorTemplates() const {
+    return *runtimeErrors;
+  }
+
   /// Seconds the compiled code ran in the last `call` (the entry itself,
   /// including the result allocations it makes; not the copy-out).
   /// With calls on several threads: one of the last calls.
@@ -134,7 +154,7 @@ private:
   compileImpl(mlir::ModuleOp module, llvm::ArrayRef<std::string> entries,
               llvm::StringRef pipeline, std::string &error,
               CompileTimes *times, llvm::StringRef objectFile, bool useCache,
-              const CompileOptions *options);
+              const CompileOptions *options, bool runtimeAllocator = false);
   static void loadRuntimeLibraries();
   static void setBLASThreadsOnLoad(unsigned threads);
   mutable std::atomic<double> kernelSeconds{0};

@@ -36,9 +36,9 @@ inline constexpr llvm::StringLiteral kRuntimeErrorsAttr = "kiln.runtime_errors";
 /// How many values (after the id) the error function takes.
 inline constexpr unsigned kRuntimeErrorValues = 8;
 
-/// The message of template `tmpl` with each {k} replaced by `values[k]`.
-std::string formatRuntimeError(llvm::StringRef tmpl,
-                               llvm::ArrayRef<int64_t> values);
+// Formatting a template with the reported values is the compiled-code
+// runtime's (kiln::rt::formatRuntimeError, runtime/include/kiln/rt/
+// CallContext.h): the JIT backend and libkiln_rt share it.
 
 } // namespace kiln
 

@@ -91,6 +91,19 @@ void initializeOpenMP();
 bool takeErrorReport(CallContext &context, int64_t &id,
                      int64_t (&values)[kCallErrorValues]);
 
+/// The message of template `tmpl` (one of a compiled module's run-time
+/// error templates: the `kiln.runtime_errors` attribute of the lowered
+/// module, the `runtime_errors` of a package manifest) with each `{k}`
+/// (k a digit below `count`) replaced by `values[k]`.
+std::string formatRuntimeError(const std::string &tmpl, const int64_t *values,
+                               size_t count);
+
+/// The formatted first report of the call, if any (and forgets it), with
+/// the templates `messages` / `count` (an id out of range gives
+/// "run-time error #N (no message)").
+bool takeFormattedError(CallContext &context, const std::string *messages,
+                        size_t count, std::string &message);
+
 /// "N bytes" or "N bytes (X.Y MiB)", as the interpreter writes sizes.
 std::string byteCountString(uint64_t bytes);
 
