@@ -17,7 +17,7 @@ config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["kiln-opt", "kiln-run", "kiln-reduce"], [config.kiln_tools_dir])
+llvm_config.add_tool_substitutions(["kiln-opt", "kiln-run", "kiln-reduce", "kiln-fuzz-gen"], [config.kiln_tools_dir])
 
 # Execution tests are Python scripts that compare kiln-run's results with
 # NumPy / PyTorch. They run with Debian's interpreter (the one that sees
