@@ -73,3 +73,13 @@ if sanitize:
                 "ASAN_SYMBOLIZER_PATH", "LLVM_SYMBOLIZER_PATH"]:
         if var in os.environ:
             config.environment[var] = os.environ[var]
+
+# The fuzz build (KILN_FUZZ=ON, docs/debugging.md "Fuzzing"): test/Fuzz runs
+# each libFuzzer harness once over its seed corpus (UNSUPPORTED elsewhere).
+if getattr(config, "kiln_fuzz", "") in ("ON", "1", "TRUE", "YES", "True", "On"):
+    config.available_features.add("kiln-fuzz")
+    config.substitutions.append(("%fuzz_bin", config.kiln_tools_dir))
+    config.substitutions.append(("%fuzz_corpus", os.path.join(config.kiln_src_root, "fuzz", "corpus")))
+    for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
+        if var in os.environ:
+            config.environment[var] = os.environ[var]

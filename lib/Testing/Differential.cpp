@@ -39,6 +39,17 @@ llvm::StringRef kiln::testing::outcomeName(Outcome o) {
   return "?";
 }
 
+DiffCase kiln::testing::diffCaseFromFuzzInput(llvm::ArrayRef<uint8_t> bytes) {
+  DiffCase c;
+  uint8_t first = bytes.empty() ? 0 : bytes.front();
+  c.program = generateProgram(bytes.drop_front(bytes.empty() ? 0 : 1));
+  c.options.seed = first & 0x7f;
+  c.options.compile.optimize = !(first & 0x80);
+  c.options.compile.threads = 1;
+  c.options.compile.useCache = false;
+  return c;
+}
+
 Outcome kiln::testing::checkProgram(MLIRContext &context,
                                     const GeneratedProgram &program,
                                     const DiffOptions &options,

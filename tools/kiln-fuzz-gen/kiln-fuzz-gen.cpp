@@ -6,8 +6,11 @@
 //   kiln-fuzz-gen --seed=S [--count=N]          print N programs
 //   kiln-fuzz-gen --seed=S --count=N --check    parse, verify, interpret each
 //   kiln-fuzz-gen ... --check --cpu             and compare with the CPU backend
-//   kiln-fuzz-gen --bytes=FILE [--check --cpu]  the program of a fuzzer input
-//                                               (a kiln-fuzz-diff reproducer)
+//   kiln-fuzz-gen --bytes=FILE [--check --cpu]  the program of these bytes
+//   kiln-fuzz-gen --fuzz-input=FILE             a kiln-fuzz-diff input (its
+//                                               reproducer) exactly as the
+//                                               harness runs it (implies
+//                                               --check --cpu)
 //
 // Program k of --seed=S is generated from 64 bytes of splitmix64(S + k).
 // --check prints one line per program that fails (its outcome, the program
@@ -37,6 +40,9 @@ static cl::opt<unsigned> numPrograms("count", cl::cat(category), cl::init(1),
 static cl::opt<std::string> bytesFile(
     "bytes", cl::cat(category),
     cl::desc("Generate from the bytes of this file (a fuzzer input)"));
+static cl::opt<std::string> fuzzInput(
+    "fuzz-input", cl::cat(category),
+    cl::desc("Check a kiln-fuzz-diff input as the harness does"));
 static cl::opt<bool> check("check", cl::cat(category),
                            cl::desc("Parse, verify and interpret each program"));
 static cl::opt<bool> cpuToo("cpu", cl::cat(category),
@@ -64,10 +70,11 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "Kiln: print or check generated kt programs\n");
   std::vector<std::vector<uint8_t>> inputs;
-  if (!bytesFile.empty()) {
-    auto buf = MemoryBuffer::getFile(bytesFile);
+  std::string file = !fuzzInput.empty() ? fuzzInput : bytesFile;
+  if (!file.empty()) {
+    auto buf = MemoryBuffer::getFile(file);
     if (!buf) {
-      errs() << "kiln-fuzz-gen: " << bytesFile << ": "
+      errs() << "kiln-fuzz-gen: " << file << ": "
              << buf.getError().message() << "\n";
       return 1;
     }
@@ -83,6 +90,15 @@ int main(int argc, char **argv) {
   mlir::MLIRContext context(registry);
   std::map<Outcome, unsigned> counts;
   unsigned failures = 0, ops = 0;
+  if (!fuzzInput.empty()) {
+    DiffCase c = diffCaseFromFuzzInput(inputs.front());
+    std::string message;
+    Outcome o = checkProgram(context, c.program, c.options, message);
+    outs() << c.program.text << "// input seed " << c.options.seed
+           << ", optimize=" << c.options.compile.optimize << ": "
+           << outcomeName(o) << "\n" << message;
+    return o == Outcome::Match || o == Outcome::Unsupported ? 0 : 1;
+  }
   for (auto [k, bytes] : llvm::enumerate(inputs)) {
     GeneratedProgram p = generateProgram(bytes);
     ops += p.numOps;

@@ -40,6 +40,16 @@ struct DiffOptions {
   cpu::CompileOptions compile;
 };
 
+/// What a kiln-fuzz-diff input means: byte 0 is the input seed (bits 0-6)
+/// and `optimize=false` (bit 7); the rest are the generator's bytes. The
+/// harness and `kiln-fuzz-gen --fuzz-input` share it, so a reproducer runs
+/// the same in the normal build.
+struct DiffCase {
+  GeneratedProgram program;
+  DiffOptions options;
+};
+DiffCase diffCaseFromFuzzInput(llvm::ArrayRef<uint8_t> bytes);
+
 /// Checks `program` in `context`; `message` gets the diagnostics and, for a
 /// mismatch, which result and element differ.
 Outcome checkProgram(mlir::MLIRContext &context,
