@@ -43,6 +43,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "kiln/Support/ToolErrors.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -873,6 +874,7 @@ static int runMain(int argc, char **argv);
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  kiln::installToolFatalErrorHandlers("kiln-run");
   int rc = runMain(argc, argv);
   // The trace holds everything this run did; a trace that cannot be
   // written fails the run.
