@@ -148,7 +148,10 @@ struct Script {
         case 2: st[i] = int64_t(1) << (40 + in.pick(23)); huge = true; break;
         default: st[i] = 1 + in.pick(3);
         }
-      contiguous *= sh[i] > 0 ? sh[i] : 1;
+      // (Saturates: a stride past int64 is a lie the descriptor makes, which
+      // the span check below turns into a huge tensor.)
+      if (__builtin_mul_overflow(contiguous, sh[i] > 0 ? sh[i] : 1, &contiguous))
+        contiguous = INT64_MAX, huge = true;
     }
     t.strides = strided ? st : nullptr;
     // The bytes the tensor reaches, from byte_offset: [lo, hi) elements

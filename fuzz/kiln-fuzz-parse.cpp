@@ -35,7 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llvm::raw_string_ostream(diagnostics) << diag << "\n";
     return success();
   });
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // A NUL-terminated copy: MLIR's parser reads the byte after the buffer
+  // (as the tools' files and kiln::runtime::parseModuleText give it).
+  std::string text(reinterpret_cast<const char *>(data), size);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
   if (!module)
     return 0;

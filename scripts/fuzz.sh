@@ -11,7 +11,7 @@
 # grown corpus) and crashes/<harness>/ (reproducers: crash-*, timeout-*,
 # oom-*, leak-*). Exits 1 if any harness found something.
 #
-# Environment: KILN_FUZZ_TIMEOUT (seconds one input may take, default 60: the JIT is
+# Environment: KILN_FUZZ_TIMEOUT (seconds one input may take, default 120: the JIT is
 # slow), KILN_FUZZ_ARGS (more libFuzzer flags).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,7 +55,7 @@ for h in "${HARNESSES[@]}"; do
   echo "== $h (${SECONDS_EACH}s)"
   # shellcheck disable=SC2086
   "$BUILD/bin/$h" "$OUT/corpus/$h" "fuzz/corpus/$h" "${dict[@]}" \
-    -max_total_time="$SECONDS_EACH" -timeout="${KILN_FUZZ_TIMEOUT:-60}" \
+    -max_total_time="$SECONDS_EACH" -timeout="${KILN_FUZZ_TIMEOUT:-120}" \
     -rss_limit_mb=4096 -max_len=$maxlen -print_final_stats=1 \
     -artifact_prefix="$OUT/crashes/$h/" ${KILN_FUZZ_ARGS:-} \
     > "$OUT/$h.log" 2>&1

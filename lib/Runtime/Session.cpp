@@ -578,9 +578,8 @@ void Session::setWarningHandler(std::function<void(StringRef)> handler) {
   warn = std::move(handler);
 }
 
-OwningOpRef<ModuleOp> kiln::runtime::parseModuleText(MLIRContext &context,
-                                                     StringRef text,
-                                                     StringRef bufferName) {
+OwningOpRef<ModuleOp> parseModuleText(MLIRContext &context, StringRef text,
+                                      StringRef bufferName) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
