@@ -2,7 +2,9 @@
 # Configures (once) and builds Kiln into ${KILN_BUILD_DIR:-build}.
 # Uses clang++-22, lld, the shared libMLIR.so and ccache (see TOOLCHAIN.md).
 # KILN_SANITIZE=address,undefined (or thread) configures a sanitizer build
-# (docs/debugging.md); give it its own KILN_BUILD_DIR.
+# (docs/debugging.md); give it its own KILN_BUILD_DIR. KILN_FUZZ=ON
+# configures the libFuzzer build (fuzz/; build it with the target kiln-fuzz,
+# or use scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${KILN_BUILD_DIR:-build}
@@ -16,6 +18,7 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DMLIR_DIR="$($LLVM_CONFIG --libdir)/cmake/mlir" \
     -DLLVM_EXTERNAL_LIT="$($LLVM_CONFIG --bindir)/lit" \
     ${KILN_SANITIZE:+-DKILN_SANITIZE=$KILN_SANITIZE} \
+    ${KILN_FUZZ:+-DKILN_FUZZ=$KILN_FUZZ} \
     ${KILN_CMAKE_ARGS:-}
 fi
 cmake --build "$BUILD_DIR" "$@"

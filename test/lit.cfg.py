@@ -17,7 +17,7 @@ config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["kiln-opt", "kiln-run", "kiln-reduce", "kiln-compile"], [config.kiln_tools_dir])
+llvm_config.add_tool_substitutions(["kiln-opt", "kiln-run", "kiln-reduce", "kiln-compile", "kiln-fuzz-gen"], [config.kiln_tools_dir])
 
 # Execution tests are Python scripts that compare kiln-run's results with
 # NumPy / PyTorch. They run with Debian's interpreter (the one that sees
@@ -71,5 +71,15 @@ if sanitize:
         config.available_features.add("sanitize-" + s)
     for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS",
                 "ASAN_SYMBOLIZER_PATH", "LLVM_SYMBOLIZER_PATH"]:
+        if var in os.environ:
+            config.environment[var] = os.environ[var]
+
+# The fuzz build (KILN_FUZZ=ON, docs/debugging.md "Fuzzing"): test/Fuzz runs
+# each libFuzzer harness once over its seed corpus (UNSUPPORTED elsewhere).
+if getattr(config, "kiln_fuzz", "") in ("ON", "1", "TRUE", "YES", "True", "On"):
+    config.available_features.add("kiln-fuzz")
+    config.substitutions.append(("%fuzz_bin", config.kiln_tools_dir))
+    config.substitutions.append(("%fuzz_corpus", os.path.join(config.kiln_src_root, "fuzz", "corpus")))
+    for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
         if var in os.environ:
             config.environment[var] = os.environ[var]

@@ -361,7 +361,8 @@ KilnStatus load(SessionImpl *impl, llvm::StringRef fn, llvm::StringRef text,
   // argument kinds, which the session does not expose.
   MLIRContext *ctx = impl->session.getContext();
   kiln::ThreadDiagnosticHandler quiet(ctx, [](Diagnostic &) {});
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, ctx);
+  OwningOpRef<ModuleOp> module =
+      kiln::runtime::parseModuleText(*ctx, text, bufferName);
   if (!module)
     return makeStatus(fn.str() + ": internal error: cannot re-parse the module");
   module->walk([&](kiln::kg::ProgramOp program) {

@@ -578,16 +578,22 @@ void Session::setWarningHandler(std::function<void(StringRef)> handler) {
   warn = std::move(handler);
 }
 
+OwningOpRef<ModuleOp> parseModuleText(MLIRContext &context, StringRef text,
+                                      StringRef bufferName) {
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+}
+
 /// Parses `text` (named `bufferName` in locations) into a module; on
 /// failure `error` says why (the collected diagnostics, else a fallback).
 static OwningOpRef<ModuleOp> parseModuleText(MLIRContext &context,
                                              StringRef text,
                                              StringRef bufferName,
                                              std::string &error) {
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      kiln::runtime::parseModuleText(context, text, bufferName);
   if (!module && error.empty())
     error = "cannot parse '" + bufferName.str() + "'";
   return module;
@@ -1113,8 +1119,8 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
       return failure();
     }
     DiagnosticCollector diags(&impl->context, error);
-    entryModule = parseSourceString<ModuleOp>(text, &impl->context,
-                                              "on-miss:" + name.str());
+    entryModule = kiln::runtime::parseModuleText(impl->context, text,
+                                                 "on-miss:" + name.str());
     if (!entryModule) {
       error = "on-miss callback returned invalid IR for @" + name.str() +
               ": " + error;

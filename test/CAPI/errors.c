@@ -164,6 +164,28 @@ int main(int argc, char **argv) {
   expectError("load missing file", kilnSessionLoadModuleFile(s, STR("/nonexistent/x.mlir")));
   expectError("load empty path", kilnSessionLoadModuleFile(s, STR("")));
   expectError("load NULL path", kilnSessionLoadModuleFile(s, badStr));
+  {
+    // Empty text with NULL data (allowed: KilnStringRef's data may be NULL
+    // when its length is 0) is an empty module (found by kiln-fuzz-capi: the
+    // C API re-parsed the caller's bytes in place, and MLIR's parser crashed
+    // on a buffer starting at NULL). Text that is not NUL-terminated: the
+    // bytes after it are not part of the module.
+    KilnStatus st = kilnSessionLoadModule(s, kilnStringRefCreate(NULL, 0),
+                                          STR("empty.mlir"));
+    printf("load NULL empty text: %s\n",
+           kilnStatusIsOk(st) ? "ok" : kilnStatusGetMessage(st).data);
+    kilnStatusDestroy(st);
+    static const char notTerminated[] =
+        "kg.program @unterminated(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  kg.return %a : tensor<2xf32>\n}\n"
+        "kg.bogus garbage after the end";
+    size_t length = strstr(notTerminated, "kg.bogus") - notTerminated;
+    st = kilnSessionLoadModule(s, kilnStringRefCreate(notTerminated, length),
+                               STR("unterminated.mlir"));
+    printf("load text without a NUL: %s\n",
+           kilnStatusIsOk(st) ? "ok" : kilnStatusGetMessage(st).data);
+    kilnStatusDestroy(st);
+  }
   CHECK_OK(kilnSessionLoadModuleFile(s, STR(path)));
 
   printf("== options\n");

@@ -28,6 +28,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "kiln/Support/ToolErrors.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
@@ -51,6 +52,7 @@ static int runMain(int argc, char **argv);
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  kiln::installToolFatalErrorHandlers("kiln-opt");
   int rc = runMain(argc, argv);
   std::string traceError;
   if (!kiln::trace::flush(traceError)) {

@@ -47,6 +47,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "kiln/Support/ToolErrors.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -528,6 +529,7 @@ static func::FuncOp findEntry(ModuleOp module, std::string &error) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  kiln::installToolFatalErrorHandlers("kiln-reduce");
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,

@@ -43,6 +43,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "kiln/Support/ToolErrors.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -873,6 +874,7 @@ static int runMain(int argc, char **argv);
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  kiln::installToolFatalErrorHandlers("kiln-run");
   int rc = runMain(argc, argv);
   // The trace holds everything this run did; a trace that cannot be
   // written fails the run.
@@ -995,6 +997,18 @@ static int runMain(int argc, char **argv) {
     return fail("--call applies to kg.program entries; use --input for a "
                 "func.func");
   auto fn = cast<func::FuncOp>(entryOp);
+  // The runtime session's options mean nothing for a func.func; given
+  // anyway they would be silently ignored (--pipeline=no-such-pass ran).
+  for (cl::Option *o : {static_cast<cl::Option *>(&pipeline),
+                        static_cast<cl::Option *>(&cacheSizeLimit),
+                        static_cast<cl::Option *>(&frozen),
+                        static_cast<cl::Option *>(&dynamicMode),
+                        static_cast<cl::Option *>(std::addressof(markDynamic)),
+                        static_cast<cl::Option *>(std::addressof(markStatic)),
+                        static_cast<cl::Option *>(&printEntries)})
+    if (o->getNumOccurrences())
+      return fail("--" + o->ArgStr + " applies to kg.program entries; @" +
+                  fn.getName() + " is a func.func (see --backend)");
 
   unsigned numArgs = fn.getNumArguments();
   SmallVector<Tensor> args, savedInputs;

@@ -215,6 +215,18 @@ llvm::Expected<interp::Tensor> tensorFromView(const ArgView &view);
 /// A view of an interpreter tensor (no copy).
 ArgView viewOf(const interp::Tensor &t, bool isTensor = true);
 
+/// Parses (and verifies) module text that comes from outside, named
+/// `bufferName` in locations; diagnostics go to the context's handlers.
+/// The text is copied into a buffer of its own first (NUL-terminated, as
+/// MLIR's lexer expects): parseSourceString parses the caller's bytes in
+/// place, and text from an embedder need not be NUL-terminated and may be
+/// empty with NULL data (a KilnStringRef), which crashes MLIR's parser (a
+/// buffer starting at NULL looks like its code-completion marker). Every
+/// parse of such text goes through here.
+mlir::OwningOpRef<mlir::ModuleOp> parseModuleText(mlir::MLIRContext &context,
+                                                  llvm::StringRef text,
+                                                  llvm::StringRef bufferName);
+
 } // namespace kiln::runtime
 
 #endif // KILN_RUNTIME_SESSION_H

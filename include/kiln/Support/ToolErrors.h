@@ -1,0 +1,26 @@
+//===- ToolErrors.h - Fatal errors of Kiln's tools --------------*- C++ -*-===//
+//
+// Part of Kiln. LLVM and MLIR end the process on some failures they cannot
+// return from (`report_fatal_error`: "pthread_create failed" when threads
+// cannot be started under `ulimit -v`, out of memory in LLVM's allocators):
+// by default with "LLVM ERROR: ...", a "PLEASE submit a bug report" stack
+// dump and abort(). Kiln's tools turn these into their usual error line,
+// `<tool>: error: <reason>`, and exit code 1: the input or the machine's
+// limits are at fault, not a bug to report, and nothing the user gave is
+// overwritten (outputs are written to temporaries and renamed only at the
+// end; kiln/Support/OutputFiles.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_SUPPORT_TOOLERRORS_H
+#define KILN_SUPPORT_TOOLERRORS_H
+
+namespace kiln {
+
+/// Installs LLVM's fatal-error and bad-alloc handlers for tool `toolName`
+/// (a string that lives as long as the process). Call once, early in main.
+void installToolFatalErrorHandlers(const char *toolName);
+
+} // namespace kiln
+
+#endif // KILN_SUPPORT_TOOLERRORS_H

@@ -1,0 +1,89 @@
+//===- ProgramGenerator.h - Random valid kt programs ------------*- C++ -*-===//
+//
+// Part of Kiln. A structure-aware generator of small, valid `kt` programs
+// for the fuzzers (fuzz/) and tests: every choice (op, operands, dtypes,
+// shapes, dynamic dims, results) is read from a byte string, so a fuzzer's
+// byte-level mutations become program mutations, and the same bytes always
+// give the same program. The program is one `func.func @main` whose
+// arguments have concrete run-time shapes (some dims written `?`), with one
+// or more results (possibly an argument, or one value twice).
+//
+// The generator knows just enough of each op's shape rules to produce
+// programs that verify; `test/Tools/kiln-fuzz-gen` checks that it does, so
+// it cannot silently rot when an op's rules change.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TESTING_PROGRAMGENERATOR_H
+#define KILN_TESTING_PROGRAMGENERATOR_H
+
+#include "kiln/Interpreter/Tensor.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln::testing {
+
+/// Reads bounded choices from bytes; once they run out every choice is 0.
+class ByteSource {
+public:
+  explicit ByteSource(llvm::ArrayRef<uint8_t> bytes) : bytes(bytes) {}
+  /// A value in [0, n) (n >= 1).
+  unsigned pick(unsigned n);
+  /// True with probability about num / den.
+  bool chance(unsigned num, unsigned den) { return pick(den) < num; }
+  bool empty() const { return pos >= bytes.size(); }
+
+private:
+  llvm::ArrayRef<uint8_t> bytes;
+  size_t pos = 0;
+};
+
+struct GeneratorOptions {
+  unsigned maxOps = 8;  ///< ops in the body (at least 1)
+  unsigned maxArgs = 5; ///< function arguments (at least 1)
+  unsigned maxRank = 3;
+  unsigned maxDim = 5; ///< run-time size of a dim: 1 ... maxDim
+  /// Ops whose CPU lowering or numerics make a differential test noisy are
+  /// left out when false (float -> int casts of values that may not be
+  /// finite are always left out: their result is undefined in C and LLVM).
+  bool matmul = true;
+};
+
+struct GeneratedArg {
+  interp::DType dtype;
+  llvm::SmallVector<int64_t> shape; ///< the run-time shape
+};
+
+struct GeneratedProgram {
+  std::string text;  ///< a module with `func.func @main`
+  std::string entry = "main";
+  std::vector<GeneratedArg> args;
+  unsigned numOps = 0;
+};
+
+/// The program the bytes describe (always a program, even from no bytes).
+GeneratedProgram generateProgram(llvm::ArrayRef<uint8_t> bytes,
+                                 const GeneratorOptions &options = {});
+
+/// Inputs for `program`'s arguments from `seed` (splitmix64): floats
+/// ~N(0, 1), integers in [-4, 4], booleans fair.
+llvm::Expected<llvm::SmallVector<interp::Tensor>>
+makeInputs(const GeneratedProgram &program, uint64_t seed);
+
+/// Compares two results: same dtype and shape; integers and booleans
+/// exactly; floats NaN in the same places, infinities equal, else
+/// |a - b| <= atol + rtol * max(|a|, |b|) with the dtype's tolerance (f64
+/// 1e-9/1e-9, f32 1e-4/1e-4, f16/bf16 1e-2/1e-2), scaled by `scale`. On a
+/// mismatch returns false and says where in `why`.
+bool sameTensor(const interp::Tensor &a, const interp::Tensor &b,
+                std::string &why, double scale = 1.0);
+
+} // namespace kiln::testing
+
+#endif // KILN_TESTING_PROGRAMGENERATOR_H

@@ -1,0 +1,37 @@
+//===- ToolErrors.cpp - Fatal errors of Kiln's tools ----------------------===//
+//
+// Part of Kiln. See kiln/Support/ToolErrors.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Support/ToolErrors.h"
+
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/Signals.h"
+
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+static const char *toolName = "kiln";
+
+/// Writes "<tool>: error: <reason>" without allocating (the failure may be
+/// out of memory), removes the files registered for removal on a signal,
+/// and exits 1.
+[[noreturn]] static void fatal(const char *reason) {
+  auto put = [](const char *s) { (void)!::write(2, s, strlen(s)); };
+  put(toolName);
+  put(": error: ");
+  put(reason ? reason : "fatal error");
+  put("\n");
+  llvm::sys::RunInterruptHandlers();
+  ::_exit(1);
+}
+
+void kiln::installToolFatalErrorHandlers(const char *name) {
+  toolName = name;
+  llvm::install_fatal_error_handler(
+      [](void *, const char *reason, bool) { fatal(reason); });
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *reason, bool) { fatal(reason); });
+}

@@ -1,0 +1,769 @@
+//===- ProgramGenerator.cpp - Random valid kt programs --------------------===//
+//
+// Part of Kiln. See kiln/Testing/ProgramGenerator.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Testing/ProgramGenerator.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace kiln;
+using namespace kiln::testing;
+using interp::DType;
+using llvm::ArrayRef;
+using llvm::SmallVector;
+
+unsigned ByteSource::pick(unsigned n) {
+  if (n <= 1)
+    return 0;
+  // One byte per choice (two when n > 256): a mutation of one byte changes
+  // one choice.
+  unsigned v = 0;
+  if (pos < bytes.size())
+    v = bytes[pos++];
+  if (n > 256 && pos < bytes.size())
+    v = (v << 8) | bytes[pos++];
+  return v % n;
+}
+
+namespace {
+
+constexpr int64_t kDyn = INT64_MIN; // a `?` dim in a static shape
+
+const char *elemName(DType dt) {
+  switch (dt) {
+  case DType::F32: return "f32";
+  case DType::F64: return "f64";
+  case DType::F16: return "f16";
+  case DType::BF16: return "bf16";
+  case DType::I64: return "i64";
+  case DType::I32: return "i32";
+  case DType::I1: return "i1";
+  }
+  return "f32";
+}
+
+bool isFloat(DType dt) { return interp::isFloatDType(dt); }
+
+/// A value of the program: its SSA name, dtype, run-time shape, which dims
+/// its type writes as `?`, and whether its elements are surely finite.
+struct Val {
+  std::string name;
+  DType dt;
+  SmallVector<int64_t> shape;
+  SmallVector<bool> dyn;
+  bool finite = true;
+  bool isArg = false;
+
+  int64_t rank() const { return shape.size(); }
+  /// The static shape of its type (kDyn for `?`).
+  SmallVector<int64_t> staticShape() const {
+    SmallVector<int64_t> s;
+    for (auto [d, y] : llvm::zip(shape, dyn))
+      s.push_back(y ? kDyn : d);
+    return s;
+  }
+  std::string type() const {
+    std::string s = "tensor<";
+    for (auto [d, y] : llvm::zip(shape, dyn))
+      s += (y ? std::string("?") : std::to_string(d)) + "x";
+    return s + elemName(dt) + ">";
+  }
+};
+
+/// kt's broadcast rule on static shapes (KTTypeInference.cpp): a static dim
+/// wins over `?`, 1 broadcasts.
+SmallVector<int64_t> broadcastStatic(ArrayRef<SmallVector<int64_t>> shapes) {
+  size_t rank = 0;
+  for (const auto &s : shapes)
+    rank = std::max(rank, s.size());
+  SmallVector<int64_t> r(rank, 1);
+  for (const auto &s : shapes) {
+    size_t off = rank - s.size();
+    for (auto [j, d] : llvm::enumerate(s)) {
+      int64_t &x = r[off + j];
+      if (d == 1)
+        continue;
+      if (x == 1 || x == kDyn)
+        x = d;
+    }
+  }
+  return r;
+}
+
+/// NumPy broadcasting of run-time shapes; false when incompatible.
+bool broadcastRuntime(ArrayRef<SmallVector<int64_t>> shapes,
+                      SmallVector<int64_t> &out) {
+  size_t rank = 0;
+  for (const auto &s : shapes)
+    rank = std::max(rank, s.size());
+  out.assign(rank, 1);
+  for (const auto &s : shapes) {
+    size_t off = rank - s.size();
+    for (auto [j, d] : llvm::enumerate(s)) {
+      int64_t &x = out[off + j];
+      if (d == 1)
+        continue;
+      if (x != 1 && x != d)
+        return false;
+      x = d;
+    }
+  }
+  return true;
+}
+
+class Generator {
+public:
+  Generator(ByteSource &in, const GeneratorOptions &o) : in(in), opts(o) {
+    vals.reserve(o.maxArgs + o.maxOps + 8);
+  }
+
+  GeneratedProgram run();
+
+private:
+  ByteSource &in;
+  const GeneratorOptions &opts;
+  std::vector<Val> vals;
+  unsigned numArgs = 0, numOps = 0;
+  std::string body;
+
+  DType pickDType() {
+    static const DType dts[] = {DType::F32, DType::F32, DType::F32,
+                                DType::F64, DType::I64, DType::I32,
+                                DType::I1};
+    return dts[in.pick(std::size(dts))];
+  }
+  Val &newArg(DType dt, SmallVector<int64_t> shape, SmallVector<bool> dyn) {
+    Val v;
+    v.name = "%arg" + std::to_string(numArgs++);
+    v.dt = dt;
+    v.shape = std::move(shape);
+    v.dyn = std::move(dyn);
+    v.isArg = true;
+    vals.push_back(std::move(v));
+    return vals.back();
+  }
+  /// A new argument of `rank` random dims, each possibly `?`.
+  Val &randomArg(DType dt, unsigned rank) {
+    SmallVector<int64_t> shape;
+    SmallVector<bool> dyn;
+    for (unsigned i = 0; i < rank; ++i) {
+      shape.push_back(1 + in.pick(opts.maxDim));
+      dyn.push_back(in.chance(1, 4));
+    }
+    return newArg(dt, shape, dyn);
+  }
+  /// A new argument that broadcasts with `like`: a suffix of its shape with
+  /// some dims 1, each possibly `?`.
+  Val &argLike(const Val &like, DType dt) {
+    unsigned drop = like.rank() ? in.pick(like.rank() + 1) : 0;
+    if (drop > 0 && in.chance(1, 2))
+      drop = 0;
+    SmallVector<int64_t> shape;
+    SmallVector<bool> dyn;
+    for (int64_t i = drop; i < like.rank(); ++i) {
+      int64_t d = like.shape[i];
+      if (in.chance(1, 5))
+        d = 1;
+      shape.push_back(d);
+      dyn.push_back(in.chance(1, 4));
+    }
+    return newArg(dt, shape, dyn);
+  }
+  bool canAddArg() const { return numArgs < opts.maxArgs; }
+
+  /// A value of the pool, later values more likely; null if none fits.
+  const Val *pickVal(llvm::function_ref<bool(const Val &)> ok) {
+    SmallVector<unsigned> idx;
+    for (unsigned i = 0; i < vals.size(); ++i)
+      if (ok(vals[i]))
+        idx.push_back(i);
+    if (idx.empty())
+      return nullptr;
+    // Half the time the most recent one, else any.
+    if (in.chance(1, 2))
+      return &vals[idx.back()];
+    return &vals[idx[in.pick(idx.size())]];
+  }
+  /// A second operand of dtype `dt` that broadcasts with `a` (a new
+  /// argument when there is room and the bytes say so, or none fits).
+  const Val *partner(const Val &a, DType dt) {
+    auto compatible = [&](const Val &v) {
+      SmallVector<int64_t> out;
+      return v.dt == dt && broadcastRuntime({a.shape, v.shape}, out);
+    };
+    if (canAddArg() && in.chance(1, 3))
+      return &argLike(a, dt);
+    if (const Val *v = pickVal(compatible))
+      return v;
+    if (canAddArg())
+      return &argLike(a, dt);
+    return nullptr;
+  }
+
+  std::string fresh() { return "%v" + std::to_string(numOps++); }
+  /// Appends `%r = <opText> : (<operand types>) -> <result type>`.
+  void emit(Val result, llvm::StringRef opText, ArrayRef<const Val *> operands) {
+    std::string line = "  " + result.name + " = " + opText.str() + " : (";
+    for (auto [i, o] : llvm::enumerate(operands))
+      line += (i ? ", " : "") + o->type();
+    line += ") -> " + result.type() + "\n";
+    body += line;
+    vals.push_back(std::move(result));
+  }
+  /// The result of an elementwise op over `ops` (broadcast).
+  Val elementwise(ArrayRef<const Val *> ops, DType dt, bool finite) {
+    SmallVector<SmallVector<int64_t>> st, rt;
+    for (const Val *o : ops) {
+      st.push_back(o->staticShape());
+      rt.push_back(o->shape);
+    }
+    Val r;
+    r.name = fresh();
+    r.dt = dt;
+    SmallVector<int64_t> s = broadcastStatic(st);
+    broadcastRuntime(rt, r.shape);
+    for (int64_t d : s)
+      r.dyn.push_back(d == kDyn);
+    r.finite = finite;
+    return r;
+  }
+  static std::string operandList(ArrayRef<const Val *> ops) {
+    std::string s;
+    for (auto [i, o] : llvm::enumerate(ops))
+      s += (i ? ", " : "") + o->name;
+    return s;
+  }
+  static std::string intList(ArrayRef<int64_t> xs) {
+    std::string s = "[";
+    for (auto [i, x] : llvm::enumerate(xs))
+      s += (i ? ", " : "") + std::to_string(x);
+    return s + "]";
+  }
+
+  bool unary();
+  bool binary();
+  bool compare();
+  bool where();
+  bool cast();
+  bool clamp();
+  bool reduce();
+  bool softmax();
+  bool matmul();
+  bool transpose();
+  bool permute();
+  bool reshape();
+  bool unsqueeze();
+  bool squeeze();
+  bool expand();
+};
+
+bool Generator::unary() {
+  const Val *a = pickVal([](const Val &v) { return v.dt != DType::I1; });
+  if (!a)
+    return false;
+  // Finite-preserving ops first.
+  static const char *floatOps[] = {"tanh", "sigmoid", "neg",  "abs",   "relu",
+                                   "sin",  "cos",     "erf",  "floor", "ceil",
+                                   "round", "sign",   "silu", "exp",   "sqrt",
+                                   "log",  "reciprocal", "rsqrt", "expm1",
+                                   "log1p"};
+  static const char *intOps[] = {"neg", "abs", "relu", "sign"};
+  std::string op;
+  bool finite = a->finite;
+  if (isFloat(a->dt)) {
+    unsigned k = in.pick(std::size(floatOps));
+    op = floatOps[k];
+    if (k >= 13)
+      finite = false;
+  } else {
+    op = intOps[in.pick(std::size(intOps))];
+  }
+  Val r = elementwise({a}, a->dt, finite);
+  emit(std::move(r), "kt." + op + " " + a->name, {a});
+  return true;
+}
+
+bool Generator::binary() {
+  const Val *a = pickVal([](const Val &v) { return v.dt != DType::I1; });
+  if (!a)
+    return false;
+  std::string an = a->name;
+  const Val *b = partner(*a, a->dt);
+  if (!b)
+    return false;
+  // `a` may have moved when partner added an argument.
+  a = pickVal([&](const Val &v) { return v.name == an; });
+  SmallVector<const char *> ops = {"add", "sub", "mul", "maximum", "minimum"};
+  if (isFloat(a->dt)) {
+    ops.push_back("div");
+    ops.push_back("pow");
+  }
+  unsigned k = in.pick(ops.size());
+  bool finite = a->finite && b->finite && k < 5 && isFloat(a->dt);
+  if (!isFloat(a->dt))
+    finite = true;
+  Val r = elementwise({a, b}, a->dt, finite);
+  emit(std::move(r), std::string("kt.") + ops[k] + " " + operandList({a, b}),
+       {a, b});
+  return true;
+}
+
+bool Generator::compare() {
+  const Val *a = pickVal([](const Val &) { return true; });
+  if (!a)
+    return false;
+  std::string an = a->name;
+  const Val *b = partner(*a, a->dt);
+  if (!b)
+    return false;
+  a = pickVal([&](const Val &v) { return v.name == an; });
+  static const char *ops[] = {"eq", "lt", "gt", "logical_and", "logical_or"};
+  Val r = elementwise({a, b}, DType::I1, true);
+  emit(std::move(r),
+       std::string("kt.") + ops[in.pick(std::size(ops))] + " " +
+           operandList({a, b}),
+       {a, b});
+  return true;
+}
+
+bool Generator::where() {
+  const Val *a = pickVal([](const Val &) { return true; });
+  if (!a)
+    return false;
+  std::string an = a->name;
+  const Val *b = partner(*a, a->dt);
+  if (!b)
+    return false;
+  std::string bn = b->name;
+  const Val *c = partner(*a, DType::I1);
+  if (!c)
+    return false;
+  a = pickVal([&](const Val &v) { return v.name == an; });
+  b = pickVal([&](const Val &v) { return v.name == bn; });
+  SmallVector<int64_t> out;
+  if (!broadcastRuntime({a->shape, b->shape, c->shape}, out))
+    return false;
+  Val r = elementwise({c, a, b}, a->dt, a->finite && b->finite);
+  emit(std::move(r), "kt.where " + operandList({c, a, b}), {c, a, b});
+  return true;
+}
+
+bool Generator::cast() {
+  const Val *a = pickVal([](const Val &) { return true; });
+  if (!a)
+    return false;
+  DType to = pickDType();
+  // A float that may be NaN/inf converted to an integer is undefined (C,
+  // LLVM's fptosi): PyTorch leaves it unspecified too.
+  if (isFloat(a->dt) && !isFloat(to) && to != DType::I1 && !a->finite)
+    to = DType::F64;
+  Val r = elementwise({a}, to, a->finite || isFloat(to));
+  emit(std::move(r),
+       "kt.cast " + a->name + " {dtype = " + elemName(to) + "}", {a});
+  return true;
+}
+
+bool Generator::clamp() {
+  const Val *a = pickVal([](const Val &v) { return isFloat(v.dt); });
+  if (!a)
+    return false;
+  static const char *bounds[] = {"{min = -1.0 : f64, max = 1.0 : f64}",
+                                 "{min = 0.0 : f64}", "{max = 0.5 : f64}"};
+  Val r = elementwise({a}, a->dt, a->finite);
+  emit(std::move(r),
+       "kt.clamp " + a->name + " " + bounds[in.pick(std::size(bounds))], {a});
+  return true;
+}
+
+bool Generator::reduce() {
+  const Val *a = pickVal([](const Val &v) {
+    return v.rank() > 0 && v.dt != DType::I1 && v.dt != DType::I32;
+  });
+  if (!a)
+    return false;
+  SmallVector<const char *> ops = {"sum", "amax"};
+  if (isFloat(a->dt))
+    ops.push_back("mean");
+  std::string op = ops[in.pick(ops.size())];
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < a->rank(); ++i)
+    if (in.chance(1, 2))
+      dims.push_back(in.chance(1, 3) ? i - a->rank() : i);
+  if (dims.empty())
+    dims.push_back(in.pick(a->rank()));
+  bool keepdim = in.chance(1, 3);
+  Val r;
+  r.name = fresh();
+  r.dt = a->dt;
+  r.finite = a->finite;
+  for (int64_t i = 0; i < a->rank(); ++i) {
+    bool reduced = llvm::is_contained(dims, i) ||
+                   llvm::is_contained(dims, i - a->rank());
+    if (reduced) {
+      if (keepdim) {
+        r.shape.push_back(1);
+        r.dyn.push_back(false);
+      }
+      continue;
+    }
+    r.shape.push_back(a->shape[i]);
+    r.dyn.push_back(a->dyn[i]);
+  }
+  emit(std::move(r),
+       "kt." + op + " " + a->name + " {dim = " + intList(dims) +
+           (keepdim ? ", keepdim = true" : "") + "}",
+       {a});
+  return true;
+}
+
+bool Generator::softmax() {
+  const Val *a = pickVal([](const Val &v) { return isFloat(v.dt); });
+  if (!a)
+    return false;
+  int64_t bound = std::max<int64_t>(a->rank(), 1);
+  int64_t dim = int64_t(in.pick(2 * bound)) - bound;
+  Val r = elementwise({a}, a->dt, a->finite);
+  emit(std::move(r),
+       std::string(in.chance(1, 2) ? "kt.softmax " : "kt.log_softmax ") +
+           a->name + " {dim = " + std::to_string(dim) + "}",
+       {a});
+  return true;
+}
+
+bool Generator::matmul() {
+  if (!opts.matmul)
+    return false;
+  const Val *a = pickVal([](const Val &v) {
+    return (v.dt == DType::F32 || v.dt == DType::F64 || v.dt == DType::I64) &&
+           (v.rank() == 1 || v.rank() == 2);
+  });
+  if (!a || !canAddArg())
+    return false;
+  std::string an = a->name;
+  int64_t k = a->shape.back();
+  bool kdyn = a->dyn.back();
+  bool vec = in.chance(1, 4);
+  int64_t n = 1 + in.pick(opts.maxDim);
+  bool ndyn = in.chance(1, 4);
+  SmallVector<int64_t> bshape = {k};
+  SmallVector<bool> bdyn = {kdyn ? true : in.chance(1, 4)};
+  if (!vec) {
+    bshape.push_back(n);
+    bdyn.push_back(ndyn);
+  }
+  const Val &b = newArg(a->dt, bshape, bdyn);
+  a = pickVal([&](const Val &v) { return v.name == an; });
+  Val r;
+  r.name = fresh();
+  r.dt = a->dt;
+  r.finite = a->finite;
+  if (a->rank() == 2) {
+    r.shape.push_back(a->shape[0]);
+    r.dyn.push_back(a->dyn[0]);
+  }
+  if (!vec) {
+    r.shape.push_back(n);
+    r.dyn.push_back(ndyn);
+  }
+  emit(std::move(r), "kt.matmul " + operandList({a, &b}), {a, &b});
+  return true;
+}
+
+bool Generator::transpose() {
+  const Val *a = pickVal([](const Val &v) { return v.rank() >= 2; });
+  if (!a)
+    return false;
+  int64_t d0 = in.pick(a->rank()), d1 = in.pick(a->rank());
+  Val r = *a;
+  r.name = fresh();
+  std::swap(r.shape[d0], r.shape[d1]);
+  std::swap(r.dyn[d0], r.dyn[d1]);
+  r.isArg = false;
+  emit(std::move(r),
+       "kt.transpose " + a->name + " {dim0 = " + std::to_string(d0) +
+           " : i64, dim1 = " + std::to_string(d1) + " : i64}",
+       {a});
+  return true;
+}
+
+bool Generator::permute() {
+  const Val *a = pickVal([](const Val &v) { return v.rank() >= 1; });
+  if (!a)
+    return false;
+  SmallVector<int64_t> perm;
+  for (int64_t i = 0; i < a->rank(); ++i)
+    perm.push_back(i);
+  for (int64_t i = a->rank() - 1; i > 0; --i)
+    std::swap(perm[i], perm[in.pick(i + 1)]);
+  Val r = *a;
+  r.name = fresh();
+  r.isArg = false;
+  for (int64_t i = 0; i < a->rank(); ++i) {
+    r.shape[i] = a->shape[perm[i]];
+    r.dyn[i] = a->dyn[perm[i]];
+  }
+  emit(std::move(r), "kt.permute " + a->name + " {dims = " + intList(perm) + "}",
+       {a});
+  return true;
+}
+
+bool Generator::reshape() {
+  const Val *a = pickVal([](const Val &) { return true; });
+  if (!a)
+    return false;
+  int64_t numel = 1;
+  bool anyDyn = false;
+  for (auto [d, y] : llvm::zip(a->shape, a->dyn)) {
+    numel *= d;
+    anyDyn |= y;
+  }
+  Val r;
+  r.name = fresh();
+  r.dt = a->dt;
+  r.finite = a->finite;
+  SmallVector<int64_t> spec;
+  // [-1] (flatten); without `?` dims also [d, -1] for a divisor d.
+  SmallVector<int64_t> divisors;
+  for (int64_t d = 1; d <= numel; ++d)
+    if (numel % d == 0)
+      divisors.push_back(d);
+  if (anyDyn || in.chance(1, 3)) {
+    spec = {-1};
+    r.shape = {numel};
+    r.dyn = {anyDyn};
+  } else {
+    int64_t d = divisors[in.pick(divisors.size())];
+    spec = {d, -1};
+    r.shape = {d, numel / d};
+    r.dyn = {false, false};
+  }
+  emit(std::move(r), "kt.reshape " + a->name + " {shape = " + intList(spec) + "}",
+       {a});
+  return true;
+}
+
+bool Generator::unsqueeze() {
+  const Val *a = pickVal(
+      [&](const Val &v) { return v.rank() < (int64_t)opts.maxRank + 1; });
+  if (!a)
+    return false;
+  int64_t dim = in.pick(a->rank() + 1);
+  Val r = *a;
+  r.name = fresh();
+  r.isArg = false;
+  r.shape.insert(r.shape.begin() + dim, 1);
+  r.dyn.insert(r.dyn.begin() + dim, false);
+  emit(std::move(r),
+       "kt.unsqueeze " + a->name + " {dim = " + std::to_string(dim) + " : i64}",
+       {a});
+  return true;
+}
+
+bool Generator::squeeze() {
+  const Val *a = pickVal([](const Val &v) {
+    for (auto [d, y] : llvm::zip(v.shape, v.dyn))
+      if (d == 1 && !y)
+        return true;
+    return false;
+  });
+  if (!a)
+    return false;
+  SmallVector<int64_t> dims;
+  Val r = *a;
+  r.name = fresh();
+  r.isArg = false;
+  r.shape.clear();
+  r.dyn.clear();
+  for (int64_t i = 0; i < a->rank(); ++i) {
+    if (a->shape[i] == 1 && !a->dyn[i] && (dims.empty() || in.chance(1, 2))) {
+      dims.push_back(i);
+      continue;
+    }
+    r.shape.push_back(a->shape[i]);
+    r.dyn.push_back(a->dyn[i]);
+  }
+  emit(std::move(r), "kt.squeeze " + a->name + " {dim = " + intList(dims) + "}",
+       {a});
+  return true;
+}
+
+bool Generator::expand() {
+  const Val *a = pickVal([](const Val &) { return true; });
+  if (!a)
+    return false;
+  Val r;
+  r.name = fresh();
+  r.dt = a->dt;
+  r.finite = a->finite;
+  SmallVector<int64_t> size;
+  if (a->rank() < (int64_t)opts.maxRank && in.chance(1, 3)) {
+    int64_t n = 1 + in.pick(opts.maxDim);
+    size.push_back(n);
+    r.shape.push_back(n);
+    r.dyn.push_back(false);
+  }
+  for (int64_t i = 0; i < a->rank(); ++i) {
+    if (a->shape[i] == 1 && !a->dyn[i] && in.chance(1, 2)) {
+      int64_t n = 1 + in.pick(opts.maxDim);
+      size.push_back(n);
+      r.shape.push_back(n);
+      r.dyn.push_back(false);
+      continue;
+    }
+    size.push_back(-1);
+    r.shape.push_back(a->shape[i]);
+    r.dyn.push_back(a->dyn[i]);
+  }
+  emit(std::move(r), "kt.expand " + a->name + " {size = " + intList(size) + "}",
+       {a});
+  return true;
+}
+
+GeneratedProgram Generator::run() {
+  // The first argument.
+  DType dt = pickDType();
+  if (in.chance(1, 2))
+    dt = DType::F32;
+  randomArg(dt, in.pick(opts.maxRank + 1));
+
+  using Step = bool (Generator::*)();
+  static const Step steps[] = {
+      &Generator::unary,     &Generator::binary,  &Generator::binary,
+      &Generator::compare,   &Generator::where,   &Generator::cast,
+      &Generator::clamp,     &Generator::reduce,  &Generator::softmax,
+      &Generator::matmul,    &Generator::transpose, &Generator::permute,
+      &Generator::reshape,   &Generator::unsqueeze, &Generator::squeeze,
+      &Generator::expand,    &Generator::unary};
+  unsigned wanted = 1 + in.pick(std::max(1u, opts.maxOps));
+  for (unsigned tries = 0; numOps < wanted && tries < 4 * wanted; ++tries)
+    (this->*steps[in.pick(std::size(steps))])();
+  if (numOps == 0) {
+    // Always at least one op: neg works on every dtype but i1, cast on all.
+    const Val &a = vals.front();
+    Val r = elementwise({&a}, DType::F32, true);
+    emit(std::move(r), "kt.cast " + a.name + " {dtype = f32}", {&a});
+  }
+
+  // Results: the last value, then up to two more (any value, an argument,
+  // or the same value again).
+  SmallVector<const Val *> results = {&vals.back()};
+  unsigned more = in.pick(3);
+  for (unsigned i = 0; i < more; ++i)
+    results.push_back(&vals[in.pick(vals.size())]);
+
+  GeneratedProgram p;
+  p.numOps = numOps;
+  std::string sig = "func.func @main(";
+  bool first = true;
+  for (const Val &v : vals) {
+    if (!v.isArg)
+      continue;
+    sig += (first ? "" : ", ") + v.name + ": " + v.type();
+    first = false;
+    p.args.push_back({v.dt, v.shape});
+  }
+  sig += ") -> (";
+  std::string ret = "  return ";
+  for (auto [i, v] : llvm::enumerate(results)) {
+    sig += (i ? ", " : "") + v->type();
+    ret += (i ? ", " : "") + v->name;
+  }
+  ret += " : ";
+  for (auto [i, v] : llvm::enumerate(results))
+    ret += (i ? ", " : "") + v->type();
+  p.text = sig + ") {\n" + body + ret + "\n}\n";
+  return p;
+}
+
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return (next() >> 11) * 0x1.0p-53; }
+  double normal() {
+    double u1 = uniform(), u2 = uniform();
+    return std::sqrt(-2.0 * std::log1p(-u1)) * std::cos(2 * M_PI * u2);
+  }
+};
+
+} // namespace
+
+GeneratedProgram kiln::testing::generateProgram(llvm::ArrayRef<uint8_t> bytes,
+                                                const GeneratorOptions &options) {
+  ByteSource in(bytes);
+  Generator g(in, options);
+  return g.run();
+}
+
+llvm::Expected<SmallVector<interp::Tensor>>
+kiln::testing::makeInputs(const GeneratedProgram &program, uint64_t seed) {
+  SplitMix64 rng{seed};
+  SmallVector<interp::Tensor> inputs;
+  for (const GeneratedArg &a : program.args) {
+    llvm::Expected<interp::Tensor> t = interp::Tensor::create(a.dtype, a.shape);
+    if (!t)
+      return t.takeError();
+    for (int64_t i = 0; i < t->numel(); ++i) {
+      if (a.dtype == DType::I1)
+        t->setI(i, rng.next() & 1);
+      else if (isFloat(a.dtype))
+        t->setF(i, rng.normal());
+      else
+        t->setI(i, int64_t(rng.next() % 9) - 4);
+    }
+    inputs.push_back(std::move(*t));
+  }
+  return inputs;
+}
+
+bool kiln::testing::sameTensor(const interp::Tensor &a, const interp::Tensor &b,
+                               std::string &why, double scale) {
+  llvm::raw_string_ostream os(why);
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
+    os << interp::tensorTypeString(a.dtype(), a.shape()) << " vs "
+       << interp::tensorTypeString(b.dtype(), b.shape());
+    return false;
+  }
+  double rtol = 0, atol = 0;
+  switch (a.dtype()) {
+  case DType::F64: rtol = atol = 1e-9; break;
+  case DType::F32: rtol = atol = 1e-4; break;
+  case DType::F16:
+  case DType::BF16: rtol = atol = 1e-2; break;
+  default: break;
+  }
+  rtol *= scale;
+  atol *= scale;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    if (!a.isFloat()) {
+      if (a.getI(i) != b.getI(i)) {
+        os << "element " << i << ": " << a.getI(i) << " vs " << b.getI(i);
+        return false;
+      }
+      continue;
+    }
+    double x = a.getF(i), y = b.getF(i);
+    bool ok;
+    if (std::isnan(x) || std::isnan(y))
+      ok = std::isnan(x) && std::isnan(y);
+    else if (std::isinf(x) || std::isinf(y))
+      ok = x == y;
+    else
+      ok = std::fabs(x - y) <= atol + rtol * std::max(std::fabs(x), std::fabs(y));
+    if (!ok) {
+      os << "element " << i << ": " << x << " vs " << y;
+      return false;
+    }
+  }
+  return true;
+}

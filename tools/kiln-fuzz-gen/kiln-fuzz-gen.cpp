@@ -1,0 +1,131 @@
+//===- kiln-fuzz-gen.cpp - The fuzzers' program generator as a tool -------===//
+//
+// Part of Kiln. Prints the programs of kiln/Testing/ProgramGenerator.h and
+// checks them outside libFuzzer (normal build):
+//
+//   kiln-fuzz-gen --seed=S [--count=N]          print N programs
+//   kiln-fuzz-gen --seed=S --count=N --check    parse, verify, interpret each
+//   kiln-fuzz-gen ... --check --cpu             and compare with the CPU backend
+//   kiln-fuzz-gen --bytes=FILE [--check --cpu]  the program of these bytes
+//   kiln-fuzz-gen --fuzz-input=FILE             a kiln-fuzz-diff input (its
+//                                               reproducer) exactly as the
+//                                               harness runs it (implies
+//                                               --check --cpu)
+//
+// Program k of --seed=S is generated from 64 bytes of splitmix64(S + k).
+// --check prints one line per program that fails (its outcome, the program
+// and the diagnostics) and a summary; exits 1 when a program does not verify,
+// the interpreter fails on it, or (--cpu) the CPU backend disagrees.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Testing/Differential.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace llvm;
+using namespace kiln::testing;
+
+static cl::OptionCategory category("kiln-fuzz-gen options");
+static cl::opt<uint64_t> seed("seed", cl::cat(category), cl::init(0),
+                              cl::desc("First seed"));
+static cl::opt<unsigned> numPrograms("count", cl::cat(category), cl::init(1),
+                               cl::desc("Programs to generate"));
+static cl::opt<std::string> bytesFile(
+    "bytes", cl::cat(category),
+    cl::desc("Generate from the bytes of this file (a fuzzer input)"));
+static cl::opt<std::string> fuzzInput(
+    "fuzz-input", cl::cat(category),
+    cl::desc("Check a kiln-fuzz-diff input as the harness does"));
+static cl::opt<bool> check("check", cl::cat(category),
+                           cl::desc("Parse, verify and interpret each program"));
+static cl::opt<bool> cpuToo("cpu", cl::cat(category),
+                            cl::desc("With --check: compare with the CPU backend"));
+static cl::opt<uint64_t> inputSeed("input-seed", cl::cat(category), cl::init(0),
+                                   cl::desc("Seed of the inputs"));
+
+static std::vector<uint8_t> seedBytes(uint64_t s) {
+  std::vector<uint8_t> bytes;
+  uint64_t state = s;
+  for (int i = 0; i < 8; ++i) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    for (int b = 0; b < 8; ++b)
+      bytes.push_back(uint8_t(z >> (8 * b)));
+  }
+  return bytes;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM y(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Kiln: print or check generated kt programs\n");
+  std::vector<std::vector<uint8_t>> inputs;
+  std::string file = !fuzzInput.empty() ? fuzzInput : bytesFile;
+  if (!file.empty()) {
+    auto buf = MemoryBuffer::getFile(file);
+    if (!buf) {
+      errs() << "kiln-fuzz-gen: " << file << ": "
+             << buf.getError().message() << "\n";
+      return 1;
+    }
+    StringRef b = (*buf)->getBuffer();
+    inputs.emplace_back(b.bytes_begin(), b.bytes_end());
+  } else {
+    for (unsigned k = 0; k < numPrograms; ++k)
+      inputs.push_back(seedBytes(seed + k));
+  }
+
+  mlir::DialectRegistry registry;
+  registerTestingDialects(registry);
+  mlir::MLIRContext context(registry);
+  std::map<Outcome, unsigned> counts;
+  unsigned failures = 0, ops = 0;
+  if (!fuzzInput.empty()) {
+    DiffCase c = diffCaseFromFuzzInput(inputs.front());
+    std::string message;
+    Outcome o = checkProgram(context, c.program, c.options, message);
+    outs() << c.program.text << "// input seed " << c.options.seed
+           << ", optimize=" << c.options.compile.optimize << ": "
+           << outcomeName(o) << "\n" << message;
+    return o == Outcome::Match || o == Outcome::Unsupported ? 0 : 1;
+  }
+  for (auto [k, bytes] : llvm::enumerate(inputs)) {
+    GeneratedProgram p = generateProgram(bytes);
+    ops += p.numOps;
+    if (!check) {
+      outs() << "// program " << k << "\n" << p.text;
+      continue;
+    }
+    DiffOptions options;
+    options.seed = inputSeed;
+    options.cpu = cpuToo;
+    options.compile.threads = 1;
+    options.compile.useCache = false;
+    std::string message;
+    Outcome o = checkProgram(context, p, options, message);
+    ++counts[o];
+    if (o == Outcome::Match || o == Outcome::Unsupported)
+      continue;
+    ++failures;
+    outs() << "FAIL program " << k << " (seed " << seed + k
+           << "): " << outcomeName(o) << "\n"
+           << p.text << message << "\n";
+  }
+  if (check) {
+    outs() << inputs.size() << " programs (" << ops << " ops):";
+    for (auto [o, n] : counts)
+      outs() << " " << n << " " << outcomeName(o) << ";";
+    outs() << " " << failures << " failed\n";
+  }
+  return failures ? 1 : 0;
+}
