@@ -15,7 +15,8 @@
 
 static const char *toolName = "kiln";
 
-/// Writes "<tool>: error: <reason>" without allocating (the failure may be
+/// Writes "<tool>: error: <reason> (fatal error in LLVM/MLIR)" without
+/// allocating (the failure may be
 /// out of memory), removes the files registered for removal on a signal,
 /// and exits 1.
 [[noreturn]] static void fatal(const char *reason) {
@@ -23,7 +24,9 @@ static const char *toolName = "kiln";
   put(toolName);
   put(": error: ");
   put(reason ? reason : "fatal error");
-  put("\n");
+  // Tells a resource limit (the usual cause) from a bug, and lets
+  // kiln-reduce --crash find it.
+  put(" (fatal error in LLVM/MLIR)\n");
   llvm::sys::RunInterruptHandlers();
   ::_exit(1);
 }

@@ -82,10 +82,10 @@ static cl::opt<std::string> crashPipeline(
 static cl::opt<std::string> crashMatch(
     "match", cl::value_desc("regex"),
     cl::desc("--crash: a regular expression over kiln-opt's output that "
-             "also makes a candidate interesting (default: LLVM ERROR, an "
-             "assertion, a failed verification, a stack dump)"),
-    cl::init("LLVM ERROR|Assertion .* failed|failed to verify|"
-             "PLEASE submit a bug report|Stack dump"),
+             "also makes a candidate interesting (default: LLVM's fatal "
+             "errors, an assertion, a failed verification, a stack dump)"),
+    cl::init("LLVM ERROR|fatal error in LLVM/MLIR|Assertion .* failed|"
+             "failed to verify|PLEASE submit a bug report|Stack dump"),
     cl::cat(category));
 static cl::opt<bool> accuracyCPU(
     "accuracy",

@@ -5,7 +5,7 @@
 // cannot be started under `ulimit -v`, out of memory in LLVM's allocators):
 // by default with "LLVM ERROR: ...", a "PLEASE submit a bug report" stack
 // dump and abort(). Kiln's tools turn these into their usual error line,
-// `<tool>: error: <reason>`, and exit code 1: the input or the machine's
+// `<tool>: error: <reason> (fatal error in LLVM/MLIR)`, and exit code 1: the input or the machine's
 // limits are at fault, not a bug to report, and nothing the user gave is
 // overwritten (outputs are written to temporaries and renamed only at the
 // end; kiln/Support/OutputFiles.h).
