@@ -208,6 +208,27 @@ LogicalResult vjpRemainder(kt::RemainderOp op, GradEmitter &e, Value g,
   return success();
 }
 
+LogicalResult vjpFmod(kt::FmodOp op, GradEmitter &e, Value g, Grads &grads) {
+  if (!isFloatValue(op.getSelf()))
+    return success();
+  // self: g; other: -g * trunc(self / other) (derivatives.yaml).
+  Value q = e.op<kt::DivOp>(
+      {op.getSelf(), op.getOther()},
+      {e.attr("rounding_mode", kt::RoundingModeAttr::get(
+                                   op.getContext(), kt::RoundingMode::trunc))});
+  setBinary(op, e, grads, g, e.neg(e.mul(g, q)));
+  return success();
+}
+
+LogicalResult vjpAtan2(kt::Atan2Op op, GradEmitter &e, Value g, Grads &grads) {
+  // atan2_backward: with r = g / (self^2 + other^2),
+  // self: other * r, other: -self * r.
+  Value x = op.getSelf(), y = op.getOther();
+  Value r = e.div(g, e.add(e.mul(x, x), e.mul(y, y)));
+  setBinary(op, e, grads, e.mul(y, r), e.neg(e.mul(x, r)));
+  return success();
+}
+
 LogicalResult vjpWhere(kt::WhereOp op, GradEmitter &e, Value g, Grads &grads) {
   Value c = op.getCondition();
   Value zero = e.scalarLike(0, g);
@@ -260,6 +281,12 @@ void autodiff::registerElementwiseVJPs(MLIRContext *ctx) {
   attachVJP<kt::GeOp, vjpNone<kt::GeOp>>(ctx);
   attachVJP<kt::LogicalAndOp, vjpNone<kt::LogicalAndOp>>(ctx);
   attachVJP<kt::LogicalOrOp, vjpNone<kt::LogicalOrOp>>(ctx);
+  attachVJP<kt::LogicalXorOp, vjpNone<kt::LogicalXorOp>>(ctx);
+  // Integer and bool operands only: no gradient.
+  attachVJP<kt::BitwiseAndOp, vjpNone<kt::BitwiseAndOp>>(ctx);
+  attachVJP<kt::BitwiseOrOp, vjpNone<kt::BitwiseOrOp>>(ctx);
+  attachVJP<kt::BitwiseXorOp, vjpNone<kt::BitwiseXorOp>>(ctx);
+  attachVJP<kt::BitwiseNotOp, vjpNone<kt::BitwiseNotOp>>(ctx);
 
   attachVJP<kt::AddOp, vjpAdd>(ctx);
   attachVJP<kt::SubOp, vjpSub>(ctx);
@@ -269,5 +296,7 @@ void autodiff::registerElementwiseVJPs(MLIRContext *ctx) {
   attachVJP<kt::MaximumOp, vjpMinMax<kt::MaximumOp, true>>(ctx);
   attachVJP<kt::MinimumOp, vjpMinMax<kt::MinimumOp, false>>(ctx);
   attachVJP<kt::RemainderOp, vjpRemainder>(ctx);
+  attachVJP<kt::FmodOp, vjpFmod>(ctx);
+  attachVJP<kt::Atan2Op, vjpAtan2>(ctx);
   attachVJP<kt::WhereOp, vjpWhere>(ctx);
 }

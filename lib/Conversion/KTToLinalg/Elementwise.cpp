@@ -3,7 +3,7 @@
 // Part of Kiln. Every pointwise kt op becomes one linalg.generic whose
 // indexing maps broadcast the operands (NumPy rules). The scalar body follows
 // PyTorch: NaN-propagating maximum/minimum and clamp, Python rounding of
-// integer div/remainder, round half to even, `.to(dtype)` casts. f16/bf16
+// integer div/remainder, C rounding of fmod, round half to even, `.to(dtype)` casts. f16/bf16
 // compute in f32 and round once.
 //
 //===----------------------------------------------------------------------===//
@@ -304,6 +304,26 @@ Value scalar(kt::RemainderOp, OpBuilder &b, Location loc, ValueRange a) {
   return arith::SelectOp::create(b, loc, isM1, zero, r);
 }
 
+/// C's fmod: arith.remf on floats (exact, so f16/bf16 in f32 round back
+/// unchanged); on integers the sign of the dividend, `x fmod -1` is 0.
+Value scalar(kt::FmodOp, OpBuilder &b, Location loc, ValueRange a) {
+  if (isFloat(a[0]))
+    return inOpmath(b, loc, a, [&](ValueRange x) -> Value {
+      return arith::RemFOp::create(b, loc, x[0], x[1]);
+    });
+  Value isM1;
+  Value y = safeDivisor(b, loc, a[1], isM1);
+  Value r = arith::RemSIOp::create(b, loc, a[0], y);
+  return arith::SelectOp::create(b, loc, isM1, cst(b, loc, a[0].getType(), 0),
+                                 r);
+}
+
+Value scalar(kt::Atan2Op, OpBuilder &b, Location loc, ValueRange a) {
+  return inOpmath(b, loc, a, [&](ValueRange x) -> Value {
+    return math::Atan2Op::create(b, loc, x[0], x[1]);
+  });
+}
+
 /// PyTorch's div_floor_floating.
 Value floatFloorDiv(OpBuilder &b, Location loc, Value x, Value y) {
   Type t = x.getType();
@@ -391,6 +411,26 @@ Value scalar(kt::LogicalOrOp, OpBuilder &b, Location loc, ValueRange a) {
   return arith::OrIOp::create(b, loc, toBool(b, loc, a[0]),
                               toBool(b, loc, a[1]));
 }
+Value scalar(kt::LogicalXorOp, OpBuilder &b, Location loc, ValueRange a) {
+  return arith::XOrIOp::create(b, loc, toBool(b, loc, a[0]),
+                               toBool(b, loc, a[1]));
+}
+// Bitwise ops on integers and i1 (where and/or/xor are the logical ones).
+Value scalar(kt::BitwiseAndOp, OpBuilder &b, Location loc, ValueRange a) {
+  return arith::AndIOp::create(b, loc, a[0], a[1]);
+}
+Value scalar(kt::BitwiseOrOp, OpBuilder &b, Location loc, ValueRange a) {
+  return arith::OrIOp::create(b, loc, a[0], a[1]);
+}
+Value scalar(kt::BitwiseXorOp, OpBuilder &b, Location loc, ValueRange a) {
+  return arith::XOrIOp::create(b, loc, a[0], a[1]);
+}
+Value scalar(kt::BitwiseNotOp, OpBuilder &b, Location loc, ValueRange a) {
+  Type t = a[0].getType();
+  Value ones = arith::ConstantOp::create(
+      b, loc, t, b.getIntegerAttr(t, APInt::getAllOnes(t.getIntOrFloatBitWidth())));
+  return arith::XOrIOp::create(b, loc, a[0], ones);
+}
 Value scalar(kt::WhereOp, OpBuilder &b, Location loc, ValueRange a) {
   return arith::SelectOp::create(b, loc, a[0], a[1], a[2]);
 }
@@ -435,7 +475,8 @@ struct PointwiseLowering : public OpConversionPattern<OpTy> {
     // (RuntimeChecks.h); the element gives 0.
     int64_t divByZero = -1;
     if constexpr (std::is_same_v<OpTy, kt::DivOp> ||
-                  std::is_same_v<OpTy, kt::RemainderOp>) {
+                  std::is_same_v<OpTy, kt::RemainderOp> ||
+                  std::is_same_v<OpTy, kt::FmodOp>) {
       Type e = cast<RankedTensorType>(adaptor.getOperands()[1].getType())
                    .getElementType();
       if (isa<IntegerType>(e))
@@ -498,5 +539,9 @@ void kiln::populateKTElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
       PointwiseLowering<kt::LtOp>, PointwiseLowering<kt::LeOp>,
       PointwiseLowering<kt::GtOp>, PointwiseLowering<kt::GeOp>,
       PointwiseLowering<kt::LogicalAndOp>, PointwiseLowering<kt::LogicalOrOp>,
-      PointwiseLowering<kt::DivOp>, PointwiseLowering<kt::WhereOp>>(ctx);
+      PointwiseLowering<kt::DivOp>, PointwiseLowering<kt::WhereOp>,
+      PointwiseLowering<kt::FmodOp>, PointwiseLowering<kt::Atan2Op>,
+      PointwiseLowering<kt::BitwiseAndOp>, PointwiseLowering<kt::BitwiseOrOp>,
+      PointwiseLowering<kt::BitwiseXorOp>, PointwiseLowering<kt::BitwiseNotOp>,
+      PointwiseLowering<kt::LogicalXorOp>>(ctx);
 }

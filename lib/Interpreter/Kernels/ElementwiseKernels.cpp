@@ -139,6 +139,16 @@ std::optional<int64_t> intRemainder(int64_t x, int64_t y) {
   return r;
 }
 
+/// C's `%` (torch.fmod on integers): the sign of the dividend; INT_MIN % -1
+/// is 0 (the quotient would overflow).
+std::optional<int64_t> intFmod(int64_t x, int64_t y) {
+  if (y == 0)
+    return std::nullopt;
+  if (y == -1)
+    return 0;
+  return x % y;
+}
+
 /// PyTorch's div_floor_floating, every step rounded to the operand dtype
 /// `dt` as PyTorch's kernel computes it in scalar_t (f16/bf16 included).
 double floatFloorDiv(double a, double b, DType dt) {
@@ -256,6 +266,19 @@ LogicalResult interpretLogicalNotOp(LogicalNotOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
+LogicalResult interpretBitwiseNotOp(BitwiseNotOp op, ArrayRef<Tensor> operands,
+                                    SmallVectorImpl<Tensor> &results) {
+  const Tensor &a = operands[0];
+  bool isBool = a.dtype() == DType::I1;
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), a.shape())))
+    return failure();
+  for (int64_t i = 0, e = a.numel(); i < e; ++i)
+    out.setI(i, isBool ? (int64_t)(a.getI(i) == 0) : ~a.getI(i));
+  results.push_back(std::move(out));
+  return success();
+}
+
 LogicalResult interpretIsnanOp(IsnanOp op, ArrayRef<Tensor> operands,
                                SmallVectorImpl<Tensor> &results) {
   const Tensor &a = operands[0];
@@ -346,6 +369,13 @@ KT_BINARY(PowOp, std::pow(x, y), intPow(x, y))
 KT_BINARY(MaximumOp, ieeeMaximum(x, y), std::max(x, y))
 KT_BINARY(MinimumOp, ieeeMinimum(x, y), std::min(x, y))
 KT_BINARY(RemainderOp, floatRemainder(x, y, dt), intRemainder(x, y))
+// fmod is exact in any precision; atan2 is computed in double and rounded.
+KT_BINARY(FmodOp, std::fmod(x, y), intFmod(x, y))
+KT_BINARY(Atan2Op, std::atan2(x, y), std::optional<int64_t>(0))
+// Bitwise ops see i1 as 0/1, which and/or/xor keep.
+KT_BINARY(BitwiseAndOp, kNaN, x &y)
+KT_BINARY(BitwiseOrOp, kNaN, x | y)
+KT_BINARY(BitwiseXorOp, kNaN, x ^ y)
 #undef KT_BINARY
 
 LogicalResult interpretDivOp(DivOp op, ArrayRef<Tensor> operands,
@@ -384,6 +414,7 @@ KT_COMPARE(GtOp, x > y)
 KT_COMPARE(GeOp, x >= y)
 KT_COMPARE(LogicalAndOp, (x != 0) && (y != 0))
 KT_COMPARE(LogicalOrOp, (x != 0) || (y != 0))
+KT_COMPARE(LogicalXorOp, (x != 0) != (y != 0))
 #undef KT_COMPARE
 
 LogicalResult interpretWhereOp(WhereOp op, ArrayRef<Tensor> operands,
@@ -426,6 +457,8 @@ void registerElementwiseKernels(DialectRegistry &registry) {
     ATTACH(MaximumOp) ATTACH(MinimumOp) ATTACH(RemainderOp)
     ATTACH(EqOp) ATTACH(NeOp) ATTACH(LtOp) ATTACH(LeOp) ATTACH(GtOp)
     ATTACH(GeOp) ATTACH(LogicalAndOp) ATTACH(LogicalOrOp) ATTACH(WhereOp)
+    ATTACH(FmodOp) ATTACH(Atan2Op) ATTACH(BitwiseAndOp) ATTACH(BitwiseOrOp)
+    ATTACH(BitwiseXorOp) ATTACH(BitwiseNotOp) ATTACH(LogicalXorOp)
 #undef ATTACH
   });
 }

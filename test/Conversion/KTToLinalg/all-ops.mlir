@@ -70,6 +70,13 @@ func.func @argmin(%x: tensor<2x3xi64>) -> tensor<i64> {
   return %r : tensor<i64>
 }
 
+// CHECK-LABEL: func.func @atan2
+// CHECK-NOT: kt.
+func.func @atan2(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %r = kt.atan2 %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+
 // CHECK-LABEL: func.func @avg_pool2d
 // CHECK-NOT: kt.
 func.func @avg_pool2d(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
@@ -82,6 +89,34 @@ func.func @avg_pool2d(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
 func.func @batch_norm(%x: tensor<2x3x4xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<2x3x4xf32> {
   %r = kt.batch_norm %x, %m, %v : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
   return %r : tensor<2x3x4xf32>
+}
+
+// CHECK-LABEL: func.func @bitwise_and
+// CHECK-NOT: kt.
+func.func @bitwise_and(%a: tensor<2x3xi64>, %b: tensor<3xi64>) -> tensor<2x3xi64> {
+  %r = kt.bitwise_and %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  return %r : tensor<2x3xi64>
+}
+
+// CHECK-LABEL: func.func @bitwise_not
+// CHECK-NOT: kt.
+func.func @bitwise_not(%a: tensor<4xi32>) -> tensor<4xi32> {
+  %r = kt.bitwise_not %a : (tensor<4xi32>) -> tensor<4xi32>
+  return %r : tensor<4xi32>
+}
+
+// CHECK-LABEL: func.func @bitwise_or
+// CHECK-NOT: kt.
+func.func @bitwise_or(%a: tensor<2x3xi1>, %b: tensor<3xi1>) -> tensor<2x3xi1> {
+  %r = kt.bitwise_or %a, %b : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  return %r : tensor<2x3xi1>
+}
+
+// CHECK-LABEL: func.func @bitwise_xor
+// CHECK-NOT: kt.
+func.func @bitwise_xor(%a: tensor<?x3xi32>, %b: tensor<3xi32>) -> tensor<?x3xi32> {
+  %r = kt.bitwise_xor %a, %b : (tensor<?x3xi32>, tensor<3xi32>) -> tensor<?x3xi32>
+  return %r : tensor<?x3xi32>
 }
 
 // CHECK-LABEL: func.func @cast
@@ -210,6 +245,13 @@ func.func @floor(%a: tensor<4xi32>) -> tensor<4xi32> {
   return %r : tensor<4xi32>
 }
 
+// CHECK-LABEL: func.func @fmod
+// CHECK-NOT: kt.
+func.func @fmod(%a: tensor<2x3xi64>, %b: tensor<3xi64>) -> tensor<2x3xi64> {
+  %r = kt.fmod %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  return %r : tensor<2x3xi64>
+}
+
 // CHECK-LABEL: func.func @full
 // CHECK-NOT: kt.
 func.func @full(%d: index) -> tensor<?x3xf32> {
@@ -319,6 +361,13 @@ func.func @logical_not(%a: tensor<4xf32>) -> tensor<4xi1> {
 // CHECK-NOT: kt.
 func.func @logical_or(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xi1> {
   %r = kt.logical_or %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  return %r : tensor<2x3xi1>
+}
+
+// CHECK-LABEL: func.func @logical_xor
+// CHECK-NOT: kt.
+func.func @logical_xor(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xi1> {
+  %r = kt.logical_xor %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
   return %r : tensor<2x3xi1>
 }
 

@@ -179,3 +179,69 @@ func.func @gelu_bad_approximate(%a: tensor<3xf32>) -> tensor<3xf32> {
   %0 = kt.gelu %a {approximate = #kt.approximate<erf>} : (tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// Tests that atan2 rejects integer operands (PyTorch promotes them to float).
+func.func @atan2_int(%a: tensor<3xi64>, %b: tensor<3xi64>) -> tensor<3xi64> {
+  // expected-error @+1 {{'kt.atan2' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type values}}
+  %0 = kt.atan2 %a, %b : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+// Tests that fmod rejects i1.
+func.func @fmod_bool(%a: tensor<3xi1>, %b: tensor<3xi1>) -> tensor<3xi1> {
+  // expected-error @+1 {{'kt.fmod' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer values}}
+  %0 = kt.fmod %a, %b : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  return %0 : tensor<3xi1>
+}
+
+// -----
+
+// Tests that fmod operands share an element type.
+func.func @fmod_elem_mismatch(%a: tensor<3xi32>, %b: tensor<3xi64>) -> tensor<3xi32> {
+  // expected-error @+2 {{'kt.fmod' op operand #1 has element type i64 but operand #0 has i32; operands must share an element type (insert kt.cast)}}
+  // expected-error @+1 {{'kt.fmod' op failed to infer returned types}}
+  %0 = kt.fmod %a, %b : (tensor<3xi32>, tensor<3xi64>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}
+
+// -----
+
+// Tests that the bitwise ops reject floats (as PyTorch).
+func.func @bitwise_and_float(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'kt.bitwise_and' op operand #0 must be ranked tensor of 64-bit signless integer or 32-bit signless integer or 1-bit signless integer values}}
+  %0 = kt.bitwise_and %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Tests that bitwise_not rejects floats (as PyTorch).
+func.func @bitwise_not_float(%a: tensor<3xbf16>) -> tensor<3xbf16> {
+  // expected-error @+1 {{'kt.bitwise_not' op operand #0 must be ranked tensor of 64-bit signless integer or 32-bit signless integer or 1-bit signless integer values}}
+  %0 = kt.bitwise_not %a : (tensor<3xbf16>) -> tensor<3xbf16>
+  return %0 : tensor<3xbf16>
+}
+
+// -----
+
+// Tests that bitwise_xor shapes must broadcast.
+func.func @bitwise_xor_not_broadcastable(%a: tensor<2x3xi32>, %b: tensor<4xi32>) -> tensor<2x3xi32> {
+  // expected-error @+2 {{'kt.bitwise_xor' op operands #0 and #1 are not broadcast-compatible}}
+  // expected-error @+1 {{'kt.bitwise_xor' op failed to infer returned types}}
+  %0 = kt.bitwise_xor %a, %b : (tensor<2x3xi32>, tensor<4xi32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+
+// -----
+
+// Tests that logical_xor's result is i1.
+func.func @logical_xor_wrong_result(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+2 {{'kt.logical_xor' op inferred type(s) 'tensor<3xi1>' are incompatible with return type(s) of operation 'tensor<3xf32>'}}
+  // expected-error @+1 {{'kt.logical_xor' op failed to infer returned types}}
+  %0 = kt.logical_xor %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}

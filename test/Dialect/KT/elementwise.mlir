@@ -1002,3 +1002,123 @@ func.func @where(%c: tensor<2x1xi1>, %a: tensor<3xf32>, %b: tensor<f32>, %d: ten
   %1 = kt.where %d, %c, %e : (tensor<?x1x1xi1>, tensor<2x1xi1>, tensor<1x?xi1>) -> tensor<?x2x?xi1>
   return %0, %1 : tensor<2x3xf32>, tensor<?x2x?xi1>
 }
+
+// -----
+
+// Tests that kt.atan2 broadcasts (tensor<2x3xf32>, tensor<3xf32>).
+// CHECK-LABEL: func.func @atan2_f32
+// CHECK: kt.atan2 %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+func.func @atan2_f32(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = kt.atan2 %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Tests that kt.atan2 broadcasts (tensor<?x1xbf16>, tensor<1x4xbf16>).
+// CHECK-LABEL: func.func @atan2_bf16_dynamic
+// CHECK: kt.atan2 %{{.*}}, %{{.*}} : (tensor<?x1xbf16>, tensor<1x4xbf16>) -> tensor<?x4xbf16>
+func.func @atan2_bf16_dynamic(%a: tensor<?x1xbf16>, %b: tensor<1x4xbf16>) -> tensor<?x4xbf16> {
+  %0 = kt.atan2 %a, %b : (tensor<?x1xbf16>, tensor<1x4xbf16>) -> tensor<?x4xbf16>
+  return %0 : tensor<?x4xbf16>
+}
+
+// -----
+
+// Tests that kt.fmod broadcasts (tensor<f64>, tensor<5x?xf64>).
+// CHECK-LABEL: func.func @fmod_f64
+// CHECK: kt.fmod %{{.*}}, %{{.*}} : (tensor<f64>, tensor<5x?xf64>) -> tensor<5x?xf64>
+func.func @fmod_f64(%a: tensor<f64>, %b: tensor<5x?xf64>) -> tensor<5x?xf64> {
+  %0 = kt.fmod %a, %b : (tensor<f64>, tensor<5x?xf64>) -> tensor<5x?xf64>
+  return %0 : tensor<5x?xf64>
+}
+
+// -----
+
+// Tests that kt.fmod broadcasts (tensor<?x1xi32>, tensor<1x4xi32>).
+// CHECK-LABEL: func.func @fmod_i32
+// CHECK: kt.fmod %{{.*}}, %{{.*}} : (tensor<?x1xi32>, tensor<1x4xi32>) -> tensor<?x4xi32>
+func.func @fmod_i32(%a: tensor<?x1xi32>, %b: tensor<1x4xi32>) -> tensor<?x4xi32> {
+  %0 = kt.fmod %a, %b : (tensor<?x1xi32>, tensor<1x4xi32>) -> tensor<?x4xi32>
+  return %0 : tensor<?x4xi32>
+}
+
+// -----
+
+// Tests that kt.bitwise_and broadcasts (tensor<2x3xi64>, tensor<3xi64>).
+// CHECK-LABEL: func.func @bitwise_and_i64
+// CHECK: kt.bitwise_and %{{.*}}, %{{.*}} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+func.func @bitwise_and_i64(%a: tensor<2x3xi64>, %b: tensor<3xi64>) -> tensor<2x3xi64> {
+  %0 = kt.bitwise_and %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+// Tests that kt.bitwise_or broadcasts (tensor<?x1xi32>, tensor<1x4xi32>).
+// CHECK-LABEL: func.func @bitwise_or_i32_dynamic
+// CHECK: kt.bitwise_or %{{.*}}, %{{.*}} : (tensor<?x1xi32>, tensor<1x4xi32>) -> tensor<?x4xi32>
+func.func @bitwise_or_i32_dynamic(%a: tensor<?x1xi32>, %b: tensor<1x4xi32>) -> tensor<?x4xi32> {
+  %0 = kt.bitwise_or %a, %b : (tensor<?x1xi32>, tensor<1x4xi32>) -> tensor<?x4xi32>
+  return %0 : tensor<?x4xi32>
+}
+
+// -----
+
+// Tests that kt.bitwise_xor broadcasts (tensor<i1>, tensor<5x?xi1>).
+// CHECK-LABEL: func.func @bitwise_xor_i1
+// CHECK: kt.bitwise_xor %{{.*}}, %{{.*}} : (tensor<i1>, tensor<5x?xi1>) -> tensor<5x?xi1>
+func.func @bitwise_xor_i1(%a: tensor<i1>, %b: tensor<5x?xi1>) -> tensor<5x?xi1> {
+  %0 = kt.bitwise_xor %a, %b : (tensor<i1>, tensor<5x?xi1>) -> tensor<5x?xi1>
+  return %0 : tensor<5x?xi1>
+}
+
+// -----
+
+// Tests that kt.logical_xor broadcasts (tensor<2x3xf32>, tensor<3xf32>).
+// CHECK-LABEL: func.func @logical_xor_f32
+// CHECK: kt.logical_xor %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+func.func @logical_xor_f32(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xi1> {
+  %0 = kt.logical_xor %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  return %0 : tensor<2x3xi1>
+}
+
+// -----
+
+// Tests that kt.logical_xor broadcasts (tensor<?x1xi64>, tensor<1x4xi64>).
+// CHECK-LABEL: func.func @logical_xor_i64_dynamic
+// CHECK: kt.logical_xor %{{.*}}, %{{.*}} : (tensor<?x1xi64>, tensor<1x4xi64>) -> tensor<?x4xi1>
+func.func @logical_xor_i64_dynamic(%a: tensor<?x1xi64>, %b: tensor<1x4xi64>) -> tensor<?x4xi1> {
+  %0 = kt.logical_xor %a, %b : (tensor<?x1xi64>, tensor<1x4xi64>) -> tensor<?x4xi1>
+  return %0 : tensor<?x4xi1>
+}
+
+// -----
+
+// Tests that kt.bitwise_not round-trips (result type = operand type).
+// CHECK-LABEL: func.func @bitwise_not_i32
+// CHECK: kt.bitwise_not %{{.*}} : (tensor<2x?xi32>) -> tensor<2x?xi32>
+func.func @bitwise_not_i32(%a: tensor<2x?xi32>) -> tensor<2x?xi32> {
+  %0 = kt.bitwise_not %a : (tensor<2x?xi32>) -> tensor<2x?xi32>
+  return %0 : tensor<2x?xi32>
+}
+
+// -----
+
+// Tests that kt.bitwise_not round-trips (result type = operand type).
+// CHECK-LABEL: func.func @bitwise_not_i1
+// CHECK: kt.bitwise_not %{{.*}} : (tensor<4xi1>) -> tensor<4xi1>
+func.func @bitwise_not_i1(%a: tensor<4xi1>) -> tensor<4xi1> {
+  %0 = kt.bitwise_not %a : (tensor<4xi1>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+// Tests that kt.bitwise_not round-trips (result type = operand type).
+// CHECK-LABEL: func.func @bitwise_not_i64
+// CHECK: kt.bitwise_not %{{.*}} : (tensor<i64>) -> tensor<i64>
+func.func @bitwise_not_i64(%a: tensor<i64>) -> tensor<i64> {
+  %0 = kt.bitwise_not %a : (tensor<i64>) -> tensor<i64>
+  return %0 : tensor<i64>
+}

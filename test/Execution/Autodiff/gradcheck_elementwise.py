@@ -4,7 +4,7 @@
 # each op's joint function (kiln-autodiff) against central finite differences
 # of the op run by kiln-run and against torch.autograd, in f64, with
 # broadcasting and PyTorch's tie rules (maximum/minimum, clamp bounds,
-# relu at 0).
+# relu at 0); fmod and atan2 with operands of every sign.
 
 import numpy as np
 import torch
@@ -86,6 +86,11 @@ BINARY = [
     ("kt.maximum", torch.maximum, rnd, rnd),
     ("kt.minimum", torch.minimum, rnd, rnd),
     ("kt.remainder", torch.remainder, pos, lambda *s_: pos(*s_) + 1.0),
+    # fmod: dividends of both signs, divisors of both signs (other's
+    # gradient is -g * trunc(self / other)).
+    ("kt.fmod", torch.fmod, lambda *s_: rnd(*s_) * 3,
+     lambda *s_: (pos(*s_) + 0.5) * np.where(rnd(*s_) < 0, -1.0, 1.0)),
+    ("kt.atan2", torch.atan2, rnd, rnd),
 ]
 SHAPES = [((3, 4), (3, 4)), ((2, 3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3)),
           ((2, 1, 3), (4, 1))]

@@ -55,7 +55,8 @@ SHAPES = [((2, 3), (3,)), ((4, 1, 5), (3, 1)), ((), (2, 2)), ((0, 3), (1, 3)),
 def bshape(a, b):
     return tuple(np.broadcast_shapes(a, b))
 
-for op in ["add", "sub", "mul", "maximum", "minimum", "pow", "remainder", "div"]:
+for op in ["add", "sub", "mul", "maximum", "minimum", "pow", "remainder", "div",
+           "fmod", "atan2"]:
     for a, b in SHAPES:
         x, y = s.randn(*a, special=True), s.randn(*b, special=True)
         s.check_op("kt." + op, [x, y], [ttype(bshape(a, b), "f32")])
@@ -79,6 +80,7 @@ for dt, elem in [(np.int64, "i64"), (np.int32, "i32")]:
     y[y == 0] = 3
     y[0] = -1
     s.check_op("kt.remainder", [x, y], [ttype((6, 7), elem)])
+    s.check_op("kt.fmod", [x, y], [ttype((6, 7), elem)])
     for mode in ["trunc", "floor"]:
         s.check_op("kt.div", [x, y], [ttype((6, 7), elem)],
                    attrs="rounding_mode = #kt.rounding_mode<%s>" % mode)
@@ -99,6 +101,21 @@ for op in ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"]:
     s.check_op("kt." + op, [a, b], [ttype((2, 6), "i1")])
     p, q = s.randbool(4, 3), s.randbool(1, 3)
     s.check_op("kt." + op, [p, q], [ttype((4, 3), "i1")])
+
+for op in ["bitwise_and", "bitwise_or", "bitwise_xor"]:
+    for dt, elem in [(np.int64, "i64"), (np.int32, "i32")]:
+        x, y = s.randint(-1000, 1000, 3, 5, dtype=dt), s.randint(-1000, 1000, 5, dtype=dt)
+        x.reshape(-1)[0] = np.iinfo(dt).min
+        s.check_op("kt." + op, [x, y], [ttype((3, 5), elem)])
+    p, q = s.randbool(4, 3), s.randbool(1, 3)
+    s.check_op("kt." + op, [p, q], [ttype((4, 3), "i1")])
+for x, elem in [(s.randint(-1000, 1000, 3, 5), "i64"),
+                (s.randint(-1000, 1000, 7, dtype=np.int32), "i32"), (s.randbool(6), "i1")]:
+    s.check_op("kt.bitwise_not", [x], [ttype(x.shape, elem)])
+    s.check_op("kt.logical_xor", [x, x[..., ::-1].copy()], [ttype(x.shape, "i1")])
+x, y = s.randn(3, 5, special=True), s.randn(5)
+y[:2] = 0.0
+s.check_op("kt.logical_xor", [x, y], [ttype((3, 5), "i1")])
 
 # where
 c, x, y = s.randbool(2, 1), s.randn(3), s.randn()

@@ -119,6 +119,47 @@ chain((37, 53), "tensor<?x?xf32>")
 chain((0, 5))
 chain((64, 33), special=True)
 
+# -- atan2 / fmod, and the integer bitwise ops, in one kernel ---------------------
+def float_mix(shape, argty=None):
+    ty = argty or T(shape, "f32")
+    x, y = s.randn(*shape, special=True), s.randn(*shape)
+    body = "\n".join([
+        "  %%0 = kt.atan2 %%arg0, %%arg1 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  %%1 = kt.mul %%0, %%arg0 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  %%2 = kt.fmod %%1, %%arg1 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  return %%2 : %s" % ty])
+    X, Y = t64(x), t64(y)
+    r = torch.fmod(torch.atan2(X, Y) * X, Y)
+    graph("atan2 fmod %s %s" % (shape, ty), fn([ty, ty], [ty], body), [x, y],
+          [r.numpy()], kernels=1)
+
+
+def int_mix(shape, argty=None):
+    ty = argty or T(shape, "i64")
+    bty = ty.replace("i64", "i1")
+    a = s.randint(-1000, 1000, *shape)
+    b = s.randint(-50, 50, *shape)
+    b[b == 0] = -1
+    body = "\n".join([
+        "  %%0 = kt.bitwise_xor %%arg0, %%arg1 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  %%1 = kt.bitwise_not %%0 : (%s) -> %s" % (ty, ty),
+        "  %%2 = kt.fmod %%1, %%arg1 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  %%3 = kt.bitwise_and %%2, %%arg0 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  %%4 = kt.bitwise_or %%3, %%arg1 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  %%5 = kt.logical_xor %%4, %%arg0 : (%s, %s) -> %s" % (ty, ty, bty),
+        "  return %%5 : %s" % bty])
+    A, B = torch.from_numpy(a), torch.from_numpy(b)
+    r = torch.logical_xor(torch.fmod(~(A ^ B), B) & A | B, A)
+    graph("bitwise fmod logical_xor %s %s" % (shape, ty), fn([ty, ty], [bty], body),
+          [a, b], [r.numpy()], kernels=1)
+
+
+float_mix((37, 53))
+float_mix((3, 17, 19), "tensor<?x17x?xf32>")
+float_mix((0, 5))
+int_mix((37, 53))
+int_mix((5000,), "tensor<?xi64>")
+
 # -- softmax / log_softmax / layer_norm (composites) ------------------------------
 for shape, dim, ty in [((37, 1000), 1, None), ((19, 7), 1, None), ((6, 33), 0, None),
                        ((3, 5, 9), -1, None), ((21, 13), 1, "tensor<?x13xf32>"),

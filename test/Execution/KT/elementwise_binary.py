@@ -1,9 +1,10 @@
 # RUN: %python %s
 # REQUIRES: numpy, torch
 # Tests the broadcasting arithmetic kt ops (add sub mul div pow maximum
-# minimum remainder) against PyTorch on every numeric dtype: same shapes,
-# size-1 and missing dims, rank 0, empty; NaN/inf, integer wrap-around, div
-# rounding modes and remainder signs.
+# minimum remainder fmod atan2) against PyTorch on every numeric dtype: same
+# shapes, size-1 and missing dims, rank 0, empty; NaN/inf, integer
+# wrap-around, div rounding modes, remainder and fmod signs, atan2 quadrants
+# and signed zeros.
 
 import numpy as np
 import torch
@@ -46,7 +47,8 @@ def bshape(a, b):
 
 OPS = [("add", "", torch.add), ("sub", "", torch.sub), ("mul", "", torch.mul),
        ("maximum", "", torch.maximum), ("minimum", "", torch.minimum),
-       ("remainder", "", torch.remainder), ("pow", "", torch.pow),
+       ("remainder", "", torch.remainder), ("fmod", "", torch.fmod),
+       ("pow", "", torch.pow),
        ("div", "", torch.div),
        ("div", "rounding_mode = #kt.rounding_mode<trunc>",
         lambda a, b: torch.div(a, b, rounding_mode="trunc")),
@@ -60,7 +62,8 @@ for el in FLOATS + INTS:
         groups, exp = [], []
         for sa, sb in SHAPES:
             ka = "pow_base" if name == "pow" else "x"
-            kb = {"pow": "pow_exp", "div": "divisor", "remainder": "divisor"}.get(name, "y")
+            kb = {"pow": "pow_exp", "div": "divisor", "remainder": "divisor",
+                  "fmod": "divisor"}.get(name, "y")
             a, b = operands(el, sa, ka), operands(el, sb, kb)
             groups.append(([a, b], bshape(sa, sb)))
             # Rounding-mode division: torch computes it in the dtype itself
@@ -91,11 +94,56 @@ s.check_op("kt.div", [a, b], np.array([-3, -3, 3, 3, -2, -2, 0]), [ttype((7,), "
 s.check_op("kt.div", [a, b], np.array([-4, -4, 3, 3, -2, -2, 0]), [ttype((7,), "i64")],
            attrs="rounding_mode = #kt.rounding_mode<floor>")
 s.check_op("kt.remainder", [a, b], np.array([1, -1, -1, 1, 0, 0, 0]), [ttype((7,), "i64")])
+# fmod takes the sign of the dividend (PyTorch's fmod on ints), also at the
+# int32/int64 extremes; INT_MIN fmod -1 is 0 (C's `%` overflows there and
+# PyTorch's CPU kernel dies of SIGFPE; mathematically the remainder is 0).
+s.check_op("kt.fmod", [a, b], torch.fmod(torch.from_numpy(a), torch.from_numpy(b)).numpy(),
+           [ttype((7,), "i64")])
+
+
+def c_fmod(x, y):
+    q = abs(x) // abs(y)
+    return x - y * (q if (x < 0) == (y < 0) else -q)
+
+
+for dt, el in ((np.int64, "i64"), (np.int32, "i32")):
+    lo, hi = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
+    xs = [lo, lo, hi, lo, hi, -7, 7]
+    ys = [-1, 1, -1, hi, lo, -1, -1]
+    s.check_op("kt.fmod", [np.array(xs, dtype=dt), np.array(ys, dtype=dt)],
+               np.array([c_fmod(x, y) for x, y in zip(xs, ys)], dtype=dt),
+               [ttype((7,), el)], label="kt.fmod extremes %s" % el)
+    s.check_op("kt.remainder", [np.array(xs, dtype=dt), np.array(ys, dtype=dt)],
+               np.array([x % y for x, y in zip(xs, ys)], dtype=dt),
+               [ttype((7,), el)], label="kt.remainder extremes %s" % el)
+# atan2: every quadrant, the axes, signed zeros and infinities, NaN; every
+# float dtype (PyTorch computes f16/bf16 in float).
+zs = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 3.0, -2.5]
+ya = np.array([y for y in zs for x in zs])
+xa = np.array([x for y in zs for x in zs])
+for el in FLOATS:
+    ea, eb = as_dtype(ya, el), as_dtype(xa, el)
+    exp = ref64(torch.atan2, [ea, eb], el, el)
+    r = s.check_op("kt.atan2", [ea, eb], exp, [ttype(ya.shape, el)],
+                   elems=[el, el], elem="bf16" if el == "bf16" else None,
+                   label="kt.atan2 specials %s" % el)
+    ok = ~np.isnan(exp)
+    s.record("signbit kt.atan2 %s" % el,
+             r is not None and np.array_equal(np.signbit(r[0])[ok], np.signbit(exp)[ok]),
+             "%s vs %s" % (r, exp))
+for name, attrs, fn in [("atan2", "", torch.atan2)]:
+    for el in FLOATS:
+        groups, exp = [], []
+        for sa, sb in SHAPES:
+            a, b = operands(el, sa, "x"), operands(el, sb, "y")
+            groups.append(([a, b], bshape(sa, sb)))
+            exp.append(ref64(fn, [a, b], el, el))
+        check_multi(s, "kt." + name, groups, el, el, exp, attrs=attrs)
 # Floats: x/0, remainder sign and by zero, NaN-propagating maximum/minimum.
 fa = np.array([1.0, -1.0, 0.0, -7.0, 7.0, 5.0, -0.0, math.nan, 1.0])
 fb = np.array([0.0, 0.0, 0.0, 2.0, -2.0, 0.0, 3.0, 1.0, math.nan])
 for name, attrs, fn in OPS:
-    if name in ("div", "remainder", "maximum", "minimum"):
+    if name in ("div", "remainder", "fmod", "maximum", "minimum"):
         exp = fn(torch.from_numpy(fa), torch.from_numpy(fb)).numpy()
         r = s.check_op("kt." + name, [fa, fb], exp, [ttype((9,), "f64")], attrs=attrs)
         s.record("signbit kt.%s %s" % (name, attrs),
@@ -113,7 +161,8 @@ s.check_error("sub dynamic mismatch", mlir, [s.randn(2, 3, dtype=np.float64),
               "not broadcast-compatible at run time: dim 0 is 2 vs 3")
 # Integer division / remainder by zero is an error.
 for attrs, op in [("rounding_mode = #kt.rounding_mode<trunc>", "kt.div"),
-                  ("rounding_mode = #kt.rounding_mode<floor>", "kt.div"), ("", "kt.remainder")]:
+                  ("rounding_mode = #kt.rounding_mode<floor>", "kt.div"), ("", "kt.remainder"),
+                  ("", "kt.fmod")]:
     for el in INTS:
         xa, xb = as_dtype(np.array([4, 5]), el), as_dtype(np.array([1, 0]), el)
         s.check_error("%s %s by zero %s" % (op, attrs, el),

@@ -159,6 +159,8 @@ def KT_Tensor : RankedTensorOf<[F32, F64, F16, BF16, I64, I32, I1]>;
 def KT_FloatTensor : RankedTensorOf<[F32, F64, F16, BF16]>;
 def KT_NumericTensor : RankedTensorOf<[F32, F64, F16, BF16, I64, I32]>;
 def KT_BoolTensor : RankedTensorOf<[I1]>;
+// Integers and bools: the operands of the bitwise ops.
+def KT_IntOrBoolTensor : RankedTensorOf<[I64, I32, I1]>;
 def KT_IndexTensor : RankedTensorOf<[I64, I32]>;
 // A rank-0 i64 tensor: the seed of a random op.
 def KT_SeedTensor : 0DTensorOf<[I64]>;

@@ -1,7 +1,7 @@
 //===- KTElementwiseOps.td - kt pointwise ops --------------*- tablegen -*-===//
 //
 // Part of Kiln. Elementwise unary and binary ops (binary ops broadcast like
-// NumPy), `where`, `clamp` and `cast`.
+// NumPy), `where`, `clamp` and `cast`; bitwise ops on integers and i1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -355,6 +355,21 @@ def KT_LogicalNotOp : KT_UnaryOp<"logical_not", KT_Tensor> {
   let inferImpl = KT_BoolUnaryInfer;
 }
 
+def KT_BitwiseNotOp : KT_UnaryOp<"bitwise_not", KT_IntOrBoolTensor> {
+  let summary = "elementwise bitwise negation (torch.bitwise_not)";
+  let description = [{
+    `result = ~self`: every bit flipped for integers (`~x == -x - 1`),
+    logical negation for `i1`.
+
+    1. `self` has an integer or `i1` element type (PyTorch rejects floats).
+    2. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.bitwise_not %a : (tensor<4xi32>) -> tensor<4xi32>
+    ```
+  }];
+}
+
 def KT_IsnanOp : KT_UnaryOp<"isnan", KT_Tensor> {
   let summary = "elementwise NaN test (torch.isnan)";
   let description = [{
@@ -561,6 +576,44 @@ def KT_RemainderOp : KT_BinaryOp<"remainder", KT_NumericTensor, /*boolResult=*/0
   }];
 }
 
+def KT_Atan2Op : KT_BinaryOp<"atan2", KT_FloatTensor, /*boolResult=*/0> {
+  let summary = "elementwise two-argument arctangent (torch.atan2) with broadcasting";
+  let description = [{
+    `result = atan2(self, other)`: the angle of the point `(other, self)` in
+    `[-pi, pi]`, with C's signed-zero rules (`atan2(0.0, -0.0) = pi`,
+    `atan2(-0.0, -0.0) = -pi`); NaN in either operand gives NaN. f16/bf16
+    compute in f32.
+
+    1. `self` and `other` share a floating-point element type (PyTorch
+       promotes integers to float; insert `kt.cast`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and the operands' element type.
+
+    ```mlir
+    %r = kt.atan2 %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+}
+
+def KT_FmodOp : KT_BinaryOp<"fmod", KT_NumericTensor, /*boolResult=*/0> {
+  let summary = "elementwise C-style remainder (torch.fmod) with broadcasting";
+  let description = [{
+    `result = self - trunc(self / other) * other` (C `fmod`): the result has
+    the sign of `self`, unlike `kt.remainder`. Float `x fmod 0` and
+    `inf fmod y` are NaN, `x fmod inf = x`. Integer `fmod` by zero is a
+    runtime error ("integer division by zero", PyTorch's
+    ZeroDivisionError); `INT_MIN fmod -1` is 0.
+
+    1. `self` and `other` share a numeric element type (not `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and the operands' element type.
+
+    ```mlir
+    %r = kt.fmod %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+    ```
+  }];
+}
+
 def KT_EqOp : KT_BinaryOp<"eq", KT_Tensor, /*boolResult=*/1> {
   let summary = "elementwise equality (torch.eq) with broadcasting";
   let description = [{
@@ -677,6 +730,72 @@ def KT_LogicalOrOp : KT_BinaryOp<"logical_or", KT_Tensor, /*boolResult=*/1> {
 
     ```mlir
     %r = kt.logical_or %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+    ```
+  }];
+}
+
+def KT_BitwiseAndOp : KT_BinaryOp<"bitwise_and", KT_IntOrBoolTensor, /*boolResult=*/0> {
+  let summary = "elementwise bitwise and (torch.bitwise_and) with broadcasting";
+  let description = [{
+    `result = self & other` bit by bit (two's complement for integers;
+    logical and for `i1`).
+
+    1. `self` and `other` share an integer or `i1` element type (PyTorch
+       rejects floats).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and the operands' element type.
+
+    ```mlir
+    %r = kt.bitwise_and %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+    ```
+  }];
+}
+
+def KT_BitwiseOrOp : KT_BinaryOp<"bitwise_or", KT_IntOrBoolTensor, /*boolResult=*/0> {
+  let summary = "elementwise bitwise or (torch.bitwise_or) with broadcasting";
+  let description = [{
+    `result = self | other` bit by bit (two's complement for integers;
+    logical or for `i1`).
+
+    1. `self` and `other` share an integer or `i1` element type (PyTorch
+       rejects floats).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and the operands' element type.
+
+    ```mlir
+    %r = kt.bitwise_or %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+    ```
+  }];
+}
+
+def KT_BitwiseXorOp : KT_BinaryOp<"bitwise_xor", KT_IntOrBoolTensor, /*boolResult=*/0> {
+  let summary = "elementwise bitwise exclusive or (torch.bitwise_xor) with broadcasting";
+  let description = [{
+    `result = self ^ other` bit by bit (two's complement for integers;
+    logical exclusive or for `i1`).
+
+    1. `self` and `other` share an integer or `i1` element type (PyTorch
+       rejects floats).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and the operands' element type.
+
+    ```mlir
+    %r = kt.bitwise_xor %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+    ```
+  }];
+}
+
+def KT_LogicalXorOp : KT_BinaryOp<"logical_xor", KT_Tensor, /*boolResult=*/1> {
+  let summary = "elementwise logical exclusive or (torch.logical_xor) with broadcasting";
+  let description = [{
+    `result = (self != 0) != (other != 0)` as `i1` (NaN counts as true).
+
+    1. `self` and `other` share an element type (any, including `i1`).
+    2. Their shapes are broadcast-compatible (NumPy rules); the result has the
+       broadcast shape and element type `i1`.
+
+    ```mlir
+    %r = kt.logical_xor %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
     ```
   }];
 }
