@@ -596,12 +596,37 @@ def floordiv(b, x, y):
     return div(b, x, y, rounding_mode="floor")
 
 
+def _no_bool(b, name, x, y):
+    dt = result_type(b, x, y)
+    if dt == torch.bool:
+        raise b.error("%s of bool operands (PyTorch does not implement it "
+                      "for bool)" % name)
+    return dt
+
+
 @both("remainder")
 @function(operator.mod)
-def remainder(b, x, y):
+def remainder(b, x, y, *, out=None):
     if not is_tensor(x) and not is_tensor(y):
         return python_call(b, operator.mod, (x, y), {})
+    _no_bool(b, "remainder", x, y)
     return binary(b, "remainder", x, y)
+
+
+@both("fmod")
+def fmod(b, x, y, *, out=None):
+    """C's remainder (the sign of x): kt.fmod."""
+    _no_bool(b, "fmod", x, y)
+    return binary(b, "fmod", x, y)
+
+
+@both("atan2", "arctan2")
+def atan2(b, x, y, *, out=None):
+    """Integers and bools promote to the default float dtype, as torch.div."""
+    dt = result_type(b, x, y)
+    if not dt.is_floating_point:
+        dt = torch.get_default_dtype()
+    return binary(b, "atan2", x, y, compute=dt)
 
 
 @both("pow")
@@ -663,13 +688,37 @@ for _name in ("exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
         return conv
     both(_name)(_make(_name))
 
-for _name in ("floor", "ceil", "round", "sign"):
+for _name in ("floor", "ceil", "sign"):
     def _make(n):
         def conv(b, x, *, out=None):
             return unary(b, n, x)
         conv.__name__ = n
         return conv
     both(_name)(_make(_name))
+
+@both("round")
+def round_(b, x, *, decimals=0, out=None):
+    """torch.round(x, decimals=d), d != 0, is PyTorch's round_decimals
+    kernel as kt ops: nearbyint(x * 10^d) / 10^d (d > 0) or
+    nearbyint(x / 10^-d) * 10^-d (d < 0), each step in x's dtype (PyTorch
+    computes in float for float32, double for float64; it does not
+    implement decimals for other dtypes)."""
+    x = need_tensor(b, x, "round")
+    d = b.static(decimals, "round's decimals")
+    if d == 0:
+        return unary(b, "round", x)
+    if x.dtype not in (torch.float32, torch.float64):
+        raise b.error("round with decimals=%d of a %s tensor (PyTorch "
+                      "implements it for float32 and float64 only)"
+                      % (d, x.dtype))
+    try:
+        p = 10.0 ** abs(d)
+    except OverflowError:
+        p = math.inf
+    if d > 0:
+        return binary(b, "div", unary(b, "round", binary(b, "mul", x, p)), p)
+    return binary(b, "mul", unary(b, "round", binary(b, "div", x, p)), p)
+
 
 for _name in ("maximum", "minimum"):
     def _make(n):
@@ -701,48 +750,69 @@ for _name, _op, _alias in (("eq", operator.eq, None),
     METHODS["__%s__" % _name] = _c
 
 
-def _logical(name, op):
+def _logical(name):
+    """logical_and/or/xor: operands of any dtype, compared with 0."""
     def conv(b, x, y, *, out=None):
-        if not is_tensor(x) and not is_tensor(y):
-            return python_call(b, op, (x, y), {})
-        for v in (x, y):
-            if is_tensor(v) and v.dtype != torch.bool and op is not None:
-                raise b.error("bitwise %s of %s tensors (only bool tensors "
-                              "are supported)" % (name, v.dtype))
         X = operand(b, x, torch.bool) if not is_tensor(x) else cast(
             b, x, torch.bool)
         Y = operand(b, y, torch.bool) if not is_tensor(y) else cast(
             b, y, torch.bool)
         return b.op(name, [X, Y], shape=broadcast(b, X.shape, Y.shape),
                     dtype=torch.bool)
+    conv.__name__ = name
     return conv
 
 
-both("logical_and")(_logical("logical_and", None))
-both("logical_or")(_logical("logical_or", None))
-FUNCTIONS[operator.and_] = _logical("logical_and", operator.and_)
-FUNCTIONS[operator.or_] = _logical("logical_or", operator.or_)
-METHODS["__and__"] = FUNCTIONS[operator.and_]
-METHODS["__or__"] = FUNCTIONS[operator.or_]
-both("bitwise_and")(FUNCTIONS[operator.and_])
-both("bitwise_or")(FUNCTIONS[operator.or_])
+both("logical_and")(_logical("logical_and"))
+both("logical_or")(_logical("logical_or"))
+both("logical_xor")(_logical("logical_xor"))
+
+
+def _bitwise(name, op, reflected=False):
+    """bitwise_and/or/xor (&, |, ^) on integer and bool tensors, with
+    PyTorch's promotion; floats are an error as in PyTorch."""
+    def conv(b, x, y, *, out=None):
+        if reflected:
+            x, y = y, x
+        if not is_tensor(x) and not is_tensor(y):
+            return python_call(b, op, (x, y), {})
+        dt = result_type(b, x, y)
+        if dt.is_floating_point:
+            raise b.error("%s of %s operands (PyTorch implements it for "
+                          "integer and bool tensors only)" % (name, dt))
+        X, Y = operand(b, x, dt), operand(b, y, dt)
+        return b.op(name, [X, Y], shape=broadcast(b, X.shape, Y.shape),
+                    dtype=dt)
+    conv.__name__ = name
+    return conv
+
+
+for _name, _op, _dunder in (("bitwise_and", operator.and_, "and"),
+                            ("bitwise_or", operator.or_, "or"),
+                            ("bitwise_xor", operator.xor, "xor")):
+    _c = _bitwise(_name, _op)
+    both(_name)(_c)
+    FUNCTIONS[_op] = _c
+    METHODS["__%s__" % _dunder] = _c
+    METHODS["__r%s__" % _dunder] = _bitwise(_name, _op, reflected=True)
 
 
 @both("logical_not")
-def logical_not(b, x):
+def logical_not(b, x, *, out=None):
     x = need_tensor(b, x, "logical_not")
     return b.op("logical_not", [x], shape=x.shape, dtype=torch.bool)
 
 
 @function(operator.invert)
+@method("__invert__")
 @both("bitwise_not")
-def invert(b, x):
+def invert(b, x, *, out=None):
     if not is_tensor(x):
         return python_call(b, operator.invert, (x,), {})
-    if x.dtype != torch.bool:
-        raise b.error("bitwise not of a %s tensor (only bool tensors are "
-                      "supported)" % x.dtype)
-    return logical_not(b, x)
+    if x.dtype.is_floating_point:
+        raise b.error("bitwise_not of a %s tensor (PyTorch implements it "
+                      "for integer and bool tensors only)" % x.dtype)
+    return b.op("bitwise_not", [x], shape=x.shape, dtype=x.dtype)
 
 
 @both("isnan")
@@ -2214,11 +2284,22 @@ def _inplace_binary(conv):
 for _m, _c in (("add_", add), ("sub_", sub), ("mul_", mul), ("div_", div),
                ("pow_", pow_), ("masked_fill_", masked_fill),
                ("clamp_", clamp), ("clamp_min_", clamp_min),
-               ("clamp_max_", clamp_max)):
+               ("clamp_max_", clamp_max), ("fmod_", fmod),
+               ("remainder_", remainder), ("atan2_", atan2),
+               ("bitwise_and_", FUNCTIONS[operator.and_]),
+               ("bitwise_or_", FUNCTIONS[operator.or_]),
+               ("bitwise_xor_", FUNCTIONS[operator.xor]),
+               ("logical_and_", FUNCTIONS[torch.logical_and]),
+               ("logical_or_", FUNCTIONS[torch.logical_or]),
+               ("logical_xor_", FUNCTIONS[torch.logical_xor])):
     METHODS[_m] = _inplace_binary(_c)
+METHODS["bitwise_not_"] = lambda b, x: in_place(b, x, invert(b, x))
 
 for _op, _c in ((operator.iadd, add), (operator.isub, sub),
-                (operator.imul, mul), (operator.itruediv, div)):
+                (operator.imul, mul), (operator.itruediv, div),
+                (operator.iand, FUNCTIONS[operator.and_]),
+                (operator.ior, FUNCTIONS[operator.or_]),
+                (operator.ixor, FUNCTIONS[operator.xor])):
     def _make(c, op):
         def f(b, x, y):
             if not is_tensor(x):

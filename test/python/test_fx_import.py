@@ -656,3 +656,138 @@ def test_avg_pool2d_on_other_ints_is_an_error_as_in_pytorch():
             F.avg_pool2d(x, 2)
         with pytest.raises(kiln.Unsupported, match="avg_pool2d of a"):
             run(lambda x: F.avg_pool2d(x, 2), x)
+
+
+# Issue 16, elementwise batch: fmod, atan2, bitwise/logical xor ops, div
+# rounding modes, clamp with tensor bounds, round with decimals. Each
+# function's results are compared with PyTorch on both backends.
+_NAN, _INF = float("nan"), float("inf")
+
+
+def _fmod_remainder(x, y, a, c):
+    return (torch.fmod(x, y), x.fmod(1.5), torch.fmod(a, c), a.fmod(-3),
+            torch.fmod(a, 2.5), torch.remainder(x, y), a % c, a.remainder(-4),
+            torch.fmod(c.int(), 4))
+
+
+def _atan2(x, y, a):
+    return (torch.atan2(x, y), x.atan2(y), torch.arctan2(y, x),
+            torch.atan2(a, a.flip(0)), torch.atan2(x.double(), y[:1]))
+
+
+def _bitwise(a, c, m, n):
+    return (a & c, a | c, a ^ c, ~a, torch.bitwise_and(a, 3), a.bitwise_or(c),
+            torch.bitwise_xor(m, n), ~m, 3 & a, 5 | a, 6 ^ a, m ^ n, m & n,
+            m | n, torch.bitwise_not(c), a & m, c ^ a.int(), _bitwise_inplace(a, c))
+
+
+def _bitwise_inplace(a, c):
+    y = a.clone()
+    y ^= c
+    y.bitwise_and_(1023)
+    y |= 4
+    y.bitwise_not_()
+    return y
+
+
+def _logical_xor(x, a, m):
+    return (torch.logical_xor(x, a), x.logical_xor(m), torch.logical_xor(m, m),
+            torch.logical_xor(a, m))
+
+
+def _div_modes(x, y, a, c):
+    return (torch.div(x, y, rounding_mode="trunc"),
+            torch.div(x, y, rounding_mode="floor"), x.div(2.5, rounding_mode="floor"),
+            a.div(c, rounding_mode="floor"), torch.div(a, c, rounding_mode="trunc"),
+            torch.divide(a, -3, rounding_mode="floor"), torch.floor_divide(a, c),
+            x // y, a // c, torch.div(a, c), a.true_divide(c))
+
+
+def _clamp_tensors(x, lo, hi, a, al, ah):
+    return (torch.clamp(x, lo, hi), x.clamp(min=lo), x.clamp(max=hi),
+            torch.clip(x, lo, hi), torch.clamp(a, al, ah), a.clamp(min=al),
+            torch.clamp(a, lo, hi), x.clamp_min(lo), x.clamp_max(hi))
+
+
+def _round_decimals(x, d):
+    return (torch.round(x, decimals=2), x.round(decimals=-1),
+            torch.round(d, decimals=3), torch.round(d, decimals=-2),
+            torch.round(x, decimals=0), x.round(decimals=40),
+            d.round(decimals=400))
+
+
+def _elementwise_batch_inputs():
+    g = torch.Generator().manual_seed(16)
+    x = torch.randn(3, 8, generator=g) * 4
+    x[0, :6] = torch.tensor([_NAN, _INF, -_INF, -0.0, 0.0, 5.0])
+    y = torch.randn(8, generator=g) * 2
+    y[:4] = torch.tensor([2.0, 0.0, -0.0, _INF])
+    a = torch.randint(-1000, 1000, (3, 8), generator=g)
+    a[0, :2] = torch.tensor([-2 ** 63, 2 ** 63 - 1])
+    c = torch.randint(-9, 10, (8,), generator=g)
+    c[c == 0] = 7
+    # INT64_MIN meets 7, INT64_MAX meets -1 (INT64_MIN by -1 kills PyTorch
+    # 1.13's CPU kernels with SIGFPE: the Execution tests cover it).
+    c[0], c[1] = 7, -1
+    return x, y, a, c
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_elementwise_batch_follows_pytorch(backend):
+    x, y, a, c = _elementwise_batch_inputs()
+    m = a % 3 == 0
+    n = (a % 2 == 0)[0]
+    cases = [
+        (_fmod_remainder, (x, y, a, c)),
+        (_atan2, (x, y, c)),
+        (_bitwise, (a, c, m, n)),
+        (_logical_xor, (x, a, m)),
+        (_div_modes, (x, y, a, c)),
+        (_clamp_tensors, (x, y.clamp(-1, 1), torch.randn(3, 1) + 1, a,
+                          c - 3, torch.tensor(400))),
+        (_round_decimals, (x * 123.456, (x * 1000).double())),
+    ]
+    for fn, inputs in cases:
+        check_same(run(fn, *inputs, backend=backend), fn(*inputs))
+
+
+def test_clamp_tensor_bounds_nan_and_crossed_bounds_follow_pytorch():
+    # Both bounds: a NaN bound gives NaN, min > max gives max; a NaN element
+    # stays NaN (PyTorch's clamp kernel and maximum/minimum).
+    x = torch.tensor([1.0, _NAN, 5.0, -3.0, 0.5, 2.0])
+    lo = torch.tensor([_NAN, 0.0, 0.0, 2.0, 1.0, 0.0])
+    hi = torch.tensor([2.0, 1.0, _NAN, 1.0, 0.0, 3.0])
+    fn = lambda x, lo, hi: (torch.clamp(x, lo, hi), x.clamp(min=lo),
+                            x.clamp(max=hi))
+    for backend in ("eager", "cpu"):
+        check_same(run(fn, x, lo, hi, backend=backend), fn(x, lo, hi))
+
+
+def test_elementwise_batch_rejections_follow_pytorch():
+    f, i, m = torch.randn(3), torch.tensor([1, 2, 3]), torch.tensor([True, False, True])
+    cases = [
+        (lambda x, y: x & y, (f, f), "bitwise_and of torch.float32 operands"),
+        (lambda x, y: torch.bitwise_xor(x, y), (i, f), "bitwise_xor of torch.float32"),
+        (lambda x, y: x | 1.5, (i, i), "bitwise_or of torch.float32"),
+        (lambda x, y: ~x, (f, f), "bitwise_not of a torch.float32 tensor"),
+        (lambda x, y: torch.fmod(x, y), (m, m), "fmod of bool operands"),
+        (lambda x, y: x % y, (m, m), "remainder of bool operands"),
+        (lambda x, y: torch.round(x, decimals=1), (i, i),
+         "round with decimals=1 of a torch.int64 tensor"),
+        (lambda x, y: torch.round(x.half(), decimals=1), (f, f),
+         "round with decimals=1 of a torch.float16 tensor"),
+    ]
+    for fn, inputs, message in cases:
+        with pytest.raises((RuntimeError, TypeError)):
+            fn(*inputs)
+        with pytest.raises(kiln.Unsupported, match=re.escape(message)):
+            run(fn, *inputs)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_integer_fmod_by_zero_is_an_error_as_in_pytorch(backend):
+    a, z = torch.tensor([5, -5]), torch.tensor([3, 0])
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        torch.fmod(a, z)
+    with pytest.raises(kiln.KilnError, match="integer division by zero"):
+        run(lambda a, z: torch.fmod(a, z), a, z, backend=backend)
