@@ -103,11 +103,15 @@ class ImportResult:
 
 
 _SSA_BAD = re.compile(r"[^A-Za-z0-9$._-]")
+_RESULT_NAME = re.compile(r"v[0-9]+")
 
 
 def _ssa_name(name, taken):
     name = _SSA_BAD.sub("_", name) or "arg"
-    if name[0].isdigit():
+    # Digits first, and the names of op results (`FxImporter.fresh`: v0,
+    # v1, ...), get a leading "_": an input named `v0` must not redefine
+    # %v0.
+    if name[0].isdigit() or _RESULT_NAME.fullmatch(name):
         name = "_" + name
     base, n = name, 1
     while name in taken:

@@ -791,3 +791,23 @@ def test_integer_fmod_by_zero_is_an_error_as_in_pytorch(backend):
         torch.fmod(a, z)
     with pytest.raises(kiln.KilnError, match="integer division by zero"):
         run(lambda a, z: torch.fmod(a, z), a, z, backend=backend)
+
+
+def test_inputs_named_like_op_results():
+    # Op results are %v0, %v1, ...: inputs (and parameters) of those names
+    # get other SSA names (was: "redefinition of SSA value '%v0'").
+    def f(v0, v1, v2):
+        return v0 + v1, (v1 * v2).sin(), v0.exp()
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.v0 = nn.Parameter(torch.randn(3))
+
+        def forward(self, x):
+            return (x * 2 + self.v0).relu()
+
+    xs = [torch.randn(3) for _ in range(3)]
+    check_same(run(f, *xs), f(*xs))
+    m = M()
+    check_same(run(m, xs[0]), m(xs[0]))
