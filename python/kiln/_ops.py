@@ -1742,6 +1742,112 @@ def triu(b, x, diagonal=0):
     return _tri(b, x, diagonal, False)
 
 
+method("tril_")(lambda b, x, diagonal=0: in_place(b, x, tril(b, x, diagonal)))
+method("triu_")(lambda b, x, diagonal=0: in_place(b, x, triu(b, x, diagonal)))
+
+
+# --- diagonals: decompositions into kt.permute / kt.reshape / kt.slice
+# (diagonal), kt.pad / kt.where (diag_embed), kt.sum (trace). Their
+# gradients are those of the kt ops (kiln-autodiff).
+
+
+def _two_dims(b, dim1, dim2, rank, what):
+    d1 = norm_dim(b, dim1, rank, what + "'s dim1")
+    d2 = norm_dim(b, dim2, rank, what + "'s dim2")
+    if d1 == d2:
+        raise b.error("%s dimensions cannot be identical %d, %d"
+                      % (what, dim1, dim2))
+    return d1, d2
+
+
+@both("diagonal")
+def diagonal(b, x, offset=0, dim1=0, dim2=1):
+    """x's diagonal `offset` in the plane (dim1, dim2), as a last dim after
+    the others (a view, as in PyTorch): those two dims moved last and
+    flattened, then every (w + 1)-th element from the diagonal's start."""
+    x = need_tensor(b, x, "diagonal")
+    if x.ndim < 2:
+        raise b.error("diagonal of a tensor of rank %d (needs >= 2)" % x.ndim)
+    d1, d2 = _two_dims(b, dim1, dim2, x.ndim, "diagonal")
+    k = b.static(offset, "a diagonal offset")
+    h = b.static(x.shape[d1], "the size of a diagonal's dim")
+    w = b.static(x.shape[d2], "the size of a diagonal's dim")
+    others = [d for d in range(x.ndim) if d not in (d1, d2)]
+    y = permute(b, x, others + [d1, d2])
+    y = reshape(b, y, *[x.shape[d] for d in others], h * w)
+    start = k if k >= 0 else -k * w
+    length = max(0, min(h, w - k) if k >= 0 else min(h + k, w))
+    if length == 0:
+        r = slice_dim(b, y, y.ndim - 1, 0, 0, 1)
+    else:
+        r = slice_dim(b, y, y.ndim - 1, start,
+                      start + (length - 1) * (w + 1) + 1, w + 1)
+    r = alias(r)
+    r.base = x
+    return r
+
+
+_diagonal = diagonal
+
+
+@both("diag_embed")
+def diag_embed(b, x, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose (dim1, dim2) planes hold x's last dim on diagonal
+    `offset`, zeros elsewhere: x padded with |offset| zeros, broadcast along
+    the other dim of the plane and masked by `col - row == offset`."""
+    x = need_tensor(b, x, "diag_embed")
+    if x.ndim < 1:
+        raise b.error("diag_embed of a 0-d tensor (needs rank >= 1)")
+    rank = x.ndim + 1
+    d1, d2 = _two_dims(b, dim1, dim2, rank, "diag_embed")
+    k = b.static(offset, "a diagonal offset")
+    n = b.static(x.shape[-1], "the size of diag_embed's last dim")
+    m = n + abs(k)
+    v = pad(b, x, [0, abs(k)]) if k else x
+    v = unsqueeze(b, v, -1 if k >= 0 else -2)
+    rows = b.op("arange", [], {"start": 0.0, "end": float(m), "step": 1.0,
+                               "dtype": torch.int64}, shape=(m,),
+                dtype=torch.int64)
+    cols = rows
+    rows = reshape(b, rows, m, 1)
+    keep = binary(b, "eq", binary(b, "sub", cols, rows), k,
+                  out_dtype=torch.bool)
+    zero = operand(b, 0, x.dtype)
+    shape = broadcast(b, v.shape, keep.shape)
+    r = b.op("where", [keep, v, zero], shape=shape, dtype=x.dtype)
+    # r: [batch..., row, col] -> row at d1, col at d2.
+    batch = iter(range(rank - 2))
+    perm = [rank - 2 if p == d1 else rank - 1 if p == d2 else next(batch)
+            for p in range(rank)]
+    return copy_of(permute(b, r, perm))
+
+
+@both("diag")
+def diag(b, x, diagonal=0):
+    """1-D: the square matrix with x on diagonal `diagonal`; 2-D: that
+    diagonal of x (a copy, as torch.diag)."""
+    x = need_tensor(b, x, "diag")
+    if x.ndim == 1:
+        return diag_embed(b, x, diagonal, 0, 1)
+    if x.ndim == 2:
+        return copy_of(_diagonal(b, x, diagonal, 0, 1))
+    raise b.error("diag of a tensor of rank %d (needs 1 or 2)" % x.ndim)
+
+
+@both("trace")
+def trace(b, x):
+    """The sum of a matrix's main diagonal (integers sum to int64, as
+    torch.trace)."""
+    x = need_tensor(b, x, "trace")
+    if x.ndim != 2:
+        raise b.error("trace: expected a matrix, but got a tensor of rank %d"
+                      % x.ndim)
+    if x.dtype == torch.bool:
+        raise b.error("trace of a bool tensor (PyTorch does not implement "
+                      "it for bool)")
+    return sum_(b, diagonal(b, x, 0, 0, 1))
+
+
 # ------------------------------------------------------------- creation
 
 

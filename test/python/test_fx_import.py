@@ -793,6 +793,67 @@ def test_integer_fmod_by_zero_is_an_error_as_in_pytorch(backend):
         run(lambda a, z: torch.fmod(a, z), a, z, backend=backend)
 
 
+# Issue 16, diagonals: tril/triu (offsets, batched), diagonal, diag,
+# diag_embed, trace, on both backends, against PyTorch.
+def _triangles(x, a, m):
+    return (x.tril(), torch.triu(x, 1), x.tril(-2), torch.triu(x, -1),
+            x.tril(7), x.triu(-9), torch.tril(a, 1), m.triu(), _tri_inplace(x))
+
+
+def _tri_inplace(x):
+    y = x.clone()
+    y.tril_(1)
+    y.triu_(-1)
+    return y
+
+
+def _diagonals(x, a, m, v):
+    return (torch.diagonal(x), x.diagonal(1), x.diagonal(-2), x.diagonal(0, 0, 2),
+            torch.diagonal(x, 1, -1, 0), x.diagonal(9), a.diagonal(-1, 1, 2),
+            m.diagonal(), torch.diag(x[0]), torch.diag(x[0], 2),
+            x[1].diag(-1), torch.diag(v), torch.diag(v, 2), v.diag(-3),
+            torch.diag(a[0, :3]), torch.diag_embed(x), torch.diag_embed(x, 1),
+            x.diag_embed(-2, 0, 2), torch.diag_embed(a, 0, -1, 1),
+            torch.diag_embed(m, 1), torch.trace(x[0]), x[1, :2].trace(),
+            torch.trace(a[0]), torch.trace(a[0].int()), x.diagonal() * 2)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_diagonal_ops_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(17)
+    x = torch.randn(3, 4, 5, generator=g)
+    x[0, 0, 0] = _NAN
+    x[1, 1, 1] = -_INF
+    a = torch.randint(-2 ** 40, 2 ** 40, (2, 4, 3), generator=g)
+    m = torch.rand(4, 4, generator=g) > 0.5
+    v = torch.randn(4, generator=g)
+    for fn, inputs in ((_triangles, (x, a, m)), (_diagonals, (x, a, m, v))):
+        check_same(run(fn, *inputs, backend=backend), fn(*inputs))
+    # empty and degenerate shapes
+    e = torch.randn(0, 3)
+    fn = lambda e, v0: (e.tril(), e.diagonal(), torch.diag(v0), e.diag_embed(),
+                        torch.trace(e), torch.diag(e, 1))
+    v0 = torch.randn(0)
+    check_same(run(fn, e, v0, backend=backend), fn(e, v0))
+
+
+def test_diagonal_ops_rejections_follow_pytorch():
+    x, v, m = torch.randn(3, 3), torch.randn(3), torch.ones(2, 2, dtype=torch.bool)
+    cases = [
+        (lambda x: torch.diagonal(x, 0, 1, 1), (x,), "diagonal dimensions cannot be identical"),
+        (lambda x: torch.diag_embed(x, 0, 0, 0), (v,), "diag_embed dimensions cannot be identical"),
+        (lambda x: torch.diag(x.unsqueeze(0)), (x,), "diag of a tensor of rank 3"),
+        (lambda x: torch.trace(x), (v,), "trace: expected a matrix"),
+        (lambda x: torch.trace(x), (m,), "trace of a bool tensor"),
+        (lambda x: x.diagonal(0, 0, 2), (x,), "out of range"),
+    ]
+    for fn, inputs, message in cases:
+        with pytest.raises((RuntimeError, IndexError)):
+            fn(*inputs)
+        with pytest.raises(kiln.Unsupported, match=re.escape(message)):
+            run(fn, *inputs)
+
+
 def test_inputs_named_like_op_results():
     # Op results are %v0, %v1, ...: inputs (and parameters) of those names
     # get other SSA names (was: "redefinition of SSA value '%v0'").
