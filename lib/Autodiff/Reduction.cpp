@@ -121,9 +121,98 @@ LogicalResult vjpLogsumexp(kt::LogsumexpOp op, GradEmitter &e, Value g,
   return success();
 }
 
+
+//===----------------------------------------------------------------------===//
+// Cumulative scans
+//===----------------------------------------------------------------------===//
+
+/// `v` scanned by OpT along `dim` from the end: flip, scan, flip.
+template <typename OpT>
+Value reverseScan(GradEmitter &e, Value v, int64_t dim) {
+  auto dims = e.attr("dims", e.i64s({dim}));
+  Value f = e.op<kt::FlipOp>({v}, {dims});
+  f = e.op<OpT>({f}, {e.attr("dim", e.builder().getI64IntegerAttr(dim))});
+  return e.op<kt::FlipOp>({f}, {dims});
+}
+
+int64_t scanDim(Operation *op, int64_t dim) {
+  int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+  return kt::wrapDim(dim, rank);
+}
+
+bool isRank0(Value v) { return cast<RankedTensorType>(v.getType()).getRank() == 0; }
+
+LogicalResult vjpCumsum(kt::CumsumOp op, GradEmitter &e, Value g, Grads &grads) {
+  if (!isFloatValue(op.getSelf()))
+    return success();
+  // The gradient of element i is the sum of g over j >= i.
+  grads[0] = isRank0(g) ? g
+                        : reverseScan<kt::CumsumOp>(e, g, scanDim(op, op.getDim()));
+  return success();
+}
+
+LogicalResult vjpCumprod(kt::CumprodOp op, GradEmitter &e, Value g,
+                         Grads &grads) {
+  Value x = op.getSelf();
+  if (!isFloatValue(x))
+    return success();
+  if (isRank0(x)) {
+    grads[0] = g;
+    return success();
+  }
+  // PyTorch's cumprod_backward, zeros included: with z the first zero along
+  // dim, d out_j / d x_i is out_j / x_i before z; at z the products of the
+  // others (the cumprod with x_z = 1); after z, 0.
+  int64_t d = scanDim(op, op.getDim());
+  auto dimAttr = e.attr("dim", e.builder().getI64IntegerAttr(d));
+  Value zero = e.scalarLike(0, x), one = e.scalarLike(1, x);
+  Value isZero = e.eq(x, zero);
+  Value zerosSoFar =
+      e.op<kt::CumsumOp>({e.cast(isZero, GradEmitter::elementTypeOf(x))}, {dimAttr});
+  Value before = e.eq(zerosSoFar, zero);
+  Value first = e.op<kt::LogicalAndOp>({isZero, e.eq(zerosSoFar, one)});
+  Value gBefore = e.div(reverseScan<kt::CumsumOp>(e, e.mul(g, op.getResult()), d),
+                        e.where(isZero, one, x));
+  Value outFirst = e.op<kt::CumprodOp>({e.where(first, one, x)}, {dimAttr});
+  Value gFirst = reverseScan<kt::CumsumOp>(e, e.mul(g, outFirst), d);
+  grads[0] = e.where(before, gBefore, e.where(first, gFirst, zero));
+  return success();
+}
+
+LogicalResult vjpLogcumsumexp(kt::LogcumsumexpOp op, GradEmitter &e, Value g,
+                              Grads &grads) {
+  Value x = op.getSelf();
+  if (isRank0(x)) {
+    grads[0] = g;
+    return success();
+  }
+  // PyTorch's logcumsumexp_backward: positive and negative parts of g in log
+  // space (the lowest finite value standing for log 0), each through a
+  // reverse logcumsumexp.
+  int64_t d = scanDim(op, op.getDim());
+  Value r = op.getResult();
+  auto ft = cast<FloatType>(GradEmitter::elementTypeOf(x));
+  double lowest =
+      llvm::APFloat::getLargest(ft.getFloatSemantics(), /*Negative=*/true)
+          .convertToDouble();
+  Value lo = e.scalarLike(lowest, g), zero = e.scalarLike(0, g);
+  Value logAbs = e.log(e.abs(g));
+  Value logPos = e.where(e.gt(g, zero), logAbs, lo);
+  Value logNeg = e.where(e.lt(g, zero), logAbs, lo);
+  Value pos = e.exp(
+      e.add(reverseScan<kt::LogcumsumexpOp>(e, e.sub(logPos, r), d), x));
+  Value neg = e.exp(
+      e.add(reverseScan<kt::LogcumsumexpOp>(e, e.sub(logNeg, r), d), x));
+  grads[0] = e.sub(pos, neg);
+  return success();
+}
+
 } // namespace
 
 void autodiff::registerReductionVJPs(MLIRContext *ctx) {
+  attachVJP<kt::CumsumOp, vjpCumsum>(ctx);
+  attachVJP<kt::CumprodOp, vjpCumprod>(ctx);
+  attachVJP<kt::LogcumsumexpOp, vjpLogcumsumexp>(ctx);
   attachVJP<kt::SumOp, vjpSum>(ctx);
   attachVJP<kt::MeanOp, vjpMean>(ctx);
   attachVJP<kt::AmaxOp, vjpAmaxAmin<kt::AmaxOp>>(ctx);

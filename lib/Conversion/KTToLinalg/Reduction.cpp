@@ -14,6 +14,7 @@
 #include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <cmath>
@@ -531,6 +532,139 @@ struct ArgReduction : public OpConversionPattern<OpTy> {
   }
 };
 
+
+/// The cumulative scans (cumsum, cumprod, logcumsumexp): an scf.for over
+/// `dim` whose body combines the slice at k with the accumulator slice (one
+/// linalg.generic with two results: the new accumulator and its value
+/// rounded to the element type, inserted into the result at k). Floats
+/// accumulate in f64 for f32/f64 and in f32 for f16/bf16 (PyTorch's CPU
+/// acc_type); integers wrap in their own type.
+template <typename OpT>
+struct CumulativeLowering : public OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+
+  static Value combine(OpBuilder &b, Location loc, Value acc, Value x) {
+    bool fl = isa<FloatType>(acc.getType());
+    if constexpr (std::is_same_v<OpT, kt::CumsumOp>)
+      return fl ? (Value)arith::AddFOp::create(b, loc, acc, x)
+                : (Value)arith::AddIOp::create(b, loc, acc, x);
+    else if constexpr (std::is_same_v<OpT, kt::CumprodOp>)
+      return fl ? (Value)arith::MulFOp::create(b, loc, acc, x)
+                : (Value)arith::MulIOp::create(b, loc, acc, x);
+    else {
+      // PyTorch's _log_add_exp_helper(x, acc): min/max that pass a NaN acc
+      // through, max + log1p(exp(min - max)) unless both are the same
+      // infinity (then x).
+      Value accNan =
+          arith::CmpFOp::create(b, loc, CmpFPredicate::UNO, acc, acc);
+      Value xLt = arith::CmpFOp::create(b, loc, CmpFPredicate::OLT, x, acc);
+      // std::min(x, acc) = acc < x ? acc : x; std::max = x < acc ? acc : x.
+      Value accLt = arith::CmpFOp::create(b, loc, CmpFPredicate::OLT, acc, x);
+      Value mn = arith::SelectOp::create(
+          b, loc, accNan, acc, arith::SelectOp::create(b, loc, accLt, acc, x));
+      Value mx = arith::SelectOp::create(
+          b, loc, accNan, acc, arith::SelectOp::create(b, loc, xLt, acc, x));
+      Value r = arith::AddFOp::create(
+          b, loc,
+          math::Log1pOp::create(
+              b, loc,
+              math::ExpOp::create(b, loc,
+                                  arith::SubFOp::create(b, loc, mn, mx))),
+          mx);
+      Value differ = arith::CmpFOp::create(b, loc, CmpFPredicate::UNE, mn, mx);
+      Value absMn = math::AbsFOp::create(b, loc, mn);
+      Value finite = arith::CmpFOp::create(
+          b, loc, CmpFPredicate::ONE, absMn,
+          scalarConst(b, loc, mn.getType(),
+                      std::numeric_limits<double>::infinity()));
+      Value general = arith::OrIOp::create(b, loc, differ, finite);
+      return arith::SelectOp::create(b, loc, general, r, x);
+    }
+  }
+
+  LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getSelf();
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    auto inType = cast<RankedTensorType>(in.getType());
+    int64_t rank = inType.getRank();
+    if (rank == 0) {
+      // One element: combine(init, x) is x for every scan.
+      rewriter.replaceOp(op, castTo(rewriter, loc, in, type));
+      return success();
+    }
+    SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, in);
+    if (llvm::is_contained(inType.getShape(), 0)) {
+      // No element (statically): nothing to scan, and a slice at offset 0
+      // of a size-0 dim would not verify.
+      rewriter.replaceOp(
+          op, castTo(rewriter, loc, emptyLike(rewriter, loc, inType, sizes),
+                     type));
+      return success();
+    }
+    int64_t d = kt::wrapDim(op.getDim(), rank);
+    Type elem = inType.getElementType();
+    Type acc = isa<FloatType>(elem)
+                   ? (isHalf(elem) ? (Type)rewriter.getF32Type()
+                                   : (Type)rewriter.getF64Type())
+                   : elem;
+    double init = std::is_same_v<OpT, kt::CumprodOp> ? 1.0
+                  : std::is_same_v<OpT, kt::LogcumsumexpOp>
+                      ? -std::numeric_limits<double>::infinity()
+                      : 0.0;
+    SmallVector<OpFoldResult> sliceSizes;
+    SmallVector<int64_t> sliceShape;
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != d) {
+        sliceSizes.push_back(sizes[i]);
+        sliceShape.push_back(inType.getDimSize(i));
+      }
+    auto accType = RankedTensorType::get(sliceShape, acc);
+    auto sliceType = RankedTensorType::get(sliceShape, elem);
+    Value accInit = filled(rewriter, loc, accType, sliceSizes,
+                           scalarConst(rewriter, loc, acc, init));
+    Value result = emptyLike(rewriter, loc, inType, sizes);
+    Value n = indexValue(rewriter, loc, sizes[d]);
+    Value zero = indexConst(rewriter, loc, 0), one = indexConst(rewriter, loc, 1);
+    MLIRContext *ctx = rewriter.getContext();
+    auto loop = scf::ForOp::create(
+        rewriter, loc, zero, n, one, ValueRange{accInit, result},
+        [&](OpBuilder &b, Location l, Value k, ValueRange it) {
+          SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+          offsets[d] = k;
+          SmallVector<OpFoldResult> one1 = sizes;
+          one1[d] = b.getIndexAttr(1);
+          SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+          Value xs = tensor::ExtractSliceOp::create(b, l, sliceType, in,
+                                                    offsets, one1, strides);
+          Value ys = emptyLike(b, l, sliceType, sliceSizes);
+          int64_t r = sliceShape.size();
+          AffineMap id = AffineMap::getMultiDimIdentityMap(r, ctx);
+          SmallVector<utils::IteratorType> iters(r,
+                                                 utils::IteratorType::parallel);
+          auto g = linalg::GenericOp::create(
+              b, l, TypeRange{accType, sliceType}, ValueRange{xs},
+              ValueRange{it[0], ys}, SmallVector<AffineMap>(3, id), iters,
+              [&](OpBuilder &nb, Location nl, ValueRange args) {
+                Value x = args[0];
+                if (x.getType() != acc)
+                  x = arith::ExtFOp::create(nb, nl, acc, x);
+                Value a = combine(nb, nl, args[1], x);
+                Value y = a;
+                if (a.getType() != elem)
+                  y = arith::TruncFOp::create(nb, nl, elem, a);
+                linalg::YieldOp::create(nb, nl, ValueRange{a, y});
+              });
+          Value res = tensor::InsertSliceOp::create(b, l, g.getResult(1), it[1],
+                                                    offsets, one1, strides);
+          scf::YieldOp::create(b, l, ValueRange{g.getResult(0), res});
+        });
+    rewriter.replaceOp(op, castTo(rewriter, loc, loop.getResult(1), type));
+    return success();
+  }
+};
 } // namespace
 
 void kiln::populateKTReductionToLinalgPatterns(RewritePatternSet &patterns) {
@@ -542,5 +676,7 @@ void kiln::populateKTReductionToLinalgPatterns(RewritePatternSet &patterns) {
                SimpleReduction<kt::AnyOp, Kind::Any>,
                SimpleReduction<kt::AllOp, Kind::All>, VarLowering,
                LogsumexpLowering, ArgReduction<kt::ArgmaxOp, true>,
-               ArgReduction<kt::ArgminOp, false>>(patterns.getContext());
+               ArgReduction<kt::ArgminOp, false>,
+               CumulativeLowering<kt::CumsumOp>, CumulativeLowering<kt::CumprodOp>,
+               CumulativeLowering<kt::LogcumsumexpOp>>(patterns.getContext());
 }

@@ -335,10 +335,94 @@ LogicalResult interpretArg(OpT op, ArrayRef<Tensor> operands,
   return success();
 }
 
+
+/// PyTorch's _log_add_exp_helper(x, acc) (x: the new element).
+double logAddExp(double x, double y) {
+  double mn = std::isnan(y) ? y : std::min(x, y);
+  double mx = std::isnan(y) ? y : std::max(x, y);
+  if (mn != mx || std::isfinite(mn))
+    return std::log1p(std::exp(mn - mx)) + mx;
+  return x;
+}
+
+/// A scan along `dim`: acc = combine(acc, x) from `init`, every partial
+/// result stored. Floats accumulate in double, rounded to f32 after each
+/// step for f16/bf16 (PyTorch's acc_type on CPU); integers in int64 with
+/// wrap-around (`ci`).
+template <typename OpT, typename CF, typename CI>
+LogicalResult cumulativeKernel(OpT op, ArrayRef<Tensor> operands,
+                               SmallVectorImpl<Tensor> &results, double initF,
+                               int64_t initI, CF cf, CI ci) {
+  const Tensor &a = operands[0];
+  ArrayRef<int64_t> shape = a.shape();
+  int64_t rank = shape.size();
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), shape)))
+    return failure();
+  int64_t d = rank ? wrapDim(op.getDim(), rank) : 0;
+  int64_t n = rank ? shape[d] : 1, inner = 1, outer = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i < d)
+      outer *= shape[i];
+    else if (i > d)
+      inner *= shape[i];
+  }
+  bool half = a.dtype() == DType::F16 || a.dtype() == DType::BF16;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t in = 0; in < inner; ++in) {
+      double accF = initF;
+      int64_t accI = initI;
+      for (int64_t k = 0; k < n; ++k) {
+        int64_t idx = (o * n + k) * inner + in;
+        if (a.isFloat()) {
+          accF = cf(accF, a.getF(idx));
+          if (half)
+            accF = roundToDType(accF, DType::F32);
+          out.setF(idx, accF);
+        } else {
+          accI = ci(accI, a.getI(idx));
+          out.setI(idx, accI);
+        }
+      }
+    }
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+LogicalResult interpretCumsum(CumsumOp op, ArrayRef<Tensor> operands,
+                              SmallVectorImpl<Tensor> &results) {
+  return cumulativeKernel(
+      op, operands, results, 0.0, 0, [](double acc, double x) { return acc + x; },
+      [](int64_t acc, int64_t x) {
+        return (int64_t)((uint64_t)acc + (uint64_t)x);
+      });
+}
+
+LogicalResult interpretCumprod(CumprodOp op, ArrayRef<Tensor> operands,
+                               SmallVectorImpl<Tensor> &results) {
+  return cumulativeKernel(
+      op, operands, results, 1.0, 1, [](double acc, double x) { return acc * x; },
+      [](int64_t acc, int64_t x) {
+        return (int64_t)((uint64_t)acc * (uint64_t)x);
+      });
+}
+
+LogicalResult interpretLogcumsumexp(LogcumsumexpOp op, ArrayRef<Tensor> operands,
+                                    SmallVectorImpl<Tensor> &results) {
+  return cumulativeKernel(
+      op, operands, results, -std::numeric_limits<double>::infinity(), 0,
+      [](double acc, double x) { return logAddExp(x, acc); },
+      [](int64_t acc, int64_t) { return acc; });
+}
+
 } // namespace
 
 void registerReductionKernels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, KTDialect *) {
+    attachKernel<CumsumOp, interpretCumsum>(ctx);
+    attachKernel<CumprodOp, interpretCumprod>(ctx);
+    attachKernel<LogcumsumexpOp, interpretLogcumsumexp>(ctx);
     attachKernel<SumOp, interpretSum>(ctx);
     attachKernel<MeanOp, interpretMean>(ctx);
     attachKernel<AmaxOp, interpretMinMax<AmaxOp, true>>(ctx);

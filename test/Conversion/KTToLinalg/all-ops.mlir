@@ -175,6 +175,20 @@ func.func @cross_entropy(%x: tensor<4x3xf32>, %t: tensor<4xi64>) -> tensor<f32> 
   return %r : tensor<f32>
 }
 
+// CHECK-LABEL: func.func @cumprod
+// CHECK-NOT: kt.
+func.func @cumprod(%x: tensor<3x4xi64>) -> tensor<3x4xi64> {
+  %r = kt.cumprod %x {dim = -1} : (tensor<3x4xi64>) -> tensor<3x4xi64>
+  return %r : tensor<3x4xi64>
+}
+
+// CHECK-LABEL: func.func @cumsum
+// CHECK-NOT: kt.
+func.func @cumsum(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {
+  %r = kt.cumsum %x {dim = 1} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  return %r : tensor<2x?xf32>
+}
+
 // CHECK-LABEL: func.func @div
 // CHECK-NOT: kt.
 func.func @div(%a: tensor<2x3xi64>, %b: tensor<3xi64>) -> tensor<2x3xi64> {
@@ -341,6 +355,13 @@ func.func @log1p(%a: tensor<4xf32>) -> tensor<4xf32> {
 func.func @log_softmax(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %r = kt.log_softmax %x {dim = 1} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @logcumsumexp
+// CHECK-NOT: kt.
+func.func @logcumsumexp(%x: tensor<5x3xbf16>) -> tensor<5x3xbf16> {
+  %r = kt.logcumsumexp %x {dim = 0} : (tensor<5x3xbf16>) -> tensor<5x3xbf16>
+  return %r : tensor<5x3xbf16>
 }
 
 // CHECK-LABEL: func.func @logical_and

@@ -110,3 +110,54 @@ func.func @argmax_keepdim_flat(%x: tensor<2x3xf32>) -> tensor<i64> {
   %0 = kt.argmax %x {keepdim = true} : (tensor<2x3xf32>) -> tensor<i64>
   return %0 : tensor<i64>
 }
+
+// -----
+
+func.func @cumsum_dim_out_of_range(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+2 {{'kt.cumsum' op dim 2 is out of range for rank 2 (expected [-2, 1])}}
+  // expected-error @+1 {{'kt.cumsum' op failed to infer returned types}}
+  %0 = kt.cumsum %x {dim = 2} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @cumprod_rank0_dim(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+2 {{'kt.cumprod' op dim 1 is out of range for rank 0 (expected [-1, 0])}}
+  // expected-error @+1 {{'kt.cumprod' op failed to infer returned types}}
+  %0 = kt.cumprod %x {dim = 1} : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @cumsum_bool(%x: tensor<3xi1>) -> tensor<3xi1> {
+  // expected-error @+1 {{'kt.cumsum' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer values}}
+  %0 = kt.cumsum %x {dim = 0} : (tensor<3xi1>) -> tensor<3xi1>
+  return %0 : tensor<3xi1>
+}
+
+// -----
+
+func.func @logcumsumexp_int(%x: tensor<3xi64>) -> tensor<3xi64> {
+  // expected-error @+1 {{'kt.logcumsumexp' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type values}}
+  %0 = kt.logcumsumexp %x {dim = 0} : (tensor<3xi64>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+func.func @cumsum_result_type(%x: tensor<3xi32>) -> tensor<3xi64> {
+  // expected-error @+2 {{'kt.cumsum' op inferred type(s) 'tensor<3xi32>' are incompatible with return type(s) of operation 'tensor<3xi64>'}}
+  // expected-error @+1 {{'kt.cumsum' op failed to infer returned types}}
+  %0 = kt.cumsum %x {dim = 0} : (tensor<3xi32>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+func.func @cumsum_missing_dim(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'kt.cumsum' op requires attribute 'dim'}}
+  %0 = kt.cumsum %x : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}

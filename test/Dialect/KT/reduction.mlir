@@ -89,3 +89,25 @@ func.func @doc_examples(%a: tensor<2x3xf16>, %b: tensor<3x2xi32>, %c: tensor<2x3
   %5 = kt.all %f : (tensor<3x2xi1>) -> tensor<i1>
   return %0, %1, %2, %3, %4, %5 : tensor<f16>, tensor<2xi64>, tensor<2xf64>, tensor<?x1xbf16>, tensor<2xi1>, tensor<i1>
 }
+
+// -----
+
+// Tests that the cumulative scans round-trip (result type = operand type),
+// with negative dims, ? dims and rank 0.
+// CHECK-LABEL: func.func @cumulative
+// CHECK: kt.cumsum %{{.*}} {dim = 1 : i64} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+// CHECK: kt.cumsum %{{.*}} {dim = -1 : i64} : (tensor<3xi32>) -> tensor<3xi32>
+// CHECK: kt.cumprod %{{.*}} {dim = -1 : i64} : (tensor<3x4xi64>) -> tensor<3x4xi64>
+// CHECK: kt.cumprod %{{.*}} {dim = 0 : i64} : (tensor<bf16>) -> tensor<bf16>
+// CHECK: kt.logcumsumexp %{{.*}} {dim = 0 : i64} : (tensor<5x3xf32>) -> tensor<5x3xf32>
+// CHECK: kt.logcumsumexp %{{.*}} {dim = -2 : i64} : (tensor<?x0xf64>) -> tensor<?x0xf64>
+func.func @cumulative(%a: tensor<2x?xf32>, %b: tensor<3xi32>, %c: tensor<3x4xi64>, %d: tensor<bf16>, %e: tensor<5x3xf32>, %f: tensor<?x0xf64>)
+    -> (tensor<2x?xf32>, tensor<3xi32>, tensor<3x4xi64>, tensor<bf16>, tensor<5x3xf32>, tensor<?x0xf64>) {
+  %0 = kt.cumsum %a {dim = 1} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  %1 = kt.cumsum %b {dim = -1} : (tensor<3xi32>) -> tensor<3xi32>
+  %2 = kt.cumprod %c {dim = -1} : (tensor<3x4xi64>) -> tensor<3x4xi64>
+  %3 = kt.cumprod %d {dim = 0} : (tensor<bf16>) -> tensor<bf16>
+  %4 = kt.logcumsumexp %e {dim = 0} : (tensor<5x3xf32>) -> tensor<5x3xf32>
+  %5 = kt.logcumsumexp %f {dim = -2} : (tensor<?x0xf64>) -> tensor<?x0xf64>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x?xf32>, tensor<3xi32>, tensor<3x4xi64>, tensor<bf16>, tensor<5x3xf32>, tensor<?x0xf64>
+}

@@ -1,7 +1,7 @@
 # RUN: %python %s
 # REQUIRES: numpy, torch
 # Tests the vector-Jacobian rules of kt reductions (sum, mean, amax, amin,
-# prod, var, logsumexp) over several dims, with and without keepdim, against
+# prod, var, logsumexp, cumsum, cumprod, logcumsumexp) over several dims, with and without keepdim, against
 # finite differences and torch.autograd in f64; ties of amax/amin (gradient
 # split evenly) and zeros of prod checked against torch only.
 
@@ -86,4 +86,28 @@ check("kt.amax", x, None, False, lambda t: torch.amax(t), fd=False)
 x = np.array([[1.5, 0.0, 2.0, -1.0], [0.0, 3.0, 0.0, 2.0], [1.0, 2.0, 3.0, 4.0]])
 check("kt.prod", x, [1], False, lambda t: torch.prod(t, 1), fd=False)
 check("kt.prod", x, [0], True, lambda t: torch.prod(t, 0, keepdim=True), fd=False)
+# Cumulative scans (cumsum, cumprod, logcumsumexp) along each dim, negative
+# dims and rank 0; cumprod with zeros (one zero: the products of the others
+# at it and 0 after it; two zeros) checked against torch only.
+
+
+def scan(op, x, dim, torch_fn, **kw):
+    t = ttype(x.shape, "f64")
+    s.gradcheck("%s %s dim=%d" % (op, x.shape, dim),
+                ["%%0 = %s %%arg0 {dim = %d} : (%s) -> %s" % (op, dim, t, t),
+                 "return %%0 : %s" % t], [x], [t], torch_fn, **kw)
+
+
+for op, fn in (("kt.cumsum", torch.cumsum), ("kt.cumprod", torch.cumprod),
+               ("kt.logcumsumexp", torch.logcumsumexp)):
+    for shape, dim in (((6,), 0), ((3, 4), 1), ((3, 4), -2), ((2, 3, 4), 1), ((), 0)):
+        x = s.randn(*shape, dtype=np.float64) if shape else np.array(0.75)
+        scan(op, x, dim, lambda t, fn=fn, dim=dim: fn(t, dim))
+x = np.array([[1.5, 0.0, 2.0, -1.0, 0.5], [0.0, 3.0, 0.0, 2.0, 1.0],
+              [1.0, 2.0, 3.0, 4.0, 0.0], [2.0, 0.0, 0.0, 3.0, 1.0]])
+scan("kt.cumprod", x, 1, lambda t: torch.cumprod(t, 1), fd=False)
+scan("kt.cumprod", x, 0, lambda t: torch.cumprod(t, 0), fd=False)
+# logcumsumexp with -inf inputs and large values (the log-space backward).
+x = np.array([[-np.inf, 1.0, 2.0, -np.inf], [500.0, 501.0, -500.0, 0.0]])
+scan("kt.logcumsumexp", x, 1, lambda t: torch.logcumsumexp(t, 1), fd=False)
 s.finish()

@@ -160,6 +160,27 @@ float_mix((0, 5))
 int_mix((37, 53))
 int_mix((5000,), "tensor<?xi64>")
 
+# -- scans between pointwise chains (a scan stays out of the fusion groups) ------
+def scan_mix(op, shape, dim, ref):
+    ty = T(shape, "f32")
+    x = s.randn(*shape)
+    body = "\n".join([
+        "  %%0 = kt.tanh %%arg0 : (%s) -> %s" % (ty, ty),
+        "  %%a = kt.neg %%0 : (%s) -> %s" % (ty, ty),
+        "  %%1 = kt.%s %%a {dim = %d} : (%s) -> %s" % (op, dim, ty, ty),
+        "  %%2 = kt.mul %%1, %%arg0 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  %%3 = kt.add %%2, %%arg0 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  return %%3 : %s" % ty])
+    X = t64(x)
+    graph("%s %s dim=%d" % (op, shape, dim), fn([ty], [ty], body), [x],
+          [(ref(-torch.tanh(X), dim) * X + X).numpy()], kernels=2)
+
+
+for _op, _ref in (("cumsum", torch.cumsum), ("cumprod", torch.cumprod),
+                  ("logcumsumexp", torch.logcumsumexp)):
+    scan_mix(_op, (37, 53), 1, _ref)
+    scan_mix(_op, (5, 7, 3), 0, _ref)
+
 # -- softmax / log_softmax / layer_norm (composites) ------------------------------
 for shape, dim, ty in [((37, 1000), 1, None), ((19, 7), 1, None), ((6, 33), 0, None),
                        ((3, 5, 9), -1, None), ((21, 13), 1, "tensor<?x13xf32>"),

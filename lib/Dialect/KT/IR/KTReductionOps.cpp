@@ -56,6 +56,18 @@ LogicalResult inferReduction(MLIRContext *ctx, std::optional<Location> loc,
   return success();
 }
 
+/// Result type of the cumulative scans (cumsum, cumprod, logcumsumexp): the
+/// operand's type, once `dim` is in range.
+LogicalResult inferCumulative(std::optional<Location> loc, StringRef opName,
+                              Type selfType, int64_t dim,
+                              SmallVectorImpl<Type> &types) {
+  auto t = cast<RankedTensorType>(selfType);
+  if (failed(normalizeDim(dim, t.getRank(), loc, opName)))
+    return failure();
+  types.push_back(t);
+  return success();
+}
+
 /// Result type of argmax/argmin over the optional single dim.
 LogicalResult inferArgReduction(MLIRContext *ctx, std::optional<Location> loc,
                                 StringRef opName, Type selfType,

@@ -1,7 +1,8 @@
 //===- KTReductionOps.td - kt Reduction ops ----------------*- tablegen -*-===//
 //
 // Part of Kiln. Reductions over a list of dims (sum, mean, amax, amin, prod,
-// var, logsumexp, any, all) and over one dim (argmax, argmin).
+// var, logsumexp, any, all), over one dim (argmax, argmin), and the
+// cumulative scans along one dim (cumsum, cumprod, logcumsumexp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -213,6 +214,72 @@ def KT_ArgminOp : KT_ArgReduceOp<"argmin"> {
     %r = kt.argmin %x : (tensor<2x3xi64>) -> tensor<i64>
     ```
   }];
+}
+
+// Cumulative scans along one dim: the result has the operand's type.
+class KT_CumulativeOp<string mnemonic, Type operandType>
+    : KT_InferredOp<mnemonic, [KT_ReductionTrait]> {
+  let arguments = (ins operandType:$self, I64Attr:$dim);
+  let results = (outs KT_Tensor:$result);
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::kt::inferCumulative(loc, getOperationName(),
+          adaptor.getSelf().getType(), adaptor.getDim(), types);
+    }
+  }];
+}
+
+defvar KT_CumulativeDoc = [{
+    Element `i` along `dim` combines elements `0..i` along `dim`; the other
+    dims are independent. A rank-0 operand is its own result. The result
+    has the operand's type (PyTorch's integer promotion to int64 and its
+    `dtype=` argument are a `kt.cast` of the operand).
+
+    1. `dim` is in [-rank, rank) ([-1, 0] for rank 0).
+    2. The result has the type of `self`.
+}];
+
+def KT_CumsumOp : KT_CumulativeOp<"cumsum", KT_NumericTensor> {
+  let summary = "cumulative sum along a dim (torch.cumsum)";
+  let description = !strconcat([{
+    `result[..., i, ...] = sum(self[..., 0..i, ...])` along `dim`, accumulated
+    as PyTorch on CPU: in double for f32/f64, in f32 for f16/bf16, each
+    partial sum rounded to the operand type when stored; integers wrap.
+  }], KT_CumulativeDoc, [{
+    ```mlir
+    %r = kt.cumsum %x {dim = 1} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+    ```
+  }]);
+}
+
+def KT_CumprodOp : KT_CumulativeOp<"cumprod", KT_NumericTensor> {
+  let summary = "cumulative product along a dim (torch.cumprod)";
+  let description = !strconcat([{
+    `result[..., i, ...] = prod(self[..., 0..i, ...])` along `dim`,
+    accumulated as `kt.cumsum`; integers wrap.
+  }], KT_CumulativeDoc, [{
+    ```mlir
+    %r = kt.cumprod %x {dim = -1} : (tensor<3x4xi64>) -> tensor<3x4xi64>
+    ```
+  }]);
+}
+
+def KT_LogcumsumexpOp : KT_CumulativeOp<"logcumsumexp", KT_FloatTensor> {
+  let summary = "cumulative log-sum-exp along a dim (torch.logcumsumexp)";
+  let description = !strconcat([{
+    `result[..., i, ...] = log(sum(exp(self[..., 0..i, ...])))` along `dim`,
+    computed stably as PyTorch: `acc = log_add_exp(x_i, acc)` from
+    `acc = -inf`, with `log_add_exp(x, y) = max + log1p(exp(min - max))`
+    (NaN propagates; when both are the same infinity the result is `x`).
+    Accumulates in double for f32/f64, f32 for f16/bf16. Float operands
+    only.
+  }], KT_CumulativeDoc, [{
+    ```mlir
+    %r = kt.logcumsumexp %x {dim = 0} : (tensor<5x3xf32>) -> tensor<5x3xf32>
+    ```
+  }]);
 }
 
 #endif // KILN_DIALECT_KT_IR_KTREDUCTIONOPS_TD
