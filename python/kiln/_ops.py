@@ -1003,6 +1003,32 @@ def _reduction(b, name, x, dim, keepdim, out_dtype=None, attrs=None):
     return b.op(name, [x], a, shape=shape, dtype=out_dtype or x.dtype)
 
 
+def _cumulative(name):
+    """cumsum/cumprod (integers and bools accumulate in int64 unless `dtype`
+    says otherwise, as PyTorch) and logcumsumexp (float operands; PyTorch
+    1.13 has no integer kernel), along one dim: kt.<name>."""
+    def conv(b, x, dim, *, dtype=None, out=None):
+        x = need_tensor(b, x, name)
+        d = norm_dim(b, dim, x.ndim)
+        if dtype is not None:
+            x = cast(b, x, dtype)
+        elif name != "logcumsumexp" and not x.dtype.is_floating_point:
+            x = cast(b, x, torch.int64)
+        if name == "logcumsumexp" and not x.dtype.is_floating_point:
+            raise b.error("logcumsumexp of a %s tensor (PyTorch implements "
+                          "it for floating-point tensors only)" % x.dtype)
+        return b.op(name, [x], {"dim": d}, shape=x.shape, dtype=x.dtype)
+    conv.__name__ = name
+    return conv
+
+
+for _name in ("cumsum", "cumprod"):
+    both(_name)(_cumulative(_name))
+    METHODS[_name + "_"] = (lambda c: lambda b, x, dim, *, dtype=None: in_place(
+        b, x, c(b, x, dim, dtype=dtype)))(_cumulative(_name))
+both("logcumsumexp")(_cumulative("logcumsumexp"))
+
+
 @both("sum")
 def sum_(b, x, dim=None, keepdim=False, *, dtype=None, out=None):
     x = need_tensor(b, x, "sum")

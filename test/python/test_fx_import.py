@@ -430,13 +430,13 @@ def test_kiln_runtime_errors_name_the_users_line():
 def test_unknown_op_names_op_and_line():
     def f(x):
         y = x + 1
-        return torch.cumsum(y, 0)  # LINE cumsum
+        return torch.lgamma(y)  # LINE lgamma
 
-    where = _where(f, "LINE cumsum", "torch.cumsum")
+    where = _where(f, "LINE lgamma", "torch.lgamma")
     with pytest.raises(kiln.Unsupported) as info:
         import_program(f, torch.randn(3))
     msg = str(info.value)
-    assert "no Kiln conversion for torch.cumsum" in msg
+    assert "no Kiln conversion for torch.lgamma" in msg
     assert info.value.location == where
     assert msg.startswith(where + ": ")
 
@@ -872,3 +872,39 @@ def test_inputs_named_like_op_results():
     check_same(run(f, *xs), f(*xs))
     m = M()
     check_same(run(m, xs[0]), m(xs[0]))
+
+
+# Issue 16, scans: cumsum/cumprod (dtype, int64 promotion of integers and
+# bools), logcumsumexp, on both backends, against PyTorch.
+def _scans(x, a, m):
+    return (torch.cumsum(x, 1), x.cumsum(-1), torch.cumsum(x, 0, dtype=torch.float64),
+            a.cumsum(0), torch.cumsum(a.int(), 1), a.int().cumsum(1, dtype=torch.int32),
+            m.cumsum(1), torch.cumprod(x, 1), x.cumprod(dim=0), torch.cumprod(a % 5, -1),
+            m.cumprod(0), torch.logcumsumexp(x, 1), x.logcumsumexp(-2),
+            torch.logcumsumexp(x.double(), 0), _scan_inplace(x))
+
+
+def _scan_inplace(x):
+    y = x.clone()
+    y.cumsum_(0)
+    y.cumprod_(1)
+    return y
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_scans_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(18)
+    x = torch.randn(4, 6, generator=g)
+    x[0, 1], x[1, 2], x[2, 3] = _NAN, -_INF, _INF
+    x[3, 0] = 0.0
+    a = torch.randint(-2 ** 40, 2 ** 40, (4, 6), generator=g)
+    m = torch.rand(4, 6, generator=g) > 0.5
+    check_same(run(_scans, x, a, m, backend=backend), _scans(x, a, m))
+
+
+def test_logcumsumexp_of_integers_is_an_error_as_in_pytorch():
+    a = torch.tensor([1, 2, 3])
+    with pytest.raises(RuntimeError):
+        torch.logcumsumexp(a, 0)
+    with pytest.raises(kiln.Unsupported, match="logcumsumexp of a torch.int64 tensor"):
+        run(lambda a: torch.logcumsumexp(a, 0), a)

@@ -276,11 +276,13 @@ def test_resnet18_train_mode_sgd_steps_match_eager():
 def _issue16_ops(x, y):
     # Issue 16's differentiable ops that the importer decomposes or maps:
     # atan2, fmod, clamp with tensor bounds, round with decimals (zero
-    # gradient), tril/triu, diagonal, diag, diag_embed, trace.
+    # gradient), tril/triu, diagonal, diag, diag_embed, trace, cumsum,
+    # cumprod, logcumsumexp.
     z = torch.atan2(x, y) + torch.fmod(x * 3, y) + torch.clamp(x, y - 0.5, y + 0.5)
     z = z + torch.round(x, decimals=1)
     d = torch.diag_embed(x.diagonal(1), -1) + torch.diag(torch.diag(z)) + z.tril(-1)
-    return d.triu(-2) * torch.trace(z), torch.diagonal(z, -1).exp()
+    return (d.triu(-2) * torch.trace(z), torch.diagonal(z, -1).exp(),
+            torch.cumsum(z, 1), torch.cumprod(x, 0), torch.logcumsumexp(z, 0))
 
 
 @pytest.mark.parametrize("backend", ["eager", "cpu"])
