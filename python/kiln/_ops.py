@@ -1097,6 +1097,52 @@ def var(b, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
                       attrs={"correction": _correction(unbiased, correction)})
 
 
+@function(F.one_hot)
+def one_hot(b, x, num_classes=-1):
+    """Rows of the n x n identity (int64) selected by x (kt.index_select,
+    whose run-time range check rejects negative and too large classes, as
+    PyTorch does); num_classes=-1 (from the data's maximum) is
+    data-dependent and refused."""
+    x = need_tensor(b, x, "one_hot")
+    if x.dtype != torch.int64:
+        raise b.error("one_hot of a %s tensor (PyTorch takes int64 class "
+                      "indices)" % x.dtype)
+    n = b.static(num_classes, "one_hot's num_classes")
+    if n == -1:
+        raise b.error("one_hot without num_classes (the size would come "
+                      "from the data)")
+    if n < 0:
+        raise b.error("one_hot's num_classes must be -1 or non-negative")
+    i = b.op("arange", [], {"start": 0.0, "end": float(n), "step": 1.0,
+                            "dtype": torch.int64}, shape=(n,),
+             dtype=torch.int64)
+    eye = cast(b, binary(b, "eq", reshape(b, i, n, 1), i,
+                         out_dtype=torch.bool), torch.int64)
+    flat = reshape(b, x, -1)
+    rows = b.op("index_select", [eye, flat], {"dim": 0},
+                shape=(flat.shape[0], n), dtype=torch.int64)
+    return copy_of(reshape(b, rows, *x.shape, n))
+
+
+@both("var_mean")
+def var_mean(b, x, dim=None, unbiased=None, keepdim=False, *,
+             correction=None):
+    """(var, mean) over the same dims: kt.var and kt.mean."""
+    if isinstance(dim, bool):  # var_mean(x, unbiased)
+        dim, unbiased = None, dim
+    return (var(b, x, dim, unbiased, keepdim, correction=correction),
+            mean(b, x, dim, keepdim))
+
+
+@both("count_nonzero")
+def count_nonzero(b, x, dim=None):
+    """The number of elements != 0 (NaN counts) over dim (all dims when
+    None), as int64: kt.ne + kt.sum."""
+    x = need_tensor(b, x, "count_nonzero")
+    nz = binary(b, "ne", x, 0, out_dtype=torch.bool)
+    return sum_(b, nz, dim)
+
+
 @both("std")
 def std(b, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return unary(b, "sqrt", var(b, x, dim, unbiased, keepdim,
@@ -2066,28 +2112,48 @@ def bmm(b, a, c, *, out=None):
     return matmul(b, a, c)
 
 
-@both("addmm")
-def addmm(b, bias, m1, m2, *, beta=1, alpha=1, out=None):
-    r = mm(b, m1, m2)
-    if alpha != 1:
-        r = binary(b, "mul", r, alpha)
+def _add_product(b, bias, product, beta, alpha):
+    """beta * bias + alpha * product as PyTorch's BLAS-style kernels: a zero
+    beta ignores bias (NaN/inf included) and a zero alpha the product, which
+    is then not computed; the result has the product's shape."""
+    beta = b.static(beta, "beta")
+    alpha = b.static(alpha, "alpha")
+    if alpha == 0:
+        p = product()  # its shape and dtype (its value is not used)
+        r = full(b, p.shape, 0, p.dtype, "the shape of a product")
+    else:
+        r = product()
+        if alpha != 1:
+            r = binary(b, "mul", r, alpha)
     if beta == 0:
         return r
     if beta != 1:
         bias = binary(b, "mul", bias, beta)
+    shape = broadcast(b, need_tensor(b, bias, "the added tensor").shape,
+                      r.shape)
+    if tuple(map(value, shape)) != tuple(map(value, r.shape)):
+        raise b.error("the added tensor of shape %s does not broadcast to "
+                      "the product's shape %s" % (
+                          [value(d) for d in bias.shape],
+                          [value(d) for d in r.shape]))
     return binary(b, "add", bias, r)
+
+
+@both("addmm")
+def addmm(b, bias, m1, m2, *, beta=1, alpha=1, out=None):
+    return _add_product(b, bias, lambda: mm(b, m1, m2), beta, alpha)
 
 
 @both("baddbmm")
 def baddbmm(b, bias, m1, m2, *, beta=1, alpha=1, out=None):
-    r = bmm(b, m1, m2)
-    if alpha != 1:
-        r = binary(b, "mul", r, alpha)
-    if beta == 0:
-        return r
-    if beta != 1:
-        bias = binary(b, "mul", bias, beta)
-    return binary(b, "add", bias, r)
+    return _add_product(b, bias, lambda: bmm(b, m1, m2), beta, alpha)
+
+
+@both("addbmm")
+def addbmm(b, bias, b1, b2, *, beta=1, alpha=1, out=None):
+    """beta * bias + alpha * sum over the batch of b1[i] @ b2[i]."""
+    return _add_product(b, bias, lambda: sum_(b, bmm(b, b1, b2), 0), beta,
+                        alpha)
 
 
 @function(F.linear, torch._C._nn.linear)

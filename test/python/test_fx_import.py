@@ -908,3 +908,61 @@ def test_logcumsumexp_of_integers_is_an_error_as_in_pytorch():
         torch.logcumsumexp(a, 0)
     with pytest.raises(kiln.Unsupported, match="logcumsumexp of a torch.int64 tensor"):
         run(lambda a: torch.logcumsumexp(a, 0), a)
+
+
+# Issue 16, batch 4: addmm/baddbmm/addbmm (beta, alpha; a zero beta ignores
+# NaN/inf in the added tensor, a zero alpha the product), var_mean,
+# count_nonzero, one_hot; both backends, against PyTorch.
+def _add_products(c, m1, m2, cb, b1, b2, ci, i1, i2, b3):
+    # (PyTorch 1.13's baddbmm multiplies small products by a zero alpha,
+    # 0 * inf = NaN, but skips them for large ones and in addmm/addbmm
+    # (BLAS): Kiln always skips them; b3 is finite so both agree.)
+    return (torch.addmm(c, m1, m2), torch.addmm(c, m1, m2, beta=0.5, alpha=2),
+            torch.addmm(c, m1, m2, beta=0), c.addmm(m1, m2, alpha=0),
+            torch.addmm(c, m1, m2, beta=0, alpha=0), torch.addmm(c[0], m1, m2),
+            torch.baddbmm(cb, b1, b2, beta=0), cb.baddbmm(b1, b2, alpha=-1.5),
+            torch.baddbmm(cb, b1, b3, alpha=0, beta=2),
+            torch.addbmm(c, b1, b2), torch.addbmm(c, b1, b2, beta=0, alpha=3),
+            c.addbmm(b1, b2, alpha=0), torch.addmm(ci, i1, i2, beta=2, alpha=3))
+
+
+def _stats(x, a, m):
+    return (torch.var_mean(x), torch.var_mean(x, 1), torch.var_mean(x, [0, 2], keepdim=True),
+            torch.var_mean(x, 1, unbiased=False), torch.var_mean(x, dim=-1, correction=0),
+            torch.count_nonzero(x), torch.count_nonzero(x, 1), x.count_nonzero((0, 2)),
+            torch.count_nonzero(a, -1), torch.count_nonzero(m), F.one_hot(a % 4, 4),
+            F.one_hot(a.abs() % 3, num_classes=5))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_batch4_ops_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(19)
+    c = torch.randn(3, 4, generator=g)
+    c[0, 0], c[1, 1] = _NAN, _INF
+    m1, m2 = torch.randn(3, 5, generator=g), torch.randn(5, 4, generator=g)
+    m1[2, 0] = _NAN
+    cb = torch.randn(2, 3, 4, generator=g)
+    cb[1, 2, 3] = _NAN
+    b1, b2 = torch.randn(2, 3, 5, generator=g), torch.randn(2, 5, 4, generator=g)
+    b2[0, 1, 1] = _INF
+    ci = torch.randint(-9, 9, (3, 4), generator=g)
+    i1, i2 = torch.randint(-9, 9, (3, 5), generator=g), torch.randint(-9, 9, (5, 4), generator=g)
+    b3 = torch.randn(2, 5, 4, generator=g)
+    inputs = (c, m1, m2, cb, b1, b2, ci, i1, i2, b3)
+    check_same(run(_add_products, *inputs, backend=backend), _add_products(*inputs))
+    x = torch.randn(3, 4, 5, generator=g)
+    x[0, 0, :3] = torch.tensor([0.0, -0.0, _NAN])
+    a = torch.randint(-3, 4, (3, 4), generator=g)
+    m = a > 0
+    check_same(run(_stats, x, a, m, backend=backend), _stats(x, a, m))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_one_hot_class_out_of_range_is_an_error_as_in_pytorch(backend):
+    for bad in (torch.tensor([0, 3, 1]), torch.tensor([0, -1])):
+        with pytest.raises(RuntimeError):
+            F.one_hot(bad, 3)
+        with pytest.raises(kiln.KilnError, match="is out of range for dim 0 with size 3"):
+            run(lambda a: F.one_hot(a, 3), bad, backend=backend)
+    with pytest.raises(kiln.Unsupported, match="one_hot without num_classes"):
+        run(lambda a: F.one_hot(a), torch.tensor([0, 1]))

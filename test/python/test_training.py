@@ -277,12 +277,15 @@ def _issue16_ops(x, y):
     # Issue 16's differentiable ops that the importer decomposes or maps:
     # atan2, fmod, clamp with tensor bounds, round with decimals (zero
     # gradient), tril/triu, diagonal, diag, diag_embed, trace, cumsum,
-    # cumprod, logcumsumexp.
+    # cumprod, logcumsumexp, addmm/addbmm/baddbmm, var_mean.
     z = torch.atan2(x, y) + torch.fmod(x * 3, y) + torch.clamp(x, y - 0.5, y + 0.5)
     z = z + torch.round(x, decimals=1)
     d = torch.diag_embed(x.diagonal(1), -1) + torch.diag(torch.diag(z)) + z.tril(-1)
     return (d.triu(-2) * torch.trace(z), torch.diagonal(z, -1).exp(),
-            torch.cumsum(z, 1), torch.cumprod(x, 0), torch.logcumsumexp(z, 0))
+            torch.cumsum(z, 1), torch.cumprod(x, 0), torch.logcumsumexp(z, 0),
+            torch.addmm(y, x, z, beta=0.5, alpha=2),
+            torch.addbmm(x, torch.stack([x, y]), torch.stack([y, z]), beta=0),
+            torch.baddbmm(y, x[None], z[None], alpha=-1)) + torch.var_mean(z, 1)
 
 
 @pytest.mark.parametrize("backend", ["eager", "cpu"])
