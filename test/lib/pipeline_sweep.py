@@ -159,9 +159,13 @@ def diagnostics(err):
             n = NAMED.match(u.group(1))
             out.append(Diag(None, n.group(1), n.group(2)) if n
                        else Diag(None, None, u.group(1)))
+        elif m and m.group(1) == "<stdin>":
+            out.append(Diag(int(m.group(2)), None, m.group(4)))
         elif m:
-            line = int(m.group(2)) if m.group(1) == "<stdin>" else None
-            out.append(Diag(line, None, m.group(4)))
+            # A location of another file (an importer's `loc("model.py":3:9)`
+            # in the program): found by its file name, as a named location.
+            out.append(Diag(None, 'loc("%s":%s:%s)' % m.group(1, 2, 3),
+                            m.group(4)))
         elif " error: " in l or l.startswith("error: "):
             out.append(Diag(None, None, l))
     return out
