@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Testing/ProgramGenerator.h"
+#include "kiln/Support/SplitMix64.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -680,21 +681,6 @@ GeneratedProgram Generator::run() {
   p.text = sig + ") {\n" + body + ret + "\n}\n";
   return p;
 }
-
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return (next() >> 11) * 0x1.0p-53; }
-  double normal() {
-    double u1 = uniform(), u2 = uniform();
-    return std::sqrt(-2.0 * std::log1p(-u1)) * std::cos(2 * M_PI * u2);
-  }
-};
 
 } // namespace
 

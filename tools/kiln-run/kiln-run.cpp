@@ -51,6 +51,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "kiln/Support/Logging.h"
+#include "kiln/Support/SplitMix64.h"
 #include "kiln/Support/Trace.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
@@ -248,24 +249,7 @@ static int fail(const llvm::Twine &msg) {
   return 1;
 }
 
-namespace {
-/// splitmix64: a small, fully specified generator, so --random-inputs gives
-/// the same values on every platform.
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return (next() >> 11) * 0x1.0p-53; }
-  double normal() {
-    double u1 = uniform(), u2 = uniform();
-    return std::sqrt(-2.0 * std::log1p(-u1)) * std::cos(2 * M_PI * u2);
-  }
-};
-} // namespace
+using kiln::SplitMix64; // --random-inputs: the same values on every platform
 
 /// A random input for an argument of `type`; on failure `why` says why
 /// (after the argument's name: "has a dynamic dim; ...", "tensor<...>: cannot
