@@ -302,8 +302,10 @@ bool Generator::binary() {
   a = pickVal([&](const Val &v) { return v.name == an; });
   SmallVector<const char *> ops = {"add", "sub", "mul", "maximum", "minimum"};
   if (isFloat(a->dt)) {
-    ops.push_back("div");
-    ops.push_back("pow");
+    ops.append({"div", "pow", "atan2", "fmod"});
+  } else {
+    // (Integer fmod/remainder/div: a zero divisor is a run-time error.)
+    ops.append({"bitwise_and", "bitwise_or", "bitwise_xor"});
   }
   unsigned k = in.pick(ops.size());
   bool finite = a->finite && b->finite && k < 5 && isFloat(a->dt);
@@ -324,7 +326,8 @@ bool Generator::compare() {
   if (!b)
     return false;
   a = pickVal([&](const Val &v) { return v.name == an; });
-  static const char *ops[] = {"eq", "lt", "gt", "logical_and", "logical_or"};
+  static const char *ops[] = {"eq", "lt", "gt", "logical_and", "logical_or",
+                              "logical_xor"};
   Val r = elementwise({a, b}, DType::I1, true);
   emit(std::move(r),
        std::string("kt.") + ops[in.pick(std::size(ops))] + " " +
