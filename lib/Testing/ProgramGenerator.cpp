@@ -191,6 +191,21 @@ private:
       return &vals[idx.back()];
     return &vals[idx[in.pick(idx.size())]];
   }
+  /// A value that `ok` accepts and a partner of its dtype, or {null, null}.
+  /// The first is looked up again by name after `partner`, which may add an
+  /// argument (and so move the values).
+  std::pair<const Val *, const Val *>
+  operandPair(llvm::function_ref<bool(const Val &)> ok) {
+    const Val *a = pickVal(ok);
+    if (!a)
+      return {nullptr, nullptr};
+    std::string an = a->name;
+    const Val *b = partner(*a, a->dt);
+    if (!b)
+      return {nullptr, nullptr};
+    a = pickVal([&](const Val &v) { return v.name == an; });
+    return {a, b};
+  }
   /// A second operand of dtype `dt` that broadcasts with `a` (a new
   /// argument when there is room and the bytes say so, or none fits).
   const Val *partner(const Val &a, DType dt) {
@@ -291,15 +306,9 @@ bool Generator::unary() {
 }
 
 bool Generator::binary() {
-  const Val *a = pickVal([](const Val &v) { return v.dt != DType::I1; });
+  auto [a, b] = operandPair([](const Val &v) { return v.dt != DType::I1; });
   if (!a)
     return false;
-  std::string an = a->name;
-  const Val *b = partner(*a, a->dt);
-  if (!b)
-    return false;
-  // `a` may have moved when partner added an argument.
-  a = pickVal([&](const Val &v) { return v.name == an; });
   SmallVector<const char *> ops = {"add", "sub", "mul", "maximum", "minimum"};
   if (isFloat(a->dt)) {
     ops.append({"div", "pow", "atan2", "fmod"});
@@ -318,14 +327,9 @@ bool Generator::binary() {
 }
 
 bool Generator::compare() {
-  const Val *a = pickVal([](const Val &) { return true; });
+  auto [a, b] = operandPair([](const Val &) { return true; });
   if (!a)
     return false;
-  std::string an = a->name;
-  const Val *b = partner(*a, a->dt);
-  if (!b)
-    return false;
-  a = pickVal([&](const Val &v) { return v.name == an; });
   static const char *ops[] = {"eq", "lt", "gt", "logical_and", "logical_or",
                               "logical_xor"};
   Val r = elementwise({a, b}, DType::I1, true);
