@@ -263,7 +263,9 @@ runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
         return success();
       }
     }
-    trace::Scope scope(graph.isOutlined()
+    // (Names built only while a trace records: this runs on every call.)
+    trace::Scope scope(!trace::enabled() ? std::string()
+                       : graph.isOutlined()
                            ? ("@" + graph.getCallee() + " (interpreter)").str()
                            : "inline graph (interpreter)",
                        "run");
@@ -981,7 +983,8 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
         impl->callbacks;
     bool checkAccuracy = opts.checkAccuracy;
     lock.unlock();
-    trace::Scope scope(("call @" + name).str(), "run");
+    trace::Scope scope(
+        trace::enabled() ? ("call @" + name).str() : std::string(), "run");
     FailureOr<SmallVector<Tensor>> bound =
         bindArguments(args, aliasing, program.getSymName(), error);
     if (failed(bound))
