@@ -349,6 +349,31 @@ def KilnNVPTXMapToGPUPass
                            "::mlir::scf::SCFDialect"];
 }
 
+def KilnNVPTXClonesToGPUPass
+    : Pass<"kiln-nvptx-clones-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "host bufferization.clone of device buffers as gpu.alloc + "
+                "a copy kernel";
+  let description = [{
+    In `kiln-nvptx`, after the deallocation pipeline and before
+    `convert-bufferization-to-memref` (`kiln::nvptx::clonesToGPU`): the
+    deallocation pipeline clones a returned buffer the function does not
+    own (an argument returned as it is, the same buffer returned twice);
+    every such `bufferization.clone` on the host becomes a `gpu.alloc` of
+    the clone's type filled by a grid-stride copy kernel, since all host
+    buffers are device memory (a host `malloc` + `memcpy` of a device
+    pointer would crash).
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "65535",
+           "Most blocks per grid">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def KilnNVPTXDeallocsToGPUPass
     : Pass<"kiln-nvptx-deallocs-to-gpu", "::mlir::ModuleOp"> {
   let summary = "memref.dealloc of device buffers as gpu.dealloc";

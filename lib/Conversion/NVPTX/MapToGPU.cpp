@@ -7,6 +7,7 @@
 #include "kiln/Conversion/NVPTX/NVPTXCodegen.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -349,6 +350,55 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
     ++stats.globals;
   }
   return stats;
+}
+
+FailureOr<unsigned> kiln::nvptx::clonesToGPU(func::FuncOp fn,
+                                             int64_t blockSize,
+                                             int64_t maxBlocks) {
+  SmallVector<bufferization::CloneOp> clones;
+  fn.walk([&](bufferization::CloneOp c) {
+    if (!insideKernel(c))
+      clones.push_back(c);
+  });
+  for (bufferization::CloneOp c : clones) {
+    OpBuilder b(c);
+    Location loc = c.getLoc();
+    Value src = c.getInput();
+    auto type = cast<MemRefType>(c.getType());
+    if (!type.getLayout().isIdentity())
+      return c.emitError("kiln-nvptx: a clone into a non-identity layout "
+                         "is not supported");
+    SmallVector<Value> dynamic, ubs;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      Value size = memref::DimOp::create(b, loc, src, d);
+      ubs.push_back(size);
+      if (type.isDynamicDim(d))
+        dynamic.push_back(size);
+    }
+    auto alloc = gpu::AllocOp::create(b, loc, type, Type(), ValueRange(),
+                                      dynamic, ValueRange());
+    Value dst = alloc.getMemref();
+    // The copy as a parallel loop (a 0-d buffer: one iteration), then a
+    // kernel like every other parallel loop.
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    bool scalar = type.getRank() == 0;
+    if (scalar)
+      ubs.push_back(one);
+    SmallVector<Value> lbs(ubs.size(), zero), steps(ubs.size(), one);
+    auto loop = scf::ParallelOp::create(
+        b, loc, lbs, ubs, steps,
+        [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+          ValueRange idx = scalar ? ValueRange() : ivs;
+          Value v = memref::LoadOp::create(nb, nloc, src, idx);
+          memref::StoreOp::create(nb, nloc, v, dst, idx);
+        });
+    if (failed(mapParallel(loop, blockSize, maxBlocks)))
+      return failure();
+    c.getResult().replaceAllUsesWith(dst);
+    c.erase();
+  }
+  return clones.size();
 }
 
 unsigned kiln::nvptx::deallocsToGPU(ModuleOp module) {

@@ -43,6 +43,7 @@
 namespace kiln {
 #define GEN_PASS_DEF_KILNNVPTXMAPTOGPUPASS
 #define GEN_PASS_DEF_KILNNVPTXDEALLOCSTOGPUPASS
+#define GEN_PASS_DEF_KILNNVPTXCLONESTOGPUPASS
 #include "kiln/Conversion/Passes.h.inc"
 } // namespace kiln
 
@@ -57,10 +58,28 @@ struct MapToGPU : public kiln::impl::KilnNVPTXMapToGPUPassBase<MapToGPU> {
       getOperation().emitError()
           << "kiln-nvptx-map-to-gpu: block-size must be in [1, 1024] and "
              "max-blocks positive, not "
-          << blockSize << " and " << maxBlocks;
+          << static_cast<int64_t>(blockSize) << " and "
+          << static_cast<int64_t>(maxBlocks);
       return signalPassFailure();
     }
     if (failed(kiln::nvptx::mapToGPU(getOperation(), blockSize, maxBlocks)))
+      signalPassFailure();
+  }
+};
+
+struct ClonesToGPU
+    : public kiln::impl::KilnNVPTXClonesToGPUPassBase<ClonesToGPU> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (blockSize <= 0 || blockSize > 1024 || maxBlocks <= 0) {
+      getOperation().emitError()
+          << "kiln-nvptx-clones-to-gpu: block-size must be in [1, 1024] and "
+             "max-blocks positive, not "
+          << static_cast<int64_t>(blockSize) << " and "
+          << static_cast<int64_t>(maxBlocks);
+      return signalPassFailure();
+    }
+    if (failed(kiln::nvptx::clonesToGPU(getOperation(), blockSize, maxBlocks)))
       signalPassFailure();
   }
 };
@@ -122,6 +141,12 @@ kiln::buildKilnNVPTXPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createKilnNVPTXMapToGPUPass(map));
   // Deallocation (host side; the kernels allocate nothing).
   addDeallocationPasses(pm, /*earlyDealloc=*/false);
+  // The clones it makes of returned buffers the function does not own are
+  // device buffers too.
+  KilnNVPTXClonesToGPUPassOptions clones;
+  clones.blockSize = options.blockSize;
+  clones.maxBlocks = options.maxBlocks;
+  pm.addNestedPass<func::FuncOp>(createKilnNVPTXClonesToGPUPass(clones));
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createKilnNVPTXDeallocsToGPUPass());
   pm.addPass(createGpuKernelOutliningPass());

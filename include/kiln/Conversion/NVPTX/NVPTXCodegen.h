@@ -48,6 +48,13 @@ struct MapStats {
 mlir::FailureOr<MapStats> mapToGPU(mlir::func::FuncOp fn, int64_t blockSize,
                                    int64_t maxBlocks);
 
+/// After the deallocation pipeline, before convert-bufferization-to-memref:
+/// each host `bufferization.clone` (of a returned buffer the function does
+/// not own) becomes a `gpu.alloc` of the clone's type filled by a copy
+/// kernel (see mapToGPU for the kernel's form). Returns how many.
+mlir::FailureOr<unsigned> clonesToGPU(mlir::func::FuncOp fn, int64_t blockSize,
+                                      int64_t maxBlocks);
+
 /// After the deallocation pipeline: a `memref.dealloc` of a device buffer
 /// (anything but a host `memref.alloc`, which the lowering of
 /// `bufferization.dealloc` makes for its own bookkeeping) becomes
