@@ -83,3 +83,13 @@ if getattr(config, "kiln_fuzz", "") in ("ON", "1", "TRUE", "YES", "True", "On"):
     for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
         if var in os.environ:
             config.environment[var] = os.environ[var]
+
+# A usable CUDA driver (the GPU machine): GPU code runs for real. Without it
+# (CI), the tests that need it are UNSUPPORTED and the no-driver paths are
+# checked instead.
+import ctypes
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

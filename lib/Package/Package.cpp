@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Package/Package.h"
+#include "kiln/Backend/NVPTX/NVPTXBackend.h"
 #include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Interpreter/Tensor.h"
 #include "kiln/Support/OutputFiles.h"
@@ -82,7 +83,7 @@ static LogicalResult typeError(StringRef entry, const char *what, unsigned i,
 /// The program as a func.func (see prepareEntries), replacing it in its
 /// module.
 static LogicalResult programToFunction(kg::ProgramOp program, EntrySpec &spec,
-                                       std::string &error) {
+                                       StringRef device, std::string &error) {
   std::string name = program.getSymName().str();
   auto fail = [&](Operation *op, const Twine &why) {
     error = (where(op->getLoc()) + ": kg.program @" + name +
@@ -111,9 +112,10 @@ static LogicalResult programToFunction(kg::ProgramOp program, EntrySpec &spec,
       auto arg = dyn_cast<BlockArgument>(g.getInput());
       if (!arg || arg.getOwner() != &body)
         return fail(&op, "the guarded value is not a program argument");
-      if (g.getDevice() != "cpu")
+      if (g.getDevice() != device)
         return fail(&op, "the guard wants device '" + g.getDevice() +
-                             "'; CPU packages take cpu tensors");
+                             "'; " + (device == "cpu" ? "CPU" : "CUDA") +
+                             " packages take " + device + " tensors");
       TensorSpec &s = spec.args[arg.getArgNumber()];
       ArrayAttr shape = g.getShape();
       if (shape.size() != s.dims.size())
@@ -193,7 +195,7 @@ static LogicalResult programToFunction(kg::ProgramOp program, EntrySpec &spec,
 
 FailureOr<std::vector<EntrySpec>>
 kiln::package::prepareEntries(ModuleOp module, ArrayRef<std::string> names,
-                              std::string &error) {
+                              std::string &error, StringRef device) {
   std::vector<std::string> chosen(names.begin(), names.end());
   if (chosen.empty()) {
     auto programs = llvm::to_vector(module.getOps<kg::ProgramOp>());
@@ -224,7 +226,7 @@ kiln::package::prepareEntries(ModuleOp module, ArrayRef<std::string> names,
     spec.name = name;
     if (auto program = dyn_cast_or_null<kg::ProgramOp>(op)) {
       spec.kind = "program";
-      if (failed(programToFunction(program, spec, error)))
+      if (failed(programToFunction(program, spec, device, error)))
         return failure();
     } else if (auto fn = dyn_cast_or_null<func::FuncOp>(op);
                fn && !fn.isExternal()) {
@@ -299,8 +301,9 @@ static LogicalResult neededLibraries(StringRef objectPath,
       omp = true;
     else if (name->starts_with("cblas_") || name->starts_with("openblas_"))
       blas = true;
-    else if (name->starts_with("kiln_") || *name == "memrefCopy")
-      continue; // libkiln_rt
+    else if (name->starts_with("kiln_") || *name == "memrefCopy" ||
+             name->starts_with("mgpu"))
+      continue; // libkiln_rt (mgpu*: its CUDA runtime)
     else
       libm = true;
   }
@@ -337,9 +340,10 @@ static llvm::json::Value specJson(const TensorSpec &s, bool withName) {
 
 /// The manifest JSON (docs/packages.md).
 static std::string
-manifestJson(ArrayRef<EntrySpec> specs, const cpu::CompileOptions &options,
+manifestJson(ArrayRef<EntrySpec> specs, llvm::json::Object target,
+             StringRef pipeline, int64_t blasThreads,
              ArrayRef<std::string> runtimeErrors,
-             ArrayRef<NeededLibrary> libs, StringRef triple) {
+             ArrayRef<NeededLibrary> libs) {
   llvm::json::Array entries;
   for (const EntrySpec &e : specs) {
     llvm::json::Array args, results, relations;
@@ -364,17 +368,13 @@ manifestJson(ArrayRef<EntrySpec> specs, const cpu::CompileOptions &options,
   llvm::json::Array errors;
   for (const std::string &m : runtimeErrors)
     errors.push_back(m);
-  unsigned threads = options.threads;
   llvm::json::Object root{
       {"format", "kiln-package"},
       {"format_version", kFormatVersion},
       {"kiln_version", KILN_VERSION},
-      {"target",
-       llvm::json::Object{{"device", "cpu"},
-                          {"triple", triple},
-                          {"cpu", llvm::sys::getHostCPUName().str()}}},
-      {"pipeline", cpu::pipelineString(options)},
-      {"blas_threads", options.optimize ? (int64_t)threads : 1},
+      {"target", std::move(target)},
+      {"pipeline", pipeline},
+      {"blas_threads", blasThreads},
       {"entries", std::move(entries)},
       {"runtime_errors", std::move(errors)},
       {"needed_libraries", std::move(needed)}};
@@ -389,25 +389,14 @@ manifestJson(ArrayRef<EntrySpec> specs, const cpu::CompileOptions &options,
 /// `int kiln_package_format_version(void)`.
 static LogicalResult writeManifestObject(StringRef json, StringRef path,
                                          std::string &error) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!tmb) {
-    error = "cannot detect the host target: " +
-            llvm::toString(tmb.takeError());
+  std::unique_ptr<llvm::TargetMachine> tm =
+      cpu::hostTargetMachine(/*pic=*/true, error);
+  if (!tm)
     return failure();
-  }
-  tmb->setRelocationModel(llvm::Reloc::PIC_);
-  tmb->setCodeModel(llvm::CodeModel::Small);
-  auto tm = tmb->createTargetMachine();
-  if (!tm) {
-    error = "cannot create a target machine: " + llvm::toString(tm.takeError());
-    return failure();
-  }
   llvm::LLVMContext ctx;
   llvm::Module m("kiln_package_manifest", ctx);
-  m.setDataLayout((*tm)->createDataLayout());
-  m.setTargetTriple((*tm)->getTargetTriple());
+  m.setDataLayout(tm->createDataLayout());
+  m.setTargetTriple(tm->getTargetTriple());
   auto *data = llvm::ConstantDataArray::getString(ctx, json, /*AddNull=*/true);
   auto *gv = new llvm::GlobalVariable(m, data->getType(), /*isConstant=*/true,
                                       llvm::GlobalValue::PrivateLinkage, data,
@@ -428,20 +417,7 @@ static LogicalResult writeManifestObject(StringRef json, StringRef path,
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", ver));
   b.CreateRet(llvm::ConstantInt::get(i32, kFormatVersion));
 
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    error = "cannot write '" + path.str() + "': " + ec.message();
-    return failure();
-  }
-  llvm::legacy::PassManager pm;
-  if ((*tm)->addPassesToEmitFile(pm, os, nullptr,
-                                 llvm::CodeGenFileType::ObjectFile)) {
-    error = "the target cannot emit object files";
-    return failure();
-  }
-  pm.run(m);
-  return success();
+  return cpu::emitObjectFile(m, *tm, path, error);
 }
 
 /// The linker to run: `requested` (a name on PATH or a path), else
@@ -495,7 +471,16 @@ LogicalResult kiln::package::writePackage(ModuleOp module,
   if (failed(findLinker(options.linker, linker, error)))
     return failure();
   OwningOpRef<ModuleOp> clone(cast<ModuleOp>(module->clone()));
-  auto specs = prepareEntries(*clone, options.entries, error);
+  if (options.device != "cpu" && options.device != "cuda") {
+    error = "packages are for device cpu or cuda, not '" + options.device + "'";
+    return failure();
+  }
+  if (options.device == "cuda" &&
+      failed(nvptx::verifyOptions(options.gpu, error))) {
+    error = "kiln-nvptx: " + error;
+    return failure();
+  }
+  auto specs = prepareEntries(*clone, options.entries, error, options.device);
   if (failed(specs))
     return failure();
 
@@ -509,20 +494,45 @@ LogicalResult kiln::package::writePackage(ModuleOp module,
               script = tmp.file("exports.map"), linked = tmp.file("package.so"),
               linkLog = tmp.file("link.log");
 
-  cpu::CompileOptions copts = options.cpu;
-  copts.objectFile = codeObj;
-  copts.packageObject = true;
-  copts.useCache = false;
-  std::vector<std::string> names;
-  for (const EntrySpec &s : *specs)
-    names.push_back(s.name);
-  auto exes = cpu::CPUExecutable::compileEntries(*clone, names, error,
-                                                 nullptr, copts);
-  if (failed(exes))
-    return failure();
-
   std::vector<NeededLibrary> libs;
   std::set<std::string> defined;
+  std::string triple, pipeline;
+  int64_t blasThreads = 1;
+  std::vector<std::string> runtimeErrors;
+  llvm::json::Object target;
+  if (options.device == "cuda") {
+    std::vector<std::string> names;
+    for (const EntrySpec &s : *specs)
+      names.push_back(s.name);
+    unsigned kernels = 0;
+    if (failed(nvptx::compileObject(*clone, names, options.gpu, codeObj, error,
+                                    &kernels)))
+      return failure();
+    pipeline = nvptx::pipelineString(options.gpu);
+    target = llvm::json::Object{{"device", "cuda"},
+                                {"chip", options.gpu.chip},
+                                {"ptx_features", options.gpu.features},
+                                {"kernel_format", options.gpu.emit == "bin"
+                                                      ? "cubin"
+                                                      : "ptx"},
+                                {"kernels", (int64_t)kernels}};
+  } else {
+    cpu::CompileOptions copts = options.cpu;
+    copts.objectFile = codeObj;
+    copts.packageObject = true;
+    copts.useCache = false;
+    std::vector<std::string> names;
+    for (const EntrySpec &s : *specs)
+      names.push_back(s.name);
+    auto exes = cpu::CPUExecutable::compileEntries(*clone, names, error,
+                                                   nullptr, copts);
+    if (failed(exes))
+      return failure();
+    pipeline = cpu::pipelineString(copts);
+    blasThreads = copts.optimize ? (int64_t)copts.threads : 1;
+    runtimeErrors = exes->front()->runtimeErrorTemplates();
+    target = llvm::json::Object{{"device", "cpu"}};
+  }
   if (failed(neededLibraries(codeObj, libs, defined, error)))
     return failure();
   for (const EntrySpec &s : *specs)
@@ -531,11 +541,13 @@ LogicalResult kiln::package::writePackage(ModuleOp module,
               " (_mlir__mlir_ciface_" + s.name + ")";
       return failure();
     }
+  // The host code's machine (for both devices: GPU packages hold host code).
   auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  std::string triple =
+  target["triple"] =
       tmb ? tmb->getTargetTriple().str() : (llvm::consumeError(tmb.takeError()), "");
-  std::string json = manifestJson(*specs, copts, exes->front()->runtimeErrorTemplates(),
-                                  libs, triple);
+  target["cpu"] = llvm::sys::getHostCPUName().str();
+  std::string json = manifestJson(*specs, std::move(target), pipeline,
+                                  blasThreads, runtimeErrors, libs);
   if (failed(writeManifestObject(json, manifestObj, error)))
     return failure();
   {

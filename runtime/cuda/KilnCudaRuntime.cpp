@@ -59,6 +59,7 @@ struct Driver {
   CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuCtxSynchronize)(void);
   CUcontext context = nullptr;
   int device = 0;
 };
@@ -116,6 +117,7 @@ Driver &driver() {
     get(d.cuMemcpyAsync, "cuMemcpyAsync");
     get(d.cuMemsetD32Async, "cuMemsetD32Async");
     get(d.cuGetErrorName, "cuGetErrorName");
+    get(d.cuCtxSynchronize, "cuCtxSynchronize");
     if (missing) {
       d.error = std::string("the CUDA driver ") + path + " has no " +
                 missingName + " (too old?)";
@@ -214,6 +216,13 @@ int kilnCudaDriverAvailable(void) {
   if (!d.loaded && threadError.empty())
     threadError = d.error;
   return d.loaded ? 1 : 0;
+}
+
+void kilnCudaSynchronize(void) {
+  if (!ready())
+    return;
+  ScopedContext scope;
+  check(driver().cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
 void mgpuSetDefaultDevice(int32_t device) { defaultDevice = device; }

@@ -86,8 +86,8 @@ int kiln_rt_entry_arg(const KilnRtPackage *package, int entry, int index,
 int kiln_rt_entry_result(const KilnRtPackage *package, int entry, int index,
                          KilnRtTensorSpec *out);
 
-/* Checks `args` against the entry's guards: count, device (kDLCPU;
- * kDLCUDA is "not supported yet"), dtype, rank, static dims, symbolic dims
+/* Checks `args` against the entry's guards: count, device (kDLCPU
+ * for CPU packages, kDLCUDA device 0 for CUDA ones), dtype, rank, static dims, symbolic dims
  * and shape relations. KILN_RT_ERROR with a message naming the argument on
  * a mismatch. */
 int kiln_rt_check_args(const KilnRtPackage *package, int entry,

@@ -21,6 +21,13 @@
 // error state, failed-allocation exit: kiln/rt/*.h), as the JIT backend
 // calls its code.
 //
+// CUDA packages (manifest target device "cuda", from kiln-compile
+// --backend=nvptx) hold host code that launches their embedded kernels
+// through the mgpu* functions of runtime/cuda, compiled into this library
+// when cuda.h was found at build time (KILN_RT_CUDA): their arguments and
+// results are kDLCUDA tensors of device 0, the driver is dlopen'ed on first
+// use, and driver errors become this library's errors.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln_rt.h"
@@ -30,6 +37,10 @@
 #include "kiln/rt/CallContext.h"
 
 #include <dlfcn.h>
+
+#ifdef KILN_RT_CUDA
+#include "kiln_cuda_rt.h"
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -85,6 +96,7 @@ struct KilnRtPackage {
   std::string manifest;
   std::vector<Entry> entries;
   std::vector<std::string> runtimeErrors;
+  bool cuda = false; ///< a CUDA package (device tensors in and out)
   ~KilnRtPackage() {
     if (handle)
       dlclose(handle);
@@ -307,14 +319,22 @@ bool parseManifest(KilnRtPackage &pkg, rt::json::Value &root,
   const rt::json::Value *target = root.get("target");
   const rt::json::Value *device = target ? target->get("device") : nullptr;
   if (!device || device->kind != rt::json::Value::String ||
-      device->s != "cpu") {
+      (device->s != "cpu" && device->s != "cuda")) {
     error = "it is for device '" +
             (device && device->kind == rt::json::Value::String ? device->s
                                                                 : "?") +
-            "'; this libkiln_rt runs cpu packages (CUDA packages are not "
-            "supported yet)";
+            "'; this libkiln_rt runs cpu and cuda packages";
     return false;
   }
+  pkg.cuda = device->s == "cuda";
+#ifndef KILN_RT_CUDA
+  if (pkg.cuda) {
+    error = "it is a CUDA package, and this libkiln_rt was built without "
+            "CUDA support (cuda.h was not found when it was built: set "
+            "CUDA_HOME and rebuild it)";
+    return false;
+  }
+#endif
   if (const rt::json::Value *errs = root.get("runtime_errors"))
     for (const rt::json::Value &m : errs->array)
       pkg.runtimeErrors.push_back(m.s);
@@ -544,14 +564,28 @@ int checkArgs(const KilnRtPackage *pkg, int entryIndex,
     const DLTensor *t = args[i];
     if (!t)
       return failWith(arg + " is NULL");
-    if (t->device.device_type == kDLCUDA)
-      return failWith(arg + " is a CUDA tensor (kDLCUDA): this package runs "
-                            "on the CPU, and CUDA packages are not supported "
-                            "yet");
-    if (t->device.device_type != kDLCPU)
+    if (pkg->cuda) {
+      if (t->device.device_type != kDLCUDA)
+        return failWith(arg + " is " +
+                        (t->device.device_type == kDLCPU
+                             ? std::string("a CPU tensor (kDLCPU)")
+                             : "on device type " +
+                                   std::to_string((int)t->device.device_type)) +
+                        ": this is a CUDA package, it takes CUDA tensors "
+                        "(kDLCUDA)");
+      if (t->device.device_id != 0)
+        return failWith(arg + " is on CUDA device " +
+                        std::to_string(t->device.device_id) +
+                        "; CUDA packages run on device 0 only (yet)");
+    } else if (t->device.device_type == kDLCUDA) {
+      return failWith(arg + " is a CUDA tensor (kDLCUDA): this is a CPU "
+                            "package (compile it with kiln-compile "
+                            "--backend=nvptx for the GPU)");
+    } else if (t->device.device_type != kDLCPU) {
       return failWith(arg + " is on device type " +
                       std::to_string((int)t->device.device_type) +
                       "; only CPU tensors (kDLCPU) are supported");
+    }
     if (t->dtype.code != s.dtype.code || t->dtype.bits != s.dtype.bits ||
         t->dtype.lanes != s.dtype.lanes)
       return failWith(arg + " has dtype " + dtypeString(t->dtype) +
@@ -623,16 +657,28 @@ int checkArgs(const KilnRtPackage *pkg, int entryIndex,
 }
 
 /// The memory behind results: freed when the last tensor over it goes.
+enum class Memory { Pooled, Malloc, Device };
 struct Allocation {
   void *ptr;
-  bool pooled; // from the compiled code (kiln_rt_malloc) or std::malloc
+  /// From the compiled code (kiln_rt_malloc), std::malloc, or the device
+  /// (mgpuMemAlloc in a CUDA package's host code).
+  Memory memory;
   Allocation(const Allocation &) = delete;
   Allocation &operator=(const Allocation &) = delete;
   ~Allocation() {
-    if (pooled)
+    switch (memory) {
+    case Memory::Pooled:
       rt::poolFree(ptr);
-    else
+      break;
+    case Memory::Malloc:
       std::free(ptr);
+      break;
+    case Memory::Device:
+#ifdef KILN_RT_CUDA
+      mgpuMemFree(ptr, nullptr);
+#endif
+      break;
+    }
   }
 };
 
@@ -691,6 +737,20 @@ KilnRtPackage *kiln_rt_package_load(const char *path) {
   std::string file = pkg->path;
   if (file.find('/') == std::string::npos)
     file = "./" + file;
+#ifdef KILN_RT_CUDA
+  // The package's constructors load its kernels (mgpuModuleLoad*): the
+  // driver must be there, and their errors are the load's.
+  if (pkg->cuda) {
+    kilnCudaClearError();
+    if (!kilnCudaDriverAvailable()) {
+      const char *why = kilnCudaGetError();
+      lastError = "cannot load CUDA package '" + pkg->path + "': " +
+                  (why ? why : "no CUDA driver");
+      kilnCudaClearError();
+      return nullptr;
+    }
+  }
+#endif
   pkg->handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!pkg->handle) {
     const char *e = dlerror();
@@ -698,6 +758,16 @@ KilnRtPackage *kiln_rt_package_load(const char *path) {
                 (e ? e : "dlopen failed");
     return nullptr;
   }
+#ifdef KILN_RT_CUDA
+  if (pkg->cuda) {
+    if (const char *why = kilnCudaGetError()) {
+      lastError = "cannot load CUDA package '" + pkg->path +
+                  "': loading its kernels failed: " + why;
+      kilnCudaClearError();
+      return nullptr;
+    }
+  }
+#endif
   if (!dlsym(pkg->handle, "kiln_package_manifest")) {
     lastError = "'" + pkg->path + "' is not a Kiln package: it has no "
                 "kiln_package_manifest function";
@@ -817,6 +887,10 @@ int kiln_rt_run(const KilnRtPackage *package, int entryIndex,
     if (data)
       data += t.byte_offset;
     int64_t n = numElements(t.shape, t.ndim);
+    if (n > 0 && !isCompact(t) && package->cuda)
+      return failWith("@" + e.name + ": argument '" + e.args[i].name +
+                      "' is a strided CUDA tensor; CUDA packages take "
+                      "contiguous tensors (call .contiguous() first)");
     if (n > 0 && !isCompact(t)) {
       size_t esz = elementSize(t.dtype);
       std::unique_ptr<char[]> copy(new (std::nothrow) char[n * esz]);
@@ -848,6 +922,14 @@ int kiln_rt_run(const KilnRtPackage *package, int entryIndex,
 
   rt::CallContext context;
   std::string message;
+#ifdef KILN_RT_CUDA
+  // The kernels run on streams of their own: work queued on the caller's
+  // streams (the arguments' producers) finishes first.
+  if (package->cuda) {
+    kilnCudaClearError();
+    kilnCudaSynchronize();
+  }
+#endif
   {
     rt::CallScope scope(context);
     if (std::optional<std::string> failed =
@@ -862,6 +944,17 @@ int kiln_rt_run(const KilnRtPackage *package, int entryIndex,
   bool reported = rt::takeFormattedError(
       context, package->runtimeErrors.data(), package->runtimeErrors.size(),
       message);
+#ifdef KILN_RT_CUDA
+  if (package->cuda && !reported) {
+    if (const char *why = kilnCudaGetError()) {
+      message = "@" + e.name + ": CUDA error: " + why;
+      reported = true;
+      // Frees below work again (mgpu* calls do nothing while an error is
+      // pending).
+      kilnCudaClearError();
+    }
+  }
+#endif
 
   // Results: compact ones are adopted (one owner per allocation), others
   // copied out.
@@ -881,7 +974,7 @@ int kiln_rt_run(const KilnRtPackage *package, int entryIndex,
     if (allocated) {
       std::shared_ptr<Allocation> &o = owners[allocated];
       if (!o)
-        o = std::shared_ptr<Allocation>(new Allocation{allocated, true});
+        o = std::shared_ptr<Allocation>(new Allocation{allocated, package->cuda ? Memory::Device : Memory::Pooled});
       owner = o;
     }
     if (reported || allocFailed)
@@ -901,8 +994,18 @@ int kiln_rt_run(const KilnRtPackage *package, int entryIndex,
       }
     }
     char *data = aligned ? aligned + offset * (int64_t)esz : nullptr;
+    if (package->cuda && n > 0 && (!owner || !compact)) {
+      // Device memory cannot be copied here; function results have
+      // identity layouts, so this is a compiler bug, not a user error.
+      message = "@" + e.name + ": result " + std::to_string(holders.size()) +
+                " is not a compact device buffer of its own";
+      reported = true;
+      continue;
+    }
     if (n > 0 && owner && compact) {
       h->owner = owner;
+    } else if (package->cuda) {
+      h->owner = owner; // empty: no elements, no copy on the host
     } else {
       void *copy = std::malloc(std::max<size_t>(n * esz, 1));
       if (!copy) {
@@ -912,12 +1015,12 @@ int kiln_rt_run(const KilnRtPackage *package, int entryIndex,
       if (n > 0)
         copyStrided(data, sizes, strides, rank, esz,
                     static_cast<char *>(copy));
-      h->owner = std::shared_ptr<Allocation>(new Allocation{copy, false});
+      h->owner = std::shared_ptr<Allocation>(new Allocation{copy, Memory::Malloc});
       data = static_cast<char *>(copy);
     }
     DLTensor &t = h->managed.dl_tensor;
     t.data = data;
-    t.device = {kDLCPU, 0};
+    t.device = {package->cuda ? kDLCUDA : kDLCPU, 0};
     t.ndim = rank;
     t.dtype = s.dtype;
     t.shape = h->shape.data();

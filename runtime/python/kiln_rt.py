@@ -12,6 +12,8 @@ torch tensors (torch.utils.dlpack, PyTorch 1.13 and 2.x) and NumPy arrays.
 
 Results are torch tensors when any argument is a torch tensor, else NumPy
 arrays; they own their memory (freed by libkiln_rt when Python drops them).
+CUDA packages (kiln-compile --backend=nvptx) take and return torch CUDA
+tensors (device 0, contiguous); libkiln_rt must have been built with CUDA.
 Errors (a bad package, a guard that fails, a run-time error of the compiled
 code) raise KilnRtError with libkiln_rt's message.
 
@@ -28,6 +30,7 @@ from ctypes import (POINTER, Structure, c_char_p, c_int, c_int32, c_int64,
 __all__ = ["Package", "KilnRtError", "load_library"]
 
 kDLCPU = 1
+kDLCUDA = 2
 kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLBool = 0, 1, 2, 4, 6
 
 
@@ -223,6 +226,9 @@ def _numpy_result(mp):
     import numpy as np
     dl = mp.contents.dl_tensor
     owner = _Owner(mp)
+    if dl.device.device_type != kDLCPU:
+        raise KilnRtError("a result on device type %d cannot be a NumPy array"
+                          % dl.device.device_type)
     key = (dl.dtype.code, dl.dtype.bits)
     if key not in _NUMPY_DTYPES:
         raise KilnRtError("a %s result has no NumPy dtype; pass torch tensors "
@@ -304,6 +310,9 @@ class Package:
         out = (POINTER(DLManagedTensor) * max(n, 1))()
         if _lib.kiln_rt_run(self._h, i, arr, len(dls), out, n) != 0:
             raise _error()
-        as_torch = any(_is_torch(a) for a in args)
+        # A CUDA package's results are device memory: torch tensors always
+        # (NumPy cannot hold them).
+        as_torch = (any(_is_torch(a) for a in args) or
+                    self.manifest.get("target", {}).get("device") == "cuda")
         return [(_torch_result if as_torch else _numpy_result)(out[r])
                 for r in range(n)]

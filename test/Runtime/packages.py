@@ -288,7 +288,7 @@ dl.dtype = kiln_rt.DLDataType(2, 32, 1)
 dl.shape = shape
 args = (ctypes.POINTER(kiln_rt.DLTensor) * 2)(ctypes.pointer(dl), ctypes.pointer(dl))
 record(L.kiln_rt_check_args(p._h, 0, args, 2) != 0 and
-       b"CUDA tensor (kDLCUDA): this package runs on the CPU, and CUDA packages are not supported yet"
+       b"CUDA tensor (kDLCUDA): this is a CPU package (compile it with kiln-compile --backend=nvptx for the GPU)"
        in L.kiln_rt_last_error(), "a kDLCUDA argument is refused", L.kiln_rt_last_error())
 record(L.kiln_rt_check_args(p._h, 5, args, 2) != 0 and
        b"entry index 5 is out of range" in L.kiln_rt_last_error(), "entry index out of range")
@@ -324,7 +324,7 @@ expect_error(lambda: kiln_rt.Package(bad_file("v9.so", blob.replace(b'"format_ve
 expect_error(lambda: kiln_rt.Package(bad_file("badjson.so", blob.replace(b'"format": "kiln-package"', b'"format"; "kiln-package"'))),
              "its manifest is not valid JSON", "corrupt manifest")
 expect_error(lambda: kiln_rt.Package(bad_file("gpu.so", blob.replace(b'"device": "cpu"', b'"device": "gpu"'))),
-             "it is for device 'gpu'; this libkiln_rt runs cpu packages", "a package for another device")
+             "it is for device 'gpu'; this libkiln_rt runs cpu and cuda packages", "a package for another device")
 
 # A needed library that cannot be found names itself and what it is for;
 # KILN_RT_LIBRARY_PATH is searched first. (The package's libomp renamed in

@@ -1,7 +1,7 @@
 //===- kiln-compile.cpp - Write deployable packages -----------------------===//
 //
 // Part of Kiln. Compiles the func.func or kg.program entries of an MLIR file
-// with the CPU backend and writes them as one package: a shared object with
+// with the CPU backend (or kiln-nvptx for a GPU) and writes them as one package: a shared object with
 // the host code and its manifest, which libkiln_rt (runtime/, no LLVM or
 // MLIR) loads and runs. A thin driver over kiln::package::writePackage
 // (kiln/Package/Package.h); see docs/packages.md.
@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backend/CPU/CPUBackend.h"
+#include "kiln/Backend/NVPTX/NVPTXBackend.h"
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Package/Package.h"
@@ -39,6 +40,26 @@ static cl::list<std::string>
             cl::desc("func.func or kg.program entries to package (default: "
                      "the module's only kg.program, else its only public "
                      "function)"));
+static cl::opt<std::string> backend(
+    "backend", cl::cat(category), cl::init("cpu"),
+    cl::desc("cpu (host code) or nvptx (CUDA: kernels for an NVIDIA GPU "
+             "plus host code that launches them; alias cuda)"));
+static cl::opt<std::string>
+    chip("chip", cl::cat(category), cl::init("sm_90a"),
+         cl::desc("nvptx: the GPU architecture (sm_80, sm_90a, ...)"));
+static cl::opt<std::string>
+    ptxFeatures("ptx-features", cl::cat(category), cl::init("+ptx80"),
+                cl::desc("nvptx: the PTX ISA version (+ptx80)"));
+static cl::opt<std::string> emit(
+    "emit", cl::cat(category), cl::init("bin"),
+    cl::desc("nvptx: bin (cubin, assembled now by ptxas for --chip) or isa "
+             "(PTX, compiled by the driver when the package loads)"));
+static cl::opt<unsigned>
+    blockSize("block-size", cl::cat(category), cl::init(256),
+              cl::desc("nvptx: threads per block (1 to 1024)"));
+static cl::opt<bool> gpuFuse("gpu-fuse", cl::cat(category), cl::init(true),
+                             cl::desc("nvptx: fuse elementwise ops into "
+                                      "their consumers' kernels"));
 static cl::opt<unsigned> threads(
     "cpu-threads", cl::cat(category), cl::init(0),
     cl::desc("Threads of the generated code and OpenBLAS (0: all cores)"));
@@ -69,10 +90,14 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
-          "Kiln: compile the entries of an MLIR file for this CPU into a "
-          "package\n(a shared object with its manifest) that libkiln_rt runs "
-          "without the compiler.\nSee docs/packages.md.\n"))
+          "Kiln: compile the entries of an MLIR file for this CPU (or, with "
+          "--backend=nvptx,\nfor an NVIDIA GPU) into a package (a shared "
+          "object with its manifest) that\nlibkiln_rt runs without the "
+          "compiler. See docs/packages.md and docs/gpu.md.\n"))
     return 1;
+  if (backend != "cpu" && backend != "nvptx" && backend != "cuda")
+    return fail("--backend must be cpu or nvptx (alias cuda), not '" +
+                backend + "'");
   if (matmul != "auto" && matmul != "openblas" && matmul != "generated")
     return fail("--matmul must be auto, openblas or generated, not '" +
                 matmul + "'");
@@ -82,6 +107,7 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registry.insert<kt::KTDialect, kg::KGDialect, func::FuncDialect>();
   cpu::registerCPUBackendDialects(registry);
+  nvptx::registerDialects(registry);
   MLIRContext context(registry);
   bool hadError = false;
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
@@ -114,6 +140,14 @@ int main(int argc, char **argv) {
   options.cpu.optimize = optimize;
   options.cpu.fuse = fuse;
   options.linker = linker;
+  if (backend != "cpu") {
+    options.device = "cuda";
+    options.gpu.chip = chip;
+    options.gpu.features = ptxFeatures;
+    options.gpu.emit = emit;
+    options.gpu.blockSize = blockSize;
+    options.gpu.fuse = gpuFuse;
+  }
   std::string error;
   if (failed(package::writePackage(*module, options, outputFile, error)))
     return fail(error);

@@ -137,6 +137,12 @@ struct KilnNVPTXPipelineOptions
 /// loops -> gpu.launch -> NVVM -> PTX in a gpu.binary, and host code in
 /// the LLVM dialect that calls MLIR's mgpu* runtime functions. Fails (with
 /// a diagnostic) on invalid options.
+/// Checks kiln-nvptx's options (chip, features, emit, block-size,
+/// max-blocks); `error` names the bad one.
+mlir::LogicalResult
+verifyKilnNVPTXPipelineOptions(const KilnNVPTXPipelineOptions &options,
+                               std::string &error);
+
 mlir::LogicalResult buildKilnNVPTXPipeline(mlir::OpPassManager &pm,
                                            const KilnNVPTXPipelineOptions &o);
 void registerKilnNVPTXPipeline();

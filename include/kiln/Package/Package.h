@@ -20,6 +20,7 @@
 #define KILN_PACKAGE_PACKAGE_H
 
 #include "kiln/Backend/CPU/CPUBackend.h"
+#include "kiln/Backend/NVPTX/NVPTXBackend.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -37,9 +38,14 @@ struct PackageOptions {
   /// The func.func or kg.program entries (empty: the module's only
   /// kg.program, else its only public func.func with a body).
   std::vector<std::string> entries;
+  /// "cpu" (host code, kiln-cpu) or "cuda" (kiln-nvptx: host code that
+  /// launches embedded kernels through libkiln_rt's mgpu* functions).
+  std::string device = "cpu";
   /// kiln-cpu's options (objectFile, packageObject and useCache are set by
   /// writePackage).
   cpu::CompileOptions cpu;
+  /// kiln-nvptx's options, for device "cuda".
+  nvptx::CodeOptions gpu;
   /// The linker (empty: ld.lld-22, ld.lld, then ld from PATH).
   std::string linker;
 };
@@ -78,11 +84,11 @@ struct EntrySpec {
 /// its types). A program with host code (kg.break, kg.host_call,
 /// kg.to_host, host control flow, ...), host scalar or !kt.ref arguments,
 /// or a guard that a package cannot check (kg.guard_value,
-/// kg.guard_identity, a device other than cpu) is an error naming the op and
+/// kg.guard_identity, a device other than `device`) is an error naming the op and
 /// its location.
 mlir::FailureOr<std::vector<EntrySpec>>
 prepareEntries(mlir::ModuleOp module, llvm::ArrayRef<std::string> names,
-               std::string &error);
+               std::string &error, llvm::StringRef device = "cpu");
 
 } // namespace kiln::package
 

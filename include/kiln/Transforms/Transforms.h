@@ -146,6 +146,14 @@ ExplainReport explainProgram(kg::ProgramOp program);
 /// Prints `report` as text ("Graph Count: 3", ...).
 void printExplainReport(const ExplainReport &report, llvm::raw_ostream &os);
 
+/// Keeps in `module` only the func.func `entries` (each must have a body)
+/// and the functions they reference, transitively; every other op of the
+/// module (kg.programs, unused functions) is erased. What a backend
+/// compiles.
+mlir::LogicalResult pruneToEntries(mlir::ModuleOp module,
+                                   llvm::ArrayRef<std::string> entries,
+                                   std::string &error);
+
 /// Source frames of `loc`, innermost first: a FileLineColLoc gives
 /// "file:line:col", a CallSiteLoc its callee's frames then its caller's, a
 /// NameLoc its child's (or the name), a FusedLoc its first known frames.

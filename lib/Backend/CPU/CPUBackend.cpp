@@ -38,6 +38,7 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassInstrumentation.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -407,7 +408,8 @@ static void renameAllocatorCalls(llvm::Module &m) {
 /// arguments: the C interface wrapper of an entry with 1001 memref arguments
 /// (a model's weights: ~6000 scalars in the call of the entry) spent 3.1 s
 /// of the 3.3 s of -O3 in it.
-static llvm::Error optimizeO3(llvm::Module &m, llvm::TargetMachine *machine) {
+void kiln::cpu::optimizeHostModule(llvm::Module &m,
+                                   llvm::TargetMachine *machine) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -431,7 +433,58 @@ static llvm::Error optimizeO3(llvm::Module &m, llvm::TargetMachine *machine) {
   llvm::ModulePassManager mpm =
       pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(m, mam);
+}
+
+static llvm::Error optimizeO3(llvm::Module &m, llvm::TargetMachine *machine) {
+  kiln::cpu::optimizeHostModule(m, machine);
   return llvm::Error::success();
+}
+
+std::unique_ptr<llvm::TargetMachine>
+kiln::cpu::hostTargetMachine(bool pic, std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmb) {
+    error = "cannot detect the host target: " + llvm::toString(tmb.takeError());
+    return nullptr;
+  }
+  tmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  if (pic) {
+    tmb->setRelocationModel(llvm::Reloc::PIC_);
+    tmb->setCodeModel(llvm::CodeModel::Small);
+  }
+  auto tm = tmb->createTargetMachine();
+  if (!tm) {
+    error = "cannot create a target machine: " + llvm::toString(tm.takeError());
+    return nullptr;
+  }
+  return std::move(*tm);
+}
+
+LogicalResult kiln::cpu::emitObjectFile(llvm::Module &module,
+                                        llvm::TargetMachine &machine,
+                                        StringRef path, std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write '" + path.str() + "': " + ec.message();
+    return failure();
+  }
+  llvm::legacy::PassManager pm;
+  if (machine.addPassesToEmitFile(pm, os, nullptr,
+                                  llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return failure();
+  }
+  pm.run(module);
+  os.flush();
+  if (os.has_error()) {
+    error = "cannot write '" + path.str() + "': " + os.error().message();
+    os.clear_error();
+    return failure();
+  }
+  return success();
 }
 
 FailureOr<SmallVector<std::unique_ptr<CPUExecutable>>>
@@ -447,34 +500,8 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   // A clone holding only the entries and the functions they reference
   // (kg.programs are host code; other functions are not compiled).
   OwningOpRef<ModuleOp> clone(cast<ModuleOp>(module->clone()));
-  llvm::StringSet<> keep;
-  SmallVector<func::FuncOp> worklist;
-  for (const std::string &entry : entries) {
-    auto fn = clone->lookupSymbol<func::FuncOp>(entry);
-    if (!fn || fn.isExternal()) {
-      error = "no function named '" + entry + "' with a body";
-      return failure();
-    }
-    if (keep.insert(entry).second)
-      worklist.push_back(fn);
-  }
-  while (!worklist.empty()) {
-    func::FuncOp fn = worklist.pop_back_val();
-    fn.walk([&](Operation *op) {
-      for (NamedAttribute attr : op->getAttrs())
-        attr.getValue().walk([&](SymbolRefAttr ref) {
-          StringRef callee = ref.getRootReference().getValue();
-          auto f = clone->lookupSymbol<func::FuncOp>(callee);
-          if (f && keep.insert(callee).second)
-            worklist.push_back(f);
-        });
-    });
-  }
-  for (Operation &op : llvm::make_early_inc_range(clone->getOps())) {
-    auto fn = dyn_cast<func::FuncOp>(op);
-    if (!fn || !keep.contains(fn.getName()))
-      op.erase();
-  }
+  if (failed(pruneToEntries(*clone, entries, error)))
+    return failure();
   if (failed(checkStaticSizes(*clone, error)))
     return failure();
 

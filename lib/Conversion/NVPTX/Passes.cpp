@@ -108,6 +108,35 @@ bool validFeatures(StringRef features) {
 } // namespace
 
 LogicalResult
+kiln::verifyKilnNVPTXPipelineOptions(const KilnNVPTXPipelineOptions &options,
+                                     std::string &error) {
+  if (!validChip(options.chip)) {
+    error = "chip must be sm_<major><minor> with an optional a or f (sm_80, "
+            "sm_90a), not '" + options.chip + "'";
+    return failure();
+  }
+  if (!validFeatures(options.features)) {
+    error = "features must be +ptx<version> (+ptx80), not '" +
+            options.features + "'";
+    return failure();
+  }
+  if (options.emit != "isa" && options.emit != "bin") {
+    error = "emit must be isa (PTX) or bin (cubin), not '" + options.emit + "'";
+    return failure();
+  }
+  if (options.blockSize == 0 || options.blockSize > 1024) {
+    error = "block-size must be in [1, 1024], not " +
+            std::to_string(options.blockSize.getValue());
+    return failure();
+  }
+  if (options.maxBlocks == 0) {
+    error = "max-blocks must be positive";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult
 kiln::buildKilnNVPTXPipeline(OpPassManager &pm,
                              const KilnNVPTXPipelineOptions &options) {
   // Front half: as kiln-cpu.
@@ -201,24 +230,9 @@ void kiln::registerKilnNVPTXPipeline() {
         KilnNVPTXPipelineOptions options;
         if (failed(options.parseFromString(text)))
           return failure();
-        if (!validChip(options.chip))
-          return errorHandler("kiln-nvptx: chip must be sm_<major><minor> "
-                              "with an optional a or f (sm_80, sm_90a), not '" +
-                              options.chip + "'");
-        if (!validFeatures(options.features))
-          return errorHandler("kiln-nvptx: features must be +ptx<version> "
-                              "(+ptx80), not '" +
-                              options.features + "'");
-        if (options.emit != "isa" && options.emit != "bin")
-          return errorHandler("kiln-nvptx: emit must be isa (PTX) or bin "
-                              "(cubin), not '" +
-                              options.emit + "'");
-        if (options.blockSize == 0 || options.blockSize > 1024)
-          return errorHandler("kiln-nvptx: block-size must be in [1, 1024], "
-                              "not " +
-                              Twine(options.blockSize.getValue()));
-        if (options.maxBlocks == 0)
-          return errorHandler("kiln-nvptx: max-blocks must be positive");
+        std::string error;
+        if (failed(verifyKilnNVPTXPipelineOptions(options, error)))
+          return errorHandler("kiln-nvptx: " + error);
         return buildKilnNVPTXPipeline(pm, options);
       },
       [](function_ref<void(const detail::PassOptions &)> handler) {

@@ -31,6 +31,9 @@ void kilnCudaClearError(void);
 /// 1 when the driver was opened and the default device's context made, else
 /// 0 (and the reason becomes the calling thread's error).
 int kilnCudaDriverAvailable(void);
+/// Waits for all work on the default device (cuCtxSynchronize); an error
+/// becomes the thread's.
+void kilnCudaSynchronize(void);
 
 /* The gpu-to-llvm ABI (pointers are CUmodule, CUfunction, CUstream, CUevent
    and device pointers). */

@@ -23,6 +23,11 @@ namespace mlir {
 class ExecutionEngine;
 } // namespace mlir
 
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
+
 namespace kiln::cpu {
 
 /// Seconds spent compiling.
@@ -96,6 +101,24 @@ std::string pipelineString(const CompileOptions &options);
 
 /// Registers what the JIT needs in a context (LLVM IR translations).
 void registerCPUBackendDialects(mlir::DialectRegistry &registry);
+
+// Host code generation, shared by the JIT, packages and the GPU backend's
+// host code.
+
+/// A target machine for the host CPU (its features); `pic`: position-
+/// independent code of the small code model, for shared objects. Null with
+/// `error` set when the host cannot be targeted.
+std::unique_ptr<llvm::TargetMachine> hostTargetMachine(bool pic,
+                                                       std::string &error);
+
+/// LLVM's -O3 module pipeline for `machine` (without
+/// CalledValuePropagationPass, quadratic in a function's arguments).
+void optimizeHostModule(llvm::Module &module, llvm::TargetMachine *machine);
+
+/// Writes `module` as an object file of `machine` at `path`.
+mlir::LogicalResult emitObjectFile(llvm::Module &module,
+                                   llvm::TargetMachine &machine,
+                                   llvm::StringRef path, std::string &error);
 
 /// A compiled entry function. Arguments and results are ranked tensors of
 /// f32, f64, f16, bf16, i64, i32 or i1 (any rank, `?` dims allowed).

@@ -1,0 +1,16 @@
+#!/bin/bash
+# Prepares .gpu/ for scripts/gpu/device_check.sh on the GPU machine (which
+# has no LLVM/MLIR): the corpus (scripts/gpu/make_corpus.py) and the
+# benchmark's packages (bench/gpu/*.mlir through kiln-compile
+# --backend=nvptx). Run from the repository root after scripts/build.sh.
+#   scripts/gpu/prepare.sh [--chip sm_90a]
+set -eu
+CHIP=sm_90a
+[ "${1:-}" = --chip ] && CHIP=$2
+mkdir -p .gpu/bench
+for f in bench/gpu/*.mlir; do
+  build/bin/kiln-compile "$f" --backend=nvptx --chip="$CHIP" \
+    -o ".gpu/bench/$(basename "${f%.mlir}").so"
+done
+/usr/bin/python3 scripts/gpu/make_corpus.py --out .gpu --chip "$CHIP"
+du -sh .gpu
