@@ -207,8 +207,19 @@ class Pair:
                                 [False] * len(args))
         out = []
         it = iter(res)
+        seen = set()
         for r in self.rg:
-            out.append(next(it) if r else None)
+            g = next(it) if r else None
+            if g is not None:
+                # Two gradients that are one value of the program (the
+                # biases of the two BatchNorms summed into a residual) come
+                # back as one buffer: autograd would make that one tensor
+                # the .grad of both, and the next backward would accumulate
+                # into it twice.
+                if g.data_ptr() in seen and g.numel():
+                    g = g.clone()
+                seen.add(g.data_ptr())
+            out.append(g)
         return out
 
 

@@ -307,3 +307,27 @@ def test_gradcheck_issue16_ops(backend):
     gr = torch.autograd.grad(sum(o.sum() for o in refs), (x, y))
     for a, e in zip(gk, gr):
         torch.testing.assert_close(a, e)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_parameters_whose_gradients_are_one_value_get_their_own_grad(
+        backend):
+    # d/db1 and d/db2 of x + b1 + b2 are one value of the backward program,
+    # returned as one buffer. Each parameter's .grad must be its own tensor:
+    # a shared one is zeroed once and accumulated into twice by the next
+    # backward (it was: the grads of step 1 were twice eager's).
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.b1 = nn.Parameter(torch.zeros(3))
+            self.b2 = nn.Parameter(torch.zeros(3))
+
+        def forward(self, x):
+            return (x + self.b1 + self.b2).relu()
+
+    model = M()
+    g = torch.Generator().manual_seed(4)
+    compiled = sgd_steps(model, lambda s: torch.randn(4, 3, generator=g),
+                         backend, steps=3)
+    assert model.b1.grad.data_ptr() != model.b2.grad.data_ptr()
+    assert compiled is not None
