@@ -510,12 +510,15 @@ class SegmentRun:
         self.seg_set.add(node)
 
     def _remove_last(self, node):
-        # The op is not part of the segment (it runs eagerly).
-        assert self.seg_nodes and self.seg_nodes[-1] is node
-        self.seg_nodes.pop()
+        """Takes `node` (the op being created, which runs eagerly) out of
+        the segment; returns its signature."""
+        i = self.seg_pos.pop(node)
+        del self.seg_nodes[i]
         self.seg_set.discard(node)
-        del self.seg_pos[node]
-        return self.seg_sigs.pop()
+        sig = self.seg_sigs.pop(i)
+        for n in self.seg_nodes[i:]:  # (nodes a converter's reads made)
+            self.seg_pos[n] -= 1
+        return sig
 
     def in_segment(self, node):
         return node in self.seg_set

@@ -254,9 +254,9 @@ def test_fx_backend_entry_point_trains():
 
 
 def test_resnet18_train_mode_sgd_steps_match_eager():
-    # BatchNorm in training mode is a graph break today: those ops run
-    # eagerly (updating the running statistics); the graphs between them
-    # are Functions. Parameters and running statistics after each step.
+    # BatchNorm in training mode is part of the one graph (batch statistics
+    # as kt ops, running statistics written back as buffers): parameters
+    # and running statistics after each step.
     # 3x64x64 (not 3x32x32): at 32x32, layer4's BatchNorm normalizes two
     # values per channel and eager float32 itself is far from float64 after
     # one step (gradient RMSE ~7 on conv1.weight), which tests nothing.
@@ -307,6 +307,81 @@ def test_gradcheck_issue16_ops(backend):
     gr = torch.autograd.grad(sum(o.sum() for o in refs), (x, y))
     for a, e in zip(gk, gr):
         torch.testing.assert_close(a, e)
+
+
+class _ResBlock(nn.Module):
+    """A resnet basic block (conv-bn-relu-conv-bn + shortcut, relu), with
+    the BatchNorms' momentum as given (None: cumulative average)."""
+
+    def __init__(self, momentum=0.1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(4, momentum=momentum)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(4, momentum=momentum)
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(4 * 6 * 6, 3),
+                                  nn.BatchNorm1d(3, momentum=momentum))
+
+    def forward(self, x):
+        h = torch.relu(self.bn1(self.conv1(x)))
+        h = torch.relu(self.bn2(self.conv2(h)) + x)
+        return self.head(h)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batch_norm_training_in_graph_sgd_steps_match_eager(backend,
+                                                            momentum):
+    # BatchNorm in training mode inside the compiled graph (no break):
+    # batch statistics from kt.mean / kt.var, running statistics and
+    # num_batches_tracked written back as the module's buffers. Outputs,
+    # gradients, parameters and buffers equal eager's after each step.
+    torch.manual_seed(1)
+    model = seeded_batchnorm(_ResBlock(momentum), 1).train()
+    g = torch.Generator().manual_seed(2)
+    compiled = sgd_steps(model, lambda s: torch.randn(3, 4, 6, 6,
+                                                      generator=g),
+                         backend, buffers=True, lr=0.01, grad_tol=1e-3)
+    assert model.bn1.num_batches_tracked.item() == 5
+    # One program, no graph break.
+    assert [type(p).__name__ for p in compiled._kiln.programs.values()] == \
+        ["_Program"]
+
+
+def test_batch_norm_training_without_running_stats_and_functional():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(5, track_running_stats=False)
+            self.w = nn.Parameter(torch.rand(5) + 0.5)
+
+        def forward(self, x):
+            y = self.bn(x)
+            # batch statistics with no running statistics, functional form
+            z = torch.nn.functional.batch_norm(x, None, None, self.w,
+                                               None, True, 0.1, 1e-3)
+            return y * z
+
+    torch.manual_seed(3)
+    m = M().train()
+    ref = copy.deepcopy(m)
+    om = kiln.compile(m)
+    for i in range(2):
+        x = torch.randn(6, 5, 4, generator=torch.Generator().manual_seed(i))
+        out, want = om(x), ref(x)
+        check_same(out, want, "output")
+        out.sum().backward()
+        want.sum().backward()
+        check_same(m.w.grad, ref.w.grad, "grad of w")
+        check_same(m.bn.weight.grad, ref.bn.weight.grad, "grad of bn.weight")
+    assert [type(p).__name__ for p in om._kiln.programs.values()] == \
+        ["_Program"]
+
+
+def test_batch_norm_training_of_one_value_per_channel_is_an_error():
+    m = kiln.compile(nn.BatchNorm1d(3).train(), fullgraph=True)
+    with pytest.raises(kiln.KilnError, match="more than 1 value per channel"):
+        m(torch.randn(1, 3))
 
 
 @pytest.mark.parametrize("backend", ["eager", "cpu"])
