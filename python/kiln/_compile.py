@@ -264,6 +264,8 @@ class _Program:
         for a in self.result.args:
             if a.is_input:
                 out.append(flat_inputs[a.input_index])
+            elif a.seed:
+                out.append(_fx_import.new_seed())  # a new draw every call
             elif self.root is not None:
                 obj = self.root
                 for part in a.qualname.split("."):

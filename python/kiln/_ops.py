@@ -2491,13 +2491,34 @@ def layer_norm(b, x, normalized_shape, weight=None, bias=None, eps=1e-5,
                 shape=x.shape, dtype=x.dtype, operand_text=text)
 
 
-@function(F.dropout, torch.dropout, F.dropout2d, F.alpha_dropout)
+@function(F.dropout, torch.dropout)
 def dropout(b, x, p=0.5, training=True, inplace=False):
+    """F.dropout: in training mode with p > 0, kt.dropout with a seed
+    argument the caller draws anew on every call (ProgramArg.seed), so the
+    mask changes per call; its VJP applies the same mask (the seed is
+    saved for the backward)."""
+    p = float(b.static(p, "a dropout probability"))
+    if p < 0 or p > 1:
+        raise b.error("dropout probability has to be between 0 and 1, but "
+                      "got %g" % p)
+    if not training or p == 0:
+        return x
+    x = need_tensor(b, x, "dropout")
+    if not x.dtype.is_floating_point:
+        raise b.error("dropout of a %s tensor" % x.dtype)
+    r = b.op("dropout", [x, b.seed_arg()], {"p": p}, shape=x.shape,
+             dtype=x.dtype)
+    return in_place(b, x, r) if inplace else r
+
+
+@function(F.dropout1d if hasattr(F, "dropout1d") else F.dropout2d,
+          F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout)
+def feature_dropout(b, x, p=0.5, training=True, inplace=False):
     p = float(b.static(p, "a dropout probability"))
     if training and p > 0:
-        raise b.error("dropout in training mode (p=%g) is not supported yet "
-                      "(Kiln's kt.dropout takes an explicit seed); call "
-                      "model.eval() or use p=0" % p)
+        raise b.error("channel-wise and alpha dropout in training mode "
+                      "(p=%g) are not supported yet; call model.eval() or "
+                      "use p=0" % p)
     return x
 
 
@@ -2733,10 +2754,15 @@ def _m_unflatten(b, m, path, x):
     return unflatten(b, x, m.dim, m.unflattened_size)
 
 
-@module(nn.Dropout, nn.Dropout1d if hasattr(nn, "Dropout1d") else nn.Dropout,
-        nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout)
+@module(nn.Dropout)
 def _m_dropout(b, m, path, x):
     return dropout(b, x, m.p, m.training, m.inplace)
+
+
+@module(nn.Dropout1d if hasattr(nn, "Dropout1d") else nn.Dropout2d,
+        nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+def _m_feature_dropout(b, m, path, x):
+    return feature_dropout(b, x, m.p, m.training, m.inplace)
 
 
 @module(nn.MaxPool2d)

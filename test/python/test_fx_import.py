@@ -460,7 +460,8 @@ def test_data_dependent_branch_is_refused():
     (lambda x: x + torch.rand_like(x), "random numbers are not captured"),
     (lambda x: x.clone().uniform_(), "random numbers are not captured"),
     (lambda x: x[x > 0], "boolean mask"),
-    (lambda x: F.dropout(x, 0.5, training=True), "dropout in training mode"),
+    (lambda x: F.alpha_dropout(x, 0.5, training=True),
+     "alpha dropout in training mode"),
     (lambda x: x.item() + x, "no Kiln conversion for Tensor.item"),
     (lambda x: x.to(torch.uint8), "dtype torch.uint8"),
 ])

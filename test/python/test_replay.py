@@ -254,3 +254,19 @@ def test_training_through_replayed_segments():
         loss2.backward()
         torch.testing.assert_close(w1.grad, w2.grad)
     assert _counts(f)[1] > 0
+
+
+def test_dropout_in_a_replayed_segment_draws_a_new_mask_each_call():
+    def fn(x):
+        y = torch.nn.functional.dropout(x, 0.5, True)
+        if x.sum() > 0:                 # a break after the dropout
+            y = y * 2
+        return y
+
+    f = kiln.compile(fn)
+    x = torch.ones(4000)
+    masks = [(f(x) == 0) for _ in range(3)]
+    assert _counts(f)[1] >= 4           # the later calls replayed
+    for m in masks:
+        assert 0.45 < m.float().mean().item() < 0.55
+    assert (masks[1] != masks[2]).any()

@@ -406,3 +406,59 @@ def test_parameters_whose_gradients_are_one_value_get_their_own_grad(
                          backend, steps=3)
     assert model.b1.grad.data_ptr() != model.b2.grad.data_ptr()
     assert compiled is not None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dropout_in_graph_keep_rate_scale_fresh_mask_and_backward(backend):
+    # F.dropout / nn.Dropout with training=True is kt.dropout with a seed
+    # argument drawn on every call (no graph break). Its random numbers are
+    # not PyTorch's, so the checks are statistical and structural.
+    p = 0.3
+
+    def fn(x, w):
+        return torch.nn.functional.dropout(x @ w, p, True)
+
+    f = kiln.compile(fn, backend=backend)
+    g = torch.Generator().manual_seed(5)
+    x = torch.rand(200, 50, generator=g) + 0.5
+    w = torch.rand(50, 100, generator=g) + 0.5      # x @ w > 0 everywhere
+    with torch.no_grad():
+        a, b = f(x, w), f(x, w)
+    n = a.numel()
+    for r in (a, b):
+        dropped = (r == 0).float().mean().item()
+        # 20000 Bernoulli(0.3): standard deviation 0.0032.
+        assert abs(dropped - p) < 0.02, dropped
+        kept = r != 0
+        torch.testing.assert_close(r[kept], (x @ w)[kept] / (1 - p))
+    assert ((a == 0) != (b == 0)).sum().item() > n // 10  # a new mask
+    torch.manual_seed(11)
+    c = f(x, w).detach()
+    torch.manual_seed(11)
+    torch.testing.assert_close(f(x, w).detach(), c)  # seeds follow torch's
+    # The backward applies the forward's mask.
+    wg = w.clone().requires_grad_()
+    y = f(x, wg)
+    up = torch.rand(y.shape, generator=g)
+    y.backward(up)
+    mask = (y != 0).float() / (1 - p)
+    torch.testing.assert_close(wg.grad, x.t() @ (up * mask))
+    assert [type(q).__name__ for q in f._kiln.programs.values()] == \
+        ["_Program", "_Program"]  # (no_grad and grad keys), no break
+
+
+def test_dropout_module_training_and_eval():
+    m = nn.Sequential(nn.Linear(8, 64), nn.Dropout(0.5), nn.ReLU())
+    torch.manual_seed(0)
+    om = kiln.compile(m)
+    x = torch.randn(32, 8)
+    y = om(x)
+    assert 0.3 < (y == 0).float().mean().item() < 0.9
+    y.sum().backward()
+    assert m[0].weight.grad is not None
+    m.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(om(x), m(x))
+    # Channel-wise dropout in training mode still breaks (runs eagerly).
+    out = kiln.explain(nn.Dropout2d(0.5).train())(torch.randn(2, 3, 4, 4))
+    assert "channel-wise" in out.break_reasons[0].reason
