@@ -220,6 +220,8 @@ class FxImporter:
         self.examples = list(example_inputs)
         self.dynamic_dims = set(dynamic_dims)
         self.shape_env = ShapeEnv()
+        # The sids of symbols of dims marked dynamic (see _ir.DYNAMIC_SYMS).
+        self.dynamic_syms = set()
         self.env = {}
         self.args = []
         self.attr_args = {}
@@ -361,7 +363,10 @@ class FxImporter:
                              input_index=index)
             shape = []
             for d, size in enumerate(example.shape):
-                shape.append(self.shape_env.new(size, index, d))
+                sym = self.shape_env.new(size, index, d)
+                if (index, d) in self.dynamic_dims:
+                    self.dynamic_syms |= sym.syms
+                shape.append(sym)
             return self._add_arg(arg, shape)
         if isinstance(example, (list, tuple)) and any(
                 isinstance(x, torch.Tensor) for x in example):
