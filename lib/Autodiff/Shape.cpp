@@ -33,9 +33,17 @@ LogicalResult vjpReshape(kt::ReshapeOp op, GradEmitter &e, Value g,
   Value x = op.getSelf();
   if (!isFloatValue(x))
     return success();
-  if (failed(needStatic(op, x)))
-    return failure();
-  grads[0] = e.reshape(g, GradEmitter::shapeOf(x));
+  // Back to x's shape; one dynamic dim of x is the one size kt.reshape
+  // infers (-1), from the cotangent's element count.
+  SmallVector<int64_t> shape(GradEmitter::shapeOf(x));
+  int64_t dynamic = llvm::count_if(shape, ShapedType::isDynamic);
+  if (dynamic > 1)
+    return op->emitError("no gradient for '")
+           << op->getName() << "' with more than one dynamic input dim";
+  for (int64_t &d : shape)
+    if (ShapedType::isDynamic(d))
+      d = -1;
+  grads[0] = e.reshape(g, shape);
   return success();
 }
 

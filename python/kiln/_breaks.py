@@ -21,8 +21,10 @@ trace *breaks*:
 
 The Python function itself runs on every call (as TorchDynamo runs the
 Python between its graphs on every call): a function with breaks is traced
-again each call, and each segment's program is found again by its
-structure. Nothing Python decided is replayed from an earlier call, so a
+again each call. A segment imported once is recorded (_Trie); a later
+segment whose node signatures and end match a recording runs its program
+without an import (a replay); the first difference imports the segment
+(SegmentRun.catch_up), and its program is found by its structure. Nothing Python decided is replayed from an earlier call, so a
 branch on `b.sum() < 0` takes the side this call's value picks, and the
 segment after it is the one for that side (a different structure, a
 different program). Non-tensor values a segment takes from earlier segments
@@ -366,6 +368,87 @@ _BASE_WRITE = ("an in-place write to a view, or to a tensor a view of which "
 _MISSING = _Missing()
 
 
+def _meta(v, run):
+    """The signature of a value from outside a segment: a tensor by the
+    metadata the import reads (dtype, shape, requires_grad, device, the
+    kiln.mark_dynamic / mark_static marks, whether it stands for a view or
+    for a tensor whose view crossed a break), anything else by value
+    (_freeze)."""
+    if isinstance(v, torch.Tensor):
+        marks = v.__dict__
+        return ("T", v.dtype, v.shape, v.requires_grad, v.device,
+                v.is_leaf,
+                tuple(sorted(marks.get("_kiln_dynamic_dims") or ())),
+                tuple(sorted(marks.get("_kiln_static_dims") or ())),
+                id(v) in run.view_copies, id(v) in run.view_bases)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(_meta(x, run) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple((k, _meta(x, run)) for k, x in v.items()))
+    if v is _MISSING:
+        return ("missing",)
+    return _freeze(v)
+
+
+def _unique_tensors(out):
+    uniq = []
+    seen = set()
+    for x in pytree.tree_flatten(out)[0]:
+        if isinstance(x, TensorVal) and id(x) not in seen:
+            seen.add(id(x))
+            uniq.append(x)
+    return uniq
+
+
+class _Trie:
+    """The recorded segments of a function (one Broken), as a trie over
+    node signatures (SegmentRun._signature). A node holds the importer
+    value of the FX node it stands for (what the tracer answers Python:
+    shapes, dtypes, constants) and its frames; `ends` the segments that
+    ended there, by their live results (positions in the segment, or
+    ("final",)); `refused` the signatures whose converter refused them
+    there (they run eagerly).
+
+    The invariant (docs/python.md, "Replaying segments"): a node's
+    importer value is a function of the signatures of the nodes before it
+    in its segment and its own, so equal signatures give equal values, and
+    a segment whose every node and whose end match a recorded one is the
+    recorded program applied to this call's inputs."""
+
+    __slots__ = ("value", "frames", "children", "ends", "refused")
+
+    def __init__(self, value=None, frames=None):
+        self.value = value
+        self.frames = frames
+        self.children = {}
+        self.ends = {}
+        self.refused = {}
+
+
+class _End:
+    """Where a recorded segment ended: its importer (program arguments),
+    the importer value of each of its nodes, its output (final segments),
+    the order in which its external values became program inputs (their
+    signature indices), its ops, its program (None: no ops), whether it
+    ran eagerly (cache_size_limit of its site) and its ImportResult."""
+
+    __slots__ = ("importer", "values", "out", "ext_order", "ops", "prog",
+                 "eager", "result", "site")
+
+    def __init__(self, importer, values, out, ext_order, ops, prog, eager,
+                 result, site):
+        self.importer = importer
+        self.values = values
+        self.out = out
+        self.ext_order = ext_order
+        self.ops = ops
+        self.prog = prog
+        self.eager = eager
+        self.result = result
+        self.site = site
+
+
+
 class SegmentRun:
     """One call of a function through the tracer, with graph breaks.
 
@@ -400,6 +483,20 @@ class SegmentRun:
         self.start_location = None
         self.forbid = []         # allow_in_graph regions being traced
         self.output_value = _MISSING
+        # Replay (see _Trie): the signature of each node of the segment,
+        # the segment position of each node, the external nodes in the
+        # order the signatures first name them, the trie position matched
+        # so far (None: this segment is imported) and the recorded
+        # importer values of the matched nodes.
+        self.seg_sigs = []
+        self.seg_pos = {}
+        self.sig_ext = {}
+        self.sig_ext_nodes = []
+        self.placeholder_count = 0
+        self.pending_refusal = None
+        self.pos = None
+        self.renv = {}
+        self._start_replay()
 
     # --- bookkeeping called by the tracer
 
@@ -407,8 +504,21 @@ class SegmentRun:
         self.proxies.append(weakref.ref(proxy))
 
     def add_node(self, node):
+        self.seg_pos[node] = len(self.seg_nodes)
+        self.seg_sigs.append(self._signature(node))
         self.seg_nodes.append(node)
         self.seg_set.add(node)
+
+    def _remove_last(self, node):
+        """Takes `node` (the op being created, which runs eagerly) out of
+        the segment; returns its signature."""
+        i = self.seg_pos.pop(node)
+        del self.seg_nodes[i]
+        self.seg_set.discard(node)
+        sig = self.seg_sigs.pop(i)
+        for n in self.seg_nodes[i:]:  # (nodes a converter's reads made)
+            self.seg_pos[n] -= 1
+        return sig
 
     def in_segment(self, node):
         return node in self.seg_set
@@ -566,9 +676,190 @@ class SegmentRun:
             nodes.append((n.op, target, arg(n.args), arg(n.kwargs)))
         return (tuple(nodes), tuple(index[n] for n in live))
 
+    # --- signatures and replay (see _Trie)
+
+    def _signature(self, node):
+        """What a replay must find equal for `node` to stand for a recorded
+        node: its kind and target, its constant arguments, which node of
+        the segment each operand is, and for every value from outside the
+        segment (a placeholder, an attribute, a value of an earlier segment
+        or of an eager op) its non-tensor value or its tensor metadata
+        (_meta)."""
+        pos = self.seg_pos
+        ext = self.sig_ext
+
+        def arg(a):
+            if isinstance(a, fx.Node):
+                i = pos.get(a)
+                if i is not None:
+                    return ("n", i)
+                j = ext.get(a)
+                if j is None:
+                    j = ext[a] = len(self.sig_ext_nodes)
+                    self.sig_ext_nodes.append(a)
+                return ("x", j, _meta(self.concrete.get(a, _MISSING), self))
+            if isinstance(a, (tuple, list)):
+                return (type(a).__name__, tuple(arg(x) for x in a))
+            if isinstance(a, dict):
+                return ("dict", tuple((k, arg(x)) for k, x in a.items()))
+            if isinstance(a, slice):
+                return ("slice", arg(a.start), arg(a.stop), arg(a.step))
+            return _freeze(a)
+
+        target = node.target
+        try:
+            hash(target)
+        except TypeError:
+            target = _Identity(target)
+        extra = None
+        if node.op == "placeholder":
+            i = self.placeholder_count
+            self.placeholder_count += 1
+            extra = _meta(self.examples[i] if i < len(self.examples)
+                          else _MISSING, self)
+        elif node.op == "get_attr" and self.tracer is not None:
+            try:
+                extra = _meta(self.attr(node.target), self)
+            except AttributeError:
+                extra = ("no attribute",)
+        return (node.op, target, arg(node.args), arg(node.kwargs), extra)
+
+    def _start_replay(self):
+        trie = self.cache.trie if self.allow_breaks else None
+        self.pos = trie if trie is not None and (
+            trie.children or trie.ends) else None
+        self.renv = {}
+
+    def replaying(self):
+        return self.pos is not None
+
+    def replay_node(self, node):
+        """In a replayed segment, `node` (just added) continues the
+        recorded path: its recorded value stands for its import (True).
+        A converter refusal recorded for it: the op runs eagerly (True).
+        Anything else: the segment so far is imported now and the trace
+        goes on importing (False)."""
+        sig = self.seg_sigs[-1]
+        child = self.pos.children.get(sig)
+        if child is not None:
+            self.pos = child
+            self.renv[node] = child.value
+            node.meta["kiln_frames"] = child.frames
+            return True
+        refused = self.pos.refused.get(sig)
+        if refused is not None:
+            node.meta["kiln_frames"] = refused[1]
+            self.run_eager_op(node, refused[0], refused=True)
+            node.meta["kiln_eager"] = True
+            return True
+        self.catch_up(len(self.seg_nodes) - 1)
+        return False
+
+    def catch_up(self, count):
+        """Leaves replay for the rest of this segment: its first `count`
+        nodes are imported now, in order, as the tracer would have."""
+        from torch.overrides import _no_torch_function_mode
+        from ._fx_import import target_name
+        self.pos = None
+        self.renv = {}
+        imp = self.importer
+        with _no_torch_function_mode():
+            for n in self.seg_nodes[:count]:
+                mark = len(imp.lines)
+                imp.import_node(n)
+                if len(imp.lines) > mark:
+                    self.seg_ops.append(target_name(n))
+
+    def _replay_inputs(self, end):
+        inputs = list(self.seg_inputs)
+        for j in end.ext_order:
+            value = self.concrete[self.sig_ext_nodes[j]]
+            inputs.extend(x for x in pytree.tree_flatten(value)[0]
+                          if isinstance(x, torch.Tensor))
+        return inputs
+
+    def _replay_flush(self, needed, final):
+        """Ends a replayed segment: when the recorded path ends here with
+        these live results, its program runs on this call's inputs (True);
+        else the segment is imported (catch_up) and flush goes on (False)."""
+        live = [] if final else self._live_nodes(needed)
+        key = ("final",) if final else tuple(self.seg_pos[n] for n in live)
+        end = self.pos.ends.get(key)
+        if end is None:
+            self.catch_up(len(self.seg_nodes))
+            return False
+        env = dict(zip(self.seg_nodes, end.values))
+        imp = end.importer
+        out = end.out if final else tuple(env[n] for n in live)
+        uniq = _unique_tensors(out)
+        values = {}
+        self.seg_inputs = self._replay_inputs(end)
+        if end.eager:
+            self._run_eagerly()
+            values = None
+        elif end.prog is None:
+            for tv in uniq:
+                values[id(tv)] = self._arg_tensor(tv, imp=imp)
+        else:
+            results = self.cache.call_program(end.prog, self, end.site,
+                                              end.result)
+            if results is None:
+                self._run_eagerly()
+                values = None
+            else:
+                if len(results) != len(uniq):
+                    raise KilnError("internal error: the replayed graph @%s "
+                                    "returned %d values for %d results"
+                                    % (end.prog.name, len(results),
+                                       len(uniq)))
+                for tv, t in zip(uniq, results):
+                    values[id(tv)] = t
+                self.graphs.append(GraphInfo(end.prog.name, list(end.ops),
+                                             end.result.text))
+        self.cache.replayed_segments += 1
+        self._finish_flush(imp, env, out, uniq, values, final)
+        return True
+
+    def _record(self, imp, live, out, final, prog, eager, result):
+        """Adds this (imported) segment to the trie: the path of its node
+        signatures with their importer values, and at its end the program
+        (or the eager run) with what a replay needs."""
+        cache = self.cache
+        if not self.allow_breaks or cache.recorded >= cache.record_limit():
+            return
+        values = [imp.env.get(n, _MISSING) for n in self.seg_nodes]
+        if any(v is _MISSING for v in values):
+            return
+        ext_order = []
+        for n in self.ext_nodes:
+            j = self.sig_ext.get(n)
+            if j is None:
+                return  # an input the signatures do not name: not replayed
+            ext_order.append(j)
+        node = cache.trie
+        for n, sig, v in zip(self.seg_nodes, self.seg_sigs, values):
+            child = node.children.get(sig)
+            if child is None:
+                child = node.children[sig] = _Trie(
+                    v, n.meta.get("kiln_frames"))
+            node = child
+        key = ("final",) if final else tuple(self.seg_pos[n] for n in live)
+        if key not in node.ends:
+            node.ends[key] = _End(imp, values, out, ext_order,
+                                  list(self.seg_ops), prog, eager, result,
+                                  (self.segment_index, self.start_location))
+            cache.recorded += 1
+        if self.pending_refusal is not None:
+            sig, reason, frames = self.pending_refusal
+            node.refused.setdefault(sig, (reason, frames))
+
     def flush(self, needed=(), final=False):
         """Runs the current segment: its live tensors (or, when `final`, the
         function's output) get their real values; a new segment starts."""
+        if self.pos is not None and self._replay_flush(needed, final):
+            self.pending_refusal = None
+            self._new_segment()
+            return
         imp = self.importer
         if final:
             live = []
@@ -576,15 +867,11 @@ class SegmentRun:
         else:
             live = self._live_nodes(needed)
             out = tuple(imp.env[n] for n in live)
-        leaves = [x for x in pytree.tree_flatten(out)[0]
-                  if isinstance(x, TensorVal)]
-        uniq = []
-        seen = set()
-        for x in leaves:
-            if id(x) not in seen:
-                seen.add(id(x))
-                uniq.append(x)
+        uniq = _unique_tensors(out)
         values = {}
+        prog = None
+        result = None
+        eager = False
         if imp.lines:
             key = self._key(live)
             site = (self.segment_index, self.start_location)
@@ -595,6 +882,9 @@ class SegmentRun:
                 imp.name = name
                 result = imp.finish()
                 results = self.cache.run_segment(self, key, site, result)
+                prog = self.cache.programs.get(key)
+            else:
+                eager = True
             if results is None:  # runs eagerly (cache_size_limit)
                 self._run_eagerly()
                 values = None
@@ -606,8 +896,17 @@ class SegmentRun:
         else:
             for tv in uniq:
                 values[id(tv)] = self._arg_tensor(tv)
+        self.cache.imported_segments += 1
+        self._record(imp, live, out, final, prog, eager, result)
+        self.pending_refusal = None
+        self._finish_flush(imp, imp.env, out, uniq, values, final)
+        self._new_segment()
+
+    def _finish_flush(self, imp, env, out, uniq, values, final):
+        """The real values of the segment's nodes (`values`: id of a result
+        TensorVal -> its tensor; None when the segment ran eagerly)."""
         if values is not None:
-            self._propagate_dynamic(uniq, values)
+            self._propagate_dynamic(uniq, values, imp)
             for tv in uniq:
                 if tv.is_view:
                     # It crosses the break as a copy: neither it nor the
@@ -618,7 +917,7 @@ class SegmentRun:
                         root = root.base
                     base = values.get(id(root))
                     if base is None:
-                        base = self._arg_tensor(root, None)
+                        base = self._arg_tensor(root, None, imp=imp)
                     if base is not None:
                         self.view_bases.add(id(base))
 
@@ -632,7 +931,7 @@ class SegmentRun:
             for n in self.seg_nodes:
                 if n in self.concrete:
                     continue
-                v = imp.env.get(n, _MISSING)
+                v = env.get(n, _MISSING)
                 if v is _MISSING:
                     continue
                 cv = pytree.tree_map(conv, v)
@@ -642,14 +941,12 @@ class SegmentRun:
                 self.output_value = pytree.tree_map(conv, out)
         elif final:
             self.output_value = self.concrete[self._output_node()]
-        self._new_segment()
 
-    def _propagate_dynamic(self, results, values):
+    def _propagate_dynamic(self, results, values, imp):
         """A result's dims computed from dims marked dynamic
         (kiln.mark_dynamic) are marked dynamic on the real tensor, so the
         segments that take it do not recompile for their first new size
         either."""
-        imp = self.importer
         args = {id(a.value) for a in imp.args} | {id(a.current)
                                                   for a in imp.args}
         for tv in results:
@@ -670,10 +967,10 @@ class SegmentRun:
                 return n
         raise KilnError("internal error: the segment has no output")
 
-    def _arg_tensor(self, tv, default=_MISSING):
+    def _arg_tensor(self, tv, default=_MISSING, imp=None):
         """The real tensor a TensorVal that is a program argument stands
         for."""
-        for a in self.importer.args:
+        for a in (imp or self.importer).args:
             if a.value is tv or a.current is tv:
                 if a.is_input:
                     return self.seg_inputs[a.input_index]
@@ -704,7 +1001,12 @@ class SegmentRun:
         self.seg_inputs = []
         self.ext_nodes = []
         self.ext_index = {}
+        self.seg_sigs = []
+        self.seg_pos = {}
+        self.sig_ext = {}
+        self.sig_ext_nodes = []
         self.segment_index += 1
+        self._start_replay()
 
     def _run_eagerly(self):
         """Runs the current segment's nodes eagerly (PyTorch), in order."""
@@ -754,16 +1056,19 @@ class SegmentRun:
                                                               **kwargs)
         raise KilnError("internal error: cannot run %s eagerly" % node.op)
 
-    def run_eager_op(self, node, reason):
+    def run_eager_op(self, node, reason, refused=False):
         """A break at an op kiln does not put in the graph: the segment so
         far runs, then the op runs eagerly."""
         self.check_break(reason)
         stack = user_stack(self.tracer)
         self.record_break(reason, stack)
         needed = [a for a in node.all_input_nodes if a in self.seg_set]
-        # The op is not part of the segment.
-        self.seg_nodes.remove(node)
-        self.seg_set.discard(node)
+        sig = self._remove_last(node)
+        if refused:
+            # The converter refused it: recorded with the segment (the
+            # refusal is a function of the signature), so a replay runs it
+            # eagerly without importing.
+            self.pending_refusal = (sig, reason, node.meta.get("kiln_frames"))
         self.flush(needed)
         with self.tracer.eager():
             value = self.eager_value(node)
@@ -804,6 +1109,15 @@ class Broken:
         self.programs = collections.OrderedDict()
         self.sites = collections.defaultdict(int)
         self.warned = set()
+        self.trie = _Trie()      # the recorded segments, for replays
+        self.recorded = 0
+        self.replayed_segments = 0  # segments run without an import
+        self.imported_segments = 0  # segments traced and imported
+
+    @staticmethod
+    def record_limit():
+        from ._compile import config
+        return 16 * max(1, config.cache_size_limit)
 
     def name_for(self, key, site):
         """The program name of a segment structure; None when the segment
@@ -830,8 +1144,14 @@ class Broken:
                             lambda flat, reason: holder[0])
             prog.holder = holder
             self.programs[key] = prog
-        else:
-            prog.holder[0] = result
+        return self.call_program(prog, run, site, result)
+
+    def call_program(self, prog, run, site, result):
+        """Calls a segment's program on the run's inputs, `result` being
+        the capture of this segment for them: its results, or None when the
+        segment must run eagerly (cache_size_limit, not trainable)."""
+        from ._compile import _CacheLimit, config
+        prog.holder[0] = result
         prog.result = result
         prog.root = run.tracer.root
         try:

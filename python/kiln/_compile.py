@@ -34,7 +34,7 @@ import torch
 import torch.fx as fx
 from torch.utils import _pytree as pytree
 
-from . import _breaks, _capi, _fx_import, _logs, _tracer, _training
+from . import _breaks, _capi, _fx_import, _ir, _logs, _tracer, _training
 from ._errors import KilnError, SpecializationError, Unsupported
 
 # backend name -> (session backend, pipeline)
@@ -264,6 +264,8 @@ class _Program:
         for a in self.result.args:
             if a.is_input:
                 out.append(flat_inputs[a.input_index])
+            elif a.seed:
+                out.append(_fx_import.new_seed())  # a new draw every call
             elif self.root is not None:
                 obj = self.root
                 for part in a.qualname.split("."):
@@ -297,14 +299,18 @@ class _Program:
             self.current_flat = None
         return self.unflatten(self.layout_of_last_call(), results, tensors)
 
-    def capture_for(self, flat_inputs, tensors):
+    def capture_for(self, flat_inputs, tensors, dynamic=False):
         """A capture (ImportResult) for these inputs: the latest one when
-        its arguments have these shapes and dtypes, else a new trace."""
-        if all(tuple(a.example.shape) == tuple(t.shape) and
-               a.example.dtype == t.dtype
-               for a, t in zip(self.result.args, tensors)):
+        its arguments have these shapes and dtypes, else a new trace.
+        `dynamic`: a new trace whose types are `?` where they derive from a
+        dim marked dynamic (a dynamic training pair)."""
+        if not dynamic and all(
+                tuple(a.example.shape) == tuple(t.shape) and
+                a.example.dtype == t.dtype
+                for a, t in zip(self.result.args, tensors)):
             return self.result
-        result = self.text_of(flat_inputs, "training inputs")
+        result = self.text_of(flat_inputs, _training.DYNAMIC_CAPTURE
+                              if dynamic else "training inputs")
         if [a.name for a in result.args] != [a.name for a in
                                               self.result.args]:
             raise KilnError(
@@ -596,7 +602,9 @@ class _Compiled:
             if first:
                 return first.pop()
             start = time.perf_counter()
-            result = self._import(name, names, flat, concrete)
+            result = self._import(
+                name, names, flat, concrete,
+                dynamic_types=reason == _training.DYNAMIC_CAPTURE)
             if config.verbose:
                 print("kiln: captured @%s%s in %.3f s (%d tensor arguments)"
                       % (name, " (%s)" % reason if reason else "",
@@ -626,7 +634,7 @@ class _Compiled:
         return prog
 
     def _import(self, name, names, flat, concrete, allow_breaks=False,
-                cache=None, force_run=False):
+                cache=None, force_run=False, dynamic_types=False):
         """Traces and imports the function for these inputs. Returns the
         ImportResult of the whole function; or, when the trace had graph
         breaks (or `force_run`), a _Ran: the call has run, segment by
@@ -635,10 +643,11 @@ class _Compiled:
         (kiln.set_trace) shows it as a "capture" event."""
         with _logs.trace_scope("capture " + name):
             return self._import_traced(name, names, flat, concrete,
-                                       allow_breaks, cache, force_run)
+                                       allow_breaks, cache, force_run,
+                                       dynamic_types)
 
     def _import_traced(self, name, names, flat, concrete, allow_breaks,
-                       cache, force_run):
+                       cache, force_run, dynamic_types=False):
         # Placeholders are made in signature order: tensors get the flat
         # inputs, concrete arguments their values (FX passes them as
         # concrete_args, adding asserts the importer checks).
@@ -664,6 +673,21 @@ class _Compiled:
         importer = _fx_import.FxImporter(
             name, self.module, examples, dynamic,
             root_location=_fx_import.function_location(self.forward))
+        if dynamic_types:
+            # A capture for a dynamic training pair (kiln._training): dims
+            # computed from dynamic input dims are written `?`.
+            token = _ir.DYNAMIC_SYMS.set(importer.dynamic_syms)
+            try:
+                return self._import_run(name, importer, examples, names,
+                                        input_index, concrete, allow_breaks,
+                                        cache, force_run)
+            finally:
+                _ir.DYNAMIC_SYMS.reset(token)
+        return self._import_run(name, importer, examples, names, input_index,
+                                concrete, allow_breaks, cache, force_run)
+
+    def _import_run(self, name, importer, examples, names, input_index,
+                    concrete, allow_breaks, cache, force_run):
         run = _breaks.SegmentRun(
             self, cache if cache is not None else _breaks.Broken(self, name),
             name, importer, examples, allow_breaks)

@@ -64,16 +64,28 @@ class TensorVal:
         return "TensorVal(%s: %s)" % (self.name, self.type)
 
 
-class ProgramArg:
-    """A tensor argument of the program: a user input (`input_index`) or an
-    attribute of the root module (`qualname`: a parameter, buffer or tensor
-    constant)."""
+def new_seed():
+    """A fresh seed for a random op (a rank-0 int64 tensor), drawn from
+    torch's default generator, so torch.manual_seed makes it reproducible.
+    (A segment program runs while the tracer's random-call mode is on.)"""
+    from torch.overrides import _no_torch_function_mode
+    with _no_torch_function_mode():
+        return torch.randint(0, 1 << 62, (), dtype=torch.int64)
 
-    def __init__(self, name, example, input_index=None, qualname=None):
+
+class ProgramArg:
+    """A tensor argument of the program: a user input (`input_index`), an
+    attribute of the root module (`qualname`: a parameter, buffer or tensor
+    constant) or a `seed` (a rank-0 int64 tensor that the caller fills with
+    new_seed() on every call: the seed of a random op)."""
+
+    def __init__(self, name, example, input_index=None, qualname=None,
+                 seed=False):
         self.name = name
         self.example = example
         self.input_index = input_index
         self.qualname = qualname
+        self.seed = seed
         self.mutated = False
         self.value = None  # the TensorVal as loaded
         self.current = None  # its value after in-place writes
@@ -208,6 +220,8 @@ class FxImporter:
         self.examples = list(example_inputs)
         self.dynamic_dims = set(dynamic_dims)
         self.shape_env = ShapeEnv()
+        # The sids of symbols of dims marked dynamic (see _ir.DYNAMIC_SYMS).
+        self.dynamic_syms = set()
         self.env = {}
         self.args = []
         self.attr_args = {}
@@ -349,7 +363,10 @@ class FxImporter:
                              input_index=index)
             shape = []
             for d, size in enumerate(example.shape):
-                shape.append(self.shape_env.new(size, index, d))
+                sym = self.shape_env.new(size, index, d)
+                if (index, d) in self.dynamic_dims:
+                    self.dynamic_syms |= sym.syms
+                shape.append(sym)
             return self._add_arg(arg, shape)
         if isinstance(example, (list, tuple)) and any(
                 isinstance(x, torch.Tensor) for x in example):
@@ -386,6 +403,13 @@ class FxImporter:
             self.attr_args[qualname] = arg
             self._add_arg(arg, list(tensor.shape))
         return arg.current
+
+    def seed_arg(self):
+        """A new seed argument (ProgramArg.seed): its TensorVal."""
+        k = sum(1 for a in self.args if a.seed)
+        arg = ProgramArg(_ssa_name("seed%d" % k, self._arg_names),
+                         torch.zeros((), dtype=torch.int64), seed=True)
+        return self._add_arg(arg, [])
 
     def module_tensor(self, module_path, attr):
         """A parameter or buffer of a submodule (for module converters);

@@ -5,13 +5,14 @@ over `kt` ops (docs/dialects/kt.md); Kiln parses and verifies it when the
 session loads it, so any inconsistency is reported with its location.
 """
 
+import contextvars
 import math
 import struct
 
 import torch
 
 from ._errors import Unsupported
-from ._symbolic import value
+from ._symbolic import Sym, value
 
 # torch dtype -> kt element type.
 ELEMENT_TYPES = {
@@ -32,7 +33,18 @@ def element_type(dtype, what="tensor"):
                                        for d in ELEMENT_TYPES))) from None
 
 
+# The symbols (kiln._symbolic sids) printed `?` while a capture for a
+# dynamic training pair is imported (kiln._training): dims computed from a
+# kiln.mark_dynamic'd input dim. None: every dim is printed as its size.
+DYNAMIC_SYMS = contextvars.ContextVar("kiln_dynamic_syms", default=None)
+
+
 def shape_text(shape):
+    dyn = DYNAMIC_SYMS.get()
+    if dyn:
+        return "".join(
+            "?x" if isinstance(d, Sym) and d.syms & dyn else
+            "%dx" % value(d) for d in shape)
     return "".join("%dx" % value(d) for d in shape)
 
 

@@ -2382,14 +2382,14 @@ def adaptive_avg_pool2d(b, x, output_size):
 
 @function(F.batch_norm, torch.batch_norm)
 def batch_norm(b, x, running_mean, running_var, weight=None, bias=None,
-               training=False, momentum=0.1, eps=1e-5, *args):
+               training=False, momentum=0.1, eps=1e-5, *args,
+               num_batches_tracked=None):
     x = need_tensor(b, x, "batch_norm")
-    if training or running_mean is None or running_var is None:
-        raise b.error("batch_norm in training mode (batch statistics, "
-                      "running statistics updated) is not supported yet; "
-                      "call model.eval() for inference")
     if x.ndim < 2:
         raise b.error("batch_norm expects an input of rank >= 2")
+    if training or running_mean is None or running_var is None:
+        return _batch_norm_train(b, x, running_mean, running_var, weight,
+                                 bias, momentum, eps, num_batches_tracked)
     dt = x.dtype
     ops = [x, cast(b, running_mean, dt), cast(b, running_var, dt)]
     text = "%s, %s, %s" % tuple(o.name for o in ops)
@@ -2401,6 +2401,71 @@ def batch_norm(b, x, running_mean, running_var, weight=None, bias=None,
         text += " bias %s" % ops[-1].name
     return b.op("batch_norm", ops, {"eps": float(eps)}, shape=x.shape,
                 dtype=dt, operand_text=text)
+
+
+def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
+                      momentum, eps, num_batches_tracked):
+    """batch_norm with batch statistics (training mode, or no running
+    statistics), as kt ops whose VJPs give its gradients: the biased
+    variance and the mean over every dim but 1 (kt.var, kt.mean)
+    normalize x; the running statistics given are written in place (as
+    eager PyTorch's kernel does): running_mean = (1 - m) * running_mean +
+    m * mean, running_var likewise with the unbiased variance, and
+    `num_batches_tracked` (BatchNorm modules) += 1 first; momentum None is
+    the cumulative average, m = 1 / num_batches_tracked."""
+    if not x.dtype.is_floating_point:
+        raise b.error("batch_norm of a %s tensor" % x.dtype)
+    dims = [0] + list(range(2, x.ndim))
+    count = 1
+    for d in dims:
+        count *= value(x.shape[d])
+    if count == 1:
+        # F.batch_norm's own check (_verify_batch_size).
+        raise b.error("Expected more than 1 value per channel when "
+                      "training, got input size %s"
+                      % [value(d) for d in x.shape])
+    dt = x.dtype
+    bshape = [1, -1] + [1] * (x.ndim - 2)
+    mean_k = mean(b, x, dims, True)
+    var_k = var(b, x, dims, None, True, correction=0)
+    y = mul(b, sub(b, x, mean_k), unary(b, "rsqrt", add(b, var_k,
+                                                         float(eps))))
+    if weight is not None:
+        y = mul(b, y, reshape(b, cast(b, weight, dt), *bshape))
+    if bias is not None:
+        y = add(b, y, reshape(b, cast(b, bias, dt), *bshape))
+    if running_mean is None and running_var is None:
+        return y
+    if not (torch.is_grad_enabled() and any(
+            t is not None and t.arg is not None and
+            t.arg.example.requires_grad for t in (weight, bias))):
+        # Outside training the program would be an inference program
+        # writing its arguments (!kt.ref), which the cpu backend does not
+        # take yet: the op runs eagerly, as before.
+        raise b.error("batch_norm in training mode without gradients "
+                      "(no_grad, or a weight and bias that do not require "
+                      "grad) updates its running statistics eagerly")
+    if num_batches_tracked is not None:
+        num_batches_tracked = in_place(b, num_batches_tracked,
+                                       add(b, num_batches_tracked, 1))
+    if momentum is None:
+        if num_batches_tracked is None:
+            raise b.error("batch_norm with momentum=None needs "
+                          "num_batches_tracked (a BatchNorm module)")
+        factor = div(b, 1.0, cast(b, num_batches_tracked, dt))
+        keep = sub(b, 1.0, factor)
+    else:
+        factor = float(b.static(momentum, "batch_norm's momentum"))
+        keep = 1.0 - factor
+    for stat, batch in ((running_mean, mean_k),
+                        (running_var, var(b, x, dims, None, False,
+                                          correction=1))):
+        if stat is None:
+            continue
+        batch = cast(b, reshape(b, batch, -1), dt)
+        new = add(b, mul(b, cast(b, stat, dt), keep), mul(b, batch, factor))
+        in_place(b, stat, new)
+    return y
 
 
 @function(F.layer_norm, torch.layer_norm)
@@ -2426,13 +2491,34 @@ def layer_norm(b, x, normalized_shape, weight=None, bias=None, eps=1e-5,
                 shape=x.shape, dtype=x.dtype, operand_text=text)
 
 
-@function(F.dropout, torch.dropout, F.dropout2d, F.alpha_dropout)
+@function(F.dropout, torch.dropout)
 def dropout(b, x, p=0.5, training=True, inplace=False):
+    """F.dropout: in training mode with p > 0, kt.dropout with a seed
+    argument the caller draws anew on every call (ProgramArg.seed), so the
+    mask changes per call; its VJP applies the same mask (the seed is
+    saved for the backward)."""
+    p = float(b.static(p, "a dropout probability"))
+    if p < 0 or p > 1:
+        raise b.error("dropout probability has to be between 0 and 1, but "
+                      "got %g" % p)
+    if not training or p == 0:
+        return x
+    x = need_tensor(b, x, "dropout")
+    if not x.dtype.is_floating_point:
+        raise b.error("dropout of a %s tensor" % x.dtype)
+    r = b.op("dropout", [x, b.seed_arg()], {"p": p}, shape=x.shape,
+             dtype=x.dtype)
+    return in_place(b, x, r) if inplace else r
+
+
+@function(F.dropout1d if hasattr(F, "dropout1d") else F.dropout2d,
+          F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout)
+def feature_dropout(b, x, p=0.5, training=True, inplace=False):
     p = float(b.static(p, "a dropout probability"))
     if training and p > 0:
-        raise b.error("dropout in training mode (p=%g) is not supported yet "
-                      "(Kiln's kt.dropout takes an explicit seed); call "
-                      "model.eval() or use p=0" % p)
+        raise b.error("channel-wise and alpha dropout in training mode "
+                      "(p=%g) are not supported yet; call model.eval() or "
+                      "use p=0" % p)
     return x
 
 
@@ -2569,13 +2655,24 @@ def _m_linear(b, m, path, x):
 
 @module(nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
 def _m_batch_norm(b, m, path, x):
-    training = m.training or not m.track_running_stats
+    """nn.BatchNorm*d.forward: batch statistics in training mode (or
+    without running statistics), which then updates the running
+    statistics and num_batches_tracked in place when it tracks them."""
+    # (m._buffers: reading a buffer attribute while tracing makes a node.)
+    has_stats = m._buffers.get("running_mean") is not None and \
+        m._buffers.get("running_var") is not None
+    training = m.training or not has_stats
+    track = m.training and m.track_running_stats and has_stats
+    stats = has_stats and (not m.training or m.track_running_stats)
     return batch_norm(
-        b, x, b.module_tensor(path, "running_mean"),
-        b.module_tensor(path, "running_var"),
+        b, x, b.module_tensor(path, "running_mean") if stats else None,
+        b.module_tensor(path, "running_var") if stats else None,
         b.module_tensor(path, "weight") if m.affine else None,
         b.module_tensor(path, "bias") if m.affine else None, training,
-        m.momentum, m.eps)
+        m.momentum, m.eps,
+        num_batches_tracked=b.module_tensor(path, "num_batches_tracked")
+        if track and m._buffers.get("num_batches_tracked") is not None
+        else None)
 
 
 @module(nn.LayerNorm)
@@ -2657,10 +2754,15 @@ def _m_unflatten(b, m, path, x):
     return unflatten(b, x, m.dim, m.unflattened_size)
 
 
-@module(nn.Dropout, nn.Dropout1d if hasattr(nn, "Dropout1d") else nn.Dropout,
-        nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout)
+@module(nn.Dropout)
 def _m_dropout(b, m, path, x):
     return dropout(b, x, m.p, m.training, m.inplace)
+
+
+@module(nn.Dropout1d if hasattr(nn, "Dropout1d") else nn.Dropout2d,
+        nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+def _m_feature_dropout(b, m, path, x):
+    return feature_dropout(b, x, m.p, m.training, m.inplace)
 
 
 @module(nn.MaxPool2d)

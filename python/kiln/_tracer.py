@@ -23,6 +23,7 @@ stack, which the importer turns into MLIR locations.
 
 import collections
 import contextlib
+import functools
 import inspect
 import linecache
 import math
@@ -49,6 +50,7 @@ _SKIP_FILES = tuple(os.path.join(_TORCH_DIR, f) for f in (
     os.path.join("utils", "_python_dispatch.py")))
 
 
+@functools.lru_cache(maxsize=4096)
 def _skipped(filename):
     f = os.path.abspath(filename)
     return f.startswith(_SKIP_FILES) or f.startswith(_KILN_DIR)
@@ -124,6 +126,10 @@ class KilnProxy(fx.Proxy):
 class KilnTracer(fx.Tracer):
     def __init__(self, importer, root_fn, run=None):
         super().__init__(autowrap_modules=(math,))
+        # math's own functions are wrapped by _math_wrapped (once, not on
+        # every trace); `from math import sqrt` in traced code is still
+        # found by torch.fx (the ids stay in _autowrap_function_ids).
+        self._autowrap_search = []
         self.importer = importer
         # kiln._breaks.SegmentRun when graph breaks are handled (None: the
         # legacy whole-function capture, where a break is an error).
@@ -186,10 +192,10 @@ class KilnTracer(fx.Tracer):
                                    type_expr)
         node.meta["nn_module_stack"] = collections.OrderedDict(
             self.module_stack)
-        node.meta["kiln_frames"] = self._user_frames()
         self.importer.root = self.root
         run = self.run
         if run is None:
+            node.meta["kiln_frames"] = self._user_frames()
             self.importer.import_node(node)
             return node
         run.add_node(node)
@@ -197,9 +203,14 @@ class KilnTracer(fx.Tracer):
         if kind in calls:
             reason = self._eager_reason(node)
             if reason is not None:
+                node.meta["kiln_frames"] = self._user_frames()
                 run.run_eager_op(node, reason)
                 node.meta["kiln_eager"] = True
                 return node
+        if run.replaying() and run.replay_node(node):
+            # The recorded segment goes on: no import (kiln._breaks._Trie).
+            return node
+        node.meta["kiln_frames"] = self._user_frames()
         imp = self.importer
         mark = len(imp.lines)
         try:
@@ -216,7 +227,8 @@ class KilnTracer(fx.Tracer):
             # The op cannot be captured: a graph break, the op runs eagerly.
             del imp.lines[mark:]
             imp.env.pop(node, None)
-            run.run_eager_op(node, getattr(e, "reason", e.message))
+            run.run_eager_op(node, getattr(e, "reason", e.message),
+                             refused=True)
             node.meta["kiln_eager"] = True
             return node
         if len(imp.lines) > mark:
@@ -362,12 +374,23 @@ class KilnTracer(fx.Tracer):
         if run is not None and not run.in_segment(node) and \
                 node in run.concrete:
             return run.concrete[node]  # a real value (an earlier segment)
+        if run is not None and run.replaying():
+            return run.renv[node]  # the recorded value (a replay)
         return self.importer.env[node]
+
+    def static(self, v, why):
+        """A Python int for a size (specialized: see kiln._symbolic). In a
+        replay the recording already specialized it; it is the recorded
+        size, which the signatures guarantee."""
+        if isinstance(v, Sym) and self.run is not None and \
+                self.run.replaying():
+            return v.value
+        return self.importer.static(v, why)
 
     def concrete(self, proxy, why):
         v = self.value(proxy)
         if isinstance(v, Sym):
-            return self.importer.static(v, why)
+            return self.static(v, why)
         if isinstance(v, TensorVal):
             reason = "data-dependent control flow: %s of a tensor value" % why
             if why == "a branch on the truth value":
@@ -401,7 +424,7 @@ class KilnTracer(fx.Tracer):
         if isinstance(v, TensorVal):
             if v.ndim == 0:
                 raise TypeError("len() of a 0-d tensor")
-            return self.importer.static(v.shape[0], "len() of a tensor")
+            return self.static(v.shape[0], "len() of a tensor")
         return len(v)
 
     def iter(self, obj):
@@ -483,6 +506,33 @@ def _random_name(func):
     return owner + getattr(func, "__name__", str(func))
 
 
+_MATH_WRAPPERS = {}
+
+
+@contextlib.contextmanager
+def _math_wrapped():
+    """What torch.fx's autowrap of the math module does (math.sqrt of a
+    Proxy becomes a call_function node), with the wrappers made once: fx
+    makes 56 of them (functools.wraps each) on every trace, a large part
+    of a replayed call's cost (kiln._breaks)."""
+    if not _MATH_WRAPPERS:
+        from torch.fx._symbolic_trace import _create_wrapped_func
+        for name, value in list(math.__dict__.items()):
+            if not name.startswith("_") and callable(value):
+                _MATH_WRAPPERS[name] = (value, _create_wrapped_func(value))
+    d = math.__dict__
+    saved = []
+    try:
+        for name, (orig, wrapped) in _MATH_WRAPPERS.items():
+            if d.get(name) is orig:
+                d[name] = wrapped
+                saved.append((name, orig))
+        yield
+    finally:
+        for name, orig in saved:
+            d[name] = orig
+
+
 def trace(root, fn, importer, concrete_args, run=None):
     """Traces `fn` (a module, or a function) with KilnTracer; every node is
     imported as it is created. Returns the GraphModule (with graph breaks,
@@ -494,7 +544,7 @@ def trace(root, fn, importer, concrete_args, run=None):
     if isinstance(fn, torch.nn.Module):
         importer.root = fn
     try:
-        with _breaks.tracing(tracer), _RandomCalls(tracer):
+        with _breaks.tracing(tracer), _RandomCalls(tracer), _math_wrapped():
             graph = tracer.trace(fn, concrete_args=concrete_args)
     except KilnError:
         raise

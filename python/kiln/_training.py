@@ -28,10 +28,14 @@ import re
 import torch
 
 from . import _capi
-from ._errors import Unsupported
+from ._errors import KilnError, Unsupported
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
+
+
+# The reason _Program.text_of is given for a capture with `?` types.
+DYNAMIC_CAPTURE = "dynamic training inputs"
 
 
 class NotTrainable(Unsupported):
@@ -136,7 +140,10 @@ class Pair:
         for k in ("cpu_fallback",):
             if k in owner_prog.owner.options:
                 session.set_option(k, owner_prog.owner.options[k])
-        session.set_option("dynamic", "static")
+        # Static per pair, except the `?` dims of a dynamic capture, whose
+        # guards name symbols: with "auto" those are dynamic from the start.
+        dynamic = any("?" in t for _, t, _ in graph["args"])
+        session.set_option("dynamic", "auto" if dynamic else "static")
         session.set_warning_callback(owner_prog._warning)
         split = session.transform(func, "kiln-autodiff,kiln-partition")
         fwd_types = _result_types(split, base + "_g_fwd")
@@ -150,14 +157,28 @@ class Pair:
         ct_types = [rtypes[i] for i in float_outs]
         grad_types = [t for t, r in zip(arg_types, rg) if r]
 
-        def program(name, callee, types, shapes, results):
+        symbols = [0]
+
+        def guard_shape(t):
+            # A `?` dim (from a kiln.mark_dynamic'd dim) is a symbol of its
+            # own: the runtime keeps it dynamic from the first compile.
+            out = []
+            for d in _dims(t):
+                if d == "?":
+                    out.append('"s%d"' % symbols[0])
+                    symbols[0] += 1
+                else:
+                    out.append(d)
+            return "[%s]" % ", ".join(out)
+
+        def program(name, callee, types, results):
             params = ", ".join("%%p%d: %s" % (i, t)
                                for i, t in enumerate(types))
             guards = "".join(
                 "    kg.guard_tensor %%p%d {dtype = %s, shape = %s, "
                 "requires_grad = false} : %s loc(%s)\n" % (
-                    i, _elem(t), shape, t, loc)
-                for i, (t, shape) in enumerate(zip(types, shapes)))
+                    i, _elem(t), guard_shape(t), t, loc)
+                for i, t in enumerate(types))
             operands = ", ".join("%%p%d" % i for i in range(len(types)))
             n = len(results)
             lhs = "%r = " if n == 1 else "%%r:%d = " % n
@@ -171,12 +192,11 @@ class Pair:
                     operands, ", ".join(types), ", ".join(results), loc,
                     names, ", ".join(results), loc, loc))
 
-        shapes = [list(t.shape) for t in tensors]
-        progs = program(base + "_fwd", base + "_g_fwd", arg_types, shapes,
-                        fwd_types)
+        progs = program(base + "_fwd", base + "_g_fwd", arg_types, fwd_types)
         bwd_args = saved_types + ct_types
         progs += program(base + "_bwd", base + "_g_bwd", bwd_args,
-                         [_static_shape(t) for t in bwd_args], grad_types)
+                         grad_types)
+        self.dynamic = symbols[0] > 0
         lines = split.split("\n")
         end = max(i for i, l in enumerate(lines) if l.startswith("}"))
         self.text = "\n".join(lines[:end] + [progs.rstrip("\n")]
@@ -194,21 +214,32 @@ class Pair:
         saved = [s.clone() if s.data_ptr() in written else s for s in saved]
         return res[:self.num_outputs], saved
 
-    def backward(self, saved, grads):
+    def backward(self, saved, grads, out_shapes):
         cts = []
         for i in self.float_outs:
             g = grads[i]
             if g is None:
-                t, dtype = self.out_meta[i]
-                g = torch.zeros(_static_shape(t), dtype=dtype)
+                _, dtype = self.out_meta[i]
+                g = torch.zeros(out_shapes[i], dtype=dtype)
             cts.append(g.contiguous())
         args = list(saved) + cts
         res = self.session.call(self.name + "_bwd", args,
                                 [False] * len(args))
         out = []
         it = iter(res)
+        seen = set()
         for r in self.rg:
-            out.append(next(it) if r else None)
+            g = next(it) if r else None
+            if g is not None:
+                # Two gradients that are one value of the program (the
+                # biases of the two BatchNorms summed into a residual) come
+                # back as one buffer: autograd would make that one tensor
+                # the .grad of both, and the next backward would accumulate
+                # into it twice.
+                if g.data_ptr() in seen and g.numel():
+                    g = g.clone()
+                seen.add(g.data_ptr())
+            out.append(g)
         return out
 
 
@@ -217,14 +248,10 @@ def _elem(type_text):
         else type_text[len("tensor<"):-1]
 
 
-def _static_shape(type_text):
+def _dims(type_text):
+    """The dims of a ranked tensor type's text ("?" for a dynamic one)."""
     inner = type_text[len("tensor<"):-1]
-    dims = inner.split("x")[:-1]
-    if any(d == "?" for d in dims):
-        raise NotTrainable("a saved value or output of dynamic shape (%s): "
-                           "training compiles static shapes only"
-                           % type_text)
-    return [int(d) for d in dims]
+    return inner.split("x")[:-1]
 
 
 def check_written(pair, capture, tensors):
@@ -242,6 +269,7 @@ class _Function(torch.autograd.Function):
     def forward(ctx, pair, *tensors):
         outs, saved = pair.forward(list(tensors))
         ctx.pair = pair
+        ctx.out_shapes = [o.shape for o in outs]
         ctx.save_for_backward(*saved)
         ctx.mark_non_differentiable(
             *[o for o, r in zip(outs, pair.out_rg) if not r])
@@ -250,7 +278,20 @@ class _Function(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grads):
         pair = ctx.pair
-        return (None,) + tuple(pair.backward(ctx.saved_tensors, grads))
+        return (None,) + tuple(pair.backward(ctx.saved_tensors, grads,
+                                             ctx.out_shapes))
+
+
+def _dynamic_warning(prog, error):
+    if getattr(prog, "dynamic_training_warned", False):
+        return
+    prog.dynamic_training_warned = True
+    import warnings
+    from ._compile import KilnWarning
+    warnings.warn("kiln: @%s: cannot train with dynamic dims (%s); each "
+                  "shape compiles its own forward and backward"
+                  % (prog.name, error.message if hasattr(error, "message")
+                     else error), KilnWarning, stacklevel=5)
 
 
 def call(prog, flat_inputs, tensors):
@@ -259,15 +300,38 @@ def call(prog, flat_inputs, tensors):
     (the capture, the results) to unflatten the outputs with."""
     from ._compile import _CacheLimit, config
     rg = tuple(t.requires_grad for t in tensors)
-    key = (rg, tuple((tuple(t.shape), t.dtype) for t in tensors))
+    # Dims marked dynamic (kiln.mark_dynamic) on the inputs: one pair with
+    # `?` there serves every size (keyed without them).
+    dyn = set()
+    if not getattr(prog, "dynamic_training_failed", False):
+        dyn = {(j, d) for j, t in enumerate(tensors)
+               for d in t.__dict__.get("_kiln_dynamic_dims", ())}
+    key = (rg, tuple((tuple(None if (j, d) in dyn else n
+                            for d, n in enumerate(t.shape)), t.dtype)
+                     for j, t in enumerate(tensors)))
     pairs = prog.__dict__.setdefault("training_pairs", {})
     pair = pairs.get(key)
     if pair is None:
         if len(pairs) >= config.cache_size_limit:
             raise _CacheLimit("training: %d shapes / requires-grad patterns"
                               % len(pairs))
-        capture = prog.capture_for(flat_inputs, tensors)
-        pair = Pair(prog, capture, tensors, rg)
+        pair = None
+        if dyn:
+            try:
+                pair = Pair(prog, prog.capture_for(flat_inputs, tensors,
+                                                   dynamic=True),
+                            tensors, rg)
+            except KilnError as e:
+                # An op whose gradient needs static shapes (kt.conv2d):
+                # pairs for each shape, as without mark_dynamic.
+                _dynamic_warning(prog, e)
+                prog.dynamic_training_failed = True
+                key = (rg, tuple((tuple(t.shape), t.dtype)
+                                 for t in tensors))
+                pair = pairs.get(key)
+        if pair is None:
+            capture = prog.capture_for(flat_inputs, tensors)
+            pair = Pair(prog, capture, tensors, rg)
         pairs[key] = pair
     else:
         check_written(pair, pair.capture, tensors)

@@ -26,3 +26,13 @@ func.func @no_rule_unneeded(%x: tensor<4xf32> {kg.requires_grad = false}, %y: te
 func.func @int_requires_grad(%i: tensor<3xi64> {kg.requires_grad = true}) -> tensor<3xi64> attributes {kg.differentiate} {
   return %i : tensor<3xi64>
 }
+
+// -----
+
+// Tests that a reshape whose input has two dynamic dims has no gradient
+// yet (kt.reshape infers one size): an error at its location.
+func.func @reshape_two_dynamic(%x: tensor<?x?x4xf32>) -> tensor<?x4xf32> attributes {kg.differentiate} {
+  // expected-error@below {{no gradient for 'kt.reshape' with more than one dynamic input dim}}
+  %0 = kt.reshape %x {shape = [-1, 4]} : (tensor<?x?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

@@ -71,3 +71,16 @@ func.func @unused(%x: tensor<2xf32>, %y: tensor<2xf32>) -> tensor<2xf32> attribu
   %1 = kt.gt %0, %y : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
   return %x : tensor<2xf32>
 }
+
+// -----
+
+// Tests that a reshape (a flatten) of an input with a dynamic batch dim
+// differentiates: the cotangent is reshaped back with the dynamic dim as
+// the one inferred size (-1).
+// CHECK-LABEL: func.func @flatten_dynamic_batch_joint(
+// CHECK: kt.reshape %{{.+}} {shape = [-1, 144]} : (tensor<?x4x6x6xf32>) -> tensor<?x144xf32>
+// CHECK: kt.reshape %{{.+}} {shape = [-1, 4, 6, 6]} : (tensor<?x144xf32>) -> tensor<?x4x6x6xf32>
+func.func @flatten_dynamic_batch(%x: tensor<?x4x6x6xf32>) -> tensor<?x144xf32> attributes {kg.differentiate} {
+  %0 = kt.reshape %x {shape = [-1, 144]} : (tensor<?x4x6x6xf32>) -> tensor<?x144xf32>
+  return %0 : tensor<?x144xf32>
+}

@@ -24,6 +24,8 @@ def program_tensors(result, inputs, root):
     for a in result.args:
         if a.is_input:
             out.append(inputs[a.input_index])
+        elif a.seed:
+            out.append(_fx_import.new_seed())
         else:
             obj = root
             for part in a.qualname.split("."):

@@ -460,7 +460,8 @@ def test_data_dependent_branch_is_refused():
     (lambda x: x + torch.rand_like(x), "random numbers are not captured"),
     (lambda x: x.clone().uniform_(), "random numbers are not captured"),
     (lambda x: x[x > 0], "boolean mask"),
-    (lambda x: F.dropout(x, 0.5, training=True), "dropout in training mode"),
+    (lambda x: F.alpha_dropout(x, 0.5, training=True),
+     "alpha dropout in training mode"),
     (lambda x: x.item() + x, "no Kiln conversion for Tensor.item"),
     (lambda x: x.to(torch.uint8), "dtype torch.uint8"),
 ])
@@ -469,10 +470,22 @@ def test_refused_with_a_reason(fn, message):
         import_program(fn, torch.randn(4))
 
 
-def test_training_batch_norm_is_refused():
+def test_training_batch_norm_without_gradients_is_refused():
+    # (Inside training, with gradients, it is imported: test_training.py.)
     bn = nn.BatchNorm2d(3).train()
-    with pytest.raises(kiln.Unsupported, match="batch_norm in training mode"):
+    with torch.no_grad(), pytest.raises(
+            kiln.Unsupported, match="batch_norm in training mode"):
         import_program(bn, torch.randn(2, 3, 4, 4))
+
+
+def test_training_batch_norm_imports_batch_statistics_and_buffer_writes():
+    bn = nn.BatchNorm2d(3).train()
+    result, _ = import_program(bn, torch.randn(2, 3, 4, 4))
+    text = result.text
+    assert "kt.mean" in text and "kt.var" in text
+    assert "kt.batch_norm" not in text
+    # running_mean, running_var and num_batches_tracked are written back.
+    assert text.count("kt.copy_") == 3
 
 
 # ---------------------------------------------------------- symbolic sizes
