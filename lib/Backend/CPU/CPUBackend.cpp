@@ -660,12 +660,14 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   }
 
   // The compiled-kernel cache: same functions, entries and pipeline, same
-  // machine code.
+  // machine code. Locations are part of the key: the run-time error
+  // templates kept with the code name the ops' locations (the same
+  // function at another line must not report the first one's).
   std::string key, text;
   useCache = useCache && objectFile.empty();
   if (useCache) {
     llvm::raw_string_ostream os(text);
-    clone->print(os, OpPrintingFlags().enableDebugInfo(false));
+    clone->print(os, OpPrintingFlags().enableDebugInfo(true));
     for (const std::string &entry : entries)
       os << "\n" << entry;
     os << "\n" << pipeline;
