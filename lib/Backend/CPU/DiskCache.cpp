@@ -287,6 +287,27 @@ std::optional<DiskCacheEntry> kiln::cpu::diskCacheLoad(llvm::StringRef dir,
     return miss();
   std::string path = diskCacheEntryPath(dir, key);
   std::string prefix = key.take_front(16).str();
+  auto corrupt = [&](const llvm::Twine &why) -> std::optional<DiskCacheEntry> {
+    log("disk cache: corrupt entry " + path + " (" + why +
+        "): not loaded, compiling again");
+    {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      ++s.stats.corrupt;
+    }
+    return miss();
+  };
+  // Only a regular file no larger than the cap can be an entry (a
+  // directory, a FIFO or a link to a device is never read).
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    log("disk cache miss " + prefix + " (" + path + ")");
+    return miss();
+  }
+  if (!S_ISREG(st.st_mode))
+    return corrupt("not a regular file");
+  if ((uint64_t)st.st_size > diskCacheMaxBytes())
+    return corrupt(llvm::Twine(st.st_size) +
+                   " bytes, more than KILN_CACHE_MAX_MB");
   std::string data;
   {
     std::ifstream in(path, std::ios::binary);
@@ -301,15 +322,6 @@ std::optional<DiskCacheEntry> kiln::cpu::diskCacheLoad(llvm::StringRef dir,
       return miss();
     }
   }
-  auto corrupt = [&](const llvm::Twine &why) -> std::optional<DiskCacheEntry> {
-    log("disk cache: corrupt entry " + path + " (" + why +
-        "): not loaded, compiling again");
-    {
-      std::lock_guard<std::mutex> lock(s.mutex);
-      ++s.stats.corrupt;
-    }
-    return miss();
-  };
   Header h;
   if (data.size() < sizeof(Header))
     return corrupt("truncated header: " + llvm::Twine(data.size()) +

@@ -10,7 +10,8 @@
 # * a truncated entry, one with a flipped payload byte, one with a flipped
 #   header byte and one of another key are never loaded: logged as corrupt
 #   under KILN_LOGS=codegen, compiled again (right results) and rewritten
-#   (the next run hits);
+#   (the next run hits); a link to /dev/zero or a directory in its place is
+#   not read;
 # * a change of Kiln's version or of a compile option is another key (miss);
 # * four processes started together on an empty directory all succeed with
 #   the right results and leave one valid entry and no temporary file;
@@ -108,7 +109,13 @@ def start(path, cache, idx=GOOD, extra=(), env=None):
 
 def finish(started):
     p, out = started
-    stdout, stderr = p.communicate()
+    try:
+        # A run that never ends (e.g. reading an endless entry) fails.
+        stdout, stderr = p.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        stdout, stderr = p.communicate()
+        stderr += "\n(killed after 300 s)"
     results = []
     i = 0
     while os.path.exists(os.path.join(out, "result%d.npy" % i)):
@@ -218,6 +225,28 @@ corrupt_with("appended bytes", pristine + b"\0\0\0\0")
 moved_entry = [e for e in entries(C1) if e != entry][0]
 with open(os.path.join(C1, moved_entry), "rb") as f:
     corrupt_with("another key's entry", f.read())
+
+# Not a regular file: a link to a device is never read (it would not end),
+# and is replaced by the new entry.
+os.remove(entry_path)
+os.symlink("/dev/zero", entry_path)
+r = run(MAIN, C2)
+right(r, "link to /dev/zero")
+disk(r, "link to /dev/zero", hits=0, corrupt=1, misses=1, stores=1)
+check("not a regular file" in r["stderr"], "link: " + r["stderr"][-800:])
+check(not os.path.islink(entry_path), "link: not replaced")
+r = run(MAIN, C2)
+disk(r, "after the link", hits=1, corrupt=0)
+# A directory in the entry's place: not read, compiled, and the store that
+# cannot replace it warns once.
+os.remove(entry_path)
+os.mkdir(entry_path)
+r = run(MAIN, C2)
+right(r, "directory entry")
+disk(r, "directory entry", hits=0, corrupt=1, misses=1, stores=0)
+check(r["stderr"].count("kiln: warning: the compiled-code cache in") == 1,
+      "directory entry: one warning expected: " + r["stderr"][-800:])
+os.rmdir(entry_path)
 
 # --- key changes ---------------------------------------------------------
 C3 = os.path.join(tmp, "c3")
