@@ -8,7 +8,8 @@
 // owned by the caller (the deallocation pipeline clones returned buffers it
 // does not own), so they are copied out and freed here. Compiled modules
 // are kept in a process-wide cache (key: SHA-256 of the compiled functions,
-// the entries and the pipeline string).
+// the entries and the pipeline string) and in the disk cache across
+// processes (DiskCache.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -818,18 +819,23 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     error = "cannot create a target machine: " + llvm::toString(tm.takeError());
     return failure();
   }
-  if (times) {
-    // Kernel functions compiled, and their call sites.
+  // Kernel functions compiled, and their call sites.
+  unsigned kernels = 0, kernelSites = 0;
+  if (times || !diskKey.empty()) {
     clone->walk([&](LLVM::LLVMFuncOp f) {
       if (f->hasAttr(kKernelFunctionAttr))
-        ++times->kernels;
+        ++kernels;
     });
     clone->walk([&](LLVM::CallOp call) {
       if (auto callee = call.getCallee())
         if (auto f = clone->lookupSymbol<LLVM::LLVMFuncOp>(*callee);
             f && f->hasAttr(kKernelFunctionAttr))
-          ++times->kernelSites;
+          ++kernelSites;
     });
+  }
+  if (times) {
+    times->kernels = kernels;
+    times->kernelSites = kernelSites;
   }
   // `transformer` is a function_ref: keep the std::function alive. The
   // -O3 pipeline is timed on its own (llvmOpt).
@@ -925,16 +931,8 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     DiskCacheEntry entry;
     entry.runtimeErrors = *messages;
     entry.object = objectOfEngine(*shared);
-    clone->walk([&](LLVM::LLVMFuncOp f) {
-      if (f->hasAttr(kKernelFunctionAttr))
-        ++entry.kernels;
-    });
-    clone->walk([&](LLVM::CallOp call) {
-      if (auto callee = call.getCallee())
-        if (auto f = clone->lookupSymbol<LLVM::LLVMFuncOp>(*callee);
-            f && f->hasAttr(kKernelFunctionAttr))
-          ++entry.kernelSites;
-    });
+    entry.kernels = kernels;
+    entry.kernelSites = kernelSites;
     uint64_t written =
         entry.object.empty() ? 0 : diskCacheStore(diskDir, diskKey, entry);
     if (times) {
