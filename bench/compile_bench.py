@@ -6,14 +6,17 @@ Generates a chain of blocks `linear -> gelu -> layer_norm -> add` on 64x256
 (4 kt ops per block; every block reads the same weight arguments, as a
 repeated layer) for N kt ops, N in --sizes (default 100 200 400 1000), and
 runs each through `kiln-run --backend=cpu --stats` in a fresh process (cold:
-no kernel cache). Prints per N: the process's wall time, the compile time
-that kiln-run reports (its phases), the per-op cost and, last, the ratio of
-the per-op cost at the largest N to that at the smallest. With --passes, also
+no kernel cache, an empty disk cache directory), then again in another
+process on that directory (warm: the disk cache gives the compiled code;
+docs/codegen.md "Disk cache"). Prints per N: the cold process's wall time,
+the compile time that kiln-run reports (its phases), the per-op cost, the
+warm process's wall time and its compile (load) time and, last, the ratio
+of the cold per-op cost at the largest N to that at the smallest. With --passes, also
 runs `kiln-opt -kiln-cpu --mlir-timing` on each program and prints the
 passes that take the most time (the per-pass split).
 
     /usr/bin/python3 bench/compile_bench.py [--sizes 100 200 400 1000]
-        [--passes] [--top 6] [--timeout 600] [--keep DIR]
+        [--passes] [--top 6] [--timeout 600] [--keep DIR] [--no-warm]
 
 The machine is shared: compare growth ratios, not absolute seconds, and note
 the load (printed first, from /proc/loadavg).
@@ -21,6 +24,7 @@ the load (printed first, from /proc/loadavg).
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,11 +65,12 @@ def chain(nops):
     return "\n".join(lines) + "\n"
 
 
-def run_kiln(path, timeout):
+def run_kiln(path, timeout, cache_dir="off"):
     t0 = time.time()
     try:
         p = subprocess.run([KILN_RUN, path, "--entry=main", "--backend=cpu",
-                            "--random-inputs", "--stats"],
+                            "--random-inputs", "--stats",
+                            "--cache-dir=" + cache_dir],
                            capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return dict(wall=None, error="timed out after %d s" % timeout)
@@ -82,6 +87,10 @@ def run_kiln(path, timeout):
     m = re.search(r"kernels: (.*)", p.stdout)
     if m:
         res["kernels"] = m.group(1).strip()
+    m = re.search(r"compile time: kiln-cpu ([0-9.]+) s, jit ([0-9.]+) s", p.stdout)
+    if m:
+        res["compile"] = float(m.group(1)) + float(m.group(2))
+    res["disk_hit"] = "code loaded from the disk cache" in p.stdout
     return res
 
 
@@ -118,29 +127,45 @@ def main():
     ap.add_argument("--top", type=int, default=6)
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--keep", help="write the generated programs into DIR")
+    ap.add_argument("--no-warm", action="store_true",
+                    help="cold runs only (no disk cache)")
     args = ap.parse_args()
     with open("/proc/loadavg") as f:
         print("load average: %s" % " ".join(f.read().split()[:3]))
     tmp = args.keep or tempfile.mkdtemp(prefix="kiln-compile-bench-")
     os.makedirs(tmp, exist_ok=True)
-    print("%6s %9s %10s %9s  %s" % ("ops", "wall s", "compile s", "ms/op", "phases (s)"))
+    print("%6s %9s %10s %9s %9s %9s  %s" % ("ops", "wall s", "compile s", "ms/op",
+                                          "warm s", "load s", "phases (s)"))
     per_op = {}
     for n in args.sizes:
         path = os.path.join(tmp, "chain%d.mlir" % n)
         with open(path, "w") as f:
             f.write(chain(n))
-        r = run_kiln(path, args.timeout)
+        cache = "off" if args.no_warm else os.path.join(tmp, "cache%d" % n)
+        if not args.no_warm:
+            shutil.rmtree(cache, ignore_errors=True)
+        r = run_kiln(path, args.timeout, cache)
+        warm = "-", "-"
+        if not args.no_warm and not r.get("error"):
+            w = run_kiln(path, args.timeout, cache)
+            if w.get("error"):
+                warm = "error", "-"
+            elif not w["disk_hit"]:
+                warm = "%.2f" % w["wall"], "no hit"
+            else:
+                warm = "%.2f" % w["wall"], "%.3f" % w["compile"]
         if r.get("error"):
-            print("%6d %9s %10s %9s  %s" % (n, "%.2f" % r["wall"] if r["wall"] else "-",
-                                           "-", "-", r["error"]))
+            print("%6d %9s %10s %9s %9s %9s  %s" % (n, "%.2f" % r["wall"] if r["wall"] else "-",
+                                                   "-", "-", "-", "-", r["error"]))
             continue
         compile_s = sum(r["phases"].values())
         per_op[n] = r["wall"] / n
         phases = ", ".join("%s %.2f" % kv for kv in r["phases"].items())
         if r.get("kernels"):
             phases += "; kernels: " + r["kernels"]
-        print("%6d %9.2f %10.2f %9.2f  %s" % (n, r["wall"], compile_s,
-                                             1e3 * r["wall"] / n, phases))
+        print("%6d %9.2f %10.2f %9.2f %9s %9s  %s" % (n, r["wall"], compile_s,
+                                                     1e3 * r["wall"] / n, warm[0],
+                                                     warm[1], phases))
         sys.stdout.flush()
         if args.passes:
             print("       passes: " + run_passes(path, args.timeout, args.top))

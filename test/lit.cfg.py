@@ -29,6 +29,12 @@ config.environment["PYTHONPATH"] = os.path.join(config.test_source_root, "lib")
 config.environment["PYTHONSAFEPATH"] = "1"
 config.environment["KILN_TOOLS_DIR"] = config.kiln_tools_dir
 config.environment["OMP_NUM_THREADS"] = "1"
+# No test reads or writes the user's compiled-code disk cache (~/.cache/kiln,
+# docs/codegen.md "Disk cache"): a test could otherwise pass on an entry an
+# earlier run left. The disk cache's own tests name a directory under %t.
+config.environment["KILN_CACHE_DIR"] = "off"
+config.environment.pop("KILN_CACHE_MAX_MB", None)
+config.environment.pop("KILN_CACHE_KILN_VERSION", None)
 
 
 def _can_import(module):

@@ -201,6 +201,9 @@ KILN_CAPI_EXPORTED KilnStatus kilnSessionLoadModuleFile(KilnSession session,
 ///                     program stops recompiling and runs the fallback
 ///   frozen            "true" / "false": never compile, misses fall back
 ///   dynamic           "auto" / "static" / "dynamic"
+///   cache_dir         cpu backend: the compiled-code disk cache's directory
+///                     ("off" or "": none; starts as KILN_CACHE_DIR or
+///                     ~/.cache/kiln; docs/codegen.md "Disk cache")
 /// Unknown keys and invalid values give an error naming what is accepted.
 /// The new value applies to the next compile (entries already in a cache
 /// keep theirs, except that backend is part of every entry's guards).

@@ -610,6 +610,8 @@ KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
     scratch = o.reproDir;
   else if (k == "check_accuracy")
     scratch = o.checkAccuracy ? "true" : "false";
+  else if (k == "cache_dir")
+    scratch = o.cacheDir.empty() ? "off" : o.cacheDir;
   else if (k == "dynamic")
     scratch = o.dynamic == kiln::runtime::DynamicMode::Auto ? "auto"
                     : o.dynamic == kiln::runtime::DynamicMode::Static
@@ -619,7 +621,7 @@ KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
     return makeStatus("kilnSessionGetOption: unknown option '" + k.str() +
                       "' (options: backend, pipeline, cache_size_limit, "
                       "frozen, dynamic, cpu_fallback, repro_dir, "
-                      "check_accuracy)");
+                      "check_accuracy, cache_dir)");
   *value = toC(scratch);
   return KilnStatus{nullptr};
 }

@@ -7,6 +7,7 @@
 #include "kiln/Runtime/Session.h"
 
 #include "kiln/Backend/CPU/CPUBackend.h"
+#include "kiln/Backend/CPU/DiskCache.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KG/IR/KGOps.h"
@@ -420,7 +421,7 @@ static bool splitCPUPipeline(StringRef pipeline, std::string &host,
 /// the ones that fail run in the interpreter, with a warning each.
 static FailureOr<std::unique_ptr<KernelMap>>
 compileGraphs(ModuleOp module, kg::ProgramOp &program, StringRef pipeline,
-              bool fallback, const std::function<void(StringRef)> &warn,
+              const std::string &cacheDir, bool fallback, const std::function<void(StringRef)> &warn,
               ProgramStats &stats, std::string &error) {
   StringRef name = program.getSymName();
   bool hasInline = false;
@@ -448,9 +449,14 @@ compileGraphs(ModuleOp module, kg::ProgramOp &program, StringRef pipeline,
   cpu::CompileTimes times;
   auto compile = [&](ArrayRef<std::string> fns, std::string &err) {
     cpu::CompileTimes t;
-    auto exes = cpu::CPUExecutable::compileAll(module, fns, pipeline, err, &t);
+    auto exes = cpu::CPUExecutable::compileAll(module, fns, pipeline, err, &t,
+                                               cacheDir);
     times.pipeline += t.pipeline;
     times.jit += t.jit;
+    stats.diskCacheHits += t.diskHit;
+    stats.diskCacheMisses += t.diskMiss;
+    stats.diskCacheBytesRead += t.diskBytesRead;
+    stats.diskCacheBytesWritten += t.diskBytesWritten;
     if (succeeded(exes))
       for (auto [fn, exe] : llvm::zip(fns, *exes))
         (*kernels)[fn] = std::move(exe);
@@ -560,6 +566,7 @@ Session::Session() {
   warn = [](StringRef msg) { llvm::errs() << "kiln: warning: " << msg << "\n"; };
   if (const char *dir = std::getenv("KILN_REPRO_DIR"))
     opts.reproDir = dir;
+  opts.cacheDir = cpu::diskCacheDirectory(std::nullopt);
   if (const char *v = std::getenv("KILN_CHECK_ACCURACY"))
     opts.checkAccuracy = *v && StringRef(v) != "0";
 }
@@ -723,6 +730,8 @@ LogicalResult Session::setOption(StringRef key, StringRef value,
     }
   } else if (key == "repro_dir") {
     opts.reproDir = value.str();
+  } else if (key == "cache_dir") {
+    opts.cacheDir = cpu::diskCacheDirectory(value.str());
   } else if (key == "check_accuracy") {
     if (value != "true" && value != "false") {
       error = "check_accuracy must be true or false, got '" + value.str() +
@@ -733,7 +742,7 @@ LogicalResult Session::setOption(StringRef key, StringRef value,
   } else {
     error = "unknown option '" + key.str() +
             "' (options: backend, pipeline, cache_size_limit, frozen, "
-            "dynamic, cpu_fallback, repro_dir, check_accuracy)";
+            "dynamic, cpu_fallback, repro_dir, check_accuracy, cache_dir)";
     return failure();
   }
   return success();
@@ -1247,7 +1256,7 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
   std::unique_ptr<KernelMap> kernels;
   if (cpuBackend) {
     FailureOr<std::unique_ptr<KernelMap>> k =
-        compileGraphs(*entryModule, program, graphPipeline,
+        compileGraphs(*entryModule, program, graphPipeline, opts.cacheDir,
                       opts.cpuFallback == "eager", warn, stats, error);
     if (failed(k))
       return failure();

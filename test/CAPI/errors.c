@@ -210,6 +210,15 @@ int main(int argc, char **argv) {
     CHECK_OK(kilnSessionGetOption(s, STR(keys[i]), &sref));
     printf("option %s = '%.*s'\n", keys[i], (int)sref.length, sref.data);
   }
+  // The disk cache's directory: off under lit (KILN_CACHE_DIR=off), a
+  // directory once set, off again for "off" and "".
+  const char *dirs[] = {NULL, "/nonexistent/kiln-cache", "off", "/x", ""};
+  for (int i = 0; i < 5; ++i) {
+    if (dirs[i])
+      CHECK_OK(kilnSessionSetOption(s, STR("cache_dir"), STR(dirs[i])));
+    CHECK_OK(kilnSessionGetOption(s, STR("cache_dir"), &sref));
+    printf("option cache_dir = '%.*s'\n", (int)sref.length, sref.data);
+  }
 
   printf("== programs and marks\n");
   expectError("mark unknown program", kilnSessionMarkDynamic(s, STR("nope"), 0, 0));

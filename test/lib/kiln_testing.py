@@ -26,6 +26,10 @@ import traceback
 
 import numpy as np
 
+# Tests never read or write the user's compiled-code disk cache
+# (docs/codegen.md, "Disk cache"); tests of the cache pass their own.
+os.environ["KILN_CACHE_DIR"] = "off"
+
 KILN_RUN = os.path.join(os.environ.get("KILN_TOOLS_DIR", ""), "kiln-run")
 KILN_OPT = os.path.join(os.environ.get("KILN_TOOLS_DIR", ""), "kiln-opt")
 # When set (e.g. KILN_TEST_PIPELINE='builtin.module(kiln-decompose)' in a

@@ -17,6 +17,10 @@ if not any(os.path.abspath(p) == os.path.join(ROOT, "python")
            for p in sys.path if p):
     sys.path.insert(0, os.path.join(ROOT, "python"))
 
+# No test reads or writes the user's compiled-code disk cache (docs/codegen.md,
+# "Disk cache"): sessions start with KILN_CACHE_DIR=off.
+os.environ["KILN_CACHE_DIR"] = "off"
+
 import torch  # noqa: E402
 
 # Deterministic, single-threaded eager references (Kiln's own threads are

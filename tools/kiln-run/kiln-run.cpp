@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backend/CPU/BufferPool.h"
+#include "kiln/Backend/CPU/DiskCache.h"
 #include "kiln/Backend/CPU/CPUBackend.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KG/IR/KGDialect.h"
@@ -185,6 +186,10 @@ static cl::opt<std::string>
                cl::cat(kilnRunCategory), cl::desc("--backend=cpu: also write the compiled code as an "
                         "ELF object file"),
                cl::value_desc("file.o"));
+static cl::opt<std::string> cacheDir(
+    "cache-dir", cl::cat(kilnRunCategory), cl::value_desc("dir"),
+    cl::desc("--backend=cpu: directory of the compiled-code disk cache "
+             "(replaces KILN_CACHE_DIR; empty or 'off': no disk cache)"));
 static cl::opt<std::string>
     pipeline("pipeline", cl::cat(kilnRunCategory), cl::desc("Pass pipeline run on each new cache entry"),
              cl::init("kiln-eager"));
@@ -458,6 +463,17 @@ static FailureOr<std::pair<unsigned, unsigned>> parseArgDim(StringRef text) {
   return std::make_pair(arg, dim);
 }
 
+/// "disk cache: ..." of this process (--stats, --backend=cpu).
+static void printDiskCacheStats(const std::optional<std::string> &setting) {
+  std::string dir = cpu::diskCacheDirectory(setting);
+  cpu::DiskCacheStats d = cpu::diskCacheStats();
+  llvm::outs() << "disk cache: " << d.hits << " hits, " << d.misses
+               << " misses, " << d.corrupt << " corrupt, " << d.stores
+               << " stores, " << d.evictions << " evictions, " << d.bytesRead
+               << " bytes read, " << d.bytesWritten << " bytes written ("
+               << (dir.empty() ? std::string("off") : dir) << ")\n";
+}
+
 static void printProgramStats(StringRef name, const runtime::ProgramStats &s,
                               bool cpu) {
   auto &os = llvm::outs();
@@ -471,6 +487,9 @@ static void printProgramStats(StringRef name, const runtime::ProgramStats &s,
     os << "  cpu graphs compiled: " << s.cpuGraphsCompiled << "\n";
     os << "  cpu graphs interpreted: " << s.cpuGraphsInterpreted << "\n";
     os << "  cpu graph calls: " << s.cpuGraphCalls << "\n";
+    os << "  disk cache: " << s.diskCacheHits << " hits, "
+       << s.diskCacheMisses << " misses, " << s.diskCacheBytesRead
+       << " bytes read, " << s.diskCacheBytesWritten << " bytes written\n";
   }
   os << "  recompile reasons: " << s.recompileReasons.size() << "\n";
   for (auto [i, r] : llvm::enumerate(s.recompileReasons))
@@ -501,7 +520,8 @@ static int runProgram(kg::ProgramOp program) {
       !setOpt("cpu_fallback", cpuFallback) ||
       !setOpt("cache_size_limit", std::to_string(cacheSizeLimit)) ||
       !setOpt("frozen", frozen ? "true" : "false") ||
-      !setOpt("dynamic", dynamicMode))
+      !setOpt("dynamic", dynamicMode) ||
+      (cacheDir.getNumOccurrences() && !setOpt("cache_dir", cacheDir)))
     return 1;
   StringRef name = program.getSymName();
   for (auto [list, isDynamic] :
@@ -1094,6 +1114,8 @@ static int runMain(int argc, char **argv) {
     copts.optimize = cpuOptimize;
     copts.fuse = cpuFuse;
     copts.objectFile = emitObject;
+    if (cacheDir.getNumOccurrences())
+      copts.cacheDir = cacheDir;
     if (cpuMatmul != "auto" && cpuMatmul != "openblas" &&
         cpuMatmul != "generated")
       return fail("--matmul must be auto, openblas or generated, not '" +
@@ -1108,7 +1130,10 @@ static int runMain(int argc, char **argv) {
     if (printStats) {
       llvm::outs() << "compile time: kiln-cpu "
                    << llvm::format("%.6f", times.pipeline) << " s, jit "
-                   << llvm::format("%.6f", times.jit) << " s\n";
+                   << llvm::format("%.6f", times.jit) << " s"
+                   << (times.diskHit ? " (code loaded from the disk cache)"
+                                     : "")
+                   << "\n";
       llvm::outs() << "compile phases: fuse "
                    << llvm::format("%.6f", times.fuse) << " s, outline "
                    << llvm::format("%.6f", times.outline) << " s, lower "
@@ -1148,6 +1173,7 @@ static int runMain(int argc, char **argv) {
       cpu::KernelCacheStats cs = cpu::kernelCacheStats();
       llvm::outs() << "kernel cache: " << cs.hits << " hits, " << cs.misses
                    << " misses, " << cs.entries << " entries\n";
+      printDiskCacheStats(copts.cacheDir);
       cpu::BufferPoolStats ps = cpu::bufferPoolStats();
       llvm::outs() << "buffer pool: " << ps.hits << " hits, " << ps.misses
                    << " misses, " << llvm::format("%.1f", ps.cachedBytes / 1048576.0)

@@ -67,6 +67,11 @@ struct SessionOptions {
   /// the call when the results differ beyond the dtype's tolerance (as
   /// TORCHDYNAMO_REPRO_LEVEL=4; slow). Starts as KILN_CHECK_ACCURACY=1.
   bool checkAccuracy = false;
+  /// cpu backend: the directory of the compiled-code disk cache
+  /// (kiln/Backend/CPU/DiskCache.h); empty: none. Starts as KILN_CACHE_DIR
+  /// or its default ($XDG_CACHE_HOME/kiln, ~/.cache/kiln); setOption's
+  /// "off" or "" turns it off.
+  std::string cacheDir;
 };
 
 /// A host callback for kg.host_call: inputs to outputs; on failure set
@@ -101,6 +106,11 @@ struct ProgramStats {
   uint64_t cpuGraphsCompiled = 0;
   uint64_t cpuGraphsInterpreted = 0;
   uint64_t cpuGraphCalls = 0;
+  /// cpu backend: compiles whose code the disk cache gave (hits) or did not
+  /// have (misses: compiled and stored); this process's bytes read from and
+  /// written to it by this program's compiles.
+  uint64_t diskCacheHits = 0, diskCacheMisses = 0;
+  uint64_t diskCacheBytesRead = 0, diskCacheBytesWritten = 0;
   bool limitWarned = false;
   /// The cache entry (index in compile order, as entryIR) that ran the last
   /// call; -1 when the fallback ran it, it failed, or before the first call.

@@ -8,12 +8,14 @@
 // owned by the caller (the deallocation pipeline clones returned buffers it
 // does not own), so they are copied out and freed here. Compiled modules
 // are kept in a process-wide cache (key: SHA-256 of the compiled functions,
-// the entries and the pipeline string).
+// the entries and the pipeline string) and in the disk cache across
+// processes (DiskCache.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backend/CPU/CPUBackend.h"
 #include "kiln/Backend/CPU/BufferPool.h"
+#include "kiln/Backend/CPU/DiskCache.h"
 #include "kiln/Backend/CPU/RuntimeErrors.h"
 #include "kiln/Support/ThreadDiagnostics.h"
 #include "llvm/ADT/DenseMap.h"
@@ -45,7 +47,14 @@
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/SHA256.h"
+#include "llvm/ExecutionEngine/JITEventListener.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -55,6 +64,7 @@
 #include <list>
 #include <mutex>
 #include <thread>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace kiln;
@@ -74,6 +84,25 @@ void kiln::cpu::registerCPUBackendDialects(DialectRegistry &registry) {
 
 CPUExecutable::~CPUExecutable() = default;
 
+/// Machine code in a JIT: a module compiled here (the ExecutionEngine), or
+/// an object read from the disk cache and linked by an LLJIT set up as the
+/// ExecutionEngine sets up its own (RuntimeDyld, section memory manager,
+/// the process's symbols, the runtime-error and buffer-pool symbols).
+struct kiln::cpu::CompiledCode {
+  std::shared_ptr<ExecutionEngine> engine;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+
+  /// The packed wrapper `_mlir_<symbol>`.
+  llvm::Expected<void (*)(void **)> lookupPacked(StringRef symbol) const {
+    if (engine)
+      return engine->lookupPacked(symbol);
+    auto addr = jit->lookup(("_mlir_" + symbol).str());
+    if (!addr)
+      return addr.takeError();
+    return addr->toPtr<void (*)(void **)>();
+  }
+};
+
 namespace {
 /// Bounded, least recently used first out. An evicted engine lives on in
 /// the executables that hold it; the cache only stops keeping it. Without
@@ -82,7 +111,7 @@ namespace {
 struct KernelCache {
   std::mutex mutex;
   struct Entry {
-    std::shared_ptr<ExecutionEngine> engine;
+    std::shared_ptr<CompiledCode> code;
     std::shared_ptr<const std::vector<std::string>> runtimeErrors;
     std::list<std::string>::iterator lru;
   };
@@ -115,7 +144,7 @@ struct KernelCache {
     if (capacity == 0)
       return;
     if (Entry *old = lookup(key)) {
-      old->engine = std::move(entry.engine);
+      old->code = std::move(entry.code);
       old->runtimeErrors = std::move(entry.runtimeErrors);
       return;
     }
@@ -315,15 +344,17 @@ CPUExecutable::compileEntries(ModuleOp module, ArrayRef<std::string> entries,
   setBLASThreadsOnLoad(options.optimize ? threads : 1);
   return compileImpl(module, entries, pipelineString(options), error, times,
                      options.objectFile, options.useCache, &options,
-                     options.packageObject);
+                     options.packageObject, options.cacheDir);
 }
 
 FailureOr<SmallVector<std::unique_ptr<CPUExecutable>>>
 CPUExecutable::compileAll(ModuleOp module, ArrayRef<std::string> entries,
                           StringRef pipeline, std::string &error,
-                          CompileTimes *times) {
+                          CompileTimes *times,
+                          const std::optional<std::string> &cacheDir) {
   return compileImpl(module, entries, pipeline, error, times, "",
-                     /*useCache=*/true, /*options=*/nullptr);
+                     /*useCache=*/true, /*options=*/nullptr,
+                     /*runtimeAllocator=*/false, cacheDir);
 }
 
 void CPUExecutable::setBLASThreadsOnLoad(unsigned threads) {
@@ -487,12 +518,121 @@ LogicalResult kiln::cpu::emitObjectFile(llvm::Module &module,
   return success();
 }
 
+/// Resolves the packed wrapper of each executable's entry in its code (the
+/// JIT generates the machine code at the first lookup).
+LogicalResult CPUExecutable::resolveEntries(
+    ArrayRef<std::unique_ptr<CPUExecutable>> exes, std::string &error) {
+  for (auto &exe : exes) {
+    auto f = exe->code->lookupPacked(exe->symbol);
+    if (!f) {
+      error = "JIT lookup of " + exe->symbol +
+              " failed: " + llvm::toString(f.takeError());
+      return failure();
+    }
+    exe->packed = *f;
+  }
+  return success();
+}
+
+/// Links an object of the disk cache (compiled by the ExecutionEngine in an
+/// earlier process) into a new JIT.
+static std::shared_ptr<CompiledCode> codeFromObject(StringRef object,
+                                                    std::string &error) {
+  static std::once_flag runnerUtils;
+  std::call_once(runnerUtils, [] {
+    // What ExecutionEngineOptions::sharedLibPaths loads for the compiled
+    // path (memref copies of strided views).
+    llvm::sys::DynamicLibrary::LoadLibraryPermanently(KILN_MLIR_C_RUNNER_UTILS);
+  });
+  auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmb) {
+    error = llvm::toString(tmb.takeError());
+    return nullptr;
+  }
+  auto dl = tmb->getDefaultDataLayoutForTarget();
+  if (!dl) {
+    error = llvm::toString(dl.takeError());
+    return nullptr;
+  }
+  bool perf = perfJitdumpRequested();
+  auto jit =
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(std::move(*tmb))
+          .setDataLayout(*dl)
+          .setObjectLinkingLayerCreator(
+              [perf](llvm::orc::ExecutionSession &session)
+                  -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                auto layer =
+                    std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                        session, [](const llvm::MemoryBuffer &) {
+                          return std::make_unique<llvm::SectionMemoryManager>();
+                        });
+                // As the ExecutionEngine: GDB's listener always, perf's
+                // when asked.
+                if (auto *gdb =
+                        llvm::JITEventListener::createGDBRegistrationListener())
+                  layer->registerJITEventListener(*gdb);
+                if (perf)
+                  if (auto *l =
+                          llvm::JITEventListener::createPerfJITEventListener())
+                    layer->registerJITEventListener(*l);
+                return layer;
+              })
+          .create();
+  if (!jit) {
+    error = llvm::toString(jit.takeError());
+    return nullptr;
+  }
+  llvm::orc::JITDylib &main = (*jit)->getMainJITDylib();
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      dl->getGlobalPrefix());
+  if (!process) {
+    error = llvm::toString(process.takeError());
+    return nullptr;
+  }
+  main.addGenerator(std::move(*process));
+  llvm::orc::MangleAndInterner interner((*jit)->getExecutionSession(), *dl);
+  llvm::orc::SymbolMap symbols = runtimeErrorSymbols(interner);
+  for (auto &kv : bufferPoolSymbols(interner))
+    symbols.insert(kv);
+  if (llvm::Error e = main.define(llvm::orc::absoluteSymbols(symbols))) {
+    error = llvm::toString(std::move(e));
+    return nullptr;
+  }
+  if (llvm::Error e = (*jit)->addObjectFile(
+          llvm::MemoryBuffer::getMemBufferCopy(object, "kiln-disk-cache"))) {
+    error = llvm::toString(std::move(e));
+    return nullptr;
+  }
+  auto code = std::make_shared<CompiledCode>();
+  code->jit = std::move(*jit);
+  return code;
+}
+
+/// The object the engine (created with enableObjectDump) compiled, through
+/// a temporary file (ExecutionEngine::dumpToObjectFile); empty on failure.
+static std::string objectOfEngine(ExecutionEngine &engine) {
+  llvm::SmallString<128> path;
+  int fd = -1;
+  if (llvm::sys::fs::createTemporaryFile("kiln-code", "o", fd, path))
+    return std::string();
+  ::close(fd);
+  engine.dumpToObjectFile(path);
+  std::string object;
+  if (auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false))
+    object = (*buf)->getBuffer().str();
+  llvm::sys::fs::remove(path);
+  return object;
+}
+
 FailureOr<SmallVector<std::unique_ptr<CPUExecutable>>>
 CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
                            StringRef pipeline, std::string &error,
                            CompileTimes *times, StringRef objectFile,
                            bool useCache, const CompileOptions *options,
-                           bool runtimeAllocator) {
+                           bool runtimeAllocator,
+                           const std::optional<std::string> &cacheDir) {
   loadRuntimeLibraries();
   MLIRContext *ctx = module.getContext();
   SmallVector<std::unique_ptr<CPUExecutable>> exes;
@@ -548,13 +688,14 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   }
 
   // The compiled-kernel cache: same functions, entries and pipeline, same
-  // machine code.
-  std::string key;
+  // machine code. Locations are part of the key: the run-time error
+  // templates kept with the code name the ops' locations (the same
+  // function at another line must not report the first one's).
+  std::string key, text;
   useCache = useCache && objectFile.empty();
   if (useCache) {
-    std::string text;
     llvm::raw_string_ostream os(text);
-    clone->print(os, OpPrintingFlags().enableDebugInfo(false));
+    clone->print(os, OpPrintingFlags().enableDebugInfo(true));
     for (const std::string &entry : entries)
       os << "\n" << entry;
     os << "\n" << pipeline;
@@ -570,9 +711,11 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
                   "kernel cache hit for " + entryList(entries) +
                       " (compiled code reused)");
       for (auto &exe : exes) {
-        exe->engine = hit->engine;
+        exe->code = hit->code;
         exe->runtimeErrors = hit->runtimeErrors;
       }
+      if (failed(resolveEntries(exes, error)))
+        return failure();
       if (times) {
         *times = CompileTimes();
         times->cached = true;
@@ -580,6 +723,61 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       return exes;
     }
     ++c.stats.misses;
+  }
+
+  // The disk cache: the machine code of an earlier process.
+  std::string diskDir = useCache ? diskCacheDirectory(cacheDir) : "";
+  std::string diskKey;
+  if (!diskDir.empty()) {
+    auto t0 = std::chrono::steady_clock::now();
+    trace::Scope diskScope("disk cache " + entryList(entries), "compile");
+    diskKey = diskCacheKey(text);
+    if (std::optional<DiskCacheEntry> hit = diskCacheLoad(diskDir, diskKey)) {
+      std::string linkError;
+      std::shared_ptr<CompiledCode> code =
+          codeFromObject(hit->object, linkError);
+      auto messages = std::make_shared<const std::vector<std::string>>(
+          std::move(hit->runtimeErrors));
+      for (auto &exe : exes) {
+        exe->code = code;
+        exe->runtimeErrors = messages;
+      }
+      if (code && succeeded(resolveEntries(exes, linkError))) {
+        {
+          KernelCache &c = kernelCache();
+          std::lock_guard<std::mutex> lock(c.mutex);
+          c.insert(key, {code, messages, {}});
+        }
+        if (times) {
+          *times = CompileTimes();
+          times->diskHit = true;
+          times->diskBytesRead = hit->fileBytes;
+          times->kernels = hit->kernels;
+          times->kernelSites = hit->kernelSites;
+          times->jit = secondsSince(t0);
+        }
+        if (logs::enabled(logs::Topic::Codegen)) {
+          std::string msg;
+          llvm::raw_string_ostream os(msg);
+          os << "loaded " << entryList(entries) << " from the disk cache: "
+             << hit->kernels << " kernel function(s), "
+             << llvm::format("%.3f", secondsSince(t0)) << " s";
+          logs::log(logs::Topic::Codegen, msg);
+        }
+        return exes;
+      }
+      // Valid entry whose code does not link here (e.g. a symbol the
+      // process lacks): compile, and overwrite it.
+      if (logs::enabled(logs::Topic::Codegen))
+        logs::log(logs::Topic::Codegen,
+                  "disk cache entry " + StringRef(diskKey).take_front(16) +
+                      " could not be linked (" + linkError +
+                      "): compiling again");
+      for (auto &exe : exes) {
+        exe->code = nullptr;
+        exe->packed = nullptr;
+      }
+    }
   }
 
   // kiln-cpu (or `pipeline`). Diagnostics go to `error`.
@@ -648,18 +846,23 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     error = "cannot create a target machine: " + llvm::toString(tm.takeError());
     return failure();
   }
-  if (times) {
-    // Kernel functions compiled, and their call sites.
+  // Kernel functions compiled, and their call sites.
+  unsigned kernels = 0, kernelSites = 0;
+  if (times || !diskKey.empty()) {
     clone->walk([&](LLVM::LLVMFuncOp f) {
       if (f->hasAttr(kKernelFunctionAttr))
-        ++times->kernels;
+        ++kernels;
     });
     clone->walk([&](LLVM::CallOp call) {
       if (auto callee = call.getCallee())
         if (auto f = clone->lookupSymbol<LLVM::LLVMFuncOp>(*callee);
             f && f->hasAttr(kKernelFunctionAttr))
-          ++times->kernelSites;
+          ++kernelSites;
     });
+  }
+  if (times) {
+    times->kernels = kernels;
+    times->kernelSites = kernelSites;
   }
   // `transformer` is a function_ref: keep the std::function alive. The
   // -O3 pipeline is timed on its own (llvmOpt).
@@ -694,7 +897,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   opts.transformer = optimize;
   SmallVector<StringRef> libs = {KILN_MLIR_C_RUNNER_UTILS};
   opts.sharedLibPaths = libs;
-  opts.enableObjectDump = !objectFile.empty();
+  opts.enableObjectDump = !objectFile.empty() || !diskKey.empty();
   // LLVM's listeners: perf's writes a jitdump file (and a `.debug/jit`
   // directory) for every engine, so only when asked; GDB's registers the code
   // in memory only.
@@ -707,7 +910,9 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   double createSeconds = secondsSince(t0), optAtCreate = optSeconds;
   trace::record("LLVM translate + -O3", "compile", jitStart,
                 trace::nowMicros() - jitStart);
-  std::shared_ptr<ExecutionEngine> shared(std::move(*engine));
+  auto code = std::make_shared<CompiledCode>();
+  code->engine = std::shared_ptr<ExecutionEngine>(std::move(*engine));
+  ExecutionEngine *shared = code->engine.get();
   registerRuntimeErrorSymbol(*shared);
   registerBufferPoolSymbols(*shared);
   // Machine code now, inside the timed compile: the JIT would otherwise
@@ -731,9 +936,11 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   auto messages = std::make_shared<const std::vector<std::string>>(
       runtimeErrorMessages(*clone));
   for (auto &exe : exes) {
-    exe->engine = shared;
+    exe->code = code;
     exe->runtimeErrors = messages;
   }
+  if (failed(resolveEntries(exes, error)))
+    return failure();
   if (!objectFile.empty()) {
     // The object is produced when the code is materialized (first lookup).
     if (auto f = shared->lookupPacked(exes.front()->symbol); !f) {
@@ -745,7 +952,20 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   if (useCache) {
     KernelCache &c = kernelCache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    c.insert(key, {shared, messages, {}});
+    c.insert(key, {code, messages, {}});
+  }
+  if (!diskKey.empty()) {
+    DiskCacheEntry entry;
+    entry.runtimeErrors = *messages;
+    entry.object = objectOfEngine(*shared);
+    entry.kernels = kernels;
+    entry.kernelSites = kernelSites;
+    uint64_t written =
+        entry.object.empty() ? 0 : diskCacheStore(diskDir, diskKey, entry);
+    if (times) {
+      times->diskMiss = true;
+      times->diskBytesWritten = written;
+    }
   }
   if (times)
     times->jit = secondsSince(t0);
@@ -816,12 +1036,6 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
   SmallVector<void *> packed = {&resultPtr};
   for (void *&p : descPtrs)
     packed.push_back(&p);
-  auto entryFn = engine->lookupPacked(symbol);
-  if (!entryFn) {
-    error = "calling " + symbol + " failed: " +
-            llvm::toString(entryFn.takeError());
-    return failure();
-  }
   // This call's error report and allocations (other threads' calls have
   // their own).
   CallContext context;
@@ -833,7 +1047,7 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
       "kernel");
   auto tCall = std::chrono::steady_clock::now();
   if (std::optional<std::string> e =
-          invokeCompiled(context, *entryFn, packed.data())) {
+          invokeCompiled(context, this->packed, packed.data())) {
     // A run-time error reported before the failed allocation comes first
     // (the allocation may have been sized from the unchecked value).
     std::optional<std::string> reported =

@@ -12,13 +12,18 @@
 using namespace mlir;
 using namespace kiln::cpu;
 
+llvm::orc::SymbolMap
+kiln::cpu::runtimeErrorSymbols(llvm::orc::MangleAndInterner &interner) {
+  llvm::orc::SymbolMap map;
+  map[interner(kRuntimeErrorFn)] = {
+      llvm::orc::ExecutorAddr::fromPtr(&kiln_cpu_runtime_error),
+      llvm::JITSymbolFlags::Exported};
+  return map;
+}
+
 void kiln::cpu::registerRuntimeErrorSymbol(ExecutionEngine &engine) {
   engine.registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    map[interner(kRuntimeErrorFn)] = {
-        llvm::orc::ExecutorAddr::fromPtr(&kiln_cpu_runtime_error),
-        llvm::JITSymbolFlags::Exported};
-    return map;
+    return runtimeErrorSymbols(interner);
   });
 }
 

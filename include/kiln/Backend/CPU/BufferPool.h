@@ -11,6 +11,9 @@
 
 #include "kiln/rt/BufferPool.h"
 
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+
 namespace mlir {
 class ExecutionEngine;
 } // namespace mlir
@@ -29,6 +32,9 @@ using rt::releaseBufferPool;
 /// kiln_rt_malloc, kiln_rt_aligned_alloc and kiln_rt_free (before the module
 /// is materialized, i.e. before any lookup).
 void registerBufferPoolSymbols(mlir::ExecutionEngine &engine);
+/// The symbols registerBufferPoolSymbols defines, for another JIT (code
+/// loaded from the disk cache, DiskCache.h).
+llvm::orc::SymbolMap bufferPoolSymbols(llvm::orc::MangleAndInterner &interner);
 
 } // namespace kiln::cpu
 

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -30,11 +31,19 @@ class TargetMachine;
 
 namespace kiln::cpu {
 
+/// The JIT holding a compiled module's machine code (CPUBackend.cpp).
+struct CompiledCode;
+
 /// Seconds spent compiling.
 struct CompileTimes {
   double pipeline = 0; ///< kiln-cpu: kt -> LLVM dialect
   double jit = 0;      ///< LLVM IR translation, -O3, machine code
   bool cached = false; ///< the kernel came from the compiled-kernel cache
+  /// The code came from the disk cache (DiskCache.h; `jit` is then the time
+  /// to read and link it), or was looked up there and not found (compiled,
+  /// then stored).
+  bool diskHit = false, diskMiss = false;
+  uint64_t diskBytesRead = 0, diskBytesWritten = 0;
   /// `pipeline` by phase (wall time of the module-level passes): kiln-fuse;
   /// kiln-cpu-outline-kernels; lowering to linalg, tiling and vectorization
   /// (every pass before bufferization); bufferization (empty-tensor
@@ -69,8 +78,12 @@ struct CompileOptions {
   /// malloc / free / aligned_alloc, as the JIT'd code does, so that
   /// libkiln_rt's pool and failed-allocation handling hold for it too.
   bool packageObject = false;
-  /// Look up / store the kernel in the process-wide cache.
+  /// Look up / store the kernel in the process-wide cache (and the disk
+  /// cache).
   bool useCache = true;
+  /// The disk cache's directory (DiskCache.h; not part of any key): unset
+  /// for KILN_CACHE_DIR or its default, empty or "off" for none.
+  std::optional<std::string> cacheDir;
 };
 
 /// The process-wide compiled-kernel cache (key: the printed func.func ops
@@ -146,10 +159,12 @@ public:
   /// textual module pipeline ending in LLVM, e.g. "kiln-cpu{...}"; empty for
   /// kiln-cpu with default options), one JIT module. The executables share
   /// the JIT (it lives while any of them does); result i is `entries[i]`.
+  /// `cacheDir` as CompileOptions::cacheDir.
   static mlir::FailureOr<llvm::SmallVector<std::unique_ptr<CPUExecutable>>>
   compileAll(mlir::ModuleOp module, llvm::ArrayRef<std::string> entries,
              llvm::StringRef pipeline, std::string &error,
-             CompileTimes *times = nullptr);
+             CompileTimes *times = nullptr,
+             const std::optional<std::string> &cacheDir = std::nullopt);
 
   /// Calls the entry. Inputs are checked against the argument types; results
   /// (buffers the compiled code allocated) are copied into new tensors and
@@ -177,11 +192,18 @@ private:
   compileImpl(mlir::ModuleOp module, llvm::ArrayRef<std::string> entries,
               llvm::StringRef pipeline, std::string &error,
               CompileTimes *times, llvm::StringRef objectFile, bool useCache,
-              const CompileOptions *options, bool runtimeAllocator = false);
+              const CompileOptions *options, bool runtimeAllocator,
+              const std::optional<std::string> &cacheDir);
   static void loadRuntimeLibraries();
+  static mlir::LogicalResult
+  resolveEntries(llvm::ArrayRef<std::unique_ptr<CPUExecutable>> exes,
+                 std::string &error);
   static void setBLASThreadsOnLoad(unsigned threads);
   mutable std::atomic<double> kernelSeconds{0};
-  std::shared_ptr<mlir::ExecutionEngine> engine;
+  /// The JIT holding the machine code (shared by the executables of one
+  /// compile and the kernel cache), and the packed wrapper of the entry.
+  std::shared_ptr<CompiledCode> code;
+  void (*packed)(void **) = nullptr;
   std::string symbol;
   struct Sig {
     interp::DType dtype;

@@ -15,6 +15,8 @@
 #include "kiln/rt/CallContext.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 
 #include <optional>
 #include <string>
@@ -40,6 +42,9 @@ using rt::prepareOpenMPTool;
 
 /// Makes kiln_cpu_runtime_error resolvable by the JIT-compiled code.
 void registerRuntimeErrorSymbol(mlir::ExecutionEngine &engine);
+/// The symbol registerRuntimeErrorSymbol defines, for another JIT (code
+/// loaded from the disk cache, DiskCache.h).
+llvm::orc::SymbolMap runtimeErrorSymbols(llvm::orc::MangleAndInterner &interner);
 /// The message templates of a lowered module (its kiln.runtime_errors).
 std::vector<std::string> runtimeErrorMessages(mlir::ModuleOp module);
 
