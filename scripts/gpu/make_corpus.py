@@ -78,17 +78,30 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--chip", default="sm_90a")
     ap.add_argument("--keep", help="keep the corpus folder here")
+    ap.add_argument("--recompile-failed", action="store_true",
+                    help="with --keep: compile again only the cases of the "
+                    "kept corpus that did not compile (after a compiler fix)")
     a = ap.parse_args()
     tmp = a.keep or tempfile.mkdtemp(prefix="kiln-gpu-corpus-")
     corpus = os.path.join(tmp, "corpus")
-    shutil.rmtree(corpus, ignore_errors=True)
-    os.makedirs(corpus)
-    run_suites(corpus, a.jobs)
-    dirs = sorted(glob.glob(os.path.join(corpus, "*")))
-    work = [(d, a.chip, "isa" if i % 8 == 7 else "bin")
-            for i, d in enumerate(dirs)]
-    with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        cases = list(ex.map(compile_case, work))
+    if a.recompile_failed:
+        with open(os.path.join(corpus, "index.json")) as f:
+            old = {c["dir"]: c for c in json.load(f)["cases"]}
+        redo = [(os.path.join(corpus, n), a.chip, c["emit"])
+                for n, c in sorted(old.items()) if not c["compiled"]]
+        with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
+            for c in ex.map(compile_case, redo):
+                old[c["dir"]] = c
+        cases = [old[n] for n in sorted(old)]
+    else:
+        shutil.rmtree(corpus, ignore_errors=True)
+        os.makedirs(corpus)
+        run_suites(corpus, a.jobs)
+        dirs = sorted(glob.glob(os.path.join(corpus, "*")))
+        work = [(d, a.chip, "isa" if i % 8 == 7 else "bin")
+                for i, d in enumerate(dirs)]
+        with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
+            cases = list(ex.map(compile_case, work))
     ok = sum(c["compiled"] for c in cases)
     print("%d cases, %d compiled for %s, %d did not compile" %
           (len(cases), ok, a.chip, len(cases) - ok))

@@ -114,6 +114,43 @@ LogicalResult mapParallel(scf::ParallelOp loop, int64_t blockSize,
   return success();
 }
 
+/// Replaces `launch` (a kernel nested in code that is moving into a
+/// one-thread kernel: a kernel cannot launch kernels) by loops over its
+/// blocks and threads running its body, in order. Kiln's kernels use no
+/// shared memory or barriers, so this computes the same.
+void serializeLaunch(gpu::LaunchOp launch) {
+  OpBuilder b(launch);
+  Location loc = launch.getLoc();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  IRMapping map;
+  gpu::KernelDim3 gridIds = launch.getBlockIds(),
+                  threadIds = launch.getThreadIds(),
+                  gridSize = launch.getGridSize(),
+                  blockSize = launch.getBlockSize();
+  gpu::KernelDim3 gridOps = launch.getGridSizeOperandValues(),
+                  blockOps = launch.getBlockSizeOperandValues();
+  map.map(gridSize.x, gridOps.x);
+  map.map(gridSize.y, gridOps.y);
+  map.map(gridSize.z, gridOps.z);
+  map.map(blockSize.x, blockOps.x);
+  map.map(blockSize.y, blockOps.y);
+  map.map(blockSize.z, blockOps.z);
+  // One loop per dim: blocks z, y, x, then threads z, y, x.
+  Value bounds[6] = {gridOps.z,  gridOps.y,  gridOps.x,
+                     blockOps.z, blockOps.y, blockOps.x};
+  Value ids[6] = {gridIds.z,   gridIds.y,   gridIds.x,
+                  threadIds.z, threadIds.y, threadIds.x};
+  for (int i = 0; i < 6; ++i) {
+    auto loop = scf::ForOp::create(b, loc, zero, bounds[i], one);
+    map.map(ids[i], loop.getInductionVar());
+    b.setInsertionPointToStart(loop.getBody());
+  }
+  for (Operation &op : launch.getBody().front().without_terminator())
+    b.clone(op, map);
+  launch.erase();
+}
+
 /// Whether `op` (or an op inside it, outside kernels) reads or writes
 /// memref data on the host. (A host loop around kernels, e.g. over the
 /// outer reduction dim of a linalg op with its parallel dim inside, stays
@@ -280,6 +317,14 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
         return op->emitError("kiln-nvptx: the host uses a value this op "
                              "computes from device memory; not supported");
       escapes.insert(op);
+    }
+    // Kernels inside the run (a host loop around a kernel, e.g. a scan
+    // along one dim) run in this kernel's thread.
+    for (Operation *op : run) {
+      SmallVector<gpu::LaunchOp> nested;
+      op->walk([&](gpu::LaunchOp l) { nested.push_back(l); });
+      for (gpu::LaunchOp l : nested)
+        serializeLaunch(l);
     }
     Operation *first = run.front();
     OpBuilder b(first);

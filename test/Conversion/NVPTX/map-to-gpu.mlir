@@ -62,3 +62,43 @@ func.func @host_reads(%x: memref<4xindex>) -> memref<?xf32> {
   %y = memref.alloc(%n) : memref<?xf32>
   return %y : memref<?xf32>
 }
+
+// -----
+
+// A host loop that touches memory (a scan along a dim: kt.cumsum) around
+// a parallel loop (a copy): the loop runs in a one-thread kernel, and the
+// kernel the inner parallel loop became runs inside it as loops over its
+// blocks and threads (a kernel cannot launch a kernel; this was a nested
+// gpu.launch that gpu-to-llvm could not lower, an error without location).
+// CHECK-LABEL: func.func @scan_around_copy
+// CHECK: gpu.launch blocks
+// CHECK: scf.for %[[I:.*]] = %c0{{.*}} to %c9
+// CHECK: memref.load
+// CHECK: memref.store
+// CHECK-NOT: gpu.launch
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @scan_around_copy(%a: memref<1x9xf32>, %acc: memref<1xf32>) -> memref<1x9xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c9 = arith.constant 9 : index
+  %out = memref.alloc() : memref<1x9xf32>
+  scf.for %i = %c0 to %c9 step %c1 {
+    %s = memref.subview %a[0, %i] [1, 1] [1, 1] : memref<1x9xf32> to memref<1xf32, strided<[9], offset: ?>>
+    %d = memref.subview %out[0, %i] [1, 1] [1, 1] : memref<1x9xf32> to memref<1xf32, strided<[9], offset: ?>>
+    %x = memref.load %s[%c0] : memref<1xf32, strided<[9], offset: ?>>
+    %y = memref.load %acc[%c0] : memref<1xf32>
+    %z = arith.addf %x, %y : f32
+    memref.store %z, %acc[%c0] : memref<1xf32>
+    memref.store %z, %d[%c0] : memref<1xf32, strided<[9], offset: ?>>
+    scf.parallel (%j) = (%c0) to (%c1) step (%c1) {
+      %v = memref.load %d[%j] : memref<1xf32, strided<[9], offset: ?>>
+      memref.store %v, %d[%j] : memref<1xf32, strided<[9], offset: ?>>
+      scf.reduce
+    }
+  }
+  return %out : memref<1x9xf32>
+}
