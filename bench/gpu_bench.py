@@ -126,6 +126,7 @@ def main():
                                    eager_s / kiln_s, comp, extra, diff),
               flush=True)
         del pkg, entry, out, args
+    print("libkiln_rt device memory:", kiln_rt.cuda_memory_stats())
 
 
 if __name__ == "__main__":

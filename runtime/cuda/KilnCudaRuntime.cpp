@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln_cuda_rt.h"
+#include "BlockCache.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -201,6 +202,36 @@ struct ScopedContext {
   }
 };
 
+/// The result of the last raw cuMemAlloc on this thread (for the error).
+thread_local CUresult lastAllocResult = CUDA_SUCCESS;
+
+/// Whether freed device memory is kept for reuse (KILN_CUDA_CACHE=0: every
+/// mgpuMemAlloc / mgpuMemFree is cuMemAlloc / cuMemFree, e.g. for
+/// compute-sanitizer's leak and race checks).
+bool cachingEnabled() {
+  static const bool enabled = [] {
+    const char *v = std::getenv("KILN_CUDA_CACHE");
+    return !(v && std::string(v) == "0");
+  }();
+  return enabled;
+}
+
+void *rawAlloc(size_t bytes) {
+  CUdeviceptr ptr = 0;
+  lastAllocResult = driver().cuMemAlloc(&ptr, bytes);
+  return lastAllocResult == CUDA_SUCCESS ? reinterpret_cast<void *>(ptr)
+                                         : nullptr;
+}
+
+void rawFree(void *ptr) {
+  driver().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr));
+}
+
+kiln::cuda::BlockCache &blockCache() {
+  static auto *cache = new kiln::cuda::BlockCache(rawAlloc, rawFree);
+  return *cache;
+}
+
 } // namespace
 
 extern "C" {
@@ -367,17 +398,43 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
   if (sizeBytes == 0)
     return nullptr;
   ScopedContext scope;
-  CUdeviceptr ptr = 0;
-  std::string detail = std::to_string(sizeBytes) + " bytes";
-  check(driver().cuMemAlloc(&ptr, sizeBytes), "cuMemAlloc", detail.c_str());
-  return reinterpret_cast<void *>(ptr);
+  void *ptr = cachingEnabled() ? blockCache().allocate(sizeBytes)
+                               : rawAlloc(sizeBytes);
+  if (!ptr) {
+    std::string detail = std::to_string(sizeBytes) + " bytes";
+    check(lastAllocResult == CUDA_SUCCESS ? CUDA_ERROR_OUT_OF_MEMORY
+                                          : lastAllocResult,
+          "cuMemAlloc", detail.c_str());
+  }
+  return ptr;
 }
 
 void mgpuMemFree(void *ptr, void * /*stream*/) {
   if (!ptr || !driver().loaded)
     return;
+  if (cachingEnabled() && blockCache().release(ptr))
+    return;
   ScopedContext scope;
-  driver().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr));
+  rawFree(ptr);
+}
+
+void kilnCudaEmptyCache(void) {
+  if (!driver().loaded)
+    return;
+  ScopedContext scope;
+  blockCache().empty();
+}
+
+void kilnCudaGetMemoryStats(KilnCudaMemoryStats *out) {
+  if (!out)
+    return;
+  kiln::cuda::CacheStats s = blockCache().statistics();
+  out->allocations = s.allocations;
+  out->cache_hits = s.hits;
+  out->device_allocations = s.rawAllocs;
+  out->device_frees = s.rawFrees;
+  out->bytes_in_use = s.bytesInUse;
+  out->bytes_cached = s.bytesCached;
 }
 
 void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *streamArg) {

@@ -27,7 +27,8 @@ import os
 from ctypes import (POINTER, Structure, c_char_p, c_int, c_int32, c_int64,
                     c_uint8, c_uint16, c_uint64, c_void_p, CFUNCTYPE)
 
-__all__ = ["Package", "KilnRtError", "load_library"]
+__all__ = ["Package", "KilnRtError", "load_library", "cuda_memory_stats",
+           "cuda_empty_cache"]
 
 kDLCPU = 1
 kDLCUDA = 2
@@ -242,6 +243,30 @@ def _numpy_result(mp):
     buf = (ctypes.c_char * (n * dtype.itemsize)).from_address(dl.data + dl.byte_offset)
     buf._kiln_owner = owner  # the array's base keeps the owner alive
     return np.frombuffer(buf, dtype).reshape(shape)
+
+
+class _CudaMemoryStats(Structure):
+    _fields_ = [(n, c_uint64) for n in (
+        "allocations", "cache_hits", "device_allocations", "device_frees",
+        "bytes_in_use", "bytes_cached")]
+
+
+def cuda_memory_stats():
+    """The caching allocator's counters of CUDA packages' device memory
+    (a dict), or None when libkiln_rt was built without CUDA."""
+    L = load_library()
+    if not hasattr(L, "kilnCudaGetMemoryStats"):
+        return None
+    s = _CudaMemoryStats()
+    L.kilnCudaGetMemoryStats(ctypes.byref(s))
+    return {n: getattr(s, n) for n, _ in _CudaMemoryStats._fields_}
+
+
+def cuda_empty_cache():
+    """Frees the device memory the caching allocator keeps for reuse."""
+    L = load_library()
+    if hasattr(L, "kilnCudaEmptyCache"):
+        L.kilnCudaEmptyCache()
 
 
 class Entry:

@@ -35,6 +35,21 @@ int kilnCudaDriverAvailable(void);
 /// becomes the thread's.
 void kilnCudaSynchronize(void);
 
+/// The caching allocator behind mgpuMemAlloc / mgpuMemFree (BlockCache.h):
+/// freed device memory is kept per size class and reused, as PyTorch's
+/// caching allocator (KILN_CUDA_CACHE=0 turns it off).
+typedef struct KilnCudaMemoryStats {
+  uint64_t allocations;        /* mgpuMemAlloc calls served */
+  uint64_t cache_hits;         /* ... from cached blocks */
+  uint64_t device_allocations; /* cuMemAlloc calls */
+  uint64_t device_frees;       /* cuMemFree calls of cached blocks */
+  uint64_t bytes_in_use;       /* handed out, not freed (class sizes) */
+  uint64_t bytes_cached;       /* kept for reuse */
+} KilnCudaMemoryStats;
+void kilnCudaGetMemoryStats(KilnCudaMemoryStats *out);
+/// Frees every cached block (torch.cuda.empty_cache).
+void kilnCudaEmptyCache(void);
+
 /* The gpu-to-llvm ABI (pointers are CUmodule, CUfunction, CUstream, CUevent
    and device pointers). */
 void mgpuSetDefaultDevice(int32_t device);
