@@ -167,6 +167,28 @@ bool touchesMemory(Operation *op) {
   return r.wasInterrupted();
 }
 
+/// A copy of `src` into `dst` (same shape) as an scf.parallel of loads and
+/// stores at `b` (a 0-d buffer: one iteration), i.e. a kernel once mapped.
+scf::ParallelOp copyLoop(OpBuilder &b, Location loc, Value src, Value dst) {
+  auto type = cast<MemRefType>(src.getType());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  bool scalar = type.getRank() == 0;
+  SmallVector<Value> ubs;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    ubs.push_back(memref::DimOp::create(b, loc, src, d));
+  if (scalar)
+    ubs.push_back(one);
+  SmallVector<Value> lbs(ubs.size(), zero), steps(ubs.size(), one);
+  return scf::ParallelOp::create(
+      b, loc, lbs, ubs, steps,
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+        ValueRange idx = scalar ? ValueRange() : ivs;
+        Value v = memref::LoadOp::create(nb, nloc, src, idx);
+        memref::StoreOp::create(nb, nloc, v, dst, idx);
+      });
+}
+
 } // namespace
 
 FailureOr<kiln::nvptx::MapStats>
@@ -181,26 +203,7 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
   });
   for (memref::CopyOp copy : copies) {
     OpBuilder b(copy);
-    Location loc = copy.getLoc();
-    auto type = cast<MemRefType>(copy.getSource().getType());
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    if (type.getRank() == 0) {
-      Value v = memref::LoadOp::create(b, loc, copy.getSource());
-      memref::StoreOp::create(b, loc, v, copy.getTarget());
-      copy.erase();
-      continue;
-    }
-    SmallVector<Value> lbs(type.getRank(), zero), steps(type.getRank(), one),
-        ubs;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      ubs.push_back(memref::DimOp::create(b, loc, copy.getSource(), d));
-    scf::ParallelOp::create(
-        b, loc, lbs, ubs, steps,
-        [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-          Value v = memref::LoadOp::create(nb, nloc, copy.getSource(), ivs);
-          memref::StoreOp::create(nb, nloc, v, copy.getTarget(), ivs);
-        });
+    copyLoop(b, copy.getLoc(), copy.getSource(), copy.getTarget());
     copy.erase();
   }
   // 1. Parallel loops.
@@ -413,31 +416,15 @@ FailureOr<unsigned> kiln::nvptx::clonesToGPU(func::FuncOp fn,
     if (!type.getLayout().isIdentity())
       return c.emitError("kiln-nvptx: a clone into a non-identity layout "
                          "is not supported");
-    SmallVector<Value> dynamic, ubs;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      Value size = memref::DimOp::create(b, loc, src, d);
-      ubs.push_back(size);
+    SmallVector<Value> dynamic;
+    for (int64_t d = 0; d < type.getRank(); ++d)
       if (type.isDynamicDim(d))
-        dynamic.push_back(size);
-    }
+        dynamic.push_back(memref::DimOp::create(b, loc, src, d));
     auto alloc = gpu::AllocOp::create(b, loc, type, Type(), ValueRange(),
                                       dynamic, ValueRange());
     Value dst = alloc.getMemref();
-    // The copy as a parallel loop (a 0-d buffer: one iteration), then a
-    // kernel like every other parallel loop.
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    bool scalar = type.getRank() == 0;
-    if (scalar)
-      ubs.push_back(one);
-    SmallVector<Value> lbs(ubs.size(), zero), steps(ubs.size(), one);
-    auto loop = scf::ParallelOp::create(
-        b, loc, lbs, ubs, steps,
-        [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-          ValueRange idx = scalar ? ValueRange() : ivs;
-          Value v = memref::LoadOp::create(nb, nloc, src, idx);
-          memref::StoreOp::create(nb, nloc, v, dst, idx);
-        });
+    // The copy as a parallel loop, then a kernel like every other one.
+    scf::ParallelOp loop = copyLoop(b, loc, src, dst);
     if (failed(mapParallel(loop, blockSize, maxBlocks)))
       return failure();
     c.getResult().replaceAllUsesWith(dst);

@@ -51,17 +51,23 @@ using namespace mlir;
 
 namespace {
 
+/// The launch options of the kiln-nvptx passes, checked.
+LogicalResult checkLaunchOptions(Operation *op, StringRef pass,
+                                 int64_t blockSize, int64_t maxBlocks) {
+  if (blockSize > 0 && blockSize <= 1024 && maxBlocks > 0)
+    return success();
+  return op->emitError() << pass
+                         << ": block-size must be in [1, 1024] and "
+                            "max-blocks positive, not "
+                         << blockSize << " and " << maxBlocks;
+}
+
 struct MapToGPU : public kiln::impl::KilnNVPTXMapToGPUPassBase<MapToGPU> {
   using Base::Base;
   void runOnOperation() override {
-    if (blockSize <= 0 || blockSize > 1024 || maxBlocks <= 0) {
-      getOperation().emitError()
-          << "kiln-nvptx-map-to-gpu: block-size must be in [1, 1024] and "
-             "max-blocks positive, not "
-          << static_cast<int64_t>(blockSize) << " and "
-          << static_cast<int64_t>(maxBlocks);
+    if (failed(checkLaunchOptions(getOperation(), getArgument(), blockSize,
+                                  maxBlocks)))
       return signalPassFailure();
-    }
     if (failed(kiln::nvptx::mapToGPU(getOperation(), blockSize, maxBlocks)))
       signalPassFailure();
   }
@@ -71,14 +77,9 @@ struct ClonesToGPU
     : public kiln::impl::KilnNVPTXClonesToGPUPassBase<ClonesToGPU> {
   using Base::Base;
   void runOnOperation() override {
-    if (blockSize <= 0 || blockSize > 1024 || maxBlocks <= 0) {
-      getOperation().emitError()
-          << "kiln-nvptx-clones-to-gpu: block-size must be in [1, 1024] and "
-             "max-blocks positive, not "
-          << static_cast<int64_t>(blockSize) << " and "
-          << static_cast<int64_t>(maxBlocks);
+    if (failed(checkLaunchOptions(getOperation(), getArgument(), blockSize,
+                                  maxBlocks)))
       return signalPassFailure();
-    }
     if (failed(kiln::nvptx::clonesToGPU(getOperation(), blockSize, maxBlocks)))
       signalPassFailure();
   }
