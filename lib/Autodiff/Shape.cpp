@@ -276,6 +276,56 @@ LogicalResult vjpGather(kt::GatherOp op, GradEmitter &e, Value g,
   return success();
 }
 
+/// PyTorch's scatter / scatter_add / scatter_reduce backward (sum, mean;
+/// `none` is torch.scatter's): the gradient of self is g, zero where an
+/// index writes without self's value, divided by the count for mean; the
+/// gradient of src is g (divided likewise) gathered at the index, zero-padded
+/// where src is larger than index. prod/amax/amin have no rule yet (an
+/// error at the op).
+LogicalResult vjpScatterReduce(kt::ScatterOp op, GradEmitter &e, Value g,
+                         Grads &grads) {
+  using R = kt::ScatterReduce;
+  Value x = op.getSelf(), index = op.getIndex(), src = op.getSrc();
+  if (!isFloatValue(x))
+    return success();
+  R red = op.getReduce();
+  if (red != R::none && red != R::sum && red != R::mean)
+    return op.emitError("no gradient for 'kt.scatter' with reduce = ")
+           << kt::stringifyScatterReduce(red)
+           << " (sum, mean and none have one)";
+  bool includeSelf = red == R::sum || red == R::mean ? op.getIncludeSelf()
+                                                     : false;
+  int64_t dim = op.getDim();
+  auto scatter = [&](Value self, Value s, R r) {
+    return e.op<kt::ScatterOp>(
+        {self, index, s},
+        {e.attr("dim", op.getDimAttr()),
+         e.attr("reduce", kt::ScatterReduceAttr::get(op.getContext(), r))});
+  };
+  Value gs = g;
+  if (red == R::mean) {
+    Value n = scatter(includeSelf ? e.onesLike(x) : e.zerosLike(x),
+                      e.onesLike(src), R::sum);
+    gs = e.div(g, e.maximum(n, e.scalarLike(1, n)));
+  }
+  // Positions an index writes to without keeping self's value get no
+  // gradient through self.
+  grads[0] = includeSelf ? gs : scatter(gs, e.zerosLike(src), R::none);
+  Value gsrc = e.gather(gs, index, dim);
+  auto is = GradEmitter::shapeOf(index), ss = GradEmitter::shapeOf(src);
+  if (is.size() != ss.size()) {
+    gsrc = e.reshape(gsrc, ss); // rank 0 against rank 1 of one element
+  } else if (is != ss) {
+    if (failed(needStatic(op, index)) || failed(needStatic(op, src)))
+      return failure();
+    for (int64_t d = 0, r = ss.size(); d < r; ++d)
+      if (is[d] != ss[d])
+        gsrc = e.padDim(gsrc, d, 0, ss[d] - is[d]);
+  }
+  grads[2] = gsrc;
+  return success();
+}
+
 LogicalResult vjpIndexSelect(kt::IndexSelectOp op, GradEmitter &e, Value g,
                              Grads &grads) {
   Value x = op.getSelf(), index = op.getIndex();
@@ -323,6 +373,7 @@ void autodiff::registerShapeVJPs(MLIRContext *ctx) {
   attachVJP<kt::PadOp, vjpPad>(ctx);
   attachVJP<kt::FlipOp, vjpFlip>(ctx);
   attachVJP<kt::GatherOp, vjpGather>(ctx);
+  attachVJP<kt::ScatterOp, vjpScatterReduce>(ctx);
   attachVJP<kt::IndexSelectOp, vjpIndexSelect>(ctx);
   attachVJP<kt::SliceScatterOp, vjpSliceScatter>(ctx);
   attachVJP<kt::SelectScatterOp, vjpSelectScatter>(ctx);

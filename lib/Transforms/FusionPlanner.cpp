@@ -356,8 +356,40 @@ std::string kernelName(ArrayRef<Operation *> ops, unsigned index,
   return name + "_" + std::to_string(index);
 }
 
-/// Wraps `ops` (block order) in a kt.fusion after the last of them.
-void materialize(Block &block, ArrayRef<Operation *> ops, StringRef name) {
+/// `ops` (block order) without the ops that repeat an earlier one of them
+/// (same op, operands, attributes and types): those are erased and their
+/// uses take the earlier op's results. Without this a group holding two
+/// equal ops (`x.int()` written twice) yields two results that the lowering
+/// folds into one value: the kernel returns one buffer twice, and an op that
+/// writes into one of its operands in place (kt.scatter, kt.slice_scatter)
+/// then changes the other result too.
+SmallVector<Operation *> withoutRepeats(ArrayRef<Operation *> ops) {
+  SmallVector<Operation *> kept;
+  for (Operation *op : ops) {
+    Operation *same = nullptr;
+    if (op->getNumRegions() == 0 && isMemoryEffectFree(op))
+      for (Operation *k : kept)
+        if (OperationEquivalence::isEquivalentTo(
+                k, op, OperationEquivalence::exactValueMatch,
+                /*markEquivalent=*/nullptr,
+                OperationEquivalence::IgnoreLocations)) {
+          same = k;
+          break;
+        }
+    if (!same) {
+      kept.push_back(op);
+      continue;
+    }
+    op->replaceAllUsesWith(same);
+    op->erase();
+  }
+  return kept;
+}
+
+/// Wraps `allOps` (block order) in a kt.fusion after the last of them
+/// (repeated ops merged first).
+void materialize(Block &block, ArrayRef<Operation *> allOps, StringRef name) {
+  SmallVector<Operation *> ops = withoutRepeats(allOps);
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   auto outside = [&](Operation *user) {
     Operation *a = block.findAncestorOpInBlock(*user);

@@ -549,7 +549,7 @@ class SegmentRun:
         v = pytree.tree_map(leaf, value)
         dict.__setitem__(imp.env, node, v)
         if isinstance(v, TensorVal):
-            imp._tensor_nodes.setdefault(id(v), []).append(node)
+            imp.bind_node(v, node)
         if node not in self.ext_index:
             self.ext_index[node] = len(self.ext_nodes)
             self.ext_nodes.append(node)

@@ -237,7 +237,13 @@ class FxImporter:
         self.cur_attrs = ""
         self.placeholders = 0
         self.output = None
+        # id(TensorVal) -> the nodes bound to it (mutate rebinds them). The
+        # TensorVals are kept alive while the import runs: a freed one's id
+        # would be reused by a new TensorVal, and an in-place write to that
+        # one would then rebind the old one's nodes (y.add_(1) followed by
+        # z.scatter_(...) returned z's value for y).
         self._tensor_nodes = {}
+        self._bound = []
         # id(TensorVal) -> why it must not be written in place (graph
         # breaks: a tensor whose views crossed a break as copies).
         self.no_write = {}
@@ -272,8 +278,13 @@ class FxImporter:
                 % (target_name(node), type(e).__name__, e)) from e
         self.env[node] = value
         if isinstance(value, TensorVal):
-            self._tensor_nodes.setdefault(id(value), []).append(node)
+            self.bind_node(value, node)
         return value
+
+    def bind_node(self, value, node):
+        """Records that `node` reads the TensorVal `value` (see mutate)."""
+        self._bound.append(value)
+        self._tensor_nodes.setdefault(id(value), []).append(node)
 
     def _located(self, cls, message):
         frames = getattr(self, "cur_frames", None) or []
@@ -551,7 +562,7 @@ class FxImporter:
                 raise err
         for n in self._tensor_nodes.get(id(old), []):
             self.env[n] = new
-            self._tensor_nodes.setdefault(id(new), []).append(n)
+            self.bind_node(new, n)
         arg = old.arg
         if arg is None:
             for a in self.args:

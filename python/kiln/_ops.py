@@ -1727,6 +1727,168 @@ def gather(b, x, dim, index, *, sparse_grad=False):
                 dtype=x.dtype)
 
 
+def scatter_op(b, x, dim, index, src, reduce="none", include_self=True,
+               what="scatter"):
+    """kt.scatter: src (a tensor of x's dtype, or a number filling index's
+    shape) written (reduce "none") or reduced into x at index along dim."""
+    x = need_tensor(b, x, what)
+    index = need_tensor(b, index, "%s's index" % what)
+    if index.dtype not in (torch.int64, torch.int32):
+        raise b.error("%s's index must be an integer tensor, got %s"
+                      % (what, index.dtype))
+    d = norm_dim(b, dim, x.ndim)
+    if isinstance(src, TensorVal):
+        if src.dtype != x.dtype:
+            raise b.error("%s: src has dtype %s but self has %s (PyTorch "
+                          "requires them to be equal)" % (what, src.dtype,
+                                                         x.dtype))
+    else:
+        src = full(b, index.shape, src, x.dtype,
+                   why="the index shape of a scatter of a value")
+    if reduce == "mean" and x.dtype == torch.bool:
+        raise b.error("%s with reduce='mean' of a bool tensor (PyTorch has "
+                      "no such kernel)" % what)
+    attrs = {"dim": d}
+    if reduce != "none":
+        attrs["reduce"] = _ir.Raw("#kt.scatter_reduce<%s>" % reduce)
+    if not include_self:
+        attrs["include_self"] = False
+    return b.op("scatter", [x, index, src], attrs, shape=x.shape,
+                dtype=x.dtype)
+
+
+# torch.scatter's deprecated `reduce=` ("add", "multiply").
+_SCATTER_REDUCE = {None: "none", "add": "sum", "multiply": "prod"}
+
+
+@both("scatter")
+def scatter(b, x, dim, index, src=None, value=None, *, reduce=None):
+    if reduce not in _SCATTER_REDUCE:
+        raise b.error("scatter's reduce must be 'add' or 'multiply', got %r"
+                      % (reduce,))
+    return scatter_op(b, x, dim, index, value if src is None else src,
+                      _SCATTER_REDUCE[reduce])
+
+
+@both("scatter_add")
+def scatter_add(b, x, dim, index, src):
+    return scatter_op(b, x, dim, index, need_tensor(b, src, "scatter_add's src"),
+                      "sum", what="scatter_add")
+
+
+@both("scatter_reduce")
+def scatter_reduce(b, x, dim, index, src, reduce, *, include_self=True,
+                   out=None):
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise b.error("scatter_reduce's reduce must be one of 'sum', "
+                      "'prod', 'mean', 'amax', 'amin', got %r" % (reduce,))
+    return scatter_op(b, x, dim, index,
+                      need_tensor(b, src, "scatter_reduce's src"), reduce,
+                      bool(b.static(include_self, "include_self")),
+                      what="scatter_reduce")
+
+
+def _index_along(b, x, d, index, shape, what):
+    """A 1-D (or 0-d) index along dim d broadcast to `shape` (the shape of
+    the source, whose dim d has index's length): the index of a kt.scatter
+    that does what index_add / index_copy / index_fill do."""
+    index = need_tensor(b, index, "%s's index" % what)
+    if index.dtype not in (torch.int64, torch.int32):
+        raise b.error("%s's index must be an integer tensor, got %s"
+                      % (what, index.dtype))
+    if index.ndim > 1:
+        raise b.error("%s's index must have rank 0 or 1, got %d"
+                      % (what, index.ndim))
+    if x.ndim == 0:
+        return reshape(b, index, []) if index.ndim else index
+    n = index.shape[0] if index.ndim else 1
+    unit = [1] * x.ndim
+    unit[d] = n
+    return expand(b, reshape(b, index, unit), list(shape))
+
+
+def _index_source(b, x, d, index, source, what):
+    x = need_tensor(b, x, what)
+    source = need_tensor(b, source, "%s's source" % what)
+    n = 1 if index.ndim == 0 else index.shape[0]
+    if source.ndim != x.ndim and not (x.ndim <= 1 and source.ndim <= 1):
+        raise b.error("%s: source has rank %d but self has rank %d"
+                      % (what, source.ndim, x.ndim))
+    for k in range(source.ndim):
+        want = n if k == d else x.shape[k]
+        if value(source.shape[k]) != value(want):
+            raise b.error("%s: source has shape %s but must have %s at dim "
+                          "%d (self %s, %s indices along dim %d)" % (
+                              what, [value(s) for s in source.shape],
+                              value(want), k, [value(s) for s in x.shape],
+                              value(n), d))
+    return source
+
+
+@both("index_add")
+def index_add(b, x, dim, index, source, *, alpha=1, out=None):
+    x = need_tensor(b, x, "index_add")
+    d = norm_dim(b, dim, x.ndim)
+    source = _index_source(b, x, d, index, source, "index_add")
+    if source.dtype != x.dtype:
+        raise b.error("index_add: source has dtype %s but self has %s "
+                      "(PyTorch requires them to be equal)" % (
+                          source.dtype, x.dtype))
+    alpha = b.static(alpha, "index_add's alpha")
+    if alpha != 1:
+        source = cast(b, mul(b, source, alpha), x.dtype)
+    idx = _index_along(b, x, d, index, source.shape, "index_add")
+    return scatter_op(b, x, d, idx, source, "sum", what="index_add")
+
+
+@both("index_copy")
+def index_copy(b, x, dim, index, source):
+    x = need_tensor(b, x, "index_copy")
+    d = norm_dim(b, dim, x.ndim)
+    source = _index_source(b, x, d, index, source, "index_copy")
+    if source.dtype != x.dtype:
+        raise b.error("index_copy: source has dtype %s but self has %s "
+                      "(PyTorch requires them to be equal)" % (
+                          source.dtype, x.dtype))
+    idx = _index_along(b, x, d, index, source.shape, "index_copy")
+    return scatter_op(b, x, d, idx, source, "none", what="index_copy")
+
+
+@both("index_fill")
+def index_fill(b, x, dim, index, value):
+    x = need_tensor(b, x, "index_fill")
+    d = norm_dim(b, dim, x.ndim)
+    index = need_tensor(b, index, "index_fill's index")
+    # index_fill accepts indices in [-size, size), as PyTorch.
+    size = x.shape[d] if x.ndim else 1
+    if isinstance(size, Sym):
+        size = b.static(size, "the size of index_fill's dim")
+    index = where(b, binary(b, "lt", index, 0, out_dtype=torch.bool),
+                  add(b, index, size), index)
+    shape = list(x.shape) if x.ndim else []
+    if x.ndim:
+        shape[d] = index.shape[0] if index.ndim else 1
+    idx = _index_along(b, x, d, index, shape, "index_fill")
+    if isinstance(value, TensorVal):
+        if value.ndim != 0:
+            raise b.error("index_fill's value must be a number or a 0-d "
+                          "tensor, got a tensor of rank %d" % value.ndim)
+        src = expand(b, cast(b, value, x.dtype), shape) if shape else \
+            cast(b, value, x.dtype)
+    else:
+        src = full(b, shape, value, x.dtype,
+                   why="the shape of index_fill's selection")
+    return scatter_op(b, x, d, idx, src, "none", what="index_fill")
+
+
+for _name, _conv in (("scatter", scatter), ("scatter_add", scatter_add),
+                     ("scatter_reduce", scatter_reduce),
+                     ("index_add", index_add), ("index_copy", index_copy),
+                     ("index_fill", index_fill)):
+    METHODS[_name + "_"] = (lambda c: lambda b, x, *a, **k: in_place(
+        b, x, c(b, x, *a, **k)))(_conv)
+
+
 @both("split")
 def split(b, x, split_size_or_sections, dim=0):
     x = need_tensor(b, x, "split")

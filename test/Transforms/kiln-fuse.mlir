@@ -198,3 +198,26 @@ func.func @dynamic(%x: tensor<?x?xf32>) -> tensor<?xf32> {
   return %1 : tensor<?xf32>
 }
 
+
+// -----
+
+// Tests that repeated ops of a group (x.int() written twice, a chain computed
+// twice) are merged: the group yields each value once, so its kernel never
+// returns one buffer as two results (an in-place kt.slice_scatter or
+// kt.scatter of one would change the other).
+// CHECK-LABEL: func.func @repeated_ops
+// CHECK: %[[R:.*]] = kt.fusion "fused_cast_tanh_0"(%arg0) : (tensor<4xi64>) -> tensor<4xf32> {
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kt.cast
+// CHECK-NEXT: kt.tanh
+// CHECK-NEXT: kt.yield
+// CHECK: kt.slice_scatter %[[R]]
+// CHECK: return %{{.*}}, %[[R]]
+func.func @repeated_ops(%x: tensor<4xi64>, %s: tensor<2xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = kt.cast %x {dtype = f32} : (tensor<4xi64>) -> tensor<4xf32>
+  %1 = kt.tanh %0 : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = kt.cast %x {dtype = f32} : (tensor<4xi64>) -> tensor<4xf32>
+  %3 = kt.tanh %2 : (tensor<4xf32>) -> tensor<4xf32>
+  %4 = kt.slice_scatter %1, %s {dim = 0 : i64, start = 0 : i64, end = 2 : i64} : (tensor<4xf32>, tensor<2xf32>) -> tensor<4xf32>
+  return %4, %3 : tensor<4xf32>, tensor<4xf32>
+}

@@ -6,6 +6,7 @@ and the import of a finished GraphModule."""
 import inspect
 import math
 import re
+import warnings
 
 import pytest
 import torch
@@ -921,6 +922,105 @@ def test_logcumsumexp_of_integers_is_an_error_as_in_pytorch():
         torch.logcumsumexp(a, 0)
     with pytest.raises(kiln.Unsupported, match="logcumsumexp of a torch.int64 tensor"):
         run(lambda a: torch.logcumsumexp(a, 0), a)
+
+
+# Issue 16, scatter family: scatter (src, value, deprecated reduce=),
+# scatter_add, scatter_reduce (every reduce, include_self), index_add (alpha),
+# index_copy, index_fill, functional, method and in-place spellings; repeated
+# indices; both backends, against PyTorch.
+def _scatters(x, i, src, a, ai, asrc, m, mi, msrc, j):
+    y = x.clone()
+    y.scatter_(1, i, src)
+    y.scatter_add_(0, i % 4, src)
+    y.index_add_(1, j, x[:, 1:4] * 2, alpha=-2)
+    z = a.clone()
+    z.scatter_reduce_(0, ai, asrc, "amax", include_self=False)
+    z.index_fill_(0, j[:2], -5)
+    out = [torch.scatter(x, 1, i, src), x.scatter(-1, i, 2.5),
+           torch.scatter(x, 0, i % 4, src, reduce="add"),
+           x.scatter(1, i, src, reduce="multiply"),
+           torch.scatter_add(x, 0, i % 4, src), x.scatter_add(1, i, src),
+           torch.index_add(x, 1, j, x[:, :3] + 1), x.index_add(0, j[:2], src[:2, :5], alpha=0.5),
+           a.index_add(1, j, a[:, 2:] * 3), torch.index_copy(x, 1, j[:1], x[:, 4:] - 1),
+           x.index_fill(1, j - 4, float("nan")), torch.index_fill(a, 1, j[1:], torch.tensor(7)),
+           torch.scatter(m, 0, mi, msrc), m.scatter_reduce(0, mi, msrc, "sum"),
+           m.scatter_reduce(0, mi, msrc, "prod", include_self=False),
+           y, z]
+    for red in ("sum", "prod", "mean", "amax", "amin"):
+        for inc in (True, False):
+            out.append(torch.scatter_reduce(x, 1, i, src, red, include_self=inc))
+            out.append(a.scatter_reduce(0, ai, asrc, red, include_self=inc))
+            out.append(a.int().scatter_reduce(0, ai, asrc.int(), reduce=red, include_self=inc))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_scatters_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(20)
+    x = torch.randn(4, 5, generator=g)
+    x[0, 1], x[2, 3] = _NAN, -_INF
+    # Index rows repeat positions (duplicates accumulate) and are narrower
+    # than src and self.
+    i = torch.tensor([[0, 1, 1, 4], [2, 2, 2, 2], [4, 0, 3, 0]])
+    src = torch.randn(3, 6, generator=g)
+    src[1, 1] = _NAN
+    a = torch.randint(-50, 50, (4, 5), generator=g)
+    ai = torch.tensor([[0, 0, 3, 1, 1], [0, 2, 3, 3, 1]])
+    asrc = torch.randint(-50, 50, (2, 5), generator=g)
+    m = torch.rand(3, 2, generator=g) > 0.5
+    mi = torch.tensor([[0, 0], [2, 0], [0, 1]])
+    msrc = torch.rand(3, 2, generator=g) > 0.5
+    j = torch.tensor([3, 0, 3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scatter_reduce is beta in 1.13
+        check_same(run(_scatters, x, i, src, a, ai, asrc, m, mi, msrc, j, backend=backend),
+                   _scatters(x, i, src, a, ai, asrc, m, mi, msrc, j))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_scatter_index_out_of_range_is_an_error_as_in_pytorch(backend):
+    x, i = torch.zeros(3, 4), torch.tensor([[0, 4]])
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        torch.scatter_add(x, 1, i, torch.ones(1, 2))
+    with pytest.raises(kiln.KilnError, match="index 4 is out of bounds for dim 1 with size 4"):
+        run(lambda x, i: torch.scatter_add(x, 1, i, torch.ones(1, 2)), x, i, backend=backend)
+    with pytest.raises(kiln.KilnError, match="index -1 is out of bounds for dim 0 with size 3"):
+        run(lambda x, j: x.index_add(0, j, torch.ones(2, 4)), x, torch.tensor([0, -1]),
+            backend=backend)
+
+
+def test_scatter_rejections_follow_pytorch():
+    x = torch.zeros(4)
+    with pytest.raises(RuntimeError):
+        torch.scatter(x, 0, torch.tensor([0]), torch.ones(1, dtype=torch.float64))
+    with pytest.raises(kiln.Unsupported, match="src has dtype torch.float64 but self has torch.float32"):
+        run(lambda x: torch.scatter(x, 0, torch.tensor([0]), torch.ones(1, dtype=torch.float64)), x)
+    with pytest.raises(kiln.Unsupported, match="reduce='mean' of a bool tensor"):
+        run(lambda m: m.scatter_reduce(0, torch.tensor([0]), m[:1], "mean"), x > 0)
+    with pytest.raises(kiln.Unsupported, match="scatter_reduce's reduce must be one of"):
+        run(lambda x: x.scatter_reduce(0, torch.tensor([0]), x[:1], "max"), x)
+
+
+def _two_in_place(x, a, ai, asrc):
+    y = x.clone()
+    y.add_(1)
+    z = a.clone()
+    z.scatter_(0, ai, asrc)
+    w = x.clone()
+    w.mul_(3)
+    v = a.clone()
+    v.sub_(2)
+    return y, z, w, v
+
+
+def test_in_place_write_does_not_rebind_another_tensor():
+    # The importer tracked the FX nodes of each tensor value by id(): once a
+    # value was replaced by an in-place write and freed, a new value could
+    # get its id, and an in-place write to the new one rebound the old
+    # one's nodes (y came back as z). Fails before the fix: out[0] int64.
+    x, a = torch.randn(4, 5), torch.randint(0, 9, (4, 5))
+    ai, asrc = torch.tensor([[0, 1, 2, 3, 0]]), torch.randint(0, 9, (1, 5))
+    check_same(run(_two_in_place, x, a, ai, asrc), _two_in_place(x, a, ai, asrc))
 
 
 # Issue 16, batch 4: addmm/baddbmm/addbmm (beta, alpha; a zero beta ignores

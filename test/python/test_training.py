@@ -288,6 +288,40 @@ def _issue16_ops(x, y):
             torch.baddbmm(y, x[None], z[None], alpha=-1)) + torch.var_mean(z, 1)
 
 
+def _scatter_ops(x, y):
+    # scatter / scatter_add / scatter_reduce (sum, mean; include_self) and
+    # index_add / index_copy: gradients of self and src, with repeated
+    # indices (but not for scatter, where PyTorch's gradient also reaches
+    # overwritten elements) and src a slice of y (PyTorch 1.13's backward
+    # rejects an index narrower than src).
+    i = torch.tensor([[0, 1, 1], [4, 4, 0], [2, 2, 2]])
+    u = torch.tensor([[0, 1, 3], [4, 2, 0], [2, 3, 1]])
+    j = torch.tensor([1, 3, 1])
+    s = y[:3, 1:4]
+    return (torch.scatter(x, 1, u, s), x.scatter_add(1, i, s * 2),
+            torch.scatter_reduce(x, 0, i % 3, s, "sum", include_self=False),
+            x.scatter_reduce(1, i, s.exp(), "mean"),
+            torch.scatter_reduce(x, 1, i, s, "mean", include_self=False),
+            torch.index_add(x, 1, j, y[:, :3], alpha=-1.5),
+            x.index_copy(0, j[:2] + 1, y[:2]))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_gradcheck_scatter_ops(backend):
+    g = torch.Generator().manual_seed(21)
+    x = torch.randn(5, 5, generator=g, dtype=torch.float64, requires_grad=True)
+    y = torch.randn(5, 5, generator=g, dtype=torch.float64, requires_grad=True)
+    compiled = kiln.compile(_scatter_ops, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scatter_reduce is beta in 1.13
+        assert torch.autograd.gradcheck(compiled, (x, y), eps=1e-6, atol=1e-5)
+        outs, refs = compiled(x, y), _scatter_ops(x, y)
+        gk = torch.autograd.grad(sum(o.sum() for o in outs), (x, y))
+        gr = torch.autograd.grad(sum(o.sum() for o in refs), (x, y))
+    for a, e in zip(gk, gr):
+        torch.testing.assert_close(a, e)
+
+
 @pytest.mark.parametrize("backend", ["eager", "cpu"])
 def test_gradcheck_issue16_ops(backend):
     # torch.autograd.gradcheck of the compiled function: Kiln's backward

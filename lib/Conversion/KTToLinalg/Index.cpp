@@ -1,11 +1,13 @@
-//===- Index.cpp - kt stack, gather, index_select, embedding to linalg ----===//
+//===- Index.cpp - kt stack, gather, scatter, index_select, embedding ----===//
 //
 // Part of Kiln. stack is tensor.insert_slice of each operand (given a unit
 // dim at `dim`) into one tensor.empty. gather, index_select and embedding are
 // one linalg.generic over the result that reads the index operand through an
 // indexing map and the source with tensor.extract at the converted index
-// (arith.index_cast of i32/i64). Out-of-range indices are not checked in
-// compiled code (the interpreter reports them, as PyTorch does).
+// (arith.index_cast of i32/i64). scatter is a sequential scf.for nest over
+// the index positions (see ScatterLowering). An index out of range is a
+// run-time error at the op's location (RuntimeChecks.h), with the
+// interpreter's message, as PyTorch reports it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,8 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+
+#include <limits>
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -251,6 +255,261 @@ struct GatherLowering : public OpConversionPattern<kt::GatherOp> {
   }
 };
 
+/// `a` combined with `v` by reduction `red` in the element type `t` (halves
+/// computed in f32 and rounded back: one rounding per step, as PyTorch's CPU
+/// kernel in the half type).
+Value scatterCombine(OpBuilder &b, Location l, kt::ScatterReduce red, Type t,
+                     Value a, Value v) {
+  using R = kt::ScatterReduce;
+  if (t.isInteger(1)) {
+    if (red == R::prod || red == R::amin)
+      return arith::AndIOp::create(b, l, a, v);
+    return arith::OrIOp::create(b, l, a, v);
+  }
+  if (isa<IntegerType>(t)) {
+    switch (red) {
+    case R::prod:
+      return arith::MulIOp::create(b, l, a, v);
+    case R::amax:
+      return arith::MaxSIOp::create(b, l, a, v);
+    case R::amin:
+      return arith::MinSIOp::create(b, l, a, v);
+    default:
+      return arith::AddIOp::create(b, l, a, v);
+    }
+  }
+  if (red == R::amax || red == R::amin) {
+    // NaN in v wins; a NaN in a stays (the comparison is false).
+    Value vNaN = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, v, v);
+    Value take = arith::CmpFOp::create(
+        b, l, arith::CmpFPredicate::OLT, red == R::amax ? a : v,
+        red == R::amax ? v : a);
+    return arith::SelectOp::create(b, l, boolOr(b, l, vNaN, take), v, a);
+  }
+  Type ct = computeType(t);
+  Value x = a, y = v;
+  if (ct != t) {
+    x = arith::ExtFOp::create(b, l, ct, a);
+    y = arith::ExtFOp::create(b, l, ct, v);
+  }
+  Value r = red == R::prod ? (Value)arith::MulFOp::create(b, l, x, y)
+                           : (Value)arith::AddFOp::create(b, l, x, y);
+  if (ct != t)
+    r = arith::TruncFOp::create(b, l, t, r);
+  return r;
+}
+
+/// The start value of a position reduced into without self's value.
+Value scatterIdentity(OpBuilder &b, Location l, kt::ScatterReduce red, Type t) {
+  using R = kt::ScatterReduce;
+  if (red == R::prod)
+    return scalarConst(b, l, t, 1);
+  if (red != R::amax && red != R::amin)
+    return scalarConst(b, l, t, 0);
+  bool max = red == R::amax;
+  if (isa<FloatType>(t))
+    return scalarConst(b, l, t,
+                       max ? -std::numeric_limits<double>::infinity()
+                           : std::numeric_limits<double>::infinity());
+  if (t.isInteger(1))
+    return scalarConst(b, l, t, max ? 0 : 1);
+  unsigned w = t.getIntOrFloatBitWidth();
+  return arith::ConstantOp::create(
+      b, l, t,
+      b.getIntegerAttr(t, max ? APInt::getSignedMinValue(w)
+                              : APInt::getSignedMaxValue(w)));
+}
+
+/// kt.scatter: the positions of `index` visited in row-major order by a
+/// nest of scf.for loops (one per index dim) carrying the result tensor
+/// (and, for mean, an i64 count per position); each step extracts the
+/// index, checks its range (the interpreter's message; an index out of range
+/// is skipped), and inserts the combined value at its target. Without
+/// include_self a first nest sets each target to the reduction's identity;
+/// mean divides by max(count, 1) afterwards (floor division for integers).
+/// The loops are sequential: duplicates combine in PyTorch's CPU order.
+struct ScatterLowering : public OpConversionPattern<kt::ScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::ScatterOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    using R = kt::ScatterReduce;
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf(), index = adaptor.getIndex(),
+          src = adaptor.getSrc();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto it = cast<RankedTensorType>(index.getType());
+    auto st = cast<RankedTensorType>(src.getType());
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = xt.getElementType();
+    int64_t xr = xt.getRank(), ir = it.getRank(), sr = st.getRank();
+    int64_t d = kt::wrapDim(op.getDim(), std::max<int64_t>(xr, 1));
+    R red = op.getReduce();
+    bool includeSelf = op.getIncludeSelf() || red == R::none;
+    if (llvm::is_contained(it.getShape(), 0)) {
+      rw.replaceOp(op, castTo(rw, loc, x, rt));
+      return success();
+    }
+    SmallVector<OpFoldResult> xs = getSizes(rw, loc, x),
+                              is = getSizes(rw, loc, index),
+                              ss = getSizes(rw, loc, src);
+    // Index sizes above src's (every dim) or self's (outside dim), checked
+    // when index is not empty (the interpreter's messages); a failed check
+    // runs no loop.
+    Value nonEmpty = arith::ConstantOp::create(rw, loc, rw.getBoolAttr(true));
+    for (OpFoldResult sz : is)
+      nonEmpty = boolAnd(rw, loc, nonEmpty,
+                         indexCmp(rw, loc, arith::CmpIPredicate::ne, sz,
+                                  rw.getIndexAttr(0)));
+    Value anyBad;
+    for (int64_t k = 0; k < ir; ++k) {
+      for (int which = 0; which < 2; ++which) {
+        bool vsSrc = which == 0;
+        if (!vsSrc && k == d)
+          continue;
+        OpFoldResult other =
+            vsSrc ? (sr == ir ? ss[k] : OpFoldResult(rw.getIndexAttr(1)))
+                  : (xr == ir ? xs[k] : OpFoldResult(rw.getIndexAttr(1)));
+        Value bad = boolAnd(
+            rw, loc, nonEmpty,
+            indexCmp(rw, loc, arith::CmpIPredicate::sgt, is[k], other));
+        if (matchPattern(bad, m_Zero()))
+          continue;
+        SmallVector<Value> values = {indexValue(rw, loc, is[k]),
+                                     indexValue(rw, loc, other)};
+        std::string text =
+            "index size {0} at dim " + std::to_string(k) + " exceeds " +
+            (vsSrc ? "src" : "self") + " size {1} at run time (index " +
+            shapeTemplate(it.getShape(), is, values) + ", " +
+            (vsSrc ? "src " + shapeTemplate(st.getShape(), ss, values)
+                   : "self " + shapeTemplate(xt.getShape(), xs, values)) +
+            ")";
+        checkAtRunTime(rw, loc, bad, text, values);
+        anyBad = boolOr(rw, loc, anyBad, bad);
+      }
+    }
+    Value c0 = indexConst(rw, loc, 0), c1 = indexConst(rw, loc, 1);
+    SmallVector<Value> lbs(ir, c0), steps(ir, c1), ubs;
+    for (OpFoldResult sz : is)
+      ubs.push_back(indexValue(rw, loc, sz));
+    if (anyBad && ir > 0)
+      ubs[0] = arith::SelectOp::create(rw, loc, anyBad, c0, ubs[0]);
+    Value size = dimSize(rw, loc, x, d);
+    BoundsCheck check = dimBoundsCheck(rw, op, x, d, "out of bounds");
+    // The index at loop position `ivs`, its range test, and the target
+    // indices into self.
+    auto targetOf = [&](OpBuilder &b, Location l, ValueRange ivs,
+                        Value &bad) -> SmallVector<Value> {
+      Value raw = tensor::ExtractOp::create(b, l, index, ivs);
+      Value i = toIndex(b, l, raw);
+      bad = arith::OrIOp::create(
+          b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i, c0),
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, size));
+      SmallVector<Value> t;
+      for (int64_t k = 0; k < xr; ++k)
+        t.push_back(k == d ? i : (ir ? ivs[k] : c0));
+      return t;
+    };
+    auto rawIndex = [&](OpBuilder &b, Location l, ValueRange ivs) {
+      return tensor::ExtractOp::create(b, l, index, ivs).getResult();
+    };
+    Value out = x;
+    if (!includeSelf) {
+      Value ident = scatterIdentity(rw, loc, red, elem);
+      scf::LoopNest nest = scf::buildLoopNest(
+          rw, loc, lbs, ubs, steps, ValueRange{out},
+          [&](OpBuilder &b, Location l, ValueRange ivs,
+              ValueRange args) -> scf::ValueVector {
+            Value bad;
+            SmallVector<Value> t = targetOf(b, l, ivs, bad);
+            auto ifOp = scf::IfOp::create(
+                b, l, bad,
+                [&](OpBuilder &tb, Location tl) {
+                  scf::YieldOp::create(tb, tl, args[0]);
+                },
+                [&](OpBuilder &eb, Location el) {
+                  scf::YieldOp::create(
+                      eb, el,
+                      tensor::InsertOp::create(eb, el, ident, args[0], t)
+                          .getResult());
+                });
+            return {ifOp.getResult(0)};
+          });
+      out = nest.results[0];
+    }
+    bool mean = red == R::mean;
+    SmallVector<Value> iters = {out};
+    Type i64 = rw.getI64Type();
+    if (mean) {
+      auto ct = RankedTensorType::get(xt.getShape(), i64);
+      iters.push_back(filled(rw, loc, ct, xs,
+                             scalarConst(rw, loc, i64, includeSelf ? 1 : 0)));
+    }
+    scf::LoopNest nest = scf::buildLoopNest(
+        rw, loc, lbs, ubs, steps, iters,
+        [&](OpBuilder &b, Location l, ValueRange ivs,
+            ValueRange args) -> scf::ValueVector {
+          Value bad;
+          SmallVector<Value> t = targetOf(b, l, ivs, bad);
+          emitRuntimeCheck(b, l, bad, check.id, rawIndex(b, l, ivs),
+                           check.size);
+          auto ifOp = scf::IfOp::create(
+              b, l, bad,
+              [&](OpBuilder &tb, Location tl) {
+                scf::YieldOp::create(tb, tl, args);
+              },
+              [&](OpBuilder &eb, Location el) {
+                SmallVector<Value> sIdx;
+                for (int64_t k = 0; k < sr; ++k)
+                  sIdx.push_back(ir ? ivs[k] : c0);
+                Value v = tensor::ExtractOp::create(eb, el, src, sIdx);
+                if (red != R::none) {
+                  Value cur = tensor::ExtractOp::create(eb, el, args[0], t);
+                  v = scatterCombine(eb, el, red, elem, cur, v);
+                }
+                SmallVector<Value> res = {
+                    tensor::InsertOp::create(eb, el, v, args[0], t)};
+                if (mean) {
+                  Value n = tensor::ExtractOp::create(eb, el, args[1], t);
+                  n = arith::AddIOp::create(eb, el, n,
+                                            scalarConst(eb, el, i64, 1));
+                  res.push_back(
+                      tensor::InsertOp::create(eb, el, n, args[1], t));
+                }
+                scf::YieldOp::create(eb, el, res);
+              });
+          return scf::ValueVector(ifOp.getResults().begin(),
+                                  ifOp.getResults().end());
+        });
+    out = nest.results[0];
+    if (mean) {
+      Value count = nest.results[1];
+      out = buildElementwise(
+          rw, loc, ValueRange{out, count}, xt,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value n = arith::MaxSIOp::create(b, l, a[1],
+                                             scalarConst(b, l, i64, 1));
+            if (isa<IntegerType>(elem)) {
+              Value nn = elem == i64
+                             ? n
+                             : (Value)arith::TruncIOp::create(b, l, elem, n);
+              return arith::FloorDivSIOp::create(b, l, a[0], nn);
+            }
+            Type cty = computeType(elem);
+            Value v = a[0];
+            if (cty != elem)
+              v = arith::ExtFOp::create(b, l, cty, v);
+            Value r = arith::DivFOp::create(
+                b, l, v, arith::SIToFPOp::create(b, l, cty, n));
+            if (cty != elem)
+              r = arith::TruncFOp::create(b, l, elem, r);
+            return r;
+          });
+    }
+    rw.replaceOp(op, castTo(rw, loc, out, rt));
+    return success();
+  }
+};
+
 struct IndexSelectLowering : public OpConversionPattern<kt::IndexSelectOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::IndexSelectOp op, OpAdaptor adaptor,
@@ -323,6 +582,6 @@ struct EmbeddingLowering : public OpConversionPattern<kt::EmbeddingOp> {
 
 void kiln::lowering::populateKTIndexToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<StackLowering, GatherLowering, IndexSelectLowering,
-               EmbeddingLowering>(patterns.getContext());
+  patterns.add<StackLowering, GatherLowering, ScatterLowering,
+               IndexSelectLowering, EmbeddingLowering>(patterns.getContext());
 }

@@ -13,6 +13,8 @@
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstring>
 #include <string>
 
@@ -282,6 +284,171 @@ LogicalResult interpretGather(GatherOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
+/// The start value of a position `kt.scatter` reduces into when
+/// `include_self` is false (PyTorch's init_val of scatter_reduce).
+double scatterIdentityF(ScatterReduce r) {
+  switch (r) {
+  case ScatterReduce::prod:
+    return 1.0;
+  case ScatterReduce::amax:
+    return -std::numeric_limits<double>::infinity();
+  case ScatterReduce::amin:
+    return std::numeric_limits<double>::infinity();
+  default:
+    return 0.0;
+  }
+}
+int64_t scatterIdentityI(ScatterReduce r, DType dt) {
+  int64_t lo = dt == DType::I32   ? std::numeric_limits<int32_t>::min()
+               : dt == DType::I1 ? 0
+                                 : std::numeric_limits<int64_t>::min();
+  int64_t hi = dt == DType::I32   ? std::numeric_limits<int32_t>::max()
+               : dt == DType::I1 ? 1
+                                 : std::numeric_limits<int64_t>::max();
+  switch (r) {
+  case ScatterReduce::prod:
+    return 1;
+  case ScatterReduce::amax:
+    return lo;
+  case ScatterReduce::amin:
+    return hi;
+  default:
+    return 0;
+  }
+}
+
+/// kt.scatter: PyTorch's CPU scatter/scatter_reduce, positions of `index`
+/// visited in row-major order, each combination rounded to the element type.
+LogicalResult interpretScatter(ScatterOp op, ArrayRef<Tensor> operands,
+                               SmallVectorImpl<Tensor> &results) {
+  const Tensor &self = operands[0], &index = operands[1], &src = operands[2];
+  DType dt = self.dtype();
+  Tensor out;
+  if (failed(allocTensor(op, out, dt, self.shape())))
+    return failure();
+  if (self.byteSize())
+    std::memcpy(out.mutableData(), self.data(), self.byteSize());
+  if (index.numel() == 0) {
+    results.push_back(std::move(out));
+    return success();
+  }
+  // Treat rank 0 as rank 1 of size 1 (PyTorch's ensure_nonempty_dim).
+  auto atLeast1 = [](ArrayRef<int64_t> sh) {
+    SmallVector<int64_t> v(sh);
+    if (v.empty())
+      v.push_back(1);
+    return v;
+  };
+  SmallVector<int64_t> inShape = atLeast1(self.shape()),
+                       idxShape = atLeast1(index.shape()),
+                       srcShape = atLeast1(src.shape());
+  int64_t r = inShape.size();
+  int64_t d = kt::wrapDim((int64_t)op.getDim(), r);
+  for (int64_t k = 0; k < r; ++k) {
+    if (idxShape[k] > srcShape[k])
+      return op.emitError() << "index size " << idxShape[k] << " at dim " << k
+                            << " exceeds src size " << srcShape[k]
+                            << " at run time (index " << shapeStr(index.shape())
+                            << ", src " << shapeStr(src.shape()) << ")";
+    if (k != d && idxShape[k] > inShape[k])
+      return op.emitError() << "index size " << idxShape[k] << " at dim " << k
+                            << " exceeds self size " << inShape[k]
+                            << " at run time (index " << shapeStr(index.shape())
+                            << ", self " << shapeStr(self.shape()) << ")";
+  }
+  SmallVector<int64_t> inStrides = contiguousStrides(inShape),
+                       srcStrides = contiguousStrides(srcShape);
+  int64_t size = inShape[d], n = index.numel();
+  // Target offset in self and source offset in src of each index position.
+  SmallVector<int64_t> target(n), from(n), idx;
+  for (int64_t o = 0; o < n; ++o) {
+    delinearize(o, idxShape, idx);
+    int64_t v = index.getI(o);
+    if (v < 0 || v >= size)
+      return op.emitError() << "index " << v << " is out of bounds for dim "
+                            << d << " with size " << size;
+    int64_t t = 0, f = 0;
+    for (int64_t k = 0; k < r; ++k) {
+      t += (k == d ? v : idx[k]) * inStrides[k];
+      f += idx[k] * srcStrides[k];
+    }
+    target[o] = t;
+    from[o] = f;
+  }
+  ScatterReduce red = op.getReduce();
+  if (red == ScatterReduce::none) {
+    for (int64_t o = 0; o < n; ++o)
+      copyElem(out, target[o], src, from[o]);
+    results.push_back(std::move(out));
+    return success();
+  }
+  bool isF = out.isFloat();
+  if (!op.getIncludeSelf()) {
+    for (int64_t o = 0; o < n; ++o) {
+      if (isF)
+        out.setF(target[o], scatterIdentityF(red));
+      else
+        out.setI(target[o], scatterIdentityI(red, dt));
+    }
+  }
+  std::vector<int64_t> count;
+  if (red == ScatterReduce::mean)
+    count.assign(out.numel(), op.getIncludeSelf() ? 1 : 0);
+  for (int64_t o = 0; o < n; ++o) {
+    int64_t t = target[o], f = from[o];
+    if (isF) {
+      double a = out.getF(t), b = src.getF(f), c;
+      switch (red) {
+      case ScatterReduce::prod:
+        c = a * b;
+        break;
+      case ScatterReduce::amax:
+        c = std::isnan(b) ? b : (a < b ? b : a);
+        break;
+      case ScatterReduce::amin:
+        c = std::isnan(b) ? b : (b < a ? b : a);
+        break;
+      default: // sum, mean
+        c = a + b;
+      }
+      out.setF(t, c);
+    } else {
+      uint64_t a = (uint64_t)out.getI(t), b = (uint64_t)src.getI(f), c;
+      switch (red) {
+      case ScatterReduce::prod:
+        c = a * b;
+        break;
+      case ScatterReduce::amax:
+        c = (uint64_t)std::max((int64_t)a, (int64_t)b);
+        break;
+      case ScatterReduce::amin:
+        c = (uint64_t)std::min((int64_t)a, (int64_t)b);
+        break;
+      default:
+        c = a + b;
+      }
+      out.setI(t, (int64_t)c);
+    }
+    if (red == ScatterReduce::mean)
+      ++count[t];
+  }
+  if (red == ScatterReduce::mean) {
+    for (int64_t t = 0, e = out.numel(); t < e; ++t) {
+      int64_t c = std::max<int64_t>(count[t], 1);
+      if (isF) {
+        out.setF(t, out.getF(t) / (double)c);
+      } else {
+        int64_t a = out.getI(t), q = a / c;
+        if ((a % c != 0) && ((a < 0) != (c < 0)))
+          --q;
+        out.setI(t, q);
+      }
+    }
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
 LogicalResult interpretIndexSelect(IndexSelectOp op, ArrayRef<Tensor> operands,
                                    SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0], &index = operands[1];
@@ -451,6 +618,7 @@ void registerShapeKernels(DialectRegistry &registry) {
     attachKernel<ConcatOp, interpretConcat>(ctx);
     attachKernel<StackOp, interpretStack>(ctx);
     attachKernel<GatherOp, interpretGather>(ctx);
+    attachKernel<ScatterOp, interpretScatter>(ctx);
     attachKernel<IndexSelectOp, interpretIndexSelect>(ctx);
     attachKernel<PadOp, interpretPad>(ctx);
     attachKernel<FlipOp, interpretFlip>(ctx);

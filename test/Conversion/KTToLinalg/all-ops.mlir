@@ -692,3 +692,11 @@ func.func @slice_scatter(%x: tensor<2x4xf32>, %v: tensor<2x2xf32>) -> tensor<2x4
   %r = kt.slice_scatter %x, %v {dim = 1, start = 1, end = 3} : (tensor<2x4xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
   return %r : tensor<2x4xf32>
 }
+
+// CHECK-LABEL: func.func @scatter
+// CHECK-NOT: kt.
+// CHECK: scf.for
+func.func @scatter(%x: tensor<4xf32>, %i: tensor<6xi64>, %s: tensor<6xf32>) -> tensor<4xf32> {
+  %r = kt.scatter %x, %i, %s {dim = 0 : i64, reduce = #kt.scatter_reduce<amax>} : (tensor<4xf32>, tensor<6xi64>, tensor<6xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -429,3 +429,92 @@ func.func @flip_range(%a: tensor<2x3xf32>) {
   %0 = kt.flip %a {dims = [2]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return
 }
+
+// -----
+
+func.func @scatter_dim(%a: tensor<2x3xf32>, %i: tensor<2x3xi64>) {
+  // expected-error @+2 {{'kt.scatter' op dim -3 is out of range for rank 2}}
+  // expected-error @+1 {{'kt.scatter' op failed to infer returned types}}
+  %0 = kt.scatter %a, %i, %a {dim = -3 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_src_type(%a: tensor<2x3xf32>, %i: tensor<2x3xi64>, %s: tensor<2x3xf64>) {
+  // expected-error @+2 {{'kt.scatter' op src has element type 'f64' but self has 'f32' (they must be equal)}}
+  // expected-error @+1 {{'kt.scatter' op failed to infer returned types}}
+  %0 = kt.scatter %a, %i, %s {dim = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>, tensor<2x3xf64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_index_rank(%a: tensor<2x3xf32>, %i: tensor<6xi64>) {
+  // expected-error @+2 {{'kt.scatter' op index has rank 1 but self has rank 2 (they must be equal)}}
+  // expected-error @+1 {{'kt.scatter' op failed to infer returned types}}
+  %0 = kt.scatter %a, %i, %a {dim = 0 : i64} : (tensor<2x3xf32>, tensor<6xi64>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_src_rank(%a: tensor<2x3xf32>, %i: tensor<2x3xi64>, %s: tensor<6xf32>) {
+  // expected-error @+2 {{'kt.scatter' op src has rank 1 but self has rank 2 (they must be equal)}}
+  // expected-error @+1 {{'kt.scatter' op failed to infer returned types}}
+  %0 = kt.scatter %a, %i, %s {dim = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>, tensor<6xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_index_vs_src(%a: tensor<4x3xf32>, %i: tensor<3x3xi64>, %s: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.scatter' op index size 3 at dim 0 exceeds src size 2 (index 3x3, src 2x3)}}
+  // expected-error @+1 {{'kt.scatter' op failed to infer returned types}}
+  %0 = kt.scatter %a, %i, %s {dim = 0 : i64} : (tensor<4x3xf32>, tensor<3x3xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_index_vs_self(%a: tensor<4x3xf32>, %i: tensor<2x4xi64>, %s: tensor<2x5xf32>) {
+  // expected-error @+2 {{'kt.scatter' op index size 4 at dim 1 exceeds self size 3 (index 2x4, self 4x3, dim 0)}}
+  // expected-error @+1 {{'kt.scatter' op failed to infer returned types}}
+  %0 = kt.scatter %a, %i, %s {dim = 0 : i64} : (tensor<4x3xf32>, tensor<2x4xi64>, tensor<2x5xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_bool_mean(%a: tensor<4xi1>, %i: tensor<2xi64>, %s: tensor<2xi1>) {
+  // expected-error @+2 {{'kt.scatter' op reduce = mean needs a numeric element type, not i1}}
+  // expected-error @+1 {{'kt.scatter' op failed to infer returned types}}
+  %0 = kt.scatter %a, %i, %s {dim = 0 : i64, reduce = #kt.scatter_reduce<mean>} : (tensor<4xi1>, tensor<2xi64>, tensor<2xi1>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @scatter_float_index(%a: tensor<4xf32>, %i: tensor<2xf32>) {
+  // expected-error @+1 {{'kt.scatter' op operand #1 must be ranked tensor of 64-bit signless integer or 32-bit signless integer values}}
+  %0 = kt.scatter %a, %i, %i {dim = 0 : i64} : (tensor<4xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_result_type(%a: tensor<4xf32>, %i: tensor<2xi64>, %s: tensor<2xf32>) {
+  // expected-error @+2 {{'kt.scatter' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<2xf32>'}}
+  // expected-error @+1 {{'kt.scatter' op failed to infer returned types}}
+  %0 = kt.scatter %a, %i, %s {dim = 0 : i64} : (tensor<4xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_bad_reduce(%a: tensor<4xf32>, %i: tensor<2xi64>, %s: tensor<2xf32>) {
+  // expected-error @+2 {{expected ::kiln::kt::ScatterReduce to be one of: none, sum, prod, mean, amax, amin}}
+  // expected-error @+1 {{failed to parse KT_ScatterReduceAttr parameter 'value'}}
+  %0 = kt.scatter %a, %i, %s {dim = 0 : i64, reduce = #kt.scatter_reduce<max>} : (tensor<4xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<4xf32>
+  return
+}

@@ -169,3 +169,22 @@ func.func @refine(%a: tensor<?x2x2xf32>) -> tensor<3x4xf32> {
   %0 = kt.reshape %a {shape = [-1, 4]} : (tensor<?x2x2xf32>) -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @scatter
+// CHECK: kt.scatter %{{.*}}, %{{.*}}, %{{.*}} {dim = 0 : i64} : (tensor<4x3xf32>, tensor<5x3xi64>, tensor<5x3xf32>) -> tensor<4x3xf32>
+// CHECK: kt.scatter %{{.*}}, %{{.*}}, %{{.*}} {dim = -1 : i64, include_self = false, reduce = #kt.scatter_reduce<mean>} : (tensor<?x5xf16>, tensor<2x?xi32>, tensor<?x?xf16>) -> tensor<?x5xf16>
+// CHECK: kt.scatter %{{.*}}, %{{.*}}, %{{.*}} {dim = 0 : i64, reduce = #kt.scatter_reduce<amax>} : (tensor<i1>, tensor<1xi64>, tensor<i1>) -> tensor<i1>
+// CHECK: kt.scatter %{{.*}}, %{{.*}}, %{{.*}} {dim = 1 : i64, reduce = #kt.scatter_reduce<prod>} : (tensor<2x3xi64>, tensor<0x9xi64>, tensor<1x1xi64>) -> tensor<2x3xi64>
+func.func @scatter(%a: tensor<4x3xf32>, %i: tensor<5x3xi64>, %s: tensor<5x3xf32>,
+    %b: tensor<?x5xf16>, %j: tensor<2x?xi32>, %t: tensor<?x?xf16>,
+    %c: tensor<i1>, %k: tensor<1xi64>, %u: tensor<i1>,
+    %d: tensor<2x3xi64>, %l: tensor<0x9xi64>, %v: tensor<1x1xi64>)
+    -> (tensor<4x3xf32>, tensor<?x5xf16>, tensor<i1>, tensor<2x3xi64>) {
+  %0 = kt.scatter %a, %i, %s {dim = 0 : i64} : (tensor<4x3xf32>, tensor<5x3xi64>, tensor<5x3xf32>) -> tensor<4x3xf32>
+  %1 = kt.scatter %b, %j, %t {dim = -1 : i64, reduce = #kt.scatter_reduce<mean>, include_self = false} : (tensor<?x5xf16>, tensor<2x?xi32>, tensor<?x?xf16>) -> tensor<?x5xf16>
+  %2 = kt.scatter %c, %k, %u {dim = 0 : i64, reduce = #kt.scatter_reduce<amax>} : (tensor<i1>, tensor<1xi64>, tensor<i1>) -> tensor<i1>
+  %3 = kt.scatter %d, %l, %v {dim = 1 : i64, reduce = #kt.scatter_reduce<prod>, include_self = true} : (tensor<2x3xi64>, tensor<0x9xi64>, tensor<1x1xi64>) -> tensor<2x3xi64>
+  return %0, %1, %2, %3 : tensor<4x3xf32>, tensor<?x5xf16>, tensor<i1>, tensor<2x3xi64>
+}

@@ -3,7 +3,8 @@
 # Tests the vector-Jacobian rules of kt shape ops (reshape, transpose,
 # permute, expand, squeeze, unsqueeze, slice with steps and negative bounds,
 # select, concat, stack, pad with negative pads, flip, gather and
-# index_select with repeated indices) against finite differences and
+# index_select with repeated indices, scatter with every reduce that has a
+# gradient) against finite differences and
 # torch.autograd in f64.
 
 import numpy as np
@@ -79,4 +80,51 @@ for dim, idx in [(0, np.array([2, 0, 2])), (1, np.array([1, 1, 3, 0, 1]))]:
         lambda t, i: torch.index_select(t, dim, i), [idx], [ttype(idx.shape, "i64")])
 one("kt.index_select", rnd(2, 3, 4), "dim = 1 : i64",
     lambda t, i: torch.index_select(t, 1, i), [np.array([2, 2])], ["tensor<2xi64>"])
+
+# scatter (reduce none, sum, mean; include_self): gradients of self and src,
+# with repeated indices, an index narrower than src, a `?` dim.
+import warnings  # noqa: E402
+warnings.filterwarnings("ignore", "scatter_reduce")  # beta in PyTorch 1.13
+
+
+def scatter_case(x, idx, src, dim, reduce, include_self, arg_types=None):
+    attrs = "dim = %d : i64" % dim
+    if reduce != "none":
+        attrs += ", reduce = #kt.scatter_reduce<%s>" % reduce
+    if not include_self:
+        attrs += ", include_self = false"
+    types = arg_types or [ttype(x.shape, "f64"), ttype(idx.shape, "i64"),
+                          ttype(src.shape, "f64")]
+    tr = types[0]
+
+    def ref(t, i, u):
+        if reduce == "none":
+            return torch.scatter(t, dim, i, u)
+        return torch.scatter_reduce(t, dim, i, u, reduce, include_self=include_self)
+    s.gradcheck("kt.scatter {%s} %s" % (attrs, types),
+                ["%%0 = kt.scatter %%arg0, %%arg1, %%arg2 {%s} : (%s) -> %s" % (
+                    attrs, ", ".join(types), tr), "return %%0 : %s" % tr],
+                [x, idx, src], [tr],
+                ref if idx.shape == src.shape else None,
+                arg_types=arg_types)
+
+
+x, src = rnd(3, 4), rnd(3, 5)
+idx = np.array([[0, 0, 3], [1, 2, 1], [3, 3, 3]])
+for red in ("sum", "mean"):
+    for inc in (True, False):
+        scatter_case(x, idx, src, 1, red, inc)
+        scatter_case(x, idx[:2] % 3, src, 0, red, inc)
+# reduce none: PyTorch's gradient gives every src element its position's
+# gradient, also one a later repeated index overwrites (finite differences
+# give it 0), so its cases have distinct targets. PyTorch 1.13's scatter
+# backward rejects an index narrower than src (its own shape check), so such
+# cases are checked against finite differences only.
+uniq = np.array([[0, 3, 1], [1, 2, 0], [3, 0, 2]])
+scatter_case(x, uniq, src, 1, "none", True)
+scatter_case(x, uniq[:2] % 3, src, 0, "none", True)
+scatter_case(x, uniq, x, 1, "none", True)
+scatter_case(x, idx, rnd(3, 3), -1, "mean", False,
+             arg_types=["tensor<?x4xf64>", "tensor<?x3xi64>", "tensor<?x3xf64>"])
+scatter_case(rnd(), np.array(0), rnd(), 0, "sum", True)
 s.finish()

@@ -10,7 +10,7 @@
 # and the compiled IR is checked to hold the expected number of kernels.
 # Sizes are odd (not multiples of the tiles: 16 rows, 1024 elements), with
 # `?` dims, empty tensors and NaN/Inf inputs.
-import os, subprocess, sys
+import os, subprocess, sys, warnings
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np
 import torch
@@ -180,6 +180,35 @@ for _op, _ref in (("cumsum", torch.cumsum), ("cumprod", torch.cumprod),
                   ("logcumsumexp", torch.logcumsumexp)):
     scan_mix(_op, (37, 53), 1, _ref)
     scan_mix(_op, (5, 7, 3), 0, _ref)
+
+# -- scatters between pointwise chains (kt.scatter stays out of the groups) -------
+def scatter_mix(reduce, include_self, shape, ishape, dim):
+    ty, it = T(shape, "f32"), T(ishape, "i64")
+    x = s.randn(*shape)
+    # Few distinct targets: many repeated indices accumulate.
+    i = np.random.RandomState(7).randint(0, min(3, shape[dim]), ishape).astype(np.int64)
+    attrs = "dim = %d : i64, reduce = #kt.scatter_reduce<%s>%s" % (
+        dim, reduce, "" if include_self else ", include_self = false")
+    body = "\n".join([
+        "  %%0 = kt.tanh %%arg0 : (%s) -> %s" % (ty, ty),
+        "  %%a = kt.neg %%0 : (%s) -> %s" % (ty, ty),
+        "  %%1 = kt.scatter %%a, %%arg1, %%arg0 {%s} : (%s, %s, %s) -> %s" % (
+            attrs, ty, it, ty, ty),
+        "  %%2 = kt.mul %%1, %%arg0 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  %%3 = kt.add %%2, %%arg0 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  return %%3 : %s" % ty])
+    X = t64(x)
+    r = torch.scatter_reduce(-torch.tanh(X), dim, torch.from_numpy(i), X, reduce,
+                             include_self=include_self)
+    graph("scatter %s include_self=%s %s dim=%d" % (reduce, include_self, shape, dim),
+          fn([ty, it], [ty], body), [x, i], [(r * X + X).numpy()], kernels=2)
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # scatter_reduce is beta in PyTorch 1.13
+    scatter_mix("sum", True, (37, 53), (30, 53), 0)
+    scatter_mix("mean", False, (5, 7, 3), (5, 7, 3), -1)
+    scatter_mix("amax", True, (37, 53), (37, 20), 1)
 
 # -- softmax / log_softmax / layer_norm (composites) ------------------------------
 for shape, dim, ty in [((37, 1000), 1, None), ((19, 7), 1, None), ((6, 33), 0, None),

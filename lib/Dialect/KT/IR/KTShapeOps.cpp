@@ -443,6 +443,61 @@ LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
 }
 
 LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
+                           ScatterOp::Adaptor adaptor,
+                           SmallVectorImpl<Type> &types) {
+  StringRef name = ScatterOp::getOperationName();
+  auto in = tensorOf(adaptor.getSelf().getType());
+  auto idx = tensorOf(adaptor.getIndex().getType());
+  auto src = tensorOf(adaptor.getSrc().getType());
+  if (!adaptor.getDimAttr())
+    return emitKTError(loc, name, "requires attribute 'dim'");
+  int64_t rank = in.getRank();
+  FailureOr<int64_t> d =
+      normalizeDim((int64_t)adaptor.getDim(), rank, loc, name);
+  if (failed(d))
+    return failure();
+  if (src.getElementType() != in.getElementType())
+    return emitKTError(loc, name, "src has element type ",
+                       src.getElementType(), " but self has ",
+                       in.getElementType(), " (they must be equal)");
+  ScatterReduce reduce = ScatterReduce::none;
+  if (auto r = adaptor.getReduceAttr())
+    reduce = r.getValue();
+  if (reduce == ScatterReduce::mean && in.getElementType().isInteger(1))
+    return emitKTError(loc, name,
+                       "reduce = mean needs a numeric element type, not i1");
+  auto eff = [](RankedTensorType t) { return std::max<int64_t>(t.getRank(), 1); };
+  if (eff(idx) != eff(in))
+    return emitKTError(loc, name, "index has rank ", idx.getRank(),
+                       " but self has rank ", rank, " (they must be equal)");
+  if (eff(src) != eff(in))
+    return emitKTError(loc, name, "src has rank ", src.getRank(),
+                       " but self has rank ", rank, " (they must be equal)");
+  bool empty = llvm::is_contained(idx.getShape(), 0);
+  if (!empty) {
+    for (int64_t k = 0; k < idx.getRank(); ++k) {
+      int64_t a = idx.getDimSize(k);
+      if (isDyn(a))
+        continue;
+      int64_t s = src.getRank() == idx.getRank() ? src.getDimSize(k) : 1;
+      if (!isDyn(s) && a > s)
+        return emitKTError(loc, name, "index size ", a, " at dim ", k,
+                           " exceeds src size ", s, " (index ",
+                           shapeToString(idx.getShape()), ", src ",
+                           shapeToString(src.getShape()), ")");
+      int64_t b = rank == idx.getRank() ? in.getDimSize(k) : 1;
+      if (k != *d && !isDyn(b) && a > b)
+        return emitKTError(loc, name, "index size ", a, " at dim ", k,
+                           " exceeds self size ", b, " (index ",
+                           shapeToString(idx.getShape()), ", self ",
+                           shapeToString(in.getShape()), ", dim ", *d, ")");
+    }
+  }
+  types.push_back(in);
+  return success();
+}
+
+LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
                            IndexSelectOp::Adaptor adaptor,
                            SmallVectorImpl<Type> &types) {
   StringRef name = IndexSelectOp::getOperationName();

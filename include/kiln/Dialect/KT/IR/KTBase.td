@@ -147,6 +147,20 @@ def KT_RoundingMode : I32EnumAttr<"RoundingMode",
 def KT_RoundingModeAttr : KT_EnumAttr<KT_RoundingMode, "rounding_mode",
     "%r = kt.div %a, %b {rounding_mode = #kt.rounding_mode<floor>} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>">;
 
+def KT_ScatterReduce : I32EnumAttr<"ScatterReduce",
+    "how kt.scatter combines values (PyTorch scatter_reduce `reduce=`)", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"sum", 1>,
+      I32EnumAttrCase<"prod", 2>,
+      I32EnumAttrCase<"mean", 3>,
+      I32EnumAttrCase<"amax", 4>,
+      I32EnumAttrCase<"amin", 5>]> {
+  let cppNamespace = "::kiln::kt";
+  let genSpecializedAttr = 0;
+}
+def KT_ScatterReduceAttr : KT_EnumAttr<KT_ScatterReduce, "scatter_reduce",
+    "%r = kt.scatter %x, %i, %s {dim = 0 : i64, reduce = #kt.scatter_reduce<amax>} : (tensor<4xf32>, tensor<6xi64>, tensor<6xf32>) -> tensor<4xf32>">;
+
 //===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//

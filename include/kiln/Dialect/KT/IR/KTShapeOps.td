@@ -2,7 +2,7 @@
 //
 // Part of Kiln. Ops that rearrange, select or pad elements without arithmetic:
 // reshape, transpose, permute, expand, squeeze, unsqueeze, slice, select,
-// concat, stack, gather, index_select, pad, flip.
+// concat, stack, gather, scatter, index_select, pad, flip.
 //
 //===----------------------------------------------------------------------===//
 
@@ -232,6 +232,60 @@ def KT_GatherOp : KT_ShapeOp<"gather"> {
     ```
   }];
   let arguments = (ins KT_Tensor:$self, KT_IndexTensor:$index, I64Attr:$dim);
+}
+
+def KT_ScatterOp : KT_ShapeOp<"scatter"> {
+  let summary = "write or reduce src into self at indices along a dim (torch.scatter, scatter_add, scatter_reduce)";
+  let description = [{
+    A copy of `self` into which each element of `src` at a position `p` of
+    `index` is combined: for `dim = 0`, `result[index[i][j]][j] <- src[i][j]`
+    (and so on for other dims), visiting the positions of `index` in
+    row-major order. `reduce` says how:
+
+    * `none` (torch.scatter): the value is written; when an index repeats
+      the last write in row-major order wins (PyTorch's CPU order; PyTorch
+      calls the order undefined);
+    * `sum` (torch.scatter_add, scatter_reduce "sum"), `prod`, `amax`,
+      `amin`: the value is combined with what is there, in the element type
+      (rounded at each step as PyTorch's CPU kernel; integers wrap; `amax`
+      and `amin` propagate NaN; on i1 `sum`/`amax` are `or`, `prod`/`amin`
+      are `and`);
+    * `mean`: the sum divided by the number of values combined at that
+      position (counting `self`'s own value when `include_self`), floor
+      division for integers, as PyTorch.
+
+    With `include_self = false` a position that some index names starts from
+    the reduction's identity instead of `self`'s value (0 for sum/mean, 1 for
+    prod, -inf / the lowest value for amax, +inf / the highest for amin);
+    positions no index names keep `self`'s value. `include_self` applies to
+    the reductions only.
+
+    Scalar-value forms (`scatter(dim, index, value)`) use a `src` filled with
+    the value. `index_add`, `index_copy` and `index_fill` are `kt.scatter`
+    with `index` broadcast along `dim` (the Python importer builds them so).
+
+    1. `dim` is in [-rank, rank) of `self`.
+    2. `src` has the element type of `self`; `index` (i64 or i32), `self` and
+       `src` have the same rank (rank 0 and rank 1 count as equal, as in
+       PyTorch).
+    3. Unless `index` is empty, `index.size(d) <= src.size(d)` for every `d`
+       and `index.size(d) <= self.size(d)` for every `d != dim` (a `?` is
+       checked when the op runs).
+    4. `reduce = mean` needs a numeric (not i1) element type.
+    5. The result has the type of `self`.
+
+    Each index must be in [0, self.size(dim)); negative or larger indices are
+    run-time errors at the op's location (as torch.scatter).
+
+    ```mlir
+    %r = kt.scatter %x, %i, %s {dim = 1 : i64, reduce = #kt.scatter_reduce<sum>, include_self = false} : (tensor<2x5xf32>, tensor<2x3xi64>, tensor<2x4xf32>) -> tensor<2x5xf32>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, KT_IndexTensor:$index, KT_Tensor:$src,
+                   I64Attr:$dim,
+                   DefaultValuedAttr<KT_ScatterReduceAttr,
+                                     "::kiln::kt::ScatterReduce::none">:$reduce,
+                   DefaultValuedAttr<BoolAttr, "true">:$include_self);
 }
 
 def KT_IndexSelectOp : KT_ShapeOp<"index_select"> {
