@@ -4,7 +4,8 @@ test/Execution/KT, compiled here for the GPU, with the interpreter's results.
 
     scripts/gpu/make_corpus.py [--out .gpu] [--jobs N] [--chip sm_90a]
 
-1. Runs each test/Execution/KT suite with KILN_GPU_CORPUS set: every case
+1. Runs each test/Execution/KT suite (--dirs: more folders) with
+   KILN_GPU_CORPUS set: every case
    `Suite.check` runs is saved (module, inputs, the interpreter's results,
    the tolerances of the check; test/lib/kiln_testing.py).
 2. Compiles each case into a CUDA package with `kiln-compile --backend=nvptx`
@@ -33,11 +34,12 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def run_suites(corpus, jobs):
+def run_suites(corpus, jobs, dirs):
     env = dict(os.environ, KILN_GPU_CORPUS=corpus, KILN_CPU_SWEEP="0",
                PYTHONPATH=os.path.join(ROOT, "test", "lib"),
                KILN_TOOLS_DIR=os.path.join(ROOT, "build", "bin"))
-    suites = sorted(glob.glob(os.path.join(ROOT, "test", "Execution", "KT", "*.py")))
+    suites = sorted(p for d in dirs for p in glob.glob(
+        os.path.join(ROOT, "test", "Execution", d, "*.py")))
 
     def one(path):
         p = subprocess.run([sys.executable, path], env=env, capture_output=True,
@@ -54,6 +56,14 @@ def compile_case(args):
     d, chip, emit = args
     with open(os.path.join(d, "case.json")) as f:
         case = json.load(f)
+    case["dir"] = os.path.basename(d)
+    case["emit"] = emit
+    with open(os.path.join(d, "prog.mlir")) as f:
+        if "kg.program" in f.read():
+            # Captured programs of the CPU tests guard device "cpu".
+            case["compiled"] = False
+            case["error"] = "a kg.program (its guards are for the cpu)"
+            return case
     cmd = [os.path.join(ROOT, "build", "bin", "kiln-compile"),
            os.path.join(d, "prog.mlir"), "--backend=nvptx", "--chip=" + chip,
            "--emit=" + emit, "-o", os.path.join(d, "pkg.so")]
@@ -78,6 +88,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--chip", default="sm_90a")
     ap.add_argument("--keep", help="keep the corpus folder here")
+    ap.add_argument("--dirs", default="KT",
+                    help="comma-separated folders of test/Execution whose "
+                    "suites give the cases (default KT; e.g. KT,CPU)")
     ap.add_argument("--recompile-failed", action="store_true",
                     help="with --keep: compile again only the cases of the "
                     "kept corpus that did not compile (after a compiler fix)")
@@ -96,7 +109,7 @@ def main():
     else:
         shutil.rmtree(corpus, ignore_errors=True)
         os.makedirs(corpus)
-        run_suites(corpus, a.jobs)
+        run_suites(corpus, a.jobs, a.dirs.split(","))
         dirs = sorted(glob.glob(os.path.join(corpus, "*")))
         work = [(d, a.chip, "isa" if i % 8 == 7 else "bin")
                 for i, d in enumerate(dirs)]
