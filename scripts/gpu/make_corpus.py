@@ -35,7 +35,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def run_suites(corpus, jobs, dirs):
+    # PYTHONSAFEPATH: a suite's folder must not shadow the standard library
+    # (test/Execution/CPU/random.py), as under lit.
     env = dict(os.environ, KILN_GPU_CORPUS=corpus, KILN_CPU_SWEEP="0",
+               PYTHONSAFEPATH="1",
                PYTHONPATH=os.path.join(ROOT, "test", "lib"),
                KILN_TOOLS_DIR=os.path.join(ROOT, "build", "bin"))
     suites = sorted(p for d in dirs for p in glob.glob(
