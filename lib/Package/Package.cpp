@@ -21,7 +21,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
@@ -494,16 +493,14 @@ LogicalResult kiln::package::writePackage(ModuleOp module,
               script = tmp.file("exports.map"), linked = tmp.file("package.so"),
               linkLog = tmp.file("link.log");
 
-  std::vector<NeededLibrary> libs;
-  std::set<std::string> defined;
-  std::string triple, pipeline;
+  std::vector<std::string> names;
+  for (const EntrySpec &s : *specs)
+    names.push_back(s.name);
+  std::string pipeline;
   int64_t blasThreads = 1;
   std::vector<std::string> runtimeErrors;
   llvm::json::Object target;
   if (options.device == "cuda") {
-    std::vector<std::string> names;
-    for (const EntrySpec &s : *specs)
-      names.push_back(s.name);
     unsigned kernels = 0;
     if (failed(nvptx::compileObject(*clone, names, options.gpu, codeObj, error,
                                     &kernels)))
@@ -521,9 +518,6 @@ LogicalResult kiln::package::writePackage(ModuleOp module,
     copts.objectFile = codeObj;
     copts.packageObject = true;
     copts.useCache = false;
-    std::vector<std::string> names;
-    for (const EntrySpec &s : *specs)
-      names.push_back(s.name);
     auto exes = cpu::CPUExecutable::compileEntries(*clone, names, error,
                                                    nullptr, copts);
     if (failed(exes))
@@ -533,6 +527,8 @@ LogicalResult kiln::package::writePackage(ModuleOp module,
     runtimeErrors = exes->front()->runtimeErrorTemplates();
     target = llvm::json::Object{{"device", "cpu"}};
   }
+  std::vector<NeededLibrary> libs;
+  std::set<std::string> defined;
   if (failed(neededLibraries(codeObj, libs, defined, error)))
     return failure();
   for (const EntrySpec &s : *specs)
@@ -542,9 +538,7 @@ LogicalResult kiln::package::writePackage(ModuleOp module,
       return failure();
     }
   // The host code's machine (for both devices: GPU packages hold host code).
-  auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  target["triple"] =
-      tmb ? tmb->getTargetTriple().str() : (llvm::consumeError(tmb.takeError()), "");
+  target["triple"] = llvm::sys::getProcessTriple();
   target["cpu"] = llvm::sys::getHostCPUName().str();
   std::string json = manifestJson(*specs, std::move(target), pipeline,
                                   blasThreads, runtimeErrors, libs);

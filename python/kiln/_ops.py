@@ -1808,7 +1808,8 @@ def _index_along(b, x, d, index, shape, what):
 
 
 def _index_source(b, x, d, index, source, what):
-    x = need_tensor(b, x, what)
+    """index_add / index_copy's source, checked against self (`x`, a
+    tensor) and the index along dim `d`: rank, shape and dtype."""
     source = need_tensor(b, source, "%s's source" % what)
     n = 1 if index.ndim == 0 else index.shape[0]
     if source.ndim != x.ndim and not (x.ndim <= 1 and source.ndim <= 1):
@@ -1822,6 +1823,10 @@ def _index_source(b, x, d, index, source, what):
                               what, [value(s) for s in source.shape],
                               value(want), k, [value(s) for s in x.shape],
                               value(n), d))
+    if source.dtype != x.dtype:
+        raise b.error("%s: source has dtype %s but self has %s "
+                      "(PyTorch requires them to be equal)" % (
+                          what, source.dtype, x.dtype))
     return source
 
 
@@ -1830,10 +1835,6 @@ def index_add(b, x, dim, index, source, *, alpha=1, out=None):
     x = need_tensor(b, x, "index_add")
     d = norm_dim(b, dim, x.ndim)
     source = _index_source(b, x, d, index, source, "index_add")
-    if source.dtype != x.dtype:
-        raise b.error("index_add: source has dtype %s but self has %s "
-                      "(PyTorch requires them to be equal)" % (
-                          source.dtype, x.dtype))
     alpha = b.static(alpha, "index_add's alpha")
     if alpha != 1:
         source = cast(b, mul(b, source, alpha), x.dtype)
@@ -1846,10 +1847,6 @@ def index_copy(b, x, dim, index, source):
     x = need_tensor(b, x, "index_copy")
     d = norm_dim(b, dim, x.ndim)
     source = _index_source(b, x, d, index, source, "index_copy")
-    if source.dtype != x.dtype:
-        raise b.error("index_copy: source has dtype %s but self has %s "
-                      "(PyTorch requires them to be equal)" % (
-                          source.dtype, x.dtype))
     idx = _index_along(b, x, d, index, source.shape, "index_copy")
     return scatter_op(b, x, d, idx, source, "none", what="index_copy")
 
