@@ -291,6 +291,7 @@ class Package:
             raise _error()
         self.path = path
         self.manifest = json.loads(L.kiln_rt_package_manifest(self._h).decode())
+        self._cuda = self.manifest.get("target", {}).get("device") == "cuda"
         self.entries = [L.kiln_rt_entry_name(self._h, i).decode()
                         for i in range(L.kiln_rt_package_num_entries(self._h))]
 
@@ -337,7 +338,6 @@ class Package:
             raise _error()
         # A CUDA package's results are device memory: torch tensors always
         # (NumPy cannot hold them).
-        as_torch = (any(_is_torch(a) for a in args) or
-                    self.manifest.get("target", {}).get("device") == "cuda")
+        as_torch = self._cuda or any(_is_torch(a) for a in args)
         return [(_torch_result if as_torch else _numpy_result)(out[r])
                 for r in range(n)]

@@ -7,7 +7,7 @@ test/Execution/KT, compiled here for the GPU, with the interpreter's results.
 1. Runs each test/Execution/KT suite (--dirs: more folders) with
    KILN_GPU_CORPUS set: every case
    `Suite.check` runs is saved (module, inputs, the interpreter's results,
-   the tolerances of the check; test/lib/kiln_testing.py).
+   the check's fp64 reference; test/lib/kiln_testing.py).
 2. Compiles each case into a CUDA package with `kiln-compile --backend=nvptx`
    (cubin for --chip; every 8th case as PTX, so the driver's JIT path runs
    too). A case that does not compile is listed with kiln-compile's first

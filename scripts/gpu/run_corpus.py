@@ -8,8 +8,8 @@ libkiln_rt alone, and compares each result with the interpreter's.
 Runs on the GPU machine (Python 3.12, PyTorch 2.x with CUDA, no LLVM/MLIR):
 each case's package is loaded with runtime/python/kiln_rt.py, its .npy
 inputs become contiguous torch CUDA tensors, the results come back as CUDA
-tensors by DLPack and are compared on the host with the check's tolerances
-(NaN equal to NaN; integers and booleans exactly). Cases run in worker
+tensors by DLPack and are compared on the host by the CPU sweep's rule
+(test/lib/cpu_sweep.py's same()). Cases run in worker
 processes: a crash or a sticky CUDA error (illegal address, ...) ends a
 worker, the case is reported, and a new worker goes on with the next case.
 Exits 1 when any compiled case fails.
@@ -25,54 +25,26 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-# torch._dynamo.utils.same's tolerance for the RMSE rule (f16/bf16: the
-# dtype's rtol), as test/lib/cpu_sweep.py.
-SAME_TOL = {"f16": 1e-3, "bf16": 1e-2}
-
-
-def close(actual, interp, rtol, atol, reference=None, elem="f32"):
-    """The CPU sweep's rule (test/lib/cpu_sweep.py, PyTorch's same()):
-    integers and booleans exactly; floats allclose to the interpreter's
-    result at the check's tolerance (NaN == NaN), else the RMSE against the
-    check's independent (fp64) reference must be at most 3x the
-    interpreter's plus tol / 10, with NaN and infinities in the same places."""
+def close(actual, interp, reference, elem):
+    """test/lib/cpu_sweep.py's same() (PyTorch's rule, as the CPU sweep
+    compares the CPU backend): integers and booleans exactly; floats
+    allclose to the interpreter at the dtype's tolerance, else an RMSE
+    against the check's fp64 reference at most 3x the interpreter's plus
+    tol / 10. Returns (ok, message); a pass by the RMSE rule says so."""
     import numpy as np
-    a = np.asarray(actual)
-    e = np.asarray(interp)
-    if a.shape != e.shape:
-        return False, "shape %s, expected %s" % (a.shape, e.shape)
-    if a.dtype.kind in "biu" or e.dtype.kind in "biu":
-        if a.dtype != e.dtype and not (a.dtype.kind in "biu" and e.dtype.kind in "biu"):
-            return False, "dtype %s, expected %s" % (a.dtype, e.dtype)
-        bad = a != e
-        if not bad.any():
-            return True, ""
-        i = tuple(int(x) for x in np.argwhere(bad)[0])
-        return False, "%d of %d elements differ, first at %s: gpu %r interpreter %r" % (
-            int(bad.sum()), bad.size, i, a[i], e[i])
-    g = a.astype(np.float64)
-    w = e.astype(np.float64)
-    if not np.array_equal(np.isnan(g), np.isnan(w)):
-        return False, "NaN positions differ"
-    inf = np.isinf(g) | np.isinf(w)
-    if not np.array_equal(g[inf], w[inf]):
-        return False, "infinities differ"
-    ok = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
-    if ok.all():
-        return True, ""
-    i = tuple(int(x) for x in np.argwhere(~ok)[0])
-    first = "%d of %d elements not allclose, first at %s: gpu %r interpreter %r" % (
-        int((~ok).sum()), ok.size, i, g[i], w[i])
-    if reference is None or np.asarray(reference).shape != g.shape:
-        return False, first + " (no fp64 reference)"
-    r = np.asarray(reference, dtype=np.float64)
-    m = np.isfinite(r) & np.isfinite(g) & np.isfinite(w)
-    rmse = lambda x: float(np.sqrt(np.mean((x[m] - r[m]) ** 2))) if m.any() else 0.0
-    gpu_err, interp_err = rmse(g), rmse(w)
-    if gpu_err <= 3 * interp_err + SAME_TOL.get(elem, 1e-4) / 10:
-        return True, "allclose failed but within the RMSE rule: " + first
-    return False, "%s; RMSE vs fp64 %.3g > 3 x interpreter's %.3g + tol/10" % (
-        first, gpu_err, interp_err)
+    import cpu_sweep
+    ok, message = cpu_sweep.same(actual, interp, elem, reference)
+    if ok and elem in cpu_sweep.FLOAT_ELEMS:
+        rtol, atol = cpu_sweep.TOLERANCES[elem]
+        g = np.asarray(actual, dtype=np.float64)
+        w = np.asarray(interp, dtype=np.float64)
+        bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        if bad.any():
+            i = tuple(int(x) for x in np.argwhere(bad)[0])
+            message = ("allclose failed but within the RMSE rule: %d of %d "
+                       "elements, first at %s: gpu %r interpreter %r" % (
+                           int(bad.sum()), bad.size, i, g[i], w[i]))
+    return ok, message.replace("cpu ", "gpu ")
 
 
 def worker(corpus, library, names):
@@ -80,6 +52,7 @@ def worker(corpus, library, names):
     import numpy as np
     import torch
     sys.path.insert(0, os.path.join(HERE, "..", "..", "runtime", "python"))
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "lib"))
     import kiln_rt
     kiln_rt.load_library(library)
     for name in names:
@@ -111,11 +84,10 @@ def worker(corpus, library, names):
                 ref = np.load(os.path.join(d, "ref%d.npy" % i))
                 exp_path = os.path.join(d, "exp%d.npy" % i)
                 exp = np.load(exp_path) if os.path.exists(exp_path) else None
-                rtol, atol = case["tolerances"][i]
                 elem = sig["results"][i][0]
                 if r.dtype == torch.bfloat16:
                     r = r.float()
-                ok, m = close(r.cpu().numpy(), ref, rtol, atol, exp, elem)
+                ok, m = close(r.cpu().numpy(), ref, exp, elem)
                 if not ok:
                     msgs.append("result %d: %s" % (i, m))
                 elif m:

@@ -39,7 +39,7 @@ KILN_OPT = os.path.join(os.environ.get("KILN_TOOLS_DIR", ""), "kiln-opt")
 TEST_PIPELINE = os.environ.get("KILN_TEST_PIPELINE", "")
 
 # When set, every case `Suite.check` runs (module, inputs, the interpreter's
-# results and the tolerances) is also saved under this directory, one
+# results and the check's fp64 reference) is also saved under this directory, one
 # folder per case: the GPU check (scripts/gpu/make_corpus.py) compiles them
 # for the GPU and compares the GPU's results with these.
 GPU_CORPUS = os.environ.get("KILN_GPU_CORPUS", "")
@@ -267,7 +267,7 @@ class Suite:
                                                  results))
         if GPU_CORPUS and not TEST_PIPELINE:
             self._save_corpus_case(label, mlir, inputs, entry, results,
-                                   expected, elem, rtol, atol)
+                                   expected)
         if len(results) != len(expected):
             self.record(label, False, "%d results, expected %d" %
                         (len(results), len(expected)))
@@ -283,9 +283,10 @@ class Suite:
         return results
 
     def _save_corpus_case(self, label, mlir, inputs, entry, results,
-                          expected, elem, rtol, atol):
+                          expected):
         """One case for the GPU check (GPU_CORPUS): the interpreter's results
-        are the reference, with the tolerances `check` uses."""
+        and the check's independent reference (scripts/gpu/run_corpus.py
+        compares by the CPU sweep's rule)."""
         import json
         self._corpus_n = getattr(self, "_corpus_n", 0) + 1
         d = os.path.join(GPU_CORPUS, "%s-%04d" % (
@@ -293,12 +294,7 @@ class Suite:
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "prog.mlir"), "w") as f:
             f.write(mlir)
-        tols = []
         for i, r in enumerate(results):
-            el = elem or NP_TO_MLIR.get(np.asarray(r).dtype, "f64")
-            dr, da = TOLERANCES.get(el, (1e-5, 1e-6))
-            tols.append([rtol if rtol is not None else dr,
-                         atol if atol is not None else da])
             np.save(os.path.join(d, "ref%d.npy" % i), np.asarray(r))
             if i < len(expected):  # the independent reference (often fp64)
                 np.save(os.path.join(d, "exp%d.npy" % i), np.asarray(expected[i]))
@@ -306,8 +302,7 @@ class Suite:
             np.save(os.path.join(d, "in%d.npy" % i), np.array(x, order="C"))
         with open(os.path.join(d, "case.json"), "w") as f:
             json.dump({"label": label, "suite": self.name, "entry": entry,
-                       "inputs": len(inputs), "results": len(results),
-                       "elem": elem, "tolerances": tols}, f)
+                       "inputs": len(inputs), "results": len(results)}, f)
 
     def check_op(self, op, inputs, expected, result_types, attrs="",
                  elems=None, label=None, operands=None, **kw):
