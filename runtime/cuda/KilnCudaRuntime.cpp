@@ -232,9 +232,150 @@ kiln::cuda::BlockCache &blockCache() {
   return *cache;
 }
 
+/// cuBLAS, opened with dlopen on the first product (KILN_CUBLAS names the
+/// file; else libcublas.so.13, .12, then libcublas.so): packages without
+/// products never need it. The prototypes are cublas_v2.h's (status int,
+/// operations 0 = N), declared here so that this file needs only cuda.h.
+struct Cublas {
+  bool loaded = false;
+  std::string error;
+  void *handle = nullptr; ///< one cublasHandle_t, on `stream`
+  CUstream stream = nullptr;
+  std::mutex mutex; ///< a handle is not safe across threads
+  int (*create)(void **);
+  int (*setStream)(void *, CUstream);
+  int (*sgemm)(void *, int, int, int, int, int, const float *, const float *,
+               int, const float *, int, const float *, float *, int);
+  int (*dgemm)(void *, int, int, int, int, int, const double *,
+               const double *, int, const double *, int, const double *,
+               double *, int);
+  int (*sgemmBatched)(void *, int, int, int, int, int, const float *,
+                      const float *, int, long long, const float *, int,
+                      long long, const float *, float *, int, long long, int);
+  int (*dgemmBatched)(void *, int, int, int, int, int, const double *,
+                      const double *, int, long long, const double *, int,
+                      long long, const double *, double *, int, long long,
+                      int);
+};
+
+Cublas &cublas() {
+  static Cublas c;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char *env = std::getenv("KILN_CUBLAS");
+    const char *names[] = {"libcublas.so.13", "libcublas.so.12",
+                           "libcublas.so"};
+    void *lib = nullptr;
+    std::string tried;
+    if (env && *env) {
+      lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+      tried = env;
+    } else {
+      for (const char *n : names) {
+        if ((lib = dlopen(n, RTLD_NOW | RTLD_LOCAL)))
+          break;
+        tried += std::string(tried.empty() ? "" : ", ") + n;
+      }
+    }
+    if (!lib) {
+      c.error = "cuBLAS is not available (a matmul of this package calls it; "
+                "tried " + tried + "; compile with matmul=kernel to do without)";
+      return;
+    }
+    bool missing = false;
+    auto get = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          dlsym(lib, name));
+      if (!fn && !missing) {
+        missing = true;
+        c.error = std::string("cuBLAS has no ") + name;
+      }
+    };
+    get(c.create, "cublasCreate_v2");
+    get(c.setStream, "cublasSetStream_v2");
+    get(c.sgemm, "cublasSgemm_v2");
+    get(c.dgemm, "cublasDgemm_v2");
+    get(c.sgemmBatched, "cublasSgemmStridedBatched");
+    get(c.dgemmBatched, "cublasDgemmStridedBatched");
+    if (missing)
+      return;
+    ScopedContext scope;
+    if (int st = c.create(&c.handle)) {
+      c.error = "cublasCreate failed (status " + std::to_string(st) + ")";
+      return;
+    }
+    if (driver().cuStreamCreate(&c.stream, CU_STREAM_NON_BLOCKING) !=
+            CUDA_SUCCESS ||
+        c.setStream(c.handle, c.stream)) {
+      c.error = "cuBLAS: cannot create its stream";
+      return;
+    }
+    c.loaded = true;
+  });
+  return c;
+}
+
 } // namespace
 
 extern "C" {
+
+/// C += A B for row-major A [batch, m, k], B [batch, k, n], C [batch, m, n]
+/// (dtype 0: f32, 1: f64), the call kiln-nvptx's matmulsToCublas emits.
+/// Row-major C = A B is column-major C^T = B^T A^T: one cuBLAS gemm with
+/// the operands swapped, no transposes. Ordered after the host code's
+/// earlier GPU work (kiln-nvptx's host code waits for its stream before a
+/// call), and finished before it returns.
+void kiln_cuda_gemm(int32_t dtype, int64_t batch, int64_t m, int64_t n,
+                    int64_t k, intptr_t a, intptr_t b, intptr_t c) {
+  if (!ready() || batch <= 0 || m <= 0 || n <= 0 || k <= 0)
+    return;
+  const int64_t limit = 0x7fffffff;
+  if (m > limit || n > limit || k > limit || batch > limit) {
+    threadError = "kiln_cuda_gemm: a matmul dimension exceeds cuBLAS's "
+                  "32-bit sizes (m=" + std::to_string(m) + ", n=" +
+                  std::to_string(n) + ", k=" + std::to_string(k) + ")";
+    return;
+  }
+  Cublas &cb = cublas();
+  if (!cb.loaded) {
+    threadError = cb.error;
+    return;
+  }
+  std::lock_guard<std::mutex> lock(cb.mutex);
+  ScopedContext scope;
+  int M = int(m), N = int(n), K = int(k), B = int(batch);
+  int st = 0;
+  if (dtype == 0) {
+    const float one = 1.0f;
+    auto *A = reinterpret_cast<const float *>(a);
+    auto *Bm = reinterpret_cast<const float *>(b);
+    auto *C = reinterpret_cast<float *>(c);
+    st = B == 1 ? cb.sgemm(cb.handle, 0, 0, N, M, K, &one, Bm, N, A, K, &one,
+                           C, N)
+                : cb.sgemmBatched(cb.handle, 0, 0, N, M, K, &one, Bm, N,
+                                  k * n, A, K, m * k, &one, C, N, m * n, B);
+  } else if (dtype == 1) {
+    const double one = 1.0;
+    auto *A = reinterpret_cast<const double *>(a);
+    auto *Bm = reinterpret_cast<const double *>(b);
+    auto *C = reinterpret_cast<double *>(c);
+    st = B == 1 ? cb.dgemm(cb.handle, 0, 0, N, M, K, &one, Bm, N, A, K, &one,
+                           C, N)
+                : cb.dgemmBatched(cb.handle, 0, 0, N, M, K, &one, Bm, N,
+                                  k * n, A, K, m * k, &one, C, N, m * n, B);
+  } else {
+    threadError = "kiln_cuda_gemm: unknown dtype " + std::to_string(dtype);
+    return;
+  }
+  if (st) {
+    threadError = "cuBLAS gemm failed (status " + std::to_string(st) +
+                  ", m=" + std::to_string(m) + ", n=" + std::to_string(n) +
+                  ", k=" + std::to_string(k) + ")";
+    return;
+  }
+  check(driver().cuStreamSynchronize(cb.stream), "cuStreamSynchronize",
+        "after cuBLAS gemm");
+}
 
 const char *kilnCudaGetError(void) {
   return threadError.empty() ? nullptr : threadError.c_str();

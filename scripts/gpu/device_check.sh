@@ -35,6 +35,8 @@ grep "kiln_rt:" "$OUT/build.log"
 LIB=/tmp/kiln-rt/libkiln_rt.so.0
 echo "== runtime/cuda check program"
 /tmp/kiln-cuda-rt/kiln-cuda-rt-check
+echo "== the same without cuBLAS (KILN_CUBLAS names a missing file)"
+KILN_CUBLAS=/nonexistent/libcublas.so /tmp/kiln-cuda-rt/kiln-cuda-rt-check | grep gemm
 echo "== corpus"
 rm -rf /tmp/kiln-corpus && mkdir -p /tmp/kiln-corpus &&
   tar -xJf .gpu/corpus.tar.xz -C /tmp/kiln-corpus || exit 2

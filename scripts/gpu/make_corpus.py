@@ -3,6 +3,7 @@
 test/Execution/KT, compiled here for the GPU, with the interpreter's results.
 
     scripts/gpu/make_corpus.py [--out .gpu] [--jobs N] [--chip sm_90a]
+    scripts/gpu/make_corpus.py --keep DIR --recompile-all   (after a codegen change)
 
 1. Runs each test/Execution/KT suite (--dirs: more folders) with
    KILN_GPU_CORPUS set: every case
@@ -97,14 +98,30 @@ def main():
     ap.add_argument("--recompile-failed", action="store_true",
                     help="with --keep: compile again only the cases of the "
                     "kept corpus that did not compile (after a compiler fix)")
+    ap.add_argument("--recompile-all", action="store_true",
+                    help="with --keep: compile every case of the kept corpus "
+                    "again (after a code generation change), without "
+                    "rerunning the suites")
+    ap.add_argument("--recompile-matching", metavar="REGEX",
+                    help="with --keep: compile again the cases whose "
+                    "prog.mlir matches REGEX (after a change to how those "
+                    "ops compile, e.g. 'kt\\.(matmul|linear)\\b')")
     a = ap.parse_args()
     tmp = a.keep or tempfile.mkdtemp(prefix="kiln-gpu-corpus-")
     corpus = os.path.join(tmp, "corpus")
-    if a.recompile_failed:
+    if a.recompile_failed or a.recompile_all or a.recompile_matching:
         with open(os.path.join(corpus, "index.json")) as f:
             old = {c["dir"]: c for c in json.load(f)["cases"]}
+        pattern = re.compile(a.recompile_matching or "$^")
+
+        def wanted(n, c):
+            if a.recompile_all or (a.recompile_failed and not c["compiled"]):
+                return True
+            with open(os.path.join(corpus, n, "prog.mlir")) as f:
+                return bool(pattern.search(f.read()))
         redo = [(os.path.join(corpus, n), a.chip, c["emit"])
-                for n, c in sorted(old.items()) if not c["compiled"]]
+                for n, c in sorted(old.items()) if wanted(n, c)]
+        print("recompiling %d of %d cases" % (len(redo), len(old)), flush=True)
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
             for c in ex.map(compile_case, redo):
                 old[c["dir"]] = c

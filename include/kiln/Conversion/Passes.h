@@ -131,6 +131,17 @@ struct KilnNVPTXPipelineOptions
       llvm::cl::desc("Fuse elementwise producers into their consumers "
                      "(linalg elementwise fusion) before mapping to the GPU"),
       llvm::cl::init(true)};
+  Option<std::string> matmul{
+      *this, "matmul",
+      llvm::cl::desc("matmul / batch_matmul: cublas (calls of cuBLAS through "
+                     "the runtime, f32/f64) or kernel (generated kernels)"),
+      llvm::cl::init("cublas")};
+  Option<bool> blockReduce{
+      *this, "block-reduce",
+      llvm::cl::desc("Row reductions as a block per row (warp shuffles and "
+                     "shared memory; kiln-nvptx-map-reductions) instead of a "
+                     "thread per output"),
+      llvm::cl::init(true)};
 };
 
 /// The `kiln-nvptx` pipeline: kt -> linalg -> bufferization -> parallel

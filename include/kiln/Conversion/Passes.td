@@ -323,6 +323,54 @@ def KilnCPUEarlyDeallocPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def KilnNVPTXMatmulsToCublasPass
+    : Pass<"kiln-nvptx-matmuls-to-cublas", "::mlir::ModuleOp"> {
+  let summary = "matmul / batch_matmul as calls of cuBLAS through the runtime";
+  let description = [{
+    In `kiln-nvptx` (`matmul=cublas`, the default), after bufferization
+    (`kiln::nvptx::matmulsToCublas`): a host-level `linalg.matmul` or
+    `linalg.batch_matmul` with default indexing maps, f32 or f64 operands
+    and row-major (identity layout) buffers becomes
+    `func.call @kiln_cuda_gemm(dtype, batch, m, n, k, a, b, c)` marked
+    `kiln.matmul_impl = "cublas"`: the runtime computes C += A B with
+    cuBLAS. Others stay generated kernels.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def KilnNVPTXMapReductionsPass
+    : Pass<"kiln-nvptx-map-reductions", "::mlir::func::FuncOp"> {
+  let summary = "row reductions into block-per-row kernels (warp shuffles, "
+                "shared memory)";
+  let description = [{
+    In `kiln-nvptx`, after bufferization and before
+    `convert-linalg-to-parallel-loops` (`kiln::nvptx::mapRowReductions`):
+    a host-level linalg op whose innermost loop is a reduction read
+    contiguously by its inputs, each output accumulating one combining op
+    (add, mul, maximumf/minimumf, maxnumf/minnumf, signed/unsigned max/min,
+    and/or/xor; f32, f64, i32, i64), becomes a `gpu.launch` in which a block
+    reduces a row: its threads stride over the row with one partial per
+    output, `gpu.all_reduce` combines them, thread 0 folds the total into the
+    output. Rows are grid-strided over at most `max-blocks` blocks; a static
+    reduced size below `min-reduced` is left to one thread per output.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block (at most)">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "65535",
+           "Most blocks per grid">,
+    Option<"minReduced", "min-reduced", "int64_t", "64",
+           "Smallest static reduced size given a block per row">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def KilnNVPTXMapToGPUPass
     : Pass<"kiln-nvptx-map-to-gpu", "::mlir::func::FuncOp"> {
   let summary = "host compute into gpu.launch kernels, buffers into device "

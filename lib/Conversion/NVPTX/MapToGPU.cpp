@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/NVPTX/NVPTXCodegen.h"
+#include "Launch.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -19,41 +20,13 @@
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
+using kiln::nvptx::createLaunch;
 
 namespace {
 
 bool insideKernel(Operation *op) {
   return op->getParentOfType<gpu::LaunchOp>() ||
          op->getParentOfType<scf::ParallelOp>();
-}
-
-/// A gpu.launch with a 1-D grid and 1-D blocks at `b`'s insertion point,
-/// its body ready for ops (builder inside, before the terminator).
-/// A kernel name valid in PTX ([A-Za-z0-9_$]): the function's name with
-/// other characters as '_' (a renamed reserved symbol is kiln.user.<name>).
-std::string kernelName(Operation *at) {
-  auto fn = at->getParentOfType<func::FuncOp>();
-  std::string name = fn ? fn.getSymName().str() : "kernel";
-  for (char &c : name)
-    if (!llvm::isAlnum(c) && c != '_' && c != '$')
-      c = '_';
-  return name + "_kernel";
-}
-
-gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, Value grid,
-                           Value block, OpBuilder &inner) {
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  std::string name = kernelName(b.getInsertionBlock()->getParentOp());
-  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one);
-  launch.setFunctionAttr(FlatSymbolRefAttr::get(b.getContext(), name));
-  launch.setModuleAttr(FlatSymbolRefAttr::get(b.getContext(), name));
-  Block &body = launch.getBody().front();
-  if (body.empty() || !body.back().hasTrait<OpTrait::IsTerminator>()) {
-    OpBuilder tb = OpBuilder::atBlockEnd(&body);
-    gpu::TerminatorOp::create(tb, loc);
-  }
-  inner.setInsertionPoint(body.getTerminator());
-  return launch;
 }
 
 /// scf.parallel -> a grid-stride kernel over its linearized iterations.

@@ -42,6 +42,8 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNNVPTXMAPTOGPUPASS
+#define GEN_PASS_DEF_KILNNVPTXMAPREDUCTIONSPASS
+#define GEN_PASS_DEF_KILNNVPTXMATMULSTOCUBLASPASS
 #define GEN_PASS_DEF_KILNNVPTXDEALLOCSTOGPUPASS
 #define GEN_PASS_DEF_KILNNVPTXCLONESTOGPUPASS
 #include "kiln/Conversion/Passes.h.inc"
@@ -70,6 +72,30 @@ struct MapToGPU : public kiln::impl::KilnNVPTXMapToGPUPassBase<MapToGPU> {
       return signalPassFailure();
     if (failed(kiln::nvptx::mapToGPU(getOperation(), blockSize, maxBlocks)))
       signalPassFailure();
+  }
+};
+
+struct MapReductions
+    : public kiln::impl::KilnNVPTXMapReductionsPassBase<MapReductions> {
+  using Base::Base;
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    kiln::nvptx::registerCollectiveEffects(registry);
+  }
+  void runOnOperation() override {
+    if (failed(checkLaunchOptions(getOperation(), getArgument(), blockSize,
+                                  maxBlocks)))
+      return signalPassFailure();
+    kiln::nvptx::mapRowReductions(getOperation(), blockSize, maxBlocks,
+                                  minReduced);
+  }
+};
+
+struct MatmulsToCublas
+    : public kiln::impl::KilnNVPTXMatmulsToCublasPassBase<MatmulsToCublas> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::nvptx::matmulsToCublas(getOperation());
   }
 };
 
@@ -125,6 +151,11 @@ kiln::verifyKilnNVPTXPipelineOptions(const KilnNVPTXPipelineOptions &options,
     error = "emit must be isa (PTX) or bin (cubin), not '" + options.emit + "'";
     return failure();
   }
+  if (options.matmul != "cublas" && options.matmul != "kernel") {
+    error = "matmul must be cublas (cuBLAS calls through the runtime) or "
+            "kernel (generated kernels), not '" + options.matmul + "'";
+    return failure();
+  }
   if (options.blockSize == 0 || options.blockSize > 1024) {
     error = "block-size must be in [1, 1024], not " +
             std::to_string(options.blockSize.getValue());
@@ -153,14 +184,25 @@ kiln::buildKilnNVPTXPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   if (options.fuse) {
     // Launches are expensive: elementwise producers go into their
-    // consumers (one kernel per fused group).
-    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+    // consumers (one kernel per fused group), with kiln-cpu's control: a
+    // producer read broadcast (a row's 1/sum, 1/sqrt(var + eps)) stays a
+    // small kernel of its own instead of being recomputed, with f64
+    // divisions and square roots, for every element of the row.
+    pm.addNestedPass<func::FuncOp>(createKilnCPUFuseElementwisePass());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
   pm.addPass(createKilnCPUSplatsToFillsPass());
   addBufferizationPasses(pm, /*alignment=*/128);
   pm.addPass(createForallToParallelLoopPass());
+  if (options.matmul == "cublas")
+    pm.addPass(createKilnNVPTXMatmulsToCublasPass());
+  if (options.blockReduce) {
+    KilnNVPTXMapReductionsPassOptions reduce;
+    reduce.blockSize = options.blockSize;
+    reduce.maxBlocks = options.maxBlocks;
+    pm.addNestedPass<func::FuncOp>(createKilnNVPTXMapReductionsPass(reduce));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   // Kernels and device buffers (one gpu.func per kernel after the

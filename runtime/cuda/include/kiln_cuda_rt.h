@@ -52,6 +52,13 @@ void kilnCudaEmptyCache(void);
 
 /* The gpu-to-llvm ABI (pointers are CUmodule, CUfunction, CUstream, CUevent
    and device pointers). */
+/// C += A B on the device (row-major A [batch,m,k], B [batch,k,n], C
+/// [batch,m,n]; dtype 0 f32, 1 f64) through cuBLAS (dlopen'ed on first use:
+/// KILN_CUBLAS, else libcublas.so.13/.12/.so): what kiln-nvptx's host code
+/// calls for linalg.matmul / batch_matmul (matmul=cublas). Synchronous.
+void kiln_cuda_gemm(int32_t dtype, int64_t batch, int64_t m, int64_t n,
+                    int64_t k, intptr_t a, intptr_t b, intptr_t c);
+
 void mgpuSetDefaultDevice(int32_t device);
 void *mgpuModuleLoad(void *data, size_t size);
 void *mgpuModuleLoadJIT(void *data, int optLevel);

@@ -11,6 +11,7 @@
 #define KILN_CONVERSION_NVPTX_NVPTXCODEGEN_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
@@ -47,6 +48,37 @@ struct MapStats {
 /// Function arguments and results are device buffers.
 mlir::FailureOr<MapStats> mapToGPU(mlir::func::FuncOp fn, int64_t blockSize,
                                    int64_t maxBlocks);
+
+/// Before convert-linalg-to-parallel-loops: every bufferized linalg op at
+/// the host level (not in a loop or kernel) whose innermost loop is a
+/// reduction that its inputs read contiguously, and whose outputs each
+/// accumulate one combining op (add, mul, max/min, and/or/xor on f32, f64,
+/// i32 or i64) of a value that depends on no output, becomes one
+/// `gpu.launch`: a block per row (a point of the parallel dims; grid
+/// min(rows, maxBlocks), grid-stride over rows), its threads (blockSize, or
+/// fewer whole warps for short rows) striding over the row's reduced
+/// elements with a partial per output, combined by `gpu.all_reduce`; thread
+/// 0 folds the totals into the outputs. Ops whose static reduced size is
+/// below `minReduced` are left (one thread per output then). Returns how
+/// many ops became kernels.
+unsigned mapRowReductions(mlir::func::FuncOp fn, int64_t blockSize,
+                          int64_t maxBlocks, int64_t minReduced);
+
+/// Before convert-linalg-to-parallel-loops: every bufferized
+/// linalg.matmul / linalg.batch_matmul at the host level with default
+/// indexing maps, one element type (f32 or f64) and row-major operands
+/// (identity layouts) becomes `func.call @kiln_cuda_gemm(dtype, batch, m,
+/// n, k, a, b, c)` (dtype 0 f32, 1 f64; pointers as the aligned addresses)
+/// marked `kiln.matmul_impl = "cublas"`: C += A B through cuBLAS in the
+/// runtime (runtime/cuda). The declaration is added to `module`. Returns
+/// how many.
+unsigned matmulsToCublas(mlir::ModuleOp module);
+
+/// Memory effects for gpu.all_reduce and gpu.barrier (read and write of the
+/// default resource; upstream declares none, and the deallocation pipeline
+/// refuses ops with unknown effects). Needed wherever mapRowReductions'
+/// kernels go through the rest of kiln-nvptx; the pass registers it.
+void registerCollectiveEffects(mlir::DialectRegistry &registry);
 
 /// After the deallocation pipeline, before convert-bufferization-to-memref:
 /// each host `bufferization.clone` (of a returned buffer the function does
