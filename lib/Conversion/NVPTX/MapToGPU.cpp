@@ -325,16 +325,15 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
     }
     ++stats.serialRegions;
   }
-  // Kernels cannot call host functions: a run-time check inside a loop
-  // (an index range check calling kiln_cpu_runtime_error) has no GPU
-  // lowering yet.
+  // Run-time checks inside kernels write a device error record that the
+  // host checks before returning (kernelErrorsToRecord).
+  stats.kernelChecks = kiln::nvptx::kernelErrorsToRecord(fn);
+  // Kernels cannot call other host functions.
   WalkResult calls = fn.walk([&](func::CallOp call) {
     if (!call->getParentOfType<gpu::LaunchOp>())
       return WalkResult::advance();
-    call.emitError("kiln-nvptx: a kernel calls @")
-        << call.getCallee()
-        << " (a run-time check of the op's data); run-time errors inside "
-           "GPU kernels are not supported yet";
+    call.emitError("kiln-nvptx: a kernel calls the host function @")
+        << call.getCallee() << "; not supported";
     return WalkResult::interrupt();
   });
   if (calls.wasInterrupted())

@@ -28,6 +28,7 @@ struct MapStats {
   unsigned serialRegions = 0; ///< host loops/accesses -> one-thread kernels
   unsigned allocs = 0;        ///< memref.alloc -> gpu.alloc
   unsigned globals = 0;       ///< memref.get_global -> copies to the device
+  unsigned kernelChecks = 0;  ///< run-time checks in kernels -> error record
 };
 
 /// Moves the compute of a bufferized host function onto the GPU:
@@ -79,6 +80,16 @@ unsigned matmulsToCublas(mlir::ModuleOp module);
 /// refuses ops with unknown effects). Needed wherever mapRowReductions'
 /// kernels go through the rest of kiln-nvptx; the pass registers it.
 void registerCollectiveEffects(mlir::DialectRegistry &registry);
+
+/// In mapToGPU, once the kernels are formed: each call of the lowering's
+/// run-time error function (kiln_cpu_runtime_error(id, v0..v7)) inside a
+/// `gpu.launch` becomes a write of a device error record (10 i64 slots:
+/// slot 0 counts failures by an atomic add; the thread that finds it 0
+/// writes the id and values); the function allocates and zeroes the record on entry
+/// and, before each return, copies it to the host and calls the error
+/// function with it when slot 0 is set (the same message as on the CPU).
+/// Returns how many calls were rewritten.
+unsigned kernelErrorsToRecord(mlir::func::FuncOp fn);
 
 /// After the deallocation pipeline, before convert-bufferization-to-memref:
 /// each host `bufferization.clone` (of a returned buffer the function does
