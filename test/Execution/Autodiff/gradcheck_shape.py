@@ -75,6 +75,16 @@ for dim, idx in [(1, np.array([[0, 0, 3], [1, 2, 1]])), (0, np.array([[2, 0, 2, 
                  (-1, np.array([[3], [3], [0]]))]:
     one("kt.gather", x, "dim = %d : i64" % dim, lambda t, i: torch.gather(t, dim, i),
         [idx], [ttype(idx.shape, "i64")])
+# gather with `?` dims (its rule scatters the gradient back with kt.scatter;
+# the one-hot rule before needed static shapes), and rank 0.
+gi = np.array([[0, 0, 3], [1, 2, 1], [3, 3, 0]])
+s.gradcheck("kt.gather dynamic",
+            ["%0 = kt.gather %arg0, %arg1 {dim = 1 : i64} : (tensor<?x?xf64>, tensor<?x?xi64>) -> tensor<?x?xf64>",
+             "return %0 : tensor<?x?xf64>"], [x, gi], ["tensor<?x?xf64>"],
+            lambda t, i: torch.gather(t, 1, i),
+            arg_types=["tensor<?x?xf64>", "tensor<?x?xi64>"])
+one("kt.gather", rnd(), "dim = 0 : i64", lambda t, i: torch.gather(t, 0, i),
+    [np.array(0)], ["tensor<i64>"])
 for dim, idx in [(0, np.array([2, 0, 2])), (1, np.array([1, 1, 3, 0, 1]))]:
     one("kt.index_select", x, "dim = %d : i64" % dim,
         lambda t, i: torch.index_select(t, dim, i), [idx], [ttype(idx.shape, "i64")])
