@@ -9,6 +9,7 @@
 
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -416,6 +417,57 @@ LogicalResult interpretLogcumsumexp(LogcumsumexpOp op, ArrayRef<Tensor> operands
       [](int64_t acc, int64_t) { return acc; });
 }
 
+/// argsort: per slice along `dim`, std::stable_sort of the positions with
+/// NaN larger than every number (ascending: last; descending: first).
+LogicalResult interpretArgsort(ArgsortOp op, ArrayRef<Tensor> operands,
+                               SmallVectorImpl<Tensor> &results) {
+  const Tensor &a = operands[0];
+  ArrayRef<int64_t> shape = a.shape();
+  int64_t rank = shape.size();
+  Tensor out;
+  if (failed(allocTensor(op, out, DType::I64, shape)))
+    return failure();
+  int64_t d = rank ? wrapDim(op.getDim(), rank) : 0;
+  int64_t n = rank ? shape[d] : 1, inner = 1, outer = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i < d)
+      outer *= shape[i];
+    else if (i > d)
+      inner *= shape[i];
+  }
+  bool desc = op.getDescending();
+  bool isF = a.isFloat();
+  SmallVector<int64_t> perm(n);
+  SmallVector<double> vf(isF ? n : 0);
+  SmallVector<int64_t> vi(isF ? 0 : n);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t in = 0; in < inner; ++in) {
+      for (int64_t k = 0; k < n; ++k) {
+        perm[k] = k;
+        int64_t idx = (o * n + k) * inner + in;
+        if (isF)
+          vf[k] = a.getF(idx);
+        else
+          vi[k] = a.getI(idx);
+      }
+      std::stable_sort(perm.begin(), perm.end(), [&](int64_t l, int64_t r) {
+        if (isF) {
+          double x = vf[l], y = vf[r];
+          // "x before y": NaN is the largest value.
+          if (desc)
+            return x > y || (std::isnan(x) && !std::isnan(y));
+          return x < y || (!std::isnan(x) && std::isnan(y));
+        }
+        return desc ? vi[l] > vi[r] : vi[l] < vi[r];
+      });
+      for (int64_t k = 0; k < n; ++k)
+        out.setI((o * n + k) * inner + in, perm[k]);
+    }
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
 } // namespace
 
 void registerReductionKernels(DialectRegistry &registry) {
@@ -434,6 +486,7 @@ void registerReductionKernels(DialectRegistry &registry) {
     attachKernel<AllOp, interpretAnyAll<AllOp, false>>(ctx);
     attachKernel<ArgmaxOp, interpretArg<ArgmaxOp, true>>(ctx);
     attachKernel<ArgminOp, interpretArg<ArgminOp, false>>(ctx);
+    attachKernel<ArgsortOp, interpretArgsort>(ctx);
   });
 }
 

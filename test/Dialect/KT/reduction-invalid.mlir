@@ -161,3 +161,47 @@ func.func @cumsum_missing_dim(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = kt.cumsum %x : (tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+func.func @argsort_dim_out_of_range(%x: tensor<2x3xf32>) -> tensor<2x3xi64> {
+  // expected-error @+2 {{'kt.argsort' op dim -3 is out of range for rank 2 (expected [-2, 1])}}
+  // expected-error @+1 {{'kt.argsort' op failed to infer returned types}}
+  %0 = kt.argsort %x {dim = -3} : (tensor<2x3xf32>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @argsort_rank0_dim(%x: tensor<f32>) -> tensor<i64> {
+  // expected-error @+2 {{'kt.argsort' op dim 1 is out of range for rank 0 (expected [-1, 0])}}
+  // expected-error @+1 {{'kt.argsort' op failed to infer returned types}}
+  %0 = kt.argsort %x {dim = 1} : (tensor<f32>) -> tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+func.func @argsort_result_type(%x: tensor<3xf32>) -> tensor<3xi32> {
+  // expected-error @+2 {{'kt.argsort' op inferred type(s) 'tensor<3xi64>' are incompatible with return type(s) of operation 'tensor<3xi32>'}}
+  // expected-error @+1 {{'kt.argsort' op failed to infer returned types}}
+  %0 = kt.argsort %x {dim = 0} : (tensor<3xf32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @argsort_shape(%x: tensor<3x2xf32>) -> tensor<2x3xi64> {
+  // expected-error @+2 {{'kt.argsort' op inferred type(s) 'tensor<3x2xi64>' are incompatible with return type(s) of operation 'tensor<2x3xi64>'}}
+  // expected-error @+1 {{'kt.argsort' op failed to infer returned types}}
+  %0 = kt.argsort %x {dim = 0} : (tensor<3x2xf32>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @argsort_descending_not_bool(%x: tensor<3xf32>) -> tensor<3xi64> {
+  // expected-error @+1 {{'kt.argsort' op attribute 'descending' failed to satisfy constraint: bool attribute}}
+  %0 = kt.argsort %x {dim = 0, descending = 1} : (tensor<3xf32>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}

@@ -111,3 +111,21 @@ func.func @cumulative(%a: tensor<2x?xf32>, %b: tensor<3xi32>, %c: tensor<3x4xi64
   %5 = kt.logcumsumexp %f {dim = -2} : (tensor<?x0xf64>) -> tensor<?x0xf64>
   return %0, %1, %2, %3, %4, %5 : tensor<2x?xf32>, tensor<3xi32>, tensor<3x4xi64>, tensor<bf16>, tensor<5x3xf32>, tensor<?x0xf64>
 }
+
+// -----
+
+// Tests that argsort round-trips (an i64 result of the operand's shape), with
+// descending, negative dims, ? dims, i1, rank 0 and an empty dim.
+// CHECK-LABEL: func.func @argsort
+// CHECK: kt.argsort %{{.*}} {descending = true, dim = -1 : i64} : (tensor<4x?xf32>) -> tensor<4x?xi64>
+// CHECK: kt.argsort %{{.*}} {dim = 0 : i64} : (tensor<3xi1>) -> tensor<3xi64>
+// CHECK: kt.argsort %{{.*}} {dim = -1 : i64} : (tensor<bf16>) -> tensor<i64>
+// CHECK: kt.argsort %{{.*}} {dim = 1 : i64} : (tensor<2x0xi32>) -> tensor<2x0xi64>
+func.func @argsort(%a: tensor<4x?xf32>, %b: tensor<3xi1>, %c: tensor<bf16>, %d: tensor<2x0xi32>)
+    -> (tensor<4x?xi64>, tensor<3xi64>, tensor<i64>, tensor<2x0xi64>) {
+  %0 = kt.argsort %a {dim = -1, descending = true} : (tensor<4x?xf32>) -> tensor<4x?xi64>
+  %1 = kt.argsort %b {dim = 0, descending = false} : (tensor<3xi1>) -> tensor<3xi64>
+  %2 = kt.argsort %c {dim = -1} : (tensor<bf16>) -> tensor<i64>
+  %3 = kt.argsort %d {dim = 1} : (tensor<2x0xi32>) -> tensor<2x0xi64>
+  return %0, %1, %2, %3 : tensor<4x?xi64>, tensor<3xi64>, tensor<i64>, tensor<2x0xi64>
+}

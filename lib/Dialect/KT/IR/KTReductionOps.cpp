@@ -68,6 +68,18 @@ LogicalResult inferCumulative(std::optional<Location> loc, StringRef opName,
   return success();
 }
 
+/// Result type of argsort: the operand's shape with element type i64, once
+/// `dim` is in range.
+LogicalResult inferArgsort(MLIRContext *ctx, std::optional<Location> loc,
+                           StringRef opName, Type selfType, int64_t dim,
+                           SmallVectorImpl<Type> &types) {
+  auto t = cast<RankedTensorType>(selfType);
+  if (failed(normalizeDim(dim, t.getRank(), loc, opName)))
+    return failure();
+  types.push_back(RankedTensorType::get(t.getShape(), IntegerType::get(ctx, 64)));
+  return success();
+}
+
 /// Result type of argmax/argmin over the optional single dim.
 LogicalResult inferArgReduction(MLIRContext *ctx, std::optional<Location> loc,
                                 StringRef opName, Type selfType,

@@ -282,4 +282,40 @@ def KT_LogcumsumexpOp : KT_CumulativeOp<"logcumsumexp", KT_FloatTensor> {
   }]);
 }
 
+// Sorting along one dim.
+def KT_ArgsortOp : KT_InferredOp<"argsort", [KT_ReductionTrait]> {
+  let summary = "stable sorting permutation along a dim (torch.argsort, torch.sort)";
+  let description = [{
+    The `i64` indices that sort `self` along `dim`: `result[..., i, ...]` is
+    the position along `dim` of the `i`-th element of the sorted slice.
+    The sort is always stable (equal elements keep their input order, as
+    PyTorch's `stable=True`, also with `descending`), so results are
+    deterministic. NaN sorts as larger than every number (last ascending,
+    first descending), as PyTorch; `-0.0` and `0.0` are equal. `i1` sorts
+    `false` before `true`. A rank-0 operand gives `0`.
+
+    `torch.sort`'s values are `kt.gather(self, argsort(self), dim)`,
+    `torch.topk`/`kthvalue` slice the permutation before the gather (the
+    importer builds them that way; see docs/python.md).
+
+    1. `dim` is in [-rank, rank) ([-1, 0] for rank 0).
+    2. The result has the shape of `self` and element type `i64`.
+
+    ```mlir
+    %i = kt.argsort %x {dim = -1, descending = true} : (tensor<4x?xf32>) -> tensor<4x?xi64>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, I64Attr:$dim,
+                       DefaultValuedAttr<BoolAttr, "false">:$descending);
+  let results = (outs KT_Tensor:$result);
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::kt::inferArgsort(ctx, loc, getOperationName(),
+          adaptor.getSelf().getType(), adaptor.getDim(), types);
+    }
+  }];
+}
+
 #endif // KILN_DIALECT_KT_IR_KTREDUCTIONOPS_TD
