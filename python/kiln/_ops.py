@@ -1192,6 +1192,111 @@ def argmin(b, x, dim=None, keepdim=False):
     return _arg(b, "argmin", x, dim, keepdim)
 
 
+# ----------------------------------------------------------- sorting
+# kt.argsort (always stable) is the one sorting primitive: sort's values are
+# kt.gather of the input at the permutation; topk and kthvalue slice the
+# permutation before the gather (docs/python.md).
+
+SortResult = collections.namedtuple("SortResult", ["values", "indices"])
+
+
+def _argsort(b, x, d, descending):
+    attrs = {"dim": d}
+    if descending:
+        attrs["descending"] = True
+    return b.op("argsort", [x], attrs, shape=x.shape, dtype=torch.int64)
+
+
+def _sort_dim(b, x, dim, what):
+    x = need_tensor(b, x, what)
+    return x, norm_dim(b, dim, x.ndim)
+
+
+def _bool_arg(b, v, what):
+    v = b.static(v, what) if isinstance(v, Sym) else v
+    if not isinstance(v, bool):
+        raise b.error("%s must be a bool, got %r" % (what, v))
+    return v
+
+
+@both("sort")
+def sort(b, x, dim=-1, descending=False, stable=None, *, out=None):
+    x, d = _sort_dim(b, x, dim, "sort")
+    desc = _bool_arg(b, descending, "sort's descending")
+    indices = _argsort(b, x, d, desc)
+    values = b.op("gather", [x, indices], {"dim": d}, shape=x.shape,
+                  dtype=x.dtype)
+    return SortResult(values, indices)
+
+
+@both("argsort")
+def argsort(b, x, dim=-1, descending=False, *, stable=None):
+    x, d = _sort_dim(b, x, dim, "argsort")
+    return _argsort(b, x, d, _bool_arg(b, descending, "argsort's descending"))
+
+
+@both("msort")
+def msort(b, x, *, out=None):
+    return sort(b, x, 0).values
+
+
+def _sorted_prefix(b, x, d, k, descending, what):
+    """The first k positions of the stable permutation along d and x
+    gathered there: (values, indices)."""
+    idx = _argsort(b, x, d, descending)
+    if x.ndim:
+        idx = slice_dim(b, idx, d, 0, k, 1)
+    values = b.op("gather", [x, idx], {"dim": d}, shape=idx.shape,
+                  dtype=x.dtype)
+    return values, idx
+
+
+def _no_half_or_bool(b, x, what):
+    # PyTorch 1.13's CPU kernels of topk and kthvalue.
+    if x.dtype in (torch.float16, torch.bool):
+        raise b.error("%s is not implemented for %s (as in PyTorch)"
+                      % (what, x.dtype))
+
+
+@both("topk")
+def topk(b, x, k, dim=-1, largest=True, sorted=True, *, out=None):
+    x, d = _sort_dim(b, x, dim, "topk")
+    _no_half_or_bool(b, x, "topk")
+    k = b.static(k, "topk's k")
+    size = b.static(x.shape[d], "topk's dim size") if x.ndim else 1
+    if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= size:
+        raise b.error("topk: selected index k = %r out of range for dim %d "
+                      "of size %d" % (k, d, size))
+    largest = _bool_arg(b, largest, "topk's largest")
+    _bool_arg(b, sorted, "topk's sorted")
+    # sorted=False: PyTorch leaves the order unspecified; it is sorted here.
+    values, idx = _sorted_prefix(b, x, d, k, largest, "topk")
+    return SortResult(values, idx)
+
+
+@both("kthvalue")
+def kthvalue(b, x, k, dim=-1, keepdim=False, *, out=None):
+    x, d = _sort_dim(b, x, dim, "kthvalue")
+    _no_half_or_bool(b, x, "kthvalue")
+    k = b.static(k, "kthvalue's k")
+    size = b.static(x.shape[d], "kthvalue's dim size") if x.ndim else 1
+    if size == 0:
+        raise b.error("kthvalue: dim %d is empty (PyTorch: expected reduction "
+                      "dim to have non-zero size)" % d)
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= size:
+        raise b.error("kthvalue: selected number k = %r out of range for dim "
+                      "%d of size %d (k counts from 1)" % (k, d, size))
+    keepdim = _bool_arg(b, keepdim, "kthvalue's keepdim")
+    idx = _argsort(b, x, d, False)
+    if x.ndim:
+        idx = slice_dim(b, idx, d, k - 1, k, 1)
+    values = b.op("gather", [x, idx], {"dim": d}, shape=idx.shape,
+                  dtype=x.dtype)
+    if x.ndim and not keepdim:
+        values, idx = squeeze(b, values, d), squeeze(b, idx, d)
+    return SortResult(values, idx)
+
+
 # ----------------------------------------------------------- shapes
 
 

@@ -1079,3 +1079,63 @@ def test_one_hot_class_out_of_range_is_an_error_as_in_pytorch(backend):
             run(lambda a: F.one_hot(a, 3), bad, backend=backend)
     with pytest.raises(kiln.Unsupported, match="one_hot without num_classes"):
         run(lambda a: F.one_hot(a), torch.tensor([0, 1]))
+
+
+# Issue 16, sorting: sort / argsort / msort, topk / kthvalue as kt.argsort
+# (stable) + kt.gather; every spelling (torch function, Tensor method, the
+# named tuple's .values/.indices and [0]/[1]); ties, NaN, +-0, k = 0,
+# k = size, empty dims, rank 0, descending; both backends, against PyTorch.
+# Indices of topk/kthvalue are compared only on inputs without ties (PyTorch
+# leaves their order unspecified); sort's indices with stable=True.
+def _sorts(x, t, a, m, e, s):
+    v, i = torch.sort(x, 1)
+    out = [v, i, torch.sort(x, dim=0, descending=True, stable=True).values,
+           x.sort(dim=-1, descending=True, stable=True)[1],
+           torch.sort(t, stable=True).indices, torch.sort(t, stable=True, dim=0, descending=True)[0],
+           torch.argsort(t, dim=1, stable=True), x.argsort(dim=0, descending=True, stable=True),
+           torch.msort(x), a.msort(), torch.sort(a, dim=-1, stable=True).indices,
+           torch.sort(m, dim=0, stable=True)[1], m.sort(dim=-1, stable=True).values,
+           torch.sort(e, dim=1, stable=True)[0], torch.argsort(e, dim=0, stable=True),
+           torch.sort(s, stable=True).indices, torch.sort(s).values]
+    for largest in (True, False):
+        tk = torch.topk(x, 3, largest=largest)
+        out += [tk.values, tk.indices, x.topk(4, 0, largest)[0],
+                x.topk(4, 0, largest)[1], torch.topk(t, 6, 1, largest).values,
+                torch.topk(t, 0, -1, largest)[0], torch.topk(e, 0, 1)[1],
+                torch.topk(a, 5, largest=largest, sorted=True)[0]]
+    kv = torch.kthvalue(x, 2, 1)
+    out += [kv.values, kv.indices, x.kthvalue(4, 0, keepdim=True)[0],
+            x.kthvalue(4, 0, True)[1], torch.kthvalue(t, 6, -1)[0],
+            torch.kthvalue(t, 1, 0, True).values, torch.kthvalue(a, 3)[0],
+            torch.kthvalue(s, 1).values]
+    return out
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_sorts_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(19)
+    x = torch.randperm(24, generator=g).reshape(4, 6).float() - 7.5  # no ties
+    x[1, 2] = _NAN  # NaN is the largest value
+    t = torch.randint(-2, 3, (4, 6), generator=g).double()  # many ties
+    t[0, 1], t[2, 3], t[2, 4], t[3, 0] = _NAN, _INF, -0.0, -_INF
+    a = torch.randint(-3, 3, (3, 5), generator=g, dtype=torch.int32)
+    m = torch.rand(5, 3, generator=g) > 0.5
+    e = torch.zeros(3, 0)
+    s = torch.tensor(2.5)
+    check_same(run(_sorts, x, t, a, m, e, s, backend=backend), _sorts(x, t, a, m, e, s))
+
+
+def test_sort_rejections_follow_pytorch():
+    x = torch.randn(3, 4)
+    for fn, match in [(lambda x: torch.topk(x, 5), "topk: selected index k = 5 out of range"),
+                      (lambda x: torch.topk(x, -1, 0), "topk: selected index k = -1 out of range"),
+                      (lambda x: torch.kthvalue(x, 0), "kthvalue: selected number k = 0 out of range"),
+                      (lambda x: torch.kthvalue(x, 5, 1), "kthvalue: selected number k = 5 out of range"),
+                      (lambda x: torch.kthvalue(x[:, :0], 1), "kthvalue: dim 1 is empty"),
+                      (lambda x: torch.sort(x, 2), "dim 2 is out of range"),
+                      (lambda x: torch.topk(x.half(), 1), "topk is not implemented for torch.float16"),
+                      (lambda x: torch.kthvalue(x > 0, 1), "kthvalue is not implemented for torch.bool")]:
+        with pytest.raises((RuntimeError, IndexError)):
+            fn(x)
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, x)
