@@ -1134,6 +1134,28 @@ def var_mean(b, x, dim=None, unbiased=None, keepdim=False, *,
             mean(b, x, dim, keepdim))
 
 
+AminMax = collections.namedtuple("AminMax", ["min", "max"])
+
+
+@both("aminmax")
+def aminmax(b, x, *, dim=None, keepdim=False, out=None):
+    """(min, max) over one dim or every element: kt.amin and kt.amax (NaN
+    propagates, an empty reduction is their error, as PyTorch)."""
+    x = need_tensor(b, x, "aminmax")
+    if dim is not None:
+        dim = norm_dim(b, dim, x.ndim)
+    return AminMax(_reduction(b, "amin", x, dim, keepdim),
+                   _reduction(b, "amax", x, dim, keepdim))
+
+
+@function(torch.std_mean)
+def std_mean(b, x, dim=None, unbiased=None, keepdim=False, *,
+             correction=None):
+    """(std, mean) over the same dims: sqrt(kt.var) and kt.mean."""
+    v, m = var_mean(b, x, dim, unbiased, keepdim, correction=correction)
+    return (unary(b, "sqrt", v), m)
+
+
 @both("count_nonzero")
 def count_nonzero(b, x, dim=None):
     """The number of elements != 0 (NaN counts) over dim (all dims when

@@ -1139,3 +1139,29 @@ def test_sort_rejections_follow_pytorch():
             fn(x)
         with pytest.raises(kiln.Unsupported, match=match):
             run(fn, x)
+
+
+# Issue 16 batch 4 item 4: aminmax (dim, keepdim; the named tuple's
+# .min/.max and [0]/[1]) -> kt.amin + kt.amax, std_mean (dims, unbiased,
+# correction) -> sqrt(kt.var) + kt.mean; NaN, ints, bools, rank 0.
+def _aminmax_std_mean(x, a, m, s):
+    r = torch.aminmax(x)
+    q = x.aminmax(dim=1, keepdim=True)
+    return [r.min, r.max, q[0], q[1], torch.aminmax(x, dim=-2).max,
+            torch.aminmax(x, keepdim=True).min, a.aminmax(dim=0)[0],
+            torch.aminmax(a).max, torch.aminmax(m, dim=1).min, torch.aminmax(s)[1],
+            torch.std_mean(x, 1)[0], torch.std_mean(x, 1)[1],
+            torch.std_mean(x, dim=0, correction=0)[0], torch.std_mean(x, False)[1],
+            torch.std_mean(x, [0, 1], keepdim=True)[0]]
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_aminmax_std_mean_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(21)
+    x = torch.randn(4, 5, generator=g)
+    x[2, 3] = _NAN
+    a = torch.randint(-9, 9, (3, 4), generator=g, dtype=torch.int32)
+    m = torch.rand(3, 4, generator=g) > 0.5
+    s = torch.tensor(1.5)
+    args = (x, a, m, s)
+    check_same(run(_aminmax_std_mean, *args, backend=backend), _aminmax_std_mean(*args))
