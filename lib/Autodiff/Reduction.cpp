@@ -225,4 +225,5 @@ void autodiff::registerReductionVJPs(MLIRContext *ctx) {
   attachVJP<kt::ArgmaxOp, vjpNone<kt::ArgmaxOp>>(ctx);
   attachVJP<kt::ArgminOp, vjpNone<kt::ArgminOp>>(ctx);
   attachVJP<kt::ArgsortOp, vjpNone<kt::ArgsortOp>>(ctx);
+  attachVJP<kt::SearchsortedOp, vjpNone<kt::SearchsortedOp>>(ctx);
 }

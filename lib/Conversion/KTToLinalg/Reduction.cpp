@@ -15,6 +15,7 @@
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <cmath>
@@ -881,6 +882,116 @@ struct ArgsortLowering : public OpConversionPattern<kt::ArgsortOp> {
     return success();
   }
 };
+
+/// kt.searchsorted: one linalg.generic over `values` whose body is PyTorch's
+/// binary search (an scf.while over [start, end) reading the sequence with
+/// tensor.extract): `!(seq[mid] >= v)` (left) or `!(seq[mid] > v)` (right)
+/// moves right, as cus_lower_bound / cus_upper_bound, so NaN and unsorted
+/// sequences give PyTorch's positions. f16/bf16 compare in f32. Leading dims
+/// of an N-D sequence that differ from the values' at run time are the
+/// interpreter's error (the search then reads a zero sequence of the
+/// values' sizes).
+struct SearchsortedLowering : public OpConversionPattern<kt::SearchsortedOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(kt::SearchsortedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value seq = adaptor.getSortedSequence(), val = adaptor.getValues();
+    auto st = cast<RankedTensorType>(seq.getType());
+    auto vt = cast<RankedTensorType>(val.getType());
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    int64_t sr = st.getRank(), vr = vt.getRank();
+    Type i64 = rw.getI64Type();
+    auto outType = RankedTensorType::get(vt.getShape(), i64);
+    SmallVector<OpFoldResult> vs = getSizes(rw, loc, val),
+                              ss = getSizes(rw, loc, seq);
+    if (sr > 1) {
+      Value anyBad;
+      SmallVector<OpFoldResult> safe = ss;
+      for (int64_t k = 0; k + 1 < sr; ++k) {
+        Value bad = indexCmp(rw, loc, CmpIPredicate::ne, ss[k], vs[k]);
+        if (matchPattern(bad, m_Zero()))
+          continue;
+        SmallVector<Value> values = {
+            getValueOrCreateConstantIndexOp(rw, loc, ss[k]),
+            getValueOrCreateConstantIndexOp(rw, loc, vs[k])};
+        checkAtRunTime(rw, loc, bad,
+                       "leading dim " + std::to_string(k) +
+                           " of sorted_sequence is {0} but of values {1} at "
+                           "run time (they must be equal)",
+                       values);
+        anyBad = boolOr(rw, loc, anyBad, bad);
+        safe[k] = arith::SelectOp::create(
+                      rw, loc, bad, getValueOrCreateConstantIndexOp(rw, loc, vs[k]),
+                      getValueOrCreateConstantIndexOp(rw, loc, ss[k]))
+                      .getResult();
+      }
+      if (anyBad)
+        seq = safeOperand(rw, loc, seq, anyBad, safe);
+    }
+    Value m = indexValue(rw, loc, ss[sr - 1]);
+    bool right = op.getRight();
+    Value init = emptyLike(rw, loc, outType, vs);
+    AffineMap id = rw.getMultiDimIdentityMap(vr);
+    SmallVector<utils::IteratorType> iters(vr, utils::IteratorType::parallel);
+    auto g = linalg::GenericOp::create(
+        rw, loc, TypeRange{outType}, ValueRange{val}, ValueRange{init},
+        SmallVector<AffineMap>{id, id}, iters,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value v = args[0];
+          SmallVector<Value> lead;
+          for (int64_t k = 0; k + 1 < sr; ++k)
+            lead.push_back(linalg::IndexOp::create(b, l, k));
+          Value zero = indexConst(b, l, 0), one = indexConst(b, l, 1);
+          Type idxT = b.getIndexType();
+          auto loop = scf::WhileOp::create(
+              b, l, TypeRange{idxT, idxT}, ValueRange{zero, m},
+              [&](OpBuilder &wb, Location wl, ValueRange a) {
+                Value more =
+                    arith::CmpIOp::create(wb, wl, CmpIPredicate::ult, a[0], a[1]);
+                scf::ConditionOp::create(wb, wl, more, a);
+              },
+              [&](OpBuilder &wb, Location wl, ValueRange a) {
+                Value start = a[0], end = a[1];
+                Value half = arith::ShRUIOp::create(
+                    wb, wl, arith::SubIOp::create(wb, wl, end, start), one);
+                Value mid = arith::AddIOp::create(wb, wl, start, half);
+                SmallVector<Value> idx = lead;
+                idx.push_back(mid);
+                Value s = tensor::ExtractOp::create(wb, wl, seq, idx);
+                Value x = v;
+                Value goRight;
+                if (isa<FloatType>(s.getType())) {
+                  if (isHalf(s.getType())) {
+                    s = arith::ExtFOp::create(wb, wl, wb.getF32Type(), s);
+                    x = arith::ExtFOp::create(wb, wl, wb.getF32Type(), x);
+                  }
+                  // !(s > x) = s <= x or unordered; !(s >= x) = s < x or
+                  // unordered.
+                  goRight = arith::CmpFOp::create(
+                      wb, wl, right ? CmpFPredicate::ULE : CmpFPredicate::ULT,
+                      s, x);
+                } else {
+                  goRight = arith::CmpIOp::create(
+                      wb, wl, right ? CmpIPredicate::sle : CmpIPredicate::slt,
+                      s, x);
+                }
+                Value s2 = arith::SelectOp::create(
+                    wb, wl, goRight, arith::AddIOp::create(wb, wl, mid, one),
+                    start);
+                Value e2 = arith::SelectOp::create(wb, wl, goRight, end, mid);
+                scf::YieldOp::create(wb, wl, ValueRange{s2, e2});
+              });
+          Value r = arith::IndexCastOp::create(b, l, b.getI64Type(),
+                                               loop.getResult(0));
+          linalg::YieldOp::create(b, l, r);
+        });
+    rw.replaceOp(op, castTo(rw, loc, g.getResult(0), type));
+    return success();
+  }
+};
 } // namespace
 
 void kiln::populateKTReductionToLinalgPatterns(RewritePatternSet &patterns) {
@@ -894,6 +1005,7 @@ void kiln::populateKTReductionToLinalgPatterns(RewritePatternSet &patterns) {
                LogsumexpLowering, ArgReduction<kt::ArgmaxOp, true>,
                ArgReduction<kt::ArgminOp, false>,
                CumulativeLowering<kt::CumsumOp>, CumulativeLowering<kt::CumprodOp>,
-               CumulativeLowering<kt::LogcumsumexpOp>, ArgsortLowering>(
+               CumulativeLowering<kt::LogcumsumexpOp>, ArgsortLowering,
+               SearchsortedLowering>(
       patterns.getContext());
 }

@@ -417,7 +417,7 @@ LogicalResult interpretLogcumsumexp(LogcumsumexpOp op, ArrayRef<Tensor> operands
       [](int64_t acc, int64_t) { return acc; });
 }
 
-/// argsort: per slice along `dim`, std::stable_sort of the positions with
+/// argsort: per slice along `dim`, a stable sort of the positions with
 /// NaN larger than every number (ascending: last; descending: first).
 LogicalResult interpretArgsort(ArgsortOp op, ArrayRef<Tensor> operands,
                                SmallVectorImpl<Tensor> &results) {
@@ -450,19 +450,68 @@ LogicalResult interpretArgsort(ArgsortOp op, ArrayRef<Tensor> operands,
         else
           vi[k] = a.getI(idx);
       }
-      std::stable_sort(perm.begin(), perm.end(), [&](int64_t l, int64_t r) {
+      // "l before r": NaN is the largest value.
+      auto before = [&](int64_t l, int64_t r) {
         if (isF) {
           double x = vf[l], y = vf[r];
-          // "x before y": NaN is the largest value.
           if (desc)
             return x > y || (std::isnan(x) && !std::isnan(y));
           return x < y || (!std::isnan(x) && std::isnan(y));
         }
         return desc ? vi[l] > vi[r] : vi[l] < vi[r];
+      };
+      // Stable: equal elements ordered by position (a strict weak order,
+      // so std::sort gives the stable permutation).
+      std::sort(perm.begin(), perm.end(), [&](int64_t l, int64_t r) {
+        return before(l, r) || (!before(r, l) && l < r);
       });
       for (int64_t k = 0; k < n; ++k)
         out.setI((o * n + k) * inner + in, perm[k]);
     }
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+/// searchsorted: PyTorch's cus_lower_bound / cus_upper_bound per value, in
+/// double (exact for every kt dtype but i64 beyond 2^53: integers compare as
+/// int64).
+LogicalResult interpretSearchsorted(SearchsortedOp op, ArrayRef<Tensor> operands,
+                                    SmallVectorImpl<Tensor> &results) {
+  const Tensor &seq = operands[0], &val = operands[1];
+  ArrayRef<int64_t> ss = seq.shape(), vs = val.shape();
+  int64_t sr = ss.size();
+  if (sr > 1)
+    for (int64_t k = 0; k + 1 < sr; ++k)
+      if (ss[k] != vs[k])
+        return op.emitError() << "leading dim " << k << " of sorted_sequence is "
+                              << ss[k] << " but of values " << vs[k]
+                              << " at run time (they must be equal)";
+  Tensor out;
+  if (failed(allocTensor(op, out, DType::I64, vs)))
+    return failure();
+  int64_t m = ss.back();
+  int64_t inner = sr > 1 ? vs.back() : 0; // values per sequence (N-D)
+  bool right = op.getRight(), isF = seq.isFloat();
+  for (int64_t e = 0, n = val.numel(); e < n; ++e) {
+    int64_t base = sr > 1 ? (e / inner) * m : 0;
+    int64_t start = 0, end = m;
+    while (start < end) {
+      int64_t mid = start + ((end - start) >> 1);
+      bool goRight;
+      if (isF) {
+        double a = seq.getF(base + mid), v = val.getF(e);
+        goRight = right ? !(a > v) : !(a >= v);
+      } else {
+        int64_t a = seq.getI(base + mid), v = val.getI(e);
+        goRight = right ? !(a > v) : !(a >= v);
+      }
+      if (goRight)
+        start = mid + 1;
+      else
+        end = mid;
+    }
+    out.setI(e, start);
   }
   results.push_back(std::move(out));
   return success();
@@ -487,6 +536,7 @@ void registerReductionKernels(DialectRegistry &registry) {
     attachKernel<ArgmaxOp, interpretArg<ArgmaxOp, true>>(ctx);
     attachKernel<ArgminOp, interpretArg<ArgminOp, false>>(ctx);
     attachKernel<ArgsortOp, interpretArgsort>(ctx);
+    attachKernel<SearchsortedOp, interpretSearchsorted>(ctx);
   });
 }
 
