@@ -1319,6 +1319,73 @@ def kthvalue(b, x, k, dim=-1, keepdim=False, *, out=None):
     return SortResult(values, idx)
 
 
+# searchsorted / bucketize: kt.searchsorted on the operands promoted to
+# their common dtype (as PyTorch); out_int32 is a kt.cast of the result and
+# sorter a kt.gather of the sequence (docs/python.md).
+def _searchsorted(b, seq, v, out_int32, right, side, sorter, what):
+    seq = need_tensor(b, seq, what + "'s sorted sequence")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise b.error("%s: side can only be 'left' or 'right', got %r"
+                          % (what, side))
+        if right and side == "left":
+            raise b.error("%s: side and right can't be set to opposites, "
+                          "got side of left while right was True" % what)
+        right = side == "right"
+    right = _bool_arg(b, right, what + "'s right")
+    if seq.ndim == 0:
+        raise b.error("%s: the sorted sequence must have at least one dim, "
+                      "got a 0-d tensor" % what)
+    if not isinstance(v, TensorVal) and seq.ndim != 1:
+        raise b.error("%s: a scalar value needs a 1-D sorted sequence, got "
+                      "%d dims" % (what, seq.ndim))
+    dtype = result_type(b, seq, v)
+    if dtype == torch.bool:
+        raise b.error("%s is not implemented for torch.bool (as in PyTorch)"
+                      % what)
+    seq = cast(b, seq, dtype)
+    v = operand(b, v, dtype)
+    if seq.ndim > 1:
+        if v.ndim != seq.ndim or any(
+                not same(p, q) and b.static(p, what) != b.static(q, what)
+                for p, q in zip(seq.shape[:-1], v.shape[:-1])):
+            raise b.error("%s: the leading dims of the sorted sequence %s and "
+                          "of the values %s must match (or the sequence be "
+                          "1-D)" % (what, list(seq.shape), list(v.shape)))
+    if sorter is not None:
+        sorter = need_tensor(b, sorter, what + "'s sorter")
+        if sorter.dtype != torch.int64 or sorter.ndim != seq.ndim or any(
+                not same(p, q) and b.static(p, what) != b.static(q, what)
+                for p, q in zip(sorter.shape, seq.shape)):
+            raise b.error("%s: sorter must be an int64 tensor of the sorted "
+                          "sequence's shape %s, got %s %s" % (
+                              what, list(seq.shape), sorter.dtype,
+                              list(sorter.shape)))
+        seq = b.op("gather", [seq, sorter], {"dim": seq.ndim - 1},
+                   shape=seq.shape, dtype=seq.dtype)
+    r = b.op("searchsorted", [seq, v], {"right": True} if right else {},
+             shape=v.shape, dtype=torch.int64)
+    return cast(b, r, torch.int32) if _bool_arg(
+        b, out_int32, what + "'s out_int32") else r
+
+
+@function(torch.searchsorted)
+def searchsorted(b, seq, v, *, out_int32=False, right=False, side=None,
+                 sorter=None, out=None):
+    return _searchsorted(b, seq, v, out_int32, right, side, sorter,
+                         "searchsorted")
+
+
+@function(torch.bucketize)
+def bucketize(b, v, boundaries, *, out_int32=False, right=False, out=None):
+    boundaries = need_tensor(b, boundaries, "bucketize's boundaries")
+    if boundaries.ndim != 1:
+        raise b.error("bucketize: boundaries must be 1-D, got %d dims"
+                      % boundaries.ndim)
+    return _searchsorted(b, boundaries, v, out_int32, right, None, None,
+                         "bucketize")
+
+
 # ----------------------------------------------------------- shapes
 
 

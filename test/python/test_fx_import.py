@@ -1141,6 +1141,50 @@ def test_sort_rejections_follow_pytorch():
             run(fn, x)
 
 
+# Issue 16, searchsorted / bucketize -> kt.searchsorted: 1-D and N-D
+# sequences, tensor and scalar values, right / side, out_int32, sorter,
+# promotion of mixed dtypes, NaN/inf, duplicates; both backends vs PyTorch.
+def _searches(seq, v, nd, nv, u, order, iseq):
+    return [torch.searchsorted(seq, v), torch.searchsorted(seq, v, right=True),
+            torch.searchsorted(seq, v, side="right"), torch.searchsorted(seq, v, side="left", right=False),
+            torch.searchsorted(seq, v, out_int32=True), torch.searchsorted(seq, 0.5),
+            torch.searchsorted(nd, nv), torch.searchsorted(nd, nv, right=True, out_int32=True),
+            torch.searchsorted(u, v, sorter=order), torch.searchsorted(u, v, side="right", sorter=order),
+            torch.searchsorted(iseq, v), torch.searchsorted(iseq, 2), torch.searchsorted(seq, iseq),
+            torch.bucketize(v, seq), torch.bucketize(v, seq, right=True),
+            torch.bucketize(v, seq, out_int32=True), torch.bucketize(1.0, seq),
+            torch.bucketize(iseq, iseq, right=True)]
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_searches_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(20)
+    seq = torch.tensor([-_INF, -2.0, -1.0, -1.0, 0.0, 0.5, 3.0, _INF, _NAN])
+    v = torch.tensor([[-3.0, -1.0, 0.0, -0.0, 0.5, 7.0], [_NAN, _INF, -_INF, 3.0, 2.9, -1.5]])
+    nd = torch.sort(torch.randint(-4, 5, (2, 3, 7), generator=g), -1).values.double()
+    nv = torch.randint(-5, 6, (2, 3, 4), generator=g).double()
+    u = torch.tensor([3.0, -1.0, 0.5, 2.0, -4.0])
+    order = torch.argsort(u)
+    iseq = torch.tensor([-2, 0, 0, 1, 5])
+    args = (seq, v, nd, nv, u, order, iseq)
+    check_same(run(_searches, *args, backend=backend), _searches(*args))
+
+
+def test_search_rejections_follow_pytorch():
+    seq = torch.tensor([1.0, 2.0, 3.0])
+    for fn, match in [(lambda s: torch.searchsorted(s, s, side="middle"), "side can only be 'left' or 'right'"),
+                      (lambda s: torch.searchsorted(s, s, side="left", right=True), "side and right can't be set to opposites"),
+                      (lambda s: torch.searchsorted(s.expand(2, 3), s), "leading dims of the sorted sequence"),
+                      (lambda s: torch.searchsorted(s.expand(2, 3), 1.0), "a scalar value needs a 1-D sorted sequence"),
+                      (lambda s: torch.searchsorted(s > 1, s > 2), "not implemented for torch.bool"),
+                      (lambda s: torch.searchsorted(s, s, sorter=torch.tensor([0, 1])), "sorter must be an int64 tensor"),
+                      (lambda s: torch.bucketize(s, s.expand(2, 3)), "boundaries must be 1-D")]:
+        with pytest.raises(RuntimeError):
+            fn(seq)
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, seq)
+
+
 # Issue 16 batch 4 item 4: aminmax (dim, keepdim; the named tuple's
 # .min/.max and [0]/[1]) -> kt.amin + kt.amax, std_mean (dims, unbiased,
 # correction) -> sqrt(kt.var) + kt.mean; NaN, ints, bools, rank 0.
