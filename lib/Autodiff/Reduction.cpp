@@ -224,4 +224,6 @@ void autodiff::registerReductionVJPs(MLIRContext *ctx) {
   attachVJP<kt::AllOp, vjpNone<kt::AllOp>>(ctx);
   attachVJP<kt::ArgmaxOp, vjpNone<kt::ArgmaxOp>>(ctx);
   attachVJP<kt::ArgminOp, vjpNone<kt::ArgminOp>>(ctx);
+  attachVJP<kt::ArgsortOp, vjpNone<kt::ArgsortOp>>(ctx);
+  attachVJP<kt::SearchsortedOp, vjpNone<kt::SearchsortedOp>>(ctx);
 }

@@ -241,38 +241,25 @@ LogicalResult vjpFlip(kt::FlipOp op, GradEmitter &e, Value g, Grads &grads) {
   return success();
 }
 
+/// PyTorch's gather_backward: the gradient scattered back through the index
+/// with a sum (repeated indices accumulate): `scatter(zeros_like(self),
+/// index, g, dim, reduce = sum)`. Linear in the index size, `?` dims
+/// included; positions no index reaches get 0 (also where `index` is
+/// smaller than `self` in other dims).
 LogicalResult vjpGather(kt::GatherOp op, GradEmitter &e, Value g,
                         Grads &grads) {
   Value x = op.getSelf(), index = op.getIndex();
   if (!isFloatValue(x))
     return success();
-  if (failed(needStatic(op, x)) || failed(needStatic(op, index)))
-    return failure();
-  auto xs = GradEmitter::shapeOf(x);
-  int64_t r = xs.size();
-  if (r == 0) {
+  if (GradEmitter::rankOf(x) == 0) {
     grads[0] = e.reshape(g, {}); // rank 0: gather is the identity
     return success();
   }
-  int64_t dim = kt::wrapDim(op.getDim(), r);
-  Type et = GradEmitter::elementTypeOf(x);
-  // mask[.., k, j, ..] = index[.., k, ..] == j, with j (size xs[dim]) at
-  // position dim+1; the gradient of x[.., j, ..] sums g over k.
-  Value oh = e.oneHot(index, xs[dim], et); // index.shape + [S]
-  SmallVector<int64_t> perm;
-  for (int64_t i = 0; i <= r; ++i)
-    if (i != r)
-      perm.push_back(i);
-  perm.insert(perm.begin() + dim + 1, r); // move the new last dim to dim+1
-  Value mask = e.permute(oh, perm);
-  Value contrib = e.mul(mask, e.unsqueeze(g, dim + 1));
-  Value gx = e.sum(contrib, {dim}, /*keepdim=*/false); // index dims, S at dim
-  // index may be smaller than x in the other dims: pad with zeros.
-  auto is = GradEmitter::shapeOf(index);
-  for (int64_t d = 0; d < r; ++d)
-    if (d != dim && is[d] != xs[d])
-      gx = e.padDim(gx, d, 0, xs[d] - is[d]);
-  grads[0] = gx;
+  grads[0] = e.op<kt::ScatterOp>(
+      {e.zerosLike(x), index, g},
+      {e.attr("dim", op.getDimAttr()),
+       e.attr("reduce", kt::ScatterReduceAttr::get(op.getContext(),
+                                                   kt::ScatterReduce::sum))});
   return success();
 }
 

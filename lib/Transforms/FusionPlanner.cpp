@@ -129,11 +129,11 @@ OpInfo classify(Operation *op, const FuseOptions &options) {
     return info;
   Value self = op->getOperand(0);
   int64_t rank = shapeOf(self).size();
-  // Pooling and the cumulative scans carry the reduction trait but keep no
-  // reduced dims (they are not reductions of the fusion kind): alone.
+  // Pooling, the cumulative scans and argsort carry the reduction trait but
+  // keep no reduced dims (they are not reductions of the fusion kind): alone.
   if ((kind == kt::OpKind::Reduction &&
        !isa<kt::MaxPool2dOp, kt::AvgPool2dOp, kt::CumsumOp, kt::CumprodOp,
-            kt::LogcumsumexpOp>(op)) ||
+            kt::LogcumsumexpOp, kt::ArgsortOp>(op)) ||
       isa<kt::SoftmaxOp, kt::LogSoftmaxOp>(op)) {
     info.role = Role::Reduction;
     info.full = shapeOf(self);

@@ -1134,6 +1134,28 @@ def var_mean(b, x, dim=None, unbiased=None, keepdim=False, *,
             mean(b, x, dim, keepdim))
 
 
+AminMax = collections.namedtuple("AminMax", ["min", "max"])
+
+
+@both("aminmax")
+def aminmax(b, x, *, dim=None, keepdim=False, out=None):
+    """(min, max) over one dim or every element: kt.amin and kt.amax (NaN
+    propagates, an empty reduction is their error, as PyTorch)."""
+    x = need_tensor(b, x, "aminmax")
+    if dim is not None:
+        dim = norm_dim(b, dim, x.ndim)
+    return AminMax(_reduction(b, "amin", x, dim, keepdim),
+                   _reduction(b, "amax", x, dim, keepdim))
+
+
+@function(torch.std_mean)
+def std_mean(b, x, dim=None, unbiased=None, keepdim=False, *,
+             correction=None):
+    """(std, mean) over the same dims: sqrt(kt.var) and kt.mean."""
+    v, m = var_mean(b, x, dim, unbiased, keepdim, correction=correction)
+    return (unary(b, "sqrt", v), m)
+
+
 @both("count_nonzero")
 def count_nonzero(b, x, dim=None):
     """The number of elements != 0 (NaN counts) over dim (all dims when
@@ -1190,6 +1212,178 @@ def argmax(b, x, dim=None, keepdim=False):
 @both("argmin")
 def argmin(b, x, dim=None, keepdim=False):
     return _arg(b, "argmin", x, dim, keepdim)
+
+
+# ----------------------------------------------------------- sorting
+# kt.argsort (always stable) is the one sorting primitive: sort's values are
+# kt.gather of the input at the permutation; topk and kthvalue slice the
+# permutation before the gather (docs/python.md).
+
+SortResult = collections.namedtuple("SortResult", ["values", "indices"])
+
+
+def _argsort(b, x, d, descending):
+    attrs = {"dim": d}
+    if descending:
+        attrs["descending"] = True
+    return b.op("argsort", [x], attrs, shape=x.shape, dtype=torch.int64)
+
+
+def _sort_dim(b, x, dim, what):
+    x = need_tensor(b, x, what)
+    return x, norm_dim(b, dim, x.ndim)
+
+
+def _bool_arg(b, v, what):
+    v = b.static(v, what) if isinstance(v, Sym) else v
+    if not isinstance(v, bool):
+        raise b.error("%s must be a bool, got %r" % (what, v))
+    return v
+
+
+@both("sort")
+def sort(b, x, dim=-1, descending=False, stable=None, *, out=None):
+    x, d = _sort_dim(b, x, dim, "sort")
+    desc = _bool_arg(b, descending, "sort's descending")
+    indices = _argsort(b, x, d, desc)
+    values = b.op("gather", [x, indices], {"dim": d}, shape=x.shape,
+                  dtype=x.dtype)
+    return SortResult(values, indices)
+
+
+@both("argsort")
+def argsort(b, x, dim=-1, descending=False, *, stable=None):
+    x, d = _sort_dim(b, x, dim, "argsort")
+    return _argsort(b, x, d, _bool_arg(b, descending, "argsort's descending"))
+
+
+@both("msort")
+def msort(b, x, *, out=None):
+    return sort(b, x, 0).values
+
+
+def _sorted_prefix(b, x, d, k, descending, what):
+    """The first k positions of the stable permutation along d and x
+    gathered there: (values, indices)."""
+    idx = _argsort(b, x, d, descending)
+    if x.ndim:
+        idx = slice_dim(b, idx, d, 0, k, 1)
+    values = b.op("gather", [x, idx], {"dim": d}, shape=idx.shape,
+                  dtype=x.dtype)
+    return values, idx
+
+
+def _no_half_or_bool(b, x, what):
+    # PyTorch 1.13's CPU kernels of topk and kthvalue.
+    if x.dtype in (torch.float16, torch.bool):
+        raise b.error("%s is not implemented for %s (as in PyTorch)"
+                      % (what, x.dtype))
+
+
+@both("topk")
+def topk(b, x, k, dim=-1, largest=True, sorted=True, *, out=None):
+    x, d = _sort_dim(b, x, dim, "topk")
+    _no_half_or_bool(b, x, "topk")
+    k = b.static(k, "topk's k")
+    size = b.static(x.shape[d], "topk's dim size") if x.ndim else 1
+    if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= size:
+        raise b.error("topk: selected index k = %r out of range for dim %d "
+                      "of size %d" % (k, d, size))
+    largest = _bool_arg(b, largest, "topk's largest")
+    _bool_arg(b, sorted, "topk's sorted")
+    # sorted=False: PyTorch leaves the order unspecified; it is sorted here.
+    values, idx = _sorted_prefix(b, x, d, k, largest, "topk")
+    return SortResult(values, idx)
+
+
+@both("kthvalue")
+def kthvalue(b, x, k, dim=-1, keepdim=False, *, out=None):
+    x, d = _sort_dim(b, x, dim, "kthvalue")
+    _no_half_or_bool(b, x, "kthvalue")
+    k = b.static(k, "kthvalue's k")
+    size = b.static(x.shape[d], "kthvalue's dim size") if x.ndim else 1
+    if size == 0:
+        raise b.error("kthvalue: dim %d is empty (PyTorch: expected reduction "
+                      "dim to have non-zero size)" % d)
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= size:
+        raise b.error("kthvalue: selected number k = %r out of range for dim "
+                      "%d of size %d (k counts from 1)" % (k, d, size))
+    keepdim = _bool_arg(b, keepdim, "kthvalue's keepdim")
+    idx = _argsort(b, x, d, False)
+    if x.ndim:
+        idx = slice_dim(b, idx, d, k - 1, k, 1)
+    values = b.op("gather", [x, idx], {"dim": d}, shape=idx.shape,
+                  dtype=x.dtype)
+    if x.ndim and not keepdim:
+        values, idx = squeeze(b, values, d), squeeze(b, idx, d)
+    return SortResult(values, idx)
+
+
+# searchsorted / bucketize: kt.searchsorted on the operands promoted to
+# their common dtype (as PyTorch); out_int32 is a kt.cast of the result and
+# sorter a kt.gather of the sequence (docs/python.md).
+def _searchsorted(b, seq, v, out_int32, right, side, sorter, what):
+    seq = need_tensor(b, seq, what + "'s sorted sequence")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise b.error("%s: side can only be 'left' or 'right', got %r"
+                          % (what, side))
+        if right and side == "left":
+            raise b.error("%s: side and right can't be set to opposites, "
+                          "got side of left while right was True" % what)
+        right = side == "right"
+    right = _bool_arg(b, right, what + "'s right")
+    if seq.ndim == 0:
+        raise b.error("%s: the sorted sequence must have at least one dim, "
+                      "got a 0-d tensor" % what)
+    if not isinstance(v, TensorVal) and seq.ndim != 1:
+        raise b.error("%s: a scalar value needs a 1-D sorted sequence, got "
+                      "%d dims" % (what, seq.ndim))
+    dtype = result_type(b, seq, v)
+    if dtype == torch.bool:
+        raise b.error("%s is not implemented for torch.bool (as in PyTorch)"
+                      % what)
+    seq = cast(b, seq, dtype)
+    v = operand(b, v, dtype)
+    if seq.ndim > 1:
+        if v.ndim != seq.ndim or any(
+                not same(p, q) and b.static(p, what) != b.static(q, what)
+                for p, q in zip(seq.shape[:-1], v.shape[:-1])):
+            raise b.error("%s: the leading dims of the sorted sequence %s and "
+                          "of the values %s must match (or the sequence be "
+                          "1-D)" % (what, list(seq.shape), list(v.shape)))
+    if sorter is not None:
+        sorter = need_tensor(b, sorter, what + "'s sorter")
+        if sorter.dtype != torch.int64 or sorter.ndim != seq.ndim or any(
+                not same(p, q) and b.static(p, what) != b.static(q, what)
+                for p, q in zip(sorter.shape, seq.shape)):
+            raise b.error("%s: sorter must be an int64 tensor of the sorted "
+                          "sequence's shape %s, got %s %s" % (
+                              what, list(seq.shape), sorter.dtype,
+                              list(sorter.shape)))
+        seq = b.op("gather", [seq, sorter], {"dim": seq.ndim - 1},
+                   shape=seq.shape, dtype=seq.dtype)
+    r = b.op("searchsorted", [seq, v], {"right": True} if right else {},
+             shape=v.shape, dtype=torch.int64)
+    return cast(b, r, torch.int32) if _bool_arg(
+        b, out_int32, what + "'s out_int32") else r
+
+
+@function(torch.searchsorted)
+def searchsorted(b, seq, v, *, out_int32=False, right=False, side=None,
+                 sorter=None, out=None):
+    return _searchsorted(b, seq, v, out_int32, right, side, sorter,
+                         "searchsorted")
+
+
+@function(torch.bucketize)
+def bucketize(b, v, boundaries, *, out_int32=False, right=False, out=None):
+    boundaries = need_tensor(b, boundaries, "bucketize's boundaries")
+    if boundaries.ndim != 1:
+        raise b.error("bucketize: boundaries must be 1-D, got %d dims"
+                      % boundaries.ndim)
+    return _searchsorted(b, boundaries, v, out_int32, right, None, None,
+                         "bucketize")
 
 
 # ----------------------------------------------------------- shapes

@@ -1079,3 +1079,133 @@ def test_one_hot_class_out_of_range_is_an_error_as_in_pytorch(backend):
             run(lambda a: F.one_hot(a, 3), bad, backend=backend)
     with pytest.raises(kiln.Unsupported, match="one_hot without num_classes"):
         run(lambda a: F.one_hot(a), torch.tensor([0, 1]))
+
+
+# Issue 16, sorting: sort / argsort / msort, topk / kthvalue as kt.argsort
+# (stable) + kt.gather; every spelling (torch function, Tensor method, the
+# named tuple's .values/.indices and [0]/[1]); ties, NaN, +-0, k = 0,
+# k = size, empty dims, rank 0, descending; both backends, against PyTorch.
+# Indices of topk/kthvalue are compared only on inputs without ties (PyTorch
+# leaves their order unspecified); sort's indices with stable=True.
+def _sorts(x, t, a, m, e, s):
+    v, i = torch.sort(x, 1)
+    out = [v, i, torch.sort(x, dim=0, descending=True, stable=True).values,
+           x.sort(dim=-1, descending=True, stable=True)[1],
+           torch.sort(t, stable=True).indices, torch.sort(t, stable=True, dim=0, descending=True)[0],
+           torch.argsort(t, dim=1, stable=True), x.argsort(dim=0, descending=True, stable=True),
+           torch.msort(x), a.msort(), torch.sort(a, dim=-1, stable=True).indices,
+           torch.sort(m, dim=0, stable=True)[1], m.sort(dim=-1, stable=True).values,
+           torch.sort(e, dim=1, stable=True)[0], torch.argsort(e, dim=0, stable=True),
+           torch.sort(s, stable=True).indices, torch.sort(s).values]
+    for largest in (True, False):
+        tk = torch.topk(x, 3, largest=largest)
+        out += [tk.values, tk.indices, x.topk(4, 0, largest)[0],
+                x.topk(4, 0, largest)[1], torch.topk(t, 6, 1, largest).values,
+                torch.topk(t, 0, -1, largest)[0], torch.topk(e, 0, 1)[1],
+                torch.topk(a, 5, largest=largest, sorted=True)[0]]
+    kv = torch.kthvalue(x, 2, 1)
+    out += [kv.values, kv.indices, x.kthvalue(4, 0, keepdim=True)[0],
+            x.kthvalue(4, 0, True)[1], torch.kthvalue(t, 6, -1)[0],
+            torch.kthvalue(t, 1, 0, True).values, torch.kthvalue(a, 3)[0],
+            torch.kthvalue(s, 1).values]
+    return out
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_sorts_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(19)
+    x = torch.randperm(24, generator=g).reshape(4, 6).float() - 7.5  # no ties
+    x[1, 2] = _NAN  # NaN is the largest value
+    t = torch.randint(-2, 3, (4, 6), generator=g).double()  # many ties
+    t[0, 1], t[2, 3], t[2, 4], t[3, 0] = _NAN, _INF, -0.0, -_INF
+    a = torch.randint(-3, 3, (3, 5), generator=g, dtype=torch.int32)
+    m = torch.rand(5, 3, generator=g) > 0.5
+    e = torch.zeros(3, 0)
+    s = torch.tensor(2.5)
+    check_same(run(_sorts, x, t, a, m, e, s, backend=backend), _sorts(x, t, a, m, e, s))
+
+
+def test_sort_rejections_follow_pytorch():
+    x = torch.randn(3, 4)
+    for fn, match in [(lambda x: torch.topk(x, 5), "topk: selected index k = 5 out of range"),
+                      (lambda x: torch.topk(x, -1, 0), "topk: selected index k = -1 out of range"),
+                      (lambda x: torch.kthvalue(x, 0), "kthvalue: selected number k = 0 out of range"),
+                      (lambda x: torch.kthvalue(x, 5, 1), "kthvalue: selected number k = 5 out of range"),
+                      (lambda x: torch.kthvalue(x[:, :0], 1), "kthvalue: dim 1 is empty"),
+                      (lambda x: torch.sort(x, 2), "dim 2 is out of range"),
+                      (lambda x: torch.topk(x.half(), 1), "topk is not implemented for torch.float16"),
+                      (lambda x: torch.kthvalue(x > 0, 1), "kthvalue is not implemented for torch.bool")]:
+        with pytest.raises((RuntimeError, IndexError)):
+            fn(x)
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, x)
+
+
+# Issue 16, searchsorted / bucketize -> kt.searchsorted: 1-D and N-D
+# sequences, tensor and scalar values, right / side, out_int32, sorter,
+# promotion of mixed dtypes, NaN/inf, duplicates; both backends vs PyTorch.
+def _searches(seq, v, nd, nv, u, order, iseq):
+    return [torch.searchsorted(seq, v), torch.searchsorted(seq, v, right=True),
+            torch.searchsorted(seq, v, side="right"), torch.searchsorted(seq, v, side="left", right=False),
+            torch.searchsorted(seq, v, out_int32=True), torch.searchsorted(seq, 0.5),
+            torch.searchsorted(nd, nv), torch.searchsorted(nd, nv, right=True, out_int32=True),
+            torch.searchsorted(u, v, sorter=order), torch.searchsorted(u, v, side="right", sorter=order),
+            torch.searchsorted(iseq, v), torch.searchsorted(iseq, 2), torch.searchsorted(seq, iseq),
+            torch.bucketize(v, seq), torch.bucketize(v, seq, right=True),
+            torch.bucketize(v, seq, out_int32=True), torch.bucketize(1.0, seq),
+            torch.bucketize(iseq, iseq, right=True)]
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_searches_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(20)
+    seq = torch.tensor([-_INF, -2.0, -1.0, -1.0, 0.0, 0.5, 3.0, _INF, _NAN])
+    v = torch.tensor([[-3.0, -1.0, 0.0, -0.0, 0.5, 7.0], [_NAN, _INF, -_INF, 3.0, 2.9, -1.5]])
+    nd = torch.sort(torch.randint(-4, 5, (2, 3, 7), generator=g), -1).values.double()
+    nv = torch.randint(-5, 6, (2, 3, 4), generator=g).double()
+    u = torch.tensor([3.0, -1.0, 0.5, 2.0, -4.0])
+    order = torch.argsort(u)
+    iseq = torch.tensor([-2, 0, 0, 1, 5])
+    args = (seq, v, nd, nv, u, order, iseq)
+    check_same(run(_searches, *args, backend=backend), _searches(*args))
+
+
+def test_search_rejections_follow_pytorch():
+    seq = torch.tensor([1.0, 2.0, 3.0])
+    for fn, match in [(lambda s: torch.searchsorted(s, s, side="middle"), "side can only be 'left' or 'right'"),
+                      (lambda s: torch.searchsorted(s, s, side="left", right=True), "side and right can't be set to opposites"),
+                      (lambda s: torch.searchsorted(s.expand(2, 3), s), "leading dims of the sorted sequence"),
+                      (lambda s: torch.searchsorted(s.expand(2, 3), 1.0), "a scalar value needs a 1-D sorted sequence"),
+                      (lambda s: torch.searchsorted(s > 1, s > 2), "not implemented for torch.bool"),
+                      (lambda s: torch.searchsorted(s, s, sorter=torch.tensor([0, 1])), "sorter must be an int64 tensor"),
+                      (lambda s: torch.bucketize(s, s.expand(2, 3)), "boundaries must be 1-D")]:
+        with pytest.raises(RuntimeError):
+            fn(seq)
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, seq)
+
+
+# Issue 16 batch 4 item 4: aminmax (dim, keepdim; the named tuple's
+# .min/.max and [0]/[1]) -> kt.amin + kt.amax, std_mean (dims, unbiased,
+# correction) -> sqrt(kt.var) + kt.mean; NaN, ints, bools, rank 0.
+def _aminmax_std_mean(x, a, m, s):
+    r = torch.aminmax(x)
+    q = x.aminmax(dim=1, keepdim=True)
+    return [r.min, r.max, q[0], q[1], torch.aminmax(x, dim=-2).max,
+            torch.aminmax(x, keepdim=True).min, a.aminmax(dim=0)[0],
+            torch.aminmax(a).max, torch.aminmax(m, dim=1).min, torch.aminmax(s)[1],
+            torch.std_mean(x, 1)[0], torch.std_mean(x, 1)[1],
+            torch.std_mean(x, dim=0, correction=0)[0], torch.std_mean(x, False)[1],
+            torch.std_mean(x, [0, 1], keepdim=True)[0]]
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_aminmax_std_mean_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(21)
+    x = torch.randn(4, 5, generator=g)
+    x[2, 3] = _NAN
+    a = torch.randint(-9, 9, (3, 4), generator=g, dtype=torch.int32)
+    m = torch.rand(3, 4, generator=g) > 0.5
+    s = torch.tensor(1.5)
+    args = (x, a, m, s)
+    check_same(run(_aminmax_std_mean, *args, backend=backend), _aminmax_std_mean(*args))

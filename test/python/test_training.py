@@ -343,6 +343,30 @@ def test_gradcheck_issue16_ops(backend):
         torch.testing.assert_close(a, e)
 
 
+def _sort_ops(x):
+    # sort / msort / topk / kthvalue values: the gradient is scattered back
+    # through the indices (kt.gather's VJP); x has no ties.
+    return (torch.sort(x, 1).values, torch.sort(x, 0, descending=True)[0],
+            torch.msort(x) * 2, torch.topk(x, 2, 1).values,
+            torch.topk(x, 3, 0, largest=False)[0], torch.kthvalue(x, 2, 1)[0],
+            torch.kthvalue(x, 4, 0, keepdim=True).values.exp())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_sort_ops(backend):
+    g = torch.Generator().manual_seed(17)
+    x = (torch.randperm(25, generator=g).reshape(5, 5).double()
+         + torch.rand(5, 5, generator=g, dtype=torch.float64) * 0.5)
+    x.requires_grad_()
+    compiled = kiln.compile(_sort_ops, backend=backend)
+    assert torch.autograd.gradcheck(compiled, (x,), eps=1e-6, atol=1e-5)
+    outs = compiled(x)
+    refs = _sort_ops(x)
+    gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(outs)), x)
+    gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), x)
+    torch.testing.assert_close(gk[0], gr[0])
+
+
 class _ResBlock(nn.Module):
     """A resnet basic block (conv-bn-relu-conv-bn + shortcut, relu), with
     the BatchNorms' momentum as given (None: cumulative average)."""

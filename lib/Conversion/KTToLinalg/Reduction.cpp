@@ -15,9 +15,11 @@
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -665,6 +667,331 @@ struct CumulativeLowering : public OpConversionPattern<OpT> {
     return success();
   }
 };
+
+/// kt.argsort: a stable bottom-up merge sort of each slice along `dim`
+/// (O(n log n) compares per slice, sequential). An scf.for nest visits the
+/// slices; per slice, one i64 scratch tensor of 2n positions holds the
+/// permutation being merged (the two halves ping-pong as source and
+/// destination, so every write is in place), then the sorted positions are
+/// written into the result. Elements are read from the operand with
+/// tensor.extract; f16/bf16 compare in f32; NaN is larger than every
+/// number.
+struct ArgsortLowering : public OpConversionPattern<kt::ArgsortOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  /// Whether `a` comes strictly before `b` in the sort order.
+  static Value before(OpBuilder &b, Location loc, Value a, Value c, bool desc) {
+    Type t = a.getType();
+    if (auto ft = dyn_cast<FloatType>(t)) {
+      if (isHalf(ft)) {
+        a = arith::ExtFOp::create(b, loc, b.getF32Type(), a);
+        c = arith::ExtFOp::create(b, loc, b.getF32Type(), c);
+      }
+      Value lt = arith::CmpFOp::create(
+          b, loc, desc ? CmpFPredicate::OGT : CmpFPredicate::OLT, a, c);
+      Value aNum = arith::CmpFOp::create(b, loc, CmpFPredicate::ORD, a, a);
+      Value cNum = arith::CmpFOp::create(b, loc, CmpFPredicate::ORD, c, c);
+      Value one = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+      // Ascending: a number before a NaN; descending: a NaN before a number.
+      Value nanOrder =
+          desc ? arith::AndIOp::create(
+                     b, loc, arith::XOrIOp::create(b, loc, aNum, one), cNum)
+               : arith::AndIOp::create(
+                     b, loc, aNum, arith::XOrIOp::create(b, loc, cNum, one));
+      return arith::OrIOp::create(b, loc, lt, nanOrder);
+    }
+    bool i1 = t.isInteger(1);
+    CmpIPredicate p = desc ? (i1 ? CmpIPredicate::ugt : CmpIPredicate::sgt)
+                           : (i1 ? CmpIPredicate::ult : CmpIPredicate::slt);
+    return arith::CmpIOp::create(b, loc, p, a, c);
+  }
+
+  LogicalResult
+  matchAndRewrite(kt::ArgsortOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getSelf();
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    auto inType = cast<RankedTensorType>(in.getType());
+    int64_t rank = inType.getRank();
+    Type i64 = rewriter.getI64Type();
+    auto outType = RankedTensorType::get(inType.getShape(), i64);
+    SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, in);
+    if (rank == 0 || llvm::is_contained(inType.getShape(), 0)) {
+      // One element (position 0), or statically none.
+      Value r = rank == 0 ? filled(rewriter, loc, outType, sizes,
+                                   scalarConst(rewriter, loc, i64, 0))
+                          : emptyLike(rewriter, loc, outType, sizes);
+      rewriter.replaceOp(op, castTo(rewriter, loc, r, type));
+      return success();
+    }
+    int64_t d = kt::wrapDim(op.getDim(), rank);
+    bool desc = op.getDescending();
+    Value n = indexValue(rewriter, loc, sizes[d]);
+    Value zero = indexConst(rewriter, loc, 0);
+    Value one = indexConst(rewriter, loc, 1);
+    Value two = indexConst(rewriter, loc, 2);
+    Value twoN = arith::MulIOp::create(rewriter, loc, n, two);
+    Value scratch = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<int64_t>{ShapedType::kDynamic}, i64,
+        ValueRange{twoN});
+    Value result = emptyLike(rewriter, loc, outType, sizes);
+
+    // The element of `in` at the slice `outer` (the indices of the other
+    // dims) and position `k` (index) along d.
+    auto element = [&](OpBuilder &b, Location l, ArrayRef<Value> outer,
+                       Value k) {
+      SmallVector<Value> idx(outer.begin(), outer.end());
+      idx.insert(idx.begin() + d, k);
+      return tensor::ExtractOp::create(b, l, in, idx).getResult();
+    };
+    auto toIndex = [](OpBuilder &b, Location l, Value v) -> Value {
+      return arith::IndexCastOp::create(b, l, b.getIndexType(), v);
+    };
+    auto toI64 = [&](OpBuilder &b, Location l, Value v) -> Value {
+      return arith::IndexCastOp::create(b, l, b.getI64Type(), v);
+    };
+
+    // Sorts one slice: returns the updated scratch and result.
+    auto sortSlice = [&](OpBuilder &b, Location l, ArrayRef<Value> outer,
+                         Value buf, Value res) -> SmallVector<Value> {
+      // buf[k] = k.
+      buf = scf::ForOp::create(
+                b, l, zero, n, one, ValueRange{buf},
+                [&](OpBuilder &fb, Location fl, Value k, ValueRange it) {
+                  Value r = tensor::InsertOp::create(fb, fl, toI64(fb, fl, k),
+                                                     it[0], ValueRange{k});
+                  scf::YieldOp::create(fb, fl, r);
+                })
+                .getResult(0);
+      // Merge passes: runs of `width` from the half at `srcBase` into the
+      // other half, until one run covers the slice.
+      Type idxT = b.getIndexType();
+      auto pass = scf::WhileOp::create(
+          b, l, TypeRange{idxT, idxT, buf.getType()},
+          ValueRange{one, zero, buf},
+          [&](OpBuilder &wb, Location wl, ValueRange args) {
+            Value more = arith::CmpIOp::create(wb, wl, CmpIPredicate::ult,
+                                               args[0], n);
+            scf::ConditionOp::create(wb, wl, more, args);
+          },
+          [&](OpBuilder &wb, Location wl, ValueRange args) {
+            Value width = args[0], srcBase = args[1];
+            Value dstBase = arith::SubIOp::create(wb, wl, n, srcBase);
+            Value step = arith::MulIOp::create(wb, wl, width, two);
+            Value merged =
+                scf::ForOp::create(
+                    wb, wl, zero, n, step, ValueRange{args[2]},
+                    [&](OpBuilder &mb, Location ml, Value lo, ValueRange it) {
+                      Value mid = arith::MinUIOp::create(
+                          mb, ml, arith::AddIOp::create(mb, ml, lo, width), n);
+                      Value hi = arith::MinUIOp::create(
+                          mb, ml, arith::AddIOp::create(mb, ml, lo, step), n);
+                      Value midM1 = arith::SubIOp::create(mb, ml, mid, one);
+                      Value hiM1 = arith::SubIOp::create(mb, ml, hi, one);
+                      auto merge = scf::ForOp::create(
+                          mb, ml, lo, hi, one, ValueRange{lo, mid, it[0]},
+                          [&](OpBuilder &kb, Location kl, Value k,
+                              ValueRange st) {
+                            Value i = st[0], j = st[1], cur = st[2];
+                            Value ic = arith::MinUIOp::create(kb, kl, i, midM1);
+                            Value jc = arith::MinUIOp::create(kb, kl, j, hiM1);
+                            Value si = tensor::ExtractOp::create(
+                                kb, kl, cur,
+                                ValueRange{
+                                    arith::AddIOp::create(kb, kl, srcBase, ic)});
+                            Value sj = tensor::ExtractOp::create(
+                                kb, kl, cur,
+                                ValueRange{
+                                    arith::AddIOp::create(kb, kl, srcBase, jc)});
+                            Value xi = element(kb, kl, outer, toIndex(kb, kl, si));
+                            Value xj = element(kb, kl, outer, toIndex(kb, kl, sj));
+                            Value leftDone = arith::CmpIOp::create(
+                                kb, kl, CmpIPredicate::uge, i, mid);
+                            Value rightLeft = arith::CmpIOp::create(
+                                kb, kl, CmpIPredicate::ult, j, hi);
+                            // Stable: the right element goes first only
+                            // when it is strictly before the left one.
+                            Value takeRight = arith::OrIOp::create(
+                                kb, kl, leftDone,
+                                arith::AndIOp::create(
+                                    kb, kl, rightLeft,
+                                    before(kb, kl, xj, xi, desc)));
+                            Value v =
+                                arith::SelectOp::create(kb, kl, takeRight, sj, si);
+                            Value next = tensor::InsertOp::create(
+                                kb, kl, v, cur,
+                                ValueRange{
+                                    arith::AddIOp::create(kb, kl, dstBase, k)});
+                            Value i2 = arith::SelectOp::create(
+                                kb, kl, takeRight, i,
+                                arith::AddIOp::create(kb, kl, i, one));
+                            Value j2 = arith::SelectOp::create(
+                                kb, kl, takeRight,
+                                arith::AddIOp::create(kb, kl, j, one), j);
+                            scf::YieldOp::create(kb, kl, ValueRange{i2, j2, next});
+                          });
+                      scf::YieldOp::create(mb, ml, merge.getResult(2));
+                    })
+                    .getResult(0);
+            scf::YieldOp::create(wb, wl, ValueRange{step, dstBase, merged});
+          });
+      Value base = pass.getResult(1);
+      buf = pass.getResult(2);
+      // res[outer, k] = buf[base + k].
+      res = scf::ForOp::create(
+                b, l, zero, n, one, ValueRange{res},
+                [&](OpBuilder &fb, Location fl, Value k, ValueRange it) {
+                  Value v = tensor::ExtractOp::create(
+                      fb, fl, buf,
+                      ValueRange{arith::AddIOp::create(fb, fl, base, k)});
+                  SmallVector<Value> idx(outer.begin(), outer.end());
+                  idx.insert(idx.begin() + d, k);
+                  Value r = tensor::InsertOp::create(fb, fl, v, it[0], idx);
+                  scf::YieldOp::create(fb, fl, r);
+                })
+                .getResult(0);
+      return {buf, res};
+    };
+
+    // One loop per other dim, carrying the scratch and the result.
+    SmallVector<int64_t> others;
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != d)
+        others.push_back(i);
+    SmallVector<Value> outer;
+    std::function<SmallVector<Value>(OpBuilder &, Location, size_t, Value,
+                                     Value)>
+        nest = [&](OpBuilder &b, Location l, size_t level, Value buf,
+                   Value res) -> SmallVector<Value> {
+      if (level == others.size())
+        return sortSlice(b, l, outer, buf, res);
+      Value ub = indexValue(b, l, sizes[others[level]]);
+      auto loop = scf::ForOp::create(
+          b, l, zero, ub, one, ValueRange{buf, res},
+          [&](OpBuilder &fb, Location fl, Value iv, ValueRange it) {
+            outer.push_back(iv);
+            SmallVector<Value> r = nest(fb, fl, level + 1, it[0], it[1]);
+            outer.pop_back();
+            scf::YieldOp::create(fb, fl, r);
+          });
+      return {loop.getResult(0), loop.getResult(1)};
+    };
+    SmallVector<Value> done = nest(rewriter, loc, 0, scratch, result);
+    rewriter.replaceOp(op, castTo(rewriter, loc, done[1], type));
+    return success();
+  }
+};
+
+/// kt.searchsorted: one linalg.generic over `values` whose body is PyTorch's
+/// binary search (an scf.while over [start, end) reading the sequence with
+/// tensor.extract): `!(seq[mid] >= v)` (left) or `!(seq[mid] > v)` (right)
+/// moves right, as cus_lower_bound / cus_upper_bound, so NaN and unsorted
+/// sequences give PyTorch's positions. f16/bf16 compare in f32. Leading dims
+/// of an N-D sequence that differ from the values' at run time are the
+/// interpreter's error (the search then reads a zero sequence of the
+/// values' sizes).
+struct SearchsortedLowering : public OpConversionPattern<kt::SearchsortedOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(kt::SearchsortedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value seq = adaptor.getSortedSequence(), val = adaptor.getValues();
+    auto st = cast<RankedTensorType>(seq.getType());
+    auto vt = cast<RankedTensorType>(val.getType());
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    int64_t sr = st.getRank(), vr = vt.getRank();
+    Type i64 = rw.getI64Type();
+    auto outType = RankedTensorType::get(vt.getShape(), i64);
+    SmallVector<OpFoldResult> vs = getSizes(rw, loc, val),
+                              ss = getSizes(rw, loc, seq);
+    if (sr > 1) {
+      Value anyBad;
+      SmallVector<OpFoldResult> safe = ss;
+      for (int64_t k = 0; k + 1 < sr; ++k) {
+        Value bad = indexCmp(rw, loc, CmpIPredicate::ne, ss[k], vs[k]);
+        if (matchPattern(bad, m_Zero()))
+          continue;
+        SmallVector<Value> values = {
+            getValueOrCreateConstantIndexOp(rw, loc, ss[k]),
+            getValueOrCreateConstantIndexOp(rw, loc, vs[k])};
+        checkAtRunTime(rw, loc, bad,
+                       "leading dim " + std::to_string(k) +
+                           " of sorted_sequence is {0} but of values {1} at "
+                           "run time (they must be equal)",
+                       values);
+        anyBad = boolOr(rw, loc, anyBad, bad);
+        safe[k] = arith::SelectOp::create(
+                      rw, loc, bad, getValueOrCreateConstantIndexOp(rw, loc, vs[k]),
+                      getValueOrCreateConstantIndexOp(rw, loc, ss[k]))
+                      .getResult();
+      }
+      if (anyBad)
+        seq = safeOperand(rw, loc, seq, anyBad, safe);
+    }
+    Value m = indexValue(rw, loc, ss[sr - 1]);
+    bool right = op.getRight();
+    Value init = emptyLike(rw, loc, outType, vs);
+    AffineMap id = rw.getMultiDimIdentityMap(vr);
+    SmallVector<utils::IteratorType> iters(vr, utils::IteratorType::parallel);
+    auto g = linalg::GenericOp::create(
+        rw, loc, TypeRange{outType}, ValueRange{val}, ValueRange{init},
+        SmallVector<AffineMap>{id, id}, iters,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value v = args[0];
+          SmallVector<Value> lead;
+          for (int64_t k = 0; k + 1 < sr; ++k)
+            lead.push_back(linalg::IndexOp::create(b, l, k));
+          Value zero = indexConst(b, l, 0), one = indexConst(b, l, 1);
+          Type idxT = b.getIndexType();
+          auto loop = scf::WhileOp::create(
+              b, l, TypeRange{idxT, idxT}, ValueRange{zero, m},
+              [&](OpBuilder &wb, Location wl, ValueRange a) {
+                Value more =
+                    arith::CmpIOp::create(wb, wl, CmpIPredicate::ult, a[0], a[1]);
+                scf::ConditionOp::create(wb, wl, more, a);
+              },
+              [&](OpBuilder &wb, Location wl, ValueRange a) {
+                Value start = a[0], end = a[1];
+                Value half = arith::ShRUIOp::create(
+                    wb, wl, arith::SubIOp::create(wb, wl, end, start), one);
+                Value mid = arith::AddIOp::create(wb, wl, start, half);
+                SmallVector<Value> idx = lead;
+                idx.push_back(mid);
+                Value s = tensor::ExtractOp::create(wb, wl, seq, idx);
+                Value x = v;
+                Value goRight;
+                if (isa<FloatType>(s.getType())) {
+                  if (isHalf(s.getType())) {
+                    s = arith::ExtFOp::create(wb, wl, wb.getF32Type(), s);
+                    x = arith::ExtFOp::create(wb, wl, wb.getF32Type(), x);
+                  }
+                  // !(s > x) = s <= x or unordered; !(s >= x) = s < x or
+                  // unordered.
+                  goRight = arith::CmpFOp::create(
+                      wb, wl, right ? CmpFPredicate::ULE : CmpFPredicate::ULT,
+                      s, x);
+                } else {
+                  goRight = arith::CmpIOp::create(
+                      wb, wl, right ? CmpIPredicate::sle : CmpIPredicate::slt,
+                      s, x);
+                }
+                Value s2 = arith::SelectOp::create(
+                    wb, wl, goRight, arith::AddIOp::create(wb, wl, mid, one),
+                    start);
+                Value e2 = arith::SelectOp::create(wb, wl, goRight, end, mid);
+                scf::YieldOp::create(wb, wl, ValueRange{s2, e2});
+              });
+          Value r = arith::IndexCastOp::create(b, l, b.getI64Type(),
+                                               loop.getResult(0));
+          linalg::YieldOp::create(b, l, r);
+        });
+    rw.replaceOp(op, castTo(rw, loc, g.getResult(0), type));
+    return success();
+  }
+};
 } // namespace
 
 void kiln::populateKTReductionToLinalgPatterns(RewritePatternSet &patterns) {
@@ -678,5 +1005,7 @@ void kiln::populateKTReductionToLinalgPatterns(RewritePatternSet &patterns) {
                LogsumexpLowering, ArgReduction<kt::ArgmaxOp, true>,
                ArgReduction<kt::ArgminOp, false>,
                CumulativeLowering<kt::CumsumOp>, CumulativeLowering<kt::CumprodOp>,
-               CumulativeLowering<kt::LogcumsumexpOp>>(patterns.getContext());
+               CumulativeLowering<kt::LogcumsumexpOp>, ArgsortLowering,
+               SearchsortedLowering>(
+      patterns.getContext());
 }

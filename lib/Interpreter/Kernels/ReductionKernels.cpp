@@ -9,6 +9,7 @@
 
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -416,6 +417,106 @@ LogicalResult interpretLogcumsumexp(LogcumsumexpOp op, ArrayRef<Tensor> operands
       [](int64_t acc, int64_t) { return acc; });
 }
 
+/// argsort: per slice along `dim`, a stable sort of the positions with
+/// NaN larger than every number (ascending: last; descending: first).
+LogicalResult interpretArgsort(ArgsortOp op, ArrayRef<Tensor> operands,
+                               SmallVectorImpl<Tensor> &results) {
+  const Tensor &a = operands[0];
+  ArrayRef<int64_t> shape = a.shape();
+  int64_t rank = shape.size();
+  Tensor out;
+  if (failed(allocTensor(op, out, DType::I64, shape)))
+    return failure();
+  int64_t d = rank ? wrapDim(op.getDim(), rank) : 0;
+  int64_t n = rank ? shape[d] : 1, inner = 1, outer = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i < d)
+      outer *= shape[i];
+    else if (i > d)
+      inner *= shape[i];
+  }
+  bool desc = op.getDescending();
+  bool isF = a.isFloat();
+  SmallVector<int64_t> perm(n);
+  SmallVector<double> vf(isF ? n : 0);
+  SmallVector<int64_t> vi(isF ? 0 : n);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t in = 0; in < inner; ++in) {
+      for (int64_t k = 0; k < n; ++k) {
+        perm[k] = k;
+        int64_t idx = (o * n + k) * inner + in;
+        if (isF)
+          vf[k] = a.getF(idx);
+        else
+          vi[k] = a.getI(idx);
+      }
+      // "l before r": NaN is the largest value.
+      auto before = [&](int64_t l, int64_t r) {
+        if (isF) {
+          double x = vf[l], y = vf[r];
+          if (desc)
+            return x > y || (std::isnan(x) && !std::isnan(y));
+          return x < y || (!std::isnan(x) && std::isnan(y));
+        }
+        return desc ? vi[l] > vi[r] : vi[l] < vi[r];
+      };
+      // Stable: equal elements ordered by position (a strict weak order,
+      // so std::sort gives the stable permutation).
+      std::sort(perm.begin(), perm.end(), [&](int64_t l, int64_t r) {
+        return before(l, r) || (!before(r, l) && l < r);
+      });
+      for (int64_t k = 0; k < n; ++k)
+        out.setI((o * n + k) * inner + in, perm[k]);
+    }
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+/// searchsorted: PyTorch's cus_lower_bound / cus_upper_bound per value, in
+/// double (exact for every kt dtype but i64 beyond 2^53: integers compare as
+/// int64).
+LogicalResult interpretSearchsorted(SearchsortedOp op, ArrayRef<Tensor> operands,
+                                    SmallVectorImpl<Tensor> &results) {
+  const Tensor &seq = operands[0], &val = operands[1];
+  ArrayRef<int64_t> ss = seq.shape(), vs = val.shape();
+  int64_t sr = ss.size();
+  if (sr > 1)
+    for (int64_t k = 0; k + 1 < sr; ++k)
+      if (ss[k] != vs[k])
+        return op.emitError() << "leading dim " << k << " of sorted_sequence is "
+                              << ss[k] << " but of values " << vs[k]
+                              << " at run time (they must be equal)";
+  Tensor out;
+  if (failed(allocTensor(op, out, DType::I64, vs)))
+    return failure();
+  int64_t m = ss.back();
+  int64_t inner = sr > 1 ? vs.back() : 0; // values per sequence (N-D)
+  bool right = op.getRight(), isF = seq.isFloat();
+  for (int64_t e = 0, n = val.numel(); e < n; ++e) {
+    int64_t base = sr > 1 ? (e / inner) * m : 0;
+    int64_t start = 0, end = m;
+    while (start < end) {
+      int64_t mid = start + ((end - start) >> 1);
+      bool goRight;
+      if (isF) {
+        double a = seq.getF(base + mid), v = val.getF(e);
+        goRight = right ? !(a > v) : !(a >= v);
+      } else {
+        int64_t a = seq.getI(base + mid), v = val.getI(e);
+        goRight = right ? !(a > v) : !(a >= v);
+      }
+      if (goRight)
+        start = mid + 1;
+      else
+        end = mid;
+    }
+    out.setI(e, start);
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
 } // namespace
 
 void registerReductionKernels(DialectRegistry &registry) {
@@ -434,6 +535,8 @@ void registerReductionKernels(DialectRegistry &registry) {
     attachKernel<AllOp, interpretAnyAll<AllOp, false>>(ctx);
     attachKernel<ArgmaxOp, interpretArg<ArgmaxOp, true>>(ctx);
     attachKernel<ArgminOp, interpretArg<ArgminOp, false>>(ctx);
+    attachKernel<ArgsortOp, interpretArgsort>(ctx);
+    attachKernel<SearchsortedOp, interpretSearchsorted>(ctx);
   });
 }
 

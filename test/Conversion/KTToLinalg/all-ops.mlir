@@ -182,6 +182,27 @@ func.func @cumprod(%x: tensor<3x4xi64>) -> tensor<3x4xi64> {
   return %r : tensor<3x4xi64>
 }
 
+// CHECK-LABEL: func.func @argsort
+// CHECK-NOT: kt.
+// CHECK: scf.while
+// CHECK-NOT: kt.
+func.func @argsort(%x: tensor<2x?xf16>, %b: tensor<5xi1>, %s: tensor<f32>) -> (tensor<2x?xi64>, tensor<5xi64>, tensor<i64>) {
+  %r = kt.argsort %x {dim = 1, descending = true} : (tensor<2x?xf16>) -> tensor<2x?xi64>
+  %q = kt.argsort %b {dim = 0} : (tensor<5xi1>) -> tensor<5xi64>
+  %t = kt.argsort %s {dim = 0} : (tensor<f32>) -> tensor<i64>
+  return %r, %q, %t : tensor<2x?xi64>, tensor<5xi64>, tensor<i64>
+}
+
+// CHECK-LABEL: func.func @searchsorted
+// CHECK-NOT: kt.
+// CHECK: scf.while
+// CHECK-NOT: kt.
+func.func @searchsorted(%s: tensor<2x?xbf16>, %v: tensor<?x3xbf16>, %t: tensor<5xi32>, %w: tensor<i32>) -> (tensor<?x3xi64>, tensor<i64>) {
+  %r = kt.searchsorted %s, %v {right = true} : (tensor<2x?xbf16>, tensor<?x3xbf16>) -> tensor<?x3xi64>
+  %q = kt.searchsorted %t, %w : (tensor<5xi32>, tensor<i32>) -> tensor<i64>
+  return %r, %q : tensor<?x3xi64>, tensor<i64>
+}
+
 // CHECK-LABEL: func.func @cumsum
 // CHECK-NOT: kt.
 func.func @cumsum(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {

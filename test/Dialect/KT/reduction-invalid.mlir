@@ -161,3 +161,100 @@ func.func @cumsum_missing_dim(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = kt.cumsum %x : (tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+func.func @argsort_dim_out_of_range(%x: tensor<2x3xf32>) -> tensor<2x3xi64> {
+  // expected-error @+2 {{'kt.argsort' op dim -3 is out of range for rank 2 (expected [-2, 1])}}
+  // expected-error @+1 {{'kt.argsort' op failed to infer returned types}}
+  %0 = kt.argsort %x {dim = -3} : (tensor<2x3xf32>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @argsort_rank0_dim(%x: tensor<f32>) -> tensor<i64> {
+  // expected-error @+2 {{'kt.argsort' op dim 1 is out of range for rank 0 (expected [-1, 0])}}
+  // expected-error @+1 {{'kt.argsort' op failed to infer returned types}}
+  %0 = kt.argsort %x {dim = 1} : (tensor<f32>) -> tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+func.func @argsort_result_type(%x: tensor<3xf32>) -> tensor<3xi32> {
+  // expected-error @+2 {{'kt.argsort' op inferred type(s) 'tensor<3xi64>' are incompatible with return type(s) of operation 'tensor<3xi32>'}}
+  // expected-error @+1 {{'kt.argsort' op failed to infer returned types}}
+  %0 = kt.argsort %x {dim = 0} : (tensor<3xf32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @argsort_shape(%x: tensor<3x2xf32>) -> tensor<2x3xi64> {
+  // expected-error @+2 {{'kt.argsort' op inferred type(s) 'tensor<3x2xi64>' are incompatible with return type(s) of operation 'tensor<2x3xi64>'}}
+  // expected-error @+1 {{'kt.argsort' op failed to infer returned types}}
+  %0 = kt.argsort %x {dim = 0} : (tensor<3x2xf32>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @argsort_descending_not_bool(%x: tensor<3xf32>) -> tensor<3xi64> {
+  // expected-error @+1 {{'kt.argsort' op attribute 'descending' failed to satisfy constraint: bool attribute}}
+  %0 = kt.argsort %x {dim = 0, descending = 1} : (tensor<3xf32>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+func.func @searchsorted_rank0(%s: tensor<f32>, %v: tensor<3xf32>) -> tensor<3xi64> {
+  // expected-error @+2 {{'kt.searchsorted' op sorted_sequence must have rank >= 1, got rank 0}}
+  // expected-error @+1 {{'kt.searchsorted' op failed to infer returned types}}
+  %0 = kt.searchsorted %s, %v : (tensor<f32>, tensor<3xf32>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+func.func @searchsorted_dtypes(%s: tensor<4xf32>, %v: tensor<3xf64>) -> tensor<3xi64> {
+  // expected-error @+2 {{'kt.searchsorted' op sorted_sequence has element type 'f32' but values has 'f64' (they must be equal)}}
+  // expected-error @+1 {{'kt.searchsorted' op failed to infer returned types}}
+  %0 = kt.searchsorted %s, %v : (tensor<4xf32>, tensor<3xf64>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+func.func @searchsorted_nd_rank(%s: tensor<2x4xf32>, %v: tensor<3xf32>) -> tensor<3xi64> {
+  // expected-error @+2 {{'kt.searchsorted' op values has rank 1 but an N-D sorted_sequence has rank 2 (they must be equal)}}
+  // expected-error @+1 {{'kt.searchsorted' op failed to infer returned types}}
+  %0 = kt.searchsorted %s, %v : (tensor<2x4xf32>, tensor<3xf32>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+func.func @searchsorted_nd_lead(%s: tensor<2x5x4xf32>, %v: tensor<2x3x1xf32>) -> tensor<2x3x1xi64> {
+  // expected-error @+2 {{'kt.searchsorted' op leading dim 1 of sorted_sequence is 5 but of values 3 (they must be equal)}}
+  // expected-error @+1 {{'kt.searchsorted' op failed to infer returned types}}
+  %0 = kt.searchsorted %s, %v : (tensor<2x5x4xf32>, tensor<2x3x1xf32>) -> tensor<2x3x1xi64>
+  return %0 : tensor<2x3x1xi64>
+}
+
+// -----
+
+func.func @searchsorted_bool(%s: tensor<4xi1>, %v: tensor<3xi1>) -> tensor<3xi64> {
+  // expected-error @+1 {{'kt.searchsorted' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer values}}
+  %0 = kt.searchsorted %s, %v : (tensor<4xi1>, tensor<3xi1>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+func.func @searchsorted_result(%s: tensor<4xf32>, %v: tensor<3xf32>) -> tensor<3xi32> {
+  // expected-error @+2 {{'kt.searchsorted' op inferred type(s) 'tensor<3xi64>' are incompatible with return type(s) of operation 'tensor<3xi32>'}}
+  // expected-error @+1 {{'kt.searchsorted' op failed to infer returned types}}
+  %0 = kt.searchsorted %s, %v : (tensor<4xf32>, tensor<3xf32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}

@@ -111,3 +111,41 @@ func.func @cumulative(%a: tensor<2x?xf32>, %b: tensor<3xi32>, %c: tensor<3x4xi64
   %5 = kt.logcumsumexp %f {dim = -2} : (tensor<?x0xf64>) -> tensor<?x0xf64>
   return %0, %1, %2, %3, %4, %5 : tensor<2x?xf32>, tensor<3xi32>, tensor<3x4xi64>, tensor<bf16>, tensor<5x3xf32>, tensor<?x0xf64>
 }
+
+// -----
+
+// Tests that argsort round-trips (an i64 result of the operand's shape), with
+// descending, negative dims, ? dims, i1, rank 0 and an empty dim.
+// CHECK-LABEL: func.func @argsort
+// CHECK: kt.argsort %{{.*}} {descending = true, dim = -1 : i64} : (tensor<4x?xf32>) -> tensor<4x?xi64>
+// CHECK: kt.argsort %{{.*}} {dim = 0 : i64} : (tensor<3xi1>) -> tensor<3xi64>
+// CHECK: kt.argsort %{{.*}} {dim = -1 : i64} : (tensor<bf16>) -> tensor<i64>
+// CHECK: kt.argsort %{{.*}} {dim = 1 : i64} : (tensor<2x0xi32>) -> tensor<2x0xi64>
+func.func @argsort(%a: tensor<4x?xf32>, %b: tensor<3xi1>, %c: tensor<bf16>, %d: tensor<2x0xi32>)
+    -> (tensor<4x?xi64>, tensor<3xi64>, tensor<i64>, tensor<2x0xi64>) {
+  %0 = kt.argsort %a {dim = -1, descending = true} : (tensor<4x?xf32>) -> tensor<4x?xi64>
+  %1 = kt.argsort %b {dim = 0, descending = false} : (tensor<3xi1>) -> tensor<3xi64>
+  %2 = kt.argsort %c {dim = -1} : (tensor<bf16>) -> tensor<i64>
+  %3 = kt.argsort %d {dim = 1} : (tensor<2x0xi32>) -> tensor<2x0xi64>
+  return %0, %1, %2, %3 : tensor<4x?xi64>, tensor<3xi64>, tensor<i64>, tensor<2x0xi64>
+}
+
+// -----
+
+// Tests that searchsorted round-trips (i64 of the values' shape): a 1-D
+// sequence with values of any rank (0 included), an N-D sequence with
+// matching leading dims, ? dims, right, integers.
+// CHECK-LABEL: func.func @searchsorted
+// CHECK: kt.searchsorted %{{.*}}, %{{.*}} {right = true} : (tensor<5xf32>, tensor<2x3xf32>) -> tensor<2x3xi64>
+// CHECK: kt.searchsorted %{{.*}}, %{{.*}} : (tensor<?xi32>, tensor<i32>) -> tensor<i64>
+// CHECK: kt.searchsorted %{{.*}}, %{{.*}} : (tensor<2x?x4xbf16>, tensor<2x3x0xbf16>) -> tensor<2x3x0xi64>
+// CHECK: kt.searchsorted %{{.*}}, %{{.*}} : (tensor<0xi64>, tensor<7xi64>) -> tensor<7xi64>
+func.func @searchsorted(%s: tensor<5xf32>, %v: tensor<2x3xf32>, %t: tensor<?xi32>, %w: tensor<i32>,
+                        %n: tensor<2x?x4xbf16>, %m: tensor<2x3x0xbf16>, %e: tensor<0xi64>, %x: tensor<7xi64>)
+    -> (tensor<2x3xi64>, tensor<i64>, tensor<2x3x0xi64>, tensor<7xi64>) {
+  %0 = kt.searchsorted %s, %v {right = true} : (tensor<5xf32>, tensor<2x3xf32>) -> tensor<2x3xi64>
+  %1 = kt.searchsorted %t, %w {right = false} : (tensor<?xi32>, tensor<i32>) -> tensor<i64>
+  %2 = kt.searchsorted %n, %m : (tensor<2x?x4xbf16>, tensor<2x3x0xbf16>) -> tensor<2x3x0xi64>
+  %3 = kt.searchsorted %e, %x : (tensor<0xi64>, tensor<7xi64>) -> tensor<7xi64>
+  return %0, %1, %2, %3 : tensor<2x3xi64>, tensor<i64>, tensor<2x3x0xi64>, tensor<7xi64>
+}

@@ -75,6 +75,23 @@ for dim, idx in [(1, np.array([[0, 0, 3], [1, 2, 1]])), (0, np.array([[2, 0, 2, 
                  (-1, np.array([[3], [3], [0]]))]:
     one("kt.gather", x, "dim = %d : i64" % dim, lambda t, i: torch.gather(t, dim, i),
         [idx], [ttype(idx.shape, "i64")])
+# gather with `?` dims (its rule scatters the gradient back with kt.scatter;
+# the one-hot rule before needed static shapes), and rank 0.
+gi = np.array([[0, 0, 3], [1, 2, 1], [3, 3, 0]])
+s.gradcheck("kt.gather dynamic",
+            ["%0 = kt.gather %arg0, %arg1 {dim = 1 : i64} : (tensor<?x?xf64>, tensor<?x?xi64>) -> tensor<?x?xf64>",
+             "return %0 : tensor<?x?xf64>"], [x, gi], ["tensor<?x?xf64>"],
+            lambda t, i: torch.gather(t, 1, i),
+            arg_types=["tensor<?x?xf64>", "tensor<?x?xi64>"])
+one("kt.gather", rnd(), "dim = 0 : i64", lambda t, i: torch.gather(t, 0, i),
+    [np.array(0)], ["tensor<i64>"])
+# sort's values: kt.gather at kt.argsort's permutation (descending, a `?` dim).
+s.gradcheck("sort values (argsort + gather)",
+            ["%i = kt.argsort %arg0 {dim = 0 : i64, descending = true} : (tensor<?x4xf64>) -> tensor<?x4xi64>",
+             "%0 = kt.gather %arg0, %i {dim = 0 : i64} : (tensor<?x4xf64>, tensor<?x4xi64>) -> tensor<?x4xf64>",
+             "return %0 : tensor<?x4xf64>"], [x], ["tensor<?x4xf64>"],
+            lambda t: torch.sort(t, dim=0, descending=True).values,
+            arg_types=["tensor<?x4xf64>"])
 for dim, idx in [(0, np.array([2, 0, 2])), (1, np.array([1, 1, 3, 0, 1]))]:
     one("kt.index_select", x, "dim = %d : i64" % dim,
         lambda t, i: torch.index_select(t, dim, i), [idx], [ttype(idx.shape, "i64")])

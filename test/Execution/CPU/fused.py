@@ -210,6 +210,29 @@ with warnings.catch_warnings():
     scatter_mix("mean", False, (5, 7, 3), (5, 7, 3), -1)
     scatter_mix("amax", True, (37, 53), (37, 20), 1)
 
+# -- sort between pointwise chains (kt.argsort stays out of the groups; the
+# values are kt.gather at the permutation) -------------------------------------
+def sort_mix(shape, dim, desc):
+    ty, it = T(shape, "f32"), T(shape, "i64")
+    x = s.randn(*shape)
+    body = "\n".join([
+        "  %%0 = kt.tanh %%arg0 : (%s) -> %s" % (ty, ty),
+        "  %%a = kt.neg %%0 : (%s) -> %s" % (ty, ty),
+        "  %%i = kt.argsort %%a {dim = %d, descending = %s} : (%s) -> %s" % (
+            dim, "true" if desc else "false", ty, it),
+        "  %%1 = kt.gather %%a, %%i {dim = %d} : (%s, %s) -> %s" % (dim, ty, it, ty),
+        "  %%2 = kt.mul %%1, %%arg0 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  %%3 = kt.add %%2, %%arg0 : (%s, %s) -> %s" % (ty, ty, ty),
+        "  return %%3, %%i : %s, %s" % (ty, it)])
+    X = t64(x)
+    v, i = torch.sort(-torch.tanh(X), dim=dim, descending=desc, stable=True)
+    graph("sort %s dim=%d desc=%s" % (shape, dim, desc), fn([ty], [ty, it], body),
+          [x], [(v * X + X).numpy(), i.numpy()], kernels=2)
+
+
+sort_mix((37, 53), 1, False)
+sort_mix((5, 7, 3), 0, True)
+
 # -- softmax / log_softmax / layer_norm (composites) ------------------------------
 for shape, dim, ty in [((37, 1000), 1, None), ((19, 7), 1, None), ((6, 33), 0, None),
                        ((3, 5, 9), -1, None), ((21, 13), 1, "tensor<?x13xf32>"),

@@ -68,6 +68,50 @@ LogicalResult inferCumulative(std::optional<Location> loc, StringRef opName,
   return success();
 }
 
+/// Result type of argsort: the operand's shape with element type i64, once
+/// `dim` is in range.
+LogicalResult inferArgsort(MLIRContext *ctx, std::optional<Location> loc,
+                           StringRef opName, Type selfType, int64_t dim,
+                           SmallVectorImpl<Type> &types) {
+  auto t = cast<RankedTensorType>(selfType);
+  if (failed(normalizeDim(dim, t.getRank(), loc, opName)))
+    return failure();
+  types.push_back(RankedTensorType::get(t.getShape(), IntegerType::get(ctx, 64)));
+  return success();
+}
+
+/// Result type of searchsorted: i64 of the values' shape, once the sequence
+/// has rank >= 1, the dtypes agree and an N-D sequence's leading dims match
+/// the values' (static sizes; `?` at run time).
+LogicalResult inferSearchsorted(MLIRContext *ctx, std::optional<Location> loc,
+                                StringRef opName, Type seqType, Type valType,
+                                SmallVectorImpl<Type> &types) {
+  auto s = cast<RankedTensorType>(seqType);
+  auto v = cast<RankedTensorType>(valType);
+  if (s.getRank() == 0)
+    return emitKTError(loc, opName,
+                       "sorted_sequence must have rank >= 1, got rank 0");
+  if (s.getElementType() != v.getElementType())
+    return emitKTError(loc, opName, "sorted_sequence has element type ",
+                       s.getElementType(), " but values has ",
+                       v.getElementType(), " (they must be equal)");
+  if (s.getRank() > 1) {
+    if (v.getRank() != s.getRank())
+      return emitKTError(loc, opName, "values has rank ", v.getRank(),
+                         " but an N-D sorted_sequence has rank ", s.getRank(),
+                         " (they must be equal)");
+    for (int64_t k = 0; k + 1 < s.getRank(); ++k) {
+      int64_t a = s.getDimSize(k), b = v.getDimSize(k);
+      if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b)
+        return emitKTError(loc, opName, "leading dim ", k,
+                           " of sorted_sequence is ", a, " but of values ", b,
+                           " (they must be equal)");
+    }
+  }
+  types.push_back(RankedTensorType::get(v.getShape(), IntegerType::get(ctx, 64)));
+  return success();
+}
+
 /// Result type of argmax/argmin over the optional single dim.
 LogicalResult inferArgReduction(MLIRContext *ctx, std::optional<Location> loc,
                                 StringRef opName, Type selfType,

@@ -282,4 +282,83 @@ def KT_LogcumsumexpOp : KT_CumulativeOp<"logcumsumexp", KT_FloatTensor> {
   }]);
 }
 
+// Sorting along one dim.
+def KT_ArgsortOp : KT_InferredOp<"argsort", [KT_ReductionTrait]> {
+  let summary = "stable sorting permutation along a dim (torch.argsort, torch.sort)";
+  let description = [{
+    The `i64` indices that sort `self` along `dim`: `result[..., i, ...]` is
+    the position along `dim` of the `i`-th element of the sorted slice.
+    The sort is always stable (equal elements keep their input order, as
+    PyTorch's `stable=True`, also with `descending`), so results are
+    deterministic. NaN sorts as larger than every number (last ascending,
+    first descending), as PyTorch; `-0.0` and `0.0` are equal. `i1` sorts
+    `false` before `true`. A rank-0 operand gives `0`.
+
+    `torch.sort`'s values are `kt.gather(self, argsort(self), dim)`,
+    `torch.topk`/`kthvalue` slice the permutation before the gather (the
+    importer builds them that way; see docs/python.md).
+
+    1. `dim` is in [-rank, rank) ([-1, 0] for rank 0).
+    2. The result has the shape of `self` and element type `i64`.
+
+    ```mlir
+    %i = kt.argsort %x {dim = -1, descending = true} : (tensor<4x?xf32>) -> tensor<4x?xi64>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, I64Attr:$dim,
+                       DefaultValuedAttr<BoolAttr, "false">:$descending);
+  let results = (outs KT_Tensor:$result);
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::kt::inferArgsort(ctx, loc, getOperationName(),
+          adaptor.getSelf().getType(), adaptor.getDim(), types);
+    }
+  }];
+}
+
+def KT_SearchsortedOp : KT_InferredOp<"searchsorted", [KT_ShapeTrait]> {
+  let summary = "insertion positions in sorted sequences (torch.searchsorted, torch.bucketize)";
+  let description = [{
+    For each element `v` of `values`, the position in its sequence of
+    `sorted_sequence` (the innermost dim) where `v` would be inserted to
+    keep it sorted: the first `i` with `seq[i] >= v` (`right = false`,
+    PyTorch's side "left") or `seq[i] > v` (`right = true`), `M` (the
+    sequence length) when there is none. A 1-D `sorted_sequence` is searched
+    for every element of `values` (any rank, rank 0 included); an N-D one
+    has one sequence per index of its leading dims, and `values` has the
+    same leading dims (the last dim of `values` is free). The search is
+    PyTorch's binary search step for step (`!(seq[mid] >= v)` moves right),
+    so unsorted sequences and NaN give PyTorch's answers too: a NaN value
+    lands at `M`. `torch.bucketize(input, boundaries, right)` is
+    `searchsorted(boundaries, input, right)`; `out_int32` and `sorter` are
+    a `kt.cast` of the result and a `kt.gather` of the sequence (the
+    importer's; docs/python.md). The result is `i64` with the shape of
+    `values`.
+
+    1. `sorted_sequence` has rank >= 1 and the element type of `values`
+       (numeric: no `i1`, as PyTorch).
+    2. With rank > 1, `values` has the same rank and the same leading dims
+       (a `?` is checked when the op runs).
+
+    ```mlir
+    %i = kt.searchsorted %s, %v {right = true} : (tensor<5xf32>, tensor<2x3xf32>) -> tensor<2x3xi64>
+    ```
+  }];
+  let arguments = (ins KT_NumericTensor:$sorted_sequence,
+                       KT_NumericTensor:$values,
+                       DefaultValuedAttr<BoolAttr, "false">:$right);
+  let results = (outs KT_Tensor:$result);
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::kt::inferSearchsorted(ctx, loc, getOperationName(),
+          adaptor.getSortedSequence().getType(), adaptor.getValues().getType(),
+          types);
+    }
+  }];
+}
+
 #endif // KILN_DIALECT_KT_IR_KTREDUCTIONOPS_TD
