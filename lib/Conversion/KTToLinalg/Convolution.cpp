@@ -8,6 +8,9 @@
 //   channels (tensor.expand_shape) and use linalg.conv_2d_ngchw_gfchw.
 //   f16/bf16 operands are widened to f32 first (f32 accumulation) and the
 //   result rounded once.
+// * conv_transpose2d: the same convolution ops, stride 1, over the input
+//   interleaved with stride - 1 zeros and padded by dilation (k - 1) -
+//   padding, with the flipped, channel-swapped weight.
 // * max_pool2d: `tensor.pad` with -inf + linalg.pooling_nchw_max, whose
 //   arith.maximumf propagates NaN as PyTorch does. ceil_mode windows that run
 //   past the padded input read extra -inf padding.
@@ -249,6 +252,66 @@ Value splitDim(OpBuilder &b, Location loc, Value v, int64_t d,
       b, loc, typeOf(outSizes, t.getElementType()), v, groups, outSizes);
 }
 
+/// The accumulator of a convolution: the bias (converted to `acc`) broadcast
+/// along dim 1 of `outType`, or zeros; `channels` the output channels the
+/// bias must have (checked at run time when `?`).
+Value convInit(ConversionPatternRewriter &rw, Location loc, Value bias,
+               Type acc, RankedTensorType outType,
+               ArrayRef<OpFoldResult> outSizes, OpFoldResult channels) {
+  if (!bias)
+    return filled(rw, loc, outType, outSizes, scalarConst(rw, loc, acc, 0));
+  Value b1 = convertTensor(rw, loc, bias, acc);
+  OpFoldResult bn = getSizes(rw, loc, b1)[0];
+  Value bBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, bn, channels);
+  if (checkAtRunTime(rw, loc, bBad,
+                     "`bias` has {0} elements but there are {1} output "
+                     "channels (at run time)",
+                     {indexValue(rw, loc, bn), indexValue(rw, loc, channels)}))
+    b1 = safeOperand(rw, loc, b1, bBad, {channels});
+  AffineMap chan = AffineMap::get(4, 0, {getAffineDimExpr(1, rw.getContext())},
+                                  rw.getContext());
+  return linalg::GenericOp::create(
+             rw, loc, TypeRange{outType}, ValueRange{b1},
+             ValueRange{emptyLike(rw, loc, outType, outSizes)},
+             ArrayRef<AffineMap>{chan, rw.getMultiDimIdentityMap(4)},
+             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+             [&](OpBuilder &b, Location l, ValueRange a) {
+               linalg::YieldOp::create(b, l, a[0]);
+             })
+      .getResult(0);
+}
+
+/// The convolution of the (already padded) NCHW `x` with `w` ([O, C/groups,
+/// kH, kW]) accumulated onto `init`: linalg.conv_2d_nchw_fchw, or for
+/// groups > 1 linalg.conv_2d_ngchw_gfchw on split channels (the CPU
+/// pipeline's conv_impl / im2col rewrites match both).
+Value emitConv(ConversionPatternRewriter &rw, Location loc, Value x, Value w,
+               Value init, RankedTensorType outType, ArrayRef<int64_t> st,
+               ArrayRef<int64_t> dl, int64_t groups) {
+  Attribute strides = rw.getI64TensorAttr({st[0], st[1]});
+  Attribute dilations = rw.getI64TensorAttr({dl[0], dl[1]});
+  if (groups == 1)
+    return linalg::Conv2DNchwFchwOp::create(rw, loc, TypeRange{outType},
+                                            ValueRange{x, w}, ValueRange{init},
+                                            strides, dilations)
+        .getResult(0);
+  // [N, G, C/G, H, W] * [G, O/G, C/G, kH, kW] -> [N, G, O/G, OH, OW].
+  IndexMath m{rw, loc};
+  SmallVector<OpFoldResult> ws = getSizes(rw, loc, w);
+  OpFoldResult g = rw.getIndexAttr(groups);
+  OpFoldResult og = m.floorDiv(ws[0], m.c(groups));
+  Value xg = splitDim(rw, loc, x, 1, g, ws[1]);
+  Value wg = splitDim(rw, loc, w, 0, g, og);
+  Value ig = splitDim(rw, loc, init, 1, g, og);
+  Value rg = linalg::Conv2DNgchwGfchwOp::create(
+                 rw, loc, TypeRange{ig.getType()}, ValueRange{xg, wg},
+                 ValueRange{ig}, strides, dilations)
+                 .getResult(0);
+  return tensor::CollapseShapeOp::create(
+      rw, loc, outType, rg,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+}
+
 struct Conv2dLowering : public OpConversionPattern<kt::Conv2dOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::Conv2dOp op, OpAdaptor adaptor,
@@ -310,56 +373,145 @@ struct Conv2dLowering : public OpConversionPattern<kt::Conv2dOp> {
     SmallVector<OpFoldResult> padding = {rw.getIndexAttr(pd[0]),
                                          rw.getIndexAttr(pd[1])};
     x = padHW(rw, loc, x, padding, padding, scalarConst(rw, loc, acc, 0));
-    // The accumulator starts at the bias, broadcast along dim 1.
-    Value init;
-    if (Value bias = adaptor.getBias()) {
-      Value b1 = convertTensor(rw, loc, bias, acc);
-      OpFoldResult bn = getSizes(rw, loc, b1)[0];
-      Value bBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, bn, ws[0]);
-      if (checkAtRunTime(rw, loc, bBad,
-                         "`bias` has {0} elements but there are {1} output "
-                         "channels (at run time)",
-                         {indexValue(rw, loc, bn), indexValue(rw, loc, ws[0])}))
-        b1 = safeOperand(rw, loc, b1, bBad, {ws[0]});
-      AffineMap chan = AffineMap::get(
-          4, 0, {getAffineDimExpr(1, rw.getContext())}, rw.getContext());
-      init = linalg::GenericOp::create(
-                 rw, loc, TypeRange{outType}, ValueRange{b1},
-                 ValueRange{emptyLike(rw, loc, outType, outSizes)},
-                 ArrayRef<AffineMap>{chan, rw.getMultiDimIdentityMap(4)},
-                 SmallVector<utils::IteratorType>(
-                     4, utils::IteratorType::parallel),
-                 [&](OpBuilder &b, Location l, ValueRange a) {
-                   linalg::YieldOp::create(b, l, a[0]);
-                 })
-                 .getResult(0);
-    } else {
-      init = filled(rw, loc, outType, outSizes, scalarConst(rw, loc, acc, 0));
+    Value init = convInit(rw, loc, adaptor.getBias(), acc, outType, outSizes,
+                          ws[0]);
+    Value r = emitConv(rw, loc, x, w, init, outType, st, dl, groups);
+    r = fromNCHW(rw, loc, convertTensor(rw, loc, r, elem), batched);
+    rw.replaceOp(op, castTo(rw, loc, r, resultType));
+    return success();
+  }
+};
+
+/// conv_transpose2d as a stride-1 convolution (dilation kept) of the
+/// zero-interleaved input, padded by q = dilation (k - 1) - padding before
+/// and q + output_padding after (a negative q crops instead), with the
+/// weight flipped in H and W and its two channel dims swapped per group:
+/// w'[g * Og + o, ci, i, j] = w[g * Cig + ci, o, kH - 1 - i, kW - 1 - j].
+/// The convolution goes through the same linalg ops as conv2d (so the CPU
+/// pipeline's im2col + BLAS and conv_impl choices apply). The zeros cost
+/// stride^2 more multiply-adds than a direct col2im; see docs/codegen.md.
+struct ConvTranspose2dLowering
+    : public OpConversionPattern<kt::ConvTranspose2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::ConvTranspose2dOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = resultType.getElementType();
+    Type acc = computeType(elem);
+    bool batched =
+        cast<RankedTensorType>(adaptor.getInput().getType()).getRank() == 4;
+    SmallVector<int64_t, 2> st = op.getStrideHW(), pd = op.getPaddingHW(),
+                            opd = op.getOutputPaddingHW(),
+                            dl = op.getDilationHW();
+    int64_t groups = op.getGroups();
+    Value x = convertTensor(rw, loc, toNCHW(rw, loc, adaptor.getInput()), acc);
+    Value w = convertTensor(rw, loc, adaptor.getWeight(), acc);
+    SmallVector<OpFoldResult> xs = getSizes(rw, loc, x),
+                              ws = getSizes(rw, loc, w);
+    IndexMath m{rw, loc};
+    {
+      // Run-time check of `?` channels (the interpreter's message).
+      Value chBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, xs[1], ws[0]);
+      if (checkAtRunTime(rw, loc, chBad,
+                         "input has {0} channels but `weight` expects {1} in " +
+                             std::to_string(groups) + " groups (at run time)",
+                         {indexValue(rw, loc, xs[1]),
+                          indexValue(rw, loc, ws[0])})) {
+        SmallVector<OpFoldResult> safe(xs);
+        safe[1] = ws[0];
+        x = safeOperand(rw, loc, x, chBad, safe);
+        xs = getSizes(rw, loc, x);
+      }
     }
-    Attribute strides = rw.getI64TensorAttr({st[0], st[1]});
-    Attribute dilations = rw.getI64TensorAttr({dl[0], dl[1]});
-    Value r;
-    if (groups == 1) {
-      r = linalg::Conv2DNchwFchwOp::create(rw, loc, TypeRange{outType},
-                                           ValueRange{x, w}, ValueRange{init},
-                                           strides, dilations)
-              .getResult(0);
-    } else {
-      // [N, G, C/G, H, W] * [G, O/G, C/G, kH, kW] -> [N, G, O/G, OH, OW].
-      OpFoldResult g = rw.getIndexAttr(groups);
-      OpFoldResult og = m.floorDiv(ws[0], m.c(groups));
-      Value xg = splitDim(rw, loc, x, 1, g, ws[1]);
-      Value wg = splitDim(rw, loc, w, 0, g, og);
-      Value ig = splitDim(rw, loc, init, 1, g, og);
-      Value rg =
-          linalg::Conv2DNgchwGfchwOp::create(rw, loc, TypeRange{ig.getType()},
-                                             ValueRange{xg, wg}, ValueRange{ig},
-                                             strides, dilations)
-              .getResult(0);
-      r = tensor::CollapseShapeOp::create(
-          rw, loc, outType, rg,
-          ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+    // Output sizes; a `?` size that comes out < 1 is reported at run time
+    // and the kernel goes on with 1.
+    SmallVector<OpFoldResult> out(2), lo(2), hi(2), start(2), need(2);
+    Value small;
+    for (int i = 0; i < 2; ++i) {
+      OpFoldResult span = m.mul(m.c(dl[i]), m.sub(ws[2 + i], m.c(1)));
+      out[i] = m.add(m.add(m.mul(m.sub(xs[2 + i], m.c(1)), m.c(st[i])), span),
+                     m.c(opd[i] + 1 - 2 * pd[i]));
+      small = boolOr(rw, loc, small,
+                     indexCmp(rw, loc, arith::CmpIPredicate::slt, out[i],
+                              rw.getIndexAttr(1)));
     }
+    if (checkAtRunTime(rw, loc, small,
+                       "output size is too small at run time: {0}x{1}",
+                       {indexValue(rw, loc, out[0]),
+                        indexValue(rw, loc, out[1])}))
+      for (int i = 0; i < 2; ++i)
+        out[i] = m.max(out[i], m.c(1));
+    SmallVector<OpFoldResult> zSizes = {xs[0], xs[1]};
+    for (int i = 0; i < 2; ++i) {
+      OpFoldResult span = m.mul(m.c(dl[i]), m.sub(ws[2 + i], m.c(1)));
+      OpFoldResult q = m.sub(span, m.c(pd[i]));
+      lo[i] = m.max(q, m.c(0));
+      hi[i] = m.max(m.add(q, m.c(opd[i])), m.c(0));
+      start[i] = m.max(m.sub(m.c(0), q), m.c(0));
+      need[i] = m.add(out[i], span); // input rows of a stride-1 conv
+      OpFoldResult spread =
+          m.add(m.mul(m.sub(xs[2 + i], m.c(1)), m.c(st[i])), m.c(1));
+      zSizes.push_back(
+          m.max(m.add(m.add(spread, lo[i]), hi[i]), m.add(start[i], need[i])));
+    }
+    // The zero-interleaved, padded input.
+    Value zero = scalarConst(rw, loc, acc, 0);
+    Value z = filled(rw, loc, typeOf(zSizes, acc), zSizes, zero);
+    // (A statically empty input leaves the zeros: insert_slice rejects an
+    // offset into an empty dim.)
+    if (!llvm::any_of(xs, [](OpFoldResult d) { return isConstantIntValue(d, 0); }))
+      z = tensor::InsertSliceOp::create(
+          rw, loc, x, z,
+          ArrayRef<OpFoldResult>{m.c(0), m.c(0), lo[0], lo[1]}, xs,
+          ArrayRef<OpFoldResult>{m.c(1), m.c(1), m.c(st[0]), m.c(st[1])});
+    SmallVector<OpFoldResult> cropSizes = {xs[0], xs[1], need[0], need[1]};
+    bool whole = true;
+    for (int i = 0; i < 2; ++i)
+      whole &= isConstantIntValue(start[i], 0) &&
+               getConstantIntValue(need[i]) &&
+               getConstantIntValue(need[i]) == getConstantIntValue(zSizes[2 + i]);
+    if (!whole)
+      z = tensor::ExtractSliceOp::create(
+          rw, loc, typeOf(cropSizes, acc), z,
+          ArrayRef<OpFoldResult>{m.c(0), m.c(0), start[0], start[1]},
+          cropSizes, ArrayRef<OpFoldResult>{m.c(1), m.c(1), m.c(1), m.c(1)});
+    // The flipped weight with its channel dims swapped per group.
+    OpFoldResult og = ws[1], cig = m.floorDiv(ws[0], m.c(groups));
+    OpFoldResult co = m.mul(og, m.c(groups));
+    SmallVector<OpFoldResult> wSizes = {co, cig, ws[2], ws[3]};
+    auto wType = typeOf(wSizes, acc);
+    Value ogV = m.v(og), cigV = m.v(cig), khV = m.v(ws[2]), kwV = m.v(ws[3]);
+    Value wf =
+        linalg::GenericOp::create(
+            rw, loc, TypeRange{wType}, ValueRange{},
+            ValueRange{emptyLike(rw, loc, wType, wSizes)},
+            ArrayRef<AffineMap>{rw.getMultiDimIdentityMap(4)},
+            SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+            [&](OpBuilder &b, Location l, ValueRange) {
+              Value oc = linalg::IndexOp::create(b, l, 0);
+              Value ci = linalg::IndexOp::create(b, l, 1);
+              Value i = linalg::IndexOp::create(b, l, 2);
+              Value j = linalg::IndexOp::create(b, l, 3);
+              Value one = arith::ConstantIndexOp::create(b, l, 1);
+              Value g = arith::DivUIOp::create(b, l, oc, ogV);
+              Value o = arith::RemUIOp::create(b, l, oc, ogV);
+              Value c = arith::AddIOp::create(
+                  b, l, arith::MulIOp::create(b, l, g, cigV), ci);
+              Value si = arith::SubIOp::create(
+                  b, l, arith::SubIOp::create(b, l, khV, one), i);
+              Value sj = arith::SubIOp::create(
+                  b, l, arith::SubIOp::create(b, l, kwV, one), j);
+              Value v = tensor::ExtractOp::create(b, l, w,
+                                                  ValueRange{c, o, si, sj});
+              linalg::YieldOp::create(b, l, v);
+            })
+            .getResult(0);
+    SmallVector<OpFoldResult> outSizes = {xs[0], co, out[0], out[1]};
+    auto outType = typeOf(outSizes, acc);
+    Value init = convInit(rw, loc, adaptor.getBias(), acc, outType, outSizes, co);
+    SmallVector<int64_t, 2> one = {1, 1};
+    Value r = emitConv(rw, loc, z, wf, init, outType, one, dl, groups);
     r = fromNCHW(rw, loc, convertTensor(rw, loc, r, elem), batched);
     rw.replaceOp(op, castTo(rw, loc, r, resultType));
     return success();
@@ -527,6 +679,6 @@ struct AvgPool2dLowering : public OpConversionPattern<kt::AvgPool2dOp> {
 
 void kiln::lowering::populateKTConvolutionToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<Conv2dLowering, MaxPool2dLowering, AvgPool2dLowering>(
+  patterns.add<Conv2dLowering, ConvTranspose2dLowering, MaxPool2dLowering, AvgPool2dLowering>(
       patterns.getContext());
 }

@@ -1,6 +1,6 @@
 //===- NNKernels.cpp - Interpreter kernels of NN ops ----------------===//
 //
-// Part of Kiln. matmul, linear, conv2d, max_pool2d, avg_pool2d, embedding.
+// Part of Kiln. matmul, linear, conv2d, conv_transpose2d, max_pool2d, avg_pool2d, embedding.
 // Operands are copied once into contiguous double (or int64) buffers; the
 // loops accumulate in double and each result element is stored once
 // (rounded to the result dtype by Tensor::setF).
@@ -267,6 +267,83 @@ LogicalResult interpretConv2d(Conv2dOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
+/// conv_transpose2d: every input element scatters into the output through
+/// the (dilated) kernel (the adjoint of interpretConv2d).
+LogicalResult interpretConvTranspose2d(ConvTranspose2dOp op,
+                                       ArrayRef<Tensor> operands,
+                                       SmallVectorImpl<Tensor> &results) {
+  const Tensor &x = operands[0], &w = operands[1];
+  const Tensor *bias = operands.size() > 2 ? &operands[2] : nullptr;
+  bool batched = x.rank() == 4;
+  int64_t Nb = batched ? x.dim(0) : 1, C = x.dim(x.rank() - 3),
+          H = x.dim(x.rank() - 2), W = x.dim(x.rank() - 1);
+  int64_t Ci = w.dim(0), Og = w.dim(1), kH = w.dim(2), kW = w.dim(3);
+  int64_t G = op.getGroups();
+  SmallVector<int64_t, 2> st = op.getStrideHW(), pd = op.getPaddingHW(),
+                          op2 = op.getOutputPaddingHW(),
+                          dl = op.getDilationHW();
+  if (C != Ci || C % G != 0)
+    return op.emitError() << "input has " << C << " channels but `weight` "
+                          << "expects " << Ci << " in " << G
+                          << " groups (at run time)";
+  int64_t O = Og * G, Cg = C / G;
+  if (bias && bias->dim(0) != O)
+    return op.emitError() << "`bias` has " << bias->dim(0)
+                          << " elements but there are " << O
+                          << " output channels (at run time)";
+  int64_t OH = (H - 1) * st[0] - 2 * pd[0] + dl[0] * (kH - 1) + op2[0] + 1;
+  int64_t OW = (W - 1) * st[1] - 2 * pd[1] + dl[1] * (kW - 1) + op2[1] + 1;
+  if (OH < 1 || OW < 1)
+    return op.emitError() << "output size is too small at run time: " << OH
+                          << "x" << OW;
+  SmallVector<int64_t> shape;
+  if (batched)
+    shape.push_back(Nb);
+  shape.append({O, OH, OW});
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), shape)))
+    return failure();
+  if (out.numel() == 0) {
+    results.push_back(std::move(out));
+    return success();
+  }
+  std::vector<double> X = x.toDoubles(), Wt = w.toDoubles();
+  std::vector<double> B(O, 0.0);
+  if (bias)
+    B = bias->toDoubles();
+  std::vector<double> acc(OH * OW);
+  for (int64_t n = 0; n < Nb; ++n)
+    for (int64_t oc = 0; oc < O; ++oc) {
+      int64_t g = oc / Og, o = oc % Og;
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t ic = 0; ic < Cg; ++ic) {
+        int64_t c = g * Cg + ic;
+        const double *xp = X.data() + (n * C + c) * H * W;
+        const double *wp = Wt.data() + (c * Og + o) * kH * kW;
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t i = 0; i < kH; ++i) {
+            int64_t oh = h * st[0] - pd[0] + i * dl[0];
+            if (oh < 0 || oh >= OH)
+              continue;
+            for (int64_t ww = 0; ww < W; ++ww) {
+              double xv = xp[h * W + ww];
+              for (int64_t j = 0; j < kW; ++j) {
+                int64_t ow = ww * st[1] - pd[1] + j * dl[1];
+                if (ow < 0 || ow >= OW)
+                  continue;
+                acc[oh * OW + ow] += xv * wp[i * kW + j];
+              }
+            }
+          }
+      }
+      int64_t base = (n * O + oc) * OH * OW;
+      for (int64_t i = 0; i < OH * OW; ++i)
+        out.setF(base + i, acc[i] + B[oc]);
+    }
+  results.push_back(std::move(out));
+  return success();
+}
+
 /// Shared setup of the pooling kernels: runtime output shape and checks.
 LogicalResult poolShape(Operation *op, const Tensor &x, ArrayRef<int64_t> k,
                         ArrayRef<int64_t> st, ArrayRef<int64_t> pd,
@@ -428,6 +505,7 @@ void registerNNKernels(DialectRegistry &registry) {
     attachKernel<MatmulOp, interpretMatmul>(ctx);
     attachKernel<LinearOp, interpretLinear>(ctx);
     attachKernel<Conv2dOp, interpretConv2d>(ctx);
+    attachKernel<ConvTranspose2dOp, interpretConvTranspose2d>(ctx);
     attachKernel<MaxPool2dOp, interpretMaxPool2d>(ctx);
     attachKernel<AvgPool2dOp, interpretAvgPool2d>(ctx);
     attachKernel<EmbeddingOp, interpretEmbedding>(ctx);

@@ -161,6 +161,13 @@ func.func @conv2d(%x: tensor<1x3x8x8xf32>, %w: tensor<6x3x3x3xf32>, %b: tensor<6
   return %r : tensor<1x6x4x4xf32>
 }
 
+// CHECK-LABEL: func.func @conv_transpose2d
+// CHECK-NOT: kt.
+func.func @conv_transpose2d(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x3x8x8xf32> {
+  %r = kt.conv_transpose2d %x, %w, %b {output_padding = [1, 1], padding = [1, 1], stride = [2, 2]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>, tensor<3xf32>) -> tensor<1x3x8x8xf32>
+  return %r : tensor<1x3x8x8xf32>
+}
+
 // CHECK-LABEL: func.func @cos
 // CHECK-NOT: kt.
 func.func @cos(%a: tensor<4xf32>) -> tensor<4xf32> {

@@ -1,6 +1,6 @@
 //===- KTNNOps.td - kt NN ops --------------------------*- tablegen -*-===//
 //
-// Part of Kiln. Linear algebra (matmul, linear), convolution (conv2d),
+// Part of Kiln. Linear algebra (matmul, linear), convolution (conv2d, conv_transpose2d),
 // pooling (max_pool2d, avg_pool2d) and embedding lookup, each with the
 // semantics of the PyTorch op of the same name.
 //
@@ -126,6 +126,62 @@ def KT_Conv2dOp : KT_NNOp<"conv2d", "inferConv2d", [KT_ContractionTrait]> {
     /// The attributes as [h, w] pairs with the defaults applied.
     ::llvm::SmallVector<int64_t, 2> getStrideHW();
     ::llvm::SmallVector<int64_t, 2> getPaddingHW();
+    ::llvm::SmallVector<int64_t, 2> getDilationHW();
+  }];
+}
+
+def KT_ConvTranspose2dOp
+    : KT_NNOp<"conv_transpose2d", "inferConvTranspose2d", [KT_ContractionTrait]> {
+  let summary = "2-D transposed convolution (torch.nn.functional.conv_transpose2d)";
+  let description = [{
+    The adjoint of `kt.conv2d` with respect to its input (a "deconvolution"):
+    `input` (`[N, C_in, H, W]`, or unbatched `[C_in, H, W]`), `weight`
+    (`[C_in, C_out / groups, kH, kW]`) and the optional `bias` (`[C_out]`).
+    Each input element scatters `input[n, c, h, w] * weight[c, o, i, j]` to
+    output position `(h * stride[0] - padding[0] + i * dilation[0],
+    w * stride[1] - padding[1] + j * dilation[1])` of channel
+    `g * C_out / groups + o` (`g = c / (C_in / groups)`). The result is
+    `[N, C_out, OH, OW]` (or `[C_out, OH, OW]`) with
+    `OH = (H - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kH - 1) + output_padding[0] + 1`
+    and likewise for `OW`.
+
+    Attributes (each list has 2 entries `[h, w]`, or 1 entry used for both):
+    `stride` (default `[1, 1]`), `padding` (default `[0, 0]`),
+    `output_padding` (default `[0, 0]`), `dilation` (default `[1, 1]`),
+    `groups` (default 1).
+
+    Constraints:
+
+    1. Operands are float tensors of one element type.
+    2. `input` has rank 3 or 4; `weight` has rank 4; `bias` has rank 1.
+    3. `stride`, `padding`, `output_padding`, `dilation` have 1 or 2
+       entries; stride and dilation are >= 1, padding and output_padding
+       >= 0; `groups` >= 1.
+    4. `output_padding` is smaller than `stride` or `dilation` (PyTorch's
+       rule).
+    5. The input channels `C_in` equal `weight`'s dim 0 and are divisible by
+       `groups`.
+    6. `bias`'s size equals `C_out = weight.shape[1] * groups`.
+    7. The output size is >= 1.
+
+    `?` dims are checked when the op runs.
+
+    ```mlir
+    %r = kt.conv_transpose2d %x, %w, %b {output_padding = [1, 1], padding = [1, 1], stride = [2, 2]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>, tensor<3xf32>) -> tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$input, KT_FloatTensor:$weight,
+                   Optional<KT_FloatTensor>:$bias,
+                   OptionalAttr<I64ArrayAttr>:$stride,
+                   OptionalAttr<I64ArrayAttr>:$padding,
+                   OptionalAttr<I64ArrayAttr>:$output_padding,
+                   OptionalAttr<I64ArrayAttr>:$dilation,
+                   DefaultValuedAttr<I64Attr, "1">:$groups);
+  let extraClassDeclaration = [{
+    /// The attributes as [h, w] pairs with the defaults applied.
+    ::llvm::SmallVector<int64_t, 2> getStrideHW();
+    ::llvm::SmallVector<int64_t, 2> getPaddingHW();
+    ::llvm::SmallVector<int64_t, 2> getOutputPaddingHW();
     ::llvm::SmallVector<int64_t, 2> getDilationHW();
   }];
 }
