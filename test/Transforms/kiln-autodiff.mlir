@@ -133,3 +133,21 @@ func.func @convt_whole(%x: tensor<3x2x3xf32>, %w: tensor<3x2x3x3xf32>) -> tensor
   %0 = kt.conv_transpose2d %x, %w {stride = [1, 3], dilation = [2, 1], output_padding = [1, 2]} : (tensor<3x2x3xf32>, tensor<3x2x3x3xf32>) -> tensor<2x7x11xf32>
   return %0 : tensor<2x7x11xf32>
 }
+
+// -----
+
+// Tests that the pools' backward is one op each, with the forward's
+// attributes (and not its discardable ones), not an expansion per kernel
+// offset.
+// CHECK-LABEL: func.func @pools_whole_joint(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<1x2x7x6xf32>, %[[G1:[^:]+]]: tensor<1x2x4x3xf32>, %[[G2:[^:]+]]: tensor<1x2x4x3xf32>)
+// CHECK: %[[A:.+]] = kt.avg_pool2d_backward %[[G2]], %[[X]] {ceil_mode = true, count_include_pad = false, divisor_override = 3 : i64, kernel_size = [2, 2], stride = [2, 2]} : (tensor<1x2x4x3xf32>, tensor<1x2x7x6xf32>) -> tensor<1x2x7x6xf32>
+// CHECK: %[[M:.+]] = kt.max_pool2d_backward %[[G1]], %[[X]] {dilation = [1, 2], kernel_size = [3, 2], padding = [1, 1], stride = [2, 2]} : (tensor<1x2x4x3xf32>, tensor<1x2x7x6xf32>) -> tensor<1x2x7x6xf32>
+// CHECK-NOT: kg.nn_module_stack
+// CHECK-NOT: kt.slice
+// CHECK: return
+func.func @pools_whole(%x: tensor<1x2x7x6xf32>) -> (tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>) attributes {kg.differentiate} {
+  %0 = kt.max_pool2d %x {kernel_size = [3, 2], stride = [2, 2], padding = [1, 1], dilation = [1, 2], kg.nn_module_stack = ["pool"]} : (tensor<1x2x7x6xf32>) -> tensor<1x2x4x3xf32>
+  %1 = kt.avg_pool2d %x {kernel_size = [2, 2], stride = [2, 2], ceil_mode = true, count_include_pad = false, divisor_override = 3} : (tensor<1x2x7x6xf32>) -> tensor<1x2x4x3xf32>
+  return %0, %1 : tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>
+}

@@ -366,7 +366,8 @@ class _ConvNet(nn.Module):
     """Convolutions whose backward is whole ops (kt.conv_transpose2d for
     the input gradient, a conv2d for the weight gradient): a stride that
     does not divide the input, groups with dilation, depthwise, and a
-    transposed convolution (stride 2, output_padding, groups) back up."""
+    transposed convolution (stride 2, output_padding, groups) back up; and
+    the pools (kt.max_pool2d_backward / kt.avg_pool2d_backward)."""
 
     def __init__(self):
         super().__init__()
@@ -378,10 +379,14 @@ class _ConvNet(nn.Module):
                                      output_padding=1, groups=2)
 
     def forward(self, x):
-        h = torch.tanh(self.c1(x))
-        h = torch.tanh(self.c2(h))
+        h1 = torch.tanh(self.c1(x))
+        h = torch.tanh(self.c2(h1))
         h = self.c3(h) + h
-        return self.up(h)
+        # The pools' backward ops (ceil_mode windows past the input).
+        p = (nn.functional.max_pool2d(h1, 3, 2, 1, ceil_mode=True)
+             + nn.functional.avg_pool2d(h1, 3, 2, 1, ceil_mode=True,
+                                        count_include_pad=False))
+        return self.up(h) + p.mean((1, 2, 3)).view(-1, 1, 1, 1)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -312,6 +312,39 @@ Value emitConv(ConversionPatternRewriter &rw, Location loc, Value x, Value w,
       ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
 }
 
+/// The divisor PyTorch's avg_pool2d uses for the window of output (o[0],
+/// o[1]) of an input of sizes `in` (index values): divisor_override, or the
+/// window clipped to the padded input (count_include_pad), or the number of
+/// input elements in it; and whether the window holds no input element.
+std::pair<Value, Value> avgPoolDivisor(OpBuilder &b, Location l,
+                                       ArrayRef<Value> o, ArrayRef<Value> in,
+                                       ArrayRef<int64_t> k, ArrayRef<int64_t> st,
+                                       ArrayRef<int64_t> pd, bool includePad,
+                                       std::optional<int64_t> divOverride) {
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, l, v);
+  };
+  Value poolSize = cst(1), count = cst(1), empty;
+  for (int i = 0; i < 2; ++i) {
+    Value s = arith::SubIOp::create(
+        b, l, arith::MulIOp::create(b, l, o[i], cst(st[i])), cst(pd[i]));
+    Value e = arith::MinSIOp::create(
+        b, l, arith::AddIOp::create(b, l, s, cst(k[i])),
+        arith::AddIOp::create(b, l, in[i], cst(pd[i])));
+    poolSize =
+        arith::MulIOp::create(b, l, poolSize, arith::SubIOp::create(b, l, e, s));
+    Value sc = arith::MaxSIOp::create(b, l, s, cst(0));
+    Value ec = arith::MinSIOp::create(b, l, e, in[i]);
+    Value n = arith::SubIOp::create(b, l, ec, sc);
+    count = arith::MulIOp::create(b, l, count, n);
+    Value none =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, n, cst(0));
+    empty = empty ? arith::OrIOp::create(b, l, empty, none).getResult() : none;
+  }
+  Value div = divOverride ? cst(*divOverride) : includePad ? poolSize : count;
+  return {div, empty};
+}
+
 struct Conv2dLowering : public OpConversionPattern<kt::Conv2dOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::Conv2dOp op, OpAdaptor adaptor,
@@ -611,33 +644,10 @@ struct AvgPool2dLowering : public OpConversionPattern<kt::AvgPool2dOp> {
             ArrayRef<AffineMap>{id, id},
             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
             [&](OpBuilder &b, Location l, ValueRange a) {
-              auto cst = [&](int64_t v) -> Value {
-                return arith::ConstantIndexOp::create(b, l, v);
-              };
-              Value sizes[2] = {hIn, wIn};
-              Value poolSize = cst(1), count = cst(1), empty;
-              for (int i = 0; i < 2; ++i) {
-                Value o = linalg::IndexOp::create(b, l, 2 + i);
-                Value s =
-                    arith::SubIOp::create(b, l, arith::MulIOp::create(
-                                                    b, l, o, cst(st[i])),
-                                          cst(pd[i]));
-                Value e = arith::MinSIOp::create(
-                    b, l, arith::AddIOp::create(b, l, s, cst(k[i])),
-                    arith::AddIOp::create(b, l, sizes[i], cst(pd[i])));
-                poolSize = arith::MulIOp::create(
-                    b, l, poolSize, arith::SubIOp::create(b, l, e, s));
-                Value sc = arith::MaxSIOp::create(b, l, s, cst(0));
-                Value ec = arith::MinSIOp::create(b, l, e, sizes[i]);
-                Value n = arith::SubIOp::create(b, l, ec, sc);
-                count = arith::MulIOp::create(b, l, count, n);
-                Value none = arith::CmpIOp::create(
-                    b, l, arith::CmpIPredicate::sle, n, cst(0));
-                empty = empty ? arith::OrIOp::create(b, l, empty, none) : none;
-              }
-              Value div = divOverride ? cst(*divOverride)
-                          : includePad ? poolSize
-                                       : count;
+              Value o[2] = {linalg::IndexOp::create(b, l, 2),
+                            linalg::IndexOp::create(b, l, 3)};
+              auto [div, empty] = avgPoolDivisor(b, l, o, {hIn, wIn}, k, st,
+                                                 pd, includePad, divOverride);
               Value divI =
                   arith::IndexCastOp::create(b, l, b.getI64Type(), div);
               Value q;
@@ -675,10 +685,293 @@ struct AvgPool2dLowering : public OpConversionPattern<kt::AvgPool2dOp> {
   }
 };
 
+/// The backward ops' `grad_output` (NCHW, converted to `acc`) checked
+/// against the forward's output sizes (`?` dims at run time, the
+/// interpreter's message); a safe zero tensor where the check fails.
+Value checkPoolGrad(IndexMath &m, Value g, ArrayRef<OpFoldResult> outSizes) {
+  OpBuilder &b = m.b;
+  Location loc = m.loc;
+  SmallVector<OpFoldResult> gs = getSizes(b, loc, g);
+  Value bad;
+  for (int i = 0; i < 4; ++i)
+    bad = boolOr(b, loc, bad,
+                 indexCmp(b, loc, arith::CmpIPredicate::ne, gs[i], outSizes[i]));
+  if (checkAtRunTime(b, loc, bad,
+                     "`grad_output` has shape [{0}, {1}, {2}, {3}] but the "
+                     "pooling of `self` gives [{4}, {5}, {6}, {7}] (at run "
+                     "time)",
+                     {indexValue(b, loc, gs[0]), indexValue(b, loc, gs[1]),
+                      indexValue(b, loc, gs[2]), indexValue(b, loc, gs[3]),
+                      indexValue(b, loc, outSizes[0]),
+                      indexValue(b, loc, outSizes[1]),
+                      indexValue(b, loc, outSizes[2]),
+                      indexValue(b, loc, outSizes[3])}))
+    return safeOperand(b, loc, g, bad, outSizes);
+  return g;
+}
+
+/// A gather over the input positions of a pool: a linalg.generic over
+/// [N, C, H, W] x (kH, kW) (the kernel dims are reductions, read through an
+/// empty [kH, kW] window operand) that adds, for each kernel offset whose
+/// output position (oh, ow) = ((ih + pad - kh dil) / stride, ...) exists,
+/// `term(oh, ow, ih, iw)`; the accumulator starts at 0.
+Value poolGather(OpBuilder &rw, Location loc, RankedTensorType type,
+                 ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> k,
+                 ArrayRef<int64_t> st, ArrayRef<int64_t> pd,
+                 ArrayRef<int64_t> dl, ArrayRef<Value> outHW,
+                 function_ref<Value(OpBuilder &, Location, Value oh, Value ow,
+                                    Value ih, Value iw)>
+                     term) {
+  Type acc = type.getElementType();
+  Value init = filled(rw, loc, type, sizes, scalarConst(rw, loc, acc, 0));
+  Value window =
+      tensor::EmptyOp::create(rw, loc, ArrayRef<int64_t>{k[0], k[1]}, acc);
+  MLIRContext *ctx = rw.getContext();
+  AffineMap win = AffineMap::get(
+      6, 0, {getAffineDimExpr(4, ctx), getAffineDimExpr(5, ctx)}, ctx);
+  AffineMap out = AffineMap::getMultiDimIdentityMap(6, ctx).getMajorSubMap(4);
+  SmallVector<utils::IteratorType> its(4, utils::IteratorType::parallel);
+  its.append(2, utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             rw, loc, TypeRange{type}, ValueRange{window}, ValueRange{init},
+             ArrayRef<AffineMap>{win, out}, its,
+             [&](OpBuilder &b, Location l, ValueRange a) {
+               auto cst = [&](int64_t v) -> Value {
+                 return arith::ConstantIndexOp::create(b, l, v);
+               };
+               Value in[2], o[2], ok;
+               for (int i = 0; i < 2; ++i) {
+                 in[i] = linalg::IndexOp::create(b, l, 2 + i);
+                 Value kk = linalg::IndexOp::create(b, l, 4 + i);
+                 // num = i + pad - k dil: the window start (x stride) of
+                 // the output that sees input i at offset k.
+                 Value num = arith::SubIOp::create(
+                     b, l, arith::AddIOp::create(b, l, in[i], cst(pd[i])),
+                     arith::MulIOp::create(b, l, kk, cst(dl[i])));
+                 Value q = arith::FloorDivSIOp::create(b, l, num, cst(st[i]));
+                 Value r = arith::RemSIOp::create(b, l, num, cst(st[i]));
+                 Value c = arith::AndIOp::create(
+                     b, l,
+                     arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                           num, cst(0)),
+                     arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, r,
+                                           cst(0)));
+                 c = arith::AndIOp::create(
+                     b, l, c,
+                     arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, q,
+                                           outHW[i]));
+                 ok = ok ? arith::AndIOp::create(b, l, ok, c).getResult() : c;
+                 // Clamped into range (the term is dropped where !ok).
+                 Value lo = arith::MaxSIOp::create(b, l, q, cst(0));
+                 Value hiB = arith::SubIOp::create(b, l, outHW[i], cst(1));
+                 o[i] = arith::MinSIOp::create(
+                     b, l, lo, arith::MaxSIOp::create(b, l, hiB, cst(0)));
+               }
+               Value t = term(b, l, o[0], o[1], in[0], in[1]);
+               Value zero = scalarConst(b, l, acc, 0);
+               t = arith::SelectOp::create(b, l, ok, t, zero);
+               linalg::YieldOp::create(b, l,
+                                       arith::AddFOp::create(b, l, a[1], t)
+                                           .getResult());
+             })
+      .getResult(0);
+}
+
+/// max_pool2d_backward: (1) the argmax of each window by PyTorch's CPU
+/// rule (a linalg.generic reducing over the kernel dims of the -inf padded
+/// input into a running max and its flat input index: an in-bounds position
+/// takes over when its value is greater or NaN, the first in-bounds
+/// position when none does), (2) a gather (poolGather) adding each output
+/// gradient whose argmax is this input position.
+struct MaxPool2dBackwardLowering
+    : public OpConversionPattern<kt::MaxPool2dBackwardOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::MaxPool2dBackwardOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = resultType.getElementType();
+    Type acc = computeType(elem);
+    bool batched =
+        cast<RankedTensorType>(adaptor.getSelf().getType()).getRank() == 4;
+    SmallVector<int64_t, 2> k = op.getKernelHW(), st = op.getStrideHW(),
+                            pd = op.getPaddingHW(), dl = op.getDilationHW();
+    bool ceil = op.getCeilMode();
+    Value x = convertTensor(rw, loc, toNCHW(rw, loc, adaptor.getSelf()), acc);
+    Value g = convertTensor(rw, loc, toNCHW(rw, loc, adaptor.getGradOutput()),
+                            acc);
+    SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
+    IndexMath m{rw, loc};
+    x = checkPool(m, x, xs, batched, k, st, pd, dl, ceil);
+    SmallVector<OpFoldResult> outSizes = {xs[0], xs[1]};
+    SmallVector<OpFoldResult> low, high;
+    for (int i = 0; i < 2; ++i) {
+      OpFoldResult o = outputSize(m, xs[2 + i], rw.getIndexAttr(k[i]), pd[i],
+                                  st[i], dl[i], ceil);
+      outSizes.push_back(o);
+      low.push_back(rw.getIndexAttr(pd[i]));
+      high.push_back(highPadding(m, xs[2 + i], o, k[i], pd[i], st[i], dl[i]));
+    }
+    g = checkPoolGrad(m, g, outSizes);
+    Value hIn = m.v(xs[2]), wIn = m.v(xs[3]);
+    Value ninf =
+        scalarConst(rw, loc, acc, -std::numeric_limits<double>::infinity());
+    Value xp = padHW(rw, loc, x, low, high, ninf);
+    // (1) argmax per output position.
+    auto maxType = typeOf(outSizes, acc);
+    auto idxType = typeOf(outSizes, rw.getIndexType());
+    Value maxInit = filled(rw, loc, maxType, outSizes, ninf);
+    Value idxInit = filled(rw, loc, idxType, outSizes,
+                           arith::ConstantIndexOp::create(rw, loc, -1));
+    Value window =
+        tensor::EmptyOp::create(rw, loc, ArrayRef<int64_t>{k[0], k[1]}, acc);
+    MLIRContext *ctx = rw.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    AffineMap inMap = AffineMap::get(
+        6, 0, {d(0), d(1), d(2) * st[0] + d(4) * dl[0], d(3) * st[1] + d(5) * dl[1]},
+        ctx);
+    AffineMap winMap = AffineMap::get(6, 0, {d(4), d(5)}, ctx);
+    AffineMap outMap = AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx);
+    SmallVector<utils::IteratorType> its(4, utils::IteratorType::parallel);
+    its.append(2, utils::IteratorType::reduction);
+    Value idx =
+        linalg::GenericOp::create(
+            rw, loc, TypeRange{maxType, idxType}, ValueRange{xp, window},
+            ValueRange{maxInit, idxInit},
+            ArrayRef<AffineMap>{inMap, winMap, outMap, outMap}, its,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              auto cst = [&](int64_t v) -> Value {
+                return arith::ConstantIndexOp::create(b, l, v);
+              };
+              Value sizes[2] = {hIn, wIn}, pos[2], valid;
+              for (int i = 0; i < 2; ++i) {
+                Value o = linalg::IndexOp::create(b, l, 2 + i);
+                Value kk = linalg::IndexOp::create(b, l, 4 + i);
+                pos[i] = arith::AddIOp::create(
+                    b, l,
+                    arith::SubIOp::create(
+                        b, l, arith::MulIOp::create(b, l, o, cst(st[i])),
+                        cst(pd[i])),
+                    arith::MulIOp::create(b, l, kk, cst(dl[i])));
+                Value c = arith::AndIOp::create(
+                    b, l,
+                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                          pos[i], cst(0)),
+                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                          pos[i], sizes[i]));
+                valid = valid ? arith::AndIOp::create(b, l, valid, c).getResult()
+                              : c;
+              }
+              Value v = a[0], curMax = a[2], curIdx = a[3];
+              Value takes = arith::OrIOp::create(
+                  b, l,
+                  arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, v,
+                                        curMax),
+                  arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, v,
+                                        v));
+              Value first = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::eq, curIdx, cst(-1));
+              Value updIdx = arith::AndIOp::create(
+                  b, l, valid, arith::OrIOp::create(b, l, takes, first));
+              Value updMax = arith::AndIOp::create(b, l, valid, takes);
+              Value flat = arith::AddIOp::create(
+                  b, l, arith::MulIOp::create(b, l, pos[0], wIn), pos[1]);
+              linalg::YieldOp::create(
+                  b, l,
+                  ValueRange{
+                      arith::SelectOp::create(b, l, updMax, v, curMax),
+                      arith::SelectOp::create(b, l, updIdx, flat, curIdx)});
+            })
+            .getResult(1);
+    // (2) gather the gradients whose argmax is each input position.
+    auto gxType = typeOf(xs, acc);
+    Value outHW[2] = {m.v(outSizes[2]), m.v(outSizes[3])};
+    Value r = poolGather(
+        rw, loc, gxType, xs, k, st, pd, dl, outHW,
+        [&](OpBuilder &b, Location l, Value oh, Value ow, Value ih, Value iw) {
+          Value n = linalg::IndexOp::create(b, l, 0);
+          Value c = linalg::IndexOp::create(b, l, 1);
+          Value id = tensor::ExtractOp::create(b, l, idx,
+                                               ValueRange{n, c, oh, ow});
+          Value gv =
+              tensor::ExtractOp::create(b, l, g, ValueRange{n, c, oh, ow});
+          Value flat = arith::AddIOp::create(
+              b, l, arith::MulIOp::create(b, l, ih, wIn), iw);
+          Value hit = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, id,
+                                            flat);
+          return arith::SelectOp::create(b, l, hit, gv,
+                                         scalarConst(b, l, acc, 0))
+              .getResult();
+        });
+    r = fromNCHW(rw, loc, convertTensor(rw, loc, r, elem), batched);
+    rw.replaceOp(op, castTo(rw, loc, r, resultType));
+    return success();
+  }
+};
+
+/// avg_pool2d_backward: a gather (poolGather) adding, for every window that
+/// holds the input position, the window's gradient over its divisor
+/// (avgPoolDivisor, the forward's).
+struct AvgPool2dBackwardLowering
+    : public OpConversionPattern<kt::AvgPool2dBackwardOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::AvgPool2dBackwardOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = resultType.getElementType();
+    Type acc = computeType(elem);
+    bool batched =
+        cast<RankedTensorType>(adaptor.getSelf().getType()).getRank() == 4;
+    SmallVector<int64_t, 2> k = op.getKernelHW(), st = op.getStrideHW(),
+                            pd = op.getPaddingHW(), dl = {1, 1};
+    bool ceil = op.getCeilMode(), includePad = op.getCountIncludePad();
+    std::optional<int64_t> divOverride;
+    if (IntegerAttr a = op.getDivisorOverrideAttr())
+      divOverride = a.getInt();
+    Value x = toNCHW(rw, loc, adaptor.getSelf());
+    Value g = convertTensor(rw, loc, toNCHW(rw, loc, adaptor.getGradOutput()),
+                            acc);
+    SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
+    IndexMath m{rw, loc};
+    x = checkPool(m, x, xs, batched, k, st, pd, dl, ceil);
+    SmallVector<OpFoldResult> outSizes = {xs[0], xs[1]};
+    for (int i = 0; i < 2; ++i)
+      outSizes.push_back(outputSize(m, xs[2 + i], rw.getIndexAttr(k[i]),
+                                    pd[i], st[i], 1, ceil));
+    g = checkPoolGrad(m, g, outSizes);
+    Value hIn = m.v(xs[2]), wIn = m.v(xs[3]);
+    Value outHW[2] = {m.v(outSizes[2]), m.v(outSizes[3])};
+    auto gxType = typeOf(xs, acc);
+    Value r = poolGather(
+        rw, loc, gxType, xs, k, st, pd, dl, outHW,
+        [&](OpBuilder &b, Location l, Value oh, Value ow, Value, Value) {
+          Value n = linalg::IndexOp::create(b, l, 0);
+          Value c = linalg::IndexOp::create(b, l, 1);
+          Value gv =
+              tensor::ExtractOp::create(b, l, g, ValueRange{n, c, oh, ow});
+          auto [div, empty] = avgPoolDivisor(b, l, {oh, ow}, {hIn, wIn}, k,
+                                             st, pd, includePad, divOverride);
+          Value divI = arith::IndexCastOp::create(b, l, b.getI64Type(), div);
+          // An empty window (ceil_mode) gives nothing; its divisor may be 0.
+          Value q = arith::DivFOp::create(
+              b, l, gv, arith::SIToFPOp::create(b, l, acc, divI));
+          return arith::SelectOp::create(b, l, empty, scalarConst(b, l, acc, 0),
+                                         q)
+              .getResult();
+        });
+    r = fromNCHW(rw, loc, convertTensor(rw, loc, r, elem), batched);
+    rw.replaceOp(op, castTo(rw, loc, r, resultType));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::lowering::populateKTConvolutionToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<Conv2dLowering, ConvTranspose2dLowering, MaxPool2dLowering, AvgPool2dLowering>(
+  patterns.add<Conv2dLowering, ConvTranspose2dLowering, MaxPool2dLowering,
+               AvgPool2dLowering, MaxPool2dBackwardLowering,
+               AvgPool2dBackwardLowering>(
       patterns.getContext());
 }

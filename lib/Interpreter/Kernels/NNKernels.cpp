@@ -408,6 +408,122 @@ LogicalResult interpretMaxPool2d(MaxPool2dOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
+/// Checks a pool backward's `grad_output` against the forward's shape.
+LogicalResult checkPoolGrad(Operation *op, const Tensor &g,
+                            ArrayRef<int64_t> shape) {
+  if (g.shape() != ArrayRef<int64_t>(shape))
+    return op->emitError() << "`grad_output` has shape " << shapeStr(g.shape())
+                           << " but the pooling of `self` gives "
+                           << shapeStr(shape) << " (at run time)";
+  return success();
+}
+
+/// max_pool2d_backward: each output gradient goes to its window's argmax
+/// by PyTorch's CPU rule (in-bounds positions in row-major order; a
+/// position takes over when greater than the running max or NaN; the first
+/// in-bounds position when none does).
+LogicalResult interpretMaxPool2dBackward(MaxPool2dBackwardOp op,
+                                         ArrayRef<Tensor> operands,
+                                         SmallVectorImpl<Tensor> &results) {
+  const Tensor &g = operands[0], &x = operands[1];
+  SmallVector<int64_t, 2> k = op.getKernelHW(), st = op.getStrideHW(),
+                          pd = op.getPaddingHW(), dl = op.getDilationHW();
+  SmallVector<int64_t> shape;
+  int64_t planes, OH, OW;
+  if (failed(poolShape(op, x, k, st, pd, dl, op.getCeilMode(), shape, planes,
+                       OH, OW)) ||
+      failed(checkPoolGrad(op, g, shape)))
+    return failure();
+  int64_t H = x.dim(x.rank() - 2), W = x.dim(x.rank() - 1);
+  std::vector<double> X = x.toDoubles(), G = g.toDoubles();
+  std::vector<double> acc(X.size(), 0.0);
+  for (int64_t p = 0; p < planes; ++p) {
+    const double *xp = X.data() + p * H * W;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t best = -1;
+        double m = -std::numeric_limits<double>::infinity();
+        for (int64_t kh = 0; kh < k[0]; ++kh) {
+          int64_t ih = oh * st[0] - pd[0] + kh * dl[0];
+          if (ih < 0 || ih >= H)
+            continue;
+          for (int64_t kw = 0; kw < k[1]; ++kw) {
+            int64_t iw = ow * st[1] - pd[1] + kw * dl[1];
+            if (iw < 0 || iw >= W)
+              continue;
+            double v = xp[ih * W + iw];
+            bool takes = v > m || std::isnan(v);
+            if (best < 0 || takes)
+              best = ih * W + iw;
+            if (takes)
+              m = v;
+          }
+        }
+        if (best >= 0)
+          acc[p * H * W + best] += G[(p * OH + oh) * OW + ow];
+      }
+  }
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), x.shape())))
+    return failure();
+  for (int64_t i = 0, e = (int64_t)acc.size(); i < e; ++i)
+    out.setF(i, acc[i]);
+  results.push_back(std::move(out));
+  return success();
+}
+
+/// avg_pool2d_backward: every in-bounds position of a window gets the
+/// window's gradient over the forward's divisor.
+LogicalResult interpretAvgPool2dBackward(AvgPool2dBackwardOp op,
+                                         ArrayRef<Tensor> operands,
+                                         SmallVectorImpl<Tensor> &results) {
+  const Tensor &g = operands[0], &x = operands[1];
+  SmallVector<int64_t, 2> k = op.getKernelHW(), st = op.getStrideHW(),
+                          pd = op.getPaddingHW();
+  SmallVector<int64_t> dl{1, 1};
+  SmallVector<int64_t> shape;
+  int64_t planes, OH, OW;
+  if (failed(poolShape(op, x, k, st, pd, dl, op.getCeilMode(), shape, planes,
+                       OH, OW)) ||
+      failed(checkPoolGrad(op, g, shape)))
+    return failure();
+  int64_t H = x.dim(x.rank() - 2), W = x.dim(x.rank() - 1);
+  bool includePad = op.getCountIncludePad();
+  std::optional<int64_t> divOverride;
+  if (auto a = op.getDivisorOverrideAttr())
+    divOverride = a.getInt();
+  std::vector<double> G = g.toDoubles();
+  std::vector<double> acc(x.numel(), 0.0);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t hs = oh * st[0] - pd[0], ws = ow * st[1] - pd[1];
+        int64_t he = std::min(hs + k[0], H + pd[0]);
+        int64_t we = std::min(ws + k[1], W + pd[1]);
+        int64_t poolSize = (he - hs) * (we - ws);
+        hs = std::max<int64_t>(hs, 0);
+        ws = std::max<int64_t>(ws, 0);
+        he = std::min(he, H);
+        we = std::min(we, W);
+        if (hs >= he || ws >= we)
+          continue;
+        double div = divOverride ? (double)*divOverride
+                     : includePad ? (double)poolSize
+                                  : (double)((he - hs) * (we - ws));
+        double v = G[(p * OH + oh) * OW + ow] / div;
+        for (int64_t ih = hs; ih < he; ++ih)
+          for (int64_t iw = ws; iw < we; ++iw)
+            acc[p * H * W + ih * W + iw] += v;
+      }
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), x.shape())))
+    return failure();
+  for (int64_t i = 0, e = (int64_t)acc.size(); i < e; ++i)
+    out.setF(i, acc[i]);
+  results.push_back(std::move(out));
+  return success();
+}
+
 LogicalResult interpretAvgPool2d(AvgPool2dOp op, ArrayRef<Tensor> operands,
                                  SmallVectorImpl<Tensor> &results) {
   const Tensor &x = operands[0];
@@ -506,6 +622,8 @@ void registerNNKernels(DialectRegistry &registry) {
     attachKernel<LinearOp, interpretLinear>(ctx);
     attachKernel<Conv2dOp, interpretConv2d>(ctx);
     attachKernel<ConvTranspose2dOp, interpretConvTranspose2d>(ctx);
+    attachKernel<MaxPool2dBackwardOp, interpretMaxPool2dBackward>(ctx);
+    attachKernel<AvgPool2dBackwardOp, interpretAvgPool2dBackward>(ctx);
     attachKernel<MaxPool2dOp, interpretMaxPool2d>(ctx);
     attachKernel<AvgPool2dOp, interpretAvgPool2d>(ctx);
     attachKernel<EmbeddingOp, interpretEmbedding>(ctx);

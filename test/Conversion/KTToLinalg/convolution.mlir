@@ -81,9 +81,9 @@ func.func @max_pool_ceil(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
 // CHECK-SAME: -> tensor<2x3x4x4xf32>
 // CHECK: linalg.generic
 // CHECK: linalg.index 2
+// CHECK: linalg.index 3
 // CHECK: arith.minsi
 // CHECK: arith.maxsi
-// CHECK: linalg.index 3
 // CHECK: arith.sitofp
 // CHECK: arith.divf
 // CHECK: arith.select

@@ -1,7 +1,7 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics
 
 // Tests each verifier rule of the NN ops (matmul, linear, conv2d,
-// conv_transpose2d, max_pool2d, avg_pool2d, embedding).
+// conv_transpose2d, max_pool2d, avg_pool2d, their backward ops, embedding).
 
 func.func @matmul_contracting(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
   // expected-error @+2 {{'kt.matmul' op contracting dims differ: 3 vs 4}}
@@ -488,5 +488,59 @@ func.func @embedding_rank(%w: tensor<10xf32>, %i: tensor<3xi64>) {
 func.func @embedding_index_type(%w: tensor<10x4xf32>, %i: tensor<3xf32>) {
   // expected-error @+1 {{'kt.embedding' op operand #1 must be ranked tensor of}}
   %0 = kt.embedding %w, %i : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @maxbwd_shape(%g: tensor<1x4x3x4xf32>, %x: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{'kt.max_pool2d_backward' op `grad_output` has shape 1x4x3x4 but the pooling of `self` gives 1x4x4x4}}
+  // expected-error @+1 {{'kt.max_pool2d_backward' op failed to infer returned types}}
+  %0 = kt.max_pool2d_backward %g, %x {kernel_size = [2, 2]} : (tensor<1x4x3x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @maxbwd_rank(%g: tensor<4x4x4xf32>, %x: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{'kt.max_pool2d_backward' op `grad_output` must have rank 4 (as `self`), got rank 3}}
+  // expected-error @+1 {{'kt.max_pool2d_backward' op failed to infer returned types}}
+  %0 = kt.max_pool2d_backward %g, %x {kernel_size = [2, 2]} : (tensor<4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @maxbwd_padding(%g: tensor<1x4x4x4xf32>, %x: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{'kt.max_pool2d_backward' op `padding` must be at most half of `kernel_size`, got padding 2 for kernel size 2}}
+  // expected-error @+1 {{'kt.max_pool2d_backward' op failed to infer returned types}}
+  %0 = kt.max_pool2d_backward %g, %x {kernel_size = [2, 2], padding = [2, 2]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @maxbwd_elem(%g: tensor<1x4x4x4xf64>, %x: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{'kt.max_pool2d_backward' op operand #1 has element type f32 but operand #0 has f64; operands must share an element type (insert kt.cast)}}
+  // expected-error @+1 {{'kt.max_pool2d_backward' op failed to infer returned types}}
+  %0 = kt.max_pool2d_backward %g, %x {kernel_size = [2, 2]} : (tensor<1x4x4x4xf64>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avgbwd_divisor(%g: tensor<1x4x4x4xf32>, %x: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{'kt.avg_pool2d_backward' op `divisor_override` must not be 0}}
+  // expected-error @+1 {{'kt.avg_pool2d_backward' op failed to infer returned types}}
+  %0 = kt.avg_pool2d_backward %g, %x {kernel_size = [2, 2], divisor_override = 0} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avgbwd_shape(%g: tensor<1x4x4x4xf32>, %x: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{'kt.avg_pool2d_backward' op `grad_output` has shape 1x4x4x4 but the pooling of `self` gives 1x4x5x5}}
+  // expected-error @+1 {{'kt.avg_pool2d_backward' op failed to infer returned types}}
+  %0 = kt.avg_pool2d_backward %g, %x {kernel_size = [2, 2], ceil_mode = true, stride = [2, 2], padding = [1, 1]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return
 }

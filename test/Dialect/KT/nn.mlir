@@ -1,7 +1,8 @@
 // RUN: kiln-opt %s -split-input-file | kiln-opt -split-input-file | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --mlir-print-op-generic | kiln-opt -split-input-file | FileCheck %s
 
-// Tests that the NN ops (matmul, linear, conv2d, conv_transpose2d, max_pool2d, avg_pool2d,
+// Tests that the NN ops (matmul, linear, conv2d, conv_transpose2d, max_pool2d,
+// max_pool2d_backward, avg_pool2d_backward, avg_pool2d,
 // embedding) verify, infer their result types and round-trip.
 
 // CHECK-LABEL: func.func @matmul_ranks
@@ -107,6 +108,23 @@ func.func @conv_transpose2d(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3x3xf32>, %b
   %3 = kt.conv_transpose2d %xu, %wu : (tensor<6x4x4xf16>, tensor<6x3x3x3xf16>) -> tensor<3x6x6xf16>
   %4 = kt.conv_transpose2d %xd, %wd {padding = [1]} : (tensor<?x6x?x4xbf16>, tensor<6x3x3x3xbf16>) -> tensor<?x3x?x4xbf16>
   %5 = kt.conv_transpose2d %x, %w {padding = [2]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x2x2xf32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @pool2d_backward
+// CHECK: kt.max_pool2d_backward %{{.*}}, %{{.*}} {kernel_size = [3, 3], padding = [1, 1], stride = [2, 2]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+// CHECK: kt.max_pool2d_backward %{{.*}}, %{{.*}} {ceil_mode = true, dilation = [2], kernel_size = [2]} : (tensor<4x?x?xf16>, tensor<4x?x?xf16>) -> tensor<4x?x?xf16>
+// CHECK: kt.avg_pool2d_backward %{{.*}}, %{{.*}} {count_include_pad = false, kernel_size = [2, 2]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+// CHECK: kt.avg_pool2d_backward %{{.*}}, %{{.*}} {ceil_mode = true, divisor_override = 3 : i64, kernel_size = [3, 2], stride = [2, 1]} : (tensor<1x4x4x7xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+func.func @pool2d_backward(%g: tensor<1x4x4x4xf32>, %x: tensor<1x4x8x8xf32>,
+                           %gd: tensor<4x?x?xf16>, %xd: tensor<4x?x?xf16>,
+                           %g2: tensor<1x4x4x7xf32>) {
+  %0 = kt.max_pool2d_backward %g, %x {kernel_size = [3, 3], padding = [1, 1], stride = [2, 2]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %1 = kt.max_pool2d_backward %gd, %xd {kernel_size = [2], dilation = [2], ceil_mode = true} : (tensor<4x?x?xf16>, tensor<4x?x?xf16>) -> tensor<4x?x?xf16>
+  %2 = kt.avg_pool2d_backward %g, %x {kernel_size = [2, 2], count_include_pad = false} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %3 = kt.avg_pool2d_backward %g2, %x {kernel_size = [3, 2], stride = [2, 1], ceil_mode = true, divisor_override = 3} : (tensor<1x4x4x7xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return
 }
 

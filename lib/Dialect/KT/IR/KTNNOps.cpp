@@ -365,6 +365,63 @@ LogicalResult inferAvgPool2d(MLIRContext *ctx, std::optional<Location> loc,
                    adaptor.getCeilMode(), types);
 }
 
+/// Shared checks of the pools' backward ops: the forward's rules on `self`
+/// and `grad_output` of the forward's result shape; the result is `self`'s
+/// type.
+static LogicalResult inferPoolBackward(
+    MLIRContext *ctx, std::optional<Location> loc, StringRef opName,
+    Value gradOutput, Value self, ArrayAttr kernelA, ArrayAttr strideA,
+    ArrayAttr padA, ArrayAttr dilA, bool ceil, SmallVectorImpl<Type> &types) {
+  SmallVector<Type, 2> operandTypes = {gradOutput.getType(), self.getType()};
+  if (failed(checkSameElementType(operandTypes, loc, opName)))
+    return failure();
+  auto g = rankedOf(gradOutput), x = rankedOf(self);
+  SmallVector<Type> fwd;
+  if (failed(inferPool(ctx, loc, opName, x, kernelA, strideA, padA, dilA, ceil,
+                       fwd)))
+    return failure();
+  auto y = cast<RankedTensorType>(fwd[0]);
+  if (g.getRank() != y.getRank())
+    return emitKTError(loc, opName, "`grad_output` must have rank ",
+                       y.getRank(), " (as `self`), got rank ", g.getRank());
+  for (int64_t i = 0; i < g.getRank(); ++i) {
+    int64_t a = g.getDimSize(i), b = y.getDimSize(i);
+    if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b)
+      return emitKTError(loc, opName, "`grad_output` has shape ",
+                         shapeToString(g.getShape()),
+                         " but the pooling of `self` gives ",
+                         shapeToString(y.getShape()));
+  }
+  types.push_back(x);
+  return success();
+}
+
+LogicalResult inferMaxPool2dBackward(MLIRContext *ctx,
+                                     std::optional<Location> loc,
+                                     StringRef opName,
+                                     MaxPool2dBackwardOp::Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
+  return inferPoolBackward(ctx, loc, opName, adaptor.getGradOutput(),
+                           adaptor.getSelf(), adaptor.getKernelSizeAttr(),
+                           adaptor.getStrideAttr(), adaptor.getPaddingAttr(),
+                           adaptor.getDilationAttr(), adaptor.getCeilMode(),
+                           types);
+}
+
+LogicalResult inferAvgPool2dBackward(MLIRContext *ctx,
+                                     std::optional<Location> loc,
+                                     StringRef opName,
+                                     AvgPool2dBackwardOp::Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
+  if (auto dv = adaptor.getDivisorOverrideAttr())
+    if (dv.getInt() == 0)
+      return emitKTError(loc, opName, "`divisor_override` must not be 0");
+  return inferPoolBackward(ctx, loc, opName, adaptor.getGradOutput(),
+                           adaptor.getSelf(), adaptor.getKernelSizeAttr(),
+                           adaptor.getStrideAttr(), adaptor.getPaddingAttr(),
+                           ArrayAttr(), adaptor.getCeilMode(), types);
+}
+
 LogicalResult inferEmbedding(MLIRContext *ctx, std::optional<Location> loc,
                              StringRef opName, EmbeddingOp::Adaptor adaptor,
                              SmallVectorImpl<Type> &types) {
@@ -402,6 +459,28 @@ SmallVector<int64_t, 2> ConvTranspose2dOp::getOutputPaddingHW() {
 }
 SmallVector<int64_t, 2> ConvTranspose2dOp::getDilationHW() {
   return pairOr(getDilationAttr(), {1, 1});
+}
+
+SmallVector<int64_t, 2> MaxPool2dBackwardOp::getKernelHW() {
+  return pairOr(getKernelSizeAttr(), {1, 1});
+}
+SmallVector<int64_t, 2> MaxPool2dBackwardOp::getStrideHW() {
+  return pairOr(getStrideAttr(), getKernelHW(), /*emptyIsDefault=*/true);
+}
+SmallVector<int64_t, 2> MaxPool2dBackwardOp::getPaddingHW() {
+  return pairOr(getPaddingAttr(), {0, 0});
+}
+SmallVector<int64_t, 2> MaxPool2dBackwardOp::getDilationHW() {
+  return pairOr(getDilationAttr(), {1, 1});
+}
+SmallVector<int64_t, 2> AvgPool2dBackwardOp::getKernelHW() {
+  return pairOr(getKernelSizeAttr(), {1, 1});
+}
+SmallVector<int64_t, 2> AvgPool2dBackwardOp::getStrideHW() {
+  return pairOr(getStrideAttr(), getKernelHW(), /*emptyIsDefault=*/true);
+}
+SmallVector<int64_t, 2> AvgPool2dBackwardOp::getPaddingHW() {
+  return pairOr(getPaddingAttr(), {0, 0});
 }
 
 SmallVector<int64_t, 2> MaxPool2dOp::getKernelHW() {

@@ -1,7 +1,7 @@
 //===- KTNNOps.td - kt NN ops --------------------------*- tablegen -*-===//
 //
 // Part of Kiln. Linear algebra (matmul, linear), convolution (conv2d, conv_transpose2d),
-// pooling (max_pool2d, avg_pool2d) and embedding lookup, each with the
+// pooling (max_pool2d, avg_pool2d and their backward ops) and embedding lookup, each with the
 // semantics of the PyTorch op of the same name.
 //
 //===----------------------------------------------------------------------===//
@@ -267,6 +267,90 @@ def KT_AvgPool2dOp : KT_NNOp<"avg_pool2d", "inferAvgPool2d", [KT_ReductionTrait]
     ```
   }];
   let arguments = (ins RankedTensorOf<[F32, F64, F16, BF16, I64]>:$self,
+                   I64ArrayAttr:$kernel_size,
+                   OptionalAttr<I64ArrayAttr>:$stride,
+                   OptionalAttr<I64ArrayAttr>:$padding,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<BoolAttr, "true">:$count_include_pad,
+                   OptionalAttr<I64Attr>:$divisor_override);
+  let extraClassDeclaration = [{
+    /// The attributes as [h, w] pairs with the defaults applied.
+    ::llvm::SmallVector<int64_t, 2> getKernelHW();
+    ::llvm::SmallVector<int64_t, 2> getStrideHW();
+    ::llvm::SmallVector<int64_t, 2> getPaddingHW();
+  }];
+}
+
+def KT_MaxPool2dBackwardOp
+    : KT_NNOp<"max_pool2d_backward", "inferMaxPool2dBackward", [KT_ReductionTrait]> {
+  let summary = "gradient of kt.max_pool2d (aten max_pool2d_with_indices_backward)";
+  let description = [{
+    The input gradient of `kt.max_pool2d(self)` with the same attributes for
+    the output gradient `grad_output`: each `grad_output` element is added at
+    the position of its window's maximum, chosen as PyTorch's CPU kernel
+    does (the indices that `max_pool2d_with_indices` would return): the
+    window's in-bounds positions in row-major order, a position taking over
+    when its value is greater than the running maximum or is NaN (so the
+    first maximum, or the last NaN); a window whose values are all `-inf`
+    sends its gradient to its first in-bounds position. The result has
+    `self`'s shape and element type.
+
+    Attributes as `kt.max_pool2d`.
+
+    Constraints:
+
+    1. `grad_output` and `self` are float tensors of one element type and
+       of rank 3 or 4 (the same rank).
+    2. The attributes satisfy `kt.max_pool2d`'s rules for `self`.
+    3. `grad_output` has the shape of `kt.max_pool2d(self)` (a `?` dim is
+       checked when the op runs).
+
+    ```mlir
+    %r = kt.max_pool2d_backward %g, %x {kernel_size = [3, 3], padding = [1, 1], stride = [2, 2]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$grad_output, KT_FloatTensor:$self,
+                   I64ArrayAttr:$kernel_size,
+                   OptionalAttr<I64ArrayAttr>:$stride,
+                   OptionalAttr<I64ArrayAttr>:$padding,
+                   OptionalAttr<I64ArrayAttr>:$dilation,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let extraClassDeclaration = [{
+    /// The attributes as [h, w] pairs with the defaults applied.
+    ::llvm::SmallVector<int64_t, 2> getKernelHW();
+    ::llvm::SmallVector<int64_t, 2> getStrideHW();
+    ::llvm::SmallVector<int64_t, 2> getPaddingHW();
+    ::llvm::SmallVector<int64_t, 2> getDilationHW();
+  }];
+}
+
+def KT_AvgPool2dBackwardOp
+    : KT_NNOp<"avg_pool2d_backward", "inferAvgPool2dBackward", [KT_ReductionTrait]> {
+  let summary = "gradient of kt.avg_pool2d (aten avg_pool2d_backward)";
+  let description = [{
+    The input gradient of `kt.avg_pool2d(self)` with the same attributes for
+    the output gradient `grad_output`: every input position of a window
+    receives `grad_output / divisor` of that window, the divisor being the
+    forward's (`divisor_override`, `count_include_pad`, windows clipped to
+    the padded input; a window with no input element contributes nothing).
+    Only `self`'s shape is read. The result has `self`'s shape and element
+    type.
+
+    Attributes as `kt.avg_pool2d`.
+
+    Constraints:
+
+    1. `grad_output` and `self` are float tensors of one element type and
+       of rank 3 or 4 (the same rank).
+    2. The attributes satisfy `kt.avg_pool2d`'s rules for `self`.
+    3. `grad_output` has the shape of `kt.avg_pool2d(self)` (a `?` dim is
+       checked when the op runs).
+
+    ```mlir
+    %r = kt.avg_pool2d_backward %g, %x {kernel_size = [2, 2], count_include_pad = false} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$grad_output, KT_FloatTensor:$self,
                    I64ArrayAttr:$kernel_size,
                    OptionalAttr<I64ArrayAttr>:$stride,
                    OptionalAttr<I64ArrayAttr>:$padding,
