@@ -201,6 +201,9 @@ double recomputeCost(Operation *op, int64_t dyn) {
   if (auto c = dyn_cast<kt::Conv2dOp>(op))
     return out * numel(op->getOperand(1)) /
            std::max(1.0, dim(op->getOperand(1), 0));
+  if (isa<kt::ConvTranspose2dOp>(op)) // per input element: C_out/G kH kW
+    return numel(op->getOperand(0)) * numel(op->getOperand(1)) /
+           std::max(1.0, dim(op->getOperand(1), 0));
   if (isa<kt::ScaledDotProductAttentionOp>(op))
     return 2 * numel(op->getOperand(0)) * dim(op->getOperand(1), -2);
   return out;

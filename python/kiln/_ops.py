@@ -2620,6 +2620,78 @@ def conv2d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
                 shape=lead + (weight.shape[0], h, w), dtype=dt)
 
 
+@function(F.conv_transpose2d, torch.conv_transpose2d)
+def conv_transpose2d(b, x, weight, bias=None, stride=1, padding=0,
+                     output_padding=0, groups=1, dilation=1):
+    x = need_tensor(b, x, "conv_transpose2d")
+    weight = need_tensor(b, weight, "conv_transpose2d's weight")
+    if x.ndim not in (3, 4):
+        raise b.error("conv_transpose2d expects a 3-D or 4-D input, got "
+                      "rank %d" % x.ndim)
+    if weight.ndim != 4:
+        raise b.error("conv_transpose2d expects a 4-D weight, got rank %d"
+                      % weight.ndim)
+    dt = result_type(b, x, weight)
+    if not dt.is_floating_point:
+        raise b.error("conv_transpose2d of %s tensors" % dt)
+    stride = pair(b, stride, "a conv stride")
+    padding = pair(b, padding, "a conv padding")
+    output_padding = pair(b, output_padding, "a conv output_padding")
+    dilation = pair(b, dilation, "a conv dilation")
+    groups = b.static(groups, "conv groups")
+    k = [b.static(weight.shape[2], "a kernel size"),
+         b.static(weight.shape[3], "a kernel size")]
+    for i in range(2):
+        if output_padding[i] >= max(stride[i], dilation[i]):
+            raise b.error("conv_transpose2d: output_padding %d must be "
+                          "smaller than stride %d or dilation %d"
+                          % (output_padding[i], stride[i], dilation[i]))
+    ops = [cast(b, x, dt), cast(b, weight, dt)]
+    if bias is not None:
+        ops.append(cast(b, bias, dt))
+    lead = tuple(x.shape[:-3])
+    out = [(x.shape[-2 + i] - 1) * stride[i] - 2 * padding[i]
+           + dilation[i] * (k[i] - 1) + output_padding[i] + 1
+           for i in range(2)]
+    if value(out[0]) < 1 or value(out[1]) < 1:
+        raise b.error("conv_transpose2d: the output would be empty")
+    attrs = {}
+    if stride != [1, 1]:
+        attrs["stride"] = stride
+    if padding != [0, 0]:
+        attrs["padding"] = padding
+    if output_padding != [0, 0]:
+        attrs["output_padding"] = output_padding
+    if dilation != [1, 1]:
+        attrs["dilation"] = dilation
+    if groups != 1:
+        attrs["groups"] = groups
+    return b.op("conv_transpose2d", ops, attrs,
+                shape=lead + (weight.shape[1] * groups, out[0], out[1]),
+                dtype=dt)
+
+
+def _conv_transpose_output_padding(b, x, output_size, stride, padding, k,
+                                   dilation):
+    # nn.ConvTranspose2d's _output_padding: the output_padding that gives
+    # `output_size` (its last two entries), within [0, stride - 1].
+    size = int_list(b, output_size, "an output_size")
+    if len(size) not in (2, x.ndim):
+        raise b.error("ConvTranspose2d: output_size must have 2 or %d "
+                      "entries, got %d" % (x.ndim, len(size)))
+    size = size[-2:]
+    res = []
+    for i in range(2):
+        n = b.static(x.shape[-2 + i], "an input size with output_size")
+        lo = (n - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k[i] - 1) + 1
+        hi = lo + stride[i] - 1
+        if not lo <= size[i] <= hi:
+            raise b.error("ConvTranspose2d: requested output size %d is not "
+                          "in the valid range [%d, %d]" % (size[i], lo, hi))
+        res.append(size[i] - lo)
+    return res
+
+
 @function(F.conv1d, torch.conv1d)
 def conv1d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
            groups=1):
@@ -2989,6 +3061,21 @@ def _m_conv2d(b, m, path, x):
     return conv2d(b, x, b.module_tensor(path, "weight"),
                   b.module_tensor(path, "bias"), m.stride, m.padding,
                   m.dilation, m.groups)
+
+
+@module(nn.ConvTranspose2d)
+def _m_conv_transpose2d(b, m, path, x, output_size=None):
+    if m.padding_mode != "zeros":
+        raise b.error("ConvTranspose2d with padding_mode=%r" % m.padding_mode)
+    output_padding = m.output_padding
+    if output_size is not None:
+        output_padding = _conv_transpose_output_padding(
+            b, need_tensor(b, x, "ConvTranspose2d"), output_size,
+            list(m.stride), list(m.padding), list(m.kernel_size),
+            list(m.dilation))
+    return conv_transpose2d(b, x, b.module_tensor(path, "weight"),
+                            b.module_tensor(path, "bias"), m.stride,
+                            m.padding, output_padding, m.groups, m.dilation)
 
 
 @module(nn.Conv1d)

@@ -84,3 +84,70 @@ func.func @flatten_dynamic_batch(%x: tensor<?x4x6x6xf32>) -> tensor<?x144xf32> a
   %0 = kt.reshape %x {shape = [-1, 144]} : (tensor<?x4x6x6xf32>) -> tensor<?x144xf32>
   return %0 : tensor<?x144xf32>
 }
+
+// -----
+
+// Tests that conv2d's backward is whole ops, not an expansion per kernel
+// offset: the input gradient is one kt.conv_transpose2d (output_padding
+// [0, 1]: the stride 2 does not divide W's last window), the weight
+// gradient one kt.conv2d of x (batch and channels swapped per group) by gy
+// (stride and dilation exchanged), the bias gradient one kt.sum.
+// CHECK-LABEL: func.func @conv_whole_joint(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x4x9x8xf32>, %[[W:[^:]+]]: tensor<6x2x3x3xf32>, %{{[^:]+}}: tensor<6xf32>, %[[G:[^:]+]]: tensor<2x6x5x2xf32>)
+// CHECK: kt.conv2d %[[X]], %[[W]]
+// CHECK-NEXT: %[[GX:.+]] = kt.conv_transpose2d %[[G]], %[[W]] {dilation = [1, 2], groups = 2 : i64, output_padding = [0, 1], padding = [1, 0], stride = [2, 2]} : (tensor<2x6x5x2xf32>, tensor<6x2x3x3xf32>) -> tensor<2x4x9x8xf32>
+// CHECK-NEXT: %[[R:.+]] = kt.reshape %[[X]] {shape = [2, 2, 2, 9, 8]}
+// CHECK-NEXT: %[[P:.+]] = kt.permute %[[R]] {dims = [2, 1, 0, 3, 4]}
+// CHECK-NEXT: %[[XT:.+]] = kt.reshape %[[P]] {shape = [2, 4, 9, 8]}
+// CHECK-NEXT: %[[GT:.+]] = kt.permute %[[G]] {dims = [1, 0, 2, 3]} : (tensor<2x6x5x2xf32>) -> tensor<6x2x5x2xf32>
+// CHECK-NEXT: %[[C:.+]] = kt.conv2d %[[XT]], %[[GT]] {dilation = [2, 2], groups = 2 : i64, padding = [1, 0], stride = [1, 2]} : (tensor<2x4x9x8xf32>, tensor<6x2x5x2xf32>) -> tensor<2x6x3x3xf32>
+// CHECK-NEXT: %[[GW:.+]] = kt.permute %[[C]] {dims = [1, 0, 2, 3]} : (tensor<2x6x3x3xf32>) -> tensor<6x2x3x3xf32>
+// CHECK-NEXT: %[[GB:.+]] = kt.sum %[[G]] {dim = [0, 2, 3]}
+// CHECK-NEXT: return %{{.+}}, %[[GX]], %[[GW]], %[[GB]]
+func.func @conv_whole(%x: tensor<2x4x9x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf32>) -> tensor<2x6x5x2xf32> attributes {kg.differentiate} {
+  %0 = kt.conv2d %x, %w, %b {stride = [2, 2], padding = [1, 0], dilation = [1, 2], groups = 2} : (tensor<2x4x9x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<2x6x5x2xf32>
+  return %0 : tensor<2x6x5x2xf32>
+}
+
+// -----
+
+// Tests conv_transpose2d's backward (unbatched; output_padding 1 >= stride 1
+// in H, possible with dilation 2): the input gradient is one kt.conv2d of gy
+// with the same parameters, cropped to x's 2 rows (its 3rd row is the
+// partial window output_padding added); the weight gradient one kt.conv2d
+// with the roles of input and output exchanged, cropped to the kernel.
+// CHECK-LABEL: func.func @convt_whole_joint(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<3x2x3xf32>, %[[W:[^:]+]]: tensor<3x2x3x3xf32>, %[[G:[^:]+]]: tensor<2x7x11xf32>)
+// CHECK: %[[X4:.+]] = kt.unsqueeze %[[X]] {dim = 0 : i64}
+// CHECK-NEXT: %[[G4:.+]] = kt.unsqueeze %[[G]] {dim = 0 : i64}
+// CHECK-NEXT: %[[C:.+]] = kt.conv2d %[[G4]], %[[W]] {dilation = [2, 1], padding = [0, 0], stride = [1, 3]} : (tensor<1x2x7x11xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
+// CHECK-NEXT: %[[CR:.+]] = kt.pad %[[C]] {pad = [0, 0, 0, -1]} : (tensor<1x3x3x3xf32>) -> tensor<1x3x2x3xf32>
+// CHECK-NEXT: %[[GX:.+]] = kt.squeeze %[[CR]] {dim = [0]}
+// CHECK-NEXT: %[[GT:.+]] = kt.permute %[[G4]] {dims = [1, 0, 2, 3]}
+// CHECK-NEXT: %[[XT:.+]] = kt.permute %[[X4]] {dims = [1, 0, 2, 3]}
+// CHECK-NEXT: %[[WC:.+]] = kt.conv2d %[[GT]], %[[XT]] {dilation = [1, 3], padding = [0, 0], stride = [2, 1]} : (tensor<2x1x7x11xf32>, tensor<3x1x2x3xf32>) -> tensor<2x3x3x5xf32>
+// CHECK-NEXT: %[[WP:.+]] = kt.pad %[[WC]] {pad = [0, -2]} : (tensor<2x3x3x5xf32>) -> tensor<2x3x3x3xf32>
+// CHECK-NEXT: %[[GW:.+]] = kt.permute %[[WP]] {dims = [1, 0, 2, 3]} : (tensor<2x3x3x3xf32>) -> tensor<3x2x3x3xf32>
+// CHECK-NEXT: return %{{.+}}, %[[GX]], %[[GW]]
+func.func @convt_whole(%x: tensor<3x2x3xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<2x7x11xf32> attributes {kg.differentiate} {
+  %0 = kt.conv_transpose2d %x, %w {stride = [1, 3], dilation = [2, 1], output_padding = [1, 2]} : (tensor<3x2x3xf32>, tensor<3x2x3x3xf32>) -> tensor<2x7x11xf32>
+  return %0 : tensor<2x7x11xf32>
+}
+
+// -----
+
+// Tests that the pools' backward is one op each, with the forward's
+// attributes (and not its discardable ones), not an expansion per kernel
+// offset.
+// CHECK-LABEL: func.func @pools_whole_joint(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<1x2x7x6xf32>, %[[G1:[^:]+]]: tensor<1x2x4x3xf32>, %[[G2:[^:]+]]: tensor<1x2x4x3xf32>)
+// CHECK: %[[A:.+]] = kt.avg_pool2d_backward %[[G2]], %[[X]] {ceil_mode = true, count_include_pad = false, divisor_override = 3 : i64, kernel_size = [2, 2], stride = [2, 2]} : (tensor<1x2x4x3xf32>, tensor<1x2x7x6xf32>) -> tensor<1x2x7x6xf32>
+// CHECK: %[[M:.+]] = kt.max_pool2d_backward %[[G1]], %[[X]] {dilation = [1, 2], kernel_size = [3, 2], padding = [1, 1], stride = [2, 2]} : (tensor<1x2x4x3xf32>, tensor<1x2x7x6xf32>) -> tensor<1x2x7x6xf32>
+// CHECK-NOT: kg.nn_module_stack
+// CHECK-NOT: kt.slice
+// CHECK: return
+func.func @pools_whole(%x: tensor<1x2x7x6xf32>) -> (tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>) attributes {kg.differentiate} {
+  %0 = kt.max_pool2d %x {kernel_size = [3, 2], stride = [2, 2], padding = [1, 1], dilation = [1, 2], kg.nn_module_stack = ["pool"]} : (tensor<1x2x7x6xf32>) -> tensor<1x2x4x3xf32>
+  %1 = kt.avg_pool2d %x {kernel_size = [2, 2], stride = [2, 2], ceil_mode = true, count_include_pad = false, divisor_override = 3} : (tensor<1x2x7x6xf32>) -> tensor<1x2x4x3xf32>
+  return %0, %1 : tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>
+}

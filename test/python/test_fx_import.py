@@ -196,6 +196,12 @@ CASES = [
      [R(2, 4, 9, 8), R(6, 4, 3, 3), R(6, 2, 3, 3), R(6)]),
     ("conv2d_same_even_kernel", lambda x, w: F.conv2d(x, w, padding="same"),
      [R(1, 2, 6, 6), R(3, 2, 2, 4)]),
+    ("conv_transpose2d", lambda x, w, w2, b: (
+        F.conv_transpose2d(x, w, b), F.conv_transpose2d(x, w, None, 2, 1, 1),
+        F.conv_transpose2d(x, w, b, (3, 2), (1, 0), (2, 1), 1, (1, 2)),
+        F.conv_transpose2d(x, w2, None, 2, 0, 0, 2, 2),
+        torch.conv_transpose2d(x[0], w, b, stride=2)),
+     [R(2, 4, 5, 4), R(4, 3, 3, 3), R(4, 2, 2, 3), R(3)]),
     ("conv1d", lambda x, w, b: (F.conv1d(x, w, b, 2, 1), F.conv1d(x, w)),
      [R(2, 3, 10), R(4, 3, 3), R(4)]),
     ("pools", lambda x: (F.max_pool2d(x, 3, 2, 1), F.max_pool2d(x, 2),
@@ -265,6 +271,38 @@ def test_modules_match_pytorch():
     x = torch.randn(2, 3, 16, 16)
     with torch.no_grad():
         check_same(run(net, x), net(x))
+
+
+def test_conv_transpose2d_module_output_size():
+    # nn.ConvTranspose2d, also with forward's output_size (which picks the
+    # output_padding), and its error for a size out of range.
+    torch.manual_seed(2)
+    up = nn.ConvTranspose2d(4, 6, 3, stride=(2, 3), padding=1, groups=2,
+                            dilation=(1, 2))
+    x = torch.randn(2, 4, 5, 4)
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = up
+
+        def forward(self, x):
+            return (self.up(x), self.up(x, output_size=[10, 13]),
+                    self.up(x, output_size=(2, 6, 9, 12)))
+
+    with torch.no_grad():
+        check_same(run(M(), x), M()(x))
+
+    class Bad(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = up
+
+        def forward(self, x):
+            return self.up(x, output_size=[12, 13])
+
+    with pytest.raises(kiln.Unsupported, match="not in the valid range"):
+        run(Bad(), x)
 
 
 @pytest.mark.parametrize("batch_first", [True, False])

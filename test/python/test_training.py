@@ -386,6 +386,42 @@ class _ResBlock(nn.Module):
         return self.head(h)
 
 
+class _ConvNet(nn.Module):
+    """Convolutions whose backward is whole ops (kt.conv_transpose2d for
+    the input gradient, a conv2d for the weight gradient): a stride that
+    does not divide the input, groups with dilation, depthwise, and a
+    transposed convolution (stride 2, output_padding, groups) back up; and
+    the pools (kt.max_pool2d_backward / kt.avg_pool2d_backward)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 6, 3, stride=2, padding=1)
+        self.c2 = nn.Conv2d(6, 6, (3, 2), stride=(1, 3), dilation=(2, 1),
+                            groups=3, bias=False)
+        self.c3 = nn.Conv2d(6, 6, 3, padding=1, groups=6)
+        self.up = nn.ConvTranspose2d(6, 4, 3, stride=2, padding=1,
+                                     output_padding=1, groups=2)
+
+    def forward(self, x):
+        h1 = torch.tanh(self.c1(x))
+        h = torch.tanh(self.c2(h1))
+        h = self.c3(h) + h
+        # The pools' backward ops (ceil_mode windows past the input).
+        p = (nn.functional.max_pool2d(h1, 3, 2, 1, ceil_mode=True)
+             + nn.functional.avg_pool2d(h1, 3, 2, 1, ceil_mode=True,
+                                        count_include_pad=False))
+        return self.up(h) + p.mean((1, 2, 3)).view(-1, 1, 1, 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_conv_backward_whole_ops_sgd_steps_match_eager(backend):
+    torch.manual_seed(4)
+    model = _ConvNet()
+    g = torch.Generator().manual_seed(5)
+    sgd_steps(model, lambda s: torch.randn(2, 3, 11, 14, generator=g)
+              .requires_grad_(s % 2 == 0), backend, steps=3)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("momentum", [0.1, None])
 def test_batch_norm_training_in_graph_sgd_steps_match_eager(backend,

@@ -8,6 +8,9 @@
 //   channels (tensor.expand_shape) and use linalg.conv_2d_ngchw_gfchw.
 //   f16/bf16 operands are widened to f32 first (f32 accumulation) and the
 //   result rounded once.
+// * conv_transpose2d: the same convolution ops, stride 1, over the input
+//   interleaved with stride - 1 zeros and padded by dilation (k - 1) -
+//   padding, with the flipped, channel-swapped weight.
 // * max_pool2d: `tensor.pad` with -inf + linalg.pooling_nchw_max, whose
 //   arith.maximumf propagates NaN as PyTorch does. ceil_mode windows that run
 //   past the padded input read extra -inf padding.
@@ -249,6 +252,99 @@ Value splitDim(OpBuilder &b, Location loc, Value v, int64_t d,
       b, loc, typeOf(outSizes, t.getElementType()), v, groups, outSizes);
 }
 
+/// The accumulator of a convolution: the bias (converted to `acc`) broadcast
+/// along dim 1 of `outType`, or zeros; `channels` the output channels the
+/// bias must have (checked at run time when `?`).
+Value convInit(ConversionPatternRewriter &rw, Location loc, Value bias,
+               Type acc, RankedTensorType outType,
+               ArrayRef<OpFoldResult> outSizes, OpFoldResult channels) {
+  if (!bias)
+    return filled(rw, loc, outType, outSizes, scalarConst(rw, loc, acc, 0));
+  Value b1 = convertTensor(rw, loc, bias, acc);
+  OpFoldResult bn = getSizes(rw, loc, b1)[0];
+  Value bBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, bn, channels);
+  if (checkAtRunTime(rw, loc, bBad,
+                     "`bias` has {0} elements but there are {1} output "
+                     "channels (at run time)",
+                     {indexValue(rw, loc, bn), indexValue(rw, loc, channels)}))
+    b1 = safeOperand(rw, loc, b1, bBad, {channels});
+  AffineMap chan = AffineMap::get(4, 0, {getAffineDimExpr(1, rw.getContext())},
+                                  rw.getContext());
+  return linalg::GenericOp::create(
+             rw, loc, TypeRange{outType}, ValueRange{b1},
+             ValueRange{emptyLike(rw, loc, outType, outSizes)},
+             ArrayRef<AffineMap>{chan, rw.getMultiDimIdentityMap(4)},
+             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+             [&](OpBuilder &b, Location l, ValueRange a) {
+               linalg::YieldOp::create(b, l, a[0]);
+             })
+      .getResult(0);
+}
+
+/// The convolution of the (already padded) NCHW `x` with `w` ([O, C/groups,
+/// kH, kW]) accumulated onto `init`: linalg.conv_2d_nchw_fchw, or for
+/// groups > 1 linalg.conv_2d_ngchw_gfchw on split channels (the CPU
+/// pipeline's conv_impl / im2col rewrites match both).
+Value emitConv(ConversionPatternRewriter &rw, Location loc, Value x, Value w,
+               Value init, RankedTensorType outType, ArrayRef<int64_t> st,
+               ArrayRef<int64_t> dl, int64_t groups) {
+  Attribute strides = rw.getI64TensorAttr({st[0], st[1]});
+  Attribute dilations = rw.getI64TensorAttr({dl[0], dl[1]});
+  if (groups == 1)
+    return linalg::Conv2DNchwFchwOp::create(rw, loc, TypeRange{outType},
+                                            ValueRange{x, w}, ValueRange{init},
+                                            strides, dilations)
+        .getResult(0);
+  // [N, G, C/G, H, W] * [G, O/G, C/G, kH, kW] -> [N, G, O/G, OH, OW].
+  IndexMath m{rw, loc};
+  SmallVector<OpFoldResult> ws = getSizes(rw, loc, w);
+  OpFoldResult g = rw.getIndexAttr(groups);
+  OpFoldResult og = m.floorDiv(ws[0], m.c(groups));
+  Value xg = splitDim(rw, loc, x, 1, g, ws[1]);
+  Value wg = splitDim(rw, loc, w, 0, g, og);
+  Value ig = splitDim(rw, loc, init, 1, g, og);
+  Value rg = linalg::Conv2DNgchwGfchwOp::create(
+                 rw, loc, TypeRange{ig.getType()}, ValueRange{xg, wg},
+                 ValueRange{ig}, strides, dilations)
+                 .getResult(0);
+  return tensor::CollapseShapeOp::create(
+      rw, loc, outType, rg,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+}
+
+/// The divisor PyTorch's avg_pool2d uses for the window of output (o[0],
+/// o[1]) of an input of sizes `in` (index values): divisor_override, or the
+/// window clipped to the padded input (count_include_pad), or the number of
+/// input elements in it; and whether the window holds no input element.
+std::pair<Value, Value> avgPoolDivisor(OpBuilder &b, Location l,
+                                       ArrayRef<Value> o, ArrayRef<Value> in,
+                                       ArrayRef<int64_t> k, ArrayRef<int64_t> st,
+                                       ArrayRef<int64_t> pd, bool includePad,
+                                       std::optional<int64_t> divOverride) {
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, l, v);
+  };
+  Value poolSize = cst(1), count = cst(1), empty;
+  for (int i = 0; i < 2; ++i) {
+    Value s = arith::SubIOp::create(
+        b, l, arith::MulIOp::create(b, l, o[i], cst(st[i])), cst(pd[i]));
+    Value e = arith::MinSIOp::create(
+        b, l, arith::AddIOp::create(b, l, s, cst(k[i])),
+        arith::AddIOp::create(b, l, in[i], cst(pd[i])));
+    poolSize =
+        arith::MulIOp::create(b, l, poolSize, arith::SubIOp::create(b, l, e, s));
+    Value sc = arith::MaxSIOp::create(b, l, s, cst(0));
+    Value ec = arith::MinSIOp::create(b, l, e, in[i]);
+    Value n = arith::SubIOp::create(b, l, ec, sc);
+    count = arith::MulIOp::create(b, l, count, n);
+    Value none =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, n, cst(0));
+    empty = empty ? arith::OrIOp::create(b, l, empty, none).getResult() : none;
+  }
+  Value div = divOverride ? cst(*divOverride) : includePad ? poolSize : count;
+  return {div, empty};
+}
+
 struct Conv2dLowering : public OpConversionPattern<kt::Conv2dOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::Conv2dOp op, OpAdaptor adaptor,
@@ -310,56 +406,145 @@ struct Conv2dLowering : public OpConversionPattern<kt::Conv2dOp> {
     SmallVector<OpFoldResult> padding = {rw.getIndexAttr(pd[0]),
                                          rw.getIndexAttr(pd[1])};
     x = padHW(rw, loc, x, padding, padding, scalarConst(rw, loc, acc, 0));
-    // The accumulator starts at the bias, broadcast along dim 1.
-    Value init;
-    if (Value bias = adaptor.getBias()) {
-      Value b1 = convertTensor(rw, loc, bias, acc);
-      OpFoldResult bn = getSizes(rw, loc, b1)[0];
-      Value bBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, bn, ws[0]);
-      if (checkAtRunTime(rw, loc, bBad,
-                         "`bias` has {0} elements but there are {1} output "
-                         "channels (at run time)",
-                         {indexValue(rw, loc, bn), indexValue(rw, loc, ws[0])}))
-        b1 = safeOperand(rw, loc, b1, bBad, {ws[0]});
-      AffineMap chan = AffineMap::get(
-          4, 0, {getAffineDimExpr(1, rw.getContext())}, rw.getContext());
-      init = linalg::GenericOp::create(
-                 rw, loc, TypeRange{outType}, ValueRange{b1},
-                 ValueRange{emptyLike(rw, loc, outType, outSizes)},
-                 ArrayRef<AffineMap>{chan, rw.getMultiDimIdentityMap(4)},
-                 SmallVector<utils::IteratorType>(
-                     4, utils::IteratorType::parallel),
-                 [&](OpBuilder &b, Location l, ValueRange a) {
-                   linalg::YieldOp::create(b, l, a[0]);
-                 })
-                 .getResult(0);
-    } else {
-      init = filled(rw, loc, outType, outSizes, scalarConst(rw, loc, acc, 0));
+    Value init = convInit(rw, loc, adaptor.getBias(), acc, outType, outSizes,
+                          ws[0]);
+    Value r = emitConv(rw, loc, x, w, init, outType, st, dl, groups);
+    r = fromNCHW(rw, loc, convertTensor(rw, loc, r, elem), batched);
+    rw.replaceOp(op, castTo(rw, loc, r, resultType));
+    return success();
+  }
+};
+
+/// conv_transpose2d as a stride-1 convolution (dilation kept) of the
+/// zero-interleaved input, padded by q = dilation (k - 1) - padding before
+/// and q + output_padding after (a negative q crops instead), with the
+/// weight flipped in H and W and its two channel dims swapped per group:
+/// w'[g * Og + o, ci, i, j] = w[g * Cig + ci, o, kH - 1 - i, kW - 1 - j].
+/// The convolution goes through the same linalg ops as conv2d (so the CPU
+/// pipeline's im2col + BLAS and conv_impl choices apply). The zeros cost
+/// stride^2 more multiply-adds than a direct col2im; see docs/codegen.md.
+struct ConvTranspose2dLowering
+    : public OpConversionPattern<kt::ConvTranspose2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::ConvTranspose2dOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = resultType.getElementType();
+    Type acc = computeType(elem);
+    bool batched =
+        cast<RankedTensorType>(adaptor.getInput().getType()).getRank() == 4;
+    SmallVector<int64_t, 2> st = op.getStrideHW(), pd = op.getPaddingHW(),
+                            opd = op.getOutputPaddingHW(),
+                            dl = op.getDilationHW();
+    int64_t groups = op.getGroups();
+    Value x = convertTensor(rw, loc, toNCHW(rw, loc, adaptor.getInput()), acc);
+    Value w = convertTensor(rw, loc, adaptor.getWeight(), acc);
+    SmallVector<OpFoldResult> xs = getSizes(rw, loc, x),
+                              ws = getSizes(rw, loc, w);
+    IndexMath m{rw, loc};
+    {
+      // Run-time check of `?` channels (the interpreter's message).
+      Value chBad = indexCmp(rw, loc, arith::CmpIPredicate::ne, xs[1], ws[0]);
+      if (checkAtRunTime(rw, loc, chBad,
+                         "input has {0} channels but `weight` expects {1} in " +
+                             std::to_string(groups) + " groups (at run time)",
+                         {indexValue(rw, loc, xs[1]),
+                          indexValue(rw, loc, ws[0])})) {
+        SmallVector<OpFoldResult> safe(xs);
+        safe[1] = ws[0];
+        x = safeOperand(rw, loc, x, chBad, safe);
+        xs = getSizes(rw, loc, x);
+      }
     }
-    Attribute strides = rw.getI64TensorAttr({st[0], st[1]});
-    Attribute dilations = rw.getI64TensorAttr({dl[0], dl[1]});
-    Value r;
-    if (groups == 1) {
-      r = linalg::Conv2DNchwFchwOp::create(rw, loc, TypeRange{outType},
-                                           ValueRange{x, w}, ValueRange{init},
-                                           strides, dilations)
-              .getResult(0);
-    } else {
-      // [N, G, C/G, H, W] * [G, O/G, C/G, kH, kW] -> [N, G, O/G, OH, OW].
-      OpFoldResult g = rw.getIndexAttr(groups);
-      OpFoldResult og = m.floorDiv(ws[0], m.c(groups));
-      Value xg = splitDim(rw, loc, x, 1, g, ws[1]);
-      Value wg = splitDim(rw, loc, w, 0, g, og);
-      Value ig = splitDim(rw, loc, init, 1, g, og);
-      Value rg =
-          linalg::Conv2DNgchwGfchwOp::create(rw, loc, TypeRange{ig.getType()},
-                                             ValueRange{xg, wg}, ValueRange{ig},
-                                             strides, dilations)
-              .getResult(0);
-      r = tensor::CollapseShapeOp::create(
-          rw, loc, outType, rg,
-          ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+    // Output sizes; a `?` size that comes out < 1 is reported at run time
+    // and the kernel goes on with 1.
+    SmallVector<OpFoldResult> out(2), lo(2), hi(2), start(2), need(2);
+    Value small;
+    for (int i = 0; i < 2; ++i) {
+      OpFoldResult span = m.mul(m.c(dl[i]), m.sub(ws[2 + i], m.c(1)));
+      out[i] = m.add(m.add(m.mul(m.sub(xs[2 + i], m.c(1)), m.c(st[i])), span),
+                     m.c(opd[i] + 1 - 2 * pd[i]));
+      small = boolOr(rw, loc, small,
+                     indexCmp(rw, loc, arith::CmpIPredicate::slt, out[i],
+                              rw.getIndexAttr(1)));
     }
+    if (checkAtRunTime(rw, loc, small,
+                       "output size is too small at run time: {0}x{1}",
+                       {indexValue(rw, loc, out[0]),
+                        indexValue(rw, loc, out[1])}))
+      for (int i = 0; i < 2; ++i)
+        out[i] = m.max(out[i], m.c(1));
+    SmallVector<OpFoldResult> zSizes = {xs[0], xs[1]};
+    for (int i = 0; i < 2; ++i) {
+      OpFoldResult span = m.mul(m.c(dl[i]), m.sub(ws[2 + i], m.c(1)));
+      OpFoldResult q = m.sub(span, m.c(pd[i]));
+      lo[i] = m.max(q, m.c(0));
+      hi[i] = m.max(m.add(q, m.c(opd[i])), m.c(0));
+      start[i] = m.max(m.sub(m.c(0), q), m.c(0));
+      need[i] = m.add(out[i], span); // input rows of a stride-1 conv
+      OpFoldResult spread =
+          m.add(m.mul(m.sub(xs[2 + i], m.c(1)), m.c(st[i])), m.c(1));
+      zSizes.push_back(
+          m.max(m.add(m.add(spread, lo[i]), hi[i]), m.add(start[i], need[i])));
+    }
+    // The zero-interleaved, padded input.
+    Value zero = scalarConst(rw, loc, acc, 0);
+    Value z = filled(rw, loc, typeOf(zSizes, acc), zSizes, zero);
+    // (A statically empty input leaves the zeros: insert_slice rejects an
+    // offset into an empty dim.)
+    if (!llvm::any_of(xs, [](OpFoldResult d) { return isConstantIntValue(d, 0); }))
+      z = tensor::InsertSliceOp::create(
+          rw, loc, x, z,
+          ArrayRef<OpFoldResult>{m.c(0), m.c(0), lo[0], lo[1]}, xs,
+          ArrayRef<OpFoldResult>{m.c(1), m.c(1), m.c(st[0]), m.c(st[1])});
+    SmallVector<OpFoldResult> cropSizes = {xs[0], xs[1], need[0], need[1]};
+    bool whole = true;
+    for (int i = 0; i < 2; ++i)
+      whole &= isConstantIntValue(start[i], 0) &&
+               getConstantIntValue(need[i]) &&
+               getConstantIntValue(need[i]) == getConstantIntValue(zSizes[2 + i]);
+    if (!whole)
+      z = tensor::ExtractSliceOp::create(
+          rw, loc, typeOf(cropSizes, acc), z,
+          ArrayRef<OpFoldResult>{m.c(0), m.c(0), start[0], start[1]},
+          cropSizes, ArrayRef<OpFoldResult>{m.c(1), m.c(1), m.c(1), m.c(1)});
+    // The flipped weight with its channel dims swapped per group.
+    OpFoldResult og = ws[1], cig = m.floorDiv(ws[0], m.c(groups));
+    OpFoldResult co = m.mul(og, m.c(groups));
+    SmallVector<OpFoldResult> wSizes = {co, cig, ws[2], ws[3]};
+    auto wType = typeOf(wSizes, acc);
+    Value ogV = m.v(og), cigV = m.v(cig), khV = m.v(ws[2]), kwV = m.v(ws[3]);
+    Value wf =
+        linalg::GenericOp::create(
+            rw, loc, TypeRange{wType}, ValueRange{},
+            ValueRange{emptyLike(rw, loc, wType, wSizes)},
+            ArrayRef<AffineMap>{rw.getMultiDimIdentityMap(4)},
+            SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+            [&](OpBuilder &b, Location l, ValueRange) {
+              Value oc = linalg::IndexOp::create(b, l, 0);
+              Value ci = linalg::IndexOp::create(b, l, 1);
+              Value i = linalg::IndexOp::create(b, l, 2);
+              Value j = linalg::IndexOp::create(b, l, 3);
+              Value one = arith::ConstantIndexOp::create(b, l, 1);
+              Value g = arith::DivUIOp::create(b, l, oc, ogV);
+              Value o = arith::RemUIOp::create(b, l, oc, ogV);
+              Value c = arith::AddIOp::create(
+                  b, l, arith::MulIOp::create(b, l, g, cigV), ci);
+              Value si = arith::SubIOp::create(
+                  b, l, arith::SubIOp::create(b, l, khV, one), i);
+              Value sj = arith::SubIOp::create(
+                  b, l, arith::SubIOp::create(b, l, kwV, one), j);
+              Value v = tensor::ExtractOp::create(b, l, w,
+                                                  ValueRange{c, o, si, sj});
+              linalg::YieldOp::create(b, l, v);
+            })
+            .getResult(0);
+    SmallVector<OpFoldResult> outSizes = {xs[0], co, out[0], out[1]};
+    auto outType = typeOf(outSizes, acc);
+    Value init = convInit(rw, loc, adaptor.getBias(), acc, outType, outSizes, co);
+    SmallVector<int64_t, 2> one = {1, 1};
+    Value r = emitConv(rw, loc, z, wf, init, outType, one, dl, groups);
     r = fromNCHW(rw, loc, convertTensor(rw, loc, r, elem), batched);
     rw.replaceOp(op, castTo(rw, loc, r, resultType));
     return success();
@@ -459,33 +644,10 @@ struct AvgPool2dLowering : public OpConversionPattern<kt::AvgPool2dOp> {
             ArrayRef<AffineMap>{id, id},
             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
             [&](OpBuilder &b, Location l, ValueRange a) {
-              auto cst = [&](int64_t v) -> Value {
-                return arith::ConstantIndexOp::create(b, l, v);
-              };
-              Value sizes[2] = {hIn, wIn};
-              Value poolSize = cst(1), count = cst(1), empty;
-              for (int i = 0; i < 2; ++i) {
-                Value o = linalg::IndexOp::create(b, l, 2 + i);
-                Value s =
-                    arith::SubIOp::create(b, l, arith::MulIOp::create(
-                                                    b, l, o, cst(st[i])),
-                                          cst(pd[i]));
-                Value e = arith::MinSIOp::create(
-                    b, l, arith::AddIOp::create(b, l, s, cst(k[i])),
-                    arith::AddIOp::create(b, l, sizes[i], cst(pd[i])));
-                poolSize = arith::MulIOp::create(
-                    b, l, poolSize, arith::SubIOp::create(b, l, e, s));
-                Value sc = arith::MaxSIOp::create(b, l, s, cst(0));
-                Value ec = arith::MinSIOp::create(b, l, e, sizes[i]);
-                Value n = arith::SubIOp::create(b, l, ec, sc);
-                count = arith::MulIOp::create(b, l, count, n);
-                Value none = arith::CmpIOp::create(
-                    b, l, arith::CmpIPredicate::sle, n, cst(0));
-                empty = empty ? arith::OrIOp::create(b, l, empty, none) : none;
-              }
-              Value div = divOverride ? cst(*divOverride)
-                          : includePad ? poolSize
-                                       : count;
+              Value o[2] = {linalg::IndexOp::create(b, l, 2),
+                            linalg::IndexOp::create(b, l, 3)};
+              auto [div, empty] = avgPoolDivisor(b, l, o, {hIn, wIn}, k, st,
+                                                 pd, includePad, divOverride);
               Value divI =
                   arith::IndexCastOp::create(b, l, b.getI64Type(), div);
               Value q;
@@ -523,10 +685,293 @@ struct AvgPool2dLowering : public OpConversionPattern<kt::AvgPool2dOp> {
   }
 };
 
+/// The backward ops' `grad_output` (NCHW, converted to `acc`) checked
+/// against the forward's output sizes (`?` dims at run time, the
+/// interpreter's message); a safe zero tensor where the check fails.
+Value checkPoolGrad(IndexMath &m, Value g, ArrayRef<OpFoldResult> outSizes) {
+  OpBuilder &b = m.b;
+  Location loc = m.loc;
+  SmallVector<OpFoldResult> gs = getSizes(b, loc, g);
+  Value bad;
+  for (int i = 0; i < 4; ++i)
+    bad = boolOr(b, loc, bad,
+                 indexCmp(b, loc, arith::CmpIPredicate::ne, gs[i], outSizes[i]));
+  if (checkAtRunTime(b, loc, bad,
+                     "`grad_output` has shape [{0}, {1}, {2}, {3}] but the "
+                     "pooling of `self` gives [{4}, {5}, {6}, {7}] (at run "
+                     "time)",
+                     {indexValue(b, loc, gs[0]), indexValue(b, loc, gs[1]),
+                      indexValue(b, loc, gs[2]), indexValue(b, loc, gs[3]),
+                      indexValue(b, loc, outSizes[0]),
+                      indexValue(b, loc, outSizes[1]),
+                      indexValue(b, loc, outSizes[2]),
+                      indexValue(b, loc, outSizes[3])}))
+    return safeOperand(b, loc, g, bad, outSizes);
+  return g;
+}
+
+/// A gather over the input positions of a pool: a linalg.generic over
+/// [N, C, H, W] x (kH, kW) (the kernel dims are reductions, read through an
+/// empty [kH, kW] window operand) that adds, for each kernel offset whose
+/// output position (oh, ow) = ((ih + pad - kh dil) / stride, ...) exists,
+/// `term(oh, ow, ih, iw)`; the accumulator starts at 0.
+Value poolGather(OpBuilder &rw, Location loc, RankedTensorType type,
+                 ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> k,
+                 ArrayRef<int64_t> st, ArrayRef<int64_t> pd,
+                 ArrayRef<int64_t> dl, ArrayRef<Value> outHW,
+                 function_ref<Value(OpBuilder &, Location, Value oh, Value ow,
+                                    Value ih, Value iw)>
+                     term) {
+  Type acc = type.getElementType();
+  Value init = filled(rw, loc, type, sizes, scalarConst(rw, loc, acc, 0));
+  Value window =
+      tensor::EmptyOp::create(rw, loc, ArrayRef<int64_t>{k[0], k[1]}, acc);
+  MLIRContext *ctx = rw.getContext();
+  AffineMap win = AffineMap::get(
+      6, 0, {getAffineDimExpr(4, ctx), getAffineDimExpr(5, ctx)}, ctx);
+  AffineMap out = AffineMap::getMultiDimIdentityMap(6, ctx).getMajorSubMap(4);
+  SmallVector<utils::IteratorType> its(4, utils::IteratorType::parallel);
+  its.append(2, utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             rw, loc, TypeRange{type}, ValueRange{window}, ValueRange{init},
+             ArrayRef<AffineMap>{win, out}, its,
+             [&](OpBuilder &b, Location l, ValueRange a) {
+               auto cst = [&](int64_t v) -> Value {
+                 return arith::ConstantIndexOp::create(b, l, v);
+               };
+               Value in[2], o[2], ok;
+               for (int i = 0; i < 2; ++i) {
+                 in[i] = linalg::IndexOp::create(b, l, 2 + i);
+                 Value kk = linalg::IndexOp::create(b, l, 4 + i);
+                 // num = i + pad - k dil: the window start (x stride) of
+                 // the output that sees input i at offset k.
+                 Value num = arith::SubIOp::create(
+                     b, l, arith::AddIOp::create(b, l, in[i], cst(pd[i])),
+                     arith::MulIOp::create(b, l, kk, cst(dl[i])));
+                 Value q = arith::FloorDivSIOp::create(b, l, num, cst(st[i]));
+                 Value r = arith::RemSIOp::create(b, l, num, cst(st[i]));
+                 Value c = arith::AndIOp::create(
+                     b, l,
+                     arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                           num, cst(0)),
+                     arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, r,
+                                           cst(0)));
+                 c = arith::AndIOp::create(
+                     b, l, c,
+                     arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, q,
+                                           outHW[i]));
+                 ok = ok ? arith::AndIOp::create(b, l, ok, c).getResult() : c;
+                 // Clamped into range (the term is dropped where !ok).
+                 Value lo = arith::MaxSIOp::create(b, l, q, cst(0));
+                 Value hiB = arith::SubIOp::create(b, l, outHW[i], cst(1));
+                 o[i] = arith::MinSIOp::create(
+                     b, l, lo, arith::MaxSIOp::create(b, l, hiB, cst(0)));
+               }
+               Value t = term(b, l, o[0], o[1], in[0], in[1]);
+               Value zero = scalarConst(b, l, acc, 0);
+               t = arith::SelectOp::create(b, l, ok, t, zero);
+               linalg::YieldOp::create(b, l,
+                                       arith::AddFOp::create(b, l, a[1], t)
+                                           .getResult());
+             })
+      .getResult(0);
+}
+
+/// max_pool2d_backward: (1) the argmax of each window by PyTorch's CPU
+/// rule (a linalg.generic reducing over the kernel dims of the -inf padded
+/// input into a running max and its flat input index: an in-bounds position
+/// takes over when its value is greater or NaN, the first in-bounds
+/// position when none does), (2) a gather (poolGather) adding each output
+/// gradient whose argmax is this input position.
+struct MaxPool2dBackwardLowering
+    : public OpConversionPattern<kt::MaxPool2dBackwardOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::MaxPool2dBackwardOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = resultType.getElementType();
+    Type acc = computeType(elem);
+    bool batched =
+        cast<RankedTensorType>(adaptor.getSelf().getType()).getRank() == 4;
+    SmallVector<int64_t, 2> k = op.getKernelHW(), st = op.getStrideHW(),
+                            pd = op.getPaddingHW(), dl = op.getDilationHW();
+    bool ceil = op.getCeilMode();
+    Value x = convertTensor(rw, loc, toNCHW(rw, loc, adaptor.getSelf()), acc);
+    Value g = convertTensor(rw, loc, toNCHW(rw, loc, adaptor.getGradOutput()),
+                            acc);
+    SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
+    IndexMath m{rw, loc};
+    x = checkPool(m, x, xs, batched, k, st, pd, dl, ceil);
+    SmallVector<OpFoldResult> outSizes = {xs[0], xs[1]};
+    SmallVector<OpFoldResult> low, high;
+    for (int i = 0; i < 2; ++i) {
+      OpFoldResult o = outputSize(m, xs[2 + i], rw.getIndexAttr(k[i]), pd[i],
+                                  st[i], dl[i], ceil);
+      outSizes.push_back(o);
+      low.push_back(rw.getIndexAttr(pd[i]));
+      high.push_back(highPadding(m, xs[2 + i], o, k[i], pd[i], st[i], dl[i]));
+    }
+    g = checkPoolGrad(m, g, outSizes);
+    Value hIn = m.v(xs[2]), wIn = m.v(xs[3]);
+    Value ninf =
+        scalarConst(rw, loc, acc, -std::numeric_limits<double>::infinity());
+    Value xp = padHW(rw, loc, x, low, high, ninf);
+    // (1) argmax per output position.
+    auto maxType = typeOf(outSizes, acc);
+    auto idxType = typeOf(outSizes, rw.getIndexType());
+    Value maxInit = filled(rw, loc, maxType, outSizes, ninf);
+    Value idxInit = filled(rw, loc, idxType, outSizes,
+                           arith::ConstantIndexOp::create(rw, loc, -1));
+    Value window =
+        tensor::EmptyOp::create(rw, loc, ArrayRef<int64_t>{k[0], k[1]}, acc);
+    MLIRContext *ctx = rw.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    AffineMap inMap = AffineMap::get(
+        6, 0, {d(0), d(1), d(2) * st[0] + d(4) * dl[0], d(3) * st[1] + d(5) * dl[1]},
+        ctx);
+    AffineMap winMap = AffineMap::get(6, 0, {d(4), d(5)}, ctx);
+    AffineMap outMap = AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx);
+    SmallVector<utils::IteratorType> its(4, utils::IteratorType::parallel);
+    its.append(2, utils::IteratorType::reduction);
+    Value idx =
+        linalg::GenericOp::create(
+            rw, loc, TypeRange{maxType, idxType}, ValueRange{xp, window},
+            ValueRange{maxInit, idxInit},
+            ArrayRef<AffineMap>{inMap, winMap, outMap, outMap}, its,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              auto cst = [&](int64_t v) -> Value {
+                return arith::ConstantIndexOp::create(b, l, v);
+              };
+              Value sizes[2] = {hIn, wIn}, pos[2], valid;
+              for (int i = 0; i < 2; ++i) {
+                Value o = linalg::IndexOp::create(b, l, 2 + i);
+                Value kk = linalg::IndexOp::create(b, l, 4 + i);
+                pos[i] = arith::AddIOp::create(
+                    b, l,
+                    arith::SubIOp::create(
+                        b, l, arith::MulIOp::create(b, l, o, cst(st[i])),
+                        cst(pd[i])),
+                    arith::MulIOp::create(b, l, kk, cst(dl[i])));
+                Value c = arith::AndIOp::create(
+                    b, l,
+                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                          pos[i], cst(0)),
+                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                          pos[i], sizes[i]));
+                valid = valid ? arith::AndIOp::create(b, l, valid, c).getResult()
+                              : c;
+              }
+              Value v = a[0], curMax = a[2], curIdx = a[3];
+              Value takes = arith::OrIOp::create(
+                  b, l,
+                  arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, v,
+                                        curMax),
+                  arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, v,
+                                        v));
+              Value first = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::eq, curIdx, cst(-1));
+              Value updIdx = arith::AndIOp::create(
+                  b, l, valid, arith::OrIOp::create(b, l, takes, first));
+              Value updMax = arith::AndIOp::create(b, l, valid, takes);
+              Value flat = arith::AddIOp::create(
+                  b, l, arith::MulIOp::create(b, l, pos[0], wIn), pos[1]);
+              linalg::YieldOp::create(
+                  b, l,
+                  ValueRange{
+                      arith::SelectOp::create(b, l, updMax, v, curMax),
+                      arith::SelectOp::create(b, l, updIdx, flat, curIdx)});
+            })
+            .getResult(1);
+    // (2) gather the gradients whose argmax is each input position.
+    auto gxType = typeOf(xs, acc);
+    Value outHW[2] = {m.v(outSizes[2]), m.v(outSizes[3])};
+    Value r = poolGather(
+        rw, loc, gxType, xs, k, st, pd, dl, outHW,
+        [&](OpBuilder &b, Location l, Value oh, Value ow, Value ih, Value iw) {
+          Value n = linalg::IndexOp::create(b, l, 0);
+          Value c = linalg::IndexOp::create(b, l, 1);
+          Value id = tensor::ExtractOp::create(b, l, idx,
+                                               ValueRange{n, c, oh, ow});
+          Value gv =
+              tensor::ExtractOp::create(b, l, g, ValueRange{n, c, oh, ow});
+          Value flat = arith::AddIOp::create(
+              b, l, arith::MulIOp::create(b, l, ih, wIn), iw);
+          Value hit = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, id,
+                                            flat);
+          return arith::SelectOp::create(b, l, hit, gv,
+                                         scalarConst(b, l, acc, 0))
+              .getResult();
+        });
+    r = fromNCHW(rw, loc, convertTensor(rw, loc, r, elem), batched);
+    rw.replaceOp(op, castTo(rw, loc, r, resultType));
+    return success();
+  }
+};
+
+/// avg_pool2d_backward: a gather (poolGather) adding, for every window that
+/// holds the input position, the window's gradient over its divisor
+/// (avgPoolDivisor, the forward's).
+struct AvgPool2dBackwardLowering
+    : public OpConversionPattern<kt::AvgPool2dBackwardOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::AvgPool2dBackwardOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = resultType.getElementType();
+    Type acc = computeType(elem);
+    bool batched =
+        cast<RankedTensorType>(adaptor.getSelf().getType()).getRank() == 4;
+    SmallVector<int64_t, 2> k = op.getKernelHW(), st = op.getStrideHW(),
+                            pd = op.getPaddingHW(), dl = {1, 1};
+    bool ceil = op.getCeilMode(), includePad = op.getCountIncludePad();
+    std::optional<int64_t> divOverride;
+    if (IntegerAttr a = op.getDivisorOverrideAttr())
+      divOverride = a.getInt();
+    Value x = toNCHW(rw, loc, adaptor.getSelf());
+    Value g = convertTensor(rw, loc, toNCHW(rw, loc, adaptor.getGradOutput()),
+                            acc);
+    SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
+    IndexMath m{rw, loc};
+    x = checkPool(m, x, xs, batched, k, st, pd, dl, ceil);
+    SmallVector<OpFoldResult> outSizes = {xs[0], xs[1]};
+    for (int i = 0; i < 2; ++i)
+      outSizes.push_back(outputSize(m, xs[2 + i], rw.getIndexAttr(k[i]),
+                                    pd[i], st[i], 1, ceil));
+    g = checkPoolGrad(m, g, outSizes);
+    Value hIn = m.v(xs[2]), wIn = m.v(xs[3]);
+    Value outHW[2] = {m.v(outSizes[2]), m.v(outSizes[3])};
+    auto gxType = typeOf(xs, acc);
+    Value r = poolGather(
+        rw, loc, gxType, xs, k, st, pd, dl, outHW,
+        [&](OpBuilder &b, Location l, Value oh, Value ow, Value, Value) {
+          Value n = linalg::IndexOp::create(b, l, 0);
+          Value c = linalg::IndexOp::create(b, l, 1);
+          Value gv =
+              tensor::ExtractOp::create(b, l, g, ValueRange{n, c, oh, ow});
+          auto [div, empty] = avgPoolDivisor(b, l, {oh, ow}, {hIn, wIn}, k,
+                                             st, pd, includePad, divOverride);
+          Value divI = arith::IndexCastOp::create(b, l, b.getI64Type(), div);
+          // An empty window (ceil_mode) gives nothing; its divisor may be 0.
+          Value q = arith::DivFOp::create(
+              b, l, gv, arith::SIToFPOp::create(b, l, acc, divI));
+          return arith::SelectOp::create(b, l, empty, scalarConst(b, l, acc, 0),
+                                         q)
+              .getResult();
+        });
+    r = fromNCHW(rw, loc, convertTensor(rw, loc, r, elem), batched);
+    rw.replaceOp(op, castTo(rw, loc, r, resultType));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::lowering::populateKTConvolutionToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<Conv2dLowering, MaxPool2dLowering, AvgPool2dLowering>(
+  patterns.add<Conv2dLowering, ConvTranspose2dLowering, MaxPool2dLowering,
+               AvgPool2dLowering, MaxPool2dBackwardLowering,
+               AvgPool2dBackwardLowering>(
       patterns.getContext());
 }

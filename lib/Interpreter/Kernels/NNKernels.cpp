@@ -1,6 +1,6 @@
 //===- NNKernels.cpp - Interpreter kernels of NN ops ----------------===//
 //
-// Part of Kiln. matmul, linear, conv2d, max_pool2d, avg_pool2d, embedding.
+// Part of Kiln. matmul, linear, conv2d, conv_transpose2d, max_pool2d, avg_pool2d, embedding.
 // Operands are copied once into contiguous double (or int64) buffers; the
 // loops accumulate in double and each result element is stored once
 // (rounded to the result dtype by Tensor::setF).
@@ -267,6 +267,83 @@ LogicalResult interpretConv2d(Conv2dOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
+/// conv_transpose2d: every input element scatters into the output through
+/// the (dilated) kernel (the adjoint of interpretConv2d).
+LogicalResult interpretConvTranspose2d(ConvTranspose2dOp op,
+                                       ArrayRef<Tensor> operands,
+                                       SmallVectorImpl<Tensor> &results) {
+  const Tensor &x = operands[0], &w = operands[1];
+  const Tensor *bias = operands.size() > 2 ? &operands[2] : nullptr;
+  bool batched = x.rank() == 4;
+  int64_t Nb = batched ? x.dim(0) : 1, C = x.dim(x.rank() - 3),
+          H = x.dim(x.rank() - 2), W = x.dim(x.rank() - 1);
+  int64_t Ci = w.dim(0), Og = w.dim(1), kH = w.dim(2), kW = w.dim(3);
+  int64_t G = op.getGroups();
+  SmallVector<int64_t, 2> st = op.getStrideHW(), pd = op.getPaddingHW(),
+                          op2 = op.getOutputPaddingHW(),
+                          dl = op.getDilationHW();
+  if (C != Ci || C % G != 0)
+    return op.emitError() << "input has " << C << " channels but `weight` "
+                          << "expects " << Ci << " in " << G
+                          << " groups (at run time)";
+  int64_t O = Og * G, Cg = C / G;
+  if (bias && bias->dim(0) != O)
+    return op.emitError() << "`bias` has " << bias->dim(0)
+                          << " elements but there are " << O
+                          << " output channels (at run time)";
+  int64_t OH = (H - 1) * st[0] - 2 * pd[0] + dl[0] * (kH - 1) + op2[0] + 1;
+  int64_t OW = (W - 1) * st[1] - 2 * pd[1] + dl[1] * (kW - 1) + op2[1] + 1;
+  if (OH < 1 || OW < 1)
+    return op.emitError() << "output size is too small at run time: " << OH
+                          << "x" << OW;
+  SmallVector<int64_t> shape;
+  if (batched)
+    shape.push_back(Nb);
+  shape.append({O, OH, OW});
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), shape)))
+    return failure();
+  if (out.numel() == 0) {
+    results.push_back(std::move(out));
+    return success();
+  }
+  std::vector<double> X = x.toDoubles(), Wt = w.toDoubles();
+  std::vector<double> B(O, 0.0);
+  if (bias)
+    B = bias->toDoubles();
+  std::vector<double> acc(OH * OW);
+  for (int64_t n = 0; n < Nb; ++n)
+    for (int64_t oc = 0; oc < O; ++oc) {
+      int64_t g = oc / Og, o = oc % Og;
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t ic = 0; ic < Cg; ++ic) {
+        int64_t c = g * Cg + ic;
+        const double *xp = X.data() + (n * C + c) * H * W;
+        const double *wp = Wt.data() + (c * Og + o) * kH * kW;
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t i = 0; i < kH; ++i) {
+            int64_t oh = h * st[0] - pd[0] + i * dl[0];
+            if (oh < 0 || oh >= OH)
+              continue;
+            for (int64_t ww = 0; ww < W; ++ww) {
+              double xv = xp[h * W + ww];
+              for (int64_t j = 0; j < kW; ++j) {
+                int64_t ow = ww * st[1] - pd[1] + j * dl[1];
+                if (ow < 0 || ow >= OW)
+                  continue;
+                acc[oh * OW + ow] += xv * wp[i * kW + j];
+              }
+            }
+          }
+      }
+      int64_t base = (n * O + oc) * OH * OW;
+      for (int64_t i = 0; i < OH * OW; ++i)
+        out.setF(base + i, acc[i] + B[oc]);
+    }
+  results.push_back(std::move(out));
+  return success();
+}
+
 /// Shared setup of the pooling kernels: runtime output shape and checks.
 LogicalResult poolShape(Operation *op, const Tensor &x, ArrayRef<int64_t> k,
                         ArrayRef<int64_t> st, ArrayRef<int64_t> pd,
@@ -327,6 +404,122 @@ LogicalResult interpretMaxPool2d(MaxPool2dOp op, ArrayRef<Tensor> operands,
         out.setF((p * OH + oh) * OW + ow, m);
       }
   }
+  results.push_back(std::move(out));
+  return success();
+}
+
+/// Checks a pool backward's `grad_output` against the forward's shape.
+LogicalResult checkPoolGrad(Operation *op, const Tensor &g,
+                            ArrayRef<int64_t> shape) {
+  if (g.shape() != ArrayRef<int64_t>(shape))
+    return op->emitError() << "`grad_output` has shape " << shapeStr(g.shape())
+                           << " but the pooling of `self` gives "
+                           << shapeStr(shape) << " (at run time)";
+  return success();
+}
+
+/// max_pool2d_backward: each output gradient goes to its window's argmax
+/// by PyTorch's CPU rule (in-bounds positions in row-major order; a
+/// position takes over when greater than the running max or NaN; the first
+/// in-bounds position when none does).
+LogicalResult interpretMaxPool2dBackward(MaxPool2dBackwardOp op,
+                                         ArrayRef<Tensor> operands,
+                                         SmallVectorImpl<Tensor> &results) {
+  const Tensor &g = operands[0], &x = operands[1];
+  SmallVector<int64_t, 2> k = op.getKernelHW(), st = op.getStrideHW(),
+                          pd = op.getPaddingHW(), dl = op.getDilationHW();
+  SmallVector<int64_t> shape;
+  int64_t planes, OH, OW;
+  if (failed(poolShape(op, x, k, st, pd, dl, op.getCeilMode(), shape, planes,
+                       OH, OW)) ||
+      failed(checkPoolGrad(op, g, shape)))
+    return failure();
+  int64_t H = x.dim(x.rank() - 2), W = x.dim(x.rank() - 1);
+  std::vector<double> X = x.toDoubles(), G = g.toDoubles();
+  std::vector<double> acc(X.size(), 0.0);
+  for (int64_t p = 0; p < planes; ++p) {
+    const double *xp = X.data() + p * H * W;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t best = -1;
+        double m = -std::numeric_limits<double>::infinity();
+        for (int64_t kh = 0; kh < k[0]; ++kh) {
+          int64_t ih = oh * st[0] - pd[0] + kh * dl[0];
+          if (ih < 0 || ih >= H)
+            continue;
+          for (int64_t kw = 0; kw < k[1]; ++kw) {
+            int64_t iw = ow * st[1] - pd[1] + kw * dl[1];
+            if (iw < 0 || iw >= W)
+              continue;
+            double v = xp[ih * W + iw];
+            bool takes = v > m || std::isnan(v);
+            if (best < 0 || takes)
+              best = ih * W + iw;
+            if (takes)
+              m = v;
+          }
+        }
+        if (best >= 0)
+          acc[p * H * W + best] += G[(p * OH + oh) * OW + ow];
+      }
+  }
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), x.shape())))
+    return failure();
+  for (int64_t i = 0, e = (int64_t)acc.size(); i < e; ++i)
+    out.setF(i, acc[i]);
+  results.push_back(std::move(out));
+  return success();
+}
+
+/// avg_pool2d_backward: every in-bounds position of a window gets the
+/// window's gradient over the forward's divisor.
+LogicalResult interpretAvgPool2dBackward(AvgPool2dBackwardOp op,
+                                         ArrayRef<Tensor> operands,
+                                         SmallVectorImpl<Tensor> &results) {
+  const Tensor &g = operands[0], &x = operands[1];
+  SmallVector<int64_t, 2> k = op.getKernelHW(), st = op.getStrideHW(),
+                          pd = op.getPaddingHW();
+  SmallVector<int64_t> dl{1, 1};
+  SmallVector<int64_t> shape;
+  int64_t planes, OH, OW;
+  if (failed(poolShape(op, x, k, st, pd, dl, op.getCeilMode(), shape, planes,
+                       OH, OW)) ||
+      failed(checkPoolGrad(op, g, shape)))
+    return failure();
+  int64_t H = x.dim(x.rank() - 2), W = x.dim(x.rank() - 1);
+  bool includePad = op.getCountIncludePad();
+  std::optional<int64_t> divOverride;
+  if (auto a = op.getDivisorOverrideAttr())
+    divOverride = a.getInt();
+  std::vector<double> G = g.toDoubles();
+  std::vector<double> acc(x.numel(), 0.0);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t hs = oh * st[0] - pd[0], ws = ow * st[1] - pd[1];
+        int64_t he = std::min(hs + k[0], H + pd[0]);
+        int64_t we = std::min(ws + k[1], W + pd[1]);
+        int64_t poolSize = (he - hs) * (we - ws);
+        hs = std::max<int64_t>(hs, 0);
+        ws = std::max<int64_t>(ws, 0);
+        he = std::min(he, H);
+        we = std::min(we, W);
+        if (hs >= he || ws >= we)
+          continue;
+        double div = divOverride ? (double)*divOverride
+                     : includePad ? (double)poolSize
+                                  : (double)((he - hs) * (we - ws));
+        double v = G[(p * OH + oh) * OW + ow] / div;
+        for (int64_t ih = hs; ih < he; ++ih)
+          for (int64_t iw = ws; iw < we; ++iw)
+            acc[p * H * W + ih * W + iw] += v;
+      }
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), x.shape())))
+    return failure();
+  for (int64_t i = 0, e = (int64_t)acc.size(); i < e; ++i)
+    out.setF(i, acc[i]);
   results.push_back(std::move(out));
   return success();
 }
@@ -428,6 +621,9 @@ void registerNNKernels(DialectRegistry &registry) {
     attachKernel<MatmulOp, interpretMatmul>(ctx);
     attachKernel<LinearOp, interpretLinear>(ctx);
     attachKernel<Conv2dOp, interpretConv2d>(ctx);
+    attachKernel<ConvTranspose2dOp, interpretConvTranspose2d>(ctx);
+    attachKernel<MaxPool2dBackwardOp, interpretMaxPool2dBackward>(ctx);
+    attachKernel<AvgPool2dBackwardOp, interpretAvgPool2dBackward>(ctx);
     attachKernel<MaxPool2dOp, interpretMaxPool2d>(ctx);
     attachKernel<AvgPool2dOp, interpretAvgPool2d>(ctx);
     attachKernel<EmbeddingOp, interpretEmbedding>(ctx);

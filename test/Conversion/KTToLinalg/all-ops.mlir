@@ -84,6 +84,13 @@ func.func @avg_pool2d(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
   return %r : tensor<1x4x4x4xf32>
 }
 
+// CHECK-LABEL: func.func @avg_pool2d_backward
+// CHECK-NOT: kt.
+func.func @avg_pool2d_backward(%g: tensor<1x4x4x4xf32>, %x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %r = kt.avg_pool2d_backward %g, %x {kernel_size = [2, 2], count_include_pad = false} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %r : tensor<1x4x8x8xf32>
+}
+
 // CHECK-LABEL: func.func @batch_norm
 // CHECK-NOT: kt.
 func.func @batch_norm(%x: tensor<2x3x4xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<2x3x4xf32> {
@@ -159,6 +166,13 @@ func.func @constant() -> tensor<2xf32> {
 func.func @conv2d(%x: tensor<1x3x8x8xf32>, %w: tensor<6x3x3x3xf32>, %b: tensor<6xf32>) -> tensor<1x6x4x4xf32> {
   %r = kt.conv2d %x, %w, %b {padding = [1, 1], stride = [2, 2]} : (tensor<1x3x8x8xf32>, tensor<6x3x3x3xf32>, tensor<6xf32>) -> tensor<1x6x4x4xf32>
   return %r : tensor<1x6x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @conv_transpose2d
+// CHECK-NOT: kt.
+func.func @conv_transpose2d(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x3x8x8xf32> {
+  %r = kt.conv_transpose2d %x, %w, %b {output_padding = [1, 1], padding = [1, 1], stride = [2, 2]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>, tensor<3xf32>) -> tensor<1x3x8x8xf32>
+  return %r : tensor<1x3x8x8xf32>
 }
 
 // CHECK-LABEL: func.func @cos
@@ -439,6 +453,13 @@ func.func @matmul(%a: tensor<8x2x3xf32>, %b: tensor<3x4xf32>) -> tensor<8x2x4xf3
 func.func @max_pool2d(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
   %r = kt.max_pool2d %x {kernel_size = [3, 3], padding = [1, 1], stride = [2, 2]} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
   return %r : tensor<1x4x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @max_pool2d_backward
+// CHECK-NOT: kt.
+func.func @max_pool2d_backward(%g: tensor<1x4x4x4xf32>, %x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %r = kt.max_pool2d_backward %g, %x {kernel_size = [3, 3], padding = [1, 1], stride = [2, 2]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %r : tensor<1x4x8x8xf32>
 }
 
 // CHECK-LABEL: func.func @maximum

@@ -81,9 +81,9 @@ func.func @max_pool_ceil(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
 // CHECK-SAME: -> tensor<2x3x4x4xf32>
 // CHECK: linalg.generic
 // CHECK: linalg.index 2
+// CHECK: linalg.index 3
 // CHECK: arith.minsi
 // CHECK: arith.maxsi
-// CHECK: linalg.index 3
 // CHECK: arith.sitofp
 // CHECK: arith.divf
 // CHECK: arith.select
@@ -104,4 +104,44 @@ func.func @avg_pool_bf16(%x: tensor<2x3x7x7xbf16>) -> tensor<2x3x4x4xbf16> {
 func.func @avg_pool_override(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
   %r = kt.avg_pool2d %x {kernel_size = [2], divisor_override = 5} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
   return %r : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// Tests that conv_transpose2d is a stride-1 convolution (dilation kept) of
+// the input interleaved with stride - 1 zeros (a strided insert_slice into
+// zeros) and padded by dilation * (k - 1) - padding before and that plus
+// output_padding after (H: 1 and 2, W: 2 and 2), with the weight flipped
+// and its channel dims swapped per group ([C_in, C_out/G, ..] ->
+// [C_out, C_in/G, ..]), accumulating onto the bias.
+// CHECK-LABEL: func.func @conv_transpose2d
+// CHECK: %[[Z:.+]] = linalg.fill {{.*}} -> tensor<1x4x8x17xf32>
+// CHECK: %[[I:.+]] = tensor.insert_slice %{{.+}} into %[[Z]][0, 0, 1, 2] [1, 4, 3, 5] [1, 1, 2, 3] : tensor<1x4x3x5xf32> into tensor<1x4x8x17xf32>
+// CHECK: %[[WF:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<6x2x2x3xf32>)
+// CHECK: arith.divui
+// CHECK: arith.remui
+// CHECK: tensor.extract %{{.+}} : tensor<4x3x2x3xf32>
+// CHECK: tensor.expand_shape %[[I]] {{.+}} into tensor<1x2x2x8x17xf32>
+// CHECK: tensor.expand_shape %[[WF]] {{.+}} into tensor<2x3x2x2x3xf32>
+// CHECK: linalg.conv_2d_ngchw_gfchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+// CHECK-SAME: -> tensor<1x2x3x7x13xf32>
+// CHECK-NOT: kt.
+func.func @conv_transpose2d(%x: tensor<1x4x3x5xf32>, %w: tensor<4x3x2x3xf32>, %b: tensor<6xf32>) -> tensor<1x6x7x13xf32> {
+  %r = kt.conv_transpose2d %x, %w, %b {stride = [2, 3], padding = [0, 2], output_padding = [1, 0], dilation = [1, 2], groups = 2} : (tensor<1x4x3x5xf32>, tensor<4x3x2x3xf32>, tensor<6xf32>) -> tensor<1x6x7x13xf32>
+  return %r : tensor<1x6x7x13xf32>
+}
+
+// -----
+
+// Tests that a padding larger than dilation * (k - 1) crops the
+// interleaved input (H: 3 > 2, so the row before the first is dropped) and
+// that an unbatched input gains and loses a unit batch dim.
+// CHECK-LABEL: func.func @conv_transpose2d_crop
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0, 1] [1, 2, 5, 4] [1, 1, 2, 1] : tensor<1x2x5x4xf32> into tensor<1x2x9x6xf32>
+// CHECK: tensor.extract_slice %{{.+}}[0, 0, 1, 0] [1, 2, 7, 6] [1, 1, 1, 1] : tensor<1x2x9x6xf32> to tensor<1x2x7x6xf32>
+// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.+}}, %{{.+}} : tensor<1x2x7x6xf32>, tensor<1x2x3x3xf32>) outs(%{{.+}} : tensor<1x1x5x4xf32>)
+// CHECK: tensor.collapse_shape %{{.+}} : tensor<1x1x5x4xf32> into tensor<1x5x4xf32>
+func.func @conv_transpose2d_crop(%x: tensor<2x5x4xf32>, %w: tensor<2x1x3x3xf32>) -> tensor<1x5x4xf32> {
+  %r = kt.conv_transpose2d %x, %w {stride = [2, 1], padding = [3, 1]} : (tensor<2x5x4xf32>, tensor<2x1x3x3xf32>) -> tensor<1x5x4xf32>
+  return %r : tensor<1x5x4xf32>
 }

@@ -1,7 +1,7 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics
 
-// Tests each verifier rule of the NN ops (matmul, linear, conv2d, max_pool2d,
-// avg_pool2d, embedding).
+// Tests each verifier rule of the NN ops (matmul, linear, conv2d,
+// conv_transpose2d, max_pool2d, avg_pool2d, their backward ops, embedding).
 
 func.func @matmul_contracting(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
   // expected-error @+2 {{'kt.matmul' op contracting dims differ: 3 vs 4}}
@@ -140,6 +140,114 @@ func.func @conv_groups_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>
   // expected-error @+2 {{'kt.conv2d' op input channels 4 are not divisible by groups 3}}
   // expected-error @+1 {{'kt.conv2d' op failed to infer returned types}}
   %0 = kt.conv2d %x, %w {groups = 3} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @convt_input_rank(%x: tensor<8x8xf32>, %w: tensor<6x3x3x3xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op expects `input` of rank 3 (CHW) or 4 (NCHW), got rank 2}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w : (tensor<8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<3x10x10xf32>
+  return
+}
+
+// -----
+
+func.func @convt_weight_rank(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op expects `weight` of rank 4 ([C_in, C_out/groups, kH, kW]), got rank 3}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w : (tensor<1x6x4x4xf32>, tensor<6x3x3xf32>) -> tensor<1x3x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @convt_stride(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3x3xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op `stride` entries must be >= 1, got [0, 1]}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w {stride = [0, 1]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @convt_output_padding_entries(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3x3xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op `output_padding` must have 1 or 2 entries, got 3}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w {output_padding = [0, 0, 0]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @convt_output_padding_negative(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3x3xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op `output_padding` entries must be >= 0, got [-1, -1]}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w {output_padding = [-1]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @convt_output_padding_large(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3x3xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op `output_padding` must be smaller than `stride` or `dilation`, got output_padding 2, stride 2, dilation 1 in dim 1}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w {stride = [2], output_padding = [1, 2]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x10x10xf32>
+  return
+}
+
+// -----
+
+func.func @convt_groups(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3x3xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op `groups` must be >= 1, got 0}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w {groups = 0} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @convt_groups_channels(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3x3xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op input channels 6 are not divisible by groups 4}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w {groups = 4} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x12x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @convt_channels(%x: tensor<1x4x4x4xf32>, %w: tensor<6x3x3x3xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op input has 4 channels but `weight` expects 6 (weight is [C_in, C_out/groups, kH, kW])}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w : (tensor<1x4x4x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @convt_bias(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3x3xf32>, %b: tensor<6xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op `bias` has 6 elements but there are 9 output channels}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w, %b {groups = 3} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>, tensor<6xf32>) -> tensor<1x9x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @convt_bias_rank(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3x3xf32>, %b: tensor<3x1xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op `bias` must have rank 1, got rank 2}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w, %b : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>, tensor<3x1xf32>) -> tensor<1x3x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @convt_too_small(%x: tensor<1x6x1x4xf32>, %w: tensor<6x3x3x3xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op output size is too small: input 1x6x1x4 gives output size -1 in dim 2}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w {padding = [2]} : (tensor<1x6x1x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x1x2xf32>
   return
 }
 
@@ -380,5 +488,59 @@ func.func @embedding_rank(%w: tensor<10xf32>, %i: tensor<3xi64>) {
 func.func @embedding_index_type(%w: tensor<10x4xf32>, %i: tensor<3xf32>) {
   // expected-error @+1 {{'kt.embedding' op operand #1 must be ranked tensor of}}
   %0 = kt.embedding %w, %i : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @maxbwd_shape(%g: tensor<1x4x3x4xf32>, %x: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{'kt.max_pool2d_backward' op `grad_output` has shape 1x4x3x4 but the pooling of `self` gives 1x4x4x4}}
+  // expected-error @+1 {{'kt.max_pool2d_backward' op failed to infer returned types}}
+  %0 = kt.max_pool2d_backward %g, %x {kernel_size = [2, 2]} : (tensor<1x4x3x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @maxbwd_rank(%g: tensor<4x4x4xf32>, %x: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{'kt.max_pool2d_backward' op `grad_output` must have rank 4 (as `self`), got rank 3}}
+  // expected-error @+1 {{'kt.max_pool2d_backward' op failed to infer returned types}}
+  %0 = kt.max_pool2d_backward %g, %x {kernel_size = [2, 2]} : (tensor<4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @maxbwd_padding(%g: tensor<1x4x4x4xf32>, %x: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{'kt.max_pool2d_backward' op `padding` must be at most half of `kernel_size`, got padding 2 for kernel size 2}}
+  // expected-error @+1 {{'kt.max_pool2d_backward' op failed to infer returned types}}
+  %0 = kt.max_pool2d_backward %g, %x {kernel_size = [2, 2], padding = [2, 2]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @maxbwd_elem(%g: tensor<1x4x4x4xf64>, %x: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{'kt.max_pool2d_backward' op operand #1 has element type f32 but operand #0 has f64; operands must share an element type (insert kt.cast)}}
+  // expected-error @+1 {{'kt.max_pool2d_backward' op failed to infer returned types}}
+  %0 = kt.max_pool2d_backward %g, %x {kernel_size = [2, 2]} : (tensor<1x4x4x4xf64>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avgbwd_divisor(%g: tensor<1x4x4x4xf32>, %x: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{'kt.avg_pool2d_backward' op `divisor_override` must not be 0}}
+  // expected-error @+1 {{'kt.avg_pool2d_backward' op failed to infer returned types}}
+  %0 = kt.avg_pool2d_backward %g, %x {kernel_size = [2, 2], divisor_override = 0} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avgbwd_shape(%g: tensor<1x4x4x4xf32>, %x: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{'kt.avg_pool2d_backward' op `grad_output` has shape 1x4x4x4 but the pooling of `self` gives 1x4x5x5}}
+  // expected-error @+1 {{'kt.avg_pool2d_backward' op failed to infer returned types}}
+  %0 = kt.avg_pool2d_backward %g, %x {kernel_size = [2, 2], ceil_mode = true, stride = [2, 2], padding = [1, 1]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return
 }

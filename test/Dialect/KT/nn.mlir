@@ -1,7 +1,8 @@
 // RUN: kiln-opt %s -split-input-file | kiln-opt -split-input-file | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --mlir-print-op-generic | kiln-opt -split-input-file | FileCheck %s
 
-// Tests that the NN ops (matmul, linear, conv2d, max_pool2d, avg_pool2d,
+// Tests that the NN ops (matmul, linear, conv2d, conv_transpose2d, max_pool2d,
+// max_pool2d_backward, avg_pool2d_backward, avg_pool2d,
 // embedding) verify, infer their result types and round-trip.
 
 // CHECK-LABEL: func.func @matmul_ranks
@@ -85,6 +86,45 @@ func.func @conv2d(%x: tensor<1x3x8x8xf32>, %w: tensor<6x3x3x3xf32>, %b: tensor<6
   %3 = kt.conv2d %xg, %wg {groups = 3} : (tensor<2x6x5x5xf32>, tensor<9x2x3x3xf32>) -> tensor<2x9x3x3xf32>
   %4 = kt.conv2d %xu, %wu : (tensor<3x8x8xf16>, tensor<6x3x3x3xf16>) -> tensor<6x6x6xf16>
   %5 = kt.conv2d %xd, %wd {padding = [1]} : (tensor<?x3x?x8xbf16>, tensor<6x3x3x3xbf16>) -> tensor<?x6x?x8xbf16>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @conv_transpose2d
+// CHECK: kt.conv_transpose2d %{{.*}}, %{{.*}}, %{{.*}} {output_padding = [1, 1], padding = [1, 1], stride = [2, 2]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>, tensor<3xf32>) -> tensor<1x3x8x8xf32>
+// CHECK: kt.conv_transpose2d %{{.*}}, %{{.*}} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x6x6xf32>
+// CHECK: kt.conv_transpose2d %{{.*}}, %{{.*}} {dilation = [2], groups = 2 : i64, stride = [1, 3]} : (tensor<2x4x3x5xf32>, tensor<4x3x2x2xf32>) -> tensor<2x6x5x15xf32>
+// CHECK: kt.conv_transpose2d %{{.*}}, %{{.*}} : (tensor<6x4x4xf16>, tensor<6x3x3x3xf16>) -> tensor<3x6x6xf16>
+// CHECK: kt.conv_transpose2d %{{.*}}, %{{.*}} {padding = [1]} : (tensor<?x6x?x4xbf16>, tensor<6x3x3x3xbf16>) -> tensor<?x3x?x4xbf16>
+// CHECK: kt.conv_transpose2d %{{.*}}, %{{.*}} {padding = [2]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x2x2xf32>
+func.func @conv_transpose2d(%x: tensor<1x6x4x4xf32>, %w: tensor<6x3x3x3xf32>, %b: tensor<3xf32>,
+                            %xg: tensor<2x4x3x5xf32>, %wg: tensor<4x3x2x2xf32>,
+                            %xu: tensor<6x4x4xf16>, %wu: tensor<6x3x3x3xf16>,
+                            %xd: tensor<?x6x?x4xbf16>, %wd: tensor<6x3x3x3xbf16>) {
+  %0 = kt.conv_transpose2d %x, %w, %b {output_padding = [1, 1], padding = [1, 1], stride = [2, 2]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>, tensor<3xf32>) -> tensor<1x3x8x8xf32>
+  %1 = kt.conv_transpose2d %x, %w : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x6x6xf32>
+  %2 = kt.conv_transpose2d %xg, %wg {groups = 2, stride = [1, 3], dilation = [2]} : (tensor<2x4x3x5xf32>, tensor<4x3x2x2xf32>) -> tensor<2x6x5x15xf32>
+  %3 = kt.conv_transpose2d %xu, %wu : (tensor<6x4x4xf16>, tensor<6x3x3x3xf16>) -> tensor<3x6x6xf16>
+  %4 = kt.conv_transpose2d %xd, %wd {padding = [1]} : (tensor<?x6x?x4xbf16>, tensor<6x3x3x3xbf16>) -> tensor<?x3x?x4xbf16>
+  %5 = kt.conv_transpose2d %x, %w {padding = [2]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>) -> tensor<1x3x2x2xf32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @pool2d_backward
+// CHECK: kt.max_pool2d_backward %{{.*}}, %{{.*}} {kernel_size = [3, 3], padding = [1, 1], stride = [2, 2]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+// CHECK: kt.max_pool2d_backward %{{.*}}, %{{.*}} {ceil_mode = true, dilation = [2], kernel_size = [2]} : (tensor<4x?x?xf16>, tensor<4x?x?xf16>) -> tensor<4x?x?xf16>
+// CHECK: kt.avg_pool2d_backward %{{.*}}, %{{.*}} {count_include_pad = false, kernel_size = [2, 2]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+// CHECK: kt.avg_pool2d_backward %{{.*}}, %{{.*}} {ceil_mode = true, divisor_override = 3 : i64, kernel_size = [3, 2], stride = [2, 1]} : (tensor<1x4x4x7xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+func.func @pool2d_backward(%g: tensor<1x4x4x4xf32>, %x: tensor<1x4x8x8xf32>,
+                           %gd: tensor<4x?x?xf16>, %xd: tensor<4x?x?xf16>,
+                           %g2: tensor<1x4x4x7xf32>) {
+  %0 = kt.max_pool2d_backward %g, %x {kernel_size = [3, 3], padding = [1, 1], stride = [2, 2]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %1 = kt.max_pool2d_backward %gd, %xd {kernel_size = [2], dilation = [2], ceil_mode = true} : (tensor<4x?x?xf16>, tensor<4x?x?xf16>) -> tensor<4x?x?xf16>
+  %2 = kt.avg_pool2d_backward %g, %x {kernel_size = [2, 2], count_include_pad = false} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %3 = kt.avg_pool2d_backward %g2, %x {kernel_size = [3, 2], stride = [2, 1], ceil_mode = true, divisor_override = 3} : (tensor<1x4x4x7xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return
 }
 

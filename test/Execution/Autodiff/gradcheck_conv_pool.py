@@ -3,9 +3,10 @@
 # Tests the vector-Jacobian rules of kt.avg_pool2d (padding,
 # count_include_pad, divisor_override, ceil_mode), kt.max_pool2d (stride,
 # padding, dilation, ceil_mode; ties go to the first position as in PyTorch's
-# CPU kernel, checked against torch only) and kt.conv2d (input, weight, bias;
-# stride, padding, dilation, groups; unbatched) against finite differences
-# and torch.autograd in f64.
+# CPU kernel, checked against torch only), kt.conv2d and kt.conv_transpose2d
+# (input, weight, bias; stride incl. strides that do not divide the input,
+# padding, output_padding, dilation, groups incl. depthwise; unbatched)
+# against finite differences and torch.autograd in f64.
 
 import numpy as np
 import torch
@@ -87,6 +88,14 @@ CONV = [
     ((2, 4, 6, 6), (4, 1, 3, 2), False, dict(groups=4, stride=[2, 1], dilation=[1, 2])),
     ((2, 5, 5), (3, 2, 2, 2), True, dict(stride=[2, 2], padding=[1, 1])),
     ((1, 2, 3, 3), (2, 2, 1, 1), True, dict()),
+    # strides that do not divide (output_padding of the input gradient),
+    # stride 3, dilation with stride, groups with stride, depthwise
+    ((1, 2, 7, 8), (3, 2, 3, 3), True, dict(stride=[2, 3])),
+    ((2, 3, 9, 7), (2, 3, 2, 3), False, dict(stride=[3, 2], padding=[1, 2], dilation=[2, 1])),
+    ((1, 6, 8, 7), (4, 3, 3, 2), True, dict(groups=2, stride=[3, 2], padding=[1, 0], dilation=[1, 2])),
+    ((2, 3, 7, 6), (3, 1, 3, 3), True, dict(groups=3, stride=[2, 2], padding=[1, 1])),
+    ((3, 6, 5), (6, 1, 2, 3), False, dict(groups=3, stride=[3, 1], dilation=[2, 1])),
+    ((1, 2, 4, 9), (2, 2, 4, 1), True, dict(stride=[1, 4], padding=[1, 0])),
 ]
 for xs, wsh, bias, kw in CONV:
     x, w = rnd(*xs), rnd(*wsh)
@@ -101,4 +110,33 @@ for xs, wsh, bias, kw in CONV:
                 ["%%0 = kt.conv2d %s%s : (%s) -> %s" % (ops, attrs(**kw), types, tr),
                  "return %%0 : %s" % tr], ins, [tr],
                 lambda *a, tk=tk: F.conv2d(*a, **tk))
+
+# conv_transpose2d (input, weight, bias): its input gradient is a conv2d,
+# cropped where output_padding >= stride (dilation > stride) adds a partial
+# window.
+CONVT = [
+    # x, w [C_in, C_out/G, kH, kW], bias, attrs
+    ((1, 2, 3, 3), (2, 3, 3, 3), True, dict()),
+    ((2, 2, 3, 4), (2, 2, 3, 2), False, dict(stride=[2, 3], padding=[1, 0], output_padding=[1, 2])),
+    ((1, 3, 3, 3), (3, 2, 2, 3), True, dict(stride=[1, 2], padding=[1, 1], dilation=[2, 1], output_padding=[1, 1])),
+    ((1, 4, 3, 3), (4, 2, 3, 3), True, dict(groups=2, stride=[2, 2], padding=[1, 1], output_padding=[1, 0])),
+    ((2, 3, 3, 2), (3, 1, 3, 2), False, dict(groups=3, stride=[3, 1], dilation=[1, 2])),
+    ((2, 3, 3), (2, 2, 2, 2), True, dict(stride=[2, 2], padding=[1, 1])),
+    ((1, 2, 6, 5), (2, 2, 3, 3), False, dict(padding=[3, 2])),
+]
+for xs, wsh, bias, kw in CONVT:
+    x, w = rnd(*xs), rnd(*wsh)
+    G = kw.get("groups", 1)
+    ins = [x, w] + ([rnd(wsh[1] * G)] if bias else [])
+    tk = dict(stride=kw.get("stride", 1), padding=kw.get("padding", 0),
+              output_padding=kw.get("output_padding", 0),
+              dilation=kw.get("dilation", 1), groups=G)
+    r = F.conv_transpose2d(*[torch.from_numpy(a) for a in ins], **tk)
+    tr = t64(tuple(r.shape))
+    ops = ", ".join("%%arg%d" % i for i in range(len(ins)))
+    types = ", ".join(t64(a.shape) for a in ins)
+    s.gradcheck("conv_transpose2d x%s w%s bias=%s %s" % (xs, wsh, bias, kw),
+                ["%%0 = kt.conv_transpose2d %s%s : (%s) -> %s" % (ops, attrs(**kw), types, tr),
+                 "return %%0 : %s" % tr], ins, [tr],
+                lambda *a, tk=tk: F.conv_transpose2d(*a, **tk))
 s.finish()

@@ -264,6 +264,86 @@ LogicalResult inferConv2d(MLIRContext *ctx, std::optional<Location> loc,
   return success();
 }
 
+LogicalResult inferConvTranspose2d(MLIRContext *ctx,
+                                   std::optional<Location> loc,
+                                   StringRef opName,
+                                   ConvTranspose2dOp::Adaptor adaptor,
+                                   SmallVectorImpl<Type> &types) {
+  if (failed(checkSameElementType(adaptor.getOperands().getTypes(), loc, opName)))
+    return failure();
+  auto x = rankedOf(adaptor.getInput()), w = rankedOf(adaptor.getWeight());
+  if (x.getRank() != 3 && x.getRank() != 4)
+    return emitKTError(loc, opName,
+                       "expects `input` of rank 3 (CHW) or 4 (NCHW), got rank ",
+                       x.getRank());
+  if (w.getRank() != 4)
+    return emitKTError(loc, opName,
+                       "expects `weight` of rank 4 ([C_in, C_out/groups, kH, kW]), got rank ",
+                       w.getRank());
+  auto s = readPair(adaptor.getStrideAttr(), {1, 1}, "stride", 1, false, loc, opName);
+  if (failed(s))
+    return failure();
+  auto p = readPair(adaptor.getPaddingAttr(), {0, 0}, "padding", 0, false, loc, opName);
+  if (failed(p))
+    return failure();
+  auto op = readPair(adaptor.getOutputPaddingAttr(), {0, 0}, "output_padding",
+                     0, false, loc, opName);
+  if (failed(op))
+    return failure();
+  auto d = readPair(adaptor.getDilationAttr(), {1, 1}, "dilation", 1, false, loc, opName);
+  if (failed(d))
+    return failure();
+  for (int i = 0; i < 2; ++i)
+    if ((*op)[i] >= std::max((*s)[i], (*d)[i]))
+      return emitKTError(loc, opName, "`output_padding` must be smaller than "
+                         "`stride` or `dilation`, got output_padding ",
+                         (*op)[i], ", stride ", (*s)[i], ", dilation ",
+                         (*d)[i], " in dim ", i);
+  int64_t groups = adaptor.getGroups();
+  if (groups < 1)
+    return emitKTError(loc, opName, "`groups` must be >= 1, got ", groups);
+  int64_t r = x.getRank();
+  int64_t c = x.getDimSize(r - 3), wc = w.getDimSize(0), og = w.getDimSize(1);
+  if (!ShapedType::isDynamic(c) && c % groups != 0)
+    return emitKTError(loc, opName, "input channels ", c,
+                       " are not divisible by groups ", groups);
+  if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(wc) && c != wc)
+    return emitKTError(loc, opName, "input has ", c,
+                       " channels but `weight` expects ", wc,
+                       " (weight is [C_in, C_out/groups, kH, kW])");
+  int64_t o = ShapedType::isDynamic(og) ? kDyn : og * groups;
+  if (Value bias = adaptor.getBias()) {
+    auto bt = rankedOf(bias);
+    if (bt.getRank() != 1)
+      return emitKTError(loc, opName, "`bias` must have rank 1, got rank ",
+                         bt.getRank());
+    int64_t bn = bt.getDimSize(0);
+    if (!ShapedType::isDynamic(bn) && !ShapedType::isDynamic(o) && bn != o)
+      return emitKTError(loc, opName, "`bias` has ", bn,
+                         " elements but there are ", o, " output channels");
+    if (ShapedType::isDynamic(o))
+      o = bn;
+  }
+  SmallVector<int64_t> shape(x.getShape());
+  shape[r - 3] = o;
+  for (int i = 0; i < 2; ++i) {
+    int64_t in = x.getDimSize(r - 2 + i), k = w.getDimSize(2 + i);
+    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(k)) {
+      shape[r - 2 + i] = kDyn;
+      continue;
+    }
+    int64_t out = (in - 1) * (*s)[i] - 2 * (*p)[i] + (*d)[i] * (k - 1) +
+                  (*op)[i] + 1;
+    if (out < 1)
+      return emitKTError(loc, opName, "output size is too small: input ",
+                         shapeToString(x.getShape()), " gives output size ",
+                         out, " in dim ", r - 2 + i);
+    shape[r - 2 + i] = out;
+  }
+  types.push_back(RankedTensorType::get(shape, x.getElementType()));
+  return success();
+}
+
 LogicalResult inferMaxPool2d(MLIRContext *ctx, std::optional<Location> loc,
                              StringRef opName, MaxPool2dOp::Adaptor adaptor,
                              SmallVectorImpl<Type> &types) {
@@ -283,6 +363,63 @@ LogicalResult inferAvgPool2d(MLIRContext *ctx, std::optional<Location> loc,
                    adaptor.getKernelSizeAttr(), adaptor.getStrideAttr(),
                    adaptor.getPaddingAttr(), ArrayAttr(),
                    adaptor.getCeilMode(), types);
+}
+
+/// Shared checks of the pools' backward ops: the forward's rules on `self`
+/// and `grad_output` of the forward's result shape; the result is `self`'s
+/// type.
+static LogicalResult inferPoolBackward(
+    MLIRContext *ctx, std::optional<Location> loc, StringRef opName,
+    Value gradOutput, Value self, ArrayAttr kernelA, ArrayAttr strideA,
+    ArrayAttr padA, ArrayAttr dilA, bool ceil, SmallVectorImpl<Type> &types) {
+  SmallVector<Type, 2> operandTypes = {gradOutput.getType(), self.getType()};
+  if (failed(checkSameElementType(operandTypes, loc, opName)))
+    return failure();
+  auto g = rankedOf(gradOutput), x = rankedOf(self);
+  SmallVector<Type> fwd;
+  if (failed(inferPool(ctx, loc, opName, x, kernelA, strideA, padA, dilA, ceil,
+                       fwd)))
+    return failure();
+  auto y = cast<RankedTensorType>(fwd[0]);
+  if (g.getRank() != y.getRank())
+    return emitKTError(loc, opName, "`grad_output` must have rank ",
+                       y.getRank(), " (as `self`), got rank ", g.getRank());
+  for (int64_t i = 0; i < g.getRank(); ++i) {
+    int64_t a = g.getDimSize(i), b = y.getDimSize(i);
+    if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b)
+      return emitKTError(loc, opName, "`grad_output` has shape ",
+                         shapeToString(g.getShape()),
+                         " but the pooling of `self` gives ",
+                         shapeToString(y.getShape()));
+  }
+  types.push_back(x);
+  return success();
+}
+
+LogicalResult inferMaxPool2dBackward(MLIRContext *ctx,
+                                     std::optional<Location> loc,
+                                     StringRef opName,
+                                     MaxPool2dBackwardOp::Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
+  return inferPoolBackward(ctx, loc, opName, adaptor.getGradOutput(),
+                           adaptor.getSelf(), adaptor.getKernelSizeAttr(),
+                           adaptor.getStrideAttr(), adaptor.getPaddingAttr(),
+                           adaptor.getDilationAttr(), adaptor.getCeilMode(),
+                           types);
+}
+
+LogicalResult inferAvgPool2dBackward(MLIRContext *ctx,
+                                     std::optional<Location> loc,
+                                     StringRef opName,
+                                     AvgPool2dBackwardOp::Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
+  if (auto dv = adaptor.getDivisorOverrideAttr())
+    if (dv.getInt() == 0)
+      return emitKTError(loc, opName, "`divisor_override` must not be 0");
+  return inferPoolBackward(ctx, loc, opName, adaptor.getGradOutput(),
+                           adaptor.getSelf(), adaptor.getKernelSizeAttr(),
+                           adaptor.getStrideAttr(), adaptor.getPaddingAttr(),
+                           ArrayAttr(), adaptor.getCeilMode(), types);
 }
 
 LogicalResult inferEmbedding(MLIRContext *ctx, std::optional<Location> loc,
@@ -309,6 +446,41 @@ SmallVector<int64_t, 2> Conv2dOp::getPaddingHW() {
 }
 SmallVector<int64_t, 2> Conv2dOp::getDilationHW() {
   return pairOr(getDilationAttr(), {1, 1});
+}
+
+SmallVector<int64_t, 2> ConvTranspose2dOp::getStrideHW() {
+  return pairOr(getStrideAttr(), {1, 1});
+}
+SmallVector<int64_t, 2> ConvTranspose2dOp::getPaddingHW() {
+  return pairOr(getPaddingAttr(), {0, 0});
+}
+SmallVector<int64_t, 2> ConvTranspose2dOp::getOutputPaddingHW() {
+  return pairOr(getOutputPaddingAttr(), {0, 0});
+}
+SmallVector<int64_t, 2> ConvTranspose2dOp::getDilationHW() {
+  return pairOr(getDilationAttr(), {1, 1});
+}
+
+SmallVector<int64_t, 2> MaxPool2dBackwardOp::getKernelHW() {
+  return pairOr(getKernelSizeAttr(), {1, 1});
+}
+SmallVector<int64_t, 2> MaxPool2dBackwardOp::getStrideHW() {
+  return pairOr(getStrideAttr(), getKernelHW(), /*emptyIsDefault=*/true);
+}
+SmallVector<int64_t, 2> MaxPool2dBackwardOp::getPaddingHW() {
+  return pairOr(getPaddingAttr(), {0, 0});
+}
+SmallVector<int64_t, 2> MaxPool2dBackwardOp::getDilationHW() {
+  return pairOr(getDilationAttr(), {1, 1});
+}
+SmallVector<int64_t, 2> AvgPool2dBackwardOp::getKernelHW() {
+  return pairOr(getKernelSizeAttr(), {1, 1});
+}
+SmallVector<int64_t, 2> AvgPool2dBackwardOp::getStrideHW() {
+  return pairOr(getStrideAttr(), getKernelHW(), /*emptyIsDefault=*/true);
+}
+SmallVector<int64_t, 2> AvgPool2dBackwardOp::getPaddingHW() {
+  return pairOr(getPaddingAttr(), {0, 0});
 }
 
 SmallVector<int64_t, 2> MaxPool2dOp::getKernelHW() {

@@ -1,7 +1,7 @@
 //===- KTNNOps.td - kt NN ops --------------------------*- tablegen -*-===//
 //
-// Part of Kiln. Linear algebra (matmul, linear), convolution (conv2d),
-// pooling (max_pool2d, avg_pool2d) and embedding lookup, each with the
+// Part of Kiln. Linear algebra (matmul, linear), convolution (conv2d, conv_transpose2d),
+// pooling (max_pool2d, avg_pool2d and their backward ops) and embedding lookup, each with the
 // semantics of the PyTorch op of the same name.
 //
 //===----------------------------------------------------------------------===//
@@ -130,6 +130,62 @@ def KT_Conv2dOp : KT_NNOp<"conv2d", "inferConv2d", [KT_ContractionTrait]> {
   }];
 }
 
+def KT_ConvTranspose2dOp
+    : KT_NNOp<"conv_transpose2d", "inferConvTranspose2d", [KT_ContractionTrait]> {
+  let summary = "2-D transposed convolution (torch.nn.functional.conv_transpose2d)";
+  let description = [{
+    The adjoint of `kt.conv2d` with respect to its input (a "deconvolution"):
+    `input` (`[N, C_in, H, W]`, or unbatched `[C_in, H, W]`), `weight`
+    (`[C_in, C_out / groups, kH, kW]`) and the optional `bias` (`[C_out]`).
+    Each input element scatters `input[n, c, h, w] * weight[c, o, i, j]` to
+    output position `(h * stride[0] - padding[0] + i * dilation[0],
+    w * stride[1] - padding[1] + j * dilation[1])` of channel
+    `g * C_out / groups + o` (`g = c / (C_in / groups)`). The result is
+    `[N, C_out, OH, OW]` (or `[C_out, OH, OW]`) with
+    `OH = (H - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kH - 1) + output_padding[0] + 1`
+    and likewise for `OW`.
+
+    Attributes (each list has 2 entries `[h, w]`, or 1 entry used for both):
+    `stride` (default `[1, 1]`), `padding` (default `[0, 0]`),
+    `output_padding` (default `[0, 0]`), `dilation` (default `[1, 1]`),
+    `groups` (default 1).
+
+    Constraints:
+
+    1. Operands are float tensors of one element type.
+    2. `input` has rank 3 or 4; `weight` has rank 4; `bias` has rank 1.
+    3. `stride`, `padding`, `output_padding`, `dilation` have 1 or 2
+       entries; stride and dilation are >= 1, padding and output_padding
+       >= 0; `groups` >= 1.
+    4. `output_padding` is smaller than `stride` or `dilation` (PyTorch's
+       rule).
+    5. The input channels `C_in` equal `weight`'s dim 0 and are divisible by
+       `groups`.
+    6. `bias`'s size equals `C_out = weight.shape[1] * groups`.
+    7. The output size is >= 1.
+
+    `?` dims are checked when the op runs.
+
+    ```mlir
+    %r = kt.conv_transpose2d %x, %w, %b {output_padding = [1, 1], padding = [1, 1], stride = [2, 2]} : (tensor<1x6x4x4xf32>, tensor<6x3x3x3xf32>, tensor<3xf32>) -> tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$input, KT_FloatTensor:$weight,
+                   Optional<KT_FloatTensor>:$bias,
+                   OptionalAttr<I64ArrayAttr>:$stride,
+                   OptionalAttr<I64ArrayAttr>:$padding,
+                   OptionalAttr<I64ArrayAttr>:$output_padding,
+                   OptionalAttr<I64ArrayAttr>:$dilation,
+                   DefaultValuedAttr<I64Attr, "1">:$groups);
+  let extraClassDeclaration = [{
+    /// The attributes as [h, w] pairs with the defaults applied.
+    ::llvm::SmallVector<int64_t, 2> getStrideHW();
+    ::llvm::SmallVector<int64_t, 2> getPaddingHW();
+    ::llvm::SmallVector<int64_t, 2> getOutputPaddingHW();
+    ::llvm::SmallVector<int64_t, 2> getDilationHW();
+  }];
+}
+
 def KT_MaxPool2dOp : KT_NNOp<"max_pool2d", "inferMaxPool2d", [KT_ReductionTrait]> {
   let summary = "2-D max pooling (torch.nn.functional.max_pool2d)";
   let description = [{
@@ -211,6 +267,90 @@ def KT_AvgPool2dOp : KT_NNOp<"avg_pool2d", "inferAvgPool2d", [KT_ReductionTrait]
     ```
   }];
   let arguments = (ins RankedTensorOf<[F32, F64, F16, BF16, I64]>:$self,
+                   I64ArrayAttr:$kernel_size,
+                   OptionalAttr<I64ArrayAttr>:$stride,
+                   OptionalAttr<I64ArrayAttr>:$padding,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<BoolAttr, "true">:$count_include_pad,
+                   OptionalAttr<I64Attr>:$divisor_override);
+  let extraClassDeclaration = [{
+    /// The attributes as [h, w] pairs with the defaults applied.
+    ::llvm::SmallVector<int64_t, 2> getKernelHW();
+    ::llvm::SmallVector<int64_t, 2> getStrideHW();
+    ::llvm::SmallVector<int64_t, 2> getPaddingHW();
+  }];
+}
+
+def KT_MaxPool2dBackwardOp
+    : KT_NNOp<"max_pool2d_backward", "inferMaxPool2dBackward", [KT_ReductionTrait]> {
+  let summary = "gradient of kt.max_pool2d (aten max_pool2d_with_indices_backward)";
+  let description = [{
+    The input gradient of `kt.max_pool2d(self)` with the same attributes for
+    the output gradient `grad_output`: each `grad_output` element is added at
+    the position of its window's maximum, chosen as PyTorch's CPU kernel
+    does (the indices that `max_pool2d_with_indices` would return): the
+    window's in-bounds positions in row-major order, a position taking over
+    when its value is greater than the running maximum or is NaN (so the
+    first maximum, or the last NaN); a window whose values are all `-inf`
+    sends its gradient to its first in-bounds position. The result has
+    `self`'s shape and element type.
+
+    Attributes as `kt.max_pool2d`.
+
+    Constraints:
+
+    1. `grad_output` and `self` are float tensors of one element type and
+       of rank 3 or 4 (the same rank).
+    2. The attributes satisfy `kt.max_pool2d`'s rules for `self`.
+    3. `grad_output` has the shape of `kt.max_pool2d(self)` (a `?` dim is
+       checked when the op runs).
+
+    ```mlir
+    %r = kt.max_pool2d_backward %g, %x {kernel_size = [3, 3], padding = [1, 1], stride = [2, 2]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$grad_output, KT_FloatTensor:$self,
+                   I64ArrayAttr:$kernel_size,
+                   OptionalAttr<I64ArrayAttr>:$stride,
+                   OptionalAttr<I64ArrayAttr>:$padding,
+                   OptionalAttr<I64ArrayAttr>:$dilation,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let extraClassDeclaration = [{
+    /// The attributes as [h, w] pairs with the defaults applied.
+    ::llvm::SmallVector<int64_t, 2> getKernelHW();
+    ::llvm::SmallVector<int64_t, 2> getStrideHW();
+    ::llvm::SmallVector<int64_t, 2> getPaddingHW();
+    ::llvm::SmallVector<int64_t, 2> getDilationHW();
+  }];
+}
+
+def KT_AvgPool2dBackwardOp
+    : KT_NNOp<"avg_pool2d_backward", "inferAvgPool2dBackward", [KT_ReductionTrait]> {
+  let summary = "gradient of kt.avg_pool2d (aten avg_pool2d_backward)";
+  let description = [{
+    The input gradient of `kt.avg_pool2d(self)` with the same attributes for
+    the output gradient `grad_output`: every input position of a window
+    receives `grad_output / divisor` of that window, the divisor being the
+    forward's (`divisor_override`, `count_include_pad`, windows clipped to
+    the padded input; a window with no input element contributes nothing).
+    Only `self`'s shape is read. The result has `self`'s shape and element
+    type.
+
+    Attributes as `kt.avg_pool2d`.
+
+    Constraints:
+
+    1. `grad_output` and `self` are float tensors of one element type and
+       of rank 3 or 4 (the same rank).
+    2. The attributes satisfy `kt.avg_pool2d`'s rules for `self`.
+    3. `grad_output` has the shape of `kt.avg_pool2d(self)` (a `?` dim is
+       checked when the op runs).
+
+    ```mlir
+    %r = kt.avg_pool2d_backward %g, %x {kernel_size = [2, 2], count_include_pad = false} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$grad_output, KT_FloatTensor:$self,
                    I64ArrayAttr:$kernel_size,
                    OptionalAttr<I64ArrayAttr>:$stride,
                    OptionalAttr<I64ArrayAttr>:$padding,
