@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from kiln_testing import Suite, run, single_op_module, ttype
 
-s = Suite(__file__)
+s = Suite(__file__, cpu=True)
 
 TORCH = {"i8": torch.int8, "ui8": torch.uint8, "i16": torch.int16}
 NP = {"i8": np.int8, "ui8": np.uint8, "i16": np.int16}
