@@ -297,7 +297,7 @@ enum {
 /// Arguments are DLPack descriptors, read in place (no ownership, not
 /// modified, only read during the call). Strides (in elements) and
 /// byte_offset are honored. Element types: kDLFloat 16/32/64, kDLBfloat 16,
-/// kDLInt 32/64, kDLBool 8; lanes must be 1. Only kDLCPU tensors are
+/// kDLInt 8/16/32/64, kDLUInt 8, kDLBool 8; lanes must be 1. Only kDLCPU tensors are
 /// accepted (the runtime reads data on the host); other devices fail.
 /// Where the program's argument type is a scalar (f32, i64, i1, ...) and
 /// not a tensor, the argument is passed as a 0-d (or one-element) tensor and

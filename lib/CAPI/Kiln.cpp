@@ -128,6 +128,14 @@ std::optional<DType> dtypeFromDL(DLDataType t) {
       return DType::I64;
     if (t.bits == 32)
       return DType::I32;
+    if (t.bits == 16)
+      return DType::I16;
+    if (t.bits == 8)
+      return DType::I8;
+    break;
+  case kDLUInt:
+    if (t.bits == 8)
+      return DType::U8;
     break;
   case kDLBool:
     if (t.bits == 8)
@@ -153,6 +161,12 @@ DLDataType dtypeToDL(DType dt) {
     return {kDLInt, 64, 1};
   case DType::I32:
     return {kDLInt, 32, 1};
+  case DType::I16:
+    return {kDLInt, 16, 1};
+  case DType::I8:
+    return {kDLInt, 8, 1};
+  case DType::U8:
+    return {kDLUInt, 8, 1};
   case DType::I1:
     return {kDLBool, 8, 1};
   }

@@ -33,9 +33,45 @@ size_t dtypeSize(DType dt) {
   case DType::BF16:
     return 2;
   case DType::I1:
+  case DType::I8:
+  case DType::U8:
     return 1;
+  case DType::I16:
+    return 2;
   }
   llvm_unreachable("unknown dtype");
+}
+
+int64_t intDTypeMin(DType dt) {
+  switch (dt) {
+  case DType::I64:
+    return std::numeric_limits<int64_t>::min();
+  case DType::I32:
+    return std::numeric_limits<int32_t>::min();
+  case DType::I16:
+    return std::numeric_limits<int16_t>::min();
+  case DType::I8:
+    return std::numeric_limits<int8_t>::min();
+  default:
+    return 0;
+  }
+}
+
+int64_t intDTypeMax(DType dt) {
+  switch (dt) {
+  case DType::I64:
+    return std::numeric_limits<int64_t>::max();
+  case DType::I32:
+    return std::numeric_limits<int32_t>::max();
+  case DType::I16:
+    return std::numeric_limits<int16_t>::max();
+  case DType::I8:
+    return std::numeric_limits<int8_t>::max();
+  case DType::U8:
+    return std::numeric_limits<uint8_t>::max();
+  default:
+    return 1;
+  }
 }
 
 bool isFloatDType(DType dt) {
@@ -59,6 +95,12 @@ llvm::StringRef dtypeName(DType dt) {
     return "i32";
   case DType::I1:
     return "i1";
+  case DType::I8:
+    return "i8";
+  case DType::U8:
+    return "ui8";
+  case DType::I16:
+    return "i16";
   }
   llvm_unreachable("unknown dtype");
 }
@@ -74,11 +116,17 @@ std::optional<DType> dtypeFromType(Type type) {
     return DType::BF16;
   if (type.isIndex())
     return DType::I64;
-  if (type.isInteger(64))
+  if (type.isSignlessInteger(64))
     return DType::I64;
-  if (type.isInteger(32))
+  if (type.isSignlessInteger(32))
     return DType::I32;
-  if (type.isInteger(1))
+  if (type.isSignlessInteger(16))
+    return DType::I16;
+  if (type.isSignlessInteger(8))
+    return DType::I8;
+  if (type.isUnsignedInteger(8))
+    return DType::U8;
+  if (type.isSignlessInteger(1))
     return DType::I1;
   return std::nullopt;
 }
@@ -99,6 +147,12 @@ Type dtypeToType(DType dt, MLIRContext *ctx) {
     return IntegerType::get(ctx, 32);
   case DType::I1:
     return IntegerType::get(ctx, 1);
+  case DType::I8:
+    return IntegerType::get(ctx, 8);
+  case DType::U8:
+    return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  case DType::I16:
+    return IntegerType::get(ctx, 16);
   }
   llvm_unreachable("unknown dtype");
 }
@@ -345,6 +399,12 @@ double Tensor::getF(int64_t i) const {
     return reinterpret_cast<const int32_t *>(p)[i];
   case DType::I1:
     return p[i] ? 1.0 : 0.0;
+  case DType::I8:
+    return reinterpret_cast<const int8_t *>(p)[i];
+  case DType::U8:
+    return p[i];
+  case DType::I16:
+    return reinterpret_cast<const int16_t *>(p)[i];
   }
   llvm_unreachable("unknown dtype");
 }
@@ -368,6 +428,12 @@ int64_t Tensor::getI(int64_t i) const {
     return reinterpret_cast<const int32_t *>(p)[i];
   case DType::I1:
     return p[i] ? 1 : 0;
+  case DType::I8:
+    return reinterpret_cast<const int8_t *>(p)[i];
+  case DType::U8:
+    return p[i];
+  case DType::I16:
+    return reinterpret_cast<const int16_t *>(p)[i];
   default:
     return truncToInt(getF(i));
   }
@@ -397,6 +463,14 @@ void Tensor::setF(int64_t i, double v) {
   case DType::I1:
     p[i] = v != 0.0;
     return;
+  case DType::I8:
+  case DType::U8:
+  case DType::I16:
+    // Float to a narrow integer truncates toward zero, then wraps (PyTorch
+    // leaves out-of-range values undefined; this is what its CPU kernel
+    // gives for values that fit int64).
+    setI(i, truncToInt(v));
+    return;
   }
 }
 
@@ -411,6 +485,13 @@ void Tensor::setI(int64_t i, int64_t v) {
     return;
   case DType::I1:
     p[i] = v != 0;
+    return;
+  case DType::I8:
+  case DType::U8:
+    p[i] = (uint8_t)v;
+    return;
+  case DType::I16:
+    reinterpret_cast<uint16_t *>(p)[i] = (uint16_t)v;
     return;
   default:
     setF(i, (double)v);

@@ -74,7 +74,7 @@ static LogicalResult typeError(StringRef entry, const char *what, unsigned i,
                                Type type, std::string &error) {
   llvm::raw_string_ostream os(error);
   os << "a package takes and returns ranked tensors of f32, f64, f16, bf16, "
-        "i64, i32 or i1; "
+        "i64, i32, i16, i8, ui8 or i1; "
      << what << " #" << i << " of @" << entry << " is " << type;
   return failure();
 }

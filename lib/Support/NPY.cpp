@@ -100,13 +100,20 @@ static Expected<NPYHeader> parseHeaderDict(StringRef header) {
     h.dtype = DType::I64;
   else if (d == "<i4")
     h.dtype = DType::I32;
+  else if (d == "<i2")
+    h.dtype = DType::I16;
+  else if (d == "|i1")
+    h.dtype = DType::I8;
+  else if (d == "|u1")
+    h.dtype = DType::U8;
   else if (d == "|b1")
     h.dtype = DType::I1;
   else if (d.starts_with(">"))
     return npyError("unsupported dtype '" + d + "' (big endian)");
   else
     return npyError("unsupported dtype '" + d +
-                    "' (expected <f4, <f8, <f2, <i8, <i4 or |b1)");
+                    "' (expected <f4, <f8, <f2, <i8, <i4, <i2, |i1, |u1 or "
+                    "|b1)");
 
   if (!shapeText->consume_front("("))
     return npyError("malformed .npy header: shape");
@@ -291,6 +298,15 @@ void writeNPY(raw_ostream &out, const Tensor &t) {
     break;
   case DType::I32:
     descr = "<i4";
+    break;
+  case DType::I16:
+    descr = "<i2";
+    break;
+  case DType::I8:
+    descr = "|i1";
+    break;
+  case DType::U8:
+    descr = "|u1";
     break;
   case DType::I1:
     descr = "|b1";

@@ -21,6 +21,9 @@ void printElement(raw_ostream &os, const Tensor &t, int64_t i) {
   case DType::I1:
     os << (t.getB(i) ? "true" : "false");
     return;
+  case DType::I8:
+  case DType::U8:
+  case DType::I16:
   case DType::I32:
   case DType::I64:
     os << t.getI(i);

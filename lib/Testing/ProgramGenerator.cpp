@@ -45,6 +45,9 @@ const char *elemName(DType dt) {
   case DType::I64: return "i64";
   case DType::I32: return "i32";
   case DType::I1: return "i1";
+  case DType::I16: return "i16";
+  case DType::I8: return "i8";
+  case DType::U8: return "ui8";
   }
   return "f32";
 }

@@ -551,7 +551,8 @@ _DL_TO_TORCH = {
     (kDLFloat, 32): torch.float32, (kDLFloat, 64): torch.float64,
     (kDLFloat, 16): torch.float16, (kDLBfloat, 16): torch.bfloat16,
     (kDLInt, 64): torch.int64, (kDLInt, 32): torch.int32,
-    (kDLBool, 8): torch.bool,
+    (kDLInt, 16): torch.int16, (kDLInt, 8): torch.int8,
+    (kDLUInt, 8): torch.uint8, (kDLBool, 8): torch.bool,
 }
 
 

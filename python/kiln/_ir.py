@@ -18,6 +18,7 @@ from ._symbolic import Sym, value
 ELEMENT_TYPES = {
     torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
     torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32",
+    torch.int16: "i16", torch.int8: "i8", torch.uint8: "ui8",
     torch.bool: "i1",
 }
 TORCH_DTYPES = {v: k for k, v in ELEMENT_TYPES.items()}
@@ -114,8 +115,25 @@ def scalar_dense(v, dtype):
         raw = int(bits.view(ints).item()) & ((1 << (8 * nbytes)) - 1)
         text = "0x%0*X" % (2 * nbytes, raw)
     else:
-        text = str(int(v))
+        text = str(wrap_int(int(v), dtype))
     return "dense<%s> : tensor<%s>" % (text, et)
+
+
+def is_integer_dtype(dtype):
+    """True for torch's integer dtypes (not bool)."""
+    return dtype in (torch.int64, torch.int32, torch.int16, torch.int8,
+                     torch.uint8)
+
+
+def wrap_int(v, dtype):
+    """The Python int `v` wrapped to the integer `dtype` (two's complement,
+    as torch stores a scalar in an int8/int16/uint8 tensor)."""
+    bits = {torch.int64: 64, torch.int32: 32, torch.int16: 16,
+            torch.int8: 8, torch.uint8: 8}[dtype]
+    v &= (1 << bits) - 1
+    if dtype != torch.uint8 and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
 
 
 def escape(s):

@@ -173,7 +173,7 @@ def operand(b, x, dtype):
     if isinstance(x, Sym):
         x = b.static(x, "a size used as a tensor operand")
     if isinstance(x, (bool, int, float)):
-        if dtype in (torch.int64, torch.int32) and isinstance(x, float) \
+        if _ir.is_integer_dtype(dtype) and isinstance(x, float) \
                 and not float(x).is_integer():
             raise b.error("a float scalar in an integer op")
         return b.constant(x, dtype)
@@ -1665,7 +1665,8 @@ def requires_grad_(b, x, requires_grad=True):
 
 _DTYPE_METHODS = {"float": torch.float32, "double": torch.float64,
                   "half": torch.float16, "bfloat16": torch.bfloat16,
-                  "long": torch.int64, "int": torch.int32, "bool": torch.bool}
+                  "long": torch.int64, "int": torch.int32, "short": torch.int16,
+                  "char": torch.int8, "byte": torch.uint8, "bool": torch.bool}
 
 for _m, _dt in _DTYPE_METHODS.items():
     def _make(dt):
@@ -1702,6 +1703,9 @@ def type_(b, x, dtype=None, non_blocking=False):
                  "torch.DoubleTensor": torch.float64,
                  "torch.LongTensor": torch.int64,
                  "torch.IntTensor": torch.int32,
+                 "torch.ShortTensor": torch.int16,
+                 "torch.CharTensor": torch.int8,
+                 "torch.ByteTensor": torch.uint8,
                  "torch.BoolTensor": torch.bool,
                  "torch.HalfTensor": torch.float16}
         if dtype not in names:
@@ -1855,9 +1859,10 @@ def tensor_index(b, x, idx):
         tensors = [i for i in idx if isinstance(i, TensorVal)]
         if len(idx) == 1 and tensors[0].dtype in (torch.int64, torch.int32):
             return index_select_nd(b, x, tensors[0])
-        if any(i.dtype == torch.bool for i in tensors):
-            raise b.error("indexing with a boolean mask (the result's shape "
-                          "depends on the data)")
+        if any(i.dtype in (torch.bool, torch.uint8) for i in tensors):
+            raise b.error("indexing with a boolean mask (the result's "
+                          "shape depends on the data; a uint8 index is a "
+                          "mask too)")
         raise b.error("advanced indexing with tensors other than one index "
                       "tensor on dim 0")
     n_ellipsis = sum(1 for i in idx if i is Ellipsis)

@@ -110,7 +110,8 @@ bool dtypeOf(const std::string &name, DLDataType &dt) {
       {"f32", {kDLFloat, 32, 1}}, {"f64", {kDLFloat, 64, 1}},
       {"f16", {kDLFloat, 16, 1}}, {"bf16", {kDLBfloat, 16, 1}},
       {"i64", {kDLInt, 64, 1}},   {"i32", {kDLInt, 32, 1}},
-      {"i1", {kDLBool, 8, 1}}};
+      {"i16", {kDLInt, 16, 1}},   {"i8", {kDLInt, 8, 1}},
+      {"ui8", {kDLUInt, 8, 1}},   {"i1", {kDLBool, 8, 1}}};
   auto it = table.find(name);
   if (it == table.end())
     return false;

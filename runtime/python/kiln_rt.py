@@ -150,7 +150,9 @@ _DESTRUCTOR = ctypes.cast(_capsule_destructor, c_void_p)
 
 _NUMPY_DTYPES = {(kDLFloat, 32): "float32", (kDLFloat, 64): "float64",
                  (kDLFloat, 16): "float16", (kDLInt, 64): "int64",
-                 (kDLInt, 32): "int32", (kDLBool, 8): "bool"}
+                 (kDLInt, 32): "int32", (kDLInt, 16): "int16",
+                 (kDLInt, 8): "int8", (kDLUInt, 8): "uint8",
+                 (kDLBool, 8): "bool"}
 
 
 def _is_torch(x):

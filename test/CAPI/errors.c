@@ -251,8 +251,8 @@ int main(int argc, char **argv) {
   bad[0] = args[0], bad[1] = args[1];
   bad[1].dtype.code = 3;
   tryCall(s, "dtype code 3", bad, 2);
-  bad[1] = args[1], bad[1].dtype.code = kDLUInt, bad[1].dtype.bits = 8;
-  tryCall(s, "uint8", bad, 2);
+  bad[1] = args[1], bad[1].dtype.code = kDLUInt, bad[1].dtype.bits = 16;
+  tryCall(s, "uint16", bad, 2);
   bad[1] = args[1], bad[1].dtype.bits = 8;
   tryCall(s, "float8", bad, 2);
   bad[1] = args[1], bad[1].dtype.lanes = 2;

@@ -190,6 +190,33 @@ h = rng.standard_normal(5).astype(np.float16)
 r, = p.run("half", h)
 close(r, h + h, "f16")
 
+# int8, uint8 and int16 (DLPack kDLInt 8/16, kDLUInt 8): wrap-around and
+# uint8's unsigned comparison, from NumPy and torch.
+p = compile_package("small_ints", """
+func.func @small(%a: tensor<4xui8>, %b: tensor<4xui8>, %c: tensor<4xi8>, %d: tensor<4xi16>) -> (tensor<4xui8>, tensor<4xi1>, tensor<4xi8>, tensor<4xi16>) {
+  %0 = kt.add %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %1 = kt.gt %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
+  %2 = kt.neg %c : (tensor<4xi8>) -> tensor<4xi8>
+  %3 = kt.add %d, %d : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>
+  return %0, %1, %2, %3 : tensor<4xui8>, tensor<4xi1>, tensor<4xi8>, tensor<4xi16>
+}
+""")
+ua = np.array([255, 200, 100, 0], np.uint8)
+ub = np.array([1, 100, 200, 0], np.uint8)
+c8 = np.array([-128, 127, -1, 0], np.int8)
+d16 = np.array([32767, -32768, 5, -5], np.int16)
+want = [(torch.from_numpy(ua) + torch.from_numpy(ub)).numpy(),
+        (torch.from_numpy(ua) > torch.from_numpy(ub)).numpy(),
+        (-torch.from_numpy(c8)).numpy(),
+        (torch.from_numpy(d16) * 2).numpy()]
+for label, args in (("NumPy", (ua, ub, c8, d16)),
+                    ("torch", [torch.from_numpy(x) for x in (ua, ub, c8, d16)])):
+    got = p.run("small", *args)
+    for g, w, what in zip(got, want, ("ui8 add", "ui8 gt", "i8 neg", "i16 add")):
+        g = g.numpy() if hasattr(g, "numpy") else np.asarray(g)
+        record(g.dtype == w.dtype and np.array_equal(g, w),
+               "%s (%s)" % (what, label), "got %r want %r" % (g, w))
+
 # 6. A kg.program: guards with a symbolic dim shared by two arguments, a
 # shape relation, an inline graph followed by an outlined one.
 p = compile_package("program", """

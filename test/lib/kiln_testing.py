@@ -48,17 +48,21 @@ GPU_CORPUS = os.environ.get("KILN_GPU_CORPUS", "")
 # and writes it as float32.
 MLIR_TO_NP = {
     "f32": np.float32, "f64": np.float64, "f16": np.float16,
-    "bf16": np.float32, "i64": np.int64, "i32": np.int32, "i1": np.bool_,
+    "bf16": np.float32, "i64": np.int64, "i32": np.int32, "i16": np.int16,
+    "i8": np.int8, "ui8": np.uint8, "i1": np.bool_,
 }
 NP_TO_MLIR = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
               np.dtype(np.float16): "f16", np.dtype(np.int64): "i64",
-              np.dtype(np.int32): "i32", np.dtype(np.bool_): "i1"}
+              np.dtype(np.int32): "i32", np.dtype(np.int16): "i16",
+              np.dtype(np.int8): "i8", np.dtype(np.uint8): "ui8",
+              np.dtype(np.bool_): "i1"}
 
 # Default tolerances per dtype (rtol, atol) for comparing with an fp64
 # reference.
 TOLERANCES = {
     "f64": (1e-12, 1e-12), "f32": (1e-5, 1e-6), "f16": (2e-3, 2e-3),
-    "bf16": (1.6e-2, 1e-2), "i64": (0, 0), "i32": (0, 0), "i1": (0, 0),
+    "bf16": (1.6e-2, 1e-2), "i64": (0, 0), "i32": (0, 0), "i16": (0, 0),
+    "i8": (0, 0), "ui8": (0, 0), "i1": (0, 0),
 }
 
 

@@ -24,10 +24,17 @@
 namespace kiln::interp {
 
 /// Element types the interpreter stores. `index` values are stored as I64.
-enum class DType : uint8_t { F32, F64, F16, BF16, I64, I32, I1 };
+/// I8 and I16 are PyTorch's int8 and int16 (MLIR's signless i8 and i16,
+/// read as signed); U8 is uint8 (MLIR's unsigned `ui8`, read as unsigned):
+/// getI returns 0..255 for it, so every int64 kernel computes uint8's
+/// unsigned comparisons, division, max/min and casts, and setI wraps.
+enum class DType : uint8_t { F32, F64, F16, BF16, I64, I32, I1, I8, U8, I16 };
 
 size_t dtypeSize(DType dt);
 bool isFloatDType(DType dt);
+/// The smallest and largest value of an integer dtype (I1: 0 and 1).
+int64_t intDTypeMin(DType dt);
+int64_t intDTypeMax(DType dt);
 llvm::StringRef dtypeName(DType dt);
 /// The DType of an MLIR element type (f32 ... i1, index), if it has one.
 std::optional<DType> dtypeFromType(mlir::Type type);

@@ -60,7 +60,7 @@ mlir::LogicalResult writePackage(mlir::ModuleOp module,
 /// One argument or result of an entry in the manifest.
 struct TensorSpec {
   std::string name;  ///< arguments: the source name
-  std::string dtype; ///< f32, f64, f16, bf16, i64, i32, i1
+  std::string dtype; ///< f32, f64, f16, bf16, i64, i32, i16, i8, ui8, i1
   /// Per dim: a size (>= 0), or kDynamic with `symbols[d]` naming it ("s0":
   /// equal to every other use of s0) or empty (any size).
   std::vector<int64_t> dims;

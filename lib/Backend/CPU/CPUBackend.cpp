@@ -655,7 +655,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
           tt ? interp::dtypeFromType(tt.getElementType()) : std::nullopt;
       if (!dt || tt.getElementType().isIndex()) {
         error = ("the CPU backend takes ranked tensors of f32, f64, f16, "
-                 "bf16, i64, i32 or i1; " +
+                 "bf16, i64, i32, i16, i8, ui8 or i1; " +
                  Twine(what) + " #" + Twine(i) + " of @" + entry + " is ")
                     .str();
         llvm::raw_string_ostream os(error);

@@ -4,7 +4,9 @@
 // indexing maps broadcast the operands (NumPy rules). The scalar body follows
 // PyTorch: NaN-propagating maximum/minimum and clamp, Python rounding of
 // integer div/remainder, C rounding of fmod, round half to even, `.to(dtype)` casts. f16/bf16
-// compute in f32 and round once.
+// compute in f32 and round once. uint8 (`ui8`) uses arith's unsigned ops
+// (comparisons, division, remainder, max/min; abs, relu and sign know it is
+// never negative); add/sub/mul/neg wrap the same bits either way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +45,7 @@ Value inOpmath(OpBuilder &b, Location loc, ValueRange args,
 }
 
 bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
+bool isUnsigned(Value v) { return isUnsignedInt(v.getType()); }
 
 Value sigmoidOf(OpBuilder &b, Location loc, Value x) {
   Type t = x.getType();
@@ -70,6 +73,8 @@ Value scalar(kt::NegOp, OpBuilder &b, Location loc, ValueRange a) {
 Value scalar(kt::AbsOp, OpBuilder &b, Location loc, ValueRange a) {
   if (isFloat(a[0]))
     return math::AbsFOp::create(b, loc, a[0]);
+  if (isUnsigned(a[0]))
+    return a[0];
   Type t = a[0].getType();
   Value neg = arith::SubIOp::create(b, loc, cst(b, loc, t, 0), a[0]);
   Value isNeg = arith::CmpIOp::create(b, loc, CmpIPredicate::slt, a[0],
@@ -124,6 +129,8 @@ Value scalar(kt::ReciprocalOp, OpBuilder &b, Location loc, ValueRange a) {
   });
 }
 Value scalar(kt::ReluOp, OpBuilder &b, Location loc, ValueRange a) {
+  if (isUnsigned(a[0]))
+    return a[0];
   Type t = a[0].getType();
   Value zero = cst(b, loc, t, 0);
   // x < 0 ? 0 : x keeps NaN and -0.0.
@@ -156,6 +163,9 @@ Value scalar(kt::SignOp, OpBuilder &b, Location loc, ValueRange a) {
   if (isFloat(a[0])) {
     gt = arith::CmpFOp::create(b, loc, CmpFPredicate::OGT, a[0], zero);
     lt = arith::CmpFOp::create(b, loc, CmpFPredicate::OLT, a[0], zero);
+  } else if (isUnsigned(a[0])) {
+    gt = arith::CmpIOp::create(b, loc, CmpIPredicate::ne, a[0], zero);
+    lt = cst(b, loc, b.getI1Type(), 0);
   } else {
     gt = arith::CmpIOp::create(b, loc, CmpIPredicate::sgt, a[0], zero);
     lt = arith::CmpIOp::create(b, loc, CmpIPredicate::slt, a[0], zero);
@@ -202,19 +212,21 @@ Value gelu(kt::GeluOp op, OpBuilder &b, Location loc, ValueRange a) {
 
 // --- binary -----------------------------------------------------------------
 
-#define KT_ARITH_BINARY(OP, FOP, IOP)                                          \
+#define KT_ARITH_BINARY(OP, FOP, IOP, UOP)                                     \
   Value scalar(kt::OP, OpBuilder &b, Location loc, ValueRange a) {             \
     if (isFloat(a[0]))                                                         \
       return inOpmath(b, loc, a, [&](ValueRange x) -> Value {                  \
         return arith::FOP::create(b, loc, x[0], x[1]);                         \
       });                                                                      \
+    if (isUnsigned(a[0]))                                                      \
+      return arith::UOP::create(b, loc, a[0], a[1]);                           \
     return arith::IOP::create(b, loc, a[0], a[1]);                             \
   }
-KT_ARITH_BINARY(AddOp, AddFOp, AddIOp)
-KT_ARITH_BINARY(SubOp, SubFOp, SubIOp)
-KT_ARITH_BINARY(MulOp, MulFOp, MulIOp)
-KT_ARITH_BINARY(MaximumOp, MaximumFOp, MaxSIOp)
-KT_ARITH_BINARY(MinimumOp, MinimumFOp, MinSIOp)
+KT_ARITH_BINARY(AddOp, AddFOp, AddIOp, AddIOp)
+KT_ARITH_BINARY(SubOp, SubFOp, SubIOp, SubIOp)
+KT_ARITH_BINARY(MulOp, MulFOp, MulIOp, MulIOp)
+KT_ARITH_BINARY(MaximumOp, MaximumFOp, MaxSIOp, MaxUIOp)
+KT_ARITH_BINARY(MinimumOp, MinimumFOp, MinSIOp, MinUIOp)
 #undef KT_ARITH_BINARY
 
 /// Integer power by squaring (64 rounds, wrap-around); negative exponents as
@@ -247,6 +259,8 @@ Value intPow(OpBuilder &b, Location loc, Value base, Value exp) {
   Value neg = arith::SelectOp::create(
       b, loc, isOne, one,
       arith::SelectOp::create(b, loc, isMinusOne, m1, zero));
+  if (isUnsignedInt(t)) // an unsigned exponent is never negative
+    return pos;
   Value expNeg = arith::CmpIOp::create(b, loc, CmpIPredicate::slt, exp, zero);
   return arith::SelectOp::create(b, loc, expNeg, neg, pos);
 }
@@ -263,8 +277,11 @@ Value scalar(kt::PowOp, OpBuilder &b, Location loc, ValueRange a) {
 /// where the interpreter reports an error).
 Value safeDivisor(OpBuilder &b, Location loc, Value y, Value &isMinusOne) {
   Type t = y.getType();
-  isMinusOne =
-      arith::CmpIOp::create(b, loc, CmpIPredicate::eq, y, cst(b, loc, t, -1));
+  // An unsigned divisor is never -1 (255 is 255).
+  isMinusOne = isUnsignedInt(t) ? cst(b, loc, b.getI1Type(), 0)
+                                : (Value)arith::CmpIOp::create(
+                                      b, loc, CmpIPredicate::eq, y,
+                                      cst(b, loc, t, -1));
   Value isZero =
       arith::CmpIOp::create(b, loc, CmpIPredicate::eq, y, cst(b, loc, t, 0));
   Value bad = arith::OrIOp::create(b, loc, isMinusOne, isZero);
@@ -293,6 +310,8 @@ Value scalar(kt::RemainderOp, OpBuilder &b, Location loc, ValueRange a) {
   Value zero = cst(b, loc, t, 0);
   Value isM1;
   Value y = safeDivisor(b, loc, a[1], isM1);
+  if (isUnsigned(a[0])) // unsigned: the remainder is never negative
+    return arith::RemUIOp::create(b, loc, a[0], y);
   Value r = arith::RemSIOp::create(b, loc, a[0], y);
   Value nz = arith::CmpIOp::create(b, loc, CmpIPredicate::ne, r, zero);
   Value differ = arith::XOrIOp::create(
@@ -313,6 +332,8 @@ Value scalar(kt::FmodOp, OpBuilder &b, Location loc, ValueRange a) {
     });
   Value isM1;
   Value y = safeDivisor(b, loc, a[1], isM1);
+  if (isUnsigned(a[0]))
+    return arith::RemUIOp::create(b, loc, a[0], y);
   Value r = arith::RemSIOp::create(b, loc, a[0], y);
   return arith::SelectOp::create(b, loc, isM1, cst(b, loc, a[0].getType(), 0),
                                  r);
@@ -373,7 +394,9 @@ Value divide(kt::DivOp op, OpBuilder &b, Location loc, ValueRange a) {
   Type t = a[0].getType();
   Value isM1;
   Value y = safeDivisor(b, loc, a[1], isM1);
-  Value q = mode && *mode == kt::RoundingMode::floor
+  // Unsigned: floor and trunc are the same quotient.
+  Value q = isUnsigned(a[0]) ? (Value)arith::DivUIOp::create(b, loc, a[0], y)
+            : mode && *mode == kt::RoundingMode::floor
                 ? (Value)arith::FloorDivSIOp::create(b, loc, a[0], y)
                 : (Value)arith::DivSIOp::create(b, loc, a[0], y);
   Value isZero =
@@ -387,8 +410,8 @@ Value compare(OpBuilder &b, Location loc, ValueRange a, CmpFPredicate fp,
               CmpIPredicate sp, CmpIPredicate up) {
   if (isFloat(a[0]))
     return arith::CmpFOp::create(b, loc, fp, a[0], a[1]);
-  return arith::CmpIOp::create(b, loc, a[0].getType().isInteger(1) ? up : sp,
-                               a[0], a[1]);
+  bool isUnsignedCmp = a[0].getType().isInteger(1) || isUnsigned(a[0]);
+  return arith::CmpIOp::create(b, loc, isUnsignedCmp ? up : sp, a[0], a[1]);
 }
 #define KT_COMPARE(OP, F, S, U)                                                \
   Value scalar(kt::OP, OpBuilder &b, Location loc, ValueRange a) {             \
@@ -451,14 +474,16 @@ Value clamp(kt::ClampOp op, OpBuilder &b, Location loc, ValueRange a) {
     x = fl ? (Value)arith::SelectOp::create(
                  b, loc,
                  arith::CmpFOp::create(b, loc, CmpFPredicate::OLT, x, c), c, x)
-           : (Value)arith::MaxSIOp::create(b, loc, x, c);
+           : isUnsigned(x) ? (Value)arith::MaxUIOp::create(b, loc, x, c)
+                           : (Value)arith::MaxSIOp::create(b, loc, x, c);
   }
   if (hi) {
     Value c = cst(b, loc, t, hi->convertToDouble());
     x = fl ? (Value)arith::SelectOp::create(
                  b, loc,
                  arith::CmpFOp::create(b, loc, CmpFPredicate::OGT, x, c), c, x)
-           : (Value)arith::MinSIOp::create(b, loc, x, c);
+           : isUnsigned(x) ? (Value)arith::MinUIOp::create(b, loc, x, c)
+                           : (Value)arith::MinSIOp::create(b, loc, x, c);
   }
   return x;
 }

@@ -271,8 +271,12 @@ Value scatterCombine(OpBuilder &b, Location l, kt::ScatterReduce red, Type t,
     case R::prod:
       return arith::MulIOp::create(b, l, a, v);
     case R::amax:
+      if (isUnsignedInt(t))
+        return arith::MaxUIOp::create(b, l, a, v);
       return arith::MaxSIOp::create(b, l, a, v);
     case R::amin:
+      if (isUnsignedInt(t))
+        return arith::MinUIOp::create(b, l, a, v);
       return arith::MinSIOp::create(b, l, a, v);
     default:
       return arith::AddIOp::create(b, l, a, v);
@@ -316,8 +320,11 @@ Value scatterIdentity(OpBuilder &b, Location l, kt::ScatterReduce red, Type t) {
   unsigned w = t.getIntOrFloatBitWidth();
   return arith::ConstantOp::create(
       b, l, t,
-      b.getIntegerAttr(t, max ? APInt::getSignedMinValue(w)
-                              : APInt::getSignedMaxValue(w)));
+      b.getIntegerAttr(t, isUnsignedInt(t)
+                              ? (max ? APInt::getMinValue(w)
+                                     : APInt::getMaxValue(w))
+                              : (max ? APInt::getSignedMinValue(w)
+                                     : APInt::getSignedMaxValue(w))));
 }
 
 /// kt.scatter: the positions of `index` visited in row-major order by a
@@ -492,6 +499,8 @@ struct ScatterLowering : public OpConversionPattern<kt::ScatterOp> {
               Value nn = elem == i64
                              ? n
                              : (Value)arith::TruncIOp::create(b, l, elem, n);
+              if (isUnsignedInt(elem))
+                return arith::DivUIOp::create(b, l, a[0], nn);
               return arith::FloorDivSIOp::create(b, l, a[0], nn);
             }
             Type cty = computeType(elem);

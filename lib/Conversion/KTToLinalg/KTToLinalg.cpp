@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -101,6 +102,61 @@ unsigned kiln::refineKTResultTypes(Operation *root) {
   return n;
 }
 
+/// The signless integer of the width of an unsigned (`ui8`) one.
+static std::optional<Type> signlessOf(Type t) {
+  auto it = dyn_cast<IntegerType>(t);
+  if (!it || it.isSignless())
+    return std::nullopt;
+  return IntegerType::get(t.getContext(), it.getWidth());
+}
+
+LogicalResult kiln::eraseIntegerSignedness(Operation *root) {
+  // Unsigned values may only remain where no kt op still reads them (a
+  // partial lowering that leaves kt ops on ui8 would lose their semantics).
+  WalkResult walk = root->walk([&](Operation *op) {
+    if (!isa<kt::KTDialect>(op->getDialect()) || isa<kt::FusionOp, kt::YieldOp>(op))
+      return WalkResult::advance();
+    for (Type t : llvm::concat<const Type>(op->getOperandTypes(),
+                                           op->getResultTypes()))
+      if (auto st = dyn_cast<ShapedType>(t);
+          st && signlessOf(st.getElementType())) {
+        op->emitOpError("on ") << t
+                               << " cannot stay in kt while the rest is "
+                                  "lowered: lower it too (no allow-partial)";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  AttrTypeReplacer replacer;
+  replacer.addReplacement([](IntegerType t) -> std::optional<Type> {
+    return signlessOf(t);
+  });
+  replacer.addReplacement(
+      [&](DenseIntOrFPElementsAttr a)
+          -> std::optional<std::pair<Attribute, WalkResult>> {
+        std::optional<Type> s = signlessOf(a.getElementType());
+        if (!s)
+          return std::nullopt;
+        return std::make_pair(Attribute(a.bitcast(*s)), WalkResult::skip());
+      });
+  replacer.addReplacement(
+      [&](IntegerAttr a) -> std::optional<std::pair<Attribute, WalkResult>> {
+        std::optional<Type> s = signlessOf(a.getType());
+        if (!s)
+          return std::nullopt;
+        return std::make_pair(Attribute(IntegerAttr::get(*s, a.getValue())),
+                              WalkResult::skip());
+      });
+  replacer.recursivelyReplaceElementsIn(root, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/false,
+                                        /*replaceTypes=*/true);
+  // Function types live in a TypeAttr the replacer has updated; block
+  // arguments (function entry blocks included) were replaced with them.
+  return success();
+}
+
 LogicalResult kiln::lowerKTToLinalg(Operation *root, bool allowPartial) {
   MLIRContext *ctx = root->getContext();
   // Functions holding kt ops: their arguments become read-only buffers.
@@ -123,6 +179,10 @@ LogicalResult kiln::lowerKTToLinalg(Operation *root, bool allowPartial) {
   RewritePatternSet patterns(ctx);
   populateKTToLinalgPatterns(patterns);
   if (failed(applyPartialConversion(root, target, std::move(patterns))))
+    return failure();
+  // The patterns read ui8 to pick unsigned arith ops; arith, linalg and LLVM
+  // take signless integers only.
+  if (failed(eraseIntegerSignedness(root)))
     return failure();
   StringAttr writable = StringAttr::get(
       ctx, bufferization::BufferizationDialect::kWritableAttrName);

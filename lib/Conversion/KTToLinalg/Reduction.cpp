@@ -223,8 +223,10 @@ struct SimpleReduction : public OpConversionPattern<OpTy> {
         init = scalarConst(rw, loc, acc, mx ? 0 : 1);
       else {
         unsigned w = acc.getIntOrFloatBitWidth();
-        APInt v =
-            mx ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w);
+        APInt v = isUnsignedInt(acc)
+                      ? (mx ? APInt::getMinValue(w) : APInt::getMaxValue(w))
+                      : (mx ? APInt::getSignedMinValue(w)
+                            : APInt::getSignedMaxValue(w));
         init =
             arith::ConstantOp::create(rw, loc, acc, rw.getIntegerAttr(acc, v));
       }
@@ -262,12 +264,16 @@ struct SimpleReduction : public OpConversionPattern<OpTy> {
             r = fl ? (Value)arith::MaximumFOp::create(b, l, a[0], v)
                 : acc.isInteger(1)
                     ? (Value)arith::OrIOp::create(b, l, a[0], v)
+                : isUnsignedInt(acc)
+                    ? (Value)arith::MaxUIOp::create(b, l, a[0], v)
                     : (Value)arith::MaxSIOp::create(b, l, a[0], v);
             break;
           case Kind::Min:
             r = fl ? (Value)arith::MinimumFOp::create(b, l, a[0], v)
                 : acc.isInteger(1)
                     ? (Value)arith::AndIOp::create(b, l, a[0], v)
+                : isUnsignedInt(acc)
+                    ? (Value)arith::MinUIOp::create(b, l, a[0], v)
                     : (Value)arith::MinSIOp::create(b, l, a[0], v);
             break;
           }
@@ -483,8 +489,11 @@ struct ArgReduction : public OpConversionPattern<OpTy> {
       unsigned w = elem.getIntOrFloatBitWidth();
       initV = arith::ConstantOp::create(
           rw, loc, elem,
-          rw.getIntegerAttr(elem, IsMax ? APInt::getSignedMinValue(w)
-                                        : APInt::getSignedMaxValue(w)));
+          rw.getIntegerAttr(elem, isUnsignedInt(elem)
+                                      ? (IsMax ? APInt::getMinValue(w)
+                                               : APInt::getMaxValue(w))
+                                      : (IsMax ? APInt::getSignedMinValue(w)
+                                               : APInt::getSignedMaxValue(w))));
     }
     Type i64 = rw.getI64Type();
     SmallVector<Value> outs = {
@@ -505,8 +514,12 @@ struct ArgReduction : public OpConversionPattern<OpTy> {
             better = arith::OrIOp::create(
                 b, l, better, arith::AndIOp::create(b, l, vNan, cNotNan));
           } else {
+            bool u = isUnsignedInt(elem);
             better = arith::CmpIOp::create(
-                b, l, IsMax ? CmpIPredicate::sgt : CmpIPredicate::slt, v, cur);
+                b, l,
+                IsMax ? (u ? CmpIPredicate::ugt : CmpIPredicate::sgt)
+                      : (u ? CmpIPredicate::ult : CmpIPredicate::slt),
+                v, cur);
           }
           Value idx = arith::IndexCastOp::create(
               b, l, i64, linalg::IndexOp::create(b, l, dim));

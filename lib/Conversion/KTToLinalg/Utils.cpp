@@ -284,6 +284,8 @@ Value scalarConst(OpBuilder &b, Location loc, Type t, double v) {
   return arith::ConstantOp::create(b, loc, t, b.getIntegerAttr(t, (int64_t)v));
 }
 
+bool isUnsignedInt(Type t) { return t.isUnsignedInteger(); }
+
 Value toBool(OpBuilder &b, Location loc, Value v) {
   Type t = v.getType();
   if (t.isInteger(1))
@@ -313,15 +315,24 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
       return v;
     return arith::TruncFOp::create(b, loc, to, v);
   }
-  if (ff) // float -> int: truncate toward zero.
-    return arith::FPToSIOp::create(b, loc, to, v);
+  unsigned tw = to.getIntOrFloatBitWidth();
+  if (ff) {
+    // float -> int: truncate toward zero; to a narrow integer (i16, i8,
+    // ui8) through i64, then wrap, as the interpreter stores it.
+    if (tw >= 32)
+      return arith::FPToSIOp::create(b, loc, to, v);
+    Value wide = arith::FPToSIOp::create(b, loc, b.getI64Type(), v);
+    return arith::TruncIOp::create(b, loc, to, wide);
+  }
   if (tf) {
-    if (from.isInteger(1))
+    if (from.isInteger(1) || isUnsignedInt(from))
       return arith::UIToFPOp::create(b, loc, to, v);
     return arith::SIToFPOp::create(b, loc, to, v);
   }
-  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
-  if (from.isInteger(1))
+  unsigned fw = from.getIntOrFloatBitWidth();
+  if (fw == tw) // i8 <-> ui8: the same bits
+    return arith::BitcastOp::create(b, loc, to, v);
+  if (from.isInteger(1) || isUnsignedInt(from))
     return arith::ExtUIOp::create(b, loc, to, v);
   if (fw < tw)
     return arith::ExtSIOp::create(b, loc, to, v);

@@ -69,6 +69,9 @@ mlir::Value broadcastTo(mlir::OpBuilder &b, mlir::Location loc,
 
 /// True for f16 and bf16 (computed in f32).
 bool isHalf(mlir::Type t);
+/// True for uint8 (`ui8`): integer ops on it use arith's unsigned forms
+/// (the type itself is made signless after lowering: eraseIntegerSignedness).
+bool isUnsignedInt(mlir::Type t);
 /// The type a float op computes in: f32 for f16/bf16, else `t`.
 mlir::Type computeType(mlir::Type t);
 /// The type sums and products over float data accumulate in: f64 for every

@@ -299,12 +299,7 @@ double scatterIdentityF(ScatterReduce r) {
   }
 }
 int64_t scatterIdentityI(ScatterReduce r, DType dt) {
-  int64_t lo = dt == DType::I32   ? std::numeric_limits<int32_t>::min()
-               : dt == DType::I1 ? 0
-                                 : std::numeric_limits<int64_t>::min();
-  int64_t hi = dt == DType::I32   ? std::numeric_limits<int32_t>::max()
-               : dt == DType::I1 ? 1
-                                 : std::numeric_limits<int64_t>::max();
+  int64_t lo = intDTypeMin(dt), hi = intDTypeMax(dt);
   switch (r) {
   case ScatterReduce::prod:
     return 1;

@@ -27,9 +27,9 @@ func.func @full_dynamic_count(%d: index) -> tensor<?x?xf32> {
 // -----
 
 func.func @full_bad_dtype() -> tensor<2xf32> {
-  // expected-error @+2 {{'kt.full' op dtype i8 is not a kt element type}}
+  // expected-error @+2 {{'kt.full' op dtype ui16 is not a kt element type}}
   // expected-error @+1 {{'kt.full' op failed to infer returned types}}
-  %0 = kt.full {size = [2], value = 1.0, dtype = i8} : () -> tensor<2xf32>
+  %0 = kt.full {size = [2], value = 1.0, dtype = ui16} : () -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
 

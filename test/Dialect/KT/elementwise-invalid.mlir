@@ -40,7 +40,7 @@ func.func @gelu_int(%a: tensor<3xi64>) -> tensor<3xi64> {
 
 // Tests that arithmetic ops reject i1.
 func.func @neg_bool(%a: tensor<3xi1>) -> tensor<3xi1> {
-  // expected-error @+1 {{'kt.neg' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer values}}
+  // expected-error @+1 {{'kt.neg' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 16-bit signless integer or 8-bit signless integer or 8-bit unsigned integer values}}
   %0 = kt.neg %a : (tensor<3xi1>) -> tensor<3xi1>
   return %0 : tensor<3xi1>
 }
@@ -125,9 +125,9 @@ func.func @clamp_int_fractional(%a: tensor<3xi32>) -> tensor<3xi32> {
 
 // Tests that cast's dtype is a kt element type.
 func.func @cast_bad_dtype(%a: tensor<3xf32>) -> tensor<3xi32> {
-  // expected-error @+2 {{'kt.cast' op dtype 'i8' is not a kt element type}}
+  // expected-error @+2 {{'kt.cast' op dtype 'ui16' is not a kt element type}}
   // expected-error @+1 {{'kt.cast' op failed to infer returned types}}
-  %0 = kt.cast %a {dtype = i8} : (tensor<3xf32>) -> tensor<3xi32>
+  %0 = kt.cast %a {dtype = ui16} : (tensor<3xf32>) -> tensor<3xi32>
   return %0 : tensor<3xi32>
 }
 
@@ -193,7 +193,7 @@ func.func @atan2_int(%a: tensor<3xi64>, %b: tensor<3xi64>) -> tensor<3xi64> {
 
 // Tests that fmod rejects i1.
 func.func @fmod_bool(%a: tensor<3xi1>, %b: tensor<3xi1>) -> tensor<3xi1> {
-  // expected-error @+1 {{'kt.fmod' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer values}}
+  // expected-error @+1 {{'kt.fmod' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 16-bit signless integer or 8-bit signless integer or 8-bit unsigned integer values}}
   %0 = kt.fmod %a, %b : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
   return %0 : tensor<3xi1>
 }
@@ -212,7 +212,7 @@ func.func @fmod_elem_mismatch(%a: tensor<3xi32>, %b: tensor<3xi64>) -> tensor<3x
 
 // Tests that the bitwise ops reject floats (as PyTorch).
 func.func @bitwise_and_float(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
-  // expected-error @+1 {{'kt.bitwise_and' op operand #0 must be ranked tensor of 64-bit signless integer or 32-bit signless integer or 1-bit signless integer values}}
+  // expected-error @+1 {{'kt.bitwise_and' op operand #0 must be ranked tensor of 64-bit signless integer or 32-bit signless integer or 16-bit signless integer or 8-bit signless integer or 8-bit unsigned integer or 1-bit signless integer values}}
   %0 = kt.bitwise_and %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
@@ -221,7 +221,7 @@ func.func @bitwise_and_float(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf
 
 // Tests that bitwise_not rejects floats (as PyTorch).
 func.func @bitwise_not_float(%a: tensor<3xbf16>) -> tensor<3xbf16> {
-  // expected-error @+1 {{'kt.bitwise_not' op operand #0 must be ranked tensor of 64-bit signless integer or 32-bit signless integer or 1-bit signless integer values}}
+  // expected-error @+1 {{'kt.bitwise_not' op operand #0 must be ranked tensor of 64-bit signless integer or 32-bit signless integer or 16-bit signless integer or 8-bit signless integer or 8-bit unsigned integer or 1-bit signless integer values}}
   %0 = kt.bitwise_not %a : (tensor<3xbf16>) -> tensor<3xbf16>
   return %0 : tensor<3xbf16>
 }

@@ -88,7 +88,7 @@ func.func @argmax_dim(%x: tensor<2x3xf32>) -> tensor<2xi64> {
 // -----
 
 func.func @argmin_bool(%x: tensor<2x3xi1>) -> tensor<2xi64> {
-  // expected-error @+1 {{'kt.argmin' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer values, but got 'tensor<2x3xi1>'}}
+  // expected-error @+1 {{'kt.argmin' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 16-bit signless integer or 8-bit signless integer or 8-bit unsigned integer values, but got 'tensor<2x3xi1>'}}
   %0 = kt.argmin %x {dim = 1} : (tensor<2x3xi1>) -> tensor<2xi64>
   return %0 : tensor<2xi64>
 }
@@ -132,7 +132,7 @@ func.func @cumprod_rank0_dim(%x: tensor<f32>) -> tensor<f32> {
 // -----
 
 func.func @cumsum_bool(%x: tensor<3xi1>) -> tensor<3xi1> {
-  // expected-error @+1 {{'kt.cumsum' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer values}}
+  // expected-error @+1 {{'kt.cumsum' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 16-bit signless integer or 8-bit signless integer or 8-bit unsigned integer values}}
   %0 = kt.cumsum %x {dim = 0} : (tensor<3xi1>) -> tensor<3xi1>
   return %0 : tensor<3xi1>
 }

@@ -1,7 +1,7 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{!kt.ref element type 'ui8' is not a kt element type}}
-func.func @bad_elem(%r: !kt.ref<4xui8>) {
+// expected-error @+1 {{!kt.ref element type 'ui16' is not a kt element type}}
+func.func @bad_elem(%r: !kt.ref<4xui16>) {
   return
 }
 

@@ -39,7 +39,7 @@ np.save(path("b64.npy"), np.ones(3, np.float64))
 np.save(path("b4.npy"), np.ones(4, np.float32))
 np.save(path("fortran.npy"), np.asfortranarray(np.ones((2, 3), np.float32)))
 np.save(path("big.npy"), np.ones(3, dtype=">f4"))
-np.save(path("u8.npy"), np.ones(3, dtype=np.uint8))
+np.save(path("u16.npy"), np.ones(3, dtype=np.uint16))
 with open(path("b.npy"), "rb") as f:
     good = f.read()
 with open(path("trunc.npy"), "wb") as f:
@@ -89,7 +89,7 @@ expect_error("fortran order", ok_args + ["--input=" + path("fortran.npy"),
 expect_error("big endian", ok_args + ["--input=" + path("a.npy"),
              "--input=" + path("big.npy")], "big endian")
 expect_error("unsupported dtype", ok_args + ["--input=" + path("a.npy"),
-             "--input=" + path("u8.npy")], "unsupported dtype")
+             "--input=" + path("u16.npy")], "unsupported dtype")
 expect_error("random with dynamic dim", [path("ok.mlir"), "--entry=g",
              "--random-inputs"], "dynamic dim")
 

@@ -44,6 +44,16 @@ unsigned refineKTResultTypes(mlir::Operation *root);
 /// be lowered unless `allowPartial`.
 llvm::LogicalResult lowerKTToLinalg(mlir::Operation *root, bool allowPartial);
 
+/// uint8 (`ui8`, docs/dialects/kt.md "Element types") after lowering: the
+/// patterns build their linalg/arith code on the kt types and pick unsigned
+/// arith ops (divui, remui, cmpi ult, maxui, extui, uitofp, ...) where the
+/// element type is unsigned; this then rewrites every unsigned integer type
+/// under `root` (values, block arguments, function types, constants) to the
+/// signless integer of its width, which is all arith, linalg and LLVM take.
+/// Fails, with an error at the op, when a kt op on an unsigned type is left
+/// (a partial lowering).
+llvm::LogicalResult eraseIntegerSignedness(mlir::Operation *root);
+
 } // namespace kiln
 
 #endif // KILN_CONVERSION_KTTOLINALG_KTTOLINALG_H

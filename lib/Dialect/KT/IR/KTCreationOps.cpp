@@ -25,13 +25,7 @@ static std::string typeStr(Type t) {
   return s;
 }
 
-static bool isKTElem(Type t) {
-  if (isKTFloat(t))
-    return true;
-  auto it = dyn_cast<IntegerType>(t);
-  return it && it.isSignless() &&
-         (it.getWidth() == 64 || it.getWidth() == 32 || it.getWidth() == 1);
-}
+static bool isKTElem(Type t) { return isKTElementType(t); }
 
 /// Result type of full/rand/randn: `size` with -1 as `?`, element `dtype`.
 LogicalResult inferSizedCreation(MLIRContext *ctx, std::optional<Location> loc,
@@ -124,8 +118,11 @@ LogicalResult FullOp::verify() {
   } else if (isa<IntegerType>(t)) {
     if (!std::isfinite(v) || v != std::trunc(v))
       return emitOpError("value ") << v << " must be integral for dtype " << t;
-    double lim = t.isInteger(32) ? 2147483648.0 : 9223372036854775808.0;
-    if (v < -lim || v >= lim)
+    unsigned w = t.getIntOrFloatBitWidth();
+    bool isUnsigned = t.isUnsignedInteger();
+    double lo = isUnsigned ? 0.0 : -std::ldexp(1.0, w - 1);
+    double hi = std::ldexp(1.0, isUnsigned ? w : w - 1);
+    if (v < lo || v >= hi)
       return emitOpError("value ") << v << " is out of range for dtype " << t;
   } else if (auto ft = dyn_cast<FloatType>(t); ft && std::isfinite(v)) {
     // As torch.full: a finite value must not overflow the dtype.

@@ -35,22 +35,14 @@ LogicalResult inferSameShapeResult(Type operand, Type elem,
   return success();
 }
 
-static bool isKTElementType(Type t) {
-  if (isKTFloat(t))
-    return true;
-  if (auto it = dyn_cast<IntegerType>(t))
-    return it.isSignless() &&
-           (it.getWidth() == 1 || it.getWidth() == 32 || it.getWidth() == 64);
-  return false;
-}
 
 LogicalResult inferCastResult(std::optional<Location> loc, StringRef opName,
                               Type operand, Type dtype,
                               SmallVectorImpl<Type> &types) {
   if (!dtype || !isKTElementType(dtype))
     return emitKTError(loc, opName, "dtype ", dtype,
-                       " is not a kt element type (f32, f64, f16, bf16, i64, "
-                       "i32, i1)");
+                       " is not a kt element type (", kKTElementTypesText,
+                       ")");
   return inferSameShapeResult(operand, dtype, types);
 }
 

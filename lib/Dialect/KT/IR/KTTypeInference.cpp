@@ -142,6 +142,22 @@ LogicalResult checkSameElementType(TypeRange types, std::optional<Location> loc,
 
 bool isKTFloat(Type t) { return isa<Float32Type, Float64Type, Float16Type, BFloat16Type>(t); }
 
+bool isKTElementType(Type t) {
+  if (isKTFloat(t))
+    return true;
+  auto it = dyn_cast_or_null<IntegerType>(t);
+  if (!it)
+    return false;
+  if (it.isUnsigned())
+    return it.getWidth() == 8;
+  return it.isSignless() &&
+         llvm::is_contained(llvm::ArrayRef<unsigned>{1, 8, 16, 32, 64},
+                            it.getWidth());
+}
+
+const char *const kKTElementTypesText =
+    "f32, f64, f16, bf16, i64, i32, i16, i8, ui8, i1";
+
 SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
                                   ArrayRef<int64_t> dims, bool keepdim) {
   SmallVector<int64_t> result;

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Dialect/KT/IR/KTTypeInference.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -45,12 +46,9 @@ LogicalResult RefType::verify(function_ref<InFlightDiagnostic()> emitError,
     if (!ShapedType::isDynamic(d) && d < 0)
       return emitError() << "!kt.ref dim size " << d
                          << " is invalid (expected >= 0 or ?)";
-  if (!elementType ||
-      !(elementType.isF32() || elementType.isF64() || elementType.isF16() ||
-        elementType.isBF16() || elementType.isSignlessInteger(64) ||
-        elementType.isSignlessInteger(32) || elementType.isSignlessInteger(1)))
+  if (!elementType || !isKTElementType(elementType))
     return emitError() << "!kt.ref element type " << elementType
-                       << " is not a kt element type (f32, f64, f16, bf16, "
-                          "i64, i32, i1)";
+                       << " is not a kt element type ("
+                       << kKTElementTypesText << ")";
   return success();
 }

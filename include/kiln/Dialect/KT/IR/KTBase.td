@@ -27,10 +27,21 @@ def KT_Dialect : Dialect {
 
     Rules shared by every op:
 
-    1. Element types are `f32`, `f64`, `f16`, `bf16`, `i64`, `i32` and `i1`.
-       Operands of one op share an element type; conversions are explicit
-       (`kt.cast`). A frontend applies PyTorch's type promotion when it builds
-       the IR.
+    1. Element types are `f32`, `f64`, `f16`, `bf16`, `i64`, `i32`, `i16`,
+       `i8`, `ui8` and `i1`. Operands of one op share an element type;
+       conversions are explicit (`kt.cast`). A frontend applies PyTorch's
+       type promotion when it builds the IR. The integers are PyTorch's:
+       `i64`, `i32`, `i16` and `i8` (signless) are the signed int64 ...
+       int8; `ui8` (MLIR's unsigned 8-bit integer) is uint8. Integer
+       arithmetic wraps (two's complement: `127 + 1` is `-128` in `i8`,
+       `255 + 1` is `0` in `ui8`); on `ui8` comparisons, division,
+       remainder, max/min, `abs`/`sign`, the reductions' max/min/argmax and
+       casts (to floats and wider integers) are unsigned. Float to integer
+       casts truncate toward zero (a value outside the integer's range is
+       undefined in PyTorch; Kiln wraps it from int64). `sum` and `prod` of
+       any integer or `i1` give `i64`. After lowering to linalg every
+       integer is signless: the lowering picks the unsigned arith ops for
+       `ui8` and then makes the type `i8` (docs/codegen.md).
     2. Binary ops broadcast like NumPy. Result types are inferred for static and
        dynamic (`?`) dims. A `?` that must equal another dim is checked when the
        op runs, with an error naming the op.
@@ -166,15 +177,20 @@ def KT_ScatterReduceAttr : KT_EnumAttr<KT_ScatterReduce, "scatter_reduce",
 //===----------------------------------------------------------------------===//
 
 def KT_FloatElem : AnyTypeOf<[F32, F64, F16, BF16]>;
-def KT_IntElem : AnyTypeOf<[I64, I32]>;
-def KT_Elem : AnyTypeOf<[F32, F64, F16, BF16, I64, I32, I1]>;
+// PyTorch's integer dtypes: int64, int32, int16, int8 (signless, read as
+// signed) and uint8 (`ui8`, MLIR's unsigned 8-bit integer; see
+// docs/dialects/kt.md, "Element types").
+def KT_IntElem : AnyTypeOf<[I64, I32, I16, I8, UI8]>;
+def KT_Elem : AnyTypeOf<[F32, F64, F16, BF16, I64, I32, I16, I8, UI8, I1]>;
 
-def KT_Tensor : RankedTensorOf<[F32, F64, F16, BF16, I64, I32, I1]>;
+def KT_Tensor : RankedTensorOf<[F32, F64, F16, BF16, I64, I32, I16, I8, UI8,
+                                I1]>;
 def KT_FloatTensor : RankedTensorOf<[F32, F64, F16, BF16]>;
-def KT_NumericTensor : RankedTensorOf<[F32, F64, F16, BF16, I64, I32]>;
+def KT_NumericTensor : RankedTensorOf<[F32, F64, F16, BF16, I64, I32, I16, I8,
+                                       UI8]>;
 def KT_BoolTensor : RankedTensorOf<[I1]>;
 // Integers and bools: the operands of the bitwise ops.
-def KT_IntOrBoolTensor : RankedTensorOf<[I64, I32, I1]>;
+def KT_IntOrBoolTensor : RankedTensorOf<[I64, I32, I16, I8, UI8, I1]>;
 def KT_IndexTensor : RankedTensorOf<[I64, I32]>;
 // A rank-0 i64 tensor: the seed of a random op.
 def KT_SeedTensor : 0DTensorOf<[I64]>;

@@ -441,7 +441,7 @@ def KT_CastOp : KT_UnaryOp<"cast", KT_Tensor> {
     is true), `i1` to a number is 0 or 1, float to float rounds to nearest
     even.
 
-    1. `dtype` is a kt element type (f32, f64, f16, bf16, i64, i32, i1).
+    1. `dtype` is a kt element type (f32, f64, f16, bf16, i64, i32, i16, i8, ui8, i1).
     2. The result has the shape of `self` and element type `dtype`.
 
     ```mlir

@@ -81,6 +81,11 @@ std::string shapeToString(llvm::ArrayRef<int64_t> shape);
 
 /// True for f32/f64/f16/bf16.
 bool isKTFloat(mlir::Type elementType);
+/// True for a kt element type: f32, f64, f16, bf16, i64, i32, i16, i8 (the
+/// signless integers, signed in arithmetic), ui8 (unsigned) and i1.
+bool isKTElementType(mlir::Type elementType);
+/// "f32, f64, f16, bf16, i64, i32, i16, i8, ui8, i1": for messages.
+extern const char *const kKTElementTypesText;
 
 /// Shape of the reduction of `shape` over `dims` (normalized, any order).
 llvm::SmallVector<int64_t> reducedShape(llvm::ArrayRef<int64_t> shape,
