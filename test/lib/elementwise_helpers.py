@@ -8,9 +8,11 @@ from kiln_testing import Suite, ttype, func_text, to_bf16
 
 TD = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
       "bf16": torch.bfloat16, "i64": torch.int64, "i32": torch.int32,
+      "i16": torch.int16, "i8": torch.int8, "ui8": torch.uint8,
       "i1": torch.bool}
 NPD = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
-       "bf16": np.float32, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+       "bf16": np.float32, "i64": np.int64, "i32": np.int32, "i16": np.int16,
+       "i8": np.int8, "ui8": np.uint8, "i1": np.bool_}
 FLOATS = ["f32", "f64", "f16", "bf16"]
 INTS = ["i32", "i64"]
 

@@ -60,6 +60,13 @@ static cl::opt<unsigned>
 static cl::opt<bool> gpuFuse("gpu-fuse", cl::cat(category), cl::init(true),
                              cl::desc("nvptx: fuse elementwise ops into "
                                       "their consumers' kernels"));
+static cl::opt<bool> gpuBlockReduce(
+    "gpu-block-reduce", cl::cat(category), cl::init(true),
+    cl::desc("nvptx: row reductions as a block per row (warp shuffles)"));
+static cl::opt<std::string> gpuMatmul(
+    "gpu-matmul", cl::cat(category), cl::init("cublas"),
+    cl::desc("nvptx: f32/f64 matmuls as cuBLAS calls through libkiln_rt "
+             "(cublas) or generated kernels (kernel)"));
 static cl::opt<unsigned> threads(
     "cpu-threads", cl::cat(category), cl::init(0),
     cl::desc("Threads of the generated code and OpenBLAS (0: all cores)"));
@@ -147,6 +154,8 @@ int main(int argc, char **argv) {
     options.gpu.emit = emit;
     options.gpu.blockSize = blockSize;
     options.gpu.fuse = gpuFuse;
+    options.gpu.blockReduce = gpuBlockReduce;
+    options.gpu.matmul = gpuMatmul;
   }
   std::string error;
   if (failed(package::writePackage(*module, options, outputFile, error)))

@@ -31,9 +31,11 @@ using namespace kiln;
 
 std::string kiln::nvptx::pipelineString(const CodeOptions &o) {
   return llvm::formatv("kiln-nvptx{{chip={0} features={1} emit={2} "
-                       "block-size={3} max-blocks={4} fuse={5}}",
+                       "block-size={3} max-blocks={4} fuse={5} "
+                       "block-reduce={6} matmul={7}}",
                        o.chip, o.features, o.emit, o.blockSize, o.maxBlocks,
-                       o.fuse ? "true" : "false")
+                       o.fuse ? "true" : "false",
+                       o.blockReduce ? "true" : "false", o.matmul)
       .str();
 }
 
@@ -45,6 +47,8 @@ static void setPipelineOptions(const nvptx::CodeOptions &o,
   pipe.blockSize = o.blockSize;
   pipe.maxBlocks = o.maxBlocks;
   pipe.fuse = o.fuse;
+  pipe.blockReduce = o.blockReduce;
+  pipe.matmul = o.matmul;
 }
 
 LogicalResult kiln::nvptx::verifyOptions(const CodeOptions &o,

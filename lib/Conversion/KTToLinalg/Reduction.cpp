@@ -713,9 +713,10 @@ struct ArgsortLowering : public OpConversionPattern<kt::ArgsortOp> {
                      b, loc, aNum, arith::XOrIOp::create(b, loc, cNum, one));
       return arith::OrIOp::create(b, loc, lt, nanOrder);
     }
-    bool i1 = t.isInteger(1);
-    CmpIPredicate p = desc ? (i1 ? CmpIPredicate::ugt : CmpIPredicate::sgt)
-                           : (i1 ? CmpIPredicate::ult : CmpIPredicate::slt);
+    // i1 and uint8 (ui8) compare unsigned.
+    bool u = t.isInteger(1) || isUnsignedInt(t);
+    CmpIPredicate p = desc ? (u ? CmpIPredicate::ugt : CmpIPredicate::sgt)
+                           : (u ? CmpIPredicate::ult : CmpIPredicate::slt);
     return arith::CmpIOp::create(b, loc, p, a, c);
   }
 
@@ -987,8 +988,12 @@ struct SearchsortedLowering : public OpConversionPattern<kt::SearchsortedOp> {
                       wb, wl, right ? CmpFPredicate::ULE : CmpFPredicate::ULT,
                       s, x);
                 } else {
+                  // uint8 (ui8) compares unsigned.
+                  bool u = isUnsignedInt(s.getType());
                   goRight = arith::CmpIOp::create(
-                      wb, wl, right ? CmpIPredicate::sle : CmpIPredicate::slt,
+                      wb, wl,
+                      right ? (u ? CmpIPredicate::ule : CmpIPredicate::sle)
+                            : (u ? CmpIPredicate::ult : CmpIPredicate::slt),
                       s, x);
                 }
                 Value s2 = arith::SelectOp::create(

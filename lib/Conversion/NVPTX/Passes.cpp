@@ -259,6 +259,9 @@ kiln::buildKilnNVPTXPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // A user function named like a library function (@exp, @remainder) was
+  // renamed to kiln.user.<name>; its C interface gets the user's name back.
+  pm.addPass(createKilnCPURestoreInterfaceNamesPass());
   return success();
 }
 

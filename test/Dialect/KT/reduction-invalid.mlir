@@ -245,7 +245,7 @@ func.func @searchsorted_nd_lead(%s: tensor<2x5x4xf32>, %v: tensor<2x3x1xf32>) ->
 // -----
 
 func.func @searchsorted_bool(%s: tensor<4xi1>, %v: tensor<3xi1>) -> tensor<3xi64> {
-  // expected-error @+1 {{'kt.searchsorted' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer values}}
+  // expected-error @+1 {{'kt.searchsorted' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 16-bit signless integer or 8-bit signless integer or 8-bit unsigned integer values}}
   %0 = kt.searchsorted %s, %v : (tensor<4xi1>, tensor<3xi1>) -> tensor<3xi64>
   return %0 : tensor<3xi64>
 }

@@ -27,13 +27,22 @@ def ref(seq, val, el, right):
 def case(label, seq, val, el, right, st=None, vt=None):
     st = st or ttype(seq.shape, el)
     vt = vt or ttype(val.shape, el)
-    rt = re.sub(r"(bf|f|i)[0-9]+>$", "i64>", vt)
+    rt = re.sub(r"(bf|f|ui|i)[0-9]+>$", "i64>", vt)
     s.check("kt.searchsorted %s %s right=%s" % (label, el, right),
             func_text("main", [st, vt], [rt], [
                 "%%r = kt.searchsorted %%arg0, %%arg1 {right = %s} : (%s, %s) -> %s"
                 % ("true" if right else "false", st, vt, rt),
                 "return %%r : %s" % rt]), [seq, val], ref(seq, val, el, right))
 
+
+# Small integers: uint8 compares unsigned (values above 127 are large).
+for el, dt in (("ui8", np.uint8), ("i8", np.int8), ("i16", np.int16)):
+    info = np.iinfo(dt)
+    seq = np.array(sorted({int(info.min), -1 if info.min < 0 else 1, 0, 50,
+                           100, 127, int(info.max)}), dtype=dt)
+    val = np.array([info.min, 0, 99, 100, 127, info.max], dtype=dt)
+    for right in (False, True):
+        case("small ints", seq, val, el, right)
 
 for el in FLOATS + INTS:
     fl = el in FLOATS

@@ -75,8 +75,9 @@ for el in ["f32", "f64", "f16", "bf16"]:
         s.check("kt.argsort specials %s desc=%s" % (el, desc),
                 argsort_text(t, it, 1, desc), [x], ref(x, el, 1, desc))
 
-# Integer extremes.
-for el, dt in (("i64", np.int64), ("i32", np.int32)):
+# Integer extremes (uint8 sorts unsigned: 200 after 100).
+for el, dt in (("i64", np.int64), ("i32", np.int32), ("i16", np.int16),
+               ("i8", np.int8), ("ui8", np.uint8)):
     info = np.iinfo(dt)
     x = np.array([info.max, info.min, 0, -1, info.max, 1, info.min], dtype=dt)
     for desc in (False, True):

@@ -10,7 +10,7 @@
 // RUN: kiln-compile %s --backend=nvptx --entry=prog -o %t/prog.so
 // RUN: readelf -p .kiln_manifest %t/prog.so | FileCheck %s --check-prefix=MANIFEST
 // MANIFEST: "kiln_version"
-// MANIFEST: "pipeline": "kiln-nvptx{chip=sm_90a features=+ptx80 emit=bin block-size=256 max-blocks=65535 fuse=true}"
+// MANIFEST: "pipeline": "kiln-nvptx{chip=sm_90a features=+ptx80 emit=bin block-size=256 max-blocks=65535 fuse=true block-reduce=true matmul=cublas}"
 // MANIFEST: "chip": "sm_90a",
 // MANIFEST: "cpu":
 // MANIFEST: "device": "cuda",
@@ -30,6 +30,19 @@
 // RUN: nm -D %t/ptx.so | FileCheck %s --check-prefix=JIT
 // JIT: U mgpuModuleLoadJIT
 //
+// A function named like a C library function (@remainder, renamed inside to
+// kiln.user.remainder) keeps its name as the entry; a matmul calls cuBLAS
+// through libkiln_rt unless --gpu-matmul=kernel.
+// RUN: kiln-compile %s --backend=nvptx --entry=remainder,mm -o %t/libm.so
+// RUN: nm -D %t/libm.so | FileCheck %s --check-prefix=RENAMED
+// RENAMED-DAG: T _mlir__mlir_ciface_remainder
+// RENAMED-DAG: T _mlir__mlir_ciface_mm
+// RENAMED-DAG: U kiln_cuda_gemm
+// RUN: kiln-compile %s --backend=nvptx --entry=mm --gpu-matmul=kernel -o %t/mm.so
+// RUN: nm -D %t/mm.so | FileCheck %s --check-prefix=NOBLAS
+// NOBLAS-NOT: kiln_cuda_gemm
+// RUN: not kiln-compile %s --backend=nvptx --entry=mm --gpu-matmul=cudnn -o %t/none.so 2>&1 | FileCheck %s --check-prefix=MATMUL
+// MATMUL: kiln-compile: error: kiln-nvptx: matmul must be cublas (cuBLAS calls through the runtime) or kernel (generated kernels), not 'cudnn'
 // RUN: not kiln-compile %s --backend=nvptx --chip=gfx90a --entry=prog -o %t/none.so 2>&1 | FileCheck %s --check-prefix=CHIP
 // CHIP: kiln-compile: error: kiln-nvptx: chip must be sm_<major><minor> with an optional a or f (sm_80, sm_90a), not 'gfx90a'
 // RUN: not kiln-compile %s --backend=nvptx --emit=fatbin --entry=prog -o %t/none.so 2>&1 | FileCheck %s --check-prefix=EMIT
@@ -38,7 +51,7 @@
 // BACKEND: kiln-compile: error: --backend must be cpu or nvptx (alias cuda), not 'rocm'
 // RUN: not kiln-compile %s --backend=nvptx --entry=on_cpu -o %t/none.so 2>&1 | FileCheck %s --check-prefix=DEVICE
 // DEVICE: kiln-compile: error: {{.*}}nvptx.mlir:[[# @LINE + 25]]:3: kg.program @on_cpu cannot be packaged: the guard wants device 'cpu'; CUDA packages take cuda tensors
-// RUN: not kiln-compile %s --backend=nvptx --entry=gathers -o %t/none.so 2>&1 | FileCheck %s --check-prefix=NOLOWERING
+// RUN: not kiln-compile %s --backend=nvptx --entry=host_read -o %t/none.so 2>&1 | FileCheck %s --check-prefix=NOLOWERING
 // NOLOWERING: kiln-compile: error: kiln-nvptx failed:
 // NOLOWERING: nvptx.mlir:[[# @LINE + 32]]
 // RUN: not test -e %t/none.so
@@ -71,7 +84,17 @@ kg.program @on_cpu(%a: tensor<4xf32>) -> tensor<4xf32> {
   kg.return %r : tensor<4xf32>
 }
 
-func.func @gathers(%x: tensor<5x3xf32>, %i: tensor<2x3xi64>) -> tensor<2x3xf32> {
-  %0 = kt.gather %x, %i {dim = 0} : (tensor<5x3xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
-  return %0 : tensor<2x3xf32>
+func.func @host_read(%x: tensor<4x5xf32>, %t: tensor<4xi64>) -> tensor<f32> {
+  %0 = kt.nll_loss %x, %t : (tensor<4x5xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+func.func @remainder(%x: tensor<16xi32>, %y: tensor<16xi32>) -> tensor<16xi32> {
+  %0 = kt.remainder %x, %y : (tensor<16xi32>, tensor<16xi32>) -> tensor<16xi32>
+  return %0 : tensor<16xi32>
+}
+
+func.func @mm(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %0 = kt.matmul %a, %b : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
 }

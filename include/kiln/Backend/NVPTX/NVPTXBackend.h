@@ -29,6 +29,8 @@ struct CodeOptions {
   unsigned blockSize = 256;
   unsigned maxBlocks = 65535;
   bool fuse = true;
+  bool blockReduce = true;        ///< row reductions a block per row
+  std::string matmul = "cublas";  ///< "cublas" or "kernel"
 };
 
 /// The pipeline string of `options` ("kiln-nvptx{chip=... ...}"): what a
