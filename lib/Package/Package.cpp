@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Package/Package.h"
+#include "kiln/Backend/CPU/RuntimeErrors.h"
 #include "kiln/Backend/NVPTX/NVPTXBackend.h"
 #include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Interpreter/Tensor.h"
@@ -506,6 +507,9 @@ LogicalResult kiln::package::writePackage(ModuleOp module,
                                     &kernels)))
       return failure();
     pipeline = nvptx::pipelineString(options.gpu);
+    // The run-time checks' messages (reported by the host code, also for
+    // checks inside kernels: their device error record).
+    runtimeErrors = cpu::runtimeErrorMessages(*clone);
     target = llvm::json::Object{{"device", "cuda"},
                                 {"chip", options.gpu.chip},
                                 {"ptx_features", options.gpu.features},

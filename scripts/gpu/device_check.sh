@@ -37,12 +37,16 @@ echo "== runtime/cuda check program"
 /tmp/kiln-cuda-rt/kiln-cuda-rt-check
 echo "== the same without cuBLAS (KILN_CUBLAS names a missing file)"
 KILN_CUBLAS=/nonexistent/libcublas.so /tmp/kiln-cuda-rt/kiln-cuda-rt-check | grep gemm
+echo "== run-time errors and library calls (scripts/gpu/run_checks.py)"
+python3 scripts/gpu/run_checks.py --package .gpu/checks/checks.so --library "$LIB"
+checks=$?
 echo "== corpus"
 rm -rf /tmp/kiln-corpus && mkdir -p /tmp/kiln-corpus &&
   tar -xJf .gpu/corpus.tar.xz -C /tmp/kiln-corpus || exit 2
 python3 scripts/gpu/run_corpus.py /tmp/kiln-corpus/corpus --library "$LIB" \
   --json "$OUT/corpus.json" --workers "${KILN_GPU_WORKERS:-8}"
 rc=$?
+[ $checks != 0 ] && rc=1
 if [ "${KILN_GPU_BENCH:-1}" != 0 ]; then
   echo "== bench"
   timeout "${KILN_GPU_BENCH_TIMEOUT:-240}" python3 bench/gpu_bench.py \

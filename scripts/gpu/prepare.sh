@@ -12,5 +12,9 @@ for f in bench/gpu/*.mlir; do
   build/bin/kiln-compile "$f" --backend=nvptx --chip="$CHIP" \
     -o ".gpu/bench/$(basename "${f%.mlir}").so"
 done
+mkdir -p .gpu/checks
+build/bin/kiln-compile scripts/gpu/checks/checks.mlir --backend=nvptx \
+  --chip="$CHIP" --entry=gather,embedding,remainder,linear,bmm64,matmul_empty_k \
+  -o .gpu/checks/checks.so
 /usr/bin/python3 scripts/gpu/make_corpus.py --out .gpu --chip "$CHIP"
 du -sh .gpu

@@ -35,6 +35,11 @@
 // through libkiln_rt unless --gpu-matmul=kernel.
 // RUN: kiln-compile %s --backend=nvptx --entry=remainder,mm -o %t/libm.so
 // RUN: nm -D %t/libm.so | FileCheck %s --check-prefix=RENAMED
+// The manifest carries the run-time checks' messages (kernels report them
+// through their device error record).
+// RUN: readelf -p .kiln_manifest %t/libm.so | FileCheck %s --check-prefix=ERRORS
+// ERRORS: "runtime_errors": [
+// ERRORS-NEXT: nvptx.mlir:{{[0-9]+}}:{{[0-9]+}}: integer division by zero
 // RENAMED-DAG: T _mlir__mlir_ciface_remainder
 // RENAMED-DAG: T _mlir__mlir_ciface_mm
 // RENAMED-DAG: U kiln_cuda_gemm
