@@ -315,6 +315,23 @@ Cublas &cublas() {
   return c;
 }
 
+/// Row-major C += A B as column-major C^T += B^T A^T: one cuBLAS gemm (or
+/// strided-batched gemm) with the operands swapped, alpha = beta = 1.
+template <typename T, typename Gemm, typename Batched>
+int runGemm(Gemm gemm, Batched batched, void *handle, int64_t batch,
+            int64_t m, int64_t n, int64_t k, intptr_t a, intptr_t b,
+            intptr_t c) {
+  const T one = 1;
+  auto *A = reinterpret_cast<const T *>(a);
+  auto *Bm = reinterpret_cast<const T *>(b);
+  auto *C = reinterpret_cast<T *>(c);
+  int M = int(m), N = int(n), K = int(k);
+  if (batch == 1)
+    return gemm(handle, 0, 0, N, M, K, &one, Bm, N, A, K, &one, C, N);
+  return batched(handle, 0, 0, N, M, K, &one, Bm, N, k * n, A, K, m * k, &one,
+                 C, N, m * n, int(batch));
+}
+
 } // namespace
 
 extern "C" {
@@ -343,26 +360,13 @@ void kiln_cuda_gemm(int32_t dtype, int64_t batch, int64_t m, int64_t n,
   }
   std::lock_guard<std::mutex> lock(cb.mutex);
   ScopedContext scope;
-  int M = int(m), N = int(n), K = int(k), B = int(batch);
   int st = 0;
   if (dtype == 0) {
-    const float one = 1.0f;
-    auto *A = reinterpret_cast<const float *>(a);
-    auto *Bm = reinterpret_cast<const float *>(b);
-    auto *C = reinterpret_cast<float *>(c);
-    st = B == 1 ? cb.sgemm(cb.handle, 0, 0, N, M, K, &one, Bm, N, A, K, &one,
-                           C, N)
-                : cb.sgemmBatched(cb.handle, 0, 0, N, M, K, &one, Bm, N,
-                                  k * n, A, K, m * k, &one, C, N, m * n, B);
+    st = runGemm<float>(cb.sgemm, cb.sgemmBatched, cb.handle, batch, m, n, k,
+                        a, b, c);
   } else if (dtype == 1) {
-    const double one = 1.0;
-    auto *A = reinterpret_cast<const double *>(a);
-    auto *Bm = reinterpret_cast<const double *>(b);
-    auto *C = reinterpret_cast<double *>(c);
-    st = B == 1 ? cb.dgemm(cb.handle, 0, 0, N, M, K, &one, Bm, N, A, K, &one,
-                           C, N)
-                : cb.dgemmBatched(cb.handle, 0, 0, N, M, K, &one, Bm, N,
-                                  k * n, A, K, m * k, &one, C, N, m * n, B);
+    st = runGemm<double>(cb.dgemm, cb.dgemmBatched, cb.handle, batch, m, n,
+                         k, a, b, c);
   } else {
     threadError = "kiln_cuda_gemm: unknown dtype " + std::to_string(dtype);
     return;
