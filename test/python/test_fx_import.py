@@ -1100,7 +1100,13 @@ def test_batch4_ops_follow_pytorch(backend):
     i1, i2 = torch.randint(-9, 9, (3, 5), generator=g), torch.randint(-9, 9, (5, 4), generator=g)
     b3 = torch.randn(2, 5, 4, generator=g)
     inputs = (c, m1, m2, cb, b1, b2, ci, i1, i2, b3)
-    check_same(run(_add_products, *inputs, backend=backend), _add_products(*inputs))
+    expected = list(_add_products(*inputs))
+    # PyTorch 1.13's baddbmm with beta=0 on small batches sometimes returns
+    # NaN in elements whose product is finite (it reads memory it has not
+    # written: seen in CI, about 1 run in 6): the reference is the
+    # documented result, alpha * bmm with the input ignored.
+    expected[6] = torch.bmm(b1, b2)
+    check_same(run(_add_products, *inputs, backend=backend), tuple(expected))
     x = torch.randn(3, 4, 5, generator=g)
     x[0, 0, :3] = torch.tensor([0.0, -0.0, _NAN])
     a = torch.randint(-3, 4, (3, 4), generator=g)
