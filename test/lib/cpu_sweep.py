@@ -155,7 +155,7 @@ def _run_batch(cases, texts, backend, tmp, tag):
     """Runs case k's entry of texts[k] for every k in one kiln-run --batch
     process. Returns {k: ("ok", results) | ("skipped", ops) | ("error",
     message)}; cases missing from it did not run (a crash)."""
-    from kiln_testing import KILN_RUN
+    from kiln_testing import KILN_RUN, check_converged
     root = os.path.join(tmp, tag)
     os.makedirs(root, exist_ok=True)
     module = os.path.join(root, "module.mlir")
@@ -179,6 +179,7 @@ def _run_batch(cases, texts, backend, tmp, tag):
         f.write("\n".join(lines) + "\n")
     proc = subprocess.run([KILN_RUN, module, "--backend=" + backend,
                            "--batch=" + spec], capture_output=True, text=True)
+    check_converged(proc)
     out = {}
     for k in sorted(texts):
         d = os.path.join(root, "c%d" % k, "out")

@@ -96,6 +96,20 @@ class KilnRunError(Exception):
         self.stderr = stderr
 
 
+# The warning of a pattern set that rewrote until its cap (kiln/Support/
+# BoundedRewrite.h): the result is right, but compiling took seconds longer
+# than it should. The tests fail on it, so that such a defect is found.
+NOT_CONVERGED = "rewriting did not converge"
+
+
+def check_converged(proc):
+    """Raises KilnRunError when `proc` (a finished subprocess.run with text
+    stderr) warned that some rewriting did not converge."""
+    if NOT_CONVERGED in (proc.stderr or ""):
+        raise KilnRunError(proc.returncode, "compile-time defect: " + "\n".join(
+            l for l in proc.stderr.splitlines() if NOT_CONVERGED in l))
+
+
 def run(mlir, inputs, entry=None, extra_args=()):
     """Runs `entry` of the module text `mlir` on the NumPy `inputs`; returns
     the list of results (NumPy arrays). Raises KilnRunError on failure."""
@@ -112,6 +126,7 @@ def run(mlir, inputs, entry=None, extra_args=()):
                                   capture_output=True, text=True)
             if proc.returncode != 0:
                 raise KilnRunError(proc.returncode, proc.stderr)
+            check_converged(proc)
             path = after
         args = [KILN_RUN, path, "--output-dir=" + os.path.join(tmp, "out")]
         if entry:
@@ -124,6 +139,7 @@ def run(mlir, inputs, entry=None, extra_args=()):
         proc = subprocess.run(args, capture_output=True, text=True)
         if proc.returncode != 0:
             raise KilnRunError(proc.returncode, proc.stderr)
+        check_converged(proc)
         out = []
         i = 0
         while os.path.exists(os.path.join(tmp, "out", "result%d.npy" % i)):

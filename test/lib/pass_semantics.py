@@ -165,6 +165,10 @@ def _run(args):
     if proc.returncode != 0:
         raise ToolError("%s exited %d:\n%s" % (
             os.path.basename(args[0]), proc.returncode, proc.stderr.rstrip()))
+    from kiln_testing import NOT_CONVERGED
+    if NOT_CONVERGED in proc.stderr:
+        raise ToolError("%s: compile-time defect: %s" % (
+            os.path.basename(args[0]), proc.stderr.rstrip()))
     return proc
 
 

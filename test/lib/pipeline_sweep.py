@@ -27,7 +27,9 @@ to name the chunk. Outcomes per chunk:
   above 1, a time-out), an error without a location, an error naming an op
   that the program does not have there (a verifier failure of IR the
   pipeline built: "'tensor.expand_shape' op expected ...") or an upstream
-  pass's internal failure ("op was not bufferized").
+  pass's internal failure ("op was not bufferized"), or a warning that a
+  pattern set rewrote until its cap ("rewriting did not converge": correct
+  IR, but seconds of compile time lost).
 
 Exits 1 if there was a failure.
 """
@@ -60,6 +62,8 @@ EXPECTED = re.compile(r"//\s*expected-(error|warning|note|remark)\b.*$", re.M)
 # "<file>:<line>:<col>: error: <message>"; a location without a file
 # prints as "<unknown>:0: error: loc("name"): <message>".
 DIAG = re.compile(r"^(.*?):(\d+):(\d+): error: (.*)$")
+DIAG_ANY = re.compile(r"^(.*?):(\d+):(\d+): (?:error|warning): (.*)$")
+NOT_CONVERGED = "rewriting did not converge"
 NO_FILE = re.compile(r"^<unknown>:0: error: (.*)$")
 NAMED = re.compile(r"^(loc\(.*?\)): (.*)$")
 # The op an error is about: "'tensor.expand_shape' op ...".
@@ -228,6 +232,14 @@ def sweep(chunks, args, jobs):
             found.setdefault(chunk, []).append(
                 ("failure", "crash (exit %d): %s" % (rc, " | ".join(first))))
             continue
+        for l in err.splitlines():
+            # A pattern set that rewrote until its cap (kiln/Support/
+            # BoundedRewrite.h): correct IR, but seconds of compile time lost.
+            m = DIAG_ANY.match(l)
+            if NOT_CONVERGED in l:
+                c = (buf.chunk_at(int(m.group(2))) if m and m.group(1) == "<stdin>"
+                     else chunk) or buf.chunks[0]
+                found.setdefault(c, []).append(("failure", l.strip()))
         diags = diagnostics(err)
         for d in diags:
             c = buf.chunk_at(d.line) if d.line else (chunk or None)

@@ -12,6 +12,7 @@
 
 #include "kiln/Conversion/CPU/CPUCodegen.h"
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Support/BoundedRewrite.h"
 
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
@@ -119,7 +120,9 @@ struct LowerVectors
     func::FuncOp fn = getOperation();
     MLIRContext *ctx = &getContext();
     // Bounded rewriting: a pattern set that does not converge leaves the IR
-    // as it is (still correct) instead of looping.
+    // as it is (still correct) instead of looping, with a warning
+    // (kiln/Support/BoundedRewrite.h) so that such a compile-time defect is
+    // seen.
     int64_t numOps = 0;
     fn.walk([&](Operation *) { ++numOps; });
     GreedyRewriteConfig config;
@@ -127,7 +130,8 @@ struct LowerVectors
     config.setMaxNumRewrites(10000 + 64 * numOps);
     auto applyPatternsGreedily = [&](Operation *op,
                                      FrozenRewritePatternSet &&patterns) {
-      (void)mlir::applyPatternsGreedily(op, std::move(patterns), config);
+      (void)kiln::applyPatternsBounded(op, std::move(patterns), config,
+                                       "vector lowering");
       return success();
     };
     // Accumulators (matmul C tiles, partial reductions) stay in registers

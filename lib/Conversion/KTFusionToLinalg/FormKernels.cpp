@@ -33,6 +33,7 @@
 #include "kiln/Conversion/KTFusionToLinalg/FormKernels.h"
 
 #include "kiln/Dialect/KT/IR/KTFusionOps.h"
+#include "kiln/Support/BoundedRewrite.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -208,11 +209,13 @@ void cleanUp(kt::FusionOp fusion) {
   for (RegisteredOperationName op : ctx->getRegisteredOperations())
     if (op.getStringRef() != scf::ForallOp::getOperationName())
       op.getCanonicalizationPatterns(patterns, ctx);
-  // Bounded: with ? dims some canonicalizations of the run-time broadcast
-  // index arithmetic rewrite each other forever (seen on linear+gelu+add).
-  (void)applyPatternsGreedily(region, std::move(patterns),
-                              GreedyRewriteConfig().setMaxNumRewrites(
-                                  kMaxCleanupRewrites));
+  // Bounded, and reported when the cap is reached (kiln/Support/
+  // BoundedRewrite.h): the run-time broadcast copies of `?` dims once made
+  // upstream patterns undo each other until the cap (seconds per group).
+  (void)applyPatternsBounded(
+      region, std::move(patterns),
+      GreedyRewriteConfig().setMaxNumRewrites(kMaxCleanupRewrites), fusion,
+      "kernel formation (cleanup of '" + fusion.getKernel().str() + "')");
   IRRewriter rw(ctx);
   DominanceInfo dom;
   eliminateCommonSubExpressions(rw, dom, fusion);
@@ -250,9 +253,10 @@ LogicalResult formKernel(kt::FusionOp fusion,
     patterns.add<FoldUnitExpandIntoGeneric>(ctx);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::EmptyOp::getCanonicalizationPatterns(patterns, ctx);
-    (void)applyPatternsGreedily(fusion.getBody(), std::move(patterns),
-                                GreedyRewriteConfig().setMaxNumRewrites(
-                                    kMaxCleanupRewrites));
+    (void)applyPatternsBounded(
+        fusion.getBody(), std::move(patterns),
+        GreedyRewriteConfig().setMaxNumRewrites(kMaxCleanupRewrites), fusion,
+        "kernel formation (elementwise fusion in '" + name + "')");
     eraseDeadOps(body, rw);
 
     // 2. Tile each root and fuse its producers into the tile. A group with

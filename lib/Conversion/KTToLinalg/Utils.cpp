@@ -137,7 +137,12 @@ Value broadcastDynamicDims(OpBuilder &b, Location loc, Value v,
   for (int64_t i = 0; i < t.getRank(); ++i)
     vDims.push_back(tensor::DimOp::create(b, loc, v, i));
   Value needCopy, bad;
-  SmallVector<OpFoldResult> copySizes(vDims.begin(), vDims.end());
+  // Static dims of `v` stay static in the copy's type: a tensor.empty with
+  // a `?` size that folds to a constant is rewritten into a static one plus a
+  // tensor.cast, which upstream's RemoveOutsDependency undoes (it recreates
+  // the empty from the cast's sizes): the two patterns then alternate until
+  // the greedy driver's rewrite cap (seconds per group).
+  SmallVector<OpFoldResult> copySizes = tensor::getMixedSizes(b, loc, v);
   for (int64_t i : dims) {
     OpFoldResult size = resultShape[i + offset] == 1
                             ? OpFoldResult(b.getIndexAttr(1))
