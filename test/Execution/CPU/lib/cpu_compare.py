@@ -2,7 +2,10 @@
 
 Each check runs one MLIR function through `kiln-run --backend=cpu` and
 through the interpreter (`kiln-run`, the oracle) on the same inputs, and
-compares:
+compares. The runs are batched: the pending checks (up to CPUSuite.BATCH)
+run in one `kiln-run --batch` process per backend (cpu_sweep._run_all: one
+kiln-cpu compile for all of them; a case that fails to compile or crashes
+is named). The comparison:
 
 * integers and bools: exactly;
 * floats: PyTorch's `torch._dynamo.utils.same` rule: allclose at the dtype's
@@ -14,11 +17,13 @@ compares:
 
 import os
 import re
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 
-from cpu_sweep import FLOAT_ELEMS, same, to_f64_module
+from cpu_sweep import FLOAT_ELEMS, Case, _run_all, same, to_f64_module
 from kiln_testing import KilnRunError, TOLERANCES, run, ttype
 
 
@@ -28,6 +33,7 @@ class CPUSuite:
         self.rng = np.random.default_rng(seed)
         self.passed = 0
         self.failed = 0
+        self.pending = []
 
     # -- inputs ---------------------------------------------------------------
     def randn(self, *shape, dtype=np.float32, special=False):
@@ -60,37 +66,84 @@ class CPUSuite:
 
     def check(self, label, mlir, inputs, entry=None, elems=None):
         """Runs `mlir` on both backends and compares every result. `elems`
-        gives the result element types (default: from the NumPy dtype)."""
+        gives the result element types (default: from the NumPy dtype).
+        The runs are deferred: `flush()` (at the latest `finish()`) runs the
+        pending cases in one interpreter and one CPU `kiln-run --batch`
+        process (one kiln-cpu compile and JIT module for all of them;
+        cpu_sweep._run_all names a case that crashes), then compares."""
+        self._defer(label, mlir, inputs, entry, elems, None)
+
+    def _defer(self, label, mlir, inputs, entry, elems, reference):
+        case = Case(label, mlir, inputs, entry, None)
+        case.elems_given = elems
+        case.reference = reference
+        self.pending.append(case)
+        if len(self.pending) >= self.BATCH:
+            self.flush()
+
+    BATCH = 40
+
+    def flush(self):
+        cases, self.pending = self.pending, []
+        if not cases:
+            return
+        tmp = tempfile.mkdtemp(prefix="kiln-cpu-compare-")
         try:
-            want = run(mlir, inputs, entry=entry)
-        except KilnRunError as e:
-            self.record(label, False, "interpreter: " + str(e))
-            return
-        try:
-            got = run(mlir, inputs, entry=entry, extra_args=["--backend=cpu"])
-        except KilnRunError as e:
-            self.record(label, False, "cpu: " + str(e))
-            return
-        if len(got) != len(want):
-            self.record(label, False, "%d results, interpreter %d" % (len(got), len(want)))
-            return
-        refs = None
-        for i, (g, w) in enumerate(zip(got, want)):
-            elem = (elems[i] if elems else
-                    {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
-                     np.dtype(np.float16): "f16"}.get(np.asarray(w).dtype, "int"))
-            ok, msg = self.compare(label, g, w, elem)
-            if not ok and elem in FLOAT_ELEMS and msg.startswith("not allclose"):
-                if refs is None:
-                    f64_inputs = [x.astype(np.float64) if x.dtype.kind == "f" else x
-                                  for x in inputs]
-                    try:
-                        refs = run(to_f64_module(mlir), f64_inputs, entry=entry)
-                    except KilnRunError as e:
-                        refs = []
-                if i < len(refs):
-                    ok, msg = self.compare(label, g, w, elem, refs[i])
-            self.record("%s result%d" % (label, i), ok, msg)
+            texts = {}
+            for k, c in enumerate(cases):
+                if c.entry:
+                    texts[k] = c.mlir
+                else:
+                    self.record(c.label, False, "cannot tell the entry")
+                    if c.reference is not None:
+                        self._compare_reference(c, None)
+            want = _run_all(cases, texts, "interpreter", tmp, "interp")
+            got = _run_all(cases, texts, "cpu", tmp, "cpu")
+            need_ref = {}
+            for k in sorted(texts):
+                c = cases[k]
+                wk, w = want[k]
+                gk, g = got[k]
+                if c.reference is not None:
+                    self._compare_reference(c, g if gk == "ok" and g else None)
+                if wk != "ok":
+                    self.record(c.label, False, "interpreter: " + str(w))
+                    continue
+                if gk == "skipped":
+                    self.record(c.label, False, "cpu: no CPU lowering of " + ", ".join(g))
+                    continue
+                if gk != "ok":
+                    self.record(c.label, False, "cpu: " + str(g))
+                    continue
+                if len(g) != len(w):
+                    self.record(c.label, False, "%d results, interpreter %d" % (len(g), len(w)))
+                    continue
+                c.results = []
+                for i, (gi, wi) in enumerate(zip(g, w)):
+                    elem = (c.elems_given[i] if c.elems_given else
+                            {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
+                             np.dtype(np.float16): "f16"}.get(np.asarray(wi).dtype, "int"))
+                    ok, msg = self.compare(c.label, gi, wi, elem)
+                    c.results.append((gi, wi, elem, ok, msg))
+                    if not ok and elem in FLOAT_ELEMS and msg.startswith("not allclose"):
+                        need_ref[k] = True
+            refs = {}
+            if need_ref:
+                ref_cases = {k: Case(cases[k].label, to_f64_module(cases[k].mlir),
+                                     [x.astype(np.float64) if x.dtype.kind == "f" else x
+                                      for x in cases[k].inputs], cases[k].entry, None)
+                             for k in need_ref}
+                out = _run_all(ref_cases, {k: rc.mlir for k, rc in ref_cases.items()},
+                               "interpreter", tmp, "ref")
+                refs = {k: v[1] for k, v in out.items() if v[0] == "ok"}
+            for k in sorted(texts):
+                c = cases[k]
+                for i, (gi, wi, elem, ok, msg) in enumerate(getattr(c, "results", [])):
+                    if not ok and k in refs and i < len(refs[k]):
+                        ok, msg = self.compare(c.label, gi, wi, elem, refs[k][i])
+                    self.record("%s result%d" % (c.label, i), ok, msg)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     def check_op(self, op, inputs, result_types, attrs="", elems=None,
                  label=None, arg_types=None):
@@ -117,14 +170,19 @@ class CPUSuite:
         """Runs `mlir` on the CPU backend and compares its first result with
         `want` (an independent float64 reference, e.g. PyTorch) at the
         dtype's tolerance (NaN in the same places), then with the
-        interpreter (`check`)."""
-        try:
-            got = run(mlir, inputs, entry=entry,
-                      extra_args=["--backend=cpu"])[0].astype(np.float64)
-        except KilnRunError as e:
-            self.record(label + " vs reference", False, str(e))
+        interpreter (`check`). Deferred like `check`: the same CPU run (in
+        the batch) gives both comparisons."""
+        self._defer(label + " vs interpreter", mlir, inputs, entry, [elem],
+                    (label + " vs reference", np.asarray(want, dtype=np.float64),
+                     elem))
+
+    def _compare_reference(self, case, got):
+        """The `check_reference` comparison of the CPU's first result."""
+        label, want, elem = case.reference
+        if got is None:
+            self.record(label, False, "no CPU result (see %s)" % case.label)
             return
-        want = np.asarray(want, dtype=np.float64)
+        got = np.asarray(got[0]).astype(np.float64)
         rtol, atol = TOLERANCES[elem]
         ok = (got.shape == want.shape and
               np.array_equal(np.isnan(got), np.isnan(want)) and
@@ -133,10 +191,10 @@ class CPUSuite:
         if not ok:
             msg = ("shape %s vs %s" % (got.shape, want.shape) if got.shape != want.shape
                    else "max abs err %g" % np.nanmax(np.abs(got - want)))
-        self.record(label + " vs reference", ok, msg)
-        self.check(label + " vs interpreter", mlir, inputs, entry=entry, elems=[elem])
+        self.record(label, ok, msg)
 
     def finish(self):
+        self.flush()
         print("%s: %d passed, %d failed" % (self.name, self.passed, self.failed))
         sys.exit(1 if self.failed or not self.passed else 0)
 
