@@ -2971,12 +2971,18 @@ def embedding(b, input, weight, padding_idx=None, max_norm=None,
 @function(F.pad, torch._C._nn.pad if hasattr(torch._C._nn, "pad") else None)
 def pad(b, x, pad, mode="constant", value=None):
     x = need_tensor(b, x, "pad")
-    if mode != "constant":
-        raise b.error("pad mode %r (only 'constant')" % mode)
     ps = int_list(b, pad, "a pad amount")
-    if len(ps) % 2 or len(ps) > 2 * x.ndim:
-        raise b.error("pad takes an even number of amounts, at most 2 per "
-                      "dim")
+    if len(ps) % 2:
+        raise b.error("Padding length must be divisible by 2")
+    if len(ps) > 2 * x.ndim:
+        raise b.error("Padding length too large")
+    if mode != "constant":
+        if mode not in ("reflect", "replicate", "circular"):
+            raise b.error("Unrecognised padding mode %s" % mode)
+        if value is not None and b.static(value, "a pad value") != 0:
+            raise b.error('Padding mode "%s" doesn\'t take in value argument'
+                          % mode)
+        return _pad_mode(b, x, ps, mode)
     shape = list(x.shape)
     for i in range(len(ps) // 2):
         d = x.ndim - 1 - i
@@ -2984,6 +2990,121 @@ def pad(b, x, pad, mode="constant", value=None):
     v = 0.0 if value is None else float(b.static(value, "a pad value"))
     return b.op("pad", [x], {"pad": ps, "value": v}, shape=shape,
                 dtype=x.dtype)
+
+
+# F.pad's reflect / replicate / circular modes (PyTorch's reflection_pad1d/
+# 2d/3d, replication_pad1d/2d/3d and _pad_circular) as a decomposition into
+# kt.slice / kt.flip / kt.expand / kt.concat per padded dim, so their
+# gradients are those ops' rules (linear: the gradient of each reflected or
+# replicated position is summed back into its source, as PyTorch's
+# *_pad*_backward).  Reflect and replicate pad the positive amounts and then
+# crop the negative ones (their source index depends only on the position in
+# the input); circular crops first and wraps around the cropped dim, as
+# PyTorch's _pad_circular copies from the cropped middle.
+def _pad_mode(b, x, ps, mode):
+    k = len(ps) // 2
+    if k not in (1, 2, 3) or x.ndim not in (k + 1, k + 2):
+        raise b.error("Only 2D, 3D, 4D, 5D padding with non-constant padding "
+                      "are supported for now (F.pad mode %r with %d amounts "
+                      "of a rank %d tensor)" % (mode, len(ps), x.ndim))
+    if mode == "circular" and x.ndim != k + 2:
+        raise b.error("Invalid padding size, expected %d but got %d (circular "
+                      "padding needs batch and channel dims)"
+                      % (2 * (x.ndim - 2), len(ps)))
+    if mode != "circular" and not (x.dtype in (torch.float32, torch.float64)):
+        # PyTorch 1.13's CPU kernels: float and double only.
+        raise b.error('"%s_pad%dd" not implemented for %s' % (
+            "reflection" if mode == "reflect" else "replication", k, x.dtype))
+    sizes = [b.static(n, "a padded dim") for n in x.shape]
+    if mode != "circular":
+        # PyTorch: a possibly empty batch dim, every other dim non-empty (the
+        # first dim of an unbatched 1-D/2-D reflection pad may be empty).
+        first = 1 if x.ndim == k + 2 or (mode == "reflect" and k < 3) else 0
+        if any(n == 0 for n in sizes[first:]):
+            raise b.error("%s padding of an input of shape %s: only the batch "
+                          "dim may be empty" % (mode, sizes))
+    outs = []
+    for i in range(k):
+        d = x.ndim - 1 - i
+        lo, hi, n = ps[2 * i], ps[2 * i + 1], sizes[d]
+        if mode == "reflect" and not (lo < n and hi < n):
+            raise b.error("reflect padding (%d, %d) of dim %d must be smaller "
+                          "than its size %d" % (lo, hi, d, n))
+        if mode == "circular":
+            m = n - max(-lo, 0) - max(-hi, 0)
+            if m < 0:
+                raise b.error("Negative padding value is resulting in an "
+                              "empty dimension (circular padding (%d, %d) "
+                              "of dim %d of size %d)" % (lo, hi, d, n))
+            if max(lo, 0) > m or max(hi, 0) > m:
+                raise b.error("Padding value causes wrapping around more than "
+                              "once (circular padding (%d, %d) of dim %d of "
+                              "size %d)" % (lo, hi, d, n))
+        outs.append(n + lo + hi)
+    if any(o < 0 for o in outs) or all(o < 1 for o in outs) and \
+            mode != "circular":
+        raise b.error("%s padding %s: the input of shape %s is too small "
+                      "(output sizes %s)" % (mode, ps, sizes, outs[::-1]))
+    for i in range(k):
+        x = _pad_mode_dim(b, x, x.ndim - 1 - i, ps[2 * i], ps[2 * i + 1],
+                          mode)
+    return x
+
+
+def _pad_mode_dim(b, x, d, lo, hi, mode):
+    n = value(x.shape[d])
+    if lo == 0 and hi == 0:
+        return x
+
+    def part(t, start, end):
+        return slice_dim(b, t, d, start, end, 1)
+
+    def cat_(parts):
+        parts = [t for t in parts if t is not None]
+        if len(parts) == 1:
+            return parts[0]
+        return b.op("concat", parts, {"dim": d},
+                    shape=_with(x.shape, d, sum(value(t.shape[d])
+                                                for t in parts)),
+                    dtype=x.dtype)
+
+    plo, phi = max(lo, 0), max(hi, 0)
+    if mode == "circular":
+        c = part(x, max(-lo, 0), n - max(-hi, 0))
+        m = value(c.shape[d])
+        return cat_([part(c, m - plo, m) if plo else None, c,
+                     part(c, 0, phi) if phi else None])
+    if mode == "reflect":
+        left = flip(b, part(x, 1, plo + 1), [d]) if plo else None
+        right = flip(b, part(x, n - 1 - phi, n - 1), [d]) if phi else None
+    else:
+        left = expand(b, part(x, 0, 1), _with(x.shape, d, plo)) \
+            if plo else None
+        right = expand(b, part(x, n - 1, n), _with(x.shape, d, phi)) \
+            if phi else None
+    full = cat_([left, x, right])
+    if lo >= 0 and hi >= 0:
+        return full
+    total = n + plo + phi
+    return part(full, max(-lo, 0), total - max(-hi, 0))
+
+
+def _m_pad(mode, k):
+    def conv(b, m, path, x):
+        p = list(m.padding)
+        if mode == "constant":
+            return pad(b, x, p, "constant", m.value)
+        return pad(b, x, p, mode)
+    return conv
+
+
+for _k, _n in ((1, "1d"), (2, "2d"), (3, "3d")):
+    MODULES[getattr(nn, "ReflectionPad" + _n)] = _m_pad("reflect", _k)
+    MODULES[getattr(nn, "ReplicationPad" + _n)] = _m_pad("replicate", _k)
+    MODULES[getattr(nn, "ConstantPad" + _n)] = _m_pad("constant", _k)
+    if hasattr(nn, "CircularPad" + _n):
+        MODULES[getattr(nn, "CircularPad" + _n)] = _m_pad("circular", _k)
+MODULES[nn.ZeroPad2d] = _m_pad("constant", 2)
 
 
 # ------------------------------------------------------ in-place methods

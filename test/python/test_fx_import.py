@@ -1183,6 +1183,11 @@ def test_sort_rejections_follow_pytorch():
             fn(x)
         with pytest.raises(kiln.Unsupported, match=match):
             run(fn, x)
+    # A circular pad larger than the cropped dim: PyTorch 1.13 copies between
+    # overlapping parts of its output (an error for some shapes, elements of
+    # uninitialized memory for others); Kiln rejects it.
+    with pytest.raises(kiln.Unsupported, match="wrapping around more than once"):
+        run(lambda t: F.pad(t, (3, -4), mode="circular"), x)
 
 
 # Issue 16, searchsorted / bucketize -> kt.searchsorted: 1-D and N-D
@@ -1253,3 +1258,78 @@ def test_aminmax_std_mean_follow_pytorch(backend):
     s = torch.tensor(1.5)
     args = (x, a, m, s)
     check_same(run(_aminmax_std_mean, *args, backend=backend), _aminmax_std_mean(*args))
+
+
+# Issue 16 batch 5 item 1: F.pad's reflect / replicate / circular modes
+# (1-D, 2-D, 3-D, negative amounts = cropping, batched and unbatched) and the
+# ReflectionPad / ReplicationPad / ConstantPad / ZeroPad modules, as
+# kt.slice / flip / expand / concat.
+def _pad_modes(x1, x2, x3, i3):
+    r = []
+    for mode in ("reflect", "replicate"):
+        r += [F.pad(x1, (2, 3), mode=mode), F.pad(x1[0], (1, 0), mode=mode),
+              F.pad(x1, (-1, 2), mode=mode), F.pad(x1, (3, -4), mode=mode),
+              F.pad(x1, (-2, -1), mode=mode), F.pad(x1, [4, 4], mode),
+              F.pad(x2, (1, 2, 3, 0), mode=mode), F.pad(x2[0], (0, 1, 2, 2), mode=mode),
+              F.pad(x2, (-1, 3, 2, -2), mode=mode), F.pad(x2, (1, 1, -4, 0), mode=mode),
+              F.pad(x3, (1, 2, 0, 3, 1, 1), mode=mode), F.pad(x3[0], (2, 0, 1, 1, 0, 1), mode=mode),
+              F.pad(x3, (-1, 1, 2, -2, 1, 0), mode=mode, value=0.0)]
+    r += [F.pad(x1, (2, 3), mode="circular"), F.pad(x1, (-1, 2), mode="circular"),
+          F.pad(x1, (2, -1), mode="circular"), F.pad(x1, (5, 5), mode="circular"),
+          F.pad(x1, (0, -5), mode="circular"), F.pad(x2, (1, 2, 4, 0), mode="circular"),
+          F.pad(x2, (-2, 1, 1, -1), mode="circular"),
+          F.pad(x3, (1, 1, 2, 0, 0, 2), mode="circular"),
+          F.pad(i3, (1, 2, 0, 1, 1, 0), mode="circular"),
+          F.pad(i3 > 0, (1, 0, 0, 0, 0, 1), mode="circular"),
+          F.pad(x1.half(), (2, 1), mode="circular"), F.pad(x1[:0], (1, 1), mode="reflect")]
+    return r
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_pad_modes_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(51)
+    x1 = torch.randn(2, 3, 5, generator=g)
+    x1[1, 2, 4] = _NAN
+    x2 = torch.randn(2, 3, 4, 5, generator=g, dtype=torch.float64)
+    x3 = torch.randn(1, 2, 3, 4, 5, generator=g)
+    i3 = torch.randint(-9, 9, (1, 2, 2, 3, 3), generator=g, dtype=torch.int32)
+    args = (x1, x2, x3, i3)
+    check_same(run(_pad_modes, *args, backend=backend), _pad_modes(*args))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_pad_modules_follow_pytorch(backend):
+    m = nn.Sequential(nn.ReflectionPad2d((1, 2, 0, 1)), nn.ReplicationPad2d(1),
+                      nn.ConstantPad2d((1, 0, 2, 1), 2.5), nn.ZeroPad2d(1),
+                      nn.Flatten(1, 2), nn.ReflectionPad1d(2),
+                      nn.ReplicationPad1d((0, 3)), nn.ConstantPad1d(1, -1.0))
+    m3 = nn.Sequential(nn.ReflectionPad3d((1, 0, 1, 1, 0, 2)), nn.ReplicationPad3d(1),
+                       nn.ConstantPad3d(1, 0.5))
+    x = torch.randn(2, 3, 4, 5)
+    check_same(run(m, x, backend=backend), m(x))
+    x = torch.randn(2, 3, 3, 4, 5)
+    check_same(run(m3, x, backend=backend), m3(x))
+
+
+def test_pad_mode_rejections_follow_pytorch():
+    x = torch.randn(1, 2, 5)
+    for fn, match in [(lambda t: F.pad(t, (5, 0), mode="reflect"), "must be smaller than its size 5"),
+                      (lambda t: F.pad(t, (0, -5), mode="reflect"), "too small"),
+                      (lambda t: F.pad(t, (-2, -3), mode="replicate"), "too small"),
+                      (lambda t: F.pad(t.unsqueeze(0), (-2, -2, -2, -1), mode="replicate"), "too small"),
+                      (lambda t: F.pad(t.unsqueeze(0), (1, 1, 2, 0), mode="reflect"), r"\(2, 0\) of dim 2 must be smaller than its size 2"),
+                      (lambda t: F.pad(t, (1, 1), mode="foo"), "Unrecognised padding mode foo"),
+                      (lambda t: F.pad(t, (1, 1), mode="reflect", value=1.0), "doesn't take in value argument"),
+                      (lambda t: F.pad(t, (1,), mode="reflect"), "divisible by 2"),
+                      (lambda t: F.pad(t[0, 0], (1, 1), mode="reflect"), "non-constant padding"),
+                      (lambda t: F.pad(t[0], (1, 1, 1, 1), mode="replicate"), "Only 2D, 3D, 4D, 5D"),
+                      (lambda t: F.pad(t[0], (1, 1), mode="circular"), "Invalid padding size, expected 0 but got 2"),
+                      (lambda t: F.pad(t, (6, 0), mode="circular"), "wrapping around more than once"),
+                      (lambda t: F.pad(t.half(), (1, 1), mode="reflect"), "not implemented for torch.float16"),
+                      (lambda t: F.pad(t.long(), (1, 1), mode="replicate"), "not implemented for torch.int64"),
+                      (lambda t: F.pad(t[:, :0], (1, 1), mode="reflect"), "only the batch dim may be empty"),
+                      (lambda t: F.pad(t[0, :0], (1, 1), mode="replicate"), "only the batch dim may be empty")]:
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            fn(x)
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, x)

@@ -367,6 +367,36 @@ def test_gradcheck_sort_ops(backend):
     torch.testing.assert_close(gk[0], gr[0])
 
 
+def _pad_mode_ops(x1, x2, x3):
+    # reflect / replicate / circular padding: the gradient of every reflected,
+    # replicated or wrapped position is summed back into its source
+    # (PyTorch's reflection_pad*_backward etc.), through kt.slice / flip /
+    # expand / concat's rules; negative amounts crop.
+    F = torch.nn.functional
+    return (F.pad(x1, (3, 2), mode="reflect"), F.pad(x1, (-1, 4), mode="reflect"),
+            F.pad(x1, (4, 1), mode="replicate"), F.pad(x1, (2, -3), mode="replicate"),
+            F.pad(x1, (3, 5), mode="circular"), F.pad(x1, (2, -1), mode="circular"),
+            F.pad(x2, (2, 1, 3, 2), mode="reflect"), F.pad(x2, (1, 2, -1, 3), mode="replicate"),
+            F.pad(x2, (1, 2, 3, 0), mode="circular"),
+            F.pad(x3, (1, 2, 2, 0, 1, 1), mode="reflect"),
+            F.pad(x3, (0, 2, 1, 1, 2, 0), mode="replicate"),
+            F.pad(x3, (1, 1, 0, 2, 1, 0), mode="circular"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_pad_modes(backend):
+    g = torch.Generator().manual_seed(51)
+    xs = [torch.randn(*s, generator=g, dtype=torch.float64).requires_grad_()
+          for s in ((1, 2, 5), (1, 2, 4, 5), (1, 2, 3, 3, 4))]
+    compiled = kiln.compile(_pad_mode_ops, backend=backend)
+    assert torch.autograd.gradcheck(compiled, xs, eps=1e-6, atol=1e-5)
+    outs, refs = compiled(*xs), _pad_mode_ops(*xs)
+    gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(outs)), xs)
+    gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), xs)
+    for a, e in zip(gk, gr):
+        torch.testing.assert_close(a, e)
+
+
 class _ResBlock(nn.Module):
     """A resnet basic block (conv-bn-relu-conv-bn + shortcut, relu), with
     the BatchNorms' momentum as given (None: cumulative average)."""
