@@ -3182,11 +3182,19 @@ for _m in ("exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "neg_", "abs_",
 
 @module(nn.Conv2d)
 def _m_conv2d(b, m, path, x):
-    if m.padding_mode != "zeros":
-        raise b.error("Conv2d with padding_mode=%r" % m.padding_mode)
+    x, padding = _conv_padding_mode(b, m, x)
     return conv2d(b, x, b.module_tensor(path, "weight"),
-                  b.module_tensor(path, "bias"), m.stride, m.padding,
+                  b.module_tensor(path, "bias"), m.stride, padding,
                   m.dilation, m.groups)
+
+
+def _conv_padding_mode(b, m, x):
+    # nn.ConvNd._conv_forward: a padding_mode other than "zeros" pads the
+    # input with F.pad(mode=padding_mode) and convolves without padding.
+    if m.padding_mode == "zeros":
+        return x, m.padding
+    return (pad(b, x, list(m._reversed_padding_repeated_twice),
+                m.padding_mode), 0)
 
 
 @module(nn.ConvTranspose2d)
@@ -3206,10 +3214,9 @@ def _m_conv_transpose2d(b, m, path, x, output_size=None):
 
 @module(nn.Conv1d)
 def _m_conv1d(b, m, path, x):
-    if m.padding_mode != "zeros":
-        raise b.error("Conv1d with padding_mode=%r" % m.padding_mode)
+    x, padding = _conv_padding_mode(b, m, x)
     return conv1d(b, x, b.module_tensor(path, "weight"),
-                  b.module_tensor(path, "bias"), m.stride, m.padding,
+                  b.module_tensor(path, "bias"), m.stride, padding,
                   m.dilation, m.groups)
 
 

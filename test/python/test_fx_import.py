@@ -1333,3 +1333,16 @@ def test_pad_mode_rejections_follow_pytorch():
             fn(x)
         with pytest.raises(kiln.Unsupported, match=match):
             run(fn, x)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_conv_padding_modes_follow_pytorch(backend):
+    # Conv1d/Conv2d with padding_mode reflect/replicate/circular: F.pad with
+    # that mode, then the convolution without padding (as nn.ConvNd).
+    torch.manual_seed(52)
+    for mode in ("reflect", "replicate", "circular"):
+        m = nn.Sequential(nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode=mode),
+                          nn.Conv2d(3, 2, (2, 3), padding="same", padding_mode=mode),
+                          nn.Flatten(2), nn.Conv1d(2, 2, 3, padding=2, padding_mode=mode))
+        x = torch.randn(2, 2, 5, 6)
+        check_same(run(m, x, backend=backend), m(x))
