@@ -3107,6 +3107,211 @@ for _k, _n in ((1, "1d"), (2, "2d"), (3, "3d")):
 MODULES[nn.ZeroPad2d] = _m_pad("constant", 2)
 
 
+# F.interpolate / nn.Upsample (PyTorch 1.13's CPU kernels,
+# aten/src/ATen/native/cpu/UpSampleKernel.cpp): a separable decomposition,
+# one spatial dim at a time from the last, into kt.index_select of the input
+# at the source indices of each tap (computed here, in the kernel's
+# arithmetic: float for float/bfloat16/uint8 inputs, double for double) times
+# the tap's weights (a constant broadcast along the dim), summed in the
+# kernel's order. Its gradient is kt.index_select's (the gradient scattered
+# back with a sum into the source positions) times the weights: linear, no
+# dense interpolation matrix.
+_INTERP_MODES = ("nearest", "nearest-exact", "linear", "bilinear",
+                 "trilinear", "bicubic")
+_INTERP_RANK = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
+
+
+def _interp_scale(ct, n_in, n_out, align_corners, scale):
+    # area_pixel_compute_scale<ct>
+    if align_corners:
+        if n_out > 1:
+            return torch.tensor(n_in - 1, dtype=ct) / (n_out - 1)
+        return torch.tensor(0, dtype=ct)
+    if scale is not None and scale > 0:
+        return torch.tensor(1.0 / scale, dtype=ct)
+    return torch.tensor(n_in, dtype=ct) / n_out
+
+
+def _interp_source(ct, scale, n_out, align_corners, cubic):
+    # area_pixel_compute_source_index<ct> for every output index
+    i = torch.arange(n_out, dtype=ct)
+    if align_corners:
+        return scale * i
+    src = scale * (i + torch.tensor(0.5, dtype=ct)) - torch.tensor(0.5, dtype=ct)
+    if not cubic:
+        src = torch.where(src < 0, torch.zeros((), dtype=ct), src)
+    return src
+
+
+def _floorf(x):
+    return torch.floor(x.float()).long()
+
+
+def _interp_taps(mode, dtype, n_in, n_out, align_corners, scale):
+    """[(source indices, weights or None)] of one dim, PyTorch's formulas."""
+    ct = torch.float64 if dtype == torch.float64 else torch.float32
+    if mode in ("nearest", "nearest-exact"):
+        sc = _interp_scale(ct, n_in, n_out, False, scale)
+        if mode == "nearest":
+            idx = _floorf(sc * torch.arange(n_out, dtype=ct))
+        else:
+            idx = _floorf(_interp_source(ct, sc, n_out, False, False) + 0.5)
+        return [(torch.clamp(idx, max=n_in - 1), None)]
+    sc = _interp_scale(ct, n_in, n_out, align_corners, scale)
+    if mode == "bicubic":
+        real = _interp_source(ct, sc, n_out, align_corners, True)
+        i0 = _floorf(real)
+        t = (real - i0.to(ct)).float() if ct == torch.float32 else real - i0
+        A = torch.tensor(-0.75, dtype=t.dtype)
+
+        def conv1(x):
+            return ((A + 2) * x - (A + 3)) * x * x + 1
+
+        def conv2(x):
+            return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+        one = torch.tensor(1.0, dtype=t.dtype)
+        ws = [conv2(t + one), conv1(t), conv1(one - t), conv2((one - t) + one)]
+        return [(torch.clamp(i0 - 1 + j, 0, n_in - 1), ws[j]) for j in range(4)]
+    # linear: compute_source_index_and_lambda
+    if n_out == n_in:
+        i = torch.arange(n_out)
+        return [(i, torch.ones(n_out, dtype=ct)), (i, torch.zeros(n_out, dtype=ct))]
+    real = _interp_source(ct, sc, n_out, align_corners, False)
+    i0 = torch.clamp(_floorf(real), max=n_in - 1)
+    l1 = torch.clamp(real - i0.to(ct), 0, 1)
+    i1 = i0 + (i0 < n_in - 1).long()
+    return [(i0, 1 - l1), (i1, l1)]
+
+
+def _interp_dim(b, x, d, taps):
+    rank = x.ndim
+    out = None
+    for idx, w in taps:
+        if w is None and torch.equal(idx, torch.arange(value(x.shape[d]))):
+            return x  # nearest at the same size: the identity
+        sel = index_select(b, x, d, b.constant_tensor(idx))
+        if w is not None:
+            wc = b.constant_tensor(w.to(x.dtype).reshape(
+                [-1] + [1] * (rank - 1 - d)))
+            sel = binary(b, "mul", sel, wc)
+        out = sel if out is None else binary(b, "add", out, sel)
+    return out
+
+
+def _upsample(b, x, mode, output_size, scales, align_corners, what):
+    k = x.ndim - 2
+    if mode in ("nearest", "nearest-exact"):
+        ok = ([torch.float32, torch.float64, torch.uint8]
+              + ([torch.bfloat16] if mode == "nearest" else []))
+    else:
+        ok = [torch.float32, torch.float64, torch.bfloat16]
+    if x.dtype not in ok:
+        raise b.error("%s: mode %r not implemented for %s (PyTorch 1.13 on "
+                      "CPU: %s)" % (what, mode, x.dtype,
+                                    ", ".join(str(t) for t in ok)))
+    sizes = [b.static(n, "an interpolated dim") for n in x.shape]
+    if any(n == 0 for n in sizes[1:]) or any(o <= 0 for o in output_size):
+        raise b.error("%s: input and output sizes should be greater than 0 "
+                      "(only the batch dim may be empty), but got input %s "
+                      "and output %s" % (what, sizes, list(output_size)))
+    dtype = x.dtype
+    if dtype == torch.bfloat16 and mode not in ("nearest", "nearest-exact"):
+        # Weights and sums in float32, rounded once (PyTorch 1.13's bfloat16
+        # kernel rounds the weights and every product and sum to bfloat16:
+        # up to ~0.1 from its own float32 result on values of size 1).
+        x = cast(b, x, torch.float32)
+    for i in range(k - 1, -1, -1):
+        d = 2 + i
+        sc = None if scales is None else scales[i]
+        x = _interp_dim(b, x, d, _interp_taps(mode, x.dtype, sizes[d],
+                                              output_size[i], align_corners,
+                                              sc))
+    return cast(b, x, dtype)
+
+
+@function(F.interpolate)
+def interpolate(b, x, size=None, scale_factor=None, mode="nearest",
+                align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    x = need_tensor(b, x, "interpolate")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise b.error("align_corners option can only be set with the "
+                          "interpolating modes: linear | bilinear | bicubic "
+                          "| trilinear")
+    elif align_corners is None:
+        align_corners = False
+    k = x.ndim - 2
+    if size is not None and scale_factor is not None:
+        raise b.error("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise b.error("either size or scale_factor should be defined")
+    if mode not in _INTERP_MODES:
+        raise b.error("interpolate mode %r: Kiln converts %s (not 'area' "
+                      "yet)" % (mode, ", ".join(_INTERP_MODES)))
+    want = _INTERP_RANK.get(mode)
+    if k < 1 or k > 3 or want is not None and x.ndim != want:
+        raise b.error("interpolate mode %r expects a %s input, got rank %d"
+                      % (mode, "%dD" % want if want else "3D, 4D or 5D",
+                         x.ndim))
+    if antialias:
+        raise b.error("interpolate with antialias=True is not supported")
+    scales = None
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            out = int_list(b, size, "an interpolate size")
+            if len(out) != k:
+                raise b.error("Input and output must have the same number of "
+                              "spatial dimensions, but got %d and %d"
+                              % (k, len(out)))
+        else:
+            out = [b.static(size, "an interpolate size")] * k
+        if recompute_scale_factor:
+            raise b.error("recompute_scale_factor is not meaningful with an "
+                          "explicit size.")
+    else:
+        if isinstance(scale_factor, (list, tuple)):
+            scales = [float(b.static(f, "a scale factor"))
+                      for f in scale_factor]
+            if len(scales) != k:
+                raise b.error("Input and scale_factor must have the same "
+                              "number of spatial dimensions, but got %d and "
+                              "%d" % (k, len(scales)))
+        else:
+            scales = [float(b.static(scale_factor, "a scale factor"))] * k
+        n = [b.static(x.shape[2 + i], "an interpolated dim")
+             for i in range(k)]
+        if recompute_scale_factor:
+            out = [int(math.floor(float(n[i]) * scales[i])) for i in range(k)]
+            scales = None
+        else:
+            out = [int(n[i] * scales[i]) for i in range(k)]
+    return _upsample(b, x, mode, out, scales, align_corners, "interpolate")
+
+
+@function(_opt(F, "upsample"))
+def _upsample_fn(b, x, size=None, scale_factor=None, mode="nearest",
+                 align_corners=None):
+    return interpolate(b, x, size, scale_factor, mode, align_corners)
+
+
+@function(_opt(F, "upsample_nearest"))
+def _upsample_nearest(b, x, size=None, scale_factor=None):
+    return interpolate(b, x, size, scale_factor, "nearest")
+
+
+@function(_opt(F, "upsample_bilinear"))
+def _upsample_bilinear(b, x, size=None, scale_factor=None):
+    return interpolate(b, x, size, scale_factor, "bilinear", True)
+
+
+@module(nn.Upsample)
+def _m_upsample(b, m, path, x):
+    return interpolate(b, x, m.size, m.scale_factor, m.mode,
+                       m.align_corners,
+                       getattr(m, "recompute_scale_factor", None))
+
+
 # ------------------------------------------------------ in-place methods
 
 

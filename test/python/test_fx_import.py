@@ -1346,3 +1346,113 @@ def test_conv_padding_modes_follow_pytorch(backend):
                           nn.Flatten(2), nn.Conv1d(2, 2, 3, padding=2, padding_mode=mode))
         x = torch.randn(2, 2, 5, 6)
         check_same(run(m, x, backend=backend), m(x))
+
+
+# Issue 16 batch 5 item 2: F.interpolate (nearest, nearest-exact, linear,
+# bilinear, trilinear, bicubic; size or scale_factor, recompute_scale_factor,
+# align_corners both ways), F.upsample*, nn.Upsample and its subclasses, as
+# kt.index_select at PyTorch 1.13's source indices times constant weights.
+_INTERP_CASES = [("nearest", 1), ("nearest", 2), ("nearest", 3), ("nearest-exact", 2),
+                 ("linear", 1), ("bilinear", 2), ("trilinear", 3), ("bicubic", 2)]
+_INTERP_SIZES = [((5,), dict(size=7)), ((5,), dict(size=3)), ((7,), dict(scale_factor=2)),
+                 ((7,), dict(scale_factor=1.7)), ((6,), dict(scale_factor=0.37)),
+                 ((5,), dict(scale_factor=2.5, recompute_scale_factor=True)),
+                 ((9,), dict(size=1)), ((1,), dict(size=4)), ((13,), dict(scale_factor=1 / 3)),
+                 ((10,), dict(size=10)), ((11,), dict(scale_factor=3.3)),
+                 ((4,), dict(scale_factor=1.5, recompute_scale_factor=False))]
+
+
+def _interp_fn(mode, ac, kw):
+    return lambda t: F.interpolate(t, mode=mode, align_corners=ac, **kw)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+@pytest.mark.parametrize("mode,k", _INTERP_CASES)
+def test_interpolate_follows_pytorch(backend, mode, k):
+    g = torch.Generator().manual_seed(52)
+    fns, args = [], []
+    # The CPU backend compiles a kernel per output: a third of the sweep.
+    for c, (n, kw) in enumerate(_INTERP_SIZES):
+        if k == 3 and n[0] > 7 or backend == "cpu" and c % 3:
+            continue  # keep the 3-D cases small
+        for ac in ([None] if mode.startswith("nearest") else [False, True]):
+            for dt in ((torch.float32, torch.float64) if backend == "eager" or c % 2
+                       else (torch.float32,)):
+                fns.append(_interp_fn(mode, ac, kw))
+                args.append(torch.randn((2, 3) + n * k, generator=g, dtype=dt))
+    # other shapes per dim, an empty batch, NaN / inf
+    sizes = {1: (4,), 2: (3, 5), 3: (2, 3, 4)}[k]
+    x = torch.randn((1, 2) + sizes, generator=g)
+    x.view(-1)[3] = _NAN
+    x.view(-1)[5] = -_INF
+    fns += [_interp_fn(mode, None if mode.startswith("nearest") else False,
+                       dict(size=tuple(s + 2 for s in sizes))),
+            _interp_fn(mode, None if mode.startswith("nearest") else True,
+                       dict(scale_factor=tuple(1.5 + 0.25 * i for i in range(k))))]
+    args += [x, x]
+    fns.append(_interp_fn(mode, None, dict(scale_factor=2.0)) if mode.startswith("nearest")
+               else _interp_fn(mode, False, dict(scale_factor=2.0)))
+    args.append(torch.randn((0, 3) + sizes, generator=g))
+
+    names = ", ".join("t%d" % i for i in range(len(args)))  # the tracer takes named arguments
+    f = eval("lambda %s: [fn(t) for fn, t in zip(fns, [%s])]" % (names, names), {"fns": fns})
+    check_same(run(f, *args, backend=backend), f(*args))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_interpolate_small_dtypes_and_modules_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(53)
+    u8 = torch.randint(0, 256, (2, 3, 5, 4), generator=g, dtype=torch.uint8)
+    bf = torch.randn(2, 3, 5, 4, generator=g).bfloat16()
+
+    def f(u8, bf):
+        return [F.interpolate(u8, scale_factor=1.7), F.interpolate(u8, size=(3, 9), mode="nearest-exact"),
+                F.interpolate(bf, size=(7, 3)), F.upsample_nearest(u8, scale_factor=2)]
+    check_same(run(f, u8, bf, backend=backend), f(u8, bf))
+    # bfloat16 linear / cubic: weights and sums in float32, rounded once;
+    # PyTorch 1.13 rounds every step to bfloat16: compare with its float32.
+    for mode in ("bilinear", "bicubic"):
+        for kw in (dict(size=(7, 9)), dict(scale_factor=0.6)):
+            got = run(lambda t: F.interpolate(t, mode=mode, **kw), bf, backend=backend)
+            assert got.dtype == torch.bfloat16
+            torch.testing.assert_close(got.float(), F.interpolate(bf.float(), mode=mode, **kw),
+                                       rtol=8e-3, atol=8e-3)
+    x = torch.randn(2, 3, 4, 5, generator=g)
+    for m in [nn.Upsample(scale_factor=2), nn.Upsample(size=(5, 7), mode="bilinear"),
+              nn.Upsample(scale_factor=(1.5, 0.5), mode="bicubic", align_corners=True),
+              nn.Upsample(scale_factor=1.3, mode="nearest", recompute_scale_factor=True),
+              nn.UpsamplingNearest2d(scale_factor=3), nn.UpsamplingBilinear2d(size=(6, 9))]:
+        check_same(run(m, x, backend=backend), m(x))
+
+    def h(x):
+        return [F.upsample(x, scale_factor=2, mode="bilinear", align_corners=False),
+                F.upsample_bilinear(x, size=(3, 8)), F.upsample_nearest(x, (6, 2))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_same(run(h, x, backend=backend), h(x))
+
+
+def test_interpolate_rejections_follow_pytorch():
+    x = torch.randn(1, 2, 3, 4)
+    for fn, match in [(lambda t: F.interpolate(t, scale_factor=2, align_corners=True), "align_corners option"),
+                      (lambda t: F.interpolate(t, size=3, scale_factor=2), "only one of size or scale_factor"),
+                      (lambda t: F.interpolate(t), "either size or scale_factor"),
+                      (lambda t: F.interpolate(t, size=3, mode="foo"), "mode 'foo'"),
+                      (lambda t: F.interpolate(t, size=3, mode="linear"), "expects a 3D input"),
+                      (lambda t: F.interpolate(t[0], size=3, mode="bilinear"), "expects a 4D input"),
+                      (lambda t: F.interpolate(t, size=(3, 4, 5)), "same number of spatial dimensions"),
+                      (lambda t: F.interpolate(t, scale_factor=(2, 2, 2)), "same number of spatial dimensions"),
+                      (lambda t: F.interpolate(t, size=(3, 4), recompute_scale_factor=True), "not meaningful"),
+                      (lambda t: F.interpolate(t, scale_factor=0.2), "greater than 0"),
+                      (lambda t: F.interpolate(t, size=(0, 2)), "greater than 0"),
+                      (lambda t: F.interpolate(t[:, :0], size=(2, 2)), "greater than 0"),
+                      (lambda t: F.interpolate(t.half(), size=(2, 2)), "not implemented for torch.float16"),
+                      (lambda t: F.interpolate(t.long(), size=(2, 2)), "not implemented for torch.int64"),
+                      (lambda t: F.interpolate(t.byte(), size=(2, 2), mode="bilinear"), "not implemented for torch.uint8"),
+                      (lambda t: F.interpolate(t.bfloat16(), size=(2, 2), mode="nearest-exact"), "not implemented for torch.bfloat16")]:
+        with pytest.raises((RuntimeError, ValueError, NotImplementedError)):
+            fn(x)
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, x)
+    with pytest.raises(kiln.Unsupported, match="antialias"):  # PyTorch has it; Kiln not yet
+        run(lambda t: F.interpolate(t, size=(2, 2), mode="bilinear", antialias=True), x)

@@ -397,6 +397,36 @@ def test_gradcheck_pad_modes(backend):
         torch.testing.assert_close(a, e)
 
 
+def _interpolate_ops(x1, x2, x3):
+    # upsampling: the gradient is scattered back with a sum into the source
+    # positions (kt.index_select's rule) times the weights; down- and
+    # up-sampling, align_corners both ways.
+    F = torch.nn.functional
+    return (F.interpolate(x1, scale_factor=2.5), F.interpolate(x1, size=3, mode="linear"),
+            F.interpolate(x1, size=9, mode="linear", align_corners=True),
+            F.interpolate(x2, size=(5, 3)), F.interpolate(x2, scale_factor=(1.5, 2), mode="bilinear"),
+            F.interpolate(x2, size=(2, 7), mode="bilinear", align_corners=True),
+            F.interpolate(x2, scale_factor=1.7, mode="bicubic"),
+            F.interpolate(x2, size=(3, 3), mode="bicubic", align_corners=True),
+            F.interpolate(x2, scale_factor=0.6, mode="nearest-exact"),
+            F.interpolate(x3, scale_factor=(2, 1, 1.5)),
+            F.interpolate(x3, size=(3, 2, 5), mode="trilinear"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_interpolate(backend):
+    g = torch.Generator().manual_seed(52)
+    xs = [torch.randn(*s, generator=g, dtype=torch.float64).requires_grad_()
+          for s in ((1, 2, 5), (1, 2, 4, 5), (1, 1, 2, 3, 4))]
+    compiled = kiln.compile(_interpolate_ops, backend=backend)
+    assert torch.autograd.gradcheck(compiled, xs, eps=1e-6, atol=1e-5)
+    outs, refs = compiled(*xs), _interpolate_ops(*xs)
+    gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(outs)), xs)
+    gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), xs)
+    for a, e in zip(gk, gr):
+        torch.testing.assert_close(a, e)
+
+
 class _ResBlock(nn.Module):
     """A resnet basic block (conv-bn-relu-conv-bn + shortcut, relu), with
     the BatchNorms' momentum as given (None: cumulative average)."""
