@@ -3312,6 +3312,93 @@ def _m_upsample(b, m, path, x):
                        getattr(m, "recompute_scale_factor", None))
 
 
+# pixel_shuffle / pixel_unshuffle / channel_shuffle (PyTorch's
+# aten/src/ATen/native/PixelShuffle.cpp and ChannelShuffle.cpp): kt.reshape
+# + kt.permute + kt.reshape, a new tensor (not a view), as PyTorch's
+# reference decompositions; any dtype, leading batch dims, empty batches.
+def _shuffle_factor(b, f, what, name):
+    f = b.static(f, "a %s" % name)
+    if not isinstance(f, int) or f <= 0:
+        raise b.error("%s expects a positive %s, but got %s" % (what, name, f))
+    return f
+
+
+def _pixel_shuffle(b, x, r, down):
+    what = "pixel_unshuffle" if down else "pixel_shuffle"
+    x = need_tensor(b, x, what)
+    r = _shuffle_factor(b, r, what,
+                        "downscale_factor" if down else "upscale_factor")
+    if x.ndim < 3:
+        raise b.error("%s expects input to have at least 3 dimensions, but "
+                      "got input with %d dimension(s)" % (what, x.ndim))
+    lead = list(x.shape[:-3])
+    c, h, w = [b.static(n, "a %s dim" % what) for n in x.shape[-3:]]
+    n = len(lead)
+    if down:
+        if h % r or w % r:
+            raise b.error("pixel_unshuffle expects height and width to be "
+                          "divisible by downscale_factor, but got %dx%d and "
+                          "%d" % (h, w, r))
+        t = reshape(b, x, lead + [c, h // r, r, w // r, r])
+        t = permute(b, t, list(range(n)) + [n + d for d in (0, 2, 4, 1, 3)])
+        out = lead + [c * r * r, h // r, w // r]
+    else:
+        if c % (r * r):
+            raise b.error("pixel_shuffle expects its input's 'channel' "
+                          "dimension to be divisible by the square of "
+                          "upscale_factor, but input.size(-3)=%d is not "
+                          "divisible by %d" % (c, r * r))
+        t = reshape(b, x, lead + [c // (r * r), r, r, h, w])
+        t = permute(b, t, list(range(n)) + [n + d for d in (0, 3, 1, 4, 2)])
+        out = lead + [c // (r * r), h * r, w * r]
+    return copy_of(reshape(b, t, out))
+
+
+@both("pixel_shuffle")
+def pixel_shuffle(b, x, upscale_factor):
+    return _pixel_shuffle(b, x, upscale_factor, False)
+
+
+@both("pixel_unshuffle")
+def pixel_unshuffle(b, x, downscale_factor):
+    return _pixel_shuffle(b, x, downscale_factor, True)
+
+
+@both("channel_shuffle", "native_channel_shuffle")
+def channel_shuffle(b, x, groups):
+    x = need_tensor(b, x, "channel_shuffle")
+    g = b.static(groups, "channel_shuffle groups")
+    if not isinstance(g, int) or g <= 0:
+        raise b.error("Number of groups to divide channels in must be "
+                      "positive. Value of groups:%s" % g)
+    if x.ndim <= 2:
+        raise b.error("channel_shuffle expects input with > 2 dims, but got "
+                      "input with sizes %s" % [value(d) for d in x.shape])
+    c = b.static(x.shape[1], "the channel dim of channel_shuffle")
+    if c % g:
+        raise b.error("Number of channels must be divisible by groups. Got "
+                      "%d channels and %d groups." % (c, g))
+    rest = list(x.shape[2:])
+    t = reshape(b, x, [x.shape[0], g, c // g] + rest)
+    t = permute(b, t, [0, 2, 1] + list(range(3, x.ndim + 1)))
+    return copy_of(reshape(b, t, list(x.shape)))
+
+
+@module(nn.PixelShuffle)
+def _m_pixel_shuffle(b, m, path, x):
+    return pixel_shuffle(b, x, m.upscale_factor)
+
+
+@module(nn.PixelUnshuffle)
+def _m_pixel_unshuffle(b, m, path, x):
+    return pixel_unshuffle(b, x, m.downscale_factor)
+
+
+if hasattr(nn, "ChannelShuffle"):
+    module(nn.ChannelShuffle)(
+        lambda b, m, path, x: channel_shuffle(b, x, m.groups))
+
+
 # ------------------------------------------------------ in-place methods
 
 

@@ -1456,3 +1456,44 @@ def test_interpolate_rejections_follow_pytorch():
             run(fn, x)
     with pytest.raises(kiln.Unsupported, match="antialias"):  # PyTorch has it; Kiln not yet
         run(lambda t: F.interpolate(t, size=(2, 2), mode="bilinear", antialias=True), x)
+
+
+# Issue 16 batch 5 item 3: pixel_shuffle / pixel_unshuffle / channel_shuffle
+# (torch, F, Tensor method where PyTorch has one, modules) as kt.reshape +
+# kt.permute + kt.reshape; leading batch dims, factor 1, ints, bools, empty.
+def _shuffles(x, i, m, e):
+    y = F.pixel_shuffle(x, 2)
+    y.add_(1)  # a new tensor: the input is not written
+    return [y, torch.pixel_shuffle(x, 1), F.pixel_unshuffle(x, 2), torch.pixel_unshuffle(x, 1),
+            F.pixel_shuffle(F.pixel_unshuffle(x, 2), 2), F.pixel_shuffle(i, 2), F.pixel_unshuffle(m, 2),
+            F.channel_shuffle(x, 4), torch.channel_shuffle(i, 2), F.channel_shuffle(m, 1),
+            F.channel_shuffle(x, 8), F.pixel_shuffle(e, 2), F.channel_shuffle(e, 2), x]
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_shuffles_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(53)
+    x = torch.randn(2, 8, 4, 6, generator=g)
+    i = torch.randint(-9, 9, (3, 2, 4, 3, 2), generator=g, dtype=torch.int32)
+    m = torch.rand(1, 2, 4, 2, generator=g) > 0.5
+    e = torch.randn(0, 4, 3, 3, generator=g)
+    args = (x, i, m, e)
+    check_same(run(_shuffles, *[a.clone() for a in args], backend=backend), _shuffles(*args))
+    mod = nn.Sequential(nn.PixelUnshuffle(2), nn.ChannelShuffle(4), nn.PixelShuffle(2))
+    check_same(run(mod, x, backend=backend), mod(x))
+
+
+def test_shuffle_rejections_follow_pytorch():
+    x = torch.randn(2, 8, 3, 3)
+    for fn, match in [(lambda t: F.pixel_shuffle(t, 0), "positive upscale_factor"),
+                      (lambda t: F.pixel_shuffle(t, 3), "divisible by the square of upscale_factor"),
+                      (lambda t: F.pixel_shuffle(t[0, 0], 1), "at least 3 dimensions"),
+                      (lambda t: F.pixel_unshuffle(t, 2), "divisible by downscale_factor"),
+                      (lambda t: F.pixel_unshuffle(t, -1), "positive downscale_factor"),
+                      (lambda t: F.channel_shuffle(t, 3), "divisible by groups"),
+                      (lambda t: F.channel_shuffle(t, 0), "must be positive"),
+                      (lambda t: F.channel_shuffle(t[:, :, 0, 0], 2), "> 2 dims")]:
+        with pytest.raises(RuntimeError):
+            fn(x)
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, x)
