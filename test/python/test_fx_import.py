@@ -922,6 +922,13 @@ def test_inputs_named_like_op_results():
 
     xs = [torch.randn(3) for _ in range(3)]
     check_same(run(f, *xs), f(*xs))
+
+    # ... and like the graph's block arguments (%a0, ...) and results (%r)
+    # (was: "redefinition of SSA value '%a1'").
+    def h(a1, r, a0):
+        return a1 * r, r - a0
+
+    check_same(run(h, *xs), h(*xs))
     m = M()
     check_same(run(m, xs[0]), m(xs[0]))
 
