@@ -2562,6 +2562,225 @@ def linear(b, x, weight, bias=None):
     return binary(b, "add", r, bias, compute=dt)
 
 
+# torch.einsum (PyTorch 1.13's aten/src/ATen/native/Linear.cpp): the
+# equation is parsed here; repeated subscripts of one operand take its
+# diagonal (kt.permute + kt.reshape + strided kt.slice), subscripts that no
+# other operand and not the output have are summed at once, and the operands
+# are contracted left to right as PyTorch does without opt_einsum: a pair
+# with contracted subscripts is one kt.matmul over [batch, M, K] x
+# [batch, K, N] (kt.permute + kt.reshape around it), a pair without is a
+# broadcast kt.mul. Dims of size 1 broadcast against the other operand's.
+# The result is permuted to the output's order. Its gradient is that of
+# those ops.
+def _einsum_sum(b, x, dims):
+    # torch.sum: integers sum to int64, as in PyTorch's einsum
+    if not dims:
+        return x
+    return sum_(b, x, dims)
+
+
+def _einsum_parse(b, eq, ops):
+    eq = eq.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(ops):
+        raise b.error("einsum(): fewer operands were provided than specified "
+                      "in the equation")
+    if len(terms) < len(ops):
+        raise b.error("einsum(): more operands were provided than specified "
+                      "in the equation")
+
+    def labels(term, what):
+        out, pos = [], 0
+        seen_ellipsis = False
+        while pos < len(term):
+            c = term[pos]
+            if c == ".":
+                if seen_ellipsis:
+                    raise b.error("einsum(): found '.' for %s for which an "
+                                  "ellipsis was already found" % what)
+                if term[pos:pos + 3] != "...":
+                    raise b.error("einsum(): found '.' for %s that is not "
+                                  "part of any ellipsis" % what)
+                out.append("...")
+                seen_ellipsis = True
+                pos += 3
+                continue
+            if not ("a" <= c <= "z" or "A" <= c <= "Z"):
+                raise b.error("einsum(): invalid subscript given at index %d "
+                              "in the equation string, subscripts must be in "
+                              "[a-zA-Z]" % (eq.index(term) + pos))
+            out.append(c)
+            pos += 1
+        return out
+
+    ins = [labels(t, "operand %d" % i) for i, t in enumerate(terms)]
+    # Ellipsis dims: labels (0, k) .. (0, E - 1) right-aligned per operand.
+    n_ell = 0
+    expanded = []
+    for i, (ls, x) in enumerate(zip(ins, ops)):
+        named = [c for c in ls if c != "..."]
+        if "..." in ls:
+            k = x.ndim - len(named)
+            if k < 0:
+                raise b.error("einsum(): the number of subscripts in the "
+                              "equation (%d) is more than the number of "
+                              "dimensions (%d) for operand %d"
+                              % (len(named), x.ndim, i))
+            n_ell = max(n_ell, k)
+        elif len(named) != x.ndim:
+            raise b.error("einsum(): the number of subscripts in the equation "
+                          "(%d) does not match the number of dimensions (%d) "
+                          "for operand %d and no ellipsis was given"
+                          % (len(named), x.ndim, i))
+    for ls, x in zip(ins, ops):
+        out = []
+        for c in ls:
+            if c == "...":
+                k = x.ndim - (len(ls) - 1)
+                out += [("...", n_ell - k + j) for j in range(k)]
+            else:
+                out.append(c)
+        expanded.append(out)
+    ell = [("...", j) for j in range(n_ell)]
+    if arrow:
+        outl = labels(rhs, "the output")
+        res = []
+        for c in outl:
+            if c == "...":
+                res += ell
+                continue
+            if c in res:
+                raise b.error("einsum(): output subscript %s appears more "
+                              "than once in the output" % c)
+            if not any(c in ls for ls in ins):
+                raise b.error("einsum(): output subscript %s does not appear "
+                              "in the equation for any input operand" % c)
+            res.append(c)
+    else:
+        count = collections.Counter(c for ls in ins for c in ls if c != "...")
+        # PyTorch orders A-Z before a-z.
+        res = ell + sorted((c for c in count if count[c] == 1),
+                           key=lambda c: (c.islower(), c))
+    return expanded, res
+
+
+@function(torch.einsum)
+def einsum(b, equation, *operands):
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ops = [need_tensor(b, x, "einsum") for x in operands]
+    if not isinstance(equation, str):
+        raise b.error("einsum's equation must be a string")
+    labels, out = _einsum_parse(b, equation, ops)
+    if ops:
+        dts = {x.dtype for x in ops}
+        if len(dts) > 1:
+            raise b.error("einsum(): operands of different dtypes %s (PyTorch "
+                          "expects one)" % sorted(str(d) for d in dts))
+        if len(ops) > 1 and ops[0].dtype in (torch.float16, torch.bool):
+            raise b.error('"bmm" not implemented for %s (einsum of several '
+                          'operands, as PyTorch 1.13 on CPU)' % ops[0].dtype)
+    # Sizes per label, with size-1 broadcasting.
+    size = {}
+    for i, (ls, x) in enumerate(zip(labels, ops)):
+        mine = {}
+        for c, n in zip(ls, x.shape):
+            n = b.static(n, "an einsum dim")
+            if c in mine and mine[c] != n:
+                raise b.error("einsum(): subscript %s is repeated for operand "
+                              "%d but the sizes don't match, %d != %d"
+                              % (c, i, n, mine[c]))
+            mine[c] = n
+            if c in size and size[c] != n and 1 not in (size[c], n):
+                raise b.error("einsum(): subscript %s has size %d for operand "
+                              "%d which does not broadcast with previously "
+                              "seen size %d" % (c if isinstance(c, str) else
+                                                "...", n, i, size[c]))
+            size[c] = max(size.get(c, n), n) if 1 in (size.get(c, n), n) \
+                else n
+    # Per operand: take diagonals of repeated labels.
+    terms = []
+    for ls, x in zip(labels, ops):
+        ls = list(ls)
+        while len(set(ls)) != len(ls):
+            c = next(c for c in ls if ls.count(c) > 1)
+            i = ls.index(c)
+            j = ls.index(c, i + 1)
+            x = diagonal(b, x, 0, i, j)
+            ls = [l for k, l in enumerate(ls) if k not in (i, j)] + [c]
+        terms.append((x, ls))
+
+    def needed(k):
+        # labels used by the output or by operands after k
+        need = set(out)
+        for _, ls in terms[k + 1:]:
+            need.update(ls)
+        return need
+
+    def reduce_alone(x, ls, keep):
+        dims = [d for d, c in enumerate(ls) if c not in keep]
+        return _einsum_sum(b, x, dims), [c for c in ls if c in keep]
+
+    if not terms:
+        raise b.error("einsum() must provide at least one operand")
+    x, ls = terms[0]
+    if len(terms) == 1:
+        x, ls = reduce_alone(x, ls, set(out))
+    for k in range(1, len(terms)):
+        y, ly = terms[k]
+        keep = needed(k)
+        x, ls = reduce_alone(x, ls, keep | set(ly))
+        y, ly = reduce_alone(y, ly, keep | set(ls))
+        x, ls = _einsum_pair(b, x, ls, y, ly, keep, size)
+    # Output order; size-1 dims that broadcast get their size.
+    x = permute(b, x, [ls.index(c) for c in out]) if ls != out else x
+    want = [size[c] for c in out]
+    if [value(d) for d in x.shape] != want:
+        x = expand(b, x, want)
+    return x
+
+
+def _einsum_pair(b, x, lx, y, ly, keep, size):
+    def grow(t, lt, other):
+        # size-1 dims against the other operand's size
+        want = [size[c] if c in other and value(t.shape[d]) == 1 else
+                t.shape[d] for d, c in enumerate(lt)]
+        if [value(d) for d in want] != [value(d) for d in t.shape]:
+            t = expand(b, t, want)
+        return t
+    if x.dtype != y.dtype:
+        # An integer operand summed to int64 (PyTorch 1.13's bmm then fails
+        # on the mixed dtypes where Kiln computes in int64).
+        x, y = cast(b, x, torch.int64), cast(b, y, torch.int64)
+    shared = [c for c in lx if c in ly]
+    x = grow(x, lx, ly)
+    y = grow(y, ly, lx)
+    contracted = [c for c in shared if c not in keep]
+    batch = [c for c in shared if c in keep]
+    fx = [c for c in lx if c not in ly]
+    fy = [c for c in ly if c not in lx]
+    if not contracted:
+        # A broadcast product: x as [batch, fx, 1..], y as [batch, 1.., fy].
+        order = batch + fx + fy
+        xa = permute(b, x, [lx.index(c) for c in batch + fx])
+        xa = reshape(b, xa, [size[c] for c in batch + fx] + [1] * len(fy))
+        ya = permute(b, y, [ly.index(c) for c in batch + fy])
+        ya = reshape(b, ya, [size[c] for c in batch] + [1] * len(fx)
+                     + [size[c] for c in fy])
+        return binary(b, "mul", xa, ya), order
+
+    def n(cs):
+        return prod([size[c] for c in cs]) if cs else 1
+    xa = permute(b, x, [lx.index(c) for c in batch + fx + contracted])
+    xa = reshape(b, xa, [n(batch), n(fx), n(contracted)])
+    ya = permute(b, y, [ly.index(c) for c in batch + contracted + fy])
+    ya = reshape(b, ya, [n(batch), n(contracted), n(fy)])
+    r = matmul(b, xa, ya)
+    r = reshape(b, r, [size[c] for c in batch + fx + fy])
+    return r, batch + fx + fy
+
+
 # ---------------------------------------------------------------- nn
 
 

@@ -1504,3 +1504,102 @@ def test_shuffle_rejections_follow_pytorch():
             fn(x)
         with pytest.raises(kiln.Unsupported, match=match):
             run(fn, x)
+
+
+# Issue 16 batch 5 item 4: torch.einsum: ellipsis, diagonals (repeated
+# subscripts of one operand), summed subscripts, implicit and explicit
+# output order, size-1 broadcasting, 1 to 3 operands contracted left to
+# right (kt.matmul for a pair with contracted subscripts, kt.mul without).
+_R64 = torch.Generator().manual_seed(54)
+
+
+def _r(*s, dtype=torch.float64):
+    if dtype.is_floating_point:
+        return torch.randn(s, generator=_R64, dtype=dtype)
+    return torch.randint(-5, 6, s, generator=_R64, dtype=dtype)
+
+
+_EINSUM_CASES = [
+    ("ij,jk->ik", (3, 4), (4, 5)), ("ij,jk", (3, 4), (4, 5)), ("bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
+    ("ii->i", (4, 4)), ("ii", (4, 4)), ("iji->j", (3, 2, 3)), ("i,i->", (5,), (5,)), ("i,j->ij", (3,), (4,)),
+    ("ij->ji", (3, 4)), ("ij->", (3, 4)), ("...ij,...jk->...ik", (5, 1, 2, 3), (4, 3, 4)),
+    ("...ij->ij", (2, 3, 4)), ("bA", (2, 3)), ("Ba,aB", (2, 3), (3, 2)), ("ij,ij->ij", (1, 3), (2, 3)),
+    ("ij,jk->ik", (2, 1), (3, 4)), ("->", ()), ("ij,jk->ik", (2, 0), (0, 4)), ("ij,jk->ik", (0, 3), (3, 4)),
+    (" i j , j k -> i k ", (2, 3), (3, 4)), ("ijk,ikl,ilm->ijm", (2, 3, 4), (2, 4, 5), (2, 5, 6)),
+    ("abc,cd,de->abe", (2, 3, 4), (4, 5), (5, 2)), ("i,i,i->i", (4,), (4,), (4,)),
+    ("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5)), ("ij,kj->ik", (3, 4), (5, 4)), ("ji,jk->ik", (4, 3), (4, 5)),
+    ("...i,...i->...", (2, 3, 4), (3, 4)), ("i...->...", (3, 2, 2)), ("ijk,jk", (2, 3, 4), (3, 4)),
+    ("iij,jk->ik", (3, 3, 4), (4, 2)), ("a,b,c->abc", (2,), (3,), (4,)), ("ab,ab,ab->", (2, 3), (2, 3), (2, 3)),
+    ("iii->i", (3, 3, 3)), ("ijkl->lkji", (2, 3, 1, 2)), ("b...j,bj->b...", (2, 3, 4, 5), (2, 5)),
+    ("ij,jk,kl->il", (2, 3), (3, 4), (4, 5)), ("i,ij->j", (3,), (3, 4)), ("ijk,ilk->jl", (2, 3, 4), (2, 5, 4))]
+
+
+def _einsum_program(cases):
+    # One function of named arguments (the tracer's form) computing each case.
+    names, calls, k = [], [], 0
+    for eq, *shapes in cases:
+        args = ["x%d" % (k + i) for i in range(len(shapes))]
+        k += len(shapes)
+        names += args
+        calls.append("torch.einsum(%r, %s)" % (eq, ", ".join(args)))
+    return eval("lambda %s: [%s]" % (", ".join(names), ", ".join(calls)), {"torch": torch})
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_einsum_follows_pytorch(backend):
+    cases = _EINSUM_CASES if backend == "eager" else _EINSUM_CASES[::2]
+    args = [_r(*s) for _, *shapes in cases for s in shapes]
+    f = _einsum_program(cases)
+    check_same(run(f, *args, backend=backend), f(*args))
+    # float32, int64 and int32 (integer products wrap as in PyTorch), bf16,
+    # the operands as a list, NaN / inf
+    a32, b32 = _r(3, 4, dtype=torch.float32), _r(4, 2, dtype=torch.float32)
+    a32[1, 2] = _NAN
+    b32[0, 1] = _INF
+    ai, bi = _r(2, 3, dtype=torch.int64) * 2 ** 40, _r(3, 4, dtype=torch.int64) * 2 ** 30
+    a3, b3 = _r(2, 3, 3, dtype=torch.int32), _r(3, 2, dtype=torch.int32)
+
+    def g(a32, b32, ai, bi, a3, b3):
+        return [torch.einsum("ij,jk->ik", a32, b32), torch.einsum("ij,jk", [ai, bi]),
+                torch.einsum("bii,ij->bj", a3, b3), torch.einsum("ij->j", a3[0]),
+                torch.einsum("ij,kj->ik", a32.bfloat16(), b32.t().bfloat16())]
+    got, want = run(g, a32, b32, ai, bi, a3, b3, backend=backend), g(a32, b32, ai, bi, a3, b3)
+    check_same(got[:4], want[:4])
+    torch.testing.assert_close(got[4].float(), want[4].float(), rtol=1e-2, atol=5e-2, equal_nan=True)
+
+
+def test_einsum_contraction_is_a_matmul():
+    # A matmul-shaped contraction is one kt.matmul, not a broadcast kt.mul +
+    # kt.sum; a pair without contracted subscripts is a kt.mul.
+    for eq, shapes, want, absent in [
+            ("ij,jk->ik", [(3, 4), (4, 5)], ["kt.matmul"], ["kt.mul", "kt.sum"]),
+            ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)], ["kt.matmul"], ["kt.mul", "kt.sum"]),
+            ("ijk,ikl,ilm->ijm", [(2, 3, 4), (2, 4, 5), (2, 5, 6)], ["kt.matmul"] * 2, ["kt.mul", "kt.sum"]),
+            ("i,j->ij", [(3,), (4,)], ["kt.mul"], ["kt.matmul", "kt.sum"]),
+            ("ii->i", [(3, 3)], ["kt.slice"], ["kt.matmul", "kt.mul"])]:
+        f = _einsum_program([(eq,) + tuple(shapes)])
+        text = import_program(f, *[_r(*s) for s in shapes])[0].text
+        for op in set(want):
+            assert text.count(op + " ") == want.count(op), (eq, op, text)
+        for op in absent:
+            assert op + " " not in text, (eq, op, text)
+
+
+def test_einsum_rejections_follow_pytorch():
+    a, b = torch.randn(2, 3), torch.randn(3, 4)
+    for fn, match in [(lambda x, y: torch.einsum("ij,jk->ik", x), "fewer operands"),
+                      (lambda x, y: torch.einsum("ij->ij", x, y), "more operands"),
+                      (lambda x, y: torch.einsum("i1->i", x), "invalid subscript"),
+                      (lambda x, y: torch.einsum("ij->ii", x), "appears more than once"),
+                      (lambda x, y: torch.einsum("ij->k", x), "does not appear in the equation"),
+                      (lambda x, y: torch.einsum("ijk->i", x), "does not match the number of dimensions"),
+                      (lambda x, y: torch.einsum("...i...->i", x), "ellipsis was already found"),
+                      (lambda x, y: torch.einsum("ii->i", x), "repeated for operand 0"),
+                      (lambda x, y: torch.einsum("ij,jk->ik", x, x), "does not broadcast"),
+                      (lambda x, y: torch.einsum("ij,jk->ik", x, y.double()), "different dtypes"),
+                      (lambda x, y: torch.einsum("ij,jk->ik", x.half(), y.half()), "not implemented for torch.float16"),
+                      (lambda x, y: torch.einsum("ij,jk->ik", x > 0, y > 0), "not implemented for torch.bool")]:
+        with pytest.raises(RuntimeError):
+            fn(a, b)
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, a, b)

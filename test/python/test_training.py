@@ -451,6 +451,31 @@ def test_gradcheck_shuffles(backend):
     torch.testing.assert_close(gk[0], gr[0])
 
 
+def _einsum_ops(a, b, c):
+    # einsum's gradient through kt.matmul / permute / reshape / sum / the
+    # diagonal's strided slice: contractions, outer products, ellipsis,
+    # diagonals, three operands, broadcasting.
+    return (torch.einsum("ij,jk->ik", a, b), torch.einsum("ij,jk", a, b).sum(0),
+            torch.einsum("i,j->ij", a[0], b[1]), torch.einsum("ii->i", c),
+            torch.einsum("ij,jk,kl->il", a, b, b.t()),
+            torch.einsum("...j,jk->...k", a.unsqueeze(0), b),
+            torch.einsum("ij,ij->ij", a[:1], a), torch.einsum("ij->", c))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_einsum(backend):
+    g = torch.Generator().manual_seed(54)
+    xs = [torch.randn(*s, generator=g, dtype=torch.float64).requires_grad_()
+          for s in ((2, 3), (3, 4), (3, 3))]
+    compiled = kiln.compile(_einsum_ops, backend=backend)
+    assert torch.autograd.gradcheck(compiled, xs, eps=1e-6, atol=1e-5)
+    outs, refs = compiled(*xs), _einsum_ops(*xs)
+    gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(outs)), xs)
+    gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), xs)
+    for p, q in zip(gk, gr):
+        torch.testing.assert_close(p, q)
+
+
 class _ResBlock(nn.Module):
     """A resnet basic block (conv-bn-relu-conv-bn + shortcut, relu), with
     the BatchNorms' momentum as given (None: cumulative average)."""
