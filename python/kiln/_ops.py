@@ -2921,6 +2921,13 @@ def conv1d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
            groups=1):
     # As a 2-D convolution over [.., C, 1, L] (exact).
     x = need_tensor(b, x, "conv1d")
+    weight = need_tensor(b, weight, "conv1d's weight")
+    if x.ndim not in (2, 3):
+        raise b.error("Expected 2D (unbatched) or 3D (batched) input to "
+                      "conv1d, but got input of rank %d" % x.ndim)
+    if weight.ndim != 3:
+        raise b.error("conv1d expects a 3-D weight, got rank %d"
+                      % weight.ndim)
     if isinstance(padding, str):
         p2 = padding
     else:
@@ -2929,6 +2936,34 @@ def conv1d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
     ws = unsqueeze(b, weight, -2)
     r = conv2d(b, xs, ws, bias, [1, int_list(b, stride, "a stride")[0]], p2,
                [1, int_list(b, dilation, "a dilation")[0]], groups)
+    return squeeze(b, r, -2)
+
+
+@function(F.conv_transpose1d, torch.conv_transpose1d)
+def conv_transpose1d(b, x, weight, bias=None, stride=1, padding=0,
+                     output_padding=0, groups=1, dilation=1):
+    # As a 2-D transposed convolution over [.., C, 1, L] (exact), so its
+    # gradient is kt.conv_transpose2d's.
+    x = need_tensor(b, x, "conv_transpose1d")
+    weight = need_tensor(b, weight, "conv_transpose1d's weight")
+    if x.ndim not in (2, 3):
+        raise b.error("Expected 2D (unbatched) or 3D (batched) input to "
+                      "conv_transpose1d, but got input of rank %d" % x.ndim)
+    if weight.ndim != 3:
+        raise b.error("conv_transpose1d expects a 3-D weight, got rank %d"
+                      % weight.ndim)
+
+    def one(v, why):
+        v = int_list(b, v, why)
+        if len(v) != 1:
+            raise b.error("conv_transpose1d expects one %s, got %d"
+                          % (why, len(v)))
+        return v[0]
+    r = conv_transpose2d(
+        b, unsqueeze(b, x, -2), unsqueeze(b, weight, -2), bias,
+        [1, one(stride, "stride")], [0, one(padding, "padding")],
+        [0, one(output_padding, "output_padding")], groups,
+        [1, one(dilation, "dilation")])
     return squeeze(b, r, -2)
 
 
@@ -3719,6 +3754,31 @@ def _m_conv_transpose2d(b, m, path, x, output_size=None):
             list(m.stride), list(m.padding), list(m.kernel_size),
             list(m.dilation))
     return conv_transpose2d(b, x, b.module_tensor(path, "weight"),
+                            b.module_tensor(path, "bias"), m.stride,
+                            m.padding, output_padding, m.groups, m.dilation)
+
+
+@module(nn.ConvTranspose1d)
+def _m_conv_transpose1d(b, m, path, x, output_size=None):
+    if m.padding_mode != "zeros":
+        raise b.error("Only 'zeros' padding mode is supported for "
+                      "ConvTranspose1d")
+    output_padding = m.output_padding
+    if output_size is not None:
+        x = need_tensor(b, x, "ConvTranspose1d")
+        size = int_list(b, output_size, "an output_size")
+        if len(size) not in (1, x.ndim):
+            raise b.error("ConvTranspose1d: output_size must have 1 or %d "
+                          "entries, got %d" % (x.ndim, len(size)))
+        n = b.static(x.shape[-1], "an input size with output_size")
+        lo = ((n - 1) * m.stride[0] - 2 * m.padding[0]
+              + m.dilation[0] * (m.kernel_size[0] - 1) + 1)
+        hi = lo + m.stride[0] - 1
+        if not lo <= size[-1] <= hi:
+            raise b.error("ConvTranspose1d: requested output size %d is not "
+                          "in the valid range [%d, %d]" % (size[-1], lo, hi))
+        output_padding = [size[-1] - lo]
+    return conv_transpose1d(b, x, b.module_tensor(path, "weight"),
                             b.module_tensor(path, "bias"), m.stride,
                             m.padding, output_padding, m.groups, m.dilation)
 

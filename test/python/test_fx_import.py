@@ -1603,3 +1603,67 @@ def test_einsum_rejections_follow_pytorch():
             fn(a, b)
         with pytest.raises(kiln.Unsupported, match=match):
             run(fn, a, b)
+
+
+# Issue 16 batch 5 item 5: conv1d (padding "same"/"valid", unbatched,
+# groups, dilation) and conv_transpose1d (stride, padding, output_padding,
+# groups, dilation; ConvTranspose1d with output_size) as the 2-D ops over
+# [.., C, 1, L].
+def _convs1d(x, w, bias, wt, bt):
+    return [F.conv1d(x, w, bias, 2, 1), F.conv1d(x, w, padding="same"),
+            F.conv1d(x, w, padding="same", dilation=2), F.conv1d(x, w, bias, padding="valid"),
+            torch.conv1d(x[0], w, None, 1, 2, 3), F.conv1d(x, w[:2, :2], groups=2),
+            F.conv_transpose1d(x, wt), F.conv_transpose1d(x, wt, bt, 2, 1, 1),
+            torch.conv_transpose1d(x[1], wt, None, 3, 2, 1, 1, 2)]
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_conv1d_and_conv_transpose1d_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(55)
+    x = torch.randn(2, 4, 9, generator=g)
+    w = torch.randn(3, 4, 4, generator=g)
+    bias = torch.randn(3, generator=g)
+    wt = torch.randn(4, 3, 3, generator=g)
+    bt = torch.randn(3 * 1, generator=g)
+    bt2 = torch.randn(4, generator=g)
+    args = (x, w, bias, wt, bt)
+    check_same(run(_convs1d, *args, backend=backend), _convs1d(*args))
+
+    def grouped(x, wt, bt2):
+        return F.conv_transpose1d(x, wt[:, :2], bt2, stride=2, padding=1, output_padding=1,
+                                  groups=2, dilation=2)
+    check_same(run(grouped, x, wt, bt2, backend=backend), grouped(x, wt, bt2))
+    m = nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, groups=2)
+    w = _WithOutputSize(m)
+    with torch.no_grad():
+        check_same(run(w, x, backend=backend), w(x))
+
+
+class _WithOutputSize(nn.Module):
+    def __init__(self, m, bad=False):
+        super().__init__()
+        self.m, self.bad = m, bad
+
+    def forward(self, x):
+        if self.bad:
+            return self.m(x, output_size=[30])
+        return self.m(x), self.m(x, output_size=[18]), self.m(x, output_size=[2, 6, 17])
+
+
+def test_conv1d_rejections_follow_pytorch():
+    x, w, wt = torch.randn(2, 4, 9), torch.randn(3, 4, 4), torch.randn(4, 3, 3)
+    m = nn.ConvTranspose1d(4, 6, 3, stride=2)
+    for fn, match in [(lambda x, w, wt: F.conv1d(x[None], w), "2D \\(unbatched\\) or 3D"),
+                      (lambda x, w, wt: F.conv_transpose1d(x[None], wt), "2D \\(unbatched\\) or 3D"),
+                      (lambda x, w, wt: F.conv1d(x, w, padding="same", stride=2), "padding='same'"),
+                      (lambda x, w, wt: F.conv_transpose1d(x, wt, stride=2, output_padding=2), "output_padding 2 must be smaller"),
+                      ]:
+        with pytest.raises((RuntimeError, ValueError)):
+            fn(x, w, wt)
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, x, w, wt)
+    m = _WithOutputSize(nn.ConvTranspose1d(4, 6, 3, stride=2), bad=True)
+    with pytest.raises(ValueError):
+        m(x)
+    with pytest.raises(kiln.Unsupported, match="not in the valid range"):
+        run(m, x)

@@ -476,6 +476,29 @@ def test_gradcheck_einsum(backend):
         torch.testing.assert_close(p, q)
 
 
+def _conv1d_ops(x, w, wt, bias):
+    F = torch.nn.functional
+    return (F.conv1d(x, w, bias, 2, 1), F.conv1d(x, w, padding="same", dilation=2),
+            F.conv_transpose1d(x, wt, None, 2, 1, 1),
+            F.conv_transpose1d(x[0], wt[:, :1], bias[:2], stride=3, groups=2, dilation=2))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_conv1d(backend):
+    # conv1d / conv_transpose1d as the 2-D ops over [.., C, 1, L]: gradients
+    # of input, weight and bias.
+    g = torch.Generator().manual_seed(55)
+    xs = [torch.randn(*s, generator=g, dtype=torch.float64).requires_grad_()
+          for s in ((2, 2, 7), (3, 2, 3), (2, 3, 3), (3,))]
+    compiled = kiln.compile(_conv1d_ops, backend=backend)
+    assert torch.autograd.gradcheck(compiled, xs, eps=1e-6, atol=1e-5)
+    outs, refs = compiled(*xs), _conv1d_ops(*xs)
+    gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(outs)), xs)
+    gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), xs)
+    for p, q in zip(gk, gr):
+        torch.testing.assert_close(p, q)
+
+
 class _ResBlock(nn.Module):
     """A resnet basic block (conv-bn-relu-conv-bn + shortcut, relu), with
     the BatchNorms' momentum as given (None: cumulative average)."""
