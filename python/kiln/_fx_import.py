@@ -520,11 +520,12 @@ class FxImporter:
                        {"value": _ir.Raw(_ir.scalar_dense(v, dtype))},
                        shape=(), dtype=dtype)
 
-    def constant_tensor(self, t):
-        """A small torch tensor as a dense kt.constant."""
+    def constant_tensor(self, t, limit=4096):
+        """A small torch tensor as a dense kt.constant (converters' own
+        tables, such as interpolation indices, may pass a larger limit)."""
         t = t.detach().cpu()
         et = _ir.element_type(t.dtype)
-        if t.numel() > 4096:
+        if t.numel() > limit:
             raise self.error("a tensor constant of %d elements created in "
                              "the program (only small constants are inlined)"
                              % t.numel())

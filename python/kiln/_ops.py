@@ -3443,10 +3443,11 @@ def _interp_dim(b, x, d, taps):
     for idx, w in taps:
         if w is None and torch.equal(idx, torch.arange(value(x.shape[d]))):
             return x  # nearest at the same size: the identity
-        sel = index_select(b, x, d, b.constant_tensor(idx))
+        # One entry per output position of the dim: up to 2^20.
+        sel = index_select(b, x, d, b.constant_tensor(idx, 1 << 20))
         if w is not None:
             wc = b.constant_tensor(w.to(x.dtype).reshape(
-                [-1] + [1] * (rank - 1 - d)))
+                [-1] + [1] * (rank - 1 - d)), 1 << 20)
             sel = binary(b, "mul", sel, wc)
         out = sel if out is None else binary(b, "add", out, sel)
     return out

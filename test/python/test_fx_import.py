@@ -1424,6 +1424,11 @@ def test_interpolate_small_dtypes_and_modules_follow_pytorch(backend):
             assert got.dtype == torch.bfloat16
             torch.testing.assert_close(got.float(), F.interpolate(bf.float(), mode=mode, **kw),
                                        rtol=8e-3, atol=8e-3)
+    # an output dim beyond the importer's 4096-element limit on constants
+    # (the index and weight tables may be larger)
+    w = torch.randn(1, 1, 2, 2500, generator=g)
+    check_same(run(lambda t: F.interpolate(t, scale_factor=(1, 2), mode="bilinear"), w,
+                   backend=backend), F.interpolate(w, scale_factor=(1, 2), mode="bilinear"))
     x = torch.randn(2, 3, 4, 5, generator=g)
     for m in [nn.Upsample(scale_factor=2), nn.Upsample(size=(5, 7), mode="bilinear"),
               nn.Upsample(scale_factor=(1.5, 0.5), mode="bicubic", align_corners=True),
