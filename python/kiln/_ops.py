@@ -3501,9 +3501,12 @@ def interpolate(b, x, size=None, scale_factor=None, mode="nearest",
         raise b.error("only one of size or scale_factor should be defined")
     if size is None and scale_factor is None:
         raise b.error("either size or scale_factor should be defined")
-    if mode not in _INTERP_MODES:
-        raise b.error("interpolate mode %r: Kiln converts %s (not 'area' "
-                      "yet)" % (mode, ", ".join(_INTERP_MODES)))
+    if mode not in _INTERP_MODES + ("area",):
+        raise b.error("interpolate mode %r: Kiln converts %s and area"
+                      % (mode, ", ".join(_INTERP_MODES)))
+    if mode == "area" and x.ndim != 4:
+        raise b.error("interpolate mode 'area' of a rank %d input (Kiln has "
+                      "the 2-D adaptive average pool only)" % x.ndim)
     want = _INTERP_RANK.get(mode)
     if k < 1 or k > 3 or want is not None and x.ndim != want:
         raise b.error("interpolate mode %r expects a %s input, got rank %d"
@@ -3536,11 +3539,14 @@ def interpolate(b, x, size=None, scale_factor=None, mode="nearest",
             scales = [float(b.static(scale_factor, "a scale factor"))] * k
         n = [b.static(x.shape[2 + i], "an interpolated dim")
              for i in range(k)]
-        if recompute_scale_factor:
+        if recompute_scale_factor or mode == "area":
             out = [int(math.floor(float(n[i]) * scales[i])) for i in range(k)]
             scales = None
         else:
             out = [int(n[i] * scales[i]) for i in range(k)]
+    if mode == "area":
+        # PyTorch: adaptive_avg_pool2d to the output size
+        return adaptive_avg_pool2d(b, x, out)
     return _upsample(b, x, mode, out, scales, align_corners, "interpolate")
 
 

@@ -1436,6 +1436,11 @@ def test_interpolate_small_dtypes_and_modules_follow_pytorch(backend):
               nn.UpsamplingNearest2d(scale_factor=3), nn.UpsamplingBilinear2d(size=(6, 9))]:
         check_same(run(m, x, backend=backend), m(x))
 
+    def area(x):  # adaptive_avg_pool2d, as PyTorch
+        return [F.interpolate(x, size=(2, 1), mode="area"), F.interpolate(x, scale_factor=(0.5, 1.0), mode="area"),
+                F.interpolate(x, size=(1, 1), mode="area")]
+    check_same(run(area, x, backend=backend), area(x))
+
     def h(x):
         return [F.upsample(x, scale_factor=2, mode="bilinear", align_corners=False),
                 F.upsample_bilinear(x, size=(3, 8)), F.upsample_nearest(x, (6, 2))]
@@ -1466,6 +1471,8 @@ def test_interpolate_rejections_follow_pytorch():
             fn(x)
         with pytest.raises(kiln.Unsupported, match=match):
             run(fn, x)
+    with pytest.raises(kiln.Unsupported, match="only sizes that divide evenly"):  # PyTorch has it; Kiln not yet
+        run(lambda t: F.interpolate(t, size=(2, 3), mode="area"), x)
     with pytest.raises(kiln.Unsupported, match="antialias"):  # PyTorch has it; Kiln not yet
         run(lambda t: F.interpolate(t, size=(2, 2), mode="bilinear", antialias=True), x)
 
