@@ -3566,6 +3566,85 @@ def _upsample_bilinear(b, x, size=None, scale_factor=None):
     return interpolate(b, x, size, scale_factor, "bilinear", True)
 
 
+# The ATen ops themselves (torch._C._nn.*, as traced or exported graphs
+# call them): reflection_pad1d/2d/3d, replication_pad1d/2d/3d and the
+# upsample_* ops, both overloads (`.vec`: output_size or scale_factors;
+# the other: output_size with optional per-dim scales for the kernel).
+def _aten_pad(mode, k):
+    def conv(b, x, padding):
+        x = need_tensor(b, x, "%s_pad%dd" % (mode, k))
+        ps = int_list(b, padding, "a pad amount")
+        if len(ps) != 2 * k:
+            raise b.error("%s_pad%dd expects %d padding amounts, got %d"
+                          % ("reflection" if mode == "reflect" else
+                             "replication", k, 2 * k, len(ps)))
+        return _pad_mode(b, x, ps, mode)
+    return conv
+
+
+def _aten_upsample(mode, k, name):
+    what = "torch._C._nn." + name
+
+    def conv(b, x, output_size, *rest):
+        x = need_tensor(b, x, what)
+        if x.ndim != k + 2:
+            raise b.error("%s expects a %dD input, got rank %d"
+                          % (what, k + 2, x.ndim))
+        align_corners = None
+        if mode != "nearest":
+            if not rest:
+                raise b.error("%s needs align_corners" % what)
+            align_corners, rest = bool(rest[0]), rest[1:]
+        n = [b.static(d, "an interpolated dim") for d in x.shape[2:]]
+        if len(rest) == 1 and (rest[0] is None or
+                               isinstance(rest[0], (list, tuple))):
+            scales = None if rest[0] is None else [
+                float(b.static(f, "a scale factor")) for f in rest[0]]
+            if (output_size is None) == (scales is None):
+                raise b.error("Must specify exactly one of output_size and "
+                              "scale_factors")
+            if scales is not None:
+                if len(scales) != k:
+                    raise b.error("%s expects %d scale factors, got %d"
+                                  % (what, k, len(scales)))
+                out = [int(n[i] * scales[i]) for i in range(k)]
+            else:
+                out = int_list(b, output_size, "an output size")
+        else:
+            if output_size is None:
+                raise b.error("%s needs an output_size" % what)
+            out = int_list(b, output_size, "an output size")
+            sc = list(rest) + [None] * (k - len(rest))
+            if len(sc) != k:
+                raise b.error("%s takes %d scales" % (what, k))
+            scales = None if all(v is None for v in sc) else [
+                None if v is None else float(v) for v in sc]
+        if len(out) != k:
+            raise b.error("%s expects %d output sizes, got %d"
+                          % (what, k, len(out)))
+        m = {"linear": "linear" if k == 1 else "trilinear"}.get(mode, mode)
+        return _upsample(b, x, m, out, scales, align_corners, what)
+    return conv
+
+
+for _k in (1, 2, 3):
+    for _mode, _aten in (("reflect", "reflection"), ("replicate", "replication")):
+        _t = getattr(torch._C._nn, "%s_pad%dd" % (_aten, _k), None)
+        if _t is not None:
+            FUNCTIONS[_t] = _aten_pad(_mode, _k)
+    _t = getattr(torch._C._nn, "upsample_nearest%dd" % _k, None)
+    if _t is not None:
+        FUNCTIONS[_t] = _aten_upsample("nearest", _k,
+                                       "upsample_nearest%dd" % _k)
+for _name, _mode, _k in (("upsample_linear1d", "linear", 1),
+                         ("upsample_bilinear2d", "bilinear", 2),
+                         ("upsample_trilinear3d", "linear", 3),
+                         ("upsample_bicubic2d", "bicubic", 2)):
+    _t = getattr(torch._C._nn, _name, None)
+    if _t is not None:
+        FUNCTIONS[_t] = _aten_upsample(_mode, _k, _name)
+
+
 @module(nn.Upsample)
 def _m_upsample(b, m, path, x):
     return interpolate(b, x, m.size, m.scale_factor, m.mode,

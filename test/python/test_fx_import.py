@@ -1681,3 +1681,41 @@ def test_conv1d_rejections_follow_pytorch():
         m(x)
     with pytest.raises(kiln.Unsupported, match="not in the valid range"):
         run(m, x)
+
+
+# The ATen ops behind F.pad's modes and F.interpolate, called directly
+# (torch._C._nn.*, as traced and exported graphs call them), both upsample
+# overloads.
+def _aten_pads_upsamples(x1, x2, x3):
+    n = torch._C._nn
+    return [n.reflection_pad1d(x1, [2, 1]), n.replication_pad1d(x1, (0, 3)),
+            n.reflection_pad2d(x2, [1, 2, 0, 1]), n.replication_pad2d(x2, [1, 1, 2, 2]),
+            n.reflection_pad3d(x3, [1, 0, 1, 1, 0, 1]), n.replication_pad3d(x3, [1, 1, 0, 0, 1, 1]),
+            n.upsample_nearest1d(x1, [9], None), n.upsample_nearest1d(x1, None, [1.5]),
+            n.upsample_nearest2d(x2, [5, 7], 1.5, 2.0), n.upsample_nearest2d(x2, None, [1.5, 2.0]),
+            n.upsample_nearest3d(x3, [3, 4, 6], None),
+            n.upsample_linear1d(x1, [8], True, None), n.upsample_linear1d(x1, [7], False),
+            n.upsample_bilinear2d(x2, [5, 7], True, None), n.upsample_bilinear2d(x2, None, False, [1.5, 2.0]),
+            n.upsample_bilinear2d(x2, [5, 7], False, 1.2, 1.7),
+            n.upsample_bicubic2d(x2, None, True, [0.7, 1.9]), n.upsample_trilinear3d(x3, [3, 4, 6], False, None)]
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_aten_pad_and_upsample_ops_follow_pytorch(backend):
+    g = torch.Generator().manual_seed(56)
+    args = (torch.randn(2, 3, 5, generator=g), torch.randn(1, 2, 4, 5, generator=g),
+            torch.randn(1, 2, 2, 3, 4, generator=g))
+    check_same(run(_aten_pads_upsamples, *args, backend=backend), _aten_pads_upsamples(*args))
+
+
+def test_aten_pad_and_upsample_rejections():
+    x = torch.randn(1, 2, 4, 5)
+    n = torch._C._nn
+    # PyTorch 1.13 reads past the padding list here (an error naming garbage
+    # amounts); Kiln names the count.
+    with pytest.raises(kiln.Unsupported, match="reflection_pad2d expects 4 padding amounts, got 2"):
+        run(lambda t: n.reflection_pad2d(t, [1, 1]), x)
+    with pytest.raises(RuntimeError):
+        n.upsample_nearest2d(x, [5, 7], [1.5, 2.0])
+    with pytest.raises(kiln.Unsupported, match="exactly one of output_size and scale_factors"):
+        run(lambda t: n.upsample_nearest2d(t, [5, 7], [1.5, 2.0]), x)
