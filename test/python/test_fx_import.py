@@ -1719,3 +1719,23 @@ def test_aten_pad_and_upsample_rejections():
         n.upsample_nearest2d(x, [5, 7], [1.5, 2.0])
     with pytest.raises(kiln.Unsupported, match="exactly one of output_size and scale_factors"):
         run(lambda t: n.upsample_nearest2d(t, [5, 7], [1.5, 2.0]), x)
+
+
+def _batch5_ops(x, w):
+    return [F.pad(x, (2, 1, 1, 2), mode="reflect"), F.pad(x, (1, -1, 2, 0), mode="replicate"),
+            F.pad(x, (1, 2, 2, 1), mode="circular"), F.interpolate(x, scale_factor=1.7, mode="bicubic"),
+            F.interpolate(x, size=(3, 9)), F.pixel_shuffle(x, 2), F.channel_shuffle(x, 2),
+            torch.einsum("bchw,bdhw->bcd", x, x), F.conv_transpose1d(x.flatten(2), w, stride=2)]
+
+
+def test_batch5_ops_on_the_unfused_cpu_pipeline():
+    # The same decompositions through kiln-cpu{fuse=false} (fusion left to
+    # the linalg level) against PyTorch.
+    g = torch.Generator().manual_seed(57)
+    x, w = torch.randn(2, 4, 4, 5, generator=g), torch.randn(4, 3, 3, generator=g)
+    result, gm = import_program(_batch5_ops, x, w)
+    s = kiln.Session()
+    s.set_option("pipeline", "kiln-cpu{fuse=false}")
+    s.load(result.text, "%s.mlir" % result.name)
+    outs, _ = run_program(result, [x, w], gm, session=s)
+    check_same(list(outs), _batch5_ops(x, w))
