@@ -1264,8 +1264,8 @@ def test_aminmax_std_mean_follow_pytorch(backend):
 
 # Issue 16 batch 5 item 1: F.pad's reflect / replicate / circular modes
 # (1-D, 2-D, 3-D, negative amounts = cropping, batched and unbatched) and the
-# ReflectionPad / ReplicationPad / ConstantPad / ZeroPad modules, as
-# kt.slice / flip / expand / concat.
+# ReflectionPad / ReplicationPad / ConstantPad / ZeroPad modules, as one
+# kt.index_select per padded dim.
 def _pad_modes(x1, x2, x3, i3):
     r = []
     for mode in ("reflect", "replicate"):

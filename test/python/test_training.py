@@ -370,8 +370,8 @@ def test_gradcheck_sort_ops(backend):
 def _pad_mode_ops(x1, x2, x3):
     # reflect / replicate / circular padding: the gradient of every reflected,
     # replicated or wrapped position is summed back into its source
-    # (PyTorch's reflection_pad*_backward etc.), through kt.slice / flip /
-    # expand / concat's rules; negative amounts crop.
+    # (PyTorch's reflection_pad*_backward etc.), through kt.index_select's
+    # rule (a scatter-add); negative amounts crop.
     F = torch.nn.functional
     return (F.pad(x1, (3, 2), mode="reflect"), F.pad(x1, (-1, 4), mode="reflect"),
             F.pad(x1, (4, 1), mode="replicate"), F.pad(x1, (2, -3), mode="replicate"),
