@@ -65,20 +65,33 @@ LogicalResult vjpLinear(kt::LinearOp op, GradEmitter &e, Value g,
   return success();
 }
 
+/// PyTorch's embedding_backward (dense): the gradient rows summed into the
+/// weight rows the indices name, `scatter(zeros_like(weight), index, g2, 0,
+/// reduce = sum)` with the indices flattened and broadcast along the
+/// embedding dim (g2 = g as [N, D]). Linear in the number of indices;
+/// duplicate indices accumulate; a `?` row count is fine, the embedding
+/// dim must be static (g is reshaped to [N, D]).
 LogicalResult vjpEmbedding(kt::EmbeddingOp op, GradEmitter &e, Value g,
                            Grads &grads) {
   Value w = op.getWeight();
   if (!isFloatValue(w))
     return success();
   auto ws = GradEmitter::shapeOf(w);
-  if (ShapedType::isDynamic(ws[0]) || ShapedType::isDynamic(ws[1]))
-    return op.emitError("no gradient for kt.embedding with a dynamic weight");
-  // gw = onehot(indices)^T @ g, over all index positions.
-  Value oh =
-      e.reshape(e.oneHot(op.getIndices(), ws[0], GradEmitter::elementTypeOf(w)),
-                {-1, ws[0]});
+  if (ShapedType::isDynamic(ws[1]))
+    return op.emitError(
+        "no gradient for kt.embedding with a dynamic embedding dim");
   Value g2 = e.reshape(g, {-1, ws[1]});
-  grads[0] = e.matmul(e.transpose(oh, 0, 1), g2);
+  Value idx = e.unsqueeze(e.reshape(op.getIndices(), {-1}), 1); // [N, 1]
+  auto gt = cast<RankedTensorType>(g2.getType());
+  if (gt.hasStaticShape())
+    idx = e.op<kt::ExpandOp>({idx}, {e.attr("size", e.i64s(gt.getShape()))});
+  else
+    idx = e.add(idx, e.cast(e.zerosLike(g2), GradEmitter::elementTypeOf(idx)));
+  grads[0] = e.op<kt::ScatterOp>(
+      {e.zerosLike(w), idx, g2},
+      {e.attr("dim", e.builder().getI64IntegerAttr(0)),
+       e.attr("reduce", kt::ScatterReduceAttr::get(op.getContext(),
+                                                   kt::ScatterReduce::sum))});
   return success();
 }
 

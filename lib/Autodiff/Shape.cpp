@@ -3,8 +3,8 @@
 // Part of Kiln. Views are undone on the gradient (reshape back, inverse
 // permutation, unbroadcast for expand). Ops that read a part of their input
 // put the gradient back in place with zero padding (slice, select, pad) or
-// split it (concat, stack). kt has no scatter op, so gather and index_select
-// accumulate through a one-hot mask (`index == arange`), which sums duplicate
+// split it (concat, stack). gather and index_select scatter the gradient back
+// through their index with kt.scatter (reduce = sum), which sums duplicate
 // indices as index_add/scatter_add do. Index operands get no gradient.
 //
 //===----------------------------------------------------------------------===//
@@ -313,6 +313,10 @@ LogicalResult vjpScatterReduce(kt::ScatterOp op, GradEmitter &e, Value g,
   return success();
 }
 
+/// PyTorch's index_select_backward (index_add into zeros): the gradient
+/// scattered back with a sum through the index broadcast along the other
+/// dims, `scatter(zeros_like(self), expand(index), g, dim, reduce = sum)`.
+/// Linear in g's size (repeated indices accumulate), `?` dims included.
 LogicalResult vjpIndexSelect(kt::IndexSelectOp op, GradEmitter &e, Value g,
                              Grads &grads) {
   Value x = op.getSelf(), index = op.getIndex();
@@ -324,23 +328,24 @@ LogicalResult vjpIndexSelect(kt::IndexSelectOp op, GradEmitter &e, Value g,
     return success();
   }
   int64_t dim = kt::wrapDim(op.getDim(), r);
-  if (failed(needStatic(op, x, dim)))
-    return failure();
   if (GradEmitter::rankOf(index) == 0)
     index = e.reshape(index, {1});
-  // g with dim moved last: [.., K]; times onehot [K, S] -> [.., S].
-  SmallVector<int64_t> perm;
+  // index [K] -> [1, .., K, .., 1] -> g's shape.
+  SmallVector<int64_t> others;
   for (int64_t i = 0; i < r; ++i)
     if (i != dim)
-      perm.push_back(i);
-  perm.push_back(dim);
-  SmallVector<int64_t> inv(r);
-  for (int64_t i = 0; i < r; ++i)
-    inv[perm[i]] = i;
-  Value oh =
-      e.oneHot(index, GradEmitter::shapeOf(x)[dim], GradEmitter::elementTypeOf(x));
-  Value moved = e.matmul(e.permute(g, perm), oh);
-  grads[0] = e.permute(moved, inv);
+      others.push_back(i);
+  Value idx = e.unsqueezeDims(index, others);
+  auto gt = cast<RankedTensorType>(g.getType());
+  if (gt.hasStaticShape())
+    idx = e.op<kt::ExpandOp>({idx}, {e.attr("size", e.i64s(gt.getShape()))});
+  else
+    idx = e.add(idx, e.cast(e.zerosLike(g), GradEmitter::elementTypeOf(idx)));
+  grads[0] = e.op<kt::ScatterOp>(
+      {e.zerosLike(x), idx, g},
+      {e.attr("dim", op.getDimAttr()),
+       e.attr("reduce", kt::ScatterReduceAttr::get(op.getContext(),
+                                                   kt::ScatterReduce::sum))});
   return success();
 }
 

@@ -115,14 +115,17 @@ class ImportResult:
 
 
 _SSA_BAD = re.compile(r"[^A-Za-z0-9$._-]")
-_RESULT_NAME = re.compile(r"v[0-9]+")
+# Names the program text defines itself: op results (v0, v1, ...), the
+# graph's block arguments (a0, a1, ...) and its results (r).
+_RESULT_NAME = re.compile(r"v[0-9]+|a[0-9]+|r")
 
 
 def _ssa_name(name, taken):
     name = _SSA_BAD.sub("_", name) or "arg"
-    # Digits first, and the names of op results (`FxImporter.fresh`: v0,
-    # v1, ...), get a leading "_": an input named `v0` must not redefine
-    # %v0.
+    # Digits first, and the names the text defines (`FxImporter.fresh`'s
+    # v0, v1, ..., block arguments a0, a1, ..., the graph's results r) get
+    # a leading "_": an input named `v0` or `a3` must not redefine %v0 or
+    # the block's %a3.
     if name[0].isdigit() or _RESULT_NAME.fullmatch(name):
         name = "_" + name
     base, n = name, 1
@@ -517,11 +520,12 @@ class FxImporter:
                        {"value": _ir.Raw(_ir.scalar_dense(v, dtype))},
                        shape=(), dtype=dtype)
 
-    def constant_tensor(self, t):
-        """A small torch tensor as a dense kt.constant."""
+    def constant_tensor(self, t, limit=4096):
+        """A small torch tensor as a dense kt.constant (converters' own
+        tables, such as interpolation indices, may pass a larger limit)."""
         t = t.detach().cpu()
         et = _ir.element_type(t.dtype)
-        if t.numel() > 4096:
+        if t.numel() > limit:
             raise self.error("a tensor constant of %d elements created in "
                              "the program (only small constants are inlined)"
                              % t.numel())

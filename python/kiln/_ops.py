@@ -2562,6 +2562,225 @@ def linear(b, x, weight, bias=None):
     return binary(b, "add", r, bias, compute=dt)
 
 
+# torch.einsum (PyTorch 1.13's aten/src/ATen/native/Linear.cpp): the
+# equation is parsed here; repeated subscripts of one operand take its
+# diagonal (kt.permute + kt.reshape + strided kt.slice), subscripts that no
+# other operand and not the output have are summed at once, and the operands
+# are contracted left to right as PyTorch does without opt_einsum: a pair
+# with contracted subscripts is one kt.matmul over [batch, M, K] x
+# [batch, K, N] (kt.permute + kt.reshape around it), a pair without is a
+# broadcast kt.mul. Dims of size 1 broadcast against the other operand's.
+# The result is permuted to the output's order. Its gradient is that of
+# those ops.
+def _einsum_sum(b, x, dims):
+    # torch.sum: integers sum to int64, as in PyTorch's einsum
+    if not dims:
+        return x
+    return sum_(b, x, dims)
+
+
+def _einsum_parse(b, eq, ops):
+    eq = eq.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(ops):
+        raise b.error("einsum(): fewer operands were provided than specified "
+                      "in the equation")
+    if len(terms) < len(ops):
+        raise b.error("einsum(): more operands were provided than specified "
+                      "in the equation")
+
+    def labels(term, what):
+        out, pos = [], 0
+        seen_ellipsis = False
+        while pos < len(term):
+            c = term[pos]
+            if c == ".":
+                if seen_ellipsis:
+                    raise b.error("einsum(): found '.' for %s for which an "
+                                  "ellipsis was already found" % what)
+                if term[pos:pos + 3] != "...":
+                    raise b.error("einsum(): found '.' for %s that is not "
+                                  "part of any ellipsis" % what)
+                out.append("...")
+                seen_ellipsis = True
+                pos += 3
+                continue
+            if not ("a" <= c <= "z" or "A" <= c <= "Z"):
+                raise b.error("einsum(): invalid subscript given at index %d "
+                              "in the equation string, subscripts must be in "
+                              "[a-zA-Z]" % (eq.index(term) + pos))
+            out.append(c)
+            pos += 1
+        return out
+
+    ins = [labels(t, "operand %d" % i) for i, t in enumerate(terms)]
+    # Ellipsis dims: labels (0, k) .. (0, E - 1) right-aligned per operand.
+    n_ell = 0
+    expanded = []
+    for i, (ls, x) in enumerate(zip(ins, ops)):
+        named = [c for c in ls if c != "..."]
+        if "..." in ls:
+            k = x.ndim - len(named)
+            if k < 0:
+                raise b.error("einsum(): the number of subscripts in the "
+                              "equation (%d) is more than the number of "
+                              "dimensions (%d) for operand %d"
+                              % (len(named), x.ndim, i))
+            n_ell = max(n_ell, k)
+        elif len(named) != x.ndim:
+            raise b.error("einsum(): the number of subscripts in the equation "
+                          "(%d) does not match the number of dimensions (%d) "
+                          "for operand %d and no ellipsis was given"
+                          % (len(named), x.ndim, i))
+    for ls, x in zip(ins, ops):
+        out = []
+        for c in ls:
+            if c == "...":
+                k = x.ndim - (len(ls) - 1)
+                out += [("...", n_ell - k + j) for j in range(k)]
+            else:
+                out.append(c)
+        expanded.append(out)
+    ell = [("...", j) for j in range(n_ell)]
+    if arrow:
+        outl = labels(rhs, "the output")
+        res = []
+        for c in outl:
+            if c == "...":
+                res += ell
+                continue
+            if c in res:
+                raise b.error("einsum(): output subscript %s appears more "
+                              "than once in the output" % c)
+            if not any(c in ls for ls in ins):
+                raise b.error("einsum(): output subscript %s does not appear "
+                              "in the equation for any input operand" % c)
+            res.append(c)
+    else:
+        count = collections.Counter(c for ls in ins for c in ls if c != "...")
+        # PyTorch orders A-Z before a-z.
+        res = ell + sorted((c for c in count if count[c] == 1),
+                           key=lambda c: (c.islower(), c))
+    return expanded, res
+
+
+@function(torch.einsum)
+def einsum(b, equation, *operands):
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ops = [need_tensor(b, x, "einsum") for x in operands]
+    if not isinstance(equation, str):
+        raise b.error("einsum's equation must be a string")
+    labels, out = _einsum_parse(b, equation, ops)
+    if ops:
+        dts = {x.dtype for x in ops}
+        if len(dts) > 1:
+            raise b.error("einsum(): operands of different dtypes %s (PyTorch "
+                          "expects one)" % sorted(str(d) for d in dts))
+        if len(ops) > 1 and ops[0].dtype in (torch.float16, torch.bool):
+            raise b.error('"bmm" not implemented for %s (einsum of several '
+                          'operands, as PyTorch 1.13 on CPU)' % ops[0].dtype)
+    # Sizes per label, with size-1 broadcasting.
+    size = {}
+    for i, (ls, x) in enumerate(zip(labels, ops)):
+        mine = {}
+        for c, n in zip(ls, x.shape):
+            n = b.static(n, "an einsum dim")
+            if c in mine and mine[c] != n:
+                raise b.error("einsum(): subscript %s is repeated for operand "
+                              "%d but the sizes don't match, %d != %d"
+                              % (c, i, n, mine[c]))
+            mine[c] = n
+            if c in size and size[c] != n and 1 not in (size[c], n):
+                raise b.error("einsum(): subscript %s has size %d for operand "
+                              "%d which does not broadcast with previously "
+                              "seen size %d" % (c if isinstance(c, str) else
+                                                "...", n, i, size[c]))
+            size[c] = max(size.get(c, n), n) if 1 in (size.get(c, n), n) \
+                else n
+    # Per operand: take diagonals of repeated labels.
+    terms = []
+    for ls, x in zip(labels, ops):
+        ls = list(ls)
+        while len(set(ls)) != len(ls):
+            c = next(c for c in ls if ls.count(c) > 1)
+            i = ls.index(c)
+            j = ls.index(c, i + 1)
+            x = diagonal(b, x, 0, i, j)
+            ls = [l for k, l in enumerate(ls) if k not in (i, j)] + [c]
+        terms.append((x, ls))
+
+    def needed(k):
+        # labels used by the output or by operands after k
+        need = set(out)
+        for _, ls in terms[k + 1:]:
+            need.update(ls)
+        return need
+
+    def reduce_alone(x, ls, keep):
+        dims = [d for d, c in enumerate(ls) if c not in keep]
+        return _einsum_sum(b, x, dims), [c for c in ls if c in keep]
+
+    if not terms:
+        raise b.error("einsum() must provide at least one operand")
+    x, ls = terms[0]
+    if len(terms) == 1:
+        x, ls = reduce_alone(x, ls, set(out))
+    for k in range(1, len(terms)):
+        y, ly = terms[k]
+        keep = needed(k)
+        x, ls = reduce_alone(x, ls, keep | set(ly))
+        y, ly = reduce_alone(y, ly, keep | set(ls))
+        x, ls = _einsum_pair(b, x, ls, y, ly, keep, size)
+    # Output order; size-1 dims that broadcast get their size.
+    x = permute(b, x, [ls.index(c) for c in out]) if ls != out else x
+    want = [size[c] for c in out]
+    if [value(d) for d in x.shape] != want:
+        x = expand(b, x, want)
+    return x
+
+
+def _einsum_pair(b, x, lx, y, ly, keep, size):
+    def grow(t, lt, other):
+        # size-1 dims against the other operand's size
+        want = [size[c] if c in other and value(t.shape[d]) == 1 else
+                t.shape[d] for d, c in enumerate(lt)]
+        if [value(d) for d in want] != [value(d) for d in t.shape]:
+            t = expand(b, t, want)
+        return t
+    if x.dtype != y.dtype:
+        # An integer operand summed to int64 (PyTorch 1.13's bmm then fails
+        # on the mixed dtypes where Kiln computes in int64).
+        x, y = cast(b, x, torch.int64), cast(b, y, torch.int64)
+    shared = [c for c in lx if c in ly]
+    x = grow(x, lx, ly)
+    y = grow(y, ly, lx)
+    contracted = [c for c in shared if c not in keep]
+    batch = [c for c in shared if c in keep]
+    fx = [c for c in lx if c not in ly]
+    fy = [c for c in ly if c not in lx]
+    if not contracted:
+        # A broadcast product: x as [batch, fx, 1..], y as [batch, 1.., fy].
+        order = batch + fx + fy
+        xa = permute(b, x, [lx.index(c) for c in batch + fx])
+        xa = reshape(b, xa, [size[c] for c in batch + fx] + [1] * len(fy))
+        ya = permute(b, y, [ly.index(c) for c in batch + fy])
+        ya = reshape(b, ya, [size[c] for c in batch] + [1] * len(fx)
+                     + [size[c] for c in fy])
+        return binary(b, "mul", xa, ya), order
+
+    def n(cs):
+        return prod([size[c] for c in cs]) if cs else 1
+    xa = permute(b, x, [lx.index(c) for c in batch + fx + contracted])
+    xa = reshape(b, xa, [n(batch), n(fx), n(contracted)])
+    ya = permute(b, y, [ly.index(c) for c in batch + contracted + fy])
+    ya = reshape(b, ya, [n(batch), n(contracted), n(fy)])
+    r = matmul(b, xa, ya)
+    r = reshape(b, r, [size[c] for c in batch + fx + fy])
+    return r, batch + fx + fy
+
+
 # ---------------------------------------------------------------- nn
 
 
@@ -2702,6 +2921,13 @@ def conv1d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
            groups=1):
     # As a 2-D convolution over [.., C, 1, L] (exact).
     x = need_tensor(b, x, "conv1d")
+    weight = need_tensor(b, weight, "conv1d's weight")
+    if x.ndim not in (2, 3):
+        raise b.error("Expected 2D (unbatched) or 3D (batched) input to "
+                      "conv1d, but got input of rank %d" % x.ndim)
+    if weight.ndim != 3:
+        raise b.error("conv1d expects a 3-D weight, got rank %d"
+                      % weight.ndim)
     if isinstance(padding, str):
         p2 = padding
     else:
@@ -2710,6 +2936,34 @@ def conv1d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
     ws = unsqueeze(b, weight, -2)
     r = conv2d(b, xs, ws, bias, [1, int_list(b, stride, "a stride")[0]], p2,
                [1, int_list(b, dilation, "a dilation")[0]], groups)
+    return squeeze(b, r, -2)
+
+
+@function(F.conv_transpose1d, torch.conv_transpose1d)
+def conv_transpose1d(b, x, weight, bias=None, stride=1, padding=0,
+                     output_padding=0, groups=1, dilation=1):
+    # As a 2-D transposed convolution over [.., C, 1, L] (exact), so its
+    # gradient is kt.conv_transpose2d's.
+    x = need_tensor(b, x, "conv_transpose1d")
+    weight = need_tensor(b, weight, "conv_transpose1d's weight")
+    if x.ndim not in (2, 3):
+        raise b.error("Expected 2D (unbatched) or 3D (batched) input to "
+                      "conv_transpose1d, but got input of rank %d" % x.ndim)
+    if weight.ndim != 3:
+        raise b.error("conv_transpose1d expects a 3-D weight, got rank %d"
+                      % weight.ndim)
+
+    def one(v, why):
+        v = int_list(b, v, why)
+        if len(v) != 1:
+            raise b.error("conv_transpose1d expects one %s, got %d"
+                          % (why, len(v)))
+        return v[0]
+    r = conv_transpose2d(
+        b, unsqueeze(b, x, -2), unsqueeze(b, weight, -2), bias,
+        [1, one(stride, "stride")], [0, one(padding, "padding")],
+        [0, one(output_padding, "output_padding")], groups,
+        [1, one(dilation, "dilation")])
     return squeeze(b, r, -2)
 
 
@@ -2971,12 +3225,18 @@ def embedding(b, input, weight, padding_idx=None, max_norm=None,
 @function(F.pad, torch._C._nn.pad if hasattr(torch._C._nn, "pad") else None)
 def pad(b, x, pad, mode="constant", value=None):
     x = need_tensor(b, x, "pad")
-    if mode != "constant":
-        raise b.error("pad mode %r (only 'constant')" % mode)
     ps = int_list(b, pad, "a pad amount")
-    if len(ps) % 2 or len(ps) > 2 * x.ndim:
-        raise b.error("pad takes an even number of amounts, at most 2 per "
-                      "dim")
+    if len(ps) % 2:
+        raise b.error("Padding length must be divisible by 2")
+    if len(ps) > 2 * x.ndim:
+        raise b.error("Padding length too large")
+    if mode != "constant":
+        if mode not in ("reflect", "replicate", "circular"):
+            raise b.error("Unrecognised padding mode %s" % mode)
+        if value is not None and b.static(value, "a pad value") != 0:
+            raise b.error('Padding mode "%s" doesn\'t take in value argument'
+                          % mode)
+        return _pad_mode(b, x, ps, mode)
     shape = list(x.shape)
     for i in range(len(ps) // 2):
         d = x.ndim - 1 - i
@@ -2984,6 +3244,476 @@ def pad(b, x, pad, mode="constant", value=None):
     v = 0.0 if value is None else float(b.static(value, "a pad value"))
     return b.op("pad", [x], {"pad": ps, "value": v}, shape=shape,
                 dtype=x.dtype)
+
+
+# F.pad's reflect / replicate / circular modes (PyTorch's reflection_pad1d/
+# 2d/3d, replication_pad1d/2d/3d and _pad_circular) as one kt.index_select
+# per padded dim at the source positions, computed here: reflect -t / t /
+# 2(n-1)-t, replicate clamp(t, 0, n-1) for t = output position - left pad
+# (negative amounts crop), circular wraps around the dim cropped first, as
+# PyTorch's _pad_circular copies from the cropped middle. The gradient is
+# kt.index_select's, a scatter-add: each reflected, replicated or wrapped
+# position summed back into its source, as PyTorch's *_pad*_backward. (A
+# slice/flip/concat form was 3-6x slower on the CPU: two full copies per
+# dim.)
+def _pad_mode(b, x, ps, mode):
+    k = len(ps) // 2
+    if k not in (1, 2, 3) or x.ndim not in (k + 1, k + 2):
+        raise b.error("Only 2D, 3D, 4D, 5D padding with non-constant padding "
+                      "are supported for now (F.pad mode %r with %d amounts "
+                      "of a rank %d tensor)" % (mode, len(ps), x.ndim))
+    if mode == "circular" and x.ndim != k + 2:
+        raise b.error("Invalid padding size, expected %d but got %d (circular "
+                      "padding needs batch and channel dims)"
+                      % (2 * (x.ndim - 2), len(ps)))
+    if mode != "circular" and not (x.dtype in (torch.float32, torch.float64)):
+        # PyTorch 1.13's CPU kernels: float and double only.
+        raise b.error('"%s_pad%dd" not implemented for %s' % (
+            "reflection" if mode == "reflect" else "replication", k, x.dtype))
+    sizes = [b.static(n, "a padded dim") for n in x.shape]
+    if mode != "circular":
+        # PyTorch: a possibly empty batch dim, every other dim non-empty (the
+        # first dim of an unbatched 1-D/2-D reflection pad may be empty).
+        first = 1 if x.ndim == k + 2 or (mode == "reflect" and k < 3) else 0
+        if any(n == 0 for n in sizes[first:]):
+            raise b.error("%s padding of an input of shape %s: only the batch "
+                          "dim may be empty" % (mode, sizes))
+    outs = []
+    for i in range(k):
+        d = x.ndim - 1 - i
+        lo, hi, n = ps[2 * i], ps[2 * i + 1], sizes[d]
+        if mode == "reflect" and not (lo < n and hi < n):
+            raise b.error("reflect padding (%d, %d) of dim %d must be smaller "
+                          "than its size %d" % (lo, hi, d, n))
+        if mode == "circular":
+            m = n - max(-lo, 0) - max(-hi, 0)
+            if m < 0:
+                raise b.error("Negative padding value is resulting in an "
+                              "empty dimension (circular padding (%d, %d) "
+                              "of dim %d of size %d)" % (lo, hi, d, n))
+            if max(lo, 0) > m or max(hi, 0) > m:
+                raise b.error("Padding value causes wrapping around more than "
+                              "once (circular padding (%d, %d) of dim %d of "
+                              "size %d)" % (lo, hi, d, n))
+        outs.append(n + lo + hi)
+    if any(o < 0 for o in outs) or all(o < 1 for o in outs) and \
+            mode != "circular":
+        raise b.error("%s padding %s: the input of shape %s is too small "
+                      "(output sizes %s)" % (mode, ps, sizes, outs[::-1]))
+    for i in range(k):
+        d = x.ndim - 1 - i
+        idx = _pad_source(mode, sizes[d], ps[2 * i], ps[2 * i + 1])
+        if not torch.equal(idx, torch.arange(sizes[d])):
+            x = index_select(b, x, d, b.constant_tensor(idx, 1 << 20))
+    return x
+
+
+def _pad_source(mode, n, lo, hi):
+    """The input position of each output position of a padded dim."""
+    if mode == "circular":
+        start, m = max(-lo, 0), n - max(-lo, 0) - max(-hi, 0)
+        j = torch.arange(m + max(lo, 0) + max(hi, 0))
+        return start + torch.remainder(j - max(lo, 0), max(m, 1))
+    t = torch.arange(n + lo + hi) - lo
+    if mode == "replicate":
+        return torch.clamp(t, 0, n - 1)
+    return torch.where(t < 0, -t, torch.where(t < n, t, 2 * (n - 1) - t))
+
+
+def _m_pad(mode, k):
+    def conv(b, m, path, x):
+        p = list(m.padding)
+        if mode == "constant":
+            return pad(b, x, p, "constant", m.value)
+        return pad(b, x, p, mode)
+    return conv
+
+
+for _k, _n in ((1, "1d"), (2, "2d"), (3, "3d")):
+    MODULES[getattr(nn, "ReflectionPad" + _n)] = _m_pad("reflect", _k)
+    MODULES[getattr(nn, "ReplicationPad" + _n)] = _m_pad("replicate", _k)
+    MODULES[getattr(nn, "ConstantPad" + _n)] = _m_pad("constant", _k)
+    if hasattr(nn, "CircularPad" + _n):
+        MODULES[getattr(nn, "CircularPad" + _n)] = _m_pad("circular", _k)
+MODULES[nn.ZeroPad2d] = _m_pad("constant", 2)
+
+
+# F.interpolate / nn.Upsample (PyTorch 1.13's CPU kernels,
+# aten/src/ATen/native/cpu/UpSampleKernel.cpp): a separable decomposition,
+# one spatial dim at a time from the last, into kt.index_select of the input
+# at the source indices of each tap (computed here, in the kernel's
+# arithmetic: float for float/bfloat16/uint8 inputs, double for double) times
+# the tap's weights (a constant broadcast along the dim), summed in the
+# kernel's order. Its gradient is kt.index_select's (the gradient scattered
+# back with a sum into the source positions) times the weights: linear, no
+# dense interpolation matrix.
+_INTERP_MODES = ("nearest", "nearest-exact", "linear", "bilinear",
+                 "trilinear", "bicubic")
+_INTERP_RANK = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
+
+
+def _interp_scale(ct, n_in, n_out, align_corners, scale):
+    # area_pixel_compute_scale<ct>
+    if align_corners:
+        if n_out > 1:
+            return torch.tensor(n_in - 1, dtype=ct) / (n_out - 1)
+        return torch.tensor(0, dtype=ct)
+    if scale is not None and scale > 0:
+        return torch.tensor(1.0 / scale, dtype=ct)
+    return torch.tensor(n_in, dtype=ct) / n_out
+
+
+def _interp_source(ct, scale, n_out, align_corners, cubic):
+    # area_pixel_compute_source_index<ct> for every output index
+    i = torch.arange(n_out, dtype=ct)
+    if align_corners:
+        return scale * i
+    src = scale * (i + torch.tensor(0.5, dtype=ct)) - torch.tensor(0.5, dtype=ct)
+    if not cubic:
+        src = torch.where(src < 0, torch.zeros((), dtype=ct), src)
+    return src
+
+
+def _floorf(x):
+    return torch.floor(x.float()).long()
+
+
+def _interp_taps(mode, dtype, n_in, n_out, align_corners, scale):
+    """[(source indices, weights or None)] of one dim, PyTorch's formulas."""
+    ct = torch.float64 if dtype == torch.float64 else torch.float32
+    if mode in ("nearest", "nearest-exact"):
+        sc = _interp_scale(ct, n_in, n_out, False, scale)
+        if mode == "nearest":
+            idx = _floorf(sc * torch.arange(n_out, dtype=ct))
+        else:
+            idx = _floorf(_interp_source(ct, sc, n_out, False, False) + 0.5)
+        return [(torch.clamp(idx, max=n_in - 1), None)]
+    sc = _interp_scale(ct, n_in, n_out, align_corners, scale)
+    if mode == "bicubic":
+        real = _interp_source(ct, sc, n_out, align_corners, True)
+        i0 = _floorf(real)
+        t = (real - i0.to(ct)).float() if ct == torch.float32 else real - i0
+        A = torch.tensor(-0.75, dtype=t.dtype)
+
+        def conv1(x):
+            return ((A + 2) * x - (A + 3)) * x * x + 1
+
+        def conv2(x):
+            return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+        one = torch.tensor(1.0, dtype=t.dtype)
+        ws = [conv2(t + one), conv1(t), conv1(one - t), conv2((one - t) + one)]
+        return [(torch.clamp(i0 - 1 + j, 0, n_in - 1), ws[j]) for j in range(4)]
+    # linear: compute_source_index_and_lambda
+    if n_out == n_in:
+        i = torch.arange(n_out)
+        return [(i, torch.ones(n_out, dtype=ct)), (i, torch.zeros(n_out, dtype=ct))]
+    real = _interp_source(ct, sc, n_out, align_corners, False)
+    i0 = torch.clamp(_floorf(real), max=n_in - 1)
+    l1 = torch.clamp(real - i0.to(ct), 0, 1)
+    i1 = i0 + (i0 < n_in - 1).long()
+    return [(i0, 1 - l1), (i1, l1)]
+
+
+def _interp_dim(b, x, d, taps):
+    rank = x.ndim
+    out = None
+    for idx, w in taps:
+        if w is None and torch.equal(idx, torch.arange(value(x.shape[d]))):
+            return x  # nearest at the same size: the identity
+        # One entry per output position of the dim: up to 2^20.
+        sel = index_select(b, x, d, b.constant_tensor(idx, 1 << 20))
+        if w is not None:
+            wc = b.constant_tensor(w.to(x.dtype).reshape(
+                [-1] + [1] * (rank - 1 - d)), 1 << 20)
+            sel = binary(b, "mul", sel, wc)
+        out = sel if out is None else binary(b, "add", out, sel)
+    return out
+
+
+def _upsample(b, x, mode, output_size, scales, align_corners, what):
+    k = x.ndim - 2
+    if mode in ("nearest", "nearest-exact"):
+        ok = ([torch.float32, torch.float64, torch.uint8]
+              + ([torch.bfloat16] if mode == "nearest" else []))
+    else:
+        ok = [torch.float32, torch.float64, torch.bfloat16]
+    if x.dtype not in ok:
+        raise b.error("%s: mode %r not implemented for %s (PyTorch 1.13 on "
+                      "CPU: %s)" % (what, mode, x.dtype,
+                                    ", ".join(str(t) for t in ok)))
+    sizes = [b.static(n, "an interpolated dim") for n in x.shape]
+    if any(n == 0 for n in sizes[1:]) or any(o <= 0 for o in output_size):
+        raise b.error("%s: input and output sizes should be greater than 0 "
+                      "(only the batch dim may be empty), but got input %s "
+                      "and output %s" % (what, sizes, list(output_size)))
+    dtype = x.dtype
+    if dtype == torch.bfloat16 and mode not in ("nearest", "nearest-exact"):
+        # Weights and sums in float32, rounded once (PyTorch 1.13's bfloat16
+        # kernel rounds the weights and every product and sum to bfloat16:
+        # up to ~0.1 from its own float32 result on values of size 1).
+        x = cast(b, x, torch.float32)
+    for i in range(k - 1, -1, -1):
+        d = 2 + i
+        sc = None if scales is None else scales[i]
+        x = _interp_dim(b, x, d, _interp_taps(mode, x.dtype, sizes[d],
+                                              output_size[i], align_corners,
+                                              sc))
+    return cast(b, x, dtype)
+
+
+@function(F.interpolate)
+def interpolate(b, x, size=None, scale_factor=None, mode="nearest",
+                align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    x = need_tensor(b, x, "interpolate")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise b.error("align_corners option can only be set with the "
+                          "interpolating modes: linear | bilinear | bicubic "
+                          "| trilinear")
+    elif align_corners is None:
+        align_corners = False
+    k = x.ndim - 2
+    if size is not None and scale_factor is not None:
+        raise b.error("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise b.error("either size or scale_factor should be defined")
+    if mode not in _INTERP_MODES + ("area",):
+        raise b.error("interpolate mode %r: Kiln converts %s and area"
+                      % (mode, ", ".join(_INTERP_MODES)))
+    if mode == "area" and x.ndim != 4:
+        raise b.error("interpolate mode 'area' of a rank %d input (Kiln has "
+                      "the 2-D adaptive average pool only)" % x.ndim)
+    want = _INTERP_RANK.get(mode)
+    if k < 1 or k > 3 or want is not None and x.ndim != want:
+        raise b.error("interpolate mode %r expects a %s input, got rank %d"
+                      % (mode, "%dD" % want if want else "3D, 4D or 5D",
+                         x.ndim))
+    if antialias:
+        raise b.error("interpolate with antialias=True is not supported")
+    scales = None
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            out = int_list(b, size, "an interpolate size")
+            if len(out) != k:
+                raise b.error("Input and output must have the same number of "
+                              "spatial dimensions, but got %d and %d"
+                              % (k, len(out)))
+        else:
+            out = [b.static(size, "an interpolate size")] * k
+        if recompute_scale_factor:
+            raise b.error("recompute_scale_factor is not meaningful with an "
+                          "explicit size.")
+    else:
+        if isinstance(scale_factor, (list, tuple)):
+            scales = [float(b.static(f, "a scale factor"))
+                      for f in scale_factor]
+            if len(scales) != k:
+                raise b.error("Input and scale_factor must have the same "
+                              "number of spatial dimensions, but got %d and "
+                              "%d" % (k, len(scales)))
+        else:
+            scales = [float(b.static(scale_factor, "a scale factor"))] * k
+        n = [b.static(x.shape[2 + i], "an interpolated dim")
+             for i in range(k)]
+        if recompute_scale_factor or mode == "area":
+            out = [int(math.floor(float(n[i]) * scales[i])) for i in range(k)]
+            scales = None
+        else:
+            out = [int(n[i] * scales[i]) for i in range(k)]
+    if mode == "area":
+        # PyTorch: adaptive_avg_pool2d to the output size
+        return adaptive_avg_pool2d(b, x, out)
+    return _upsample(b, x, mode, out, scales, align_corners, "interpolate")
+
+
+@function(_opt(F, "upsample"))
+def _upsample_fn(b, x, size=None, scale_factor=None, mode="nearest",
+                 align_corners=None):
+    return interpolate(b, x, size, scale_factor, mode, align_corners)
+
+
+@function(_opt(F, "upsample_nearest"))
+def _upsample_nearest(b, x, size=None, scale_factor=None):
+    return interpolate(b, x, size, scale_factor, "nearest")
+
+
+@function(_opt(F, "upsample_bilinear"))
+def _upsample_bilinear(b, x, size=None, scale_factor=None):
+    return interpolate(b, x, size, scale_factor, "bilinear", True)
+
+
+# The ATen ops themselves (torch._C._nn.*, as traced or exported graphs
+# call them): reflection_pad1d/2d/3d, replication_pad1d/2d/3d and the
+# upsample_* ops, both overloads (`.vec`: output_size or scale_factors;
+# the other: output_size with optional per-dim scales for the kernel).
+def _aten_pad(mode, k):
+    def conv(b, x, padding):
+        x = need_tensor(b, x, "%s_pad%dd" % (mode, k))
+        ps = int_list(b, padding, "a pad amount")
+        if len(ps) != 2 * k:
+            raise b.error("%s_pad%dd expects %d padding amounts, got %d"
+                          % ("reflection" if mode == "reflect" else
+                             "replication", k, 2 * k, len(ps)))
+        return _pad_mode(b, x, ps, mode)
+    return conv
+
+
+def _aten_upsample(mode, k, name):
+    what = "torch._C._nn." + name
+
+    def conv(b, x, output_size, *rest):
+        x = need_tensor(b, x, what)
+        if x.ndim != k + 2:
+            raise b.error("%s expects a %dD input, got rank %d"
+                          % (what, k + 2, x.ndim))
+        align_corners = None
+        if mode != "nearest":
+            if not rest:
+                raise b.error("%s needs align_corners" % what)
+            align_corners, rest = bool(rest[0]), rest[1:]
+        n = [b.static(d, "an interpolated dim") for d in x.shape[2:]]
+        if len(rest) == 1 and (rest[0] is None or
+                               isinstance(rest[0], (list, tuple))):
+            scales = None if rest[0] is None else [
+                float(b.static(f, "a scale factor")) for f in rest[0]]
+            if (output_size is None) == (scales is None):
+                raise b.error("Must specify exactly one of output_size and "
+                              "scale_factors")
+            if scales is not None:
+                if len(scales) != k:
+                    raise b.error("%s expects %d scale factors, got %d"
+                                  % (what, k, len(scales)))
+                out = [int(n[i] * scales[i]) for i in range(k)]
+            else:
+                out = int_list(b, output_size, "an output size")
+        else:
+            if output_size is None:
+                raise b.error("%s needs an output_size" % what)
+            out = int_list(b, output_size, "an output size")
+            sc = list(rest) + [None] * (k - len(rest))
+            if len(sc) != k:
+                raise b.error("%s takes %d scales" % (what, k))
+            scales = None if all(v is None for v in sc) else [
+                None if v is None else float(v) for v in sc]
+        if len(out) != k:
+            raise b.error("%s expects %d output sizes, got %d"
+                          % (what, k, len(out)))
+        m = {"linear": "linear" if k == 1 else "trilinear"}.get(mode, mode)
+        return _upsample(b, x, m, out, scales, align_corners, what)
+    return conv
+
+
+for _k in (1, 2, 3):
+    for _mode, _aten in (("reflect", "reflection"), ("replicate", "replication")):
+        _t = getattr(torch._C._nn, "%s_pad%dd" % (_aten, _k), None)
+        if _t is not None:
+            FUNCTIONS[_t] = _aten_pad(_mode, _k)
+    _t = getattr(torch._C._nn, "upsample_nearest%dd" % _k, None)
+    if _t is not None:
+        FUNCTIONS[_t] = _aten_upsample("nearest", _k,
+                                       "upsample_nearest%dd" % _k)
+for _name, _mode, _k in (("upsample_linear1d", "linear", 1),
+                         ("upsample_bilinear2d", "bilinear", 2),
+                         ("upsample_trilinear3d", "linear", 3),
+                         ("upsample_bicubic2d", "bicubic", 2)):
+    _t = getattr(torch._C._nn, _name, None)
+    if _t is not None:
+        FUNCTIONS[_t] = _aten_upsample(_mode, _k, _name)
+
+
+@module(nn.Upsample)
+def _m_upsample(b, m, path, x):
+    return interpolate(b, x, m.size, m.scale_factor, m.mode,
+                       m.align_corners,
+                       getattr(m, "recompute_scale_factor", None))
+
+
+# pixel_shuffle / pixel_unshuffle / channel_shuffle (PyTorch's
+# aten/src/ATen/native/PixelShuffle.cpp and ChannelShuffle.cpp): kt.reshape
+# + kt.permute + kt.reshape, a new tensor (not a view), as PyTorch's
+# reference decompositions; any dtype, leading batch dims, empty batches.
+def _shuffle_factor(b, f, what, name):
+    f = b.static(f, "a %s" % name)
+    if not isinstance(f, int) or f <= 0:
+        raise b.error("%s expects a positive %s, but got %s" % (what, name, f))
+    return f
+
+
+def _pixel_shuffle(b, x, r, down):
+    what = "pixel_unshuffle" if down else "pixel_shuffle"
+    x = need_tensor(b, x, what)
+    r = _shuffle_factor(b, r, what,
+                        "downscale_factor" if down else "upscale_factor")
+    if x.ndim < 3:
+        raise b.error("%s expects input to have at least 3 dimensions, but "
+                      "got input with %d dimension(s)" % (what, x.ndim))
+    lead = list(x.shape[:-3])
+    c, h, w = [b.static(n, "a %s dim" % what) for n in x.shape[-3:]]
+    n = len(lead)
+    if down:
+        if h % r or w % r:
+            raise b.error("pixel_unshuffle expects height and width to be "
+                          "divisible by downscale_factor, but got %dx%d and "
+                          "%d" % (h, w, r))
+        t = reshape(b, x, lead + [c, h // r, r, w // r, r])
+        t = permute(b, t, list(range(n)) + [n + d for d in (0, 2, 4, 1, 3)])
+        out = lead + [c * r * r, h // r, w // r]
+    else:
+        if c % (r * r):
+            raise b.error("pixel_shuffle expects its input's 'channel' "
+                          "dimension to be divisible by the square of "
+                          "upscale_factor, but input.size(-3)=%d is not "
+                          "divisible by %d" % (c, r * r))
+        t = reshape(b, x, lead + [c // (r * r), r, r, h, w])
+        t = permute(b, t, list(range(n)) + [n + d for d in (0, 3, 1, 4, 2)])
+        out = lead + [c // (r * r), h * r, w * r]
+    return copy_of(reshape(b, t, out))
+
+
+@both("pixel_shuffle")
+def pixel_shuffle(b, x, upscale_factor):
+    return _pixel_shuffle(b, x, upscale_factor, False)
+
+
+@both("pixel_unshuffle")
+def pixel_unshuffle(b, x, downscale_factor):
+    return _pixel_shuffle(b, x, downscale_factor, True)
+
+
+@both("channel_shuffle", "native_channel_shuffle")
+def channel_shuffle(b, x, groups):
+    x = need_tensor(b, x, "channel_shuffle")
+    g = b.static(groups, "channel_shuffle groups")
+    if not isinstance(g, int) or g <= 0:
+        raise b.error("Number of groups to divide channels in must be "
+                      "positive. Value of groups:%s" % g)
+    if x.ndim <= 2:
+        raise b.error("channel_shuffle expects input with > 2 dims, but got "
+                      "input with sizes %s" % [value(d) for d in x.shape])
+    c = b.static(x.shape[1], "the channel dim of channel_shuffle")
+    if c % g:
+        raise b.error("Number of channels must be divisible by groups. Got "
+                      "%d channels and %d groups." % (c, g))
+    rest = list(x.shape[2:])
+    t = reshape(b, x, [x.shape[0], g, c // g] + rest)
+    t = permute(b, t, [0, 2, 1] + list(range(3, x.ndim + 1)))
+    return copy_of(reshape(b, t, list(x.shape)))
+
+
+@module(nn.PixelShuffle)
+def _m_pixel_shuffle(b, m, path, x):
+    return pixel_shuffle(b, x, m.upscale_factor)
+
+
+@module(nn.PixelUnshuffle)
+def _m_pixel_unshuffle(b, m, path, x):
+    return pixel_unshuffle(b, x, m.downscale_factor)
+
+
+if hasattr(nn, "ChannelShuffle"):
+    module(nn.ChannelShuffle)(
+        lambda b, m, path, x: channel_shuffle(b, x, m.groups))
 
 
 # ------------------------------------------------------ in-place methods
@@ -3061,11 +3791,19 @@ for _m in ("exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "neg_", "abs_",
 
 @module(nn.Conv2d)
 def _m_conv2d(b, m, path, x):
-    if m.padding_mode != "zeros":
-        raise b.error("Conv2d with padding_mode=%r" % m.padding_mode)
+    x, padding = _conv_padding_mode(b, m, x)
     return conv2d(b, x, b.module_tensor(path, "weight"),
-                  b.module_tensor(path, "bias"), m.stride, m.padding,
+                  b.module_tensor(path, "bias"), m.stride, padding,
                   m.dilation, m.groups)
+
+
+def _conv_padding_mode(b, m, x):
+    # nn.ConvNd._conv_forward: a padding_mode other than "zeros" pads the
+    # input with F.pad(mode=padding_mode) and convolves without padding.
+    if m.padding_mode == "zeros":
+        return x, m.padding
+    return (pad(b, x, list(m._reversed_padding_repeated_twice),
+                m.padding_mode), 0)
 
 
 @module(nn.ConvTranspose2d)
@@ -3083,12 +3821,36 @@ def _m_conv_transpose2d(b, m, path, x, output_size=None):
                             m.padding, output_padding, m.groups, m.dilation)
 
 
+@module(nn.ConvTranspose1d)
+def _m_conv_transpose1d(b, m, path, x, output_size=None):
+    if m.padding_mode != "zeros":
+        raise b.error("Only 'zeros' padding mode is supported for "
+                      "ConvTranspose1d")
+    output_padding = m.output_padding
+    if output_size is not None:
+        x = need_tensor(b, x, "ConvTranspose1d")
+        size = int_list(b, output_size, "an output_size")
+        if len(size) not in (1, x.ndim):
+            raise b.error("ConvTranspose1d: output_size must have 1 or %d "
+                          "entries, got %d" % (x.ndim, len(size)))
+        n = b.static(x.shape[-1], "an input size with output_size")
+        lo = ((n - 1) * m.stride[0] - 2 * m.padding[0]
+              + m.dilation[0] * (m.kernel_size[0] - 1) + 1)
+        hi = lo + m.stride[0] - 1
+        if not lo <= size[-1] <= hi:
+            raise b.error("ConvTranspose1d: requested output size %d is not "
+                          "in the valid range [%d, %d]" % (size[-1], lo, hi))
+        output_padding = [size[-1] - lo]
+    return conv_transpose1d(b, x, b.module_tensor(path, "weight"),
+                            b.module_tensor(path, "bias"), m.stride,
+                            m.padding, output_padding, m.groups, m.dilation)
+
+
 @module(nn.Conv1d)
 def _m_conv1d(b, m, path, x):
-    if m.padding_mode != "zeros":
-        raise b.error("Conv1d with padding_mode=%r" % m.padding_mode)
+    x, padding = _conv_padding_mode(b, m, x)
     return conv1d(b, x, b.module_tensor(path, "weight"),
-                  b.module_tensor(path, "bias"), m.stride, m.padding,
+                  b.module_tensor(path, "bias"), m.stride, padding,
                   m.dilation, m.groups)
 
 

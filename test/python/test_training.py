@@ -367,6 +367,138 @@ def test_gradcheck_sort_ops(backend):
     torch.testing.assert_close(gk[0], gr[0])
 
 
+def _pad_mode_ops(x1, x2, x3):
+    # reflect / replicate / circular padding: the gradient of every reflected,
+    # replicated or wrapped position is summed back into its source
+    # (PyTorch's reflection_pad*_backward etc.), through kt.index_select's
+    # rule (a scatter-add); negative amounts crop.
+    F = torch.nn.functional
+    return (F.pad(x1, (3, 2), mode="reflect"), F.pad(x1, (-1, 4), mode="reflect"),
+            F.pad(x1, (4, 1), mode="replicate"), F.pad(x1, (2, -3), mode="replicate"),
+            F.pad(x1, (3, 5), mode="circular"), F.pad(x1, (2, -1), mode="circular"),
+            F.pad(x2, (2, 1, 3, 2), mode="reflect"), F.pad(x2, (1, 2, -1, 3), mode="replicate"),
+            F.pad(x2, (1, 2, 3, 0), mode="circular"),
+            F.pad(x3, (1, 2, 2, 0, 1, 1), mode="reflect"),
+            F.pad(x3, (0, 2, 1, 1, 2, 0), mode="replicate"),
+            F.pad(x3, (1, 1, 0, 2, 1, 0), mode="circular"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_pad_modes(backend):
+    g = torch.Generator().manual_seed(51)
+    xs = [torch.randn(*s, generator=g, dtype=torch.float64).requires_grad_()
+          for s in ((1, 2, 5), (1, 2, 4, 5), (1, 2, 3, 3, 4))]
+    compiled = kiln.compile(_pad_mode_ops, backend=backend)
+    assert torch.autograd.gradcheck(compiled, xs, eps=1e-6, atol=1e-5)
+    outs, refs = compiled(*xs), _pad_mode_ops(*xs)
+    gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(outs)), xs)
+    gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), xs)
+    for a, e in zip(gk, gr):
+        torch.testing.assert_close(a, e)
+
+
+def _interpolate_ops(x1, x2, x3):
+    # upsampling: the gradient is scattered back with a sum into the source
+    # positions (kt.index_select's rule) times the weights; down- and
+    # up-sampling, align_corners both ways.
+    F = torch.nn.functional
+    return (F.interpolate(x1, scale_factor=2.5), F.interpolate(x1, size=3, mode="linear"),
+            F.interpolate(x1, size=9, mode="linear", align_corners=True),
+            F.interpolate(x2, size=(5, 3)), F.interpolate(x2, scale_factor=(1.5, 2), mode="bilinear"),
+            F.interpolate(x2, size=(2, 7), mode="bilinear", align_corners=True),
+            F.interpolate(x2, scale_factor=1.7, mode="bicubic"),
+            F.interpolate(x2, size=(3, 3), mode="bicubic", align_corners=True),
+            F.interpolate(x2, scale_factor=0.6, mode="nearest-exact"),
+            F.interpolate(x3, scale_factor=(2, 1, 1.5)),
+            F.interpolate(x3, size=(3, 2, 5), mode="trilinear"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_interpolate(backend):
+    g = torch.Generator().manual_seed(52)
+    xs = [torch.randn(*s, generator=g, dtype=torch.float64).requires_grad_()
+          for s in ((1, 2, 5), (1, 2, 4, 5), (1, 1, 2, 3, 4))]
+    compiled = kiln.compile(_interpolate_ops, backend=backend)
+    assert torch.autograd.gradcheck(compiled, xs, eps=1e-6, atol=1e-5)
+    outs, refs = compiled(*xs), _interpolate_ops(*xs)
+    gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(outs)), xs)
+    gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), xs)
+    for a, e in zip(gk, gr):
+        torch.testing.assert_close(a, e)
+
+
+def _shuffle_ops(x, shuffle=torch.nn.functional.channel_shuffle):
+    F = torch.nn.functional
+    return (F.pixel_shuffle(x, 2), F.pixel_unshuffle(x, 2) * 2, shuffle(x, 2).exp())
+
+
+def _channel_shuffle_ref(x, g):
+    # PyTorch 1.13 has no derivative for channel_shuffle: its definition.
+    n, c = x.shape[:2]
+    return x.reshape(n, g, c // g, *x.shape[2:]).transpose(1, 2).reshape(x.shape)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_shuffles(backend):
+    x = torch.randn(1, 4, 2, 4, generator=torch.Generator().manual_seed(53),
+                    dtype=torch.float64).requires_grad_()
+    compiled = kiln.compile(lambda t: _shuffle_ops(t), backend=backend)
+    assert torch.autograd.gradcheck(compiled, (x,), eps=1e-6, atol=1e-5)
+    gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(compiled(x))), x)
+    refs = _shuffle_ops(x, _channel_shuffle_ref)
+    torch.testing.assert_close(refs[2], _shuffle_ops(x.detach())[2])
+    gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), x)
+    torch.testing.assert_close(gk[0], gr[0])
+
+
+def _einsum_ops(a, b, c):
+    # einsum's gradient through kt.matmul / permute / reshape / sum / the
+    # diagonal's strided slice: contractions, outer products, ellipsis,
+    # diagonals, three operands, broadcasting.
+    return (torch.einsum("ij,jk->ik", a, b), torch.einsum("ij,jk", a, b).sum(0),
+            torch.einsum("i,j->ij", a[0], b[1]), torch.einsum("ii->i", c),
+            torch.einsum("ij,jk,kl->il", a, b, b.t()),
+            torch.einsum("...j,jk->...k", a.unsqueeze(0), b),
+            torch.einsum("ij,ij->ij", a[:1], a), torch.einsum("ij->", c))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_einsum(backend):
+    g = torch.Generator().manual_seed(54)
+    xs = [torch.randn(*s, generator=g, dtype=torch.float64).requires_grad_()
+          for s in ((2, 3), (3, 4), (3, 3))]
+    compiled = kiln.compile(_einsum_ops, backend=backend)
+    assert torch.autograd.gradcheck(compiled, xs, eps=1e-6, atol=1e-5)
+    outs, refs = compiled(*xs), _einsum_ops(*xs)
+    gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(outs)), xs)
+    gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), xs)
+    for p, q in zip(gk, gr):
+        torch.testing.assert_close(p, q)
+
+
+def _conv1d_ops(x, w, wt, bias):
+    F = torch.nn.functional
+    return (F.conv1d(x, w, bias, 2, 1), F.conv1d(x, w, padding="same", dilation=2),
+            F.conv_transpose1d(x, wt, None, 2, 1, 1),
+            F.conv_transpose1d(x[0], wt[:, :1], bias[:2], stride=3, groups=2, dilation=2))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_conv1d(backend):
+    # conv1d / conv_transpose1d as the 2-D ops over [.., C, 1, L]: gradients
+    # of input, weight and bias.
+    g = torch.Generator().manual_seed(55)
+    xs = [torch.randn(*s, generator=g, dtype=torch.float64).requires_grad_()
+          for s in ((2, 2, 7), (3, 2, 3), (2, 3, 3), (3,))]
+    compiled = kiln.compile(_conv1d_ops, backend=backend)
+    assert torch.autograd.gradcheck(compiled, xs, eps=1e-6, atol=1e-5)
+    outs, refs = compiled(*xs), _conv1d_ops(*xs)
+    gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(outs)), xs)
+    gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), xs)
+    for p, q in zip(gk, gr):
+        torch.testing.assert_close(p, q)
+
+
 class _ResBlock(nn.Module):
     """A resnet basic block (conv-bn-relu-conv-bn + shortcut, relu), with
     the BatchNorms' momentum as given (None: cumulative average)."""

@@ -2,7 +2,7 @@
 # REQUIRES: numpy, torch
 # Tests the vector-Jacobian rules of kt.matmul (every rank case of
 # torch.matmul, with batch broadcasting), kt.linear (ranks 1-3, with and
-# without bias) and kt.embedding (duplicate indices accumulate) against finite
+# without bias) and kt.embedding (duplicate indices accumulate, ? dims) against finite
 # differences and torch.autograd in f64.
 
 import numpy as np
@@ -53,4 +53,13 @@ for idx_shape in [(5,), (2, 3), ()]:
                  % (ttype((4, 3), "f64"), ttype(idx_shape, "i64"), tr),
                  "return %%0 : %s" % tr], [w, idx], [tr],
                 lambda w_, i_: F.embedding(i_, w_))
+# A `?` row count and `?` index dims, i32 indices: the rule scatters the
+# gradient rows back with kt.scatter (the one-hot rule before needed a
+# static weight and was quadratic).
+w, idx = rnd(4, 3), np.array([[3, 0, 3], [1, 3, 2]], np.int32)
+s.gradcheck("embedding dynamic",
+            ["%0 = kt.embedding %arg0, %arg1 : (tensor<?x3xf64>, tensor<?x?xi32>) -> tensor<?x?x3xf64>",
+             "return %0 : tensor<?x?x3xf64>"], [w, idx], ["tensor<?x?x3xf64>"],
+            lambda w_, i_: F.embedding(i_.long(), w_),
+            arg_types=["tensor<?x3xf64>", "tensor<?x?xi32>"])
 s.finish()

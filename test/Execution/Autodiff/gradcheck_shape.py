@@ -97,6 +97,16 @@ for dim, idx in [(0, np.array([2, 0, 2])), (1, np.array([1, 1, 3, 0, 1]))]:
         lambda t, i: torch.index_select(t, dim, i), [idx], [ttype(idx.shape, "i64")])
 one("kt.index_select", rnd(2, 3, 4), "dim = 1 : i64",
     lambda t, i: torch.index_select(t, 1, i), [np.array([2, 2])], ["tensor<2xi64>"])
+# index_select with `?` dims and an i32 index (its rule scatters the gradient
+# back with kt.scatter, as PyTorch's index_add; the one-hot rule before needed
+# a static dim), and a rank-0 index.
+s.gradcheck("kt.index_select dynamic",
+            ["%0 = kt.index_select %arg0, %arg1 {dim = -1 : i64} : (tensor<?x?xf64>, tensor<?xi32>) -> tensor<?x?xf64>",
+             "return %0 : tensor<?x?xf64>"], [rnd(3, 4), np.array([3, 0, 3, 3, 1], np.int32)],
+            ["tensor<?x?xf64>"], lambda t, i: torch.index_select(t, -1, i.long()),
+            arg_types=["tensor<?x?xf64>", "tensor<?xi32>"])
+one("kt.index_select", rnd(4, 2), "dim = 0 : i64",
+    lambda t, i: torch.index_select(t, 0, i), [np.array(3)], ["tensor<i64>"])
 
 # scatter (reduce none, sum, mean; include_self): gradients of self and src,
 # with repeated indices, an index narrower than src, a `?` dim.
