@@ -184,3 +184,21 @@ func.func @bn_train_stats(%x: tensor<2x3x5xf16>) -> (tensor<2x3x5xf16>, tensor<3
   %0:3 = kt.batch_norm_train %x : (tensor<2x3x5xf16>) -> (tensor<2x3x5xf16>, tensor<3xf32>, tensor<3xf32>)
   return %0#0, %0#1, %0#2 : tensor<2x3x5xf16>, tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// Tests that a result marked `kg.requires_grad = false` (BatchNorm's
+// running statistics, updated outside autograd) gets no cotangent: the
+// joint takes one cotangent (for %y) and its backward has nothing of the
+// running mean's update.
+// CHECK-LABEL: func.func @no_grad_result_joint(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<4x3xf32>, %{{[^:]+}}: tensor<3xf32> {kg.requires_grad = false}, %[[G:[^:]+]]: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>)
+// CHECK: kt.batch_norm_backward %[[G]], %[[X]]
+// CHECK-NOT: kt.mul
+// CHECK: return
+func.func @no_grad_result(%x: tensor<4x3xf32>, %rm: tensor<3xf32> {kg.requires_grad = false}) -> (tensor<4x3xf32>, tensor<3xf32> {kg.requires_grad = false}) attributes {kg.differentiate} {
+  %0:3 = kt.batch_norm_train %x : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %1 = kt.add %rm, %0#1 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %2 = kt.mul %1, %1 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0#0, %2 : tensor<4x3xf32>, tensor<3xf32>
+}
