@@ -83,7 +83,13 @@ autodiff::buildJointFunction(func::FuncOp fn, ArrayRef<bool> requiresGrad) {
   SmallVector<unsigned> cotangentOf; // result index of each cotangent arg
   for (auto [i, t] : llvm::enumerate(ft.getResults()))
     if (auto st = dyn_cast<ShapedType>(t);
-        st && kt::isKTFloat(st.getElementType())) {
+        st && kt::isKTFloat(st.getElementType()) &&
+        // A result marked `kg.requires_grad = false` is not differentiable
+        // (BatchNorm's running statistics): no cotangent, so nothing of
+        // the backward goes through it.
+        !(fn.getResultAttrOfType<BoolAttr>(i, "kg.requires_grad") &&
+          !fn.getResultAttrOfType<BoolAttr>(i, "kg.requires_grad")
+               .getValue())) {
       argTypes.push_back(t);
       cotangentOf.push_back(i);
     }

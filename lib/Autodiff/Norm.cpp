@@ -7,6 +7,7 @@
 // weights, label smoothing and every reduction as in PyTorch), then
 // cross_entropy goes back through log_softmax. batch_norm (inference form)
 // gives input, weight and bias gradients (none for the running statistics);
+// batch_norm_train's backward is one kt.batch_norm_backward;
 // scaled_dot_product_attention recomputes the attention probabilities.
 //
 //===----------------------------------------------------------------------===//
@@ -247,6 +248,70 @@ LogicalResult vjpBatchNorm(kt::BatchNormOp op, GradEmitter &e, Value g,
   return success();
 }
 
+/// kt.batch_norm_train's rule sees all three result cotangents: the
+/// result's goes through one kt.batch_norm_backward (input, weight and bias
+/// gradients, aten native_batch_norm_backward); those of save_mean and
+/// save_invstd (rarely used: a program returning the statistics) add
+/// gmean[c] / M and -ginvstd[c] * invstd^3 * (x - mean) / M to the input's.
+struct BatchNormTrainVJP
+    : public DifferentiableOpInterface::ExternalModel<BatchNormTrainVJP,
+                                                      kt::BatchNormTrainOp> {
+  LogicalResult buildVJP(Operation *o, OpBuilder &b,
+                         ArrayRef<Value> resultGrads,
+                         SmallVectorImpl<Value> &operandGrads) const {
+    auto op = cast<kt::BatchNormTrainOp>(o);
+    operandGrads.assign(o->getNumOperands(), Value());
+    auto at = [&](unsigned i) {
+      return i < resultGrads.size() ? resultGrads[i] : Value();
+    };
+    Value g = at(0), gMean = at(1), gInvstd = at(2);
+    GradEmitter e(b, o->getLoc());
+    Value x = op.getInput(), mean = op.getSaveMean(),
+          invstd = op.getSaveInvstd();
+    Value gx;
+    if (g) {
+      SmallVector<Value> ops{g, x, mean, invstd};
+      if (op.getWeight())
+        ops.push_back(op.getWeight());
+      auto bwd = kt::BatchNormBackwardOp::create(b, o->getLoc(), ops,
+                                                 ArrayRef<NamedAttribute>{});
+      gx = bwd.getGradInput();
+      unsigned next = 1;
+      if (op.getWeight())
+        operandGrads[next++] = bwd.getGradWeight();
+      if (op.getBias())
+        operandGrads[next] = bwd.getGradBias();
+    }
+    if (gMean || gInvstd) {
+      // In the statistics type (f32 for half inputs), then cast to x's.
+      int64_t r = GradEmitter::rankOf(x);
+      SmallVector<int64_t> others, view(r - 1, 1);
+      for (int64_t i = 0; i < r; ++i)
+        if (i != 1)
+          others.push_back(i);
+      view[0] = -1;
+      Type st = GradEmitter::elementTypeOf(mean);
+      Value m = e.countAt(x, ArrayRef<int64_t>(others), st);
+      Value xs = GradEmitter::elementTypeOf(x) == st ? x : e.cast(x, st);
+      Value extra;
+      if (gMean)
+        extra = e.reshape(e.div(gMean, m), view);
+      if (gInvstd) {
+        Value i3 = e.mul(e.mul(invstd, invstd), invstd);
+        Value coef = e.reshape(e.neg(e.div(e.mul(gInvstd, i3), m)), view);
+        Value t = e.mul(e.sub(xs, e.reshape(mean, view)), coef);
+        extra = extra ? e.add(t, extra) : t;
+      }
+      if (GradEmitter::shapeOf(extra) != GradEmitter::shapeOf(x))
+        extra = e.expandLike(extra, xs);
+      extra = e.cast(extra, GradEmitter::elementTypeOf(x));
+      gx = gx ? e.add(gx, extra) : extra;
+    }
+    operandGrads[0] = gx;
+    return success();
+  }
+};
+
 LogicalResult vjpSDPA(kt::ScaledDotProductAttentionOp op, GradEmitter &e,
                       Value g, Grads &grads) {
   // Recomputes P = softmax(q k^T * scale + bias) (the math backend), then
@@ -308,5 +373,9 @@ void autodiff::registerNormVJPs(MLIRContext *ctx) {
   attachVJP<kt::NllLossOp, vjpNllLoss>(ctx);
   attachVJP<kt::CrossEntropyOp, vjpCrossEntropy>(ctx);
   attachVJP<kt::BatchNormOp, vjpBatchNorm>(ctx);
+  kt::BatchNormTrainOp::attachInterface<BatchNormTrainVJP>(*ctx);
+  // kt.batch_norm_backward has no rule (as the pools' backward ops): a
+  // second derivative through it is kiln-autodiff's "no vector-Jacobian
+  // rule" error.
   attachVJP<kt::ScaledDotProductAttentionOp, vjpSDPA>(ctx);
 }

@@ -239,6 +239,9 @@ class FxImporter:
         self.cur_loc = self.root_loc
         self.cur_attrs = ""
         self.placeholders = 0
+        # Names of values PyTorch computes outside autograd (BatchNorm's
+        # running statistics): written back, never differentiated.
+        self.no_grad_values = set()
         self.output = None
         # id(TensorVal) -> the nodes bound to it (mutate rebinds them). The
         # TensorVals are kept alive while the import runs: a freed one's id
@@ -616,6 +619,7 @@ class FxImporter:
                      for j, a in enumerate(self.args) if a.mutated],
             ops=list(self.lines),
             results=[(r.name, r.type, r.dtype) for r in results],
+            no_grad=set(self.no_grad_values),
             root_loc=self.root_loc,
             locs="".join("%s = loc(%s)\n" % (alias, t)
                          for t, alias in self.locs.items()),

@@ -3090,13 +3090,16 @@ def batch_norm(b, x, running_mean, running_var, weight=None, bias=None,
 def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
                       momentum, eps, num_batches_tracked):
     """batch_norm with batch statistics (training mode, or no running
-    statistics), as kt ops whose VJPs give its gradients: the biased
-    variance and the mean over every dim but 1 (kt.var, kt.mean)
-    normalize x; the running statistics given are written in place (as
-    eager PyTorch's kernel does): running_mean = (1 - m) * running_mean +
-    m * mean, running_var likewise with the unbiased variance, and
-    `num_batches_tracked` (BatchNorm modules) += 1 first; momentum None is
-    the cumulative average, m = 1 / num_batches_tracked."""
+    statistics): one kt.batch_norm_train (aten native_batch_norm), whose
+    VJP is one kt.batch_norm_backward; it returns the normalized input
+    and the batch's save_mean / save_invstd (f32, f64 for f64 inputs). The
+    running statistics given are written in place (as eager PyTorch's
+    kernel does): running_mean = (1 - m) * running_mean + m * save_mean,
+    running_var likewise with the unbiased variance (a kt.var with
+    correction 1), both outside autograd (no-grad values), and
+    `num_batches_tracked`
+    (BatchNorm modules) += 1 first; momentum None is the cumulative
+    average, m = 1 / num_batches_tracked."""
     if not x.dtype.is_floating_point:
         raise b.error("batch_norm of a %s tensor" % x.dtype)
     dims = [0] + list(range(2, x.ndim))
@@ -3109,15 +3112,18 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
                       "training, got input size %s"
                       % [value(d) for d in x.shape])
     dt = x.dtype
-    bshape = [1, -1] + [1] * (x.ndim - 2)
-    mean_k = mean(b, x, dims, True)
-    var_k = var(b, x, dims, None, True, correction=0)
-    y = mul(b, sub(b, x, mean_k), unary(b, "rsqrt", add(b, var_k,
-                                                         float(eps))))
+    st = torch.float64 if dt == torch.float64 else torch.float32
+    ops = [x]
+    text = x.name
     if weight is not None:
-        y = mul(b, y, reshape(b, cast(b, weight, dt), *bshape))
+        ops.append(cast(b, weight, dt))
+        text += " weight %s" % ops[-1].name
     if bias is not None:
-        y = add(b, y, reshape(b, cast(b, bias, dt), *bshape))
+        ops.append(cast(b, bias, dt))
+        text += " bias %s" % ops[-1].name
+    y, save_mean, save_invstd = b.op(
+        "batch_norm_train", ops, {"eps": float(eps)}, operand_text=text,
+        results=[(x.shape, dt), ([x.shape[1]], st), ([x.shape[1]], st)])
     if running_mean is None and running_var is None:
         return y
     if not (torch.is_grad_enabled() and any(
@@ -3141,13 +3147,20 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
     else:
         factor = float(b.static(momentum, "batch_norm's momentum"))
         keep = 1.0 - factor
-    for stat, batch in ((running_mean, mean_k),
-                        (running_var, var(b, x, dims, None, False,
-                                          correction=1))):
+    # The unbiased variance by its own kt.var: (1 / save_invstd^2 - eps) *
+    # M / (M - 1) would need M, whose batch dim is a symbol (the runtime
+    # may make it dynamic), so not a constant of the program.
+    unbiased = (None if running_var is None else
+                var(b, x, dims, None, False, correction=1))
+    for stat, batch in ((running_mean, save_mean), (running_var, unbiased)):
         if stat is None:
             continue
-        batch = cast(b, reshape(b, batch, -1), dt)
+        batch = cast(b, batch, dt)
         new = add(b, mul(b, cast(b, stat, dt), keep), mul(b, batch, factor))
+        # Not differentiable (aten updates them outside autograd): the
+        # training program's backward has nothing of this update.
+        new = cast(b, new, stat.dtype)
+        b.no_grad_values.add(new.name)
         in_place(b, stat, new)
     return y
 

@@ -84,7 +84,9 @@ def _requires_grad_outputs(graph, rg, results):
         operands = _NAME.findall(rhs.split(" : ", 1)[0])
         if any(o in live for o in operands):
             live.update(_NAME.findall(lhs))
-    return [name in live and dtype in _FLOATS
+    # A result of a multi-result op is `%v#i` (the op's lhs `%v:N`): _NAME
+    # reads both as `%v`.
+    return [_NAME.match(name).group(0) in live and dtype in _FLOATS
             for name, _, dtype in results]
 
 
@@ -112,8 +114,15 @@ class Pair:
         self.name = base
         self.capture = capture
         self.rg = list(rg)
-        self.out_rg = _requires_grad_outputs(graph, rg, results)
+        # Values computed outside autograd (BatchNorm's running
+        # statistics): they require no grad and get no cotangent.
+        no_grad = graph.get("no_grad", set())
+        self.out_rg = [r and name not in no_grad for r, (name, _, _) in
+                       zip(_requires_grad_outputs(graph, rg, results),
+                           results)]
         self.out_meta = [(t, dtype) for _, t, dtype in results]
+        rattrs = ["%s {kg.requires_grad = false}" % t
+                  if name in no_grad else t for name, t, _ in results]
         # The programs are added to printed text, whose location aliases
         # are renumbered: they use the root location itself.
         loc = graph["root_loc"]
@@ -129,7 +138,7 @@ class Pair:
             "%smodule {\n  func.func @%s_g(%s) -> (%s) attributes "
             "{kg.differentiate} {\n%s    return %s : %s loc(%s)\n  } "
             "loc(%s)\n}\n" % (
-                graph["locs"], base, sig, ", ".join(rtypes), ops,
+                graph["locs"], base, sig, ", ".join(rattrs), ops,
                 ", ".join(n for n, _, _ in results),
                 ", ".join(rtypes), loc, loc))
         session = _capi.Session()
@@ -151,8 +160,8 @@ class Pair:
         saved_types = fwd_types[m:]
         self.num_outputs = m
         self.num_saved = len(saved_types)
-        float_outs = [i for i, (_, dtype) in enumerate(self.out_meta)
-                      if dtype in _FLOATS]
+        float_outs = [i for i, ((name, _, dtype)) in enumerate(results)
+                      if dtype in _FLOATS and name not in no_grad]
         self.float_outs = float_outs
         ct_types = [rtypes[i] for i in float_outs]
         grad_types = [t for t, r in zip(arg_types, rg) if r]

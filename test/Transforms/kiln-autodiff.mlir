@@ -151,3 +151,54 @@ func.func @pools_whole(%x: tensor<1x2x7x6xf32>) -> (tensor<1x2x4x3xf32>, tensor<
   %1 = kt.avg_pool2d %x {kernel_size = [2, 2], stride = [2, 2], ceil_mode = true, count_include_pad = false, divisor_override = 3} : (tensor<1x2x7x6xf32>) -> tensor<1x2x4x3xf32>
   return %0, %1 : tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>
 }
+
+// -----
+
+// Tests that training-mode batch_norm's backward is one
+// kt.batch_norm_backward (input, weight and bias gradients), not the VJP of
+// a mean/var/rsqrt expansion.
+// CHECK-LABEL: func.func @bn_train_whole_joint(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<?x3x4x4xf32>, %[[W:[^:]+]]: tensor<3xf32>, %[[B:[^:]+]]: tensor<3xf32>, %[[G:[^:]+]]: tensor<?x3x4x4xf32>)
+// CHECK-NEXT: %[[Y:[^,]+]], %[[M:[^,]+]], %[[R:[^ ]+]] = kt.batch_norm_train %[[X]] weight %[[W]] bias %[[B]] {eps = 1.000000e-03 : f64}
+// CHECK-NEXT: %[[GX:[^,]+]], %[[GW:[^,]+]], %[[GB:[^ ]+]] = kt.batch_norm_backward %[[G]], %[[X]], %[[M]], %[[R]] weight %[[W]] : (tensor<?x3x4x4xf32>, tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK-NEXT: return %[[Y]], %[[GX]], %[[GW]], %[[GB]] :
+func.func @bn_train_whole(%x: tensor<?x3x4x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<?x3x4x4xf32> attributes {kg.differentiate} {
+  %0:3 = kt.batch_norm_train %x weight %w bias %b {eps = 1.0e-3} : (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %0#0 : tensor<?x3x4x4xf32>
+}
+
+// -----
+
+// Tests that cotangents of the statistics add their terms to the input's
+// gradient (in the statistics type, f32, cast to the f16 input's), and that
+// without a weight and bias only the input gets one.
+// CHECK-LABEL: func.func @bn_train_stats_joint(
+// CHECK: %[[Y:[^,]+]], %[[M:[^,]+]], %[[R:[^ ]+]] = kt.batch_norm_train
+// CHECK: %[[BX:[^,]+]], %{{[^,]+}}, %{{[^ ]+}} = kt.batch_norm_backward
+// CHECK: kt.cast %{{.*}} {dtype = f32}
+// CHECK: kt.mul %[[R]], %[[R]]
+// CHECK: kt.cast %{{.*}} {dtype = f16}
+// CHECK: %[[GX:.+]] = kt.add %[[BX]], %{{.*}} : (tensor<2x3x5xf16>, tensor<2x3x5xf16>) -> tensor<2x3x5xf16>
+// CHECK-NEXT: return %[[Y]], %[[M]], %[[R]], %[[GX]] :
+func.func @bn_train_stats(%x: tensor<2x3x5xf16>) -> (tensor<2x3x5xf16>, tensor<3xf32>, tensor<3xf32>) attributes {kg.differentiate} {
+  %0:3 = kt.batch_norm_train %x : (tensor<2x3x5xf16>) -> (tensor<2x3x5xf16>, tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %0#1, %0#2 : tensor<2x3x5xf16>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Tests that a result marked `kg.requires_grad = false` (BatchNorm's
+// running statistics, updated outside autograd) gets no cotangent: the
+// joint takes one cotangent (for %y) and its backward has nothing of the
+// running mean's update.
+// CHECK-LABEL: func.func @no_grad_result_joint(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<4x3xf32>, %{{[^:]+}}: tensor<3xf32> {kg.requires_grad = false}, %[[G:[^:]+]]: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>)
+// CHECK: kt.batch_norm_backward %[[G]], %[[X]]
+// CHECK-NOT: kt.mul
+// CHECK: return
+func.func @no_grad_result(%x: tensor<4x3xf32>, %rm: tensor<3xf32> {kg.requires_grad = false}) -> (tensor<4x3xf32>, tensor<3xf32> {kg.requires_grad = false}) attributes {kg.differentiate} {
+  %0:3 = kt.batch_norm_train %x : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %1 = kt.add %rm, %0#1 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %2 = kt.mul %1, %1 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0#0, %2 : tensor<4x3xf32>, tensor<3xf32>
+}

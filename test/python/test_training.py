@@ -559,7 +559,7 @@ def test_conv_backward_whole_ops_sgd_steps_match_eager(backend):
 def test_batch_norm_training_in_graph_sgd_steps_match_eager(backend,
                                                             momentum):
     # BatchNorm in training mode inside the compiled graph (no break):
-    # batch statistics from kt.mean / kt.var, running statistics and
+    # batch statistics from kt.batch_norm_train, running statistics and
     # num_batches_tracked written back as the module's buffers. Outputs,
     # gradients, parameters and buffers equal eager's after each step.
     torch.manual_seed(1)
@@ -572,6 +572,16 @@ def test_batch_norm_training_in_graph_sgd_steps_match_eager(backend,
     # One program, no graph break.
     assert [type(p).__name__ for p in compiled._kiln.programs.values()] == \
         ["_Program"]
+    # Each BatchNorm is one kt.batch_norm_train, whose backward is one
+    # kt.batch_norm_backward; the running statistics (outside autograd) get
+    # no cotangent: the backward program does not differentiate their
+    # update (no kt.var of the unbiased variance there).
+    (prog,) = compiled._kiln.programs.values()
+    (pair,) = prog.training_pairs.values()
+    assert len(pair.float_outs) == 1
+    bwd = pair.text.split("_g_bwd(", 1)[1].split("func.func", 1)[0]
+    assert bwd.count("kt.batch_norm_backward") == 3
+    assert "kt.var" not in bwd and "kt.mean" not in bwd
 
 
 def test_batch_norm_training_without_running_stats_and_functional():

@@ -4,7 +4,10 @@
 // compute type; sum of squared deviations from it -> biased variance, both
 // sums accumulated in f64; normalize with the mean and 1/sqrt(var + eps),
 // weight and bias, in the compute type); batch_norm (inference form) is one pointwise generic reading the
-// per-channel statistics through a map of dim 1. scaled_dot_product_attention
+// per-channel statistics through a map of dim 1; batch_norm_train is two
+// per-channel reductions (mean, then squared deviations: f64 sums) and one
+// pointwise pass; batch_norm_backward is two per-channel reductions (sum of
+// grad_output and of grad_output * (input - mean)) and one pointwise pass. scaled_dot_product_attention
 // is a contraction generic for q @ k^T, a generic applying the scale and the
 // causal or boolean/float mask, the three softmax generics (a fully masked
 // row gives NaN, as in PyTorch; the sum of exp accumulates in f64) and a
@@ -293,6 +296,300 @@ struct BatchNormLowering : public OpConversionPattern<kt::BatchNormOp> {
                                   ValueRange{convertScalar(b, l, y, elem)});
         });
     rw.replaceOp(op, castTo(rw, loc, r, op.getResult().getType()));
+    return success();
+  }
+};
+
+/// The run-time check that the per-channel operand `v` (rank 1) has `c`
+/// elements (the interpreter's message); `v`, or zeros of `c` elements when
+/// it fails.
+Value checkChannels(ConversionPatternRewriter &rw, Location loc, Value v,
+                    OpFoldResult c, StringRef what) {
+  auto tt = cast<RankedTensorType>(v.getType());
+  OpFoldResult n = getSizes(rw, loc, v)[0];
+  Value bad = indexCmp(rw, loc, arith::CmpIPredicate::ne, n, c);
+  SmallVector<Value> values;
+  std::string text = what.str() + " shape " +
+                     shapeTemplate(tt.getShape(), {n}, values) +
+                     " does not match the ";
+  text += shapeTemplate({ShapedType::kDynamic}, {c}, values, "", "", "");
+  text += " channels of input at run time";
+  if (checkAtRunTime(rw, loc, bad, text, values))
+    return safeOperand(rw, loc, v, bad, {c});
+  return v;
+}
+
+/// Indexing maps and iterators of a per-channel reduction over a rank-`r`
+/// input [N, C, ...]: the identity, the channel map (d1), and every dim
+/// but 1 reduced.
+struct ChannelSpace {
+  AffineMap id, ch;
+  SmallVector<IteratorType> reduce, parallel;
+  ChannelSpace(OpBuilder &b, int64_t rank) {
+    MLIRContext *ctx = b.getContext();
+    id = b.getMultiDimIdentityMap(rank);
+    ch = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    reduce.assign(rank, IteratorType::reduction);
+    reduce[1] = IteratorType::parallel;
+    parallel.assign(rank, IteratorType::parallel);
+  }
+};
+
+/// The elements per channel (every dim of `sizes` but 1) as an f64.
+Value perChannelCount(OpBuilder &b, Location loc,
+                      ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> others(sizes);
+  others.erase(others.begin() + 1);
+  return countAsFloat(b, loc, others, b.getF64Type());
+}
+
+/// kt.batch_norm_train: per-channel sums (f64) of the input, then of the
+/// deviations from that approximate mean and of their squares -> mean and
+/// invstd = 1/sqrt(var + eps) (compute type); then one pointwise generic
+/// over the input, which kiln-cpu-fuse-elementwise can fold into its
+/// consumers. Each sum is a single-result generic (kiln-cpu's fast path for
+/// reductions).
+struct BatchNormTrainLowering
+    : public OpConversionPattern<kt::BatchNormTrainOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::BatchNormTrainOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput(), w = adaptor.getWeight(),
+          bias = adaptor.getBias();
+    auto xt = cast<RankedTensorType>(x.getType());
+    Type elem = xt.getElementType(), acc = computeType(elem);
+    Type f64 = rw.getF64Type();
+    int64_t rank = xt.getRank();
+    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
+    OpFoldResult c = sizes[1];
+    if (w)
+      w = checkChannels(rw, loc, w, c, "weight");
+    if (bias)
+      bias = checkChannels(rw, loc, bias, c, "bias");
+    ChannelSpace sp(rw, rank);
+    auto statF64 = RankedTensorType::get({xt.getDimSize(1)}, f64);
+    auto statAcc = statF64.clone(acc);
+    Value n = perChannelCount(rw, loc, sizes);
+    Value zero = scalarConst(rw, loc, f64, 0);
+    Value sum = genericOut(
+        rw, loc, statF64, ValueRange{x}, filled(rw, loc, statF64, {c}, zero),
+        {sp.id, sp.ch}, sp.reduce, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value v = convertScalar(b, l, a[0], f64);
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::AddFOp::create(b, l, a[1], v)});
+        });
+    // A corrected two-pass variance (Chan, Golub and LeVeque): the
+    // deviations from an approximate mean `shift` (sum / M in the compute
+    // type; kiln-cpu sums f32 terms in f32 blocks, so it is not exact),
+    // s1 = sum(d) and s2 = sum(d^2) (f64), then mean = shift + s1 / M and
+    // var = s2 / M - (s1 / M)^2: the shift's error cancels to first order.
+    // With a mean far from 0 relative to the spread (1e4 + N(0, 0.01) in
+    // f32) neither E[x^2] - E[x]^2 nor deviations from a rounded mean are.
+    Value shift = buildElementwise(
+        rw, loc, ValueRange{sum}, statAcc,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return convertScalar(b, l, arith::DivFOp::create(b, l, a[0], n), acc);
+        });
+    auto devSum = [&](bool square) {
+      return genericOut(
+          rw, loc, statF64, ValueRange{x, shift},
+          filled(rw, loc, statF64, {c}, zero), {sp.id, sp.ch, sp.ch},
+          sp.reduce, [&](OpBuilder &b, Location l, ValueRange a) {
+            Value d = arith::SubFOp::create(
+                b, l, convertScalar(b, l, a[0], acc), a[1]);
+            if (square)
+              d = arith::MulFOp::create(b, l, d, d);
+            linalg::YieldOp::create(
+                b, l,
+                ValueRange{arith::AddFOp::create(
+                    b, l, a[2], convertScalar(b, l, d, f64))});
+          });
+    };
+    Value s1 = devSum(false), s2 = devSum(true);
+    Value mean = buildElementwise(
+        rw, loc, ValueRange{shift, s1}, statAcc,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value m = arith::AddFOp::create(
+              b, l, convertScalar(b, l, a[0], f64),
+              arith::DivFOp::create(b, l, a[1], n));
+          return convertScalar(b, l, m, acc);
+        });
+    Value eps = scalarConst(rw, loc, f64, op.getEps().convertToDouble());
+    Value one = scalarConst(rw, loc, f64, 1);
+    Value invstd = buildElementwise(
+        rw, loc, ValueRange{s1, s2}, statAcc,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value m1 = arith::DivFOp::create(b, l, a[0], n);
+          Value var = arith::SubFOp::create(
+              b, l, arith::DivFOp::create(b, l, a[1], n),
+              arith::MulFOp::create(b, l, m1, m1));
+          // Rounding may leave a tiny negative for constant channels
+          // (maximumf keeps a NaN).
+          var = arith::MaximumFOp::create(b, l, var, zero);
+          return convertScalar(
+              b, l,
+              arith::DivFOp::create(
+                  b, l, one,
+                  math::SqrtOp::create(b, l,
+                                       arith::AddFOp::create(b, l, var, eps))),
+              acc);
+        });
+    SmallVector<Value> ins{x, mean, invstd};
+    SmallVector<AffineMap> maps{sp.id, sp.ch, sp.ch};
+    for (Value v : {w, bias})
+      if (v) {
+        ins.push_back(v);
+        maps.push_back(sp.ch);
+      }
+    maps.push_back(sp.id);
+    Value y = genericOut(
+        rw, loc, xt, ins, emptyLike(rw, loc, xt, sizes), maps, sp.parallel,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value v = arith::MulFOp::create(
+              b, l,
+              arith::SubFOp::create(b, l, convertScalar(b, l, a[0], acc), a[1]),
+              a[2]);
+          unsigned next = 3;
+          if (w)
+            v = arith::MulFOp::create(b, l, v,
+                                      convertScalar(b, l, a[next++], acc));
+          if (bias)
+            v = arith::AddFOp::create(b, l, v,
+                                      convertScalar(b, l, a[next++], acc));
+          linalg::YieldOp::create(b, l,
+                                  ValueRange{convertScalar(b, l, v, elem)});
+        });
+    rw.replaceOp(op, ValueRange{castTo(rw, loc, y, op.getResult().getType()),
+                                castTo(rw, loc, mean, op.getSaveMean().getType()),
+                                castTo(rw, loc, invstd,
+                                       op.getSaveInvstd().getType())});
+    return success();
+  }
+};
+
+/// kt.batch_norm_backward: two per-channel reductions, sum(grad_output) and
+/// sum(grad_output * (input - mean)) (f64); per-channel coefficients; then
+/// one pointwise generic for grad_input.
+struct BatchNormBackwardLowering
+    : public OpConversionPattern<kt::BatchNormBackwardOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::BatchNormBackwardOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value gy = adaptor.getGradOutput(), x = adaptor.getInput(),
+          mean = adaptor.getSaveMean(), invstd = adaptor.getSaveInvstd(),
+          w = adaptor.getWeight();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto gt = cast<RankedTensorType>(gy.getType());
+    Type elem = xt.getElementType(), acc = computeType(elem);
+    Type f64 = rw.getF64Type();
+    int64_t rank = xt.getRank();
+    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, x);
+    {
+      // grad_output must have the input's shape at run time.
+      SmallVector<OpFoldResult> gs = getSizes(rw, loc, gy);
+      Value bad;
+      for (int64_t i = 0; i < rank; ++i)
+        bad = boolOr(rw, loc, bad,
+                     indexCmp(rw, loc, arith::CmpIPredicate::ne, gs[i],
+                              sizes[i]));
+      if (bad) {
+        SmallVector<Value> values;
+        std::string text = "grad_output shape " +
+                           shapeTemplate(gt.getShape(), gs, values) +
+                           " does not equal input shape ";
+        text += shapeTemplate(xt.getShape(), sizes, values) + " at run time";
+        if (checkAtRunTime(rw, loc, bad, text, values))
+          gy = safeOperand(rw, loc, gy, bad, sizes);
+      }
+    }
+    OpFoldResult c = sizes[1];
+    mean = checkChannels(rw, loc, mean, c, "save_mean");
+    invstd = checkChannels(rw, loc, invstd, c, "save_invstd");
+    if (w)
+      w = checkChannels(rw, loc, w, c, "weight");
+    ChannelSpace sp(rw, rank);
+    auto statF64 = RankedTensorType::get({xt.getDimSize(1)}, f64);
+    auto statAcc = statF64.clone(acc);
+    Value n = perChannelCount(rw, loc, sizes);
+    Value zero = scalarConst(rw, loc, f64, 0);
+    // Two single-result per-channel reductions (kiln-cpu's fast path for
+    // reductions; a two-result generic is tiled like a pointwise op).
+    Value sumDy = genericOut(
+        rw, loc, statF64, ValueRange{gy}, filled(rw, loc, statF64, {c}, zero),
+        {sp.id, sp.ch}, sp.reduce, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value g = convertScalar(b, l, convertScalar(b, l, a[0], acc), f64);
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::AddFOp::create(b, l, a[1], g)});
+        });
+    Value dot = genericOut(
+        rw, loc, statF64, ValueRange{gy, x, mean},
+        filled(rw, loc, statF64, {c}, zero), {sp.id, sp.id, sp.ch, sp.ch},
+        sp.reduce, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value g = convertScalar(b, l, a[0], acc);
+          Value d = arith::SubFOp::create(b, l, convertScalar(b, l, a[1], acc),
+                                          convertScalar(b, l, a[2], acc));
+          Value gd =
+              convertScalar(b, l, arith::MulFOp::create(b, l, g, d), f64);
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::AddFOp::create(b, l, a[3], gd)});
+        });
+    auto vecElem = RankedTensorType::get({xt.getDimSize(1)}, elem);
+    Value gw = buildElementwise(
+        rw, loc, ValueRange{dot, invstd}, vecElem,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return roundFromF64(
+              b, l,
+              arith::MulFOp::create(b, l, a[0], convertScalar(b, l, a[1], f64)),
+              elem);
+        });
+    Value gb = buildElementwise(
+        rw, loc, ValueRange{sumDy}, vecElem,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return roundFromF64(b, l, a[0], elem);
+        });
+    // Per channel, in the compute type: sum_dy / M, dot * invstd^2 / M and
+    // invstd * weight.
+    Value meanDy = buildElementwise(
+        rw, loc, ValueRange{sumDy}, statAcc,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return convertScalar(b, l, arith::DivFOp::create(b, l, a[0], n), acc);
+        });
+    Value k = buildElementwise(
+        rw, loc, ValueRange{dot, invstd}, statAcc,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value r = convertScalar(b, l, a[1], f64);
+          Value v = arith::MulFOp::create(
+              b, l, a[0], arith::MulFOp::create(b, l, r, r));
+          return convertScalar(b, l, arith::DivFOp::create(b, l, v, n), acc);
+        });
+    Value scale = invstd;
+    if (w)
+      scale = buildElementwise(
+          rw, loc, ValueRange{invstd, w}, statAcc,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return arith::MulFOp::create(b, l, convertScalar(b, l, a[0], acc),
+                                         convertScalar(b, l, a[1], acc));
+          });
+    Value gx = genericOut(
+        rw, loc, xt, ValueRange{gy, x, mean, meanDy, k, scale},
+        emptyLike(rw, loc, xt, sizes),
+        {sp.id, sp.id, sp.ch, sp.ch, sp.ch, sp.ch, sp.id}, sp.parallel,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          auto f = [&](Value v) { return convertScalar(b, l, v, acc); };
+          Value d = arith::SubFOp::create(b, l, f(a[1]), f(a[2]));
+          Value v = arith::SubFOp::create(
+              b, l, arith::SubFOp::create(b, l, f(a[0]), f(a[3])),
+              arith::MulFOp::create(b, l, d, f(a[4])));
+          v = arith::MulFOp::create(b, l, v, f(a[5]));
+          linalg::YieldOp::create(b, l,
+                                  ValueRange{convertScalar(b, l, v, elem)});
+        });
+    rw.replaceOp(op,
+                 ValueRange{castTo(rw, loc, gx, op.getGradInput().getType()),
+                            castTo(rw, loc, gw, op.getGradWeight().getType()),
+                            castTo(rw, loc, gb, op.getGradBias().getType())});
     return success();
   }
 };
@@ -644,6 +941,7 @@ struct SDPALowering
 
 void kiln::lowering::populateKTNormToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LayerNormLowering, BatchNormLowering, SDPALowering>(
+  patterns.add<LayerNormLowering, BatchNormLowering, BatchNormTrainLowering,
+               BatchNormBackwardLowering, SDPALowering>(
       patterns.getContext());
 }

@@ -190,6 +190,113 @@ LogicalResult interpretBatchNorm(BatchNormOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
+/// Checks that each present per-channel tensor has shape [c] at run time.
+LogicalResult checkChannelVectors(
+    Operation *op, int64_t c,
+    std::initializer_list<std::pair<const char *, const Tensor *>> vs) {
+  for (auto [what, t] : vs)
+    if (t && (t->rank() != 1 || t->dim(0) != c))
+      return op->emitError() << what << " shape " << shapeStr(t->shape())
+                             << " does not match the " << c
+                             << " channels of input at run time";
+  return success();
+}
+
+LogicalResult interpretBatchNormTrain(BatchNormTrainOp op,
+                                      ArrayRef<Tensor> operands,
+                                      SmallVectorImpl<Tensor> &results) {
+  const Tensor &x = operands[0];
+  size_t next = 1;
+  const Tensor *w = op.getWeight() ? &operands[next++] : nullptr;
+  const Tensor *b = op.getBias() ? &operands[next++] : nullptr;
+  int64_t n = x.dim(0), c = x.dim(1), inner = product(x.shape().drop_front(2));
+  if (failed(checkChannelVectors(op, c, {{"weight", w}, {"bias", b}})))
+    return failure();
+  double eps = op.getEps().convertToDouble();
+  double m = (double)n * (double)inner;
+  Tensor out, mean, invstd;
+  if (failed(allocTensor(op, out, resultDType(op, 0), x.shape())) ||
+      failed(allocTensor(op, mean, resultDType(op, 1), {c}, 1)) ||
+      failed(allocTensor(op, invstd, resultDType(op, 2), {c}, 2)))
+    return failure();
+  for (int64_t ch = 0; ch < c; ++ch) {
+    auto at = [&](int64_t i, int64_t j) { return (i * c + ch) * inner + j; };
+    // Two passes in double: the mean, then the squared deviations from it.
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j)
+        sum += x.getF(at(i, j));
+    double mu = sum / m, sq = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j) {
+        double d = x.getF(at(i, j)) - mu;
+        sq += d * d;
+      }
+    double rstd = 1.0 / std::sqrt(sq / m + eps);
+    mean.setF(ch, mu);
+    invstd.setF(ch, rstd);
+    double wv = w ? w->getF(ch) : 1.0, bv = b ? b->getF(ch) : 0.0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j)
+        out.setF(at(i, j), (x.getF(at(i, j)) - mu) * rstd * wv + bv);
+  }
+  results.push_back(std::move(out));
+  results.push_back(std::move(mean));
+  results.push_back(std::move(invstd));
+  return success();
+}
+
+LogicalResult interpretBatchNormBackward(BatchNormBackwardOp op,
+                                         ArrayRef<Tensor> operands,
+                                         SmallVectorImpl<Tensor> &results) {
+  const Tensor &gy = operands[0], &x = operands[1], &mean = operands[2],
+               &invstd = operands[3];
+  const Tensor *w = op.getWeight() ? &operands[4] : nullptr;
+  if (gy.shape() != x.shape())
+    return op.emitError() << "grad_output shape " << shapeStr(gy.shape())
+                          << " does not equal input shape "
+                          << shapeStr(x.shape()) << " at run time";
+  int64_t n = x.dim(0), c = x.dim(1), inner = product(x.shape().drop_front(2));
+  if (failed(checkChannelVectors(op, c,
+                                 {{"save_mean", &mean},
+                                  {"save_invstd", &invstd},
+                                  {"weight", w}})))
+    return failure();
+  double m = (double)n * (double)inner;
+  Tensor gx, gw, gb;
+  if (failed(allocTensor(op, gx, resultDType(op, 0), x.shape())) ||
+      failed(allocTensor(op, gw, resultDType(op, 1), {c}, 1)) ||
+      failed(allocTensor(op, gb, resultDType(op, 2), {c}, 2)))
+    return failure();
+  for (int64_t ch = 0; ch < c; ++ch) {
+    auto at = [&](int64_t i, int64_t j) { return (i * c + ch) * inner + j; };
+    double mu = mean.getF(ch), rstd = invstd.getF(ch);
+    double sumDy = 0, dot = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j) {
+        double g = gy.getF(at(i, j));
+        sumDy += g;
+        dot += g * (x.getF(at(i, j)) - mu);
+      }
+    gw.setF(ch, dot * rstd);
+    gb.setF(ch, sumDy);
+    // PyTorch's batch_norm_backward_cpu (train): mean_dy = sum_dy / M,
+    // k = dot * invstd^2 / M.
+    double wv = w ? w->getF(ch) : 1.0;
+    double meanDy = sumDy / m, k = dot * rstd * rstd / m;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j) {
+        double d = x.getF(at(i, j)) - mu;
+        gx.setF(at(i, j),
+                (gy.getF(at(i, j)) - meanDy - d * k) * rstd * wv);
+      }
+  }
+  results.push_back(std::move(gx));
+  results.push_back(std::move(gw));
+  results.push_back(std::move(gb));
+  return success();
+}
+
 /// Layout of a loss input: [N, C, inner...] (or [C] with N = inner = 1).
 struct LossLayout {
   int64_t n = 1, c = 1, inner = 1;
@@ -516,6 +623,8 @@ void registerNormKernels(DialectRegistry &registry) {
     attachKernel<LogSoftmaxOp, interpretLogSoftmax>(ctx);
     attachKernel<LayerNormOp, interpretLayerNorm>(ctx);
     attachKernel<BatchNormOp, interpretBatchNorm>(ctx);
+    attachKernel<BatchNormTrainOp, interpretBatchNormTrain>(ctx);
+    attachKernel<BatchNormBackwardOp, interpretBatchNormBackward>(ctx);
     attachKernel<NllLossOp, interpretNllLoss>(ctx);
     attachKernel<CrossEntropyOp, interpretCrossEntropy>(ctx);
     attachKernel<ScaledDotProductAttentionOp, interpretSDPA>(ctx);

@@ -98,6 +98,20 @@ func.func @batch_norm(%x: tensor<2x3x4xf32>, %m: tensor<3xf32>, %v: tensor<3xf32
   return %r : tensor<2x3x4xf32>
 }
 
+// CHECK-LABEL: func.func @batch_norm_backward
+// CHECK-NOT: kt.
+func.func @batch_norm_backward(%g: tensor<2x3x4xf32>, %x: tensor<2x3x4xf32>, %m: tensor<3xf32>, %r: tensor<3xf32>, %w: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0:3 = kt.batch_norm_backward %g, %x, %m, %r weight %w : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %0#1, %0#2 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// CHECK-LABEL: func.func @batch_norm_train
+// CHECK-NOT: kt.
+func.func @batch_norm_train(%x: tensor<?x3x4x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0:3 = kt.batch_norm_train %x weight %w bias %b {eps = 1.0e-3} : (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %0#1, %0#2 : tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
 // CHECK-LABEL: func.func @bitwise_and
 // CHECK-NOT: kt.
 func.func @bitwise_and(%a: tensor<2x3xi64>, %b: tensor<3xi64>) -> tensor<2x3xi64> {

@@ -109,6 +109,96 @@ func.func @batch_norm_type(%x: tensor<2x3xf32>, %m: tensor<3xf32>, %w: tensor<3x
 
 // -----
 
+func.func @bnt_rank(%x: tensor<3xf32>) {
+  // expected-error @+2 {{'kt.batch_norm_train' op input must have rank >= 2 ([N, C, ...]) but has rank 1}}
+  // expected-error @+1 {{'kt.batch_norm_train' op failed to infer returned types}}
+  %0:3 = kt.batch_norm_train %x : (tensor<3xf32>) -> (tensor<3xf32>, tensor<1xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @bnt_weight_shape(%x: tensor<2x3xf32>, %w: tensor<4xf32>) {
+  // expected-error @+2 {{'kt.batch_norm_train' op weight must have shape [3] but has shape 4}}
+  // expected-error @+1 {{'kt.batch_norm_train' op failed to infer returned types}}
+  %0:3 = kt.batch_norm_train %x weight %w : (tensor<2x3xf32>, tensor<4xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @bnt_bias_type(%x: tensor<2x3xf32>, %b: tensor<3xf64>) {
+  // expected-error @+2 {{'kt.batch_norm_train' op bias has element type f64 but input has f32}}
+  // expected-error @+1 {{'kt.batch_norm_train' op failed to infer returned types}}
+  %0:3 = kt.batch_norm_train %x bias %b : (tensor<2x3xf32>, tensor<3xf64>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @bnt_stat_type(%x: tensor<2x3xf16>) {
+  // expected-error @+2 {{'kt.batch_norm_train' op failed to infer returned types}}
+  // expected-error @+1 {{'kt.batch_norm_train' op inferred type(s) 'tensor<2x3xf16>', 'tensor<3xf32>', 'tensor<3xf32>' are incompatible with return type(s) of operation 'tensor<2x3xf16>', 'tensor<3xf16>', 'tensor<3xf16>'}}
+  %0:3 = kt.batch_norm_train %x : (tensor<2x3xf16>) -> (tensor<2x3xf16>, tensor<3xf16>, tensor<3xf16>)
+  return
+}
+
+// -----
+
+func.func @bnb_rank(%x: tensor<3xf32>, %m: tensor<3xf32>) {
+  // expected-error @+2 {{'kt.batch_norm_backward' op input must have rank >= 2 ([N, C, ...]) but has rank 1}}
+  // expected-error @+1 {{'kt.batch_norm_backward' op failed to infer returned types}}
+  %0:3 = kt.batch_norm_backward %x, %x, %m, %m : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @bnb_grad_shape(%g: tensor<2x3x5xf32>, %x: tensor<2x3x4xf32>, %m: tensor<3xf32>) {
+  // expected-error @+2 {{'kt.batch_norm_backward' op grad_output shape 2x3x5 must equal input shape 2x3x4}}
+  // expected-error @+1 {{'kt.batch_norm_backward' op failed to infer returned types}}
+  %0:3 = kt.batch_norm_backward %g, %x, %m, %m : (tensor<2x3x5xf32>, tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @bnb_grad_type(%g: tensor<2x3xf64>, %x: tensor<2x3xf32>, %m: tensor<3xf32>) {
+  // expected-error @+2 {{'kt.batch_norm_backward' op grad_output has element type f64 but input has f32}}
+  // expected-error @+1 {{'kt.batch_norm_backward' op failed to infer returned types}}
+  %0:3 = kt.batch_norm_backward %g, %x, %m, %m : (tensor<2x3xf64>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @bnb_stat_type(%x: tensor<2x3xf16>, %m: tensor<3xf16>) {
+  // expected-error @+2 {{'kt.batch_norm_backward' op save_mean has element type f16 but must have f32 (the statistics type of a f16 input)}}
+  // expected-error @+1 {{'kt.batch_norm_backward' op failed to infer returned types}}
+  %0:3 = kt.batch_norm_backward %x, %x, %m, %m : (tensor<2x3xf16>, tensor<2x3xf16>, tensor<3xf16>, tensor<3xf16>) -> (tensor<2x3xf16>, tensor<3xf16>, tensor<3xf16>)
+  return
+}
+
+// -----
+
+func.func @bnb_invstd_shape(%x: tensor<2x3xf32>, %m: tensor<3xf32>, %r: tensor<2xf32>) {
+  // expected-error @+2 {{'kt.batch_norm_backward' op save_invstd must have shape [3] but has shape 2}}
+  // expected-error @+1 {{'kt.batch_norm_backward' op failed to infer returned types}}
+  %0:3 = kt.batch_norm_backward %x, %x, %m, %r : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<2xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @bnb_weight_type(%x: tensor<2x3xf64>, %m: tensor<3xf64>, %w: tensor<3xf32>) {
+  // expected-error @+2 {{'kt.batch_norm_backward' op weight has element type f32 but input has f64}}
+  // expected-error @+1 {{'kt.batch_norm_backward' op failed to infer returned types}}
+  %0:3 = kt.batch_norm_backward %x, %x, %m, %m weight %w : (tensor<2x3xf64>, tensor<2x3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf32>) -> (tensor<2x3xf64>, tensor<3xf64>, tensor<3xf64>)
+  return
+}
+
+// -----
+
 func.func @nll_loss_rank0(%x: tensor<f32>, %t: tensor<i64>) -> tensor<f32> {
   // expected-error @+2 {{'kt.nll_loss' op input must have rank >= 1 but has rank 0}}
   // expected-error @+1 {{'kt.nll_loss' op failed to infer returned types}}

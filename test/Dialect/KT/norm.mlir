@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s -split-input-file --mlir-print-op-generic | kiln-opt -split-input-file | FileCheck %s
 
 // Tests that the Norm ops (softmax, log_softmax, layer_norm, batch_norm,
+// batch_norm_train, batch_norm_backward,
 // nll_loss, cross_entropy, scaled_dot_product_attention) verify, infer their
 // result types and round-trip in custom and generic form.
 
@@ -54,6 +55,34 @@ func.func @batch_norm(%x: tensor<2x3x4x5xf32>, %m: tensor<3xf32>, %v: tensor<3xf
   %1 = kt.batch_norm %y, %m2, %v2 : (tensor<?x?xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<?x?xf64>
   %2 = kt.batch_norm %z, %m3, %m3 bias %m3 : (tensor<2x3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
   return %0, %1, %2 : tensor<2x3x4x5xf32>, tensor<?x?xf64>, tensor<2x3xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @batch_norm_train
+// CHECK: kt.batch_norm_train %{{.*}} weight %{{.*}} bias %{{.*}} {eps = 1.000000e-03 : f64} : (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: kt.batch_norm_train %{{.*}} : (tensor<?x?xf64>) -> (tensor<?x?xf64>, tensor<?xf64>, tensor<?xf64>)
+// CHECK: kt.batch_norm_train %{{.*}} bias %{{.*}} : (tensor<2x?x5xf16>, tensor<3xf16>) -> (tensor<2x?x5xf16>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: kt.batch_norm_train %{{.*}} weight %{{.*}} : (tensor<1x2x2x2x2xbf16>, tensor<2xbf16>) -> (tensor<1x2x2x2x2xbf16>, tensor<2xf32>, tensor<2xf32>)
+func.func @batch_norm_train(%x: tensor<?x3x4x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>, %y: tensor<?x?xf64>, %z: tensor<2x?x5xf16>, %bz: tensor<3xf16>, %u: tensor<1x2x2x2x2xbf16>, %wu: tensor<2xbf16>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<?xf64>, tensor<3xf32>, tensor<2xf32>) {
+  %0:3 = kt.batch_norm_train %x weight %w bias %b {eps = 1.0e-3} : (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  %1:3 = kt.batch_norm_train %y : (tensor<?x?xf64>) -> (tensor<?x?xf64>, tensor<?xf64>, tensor<?xf64>)
+  %2:3 = kt.batch_norm_train %z bias %bz : (tensor<2x?x5xf16>, tensor<3xf16>) -> (tensor<2x?x5xf16>, tensor<3xf32>, tensor<3xf32>)
+  %3:3 = kt.batch_norm_train %u weight %wu : (tensor<1x2x2x2x2xbf16>, tensor<2xbf16>) -> (tensor<1x2x2x2x2xbf16>, tensor<2xf32>, tensor<2xf32>)
+  return %0#0, %0#2, %1#1, %2#1, %3#2 : tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<?xf64>, tensor<3xf32>, tensor<2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @batch_norm_backward
+// CHECK: kt.batch_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} weight %{{.*}} : (tensor<2x3x4xf32>, tensor<?x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: kt.batch_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?xf64>, tensor<?x?xf64>, tensor<?xf64>, tensor<?xf64>) -> (tensor<?x?xf64>, tensor<?xf64>, tensor<?xf64>)
+// CHECK: kt.batch_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} weight %{{.*}} : (tensor<2x3x2x2x2xbf16>, tensor<2x3x2x2x2xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xbf16>) -> (tensor<2x3x2x2x2xbf16>, tensor<3xbf16>, tensor<3xbf16>)
+func.func @batch_norm_backward(%g: tensor<2x3x4xf32>, %x: tensor<?x3x4xf32>, %m: tensor<3xf32>, %r: tensor<3xf32>, %w: tensor<3xf32>, %g2: tensor<?x?xf64>, %x2: tensor<?x?xf64>, %m2: tensor<?xf64>, %g3: tensor<2x3x2x2x2xbf16>, %w3: tensor<3xbf16>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<?xf64>, tensor<3xbf16>) {
+  %0:3 = kt.batch_norm_backward %g, %x, %m, %r weight %w : (tensor<2x3x4xf32>, tensor<?x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  %1:3 = kt.batch_norm_backward %g2, %x2, %m2, %m2 : (tensor<?x?xf64>, tensor<?x?xf64>, tensor<?xf64>, tensor<?xf64>) -> (tensor<?x?xf64>, tensor<?xf64>, tensor<?xf64>)
+  %2:3 = kt.batch_norm_backward %g3, %g3, %m, %r weight %w3 : (tensor<2x3x2x2x2xbf16>, tensor<2x3x2x2x2xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xbf16>) -> (tensor<2x3x2x2x2xbf16>, tensor<3xbf16>, tensor<3xbf16>)
+  return %0#0, %0#1, %1#2, %2#1 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<?xf64>, tensor<3xbf16>
 }
 
 // -----

@@ -2,7 +2,8 @@
 # REQUIRES: numpy, torch
 # Tests the vector-Jacobian rules of kt.batch_norm (inference form: input,
 # weight, bias; the running statistics get none, as PyTorch refuses
-# requires_grad on them with training=False) and
+# requires_grad on them with training=False), kt.batch_norm_train (through
+# kt.batch_norm_backward; cotangents of save_mean / save_invstd too) and
 # kt.scaled_dot_product_attention (query, key, value; a float mask gets a
 # gradient, a bool mask none; is_causal; scale; batch broadcasting) against
 # finite differences and torch.autograd in f64.
@@ -74,6 +75,61 @@ for xs in [(4, 3), (2, 3, 4), (2, 3, 2, 2)]:
                         ["%%0 = kt.batch_norm %s%s : (%s) -> %s" % (ops, attr, types, t64(xs)),
                          "return %%0 : %s" % t64(xs)],
                         ins, [t64(xs)], ref, requires=req)
+
+# batch_norm_train: rank 2..5, N = 1 with spatial dims, with and without
+# weight/bias, eps; the result alone (its backward is one
+# kt.batch_norm_backward) against F.batch_norm(training=True), and the
+# result with save_mean and save_invstd (cotangents on all three) against
+# the same statistics written with torch primitives.
+def bn_train_stats(x_, w_, b_, eps):
+    dims = [0] + list(range(2, x_.dim()))
+    view = [1, -1] + [1] * (x_.dim() - 2)
+    mean = x_.mean(dims)
+    invstd = 1 / torch.sqrt(x_.var(dims, unbiased=False) + eps)
+    y = (x_ - mean.view(view)) * invstd.view(view)
+    if w_ is not None:
+        y = y * w_.view(view)
+    if b_ is not None:
+        y = y + b_.view(view)
+    return y, mean, invstd
+
+
+for xs, wb, eps, stats in [
+        ((4, 3), (True, True), None, False),
+        ((2, 3, 4), (False, False), None, False),
+        ((2, 3, 2, 2), (True, False), 1e-3, False),
+        ((1, 2, 3, 3), (False, True), None, False),
+        ((2, 2, 2, 1, 3), (True, True), 0.1, False),
+        ((3, 2, 2), (True, True), None, True),
+        ((1, 3, 2, 2), (False, False), 1e-3, True)]:
+    c = xs[1]
+    ins = [rnd(*xs)]
+    ops = "%arg0"
+    if wb[0]:
+        ins.append(rnd(c))
+        ops += " weight %arg1"
+    if wb[1]:
+        ops += " bias %%arg%d" % len(ins)
+        ins.append(rnd(c))
+    attr = " {eps = %r : f64}" % eps if eps is not None else ""
+    types = ", ".join(t64(a.shape) for a in ins)
+    res = "(%s, %s, %s)" % (t64(xs), t64((c,)), t64((c,)))
+    outs = [t64(xs), t64((c,)), t64((c,))] if stats else [t64(xs)]
+    ret = ("return %0#0, %0#1, %0#2 : " + ", ".join(outs)) if stats else \
+        "return %%0#0 : %s" % t64(xs)
+
+    def ref(x_, *rest, wb=wb, eps=eps, stats=stats):
+        w_ = rest[0] if wb[0] else None
+        b_ = rest[-1] if wb[1] else None
+        e = 1e-5 if eps is None else eps
+        if stats:
+            return bn_train_stats(x_, w_, b_, e)
+        return F.batch_norm(x_, None, None, w_, b_, training=True, eps=e)
+    s.gradcheck("batch_norm_train %s weight=%s bias=%s eps=%s stats=%s" % (
+        xs, wb[0], wb[1], eps, stats),
+        ["%%0:3 = kt.batch_norm_train %s%s : (%s) -> %s" % (ops, attr, types,
+                                                           res), ret],
+        ins, outs, ref)
 
 # scaled_dot_product_attention
 CASES = [

@@ -130,6 +130,86 @@ LogicalResult inferBatchNorm(std::optional<Location> loc, StringRef name,
   return success();
 }
 
+/// The element type of batch_norm_train's statistics for an input of
+/// element type `e`: f64 for f64, else f32 (PyTorch's accumulate type).
+Type batchNormStatType(Type e) {
+  return e.isF64() ? e : Float32Type::get(e.getContext());
+}
+
+LogicalResult inferBatchNormTrain(std::optional<Location> loc, StringRef name,
+                                  BatchNormTrainOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &types) {
+  auto t = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (t.getRank() < 2)
+    return emitKTError(loc, name, "input must have rank >= 2 ([N, C, ...]) "
+                                  "but has rank ", t.getRank());
+  int64_t c = t.getDimSize(1);
+  Type e = t.getElementType();
+  if (failed(checkVector(loc, name, "weight", adaptor.getWeight(), c, e)) ||
+      failed(checkVector(loc, name, "bias", adaptor.getBias(), c, e)))
+    return failure();
+  // A `?` C is refined by a static weight or bias.
+  for (Value v : {adaptor.getWeight(), adaptor.getBias()})
+    if (v)
+      c = mergeDim(c, cast<RankedTensorType>(v.getType()).getDimSize(0));
+  auto stat = RankedTensorType::get({c}, batchNormStatType(e));
+  types.push_back(t);
+  types.push_back(stat);
+  types.push_back(stat);
+  return success();
+}
+
+LogicalResult inferBatchNormBackward(std::optional<Location> loc,
+                                     StringRef name,
+                                     BatchNormBackwardOp::Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
+  auto t = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto gt = cast<RankedTensorType>(adaptor.getGradOutput().getType());
+  if (t.getRank() < 2)
+    return emitKTError(loc, name, "input must have rank >= 2 ([N, C, ...]) "
+                                  "but has rank ", t.getRank());
+  Type e = t.getElementType();
+  if (failed(checkElem(loc, name, "grad_output", gt, e)))
+    return failure();
+  bool ok = gt.getRank() == t.getRank();
+  for (int64_t i = 0; ok && i < t.getRank(); ++i)
+    ok = dimsAgree(gt.getDimSize(i), t.getDimSize(i));
+  if (!ok)
+    return emitKTError(loc, name, "grad_output shape ",
+                       shapeToString(gt.getShape()),
+                       " must equal input shape ",
+                       shapeToString(t.getShape()));
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    shape.push_back(mergeDim(t.getDimSize(i), gt.getDimSize(i)));
+  int64_t c = shape[1];
+  Type se = batchNormStatType(e);
+  for (auto [what, v] :
+       {std::pair<StringRef, Value>{"save_mean", adaptor.getSaveMean()},
+        {"save_invstd", adaptor.getSaveInvstd()}}) {
+    auto vt = cast<RankedTensorType>(v.getType());
+    if (vt.getElementType() != se)
+      return emitKTError(loc, name, what, " has element type ",
+                         typeStr(vt.getElementType()), " but must have ",
+                         typeStr(se), " (the statistics type of a ",
+                         typeStr(e), " input)");
+    if (failed(checkVector(loc, name, what, v, c, se)))
+      return failure();
+  }
+  if (failed(checkVector(loc, name, "weight", adaptor.getWeight(), c, e)))
+    return failure();
+  for (Value v : {adaptor.getSaveMean(), adaptor.getSaveInvstd(),
+                  adaptor.getWeight()})
+    if (v)
+      c = mergeDim(c, cast<RankedTensorType>(v.getType()).getDimSize(0));
+  shape[1] = c;
+  types.push_back(RankedTensorType::get(shape, e));
+  auto vec = RankedTensorType::get({c}, e);
+  types.push_back(vec);
+  types.push_back(vec);
+  return success();
+}
+
 /// Shared by nll_loss and cross_entropy with class-index targets: checks the
 /// target shape and returns the per-element loss shape (the target's shape,
 /// refined by input's dims).

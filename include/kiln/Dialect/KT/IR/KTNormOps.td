@@ -119,8 +119,9 @@ def KT_BatchNormOp : KT_NormOp<"batch_norm", "inferBatchNorm",
     `result = (input - running_mean[c]) / sqrt(running_var[c] + eps)
               * weight[c] + bias[c]`.
     `weight` and `bias` are optional (absent: 1 and 0). Training mode (batch
-    statistics, updating the running statistics with `momentum`) is not
-    modelled: a frontend lowers training-mode batch_norm to reductions. In
+    statistics) is `kt.batch_norm_train`, whose gradient is
+    `kt.batch_norm_backward`; the running statistics' update is the
+    frontend's (kt arithmetic on `save_mean` / `save_invstd`). In
     the custom form `weight` and `bias` are introduced by their keywords (the
     generic form carries `operandSegmentSizes = array<i32: 1, 1, 1, W, B>`).
 
@@ -145,6 +146,123 @@ def KT_BatchNormOp : KT_NormOp<"batch_norm", "inferBatchNorm",
   let assemblyFormat = [{
     $input `,` $running_mean `,` $running_var (`weight` $weight^)?
     (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+// Training-mode batch normalization: whole ops for the forward (batch
+// statistics) and the backward. They are per-channel reductions followed by
+// one pointwise pass (kind reduction, not composite: nothing decomposes
+// them; the CPU lowers them directly).
+class KT_NormReductionOp<string mnemonic, string inferFn,
+                         list<Trait> traits = []>
+    : KT_InferredOp<mnemonic, !listconcat(traits, [KT_ReductionTrait])> {
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return }] # inferFn # [{(loc, getOperationName(), adaptor, types);
+    }
+  }];
+}
+
+def KT_BatchNormTrainOp : KT_NormReductionOp<"batch_norm_train",
+                                             "inferBatchNormTrain",
+                                             [AttrSizedOperandSegments]> {
+  let summary = "batch normalization with batch statistics "
+                "(aten native_batch_norm with training=True)";
+  let description = [{
+    Normalizes `input` (`[N, C, *]`) per channel (dim 1) with the statistics
+    of the batch: over every dim but 1 (`M = N * prod(*)` elements per
+    channel), `save_mean[c] = mean(input[:, c])`, the biased variance
+    `var[c] = mean((input[:, c] - save_mean[c])^2)` (two passes, not
+    `E[x^2] - E[x]^2`), `save_invstd[c] = 1 / sqrt(var[c] + eps)` and
+    `result = (input - save_mean[c]) * save_invstd[c] * weight[c] + bias[c]`.
+    `weight` and `bias` are optional (absent: 1 and 0); in the custom form
+    each is introduced by its keyword (the generic form carries
+    `operandSegmentSizes = array<i32: 1, W, B>`). `save_mean` and
+    `save_invstd` are what `kt.batch_norm_backward` takes; the running
+    statistics are not this op's business (a frontend updates them from
+    `save_mean` and the unbiased variance `(1 / save_invstd^2 - eps) * M /
+    (M - 1)`). The sums accumulate in `f64` (the dialect's accumulation
+    rule); `f16`/`bf16` inputs compute in `f32`. An input with `M = 0`
+    gives NaN statistics (PyTorch refuses `M = 1` in its frontend).
+
+    1. `input` has rank >= 2 (`[N, C, ...]`); `N`, `C` and the other dims
+       may be `?`.
+    2. `weight` and `bias`, when present, have shape `[C]` and the element
+       type of `input`.
+
+    `result` has the type of `input`; `save_mean` and `save_invstd` have
+    shape `[C]` and the statistics type: `f64` for an `f64` input, else
+    `f32` (as PyTorch's accumulate type).
+
+    ```mlir
+    %y, %m, %r = kt.batch_norm_train %x weight %w bias %b {eps = 1.0e-03 : f64}
+        : (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+        -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$input,
+                       Optional<KT_FloatTensor>:$weight,
+                       Optional<KT_FloatTensor>:$bias,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$eps);
+  let results = (outs KT_FloatTensor:$result, KT_FloatTensor:$save_mean,
+                      KT_FloatTensor:$save_invstd);
+  // Two optional operands: keywords say which are present.
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def KT_BatchNormBackwardOp : KT_NormReductionOp<"batch_norm_backward",
+                                                "inferBatchNormBackward"> {
+  let summary = "gradient of kt.batch_norm_train "
+                "(aten native_batch_norm_backward with train=True)";
+  let description = [{
+    The gradients of `kt.batch_norm_train` given the gradient `grad_output`
+    of its `result`, its `input`, `weight` (optional: absent is 1) and its
+    `save_mean` / `save_invstd`. With `M` the elements per channel,
+    `xhat = (input - save_mean[c]) * save_invstd[c]`, per channel
+    `sum_dy[c] = sum(grad_output[:, c])` and
+    `dot[c] = sum(grad_output[:, c] * (input[:, c] - save_mean[c]))`:
+
+    * `grad_input = (grad_output - sum_dy[c] / M - xhat * dot[c] *
+      save_invstd[c] / M) * save_invstd[c] * weight[c]`;
+    * `grad_weight = dot * save_invstd` (the gradient of `weight`, also
+      when `weight` is absent);
+    * `grad_bias = sum_dy`.
+
+    All three are always produced (the two reductions that `grad_input`
+    needs are `grad_bias` and `grad_weight`, so none costs extra); a result
+    without uses is simply not read. The sums accumulate in `f64` (the
+    dialect's accumulation rule); `f16`/`bf16` compute in `f32`.
+
+    1. `input` has rank >= 2 (`[N, C, ...]`).
+    2. `grad_output` has the shape and element type of `input` (a `?` dim
+       is checked at run time).
+    3. `save_mean` and `save_invstd` have shape `[C]` and the statistics
+       type of `kt.batch_norm_train` (`f64` for an `f64` input, else `f32`).
+    4. `weight`, when present, has shape `[C]` and the element type of
+       `input`.
+
+    `grad_input` has the type of `input`; `grad_weight` and `grad_bias`
+    have shape `[C]` and the element type of `input`.
+
+    ```mlir
+    %gx, %gw, %gb = kt.batch_norm_backward %gy, %x, %m, %r weight %w
+        : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+        -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$grad_output, KT_FloatTensor:$input,
+                       KT_FloatTensor:$save_mean, KT_FloatTensor:$save_invstd,
+                       Optional<KT_FloatTensor>:$weight);
+  let results = (outs KT_FloatTensor:$grad_input, KT_FloatTensor:$grad_weight,
+                      KT_FloatTensor:$grad_bias);
+  let assemblyFormat = [{
+    $grad_output `,` $input `,` $save_mean `,` $save_invstd
+    (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
   }];
 }
 

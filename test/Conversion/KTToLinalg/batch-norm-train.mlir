@@ -1,0 +1,39 @@
+// RUN: kiln-opt %s -split-input-file -kiln-lower-to-linalg -canonicalize | FileCheck %s
+
+// Tests the shape of kt.batch_norm_train's lowering: a per-channel sum, then
+// per-channel sums of the deviations from that approximate mean and of
+// their squares (the corrected two-pass variance; generics over the input
+// whose outputs are [C] f64, every dim but 1 a reduction), then one
+// pointwise generic over the input for the result.
+// CHECK-LABEL: func.func @bn_train
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
+// CHECK: arith.subf
+// CHECK-NOT: arith.mulf
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK: math.sqrt
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<?x3x4x4xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @bn_train(%x: tensor<?x3x4x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0:3 = kt.batch_norm_train %x weight %w bias %b {eps = 1.0e-3} : (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %0#1, %0#2 : tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Tests kt.batch_norm_backward's: two per-channel reductions with [C] f64
+// results (sum of grad_output, sum of grad_output * (x - mean)), per-channel
+// generics, then one pointwise generic over the input.
+// CHECK-LABEL: func.func @bn_backward
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
+// CHECK-NOT: iterator_types = ["reduction"
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<2x3x5xf16>)
+// CHECK: return
+func.func @bn_backward(%g: tensor<2x3x5xf16>, %x: tensor<2x3x5xf16>, %m: tensor<3xf32>, %r: tensor<3xf32>) -> (tensor<2x3x5xf16>, tensor<3xf16>, tensor<3xf16>) {
+  %0:3 = kt.batch_norm_backward %g, %x, %m, %r : (tensor<2x3x5xf16>, tensor<2x3x5xf16>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x5xf16>, tensor<3xf16>, tensor<3xf16>)
+  return %0#0, %0#1, %0#2 : tensor<2x3x5xf16>, tensor<3xf16>, tensor<3xf16>
+}
