@@ -16,6 +16,7 @@
 #include "kiln/Backend/CPU/CPUBackend.h"
 #include "kiln/Backend/CPU/BufferPool.h"
 #include "kiln/Backend/CPU/DiskCache.h"
+#include "kiln/Backend/CPU/ParallelCodegen.h"
 #include "kiln/Backend/CPU/RuntimeErrors.h"
 #include "kiln/Support/ThreadDiagnostics.h"
 #include "llvm/ADT/DenseMap.h"
@@ -534,10 +535,10 @@ LogicalResult CPUExecutable::resolveEntries(
   return success();
 }
 
-/// Links an object of the disk cache (compiled by the ExecutionEngine in an
-/// earlier process) into a new JIT.
-static std::shared_ptr<CompiledCode> codeFromObject(StringRef object,
-                                                    std::string &error) {
+/// Links objects (of the disk cache, compiled in an earlier process, or of
+/// compileToObjects) into a new JIT.
+static std::shared_ptr<CompiledCode>
+codeFromObjects(ArrayRef<std::string> objects, std::string &error) {
   static std::once_flag runnerUtils;
   std::call_once(runnerUtils, [] {
     // What ExecutionEngineOptions::sharedLibPaths loads for the compiled
@@ -599,11 +600,12 @@ static std::shared_ptr<CompiledCode> codeFromObject(StringRef object,
     error = llvm::toString(std::move(e));
     return nullptr;
   }
-  if (llvm::Error e = (*jit)->addObjectFile(
-          llvm::MemoryBuffer::getMemBufferCopy(object, "kiln-disk-cache"))) {
-    error = llvm::toString(std::move(e));
-    return nullptr;
-  }
+  for (const std::string &object : objects)
+    if (llvm::Error e = (*jit)->addObjectFile(
+            llvm::MemoryBuffer::getMemBufferCopy(object, "kiln-object"))) {
+      error = llvm::toString(std::move(e));
+      return nullptr;
+    }
   auto code = std::make_shared<CompiledCode>();
   code->jit = std::move(*jit);
   return code;
@@ -735,7 +737,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     if (std::optional<DiskCacheEntry> hit = diskCacheLoad(diskDir, diskKey)) {
       std::string linkError;
       std::shared_ptr<CompiledCode> code =
-          codeFromObject(hit->object, linkError);
+          codeFromObjects(hit->objects, linkError);
       auto messages = std::make_shared<const std::vector<std::string>>(
           std::move(hit->runtimeErrors));
       for (auto &exe : exes) {
@@ -848,7 +850,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   }
   // Kernel functions compiled, and their call sites.
   unsigned kernels = 0, kernelSites = 0;
-  if (times || !diskKey.empty()) {
+  {
     clone->walk([&](LLVM::LLVMFuncOp f) {
       if (f->hasAttr(kKernelFunctionAttr))
         ++kernels;
@@ -864,6 +866,77 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     times->kernels = kernels;
     times->kernelSites = kernelSites;
   }
+  // Many kernel functions: machine code on several threads
+  // (ParallelCodegen.h), linked like the disk cache's objects. Packages
+  // (`objectFile`) need one object: the ExecutionEngine below.
+  if (unsigned parts = objectFile.empty() ? codegenParts(kernels) : 1;
+      parts > 1) {
+    SmallVector<std::string> packedNames;
+    for (auto &exe : exes)
+      packedNames.push_back(exe->symbol);
+    ObjectsTimes objectTimes;
+    std::vector<std::string> objects = compileToObjects(
+        *clone, packedNames, parts,
+        [&](llvm::Module &m) {
+          if (runtimeAllocator)
+            renameAllocatorCalls(m);
+        },
+        objectTimes, error);
+    if (objects.empty())
+      return failure();
+    auto tLink = std::chrono::steady_clock::now();
+    std::string linkError;
+    std::shared_ptr<CompiledCode> code = codeFromObjects(objects, linkError);
+    if (!code) {
+      error = "JIT linking failed: " + linkError;
+      return failure();
+    }
+    auto messages = std::make_shared<const std::vector<std::string>>(
+        runtimeErrorMessages(*clone));
+    for (auto &exe : exes) {
+      exe->code = code;
+      exe->runtimeErrors = messages;
+    }
+    if (failed(resolveEntries(exes, error)))
+      return failure();
+    trace::record("LLVM translate + -O3 + machine code (" +
+                      std::to_string(objects.size()) + " threads)",
+                  "compile", jitStart, trace::nowMicros() - jitStart);
+    if (times) {
+      times->translate = objectTimes.translate;
+      times->llvmOpt = objectTimes.llvmOpt;
+      times->codegen = objectTimes.codegen + secondsSince(tLink);
+    }
+    if (useCache) {
+      KernelCache &c = kernelCache();
+      std::lock_guard<std::mutex> lock(c.mutex);
+      c.insert(key, {code, messages, {}});
+    }
+    if (!diskKey.empty()) {
+      DiskCacheEntry entry;
+      entry.runtimeErrors = *messages;
+      entry.objects = std::move(objects);
+      entry.kernels = kernels;
+      entry.kernelSites = kernelSites;
+      uint64_t written = diskCacheStore(diskDir, diskKey, entry);
+      if (times) {
+        times->diskMiss = true;
+        times->diskBytesWritten = written;
+      }
+    }
+    if (times)
+      times->jit = secondsSince(t0);
+    if (logs::enabled(logs::Topic::Codegen)) {
+      std::string msg;
+      llvm::raw_string_ostream os(msg);
+      os << "compiled " << entryList(entries) << " for the cpu: " << kernels
+         << " kernel function(s), machine code on " << parts << " threads, "
+         << llvm::format("%.3f", secondsSince(t0)) << " s in LLVM";
+      logs::log(logs::Topic::Codegen, msg);
+    }
+    return exes;
+  }
+
   // `transformer` is a function_ref: keep the std::function alive. The
   // -O3 pipeline is timed on its own (llvmOpt).
   double optSeconds = 0;
@@ -957,11 +1030,13 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   if (!diskKey.empty()) {
     DiskCacheEntry entry;
     entry.runtimeErrors = *messages;
-    entry.object = objectOfEngine(*shared);
+    std::string object = objectOfEngine(*shared);
+    if (!object.empty())
+      entry.objects.push_back(std::move(object));
     entry.kernels = kernels;
     entry.kernelSites = kernelSites;
     uint64_t written =
-        entry.object.empty() ? 0 : diskCacheStore(diskDir, diskKey, entry);
+        entry.objects.empty() ? 0 : diskCacheStore(diskDir, diskKey, entry);
     if (times) {
       times->diskMiss = true;
       times->diskBytesWritten = written;

@@ -154,12 +154,18 @@ bool parsePayload(llvm::StringRef p, DiskCacheEntry &entry) {
     entry.runtimeErrors.push_back(p.substr(at, len).str());
     at += len;
   }
-  uint64_t objectSize;
-  if (!u32(entry.kernels) || !u32(entry.kernelSites) || !u64(objectSize) ||
-      p.size() - at != objectSize || objectSize == 0)
+  uint32_t count;
+  if (!u32(entry.kernels) || !u32(entry.kernelSites) || !u32(count) ||
+      count == 0)
     return false;
-  entry.object = p.substr(at).str();
-  return true;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint64_t size;
+    if (!u64(size) || size == 0 || p.size() - at < size)
+      return false;
+    entry.objects.push_back(p.substr(at, size).str());
+    at += size;
+  }
+  return at == p.size();
 }
 
 /// Turns the cache off in `dir` for this process, with one warning.
@@ -371,8 +377,11 @@ uint64_t kiln::cpu::diskCacheStore(llvm::StringRef dir, llvm::StringRef key,
   }
   appendU32(payload, entry.kernels);
   appendU32(payload, entry.kernelSites);
-  appendU64(payload, entry.object.size());
-  payload += entry.object;
+  appendU32(payload, entry.objects.size());
+  for (const std::string &object : entry.objects) {
+    appendU64(payload, object.size());
+    payload += object;
+  }
 
   Header h;
   std::memcpy(h.magic, kMagic, sizeof(kMagic));

@@ -1,8 +1,10 @@
 # RUN: %python %s
+# RUN: env KILN_CPU_CODEGEN_THREADS=3 %python %s
 # REQUIRES: numpy
 # examples/block.mlir (a pre-norm transformer block: layer_norm, linear,
 # causal scaled_dot_product_attention, gelu) on the CPU backend vs the
-# interpreter.
+# interpreter. The second run generates the machine code on 3 threads
+# (ParallelCodegen.h: the module split in 3, linked by one JIT).
 import os, re, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np

@@ -17,7 +17,9 @@
 #   the right results and leave one valid entry and no temporary file;
 # * KILN_CACHE_MAX_MB evicts the least recently used entries (a hit
 #   refreshes an entry);
-# * an unwritable directory: one warning, right results, exit 0.
+# * an unwritable directory: one warning, right results, exit 0;
+# * an entry of the objects of several codegen threads (KILN_CPU_CODEGEN_
+#   THREADS=3) is loaded by a one-thread process; truncated, it is not.
 import os
 import re
 import shutil
@@ -315,6 +317,28 @@ r = run(write("p3.mlir", program(scale=4.0)), C5, env={"KILN_CACHE_MAX_MB": "0"}
 right(r, "cap 0", scale=4.0)
 disk(r, "cap 0", misses=1, stores=0, evictions=2)
 check(entries(C5) == [], "cap 0: entries left: %s" % entries(C5))
+
+# --- machine code on several threads (ParallelCodegen.h) -----------------
+# An entry of several objects (one per thread) is stored, loaded by a process
+# that would compile on one thread, and never loaded once truncated inside
+# its second object.
+C6 = os.path.join(tmp, "c6")
+r = run(MAIN, C6, env={"KILN_CPU_CODEGEN_THREADS": "3"})
+right(r, "3 codegen threads, cold")
+disk(r, "3 codegen threads, cold", hits=0, misses=1, stores=1)
+check("machine code on 3 threads" in r["stderr"],
+      "3 codegen threads: not compiled on 3 threads: " + r["stderr"][-800:])
+r = run(MAIN, C6, env={"KILN_CPU_CODEGEN_THREADS": "1"})
+right(r, "3-object entry loaded")
+disk(r, "3-object entry loaded", hits=1, misses=0)
+(multi,) = entries(C6)
+with open(os.path.join(C6, multi), "rb") as f:
+    data = f.read()
+with open(os.path.join(C6, multi), "wb") as f:
+    f.write(data[:len(data) - 100])
+r = run(MAIN, C6, env={"KILN_CPU_CODEGEN_THREADS": "1"})
+right(r, "truncated 3-object entry")
+disk(r, "truncated 3-object entry", hits=0, corrupt=1, misses=1, stores=1)
 
 # --- off and unwritable --------------------------------------------------
 r = run(MAIN, None)

@@ -7,7 +7,7 @@
 // and features, LLVM's and Kiln's versions, the build of the compiler and
 // the entry format). A file holds a header (magic, format version, key,
 // payload size, SHA-256 of the payload) and a payload: the run-time error
-// templates, kernel counts and the relocatable object the JIT produced.
+// templates, kernel counts and the relocatable objects the JIT produced.
 //
 // Writes go to a temporary file in the directory, renamed over the entry
 // (atomic; concurrent writers of one key each rename a complete file). A
@@ -33,7 +33,7 @@
 namespace kiln::cpu {
 
 /// Bumped whenever the entry layout or what a payload means changes.
-inline constexpr uint32_t kDiskCacheFormatVersion = 1;
+inline constexpr uint32_t kDiskCacheFormatVersion = 2;
 inline constexpr uint64_t kDefaultDiskCacheMaxMB = 1024;
 
 /// The cache directory for a setting: `setting` if given, else
@@ -60,7 +60,9 @@ DiskCacheStats diskCacheStats();
 struct DiskCacheEntry {
   std::vector<std::string> runtimeErrors;
   uint32_t kernels = 0, kernelSites = 0;
-  std::string object;
+  /// The relocatable objects the JIT links (one, or one per thread of
+  /// ParallelCodegen.h).
+  std::vector<std::string> objects;
   /// diskCacheLoad: the size of the file read.
   uint64_t fileBytes = 0;
 };
