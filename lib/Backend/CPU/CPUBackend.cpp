@@ -869,7 +869,9 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   // Many kernel functions: machine code on several threads
   // (ParallelCodegen.h), linked like the disk cache's objects. Packages
   // (`objectFile`) need one object: the ExecutionEngine below.
-  if (unsigned parts = objectFile.empty() ? codegenParts(kernels) : 1;
+  if (unsigned parts = objectFile.empty()
+                           ? codegenParts(kernels, options ? options->threads : 0)
+                           : 1;
       parts > 1) {
     SmallVector<std::string> packedNames;
     for (auto &exe : exes)

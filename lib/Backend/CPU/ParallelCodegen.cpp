@@ -90,14 +90,15 @@ std::string objectOfBitcode(StringRef bitcode, llvm::TargetMachine *tm,
 
 } // namespace
 
-unsigned kiln::cpu::codegenParts(unsigned kernels) {
+unsigned kiln::cpu::codegenParts(unsigned kernels, unsigned threads) {
   if (const char *s = std::getenv("KILN_CPU_CODEGEN_THREADS")) {
     char *end = nullptr;
     unsigned long v = std::strtoul(s, &end, 10);
     if (end != s && *end == '\0' && v >= 1)
       return std::min<unsigned long>(v, 64);
   }
-  return kernels >= 8 ? std::max(1u, hostCores()) : 1;
+  unsigned cores = std::max(1u, hostCores());
+  return kernels >= 8 ? (threads ? std::min(threads, cores) : cores) : 1;
 }
 
 std::vector<std::string> kiln::cpu::compileToObjects(

@@ -32,8 +32,9 @@ namespace kiln::cpu {
 /// How many pieces the machine code of a module with `kernels` kernel
 /// functions is generated in: KILN_CPU_CODEGEN_THREADS if set (1: one
 /// thread; N >= 2: N pieces whatever the size, e.g. in tests), else the
-/// host's cores when the module has at least 8 kernel functions, else 1.
-unsigned codegenParts(unsigned kernels);
+/// host's cores (at most `threads`, the compiled code's thread count, when
+/// not 0) when the module has at least 8 kernel functions, else 1.
+unsigned codegenParts(unsigned kernels, unsigned threads);
 
 struct ObjectsTimes {
   double translate = 0, llvmOpt = 0, codegen = 0;
