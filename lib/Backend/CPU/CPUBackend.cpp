@@ -866,6 +866,61 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     times->kernels = kernels;
     times->kernelSites = kernelSites;
   }
+  // The compiled code and the module's run-time error templates given to
+  // every executable, whose entries are then resolved (null on failure).
+  auto attach = [&](const std::shared_ptr<CompiledCode> &code)
+      -> std::shared_ptr<const std::vector<std::string>> {
+    auto messages = std::make_shared<const std::vector<std::string>>(
+        runtimeErrorMessages(*clone));
+    for (auto &exe : exes) {
+      exe->code = code;
+      exe->runtimeErrors = messages;
+    }
+    if (failed(resolveEntries(exes, error)))
+      return nullptr;
+    return messages;
+  };
+  // The end of either path below: the kernel cache, the disk cache (the
+  // objects, asked for only when it is on), the time and the codegen log.
+  auto keep = [&](const std::shared_ptr<CompiledCode> &code,
+                  const std::shared_ptr<const std::vector<std::string>> &messages,
+                  llvm::function_ref<std::vector<std::string>()> objects,
+                  StringRef how) {
+    if (useCache) {
+      KernelCache &c = kernelCache();
+      std::lock_guard<std::mutex> lock(c.mutex);
+      c.insert(key, {code, messages, {}});
+    }
+    if (!diskKey.empty()) {
+      DiskCacheEntry entry;
+      entry.runtimeErrors = *messages;
+      entry.objects = objects();
+      entry.kernels = kernels;
+      entry.kernelSites = kernelSites;
+      uint64_t written =
+          entry.objects.empty() ? 0 : diskCacheStore(diskDir, diskKey, entry);
+      if (times) {
+        times->diskMiss = true;
+        times->diskBytesWritten = written;
+      }
+    }
+    if (times)
+      times->jit = secondsSince(t0);
+    if (logs::enabled(logs::Topic::Codegen)) {
+      std::string msg;
+      llvm::raw_string_ostream os(msg);
+      os << "compiled " << entryList(entries) << " for the cpu: " << kernels
+         << " kernel function(s), " << how
+         << llvm::format("%.3f", secondsSince(t0)) << " s in LLVM";
+      if (logs::enabled(logs::Topic::Codegen, logs::Level::Verbose))
+        clone->walk([&](LLVM::LLVMFuncOp f) {
+          if (f->hasAttr(kKernelFunctionAttr))
+            os << "\n  " << f.getName();
+        });
+      logs::log(logs::Topic::Codegen, msg);
+    }
+  };
+
   // Many kernel functions: machine code on several threads
   // (ParallelCodegen.h), linked like the disk cache's objects. Packages
   // (`objectFile`) need one object: the ExecutionEngine below.
@@ -893,13 +948,8 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       error = "JIT linking failed: " + linkError;
       return failure();
     }
-    auto messages = std::make_shared<const std::vector<std::string>>(
-        runtimeErrorMessages(*clone));
-    for (auto &exe : exes) {
-      exe->code = code;
-      exe->runtimeErrors = messages;
-    }
-    if (failed(resolveEntries(exes, error)))
+    auto messages = attach(code);
+    if (!messages)
       return failure();
     trace::record("LLVM translate + -O3 + machine code (" +
                       std::to_string(objects.size()) + " threads)",
@@ -909,33 +959,8 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       times->llvmOpt = objectTimes.llvmOpt;
       times->codegen = objectTimes.codegen + secondsSince(tLink);
     }
-    if (useCache) {
-      KernelCache &c = kernelCache();
-      std::lock_guard<std::mutex> lock(c.mutex);
-      c.insert(key, {code, messages, {}});
-    }
-    if (!diskKey.empty()) {
-      DiskCacheEntry entry;
-      entry.runtimeErrors = *messages;
-      entry.objects = std::move(objects);
-      entry.kernels = kernels;
-      entry.kernelSites = kernelSites;
-      uint64_t written = diskCacheStore(diskDir, diskKey, entry);
-      if (times) {
-        times->diskMiss = true;
-        times->diskBytesWritten = written;
-      }
-    }
-    if (times)
-      times->jit = secondsSince(t0);
-    if (logs::enabled(logs::Topic::Codegen)) {
-      std::string msg;
-      llvm::raw_string_ostream os(msg);
-      os << "compiled " << entryList(entries) << " for the cpu: " << kernels
-         << " kernel function(s), machine code on " << parts << " threads, "
-         << llvm::format("%.3f", secondsSince(t0)) << " s in LLVM";
-      logs::log(logs::Topic::Codegen, msg);
-    }
+    keep(code, messages, [&] { return std::move(objects); },
+         "machine code on " + std::to_string(parts) + " threads, ");
     return exes;
   }
 
@@ -1008,13 +1033,8 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     times->codegen =
         std::max(0.0, lookupSeconds - (optSeconds - optAtCreate));
   }
-  auto messages = std::make_shared<const std::vector<std::string>>(
-      runtimeErrorMessages(*clone));
-  for (auto &exe : exes) {
-    exe->code = code;
-    exe->runtimeErrors = messages;
-  }
-  if (failed(resolveEntries(exes, error)))
+  auto messages = attach(code);
+  if (!messages)
     return failure();
   if (!objectFile.empty()) {
     // The object is produced when the code is materialized (first lookup).
@@ -1024,47 +1044,14 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     }
     shared->dumpToObjectFile(objectFile);
   }
-  if (useCache) {
-    KernelCache &c = kernelCache();
-    std::lock_guard<std::mutex> lock(c.mutex);
-    c.insert(key, {code, messages, {}});
-  }
-  if (!diskKey.empty()) {
-    DiskCacheEntry entry;
-    entry.runtimeErrors = *messages;
-    std::string object = objectOfEngine(*shared);
-    if (!object.empty())
-      entry.objects.push_back(std::move(object));
-    entry.kernels = kernels;
-    entry.kernelSites = kernelSites;
-    uint64_t written =
-        entry.objects.empty() ? 0 : diskCacheStore(diskDir, diskKey, entry);
-    if (times) {
-      times->diskMiss = true;
-      times->diskBytesWritten = written;
-    }
-  }
-  if (times)
-    times->jit = secondsSince(t0);
-  if (logs::enabled(logs::Topic::Codegen)) {
-    std::string msg;
-    llvm::raw_string_ostream os(msg);
-    unsigned kernels = 0;
-    llvm::SmallVector<StringRef> names;
-    clone->walk([&](LLVM::LLVMFuncOp f) {
-      if (f->hasAttr(kKernelFunctionAttr)) {
-        ++kernels;
-        names.push_back(f.getName());
-      }
-    });
-    os << "compiled " << entryList(entries) << " for the cpu: " << kernels
-       << " kernel function(s), " << llvm::format("%.3f", secondsSince(t0))
-       << " s in LLVM";
-    if (logs::enabled(logs::Topic::Codegen, logs::Level::Verbose))
-      for (StringRef n : names)
-        os << "\n  " << n;
-    logs::log(logs::Topic::Codegen, msg);
-  }
+  keep(code, messages,
+       [&] {
+         std::vector<std::string> objects;
+         if (std::string object = objectOfEngine(*shared); !object.empty())
+           objects.push_back(std::move(object));
+         return objects;
+       },
+       "");
   return exes;
 }
 
