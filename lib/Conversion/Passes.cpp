@@ -179,7 +179,7 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
 }
 
 void kiln::registerKilnCPUPipeline() {
-  PassPipelineRegistration<KilnCPUPipelineOptions>(
+  registerModulePipeline<KilnCPUPipelineOptions>(
       "kiln-cpu",
       "backend=\"inductor\" on CPU: kiln-lower-to-linalg, kiln-verify-no-kt, "
       "matmul choice, tiling + vectorization, bufferization, OpenBLAS calls, "

@@ -22,6 +22,7 @@
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Conversion/CPU/CPUCodegen.h"
 #include "kiln/Support/Logging.h"
+#include "kiln/Support/PipelineParsing.h"
 #include "kiln/Support/Trace.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "kiln/Transforms/Transforms.h"
@@ -882,8 +883,9 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       buildKilnCPUPipeline(pm, pipeOpts);
     } else if (pipeline.empty()) {
       buildKilnCPUPipeline(pm, KilnCPUPipelineOptions());
-    } else if (failed(parsePassPipeline(pipeline, pm, os))) {
-      error = "invalid CPU pipeline '" + pipeline.str() + "': " + diags;
+    } else if (std::string why;
+               failed(parsePipelineCatchingFatalErrors(pipeline, pm, why))) {
+      error = "invalid CPU pipeline '" + pipeline.str() + "': " + why;
       return failure();
     }
     if (times) {
