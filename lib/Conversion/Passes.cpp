@@ -162,6 +162,10 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   // interpreter, and no inexact expansions (log1p as log(1 + x)). With
   // `optimize`, f32 exp/tanh/erf were approximated by polynomials first.
   pm.addPass(createConvertMathToLibmPass());
+  // Out-of-memory errors name the op whose buffer could not be allocated
+  // (before the first pass that lowers memref.alloc to malloc:
+  // convert-openmp-to-llvm lowers memref ops too).
+  pm.addPass(createKilnCPUAllocSitesPass());
   if (opt) {
     ConvertVectorToLLVMPassOptions vec;
     vec.reassociateFPReductions = true;
@@ -175,7 +179,7 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
 }
 
 void kiln::registerKilnCPUPipeline() {
-  PassPipelineRegistration<KilnCPUPipelineOptions>(
+  registerModulePipeline<KilnCPUPipelineOptions>(
       "kiln-cpu",
       "backend=\"inductor\" on CPU: kiln-lower-to-linalg, kiln-verify-no-kt, "
       "matmul choice, tiling + vectorization, bufferization, OpenBLAS calls, "

@@ -17,6 +17,7 @@
 #include "kiln/Runtime/Repro.h"
 #include "kiln/Runtime/Specialize.h"
 #include "kiln/Support/Logging.h"
+#include "kiln/Support/PipelineParsing.h"
 #include "kiln/Support/ThreadDiagnostics.h"
 #include "kiln/Support/Trace.h"
 #include "kiln/Transforms/Passes.h"
@@ -642,8 +643,7 @@ LogicalResult Session::transformModule(StringRef text, StringRef bufferName,
   }
   PassManager pm(&impl->context, ModuleOp::getOperationName());
   std::string msg;
-  llvm::raw_string_ostream os(msg);
-  if (failed(parsePassPipeline(passes, pm, os))) {
+  if (failed(kiln::parsePipelineCatchingFatalErrors(passes, pm, msg))) {
     error = "invalid pipeline '" + pipeline.str() + "': " + msg;
     return failure();
   }
@@ -692,8 +692,8 @@ LogicalResult Session::setOption(StringRef key, StringRef value,
     // Validate now, so a typo fails here and not at the first call.
     PassManager pm(&impl->context, ModuleOp::getOperationName());
     std::string msg;
-    llvm::raw_string_ostream os(msg);
-    if (!value.empty() && failed(parsePassPipeline(value, pm, os))) {
+    if (!value.empty() &&
+        failed(kiln::parsePipelineCatchingFatalErrors(value, pm, msg))) {
       error = "invalid pipeline '" + value.str() + "': " + msg;
       return failure();
     }
@@ -1239,8 +1239,7 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
   if (!hostPipeline.empty()) {
     PassManager pm(&impl->context, ModuleOp::getOperationName());
     std::string msg;
-    llvm::raw_string_ostream os(msg);
-    if (failed(parsePassPipeline(hostPipeline, pm, os))) {
+    if (failed(kiln::parsePipelineCatchingFatalErrors(hostPipeline, pm, msg))) {
       error = "invalid pipeline '" + hostPipeline + "': " + msg;
       return failure();
     }

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Support/ToolErrors.h"
+#include "kiln/Support/FatalErrors.h"
 
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Signals.h"
@@ -33,8 +34,15 @@ static const char *toolName = "kiln";
 
 void kiln::installToolFatalErrorHandlers(const char *name) {
   toolName = name;
-  llvm::install_fatal_error_handler(
-      [](void *, const char *reason, bool) { fatal(reason); });
-  llvm::install_bad_alloc_error_handler(
-      [](void *, const char *reason, bool) { fatal(reason); });
+  // Inside runCatchingFatalErrors (FatalErrors.h) the error is the work's,
+  // which reports it; elsewhere it ends the tool.
+  noteFatalErrorHandlerInstalled();
+  llvm::install_fatal_error_handler([](void *, const char *reason, bool) {
+    recoverFromFatalError(reason);
+    fatal(reason);
+  });
+  llvm::install_bad_alloc_error_handler([](void *, const char *reason, bool) {
+    recoverFromFatalError(reason);
+    fatal(reason);
+  });
 }

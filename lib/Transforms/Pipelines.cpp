@@ -58,16 +58,28 @@ void kiln::buildKilnAOTEagerPipeline(
   pm.addPass(createCanonicalizerPass());
 }
 
+LogicalResult kiln::checkModulePipelineAnchor(
+    OpPassManager &pm, StringRef pipeline,
+    function_ref<LogicalResult(const Twine &)> errorHandler) {
+  StringRef anchor = pm.getOpAnchorName();
+  if (anchor == ModuleOp::getOperationName() ||
+      anchor == OpPassManager::getAnyOpAnchorName())
+    return success();
+  return errorHandler(pipeline + " runs on a builtin.module and cannot be "
+                                 "nested under '" +
+                      anchor + "': put it at the top level of the pipeline");
+}
+
 void kiln::registerKilnPasses() {
   registerKilnTestPasses();
   registerKilnTransformsPasses();
-  PassPipelineRegistration<KilnEagerPipelineOptions>(
+  registerModulePipeline<KilnEagerPipelineOptions>(
       "kiln-eager",
       "Capture-level passes only (backend=\"eager\"): split graphs at "
       "disallowed ops, trace through allow_in_graph calls, outline graphs, "
       "canonicalize; graphs then run in the interpreter",
       buildKilnEagerPipeline);
-  PassPipelineRegistration<KilnAOTEagerPipelineOptions>(
+  registerModulePipeline<KilnAOTEagerPipelineOptions>(
       "kiln-aot-eager",
       "backend=\"aot_eager\": the kiln-eager passes, kiln-functionalize, "
       "kiln-decompose, then "

@@ -194,9 +194,22 @@ void *track(void *ptr) {
   return ptr;
 }
 
-/// A failed allocation of `bytes` by compiled code: never returns (the code
-/// would write through the null pointer).
-[[noreturn]] void allocationFailed(size_t bytes) {
+/// The allocation site (a run-time error template id) compiled code named
+/// for its next allocation on this thread (kiln_cpu_alloc_site), or -1.
+thread_local int64_t allocationSite = -1;
+
+/// The site of the allocation being made, and forgets it.
+int64_t takeAllocationSite() {
+  int64_t site = allocationSite;
+  allocationSite = -1;
+  return site;
+}
+
+/// A failed allocation of `bytes` by compiled code at `site` (-1: unknown):
+/// never returns (the code would write through the null pointer). With a
+/// site, the call's error is the site's message (its location and what was
+/// allocated), unless a run-time error was reported first.
+[[noreturn]] void allocationFailed(size_t bytes, int64_t site) {
   std::jmp_buf *exit = nullptr;
   if (CallContext *call = currentCall()) {
     std::lock_guard<std::mutex> lock(call->mutex);
@@ -204,6 +217,13 @@ void *track(void *ptr) {
         std::this_thread::get_id() == call->caller && ompLevel() == 0) {
       exit = call->exit;
       call->failedBytes = bytes;
+      if (site >= 0 && !call->errorSet) {
+        call->errorSet = true;
+        call->errorId = site;
+        for (int64_t &v : call->errorValues)
+          v = 0;
+        call->errorValues[0] = (int64_t)bytes;
+      }
     }
   }
   // No object with a destructor is alive here or in the compiled frames
@@ -219,13 +239,15 @@ void *track(void *ptr) {
 }
 
 void *checked(void *ptr, size_t bytes) {
+  int64_t site = takeAllocationSite();
   if (!ptr)
-    allocationFailed(bytes);
+    allocationFailed(bytes, site);
   return track(ptr);
 }
 } // namespace
 
 extern "C" {
+void kiln_cpu_alloc_site(int64_t site) { allocationSite = site; }
 void *kiln_rt_malloc(size_t bytes) {
   return checked(poolAlloc(bytes), bytes);
 }
@@ -257,6 +279,7 @@ std::optional<std::string> kiln::rt::invokeCompiled(CallContext &call,
   // Must not be a local with a destructor: longjmp skips it. The context is
   // the caller's; only its plain fields are set here.
   std::jmp_buf exit;
+  takeAllocationSite(); // a stale site of an earlier call
   {
     std::lock_guard<std::mutex> lock(call.mutex);
     call.active = true;

@@ -219,6 +219,14 @@ std::string kiln::rt::formatRuntimeError(const std::string &tmpl,
                                         const int64_t *values, size_t count) {
   std::string out;
   for (size_t i = 0; i < tmpl.size(); ++i) {
+    // {k:bytes}: value k as a byte count, "N bytes (X.Y GiB)".
+    if (tmpl[i] == '{' && i + 9 <= tmpl.size() && tmpl.compare(i + 2, 7, ":bytes}") == 0 &&
+        tmpl[i + 1] >= '0' && tmpl[i + 1] <= '9' &&
+        (size_t)(tmpl[i + 1] - '0') < count) {
+      out += byteCountString((uint64_t)values[tmpl[i + 1] - '0']);
+      i += 8;
+      continue;
+    }
     if (tmpl[i] == '{' && i + 2 < tmpl.size() && tmpl[i + 2] == '}' &&
         tmpl[i + 1] >= '0' && tmpl[i + 1] <= '9' &&
         (size_t)(tmpl[i + 1] - '0') < count) {

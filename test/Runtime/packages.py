@@ -273,7 +273,9 @@ r, = p.run("gather", xg, good)
 close(r, np.take_along_axis(xg[:2], good, axis=1), "calls after a run-time error work")
 
 # A failed allocation in compiled code (2^48 bytes: more than the address
-# space) is an error, and the package stays usable.
+# space) is an error naming the op that needed the buffer (its location,
+# from the manifest's templates) and the buffer, and the package stays
+# usable.
 p = compile_package("alloc", """
 func.func @huge(%a: tensor<4xf32>) -> tensor<70368744177664xf32> {
   %r = kt.expand %a {size = [17592186044416, 4]} : (tensor<4xf32>) -> tensor<17592186044416x4xf32>
@@ -286,7 +288,7 @@ func.func @small(%a: tensor<4xf32>) -> tensor<4xf32> {
 }
 """, "--entry=huge,small")
 v = np.arange(4, dtype=np.float32)
-expect_error(lambda: p.run("huge", v), "(256.0 TiB) in compiled code: out of memory",
+expect_error(lambda: p.run("huge", v), ":3:8: cannot allocate 281474976710720 bytes (256.0 TiB) for tensor<17592186044416x4xf32> in compiled code: out of memory",
              "a failed allocation in compiled code")
 r, = p.run("small", v)
 close(r, v + v, "calls after a failed allocation work")

@@ -304,6 +304,24 @@ def KilnCPUOutlineKernelsPass
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def KilnCPUAllocSitesPass
+    : Pass<"kiln-cpu-alloc-sites", "::mlir::ModuleOp"> {
+  let summary = "name the op of each allocation for out-of-memory errors";
+  let description = [{
+    In `kiln-cpu`, before the passes that lower `memref.alloc` to malloc
+    (`convert-openmp-to-llvm`, `convert-to-llvm`)
+    (`kiln::cpu::markAllocationSites`): before each `memref.alloc`, a call
+    `kiln_cpu_alloc_site(id)` where `id` is a run-time error template
+    (`kiln.runtime_errors`) "<file:line:col>: cannot allocate {0:bytes} for
+    tensor<...> in compiled code: out of memory" at the alloc's location,
+    i.e. the op that needs the buffer. When that allocation fails (a
+    2^40-element intermediate, `ulimit -v`), the call fails with this
+    message instead of one that names no op.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def KilnCPUEarlyDeallocPass
     : Pass<"kiln-cpu-early-dealloc", "::mlir::ModuleOp"> {
   let summary = "free kernel results right after their last use";

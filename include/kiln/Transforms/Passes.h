@@ -10,6 +10,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Pass/PassOptions.h"
 
 #include <memory>
@@ -61,6 +62,40 @@ void buildKilnAOTEagerPipeline(mlir::OpPassManager &pm,
 
 /// Registers every Kiln pass and named pipeline with the global registry.
 void registerKilnPasses();
+
+/// For the builders of Kiln's named pipelines (kiln-eager, kiln-aot-eager,
+/// kiln-cpu, kiln-nvptx), whose passes run on a builtin.module: fails with
+/// an error through `errorHandler` when `pm` is nested under another op
+/// (`func.func(kiln-cpu)`), where adding their module passes would be
+/// LLVM's fatal error "Can't add pass ...". Op-agnostic (`any(...)`) and
+/// module pass managers pass.
+mlir::LogicalResult
+checkModulePipelineAnchor(mlir::OpPassManager &pm, llvm::StringRef pipeline,
+                          llvm::function_ref<mlir::LogicalResult(
+                              const llvm::Twine &)> errorHandler);
+
+/// Registers a named Kiln pipeline over a module (PassPipelineRegistration
+/// with the anchor check above).
+template <typename Options>
+void registerModulePipeline(
+    llvm::StringRef arg, llvm::StringRef description,
+    void (*build)(mlir::OpPassManager &, const Options &)) {
+  mlir::registerPassPipeline(
+      arg, description,
+      [arg, build](mlir::OpPassManager &pm, llvm::StringRef text,
+                   llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)>
+                       errorHandler) -> mlir::LogicalResult {
+        Options options;
+        if (mlir::failed(options.parseFromString(text)) ||
+            mlir::failed(checkModulePipelineAnchor(pm, arg, errorHandler)))
+          return mlir::failure();
+        build(pm, options);
+        return mlir::success();
+      },
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)> handler) {
+        handler(Options());
+      });
+}
 
 /// Test-only passes that plant bugs (lib/Transforms/TestPasses.cpp):
 /// -kiln-test-crash-on{op=...} aborts, -kiln-test-miscompile{op=... with=...}

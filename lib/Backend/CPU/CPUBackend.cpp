@@ -23,6 +23,7 @@
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Conversion/CPU/CPUCodegen.h"
 #include "kiln/Support/Logging.h"
+#include "kiln/Support/PipelineParsing.h"
 #include "kiln/Support/Trace.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "kiln/Transforms/Transforms.h"
@@ -54,6 +55,7 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
 #include "llvm/ExecutionEngine/SectionMemoryManager.h"
+#include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
@@ -200,19 +202,91 @@ std::string kiln::cpu::pipelineString(const CompileOptions &o) {
          " conv=" + o.conv + " fuse=" + std::string(o.fuse ? "true" : "false") + "}";
 }
 
-/// OpenBLAS's thread count follows the pipeline's.
+/// OpenBLAS is loaded only into processes that run code calling it
+/// (ensureOpenBLAS): loading it starts its worker threads, whose buffers are
+/// mmapped at start; under a low `ulimit -v` a worker retries its failing
+/// mmap forever and the process hangs at exit joining it. A program without
+/// products never loads it.
+static std::mutex blasMutex;
+/// The thread count the last compile asked for (0: OpenBLAS's default).
+static unsigned blasThreadsRequested = 0;
+/// openblas_set_num_threads once OpenBLAS is loaded.
+static void (*blasSetThreads)(int) = nullptr;
+static unsigned blasThreadsSet = 0;
+static bool blasLoaded = false;
+
+/// Applies the requested thread count (blasMutex held).
+static void applyBLASThreads() {
+  if (blasSetThreads && blasThreadsRequested &&
+      blasThreadsRequested != blasThreadsSet) {
+    blasSetThreads((int)blasThreadsRequested);
+    blasThreadsSet = blasThreadsRequested;
+  }
+}
+
+/// OpenBLAS's thread count follows the pipeline's (applied now if OpenBLAS
+/// is loaded, else when it is).
 static void setBLASThreads(unsigned threads) {
-  using SetFn = void (*)(int);
-  static auto *set = reinterpret_cast<SetFn>(
+  std::lock_guard<std::mutex> lock(blasMutex); // sessions on other threads compile too
+  if (threads)
+    blasThreadsRequested = threads;
+  applyBLASThreads();
+}
+
+/// Loads OpenBLAS into the process (once), for code that calls it.
+static void ensureOpenBLAS() {
+  std::lock_guard<std::mutex> lock(blasMutex);
+  if (blasLoaded)
+    return;
+  blasLoaded = true;
+  llvm::sys::DynamicLibrary::LoadLibraryPermanently(KILN_OPENBLAS_LIB);
+  blasSetThreads = reinterpret_cast<void (*)(int)>(
       llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
           "openblas_set_num_threads"));
-  static std::mutex mutex; // sessions on other threads compile too
-  static unsigned current = 0;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (set && threads && threads != current) {
-    set((int)threads);
-    current = threads;
+  applyBLASThreads();
+}
+
+/// Whether `name` is a function of OpenBLAS (kiln-matmul-to-blas calls
+/// cblas_*; user functions with these prefixes were renamed by
+/// kiln-cpu-rename-reserved-symbols).
+static bool isBLASSymbol(StringRef name) {
+  return name.starts_with("cblas_") || name.starts_with("openblas_");
+}
+
+/// Whether the lowered (LLVM dialect) module calls OpenBLAS.
+static bool callsBLAS(ModuleOp module) {
+  bool found = false;
+  module.walk([&](LLVM::LLVMFuncOp f) {
+    if (f.isExternal() && isBLASSymbol(f.getName()))
+      found = true;
+  });
+  return found;
+}
+
+/// Whether an object file (a disk cache entry) calls OpenBLAS: any
+/// undefined cblas_* / openblas_* symbol. An object that cannot be read
+/// counts as calling it (the link then finds what it needs).
+static bool objectCallsBLAS(StringRef object) {
+  auto file = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(object, "kiln-disk-cache"));
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return true;
   }
+  for (const llvm::object::SymbolRef &sym : (*file)->symbols()) {
+    auto flags = sym.getFlags();
+    auto name = sym.getName();
+    if (!flags || !name) {
+      if (!flags)
+        llvm::consumeError(flags.takeError());
+      if (!name)
+        llvm::consumeError(name.takeError());
+      continue;
+    }
+    if ((*flags & llvm::object::SymbolRef::SF_Undefined) && isBLASSymbol(*name))
+      return true;
+  }
+  return false;
 }
 
 /// "file:line:col" of a location (callee of a call site, first of a fused
@@ -368,8 +442,9 @@ void CPUExecutable::loadRuntimeLibraries() {
   std::call_once(init, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    // libomp (threads of the generated code) and OpenBLAS (matmuls marked
-    // "openblas") in the process, for the JIT's symbol lookups.
+    // libomp (threads of the generated code) in the process, for the JIT's
+    // symbol lookups; OpenBLAS (matmuls marked "openblas") is loaded later,
+    // by the compiles whose code calls it (ensureOpenBLAS).
     //
     // Both keep their idle workers spinning after a parallel region (libomp
     // 200 ms, OpenBLAS ~2^28 cycles). Kiln alternates between the two pools
@@ -384,7 +459,7 @@ void CPUExecutable::loadRuntimeLibraries() {
     prepareOpenMPTool();
     llvm::sys::DynamicLibrary::LoadLibraryPermanently(KILN_OMP_LIB);
     initializeOpenMP();
-    llvm::sys::DynamicLibrary::LoadLibraryPermanently(KILN_OPENBLAS_LIB);
+    // OpenBLAS: only for code that calls it (ensureOpenBLAS).
   });
 }
 
@@ -736,6 +811,8 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     diskKey = diskCacheKey(text);
     if (std::optional<DiskCacheEntry> hit = diskCacheLoad(diskDir, diskKey)) {
       std::string linkError;
+      if (objectCallsBLAS(hit->object))
+        ensureOpenBLAS();
       std::shared_ptr<CompiledCode> code =
           codeFromObjects(hit->objects, linkError);
       auto messages = std::make_shared<const std::vector<std::string>>(
@@ -808,8 +885,9 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       buildKilnCPUPipeline(pm, pipeOpts);
     } else if (pipeline.empty()) {
       buildKilnCPUPipeline(pm, KilnCPUPipelineOptions());
-    } else if (failed(parsePassPipeline(pipeline, pm, os))) {
-      error = "invalid CPU pipeline '" + pipeline.str() + "': " + diags;
+    } else if (std::string why;
+               failed(parsePipelineCatchingFatalErrors(pipeline, pm, why))) {
+      error = "invalid CPU pipeline '" + pipeline.str() + "': " + why;
       return failure();
     }
     if (times) {
@@ -827,6 +905,10 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       return failure();
     }
   }
+
+  // OpenBLAS only when the code calls it.
+  if (callsBLAS(*clone))
+    ensureOpenBLAS();
 
   // JIT for the host CPU.
   t0 = std::chrono::steady_clock::now();

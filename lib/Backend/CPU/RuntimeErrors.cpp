@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backend/CPU/RuntimeErrors.h"
+#include "kiln/rt/BufferPool.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -17,6 +18,9 @@ kiln::cpu::runtimeErrorSymbols(llvm::orc::MangleAndInterner &interner) {
   llvm::orc::SymbolMap map;
   map[interner(kRuntimeErrorFn)] = {
       llvm::orc::ExecutorAddr::fromPtr(&kiln_cpu_runtime_error),
+      llvm::JITSymbolFlags::Exported};
+  map[interner(kAllocSiteFn)] = {
+      llvm::orc::ExecutorAddr::fromPtr(&kiln_cpu_alloc_site),
       llvm::JITSymbolFlags::Exported};
   return map;
 }

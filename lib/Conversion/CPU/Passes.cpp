@@ -41,6 +41,7 @@ namespace kiln {
 #define GEN_PASS_DEF_KILNCPURESTOREINTERFACENAMESPASS
 #define GEN_PASS_DEF_KILNCPUSPLATSTOFILLSPASS
 #define GEN_PASS_DEF_KILNCPUEARLYDEALLOCPASS
+#define GEN_PASS_DEF_KILNCPUALLOCSITESPASS
 #define GEN_PASS_DEF_KILNCPUOUTLINEKERNELSPASS
 #include "kiln/Conversion/Passes.h.inc"
 } // namespace kiln
@@ -249,6 +250,14 @@ struct SplatsToFills
   using Base::Base;
   void runOnOperation() override {
     kiln::cpu::splatConstantsAsFills(getOperation());
+  }
+};
+
+struct AllocSites
+    : public kiln::impl::KilnCPUAllocSitesPassBase<AllocSites> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::cpu::markAllocationSites(getOperation());
   }
 };
 

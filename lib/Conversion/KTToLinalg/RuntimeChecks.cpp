@@ -64,6 +64,14 @@ registerIn(OpBuilder &b, ModuleOp module, Location loc, StringRef text,
   return (int64_t)msgs.size() - 1;
 }
 
+int64_t kiln::addRuntimeErrorTemplate(ModuleOp module, Location loc,
+                                      StringRef text) {
+  OpBuilder b(module.getContext());
+  return registerIn(b, module, loc, text, [&](ArrayAttr a) {
+    module->setAttr(kRuntimeErrorsAttr, a);
+  });
+}
+
 int64_t lowering::registerRuntimeError(RewriterBase &rw, Operation *op,
                                        StringRef text) {
   auto module = op->getParentOfType<ModuleOp>();

@@ -12,6 +12,7 @@
 
 #include "kiln/Conversion/NVPTX/NVPTXCodegen.h"
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -274,7 +275,8 @@ void kiln::registerKilnNVPTXPipeline() {
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         KilnNVPTXPipelineOptions options;
-        if (failed(options.parseFromString(text)))
+        if (failed(options.parseFromString(text)) ||
+            failed(checkModulePipelineAnchor(pm, "kiln-nvptx", errorHandler)))
           return failure();
         std::string error;
         if (failed(verifyKilnNVPTXPipelineOptions(options, error)))

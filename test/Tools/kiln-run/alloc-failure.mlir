@@ -25,10 +25,12 @@
 // more exceed the user address space of x86-64 and AArch64 Linux, so the
 // allocations fail whatever the memory and overcommit settings.
 
+// The CPU backend names the op whose buffer it could not allocate (its
+// location) and the buffer (kiln-cpu-alloc-sites).
 // INTERP: alloc-failure.mlir:[[@LINE+6]]:8: error: result #0: cannot allocate 281474976710656 bytes (256.0 TiB) for tensor<17592186044416x4xf32>: out of memory
 // INTERP-NEXT: kiln-run: error: running @huge_result failed
 // INTERP-NOT: {{.}}
-// CPU: kiln-run: error: running @huge_result on the CPU backend failed: cannot allocate {{28147497671[0-9]+}} bytes (256.0 TiB) in compiled code: out of memory
+// CPU: kiln-run: error: running @huge_result on the CPU backend failed: {{.*}}alloc-failure.mlir:[[@LINE+3]]:8: cannot allocate {{28147497671[0-9]+}} bytes (256.0 TiB) for tensor<17592186044416x4xf32> in compiled code: out of memory
 // CPU-NOT: {{.}}
 func.func @huge_result(%a: tensor<4xf32>) -> tensor<70368744177664xf32> {
   %r = kt.expand %a {size = [17592186044416, 4]} : (tensor<4xf32>) -> tensor<17592186044416x4xf32>
@@ -39,7 +41,7 @@ func.func @huge_result(%a: tensor<4xf32>) -> tensor<70368744177664xf32> {
 // A dynamic size that only an input's value gives (2^26 rows of 2^20).
 // INTERP-DYN: alloc-failure.mlir:[[@LINE+7]]:8: error: result #0: cannot allocate 281474976710656 bytes (256.0 TiB) for tensor<67108864x1048576xf32>: out of memory
 // INTERP-DYN-NEXT: kiln-run: error: running @huge_dynamic failed
-// CPU-DYN: kiln-run: error: running @huge_dynamic on the CPU backend failed: cannot allocate {{28147497671[0-9]+}} bytes (256.0 TiB) in compiled code: out of memory
+// CPU-DYN: kiln-run: error: running @huge_dynamic on the CPU backend failed: {{.*}}alloc-failure.mlir:[[@LINE+5]]:8: cannot allocate {{28147497671[0-9]+}} bytes (256.0 TiB) for tensor<?x1048576xf32> in compiled code: out of memory
 func.func @huge_dynamic(%n: tensor<i64>, %x: tensor<1048576xf32>) -> tensor<?x1048576xf32> {
   %i = tensor.extract %n[] : tensor<i64>
   %d = arith.index_cast %i : i64 to index
@@ -69,7 +71,7 @@ func.func @impossible_result(%a: tensor<1xf32>) -> tensor<4611686018427387904xf3
   return %r : tensor<4611686018427387904xf32>
 }
 
-// BATCH-ERR: cannot allocate {{[0-9]+}} bytes (256.0 TiB) in compiled code: out of memory
+// BATCH-ERR: {{.*}}alloc-failure.mlir:{{[0-9]+}}:8: cannot allocate {{[0-9]+}} bytes (256.0 TiB) for tensor<17592186044416x4xf32> in compiled code: out of memory
 func.func @small(%a: tensor<4xf32>) -> tensor<4xf32> {
   %r = kt.add %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>

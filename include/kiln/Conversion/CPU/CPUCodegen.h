@@ -225,6 +225,16 @@ unsigned renameReservedSymbols(mlir::ModuleOp module);
 /// kRenamedSymbolsAttr.
 void restoreInterfaceNames(mlir::ModuleOp module);
 
+/// Before the passes lowering memref.alloc to malloc (in kiln-cpu: after
+/// convert-math-to-libm): before each `memref.alloc` (each becomes
+/// a call of malloc), a call of kiln_cpu_alloc_site(id), `id` a run-time
+/// error template "<file:line:col>: cannot allocate {0:bytes} for
+/// tensor<...> in compiled code: out of memory" at the alloc's location
+/// (the kt op that needs the buffer). When the allocation fails, the call
+/// fails with that message (kiln/rt/BufferPool.h) instead of one without a
+/// location. Returns how many allocations were marked.
+unsigned markAllocationSites(mlir::ModuleOp module);
+
 } // namespace kiln::cpu
 
 #endif // KILN_CONVERSION_CPU_CPUCODEGEN_H

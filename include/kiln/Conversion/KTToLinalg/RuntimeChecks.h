@@ -20,6 +20,8 @@
 #ifndef KILN_CONVERSION_KTTOLINALG_RUNTIMECHECKS_H
 #define KILN_CONVERSION_KTTOLINALG_RUNTIMECHECKS_H
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Location.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -33,12 +35,24 @@ inline constexpr llvm::StringLiteral kRuntimeErrorFn = "kiln_cpu_runtime_error";
 /// The module attribute (array of strings) holding the message templates.
 inline constexpr llvm::StringLiteral kRuntimeErrorsAttr = "kiln.runtime_errors";
 
+/// The function compiled code calls right before an allocation, with the
+/// id of a template naming the allocating op (kiln-cpu-alloc-sites): a
+/// failed allocation then fails the call with that message, the byte count
+/// as {0:bytes}.
+inline constexpr llvm::StringLiteral kAllocSiteFn = "kiln_cpu_alloc_site";
+
 /// How many values (after the id) the error function takes.
 inline constexpr unsigned kRuntimeErrorValues = 8;
 
 // Formatting a template with the reported values is the compiled-code
 // runtime's (kiln::rt::formatRuntimeError, runtime/include/kiln/rt/
 // CallContext.h): the JIT backend and libkiln_rt share it.
+
+/// Appends the template "<file:line:col of loc>: text" to the
+/// `kiln.runtime_errors` of `module` (an identical one shares its id) and
+/// returns its id. Declares kiln_cpu_runtime_error in `module` if needed.
+int64_t addRuntimeErrorTemplate(mlir::ModuleOp module, mlir::Location loc,
+                                llvm::StringRef text);
 
 } // namespace kiln
 

@@ -24,7 +24,9 @@
 // any OpenMP parallel region); when such an allocation fails, the call is
 // abandoned right there (a longjmp back to invokeCompiled: the generated code
 // holds no resources but its blocks, which are then freed) and returns the
-// error. Inside a parallel region code allocates only per-thread tiles and
+// error, naming the op whose allocation failed (its location, from the
+// allocation site the code gave: kiln_cpu_alloc_site below) and the size.
+// Inside a parallel region code allocates only per-thread tiles and
 // slices, smaller than the results allocated before the region, and a worker
 // cannot leave the region early: a failure there is reported and aborts the
 // process.
@@ -72,7 +74,16 @@ std::optional<std::string> invokeCompiled(CallContext &call,
 
 /// What compiled code's malloc / free / aligned_alloc resolve to: the pool
 /// with the failure handling above.
+///
+/// kiln_cpu_alloc_site(id): compiled code calls it right before each
+/// allocation (kiln-cpu-alloc-sites, kiln/Conversion/CPU/CPUCodegen.h): `id`
+/// is a run-time error template ("<file:line:col>: cannot allocate
+/// {0:bytes} for tensor<...> ...") naming the op that allocates. The next
+/// allocation on the same thread takes it; when that allocation fails at
+/// the top level, the call's error is the template with the byte count
+/// (unless a run-time error was reported first).
 extern "C" {
+void kiln_cpu_alloc_site(int64_t id);
 void *kiln_rt_malloc(size_t bytes);
 void kiln_rt_free(void *ptr);
 void *kiln_rt_aligned_alloc(size_t align, size_t bytes);

@@ -94,7 +94,8 @@ bool takeErrorReport(CallContext &context, int64_t &id,
 /// The message of template `tmpl` (one of a compiled module's run-time
 /// error templates: the `kiln.runtime_errors` attribute of the lowered
 /// module, the `runtime_errors` of a package manifest) with each `{k}`
-/// (k a digit below `count`) replaced by `values[k]`.
+/// (k a digit below `count`) replaced by `values[k]`, and each `{k:bytes}`
+/// by byteCountString(values[k]).
 std::string formatRuntimeError(const std::string &tmpl, const int64_t *values,
                                size_t count);
 
