@@ -7,9 +7,13 @@
 // bufferization, LLVM) works on many small functions instead of one huge
 // one: the analyses of bufferization and the LLVM optimizer are
 // super-linear in the size of a function, and the pass manager runs
-// function passes over the kernels on its threads. Shape ops (views) and
-// creation ops stay in the caller. Constant operands are cloned into the
-// kernel (they stay attributes the lowering folds).
+// function passes over the kernels on its threads. Views (the shape ops
+// that lower to a tensor reshape or slice: reshape, squeeze, unsqueeze,
+// slice, select) and
+// creation ops stay in the caller; the shape ops that move data (permute,
+// expand, concat, pad, flip, gather, index_select, ...) are kernels.
+// Constant operands are cloned into the kernel (they stay attributes the
+// lowering folds).
 //
 // Kernels that are identical up to value names and locations (the same
 // layer repeated) are one function, called from each site: the key is the
@@ -21,6 +25,7 @@
 
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Dialect/KT/IR/KTFusionOps.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -39,6 +44,15 @@ bool rankedTensors(TypeRange types) {
   return llvm::all_of(types, [](Type t) { return isa<RankedTensorType>(t); });
 }
 
+/// Whether the shape op `op` lowers to a view of its operand (a tensor
+/// reshape or slice: no loop, no copy). The other shape ops (permute,
+/// transpose, expand, concat, stack, pad, flip, gather, scatter,
+/// index_select, embedding, searchsorted, the *_scatter ops) lower to loops.
+bool lowersToView(Operation *op) {
+  return isa<kt::ReshapeOp, kt::SqueezeOp, kt::UnsqueezeOp, kt::SliceOp,
+             kt::SelectOp>(op);
+}
+
 /// Whether `op` (a top-level op of a function body) is a kernel to outline.
 bool isKernelOp(Operation *op) {
   if (isa<kt::FusionOp>(op))
@@ -51,8 +65,14 @@ bool isKernelOp(Operation *op) {
   auto kindOp = dyn_cast<kt::OpKindInterface>(op);
   if (!kindOp)
     return false;
+  // Views (reshape, slice, ...) lower to no loop and stay in the caller;
+  // every other shape op copies or gathers data (index_select, pad, concat,
+  // permute, ...): its loops are a kernel's, and left in the caller they
+  // would make that one function grow with the program (LLVM unrolls the
+  // small static ones, and its -O3 is super-linear in a function's size).
   kt::OpKind kind = kindOp.getOpKind();
-  if (kind == kt::OpKind::Shape || kind == kt::OpKind::Creation)
+  if ((kind == kt::OpKind::Shape && lowersToView(op)) ||
+      kind == kt::OpKind::Creation)
     return false;
   return rankedTensors(op->getOperandTypes()) &&
          rankedTensors(op->getResultTypes());

@@ -2,21 +2,24 @@
 
 // Every kernel (a kt.fusion, a computing kt op) becomes a call to a private
 // function; identical ones share it; constants are cloned into the kernel;
-// shape ops and constants used by shape ops stay in the caller.
+// a shape op that moves data (transpose) is a kernel too (see
+// kiln-cpu-outline-kernels-views.mlir).
 
-// CHECK: kiln-cpu-outline-kernels: 3 kernels, 2 reused, 5 calls
+// CHECK: kiln-cpu-outline-kernels: 4 kernels, 2 reused, 6 calls
 // CHECK-LABEL: func.func @f(
 // CHECK-SAME: %[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<4x8xf32>)
 // CHECK-NOT: kt.add
 // CHECK: %[[F0:.*]] = call @f_k0(%[[A]], %[[B]])
 // CHECK: %[[F1:.*]] = call @f_k0(%[[F0]], %[[B]])
-// CHECK: %[[T:.*]] = kt.transpose %[[F1]]
+// CHECK: %[[T:.*]] = call @kernel_transpose(%[[F1]])
 // CHECK: %[[S0:.*]] = call @kernel_mul(%[[T]])
 // CHECK: %[[S1:.*]] = call @kernel_mul(%[[S0]])
 // CHECK: %[[R:.*]] = call @kernel_sum(%[[S1]])
 // CHECK: return %[[R]]
 // CHECK: func.func private @f_k0({{.*}}) -> tensor<4x8xf32> attributes {kiln.kernel_function, passthrough = ["noinline"]}
 // CHECK-NEXT: kt.fusion "f_k0"
+// CHECK: func.func private @kernel_transpose(
+// CHECK-NEXT: kt.transpose
 // CHECK: func.func private @kernel_mul(%[[X:.*]]: tensor<8x4xf32>)
 // CHECK-NEXT: %[[C:.*]] = kt.constant {value = dense<2.000000e+00> : tensor<f32>}
 // CHECK-NEXT: kt.mul %[[X]], %[[C]]
