@@ -811,7 +811,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     diskKey = diskCacheKey(text);
     if (std::optional<DiskCacheEntry> hit = diskCacheLoad(diskDir, diskKey)) {
       std::string linkError;
-      if (objectCallsBLAS(hit->object))
+      if (llvm::any_of(hit->objects, objectCallsBLAS))
         ensureOpenBLAS();
       std::shared_ptr<CompiledCode> code =
           codeFromObjects(hit->objects, linkError);
