@@ -64,6 +64,32 @@ Value genericOut(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
+/// sum(x) over the reduction loops of `iters`, each element converted to
+/// f64 and added into a zero-filled `type` (f64) of `sizes`; `maps`: x's and
+/// the result's indexing maps. The statistics of layer_norm and batch_norm.
+Value sumAsF64(OpBuilder &b, Location loc, Value x, RankedTensorType type,
+               ArrayRef<OpFoldResult> sizes, ArrayRef<AffineMap> maps,
+               ArrayRef<IteratorType> iters) {
+  Value zero = scalarConst(b, loc, type.getElementType(), 0);
+  return genericOut(
+      b, loc, type, ValueRange{x}, filled(b, loc, type, sizes, zero), maps,
+      iters, [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value v = convertScalar(nb, l, a[0], type.getElementType());
+        linalg::YieldOp::create(
+            nb, l, ValueRange{arith::AddFOp::create(nb, l, a[1], v)});
+      });
+}
+
+/// sum / n, rounded once to `acc`, as a tensor of `type` (a mean).
+Value quotientAs(OpBuilder &b, Location loc, Value sum, Value n,
+                 RankedTensorType type, Type acc) {
+  return buildElementwise(
+      b, loc, ValueRange{sum}, type,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return convertScalar(nb, l, arith::DivFOp::create(nb, l, a[0], n), acc);
+      });
+}
+
 struct LayerNormLowering : public OpConversionPattern<kt::LayerNormOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::LayerNormOp op, OpAdaptor adaptor,
@@ -151,21 +177,11 @@ struct LayerNormLowering : public OpConversionPattern<kt::LayerNormOp> {
     Value n = countAsFloat(rw, loc, ArrayRef(sizes).drop_front(outer), f64);
     Value zero = scalarConst(rw, loc, f64, 0);
     // 1. mean.
-    Value sum = genericOut(
-        rw, loc, statType, ValueRange{x},
-        filled(rw, loc, statType, keptSizes, zero), {id, kept}, redIters,
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value v = convertScalar(b, l, a[0], f64);
-          linalg::YieldOp::create(
-              b, l, ValueRange{arith::AddFOp::create(b, l, a[1], v)});
-        });
+    Value sum = sumAsF64(rw, loc, x, statType, keptSizes, {id, kept},
+                         redIters);
     // The mean, once per row, in the compute type (as the normalization
     // uses it).
-    Value mean = buildElementwise(
-        rw, loc, ValueRange{sum}, keptType,
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return convertScalar(b, l, arith::DivFOp::create(b, l, a[0], n), acc);
-        });
+    Value mean = quotientAs(rw, loc, sum, n, keptType, acc);
     // 2. biased variance: the deviation from that mean and its square in
     // the compute type (each term rounded once; they are all >= 0), summed
     // in f64.
@@ -372,13 +388,7 @@ struct BatchNormTrainLowering
     auto statAcc = statF64.clone(acc);
     Value n = perChannelCount(rw, loc, sizes);
     Value zero = scalarConst(rw, loc, f64, 0);
-    Value sum = genericOut(
-        rw, loc, statF64, ValueRange{x}, filled(rw, loc, statF64, {c}, zero),
-        {sp.id, sp.ch}, sp.reduce, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value v = convertScalar(b, l, a[0], f64);
-          linalg::YieldOp::create(
-              b, l, ValueRange{arith::AddFOp::create(b, l, a[1], v)});
-        });
+    Value sum = sumAsF64(rw, loc, x, statF64, {c}, {sp.id, sp.ch}, sp.reduce);
     // A corrected two-pass variance (Chan, Golub and LeVeque): the
     // deviations from an approximate mean `shift` (sum / M in the compute
     // type; kiln-cpu sums f32 terms in f32 blocks, so it is not exact),
@@ -386,11 +396,7 @@ struct BatchNormTrainLowering
     // var = s2 / M - (s1 / M)^2: the shift's error cancels to first order.
     // With a mean far from 0 relative to the spread (1e4 + N(0, 0.01) in
     // f32) neither E[x^2] - E[x]^2 nor deviations from a rounded mean are.
-    Value shift = buildElementwise(
-        rw, loc, ValueRange{sum}, statAcc,
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return convertScalar(b, l, arith::DivFOp::create(b, l, a[0], n), acc);
-        });
+    Value shift = quotientAs(rw, loc, sum, n, statAcc, acc);
     auto devSum = [&](bool square) {
       return genericOut(
           rw, loc, statF64, ValueRange{x, shift},
