@@ -931,17 +931,20 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     return failure();
   }
   // Kernel functions compiled, and their call sites.
+  // (Counted on every compile now that they choose the codegen threads:
+  // one set of kernel names, not a symbol lookup per call.)
   unsigned kernels = 0, kernelSites = 0;
   {
+    llvm::StringSet<> kernelNames;
     clone->walk([&](LLVM::LLVMFuncOp f) {
-      if (f->hasAttr(kKernelFunctionAttr))
+      if (f->hasAttr(kKernelFunctionAttr)) {
         ++kernels;
+        kernelNames.insert(f.getName());
+      }
     });
     clone->walk([&](LLVM::CallOp call) {
-      if (auto callee = call.getCallee())
-        if (auto f = clone->lookupSymbol<LLVM::LLVMFuncOp>(*callee);
-            f && f->hasAttr(kKernelFunctionAttr))
-          ++kernelSites;
+      if (auto callee = call.getCallee(); callee && kernelNames.contains(*callee))
+        ++kernelSites;
     });
   }
   if (times) {
