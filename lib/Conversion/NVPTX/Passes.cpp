@@ -39,6 +39,11 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Triple.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 namespace kiln {
@@ -133,6 +138,41 @@ bool validFeatures(StringRef features) {
          llvm::all_of(features, llvm::isDigit);
 }
 
+/// The NVPTX backend's own table of processors and features: a chip or PTX
+/// version of the right form that LLVM does not know (sm_99, +ptx99) would
+/// otherwise be written into the PTX as given (`.target sm_99`) or dropped
+/// for the default (`.version 8.0`), and only ptxas, or the driver at load
+/// time, would object.
+const llvm::MCSubtargetInfo *nvptxSubtargetInfo() {
+  static std::unique_ptr<llvm::MCSubtargetInfo> info = [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTargetMC();
+    llvm::Triple triple("nvptx64-nvidia-cuda");
+    std::string error;
+    const llvm::Target *target =
+        llvm::TargetRegistry::lookupTarget(triple, error);
+    return std::unique_ptr<llvm::MCSubtargetInfo>(
+        target ? target->createMCSubtargetInfo(triple, "", "") : nullptr);
+  }();
+  return info.get();
+}
+
+/// The names of `table`'s entries that start with `prefix`, in order, for
+/// an error message ("sm_50, sm_52, ...").
+template <typename Table>
+std::string knownNames(Table table, StringRef prefix) {
+  std::string names;
+  for (const auto &entry : table) {
+    StringRef key = entry.Key;
+    if (!key.starts_with(prefix))
+      continue;
+    if (!names.empty())
+      names += ", ";
+    names += key;
+  }
+  return names;
+}
+
 } // namespace
 
 LogicalResult
@@ -147,6 +187,24 @@ kiln::verifyKilnNVPTXPipelineOptions(const KilnNVPTXPipelineOptions &options,
     error = "features must be +ptx<version> (+ptx80), not '" +
             options.features + "'";
     return failure();
+  }
+  if (const llvm::MCSubtargetInfo *info = nvptxSubtargetInfo()) {
+    if (!info->isCPUStringValid(options.chip)) {
+      error = "chip '" + options.chip +
+              "' is not a CUDA architecture LLVM's NVPTX backend knows; "
+              "known: " +
+              knownNames(info->getAllProcessorDescriptions(), "sm_");
+      return failure();
+    }
+    StringRef ptx = StringRef(options.features).drop_front();
+    if (!llvm::any_of(info->getAllProcessorFeatures(),
+                      [&](const auto &f) { return ptx == f.Key; })) {
+      error = "features '" + options.features +
+              "' names a PTX version LLVM's NVPTX backend does not know; "
+              "known: " +
+              knownNames(info->getAllProcessorFeatures(), "ptx");
+      return failure();
+    }
   }
   if (options.emit != "isa" && options.emit != "bin") {
     error = "emit must be isa (PTX) or bin (cubin), not '" + options.emit + "'";

@@ -4,6 +4,9 @@
 // RUN: kiln-opt %s -kiln-nvptx='chip=sm_80 emit=isa' | FileCheck %s --check-prefix=SM80
 // RUN: not kiln-opt %s -kiln-nvptx='chip=gfx90a' 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not kiln-opt %s -kiln-nvptx='features=ptx80' 2>&1 | FileCheck %s --check-prefix=FEATURES
+// RUN: not kiln-opt %s -kiln-nvptx='chip=sm_99' 2>&1 | FileCheck %s --check-prefix=CHIP99
+// RUN: not kiln-opt %s -kiln-nvptx='features=+ptx99' 2>&1 | FileCheck %s --check-prefix=PTX99
+// RUN: not kiln-opt %s -kiln-nvptx='chip=sm_100a features=+ptx80' 2>&1 | FileCheck %s --check-prefix=PTXMIN
 // RUN: not kiln-opt %s -kiln-nvptx='emit=fatbin' 2>&1 | FileCheck %s --check-prefix=EMIT
 // RUN: not kiln-opt %s -kiln-nvptx='block-size=2048' 2>&1 | FileCheck %s --check-prefix=BLOCK
 
@@ -34,6 +37,12 @@
 
 // CHIP: kiln-nvptx: chip must be sm_<major><minor> with an optional a or f (sm_80, sm_90a), not 'gfx90a'
 // FEATURES: kiln-nvptx: features must be +ptx<version> (+ptx80), not 'ptx80'
+// Of the right form but unknown to LLVM's NVPTX backend: rejected before any
+// PTX is written (it used to say `.target sm_99`, or drop +ptx99 for 8.0).
+// CHIP99: kiln-nvptx: chip 'sm_99' is not a CUDA architecture LLVM's NVPTX backend knows; known: {{.*}}sm_90a
+// PTX99: kiln-nvptx: features '+ptx99' names a PTX version LLVM's NVPTX backend does not know; known: {{.*}}ptx80
+// A known chip with a PTX version too old for it: LLVM's own message.
+// PTXMIN: error: PTX version 8.0 does not support target 'sm_100a'. Minimum required PTX version is 8.6
 // EMIT: kiln-nvptx: emit must be isa (PTX) or bin (cubin), not 'fatbin'
 // BLOCK: kiln-nvptx: block-size must be in [1, 1024], not 2048
 func.func @chain(%a: tensor<?x256xf32>, %b: tensor<?x256xf32>) -> tensor<?x256xf32> {
