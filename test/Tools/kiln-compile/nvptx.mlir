@@ -50,6 +50,10 @@
 // MATMUL: kiln-compile: error: kiln-nvptx: matmul must be cublas (cuBLAS calls through the runtime) or kernel (generated kernels), not 'cudnn'
 // RUN: not kiln-compile %s --backend=nvptx --chip=gfx90a --entry=prog -o %t/none.so 2>&1 | FileCheck %s --check-prefix=CHIP
 // CHIP: kiln-compile: error: kiln-nvptx: chip must be sm_<major><minor> with an optional a or f (sm_80, sm_90a), not 'gfx90a'
+// RUN: not kiln-compile %s --backend=nvptx --chip=sm_99 --entry=prog -o %t/none.so 2>&1 | FileCheck %s --check-prefix=CHIP99
+// CHIP99: kiln-compile: error: kiln-nvptx: chip 'sm_99' is not a CUDA architecture LLVM's NVPTX backend knows; known: {{.*}}sm_90a
+// CHIP99-NOT: is not a recognized processor
+// RUN: not ls %t/none.so
 // RUN: not kiln-compile %s --backend=nvptx --emit=fatbin --entry=prog -o %t/none.so 2>&1 | FileCheck %s --check-prefix=EMIT
 // EMIT: kiln-compile: error: kiln-nvptx: emit must be isa (PTX) or bin (cubin), not 'fatbin'
 // RUN: not kiln-compile %s --backend=rocm --entry=prog -o %t/none.so 2>&1 | FileCheck %s --check-prefix=BACKEND
