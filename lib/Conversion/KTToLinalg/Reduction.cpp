@@ -629,13 +629,15 @@ struct CumulativeLowering : public OpConversionPattern<OpT> {
                   : std::is_same_v<OpT, kt::LogcumsumexpOp>
                       ? -std::numeric_limits<double>::infinity()
                       : 0.0;
-    SmallVector<OpFoldResult> sliceSizes;
-    SmallVector<int64_t> sliceShape;
-    for (int64_t i = 0; i < rank; ++i)
-      if (i != d) {
-        sliceSizes.push_back(sizes[i]);
-        sliceShape.push_back(inType.getDimSize(i));
-      }
+    // The slices keep `dim` as a unit dim: a rank-reducing slice of a
+    // shape with other unit dims (1x4x1 at dim 2 -> 1x4) is ambiguous about
+    // which dim it drops, and upstream's canonicalization of the one-trip
+    // loop re-inferred the wrong one (an out-of-bounds slice that did not
+    // verify).
+    SmallVector<OpFoldResult> sliceSizes = sizes;
+    sliceSizes[d] = rewriter.getIndexAttr(1);
+    SmallVector<int64_t> sliceShape(inType.getShape());
+    sliceShape[d] = 1;
     auto accType = RankedTensorType::get(sliceShape, acc);
     auto sliceType = RankedTensorType::get(sliceShape, elem);
     Value accInit = filled(rewriter, loc, accType, sliceSizes,
@@ -649,8 +651,7 @@ struct CumulativeLowering : public OpConversionPattern<OpT> {
         [&](OpBuilder &b, Location l, Value k, ValueRange it) {
           SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
           offsets[d] = k;
-          SmallVector<OpFoldResult> one1 = sizes;
-          one1[d] = b.getIndexAttr(1);
+          SmallVector<OpFoldResult> one1 = sliceSizes;
           SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
           Value xs = tensor::ExtractSliceOp::create(b, l, sliceType, in,
                                                     offsets, one1, strides);
