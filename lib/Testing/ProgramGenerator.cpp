@@ -63,6 +63,7 @@ struct Val {
   SmallVector<bool> dyn;
   bool finite = true;
   bool isArg = false;
+  int64_t indexBound = 0; ///< GeneratedArg::indexBound
 
   int64_t rank() const { return shape.size(); }
   /// The static shape of its type (kDyn for `?`).
@@ -139,18 +140,35 @@ private:
   DType pickDType() {
     static const DType dts[] = {DType::F32, DType::F32, DType::F32,
                                 DType::F64, DType::I64, DType::I32,
-                                DType::I1};
+                                DType::I1,  DType::I16, DType::I8,
+                                DType::U8,  DType::F16, DType::BF16};
     return dts[in.pick(std::size(dts))];
   }
-  Val &newArg(DType dt, SmallVector<int64_t> shape, SmallVector<bool> dyn) {
+  Val &newArg(DType dt, SmallVector<int64_t> shape, SmallVector<bool> dyn,
+              int64_t indexBound = 0) {
     Val v;
     v.name = "%arg" + std::to_string(numArgs++);
     v.dt = dt;
     v.shape = std::move(shape);
     v.dyn = std::move(dyn);
     v.isArg = true;
+    v.indexBound = indexBound;
     vals.push_back(std::move(v));
     return vals.back();
+  }
+  /// A new index argument of `shape` (run-time sizes, each possibly `?`)
+  /// with values in [0, bound).
+  Val &indexArg(SmallVector<int64_t> shape, int64_t bound) {
+    SmallVector<bool> dyn;
+    for (size_t i = 0; i < shape.size(); ++i)
+      dyn.push_back(in.chance(1, 4));
+    return newArg(in.chance(1, 3) ? DType::I32 : DType::I64, std::move(shape),
+                  std::move(dyn), bound);
+  }
+  /// Looks `name` up again (after an argument was added and the values
+  /// moved).
+  const Val *byName(const std::string &name) {
+    return pickVal([&](const Val &v) { return v.name == name; });
   }
   /// A new argument of `rank` random dims, each possibly `?`.
   Val &randomArg(DType dt, unsigned rank) {
@@ -280,6 +298,11 @@ private:
   bool unsqueeze();
   bool squeeze();
   bool expand();
+  bool cumsum();
+  bool argsort();
+  bool searchsorted();
+  bool gather();
+  bool conv();
 };
 
 bool Generator::unary() {
@@ -374,6 +397,18 @@ bool Generator::cast() {
   // LLVM's fptosi): PyTorch leaves it unspecified too.
   if (isFloat(a->dt) && !isFloat(to) && to != DType::I1 && !a->finite)
     to = DType::F64;
+  // So is a finite float out of the integer type's range (300.0 to i8,
+  // -1.0 to ui8): clamp into it first.
+  if (isFloat(a->dt) && !isFloat(to) && to != DType::I1 && to != DType::I64) {
+    Val c = elementwise({a}, a->dt, true);
+    std::string cn = c.name;
+    emit(std::move(c),
+         "kt.clamp " + a->name +
+             (to == DType::U8 ? " {min = 0.0 : f64, max = 100.0 : f64}"
+                              : " {min = -100.0 : f64, max = 100.0 : f64}"),
+         {a});
+    a = byName(cn);
+  }
   Val r = elementwise({a}, to, a->finite || isFloat(to));
   emit(std::move(r),
        "kt.cast " + a->name + " {dtype = " + elemName(to) + "}", {a});
@@ -394,7 +429,7 @@ bool Generator::clamp() {
 
 bool Generator::reduce() {
   const Val *a = pickVal([](const Val &v) {
-    return v.rank() > 0 && v.dt != DType::I1 && v.dt != DType::I32;
+    return v.rank() > 0 && v.dt != DType::I1;
   });
   if (!a)
     return false;
@@ -402,6 +437,8 @@ bool Generator::reduce() {
   if (isFloat(a->dt))
     ops.push_back("mean");
   std::string op = ops[in.pick(ops.size())];
+  // PyTorch's rule: an integer sum is int64.
+  DType resultType = op == "sum" && !isFloat(a->dt) ? DType::I64 : a->dt;
   SmallVector<int64_t> dims;
   for (int64_t i = 0; i < a->rank(); ++i)
     if (in.chance(1, 2))
@@ -411,7 +448,7 @@ bool Generator::reduce() {
   bool keepdim = in.chance(1, 3);
   Val r;
   r.name = fresh();
-  r.dt = a->dt;
+  r.dt = resultType;
   r.finite = a->finite;
   for (int64_t i = 0; i < a->rank(); ++i) {
     bool reduced = llvm::is_contained(dims, i) ||
@@ -636,6 +673,170 @@ bool Generator::expand() {
   return true;
 }
 
+bool Generator::cumsum() {
+  const Val *a = pickVal(
+      [](const Val &v) { return v.rank() > 0 && v.dt != DType::I1; });
+  if (!a)
+    return false;
+  int64_t dim = int64_t(in.pick(2 * a->rank())) - a->rank();
+  Val r = elementwise({a}, a->dt, a->finite);
+  emit(std::move(r), "kt.cumsum " + a->name + " {dim = " + std::to_string(dim) + "}",
+       {a});
+  return true;
+}
+
+bool Generator::argsort() {
+  const Val *a = pickVal([](const Val &v) { return v.rank() > 0; });
+  if (!a)
+    return false;
+  int64_t dim = int64_t(in.pick(2 * a->rank())) - a->rank();
+  Val r = elementwise({a}, DType::I64, true);
+  emit(std::move(r),
+       "kt.argsort " + a->name + " {dim = " + std::to_string(dim) +
+           ", descending = " + (in.chance(1, 2) ? "true" : "false") + "}",
+       {a});
+  return true;
+}
+
+/// kt.searchsorted over a 1-D sequence that the program sorts itself
+/// (kt.argsort, then kt.gather at the permutation): a sequence that is not
+/// sorted has no defined result.
+bool Generator::searchsorted() {
+  const Val *v = pickVal([](const Val &x) { return x.dt != DType::I1; });
+  if (!v)
+    return false;
+  std::string vn = v->name;
+  DType dt = v->dt;
+  const Val *s = pickVal(
+      [&](const Val &x) { return x.dt == dt && x.rank() == 1; });
+  if (!s) {
+    if (!canAddArg())
+      return false;
+    s = &newArg(dt, {int64_t(1 + in.pick(opts.maxDim))}, {in.chance(1, 4)});
+  }
+  std::string sn = s->name;
+  Val perm = elementwise({s}, DType::I64, true);
+  std::string pn = perm.name;
+  emit(std::move(perm), "kt.argsort " + sn + " {dim = 0, descending = false}",
+       {s});
+  s = byName(sn);
+  const Val *p = byName(pn);
+  Val sorted = elementwise({s}, dt, s->finite);
+  std::string sortedName = sorted.name;
+  emit(std::move(sorted), "kt.gather " + sn + ", " + pn + " {dim = 0 : i64}",
+       {s, p});
+  const Val *seq = byName(sortedName);
+  v = byName(vn);
+  Val r = elementwise({v}, DType::I64, true);
+  emit(std::move(r),
+       "kt.searchsorted " + sortedName + ", " + vn + " {right = " +
+           (in.chance(1, 2) ? "true" : "false") + "}",
+       {seq, v});
+  return true;
+}
+
+/// kt.gather (an index of the input's rank, no larger than it in the other
+/// dims) or kt.index_select (a 0-D or 1-D index): a new index argument
+/// whose values are in range.
+bool Generator::gather() {
+  const Val *a = pickVal([](const Val &v) { return v.rank() > 0; });
+  if (!a || !canAddArg())
+    return false;
+  std::string an = a->name;
+  int64_t rank = a->rank();
+  int64_t dim = in.pick(rank);
+  int64_t bound = a->shape[dim];
+  bool select = in.chance(1, 2);
+  SmallVector<int64_t> ishape;
+  if (select) {
+    if (in.chance(3, 4))
+      ishape.push_back(1 + in.pick(opts.maxDim));
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      ishape.push_back(i == dim ? 1 + in.pick(opts.maxDim)
+                                : 1 + in.pick(a->shape[i]));
+  }
+  const Val &idx = indexArg(ishape, bound);
+  std::string idxName = idx.name;
+  a = byName(an);
+  const Val *ip = byName(idxName);
+  Val r;
+  r.name = fresh();
+  r.dt = a->dt;
+  r.finite = a->finite;
+  if (select) {
+    r.shape = a->shape;
+    r.dyn = a->dyn;
+    r.shape[dim] = ip->rank() ? ip->shape[0] : 1;
+    r.dyn[dim] = ip->rank() ? ip->dyn[0] : false;
+  } else {
+    r.shape = ip->shape;
+    r.dyn = ip->dyn;
+  }
+  int64_t written = in.chance(1, 3) ? dim - rank : dim;
+  emit(std::move(r),
+       std::string(select ? "kt.index_select " : "kt.gather ") + an + ", " +
+           idxName + " {dim = " + std::to_string(written) + " : i64}",
+       {a, ip});
+  return true;
+}
+
+/// kt.conv2d or kt.conv_transpose2d of a [C, H, W] or [N, C, H, W] float
+/// value (static C) with a new weight argument, stride 1 or 2, padding 0 or
+/// 1.
+bool Generator::conv() {
+  auto ok = [](const Val &v) {
+    return (v.dt == DType::F32 || v.dt == DType::F64) &&
+           (v.rank() == 3 || v.rank() == 4) && !v.dyn[v.rank() - 3];
+  };
+  const Val *a = pickVal(ok);
+  if (!a && canAddArg() && in.chance(1, 2)) {
+    a = &randomArg(in.chance(1, 2) ? DType::F32 : DType::F64, 3 + in.pick(2));
+    if (!ok(*a))
+      return false;
+  }
+  if (!a || !canAddArg())
+    return false;
+  std::string an = a->name;
+  bool transposed = in.chance(1, 3);
+  int64_t c = a->shape[a->rank() - 3];
+  int64_t h = a->shape[a->rank() - 2], w = a->shape[a->rank() - 1];
+  int64_t o = 1 + in.pick(4);
+  int64_t kh = 1 + in.pick(3), kw = 1 + in.pick(3);
+  int64_t stride = 1 + in.pick(2), pad = in.pick(2);
+  auto outSize = [&](int64_t n, int64_t k) -> int64_t {
+    if (transposed)
+      return (n - 1) * stride - 2 * pad + k;
+    if (n + 2 * pad < k)
+      return 0;
+    return (n + 2 * pad - k) / stride + 1;
+  };
+  int64_t oh = outSize(h, kh), ow = outSize(w, kw);
+  if (oh < 1 || ow < 1)
+    return false;
+  SmallVector<int64_t> wshape = {transposed ? c : o, transposed ? o : c, kh, kw};
+  const Val &wt = newArg(a->dt, wshape, {false, false, false, false});
+  std::string wn = wt.name;
+  a = byName(an);
+  const Val *wp = byName(wn);
+  Val r;
+  r.name = fresh();
+  r.dt = a->dt;
+  r.finite = a->finite;
+  if (a->rank() == 4) {
+    r.shape.push_back(a->shape[0]);
+    r.dyn.push_back(a->dyn[0]);
+  }
+  r.shape.append({o, oh, ow});
+  r.dyn.append({false, a->dyn[a->rank() - 2], a->dyn[a->rank() - 1]});
+  emit(std::move(r),
+       std::string(transposed ? "kt.conv_transpose2d " : "kt.conv2d ") + an +
+           ", " + wn + " {stride = [" + std::to_string(stride) +
+           "], padding = [" + std::to_string(pad) + "]}",
+       {a, wp});
+  return true;
+}
+
 GeneratedProgram Generator::run() {
   // The first argument.
   DType dt = pickDType();
@@ -650,7 +851,9 @@ GeneratedProgram Generator::run() {
       &Generator::clamp,     &Generator::reduce,  &Generator::softmax,
       &Generator::matmul,    &Generator::transpose, &Generator::permute,
       &Generator::reshape,   &Generator::unsqueeze, &Generator::squeeze,
-      &Generator::expand,    &Generator::unary};
+      &Generator::expand,    &Generator::unary,   &Generator::cumsum,
+      &Generator::argsort,   &Generator::searchsorted, &Generator::gather,
+      &Generator::conv};
   unsigned wanted = 1 + in.pick(std::max(1u, opts.maxOps));
   for (unsigned tries = 0; numOps < wanted && tries < 4 * wanted; ++tries)
     (this->*steps[in.pick(std::size(steps))])();
@@ -677,7 +880,7 @@ GeneratedProgram Generator::run() {
       continue;
     sig += (first ? "" : ", ") + v.name + ": " + v.type();
     first = false;
-    p.args.push_back({v.dt, v.shape});
+    p.args.push_back({v.dt, v.shape, v.indexBound});
   }
   sig += ") -> (";
   std::string ret = "  return ";
@@ -710,10 +913,14 @@ kiln::testing::makeInputs(const GeneratedProgram &program, uint64_t seed) {
     if (!t)
       return t.takeError();
     for (int64_t i = 0; i < t->numel(); ++i) {
-      if (a.dtype == DType::I1)
+      if (a.indexBound > 0)
+        t->setI(i, int64_t(rng.next() % uint64_t(a.indexBound)));
+      else if (a.dtype == DType::I1)
         t->setI(i, rng.next() & 1);
       else if (isFloat(a.dtype))
         t->setF(i, rng.normal());
+      else if (a.dtype == DType::U8)
+        t->setI(i, int64_t(rng.next() % 9));
       else
         t->setI(i, int64_t(rng.next() % 9) - 4);
     }

@@ -8,6 +8,12 @@
 // arguments have concrete run-time shapes (some dims written `?`), with one
 // or more results (possibly an argument, or one value twice).
 //
+// Dtypes: f32, f64, f16, bf16, i64, i32, i16, i8, ui8 and i1. Ops:
+// pointwise (unary, binary, comparisons, where, cast, clamp), reductions,
+// softmax, matmul, cumsum, argsort, searchsorted (on a sequence sorted in
+// the program), gather / index_select (indices in range), conv2d /
+// conv_transpose2d, and the shape ops.
+//
 // The generator knows just enough of each op's shape rules to produce
 // programs that verify; `test/Tools/kiln-fuzz-gen` checks that it does, so
 // it cannot silently rot when an op's rules change.
@@ -58,6 +64,10 @@ struct GeneratorOptions {
 struct GeneratedArg {
   interp::DType dtype;
   llvm::SmallVector<int64_t> shape; ///< the run-time shape
+  /// An index argument (of kt.gather / kt.index_select): its values are
+  /// drawn from [0, indexBound), so the program has no run-time error.
+  /// 0 for other arguments.
+  int64_t indexBound = 0;
 };
 
 struct GeneratedProgram {
@@ -72,7 +82,8 @@ GeneratedProgram generateProgram(llvm::ArrayRef<uint8_t> bytes,
                                  const GeneratorOptions &options = {});
 
 /// Inputs for `program`'s arguments from `seed` (splitmix64): floats
-/// ~N(0, 1), integers in [-4, 4], booleans fair.
+/// ~N(0, 1), signed integers in [-4, 4], uint8 in [0, 8], index arguments in
+/// [0, indexBound), booleans fair.
 llvm::Expected<llvm::SmallVector<interp::Tensor>>
 makeInputs(const GeneratedProgram &program, uint64_t seed);
 
