@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Package/Package.h"
+#include "kiln/Backend/CPU/ObjectSymbols.h"
 #include "kiln/Backend/CPU/RuntimeErrors.h"
 #include "kiln/Backend/NVPTX/NVPTXBackend.h"
 #include "kiln/Dialect/KG/IR/KGOps.h"
@@ -273,39 +274,33 @@ static LogicalResult neededLibraries(StringRef objectPath,
                                      std::vector<NeededLibrary> &out,
                                      std::set<std::string> &defined,
                                      std::string &error) {
-  auto obj = llvm::object::ObjectFile::createObjectFile(objectPath);
-  if (!obj) {
-    error = "cannot read the compiled object: " +
-            llvm::toString(obj.takeError());
+  auto buffer = llvm::MemoryBuffer::getFile(objectPath);
+  if (!buffer) {
+    error = "cannot read the compiled object: " + buffer.getError().message();
     return failure();
   }
   bool omp = false, blas = false, libm = false;
-  for (const llvm::object::SymbolRef &sym : obj->getBinary()->symbols()) {
-    auto name = sym.getName();
-    auto flags = sym.getFlags();
-    if (!name || !flags) {
-      if (!name)
-        llvm::consumeError(name.takeError());
-      if (!flags)
-        llvm::consumeError(flags.takeError());
-      continue;
-    }
-    if (!(*flags & llvm::object::SymbolRef::SF_Undefined)) {
-      if (*flags & llvm::object::SymbolRef::SF_Global)
-        defined.insert(name->str());
-      continue;
-    }
-    if (name->empty())
-      continue;
-    if (name->starts_with("__kmpc_") || name->starts_with("omp_"))
-      omp = true;
-    else if (name->starts_with("cblas_") || name->starts_with("openblas_"))
-      blas = true;
-    else if (name->starts_with("kiln_") || *name == "memrefCopy" ||
-             name->starts_with("mgpu"))
-      continue; // libkiln_rt (mgpu*: its CUDA runtime)
-    else
-      libm = true;
+  if (llvm::Error e = cpu::forEachObjectSymbol(
+          (*buffer)->getMemBufferRef(), [&](StringRef name, uint32_t flags) {
+            if (!(flags & llvm::object::SymbolRef::SF_Undefined)) {
+              if (flags & llvm::object::SymbolRef::SF_Global)
+                defined.insert(name.str());
+              return;
+            }
+            if (name.empty())
+              return;
+            if (cpu::isOpenMPSymbol(name))
+              omp = true;
+            else if (cpu::isBLASSymbol(name))
+              blas = true;
+            else if (name.starts_with("kiln_") || name == "memrefCopy" ||
+                     name.starts_with("mgpu"))
+              return; // libkiln_rt (mgpu*: its CUDA runtime)
+            else
+              libm = true;
+          })) {
+    error = "cannot read the compiled object: " + llvm::toString(std::move(e));
+    return failure();
   }
   if (omp)
     out.push_back({"libomp.so.5", KILN_OMP_LIB_PATH,

@@ -16,6 +16,7 @@
 #include "kiln/Backend/CPU/CPUBackend.h"
 #include "kiln/Backend/CPU/BufferPool.h"
 #include "kiln/Backend/CPU/DiskCache.h"
+#include "kiln/Backend/CPU/ObjectSymbols.h"
 #include "kiln/Backend/CPU/ParallelCodegen.h"
 #include "kiln/Backend/CPU/RuntimeErrors.h"
 #include "kiln/Support/ThreadDiagnostics.h"
@@ -246,13 +247,6 @@ static void ensureOpenBLAS() {
   applyBLASThreads();
 }
 
-/// Whether `name` is a function of OpenBLAS (kiln-matmul-to-blas calls
-/// cblas_*; user functions with these prefixes were renamed by
-/// kiln-cpu-rename-reserved-symbols).
-static bool isBLASSymbol(StringRef name) {
-  return name.starts_with("cblas_") || name.starts_with("openblas_");
-}
-
 /// Whether the lowered (LLVM dialect) module calls OpenBLAS.
 static bool callsBLAS(ModuleOp module) {
   bool found = false;
@@ -267,26 +261,17 @@ static bool callsBLAS(ModuleOp module) {
 /// undefined cblas_* / openblas_* symbol. An object that cannot be read
 /// counts as calling it (the link then finds what it needs).
 static bool objectCallsBLAS(StringRef object) {
-  auto file = llvm::object::ObjectFile::createObjectFile(
-      llvm::MemoryBufferRef(object, "kiln-disk-cache"));
-  if (!file) {
-    llvm::consumeError(file.takeError());
+  bool calls = false;
+  if (llvm::Error e = cpu::forEachObjectSymbol(
+          llvm::MemoryBufferRef(object, "kiln-disk-cache"),
+          [&](StringRef name, uint32_t flags) {
+            calls |= (flags & llvm::object::SymbolRef::SF_Undefined) &&
+                     cpu::isBLASSymbol(name);
+          })) {
+    llvm::consumeError(std::move(e));
     return true;
   }
-  for (const llvm::object::SymbolRef &sym : (*file)->symbols()) {
-    auto flags = sym.getFlags();
-    auto name = sym.getName();
-    if (!flags || !name) {
-      if (!flags)
-        llvm::consumeError(flags.takeError());
-      if (!name)
-        llvm::consumeError(name.takeError());
-      continue;
-    }
-    if ((*flags & llvm::object::SymbolRef::SF_Undefined) && isBLASSymbol(*name))
-      return true;
-  }
-  return false;
+  return calls;
 }
 
 /// "file:line:col" of a location (callee of a call site, first of a fused
