@@ -97,7 +97,8 @@ Outcome kiln::testing::checkProgram(MLIRContext &context,
   }
   for (auto [i, pair] : llvm::enumerate(llvm::zip(*want, *got))) {
     std::string why;
-    if (!sameTensor(std::get<0>(pair), std::get<1>(pair), why)) {
+    double scale = i < program.tolerance.size() ? program.tolerance[i] : 1.0;
+    if (!sameTensor(std::get<0>(pair), std::get<1>(pair), why, scale)) {
       os << "result " << i << " (interpreter vs cpu): " << why << "\n";
       return Outcome::Mismatch;
     }

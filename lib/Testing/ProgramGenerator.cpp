@@ -54,6 +54,15 @@ const char *elemName(DType dt) {
 
 bool isFloat(DType dt) { return interp::isFloatDType(dt); }
 
+/// sameTensor's tolerance of a float dtype.
+double tolerance(DType dt) {
+  switch (dt) {
+  case DType::F64: return 1e-9;
+  case DType::F32: return 1e-4;
+  default: return 1e-2;
+  }
+}
+
 /// A value of the program: its SSA name, dtype, run-time shape, which dims
 /// its type writes as `?`, and whether its elements are surely finite.
 struct Val {
@@ -64,6 +73,9 @@ struct Val {
   bool finite = true;
   bool isArg = false;
   int64_t indexBound = 0; ///< GeneratedArg::indexBound
+  /// The coarsest float dtype in the value's computation (F64 when none):
+  /// an f32 result cast to f64 is only as close as f32 results are.
+  DType precision = DType::F64;
 
   int64_t rank() const { return shape.size(); }
   /// The static shape of its type (kDyn for `?`).
@@ -153,6 +165,7 @@ private:
     v.dyn = std::move(dyn);
     v.isArg = true;
     v.indexBound = indexBound;
+    v.precision = isFloat(dt) ? dt : DType::F64;
     vals.push_back(std::move(v));
     return vals.back();
   }
@@ -246,6 +259,11 @@ private:
   std::string fresh() { return "%v" + std::to_string(numOps++); }
   /// Appends `%r = <opText> : (<operand types>) -> <result type>`.
   void emit(Val result, llvm::StringRef opText, ArrayRef<const Val *> operands) {
+    DType p = isFloat(result.dt) ? result.dt : DType::F64;
+    for (const Val *o : operands)
+      if (tolerance(o->precision) > tolerance(p))
+        p = o->precision;
+    result.precision = p;
     std::string line = "  " + result.name + " = " + opText.str() + " : (";
     for (auto [i, o] : llvm::enumerate(operands))
       line += (i ? ", " : "") + o->type();
@@ -299,6 +317,15 @@ private:
   bool squeeze();
   bool expand();
   bool cumsum();
+  bool argReduce();
+  bool variance();
+  bool pad();
+  bool slice();
+  bool concat();
+  bool layerNorm();
+  bool pool();
+  bool scatter();
+  bool linear();
   bool argsort();
   bool searchsorted();
   bool gather();
@@ -314,14 +341,14 @@ bool Generator::unary() {
                                    "sin",  "cos",     "erf",  "floor", "ceil",
                                    "round", "sign",   "silu", "exp",   "sqrt",
                                    "log",  "reciprocal", "rsqrt", "expm1",
-                                   "log1p"};
+                                   "log1p", "gelu"};
   static const char *intOps[] = {"neg", "abs", "relu", "sign"};
   std::string op;
   bool finite = a->finite;
   if (isFloat(a->dt)) {
     unsigned k = in.pick(std::size(floatOps));
     op = floatOps[k];
-    if (k >= 13)
+    if (k >= 13 && op != "gelu")
       finite = false;
   } else {
     op = intOps[in.pick(std::size(intOps))];
@@ -679,9 +706,337 @@ bool Generator::cumsum() {
   if (!a)
     return false;
   int64_t dim = int64_t(in.pick(2 * a->rank())) - a->rank();
-  Val r = elementwise({a}, a->dt, a->finite);
-  emit(std::move(r), "kt.cumsum " + a->name + " {dim = " + std::to_string(dim) + "}",
+  SmallVector<const char *> ops = {"cumsum", "cumprod"};
+  if (isFloat(a->dt))
+    ops.push_back("logcumsumexp");
+  unsigned k = in.pick(ops.size());
+  // A product of many values may overflow.
+  Val r = elementwise({a}, a->dt, a->finite && k == 0);
+  emit(std::move(r),
+       std::string("kt.") + ops[k] + " " + a->name + " {dim = " +
+           std::to_string(dim) + "}",
        {a});
+  return true;
+}
+
+/// kt.argmax / kt.argmin over one dim (ties: the first; NaN is the
+/// maximum), or kt.amin / kt.prod over dims.
+bool Generator::argReduce() {
+  const Val *a = pickVal(
+      [](const Val &v) { return v.rank() > 0 && v.dt != DType::I1; });
+  if (!a)
+    return false;
+  unsigned kind = in.pick(3);
+  bool keepdim = in.chance(1, 3);
+  int64_t dim = in.pick(a->rank());
+  Val r;
+  r.name = fresh();
+  r.dt = a->dt;
+  r.finite = a->finite;
+  for (int64_t i = 0; i < a->rank(); ++i) {
+    if (i == dim) {
+      if (keepdim) {
+        r.shape.push_back(1);
+        r.dyn.push_back(false);
+      }
+      continue;
+    }
+    r.shape.push_back(a->shape[i]);
+    r.dyn.push_back(a->dyn[i]);
+  }
+  std::string attrs = "{dim = " +
+                      (kind == 2 ? intList({dim}) : std::to_string(dim)) +
+                      (keepdim ? ", keepdim = true" : "") + "}";
+  std::string op;
+  if (kind == 0) {
+    op = in.chance(1, 2) ? "argmax" : "argmin";
+    r.dt = DType::I64;
+    r.finite = true;
+  } else if (kind == 1) {
+    op = "amin";
+    attrs = "{dim = " + intList({dim}) + (keepdim ? ", keepdim = true" : "") +
+            "}";
+  } else {
+    op = "prod";
+    if (!isFloat(a->dt))
+      r.dt = DType::I64;
+    r.finite = false;
+  }
+  emit(std::move(r), "kt." + op + " " + a->name + " " + attrs, {a});
+  return true;
+}
+
+/// kt.var over some dims, correction 0 or 1 (one element with correction
+/// 1 divides by zero: not finite).
+bool Generator::variance() {
+  const Val *a = pickVal([](const Val &v) {
+    return v.rank() > 0 && (v.dt == DType::F32 || v.dt == DType::F64);
+  });
+  if (!a)
+    return false;
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < a->rank(); ++i)
+    if (in.chance(1, 2))
+      dims.push_back(i);
+  if (dims.empty())
+    dims.push_back(in.pick(a->rank()));
+  bool keepdim = in.chance(1, 3);
+  Val r;
+  r.name = fresh();
+  r.dt = a->dt;
+  r.finite = false;
+  for (int64_t i = 0; i < a->rank(); ++i) {
+    if (llvm::is_contained(dims, i)) {
+      if (keepdim) {
+        r.shape.push_back(1);
+        r.dyn.push_back(false);
+      }
+      continue;
+    }
+    r.shape.push_back(a->shape[i]);
+    r.dyn.push_back(a->dyn[i]);
+  }
+  emit(std::move(r),
+       "kt.var " + a->name + " {dim = " + intList(dims) + ", correction = " +
+           (in.chance(1, 2) ? "1.0" : "0.0") +
+           (keepdim ? ", keepdim = true" : "") + "}",
+       {a});
+  return true;
+}
+
+/// kt.pad (constant) of the last one or two dims by -1 ... 2 on each side
+/// (negative crops), keeping every size >= 1.
+bool Generator::pad() {
+  const Val *a = pickVal([](const Val &v) { return v.rank() > 0; });
+  if (!a)
+    return false;
+  int64_t ndims = std::min<int64_t>(a->rank(), 1 + in.pick(2));
+  SmallVector<int64_t> amounts;
+  Val r = *a;
+  r.name = fresh();
+  r.isArg = false;
+  r.indexBound = 0;
+  for (int64_t j = 0; j < ndims; ++j) {
+    int64_t dim = a->rank() - 1 - j;
+    int64_t lo = int64_t(in.pick(4)) - 1, hi = int64_t(in.pick(4)) - 1;
+    if (a->shape[dim] + lo + hi < 1)
+      lo = hi = 0;
+    amounts.append({lo, hi});
+    r.shape[dim] += lo + hi;
+  }
+  std::string value;
+  if (isFloat(a->dt) && in.chance(1, 2))
+    value = ", value = -2.5 : f64";
+  else if (!isFloat(a->dt) && a->dt != DType::I1 && in.chance(1, 2))
+    value = ", value = 3.0 : f64";
+  emit(std::move(r),
+       "kt.pad " + a->name + " {pad = " + intList(amounts) + value + "}", {a});
+  return true;
+}
+
+/// kt.slice along one dim with start/end (negative ones too) and a step
+/// of 1 to 3, never empty.
+bool Generator::slice() {
+  const Val *a = pickVal([](const Val &v) { return v.rank() > 0; });
+  if (!a)
+    return false;
+  int64_t dim = in.pick(a->rank());
+  int64_t n = a->shape[dim];
+  int64_t start = int64_t(in.pick(n));
+  int64_t end = start + 1 + int64_t(in.pick(n - start));
+  int64_t step = 1 + in.pick(3);
+  int64_t len = (end - start + step - 1) / step;
+  // Written negative (from the end) some of the time; an end past the
+  // size is clamped.
+  int64_t wStart = in.chance(1, 3) ? start - n : start;
+  int64_t wEnd = in.chance(1, 3) ? (end == n ? n + 3 : end - n) : end;
+  Val r = *a;
+  r.name = fresh();
+  r.isArg = false;
+  r.indexBound = 0;
+  r.shape[dim] = len;
+  r.dyn[dim] = a->dyn[dim];
+  emit(std::move(r),
+       "kt.slice " + a->name + " {dim = " + std::to_string(dim) +
+           " : i64, start = " + std::to_string(wStart) +
+           " : i64, end = " + std::to_string(wEnd) +
+           " : i64, step = " + std::to_string(step) + " : i64}",
+       {a});
+  return true;
+}
+
+/// kt.concat of a value and a new argument of its dtype and rank that
+/// differs in the concat dim.
+bool Generator::concat() {
+  const Val *a = pickVal([](const Val &v) { return v.rank() > 0; });
+  if (!a || !canAddArg())
+    return false;
+  std::string an = a->name;
+  int64_t dim = in.pick(a->rank());
+  SmallVector<int64_t> shape = a->shape;
+  SmallVector<bool> dyn;
+  shape[dim] = 1 + in.pick(opts.maxDim);
+  for (int64_t i = 0; i < a->rank(); ++i)
+    dyn.push_back(in.chance(1, 4));
+  const Val &b = newArg(a->dt, shape, dyn);
+  std::string bn = b.name;
+  a = byName(an);
+  const Val *bp = byName(bn);
+  Val r;
+  r.name = fresh();
+  r.dt = a->dt;
+  r.finite = a->finite && bp->finite;
+  for (int64_t i = 0; i < a->rank(); ++i) {
+    r.shape.push_back(i == dim ? a->shape[i] + bp->shape[i] : a->shape[i]);
+    r.dyn.push_back(i == dim ? (a->dyn[i] || bp->dyn[i])
+                             : (a->dyn[i] && bp->dyn[i]));
+  }
+  int64_t written = in.chance(1, 3) ? dim - a->rank() : dim;
+  emit(std::move(r),
+       "kt.concat " + an + ", " + bn + " {dim = " + std::to_string(written) +
+           " : i64}",
+       {a, bp});
+  return true;
+}
+
+/// kt.layer_norm over the last one or two dims (static in the type), with
+/// or without weight and bias arguments.
+bool Generator::layerNorm() {
+  const Val *a = pickVal([](const Val &v) {
+    return v.rank() > 0 && isFloat(v.dt) && !v.dyn.back();
+  });
+  if (!a)
+    return false;
+  std::string an = a->name;
+  int64_t k = a->rank() >= 2 && !a->dyn[a->rank() - 2] && in.chance(1, 2) ? 2 : 1;
+  SmallVector<int64_t> normalized(a->shape.end() - k, a->shape.end());
+  std::string wn, bn;
+  if (numArgs + 2 <= opts.maxArgs && in.chance(1, 2)) {
+    wn = newArg(a->dt, normalized, SmallVector<bool>(k, false)).name;
+    bn = newArg(a->dt, normalized, SmallVector<bool>(k, false)).name;
+  }
+  a = byName(an);
+  SmallVector<const Val *> operands = {a};
+  if (!wn.empty())
+    operands.append({byName(wn), byName(bn)});
+  Val r = elementwise({a}, a->dt, false);
+  emit(std::move(r),
+       "kt.layer_norm " + an + (wn.empty() ? "" : " weight " + wn + " bias " + bn) +
+           " {normalized_shape = " + intList(normalized) + "}",
+       operands);
+  return true;
+}
+
+/// kt.max_pool2d / kt.avg_pool2d of a [C, H, W] or [N, C, H, W] float
+/// value: kernel 1 to 3, stride 1 or 2 (or the default), padding up to
+/// half the kernel, ceil_mode sometimes.
+bool Generator::pool() {
+  const Val *a = pickVal([](const Val &v) {
+    return (v.rank() == 3 || v.rank() == 4) && isFloat(v.dt);
+  });
+  if (!a)
+    return false;
+  bool avg = in.chance(1, 2);
+  int64_t k = 1 + in.pick(3), s = 1 + in.pick(2), p = in.pick(k / 2 + 1);
+  bool ceil = in.chance(1, 4);
+  int64_t h = a->shape[a->rank() - 2], w = a->shape[a->rank() - 1];
+  auto outSize = [&](int64_t n) -> int64_t {
+    int64_t span = n + 2 * p - k;
+    if (span < 0)
+      return 0;
+    int64_t o = (ceil ? (span + s - 1) / s : span / s) + 1;
+    if (ceil && (o - 1) * s >= n + p)
+      --o;
+    return o;
+  };
+  int64_t oh = outSize(h), ow = outSize(w);
+  if (oh < 1 || ow < 1)
+    return false;
+  Val r = *a;
+  r.name = fresh();
+  r.isArg = false;
+  r.indexBound = 0;
+  r.shape[a->rank() - 2] = oh;
+  r.shape[a->rank() - 1] = ow;
+  emit(std::move(r),
+       std::string(avg ? "kt.avg_pool2d " : "kt.max_pool2d ") + a->name +
+           " {kernel_size = [" + std::to_string(k) + "], stride = [" +
+           std::to_string(s) + "], padding = [" + std::to_string(p) + "]" +
+           (ceil ? ", ceil_mode = true" : "") + "}",
+       {a});
+  return true;
+}
+
+/// kt.scatter of a new src argument into a value along one dim through a
+/// new index argument (values in range), with a reduction sometimes.
+bool Generator::scatter() {
+  const Val *a = pickVal(
+      [](const Val &v) { return v.rank() > 0 && v.dt != DType::I1; });
+  if (!a || numArgs + 2 > opts.maxArgs)
+    return false;
+  std::string an = a->name;
+  int64_t dim = in.pick(a->rank());
+  SmallVector<int64_t> ishape;
+  for (int64_t i = 0; i < a->rank(); ++i)
+    ishape.push_back(i == dim ? 1 + in.pick(opts.maxDim)
+                              : 1 + in.pick(a->shape[i]));
+  const Val &idx = indexArg(ishape, a->shape[dim]);
+  std::string in_ = idx.name;
+  SmallVector<int64_t> sshape = ishape;
+  SmallVector<bool> sdyn;
+  for (int64_t &d : sshape) {
+    if (in.chance(1, 4))
+      d += 1; // src may be larger than index
+    sdyn.push_back(in.chance(1, 4));
+  }
+  std::string sn = newArg(byName(an)->dt, sshape, sdyn).name;
+  a = byName(an);
+  static const char *reduces[] = {"", "sum", "prod", "mean", "amax", "amin"};
+  unsigned red = in.pick(std::size(reduces));
+  std::string attrs = "{dim = " + std::to_string(dim) + " : i64";
+  if (red)
+    attrs += std::string(", reduce = #kt.scatter_reduce<") + reduces[red] + ">" +
+             (in.chance(1, 2) ? ", include_self = false" : "");
+  attrs += "}";
+  Val r = *a;
+  r.name = fresh();
+  r.isArg = false;
+  r.indexBound = 0;
+  r.finite = a->finite && red != 2;
+  emit(std::move(r), "kt.scatter " + an + ", " + in_ + ", " + sn + " " + attrs,
+       {a, byName(in_), byName(sn)});
+  return true;
+}
+
+/// kt.linear of a float value [.., K] (static K) with a new weight [N, K]
+/// and sometimes a bias [N].
+bool Generator::linear() {
+  if (!opts.matmul)
+    return false;
+  const Val *a = pickVal([](const Val &v) {
+    return v.rank() >= 1 && v.rank() <= 3 &&
+           (v.dt == DType::F32 || v.dt == DType::F64) && !v.dyn.back();
+  });
+  if (!a || !canAddArg())
+    return false;
+  std::string an = a->name;
+  int64_t k = a->shape.back(), n = 1 + in.pick(opts.maxDim);
+  std::string wn = newArg(a->dt, {n, k}, {false, false}).name;
+  std::string bn;
+  if (canAddArg() && in.chance(1, 2))
+    bn = newArg(byName(an)->dt, {n}, {false}).name;
+  a = byName(an);
+  SmallVector<const Val *> operands = {a, byName(wn)};
+  if (!bn.empty())
+    operands.push_back(byName(bn));
+  Val r = *a;
+  r.name = fresh();
+  r.isArg = false;
+  r.indexBound = 0;
+  r.shape.back() = n;
+  r.dyn.back() = false;
+  emit(std::move(r), "kt.linear " + an + ", " + wn + (bn.empty() ? "" : ", " + bn),
+       operands);
   return true;
 }
 
@@ -853,7 +1208,10 @@ GeneratedProgram Generator::run() {
       &Generator::reshape,   &Generator::unsqueeze, &Generator::squeeze,
       &Generator::expand,    &Generator::unary,   &Generator::cumsum,
       &Generator::argsort,   &Generator::searchsorted, &Generator::gather,
-      &Generator::conv};
+      &Generator::conv,      &Generator::argReduce, &Generator::variance,
+      &Generator::pad,       &Generator::slice,   &Generator::concat,
+      &Generator::layerNorm, &Generator::pool,    &Generator::scatter,
+      &Generator::linear};
   unsigned wanted = 1 + in.pick(std::max(1u, opts.maxOps));
   for (unsigned tries = 0; numOps < wanted && tries < 4 * wanted; ++tries)
     (this->*steps[in.pick(std::size(steps))])();
@@ -887,6 +1245,9 @@ GeneratedProgram Generator::run() {
   for (auto [i, v] : llvm::enumerate(results)) {
     sig += (i ? ", " : "") + v->type();
     ret += (i ? ", " : "") + v->name;
+    p.tolerance.push_back(isFloat(v->dt) ? std::max(1.0, tolerance(v->precision) /
+                                                            tolerance(v->dt))
+                                         : 1.0);
   }
   ret += " : ";
   for (auto [i, v] : llvm::enumerate(results))

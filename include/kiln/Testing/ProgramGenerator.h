@@ -74,6 +74,10 @@ struct GeneratedProgram {
   std::string text;  ///< a module with `func.func @main`
   std::string entry = "main";
   std::vector<GeneratedArg> args;
+  /// Per result, the scale of sameTensor's tolerance: > 1 for a float
+  /// result computed partly in a coarser float type (an f32 value cast to
+  /// f64 is compared with f32's tolerance).
+  std::vector<double> tolerance;
   unsigned numOps = 0;
 };
 
