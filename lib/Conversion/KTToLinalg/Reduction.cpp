@@ -629,11 +629,13 @@ struct CumulativeLowering : public OpConversionPattern<OpT> {
                   : std::is_same_v<OpT, kt::LogcumsumexpOp>
                       ? -std::numeric_limits<double>::infinity()
                       : 0.0;
-    // The slices keep `dim` as a unit dim: a rank-reducing slice of a
-    // shape with other unit dims (1x4x1 at dim 2 -> 1x4) is ambiguous about
-    // which dim it drops, and upstream's canonicalization of the one-trip
-    // loop re-inferred the wrong one (an out-of-bounds slice that did not
-    // verify).
+    // The slices keep `dim` as a unit dim. A rank-reducing slice that drops
+    // a unit dim other than the leading ones (1x4x1 at dim 2 -> 1x4) is
+    // broken by MLIR 22's constant-offset folder for tensor.extract_slice,
+    // which re-infers the leading-unit-dims reduction (sizes [1, 1, 4]: an
+    // out-of-bounds slice that does not verify; fixed upstream by
+    // llvm-project PR 178118). Kiln's other rank-reducing slices (im2col's
+    // sliceLeading) drop leading dims only.
     SmallVector<OpFoldResult> sliceSizes = sizes;
     sliceSizes[d] = rewriter.getIndexAttr(1);
     SmallVector<int64_t> sliceShape(inType.getShape());
