@@ -334,7 +334,12 @@ Value scatterIdentity(OpBuilder &b, Location l, kt::ScatterReduce red, Type t) {
 /// is skipped), and inserts the combined value at its target. Without
 /// include_self a first nest sets each target to the reduction's identity;
 /// mean divides by max(count, 1) afterwards (floor division for integers).
-/// The loops are sequential: duplicates combine in PyTorch's CPU order.
+/// Duplicates combine in PyTorch's CPU order. When index, src and self have
+/// the same rank (>= 2), positions that differ outside `dim` write different
+/// columns of self (self[.., :, ..] at their coordinates), so an scf.forall
+/// over the index's other dims runs the columns in parallel (OpenMP threads
+/// after kiln-cpu's forall lowering), each a sequential loop along `dim` on
+/// its own column; otherwise one sequential nest.
 struct ScatterLowering : public OpConversionPattern<kt::ScatterOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::ScatterOp op, OpAdaptor adaptor,
@@ -419,7 +424,141 @@ struct ScatterLowering : public OpConversionPattern<kt::ScatterOp> {
     auto rawIndex = [&](OpBuilder &b, Location l, ValueRange ivs) {
       return tensor::ExtractOp::create(b, l, index, ivs).getResult();
     };
+    bool mean = red == R::mean;
+    Type i64 = rw.getI64Type();
+    Value count;
+    if (mean) {
+      auto ct = RankedTensorType::get(xt.getShape(), i64);
+      count = filled(rw, loc, ct, xs,
+                     scalarConst(rw, loc, i64, includeSelf ? 1 : 0));
+    }
+    // One step along `dim` at index position `ivs`: a skipped (out of
+    // range) index leaves `args` as they are; else src at `srcIvs` combined
+    // into the result (and the count) at `at(i)`.
+    auto step = [&](OpBuilder &b, Location l, ValueRange ivs,
+                    ValueRange srcIvs, ValueRange args,
+                    llvm::function_ref<SmallVector<Value>(Value)> at)
+        -> scf::ValueVector {
+      Value raw = rawIndex(b, l, ivs);
+      Value i = toIndex(b, l, raw);
+      Value bad = arith::OrIOp::create(
+          b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i, c0),
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, size));
+      emitRuntimeCheck(b, l, bad, check.id, raw, check.size);
+      auto ifOp = scf::IfOp::create(
+          b, l, bad,
+          [&](OpBuilder &tb, Location tl) { scf::YieldOp::create(tb, tl, args); },
+          [&](OpBuilder &eb, Location el) {
+            SmallVector<Value> t = at(i);
+            Value v = tensor::ExtractOp::create(eb, el, src, srcIvs);
+            if (red != R::none) {
+              Value cur = tensor::ExtractOp::create(eb, el, args[0], t);
+              v = scatterCombine(eb, el, red, elem, cur, v);
+            }
+            SmallVector<Value> res = {
+                tensor::InsertOp::create(eb, el, v, args[0], t)};
+            if (mean) {
+              Value n = tensor::ExtractOp::create(eb, el, args[1], t);
+              n = arith::AddIOp::create(eb, el, n, scalarConst(eb, el, i64, 1));
+              res.push_back(tensor::InsertOp::create(eb, el, n, args[1], t));
+            }
+            scf::YieldOp::create(eb, el, res);
+          });
+      return scf::ValueVector(ifOp.getResults().begin(),
+                              ifOp.getResults().end());
+    };
     Value out = x;
+    if (ir >= 2 && xr == ir && sr == ir) {
+      // Columns in parallel. Forall over the index's dims but `dim`.
+      SmallVector<OpFoldResult> lb, ub, st;
+      for (int64_t k = 0; k < ir; ++k)
+        if (k != d) {
+          lb.push_back(rw.getIndexAttr(0));
+          ub.push_back(is[k]);
+          st.push_back(rw.getIndexAttr(1));
+        }
+      if (anyBad)
+        ub[0] = arith::SelectOp::create(rw, loc, anyBad, c0,
+                                        indexValue(rw, loc, ub[0]))
+                    .getResult();
+      SmallVector<Value> shared = {out};
+      if (mean)
+        shared.push_back(count);
+      auto forall = scf::ForallOp::create(rw, loc, lb, ub, st, shared,
+                                          /*mapping=*/std::nullopt);
+      {
+        OpBuilder::InsertionGuard guard(rw);
+        rw.setInsertionPointToStart(forall.getBody());
+        Location l = loc;
+        SmallVector<Value> outer = forall.getInductionVars();
+        // The column of self (and of the counts) at these coordinates.
+        SmallVector<OpFoldResult> offs, sizes, ones(xr, rw.getIndexAttr(1));
+        for (int64_t k = 0, j = 0; k < xr; ++k) {
+          offs.push_back(k == d ? OpFoldResult(rw.getIndexAttr(0))
+                                : OpFoldResult(outer[j++]));
+          sizes.push_back(k == d ? xs[d] : OpFoldResult(rw.getIndexAttr(1)));
+        }
+        SmallVector<Value> cols;
+        for (Value so : forall.getRegionIterArgs())
+          cols.push_back(tensor::ExtractSliceOp::create(rw, l, so, offs, sizes,
+                                                        ones));
+        auto ivsAt = [&](Value j) {
+          SmallVector<Value> ivs;
+          for (int64_t k = 0, o = 0; k < ir; ++k)
+            ivs.push_back(k == d ? j : outer[o++]);
+          return ivs;
+        };
+        auto colAt = [&](Value i) {
+          SmallVector<Value> t(xr, c0);
+          t[d] = i;
+          return t;
+        };
+        Value n = indexValue(rw, l, is[d]);
+        if (!includeSelf) {
+          Value ident = scatterIdentity(rw, l, red, elem);
+          auto init = scf::ForOp::create(
+              rw, l, c0, n, c1, ValueRange{cols[0]},
+              [&](OpBuilder &b, Location bl, Value j, ValueRange args) {
+                Value raw = rawIndex(b, bl, ivsAt(j));
+                Value i = toIndex(b, bl, raw);
+                Value bad = arith::OrIOp::create(
+                    b, bl,
+                    arith::CmpIOp::create(b, bl, arith::CmpIPredicate::slt, i,
+                                          c0),
+                    arith::CmpIOp::create(b, bl, arith::CmpIPredicate::sge, i,
+                                          size));
+                auto ifOp = scf::IfOp::create(
+                    b, bl, bad,
+                    [&](OpBuilder &tb, Location tl) {
+                      scf::YieldOp::create(tb, tl, args[0]);
+                    },
+                    [&](OpBuilder &eb, Location el) {
+                      scf::YieldOp::create(
+                          eb, el,
+                          tensor::InsertOp::create(eb, el, ident, args[0],
+                                                   colAt(i))
+                              .getResult());
+                    });
+                scf::YieldOp::create(b, bl, ifOp.getResults());
+              });
+          cols[0] = init.getResult(0);
+        }
+        auto loop = scf::ForOp::create(
+            rw, l, c0, n, c1, cols,
+            [&](OpBuilder &b, Location bl, Value j, ValueRange args) {
+              SmallVector<Value> ivs = ivsAt(j);
+              scf::YieldOp::create(b, bl, step(b, bl, ivs, ivs, args, colAt));
+            });
+        rw.setInsertionPointToStart(forall.getTerminator().getBody());
+        for (auto [res, so] :
+             llvm::zip(loop.getResults(), forall.getRegionIterArgs()))
+          tensor::ParallelInsertSliceOp::create(rw, l, res, so, offs, sizes,
+                                                ones);
+      }
+      out = forall.getResult(0);
+      if (mean)
+        count = forall.getResult(1);
+    } else {
     if (!includeSelf) {
       Value ident = scatterIdentity(rw, loc, red, elem);
       scf::LoopNest nest = scf::buildLoopNest(
@@ -443,53 +582,28 @@ struct ScatterLowering : public OpConversionPattern<kt::ScatterOp> {
           });
       out = nest.results[0];
     }
-    bool mean = red == R::mean;
     SmallVector<Value> iters = {out};
-    Type i64 = rw.getI64Type();
-    if (mean) {
-      auto ct = RankedTensorType::get(xt.getShape(), i64);
-      iters.push_back(filled(rw, loc, ct, xs,
-                             scalarConst(rw, loc, i64, includeSelf ? 1 : 0)));
-    }
+    if (mean)
+      iters.push_back(count);
     scf::LoopNest nest = scf::buildLoopNest(
         rw, loc, lbs, ubs, steps, iters,
         [&](OpBuilder &b, Location l, ValueRange ivs,
             ValueRange args) -> scf::ValueVector {
-          Value bad;
-          SmallVector<Value> t = targetOf(b, l, ivs, bad);
-          emitRuntimeCheck(b, l, bad, check.id, rawIndex(b, l, ivs),
-                           check.size);
-          auto ifOp = scf::IfOp::create(
-              b, l, bad,
-              [&](OpBuilder &tb, Location tl) {
-                scf::YieldOp::create(tb, tl, args);
-              },
-              [&](OpBuilder &eb, Location el) {
-                SmallVector<Value> sIdx;
-                for (int64_t k = 0; k < sr; ++k)
-                  sIdx.push_back(ir ? ivs[k] : c0);
-                Value v = tensor::ExtractOp::create(eb, el, src, sIdx);
-                if (red != R::none) {
-                  Value cur = tensor::ExtractOp::create(eb, el, args[0], t);
-                  v = scatterCombine(eb, el, red, elem, cur, v);
-                }
-                SmallVector<Value> res = {
-                    tensor::InsertOp::create(eb, el, v, args[0], t)};
-                if (mean) {
-                  Value n = tensor::ExtractOp::create(eb, el, args[1], t);
-                  n = arith::AddIOp::create(eb, el, n,
-                                            scalarConst(eb, el, i64, 1));
-                  res.push_back(
-                      tensor::InsertOp::create(eb, el, n, args[1], t));
-                }
-                scf::YieldOp::create(eb, el, res);
-              });
-          return scf::ValueVector(ifOp.getResults().begin(),
-                                  ifOp.getResults().end());
+          SmallVector<Value> sIdx;
+          for (int64_t k = 0; k < sr; ++k)
+            sIdx.push_back(ir ? ivs[k] : c0);
+          return step(b, l, ivs, sIdx, args, [&](Value i) {
+            SmallVector<Value> t;
+            for (int64_t k = 0; k < xr; ++k)
+              t.push_back(k == d ? i : (ir ? ivs[k] : c0));
+            return t;
+          });
         });
     out = nest.results[0];
+    if (mean)
+      count = nest.results[1];
+    }
     if (mean) {
-      Value count = nest.results[1];
       out = buildElementwise(
           rw, loc, ValueRange{out, count}, xt,
           [&](OpBuilder &b, Location l, ValueRange a) -> Value {

@@ -756,3 +756,19 @@ func.func @scatter(%x: tensor<4xf32>, %i: tensor<6xi64>, %s: tensor<6xf32>) -> t
   %r = kt.scatter %x, %i, %s {dim = 0 : i64, reduce = #kt.scatter_reduce<amax>} : (tensor<4xf32>, tensor<6xi64>, tensor<6xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// Rank >= 2: the columns (the coordinates outside `dim`) in parallel, each a
+// sequential loop along `dim` on its own column; mean's counts too.
+// CHECK-LABEL: func.func @scatter_columns
+// CHECK: scf.forall (%[[J:.*]]) in (3) shared_outs(%[[OUT:.*]] = %{{.*}}, %[[CNT:.*]] = %{{.*}})
+// CHECK: %[[COL:.*]] = tensor.extract_slice %[[OUT]][0, %[[J]]] [4, 1] [1, 1] : tensor<4x6xf32> to tensor<4x1xf32>
+// CHECK: tensor.extract_slice %[[CNT]][0, %[[J]]] [4, 1] [1, 1] : tensor<4x6xi64> to tensor<4x1xi64>
+// CHECK: scf.for
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][0, %[[J]]] [4, 1] [1, 1]
+// CHECK-NEXT: tensor.parallel_insert_slice %{{.*}} into %[[CNT]][0, %[[J]]] [4, 1] [1, 1]
+// CHECK: arith.divf
+func.func @scatter_columns(%x: tensor<4x6xf32>, %i: tensor<5x3xi64>, %s: tensor<5x3xf32>) -> tensor<4x6xf32> {
+  %r = kt.scatter %x, %i, %s {dim = 0 : i64, reduce = #kt.scatter_reduce<mean>} : (tensor<4x6xf32>, tensor<5x3xi64>, tensor<5x3xf32>) -> tensor<4x6xf32>
+  return %r : tensor<4x6xf32>
+}
