@@ -666,9 +666,14 @@ class _Compiled:
                 input_index[len(examples)] = None
                 examples.append(next(it))
         dynamic = set()
+        # Dims a training call made dynamic (automatic dynamic shapes of
+        # training pairs, kiln._training): {id(tensor): dims}.
+        extra = _training.EXTRA_DYNAMIC.get() or {}
         for i, e in enumerate(examples):
             if isinstance(e, torch.Tensor):
                 for d in getattr(e, "_kiln_dynamic_dims", ()):
+                    dynamic.add((i, d))
+                for d in extra.get(id(e), ()):
                     dynamic.add((i, d))
         importer = _fx_import.FxImporter(
             name, self.module, examples, dynamic,

@@ -23,6 +23,7 @@ its exact shapes and dtypes (static); keys are the shapes, dtypes and the
 requires-grad pattern.
 """
 
+import contextvars
 import re
 
 import torch
@@ -36,6 +37,11 @@ _NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
 
 # The reason _Program.text_of is given for a capture with `?` types.
 DYNAMIC_CAPTURE = "dynamic training inputs"
+
+# {id(input tensor): dims} made dynamic by automatic dynamic shapes for the
+# capture of a dynamic pair (read by _Compiled._import with the tensors'
+# kiln.mark_dynamic dims).
+EXTRA_DYNAMIC = contextvars.ContextVar("kiln_training_dynamic", default=None)
 
 
 class NotTrainable(Unsupported):
@@ -303,41 +309,84 @@ def _dynamic_warning(prog, error):
                      else error), KilnWarning, stacklevel=5)
 
 
+def _key(rg, tensors, dyn):
+    """A pair's key: the requires-grad pattern, and per argument its dtype
+    and shape with None for the dims in `dyn` ((argument, dim) pairs)."""
+    return (rg, tuple((tuple(None if (j, d) in dyn else n
+                             for d, n in enumerate(t.shape)), t.dtype)
+                      for j, t in enumerate(tensors)))
+
+
+def _changed_dims(prog, pairs, rg, tensors):
+    """Automatic dynamic shapes for training: the input dims whose sizes
+    differ from those of an existing pair of the same requires-grad pattern,
+    dtypes and ranks (as the runtime makes a changed dim dynamic on the
+    recompile of an inference program)."""
+    if prog.owner.dynamic_mode() != "auto":
+        return set()
+    inputs = {j for j, a in enumerate(prog.result.args) if a.is_input}
+    changed = set()
+    for krg, shapes in pairs:
+        if krg != rg or len(shapes) != len(tensors) or any(
+                dt != t.dtype or len(sh) != t.dim()
+                for (sh, dt), t in zip(shapes, tensors)):
+            continue
+        for j, ((sh, _), t) in enumerate(zip(shapes, tensors)):
+            if j in inputs:
+                changed.update((j, d) for d, (n, m) in enumerate(
+                    zip(sh, t.shape)) if n is not None and n != m)
+    return changed
+
+
 def call(prog, flat_inputs, tensors):
     """Runs `prog` (a kiln._compile._Program) on its program arguments
     `tensors` (for the call's `flat_inputs`) as an autograd Function:
     (the capture, the results) to unflatten the outputs with."""
     from ._compile import _CacheLimit, config
     rg = tuple(t.requires_grad for t in tensors)
-    # Dims marked dynamic (kiln.mark_dynamic) on the inputs: one pair with
-    # `?` there serves every size (keyed without them).
+    pairs = prog.__dict__.setdefault("training_pairs", {})
+    # Dims marked dynamic (kiln.mark_dynamic) on the inputs, and dims that
+    # changed size between training calls (automatic dynamic shapes): one
+    # pair with `?` there serves every size (keyed without them).
     dyn = set()
+    auto = prog.__dict__.setdefault("training_auto_dims", set())
     if not getattr(prog, "dynamic_training_failed", False):
         dyn = {(j, d) for j, t in enumerate(tensors)
                for d in t.__dict__.get("_kiln_dynamic_dims", ())}
-    key = (rg, tuple((tuple(None if (j, d) in dyn else n
-                            for d, n in enumerate(t.shape)), t.dtype)
-                     for j, t in enumerate(tensors)))
-    pairs = prog.__dict__.setdefault("training_pairs", {})
+        dyn |= {(j, d) for j, d in auto if d < tensors[j].dim()}
+    key = _key(rg, tensors, dyn)
     pair = pairs.get(key)
+    if pair is None and not getattr(prog, "dynamic_training_failed", False):
+        changed = _changed_dims(prog, pairs, rg, tensors) - dyn
+        if changed:
+            auto |= changed
+            dyn |= changed
+            key = _key(rg, tensors, dyn)
+            pair = pairs.get(key)
     if pair is None:
         if len(pairs) >= config.cache_size_limit:
             raise _CacheLimit("training: %d shapes / requires-grad patterns"
                               % len(pairs))
         pair = None
         if dyn:
+            extra = {}
+            for j, d in dyn:
+                extra.setdefault(id(tensors[j]), set()).add(d)
+            token = EXTRA_DYNAMIC.set(extra)
             try:
                 pair = Pair(prog, prog.capture_for(flat_inputs, tensors,
                                                    dynamic=True),
                             tensors, rg)
             except KilnError as e:
-                # An op whose gradient needs static shapes (kt.conv2d):
-                # pairs for each shape, as without mark_dynamic.
+                # An op whose gradient needs static shapes (a convolution
+                # with a dynamic spatial dim), or a size the program needs
+                # as a number: pairs for each shape.
                 _dynamic_warning(prog, e)
                 prog.dynamic_training_failed = True
-                key = (rg, tuple((tuple(t.shape), t.dtype)
-                                 for t in tensors))
+                key = _key(rg, tensors, set())
                 pair = pairs.get(key)
+            finally:
+                EXTRA_DYNAMIC.reset(token)
         if pair is None:
             capture = prog.capture_for(flat_inputs, tensors)
             pair = Pair(prog, capture, tensors, rg)

@@ -754,26 +754,104 @@ def test_mark_dynamic_batch_trains_without_recompiling(backend):
         assert stats["calls"] == 4
 
 
-def test_mark_dynamic_training_falls_back_to_static_pairs_with_a_warning():
-    # kt.conv2d's gradient needs static shapes: one pair per batch size,
-    # one warning, results still eager's.
+def _train_dynamic_batches(backend, mark, batches=(4, 7, 4, 7)):
+    """Training calls of a resnet block (convolutions, BatchNorm2d/1d in
+    training mode) on batches of changing size, with kiln.mark_dynamic on
+    the batch dim or not (automatic dynamic shapes); outputs, gradients,
+    parameters and buffers equal eager's after each SGD step."""
     torch.manual_seed(8)
     model = seeded_batchnorm(_ResBlock(), 8).train()
+    ref = copy.deepcopy(model)
+    compiled = kiln.compile(model, backend=backend)
+    opts = [torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+            for m in (model, ref)]
+    g = torch.Generator().manual_seed(9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kiln.KilnWarning)
+        for batch in batches:
+            x = torch.randn(batch, 4, 6, 6, generator=g)
+            if mark:
+                kiln.mark_dynamic(x, 0)
+            outs = [compiled(x), ref(x.clone())]
+            check_same(outs[0], outs[1], "output at batch %d" % batch)
+            for o, opt in zip(outs, opts):
+                opt.zero_grad()
+                (o * o).mean().backward()
+            for (n, p), (_, q) in zip(model.named_parameters(),
+                                      ref.named_parameters()):
+                check_same(p.grad, q.grad, "grad of %s at batch %d"
+                           % (n, batch), tol=1e-3)
+            for opt in opts:
+                opt.step()
+            for (n, b), (_, c) in zip(model.named_buffers(),
+                                      ref.named_buffers()):
+                check_same(b.double(), c.double(), "buffer %s" % n)
+    (prog,) = compiled._kiln.programs.values()
+    return prog
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mark_dynamic_batch_trains_convolutions_without_recompiling(backend):
+    # kt.conv2d's gradient takes a dynamic batch dim: one forward and
+    # backward pair serves batches 4 and 7 (it fell back to a pair per
+    # shape, with a warning).
+    prog = _train_dynamic_batches(backend, mark=True)
+    (pair,) = prog.training_pairs.values()
+    assert pair.dynamic
+    for which in ("_fwd", "_bwd"):
+        stats = pair.session.stats(pair.name + which)
+        assert stats["compiles"] == 1, (which, stats)
+        assert stats["calls"] == 4
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_automatic_dynamic_batch_in_training(backend):
+    # Without mark_dynamic, a batch size that changes between training
+    # calls makes the batch dim dynamic (as the inference programs'
+    # automatic dynamic shapes): a static pair for the first size, then
+    # one dynamic pair, compiled once, for every later call.
+    prog = _train_dynamic_batches(backend, mark=False,
+                                  batches=(4, 7, 4, 7, 5))
+    pairs = list(prog.training_pairs.values())
+    assert [p.dynamic for p in pairs] == [False, True]
+    stats = pairs[1].session.stats(pairs[1].name + "_fwd")
+    assert stats["compiles"] == 1 and stats["calls"] == 4, stats
+
+
+def test_automatic_dynamic_training_off_compiles_a_pair_per_shape():
+    # kiln.compile(dynamic=False): a pair per batch size, none dynamic.
+    torch.manual_seed(8)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh())
+    compiled = kiln.compile(model, backend="eager", dynamic=False)
+    for batch in (2, 3, 2):
+        compiled(torch.randn(batch, 3)).sum().backward()
+    (prog,) = compiled._kiln.programs.values()
+    assert [p.dynamic for p in prog.training_pairs.values()] == \
+        [False, False]
+
+
+def test_mark_dynamic_training_falls_back_to_static_pairs_with_a_warning():
+    # A convolution's gradient needs static channel and spatial dims: a
+    # dynamic height gives one pair per shape, one warning, results still
+    # eager's.
+    torch.manual_seed(8)
+    model = nn.Sequential(nn.Conv2d(4, 4, 3, padding=1), nn.ReLU())
     ref = copy.deepcopy(model)
     compiled = kiln.compile(model, backend="eager")
     g = torch.Generator().manual_seed(9)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for batch in (4, 7, 4):
-            x = torch.randn(batch, 4, 6, 6, generator=g)
-            kiln.mark_dynamic(x, 0)
+        for height in (6, 8, 6):
+            x = torch.randn(2, 4, height, 5, generator=g)
+            kiln.mark_dynamic(x, 2)
             out, want = compiled(x), ref(x.clone())
-            check_same(out, want, "output at batch %d" % batch)
+            check_same(out, want, "output at height %d" % height)
             out.sum().backward()
             want.sum().backward()
     msgs = [str(w.message) for w in caught
             if "cannot train with dynamic dims" in str(w.message)]
-    assert len(msgs) == 1 and "kt.conv2d" in msgs[0]
+    assert len(msgs) == 1 and "kt.conv2d" in msgs[0] and \
+        "spatial" in msgs[0], msgs
     for (n, p), (_, q) in zip(model.named_parameters(),
                               ref.named_parameters()):
         check_same(p.grad, q.grad, "grad of %s" % n, tol=1e-3)
