@@ -276,6 +276,9 @@ class _Program:
         return out
 
     def call(self, flat_inputs):
+        # Checks of sizes the program needs that a dynamic dim may break
+        # (BatchNorm's more than one value per channel in training).
+        _fx_import.check_sizes(self.result, flat_inputs)
         tensors = self.tensors(flat_inputs)
         if torch.is_grad_enabled() and any(t.requires_grad
                                            for t in tensors):
@@ -717,6 +720,8 @@ class _Compiled:
                 a.input_index = tensor_pos[a.input_index]
         result.specialized = {(tensor_pos[i], d): r for (i, d), r in
                               result.specialized.items() if i in tensor_pos}
+        result.sym_dims = {sid: (tensor_pos[i], d) for sid, (i, d) in
+                           result.sym_dims.items() if i in tensor_pos}
         return result
 
     def stats(self):

@@ -3105,12 +3105,11 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
     dims = [0] + list(range(2, x.ndim))
     count = 1
     for d in dims:
-        count *= value(x.shape[d])
-    if count == 1:
-        # F.batch_norm's own check (_verify_batch_size).
-        raise b.error("Expected more than 1 value per channel when "
-                      "training, got input size %s"
-                      % [value(d) for d in x.shape])
+        count = count * x.shape[d]
+    # F.batch_norm's own check (_verify_batch_size): at capture, and on
+    # every call when a dim of the count may be dynamic.
+    b.check_sizes(count, 2, "Expected more than 1 value per channel when "
+                  "training, got input size %s", x.shape)
     dt = x.dtype
     st = torch.float64 if dt == torch.float64 else torch.float32
     ops = [x]

@@ -620,6 +620,56 @@ def test_batch_norm_training_of_one_value_per_channel_is_an_error():
         m(torch.randn(1, 3))
 
 
+class _BNHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+        self.bn = nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        return self.bn(self.lin(x))  # the line the error names
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mark", [True, False])
+def test_batch_norm_one_value_per_channel_at_a_dynamic_batch(backend, mark):
+    # A dynamic batch (mark_dynamic, or automatic dynamic after sizes 4 and
+    # 7) that is 1 at run time: eager's error, at the user's line, not the
+    # dynamic program's NaN statistics; the running statistics are
+    # untouched, as eager leaves them.
+    torch.manual_seed(2)
+    model = _BNHead().train()
+    ref = copy.deepcopy(model)
+    compiled = kiln.compile(model, backend=backend)
+    for batch in (4, 7):
+        x = torch.randn(batch, 4)
+        if mark:
+            kiln.mark_dynamic(x, 0)
+        check_same(compiled(x), ref(x), "output at batch %d" % batch)
+    x = torch.randn(1, 4)
+    if mark:
+        kiln.mark_dynamic(x, 0)
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        ref(x)
+    with pytest.raises(kiln.KilnError) as info:
+        compiled(x)
+    assert "Expected more than 1 value per channel when training, got " \
+        "input size [1, 3]" in str(info.value)
+    line = _BNHead.forward.__code__.co_firstlineno + 1
+    assert info.value.location.startswith("%s:%d:" % (__file__, line)), \
+        info.value.location
+    check_same(model.bn.running_mean, ref.bn.running_mean, "running_mean")
+    check_same(model.bn.running_var, ref.bn.running_var, "running_var")
+    # The check runs before the program: nothing is written (eager's
+    # BatchNorm has counted the batch before F.batch_norm raised).
+    assert model.bn.num_batches_tracked.item() == 2
+    assert ref.bn.num_batches_tracked.item() == 3
+    # The same under no_grad (the inference program).
+    with torch.no_grad():
+        with pytest.raises(kiln.KilnError, match="more than 1 value"):
+            compiled(x)
+
+
 @pytest.mark.parametrize("backend", ["eager", "cpu"])
 def test_parameters_whose_gradients_are_one_value_get_their_own_grad(
         backend):
