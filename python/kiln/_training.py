@@ -48,6 +48,10 @@ class NotTrainable(Unsupported):
     """A graph kiln cannot train yet (it runs eagerly instead)."""
 
 
+class DoubleBackward(KilnError):
+    """create_graph=True through a compiled graph (not supported)."""
+
+
 def _split_types(text):
     """'tensor<3xf32>, tensor<2x3xi1>' -> the types (commas at depth 0)."""
     out, depth, cur = [], 0, []
@@ -133,6 +137,9 @@ class Pair:
         # are renumbered: they use the root location itself.
         loc = graph["root_loc"]
         loc = graph["loc_defs"].get(loc, loc)
+        # The user's function, `file:line:col` (error messages).
+        m = re.search(r'"([^"]*)":(\d+):(\d+)', loc)
+        self.location = "%s:%s:%s" % m.groups() if m else None
         arg_types = [t for _, t, _ in graph["args"]]
         sig = ", ".join(
             "%s: %s {kg.requires_grad = %s}" % (
@@ -293,6 +300,18 @@ class _Function(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grads):
         pair = ctx.pair
+        if torch.is_grad_enabled():
+            # create_graph=True (autograd runs the backward in grad mode):
+            # the gradients would come back without a graph, and a second
+            # derivative (a Hessian, a gradient penalty) would silently be
+            # zero.
+            raise DoubleBackward(
+                "%s: double backward through the compiled graph @%s "
+                "(torch.autograd.grad or backward with create_graph=True) "
+                "is not supported: its backward is a Kiln program, not "
+                "differentiable again; run this function eagerly "
+                "(kiln.disable) to take higher derivatives"
+                % (pair.location, pair.name), pair.location)
         return (None,) + tuple(pair.backward(ctx.saved_tensors, grads,
                                              ctx.out_shapes))
 

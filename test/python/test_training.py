@@ -907,3 +907,32 @@ def test_mark_dynamic_training_falls_back_to_static_pairs_with_a_warning():
         check_same(p.grad, q.grad, "grad of %s" % n, tol=1e-3)
     (prog,) = compiled._kiln.programs.values()
     assert len(prog.training_pairs) == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_double_backward_is_a_clear_error(backend):
+    # create_graph=True through a compiled graph: the backward is a Kiln
+    # program, not differentiable again. It used to return gradients
+    # without a graph, so a Hessian came out as zeros; now it raises,
+    # naming the limitation and the compiled function's line.
+    def f(x):
+        return (x.sin() * x).sum()
+
+    c = kiln.compile(f, backend=backend)
+    x = torch.randn(5, requires_grad=True)
+    with pytest.raises(kiln.KilnError, match="double backward") as info:
+        torch.autograd.grad(c(x), x, create_graph=True)
+    assert "create_graph=True" in str(info.value)
+    assert info.value.location.startswith(
+        "%s:%d:" % (__file__, f.__code__.co_firstlineno))
+    with pytest.raises(kiln.KilnError, match="double backward"):
+        torch.autograd.functional.hessian(c, x)
+    with pytest.raises(kiln.KilnError, match="double backward"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # PyTorch's own
+        c(x).backward(create_graph=True)
+    # First derivatives still work (eager's values).
+    (g,) = torch.autograd.grad(c(x), x)
+    xe = x.detach().requires_grad_()
+    (want,) = torch.autograd.grad(f(xe), xe)
+    check_same(g, want, "gradient")
