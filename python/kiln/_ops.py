@@ -3246,15 +3246,6 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
         results=[(x.shape, dt), ([x.shape[1]], st), ([x.shape[1]], st)])
     if running_mean is None and running_var is None:
         return y
-    if not (torch.is_grad_enabled() and any(
-            t is not None and t.arg is not None and
-            t.arg.example.requires_grad for t in (weight, bias))):
-        # Outside training the program would be an inference program
-        # writing its arguments (!kt.ref), which the cpu backend does not
-        # take yet: the op runs eagerly, as before.
-        raise b.error("batch_norm in training mode without gradients "
-                      "(no_grad, or a weight and bias that do not require "
-                      "grad) updates its running statistics eagerly")
     if num_batches_tracked is not None:
         num_batches_tracked = in_place(b, num_batches_tracked,
                                        add(b, num_batches_tracked, 1))

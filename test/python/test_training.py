@@ -937,3 +937,42 @@ def test_double_backward_is_a_clear_error(backend):
     xe = x.detach().requires_grad_()
     (want,) = torch.autograd.grad(f(xe), xe)
     check_same(g, want, "gradient")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batch_norm_training_mode_without_gradients_in_graph(backend,
+                                                             momentum):
+    # Training-mode BatchNorm under torch.no_grad() (and, with grad mode
+    # on, with parameters that require no grad): one inference program
+    # writing running_mean, running_var and num_batches_tracked (!kt.ref
+    # arguments; on `cpu` the graph's value form returns their final
+    # values, written back by the runtime). It was a graph break. Outputs
+    # and buffers equal eager's after each call.
+    torch.manual_seed(5)
+    model = seeded_batchnorm(_ResBlock(momentum), 5).train()
+    ref = copy.deepcopy(model)
+    compiled = kiln.compile(model, backend=backend)
+    g = torch.Generator().manual_seed(6)
+
+    def check(step):
+        x = torch.randn(3, 4, 6, 6, generator=g)
+        check_same(compiled(x), ref(x), "output at call %d" % step)
+        for (n, b), (_, c) in zip(model.named_buffers(),
+                                  ref.named_buffers()):
+            if b.dtype.is_floating_point:
+                check_same(b, c, "buffer %s after call %d" % (n, step))
+            else:
+                assert torch.equal(b, c), n
+
+    with torch.no_grad():
+        for step in range(3):
+            check(step)
+    for p in list(model.parameters()) + list(ref.parameters()):
+        p.requires_grad_(False)
+    for step in range(3, 5):
+        check(step)
+    assert model.bn1.num_batches_tracked.item() == 5
+    with torch.no_grad():
+        out = kiln.explain(model)(torch.randn(3, 4, 6, 6))
+    assert out.graph_break_count == 0, out.break_reasons
