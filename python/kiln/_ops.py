@@ -3333,18 +3333,22 @@ def dropout(b, x, p=0.5, training=True, inplace=False):
 _SELU_ALPHA = 1.7580993408473766
 
 
-def _noise_shape(b, x, feature, unbatched, name):
-    if not feature:
-        return list(x.shape)
-    if x.ndim < (1 if unbatched else 2):
-        raise b.error("Feature dropout requires at least 2 dimensions in "
-                      "the input")
-    if unbatched:
-        shape = [x.shape[0]] + [1] * (x.ndim - 1)
-    else:
-        shape = [x.shape[0], x.shape[1]] + [1] * (x.ndim - 2)
-    return [b.static(d, "the mask of %s (one value per channel)" % name)
-            for d in shape]
+def _mask_ones(b, x, feature, unbatched):
+    """Ones of the noise's shape (x's, or one per channel), built from x so
+    that its dims stay symbolic (a dynamic batch stays dynamic, where
+    kt.full would need static sizes): x sliced to its first element along
+    the dims the mask broadcasts over, then where(s == s, 1, 1) (both
+    branches are 1: the condition only gives the shape)."""
+    s = x
+    if feature:
+        first = 1 if unbatched else 2
+        if x.ndim < first:
+            raise b.error("Feature dropout requires at least 2 dimensions "
+                          "in the input")
+        for d in range(first, x.ndim):
+            s = slice_dim(b, s, d, 0, 1, None)
+    one = full(b, [], 1.0, x.dtype)
+    return where(b, binary(b, "eq", s, s, out_dtype=torch.bool), one, one)
 
 
 def _dropout_impl(b, x, p, training, inplace, name, feature=False,
@@ -3358,21 +3362,23 @@ def _dropout_impl(b, x, p, training, inplace, name, feature=False,
     x = need_tensor(b, x, name)
     if not x.dtype.is_floating_point:
         raise b.error("%s of a %s tensor" % (name, x.dtype))
-    shape = _noise_shape(b, x, feature, unbatched, name)
     if p == 1:
         r = mul(b, x, 0.0)  # PyTorch: input * zeros({})
-    elif not alpha:
-        ones = full(b, shape, 1.0, x.dtype)
-        mask = b.op("dropout", [ones, b.seed_arg()], {"p": p}, shape=shape,
-                    dtype=x.dtype)
-        r = mul(b, x, mask)
     else:
-        u = random_tensor(b, "rand", shape, x.dtype, name)
-        keep = cast(b, binary(b, "ge", u, p, out_dtype=torch.bool), x.dtype)
-        a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
-        shift = add(b, mul(b, sub(b, keep, 1.0), _SELU_ALPHA * a),
-                    _SELU_ALPHA * a * p)
-        r = add(b, mul(b, x, mul(b, keep, a)), shift)
+        ones = _mask_ones(b, x, feature, unbatched)
+        # 1 / (1 - p) where kept (u >= p), 0 where dropped.
+        mask = b.op("dropout", [ones, b.seed_arg()], {"p": p},
+                    shape=ones.shape, dtype=x.dtype)
+        if not alpha:
+            r = mul(b, x, mask)
+        else:
+            keep = cast(b, binary(b, "ne", mask, 0.0, out_dtype=torch.bool),
+                        x.dtype)
+            a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) *
+                                (1 - p))
+            shift = add(b, mul(b, sub(b, keep, 1.0), _SELU_ALPHA * a),
+                        _SELU_ALPHA * a * p)
+            r = add(b, mul(b, x, mul(b, keep, a)), shift)
     return in_place(b, x, r) if inplace else r
 
 

@@ -8,6 +8,7 @@ dtypes, distributions (mean, variance, range, a Kolmogorov-Smirnov bound),
 structure (whole channels dropped, PyTorch's scaling) and gradients."""
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -236,3 +237,27 @@ def test_alpha_dropout_training_mode(backend, feature):
     # Not in training: the identity.
     torch.testing.assert_close(
         kiln.compile(lambda t: fn(t, p, False), backend=backend)(x), x)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_channel_dropout_at_a_dynamic_batch(backend):
+    # The mask is built from the input (not kt.full of static sizes): a
+    # mark_dynamic batch stays dynamic, one training pair serves batches 4
+    # and 7, and no_grad calls work too.
+    m = nn.Sequential(nn.Conv2d(3, 4, 1), nn.Dropout2d(0.3),
+                      nn.AlphaDropout(0.2)).train()
+    c = kiln.compile(m, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kiln.KilnWarning)
+        for batch in (4, 7, 4, 7):
+            x = torch.randn(batch, 3, 5, 5)
+            kiln.mark_dynamic(x, 0)
+            y = c(x)
+            assert y.shape == (batch, 4, 5, 5)
+            y.sum().backward()
+            with torch.no_grad():
+                assert c(x).shape == y.shape
+    (pair,) = [q for p in c._kiln.programs.values()
+               for q in getattr(p, "training_pairs", {}).values()]
+    assert pair.dynamic
+    assert pair.session.stats(pair.name + "_fwd")["compiles"] == 1
