@@ -502,6 +502,15 @@ class FxImporter:
                              "time (data-dependent)" % why)
         return x
 
+    def is_marked_dynamic(self, x):
+        """True when the size `x` depends on an input dim marked dynamic
+        (which `static` may not specialize)."""
+        if not isinstance(x, Sym):
+            return False
+        return any((self.shape_env.symbols[sid][0],
+                    self.shape_env.symbols[sid][1]) in self.dynamic_dims
+                   for sid in x.syms)
+
     def check_sizes(self, x, minimum, message, shape):
         """Requires the size `x` to be at least `minimum` on every call:
         checked now on the example, and, when `x` depends on input dims

@@ -2444,6 +2444,13 @@ def random_tensor(b, kind, size, dtype, name):
     dtype = dtype or torch.get_default_dtype()
     if not dtype.is_floating_point:
         raise b.error('"%s" not implemented for %s' % (name, dtype))
+    if any(b.is_marked_dynamic(d) for d in size):
+        # kt.rand's sizes are static here: a size marked dynamic
+        # (kiln.mark_dynamic, or a dynamic training capture) cannot be
+        # specialized (a SpecializationError), so the op runs eagerly (a
+        # graph break), as before random ops were captured.
+        raise b.error("%s of a dynamic size: Kiln's random tensors have "
+                      "static sizes" % name)
     size = [b.static(d, "the size of a random tensor") for d in size]
     return b.op(kind, [b.seed_arg()], {"size": size, "dtype": dtype},
                 shape=size, dtype=dtype)

@@ -367,12 +367,12 @@ def call(prog, flat_inputs, tensors):
     # Dims marked dynamic (kiln.mark_dynamic) on the inputs, and dims that
     # changed size between training calls (automatic dynamic shapes): one
     # pair with `?` there serves every size (keyed without them).
-    dyn = set()
+    dyn, marked = set(), set()
     auto = prog.__dict__.setdefault("training_auto_dims", set())
     if not getattr(prog, "dynamic_training_failed", False):
-        dyn = {(j, d) for j, t in enumerate(tensors)
-               for d in t.__dict__.get("_kiln_dynamic_dims", ())}
-        dyn |= {(j, d) for j, d in auto if d < tensors[j].dim()}
+        marked = {(j, d) for j, t in enumerate(tensors)
+                  for d in t.__dict__.get("_kiln_dynamic_dims", ())}
+        dyn = marked | {(j, d) for j, d in auto if d < tensors[j].dim()}
     key = _key(rg, tensors, dyn)
     pair = pairs.get(key)
     if pair is None and not getattr(prog, "dynamic_training_failed", False):
@@ -399,8 +399,11 @@ def call(prog, flat_inputs, tensors):
             except KilnError as e:
                 # An op whose gradient needs static shapes (a convolution
                 # with a dynamic spatial dim), or a size the program needs
-                # as a number: pairs for each shape.
-                _dynamic_warning(prog, e)
+                # as a number: pairs for each shape (a warning where the
+                # user marked dims dynamic; automatic dynamic shapes fall
+                # back quietly, as a recompile would).
+                if marked:
+                    _dynamic_warning(prog, e)
                 prog.dynamic_training_failed = True
                 key = _key(rg, tensors, set())
                 pair = pairs.get(key)

@@ -261,3 +261,39 @@ def test_channel_dropout_at_a_dynamic_batch(backend):
                for q in getattr(p, "training_pairs", {}).values()]
     assert pair.dynamic
     assert pair.session.stats(pair.name + "_fwd")["compiles"] == 1
+
+
+class _Noisy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.lin(x) + 0.1 * torch.randn_like(x)
+
+
+@pytest.mark.parametrize("mark", [True, False])
+def test_random_tensor_of_a_dynamic_size(mark):
+    # kt.rand / kt.randn sizes are static: randn_like of a batch marked
+    # dynamic is a graph break (it runs eagerly; specializing the batch
+    # was a SpecializationError); with automatic dynamic shapes the
+    # training pair for a new batch size falls back to a pair per shape,
+    # without a warning.
+    torch.manual_seed(0)
+    c = kiln.compile(_Noisy(), backend="eager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kiln.KilnWarning)
+        for batch in (4, 7, 4):
+            x = torch.randn(batch, 3)
+            if mark:
+                kiln.mark_dynamic(x, 0)
+            with torch.no_grad():
+                assert c(x).shape == (batch, 3)
+            y = c(x)
+            y.sum().backward()
+    if mark:
+        x = torch.randn(5, 3)
+        kiln.mark_dynamic(x, 0)
+        out = kiln.explain(_Noisy())(x)
+        assert out.graph_break_count == 1
+        assert "randn of a dynamic size" in out.break_reasons[0].reason
