@@ -10,7 +10,10 @@
 //   kt.avg_pool2d_backward with the forward's attributes.
 // Unbatched ([C, H, W]) operands get a batch dim of 1 (the convolutions;
 // the pool backward ops take them as they are). The convolutions' rules
-// need static shapes.
+// take a dynamic batch dim (the input's and result's dim 0, as a dynamic
+// batch under kiln.mark_dynamic or automatic dynamic shapes gives them);
+// channels, spatial dims and the weight must be static (output_padding and
+// the weight gradient's crop are computed from them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,11 +28,23 @@ namespace {
 
 using Grads = SmallVectorImpl<Value>;
 
-LogicalResult needStatic(Operation *op, ArrayRef<Value> vals) {
-  for (Value v : vals)
-    if (!cast<ShapedType>(v.getType()).hasStaticShape())
-      return op->emitError("no gradient for '")
-             << op->getName() << "' with a dynamic shape";
+/// Every dim of `vals` is static except, for batched ([N, C, H, W])
+/// activations, the batch dim N; `weight` is wholly static.
+LogicalResult needStaticButBatch(Operation *op, ArrayRef<Value> acts,
+                                 Value weight) {
+  auto bad = [&](StringRef what) {
+    return op->emitError("no gradient for '")
+           << op->getName() << "' with a dynamic " << what
+           << " (only the batch dim may be dynamic)";
+  };
+  if (!cast<ShapedType>(weight.getType()).hasStaticShape())
+    return bad("weight shape");
+  for (Value v : acts) {
+    auto t = cast<ShapedType>(v.getType());
+    for (int64_t d = t.getRank() == 4 ? 1 : 0; d < t.getRank(); ++d)
+      if (t.isDynamicDim(d))
+        return bad("channel or spatial dim");
+  }
   return success();
 }
 
@@ -77,13 +92,15 @@ Value convWeightGrad(GradEmitter &e, Value x4, Value gy4, int64_t kH,
                      ArrayRef<int64_t> dl, int64_t G) {
   auto xs = GradEmitter::shapeOf(x4);
   int64_t N = xs[0], C = xs[1], Cg = C / G;
+  // A dynamic batch is the one size kt.reshape infers (-1).
+  bool dynN = ShapedType::isDynamic(N);
   Value xt = x4;
   if (G == 1) {
     xt = e.permute(x4, {1, 0, 2, 3});
   } else {
-    xt = e.reshape(x4, {N, G, Cg, xs[2], xs[3]});
+    xt = e.reshape(x4, {dynN ? -1 : N, G, Cg, xs[2], xs[3]});
     xt = e.permute(xt, {2, 1, 0, 3, 4});
-    xt = e.reshape(xt, {Cg, G * N, xs[2], xs[3]});
+    xt = e.reshape(xt, {Cg, dynN ? -1 : G * N, xs[2], xs[3]});
   }
   Value gt = e.permute(gy4, {1, 0, 2, 3});
   auto &b = e.builder();
@@ -107,7 +124,7 @@ Value convWeightGrad(GradEmitter &e, Value x4, Value gy4, int64_t kH,
 LogicalResult vjpConv2d(kt::Conv2dOp op, GradEmitter &e, Value g,
                         Grads &grads) {
   Value x = op.getInput(), wt = op.getWeight(), r = op.getResult();
-  if (failed(needStatic(op, {x, wt, r})))
+  if (failed(needStaticButBatch(op, {x, r}, wt)))
     return failure();
   bool unbatched = GradEmitter::rankOf(x) == 3;
   Value x4 = unbatched ? e.unsqueeze(x, 0) : x;
@@ -144,7 +161,7 @@ LogicalResult vjpConv2d(kt::Conv2dOp op, GradEmitter &e, Value g,
 LogicalResult vjpConvTranspose2d(kt::ConvTranspose2dOp op, GradEmitter &e,
                                  Value g, Grads &grads) {
   Value x = op.getInput(), wt = op.getWeight(), r = op.getResult();
-  if (failed(needStatic(op, {x, wt, r})))
+  if (failed(needStaticButBatch(op, {x, r}, wt)))
     return failure();
   bool unbatched = GradEmitter::rankOf(x) == 3;
   Value x4 = unbatched ? e.unsqueeze(x, 0) : x;

@@ -276,6 +276,9 @@ class _Program:
         return out
 
     def call(self, flat_inputs):
+        # Checks of sizes the program needs that a dynamic dim may break
+        # (BatchNorm's more than one value per channel in training).
+        _fx_import.check_sizes(self.result, flat_inputs)
         tensors = self.tensors(flat_inputs)
         if torch.is_grad_enabled() and any(t.requires_grad
                                            for t in tensors):
@@ -666,9 +669,14 @@ class _Compiled:
                 input_index[len(examples)] = None
                 examples.append(next(it))
         dynamic = set()
+        # Dims a training call made dynamic (automatic dynamic shapes of
+        # training pairs, kiln._training): {id(tensor): dims}.
+        extra = _training.EXTRA_DYNAMIC.get() or {}
         for i, e in enumerate(examples):
             if isinstance(e, torch.Tensor):
                 for d in getattr(e, "_kiln_dynamic_dims", ()):
+                    dynamic.add((i, d))
+                for d in extra.get(id(e), ()):
                     dynamic.add((i, d))
         importer = _fx_import.FxImporter(
             name, self.module, examples, dynamic,
@@ -712,6 +720,8 @@ class _Compiled:
                 a.input_index = tensor_pos[a.input_index]
         result.specialized = {(tensor_pos[i], d): r for (i, d), r in
                               result.specialized.items() if i in tensor_pos}
+        result.sym_dims = {sid: (tensor_pos[i], d) for sid, (i, d) in
+                           result.sym_dims.items() if i in tensor_pos}
         return result
 
     def stats(self):

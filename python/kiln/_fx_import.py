@@ -96,6 +96,42 @@ class ProgramArg:
         return self.input_index is not None
 
 
+def _symbolic_key(x):
+    return x.key if isinstance(x, Sym) else x
+
+
+class SizeCheck:
+    """A size the program requires of its inputs on every call
+    (FxImporter.check_sizes): `key` (a Sym's expression over input-dim
+    symbols) is at least `minimum`; else the call raises KilnError with
+    `message % [sizes of shape]`, at `location` (the user's line)."""
+
+    def __init__(self, key, minimum, message, shape, location):
+        self.key, self.minimum = key, minimum
+        self.message, self.shape, self.location = message, shape, location
+
+    def check(self, sym_dims, inputs):
+        """`sym_dims`: sid -> (input index, dim); `inputs`: the call's
+        flat tensors."""
+        from ._symbolic import evaluate
+
+        def size_of(sid):
+            i, d = sym_dims[sid]
+            return inputs[i].shape[d]
+        if evaluate(self.key, size_of) >= self.minimum:
+            return
+        msg = self.message % ([evaluate(k, size_of) for k in self.shape],)
+        raise KilnError("%s: %s" % (self.location, msg) if self.location
+                        else msg, self.location)
+
+
+def check_sizes(result, inputs):
+    """Runs the size checks of a capture (ImportResult) on a call's flat
+    tensors."""
+    for c in getattr(result, "size_checks", ()):
+        c.check(result.sym_dims, inputs)
+
+
 class ImportResult:
     """What `FxImporter.finish` produces: the module text and how to call it.
 
@@ -225,6 +261,9 @@ class FxImporter:
         self.shape_env = ShapeEnv()
         # The sids of symbols of dims marked dynamic (see _ir.DYNAMIC_SYMS).
         self.dynamic_syms = set()
+        # Checks of sizes the capture cannot make at trace time because a
+        # dim may be dynamic (check_sizes): made on every call.
+        self.size_checks = []
         self.env = {}
         self.args = []
         self.attr_args = {}
@@ -463,6 +502,30 @@ class FxImporter:
                              "time (data-dependent)" % why)
         return x
 
+    def is_marked_dynamic(self, x):
+        """True when the size `x` depends on an input dim marked dynamic
+        (which `static` may not specialize)."""
+        if not isinstance(x, Sym):
+            return False
+        return any((self.shape_env.symbols[sid][0],
+                    self.shape_env.symbols[sid][1]) in self.dynamic_dims
+                   for sid in x.syms)
+
+    def check_sizes(self, x, minimum, message, shape):
+        """Requires the size `x` to be at least `minimum` on every call:
+        checked now on the example, and, when `x` depends on input dims
+        (the runtime may make them dynamic), again by the frontend before
+        each call of the program (ImportResult.size_checks), raising
+        `message % sizes of shape` at the current node's location, as
+        PyTorch's own check would at that line."""
+        where = (format_frames(self.cur_frames[:1]) or [None])[0]
+        if value(x) < minimum:
+            raise self.error(message % ([value(d) for d in shape],))
+        if isinstance(x, Sym):
+            self.size_checks.append(SizeCheck(
+                x.key, minimum, message, [_symbolic_key(d) for d in shape],
+                where))
+
     def static_list(self, xs, why):
         return [self.static(x, why) for x in xs]
 
@@ -633,6 +696,9 @@ class FxImporter:
             text=text, name=self.name, args=list(self.args),
             output_spec=spec, output_leaves=out_leaves,
             specialized=self.shape_env.specialized_dims(),
+            size_checks=list(self.size_checks),
+            sym_dims={sid: (a, d) for sid, (a, d, _) in
+                      enumerate(self.shape_env.symbols)},
             attr_dims_static=attr_static, num_results=len(results),
             graph=graph,
             result_dtypes=[r.dtype for r in results])

@@ -2421,6 +2421,134 @@ for _rand in ("uniform_", "normal_", "bernoulli_", "bernoulli",
     METHODS[_rand] = _make(_rand)
 
 
+# ------------------------------------------------------- random numbers
+#
+# kt.rand / kt.randn take a seed (a rank-0 int64 tensor): each random op is
+# given a seed argument of the program of its own (ProgramArg.seed), which
+# kiln fills on every call with a draw from torch's default generator
+# (kiln._fx_import.new_seed). So values change on every call and
+# torch.manual_seed makes Kiln's results reproducible; they are Kiln's
+# Philox stream, not bit-equal to eager PyTorch's. Sizes are static (a
+# dynamic dim used as a size is specialized, as torch.zeros).
+
+
+def _no_generator(b, name, generator):
+    if generator is not None:
+        raise b.error("%s with a generator= argument: Kiln draws its seeds "
+                      "from torch's default generator" % name)
+
+
+def random_tensor(b, kind, size, dtype, name):
+    """kt.rand (uniform [0, 1)) or kt.randn (standard normal) of `size`,
+    seeded by a new seed argument."""
+    dtype = dtype or torch.get_default_dtype()
+    if not dtype.is_floating_point:
+        raise b.error('"%s" not implemented for %s' % (name, dtype))
+    if any(b.is_marked_dynamic(d) for d in size):
+        # kt.rand's sizes are static here: a size marked dynamic
+        # (kiln.mark_dynamic, or a dynamic training capture) cannot be
+        # specialized (a SpecializationError), so the op runs eagerly (a
+        # graph break), as before random ops were captured.
+        raise b.error("%s of a dynamic size: Kiln's random tensors have "
+                      "static sizes" % name)
+    size = [b.static(d, "the size of a random tensor") for d in size]
+    return b.op(kind, [b.seed_arg()], {"size": size, "dtype": dtype},
+                shape=size, dtype=dtype)
+
+
+def _random_factory(kind):
+    def conv(b, *size, generator=None, out=None, dtype=None, layout=None,
+             device=None, pin_memory=False, requires_grad=False,
+             names=None):
+        _check_device(b, device)
+        _no_generator(b, "torch." + kind, generator)
+        return random_tensor(b, kind, sizes_arg(size), dtype, kind)
+    return conv
+
+
+def _random_like(kind):
+    def conv(b, x, *, dtype=None, layout=None, device=None,
+             pin_memory=False, requires_grad=False, memory_format=None):
+        _check_device(b, device)
+        x = need_tensor(b, x, kind + "_like")
+        return random_tensor(b, kind, x.shape, dtype or x.dtype, kind)
+    return conv
+
+
+function(torch.rand)(_random_factory("rand"))
+function(torch.randn)(_random_factory("randn"))
+function(torch.rand_like)(_random_like("rand"))
+function(torch.randn_like)(_random_like("randn"))
+
+
+def _float_self(b, x, name):
+    x = need_tensor(b, x, name)
+    if not x.dtype.is_floating_point:
+        raise b.error('"%s" not implemented for %s' % (name, x.dtype))
+    return x
+
+
+@method("uniform_")
+def uniform_(b, x, a=0.0, to=1.0, *, generator=None, **kw):
+    """x.uniform_(a, to): a + (to - a) * u, u of kt.rand, written in x."""
+    if "from" in kw:
+        a = kw.pop("from")
+    to = kw.pop("to", to)
+    x = _float_self(b, x, "uniform_")
+    _no_generator(b, "Tensor.uniform_", generator)
+    lo = float(b.static(a, "uniform_'s bound"))
+    hi = float(b.static(to, "uniform_'s bound"))
+    if not lo <= hi:
+        raise b.error("uniform_ expects to return a [from, to) range, but "
+                      "found from=%g > to=%g" % (lo, hi))
+    u = random_tensor(b, "rand", x.shape, x.dtype, "uniform_")
+    return in_place(b, x, add(b, mul(b, u, hi - lo), lo))
+
+
+@method("normal_")
+def normal_(b, x, mean=0.0, std=1.0, *, generator=None):
+    """x.normal_(mean, std): mean + std * z, z of kt.randn, written in x."""
+    x = _float_self(b, x, "normal_")
+    _no_generator(b, "Tensor.normal_", generator)
+    mean = float(b.static(mean, "normal_'s mean"))
+    std = float(b.static(std, "normal_'s std"))
+    if std < 0:
+        raise b.error("normal expects std >= 0.0, but found std %g" % std)
+    z = random_tensor(b, "randn", x.shape, x.dtype, "normal_")
+    return in_place(b, x, add(b, mul(b, z, std), mean))
+
+
+def _bernoulli(b, x, p, name):
+    """1 where u < p (u of kt.rand), else 0, of x's shape and dtype; `p` a
+    tensor of probabilities (broadcast to x) or a number."""
+    x = _float_self(b, x, name)
+    if not is_tensor(p):
+        p = float(b.static(p, "a bernoulli probability"))
+        if not 0 <= p <= 1:
+            raise b.error("bernoulli_ expects p to be in [0, 1], but got "
+                          "p=%g" % p)
+    u = random_tensor(b, "rand", x.shape, x.dtype, name)
+    return cast(b, binary(b, "lt", u, p, out_dtype=torch.bool), x.dtype)
+
+
+@function(torch.bernoulli)
+def bernoulli(b, x, p=None, *, generator=None, out=None):
+    _no_generator(b, "torch.bernoulli", generator)
+    return _bernoulli(b, x, x if p is None else p, "bernoulli")
+
+
+@method("bernoulli")
+def _m_bernoulli(b, x, p=None, *, generator=None):
+    _no_generator(b, "Tensor.bernoulli", generator)
+    return _bernoulli(b, x, x if p is None else p, "bernoulli")
+
+
+@method("bernoulli_")
+def bernoulli_(b, x, p=0.5, *, generator=None):
+    _no_generator(b, "Tensor.bernoulli_", generator)
+    return in_place(b, x, _bernoulli(b, x, p, "bernoulli_"))
+
+
 # ----------------------------------------------------------- linear algebra
 
 
@@ -3105,12 +3233,11 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
     dims = [0] + list(range(2, x.ndim))
     count = 1
     for d in dims:
-        count *= value(x.shape[d])
-    if count == 1:
-        # F.batch_norm's own check (_verify_batch_size).
-        raise b.error("Expected more than 1 value per channel when "
-                      "training, got input size %s"
-                      % [value(d) for d in x.shape])
+        count = count * x.shape[d]
+    # F.batch_norm's own check (_verify_batch_size): at capture, and on
+    # every call when a dim of the count may be dynamic.
+    b.check_sizes(count, 2, "Expected more than 1 value per channel when "
+                  "training, got input size %s", x.shape)
     dt = x.dtype
     st = torch.float64 if dt == torch.float64 else torch.float32
     ops = [x]
@@ -3126,15 +3253,6 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
         results=[(x.shape, dt), ([x.shape[1]], st), ([x.shape[1]], st)])
     if running_mean is None and running_var is None:
         return y
-    if not (torch.is_grad_enabled() and any(
-            t is not None and t.arg is not None and
-            t.arg.example.requires_grad for t in (weight, bias))):
-        # Outside training the program would be an inference program
-        # writing its arguments (!kt.ref), which the cpu backend does not
-        # take yet: the op runs eagerly, as before.
-        raise b.error("batch_norm in training mode without gradients "
-                      "(no_grad, or a weight and bias that do not require "
-                      "grad) updates its running statistics eagerly")
     if num_batches_tracked is not None:
         num_batches_tracked = in_place(b, num_batches_tracked,
                                        add(b, num_batches_tracked, 1))
@@ -3208,15 +3326,118 @@ def dropout(b, x, p=0.5, training=True, inplace=False):
     return in_place(b, x, r) if inplace else r
 
 
-@function(F.dropout1d if hasattr(F, "dropout1d") else F.dropout2d,
-          F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout)
-def feature_dropout(b, x, p=0.5, training=True, inplace=False):
+# Channel-wise and alpha dropout in training mode, as ATen's _dropout_impl:
+# a noise tensor of 1 (kept, u >= p, u of kt.rand / kt.dropout for a seed
+# argument drawn on every call) and 0 (dropped), of the input's shape
+# (alpha_dropout) or one value per channel ([N, C, 1, ...]: feature
+# dropout; [C, 1, ...] for an unbatched input of dropout1d / dropout3d).
+# Feature dropout multiplies by the noise scaled by 1 / (1 - p) (one
+# kt.dropout of ones: the mask), alpha dropout computes
+# x * (a * noise) + alpha * a * (noise - 1 + p), a = 1 / sqrt((alpha^2 p +
+# 1) (1 - p)), so the output keeps zero mean and unit variance for SELU
+# activations. The backward multiplies by the same mask (the VJP of the
+# multiplication; the mask is recomputed from, or saved with, its seed).
+_SELU_ALPHA = 1.7580993408473766
+
+
+def _mask_ones(b, x, feature, unbatched):
+    """Ones of the noise's shape (x's, or one per channel), built from x so
+    that its dims stay symbolic (a dynamic batch stays dynamic, where
+    kt.full would need static sizes): x sliced to its first element along
+    the dims the mask broadcasts over, then where(s == s, 1, 1) (both
+    branches are 1: the condition only gives the shape)."""
+    s = x
+    if feature:
+        first = 1 if unbatched else 2
+        if x.ndim < first:
+            raise b.error("Feature dropout requires at least 2 dimensions "
+                          "in the input")
+        for d in range(first, x.ndim):
+            s = slice_dim(b, s, d, 0, 1, None)
+    one = full(b, [], 1.0, x.dtype)
+    return where(b, binary(b, "eq", s, s, out_dtype=torch.bool), one, one)
+
+
+def _dropout_impl(b, x, p, training, inplace, name, feature=False,
+                  alpha=False, unbatched=False):
     p = float(b.static(p, "a dropout probability"))
-    if training and p > 0:
-        raise b.error("channel-wise and alpha dropout in training mode "
-                      "(p=%g) are not supported yet; call model.eval() or "
-                      "use p=0" % p)
-    return x
+    if p < 0 or p > 1:
+        raise b.error("dropout probability has to be between 0 and 1, but "
+                      "got %g" % p)
+    if not training or p == 0:
+        return x
+    x = need_tensor(b, x, name)
+    if not x.dtype.is_floating_point:
+        raise b.error("%s of a %s tensor" % (name, x.dtype))
+    if p == 1:
+        r = mul(b, x, 0.0)  # PyTorch: input * zeros({})
+    else:
+        ones = _mask_ones(b, x, feature, unbatched)
+        # 1 / (1 - p) where kept (u >= p), 0 where dropped.
+        mask = b.op("dropout", [ones, b.seed_arg()], {"p": p},
+                    shape=ones.shape, dtype=x.dtype)
+        if not alpha:
+            r = mul(b, x, mask)
+        else:
+            keep = cast(b, binary(b, "ne", mask, 0.0, out_dtype=torch.bool),
+                        x.dtype)
+            a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) *
+                                (1 - p))
+            shift = add(b, mul(b, sub(b, keep, 1.0), _SELU_ALPHA * a),
+                        _SELU_ALPHA * a * p)
+            r = add(b, mul(b, x, mul(b, keep, a)), shift)
+    return in_place(b, x, r) if inplace else r
+
+
+def _feature_dropout_fn(name, unbatched_rank=None, alpha=False):
+    """A converter of F.<name>(input, p, training, inplace): unbatched when
+    the input's rank is not `unbatched_rank` (None: always batched)."""
+    def conv(b, x, p=0.5, training=True, inplace=False):
+        unbatched = unbatched_rank is not None and is_tensor(x) and \
+            x.ndim != unbatched_rank
+        if name == "dropout1d" and is_tensor(x) and x.ndim not in (2, 3):
+            raise b.error("dropout1d: Expected 2D or 3D input, but received "
+                          "a %dD input" % x.ndim)
+        return _dropout_impl(b, x, p, training, inplace, name, feature=True,
+                             alpha=alpha, unbatched=unbatched)
+    return conv
+
+
+if hasattr(F, "dropout1d"):
+    function(F.dropout1d)(_feature_dropout_fn("dropout1d", 3))
+# F.dropout2d in PyTorch 1.13 takes a 3-D input as (N, C, L), never
+# unbatched.
+function(F.dropout2d)(_feature_dropout_fn("dropout2d"))
+function(F.dropout3d)(_feature_dropout_fn("dropout3d", 5))
+
+
+@function(F.feature_alpha_dropout)
+def feature_alpha_dropout(b, x, p=0.5, training=False, inplace=False):
+    return _dropout_impl(b, x, p, training, inplace, "feature_alpha_dropout",
+                         feature=True, alpha=True)
+
+
+@function(F.alpha_dropout)
+def alpha_dropout(b, x, p=0.5, training=False, inplace=False):
+    return _dropout_impl(b, x, p, training, inplace, "alpha_dropout",
+                         alpha=True)
+
+
+@function(torch.feature_dropout)
+def _t_feature_dropout(b, x, p, train):
+    return _dropout_impl(b, x, p, train, False, "feature_dropout",
+                         feature=True)
+
+
+@function(torch.alpha_dropout)
+def _t_alpha_dropout(b, x, p, train):
+    return _dropout_impl(b, x, p, train, False, "alpha_dropout", alpha=True)
+
+
+@function(torch.feature_alpha_dropout)
+def _t_feature_alpha_dropout(b, x, p, train):
+    return _dropout_impl(b, x, p, train, False, "feature_alpha_dropout",
+                         feature=True, alpha=True)
 
 
 METHODS["dropout"] = dropout
@@ -3982,7 +4203,15 @@ def _m_dropout(b, m, path, x):
 @module(nn.Dropout1d if hasattr(nn, "Dropout1d") else nn.Dropout2d,
         nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
 def _m_feature_dropout(b, m, path, x):
-    return feature_dropout(b, x, m.p, m.training, m.inplace)
+    # Each module's forward is its functional form.
+    fn = {"Dropout1d": "dropout1d", "Dropout2d": "dropout2d",
+          "Dropout3d": "dropout3d", "AlphaDropout": "alpha_dropout",
+          "FeatureAlphaDropout": "feature_alpha_dropout"}
+    for cls in type(m).__mro__:
+        if cls.__name__ in fn:
+            conv = FUNCTIONS[getattr(F, fn[cls.__name__])]
+            return conv(b, x, m.p, m.training, m.inplace)
+    raise b.error("%s: no converter" % type(m).__name__)
 
 
 @module(nn.MaxPool2d)

@@ -127,6 +127,22 @@ def make(v, name, a, b):
                else (name, key(a)))
 
 
+_EVAL = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+         "//": operator.floordiv, "%": operator.mod}
+
+
+def evaluate(k, size_of):
+    """The value of a size's `key` for the input dims of a call:
+    `size_of(sid)` gives the size of symbol `sid`."""
+    if not isinstance(k, tuple):
+        return k
+    if k[0] == "s":
+        return size_of(k[1])
+    if k[0] == "neg":
+        return -evaluate(k[1], size_of)
+    return _EVAL[k[0]](evaluate(k[1], size_of), evaluate(k[2], size_of))
+
+
 def same(a, b):
     """True when two sizes are provably equal (equal ints, or the same
     expression)."""

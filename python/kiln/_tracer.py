@@ -243,14 +243,18 @@ class KilnTracer(fx.Tracer):
             if isinstance(t, _breaks._Disabled):
                 return "call to %s, disabled by kiln.disable" % getattr(
                     t, "__qualname__", t)
-            if t in _RANDOM:
+            if isinstance(t, _WithGenerator):
+                return ("%s with a generator= argument: random numbers "
+                        "of a given generator run eagerly" % t.__name__)
+            if t in _RANDOM and t not in _CAPTURED_RANDOM:
                 return "%s: random numbers are not captured (run eagerly)" \
                     % _random_name(t)
         if node.op == "call_method":
             if t in ("item", "tolist", "numpy", "__array__"):
                 return ("Tensor.%s(): a tensor's value is needed in Python"
                         % t)
-            if getattr(torch.Tensor, t, None) in _RANDOM:
+            if getattr(torch.Tensor, t, None) in _RANDOM and getattr(
+                    torch.Tensor, t, None) not in _CAPTURED_RANDOM:
                 return ("Tensor.%s: random numbers are not captured (run "
                         "eagerly)" % t)
         if _breaks.is_disallowed(node):
@@ -459,6 +463,20 @@ for _ns, _names in ((torch, ("rand", "randn", "randint", "rand_like",
             _RANDOM.add(getattr(_ns, _n))
 
 
+# Random ops the importer converts (kt.rand / kt.randn / kt.dropout with a
+# seed argument drawn from torch's generator on every call: kiln._ops,
+# "random numbers"). A method on a tensor that is not traced (a constant
+# made at trace time) still breaks: its result could not reach the tensor.
+_CAPTURED_RANDOM = set()
+for _ns, _names in ((torch, ("rand", "randn", "rand_like", "randn_like",
+                             "bernoulli")),
+                    (torch.Tensor, ("uniform_", "normal_", "bernoulli",
+                                    "bernoulli_"))):
+    for _n in _names:
+        if hasattr(_ns, _n):
+            _CAPTURED_RANDOM.add(getattr(_ns, _n))
+
+
 class _RandomCalls(TorchFunctionMode):
     """Refuses random number generation while tracing: a call without a
     traced argument (`torch.randn(3)`) would otherwise run once at trace
@@ -469,6 +487,23 @@ class _RandomCalls(TorchFunctionMode):
         self.tracer = tracer
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in _RANDOM and not self.tracer.eager_depth and \
+                (kwargs or {}).get("generator") is not None and \
+                self.tracer.may_break():
+            # FX cannot hold a Generator as an argument: the node's target
+            # keeps it (a graph break: it runs eagerly, on that generator).
+            kwargs = dict(kwargs)
+            target = _WithGenerator(func, kwargs.pop("generator"))
+            return self.tracer.create_proxy("call_function", target, args,
+                                            kwargs)
+        if func in _CAPTURED_RANDOM and not self.tracer.eager_depth and \
+                getattr(func, "__objclass__", None) is not \
+                torch._C._TensorBase and \
+                (kwargs or {}).get("generator") is None:
+            # torch.rand(3) has no traced argument: recorded as a node (the
+            # importer converts it), never run at trace time.
+            return self.tracer.create_proxy("call_function", func, args,
+                                            kwargs or {})
         if func in _RANDOM and not self.tracer.eager_depth and \
                 self.tracer.may_break():
             # A graph break: the call runs eagerly on every call.
@@ -485,6 +520,10 @@ class _RandomCalls(TorchFunctionMode):
                 is torch._C._TensorBase else "torch."
             msg = ("%s%s: random numbers are not captured yet (Kiln's random "
                    "ops take explicit seeds)" % (owner, name))
+            if (kwargs or {}).get("generator") is not None:
+                msg = ("%s%s with a generator= argument: not captured (Kiln "
+                       "draws its seeds from torch's default generator)"
+                       % (owner, name))
             if self.tracer.run is not None:
                 msg += "; a graph break, refused here"
             err = Unsupported("%s: %s" % (where, msg) if where else msg,
@@ -492,6 +531,19 @@ class _RandomCalls(TorchFunctionMode):
             err.graph_break = self.tracer.run is not None
             raise err
         return func(*args, **(kwargs or {}))
+
+
+class _WithGenerator:
+    """A random function or Tensor method called with `generator=` (the
+    target of its graph-break node)."""
+
+    def __init__(self, func, generator):
+        self.func, self.generator = func, generator
+        self.__name__ = _random_name(func)
+        self.__qualname__ = self.__name__
+
+    def __call__(self, *args, **kwargs):
+        return self.func(*args, generator=self.generator, **kwargs)
 
 
 def _eager_value():

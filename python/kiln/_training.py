@@ -23,6 +23,7 @@ its exact shapes and dtypes (static); keys are the shapes, dtypes and the
 requires-grad pattern.
 """
 
+import contextvars
 import re
 
 import torch
@@ -37,9 +38,18 @@ _NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
 # The reason _Program.text_of is given for a capture with `?` types.
 DYNAMIC_CAPTURE = "dynamic training inputs"
 
+# {id(input tensor): dims} made dynamic by automatic dynamic shapes for the
+# capture of a dynamic pair (read by _Compiled._import with the tensors'
+# kiln.mark_dynamic dims).
+EXTRA_DYNAMIC = contextvars.ContextVar("kiln_training_dynamic", default=None)
+
 
 class NotTrainable(Unsupported):
     """A graph kiln cannot train yet (it runs eagerly instead)."""
+
+
+class DoubleBackward(KilnError):
+    """create_graph=True through a compiled graph (not supported)."""
 
 
 def _split_types(text):
@@ -127,6 +137,9 @@ class Pair:
         # are renumbered: they use the root location itself.
         loc = graph["root_loc"]
         loc = graph["loc_defs"].get(loc, loc)
+        # The user's function, `file:line:col` (error messages).
+        m = re.search(r'"([^"]*)":(\d+):(\d+)', loc)
+        self.location = "%s:%s:%s" % m.groups() if m else None
         arg_types = [t for _, t, _ in graph["args"]]
         sig = ", ".join(
             "%s: %s {kg.requires_grad = %s}" % (
@@ -287,6 +300,18 @@ class _Function(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grads):
         pair = ctx.pair
+        if torch.is_grad_enabled():
+            # create_graph=True (autograd runs the backward in grad mode):
+            # the gradients would come back without a graph, and a second
+            # derivative (a Hessian, a gradient penalty) would silently be
+            # zero.
+            raise DoubleBackward(
+                "%s: double backward through the compiled graph @%s "
+                "(torch.autograd.grad or backward with create_graph=True) "
+                "is not supported: its backward is a Kiln program, not "
+                "differentiable again; run this function eagerly "
+                "(kiln.disable) to take higher derivatives"
+                % (pair.location, pair.name), pair.location)
         return (None,) + tuple(pair.backward(ctx.saved_tensors, grads,
                                              ctx.out_shapes))
 
@@ -303,41 +328,87 @@ def _dynamic_warning(prog, error):
                      else error), KilnWarning, stacklevel=5)
 
 
+def _key(rg, tensors, dyn):
+    """A pair's key: the requires-grad pattern, and per argument its dtype
+    and shape with None for the dims in `dyn` ((argument, dim) pairs)."""
+    return (rg, tuple((tuple(None if (j, d) in dyn else n
+                             for d, n in enumerate(t.shape)), t.dtype)
+                      for j, t in enumerate(tensors)))
+
+
+def _changed_dims(prog, pairs, rg, tensors):
+    """Automatic dynamic shapes for training: the input dims whose sizes
+    differ from those of an existing pair of the same requires-grad pattern,
+    dtypes and ranks (as the runtime makes a changed dim dynamic on the
+    recompile of an inference program)."""
+    if prog.owner.dynamic_mode() != "auto":
+        return set()
+    inputs = {j for j, a in enumerate(prog.result.args) if a.is_input}
+    changed = set()
+    for krg, shapes in pairs:
+        if krg != rg or len(shapes) != len(tensors) or any(
+                dt != t.dtype or len(sh) != t.dim()
+                for (sh, dt), t in zip(shapes, tensors)):
+            continue
+        for j, ((sh, _), t) in enumerate(zip(shapes, tensors)):
+            if j in inputs:
+                changed.update((j, d) for d, (n, m) in enumerate(
+                    zip(sh, t.shape)) if n is not None and n != m)
+    return changed
+
+
 def call(prog, flat_inputs, tensors):
     """Runs `prog` (a kiln._compile._Program) on its program arguments
     `tensors` (for the call's `flat_inputs`) as an autograd Function:
     (the capture, the results) to unflatten the outputs with."""
     from ._compile import _CacheLimit, config
     rg = tuple(t.requires_grad for t in tensors)
-    # Dims marked dynamic (kiln.mark_dynamic) on the inputs: one pair with
-    # `?` there serves every size (keyed without them).
-    dyn = set()
-    if not getattr(prog, "dynamic_training_failed", False):
-        dyn = {(j, d) for j, t in enumerate(tensors)
-               for d in t.__dict__.get("_kiln_dynamic_dims", ())}
-    key = (rg, tuple((tuple(None if (j, d) in dyn else n
-                            for d, n in enumerate(t.shape)), t.dtype)
-                     for j, t in enumerate(tensors)))
     pairs = prog.__dict__.setdefault("training_pairs", {})
+    # Dims marked dynamic (kiln.mark_dynamic) on the inputs, and dims that
+    # changed size between training calls (automatic dynamic shapes): one
+    # pair with `?` there serves every size (keyed without them).
+    dyn, marked = set(), set()
+    auto = prog.__dict__.setdefault("training_auto_dims", set())
+    if not getattr(prog, "dynamic_training_failed", False):
+        marked = {(j, d) for j, t in enumerate(tensors)
+                  for d in t.__dict__.get("_kiln_dynamic_dims", ())}
+        dyn = marked | {(j, d) for j, d in auto if d < tensors[j].dim()}
+    key = _key(rg, tensors, dyn)
     pair = pairs.get(key)
+    if pair is None and not getattr(prog, "dynamic_training_failed", False):
+        changed = _changed_dims(prog, pairs, rg, tensors) - dyn
+        if changed:
+            auto |= changed
+            dyn |= changed
+            key = _key(rg, tensors, dyn)
+            pair = pairs.get(key)
     if pair is None:
         if len(pairs) >= config.cache_size_limit:
             raise _CacheLimit("training: %d shapes / requires-grad patterns"
                               % len(pairs))
         pair = None
         if dyn:
+            extra = {}
+            for j, d in dyn:
+                extra.setdefault(id(tensors[j]), set()).add(d)
+            token = EXTRA_DYNAMIC.set(extra)
             try:
                 pair = Pair(prog, prog.capture_for(flat_inputs, tensors,
                                                    dynamic=True),
                             tensors, rg)
             except KilnError as e:
-                # An op whose gradient needs static shapes (kt.conv2d):
-                # pairs for each shape, as without mark_dynamic.
-                _dynamic_warning(prog, e)
+                # An op whose gradient needs static shapes (a convolution
+                # with a dynamic spatial dim), or a size the program needs
+                # as a number: pairs for each shape (a warning where the
+                # user marked dims dynamic; automatic dynamic shapes fall
+                # back quietly, as a recompile would).
+                if marked:
+                    _dynamic_warning(prog, e)
                 prog.dynamic_training_failed = True
-                key = (rg, tuple((tuple(t.shape), t.dtype)
-                                 for t in tensors))
+                key = _key(rg, tensors, set())
                 pair = pairs.get(key)
+            finally:
+                EXTRA_DYNAMIC.reset(token)
         if pair is None:
             capture = prog.capture_for(flat_inputs, tensors)
             pair = Pair(prog, capture, tensors, rg)

@@ -36,3 +36,13 @@ func.func @reshape_two_dynamic(%x: tensor<?x?x4xf32>) -> tensor<?x4xf32> attribu
   %0 = kt.reshape %x {shape = [-1, 4]} : (tensor<?x?x4xf32>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// -----
+
+// Tests that a convolution's gradient needs static channel and spatial dims
+// (only the batch may be dynamic): an error at the convolution.
+func.func @conv_dynamic_height(%x: tensor<2x3x?x5xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x?x3xf32> attributes {kg.differentiate} {
+  // expected-error@below {{no gradient for 'kt.conv2d' with a dynamic channel or spatial dim (only the batch dim may be dynamic)}}
+  %0 = kt.conv2d %x, %w : (tensor<2x3x?x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x?x3xf32>
+  return %0 : tensor<2x4x?x3xf32>
+}

@@ -111,6 +111,42 @@ func.func @conv_whole(%x: tensor<2x4x9x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tens
 
 // -----
 
+// Tests that conv2d's backward takes a dynamic batch dim (a dynamic batch
+// under kiln.mark_dynamic or automatic dynamic shapes): the grouped weight
+// gradient's reshapes infer the batch (-1), its kt.conv2d contracts over a
+// dynamic channel dim, the input gradient keeps the `?` batch.
+// CHECK-LABEL: func.func @conv_dyn_batch_joint(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<?x4x9x8xf32>, %[[W:[^:]+]]: tensor<6x2x3x3xf32>, %{{[^:]+}}: tensor<6xf32>, %[[G:[^:]+]]: tensor<?x6x5x2xf32>)
+// CHECK: %[[GX:.+]] = kt.conv_transpose2d %[[G]], %[[W]] {{.*}} : (tensor<?x6x5x2xf32>, tensor<6x2x3x3xf32>) -> tensor<?x4x9x8xf32>
+// CHECK-NEXT: %[[R:.+]] = kt.reshape %[[X]] {shape = [-1, 2, 2, 9, 8]}
+// CHECK-NEXT: %[[P:.+]] = kt.permute %[[R]] {dims = [2, 1, 0, 3, 4]}
+// CHECK-NEXT: %[[XT:.+]] = kt.reshape %[[P]] {shape = [2, -1, 9, 8]} : (tensor<2x2x?x9x8xf32>) -> tensor<2x?x9x8xf32>
+// CHECK-NEXT: %[[GT:.+]] = kt.permute %[[G]] {dims = [1, 0, 2, 3]} : (tensor<?x6x5x2xf32>) -> tensor<6x?x5x2xf32>
+// CHECK-NEXT: %[[C:.+]] = kt.conv2d %[[XT]], %[[GT]] {{.*}} : (tensor<2x?x9x8xf32>, tensor<6x?x5x2xf32>) -> tensor<2x6x3x3xf32>
+// CHECK-NEXT: %[[GW:.+]] = kt.permute %[[C]] {dims = [1, 0, 2, 3]} : (tensor<2x6x3x3xf32>) -> tensor<6x2x3x3xf32>
+// CHECK-NEXT: %[[GB:.+]] = kt.sum %[[G]] {dim = [0, 2, 3]} : (tensor<?x6x5x2xf32>) -> tensor<6xf32>
+// CHECK-NEXT: return %{{.+}}, %[[GX]], %[[GW]], %[[GB]]
+func.func @conv_dyn_batch(%x: tensor<?x4x9x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf32>) -> tensor<?x6x5x2xf32> attributes {kg.differentiate} {
+  %0 = kt.conv2d %x, %w, %b {stride = [2, 2], padding = [1, 0], dilation = [1, 2], groups = 2} : (tensor<?x4x9x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<?x6x5x2xf32>
+  return %0 : tensor<?x6x5x2xf32>
+}
+
+// -----
+
+// Tests conv_transpose2d's backward at a dynamic batch: the input gradient
+// is a kt.conv2d keeping the `?` batch, the weight gradient contracts over
+// it.
+// CHECK-LABEL: func.func @convt_dyn_batch_joint(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<?x3x2x3xf32>, %[[W:[^:]+]]: tensor<3x2x3x3xf32>, %[[G:[^:]+]]: tensor<?x2x7x11xf32>)
+// CHECK: kt.conv2d %[[G]], %[[W]] {{.*}} : (tensor<?x2x7x11xf32>, tensor<3x2x3x3xf32>) -> tensor<?x3x3x3xf32>
+// CHECK: kt.conv2d %{{.+}}, %{{.+}} {{.*}} : (tensor<2x?x7x11xf32>, tensor<3x?x2x3xf32>) -> tensor<2x3x3x5xf32>
+func.func @convt_dyn_batch(%x: tensor<?x3x2x3xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<?x2x7x11xf32> attributes {kg.differentiate} {
+  %0 = kt.conv_transpose2d %x, %w {stride = [1, 3], dilation = [2, 1], output_padding = [1, 2]} : (tensor<?x3x2x3xf32>, tensor<3x2x3x3xf32>) -> tensor<?x2x7x11xf32>
+  return %0 : tensor<?x2x7x11xf32>
+}
+
+// -----
+
 // Tests conv_transpose2d's backward (unbatched; output_padding 1 >= stride 1
 // in H, possible with dilation 2): the input gradient is one kt.conv2d of gy
 // with the same parameters, cropped to x's 2 rows (its 3rd row is the

@@ -494,13 +494,14 @@ def test_data_dependent_branch_is_refused():
 
 
 @pytest.mark.parametrize("fn,message", [
-    (lambda x: torch.randn(4) + x, "torch.randn: random numbers are not "
-     "captured"),
-    (lambda x: x + torch.rand_like(x), "random numbers are not captured"),
-    (lambda x: x.clone().uniform_(), "random numbers are not captured"),
+    (lambda x: torch.randint(0, 4, (4,)) + x, "torch.randint: random "
+     "numbers are not captured"),
+    (lambda x: x + torch.rand(4, generator=torch.Generator()),
+     "torch.rand with a generator= argument: not captured"),
+    (lambda x: x.clone().exponential_(), "random numbers are not captured"),
     (lambda x: x[x > 0], "boolean mask"),
-    (lambda x: F.alpha_dropout(x, 0.5, training=True),
-     "alpha dropout in training mode"),
+    (lambda x: F.dropout1d(x, 0.5, training=True),
+     "dropout1d: Expected 2D or 3D input, but received a 1D input"),
     (lambda x: x.item() + x, "no Kiln conversion for Tensor.item"),
     (lambda x: x.to(torch.complex64), "dtype torch.complex64"),
 ])
@@ -509,12 +510,18 @@ def test_refused_with_a_reason(fn, message):
         import_program(fn, torch.randn(4))
 
 
-def test_training_batch_norm_without_gradients_is_refused():
-    # (Inside training, with gradients, it is imported: test_training.py.)
+def test_training_batch_norm_without_gradients_writes_its_buffers():
+    # Without gradients (it was refused): an inference program whose
+    # running statistics and num_batches_tracked are !kt.ref arguments
+    # written with kt.copy_ (test_training.py runs it).
     bn = nn.BatchNorm2d(3).train()
-    with torch.no_grad(), pytest.raises(
-            kiln.Unsupported, match="batch_norm in training mode"):
-        import_program(bn, torch.randn(2, 3, 4, 4))
+    with torch.no_grad():
+        result, _ = import_program(bn, torch.randn(2, 3, 4, 4))
+    text = result.text
+    assert text.count("kt.batch_norm_train") == 1
+    assert text.count("kt.copy_") == 3
+    assert sorted(a.name for a in result.args if a.mutated) == [
+        "num_batches_tracked", "running_mean", "running_var"]
 
 
 def test_training_batch_norm_imports_batch_statistics_and_buffer_writes():

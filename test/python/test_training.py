@@ -620,6 +620,56 @@ def test_batch_norm_training_of_one_value_per_channel_is_an_error():
         m(torch.randn(1, 3))
 
 
+class _BNHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+        self.bn = nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        return self.bn(self.lin(x))  # the line the error names
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mark", [True, False])
+def test_batch_norm_one_value_per_channel_at_a_dynamic_batch(backend, mark):
+    # A dynamic batch (mark_dynamic, or automatic dynamic after sizes 4 and
+    # 7) that is 1 at run time: eager's error, at the user's line, not the
+    # dynamic program's NaN statistics; the running statistics are
+    # untouched, as eager leaves them.
+    torch.manual_seed(2)
+    model = _BNHead().train()
+    ref = copy.deepcopy(model)
+    compiled = kiln.compile(model, backend=backend)
+    for batch in (4, 7):
+        x = torch.randn(batch, 4)
+        if mark:
+            kiln.mark_dynamic(x, 0)
+        check_same(compiled(x), ref(x), "output at batch %d" % batch)
+    x = torch.randn(1, 4)
+    if mark:
+        kiln.mark_dynamic(x, 0)
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        ref(x)
+    with pytest.raises(kiln.KilnError) as info:
+        compiled(x)
+    assert "Expected more than 1 value per channel when training, got " \
+        "input size [1, 3]" in str(info.value)
+    line = _BNHead.forward.__code__.co_firstlineno + 1
+    assert info.value.location.startswith("%s:%d:" % (__file__, line)), \
+        info.value.location
+    check_same(model.bn.running_mean, ref.bn.running_mean, "running_mean")
+    check_same(model.bn.running_var, ref.bn.running_var, "running_var")
+    # The check runs before the program: nothing is written (eager's
+    # BatchNorm has counted the batch before F.batch_norm raised).
+    assert model.bn.num_batches_tracked.item() == 2
+    assert ref.bn.num_batches_tracked.item() == 3
+    # The same under no_grad (the inference program).
+    with torch.no_grad():
+        with pytest.raises(kiln.KilnError, match="more than 1 value"):
+            compiled(x)
+
+
 @pytest.mark.parametrize("backend", ["eager", "cpu"])
 def test_parameters_whose_gradients_are_one_value_get_their_own_grad(
         backend):
@@ -695,9 +745,10 @@ def test_dropout_module_training_and_eval():
     m.eval()
     with torch.no_grad():
         torch.testing.assert_close(om(x), m(x))
-    # Channel-wise dropout in training mode still breaks (runs eagerly).
+    # Channel-wise dropout in training mode is in the graph too
+    # (test_random.py checks its masks).
     out = kiln.explain(nn.Dropout2d(0.5).train())(torch.randn(2, 3, 4, 4))
-    assert "channel-wise" in out.break_reasons[0].reason
+    assert out.graph_break_count == 0, out.break_reasons
 
 
 class _DynMLP(nn.Module):
@@ -754,28 +805,174 @@ def test_mark_dynamic_batch_trains_without_recompiling(backend):
         assert stats["calls"] == 4
 
 
-def test_mark_dynamic_training_falls_back_to_static_pairs_with_a_warning():
-    # kt.conv2d's gradient needs static shapes: one pair per batch size,
-    # one warning, results still eager's.
+def _train_dynamic_batches(backend, mark, batches=(4, 7, 4, 7)):
+    """Training calls of a resnet block (convolutions, BatchNorm2d/1d in
+    training mode) on batches of changing size, with kiln.mark_dynamic on
+    the batch dim or not (automatic dynamic shapes); outputs, gradients,
+    parameters and buffers equal eager's after each SGD step."""
     torch.manual_seed(8)
     model = seeded_batchnorm(_ResBlock(), 8).train()
+    ref = copy.deepcopy(model)
+    compiled = kiln.compile(model, backend=backend)
+    opts = [torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+            for m in (model, ref)]
+    g = torch.Generator().manual_seed(9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kiln.KilnWarning)
+        for batch in batches:
+            x = torch.randn(batch, 4, 6, 6, generator=g)
+            if mark:
+                kiln.mark_dynamic(x, 0)
+            outs = [compiled(x), ref(x.clone())]
+            check_same(outs[0], outs[1], "output at batch %d" % batch)
+            for o, opt in zip(outs, opts):
+                opt.zero_grad()
+                (o * o).mean().backward()
+            for (n, p), (_, q) in zip(model.named_parameters(),
+                                      ref.named_parameters()):
+                check_same(p.grad, q.grad, "grad of %s at batch %d"
+                           % (n, batch), tol=1e-3)
+            for opt in opts:
+                opt.step()
+            for (n, b), (_, c) in zip(model.named_buffers(),
+                                      ref.named_buffers()):
+                check_same(b.double(), c.double(), "buffer %s" % n)
+    (prog,) = compiled._kiln.programs.values()
+    return prog
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mark_dynamic_batch_trains_convolutions_without_recompiling(backend):
+    # kt.conv2d's gradient takes a dynamic batch dim: one forward and
+    # backward pair serves batches 4 and 7 (it fell back to a pair per
+    # shape, with a warning).
+    prog = _train_dynamic_batches(backend, mark=True)
+    (pair,) = prog.training_pairs.values()
+    assert pair.dynamic
+    for which in ("_fwd", "_bwd"):
+        stats = pair.session.stats(pair.name + which)
+        assert stats["compiles"] == 1, (which, stats)
+        assert stats["calls"] == 4
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_automatic_dynamic_batch_in_training(backend):
+    # Without mark_dynamic, a batch size that changes between training
+    # calls makes the batch dim dynamic (as the inference programs'
+    # automatic dynamic shapes): a static pair for the first size, then
+    # one dynamic pair, compiled once, for every later call.
+    prog = _train_dynamic_batches(backend, mark=False,
+                                  batches=(4, 7, 4, 7, 5))
+    pairs = list(prog.training_pairs.values())
+    assert [p.dynamic for p in pairs] == [False, True]
+    stats = pairs[1].session.stats(pairs[1].name + "_fwd")
+    assert stats["compiles"] == 1 and stats["calls"] == 4, stats
+
+
+def test_automatic_dynamic_training_off_compiles_a_pair_per_shape():
+    # kiln.compile(dynamic=False): a pair per batch size, none dynamic.
+    torch.manual_seed(8)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh())
+    compiled = kiln.compile(model, backend="eager", dynamic=False)
+    for batch in (2, 3, 2):
+        compiled(torch.randn(batch, 3)).sum().backward()
+    (prog,) = compiled._kiln.programs.values()
+    assert [p.dynamic for p in prog.training_pairs.values()] == \
+        [False, False]
+
+
+def test_mark_dynamic_training_falls_back_to_static_pairs_with_a_warning():
+    # A convolution's gradient needs static channel and spatial dims: a
+    # dynamic height gives one pair per shape, one warning, results still
+    # eager's.
+    torch.manual_seed(8)
+    model = nn.Sequential(nn.Conv2d(4, 4, 3, padding=1), nn.ReLU())
     ref = copy.deepcopy(model)
     compiled = kiln.compile(model, backend="eager")
     g = torch.Generator().manual_seed(9)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for batch in (4, 7, 4):
-            x = torch.randn(batch, 4, 6, 6, generator=g)
-            kiln.mark_dynamic(x, 0)
+        for height in (6, 8, 6):
+            x = torch.randn(2, 4, height, 5, generator=g)
+            kiln.mark_dynamic(x, 2)
             out, want = compiled(x), ref(x.clone())
-            check_same(out, want, "output at batch %d" % batch)
+            check_same(out, want, "output at height %d" % height)
             out.sum().backward()
             want.sum().backward()
     msgs = [str(w.message) for w in caught
             if "cannot train with dynamic dims" in str(w.message)]
-    assert len(msgs) == 1 and "kt.conv2d" in msgs[0]
+    assert len(msgs) == 1 and "kt.conv2d" in msgs[0] and \
+        "spatial" in msgs[0], msgs
     for (n, p), (_, q) in zip(model.named_parameters(),
                               ref.named_parameters()):
         check_same(p.grad, q.grad, "grad of %s" % n, tol=1e-3)
     (prog,) = compiled._kiln.programs.values()
     assert len(prog.training_pairs) == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_double_backward_is_a_clear_error(backend):
+    # create_graph=True through a compiled graph: the backward is a Kiln
+    # program, not differentiable again. It used to return gradients
+    # without a graph, so a Hessian came out as zeros; now it raises,
+    # naming the limitation and the compiled function's line.
+    def f(x):
+        return (x.sin() * x).sum()
+
+    c = kiln.compile(f, backend=backend)
+    x = torch.randn(5, requires_grad=True)
+    with pytest.raises(kiln.KilnError, match="double backward") as info:
+        torch.autograd.grad(c(x), x, create_graph=True)
+    assert "create_graph=True" in str(info.value)
+    assert info.value.location.startswith(
+        "%s:%d:" % (__file__, f.__code__.co_firstlineno))
+    with pytest.raises(kiln.KilnError, match="double backward"):
+        torch.autograd.functional.hessian(c, x)
+    with pytest.raises(kiln.KilnError, match="double backward"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # PyTorch's own
+        c(x).backward(create_graph=True)
+    # First derivatives still work (eager's values).
+    (g,) = torch.autograd.grad(c(x), x)
+    xe = x.detach().requires_grad_()
+    (want,) = torch.autograd.grad(f(xe), xe)
+    check_same(g, want, "gradient")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batch_norm_training_mode_without_gradients_in_graph(backend,
+                                                             momentum):
+    # Training-mode BatchNorm under torch.no_grad() (and, with grad mode
+    # on, with parameters that require no grad): one inference program
+    # writing running_mean, running_var and num_batches_tracked (!kt.ref
+    # arguments; on `cpu` the graph's value form returns their final
+    # values, written back by the runtime). It was a graph break. Outputs
+    # and buffers equal eager's after each call.
+    torch.manual_seed(5)
+    model = seeded_batchnorm(_ResBlock(momentum), 5).train()
+    ref = copy.deepcopy(model)
+    compiled = kiln.compile(model, backend=backend)
+    g = torch.Generator().manual_seed(6)
+
+    def check(step):
+        x = torch.randn(3, 4, 6, 6, generator=g)
+        check_same(compiled(x), ref(x), "output at call %d" % step)
+        for (n, b), (_, c) in zip(model.named_buffers(),
+                                  ref.named_buffers()):
+            if b.dtype.is_floating_point:
+                check_same(b, c, "buffer %s after call %d" % (n, step))
+            else:
+                assert torch.equal(b, c), n
+
+    with torch.no_grad():
+        for step in range(3):
+            check(step)
+    for p in list(model.parameters()) + list(ref.parameters()):
+        p.requires_grad_(False)
+    for step in range(3, 5):
+        check(step)
+    assert model.bn1.num_batches_tracked.item() == 5
+    with torch.no_grad():
+        out = kiln.explain(model)(torch.randn(3, 4, 6, 6))
+    assert out.graph_break_count == 0, out.break_reasons
