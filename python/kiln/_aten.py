@@ -1,0 +1,1456 @@
+"""ATen-level import: FX nodes that call `torch.ops.aten.<op>.<overload>`.
+
+Graphs that make_fx, AOTAutograd and torch.export produce call ATen
+operators (OpOverload objects) rather than torch functions. Each converter
+here maps one overload onto the torch-level converters of kiln._ops (most
+ATen ops are the torch function with every argument explicit) or onto a
+decomposition into kt ops written with the same helpers. Converters are
+keyed by the overload's name, `"<op>.<overload>"` (`"add.Tensor"`,
+`"convolution.default"`), so the table does not depend on which overloads
+the installed PyTorch has.
+
+* ATEN: "<op>.<overload>" -> converter(b, *args, **kwargs), with the
+  overload's schema as its signature (`b` is the FxImporter);
+* UNSUPPORTED: "<op>.<overload>" -> the reason it has no converter. This is
+  the one place that says why a Core ATen op is not supported: the hole test
+  (test/python/test_core_aten.py) and the generated table
+  (docs/core-aten.md) read it.
+
+Kiln's values are contiguous tensors without storage: sizes are Kiln's
+(`sym_size`), strides are the contiguous strides of those sizes
+(`sym_stride`), a storage offset is 0, `empty*` tensors are zeros, and
+memory formats, layouts and `pin_memory` are accepted and ignored (a
+device other than the CPU is refused).
+"""
+
+import math
+import os
+
+import torch
+
+from . import _ops as O
+from ._fx_import import TensorVal
+from ._symbolic import Sym, value
+
+ATEN = {}
+UNSUPPORTED = {}
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+CORE_OPS_FILE = os.path.join(_HERE, "core_aten_ops.txt")
+
+
+def overload_name(target):
+    """"<op>.<overload>" of an OpOverload (None for anything else)."""
+    if not isinstance(target, torch._ops.OpOverload):
+        return None
+    packet = target.overloadpacket.__name__
+    return "%s.%s" % (packet, target._overloadname)
+
+
+def converter(target):
+    """The converter of an aten OpOverload target, or None."""
+    name = overload_name(target)
+    return None if name is None else ATEN.get(name)
+
+
+def reason_unsupported(target):
+    name = overload_name(target)
+    return UNSUPPORTED.get(name) if name else None
+
+
+def core_ops(path=CORE_OPS_FILE, section=None):
+    """[(name, schema, section)] of python/kiln/core_aten_ops.txt:
+    "<op>.<overload>" (overload `default` when the schema has none), its
+    schema, and the section ("core", or "aot" for ops that AOTAutograd
+    graphs contain outside the core list)."""
+    out = []
+    current = "core"
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("#"):
+                if line.startswith("# [") and line.endswith("]"):
+                    current = line[3:-1]
+                continue
+            if not line:
+                continue
+            head = line.split("(", 1)[0]
+            op, _, ov = head.partition(".")
+            name = "%s.%s" % (op, ov or "default")
+            if section is None or section == current:
+                out.append((name, line, current))
+    return out
+
+
+def aten(*names):
+    def reg(fn):
+        for n in names:
+            ATEN[n if "." in n else n + ".default"] = fn
+        return fn
+    return reg
+
+
+def unsupported(reason, *names):
+    for n in names:
+        UNSUPPORTED[n if "." in n else n + ".default"] = reason
+
+
+def _fn(name):
+    """The torch-level converter of torch.<name> (or Tensor.<name>)."""
+    for ns in (torch, torch.nn.functional, torch._C._nn):
+        t = getattr(ns, name, None)
+        conv = O.FUNCTIONS.get(t) if t is not None else None
+        if conv is not None:
+            return conv
+    return O.METHODS[name]
+
+
+def _bin(name):
+    def conv(b, x, y):
+        return _fn(name)(b, x, y)
+    return conv
+
+
+_eq, _ne, _lt, _le, _gt, _ge = (_bin(n) for n in
+                                ("eq", "ne", "lt", "le", "gt", "ge"))
+_logical_and, _logical_or = _bin("logical_and"), _bin("logical_or")
+
+
+def _t(b, x, what):
+    return O.need_tensor(b, x, what)
+
+
+def _float(b, x):
+    """x as a float tensor (integers and bools promote to the default
+    dtype, as PyTorch's unary float ops do)."""
+    if not x.dtype.is_floating_point:
+        return O.cast(b, x, torch.get_default_dtype())
+    return x
+
+
+def _un(b, name, x):
+    return b.op(name, [x], shape=x.shape, dtype=x.dtype)
+
+
+def _ignore_device(b, device=None, **_):
+    O._check_device(b, device)
+
+
+# ------------------------------------------------------------- pointwise
+
+
+def _same(torch_name):
+    """The aten op is the torch function with the same arguments."""
+    conv = _fn(torch_name)
+
+    def c(b, *args, **kwargs):
+        return conv(b, *args, **kwargs)
+    c.__name__ = torch_name
+    return c
+
+
+for _n in ("abs", "ceil", "floor", "round", "neg", "relu", "sigmoid", "sin",
+           "cos", "tanh", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
+           "erf", "reciprocal", "sign", "bitwise_not", "logical_not",
+           "isnan", "maximum", "minimum", "logical_and", "logical_or",
+           "logical_xor", "bmm", "mm", "flip", "gather", "index_select",
+           "diagonal", "permute", "atan2", "sort", "topk", "argmax",
+           "argmin", "amax", "amin", "addmm"):
+    aten(_n)(_same(_n))
+
+for _n in ("add", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge",
+           "fmod", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor"):
+    aten("%s.Tensor" % _n, "%s.Scalar" % _n)(_same(_n))
+aten("div.Tensor_mode", "div.Scalar_mode")(_same("div"))
+aten("pow.Tensor_Tensor", "pow.Tensor_Scalar", "pow.Scalar")(_same("pow"))
+aten("rsub.Tensor", "rsub.Scalar")(_same("rsub"))
+aten("where.self")(_same("where"))
+aten("masked_fill.Scalar", "masked_fill.Tensor")(_same("masked_fill"))
+aten("clamp.default", "clamp.Tensor")(_same("clamp"))
+aten("hardtanh.default")(_same("hardtanh"))
+aten("leaky_relu.default")(_same("leaky_relu"))
+aten("gelu.default")(_same("gelu"))
+aten("silu.default")(_same("silu"))
+
+
+@aten("atan2.out")
+def atan2_out(b, x, y, *, out):
+    """The out= form writes the caller's tensor: an in-place write."""
+    return O.in_place(b, out, O.atan2(b, x, y))
+
+
+# Float functions without a kt op of their own: decompositions (PyTorch's
+# formulas, written to keep precision near 0 and NaN outside the domain).
+
+def _float_unary(fn):
+    def conv(b, x):
+        x = _float(b, _t(b, x, fn.__name__))
+        return fn(b, x)
+    conv.__name__ = fn.__name__
+    return conv
+
+
+def _c(b, v, x):
+    return b.constant(v, x.dtype)
+
+
+@aten("log2")
+@_float_unary
+def log2(b, x):
+    return O.mul(b, _un(b, "log", x), 1.0 / math.log(2.0))
+
+
+@aten("log10")
+@_float_unary
+def log10(b, x):
+    return O.mul(b, _un(b, "log", x), 1.0 / math.log(10.0))
+
+
+@aten("tan")
+@_float_unary
+def tan(b, x):
+    return O.div(b, _un(b, "sin", x), _un(b, "cos", x))
+
+
+@aten("sinh")
+@_float_unary
+def sinh(b, x):
+    # (expm1(x) - expm1(-x)) / 2: exact near 0.
+    return O.mul(b, O.sub(b, _un(b, "expm1", x),
+                          _un(b, "expm1", _un(b, "neg", x))), 0.5)
+
+
+@aten("cosh")
+@_float_unary
+def cosh(b, x):
+    return O.mul(b, O.add(b, _un(b, "exp", x),
+                          _un(b, "exp", _un(b, "neg", x))), 0.5)
+
+
+@aten("atan")
+@_float_unary
+def atan(b, x):
+    return O.atan2(b, x, O.full_like(b, x, 1.0))
+
+
+def _one_minus_sq(b, x):
+    # (1 - x) * (1 + x): no cancellation near |x| = 1.
+    return O.mul(b, O.rsub(b, x, 1.0), O.add(b, x, 1.0))
+
+
+@aten("asin")
+@_float_unary
+def asin(b, x):
+    return O.atan2(b, x, _un(b, "sqrt", _one_minus_sq(b, x)))
+
+
+@aten("acos")
+@_float_unary
+def acos(b, x):
+    return O.atan2(b, _un(b, "sqrt", _one_minus_sq(b, x)), x)
+
+
+@aten("asinh")
+@_float_unary
+def asinh(b, x):
+    # sign(x) * log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); large |x| as
+    # log(2|x|) (x^2 would overflow).
+    a = _un(b, "abs", x)
+    sq = O.mul(b, a, a)
+    small = _un(b, "log1p", O.add(b, a, O.div(
+        b, sq, O.add(b, _un(b, "sqrt", O.add(b, sq, 1.0)), 1.0))))
+    big = O.add(b, _un(b, "log", a), math.log(2.0))
+    r = O.where(b, _gt(b, a, 1e15 if x.dtype == torch.float64 else 1e7),
+                big, small)
+    return O.where(b, _un(b, "isnan", x), x,
+                   O.mul(b, r, _un(b, "sign", x)))
+
+
+@aten("acosh")
+@_float_unary
+def acosh(b, x):
+    # log(x + sqrt(x - 1) * sqrt(x + 1)): NaN below 1, no overflow.
+    t = O.mul(b, _un(b, "sqrt", O.sub(b, x, 1.0)),
+              _un(b, "sqrt", O.add(b, x, 1.0)))
+    return _un(b, "log", O.add(b, x, t))
+
+
+@aten("atanh")
+@_float_unary
+def atanh(b, x):
+    # 0.5 * log1p(2x / (1 - x)): NaN outside [-1, 1], +-inf at +-1.
+    return O.mul(b, _un(b, "log1p", O.div(b, O.mul(b, x, 2.0),
+                                          O.rsub(b, x, 1.0))), 0.5)
+
+
+@aten("trunc")
+def trunc(b, x):
+    x = _t(b, x, "trunc")
+    if not x.dtype.is_floating_point:
+        return O.copy_of(x)
+    return O.mul(b, _un(b, "floor", _un(b, "abs", x)), _un(b, "sign", x))
+
+
+@aten("isinf")
+def isinf(b, x):
+    x = _t(b, x, "isinf")
+    if not x.dtype.is_floating_point:
+        return O.full(b, x.shape, False, torch.bool)
+    return _eq(b, _un(b, "abs", x), math.inf)
+
+
+@aten("elu")
+def elu(b, x, alpha=1, scale=1, input_scale=1):
+    x = _t(b, x, "elu")
+    neg = O.mul(b, _un(b, "expm1", O.mul(b, x, float(input_scale))),
+                float(alpha) * float(scale))
+    return O.where(b, _gt(b, x, 0), O.mul(b, x, float(scale)), neg)
+
+
+# ------------------------------------------------------------ reductions
+
+
+@aten("sum.default")
+def sum_all(b, x, *, dtype=None):
+    return O.sum_(b, x, dtype=dtype)
+
+
+@aten("sum.dim_IntList")
+def sum_dim(b, x, dim, keepdim=False, *, dtype=None):
+    return O.sum_(b, x, dim if dim else None, keepdim, dtype=dtype)
+
+
+@aten("mean.default")
+def mean_all(b, x, *, dtype=None):
+    return O.mean(b, x, dtype=dtype)
+
+
+@aten("mean.dim")
+def mean_dim(b, x, dim, keepdim=False, *, dtype=None):
+    return O.mean(b, x, dim if dim else None, keepdim, dtype=dtype)
+
+
+@aten("prod.default")
+def prod_all(b, x, *, dtype=None):
+    return O.prod_(b, x, dtype=dtype)
+
+
+@aten("prod.dim_int")
+def prod_dim(b, x, dim, keepdim=False, *, dtype=None):
+    return O.prod_(b, x, dim, keepdim, dtype=dtype)
+
+
+@aten("any.default")
+def any_all(b, x):
+    return O.any_(b, x)
+
+
+@aten("any.dim")
+def any_dim(b, x, dim, keepdim=False):
+    return O.any_(b, x, dim, keepdim)
+
+
+@aten("any.dims")
+def any_dims(b, x, dim=None, keepdim=False):
+    x = _t(b, x, "any")
+    if dim is None or len(dim) == 0:
+        r = O.any_(b, x)
+        if keepdim:
+            r = O.reshape(b, r, [1] * x.ndim)
+        return r
+    return _ne(b, O.sum_(b, _ne(b, x, 0), list(dim), keepdim), 0)
+
+
+@aten("var.dim")
+def var_dim(b, x, dim=None, unbiased=True, keepdim=False):
+    return O.var(b, x, dim if dim else None, unbiased, keepdim)
+
+
+@aten("var.correction")
+def var_correction(b, x, dim=None, *, correction=None, keepdim=False):
+    return O.var(b, x, dim if dim else None, None, keepdim,
+                 correction=1 if correction is None else correction)
+
+
+@aten("max.dim", "min.dim")
+def _max_min_dim(b, x, dim, keepdim=False):
+    name = b.node.target.overloadpacket.__name__
+    r = _fn(name)(b, x, dim, keepdim)
+    return (r[0], r[1])
+
+
+@aten("max.default")
+def max_all(b, x):
+    return O.amax(b, x, list(range(_t(b, x, "max").ndim)))
+
+
+@aten("min.default")
+def min_all(b, x):
+    return O.amin(b, x, list(range(_t(b, x, "min").ndim)))
+
+
+@aten("cumsum")
+def cumsum(b, x, dim, *, dtype=None):
+    return _fn("cumsum")(b, x, dim, dtype=dtype)
+
+
+@aten("_softmax")
+def softmax(b, x, dim, half_to_float):
+    if half_to_float:
+        x = O.cast(b, x, torch.float32)
+    return _fn("softmax")(b, x, dim)
+
+
+@aten("_log_softmax")
+def log_softmax(b, x, dim, half_to_float):
+    if half_to_float:
+        x = O.cast(b, x, torch.float32)
+    return _fn("log_softmax")(b, x, dim)
+
+
+# --------------------------------------------------------- shape and views
+
+
+@aten("view", "_unsafe_view", "reshape")
+def view(b, x, size):
+    return O.reshape(b, x, *size)
+
+
+@aten("expand")
+def expand(b, x, size, *, implicit=False):
+    return O.expand(b, x, size)
+
+
+@aten("alias", "clone", "detach", "lift_fresh_copy", "lift_fresh")
+def clone(b, x, *, memory_format=None):
+    # A value copy: Kiln's values have no storage to share.
+    return O.copy_of(_t(b, x, "clone"))
+
+
+@aten("t")
+def t(b, x):
+    return O.t(b, x)
+
+
+@aten("transpose.int")
+def transpose(b, x, d0, d1):
+    return O.transpose(b, x, d0, d1)
+
+
+@aten("unsqueeze")
+def unsqueeze(b, x, dim):
+    return O.unsqueeze(b, x, dim)
+
+
+@aten("squeeze.dim")
+def squeeze_dim(b, x, dim):
+    return O.squeeze(b, x, dim)
+
+
+@aten("squeeze.default")
+def squeeze_all(b, x):
+    return O.squeeze(b, x)
+
+
+@aten("squeeze.dims")
+def squeeze_dims(b, x, dim):
+    x = _t(b, x, "squeeze")
+    dims = sorted({O.norm_dim(b, d, x.ndim) for d in dim}, reverse=True)
+    for d in dims:
+        x = O.squeeze(b, x, d)
+    return x
+
+
+@aten("slice.Tensor")
+def slice_(b, x, dim=0, start=None, end=None, step=1):
+    x = _t(b, x, "slice")
+    if end is not None and not isinstance(end, Sym) and end >= (1 << 62):
+        end = None
+    return O.slice_dim(b, x, dim, start, end, step)
+
+
+@aten("select.int")
+def select(b, x, dim, index):
+    return O.select(b, x, dim, index)
+
+
+@aten("split_with_sizes")
+def split_with_sizes(b, x, split_sizes, dim=0):
+    return list(O.split_with_sizes(b, x, split_sizes, dim))
+
+
+@aten("split.Tensor")
+def split(b, x, split_size, dim=0):
+    return list(O.split(b, x, split_size, dim))
+
+
+@aten("cat")
+def cat(b, tensors, dim=0):
+    return O.cat(b, tensors, dim)
+
+
+@aten("stack")
+def stack(b, tensors, dim=0):
+    return O.stack(b, tensors, dim)
+
+
+@aten("repeat")
+def repeat(b, x, repeats):
+    return O.repeat(b, x, *repeats)
+
+
+@aten("constant_pad_nd")
+def constant_pad_nd(b, x, pad, value=0):
+    return O.pad(b, x, list(pad), "constant", value)
+
+
+for _k in (1, 2, 3):
+    aten("reflection_pad%dd" % _k)(O._aten_pad("reflect", _k))
+    aten("replication_pad%dd" % _k)(O._aten_pad("replicate", _k))
+
+
+@aten("select_scatter")
+def select_scatter(b, x, src, dim, index):
+    x = _t(b, x, "select_scatter")
+    src = O.cast(b, _t(b, src, "select_scatter's src"), x.dtype)
+    d = O.norm_dim(b, dim, x.ndim)
+    n = b.static(x.shape[d], "the size of a select_scatter dim")
+    i = b.static(index, "a select_scatter index")
+    if not -n <= i < n:
+        raise b.error("select_scatter: index %d is out of range for a dim "
+                      "of size %d" % (i, n))
+    return b.op("select_scatter", [x, src], {"dim": d, "index": i % n},
+                shape=x.shape, dtype=x.dtype)
+
+
+@aten("slice_scatter")
+def slice_scatter(b, x, src, dim=0, start=None, end=None, step=1):
+    x = _t(b, x, "slice_scatter")
+    src = O.cast(b, _t(b, src, "slice_scatter's src"), x.dtype)
+    d = O.norm_dim(b, dim, x.ndim)
+    n = b.static(x.shape[d], "the size of a slice_scatter dim")
+    start, end, step = slice(
+        None if start is None else b.static(start, "a slice start"),
+        None if end is None else b.static(end, "a slice end"),
+        b.static(step, "a slice step")).indices(n)
+    attrs = {"dim": d, "start": start, "end": max(end, start),
+             "step": step}
+    return b.op("slice_scatter", [x, src], attrs, shape=x.shape,
+                dtype=x.dtype)
+
+
+@aten("diagonal")
+def diagonal(b, x, offset=0, dim1=0, dim2=1):
+    return O.diagonal(b, x, offset, dim1, dim2)
+
+
+# ---------------------------------------------------------------- creation
+
+
+@aten("_to_copy")
+def to_copy(b, x, *, dtype=None, layout=None, device=None, pin_memory=None,
+            non_blocking=False, memory_format=None):
+    O._check_device(b, device)
+    x = _t(b, x, "_to_copy")
+    if dtype is None or dtype == x.dtype:
+        return O.copy_of(x)
+    return O.cast(b, x, dtype)
+
+
+@aten("copy")
+def copy(b, x, src, non_blocking=False):
+    """aten.copy (functional copy_): src broadcast to x's shape, in x's
+    dtype."""
+    x = _t(b, x, "copy")
+    src = O.cast(b, _t(b, src, "copy's source"), x.dtype)
+    if tuple(map(value, src.shape)) == tuple(map(value, x.shape)):
+        return O.copy_of(src)
+    return O.expand(b, src, list(x.shape))
+
+
+@aten("full")
+def full(b, size, fill_value, *, dtype=None, layout=None, device=None,
+         pin_memory=None):
+    O._check_device(b, device)
+    return O.full(b, size, fill_value, dtype)
+
+
+@aten("full_like")
+def full_like(b, x, fill_value, *, dtype=None, layout=None, device=None,
+              pin_memory=None, memory_format=None):
+    O._check_device(b, device)
+    return O.full(b, _t(b, x, "full_like").shape, fill_value,
+                  dtype or x.dtype)
+
+
+@aten("zeros_like", "empty_like", "ones_like")
+def zeros_like(b, x, *, dtype=None, layout=None, device=None,
+               pin_memory=None, memory_format=None):
+    O._check_device(b, device)
+    fill = 1 if b.node.target.overloadpacket.__name__ == "ones_like" else 0
+    return O.full(b, _t(b, x, "*_like").shape, fill, dtype or x.dtype)
+
+
+@aten("fill.Scalar")
+def fill_scalar(b, x, value):
+    x = _t(b, x, "fill")
+    return O.full(b, x.shape, value, x.dtype)
+
+
+@aten("fill.Tensor")
+def fill_tensor(b, x, value):
+    x = _t(b, x, "fill")
+    return O.expand(b, O.cast(b, value, x.dtype), list(x.shape))
+
+
+@aten("empty.memory_format", "zeros.default", "ones.default")
+def empty(b, size, *, dtype=None, layout=None, device=None, pin_memory=None,
+          memory_format=None):
+    """empty: zeros (an uninitialized tensor's values are unspecified)."""
+    O._check_device(b, device)
+    fill = 1 if b.node.target.overloadpacket.__name__ == "ones" else 0
+    return O.full(b, size, fill, dtype or torch.get_default_dtype())
+
+
+@aten("empty_strided")
+def empty_strided(b, size, stride, *, dtype=None, layout=None, device=None,
+                  pin_memory=None):
+    """Zeros of `size`: Kiln values are contiguous, the strides only say
+    how PyTorch lays the (unspecified) values out."""
+    return empty(b, size, dtype=dtype, device=device)
+
+
+@aten("scalar_tensor")
+def scalar_tensor(b, s, *, dtype=None, layout=None, device=None,
+                  pin_memory=None):
+    O._check_device(b, device)
+    return O.full(b, [], s, dtype or torch.get_default_dtype())
+
+
+@aten("arange.start_step", "arange.start", "arange.default")
+def arange(b, *args, dtype=None, layout=None, device=None, pin_memory=None):
+    return O.arange(b, *args, dtype=dtype, device=device)
+
+
+@aten("rand", "randn")
+def rand(b, size, *, dtype=None, layout=None, device=None,
+         pin_memory=None, generator=None):
+    name = b.node.target.overloadpacket.__name__
+    return _fn(name)(b, *size, dtype=dtype, device=device)
+
+
+@aten("randperm")
+def randperm(b, n, *, dtype=torch.int64, layout=None, device=None,
+             pin_memory=None, generator=None):
+    return _fn("randperm")(b, n, dtype=dtype, device=device)
+
+
+# ----------------------------------------------------------- indexing
+
+
+@aten("index.Tensor")
+def index(b, x, indices):
+    """x[i0, i1, ...] with index tensors (None: the whole dim): one index
+    tensor is kt.index_select; several (broadcast together, adjacent or
+    not) are one flat index: sum of index_k * stride_k over the indexed
+    dims (the indexed dims moved first), then kt.index_select on the
+    flattened dims. Bool masks are refused (data-dependent shape)."""
+    x = _t(b, x, "index")
+    idx = list(indices) + [None] * (x.ndim - len(indices))
+    used = [d for d, i in enumerate(idx) if i is not None]
+    for d in used:
+        i = idx[d]
+        if i.dtype in (torch.bool, torch.uint8):
+            raise b.error("aten.index with a boolean mask (the result's "
+                          "shape depends on the data)")
+    if len(used) == 1:
+        d = used[0]
+        i = idx[d]
+        flat = O.reshape(b, i, -1) if i.ndim != 1 else i
+        n = x.shape[d]
+        flat = _wrap_index(b, flat, n)
+        r = O.index_select(b, x, d, flat)
+        if i.ndim == 1:
+            return r
+        shape = list(x.shape[:d]) + list(i.shape) + list(x.shape[d + 1:])
+        return O.reshape(b, r, shape)
+    # Several index tensors: PyTorch puts the broadcast index dims first
+    # when the indexed dims are not adjacent, else where they were.
+    adjacent = used == list(range(used[0], used[-1] + 1))
+    rest = [d for d in range(x.ndim) if d not in used]
+    xp = O.permute(b, x, used + rest)
+    sizes = [b.static(x.shape[d], "an indexed dim's size") for d in used]
+    ishape = O.broadcast(b, *[idx[d].shape for d in used])
+    flat = None
+    stride = 1
+    for d, n in reversed(list(zip(used, sizes))):
+        i = _wrap_index(b, O.cast(b, idx[d], torch.int64), n)
+        term = O.mul(b, i, stride) if stride != 1 else i
+        flat = term if flat is None else O.add(b, flat, term)
+        stride *= n
+    flat = O.expand(b, flat, list(ishape)) if tuple(
+        map(value, flat.shape)) != tuple(map(value, ishape)) else flat
+    xf = O.reshape(b, xp, [stride] + [x.shape[d] for d in rest])
+    r = O.index_select(b, xf, 0, O.reshape(b, flat, -1))
+    r = O.reshape(b, r, list(ishape) + [x.shape[d] for d in rest])
+    if adjacent and used[0] > 0:
+        k = len(ishape)
+        lead = list(range(k, k + used[0]))
+        perm = lead + list(range(k)) + list(range(k + used[0], r.ndim))
+        r = O.permute(b, r, perm)
+    return r
+
+
+def _wrap_index(b, i, n):
+    """Negative indices count from the end (i + n where i < 0)."""
+    return O.where(b, _lt(b, i, 0), O.add(b, i, n), i)
+
+
+@aten("index_put")
+def index_put(b, x, indices, values, accumulate=False):
+    """x[i] = values (accumulate: +=) for one index tensor on dim 0 (the
+    form AOT graphs have): kt.scatter along dim 0 with the index broadcast
+    over the other dims (reduce "sum" when accumulating)."""
+    x = _t(b, x, "index_put")
+    if len(indices) != 1 or indices[0] is None:
+        raise b.error("aten.index_put with %d index tensors (one index "
+                      "tensor on dim 0 is supported)" % len(indices))
+    i = indices[0]
+    if i.dtype in (torch.bool, torch.uint8):
+        raise b.error("aten.index_put with a boolean mask")
+    i = O.reshape(b, i, -1) if i.ndim != 1 else i
+    i = _wrap_index(b, i, x.shape[0])
+    vshape = [i.shape[0]] + list(x.shape[1:])
+    v = O.cast(b, values if isinstance(values, TensorVal) else
+               b.constant(values, x.dtype), x.dtype)
+    v = O.expand(b, v, vshape) if tuple(map(value, v.shape)) != tuple(
+        map(value, vshape)) else v
+    ie = O.reshape(b, i, [i.shape[0]] + [1] * (x.ndim - 1))
+    ie = O.expand(b, ie, vshape) if x.ndim > 1 else ie
+    return O.scatter_op(b, x, 0, ie, v,
+                        "sum" if accumulate else "none", True,
+                        "index_put")
+
+
+@aten("scatter.src", "scatter.value", "scatter.reduce",
+      "scatter.value_reduce")
+def scatter(b, x, dim, index, src, reduce=None):
+    if isinstance(src, TensorVal):
+        return O.scatter(b, x, dim, index, src, reduce=reduce)
+    return O.scatter(b, x, dim, index, value=src, reduce=reduce)
+
+
+@aten("scatter_add")
+def scatter_add(b, x, dim, index, src):
+    return O.scatter_add(b, x, dim, index, src)
+
+
+@aten("scatter_reduce.two")
+def scatter_reduce(b, x, dim, index, src, reduce, *, include_self=True):
+    return O.scatter_reduce(b, x, dim, index, src, reduce,
+                            include_self=include_self)
+
+
+@aten("masked_scatter")
+def masked_scatter(b, x, mask, source):
+    """The k-th True of the (broadcast) mask takes source's k-th element:
+    k = cumsum(mask) - 1 over the flattened mask, read from the flattened
+    source by kt.index_select (positions without True read element 0 and
+    are not used)."""
+    x = _t(b, x, "masked_scatter")
+    shape = O.broadcast(b, x.shape, mask.shape)
+    m = O.expand(b, mask, list(shape)) if tuple(
+        map(value, mask.shape)) != tuple(map(value, shape)) else mask
+    xb = O.expand(b, x, list(shape)) if tuple(
+        map(value, x.shape)) != tuple(map(value, shape)) else x
+    mf = O.reshape(b, m, -1)
+    k = O.sub(b, _fn("cumsum")(b, mf, 0), 1)
+    k = O.clamp(b, k, 0)
+    src = O.cast(b, O.reshape(b, source, -1), x.dtype)
+    picked = O.reshape(b, O.index_select(b, src, 0, k), list(shape))
+    return O.where(b, m, picked, xb)
+
+
+@aten("embedding")
+def embedding(b, weight, indices, padding_idx=-1, scale_grad_by_freq=False,
+              sparse=False):
+    return O.embedding(b, indices, weight)
+
+
+@aten("embedding_dense_backward")
+def embedding_dense_backward(b, grad, indices, num_weights, padding_idx,
+                             scale_grad_by_freq):
+    """Rows of grad summed into a [num_weights, D] zero tensor at the
+    indices (kt.scatter, reduce sum); rows of padding_idx get nothing;
+    scale_grad_by_freq divides each row by its index's count."""
+    grad = _t(b, grad, "embedding_dense_backward")
+    n = b.static(num_weights, "num_weights")
+    D = grad.shape[-1]
+    i = O.reshape(b, indices, -1)
+    g = O.reshape(b, grad, [-1, D])
+    if padding_idx is not None and padding_idx >= 0:
+        keep = _ne(b, i, padding_idx)
+        g = O.mul(b, g, O.cast(b, O.unsqueeze(b, keep, 1), g.dtype))
+    if scale_grad_by_freq:
+        ones = O.full(b, [i.shape[0]], 1, torch.int64)
+        counts = O.scatter_op(b, O.full(b, [n], 0, torch.int64), 0, i, ones,
+                              "sum", True, "embedding_dense_backward")
+        per_row = O.index_select(b, counts, 0, i)
+        g = O.div(b, g, O.cast(b, O.unsqueeze(b, per_row, 1), g.dtype))
+    ie = O.expand(b, O.unsqueeze(b, i, 1), list(g.shape))
+    return O.scatter_op(b, O.full(b, [n, D], 0, g.dtype), 0, ie, g, "sum",
+                        True, "embedding_dense_backward")
+
+
+# ------------------------------------------------------ matmul and conv
+
+
+@aten("convolution")
+def convolution(b, x, w, bias, stride, padding, dilation, transposed,
+                output_padding, groups):
+    x = _t(b, x, "convolution")
+    k = x.ndim - 2
+    if k == 2:
+        if transposed:
+            return O.conv_transpose2d(b, x, w, bias, stride, padding,
+                                      output_padding, groups, dilation)
+        return O.conv2d(b, x, w, bias, stride, padding, dilation, groups)
+    if k == 1:
+        if transposed:
+            return O.conv_transpose1d(b, x, w, bias, stride, padding,
+                                      output_padding, groups, dilation)
+        return O.conv1d(b, x, w, bias, stride, padding, dilation, groups)
+    raise b.error("aten.convolution with %d spatial dims (kt has 1-D and "
+                  "2-D convolutions)" % k)
+
+
+def _red_except(b, x, keep):
+    dims = [d for d in range(x.ndim) if d != keep]
+    return O.sum_(b, x, dims)
+
+
+@aten("convolution_backward")
+def convolution_backward(b, grad, x, w, bias_sizes, stride, padding,
+                         dilation, transposed, output_padding, groups,
+                         output_mask):
+    """2-D, not transposed: grad_input is a transposed convolution of grad
+    with the weight (output_padding chosen to give back x's size);
+    grad_weight is a convolution of x with grad per (group, channel)
+    (batch and channels swapped, dilation and stride exchanged, PyTorch's
+    own formula); grad_bias sums grad over every dim but the channels."""
+    grad = _t(b, grad, "convolution_backward")
+    if x.ndim == 3:
+        # 1-D as 2-D with a unit height.
+        r = convolution_backward(
+            b, O.unsqueeze(b, grad, 2), O.unsqueeze(b, x, 2),
+            O.unsqueeze(b, w, 2), bias_sizes, [1] + list(stride),
+            [0] + list(padding), [1] + list(dilation), transposed,
+            [0] + list(output_padding), groups, output_mask)
+        return tuple(None if v is None else (O.squeeze(b, v, 2)
+                                             if i < 2 else v)
+                     for i, v in enumerate(r))
+    if x.ndim != 4 or transposed:
+        raise b.error("aten.convolution_backward: only 1-D and 2-D, "
+                      "non-transposed convolutions")
+    st = [b.static(s, "a stride") for s in stride]
+    pd = [b.static(p, "a padding") for p in padding]
+    dl = [b.static(d, "a dilation") for d in dilation]
+    G = b.static(groups, "groups")
+    N, C, H, W = [b.static(s, "a conv input size") for s in x.shape]
+    O_, _, KH, KW = [b.static(s, "a conv weight size") for s in w.shape]
+    OH, OW = [b.static(s, "a conv output size") for s in grad.shape[2:]]
+    gi = gw = gb = None
+    if output_mask[0]:
+        op = []
+        for n, o, k, s, p, d in ((H, OH, KH, st[0], pd[0], dl[0]),
+                                 (W, OW, KW, st[1], pd[1], dl[1])):
+            op.append(n - ((o - 1) * s - 2 * p + d * (k - 1) + 1))
+        gi = O.conv_transpose2d(b, grad, w, None, st, pd, op, G, dl)
+    if output_mask[1]:
+        # grad_weight[o, c, kh, kw] = sum_n,oh,ow grad[n, o, oh, ow] *
+        # x[n, g*Cg + c, oh*s + kh*d - p, ...]: a convolution over the
+        # batch of x (channels as batch) with grad as the filter, its
+        # stride the dilation and its dilation the stride.
+        Cg = C // G
+        Og = O_ // G
+        xt = O.reshape(b, x, [N, G, Cg, H, W])
+        xt = O.permute(b, xt, [2, 1, 0, 3, 4])          # Cg, G, N, H, W
+        xt = O.reshape(b, xt, [Cg, G * N, H, W])
+        gt = O.reshape(b, grad, [N, G, Og, OH, OW])
+        gt = O.permute(b, gt, [1, 2, 0, 3, 4])          # G, Og, N, OH, OW
+        gt = O.reshape(b, gt, [G * Og, N, OH, OW])
+        r = O.conv2d(b, xt, gt, None, dl, pd, st, G)    # Cg, G*Og, kh', kw'
+        r = O.slice_dim(b, r, 2, 0, KH, 1)
+        r = O.slice_dim(b, r, 3, 0, KW, 1)
+        gw = O.permute(b, r, [1, 0, 2, 3])
+    if output_mask[2]:
+        gb = O.sum_(b, grad, [0, 2, 3])
+    return (gi, gw, gb)
+
+
+# ------------------------------------------------------------- pooling
+
+
+@aten("_adaptive_avg_pool2d", "adaptive_avg_pool2d")
+def adaptive_avg_pool2d(b, x, output_size):
+    return O.adaptive_avg_pool2d(b, x, output_size)
+
+
+@aten("adaptive_avg_pool1d")
+def adaptive_avg_pool1d(b, x, output_size):
+    x = _t(b, x, "adaptive_avg_pool1d")
+    r = O.adaptive_avg_pool2d(b, O.unsqueeze(b, x, -2),
+                              [1, output_size[0]])
+    return O.squeeze(b, r, -2)
+
+
+def _adaptive_kernel(b, x, out_hw, what):
+    ks = []
+    for o, n in zip(out_hw, x.shape[-2:]):
+        n = b.static(n, "an adaptive pool's input size")
+        o = b.static(o, "an adaptive pool's output size")
+        if n % o:
+            raise b.error("%s from %d to %d (only sizes that divide evenly "
+                          "are supported)" % (what, n, o))
+        ks.append(n // o)
+    return ks
+
+
+@aten("_adaptive_avg_pool2d_backward")
+def adaptive_avg_pool2d_backward(b, grad, x):
+    """Sizes that divide evenly (the forward Kiln supports): the gradient
+    of avg_pool2d with kernel = stride = in / out."""
+    grad = _t(b, grad, "_adaptive_avg_pool2d_backward")
+    ks = _adaptive_kernel(b, x, grad.shape[-2:],
+                          "_adaptive_avg_pool2d_backward")
+    return avg_pool2d_backward(b, grad, x, ks, ks, [0, 0], False, True,
+                               None)
+
+
+@aten("avg_pool2d")
+def avg_pool2d(b, x, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return O.avg_pool2d(b, x, kernel_size, list(stride) or None, padding,
+                        ceil_mode, count_include_pad, divisor_override)
+
+
+@aten("avg_pool1d")
+def avg_pool1d(b, x, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True):
+    x = _t(b, x, "avg_pool1d")
+    stride = list(stride) or list(kernel_size)
+    r = O.avg_pool2d(b, O.unsqueeze(b, x, -2), [1, kernel_size[0]],
+                     [1, stride[0]], [0, _first(padding)], ceil_mode,
+                     count_include_pad)
+    return O.squeeze(b, r, -2)
+
+
+def _first(v):
+    return v[0] if isinstance(v, (list, tuple)) else v
+
+
+@aten("avg_pool2d_backward")
+def avg_pool2d_backward(b, grad, x, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    grad = _t(b, grad, "avg_pool2d_backward")
+    x = _t(b, x, "avg_pool2d_backward")
+    k, s, p, _ = O._pool_attrs(b, kernel_size, list(stride) or None,
+                               padding)
+    attrs = {"kernel_size": k, "stride": s}
+    if p != [0, 0]:
+        attrs["padding"] = p
+    if ceil_mode:
+        attrs["ceil_mode"] = True
+    if not count_include_pad:
+        attrs["count_include_pad"] = False
+    if divisor_override is not None:
+        attrs["divisor_override"] = b.static(divisor_override, "a divisor")
+    return b.op("avg_pool2d_backward", [grad, x], attrs, shape=x.shape,
+                dtype=x.dtype)
+
+
+def _max_pool_attrs(b, kernel_size, stride, padding, dilation, ceil_mode):
+    k, s, p, d = O._pool_attrs(b, kernel_size, list(stride) or None,
+                               padding, dilation)
+    attrs = {"kernel_size": k, "stride": s}
+    if p != [0, 0]:
+        attrs["padding"] = p
+    if d != [1, 1]:
+        attrs["dilation"] = d
+    if ceil_mode:
+        attrs["ceil_mode"] = True
+    return attrs, k, s, p, d
+
+
+@aten("max_pool2d_with_indices")
+def max_pool2d_with_indices(b, x, kernel_size, stride=(), padding=0,
+                            dilation=1, ceil_mode=False):
+    """(values, flat indices into each input plane): kt.max_pool2d for the
+    values; the indices are the argmax over each window of the planes'
+    flat positions (windows gathered by a kt.max_pool2d-shaped unfold:
+    one kt.gather per window offset, PyTorch's first maximum wins)."""
+    x = _t(b, x, "max_pool2d_with_indices")
+    attrs, k, s, p, d = _max_pool_attrs(b, kernel_size, stride, padding,
+                                        dilation, ceil_mode)
+    vals = O.max_pool2d(b, x, k, s, p, d, ceil_mode)
+    H, W = [b.static(n, "a pooled size") for n in x.shape[-2:]]
+    OH, OW = [b.static(n, "a pooled size") for n in vals.shape[-2:]]
+    # For each window offset (i, j): the input position of every output,
+    # valid or not; the index is the first offset whose value equals the
+    # max.
+    best = None
+    found = None
+    lead = list(x.shape[:-2])
+    xf = O.reshape(b, x, lead + [H * W])
+    for i in range(k[0]):
+        for j in range(k[1]):
+            rows = [oh * s[0] - p[0] + i * d[0] for oh in range(OH)]
+            cols = [ow * s[1] - p[1] + j * d[1] for ow in range(OW)]
+            pos = [[(r * W + c) if 0 <= r < H and 0 <= c < W else -1
+                    for c in cols] for r in rows]
+            posv = b.constant_tensor(torch.tensor(pos, dtype=torch.int64))
+            valid = _ge(b, posv, 0)
+            safe = O.clamp(b, posv, 0)
+            picked = O.index_select(b, xf, xf.ndim - 1,
+                                    O.reshape(b, safe, -1))
+            picked = O.reshape(b, picked, lead + [OH, OW])
+            hit = _logical_and(b, valid, _logical_or(
+                b, _eq(b, picked, vals),
+                _logical_and(b, _un(b, "isnan", picked),
+                              _un(b, "isnan", vals))))
+            if best is None:
+                best = O.where(b, hit, safe, -1)
+                found = hit
+            else:
+                take = _logical_and(b, hit, O.logical_not(b, found))
+                best = O.where(b, take, safe, best)
+                found = _logical_or(b, found, hit)
+    best = O.expand(b, best, lead + [OH, OW]) if tuple(
+        map(value, best.shape)) != tuple(lead + [OH, OW]) else best
+    return (vals, O.cast(b, best, torch.int64))
+
+
+@aten("max_pool2d_with_indices_backward")
+def max_pool2d_with_indices_backward(b, grad, x, kernel_size, stride,
+                                     padding, dilation, ceil_mode, indices):
+    """kt.max_pool2d_backward (it routes each output's gradient to the
+    first maximum of its window, which is where `indices` points)."""
+    grad = _t(b, grad, "max_pool2d_with_indices_backward")
+    x = _t(b, x, "max_pool2d_with_indices_backward")
+    attrs, *_ = _max_pool_attrs(b, kernel_size, stride, padding, dilation,
+                                ceil_mode)
+    return b.op("max_pool2d_backward", [grad, x], attrs, shape=x.shape,
+                dtype=x.dtype)
+
+
+@aten("upsample_nearest2d.vec")
+def upsample_nearest2d(b, x, output_size, scale_factors):
+    return O._upsample(b, x, "nearest", output_size, scale_factors, None,
+                       "upsample_nearest2d")
+
+
+@aten("upsample_bilinear2d.vec")
+def upsample_bilinear2d(b, x, output_size, align_corners, scale_factors):
+    return O._upsample(b, x, "bilinear", output_size, scale_factors,
+                       align_corners, "upsample_bilinear2d")
+
+
+# -------------------------------------------------------------- norms
+
+
+def _empty(b, dtype):
+    return O.full(b, [0], 0, dtype)
+
+
+def _bn(b, x, weight, bias, running_mean, running_var, training, momentum,
+        eps):
+    x = _t(b, x, "batch_norm")
+    st = torch.float64 if x.dtype == torch.float64 else torch.float32
+    if training or running_mean is None:
+        ops = [x]
+        text = x.name
+        if weight is not None:
+            ops.append(O.cast(b, weight, x.dtype))
+            text += " weight %s" % ops[-1].name
+        if bias is not None:
+            ops.append(O.cast(b, bias, x.dtype))
+            text += " bias %s" % ops[-1].name
+        if running_mean is not None or running_var is not None:
+            y = O._batch_norm_train(b, x, running_mean, running_var, weight,
+                                    bias, momentum, eps, None)
+            # The statistics: the same kt.batch_norm_train (CSE'd).
+        y, mean, invstd = b.op(
+            "batch_norm_train", ops, {"eps": float(eps)}, operand_text=text,
+            results=[(x.shape, x.dtype), ([x.shape[1]], st),
+                     ([x.shape[1]], st)])
+        return (y, mean, invstd)
+    y = O.batch_norm(b, x, running_mean, running_var, weight, bias, False,
+                     momentum, eps)
+    return (y, _empty(b, st), _empty(b, st))
+
+
+@aten("native_batch_norm", "_native_batch_norm_legit.default")
+def native_batch_norm(b, x, weight, bias, running_mean, running_var,
+                      training, momentum, eps):
+    return _bn(b, x, weight, bias, running_mean, running_var, training,
+               momentum, eps)
+
+
+@aten("_native_batch_norm_legit.no_stats")
+def native_batch_norm_no_stats(b, x, weight, bias, training, momentum, eps):
+    return _bn(b, x, weight, bias, None, None, True, momentum, eps)
+
+
+@aten("_native_batch_norm_legit_no_training")
+def native_batch_norm_no_training(b, x, weight, bias, running_mean,
+                                  running_var, momentum, eps):
+    return _bn(b, x, weight, bias, running_mean, running_var, False,
+               momentum, eps)
+
+
+@aten("native_batch_norm_backward")
+def native_batch_norm_backward(b, grad, x, weight, running_mean, running_var,
+                               save_mean, save_invstd, train, eps,
+                               output_mask):
+    """Training mode: kt.batch_norm_backward. Evaluation mode: the
+    running statistics are constants, so grad_input = grad * weight *
+    rsqrt(running_var + eps), grad_weight = sum(grad * xhat), grad_bias =
+    sum(grad)."""
+    grad = _t(b, grad, "native_batch_norm_backward")
+    x = _t(b, x, "native_batch_norm_backward")
+    if not train:
+        C = x.shape[1]
+        bshape = [1, C] + [1] * (x.ndim - 2)
+        inv = _un(b, "rsqrt", O.add(b, O.cast(b, running_var, x.dtype),
+                                    float(eps)))
+        invb = O.reshape(b, inv, bshape)
+        meanb = O.reshape(b, O.cast(b, running_mean, x.dtype), bshape)
+        xhat = O.mul(b, O.sub(b, x, meanb), invb)
+        scale = invb if weight is None else O.mul(
+            b, invb, O.reshape(b, O.cast(b, weight, x.dtype), bshape))
+        gi = O.mul(b, grad, scale)
+        dims = [0] + list(range(2, x.ndim))
+        gw = O.sum_(b, O.mul(b, grad, xhat), dims)
+        gb = O.sum_(b, grad, dims)
+        return tuple(v if m else None for v, m in
+                     zip((gi, gw, gb), output_mask))
+    ops = [grad, x, save_mean, save_invstd]
+    text = ", ".join(v.name for v in ops)
+    if weight is not None:
+        ops.append(O.cast(b, weight, x.dtype))
+        text += " weight %s" % ops[-1].name
+    C = x.shape[1]
+    gi, gw, gb = b.op("batch_norm_backward", ops, operand_text=text,
+                      results=[(x.shape, x.dtype), ([C], x.dtype),
+                               ([C], x.dtype)])
+    return tuple(v if m else None for v, m in zip((gi, gw, gb), output_mask))
+
+
+def _ln_stats(b, x, axis):
+    dims = list(range(axis, x.ndim))
+    st = x.dtype
+    mean = O.mean(b, x, dims, True)
+    var = O.var(b, x, dims, None, True, correction=0)
+    return dims, mean, var, st
+
+
+@aten("native_layer_norm")
+def native_layer_norm(b, x, normalized_shape, weight, bias, eps):
+    """kt.layer_norm for the output; mean and rstd (shape: the outer dims
+    then 1s) by kt.mean and kt.var (biased) over the normalized dims."""
+    x = _t(b, x, "native_layer_norm")
+    y = O.layer_norm(b, x, normalized_shape, weight, bias, eps)
+    axis = x.ndim - len(normalized_shape)
+    _, mean, var, _ = _ln_stats(b, x, axis)
+    rstd = _un(b, "rsqrt", O.add(b, var, float(eps)))
+    return (y, mean, rstd)
+
+
+@aten("native_layer_norm_backward")
+def native_layer_norm_backward(b, grad, x, normalized_shape, mean, rstd,
+                               weight, bias, output_mask):
+    """xhat = (x - mean) * rstd, g = grad * weight, M the normalized
+    elements: grad_input = rstd / M * (M * g - sum(g) - xhat *
+    sum(g * xhat)) (sums over the normalized dims); grad_weight =
+    sum(grad * xhat), grad_bias = sum(grad) over the outer dims."""
+    grad = _t(b, grad, "native_layer_norm_backward")
+    x = _t(b, x, "native_layer_norm_backward")
+    axis = x.ndim - len(normalized_shape)
+    inner = list(range(axis, x.ndim))
+    outer = list(range(axis))
+    M = 1
+    for d in inner:
+        M *= b.static(x.shape[d], "a normalized dim")
+    mean = O.cast(b, mean, x.dtype)
+    rstd = O.cast(b, rstd, x.dtype)
+    xhat = O.mul(b, O.sub(b, x, mean), rstd)
+    g = grad if weight is None else O.mul(b, grad, weight)
+    gi = gw = gb = None
+    if output_mask[0]:
+        s1 = O.sum_(b, g, inner, True)
+        s2 = O.sum_(b, O.mul(b, g, xhat), inner, True)
+        t = O.sub(b, O.sub(b, O.mul(b, g, float(M)), s1),
+                  O.mul(b, xhat, s2))
+        gi = O.mul(b, t, O.div(b, rstd, float(M)))
+    if output_mask[1] and weight is not None:
+        gw = O.sum_(b, O.mul(b, grad, xhat), outer) if outer else O.mul(
+            b, grad, xhat)
+    if output_mask[2] and bias is not None:
+        gb = O.sum_(b, grad, outer) if outer else O.copy_of(grad)
+    return (gi, gw, gb)
+
+
+@aten("native_group_norm")
+def native_group_norm(b, x, weight, bias, N, C, HxW, group, eps):
+    """x as [N, G, C/G * HxW]: mean and biased variance per (n, g), rstd =
+    rsqrt(var + eps), normalized, back to x's shape, then the per-channel
+    affine. Returns (out, mean [N, G], rstd [N, G])."""
+    x = _t(b, x, "native_group_norm")
+    if not x.dtype.is_floating_point:
+        raise b.error("native_group_norm of a %s tensor" % x.dtype)
+    N = b.static(N, "N")
+    C = b.static(C, "C")
+    G = b.static(group, "group")
+    xs = O.reshape(b, x, [N, G, -1])
+    mean = O.mean(b, xs, [2], True)
+    var = O.var(b, xs, [2], None, True, correction=0)
+    rstd = _un(b, "rsqrt", O.add(b, var, float(eps)))
+    y = O.reshape(b, O.mul(b, O.sub(b, xs, mean), rstd), list(x.shape))
+    cshape = [1, C] + [1] * (x.ndim - 2)
+    if weight is not None:
+        y = O.mul(b, y, O.reshape(b, O.cast(b, weight, x.dtype), cshape))
+    if bias is not None:
+        y = O.add(b, y, O.reshape(b, O.cast(b, bias, x.dtype), cshape))
+    return (y, O.reshape(b, mean, [N, G]), O.reshape(b, rstd, [N, G]))
+
+
+@aten("native_group_norm_backward")
+def native_group_norm_backward(b, grad, x, mean, rstd, weight, N, C, HxW,
+                               group, output_mask):
+    """Per (n, g) as layer norm over the group's C/G * HxW elements, with
+    g = grad * weight[c]: grad_input = rstd / M * (M * g - sum(g) - xhat *
+    sum(g * xhat)); grad_weight[c] = sum over n and HxW of grad * xhat;
+    grad_bias[c] = sum of grad."""
+    grad = _t(b, grad, "native_group_norm_backward")
+    x = _t(b, x, "native_group_norm_backward")
+    N = b.static(N, "N")
+    C = b.static(C, "C")
+    G = b.static(group, "group")
+    M = (C // G) * b.static(HxW, "HxW")
+    cshape = [1, C] + [1] * (x.ndim - 2)
+    m = O.reshape(b, O.cast(b, mean, x.dtype), [N, G, 1])
+    r = O.reshape(b, O.cast(b, rstd, x.dtype), [N, G, 1])
+    xs = O.reshape(b, x, [N, G, -1])
+    xhat = O.mul(b, O.sub(b, xs, m), r)
+    g = grad if weight is None else O.mul(
+        b, grad, O.reshape(b, O.cast(b, weight, x.dtype), cshape))
+    gs = O.reshape(b, g, [N, G, -1])
+    gi = gw = gb = None
+    if output_mask[0]:
+        s1 = O.sum_(b, gs, [2], True)
+        s2 = O.sum_(b, O.mul(b, gs, xhat), [2], True)
+        t = O.sub(b, O.sub(b, O.mul(b, gs, float(M)), s1),
+                  O.mul(b, xhat, s2))
+        gi = O.reshape(b, O.mul(b, t, O.div(b, r, float(M))),
+                       list(x.shape))
+    dims = [0] + list(range(2, x.ndim))
+    if output_mask[1]:
+        xh = O.reshape(b, xhat, list(x.shape))
+        gw = O.sum_(b, O.mul(b, grad, xh), dims)
+    if output_mask[2]:
+        gb = O.sum_(b, grad, dims)
+    return (gi, gw, gb)
+
+
+@aten("native_dropout")
+def native_dropout(b, x, p, train):
+    """(out, mask): in training with p > 0 the mask is kt.rand >= p (a
+    seed argument of its own, drawn per call) and out = x * mask / (1 -
+    p); otherwise out is x and the mask all true."""
+    x = _t(b, x, "native_dropout")
+    p = float(p)
+    if not train or p == 0:
+        return (O.copy_of(x), O.full(b, x.shape, True, torch.bool))
+    if p == 1:
+        return (O.full(b, x.shape, 0, x.dtype),
+                O.full(b, x.shape, False, torch.bool))
+    size = [b.static(s, "a dropout size") for s in x.shape]
+    u = b.op("rand", [b.seed_arg()], {"size": size, "dtype": x.dtype},
+             shape=size, dtype=x.dtype)
+    mask = _ge(b, u, p)
+    out = O.mul(b, O.mul(b, x, O.cast(b, mask, x.dtype)), 1.0 / (1.0 - p))
+    return (out, mask)
+
+
+# ------------------------------------------------------------ backward
+
+
+@aten("threshold_backward")
+def threshold_backward(b, grad, x, threshold):
+    """grad where x > threshold, else 0 (ReLU's backward)."""
+    grad = _t(b, grad, "threshold_backward")
+    return O.where(b, _le(b, x, threshold), O.full(b, [], 0, grad.dtype),
+                   grad)
+
+
+@aten("_softmax_backward_data")
+def softmax_backward_data(b, grad, output, dim, input_dtype):
+    """grad_input = y * (grad - sum(grad * y, dim))."""
+    s = O.sum_(b, O.mul(b, grad, output), [dim], True)
+    r = O.mul(b, output, O.sub(b, grad, s))
+    return O.cast(b, r, input_dtype) if r.dtype != input_dtype else r
+
+
+@aten("_log_softmax_backward_data")
+def log_softmax_backward_data(b, grad, output, dim, input_dtype):
+    """grad_input = grad - exp(y) * sum(grad, dim)."""
+    s = O.sum_(b, grad, [dim], True)
+    r = O.sub(b, grad, O.mul(b, _un(b, "exp", output), s))
+    return O.cast(b, r, input_dtype) if r.dtype != input_dtype else r
+
+
+# ------------------------------------------------------------ distances
+
+
+def _pair_dist(b, d, p):
+    """||d||_p over the last dim."""
+    a = _un(b, "abs", d)
+    if p == 0:
+        return O.sum_(b, O.cast(b, _ne(b, a, 0), d.dtype), [-1])
+    if math.isinf(p):
+        return O.amax(b, a, [-1])
+    if p == 1:
+        return O.sum_(b, a, [-1])
+    if p == 2:
+        return _un(b, "sqrt", O.sum_(b, O.mul(b, a, a), [-1]))
+    return O.pow_(b, O.sum_(b, O.pow_(b, a, float(p)), [-1]), 1.0 / p)
+
+
+@aten("_cdist_forward")
+def cdist_forward(b, x1, x2, p, compute_mode):
+    """The p-norm of every difference x1[..., i, :] - x2[..., j, :] (a
+    broadcast difference, then the norm over the last dim)."""
+    x1 = _t(b, x1, "_cdist_forward")
+    d = O.sub(b, O.unsqueeze(b, x1, -2), O.unsqueeze(b, x2, -3))
+    return _pair_dist(b, d, float(p))
+
+
+@aten("_pdist_forward")
+def pdist_forward(b, x, p=2):
+    """The p-norm of x[i] - x[j] for i < j, row-major: the pairs are
+    constants, the rows picked by kt.index_select."""
+    x = _t(b, x, "_pdist_forward")
+    n = b.static(x.shape[0], "pdist's row count")
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    if not pairs:
+        return O.full(b, [0], 0, x.dtype)
+    ii = b.constant_tensor(torch.tensor([q[0] for q in pairs]),
+                           limit=1 << 20)
+    jj = b.constant_tensor(torch.tensor([q[1] for q in pairs]),
+                           limit=1 << 20)
+    d = O.sub(b, O.index_select(b, x, 0, ii), O.index_select(b, x, 0, jj))
+    return _pair_dist(b, d, float(p))
+
+
+@aten("col2im")
+def col2im(b, x, output_size, kernel_size, dilation, padding, stride):
+    """F.fold: each column's values added at their window positions of
+    the padded output (kt.scatter, reduce sum, with constant positions),
+    then the padding cut off."""
+    x = _t(b, x, "col2im")
+    batched = x.ndim == 3
+    if not batched:
+        x = O.unsqueeze(b, x, 0)
+    H, W = [b.static(v, "an output size") for v in output_size]
+    kh, kw = [b.static(v, "a kernel size") for v in kernel_size]
+    dh, dw = [b.static(v, "a dilation") for v in dilation]
+    ph, pw = [b.static(v, "a padding") for v in padding]
+    sh, sw = [b.static(v, "a stride") for v in stride]
+    N = x.shape[0]
+    CK = b.static(x.shape[1], "col2im's channel dim")
+    L = b.static(x.shape[2], "col2im's block count")
+    C = CK // (kh * kw)
+    Hp, Wp = H + 2 * ph, W + 2 * pw
+    bh = (Hp - (dh * (kh - 1) + 1)) // sh + 1
+    bw = (Wp - (dw * (kw - 1) + 1)) // sw + 1
+    if bh * bw != L:
+        raise b.error("col2im: %d blocks given, the sizes give %d"
+                      % (L, bh * bw))
+    pos = torch.empty(kh * kw, L, dtype=torch.int64)
+    for i in range(kh):
+        for j in range(kw):
+            for r in range(bh):
+                for c in range(bw):
+                    pos[i * kw + j, r * bw + c] = (
+                        (r * sh + i * dh) * Wp + c * sw + j * dw)
+    posv = b.constant_tensor(pos.reshape(-1), limit=1 << 20)
+    cols = O.reshape(b, x, [N, C, kh * kw * L])
+    idx = O.expand(b, O.reshape(b, posv, [1, 1, kh * kw * L]),
+                   [N, C, kh * kw * L])
+    out = O.full(b, [N, C, Hp * Wp], 0, x.dtype)
+    out = O.scatter_op(b, out, 2, idx, cols, "sum", True, "col2im")
+    out = O.reshape(b, out, [N, C, Hp, Wp])
+    out = O.slice_dim(b, O.slice_dim(b, out, 2, ph, ph + H, 1), 3, pw,
+                      pw + W, 1)
+    return out if batched else O.squeeze(b, out, 0)
+
+
+# ------------------------------------------------------------ sizes
+
+
+@aten("sym_size.int", "sym_size")
+def sym_size(b, x, dim):
+    x = _t(b, x, "sym_size")
+    return x.shape[O.norm_dim(b, dim, x.ndim)]
+
+
+@aten("sym_numel")
+def sym_numel(b, x):
+    x = _t(b, x, "sym_numel")
+    return O.prod(list(x.shape))
+
+
+@aten("sym_stride.int")
+def sym_stride(b, x, dim):
+    """The contiguous stride (Kiln's values are contiguous)."""
+    x = _t(b, x, "sym_stride")
+    d = O.norm_dim(b, dim, x.ndim)
+    return O.prod(list(x.shape[d + 1:]))
+
+
+@aten("sym_storage_offset")
+def sym_storage_offset(b, x):
+    return 0
+
+
+@aten("sym_is_contiguous")
+def sym_is_contiguous(b, x, memory_format=torch.contiguous_format):
+    return True
+
+
+# ------------------------------------------------- not supported (reasons)
+
+
+unsupported("3-D pooling: kt has 1-D/2-D pooling only (kt.avg_pool2d, "
+            "kt.max_pool2d); needs a kt op or an N-D pool",
+            "_adaptive_avg_pool3d", "avg_pool3d", "max_pool3d_with_indices")
+unsupported("per-bag reductions over data-dependent offsets (the offsets "
+            "tensor): needs a segment-reduction kt op",
+            "_embedding_bag")
+unsupported("complex dtypes (FFT results are complex): kt has no complex "
+            "element types yet (issue 16, section 2)",
+            "_fft_c2r", "_fft_r2c")
+unsupported("returns a Python number read from tensor data (.item()): the "
+            "torch-level importer makes it a graph break; 0-d results "
+            "handed back as scalars are issue 16, section 2",
+            "_local_scalar_dense")
+unsupported("a strided view of the input's storage (aliasing, overlapping "
+            "or non-contiguous strides): Kiln's values have no storage",
+            "as_strided")
+unsupported("data-dependent interpolation coordinates (the grid): needs a "
+            "bilinear gather with computed float positions; not written",
+            "grid_sampler_2d")
+unsupported("the result's shape depends on the data (the number of "
+            "non-zero elements)", "nonzero")
+unsupported("changes a tensor's size in place (storage resize): Kiln's "
+            "values have fixed shapes", "resize_")
