@@ -48,9 +48,22 @@ def overload_name(target):
 
 
 def converter(target):
-    """The converter of an aten OpOverload target, or None."""
+    """The converter of an aten OpOverload target, or None. An in-place
+    overload (`add_.Tensor`, in make_fx graphs of PyTorch 1.13, which does
+    not functionalize) is its functional overload's result written into
+    its first argument."""
     name = overload_name(target)
-    return None if name is None else ATEN.get(name)
+    if name is None:
+        return None
+    conv = ATEN.get(name)
+    if conv is None:
+        op, _, ov = name.partition(".")
+        base = ATEN.get("%s.%s" % (op[:-1], ov)) if op.endswith("_") and \
+            not op.endswith("__") else None
+        if base is not None:
+            def conv(b, x, *args, **kwargs):
+                return O.in_place(b, x, base(b, x, *args, **kwargs))
+    return conv
 
 
 def reason_unsupported(target):
@@ -129,7 +142,8 @@ def _float(b, x):
 
 
 def _un(b, name, x):
-    return b.op(name, [x], shape=x.shape, dtype=x.dtype)
+    return b.op(name, [x], shape=x.shape,
+                dtype=torch.bool if name == "isnan" else x.dtype)
 
 
 def _ignore_device(b, device=None, **_):
@@ -158,12 +172,23 @@ for _n in ("abs", "ceil", "floor", "round", "neg", "relu", "sigmoid", "sin",
            "argmin", "amax", "amin", "addmm"):
     aten(_n)(_same(_n))
 
-for _n in ("add", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge",
+def _add_sub(name):
+    """alpha is keyword-only in the .Tensor overloads, positional in
+    .Scalar: both come here."""
+    def conv(b, x, y, alpha=1):
+        return _fn(name)(b, x, y, alpha=alpha)
+    return conv
+
+
+for _n in ("add", "sub", "rsub"):
+    aten("%s.Tensor" % _n, "%s.Scalar" % _n)(_add_sub(_n))
+
+
+for _n in ("mul", "div", "eq", "ne", "lt", "le", "gt", "ge",
            "fmod", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor"):
     aten("%s.Tensor" % _n, "%s.Scalar" % _n)(_same(_n))
 aten("div.Tensor_mode", "div.Scalar_mode")(_same("div"))
 aten("pow.Tensor_Tensor", "pow.Tensor_Scalar", "pow.Scalar")(_same("pow"))
-aten("rsub.Tensor", "rsub.Scalar")(_same("rsub"))
 aten("where.self")(_same("where"))
 aten("masked_fill.Scalar", "masked_fill.Tensor")(_same("masked_fill"))
 aten("clamp.default", "clamp.Tensor")(_same("clamp"))
@@ -372,11 +397,15 @@ def var_correction(b, x, dim=None, *, correction=None, keepdim=False):
                  correction=1 if correction is None else correction)
 
 
-@aten("max.dim", "min.dim")
-def _max_min_dim(b, x, dim, keepdim=False):
-    name = b.node.target.overloadpacket.__name__
-    r = _fn(name)(b, x, dim, keepdim)
-    return (r[0], r[1])
+def _max_min_dim(name):
+    def conv(b, x, dim, keepdim=False):
+        r = _fn(name)(b, x, dim, keepdim)
+        return (r[0], r[1])
+    return conv
+
+
+aten("max.dim")(_max_min_dim("max"))
+aten("min.dim")(_max_min_dim("min"))
 
 
 @aten("max.default")
@@ -413,6 +442,13 @@ def log_softmax(b, x, dim, half_to_float):
 
 @aten("view", "_unsafe_view", "reshape")
 def view(b, x, size):
+    return O.reshape(b, x, *size)
+
+
+@aten("_reshape_alias")
+def reshape_alias(b, x, size, stride):
+    """PyTorch 1.13's reshape as a view (its strides are those of the
+    reshaped contiguous values): a reshape."""
     return O.reshape(b, x, *size)
 
 
@@ -583,12 +619,16 @@ def full_like(b, x, fill_value, *, dtype=None, layout=None, device=None,
                   dtype or x.dtype)
 
 
-@aten("zeros_like", "empty_like", "ones_like")
-def zeros_like(b, x, *, dtype=None, layout=None, device=None,
-               pin_memory=None, memory_format=None):
-    O._check_device(b, device)
-    fill = 1 if b.node.target.overloadpacket.__name__ == "ones_like" else 0
-    return O.full(b, _t(b, x, "*_like").shape, fill, dtype or x.dtype)
+def _like(fill):
+    def conv(b, x, *, dtype=None, layout=None, device=None,
+             pin_memory=None, memory_format=None):
+        O._check_device(b, device)
+        return O.full(b, _t(b, x, "*_like").shape, fill, dtype or x.dtype)
+    return conv
+
+
+aten("zeros_like", "empty_like")(_like(0))
+aten("ones_like")(_like(1))
 
 
 @aten("fill.Scalar")
@@ -603,13 +643,18 @@ def fill_tensor(b, x, value):
     return O.expand(b, O.cast(b, value, x.dtype), list(x.shape))
 
 
-@aten("empty.memory_format", "zeros.default", "ones.default")
-def empty(b, size, *, dtype=None, layout=None, device=None, pin_memory=None,
-          memory_format=None):
-    """empty: zeros (an uninitialized tensor's values are unspecified)."""
-    O._check_device(b, device)
-    fill = 1 if b.node.target.overloadpacket.__name__ == "ones" else 0
-    return O.full(b, size, fill, dtype or torch.get_default_dtype())
+def _filled(fill):
+    def conv(b, size, *, dtype=None, layout=None, device=None,
+             pin_memory=None, memory_format=None):
+        O._check_device(b, device)
+        return O.full(b, size, fill, dtype or torch.get_default_dtype())
+    return conv
+
+
+# empty: zeros (an uninitialized tensor's values are unspecified).
+empty = _filled(0)
+aten("empty.memory_format", "zeros.default")(empty)
+aten("ones.default")(_filled(1))
 
 
 @aten("empty_strided")
@@ -632,17 +677,43 @@ def arange(b, *args, dtype=None, layout=None, device=None, pin_memory=None):
     return O.arange(b, *args, dtype=dtype, device=device)
 
 
-@aten("rand", "randn")
-def rand(b, size, *, dtype=None, layout=None, device=None,
-         pin_memory=None, generator=None):
-    name = b.node.target.overloadpacket.__name__
-    return _fn(name)(b, *size, dtype=dtype, device=device)
+def _random(b, name, size, dtype):
+    """kt.rand / kt.randn with a seed argument of its own (drawn on every
+    call from torch's generator: ProgramArg.seed); Kiln's Philox stream,
+    not PyTorch's numbers."""
+    size = [b.static(s, "the size of a random tensor") for s in size]
+    dtype = dtype or torch.get_default_dtype()
+    if not dtype.is_floating_point:
+        raise b.error("aten.%s of dtype %s" % (name, dtype))
+    return b.op(name, [b.seed_arg()], {"size": size, "dtype": dtype},
+                shape=size, dtype=dtype)
+
+
+def _rand(name):
+    def conv(b, size, *, dtype=None, layout=None, device=None,
+             pin_memory=None, generator=None):
+        O._check_device(b, device)
+        if generator is not None:
+            raise b.error("a random op with its own generator")
+        return _random(b, name, size, dtype)
+    return conv
+
+
+aten("rand")(_rand("rand"))
+aten("randn")(_rand("randn"))
 
 
 @aten("randperm")
 def randperm(b, n, *, dtype=torch.int64, layout=None, device=None,
              pin_memory=None, generator=None):
-    return _fn("randperm")(b, n, dtype=dtype, device=device)
+    """The stable argsort of n uniform float64 numbers."""
+    O._check_device(b, device)
+    if generator is not None:
+        raise b.error("a random op with its own generator")
+    n = b.static(n, "randperm's n")
+    u = _random(b, "rand", [n], torch.float64)
+    r = b.op("argsort", [u], {"dim": 0}, shape=[n], dtype=torch.int64)
+    return O.cast(b, r, dtype) if dtype != torch.int64 else r
 
 
 # ----------------------------------------------------------- indexing
@@ -1043,16 +1114,10 @@ def max_pool2d_with_indices_backward(b, grad, x, kernel_size, stride,
                 dtype=x.dtype)
 
 
-@aten("upsample_nearest2d.vec")
-def upsample_nearest2d(b, x, output_size, scale_factors):
-    return O._upsample(b, x, "nearest", output_size, scale_factors, None,
-                       "upsample_nearest2d")
-
-
-@aten("upsample_bilinear2d.vec")
-def upsample_bilinear2d(b, x, output_size, align_corners, scale_factors):
-    return O._upsample(b, x, "bilinear", output_size, scale_factors,
-                       align_corners, "upsample_bilinear2d")
+aten("upsample_nearest2d.vec")(O._aten_upsample("nearest", 2,
+                                                 "upsample_nearest2d"))
+aten("upsample_bilinear2d.vec")(O._aten_upsample("bilinear", 2,
+                                                  "upsample_bilinear2d"))
 
 
 # -------------------------------------------------------------- norms
@@ -1291,6 +1356,29 @@ def threshold_backward(b, grad, x, threshold):
     grad = _t(b, grad, "threshold_backward")
     return O.where(b, _le(b, x, threshold), O.full(b, [], 0, grad.dtype),
                    grad)
+
+
+@aten("select_backward")
+def select_backward(b, grad, input_sizes, dim, index):
+    """grad placed at `index` of dim in zeros of the input's sizes."""
+    grad = _t(b, grad, "select_backward")
+    zeros = O.full(b, input_sizes, 0, grad.dtype)
+    return select_scatter(b, zeros, grad, dim, index)
+
+
+@aten("slice_backward")
+def slice_backward(b, grad, input_sizes, dim, start, end, step):
+    """grad placed at the slice of dim in zeros of the input's sizes."""
+    grad = _t(b, grad, "slice_backward")
+    zeros = O.full(b, input_sizes, 0, grad.dtype)
+    return slice_scatter(b, zeros, grad, dim, start, end, step)
+
+
+@aten("new_zeros", "new_empty")
+def new_zeros(b, x, size, *, dtype=None, layout=None, device=None,
+              pin_memory=None):
+    O._check_device(b, device)
+    return O.full(b, size, 0, dtype or _t(b, x, "new_zeros").dtype)
 
 
 @aten("_softmax_backward_data")

@@ -1,0 +1,236 @@
+"""PyTorch's Core ATen opset (python/kiln/core_aten_ops.txt) through Kiln's
+ATen-level importer (kiln/_aten.py).
+
+* The hole test: every operator of the list either has a converter and a
+  case in core_aten_cases.py, or a reason in `_aten.UNSUPPORTED` (the one
+  place that says why; docs/core-aten.md shows it). A new operator in the
+  list without either fails.
+* The sweep: every case goes into ONE graph made by make_fx (operators that
+  PyTorch 1.13's make_fx decomposes or does not have, and the size
+  operators that it evaluates, are added to that graph as explicit nodes),
+  which Kiln runs on the interpreter (`eager`) and the `cpu` backend, each
+  case compared with eager PyTorch by the `same()` rule of models.py
+  (random operators: by their `check`). One graph per backend keeps the
+  compile time small.
+* docs/core-aten.md is up to date (scripts/gen-core-aten-table.py --check).
+"""
+
+import copy
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.fx as fx
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.utils import _pytree as pytree
+
+import kiln
+from kiln import _aten
+
+import core_aten_cases
+from core_aten_cases import build_graph, is_tensor
+from models import same
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+OPS = _aten.core_ops()
+CASES = core_aten_cases.cases()
+
+
+def test_every_op_has_a_converter_and_case_or_a_reason():
+    holes = []
+    for name, _schema, _section in OPS:
+        conv = name in _aten.ATEN
+        reason = _aten.UNSUPPORTED.get(name)
+        if conv and reason:
+            holes.append("%s: both a converter and a reason" % name)
+        elif not conv and not reason:
+            holes.append("%s: no converter and no reason" % name)
+        elif conv and name not in CASES:
+            holes.append("%s: a converter but no case in "
+                         "core_aten_cases.py" % name)
+        elif reason and not reason.strip():
+            holes.append("%s: an empty reason" % name)
+    listed = {n for n, _, _ in OPS}
+    stale = sorted(n for n in _aten.UNSUPPORTED if n not in listed)
+    assert not stale, "reasons for ops not in the list: %s" % stale
+    assert not holes, "\n".join(holes)
+
+
+def test_the_list_is_the_core_opset():
+    core = [n for n, _, s in OPS if s == "core"]
+    assert len(core) == len(set(core)), "duplicate ops in the list"
+    # The docs' list, as checked in: a change must be deliberate.
+    assert len(core) == 193
+
+
+def _supported_cases():
+    return [CASES[n] for n, _, _ in OPS if n in _aten.ATEN]
+
+
+def _expected(c):
+    args, kwargs = copy.deepcopy((c.args, c.kwargs))
+    return core_aten_cases.target(c.name, c.ref)(*args, **kwargs)
+
+
+def _fp64(c):
+    def up(x):
+        return x.double() if is_tensor(x) and x.is_floating_point() \
+            else x
+    args, kwargs = pytree.tree_map(up, copy.deepcopy((c.args, c.kwargs)))
+    kwargs = {k: (torch.float64 if v is torch.float32 else v)
+              for k, v in kwargs.items()}
+    return core_aten_cases.target(c.name, c.ref)(*args, **kwargs)
+
+
+def _compare(c, actual):
+    if c.check is not None:
+        try:
+            c.check(actual, c.args, c.kwargs)
+        except AssertionError as e:
+            return "check failed: %s" % e
+        return None
+    expected = _expected(c)
+    a_leaves, a_spec = pytree.tree_flatten(actual)
+    e_leaves, e_spec = pytree.tree_flatten(expected)
+    if len(a_leaves) != len(e_leaves):
+        return "%d results, expected %d" % (len(a_leaves), len(e_leaves))
+    ref_leaves = None
+    for i, (a, e) in enumerate(zip(a_leaves, e_leaves)):
+        if not is_tensor(e):
+            if a != e:
+                return "result %d: %r, expected %r" % (i, a, e)
+            continue
+        if not is_tensor(a):
+            return "result %d: %r, expected a tensor" % (i, a)
+        if not e.is_floating_point():
+            if a.dtype != e.dtype or a.shape != e.shape or \
+                    not torch.equal(a, e):
+                return "result %d: %s %s differs from %s %s" % (
+                    i, a.dtype, tuple(a.shape), e.dtype, tuple(e.shape))
+            continue
+        if ref_leaves is None:
+            ref_leaves = pytree.tree_flatten(_fp64(c))[0]
+        ok, msg = same(a, e, ref_leaves[i])
+        if not ok:
+            return "result %d: %s" % (i, msg)
+    return None
+
+
+def _run(gm, flat, backend):
+    inputs = [t.clone() for t in flat]
+    prog = kiln.backend(gm, inputs, backend=backend)
+    return prog(*inputs)
+
+
+def _run_one(c, backend):
+    gm, flat, order = build_graph([c])
+    return _run(gm, flat, backend)[order[0][1]]
+
+
+_GRAPHS = {}
+
+
+def _graph(cases):
+    key = tuple(c.name for c in cases)
+    if key not in _GRAPHS:
+        _GRAPHS[key] = build_graph(cases)
+    return _GRAPHS[key]
+
+
+def _sweep(cases, backend):
+    gm, flat, order = _graph(cases)
+    try:
+        outs = _run(gm, flat, backend)
+    except Exception:  # noqa: find the culprits
+        failures = []
+        for c in cases:
+            try:
+                _run_one(c, backend)
+            except Exception as e:  # noqa: report every failure
+                failures.append("%s: %s" % (c.name, str(e).splitlines()[0]))
+        assert not failures, "\n".join(failures)
+        raise
+    failures = []
+    for c, i in order:
+        msg = _compare(c, outs[i])
+        if msg:
+            failures.append("%s: %s" % (c.name, msg))
+    assert not failures, "\n".join(failures)
+
+
+# The cpu backend's machine code for every case at once takes about a
+# minute on this loaded 2-core machine (LLVM, one kernel per fused group):
+# CI runs a fixed sample (every CPU_SAMPLE-th supported op, by list order)
+# and the full sweep is marked slow (KILN_SLOW_TESTS=1 runs it).
+CPU_SAMPLE = 4
+
+
+def test_core_aten_ops_match_pytorch_eager():
+    _sweep(_supported_cases(), "eager")
+
+
+def test_core_aten_ops_match_pytorch_cpu_sample():
+    _sweep(_supported_cases()[::CPU_SAMPLE], "cpu")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("KILN_SLOW_TESTS"),
+                    reason="slow: set KILN_SLOW_TESTS=1")
+def test_core_aten_ops_match_pytorch_cpu_all():
+    _sweep(_supported_cases(), "cpu")
+
+
+def test_unsupported_op_names_the_reason():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_function(torch.ops.aten.nonzero.default, (x,)))
+    gm = fx.GraphModule(torch.nn.Module(), g)
+    with pytest.raises(kiln.Unsupported, match="aten.nonzero.default: the "
+                       "result's shape depends on the data"):
+        kiln.backend(gm, [torch.randn(3)], backend="eager")
+
+
+def test_make_fx_training_step_graph():
+    """A forward and backward of a small conv net as one make_fx graph
+    (the ops AOTAutograd's graphs hold: convolution_backward,
+    native_batch_norm_backward, threshold_backward, ...), on the cpu
+    backend, against eager autograd."""
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3, padding=1),
+        torch.nn.BatchNorm2d(4, track_running_stats=False),
+        torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+        torch.nn.Linear(16, 5), torch.nn.LogSoftmax(-1))
+    params = [p.detach().clone() for p in net.parameters()]
+
+    def step(x, *ps):
+        for p, v in zip(net.parameters(), ps):
+            p.data = v
+        ws = [p.requires_grad_() for p in net.parameters()]
+        y = net(x)
+        grads = torch.autograd.grad(y.sum() * 0 + y[:, 0].sum(), ws)
+        return (y,) + tuple(grads)
+
+    x = torch.randn(2, 3, 4, 4)
+    gm = make_fx(step)(x, *params)
+    ops = {_aten.overload_name(n.target) for n in gm.graph.nodes
+           if n.op == "call_function"}
+    assert "convolution_backward.default" in ops
+    assert "native_batch_norm_backward.default" in ops
+    assert "threshold_backward.default" in ops
+    expected = step(x, *params)
+    inputs = [t.detach().clone() for t in [x] + params]
+    with torch.no_grad():
+        actual = kiln.backend(gm, inputs, backend="cpu")(*inputs)
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a, e.detach(), rtol=1e-4, atol=1e-4)
+
+
+def test_table_is_up_to_date():
+    r = subprocess.run([sys.executable,
+                        os.path.join(ROOT, "scripts",
+                                     "gen-core-aten-table.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
