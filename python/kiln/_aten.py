@@ -1053,52 +1053,146 @@ def _max_pool_attrs(b, kernel_size, stride, padding, dilation, ceil_mode):
     return attrs, k, s, p, d
 
 
+def _window_argmax(b, x, vals, k, s, p, d):
+    """Flat indices (into each input plane or volume) of the first maximum
+    of every pooling window: for each window offset, the input position of
+    every output (constants; -1 outside the input) is read with
+    kt.index_select, and the first offset whose value equals the window's
+    max (NaN equal to NaN, as PyTorch's max propagates it) wins."""
+    nd = len(k)
+    lead = list(x.shape[:-nd])
+    ins = [b.static(n, "a pooled size") for n in x.shape[-nd:]]
+    outs = [b.static(n, "a pooled size") for n in vals.shape[-nd:]]
+    total = 1
+    for n in ins:
+        total *= n
+    xf = O.reshape(b, x, lead + [total])
+    grids = torch.meshgrid(*[torch.arange(o) for o in outs], indexing="ij")
+    best = found = None
+    for offset in torch.cartesian_prod(*[torch.arange(n) for n in k]).reshape(
+            -1, nd).tolist():
+        pos = torch.zeros(outs, dtype=torch.int64)
+        ok = torch.ones(outs, dtype=torch.bool)
+        for i in range(nd):
+            c = grids[i] * s[i] - p[i] + offset[i] * d[i]
+            ok &= (c >= 0) & (c < ins[i])
+            pos = pos * ins[i] + c
+        pos = torch.where(ok, pos, torch.full_like(pos, -1))
+        posv = b.constant_tensor(pos, limit=1 << 20)
+        valid = _ge(b, posv, 0)
+        safe = O.clamp(b, posv, 0)
+        picked = O.index_select(b, xf, xf.ndim - 1, O.reshape(b, safe, -1))
+        picked = O.reshape(b, picked, lead + outs)
+        hit = _logical_and(b, valid, _logical_or(
+            b, _eq(b, picked, vals),
+            _logical_and(b, _un(b, "isnan", picked),
+                         _un(b, "isnan", vals))))
+        if best is None:
+            best, found = O.where(b, hit, safe, -1), hit
+        else:
+            take = _logical_and(b, hit, O.logical_not(b, found))
+            best = O.where(b, take, safe, best)
+            found = _logical_or(b, found, hit)
+    if tuple(map(value, best.shape)) != tuple(map(value, lead + outs)):
+        best = O.expand(b, best, lead + outs)
+    return O.cast(b, best, torch.int64)
+
+
 @aten("max_pool2d_with_indices")
 def max_pool2d_with_indices(b, x, kernel_size, stride=(), padding=0,
                             dilation=1, ceil_mode=False):
     """(values, flat indices into each input plane): kt.max_pool2d for the
-    values; the indices are the argmax over each window of the planes'
-    flat positions (windows gathered by a kt.max_pool2d-shaped unfold:
-    one kt.gather per window offset, PyTorch's first maximum wins)."""
+    values, _window_argmax for the indices."""
     x = _t(b, x, "max_pool2d_with_indices")
     attrs, k, s, p, d = _max_pool_attrs(b, kernel_size, stride, padding,
                                         dilation, ceil_mode)
     vals = O.max_pool2d(b, x, k, s, p, d, ceil_mode)
-    H, W = [b.static(n, "a pooled size") for n in x.shape[-2:]]
-    OH, OW = [b.static(n, "a pooled size") for n in vals.shape[-2:]]
-    # For each window offset (i, j): the input position of every output,
-    # valid or not; the index is the first offset whose value equals the
-    # max.
-    best = None
-    found = None
-    lead = list(x.shape[:-2])
-    xf = O.reshape(b, x, lead + [H * W])
-    for i in range(k[0]):
-        for j in range(k[1]):
-            rows = [oh * s[0] - p[0] + i * d[0] for oh in range(OH)]
-            cols = [ow * s[1] - p[1] + j * d[1] for ow in range(OW)]
-            pos = [[(r * W + c) if 0 <= r < H and 0 <= c < W else -1
-                    for c in cols] for r in rows]
-            posv = b.constant_tensor(torch.tensor(pos, dtype=torch.int64))
-            valid = _ge(b, posv, 0)
-            safe = O.clamp(b, posv, 0)
-            picked = O.index_select(b, xf, xf.ndim - 1,
-                                    O.reshape(b, safe, -1))
-            picked = O.reshape(b, picked, lead + [OH, OW])
-            hit = _logical_and(b, valid, _logical_or(
-                b, _eq(b, picked, vals),
-                _logical_and(b, _un(b, "isnan", picked),
-                              _un(b, "isnan", vals))))
-            if best is None:
-                best = O.where(b, hit, safe, -1)
-                found = hit
-            else:
-                take = _logical_and(b, hit, O.logical_not(b, found))
-                best = O.where(b, take, safe, best)
-                found = _logical_or(b, found, hit)
-    best = O.expand(b, best, lead + [OH, OW]) if tuple(
-        map(value, best.shape)) != tuple(lead + [OH, OW]) else best
-    return (vals, O.cast(b, best, torch.int64))
+    return (vals, _window_argmax(b, x, vals, k, s, p, d))
+
+
+def _triple(b, v, what, default=None):
+    if v is None or (isinstance(v, (list, tuple)) and len(v) == 0):
+        return default
+    if isinstance(v, (list, tuple)):
+        v = [b.static(e, what) for e in v]
+        return v * 3 if len(v) == 1 else v
+    return [b.static(v, what)] * 3
+
+
+def _pool3d(b, x, k, s, p, d, ceil_mode, pool2d):
+    """A 3-D pool as two 2-D pools (max and average over a box are
+    separable, padding and ceil_mode windows included): over (H, W) on
+    [N*C*..., D, H, W], then over D on [..., D, H'*W'] with a (kd, 1)
+    kernel."""
+    lead = list(x.shape[:-3])
+    D, H, W = x.shape[-3:]
+    y = O.reshape(b, x, [-1, D, H, W])
+    y = pool2d(y, k[1:], s[1:], p[1:], d[1:])
+    H2, W2 = y.shape[-2:]
+    y = O.reshape(b, y, [y.shape[0], D, H2 * W2])
+    y = pool2d(O.unsqueeze(b, y, 0), [k[0], 1], [s[0], 1], [p[0], 0],
+               [d[0], 1])
+    y = O.squeeze(b, y, 0)
+    return O.reshape(b, y, lead + [y.shape[-2], H2, W2])
+
+
+@aten("max_pool3d_with_indices")
+def max_pool3d_with_indices(b, x, kernel_size, stride=(), padding=0,
+                            dilation=1, ceil_mode=False):
+    """Values by two kt.max_pool2d (_pool3d), indices (flat, into each
+    input volume) by _window_argmax."""
+    x = _t(b, x, "max_pool3d_with_indices")
+    if x.ndim not in (4, 5):
+        raise b.error("max_pool3d expects a 4-D or 5-D input")
+    k = _triple(b, kernel_size, "a pool kernel size")
+    s = _triple(b, stride, "a pool stride", k)
+    p = _triple(b, padding, "a pool padding")
+    d = _triple(b, dilation, "a pool dilation")
+
+    def pool2d(y, k2, s2, p2, d2):
+        return O.max_pool2d(b, y, k2, s2, p2, d2, ceil_mode)
+    vals = _pool3d(b, x, k, s, p, d, ceil_mode, pool2d)
+    return (vals, _window_argmax(b, x, vals, k, s, p, d))
+
+
+@aten("avg_pool3d")
+def avg_pool3d(b, x, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Two kt.avg_pool2d (_pool3d): the divisor of a 3-D window is the
+    product of its per-dim divisors (clipped windows and
+    count_include_pad=False alike), so averaging twice is PyTorch's
+    average; a divisor_override is not a product and is refused."""
+    x = _t(b, x, "avg_pool3d")
+    if x.ndim not in (4, 5):
+        raise b.error("avg_pool3d expects a 4-D or 5-D input")
+    if divisor_override is not None:
+        raise b.error("avg_pool3d with divisor_override (not separable "
+                      "into 2-D pools)")
+    k = _triple(b, kernel_size, "a pool kernel size")
+    s = _triple(b, stride, "a pool stride", k)
+    p = _triple(b, padding, "a pool padding")
+
+    def pool2d(y, k2, s2, p2, d2):
+        return O.avg_pool2d(b, y, k2, s2, p2, ceil_mode, count_include_pad)
+    return _pool3d(b, x, k, s, p, [1, 1, 1], ceil_mode, pool2d)
+
+
+@aten("_adaptive_avg_pool3d")
+def adaptive_avg_pool3d(b, x, output_size):
+    """Output 1x1x1: the mean over the volume; sizes that divide evenly:
+    avg_pool3d with kernel = stride = in / out."""
+    x = _t(b, x, "_adaptive_avg_pool3d")
+    out = [b.static(o, "an output size") for o in output_size]
+    if out == [1, 1, 1]:
+        return O.mean(b, x, [-3, -2, -1], True)
+    ks = []
+    for o, n in zip(out, x.shape[-3:]):
+        n = b.static(n, "an adaptive pool's input size")
+        if n % o:
+            raise b.error("_adaptive_avg_pool3d from %d to %d (only sizes "
+                          "that divide evenly are supported)" % (n, o))
+        ks.append(n // o)
+    return avg_pool3d(b, x, ks, ks)
 
 
 @aten("max_pool2d_with_indices_backward")
@@ -1483,6 +1577,141 @@ def col2im(b, x, output_size, kernel_size, dilation, padding, stride):
     return out if batched else O.squeeze(b, out, 0)
 
 
+def _owns_contiguous_storage(b, node):
+    """Whether the FX node's tensor is the whole of its storage, laid out
+    contiguously from offset 0: a graph input that is, or the result of an
+    operator that returns a new tensor (no alias in its schema) with
+    contiguous strides (make_fx's tensor_meta)."""
+    import torch.fx as fx
+    if not isinstance(node, fx.Node):
+        return False
+    if node.op == "placeholder":
+        v = b.env.get(node)
+        ex = v.arg.example if isinstance(v, TensorVal) and v.arg else None
+        return (ex is not None and ex.is_contiguous() and
+                ex.storage_offset() == 0 and
+                ex.storage().size() == ex.numel())
+    meta = node.meta.get("tensor_meta")
+    t = node.target
+    if node.op != "call_function" or meta is None or \
+            not isinstance(t, torch._ops.OpOverload):
+        return False
+    rets = t._schema.returns
+    if not rets or rets[0].alias_info is not None:
+        return False
+    shape = list(meta.shape)
+    want, acc = [], 1
+    for n in reversed(shape):
+        want.append(acc)
+        acc *= n
+    want.reverse()
+    return all(st == w for st, w, n in zip(meta.stride, want, shape)
+               if n != 1)
+
+
+@aten("as_strided")
+def as_strided(b, x, size, stride, storage_offset=None):
+    """A strided read of x's storage, where x owns its storage contiguously
+    (_owns_contiguous_storage): the storage positions are constants
+    (torch.as_strided of arange), read with kt.index_select from x
+    flattened. The result is a view (in-place writes to it are refused).
+    Views of other tensors' storage are refused: Kiln's values have no
+    storage to read through."""
+    x = _t(b, x, "as_strided")
+    src = b.node.args[0]
+    if not _owns_contiguous_storage(b, src):
+        raise b.error("aten.as_strided of a view or a non-contiguous "
+                      "tensor (it reads another tensor's storage, which "
+                      "Kiln's values do not have)")
+    n = 1
+    for d in x.shape:
+        n *= b.static(d, "as_strided's input size")
+    size = [b.static(v, "an as_strided size") for v in size]
+    stride = [b.static(v, "an as_strided stride") for v in stride]
+    off = 0 if storage_offset is None else b.static(storage_offset,
+                                                    "a storage offset")
+    if any(v < 0 for v in size + stride) or off < 0:
+        raise b.error("aten.as_strided with a negative size, stride or "
+                      "offset")
+    last = off + sum((n_ - 1) * st for n_, st in zip(size, stride))
+    if 0 not in size and last >= n:
+        raise b.error("aten.as_strided reads past the end of its input's "
+                      "storage (position %d of %d)" % (last, n))
+    pos = torch.as_strided(torch.arange(max(n, last + 1, 1)), size, stride,
+                           off)
+    posv = b.constant_tensor(pos.reshape(-1).contiguous(), limit=1 << 20)
+    r = O.reshape(b, O.index_select(b, O.reshape(b, x, [-1]), 0, posv),
+                  size)
+    return TensorVal(r.name, r.shape, r.dtype, is_view=True, base=x)
+
+
+@aten("grid_sampler_2d")
+def grid_sampler_2d(b, x, grid, interpolation_mode, padding_mode,
+                    align_corners):
+    """F.grid_sample on 4-D inputs: bilinear (mode 0) or nearest (1)
+    interpolation with zeros (0) or border (1) padding, PyTorch's
+    unnormalization (align_corners); each corner read by kt.gather on the
+    flattened planes, corners outside the input contributing zero.
+    Bicubic and reflection padding are refused."""
+    x = _t(b, x, "grid_sampler_2d")
+    if interpolation_mode not in (0, 1):
+        raise b.error("grid_sampler_2d: bicubic interpolation is not "
+                      "supported")
+    if padding_mode not in (0, 1):
+        raise b.error("grid_sampler_2d: reflection padding is not "
+                      "supported")
+    if not x.dtype.is_floating_point:
+        raise b.error("grid_sampler_2d of a %s tensor" % x.dtype)
+    N, C, H, W = x.shape
+    Hi, Wi = [b.static(n, "a grid_sampler input size") for n in (H, W)]
+    Ho, Wo = grid.shape[1], grid.shape[2]
+    g = O.cast(b, grid, x.dtype)
+    gx = O.select(b, g, 3, 0)
+    gy = O.select(b, g, 3, 1)
+
+    def unnorm(c, size):
+        if align_corners:
+            return O.mul(b, O.add(b, c, 1.0), (size - 1) / 2.0)
+        return O.div(b, O.sub(b, O.mul(b, O.add(b, c, 1.0), float(size)),
+                              1.0), 2.0)
+
+    ix, iy = unnorm(gx, Wi), unnorm(gy, Hi)
+    if padding_mode == 1:
+        ix = O.clamp(b, ix, 0.0, float(Wi - 1))
+        iy = O.clamp(b, iy, 0.0, float(Hi - 1))
+    xf = O.reshape(b, x, [N, C, Hi * Wi])
+
+    def read(cx, cy):
+        """x at integer (float-valued) positions, 0 outside."""
+        inside = _logical_and(b, _logical_and(b, _ge(b, cx, 0.0),
+                                              _le(b, cx, float(Wi - 1))),
+                              _logical_and(b, _ge(b, cy, 0.0),
+                                           _le(b, cy, float(Hi - 1))))
+        sx = O.cast(b, O.clamp(b, cx, 0.0, float(Wi - 1)), torch.int64)
+        sy = O.cast(b, O.clamp(b, cy, 0.0, float(Hi - 1)), torch.int64)
+        flat = O.add(b, O.mul(b, sy, Wi), sx)              # N, Ho, Wo
+        idx = O.reshape(b, flat, [N, 1, -1])
+        idx = O.expand(b, idx, [N, C, idx.shape[-1]])
+        v = O.reshape(b, O.gather(b, xf, 2, idx), [N, C, Ho, Wo])
+        m = O.cast(b, O.unsqueeze(b, inside, 1), x.dtype)
+        return O.mul(b, v, m)
+
+    if interpolation_mode == 1:
+        return read(_un(b, "round", ix), _un(b, "round", iy))
+    x0, y0 = _un(b, "floor", ix), _un(b, "floor", iy)
+    x1, y1 = O.add(b, x0, 1.0), O.add(b, y0, 1.0)
+    wx1, wy1 = O.sub(b, ix, x0), O.sub(b, iy, y0)
+    wx0, wy0 = O.rsub(b, wx1, 1.0), O.rsub(b, wy1, 1.0)
+    out = None
+    for cx, cy, w in ((x0, y0, O.mul(b, wx0, wy0)),
+                      (x1, y0, O.mul(b, wx1, wy0)),
+                      (x0, y1, O.mul(b, wx0, wy1)),
+                      (x1, y1, O.mul(b, wx1, wy1))):
+        term = O.mul(b, read(cx, cy), O.unsqueeze(b, w, 1))
+        out = term if out is None else O.add(b, out, term)
+    return out
+
+
 # ------------------------------------------------------------ sizes
 
 
@@ -1519,9 +1748,6 @@ def sym_is_contiguous(b, x, memory_format=torch.contiguous_format):
 # ------------------------------------------------- not supported (reasons)
 
 
-unsupported("3-D pooling: kt has 1-D/2-D pooling only (kt.avg_pool2d, "
-            "kt.max_pool2d); needs a kt op or an N-D pool",
-            "_adaptive_avg_pool3d", "avg_pool3d", "max_pool3d_with_indices")
 unsupported("per-bag reductions over data-dependent offsets (the offsets "
             "tensor): needs a segment-reduction kt op",
             "_embedding_bag")
@@ -1532,12 +1758,6 @@ unsupported("returns a Python number read from tensor data (.item()): the "
             "torch-level importer makes it a graph break; 0-d results "
             "handed back as scalars are issue 16, section 2",
             "_local_scalar_dense")
-unsupported("a strided view of the input's storage (aliasing, overlapping "
-            "or non-contiguous strides): Kiln's values have no storage",
-            "as_strided")
-unsupported("data-dependent interpolation coordinates (the grid): needs a "
-            "bilinear gather with computed float positions; not written",
-            "grid_sampler_2d")
 unsupported("the result's shape depends on the data (the number of "
             "non-zero elements)", "nonzero")
 unsupported("changes a tensor's size in place (storage resize): Kiln's "

@@ -230,7 +230,9 @@ def cases():
     C = {}
 
     def case(name, *args, **kw):
-        C[name] = Case(name, args, kw.pop("kwargs", None), **kw)
+        variant = kw.pop("variant", None)
+        key = name if variant is None else "%s#%s" % (name, variant)
+        C[key] = Case(name, args, kw.pop("kwargs", None), **kw)
 
     x34, y34 = R(3, 4), R(3, 4)
     # ---- unary pointwise
@@ -413,6 +415,16 @@ def cases():
                                                    [1, 0])
     case("max_pool2d_with_indices_backward.default", R(2, 3, 4, 3), mp_x,
          [3, 2], [2, 2], [1, 0], [1, 1], False, mp_i)
+    case("avg_pool3d.default", R(2, 2, 5, 6, 7), [2, 3, 2], [2, 2, 1],
+         [1, 1, 0], True, False)
+    case("max_pool3d_with_indices.default", R(2, 2, 5, 6, 7), [2, 3, 2],
+         [2, 2, 1], [1, 1, 0], [1, 1, 2], True)
+    case("_adaptive_avg_pool3d.default", R(2, 3, 4, 6, 2), [2, 3, 1])
+    case("as_strided.default", x345, [3, 3], [2, 5], 1)
+    grid = U(2, 3, 4, 2, lo=-1.2, hi=1.2)
+    case("grid_sampler_2d.default", R(2, 3, 4, 5), grid, 0, 0, False)
+    case("grid_sampler_2d.default", R(2, 3, 4, 5), grid, 1, 1, True,
+         variant="nearest-border")
     case("upsample_nearest2d.vec", R(1, 2, 3, 4), [6, 6], None)
     case("upsample_bilinear2d.vec", R(1, 2, 3, 4), None, True, [2.0, 1.5])
     case("col2im.default", R(2, 3 * 4, 20), [4, 5], [2, 2], [1, 1],

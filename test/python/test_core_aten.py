@@ -67,7 +67,12 @@ def test_the_list_is_the_core_opset():
 
 
 def _supported_cases():
-    return [CASES[n] for n, _, _ in OPS if n in _aten.ATEN]
+    """The cases of supported ops in list order (an op's variants, keyed
+    "<op>.<overload>#<variant>", after its first case)."""
+    order = {n: i for i, (n, _, _) in enumerate(OPS)}
+    keys = [k for k in CASES if k.split("#")[0] in _aten.ATEN]
+    keys.sort(key=lambda k: (order.get(k.split("#")[0], len(order)), k))
+    return [CASES[k] for k in keys]
 
 
 def _expected(c):
@@ -191,6 +196,41 @@ def test_unsupported_op_names_the_reason():
     with pytest.raises(kiln.Unsupported, match="aten.nonzero.default: the "
                        "result's shape depends on the data"):
         kiln.backend(gm, [torch.randn(3)], backend="eager")
+
+
+def _graph_of(fn, *inputs):
+    return make_fx(fn)(*inputs)
+
+
+@pytest.mark.parametrize("fn, message", [
+    # A view reads another tensor's storage: refused, not a wrong answer.
+    (lambda x: torch.ops.aten.as_strided.default(x[1:], [2, 2], [1, 2]),
+     "as_strided of a view"),
+    (lambda x: torch.ops.aten.grid_sampler_2d.default(
+        x.view(1, 1, 3, 4), x.view(1, 3, 2, 2)[..., :2] * 0, 2, 0, False),
+     "bicubic"),
+    (lambda x: torch.ops.aten.avg_pool3d.default(
+        x.view(1, 1, 1, 3, 4), [1, 1, 1], [], 0, False, True, 3),
+     "divisor_override"),
+    (lambda x: torch.ops.aten.index.Tensor(x, [x > 0]), "boolean mask"),
+])
+def test_refused_with_a_reason(fn, message):
+    x = torch.randn(3, 4)
+    gm = _graph_of(fn, x)
+    with pytest.raises(kiln.Unsupported, match=message):
+        kiln.backend(gm, [x], backend="eager")
+
+
+def test_as_strided_past_the_storage_is_refused():
+    # PyTorch itself refuses this call, so make_fx cannot record it: a
+    # hand-built graph.
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_function(torch.ops.aten.as_strided.default,
+                             (x, [4, 4], [4, 1])))
+    gm = fx.GraphModule(torch.nn.Module(), g)
+    with pytest.raises(kiln.Unsupported, match="reads past the end"):
+        kiln.backend(gm, [torch.randn(3, 4)], backend="eager")
 
 
 def test_make_fx_training_step_graph():
