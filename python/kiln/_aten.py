@@ -891,8 +891,46 @@ def convolution(b, x, w, bias, stride, padding, dilation, transposed,
             return O.conv_transpose1d(b, x, w, bias, stride, padding,
                                       output_padding, groups, dilation)
         return O.conv1d(b, x, w, bias, stride, padding, dilation, groups)
-    raise b.error("aten.convolution with %d spatial dims (kt has 1-D and "
-                  "2-D convolutions)" % k)
+    if k == 3 and not transposed:
+        return _conv3d(b, x, w, bias, stride, padding, dilation, groups)
+    raise b.error("aten.convolution with %d spatial dims%s (kt has 1-D and "
+                  "2-D convolutions; 3-D ones are decomposed when not "
+                  "transposed)" % (k, ", transposed" if transposed else ""))
+
+
+def _conv3d(b, x, w, bias, stride, padding, dilation, groups):
+    """A 3-D convolution as kd 2-D ones: for each depth tap j, the input
+    depth slices od * s + j * d - p of every output depth od (constants;
+    the depth padding is a kt.pad with zeros) stacked into the batch,
+    convolved over (H, W) with w[:, :, j], and the kd results summed."""
+    st = [b.static(v, "a stride") for v in stride]
+    pd = [b.static(v, "a padding") for v in padding]
+    dl = [b.static(v, "a dilation") for v in dilation]
+    N, C, D, H, W = x.shape
+    D = b.static(D, "a conv input depth")
+    kd = b.static(w.shape[2], "a conv kernel depth")
+    Do = (D + 2 * pd[0] - dl[0] * (kd - 1) - 1) // st[0] + 1
+    if Do <= 0:
+        raise b.error("aten.convolution: the output depth would be %d" % Do)
+    xp = O.pad(b, x, [0, 0, 0, 0, pd[0], pd[0]], "constant", 0) \
+        if pd[0] else x
+    out = None
+    for j in range(kd):
+        depths = [od * st[0] + j * dl[0] for od in range(Do)]
+        idx = b.constant_tensor(torch.tensor(depths, dtype=torch.int64))
+        sl = O.index_select(b, xp, 2, idx)                 # N, C, Do, H, W
+        sl = O.permute(b, sl, [0, 2, 1, 3, 4])
+        sl = O.reshape(b, sl, [-1, C, H, W])               # N*Do, C, H, W
+        wj = O.select(b, w, 2, j)
+        y = O.conv2d(b, sl, wj, None, st[1:], pd[1:], dl[1:], groups)
+        out = y if out is None else O.add(b, out, y)
+    Oc, Ho, Wo = out.shape[1:]
+    out = O.permute(b, O.reshape(b, out, [N, Do, Oc, Ho, Wo]),
+                    [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = O.add(b, out, O.reshape(b, O.cast(b, bias, out.dtype),
+                                      [1, -1, 1, 1, 1]))
+    return out
 
 
 def _red_except(b, x, keep):

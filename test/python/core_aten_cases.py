@@ -396,6 +396,13 @@ def cases():
          kwargs={"beta": 0.5, "alpha": 2})
     case("convolution.default", R(2, 4, 6, 5), R(6, 2, 3, 3), R(6),
          [2, 1], [1, 0], [1, 2], False, [0, 0], 2)
+    case("convolution.default", R(2, 4, 5, 4, 6), R(6, 2, 2, 3, 2), R(6),
+         [2, 1, 2], [1, 0, 1], [2, 1, 1], False, [0, 0, 0], 2,
+         variant="3d")
+    case("convolution.default", R(2, 4, 7), R(4, 3, 3), None, [2], [1],
+         [1], True, [1], 1, variant="transposed-1d")
+    case("index.Tensor", x345, [I(2, 1, lo=-3, hi=3), None,
+                                I(4, lo=0, hi=5)], variant="non-adjacent")
     case("convolution_backward.default", R(2, 6, 3, 1), R(2, 4, 6, 5),
          R(6, 2, 3, 3), [6], [2, 1], [1, 0], [1, 2], False, [0, 0], 2,
          [True, True, True])
