@@ -86,7 +86,9 @@ def gpu_exceptions():
 
 
 def emitted_ops(case):
-    gm, flat, _ = core_aten_cases.build_graph([case])
+    # One explicit node per case (no tracing): the converter sees the
+    # same arguments as in a make_fx graph.
+    gm, flat, _ = core_aten_cases.build_graph([case], trace=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = _fx_import.import_graph_module(gm, flat, "p")

@@ -1529,6 +1529,214 @@ def log_softmax_backward_data(b, grad, output, dim, input_dtype):
     return O.cast(b, r, input_dtype) if r.dtype != input_dtype else r
 
 
+# Activation and loss backward ops of AOT graphs (PyTorch's derivative
+# formulas, derivatives.yaml / the CPU kernels).
+
+
+def _zero_like(b, x):
+    return O.full(b, [], 0, x.dtype)
+
+
+@aten("sigmoid_backward")
+def sigmoid_backward(b, grad, y):
+    """grad * y * (1 - y) (y: the forward's output)."""
+    return O.mul(b, grad, O.mul(b, y, O.rsub(b, y, 1.0)))
+
+
+@aten("tanh_backward")
+def tanh_backward(b, grad, y):
+    """grad * (1 - y^2) (y: the forward's output)."""
+    return O.mul(b, grad, O.rsub(b, O.mul(b, y, y), 1.0))
+
+
+@aten("silu_backward")
+def silu_backward(b, grad, x):
+    """grad * s * (1 + x * (1 - s)), s = sigmoid(x)."""
+    sg = _un(b, "sigmoid", x)
+    return O.mul(b, grad, O.mul(b, sg, O.add(
+        b, O.mul(b, x, O.rsub(b, sg, 1.0)), 1.0)))
+
+
+@aten("gelu_backward")
+def gelu_backward(b, grad, x, *, approximate="none"):
+    """PyTorch's GeluBackward kernels: exact (erf) and tanh forms."""
+    if approximate == "tanh":
+        beta = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
+        kappa = 0.044715
+        xsq = O.mul(b, x, x)
+        inner = O.mul(b, O.add(b, x, O.mul(b, O.mul(b, xsq, x), kappa)),
+                      beta)
+        th = _un(b, "tanh", inner)
+        left = O.mul(b, x, 0.5)
+        left_d = O.mul(b, O.add(b, th, 1.0), 0.5)
+        right_d = O.mul(b, O.mul(b, left, O.rsub(b, O.mul(b, th, th), 1.0)),
+                        O.mul(b, O.add(b, O.mul(b, xsq, 3 * kappa), 1.0),
+                              beta))
+        return O.mul(b, grad, O.add(b, left_d, right_d))
+    if approximate != "none":
+        raise b.error("gelu_backward with approximate=%r" % approximate)
+    cdf = O.mul(b, O.add(b, _un(b, "erf", O.mul(b, x, 1 / math.sqrt(2.0))),
+                         1.0), 0.5)
+    pdf = O.mul(b, _un(b, "exp", O.mul(b, O.mul(b, x, x), -0.5)),
+                1 / math.sqrt(2 * math.pi))
+    return O.mul(b, grad, O.add(b, cdf, O.mul(b, x, pdf)))
+
+
+@aten("hardtanh_backward")
+def hardtanh_backward(b, grad, x, min_val, max_val):
+    """grad inside (min_val, max_val), 0 at and beyond the bounds."""
+    out = _logical_or(b, _le(b, x, min_val), _ge(b, x, max_val))
+    return O.where(b, out, _zero_like(b, grad), grad)
+
+
+@aten("leaky_relu_backward")
+def leaky_relu_backward(b, grad, x, negative_slope, self_is_result):
+    return O.where(b, _gt(b, x, 0), grad, O.mul(b, grad, negative_slope))
+
+
+@aten("elu_backward")
+def elu_backward(b, grad, alpha, scale, input_scale, is_result, x):
+    """x is the forward's output when is_result (ELU in place)."""
+    alpha, scale, input_scale = float(alpha), float(scale), float(
+        input_scale)
+    if is_result:
+        neg = O.mul(b, O.mul(b, grad, input_scale),
+                    O.add(b, x, alpha * scale))
+    else:
+        neg = O.mul(b, O.mul(b, grad, input_scale * alpha * scale),
+                    _un(b, "exp", O.mul(b, x, input_scale)))
+    return O.where(b, _le(b, x, 0), neg, O.mul(b, grad, scale))
+
+
+aten("hardswish")(_same("hardswish"))
+aten("hardsigmoid")(_same("hardsigmoid"))
+
+
+@aten("hardswish_backward")
+def hardswish_backward(b, grad, x):
+    """0 below -3, grad * (x / 3 + 0.5) up to 3, grad above."""
+    mid = O.mul(b, grad, O.add(b, O.div(b, x, 3.0), 0.5))
+    return O.where(b, _lt(b, x, -3.0), _zero_like(b, grad),
+                   O.where(b, _le(b, x, 3.0), mid, grad))
+
+
+@aten("hardsigmoid_backward")
+def hardsigmoid_backward(b, grad, x):
+    """grad / 6 strictly inside (-3, 3), else 0."""
+    inside = _logical_and(b, _gt(b, x, -3.0), _lt(b, x, 3.0))
+    return O.where(b, inside, O.div(b, grad, 6.0), _zero_like(b, grad))
+
+
+@aten("softplus")
+def softplus(b, x, beta=1, threshold=20):
+    """x where x * beta > threshold, else log1p(exp(x * beta)) / beta."""
+    x = _float(b, _t(b, x, "softplus"))
+    xb = O.mul(b, x, float(beta))
+    soft = O.div(b, _un(b, "log1p", _un(b, "exp", xb)), float(beta))
+    return O.where(b, _gt(b, xb, float(threshold)), x, soft)
+
+
+@aten("softplus_backward")
+def softplus_backward(b, grad, x, beta, threshold):
+    xb = O.mul(b, x, float(beta))
+    z = _un(b, "exp", xb)
+    soft = O.mul(b, grad, O.div(b, z, O.add(b, z, 1.0)))
+    return O.where(b, _gt(b, xb, float(threshold)), grad, soft)
+
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduction(b, r):
+    if r not in _REDUCTIONS:
+        raise b.error("a loss reduction %r (0 none, 1 mean, 2 sum)" % (r,))
+    return _REDUCTIONS[r]
+
+
+@aten("mse_loss")
+def mse_loss(b, x, y, reduction=1):
+    d = O.sub(b, x, y)
+    sq = O.mul(b, d, d)
+    r = _reduction(b, reduction)
+    return sq if r == "none" else (O.mean(b, sq) if r == "mean"
+                                   else O.sum_(b, sq))
+
+
+@aten("mse_loss_backward")
+def mse_loss_backward(b, grad, x, y, reduction):
+    """2 (x - y) grad (divided by the element count for mean)."""
+    d = O.mul(b, O.sub(b, x, y), 2.0)
+    r = _reduction(b, reduction)
+    if r == "mean":
+        n = 1
+        for s_ in x.shape:
+            n *= b.static(s_, "mse_loss's element count")
+        d = O.div(b, d, float(max(n, 1)))
+    return O.mul(b, d, grad)
+
+
+def _nll_parts(b, x, target, weight, ignore_index):
+    """(picked log-probabilities, per-target weights with ignored targets
+    0) for input [N, C] or [C] (target [N] or 0-d)."""
+    x = _t(b, x, "nll_loss")
+    cdim = 1 if x.ndim == 2 else 0
+    if x.ndim not in (1, 2):
+        raise b.error("aten.nll_loss with a %d-D input (nll_loss2d's "
+                      "spatial form is not converted)" % x.ndim)
+    keep = _ne(b, target, ignore_index)
+    safe = O.where(b, keep, target, 0)
+    if x.ndim == 2:
+        picked = O.squeeze(b, O.gather(b, x, 1, O.unsqueeze(b, safe, 1)), 1)
+    else:
+        picked = O.reshape(b, O.index_select(
+            b, x, 0, O.reshape(b, safe, [1])), [])
+    w = O.cast(b, keep, x.dtype)
+    if weight is not None:
+        w = O.mul(b, w, O.index_select(b, O.cast(b, weight, x.dtype), 0,
+                                       O.reshape(b, safe, [-1])) if
+                  safe.ndim == 1 else O.reshape(b, O.index_select(
+                      b, O.cast(b, weight, x.dtype), 0,
+                      O.reshape(b, safe, [1])), []))
+    return x, cdim, safe, picked, w
+
+
+@aten("nll_loss_forward")
+def nll_loss_forward(b, x, target, weight, reduction, ignore_index):
+    """(output, total_weight): -x[i, target[i]] * w[target[i]], ignored
+    targets 0; mean divides by the total weight (the sum of the weights
+    of the targets not ignored)."""
+    x, _, _, picked, w = _nll_parts(b, x, target, weight, ignore_index)
+    loss = O.neg(b, O.mul(b, picked, w))
+    total = O.sum_(b, w)
+    r = _reduction(b, reduction)
+    if r == "none":
+        return (loss, O.full(b, [], 0, x.dtype))
+    s_ = O.sum_(b, loss)
+    return (O.div(b, s_, total) if r == "mean" else s_, total)
+
+
+@aten("nll_loss_backward")
+def nll_loss_backward(b, grad, x, target, weight, reduction, ignore_index,
+                      total_weight):
+    """-w[target] * grad (divided by total_weight for mean) at each
+    target's class, 0 elsewhere (a comparison with the class index, no
+    scatter)."""
+    x, cdim, safe, _, w = _nll_parts(b, x, target, weight, ignore_index)
+    r = _reduction(b, reduction)
+    g = O.cast(b, grad, x.dtype)
+    if r == "mean":
+        g = O.div(b, g, O.cast(b, total_weight, x.dtype))
+    val = O.neg(b, O.mul(b, w, g))
+    C = x.shape[cdim]
+    classes = O.arange(b, C)
+    if x.ndim == 2:
+        hit = _eq(b, O.unsqueeze(b, safe, 1), O.unsqueeze(b, classes, 0))
+        val = O.unsqueeze(b, val, 1)
+    else:
+        hit = _eq(b, classes, safe)
+    return O.where(b, hit, val, _zero_like(b, x))
+
+
 # ------------------------------------------------------------ distances
 
 

@@ -13,6 +13,8 @@ import math
 import types
 
 import torch
+import torch.fx as fx
+from torch.fx.experimental import proxy_tensor
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
 
@@ -76,10 +78,12 @@ def is_tensor(x):
     return isinstance(x, torch.Tensor)
 
 
-def build_graph(cases):
+def build_graph(cases, trace=True):
     """One GraphModule computing every case: make_fx of a function calling
     each case's operator, plus explicit nodes for the operators that do not
-    appear in it. Returns (gm, flat inputs, [(case, output index)])."""
+    appear in it (trace=False: explicit nodes only, and `gm` is just an
+    object with the graph). Returns (gm, flat inputs, [(case, output
+    index)])."""
     flat, specs = [], []
     for c in cases:
         leaves, spec = pytree.tree_flatten((c.args, c.kwargs))
@@ -101,32 +105,43 @@ def build_graph(cases):
             kwargs = dict(kwargs, out=torch.zeros_like(kwargs["out"]))
         return target(c.name, c.ref)(*args, **kwargs)
 
-    def traceable(k):
-        # PyTorch 1.13's make_fx fails on a few composite overloads
-        # (bitwise_or.Scalar's decomposition passes a Python scalar as a
-        # Tensor): those are added as explicit nodes.
-        c = cases[k]
-        if isinstance(target(c.name, c.ref),
-                      AbsentOverload):
-            return False
-        tensors = [flat[i].clone() for i in range(len(flat))]
-        try:
-            make_fx(lambda *ts: call(c, *specs[k], ts))(*tensors)
-        except Exception:  # noqa: PyTorch's tracing error, any type
-            return False
-        return True
-
-    real = [k for k in range(len(cases)) if traceable(k)]
+    # One make_fx pass over every case. A case whose call fails while
+    # tracing (PyTorch 1.13's make_fx fails on a few composite overloads:
+    # bitwise_or.Scalar's decomposition passes a Python scalar as a
+    # Tensor), whose operator 1.13 lacks, or whose own nodes do not include
+    # its operator (make_fx decomposed it, or evaluated a size) gets an
+    # explicit node instead.
+    real = [k for k, c in enumerate(cases) if trace and
+            not isinstance(target(c.name, c.ref), AbsentOverload)]
+    own = {}
 
     def f(*tensors):
-        return tuple(call(cases[k], *specs[k], tensors) for k in real)
+        mode = proxy_tensor._get_current_dispatch_mode()
+        graph = mode.tracer.graph
+        outs = []
+        for k in real:
+            before = len(graph.nodes)
+            try:
+                outs.append(call(cases[k], *specs[k], tensors))
+            except Exception:  # noqa: PyTorch's tracing error, any type
+                outs.append(None)
+                continue
+            own[k] = {overload_name(n.target)
+                      for n in list(graph.nodes)[before:]
+                      if n.op == "call_function"}
+        return tuple(outs)
 
-    gm = make_fx(f)(*[t.clone() for t in flat])
-    g = gm.graph
-    present = {overload_name(n.target) for n in g.nodes
-               if n.op == "call_function"}
+    if trace:
+        gm = make_fx(f)(*[t.clone() for t in flat])
+        g = gm.graph
+    else:
+        g = fx.Graph()
+        for i in range(len(flat)):
+            g.placeholder("arg%d" % i)
+        g.output(())
+        gm = types.SimpleNamespace(graph=g)
     manual = [k for k, c in enumerate(cases)
-              if k not in real or c.name not in present]
+              if k not in own or c.name not in own[k]]
     placeholders = [n for n in g.nodes if n.op == "placeholder"]
     output = [n for n in g.nodes if n.op == "output"][0]
     outs = list(output.args[0])
@@ -470,6 +485,41 @@ def cases():
     case("select_backward.default", R(3, 5), [3, 4, 5], 1, -1)
     case("slice_backward.default", R(3, 2, 5), [3, 4, 5], 1, 1, 4, 2)
     case("new_zeros.default", x34, [2, 5], kwargs={"dtype": torch.int32})
+    ax = R(3, 5) * 3
+    ax[0, :4] = torch.tensor([-3.0, 3.0, -1.0, 1.0])
+    sg, th = torch.sigmoid(ax), torch.tanh(ax)
+    case("sigmoid_backward.default", R(3, 5), sg)
+    case("tanh_backward.default", R(3, 5), th)
+    case("silu_backward.default", R(3, 5), ax)
+    case("gelu_backward.default", R(3, 5), ax)
+    case("gelu_backward.default", R(3, 5), ax,
+         kwargs={"approximate": "tanh"}, variant="tanh")
+    case("hardtanh_backward.default", R(3, 5), ax, -1.0, 1.0)
+    case("leaky_relu_backward.default", R(3, 5), ax, 0.1, False)
+    case("elu_backward.default", R(3, 5), 1.5, 1.2, 0.8, False, ax)
+    case("elu_backward.default", R(3, 5), 1.5, 1.2, 0.8, True,
+         torch.nn.functional.elu(ax, 1.5) * 1.2, variant="is_result")
+    case("hardswish.default", ax)
+    case("hardsigmoid.default", ax)
+    case("hardswish_backward.default", R(3, 5), ax)
+    case("hardsigmoid_backward.default", R(3, 5), ax)
+    case("softplus.default", ax * 5, 2.0, 10.0)
+    case("softplus_backward.default", R(3, 5), ax * 5, 2.0, 10.0)
+    case("mse_loss.default", R(3, 5), R(3, 5), 1)
+    case("mse_loss.default", R(3, 5), R(3, 5), 0, variant="none")
+    case("mse_loss_backward.default", R(()), R(3, 5), R(3, 5), 1)
+    lp = torch.log_softmax(R(4, 5), 1)
+    tg = torch.tensor([1, 4, -100, 0])
+    case("nll_loss_forward.default", lp, tg, P(5), 1, -100)
+    case("nll_loss_forward.default", lp, tg, None, 0, -100,
+         variant="none")
+    case("nll_loss_forward.default", lp[0], tg[0], None, 2, -100,
+         variant="1d")
+    tw = P(5)
+    _, total = aten.nll_loss_forward.default(lp, tg, tw, 1, -100)
+    case("nll_loss_backward.default", R(()), lp, tg, tw, 1, -100, total)
+    case("nll_loss_backward.default", R(4), lp, tg, None, 0, -100,
+         torch.tensor(0.0), variant="none")
     # ---- distances
     case("_cdist_forward.default", R(2, 3, 4), R(2, 5, 4), 2.0, None)
     case("_pdist_forward.default", R(5, 3), 1.0)

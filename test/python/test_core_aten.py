@@ -23,6 +23,8 @@ import sys
 import pytest
 import torch
 import torch.fx as fx
+import torch.nn as nn
+import torch.nn.functional as F
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
 
@@ -233,39 +235,74 @@ def test_as_strided_past_the_storage_is_refused():
         kiln.backend(gm, [torch.randn(3, 4)], backend="eager")
 
 
-def test_make_fx_training_step_graph():
-    """A forward and backward of a small conv net as one make_fx graph
-    (the ops AOTAutograd's graphs hold: convolution_backward,
-    native_batch_norm_backward, threshold_backward, ...), on the cpu
-    backend, against eager autograd."""
-    net = torch.nn.Sequential(
-        torch.nn.Conv2d(3, 4, 3, padding=1),
-        torch.nn.BatchNorm2d(4, track_running_stats=False),
-        torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
-        torch.nn.Linear(16, 5), torch.nn.LogSoftmax(-1))
+def _train_step_graph(net, inputs, loss):
+    """make_fx of a forward, loss and parameter gradients of `net` (the
+    graph AOTAutograd would split): (GraphModule, flat inputs, step)."""
     params = [p.detach().clone() for p in net.parameters()]
+    n = len(inputs)
 
-    def step(x, *ps):
-        for p, v in zip(net.parameters(), ps):
+    def step(*args):
+        for p, v in zip(net.parameters(), args[n:]):
             p.data = v
         ws = [p.requires_grad_() for p in net.parameters()]
-        y = net(x)
-        grads = torch.autograd.grad(y.sum() * 0 + y[:, 0].sum(), ws)
-        return (y,) + tuple(grads)
+        value = loss(net(*args[:n]))
+        return (value,) + tuple(torch.autograd.grad(value, ws))
 
-    x = torch.randn(2, 3, 4, 4)
-    gm = make_fx(step)(x, *params)
-    ops = {_aten.overload_name(n.target) for n in gm.graph.nodes
-           if n.op == "call_function"}
-    assert "convolution_backward.default" in ops
-    assert "native_batch_norm_backward.default" in ops
-    assert "threshold_backward.default" in ops
-    expected = step(x, *params)
-    inputs = [t.detach().clone() for t in [x] + params]
-    with torch.no_grad():
-        actual = kiln.backend(gm, inputs, backend="cpu")(*inputs)
-    for a, e in zip(actual, expected):
-        torch.testing.assert_close(a, e.detach(), rtol=1e-4, atol=1e-4)
+    flat = list(inputs) + params
+    return make_fx(step)(*flat), flat, step
+
+
+def _mse(y):
+    return F.mse_loss(y, torch.zeros_like(y))
+
+
+TRAIN_NETS = {
+    # conv, BatchNorm (batch statistics), ReLU, max pool, linear,
+    # log_softmax: convolution_backward, native_batch_norm_backward,
+    # threshold_backward, max_pool2d_with_indices_backward, ...
+    "conv_bn": (lambda: nn.Sequential(
+        nn.Conv2d(3, 4, 3, padding=1),
+        nn.BatchNorm2d(4, track_running_stats=False), nn.ReLU(),
+        nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16, 5),
+        nn.LogSoftmax(-1)),
+        lambda: [torch.randn(2, 3, 4, 4)], lambda y: y[:, 0].sum()),
+    "mlp_cross_entropy": (lambda: nn.Sequential(
+        nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4)),
+        lambda: [torch.randn(5, 8)],
+        lambda y: F.cross_entropy(y, torch.tensor([0, 1, 2, 3, 0]))),
+    "activations": (lambda: nn.Sequential(
+        nn.Linear(8, 8), nn.SiLU(), nn.Tanh(), nn.Sigmoid(), nn.Hardtanh(),
+        nn.LeakyReLU(), nn.Hardswish(), nn.ELU(), nn.Softplus()),
+        lambda: [torch.randn(5, 8)], _mse),
+    "group_norm_pool": (lambda: nn.Sequential(
+        nn.Conv2d(3, 4, 3), nn.GroupNorm(2, 4), nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(), nn.Linear(4, 2)),
+        lambda: [torch.randn(2, 3, 6, 6)], _mse),
+    "transformer_layer": (lambda: nn.TransformerEncoderLayer(
+        16, 2, 32, dropout=0.0, batch_first=True),
+        lambda: [torch.randn(2, 5, 16)], _mse),
+    "embedding_layer_norm": (lambda: nn.Sequential(
+        nn.Embedding(10, 4), nn.LayerNorm(4)),
+        lambda: [torch.tensor([[1, 2], [3, 9]])], _mse),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRAIN_NETS))
+def test_make_fx_training_step_graphs(name):
+    """Forward + backward graphs of small nets as make_fx records them
+    (PyTorch 1.13's AOT ops: *_backward, nll_loss_forward, ...) on the
+    interpreter (and conv_bn on the cpu backend), against eager autograd."""
+    make_net, make_inputs, loss = TRAIN_NETS[name]
+    torch.manual_seed(0)
+    net = make_net()
+    gm, flat, step = _train_step_graph(net, make_inputs(), loss)
+    expected = step(*flat)
+    for backend in (["eager", "cpu"] if name == "conv_bn" else ["eager"]):
+        inputs = [t.detach().clone() for t in flat]
+        with torch.no_grad():
+            actual = kiln.backend(gm, inputs, backend=backend)(*inputs)
+        for a, e in zip(actual, expected):
+            torch.testing.assert_close(a, e.detach(), rtol=1e-4, atol=1e-4)
 
 
 def test_table_is_up_to_date():
