@@ -260,6 +260,15 @@ def cases():
         case("%s.default" % n, P(3, 5) + (1.0 if n == "acosh" else 0.0))
     for n in ("asin", "acos", "atanh"):
         case("%s.default" % n, U(3, 5))
+    # Domain edges, infinities, NaN and integer inputs of the
+    # decompositions.
+    edge = torch.tensor([1.5, -1.0, 1.0, 0.0, -2.0, math.nan, math.inf,
+                         -math.inf, 1e-8, 1e20, -1e20, 3.0])
+    for n in ("asin", "acos", "atan", "atanh", "asinh", "acosh", "sinh",
+              "cosh", "tan", "log2", "log10", "trunc"):
+        case("%s.default" % n, edge, variant="edges")
+    case("log2.default", I(3, 4, lo=1, hi=9), variant="int")
+    case("asin.default", U(3, 5).double(), variant="f64")
     case("bitwise_not.default", I(3, 4))
     case("logical_not.default", R(3, 4))
     special = torch.tensor([1.0, -math.inf, math.inf, math.nan, 0.0, -2.5])

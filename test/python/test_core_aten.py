@@ -118,9 +118,20 @@ def _compare(c, actual):
                 return "result %d: %s %s differs from %s %s" % (
                     i, a.dtype, tuple(a.shape), e.dtype, tuple(e.shape))
             continue
+        if a.dtype != e.dtype or a.shape != e.shape:
+            return "result %d: %s %s, expected %s %s" % (
+                i, a.dtype, tuple(a.shape), e.dtype, tuple(e.shape))
+        # NaN where eager has NaN (same() compares the rest).
+        nan = torch.isnan(e)
+        if not torch.equal(torch.isnan(a), nan):
+            return "result %d: NaN at other positions than eager's" % i
         if ref_leaves is None:
             ref_leaves = pytree.tree_flatten(_fp64(c))[0]
-        ok, msg = same(a, e, ref_leaves[i])
+        ref = ref_leaves[i]
+        if nan.any():
+            a, e = a.masked_fill(nan, 0), e.masked_fill(nan, 0)
+            ref = ref.masked_fill(nan, 0) if is_tensor(ref) else ref
+        ok, msg = same(a, e, ref)
         if not ok:
             return "result %d: %s" % (i, msg)
     return None
