@@ -848,6 +848,84 @@ def embedding(b, weight, indices, padding_idx=-1, scale_grad_by_freq=False,
     return O.embedding(b, indices, weight)
 
 
+@aten("_embedding_bag")
+def embedding_bag(b, weight, indices, offsets, scale_grad_by_freq=False,
+                  mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=-1):
+    """F.embedding_bag with 1-D indices and offsets, as PyTorch 1.13's CPU
+    kernel: the bag of position i is (the number of bag starts <= i) - 1,
+    a comparison of i with every offset (offsets are data, their count is
+    static); rows are summed into their bag by kt.scatter (reduce sum;
+    max: amax over the bag, empty bags 0). Returns (output, offset2bag,
+    bag_size, max_indices) with PyTorch's values for each mode: sum:
+    (out, [] , zeros, zeros); mean: (out, bag ids, counts, counts); max:
+    (out, bag ids, counts, the weight row of each first maximum)."""
+    weight = _t(b, weight, "_embedding_bag")
+    if indices.ndim != 1 or offsets.ndim != 1:
+        raise b.error("aten._embedding_bag with %d-D indices (1-D indices "
+                      "and offsets are supported)" % indices.ndim)
+    if padding_idx is not None and padding_idx >= 0:
+        raise b.error("aten._embedding_bag with a padding_idx")
+    if mode not in (0, 1, 2):
+        raise b.error("aten._embedding_bag mode %r" % (mode,))
+    if per_sample_weights is not None and mode != 0:
+        raise b.error("per_sample_weights are only supported for mode "
+                      "sum (PyTorch's rule)")
+    L = b.static(indices.shape[0], "the number of indices")
+    nb = b.static(offsets.shape[0], "the number of offsets")
+    B = nb - 1 if include_last_offset else nb
+    D = weight.shape[1]
+    idx = O.cast(b, indices, torch.int64)
+    starts = O.cast(b, offsets, torch.int64)
+    if include_last_offset:
+        starts = O.slice_dim(b, starts, 0, 0, B, 1)
+    pos = O.arange(b, L)
+    ge = _le(b, O.unsqueeze(b, starts, 0), O.unsqueeze(b, pos, 1))  # L, B
+    bag = O.sub(b, O.sum_(b, ge, [1]), 1)
+    bag_ok = _ge(b, bag, 0)      # positions before the first offset
+    bag = O.clamp(b, bag, 0)
+    rows = O.index_select(b, weight, 0, idx)                       # L, D
+    if per_sample_weights is not None:
+        rows = O.mul(b, rows, O.unsqueeze(
+            b, O.cast(b, per_sample_weights, weight.dtype), 1))
+    rows = O.mul(b, rows, O.unsqueeze(b, O.cast(b, bag_ok, weight.dtype),
+                                      1))
+    bag_e = O.expand(b, O.unsqueeze(b, bag, 1), [L, D])
+    ones = O.cast(b, bag_ok, torch.int64)
+    counts = O.scatter_op(b, O.full(b, [B], 0, torch.int64), 0, bag, ones,
+                          "sum", True, "_embedding_bag")
+    zeros_i = O.full(b, [B], 0, torch.int64)
+    if mode == 2:
+        # Positions outside every bag cannot win: -inf rows.
+        rows = O.where(b, O.unsqueeze(b, bag_ok, 1), rows,
+                       O.full(b, [], -math.inf, weight.dtype))
+        out = O.scatter_op(b, O.full(b, [B, D], -math.inf, weight.dtype), 0,
+                           bag_e, rows, "amax", True, "_embedding_bag")
+        empty = O.unsqueeze(b, _eq(b, counts, 0), 1)
+        out = O.where(b, empty, O.full(b, [], 0, weight.dtype), out)
+        # The first position (in index order) holding its bag's maximum.
+        hit = _logical_and(b, O.unsqueeze(b, bag_ok, 1), _eq(
+            b, rows, O.gather(b, out, 0, bag_e)))
+        big = O.full(b, [], L, torch.int64)
+        posL = O.expand(b, O.unsqueeze(b, pos, 1), [L, D])
+        first = O.scatter_op(b, O.full(b, [B, D], L, torch.int64), 0, bag_e,
+                             O.where(b, hit, posL, big), "amin", True,
+                             "_embedding_bag")
+        found = _lt(b, first, L)
+        first = O.clamp(b, first, 0, max(L - 1, 0))
+        which = O.reshape(b, O.index_select(b, idx, 0, O.reshape(
+            b, first, [-1])), [B, D])
+        max_idx = O.where(b, found, which, O.full(b, [], 0, torch.int64))
+        return (out, bag, counts, max_idx)
+    out = O.scatter_op(b, O.full(b, [B, D], 0, weight.dtype), 0, bag_e,
+                       rows, "sum", True, "_embedding_bag")
+    if mode == 0:
+        return (out, O.full(b, [0], 0, torch.int64), zeros_i, zeros_i)
+    div = O.cast(b, O.clamp(b, counts, 1), weight.dtype)
+    out = O.div(b, out, O.unsqueeze(b, div, 1))
+    return (out, bag, counts, counts)
+
+
 @aten("embedding_dense_backward")
 def embedding_dense_backward(b, grad, indices, num_weights, padding_idx,
                              scale_grad_by_freq):
@@ -1994,9 +2072,6 @@ def sym_is_contiguous(b, x, memory_format=torch.contiguous_format):
 # ------------------------------------------------- not supported (reasons)
 
 
-unsupported("per-bag reductions over data-dependent offsets (the offsets "
-            "tensor): needs a segment-reduction kt op",
-            "_embedding_bag")
 unsupported("complex dtypes (FFT results are complex): kt has no complex "
             "element types yet (issue 16, section 2)",
             "_fft_c2r", "_fft_r2c")

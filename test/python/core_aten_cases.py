@@ -411,6 +411,16 @@ def cases():
     case("masked_scatter.default", R(3, 4), B(3, 4), R(12))
     case("masked_fill.Scalar", R(3, 4), B(3, 4), -1.0)
     case("embedding.default", R(10, 3), I(2, 4, lo=0, hi=10))
+    ebw = R(10, 3)
+    ebi = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+    case("_embedding_bag.default", ebw, ebi, torch.tensor([0, 4, 4]),
+         False, 0, False, P(8), False, -1)
+    case("_embedding_bag.default", ebw, ebi, torch.tensor([0, 4, 4]),
+         False, 1, variant="mean")
+    case("_embedding_bag.default", ebw, ebi, torch.tensor([0, 3, 3, 6]),
+         False, 2, variant="max")
+    case("_embedding_bag.default", ebw, ebi, torch.tensor([0, 2, 2, 8]),
+         False, 1, False, None, True, variant="mean-include-last")
     case("embedding_dense_backward.default", R(2, 4, 3),
          torch.tensor([[1, 2, 1, 0], [9, 2, 2, 1]]), 10, 2, True)
     # ---- matmul, conv
