@@ -1078,40 +1078,80 @@ def convolution_backward(b, grad, x, w, bias_sizes, stride, padding,
 # ------------------------------------------------------------- pooling
 
 
+def _adaptive_matrix(n_in, n_out):
+    """[n_out, n_in]: row i averages PyTorch's adaptive window i,
+    [floor(i * n_in / n_out), ceil((i + 1) * n_in / n_out))."""
+    m = torch.zeros(n_out, n_in, dtype=torch.float64)
+    for i in range(n_out):
+        s_ = (i * n_in) // n_out
+        e = -((-(i + 1) * n_in) // n_out)
+        m[i, s_:e] = 1.0 / (e - s_)
+    return m
+
+
+def _along(b, x, d, m):
+    """The [m_out, m_in] matrix m applied along dim d of x (kt.matmul
+    with a constant, d moved last and back)."""
+    last = x.ndim - 1
+    xt = O.transpose(b, x, d, last) if d != last else x
+    mt = b.constant_tensor(m.t().contiguous().to(x.dtype), limit=1 << 20)
+    r = _fn("matmul")(b, xt, mt)
+    return O.transpose(b, r, d, last) if d != last else r
+
+
+def _adaptive_avg(b, x, out, what, backward_of=None):
+    """Adaptive average pooling of x's last len(out) dims: kt.avg_pool2d
+    (kernel = stride = in / out) when every size divides evenly (2-D), a
+    mean for 1x1, else one constant averaging matrix per dim (windows of
+    unequal sizes, PyTorch's bounds). With backward_of (the forward's
+    input), x is the gradient of the output and the transposed matrices
+    give the input's gradient."""
+    k = len(out)
+    src = backward_of if backward_of is not None else x
+    if not src.dtype.is_floating_point:
+        raise b.error("%s of a %s tensor" % (what, src.dtype))
+    ins = [b.static(n, "an adaptive pool's input size")
+           for n in src.shape[-k:]]
+    out = [b.static(o, "an adaptive pool's output size") for o in out]
+    if any(o <= 0 for o in out):
+        raise b.error("%s: output sizes must be positive, got %s"
+                      % (what, out))
+    even = all(n % o == 0 for n, o in zip(ins, out))
+    if backward_of is None and even and k == 2:
+        return O.adaptive_avg_pool2d(b, x, out)
+    if backward_of is not None and even and k == 2:
+        ks = [n // o for n, o in zip(ins, out)]
+        return avg_pool2d_backward(b, x, backward_of, ks, ks, [0, 0], False,
+                                   True, None)
+    r = x
+    for i, (n, o) in enumerate(zip(ins, out)):
+        m = _adaptive_matrix(n, o)
+        r = _along(b, r, x.ndim - k + i, m.t() if backward_of is not None
+                   else m)
+    return r
+
+
 @aten("_adaptive_avg_pool2d", "adaptive_avg_pool2d")
 def adaptive_avg_pool2d(b, x, output_size):
-    return O.adaptive_avg_pool2d(b, x, output_size)
+    x = _t(b, x, "_adaptive_avg_pool2d")
+    if x.ndim not in (3, 4):
+        raise b.error("adaptive_avg_pool2d expects a 3-D or 4-D input")
+    out = [x.shape[-2 + i] if o is None else o
+           for i, o in enumerate(list(output_size))]
+    return _adaptive_avg(b, x, out, "_adaptive_avg_pool2d")
 
 
 @aten("adaptive_avg_pool1d")
 def adaptive_avg_pool1d(b, x, output_size):
     x = _t(b, x, "adaptive_avg_pool1d")
-    r = O.adaptive_avg_pool2d(b, O.unsqueeze(b, x, -2),
-                              [1, output_size[0]])
-    return O.squeeze(b, r, -2)
-
-
-def _adaptive_kernel(b, x, out_hw, what):
-    ks = []
-    for o, n in zip(out_hw, x.shape[-2:]):
-        n = b.static(n, "an adaptive pool's input size")
-        o = b.static(o, "an adaptive pool's output size")
-        if n % o:
-            raise b.error("%s from %d to %d (only sizes that divide evenly "
-                          "are supported)" % (what, n, o))
-        ks.append(n // o)
-    return ks
+    return _adaptive_avg(b, x, list(output_size), "adaptive_avg_pool1d")
 
 
 @aten("_adaptive_avg_pool2d_backward")
 def adaptive_avg_pool2d_backward(b, grad, x):
-    """Sizes that divide evenly (the forward Kiln supports): the gradient
-    of avg_pool2d with kernel = stride = in / out."""
     grad = _t(b, grad, "_adaptive_avg_pool2d_backward")
-    ks = _adaptive_kernel(b, x, grad.shape[-2:],
-                          "_adaptive_avg_pool2d_backward")
-    return avg_pool2d_backward(b, grad, x, ks, ks, [0, 0], False, True,
-                               None)
+    return _adaptive_avg(b, grad, list(grad.shape[-2:]),
+                         "_adaptive_avg_pool2d_backward", backward_of=x)
 
 
 @aten("avg_pool2d")
@@ -1296,19 +1336,18 @@ def avg_pool3d(b, x, kernel_size, stride=(), padding=0, ceil_mode=False,
 @aten("_adaptive_avg_pool3d")
 def adaptive_avg_pool3d(b, x, output_size):
     """Output 1x1x1: the mean over the volume; sizes that divide evenly:
-    avg_pool3d with kernel = stride = in / out."""
+    avg_pool3d with kernel = stride = in / out; else averaging matrices
+    (_adaptive_avg)."""
     x = _t(b, x, "_adaptive_avg_pool3d")
     out = [b.static(o, "an output size") for o in output_size]
     if out == [1, 1, 1]:
         return O.mean(b, x, [-3, -2, -1], True)
-    ks = []
-    for o, n in zip(out, x.shape[-3:]):
-        n = b.static(n, "an adaptive pool's input size")
-        if n % o:
-            raise b.error("_adaptive_avg_pool3d from %d to %d (only sizes "
-                          "that divide evenly are supported)" % (n, o))
-        ks.append(n // o)
-    return avg_pool3d(b, x, ks, ks)
+    ins = [b.static(n, "an adaptive pool's input size")
+           for n in x.shape[-3:]]
+    if all(o > 0 and n % o == 0 for n, o in zip(ins, out)):
+        ks = [n // o for n, o in zip(ins, out)]
+        return avg_pool3d(b, x, ks, ks)
+    return _adaptive_avg(b, x, out, "_adaptive_avg_pool3d")
 
 
 @aten("max_pool2d_with_indices_backward")

@@ -445,6 +445,13 @@ def cases():
     case("_adaptive_avg_pool2d_backward.default", R(2, 3, 3, 2),
          R(2, 3, 6, 4))
     case("adaptive_avg_pool1d.default", R(2, 3, 6), [3])
+    case("_adaptive_avg_pool2d.default", R(2, 3, 7, 5), [3, 4],
+         variant="uneven")
+    case("_adaptive_avg_pool2d_backward.default", R(2, 3, 3, 4),
+         R(2, 3, 7, 5), variant="uneven")
+    case("adaptive_avg_pool1d.default", R(2, 3, 7), [5], variant="uneven")
+    case("_adaptive_avg_pool3d.default", R(1, 2, 5, 4, 3), [2, 3, 2],
+         variant="uneven")
     case("avg_pool1d.default", R(2, 3, 7), [3], [2], [1])
     case("avg_pool2d.default", R(2, 3, 7, 6), [3, 2], [2, 2], [1, 0])
     case("avg_pool2d_backward.default", R(2, 3, 4, 3), R(2, 3, 7, 6),
