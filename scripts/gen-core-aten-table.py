@@ -20,6 +20,9 @@ Every column is derived from code, nothing is typed in by hand:
   kiln-nvptx, else `yes` (test/Conversion/NVPTX/parity.py keeps that list
   true).
 
+A last section lists, per op, the messages its converter raises itself
+(the arguments a supported op refuses), read from the converter's source.
+
 `--check` fails when docs/core-aten.md differs from what it would write
 (scripts/update-docs.sh --check runs it; so does test_core_aten.py).
 """
@@ -98,6 +101,38 @@ def emitted_ops(case):
         if m and m.group(1) not in ops:
             ops.append(m.group(1))
     return ops
+
+
+def refusals(name):
+    """The messages the converter of `name` raises itself (its
+    `b.error(...)` calls, format placeholders shown as `...`): where a
+    supported op refuses some arguments. Messages of the kiln._ops helpers
+    it calls are not included."""
+    import ast
+    import inspect
+    import textwrap
+    conv = _aten.ATEN.get(name)
+    if conv is None:
+        return []
+    try:
+        src = textwrap.dedent(inspect.getsource(conv))
+    except (OSError, TypeError):
+        return []
+    out = []
+    for node in ast.walk(ast.parse(src)):
+        if not (isinstance(node, ast.Call) and
+                isinstance(node.func, ast.Attribute) and
+                node.func.attr == "error" and node.args):
+            continue
+        arg = node.args[0]
+        if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mod):
+            arg = arg.left
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            msg = re.sub(r"%[-0-9.]*[a-z]", "...", arg.value)
+            msg = msg.replace("%%", "%")
+            if msg not in out:
+                out.append(msg)
+    return out
 
 
 def row(name, case, classes, rules, gpu, interp_src, cpu_src):
@@ -196,6 +231,21 @@ def generate():
         for r in sections[section]:
             out.append("| " + " | ".join(r) + " |")
         out.append("")
+    out.append("## Arguments a supported op refuses\n")
+    out.append(
+        "The messages of `kiln.Unsupported` that the converters in "
+        "`kiln/_aten.py` raise\nthemselves (read from their source; the "
+        "checks of the `kiln/_ops.py` helpers\nthey call, shared with the "
+        "torch-level importer, are not listed): outside\nthese, each op "
+        "above takes what PyTorch takes.\n")
+    out.append("| op | refused |")
+    out.append("|---|---|")
+    for name, _schema, _section in _aten.core_ops():
+        msgs = refusals(name)
+        if msgs:
+            out.append("| `aten.%s` | %s |" % (name, "<br>".join(
+                m.replace("|", "\\|") for m in msgs)))
+    out.append("")
     return "\n".join(out)
 
 
