@@ -777,30 +777,93 @@ def _wrap_index(b, i, n):
     return O.where(b, _lt(b, i, 0), O.add(b, i, n), i)
 
 
+def _same_shape(a, b_):
+    return tuple(map(value, a)) == tuple(map(value, b_))
+
+
 @aten("index_put")
 def index_put(b, x, indices, values, accumulate=False):
-    """x[i] = values (accumulate: +=) for one index tensor on dim 0 (the
-    form AOT graphs have): kt.scatter along dim 0 with the index broadcast
-    over the other dims (reduce "sum" when accumulating)."""
+    """x[indices] = values (accumulate: +=), indices as aten.index takes
+    them (index tensors, None for whole dims):
+
+    * one boolean mask over x's leading dims with a single value (`x[m] =
+      v`): kt.where (accumulate: x + v where the mask is true); a mask
+      with a tensor of values needs the mask's count (data-dependent) and
+      is refused;
+    * integer index tensors: the indexed dims moved first and flattened,
+      one flat index (as aten.index), values broadcast to the indexed
+      result's shape and laid out the same way, then kt.scatter along the
+      flat dim (reduce "sum" when accumulating), and x's layout restored.
+    """
     x = _t(b, x, "index_put")
-    if len(indices) != 1 or indices[0] is None:
-        raise b.error("aten.index_put with %d index tensors (one index "
-                      "tensor on dim 0 is supported)" % len(indices))
-    i = indices[0]
-    if i.dtype in (torch.bool, torch.uint8):
-        raise b.error("aten.index_put with a boolean mask")
-    i = O.reshape(b, i, -1) if i.ndim != 1 else i
-    i = _wrap_index(b, i, x.shape[0])
-    vshape = [i.shape[0]] + list(x.shape[1:])
-    v = O.cast(b, values if isinstance(values, TensorVal) else
-               b.constant(values, x.dtype), x.dtype)
-    v = O.expand(b, v, vshape) if tuple(map(value, v.shape)) != tuple(
-        map(value, vshape)) else v
-    ie = O.reshape(b, i, [i.shape[0]] + [1] * (x.ndim - 1))
-    ie = O.expand(b, ie, vshape) if x.ndim > 1 else ie
-    return O.scatter_op(b, x, 0, ie, v,
-                        "sum" if accumulate else "none", True,
-                        "index_put")
+    idx = list(indices) + [None] * (x.ndim - len(indices))
+    used = [d for d, i in enumerate(idx) if i is not None]
+    if not used:
+        raise b.error("aten.index_put without an index tensor")
+    v = values if isinstance(values, TensorVal) else b.constant(values,
+                                                                x.dtype)
+    v = O.cast(b, v, x.dtype)
+    masks = [d for d in used if idx[d].dtype in (torch.bool, torch.uint8)]
+    if masks:
+        m = idx[masks[0]]
+        n_v = 1
+        for d_ in v.shape:
+            n_v *= b.static(d_, "index_put's value count")
+        if len(used) != 1 or masks[0] != 0 or n_v != 1:
+            raise b.error("aten.index_put with a boolean mask and %s (the "
+                          "values' positions depend on the data)" % (
+                              "other indices" if len(used) != 1 else
+                              "a tensor of values"))
+        m = O.cast(b, m, torch.bool)
+        if m.ndim < x.ndim:
+            m = O.reshape(b, m, list(m.shape) + [1] * (x.ndim - m.ndim))
+        v0 = O.reshape(b, v, [])
+        new = O.add(b, x, v0) if accumulate else v0
+        return O.where(b, m, new, x)
+    adjacent = used == list(range(used[0], used[-1] + 1))
+    rest = [d for d in range(x.ndim) if d not in used]
+    sizes = [b.static(x.shape[d], "an indexed dim's size") for d in used]
+    ishape = list(O.broadcast(b, *[idx[d].shape for d in used]))
+    flat = None
+    stride = 1
+    for d, n in reversed(list(zip(used, sizes))):
+        i = _wrap_index(b, O.cast(b, idx[d], torch.int64), n)
+        term = O.mul(b, i, stride) if stride != 1 else i
+        flat = term if flat is None else O.add(b, flat, term)
+        stride *= n
+    if not _same_shape(flat.shape, ishape):
+        flat = O.expand(b, flat, ishape)
+    k = len(ishape)
+    rshape = [x.shape[d] for d in rest]
+    # The values' shape: x[indices]'s, whose index dims come first unless
+    # the indexed dims are adjacent (then they sit where those dims were).
+    lead = used[0] if adjacent else 0
+    out_shape = rshape[:lead] + ishape + rshape[lead:]
+    if not _same_shape(v.shape, out_shape):
+        v = O.expand(b, v, out_shape)
+    if lead:
+        perm = list(range(lead, lead + k)) + list(range(lead)) + list(
+            range(lead + k, len(out_shape)))
+        v = O.permute(b, v, perm)
+    n_idx = 1
+    for d_ in ishape:
+        n_idx *= b.static(d_, "the index count")
+    v = O.reshape(b, v, [n_idx] + rshape)
+    xp = O.permute(b, x, used + rest) if used + rest != list(
+        range(x.ndim)) else x
+    xf = O.reshape(b, xp, [stride] + rshape)
+    fi = O.reshape(b, flat, [n_idx] + [1] * len(rest))
+    if rest:
+        fi = O.expand(b, fi, [n_idx] + rshape)
+    r = O.scatter_op(b, xf, 0, fi, v, "sum" if accumulate else "none",
+                     True, "index_put")
+    r = O.reshape(b, r, [x.shape[d] for d in used + rest])
+    if used + rest != list(range(x.ndim)):
+        inv = [0] * x.ndim
+        for pos, d in enumerate(used + rest):
+            inv[d] = pos
+        r = O.permute(b, r, inv)
+    return r
 
 
 @aten("scatter.src", "scatter.value", "scatter.reduce",

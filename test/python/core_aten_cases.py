@@ -403,6 +403,16 @@ def cases():
     case("index.Tensor", x345, [None, I(2, 3, lo=-4, hi=4),
                                 I(3, lo=0, hi=5)])
     case("index_put.default", R(5, 3), [I(4, lo=-5, hi=5)], R(4, 3), True)
+    case("index_put.default", R(3, 4, 5), [None, I(2, 3, lo=-4, hi=4),
+                                           I(3, lo=0, hi=5)], R(3),
+         variant="adjacent-accumulate", kwargs={"accumulate": True})
+    case("index_put.default", R(3, 4, 5), [I(2, lo=0, hi=3), None,
+                                           I(2, 1, lo=-5, hi=5)],
+         R(2, 2, 4), variant="non-adjacent")
+    case("index_put.default", R(3, 4), [B(3, 4)], torch.tensor(2.5),
+         variant="mask")
+    case("index_put.default", R(3, 4), [B(3)], torch.tensor(1.5), True,
+         variant="row-mask-accumulate")
     case("scatter.src", R(3, 5), 1, I(3, 2, lo=0, hi=5), R(3, 2))
     case("scatter.value", R(3, 5), 1, I(3, 2, lo=0, hi=5), 2.5)
     case("scatter_add.default", R(3, 5), 1, I(3, 4, lo=0, hi=5), R(3, 4))
