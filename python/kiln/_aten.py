@@ -1079,15 +1079,40 @@ def _red_except(b, x, keep):
     return O.sum_(b, x, dims)
 
 
+def _conv_weight_grad(b, a, g, KH, KW, st, pd, dl, G):
+    """The gradient of conv2d(a, w)'s weight [O, C/G, KH, KW] given the
+    gradient g [N, O, OH, OW] of its output: grad_w[o, c, kh, kw] =
+    sum_n,oh,ow g[n, o, oh, ow] * a[n, grp*Cg + c, oh*s + kh*d - p, ...],
+    a convolution over the batch of a (channels as batch) with g as the
+    filter, its stride the dilation and its dilation the stride (PyTorch's
+    own formula), cut to the kernel size."""
+    N, C, H, W = [b.static(v, "a conv input size") for v in a.shape]
+    O_, OH, OW = [b.static(v, "a conv output size") for v in
+                  (g.shape[1], g.shape[2], g.shape[3])]
+    Cg, Og = C // G, O_ // G
+    at = O.reshape(b, a, [N, G, Cg, H, W])
+    at = O.permute(b, at, [2, 1, 0, 3, 4])              # Cg, G, N, H, W
+    at = O.reshape(b, at, [Cg, G * N, H, W])
+    gt = O.reshape(b, g, [N, G, Og, OH, OW])
+    gt = O.permute(b, gt, [1, 2, 0, 3, 4])              # G, Og, N, OH, OW
+    gt = O.reshape(b, gt, [G * Og, N, OH, OW])
+    r = O.conv2d(b, at, gt, None, dl, pd, st, G)        # Cg, G*Og, kh', kw'
+    r = O.slice_dim(b, r, 2, 0, KH, 1)
+    r = O.slice_dim(b, r, 3, 0, KW, 1)
+    return O.permute(b, r, [1, 0, 2, 3])
+
+
 @aten("convolution_backward")
 def convolution_backward(b, grad, x, w, bias_sizes, stride, padding,
                          dilation, transposed, output_padding, groups,
                          output_mask):
-    """2-D, not transposed: grad_input is a transposed convolution of grad
-    with the weight (output_padding chosen to give back x's size);
-    grad_weight is a convolution of x with grad per (group, channel)
-    (batch and channels swapped, dilation and stride exchanged, PyTorch's
-    own formula); grad_bias sums grad over every dim but the channels."""
+    """1-D (as 2-D with a unit height) and 2-D convolutions.
+    Not transposed: grad_input is a transposed convolution of grad with
+    the weight (output_padding chosen to give back x's size), grad_weight
+    _conv_weight_grad(x, grad). Transposed (the adjoint): grad_input is a
+    convolution of grad with the weight, grad_weight
+    _conv_weight_grad(grad, x). grad_bias sums grad over every dim but the
+    channels."""
     grad = _t(b, grad, "convolution_backward")
     if x.ndim == 3:
         # 1-D as 2-D with a unit height.
@@ -1099,40 +1124,30 @@ def convolution_backward(b, grad, x, w, bias_sizes, stride, padding,
         return tuple(None if v is None else (O.squeeze(b, v, 2)
                                              if i < 2 else v)
                      for i, v in enumerate(r))
-    if x.ndim != 4 or transposed:
-        raise b.error("aten.convolution_backward: only 1-D and 2-D, "
-                      "non-transposed convolutions")
-    st = [b.static(s, "a stride") for s in stride]
-    pd = [b.static(p, "a padding") for p in padding]
-    dl = [b.static(d, "a dilation") for d in dilation]
+    if x.ndim != 4:
+        raise b.error("aten.convolution_backward: only 1-D and 2-D "
+                      "convolutions")
+    st = [b.static(v, "a stride") for v in stride]
+    pd = [b.static(v, "a padding") for v in padding]
+    dl = [b.static(v, "a dilation") for v in dilation]
     G = b.static(groups, "groups")
-    N, C, H, W = [b.static(s, "a conv input size") for s in x.shape]
-    O_, _, KH, KW = [b.static(s, "a conv weight size") for s in w.shape]
-    OH, OW = [b.static(s, "a conv output size") for s in grad.shape[2:]]
+    H, W = [b.static(v, "a conv input size") for v in x.shape[2:]]
+    KH, KW = [b.static(v, "a conv weight size") for v in w.shape[2:]]
+    OH, OW = [b.static(v, "a conv output size") for v in grad.shape[2:]]
     gi = gw = gb = None
     if output_mask[0]:
-        op = []
-        for n, o, k, s, p, d in ((H, OH, KH, st[0], pd[0], dl[0]),
-                                 (W, OW, KW, st[1], pd[1], dl[1])):
-            op.append(n - ((o - 1) * s - 2 * p + d * (k - 1) + 1))
-        gi = O.conv_transpose2d(b, grad, w, None, st, pd, op, G, dl)
+        if transposed:
+            gi = O.conv2d(b, grad, w, None, st, pd, dl, G)
+        else:
+            op = []
+            for n, o, k, s_, p, d in ((H, OH, KH, st[0], pd[0], dl[0]),
+                                      (W, OW, KW, st[1], pd[1], dl[1])):
+                op.append(n - ((o - 1) * s_ - 2 * p + d * (k - 1) + 1))
+            gi = O.conv_transpose2d(b, grad, w, None, st, pd, op, G, dl)
     if output_mask[1]:
-        # grad_weight[o, c, kh, kw] = sum_n,oh,ow grad[n, o, oh, ow] *
-        # x[n, g*Cg + c, oh*s + kh*d - p, ...]: a convolution over the
-        # batch of x (channels as batch) with grad as the filter, its
-        # stride the dilation and its dilation the stride.
-        Cg = C // G
-        Og = O_ // G
-        xt = O.reshape(b, x, [N, G, Cg, H, W])
-        xt = O.permute(b, xt, [2, 1, 0, 3, 4])          # Cg, G, N, H, W
-        xt = O.reshape(b, xt, [Cg, G * N, H, W])
-        gt = O.reshape(b, grad, [N, G, Og, OH, OW])
-        gt = O.permute(b, gt, [1, 2, 0, 3, 4])          # G, Og, N, OH, OW
-        gt = O.reshape(b, gt, [G * Og, N, OH, OW])
-        r = O.conv2d(b, xt, gt, None, dl, pd, st, G)    # Cg, G*Og, kh', kw'
-        r = O.slice_dim(b, r, 2, 0, KH, 1)
-        r = O.slice_dim(b, r, 3, 0, KW, 1)
-        gw = O.permute(b, r, [1, 0, 2, 3])
+        gw = (_conv_weight_grad(b, grad, x, KH, KW, st, pd, dl, G)
+              if transposed else
+              _conv_weight_grad(b, x, grad, KH, KW, st, pd, dl, G))
     if output_mask[2]:
         gb = O.sum_(b, grad, [0, 2, 3])
     return (gi, gw, gb)

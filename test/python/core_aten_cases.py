@@ -450,6 +450,14 @@ def cases():
     case("convolution_backward.default", R(2, 6, 3, 1), R(2, 4, 6, 5),
          R(6, 2, 3, 3), [6], [2, 1], [1, 0], [1, 2], False, [0, 0], 2,
          [True, True, True])
+    # A transposed convolution's backward: x [2, 4, 5, 4] -> y [2, 6, 10, 7]
+    # (stride 2x1, padding 1x0, output_padding 1x0, dilation 1x2, groups 2).
+    case("convolution_backward.default", R(2, 6, 10, 8), R(2, 4, 5, 4),
+         R(4, 3, 3, 3), [6], [2, 1], [1, 0], [1, 2], True, [1, 0], 2,
+         [True, True, True], variant="transposed")
+    case("convolution_backward.default", R(2, 6, 5), R(2, 4, 7),
+         R(6, 2, 3), None, [1], [1], [2], False, [0], 2,
+         [True, True, False], variant="1d")
     # ---- pooling
     case("_adaptive_avg_pool2d.default", R(2, 3, 6, 4), [3, 2])
     case("_adaptive_avg_pool2d_backward.default", R(2, 3, 3, 2),
