@@ -1454,6 +1454,28 @@ def _empty(b, dtype):
     return O.full(b, [0], 0, dtype)
 
 
+def _update_running_stats(b, x, save_mean, running_mean, running_var,
+                          momentum):
+    """native_batch_norm in training writes its running statistics in
+    place, as the CPU kernel does: stat = (1 - m) * stat + m * batch, the
+    batch variance unbiased (a kt.var with correction 1). Outside
+    autograd (no-grad values). The statistics are then !kt.ref arguments
+    of the program (the cpu backend does not take those yet: its compile
+    fails naming the argument)."""
+    m = float(b.static(momentum, "batch_norm's momentum"))
+    dims = [0] + list(range(2, x.ndim))
+    for stat, batch in ((running_mean, lambda: save_mean),
+                        (running_var, lambda: O.var(b, x, dims, None, False,
+                                                    correction=1))):
+        if stat is None:
+            continue
+        new = O.add(b, O.mul(b, O.cast(b, stat, x.dtype), 1.0 - m),
+                    O.mul(b, O.cast(b, batch(), x.dtype), m))
+        new = O.cast(b, new, stat.dtype)
+        b.no_grad_values.add(new.name)
+        O.in_place(b, stat, new)
+
+
 def _bn(b, x, weight, bias, running_mean, running_var, training, momentum,
         eps):
     x = _t(b, x, "batch_norm")
@@ -1467,14 +1489,13 @@ def _bn(b, x, weight, bias, running_mean, running_var, training, momentum,
         if bias is not None:
             ops.append(O.cast(b, bias, x.dtype))
             text += " bias %s" % ops[-1].name
-        if running_mean is not None or running_var is not None:
-            y = O._batch_norm_train(b, x, running_mean, running_var, weight,
-                                    bias, momentum, eps, None)
-            # The statistics: the same kt.batch_norm_train (CSE'd).
         y, mean, invstd = b.op(
             "batch_norm_train", ops, {"eps": float(eps)}, operand_text=text,
             results=[(x.shape, x.dtype), ([x.shape[1]], st),
                      ([x.shape[1]], st)])
+        if training:
+            _update_running_stats(b, x, mean, running_mean, running_var,
+                                  momentum)
         return (y, mean, invstd)
     y = O.batch_norm(b, x, running_mean, running_var, weight, bias, False,
                      momentum, eps)

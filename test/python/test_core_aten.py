@@ -246,6 +246,33 @@ def test_as_strided_past_the_storage_is_refused():
         kiln.backend(gm, [torch.randn(3, 4)], backend="eager")
 
 
+def test_native_batch_norm_training_writes_running_stats():
+    """native_batch_norm in training updates its running statistics in
+    place (as eager's kernel): on the interpreter the inputs are written
+    with eager's values; the cpu backend, which takes no written
+    arguments yet, refuses with an error naming the argument."""
+    def f(x, rm, rv):
+        return torch.ops.aten.native_batch_norm.default(
+            x, None, None, rm, rv, True, 0.1, 1e-5)
+
+    x = torch.randn(4, 3, 2, 2)
+    rm, rv = torch.randn(3), torch.rand(3) + 0.5
+    gm = make_fx(f)(x, rm.clone(), rv.clone())
+    rm_e, rv_e = rm.clone(), rv.clone()
+    expected = f(x, rm_e, rv_e)
+    rm_k, rv_k = rm.clone(), rv.clone()
+    with torch.no_grad():
+        actual = kiln.backend(gm, [x, rm_k, rv_k], backend="eager")(
+            x, rm_k, rv_k)
+    torch.testing.assert_close(actual[0], expected[0])
+    torch.testing.assert_close(rm_k, rm_e)
+    torch.testing.assert_close(rv_k, rv_e)
+    with pytest.raises(kiln.KilnError, match="kt.ref"):
+        with torch.no_grad():
+            kiln.backend(gm, [x, rm.clone(), rv.clone()], backend="cpu")(
+                x, rm.clone(), rv.clone())
+
+
 def _train_step_graph(net, inputs, loss):
     """make_fx of a forward, loss and parameter gradients of `net` (the
     graph AOTAutograd would split): (GraphModule, flat inputs, step)."""
@@ -277,6 +304,10 @@ TRAIN_NETS = {
         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16, 5),
         nn.LogSoftmax(-1)),
         lambda: [torch.randn(2, 3, 4, 4)], lambda y: y[:, 0].sum()),
+    # BatchNorm with running statistics: native_batch_norm writes them.
+    "conv_bn_running_stats": (lambda: nn.Sequential(
+        nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU()),
+        lambda: [torch.randn(2, 3, 4, 4)], lambda y: y.pow(2).mean()),
     "mlp_cross_entropy": (lambda: nn.Sequential(
         nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4)),
         lambda: [torch.randn(5, 8)],
