@@ -520,6 +520,16 @@ def split(b, x, split_size, dim=0):
     return list(O.split(b, x, split_size, dim))
 
 
+@aten("unsafe_split.Tensor")
+def unsafe_split(b, x, split_size, dim=0):
+    return list(O.split(b, x, split_size, dim))
+
+
+@aten("unbind.int")
+def unbind(b, x, dim=0):
+    return list(O.unbind(b, x, dim))
+
+
 @aten("cat")
 def cat(b, tensors, dim=0):
     return O.cat(b, tensors, dim)
@@ -714,6 +724,30 @@ def randperm(b, n, *, dtype=torch.int64, layout=None, device=None,
     u = _random(b, "rand", [n], torch.float64)
     r = b.op("argsort", [u], {"dim": 0}, shape=[n], dtype=torch.int64)
     return O.cast(b, r, dtype) if dtype != torch.int64 else r
+
+
+def _bernoulli(b, x, p, generator):
+    x = _t(b, x, "bernoulli")
+    if generator is not None:
+        raise b.error("a random op with its own generator")
+    p = float(b.static(p, "bernoulli's p"))
+    size = [b.static(v, "the size of a random tensor") for v in x.shape]
+    u = _random(b, "rand", size, torch.float64)
+    return O.cast(b, _lt(b, u, p), x.dtype)
+
+
+@aten("bernoulli.p")
+def bernoulli(b, x, p, *, generator=None):
+    """1 with probability p, else 0, in x's dtype and shape (kt.rand with
+    its own seed argument)."""
+    return _bernoulli(b, x, p, generator)
+
+
+@aten("bernoulli_.float")
+def bernoulli_(b, x, p=0.5, *, generator=None):
+    """x filled with bernoulli(p) draws (the dropout mask make_fx records
+    for nn.Dropout in training)."""
+    return O.in_place(b, x, _bernoulli(b, x, p, generator))
 
 
 # ----------------------------------------------------------- indexing

@@ -98,6 +98,10 @@ def build_graph(cases, trace=True):
         for i, j in zip(idx, pos):
             leaves[j] = tensors[i]
         args, kwargs = pytree.tree_unflatten(leaves, spec)
+        if c.name.split(".")[0].endswith("_"):
+            # An in-place overload writes a copy made in the graph (same
+            # reason as out= below).
+            args = [args[0].clone()] + list(args[1:])
         if "out" in kwargs:
             # An out= overload writes a tensor of the graph (an input
             # written in place would be a !kt.ref argument, which the cpu
@@ -212,6 +216,14 @@ def _check_rand(kind):
 def _check_randperm(out, args, kwargs):
     assert out.dtype == torch.int64
     assert torch.equal(out.sort().values, torch.arange(args[0]))
+
+
+def _check_bernoulli(p, dtype):
+    def check(out, args, kwargs):
+        assert out.dtype == dtype and out.shape == args[0].shape
+        assert bool(((out == 0) | (out == 1)).all())
+        assert abs(float(out.double().mean()) - p) < 0.05, out.mean()
+    return check
 
 
 def _check_dropout(out, args, kwargs):
@@ -359,6 +371,8 @@ def cases():
     case("select.int", x345, 1, -1)
     case("split_with_sizes.default", x345, [1, 3], 1)
     case("split.Tensor", x345, 2, 0)
+    case("unsafe_split.Tensor", x345, 3, 2)
+    case("unbind.int", x345, 1)
     case("cat.default", [x34, y34, R(1, 4)], 0)
     case("stack.default", [x34, y34], 1)
     case("repeat.default", R(2, 3), [2, 1, 2])
@@ -395,6 +409,10 @@ def cases():
          check=_check_rand("randn"))
     case("randperm.default", 17, kwargs={"dtype": torch.int64},
          check=_check_randperm)
+    case("bernoulli.p", torch.zeros(100, 50, dtype=torch.float64), 0.3,
+         check=_check_bernoulli(0.3, torch.float64))
+    case("bernoulli_.float", torch.zeros(100, 50), 0.8,
+         check=_check_bernoulli(0.8, torch.float32))
     case("native_dropout.default", P(100, 40), 0.25, True,
          check=_check_dropout)
     # ---- indexing
