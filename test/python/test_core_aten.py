@@ -323,6 +323,9 @@ TRAIN_NETS = {
     "transformer_layer": (lambda: nn.TransformerEncoderLayer(
         16, 2, 32, dropout=0.0, batch_first=True),
         lambda: [torch.randn(2, 5, 16)], _mse),
+    "multihead_attention": (lambda: nn.MultiheadAttention(
+        8, 2, batch_first=True),
+        lambda: [torch.randn(2, 5, 8)] * 3, lambda y: y[0].pow(2).mean()),
     "embedding_layer_norm": (lambda: nn.Sequential(
         nn.Embedding(10, 4), nn.LayerNorm(4)),
         lambda: [torch.tensor([[1, 2], [3, 9]])], _mse),
