@@ -24,7 +24,7 @@ for d in KT KG; do
   fi
 done
 # docs/core-aten.md: the Core ATen table (scripts/gen-core-aten-table.py).
-if ! /usr/bin/python3 scripts/gen-core-aten-table.py ${1:-} 2>/dev/null; then
+if ! /usr/bin/python3 scripts/gen-core-aten-table.py ${1:-}; then
   status=1
 fi
 exit $status
