@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/dialects/{kt,kg}.md from the ODS definitions (mlir-tblgen
-# -gen-dialect-doc). With --check, fails if the committed file is stale.
+# -gen-dialect-doc) and docs/core-aten.md (scripts/gen-core-aten-table.py).
+# With --check, fails if a committed file is stale.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${KILN_BUILD_DIR:-build}
@@ -22,4 +23,8 @@ for d in KT KG; do
     echo "wrote $doc"
   fi
 done
+# docs/core-aten.md: the Core ATen table (scripts/gen-core-aten-table.py).
+if ! /usr/bin/python3 scripts/gen-core-aten-table.py ${1:-}; then
+  status=1
+fi
 exit $status

@@ -395,6 +395,9 @@ class FxImporter:
                                  % node.target)
             return conv(self, *args, **kwargs)
         if op == "call_function":
+            if isinstance(node.target, torch._ops.OpOverload):
+                # An ATen-level graph (make_fx, AOTAutograd): kiln._aten.
+                return self._import_aten(node, args, kwargs)
             conv = self.ops.function_converter(node.target)
             if conv is not None:
                 return conv(self, *args, **kwargs)
@@ -402,6 +405,16 @@ class FxImporter:
                 return self.ops.python_call(self, node.target, args, kwargs)
             raise self.error("no Kiln conversion for %s" % target_name(node))
         raise self.error("unknown FX node kind %s" % op)
+
+    def _import_aten(self, node, args, kwargs):
+        from . import _aten
+        conv = _aten.converter(node.target)
+        if conv is None:
+            name = _aten.overload_name(node.target)
+            why = _aten.reason_unsupported(node.target)
+            raise self.error("no Kiln conversion for aten.%s%s" % (
+                name, ": " + why if why else ""))
+        return conv(self, *args, **kwargs)
 
     # ----- arguments
 

@@ -26,3 +26,8 @@ import torch  # noqa: E402
 # Deterministic, single-threaded eager references (Kiln's own threads are
 # set by its pipelines).
 torch.set_num_threads(1)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: a long sweep, skipped unless KILN_SLOW_TESTS=1")

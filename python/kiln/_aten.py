@@ -1,0 +1,2257 @@
+"""ATen-level import: FX nodes that call `torch.ops.aten.<op>.<overload>`.
+
+Graphs that make_fx, AOTAutograd and torch.export produce call ATen
+operators (OpOverload objects) rather than torch functions. Each converter
+here maps one overload onto the torch-level converters of kiln._ops (most
+ATen ops are the torch function with every argument explicit) or onto a
+decomposition into kt ops written with the same helpers. Converters are
+keyed by the overload's name, `"<op>.<overload>"` (`"add.Tensor"`,
+`"convolution.default"`), so the table does not depend on which overloads
+the installed PyTorch has.
+
+* ATEN: "<op>.<overload>" -> converter(b, *args, **kwargs), with the
+  overload's schema as its signature (`b` is the FxImporter);
+* UNSUPPORTED: "<op>.<overload>" -> the reason it has no converter. This is
+  the one place that says why a Core ATen op is not supported: the hole test
+  (test/python/test_core_aten.py) and the generated table
+  (docs/core-aten.md) read it.
+
+Kiln's values are contiguous tensors without storage: sizes are Kiln's
+(`sym_size`), strides are the contiguous strides of those sizes
+(`sym_stride`), a storage offset is 0, `empty*` tensors are zeros, and
+memory formats, layouts and `pin_memory` are accepted and ignored (a
+device other than the CPU is refused).
+"""
+
+import math
+import os
+
+import torch
+
+from . import _ops as O
+from ._fx_import import TensorVal
+from ._symbolic import Sym, value
+
+ATEN = {}
+UNSUPPORTED = {}
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+CORE_OPS_FILE = os.path.join(_HERE, "core_aten_ops.txt")
+
+
+def overload_name(target):
+    """"<op>.<overload>" of an OpOverload (None for anything else)."""
+    if not isinstance(target, torch._ops.OpOverload):
+        return None
+    packet = target.overloadpacket.__name__
+    return "%s.%s" % (packet, target._overloadname)
+
+
+def converter(target):
+    """The converter of an aten OpOverload target, or None. An in-place
+    overload (`add_.Tensor`, in make_fx graphs of PyTorch 1.13, which does
+    not functionalize) is its functional overload's result written into
+    its first argument."""
+    name = overload_name(target)
+    if name is None:
+        return None
+    conv = ATEN.get(name)
+    if conv is None:
+        op, _, ov = name.partition(".")
+        base = ATEN.get("%s.%s" % (op[:-1], ov)) if op.endswith("_") and \
+            not op.endswith("__") else None
+        if base is not None:
+            def conv(b, x, *args, **kwargs):
+                return O.in_place(b, x, base(b, x, *args, **kwargs))
+    return conv
+
+
+def reason_unsupported(target):
+    name = overload_name(target)
+    return UNSUPPORTED.get(name) if name else None
+
+
+def core_ops(path=CORE_OPS_FILE, section=None):
+    """[(name, schema, section)] of python/kiln/core_aten_ops.txt:
+    "<op>.<overload>" (overload `default` when the schema has none), its
+    schema, and the section ("core", or "aot" for ops that AOTAutograd
+    graphs contain outside the core list)."""
+    out = []
+    current = "core"
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("#"):
+                if line.startswith("# [") and line.endswith("]"):
+                    current = line[3:-1]
+                continue
+            if not line:
+                continue
+            head = line.split("(", 1)[0]
+            op, _, ov = head.partition(".")
+            name = "%s.%s" % (op, ov or "default")
+            if section is None or section == current:
+                out.append((name, line, current))
+    return out
+
+
+def aten(*names):
+    def reg(fn):
+        for n in names:
+            ATEN[n if "." in n else n + ".default"] = fn
+        return fn
+    return reg
+
+
+def unsupported(reason, *names):
+    for n in names:
+        UNSUPPORTED[n if "." in n else n + ".default"] = reason
+
+
+def _fn(name):
+    """The torch-level converter of torch.<name> (or Tensor.<name>)."""
+    for ns in (torch, torch.nn.functional, torch._C._nn):
+        t = getattr(ns, name, None)
+        conv = O.FUNCTIONS.get(t) if t is not None else None
+        if conv is not None:
+            return conv
+    return O.METHODS[name]
+
+
+def _bin(name):
+    def conv(b, x, y):
+        return _fn(name)(b, x, y)
+    return conv
+
+
+_eq, _ne, _lt, _le, _gt, _ge = (_bin(n) for n in
+                                ("eq", "ne", "lt", "le", "gt", "ge"))
+_logical_and, _logical_or = _bin("logical_and"), _bin("logical_or")
+
+
+def _t(b, x, what):
+    return O.need_tensor(b, x, what)
+
+
+def _float(b, x):
+    """x as a float tensor (integers and bools promote to the default
+    dtype, as PyTorch's unary float ops do)."""
+    if not x.dtype.is_floating_point:
+        return O.cast(b, x, torch.get_default_dtype())
+    return x
+
+
+def _un(b, name, x):
+    return b.op(name, [x], shape=x.shape,
+                dtype=torch.bool if name == "isnan" else x.dtype)
+
+
+def _ignore_device(b, device=None, **_):
+    O._check_device(b, device)
+
+
+# ------------------------------------------------------------- pointwise
+
+
+def _same(torch_name):
+    """The aten op is the torch function with the same arguments."""
+    conv = _fn(torch_name)
+
+    def c(b, *args, **kwargs):
+        return conv(b, *args, **kwargs)
+    c.__name__ = torch_name
+    return c
+
+
+for _n in ("abs", "ceil", "floor", "round", "neg", "relu", "sigmoid", "sin",
+           "cos", "tanh", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
+           "erf", "reciprocal", "sign", "bitwise_not", "logical_not",
+           "isnan", "maximum", "minimum", "logical_and", "logical_or",
+           "logical_xor", "bmm", "mm", "flip", "gather", "index_select",
+           "diagonal", "permute", "atan2", "sort", "topk", "argmax",
+           "argmin", "amax", "amin", "addmm"):
+    aten(_n)(_same(_n))
+
+def _add_sub(name):
+    """alpha is keyword-only in the .Tensor overloads, positional in
+    .Scalar: both come here."""
+    def conv(b, x, y, alpha=1):
+        return _fn(name)(b, x, y, alpha=alpha)
+    return conv
+
+
+for _n in ("add", "sub", "rsub"):
+    aten("%s.Tensor" % _n, "%s.Scalar" % _n)(_add_sub(_n))
+
+
+for _n in ("mul", "div", "eq", "ne", "lt", "le", "gt", "ge",
+           "fmod", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor"):
+    aten("%s.Tensor" % _n, "%s.Scalar" % _n)(_same(_n))
+aten("div.Tensor_mode", "div.Scalar_mode")(_same("div"))
+aten("pow.Tensor_Tensor", "pow.Tensor_Scalar", "pow.Scalar")(_same("pow"))
+aten("where.self")(_same("where"))
+aten("masked_fill.Scalar", "masked_fill.Tensor")(_same("masked_fill"))
+aten("clamp.default", "clamp.Tensor")(_same("clamp"))
+aten("hardtanh.default")(_same("hardtanh"))
+aten("leaky_relu.default")(_same("leaky_relu"))
+aten("gelu.default")(_same("gelu"))
+aten("silu.default")(_same("silu"))
+
+
+@aten("atan2.out")
+def atan2_out(b, x, y, *, out):
+    """The out= form writes the caller's tensor: an in-place write."""
+    return O.in_place(b, out, O.atan2(b, x, y))
+
+
+# Float functions without a kt op of their own: decompositions (PyTorch's
+# formulas, written to keep precision near 0 and NaN outside the domain).
+
+def _float_unary(fn):
+    def conv(b, x):
+        x = _float(b, _t(b, x, fn.__name__))
+        return fn(b, x)
+    conv.__name__ = fn.__name__
+    return conv
+
+
+def _c(b, v, x):
+    return b.constant(v, x.dtype)
+
+
+@aten("log2")
+@_float_unary
+def log2(b, x):
+    return O.mul(b, _un(b, "log", x), 1.0 / math.log(2.0))
+
+
+@aten("log10")
+@_float_unary
+def log10(b, x):
+    return O.mul(b, _un(b, "log", x), 1.0 / math.log(10.0))
+
+
+@aten("tan")
+@_float_unary
+def tan(b, x):
+    return O.div(b, _un(b, "sin", x), _un(b, "cos", x))
+
+
+@aten("sinh")
+@_float_unary
+def sinh(b, x):
+    # (expm1(x) - expm1(-x)) / 2: exact near 0.
+    return O.mul(b, O.sub(b, _un(b, "expm1", x),
+                          _un(b, "expm1", _un(b, "neg", x))), 0.5)
+
+
+@aten("cosh")
+@_float_unary
+def cosh(b, x):
+    return O.mul(b, O.add(b, _un(b, "exp", x),
+                          _un(b, "exp", _un(b, "neg", x))), 0.5)
+
+
+@aten("atan")
+@_float_unary
+def atan(b, x):
+    return O.atan2(b, x, O.full_like(b, x, 1.0))
+
+
+def _one_minus_sq(b, x):
+    # (1 - x) * (1 + x): no cancellation near |x| = 1.
+    return O.mul(b, O.rsub(b, x, 1.0), O.add(b, x, 1.0))
+
+
+@aten("asin")
+@_float_unary
+def asin(b, x):
+    return O.atan2(b, x, _un(b, "sqrt", _one_minus_sq(b, x)))
+
+
+@aten("acos")
+@_float_unary
+def acos(b, x):
+    return O.atan2(b, _un(b, "sqrt", _one_minus_sq(b, x)), x)
+
+
+@aten("asinh")
+@_float_unary
+def asinh(b, x):
+    # sign(x) * log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); large |x| as
+    # log(2|x|) (x^2 would overflow).
+    a = _un(b, "abs", x)
+    sq = O.mul(b, a, a)
+    small = _un(b, "log1p", O.add(b, a, O.div(
+        b, sq, O.add(b, _un(b, "sqrt", O.add(b, sq, 1.0)), 1.0))))
+    big = O.add(b, _un(b, "log", a), math.log(2.0))
+    r = O.where(b, _gt(b, a, 1e15 if x.dtype == torch.float64 else 1e7),
+                big, small)
+    return O.where(b, _un(b, "isnan", x), x,
+                   O.mul(b, r, _un(b, "sign", x)))
+
+
+@aten("acosh")
+@_float_unary
+def acosh(b, x):
+    # log(x + sqrt(x - 1) * sqrt(x + 1)): NaN below 1, no overflow.
+    t = O.mul(b, _un(b, "sqrt", O.sub(b, x, 1.0)),
+              _un(b, "sqrt", O.add(b, x, 1.0)))
+    return _un(b, "log", O.add(b, x, t))
+
+
+@aten("atanh")
+@_float_unary
+def atanh(b, x):
+    # 0.5 * log1p(2x / (1 - x)): NaN outside [-1, 1], +-inf at +-1.
+    return O.mul(b, _un(b, "log1p", O.div(b, O.mul(b, x, 2.0),
+                                          O.rsub(b, x, 1.0))), 0.5)
+
+
+@aten("trunc")
+def trunc(b, x):
+    x = _t(b, x, "trunc")
+    if not x.dtype.is_floating_point:
+        return O.copy_of(x)
+    return O.mul(b, _un(b, "floor", _un(b, "abs", x)), _un(b, "sign", x))
+
+
+@aten("isinf")
+def isinf(b, x):
+    x = _t(b, x, "isinf")
+    if not x.dtype.is_floating_point:
+        return O.full(b, x.shape, False, torch.bool)
+    return _eq(b, _un(b, "abs", x), math.inf)
+
+
+@aten("elu")
+def elu(b, x, alpha=1, scale=1, input_scale=1):
+    x = _t(b, x, "elu")
+    neg = O.mul(b, _un(b, "expm1", O.mul(b, x, float(input_scale))),
+                float(alpha) * float(scale))
+    return O.where(b, _gt(b, x, 0), O.mul(b, x, float(scale)), neg)
+
+
+# ------------------------------------------------------------ reductions
+
+
+@aten("sum.default")
+def sum_all(b, x, *, dtype=None):
+    return O.sum_(b, x, dtype=dtype)
+
+
+@aten("sum.dim_IntList")
+def sum_dim(b, x, dim, keepdim=False, *, dtype=None):
+    return O.sum_(b, x, dim if dim else None, keepdim, dtype=dtype)
+
+
+@aten("mean.default")
+def mean_all(b, x, *, dtype=None):
+    return O.mean(b, x, dtype=dtype)
+
+
+@aten("mean.dim")
+def mean_dim(b, x, dim, keepdim=False, *, dtype=None):
+    return O.mean(b, x, dim if dim else None, keepdim, dtype=dtype)
+
+
+@aten("prod.default")
+def prod_all(b, x, *, dtype=None):
+    return O.prod_(b, x, dtype=dtype)
+
+
+@aten("prod.dim_int")
+def prod_dim(b, x, dim, keepdim=False, *, dtype=None):
+    return O.prod_(b, x, dim, keepdim, dtype=dtype)
+
+
+@aten("any.default")
+def any_all(b, x):
+    return O.any_(b, x)
+
+
+@aten("any.dim")
+def any_dim(b, x, dim, keepdim=False):
+    return O.any_(b, x, dim, keepdim)
+
+
+@aten("any.dims")
+def any_dims(b, x, dim=None, keepdim=False):
+    x = _t(b, x, "any")
+    if dim is None or len(dim) == 0:
+        r = O.any_(b, x)
+        if keepdim:
+            r = O.reshape(b, r, [1] * x.ndim)
+        return r
+    return _ne(b, O.sum_(b, _ne(b, x, 0), list(dim), keepdim), 0)
+
+
+@aten("var.dim")
+def var_dim(b, x, dim=None, unbiased=True, keepdim=False):
+    return O.var(b, x, dim if dim else None, unbiased, keepdim)
+
+
+@aten("var.correction")
+def var_correction(b, x, dim=None, *, correction=None, keepdim=False):
+    return O.var(b, x, dim if dim else None, None, keepdim,
+                 correction=1 if correction is None else correction)
+
+
+def _max_min_dim(name):
+    def conv(b, x, dim, keepdim=False):
+        r = _fn(name)(b, x, dim, keepdim)
+        return (r[0], r[1])
+    return conv
+
+
+aten("max.dim")(_max_min_dim("max"))
+aten("min.dim")(_max_min_dim("min"))
+
+
+@aten("max.default")
+def max_all(b, x):
+    return O.amax(b, x, list(range(_t(b, x, "max").ndim)))
+
+
+@aten("min.default")
+def min_all(b, x):
+    return O.amin(b, x, list(range(_t(b, x, "min").ndim)))
+
+
+@aten("cumsum")
+def cumsum(b, x, dim, *, dtype=None):
+    return _fn("cumsum")(b, x, dim, dtype=dtype)
+
+
+@aten("_softmax")
+def softmax(b, x, dim, half_to_float):
+    if half_to_float:
+        x = O.cast(b, x, torch.float32)
+    return _fn("softmax")(b, x, dim)
+
+
+@aten("_log_softmax")
+def log_softmax(b, x, dim, half_to_float):
+    if half_to_float:
+        x = O.cast(b, x, torch.float32)
+    return _fn("log_softmax")(b, x, dim)
+
+
+# --------------------------------------------------------- shape and views
+
+
+@aten("view", "_unsafe_view", "reshape")
+def view(b, x, size):
+    return O.reshape(b, x, *size)
+
+
+@aten("_reshape_alias")
+def reshape_alias(b, x, size, stride):
+    """PyTorch 1.13's reshape as a view (its strides are those of the
+    reshaped contiguous values): a reshape."""
+    return O.reshape(b, x, *size)
+
+
+@aten("expand")
+def expand(b, x, size, *, implicit=False):
+    return O.expand(b, x, size)
+
+
+@aten("alias", "clone", "detach", "lift_fresh_copy", "lift_fresh")
+def clone(b, x, *, memory_format=None):
+    # A value copy: Kiln's values have no storage to share.
+    return O.copy_of(_t(b, x, "clone"))
+
+
+@aten("t")
+def t(b, x):
+    return O.t(b, x)
+
+
+@aten("transpose.int")
+def transpose(b, x, d0, d1):
+    return O.transpose(b, x, d0, d1)
+
+
+@aten("unsqueeze")
+def unsqueeze(b, x, dim):
+    return O.unsqueeze(b, x, dim)
+
+
+@aten("squeeze.dim")
+def squeeze_dim(b, x, dim):
+    return O.squeeze(b, x, dim)
+
+
+@aten("squeeze.default")
+def squeeze_all(b, x):
+    return O.squeeze(b, x)
+
+
+@aten("squeeze.dims")
+def squeeze_dims(b, x, dim):
+    x = _t(b, x, "squeeze")
+    dims = sorted({O.norm_dim(b, d, x.ndim) for d in dim}, reverse=True)
+    for d in dims:
+        x = O.squeeze(b, x, d)
+    return x
+
+
+@aten("slice.Tensor")
+def slice_(b, x, dim=0, start=None, end=None, step=1):
+    x = _t(b, x, "slice")
+    if end is not None and not isinstance(end, Sym) and end >= (1 << 62):
+        end = None
+    return O.slice_dim(b, x, dim, start, end, step)
+
+
+@aten("select.int")
+def select(b, x, dim, index):
+    return O.select(b, x, dim, index)
+
+
+@aten("split_with_sizes")
+def split_with_sizes(b, x, split_sizes, dim=0):
+    return list(O.split_with_sizes(b, x, split_sizes, dim))
+
+
+@aten("split.Tensor")
+def split(b, x, split_size, dim=0):
+    return list(O.split(b, x, split_size, dim))
+
+
+@aten("unsafe_split.Tensor")
+def unsafe_split(b, x, split_size, dim=0):
+    return list(O.split(b, x, split_size, dim))
+
+
+@aten("unbind.int")
+def unbind(b, x, dim=0):
+    return list(O.unbind(b, x, dim))
+
+
+@aten("cat")
+def cat(b, tensors, dim=0):
+    return O.cat(b, tensors, dim)
+
+
+@aten("stack")
+def stack(b, tensors, dim=0):
+    return O.stack(b, tensors, dim)
+
+
+@aten("repeat")
+def repeat(b, x, repeats):
+    return O.repeat(b, x, *repeats)
+
+
+@aten("constant_pad_nd")
+def constant_pad_nd(b, x, pad, value=0):
+    return O.pad(b, x, list(pad), "constant", value)
+
+
+for _k in (1, 2, 3):
+    aten("reflection_pad%dd" % _k)(O._aten_pad("reflect", _k))
+    aten("replication_pad%dd" % _k)(O._aten_pad("replicate", _k))
+
+
+@aten("select_scatter")
+def select_scatter(b, x, src, dim, index):
+    x = _t(b, x, "select_scatter")
+    src = O.cast(b, _t(b, src, "select_scatter's src"), x.dtype)
+    d = O.norm_dim(b, dim, x.ndim)
+    n = b.static(x.shape[d], "the size of a select_scatter dim")
+    i = b.static(index, "a select_scatter index")
+    if not -n <= i < n:
+        raise b.error("select_scatter: index %d is out of range for a dim "
+                      "of size %d" % (i, n))
+    return b.op("select_scatter", [x, src], {"dim": d, "index": i % n},
+                shape=x.shape, dtype=x.dtype)
+
+
+@aten("slice_scatter")
+def slice_scatter(b, x, src, dim=0, start=None, end=None, step=1):
+    x = _t(b, x, "slice_scatter")
+    src = O.cast(b, _t(b, src, "slice_scatter's src"), x.dtype)
+    d = O.norm_dim(b, dim, x.ndim)
+    n = b.static(x.shape[d], "the size of a slice_scatter dim")
+    start, end, step = slice(
+        None if start is None else b.static(start, "a slice start"),
+        None if end is None else b.static(end, "a slice end"),
+        b.static(step, "a slice step")).indices(n)
+    attrs = {"dim": d, "start": start, "end": max(end, start),
+             "step": step}
+    return b.op("slice_scatter", [x, src], attrs, shape=x.shape,
+                dtype=x.dtype)
+
+
+@aten("diagonal")
+def diagonal(b, x, offset=0, dim1=0, dim2=1):
+    return O.diagonal(b, x, offset, dim1, dim2)
+
+
+# ---------------------------------------------------------------- creation
+
+
+@aten("_to_copy")
+def to_copy(b, x, *, dtype=None, layout=None, device=None, pin_memory=None,
+            non_blocking=False, memory_format=None):
+    O._check_device(b, device)
+    x = _t(b, x, "_to_copy")
+    if dtype is None or dtype == x.dtype:
+        return O.copy_of(x)
+    return O.cast(b, x, dtype)
+
+
+@aten("copy")
+def copy(b, x, src, non_blocking=False):
+    """aten.copy (functional copy_): src broadcast to x's shape, in x's
+    dtype."""
+    x = _t(b, x, "copy")
+    src = O.cast(b, _t(b, src, "copy's source"), x.dtype)
+    if tuple(map(value, src.shape)) == tuple(map(value, x.shape)):
+        return O.copy_of(src)
+    return O.expand(b, src, list(x.shape))
+
+
+@aten("full")
+def full(b, size, fill_value, *, dtype=None, layout=None, device=None,
+         pin_memory=None):
+    O._check_device(b, device)
+    return O.full(b, size, fill_value, dtype)
+
+
+@aten("full_like")
+def full_like(b, x, fill_value, *, dtype=None, layout=None, device=None,
+              pin_memory=None, memory_format=None):
+    O._check_device(b, device)
+    return O.full(b, _t(b, x, "full_like").shape, fill_value,
+                  dtype or x.dtype)
+
+
+def _like(fill):
+    def conv(b, x, *, dtype=None, layout=None, device=None,
+             pin_memory=None, memory_format=None):
+        O._check_device(b, device)
+        return O.full(b, _t(b, x, "*_like").shape, fill, dtype or x.dtype)
+    return conv
+
+
+aten("zeros_like", "empty_like")(_like(0))
+aten("ones_like")(_like(1))
+
+
+@aten("fill.Scalar")
+def fill_scalar(b, x, value):
+    x = _t(b, x, "fill")
+    return O.full(b, x.shape, value, x.dtype)
+
+
+@aten("fill.Tensor")
+def fill_tensor(b, x, value):
+    x = _t(b, x, "fill")
+    return O.expand(b, O.cast(b, value, x.dtype), list(x.shape))
+
+
+def _filled(fill):
+    def conv(b, size, *, dtype=None, layout=None, device=None,
+             pin_memory=None, memory_format=None):
+        O._check_device(b, device)
+        return O.full(b, size, fill, dtype or torch.get_default_dtype())
+    return conv
+
+
+# empty: zeros (an uninitialized tensor's values are unspecified).
+empty = _filled(0)
+aten("empty.memory_format", "zeros.default")(empty)
+aten("ones.default")(_filled(1))
+
+
+@aten("empty_strided")
+def empty_strided(b, size, stride, *, dtype=None, layout=None, device=None,
+                  pin_memory=None):
+    """Zeros of `size`: Kiln values are contiguous, the strides only say
+    how PyTorch lays the (unspecified) values out."""
+    return empty(b, size, dtype=dtype, device=device)
+
+
+@aten("scalar_tensor")
+def scalar_tensor(b, s, *, dtype=None, layout=None, device=None,
+                  pin_memory=None):
+    O._check_device(b, device)
+    return O.full(b, [], s, dtype or torch.get_default_dtype())
+
+
+@aten("arange.start_step", "arange.start", "arange.default")
+def arange(b, *args, dtype=None, layout=None, device=None, pin_memory=None):
+    return O.arange(b, *args, dtype=dtype, device=device)
+
+
+def _random(b, name, size, dtype):
+    """kt.rand / kt.randn with a seed argument of its own (drawn on every
+    call from torch's generator: ProgramArg.seed); Kiln's Philox stream,
+    not PyTorch's numbers."""
+    size = [b.static(s, "the size of a random tensor") for s in size]
+    dtype = dtype or torch.get_default_dtype()
+    if not dtype.is_floating_point:
+        raise b.error("aten.%s of dtype %s" % (name, dtype))
+    return b.op(name, [b.seed_arg()], {"size": size, "dtype": dtype},
+                shape=size, dtype=dtype)
+
+
+def _rand(name):
+    def conv(b, size, *, dtype=None, layout=None, device=None,
+             pin_memory=None, generator=None):
+        O._check_device(b, device)
+        if generator is not None:
+            raise b.error("a random op with its own generator")
+        return _random(b, name, size, dtype)
+    return conv
+
+
+aten("rand")(_rand("rand"))
+aten("randn")(_rand("randn"))
+
+
+@aten("randperm")
+def randperm(b, n, *, dtype=torch.int64, layout=None, device=None,
+             pin_memory=None, generator=None):
+    """The stable argsort of n uniform float64 numbers."""
+    O._check_device(b, device)
+    if generator is not None:
+        raise b.error("a random op with its own generator")
+    n = b.static(n, "randperm's n")
+    u = _random(b, "rand", [n], torch.float64)
+    r = b.op("argsort", [u], {"dim": 0}, shape=[n], dtype=torch.int64)
+    return O.cast(b, r, dtype) if dtype != torch.int64 else r
+
+
+def _bernoulli(b, x, p, generator):
+    x = _t(b, x, "bernoulli")
+    if generator is not None:
+        raise b.error("a random op with its own generator")
+    p = float(b.static(p, "bernoulli's p"))
+    size = [b.static(v, "the size of a random tensor") for v in x.shape]
+    u = _random(b, "rand", size, torch.float64)
+    return O.cast(b, _lt(b, u, p), x.dtype)
+
+
+@aten("bernoulli.p")
+def bernoulli(b, x, p, *, generator=None):
+    """1 with probability p, else 0, in x's dtype and shape (kt.rand with
+    its own seed argument)."""
+    return _bernoulli(b, x, p, generator)
+
+
+@aten("bernoulli_.float")
+def bernoulli_(b, x, p=0.5, *, generator=None):
+    """x filled with bernoulli(p) draws (the dropout mask make_fx records
+    for nn.Dropout in training)."""
+    return O.in_place(b, x, _bernoulli(b, x, p, generator))
+
+
+# ----------------------------------------------------------- indexing
+
+
+@aten("index.Tensor")
+def index(b, x, indices):
+    """x[i0, i1, ...] with index tensors (None: the whole dim): one index
+    tensor is kt.index_select; several (broadcast together, adjacent or
+    not) are one flat index: sum of index_k * stride_k over the indexed
+    dims (the indexed dims moved first), then kt.index_select on the
+    flattened dims. Bool masks are refused (data-dependent shape)."""
+    x = _t(b, x, "index")
+    idx = list(indices) + [None] * (x.ndim - len(indices))
+    used = [d for d, i in enumerate(idx) if i is not None]
+    for d in used:
+        i = idx[d]
+        if i.dtype in (torch.bool, torch.uint8):
+            raise b.error("aten.index with a boolean mask (the result's "
+                          "shape depends on the data)")
+    if len(used) == 1:
+        d = used[0]
+        i = idx[d]
+        flat = O.reshape(b, i, -1) if i.ndim != 1 else i
+        n = x.shape[d]
+        flat = _wrap_index(b, flat, n)
+        r = O.index_select(b, x, d, flat)
+        if i.ndim == 1:
+            return r
+        shape = list(x.shape[:d]) + list(i.shape) + list(x.shape[d + 1:])
+        return O.reshape(b, r, shape)
+    # Several index tensors: PyTorch puts the broadcast index dims first
+    # when the indexed dims are not adjacent, else where they were.
+    adjacent = used == list(range(used[0], used[-1] + 1))
+    rest = [d for d in range(x.ndim) if d not in used]
+    xp = O.permute(b, x, used + rest)
+    sizes = [b.static(x.shape[d], "an indexed dim's size") for d in used]
+    ishape = O.broadcast(b, *[idx[d].shape for d in used])
+    flat = None
+    stride = 1
+    for d, n in reversed(list(zip(used, sizes))):
+        i = _wrap_index(b, O.cast(b, idx[d], torch.int64), n)
+        term = O.mul(b, i, stride) if stride != 1 else i
+        flat = term if flat is None else O.add(b, flat, term)
+        stride *= n
+    flat = O.expand(b, flat, list(ishape)) if tuple(
+        map(value, flat.shape)) != tuple(map(value, ishape)) else flat
+    xf = O.reshape(b, xp, [stride] + [x.shape[d] for d in rest])
+    r = O.index_select(b, xf, 0, O.reshape(b, flat, -1))
+    r = O.reshape(b, r, list(ishape) + [x.shape[d] for d in rest])
+    if adjacent and used[0] > 0:
+        k = len(ishape)
+        lead = list(range(k, k + used[0]))
+        perm = lead + list(range(k)) + list(range(k + used[0], r.ndim))
+        r = O.permute(b, r, perm)
+    return r
+
+
+def _wrap_index(b, i, n):
+    """Negative indices count from the end (i + n where i < 0)."""
+    return O.where(b, _lt(b, i, 0), O.add(b, i, n), i)
+
+
+def _same_shape(a, b_):
+    return tuple(map(value, a)) == tuple(map(value, b_))
+
+
+@aten("index_put")
+def index_put(b, x, indices, values, accumulate=False):
+    """x[indices] = values (accumulate: +=), indices as aten.index takes
+    them (index tensors, None for whole dims):
+
+    * one boolean mask over x's leading dims with a single value (`x[m] =
+      v`): kt.where (accumulate: x + v where the mask is true); a mask
+      with a tensor of values needs the mask's count (data-dependent) and
+      is refused;
+    * integer index tensors: the indexed dims moved first and flattened,
+      one flat index (as aten.index), values broadcast to the indexed
+      result's shape and laid out the same way, then kt.scatter along the
+      flat dim (reduce "sum" when accumulating), and x's layout restored.
+    """
+    x = _t(b, x, "index_put")
+    idx = list(indices) + [None] * (x.ndim - len(indices))
+    used = [d for d, i in enumerate(idx) if i is not None]
+    if not used:
+        raise b.error("aten.index_put without an index tensor")
+    v = values if isinstance(values, TensorVal) else b.constant(values,
+                                                                x.dtype)
+    v = O.cast(b, v, x.dtype)
+    masks = [d for d in used if idx[d].dtype in (torch.bool, torch.uint8)]
+    if masks:
+        m = idx[masks[0]]
+        n_v = 1
+        for d_ in v.shape:
+            n_v *= b.static(d_, "index_put's value count")
+        if len(used) != 1 or masks[0] != 0 or n_v != 1:
+            raise b.error("aten.index_put with a boolean mask and %s (the "
+                          "values' positions depend on the data)" % (
+                              "other indices" if len(used) != 1 else
+                              "a tensor of values"))
+        m = O.cast(b, m, torch.bool)
+        if m.ndim < x.ndim:
+            m = O.reshape(b, m, list(m.shape) + [1] * (x.ndim - m.ndim))
+        v0 = O.reshape(b, v, [])
+        new = O.add(b, x, v0) if accumulate else v0
+        return O.where(b, m, new, x)
+    adjacent = used == list(range(used[0], used[-1] + 1))
+    rest = [d for d in range(x.ndim) if d not in used]
+    sizes = [b.static(x.shape[d], "an indexed dim's size") for d in used]
+    ishape = list(O.broadcast(b, *[idx[d].shape for d in used]))
+    flat = None
+    stride = 1
+    for d, n in reversed(list(zip(used, sizes))):
+        i = _wrap_index(b, O.cast(b, idx[d], torch.int64), n)
+        term = O.mul(b, i, stride) if stride != 1 else i
+        flat = term if flat is None else O.add(b, flat, term)
+        stride *= n
+    if not _same_shape(flat.shape, ishape):
+        flat = O.expand(b, flat, ishape)
+    k = len(ishape)
+    rshape = [x.shape[d] for d in rest]
+    # The values' shape: x[indices]'s, whose index dims come first unless
+    # the indexed dims are adjacent (then they sit where those dims were).
+    lead = used[0] if adjacent else 0
+    out_shape = rshape[:lead] + ishape + rshape[lead:]
+    if not _same_shape(v.shape, out_shape):
+        v = O.expand(b, v, out_shape)
+    if lead:
+        perm = list(range(lead, lead + k)) + list(range(lead)) + list(
+            range(lead + k, len(out_shape)))
+        v = O.permute(b, v, perm)
+    n_idx = 1
+    for d_ in ishape:
+        n_idx *= b.static(d_, "the index count")
+    v = O.reshape(b, v, [n_idx] + rshape)
+    xp = O.permute(b, x, used + rest) if used + rest != list(
+        range(x.ndim)) else x
+    xf = O.reshape(b, xp, [stride] + rshape)
+    fi = O.reshape(b, flat, [n_idx] + [1] * len(rest))
+    if rest:
+        fi = O.expand(b, fi, [n_idx] + rshape)
+    r = O.scatter_op(b, xf, 0, fi, v, "sum" if accumulate else "none",
+                     True, "index_put")
+    r = O.reshape(b, r, [x.shape[d] for d in used + rest])
+    if used + rest != list(range(x.ndim)):
+        inv = [0] * x.ndim
+        for pos, d in enumerate(used + rest):
+            inv[d] = pos
+        r = O.permute(b, r, inv)
+    return r
+
+
+@aten("scatter.src", "scatter.value", "scatter.reduce",
+      "scatter.value_reduce")
+def scatter(b, x, dim, index, src, reduce=None):
+    if isinstance(src, TensorVal):
+        return O.scatter(b, x, dim, index, src, reduce=reduce)
+    return O.scatter(b, x, dim, index, value=src, reduce=reduce)
+
+
+@aten("scatter_add")
+def scatter_add(b, x, dim, index, src):
+    return O.scatter_add(b, x, dim, index, src)
+
+
+@aten("scatter_reduce.two")
+def scatter_reduce(b, x, dim, index, src, reduce, *, include_self=True):
+    return O.scatter_reduce(b, x, dim, index, src, reduce,
+                            include_self=include_self)
+
+
+@aten("masked_scatter")
+def masked_scatter(b, x, mask, source):
+    """The k-th True of the (broadcast) mask takes source's k-th element:
+    k = cumsum(mask) - 1 over the flattened mask, read from the flattened
+    source by kt.index_select (positions without True read element 0 and
+    are not used)."""
+    x = _t(b, x, "masked_scatter")
+    shape = O.broadcast(b, x.shape, mask.shape)
+    m = O.expand(b, mask, list(shape)) if tuple(
+        map(value, mask.shape)) != tuple(map(value, shape)) else mask
+    xb = O.expand(b, x, list(shape)) if tuple(
+        map(value, x.shape)) != tuple(map(value, shape)) else x
+    mf = O.reshape(b, m, -1)
+    k = O.sub(b, _fn("cumsum")(b, mf, 0), 1)
+    k = O.clamp(b, k, 0)
+    src = O.cast(b, O.reshape(b, source, -1), x.dtype)
+    picked = O.reshape(b, O.index_select(b, src, 0, k), list(shape))
+    return O.where(b, m, picked, xb)
+
+
+@aten("embedding")
+def embedding(b, weight, indices, padding_idx=-1, scale_grad_by_freq=False,
+              sparse=False):
+    return O.embedding(b, indices, weight)
+
+
+@aten("_embedding_bag")
+def embedding_bag(b, weight, indices, offsets, scale_grad_by_freq=False,
+                  mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=-1):
+    """F.embedding_bag with 1-D indices and offsets, as PyTorch 1.13's CPU
+    kernel: the bag of position i is (the number of bag starts <= i) - 1,
+    a comparison of i with every offset (offsets are data, their count is
+    static); rows are summed into their bag by kt.scatter (reduce sum;
+    max: amax over the bag, empty bags 0). Returns (output, offset2bag,
+    bag_size, max_indices) with PyTorch's values for each mode: sum:
+    (out, [] , zeros, zeros); mean: (out, bag ids, counts, counts); max:
+    (out, bag ids, counts, the weight row of each first maximum)."""
+    weight = _t(b, weight, "_embedding_bag")
+    if indices.ndim != 1 or offsets.ndim != 1:
+        raise b.error("aten._embedding_bag with %d-D indices (1-D indices "
+                      "and offsets are supported)" % indices.ndim)
+    if padding_idx is not None and padding_idx >= 0:
+        raise b.error("aten._embedding_bag with a padding_idx")
+    if mode not in (0, 1, 2):
+        raise b.error("aten._embedding_bag mode %r" % (mode,))
+    if per_sample_weights is not None and mode != 0:
+        raise b.error("per_sample_weights are only supported for mode "
+                      "sum (PyTorch's rule)")
+    L = b.static(indices.shape[0], "the number of indices")
+    nb = b.static(offsets.shape[0], "the number of offsets")
+    B = nb - 1 if include_last_offset else nb
+    D = weight.shape[1]
+    idx = O.cast(b, indices, torch.int64)
+    starts = O.cast(b, offsets, torch.int64)
+    if include_last_offset:
+        starts = O.slice_dim(b, starts, 0, 0, B, 1)
+    pos = O.arange(b, L)
+    ge = _le(b, O.unsqueeze(b, starts, 0), O.unsqueeze(b, pos, 1))  # L, B
+    bag = O.sub(b, O.sum_(b, ge, [1]), 1)
+    bag_ok = _ge(b, bag, 0)      # positions before the first offset
+    bag = O.clamp(b, bag, 0)
+    rows = O.index_select(b, weight, 0, idx)                       # L, D
+    if per_sample_weights is not None:
+        rows = O.mul(b, rows, O.unsqueeze(
+            b, O.cast(b, per_sample_weights, weight.dtype), 1))
+    rows = O.mul(b, rows, O.unsqueeze(b, O.cast(b, bag_ok, weight.dtype),
+                                      1))
+    bag_e = O.expand(b, O.unsqueeze(b, bag, 1), [L, D])
+    ones = O.cast(b, bag_ok, torch.int64)
+    counts = O.scatter_op(b, O.full(b, [B], 0, torch.int64), 0, bag, ones,
+                          "sum", True, "_embedding_bag")
+    zeros_i = O.full(b, [B], 0, torch.int64)
+    if mode == 2:
+        # Positions outside every bag cannot win: -inf rows.
+        rows = O.where(b, O.unsqueeze(b, bag_ok, 1), rows,
+                       O.full(b, [], -math.inf, weight.dtype))
+        out = O.scatter_op(b, O.full(b, [B, D], -math.inf, weight.dtype), 0,
+                           bag_e, rows, "amax", True, "_embedding_bag")
+        empty = O.unsqueeze(b, _eq(b, counts, 0), 1)
+        out = O.where(b, empty, O.full(b, [], 0, weight.dtype), out)
+        # The first position (in index order) holding its bag's maximum.
+        hit = _logical_and(b, O.unsqueeze(b, bag_ok, 1), _eq(
+            b, rows, O.gather(b, out, 0, bag_e)))
+        big = O.full(b, [], L, torch.int64)
+        posL = O.expand(b, O.unsqueeze(b, pos, 1), [L, D])
+        first = O.scatter_op(b, O.full(b, [B, D], L, torch.int64), 0, bag_e,
+                             O.where(b, hit, posL, big), "amin", True,
+                             "_embedding_bag")
+        found = _lt(b, first, L)
+        first = O.clamp(b, first, 0, max(L - 1, 0))
+        which = O.reshape(b, O.index_select(b, idx, 0, O.reshape(
+            b, first, [-1])), [B, D])
+        max_idx = O.where(b, found, which, O.full(b, [], 0, torch.int64))
+        return (out, bag, counts, max_idx)
+    out = O.scatter_op(b, O.full(b, [B, D], 0, weight.dtype), 0, bag_e,
+                       rows, "sum", True, "_embedding_bag")
+    if mode == 0:
+        return (out, O.full(b, [0], 0, torch.int64), zeros_i, zeros_i)
+    div = O.cast(b, O.clamp(b, counts, 1), weight.dtype)
+    out = O.div(b, out, O.unsqueeze(b, div, 1))
+    return (out, bag, counts, counts)
+
+
+@aten("embedding_dense_backward")
+def embedding_dense_backward(b, grad, indices, num_weights, padding_idx,
+                             scale_grad_by_freq):
+    """Rows of grad summed into a [num_weights, D] zero tensor at the
+    indices (kt.scatter, reduce sum); rows of padding_idx get nothing;
+    scale_grad_by_freq divides each row by its index's count."""
+    grad = _t(b, grad, "embedding_dense_backward")
+    n = b.static(num_weights, "num_weights")
+    D = grad.shape[-1]
+    i = O.reshape(b, indices, -1)
+    g = O.reshape(b, grad, [-1, D])
+    if padding_idx is not None and padding_idx >= 0:
+        keep = _ne(b, i, padding_idx)
+        g = O.mul(b, g, O.cast(b, O.unsqueeze(b, keep, 1), g.dtype))
+    if scale_grad_by_freq:
+        ones = O.full(b, [i.shape[0]], 1, torch.int64)
+        counts = O.scatter_op(b, O.full(b, [n], 0, torch.int64), 0, i, ones,
+                              "sum", True, "embedding_dense_backward")
+        per_row = O.index_select(b, counts, 0, i)
+        g = O.div(b, g, O.cast(b, O.unsqueeze(b, per_row, 1), g.dtype))
+    ie = O.expand(b, O.unsqueeze(b, i, 1), list(g.shape))
+    return O.scatter_op(b, O.full(b, [n, D], 0, g.dtype), 0, ie, g, "sum",
+                        True, "embedding_dense_backward")
+
+
+# ------------------------------------------------------ matmul and conv
+
+
+@aten("convolution")
+def convolution(b, x, w, bias, stride, padding, dilation, transposed,
+                output_padding, groups):
+    x = _t(b, x, "convolution")
+    k = x.ndim - 2
+    if k == 2:
+        if transposed:
+            return O.conv_transpose2d(b, x, w, bias, stride, padding,
+                                      output_padding, groups, dilation)
+        return O.conv2d(b, x, w, bias, stride, padding, dilation, groups)
+    if k == 1:
+        if transposed:
+            return O.conv_transpose1d(b, x, w, bias, stride, padding,
+                                      output_padding, groups, dilation)
+        return O.conv1d(b, x, w, bias, stride, padding, dilation, groups)
+    if k == 3 and not transposed:
+        return _conv3d(b, x, w, bias, stride, padding, dilation, groups)
+    raise b.error("aten.convolution with %d spatial dims%s (kt has 1-D and "
+                  "2-D convolutions; 3-D ones are decomposed when not "
+                  "transposed)" % (k, ", transposed" if transposed else ""))
+
+
+def _conv3d(b, x, w, bias, stride, padding, dilation, groups):
+    """A 3-D convolution as kd 2-D ones: for each depth tap j, the input
+    depth slices od * s + j * d - p of every output depth od (constants;
+    the depth padding is a kt.pad with zeros) stacked into the batch,
+    convolved over (H, W) with w[:, :, j], and the kd results summed."""
+    st = [b.static(v, "a stride") for v in stride]
+    pd = [b.static(v, "a padding") for v in padding]
+    dl = [b.static(v, "a dilation") for v in dilation]
+    N, C, D, H, W = x.shape
+    D = b.static(D, "a conv input depth")
+    kd = b.static(w.shape[2], "a conv kernel depth")
+    Do = (D + 2 * pd[0] - dl[0] * (kd - 1) - 1) // st[0] + 1
+    if Do <= 0:
+        raise b.error("aten.convolution: the output depth would be %d" % Do)
+    xp = O.pad(b, x, [0, 0, 0, 0, pd[0], pd[0]], "constant", 0) \
+        if pd[0] else x
+    out = None
+    for j in range(kd):
+        depths = [od * st[0] + j * dl[0] for od in range(Do)]
+        idx = b.constant_tensor(torch.tensor(depths, dtype=torch.int64))
+        sl = O.index_select(b, xp, 2, idx)                 # N, C, Do, H, W
+        sl = O.permute(b, sl, [0, 2, 1, 3, 4])
+        sl = O.reshape(b, sl, [-1, C, H, W])               # N*Do, C, H, W
+        wj = O.select(b, w, 2, j)
+        y = O.conv2d(b, sl, wj, None, st[1:], pd[1:], dl[1:], groups)
+        out = y if out is None else O.add(b, out, y)
+    Oc, Ho, Wo = out.shape[1:]
+    out = O.permute(b, O.reshape(b, out, [N, Do, Oc, Ho, Wo]),
+                    [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = O.add(b, out, O.reshape(b, O.cast(b, bias, out.dtype),
+                                      [1, -1, 1, 1, 1]))
+    return out
+
+
+def _red_except(b, x, keep):
+    dims = [d for d in range(x.ndim) if d != keep]
+    return O.sum_(b, x, dims)
+
+
+def _conv_weight_grad(b, a, g, KH, KW, st, pd, dl, G):
+    """The gradient of conv2d(a, w)'s weight [O, C/G, KH, KW] given the
+    gradient g [N, O, OH, OW] of its output: grad_w[o, c, kh, kw] =
+    sum_n,oh,ow g[n, o, oh, ow] * a[n, grp*Cg + c, oh*s + kh*d - p, ...],
+    a convolution over the batch of a (channels as batch) with g as the
+    filter, its stride the dilation and its dilation the stride (PyTorch's
+    own formula), cut to the kernel size."""
+    N, C, H, W = [b.static(v, "a conv input size") for v in a.shape]
+    O_, OH, OW = [b.static(v, "a conv output size") for v in
+                  (g.shape[1], g.shape[2], g.shape[3])]
+    Cg, Og = C // G, O_ // G
+    at = O.reshape(b, a, [N, G, Cg, H, W])
+    at = O.permute(b, at, [2, 1, 0, 3, 4])              # Cg, G, N, H, W
+    at = O.reshape(b, at, [Cg, G * N, H, W])
+    gt = O.reshape(b, g, [N, G, Og, OH, OW])
+    gt = O.permute(b, gt, [1, 2, 0, 3, 4])              # G, Og, N, OH, OW
+    gt = O.reshape(b, gt, [G * Og, N, OH, OW])
+    r = O.conv2d(b, at, gt, None, dl, pd, st, G)        # Cg, G*Og, kh', kw'
+    r = O.slice_dim(b, r, 2, 0, KH, 1)
+    r = O.slice_dim(b, r, 3, 0, KW, 1)
+    return O.permute(b, r, [1, 0, 2, 3])
+
+
+@aten("convolution_backward")
+def convolution_backward(b, grad, x, w, bias_sizes, stride, padding,
+                         dilation, transposed, output_padding, groups,
+                         output_mask):
+    """1-D (as 2-D with a unit height) and 2-D convolutions.
+    Not transposed: grad_input is a transposed convolution of grad with
+    the weight (output_padding chosen to give back x's size), grad_weight
+    _conv_weight_grad(x, grad). Transposed (the adjoint): grad_input is a
+    convolution of grad with the weight, grad_weight
+    _conv_weight_grad(grad, x). grad_bias sums grad over every dim but the
+    channels."""
+    grad = _t(b, grad, "convolution_backward")
+    if x.ndim == 3:
+        # 1-D as 2-D with a unit height.
+        r = convolution_backward(
+            b, O.unsqueeze(b, grad, 2), O.unsqueeze(b, x, 2),
+            O.unsqueeze(b, w, 2), bias_sizes, [1] + list(stride),
+            [0] + list(padding), [1] + list(dilation), transposed,
+            [0] + list(output_padding), groups, output_mask)
+        return tuple(None if v is None else (O.squeeze(b, v, 2)
+                                             if i < 2 else v)
+                     for i, v in enumerate(r))
+    if x.ndim != 4:
+        raise b.error("aten.convolution_backward: only 1-D and 2-D "
+                      "convolutions")
+    st = [b.static(v, "a stride") for v in stride]
+    pd = [b.static(v, "a padding") for v in padding]
+    dl = [b.static(v, "a dilation") for v in dilation]
+    G = b.static(groups, "groups")
+    H, W = [b.static(v, "a conv input size") for v in x.shape[2:]]
+    KH, KW = [b.static(v, "a conv weight size") for v in w.shape[2:]]
+    OH, OW = [b.static(v, "a conv output size") for v in grad.shape[2:]]
+    gi = gw = gb = None
+    if output_mask[0]:
+        if transposed:
+            gi = O.conv2d(b, grad, w, None, st, pd, dl, G)
+        else:
+            op = []
+            for n, o, k, s_, p, d in ((H, OH, KH, st[0], pd[0], dl[0]),
+                                      (W, OW, KW, st[1], pd[1], dl[1])):
+                op.append(n - ((o - 1) * s_ - 2 * p + d * (k - 1) + 1))
+            gi = O.conv_transpose2d(b, grad, w, None, st, pd, op, G, dl)
+    if output_mask[1]:
+        gw = (_conv_weight_grad(b, grad, x, KH, KW, st, pd, dl, G)
+              if transposed else
+              _conv_weight_grad(b, x, grad, KH, KW, st, pd, dl, G))
+    if output_mask[2]:
+        gb = O.sum_(b, grad, [0, 2, 3])
+    return (gi, gw, gb)
+
+
+# ------------------------------------------------------------- pooling
+
+
+def _adaptive_matrix(n_in, n_out):
+    """[n_out, n_in]: row i averages PyTorch's adaptive window i,
+    [floor(i * n_in / n_out), ceil((i + 1) * n_in / n_out))."""
+    m = torch.zeros(n_out, n_in, dtype=torch.float64)
+    for i in range(n_out):
+        s_ = (i * n_in) // n_out
+        e = -((-(i + 1) * n_in) // n_out)
+        m[i, s_:e] = 1.0 / (e - s_)
+    return m
+
+
+def _along(b, x, d, m):
+    """The [m_out, m_in] matrix m applied along dim d of x (kt.matmul
+    with a constant, d moved last and back)."""
+    last = x.ndim - 1
+    xt = O.transpose(b, x, d, last) if d != last else x
+    mt = b.constant_tensor(m.t().contiguous().to(x.dtype), limit=1 << 20)
+    r = _fn("matmul")(b, xt, mt)
+    return O.transpose(b, r, d, last) if d != last else r
+
+
+def _adaptive_avg(b, x, out, what, backward_of=None):
+    """Adaptive average pooling of x's last len(out) dims: kt.avg_pool2d
+    (kernel = stride = in / out) when every size divides evenly (2-D), a
+    mean for 1x1, else one constant averaging matrix per dim (windows of
+    unequal sizes, PyTorch's bounds). With backward_of (the forward's
+    input), x is the gradient of the output and the transposed matrices
+    give the input's gradient."""
+    k = len(out)
+    src = backward_of if backward_of is not None else x
+    if not src.dtype.is_floating_point:
+        raise b.error("%s of a %s tensor" % (what, src.dtype))
+    ins = [b.static(n, "an adaptive pool's input size")
+           for n in src.shape[-k:]]
+    out = [b.static(o, "an adaptive pool's output size") for o in out]
+    if any(o <= 0 for o in out):
+        raise b.error("%s: output sizes must be positive, got %s"
+                      % (what, out))
+    even = all(n % o == 0 for n, o in zip(ins, out))
+    if backward_of is None and even and k == 2:
+        return O.adaptive_avg_pool2d(b, x, out)
+    if backward_of is not None and even and k == 2:
+        ks = [n // o for n, o in zip(ins, out)]
+        return avg_pool2d_backward(b, x, backward_of, ks, ks, [0, 0], False,
+                                   True, None)
+    r = x
+    for i, (n, o) in enumerate(zip(ins, out)):
+        m = _adaptive_matrix(n, o)
+        r = _along(b, r, x.ndim - k + i, m.t() if backward_of is not None
+                   else m)
+    return r
+
+
+@aten("_adaptive_avg_pool2d", "adaptive_avg_pool2d")
+def adaptive_avg_pool2d(b, x, output_size):
+    x = _t(b, x, "_adaptive_avg_pool2d")
+    if x.ndim not in (3, 4):
+        raise b.error("adaptive_avg_pool2d expects a 3-D or 4-D input")
+    out = [x.shape[-2 + i] if o is None else o
+           for i, o in enumerate(list(output_size))]
+    return _adaptive_avg(b, x, out, "_adaptive_avg_pool2d")
+
+
+@aten("adaptive_avg_pool1d")
+def adaptive_avg_pool1d(b, x, output_size):
+    x = _t(b, x, "adaptive_avg_pool1d")
+    return _adaptive_avg(b, x, list(output_size), "adaptive_avg_pool1d")
+
+
+@aten("_adaptive_avg_pool2d_backward")
+def adaptive_avg_pool2d_backward(b, grad, x):
+    grad = _t(b, grad, "_adaptive_avg_pool2d_backward")
+    return _adaptive_avg(b, grad, list(grad.shape[-2:]),
+                         "_adaptive_avg_pool2d_backward", backward_of=x)
+
+
+@aten("avg_pool2d")
+def avg_pool2d(b, x, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return O.avg_pool2d(b, x, kernel_size, list(stride) or None, padding,
+                        ceil_mode, count_include_pad, divisor_override)
+
+
+@aten("avg_pool1d")
+def avg_pool1d(b, x, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True):
+    x = _t(b, x, "avg_pool1d")
+    stride = list(stride) or list(kernel_size)
+    r = O.avg_pool2d(b, O.unsqueeze(b, x, -2), [1, kernel_size[0]],
+                     [1, stride[0]], [0, _first(padding)], ceil_mode,
+                     count_include_pad)
+    return O.squeeze(b, r, -2)
+
+
+def _first(v):
+    return v[0] if isinstance(v, (list, tuple)) else v
+
+
+@aten("avg_pool2d_backward")
+def avg_pool2d_backward(b, grad, x, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    grad = _t(b, grad, "avg_pool2d_backward")
+    x = _t(b, x, "avg_pool2d_backward")
+    k, s, p, _ = O._pool_attrs(b, kernel_size, list(stride) or None,
+                               padding)
+    attrs = {"kernel_size": k, "stride": s}
+    if p != [0, 0]:
+        attrs["padding"] = p
+    if ceil_mode:
+        attrs["ceil_mode"] = True
+    if not count_include_pad:
+        attrs["count_include_pad"] = False
+    if divisor_override is not None:
+        attrs["divisor_override"] = b.static(divisor_override, "a divisor")
+    return b.op("avg_pool2d_backward", [grad, x], attrs, shape=x.shape,
+                dtype=x.dtype)
+
+
+def _max_pool_attrs(b, kernel_size, stride, padding, dilation, ceil_mode):
+    k, s, p, d = O._pool_attrs(b, kernel_size, list(stride) or None,
+                               padding, dilation)
+    attrs = {"kernel_size": k, "stride": s}
+    if p != [0, 0]:
+        attrs["padding"] = p
+    if d != [1, 1]:
+        attrs["dilation"] = d
+    if ceil_mode:
+        attrs["ceil_mode"] = True
+    return attrs, k, s, p, d
+
+
+def _window_argmax(b, x, vals, k, s, p, d):
+    """Flat indices (into each input plane or volume) of the first maximum
+    of every pooling window: for each window offset, the input position of
+    every output (constants; -1 outside the input) is read with
+    kt.index_select, and the first offset whose value equals the window's
+    max (NaN equal to NaN, as PyTorch's max propagates it) wins."""
+    nd = len(k)
+    lead = list(x.shape[:-nd])
+    ins = [b.static(n, "a pooled size") for n in x.shape[-nd:]]
+    outs = [b.static(n, "a pooled size") for n in vals.shape[-nd:]]
+    total = 1
+    for n in ins:
+        total *= n
+    xf = O.reshape(b, x, lead + [total])
+    grids = torch.meshgrid(*[torch.arange(o) for o in outs], indexing="ij")
+    best = found = None
+    for offset in torch.cartesian_prod(*[torch.arange(n) for n in k]).reshape(
+            -1, nd).tolist():
+        pos = torch.zeros(outs, dtype=torch.int64)
+        ok = torch.ones(outs, dtype=torch.bool)
+        for i in range(nd):
+            c = grids[i] * s[i] - p[i] + offset[i] * d[i]
+            ok &= (c >= 0) & (c < ins[i])
+            pos = pos * ins[i] + c
+        pos = torch.where(ok, pos, torch.full_like(pos, -1))
+        posv = b.constant_tensor(pos, limit=1 << 20)
+        valid = _ge(b, posv, 0)
+        safe = O.clamp(b, posv, 0)
+        picked = O.index_select(b, xf, xf.ndim - 1, O.reshape(b, safe, -1))
+        picked = O.reshape(b, picked, lead + outs)
+        hit = _logical_and(b, valid, _logical_or(
+            b, _eq(b, picked, vals),
+            _logical_and(b, _un(b, "isnan", picked),
+                         _un(b, "isnan", vals))))
+        if best is None:
+            best, found = O.where(b, hit, safe, -1), hit
+        else:
+            take = _logical_and(b, hit, O.logical_not(b, found))
+            best = O.where(b, take, safe, best)
+            found = _logical_or(b, found, hit)
+    if tuple(map(value, best.shape)) != tuple(map(value, lead + outs)):
+        best = O.expand(b, best, lead + outs)
+    return O.cast(b, best, torch.int64)
+
+
+@aten("max_pool2d_with_indices")
+def max_pool2d_with_indices(b, x, kernel_size, stride=(), padding=0,
+                            dilation=1, ceil_mode=False):
+    """(values, flat indices into each input plane): kt.max_pool2d for the
+    values, _window_argmax for the indices."""
+    x = _t(b, x, "max_pool2d_with_indices")
+    attrs, k, s, p, d = _max_pool_attrs(b, kernel_size, stride, padding,
+                                        dilation, ceil_mode)
+    vals = O.max_pool2d(b, x, k, s, p, d, ceil_mode)
+    return (vals, _window_argmax(b, x, vals, k, s, p, d))
+
+
+def _triple(b, v, what, default=None):
+    if v is None or (isinstance(v, (list, tuple)) and len(v) == 0):
+        return default
+    if isinstance(v, (list, tuple)):
+        v = [b.static(e, what) for e in v]
+        return v * 3 if len(v) == 1 else v
+    return [b.static(v, what)] * 3
+
+
+def _pool3d(b, x, k, s, p, d, ceil_mode, pool2d):
+    """A 3-D pool as two 2-D pools (max and average over a box are
+    separable, padding and ceil_mode windows included): over (H, W) on
+    [N*C*..., D, H, W], then over D on [..., D, H'*W'] with a (kd, 1)
+    kernel."""
+    lead = list(x.shape[:-3])
+    D, H, W = x.shape[-3:]
+    y = O.reshape(b, x, [-1, D, H, W])
+    y = pool2d(y, k[1:], s[1:], p[1:], d[1:])
+    H2, W2 = y.shape[-2:]
+    y = O.reshape(b, y, [y.shape[0], D, H2 * W2])
+    y = pool2d(O.unsqueeze(b, y, 0), [k[0], 1], [s[0], 1], [p[0], 0],
+               [d[0], 1])
+    y = O.squeeze(b, y, 0)
+    return O.reshape(b, y, lead + [y.shape[-2], H2, W2])
+
+
+@aten("max_pool3d_with_indices")
+def max_pool3d_with_indices(b, x, kernel_size, stride=(), padding=0,
+                            dilation=1, ceil_mode=False):
+    """Values by two kt.max_pool2d (_pool3d), indices (flat, into each
+    input volume) by _window_argmax."""
+    x = _t(b, x, "max_pool3d_with_indices")
+    if x.ndim not in (4, 5):
+        raise b.error("max_pool3d expects a 4-D or 5-D input")
+    k = _triple(b, kernel_size, "a pool kernel size")
+    s = _triple(b, stride, "a pool stride", k)
+    p = _triple(b, padding, "a pool padding")
+    d = _triple(b, dilation, "a pool dilation")
+
+    def pool2d(y, k2, s2, p2, d2):
+        return O.max_pool2d(b, y, k2, s2, p2, d2, ceil_mode)
+    vals = _pool3d(b, x, k, s, p, d, ceil_mode, pool2d)
+    return (vals, _window_argmax(b, x, vals, k, s, p, d))
+
+
+@aten("avg_pool3d")
+def avg_pool3d(b, x, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Two kt.avg_pool2d (_pool3d): the divisor of a 3-D window is the
+    product of its per-dim divisors (clipped windows and
+    count_include_pad=False alike), so averaging twice is PyTorch's
+    average; a divisor_override is not a product and is refused."""
+    x = _t(b, x, "avg_pool3d")
+    if x.ndim not in (4, 5):
+        raise b.error("avg_pool3d expects a 4-D or 5-D input")
+    if divisor_override is not None:
+        raise b.error("avg_pool3d with divisor_override (not separable "
+                      "into 2-D pools)")
+    k = _triple(b, kernel_size, "a pool kernel size")
+    s = _triple(b, stride, "a pool stride", k)
+    p = _triple(b, padding, "a pool padding")
+
+    def pool2d(y, k2, s2, p2, d2):
+        return O.avg_pool2d(b, y, k2, s2, p2, ceil_mode, count_include_pad)
+    return _pool3d(b, x, k, s, p, [1, 1, 1], ceil_mode, pool2d)
+
+
+@aten("_adaptive_avg_pool3d")
+def adaptive_avg_pool3d(b, x, output_size):
+    """Output 1x1x1: the mean over the volume; sizes that divide evenly:
+    avg_pool3d with kernel = stride = in / out; else averaging matrices
+    (_adaptive_avg)."""
+    x = _t(b, x, "_adaptive_avg_pool3d")
+    out = [b.static(o, "an output size") for o in output_size]
+    if out == [1, 1, 1]:
+        return O.mean(b, x, [-3, -2, -1], True)
+    ins = [b.static(n, "an adaptive pool's input size")
+           for n in x.shape[-3:]]
+    if all(o > 0 and n % o == 0 for n, o in zip(ins, out)):
+        ks = [n // o for n, o in zip(ins, out)]
+        return avg_pool3d(b, x, ks, ks)
+    return _adaptive_avg(b, x, out, "_adaptive_avg_pool3d")
+
+
+@aten("max_pool2d_with_indices_backward")
+def max_pool2d_with_indices_backward(b, grad, x, kernel_size, stride,
+                                     padding, dilation, ceil_mode, indices):
+    """kt.max_pool2d_backward (it routes each output's gradient to the
+    first maximum of its window, which is where `indices` points)."""
+    grad = _t(b, grad, "max_pool2d_with_indices_backward")
+    x = _t(b, x, "max_pool2d_with_indices_backward")
+    attrs, *_ = _max_pool_attrs(b, kernel_size, stride, padding, dilation,
+                                ceil_mode)
+    return b.op("max_pool2d_backward", [grad, x], attrs, shape=x.shape,
+                dtype=x.dtype)
+
+
+aten("upsample_nearest2d.vec")(O._aten_upsample("nearest", 2,
+                                                 "upsample_nearest2d"))
+aten("upsample_bilinear2d.vec")(O._aten_upsample("bilinear", 2,
+                                                  "upsample_bilinear2d"))
+
+
+# -------------------------------------------------------------- norms
+
+
+def _empty(b, dtype):
+    return O.full(b, [0], 0, dtype)
+
+
+def _update_running_stats(b, x, save_mean, running_mean, running_var,
+                          momentum):
+    """native_batch_norm in training writes its running statistics in
+    place, as the CPU kernel does: stat = (1 - m) * stat + m * batch, the
+    batch variance unbiased (a kt.var with correction 1). Outside
+    autograd (no-grad values). The statistics are then !kt.ref arguments
+    of the program (the cpu backend does not take those yet: its compile
+    fails naming the argument)."""
+    m = float(b.static(momentum, "batch_norm's momentum"))
+    dims = [0] + list(range(2, x.ndim))
+    for stat, batch in ((running_mean, lambda: save_mean),
+                        (running_var, lambda: O.var(b, x, dims, None, False,
+                                                    correction=1))):
+        if stat is None:
+            continue
+        new = O.add(b, O.mul(b, O.cast(b, stat, x.dtype), 1.0 - m),
+                    O.mul(b, O.cast(b, batch(), x.dtype), m))
+        new = O.cast(b, new, stat.dtype)
+        b.no_grad_values.add(new.name)
+        O.in_place(b, stat, new)
+
+
+def _bn(b, x, weight, bias, running_mean, running_var, training, momentum,
+        eps):
+    x = _t(b, x, "batch_norm")
+    st = torch.float64 if x.dtype == torch.float64 else torch.float32
+    if training or running_mean is None:
+        ops = [x]
+        text = x.name
+        if weight is not None:
+            ops.append(O.cast(b, weight, x.dtype))
+            text += " weight %s" % ops[-1].name
+        if bias is not None:
+            ops.append(O.cast(b, bias, x.dtype))
+            text += " bias %s" % ops[-1].name
+        y, mean, invstd = b.op(
+            "batch_norm_train", ops, {"eps": float(eps)}, operand_text=text,
+            results=[(x.shape, x.dtype), ([x.shape[1]], st),
+                     ([x.shape[1]], st)])
+        if training:
+            _update_running_stats(b, x, mean, running_mean, running_var,
+                                  momentum)
+        return (y, mean, invstd)
+    y = O.batch_norm(b, x, running_mean, running_var, weight, bias, False,
+                     momentum, eps)
+    return (y, _empty(b, st), _empty(b, st))
+
+
+@aten("native_batch_norm", "_native_batch_norm_legit.default")
+def native_batch_norm(b, x, weight, bias, running_mean, running_var,
+                      training, momentum, eps):
+    return _bn(b, x, weight, bias, running_mean, running_var, training,
+               momentum, eps)
+
+
+@aten("_native_batch_norm_legit.no_stats")
+def native_batch_norm_no_stats(b, x, weight, bias, training, momentum, eps):
+    return _bn(b, x, weight, bias, None, None, True, momentum, eps)
+
+
+@aten("_native_batch_norm_legit_no_training")
+def native_batch_norm_no_training(b, x, weight, bias, running_mean,
+                                  running_var, momentum, eps):
+    return _bn(b, x, weight, bias, running_mean, running_var, False,
+               momentum, eps)
+
+
+@aten("native_batch_norm_backward")
+def native_batch_norm_backward(b, grad, x, weight, running_mean, running_var,
+                               save_mean, save_invstd, train, eps,
+                               output_mask):
+    """Training mode: kt.batch_norm_backward. Evaluation mode: the
+    running statistics are constants, so grad_input = grad * weight *
+    rsqrt(running_var + eps), grad_weight = sum(grad * xhat), grad_bias =
+    sum(grad)."""
+    grad = _t(b, grad, "native_batch_norm_backward")
+    x = _t(b, x, "native_batch_norm_backward")
+    if not train:
+        C = x.shape[1]
+        bshape = [1, C] + [1] * (x.ndim - 2)
+        inv = _un(b, "rsqrt", O.add(b, O.cast(b, running_var, x.dtype),
+                                    float(eps)))
+        invb = O.reshape(b, inv, bshape)
+        meanb = O.reshape(b, O.cast(b, running_mean, x.dtype), bshape)
+        xhat = O.mul(b, O.sub(b, x, meanb), invb)
+        scale = invb if weight is None else O.mul(
+            b, invb, O.reshape(b, O.cast(b, weight, x.dtype), bshape))
+        gi = O.mul(b, grad, scale)
+        dims = [0] + list(range(2, x.ndim))
+        gw = O.sum_(b, O.mul(b, grad, xhat), dims)
+        gb = O.sum_(b, grad, dims)
+        return tuple(v if m else None for v, m in
+                     zip((gi, gw, gb), output_mask))
+    ops = [grad, x, save_mean, save_invstd]
+    text = ", ".join(v.name for v in ops)
+    if weight is not None:
+        ops.append(O.cast(b, weight, x.dtype))
+        text += " weight %s" % ops[-1].name
+    C = x.shape[1]
+    gi, gw, gb = b.op("batch_norm_backward", ops, operand_text=text,
+                      results=[(x.shape, x.dtype), ([C], x.dtype),
+                               ([C], x.dtype)])
+    return tuple(v if m else None for v, m in zip((gi, gw, gb), output_mask))
+
+
+def _ln_stats(b, x, axis):
+    dims = list(range(axis, x.ndim))
+    st = x.dtype
+    mean = O.mean(b, x, dims, True)
+    var = O.var(b, x, dims, None, True, correction=0)
+    return dims, mean, var, st
+
+
+@aten("native_layer_norm")
+def native_layer_norm(b, x, normalized_shape, weight, bias, eps):
+    """kt.layer_norm for the output; mean and rstd (shape: the outer dims
+    then 1s) by kt.mean and kt.var (biased) over the normalized dims."""
+    x = _t(b, x, "native_layer_norm")
+    y = O.layer_norm(b, x, normalized_shape, weight, bias, eps)
+    axis = x.ndim - len(normalized_shape)
+    _, mean, var, _ = _ln_stats(b, x, axis)
+    rstd = _un(b, "rsqrt", O.add(b, var, float(eps)))
+    return (y, mean, rstd)
+
+
+@aten("native_layer_norm_backward")
+def native_layer_norm_backward(b, grad, x, normalized_shape, mean, rstd,
+                               weight, bias, output_mask):
+    """xhat = (x - mean) * rstd, g = grad * weight, M the normalized
+    elements: grad_input = rstd / M * (M * g - sum(g) - xhat *
+    sum(g * xhat)) (sums over the normalized dims); grad_weight =
+    sum(grad * xhat), grad_bias = sum(grad) over the outer dims."""
+    grad = _t(b, grad, "native_layer_norm_backward")
+    x = _t(b, x, "native_layer_norm_backward")
+    axis = x.ndim - len(normalized_shape)
+    inner = list(range(axis, x.ndim))
+    outer = list(range(axis))
+    M = 1
+    for d in inner:
+        M *= b.static(x.shape[d], "a normalized dim")
+    mean = O.cast(b, mean, x.dtype)
+    rstd = O.cast(b, rstd, x.dtype)
+    xhat = O.mul(b, O.sub(b, x, mean), rstd)
+    g = grad if weight is None else O.mul(b, grad, weight)
+    gi = gw = gb = None
+    if output_mask[0]:
+        s1 = O.sum_(b, g, inner, True)
+        s2 = O.sum_(b, O.mul(b, g, xhat), inner, True)
+        t = O.sub(b, O.sub(b, O.mul(b, g, float(M)), s1),
+                  O.mul(b, xhat, s2))
+        gi = O.mul(b, t, O.div(b, rstd, float(M)))
+    if output_mask[1] and weight is not None:
+        gw = O.sum_(b, O.mul(b, grad, xhat), outer) if outer else O.mul(
+            b, grad, xhat)
+    if output_mask[2] and bias is not None:
+        gb = O.sum_(b, grad, outer) if outer else O.copy_of(grad)
+    return (gi, gw, gb)
+
+
+@aten("native_group_norm")
+def native_group_norm(b, x, weight, bias, N, C, HxW, group, eps):
+    """x as [N, G, C/G * HxW]: mean and biased variance per (n, g), rstd =
+    rsqrt(var + eps), normalized, back to x's shape, then the per-channel
+    affine. Returns (out, mean [N, G], rstd [N, G])."""
+    x = _t(b, x, "native_group_norm")
+    if not x.dtype.is_floating_point:
+        raise b.error("native_group_norm of a %s tensor" % x.dtype)
+    N = b.static(N, "N")
+    C = b.static(C, "C")
+    G = b.static(group, "group")
+    xs = O.reshape(b, x, [N, G, -1])
+    mean = O.mean(b, xs, [2], True)
+    var = O.var(b, xs, [2], None, True, correction=0)
+    rstd = _un(b, "rsqrt", O.add(b, var, float(eps)))
+    y = O.reshape(b, O.mul(b, O.sub(b, xs, mean), rstd), list(x.shape))
+    cshape = [1, C] + [1] * (x.ndim - 2)
+    if weight is not None:
+        y = O.mul(b, y, O.reshape(b, O.cast(b, weight, x.dtype), cshape))
+    if bias is not None:
+        y = O.add(b, y, O.reshape(b, O.cast(b, bias, x.dtype), cshape))
+    return (y, O.reshape(b, mean, [N, G]), O.reshape(b, rstd, [N, G]))
+
+
+@aten("native_group_norm_backward")
+def native_group_norm_backward(b, grad, x, mean, rstd, weight, N, C, HxW,
+                               group, output_mask):
+    """Per (n, g) as layer norm over the group's C/G * HxW elements, with
+    g = grad * weight[c]: grad_input = rstd / M * (M * g - sum(g) - xhat *
+    sum(g * xhat)); grad_weight[c] = sum over n and HxW of grad * xhat;
+    grad_bias[c] = sum of grad."""
+    grad = _t(b, grad, "native_group_norm_backward")
+    x = _t(b, x, "native_group_norm_backward")
+    N = b.static(N, "N")
+    C = b.static(C, "C")
+    G = b.static(group, "group")
+    M = (C // G) * b.static(HxW, "HxW")
+    cshape = [1, C] + [1] * (x.ndim - 2)
+    m = O.reshape(b, O.cast(b, mean, x.dtype), [N, G, 1])
+    r = O.reshape(b, O.cast(b, rstd, x.dtype), [N, G, 1])
+    xs = O.reshape(b, x, [N, G, -1])
+    xhat = O.mul(b, O.sub(b, xs, m), r)
+    g = grad if weight is None else O.mul(
+        b, grad, O.reshape(b, O.cast(b, weight, x.dtype), cshape))
+    gs = O.reshape(b, g, [N, G, -1])
+    gi = gw = gb = None
+    if output_mask[0]:
+        s1 = O.sum_(b, gs, [2], True)
+        s2 = O.sum_(b, O.mul(b, gs, xhat), [2], True)
+        t = O.sub(b, O.sub(b, O.mul(b, gs, float(M)), s1),
+                  O.mul(b, xhat, s2))
+        gi = O.reshape(b, O.mul(b, t, O.div(b, r, float(M))),
+                       list(x.shape))
+    dims = [0] + list(range(2, x.ndim))
+    if output_mask[1]:
+        xh = O.reshape(b, xhat, list(x.shape))
+        gw = O.sum_(b, O.mul(b, grad, xh), dims)
+    if output_mask[2]:
+        gb = O.sum_(b, grad, dims)
+    return (gi, gw, gb)
+
+
+@aten("native_dropout")
+def native_dropout(b, x, p, train):
+    """(out, mask): in training with p > 0 the mask is kt.rand >= p (a
+    seed argument of its own, drawn per call) and out = x * mask / (1 -
+    p); otherwise out is x and the mask all true."""
+    x = _t(b, x, "native_dropout")
+    p = float(p)
+    if not train or p == 0:
+        return (O.copy_of(x), O.full(b, x.shape, True, torch.bool))
+    if p == 1:
+        return (O.full(b, x.shape, 0, x.dtype),
+                O.full(b, x.shape, False, torch.bool))
+    size = [b.static(s, "a dropout size") for s in x.shape]
+    u = b.op("rand", [b.seed_arg()], {"size": size, "dtype": x.dtype},
+             shape=size, dtype=x.dtype)
+    mask = _ge(b, u, p)
+    out = O.mul(b, O.mul(b, x, O.cast(b, mask, x.dtype)), 1.0 / (1.0 - p))
+    return (out, mask)
+
+
+# ------------------------------------------------------------ backward
+
+
+@aten("threshold_backward")
+def threshold_backward(b, grad, x, threshold):
+    """grad where x > threshold, else 0 (ReLU's backward)."""
+    grad = _t(b, grad, "threshold_backward")
+    return O.where(b, _le(b, x, threshold), O.full(b, [], 0, grad.dtype),
+                   grad)
+
+
+@aten("select_backward")
+def select_backward(b, grad, input_sizes, dim, index):
+    """grad placed at `index` of dim in zeros of the input's sizes."""
+    grad = _t(b, grad, "select_backward")
+    zeros = O.full(b, input_sizes, 0, grad.dtype)
+    return select_scatter(b, zeros, grad, dim, index)
+
+
+@aten("slice_backward")
+def slice_backward(b, grad, input_sizes, dim, start, end, step):
+    """grad placed at the slice of dim in zeros of the input's sizes."""
+    grad = _t(b, grad, "slice_backward")
+    zeros = O.full(b, input_sizes, 0, grad.dtype)
+    return slice_scatter(b, zeros, grad, dim, start, end, step)
+
+
+@aten("new_zeros", "new_empty")
+def new_zeros(b, x, size, *, dtype=None, layout=None, device=None,
+              pin_memory=None):
+    O._check_device(b, device)
+    return O.full(b, size, 0, dtype or _t(b, x, "new_zeros").dtype)
+
+
+@aten("_softmax_backward_data")
+def softmax_backward_data(b, grad, output, dim, input_dtype):
+    """grad_input = y * (grad - sum(grad * y, dim))."""
+    s = O.sum_(b, O.mul(b, grad, output), [dim], True)
+    r = O.mul(b, output, O.sub(b, grad, s))
+    return O.cast(b, r, input_dtype) if r.dtype != input_dtype else r
+
+
+@aten("_log_softmax_backward_data")
+def log_softmax_backward_data(b, grad, output, dim, input_dtype):
+    """grad_input = grad - exp(y) * sum(grad, dim)."""
+    s = O.sum_(b, grad, [dim], True)
+    r = O.sub(b, grad, O.mul(b, _un(b, "exp", output), s))
+    return O.cast(b, r, input_dtype) if r.dtype != input_dtype else r
+
+
+# Activation and loss backward ops of AOT graphs (PyTorch's derivative
+# formulas, derivatives.yaml / the CPU kernels).
+
+
+def _zero_like(b, x):
+    return O.full(b, [], 0, x.dtype)
+
+
+@aten("sigmoid_backward")
+def sigmoid_backward(b, grad, y):
+    """grad * y * (1 - y) (y: the forward's output)."""
+    return O.mul(b, grad, O.mul(b, y, O.rsub(b, y, 1.0)))
+
+
+@aten("tanh_backward")
+def tanh_backward(b, grad, y):
+    """grad * (1 - y^2) (y: the forward's output)."""
+    return O.mul(b, grad, O.rsub(b, O.mul(b, y, y), 1.0))
+
+
+@aten("silu_backward")
+def silu_backward(b, grad, x):
+    """grad * s * (1 + x * (1 - s)), s = sigmoid(x)."""
+    sg = _un(b, "sigmoid", x)
+    return O.mul(b, grad, O.mul(b, sg, O.add(
+        b, O.mul(b, x, O.rsub(b, sg, 1.0)), 1.0)))
+
+
+@aten("gelu_backward")
+def gelu_backward(b, grad, x, *, approximate="none"):
+    """PyTorch's GeluBackward kernels: exact (erf) and tanh forms."""
+    if approximate == "tanh":
+        beta = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
+        kappa = 0.044715
+        xsq = O.mul(b, x, x)
+        inner = O.mul(b, O.add(b, x, O.mul(b, O.mul(b, xsq, x), kappa)),
+                      beta)
+        th = _un(b, "tanh", inner)
+        left = O.mul(b, x, 0.5)
+        left_d = O.mul(b, O.add(b, th, 1.0), 0.5)
+        right_d = O.mul(b, O.mul(b, left, O.rsub(b, O.mul(b, th, th), 1.0)),
+                        O.mul(b, O.add(b, O.mul(b, xsq, 3 * kappa), 1.0),
+                              beta))
+        return O.mul(b, grad, O.add(b, left_d, right_d))
+    if approximate != "none":
+        raise b.error("gelu_backward with approximate=%r" % approximate)
+    cdf = O.mul(b, O.add(b, _un(b, "erf", O.mul(b, x, 1 / math.sqrt(2.0))),
+                         1.0), 0.5)
+    pdf = O.mul(b, _un(b, "exp", O.mul(b, O.mul(b, x, x), -0.5)),
+                1 / math.sqrt(2 * math.pi))
+    return O.mul(b, grad, O.add(b, cdf, O.mul(b, x, pdf)))
+
+
+@aten("hardtanh_backward")
+def hardtanh_backward(b, grad, x, min_val, max_val):
+    """grad inside (min_val, max_val), 0 at and beyond the bounds."""
+    out = _logical_or(b, _le(b, x, min_val), _ge(b, x, max_val))
+    return O.where(b, out, _zero_like(b, grad), grad)
+
+
+@aten("leaky_relu_backward")
+def leaky_relu_backward(b, grad, x, negative_slope, self_is_result):
+    return O.where(b, _gt(b, x, 0), grad, O.mul(b, grad, negative_slope))
+
+
+@aten("elu_backward")
+def elu_backward(b, grad, alpha, scale, input_scale, is_result, x):
+    """x is the forward's output when is_result (ELU in place)."""
+    alpha, scale, input_scale = float(alpha), float(scale), float(
+        input_scale)
+    if is_result:
+        neg = O.mul(b, O.mul(b, grad, input_scale),
+                    O.add(b, x, alpha * scale))
+    else:
+        neg = O.mul(b, O.mul(b, grad, input_scale * alpha * scale),
+                    _un(b, "exp", O.mul(b, x, input_scale)))
+    return O.where(b, _le(b, x, 0), neg, O.mul(b, grad, scale))
+
+
+aten("hardswish")(_same("hardswish"))
+aten("hardsigmoid")(_same("hardsigmoid"))
+
+
+@aten("hardswish_backward")
+def hardswish_backward(b, grad, x):
+    """0 below -3, grad * (x / 3 + 0.5) up to 3, grad above."""
+    mid = O.mul(b, grad, O.add(b, O.div(b, x, 3.0), 0.5))
+    return O.where(b, _lt(b, x, -3.0), _zero_like(b, grad),
+                   O.where(b, _le(b, x, 3.0), mid, grad))
+
+
+@aten("hardsigmoid_backward")
+def hardsigmoid_backward(b, grad, x):
+    """grad / 6 strictly inside (-3, 3), else 0."""
+    inside = _logical_and(b, _gt(b, x, -3.0), _lt(b, x, 3.0))
+    return O.where(b, inside, O.div(b, grad, 6.0), _zero_like(b, grad))
+
+
+@aten("softplus")
+def softplus(b, x, beta=1, threshold=20):
+    """x where x * beta > threshold, else log1p(exp(x * beta)) / beta."""
+    x = _float(b, _t(b, x, "softplus"))
+    xb = O.mul(b, x, float(beta))
+    soft = O.div(b, _un(b, "log1p", _un(b, "exp", xb)), float(beta))
+    return O.where(b, _gt(b, xb, float(threshold)), x, soft)
+
+
+@aten("softplus_backward")
+def softplus_backward(b, grad, x, beta, threshold):
+    xb = O.mul(b, x, float(beta))
+    z = _un(b, "exp", xb)
+    soft = O.mul(b, grad, O.div(b, z, O.add(b, z, 1.0)))
+    return O.where(b, _gt(b, xb, float(threshold)), grad, soft)
+
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduction(b, r):
+    if r not in _REDUCTIONS:
+        raise b.error("a loss reduction %r (0 none, 1 mean, 2 sum)" % (r,))
+    return _REDUCTIONS[r]
+
+
+@aten("mse_loss")
+def mse_loss(b, x, y, reduction=1):
+    d = O.sub(b, x, y)
+    sq = O.mul(b, d, d)
+    r = _reduction(b, reduction)
+    return sq if r == "none" else (O.mean(b, sq) if r == "mean"
+                                   else O.sum_(b, sq))
+
+
+@aten("mse_loss_backward")
+def mse_loss_backward(b, grad, x, y, reduction):
+    """2 (x - y) grad (divided by the element count for mean)."""
+    d = O.mul(b, O.sub(b, x, y), 2.0)
+    r = _reduction(b, reduction)
+    if r == "mean":
+        n = 1
+        for s_ in x.shape:
+            n *= b.static(s_, "mse_loss's element count")
+        d = O.div(b, d, float(max(n, 1)))
+    return O.mul(b, d, grad)
+
+
+def _nll_parts(b, x, target, weight, ignore_index):
+    """(picked log-probabilities, per-target weights with ignored targets
+    0) for input [N, C] or [C] (target [N] or 0-d)."""
+    x = _t(b, x, "nll_loss")
+    cdim = 1 if x.ndim == 2 else 0
+    if x.ndim not in (1, 2):
+        raise b.error("aten.nll_loss with a %d-D input (nll_loss2d's "
+                      "spatial form is not converted)" % x.ndim)
+    keep = _ne(b, target, ignore_index)
+    safe = O.where(b, keep, target, 0)
+    if x.ndim == 2:
+        picked = O.squeeze(b, O.gather(b, x, 1, O.unsqueeze(b, safe, 1)), 1)
+    else:
+        picked = O.reshape(b, O.index_select(
+            b, x, 0, O.reshape(b, safe, [1])), [])
+    w = O.cast(b, keep, x.dtype)
+    if weight is not None:
+        w = O.mul(b, w, O.index_select(b, O.cast(b, weight, x.dtype), 0,
+                                       O.reshape(b, safe, [-1])) if
+                  safe.ndim == 1 else O.reshape(b, O.index_select(
+                      b, O.cast(b, weight, x.dtype), 0,
+                      O.reshape(b, safe, [1])), []))
+    return x, cdim, safe, picked, w
+
+
+@aten("nll_loss_forward")
+def nll_loss_forward(b, x, target, weight, reduction, ignore_index):
+    """(output, total_weight): -x[i, target[i]] * w[target[i]], ignored
+    targets 0; mean divides by the total weight (the sum of the weights
+    of the targets not ignored)."""
+    x, _, _, picked, w = _nll_parts(b, x, target, weight, ignore_index)
+    loss = O.neg(b, O.mul(b, picked, w))
+    total = O.sum_(b, w)
+    r = _reduction(b, reduction)
+    if r == "none":
+        return (loss, O.full(b, [], 0, x.dtype))
+    s_ = O.sum_(b, loss)
+    return (O.div(b, s_, total) if r == "mean" else s_, total)
+
+
+@aten("nll_loss_backward")
+def nll_loss_backward(b, grad, x, target, weight, reduction, ignore_index,
+                      total_weight):
+    """-w[target] * grad (divided by total_weight for mean) at each
+    target's class, 0 elsewhere (a comparison with the class index, no
+    scatter)."""
+    x, cdim, safe, _, w = _nll_parts(b, x, target, weight, ignore_index)
+    r = _reduction(b, reduction)
+    g = O.cast(b, grad, x.dtype)
+    if r == "mean":
+        g = O.div(b, g, O.cast(b, total_weight, x.dtype))
+    val = O.neg(b, O.mul(b, w, g))
+    C = x.shape[cdim]
+    classes = O.arange(b, C)
+    if x.ndim == 2:
+        hit = _eq(b, O.unsqueeze(b, safe, 1), O.unsqueeze(b, classes, 0))
+        val = O.unsqueeze(b, val, 1)
+    else:
+        hit = _eq(b, classes, safe)
+    return O.where(b, hit, val, _zero_like(b, x))
+
+
+# ------------------------------------------------------------ distances
+
+
+def _pair_dist(b, d, p):
+    """||d||_p over the last dim."""
+    a = _un(b, "abs", d)
+    if p == 0:
+        return O.sum_(b, O.cast(b, _ne(b, a, 0), d.dtype), [-1])
+    if math.isinf(p):
+        return O.amax(b, a, [-1])
+    if p == 1:
+        return O.sum_(b, a, [-1])
+    if p == 2:
+        return _un(b, "sqrt", O.sum_(b, O.mul(b, a, a), [-1]))
+    return O.pow_(b, O.sum_(b, O.pow_(b, a, float(p)), [-1]), 1.0 / p)
+
+
+@aten("_cdist_forward")
+def cdist_forward(b, x1, x2, p, compute_mode):
+    """The p-norm of every difference x1[..., i, :] - x2[..., j, :] (a
+    broadcast difference, then the norm over the last dim)."""
+    x1 = _t(b, x1, "_cdist_forward")
+    d = O.sub(b, O.unsqueeze(b, x1, -2), O.unsqueeze(b, x2, -3))
+    return _pair_dist(b, d, float(p))
+
+
+@aten("_pdist_forward")
+def pdist_forward(b, x, p=2):
+    """The p-norm of x[i] - x[j] for i < j, row-major: the pairs are
+    constants, the rows picked by kt.index_select."""
+    x = _t(b, x, "_pdist_forward")
+    n = b.static(x.shape[0], "pdist's row count")
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    if not pairs:
+        return O.full(b, [0], 0, x.dtype)
+    ii = b.constant_tensor(torch.tensor([q[0] for q in pairs]),
+                           limit=1 << 20)
+    jj = b.constant_tensor(torch.tensor([q[1] for q in pairs]),
+                           limit=1 << 20)
+    d = O.sub(b, O.index_select(b, x, 0, ii), O.index_select(b, x, 0, jj))
+    return _pair_dist(b, d, float(p))
+
+
+@aten("col2im")
+def col2im(b, x, output_size, kernel_size, dilation, padding, stride):
+    """F.fold: each column's values added at their window positions of
+    the padded output (kt.scatter, reduce sum, with constant positions),
+    then the padding cut off."""
+    x = _t(b, x, "col2im")
+    batched = x.ndim == 3
+    if not batched:
+        x = O.unsqueeze(b, x, 0)
+    H, W = [b.static(v, "an output size") for v in output_size]
+    kh, kw = [b.static(v, "a kernel size") for v in kernel_size]
+    dh, dw = [b.static(v, "a dilation") for v in dilation]
+    ph, pw = [b.static(v, "a padding") for v in padding]
+    sh, sw = [b.static(v, "a stride") for v in stride]
+    N = x.shape[0]
+    CK = b.static(x.shape[1], "col2im's channel dim")
+    L = b.static(x.shape[2], "col2im's block count")
+    C = CK // (kh * kw)
+    Hp, Wp = H + 2 * ph, W + 2 * pw
+    bh = (Hp - (dh * (kh - 1) + 1)) // sh + 1
+    bw = (Wp - (dw * (kw - 1) + 1)) // sw + 1
+    if bh * bw != L:
+        raise b.error("col2im: %d blocks given, the sizes give %d"
+                      % (L, bh * bw))
+    pos = torch.empty(kh * kw, L, dtype=torch.int64)
+    for i in range(kh):
+        for j in range(kw):
+            for r in range(bh):
+                for c in range(bw):
+                    pos[i * kw + j, r * bw + c] = (
+                        (r * sh + i * dh) * Wp + c * sw + j * dw)
+    posv = b.constant_tensor(pos.reshape(-1), limit=1 << 20)
+    cols = O.reshape(b, x, [N, C, kh * kw * L])
+    idx = O.expand(b, O.reshape(b, posv, [1, 1, kh * kw * L]),
+                   [N, C, kh * kw * L])
+    out = O.full(b, [N, C, Hp * Wp], 0, x.dtype)
+    out = O.scatter_op(b, out, 2, idx, cols, "sum", True, "col2im")
+    out = O.reshape(b, out, [N, C, Hp, Wp])
+    out = O.slice_dim(b, O.slice_dim(b, out, 2, ph, ph + H, 1), 3, pw,
+                      pw + W, 1)
+    return out if batched else O.squeeze(b, out, 0)
+
+
+def _owns_contiguous_storage(b, node):
+    """Whether the FX node's tensor is the whole of its storage, laid out
+    contiguously from offset 0: a graph input that is, or the result of an
+    operator that returns a new tensor (no alias in its schema) with
+    contiguous strides (make_fx's tensor_meta)."""
+    import torch.fx as fx
+    if not isinstance(node, fx.Node):
+        return False
+    if node.op == "placeholder":
+        v = b.env.get(node)
+        ex = v.arg.example if isinstance(v, TensorVal) and v.arg else None
+        return (ex is not None and ex.is_contiguous() and
+                ex.storage_offset() == 0 and
+                ex.storage().size() == ex.numel())
+    meta = node.meta.get("tensor_meta")
+    t = node.target
+    if node.op != "call_function" or meta is None or \
+            not isinstance(t, torch._ops.OpOverload):
+        return False
+    rets = t._schema.returns
+    if not rets or rets[0].alias_info is not None:
+        return False
+    shape = list(meta.shape)
+    want, acc = [], 1
+    for n in reversed(shape):
+        want.append(acc)
+        acc *= n
+    want.reverse()
+    return all(st == w for st, w, n in zip(meta.stride, want, shape)
+               if n != 1)
+
+
+@aten("as_strided")
+def as_strided(b, x, size, stride, storage_offset=None):
+    """A strided read of x's storage, where x owns its storage contiguously
+    (_owns_contiguous_storage): the storage positions are constants
+    (torch.as_strided of arange), read with kt.index_select from x
+    flattened. The result is a view (in-place writes to it are refused).
+    Views of other tensors' storage are refused: Kiln's values have no
+    storage to read through."""
+    x = _t(b, x, "as_strided")
+    src = b.node.args[0]
+    if not _owns_contiguous_storage(b, src):
+        raise b.error("aten.as_strided of a view or a non-contiguous "
+                      "tensor (it reads another tensor's storage, which "
+                      "Kiln's values do not have)")
+    n = 1
+    for d in x.shape:
+        n *= b.static(d, "as_strided's input size")
+    size = [b.static(v, "an as_strided size") for v in size]
+    stride = [b.static(v, "an as_strided stride") for v in stride]
+    off = 0 if storage_offset is None else b.static(storage_offset,
+                                                    "a storage offset")
+    if any(v < 0 for v in size + stride) or off < 0:
+        raise b.error("aten.as_strided with a negative size, stride or "
+                      "offset")
+    last = off + sum((n_ - 1) * st for n_, st in zip(size, stride))
+    if 0 not in size and last >= n:
+        raise b.error("aten.as_strided reads past the end of its input's "
+                      "storage (position %d of %d)" % (last, n))
+    pos = torch.as_strided(torch.arange(max(n, last + 1, 1)), size, stride,
+                           off)
+    posv = b.constant_tensor(pos.reshape(-1).contiguous(), limit=1 << 20)
+    r = O.reshape(b, O.index_select(b, O.reshape(b, x, [-1]), 0, posv),
+                  size)
+    return TensorVal(r.name, r.shape, r.dtype, is_view=True, base=x)
+
+
+@aten("grid_sampler_2d")
+def grid_sampler_2d(b, x, grid, interpolation_mode, padding_mode,
+                    align_corners):
+    """F.grid_sample on 4-D inputs: bilinear (mode 0) or nearest (1)
+    interpolation with zeros (0) or border (1) padding, PyTorch's
+    unnormalization (align_corners); each corner read by kt.gather on the
+    flattened planes, corners outside the input contributing zero.
+    Bicubic and reflection padding are refused."""
+    x = _t(b, x, "grid_sampler_2d")
+    if interpolation_mode not in (0, 1):
+        raise b.error("grid_sampler_2d: bicubic interpolation is not "
+                      "supported")
+    if padding_mode not in (0, 1):
+        raise b.error("grid_sampler_2d: reflection padding is not "
+                      "supported")
+    if not x.dtype.is_floating_point:
+        raise b.error("grid_sampler_2d of a %s tensor" % x.dtype)
+    N, C, H, W = x.shape
+    Hi, Wi = [b.static(n, "a grid_sampler input size") for n in (H, W)]
+    Ho, Wo = grid.shape[1], grid.shape[2]
+    g = O.cast(b, grid, x.dtype)
+    gx = O.select(b, g, 3, 0)
+    gy = O.select(b, g, 3, 1)
+
+    def unnorm(c, size):
+        if align_corners:
+            return O.mul(b, O.add(b, c, 1.0), (size - 1) / 2.0)
+        return O.div(b, O.sub(b, O.mul(b, O.add(b, c, 1.0), float(size)),
+                              1.0), 2.0)
+
+    ix, iy = unnorm(gx, Wi), unnorm(gy, Hi)
+    if padding_mode == 1:
+        ix = O.clamp(b, ix, 0.0, float(Wi - 1))
+        iy = O.clamp(b, iy, 0.0, float(Hi - 1))
+    xf = O.reshape(b, x, [N, C, Hi * Wi])
+
+    def read(cx, cy):
+        """x at integer (float-valued) positions, 0 outside."""
+        inside = _logical_and(b, _logical_and(b, _ge(b, cx, 0.0),
+                                              _le(b, cx, float(Wi - 1))),
+                              _logical_and(b, _ge(b, cy, 0.0),
+                                           _le(b, cy, float(Hi - 1))))
+        sx = O.cast(b, O.clamp(b, cx, 0.0, float(Wi - 1)), torch.int64)
+        sy = O.cast(b, O.clamp(b, cy, 0.0, float(Hi - 1)), torch.int64)
+        flat = O.add(b, O.mul(b, sy, Wi), sx)              # N, Ho, Wo
+        idx = O.reshape(b, flat, [N, 1, -1])
+        idx = O.expand(b, idx, [N, C, idx.shape[-1]])
+        v = O.reshape(b, O.gather(b, xf, 2, idx), [N, C, Ho, Wo])
+        m = O.cast(b, O.unsqueeze(b, inside, 1), x.dtype)
+        return O.mul(b, v, m)
+
+    if interpolation_mode == 1:
+        return read(_un(b, "round", ix), _un(b, "round", iy))
+    x0, y0 = _un(b, "floor", ix), _un(b, "floor", iy)
+    x1, y1 = O.add(b, x0, 1.0), O.add(b, y0, 1.0)
+    wx1, wy1 = O.sub(b, ix, x0), O.sub(b, iy, y0)
+    wx0, wy0 = O.rsub(b, wx1, 1.0), O.rsub(b, wy1, 1.0)
+    out = None
+    for cx, cy, w in ((x0, y0, O.mul(b, wx0, wy0)),
+                      (x1, y0, O.mul(b, wx1, wy0)),
+                      (x0, y1, O.mul(b, wx0, wy1)),
+                      (x1, y1, O.mul(b, wx1, wy1))):
+        term = O.mul(b, read(cx, cy), O.unsqueeze(b, w, 1))
+        out = term if out is None else O.add(b, out, term)
+    return out
+
+
+# ------------------------------------------------------------ sizes
+
+
+@aten("sym_size.int", "sym_size")
+def sym_size(b, x, dim):
+    x = _t(b, x, "sym_size")
+    return x.shape[O.norm_dim(b, dim, x.ndim)]
+
+
+@aten("sym_numel")
+def sym_numel(b, x):
+    x = _t(b, x, "sym_numel")
+    return O.prod(list(x.shape))
+
+
+@aten("sym_stride.int")
+def sym_stride(b, x, dim):
+    """The contiguous stride (Kiln's values are contiguous)."""
+    x = _t(b, x, "sym_stride")
+    d = O.norm_dim(b, dim, x.ndim)
+    return O.prod(list(x.shape[d + 1:]))
+
+
+@aten("sym_storage_offset")
+def sym_storage_offset(b, x):
+    return 0
+
+
+@aten("sym_is_contiguous")
+def sym_is_contiguous(b, x, memory_format=torch.contiguous_format):
+    return True
+
+
+# ------------------------------------------------- not supported (reasons)
+
+
+unsupported("complex dtypes (FFT results are complex): kt has no complex "
+            "element types yet (issue 16, section 2)",
+            "_fft_c2r", "_fft_r2c")
+unsupported("returns a Python number read from tensor data (.item()): the "
+            "torch-level importer makes it a graph break; 0-d results "
+            "handed back as scalars are issue 16, section 2",
+            "_local_scalar_dense")
+unsupported("the result's shape depends on the data (the number of "
+            "non-zero elements)", "nonzero")
+unsupported("changes a tensor's size in place (storage resize): Kiln's "
+            "values have fixed shapes", "resize_")
