@@ -47,6 +47,10 @@ static cl::opt<bool> check("check", cl::cat(category),
                            cl::desc("Parse, verify and interpret each program"));
 static cl::opt<bool> cpuToo("cpu", cl::cat(category),
                             cl::desc("With --check: compare with the CPU backend"));
+static cl::opt<bool> trace(
+    "trace", cl::cat(category),
+    cl::desc("With --check: print each program's seed to stderr before "
+             "checking it (the last one names a program that crashed)"));
 static cl::opt<uint64_t> inputSeed("input-seed", cl::cat(category), cl::init(0),
                                    cl::desc("Seed of the inputs"));
 
@@ -106,6 +110,8 @@ int main(int argc, char **argv) {
       outs() << "// program " << k << "\n" << p.text;
       continue;
     }
+    if (trace)
+      errs() << "checking program " << k << " (seed " << seed + k << ")\n";
     DiffOptions options;
     options.seed = inputSeed;
     options.cpu = cpuToo;

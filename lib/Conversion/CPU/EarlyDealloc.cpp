@@ -28,7 +28,10 @@ using namespace mlir;
 
 /// Whether result `index` of every call of `callee` is a buffer the callee
 /// allocated (memref.alloc, through casts), distinct from its other
-/// results: the caller then owns it alone.
+/// results and from views of them: the caller then owns it alone. (A kernel
+/// returning a buffer and a view of it, `memref.expand_shape` of a sum's
+/// result for its keepdim and scalar forms, made the caller free the
+/// buffer early and again through the view: a double free.)
 static bool computeReturnsFreshBuffer(func::FuncOp callee, unsigned index) {
   if (!callee || callee.isExternal())
     return false;
@@ -39,6 +42,12 @@ static bool computeReturnsFreshBuffer(func::FuncOp callee, unsigned index) {
         v = cast.getSource();
       return v.getDefiningOp<memref::AllocOp>();
     };
+    // The value `v` is a view of (through every view-like op).
+    auto rootOf = [](Value v) {
+      while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+        v = view.getViewSource();
+      return v;
+    };
     Operation *mine = allocOf(ret.getOperand(index));
     if (!mine) {
       fresh = false;
@@ -46,7 +55,7 @@ static bool computeReturnsFreshBuffer(func::FuncOp callee, unsigned index) {
     }
     for (auto [i, other] : llvm::enumerate(ret.getOperands()))
       if (i != index && isa<BaseMemRefType>(other.getType()) &&
-          allocOf(other) == mine)
+          rootOf(other).getDefiningOp() == mine)
         fresh = false;
   });
   return fresh;

@@ -23,6 +23,13 @@ func.func private @twice(%a: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>) {
   return %r, %r : memref<4xf32>, memref<4xf32>
 }
 
+// A buffer and a view of it (a fused sum's keepdim and scalar results).
+func.func private @and_view(%a: memref<4xf32>) -> (memref<1x1xf32>, memref<f32>) {
+  %r = memref.alloc() : memref<f32>
+  %v = memref.expand_shape %r [] output_shape [1, 1] : memref<f32> into memref<1x1xf32>
+  return %v, %r : memref<1x1xf32>, memref<f32>
+}
+
 func.func private @use(%a: memref<2xf32, strided<[1], offset: 1>>)
 
 // CHECK-LABEL: func.func @chain
@@ -73,6 +80,32 @@ func.func @two_results(%x: memref<4xf32>) -> memref<4xf32> {
   %a:2 = call @twice(%x) : (memref<4xf32>) -> (memref<4xf32>, memref<4xf32>)
   %b = call @k(%a#0) : (memref<4xf32>) -> memref<4xf32>
   return %b : memref<4xf32>
+}
+
+// The fresh-looking result is a view's buffer: neither is freed early (the
+// end-of-block dealloc frees the one buffer once; freeing %a#1 here was a
+// double free, found by kiln-fuzz-gen).
+// CHECK-LABEL: func.func @buffer_and_view
+// CHECK:      %[[A:.*]]:2 = call @and_view
+// CHECK-NOT:  memref.dealloc %[[A]]#
+// CHECK:      memref.extract_strided_metadata %[[A]]#0
+// CHECK:      memref.extract_strided_metadata %[[A]]#1
+// CHECK:      bufferization.dealloc
+func.func @buffer_and_view(%x: memref<4xf32>) -> memref<1x1xf32> {
+  %a:2 = call @and_view(%x) : (memref<4xf32>) -> (memref<1x1xf32>, memref<f32>)
+  %b = call @scalar_use(%a#1) : (memref<f32>) -> memref<1x1xf32>
+  %c = call @view_use(%a#0, %b) : (memref<1x1xf32>, memref<1x1xf32>) -> memref<1x1xf32>
+  return %c : memref<1x1xf32>
+}
+
+func.func private @scalar_use(%a: memref<f32>) -> memref<1x1xf32> {
+  %r = memref.alloc() : memref<1x1xf32>
+  return %r : memref<1x1xf32>
+}
+
+func.func private @view_use(%a: memref<1x1xf32>, %b: memref<1x1xf32>) -> memref<1x1xf32> {
+  %r = memref.alloc() : memref<1x1xf32>
+  return %r : memref<1x1xf32>
 }
 
 // Used inside a region: freed after the op that holds the region.
