@@ -39,9 +39,13 @@ from ._symbolic import ShapeEnv, Sym, same, value
 class TensorVal:
     """A tensor value of the graph body: its SSA name, shape (ints and
     Syms) and torch dtype. `arg` is the ProgramArg it is (as loaded), when it
-    is one; `is_view` marks results of view ops (aliases)."""
+    is one; `is_view` marks results of view ops (aliases). `const` is the
+    torch tensor of a constant made in the program (kt.constant), for
+    converters that need values known at import (a constant boolean mask);
+    `slice_attrs` the attributes of the kt.slice that made it."""
 
-    __slots__ = ("name", "shape", "dtype", "arg", "is_view", "base")
+    __slots__ = ("name", "shape", "dtype", "arg", "is_view", "base", "const",
+                 "slice_attrs")
 
     def __init__(self, name, shape, dtype, arg=None, is_view=False,
                  base=None):
@@ -51,6 +55,8 @@ class TensorVal:
         self.arg = arg
         self.is_view = is_view
         self.base = base
+        self.const = None
+        self.slice_attrs = None
 
     @property
     def ndim(self):
@@ -267,6 +273,10 @@ class FxImporter:
         self.env = {}
         self.args = []
         self.attr_args = {}
+        # Tensors the traced code made from Python data while tracing
+        # (torch.tensor([True, False]), torch.arange(4) > 1): id -> tensor,
+        # filled by kiln._tracer. They are constants of the program.
+        self.made_in_trace = {}
         self._arg_names = set()
         self.lines = []
         self._ssa = 0
@@ -471,6 +481,10 @@ class FxImporter:
                              qualname=qualname)
             self.attr_args[qualname] = arg
             self._add_arg(arg, list(tensor.shape))
+            if self.made_in_trace.get(id(tensor)) is tensor:
+                # Made by the traced code from Python data: fixed for this
+                # program (a captured tensor is not: it may change).
+                arg.value.const = tensor
         return arg.current
 
     def seed_arg(self):
@@ -622,10 +636,12 @@ class FxImporter:
         else:
             items = [str(int(x)) for x in flat.tolist()]
         body = _nest(items, shape)
-        return self.op("constant", [], {
+        r = self.op("constant", [], {
             "value": _ir.Raw("dense<%s> : %s" % (
                 body, _ir.tensor_type(shape, t.dtype)))},
             shape=shape, dtype=t.dtype)
+        r.const = t
+        return r
 
     # ----- mutation
 

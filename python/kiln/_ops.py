@@ -1395,9 +1395,12 @@ def _reshape_attr(b, x, shape, what):
     most one non-static entry is written as -1; others are specialized."""
     attr = []
     dyn = None
+    # With no elements a -1 is ambiguous (kt.reshape's error): every size
+    # is written out.
+    empty = value(prod(shape)) == 0
     for i, d in enumerate(shape):
         if isinstance(d, Sym):
-            if dyn is None:
+            if dyn is None and not empty:
                 dyn = i
                 attr.append(-1)
                 continue
@@ -1804,6 +1807,7 @@ def _slice_op(b, x, dim, attrs, length):
     r = b.op("slice", [x], attrs, shape=_with(x.shape, dim, length),
              dtype=x.dtype)
     r.is_view, r.base = True, x
+    r.slice_attrs = attrs  # a write through it is a kt.slice_scatter
     return r
 
 
@@ -1853,55 +1857,226 @@ METHODS["__getitem__"] = getitem
 
 
 def tensor_index(b, x, idx):
-    if not isinstance(idx, tuple):
-        idx = (idx,)
-    if any(isinstance(i, TensorVal) for i in idx):
-        tensors = [i for i in idx if isinstance(i, TensorVal)]
-        if len(idx) == 1 and tensors[0].dtype in (torch.int64, torch.int32):
-            return index_select_nd(b, x, tensors[0])
-        if any(i.dtype in (torch.bool, torch.uint8) for i in tensors):
-            raise b.error("indexing with a boolean mask (the result's "
-                          "shape depends on the data; a uint8 index is a "
-                          "mask too)")
-        raise b.error("advanced indexing with tensors other than one index "
-                      "tensor on dim 0")
-    n_ellipsis = sum(1 for i in idx if i is Ellipsis)
-    if n_ellipsis > 1:
-        raise b.error("an index with more than one Ellipsis")
-    consumed = sum(1 for i in idx if i is not None and i is not Ellipsis)
-    if consumed > x.ndim:
-        raise b.error("too many indices for a tensor of rank %d" % x.ndim)
-    expanded = []
-    for i in idx:
-        if i is Ellipsis:
-            expanded.extend([slice(None)] * (x.ndim - consumed))
-        else:
-            expanded.append(i)
-    r = x
-    dim = 0
-    for i in expanded:
-        if i is None:
-            r = unsqueeze(b, r, dim)
-            dim += 1
-        elif isinstance(i, slice):
-            r = slice_dim(b, r, dim, i.start, i.stop, i.step)
-            dim += 1
-        elif isinstance(i, (int, Sym)) and not isinstance(i, bool):
-            r = select(b, r, dim, i)
-        else:
-            raise b.error("an index of type %s" % type(i).__name__)
+    """x[idx]: basic entries (ints, slices, None, Ellipsis) as views, index
+    tensors (advanced indexing) as one kt.index_select (see _advanced_read)."""
+    entries = _index_entries(b, x, idx, write=False)
+    r, _, adv = _basic_index(b, x, entries)
+    if adv:
+        return _advanced_read(b, r, adv)
     if r is x:
         return alias(x)
     return r
 
 
-def index_select_nd(b, x, index):
-    """x[index] for an integer index tensor of any rank (dim 0)."""
-    flat = reshape(b, index, -1) if index.ndim != 1 else index
-    picked = index_select(b, x, 0, flat)
-    if index.ndim == 1:
-        return picked
-    return reshape(b, picked, list(index.shape) + list(x.shape[1:]))
+# ------------------------------------------ advanced indexing (issue 16 b6)
+#
+# x[idx] and x[idx] = v for every index PyTorch takes: ints, slices, None,
+# Ellipsis, integer index tensors of any rank broadcast together (and lists
+# of ints), boolean masks (constant ones as their nonzero positions; others
+# only in assignments, as a kt.where). The basic entries are views
+# (kt.select / kt.slice / kt.unsqueeze); the index tensors address the view
+# through one linear index into the view with the indexed dims permuted to
+# the front and collapsed (_AdvancedPlan), so a read is one kt.index_select
+# and a write one kt.scatter: their gradients are a scatter-add and a gather.
+
+_INDEX_DTYPES = (torch.int64, torch.int32)
+_MASK_DTYPES = (torch.bool, torch.uint8)
+
+
+def _has_tensor(xs):
+    return any(_has_tensor(v) if isinstance(v, (list, tuple)) else
+               isinstance(v, TensorVal) for v in xs)
+
+
+def _index_entries(b, x, idx, write):
+    """The entries of an index: a tuple with its Ellipsis expanded to full
+    slices, lists as constant index tensors, constant masks as their
+    nonzero positions. A mask that is not a constant stays (only
+    assignments take it: _masked_write)."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    entries = []
+    for i in idx:
+        if isinstance(i, bool):
+            raise b.error("indexing with a Python bool (x[True]) is not "
+                          "supported")
+        if isinstance(i, (list, torch.Tensor)):
+            if isinstance(i, list) and _has_tensor(i):
+                raise b.error("an index that is a list of tensors")
+            t = i if isinstance(i, torch.Tensor) else torch.tensor(
+                _concrete(b, i, "a list index"))
+            if not (t.dtype in _MASK_DTYPES or not t.dtype.is_floating_point):
+                raise b.error("an index list of %s values" % t.dtype)
+            i = b.constant_tensor(t)
+        if isinstance(i, TensorVal):
+            if i.dtype in _MASK_DTYPES:
+                const = getattr(i, "const", None)
+                if const is not None:
+                    # A constant mask: its nonzero positions, one index
+                    # tensor per dim it covers (PyTorch's expansion).
+                    nz = const.bool().nonzero()
+                    entries.extend(b.constant_tensor(nz[:, k].contiguous())
+                                   for k in range(const.dim()))
+                    if const.dim() == 0:
+                        raise b.error("indexing with a 0-d boolean mask")
+                    continue
+                if not write:
+                    raise b.error("indexing with a boolean mask (the "
+                                  "result's shape depends on the data; a "
+                                  "uint8 index is a mask too)")
+            elif i.dtype not in _INDEX_DTYPES:
+                raise b.error("tensors used as indices must be long, int, "
+                              "byte or bool tensors, got %s" % i.dtype)
+        elif not (i is None or i is Ellipsis or isinstance(i, slice) or
+                  isinstance(i, (int, Sym))):
+            raise b.error("an index of type %s" % type(i).__name__)
+        entries.append(i)
+    if sum(1 for i in entries if i is Ellipsis) > 1:
+        raise b.error("an index with more than one Ellipsis")
+
+    def dims_of(i):
+        if i is None or i is Ellipsis:
+            return 0
+        if isinstance(i, TensorVal) and i.dtype in _MASK_DTYPES:
+            return max(i.ndim, 1)
+        return 1
+    consumed = sum(dims_of(i) for i in entries)
+    if consumed > x.ndim:
+        raise b.error("too many indices for tensor of dimension %d"
+                      % x.ndim)
+    out = []
+    for i in entries:
+        if i is Ellipsis:
+            out.extend([slice(None)] * (x.ndim - consumed))
+        else:
+            out.append(i)
+    return out
+
+
+def _basic_index(b, x, entries):
+    """Applies the basic entries (ints select, slices slice, None
+    unsqueezes) left to right; index tensors keep their dim. Returns the
+    view, its steps (for writing back) and [(dim in the view, index)]."""
+    r, dim, steps, adv = x, 0, [], []
+    for i in entries:
+        prev = r
+        if i is None:
+            r = unsqueeze(b, r, dim)
+            steps.append(("unsqueeze", dim, None, prev))
+            dim += 1
+        elif isinstance(i, slice):
+            r = slice_dim(b, r, dim, i.start, i.stop, i.step)
+            steps.append(("slice", dim, getattr(r, "slice_attrs", None),
+                          prev))
+            dim += 1
+        elif isinstance(i, TensorVal):
+            adv.append((dim, i))
+            dim += 1
+        else:
+            k = b.static(i, "an index")
+            r = select(b, r, dim, k)
+            steps.append(("select", dim, k % value(prev.shape[dim]), prev))
+    return r, steps, adv
+
+
+class _AdvancedPlan:
+    """How the index tensors `adv` address the view `r`: the view permuted
+    with the indexed dims first (`perm`) and collapsed to [N] + rest, the
+    flat linear index `linear` ([M], checked and wrapped), the broadcast
+    index shape B and where B goes in the result (`pos`: in place of the
+    indexed dims when they are adjacent, else first; a 0-d index is an int,
+    as PyTorch selects it first)."""
+
+    def __init__(self, b, r, adv):
+        dims = [d for d, _ in adv]
+        self.rest_dims = [d for d in range(r.ndim) if d not in dims]
+        self.perm = dims + self.rest_dims
+        sizes = [b.static(r.shape[d], "the size of an indexed dim")
+                 for d in dims]
+        self.N = prod(sizes)
+        self.B = list(broadcast(b, *[t.shape for _, t in adv]))
+        self.B = [b.static(s, "the shape of the index tensors") for s in self.B]
+        self.M = prod(self.B)
+        self.rest = [r.shape[d] for d in self.rest_dims]
+        # Placement of B: the dims of the non-0-d indices, counted in the
+        # view without the 0-d ones, must be consecutive to stay in place.
+        zero = [d for d, t in adv if t.ndim == 0]
+        nz = [d - sum(1 for z in zero if z < d) for d, t in adv if t.ndim]
+        adjacent = all(q == p + 1 for p, q in zip(nz, nz[1:]))
+        first = min((d for d, t in adv if t.ndim), default=0)
+        self.pos = sum(1 for d in self.rest_dims if d < first) \
+            if adjacent else 0
+        wrapped = []
+        for (d, t), n in zip(adv, sizes):
+            t = cast(b, t, torch.int64)
+            # Negative indices count from the end (PyTorch); what is still
+            # out of [0, n) is kt.index_select's / kt.scatter's run-time
+            # error at the user's line.
+            t = b.op("where", [binary(b, "lt", t, 0, out_dtype=torch.bool),
+                               add(b, t, n), t], shape=t.shape,
+                     dtype=torch.int64)
+            t = expand(b, t, self.B) if list(t.shape) != self.B else t
+            wrapped.append(reshape(b, t, [self.M]))
+        if len(wrapped) == 1:
+            self.linear = wrapped[0]
+        else:
+            # Each index checked against its own dim (the linear index could
+            # be in range when one of them is not): kt.index_select of an
+            # iota, whose run-time check is the range check.
+            lin, stride = None, self.N
+            for t, n in zip(wrapped, sizes):
+                stride //= n if n else 1
+                t = index_select(b, arange(b, n), 0, t)
+                t = mul(b, t, stride) if stride != 1 else t
+                lin = t if lin is None else add(b, lin, t)
+            self.linear = lin
+
+    def collapsed(self, b, r):
+        """r permuted (indexed dims first) and reshaped to [N] + rest."""
+        return reshape(b, permute(b, r, self.perm), [self.N] + self.rest)
+
+    def result_shape(self):
+        return self.rest[:self.pos] + self.B + self.rest[self.pos:]
+
+    def to_result(self, b, t):
+        """[M] + rest -> the indexing result's shape (B placed at pos)."""
+        t = reshape(b, t, self.B + self.rest)
+        if self.pos == 0 or not self.B:
+            return t
+        nb = len(self.B)
+        perm = [nb + j for j in range(self.pos)] + list(range(nb)) + \
+            [nb + j for j in range(self.pos, len(self.rest))]
+        return permute(b, t, perm)
+
+    def from_result(self, b, t):
+        """The indexing result's shape -> [M] + rest (to_result's inverse)."""
+        if self.pos and self.B:
+            nb = len(self.B)
+            perm = list(range(self.pos, self.pos + nb)) + \
+                list(range(self.pos)) + \
+                list(range(self.pos + nb, nb + len(self.rest)))
+            t = permute(b, t, perm)
+        return reshape(b, t, [self.M] + self.rest)
+
+    def uncollapsed(self, b, t, r):
+        """[N] + rest back to r's shape (collapsed's inverse)."""
+        t = reshape(b, t, [r.shape[d] for d in self.perm])
+        inv = [self.perm.index(d) for d in range(r.ndim)]
+        return permute(b, t, inv)
+
+
+def _advanced_read(b, r, adv):
+    plan = _AdvancedPlan(b, r, adv)
+    if len(adv) == 1:
+        # One index tensor: kt.index_select along its own dim.
+        d = adv[0][0]
+        picked = index_select(b, r, d, plan.linear)
+        shape = list(r.shape[:d]) + plan.B + list(r.shape[d + 1:])
+        return copy_of(reshape(b, picked, shape))
+    # A new tensor (PyTorch copies), not a view: in-place ops may write it.
+    return copy_of(plan.to_result(b, index_select(b, plan.collapsed(b, r), 0,
+                                                  plan.linear)))
+
 
 
 @both("index_select")

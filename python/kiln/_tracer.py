@@ -530,7 +530,12 @@ class _RandomCalls(TorchFunctionMode):
                               where)
             err.graph_break = self.tracer.run is not None
             raise err
-        return func(*args, **(kwargs or {}))
+        r = func(*args, **(kwargs or {}))
+        if isinstance(r, torch.Tensor) and not self.tracer.eager_depth:
+            # A tensor made from Python data while tracing: a constant
+            # (FxImporter.made_in_trace; constant masks index by position).
+            self.tracer.importer.made_in_trace[id(r)] = r
+        return r
 
 
 class _WithGenerator:

@@ -1756,3 +1756,70 @@ def test_batch5_ops_on_the_unfused_cpu_pipeline():
     s.load(result.text, "%s.mlir" % result.name)
     outs, _ = run_program(result, [x, w], gm, session=s)
     check_same(list(outs), _batch5_ops(x, w))
+
+
+# Issue 16 batch 6 item 1: advanced indexing in reads. Index tensors of any
+# rank broadcast together, mixed with ints, slices, None and Ellipsis;
+# adjacent index tensors replace their dims in place, separated ones go
+# first (0-d index tensors select, as PyTorch); negative indices wrap.
+def _advanced_reads(x, i, j, k, e):
+    return (x[i], x[i, j], x[:, i, :, j], x[i, None, 1:3, j], x[0, :, i], x[..., i, j],
+            x[i, 0, j], x[:, i, 0], x[torch.tensor(1), :, i], x[[0, 1], [1, 2]], x[:, :, k],
+            x[1, k, 1:, -1], x[i, :, torch.tensor([True, False, True, False])], x[torch.arange(2) > 0, 1:], x[:, i, ..., None, j],
+            x[j], x[j, k, i[:1]], x[:, -1, ::2, i], x[e], x[:, e, 1], x[i[0], j], x[..., j, ::2])
+
+
+def test_advanced_indexing_reads_follow_pytorch():
+    g = torch.Generator().manual_seed(60)
+    x = torch.randn(2, 3, 4, 5, generator=g)
+    i, j = torch.tensor([0, -1]), torch.tensor([[1], [-2]])
+    k = torch.tensor([[0, 2, -3]], dtype=torch.int32)  # int32: PyTorch 2's rule (1.13 wants long)
+    e = torch.zeros(0, 3, dtype=torch.int64)
+    ref = _advanced_reads(x, i, j, k.long(), e)
+    for backend in ("eager", "cpu"):
+        check_same(run(_advanced_reads, x, i, j, k, e, backend=backend), ref)
+    # Other dtypes, and an int / bool tensor read the same way.
+    for t in (torch.randint(-9, 9, (3, 4), generator=g, dtype=torch.int32), torch.rand(3, 4, generator=g) > 0.5):
+        fn = lambda t, i: (t[i, i], t[:, i], t[i[:, None], i])  # noqa: E731
+        ii = torch.tensor([2, -3, 0])
+        check_same(run(fn, t, ii, backend="cpu"), fn(t, ii))
+
+
+def test_advanced_indexing_is_one_index_select():
+    # Two index tensors address the view through one linear index: one
+    # kt.index_select of the data (plus one per index: the range check on
+    # an iota), no one-hot product; the gradient is index_select's
+    # scatter-add.
+    text = import_program(lambda x, i, j: x[:, i, j], torch.randn(2, 3, 4),
+                          torch.tensor([0]), torch.tensor([1]))[0].text
+    assert text.count("kt.index_select ") == 3, text
+    for op in ("kt.one_hot", "kt.matmul", "kt.gather"):
+        assert op + " " not in text, text
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_advanced_index_out_of_range_is_an_error_as_in_pytorch(backend):
+    x = torch.randn(3, 4)
+    for fn, idx, match in [(lambda x, i: x[i], torch.tensor([0, 3]), "index 3 is out of range for dim 0 with size 3"),
+                           (lambda x, i: x[:, i], torch.tensor([-5]), "index -1 is out of range for dim 1 with size 4"),
+                           (lambda x, i: x[i, i], torch.tensor([1, 3]), "index 3 is out of range for dim 0 with size 3"),
+                           (lambda x, i: x[i, 2 * i], torch.tensor([1, 2]), "index 4 is out of range for dim 0 with size 4")]:
+        with pytest.raises(IndexError):
+            fn(x, idx)
+        with pytest.raises(kiln.KilnError, match=match):
+            run(fn, x, idx, backend=backend)
+
+
+def test_advanced_indexing_rejections():
+    x = torch.randn(3, 4)
+    captured = torch.tensor([True, False, True])  # may change between calls: not a constant
+    for fn, args, match in [(lambda x: x[x > 0], (x,), "boolean mask"),
+                            (lambda x: x[captured], (x,), "boolean mask"),
+                            (lambda x, m: x[m], (x, torch.ones(3, dtype=torch.uint8)), "boolean mask"),
+                            (lambda x, i: x[i], (x, torch.tensor([0.5])), "must be long, int, byte or bool"),
+                            (lambda x, i: x[i, i, i], (x, torch.tensor([0])), "too many indices"),
+                            (lambda x, i, j: x[i, j], (x, torch.tensor([0, 1]), torch.tensor([0, 1, 2])),
+                             "cannot be broadcast")]:
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, *args)
+
