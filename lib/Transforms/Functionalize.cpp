@@ -18,6 +18,7 @@
 #include "kiln/Transforms/Passes.h"
 
 #include "kiln/Dialect/KG/IR/KGOps.h"
+#include "kiln/Dialect/KT/IR/KTBuilder.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -238,6 +239,92 @@ Value Functionalizer::broadcastTo(Value src, Value like, Location loc) {
   return WhereOp::create(b, loc, ValueRange{mask, src, like});
 }
 
+/// The value form of kt.index_put_ on the value `self`: the index tensors
+/// wrapped (negative from the end), broadcast to B and linearized over the
+/// indexed leading dims (each range-checked against its own dim by a
+/// kt.index_select of an iota laid along that dim, when there are several),
+/// then one kt.scatter (sum with accumulate) of `values` broadcast to
+/// B ++ rest into `self` reshaped to [N] ++ rest. Static shapes only (fails
+/// with an error at `op` otherwise).
+static FailureOr<Value> indexPutValue(IndexPutInPlaceOp op, OpBuilder &b,
+                                      Value self) {
+  kt::KTBuilder kb(b, op.getLoc());
+  auto st = cast<RankedTensorType>(self.getType());
+  auto ok = [](Type t) {
+    return cast<RankedTensorType>(t).hasStaticShape();
+  };
+  if (!st.hasStaticShape() || !ok(op.getValues().getType()) ||
+      !llvm::all_of(op.getIndices().getTypes(), ok))
+    return op->emitError("cannot functionalize kt.index_put_ with a ? dim "
+                         "(self, indices and values must be static)"),
+           failure();
+  int64_t k = op.getIndices().size(), rank = st.getRank();
+  SmallVector<int64_t> B;
+  for (Value i : op.getIndices()) {
+    ArrayRef<int64_t> s = cast<RankedTensorType>(i.getType()).getShape();
+    if (s.size() > B.size())
+      B.insert(B.begin(), s.size() - B.size(), 1);
+    for (size_t j = 0; j < s.size(); ++j) {
+      int64_t &d = B[B.size() - s.size() + j];
+      if (d == 1)
+        d = s[j];
+    }
+  }
+  int64_t N = 1, M = 1;
+  for (int64_t d = 0; d < k; ++d)
+    N *= st.getDimSize(d);
+  for (int64_t d : B)
+    M *= d;
+  SmallVector<int64_t> rest(st.getShape().drop_front(k));
+  Type i64 = b.getI64Type();
+  Value lin;
+  int64_t stride = N;
+  for (auto [d, index] : llvm::enumerate(op.getIndices())) {
+    int64_t n = st.getDimSize(d);
+    stride = n ? stride / n : 0;
+    Value t = index;
+    if (cast<RankedTensorType>(t.getType()).getElementType() != i64)
+      t = kb.cast(t, i64);
+    t = kb.where(kb.lt(t, kb.scalar(0, i64)), kb.add(t, kb.scalar(n, i64)), t);
+    if (cast<RankedTensorType>(t.getType()).getShape() != ArrayRef(B))
+      t = kb.op<ExpandOp>({t}, {kb.attr("size", kb.i64s(B))});
+    t = kb.reshape(t, {M});
+    if (k > 1) {
+      // The range check of this index against its own dim d (the linear
+      // index could be in range when it is not).
+      SmallVector<int64_t> at(d + 1, 1);
+      at[d] = n;
+      Value table = kb.reshape(kb.arange(n, i64), at);
+      t = kb.op<IndexSelectOp>(
+          {table, t}, {kb.attr("dim", b.getI64IntegerAttr(d))});
+      t = kb.reshape(t, {M});
+    }
+    if (stride != 1)
+      t = kb.mul(t, kb.scalar(stride, i64));
+    lin = lin ? kb.add(lin, t) : t;
+  }
+  SmallVector<int64_t> collapsed{N}, idxShape{M}, src{M}, full(B);
+  collapsed.append(rest);
+  idxShape.append(rest.size(), 1);
+  src.append(rest);
+  full.append(rest);
+  Value index = kb.reshape(lin, idxShape);
+  if (!rest.empty())
+    index = kb.op<ExpandOp>({index}, {kb.attr("size", kb.i64s(src))});
+  Value vals = op.getValues();
+  if (cast<RankedTensorType>(vals.getType()).getShape() != ArrayRef(full))
+    vals = kb.op<ExpandOp>({vals}, {kb.attr("size", kb.i64s(full))});
+  vals = kb.reshape(vals, src);
+  SmallVector<NamedAttribute> attrs{
+      kb.attr("dim", b.getI64IntegerAttr(0))};
+  if (op.getAccumulate())
+    attrs.push_back(kb.attr("reduce", ScatterReduceAttr::get(
+                                          b.getContext(), ScatterReduce::sum)));
+  Value r = kb.op<ScatterOp>({kb.reshape(self, collapsed), index, vals}, attrs);
+  (void)rank;
+  return kb.reshape(r, st.getShape());
+}
+
 LogicalResult Functionalizer::rewrite(Operation *op) {
   Location loc = op->getLoc();
   b.setInsertionPoint(op);
@@ -338,10 +425,15 @@ LogicalResult Functionalizer::rewrite(Operation *op) {
           return broadcastTo(zero, v, loc);
         });
       })
-      .Case([&](IndexPutInPlaceOp) {
-        return op->emitError(
-            "cannot functionalize kt.index_put_ yet: kt has no value form of "
-            "index_put (see docs/functionalization.md)");
+      .Case([&](IndexPutInPlaceOp o) -> LogicalResult {
+        if (failed(refOf(o.getSelf())))
+          return failure();
+        SmallVector<Value> levels = readLevels(o.getSelf(), loc);
+        FailureOr<Value> v = indexPutValue(o, b, levels.back());
+        if (failed(v))
+          return failure();
+        dead.push_back(op);
+        return write(o.getSelf(), *v, loc, levels);
       })
       .Default([&](Operation *) -> LogicalResult {
         for (Value v : op->getOperands())
@@ -559,6 +651,84 @@ LogicalResult kiln::verifyFunctional(Operation *root) {
     });
   });
   return success(errors == 0);
+}
+
+FailureOr<func::FuncOp>
+kiln::buildValueForm(func::FuncOp fn, StringRef name,
+                     SmallVectorImpl<unsigned> &storedArgs) {
+  storedArgs.clear();
+  auto fail = [&](Operation *op, const Twine &msg) {
+    op->emitError(msg);
+    return failure();
+  };
+  if (fn.isExternal() || !fn.getBody().hasOneBlock())
+    return fail(fn, "@" + fn.getSymName() +
+                        " is not a one-block function (no value form)");
+  OpBuilder b(fn->getContext());
+  b.setInsertionPointAfter(fn);
+  auto copy = cast<func::FuncOp>(b.clone(*fn));
+  copy.setSymName(name);
+  copy.setPrivate();
+  Block &block = copy.getBody().front();
+  // The body in the epilogue form first (a no-op when it already is).
+  if (failed(functionalizeBlock(block))) {
+    copy.erase();
+    return failure();
+  }
+  Operation *term = block.getTerminator();
+  SmallVector<Value> stored;
+  SmallVector<Operation *> dead;
+  SmallVector<Type> argTypes;
+  for (BlockArgument arg : block.getArguments()) {
+    auto ref = dyn_cast<RefType>(arg.getType());
+    if (!ref) {
+      argTypes.push_back(arg.getType());
+      continue;
+    }
+    Value value;
+    SmallVector<Operation *> users(arg.getUsers().begin(),
+                                   arg.getUsers().end());
+    arg.setType(ref.getTensorType());
+    for (Operation *user : users) {
+      if (auto load = dyn_cast<LoadOp>(user)) {
+        // Every load reads the argument's value: writes are trailing.
+        load.getResult().replaceAllUsesWith(arg);
+        dead.push_back(load);
+      } else if (auto store = dyn_cast<StoreOp>(user)) {
+        bool trailing = true;
+        for (Operation *n = store->getNextNode(); n && n != term;
+             n = n->getNextNode())
+          trailing &= isa<StoreOp>(n);
+        if (value || !trailing || store.getRef() != arg)
+          return copy.erase(),
+                 fail(user, "'kt.store' that is not one trailing store of "
+                            "a ref argument (run kiln-functionalize)");
+        value = store.getValue();
+        dead.push_back(store);
+      } else {
+        return copy.erase(),
+               fail(user, "'" + user->getName().getStringRef() +
+                              "' uses a ref argument (run "
+                              "kiln-functionalize)");
+      }
+    }
+    if (value) {
+      stored.push_back(value);
+      storedArgs.push_back(arg.getArgNumber());
+    }
+    argTypes.push_back(ref.getTensorType());
+  }
+  for (Operation *op : dead)
+    op->erase();
+  for (Operation &op : block)
+    for (Value v : op.getOperands())
+      if (isa<RefType>(v.getType()))
+        return copy.erase(), fail(&op, "a ref that is not an argument "
+                                       "(run kiln-functionalize)");
+  term->insertOperands(term->getNumOperands(), stored);
+  copy.setFunctionType(b.getFunctionType(
+      argTypes, llvm::to_vector(term->getOperandTypes())));
+  return copy;
 }
 
 namespace {

@@ -131,9 +131,9 @@ for backend in ["interpreter", "cpu"]:
                      len(es) == 2 and "-> (tensor<f64>, tensor<4x3xf64>, "
                      "tensor<3xf64>, tensor<?x4xf64>) {" in es[1], r.stdout)
 
-# Parameters as refs (read with kt.load in the graph): all dims dynamic. On
-# the interpreter only: the cpu backend does not take ref arguments of graph
-# functions (docs/kiln-run.md).
+# Parameters as refs (read with kt.load in the graph): all dims dynamic, on
+# both backends (the cpu backend compiles the graph's value form, whose ref
+# arguments are tensors: docs/codegen.md "Refs").
 REFS = f"""
 kg.program @step(%w: !kt.ref<4x3xf64>, %b: !kt.ref<3xf64>, %x: {T(2, D)}, %t: {T(2, H)}) -> ({T()}, {T(D, H)}, {T(H)}, {T(2, D)}) {{
   kg.guard_tensor %w {{dtype = f64, shape = [4, 3], requires_grad = true}} : !kt.ref<4x3xf64>
@@ -156,8 +156,10 @@ kg.program @step(%w: !kt.ref<4x3xf64>, %b: !kt.ref<3xf64>, %x: {T(2, D)}, %t: {T
   kg.return %loss, %g#0, %g#1, %g#2 : {T()}, {T(D, H)}, {T(H)}, {T(2, D)}
 }}
 """
-r = run_calls(REFS, calls, "--stats", "--dynamic=dynamic")
-check_results("refs, --dynamic=dynamic", r, refs, 1)
+for backend in ("eager", "cpu"):
+    r = run_calls(REFS, calls, "--stats", "--dynamic=dynamic",
+                  "--backend=" + backend)
+    check_results("refs, --dynamic=dynamic, " + backend, r, refs, 1)
 
 # The gradient through host code: a break (disallowed kt.neg), kg.to_host of
 # the loss, scf.if on it, an scf.for and an scf.while of graph calls.

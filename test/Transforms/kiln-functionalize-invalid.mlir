@@ -9,9 +9,9 @@ func.func @expand_write(%x: !kt.ref<3x1xf32>, %c: tensor<f32>) {
 
 // -----
 
-func.func @index_put(%x: !kt.ref<4xf32>, %i: tensor<2xi64>, %v: tensor<f32>) {
-  // expected-error @+1 {{cannot functionalize kt.index_put_ yet}}
-  kt.index_put_ %x, %i, %v : (!kt.ref<4xf32>, tensor<2xi64>, tensor<f32>) -> ()
+func.func @index_put(%x: !kt.ref<?xf32>, %i: tensor<2xi64>, %v: tensor<f32>) {
+  // expected-error @+1 {{cannot functionalize kt.index_put_ with a ? dim}}
+  kt.index_put_ %x, %i, %v : (!kt.ref<?xf32>, tensor<2xi64>, tensor<f32>) -> ()
   return
 }
 

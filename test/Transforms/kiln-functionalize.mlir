@@ -148,3 +148,27 @@ kg.program @shared_callee(%a: !kt.ref<3xf32>, %b: !kt.ref<3xf32>, %g: tensor<3xf
   kg.graph @upd(%a, %a, %g) : (!kt.ref<3xf32>, !kt.ref<3xf32>, tensor<3xf32>) -> ()
   kg.return
 }
+
+// -----
+
+// kt.index_put_ becomes one kt.scatter (sum for accumulate) into the value
+// reshaped to [N, rest] at the linear index of the wrapped, broadcast index
+// tensors; with two index tensors each is range-checked against its own dim
+// by a kt.index_select of an iota laid along that dim.
+// CHECK-LABEL: func.func @index_put
+// CHECK-SAME: (%[[X:.+]]: !kt.ref<4x3x2xf32>, %[[I:.+]]: tensor<2x2xi64>, %[[J:.+]]: tensor<2xi32>, %[[V:.+]]: tensor<2xf32>)
+// CHECK: %[[L:.+]] = kt.load %[[X]]
+// CHECK: kt.where
+// CHECK: kt.index_select %{{.+}}, %{{.+}} {dim = 0 : i64} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+// CHECK: kt.cast %[[J]] {dtype = i64}
+// CHECK: kt.expand %{{.+}} {size = [2, 2]} : (tensor<2xi64>) -> tensor<2x2xi64>
+// CHECK: kt.index_select %{{.+}}, %{{.+}} {dim = 1 : i64} : (tensor<1x3xi64>, tensor<4xi64>) -> tensor<1x4xi64>
+// CHECK: %[[C:.+]] = kt.reshape %[[L]] {shape = [12, 2]} : (tensor<4x3x2xf32>) -> tensor<12x2xf32>
+// CHECK: %[[S:.+]] = kt.scatter %[[C]], %{{.+}}, %{{.+}} {dim = 0 : i64, reduce = #kt.scatter_reduce<sum>} : (tensor<12x2xf32>, tensor<4x2xi64>, tensor<4x2xf32>) -> tensor<12x2xf32>
+// CHECK: %[[R:.+]] = kt.reshape %[[S]] {shape = [4, 3, 2]}
+// CHECK: kt.store %[[R]], %[[X]]
+// CHECK-NOT: kt.index_put_
+func.func @index_put(%x: !kt.ref<4x3x2xf32>, %i: tensor<2x2xi64>, %j: tensor<2xi32>, %v: tensor<2xf32>) {
+  kt.index_put_ %x, %i, %j, %v {accumulate = true} : (!kt.ref<4x3x2xf32>, tensor<2x2xi64>, tensor<2xi32>, tensor<2xf32>) -> ()
+  return
+}

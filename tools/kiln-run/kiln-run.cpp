@@ -1083,9 +1083,6 @@ static int runMain(int argc, char **argv) {
     } else {
       savedInputs.push_back(args[i]);
     }
-  if (!refArgs.empty() && backend == "cpu")
-    return fail("@" + fn.getName() + " has !kt.ref arguments, which the cpu "
-                "backend does not take; use --backend=interpreter");
 
   FailureOr<SmallVector<Tensor>> results = failure();
   // --repeat: times of calls 2..N+1 (the first call warms up).

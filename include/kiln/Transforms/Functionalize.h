@@ -9,6 +9,7 @@
 #ifndef KILN_TRANSFORMS_FUNCTIONALIZE_H
 #define KILN_TRANSFORMS_FUNCTIONALIZE_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Block.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -47,6 +48,19 @@ mlir::LogicalResult functionalize(mlir::ModuleOp module);
 /// `kt.store` right before the terminator. Emits one error per offending op
 /// (or argument) and fails if there was one.
 mlir::LogicalResult verifyFunctional(mlir::Operation *root);
+
+/// The value form of a function `fn` with ref arguments: its body
+/// functionalized (functionalizeBlock; already functional bodies, in the
+/// form verifyFunctional accepts, stay as they are), then a new func.func `name`, inserted
+/// after `fn`, whose ref arguments are tensors (the values the loads read)
+/// and whose results are fn's followed by the value stored into each written
+/// ref argument, in argument order; `storedArgs` gets those argument numbers.
+/// Backends that take no refs (the CPU backend) compile it and write the
+/// extra results back into the refs. Fails with an error at the op that
+/// cannot be functionalized (`fn` is unchanged).
+mlir::FailureOr<mlir::func::FuncOp>
+buildValueForm(mlir::func::FuncOp fn, llvm::StringRef name,
+               llvm::SmallVectorImpl<unsigned> &storedArgs);
 
 } // namespace kiln
 

@@ -27,7 +27,9 @@
 #include "kiln/Support/PipelineParsing.h"
 #include "kiln/Support/Trace.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "kiln/Transforms/Functionalize.h"
 #include "kiln/Transforms/Transforms.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -707,8 +709,58 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   if (failed(checkStaticSizes(*clone, error)))
     return failure();
 
+  // Entries with refs (ref arguments: inputs written in place; or local
+  // kt.alloc_ref buffers) compile in their value form (kiln::buildValueForm:
+  // the body functionalized, the refs' values in, their new values as extra
+  // results); `call` writes those back into the refs.
+  llvm::StringMap<std::pair<SmallVector<bool>, SmallVector<unsigned>>>
+      refForms;
+  for (const std::string &entry : entries) {
+    auto fn = clone->lookupSymbol<func::FuncOp>(entry);
+    auto isRefType = [](Type t) { return isa<kt::RefType>(t); };
+    bool refs = fn && llvm::any_of(fn.getArgumentTypes(), isRefType);
+    if (fn && !refs)
+      fn.walk([&](Operation *op) {
+        refs |= llvm::any_of(op->getResultTypes(), isRefType);
+      });
+    if (!refs)
+      continue;
+    SmallVector<bool> isRef;
+    for (Type t : fn.getArgumentTypes())
+      isRef.push_back(isa<kt::RefType>(t));
+    SmallVector<unsigned> stored;
+    std::string diags;
+    FailureOr<func::FuncOp> form = failure();
+    {
+      llvm::raw_string_ostream os(diags);
+      ThreadDiagnosticHandler handler(
+          ctx,
+          [&](Diagnostic &d) {
+            os << locString(d.getLocation()) << ": " << d << "\n";
+          },
+          /*takeUnowned=*/true);
+      form = buildValueForm(fn, entry + "__values", stored);
+    }
+    if (failed(form)) {
+      // As kiln-cpu's own failures: the op's location and message.
+      error = "kiln-cpu failed on @" + entry + ":\n" + diags;
+      while (!error.empty() && error.back() == '\n')
+        error.pop_back();
+      return failure();
+    }
+    form->setVisibility(fn.getVisibility());
+    fn.erase();
+    form->setSymName(entry);
+    refForms[entry] = {std::move(isRef), std::move(stored)};
+  }
+
   for (const std::string &entry : entries) {
     std::unique_ptr<CPUExecutable> exe(new CPUExecutable());
+    auto refForm = refForms.find(entry);
+    if (refForm != refForms.end()) {
+      exe->refArgs = refForm->second.first;
+      exe->storedArgs = refForm->second.second;
+    }
     auto fn = clone->lookupSymbol<func::FuncOp>(entry);
     auto sigOf = [&](Type t, const char *what, unsigned i,
                      Sig &sig) -> LogicalResult {
@@ -1125,8 +1177,62 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   return exes;
 }
 
+/// Writes the contiguous `value` into `dst` (same dtype and shape): through
+/// its layout for a ref, into its buffer for a plain tensor.
+static void writeBack(Tensor dst, const Tensor &value) {
+  size_t es = interp::dtypeSize(dst.dtype());
+  auto *out = static_cast<uint8_t *>(dst.mutableData());
+  const auto *in = static_cast<const uint8_t *>(value.data());
+  if (!dst.isRef()) {
+    if (value.numel())
+      std::memcpy(out, in, value.numel() * es);
+    return;
+  }
+  ArrayRef<int64_t> shape = dst.shape(), strides = dst.refStrides();
+  SmallVector<int64_t> idx(shape.size(), 0);
+  for (int64_t k = 0, n = value.numel(); k < n; ++k) {
+    int64_t at = dst.refOffset();
+    for (size_t d = 0; d < shape.size(); ++d)
+      at += idx[d] * strides[d];
+    std::memcpy(out + at * es, in + k * es, es);
+    for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
 FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
                                                    std::string &error) const {
+  if (refArgs.empty() || args.size() != refArgs.size())
+    return callValues(args, error);
+  // The value form: the refs' current values in, their new values out.
+  SmallVector<Tensor> values;
+  for (auto [i, t] : llvm::enumerate(args)) {
+    if (!refArgs[i] || !t.isRef()) {
+      values.push_back(t);
+      continue;
+    }
+    llvm::Expected<Tensor> v = t.loadRef();
+    if (!v) {
+      error = llvm::toString(v.takeError());
+      return failure();
+    }
+    values.push_back(std::move(*v));
+  }
+  FailureOr<SmallVector<Tensor>> r = callValues(values, error);
+  if (failed(r))
+    return failure();
+  size_t n = r->size() - storedArgs.size();
+  for (auto [i, arg] : llvm::enumerate(storedArgs))
+    writeBack(args[arg], (*r)[n + i]);
+  r->resize(n);
+  return r;
+}
+
+FailureOr<SmallVector<Tensor>>
+CPUExecutable::callValues(ArrayRef<Tensor> args, std::string &error) const {
   if (args.size() != argSigs.size()) {
     error = "expected " + std::to_string(argSigs.size()) + " arguments, got " +
             std::to_string(args.size());

@@ -64,10 +64,18 @@ def check(label, args, body, results, inputs, torch_fn, rtol=1e-6, atol=1e-6):
                         + " : " + ", ".join(results) if results else "")
     mlir = "func.func @main(%s) -> %s {\n%s\n%s\n}\n" % (
         a, res, "\n".join("  " + l for l in body), ret)
+    for backend in ("interpreter", "cpu"):
+        # The cpu backend compiles the function's value form (its refs
+        # functionalized; the new values written back into the arguments).
+        check_on(label if backend == "interpreter" else label + " (cpu)",
+                 args, mlir, inputs, torch_fn, rtol, atol, backend)
+
+
+def check_on(label, args, mlir, inputs, torch_fn, rtol, atol, backend):
     ts = [torch.from_numpy(np.array(x, order="C")) for x in inputs]
     expected = torch_fn(*ts)
     try:
-        got, mutated, _ = run_refs(mlir, inputs)
+        got, mutated, _ = run_refs(mlir, inputs, ["--backend=" + backend])
     except RuntimeError as e:
         s.record(label, False, str(e))
         return
@@ -88,12 +96,12 @@ def check(label, args, body, results, inputs, torch_fn, rtol=1e-6, atol=1e-6):
                      i not in mutated)
 
 
-def check_error(label, args, body, inputs, substring):
+def check_error(label, args, body, inputs, substring, extra=()):
     a = ", ".join("%%a%d: %s" % (i, t) for i, t in enumerate(args))
     mlir = "func.func @main(%s) {\n%s\n  return\n}\n" % (
         a, "\n".join("  " + l for l in body))
     try:
-        run_refs(mlir, inputs)
+        run_refs(mlir, inputs, extra)
     except RuntimeError as e:
         s.record(label, substring in str(e),
                  "stderr lacks %r: %s" % (substring, e))
@@ -242,6 +250,21 @@ check("index_put_ through a transpose", [rtype([3, 4], "f32"), ttype([2], "i64")
     "kt.index_put_ %t, %a1, %a2 : (!kt.ref<4x3xf32>, tensor<2xi64>, tensor<2x3xf32>) -> ()",
 ], [], [x, i, vals], f_ip3)
 
+# Two index tensors over a 3-D ref with accumulate: repeated positions add,
+# the values broadcast over the last dim.
+x = s.randn(4, 3, 2)
+rows = np.array([[0, -1], [0, 3]], dtype=np.int64)
+cols = np.array([2, 2], dtype=np.int64)
+vals = s.randn(2, 1, 2)
+
+
+def f_ip4(x, rows, cols, vals):
+    x.index_put_((rows, cols), vals, accumulate=True)
+    return []
+check("index_put_ accumulate two indices", [rtype([4, 3, 2], "f32"), ttype([2, 2], "i64"), ttype([2], "i64"), ttype([2, 1, 2], "f32")], [
+    "kt.index_put_ %a0, %a1, %a2, %a3 {accumulate = true} : (!kt.ref<4x3x2xf32>, tensor<2x2xi64>, tensor<2xi64>, tensor<2x1x2xf32>) -> ()",
+], [], [x, rows, cols, vals], f_ip4)
+
 # alloc_ref: a private copy; the tensor argument is not written.
 x = s.randn(2, 3)
 y = s.randn(2, 3)
@@ -302,10 +325,21 @@ check_error("view_squeeze of a ? dim of size 1", [rtype([None, 1, 3], "f32")], [
 check_error("store of the wrong runtime shape", [rtype([None], "f32"), ttype([None], "f32")], [
     "kt.store %a1, %a0 : (tensor<?xf32>, !kt.ref<?xf32>) -> ()",
 ], [s.randn(3), s.randn(4)], "value of shape [4] stored into a ref of shape [3]")
-check_error("index_put_ out of range", [rtype([3], "f32"), ttype([1], "i64"), ttype([], "f32")], [
-    "kt.index_put_ %a0, %a1, %a2 : (!kt.ref<3xf32>, tensor<1xi64>, tensor<f32>) -> ()",
-], [s.randn(3), np.array([3]), np.array(1.0, dtype=np.float32)],
-    "index 3 is out of bounds for dim 0 with size 3")
+for extra in ([], ["--backend=cpu"]):
+    check_error("index_put_ out of range " + " ".join(extra), [rtype([3], "f32"), ttype([1], "i64"), ttype([], "f32")], [
+        "kt.index_put_ %a0, %a1, %a2 : (!kt.ref<3xf32>, tensor<1xi64>, tensor<f32>) -> ()",
+    ], [s.randn(3), np.array([3]), np.array(1.0, dtype=np.float32)],
+        "index 3 is out of bounds for dim 0 with size 3", extra)
+    check_error("index_put_ below -size " + " ".join(extra), [rtype([3], "f32"), ttype([1], "i64"), ttype([], "f32")], [
+        "kt.index_put_ %a0, %a1, %a2 : (!kt.ref<3xf32>, tensor<1xi64>, tensor<f32>) -> ()",
+    ], [s.randn(3), np.array([-4]), np.array(1.0, dtype=np.float32)],
+        "is out of bounds for dim 0 with size 3", extra)
+# Two index tensors: each is checked against its own dim (the linear index
+# 0 * 4 + 5 would be in range of the 3 x 4 tensor).
+check_error("index_put_ second index out of range (cpu)", [rtype([3, 4], "f32"), ttype([1], "i64"), ttype([1], "i64"), ttype([], "f32")], [
+    "kt.index_put_ %a0, %a1, %a2, %a3 {accumulate = true} : (!kt.ref<3x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<f32>) -> ()",
+], [s.randn(3, 4), np.array([0]), np.array([5]), np.array(1.0, dtype=np.float32)],
+    "index 5 is out of range for dim 1 with size 4", ["--backend=cpu"])
 
 # --print shows the mutated argument after the results.
 _, _, out = run_refs(

@@ -166,7 +166,10 @@ public:
              CompileTimes *times = nullptr,
              const std::optional<std::string> &cacheDir = std::nullopt);
 
-  /// Calls the entry. Inputs are checked against the argument types; results
+  /// Calls the entry. A ref argument (`!kt.ref`: a ref tensor, or a plain
+  /// tensor whose buffer is written) passes its current value to the
+  /// compiled value form and receives the value the entry stores into it.
+  /// Inputs are checked against the argument types; results
   /// (buffers the compiled code allocated) are copied into new tensors and
   /// freed. Thread-safe: calls on several threads run at the same time, and
   /// each reports only its own run-time errors (RuntimeErrors.h).
@@ -210,6 +213,13 @@ private:
     llvm::SmallVector<int64_t> shape; // kDynamic for `?`
   };
   llvm::SmallVector<Sig> argSigs, resultSigs;
+  /// An entry with ref arguments: which arguments are refs, and those whose
+  /// new values the value form returns after the entry's results.
+  llvm::SmallVector<bool> refArgs;
+  llvm::SmallVector<unsigned> storedArgs;
+  /// call() of the compiled (value) signature.
+  mlir::FailureOr<llvm::SmallVector<interp::Tensor>>
+  callValues(llvm::ArrayRef<interp::Tensor> args, std::string &error) const;
   /// Message templates of the run-time checks (RuntimeErrors.h).
   std::shared_ptr<const std::vector<std::string>> runtimeErrors;
 };
