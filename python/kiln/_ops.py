@@ -2022,11 +2022,13 @@ class _AdvancedPlan:
         else:
             # Each index checked against its own dim (the linear index could
             # be in range when one of them is not): kt.index_select of an
-            # iota, whose run-time check is the range check.
+            # iota laid along that dim, whose run-time check is the range
+            # check (its message names the dim).
             lin, stride = None, self.N
-            for t, n in zip(wrapped, sizes):
+            for (d, _), t, n in zip(adv, wrapped, sizes):
                 stride //= n if n else 1
-                t = index_select(b, arange(b, n), 0, t)
+                table = reshape(b, arange(b, n), [1] * d + [n])
+                t = reshape(b, index_select(b, table, d, t), [self.M])
                 t = mul(b, t, stride) if stride != 1 else t
                 lin = t if lin is None else add(b, lin, t)
             self.linear = lin
@@ -2077,6 +2079,168 @@ def _advanced_read(b, r, adv):
     return copy_of(plan.to_result(b, index_select(b, plan.collapsed(b, r), 0,
                                                   plan.linear)))
 
+
+
+# Writes: x[idx] = v, index_put_ / index_put (issue 16 batch 6 item 2). The
+# new value of the whole tensor: the view's steps written back with
+# kt.select_scatter / kt.slice_scatter; index tensors as one kt.scatter (sum
+# with accumulate) at _AdvancedPlan's linear index; a mask as a kt.where.
+
+def _write_values(b, v, shape, dtype, what):
+    """The value of an assignment broadcast to the indexing result's shape
+    (PyTorch drops the value's leading size-1 dims first), in dtype."""
+    if not isinstance(v, TensorVal):
+        if isinstance(v, Sym):
+            v = b.static(v, "an assigned size")
+        if not isinstance(v, (bool, int, float)):
+            raise b.error("%s: a value of type %s" % (what, type(v).__name__))
+        dt = torch.bool if isinstance(v, bool) else \
+            torch.int64 if isinstance(v, int) else torch.float64
+        v = b.constant(v, dt)
+    while v.ndim > len(shape) and value(v.shape[0]) == 1:
+        v = reshape(b, v, list(v.shape[1:]))
+    v = cast(b, v, dtype)
+    if v.ndim > len(shape) or any(
+            value(a) != 1 and value(a) != value(c) for a, c in
+            zip(v.shape, list(shape)[len(shape) - v.ndim:])):
+        raise b.error("shape mismatch: value tensor of shape %s cannot be "
+                      "broadcast to indexing result of shape %s" % (
+                          [value(d) for d in v.shape],
+                          [value(d) for d in shape]))
+    return expand(b, v, list(shape)) if v.ndim else \
+        (expand(b, v, list(shape)) if len(shape) else v)
+
+
+def _write_back(b, steps, new):
+    """The view's new value written into what it views, step by step back
+    to the indexed tensor."""
+    for kind, d, info, prev in reversed(steps):
+        if kind == "unsqueeze":
+            new = reshape(b, new, list(prev.shape))
+        elif kind == "select":
+            new = b.op("select_scatter", [prev, new], {"dim": d, "index": info},
+                       shape=prev.shape, dtype=prev.dtype)
+        elif info is not None:
+            new = b.op("slice_scatter", [prev, new], dict(info),
+                       shape=prev.shape, dtype=prev.dtype)
+    return new
+
+
+def _masked_write(b, x, entries, v, accumulate, what):
+    """x[mask] = v (leading full slices allowed): a kt.where; v a number or
+    a tensor broadcasting to the dims after the mask's."""
+    pos = None
+    for k, i in enumerate(entries):
+        if isinstance(i, TensorVal) and i.dtype in _MASK_DTYPES:
+            if pos is not None:
+                raise b.error("%s with two boolean masks" % what)
+            pos = k
+        elif pos is not None or not (isinstance(i, slice) and
+                                     i == slice(None)):
+            raise b.error("%s with a boolean mask and other indices than "
+                          "leading full slices (x[:, mask] = v)" % what)
+    mask = entries[pos]
+    if mask.ndim == 0:
+        raise b.error("%s with a 0-d boolean mask" % what)
+    for k in range(mask.ndim):
+        if value(mask.shape[k]) != value(x.shape[pos + k]):
+            raise b.error("The shape of the mask %s at index %d does not "
+                          "match the shape of the indexed tensor %s at index "
+                          "%d" % ([value(d) for d in mask.shape], k,
+                                  [value(d) for d in x.shape], pos + k))
+    rest = list(x.shape[pos + mask.ndim:])
+    if isinstance(v, TensorVal) and v.dtype != x.dtype and \
+            value(prod(v.shape)) != 1:
+        # PyTorch: one element is masked_fill (cast), more index_put_.
+        raise b.error("Index put requires the source and destination dtypes "
+                      "match, got %s for the destination and %s for the "
+                      "source." % (x.dtype, v.dtype))
+    if isinstance(v, TensorVal):
+        while v.ndim > len(rest) and value(v.shape[0]) == 1:
+            v = reshape(b, v, list(v.shape[1:]))
+        if v.ndim > len(rest):
+            raise b.error("%s: a value of shape %s for a boolean mask (its "
+                          "dim for the masked elements has the data-dependent "
+                          "count; a number or a tensor broadcasting to %s is "
+                          "supported)" % (what, [value(d) for d in v.shape],
+                                          [value(d) for d in rest]))
+    v = _write_values(b, v, rest, x.dtype, what)
+    cond = reshape(b, cast(b, mask, torch.bool),
+                   list(mask.shape) + [1] * len(rest))
+    if accumulate:
+        zero = b.constant(0, x.dtype)
+        add_ = b.op("where", [cond, v, zero],
+                    shape=broadcast(b, cond.shape, v.shape), dtype=x.dtype)
+        return add(b, x, add_)
+    return b.op("where", [cond, v, x], shape=x.shape, dtype=x.dtype)
+
+
+def index_write(b, x, idx, v, accumulate=False, what="an indexed assignment"):
+    """The value of x after x[idx] = v (x[idx] += v with accumulate, every
+    repeated index adding; without it the last write in row-major order of
+    the index wins, as PyTorch's CPU kernel)."""
+    x = need_tensor(b, x, what)
+    entries = _index_entries(b, x, idx, write=True)
+    if any(isinstance(i, TensorVal) and i.dtype in _MASK_DTYPES
+           for i in entries):
+        return _masked_write(b, x, entries, v, accumulate, what)
+    r, steps, adv = _basic_index(b, x, entries)
+    if adv:
+        if isinstance(v, TensorVal) and v.dtype != x.dtype:
+            # PyTorch's index_put_ rule (a mask or a view casts the value).
+            raise b.error("Index put requires the source and destination "
+                          "dtypes match, got %s for the destination and %s "
+                          "for the source." % (x.dtype, v.dtype))
+        plan = _AdvancedPlan(b, r, adv)
+        src = plan.from_result(b, _write_values(b, v, plan.result_shape(),
+                                                x.dtype, what))
+        rank = 1 + len(plan.rest)
+        index = reshape(b, plan.linear, [plan.M] + [1] * (rank - 1))
+        if rank > 1:
+            index = expand(b, index, [plan.M] + plan.rest)
+        new = scatter_op(b, plan.collapsed(b, r), 0, index, src,
+                         "sum" if accumulate else "none", what=what)
+        new = plan.uncollapsed(b, new, r)
+    else:
+        src = _write_values(b, v, r.shape, x.dtype, what)
+        new = add(b, r, src) if accumulate else src
+        new = cast(b, new, x.dtype)
+    return _write_back(b, steps, new)
+
+
+@function(operator.setitem)
+def setitem(b, x, idx, v):
+    if not isinstance(x, TensorVal):
+        return python_call(b, operator.setitem, (x, idx, v), {})
+    return in_place(b, x, index_write(b, x, idx, v))
+
+
+def _index_put_args(b, x, indices, values, what):
+    x = need_tensor(b, x, what)
+    values = need_tensor(b, values, "%s's values" % what)
+    if values.dtype != x.dtype:
+        raise b.error("Index put requires the source and destination dtypes "
+                      "match, got %s for the destination and %s for the "
+                      "source." % (x.dtype, values.dtype))
+    if not isinstance(indices, (list, tuple)):
+        raise b.error("%s's indices must be a tuple of tensors" % what)
+    return x, tuple(slice(None) if i is None else i for i in indices), values
+
+
+@method("index_put_")
+def index_put_(b, x, indices, values, accumulate=False):
+    x, idx, values = _index_put_args(b, x, indices, values, "index_put_")
+    return in_place(b, x, index_write(
+        b, x, idx, values, bool(b.static(accumulate, "accumulate")),
+        "index_put_"))
+
+
+@both("index_put")
+def index_put(b, x, indices, values, accumulate=False):
+    x, idx, values = _index_put_args(b, x, indices, values, "index_put")
+    return copy_of(index_write(b, x, idx, values,
+                               bool(b.static(accumulate, "accumulate")),
+                               "index_put"))
 
 
 @both("index_select")

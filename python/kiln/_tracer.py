@@ -106,6 +106,11 @@ class KilnProxy(fx.Proxy):
             return format(self.tracer.concrete(self, "format()"), spec)
         return super().__repr__()
 
+    def __setitem__(self, idx, v):
+        # x[idx] = v: an operator.setitem node (kiln._ops.setitem writes x).
+        self.tracer.create_proxy("call_function", operator.setitem,
+                                 (self, idx, v), {})
+
     def __iadd__(self, other):
         return self.tracer.create_proxy("call_function", operator.iadd,
                                         (self, other), {})

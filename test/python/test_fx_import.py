@@ -1803,7 +1803,7 @@ def test_advanced_index_out_of_range_is_an_error_as_in_pytorch(backend):
     for fn, idx, match in [(lambda x, i: x[i], torch.tensor([0, 3]), "index 3 is out of range for dim 0 with size 3"),
                            (lambda x, i: x[:, i], torch.tensor([-5]), "index -1 is out of range for dim 1 with size 4"),
                            (lambda x, i: x[i, i], torch.tensor([1, 3]), "index 3 is out of range for dim 0 with size 3"),
-                           (lambda x, i: x[i, 2 * i], torch.tensor([1, 2]), "index 4 is out of range for dim 0 with size 4")]:
+                           (lambda x, i: x[i, 2 * i], torch.tensor([1, 2]), "index 4 is out of range for dim 1 with size 4")]:
         with pytest.raises(IndexError):
             fn(x, idx)
         with pytest.raises(kiln.KilnError, match=match):
@@ -1823,3 +1823,101 @@ def test_advanced_indexing_rejections():
         with pytest.raises(kiln.Unsupported, match=match):
             run(fn, *args)
 
+
+# Issue 16 batch 6 item 2: writes. x[idx] = v with every index form of
+# reads (a kt.scatter at the linear index, views written back with
+# kt.select_scatter / kt.slice_scatter), index_put_ / index_put with
+# accumulate (kt.scatter sum: repeated indices add), and masks (kt.where).
+def _advanced_writes(x, i, j, v, m):
+    y = x.clone()
+    y[i] = 1.5
+    y[:, i, :, j] = v
+    y[0, 1:3] = 7
+    y[i, None, 1:3, j] = -2
+    y[..., 0] = x[..., 1]
+    y[1, ::2, i] = torch.tensor([[4.0], [5.0]], dtype=torch.float64)
+    y[y > 1] = 0.25
+    y[:, y[0, :, :, 0] < 0] = torch.tensor([9.0, 8, 7, 6, 5], dtype=torch.float64)
+    y[y < -1] = torch.tensor([3.0])  # one element: cast as masked_fill
+    y[m] = y[0, 0].clone()
+    z = x.clone()
+    z.index_put_((i, j), torch.ones(2, 2, 4, 5, dtype=torch.float64), accumulate=True)
+    z.index_put_((torch.tensor([0, 0, 1]),), torch.ones(3, 3, 4, 5, dtype=torch.float64), accumulate=True)
+    z.index_put_((m,), torch.full((4, 5), 2.0, dtype=torch.float64), accumulate=True)
+    w = torch.index_put(x, (i, j), torch.tensor(3.0, dtype=torch.float64))
+    u = x.clone()
+    u[torch.tensor([0, 0])] += 1  # read, add, write: the last write wins as in PyTorch
+    u[torch.tensor([1, 1, 0]), 2] = torch.arange(15.0, dtype=torch.float64).reshape(3, 5, 1)[:, :, 0, None].expand(3, 5, 4).transpose(1, 2)
+    t = x.clone()
+    t.index_put_((torch.tensor([1, 1, 1]), torch.tensor([0, 2, 0])), x[0, :3], accumulate=True)
+    return y, z, w, u, t
+
+
+def test_advanced_indexing_writes_follow_pytorch():
+    g = torch.Generator().manual_seed(61)
+    x = torch.randn(2, 3, 4, 5, generator=g, dtype=torch.float64)
+    i, j = torch.tensor([0, -1]), torch.tensor([[1], [-2]])
+    v = torch.randn(2, 2, 2, 4, generator=g, dtype=torch.float64)
+    m = torch.rand(2, 3, generator=g) > 0.5
+    ref = _advanced_writes(x, i, j, v, m)
+    for backend in ("eager", "cpu"):
+        check_same(run(_advanced_writes, x, i, j, v, m, backend=backend), ref)
+
+
+def _writes_to_inputs(x, a, i, m):
+    x[i, 1:] = 2  # a program input written in place
+    a[m] = -1     # an int tensor, a float value cast as PyTorch
+    a[i] = 7.9
+    a.index_put_((i,), torch.tensor([[100], [200]], dtype=torch.int32), accumulate=True)
+    return x * 1, a
+
+
+def test_advanced_index_writes_to_inputs_and_dtypes():
+    g = torch.Generator().manual_seed(62)
+    x, a = torch.randn(3, 4, generator=g), torch.randint(-9, 9, (3, 4), generator=g, dtype=torch.int32)
+    i, m = torch.tensor([2, 2]), torch.rand(3, 4, generator=g) > 0.5
+    xr, ar = x.clone(), a.clone()
+    ref = _writes_to_inputs(xr, ar, i, m)
+    for backend in ("eager", "cpu"):
+        xk, ak = x.clone(), a.clone()
+        check_same(run(_writes_to_inputs, xk, ak, i, m, backend=backend), ref)
+        check_same([xk, ak], [xr, ar])
+    b = torch.zeros(4, dtype=torch.bool)
+    fn = lambda b, i: (b.__setitem__(i, True), b)[1]  # noqa: E731
+    check_same(run(fn, b.clone(), torch.tensor([1, -1]), backend="cpu"), fn(b.clone(), torch.tensor([1, -1])))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_advanced_index_write_out_of_range_is_an_error(backend):
+    def f(x, i):
+        y = x.clone()
+        y[i, 0] = 1
+        return y
+    with pytest.raises(IndexError):
+        f(torch.zeros(3, 4), torch.tensor([3]))
+    with pytest.raises(kiln.KilnError, match="index 3 is out of bounds for dim 0 with size 3"):
+        run(f, torch.zeros(3, 4), torch.tensor([3]), backend=backend)
+    with pytest.raises(kiln.KilnError, match="index 5 is out of range for dim 0 with size 3"):
+        run(lambda x, i: x.index_put_((i, i), torch.tensor(1.0)), torch.zeros(3, 4), torch.tensor([0, 5]),
+            backend=backend)
+    with pytest.raises(kiln.KilnError, match="index 4 is out of range for dim 1 with size 4"):
+        run(lambda x, i: x.index_put_((i // 4, i), torch.tensor(1.0)), torch.zeros(3, 4), torch.tensor([0, 4]),
+            backend=backend)
+
+
+def test_advanced_index_write_rejections():
+    x = torch.zeros(3, 4)
+    for fn, args, match in [
+            (lambda x, v: x.index_put_((torch.tensor([0]),), v), (x, torch.ones(4, dtype=torch.float64)),
+             "Index put requires the source and destination dtypes match"),
+            (lambda x, v: x.__setitem__(torch.tensor([0, 1]), v), (x, torch.ones(3, 4)), "shape mismatch"),
+            (lambda x, v: x.__setitem__(torch.tensor([0, 1]), v), (x, torch.ones(4, dtype=torch.float64)),
+             "Index put requires the source and destination dtypes match"),
+            (lambda x, v: x.__setitem__(x > 0, v), (x, torch.ones(2, 4)), "data-dependent count"),
+            (lambda x, v: x.__setitem__(x[:, 0] > 0, v), (x, torch.ones(4, dtype=torch.float64)),
+             "Index put requires the source and destination dtypes match"),
+            (lambda x: x.__setitem__((x > 0, 0), 1.0), (x[:, :1].squeeze(1).clone(),), "too many indices"),
+            (lambda x: x.__setitem__((x[:, 0] > 0, 0), 1.0), (x,), "other indices than leading full slices"),
+            (lambda x: x.__setitem__(x[:2] > 0, 1.0), (x,), "shape of the mask")]:
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, *args)

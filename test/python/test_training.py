@@ -995,3 +995,31 @@ def test_gradcheck_advanced_indexing(backend):
     gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(outs)), x)
     gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), x)
     torch.testing.assert_close(gk[0], gr[0])
+
+
+def _advanced_write_ops(x, v, i, j):
+    # Writes: the gradient of the overwritten positions is zero for x and
+    # flows to v (kt.scatter's VJP: a gather), accumulate adds both ways,
+    # views written back (slice/select scatters), a mask (kt.where).
+    y = x.clone()
+    y[i, :, j] = v
+    y[0, 1:, i] = 2 * v[0, :1]
+    z = torch.index_put(x, (i,), v[:, :, None], accumulate=True)
+    w = x.clone()
+    w[x > 0] = 0.5
+    return y, z, w
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_advanced_index_writes(backend):
+    g = torch.Generator().manual_seed(61)
+    x = torch.randn(3, 3, 4, generator=g, dtype=torch.float64).requires_grad_()
+    v = torch.randn(2, 3, generator=g, dtype=torch.float64).requires_grad_()
+    i, j = torch.tensor([0, -1]), torch.tensor([1, 3])
+    compiled = kiln.compile(lambda a, b: _advanced_write_ops(a, b, i, j), backend=backend)
+    assert torch.autograd.gradcheck(compiled, (x, v), eps=1e-6, atol=1e-5)
+    outs, refs = compiled(x, v), _advanced_write_ops(x, v, i, j)
+    gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(outs)), (x, v))
+    gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), (x, v))
+    for a, e in zip(gk, gr):
+        torch.testing.assert_close(a, e)
