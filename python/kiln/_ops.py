@@ -3456,8 +3456,6 @@ def _pool_out(b, size, k, s, p, d, ceil_mode):
 def max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode=False, return_indices=False):
     x = need_tensor(b, x, "max_pool2d")
-    if return_indices:
-        raise b.error("max_pool2d with return_indices=True")
     k, s, p, d = _pool_attrs(b, kernel_size, stride, padding, dilation)
     h = _pool_out(b, x.shape[-2], k[0], s[0], p[0], d[0], ceil_mode)
     w = _pool_out(b, x.shape[-1], k[1], s[1], p[1], d[1], ceil_mode)
@@ -3468,8 +3466,13 @@ def max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1,
         attrs["dilation"] = d
     if ceil_mode:
         attrs["ceil_mode"] = True
-    return b.op("max_pool2d", [x], attrs,
-                shape=tuple(x.shape[:-2]) + (h, w), dtype=x.dtype)
+    r = b.op("max_pool2d", [x], attrs,
+             shape=tuple(x.shape[:-2]) + (h, w), dtype=x.dtype)
+    if return_indices:
+        # The values stay kt.max_pool2d (its gradient); the indices are
+        # integers without one.
+        return r, _max_pool2d_indices(b, x, k, s, p, d, h, w)
+    return r
 
 
 for _t in (F.max_pool2d, _opt(F, "_max_pool2d"), torch.max_pool2d,
@@ -3522,13 +3525,271 @@ def adaptive_avg_pool2d(b, x, output_size):
             continue
         n = b.static(n, "an adaptive pool's input size")
         o = b.static(o, "an adaptive pool's output size")
-        if n % o:
-            raise b.error("adaptive_avg_pool2d from %d to %d (only sizes "
-                          "that divide evenly are supported)" % (n, o))
+        if o == 0 or n % o:
+            # Windows of different lengths: PyTorch's general windows as
+            # separable taps (_adaptive).
+            return _adaptive(b, x, out, 2, "avg", "adaptive_avg_pool2d")
         ks.append(n // o)
     if ks == [1, 1]:
         return x
     return avg_pool2d(b, x, ks, ks)
+
+
+# ------------------------------------ pooling family (issue 16 batch 6 item 3)
+#
+# max_pool2d's indices, 1-D pools as the 2-D ops over [.., C, 1, L] (as
+# conv1d), adaptive pools with PyTorch's windows start = floor(i * in / out),
+# end = ceil((i + 1) * in / out) as separable taps (kt.index_select at
+# constant positions, so the gradient is a scatter-add): the average
+# weighted by 1 / window length, the maximum a kt.maximum over the taps.
+
+def _max_pool2d_indices(b, x, k, s, p, d, oh, ow):
+    """PyTorch's flat per-plane index (h * W + w) of each window's maximum:
+    the kH * kW taps as strided slices of the input padded with the dtype's
+    lowest value, kt.argmax over them (the first largest in scan order, as
+    PyTorch's strict comparison), the tap's position in the plane; a window
+    whose values are all the lowest value gets its first position inside
+    the plane, as PyTorch (a padded tap cannot be the answer)."""
+    H = b.static(x.shape[-2], "max_pool2d's input height (indices)")
+    W = b.static(x.shape[-1], "max_pool2d's input width (indices)")
+    oh = b.static(oh, "max_pool2d's output height")
+    ow = b.static(ow, "max_pool2d's output width")
+    if x.dtype.is_floating_point:
+        low = float("-inf")
+    elif x.dtype == torch.bool:
+        raise b.error("max_pool2d of a bool tensor")
+    else:
+        low = float(torch.iinfo(x.dtype).min)
+    need_h = (oh - 1) * s[0] + (k[0] - 1) * d[0] + 1
+    need_w = (ow - 1) * s[1] + (k[1] - 1) * d[1] + 1
+    pb, pr = max(0, need_h - H - p[0]), max(0, need_w - W - p[1])
+    shape = list(x.shape)
+    shape[-2], shape[-1] = H + p[0] + pb, W + p[1] + pr
+    xp = b.op("pad", [x], {"pad": [p[1], pr, p[0], pb], "value": low},
+              shape=shape, dtype=x.dtype)
+    r = x.ndim
+    taps = []
+    for kh in range(k[0]):
+        for kw in range(k[1]):
+            t = slice_dim(b, xp, r - 2, kh * d[0],
+                          kh * d[0] + (oh - 1) * s[0] + 1, s[0])
+            taps.append(slice_dim(b, t, r - 1, kw * d[1],
+                                  kw * d[1] + (ow - 1) * s[1] + 1, s[1]))
+    tap = argmax(b, stack(b, taps, r - 2), r - 2)
+    kh = div(b, tap, k[1], rounding_mode="floor")
+    kw = sub(b, tap, mul(b, kh, k[1]))
+    rows = b.constant_tensor(torch.tensor(
+        [[i * s[0] - p[0]] for i in range(oh)], dtype=torch.int64), 1 << 20)
+    cols = b.constant_tensor(torch.tensor(
+        [j * s[1] - p[1] for j in range(ow)], dtype=torch.int64), 1 << 20)
+    h = add(b, rows, mul(b, kh, d[0]))
+    w = add(b, cols, mul(b, kw, d[1]))
+
+    def first(start, step):
+        while start < 0:
+            start += step
+        return start
+    firsts = b.constant_tensor(torch.tensor(
+        [[first(i * s[0] - p[0], d[0]) * W + first(j * s[1] - p[1], d[1])
+          for j in range(ow)] for i in range(oh)], dtype=torch.int64),
+        1 << 20)
+    def cmp(name, t, v):
+        return binary(b, name, t, v, out_dtype=torch.bool)
+    inside = binary(b, "logical_and", binary(
+        b, "logical_and", cmp("ge", h, 0), cmp("lt", h, H)), binary(
+        b, "logical_and", cmp("ge", w, 0), cmp("lt", w, W)))
+    return where(b, inside, add(b, mul(b, h, W), w), firsts)
+
+
+def _pool1d(b, x, what):
+    x = need_tensor(b, x, what)
+    if x.ndim not in (2, 3):
+        raise b.error("%s: Expected 2D or 3D (batch mode) tensor with "
+                      "optional 0 dim batch size for input, but got rank %d"
+                      % (what, x.ndim))
+    return unsqueeze(b, x, -2)
+
+
+def _one(b, v, why):
+    vs = int_list(b, v, why)
+    if len(vs) != 1:
+        raise b.error("%s must be a single int, got %s" % (why, vs))
+    return vs[0]
+
+
+def max_pool1d(b, x, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode=False, return_indices=False):
+    xs = _pool1d(b, x, "max_pool1d")
+    k = _one(b, kernel_size, "max_pool1d's kernel_size")
+    s = k if stride in (None, []) else _one(b, stride, "max_pool1d's stride")
+    r = max_pool2d(b, xs, [1, k], [1, s],
+                   [0, _one(b, padding, "max_pool1d's padding")],
+                   [1, _one(b, dilation, "max_pool1d's dilation")],
+                   ceil_mode, return_indices)
+    if return_indices:
+        # h = 0 in the [1, L] plane: the flat index is the position.
+        return squeeze(b, r[0], -2), squeeze(b, r[1], -2)
+    return squeeze(b, r, -2)
+
+
+for _t in (F.max_pool1d, torch.max_pool1d, _opt(F, "_max_pool1d")):
+    if _t is not None:
+        FUNCTIONS[_t] = max_pool1d
+
+
+def _with_indices(conv):
+    # F.max_pool1d/2d_with_indices return (values, indices) whatever their
+    # return_indices argument says.
+    def c(b, x, *args, **kwargs):
+        args = list(args)
+        if len(args) >= 6:
+            args[5] = True
+        else:
+            kwargs["return_indices"] = True
+        return conv(b, x, *args, **kwargs)
+    return c
+
+
+FUNCTIONS[F.max_pool1d_with_indices] = _with_indices(max_pool1d)
+FUNCTIONS[F.max_pool2d_with_indices] = _with_indices(max_pool2d)
+
+
+@function(F.avg_pool1d, torch.avg_pool1d)
+def avg_pool1d(b, x, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    xs = _pool1d(b, x, "avg_pool1d")
+    k = _one(b, kernel_size, "avg_pool1d's kernel_size")
+    s = k if stride in (None, []) else _one(b, stride, "avg_pool1d's stride")
+    return squeeze(b, avg_pool2d(
+        b, xs, [1, k], [1, s], [0, _one(b, padding, "avg_pool1d's padding")],
+        ceil_mode, count_include_pad), -2)
+
+
+def _adaptive_windows(n, o):
+    """PyTorch's adaptive pooling windows: [floor(i*n/o), ceil((i+1)*n/o))."""
+    return [((i * n) // o, -(-((i + 1) * n) // o)) for i in range(o)]
+
+
+def _adaptive_dim(b, x, d, o, mode, what):
+    """x pooled along dim d to o outputs with adaptive windows: the taps
+    (kt.index_select at constant positions; a short window repeats its last
+    position with weight 0 / for the maximum, harmlessly) averaged with
+    1 / window length or maximized."""
+    n = b.static(x.shape[d], "%s's input size" % what)
+    if o == n:
+        return x
+    if n == 0:
+        raise b.error("%s: an empty dim %d cannot be pooled to %d" % (what, d, o))
+    wins = _adaptive_windows(n, o)
+    taps = max(e - s for s, e in wins)
+    shape = [1] * x.ndim
+    shape[d] = o
+    acc = None
+    for t in range(taps):
+        idx = torch.tensor([min(s + t, e - 1) for s, e in wins])
+        v = index_select(b, x, d, b.constant_tensor(idx, 1 << 20))
+        if mode == "avg":
+            inside = torch.tensor([s + t < e for s, e in wins])
+            if not bool(inside.all()):
+                # Outside a short window: 0 (not the repeated value times 0,
+                # which is NaN for an infinity).
+                v = where(b, b.constant_tensor(inside.reshape(shape),
+                                               1 << 20), v, 0)
+            acc = v if acc is None else add(b, acc, v)
+        else:
+            acc = v if acc is None else binary(b, "maximum", acc, v)
+    if mode == "avg":
+        # The window's sum over its length, as PyTorch.
+        lens = torch.tensor([float(e - s) for s, e in wins],
+                            dtype=torch.float64)
+        acc = div(b, acc, b.constant_tensor(lens.to(x.dtype).reshape(shape),
+                                            1 << 20))
+    return acc
+
+
+def _adaptive(b, x, output_size, nd, mode, what):
+    x = need_tensor(b, x, what)
+    if x.ndim not in (nd + 1, nd + 2):
+        raise b.error("%s: Expected %dD or %dD tensor, got rank %d"
+                      % (what, nd + 1, nd + 2, x.ndim))
+    if not x.dtype.is_floating_point:
+        raise b.error('"%s" not implemented for %s (floats only, as '
+                      "PyTorch)" % (what, x.dtype))
+    if isinstance(output_size, (int, Sym)) or output_size is None:
+        output_size = [output_size] * nd
+    if len(output_size) != nd:
+        raise b.error("%s: output_size must have %d entries" % (what, nd))
+    r = x
+    for k, o in enumerate(output_size):
+        d = x.ndim - nd + k
+        o = b.static(x.shape[d], "an output size") if o is None else \
+            b.static(o, "an output size")
+        if o < 0:
+            raise b.error("%s: output_size must be >= 0, got %d" % (what, o))
+        r = _adaptive_dim(b, r, d, o, mode, what)
+    return copy_of(r) if r is not x else copy_of(mul(b, x, 1))
+
+
+@function(F.adaptive_avg_pool1d, torch.adaptive_avg_pool1d)
+def adaptive_avg_pool1d(b, x, output_size):
+    return _adaptive(b, x, [_one(b, output_size, "adaptive_avg_pool1d's "
+                                 "output_size")], 1, "avg",
+                     "adaptive_avg_pool1d")
+
+
+def _adaptive_max(b, x, output_size, nd, return_indices, what):
+    if return_indices:
+        raise b.error("%s with return_indices=True (not supported yet)"
+                      % what)
+    return _adaptive(b, x, output_size, nd, "max", what)
+
+
+@function(F.adaptive_max_pool1d, torch.adaptive_max_pool1d)
+def adaptive_max_pool1d(b, x, output_size, return_indices=False):
+    return _adaptive_max(b, x, [_one(b, output_size, "adaptive_max_pool1d's "
+                                     "output_size")], 1, return_indices,
+                         "adaptive_max_pool1d")
+
+
+@function(F.adaptive_max_pool2d)
+def adaptive_max_pool2d(b, x, output_size, return_indices=False):
+    return _adaptive_max(b, x, output_size, 2, return_indices,
+                         "adaptive_max_pool2d")
+
+
+FUNCTIONS[F.adaptive_max_pool1d_with_indices] = _with_indices(
+    lambda b, x, output_size, return_indices=False: adaptive_max_pool1d(
+        b, x, output_size, return_indices))
+FUNCTIONS[F.adaptive_max_pool2d_with_indices] = _with_indices(
+    lambda b, x, output_size, return_indices=False: adaptive_max_pool2d(
+        b, x, output_size, return_indices))
+
+
+@module(nn.MaxPool1d)
+def _m_max_pool1d(b, m, path, x):
+    return max_pool1d(b, x, m.kernel_size, m.stride, m.padding, m.dilation,
+                      m.ceil_mode, m.return_indices)
+
+
+@module(nn.AvgPool1d)
+def _m_avg_pool1d(b, m, path, x):
+    return avg_pool1d(b, x, m.kernel_size, m.stride, m.padding, m.ceil_mode,
+                      m.count_include_pad)
+
+
+@module(nn.AdaptiveAvgPool1d)
+def _m_adaptive_avg_pool1d(b, m, path, x):
+    return adaptive_avg_pool1d(b, x, m.output_size)
+
+
+@module(nn.AdaptiveMaxPool1d)
+def _m_adaptive_max_pool1d(b, m, path, x):
+    return adaptive_max_pool1d(b, x, m.output_size, m.return_indices)
+
+
+@module(nn.AdaptiveMaxPool2d)
+def _m_adaptive_max_pool2d(b, m, path, x):
+    return adaptive_max_pool2d(b, x, m.output_size, m.return_indices)
 
 
 @function(F.batch_norm, torch.batch_norm)

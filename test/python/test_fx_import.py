@@ -1457,7 +1457,7 @@ def test_interpolate_small_dtypes_and_modules_follow_pytorch(backend):
 
     def area(x):  # adaptive_avg_pool2d, as PyTorch
         return [F.interpolate(x, size=(2, 1), mode="area"), F.interpolate(x, scale_factor=(0.5, 1.0), mode="area"),
-                F.interpolate(x, size=(1, 1), mode="area")]
+                F.interpolate(x, size=(1, 1), mode="area"), F.interpolate(x, size=(3, 7), mode="area")]
     check_same(run(area, x, backend=backend), area(x))
 
     def h(x):
@@ -1490,8 +1490,6 @@ def test_interpolate_rejections_follow_pytorch():
             fn(x)
         with pytest.raises(kiln.Unsupported, match=match):
             run(fn, x)
-    with pytest.raises(kiln.Unsupported, match="only sizes that divide evenly"):  # PyTorch has it; Kiln not yet
-        run(lambda t: F.interpolate(t, size=(2, 3), mode="area"), x)
     with pytest.raises(kiln.Unsupported, match="antialias"):  # PyTorch has it; Kiln not yet
         run(lambda t: F.interpolate(t, size=(2, 2), mode="bilinear", antialias=True), x)
 
@@ -1921,3 +1919,43 @@ def test_advanced_index_write_rejections():
             (lambda x: x.__setitem__(x[:2] > 0, 1.0), (x,), "shape of the mask")]:
         with pytest.raises(kiln.Unsupported, match=match):
             run(fn, *args)
+
+
+# Issue 16 batch 6 item 3: the pooling family. max_pool2d's indices
+# (PyTorch's flat per-plane index), 1-D pools as the 2-D ops over
+# [.., C, 1, L], adaptive pools with PyTorch's uneven windows.
+def _pools(x, y):
+    return (F.max_pool2d(x, 3, 2, 1, return_indices=True),
+            F.max_pool2d_with_indices(x, (2, 3), (1, 2), (1, 0), (2, 1), True),
+            F.max_pool2d(x, 2, return_indices=True, ceil_mode=True), F.max_pool2d(x[0], 3, 3, return_indices=True),
+            F.max_pool1d(y, 3, 2, 1), F.max_pool1d(y, 2, return_indices=True), F.max_pool1d(y[0], 4, 3, 2, 1, True),
+            F.avg_pool1d(y, 3, 2, 1, count_include_pad=False), F.avg_pool1d(y, 4, ceil_mode=True),
+            F.adaptive_avg_pool2d(x, (3, 4)), F.adaptive_avg_pool2d(x, (None, 2)), F.adaptive_avg_pool2d(x, 10),
+            F.adaptive_avg_pool1d(y, 4), F.adaptive_avg_pool1d(y, 1), F.adaptive_max_pool1d(y, 3),
+            F.adaptive_max_pool2d(x, (4, 5)), F.adaptive_max_pool2d(x[0], 1))
+
+
+def test_pooling_family_follows_pytorch():
+    g = torch.Generator().manual_seed(63)
+    x = torch.randn(2, 3, 7, 9, generator=g)
+    x[0, 0, 0, :3] = float("-inf")  # an all -inf window: its first position inside the plane
+    x[1, 1, 2, 2] = float("nan")
+    x[1, 2, 4:6, 4:6] = 1.5  # ties: the first in scan order
+    y = torch.randn(2, 4, 11, generator=g)
+    ref = _pools(x, y)
+    for backend in ("eager", "cpu"):
+        check_same(run(_pools, x, y, backend=backend), ref)
+    for m, inp in ((nn.MaxPool2d(2, return_indices=True), x), (nn.AdaptiveMaxPool2d(3), x),
+                   (nn.MaxPool1d(3, 1, 1, return_indices=True), y), (nn.AvgPool1d(2), y),
+                   (nn.AdaptiveAvgPool1d(5), y), (nn.AdaptiveMaxPool1d(4), y), (nn.AdaptiveAvgPool2d((5, 4)), x)):
+        check_same(run(m, inp, backend="cpu"), m(inp))
+
+
+def test_pooling_rejections_follow_pytorch():
+    y = torch.randn(2, 4, 11)
+    for fn, match in [(lambda t: F.max_pool1d(t[None, None], 2), "Expected 2D or 3D"),
+                      (lambda t: F.adaptive_avg_pool1d(t.long(), 2), "not implemented for"),
+                      (lambda t: F.adaptive_max_pool1d(t, 2, True), "return_indices=True"),
+                      (lambda t: F.avg_pool1d(t, (2, 2)), "must be a single int")]:
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, y)

@@ -1023,3 +1023,25 @@ def test_gradcheck_advanced_index_writes(backend):
     gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), (x, v))
     for a, e in zip(gk, gr):
         torch.testing.assert_close(a, e)
+
+
+def _pool_family_ops(x, y):
+    F = torch.nn.functional
+    v, i = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+    return (v * (i % 3 + 1), F.max_pool1d(y, 3, 2, 1), F.avg_pool1d(y, 3, 2, 1, count_include_pad=False),
+            F.adaptive_avg_pool2d(x, (3, 4)), F.adaptive_avg_pool1d(y, 4), F.adaptive_max_pool1d(y, 3),
+            F.adaptive_max_pool2d(x, (2, 3)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_pool_family(backend):
+    g = torch.Generator().manual_seed(63)
+    x = torch.randn(1, 2, 5, 7, generator=g, dtype=torch.float64).requires_grad_()
+    y = torch.randn(2, 3, 9, generator=g, dtype=torch.float64).requires_grad_()
+    compiled = kiln.compile(_pool_family_ops, backend=backend)
+    assert torch.autograd.gradcheck(compiled, (x, y), eps=1e-6, atol=1e-5)
+    outs, refs = compiled(x, y), _pool_family_ops(x, y)
+    gk = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(outs)), (x, y))
+    gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), (x, y))
+    for a, e in zip(gk, gr):
+        torch.testing.assert_close(a, e)
