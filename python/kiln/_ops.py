@@ -4056,6 +4056,137 @@ def embedding(b, input, weight, padding_idx=None, max_norm=None,
                 dtype=weight.dtype)
 
 
+# ----------------------------------- embedding_bag (issue 16 batch 6 item 4)
+#
+# The bags' rows are one kt.embedding; each row's bag is its position over
+# the fixed bag size (2-D input) or kt.searchsorted of the offsets; the
+# bags are reduced by kt.scatter into [B, D]: sum (times per_sample_weights),
+# mean (the sum over the count of the bag's rows), max (the first largest
+# row of each bag, gathered, so the gradient reaches that row as PyTorch's);
+# padding_idx rows count for nothing; an empty bag is zeros.
+
+@function(F.embedding_bag)
+def embedding_bag(b, input, weight, offsets=None, max_norm=None,
+                  norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    what = "embedding_bag"
+    input = need_tensor(b, input, what + "'s input")
+    weight = need_tensor(b, weight, what + "'s weight")
+    if max_norm is not None:
+        raise b.error("embedding_bag with max_norm (renormalizes the weight "
+                      "in place)")
+    if scale_grad_by_freq:
+        raise b.error("embedding_bag with scale_grad_by_freq")
+    if mode not in ("sum", "mean", "max"):
+        raise b.error("mode has to be one of sum, mean or max")
+    if input.dtype not in _INDEX_DTYPES:
+        raise b.error("embedding_bag: input must be an int64 or int32 "
+                      "tensor, got %s" % input.dtype)
+    if weight.ndim != 2:
+        raise b.error("embedding_bag: weight has to be a 2D Tensor")
+    V = b.static(weight.shape[0], "embedding_bag's number of embeddings")
+    D = weight.shape[1]
+    if padding_idx is not None:
+        padding_idx = b.static(padding_idx, "padding_idx")
+        if not -V <= padding_idx < V:
+            raise b.error("padding_idx must be within the number of "
+                          "embeddings")
+        padding_idx %= V
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise b.error("embedding_bag: per_sample_weights was not None. "
+                          "per_sample_weights is only supported for "
+                          "mode='sum' (got mode='%s')" % mode)
+        per_sample_weights = need_tensor(b, per_sample_weights,
+                                         "per_sample_weights")
+        if tuple(map(value, per_sample_weights.shape)) != \
+                tuple(map(value, input.shape)):
+            raise b.error("embedding_bag: per_sample_weights must have the "
+                          "shape of input")
+        if per_sample_weights.dtype != weight.dtype:
+            raise b.error("embedding_bag: per_sample_weights must have the "
+                          "dtype of weight")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise b.error("if input is 2D, then offsets has to be None, as "
+                          "input is treated is a mini-batch of fixed length "
+                          "sequences.")
+        B = b.static(input.shape[0], "embedding_bag's number of bags")
+        n = b.static(input.shape[1], "embedding_bag's bag size")
+        T = B * n
+        bag = b.constant_tensor(torch.arange(T, dtype=torch.int64) // max(n, 1),
+                                1 << 20) if T else full(b, [0], 0, torch.int64)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise b.error("offsets has to be a 1D Tensor but got None")
+        offsets = need_tensor(b, offsets, "embedding_bag's offsets")
+        if offsets.ndim != 1:
+            raise b.error("offsets has to be a 1D Tensor")
+        if offsets.dtype not in _INDEX_DTYPES:
+            raise b.error("embedding_bag: offsets must be int64 or int32")
+        T = b.static(input.shape[0], "embedding_bag's input length")
+        nb = b.static(offsets.shape[0], "embedding_bag's number of offsets")
+        B = nb - 1 if include_last_offset else nb
+        if B < 0:
+            raise b.error("embedding_bag: include_last_offset needs at "
+                          "least one offset")
+        starts = slice_dim(b, offsets, 0, 0, B, 1) if B != nb else offsets
+        # Each row's bag: the number of bag starts at or before it, less 1
+        # (a row before offsets[0] gets -1: kt.scatter's run-time error).
+        bag = sub(b, searchsorted(b, cast(b, starts, torch.int64),
+                                  arange(b, T), right=True), 1)
+    else:
+        raise b.error("input has to be 1D or 2D Tensor, but got Tensor of "
+                      "dimension %d" % input.ndim)
+    flat = reshape(b, input, [T])
+    rows = embedding(b, flat, weight)                       # [T, D]
+    valid = None
+    if padding_idx is not None:
+        valid = binary(b, "ne", flat, padding_idx, out_dtype=torch.bool)
+    if per_sample_weights is not None:
+        rows = mul(b, rows, unsqueeze(b, reshape(b, per_sample_weights, [T]),
+                                      1))
+    index = expand(b, unsqueeze(b, bag, 1), [T, D])
+    zeros = full(b, [B, D], 0, weight.dtype)
+    if mode in ("sum", "mean"):
+        src = rows if valid is None else where(
+            b, unsqueeze(b, valid, 1), rows, 0)
+        total = scatter_op(b, zeros, 0, index, src, "sum", what=what)
+        if mode == "sum":
+            return copy_of(total)
+        ones = full(b, [T], 1, weight.dtype) if valid is None else \
+            cast(b, valid, weight.dtype)
+        count = scatter_op(b, full(b, [B], 0, weight.dtype), 0, bag, ones,
+                           "sum", what=what)
+        count = binary(b, "maximum", count, 1)
+        return copy_of(div(b, total, unsqueeze(b, count, 1)))
+    # max: the bag's largest value per column (scatter amax), then the
+    # first row reaching it, gathered (its gradient goes to that row).
+    low = float("-inf")
+    src = rows if valid is None else where(b, unsqueeze(b, valid, 1), rows,
+                                           low)
+    top = scatter_op(b, full(b, [B, D], low, weight.dtype), 0, index, src,
+                     "amax", what=what)
+    hit = binary(b, "eq", src, index_select(b, top, 0, bag),
+                 out_dtype=torch.bool)
+    if valid is not None:
+        hit = binary(b, "logical_and", hit, unsqueeze(b, valid, 1))
+    pos = expand(b, unsqueeze(b, arange(b, T), 1), [T, D])
+    first = scatter_op(b, full(b, [B, D], T, torch.int64), 0, index,
+                       where(b, hit, pos, T), "amin", what=what)
+    padded = cat(b, [rows, full(b, [1, D], 0, weight.dtype)], 0)  # row T: 0
+    return copy_of(gather(b, padded, 0, first))
+
+
+@module(nn.EmbeddingBag)
+def _m_embedding_bag(b, m, path, x, offsets=None, per_sample_weights=None):
+    return embedding_bag(b, x, b.module_tensor(path, "weight"), offsets,
+                         m.max_norm, m.norm_type, m.scale_grad_by_freq,
+                         m.mode, m.sparse, per_sample_weights,
+                         m.include_last_offset, m.padding_idx)
+
+
 @function(F.pad, torch._C._nn.pad if hasattr(torch._C._nn, "pad") else None)
 def pad(b, x, pad, mode="constant", value=None):
     x = need_tensor(b, x, "pad")

@@ -1959,3 +1959,54 @@ def test_pooling_rejections_follow_pytorch():
                       (lambda t: F.avg_pool1d(t, (2, 2)), "must be a single int")]:
         with pytest.raises(kiln.Unsupported, match=match):
             run(fn, y)
+
+
+# Issue 16 batch 6 item 4: embedding_bag (sum/mean/max, offsets or 2-D
+# input, per_sample_weights, include_last_offset, padding_idx; empty bags).
+def _bags(w, i, o, i2, psw, i32, o32):
+    return (F.embedding_bag(i, w, o, mode="max"), F.embedding_bag(i, w, o, mode="mean", padding_idx=4),
+            F.embedding_bag(i, w, torch.tensor([0, 4, 4, 8]), mode="sum", include_last_offset=True),
+            F.embedding_bag(i, w, o, mode="sum", per_sample_weights=psw), F.embedding_bag(i2, w),
+            F.embedding_bag(i2, w, mode="max", padding_idx=-1), F.embedding_bag(i, w, o, mode="max", padding_idx=4),
+            F.embedding_bag(i2, w, mode="sum"), F.embedding_bag(i32, w, o32, mode="mean"),
+            F.embedding_bag(i, w, torch.tensor([0, 0, 8]), mode="max"),
+            F.embedding_bag(torch.tensor([4, 4, 1]), w, torch.tensor([0, 2]), padding_idx=4))
+
+
+def test_embedding_bag_follows_pytorch():
+    g = torch.Generator().manual_seed(64)
+    w = torch.randn(10, 3, generator=g, dtype=torch.float64)
+    i, o = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 4, 4])
+    i2 = torch.tensor([[1, 4, 4], [0, 9, 9]])
+    psw = torch.randn(8, generator=g, dtype=torch.float64)
+    i32, o32 = i.int(), o.int()
+    ref = _bags(w, i, o, i2, psw, i32, o32)
+    for backend in ("eager", "cpu"):
+        check_same(run(_bags, w, i, o, i2, psw, i32, o32, backend=backend), ref)
+    for m, args in [(nn.EmbeddingBag(10, 3, mode="max"), (i, o, None)), (nn.EmbeddingBag(10, 3, mode="sum"), (i, o, psw.float())),
+                    (nn.EmbeddingBag(10, 3, padding_idx=0, include_last_offset=True), (i, torch.tensor([0, 3, 8]), None)),
+                    (nn.EmbeddingBag(10, 3), (i2, None, None))]:
+        check_same(run(m, *args, backend="cpu"), m(*args))
+
+
+def test_embedding_bag_rejections_follow_pytorch():
+    w, i, o = torch.randn(10, 3), torch.tensor([1, 2, 3]), torch.tensor([0, 2])
+    for fn, args, match in [
+            (lambda w, i, o: F.embedding_bag(i, w, o, mode="mean", per_sample_weights=torch.ones(3)), (w, i, o),
+             "only supported for mode='sum'"),
+            (lambda w, i, o: F.embedding_bag(i[None], w, o), (w, i, o), "offsets has to be None"),
+            (lambda w, i, o: F.embedding_bag(i, w, None), (w, i, o), "offsets has to be a 1D Tensor"),
+            (lambda w, i, o: F.embedding_bag(i, w, o, mode="min"), (w, i, o), "mode has to be one of"),
+            (lambda w, i, o: F.embedding_bag(i, w, o, padding_idx=10), (w, i, o), "padding_idx must be within"),
+            (lambda w, i, o: F.embedding_bag(i.float(), w, o), (w, i, o), "input must be an int64 or int32")]:
+        with pytest.raises((RuntimeError, ValueError, AssertionError)):
+            fn(*args)
+        with pytest.raises(kiln.Unsupported, match=match):
+            run(fn, *args)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_embedding_bag_index_out_of_range_is_an_error(backend):
+    with pytest.raises(kiln.KilnError, match="index 10 is out of range for an embedding table of 10 rows"):
+        run(lambda w, i, o: F.embedding_bag(i, w, o), torch.randn(10, 3), torch.tensor([1, 10]),
+            torch.tensor([0, 1]), backend=backend)

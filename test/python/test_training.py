@@ -1045,3 +1045,30 @@ def test_gradcheck_pool_family(backend):
     gr = torch.autograd.grad(sum((o * (k + 1)).sum() for k, o in enumerate(refs)), (x, y))
     for a, e in zip(gk, gr):
         torch.testing.assert_close(a, e)
+
+
+def _embedding_bag_ops(w, psw, i, o, i2):
+    F = torch.nn.functional
+    return (F.embedding_bag(i, w, o, mode="sum", per_sample_weights=psw),
+            F.embedding_bag(i, w, o, mode="mean", padding_idx=4), F.embedding_bag(i, w, o, mode="max"),
+            F.embedding_bag(i2, w, mode="max", padding_idx=9),
+            F.embedding_bag(i, w, torch.tensor([0, 4, 4, 8]), mode="mean", include_last_offset=True))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradcheck_embedding_bag(backend):
+    # The weight's gradient: a scatter-add of the bags' cotangents into the
+    # rows used (max: only each bag's first largest row), as PyTorch's dense
+    # embedding_bag_backward; per_sample_weights' gradient too.
+    g = torch.Generator().manual_seed(64)
+    w = torch.randn(10, 3, generator=g, dtype=torch.float64).requires_grad_()
+    psw = torch.randn(8, generator=g, dtype=torch.float64).requires_grad_()
+    i, o = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 4, 4])
+    i2 = torch.tensor([[1, 4, 4], [0, 9, 9]])
+    compiled = kiln.compile(lambda a, p: _embedding_bag_ops(a, p, i, o, i2), backend=backend)
+    assert torch.autograd.gradcheck(compiled, (w, psw), eps=1e-6, atol=1e-5)
+    outs, refs = compiled(w, psw), _embedding_bag_ops(w, psw, i, o, i2)
+    gk = torch.autograd.grad(sum((t * (k + 1)).sum() for k, t in enumerate(outs)), (w, psw))
+    gr = torch.autograd.grad(sum((t * (k + 1)).sum() for k, t in enumerate(refs)), (w, psw))
+    for a, e in zip(gk, gr):
+        torch.testing.assert_close(a, e)
