@@ -2243,6 +2243,43 @@ def index_put(b, x, indices, values, accumulate=False):
                                "index_put"))
 
 
+@both("masked_scatter")
+def masked_scatter(b, x, mask, source):
+    """x with its masked positions (mask broadcast to x) taking source's
+    elements in order: the k-th masked position reads source.flatten()[k]
+    (kt.cumsum of the mask, one kt.index_select, whose run-time check is
+    PyTorch's 'fewer source elements than ones in the mask' error), kt.where."""
+    x = need_tensor(b, x, "masked_scatter")
+    mask = need_tensor(b, mask, "masked_scatter's mask")
+    source = need_tensor(b, source, "masked_scatter's source")
+    if mask.dtype not in _MASK_DTYPES:
+        raise b.error("masked_scatter_ only supports boolean masks, but got "
+                      "mask with dtype %s" % mask.dtype)
+    if source.dtype != x.dtype:
+        raise b.error("masked_scatter: expected self and source to have "
+                      "same dtypes but got %s and %s" % (x.dtype,
+                                                         source.dtype))
+    if tuple(map(value, broadcast(b, x.shape, mask.shape))) != \
+            tuple(map(value, x.shape)):
+        raise b.error("masked_scatter: the mask does not broadcast to the "
+                      "tensor")
+    n = b.static(prod(x.shape), "masked_scatter's element count")
+    ns = b.static(prod(source.shape), "masked_scatter's source size")
+    if ns == 0:
+        raise b.error("masked_scatter with an empty source (supported when "
+                      "the source has elements)")
+    m = reshape(b, expand(b, cast(b, mask, torch.bool), list(x.shape)), [n])
+    pos = sub(b, _cumulative("cumsum")(b, m, 0), 1)
+    pos = where(b, m, pos, 0)
+    picked = index_select(b, reshape(b, source, [ns]), 0, pos)
+    r = where(b, m, picked, reshape(b, x, [n]))
+    return copy_of(reshape(b, r, list(x.shape)))
+
+
+METHODS["masked_scatter_"] = lambda b, x, mask, source: in_place(
+    b, x, masked_scatter(b, x, mask, source))
+
+
 @both("index_select")
 def index_select(b, x, dim, index):
     x = need_tensor(b, x, "index_select")

@@ -1921,6 +1921,27 @@ def test_advanced_index_write_rejections():
             run(fn, *args)
 
 
+
+def _masked_scatters(x, m, s, m2):
+    y = x.clone()
+    y.masked_scatter_(m2, s)
+    return x.masked_scatter(m, s), torch.masked_scatter(x, m2, s), y, x.masked_scatter(m2 & False, s)
+
+
+def test_masked_scatter_follows_pytorch():
+    # The k-th masked position takes source.flatten()[k]; the mask
+    # broadcasts; too few source elements are a run-time error.
+    g = torch.Generator().manual_seed(65)
+    x, s = torch.randn(2, 3, generator=g), torch.randn(2, 5, generator=g)
+    m, m2 = torch.tensor([True, False, True]), torch.rand(2, 3, generator=g) > 0.5
+    for backend in ("eager", "cpu"):
+        check_same(run(_masked_scatters, x, m, s, m2, backend=backend), _masked_scatters(x, m, s, m2))
+        with pytest.raises(kiln.KilnError, match="index 3 is out of range"):
+            run(lambda x, m, s: x.masked_scatter(m, s), x, torch.ones(2, 3, dtype=torch.bool), torch.ones(3),
+                backend=backend)
+    with pytest.raises(kiln.Unsupported, match="same dtypes"):
+        run(lambda x, m, s: x.masked_scatter(m, s.double()), x, m, s)
+
 # Issue 16 batch 6 item 3: the pooling family. max_pool2d's indices
 # (PyTorch's flat per-plane index), 1-D pools as the 2-D ops over
 # [.., C, 1, L], adaptive pools with PyTorch's uneven windows.

@@ -1007,7 +1007,8 @@ def _advanced_write_ops(x, v, i, j):
     z = torch.index_put(x, (i,), v[:, :, None], accumulate=True)
     w = x.clone()
     w[x > 0] = 0.5
-    return y, z, w
+    u = x[0, :2, :3].masked_scatter(x[1, :2, :3] > 0, v)  # gradient to x[0] and to v
+    return y, z, w, u
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
