@@ -7,7 +7,13 @@ kiln-autodiff (counted per op name with kiln-opt on the graph that
 kiln/_training.py hands to kiln-autodiff + kiln-partition).
 
     /usr/bin/python3 bench/train_step_bench.py [--model resnet18|proxy]
-        [--batch 8] [--size 64] [--top 12]
+        [--batch 8] [--size 64] [--top 12] [--steps 0]
+
+`--steps N` then times N more training steps (forward + backward, the
+compiled code warm) against the same steps in eager PyTorch, both on
+torch's thread count (2 unless OMP_NUM_THREADS says otherwise), rounds
+interleaved; median and min of each. `KILN_LOGS=perf,codegen` adds the
+per-graph compile phases and kernel counts.
 
 `proxy` is resnet18's stem (conv, bn, relu, max pool) and its first two
 basic blocks. The disk cache is off (KILN_CACHE_DIR=off), so every run is
@@ -51,6 +57,7 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--steps", type=int, default=0)
     args = ap.parse_args()
     print("load: %s" % open("/proc/loadavg").read().strip())
     print("library: %s" % _capi.library_path())
@@ -70,15 +77,36 @@ def main():
                     generator=torch.Generator().manual_seed(1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t0 = time.time()
+        t0, c0 = time.time(), time.process_time()
         out = compiled(x)
-        t1 = time.time()
+        t1, c1 = time.time(), time.process_time()
         (out * out).mean().backward()
-        t2 = time.time()
+        t2, c2 = time.time(), time.process_time()
+    # CPU seconds of the process (all threads) too: on the shared machine
+    # they vary less with the load than the wall time.
     print("%s batch %d %dx%d: forward call (capture, autodiff, partition, "
-          "compile fwd, run) %.1f s, backward call (compile bwd, run) "
-          "%.1f s, total %.1f s" % (args.model, args.batch, args.size,
-                                     args.size, t1 - t0, t2 - t1, t2 - t0))
+          "compile fwd, run) %.1f s (cpu %.1f s), backward call (compile "
+          "bwd, run) %.1f s (cpu %.1f s), total %.1f s (cpu %.1f s)" % (
+              args.model, args.batch, args.size, args.size, t1 - t0,
+              c1 - c0, t2 - t1, c2 - c1, t2 - t0, c2 - c0))
+    if args.steps:
+        eager = model_of(args.model)
+        times = {"kiln": [], "eager": []}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(args.steps):
+                for name, m in (("kiln", compiled), ("eager", eager)):
+                    t0 = time.time()
+                    out = m(x)
+                    (out * out).mean().backward()
+                    times[name].append(time.time() - t0)
+        med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
+        print("step (forward + backward), %d rounds, %d threads: kiln median "
+              "%.1f ms (min %.1f), eager median %.1f ms (min %.1f): "
+              "kiln/eager speedup %.2fx" % (
+                  args.steps, torch.get_num_threads(), med["kiln"] * 1e3,
+                  min(times["kiln"]) * 1e3, med["eager"] * 1e3,
+                  min(times["eager"]) * 1e3, med["eager"] / med["kiln"]))
     opt = os.path.join(BUILD, "bin", "kiln-opt")
     for i, text in enumerate(joints):
         with tempfile.NamedTemporaryFile("w", suffix=".mlir") as f:

@@ -230,6 +230,15 @@ LogicalResult vjpPad(kt::PadOp op, GradEmitter &e, Value g, Grads &grads) {
   SmallVector<int64_t> inv;
   for (int64_t p : kt::getI64Array(op.getPad()))
     inv.push_back(-p);
+  if (llvm::all_of(inv, [](int64_t p) { return p <= 0; })) {
+    // Only crops (the forward only padded): views, one kt.slice per dim.
+    int64_t r = GradEmitter::rankOf(g);
+    Value gx = g;
+    for (size_t i = 0; i + 1 < inv.size(); i += 2) // pairs from the last dim
+      gx = e.padDim(gx, r - 1 - i / 2, inv[i], inv[i + 1]);
+    grads[0] = gx;
+    return success();
+  }
   grads[0] = e.pad(g, inv);
   return success();
 }

@@ -96,6 +96,18 @@ Value GradEmitter::padDim(Value x, int64_t dim, int64_t lo, int64_t hi) {
   if (lo == 0 && hi == 0)
     return x;
   int64_t r = rankOf(x);
+  if (lo <= 0 && hi <= 0) {
+    // A crop is a view (kt.slice; `end` counts from the end, so `?` dims
+    // need no size): as a kt.pad it was a kernel that copied the tensor
+    // (two per strided convolution's weight gradient, issue 13).
+    SmallVector<NamedAttribute> attrs = {
+        attr("dim", b.getI64IntegerAttr(dim)),
+        attr("start", b.getI64IntegerAttr(-lo)),
+        attr("step", b.getI64IntegerAttr(1))};
+    if (hi < 0)
+      attrs.push_back(attr("end", b.getI64IntegerAttr(hi)));
+    return op<kt::SliceOp>({x}, attrs);
+  }
   // kt.pad lists pairs from the last dim.
   SmallVector<int64_t> pads(2 * (r - dim), 0);
   pads[2 * (r - 1 - dim)] = lo;

@@ -49,7 +49,7 @@ public:
     return where(c, g, scalarLike(0, g));
   }
   /// Pads (or, negative, crops) dim `dim` of `x` by `lo` before and `hi`
-  /// after, with zeros.
+  /// after, with zeros; a crop only (both <= 0) is a kt.slice (a view).
   mlir::Value padDim(mlir::Value x, int64_t dim, int64_t lo, int64_t hi);
   /// `x` with new dims of size 1 inserted so that it has `rank` dims, at the
   /// (normalized) positions `dims` of the result (reverses a reduction

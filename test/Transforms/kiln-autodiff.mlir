@@ -157,12 +157,12 @@ func.func @convt_dyn_batch(%x: tensor<?x3x2x3xf32>, %w: tensor<3x2x3x3xf32>) -> 
 // CHECK: %[[X4:.+]] = kt.unsqueeze %[[X]] {dim = 0 : i64}
 // CHECK-NEXT: %[[G4:.+]] = kt.unsqueeze %[[G]] {dim = 0 : i64}
 // CHECK-NEXT: %[[C:.+]] = kt.conv2d %[[G4]], %[[W]] {dilation = [2, 1], padding = [0, 0], stride = [1, 3]} : (tensor<1x2x7x11xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
-// CHECK-NEXT: %[[CR:.+]] = kt.pad %[[C]] {pad = [0, 0, 0, -1]} : (tensor<1x3x3x3xf32>) -> tensor<1x3x2x3xf32>
+// CHECK-NEXT: %[[CR:.+]] = kt.slice %[[C]] {dim = 2 : i64, end = -1 : i64, start = 0 : i64} : (tensor<1x3x3x3xf32>) -> tensor<1x3x2x3xf32>
 // CHECK-NEXT: %[[GX:.+]] = kt.squeeze %[[CR]] {dim = [0]}
 // CHECK-NEXT: %[[GT:.+]] = kt.permute %[[G4]] {dims = [1, 0, 2, 3]}
 // CHECK-NEXT: %[[XT:.+]] = kt.permute %[[X4]] {dims = [1, 0, 2, 3]}
 // CHECK-NEXT: %[[WC:.+]] = kt.conv2d %[[GT]], %[[XT]] {dilation = [1, 3], padding = [0, 0], stride = [2, 1]} : (tensor<2x1x7x11xf32>, tensor<3x1x2x3xf32>) -> tensor<2x3x3x5xf32>
-// CHECK-NEXT: %[[WP:.+]] = kt.pad %[[WC]] {pad = [0, -2]} : (tensor<2x3x3x5xf32>) -> tensor<2x3x3x3xf32>
+// CHECK-NEXT: %[[WP:.+]] = kt.slice %[[WC]] {dim = 3 : i64, end = -2 : i64, start = 0 : i64} : (tensor<2x3x3x5xf32>) -> tensor<2x3x3x3xf32>
 // CHECK-NEXT: %[[GW:.+]] = kt.permute %[[WP]] {dims = [1, 0, 2, 3]} : (tensor<2x3x3x3xf32>) -> tensor<3x2x3x3xf32>
 // CHECK-NEXT: return %{{.+}}, %[[GX]], %[[GW]]
 func.func @convt_whole(%x: tensor<3x2x3xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<2x7x11xf32> attributes {kg.differentiate} {
@@ -237,4 +237,22 @@ func.func @no_grad_result(%x: tensor<4x3xf32>, %rm: tensor<3xf32> {kg.requires_g
   %1 = kt.add %rm, %0#1 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   %2 = kt.mul %1, %1 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   return %0#0, %2 : tensor<4x3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Tests that the gradient of a pad that only adds is crops, i.e. views
+// (kt.slice, one per padded dim, `end` from the end), not a kt.pad kernel
+// that copies; a pad that also crops keeps a kt.pad (zeros where it
+// cropped).
+// CHECK-LABEL: func.func @pad_grads_joint(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x3x4xf32>, %[[G1:[^:]+]]: tensor<2x6x5xf32>, %[[G2:[^:]+]]: tensor<2x3x5xf32>)
+// CHECK-DAG: %[[S1:.+]] = kt.slice %[[G1]] {dim = 2 : i64, end = -1 : i64, start = 0 : i64} : (tensor<2x6x5xf32>) -> tensor<2x6x4xf32>
+// CHECK-DAG: %[[S2:.+]] = kt.slice %[[S1]] {dim = 1 : i64, end = -1 : i64, start = 2 : i64} : (tensor<2x6x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-DAG: %[[P:.+]] = kt.pad %[[G2]] {pad = [1, -2]} : (tensor<2x3x5xf32>) -> tensor<2x3x4xf32>
+// CHECK: return
+func.func @pad_grads(%x: tensor<2x3x4xf32>) -> (tensor<2x6x5xf32>, tensor<2x3x5xf32>) attributes {kg.differentiate} {
+  %0 = kt.pad %x {pad = [0, 1, 2, 1]} : (tensor<2x3x4xf32>) -> tensor<2x6x5xf32>
+  %1 = kt.pad %x {pad = [-1, 2]} : (tensor<2x3x4xf32>) -> tensor<2x3x5xf32>
+  return %0, %1 : tensor<2x6x5xf32>, tensor<2x3x5xf32>
 }

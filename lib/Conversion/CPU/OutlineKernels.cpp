@@ -15,9 +15,12 @@
 // Constant operands are cloned into the kernel (they stay attributes the
 // lowering folds).
 //
-// Kernels that are identical up to value names and locations (the same
-// layer repeated) are one function, called from each site: the key is the
-// printed body in generic form without locations.
+// Kernels that are identical up to value names, locations and capture
+// annotations (the same layer repeated) are one function, called from each
+// site: the key is the printed body in generic form without locations and
+// without the `kg.`-prefixed discardable attributes of its ops (the
+// importers' provenance, `kg.nn_module_stack`, `kg.source_fn`: kt ops take
+// only the attributes they define, and no pass reads these).
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +81,42 @@ bool isKernelOp(Operation *op) {
          rankedTensors(op->getResultTypes());
 }
 
+/// Whether `attr` is a capture annotation (a discardable attribute in the
+/// `kg` namespace: `kg.nn_module_stack`, `kg.source_fn`, ...), which says
+/// where an op came from and not what it computes.
+bool isAnnotation(NamedAttribute attr) {
+  return attr.getName().strref().starts_with("kg.");
+}
+
+/// The key of a kernel function's body: its type and its ops in generic
+/// form, without locations, value names or capture annotations.
+std::string kernelKey(FunctionType type, Block *body) {
+  // Annotations are taken off for the printing and put back after.
+  SmallVector<std::pair<Operation *, DictionaryAttr>> stripped;
+  body->walk([&](Operation *inner) {
+    DictionaryAttr attrs = inner->getDiscardableAttrDictionary();
+    if (!llvm::any_of(attrs, isAnnotation))
+      return;
+    stripped.push_back({inner, attrs});
+    SmallVector<NamedAttribute> kept;
+    for (NamedAttribute a : attrs)
+      if (!isAnnotation(a))
+        kept.push_back(a);
+    inner->setDiscardableAttrs(kept);
+  });
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << type;
+  for (Operation &inner : *body)
+    inner.print(os, OpPrintingFlags()
+                        .printGenericOpForm()
+                        .enableDebugInfo(false)
+                        .useLocalScope());
+  for (auto &[inner, attrs] : stripped)
+    inner->setDiscardableAttrs(attrs);
+  return key;
+}
+
 std::string baseName(Operation *op) {
   if (auto fusion = dyn_cast<kt::FusionOp>(op))
     return fusion.getKernel().str();
@@ -96,12 +135,15 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
     if (!fn.isExternal() && fn.getBody().hasOneBlock() &&
         !fn->hasAttr(kKernelFunctionAttr))
       callers.push_back(fn);
+  SmallVector<func::FuncOp> glue;
   for (func::FuncOp caller : callers) {
     Block &block = caller.getBody().front();
     SmallVector<Operation *> kernels;
     for (Operation &op : block.without_terminator())
       if (isKernelOp(&op))
         kernels.push_back(&op);
+    if (!kernels.empty())
+      glue.push_back(caller);
     for (Operation *op : kernels) {
       // Arguments: the operands, once each, constants excepted (cloned).
       SmallVector<Value> args;
@@ -151,13 +193,7 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
           if (fusion)
             fusion.setKernelAttr(name);
         });
-        llvm::raw_string_ostream os(key);
-        os << fnType;
-        for (Operation &inner : *body)
-          inner.print(os, OpPrintingFlags()
-                              .printGenericOpForm()
-                              .enableDebugInfo(false)
-                              .useLocalScope());
+        key = kernelKey(fnType, body);
       }
       func::FuncOp callee;
       auto found = byBody.find(key);
@@ -177,6 +213,31 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       op->erase();
       ++stats.calls;
     }
+  }
+  // The callers are glue: one call per kernel site, and memref descriptors
+  // moved between them, in one basic block that grows with the program.
+  // LLVM's post-RA list scheduler, on for the host's own tuning (znver3,
+  // ...), is quadratic in a block's memory operations: 4.2 of 4.6 s of
+  // machine code for the 2700-line caller of resnet18's training forward
+  // (issue 13). Generic tuning turns it off for the callers only (their
+  // instruction order does not matter; the kernels keep the host's).
+  for (func::FuncOp caller : glue) {
+    SmallVector<Attribute> passthrough;
+    if (auto old = caller->getAttrOfType<ArrayAttr>("passthrough"))
+      passthrough.assign(old.begin(), old.end());
+    Builder b(ctx);
+    // A caller's own tuning, if it has one, stays.
+    if (llvm::any_of(passthrough, [](Attribute a) {
+          auto pair = dyn_cast<ArrayAttr>(a);
+          auto key = pair && pair.size() == 2
+                         ? dyn_cast<StringAttr>(pair[0])
+                         : StringAttr();
+          return key && key.getValue() == "tune-cpu";
+        }))
+      continue;
+    passthrough.push_back(b.getArrayAttr(
+        {b.getStringAttr("tune-cpu"), b.getStringAttr("generic")}));
+    caller->setAttr("passthrough", b.getArrayAttr(passthrough));
   }
   // Constants only the kernels read are dead now.
   SmallVector<Operation *> dead;
