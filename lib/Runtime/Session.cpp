@@ -22,7 +22,6 @@
 #include "kiln/Support/ThreadDiagnostics.h"
 #include "kiln/Support/Trace.h"
 #include "kiln/Transforms/Passes.h"
-#include "kiln/Transforms/Functionalize.h"
 #include "kiln/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -220,32 +219,6 @@ std::string compareResults(ArrayRef<Tensor> compiled,
   return "";
 }
 
-/// Writes the contents of `value` (contiguous, the ref's shape and dtype)
-/// into the ref `ref` (its layout respected).
-static LogicalResult storeIntoRef(Tensor ref, const Tensor &value) {
-  if (ref.shape() != value.shape() || ref.dtype() != value.dtype())
-    return failure();
-  int64_t rank = ref.rank(), n = value.numel();
-  SmallVector<int64_t> idx(rank, 0);
-  bool isFloat = value.isFloat();
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t at = ref.isRef() ? ref.refOffset() : k;
-    if (ref.isRef())
-      for (int64_t d = 0; d < rank; ++d)
-        at += idx[d] * ref.refStrides()[d];
-    if (isFloat)
-      ref.setF(at, value.getF(k));
-    else
-      ref.setI(at, value.getI(k));
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < ref.dim(d))
-        break;
-      idx[d] = 0;
-    }
-  }
-  return success();
-}
-
 FailureOr<SmallVector<Tensor>>
 runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
            const llvm::StringMap<HostCallback> &callbacks,
@@ -269,36 +242,14 @@ runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
       auto it = kernels->find(graph.getCallee());
       if (it != kernels->end()) {
         std::string error;
-        // Ref operands (mutated inputs): the compiled value form takes
-        // their contents and returns their final contents after the
-        // graph's results (refArgsAsValues), written back below.
-        SmallVector<Tensor> values;
-        SmallVector<unsigned> refOperands;
-        for (auto [i, t] : llvm::enumerate(operands)) {
-          if (!isa<kt::RefType>(op.getOperand(i).getType())) {
-            values.push_back(t);
-            continue;
-          }
-          llvm::Expected<Tensor> v = t.loadRef();
-          if (!v)
-            return mlir::emitError(op.getLoc(), "compiled graph @")
-                   << graph.getCallee() << ": "
-                   << llvm::toString(v.takeError());
-          values.push_back(std::move(*v));
-          refOperands.push_back(i);
-        }
-        FailureOr<SmallVector<Tensor>> r = it->second->call(values, error);
+        // Ref operands (mutated inputs) go as they are: the compiled
+        // value form takes their contents and CPUExecutable::call writes
+        // their final contents back (kiln::buildValueForm).
+        FailureOr<SmallVector<Tensor>> r = it->second->call(operands, error);
         if (failed(r))
           // Not op.emitError: its note would print the whole kg.graph.
           return mlir::emitError(op.getLoc(), "compiled graph @")
                  << graph.getCallee() << " failed: " << error;
-        unsigned numResults = op.getNumResults();
-        for (auto [k, i] : llvm::enumerate(refOperands))
-          if (failed(storeIntoRef(operands[i], (*r)[numResults + k])))
-            return mlir::emitError(op.getLoc(), "compiled graph @")
-                   << graph.getCallee() << ": the final value of ref operand "
-                   << i << " does not fit it";
-        r->resize(numResults);
         results = std::move(*r);
         ++*kernelCalls;
         if (checkAccuracy) {
@@ -468,72 +419,11 @@ static bool splitCPUPipeline(StringRef pipeline, std::string &host,
 }
 
 
-/// The suffix of a graph function's value form (refArgsAsValues).
-static constexpr llvm::StringLiteral kValuesSuffix = "__values";
-
-/// The value form of a graph function `fn` whose arguments include refs
-/// (mutated inputs: an in-place op on an argument, BatchNorm's running
-/// statistics in an inference program), for the cpu backend, whose
-/// compiled functions take and return tensors: `@fn__values` takes each ref
-/// argument as a tensor (its contents), copies it into a fresh buffer
-/// (`kt.alloc_ref`, which kiln-functionalize turns into values) that stands
-/// for the argument in the body, and returns the original results followed
-/// by the final contents (`kt.load`) of every ref argument, in argument
-/// order. The caller writes those back into the refs (the kg.graph handler
-/// of runProgram). The body is functionalized (functionalizeBlock), so the
-/// value form is pure value code. Returns the new function's name.
-static FailureOr<std::string> refArgsAsValues(ModuleOp module,
-                                              func::FuncOp fn) {
-  std::string name = (fn.getSymName() + kValuesSuffix).str();
-  if (module.lookupSymbol(name))
-    return name;
-  OpBuilder b(module.getContext());
-  b.setInsertionPointAfter(fn);
-  Location loc = fn.getLoc();
-  SmallVector<Type> args, results(fn.getResultTypes());
-  for (Type t : fn.getArgumentTypes()) {
-    auto ref = dyn_cast<kt::RefType>(t);
-    args.push_back(ref ? Type(ref.getTensorType()) : t);
-    if (ref)
-      results.push_back(ref.getTensorType());
-  }
-  auto values = func::FuncOp::create(b, loc, name,
-                                     b.getFunctionType(args, results));
-  values.setPrivate();
-  Block *entry = values.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  IRMapping map;
-  SmallVector<Value> refs;
-  Block &body = fn.getBody().front();
-  for (auto [old, arg] : llvm::zip(body.getArguments(), entry->getArguments())) {
-    if (isa<kt::RefType>(old.getType())) {
-      Value r = kt::AllocRefOp::create(b, loc, old.getType(), arg);
-      map.map(old, r);
-      refs.push_back(r);
-    } else {
-      map.map(old, arg);
-    }
-  }
-  for (Operation &op : body.without_terminator())
-    b.clone(op, map);
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  SmallVector<Value> outs;
-  for (Value v : ret.getOperands())
-    outs.push_back(map.lookupOrDefault(v));
-  for (Value r : refs)
-    outs.push_back(kt::LoadOp::create(
-        b, ret.getLoc(), cast<kt::RefType>(r.getType()).getTensorType(), r));
-  func::ReturnOp::create(b, ret.getLoc(), outs);
-  if (failed(functionalizeBlock(*entry)))
-    return failure();
-  return name;
-}
-
 /// Compiles the graph functions called by `program` (outlining inline graphs
 /// first) with `pipeline` into one JIT module. Graph functions with no
 /// results and no ref arguments have nothing to compute and stay in the
 /// interpreter; a graph with ref arguments is compiled in its value form
-/// (refArgsAsValues), kept under the graph's name. When the
+/// (CPUExecutable: kiln::buildValueForm), kept under the graph's name. When the
 /// compile fails and `fallback` is set, each graph is compiled on its own and
 /// the ones that fail run in the interpreter, with a warning each.
 static FailureOr<std::unique_ptr<KernelMap>>
@@ -555,12 +445,6 @@ compileGraphs(ModuleOp module, kg::ProgramOp &program, StringRef pipeline,
   }
   std::vector<std::string> graphs;
   llvm::StringSet<> seen;
-  // The function compiled for each graph -> the graph's callee.
-  llvm::StringMap<std::string> calleeOf;
-  bool valueFormFailed = false;
-  {
-  // (Diagnostics of the value form's functionalization.)
-  DiagnosticCollector diags(module.getContext(), error);
   program.walk([&](kg::GraphOp g) {
     auto fn = module.lookupSymbol<func::FuncOp>(g.getCallee());
     if (!fn || !seen.insert(g.getCallee()).second)
@@ -570,24 +454,8 @@ compileGraphs(ModuleOp module, kg::ProgramOp &program, StringRef pipeline,
     });
     if (!fn.getNumResults() && !refs)
       return;
-    std::string compiled = g.getCallee().str();
-    if (refs) {
-      FailureOr<std::string> values = refArgsAsValues(module, fn);
-      if (failed(values)) {
-        valueFormFailed = true;
-        return;
-      }
-      compiled = *values;
-    }
-    calleeOf[compiled] = g.getCallee().str();
-    graphs.push_back(compiled);
+    graphs.push_back(g.getCallee().str());
   });
-  }
-  if (valueFormFailed) {
-    error = "compiling @" + name.str() + " for the cpu backend failed: " +
-            "the value form of a graph writing its arguments: " + error;
-    return failure();
-  }
   auto kernels = std::make_unique<KernelMap>();
   if (graphs.empty())
     return kernels;
@@ -604,7 +472,7 @@ compileGraphs(ModuleOp module, kg::ProgramOp &program, StringRef pipeline,
     stats.diskCacheBytesWritten += t.diskBytesWritten;
     if (succeeded(exes))
       for (auto [fn, exe] : llvm::zip(fns, *exes))
-        (*kernels)[calleeOf.lookup(fn)] = std::move(exe);
+        (*kernels)[fn] = std::move(exe);
     return succeeded(exes);
   };
   std::string err;
