@@ -288,6 +288,28 @@ private:
     r.finite = finite;
     return r;
   }
+  /// The result of reducing `a` over `dims` (negative ones count from the
+  /// end), kept as unit dims with `keepdim`.
+  Val reduced(const Val &a, ArrayRef<int64_t> dims, bool keepdim, DType dt,
+              bool finite) {
+    Val r;
+    r.name = fresh();
+    r.dt = dt;
+    r.finite = finite;
+    for (int64_t i = 0; i < a.rank(); ++i) {
+      if (llvm::is_contained(dims, i) ||
+          llvm::is_contained(dims, i - a.rank())) {
+        if (keepdim) {
+          r.shape.push_back(1);
+          r.dyn.push_back(false);
+        }
+        continue;
+      }
+      r.shape.push_back(a.shape[i]);
+      r.dyn.push_back(a.dyn[i]);
+    }
+    return r;
+  }
   static std::string operandList(ArrayRef<const Val *> ops) {
     std::string s;
     for (auto [i, o] : llvm::enumerate(ops))
@@ -473,23 +495,7 @@ bool Generator::reduce() {
   if (dims.empty())
     dims.push_back(in.pick(a->rank()));
   bool keepdim = in.chance(1, 3);
-  Val r;
-  r.name = fresh();
-  r.dt = resultType;
-  r.finite = a->finite;
-  for (int64_t i = 0; i < a->rank(); ++i) {
-    bool reduced = llvm::is_contained(dims, i) ||
-                   llvm::is_contained(dims, i - a->rank());
-    if (reduced) {
-      if (keepdim) {
-        r.shape.push_back(1);
-        r.dyn.push_back(false);
-      }
-      continue;
-    }
-    r.shape.push_back(a->shape[i]);
-    r.dyn.push_back(a->dyn[i]);
-  }
+  Val r = reduced(*a, dims, keepdim, resultType, a->finite);
   emit(std::move(r),
        "kt." + op + " " + a->name + " {dim = " + intList(dims) +
            (keepdim ? ", keepdim = true" : "") + "}",
@@ -729,21 +735,7 @@ bool Generator::argReduce() {
   unsigned kind = in.pick(3);
   bool keepdim = in.chance(1, 3);
   int64_t dim = in.pick(a->rank());
-  Val r;
-  r.name = fresh();
-  r.dt = a->dt;
-  r.finite = a->finite;
-  for (int64_t i = 0; i < a->rank(); ++i) {
-    if (i == dim) {
-      if (keepdim) {
-        r.shape.push_back(1);
-        r.dyn.push_back(false);
-      }
-      continue;
-    }
-    r.shape.push_back(a->shape[i]);
-    r.dyn.push_back(a->dyn[i]);
-  }
+  Val r = reduced(*a, {dim}, keepdim, a->dt, a->finite);
   std::string attrs = "{dim = " +
                       (kind == 2 ? intList({dim}) : std::to_string(dim)) +
                       (keepdim ? ", keepdim = true" : "") + "}";
@@ -781,21 +773,7 @@ bool Generator::variance() {
   if (dims.empty())
     dims.push_back(in.pick(a->rank()));
   bool keepdim = in.chance(1, 3);
-  Val r;
-  r.name = fresh();
-  r.dt = a->dt;
-  r.finite = false;
-  for (int64_t i = 0; i < a->rank(); ++i) {
-    if (llvm::is_contained(dims, i)) {
-      if (keepdim) {
-        r.shape.push_back(1);
-        r.dyn.push_back(false);
-      }
-      continue;
-    }
-    r.shape.push_back(a->shape[i]);
-    r.dyn.push_back(a->dyn[i]);
-  }
+  Val r = reduced(*a, dims, keepdim, a->dt, /*finite=*/false);
   emit(std::move(r),
        "kt.var " + a->name + " {dim = " + intList(dims) + ", correction = " +
            (in.chance(1, 2) ? "1.0" : "0.0") +
