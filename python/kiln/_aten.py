@@ -1295,15 +1295,8 @@ def avg_pool2d_backward(b, grad, x, kernel_size, stride, padding, ceil_mode,
     x = _t(b, x, "avg_pool2d_backward")
     k, s, p, _ = O._pool_attrs(b, kernel_size, list(stride) or None,
                                padding)
-    attrs = {"kernel_size": k, "stride": s}
-    if p != [0, 0]:
-        attrs["padding"] = p
-    if ceil_mode:
-        attrs["ceil_mode"] = True
-    if not count_include_pad:
-        attrs["count_include_pad"] = False
-    if divisor_override is not None:
-        attrs["divisor_override"] = b.static(divisor_override, "a divisor")
+    attrs = O._avg_pool_attrs(b, k, s, p, ceil_mode, count_include_pad,
+                              divisor_override)
     return b.op("avg_pool2d_backward", [grad, x], attrs, shape=x.shape,
                 dtype=x.dtype)
 

@@ -3480,6 +3480,22 @@ def _pool_attrs(b, kernel_size, stride, padding, dilation=None):
     return k, s, p, d
 
 
+def _avg_pool_attrs(b, k, s, p, ceil_mode, count_include_pad,
+                    divisor_override):
+    """kt.avg_pool2d's (and kt.avg_pool2d_backward's) attributes, the
+    defaults left out."""
+    attrs = {"kernel_size": k, "stride": s}
+    if p != [0, 0]:
+        attrs["padding"] = p
+    if ceil_mode:
+        attrs["ceil_mode"] = True
+    if not count_include_pad:
+        attrs["count_include_pad"] = False
+    if divisor_override is not None:
+        attrs["divisor_override"] = b.static(divisor_override, "a divisor")
+    return attrs
+
+
 def _pool_out(b, size, k, s, p, d, ceil_mode):
     if not ceil_mode:
         return _conv_out(size, k, s, p, d)
@@ -3529,15 +3545,8 @@ def avg_pool2d(b, x, kernel_size, stride=None, padding=0, ceil_mode=False,
     k, s, p, _ = _pool_attrs(b, kernel_size, stride, padding)
     h = _pool_out(b, x.shape[-2], k[0], s[0], p[0], 1, ceil_mode)
     w = _pool_out(b, x.shape[-1], k[1], s[1], p[1], 1, ceil_mode)
-    attrs = {"kernel_size": k, "stride": s}
-    if p != [0, 0]:
-        attrs["padding"] = p
-    if ceil_mode:
-        attrs["ceil_mode"] = True
-    if not count_include_pad:
-        attrs["count_include_pad"] = False
-    if divisor_override is not None:
-        attrs["divisor_override"] = b.static(divisor_override, "a divisor")
+    attrs = _avg_pool_attrs(b, k, s, p, ceil_mode, count_include_pad,
+                            divisor_override)
     return b.op("avg_pool2d", [x], attrs,
                 shape=tuple(x.shape[:-2]) + (h, w), dtype=x.dtype)
 
