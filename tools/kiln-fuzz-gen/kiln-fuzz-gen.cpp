@@ -128,12 +128,15 @@ int main(int argc, char **argv) {
       // programs is seen.
       outs() << "UNSUPPORTED program " << k << " (seed " << seed + k
              << "): " << StringRef(message).split('\n').first << "\n";
+      outs().flush();
       continue;
     }
     ++failures;
     outs() << "FAIL program " << k << " (seed " << seed + k
            << "): " << outcomeName(o) << "\n"
            << p.text << message << "\n";
+    // Findings survive a later crash or a kill of a long run.
+    outs().flush();
   }
   if (check) {
     outs() << inputs.size() << " programs (" << ops << " ops):";
