@@ -43,6 +43,7 @@ void kiln::addBufferizationPasses(OpPassManager &pm, unsigned alignment) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   bufferize.bufferAlignment = alignment;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createKilnCopyStridedCallOperandsPass());
 }
 
 void kiln::addDeallocationPasses(OpPassManager &pm, bool earlyDealloc) {

@@ -322,6 +322,22 @@ def KilnCPUAllocSitesPass
                            "::mlir::arith::ArithDialect"];
 }
 
+def KilnCopyStridedCallOperandsPass
+    : Pass<"kiln-copy-strided-call-operands", "::mlir::ModuleOp"> {
+  let summary = "pass strided views to identity-layout callees as copies";
+  let description = [{
+    Right after `one-shot-bufferize` in `kiln-cpu` and `kiln-nvptx`
+    (`kiln::cpu::copyStridedCallOperands`): a `func.call` operand that is a
+    `memref.cast` from a non-identity layout (a strided or offset view, e.g.
+    a `kt.slice` of a middle dim passed to an outlined kernel) to the
+    callee's identity-layout argument type becomes a fresh buffer with a
+    copy of the view. The cast is accepted statically but the callee reads
+    with identity strides and offset 0, so the kernel computed on the wrong
+    elements.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def KilnCPUEarlyDeallocPass
     : Pass<"kiln-cpu-early-dealloc", "::mlir::ModuleOp"> {
   let summary = "free kernel results right after their last use";

@@ -194,3 +194,34 @@ unsigned kiln::cpu::deallocCallResultsEarly(ModuleOp module) {
   }
   return freed;
 }
+
+unsigned kiln::cpu::copyStridedCallOperands(ModuleOp module) {
+  unsigned copied = 0;
+  module.walk([&](func::CallOp call) {
+    OpBuilder b(call);
+    for (OpOperand &operand : call->getOpOperands()) {
+      auto cast = operand.get().getDefiningOp<memref::CastOp>();
+      if (!cast)
+        continue;
+      auto from = dyn_cast<MemRefType>(cast.getSource().getType());
+      auto to = dyn_cast<MemRefType>(cast.getType());
+      if (!from || !to || from.getLayout().isIdentity() ||
+          !to.getLayout().isIdentity())
+        continue;
+      Location loc = call.getLoc();
+      SmallVector<Value> dynSizes;
+      for (int64_t d = 0; d < to.getRank(); ++d)
+        if (to.isDynamicDim(d))
+          dynSizes.push_back(
+              memref::DimOp::create(b, loc, cast.getSource(), d));
+      Value fresh = memref::AllocOp::create(b, loc, to, dynSizes,
+                                            b.getI64IntegerAttr(64));
+      memref::CopyOp::create(b, loc, cast.getSource(), fresh);
+      operand.set(fresh);
+      ++copied;
+      if (cast->use_empty())
+        cast->erase();
+    }
+  });
+  return copied;
+}

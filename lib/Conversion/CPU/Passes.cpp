@@ -36,6 +36,7 @@ namespace kiln {
 #define GEN_PASS_DEF_KILNMATMULTOBLASPASS
 #define GEN_PASS_DEF_KILNCPULOWERVECTORSPASS
 #define GEN_PASS_DEF_KILNINLINEALLOCASCOPESPASS
+#define GEN_PASS_DEF_KILNCOPYSTRIDEDCALLOPERANDSPASS
 #define GEN_PASS_DEF_KILNCPUVERIFYSUPPORTEDPASS
 #define GEN_PASS_DEF_KILNCPURENAMERESERVEDSYMBOLSPASS
 #define GEN_PASS_DEF_KILNCPURESTOREINTERFACENAMESPASS
@@ -258,6 +259,15 @@ struct AllocSites
   using Base::Base;
   void runOnOperation() override {
     kiln::cpu::markAllocationSites(getOperation());
+  }
+};
+
+struct CopyStridedCallOperands
+    : public kiln::impl::KilnCopyStridedCallOperandsPassBase<
+          CopyStridedCallOperands> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::cpu::copyStridedCallOperands(getOperation());
   }
 };
 

@@ -183,6 +183,17 @@ unsigned splatConstantsAsFills(mlir::Operation *root);
 /// linear. Returns how many buffers it moved.
 unsigned deallocCallResultsEarly(mlir::ModuleOp module);
 
+/// Right after one-shot bufferization: a func.call operand that is a
+/// memref.cast from a non-identity layout (a strided view: a slice of a
+/// non-outer dim, a transposed or offset view) to the callee's
+/// identity-layout argument type is replaced by a fresh buffer holding a
+/// copy of the view (memref.alloc + memref.copy; the deallocation pipeline
+/// frees it). One-shot bufferization casts such views at function
+/// boundaries because the types are "cast compatible", but the callee then
+/// reads with identity strides and offset 0: wrong elements. Returns how
+/// many operands it copied.
+unsigned copyStridedCallOperands(mlir::ModuleOp module);
+
 /// Chooses every f32/f64 2-D linalg conv's implementation: impl is "im2col",
 /// "direct" or "auto" (chooseConvImpl). Convs that stay get
 /// kiln.conv_impl = "direct"; convs inside an scf.forall (kiln-fuse kernel
