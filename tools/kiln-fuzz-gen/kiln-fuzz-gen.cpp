@@ -51,6 +51,10 @@ static cl::opt<bool> trace(
     "trace", cl::cat(category),
     cl::desc("With --check: print each program's seed to stderr before "
              "checking it (the last one names a program that crashed)"));
+static cl::opt<unsigned> generatorVersion(
+    "generator-version", cl::cat(category), cl::init(GeneratorOptions().version),
+    cl::desc("Which generator (kiln/Testing/ProgramGenerator.h): 1 = the op "
+             "kinds of the first sweeps (to reproduce their seeds), 2 = all"));
 static cl::opt<uint64_t> inputSeed("input-seed", cl::cat(category), cl::init(0),
                                    cl::desc("Seed of the inputs"));
 
@@ -73,6 +77,11 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "Kiln: print or check generated kt programs\n");
+  if (generatorVersion < 1 || generatorVersion > GeneratorOptions().version) {
+    errs() << "kiln-fuzz-gen: error: --generator-version=" << generatorVersion
+           << ": the versions are 1 to " << GeneratorOptions().version << "\n";
+    return 1;
+  }
   std::vector<std::vector<uint8_t>> inputs;
   std::string file = !fuzzInput.empty() ? fuzzInput : bytesFile;
   if (!file.empty()) {
@@ -104,7 +113,9 @@ int main(int argc, char **argv) {
     return o == Outcome::Match || o == Outcome::Unsupported ? 0 : 1;
   }
   for (auto [k, bytes] : llvm::enumerate(inputs)) {
-    GeneratedProgram p = generateProgram(bytes);
+    GeneratorOptions genOptions;
+    genOptions.version = generatorVersion;
+    GeneratedProgram p = generateProgram(bytes, genOptions);
     ops += p.numOps;
     if (!check) {
       outs() << "// program " << k << "\n" << p.text;
