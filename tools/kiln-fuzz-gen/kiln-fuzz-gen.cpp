@@ -68,6 +68,13 @@ static cl::opt<unsigned> maxDim(
     "max-dim", cl::cat(category), cl::init(GeneratorOptions().maxDim),
     cl::desc("Run-time size of a dim: 1 to N (larger sizes reach the CPU "
              "backend's vector loops and their remainders)"));
+static cl::opt<unsigned> cpuThreads(
+    "cpu-threads", cl::cat(category), cl::init(1),
+    cl::desc("With --cpu: threads of the compiled code (the kernels' "
+             "parallel loops run on OpenMP threads when > 1)"));
+static cl::opt<bool> cpuUnoptimized(
+    "cpu-unoptimized", cl::cat(category),
+    cl::desc("With --cpu: the scalar pipeline (kiln-cpu{optimize=false})"));
 static cl::opt<uint64_t> inputSeed("input-seed", cl::cat(category), cl::init(0),
                                    cl::desc("Seed of the inputs"));
 
@@ -96,6 +103,11 @@ int main(int argc, char **argv) {
   if (generatorVersion < 1 || generatorVersion > GeneratorOptions().version) {
     errs() << "kiln-fuzz-gen: error: --generator-version=" << generatorVersion
            << ": the versions are 1 to " << GeneratorOptions().version << "\n";
+    return 1;
+  }
+  if (cpuThreads < 1 || cpuThreads > 256) {
+    errs() << "kiln-fuzz-gen: error: --cpu-threads=" << cpuThreads
+           << ": must be 1 to 256\n";
     return 1;
   }
   if (maxOps < 1 || maxArgs < 1 || maxDim < 1 || maxOps > 1000 ||
@@ -152,7 +164,8 @@ int main(int argc, char **argv) {
     DiffOptions options;
     options.seed = inputSeed;
     options.cpu = cpuToo;
-    options.compile.threads = 1;
+    options.compile.threads = cpuThreads;
+    options.compile.optimize = !cpuUnoptimized;
     options.compile.useCache = false;
     std::string message;
     Outcome o = checkProgram(context, p, options, message);
