@@ -297,6 +297,29 @@ static std::string locString(Location loc) {
 /// whose size in bytes exceeds INT64_MAX: no such tensor can exist, and
 /// compiled code would compute its allocation size modulo 2^64 (a small
 /// block that the code then writes far past).
+/// Drops Kiln's own argument and result attributes (`kg.requires_grad`,
+/// ...) from the functions to compile: they mean nothing to LLVM, and its
+/// translation warned about each one, printing the whole function (kiln-run
+/// on a graph function of a dumped `KILN_LOGS=+graph` module).
+static void dropKilnArgAttrs(ModuleOp module) {
+  auto isKilns = [](NamedAttribute a) {
+    StringRef n = a.getName().strref();
+    return n.starts_with("kg.") || n.starts_with("kt.");
+  };
+  module.walk([&](func::FuncOp fn) {
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+      if (DictionaryAttr d = fn.getArgAttrDict(i))
+        for (NamedAttribute a : llvm::to_vector(d.getValue()))
+          if (isKilns(a))
+            fn.removeArgAttr(i, a.getName());
+    for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
+      if (DictionaryAttr d = fn.getResultAttrDict(i))
+        for (NamedAttribute a : llvm::to_vector(d.getValue()))
+          if (isKilns(a))
+            fn.removeResultAttr(i, a.getName());
+  });
+}
+
 static LogicalResult checkStaticSizes(ModuleOp module, std::string &error) {
   auto tooLarge = [](Type type) {
     auto tt = dyn_cast<RankedTensorType>(type);
@@ -708,6 +731,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
     return failure();
   if (failed(checkStaticSizes(*clone, error)))
     return failure();
+  dropKilnArgAttrs(*clone);
 
   // Entries with refs (ref arguments: inputs written in place; or local
   // kt.alloc_ref buffers) compile in their value form (kiln::buildValueForm:
