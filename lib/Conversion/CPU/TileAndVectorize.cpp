@@ -356,6 +356,95 @@ void partialReduce(RewriterBase &rewriter, linalg::LinalgOp op, int64_t v) {
       vectorizeTile(rewriter, l, caps);
 }
 
+/// Whether the dims `dims` of tensor `v` are whole in memory: `v` is not a
+/// slice, or a slice (of slices ...) with unit strides that takes each of
+/// these dims whole (offset 0, static size equal to the source's).
+bool slicesWhole(Value v, ArrayRef<int64_t> dims) {
+  if (dims.empty())
+    return true;
+  while (auto s = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (s.getSourceType().getRank() != s.getResultType().getRank())
+      return false;
+    for (int64_t d : dims) {
+      std::optional<int64_t> off = getConstantIntValue(s.getMixedOffsets()[d]);
+      std::optional<int64_t> st = getConstantIntValue(s.getMixedStrides()[d]);
+      int64_t src = s.getSourceType().getDimSize(d);
+      if (!off || *off != 0 || !st || *st != 1 || ShapedType::isDynamic(src) ||
+          s.getResultType().getDimSize(d) != src)
+        return false;
+    }
+    v = s.getSource();
+  }
+  return true;
+}
+
+/// Collapses runs of adjacent loops of a linalg.generic that have the same
+/// iterator type and stay contiguous in every operand's indexing map (each
+/// map has the run as consecutive results, in order, or none of it) into one
+/// loop, reshaping the operands with tensor.collapse_shape. A per-channel
+/// sum over N, H, W of NCHW then reduces over [N, C, H*W]: the innermost
+/// reduced loop is H*W long instead of W (W = 16 made every row a masked
+/// 64-lane vector step with 16 lanes active), and an NCHW pointwise op is
+/// one long row per slice. Ops with `linalg.index` (their indices would be
+/// delinearized) and named ops are left as they are. Returns the collapsed
+/// op, or `op`.
+linalg::LinalgOp collapseContiguousLoops(RewriterBase &rewriter,
+                                         linalg::LinalgOp op) {
+  auto g = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!g || g.getNumLoops() < 2 || g.hasIndexSemantics())
+    return op;
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  for (AffineMap m : maps)
+    if (!m.isProjectedPermutation())
+      return op;
+  SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices run = {0};
+  auto flush = [&] {
+    if (run.size() > 1)
+      groups.push_back(run);
+  };
+  for (int64_t d = 1, n = iters.size(); d < n; ++d) {
+    ReassociationIndices longer = run;
+    longer.push_back(d);
+    if (iters[d] == iters[d - 1] &&
+        linalg::areDimSequencesPreserved(maps, {longer})) {
+      run = longer;
+      continue;
+    }
+    flush();
+    run = {d};
+  }
+  flush();
+  // Keep only runs that stay contiguous in memory: where an operand is a
+  // slice (a thread or kernel tile), every dim of the run but its outermost
+  // must be taken whole, else bufferization would copy the operand to
+  // collapse it.
+  llvm::erase_if(groups, [&](const ReassociationIndices &grp) {
+    for (OpOperand &use : g->getOpOperands()) {
+      AffineMap m = g.getMatchingIndexingMap(&use);
+      SmallVector<int64_t> tdims;
+      for (int64_t d : grp)
+        if (std::optional<unsigned> r =
+                m.getResultPosition(getAffineDimExpr(d, g.getContext())))
+          tdims.push_back(*r);
+      if (tdims.size() > 1 &&
+          !slicesWhole(use.get(), ArrayRef<int64_t>(tdims).drop_front()))
+        return true;
+    }
+    return false;
+  });
+  if (groups.empty())
+    return op;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::CollapseResult> c =
+      linalg::collapseOpIterationDims(op, groups, rewriter);
+  if (failed(c))
+    return op;
+  rewriter.replaceOp(op, c->results);
+  return c->collapsedOp;
+}
+
 void registerTile(RewriterBase &rewriter, linalg::LinalgOp op,
                   const kiln::cpu::TileVectorizeOptions &o) {
   unsigned bits = widestElementBits(op);
@@ -489,6 +578,8 @@ void kiln::cpu::tileAndVectorize(func::FuncOp fn,
     if (hasEmptyLoop(op))
       continue;
     linalg::LinalgOp inner = threadTile(rewriter, op, o);
+    if (inner)
+      inner = collapseContiguousLoops(rewriter, inner);
     registerTile(rewriter, inner, o);
   }
   // vector.mask { transfer } -> masked transfers: one-shot bufferization

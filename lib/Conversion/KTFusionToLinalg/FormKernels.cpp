@@ -197,6 +197,33 @@ bool isWholeSlice(tensor::ExtractSliceOp slice) {
   return true;
 }
 
+/// Whether elementwise fusion may fold the producer of `use` into its
+/// consumer. Not when the consumer reads it through a broadcast (fewer
+/// results than the consumer's loops: a per-row statistic read by every
+/// element of the row) and the producer computes more than casts and moves:
+/// the fused body would redo the producer's work once per element instead
+/// of once per row (softmax's 1/sum, an f64 divide, and layer_norm's
+/// 1/sqrt(var + eps) ran per element of the normalization). Such a producer
+/// stays a generic of its own, which the root's tiling fuses into the tile
+/// (computed once per row of the tile).
+bool shouldFuseElementwise(OpOperand *use) {
+  auto consumer = dyn_cast<linalg::LinalgOp>(use->getOwner());
+  auto producer = use->get().getDefiningOp<linalg::GenericOp>();
+  if (!consumer || !producer)
+    return true;
+  AffineMap map = consumer.getMatchingIndexingMap(use);
+  if (map.getNumResults() >= consumer.getNumLoops() ||
+      map.getNumResults() == 0)
+    return true;
+  for (Operation &op : producer.getBody()->without_terminator())
+    if (!isa<arith::ExtFOp, arith::TruncFOp, arith::ExtSIOp, arith::ExtUIOp,
+             arith::TruncIOp, arith::SIToFPOp, arith::UIToFPOp,
+             arith::FPToSIOp, arith::FPToUIOp, arith::BitcastOp,
+             arith::IndexCastOp, arith::ConstantOp, linalg::IndexOp>(op))
+      return false;
+  return true;
+}
+
 /// Canonicalization and CSE inside the (isolated) group only.
 void cleanUp(kt::FusionOp fusion) {
   Region &region = fusion.getBody();
@@ -247,8 +274,8 @@ LogicalResult formKernel(kt::FusionOp fusion,
   if (!holdsKT(fusion)) {
     // 1. Elementwise fusion, restricted to the group's region.
     RewritePatternSet patterns(ctx);
-    linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [](OpOperand *) { return true; });
+    linalg::populateElementwiseOpsFusionPatterns(patterns,
+                                                 shouldFuseElementwise);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     patterns.add<FoldUnitExpandIntoGeneric>(ctx);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);

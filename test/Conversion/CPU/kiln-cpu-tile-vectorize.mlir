@@ -6,12 +6,14 @@
 // into a 32-wide accumulator plus a merge, and so does a full or multi-dim
 // reduction whose innermost dim is reduced; small ops stay on one thread.
 
+// The thread's 256x128 slice is contiguous, so its two loops collapse into
+// one of 32768 elements (tensor.collapse_shape of the slices).
 // CHECK-LABEL: func.func @pointwise
 // CHECK: scf.forall (%{{.*}}) = (0) to (512) step (256)
-// CHECK: scf.for
-// CHECK: scf.for {{.*}} step %c16
-// CHECK: vector.transfer_read {{.*}} vector<1x16xf32>
-// CHECK: math.exp {{.*}} : vector<1x16xf32>
+// CHECK: tensor.collapse_shape {{.*}} {{\[}}[0, 1]] : tensor<256x128xf32> into tensor<32768xf32>
+// CHECK: scf.for {{.*}} to %c32768 step %c16
+// CHECK: vector.transfer_read {{.*}} vector<16xf32>
+// CHECK: math.exp {{.*}} : vector<16xf32>
 // CHECK: vector.transfer_write
 // CHECK: scf.forall.in_parallel
 func.func @pointwise(%x: tensor<512x128xf32>) -> tensor<512x128xf32> {
@@ -86,17 +88,17 @@ func.func @row_sum_f64_acc(%x: tensor<256x1000xf32>) -> tensor<256xf64> {
 // -----
 
 // Tests that a full reduction (every dim reduced, no parallel dim) is
-// vectorized: the outer dims step by 1, the innermost in cascade blocks of
-// 256, each a partial reduction into 32 f32 lanes merged into the f64 sum.
+// vectorized: its three contiguous loops collapse into one of 262144
+// elements, stepped in cascade blocks of 256, each a partial reduction into
+// 32 f32 lanes merged into the f64 sum.
 // CHECK-LABEL: func.func @full_sum
 // CHECK-NOT: scf.forall
-// CHECK: scf.for {{.*}} step %c1
-// CHECK: scf.for {{.*}} step %c1
-// CHECK: scf.for {{.*}} step %c256
-// CHECK: vector.transfer_write {{.*}} : vector<1x1x32xf32>, tensor<1x1x32xf32>
+// CHECK: tensor.collapse_shape %arg0 {{\[}}[0, 1, 2]] : tensor<8x128x256xf32> into tensor<262144xf32>
+// CHECK: scf.for {{.*}} to %c262144 step %c256
+// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<32xf32>
 // CHECK: scf.for {{.*}} step %c32
-// CHECK: arith.addf {{.*}} : vector<1x1x32xf32>
-// CHECK: vector.multi_reduction <add>, {{.*}} [0, 1, 2] : vector<1x1x32xf32> to f32
+// CHECK: arith.addf {{.*}} : vector<32xf32>
+// CHECK: vector.multi_reduction <add>, {{.*}} [0] : vector<32xf32> to f32
 // CHECK: arith.extf {{.*}} : f32 to f64
 // CHECK: arith.addf {{.*}} : f64
 func.func @full_sum(%x: tensor<8x128x256xf32>) -> tensor<f64> {
@@ -217,4 +219,61 @@ func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64
 func.func @blas(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %r = linalg.matmul {kiln.matmul_impl = "openblas"} ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// Tests that the contiguous reduced dims of a per-channel sum over N, H, W
+// of NCHW (batch_norm's statistics) collapse: H and W become one reduced
+// loop of 16*16 = 256 (no masked 16-wide rows), N and C stay (C is the
+// parallel dim between them); the thread slice over C keeps H, W whole.
+// CHECK-LABEL: func.func @channel_sum
+// CHECK: scf.forall (%{{.*}}) = (0) to (64) step (32)
+// CHECK: tensor.collapse_shape {{.*}} {{\[}}[0], [1], [2, 3]] : tensor<8x32x16x16xf32> into tensor<8x32x256xf32>
+// CHECK-NOT: vector.create_mask
+// CHECK: arith.addf {{.*}} : vector<1x1x32xf32>
+// CHECK: scf.forall.in_parallel
+func.func @channel_sum(%x: tensor<8x64x16x16xf32>) -> tensor<64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>],
+                       iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%x : tensor<8x64x16x16xf32>) outs(%f : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.addf %o, %a : f32
+    linalg.yield %v : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+// Tests that loops are not collapsed where an operand reads them out of
+// order (a transpose: d0, d1 are not contiguous in the input's map), nor
+// where a slice of an operand does not take the inner dims whole (the
+// kernel tile below takes 16 of 40 columns: collapsing rows and columns
+// would need a copy).
+// CHECK-LABEL: func.func @no_collapse
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: return
+func.func @no_collapse(%x: tensor<256x512xf32>, %y: tensor<6x40xf32>) -> (tensor<512x256xf32>, tensor<6x16xf32>) {
+  %e = tensor.empty() : tensor<512x256xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<256x512xf32>) outs(%e : tensor<512x256xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.exp %a : f32
+    linalg.yield %v : f32
+  } -> tensor<512x256xf32>
+  %s = tensor.extract_slice %y[0, 8] [6, 16] [1, 1] : tensor<6x40xf32> to tensor<6x16xf32>
+  %e2 = tensor.empty() : tensor<6x16xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<6x16xf32>) outs(%e2 : tensor<6x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.exp %a : f32
+    linalg.yield %v : f32
+  } -> tensor<6x16xf32>
+  return %r, %t : tensor<512x256xf32>, tensor<6x16xf32>
 }
