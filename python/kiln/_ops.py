@@ -3908,8 +3908,13 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
     if bias is not None:
         ops.append(cast(b, bias, dt))
         text += " bias %s" % ops[-1].name
+    # kt.verify_batch_size: the program itself refuses one value per channel
+    # too (the interpreter's and kiln-cpu's run-time error), for callers
+    # that run it without the frontend's check (a kiln.Session).
     y, save_mean, save_invstd = b.op(
-        "batch_norm_train", ops, {"eps": float(eps)}, operand_text=text,
+        "batch_norm_train", ops, {"eps": float(eps),
+                                  "kt.verify_batch_size": _ir.Raw("unit")},
+        operand_text=text,
         results=[(x.shape, dt), ([x.shape[1]], st), ([x.shape[1]], st)])
     if running_mean is None and running_var is None:
         return y

@@ -12,6 +12,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import kiln
+from helpers import import_program, run_program
 
 BACKENDS = ["eager", "aot_eager", "cpu"]
 
@@ -351,3 +352,38 @@ def test_shape_comparisons_of_sizes():
     torch.testing.assert_close(c(a, torch.randn(2, 4)), f(a, torch.randn(2, 4)))
     torch.testing.assert_close(c(torch.randn(2, 5), b),
                                f(torch.randn(2, 5), b) * 0)
+
+
+# --------------------------------- BatchNorm: the program's own check
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_batch_norm_program_refuses_one_value_per_channel(backend):
+    # The imported kt.batch_norm_train carries kt.verify_batch_size: run
+    # directly in a session (without the frontend's size check), a dynamic
+    # batch of 1 with 1x1 spatial dims is the run-time error PyTorch's
+    # F.batch_norm raises, not NaN statistics.
+    torch.manual_seed(0)
+    m = nn.BatchNorm2d(3).train()
+    x = torch.randn(4, 3, 1, 1)
+    result, _ = import_program(m, x, dynamic_dims={(0, 0)})
+    assert "kt.verify_batch_size" in result.text
+    s = kiln.Session()
+    s.set_option("backend", backend)
+    s.load(result.text, "bn.mlir")
+    s.mark_dynamic(result.name, 0, 0)  # the batch (argument 0, dim 0)
+    outs, _ = run_program(result, [x], m, session=s)
+    ref = nn.BatchNorm2d(3).train()
+    torch.testing.assert_close(outs[0], ref(x))
+    one = torch.randn(1, 3, 1, 1)
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        nn.BatchNorm2d(3).train()(one)
+    with pytest.raises(kiln.KilnError,
+                       match=r"Expected more than 1 value per channel when "
+                       r"training, got input size \[1, 3, 1, 1\]"):
+        run_program(result, [one], m, session=s)
+    # A batch of 1 with more than one spatial value is fine.
+    two = torch.randn(1, 3, 1, 2)
+    result2, _ = import_program(m, two, dynamic_dims={(0, 0), (0, 3)})
+    outs, _ = run_program(result2, [two], m, backend)
+    assert torch.isfinite(outs[0]).all()
