@@ -352,7 +352,464 @@ private:
   bool searchsorted();
   bool gather();
   bool conv();
+  // Version 2.
+  bool flip();
+  bool stack();
+  bool select();
+  bool sliceScatter();
+  bool reduceMore();
+  bool predicate();
+  bool embedding();
+  bool batchNorm();
+  bool loss();
+  bool attention();
+  /// A value of `a`'s dtype and exactly `shape` (a new argument, or a value
+  /// of the pool that has it); null if none can be had.
+  const Val *sameShape(DType dt, ArrayRef<int64_t> shape);
+  /// Emits a multi-result op: `%vN:K = <opText> : (...) -> (...)`; the
+  /// results are `%vN#i`.
+  void emitMulti(SmallVector<Val> results, llvm::StringRef opText,
+                 ArrayRef<const Val *> operands);
 };
+
+const Val *Generator::sameShape(DType dt, ArrayRef<int64_t> shape) {
+  if (const Val *v = pickVal([&](const Val &v) {
+        return v.dt == dt && ArrayRef<int64_t>(v.shape) == shape;
+      }))
+    if (in.chance(1, 2) || !canAddArg())
+      return v;
+  if (!canAddArg())
+    return nullptr;
+  SmallVector<bool> dyn;
+  for (size_t i = 0; i < shape.size(); ++i)
+    dyn.push_back(in.chance(1, 4));
+  return &newArg(dt, SmallVector<int64_t>(shape), std::move(dyn));
+}
+
+void Generator::emitMulti(SmallVector<Val> results, llvm::StringRef opText,
+                          ArrayRef<const Val *> operands) {
+  std::string base = fresh();
+  DType p = DType::F64;
+  for (const Val *o : operands)
+    if (tolerance(o->precision) > tolerance(p))
+      p = o->precision;
+  std::string line = "  " + base + ":" + std::to_string(results.size()) +
+                     " = " + opText.str() + " : (";
+  for (auto [i, o] : llvm::enumerate(operands))
+    line += (i ? ", " : "") + o->type();
+  line += ") -> (";
+  for (auto [i, r] : llvm::enumerate(results))
+    line += (i ? ", " : "") + r.type();
+  body += line + ")\n";
+  for (auto [i, r] : llvm::enumerate(results)) {
+    r.name = base + "#" + std::to_string(i);
+    if (isFloat(r.dt) && tolerance(p) > tolerance(r.dt))
+      r.precision = p;
+    else
+      r.precision = isFloat(r.dt) ? r.dt : DType::F64;
+    vals.push_back(std::move(r));
+  }
+}
+
+/// kt.flip over some dims (negative ones too).
+bool Generator::flip() {
+  const Val *a = pickVal([](const Val &v) { return v.rank() > 0; });
+  if (!a)
+    return false;
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < a->rank(); ++i)
+    if (in.chance(1, 2))
+      dims.push_back(in.chance(1, 3) ? i - a->rank() : i);
+  if (dims.empty())
+    dims.push_back(in.pick(a->rank()));
+  Val r = *a;
+  r.name = fresh();
+  r.isArg = false;
+  r.indexBound = 0;
+  emit(std::move(r), "kt.flip " + a->name + " {dims = " + intList(dims) + "}",
+       {a});
+  return true;
+}
+
+/// kt.stack of two or three values of one shape and dtype along a new dim.
+bool Generator::stack() {
+  const Val *a = pickVal([](const Val &v) { return v.rank() < 4; });
+  if (!a)
+    return false;
+  std::string an = a->name;
+  DType dt = a->dt;
+  SmallVector<int64_t> shape = a->shape;
+  SmallVector<std::string> names = {an};
+  unsigned n = 2 + in.pick(2);
+  for (unsigned i = 1; i < n; ++i) {
+    const Val *b = in.chance(1, 4) ? byName(an) : sameShape(dt, shape);
+    if (!b)
+      return false;
+    names.push_back(b->name);
+  }
+  SmallVector<const Val *> ops;
+  for (const std::string &nm : names)
+    ops.push_back(byName(nm));
+  int64_t rank = shape.size();
+  int64_t dim = int64_t(in.pick(2 * rank + 2)) - (rank + 1);
+  int64_t at = dim < 0 ? dim + rank + 1 : dim;
+  Val r;
+  r.name = fresh();
+  r.dt = dt;
+  r.finite = llvm::all_of(ops, [](const Val *o) { return o->finite; });
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i == at) {
+      r.shape.push_back(n);
+      r.dyn.push_back(false);
+    }
+    // A dim of the result is static when one operand's is.
+    bool dyn = llvm::all_of(ops, [&](const Val *o) { return o->dyn[i]; });
+    r.shape.push_back(shape[i]);
+    r.dyn.push_back(dyn);
+  }
+  if (at == rank) {
+    r.shape.push_back(n);
+    r.dyn.push_back(false);
+  }
+  std::string list;
+  for (auto [i, nm] : llvm::enumerate(names))
+    list += (i ? ", " : "") + nm;
+  emit(std::move(r), "kt.stack " + list + " {dim = " + std::to_string(dim) +
+                         " : i64}",
+       ops);
+  return true;
+}
+
+/// kt.select of one index (negative too) of a dim whose size is static in
+/// the type (a `?` dim's index could be out of range for kt's verifier).
+bool Generator::select() {
+  const Val *a = pickVal([](const Val &v) {
+    return v.rank() > 0 && llvm::is_contained(v.dyn, false);
+  });
+  if (!a)
+    return false;
+  SmallVector<int64_t> staticDims;
+  for (int64_t i = 0; i < a->rank(); ++i)
+    if (!a->dyn[i])
+      staticDims.push_back(i);
+  int64_t dim = staticDims[in.pick(staticDims.size())];
+  int64_t size = a->shape[dim];
+  int64_t index = int64_t(in.pick(2 * size)) - size;
+  Val r;
+  r.name = fresh();
+  r.dt = a->dt;
+  r.finite = a->finite;
+  for (int64_t i = 0; i < a->rank(); ++i)
+    if (i != dim) {
+      r.shape.push_back(a->shape[i]);
+      r.dyn.push_back(a->dyn[i]);
+    }
+  int64_t written = in.chance(1, 3) ? dim - a->rank() : dim;
+  emit(std::move(r),
+       "kt.select " + a->name + " {dim = " + std::to_string(written) +
+           " : i64, index = " + std::to_string(index) + " : i64}",
+       {a});
+  return true;
+}
+
+/// kt.slice_scatter (start/end within a static dim, step 1) or
+/// kt.select_scatter of a new source argument into a value.
+bool Generator::sliceScatter() {
+  const Val *a = pickVal([](const Val &v) {
+    return v.rank() > 0 && llvm::is_contained(v.dyn, false);
+  });
+  if (!a || !canAddArg())
+    return false;
+  std::string an = a->name;
+  SmallVector<int64_t> staticDims;
+  for (int64_t i = 0; i < a->rank(); ++i)
+    if (!a->dyn[i])
+      staticDims.push_back(i);
+  int64_t dim = staticDims[in.pick(staticDims.size())];
+  int64_t size = a->shape[dim];
+  bool sel = in.chance(1, 2);
+  SmallVector<int64_t> sshape;
+  SmallVector<bool> sdyn;
+  int64_t start = in.pick(size), end = start + 1 + in.pick(size - start);
+  for (int64_t i = 0; i < a->rank(); ++i) {
+    if (i == dim) {
+      if (sel)
+        continue;
+      sshape.push_back(end - start);
+      sdyn.push_back(false);
+      continue;
+    }
+    sshape.push_back(a->shape[i]);
+    sdyn.push_back(a->dyn[i] || in.chance(1, 4));
+  }
+  std::string sn = newArg(a->dt, sshape, sdyn).name;
+  a = byName(an);
+  const Val *sv = byName(sn);
+  Val r = *a;
+  r.name = fresh();
+  r.isArg = false;
+  r.indexBound = 0;
+  r.finite = a->finite && sv->finite;
+  std::string attrs =
+      sel ? "{dim = " + std::to_string(dim) + ", index = " +
+                std::to_string(in.chance(1, 3) ? start - size : start) + "}"
+          : "{dim = " + std::to_string(dim) + ", start = " +
+                std::to_string(start) + ", end = " + std::to_string(end) + "}";
+  emit(std::move(r),
+       std::string(sel ? "kt.select_scatter " : "kt.slice_scatter ") + an +
+           ", " + sn + " " + attrs,
+       {a, sv});
+  return true;
+}
+
+/// kt.logsumexp (floats), kt.any / kt.all (any dtype) over some dims.
+bool Generator::reduceMore() {
+  const Val *a = pickVal([](const Val &v) { return v.rank() > 0; });
+  if (!a)
+    return false;
+  SmallVector<const char *> ops = {"any", "all"};
+  if (isFloat(a->dt))
+    ops.push_back("logsumexp");
+  std::string op = ops[in.pick(ops.size())];
+  bool lse = op == "logsumexp";
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < a->rank(); ++i)
+    if (in.chance(1, 2))
+      dims.push_back(in.chance(1, 3) ? i - a->rank() : i);
+  if (dims.empty())
+    dims.push_back(in.pick(a->rank()));
+  bool keepdim = in.chance(1, 3);
+  Val r = reduced(*a, dims, keepdim, lse ? a->dt : DType::I1,
+                  lse ? a->finite : true);
+  emit(std::move(r),
+       "kt." + op + " " + a->name + " {dim = " + intList(dims) +
+           (keepdim ? ", keepdim = true" : "") + "}",
+       {a});
+  return true;
+}
+
+/// kt.isnan (floats), kt.logical_not, kt.bitwise_not (integers and i1),
+/// and the comparisons ge / le / ne.
+bool Generator::predicate() {
+  if (in.chance(1, 2)) {
+    const Val *a = pickVal([](const Val &) { return true; });
+    if (!a)
+      return false;
+    SmallVector<const char *> ops = {"logical_not"};
+    if (isFloat(a->dt))
+      ops.push_back("isnan");
+    else
+      ops.push_back("bitwise_not");
+    std::string op = ops[in.pick(ops.size())];
+    Val r = elementwise({a}, op == "bitwise_not" ? a->dt : DType::I1, true);
+    emit(std::move(r), "kt." + op + " " + a->name, {a});
+    return true;
+  }
+  auto [a, b] = operandPair([](const Val &) { return true; });
+  if (!a)
+    return false;
+  static const char *ops[] = {"ge", "le", "ne"};
+  Val r = elementwise({a, b}, DType::I1, true);
+  emit(std::move(r),
+       std::string("kt.") + ops[in.pick(std::size(ops))] + " " +
+           operandList({a, b}),
+       {a, b});
+  return true;
+}
+
+/// kt.embedding: a new float weight [V, D] and a new index argument with
+/// values in [0, V).
+bool Generator::embedding() {
+  if (numArgs + 2 > opts.maxArgs)
+    return false;
+  int64_t v = 1 + in.pick(opts.maxDim), d = 1 + in.pick(opts.maxDim);
+  DType dt = in.chance(1, 3) ? DType::F64 : DType::F32;
+  SmallVector<int64_t> wshape = {v, d};
+  SmallVector<bool> wdyn = {in.chance(1, 4), in.chance(1, 4)};
+  std::string wn = newArg(dt, wshape, wdyn).name;
+  SmallVector<int64_t> ishape;
+  for (unsigned i = 0, n = in.pick(3); i < n; ++i)
+    ishape.push_back(1 + in.pick(opts.maxDim));
+  std::string idxName = indexArg(ishape, v).name;
+  const Val *w = byName(wn), *ip = byName(idxName);
+  Val r;
+  r.name = fresh();
+  r.dt = dt;
+  r.shape = ip->shape;
+  r.dyn = ip->dyn;
+  r.shape.push_back(d);
+  r.dyn.push_back(w->dyn[1]);
+  emit(std::move(r), "kt.embedding " + wn + ", " + idxName, {w, ip});
+  return true;
+}
+
+/// kt.batch_norm (inference: new running mean and a positive running
+/// variance) or kt.batch_norm_train (three results) of a float value of
+/// rank >= 2 with a static channel dim 1, with or without weight and bias.
+bool Generator::batchNorm() {
+  const Val *a = pickVal([](const Val &v) {
+    return (v.dt == DType::F32 || v.dt == DType::F64) && v.rank() >= 2 &&
+           !v.dyn[1];
+  });
+  if (!a)
+    return false;
+  std::string an = a->name;
+  DType dt = a->dt;
+  int64_t c = a->shape[1];
+  bool train = in.chance(1, 2);
+  if (!train && numArgs + 2 > opts.maxArgs)
+    return false;
+  std::string mn, vn, wn, bn;
+  if (!train) {
+    mn = newArg(dt, {c}, {false}).name;
+    std::string rawVar = newArg(dt, {c}, {false}).name;
+    // A running variance is positive: |v| + 0.5.
+    Val absV = elementwise({byName(rawVar)}, dt, true);
+    std::string absName = absV.name;
+    emit(std::move(absV), "kt.abs " + rawVar, {byName(rawVar)});
+    Val pos = elementwise({byName(absName)}, dt, true);
+    vn = pos.name;
+    emit(std::move(pos),
+         "kt.clamp " + absName + " {min = 0.5 : f64}", {byName(absName)});
+  }
+  bool affine = numArgs + 2 <= opts.maxArgs && in.chance(1, 2);
+  if (affine) {
+    wn = newArg(dt, {c}, {false}).name;
+    bn = newArg(dt, {c}, {false}).name;
+  }
+  const Val *x = byName(an);
+  SmallVector<const Val *> operands = {x};
+  std::string text = train ? "kt.batch_norm_train " + an
+                           : "kt.batch_norm " + an + ", " + mn + ", " + vn;
+  if (!train)
+    operands.append({byName(mn), byName(vn)});
+  if (affine) {
+    text += " weight " + wn + " bias " + bn;
+    operands.append({byName(wn), byName(bn)});
+  }
+  if (in.chance(1, 3))
+    text += " {eps = 1.0e-3}";
+  Val y = elementwise({x}, dt, false);
+  if (!train) {
+    emit(std::move(y), text, operands);
+    return true;
+  }
+  Val stat;
+  stat.dt = dt;
+  stat.finite = false;
+  stat.shape = {c};
+  stat.dyn = {false};
+  emitMulti({y, stat, stat}, text, operands);
+  return true;
+}
+
+/// kt.cross_entropy or kt.nll_loss of a float [N, C] (or [C]) value with a
+/// new target argument in [0, C), a reduction, sometimes class weights,
+/// ignore_index or label smoothing.
+bool Generator::loss() {
+  const Val *a = pickVal([](const Val &v) {
+    return (v.dt == DType::F32 || v.dt == DType::F64) &&
+           (v.rank() == 1 || v.rank() == 2) && !v.dyn.back();
+  });
+  if (!a || !canAddArg())
+    return false;
+  std::string an = a->name;
+  DType dt = a->dt;
+  int64_t c = a->shape.back();
+  bool ce = in.chance(1, 2);
+  SmallVector<int64_t> tshape;
+  if (a->rank() == 2)
+    tshape.push_back(a->shape[0]);
+  std::string tn = indexArg(tshape, c).name;
+  std::string wn;
+  if (canAddArg() && in.chance(1, 3)) {
+    std::string raw = newArg(dt, {c}, {false}).name;
+    // Class weights are positive.
+    Val w = elementwise({byName(raw)}, dt, true);
+    wn = w.name;
+    emit(std::move(w), "kt.abs " + raw, {byName(raw)});
+  }
+  const Val *x = byName(an), *t = byName(tn);
+  // A batched target's dim must be static when the input's is (kt's
+  // verifier): index arguments may be `?`, which is fine.
+  static const char *reductions[] = {"mean", "sum", "none"};
+  unsigned red = in.pick(3);
+  SmallVector<std::string> attrs;
+  if (red != 0)
+    attrs.push_back(std::string("reduction = #kt.reduction<") +
+                    reductions[red] + ">");
+  if (in.chance(1, 4))
+    attrs.push_back("ignore_index = " + std::to_string(in.pick(c)));
+  if (ce && in.chance(1, 4))
+    attrs.push_back("label_smoothing = 0.1");
+  std::string text = std::string(ce ? "kt.cross_entropy " : "kt.nll_loss ") +
+                     an + ", " + tn + (wn.empty() ? "" : ", " + wn);
+  if (!attrs.empty()) {
+    text += " {";
+    for (auto [i, s] : llvm::enumerate(attrs))
+      text += (i ? ", " : "") + s;
+    text += "}";
+  }
+  SmallVector<const Val *> operands = {x, t};
+  if (!wn.empty())
+    operands.push_back(byName(wn));
+  Val r;
+  r.name = fresh();
+  r.dt = dt;
+  // A mean over only ignored targets is 0/0 (NaN), as PyTorch.
+  r.finite = false;
+  if (red == 2 && x->rank() == 2) {
+    r.shape = {x->shape[0]};
+    r.dyn = {x->dyn[0] && t->dyn[0]};
+  }
+  emit(std::move(r), text, operands);
+  return true;
+}
+
+/// kt.scaled_dot_product_attention of new q [.., L, E], k [.., S, E] and
+/// v [.., S, Ev] arguments (rank 2 to 4), causal sometimes.
+bool Generator::attention() {
+  if (numArgs + 3 > opts.maxArgs)
+    return false;
+  DType dt = in.chance(1, 3) ? DType::F64 : DType::F32;
+  unsigned rank = 2 + in.pick(3);
+  SmallVector<int64_t> batch;
+  for (unsigned i = 2; i < rank; ++i)
+    batch.push_back(1 + in.pick(3));
+  int64_t l = 1 + in.pick(opts.maxDim), s = 1 + in.pick(opts.maxDim);
+  int64_t e = 1 + in.pick(opts.maxDim), ev = 1 + in.pick(opts.maxDim);
+  auto shapeOf = [&](int64_t rows, int64_t cols) {
+    SmallVector<int64_t> sh = batch;
+    sh.append({rows, cols});
+    return sh;
+  };
+  auto dynOf = [&](unsigned n) {
+    SmallVector<bool> d;
+    for (unsigned i = 0; i < n; ++i)
+      d.push_back(in.chance(1, 5));
+    return d;
+  };
+  std::string qn = newArg(dt, shapeOf(l, e), dynOf(rank)).name;
+  std::string kn = newArg(dt, shapeOf(s, e), dynOf(rank)).name;
+  std::string vn = newArg(dt, shapeOf(s, ev), dynOf(rank)).name;
+  const Val *q = byName(qn), *k = byName(kn), *v = byName(vn);
+  bool causal = in.chance(1, 2);
+  Val r;
+  r.name = fresh();
+  r.dt = dt;
+  r.finite = true;
+  for (unsigned i = 0; i + 2 < rank; ++i) {
+    r.shape.push_back(batch[i]);
+    r.dyn.push_back(q->dyn[i] && k->dyn[i] && v->dyn[i]);
+  }
+  r.shape.append({l, ev});
+  r.dyn.append({q->dyn[rank - 2], v->dyn[rank - 1]});
+  emit(std::move(r),
+       "kt.scaled_dot_product_attention " + qn + ", " + kn + ", " + vn +
+           (causal ? " {is_causal = true}" : ""),
+       {q, k, v});
+  return true;
+}
 
 bool Generator::unary() {
   const Val *a = pickVal([](const Val &v) { return v.dt != DType::I1; });
@@ -1189,10 +1646,17 @@ GeneratedProgram Generator::run() {
       &Generator::conv,      &Generator::argReduce, &Generator::variance,
       &Generator::pad,       &Generator::slice,   &Generator::concat,
       &Generator::layerNorm, &Generator::pool,    &Generator::scatter,
-      &Generator::linear};
+      &Generator::linear,
+      // Version 2 (the first 31 steps are version 1's, in its order).
+      &Generator::flip,      &Generator::stack,   &Generator::select,
+      &Generator::sliceScatter, &Generator::reduceMore, &Generator::predicate,
+      &Generator::embedding, &Generator::batchNorm, &Generator::loss,
+      &Generator::attention};
+  constexpr unsigned kVersion1Steps = 31;
+  unsigned numSteps = opts.version >= 2 ? std::size(steps) : kVersion1Steps;
   unsigned wanted = 1 + in.pick(std::max(1u, opts.maxOps));
   for (unsigned tries = 0; numOps < wanted && tries < 4 * wanted; ++tries)
-    (this->*steps[in.pick(std::size(steps))])();
+    (this->*steps[in.pick(numSteps)])();
   if (numOps == 0) {
     // Always at least one op: neg works on every dtype but i1, cast on all.
     const Val &a = vals.front();

@@ -51,13 +51,33 @@ static cl::opt<bool> trace(
     "trace", cl::cat(category),
     cl::desc("With --check: print each program's seed to stderr before "
              "checking it (the last one names a program that crashed)"));
+static cl::opt<unsigned> generatorVersion(
+    "generator-version", cl::cat(category), cl::init(GeneratorOptions().version),
+    cl::desc("Which generator (kiln/Testing/ProgramGenerator.h): 1 = the op "
+             "kinds of the first sweeps (to reproduce their seeds), 2 = all"));
+static cl::opt<unsigned> maxOps("max-ops", cl::cat(category),
+                              cl::init(GeneratorOptions().maxOps),
+                              cl::desc("Ops in a program's body: 1 to N"));
+static cl::opt<unsigned> maxArgs("max-args", cl::cat(category),
+                               cl::init(GeneratorOptions().maxArgs),
+                               cl::desc("Arguments of a program: 1 to N"));
+static cl::opt<unsigned> maxRank("max-rank", cl::cat(category),
+                               cl::init(GeneratorOptions().maxRank),
+                               cl::desc("Rank of the first argument: 0 to N"));
+static cl::opt<unsigned> maxDim(
+    "max-dim", cl::cat(category), cl::init(GeneratorOptions().maxDim),
+    cl::desc("Run-time size of a dim: 1 to N (larger sizes reach the CPU "
+             "backend's vector loops and their remainders)"));
 static cl::opt<uint64_t> inputSeed("input-seed", cl::cat(category), cl::init(0),
                                    cl::desc("Seed of the inputs"));
 
+/// The generator's bytes for seed `s`: 64 (the defaults' programs use
+/// fewer), 64 more per 8 ops beyond --max-ops=8 (the same first 64 bytes).
 static std::vector<uint8_t> seedBytes(uint64_t s) {
   std::vector<uint8_t> bytes;
   uint64_t state = s;
-  for (int i = 0; i < 8; ++i) {
+  unsigned words = 8 * std::max(1u, (maxOps + 7) / 8);
+  for (unsigned i = 0; i < words; ++i) {
     uint64_t z = (state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -73,6 +93,17 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "Kiln: print or check generated kt programs\n");
+  if (generatorVersion < 1 || generatorVersion > GeneratorOptions().version) {
+    errs() << "kiln-fuzz-gen: error: --generator-version=" << generatorVersion
+           << ": the versions are 1 to " << GeneratorOptions().version << "\n";
+    return 1;
+  }
+  if (maxOps < 1 || maxArgs < 1 || maxDim < 1 || maxOps > 1000 ||
+      maxArgs > 100 || maxRank > 8 || maxDim > 4096) {
+    errs() << "kiln-fuzz-gen: error: --max-ops (1-1000), --max-args (1-100), "
+              "--max-rank (0-8) and --max-dim (1-4096) are out of range\n";
+    return 1;
+  }
   std::vector<std::vector<uint8_t>> inputs;
   std::string file = !fuzzInput.empty() ? fuzzInput : bytesFile;
   if (!file.empty()) {
@@ -104,7 +135,13 @@ int main(int argc, char **argv) {
     return o == Outcome::Match || o == Outcome::Unsupported ? 0 : 1;
   }
   for (auto [k, bytes] : llvm::enumerate(inputs)) {
-    GeneratedProgram p = generateProgram(bytes);
+    GeneratorOptions genOptions;
+    genOptions.version = generatorVersion;
+    genOptions.maxOps = maxOps;
+    genOptions.maxArgs = maxArgs;
+    genOptions.maxRank = maxRank;
+    genOptions.maxDim = maxDim;
+    GeneratedProgram p = generateProgram(bytes, genOptions);
     ops += p.numOps;
     if (!check) {
       outs() << "// program " << k << "\n" << p.text;

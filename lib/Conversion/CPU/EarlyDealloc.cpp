@@ -195,6 +195,29 @@ unsigned kiln::cpu::deallocCallResultsEarly(ModuleOp module) {
   return freed;
 }
 
+/// Whether a memref of `type` addresses its elements exactly as the
+/// identity layout of its shape does: offset 0 and the row-major strides
+/// (a unit dim's stride is never used). E.g. a leading-dim subview at
+/// offset 0, `memref<32x32xf32, strided<[32, 1]>>`: its cast to
+/// `memref<32x32xf32>` is exact and needs no copy.
+static bool addressesLikeIdentity(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || offset != 0)
+    return false;
+  int64_t running = 1; // ShapedType::kDynamic once a dynamic size is passed
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    int64_t size = type.getDimSize(d);
+    if (size == 1)
+      continue;
+    if (ShapedType::isDynamic(running) || strides[d] != running)
+      return false;
+    running = ShapedType::isDynamic(size) ? ShapedType::kDynamic
+                                          : running * size;
+  }
+  return true;
+}
+
 unsigned kiln::cpu::copyStridedCallOperands(ModuleOp module) {
   unsigned copied = 0;
   module.walk([&](func::CallOp call) {
@@ -206,7 +229,7 @@ unsigned kiln::cpu::copyStridedCallOperands(ModuleOp module) {
       auto from = dyn_cast<MemRefType>(cast.getSource().getType());
       auto to = dyn_cast<MemRefType>(cast.getType());
       if (!from || !to || from.getLayout().isIdentity() ||
-          !to.getLayout().isIdentity())
+          !to.getLayout().isIdentity() || addressesLikeIdentity(from))
         continue;
       Location loc = call.getLoc();
       SmallVector<Value> dynSizes;

@@ -35,3 +35,42 @@ func.func @identity(%x: memref<2x1x4xf32>) -> memref<?x1x?xf32> {
   %r = call @kernel(%c) : (memref<?x1x?xf32>) -> memref<?x1x?xf32>
   return %r : memref<?x1x?xf32>
 }
+
+// A view that addresses like the identity layout (offset 0, row-major
+// strides; a unit dim's stride is never used) is passed as it is: the
+// leading rows of a matrix, as the first of q/k/v in a packed projection.
+// (memref.cast accepts a static layout only when it is exactly the
+// identity's strides; other static layouts do not reach a cast.)
+func.func private @kernel2(%a: memref<32x32xf32>) -> memref<32x32xf32>
+func.func private @kernel3(%a: memref<1x32xf32>) -> memref<1x32xf32>
+
+// CHECK-LABEL: func.func @rows_at_zero
+// CHECK:      %[[K:.*]] = memref.cast %{{.*}} : memref<32x32xf32, strided<[32, 1]>> to memref<32x32xf32>
+// CHECK-NEXT: call @kernel2(%[[K]])
+// CHECK:      %[[U:.*]] = memref.cast %{{.*}} : memref<1x32xf32, strided<[?, 1]>> to memref<1x32xf32>
+// CHECK-NEXT: call @kernel3(%[[U]])
+// CHECK-NOT:  memref.copy
+// CHECK-LABEL: func.func @rows_elsewhere
+func.func @rows_at_zero(%w: memref<96x32xf32>, %m: memref<4x7xf32>, %s: index) -> (memref<32x32xf32>, memref<1x32xf32>) {
+  %v = memref.subview %w[0, 0] [32, 32] [1, 1] : memref<96x32xf32> to memref<32x32xf32, strided<[32, 1]>>
+  %c = memref.cast %v : memref<32x32xf32, strided<[32, 1]>> to memref<32x32xf32>
+  %r = call @kernel2(%c) : (memref<32x32xf32>) -> memref<32x32xf32>
+  %u = memref.reinterpret_cast %m to offset: [0], sizes: [1, 32], strides: [%s, 1] : memref<4x7xf32> to memref<1x32xf32, strided<[?, 1]>>
+  %uc = memref.cast %u : memref<1x32xf32, strided<[?, 1]>> to memref<1x32xf32>
+  %t = call @kernel3(%uc) : (memref<1x32xf32>) -> memref<1x32xf32>
+  return %r, %t : memref<32x32xf32>, memref<1x32xf32>
+}
+
+// Rows at a dynamic offset, or with a dynamic row stride, are copied: the
+// callee would read from offset 0 with its own strides.
+// CHECK-COUNT-2: memref.copy
+// CHECK-NOT:  memref.cast
+func.func @rows_elsewhere(%w: memref<96x32xf32>, %i: index, %d: memref<?x?xf32>) -> (memref<32x32xf32>, memref<32x32xf32>) {
+  %v2 = memref.subview %w[%i, 0] [32, 32] [1, 1] : memref<96x32xf32> to memref<32x32xf32, strided<[32, 1], offset: ?>>
+  %c2 = memref.cast %v2 : memref<32x32xf32, strided<[32, 1], offset: ?>> to memref<32x32xf32>
+  %r2 = call @kernel2(%c2) : (memref<32x32xf32>) -> memref<32x32xf32>
+  %v3 = memref.subview %d[0, 0] [32, 32] [1, 1] : memref<?x?xf32> to memref<32x32xf32, strided<[?, 1]>>
+  %c3 = memref.cast %v3 : memref<32x32xf32, strided<[?, 1]>> to memref<32x32xf32>
+  %r3 = call @kernel2(%c3) : (memref<32x32xf32>) -> memref<32x32xf32>
+  return %r2, %r3 : memref<32x32xf32>, memref<32x32xf32>
+}
