@@ -14,6 +14,12 @@ timed.
 
     /usr/bin/python3 bench/models_bench.py [--threads 2] [--batch 8]
         [--image 224] [--seq 512] [--only NAME] [--rounds 3] [--repeat 5]
+        [--train on|off|only]
+
+A training step (`--train`, on by default) is zero_grad, forward in train
+mode, loss = mean(out**2), backward and an SGD step; eager and Kiln each
+step their own copy of the model, and the parameters and buffers after
+one step are compared (the same() rule) before timing.
 
 Run it on an idle machine (`uptime` load < 1) and record the load: the
 script prints it before and after. Needs the kiln package (PYTHONPATH=python
@@ -44,6 +50,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", default="")
+    ap.add_argument("--train", choices=("on", "off", "only"), default="on",
+                    help="also time a training step (forward, backward, "
+                    "SGD); 'only': skip inference")
     args = ap.parse_args()
 
     # Kiln's compiled code uses OpenMP; set before the library loads.
@@ -68,6 +77,14 @@ def main():
          (b, args.seq, d)),
     ]
 
+    if args.train != "only":
+        inference(args, models, torch, kiln, fp64_reference, same)
+    if args.train != "off":
+        training(args, models, torch, kiln)
+    print("load after: %s" % loadavg())
+
+
+def inference(args, models, torch, kiln, fp64_reference, same):
     print("load before: %s; threads %d; torch %s" % (
         loadavg(), args.threads, torch.__version__))
     print("| model | input | cold compile s | warm (cached) call s | eager ms "
@@ -117,10 +134,98 @@ def main():
         geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
         print("geomean eager/kiln (inference): %.2fx over %d models" % (
             geo, len(ratios)))
-    print("load after: %s" % loadavg())
     print("eager/kiln > 1 means Kiln is faster. Cold compile: the first "
           "call (capture, import, Kiln compile, one run); warm call: the "
           "second call (cache hit, one run).")
+
+
+def training(args, models, torch, kiln):
+    """A training step per model: zero_grad, forward (train mode: BatchNorm
+    batch statistics), loss = mean of the output squared, backward, SGD
+    (lr 1e-3, momentum 0.9). Eager and Kiln each own a deep copy of the
+    model with the same values; one step of each is checked first
+    (parameters and buffers by allclose, else the same() rule against an
+    fp64 copy's step), then interleaved rounds of `--repeat` steps, best
+    round of each side."""
+    import copy
+    from models import same, rmse  # noqa: F401
+    print("load before (training): %s; threads %d" % (loadavg(),
+                                                       args.threads))
+    print("| model | input | cold step s | eager step ms | kiln step ms "
+          "| eager/kiln |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    ratios = []
+    for name, make, shape in models:
+        if args.only and args.only not in name:
+            continue
+        base = make().train()
+        x = torch.randn(*shape, generator=torch.Generator().manual_seed(1))
+        row = "| %s | %s |" % (name, "x".join(map(str, shape)))
+
+        def stepper(model, fn):
+            opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+
+            def step():
+                opt.zero_grad(set_to_none=True)
+                loss = fn(x).float().pow(2).mean()
+                loss.backward()
+                opt.step()
+                return loss
+            return step
+
+        m_eager, m_kiln = copy.deepcopy(base), copy.deepcopy(base)
+        m_ref = copy.deepcopy(base).double()
+        kiln.reset()
+        compiled = kiln.compile(m_kiln, backend="cpu")
+        s_eager = stepper(m_eager, m_eager)
+        s_kiln = stepper(m_kiln, compiled)
+        xd = x.double()
+        opt_ref = torch.optim.SGD(m_ref.parameters(), lr=1e-3, momentum=0.9)
+        loss_ref = m_ref(xd).pow(2).mean()
+        loss_ref.backward()
+        opt_ref.step()
+        t0 = time.perf_counter()
+        try:
+            s_kiln()
+        except Exception as e:
+            print(row + " failed: %s |" % str(e).splitlines()[0][:200])
+            continue
+        cold = time.perf_counter() - t0
+        s_eager()
+        bad = []
+        ref_state = m_ref.state_dict()
+        for (k, a), (_, e) in zip(m_kiln.state_dict().items(),
+                                  m_eager.state_dict().items()):
+            if not a.is_floating_point():
+                if not torch.equal(a, e):
+                    bad.append(k)
+                continue
+            ok, how = same(a, e, ref_state[k])
+            if not ok:
+                bad.append("%s (%s)" % (k, how))
+        if bad:
+            print(row + " %.2f | | | mismatch after a step: %s |" % (
+                cold, "; ".join(bad[:3])))
+            continue
+
+        def best(step):
+            step()
+            t = time.perf_counter()
+            for _ in range(args.repeat):
+                step()
+            return (time.perf_counter() - t) / args.repeat
+
+        te, tk = math.inf, math.inf
+        for _ in range(args.rounds):
+            te = min(te, best(s_eager))
+            tk = min(tk, best(s_kiln))
+        ratios.append(te / tk)
+        print(row + " %.2f | %.2f | %.2f | %.2fx |" % (
+            cold, te * 1e3, tk * 1e3, te / tk), flush=True)
+    if ratios:
+        geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        print("geomean eager/kiln (training step): %.2fx over %d models" % (
+            geo, len(ratios)))
 
 
 if __name__ == "__main__":

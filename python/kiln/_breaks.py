@@ -46,7 +46,7 @@ import torch
 import torch.fx as fx
 from torch.utils import _pytree as pytree
 
-from . import _logs, _training
+from . import _fx_import, _logs, _training
 from ._errors import KilnError, Unsupported
 from ._fx_import import FxImporter, TensorVal
 from ._symbolic import Sym
@@ -1020,8 +1020,9 @@ class SegmentRun:
                 elif n.op == "get_attr":
                     self.concrete[n] = self.attr(n.target)
                 elif n.op == "output":
-                    self.concrete[n] = fx.node.map_arg(
-                        n.args[0], lambda m: self.concrete[m])
+                    self.concrete[n] = _fx_import._plain_containers(
+                        fx.node.map_arg(n.args[0],
+                                        lambda m: self.concrete[m]))
                 else:
                     self.concrete[n] = self.eager_value(n)
 

@@ -438,9 +438,28 @@ class _Compiled:
         for name, v in bound.arguments.items():
             leaves, spec = pytree.tree_flatten(v)
             tensors = [x for x in leaves if _is_tensor(x)]
-            if tensors and len(leaves) > 1:
-                raise Unsupported("argument %r is a container of tensors: "
-                                  "not supported yet" % name)
+            if tensors and len(leaves) > 1 or tensors and not \
+                    _is_tensor(v):
+                # A list / tuple / dict of tensors (and Python values): one
+                # program input per tensor leaf; the structure and the other
+                # leaves' values are part of the key (specialized, as
+                # TorchDynamo guards on them).
+                others = []
+                for x in leaves:
+                    if _is_tensor(x):
+                        flat.append(x)
+                        others.append("T")
+                        continue
+                    try:
+                        hash(x)
+                    except TypeError:
+                        raise Unsupported(
+                            "argument %r holds a %s, which cannot be "
+                            "specialized (unhashable)"
+                            % (name, type(x).__name__)) from None
+                    others.append((type(x).__name__, x))
+                key.append((name, "P", repr(spec), tuple(others)))
+                continue
             if tensors:
                 flat.append(v)
                 key.append((name, "T"))
@@ -580,13 +599,27 @@ class _Compiled:
         argument})."""
         concrete = {}
         tensors_by_name = {}
+        containers = {}
         for name, v in bound.arguments.items():
-            if any(_is_tensor(x) for x in pytree.tree_flatten(v)[0]):
-                tensors_by_name[name] = v
+            leaves = pytree.tree_flatten(v)[0]
+            if any(_is_tensor(x) for x in leaves):
+                if _is_tensor(v):
+                    tensors_by_name[name] = v
+                else:
+                    # FX makes a placeholder per leaf (fx.PH: traced).
+                    containers[name] = v
+                    concrete[name] = pytree.tree_map(
+                        lambda x: fx.PH if _is_tensor(x) else x, v)
             else:
                 concrete[name] = v
         names = list(bound.arguments)
-        flat = [bound.arguments[n] for n in names if n in tensors_by_name]
+        flat = []
+        for n in names:
+            if n in tensors_by_name:
+                flat.append(tensors_by_name[n])
+            elif n in containers:
+                flat.extend(x for x in pytree.tree_flatten(containers[n])[0]
+                            if _is_tensor(x))
         return names, flat, concrete
 
     def _capture(self, key, bound):
@@ -660,9 +693,15 @@ class _Compiled:
         for n in names:
             if n in concrete:
                 v = concrete[n]
-                # FX makes one placeholder per leaf of a concrete argument.
+                # FX makes one placeholder per leaf of a concrete argument;
+                # an fx.PH leaf is a tensor input (a container of tensors).
                 if isinstance(v, (list, tuple, dict)):
-                    examples.extend(pytree.tree_flatten(v)[0])
+                    for leaf in pytree.tree_flatten(v)[0]:
+                        if leaf is fx.PH:
+                            input_index[len(examples)] = None
+                            examples.append(next(it))
+                        else:
+                            examples.append(leaf)
                 else:
                     examples.append(v)
             else:

@@ -248,6 +248,33 @@ def format_frames(frames):
     return ["%s:%d:%d" % f for f in frames]
 
 
+_NO_OUTPUT = object()  # FxImporter.output before the output node
+
+
+def _plain_containers(x):
+    """The output of a graph with torch.fx's immutable_list and
+    immutable_dict (how FX stores a node's arguments) made the list and
+    dict the function returned, as eager PyTorch returns them."""
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*[_plain_containers(v) for v in x])
+    if isinstance(x, tuple):
+        return tuple(_plain_containers(v) for v in x)
+    if isinstance(x, list):
+        return [_plain_containers(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _plain_containers(v) for k, v in x.items()}
+    return x
+
+
+class _IndexVal:
+    """An `index` SSA value (FxImporter.index_of)."""
+
+    type = "index"
+
+    def __init__(self, name):
+        self.name = name
+
+
 class FxImporter:
     """Imports FX nodes one by one into a kg.program (see the module doc).
 
@@ -291,7 +318,7 @@ class FxImporter:
         # Names of values PyTorch computes outside autograd (BatchNorm's
         # running statistics): written back, never differentiated.
         self.no_grad_values = set()
-        self.output = None
+        self.output = _NO_OUTPUT
         # id(TensorVal) -> the nodes bound to it (mutate rebinds them). The
         # TensorVals are kept alive while the import runs: a freed one's id
         # would be reused by a new TensorVal, and an in-place write to that
@@ -386,7 +413,8 @@ class FxImporter:
         if op == "get_attr":
             return self._get_attr(node.target)
         if op == "output":
-            self.output = fx.node.map_arg(node.args[0], lambda n: self.env[n])
+            self.output = _plain_containers(
+                fx.node.map_arg(node.args[0], lambda n: self.env[n]))
             return None
         args = fx.node.map_arg(node.args, lambda n: self.env[n])
         kwargs = fx.node.map_arg(node.kwargs, lambda n: self.env[n])
@@ -553,6 +581,70 @@ class FxImporter:
                 x.key, minimum, message, [_symbolic_key(d) for d in shape],
                 where))
 
+    def index_of(self, x):
+        """An `index` SSA value for the size `x`: a constant for an int;
+        for a Sym, `tensor.dim` of the input it comes from and `arith` ops
+        for its expression (so an op sized by it, kt.full / kt.rand with
+        dynamic sizes, stays valid when the runtime makes the dim dynamic).
+        Returns an object with `name` and `type` ("index"); None when the
+        size cannot be computed from an input (then specialize it)."""
+        return self.index_of_key(x.key if isinstance(x, Sym) else int(x))
+
+    def _index_expr(self, k):
+        def emit(text):
+            name = self.fresh()
+            self.lines.append("%s = %s loc(%s)" % (name, text, self.cur_loc))
+            return _IndexVal(name)
+        if not isinstance(k, tuple):
+            return emit("arith.constant %d : index" % k)
+        if k[0] == "s":
+            argi, dim, _ = self.shape_env.symbols[k[1]]
+            arg = next((a for a in self.args if a.input_index == argi),
+                       None)
+            if arg is None:
+                return None
+            c = self.index_of(dim)
+            return emit("tensor.dim %s, %s : %s" % (
+                arg.block_name, c.name, arg.value.type))
+        if k[0] == "neg":
+            a = self.index_of_key(k[1])
+            zero = self.index_of(0)
+            if a is None:
+                return None
+            return emit("arith.subi %s, %s : index" % (zero.name, a.name))
+        ops = {"+": "addi", "-": "subi", "*": "muli", "//": "floordivsi",
+               "%": "remsi"}
+        a, b = self.index_of_key(k[1]), self.index_of_key(k[2])
+        if a is None or b is None or k[0] not in ops:
+            return None
+        return emit("arith.%s %s, %s : index" % (ops[k[0]], a.name, b.name))
+
+    def index_of_key(self, k):
+        cache = self.__dict__.setdefault("_index_cache", {})
+        if k in cache:
+            return cache[k]
+        v = self._index_expr(k)
+        if v is not None:
+            cache[k] = v
+        return v
+
+    def sized(self, size, why):
+        """The `size` attribute and the `index` operands of a sized
+        creation op (kt.full, kt.rand, kt.randn): a symbolic size is a -1
+        entry whose extent is computed from the inputs (no
+        specialization); one that cannot be is specialized (`why`)."""
+        attr, dyn = [], []
+        for d in size:
+            if isinstance(d, Sym):
+                v = self.index_of(d)
+                if v is not None:
+                    attr.append(-1)
+                    dyn.append(v)
+                    continue
+                d = self.static(d, why)
+            attr.append(int(d))
+        return attr, dyn
+
     def static_list(self, xs, why):
         return [self.static(x, why) for x in xs]
 
@@ -676,7 +768,7 @@ class FxImporter:
     # ----- the program
 
     def finish(self):
-        if self.output is None:
+        if self.output is _NO_OUTPUT:
             raise KilnError("the FX graph has no output node")
         leaves, spec = pytree.tree_flatten(self.output)
         results = []

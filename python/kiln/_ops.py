@@ -338,6 +338,17 @@ def python_call(b, target, args, kwargs):
             return target(*args)
     if target in _COMPARE and len(args) == 2:
         a, c = args
+        if target in (operator.eq, operator.ne) and isinstance(
+                a, (list, tuple)) and isinstance(c, (list, tuple)) and any(
+                isinstance(v, Sym) for v in list(a) + list(c)):
+            # x.size() != (2, 3, 12), x.shape == y.shape: sizes compared
+            # one by one (a Sym has no ==: a tuple of them compared by
+            # identity was always unequal); provably equal ones without
+            # specializing them.
+            equal = len(a) == len(c) and all(
+                same(u, v) or b.static(u, "a comparison of sizes") ==
+                b.static(v, "a comparison of sizes") for u, v in zip(a, c))
+            return equal if target is operator.eq else not equal
         if isinstance(a, Sym) or isinstance(c, Sym):
             if target in (operator.eq, operator.ne) and same(a, c):
                 return target is operator.eq
@@ -2668,13 +2679,18 @@ def _creation_dtype(dtype, fill=None):
 
 
 def full(b, size, fill_value, dtype=None, why="the size of a new tensor"):
-    size = [b.static(s, why) for s in size]
+    """kt.full; a size computed from input dims (torch.zeros(x.shape),
+    x.new_ones(x.size(0), 4)) is a dynamic size of kt.full (tensor.dim of
+    the input), so the input dim stays dynamic."""
+    size = list(size)
     fill = b.static(fill_value, "a fill value")
     if isinstance(fill, TensorVal):
         raise b.error("a fill value that is a tensor")
     dt = _creation_dtype(dtype, fill)
-    return b.op("full", [], {"size": size, "value": float(fill),
-                             "dtype": dt}, shape=size, dtype=dt)
+    attr, dyn = b.sized(size, why)
+    shape = [d if isinstance(d, Sym) else a for d, a in zip(size, attr)]
+    return b.op("full", dyn, {"size": attr, "value": float(fill),
+                              "dtype": dt}, shape=shape, dtype=dt)
 
 
 def _check_device(b, device):
@@ -2820,16 +2836,14 @@ def random_tensor(b, kind, size, dtype, name):
     dtype = dtype or torch.get_default_dtype()
     if not dtype.is_floating_point:
         raise b.error('"%s" not implemented for %s' % (name, dtype))
-    if any(b.is_marked_dynamic(d) for d in size):
-        # kt.rand's sizes are static here: a size marked dynamic
-        # (kiln.mark_dynamic, or a dynamic training capture) cannot be
-        # specialized (a SpecializationError), so the op runs eagerly (a
-        # graph break), as before random ops were captured.
-        raise b.error("%s of a dynamic size: Kiln's random tensors have "
-                      "static sizes" % name)
-    size = [b.static(d, "the size of a random tensor") for d in size]
-    return b.op(kind, [b.seed_arg()], {"size": size, "dtype": dtype},
-                shape=size, dtype=dtype)
+    # A size computed from input dims is a dynamic size of kt.rand
+    # (tensor.dim of the input): the dim stays dynamic.
+    size = list(size)
+    seed = b.seed_arg()
+    attr, dyn = b.sized(size, "the size of a random tensor")
+    shape = [d if isinstance(d, Sym) else a for d, a in zip(size, attr)]
+    return b.op(kind, [seed] + dyn, {"size": attr, "dtype": dtype},
+                shape=shape, dtype=dtype)
 
 
 def _random_factory(kind):
@@ -3894,8 +3908,13 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
     if bias is not None:
         ops.append(cast(b, bias, dt))
         text += " bias %s" % ops[-1].name
+    # kt.verify_batch_size: the program itself refuses one value per channel
+    # too (the interpreter's and kiln-cpu's run-time error), for callers
+    # that run it without the frontend's check (a kiln.Session).
     y, save_mean, save_invstd = b.op(
-        "batch_norm_train", ops, {"eps": float(eps)}, operand_text=text,
+        "batch_norm_train", ops, {"eps": float(eps),
+                                  "kt.verify_batch_size": _ir.Raw("unit")},
+        operand_text=text,
         results=[(x.shape, dt), ([x.shape[1]], st), ([x.shape[1]], st)])
     if running_mean is None and running_var is None:
         return y

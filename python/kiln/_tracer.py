@@ -23,6 +23,7 @@ stack, which the importer turns into MLIR locations.
 
 import collections
 import contextlib
+import dis
 import functools
 import inspect
 import linecache
@@ -73,6 +74,21 @@ class KilnProxy(fx.Proxy):
 
     def __len__(self):
         return self.tracer.length(self)
+
+    def __iter__(self):
+        # torch.fx's own __iter__ finds the calling instruction at index
+        # f_lasti // 2 of dis.get_instructions, which in Python 3.11 leaves
+        # out the CACHE entries: `v, i = torch.topk(...)` raised an
+        # IndexError (or read the wrong instruction). By offset instead.
+        frame = inspect.currentframe().f_back
+        inst = None
+        for ins in dis.get_instructions(frame.f_code):
+            if ins.offset == frame.f_lasti:
+                inst = ins
+                break
+        if inst is not None and inst.opname == "UNPACK_SEQUENCE":
+            return (self[i] for i in range(inst.argval))
+        return self.tracer.iter(self)
 
     def __index__(self):
         return self.tracer.to_int(self, index=True)
@@ -128,6 +144,25 @@ class KilnProxy(fx.Proxy):
                                         (self, other), {})
 
 
+def _positional(fn, co):
+    """`fn` with its keyword-only parameters made positional (same names,
+    same order as its signature), for torch.fx's placeholders."""
+    names = co.co_varnames[:co.co_argcount + co.co_kwonlyargcount]
+    pos = names[:co.co_argcount]
+    kw = names[co.co_argcount:]
+    # No defaults: every call passes every parameter (the frontend binds
+    # them with their defaults applied).
+    env = {"_fn": fn}
+    params = list(names)
+    src = "def _kiln_positional(%s):\n    return _fn(%s)\n" % (
+        ", ".join(params), ", ".join(list(pos) + ["%s=%s" % (k, k)
+                                                  for k in kw]))
+    exec(compile(src, "<kiln>", "exec"), env)
+    wrapper = env["_kiln_positional"]
+    wrapper.__qualname__ = getattr(fn, "__qualname__", "fn")
+    return wrapper
+
+
 class KilnTracer(fx.Tracer):
     def __init__(self, importer, root_fn, run=None):
         super().__init__(autowrap_modules=(math,))
@@ -147,6 +182,31 @@ class KilnTracer(fx.Tracer):
         self.module_stack = collections.OrderedDict()
 
     # --- structure
+
+    def create_args_for_root(self, root_fn, is_module, concrete_args=None):
+        """torch.fx's placeholders, with two changes: keyword-only
+        parameters are traced through a positional wrapper (fx's own
+        _patch_function rebuilds a code object the 3.11 way it does not
+        know: "code() argument 13 must be str"); and where concrete_args
+        hold containers (a list of tensors, each leaf a placeholder), the
+        traced function gets the containers back and returns its output as
+        it is, not flattened (the importer keeps the output's structure)."""
+        fn = inspect.unwrap(root_fn)
+        co = fn.__code__
+        flags = co.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+        if co.co_kwonlyargcount and not flags:
+            root_fn = _positional(root_fn, co)
+        from torch.fx._symbolic_trace import _PyTreeCodeGen
+        root_fn2, args = super().create_args_for_root(root_fn, is_module,
+                                                      concrete_args)
+        if isinstance(self.graph._codegen, _PyTreeCodeGen):
+            in_spec = self.graph._codegen.pytree_info.in_spec
+            self.graph._codegen = fx.graph.CodeGen()
+
+            def unflattened(*flat):
+                return root_fn(*pytree.tree_unflatten(list(flat), in_spec))
+            return unflattened, args
+        return root_fn2, args
 
     def is_leaf_module(self, m, qualname):
         return _ops.is_supported_module(m)
@@ -595,6 +655,52 @@ def _math_wrapped():
             d[name] = orig
 
 
+# torch factory functions whose size argument may be a traced value:
+# `torch.zeros(x.shape)`, `torch.rand(x.shape[0], 4)` (a size Proxy is no
+# tuple of ints to PyTorch's argument parser, which raises before
+# __torch_function__ is asked). While tracing they are wrapped: a call with
+# a Proxy among its arguments becomes a node, the importer's converter reads
+# the sizes (symbolic sizes stay symbolic).
+_FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn")
+
+
+@contextlib.contextmanager
+def _factories_wrapped(tracer):
+    def wrap(orig):
+        @functools.wraps(orig)
+        def factory(*args, **kwargs):
+            if not tracer.eager_depth and any(
+                    isinstance(x, fx.Proxy)
+                    for x in pytree.tree_flatten((args, kwargs))[0]):
+                if kwargs.get("generator") is not None:
+                    raise Unsupported(
+                        "torch.%s with a generator= and a traced size: not "
+                        "supported yet" % orig.__name__)
+                if orig.__name__ == "full":
+                    size, rest = args[0], tuple(args[1:])
+                elif len(args) == 1:
+                    # torch.zeros(x.shape), torch.zeros((n, 4))
+                    size, rest = args[0], ()
+                else:
+                    # torch.zeros(x.size(0), 4)
+                    size, rest = tuple(args), ()
+                return tracer.create_proxy("call_function", orig,
+                                           (size,) + rest, kwargs)
+            return orig(*args, **kwargs)
+        return factory
+
+    saved = []
+    try:
+        for name in _FACTORIES:
+            orig = getattr(torch, name)
+            saved.append((name, orig))
+            setattr(torch, name, wrap(orig))
+        yield
+    finally:
+        for name, orig in saved:
+            setattr(torch, name, orig)
+
+
 def trace(root, fn, importer, concrete_args, run=None):
     """Traces `fn` (a module, or a function) with KilnTracer; every node is
     imported as it is created. Returns the GraphModule (with graph breaks,
@@ -606,7 +712,8 @@ def trace(root, fn, importer, concrete_args, run=None):
     if isinstance(fn, torch.nn.Module):
         importer.root = fn
     try:
-        with _breaks.tracing(tracer), _RandomCalls(tracer), _math_wrapped():
+        with _breaks.tracing(tracer), _RandomCalls(tracer), \
+                _math_wrapped(), _factories_wrapped(tracer):
             graph = tracer.trace(fn, concrete_args=concrete_args)
     except KilnError:
         raise

@@ -91,6 +91,8 @@ def _requires_grad_outputs(graph, rg, results):
         if " = " not in line:
             continue
         lhs, rhs = line.split(" = ", 1)
+        if rhs.startswith(("tensor.dim ", "arith.")):
+            continue  # an `index` size (FxImporter.index_of): no gradient
         operands = _NAME.findall(rhs.split(" : ", 1)[0])
         if any(o in live for o in operands):
             live.update(_NAME.findall(lhs))

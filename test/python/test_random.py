@@ -274,26 +274,37 @@ class _Noisy(nn.Module):
 
 @pytest.mark.parametrize("mark", [True, False])
 def test_random_tensor_of_a_dynamic_size(mark):
-    # kt.rand / kt.randn sizes are static: randn_like of a batch marked
-    # dynamic is a graph break (it runs eagerly; specializing the batch
-    # was a SpecializationError); with automatic dynamic shapes the
-    # training pair for a new batch size falls back to a pair per shape,
-    # without a warning.
+    # randn_like of a batch that is dynamic (marked, or made dynamic by
+    # automatic dynamic shapes) is captured: kt.randn takes the batch as a
+    # dynamic size (tensor.dim of the input), no graph break, no
+    # specialization. Marked: one dynamic training pair, compiled once;
+    # automatic: a static pair, then one dynamic pair for every new batch.
+    # The noise is additive: the weight's gradient equals eager's.
     torch.manual_seed(0)
-    c = kiln.compile(_Noisy(), backend="eager")
+    m = _Noisy()
+    c = kiln.compile(m, backend="eager")
     with warnings.catch_warnings():
         warnings.simplefilter("error", kiln.KilnWarning)
-        for batch in (4, 7, 4):
+        for batch in (4, 7, 4, 9):
             x = torch.randn(batch, 3)
             if mark:
                 kiln.mark_dynamic(x, 0)
             with torch.no_grad():
                 assert c(x).shape == (batch, 3)
+            m.zero_grad()
             y = c(x)
             y.sum().backward()
-    if mark:
-        x = torch.randn(5, 3)
-        kiln.mark_dynamic(x, 0)
-        out = kiln.explain(_Noisy())(x)
-        assert out.graph_break_count == 1
-        assert "randn of a dynamic size" in out.break_reasons[0].reason
+            torch.testing.assert_close(
+                m.lin.weight.grad, x.sum(0).expand(3, 3).contiguous())
+    pairs = [q for p in c._kiln.programs.values()
+             for q in getattr(p, "training_pairs", {}).values()]
+    compiles = [(q.dynamic, q.session.stats(q.name + "_fwd")["compiles"])
+                for q in pairs]
+    assert sorted(compiles) == ([(True, 1)] if mark else
+                                [(False, 1), (True, 1)])
+    # The inference program (the no_grad key) is dynamic the same way.
+    assert c._kiln.stats()["_Noisy"]["compiles"] == (1 if mark else 2)
+    x = torch.randn(5, 3)
+    kiln.mark_dynamic(x, 0)
+    out = kiln.explain(_Noisy())(x)
+    assert out.graph_break_count == 0 and out.graph_count == 1

@@ -383,6 +383,27 @@ struct BatchNormTrainLowering
       w = checkChannels(rw, loc, w, c, "weight");
     if (bias)
       bias = checkChannels(rw, loc, bias, c, "bias");
+    if (op->hasAttr("kt.verify_batch_size")) {
+      // F.batch_norm's _verify_batch_size (the discardable unit attribute
+      // kt.verify_batch_size, set by the Python frontend): one value per
+      // channel (every dim but the channels 1) is an error, as in the
+      // interpreter. The statistics computed after a failed check are not
+      // read.
+      Value one;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d == 1)
+          continue;
+        Value eq = indexCmp(rw, loc, arith::CmpIPredicate::eq, sizes[d],
+                            rw.getIndexAttr(1));
+        one = one ? boolAnd(rw, loc, one, eq) : eq;
+      }
+      SmallVector<Value> values;
+      std::string shape = shapeTemplate(xt.getShape(), sizes, values);
+      checkAtRunTime(rw, loc, one,
+                     "Expected more than 1 value per channel when training, "
+                     "got input size " + shape,
+                     values);
+    }
     ChannelSpace sp(rw, rank);
     auto statF64 = RankedTensorType::get({xt.getDimSize(1)}, f64);
     auto statAcc = statF64.clone(acc);

@@ -212,6 +212,15 @@ LogicalResult interpretBatchNormTrain(BatchNormTrainOp op,
   int64_t n = x.dim(0), c = x.dim(1), inner = product(x.shape().drop_front(2));
   if (failed(checkChannelVectors(op, c, {{"weight", w}, {"bias", b}})))
     return failure();
+  // F.batch_norm's _verify_batch_size (a dynamic batch of 1 reaches here):
+  // the discardable unit attribute kt.verify_batch_size, which the Python
+  // frontend sets for F.batch_norm in training mode (not for aten
+  // native_batch_norm, which computes zero-variance statistics).
+  if (op->hasAttr("kt.verify_batch_size") && n * inner == 1)
+    return op.emitError()
+           << "Expected more than 1 value per channel when training, got "
+              "input size "
+           << shapeStr(x.shape());
   double eps = op.getEps().convertToDouble();
   double m = (double)n * (double)inner;
   Tensor out, mean, invstd;
