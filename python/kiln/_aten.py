@@ -28,6 +28,7 @@ import os
 
 import torch
 
+from . import _ir
 from . import _ops as O
 from ._fx_import import TensorVal
 from ._symbolic import Sym, value
@@ -2237,9 +2238,15 @@ def sym_is_contiguous(b, x, memory_format=torch.contiguous_format):
 # ------------------------------------------------- not supported (reasons)
 
 
-unsupported("complex dtypes (FFT results are complex): kt has no complex "
-            "element types yet (issue 16, section 2)",
+unsupported("FFT results are complex, and " + _ir.COMPLEX_REASON,
             "_fft_c2r", "_fft_r2c")
+
+# ATen ops (packet names) whose results are complex: without a converter,
+# the FX importer names them with _ir.COMPLEX_REASON (the ops that take a
+# complex tensor fail where that tensor would be made, or at the input).
+COMPLEX_RESULT_OPS = {"view_as_complex", "polar", "complex", "_fft_r2c",
+                      "_fft_c2c", "fft_fft", "fft_rfft", "fft_ifft",
+                      "fft_fftn", "fft_rfftn", "stft"}
 unsupported("returns a Python number read from tensor data (.item()): the "
             "torch-level importer makes it a graph break; 0-d results "
             "handed back as scalars are issue 16, section 2",
