@@ -1302,19 +1302,6 @@ def avg_pool2d_backward(b, grad, x, kernel_size, stride, padding, ceil_mode,
                 dtype=x.dtype)
 
 
-def _max_pool_attrs(b, kernel_size, stride, padding, dilation, ceil_mode):
-    k, s, p, d = O._pool_attrs(b, kernel_size, list(stride) or None,
-                               padding, dilation)
-    attrs = {"kernel_size": k, "stride": s}
-    if p != [0, 0]:
-        attrs["padding"] = p
-    if d != [1, 1]:
-        attrs["dilation"] = d
-    if ceil_mode:
-        attrs["ceil_mode"] = True
-    return attrs, k, s, p, d
-
-
 def _window_argmax(b, x, vals, k, s, p, d):
     """Flat indices (into each input plane or volume) of the first maximum
     of every pooling window: for each window offset, the input position of
@@ -1366,7 +1353,7 @@ def max_pool2d_with_indices(b, x, kernel_size, stride=(), padding=0,
     """(values, flat indices into each input plane): kt.max_pool2d for the
     values, _window_argmax for the indices."""
     x = _t(b, x, "max_pool2d_with_indices")
-    attrs, k, s, p, d = _max_pool_attrs(b, kernel_size, stride, padding,
+    attrs, k, s, p, d = O._max_pool_attrs(b, kernel_size, stride, padding,
                                         dilation, ceil_mode)
     vals = O.max_pool2d(b, x, k, s, p, d, ceil_mode)
     return (vals, _window_argmax(b, x, vals, k, s, p, d))
@@ -1463,7 +1450,7 @@ def max_pool2d_with_indices_backward(b, grad, x, kernel_size, stride,
     first maximum of its window, which is where `indices` points)."""
     grad = _t(b, grad, "max_pool2d_with_indices_backward")
     x = _t(b, x, "max_pool2d_with_indices_backward")
-    attrs, *_ = _max_pool_attrs(b, kernel_size, stride, padding, dilation,
+    attrs, *_ = O._max_pool_attrs(b, kernel_size, stride, padding, dilation,
                                 ceil_mode)
     return b.op("max_pool2d_backward", [grad, x], attrs, shape=x.shape,
                 dtype=x.dtype)

@@ -3496,6 +3496,24 @@ def _avg_pool_attrs(b, k, s, p, ceil_mode, count_include_pad,
     return attrs
 
 
+def _max_pool_attrs(b, kernel_size, stride, padding, dilation, ceil_mode):
+    """kt.max_pool2d's (and kt.max_pool2d_backward's) attributes, the
+    defaults left out, with the normalized kernel, stride, padding and
+    dilation: (attrs, k, s, p, d). Shared by max_pool2d here and
+    aten.max_pool2d_with_indices(_backward) in kiln/_aten.py."""
+    if isinstance(stride, (list, tuple)) and not stride:
+        stride = None    # ATen's `stride=[]`: the kernel size
+    k, s, p, d = _pool_attrs(b, kernel_size, stride, padding, dilation)
+    attrs = {"kernel_size": k, "stride": s}
+    if p != [0, 0]:
+        attrs["padding"] = p
+    if d != [1, 1]:
+        attrs["dilation"] = d
+    if ceil_mode:
+        attrs["ceil_mode"] = True
+    return attrs, k, s, p, d
+
+
 def _pool_out(b, size, k, s, p, d, ceil_mode):
     if not ceil_mode:
         return _conv_out(size, k, s, p, d)
@@ -3509,16 +3527,10 @@ def _pool_out(b, size, k, s, p, d, ceil_mode):
 def max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode=False, return_indices=False):
     x = need_tensor(b, x, "max_pool2d")
-    k, s, p, d = _pool_attrs(b, kernel_size, stride, padding, dilation)
+    attrs, k, s, p, d = _max_pool_attrs(b, kernel_size, stride, padding,
+                                        dilation, ceil_mode)
     h = _pool_out(b, x.shape[-2], k[0], s[0], p[0], d[0], ceil_mode)
     w = _pool_out(b, x.shape[-1], k[1], s[1], p[1], d[1], ceil_mode)
-    attrs = {"kernel_size": k, "stride": s}
-    if p != [0, 0]:
-        attrs["padding"] = p
-    if d != [1, 1]:
-        attrs["dilation"] = d
-    if ceil_mode:
-        attrs["ceil_mode"] = True
     r = b.op("max_pool2d", [x], attrs,
              shape=tuple(x.shape[:-2]) + (h, w), dtype=x.dtype)
     if return_indices:
