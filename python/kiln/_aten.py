@@ -1302,51 +1302,6 @@ def avg_pool2d_backward(b, grad, x, kernel_size, stride, padding, ceil_mode,
                 dtype=x.dtype)
 
 
-def _window_argmax(b, x, vals, k, s, p, d):
-    """Flat indices (into each input plane or volume) of the first maximum
-    of every pooling window: for each window offset, the input position of
-    every output (constants; -1 outside the input) is read with
-    kt.index_select, and the first offset whose value equals the window's
-    max (NaN equal to NaN, as PyTorch's max propagates it) wins."""
-    nd = len(k)
-    lead = list(x.shape[:-nd])
-    ins = [b.static(n, "a pooled size") for n in x.shape[-nd:]]
-    outs = [b.static(n, "a pooled size") for n in vals.shape[-nd:]]
-    total = 1
-    for n in ins:
-        total *= n
-    xf = O.reshape(b, x, lead + [total])
-    grids = torch.meshgrid(*[torch.arange(o) for o in outs], indexing="ij")
-    best = found = None
-    for offset in torch.cartesian_prod(*[torch.arange(n) for n in k]).reshape(
-            -1, nd).tolist():
-        pos = torch.zeros(outs, dtype=torch.int64)
-        ok = torch.ones(outs, dtype=torch.bool)
-        for i in range(nd):
-            c = grids[i] * s[i] - p[i] + offset[i] * d[i]
-            ok &= (c >= 0) & (c < ins[i])
-            pos = pos * ins[i] + c
-        pos = torch.where(ok, pos, torch.full_like(pos, -1))
-        posv = b.constant_tensor(pos, limit=1 << 20)
-        valid = _ge(b, posv, 0)
-        safe = O.clamp(b, posv, 0)
-        picked = O.index_select(b, xf, xf.ndim - 1, O.reshape(b, safe, -1))
-        picked = O.reshape(b, picked, lead + outs)
-        hit = _logical_and(b, valid, _logical_or(
-            b, _eq(b, picked, vals),
-            _logical_and(b, _un(b, "isnan", picked),
-                         _un(b, "isnan", vals))))
-        if best is None:
-            best, found = O.where(b, hit, safe, -1), hit
-        else:
-            take = _logical_and(b, hit, O.logical_not(b, found))
-            best = O.where(b, take, safe, best)
-            found = _logical_or(b, found, hit)
-    if tuple(map(value, best.shape)) != tuple(map(value, lead + outs)):
-        best = O.expand(b, best, lead + outs)
-    return O.cast(b, best, torch.int64)
-
-
 @aten("max_pool2d_with_indices")
 def max_pool2d_with_indices(b, x, kernel_size, stride=(), padding=0,
                             dilation=1, ceil_mode=False):
@@ -1356,74 +1311,126 @@ def max_pool2d_with_indices(b, x, kernel_size, stride=(), padding=0,
     attrs, k, s, p, d = O._max_pool_attrs(b, kernel_size, stride, padding,
                                         dilation, ceil_mode)
     vals = O.max_pool2d(b, x, k, s, p, d, ceil_mode)
-    return (vals, _window_argmax(b, x, vals, k, s, p, d))
-
-
-def _triple(b, v, what, default=None):
-    if v is None or (isinstance(v, (list, tuple)) and len(v) == 0):
-        return default
-    if isinstance(v, (list, tuple)):
-        v = [b.static(e, what) for e in v]
-        return v * 3 if len(v) == 1 else v
-    return [b.static(v, what)] * 3
-
-
-def _pool3d(b, x, k, s, p, d, ceil_mode, pool2d):
-    """A 3-D pool as two 2-D pools (max and average over a box are
-    separable, padding and ceil_mode windows included): over (H, W) on
-    [N*C*..., D, H, W], then over D on [..., D, H'*W'] with a (kd, 1)
-    kernel."""
-    lead = list(x.shape[:-3])
-    D, H, W = x.shape[-3:]
-    y = O.reshape(b, x, [-1, D, H, W])
-    y = pool2d(y, k[1:], s[1:], p[1:], d[1:])
-    H2, W2 = y.shape[-2:]
-    y = O.reshape(b, y, [y.shape[0], D, H2 * W2])
-    y = pool2d(O.unsqueeze(b, y, 0), [k[0], 1], [s[0], 1], [p[0], 0],
-               [d[0], 1])
-    y = O.squeeze(b, y, 0)
-    return O.reshape(b, y, lead + [y.shape[-2], H2, W2])
+    return (vals, O._window_argmax(b, x, vals, k, s, p, d))
 
 
 @aten("max_pool3d_with_indices")
 def max_pool3d_with_indices(b, x, kernel_size, stride=(), padding=0,
                             dilation=1, ceil_mode=False):
-    """Values by two kt.max_pool2d (_pool3d), indices (flat, into each
-    input volume) by _window_argmax."""
-    x = _t(b, x, "max_pool3d_with_indices")
-    if x.ndim not in (4, 5):
-        raise b.error("max_pool3d expects a 4-D or 5-D input")
-    k = _triple(b, kernel_size, "a pool kernel size")
-    s = _triple(b, stride, "a pool stride", k)
-    p = _triple(b, padding, "a pool padding")
-    d = _triple(b, dilation, "a pool dilation")
-
-    def pool2d(y, k2, s2, p2, d2):
-        return O.max_pool2d(b, y, k2, s2, p2, d2, ceil_mode)
-    vals = _pool3d(b, x, k, s, p, d, ceil_mode, pool2d)
-    return (vals, _window_argmax(b, x, vals, k, s, p, d))
+    """Values by two kt.max_pool2d, indices (flat, into each input volume)
+    by _ops._window_argmax: the torch-level max_pool3d."""
+    return O.max_pool3d(b, x, kernel_size, stride, padding, dilation,
+                        ceil_mode, return_indices=True)
 
 
 @aten("avg_pool3d")
 def avg_pool3d(b, x, kernel_size, stride=(), padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
-    """Two kt.avg_pool2d (_pool3d): the divisor of a 3-D window is the
-    product of its per-dim divisors (clipped windows and
-    count_include_pad=False alike), so averaging twice is PyTorch's
-    average; a divisor_override is not a product and is refused."""
-    x = _t(b, x, "avg_pool3d")
-    if x.ndim not in (4, 5):
-        raise b.error("avg_pool3d expects a 4-D or 5-D input")
-    if divisor_override is not None:
-        raise b.error("avg_pool3d with divisor_override (not separable "
-                      "into 2-D pools)")
-    k = _triple(b, kernel_size, "a pool kernel size")
-    s = _triple(b, stride, "a pool stride", k)
-    p = _triple(b, padding, "a pool padding")
+    """Two kt.avg_pool2d: the torch-level avg_pool3d (_ops._pool3d)."""
+    return O.avg_pool3d(b, x, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override)
 
-    def pool2d(y, k2, s2, p2, d2):
-        return O.avg_pool2d(b, y, k2, s2, p2, ceil_mode, count_include_pad)
-    return _pool3d(b, x, k, s, p, [1, 1, 1], ceil_mode, pool2d)
+
+@aten("avg_pool3d_backward")
+def avg_pool3d_backward(b, grad, x, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    """The adjoint of avg_pool3d's two 2-D pools (_ops._pool3d), in reverse
+    order: kt.avg_pool2d_backward over D (against the first pool's result),
+    then over (H, W) (against x)."""
+    grad = _t(b, grad, "avg_pool3d_backward")
+    x = _t(b, x, "avg_pool3d_backward")
+    if divisor_override is not None:
+        raise b.error("avg_pool3d_backward with divisor_override (not "
+                      "separable into 2-D pools)")
+    k = O._triple(b, kernel_size, "a pool kernel size")
+    s = O._triple(b, stride, "a pool stride", k)
+    p = O._triple(b, padding, "a pool padding")
+    lead = list(x.shape[:-3])
+    D, H, W = x.shape[-3:]
+    x4 = O.reshape(b, x, [-1, D, H, W])
+    y1 = O.avg_pool2d(b, x4, k[1:], s[1:], p[1:], ceil_mode,
+                      count_include_pad)
+    H2, W2 = y1.shape[-2:]
+    y1 = O.unsqueeze(b, O.reshape(b, y1, [y1.shape[0], D, H2 * W2]), 0)
+    Do = grad.shape[-3]
+    g = O.unsqueeze(b, O.reshape(b, grad, [-1, Do, H2 * W2]), 0)
+    g1 = avg_pool2d_backward(b, g, y1, [k[0], 1], [s[0], 1], [p[0], 0],
+                             ceil_mode, count_include_pad, None)
+    g1 = O.reshape(b, O.squeeze(b, g1, 0), [-1, D, H2, W2])
+    gx = avg_pool2d_backward(b, g1, x4, k[1:], s[1:], p[1:], ceil_mode,
+                             count_include_pad, None)
+    return O.reshape(b, gx, lead + [D, H, W])
+
+
+def _grad_at_indices(b, grad, x, indices, nd, what):
+    """Each output's gradient added at the flat position (into its input
+    plane or volume) `indices` gives: a kt.scatter (sum) of grad into zeros
+    of x's flattened last nd dims."""
+    grad = _t(b, grad, what)
+    x = _t(b, x, what)
+    indices = _t(b, indices, what)
+    lead = list(x.shape[:-nd])
+    vol = O.prod([b.static(n, "a pooled size") for n in x.shape[-nd:]])
+    n_out = O.prod([b.static(n, "a pooled size")
+                    for n in grad.shape[-nd:]])
+    zeros = O.full(b, lead + [vol], 0, dtype=grad.dtype)
+    r = O.scatter_op(b, zeros, len(lead),
+                     O.reshape(b, indices, lead + [n_out]),
+                     O.reshape(b, grad, lead + [n_out]), "sum", what=what)
+    return O.reshape(b, r, list(x.shape))
+
+
+@aten("max_pool3d_with_indices_backward")
+def max_pool3d_with_indices_backward(b, grad, x, kernel_size, stride,
+                                     padding, dilation, ceil_mode, indices):
+    return _grad_at_indices(b, grad, x, indices, 3,
+                            "max_pool3d_with_indices_backward")
+
+
+@aten("adaptive_max_pool2d_backward")
+def adaptive_max_pool2d_backward(b, grad, x, indices):
+    return _grad_at_indices(b, grad, x, indices, 2,
+                            "adaptive_max_pool2d_backward")
+
+
+@aten("adaptive_max_pool3d_backward")
+def adaptive_max_pool3d_backward(b, grad, x, indices):
+    return _grad_at_indices(b, grad, x, indices, 3,
+                            "adaptive_max_pool3d_backward")
+
+
+@aten("adaptive_max_pool2d")
+def adaptive_max_pool2d(b, x, output_size):
+    """(values, flat indices): _ops.adaptive_max_pool2d with indices."""
+    return tuple(O.adaptive_max_pool2d(b, x, list(output_size), True))
+
+
+@aten("adaptive_max_pool3d")
+def adaptive_max_pool3d(b, x, output_size):
+    return tuple(O.adaptive_max_pool3d(b, x, list(output_size), True))
+
+
+@aten("max_unpool2d")
+def max_unpool2d(b, x, indices, output_size):
+    x = _t(b, x, "max_unpool2d")
+    out = [b.static(o, "an output size") for o in output_size]
+    if len(out) != 2:
+        raise b.error("max_unpool2d: There should be exactly two elements "
+                      "(height, width) in output_size, got %d" % len(out))
+    return O._unpool_to(b, x, _t(b, indices, "max_unpool2d"), out, 2,
+                        "max_unpool2d")
+
+
+@aten("max_unpool3d")
+def max_unpool3d(b, x, indices, output_size, stride, padding):
+    x = _t(b, x, "max_unpool3d")
+    out = [b.static(o, "an output size") for o in output_size]
+    if len(out) != 3:
+        raise b.error("max_unpool3d: There should be exactly three elements "
+                      "(depth, height, width) in output_size, got %d"
+                      % len(out))
+    return O._unpool_to(b, x, _t(b, indices, "max_unpool3d"), out, 3,
+                        "max_unpool3d")
 
 
 @aten("_adaptive_avg_pool3d")

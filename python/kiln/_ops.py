@@ -3796,10 +3796,15 @@ def adaptive_avg_pool1d(b, x, output_size):
 
 
 def _adaptive_max(b, x, output_size, nd, return_indices, what):
-    if return_indices:
-        raise b.error("%s with return_indices=True (not supported yet)"
-                      % what)
-    return _adaptive(b, x, output_size, nd, "max", what)
+    """The maximum over PyTorch's adaptive windows (_adaptive) and, with
+    return_indices, the flat index of each window's first maximum
+    (_adaptive_argmax)."""
+    x = need_tensor(b, x, what)
+    vals = _adaptive(b, x, output_size, nd, "max", what)
+    if not return_indices:
+        return vals
+    out = [b.static(o, "an output size") for o in vals.shape[-nd:]]
+    return vals, _adaptive_argmax(b, x, vals, out)
 
 
 @function(F.adaptive_max_pool1d, torch.adaptive_max_pool1d)
@@ -3848,6 +3853,326 @@ def _m_adaptive_max_pool1d(b, m, path, x):
 @module(nn.AdaptiveMaxPool2d)
 def _m_adaptive_max_pool2d(b, m, path, x):
     return adaptive_max_pool2d(b, x, m.output_size, m.return_indices)
+
+
+# --------------------- 3-D pooling, adaptive max indices, unpooling, conv3d
+# (issue 16 batch 7 item 2; the ATen converters of kiln/_aten.py call these)
+
+def _triple(b, v, what, default=None):
+    if v is None or (isinstance(v, (list, tuple)) and len(v) == 0):
+        return default
+    if isinstance(v, (list, tuple)):
+        v = [b.static(e, what) for e in v]
+        return v * 3 if len(v) == 1 else v
+    return [b.static(v, what)] * 3
+
+
+def _pool3d(b, x, k, s, p, d, ceil_mode, pool2d):
+    """A 3-D pool as two 2-D pools (max and average over a box are
+    separable, padding and ceil_mode windows included): over (H, W) on
+    [N*C*..., D, H, W], then over D on [..., D, H'*W'] with a (kd, 1)
+    kernel."""
+    lead = list(x.shape[:-3])
+    D, H, W = x.shape[-3:]
+    y = reshape(b, x, [-1, D, H, W])
+    y = pool2d(y, k[1:], s[1:], p[1:], d[1:])
+    H2, W2 = y.shape[-2:]
+    y = reshape(b, y, [y.shape[0], D, H2 * W2])
+    y = pool2d(unsqueeze(b, y, 0), [k[0], 1], [s[0], 1], [p[0], 0],
+               [d[0], 1])
+    y = squeeze(b, y, 0)
+    return reshape(b, y, lead + [y.shape[-2], H2, W2])
+
+
+def _first_hit(b, x, vals, positions):
+    """Flat indices (into each input plane or volume, the last
+    len(vals.shape) - len(lead) dims of x) of the first of `positions`
+    whose value equals the window's max `vals` (NaN equal to NaN, as
+    PyTorch's max propagates it). positions: int64 tensors of the output's
+    window shape, one per tap in scan order, -1 for a tap outside the
+    input; each is read with kt.index_select at constant positions."""
+    nd = len(positions[0].shape)
+    lead = list(x.shape[:-nd])
+    outs = list(positions[0].shape)
+    total = 1
+    for n in x.shape[-nd:]:
+        total *= b.static(n, "a pooled size")
+    xf = reshape(b, x, lead + [total])
+
+    def cmp(name, t, v):
+        return binary(b, name, t, v, out_dtype=torch.bool)
+
+    def isnan(t):
+        return b.op("isnan", [t], shape=t.shape, dtype=torch.bool)
+    best = found = None
+    for pos in positions:
+        posv = b.constant_tensor(pos, limit=1 << 20)
+        valid = cmp("ge", posv, 0)
+        safe = clamp(b, posv, 0)
+        picked = index_select(b, xf, xf.ndim - 1, reshape(b, safe, -1))
+        picked = reshape(b, picked, lead + outs)
+        hit = cmp("logical_and", valid, cmp(
+            "logical_or", cmp("eq", picked, vals),
+            cmp("logical_and", isnan(picked), isnan(vals))))
+        if best is None:
+            best, found = where(b, hit, safe, -1), hit
+        else:
+            take = cmp("logical_and", hit, logical_not(b, found))
+            best = where(b, take, safe, best)
+            found = cmp("logical_or", found, hit)
+    if tuple(map(value, best.shape)) != tuple(map(value, lead + outs)):
+        best = expand(b, best, lead + outs)
+    return cast(b, best, torch.int64)
+
+
+def _window_argmax(b, x, vals, k, s, p, d):
+    """_first_hit over the windows of a (dilated, padded) max pool: for each
+    window offset, the input position of every output (constants)."""
+    nd = len(k)
+    ins = [b.static(n, "a pooled size") for n in x.shape[-nd:]]
+    outs = [b.static(n, "a pooled size") for n in vals.shape[-nd:]]
+    grids = torch.meshgrid(*[torch.arange(o) for o in outs], indexing="ij")
+    positions = []
+    for offset in torch.cartesian_prod(*[torch.arange(n) for n in k]).reshape(
+            -1, nd).tolist():
+        pos = torch.zeros(outs, dtype=torch.int64)
+        ok = torch.ones(outs, dtype=torch.bool)
+        for i in range(nd):
+            c = grids[i] * s[i] - p[i] + offset[i] * d[i]
+            ok &= (c >= 0) & (c < ins[i])
+            pos = pos * ins[i] + c
+        positions.append(torch.where(ok, pos, torch.full_like(pos, -1)))
+    return _first_hit(b, x, vals, positions)
+
+
+def _adaptive_argmax(b, x, vals, out):
+    """_first_hit over PyTorch's adaptive windows [floor(i*n/o),
+    ceil((i+1)*n/o)) of the last len(out) dims: tap t of a window is its
+    start + t, a short window repeating its last position (the same
+    position again cannot change the first hit)."""
+    nd = len(out)
+    ins = [b.static(n, "an adaptive pool's input size")
+           for n in x.shape[-nd:]]
+    wins = [_adaptive_windows(n, o) for n, o in zip(ins, out)]
+    taps = [max([e - s_ for s_, e in w] or [1]) for w in wins]
+    positions = []
+    for offset in torch.cartesian_prod(*[torch.arange(t) for t in taps]
+                                       ).reshape(-1, nd).tolist():
+        per_dim = [torch.tensor([min(s_ + t, e - 1) for s_, e in w],
+                                dtype=torch.int64)
+                   for w, t in zip(wins, offset)]
+        grids = torch.meshgrid(*per_dim, indexing="ij")
+        pos = torch.zeros(out, dtype=torch.int64)
+        for i in range(nd):
+            pos = pos * ins[i] + grids[i]
+        positions.append(pos)
+    return _first_hit(b, x, vals, positions)
+
+
+def _float_pool(b, x, what, nd, also=()):
+    x = need_tensor(b, x, what)
+    if x.ndim not in (nd + 1, nd + 2):
+        raise b.error("%s expects a %d-D or %d-D input, got rank %d"
+                      % (what, nd + 1, nd + 2, x.ndim))
+    if not (x.dtype.is_floating_point or x.dtype in also):
+        # PyTorch 1.13 on CPU (max pooling of integers is not implemented).
+        raise b.error('"%s" not implemented for %s (PyTorch implements it '
+                      "for %s)" % (what, x.dtype, "floats" + "".join(
+                          " and %s" % str(t).replace("torch.", "")
+                          for t in also)))
+    return x
+
+
+def max_pool3d(b, x, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode=False, return_indices=False):
+    """Values by two kt.max_pool2d (_pool3d), indices (flat, into each
+    input volume) by _window_argmax."""
+    x = _float_pool(b, x, "max_pool3d", 3)
+    k = _triple(b, kernel_size, "a pool kernel size")
+    s = _triple(b, stride, "a pool stride", k)
+    p = _triple(b, padding, "a pool padding")
+    d = _triple(b, dilation, "a pool dilation")
+    for kk, pp in zip(k, p):
+        if pp * 2 > kk:
+            raise b.error("max_pool3d: pad should be at most half of "
+                          "effective kernel size, but got pad=%d and "
+                          "kernel_size=%d" % (pp, kk))
+
+    def pool2d(y, k2, s2, p2, d2):
+        return max_pool2d(b, y, k2, s2, p2, d2, ceil_mode)
+    vals = _pool3d(b, x, k, s, p, d, ceil_mode, pool2d)
+    if return_indices:
+        return vals, _window_argmax(b, x, vals, k, s, p, d)
+    return vals
+
+
+for _t in (F.max_pool3d, torch.max_pool3d, _opt(F, "_max_pool3d")):
+    if _t is not None:
+        FUNCTIONS[_t] = max_pool3d
+FUNCTIONS[F.max_pool3d_with_indices] = _with_indices(max_pool3d)
+
+
+@function(F.avg_pool3d, torch._C._nn.avg_pool3d)
+def avg_pool3d(b, x, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Two kt.avg_pool2d (_pool3d): the divisor of a 3-D window is the
+    product of its per-dim divisors (clipped windows and
+    count_include_pad=False alike), so averaging twice is PyTorch's
+    average; a divisor_override is not a product and is refused, and so
+    is int64 (PyTorch divides the integer sum once; twice would truncate
+    twice)."""
+    x = _float_pool(b, x, "avg_pool3d", 3)
+    if divisor_override is not None:
+        raise b.error("avg_pool3d with divisor_override (not separable "
+                      "into 2-D pools)")
+    k = _triple(b, kernel_size, "a pool kernel size")
+    s = _triple(b, stride, "a pool stride", k)
+    p = _triple(b, padding, "a pool padding")
+
+    def pool2d(y, k2, s2, p2, d2):
+        return avg_pool2d(b, y, k2, s2, p2, ceil_mode, count_include_pad)
+    return _pool3d(b, x, k, s, p, [1, 1, 1], ceil_mode, pool2d)
+
+
+@function(F.adaptive_avg_pool3d, torch._C._nn.adaptive_avg_pool3d)
+def adaptive_avg_pool3d(b, x, output_size):
+    return _adaptive(b, x, _adaptive_sizes(b, x, output_size, 3,
+                                           "adaptive_avg_pool3d"),
+                     3, "avg", "adaptive_avg_pool3d")
+
+
+def _adaptive_sizes(b, x, output_size, nd, what):
+    x = need_tensor(b, x, what)
+    if isinstance(output_size, (int, Sym)) or output_size is None:
+        output_size = [output_size] * nd
+    output_size = list(output_size)
+    if len(output_size) != nd:
+        raise b.error("%s: output_size must have %d entries" % (what, nd))
+    return [x.shape[x.ndim - nd + i] if o is None else o
+            for i, o in enumerate(output_size)]
+
+
+@function(F.adaptive_max_pool3d)
+def adaptive_max_pool3d(b, x, output_size, return_indices=False):
+    return _adaptive_max(b, x, _adaptive_sizes(
+        b, x, output_size, 3, "adaptive_max_pool3d"), 3, return_indices,
+        "adaptive_max_pool3d")
+
+
+FUNCTIONS[F.adaptive_max_pool3d_with_indices] = _with_indices(
+    lambda b, x, output_size, return_indices=False: adaptive_max_pool3d(
+        b, x, output_size, return_indices))
+
+
+def max_unpool(b, x, indices, kernel_size, stride, padding, output_size,
+               nd, what):
+    """PyTorch's max_unpool{1,2,3}d: zeros of the output size with each
+    value written at its flat index into its plane (kt.scatter along the
+    flattened spatial dims; an index outside the plane is kt.scatter's
+    run-time error, as PyTorch's "Found an invalid max index")."""
+    x = need_tensor(b, x, what)
+    indices = need_tensor(b, indices, "%s's indices" % what)
+    if x.ndim not in (nd + 1, nd + 2):
+        raise b.error("%s expects a %d-D or %d-D input, got rank %d"
+                      % (what, nd + 1, nd + 2, x.ndim))
+    if indices.dtype != torch.int64:
+        raise b.error("%s: indices must be int64, got %s"
+                      % (what, indices.dtype))
+    if tuple(map(value, indices.shape)) != tuple(map(value, x.shape)):
+        raise b.error("%s: Expected shape of indices to be same as that of "
+                      "the input tensor" % what)
+
+    def dims(v, why, default=None):
+        if v is None or (isinstance(v, (list, tuple)) and not v):
+            return default
+        vs = int_list(b, v, why) if isinstance(v, (list, tuple)) else \
+            [b.static(v, why)]
+        return vs * nd if len(vs) == 1 else vs
+    k = dims(kernel_size, "%s's kernel_size" % what)
+    s = dims(stride, "%s's stride" % what, k)
+    p = dims(padding, "%s's padding" % what, [0] * nd)
+    ins = [b.static(n, "%s's input size" % what) for n in x.shape[-nd:]]
+    default = [(n - 1) * s_ - 2 * p_ + k_
+               for n, s_, p_, k_ in zip(ins, s, p, k)]
+    if output_size is None:
+        out = default
+    else:
+        out = int_list(b, output_size, "%s's output_size" % what)
+        if len(out) == x.ndim:
+            out = out[-nd:]
+        if len(out) != nd:
+            raise b.error("%s: output_size must have %d or %d elements"
+                          % (what, nd, x.ndim))
+        for o, dflt, s_ in zip(out, default, s):
+            if o < dflt - s_ or o > dflt + s_:
+                raise b.error("%s: invalid output_size %s (it must be "
+                              "between %s and %s)" % (
+                                  what, out, [dd - ss for dd, ss in
+                                              zip(default, s)],
+                                  [dd + ss for dd, ss in zip(default, s)]))
+    return _unpool_to(b, x, indices, out, nd, what)
+
+
+def _unpool_to(b, x, indices, out, nd, what):
+    """max_unpool's result of spatial size `out` (aten.max_unpool2d/3d take
+    the size only)."""
+    if tuple(map(value, indices.shape)) != tuple(map(value, x.shape)):
+        raise b.error("%s: Expected shape of indices to be same as that of "
+                      "the input tensor" % what)
+    lead = list(x.shape[:-nd])
+    plane = 1
+    for o in out:
+        plane *= o
+    n_in = 1
+    for n in x.shape[-nd:]:
+        n_in *= b.static(n, "%s's input size" % what)
+    zeros = full(b, lead + [plane], 0, dtype=x.dtype)
+    r = scatter_op(b, zeros, len(lead), reshape(b, indices, lead + [n_in]),
+                   reshape(b, x, lead + [n_in]), "none", what=what)
+    return reshape(b, r, lead + out)
+
+
+def _unpool(nd):
+    name = "max_unpool%dd" % nd
+
+    def conv(b, x, indices, kernel_size, stride=None, padding=0,
+             output_size=None):
+        return max_unpool(b, x, indices, kernel_size, stride, padding,
+                          output_size, nd, name)
+    return conv
+
+
+for _nd in (1, 2, 3):
+    FUNCTIONS[getattr(F, "max_unpool%dd" % _nd)] = _unpool(_nd)
+
+
+@module(nn.MaxPool3d)
+def _m_max_pool3d(b, m, path, x):
+    return max_pool3d(b, x, m.kernel_size, m.stride, m.padding, m.dilation,
+                      m.ceil_mode, m.return_indices)
+
+
+@module(nn.AvgPool3d)
+def _m_avg_pool3d(b, m, path, x):
+    return avg_pool3d(b, x, m.kernel_size, m.stride, m.padding, m.ceil_mode,
+                      m.count_include_pad, m.divisor_override)
+
+
+@module(nn.AdaptiveAvgPool3d)
+def _m_adaptive_avg_pool3d(b, m, path, x):
+    return adaptive_avg_pool3d(b, x, m.output_size)
+
+
+@module(nn.AdaptiveMaxPool3d)
+def _m_adaptive_max_pool3d(b, m, path, x):
+    return adaptive_max_pool3d(b, x, m.output_size, m.return_indices)
+
+
+for _nd in (1, 2, 3):
+    def _m_unpool(b, m, path, x, indices, output_size=None, _nd=_nd):
+        return max_unpool(b, x, indices, m.kernel_size, m.stride, m.padding,
+                          output_size, _nd, "max_unpool%dd" % _nd)
+    MODULES[getattr(nn, "MaxUnpool%dd" % _nd)] = _m_unpool
 
 
 @function(F.batch_norm, torch.batch_norm)

@@ -225,6 +225,11 @@ def _graph_of(fn, *inputs):
     (lambda x: torch.ops.aten.avg_pool3d.default(
         x.view(1, 1, 1, 3, 4), [1, 1, 1], [], 0, False, True, 3),
      "divisor_override"),
+    # int64 avg_pool3d as two 2-D pools would truncate twice (a wrong
+    # answer before issue 16 batch 7): refused.
+    (lambda x: torch.ops.aten.avg_pool3d.default(
+        (x * 4).long().view(1, 1, 1, 3, 4), [1, 2, 2]),
+     "not implemented for torch.int64"),
     (lambda x: torch.ops.aten.index.Tensor(x, [x > 0]), "boolean mask"),
 ])
 def test_refused_with_a_reason(fn, message):
