@@ -1067,46 +1067,19 @@ def convolution(b, x, w, bias, stride, padding, dilation, transposed,
             return O.conv_transpose1d(b, x, w, bias, stride, padding,
                                       output_padding, groups, dilation)
         return O.conv1d(b, x, w, bias, stride, padding, dilation, groups)
-    if k == 3 and not transposed:
-        return _conv3d(b, x, w, bias, stride, padding, dilation, groups)
-    raise b.error("aten.convolution with %d spatial dims%s (kt has 1-D and "
-                  "2-D convolutions; 3-D ones are decomposed when not "
-                  "transposed)" % (k, ", transposed" if transposed else ""))
-
-
-def _conv3d(b, x, w, bias, stride, padding, dilation, groups):
-    """A 3-D convolution as kd 2-D ones: for each depth tap j, the input
-    depth slices od * s + j * d - p of every output depth od (constants;
-    the depth padding is a kt.pad with zeros) stacked into the batch,
-    convolved over (H, W) with w[:, :, j], and the kd results summed."""
-    st = [b.static(v, "a stride") for v in stride]
-    pd = [b.static(v, "a padding") for v in padding]
-    dl = [b.static(v, "a dilation") for v in dilation]
-    N, C, D, H, W = x.shape
-    D = b.static(D, "a conv input depth")
-    kd = b.static(w.shape[2], "a conv kernel depth")
-    Do = (D + 2 * pd[0] - dl[0] * (kd - 1) - 1) // st[0] + 1
-    if Do <= 0:
-        raise b.error("aten.convolution: the output depth would be %d" % Do)
-    xp = O.pad(b, x, [0, 0, 0, 0, pd[0], pd[0]], "constant", 0) \
-        if pd[0] else x
-    out = None
-    for j in range(kd):
-        depths = [od * st[0] + j * dl[0] for od in range(Do)]
-        idx = b.constant_tensor(torch.tensor(depths, dtype=torch.int64))
-        sl = O.index_select(b, xp, 2, idx)                 # N, C, Do, H, W
-        sl = O.permute(b, sl, [0, 2, 1, 3, 4])
-        sl = O.reshape(b, sl, [-1, C, H, W])               # N*Do, C, H, W
-        wj = O.select(b, w, 2, j)
-        y = O.conv2d(b, sl, wj, None, st[1:], pd[1:], dl[1:], groups)
-        out = y if out is None else O.add(b, out, y)
-    Oc, Ho, Wo = out.shape[1:]
-    out = O.permute(b, O.reshape(b, out, [N, Do, Oc, Ho, Wo]),
-                    [0, 2, 1, 3, 4])
-    if bias is not None:
-        out = O.add(b, out, O.reshape(b, O.cast(b, bias, out.dtype),
-                                      [1, -1, 1, 1, 1]))
-    return out
+    if k == 3:
+        st, pd, dl = [[b.static(v, "a conv " + what) for v in vs]
+                      for vs, what in ((stride, "stride"),
+                                       (padding, "padding"),
+                                       (dilation, "dilation"))]
+        G = b.static(groups, "conv groups")
+        if transposed:
+            op = [b.static(v, "a conv output_padding")
+                  for v in output_padding]
+            return O._conv_transpose3d(b, x, w, bias, st, pd, op, G, dl)
+        return O._conv3d(b, x, w, bias, st, pd, dl, G)
+    raise b.error("aten.convolution with %d spatial dims (kt has 1-D and "
+                  "2-D convolutions; 3-D ones are decomposed)" % k)
 
 
 def _red_except(b, x, keep):
@@ -1137,6 +1110,61 @@ def _conv_weight_grad(b, a, g, KH, KW, st, pd, dl, G):
     return O.permute(b, r, [1, 0, 2, 3])
 
 
+def _conv3d_weight_grad(b, a, g, K, st, pd, dl, G):
+    """The gradient of conv3d(a, w)'s weight [O, C/G, KD, KH, KW] given the
+    gradient g [N, O, Do, Ho, Wo] of its output: per depth tap j, the 2-D
+    weight gradient (_conv_weight_grad) of the depth slices od * s + j * d
+    - p of a (stacked into the batch, as _ops._conv3d reads them) against
+    g's depth slices."""
+    N, C, D, H, W = a.shape
+    Oc, Do, Ho, Wo = g.shape[1:]
+    Do = b.static(Do, "a conv output depth")
+    ap = O.pad(b, a, [0, 0, 0, 0, pd[0], pd[0]], "constant", 0) \
+        if pd[0] else a
+    gs = O.reshape(b, O.permute(b, g, [0, 2, 1, 3, 4]), [-1, Oc, Ho, Wo])
+    taps = []
+    for j in range(K[0]):
+        depths = [od * st[0] + j * dl[0] for od in range(Do)]
+        idx = b.constant_tensor(torch.tensor(depths, dtype=torch.int64))
+        sl = O.permute(b, O.index_select(b, ap, 2, idx), [0, 2, 1, 3, 4])
+        sl = O.reshape(b, sl, [-1, C, H, W])
+        taps.append(_conv_weight_grad(b, sl, gs, K[1], K[2], st[1:], pd[1:],
+                                      dl[1:], G))
+    return O.stack(b, taps, 2)
+
+
+def _convolution_backward_3d(b, grad, x, w, stride, padding, dilation,
+                             transposed, output_padding, groups,
+                             output_mask):
+    """As the 2-D case, with _ops's 3-D convolutions: not transposed,
+    grad_input = conv_transpose3d(grad, w) (output_padding giving back x's
+    size), grad_weight = _conv3d_weight_grad(x, grad); transposed (the
+    adjoint), grad_input = conv3d(grad, w), grad_weight =
+    _conv3d_weight_grad(grad, x)."""
+    st, pd, dl = [[b.static(v, "a conv " + what) for v in vs]
+                  for vs, what in ((stride, "stride"), (padding, "padding"),
+                                   (dilation, "dilation"))]
+    G = b.static(groups, "groups")
+    ins = [b.static(v, "a conv input size") for v in x.shape[2:]]
+    K = [b.static(v, "a conv weight size") for v in w.shape[2:]]
+    outs = [b.static(v, "a conv output size") for v in grad.shape[2:]]
+    gi = gw = gb = None
+    if output_mask[0]:
+        if transposed:
+            gi = O._conv3d(b, grad, w, None, st, pd, dl, G)
+        else:
+            op = [n - ((o - 1) * s_ - 2 * p + d * (k - 1) + 1)
+                  for n, o, k, s_, p, d in zip(ins, outs, K, st, pd, dl)]
+            gi = O._conv_transpose3d(b, grad, w, None, st, pd, op, G, dl)
+    if output_mask[1]:
+        gw = (_conv3d_weight_grad(b, grad, x, K, st, pd, dl, G)
+              if transposed else
+              _conv3d_weight_grad(b, x, grad, K, st, pd, dl, G))
+    if output_mask[2]:
+        gb = O.sum_(b, grad, [0, 2, 3, 4])
+    return (gi, gw, gb)
+
+
 @aten("convolution_backward")
 def convolution_backward(b, grad, x, w, bias_sizes, stride, padding,
                          dilation, transposed, output_padding, groups,
@@ -1159,8 +1187,12 @@ def convolution_backward(b, grad, x, w, bias_sizes, stride, padding,
         return tuple(None if v is None else (O.squeeze(b, v, 2)
                                              if i < 2 else v)
                      for i, v in enumerate(r))
+    if x.ndim == 5:
+        return _convolution_backward_3d(b, grad, x, w, stride, padding,
+                                        dilation, transposed,
+                                        output_padding, groups, output_mask)
     if x.ndim != 4:
-        raise b.error("aten.convolution_backward: only 1-D and 2-D "
+        raise b.error("aten.convolution_backward: only 1-D, 2-D and 3-D "
                       "convolutions")
     st = [b.static(v, "a stride") for v in stride]
     pd = [b.static(v, "a padding") for v in padding]

@@ -4175,6 +4175,200 @@ for _nd in (1, 2, 3):
     MODULES[getattr(nn, "MaxUnpool%dd" % _nd)] = _m_unpool
 
 
+# ------------------------- 3-D convolutions (issue 16 batch 7, item 2)
+#
+# kt has 1-D/2-D convolutions only: a 3-D one is kD 2-D ones over the depth
+# taps. conv3d: for each depth tap j, the input depth slices od * s + j * d
+# - p of every output depth (constants) stacked into the batch, convolved
+# over (H, W) with w[:, :, j], summed over j. conv_transpose3d: for each
+# depth tap j, the transposed 2-D convolution of every input depth slice
+# with w[:, :, j]; input depth i of tap j lands on output depth
+# i * s + j * d - p, a constant 0/1 matrix [Do, kD * D] (kt.matmul) adds
+# them up. Their gradients are those kt ops' (the ATen
+# convolution_backward of 3-D convolutions: kiln/_aten.py).
+
+def _conv3d(b, x, w, bias, stride, padding, dilation, groups):
+    """conv3d of a 5-D x with int lists stride/padding/dilation."""
+    st, pd, dl = stride, padding, dilation
+    N, C, D, H, W = x.shape
+    D = b.static(D, "a conv input depth")
+    kd = b.static(w.shape[2], "a conv kernel depth")
+    Do = (D + 2 * pd[0] - dl[0] * (kd - 1) - 1) // st[0] + 1
+    if Do <= 0:
+        raise b.error("conv3d: the output depth would be %d (input depth "
+                      "%d, kernel depth %d)" % (Do, D, kd))
+    xp = pad(b, x, [0, 0, 0, 0, pd[0], pd[0]], "constant", 0) \
+        if pd[0] else x
+    out = None
+    for j in range(kd):
+        depths = [od * st[0] + j * dl[0] for od in range(Do)]
+        idx = b.constant_tensor(torch.tensor(depths, dtype=torch.int64))
+        sl = index_select(b, xp, 2, idx)                 # N, C, Do, H, W
+        sl = permute(b, sl, [0, 2, 1, 3, 4])
+        sl = reshape(b, sl, [-1, C, H, W])               # N*Do, C, H, W
+        wj = select(b, w, 2, j)
+        y = conv2d(b, sl, wj, None, st[1:], pd[1:], dl[1:], groups)
+        out = y if out is None else add(b, out, y)
+    Oc, Ho, Wo = out.shape[1:]
+    out = permute(b, reshape(b, out, [N, Do, Oc, Ho, Wo]), [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = add(b, out, reshape(b, cast(b, bias, out.dtype),
+                                  [1, -1, 1, 1, 1]))
+    return out
+
+
+def _conv_transpose3d(b, x, w, bias, stride, padding, output_padding,
+                      groups, dilation):
+    """conv_transpose3d of a 5-D x with int lists."""
+    st, pd, op, dl = stride, padding, output_padding, dilation
+    N, C, D, H, W = x.shape
+    D = b.static(D, "a conv input depth")
+    kd = b.static(w.shape[2], "a conv kernel depth")
+    Do = (D - 1) * st[0] - 2 * pd[0] + dl[0] * (kd - 1) + op[0] + 1
+    if Do <= 0:
+        raise b.error("conv_transpose3d: the output depth would be %d" % Do)
+    xs = reshape(b, permute(b, x, [0, 2, 1, 3, 4]), [-1, C, H, W])
+    taps = []
+    for j in range(kd):
+        y = conv_transpose2d(b, xs, select(b, w, 2, j), None, st[1:],
+                             pd[1:], op[1:], groups, dl[1:])
+        Oc, Ho, Wo = y.shape[1:]
+        taps.append(reshape(b, y, [N, D, Oc * Ho * Wo]))
+    m = torch.zeros(Do, kd * D, dtype=torch.float64)
+    for j in range(kd):
+        for i in range(D):
+            od = i * st[0] + j * dl[0] - pd[0]
+            if 0 <= od < Do:
+                m[od, j * D + i] = 1
+    ys = taps[0] if kd == 1 else cat(b, taps, 1)     # N, kd*D, K
+    out = matmul(b, b.constant_tensor(m.to(ys.dtype), 1 << 20), ys)
+    out = permute(b, reshape(b, out, [N, Do, Oc, Ho, Wo]), [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = add(b, out, reshape(b, cast(b, bias, out.dtype),
+                                  [1, -1, 1, 1, 1]))
+    return out
+
+
+def _conv3d_operands(b, x, weight, bias, what):
+    x = need_tensor(b, x, what)
+    weight = need_tensor(b, weight, "%s's weight" % what)
+    if x.ndim not in (4, 5):
+        raise b.error("Expected 4D (unbatched) or 5D (batched) input to %s, "
+                      "but got input of rank %d" % (what, x.ndim))
+    if weight.ndim != 5:
+        raise b.error("%s expects a 5-D weight, got rank %d"
+                      % (what, weight.ndim))
+    dt = result_type(b, x, weight)
+    if not dt.is_floating_point:
+        raise b.error("%s of %s tensors" % (what, dt))
+    x = cast(b, x, dt)
+    if x.ndim == 4:
+        x = unsqueeze(b, x, 0)
+    return (x, cast(b, weight, dt),
+            None if bias is None else cast(b, bias, dt))
+
+
+@function(F.conv3d, torch.conv3d)
+def conv3d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
+           groups=1):
+    unbatched = need_tensor(b, x, "conv3d").ndim == 4
+    x, weight, bias = _conv3d_operands(b, x, weight, bias, "conv3d")
+    st = _triple(b, stride, "a conv stride")
+    dl = _triple(b, dilation, "a conv dilation")
+    groups = b.static(groups, "conv groups")
+    k = [b.static(n, "a kernel size") for n in weight.shape[2:]]
+    c = b.static(x.shape[1], "conv3d's input channels")
+    if c != b.static(weight.shape[1], "conv3d's weight") * groups:
+        raise b.error("conv3d: expected input with %d channels (weight %s, "
+                      "groups %d), got %d" % (
+                          weight.shape[1] * groups,
+                          list(map(value, weight.shape)), groups, c))
+    if isinstance(padding, str):
+        if padding == "valid":
+            pd = [0, 0, 0]
+        elif padding == "same":
+            if st != [1, 1, 1]:
+                raise b.error("padding='same' is not supported for strided "
+                              "convolutions")
+            total = [d * (kk - 1) for d, kk in zip(dl, k)]
+            if any(t % 2 for t in total):
+                # Asymmetric: PyTorch pads the extra element at the end.
+                x = pad(b, x, [v for t in reversed(total)
+                               for v in (t // 2, t - t // 2)])
+                pd = [0, 0, 0]
+            else:
+                pd = [t // 2 for t in total]
+        else:
+            raise b.error("conv3d padding=%r" % padding)
+    else:
+        pd = _triple(b, padding, "a conv padding")
+    r = _conv3d(b, x, weight, bias, st, pd, dl, groups)
+    return squeeze(b, r, 0) if unbatched else r
+
+
+@function(F.conv_transpose3d, torch.conv_transpose3d)
+def conv_transpose3d(b, x, weight, bias=None, stride=1, padding=0,
+                     output_padding=0, groups=1, dilation=1):
+    unbatched = need_tensor(b, x, "conv_transpose3d").ndim == 4
+    x, weight, bias = _conv3d_operands(b, x, weight, bias,
+                                       "conv_transpose3d")
+    st = _triple(b, stride, "a conv stride")
+    pd = _triple(b, padding, "a conv padding")
+    op = _triple(b, output_padding, "a conv output_padding")
+    dl = _triple(b, dilation, "a conv dilation")
+    groups = b.static(groups, "conv groups")
+    c = b.static(x.shape[1], "conv_transpose3d's input channels")
+    if c != b.static(weight.shape[0], "conv_transpose3d's weight"):
+        raise b.error("conv_transpose3d: expected input with %d channels "
+                      "(weight %s), got %d" % (
+                          value(weight.shape[0]),
+                          list(map(value, weight.shape)), c))
+    for i in range(3):
+        if op[i] >= max(st[i], dl[i]):
+            raise b.error("conv_transpose3d: output_padding %d must be "
+                          "smaller than stride %d or dilation %d"
+                          % (op[i], st[i], dl[i]))
+    r = _conv_transpose3d(b, x, weight, bias, st, pd, op, groups, dl)
+    return squeeze(b, r, 0) if unbatched else r
+
+
+@module(nn.Conv3d)
+def _m_conv3d(b, m, path, x):
+    x, padding = _conv_padding_mode(b, m, x)
+    return conv3d(b, x, b.module_tensor(path, "weight"),
+                  b.module_tensor(path, "bias"), m.stride, padding,
+                  m.dilation, m.groups)
+
+
+@module(nn.ConvTranspose3d)
+def _m_conv_transpose3d(b, m, path, x, output_size=None):
+    if m.padding_mode != "zeros":
+        raise b.error("Only 'zeros' padding mode is supported for "
+                      "ConvTranspose3d")
+    output_padding = m.output_padding
+    if output_size is not None:
+        x = need_tensor(b, x, "ConvTranspose3d")
+        size = int_list(b, output_size, "an output_size")
+        if len(size) not in (3, x.ndim):
+            raise b.error("ConvTranspose3d: output_size must have 3 or %d "
+                          "entries, got %d" % (x.ndim, len(size)))
+        size = size[-3:]
+        output_padding = []
+        for i in range(3):
+            n = b.static(x.shape[-3 + i], "an input size with output_size")
+            lo = ((n - 1) * m.stride[i] - 2 * m.padding[i]
+                  + m.dilation[i] * (m.kernel_size[i] - 1) + 1)
+            hi = lo + m.stride[i] - 1
+            if not lo <= size[i] <= hi:
+                raise b.error("ConvTranspose3d: requested output size %d is "
+                              "not in the valid range [%d, %d]"
+                              % (size[i], lo, hi))
+            output_padding.append(size[i] - lo)
+    return conv_transpose3d(b, x, b.module_tensor(path, "weight"),
+                            b.module_tensor(path, "bias"), m.stride,
+                            m.padding, output_padding, m.groups, m.dilation)
+
+
 @function(F.batch_norm, torch.batch_norm)
 def batch_norm(b, x, running_mean, running_var, weight=None, bias=None,
                training=False, momentum=0.1, eps=1e-5, *args,

@@ -463,6 +463,21 @@ def cases():
          variant="3d")
     case("convolution.default", R(2, 4, 7), R(4, 3, 3), None, [2], [1],
          [1], True, [1], 1, variant="transposed-1d")
+    case("convolution.default", R(2, 4, 3, 4, 3), R(4, 3, 3, 2, 3), R(6),
+         [2, 3, 1], [1, 0, 1], [1, 2, 2], True, [1, 2, 0], 2,
+         variant="transposed-3d")
+    # 3-D convolution backwards (batch 7): the output gradient's shape from
+    # the forward.
+    for v, tr, xs, ws, st, pd, dl, op, G in (
+            ("3d", False, (2, 4, 5, 4, 6), (6, 2, 2, 3, 2), [2, 1, 2],
+             [1, 0, 1], [2, 1, 1], [0, 0, 0], 2),
+            ("transposed-3d", True, (2, 4, 3, 4, 3), (4, 3, 3, 2, 3),
+             [2, 3, 1], [1, 0, 1], [1, 2, 2], [1, 2, 0], 2)):
+        cx, cw = R(*xs), R(*ws)
+        cy = aten.convolution.default(cx, cw, None, st, pd, dl, tr, op, G)
+        case("convolution_backward.default", R(*cy.shape), cx, cw,
+             [cy.shape[1]], st, pd, dl, tr, op, G, [True, True, True],
+             variant=v)
     case("index.Tensor", x345, [I(2, 1, lo=-3, hi=3), None,
                                 I(4, lo=0, hi=5)], variant="non-adjacent")
     case("convolution_backward.default", R(2, 6, 3, 1), R(2, 4, 6, 5),
