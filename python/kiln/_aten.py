@@ -2125,40 +2125,89 @@ def _owns_contiguous_storage(b, node):
                if n != 1)
 
 
+def _storage_base(b, node):
+    """(base node, view nodes) where `node` is a chain of ATen view ops
+    (slice, select, t, transpose, permute, view, expand, unsqueeze,
+    diagonal, ...: an OpOverload whose result aliases its first argument
+    without writing it; getitem of split/unbind) with constant arguments
+    over a base that owns its storage contiguously
+    (_owns_contiguous_storage); None when it is not."""
+    import operator
+    import torch.fx as fx
+    from torch.utils import _pytree as pytree
+    chain = []
+    while not _owns_contiguous_storage(b, node):
+        if not isinstance(node, fx.Node) or node.op != "call_function" or \
+                len(chain) > 64:
+            return None
+        t = node.target
+        if t is operator.getitem:
+            pass
+        elif isinstance(t, torch._ops.OpOverload):
+            args = t._schema.arguments
+            rets = t._schema.returns
+            if not args or not rets or args[0].alias_info is None or \
+                    args[0].alias_info.is_write or \
+                    rets[0].alias_info is None:
+                return None
+        else:
+            return None
+        if not node.args or not isinstance(node.args[0], fx.Node) or any(
+                isinstance(a, fx.Node) for a in pytree.tree_flatten(
+                    (list(node.args[1:]), node.kwargs))[0]):
+            return None
+        chain.append(node)
+        node = node.args[0]
+    return node, chain[::-1]
+
+
 @aten("as_strided")
 def as_strided(b, x, size, stride, storage_offset=None):
-    """A strided read of x's storage, where x owns its storage contiguously
-    (_owns_contiguous_storage): the storage positions are constants
-    (torch.as_strided of arange), read with kt.index_select from x
+    """A strided read of the storage x views: x owns its storage
+    contiguously, or is a chain of view ops (_storage_base) over a tensor
+    that does. The storage positions are constants: the view chain
+    replayed on torch.arange of the base (a real view of it), then
+    torch.as_strided of that, read with kt.index_select from the base
     flattened. The result is a view (in-place writes to it are refused).
-    Views of other tensors' storage are refused: Kiln's values have no
-    storage to read through."""
+    Anything else (a view through an op with data-dependent arguments, a
+    non-contiguous result) is refused: Kiln's values have no storage to
+    read through."""
     x = _t(b, x, "as_strided")
-    src = b.node.args[0]
-    if not _owns_contiguous_storage(b, src):
-        raise b.error("aten.as_strided of a view or a non-contiguous "
-                      "tensor (it reads another tensor's storage, which "
-                      "Kiln's values do not have)")
+    found = _storage_base(b, b.node.args[0])
+    if found is None:
+        raise b.error("aten.as_strided of a view whose storage Kiln "
+                      "cannot trace to a contiguous base (a non-contiguous "
+                      "result, a view of an in-place op's result, a view "
+                      "op with tensor arguments): Kiln's values have no "
+                      "storage to read through")
+    base_node, chain = found
+    base = b.env[base_node]
+    if not isinstance(base, TensorVal):
+        raise b.error("aten.as_strided of a non-tensor base")
+    shape = [b.static(d, "as_strided's base size") for d in base.shape]
     n = 1
-    for d in x.shape:
-        n *= b.static(d, "as_strided's input size")
+    for d in shape:
+        n *= d
     size = [b.static(v, "an as_strided size") for v in size]
     stride = [b.static(v, "an as_strided stride") for v in stride]
-    off = 0 if storage_offset is None else b.static(storage_offset,
-                                                    "a storage offset")
-    if any(v < 0 for v in size + stride) or off < 0:
+    off = None if storage_offset is None else b.static(
+        storage_offset, "a storage offset")
+    if any(v < 0 for v in size + stride) or (off or 0) < 0:
         raise b.error("aten.as_strided with a negative size, stride or "
                       "offset")
-    last = off + sum((n_ - 1) * st for n_, st in zip(size, stride))
+    view = torch.arange(n).reshape(shape)
+    for nd in chain:
+        view = nd.target(view, *nd.args[1:], **nd.kwargs)
+    first = view.storage_offset() if off is None else off
+    last = first + sum((n_ - 1) * st for n_, st in zip(size, stride))
     if 0 not in size and last >= n:
         raise b.error("aten.as_strided reads past the end of its input's "
                       "storage (position %d of %d)" % (last, n))
-    pos = torch.as_strided(torch.arange(max(n, last + 1, 1)), size, stride,
-                           off)
+    pos = torch.as_strided(view, size, stride, first)
     posv = b.constant_tensor(pos.reshape(-1).contiguous(), limit=1 << 20)
-    r = O.reshape(b, O.index_select(b, O.reshape(b, x, [-1]), 0, posv),
+    r = O.reshape(b, O.index_select(b, O.reshape(b, base, [-1]), 0, posv),
                   size)
-    return TensorVal(r.name, r.shape, r.dtype, is_view=True, base=x)
+    return TensorVal(r.name, r.shape, r.dtype, is_view=True, base=base)
 
 
 @aten("grid_sampler_2d")

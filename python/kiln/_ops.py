@@ -4369,6 +4369,94 @@ def _m_conv_transpose3d(b, m, path, x, output_size=None):
                             m.padding, output_padding, m.groups, m.dilation)
 
 
+# ------------------------------- as_strided (issue 16 batch 7, item 3)
+
+def _torch_storage_view(b, node):
+    """The torch-level view chain of FX node `node` replayed on
+    torch.arange of its base (a graph input whose example owns its storage
+    contiguously): a real view of that arange, whose values are storage
+    positions; None when the chain has anything but view ops with constant
+    arguments (an op whose result is not a view of its input, an in-place
+    op, a tensor argument) or another base."""
+    import torch.fx as fx
+    from torch.utils import _pytree as pytree
+    if not isinstance(node, fx.Node):
+        return None
+    chain = []
+    while node.op != "placeholder":
+        if node.op not in ("call_function", "call_method") or \
+                len(chain) > 64:
+            return None
+        name = node.target if node.op == "call_method" else getattr(
+            node.target, "__name__", "")
+        if str(name).endswith("_") and not str(name).endswith("__"):
+            return None                              # in place
+        if not node.args or not isinstance(node.args[0], fx.Node) or any(
+                isinstance(a, fx.Node) for a in pytree.tree_flatten(
+                    (list(node.args[1:]), node.kwargs))[0]):
+            return None
+        chain.append(node)
+        node = node.args[0]
+    v = b.env.get(node)
+    ex = v.arg.example if isinstance(v, TensorVal) and v.arg else None
+    if ex is None or not (ex.is_contiguous() and ex.storage_offset() == 0
+                          and ex.storage().size() == ex.numel()):
+        return None
+    base = torch.arange(ex.numel()).reshape(ex.shape)
+    view = base
+    for nd in reversed(chain):
+        try:
+            if nd.op == "call_method":
+                view = getattr(view, nd.target)(*nd.args[1:], **nd.kwargs)
+            else:
+                view = nd.target(view, *nd.args[1:], **nd.kwargs)
+        except Exception:  # noqa: not replayable: refused below
+            return None
+        ts = [t for t in pytree.tree_flatten(view)[0]
+              if isinstance(t, torch.Tensor)]
+        if not ts or any(t.storage().data_ptr() != base.storage().data_ptr()
+                         for t in ts):
+            return None                            # not a view of the base
+    if not isinstance(view, torch.Tensor):
+        return None
+    return v, base, view
+
+
+@both("as_strided")
+def as_strided(b, x, size, stride, storage_offset=None):
+    """Tensor.as_strided / torch.as_strided: a strided read of the storage
+    x views, where x is a graph input that owns its storage contiguously or
+    a chain of views of one (_torch_storage_view): the positions are
+    constants (the chain replayed on torch.arange), read with
+    kt.index_select from the input flattened. Of anything else (a result
+    of a non-view op, whose strides eager PyTorch may not make contiguous)
+    it is refused."""
+    x = need_tensor(b, x, "as_strided")
+    found = _torch_storage_view(b, b.node.args[0])
+    if found is None:
+        raise b.error("as_strided of a tensor that is neither a graph input "
+                      "owning its storage contiguously nor a chain of views "
+                      "of one (Kiln's values have no storage to read "
+                      "through)")
+    base_val, base, view = found
+    size = int_list(b, size, "an as_strided size")
+    stride = int_list(b, stride, "an as_strided stride")
+    off = view.storage_offset() if storage_offset is None else b.static(
+        storage_offset, "a storage offset")
+    if any(v < 0 for v in size + stride) or off < 0:
+        raise b.error("as_strided with a negative size, stride or offset")
+    n = base.numel()
+    last = off + sum((n_ - 1) * st for n_, st in zip(size, stride))
+    if 0 not in size and last >= n:
+        raise b.error("as_strided reads past the end of its input's storage "
+                      "(position %d of %d)" % (last, n))
+    pos = torch.as_strided(view, size, stride, off)
+    posv = b.constant_tensor(pos.reshape(-1).contiguous(), limit=1 << 20)
+    r = reshape(b, index_select(b, reshape(b, base_val, [-1]), 0, posv),
+                size)
+    return TensorVal(r.name, r.shape, r.dtype, is_view=True, base=base_val)
+
+
 @function(F.batch_norm, torch.batch_norm)
 def batch_norm(b, x, running_mean, running_var, weight=None, bias=None,
                training=False, momentum=0.1, eps=1e-5, *args,
