@@ -4,11 +4,11 @@
 // ran on one thread: for a model's hundreds of kernel functions it is most of
 // the compile time (a resnet18 training step: ~75%, ~0.3 s per kernel
 // function). compileToObjects translates the module once, adds the entries'
-// packed wrappers, runs -O3 once over the whole module (cross-function
-// decisions as before), then splits it (llvm::SplitModule) into `parts`
-// modules whose machine code is generated on `parts` threads, each in an
-// LLVMContext of its own (a bitcode round trip: an LLVMContext is not
-// thread-safe). The objects are linked by one LLJIT (CPUBackend.cpp,
+// packed wrappers, then splits it (llvm::SplitModule) into `parts` modules
+// that are optimized (-O3) and turned into machine code on `parts` threads,
+// each in an LLVMContext of its own (a bitcode round trip: an LLVMContext is
+// not thread-safe). Internal symbols stay in their users' part; calls from
+// an entry to a kernel in another part are not inlined. The objects are linked by one LLJIT (CPUBackend.cpp,
 // codeFromObjects), as the disk cache's objects are.
 //
 //===----------------------------------------------------------------------===//
