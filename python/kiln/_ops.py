@@ -1979,6 +1979,24 @@ def _basic_index(b, x, entries):
     return r, steps, adv
 
 
+def _dim_size_tensor(b, r, d):
+    """The size of r's dim d as a rank-0 int64 tensor computed at run time
+    (for a dim marked dynamic, whose size the program may not bake in): the
+    number of elements of an all-true mask of r's shape, cut to the first
+    position of every other dim. (A tensor with another dim of size 0 gives
+    0: it has nothing to index.)"""
+    m = binary(b, "eq", r, r, out_dtype=torch.bool)
+    if r.dtype.is_floating_point:
+        # NaN != NaN: those positions count too.
+        m = binary(b, "logical_or", m, b.op("isnan", [r], shape=r.shape,
+                                            dtype=torch.bool),
+                   out_dtype=torch.bool)
+    for od in range(r.ndim):
+        if od != d:
+            m = slice_dim(b, m, od, 0, 1, 1)
+    return sum_(b, cast(b, m, torch.int64), list(range(r.ndim)))
+
+
 class _AdvancedPlan:
     """How the index tensors `adv` address the view `r`: the view permuted
     with the indexed dims first (`perm`) and collapsed to [N] + rest, the
@@ -1991,11 +2009,20 @@ class _AdvancedPlan:
         dims = [d for d, _ in adv]
         self.rest_dims = [d for d in range(r.ndim) if d not in dims]
         self.perm = dims + self.rest_dims
-        sizes = [b.static(r.shape[d], "the size of an indexed dim")
+        # One index tensor may address a dim marked dynamic (`?`), and be
+        # of a dynamic length itself: its size stays symbolic, negative
+        # indices wrap by the dim's size computed at run time
+        # (_dim_size_tensor). Several index tensors need static sizes (the
+        # linear index's strides).
+        one = len(adv) == 1
+        sizes = [r.shape[d] if one and b.is_marked_dynamic(r.shape[d])
+                 else b.static(r.shape[d], "the size of an indexed dim")
                  for d in dims]
         self.N = prod(sizes)
         self.B = list(broadcast(b, *[t.shape for _, t in adv]))
-        self.B = [b.static(s, "the shape of the index tensors") for s in self.B]
+        self.B = [s if one and b.is_marked_dynamic(s) else
+                  b.static(s, "the shape of the index tensors")
+                  for s in self.B]
         self.M = prod(self.B)
         self.rest = [r.shape[d] for d in self.rest_dims]
         # Placement of B: the dims of the non-0-d indices, counted in the
@@ -2012,6 +2039,8 @@ class _AdvancedPlan:
             # Negative indices count from the end (PyTorch); what is still
             # out of [0, n) is kt.index_select's / kt.scatter's run-time
             # error at the user's line.
+            if isinstance(n, Sym):
+                n = _dim_size_tensor(b, r, d)
             t = b.op("where", [binary(b, "lt", t, 0, out_dtype=torch.bool),
                                add(b, t, n), t], shape=t.shape,
                      dtype=torch.int64)
