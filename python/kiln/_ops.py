@@ -3556,6 +3556,11 @@ def _pool_out(b, size, k, s, p, d, ceil_mode):
 def max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode=False, return_indices=False):
     x = need_tensor(b, x, "max_pool2d")
+    if not x.dtype.is_floating_point:
+        # PyTorch 1.13 on CPU (and kt.max_pool2d): floats only. A located
+        # error here, not the verifier's at load time.
+        raise b.error('"max_pool2d" not implemented for %s (PyTorch '
+                      "implements it for floats)" % x.dtype)
     attrs, k, s, p, d = _max_pool_attrs(b, kernel_size, stride, padding,
                                         dilation, ceil_mode)
     h = _pool_out(b, x.shape[-2], k[0], s[0], p[0], d[0], ceil_mode)

@@ -219,8 +219,14 @@ def test_gradients(backend, fn):
      "pad should be at most half of effective kernel size"),
     (lambda x: F.max_unpool2d(x[0], x[0].long(), 2, output_size=(20, 20)),
      "max_unpool2d: invalid output_size"),
+    # 2-D and 1-D max pooling of integers: a located error at import (it
+    # was the kt verifier's error when the module was loaded).
+    (lambda x: F.max_pool2d(x[0].long(), 2),
+     '"max_pool2d" not implemented for torch.int64'),
+    (lambda x: F.max_pool1d(x[0, 0].int(), 2, return_indices=True)[1],
+     '"max_pool2d" not implemented for torch.int32'),
 ], ids=["max-int64", "avg-int32", "avg-int64", "divisor", "rank", "pad",
-        "unpool-size"])
+        "unpool-size", "max2d-int64", "max1d-int32"])
 def test_refused(backend, case):
     fn, msg = case
     with pytest.raises(kiln.Unsupported) as e:
