@@ -199,9 +199,13 @@ bool viewFromDL(const DLTensor *t, const std::string &what, ArgView &view,
     error = what + " has an unsupported dtype (code " +
             std::to_string(t->dtype.code) + ", bits " +
             std::to_string(t->dtype.bits) + ", lanes " +
-            std::to_string(t->dtype.lanes) +
-            "); supported: float16/32/64, bfloat16, int32/64, bool (8 bits), "
-            "with lanes 1";
+            std::to_string(t->dtype.lanes) + ")" +
+            (t->dtype.code == kDLComplex
+                 ? ": complex dtypes are not supported, kt has no complex "
+                   "element types (docs/adding-ops.md, \"Complex dtypes\")"
+                 : "") +
+            "; supported: float16/32/64, bfloat16, int8/16/32/64, uint8, "
+            "bool (8 bits), with lanes 1";
     return false;
   }
   if (t->ndim < 0) {

@@ -108,6 +108,11 @@ static Expected<NPYHeader> parseHeaderDict(StringRef header) {
     h.dtype = DType::U8;
   else if (d == "|b1")
     h.dtype = DType::I1;
+  else if (d == "<c8" || d == "<c16" || d == ">c8" || d == ">c16")
+    return npyError("unsupported dtype '" + d + "' (" +
+                    (d.ends_with("c8") ? "complex64" : "complex128") +
+                    "): complex dtypes are not supported, kt has no complex "
+                    "element types (docs/adding-ops.md, \"Complex dtypes\")");
   else if (d.starts_with(">"))
     return npyError("unsupported dtype '" + d + "' (big endian)");
   else

@@ -28,6 +28,7 @@ import os
 
 import torch
 
+from . import _ir
 from . import _ops as O
 from ._fx_import import TensorVal
 from ._symbolic import Sym, value
@@ -1066,46 +1067,19 @@ def convolution(b, x, w, bias, stride, padding, dilation, transposed,
             return O.conv_transpose1d(b, x, w, bias, stride, padding,
                                       output_padding, groups, dilation)
         return O.conv1d(b, x, w, bias, stride, padding, dilation, groups)
-    if k == 3 and not transposed:
-        return _conv3d(b, x, w, bias, stride, padding, dilation, groups)
-    raise b.error("aten.convolution with %d spatial dims%s (kt has 1-D and "
-                  "2-D convolutions; 3-D ones are decomposed when not "
-                  "transposed)" % (k, ", transposed" if transposed else ""))
-
-
-def _conv3d(b, x, w, bias, stride, padding, dilation, groups):
-    """A 3-D convolution as kd 2-D ones: for each depth tap j, the input
-    depth slices od * s + j * d - p of every output depth od (constants;
-    the depth padding is a kt.pad with zeros) stacked into the batch,
-    convolved over (H, W) with w[:, :, j], and the kd results summed."""
-    st = [b.static(v, "a stride") for v in stride]
-    pd = [b.static(v, "a padding") for v in padding]
-    dl = [b.static(v, "a dilation") for v in dilation]
-    N, C, D, H, W = x.shape
-    D = b.static(D, "a conv input depth")
-    kd = b.static(w.shape[2], "a conv kernel depth")
-    Do = (D + 2 * pd[0] - dl[0] * (kd - 1) - 1) // st[0] + 1
-    if Do <= 0:
-        raise b.error("aten.convolution: the output depth would be %d" % Do)
-    xp = O.pad(b, x, [0, 0, 0, 0, pd[0], pd[0]], "constant", 0) \
-        if pd[0] else x
-    out = None
-    for j in range(kd):
-        depths = [od * st[0] + j * dl[0] for od in range(Do)]
-        idx = b.constant_tensor(torch.tensor(depths, dtype=torch.int64))
-        sl = O.index_select(b, xp, 2, idx)                 # N, C, Do, H, W
-        sl = O.permute(b, sl, [0, 2, 1, 3, 4])
-        sl = O.reshape(b, sl, [-1, C, H, W])               # N*Do, C, H, W
-        wj = O.select(b, w, 2, j)
-        y = O.conv2d(b, sl, wj, None, st[1:], pd[1:], dl[1:], groups)
-        out = y if out is None else O.add(b, out, y)
-    Oc, Ho, Wo = out.shape[1:]
-    out = O.permute(b, O.reshape(b, out, [N, Do, Oc, Ho, Wo]),
-                    [0, 2, 1, 3, 4])
-    if bias is not None:
-        out = O.add(b, out, O.reshape(b, O.cast(b, bias, out.dtype),
-                                      [1, -1, 1, 1, 1]))
-    return out
+    if k == 3:
+        st, pd, dl = [[b.static(v, "a conv " + what) for v in vs]
+                      for vs, what in ((stride, "stride"),
+                                       (padding, "padding"),
+                                       (dilation, "dilation"))]
+        G = b.static(groups, "conv groups")
+        if transposed:
+            op = [b.static(v, "a conv output_padding")
+                  for v in output_padding]
+            return O._conv_transpose3d(b, x, w, bias, st, pd, op, G, dl)
+        return O._conv3d(b, x, w, bias, st, pd, dl, G)
+    raise b.error("aten.convolution with %d spatial dims (kt has 1-D and "
+                  "2-D convolutions; 3-D ones are decomposed)" % k)
 
 
 def _red_except(b, x, keep):
@@ -1136,6 +1110,61 @@ def _conv_weight_grad(b, a, g, KH, KW, st, pd, dl, G):
     return O.permute(b, r, [1, 0, 2, 3])
 
 
+def _conv3d_weight_grad(b, a, g, K, st, pd, dl, G):
+    """The gradient of conv3d(a, w)'s weight [O, C/G, KD, KH, KW] given the
+    gradient g [N, O, Do, Ho, Wo] of its output: per depth tap j, the 2-D
+    weight gradient (_conv_weight_grad) of the depth slices od * s + j * d
+    - p of a (stacked into the batch, as _ops._conv3d reads them) against
+    g's depth slices."""
+    N, C, D, H, W = a.shape
+    Oc, Do, Ho, Wo = g.shape[1:]
+    Do = b.static(Do, "a conv output depth")
+    ap = O.pad(b, a, [0, 0, 0, 0, pd[0], pd[0]], "constant", 0) \
+        if pd[0] else a
+    gs = O.reshape(b, O.permute(b, g, [0, 2, 1, 3, 4]), [-1, Oc, Ho, Wo])
+    taps = []
+    for j in range(K[0]):
+        depths = [od * st[0] + j * dl[0] for od in range(Do)]
+        idx = b.constant_tensor(torch.tensor(depths, dtype=torch.int64))
+        sl = O.permute(b, O.index_select(b, ap, 2, idx), [0, 2, 1, 3, 4])
+        sl = O.reshape(b, sl, [-1, C, H, W])
+        taps.append(_conv_weight_grad(b, sl, gs, K[1], K[2], st[1:], pd[1:],
+                                      dl[1:], G))
+    return O.stack(b, taps, 2)
+
+
+def _convolution_backward_3d(b, grad, x, w, stride, padding, dilation,
+                             transposed, output_padding, groups,
+                             output_mask):
+    """As the 2-D case, with _ops's 3-D convolutions: not transposed,
+    grad_input = conv_transpose3d(grad, w) (output_padding giving back x's
+    size), grad_weight = _conv3d_weight_grad(x, grad); transposed (the
+    adjoint), grad_input = conv3d(grad, w), grad_weight =
+    _conv3d_weight_grad(grad, x)."""
+    st, pd, dl = [[b.static(v, "a conv " + what) for v in vs]
+                  for vs, what in ((stride, "stride"), (padding, "padding"),
+                                   (dilation, "dilation"))]
+    G = b.static(groups, "groups")
+    ins = [b.static(v, "a conv input size") for v in x.shape[2:]]
+    K = [b.static(v, "a conv weight size") for v in w.shape[2:]]
+    outs = [b.static(v, "a conv output size") for v in grad.shape[2:]]
+    gi = gw = gb = None
+    if output_mask[0]:
+        if transposed:
+            gi = O._conv3d(b, grad, w, None, st, pd, dl, G)
+        else:
+            op = [n - ((o - 1) * s_ - 2 * p + d * (k - 1) + 1)
+                  for n, o, k, s_, p, d in zip(ins, outs, K, st, pd, dl)]
+            gi = O._conv_transpose3d(b, grad, w, None, st, pd, op, G, dl)
+    if output_mask[1]:
+        gw = (_conv3d_weight_grad(b, grad, x, K, st, pd, dl, G)
+              if transposed else
+              _conv3d_weight_grad(b, x, grad, K, st, pd, dl, G))
+    if output_mask[2]:
+        gb = O.sum_(b, grad, [0, 2, 3, 4])
+    return (gi, gw, gb)
+
+
 @aten("convolution_backward")
 def convolution_backward(b, grad, x, w, bias_sizes, stride, padding,
                          dilation, transposed, output_padding, groups,
@@ -1158,8 +1187,12 @@ def convolution_backward(b, grad, x, w, bias_sizes, stride, padding,
         return tuple(None if v is None else (O.squeeze(b, v, 2)
                                              if i < 2 else v)
                      for i, v in enumerate(r))
+    if x.ndim == 5:
+        return _convolution_backward_3d(b, grad, x, w, stride, padding,
+                                        dilation, transposed,
+                                        output_padding, groups, output_mask)
     if x.ndim != 4:
-        raise b.error("aten.convolution_backward: only 1-D and 2-D "
+        raise b.error("aten.convolution_backward: only 1-D, 2-D and 3-D "
                       "convolutions")
     st = [b.static(v, "a stride") for v in stride]
     pd = [b.static(v, "a padding") for v in padding]
@@ -1301,141 +1334,135 @@ def avg_pool2d_backward(b, grad, x, kernel_size, stride, padding, ceil_mode,
                 dtype=x.dtype)
 
 
-def _max_pool_attrs(b, kernel_size, stride, padding, dilation, ceil_mode):
-    k, s, p, d = O._pool_attrs(b, kernel_size, list(stride) or None,
-                               padding, dilation)
-    attrs = {"kernel_size": k, "stride": s}
-    if p != [0, 0]:
-        attrs["padding"] = p
-    if d != [1, 1]:
-        attrs["dilation"] = d
-    if ceil_mode:
-        attrs["ceil_mode"] = True
-    return attrs, k, s, p, d
-
-
-def _window_argmax(b, x, vals, k, s, p, d):
-    """Flat indices (into each input plane or volume) of the first maximum
-    of every pooling window: for each window offset, the input position of
-    every output (constants; -1 outside the input) is read with
-    kt.index_select, and the first offset whose value equals the window's
-    max (NaN equal to NaN, as PyTorch's max propagates it) wins."""
-    nd = len(k)
-    lead = list(x.shape[:-nd])
-    ins = [b.static(n, "a pooled size") for n in x.shape[-nd:]]
-    outs = [b.static(n, "a pooled size") for n in vals.shape[-nd:]]
-    total = 1
-    for n in ins:
-        total *= n
-    xf = O.reshape(b, x, lead + [total])
-    grids = torch.meshgrid(*[torch.arange(o) for o in outs], indexing="ij")
-    best = found = None
-    for offset in torch.cartesian_prod(*[torch.arange(n) for n in k]).reshape(
-            -1, nd).tolist():
-        pos = torch.zeros(outs, dtype=torch.int64)
-        ok = torch.ones(outs, dtype=torch.bool)
-        for i in range(nd):
-            c = grids[i] * s[i] - p[i] + offset[i] * d[i]
-            ok &= (c >= 0) & (c < ins[i])
-            pos = pos * ins[i] + c
-        pos = torch.where(ok, pos, torch.full_like(pos, -1))
-        posv = b.constant_tensor(pos, limit=1 << 20)
-        valid = _ge(b, posv, 0)
-        safe = O.clamp(b, posv, 0)
-        picked = O.index_select(b, xf, xf.ndim - 1, O.reshape(b, safe, -1))
-        picked = O.reshape(b, picked, lead + outs)
-        hit = _logical_and(b, valid, _logical_or(
-            b, _eq(b, picked, vals),
-            _logical_and(b, _un(b, "isnan", picked),
-                         _un(b, "isnan", vals))))
-        if best is None:
-            best, found = O.where(b, hit, safe, -1), hit
-        else:
-            take = _logical_and(b, hit, O.logical_not(b, found))
-            best = O.where(b, take, safe, best)
-            found = _logical_or(b, found, hit)
-    if tuple(map(value, best.shape)) != tuple(map(value, lead + outs)):
-        best = O.expand(b, best, lead + outs)
-    return O.cast(b, best, torch.int64)
-
-
 @aten("max_pool2d_with_indices")
 def max_pool2d_with_indices(b, x, kernel_size, stride=(), padding=0,
                             dilation=1, ceil_mode=False):
     """(values, flat indices into each input plane): kt.max_pool2d for the
     values, _window_argmax for the indices."""
     x = _t(b, x, "max_pool2d_with_indices")
-    attrs, k, s, p, d = _max_pool_attrs(b, kernel_size, stride, padding,
+    attrs, k, s, p, d = O._max_pool_attrs(b, kernel_size, stride, padding,
                                         dilation, ceil_mode)
     vals = O.max_pool2d(b, x, k, s, p, d, ceil_mode)
-    return (vals, _window_argmax(b, x, vals, k, s, p, d))
-
-
-def _triple(b, v, what, default=None):
-    if v is None or (isinstance(v, (list, tuple)) and len(v) == 0):
-        return default
-    if isinstance(v, (list, tuple)):
-        v = [b.static(e, what) for e in v]
-        return v * 3 if len(v) == 1 else v
-    return [b.static(v, what)] * 3
-
-
-def _pool3d(b, x, k, s, p, d, ceil_mode, pool2d):
-    """A 3-D pool as two 2-D pools (max and average over a box are
-    separable, padding and ceil_mode windows included): over (H, W) on
-    [N*C*..., D, H, W], then over D on [..., D, H'*W'] with a (kd, 1)
-    kernel."""
-    lead = list(x.shape[:-3])
-    D, H, W = x.shape[-3:]
-    y = O.reshape(b, x, [-1, D, H, W])
-    y = pool2d(y, k[1:], s[1:], p[1:], d[1:])
-    H2, W2 = y.shape[-2:]
-    y = O.reshape(b, y, [y.shape[0], D, H2 * W2])
-    y = pool2d(O.unsqueeze(b, y, 0), [k[0], 1], [s[0], 1], [p[0], 0],
-               [d[0], 1])
-    y = O.squeeze(b, y, 0)
-    return O.reshape(b, y, lead + [y.shape[-2], H2, W2])
+    return (vals, O._window_argmax(b, x, vals, k, s, p, d))
 
 
 @aten("max_pool3d_with_indices")
 def max_pool3d_with_indices(b, x, kernel_size, stride=(), padding=0,
                             dilation=1, ceil_mode=False):
-    """Values by two kt.max_pool2d (_pool3d), indices (flat, into each
-    input volume) by _window_argmax."""
-    x = _t(b, x, "max_pool3d_with_indices")
-    if x.ndim not in (4, 5):
-        raise b.error("max_pool3d expects a 4-D or 5-D input")
-    k = _triple(b, kernel_size, "a pool kernel size")
-    s = _triple(b, stride, "a pool stride", k)
-    p = _triple(b, padding, "a pool padding")
-    d = _triple(b, dilation, "a pool dilation")
-
-    def pool2d(y, k2, s2, p2, d2):
-        return O.max_pool2d(b, y, k2, s2, p2, d2, ceil_mode)
-    vals = _pool3d(b, x, k, s, p, d, ceil_mode, pool2d)
-    return (vals, _window_argmax(b, x, vals, k, s, p, d))
+    """Values by two kt.max_pool2d, indices (flat, into each input volume)
+    by _ops._window_argmax: the torch-level max_pool3d."""
+    return O.max_pool3d(b, x, kernel_size, stride, padding, dilation,
+                        ceil_mode, return_indices=True)
 
 
 @aten("avg_pool3d")
 def avg_pool3d(b, x, kernel_size, stride=(), padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
-    """Two kt.avg_pool2d (_pool3d): the divisor of a 3-D window is the
-    product of its per-dim divisors (clipped windows and
-    count_include_pad=False alike), so averaging twice is PyTorch's
-    average; a divisor_override is not a product and is refused."""
-    x = _t(b, x, "avg_pool3d")
-    if x.ndim not in (4, 5):
-        raise b.error("avg_pool3d expects a 4-D or 5-D input")
-    if divisor_override is not None:
-        raise b.error("avg_pool3d with divisor_override (not separable "
-                      "into 2-D pools)")
-    k = _triple(b, kernel_size, "a pool kernel size")
-    s = _triple(b, stride, "a pool stride", k)
-    p = _triple(b, padding, "a pool padding")
+    """Two kt.avg_pool2d: the torch-level avg_pool3d (_ops._pool3d)."""
+    return O.avg_pool3d(b, x, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override)
 
-    def pool2d(y, k2, s2, p2, d2):
-        return O.avg_pool2d(b, y, k2, s2, p2, ceil_mode, count_include_pad)
-    return _pool3d(b, x, k, s, p, [1, 1, 1], ceil_mode, pool2d)
+
+@aten("avg_pool3d_backward")
+def avg_pool3d_backward(b, grad, x, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    """The adjoint of avg_pool3d's two 2-D pools (_ops._pool3d), in reverse
+    order: kt.avg_pool2d_backward over D (against the first pool's result),
+    then over (H, W) (against x)."""
+    grad = _t(b, grad, "avg_pool3d_backward")
+    x = _t(b, x, "avg_pool3d_backward")
+    if divisor_override is not None:
+        raise b.error("avg_pool3d_backward with divisor_override (not "
+                      "separable into 2-D pools)")
+    k = O._triple(b, kernel_size, "a pool kernel size")
+    s = O._triple(b, stride, "a pool stride", k)
+    p = O._triple(b, padding, "a pool padding")
+    lead = list(x.shape[:-3])
+    D, H, W = x.shape[-3:]
+    x4 = O.reshape(b, x, [-1, D, H, W])
+    y1 = O.avg_pool2d(b, x4, k[1:], s[1:], p[1:], ceil_mode,
+                      count_include_pad)
+    H2, W2 = y1.shape[-2:]
+    y1 = O.unsqueeze(b, O.reshape(b, y1, [y1.shape[0], D, H2 * W2]), 0)
+    Do = grad.shape[-3]
+    g = O.unsqueeze(b, O.reshape(b, grad, [-1, Do, H2 * W2]), 0)
+    g1 = avg_pool2d_backward(b, g, y1, [k[0], 1], [s[0], 1], [p[0], 0],
+                             ceil_mode, count_include_pad, None)
+    g1 = O.reshape(b, O.squeeze(b, g1, 0), [-1, D, H2, W2])
+    gx = avg_pool2d_backward(b, g1, x4, k[1:], s[1:], p[1:], ceil_mode,
+                             count_include_pad, None)
+    return O.reshape(b, gx, lead + [D, H, W])
+
+
+def _grad_at_indices(b, grad, x, indices, nd, what):
+    """Each output's gradient added at the flat position (into its input
+    plane or volume) `indices` gives: a kt.scatter (sum) of grad into zeros
+    of x's flattened last nd dims."""
+    grad = _t(b, grad, what)
+    x = _t(b, x, what)
+    indices = _t(b, indices, what)
+    lead = list(x.shape[:-nd])
+    vol = O.prod([b.static(n, "a pooled size") for n in x.shape[-nd:]])
+    n_out = O.prod([b.static(n, "a pooled size")
+                    for n in grad.shape[-nd:]])
+    zeros = O.full(b, lead + [vol], 0, dtype=grad.dtype)
+    r = O.scatter_op(b, zeros, len(lead),
+                     O.reshape(b, indices, lead + [n_out]),
+                     O.reshape(b, grad, lead + [n_out]), "sum", what=what)
+    return O.reshape(b, r, list(x.shape))
+
+
+@aten("max_pool3d_with_indices_backward")
+def max_pool3d_with_indices_backward(b, grad, x, kernel_size, stride,
+                                     padding, dilation, ceil_mode, indices):
+    return _grad_at_indices(b, grad, x, indices, 3,
+                            "max_pool3d_with_indices_backward")
+
+
+@aten("adaptive_max_pool2d_backward")
+def adaptive_max_pool2d_backward(b, grad, x, indices):
+    return _grad_at_indices(b, grad, x, indices, 2,
+                            "adaptive_max_pool2d_backward")
+
+
+@aten("adaptive_max_pool3d_backward")
+def adaptive_max_pool3d_backward(b, grad, x, indices):
+    return _grad_at_indices(b, grad, x, indices, 3,
+                            "adaptive_max_pool3d_backward")
+
+
+@aten("adaptive_max_pool2d")
+def adaptive_max_pool2d(b, x, output_size):
+    """(values, flat indices): _ops.adaptive_max_pool2d with indices."""
+    return tuple(O.adaptive_max_pool2d(b, x, list(output_size), True))
+
+
+@aten("adaptive_max_pool3d")
+def adaptive_max_pool3d(b, x, output_size):
+    return tuple(O.adaptive_max_pool3d(b, x, list(output_size), True))
+
+
+@aten("max_unpool2d")
+def max_unpool2d(b, x, indices, output_size):
+    x = _t(b, x, "max_unpool2d")
+    out = [b.static(o, "an output size") for o in output_size]
+    if len(out) != 2:
+        raise b.error("max_unpool2d: There should be exactly two elements "
+                      "(height, width) in output_size, got %d" % len(out))
+    return O._unpool_to(b, x, _t(b, indices, "max_unpool2d"), out, 2,
+                        "max_unpool2d")
+
+
+@aten("max_unpool3d")
+def max_unpool3d(b, x, indices, output_size, stride, padding):
+    x = _t(b, x, "max_unpool3d")
+    out = [b.static(o, "an output size") for o in output_size]
+    if len(out) != 3:
+        raise b.error("max_unpool3d: There should be exactly three elements "
+                      "(depth, height, width) in output_size, got %d"
+                      % len(out))
+    return O._unpool_to(b, x, _t(b, indices, "max_unpool3d"), out, 3,
+                        "max_unpool3d")
 
 
 @aten("_adaptive_avg_pool3d")
@@ -1462,7 +1489,7 @@ def max_pool2d_with_indices_backward(b, grad, x, kernel_size, stride,
     first maximum of its window, which is where `indices` points)."""
     grad = _t(b, grad, "max_pool2d_with_indices_backward")
     x = _t(b, x, "max_pool2d_with_indices_backward")
-    attrs, *_ = _max_pool_attrs(b, kernel_size, stride, padding, dilation,
+    attrs, *_ = O._max_pool_attrs(b, kernel_size, stride, padding, dilation,
                                 ceil_mode)
     return b.op("max_pool2d_backward", [grad, x], attrs, shape=x.shape,
                 dtype=x.dtype)
@@ -2098,40 +2125,89 @@ def _owns_contiguous_storage(b, node):
                if n != 1)
 
 
+def _storage_base(b, node):
+    """(base node, view nodes) where `node` is a chain of ATen view ops
+    (slice, select, t, transpose, permute, view, expand, unsqueeze,
+    diagonal, ...: an OpOverload whose result aliases its first argument
+    without writing it; getitem of split/unbind) with constant arguments
+    over a base that owns its storage contiguously
+    (_owns_contiguous_storage); None when it is not."""
+    import operator
+    import torch.fx as fx
+    from torch.utils import _pytree as pytree
+    chain = []
+    while not _owns_contiguous_storage(b, node):
+        if not isinstance(node, fx.Node) or node.op != "call_function" or \
+                len(chain) > 64:
+            return None
+        t = node.target
+        if t is operator.getitem:
+            pass
+        elif isinstance(t, torch._ops.OpOverload):
+            args = t._schema.arguments
+            rets = t._schema.returns
+            if not args or not rets or args[0].alias_info is None or \
+                    args[0].alias_info.is_write or \
+                    rets[0].alias_info is None:
+                return None
+        else:
+            return None
+        if not node.args or not isinstance(node.args[0], fx.Node) or any(
+                isinstance(a, fx.Node) for a in pytree.tree_flatten(
+                    (list(node.args[1:]), node.kwargs))[0]):
+            return None
+        chain.append(node)
+        node = node.args[0]
+    return node, chain[::-1]
+
+
 @aten("as_strided")
 def as_strided(b, x, size, stride, storage_offset=None):
-    """A strided read of x's storage, where x owns its storage contiguously
-    (_owns_contiguous_storage): the storage positions are constants
-    (torch.as_strided of arange), read with kt.index_select from x
+    """A strided read of the storage x views: x owns its storage
+    contiguously, or is a chain of view ops (_storage_base) over a tensor
+    that does. The storage positions are constants: the view chain
+    replayed on torch.arange of the base (a real view of it), then
+    torch.as_strided of that, read with kt.index_select from the base
     flattened. The result is a view (in-place writes to it are refused).
-    Views of other tensors' storage are refused: Kiln's values have no
-    storage to read through."""
+    Anything else (a view through an op with data-dependent arguments, a
+    non-contiguous result) is refused: Kiln's values have no storage to
+    read through."""
     x = _t(b, x, "as_strided")
-    src = b.node.args[0]
-    if not _owns_contiguous_storage(b, src):
-        raise b.error("aten.as_strided of a view or a non-contiguous "
-                      "tensor (it reads another tensor's storage, which "
-                      "Kiln's values do not have)")
+    found = _storage_base(b, b.node.args[0])
+    if found is None:
+        raise b.error("aten.as_strided of a view whose storage Kiln "
+                      "cannot trace to a contiguous base (a non-contiguous "
+                      "result, a view of an in-place op's result, a view "
+                      "op with tensor arguments): Kiln's values have no "
+                      "storage to read through")
+    base_node, chain = found
+    base = b.env[base_node]
+    if not isinstance(base, TensorVal):
+        raise b.error("aten.as_strided of a non-tensor base")
+    shape = [b.static(d, "as_strided's base size") for d in base.shape]
     n = 1
-    for d in x.shape:
-        n *= b.static(d, "as_strided's input size")
+    for d in shape:
+        n *= d
     size = [b.static(v, "an as_strided size") for v in size]
     stride = [b.static(v, "an as_strided stride") for v in stride]
-    off = 0 if storage_offset is None else b.static(storage_offset,
-                                                    "a storage offset")
-    if any(v < 0 for v in size + stride) or off < 0:
+    off = None if storage_offset is None else b.static(
+        storage_offset, "a storage offset")
+    if any(v < 0 for v in size + stride) or (off or 0) < 0:
         raise b.error("aten.as_strided with a negative size, stride or "
                       "offset")
-    last = off + sum((n_ - 1) * st for n_, st in zip(size, stride))
+    view = torch.arange(n).reshape(shape)
+    for nd in chain:
+        view = nd.target(view, *nd.args[1:], **nd.kwargs)
+    first = view.storage_offset() if off is None else off
+    last = first + sum((n_ - 1) * st for n_, st in zip(size, stride))
     if 0 not in size and last >= n:
         raise b.error("aten.as_strided reads past the end of its input's "
                       "storage (position %d of %d)" % (last, n))
-    pos = torch.as_strided(torch.arange(max(n, last + 1, 1)), size, stride,
-                           off)
+    pos = torch.as_strided(view, size, stride, first)
     posv = b.constant_tensor(pos.reshape(-1).contiguous(), limit=1 << 20)
-    r = O.reshape(b, O.index_select(b, O.reshape(b, x, [-1]), 0, posv),
+    r = O.reshape(b, O.index_select(b, O.reshape(b, base, [-1]), 0, posv),
                   size)
-    return TensorVal(r.name, r.shape, r.dtype, is_view=True, base=x)
+    return TensorVal(r.name, r.shape, r.dtype, is_view=True, base=base)
 
 
 @aten("grid_sampler_2d")
@@ -2237,9 +2313,15 @@ def sym_is_contiguous(b, x, memory_format=torch.contiguous_format):
 # ------------------------------------------------- not supported (reasons)
 
 
-unsupported("complex dtypes (FFT results are complex): kt has no complex "
-            "element types yet (issue 16, section 2)",
+unsupported("FFT results are complex, and " + _ir.COMPLEX_REASON,
             "_fft_c2r", "_fft_r2c")
+
+# ATen ops (packet names) whose results are complex: without a converter,
+# the FX importer names them with _ir.COMPLEX_REASON (the ops that take a
+# complex tensor fail where that tensor would be made, or at the input).
+COMPLEX_RESULT_OPS = {"view_as_complex", "polar", "complex", "_fft_r2c",
+                      "_fft_c2c", "fft_fft", "fft_rfft", "fft_ifft",
+                      "fft_fftn", "fft_rfftn", "stft"}
 unsupported("returns a Python number read from tensor data (.item()): the "
             "torch-level importer makes it a graph break; 0-d results "
             "handed back as scalars are issue 16, section 2",

@@ -345,11 +345,17 @@ class FxImporter:
         self.cur_loc = self._loc_alias(loc)
         self.cur_attrs = self._metadata_attrs(node)
         try:
+            self._refuse_complex(node)
             value = self._import(node)
         except KilnError as e:
             if getattr(e, "_located", False):
                 raise
-            err = self._located(type(e), e.message)
+            message = e.message
+            if getattr(e, "_complex", False) and node.op not in (
+                    "placeholder", "get_attr"):
+                # Name the op that made or took the complex tensor.
+                message = "%s: %s" % (target_name(node), message)
+            err = self._located(type(e), message)
             if getattr(e, "_no_break", False):
                 err._no_break = True
             raise err from None
@@ -444,12 +450,39 @@ class FxImporter:
             raise self.error("no Kiln conversion for %s" % target_name(node))
         raise self.error("unknown FX node kind %s" % op)
 
+    def _refuse_complex(self, node):
+        """A complex tensor anywhere in the graph is refused naming the op:
+        an ATen-level node whose result is complex (make_fx's tensor_meta),
+        or a torch-level function that makes complex tensors (view_as_complex,
+        polar, torch.fft.*; a symbolic_trace graph has no dtypes)."""
+        if node.op != "call_function":
+            return
+        metas = node.meta.get("tensor_meta")
+        metas = metas if isinstance(metas, (list, tuple)) else [metas]
+        for m in metas:
+            if _ir.is_complex(getattr(m, "dtype", None)):
+                raise _ir.complex_error("a result", m.dtype)
+        t = node.target
+        if isinstance(t, torch._ops.OpOverload):
+            return
+        name = getattr(t, "__name__", "")
+        mod = getattr(t, "__module__", None) or ""
+        if (name in _ir.COMPLEX_FUNCTIONS and mod in ("torch", "torch.functional")) \
+                or mod in ("torch._C._fft", "torch.fft"):
+            err = Unsupported("its result would be complex: %s"
+                              % _ir.COMPLEX_REASON)
+            err._complex = True
+            raise err
+
     def _import_aten(self, node, args, kwargs):
         from . import _aten
         conv = _aten.converter(node.target)
         if conv is None:
             name = _aten.overload_name(node.target)
             why = _aten.reason_unsupported(node.target)
+            if name.partition(".")[0] in _aten.COMPLEX_RESULT_OPS:
+                raise self.error("aten.%s: its result would be complex: %s"
+                                 % (name, _ir.COMPLEX_REASON))
             raise self.error("no Kiln conversion for aten.%s%s" % (
                 name, ": " + why if why else ""))
         return conv(self, *args, **kwargs)

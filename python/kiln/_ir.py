@@ -24,7 +24,33 @@ ELEMENT_TYPES = {
 TORCH_DTYPES = {v: k for k, v in ELEMENT_TYPES.items()}
 
 
+# Why a complex tensor cannot be imported (docs/adding-ops.md, "Complex
+# dtypes"): every place a complex dtype reaches Kiln names it with this.
+COMPLEX_REASON = ("complex dtypes are not supported: kt has no complex "
+                  "element types (docs/adding-ops.md, \"Complex dtypes\")")
+
+# torch-level functions whose results are complex (their converters would
+# need complex element types): named in the error instead of "no Kiln
+# conversion". The torch.fft functions are matched by their module.
+COMPLEX_FUNCTIONS = {"view_as_complex", "polar", "complex", "view_as_real",
+                     "stft", "istft"}
+
+
+def is_complex(dtype):
+    return isinstance(dtype, torch.dtype) and dtype.is_complex
+
+
+def complex_error(what, dtype):
+    """The Unsupported error for a complex tensor; `_complex` tells the FX
+    importer to prefix the op (target) being converted."""
+    err = Unsupported("%s of dtype %s: %s" % (what, dtype, COMPLEX_REASON))
+    err._complex = True
+    return err
+
+
 def element_type(dtype, what="tensor"):
+    if is_complex(dtype):
+        raise complex_error(what, dtype)
     try:
         return ELEMENT_TYPES[dtype]
     except KeyError:

@@ -1990,6 +1990,24 @@ def _basic_index(b, x, entries):
     return r, steps, adv
 
 
+def _dim_size_tensor(b, r, d):
+    """The size of r's dim d as a rank-0 int64 tensor computed at run time
+    (for a dim marked dynamic, whose size the program may not bake in): the
+    number of elements of an all-true mask of r's shape, cut to the first
+    position of every other dim. (A tensor with another dim of size 0 gives
+    0: it has nothing to index.)"""
+    m = binary(b, "eq", r, r, out_dtype=torch.bool)
+    if r.dtype.is_floating_point:
+        # NaN != NaN: those positions count too.
+        m = binary(b, "logical_or", m, b.op("isnan", [r], shape=r.shape,
+                                            dtype=torch.bool),
+                   out_dtype=torch.bool)
+    for od in range(r.ndim):
+        if od != d:
+            m = slice_dim(b, m, od, 0, 1, 1)
+    return sum_(b, cast(b, m, torch.int64), list(range(r.ndim)))
+
+
 class _AdvancedPlan:
     """How the index tensors `adv` address the view `r`: the view permuted
     with the indexed dims first (`perm`) and collapsed to [N] + rest, the
@@ -2002,11 +2020,20 @@ class _AdvancedPlan:
         dims = [d for d, _ in adv]
         self.rest_dims = [d for d in range(r.ndim) if d not in dims]
         self.perm = dims + self.rest_dims
-        sizes = [b.static(r.shape[d], "the size of an indexed dim")
+        # One index tensor may address a dim marked dynamic (`?`), and be
+        # of a dynamic length itself: its size stays symbolic, negative
+        # indices wrap by the dim's size computed at run time
+        # (_dim_size_tensor). Several index tensors need static sizes (the
+        # linear index's strides).
+        one = len(adv) == 1
+        sizes = [r.shape[d] if one and b.is_marked_dynamic(r.shape[d])
+                 else b.static(r.shape[d], "the size of an indexed dim")
                  for d in dims]
         self.N = prod(sizes)
         self.B = list(broadcast(b, *[t.shape for _, t in adv]))
-        self.B = [b.static(s, "the shape of the index tensors") for s in self.B]
+        self.B = [s if one and b.is_marked_dynamic(s) else
+                  b.static(s, "the shape of the index tensors")
+                  for s in self.B]
         self.M = prod(self.B)
         self.rest = [r.shape[d] for d in self.rest_dims]
         # Placement of B: the dims of the non-0-d indices, counted in the
@@ -2023,6 +2050,8 @@ class _AdvancedPlan:
             # Negative indices count from the end (PyTorch); what is still
             # out of [0, n) is kt.index_select's / kt.scatter's run-time
             # error at the user's line.
+            if isinstance(n, Sym):
+                n = _dim_size_tensor(b, r, d)
             t = b.op("where", [binary(b, "lt", t, 0, out_dtype=torch.bool),
                                add(b, t, n), t], shape=t.shape,
                      dtype=torch.int64)
@@ -3510,6 +3539,24 @@ def _avg_pool_attrs(b, k, s, p, ceil_mode, count_include_pad,
     return attrs
 
 
+def _max_pool_attrs(b, kernel_size, stride, padding, dilation, ceil_mode):
+    """kt.max_pool2d's (and kt.max_pool2d_backward's) attributes, the
+    defaults left out, with the normalized kernel, stride, padding and
+    dilation: (attrs, k, s, p, d). Shared by max_pool2d here and
+    aten.max_pool2d_with_indices(_backward) in kiln/_aten.py."""
+    if isinstance(stride, (list, tuple)) and not stride:
+        stride = None    # ATen's `stride=[]`: the kernel size
+    k, s, p, d = _pool_attrs(b, kernel_size, stride, padding, dilation)
+    attrs = {"kernel_size": k, "stride": s}
+    if p != [0, 0]:
+        attrs["padding"] = p
+    if d != [1, 1]:
+        attrs["dilation"] = d
+    if ceil_mode:
+        attrs["ceil_mode"] = True
+    return attrs, k, s, p, d
+
+
 def _pool_out(b, size, k, s, p, d, ceil_mode):
     if not ceil_mode:
         return _conv_out(size, k, s, p, d)
@@ -3523,16 +3570,15 @@ def _pool_out(b, size, k, s, p, d, ceil_mode):
 def max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode=False, return_indices=False):
     x = need_tensor(b, x, "max_pool2d")
-    k, s, p, d = _pool_attrs(b, kernel_size, stride, padding, dilation)
+    if not x.dtype.is_floating_point:
+        # PyTorch 1.13 on CPU (and kt.max_pool2d): floats only. A located
+        # error here, not the verifier's at load time.
+        raise b.error('"max_pool2d" not implemented for %s (PyTorch '
+                      "implements it for floats)" % x.dtype)
+    attrs, k, s, p, d = _max_pool_attrs(b, kernel_size, stride, padding,
+                                        dilation, ceil_mode)
     h = _pool_out(b, x.shape[-2], k[0], s[0], p[0], d[0], ceil_mode)
     w = _pool_out(b, x.shape[-1], k[1], s[1], p[1], d[1], ceil_mode)
-    attrs = {"kernel_size": k, "stride": s}
-    if p != [0, 0]:
-        attrs["padding"] = p
-    if d != [1, 1]:
-        attrs["dilation"] = d
-    if ceil_mode:
-        attrs["ceil_mode"] = True
     r = b.op("max_pool2d", [x], attrs,
              shape=tuple(x.shape[:-2]) + (h, w), dtype=x.dtype)
     if return_indices:
@@ -3798,10 +3844,15 @@ def adaptive_avg_pool1d(b, x, output_size):
 
 
 def _adaptive_max(b, x, output_size, nd, return_indices, what):
-    if return_indices:
-        raise b.error("%s with return_indices=True (not supported yet)"
-                      % what)
-    return _adaptive(b, x, output_size, nd, "max", what)
+    """The maximum over PyTorch's adaptive windows (_adaptive) and, with
+    return_indices, the flat index of each window's first maximum
+    (_adaptive_argmax)."""
+    x = need_tensor(b, x, what)
+    vals = _adaptive(b, x, output_size, nd, "max", what)
+    if not return_indices:
+        return vals
+    out = [b.static(o, "an output size") for o in vals.shape[-nd:]]
+    return vals, _adaptive_argmax(b, x, vals, out)
 
 
 @function(F.adaptive_max_pool1d, torch.adaptive_max_pool1d)
@@ -3850,6 +3901,608 @@ def _m_adaptive_max_pool1d(b, m, path, x):
 @module(nn.AdaptiveMaxPool2d)
 def _m_adaptive_max_pool2d(b, m, path, x):
     return adaptive_max_pool2d(b, x, m.output_size, m.return_indices)
+
+
+# --------------------- 3-D pooling, adaptive max indices, unpooling, conv3d
+# (issue 16 batch 7 item 2; the ATen converters of kiln/_aten.py call these)
+
+def _triple(b, v, what, default=None):
+    if v is None or (isinstance(v, (list, tuple)) and len(v) == 0):
+        return default
+    if isinstance(v, (list, tuple)):
+        v = [b.static(e, what) for e in v]
+        return v * 3 if len(v) == 1 else v
+    return [b.static(v, what)] * 3
+
+
+def _pool3d(b, x, k, s, p, d, ceil_mode, pool2d):
+    """A 3-D pool as two 2-D pools (max and average over a box are
+    separable, padding and ceil_mode windows included): over (H, W) on
+    [N*C*..., D, H, W], then over D on [..., D, H'*W'] with a (kd, 1)
+    kernel."""
+    lead = list(x.shape[:-3])
+    D, H, W = x.shape[-3:]
+    y = reshape(b, x, [-1, D, H, W])
+    y = pool2d(y, k[1:], s[1:], p[1:], d[1:])
+    H2, W2 = y.shape[-2:]
+    y = reshape(b, y, [y.shape[0], D, H2 * W2])
+    y = pool2d(unsqueeze(b, y, 0), [k[0], 1], [s[0], 1], [p[0], 0],
+               [d[0], 1])
+    y = squeeze(b, y, 0)
+    return reshape(b, y, lead + [y.shape[-2], H2, W2])
+
+
+def _first_hit(b, x, vals, positions):
+    """Flat indices (into each input plane or volume, the last
+    len(vals.shape) - len(lead) dims of x) of the first of `positions`
+    whose value equals the window's max `vals` (NaN equal to NaN, as
+    PyTorch's max propagates it). positions: int64 tensors of the output's
+    window shape, one per tap in scan order, -1 for a tap outside the
+    input; each is read with kt.index_select at constant positions."""
+    nd = len(positions[0].shape)
+    lead = list(x.shape[:-nd])
+    outs = list(positions[0].shape)
+    total = 1
+    for n in x.shape[-nd:]:
+        total *= b.static(n, "a pooled size")
+    xf = reshape(b, x, lead + [total])
+
+    def cmp(name, t, v):
+        return binary(b, name, t, v, out_dtype=torch.bool)
+
+    def isnan(t):
+        return b.op("isnan", [t], shape=t.shape, dtype=torch.bool)
+    best = found = None
+    for pos in positions:
+        posv = b.constant_tensor(pos, limit=1 << 20)
+        valid = cmp("ge", posv, 0)
+        safe = clamp(b, posv, 0)
+        picked = index_select(b, xf, xf.ndim - 1, reshape(b, safe, -1))
+        picked = reshape(b, picked, lead + outs)
+        hit = cmp("logical_and", valid, cmp(
+            "logical_or", cmp("eq", picked, vals),
+            cmp("logical_and", isnan(picked), isnan(vals))))
+        if best is None:
+            best, found = where(b, hit, safe, -1), hit
+        else:
+            take = cmp("logical_and", hit, logical_not(b, found))
+            best = where(b, take, safe, best)
+            found = cmp("logical_or", found, hit)
+    if tuple(map(value, best.shape)) != tuple(map(value, lead + outs)):
+        best = expand(b, best, lead + outs)
+    return cast(b, best, torch.int64)
+
+
+def _window_argmax(b, x, vals, k, s, p, d):
+    """_first_hit over the windows of a (dilated, padded) max pool: for each
+    window offset, the input position of every output (constants)."""
+    nd = len(k)
+    ins = [b.static(n, "a pooled size") for n in x.shape[-nd:]]
+    outs = [b.static(n, "a pooled size") for n in vals.shape[-nd:]]
+    grids = torch.meshgrid(*[torch.arange(o) for o in outs], indexing="ij")
+    positions = []
+    for offset in torch.cartesian_prod(*[torch.arange(n) for n in k]).reshape(
+            -1, nd).tolist():
+        pos = torch.zeros(outs, dtype=torch.int64)
+        ok = torch.ones(outs, dtype=torch.bool)
+        for i in range(nd):
+            c = grids[i] * s[i] - p[i] + offset[i] * d[i]
+            ok &= (c >= 0) & (c < ins[i])
+            pos = pos * ins[i] + c
+        positions.append(torch.where(ok, pos, torch.full_like(pos, -1)))
+    return _first_hit(b, x, vals, positions)
+
+
+def _adaptive_argmax(b, x, vals, out):
+    """_first_hit over PyTorch's adaptive windows [floor(i*n/o),
+    ceil((i+1)*n/o)) of the last len(out) dims: tap t of a window is its
+    start + t, a short window repeating its last position (the same
+    position again cannot change the first hit)."""
+    nd = len(out)
+    ins = [b.static(n, "an adaptive pool's input size")
+           for n in x.shape[-nd:]]
+    wins = [_adaptive_windows(n, o) for n, o in zip(ins, out)]
+    taps = [max([e - s_ for s_, e in w] or [1]) for w in wins]
+    positions = []
+    for offset in torch.cartesian_prod(*[torch.arange(t) for t in taps]
+                                       ).reshape(-1, nd).tolist():
+        per_dim = [torch.tensor([min(s_ + t, e - 1) for s_, e in w],
+                                dtype=torch.int64)
+                   for w, t in zip(wins, offset)]
+        grids = torch.meshgrid(*per_dim, indexing="ij")
+        pos = torch.zeros(out, dtype=torch.int64)
+        for i in range(nd):
+            pos = pos * ins[i] + grids[i]
+        positions.append(pos)
+    return _first_hit(b, x, vals, positions)
+
+
+def _float_pool(b, x, what, nd, also=()):
+    x = need_tensor(b, x, what)
+    if x.ndim not in (nd + 1, nd + 2):
+        raise b.error("%s expects a %d-D or %d-D input, got rank %d"
+                      % (what, nd + 1, nd + 2, x.ndim))
+    if not (x.dtype.is_floating_point or x.dtype in also):
+        # PyTorch 1.13 on CPU (max pooling of integers is not implemented).
+        raise b.error('"%s" not implemented for %s (PyTorch implements it '
+                      "for %s)" % (what, x.dtype, "floats" + "".join(
+                          " and %s" % str(t).replace("torch.", "")
+                          for t in also)))
+    return x
+
+
+def max_pool3d(b, x, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode=False, return_indices=False):
+    """Values by two kt.max_pool2d (_pool3d), indices (flat, into each
+    input volume) by _window_argmax."""
+    x = _float_pool(b, x, "max_pool3d", 3)
+    k = _triple(b, kernel_size, "a pool kernel size")
+    s = _triple(b, stride, "a pool stride", k)
+    p = _triple(b, padding, "a pool padding")
+    d = _triple(b, dilation, "a pool dilation")
+    for kk, pp in zip(k, p):
+        if pp * 2 > kk:
+            raise b.error("max_pool3d: pad should be at most half of "
+                          "effective kernel size, but got pad=%d and "
+                          "kernel_size=%d" % (pp, kk))
+
+    def pool2d(y, k2, s2, p2, d2):
+        return max_pool2d(b, y, k2, s2, p2, d2, ceil_mode)
+    vals = _pool3d(b, x, k, s, p, d, ceil_mode, pool2d)
+    if return_indices:
+        return vals, _window_argmax(b, x, vals, k, s, p, d)
+    return vals
+
+
+for _t in (F.max_pool3d, torch.max_pool3d, _opt(F, "_max_pool3d")):
+    if _t is not None:
+        FUNCTIONS[_t] = max_pool3d
+FUNCTIONS[F.max_pool3d_with_indices] = _with_indices(max_pool3d)
+
+
+@function(F.avg_pool3d, torch._C._nn.avg_pool3d)
+def avg_pool3d(b, x, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Two kt.avg_pool2d (_pool3d): the divisor of a 3-D window is the
+    product of its per-dim divisors (clipped windows and
+    count_include_pad=False alike), so averaging twice is PyTorch's
+    average; a divisor_override is not a product and is refused, and so
+    is int64 (PyTorch divides the integer sum once; twice would truncate
+    twice)."""
+    x = _float_pool(b, x, "avg_pool3d", 3)
+    if divisor_override is not None:
+        raise b.error("avg_pool3d with divisor_override (not separable "
+                      "into 2-D pools)")
+    k = _triple(b, kernel_size, "a pool kernel size")
+    s = _triple(b, stride, "a pool stride", k)
+    p = _triple(b, padding, "a pool padding")
+
+    def pool2d(y, k2, s2, p2, d2):
+        return avg_pool2d(b, y, k2, s2, p2, ceil_mode, count_include_pad)
+    return _pool3d(b, x, k, s, p, [1, 1, 1], ceil_mode, pool2d)
+
+
+@function(F.adaptive_avg_pool3d, torch._C._nn.adaptive_avg_pool3d)
+def adaptive_avg_pool3d(b, x, output_size):
+    return _adaptive(b, x, _adaptive_sizes(b, x, output_size, 3,
+                                           "adaptive_avg_pool3d"),
+                     3, "avg", "adaptive_avg_pool3d")
+
+
+def _adaptive_sizes(b, x, output_size, nd, what):
+    x = need_tensor(b, x, what)
+    if isinstance(output_size, (int, Sym)) or output_size is None:
+        output_size = [output_size] * nd
+    output_size = list(output_size)
+    if len(output_size) != nd:
+        raise b.error("%s: output_size must have %d entries" % (what, nd))
+    return [x.shape[x.ndim - nd + i] if o is None else o
+            for i, o in enumerate(output_size)]
+
+
+@function(F.adaptive_max_pool3d)
+def adaptive_max_pool3d(b, x, output_size, return_indices=False):
+    return _adaptive_max(b, x, _adaptive_sizes(
+        b, x, output_size, 3, "adaptive_max_pool3d"), 3, return_indices,
+        "adaptive_max_pool3d")
+
+
+FUNCTIONS[F.adaptive_max_pool3d_with_indices] = _with_indices(
+    lambda b, x, output_size, return_indices=False: adaptive_max_pool3d(
+        b, x, output_size, return_indices))
+
+
+def max_unpool(b, x, indices, kernel_size, stride, padding, output_size,
+               nd, what):
+    """PyTorch's max_unpool{1,2,3}d: zeros of the output size with each
+    value written at its flat index into its plane (kt.scatter along the
+    flattened spatial dims; an index outside the plane is kt.scatter's
+    run-time error, as PyTorch's "Found an invalid max index")."""
+    x = need_tensor(b, x, what)
+    indices = need_tensor(b, indices, "%s's indices" % what)
+    if x.ndim not in (nd + 1, nd + 2):
+        raise b.error("%s expects a %d-D or %d-D input, got rank %d"
+                      % (what, nd + 1, nd + 2, x.ndim))
+    if indices.dtype != torch.int64:
+        raise b.error("%s: indices must be int64, got %s"
+                      % (what, indices.dtype))
+    if tuple(map(value, indices.shape)) != tuple(map(value, x.shape)):
+        raise b.error("%s: Expected shape of indices to be same as that of "
+                      "the input tensor" % what)
+
+    def dims(v, why, default=None):
+        if v is None or (isinstance(v, (list, tuple)) and not v):
+            return default
+        vs = int_list(b, v, why) if isinstance(v, (list, tuple)) else \
+            [b.static(v, why)]
+        return vs * nd if len(vs) == 1 else vs
+    k = dims(kernel_size, "%s's kernel_size" % what)
+    s = dims(stride, "%s's stride" % what, k)
+    p = dims(padding, "%s's padding" % what, [0] * nd)
+    ins = [b.static(n, "%s's input size" % what) for n in x.shape[-nd:]]
+    default = [(n - 1) * s_ - 2 * p_ + k_
+               for n, s_, p_, k_ in zip(ins, s, p, k)]
+    if output_size is None:
+        out = default
+    else:
+        out = int_list(b, output_size, "%s's output_size" % what)
+        if len(out) == x.ndim:
+            out = out[-nd:]
+        if len(out) != nd:
+            raise b.error("%s: output_size must have %d or %d elements"
+                          % (what, nd, x.ndim))
+        for o, dflt, s_ in zip(out, default, s):
+            if o < dflt - s_ or o > dflt + s_:
+                raise b.error("%s: invalid output_size %s (it must be "
+                              "between %s and %s)" % (
+                                  what, out, [dd - ss for dd, ss in
+                                              zip(default, s)],
+                                  [dd + ss for dd, ss in zip(default, s)]))
+    return _unpool_to(b, x, indices, out, nd, what)
+
+
+def _unpool_to(b, x, indices, out, nd, what):
+    """max_unpool's result of spatial size `out` (aten.max_unpool2d/3d take
+    the size only)."""
+    if tuple(map(value, indices.shape)) != tuple(map(value, x.shape)):
+        raise b.error("%s: Expected shape of indices to be same as that of "
+                      "the input tensor" % what)
+    lead = list(x.shape[:-nd])
+    plane = 1
+    for o in out:
+        plane *= o
+    n_in = 1
+    for n in x.shape[-nd:]:
+        n_in *= b.static(n, "%s's input size" % what)
+    zeros = full(b, lead + [plane], 0, dtype=x.dtype)
+    r = scatter_op(b, zeros, len(lead), reshape(b, indices, lead + [n_in]),
+                   reshape(b, x, lead + [n_in]), "none", what=what)
+    return reshape(b, r, lead + out)
+
+
+def _unpool(nd):
+    name = "max_unpool%dd" % nd
+
+    def conv(b, x, indices, kernel_size, stride=None, padding=0,
+             output_size=None):
+        return max_unpool(b, x, indices, kernel_size, stride, padding,
+                          output_size, nd, name)
+    return conv
+
+
+for _nd in (1, 2, 3):
+    FUNCTIONS[getattr(F, "max_unpool%dd" % _nd)] = _unpool(_nd)
+
+
+@module(nn.MaxPool3d)
+def _m_max_pool3d(b, m, path, x):
+    return max_pool3d(b, x, m.kernel_size, m.stride, m.padding, m.dilation,
+                      m.ceil_mode, m.return_indices)
+
+
+@module(nn.AvgPool3d)
+def _m_avg_pool3d(b, m, path, x):
+    return avg_pool3d(b, x, m.kernel_size, m.stride, m.padding, m.ceil_mode,
+                      m.count_include_pad, m.divisor_override)
+
+
+@module(nn.AdaptiveAvgPool3d)
+def _m_adaptive_avg_pool3d(b, m, path, x):
+    return adaptive_avg_pool3d(b, x, m.output_size)
+
+
+@module(nn.AdaptiveMaxPool3d)
+def _m_adaptive_max_pool3d(b, m, path, x):
+    return adaptive_max_pool3d(b, x, m.output_size, m.return_indices)
+
+
+for _nd in (1, 2, 3):
+    def _m_unpool(b, m, path, x, indices, output_size=None, _nd=_nd):
+        return max_unpool(b, x, indices, m.kernel_size, m.stride, m.padding,
+                          output_size, _nd, "max_unpool%dd" % _nd)
+    MODULES[getattr(nn, "MaxUnpool%dd" % _nd)] = _m_unpool
+
+
+# ------------------------- 3-D convolutions (issue 16 batch 7, item 2)
+#
+# kt has 1-D/2-D convolutions only: a 3-D one is kD 2-D ones over the depth
+# taps. conv3d: for each depth tap j, the input depth slices od * s + j * d
+# - p of every output depth (constants) stacked into the batch, convolved
+# over (H, W) with w[:, :, j], summed over j. conv_transpose3d: for each
+# depth tap j, the transposed 2-D convolution of every input depth slice
+# with w[:, :, j]; input depth i of tap j lands on output depth
+# i * s + j * d - p, a constant 0/1 matrix [Do, kD * D] (kt.matmul) adds
+# them up. Their gradients are those kt ops' (the ATen
+# convolution_backward of 3-D convolutions: kiln/_aten.py).
+
+def _conv3d(b, x, w, bias, stride, padding, dilation, groups):
+    """conv3d of a 5-D x with int lists stride/padding/dilation."""
+    st, pd, dl = stride, padding, dilation
+    N, C, D, H, W = x.shape
+    D = b.static(D, "a conv input depth")
+    kd = b.static(w.shape[2], "a conv kernel depth")
+    Do = (D + 2 * pd[0] - dl[0] * (kd - 1) - 1) // st[0] + 1
+    if Do <= 0:
+        raise b.error("conv3d: the output depth would be %d (input depth "
+                      "%d, kernel depth %d)" % (Do, D, kd))
+    xp = pad(b, x, [0, 0, 0, 0, pd[0], pd[0]], "constant", 0) \
+        if pd[0] else x
+    out = None
+    for j in range(kd):
+        depths = [od * st[0] + j * dl[0] for od in range(Do)]
+        idx = b.constant_tensor(torch.tensor(depths, dtype=torch.int64))
+        sl = index_select(b, xp, 2, idx)                 # N, C, Do, H, W
+        sl = permute(b, sl, [0, 2, 1, 3, 4])
+        sl = reshape(b, sl, [-1, C, H, W])               # N*Do, C, H, W
+        wj = select(b, w, 2, j)
+        y = conv2d(b, sl, wj, None, st[1:], pd[1:], dl[1:], groups)
+        out = y if out is None else add(b, out, y)
+    Oc, Ho, Wo = out.shape[1:]
+    out = permute(b, reshape(b, out, [N, Do, Oc, Ho, Wo]), [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = add(b, out, reshape(b, cast(b, bias, out.dtype),
+                                  [1, -1, 1, 1, 1]))
+    return out
+
+
+def _conv_transpose3d(b, x, w, bias, stride, padding, output_padding,
+                      groups, dilation):
+    """conv_transpose3d of a 5-D x with int lists."""
+    st, pd, op, dl = stride, padding, output_padding, dilation
+    N, C, D, H, W = x.shape
+    D = b.static(D, "a conv input depth")
+    kd = b.static(w.shape[2], "a conv kernel depth")
+    Do = (D - 1) * st[0] - 2 * pd[0] + dl[0] * (kd - 1) + op[0] + 1
+    if Do <= 0:
+        raise b.error("conv_transpose3d: the output depth would be %d" % Do)
+    xs = reshape(b, permute(b, x, [0, 2, 1, 3, 4]), [-1, C, H, W])
+    taps = []
+    for j in range(kd):
+        y = conv_transpose2d(b, xs, select(b, w, 2, j), None, st[1:],
+                             pd[1:], op[1:], groups, dl[1:])
+        Oc, Ho, Wo = y.shape[1:]
+        taps.append(reshape(b, y, [N, D, Oc * Ho * Wo]))
+    m = torch.zeros(Do, kd * D, dtype=torch.float64)
+    for j in range(kd):
+        for i in range(D):
+            od = i * st[0] + j * dl[0] - pd[0]
+            if 0 <= od < Do:
+                m[od, j * D + i] = 1
+    ys = taps[0] if kd == 1 else cat(b, taps, 1)     # N, kd*D, K
+    out = matmul(b, b.constant_tensor(m.to(ys.dtype), 1 << 20), ys)
+    out = permute(b, reshape(b, out, [N, Do, Oc, Ho, Wo]), [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = add(b, out, reshape(b, cast(b, bias, out.dtype),
+                                  [1, -1, 1, 1, 1]))
+    return out
+
+
+def _conv3d_operands(b, x, weight, bias, what):
+    x = need_tensor(b, x, what)
+    weight = need_tensor(b, weight, "%s's weight" % what)
+    if x.ndim not in (4, 5):
+        raise b.error("Expected 4D (unbatched) or 5D (batched) input to %s, "
+                      "but got input of rank %d" % (what, x.ndim))
+    if weight.ndim != 5:
+        raise b.error("%s expects a 5-D weight, got rank %d"
+                      % (what, weight.ndim))
+    dt = result_type(b, x, weight)
+    if not dt.is_floating_point:
+        raise b.error("%s of %s tensors" % (what, dt))
+    x = cast(b, x, dt)
+    if x.ndim == 4:
+        x = unsqueeze(b, x, 0)
+    return (x, cast(b, weight, dt),
+            None if bias is None else cast(b, bias, dt))
+
+
+@function(F.conv3d, torch.conv3d)
+def conv3d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
+           groups=1):
+    unbatched = need_tensor(b, x, "conv3d").ndim == 4
+    x, weight, bias = _conv3d_operands(b, x, weight, bias, "conv3d")
+    st = _triple(b, stride, "a conv stride")
+    dl = _triple(b, dilation, "a conv dilation")
+    groups = b.static(groups, "conv groups")
+    k = [b.static(n, "a kernel size") for n in weight.shape[2:]]
+    c = b.static(x.shape[1], "conv3d's input channels")
+    if c != b.static(weight.shape[1], "conv3d's weight") * groups:
+        raise b.error("conv3d: expected input with %d channels (weight %s, "
+                      "groups %d), got %d" % (
+                          weight.shape[1] * groups,
+                          list(map(value, weight.shape)), groups, c))
+    if isinstance(padding, str):
+        if padding == "valid":
+            pd = [0, 0, 0]
+        elif padding == "same":
+            if st != [1, 1, 1]:
+                raise b.error("padding='same' is not supported for strided "
+                              "convolutions")
+            total = [d * (kk - 1) for d, kk in zip(dl, k)]
+            if any(t % 2 for t in total):
+                # Asymmetric: PyTorch pads the extra element at the end.
+                x = pad(b, x, [v for t in reversed(total)
+                               for v in (t // 2, t - t // 2)])
+                pd = [0, 0, 0]
+            else:
+                pd = [t // 2 for t in total]
+        else:
+            raise b.error("conv3d padding=%r" % padding)
+    else:
+        pd = _triple(b, padding, "a conv padding")
+    r = _conv3d(b, x, weight, bias, st, pd, dl, groups)
+    return squeeze(b, r, 0) if unbatched else r
+
+
+@function(F.conv_transpose3d, torch.conv_transpose3d)
+def conv_transpose3d(b, x, weight, bias=None, stride=1, padding=0,
+                     output_padding=0, groups=1, dilation=1):
+    unbatched = need_tensor(b, x, "conv_transpose3d").ndim == 4
+    x, weight, bias = _conv3d_operands(b, x, weight, bias,
+                                       "conv_transpose3d")
+    st = _triple(b, stride, "a conv stride")
+    pd = _triple(b, padding, "a conv padding")
+    op = _triple(b, output_padding, "a conv output_padding")
+    dl = _triple(b, dilation, "a conv dilation")
+    groups = b.static(groups, "conv groups")
+    c = b.static(x.shape[1], "conv_transpose3d's input channels")
+    if c != b.static(weight.shape[0], "conv_transpose3d's weight"):
+        raise b.error("conv_transpose3d: expected input with %d channels "
+                      "(weight %s), got %d" % (
+                          value(weight.shape[0]),
+                          list(map(value, weight.shape)), c))
+    for i in range(3):
+        if op[i] >= max(st[i], dl[i]):
+            raise b.error("conv_transpose3d: output_padding %d must be "
+                          "smaller than stride %d or dilation %d"
+                          % (op[i], st[i], dl[i]))
+    r = _conv_transpose3d(b, x, weight, bias, st, pd, op, groups, dl)
+    return squeeze(b, r, 0) if unbatched else r
+
+
+@module(nn.Conv3d)
+def _m_conv3d(b, m, path, x):
+    x, padding = _conv_padding_mode(b, m, x)
+    return conv3d(b, x, b.module_tensor(path, "weight"),
+                  b.module_tensor(path, "bias"), m.stride, padding,
+                  m.dilation, m.groups)
+
+
+@module(nn.ConvTranspose3d)
+def _m_conv_transpose3d(b, m, path, x, output_size=None):
+    if m.padding_mode != "zeros":
+        raise b.error("Only 'zeros' padding mode is supported for "
+                      "ConvTranspose3d")
+    output_padding = m.output_padding
+    if output_size is not None:
+        x = need_tensor(b, x, "ConvTranspose3d")
+        size = int_list(b, output_size, "an output_size")
+        if len(size) not in (3, x.ndim):
+            raise b.error("ConvTranspose3d: output_size must have 3 or %d "
+                          "entries, got %d" % (x.ndim, len(size)))
+        size = size[-3:]
+        output_padding = []
+        for i in range(3):
+            n = b.static(x.shape[-3 + i], "an input size with output_size")
+            lo = ((n - 1) * m.stride[i] - 2 * m.padding[i]
+                  + m.dilation[i] * (m.kernel_size[i] - 1) + 1)
+            hi = lo + m.stride[i] - 1
+            if not lo <= size[i] <= hi:
+                raise b.error("ConvTranspose3d: requested output size %d is "
+                              "not in the valid range [%d, %d]"
+                              % (size[i], lo, hi))
+            output_padding.append(size[i] - lo)
+    return conv_transpose3d(b, x, b.module_tensor(path, "weight"),
+                            b.module_tensor(path, "bias"), m.stride,
+                            m.padding, output_padding, m.groups, m.dilation)
+
+
+# ------------------------------- as_strided (issue 16 batch 7, item 3)
+
+def _torch_storage_view(b, node):
+    """The torch-level view chain of FX node `node` replayed on
+    torch.arange of its base (a graph input whose example owns its storage
+    contiguously): a real view of that arange, whose values are storage
+    positions; None when the chain has anything but view ops with constant
+    arguments (an op whose result is not a view of its input, an in-place
+    op, a tensor argument) or another base."""
+    import torch.fx as fx
+    from torch.utils import _pytree as pytree
+    if not isinstance(node, fx.Node):
+        return None
+    chain = []
+    while node.op != "placeholder":
+        if node.op not in ("call_function", "call_method") or \
+                len(chain) > 64:
+            return None
+        name = node.target if node.op == "call_method" else getattr(
+            node.target, "__name__", "")
+        if str(name).endswith("_") and not str(name).endswith("__"):
+            return None                              # in place
+        if not node.args or not isinstance(node.args[0], fx.Node) or any(
+                isinstance(a, fx.Node) for a in pytree.tree_flatten(
+                    (list(node.args[1:]), node.kwargs))[0]):
+            return None
+        chain.append(node)
+        node = node.args[0]
+    v = b.env.get(node)
+    ex = v.arg.example if isinstance(v, TensorVal) and v.arg else None
+    if ex is None or not (ex.is_contiguous() and ex.storage_offset() == 0
+                          and ex.storage().size() == ex.numel()):
+        return None
+    base = torch.arange(ex.numel()).reshape(ex.shape)
+    view = base
+    for nd in reversed(chain):
+        try:
+            if nd.op == "call_method":
+                view = getattr(view, nd.target)(*nd.args[1:], **nd.kwargs)
+            else:
+                view = nd.target(view, *nd.args[1:], **nd.kwargs)
+        except Exception:  # noqa: not replayable: refused below
+            return None
+        ts = [t for t in pytree.tree_flatten(view)[0]
+              if isinstance(t, torch.Tensor)]
+        if not ts or any(t.storage().data_ptr() != base.storage().data_ptr()
+                         for t in ts):
+            return None                            # not a view of the base
+    if not isinstance(view, torch.Tensor):
+        return None
+    return v, base, view
+
+
+@both("as_strided")
+def as_strided(b, x, size, stride, storage_offset=None):
+    """Tensor.as_strided / torch.as_strided: a strided read of the storage
+    x views, where x is a graph input that owns its storage contiguously or
+    a chain of views of one (_torch_storage_view): the positions are
+    constants (the chain replayed on torch.arange), read with
+    kt.index_select from the input flattened. Of anything else (a result
+    of a non-view op, whose strides eager PyTorch may not make contiguous)
+    it is refused."""
+    x = need_tensor(b, x, "as_strided")
+    found = _torch_storage_view(b, b.node.args[0])
+    if found is None:
+        raise b.error("as_strided of a tensor that is neither a graph input "
+                      "owning its storage contiguously nor a chain of views "
+                      "of one (Kiln's values have no storage to read "
+                      "through)")
+    base_val, base, view = found
+    size = int_list(b, size, "an as_strided size")
+    stride = int_list(b, stride, "an as_strided stride")
+    off = view.storage_offset() if storage_offset is None else b.static(
+        storage_offset, "a storage offset")
+    if any(v < 0 for v in size + stride) or off < 0:
+        raise b.error("as_strided with a negative size, stride or offset")
+    n = base.numel()
+    last = off + sum((n_ - 1) * st for n_, st in zip(size, stride))
+    if 0 not in size and last >= n:
+        raise b.error("as_strided reads past the end of its input's storage "
+                      "(position %d of %d)" % (last, n))
+    pos = torch.as_strided(view, size, stride, off)
+    posv = b.constant_tensor(pos.reshape(-1).contiguous(), limit=1 << 20)
+    r = reshape(b, index_select(b, reshape(b, base_val, [-1]), 0, posv),
+                size)
+    return TensorVal(r.name, r.shape, r.dtype, is_view=True, base=base_val)
 
 
 @function(F.batch_norm, torch.batch_norm)

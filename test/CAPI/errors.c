@@ -257,6 +257,8 @@ int main(int argc, char **argv) {
   tryCall(s, "float8", bad, 2);
   bad[1] = args[1], bad[1].dtype.lanes = 2;
   tryCall(s, "lanes 2", bad, 2);
+  bad[1] = args[1], bad[1].dtype.code = kDLComplex, bad[1].dtype.bits = 64;
+  tryCall(s, "complex64", bad, 2);
   bad[1] = args[1], bad[1].ndim = -1;
   tryCall(s, "ndim -1", bad, 2);
   bad[1] = args[1], bad[1].shape = NULL;

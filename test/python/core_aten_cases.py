@@ -463,6 +463,21 @@ def cases():
          variant="3d")
     case("convolution.default", R(2, 4, 7), R(4, 3, 3), None, [2], [1],
          [1], True, [1], 1, variant="transposed-1d")
+    case("convolution.default", R(2, 4, 3, 4, 3), R(4, 3, 3, 2, 3), R(6),
+         [2, 3, 1], [1, 0, 1], [1, 2, 2], True, [1, 2, 0], 2,
+         variant="transposed-3d")
+    # 3-D convolution backwards (batch 7): the output gradient's shape from
+    # the forward.
+    for v, tr, xs, ws, st, pd, dl, op, G in (
+            ("3d", False, (2, 4, 5, 4, 6), (6, 2, 2, 3, 2), [2, 1, 2],
+             [1, 0, 1], [2, 1, 1], [0, 0, 0], 2),
+            ("transposed-3d", True, (2, 4, 3, 4, 3), (4, 3, 3, 2, 3),
+             [2, 3, 1], [1, 0, 1], [1, 2, 2], [1, 2, 0], 2)):
+        cx, cw = R(*xs), R(*ws)
+        cy = aten.convolution.default(cx, cw, None, st, pd, dl, tr, op, G)
+        case("convolution_backward.default", R(*cy.shape), cx, cw,
+             [cy.shape[1]], st, pd, dl, tr, op, G, [True, True, True],
+             variant=v)
     case("index.Tensor", x345, [I(2, 1, lo=-3, hi=3), None,
                                 I(4, lo=0, hi=5)], variant="non-adjacent")
     case("convolution_backward.default", R(2, 6, 3, 1), R(2, 4, 6, 5),
@@ -504,6 +519,47 @@ def cases():
     case("max_pool3d_with_indices.default", R(2, 2, 5, 6, 7), [2, 3, 2],
          [2, 2, 1], [1, 1, 0], [1, 1, 2], True)
     case("_adaptive_avg_pool3d.default", R(2, 3, 4, 6, 2), [2, 3, 1])
+    # 3-D pooling backward, adaptive max pooling, unpooling (batch 7).
+    for v, shape, pool in (
+            (None, (2, 2, 5, 6, 7), ([2, 3, 2], [2, 2, 1], [1, 1, 0], True,
+                                     False)),
+            ("include-pad", (1, 2, 4, 6, 5), ([2, 2, 2], [2, 2, 2],
+                                              [0, 0, 1], False, True))):
+        ap_x = R(*shape)
+        ap_y = aten.avg_pool3d.default(ap_x, *pool)
+        case("avg_pool3d_backward.default", R(*ap_y.shape), ap_x, *pool,
+             None, variant=v)
+    mp3_x = R(2, 2, 5, 6, 7)
+    mp3_v, mp3_i = aten.max_pool3d_with_indices.default(
+        mp3_x, [2, 3, 2], [2, 2, 1], [1, 1, 0], [1, 1, 2], True)
+    case("max_pool3d_with_indices_backward.default", R(*mp3_v.shape), mp3_x,
+         [2, 3, 2], [2, 2, 1], [1, 1, 0], [1, 1, 2], True, mp3_i)
+    # Overlapping windows (stride 1): several outputs add into one input.
+    ov_x = R(1, 2, 4, 4, 4)
+    ov_v, ov_i = aten.max_pool3d_with_indices.default(ov_x, [2, 2, 2],
+                                                      [1, 1, 1])
+    case("max_pool3d_with_indices_backward.default", R(*ov_v.shape), ov_x,
+         [2, 2, 2], [1, 1, 1], [0, 0, 0], [1, 1, 1], False, ov_i,
+         variant="overlapping")
+    case("adaptive_max_pool2d.default", R(2, 3, 7, 5), [3, 4])
+    case("adaptive_max_pool2d.default", R(3, 6, 4), [3, 2],
+         variant="even-3d")
+    amp_x = R(2, 3, 7, 5)
+    _, amp_i = aten.adaptive_max_pool2d.default(amp_x, [3, 4])
+    case("adaptive_max_pool2d_backward.default", R(2, 3, 3, 4), amp_x, amp_i)
+    case("adaptive_max_pool3d.default", R(1, 2, 5, 4, 3), [2, 3, 2])
+    amp3_x = R(1, 2, 5, 4, 3)
+    _, amp3_i = aten.adaptive_max_pool3d.default(amp3_x, [2, 3, 2])
+    case("adaptive_max_pool3d_backward.default", R(1, 2, 2, 3, 2), amp3_x,
+         amp3_i)
+    up_v, up_i = aten.max_pool2d_with_indices.default(R(2, 3, 6, 8), [2, 2],
+                                                      [2, 2])
+    case("max_unpool2d.default", up_v, up_i, [6, 8])
+    case("max_unpool2d.default", up_v, up_i, [7, 9], variant="larger")
+    up3_v, up3_i = aten.max_pool3d_with_indices.default(
+        R(1, 2, 4, 6, 4), [2, 2, 2], [2, 2, 2])
+    case("max_unpool3d.default", up3_v, up3_i, [4, 6, 4], [2, 2, 2],
+         [0, 0, 0])
     case("as_strided.default", x345, [3, 3], [2, 5], 1)
     grid = U(2, 3, 4, 2, lo=-1.2, hi=1.2)
     case("grid_sampler_2d.default", R(2, 3, 4, 5), grid, 0, 0, False)

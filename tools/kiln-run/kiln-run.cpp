@@ -277,7 +277,14 @@ static FailureOr<Tensor> randomTensor(Type type, SplitMix64 &rng,
   }
   std::optional<DType> dt = dtypeFromType(elem);
   if (!dt) {
-    why = "has an unsupported type";
+    // Name the type (a complex<f32> tensor, an index, a vector, ...).
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "has an unsupported type " << type;
+    if (isa<ComplexType>(elem))
+      os << " (complex dtypes are not supported: kt has no complex element "
+            "types, docs/adding-ops.md)";
+    why = os.str();
     return failure();
   }
   llvm::Expected<Tensor> created = Tensor::create(*dt, shape);

@@ -44,6 +44,7 @@ typedef enum {
   kDLUInt = 1,   ///< unsigned integer
   kDLFloat = 2,  ///< IEEE floating point
   kDLBfloat = 4, ///< bfloat16
+  kDLComplex = 5, ///< complex (float pairs); not accepted by Kiln
   kDLBool = 6,   ///< boolean, one byte per element
 } DLDataTypeCode;
 

@@ -245,3 +245,21 @@ func.func @logical_xor_wrong_result(%a: tensor<3xf32>, %b: tensor<3xf32>) -> ten
   %0 = kt.logical_xor %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// Tests that complex element types are refused (docs/adding-ops.md,
+// "Complex dtypes"): kt has none.
+func.func @add_complex(%a: tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>> {
+  // expected-error @+1 {{'kt.add' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 16-bit signless integer or 8-bit signless integer or 8-bit unsigned integer values, but got 'tensor<3xcomplex<f32>>'}}
+  %0 = kt.add %a, %a : (tensor<3xcomplex<f32>>, tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+  return %0 : tensor<3xcomplex<f32>>
+}
+
+// -----
+
+func.func @exp_complex(%a: tensor<3xcomplex<f64>>) -> tensor<3xcomplex<f64>> {
+  // expected-error @+1 {{'kt.exp' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type values, but got 'tensor<3xcomplex<f64>>'}}
+  %0 = kt.exp %a : (tensor<3xcomplex<f64>>) -> tensor<3xcomplex<f64>>
+  return %0 : tensor<3xcomplex<f64>>
+}

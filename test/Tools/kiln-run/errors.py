@@ -93,6 +93,30 @@ expect_error("unsupported dtype", ok_args + ["--input=" + path("a.npy"),
 expect_error("random with dynamic dim", [path("ok.mlir"), "--entry=g",
              "--random-inputs"], "dynamic dim")
 
+# Complex arrays and complex argument types: an error naming the dtype and
+# why (docs/adding-ops.md, "Complex dtypes"), on both backends.
+np.save(path("c64.npy"), np.ones(3, np.complex64))
+np.save(path("c128.npy"), np.ones(3, np.complex128))
+with open(path("complex.mlir"), "w") as f:
+    f.write("func.func @c(%a: tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>> {\n"
+            "  return %a : tensor<3xcomplex<f32>>\n}\n")
+for backend in ("interpreter", "cpu"):
+    be = ["--backend=" + backend]
+    expect_error("complex64 npy (%s)" % backend, ok_args + be + [
+        "--input=" + path("a.npy"), "--input=" + path("c64.npy")],
+        "unsupported dtype '<c8' (complex64): complex dtypes are not supported")
+    expect_error("complex128 npy (%s)" % backend, ok_args + be + [
+        "--input=" + path("a.npy"), "--input=" + path("c128.npy")],
+        "unsupported dtype '<c16' (complex128): complex dtypes are not "
+        "supported")
+    expect_error("complex argument, random (%s)" % backend, [
+        path("complex.mlir"), "--random-inputs"] + be,
+        "argument #0 of @c has an unsupported type tensor<3xcomplex<f32>> "
+        "(complex dtypes are not supported")
+    expect_error("complex argument, npy (%s)" % backend, [
+        path("complex.mlir"), "--input=" + path("c64.npy")] + be,
+        "complex dtypes are not supported")
+
 # A failing run leaves an existing output untouched and writes nothing new.
 out = path("out")
 os.makedirs(out)
