@@ -410,16 +410,19 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
     // A conv inside an scf.forall is one tile of a kiln-fuse kernel that
     // already runs on the OpenMP threads: OpenBLAS calls from there would
     // contend with them (and with each other), so it stays direct.
+    Type elem = getElementTypeOrSelf(op->getResult(0).getType());
     if (op->getParentOfType<scf::ForallOp>())
       choice = "direct";
-    else if (impl == "auto")
+    else if (impl == "onednn" && elem.isF32())
+      choice = "onednn";
+    else if (impl == "auto" || impl == "onednn")
       choice = chooseConvImpl(
           s.groups, s.f, s.c, s.kh, s.kw, s.oh, s.ow, s.sh, s.sw,
           getElementTypeOrSelf(op->getResult(0).getType())
               .getIntOrFloatBitWidth(),
           threads);
-    if (choice == "direct") {
-      op->setAttr(kConvImplAttr, StringAttr::get(op->getContext(), "direct"));
+    if (choice == "direct" || choice == "onednn") {
+      op->setAttr(kConvImplAttr, StringAttr::get(op->getContext(), choice));
       continue;
     }
     if (failed(convToIm2colMatmul(rw, op)))

@@ -168,7 +168,7 @@ try:
         [np.zeros(2, np.float32)], extra_args=["--backend=cpu", "--conv=gemm"])
     record("--conv=gemm rejected", False, "kiln-run accepted it")
 except KilnRunError as e:
-    record("--conv=gemm rejected", "--conv must be auto, im2col or direct" in e.stderr,
+    record("--conv=gemm rejected", "--conv must be auto, im2col, direct or onednn" in e.stderr,
            e.stderr[:200])
 
 print("conv_im2col.py: %d passed, %d failed" % (passed, failed))
