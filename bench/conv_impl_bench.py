@@ -7,7 +7,7 @@ best round of each reported. The measurements behind chooseConvImpl's rule
 for conv=auto (docs/codegen.md, "Convolution").
 
     /usr/bin/python3 bench/conv_impl_bench.py [--threads 2] [--rounds 3]
-        [--repeat 11] [--modes direct,im2col,onednn] [--only TEXT]
+        [--repeat 11] [--modes direct,im2col,onednn,onednn-blocked] [--only TEXT]
 """
 import argparse
 import os
@@ -59,13 +59,21 @@ def module(n, c, h, w, f, kh, kw, s, p, g):
 
 
 def kernel_ms(tmp, mlir, inputs, mode, threads, repeat):
+    # "onednn-blocked": oneDNN with KILN_ONEDNN_LAYOUT=blocked (activations
+    # reordered to oneDNN's blocked layout and back per call).
+    env = dict(os.environ)
+    if mode.endswith("-blocked"):
+        mode = mode[:-len("-blocked")]
+        env["KILN_ONEDNN_LAYOUT"] = "blocked"
+    elif mode == "onednn":
+        env["KILN_ONEDNN_LAYOUT"] = "plain"
     path = os.path.join(tmp, "conv.mlir")
     with open(path, "w") as f:
         f.write(mlir)
     args = [KILN_RUN, path, "--backend=cpu", "--conv=" + mode, "--stats",
             "--cpu-threads=%d" % threads, "--repeat=%d" % repeat,
             "--output-dir=" + os.path.join(tmp, "out")] + ["--input=" + p for p in inputs]
-    r = subprocess.run(args, capture_output=True, text=True)
+    r = subprocess.run(args, capture_output=True, text=True, env=env)
     if r.returncode:
         return None
     m = re.search(r"kernel time: median ([0-9.]+)", r.stdout) or \

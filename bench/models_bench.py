@@ -14,6 +14,7 @@ timed.
 
     /usr/bin/python3 bench/models_bench.py [--threads 2] [--batch 8]
         [--image 224] [--seq 512] [--only NAME] [--rounds 3] [--repeat 5]
+        [--conv auto|im2col|direct|onednn]
 
 Run it on an idle machine (`uptime` load < 1) and record the load: the
 script prints it before and after. Needs the kiln package (PYTHONPATH=python
@@ -44,6 +45,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", default="")
+    ap.add_argument("--conv", default="",
+                    help="Kiln's convolution implementation (kiln-cpu{conv=...}: "
+                         "auto, im2col, direct, onednn); default: the pipeline's")
     args = ap.parse_args()
 
     # Kiln's compiled code uses OpenMP; set before the library loads.
@@ -83,7 +87,9 @@ def main():
         with torch.no_grad():
             expected = model(x)
             kiln.reset()
-            opt = kiln.compile(model, backend="cpu")
+            opt = kiln.compile(model, backend="cpu", options=(
+                {"pipeline": "kiln-aot-eager,kiln-cpu{conv=%s}" % args.conv}
+                if args.conv else None))
             t0 = time.perf_counter()
             try:
                 out = opt(x)

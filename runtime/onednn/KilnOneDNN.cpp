@@ -68,8 +68,9 @@ struct Entry {
   dnnl::convolution_forward conv;
   dnnl::memory::desc src, wei, dst;     // what the user passes
   dnnl::memory::desc convWei;           // what the primitive wants
-  bool reorderWei = false;
-  dnnl::reorder weiReorder;
+  dnnl::memory::desc convSrc, convDst;  // (blocked layouts: see create)
+  bool reorderWei = false, reorderSrc = false, reorderDst = false;
+  dnnl::reorder weiReorder, srcReorder, dstIn, dstOut;
   size_t scratchpadBytes = 0;
 };
 
@@ -151,6 +152,29 @@ std::shared_ptr<Entry> create(const Key &key) {
                       {p.ws[1], p.ws[2], p.ws[3], p.ws[4]})
                  : md({p.g, p.f, p.c, p.kh, p.kw}, dt::f32,
                       {p.ws[0], p.ws[1], p.ws[2], p.ws[3], p.ws[4]});
+    // Blocked: oneDNN picks the activations' layout too (nChw16c on
+    // AVX-512, its direct "brgconv" kernels) and they are reordered in and
+    // out per call, as PyTorch eager does; plain: strided NCHW as given (no
+    // reorders; oneDNN then runs its im2col + jit GEMM). Measured
+    // (bench/conv_impl_bench.py, docs/codegen.md): blocked wins for
+    // ungrouped KxK kernels (K > 1) on large images with >= 32 channels
+    // (3x3 64->64 56x56 b8: 13 vs 27 ms), where the reorders are small next
+    // to the arithmetic; plain wins for 1x1 (3-6x: the reorders cost more
+    // than the GEMM), small images and grouped convs.
+    // KILN_ONEDNN_LAYOUT=plain|blocked forces one.
+    const char *layout = std::getenv("KILN_ONEDNN_LAYOUT");
+    bool blocked = p.g == 1 && p.kh * p.kw > 1 && p.c >= 32 && p.f >= 32 &&
+                   p.oh * p.ow >= 28 * 28;
+    if (layout && std::strcmp(layout, "blocked") == 0)
+      blocked = true;
+    else if (layout && std::strcmp(layout, "plain") == 0)
+      blocked = false;
+    md srcAny = blocked ? md({p.n, p.g * p.c, p.h, p.w}, dt::f32,
+                             dnnl::memory::format_tag::any)
+                        : src;
+    md dstAny = blocked ? md({p.n, p.g * p.f, p.oh, p.ow}, dt::f32,
+                             dnnl::memory::format_tag::any)
+                        : dst;
     md weiAny = p.g == 1
                     ? md({p.f, p.c, p.kh, p.kw}, dt::f32, dnnl::memory::format_tag::any)
                     : md({p.g, p.f, p.c, p.kh, p.kw}, dt::f32,
@@ -158,7 +182,8 @@ std::shared_ptr<Entry> create(const Key &key) {
     // oneDNN's dilation counts the gaps: linalg's 1 is its 0.
     dnnl::convolution_forward::desc d(
         dnnl::prop_kind::forward_inference,
-        dnnl::algorithm::convolution_direct, src, weiAny, dst, {p.sh, p.sw},
+        dnnl::algorithm::convolution_direct, srcAny, weiAny, dstAny,
+        {p.sh, p.sw},
         {p.dh - 1, p.dw - 1}, {0, 0}, {0, 0});
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -174,6 +199,21 @@ std::shared_ptr<Entry> create(const Key &key) {
     e->dst = dst;
     e->convWei = pd.weights_desc();
     e->scratchpadBytes = pd.scratchpad_desc().get_size();
+    e->convSrc = pd.src_desc();
+    e->convDst = pd.dst_desc();
+    if (e->convSrc != src) {
+      e->reorderSrc = true;
+      e->srcReorder = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine(), src, engine(), e->convSrc));
+    }
+    if (e->convDst != dst) {
+      e->reorderDst = true;
+      e->dstOut = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine(), e->convDst, engine(), dst));
+      if (p.accumulate)
+        e->dstIn = dnnl::reorder(
+            dnnl::reorder::primitive_desc(engine(), dst, engine(), e->convDst));
+    }
     if (e->convWei != wei) {
       e->reorderWei = true;
       e->weiReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
@@ -251,8 +291,8 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_f32(
   }
   if (threads > 0 && omp_get_max_threads() != threads)
     omp_set_num_threads((int)threads);
-  thread_local std::unique_ptr<char[]> padBuf, weiBuf;
-  thread_local size_t padCap = 0, weiCap = 0;
+  thread_local std::unique_ptr<char[]> padBuf, weiBuf, srcBuf, dstBuf;
+  thread_local size_t padCap = 0, weiCap = 0, srcCap = 0, dstCap = 0;
   dnnl::engine &eng = engine();
   dnnl::stream s(eng);
   dnnl::memory src(e->src, eng, const_cast<float *>(x));
@@ -264,8 +304,21 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_f32(
                            scratch(weiBuf, weiCap, e->convWei.get_size()));
     e->weiReorder.execute(s, wei, convWei);
   }
-  std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, convWei}, {DNNL_ARG_DST, dst}};
+  dnnl::memory convSrc = src, convDst = dst;
+  if (e->reorderSrc) {
+    convSrc = dnnl::memory(e->convSrc, eng,
+                           scratch(srcBuf, srcCap, e->convSrc.get_size()));
+    e->srcReorder.execute(s, src, convSrc);
+  }
+  if (e->reorderDst) {
+    convDst = dnnl::memory(e->convDst, eng,
+                           scratch(dstBuf, dstCap, e->convDst.get_size()));
+    if (accumulate)
+      e->dstIn.execute(s, dst, convDst);
+  }
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, convSrc},
+                                                {DNNL_ARG_WEIGHTS, convWei},
+                                                {DNNL_ARG_DST, convDst}};
   if (e->scratchpadBytes)
     args[DNNL_ARG_SCRATCHPAD] =
         dnnl::memory(dnnl::memory::desc({(int64_t)e->scratchpadBytes},
@@ -273,6 +326,8 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_f32(
                                         dnnl::memory::format_tag::a),
                      eng, scratch(padBuf, padCap, e->scratchpadBytes));
   e->conv.execute(s, args);
+  if (e->reorderDst)
+    e->dstOut.execute(s, convDst, dst);
   s.wait();
 }
 

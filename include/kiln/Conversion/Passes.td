@@ -184,6 +184,8 @@ def KilnCPUConvIm2colPass
   let options = [
     Option<"impl", "impl", "std::string", /*default=*/"\"auto\"",
            "auto, im2col, direct or onednn">,
+    Option<"onednn", "onednn", "bool", /*default=*/"true",
+           "Whether auto may pick oneDNN (where this build has it)">,
     Option<"threads", "threads", "unsigned", /*default=*/"0",
            "Threads the code will run on (0: all cores); input of auto">
   ];

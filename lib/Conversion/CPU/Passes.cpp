@@ -86,7 +86,8 @@ struct ConvIm2col : public kiln::impl::KilnCPUConvIm2colPassBase<ConvIm2col> {
       return signalPassFailure();
     }
     kiln::cpu::selectConvImpl(getOperation(), impl,
-                              threads ? threads : kiln::cpu::hostCores());
+                              threads ? threads : kiln::cpu::hostCores(),
+                              onednn);
   }
 };
 

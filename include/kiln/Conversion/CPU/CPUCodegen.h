@@ -151,12 +151,13 @@ unsigned lowerConvsToOneDNN(mlir::ModuleOp module, unsigned threads);
 
 /// The measured choice for a conv whose per-sample, per-group GEMM is
 /// M = f, N = oh*ow, K = c*kh*kw (`?` sizes as kDynamic), strides sh, sw:
+/// "onednn" (f32, oneDNNAvailable(), not depthwise: c != 1), else
 /// "im2col" or "direct". See docs/codegen.md ("Convolution") for the
 /// measurements.
 llvm::StringRef chooseConvImpl(int64_t groups, int64_t f, int64_t c,
                                int64_t kh, int64_t kw, int64_t oh, int64_t ow,
                                int64_t sh, int64_t sw, unsigned elemBits,
-                               unsigned threads);
+                               unsigned threads, bool allowOneDNN = true);
 
 /// Rewrites one linalg.conv_2d_nchw_fchw / conv_2d_ngchw_gfchw with f32 or
 /// f64 tensors into scf.for over the batch (and the groups) { im2col
@@ -218,8 +219,9 @@ unsigned copyStridedCallOperands(mlir::ModuleOp module);
 /// kiln.conv_impl = "direct"; convs inside an scf.forall (kiln-fuse kernel
 /// tiles) always stay direct. The zero padding (tensor.pad) feeding each
 /// conv becomes a fill + copy (padAsFillAndCopy) in both cases.
+/// `allowOneDNN` false: auto never picks "onednn" (the table without it).
 void selectConvImpl(mlir::ModuleOp module, llvm::StringRef impl,
-                    unsigned threads);
+                    unsigned threads, bool allowOneDNN = true);
 
 /// The CPU backend contract after kiln-lower-to-linalg (and kernel
 /// formation): reports, at its location, every op that the rest of kiln-cpu
