@@ -203,6 +203,93 @@ def resnet_case():
                 torch=torch_fn, flops=2 * 2 * N * C * C * 9 * HW * HW, interp_ok=False)
 
 
+def bn_relu_lines(n, src, X, V, relu=True, relu6=False):
+    """kt lines: batch_norm (+ relu / relu6 as clamp) of %<src>, named %<n>."""
+    lines = ["  %%n%s = kt.batch_norm %%%s, %%m%s, %%v%s weight %%g%s bias %%b%s : "
+             "(%s, %s, %s, %s, %s) -> %s" % (n, src, n, n, n, n, X, V, V, V, V, X)]
+    if relu6:
+        lines.append("  %%r%s = kt.clamp %%n%s {min = 0.0 : f64, max = 6.0 : f64} : (%s) -> %s"
+                     % (n, n, X, X))
+    elif relu:
+        lines.append("  %%r%s = kt.relu %%n%s : (%s) -> %s" % (n, n, X, X))
+    return lines
+
+
+def bn_args(n, V):
+    return ", ".join("%%%s%s: %s" % (p, n, V) for p in "gbmv")
+
+
+def bn_inputs(c):
+    return [("randn", (c,)), ("randn", (c,)), ("randn", (c,)), ("pos", (c,))]
+
+
+def torch_bn(F, x, g, b, m, v):
+    return F.batch_norm(x, m, v, g, b)
+
+
+def bottleneck_case():
+    """resnet50 bottleneck: 1x1 256->64, 3x3 64->64, 1x1 64->256, residual."""
+    N, C, M, HW = 8, 256, 64, 56
+    X, H = T((N, C, HW, HW)), T((N, M, HW, HW))
+    W1, W2, W3 = T((M, C, 1, 1)), T((M, M, 3, 3)), T((C, M, 1, 1))
+    VM, VC = T((M,)), T((C,))
+    lines = ["  %%c1 = kt.conv2d %%x, %%w1 : (%s, %s) -> %s" % (X, W1, H)]
+    lines += bn_relu_lines("1", "c1", H, VM)
+    lines += ["  %%c2 = kt.conv2d %%r1, %%w2 {padding = [1, 1]} : (%s, %s) -> %s" % (H, W2, H)]
+    lines += bn_relu_lines("2", "c2", H, VM)
+    lines += ["  %%c3 = kt.conv2d %%r2, %%w3 : (%s, %s) -> %s" % (H, W3, X)]
+    lines += bn_relu_lines("3", "c3", X, VC, relu=False)
+    lines += ["  %%s = kt.add %%n3, %%x : (%s, %s) -> %s" % (X, X, X),
+              "  %%y = kt.relu %%s : (%s) -> %s" % (X, X), "  return %%y : %s" % X]
+    mlir = ("func.func @main(%%x: %s, %%w1: %s, %s, %%w2: %s, %s, %%w3: %s, %s) -> %s {\n"
+            % (X, W1, bn_args("1", VM), W2, bn_args("2", VM), W3, bn_args("3", VC), X)
+            + "\n".join(lines) + "\n}")
+
+    def torch_fn(torch, x, w1, g1, b1, m1, v1, w2, g2, b2, m2, v2, w3, g3, b3, m3, v3):
+        F = torch.nn.functional
+        h = F.relu(torch_bn(F, F.conv2d(x, w1), g1, b1, m1, v1))
+        h = F.relu(torch_bn(F, F.conv2d(h, w2, padding=1), g2, b2, m2, v2))
+        return F.relu(torch_bn(F, F.conv2d(h, w3), g3, b3, m3, v3) + x)
+    flops = 2 * N * HW * HW * (C * M + M * M * 9 + M * C)
+    return dict(name="resnet50 bottleneck (8x256x56x56, 256->64->256)", mlir=mlir,
+                inputs=[("randn", (N, C, HW, HW)), ("small", (M, C, 1, 1))] + bn_inputs(M)
+                + [("small", (M, M, 3, 3))] + bn_inputs(M) + [("small", (C, M, 1, 1))]
+                + bn_inputs(C),
+                torch=torch_fn, flops=flops, interp_ok=False)
+
+
+def inverted_residual_case():
+    """mobilenet_v2 inverted residual: 1x1 32->192 + relu6, depthwise 3x3 +
+    relu6, 1x1 192->32, residual add."""
+    N, C, E, HW = 8, 32, 192, 56
+    X, H = T((N, C, HW, HW)), T((N, E, HW, HW))
+    W1, W2, W3 = T((E, C, 1, 1)), T((E, 1, 3, 3)), T((C, E, 1, 1))
+    VE, VC = T((E,)), T((C,))
+    lines = ["  %%c1 = kt.conv2d %%x, %%w1 : (%s, %s) -> %s" % (X, W1, H)]
+    lines += bn_relu_lines("1", "c1", H, VE, relu6=True)
+    lines += ["  %%c2 = kt.conv2d %%r1, %%w2 {padding = [1, 1], groups = %d} : (%s, %s) -> %s"
+              % (E, H, W2, H)]
+    lines += bn_relu_lines("2", "c2", H, VE, relu6=True)
+    lines += ["  %%c3 = kt.conv2d %%r2, %%w3 : (%s, %s) -> %s" % (H, W3, X)]
+    lines += bn_relu_lines("3", "c3", X, VC, relu=False)
+    lines += ["  %%y = kt.add %%n3, %%x : (%s, %s) -> %s" % (X, X, X), "  return %%y : %s" % X]
+    mlir = ("func.func @main(%%x: %s, %%w1: %s, %s, %%w2: %s, %s, %%w3: %s, %s) -> %s {\n"
+            % (X, W1, bn_args("1", VE), W2, bn_args("2", VE), W3, bn_args("3", VC), X)
+            + "\n".join(lines) + "\n}")
+
+    def torch_fn(torch, x, w1, g1, b1, m1, v1, w2, g2, b2, m2, v2, w3, g3, b3, m3, v3):
+        F = torch.nn.functional
+        h = F.relu6(torch_bn(F, F.conv2d(x, w1), g1, b1, m1, v1))
+        h = F.relu6(torch_bn(F, F.conv2d(h, w2, padding=1, groups=E), g2, b2, m2, v2))
+        return torch_bn(F, F.conv2d(h, w3), g3, b3, m3, v3) + x
+    flops = 2 * N * HW * HW * (C * E + E * 9 + E * C)
+    return dict(name="mobilenet_v2 inverted residual (8x32x56x56, x6, dw 3x3)", mlir=mlir,
+                inputs=[("randn", (N, C, HW, HW)), ("small", (E, C, 1, 1))] + bn_inputs(E)
+                + [("small", (E, 1, 3, 3))] + bn_inputs(E) + [("small", (C, E, 1, 1))]
+                + bn_inputs(C),
+                torch=torch_fn, flops=flops, interp_ok=False)
+
+
 def sgemm_case(n):
     t = T((n, n))
     mlir = """func.func @main(%%a: %s, %%b: %s) -> %s {
@@ -242,7 +329,7 @@ REDUCE_CASES = [
 
 
 CASES = [chain_case, softmax_case, layernorm_case, mlp_case, mlp_train_case, attention_case,
-         resnet_case,
+         resnet_case, bottleneck_case, inverted_residual_case,
          lambda: sgemm_case(1024), lambda: sgemm_case(2048)] + REDUCE_CASES
 
 # ------------------------------------------------------------- baselines ---

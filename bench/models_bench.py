@@ -15,6 +15,7 @@ timed.
     /usr/bin/python3 bench/models_bench.py [--threads 2] [--batch 8]
         [--image 224] [--seq 512] [--only NAME] [--rounds 3] [--repeat 5]
         [--train on|off|only]
+        [--conv auto|im2col|direct|onednn]   (inference only)
 
 A training step (`--train`, on by default) is zero_grad, forward in train
 mode, loss = mean(out**2), backward and an SGD step; eager and Kiln each
@@ -53,6 +54,9 @@ def main():
     ap.add_argument("--train", choices=("on", "off", "only"), default="on",
                     help="also time a training step (forward, backward, "
                     "SGD); 'only': skip inference")
+    ap.add_argument("--conv", default="",
+                    help="Kiln's convolution implementation (kiln-cpu{conv=...}: "
+                         "auto, im2col, direct, onednn); default: the pipeline's")
     args = ap.parse_args()
 
     # Kiln's compiled code uses OpenMP; set before the library loads.
@@ -100,7 +104,9 @@ def inference(args, models, torch, kiln, fp64_reference, same):
         with torch.no_grad():
             expected = model(x)
             kiln.reset()
-            opt = kiln.compile(model, backend="cpu")
+            opt = kiln.compile(model, backend="cpu", options=(
+                {"pipeline": "kiln-aot-eager,kiln-cpu{conv=%s}" % args.conv}
+                if args.conv else None))
             t0 = time.perf_counter()
             try:
                 out = opt(x)

@@ -16,6 +16,8 @@ PKGS=(
   python3-networkx
   # the kiln Python package: its models (torchvision) and tests (pytest)
   python3-torchvision python3-pytest python3-setuptools python3-pip
+  # oneDNN convolutions of the CPU backend (kiln.conv_impl = "onednn"; 2.6, as PyTorch 1.13)
+  libdnnl-dev
 )
 
 missing=()

@@ -50,6 +50,10 @@ if _can_import("numpy"):
 if _can_import("torch"):
     config.available_features.add("torch")
 
+# oneDNN convolutions (conv=onednn): libkiln_onednn built (libdnnl-dev found).
+if getattr(config, "kiln_onednn_lib", ""):
+    config.available_features.add("onednn")
+
 # ptxas (CUDA toolkit): kiln-nvptx's kernels are assembled by it in tests;
 # without it those tests are UNSUPPORTED. PATH first, then $CUDA_HOME/bin.
 import shutil

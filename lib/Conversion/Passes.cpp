@@ -139,6 +139,9 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertBufferizationToMemRefPass());
   if (opt) {
     pm.addPass(createKilnMatmulToBLASPass());
+    KilnCPUConvToOneDNNPassOptions onednn;
+    onednn.threads = threads;
+    pm.addPass(createKilnCPUConvToOneDNNPass(onednn));
     pm.addNestedPass<func::FuncOp>(createKilnCPULowerVectorsPass());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

@@ -279,7 +279,7 @@ static LogicalResult neededLibraries(StringRef objectPath,
     error = "cannot read the compiled object: " + buffer.getError().message();
     return failure();
   }
-  bool omp = false, blas = false, libm = false;
+  bool omp = false, blas = false, onednn = false, libm = false;
   if (llvm::Error e = cpu::forEachObjectSymbol(
           (*buffer)->getMemBufferRef(), [&](StringRef name, uint32_t flags) {
             if (!(flags & llvm::object::SymbolRef::SF_Undefined)) {
@@ -293,6 +293,8 @@ static LogicalResult neededLibraries(StringRef objectPath,
               omp = true;
             else if (cpu::isBLASSymbol(name))
               blas = true;
+            else if (cpu::isOneDNNSymbol(name))
+              onednn = true;
             else if (name.starts_with("kiln_") || name == "memrefCopy" ||
                      name.starts_with("mgpu"))
               return; // libkiln_rt (mgpu*: its CUDA runtime)
@@ -308,6 +310,9 @@ static LogicalResult neededLibraries(StringRef objectPath,
   if (blas)
     out.push_back({"libopenblas.so.0", KILN_OPENBLAS_LIB_PATH,
                    "OpenBLAS matmuls"});
+  if (onednn)
+    out.push_back({"libkiln_onednn.so.0", KILN_ONEDNN_LIB_PATH,
+                   "oneDNN convolutions (conv=onednn)"});
   if (libm)
     out.push_back({"libm.so.6", "", "the C math library"});
   for (NeededLibrary &lib : out) {

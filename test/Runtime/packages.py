@@ -166,6 +166,27 @@ bias = torch.randn(4)
 r, = p.run("conv", x, w, bias)
 close(r.numpy(), F.conv2d(x, w, bias, stride=2, padding=1).numpy(), "conv2d", 1e-4)
 
+# 4b. The same conv through oneDNN (--conv=onednn, where this build has
+# libkiln_onednn): the manifest names libkiln_onednn.so.0, which the loader
+# finds by name or at its build path, and the numbers match PyTorch.
+if os.path.exists(os.path.join(os.path.dirname(tools), "lib", "libkiln_onednn.so.0")):
+    src = """
+func.func @conv(%x: tensor<?x6x9x9xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<?x8x5x5xf32> {
+  %0 = kt.conv2d %x, %w, %b {stride = [2, 2], padding = [1, 1], groups = 2} : (tensor<?x6x9x9xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<?x8x5x5xf32>
+  return %0 : tensor<?x8x5x5xf32>
+}
+"""
+    p = compile_package("conv_onednn", src, "--conv=onednn")
+    libs = [l["name"] for l in p.manifest["needed_libraries"]]
+    record("libkiln_onednn.so.0" in libs, "conv=onednn: needed libraries %s" % libs)
+    for n in [1, 3]:
+        x = torch.randn(n, 6, 9, 9)
+        w = torch.randn(8, 3, 3, 3)
+        bias = torch.randn(8)
+        r, = p.run("conv", x, w, bias)
+        close(r.numpy(), F.conv2d(x, w, bias, stride=2, padding=1, groups=2).numpy(),
+              "conv2d through oneDNN, batch %d" % n, 1e-4)
+
 # 5. Integer and boolean dtypes: i64 arithmetic, an i1 result, f16.
 p = compile_package("dtypes", """
 func.func @ints(%a: tensor<?xi64>, %b: tensor<?xi64>) -> (tensor<?xi64>, tensor<?xi1>) {

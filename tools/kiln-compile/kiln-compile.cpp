@@ -75,7 +75,7 @@ static cl::opt<std::string>
            cl::desc("Matmul implementation (auto, openblas or generated)"));
 static cl::opt<std::string>
     conv("conv", cl::cat(category), cl::init("auto"),
-         cl::desc("Convolution implementation (auto, im2col or direct)"));
+         cl::desc("Convolution implementation (auto, im2col, direct or onednn)"));
 static cl::opt<bool> optimize(
     "cpu-optimize", cl::cat(category), cl::init(true),
     cl::desc("Tile, vectorize and thread (false: scalar single-threaded "
@@ -108,8 +108,10 @@ int main(int argc, char **argv) {
   if (matmul != "auto" && matmul != "openblas" && matmul != "generated")
     return fail("--matmul must be auto, openblas or generated, not '" +
                 matmul + "'");
-  if (conv != "auto" && conv != "im2col" && conv != "direct")
-    return fail("--conv must be auto, im2col or direct, not '" + conv + "'");
+  if (conv != "auto" && conv != "im2col" && conv != "direct" &&
+      conv != "onednn")
+    return fail("--conv must be auto, im2col, direct or onednn, not '" + conv +
+                "'");
 
   DialectRegistry registry;
   registry.insert<kt::KTDialect, kg::KGDialect, func::FuncDialect>();

@@ -163,7 +163,7 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     cpuConv("conv",
             cl::cat(kilnRunCategory), cl::desc("--backend=cpu: convolution implementation (auto, "
-                     "im2col or direct)"),
+                     "im2col, direct or onednn)"),
             cl::init("auto"));
 static cl::opt<bool, false, BoolParser>
     cpuOptimize("cpu-optimize",
@@ -1124,9 +1124,10 @@ static int runMain(int argc, char **argv) {
         cpuMatmul != "generated")
       return fail("--matmul must be auto, openblas or generated, not '" +
                   cpuMatmul + "'");
-    if (cpuConv != "auto" && cpuConv != "im2col" && cpuConv != "direct")
-      return fail("--conv must be auto, im2col or direct, not '" + cpuConv +
-                  "'");
+    if (cpuConv != "auto" && cpuConv != "im2col" && cpuConv != "direct" &&
+        cpuConv != "onednn")
+      return fail("--conv must be auto, im2col, direct or onednn, not '" +
+                  cpuConv + "'");
     auto exe = cpu::CPUExecutable::compile(*module, fn.getName(), error,
                                            &times, copts);
     if (failed(exe))

@@ -54,7 +54,7 @@ struct KilnCPUPipelineOptions
   Option<std::string> conv{
       *this, "conv",
       llvm::cl::desc("Convolution implementation: auto, im2col (patch copy "
-                     "+ matmul) or direct"),
+                     "+ matmul), direct or onednn (f32 convs as oneDNN calls)"),
       llvm::cl::init("auto")};
   Option<unsigned> vectorBits{
       *this, "vector-bits",

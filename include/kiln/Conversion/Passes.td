@@ -183,7 +183,9 @@ def KilnCPUConvIm2colPass
   }];
   let options = [
     Option<"impl", "impl", "std::string", /*default=*/"\"auto\"",
-           "auto, im2col or direct">,
+           "auto, im2col, direct or onednn">,
+    Option<"onednn", "onednn", "bool", /*default=*/"true",
+           "Whether auto may pick oneDNN (where this build has it)">,
     Option<"threads", "threads", "unsigned", /*default=*/"0",
            "Threads the code will run on (0: all cores); input of auto">
   ];
@@ -497,6 +499,35 @@ def KilnMatmulToBLASPass : Pass<"kiln-matmul-to-blas", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def KilnCPUConvToOneDNNPass
+    : Pass<"kiln-cpu-conv-to-onednn", "::mlir::ModuleOp"> {
+  let summary = "replace bufferized convs marked onednn by oneDNN calls";
+  let description = [{
+    A thin driver over `kiln::cpu::lowerConvsToOneDNN`. After bufferization:
+    an f32 `linalg.conv_2d_nchw_fchw` / `linalg.conv_2d_ngchw_gfchw` marked
+    `kiln.conv_impl = "onednn"` (by `kiln-cpu-conv-im2col`) becomes a call of
+    `kiln_onednn_conv2d_f32` (libkiln_onednn, runtime/onednn) on the
+    operands' aligned pointers plus offsets, their sizes and strides (any
+    strided view), the conv's strides and dilations, an accumulate flag and
+    the thread count. A zero `linalg.fill` of the output right before the
+    conv (nothing with memory effects in between) is dropped and the call
+    overwrites. The runtime caches one oneDNN primitive per shape.
+
+    ```mlir
+    func.call @kiln_onednn_conv2d_f32(%x, %w, %y, %n, %g, %c, ...)
+        {kiln.conv_impl = "onednn"} : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, ...) -> ()
+    ```
+  }];
+  let options = [
+    Option<"threads", "threads", "unsigned", /*default=*/"0",
+           "oneDNN's OpenMP threads (0: its default)">
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::func::FuncDialect"];
 }

@@ -249,11 +249,36 @@ static void ensureOpenBLAS() {
   applyBLASThreads();
 }
 
-/// Whether the lowered (LLVM dialect) module calls OpenBLAS.
+/// Loads libkiln_onednn (oneDNN convolutions) into the process (once), for
+/// code that calls it. It links libomp ahead of libdnnl, and libomp is
+/// already loaded (loadRuntimeLibraries): oneDNN's OpenMP calls bind to
+/// libomp, the compiled code's runtime (docs/codegen.md, "Convolution").
+static void ensureOneDNN() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+#ifdef KILN_ONEDNN_LIB
+    std::string err;
+    if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(KILN_ONEDNN_LIB,
+                                                          &err))
+      llvm::errs() << "kiln: cannot load " << KILN_ONEDNN_LIB << ": " << err
+                   << "\n";
+#endif
+  });
+}
+
+/// Whether the lowered (LLVM dialect) module calls OpenBLAS / libkiln_onednn.
 static bool callsBLAS(ModuleOp module) {
   bool found = false;
   module.walk([&](LLVM::LLVMFuncOp f) {
     if (f.isExternal() && isBLASSymbol(f.getName()))
+      found = true;
+  });
+  return found;
+}
+static bool callsOneDNN(ModuleOp module) {
+  bool found = false;
+  module.walk([&](LLVM::LLVMFuncOp f) {
+    if (f.isExternal() && isOneDNNSymbol(f.getName()))
       found = true;
   });
   return found;
@@ -269,6 +294,21 @@ static bool objectCallsBLAS(StringRef object) {
           [&](StringRef name, uint32_t flags) {
             calls |= (flags & llvm::object::SymbolRef::SF_Undefined) &&
                      cpu::isBLASSymbol(name);
+          })) {
+    llvm::consumeError(std::move(e));
+    return true;
+  }
+  return calls;
+}
+
+/// Whether an object file calls libkiln_onednn (as objectCallsBLAS).
+static bool objectCallsOneDNN(StringRef object) {
+  bool calls = false;
+  if (llvm::Error e = cpu::forEachObjectSymbol(
+          llvm::MemoryBufferRef(object, "kiln-disk-cache"),
+          [&](StringRef name, uint32_t flags) {
+            calls |= (flags & llvm::object::SymbolRef::SF_Undefined) &&
+                     cpu::isOneDNNSymbol(name);
           })) {
     llvm::consumeError(std::move(e));
     return true;
@@ -874,6 +914,8 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       std::string linkError;
       if (llvm::any_of(hit->objects, objectCallsBLAS))
         ensureOpenBLAS();
+      if (llvm::any_of(hit->objects, objectCallsOneDNN))
+        ensureOneDNN();
       std::shared_ptr<CompiledCode> code =
           codeFromObjects(hit->objects, linkError);
       auto messages = std::make_shared<const std::vector<std::string>>(
@@ -970,6 +1012,8 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
   // OpenBLAS only when the code calls it.
   if (callsBLAS(*clone))
     ensureOpenBLAS();
+  if (callsOneDNN(*clone))
+    ensureOneDNN();
 
   // JIT for the host CPU.
   t0 = std::chrono::steady_clock::now();

@@ -14,6 +14,10 @@ bool kiln::cpu::isBLASSymbol(StringRef name) {
   return name.starts_with("cblas_") || name.starts_with("openblas_");
 }
 
+bool kiln::cpu::isOneDNNSymbol(StringRef name) {
+  return name.starts_with("kiln_onednn_");
+}
+
 bool kiln::cpu::isOpenMPSymbol(StringRef name) {
   return name.starts_with("__kmpc_") || name.starts_with("omp_");
 }

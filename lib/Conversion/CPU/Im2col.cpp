@@ -239,7 +239,8 @@ LogicalResult kiln::cpu::padAsFillAndCopy(RewriterBase &rw,
 StringRef kiln::cpu::chooseConvImpl(int64_t groups, int64_t f, int64_t c,
                                     int64_t kh, int64_t kw, int64_t oh,
                                     int64_t ow, int64_t sh, int64_t sw,
-                                    unsigned elemBits, unsigned threads) {
+                                    unsigned elemBits, unsigned threads,
+                                    bool allowOneDNN) {
   // The per-sample, per-group GEMM is M = f, N = oh*ow, K = c*kh*kw; a `?`
   // size counts as large, as in chooseMatmulImpl. Measured on the
   // development machine (2 shared cores, AVX-512, under load from other
@@ -266,6 +267,13 @@ StringRef kiln::cpu::chooseConvImpl(int64_t groups, int64_t f, int64_t c,
   // matmul and wins from K = C >= 8.
   (void)groups;
   (void)threads;
+  // oneDNN (f32, where this build has it), measured with
+  // bench/conv_impl_bench.py (docs/codegen.md, "Convolution through
+  // oneDNN"): faster than both of the above on every shape measured except
+  // depthwise ones (one input channel per group: im2col/direct 4.4-24 ms vs
+  // oneDNN 7.7-69 ms; oneDNN 2.6 has no fast depthwise kernel for NCHW).
+  if (allowOneDNN && elemBits == 32 && oneDNNAvailable() && c != 1)
+    return "onednn";
   if (kh == 1 && kw == 1 && sh == 1 && sw == 1)
     return ShapedType::isDynamic(c) || c >= 8 ? "im2col" : "direct";
   int64_t n = mulStatic(oh, ow), k = mulStatic(c, mulStatic(kh, kw));
@@ -392,7 +400,7 @@ FailureOr<Operation *> kiln::cpu::convToIm2colMatmul(RewriterBase &rw,
 }
 
 void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
-                               unsigned threads) {
+                               unsigned threads, bool allowOneDNN) {
   SmallVector<linalg::LinalgOp> convs;
   module.walk([&](linalg::LinalgOp op) {
     if (convShape(op))
@@ -410,16 +418,20 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
     // A conv inside an scf.forall is one tile of a kiln-fuse kernel that
     // already runs on the OpenMP threads: OpenBLAS calls from there would
     // contend with them (and with each other), so it stays direct.
+    Type elem = getElementTypeOrSelf(op->getResult(0).getType());
     if (op->getParentOfType<scf::ForallOp>())
       choice = "direct";
-    else if (impl == "auto")
+    else if (impl == "onednn" && elem.isF32())
+      choice = "onednn";
+    else if (impl == "auto" || impl == "onednn")
+      // (f64 convs under impl=onednn: auto's choice, never oneDNN)
       choice = chooseConvImpl(
           s.groups, s.f, s.c, s.kh, s.kw, s.oh, s.ow, s.sh, s.sw,
           getElementTypeOrSelf(op->getResult(0).getType())
               .getIntOrFloatBitWidth(),
-          threads);
-    if (choice == "direct") {
-      op->setAttr(kConvImplAttr, StringAttr::get(op->getContext(), "direct"));
+          threads, allowOneDNN);
+    if (choice == "direct" || choice == "onednn") {
+      op->setAttr(kConvImplAttr, StringAttr::get(op->getContext(), choice));
       continue;
     }
     if (failed(convToIm2colMatmul(rw, op)))

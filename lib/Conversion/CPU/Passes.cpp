@@ -34,6 +34,7 @@ namespace kiln {
 #define GEN_PASS_DEF_KILNCPUTILEVECTORIZEPASS
 #define GEN_PASS_DEF_KILNCPUFUSEELEMENTWISEPASS
 #define GEN_PASS_DEF_KILNMATMULTOBLASPASS
+#define GEN_PASS_DEF_KILNCPUCONVTOONEDNNPASS
 #define GEN_PASS_DEF_KILNCPULOWERVECTORSPASS
 #define GEN_PASS_DEF_KILNINLINEALLOCASCOPESPASS
 #define GEN_PASS_DEF_KILNCOPYSTRIDEDCALLOPERANDSPASS
@@ -70,14 +71,23 @@ struct SelectMatmul
 struct ConvIm2col : public kiln::impl::KilnCPUConvIm2colPassBase<ConvIm2col> {
   using Base::Base;
   void runOnOperation() override {
-    if (impl != "auto" && impl != "im2col" && impl != "direct") {
+    if (impl != "auto" && impl != "im2col" && impl != "direct" &&
+        impl != "onednn") {
+      getOperation().emitError() << "kiln-cpu-conv-im2col: impl must be "
+                                    "auto, im2col, direct or onednn, not '"
+                                 << impl << "'";
+      return signalPassFailure();
+    }
+    if (impl == "onednn" && !kiln::cpu::oneDNNAvailable()) {
       getOperation().emitError()
-          << "kiln-cpu-conv-im2col: impl must be auto, im2col or direct, not '"
-          << impl << "'";
+          << "kiln-cpu-conv-im2col: impl=onednn needs oneDNN, which this "
+             "build of Kiln does not have (install libdnnl-dev and "
+             "reconfigure)";
       return signalPassFailure();
     }
     kiln::cpu::selectConvImpl(getOperation(), impl,
-                              threads ? threads : kiln::cpu::hostCores());
+                              threads ? threads : kiln::cpu::hostCores(),
+                              onednn);
   }
 };
 
@@ -112,6 +122,14 @@ struct MatmulToBLAS
   using Base::Base;
   void runOnOperation() override {
     kiln::cpu::lowerMatmulsToBLAS(getOperation());
+  }
+};
+
+struct ConvToOneDNN
+    : public kiln::impl::KilnCPUConvToOneDNNPassBase<ConvToOneDNN> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::cpu::lowerConvsToOneDNN(getOperation(), threads);
   }
 };
 

@@ -38,12 +38,13 @@ static const char *const kCFunctions[] = {
     "memcmp", "abort",  "exit",    "puts",    "putchar",
     "printf", "fprintf", "memrefCopy"};
 
-/// Prefixes of runtime libraries' symbols: Kiln's, OpenBLAS, OpenMP
+/// Prefixes of runtime libraries' symbols: Kiln's (libkiln_onednn's
+/// `kiln_onednn_*` included), OpenBLAS, OpenMP
 /// (`omp_*`, `__kmpc_*`), compiler-rt and other reserved C names (`__*`),
 /// MLIR's C interface wrappers (`_mlir_ciface_*`), LLVM intrinsics.
-static const char *const kPrefixes[] = {"kiln_cpu_", "cblas_", "openblas_",
-                                        "omp_",      "__",     "_mlir_",
-                                        "llvm."};
+static const char *const kPrefixes[] = {
+    "kiln_cpu_", "kiln_onednn_", "cblas_", "openblas_", "omp_",
+    "__",        "_mlir_",       "llvm."};
 
 bool kiln::cpu::isReservedSymbol(StringRef name) {
   static const llvm::StringSet<> names = [] {

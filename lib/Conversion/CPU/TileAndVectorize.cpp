@@ -571,6 +571,10 @@ void kiln::cpu::tileAndVectorize(func::FuncOp fn,
     if (auto impl = op->getAttrOfType<StringAttr>(kMatmulImplAttr))
       if (impl.getValue() == "openblas")
         return;
+    // A oneDNN conv stays whole: kiln-cpu-conv-to-onednn makes it a call.
+    if (auto impl = op->getAttrOfType<StringAttr>(kConvImplAttr))
+      if (impl.getValue() == "onednn")
+        return;
     ops.push_back(op);
   });
   IRRewriter rewriter(fn.getContext());

@@ -2,7 +2,7 @@
 
 // Tests that an unknown implementation is an error at the module.
 
-// expected-error@+1 {{kiln-cpu-conv-im2col: impl must be auto, im2col or direct, not 'winograd'}}
+// expected-error@+1 {{kiln-cpu-conv-im2col: impl must be auto, im2col, direct or onednn, not 'winograd'}}
 module {
   func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
     return %a : tensor<4x4xf32>

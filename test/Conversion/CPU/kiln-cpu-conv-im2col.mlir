@@ -1,14 +1,15 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-conv-im2col=impl=im2col | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-conv-im2col=impl=direct | FileCheck %s --check-prefix=DIRECT
-// RUN: kiln-opt %s -split-input-file -kiln-cpu-conv-im2col | FileCheck %s --check-prefix=AUTO
-// RUN: kiln-opt %s -split-input-file -kiln-cpu-conv-im2col -kiln-select-matmul | FileCheck %s --check-prefix=BLAS
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-conv-im2col=onednn=false | FileCheck %s --check-prefix=AUTO
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-conv-im2col=onednn=false -kiln-select-matmul | FileCheck %s --check-prefix=BLAS
 
 // Tests kiln-cpu-conv-im2col: im2col rewrites a linalg conv (input already
 // padded, init = bias or zeros) into an scf.for over the batch (and the
 // groups) with a patch-copy generic (strides and dilations in its input map),
 // a collapse to [C*KH*KW, OH*OW] and a plain linalg.matmul into the
 // [F, OH*OW] slice of the collapsed init; direct keeps the conv, marked;
-// auto follows chooseConvImpl (im2col once the GEMM is M, N, K >= 24; 1x1
+// auto without oneDNN (onednn=false; kiln-cpu-conv-to-onednn.mlir tests
+// auto with it) follows chooseConvImpl (im2col once the GEMM is M, N, K >= 24; 1x1
 // stride-1 kernels need no copy). kiln-select-matmul then gives the new
 // matmul to OpenBLAS.
 

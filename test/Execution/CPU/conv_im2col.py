@@ -22,6 +22,11 @@ from cpu_sweep import same
 from kiln_testing import KILN_OPT, KilnRunError, run, ttype
 
 rng = np.random.default_rng(11)
+# Where this build has libkiln_onednn, auto gives f32 convs that are not
+# depthwise to oneDNN (test/Execution/CPU/conv_onednn.py); the table below
+# is auto's choice without it.
+HAVE_ONEDNN = os.path.exists(os.path.join(os.path.dirname(
+    os.environ.get("KILN_TOOLS_DIR", ".")), "lib", "libkiln_onednn.so.0"))
 passed = failed = 0
 NP = {"f32": np.float32, "f64": np.float64}
 
@@ -66,7 +71,8 @@ def chosen(mlir, impl):
     got = set()
     for line in p.stdout.splitlines():
         if "linalg.conv_2d" in line:
-            got.add("direct" if 'kiln.conv_impl = "direct"' in line else "unmarked conv")
+            got.add("direct" if 'kiln.conv_impl = "direct"' in line else
+                    "onednn" if 'kiln.conv_impl = "onednn"' in line else "unmarked conv")
         if line.lstrip().startswith("}") and 'kiln.conv_impl = "im2col"' in line:
             got.add("im2col")
     return got
@@ -150,6 +156,8 @@ for xs, ws, bias, st, pd, dl, g, elems, dyn, auto in CASES:
             # "direct!": every mode keeps the conv direct
             expect = ("direct" if auto == "direct!" else
                       auto if mode == "auto" else mode)
+            if mode == "auto" and HAVE_ONEDNN and elem == "f32" and ws[1] != 1:
+                expect = "onednn"
             picked = chosen(mlir, mode)
             record("%s --conv=%s picks %s" % (label, mode, expect), picked == {expect},
                    "kiln-cpu-conv-im2col gave %s" % sorted(picked))
@@ -168,7 +176,7 @@ try:
         [np.zeros(2, np.float32)], extra_args=["--backend=cpu", "--conv=gemm"])
     record("--conv=gemm rejected", False, "kiln-run accepted it")
 except KilnRunError as e:
-    record("--conv=gemm rejected", "--conv must be auto, im2col or direct" in e.stderr,
+    record("--conv=gemm rejected", "--conv must be auto, im2col, direct or onednn" in e.stderr,
            e.stderr[:200])
 
 print("conv_im2col.py: %d passed, %d failed" % (passed, failed))

@@ -65,7 +65,7 @@ struct CompileTimes {
 struct CompileOptions {
   unsigned threads = 0;         ///< 0: all cores
   std::string matmul = "auto";  ///< auto, openblas or generated
-  std::string conv = "auto";    ///< auto, im2col or direct
+  std::string conv = "auto";    ///< auto, im2col, direct or onednn
   bool optimize = true;         ///< false: scalar, single-threaded code
   bool fuse = true;             ///< kiln-fuse + kiln-form-kernels first
   /// If not empty: also write the machine code as an ELF object file here

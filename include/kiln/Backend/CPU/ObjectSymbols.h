@@ -25,6 +25,10 @@ namespace kiln::cpu {
 /// kiln-cpu-rename-reserved-symbols).
 bool isBLASSymbol(llvm::StringRef name);
 
+/// Whether `name` is a function of libkiln_onednn (kiln-cpu-conv-to-onednn
+/// calls kiln_onednn_conv2d_f32; runtime/onednn).
+bool isOneDNNSymbol(llvm::StringRef name);
+
 /// Whether `name` is a function of the OpenMP runtime (__kmpc_*, omp_*).
 bool isOpenMPSymbol(llvm::StringRef name);
 

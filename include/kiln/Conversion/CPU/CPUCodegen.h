@@ -128,17 +128,36 @@ void lowerMatmulsToBLAS(mlir::ModuleOp module);
 
 /// The attribute naming a convolution's implementation: "direct" on a
 /// linalg conv that stays, "im2col" on the loop (and the patch-copy
-/// generics) that replaced one.
+/// generics) that replaced one, "onednn" on a linalg conv that
+/// kiln-cpu-conv-to-onednn turns into a call of libkiln_onednn after
+/// bufferization (and on that call).
 inline constexpr llvm::StringLiteral kConvImplAttr = "kiln.conv_impl";
+
+/// The runtime function oneDNN convs call (runtime/onednn/KilnOneDNN.cpp).
+inline constexpr llvm::StringLiteral kOneDNNConvSymbol =
+    "kiln_onednn_conv2d_f32";
+
+/// Whether this build has libkiln_onednn (Debian libdnnl-dev found at
+/// configure time): without it "onednn" is refused and auto never picks it.
+bool oneDNNAvailable();
+
+/// Replaces every bufferized f32 linalg 2-D conv marked
+/// kiln.conv_impl = "onednn" by a call of kiln_onednn_conv2d_f32 (declared
+/// in the module) on its operands' pointers, sizes and strides; a zero
+/// linalg.fill of the output right before the conv is dropped (the call
+/// then overwrites instead of accumulating). `threads`: oneDNN's OpenMP
+/// threads (0: its default). Returns how many convs it replaced.
+unsigned lowerConvsToOneDNN(mlir::ModuleOp module, unsigned threads);
 
 /// The measured choice for a conv whose per-sample, per-group GEMM is
 /// M = f, N = oh*ow, K = c*kh*kw (`?` sizes as kDynamic), strides sh, sw:
+/// "onednn" (f32, oneDNNAvailable(), not depthwise: c != 1), else
 /// "im2col" or "direct". See docs/codegen.md ("Convolution") for the
 /// measurements.
 llvm::StringRef chooseConvImpl(int64_t groups, int64_t f, int64_t c,
                                int64_t kh, int64_t kw, int64_t oh, int64_t ow,
                                int64_t sh, int64_t sw, unsigned elemBits,
-                               unsigned threads);
+                               unsigned threads, bool allowOneDNN = true);
 
 /// Rewrites one linalg.conv_2d_nchw_fchw / conv_2d_ngchw_gfchw with f32 or
 /// f64 tensors into scf.for over the batch (and the groups) { im2col
@@ -195,12 +214,14 @@ unsigned deallocCallResultsEarly(mlir::ModuleOp module);
 unsigned copyStridedCallOperands(mlir::ModuleOp module);
 
 /// Chooses every f32/f64 2-D linalg conv's implementation: impl is "im2col",
-/// "direct" or "auto" (chooseConvImpl). Convs that stay get
+/// "direct", "onednn" (f32 convs; f64 ones as under auto) or "auto"
+/// (chooseConvImpl). Convs that stay get
 /// kiln.conv_impl = "direct"; convs inside an scf.forall (kiln-fuse kernel
 /// tiles) always stay direct. The zero padding (tensor.pad) feeding each
 /// conv becomes a fill + copy (padAsFillAndCopy) in both cases.
+/// `allowOneDNN` false: auto never picks "onednn" (the table without it).
 void selectConvImpl(mlir::ModuleOp module, llvm::StringRef impl,
-                    unsigned threads);
+                    unsigned threads, bool allowOneDNN = true);
 
 /// The CPU backend contract after kiln-lower-to-linalg (and kernel
 /// formation): reports, at its location, every op that the rest of kiln-cpu

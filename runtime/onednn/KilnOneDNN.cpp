@@ -1,0 +1,343 @@
+//===- KilnOneDNN.cpp - oneDNN convolutions for compiled Kiln code --------===//
+//
+// Part of Kiln. libkiln_onednn.so: the function that convolutions marked
+// kiln.conv_impl = "onednn" call after bufferization (kiln-cpu-conv-to-onednn,
+// lib/Conversion/CPU/OneDNNConv.cpp; docs/codegen.md "Convolution").
+//
+//   out[n, g, f, oh, ow] (+)= sum_{c, kh, kw} x[n, g, c, oh*sh + kh*dh,
+//                                               ow*sw + kw*dw] * w[g, f, c, kh, kw]
+//
+// on an input that is already padded (the linalg conv's semantics). Every
+// operand comes with its strides in elements, so any strided view works:
+// shapes oneDNN can describe (the channels of a grouped operand one
+// uniform stride) run as a oneDNN f32 convolution primitive, anything else
+// (and oneDNN failing to create one) as the plain loop nest below.
+//
+// Primitives, their weight reorders and their memory descriptors are cached
+// per shape (every parameter but the pointers): a warm call does a hash-map
+// lookup under a mutex and executes. Executing one primitive from several
+// threads at once is safe: each call gets its own scratchpad
+// (scratchpad_mode::user, a thread-local buffer) and its own stream.
+//
+// OpenMP: Debian's libdnnl.so.2 is built for GNU OpenMP (it needs
+// libgomp.so.1: GOMP_parallel, omp_get_max_threads, ...). This library
+// links LLVM's libomp first, so when nothing loaded libgomp before it those
+// calls bind to libomp (which exports the GOMP_* entry points): the compiled
+// code's threads and oneDNN's are one pool. See docs/codegen.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "oneapi/dnnl/dnnl.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+extern "C" int omp_get_max_threads(void);
+extern "C" void omp_set_num_threads(int);
+
+namespace {
+
+constexpr int kNumParams = 31;
+
+struct Key {
+  int64_t p[kNumParams];
+  bool operator==(const Key &o) const {
+    return std::memcmp(p, o.p, sizeof(p)) == 0;
+  }
+};
+struct KeyHash {
+  size_t operator()(const Key &k) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t v : k.p) {
+      h ^= (uint64_t)v;
+      h *= 1099511628211ull;
+    }
+    return (size_t)h;
+  }
+};
+
+/// One shape's primitive (null: the loop nest runs it).
+struct Entry {
+  bool ok = false;
+  dnnl::convolution_forward conv;
+  dnnl::memory::desc src, wei, dst;     // what the user passes
+  dnnl::memory::desc convWei;           // what the primitive wants
+  dnnl::memory::desc convSrc, convDst;  // (blocked layouts: see create)
+  bool reorderWei = false, reorderSrc = false, reorderDst = false;
+  dnnl::reorder weiReorder, srcReorder, dstIn, dstOut;
+  size_t scratchpadBytes = 0;
+};
+
+dnnl::engine &engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+std::mutex cacheMutex;
+std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash> cache;
+// Statistics (kiln_onednn_stats).
+int64_t primitivesCreated = 0, callsRun = 0, fallbackCalls = 0;
+
+struct Params {
+  int64_t n, g, c, h, w, f, kh, kw, oh, ow, sh, sw, dh, dw;
+  int64_t xs[5], ws[5], ys[5];
+  int64_t accumulate;
+};
+
+Params unpack(const Key &k) {
+  Params p;
+  const int64_t *v = k.p;
+  p.n = v[0]; p.g = v[1]; p.c = v[2]; p.h = v[3]; p.w = v[4];
+  p.f = v[5]; p.kh = v[6]; p.kw = v[7]; p.oh = v[8]; p.ow = v[9];
+  p.sh = v[10]; p.sw = v[11]; p.dh = v[12]; p.dw = v[13];
+  for (int i = 0; i < 5; ++i) {
+    p.xs[i] = v[14 + i];
+    p.ws[i] = v[19 + i];
+    p.ys[i] = v[24 + i];
+  }
+  p.accumulate = v[29];
+  return p;
+}
+
+/// The loop nest: the reference semantics, for shapes oneDNN cannot take.
+void convLoops(const Params &p, const float *x, const float *wt, float *y) {
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t g = 0; g < p.g; ++g)
+      for (int64_t f = 0; f < p.f; ++f)
+        for (int64_t oh = 0; oh < p.oh; ++oh)
+          for (int64_t ow = 0; ow < p.ow; ++ow) {
+            float acc = 0.0f;
+            for (int64_t c = 0; c < p.c; ++c)
+              for (int64_t kh = 0; kh < p.kh; ++kh)
+                for (int64_t kw = 0; kw < p.kw; ++kw)
+                  acc += x[n * p.xs[0] + g * p.xs[1] + c * p.xs[2] +
+                           (oh * p.sh + kh * p.dh) * p.xs[3] +
+                           (ow * p.sw + kw * p.dw) * p.xs[4]] *
+                         wt[g * p.ws[0] + f * p.ws[1] + c * p.ws[2] +
+                            kh * p.ws[3] + kw * p.ws[4]];
+            float &o = y[n * p.ys[0] + g * p.ys[1] + f * p.ys[2] +
+                         oh * p.ys[3] + ow * p.ys[4]];
+            o = p.accumulate ? o + acc : acc;
+          }
+}
+
+/// Whether the grouped dims (g, c) of an operand are one channel dim of
+/// stride s[2] (always when there is one group).
+bool channelsUniform(int64_t groups, int64_t perGroup, const int64_t *s) {
+  return groups == 1 || perGroup == 0 || s[1] == perGroup * s[2];
+}
+
+std::shared_ptr<Entry> create(const Key &key) {
+  auto e = std::make_shared<Entry>();
+  Params p = unpack(key);
+  using md = dnnl::memory::desc;
+  using dt = dnnl::memory::data_type;
+  if (!channelsUniform(p.g, p.c, p.xs) || !channelsUniform(p.g, p.f, p.ys) ||
+      p.n <= 0 || p.g <= 0 || p.c <= 0 || p.f <= 0 || p.oh <= 0 || p.ow <= 0 ||
+      p.kh <= 0 || p.kw <= 0)
+    return e;
+  try {
+    md src({p.n, p.g * p.c, p.h, p.w}, dt::f32,
+           {p.xs[0], p.xs[2], p.xs[3], p.xs[4]});
+    md dst({p.n, p.g * p.f, p.oh, p.ow}, dt::f32,
+           {p.ys[0], p.ys[2], p.ys[3], p.ys[4]});
+    md wei = p.g == 1
+                 ? md({p.f, p.c, p.kh, p.kw}, dt::f32,
+                      {p.ws[1], p.ws[2], p.ws[3], p.ws[4]})
+                 : md({p.g, p.f, p.c, p.kh, p.kw}, dt::f32,
+                      {p.ws[0], p.ws[1], p.ws[2], p.ws[3], p.ws[4]});
+    // Blocked: oneDNN picks the activations' layout too (nChw16c on
+    // AVX-512, its direct "brgconv" kernels) and they are reordered in and
+    // out per call, as PyTorch eager does; plain: strided NCHW as given (no
+    // reorders; oneDNN then runs its im2col + jit GEMM). Measured
+    // (bench/conv_impl_bench.py, docs/codegen.md): blocked wins for
+    // ungrouped KxK kernels (K > 1) on large images with >= 32 channels
+    // (3x3 64->64 56x56 b8: 13 vs 27 ms), where the reorders are small next
+    // to the arithmetic; plain wins for 1x1 (3-6x: the reorders cost more
+    // than the GEMM), small images and grouped convs.
+    // KILN_ONEDNN_LAYOUT=plain|blocked forces one.
+    const char *layout = std::getenv("KILN_ONEDNN_LAYOUT");
+    bool blocked = p.g == 1 && p.kh * p.kw > 1 && p.c >= 32 && p.f >= 32 &&
+                   p.oh * p.ow >= 28 * 28;
+    if (layout && std::strcmp(layout, "blocked") == 0)
+      blocked = true;
+    else if (layout && std::strcmp(layout, "plain") == 0)
+      blocked = false;
+    md srcAny = blocked ? md({p.n, p.g * p.c, p.h, p.w}, dt::f32,
+                             dnnl::memory::format_tag::any)
+                        : src;
+    md dstAny = blocked ? md({p.n, p.g * p.f, p.oh, p.ow}, dt::f32,
+                             dnnl::memory::format_tag::any)
+                        : dst;
+    md weiAny = p.g == 1
+                    ? md({p.f, p.c, p.kh, p.kw}, dt::f32, dnnl::memory::format_tag::any)
+                    : md({p.g, p.f, p.c, p.kh, p.kw}, dt::f32,
+                         dnnl::memory::format_tag::any);
+    // oneDNN's dilation counts the gaps: linalg's 1 is its 0.
+    dnnl::convolution_forward::desc d(
+        dnnl::prop_kind::forward_inference,
+        dnnl::algorithm::convolution_direct, srcAny, weiAny, dstAny,
+        {p.sh, p.sw},
+        {p.dh - 1, p.dw - 1}, {0, 0}, {0, 0});
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (p.accumulate) {
+      dnnl::post_ops ops;
+      ops.append_sum(1.0f);
+      attr.set_post_ops(ops);
+    }
+    dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+    e->conv = dnnl::convolution_forward(pd);
+    e->src = src;
+    e->wei = wei;
+    e->dst = dst;
+    e->convWei = pd.weights_desc();
+    e->scratchpadBytes = pd.scratchpad_desc().get_size();
+    e->convSrc = pd.src_desc();
+    e->convDst = pd.dst_desc();
+    if (e->convSrc != src) {
+      e->reorderSrc = true;
+      e->srcReorder = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine(), src, engine(), e->convSrc));
+    }
+    if (e->convDst != dst) {
+      e->reorderDst = true;
+      e->dstOut = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine(), e->convDst, engine(), dst));
+      if (p.accumulate)
+        e->dstIn = dnnl::reorder(
+            dnnl::reorder::primitive_desc(engine(), dst, engine(), e->convDst));
+    }
+    if (e->convWei != wei) {
+      e->reorderWei = true;
+      e->weiReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+          engine(), wei, engine(), e->convWei));
+    }
+    e->ok = true;
+    if (std::getenv("KILN_ONEDNN_VERBOSE"))
+      std::fprintf(stderr,
+                   "kiln-onednn: n %lld g %lld c %lld %lldx%lld f %lld "
+                   "k %lldx%lld: %s%s\n",
+                   (long long)p.n, (long long)p.g, (long long)p.c,
+                   (long long)p.h, (long long)p.w, (long long)p.f,
+                   (long long)p.kh, (long long)p.kw, pd.impl_info_str(),
+                   e->reorderWei ? " (weights reordered)" : "");
+  } catch (const dnnl::error &err) {
+    if (std::getenv("KILN_ONEDNN_VERBOSE"))
+      std::fprintf(stderr, "kiln-onednn: no primitive (%s): loops\n",
+                   err.what());
+    e->ok = false;
+  }
+  return e;
+}
+
+/// Grows a thread-local buffer to `bytes` (64-byte aligned).
+void *scratch(std::unique_ptr<char[]> &buf, size_t &cap, size_t bytes) {
+  if (bytes + 64 > cap) {
+    buf.reset(new char[bytes + 64]);
+    cap = bytes + 64;
+  }
+  uintptr_t a = (uintptr_t)buf.get();
+  return (void *)((a + 63) & ~(uintptr_t)63);
+}
+
+} // namespace
+
+extern "C" {
+
+/// The convolution described in the file comment. Sizes are per group (c
+/// input and f output channels of each of g groups); h, w the padded input;
+/// xs/ws/ys the strides in elements of x [n, g, c, h, w], w [g, f, c, kh, kw]
+/// and y [n, g, f, oh, ow]; accumulate: y += conv (else y = conv); threads:
+/// OpenMP threads for oneDNN (0: as it is).
+__attribute__((visibility("default"))) void kiln_onednn_conv2d_f32(
+    const float *x, const float *wt, float *y, int64_t n, int64_t g, int64_t c,
+    int64_t h, int64_t w, int64_t f, int64_t kh, int64_t kw, int64_t oh,
+    int64_t ow, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t xsN,
+    int64_t xsG, int64_t xsC, int64_t xsH, int64_t xsW, int64_t wsG,
+    int64_t wsF, int64_t wsC, int64_t wsH, int64_t wsW, int64_t ysN,
+    int64_t ysG, int64_t ysF, int64_t ysH, int64_t ysW, int64_t accumulate,
+    int64_t threads) {
+  if (n <= 0 || g <= 0 || f <= 0 || oh <= 0 || ow <= 0)
+    return; // empty output
+  Key key = {{n, g, c, h, w, f, kh, kw, oh, ow, sh, sw, dh, dw, xsN, xsG, xsC,
+              xsH, xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW,
+              accumulate ? 1 : 0, 0}};
+  std::shared_ptr<Entry> e;
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) {
+      e = it->second;
+    } else {
+      e = create(key);
+      cache.emplace(key, e);
+      if (e->ok)
+        ++primitivesCreated;
+    }
+    ++callsRun;
+    if (!e->ok)
+      ++fallbackCalls;
+  }
+  if (!e->ok) {
+    convLoops(unpack(key), x, wt, y);
+    return;
+  }
+  if (threads > 0 && omp_get_max_threads() != threads)
+    omp_set_num_threads((int)threads);
+  thread_local std::unique_ptr<char[]> padBuf, weiBuf, srcBuf, dstBuf;
+  thread_local size_t padCap = 0, weiCap = 0, srcCap = 0, dstCap = 0;
+  dnnl::engine &eng = engine();
+  dnnl::stream s(eng);
+  dnnl::memory src(e->src, eng, const_cast<float *>(x));
+  dnnl::memory dst(e->dst, eng, y);
+  dnnl::memory wei(e->wei, eng, const_cast<float *>(wt));
+  dnnl::memory convWei = wei;
+  if (e->reorderWei) {
+    convWei = dnnl::memory(e->convWei, eng,
+                           scratch(weiBuf, weiCap, e->convWei.get_size()));
+    e->weiReorder.execute(s, wei, convWei);
+  }
+  dnnl::memory convSrc = src, convDst = dst;
+  if (e->reorderSrc) {
+    convSrc = dnnl::memory(e->convSrc, eng,
+                           scratch(srcBuf, srcCap, e->convSrc.get_size()));
+    e->srcReorder.execute(s, src, convSrc);
+  }
+  if (e->reorderDst) {
+    convDst = dnnl::memory(e->convDst, eng,
+                           scratch(dstBuf, dstCap, e->convDst.get_size()));
+    if (accumulate)
+      e->dstIn.execute(s, dst, convDst);
+  }
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, convSrc},
+                                                {DNNL_ARG_WEIGHTS, convWei},
+                                                {DNNL_ARG_DST, convDst}};
+  if (e->scratchpadBytes)
+    args[DNNL_ARG_SCRATCHPAD] =
+        dnnl::memory(dnnl::memory::desc({(int64_t)e->scratchpadBytes},
+                                        dnnl::memory::data_type::u8,
+                                        dnnl::memory::format_tag::a),
+                     eng, scratch(padBuf, padCap, e->scratchpadBytes));
+  e->conv.execute(s, args);
+  if (e->reorderDst)
+    e->dstOut.execute(s, convDst, dst);
+  s.wait();
+}
+
+/// Primitives created, calls run, calls that ran the loop nest (tests).
+__attribute__((visibility("default"))) void
+kiln_onednn_stats(int64_t *created, int64_t *calls, int64_t *fallbacks) {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  *created = primitivesCreated;
+  *calls = callsRun;
+  *fallbacks = fallbackCalls;
+}
+
+} // extern "C"
