@@ -326,6 +326,7 @@ private:
   bool unary();
   bool binary();
   bool compare();
+  bool comparison(ArrayRef<const char *> ops);
   bool where();
   bool cast();
   bool clamp();
@@ -605,16 +606,8 @@ bool Generator::predicate() {
     emit(std::move(r), "kt." + op + " " + a->name, {a});
     return true;
   }
-  auto [a, b] = operandPair([](const Val &) { return true; });
-  if (!a)
-    return false;
   static const char *ops[] = {"ge", "le", "ne"};
-  Val r = elementwise({a, b}, DType::I1, true);
-  emit(std::move(r),
-       std::string("kt.") + ops[in.pick(std::size(ops))] + " " +
-           operandList({a, b}),
-       {a, b});
-  return true;
+  return comparison(ops);
 }
 
 /// kt.embedding: a new float weight [V, D] and a new index argument with
@@ -858,18 +851,24 @@ bool Generator::binary() {
   return true;
 }
 
-bool Generator::compare() {
+/// One of `ops` (a binary op with an i1 result) on two values that
+/// broadcast.
+bool Generator::comparison(ArrayRef<const char *> ops) {
   auto [a, b] = operandPair([](const Val &) { return true; });
   if (!a)
     return false;
-  static const char *ops[] = {"eq", "lt", "gt", "logical_and", "logical_or",
-                              "logical_xor"};
   Val r = elementwise({a, b}, DType::I1, true);
   emit(std::move(r),
-       std::string("kt.") + ops[in.pick(std::size(ops))] + " " +
+       std::string("kt.") + ops[in.pick(ops.size())] + " " +
            operandList({a, b}),
        {a, b});
   return true;
+}
+
+bool Generator::compare() {
+  static const char *ops[] = {"eq", "lt", "gt", "logical_and", "logical_or",
+                              "logical_xor"};
+  return comparison(ops);
 }
 
 bool Generator::where() {
