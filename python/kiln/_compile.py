@@ -487,10 +487,20 @@ class _Compiled:
             return self._eager(args, kwargs)
         prog = self.programs.get(key)
         if prog is None:
-            try:
-                prog = self._capture(key, bound)
-            except KilnError as e:
-                return self._capture_failed(e, key, args, kwargs)
+            # One capture at a time: tracing patches torch's factories and
+            # walks the module process-wide, so threads whose first calls
+            # overlap would trace into each other (a KeyError for a
+            # submodule: test_onednn.py::test_block_from_several_threads).
+            # Calls of programs already captured do not take the lock.
+            with _lock:
+                prog = self.programs.get(key)
+                if prog is None and key in self.failed:
+                    return self._eager(args, kwargs)
+                if prog is None:
+                    try:
+                        prog = self._capture(key, bound)
+                    except KilnError as e:
+                        return self._capture_failed(e, key, args, kwargs)
             if isinstance(prog, _Ran):
                 # The first call had graph breaks: it ran segment by
                 # segment; this key runs with breaks from now on.
