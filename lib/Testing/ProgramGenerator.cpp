@@ -327,6 +327,17 @@ private:
   bool binary();
   bool compare();
   bool comparison(ArrayRef<const char *> ops);
+  /// Some dims of a value of `rank` >= 1 (each with probability 1/2, a
+  /// third of them written negative), at least one.
+  SmallVector<int64_t> pickDims(int64_t rank) {
+    SmallVector<int64_t> dims;
+    for (int64_t i = 0; i < rank; ++i)
+      if (in.chance(1, 2))
+        dims.push_back(in.chance(1, 3) ? i - rank : i);
+    if (dims.empty())
+      dims.push_back(in.pick(rank));
+    return dims;
+  }
   bool where();
   bool cast();
   bool clamp();
@@ -417,12 +428,7 @@ bool Generator::flip() {
   const Val *a = pickVal([](const Val &v) { return v.rank() > 0; });
   if (!a)
     return false;
-  SmallVector<int64_t> dims;
-  for (int64_t i = 0; i < a->rank(); ++i)
-    if (in.chance(1, 2))
-      dims.push_back(in.chance(1, 3) ? i - a->rank() : i);
-  if (dims.empty())
-    dims.push_back(in.pick(a->rank()));
+  SmallVector<int64_t> dims = pickDims(a->rank());
   Val r = *a;
   r.name = fresh();
   r.isArg = false;
@@ -573,12 +579,7 @@ bool Generator::reduceMore() {
     ops.push_back("logsumexp");
   std::string op = ops[in.pick(ops.size())];
   bool lse = op == "logsumexp";
-  SmallVector<int64_t> dims;
-  for (int64_t i = 0; i < a->rank(); ++i)
-    if (in.chance(1, 2))
-      dims.push_back(in.chance(1, 3) ? i - a->rank() : i);
-  if (dims.empty())
-    dims.push_back(in.pick(a->rank()));
+  SmallVector<int64_t> dims = pickDims(a->rank());
   bool keepdim = in.chance(1, 3);
   Val r = reduced(*a, dims, keepdim, lse ? a->dt : DType::I1,
                   lse ? a->finite : true);
@@ -944,12 +945,7 @@ bool Generator::reduce() {
   std::string op = ops[in.pick(ops.size())];
   // PyTorch's rule: an integer sum is int64.
   DType resultType = op == "sum" && !isFloat(a->dt) ? DType::I64 : a->dt;
-  SmallVector<int64_t> dims;
-  for (int64_t i = 0; i < a->rank(); ++i)
-    if (in.chance(1, 2))
-      dims.push_back(in.chance(1, 3) ? i - a->rank() : i);
-  if (dims.empty())
-    dims.push_back(in.pick(a->rank()));
+  SmallVector<int64_t> dims = pickDims(a->rank());
   bool keepdim = in.chance(1, 3);
   Val r = reduced(*a, dims, keepdim, resultType, a->finite);
   emit(std::move(r),
