@@ -78,7 +78,8 @@ for t in $TESTS; do
        "$OUT/$t" "$SRC/examples/toy_example.mlir" $(test "$t" = logs && echo "$OUT/trace.json") >"$OUT/$t.out" 2>"$OUT/$t.err"; then
     echo "$SAN $t: ok"
   else
-    echo "$SAN $t: FAILED (see $OUT/$t.err)"; status=1
+    echo "$SAN $t: FAILED (see $OUT/$t.err; its first 60 lines follow)"; status=1
+    head -60 "$OUT/$t.err" | sed 's/^/  | /'
   fi
 done
 exit $status
