@@ -3343,9 +3343,7 @@ def conv2d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
     if x.ndim not in (3, 4):
         raise b.error("conv2d expects a 3-D or 4-D input, got rank %d"
                       % x.ndim)
-    dt = result_type(b, x, weight)
-    if not dt.is_floating_point:
-        raise b.error("conv2d of %s tensors" % dt)
+    dt = _conv_dtype(b, x, weight, bias, "slow_conv2d_cpu")
     stride = pair(b, stride, "a conv stride")
     dilation = pair(b, dilation, "a conv dilation")
     kh = b.static(weight.shape[2], "a kernel size")
@@ -3370,6 +3368,10 @@ def conv2d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
             raise b.error("conv2d padding=%r" % padding)
     else:
         padding = pair(b, padding, "a conv padding")
+    if not dt.is_floating_point:
+        _int_dilation(b, dt, dilation)
+        return _int_conv2d(b, x, weight, bias, stride, padding, dilation,
+                           groups, dt)
     ops = [cast(b, x, dt), cast(b, weight, dt)]
     if bias is not None:
         ops.append(cast(b, bias, dt))
@@ -3402,9 +3404,8 @@ def conv_transpose2d(b, x, weight, bias=None, stride=1, padding=0,
     if weight.ndim != 4:
         raise b.error("conv_transpose2d expects a 4-D weight, got rank %d"
                       % weight.ndim)
-    dt = result_type(b, x, weight)
-    if not dt.is_floating_point:
-        raise b.error("conv_transpose2d of %s tensors" % dt)
+    dt = _conv_dtype(b, x, weight, bias, "slow_conv_transpose2d_out_cpu",
+                     transposed=True)
     stride = pair(b, stride, "a conv stride")
     padding = pair(b, padding, "a conv padding")
     output_padding = pair(b, output_padding, "a conv output_padding")
@@ -3426,6 +3427,9 @@ def conv_transpose2d(b, x, weight, bias=None, stride=1, padding=0,
            for i in range(2)]
     if value(out[0]) < 1 or value(out[1]) < 1:
         raise b.error("conv_transpose2d: the output would be empty")
+    if not dt.is_floating_point:
+        return _int_conv_transpose2d(b, x, weight, bias, stride, padding,
+                                     output_padding, groups, dilation, dt)
     attrs = {}
     if stride != [1, 1]:
         attrs["stride"] = stride
@@ -3440,6 +3444,153 @@ def conv_transpose2d(b, x, weight, bias=None, stride=1, padding=0,
     return b.op("conv_transpose2d", ops, attrs,
                 shape=lead + (weight.shape[1] * groups, out[0], out[1]),
                 dtype=dt)
+
+
+# Integer convolutions (issue 16 batch 8). PyTorch 1.13's CPU kernels
+# convolve int8/uint8/int16/int32/int64 (slow_conv2d, slow_conv3d: the
+# products and sums in the dtype, wrapping), transposed ones int64 only, and
+# refuse bool (and the other integers for transposed ones) with '"<kernel>"
+# not implemented for '<Type>''. kt.conv2d is a float op, so an integer one
+# is im2col: one strided slice of the zero-padded input per kernel tap,
+# stacked, times the weight (kt.matmul in i64), cast back to the dtype:
+# exact, as sums and products modulo 2^bits do not depend on where they
+# wrap. A transposed one is the direct convolution of the input with
+# stride - 1 zeros inserted between its elements, padded by
+# dilation * (k - 1) - padding (output_padding more at the end; a negative
+# amount crops), with the flipped, group-transposed weight. Integer results
+# have no gradient.
+
+_TORCH_TYPE_NAMES = {
+    torch.bool: "Bool", torch.uint8: "Byte", torch.int8: "Char",
+    torch.int16: "Short", torch.int32: "Int", torch.int64: "Long",
+    torch.float16: "Half", torch.bfloat16: "BFloat16",
+    torch.float32: "Float", torch.float64: "Double"}
+
+
+_C_TYPE_NAMES = {  # as PyTorch's messages name them (typeid names)
+    torch.bool: "bool", torch.uint8: "unsigned char",
+    torch.int8: "signed char", torch.int16: "short int",
+    torch.int32: "int", torch.int64: "long int", torch.float32: "float",
+    torch.float64: "double", torch.float16: "c10::Half",
+    torch.bfloat16: "c10::BFloat16"}
+
+
+def _conv_dtype(b, x, weight, bias, kernel, transposed=False):
+    """The dtype of a convolution of x and weight: floats promote as
+    before; integers as PyTorch's CPU kernels take them (one dtype for
+    input, weight and bias)."""
+    dt = result_type(b, x, weight)
+    if dt.is_floating_point:
+        return dt
+    if dt == torch.bool or (transposed and dt != torch.int64):
+        raise b.error('"%s" not implemented for \'%s\'' % (
+            kernel, _TORCH_TYPE_NAMES[dt]))
+    if x.dtype != weight.dtype:
+        raise b.error("expected scalar type %s but found %s" % (
+            _TORCH_TYPE_NAMES[x.dtype], _TORCH_TYPE_NAMES[weight.dtype]))
+    if bias is not None and need_tensor(b, bias, "a conv bias").dtype != dt:
+        raise b.error("Input type (%s) and bias type (%s) should be the "
+                      "same" % (_C_TYPE_NAMES.get(dt, dt),
+                                _C_TYPE_NAMES.get(bias.dtype, bias.dtype)))
+    return dt
+
+
+def _int_dilation(b, dt, dilation):
+    # PyTorch 1.13 sends a dilated convolution to slow_conv_dilated2d/3d,
+    # whose CPU kernels take int64 but no other integer.
+    if dt != torch.int64 and any(d > 1 for d in dilation):
+        raise b.error('"slow_conv_dilated<>" not implemented for \'%s\''
+                      % _TORCH_TYPE_NAMES[dt])
+
+
+def _crop_or_pad(b, x, dim, lo, hi):
+    """x along dim (-1 or -2) with lo/hi zeros added at the start/end; a
+    negative amount removes elements."""
+    n = b.static(x.shape[dim], "a convolved size")
+    if lo < 0 or hi < 0:
+        x = slice_dim(b, x, x.ndim + dim, max(-lo, 0), n - max(-hi, 0), 1)
+    lo, hi = max(lo, 0), max(hi, 0)
+    if lo or hi:
+        x = pad(b, x, [lo, hi] if dim == -1 else [0, 0, lo, hi])
+    return x
+
+
+def _int_conv2d(b, x, weight, bias, stride, padding, dilation, groups, dt):
+    unbatched = x.ndim == 3
+    if unbatched:
+        x = unsqueeze(b, x, 0)
+    if weight.ndim != 4:
+        raise b.error("conv2d expects a 4-D weight, got rank %d"
+                      % weight.ndim)
+    x = cast(b, x, torch.int64)
+    w = cast(b, weight, torch.int64)
+    c = b.static(x.shape[1], "conv2d's input channels")
+    h = b.static(x.shape[2], "an integer conv2d's input height")
+    wd = b.static(x.shape[3], "an integer conv2d's input width")
+    o, cg, kh, kw = [b.static(n, "conv2d's weight") for n in w.shape]
+    if groups < 1 or c != cg * groups or o % groups:
+        raise b.error("conv2d: expected input with %d channels (weight %s, "
+                      "groups %d), got %d" % (cg * groups, [o, cg, kh, kw],
+                                              groups, c))
+    oh = _conv_out(h, kh, stride[0], padding[0], dilation[0])
+    ow = _conv_out(wd, kw, stride[1], padding[1], dilation[1])
+    if oh < 1 or ow < 1:
+        raise b.error("conv2d: the input is smaller than the kernel")
+    if padding != [0, 0]:
+        x = pad(b, x, [padding[1], padding[1], padding[0], padding[0]])
+    taps = []
+    for i in range(kh):
+        for j in range(kw):
+            t = slice_dim(b, x, 2, i * dilation[0],
+                          i * dilation[0] + (oh - 1) * stride[0] + 1,
+                          stride[0])
+            taps.append(slice_dim(b, t, 3, j * dilation[1],
+                                  j * dilation[1] + (ow - 1) * stride[1] + 1,
+                                  stride[1]))
+    n = x.shape[0]
+    cols = stack(b, taps, 2)                           # N, C, kh*kw, oh, ow
+    cols = reshape(b, cols, [n, groups, cg * kh * kw, oh * ow])
+    wm = reshape(b, w, [groups, o // groups, cg * kh * kw])
+    y = reshape(b, matmul(b, wm, cols), [n, o, oh, ow])
+    if bias is not None:
+        y = add(b, y, reshape(b, cast(b, bias, torch.int64), [1, o, 1, 1]))
+    y = cast(b, y, dt)
+    return squeeze(b, y, 0) if unbatched else y
+
+
+def _int_conv_transpose2d(b, x, weight, bias, stride, padding,
+                          output_padding, groups, dilation, dt):
+    unbatched = x.ndim == 3
+    if unbatched:
+        x = unsqueeze(b, x, 0)
+    n, c = x.shape[0], b.static(x.shape[1], "conv_transpose2d's channels")
+    ci, og, kh, kw = [b.static(v, "conv_transpose2d's weight")
+                      for v in weight.shape]
+    if c != ci or c % groups:
+        raise b.error("conv_transpose2d: expected input with %d channels "
+                      "(weight %s, groups %d), got %d"
+                      % (ci, [ci, og, kh, kw], groups, c))
+    h = b.static(x.shape[2], "an integer conv_transpose2d's input height")
+    wd = b.static(x.shape[3], "an integer conv_transpose2d's input width")
+    s = stride
+    if s[1] > 1:                    # zeros between the columns
+        x = reshape(b, pad(b, unsqueeze(b, x, -1), [0, s[1] - 1]),
+                    [n, c, h, wd * s[1]])
+        x = slice_dim(b, x, 3, 0, (wd - 1) * s[1] + 1, 1)
+    if s[0] > 1:                    # and between the rows
+        w2 = (wd - 1) * s[1] + 1
+        x = reshape(b, pad(b, unsqueeze(b, x, -2), [0, 0, 0, s[0] - 1]),
+                    [n, c, h * s[0], w2])
+        x = slice_dim(b, x, 2, 0, (h - 1) * s[0] + 1, 1)
+    for i, (k, dim) in enumerate(((kh, -2), (kw, -1))):
+        q = dilation[i] * (k - 1) - padding[i]
+        x = _crop_or_pad(b, x, dim, q, q + output_padding[i])
+    cg = c // groups
+    w = reshape(b, weight, [groups, cg, og, kh, kw])
+    w = reshape(b, permute(b, w, [0, 2, 1, 3, 4]), [groups * og, cg, kh, kw])
+    w = flip(b, w, [2, 3])
+    y = _int_conv2d(b, x, w, bias, [1, 1], [0, 0], dilation, groups, dt)
+    return squeeze(b, y, 0) if unbatched else y
 
 
 def _conv_transpose_output_padding(b, x, output_size, stride, padding, k,
@@ -4306,9 +4457,10 @@ def _conv3d_operands(b, x, weight, bias, what):
     if weight.ndim != 5:
         raise b.error("%s expects a 5-D weight, got rank %d"
                       % (what, weight.ndim))
-    dt = result_type(b, x, weight)
-    if not dt.is_floating_point:
-        raise b.error("%s of %s tensors" % (what, dt))
+    transposed = what == "conv_transpose3d"
+    dt = _conv_dtype(b, x, weight, bias, "slow_conv_transpose3d_out_cpu"
+                     if transposed else "compute_columns3d",
+                     transposed=transposed)
     x = cast(b, x, dt)
     if x.ndim == 4:
         x = unsqueeze(b, x, 0)
@@ -4350,6 +4502,8 @@ def conv3d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
             raise b.error("conv3d padding=%r" % padding)
     else:
         pd = _triple(b, padding, "a conv padding")
+    if not x.dtype.is_floating_point:
+        _int_dilation(b, x.dtype, dl)
     r = _conv3d(b, x, weight, bias, st, pd, dl, groups)
     return squeeze(b, r, 0) if unbatched else r
 
