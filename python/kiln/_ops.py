@@ -3832,7 +3832,16 @@ def _max_pool2d_indices(b, x, k, s, p, d, oh, ow):
                           kh * d[0] + (oh - 1) * s[0] + 1, s[0])
             taps.append(slice_dim(b, t, r - 1, kw * d[1],
                                   kw * d[1] + (ow - 1) * s[1] + 1, s[1]))
-    tap = argmax(b, stack(b, taps, r - 2), r - 2)
+    st = stack(b, taps, r - 2)
+    tap = argmax(b, st, r - 2)
+    if x.dtype.is_floating_point and len(taps) > 1:
+        # PyTorch's kernel takes a NaN over the running max whatever it
+        # holds, so a window with NaN gets its last NaN (kt.argmax gives
+        # the first): the first NaN of the reversed taps.
+        last = sub(b, len(taps) - 1, argmax(b, flip(b, st, [r - 2]), r - 2))
+        nan = b.op("isnan", [amax(b, st, r - 2)], shape=tap.shape,
+                   dtype=torch.bool)
+        tap = where(b, nan, last, tap)
     kh = div(b, tap, k[1], rounding_mode="floor")
     kw = sub(b, tap, mul(b, kh, k[1]))
     rows = b.constant_tensor(torch.tensor(
@@ -4086,8 +4095,8 @@ def _pool3d(b, x, k, s, p, d, ceil_mode, pool2d):
 def _first_hit(b, x, vals, positions):
     """Flat indices (into each input plane or volume, the last
     len(vals.shape) - len(lead) dims of x) of the first of `positions`
-    whose value equals the window's max `vals` (NaN equal to NaN, as
-    PyTorch's max propagates it). positions: int64 tensors of the output's
+    whose value equals the window's max `vals`, or, when `vals` is NaN, of
+    the last NaN (PyTorch's kernels: a NaN takes over the running max). positions: int64 tensors of the output's
     window shape, one per tap in scan order, -1 for a tap outside the
     input; each is read with kt.index_select at constant positions."""
     nd = len(positions[0].shape)
@@ -4103,7 +4112,7 @@ def _first_hit(b, x, vals, positions):
 
     def isnan(t):
         return b.op("isnan", [t], shape=t.shape, dtype=torch.bool)
-    best = found = None
+    best = found = last = None
     for pos in positions:
         posv = b.constant_tensor(pos, limit=1 << 20)
         valid = cmp("ge", posv, 0)
@@ -4115,10 +4124,16 @@ def _first_hit(b, x, vals, positions):
             cmp("logical_and", isnan(picked), isnan(vals))))
         if best is None:
             best, found = where(b, hit, safe, -1), hit
+            last = best
         else:
             take = cmp("logical_and", hit, logical_not(b, found))
             best = where(b, take, safe, best)
             found = cmp("logical_or", found, hit)
+            last = where(b, hit, safe, last)
+    if vals.dtype.is_floating_point and len(positions) > 1:
+        # A NaN takes over the running max in PyTorch's kernels: a window
+        # with NaN gets its last NaN (ties of numbers: the first).
+        best = where(b, isnan(vals), last, best)
     if tuple(map(value, best.shape)) != tuple(map(value, lead + outs)):
         best = expand(b, best, lead + outs)
     return cast(b, best, torch.int64)
@@ -4217,20 +4232,65 @@ def avg_pool3d(b, x, kernel_size, stride=None, padding=0, ceil_mode=False,
     """Two kt.avg_pool2d (_pool3d): the divisor of a 3-D window is the
     product of its per-dim divisors (clipped windows and
     count_include_pad=False alike), so averaging twice is PyTorch's
-    average; a divisor_override is not a product and is refused, and so
-    is int64 (PyTorch divides the integer sum once; twice would truncate
-    twice)."""
-    x = _float_pool(b, x, "avg_pool3d", 3)
-    if divisor_override is not None:
-        raise b.error("avg_pool3d with divisor_override (not separable "
-                      "into 2-D pools)")
+    average. int64 (PyTorch divides the integer sum once, truncating; two
+    averages would truncate twice) and a divisor_override (not a product of
+    2-D divisors) are the window sums (two kt.avg_pool2d with
+    divisor_override=1), divided once by PyTorch's 3-D divisor
+    (_avg_pool3d_divisors: constants)."""
+    x = _float_pool(b, x, "avg_pool3d", 3, also=(torch.int64,))
     k = _triple(b, kernel_size, "a pool kernel size")
     s = _triple(b, stride, "a pool stride", k)
     p = _triple(b, padding, "a pool padding")
+    if divisor_override is not None:
+        divisor_override = b.static(divisor_override, "a divisor_override")
+        if divisor_override == 0:
+            raise b.error("divisor must be not zero")
+    if divisor_override is None and x.dtype.is_floating_point:
+        def pool2d(y, k2, s2, p2, d2):
+            return avg_pool2d(b, y, k2, s2, p2, ceil_mode, count_include_pad)
+        return _pool3d(b, x, k, s, p, [1, 1, 1], ceil_mode, pool2d)
 
-    def pool2d(y, k2, s2, p2, d2):
-        return avg_pool2d(b, y, k2, s2, p2, ceil_mode, count_include_pad)
-    return _pool3d(b, x, k, s, p, [1, 1, 1], ceil_mode, pool2d)
+    def sum2d(y, k2, s2, p2, d2):
+        return avg_pool2d(b, y, k2, s2, p2, ceil_mode, count_include_pad, 1)
+    total = _pool3d(b, x, k, s, p, [1, 1, 1], ceil_mode, sum2d)
+    if divisor_override is not None:
+        div_t = divisor_override
+    else:
+        sizes = [b.static(n, "an int64 avg_pool3d's input size")
+                 for n in x.shape[-3:]]
+        outs = [b.static(n, "an int64 avg_pool3d's output size")
+                for n in total.shape[-3:]]
+        div_t = b.constant_tensor(_avg_pool3d_divisors(
+            sizes, outs, k, s, p, count_include_pad), limit=1 << 20)
+    if x.dtype.is_floating_point:
+        return div(b, total, cast(b, div_t, x.dtype) if isinstance(
+            div_t, TensorVal) else float(div_t))
+    return div(b, total, div_t, rounding_mode="trunc")
+
+
+def _avg_pool3d_divisors(sizes, outs, k, s, p, count_include_pad):
+    """PyTorch's avg_pool3d divisor of each output position (int64
+    [OD, OH, OW]): the window clipped to the padded input
+    (count_include_pad) or to the input; 1 for a window without input
+    elements (its sum is 0, as PyTorch's output)."""
+    pool, count = [], []
+    for n, o, kk, ss, pp in zip(sizes, outs, k, s, p):
+        ps, cs = [], []
+        for i in range(o):
+            st = i * ss - pp
+            en = min(st + kk, n + pp)
+            ps.append(en - st)
+            cs.append(min(en, n) - max(st, 0))
+        pool.append(torch.tensor(ps, dtype=torch.int64))
+        count.append(torch.tensor(cs, dtype=torch.int64))
+
+    def outer(v):
+        return v[0][:, None, None] * v[1][None, :, None] * v[2][None, None, :]
+    cnt = outer(count)
+    empty = (count[0][:, None, None] <= 0) | (count[1][None, :, None] <= 0) \
+        | (count[2][None, None, :] <= 0)
+    d = outer(pool) if count_include_pad else cnt
+    return torch.where(empty, torch.ones_like(d), d)
 
 
 @function(F.adaptive_avg_pool3d, torch._C._nn.adaptive_avg_pool3d)
