@@ -1405,16 +1405,18 @@ def _reshape_attr(b, x, shape, what):
     (its -1 already inferred): sizes that are the same expression as... at
     most one non-static entry is written as -1; others are specialized."""
     attr = []
-    dyn = None
     # With no elements a -1 is ambiguous (kt.reshape's error): every size
-    # is written out.
+    # is written out. The -1 goes to a size marked dynamic when there is
+    # one (the others may be specialized), else to the first symbolic one.
     empty = value(prod(shape)) == 0
+    syms = [i for i, d in enumerate(shape) if isinstance(d, Sym)]
+    marked = [i for i in syms if b.is_marked_dynamic(shape[i])]
+    dyn = None if empty or not syms else (marked or syms)[0]
     for i, d in enumerate(shape):
+        if i == dyn:
+            attr.append(-1)
+            continue
         if isinstance(d, Sym):
-            if dyn is None and not empty:
-                dyn = i
-                attr.append(-1)
-                continue
             d = b.static(d, what)
         attr.append(d)
     return attr
@@ -1996,6 +1998,13 @@ def _dim_size_tensor(b, r, d):
     number of elements of an all-true mask of r's shape, cut to the first
     position of every other dim. (A tensor with another dim of size 0 gives
     0: it has nothing to index.)"""
+    m = _dim_mask(b, r, d)
+    return sum_(b, cast(b, m, torch.int64), list(range(r.ndim)))
+
+
+def _dim_mask(b, r, d):
+    """An all-true bool mask of r's shape cut to the first position of
+    every dim but d: [1, .., n, .., 1] (n: dim d's size at run time)."""
     m = binary(b, "eq", r, r, out_dtype=torch.bool)
     if r.dtype.is_floating_point:
         # NaN != NaN: those positions count too.
@@ -2003,9 +2012,23 @@ def _dim_size_tensor(b, r, d):
                                             dtype=torch.bool),
                    out_dtype=torch.bool)
     for od in range(r.ndim):
-        if od != d:
+        if od == d:
+            continue
+        if isinstance(m.shape[od], Sym):
+            # [0:1] of a dim that may be dynamic too, without reading its
+            # size (a dim of size 0 leaves nothing to index).
+            m = _slice_op(b, m, od, {"dim": od, "start": 0, "end": 1}, 1)
+        else:
             m = slice_dim(b, m, od, 0, 1, 1)
-    return sum_(b, cast(b, m, torch.int64), list(range(r.ndim)))
+    return m
+
+
+def _dim_iota(b, r, d):
+    """0 .. n-1 along dim d (int64, [1, .., n, .., 1]) for a dim of r whose
+    size n is known at run time only: the running count of _dim_mask."""
+    m = cast(b, _dim_mask(b, r, d), torch.int64)
+    c = b.op("cumsum", [m], {"dim": d}, shape=m.shape, dtype=torch.int64)
+    return sub(b, c, 1)
 
 
 class _AdvancedPlan:
@@ -2020,14 +2043,22 @@ class _AdvancedPlan:
         dims = [d for d, _ in adv]
         self.rest_dims = [d for d in range(r.ndim) if d not in dims]
         self.perm = dims + self.rest_dims
-        # One index tensor may address a dim marked dynamic (`?`), and be
-        # of a dynamic length itself: its size stays symbolic, negative
-        # indices wrap by the dim's size computed at run time
-        # (_dim_size_tensor). Several index tensors need static sizes (the
-        # linear index's strides).
+        # An index tensor may address a dim marked dynamic (`?`): its size
+        # stays symbolic, negative indices wrap by the dim's size computed
+        # at run time (_dim_size_tensor); with several index tensors the
+        # linear index's strides and range checks are computed at run time
+        # too (issue 16 batch 8). One index tensor may be of a dynamic
+        # length itself; several need a static broadcast shape.
         one = len(adv) == 1
-        sizes = [r.shape[d] if one and b.is_marked_dynamic(r.shape[d])
-                 else b.static(r.shape[d], "the size of an indexed dim")
+        # kt.reshape infers one size: collapsing to [N] + rest and back
+        # with several index tensors takes one dim of r marked dynamic.
+        several_dyn = not one and sum(
+            1 for n in r.shape if b.is_marked_dynamic(n)) > 1
+        sizes = [r.shape[d] if b.is_marked_dynamic(r.shape[d]) and
+                 not several_dyn else b.static(
+                     r.shape[d], "the size of an indexed dim (several index "
+                     "tensors take one dim marked dynamic)" if several_dyn
+                     else "the size of an indexed dim")
                  for d in dims]
         self.N = prod(sizes)
         self.B = list(broadcast(b, *[t.shape for _, t in adv]))
@@ -2064,18 +2095,31 @@ class _AdvancedPlan:
             # be in range when one of them is not): kt.index_select of an
             # iota laid along that dim, whose run-time check is the range
             # check (its message names the dim).
-            lin, stride = None, self.N
-            for (d, _), t, n in zip(adv, wrapped, sizes):
-                stride //= n if n else 1
-                table = reshape(b, arange(b, n), [1] * d + [n])
+            # A dynamic dim's table is _dim_iota, its size in the strides
+            # of the dims before it _dim_size_tensor (run-time values).
+            lin = None
+            for i, ((d, _), t, n) in enumerate(zip(adv, wrapped, sizes)):
+                later = list(zip(dims[i + 1:], sizes[i + 1:]))
+                stride = prod([m for _, m in later if not isinstance(m, Sym)])
+                if isinstance(n, Sym):
+                    table = _dim_iota(b, r, d)
+                else:
+                    table = reshape(b, arange(b, n), [1] * d + [n])
                 t = reshape(b, index_select(b, table, d, t), [self.M])
                 t = mul(b, t, stride) if stride != 1 else t
+                for od, m in later:
+                    if isinstance(m, Sym):
+                        t = mul(b, t, _dim_size_tensor(b, r, od))
                 lin = t if lin is None else add(b, lin, t)
             self.linear = lin
 
     def collapsed(self, b, r):
         """r permuted (indexed dims first) and reshaped to [N] + rest."""
-        return reshape(b, permute(b, r, self.perm), [self.N] + self.rest)
+        # A product of sizes marked dynamic: -1 (reshape infers it at run
+        # time from the other sizes).
+        n = -1 if isinstance(self.N, Sym) and len(self.perm) > len(
+            self.rest) + 1 else self.N
+        return reshape(b, permute(b, r, self.perm), [n] + self.rest)
 
     def result_shape(self):
         return self.rest[:self.pos] + self.B + self.rest[self.pos:]

@@ -225,10 +225,6 @@ def _graph_of(fn, *inputs):
     (lambda x: torch.ops.aten.grid_sampler_2d.default(
         x.view(1, 1, 3, 4), x.view(1, 3, 2, 2)[..., :2] * 0, 2, 0, False),
      "bicubic"),
-    # PyTorch 1.13 pools int64 only among the integers.
-    (lambda x: torch.ops.aten.avg_pool3d.default(
-        (x * 4).int().view(1, 1, 1, 3, 4), [1, 2, 2]),
-     "not implemented for torch.int32"),
     (lambda x: torch.ops.aten.index.Tensor(x, [x > 0]), "boolean mask"),
 ])
 def test_refused_with_a_reason(fn, message):
@@ -249,7 +245,7 @@ def test_avg_pool3d_int64_and_divisor_override(backend):
         b = torch.ops.aten.avg_pool3d.default(
             (x * 4).long().view(1, 1, 1, 3, 4), [1, 2, 2])
         c = torch.ops.aten.avg_pool3d.default(
-            (x * 9).long().view(1, 1, 3, 4), [2, 2, 3], [1, 1, 1], [1, 1, 1],
+            (x * 9).long().view(1, 1, 3, 4), [1, 2, 3], [1, 1, 1], [0, 1, 1],
             True, False, -2)
         return a, b, c
     x = torch.randn(3, 4)
