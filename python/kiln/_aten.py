@@ -1687,6 +1687,14 @@ def native_group_norm(b, x, weight, bias, N, C, HxW, group, eps):
     xs = O.reshape(b, x, [N, G, -1])
     mean = O.mean(b, xs, [2], True)
     var = O.var(b, xs, [2], None, True, correction=0)
+    if x.dtype != torch.float64:
+        # PyTorch's CPU group_norm sums the squared deviations in float:
+        # past float's range the variance is inf (rstd 0, the output 0),
+        # where kt.var (double, as torch.var) stays finite (issue 15,
+        # docs/debugging.md).
+        n = b.static(xs.shape[2], "a group's size")
+        m2 = O.mul(b, O.cast(b, var, torch.float32), float(n))
+        var = O.where(b, _eq(b, m2, math.inf), math.inf, var)
     rstd = _un(b, "rsqrt", O.add(b, var, float(eps)))
     y = O.reshape(b, O.mul(b, O.sub(b, xs, mean), rstd), list(x.shape))
     cshape = [1, C] + [1] * (x.ndim - 2)

@@ -71,3 +71,22 @@ def test_var_accumulates_in_double(backend):
 def test_f64_unaffected(backend):
     x = X(1e19, 2, 24, 37).double()
     check(lambda x: F.layer_norm(x, [24, 37]), x, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("scale", [1e15, 1e19], ids=str)
+def test_group_norm_aten(backend, scale):
+    # aten.native_group_norm (make_fx graphs; F.group_norm has no
+    # torch-level converter): 4 groups of 2 * 37 values; at 1e19 a group's
+    # m2 passes f32's range (PyTorch: zeros) while its variance does not.
+    from torch.fx.experimental.proxy_tensor import make_fx
+    x = X(scale, 2, 8, 37)
+    w, b = X(1, 8, seed=1), X(1, 8, seed=2)
+
+    def f(x):
+        return F.group_norm(x, 4, w, b)
+    gm = make_fx(f)(x)
+    got = kiln.compile(gm, backend=backend, fullgraph=True)(x)
+    want = f(x)
+    assert not torch.isnan(want).any()
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
