@@ -23,6 +23,7 @@ import tempfile
 import numpy as np
 
 from kiln_testing import Suite, run, KilnRunError
+from tool_server import tool_run  # noqa: E402
 
 KILN_OPT = os.path.join(os.environ.get("KILN_TOOLS_DIR", ""), "kiln-opt")
 SHAPES = {"x": (4, 8), "r": (8,), "c": (4, 1)}
@@ -93,7 +94,7 @@ def kiln_opt(text, options):
         f.write(text)
         path = f.name
     try:
-        return subprocess.run([KILN_OPT, path, "-kiln-autodiff",
+        return tool_run([KILN_OPT, path, "-kiln-autodiff",
                                "-kiln-partition=" + options],
                               capture_output=True, text=True)
     finally:

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from kiln_testing import Suite, run, KilnRunError, close, ttype, NP_TO_MLIR
+from tool_server import tool_run  # noqa: E402
 
 KILN_OPT = os.path.join(os.environ.get("KILN_TOOLS_DIR", ""), "kiln-opt")
 
@@ -37,7 +38,7 @@ def differentiate(mlir):
         f.write(mlir)
         path = f.name
     try:
-        proc = subprocess.run([KILN_OPT, path, "-kiln-autodiff"],
+        proc = tool_run([KILN_OPT, path, "-kiln-autodiff"],
                               capture_output=True, text=True)
     finally:
         os.unlink(path)

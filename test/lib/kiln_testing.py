@@ -26,6 +26,8 @@ import traceback
 
 import numpy as np
 
+from tool_server import tool_run
+
 # Tests never read or write the user's compiled-code disk cache
 # (docs/codegen.md, "Disk cache"); tests of the cache pass their own.
 os.environ["KILN_CACHE_DIR"] = "off"
@@ -120,10 +122,9 @@ def run(mlir, inputs, entry=None, extra_args=()):
             f.write(mlir)
         if TEST_PIPELINE:
             after = os.path.join(tmp, "after.mlir")
-            proc = subprocess.run([KILN_OPT, path, "-o", after,
-                                   "-mlir-print-debuginfo",
-                                   "--pass-pipeline=" + TEST_PIPELINE],
-                                  capture_output=True, text=True)
+            proc = tool_run([KILN_OPT, path, "-o", after,
+                             "-mlir-print-debuginfo",
+                             "--pass-pipeline=" + TEST_PIPELINE])
             if proc.returncode != 0:
                 raise KilnRunError(proc.returncode, proc.stderr)
             check_converged(proc)
@@ -136,7 +137,7 @@ def run(mlir, inputs, entry=None, extra_args=()):
             np.save(p, np.array(x, order="C"))  # keeps rank 0 (ascontiguousarray does not)
             args.append("--input=" + p)
         args.extend(extra_args)
-        proc = subprocess.run(args, capture_output=True, text=True)
+        proc = tool_run(args)
         if proc.returncode != 0:
             raise KilnRunError(proc.returncode, proc.stderr)
         check_converged(proc)

@@ -55,6 +55,7 @@ import sys
 import tempfile
 
 import numpy as np
+from tool_server import tool_run  # noqa: E402
 
 TOOLS = os.environ.get("KILN_TOOLS_DIR", "")
 KILN_OPT = os.path.join(TOOLS, "kiln-opt")
@@ -161,7 +162,7 @@ def make_inputs(text, entry, seed, dims, int_range, folder):
 # -- running the tools -------------------------------------------------------
 
 def _run(args):
-    proc = subprocess.run(args, capture_output=True, text=True)
+    proc = tool_run(args, capture_output=True, text=True)
     if proc.returncode != 0:
         raise ToolError("%s exited %d:\n%s" % (
             os.path.basename(args[0]), proc.returncode, proc.stderr.rstrip()))

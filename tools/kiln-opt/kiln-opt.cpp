@@ -29,6 +29,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "kiln/Support/ToolErrors.h"
+#include "kiln/Support/ForkServer.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
@@ -50,7 +51,18 @@ static llvm::cl::opt<std::string> traceFile(
 
 static int runMain(int argc, char **argv);
 
+static int toolMain(int argc, char **argv);
+
 int main(int argc, char **argv) {
+  // `kiln-opt --fork-server`: the test suite's server of forked runs
+  // (kiln/Support/ForkServer.h).
+  int serverExit = 0;
+  if (kiln::serveForkedRuns(argc, argv, toolMain, serverExit))
+    return serverExit;
+  return toolMain(argc, argv);
+}
+
+static int toolMain(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   kiln::installToolFatalErrorHandlers("kiln-opt");
   int rc = runMain(argc, argv);

@@ -45,6 +45,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "kiln/Support/ToolErrors.h"
+#include "kiln/Support/ForkServer.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -883,7 +884,18 @@ static int runBatch(ModuleOp module) {
 
 static int runMain(int argc, char **argv);
 
+static int toolMain(int argc, char **argv);
+
 int main(int argc, char **argv) {
+  // `kiln-run --fork-server`: the test suite's server of forked runs
+  // (kiln/Support/ForkServer.h).
+  int serverExit = 0;
+  if (kiln::serveForkedRuns(argc, argv, toolMain, serverExit))
+    return serverExit;
+  return toolMain(argc, argv);
+}
+
+static int toolMain(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   kiln::installToolFatalErrorHandlers("kiln-run");
   int rc = runMain(argc, argv);

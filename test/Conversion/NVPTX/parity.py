@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(ROOT, "test", "lib"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import pipeline_sweep as ps  # noqa: E402
 from extract_ptx import unescape  # noqa: E402
+from tool_server import tool_run  # noqa: E402
 
 JOBS = 2
 failed = 0
@@ -100,7 +101,7 @@ with tempfile.TemporaryDirectory() as tmp:
         for i, part in enumerate(ps.parts(both, JOBS)):
             buf = ps.Buffer(part)
             out = os.path.join(tmp, "%s.%d.mlir" % (chip, i))
-            p = subprocess.run(
+            p = tool_run(
                 [ps.KILN_OPT, "-", "-split-input-file",
                  "-kiln-nvptx=chip=%s features=+ptx80" % chip, "-o", out],
                 input=buf.text, capture_output=True, text=True)

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from cpu_sweep import same
 from kiln_testing import KILN_OPT, KilnRunError, run, ttype
+from tool_server import tool_run  # noqa: E402
 
 rng = np.random.default_rng(11)
 # Where this build has libkiln_onednn, auto gives f32 convs that are not
@@ -61,7 +62,7 @@ def chosen(mlir, impl):
         f.write(mlir)
         path = f.name
     try:
-        p = subprocess.run([KILN_OPT, path, "-kiln-lower-to-linalg", "-canonicalize",
+        p = tool_run([KILN_OPT, path, "-kiln-lower-to-linalg", "-canonicalize",
                             "-kiln-cpu-conv-im2col=impl=%s threads=2" % impl],
                            capture_output=True, text=True)
     finally:

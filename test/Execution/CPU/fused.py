@@ -16,13 +16,14 @@ import numpy as np
 import torch
 from cpu_compare import CPUSuite
 from kiln_testing import KilnRunError, run, ttype as T
+from tool_server import tool_run  # noqa: E402
 
 KILN_OPT = os.path.join(os.environ.get("KILN_TOOLS_DIR", ""), "kiln-opt")
 s = CPUSuite(__file__)
 
 
 def kiln_opt(mlir, *args):
-    p = subprocess.run([KILN_OPT, "-", *args], input=mlir, capture_output=True, text=True)
+    p = tool_run([KILN_OPT, "-", *args], input=mlir, capture_output=True, text=True)
     if p.returncode != 0:
         raise KilnRunError(p.returncode, p.stderr)
     return p.stdout

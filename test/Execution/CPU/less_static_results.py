@@ -18,6 +18,7 @@ import sys
 import numpy as np
 import cpu_sweep
 from kiln_testing import KILN_OPT, KilnRunError, MLIR_TO_NP, Suite, run
+from tool_server import tool_run  # noqa: E402
 
 s = Suite(__file__)
 s.cpu_cases = None  # the cases are swept below, not by finish()
@@ -84,7 +85,7 @@ for name, args, results, body in FUNC.findall(text):
         mlir = "func.func @%s(%s) -> %s {\n%s}\n" % (name, args, results, new)
         label = "%s (%s dims ?)" % (name, tag)
         # The verifier accepts the less static result types.
-        p = subprocess.run([KILN_OPT, "-", "-o", "/dev/null"], input=mlir,
+        p = tool_run([KILN_OPT, "-", "-o", "/dev/null"], input=mlir,
                            capture_output=True, text=True)
         if p.returncode != 0:
             s.record(label + " verifies", False, p.stderr.strip() + "\n" + mlir)

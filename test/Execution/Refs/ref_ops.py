@@ -17,6 +17,7 @@ import tempfile
 import numpy as np
 import torch
 from kiln_testing import KILN_RUN, Suite, close, ttype
+from tool_server import tool_run  # noqa: E402
 
 s = Suite(__file__)
 
@@ -40,7 +41,7 @@ def run_refs(mlir, inputs, extra=()):
             np.save(p, np.array(x, order="C"))
             args.append("--input=" + p)
         args.extend(extra)
-        proc = subprocess.run(args, capture_output=True, text=True)
+        proc = tool_run(args, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(proc.stderr)
         res, mutated = [], {}
