@@ -103,35 +103,71 @@ def emitted_ops(case):
     return ops
 
 
-def refusals(name):
-    """The messages the converter of `name` raises itself (its
-    `b.error(...)` calls, format placeholders shown as `...`): where a
-    supported op refuses some arguments. Messages of the kiln._ops helpers
-    it calls are not included."""
+def _messages(fn):
+    """The b.error(...) messages in fn's own source (format placeholders
+    shown as `...`) and the functions of kiln._ops / kiln._aten it calls
+    by name (`O.f(...)`, `_ops.f(...)` or a bare `f(...)`)."""
     import ast
     import inspect
     import textwrap
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return [], []
+    msgs, calls = [], []
+    for node in ast.walk(ast.parse(src)):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "error" and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mod):
+                arg = arg.left
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                msg = re.sub(r"%[-0-9.]*[a-z]", "...", arg.value)
+                msgs.append(msg.replace("%%", "%"))
+        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+                and f.value.id in ("O", "_ops"):
+            calls.append(("_ops", f.attr))
+        elif isinstance(f, ast.Name):
+            calls.append((fn.__module__.rsplit(".", 1)[-1], f.id))
+    return msgs, calls
+
+
+def refusals(name):
+    """The messages the converter of `name` raises (its `b.error(...)`
+    calls, format placeholders shown as `...`): where a supported op
+    refuses some arguments or dtypes. Followed into the kiln._ops /
+    kiln._aten functions it calls: the private helpers (`_float_pool`,
+    `_conv_dtype`, ...), transitively, and the public torch-level
+    converter it delegates to (a name sharing the operator's first four
+    letters: `avg_pool3d` for aten.avg_pool3d, `conv2d` for
+    aten.convolution), whose private helpers are followed too; generic
+    public helpers (need_tensor, reshape, ...) are not."""
+    from kiln import _ops
     conv = _aten.ATEN.get(name)
     if conv is None:
         return []
-    try:
-        src = textwrap.dedent(inspect.getsource(conv))
-    except (OSError, TypeError):
-        return []
-    out = []
-    for node in ast.walk(ast.parse(src)):
-        if not (isinstance(node, ast.Call) and
-                isinstance(node.func, ast.Attribute) and
-                node.func.attr == "error" and node.args):
+    mods = {"_ops": _ops, "_aten": _aten}
+    stem = name.split(".")[0].lstrip("_")[:4]
+    out, seen = [], set()
+    todo = [(conv, True)]
+    while todo:
+        fn, top = todo.pop(0)
+        if fn in seen:
             continue
-        arg = node.args[0]
-        if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mod):
-            arg = arg.left
-        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-            msg = re.sub(r"%[-0-9.]*[a-z]", "...", arg.value)
-            msg = msg.replace("%%", "%")
-            if msg not in out:
-                out.append(msg)
+        seen.add(fn)
+        msgs, calls = _messages(fn)
+        for m in msgs:
+            if m not in out:
+                out.append(m)
+        for mod, attr in calls:
+            f = getattr(mods.get(mod), attr, None)
+            if not callable(f) or getattr(f, "__module__", None) not in (
+                    "kiln._ops", "kiln._aten"):
+                continue
+            if attr.startswith("_") or (top and attr.startswith(stem)):
+                todo.append((f, False))
     return out
 
 
@@ -234,17 +270,25 @@ def generate():
     out.append("## Arguments a supported op refuses\n")
     out.append(
         "The messages of `kiln.Unsupported` that the converters in "
-        "`kiln/_aten.py` raise\nthemselves (read from their source; the "
-        "checks of the `kiln/_ops.py` helpers\nthey call, shared with the "
-        "torch-level importer, are not listed): outside\nthese, each op "
-        "above takes what PyTorch takes.\n")
+        "`kiln/_aten.py` raise,\nread from their source and from the "
+        "`kiln/_ops.py` / `kiln/_aten.py` functions\nthey call: their "
+        "private helpers (`_float_pool`, `_conv_dtype`, ...,\n"
+        "transitively) and the torch-level converter an op delegates to "
+        "(`avg_pool3d`\nfor `aten.avg_pool3d`, `conv2d` for "
+        "`aten.convolution`), with its private\nhelpers; dtypes Kiln "
+        "refuses on purpose appear here (`\"...\" not implemented\nfor "
+        "...`, PyTorch's message where PyTorch refuses too). Generic "
+        "helpers (shape\nand argument checks shared by every op) are not "
+        "followed. Outside these, each\nop above takes what PyTorch "
+        "takes.\n")
     out.append("| op | refused |")
     out.append("|---|---|")
     for name, _schema, _section in _aten.core_ops():
         msgs = refusals(name)
         if msgs:
             out.append("| `aten.%s` | %s |" % (name, "<br>".join(
-                m.replace("|", "\\|") for m in msgs)))
+                m.replace("|", "\\|").replace("<", "&lt;").replace(
+                    ">", "&gt;") for m in msgs)))
     out.append("")
     return "\n".join(out)
 

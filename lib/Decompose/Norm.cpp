@@ -11,6 +11,8 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace kiln::decompose {
@@ -67,6 +69,15 @@ FailureOr<Values> decomposeLayerNorm(kt::LayerNormOp op, Emitter &e) {
     dims.push_back(d);
   Value centered = e.sub(x, e.mean(x, ArrayRef<int64_t>(dims), true));
   Value var = e.mean(e.mul(centered, centered), ArrayRef<int64_t>(dims), true);
+  if (!Emitter::elementTypeOf(var).isF64()) {
+    // PyTorch's CPU layer_norm sums the squared deviations in float: past
+    // float's range the variance is inf (and the output 0), as the kernel
+    // and the lowering model it (docs/debugging.md).
+    Value m2 = e.mul(var, e.countAt(x, ArrayRef<int64_t>(dims),
+                                    Emitter::elementTypeOf(var)));
+    Value inf = e.scalarLike(std::numeric_limits<double>::infinity(), var);
+    var = e.where(e.eq(m2, inf), inf, var);
+  }
   Value eps = e.scalarLike(op.getEps().convertToDouble(), var);
   Value y = e.mul(centered, e.rsqrt(e.add(var, eps)));
   if (Value w = op.getWeight())

@@ -1368,12 +1368,18 @@ def avg_pool3d_backward(b, grad, x, kernel_size, stride, padding, ceil_mode,
                         count_include_pad, divisor_override):
     """The adjoint of avg_pool3d's two 2-D pools (_ops._pool3d), in reverse
     order: kt.avg_pool2d_backward over D (against the first pool's result),
-    then over (H, W) (against x)."""
+    then over (H, W) (against x). With a divisor_override, the forward is
+    the window sum divided by it: grad / divisor_override through the two
+    sums' adjoints (divisor_override=1)."""
     grad = _t(b, grad, "avg_pool3d_backward")
     x = _t(b, x, "avg_pool3d_backward")
+    dov = None
     if divisor_override is not None:
-        raise b.error("avg_pool3d_backward with divisor_override (not "
-                      "separable into 2-D pools)")
+        dov = b.static(divisor_override, "a divisor_override")
+        if dov == 0:
+            raise b.error("divisor must be not zero")
+        grad = O.div(b, grad, float(dov))
+        dov = 1
     k = O._triple(b, kernel_size, "a pool kernel size")
     s = O._triple(b, stride, "a pool stride", k)
     p = O._triple(b, padding, "a pool padding")
@@ -1387,10 +1393,10 @@ def avg_pool3d_backward(b, grad, x, kernel_size, stride, padding, ceil_mode,
     Do = grad.shape[-3]
     g = O.unsqueeze(b, O.reshape(b, grad, [-1, Do, H2 * W2]), 0)
     g1 = avg_pool2d_backward(b, g, y1, [k[0], 1], [s[0], 1], [p[0], 0],
-                             ceil_mode, count_include_pad, None)
+                             ceil_mode, count_include_pad, dov)
     g1 = O.reshape(b, O.squeeze(b, g1, 0), [-1, D, H2, W2])
     gx = avg_pool2d_backward(b, g1, x4, k[1:], s[1:], p[1:], ceil_mode,
-                             count_include_pad, None)
+                             count_include_pad, dov)
     return O.reshape(b, gx, lead + [D, H, W])
 
 
@@ -1681,6 +1687,14 @@ def native_group_norm(b, x, weight, bias, N, C, HxW, group, eps):
     xs = O.reshape(b, x, [N, G, -1])
     mean = O.mean(b, xs, [2], True)
     var = O.var(b, xs, [2], None, True, correction=0)
+    if x.dtype != torch.float64:
+        # PyTorch's CPU group_norm sums the squared deviations in float:
+        # past float's range the variance is inf (rstd 0, the output 0),
+        # where kt.var (double, as torch.var) stays finite (issue 15,
+        # docs/debugging.md).
+        n = b.static(xs.shape[2], "a group's size")
+        m2 = O.mul(b, O.cast(b, var, torch.float32), float(n))
+        var = O.where(b, _eq(b, m2, math.inf), math.inf, var)
     rstd = _un(b, "rsqrt", O.add(b, var, float(eps)))
     y = O.reshape(b, O.mul(b, O.sub(b, xs, mean), rstd), list(x.shape))
     cshape = [1, C] + [1] * (x.ndim - 2)

@@ -1405,16 +1405,18 @@ def _reshape_attr(b, x, shape, what):
     (its -1 already inferred): sizes that are the same expression as... at
     most one non-static entry is written as -1; others are specialized."""
     attr = []
-    dyn = None
     # With no elements a -1 is ambiguous (kt.reshape's error): every size
-    # is written out.
+    # is written out. The -1 goes to a size marked dynamic when there is
+    # one (the others may be specialized), else to the first symbolic one.
     empty = value(prod(shape)) == 0
+    syms = [i for i, d in enumerate(shape) if isinstance(d, Sym)]
+    marked = [i for i in syms if b.is_marked_dynamic(shape[i])]
+    dyn = None if empty or not syms else (marked or syms)[0]
     for i, d in enumerate(shape):
+        if i == dyn:
+            attr.append(-1)
+            continue
         if isinstance(d, Sym):
-            if dyn is None and not empty:
-                dyn = i
-                attr.append(-1)
-                continue
             d = b.static(d, what)
         attr.append(d)
     return attr
@@ -1996,6 +1998,13 @@ def _dim_size_tensor(b, r, d):
     number of elements of an all-true mask of r's shape, cut to the first
     position of every other dim. (A tensor with another dim of size 0 gives
     0: it has nothing to index.)"""
+    m = _dim_mask(b, r, d)
+    return sum_(b, cast(b, m, torch.int64), list(range(r.ndim)))
+
+
+def _dim_mask(b, r, d):
+    """An all-true bool mask of r's shape cut to the first position of
+    every dim but d: [1, .., n, .., 1] (n: dim d's size at run time)."""
     m = binary(b, "eq", r, r, out_dtype=torch.bool)
     if r.dtype.is_floating_point:
         # NaN != NaN: those positions count too.
@@ -2003,9 +2012,23 @@ def _dim_size_tensor(b, r, d):
                                             dtype=torch.bool),
                    out_dtype=torch.bool)
     for od in range(r.ndim):
-        if od != d:
+        if od == d:
+            continue
+        if isinstance(m.shape[od], Sym):
+            # [0:1] of a dim that may be dynamic too, without reading its
+            # size (a dim of size 0 leaves nothing to index).
+            m = _slice_op(b, m, od, {"dim": od, "start": 0, "end": 1}, 1)
+        else:
             m = slice_dim(b, m, od, 0, 1, 1)
-    return sum_(b, cast(b, m, torch.int64), list(range(r.ndim)))
+    return m
+
+
+def _dim_iota(b, r, d):
+    """0 .. n-1 along dim d (int64, [1, .., n, .., 1]) for a dim of r whose
+    size n is known at run time only: the running count of _dim_mask."""
+    m = cast(b, _dim_mask(b, r, d), torch.int64)
+    c = b.op("cumsum", [m], {"dim": d}, shape=m.shape, dtype=torch.int64)
+    return sub(b, c, 1)
 
 
 class _AdvancedPlan:
@@ -2020,14 +2043,22 @@ class _AdvancedPlan:
         dims = [d for d, _ in adv]
         self.rest_dims = [d for d in range(r.ndim) if d not in dims]
         self.perm = dims + self.rest_dims
-        # One index tensor may address a dim marked dynamic (`?`), and be
-        # of a dynamic length itself: its size stays symbolic, negative
-        # indices wrap by the dim's size computed at run time
-        # (_dim_size_tensor). Several index tensors need static sizes (the
-        # linear index's strides).
+        # An index tensor may address a dim marked dynamic (`?`): its size
+        # stays symbolic, negative indices wrap by the dim's size computed
+        # at run time (_dim_size_tensor); with several index tensors the
+        # linear index's strides and range checks are computed at run time
+        # too (issue 16 batch 8). One index tensor may be of a dynamic
+        # length itself; several need a static broadcast shape.
         one = len(adv) == 1
-        sizes = [r.shape[d] if one and b.is_marked_dynamic(r.shape[d])
-                 else b.static(r.shape[d], "the size of an indexed dim")
+        # kt.reshape infers one size: collapsing to [N] + rest and back
+        # with several index tensors takes one dim of r marked dynamic.
+        several_dyn = not one and sum(
+            1 for n in r.shape if b.is_marked_dynamic(n)) > 1
+        sizes = [r.shape[d] if b.is_marked_dynamic(r.shape[d]) and
+                 not several_dyn else b.static(
+                     r.shape[d], "the size of an indexed dim (several index "
+                     "tensors take one dim marked dynamic)" if several_dyn
+                     else "the size of an indexed dim")
                  for d in dims]
         self.N = prod(sizes)
         self.B = list(broadcast(b, *[t.shape for _, t in adv]))
@@ -2064,18 +2095,31 @@ class _AdvancedPlan:
             # be in range when one of them is not): kt.index_select of an
             # iota laid along that dim, whose run-time check is the range
             # check (its message names the dim).
-            lin, stride = None, self.N
-            for (d, _), t, n in zip(adv, wrapped, sizes):
-                stride //= n if n else 1
-                table = reshape(b, arange(b, n), [1] * d + [n])
+            # A dynamic dim's table is _dim_iota, its size in the strides
+            # of the dims before it _dim_size_tensor (run-time values).
+            lin = None
+            for i, ((d, _), t, n) in enumerate(zip(adv, wrapped, sizes)):
+                later = list(zip(dims[i + 1:], sizes[i + 1:]))
+                stride = prod([m for _, m in later if not isinstance(m, Sym)])
+                if isinstance(n, Sym):
+                    table = _dim_iota(b, r, d)
+                else:
+                    table = reshape(b, arange(b, n), [1] * d + [n])
                 t = reshape(b, index_select(b, table, d, t), [self.M])
                 t = mul(b, t, stride) if stride != 1 else t
+                for od, m in later:
+                    if isinstance(m, Sym):
+                        t = mul(b, t, _dim_size_tensor(b, r, od))
                 lin = t if lin is None else add(b, lin, t)
             self.linear = lin
 
     def collapsed(self, b, r):
         """r permuted (indexed dims first) and reshaped to [N] + rest."""
-        return reshape(b, permute(b, r, self.perm), [self.N] + self.rest)
+        # A product of sizes marked dynamic: -1 (reshape infers it at run
+        # time from the other sizes).
+        n = -1 if isinstance(self.N, Sym) and len(self.perm) > len(
+            self.rest) + 1 else self.N
+        return reshape(b, permute(b, r, self.perm), [n] + self.rest)
 
     def result_shape(self):
         return self.rest[:self.pos] + self.B + self.rest[self.pos:]
@@ -3343,9 +3387,7 @@ def conv2d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
     if x.ndim not in (3, 4):
         raise b.error("conv2d expects a 3-D or 4-D input, got rank %d"
                       % x.ndim)
-    dt = result_type(b, x, weight)
-    if not dt.is_floating_point:
-        raise b.error("conv2d of %s tensors" % dt)
+    dt = _conv_dtype(b, x, weight, bias, "slow_conv2d_cpu")
     stride = pair(b, stride, "a conv stride")
     dilation = pair(b, dilation, "a conv dilation")
     kh = b.static(weight.shape[2], "a kernel size")
@@ -3370,6 +3412,10 @@ def conv2d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
             raise b.error("conv2d padding=%r" % padding)
     else:
         padding = pair(b, padding, "a conv padding")
+    if not dt.is_floating_point:
+        _int_dilation(b, dt, dilation)
+        return _int_conv2d(b, x, weight, bias, stride, padding, dilation,
+                           groups, dt)
     ops = [cast(b, x, dt), cast(b, weight, dt)]
     if bias is not None:
         ops.append(cast(b, bias, dt))
@@ -3402,9 +3448,8 @@ def conv_transpose2d(b, x, weight, bias=None, stride=1, padding=0,
     if weight.ndim != 4:
         raise b.error("conv_transpose2d expects a 4-D weight, got rank %d"
                       % weight.ndim)
-    dt = result_type(b, x, weight)
-    if not dt.is_floating_point:
-        raise b.error("conv_transpose2d of %s tensors" % dt)
+    dt = _conv_dtype(b, x, weight, bias, "slow_conv_transpose2d_out_cpu",
+                     transposed=True)
     stride = pair(b, stride, "a conv stride")
     padding = pair(b, padding, "a conv padding")
     output_padding = pair(b, output_padding, "a conv output_padding")
@@ -3426,6 +3471,9 @@ def conv_transpose2d(b, x, weight, bias=None, stride=1, padding=0,
            for i in range(2)]
     if value(out[0]) < 1 or value(out[1]) < 1:
         raise b.error("conv_transpose2d: the output would be empty")
+    if not dt.is_floating_point:
+        return _int_conv_transpose2d(b, x, weight, bias, stride, padding,
+                                     output_padding, groups, dilation, dt)
     attrs = {}
     if stride != [1, 1]:
         attrs["stride"] = stride
@@ -3440,6 +3488,153 @@ def conv_transpose2d(b, x, weight, bias=None, stride=1, padding=0,
     return b.op("conv_transpose2d", ops, attrs,
                 shape=lead + (weight.shape[1] * groups, out[0], out[1]),
                 dtype=dt)
+
+
+# Integer convolutions (issue 16 batch 8). PyTorch 1.13's CPU kernels
+# convolve int8/uint8/int16/int32/int64 (slow_conv2d, slow_conv3d: the
+# products and sums in the dtype, wrapping), transposed ones int64 only, and
+# refuse bool (and the other integers for transposed ones) with '"<kernel>"
+# not implemented for '<Type>''. kt.conv2d is a float op, so an integer one
+# is im2col: one strided slice of the zero-padded input per kernel tap,
+# stacked, times the weight (kt.matmul in i64), cast back to the dtype:
+# exact, as sums and products modulo 2^bits do not depend on where they
+# wrap. A transposed one is the direct convolution of the input with
+# stride - 1 zeros inserted between its elements, padded by
+# dilation * (k - 1) - padding (output_padding more at the end; a negative
+# amount crops), with the flipped, group-transposed weight. Integer results
+# have no gradient.
+
+_TORCH_TYPE_NAMES = {
+    torch.bool: "Bool", torch.uint8: "Byte", torch.int8: "Char",
+    torch.int16: "Short", torch.int32: "Int", torch.int64: "Long",
+    torch.float16: "Half", torch.bfloat16: "BFloat16",
+    torch.float32: "Float", torch.float64: "Double"}
+
+
+_C_TYPE_NAMES = {  # as PyTorch's messages name them (typeid names)
+    torch.bool: "bool", torch.uint8: "unsigned char",
+    torch.int8: "signed char", torch.int16: "short int",
+    torch.int32: "int", torch.int64: "long int", torch.float32: "float",
+    torch.float64: "double", torch.float16: "c10::Half",
+    torch.bfloat16: "c10::BFloat16"}
+
+
+def _conv_dtype(b, x, weight, bias, kernel, transposed=False):
+    """The dtype of a convolution of x and weight: floats promote as
+    before; integers as PyTorch's CPU kernels take them (one dtype for
+    input, weight and bias)."""
+    dt = result_type(b, x, weight)
+    if dt.is_floating_point:
+        return dt
+    if dt == torch.bool or (transposed and dt != torch.int64):
+        raise b.error('"%s" not implemented for \'%s\'' % (
+            kernel, _TORCH_TYPE_NAMES[dt]))
+    if x.dtype != weight.dtype:
+        raise b.error("expected scalar type %s but found %s" % (
+            _TORCH_TYPE_NAMES[x.dtype], _TORCH_TYPE_NAMES[weight.dtype]))
+    if bias is not None and need_tensor(b, bias, "a conv bias").dtype != dt:
+        raise b.error("Input type (%s) and bias type (%s) should be the "
+                      "same" % (_C_TYPE_NAMES.get(dt, dt),
+                                _C_TYPE_NAMES.get(bias.dtype, bias.dtype)))
+    return dt
+
+
+def _int_dilation(b, dt, dilation):
+    # PyTorch 1.13 sends a dilated convolution to slow_conv_dilated2d/3d,
+    # whose CPU kernels take int64 but no other integer.
+    if dt != torch.int64 and any(d > 1 for d in dilation):
+        raise b.error('"slow_conv_dilated<>" not implemented for \'%s\''
+                      % _TORCH_TYPE_NAMES[dt])
+
+
+def _crop_or_pad(b, x, dim, lo, hi):
+    """x along dim (-1 or -2) with lo/hi zeros added at the start/end; a
+    negative amount removes elements."""
+    n = b.static(x.shape[dim], "a convolved size")
+    if lo < 0 or hi < 0:
+        x = slice_dim(b, x, x.ndim + dim, max(-lo, 0), n - max(-hi, 0), 1)
+    lo, hi = max(lo, 0), max(hi, 0)
+    if lo or hi:
+        x = pad(b, x, [lo, hi] if dim == -1 else [0, 0, lo, hi])
+    return x
+
+
+def _int_conv2d(b, x, weight, bias, stride, padding, dilation, groups, dt):
+    unbatched = x.ndim == 3
+    if unbatched:
+        x = unsqueeze(b, x, 0)
+    if weight.ndim != 4:
+        raise b.error("conv2d expects a 4-D weight, got rank %d"
+                      % weight.ndim)
+    x = cast(b, x, torch.int64)
+    w = cast(b, weight, torch.int64)
+    c = b.static(x.shape[1], "conv2d's input channels")
+    h = b.static(x.shape[2], "an integer conv2d's input height")
+    wd = b.static(x.shape[3], "an integer conv2d's input width")
+    o, cg, kh, kw = [b.static(n, "conv2d's weight") for n in w.shape]
+    if groups < 1 or c != cg * groups or o % groups:
+        raise b.error("conv2d: expected input with %d channels (weight %s, "
+                      "groups %d), got %d" % (cg * groups, [o, cg, kh, kw],
+                                              groups, c))
+    oh = _conv_out(h, kh, stride[0], padding[0], dilation[0])
+    ow = _conv_out(wd, kw, stride[1], padding[1], dilation[1])
+    if oh < 1 or ow < 1:
+        raise b.error("conv2d: the input is smaller than the kernel")
+    if padding != [0, 0]:
+        x = pad(b, x, [padding[1], padding[1], padding[0], padding[0]])
+    taps = []
+    for i in range(kh):
+        for j in range(kw):
+            t = slice_dim(b, x, 2, i * dilation[0],
+                          i * dilation[0] + (oh - 1) * stride[0] + 1,
+                          stride[0])
+            taps.append(slice_dim(b, t, 3, j * dilation[1],
+                                  j * dilation[1] + (ow - 1) * stride[1] + 1,
+                                  stride[1]))
+    n = x.shape[0]
+    cols = stack(b, taps, 2)                           # N, C, kh*kw, oh, ow
+    cols = reshape(b, cols, [n, groups, cg * kh * kw, oh * ow])
+    wm = reshape(b, w, [groups, o // groups, cg * kh * kw])
+    y = reshape(b, matmul(b, wm, cols), [n, o, oh, ow])
+    if bias is not None:
+        y = add(b, y, reshape(b, cast(b, bias, torch.int64), [1, o, 1, 1]))
+    y = cast(b, y, dt)
+    return squeeze(b, y, 0) if unbatched else y
+
+
+def _int_conv_transpose2d(b, x, weight, bias, stride, padding,
+                          output_padding, groups, dilation, dt):
+    unbatched = x.ndim == 3
+    if unbatched:
+        x = unsqueeze(b, x, 0)
+    n, c = x.shape[0], b.static(x.shape[1], "conv_transpose2d's channels")
+    ci, og, kh, kw = [b.static(v, "conv_transpose2d's weight")
+                      for v in weight.shape]
+    if c != ci or c % groups:
+        raise b.error("conv_transpose2d: expected input with %d channels "
+                      "(weight %s, groups %d), got %d"
+                      % (ci, [ci, og, kh, kw], groups, c))
+    h = b.static(x.shape[2], "an integer conv_transpose2d's input height")
+    wd = b.static(x.shape[3], "an integer conv_transpose2d's input width")
+    s = stride
+    if s[1] > 1:                    # zeros between the columns
+        x = reshape(b, pad(b, unsqueeze(b, x, -1), [0, s[1] - 1]),
+                    [n, c, h, wd * s[1]])
+        x = slice_dim(b, x, 3, 0, (wd - 1) * s[1] + 1, 1)
+    if s[0] > 1:                    # and between the rows
+        w2 = (wd - 1) * s[1] + 1
+        x = reshape(b, pad(b, unsqueeze(b, x, -2), [0, 0, 0, s[0] - 1]),
+                    [n, c, h * s[0], w2])
+        x = slice_dim(b, x, 2, 0, (h - 1) * s[0] + 1, 1)
+    for i, (k, dim) in enumerate(((kh, -2), (kw, -1))):
+        q = dilation[i] * (k - 1) - padding[i]
+        x = _crop_or_pad(b, x, dim, q, q + output_padding[i])
+    cg = c // groups
+    w = reshape(b, weight, [groups, cg, og, kh, kw])
+    w = reshape(b, permute(b, w, [0, 2, 1, 3, 4]), [groups * og, cg, kh, kw])
+    w = flip(b, w, [2, 3])
+    y = _int_conv2d(b, x, w, bias, [1, 1], [0, 0], dilation, groups, dt)
+    return squeeze(b, y, 0) if unbatched else y
 
 
 def _conv_transpose_output_padding(b, x, output_size, stride, padding, k,
@@ -3681,7 +3876,16 @@ def _max_pool2d_indices(b, x, k, s, p, d, oh, ow):
                           kh * d[0] + (oh - 1) * s[0] + 1, s[0])
             taps.append(slice_dim(b, t, r - 1, kw * d[1],
                                   kw * d[1] + (ow - 1) * s[1] + 1, s[1]))
-    tap = argmax(b, stack(b, taps, r - 2), r - 2)
+    st = stack(b, taps, r - 2)
+    tap = argmax(b, st, r - 2)
+    if x.dtype.is_floating_point and len(taps) > 1:
+        # PyTorch's kernel takes a NaN over the running max whatever it
+        # holds, so a window with NaN gets its last NaN (kt.argmax gives
+        # the first): the first NaN of the reversed taps.
+        last = sub(b, len(taps) - 1, argmax(b, flip(b, st, [r - 2]), r - 2))
+        nan = b.op("isnan", [amax(b, st, r - 2)], shape=tap.shape,
+                   dtype=torch.bool)
+        tap = where(b, nan, last, tap)
     kh = div(b, tap, k[1], rounding_mode="floor")
     kw = sub(b, tap, mul(b, kh, k[1]))
     rows = b.constant_tensor(torch.tensor(
@@ -3935,8 +4139,8 @@ def _pool3d(b, x, k, s, p, d, ceil_mode, pool2d):
 def _first_hit(b, x, vals, positions):
     """Flat indices (into each input plane or volume, the last
     len(vals.shape) - len(lead) dims of x) of the first of `positions`
-    whose value equals the window's max `vals` (NaN equal to NaN, as
-    PyTorch's max propagates it). positions: int64 tensors of the output's
+    whose value equals the window's max `vals`, or, when `vals` is NaN, of
+    the last NaN (PyTorch's kernels: a NaN takes over the running max). positions: int64 tensors of the output's
     window shape, one per tap in scan order, -1 for a tap outside the
     input; each is read with kt.index_select at constant positions."""
     nd = len(positions[0].shape)
@@ -3952,7 +4156,7 @@ def _first_hit(b, x, vals, positions):
 
     def isnan(t):
         return b.op("isnan", [t], shape=t.shape, dtype=torch.bool)
-    best = found = None
+    best = found = last = None
     for pos in positions:
         posv = b.constant_tensor(pos, limit=1 << 20)
         valid = cmp("ge", posv, 0)
@@ -3964,10 +4168,16 @@ def _first_hit(b, x, vals, positions):
             cmp("logical_and", isnan(picked), isnan(vals))))
         if best is None:
             best, found = where(b, hit, safe, -1), hit
+            last = best
         else:
             take = cmp("logical_and", hit, logical_not(b, found))
             best = where(b, take, safe, best)
             found = cmp("logical_or", found, hit)
+            last = where(b, hit, safe, last)
+    if vals.dtype.is_floating_point and len(positions) > 1:
+        # A NaN takes over the running max in PyTorch's kernels: a window
+        # with NaN gets its last NaN (ties of numbers: the first).
+        best = where(b, isnan(vals), last, best)
     if tuple(map(value, best.shape)) != tuple(map(value, lead + outs)):
         best = expand(b, best, lead + outs)
     return cast(b, best, torch.int64)
@@ -4066,20 +4276,65 @@ def avg_pool3d(b, x, kernel_size, stride=None, padding=0, ceil_mode=False,
     """Two kt.avg_pool2d (_pool3d): the divisor of a 3-D window is the
     product of its per-dim divisors (clipped windows and
     count_include_pad=False alike), so averaging twice is PyTorch's
-    average; a divisor_override is not a product and is refused, and so
-    is int64 (PyTorch divides the integer sum once; twice would truncate
-    twice)."""
-    x = _float_pool(b, x, "avg_pool3d", 3)
-    if divisor_override is not None:
-        raise b.error("avg_pool3d with divisor_override (not separable "
-                      "into 2-D pools)")
+    average. int64 (PyTorch divides the integer sum once, truncating; two
+    averages would truncate twice) and a divisor_override (not a product of
+    2-D divisors) are the window sums (two kt.avg_pool2d with
+    divisor_override=1), divided once by PyTorch's 3-D divisor
+    (_avg_pool3d_divisors: constants)."""
+    x = _float_pool(b, x, "avg_pool3d", 3, also=(torch.int64,))
     k = _triple(b, kernel_size, "a pool kernel size")
     s = _triple(b, stride, "a pool stride", k)
     p = _triple(b, padding, "a pool padding")
+    if divisor_override is not None:
+        divisor_override = b.static(divisor_override, "a divisor_override")
+        if divisor_override == 0:
+            raise b.error("divisor must be not zero")
+    if divisor_override is None and x.dtype.is_floating_point:
+        def pool2d(y, k2, s2, p2, d2):
+            return avg_pool2d(b, y, k2, s2, p2, ceil_mode, count_include_pad)
+        return _pool3d(b, x, k, s, p, [1, 1, 1], ceil_mode, pool2d)
 
-    def pool2d(y, k2, s2, p2, d2):
-        return avg_pool2d(b, y, k2, s2, p2, ceil_mode, count_include_pad)
-    return _pool3d(b, x, k, s, p, [1, 1, 1], ceil_mode, pool2d)
+    def sum2d(y, k2, s2, p2, d2):
+        return avg_pool2d(b, y, k2, s2, p2, ceil_mode, count_include_pad, 1)
+    total = _pool3d(b, x, k, s, p, [1, 1, 1], ceil_mode, sum2d)
+    if divisor_override is not None:
+        div_t = divisor_override
+    else:
+        sizes = [b.static(n, "an int64 avg_pool3d's input size")
+                 for n in x.shape[-3:]]
+        outs = [b.static(n, "an int64 avg_pool3d's output size")
+                for n in total.shape[-3:]]
+        div_t = b.constant_tensor(_avg_pool3d_divisors(
+            sizes, outs, k, s, p, count_include_pad), limit=1 << 20)
+    if x.dtype.is_floating_point:
+        return div(b, total, cast(b, div_t, x.dtype) if isinstance(
+            div_t, TensorVal) else float(div_t))
+    return div(b, total, div_t, rounding_mode="trunc")
+
+
+def _avg_pool3d_divisors(sizes, outs, k, s, p, count_include_pad):
+    """PyTorch's avg_pool3d divisor of each output position (int64
+    [OD, OH, OW]): the window clipped to the padded input
+    (count_include_pad) or to the input; 1 for a window without input
+    elements (its sum is 0, as PyTorch's output)."""
+    pool, count = [], []
+    for n, o, kk, ss, pp in zip(sizes, outs, k, s, p):
+        ps, cs = [], []
+        for i in range(o):
+            st = i * ss - pp
+            en = min(st + kk, n + pp)
+            ps.append(en - st)
+            cs.append(min(en, n) - max(st, 0))
+        pool.append(torch.tensor(ps, dtype=torch.int64))
+        count.append(torch.tensor(cs, dtype=torch.int64))
+
+    def outer(v):
+        return v[0][:, None, None] * v[1][None, :, None] * v[2][None, None, :]
+    cnt = outer(count)
+    empty = (count[0][:, None, None] <= 0) | (count[1][None, :, None] <= 0) \
+        | (count[2][None, None, :] <= 0)
+    d = outer(pool) if count_include_pad else cnt
+    return torch.where(empty, torch.ones_like(d), d)
 
 
 @function(F.adaptive_avg_pool3d, torch._C._nn.adaptive_avg_pool3d)
@@ -4306,9 +4561,10 @@ def _conv3d_operands(b, x, weight, bias, what):
     if weight.ndim != 5:
         raise b.error("%s expects a 5-D weight, got rank %d"
                       % (what, weight.ndim))
-    dt = result_type(b, x, weight)
-    if not dt.is_floating_point:
-        raise b.error("%s of %s tensors" % (what, dt))
+    transposed = what == "conv_transpose3d"
+    dt = _conv_dtype(b, x, weight, bias, "slow_conv_transpose3d_out_cpu"
+                     if transposed else "compute_columns3d",
+                     transposed=transposed)
     x = cast(b, x, dt)
     if x.ndim == 4:
         x = unsqueeze(b, x, 0)
@@ -4350,6 +4606,8 @@ def conv3d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
             raise b.error("conv3d padding=%r" % padding)
     else:
         pd = _triple(b, padding, "a conv padding")
+    if not x.dtype.is_floating_point:
+        _int_dilation(b, x.dtype, dl)
     r = _conv3d(b, x, weight, bias, st, pd, dl, groups)
     return squeeze(b, r, 0) if unbatched else r
 

@@ -65,7 +65,13 @@ struct KeyHash {
 /// One shape's primitive (null: the loop nest runs it).
 struct Entry {
   bool ok = false;
+  // A weight-gradient-shaped call (see createWeightGrad) runs as oneDNN's
+  // backward-weights primitive: src = x, "wei" = the call's weight (the
+  // gradient of the forward conv's output), "dst" = the call's output (the
+  // weight gradient).
+  bool wgrad = false;
   dnnl::convolution_forward conv;
+  dnnl::convolution_backward_weights bwdWeights;
   dnnl::memory::desc src, wei, dst;     // what the user passes
   dnnl::memory::desc convWei;           // what the primitive wants
   dnnl::memory::desc convSrc, convDst;  // (blocked layouts: see create)
@@ -133,6 +139,127 @@ bool channelsUniform(int64_t groups, int64_t perGroup, const int64_t *s) {
   return groups == 1 || perGroup == 0 || s[1] == perGroup * s[2];
 }
 
+/// The reorders between the user's descriptors (e->src/wei/dst) and the
+/// ones the primitive wants (e->convSrc/convWei/convDst).
+void addReorders(Entry &e, bool accumulate) {
+  dnnl::engine &eng = engine();
+  if (e.convSrc != e.src) {
+    e.reorderSrc = true;
+    e.srcReorder = dnnl::reorder(
+        dnnl::reorder::primitive_desc(eng, e.src, eng, e.convSrc));
+  }
+  if (e.convDst != e.dst) {
+    e.reorderDst = true;
+    e.dstOut = dnnl::reorder(
+        dnnl::reorder::primitive_desc(eng, e.convDst, eng, e.dst));
+    if (accumulate)
+      e.dstIn = dnnl::reorder(
+          dnnl::reorder::primitive_desc(eng, e.dst, eng, e.convDst));
+  }
+  if (e.convWei != e.wei) {
+    e.reorderWei = true;
+    e.weiReorder = dnnl::reorder(
+        dnnl::reorder::primitive_desc(eng, e.wei, eng, e.convWei));
+  }
+}
+
+/// Whether call `p` has the shape of a convolution's weight gradient as
+/// kiln-autodiff emits it (lib/Autodiff/Conv.cpp, convWeightGrad): the
+/// forward's batch and channel dims swapped, the output gradient as the
+/// weight, so the "kernel" (the forward's output, OH0 x OW0) is larger than
+/// the "output" (the forward's kernel, kH x kW). As a forward convolution
+/// oneDNN runs it as a GEMM with K = N0 * OH0 * OW0 and only kH * kW
+/// columns, after reordering the whole output gradient as a weight; its
+/// backward-weights primitive is made for exactly this reduction.
+/// KILN_ONEDNN_WGRAD=0 turns the rule off, =1 forces it where possible.
+bool looksLikeWeightGrad(const Params &p) {
+  const char *env = std::getenv("KILN_ONEDNN_WGRAD");
+  if (env && std::strcmp(env, "0") == 0)
+    return false;
+  if (p.g != 1 || p.accumulate)
+    return false;
+  if (env && std::strcmp(env, "1") == 0)
+    return true;
+  return p.kh * p.kw > p.oh * p.ow;
+}
+
+/// Call `p` (ungrouped, overwriting) as oneDNN's backward-weights
+/// primitive. In the forward convolution's names (suffix 0): the call's
+/// batch n is its input channels C0, the call's channels c its batch N0,
+/// the call's kernel (kh, kw) its output (OH0, OW0) and the call's output
+/// (oh, ow) its kernel, possibly with rows past the last window; the call's
+/// dilation is its stride and the call's stride its dilation:
+///   y[n, f, oh, ow] = sum_{c, kh, kw} x[n, c, oh*sh + kh*dh, ...] *
+///                     w[f, c, kh, kw]
+///   = diff_w[O0 = f, C0 = n, i = oh, j = ow]
+///   = sum_{N0, OH0, OW0} src[N0, C0, OH0*dh + i*sh, ...] * diff_dst[N0, O0,
+///     OH0, OW0].
+/// Every operand keeps its memory; only the descriptors' dims and strides
+/// are permuted. False where oneDNN takes no such primitive.
+bool createWeightGrad(Entry &e, const Params &p) {
+  using md = dnnl::memory::desc;
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  int64_t N0 = p.c, C0 = p.n, O0 = p.f, OH0 = p.kh, OW0 = p.kw, KH = p.oh,
+          KW = p.ow;
+  try {
+    md src({N0, C0, p.h, p.w}, dt::f32, {p.xs[2], p.xs[0], p.xs[3], p.xs[4]});
+    md diffDst({N0, O0, OH0, OW0}, dt::f32,
+               {p.ws[2], p.ws[1], p.ws[3], p.ws[4]});
+    md diffWei({O0, C0, KH, KW}, dt::f32,
+               {p.ys[2], p.ys[0], p.ys[3], p.ys[4]});
+    // The input is padded already; rows past the last window are cut by a
+    // (non-positive) bottom/right padding, so oneDNN's output-size rule
+    // gives OH0 x OW0 exactly.
+    dnnl::memory::dims strides = {p.dh, p.dw}, dil = {p.sh - 1, p.sw - 1},
+                       padL = {0, 0},
+                       padR = {(OH0 - 1) * p.dh + (KH - 1) * p.sh + 1 - p.h,
+                               (OW0 - 1) * p.dw + (KW - 1) * p.sw + 1 - p.w};
+    const char *layout = std::getenv("KILN_ONEDNN_LAYOUT");
+    bool plain = layout && std::strcmp(layout, "plain") == 0;
+    md srcAny = plain ? src : md({N0, C0, p.h, p.w}, dt::f32, tag::any);
+    md dstAny = plain ? diffDst : md({N0, O0, OH0, OW0}, dt::f32, tag::any);
+    md weiAny = plain ? diffWei : md({O0, C0, KH, KW}, dt::f32, tag::any);
+    dnnl::convolution_forward::desc fd(
+        dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+        srcAny, weiAny, dstAny, strides, dil, padL, padR);
+    dnnl::convolution_forward::primitive_desc hint(fd, engine());
+    dnnl::convolution_backward_weights::desc bd(
+        dnnl::algorithm::convolution_direct, srcAny, weiAny, dstAny, strides,
+        dil, padL, padR);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::convolution_backward_weights::primitive_desc pd(bd, attr, engine(),
+                                                          hint);
+    e.bwdWeights = dnnl::convolution_backward_weights(pd);
+    e.src = src;
+    e.wei = diffDst;
+    e.dst = diffWei;
+    e.convSrc = pd.src_desc();
+    e.convWei = pd.diff_dst_desc();
+    e.convDst = pd.diff_weights_desc();
+    e.scratchpadBytes = pd.scratchpad_desc().get_size();
+    addReorders(e, /*accumulate=*/false);
+    e.wgrad = true;
+    e.ok = true;
+    if (std::getenv("KILN_ONEDNN_VERBOSE"))
+      std::fprintf(stderr,
+                   "kiln-onednn: weight gradient: n %lld c %lld %lldx%lld "
+                   "o %lld out %lldx%lld k %lldx%lld: %s\n",
+                   (long long)N0, (long long)C0, (long long)p.h,
+                   (long long)p.w, (long long)O0, (long long)OH0,
+                   (long long)OW0, (long long)KH, (long long)KW,
+                   pd.impl_info_str());
+    return true;
+  } catch (const dnnl::error &err) {
+    if (std::getenv("KILN_ONEDNN_VERBOSE"))
+      std::fprintf(stderr,
+                   "kiln-onednn: no weight-gradient primitive (%s): forward\n",
+                   err.what());
+    return false;
+  }
+}
+
 std::shared_ptr<Entry> create(const Key &key) {
   auto e = std::make_shared<Entry>();
   Params p = unpack(key);
@@ -141,6 +268,8 @@ std::shared_ptr<Entry> create(const Key &key) {
   if (!channelsUniform(p.g, p.c, p.xs) || !channelsUniform(p.g, p.f, p.ys) ||
       p.n <= 0 || p.g <= 0 || p.c <= 0 || p.f <= 0 || p.oh <= 0 || p.ow <= 0 ||
       p.kh <= 0 || p.kw <= 0)
+    return e;
+  if (looksLikeWeightGrad(p) && createWeightGrad(*e, p))
     return e;
   try {
     md src({p.n, p.g * p.c, p.h, p.w}, dt::f32,
@@ -201,32 +330,17 @@ std::shared_ptr<Entry> create(const Key &key) {
     e->scratchpadBytes = pd.scratchpad_desc().get_size();
     e->convSrc = pd.src_desc();
     e->convDst = pd.dst_desc();
-    if (e->convSrc != src) {
-      e->reorderSrc = true;
-      e->srcReorder = dnnl::reorder(
-          dnnl::reorder::primitive_desc(engine(), src, engine(), e->convSrc));
-    }
-    if (e->convDst != dst) {
-      e->reorderDst = true;
-      e->dstOut = dnnl::reorder(
-          dnnl::reorder::primitive_desc(engine(), e->convDst, engine(), dst));
-      if (p.accumulate)
-        e->dstIn = dnnl::reorder(
-            dnnl::reorder::primitive_desc(engine(), dst, engine(), e->convDst));
-    }
-    if (e->convWei != wei) {
-      e->reorderWei = true;
-      e->weiReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-          engine(), wei, engine(), e->convWei));
-    }
+    addReorders(*e, p.accumulate);
     e->ok = true;
     if (std::getenv("KILN_ONEDNN_VERBOSE"))
       std::fprintf(stderr,
                    "kiln-onednn: n %lld g %lld c %lld %lldx%lld f %lld "
-                   "k %lldx%lld: %s%s\n",
+                   "k %lldx%lld -> %lldx%lld%s: %s%s\n",
                    (long long)p.n, (long long)p.g, (long long)p.c,
                    (long long)p.h, (long long)p.w, (long long)p.f,
-                   (long long)p.kh, (long long)p.kw, pd.impl_info_str(),
+                   (long long)p.kh, (long long)p.kw, (long long)p.oh,
+                   (long long)p.ow, p.accumulate ? " accumulate" : "",
+                   pd.impl_info_str(),
                    e->reorderWei ? " (weights reordered)" : "");
   } catch (const dnnl::error &err) {
     if (std::getenv("KILN_ONEDNN_VERBOSE"))
@@ -316,16 +430,25 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_f32(
     if (accumulate)
       e->dstIn.execute(s, dst, convDst);
   }
-  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, convSrc},
-                                                {DNNL_ARG_WEIGHTS, convWei},
-                                                {DNNL_ARG_DST, convDst}};
+  std::unordered_map<int, dnnl::memory> args;
+  if (e->wgrad)
+    args = {{DNNL_ARG_SRC, convSrc},
+            {DNNL_ARG_DIFF_DST, convWei},
+            {DNNL_ARG_DIFF_WEIGHTS, convDst}};
+  else
+    args = {{DNNL_ARG_SRC, convSrc},
+            {DNNL_ARG_WEIGHTS, convWei},
+            {DNNL_ARG_DST, convDst}};
   if (e->scratchpadBytes)
     args[DNNL_ARG_SCRATCHPAD] =
         dnnl::memory(dnnl::memory::desc({(int64_t)e->scratchpadBytes},
                                         dnnl::memory::data_type::u8,
                                         dnnl::memory::format_tag::a),
                      eng, scratch(padBuf, padCap, e->scratchpadBytes));
-  e->conv.execute(s, args);
+  if (e->wgrad)
+    e->bwdWeights.execute(s, args);
+  else
+    e->conv.execute(s, args);
   if (e->reorderDst)
     e->dstOut.execute(s, convDst, dst);
   s.wait();

@@ -64,8 +64,15 @@ func.func @softmax_refined(%x: tensor<?x4xf32>) -> tensor<3x4xf32> {
 // CHECK: %[[D:.*]] = kt.sub %[[X]], %[[MU]]
 // CHECK: %[[SQ:.*]] = kt.mul %[[D]], %[[D]]
 // CHECK: %[[VAR:.*]] = kt.mean %[[SQ]] {dim = [-2, -1], keepdim = true}
+// The sum of squared deviations (var * N, f32) past f32's range: var = inf,
+// as PyTorch's float accumulation (issue 15).
+// CHECK: %[[CNT:.*]] = kt.full {dtype = f32, size = [], value = 1.200000e+01 : f64}
+// CHECK: %[[M2:.*]] = kt.mul %[[VAR]], %[[CNT]]
+// CHECK: %[[INF:.*]] = kt.full {dtype = f32, size = [], value = 0x7FF0000000000000 : f64}
+// CHECK: %[[OVF:.*]] = kt.eq %[[M2]], %[[INF]]
+// CHECK: %[[V2:.*]] = kt.where %[[OVF]], %[[INF]], %[[VAR]]
 // CHECK: %[[EPS:.*]] = kt.full {dtype = f32, size = [], value = 1.000000e-03 : f64}
-// CHECK: %[[VE:.*]] = kt.add %[[VAR]], %[[EPS]]
+// CHECK: %[[VE:.*]] = kt.add %[[V2]], %[[EPS]]
 // CHECK: %[[RS:.*]] = kt.rsqrt %[[VE]]
 // CHECK: %[[N:.*]] = kt.mul %[[D]], %[[RS]]
 // CHECK: %[[NW:.*]] = kt.mul %[[N]], %[[W]] : (tensor<2x3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>

@@ -225,14 +225,6 @@ def _graph_of(fn, *inputs):
     (lambda x: torch.ops.aten.grid_sampler_2d.default(
         x.view(1, 1, 3, 4), x.view(1, 3, 2, 2)[..., :2] * 0, 2, 0, False),
      "bicubic"),
-    (lambda x: torch.ops.aten.avg_pool3d.default(
-        x.view(1, 1, 1, 3, 4), [1, 1, 1], [], 0, False, True, 3),
-     "divisor_override"),
-    # int64 avg_pool3d as two 2-D pools would truncate twice (a wrong
-    # answer before issue 16 batch 7): refused.
-    (lambda x: torch.ops.aten.avg_pool3d.default(
-        (x * 4).long().view(1, 1, 1, 3, 4), [1, 2, 2]),
-     "not implemented for torch.int64"),
     (lambda x: torch.ops.aten.index.Tensor(x, [x > 0]), "boolean mask"),
 ])
 def test_refused_with_a_reason(fn, message):
@@ -240,6 +232,28 @@ def test_refused_with_a_reason(fn, message):
     gm = _graph_of(fn, x)
     with pytest.raises(kiln.Unsupported, match=message):
         kiln.backend(gm, [x], backend="eager")
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_avg_pool3d_int64_and_divisor_override(backend):
+    # Refused before issue 16 batch 8 (two 2-D pools would truncate twice,
+    # and divisor_override is not a product of 2-D divisors): the window
+    # sums divided once, as PyTorch.
+    def fn(x):
+        a = torch.ops.aten.avg_pool3d.default(
+            x.view(1, 1, 1, 3, 4), [1, 1, 1], [], 0, False, True, 3)
+        b = torch.ops.aten.avg_pool3d.default(
+            (x * 4).long().view(1, 1, 1, 3, 4), [1, 2, 2])
+        c = torch.ops.aten.avg_pool3d.default(
+            (x * 9).long().view(1, 1, 3, 4), [1, 2, 3], [1, 1, 1], [0, 1, 1],
+            True, False, -2)
+        return a, b, c
+    x = torch.randn(3, 4)
+    gm = _graph_of(fn, x)
+    got = kiln.backend(gm, [x], backend=backend)(x)
+    for g, w in zip(got, fn(x)):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w)
 
 
 def test_as_strided_past_the_storage_is_refused():

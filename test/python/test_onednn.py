@@ -80,3 +80,40 @@ def test_block_from_several_threads():
         for t in threads:
             t.join()
         assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("cin,cout,k,stride,padding,dilation,groups,bias,shape", [
+    (3, 8, 3, 1, 1, 1, 1, True, (1, 3, 11, 9)),        # batch 1
+    (8, 16, 3, 2, 1, 1, 1, False, (3, 8, 15, 12)),     # stride 2, odd sizes
+    (8, 16, (3, 5), (2, 1), (1, 2), (1, 2), 1, True, (2, 8, 15, 12)),
+    (6, 9, 3, 1, 0, 2, 3, True, (2, 6, 12, 13)),       # groups 3, dilation 2
+    (8, 8, 3, 1, 1, 1, 8, True, (2, 8, 7, 10)),        # depthwise
+    (16, 24, 1, 1, 0, 1, 1, False, (2, 16, 5, 7)),     # 1x1
+    (16, 24, 1, 2, 0, 1, 1, False, (2, 16, 9, 7)),     # 1x1 stride 2
+    (3, 16, 7, 2, 3, 1, 1, False, (2, 3, 32, 30)),     # a resnet stem
+    (4, 6, 3, 3, 2, 2, 2, False, (1, 4, 17, 16)),      # stride 3 > dilation
+])
+def test_conv2d_gradients_match_autograd(cin, cout, k, stride, padding,
+                                         dilation, groups, bias, shape):
+    # The input, weight and bias gradients of a training step on the cpu
+    # backend (conv=onednn and auto): the weight gradient's convolution
+    # (lib/Autodiff/Conv.cpp) runs as oneDNN's backward-weights primitive
+    # where libkiln_onednn recognizes its shape (kernel larger than output,
+    # ungrouped), the input gradient as a conv_transpose2d.
+    torch.manual_seed(0)
+    m = nn.Conv2d(cin, cout, k, stride=stride, padding=padding,
+                  dilation=dilation, groups=groups, bias=bias)
+    x = torch.randn(*shape)
+    g = torch.randn_like(m(x))
+    xr = x.clone().requires_grad_()
+    m.zero_grad()
+    (m(xr) * g).sum().backward()
+    want = [xr.grad] + [p.grad.clone() for p in m.parameters()]
+    for options in (ONEDNN, None):
+        c = kiln.compile(m, backend="cpu", options=options)
+        xk = x.clone().requires_grad_()
+        m.zero_grad()
+        (c(xk) * g).sum().backward()
+        got = [xk.grad] + [p.grad for p in m.parameters()]
+        for a, b in zip(got, want):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)

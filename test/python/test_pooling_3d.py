@@ -95,6 +95,68 @@ def test_avg_pool3d(backend, params, dtype):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("params", AVG3D + [
+    ((1, 2, 3), (1, 2, 2), (0, 1, 1), True, False),
+    ((2, 1, 1), (3, 1, 1), 0, True, True),     # ceil_mode windows at the end
+], ids=str)
+@pytest.mark.parametrize("dov", [None, 3, -2], ids=str)
+def test_avg_pool3d_int64_and_divisor_override(backend, params, dov):
+    # int64 (PyTorch divides the integer sum once, truncating toward zero:
+    # negative sums included) and divisor_override: the window sums divided
+    # once by PyTorch's 3-D divisor (issue 16 batch 8).
+    k, s, p, c, cip = params
+    g = torch.Generator().manual_seed(5)
+    xi = torch.randint(-50, 50, (2, 3, 5, 6, 7), generator=g)
+    check(lambda x: F.avg_pool3d(x, k, s, p, c, cip, dov), xi,
+          backend=backend)
+    check(lambda x: F.avg_pool3d(x, k, s, p, c, cip, dov), xi[0],
+          backend=backend)                     # unbatched
+    if dov is not None:
+        check(lambda x: F.avg_pool3d(x, k, s, p, c, cip, dov),
+              R(2, 3, 5, 6, 7, dtype=torch.float64), backend=backend)
+        m = nn.AvgPool3d(k, s, p, c, cip, dov)
+        check(m, R(1, 2, 4, 5, 6), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_avg_pool3d_int64_wraps(backend):
+    # Sums past 2**63 wrap, as PyTorch's int64 accumulation.
+    x = torch.full((1, 1, 2, 2, 2), 2 ** 62, dtype=torch.int64)
+    x[0, 0, 0, 0, 0] = 3
+    check(lambda x: F.avg_pool3d(x, 2), x, backend=backend)
+    check(lambda x: F.avg_pool3d(x, 2, divisor_override=1), x,
+          backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_avg_pool3d_divisor_override_gradient(backend):
+    # make_fx/AOT: aten.avg_pool3d_backward with divisor_override.
+    for args in [(2, None, 0, False, True, 3), ((2, 3, 2), (2, 2, 1),
+                                                 (1, 1, 0), True, False, 5)]:
+        fn = lambda x: F.avg_pool3d(x, *args)   # noqa: E731
+        x = R(2, 2, 5, 6, 7, dtype=torch.float64).requires_grad_()
+        xr = x.detach().clone().requires_grad_()
+        w = R(*fn(xr).shape, dtype=torch.float64, seed=1)
+        out = kiln.compile(fn, backend=backend)(x)
+        (out * w).sum().backward()
+        (fn(xr) * w).sum().backward()
+        torch.testing.assert_close(x.grad, xr.grad)
+        # The ATen converter of avg_pool3d_backward (a make_fx graph).
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        def t3(v):
+            return [v] * 3 if isinstance(v, int) else list(v or [])
+
+        def bwd(x, w):
+            return torch.ops.aten.avg_pool3d_backward(
+                w, x, t3(args[0]), t3(args[1]), t3(args[2]), *args[3:])
+        gm = make_fx(bwd)(xr.detach(), w)
+        got = kiln.compile(gm, backend=backend, fullgraph=True)(
+            xr.detach(), w)
+        torch.testing.assert_close(got, xr.grad)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_pool3d_modules(backend):
     class M(nn.Module):
         def __init__(self):
@@ -147,6 +209,69 @@ def test_adaptive_max_pool_indices_nan_ties(backend):
         r = F.adaptive_max_pool2d(x, (2, 3), return_indices=True)
         return r[0], r[1]
     check(f, x, backend=backend, exact=True)
+
+
+def _nan_ties(*shape, seed=0):
+    # Several NaN per window (PyTorch's kernels take the last one: a NaN
+    # takes over the running max), ties of numbers (the first one wins),
+    # windows of -inf only and windows without NaN.
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(-2, 3, shape, generator=g).to(torch.float64)
+    flat = x.view(-1)
+    n = flat.numel()
+    pick = torch.randperm(n, generator=g)
+    flat[pick[: n // 4]] = math.nan
+    flat[pick[n // 4: n // 4 + n // 8]] = -math.inf
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_max_pool_indices_several_nan(backend, seed):
+    x4 = _nan_ties(2, 3, 7, 8, seed=seed)
+    x5 = _nan_ties(2, 2, 5, 6, 7, seed=seed)
+    x3 = _nan_ties(2, 3, 11, seed=seed)
+
+    def f2(x):
+        a = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+        c = F.max_pool2d(x, (2, 3), (1, 2), 0, (2, 1), True,
+                         return_indices=True)
+        d = F.adaptive_max_pool2d(x, (3, 5), return_indices=True)
+        return a + c + d
+    check(f2, x4, backend=backend, exact=True)
+
+    def f3(x):
+        a = F.max_pool3d(x, 2, return_indices=True)
+        c = F.max_pool3d(x, (2, 3, 2), (2, 2, 1), (1, 1, 0), (1, 1, 2),
+                         True, return_indices=True)
+        d = F.adaptive_max_pool3d(x, (2, 4, 3), return_indices=True)
+        return a + c + d
+    check(f3, x5, backend=backend, exact=True)
+
+    def f1(x):
+        return (F.max_pool1d(x, 3, 2, 1, return_indices=True)
+                + F.adaptive_max_pool1d(x, 4, return_indices=True))
+    check(f1, x3, backend=backend, exact=True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_max_pool_indices_several_nan_aten(backend):
+    # The ATen converters (make_fx graphs): max_pool2d/3d_with_indices,
+    # adaptive_max_pool2d/3d.
+    from torch.fx.experimental.proxy_tensor import make_fx
+    x4 = _nan_ties(2, 3, 7, 8, seed=3)
+    x5 = _nan_ties(2, 2, 5, 6, 7, seed=4)
+
+    def f(x4, x5):
+        return (F.max_pool2d(x4, 3, 2, 1, return_indices=True)
+                + F.adaptive_max_pool2d(x4, (3, 5), return_indices=True)
+                + F.max_pool3d(x5, 2, return_indices=True)
+                + F.adaptive_max_pool3d(x5, (2, 4, 3), return_indices=True))
+    gm = make_fx(f)(x4, x5)
+    got = kiln.compile(gm, backend=backend, fullgraph=True)(x4, x5)
+    for g, w in zip(got, f(x4, x5)):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w, rtol=0, atol=0, equal_nan=True)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -207,12 +332,10 @@ def test_gradients(backend, fn):
      '"max_pool3d" not implemented for torch.int64'),
     (lambda x: F.avg_pool3d(x.int(), 2),
      '"avg_pool3d" not implemented for torch.int32'),
-    # PyTorch divides the int64 sum once; two 2-D pools would truncate
-    # twice (a wrong answer), so Kiln refuses it.
-    (lambda x: F.avg_pool3d(x.long(), 2),
-     '"avg_pool3d" not implemented for torch.int64'),
-    (lambda x: F.avg_pool3d(x, 2, divisor_override=3),
-     "avg_pool3d with divisor_override"),
+    (lambda x: F.avg_pool3d(x.short(), 2),
+     '"avg_pool3d" not implemented for torch.int16'),
+    (lambda x: F.avg_pool3d(x, 2, divisor_override=0),
+     "divisor must be not zero"),
     (lambda x: F.max_pool3d(x[0, 0], 2), "max_pool3d expects a 4-D or 5-D "
      "input, got rank 3"),
     (lambda x: F.max_pool3d(x, 2, padding=2),
@@ -225,7 +348,7 @@ def test_gradients(backend, fn):
      '"max_pool2d" not implemented for torch.int64'),
     (lambda x: F.max_pool1d(x[0, 0].int(), 2, return_indices=True)[1],
      '"max_pool2d" not implemented for torch.int32'),
-], ids=["max-int64", "avg-int32", "avg-int64", "divisor", "rank", "pad",
+], ids=["max-int64", "avg-int32", "avg-int16", "divisor-0", "rank", "pad",
         "unpool-size", "max2d-int64", "max1d-int32"])
 def test_refused(backend, case):
     fn, msg = case

@@ -265,14 +265,21 @@ StringRef kiln::cpu::chooseConvImpl(int64_t groups, int64_t f, int64_t c,
   // patches loses to the direct conv (few output channels, depthwise,
   // many groups). A 1x1 stride-1 kernel copies nothing: it is a plain
   // matmul and wins from K = C >= 8.
-  (void)groups;
   (void)threads;
   // oneDNN (f32, where this build has it), measured with
   // bench/conv_impl_bench.py (docs/codegen.md, "Convolution through
   // oneDNN"): faster than both of the above on every shape measured except
   // depthwise ones (one input channel per group: im2col/direct 4.4-24 ms vs
   // oneDNN 7.7-69 ms; oneDNN 2.6 has no fast depthwise kernel for NCHW).
-  if (allowOneDNN && elemBits == 32 && oneDNNAvailable() && c != 1)
+  // An ungrouped conv with one input channel whose kernel is larger than
+  // its output is a weight gradient at batch 1 (lib/Autodiff/Conv.cpp swaps
+  // batch and channels): libkiln_onednn runs it as oneDNN's
+  // backward-weights primitive, so it goes to oneDNN too.
+  bool weightGrad = groups == 1 && !ShapedType::isDynamic(kh) &&
+                    !ShapedType::isDynamic(kw) && !ShapedType::isDynamic(oh) &&
+                    !ShapedType::isDynamic(ow) && kh * kw > oh * ow;
+  if (allowOneDNN && elemBits == 32 && oneDNNAvailable() &&
+      (c != 1 || weightGrad))
     return "onednn";
   if (kh == 1 && kw == 1 && sh == 1 && sw == 1)
     return ShapedType::isDynamic(c) || c >= 8 ? "im2col" : "direct";

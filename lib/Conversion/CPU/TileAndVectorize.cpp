@@ -585,6 +585,17 @@ void kiln::cpu::tileAndVectorize(func::FuncOp fn,
     if (auto impl = op->getAttrOfType<StringAttr>(kConvImplAttr))
       if (impl.getValue() == "onednn")
         return;
+    // So does the fill of its output (its zero init): the conversion drops
+    // a zero fill right before the call and lets oneDNN overwrite instead
+    // of accumulating (a tiled fill would cost a pass over the output and
+    // a sum post-op, plus a reorder in for a blocked layout).
+    if (isa<linalg::FillOp>(op.getOperation()) &&
+        llvm::all_of(op->getUsers(), [](Operation *user) {
+          auto impl = user->getAttrOfType<StringAttr>(kConvImplAttr);
+          return impl && impl.getValue() == "onednn";
+        }) &&
+        !op->use_empty())
+      return;
     ops.push_back(op);
   });
   IRRewriter rewriter(fn.getContext());

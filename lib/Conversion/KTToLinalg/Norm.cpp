@@ -80,6 +80,27 @@ Value sumAsF64(OpBuilder &b, Location loc, Value x, RankedTensorType type,
       });
 }
 
+/// The sum of squared deviations `m2` (f64) as PyTorch's CPU layer_norm and
+/// batch_norm accumulate it: in float for every compute type but f64, so
+/// past float's range it is +inf (the normalized values are then 0). Only
+/// the overflow, as the interpreter's m2AsAccumulated (NormKernels.cpp).
+/// `value` (default: m2 itself) is returned where m2 does not overflow.
+Value m2AsAccumulated(OpBuilder &b, Location l, Value m2, Type acc,
+                      Value value = nullptr) {
+  if (!value)
+    value = m2;
+  if (acc.isF64())
+    return value;
+  Value r = arith::TruncFOp::create(b, l, b.getF32Type(), m2);
+  Value inf32 = scalarConst(b, l, b.getF32Type(),
+                            std::numeric_limits<double>::infinity());
+  Value over =
+      arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, r, inf32);
+  Value inf = scalarConst(b, l, value.getType(),
+                          std::numeric_limits<double>::infinity());
+  return arith::SelectOp::create(b, l, over, inf, value);
+}
+
 /// sum / n, rounded once to `acc`, as a tensor of `type` (a mean).
 Value quotientAs(OpBuilder &b, Location loc, Value sum, Value n,
                  RankedTensorType type, Type acc) {
@@ -201,7 +222,8 @@ struct LayerNormLowering : public OpConversionPattern<kt::LayerNormOp> {
     Value rstd = buildElementwise(
         rw, loc, ValueRange{sq}, keptType,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value var = arith::DivFOp::create(b, l, a[0], n);
+          Value var = arith::DivFOp::create(
+              b, l, m2AsAccumulated(b, l, a[0], acc), n);
           return convertScalar(
               b, l,
               arith::DivFOp::create(
@@ -454,6 +476,8 @@ struct BatchNormTrainLowering
           // Rounding may leave a tiny negative for constant channels
           // (maximumf keeps a NaN).
           var = arith::MaximumFOp::create(b, l, var, zero);
+          var = m2AsAccumulated(b, l, arith::MulFOp::create(b, l, var, n),
+                                acc, var);
           return convertScalar(
               b, l,
               arith::DivFOp::create(

@@ -107,6 +107,20 @@ LogicalResult interpretLogSoftmax(LogSoftmaxOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
+/// The sum of squared deviations `m2` (exact here, in double) as PyTorch's
+/// CPU layer_norm / batch_norm / group_norm see it for `dt`: they accumulate
+/// it in float for every dtype but double, so a sum past float's range is
+/// +inf there (the variance is then inf, 1/sqrt(var + eps) is 0 and the
+/// normalized values are 0: issue 15's fuzz seed 201252). Only the overflow
+/// is modeled, not float's rounding of the sum, which depends on PyTorch's
+/// vectorized summation order (docs/debugging.md, "Normalizations whose
+/// variance overflows").
+double m2AsAccumulated(double m2, DType dt) {
+  if (dt != DType::F64 && std::isinf(static_cast<float>(m2)))
+    return std::numeric_limits<double>::infinity();
+  return m2;
+}
+
 LogicalResult interpretLayerNorm(LayerNormOp op, ArrayRef<Tensor> operands,
                                  SmallVectorImpl<Tensor> &results) {
   const Tensor &x = operands[0];
@@ -141,7 +155,7 @@ LogicalResult interpretLayerNorm(LayerNormOp op, ArrayRef<Tensor> operands,
       double d = x.getF(base + i) - mean;
       var += d * d;
     }
-    var /= inner;
+    var = m2AsAccumulated(var, x.dtype()) / inner;
     double rstd = 1.0 / std::sqrt(var + eps);
     for (int64_t i = 0; i < inner; ++i) {
       double y = (x.getF(base + i) - mean) * rstd;
@@ -241,6 +255,7 @@ LogicalResult interpretBatchNormTrain(BatchNormTrainOp op,
         double d = x.getF(at(i, j)) - mu;
         sq += d * d;
       }
+    sq = m2AsAccumulated(sq, x.dtype());
     double rstd = 1.0 / std::sqrt(sq / m + eps);
     mean.setF(ch, mu);
     invstd.setF(ch, rstd);

@@ -117,3 +117,28 @@ func.func @depthwise(%x: tensor<2x8x1x9x9xf32>, %w: tensor<8x1x1x3x3xf32>, %init
          ins(%x, %w : tensor<2x8x1x9x9xf32>, tensor<8x1x1x3x3xf32>) outs(%init : tensor<2x8x1x7x7xf32>) -> tensor<2x8x1x7x7xf32>
   return %r : tensor<2x8x1x7x7xf32>
 }
+
+// -----
+
+// One input channel, ungrouped: a weight gradient at batch 1 (kiln-autodiff
+// swaps batch and channels: the kernel, the forward's output gradient, is
+// larger than the output, the forward's kernel) goes to oneDNN under auto
+// (libkiln_onednn runs it as a backward-weights primitive); a 1-channel
+// conv with a small kernel keeps the table's choice.
+// AUTO-LABEL: func.func @one_channel_weight_grad
+// AUTO: linalg.conv_2d_nchw_fchw {{.*}}kiln.conv_impl = "onednn"
+// AUTO-LABEL: func.func @one_channel_small_kernel
+// AUTO-NOT: "onednn"
+// AUTO: kiln.conv_impl = "{{direct|im2col}}"
+// CHECK-LABEL: func.func @one_channel_weight_grad
+// CHECK: call @kiln_onednn_conv2d_f32
+func.func @one_channel_weight_grad(%x: tensor<3x1x13x11xf32>, %w: tensor<8x1x11x9xf32>, %init: tensor<3x8x3x3xf32>) -> tensor<3x8x3x3xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<3x1x13x11xf32>, tensor<8x1x11x9xf32>) outs(%init : tensor<3x8x3x3xf32>) -> tensor<3x8x3x3xf32>
+  return %r : tensor<3x8x3x3xf32>
+}
+func.func @one_channel_small_kernel(%x: tensor<3x1x13x11xf32>, %w: tensor<8x1x3x3xf32>, %init: tensor<3x8x11x9xf32>) -> tensor<3x8x11x9xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<3x1x13x11xf32>, tensor<8x1x3x3xf32>) outs(%init : tensor<3x8x11x9xf32>) -> tensor<3x8x11x9xf32>
+  return %r : tensor<3x8x11x9xf32>
+}

@@ -277,3 +277,26 @@ func.func @no_collapse(%x: tensor<256x512xf32>, %y: tensor<6x40xf32>) -> (tensor
   } -> tensor<6x16xf32>
   return %r, %t : tensor<512x256xf32>, tensor<6x16xf32>
 }
+
+// -----
+
+// Tests that the zero fill of a oneDNN conv's output stays a whole
+// linalg.fill (kiln-cpu-conv-to-onednn drops it and lets oneDNN overwrite;
+// tiled, the call would accumulate onto a separately zeroed buffer), while
+// a fill with another user is tiled as before.
+// CHECK-LABEL: func.func @onednn_conv_fill
+// CHECK: %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x8x7x7xf32>)
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}}kiln.conv_impl = "onednn"{{.*}} outs(%[[F]] :
+// CHECK-NOT: linalg.fill
+// CHECK: vector.transfer_write
+// CHECK: return
+func.func @onednn_conv_fill(%x: tensor<2x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> (tensor<2x8x7x7xf32>, tensor<64x64xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x7x7xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x8x7x7xf32>) -> tensor<2x8x7x7xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, kiln.conv_impl = "onednn", strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<2x4x9x9xf32>, tensor<8x4x3x3xf32>) outs(%f : tensor<2x8x7x7xf32>) -> tensor<2x8x7x7xf32>
+  %e2 = tensor.empty() : tensor<64x64xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r, %f2 : tensor<2x8x7x7xf32>, tensor<64x64xf32>
+}

@@ -13,6 +13,11 @@
 // CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
 // CHECK: arith.subf
 // CHECK: arith.mulf
+// The variance's sum of squared deviations (var * N) past f32's range
+// makes it inf, as PyTorch's float accumulation (issue 15).
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
 // CHECK: math.sqrt
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<?x3x4x4xf32>)
 // CHECK-NOT: linalg.generic

@@ -8,12 +8,28 @@
 // CHECK: arith.divf
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
 // CHECK: arith.mulf
+// The sum of squared deviations (f64) past f32's range is inf, as PyTorch's
+// float accumulation (issue 15).
+// CHECK: %[[M2:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK: %[[OVF:.*]] = arith.cmpf oeq, %[[M2]], %{{.*}} : f32
+// CHECK: arith.select %[[OVF]], %{{.*}}, %{{.*}} : f64
 // CHECK: math.sqrt
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
 // CHECK-NOT: kt.
 func.func @layer_norm(%x: tensor<2x4xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
   %r = kt.layer_norm %x weight %w bias %b {normalized_shape = [4]} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   return %r : tensor<2x4xf32>
+}
+
+// -----
+
+// f64 accumulates in f64 (PyTorch's double): no overflow select.
+// CHECK-LABEL: func.func @layer_norm_f64
+// CHECK-NOT: arith.cmpf
+// CHECK: return
+func.func @layer_norm_f64(%x: tensor<2x4xf64>) -> tensor<2x4xf64> {
+  %r = kt.layer_norm %x {normalized_shape = [4]} : (tensor<2x4xf64>) -> tensor<2x4xf64>
+  return %r : tensor<2x4xf64>
 }
 
 // -----
