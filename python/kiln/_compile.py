@@ -357,6 +357,25 @@ class _Program:
         return self.session.recompile_reasons(self.name)
 
 
+def _closure_modules(fn):
+    """The nn.Modules `fn` names in its closure cells and globals (for a
+    bound method, its object's attributes are not included: its object is
+    a module only when kiln compiles the module)."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return []
+    try:
+        cv = inspect.getclosurevars(inspect.unwrap(fn))
+    except (TypeError, ValueError):
+        return []
+    out = []
+    for v in list(cv.nonlocals.values()) + list(cv.globals.values()):
+        if isinstance(v, torch.nn.Module) and \
+                not any(v is m for m in out):
+            out.append(v)
+    return out
+
+
 class _Compiled:
     """The state behind a compiled function or module."""
 
@@ -389,6 +408,11 @@ class _Compiled:
         self.failed = {}
         self.constant_results = {}  # kiln.assume_constant_result
         self.trace_root = None
+        # The modules a compiled function reaches through its closure and
+        # globals (`model.encoder(x)`, a lambda's layer): their training
+        # flags are part of the key, as the root module's are.
+        self.closure_modules = (_closure_modules(fn)
+                                if self.module is None else [])
         self.grad_warned = False
         base = type(fn).__name__ if self.module is not None else getattr(
             fn, "__name__", "fn")
@@ -474,6 +498,10 @@ class _Compiled:
         if self.module is not None:
             key.append(("training", tuple(m.training for m in
                                           self.module.modules())))
+        if self.closure_modules:
+            key.append(("closure training", tuple(
+                m.training for c in self.closure_modules
+                for m in c.modules())))
         key.append(("grad", torch.is_grad_enabled()))
         return tuple(key), flat
 
@@ -530,8 +558,9 @@ class _Compiled:
             if isinstance(e, SpecializationError) or self.fullgraph or \
                     not config.suppress_errors:
                 raise
-            warnings.warn("kiln: %s runs eagerly: %s" % (self.name, e),
-                          KilnWarning, stacklevel=2)
+            warnings.warn("kiln: %s (%s) runs eagerly: %s" % (
+                self.name, self.where(), e),
+                KilnWarning, stacklevel=2)
             return self._eager(args, kwargs)
 
     def _call_broken(self, broken, bound, args, kwargs):
@@ -543,11 +572,12 @@ class _Compiled:
                                allow_breaks=True, cache=broken,
                                force_run=True)
         except KilnError as e:
-            if isinstance(e, SpecializationError) or \
+            if isinstance(e, SpecializationError) or self.fullgraph or \
                     not config.suppress_errors:
                 raise
-            warnings.warn("kiln: %s runs eagerly: %s" % (self.name, e),
-                          KilnWarning, stacklevel=3)
+            warnings.warn("kiln: %s (%s) runs eagerly: %s" % (
+                self.name, self.where(), e),
+                KilnWarning, stacklevel=3)
             return self._eager(args, kwargs)
         return ran.value
 
@@ -571,8 +601,8 @@ class _Compiled:
             raise error
         if key is not None:
             self.failed[key] = error
-        warnings.warn("kiln: %s runs eagerly: %s" % (self.name, error),
-                      KilnWarning, stacklevel=3)
+        warnings.warn("kiln: %s (%s) runs eagerly: %s" % (
+            self.name, self.where(), error), KilnWarning, stacklevel=3)
         return self._eager(args, kwargs)
 
     def not_trainable_warning(self, error):
@@ -588,13 +618,18 @@ class _Compiled:
     def _eager(self, args, kwargs):
         return self.forward(*args, **kwargs)
 
+    def where(self):
+        """The compiled function's source line (`file:line`), for
+        KilnWarnings."""
+        code = getattr(inspect.unwrap(self.forward), "__code__", None)
+        return ("%s:%d" % (code.co_filename, code.co_firstlineno)
+                if code else "?")
+
     def _limit_warning(self, prog):
         if prog.limit_warned:
             return
         prog.limit_warned = True
-        code = getattr(self.forward, "__code__", None)
-        where = ("%s:%d" % (code.co_filename, code.co_firstlineno)
-                 if code else "?")
+        where = self.where()
         reasons = prog.recompile_reasons()
         warnings.warn(
             "kiln: %s (%s) reached cache_size_limit (%d); it will not be "

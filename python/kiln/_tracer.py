@@ -30,6 +30,7 @@ import linecache
 import math
 import operator
 import os
+import threading
 import traceback
 
 import torch
@@ -177,6 +178,10 @@ class KilnTracer(fx.Tracer):
         if run is not None:
             run.tracer = self
         self.eager_depth = 0
+        # Modules called by a traced function that are not the root's
+        # (path_of_module): registered on the root in call order.
+        self.closure_modules = []
+        self.closure_params = []
         self.proxy_buffer_attributes = True
         self.root_code = inspect.unwrap(root_fn).__code__
         self.module_stack = collections.OrderedDict()
@@ -212,7 +217,9 @@ class KilnTracer(fx.Tracer):
         return _ops.is_supported_module(m)
 
     def call_module(self, m, forward, args, kwargs):
-        if self.eager_depth:
+        if self.eager_depth or getattr(_active, "tracer", None) is not self:
+            # torch.fx patches nn.Module.__call__ process-wide while it
+            # traces: a module called on another thread runs as it is.
             return forward(*args, **kwargs)
         path = self.path_of_module(m)
         self.module_stack[path] = type(m).__qualname__
@@ -221,8 +228,53 @@ class KilnTracer(fx.Tracer):
         finally:
             self.module_stack.pop(path, None)
 
+    def path_of_module(self, mod):
+        """A module's path in the traced root. A module that is not one of
+        the root's submodules (a function that calls `model.encoder(x)`, a
+        lambda that captures a layer, the closure's modules) is registered
+        on a function's root under `_kiln_closure_<k>`, so its parameters
+        and buffers are read by name on every call as the root's are."""
+        path = self.submodule_paths.get(mod) if self.submodule_paths \
+            else None
+        if path is not None:
+            return path
+        try:
+            return super().path_of_module(mod)
+        except NameError:
+            pass
+        # torch.fx's root for a traced function is a bare nn.Module.
+        if type(self.root) is not torch.nn.Module:
+            raise Unsupported(
+                "%s is called by %s but is not one of its submodules; "
+                "kiln cannot capture modules outside the compiled module "
+                "yet (make it a submodule, or compile a function that "
+                "calls both)" % (type(mod).__name__,
+                                 type(self.root).__name__))
+        k = len(self.closure_modules)
+        name = "_kiln_closure_%d" % k
+        self.closure_modules.append(mod)
+        self.root.add_module(name, mod)
+        if self.submodule_paths is not None:
+            for sub_name, sub in mod.named_modules():
+                self.submodule_paths.setdefault(
+                    sub, name + ("." + sub_name if sub_name else ""))
+        return name
+
+    def create_arg(self, a):
+        if isinstance(a, torch.nn.Parameter) and \
+                type(self.root) is torch.nn.Module and \
+                getattr(_active, "tracer", None) is self and \
+                not any(a is p for p in self.root.parameters()):
+            # A parameter a traced function reads directly
+            # (`x @ layer.weight`): registered on the function's root, read
+            # by name on every call (as path_of_module's modules).
+            name = "_kiln_closure_p%d" % len(self.closure_params)
+            self.closure_params.append(a)
+            self.root.register_parameter(name, a)
+        return super().create_arg(a)
+
     def getattr(self, attr, attr_val, parameter_proxy_cache):
-        if self.eager_depth:
+        if self.eager_depth or getattr(_active, "tracer", None) is not self:
             return attr_val
         return super().getattr(attr, attr_val, parameter_proxy_cache)
 
@@ -628,7 +680,30 @@ def _random_name(func):
     return owner + getattr(func, "__name__", str(func))
 
 
+# The tracer of the trace running on this thread (None: none). Tracing
+# patches process-wide names (torch.zeros ..., math.*, and torch.fx's own
+# nn.Module.__call__ / __getattr__); every patched function checks this
+# flag and, on a thread that is not tracing, is the original function, so
+# eager PyTorch on other threads is unaffected (test_threads.py).
+_active = threading.local()
+
+
+def current_tracer():
+    """The KilnTracer tracing on this thread, or None."""
+    return getattr(_active, "tracer", None)
+
+
 _MATH_WRAPPERS = {}
+
+
+def _thread_local(orig, wrapped):
+    """`wrapped` on a thread that is tracing, `orig` elsewhere."""
+    @functools.wraps(orig)
+    def patched(*args, **kwargs):
+        if getattr(_active, "tracer", None) is None:
+            return orig(*args, **kwargs)
+        return wrapped(*args, **kwargs)
+    return patched
 
 
 @contextlib.contextmanager
@@ -641,7 +716,8 @@ def _math_wrapped():
         from torch.fx._symbolic_trace import _create_wrapped_func
         for name, value in list(math.__dict__.items()):
             if not name.startswith("_") and callable(value):
-                _MATH_WRAPPERS[name] = (value, _create_wrapped_func(value))
+                _MATH_WRAPPERS[name] = (value, _thread_local(
+                    value, _create_wrapped_func(value)))
     d = math.__dict__
     saved = []
     try:
@@ -669,6 +745,9 @@ def _factories_wrapped(tracer):
     def wrap(orig):
         @functools.wraps(orig)
         def factory(*args, **kwargs):
+            if getattr(_active, "tracer", None) is not tracer:
+                # Another thread (eager PyTorch while this one traces).
+                return orig(*args, **kwargs)
             if not tracer.eager_depth and any(
                     isinstance(x, fx.Proxy)
                     for x in pytree.tree_flatten((args, kwargs))[0]):
@@ -711,6 +790,8 @@ def trace(root, fn, importer, concrete_args, run=None):
     tracer = KilnTracer(importer, root_fn, run)
     if isinstance(fn, torch.nn.Module):
         importer.root = fn
+    outer = getattr(_active, "tracer", None)
+    _active.tracer = tracer
     try:
         with _breaks.tracing(tracer), _RandomCalls(tracer), \
                 _math_wrapped(), _factories_wrapped(tracer):
@@ -729,6 +810,8 @@ def trace(root, fn, importer, concrete_args, run=None):
             getattr(root_fn, "__qualname__", root_fn), type(e).__name__, e)
         raise Unsupported("%s: %s" % (where, msg) if where else msg,
                           where) from e
+    finally:
+        _active.tracer = outer
     if run is not None and run.breaks:
         return tracer.root
     return fx.GraphModule(tracer.root, graph)

@@ -7,11 +7,11 @@ argmax, cross entropy with label smoothing, causal attention, BatchNorm1d,
 Conv1d + GroupNorm, EmbeddingBag, a dict batch, several losses) through
 kiln.compile: inference (eval) and two training steps (train mode), outputs,
 gradients and state (running statistics) against eager PyTorch on the
-`eager` and `aot_eager` backends. The `cpu` backend ran the same programs
-by hand (/tmp probe, 2026-11-27; see docs/python.md): its compiles make the
-whole set too slow for the suite on the shared machine."""
+`eager`, `aot_eager` and `cpu` backends (`cpu`: all but the programs in
+CPU_SLOW, which run with KILN_SLOW_TESTS=1; see CPU_SLOW for why)."""
 
 import copy
+import os
 import warnings
 
 import pytest
@@ -181,8 +181,33 @@ def _close(a, b):
         torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
-@pytest.mark.parametrize("name,cls,make", cases, ids=[c[0] for c in cases])
+# The `cpu` backend (LLVM codegen) on the programs whose compiles fit the
+# suite: the 14 below took 30 s together (load 6 on the shared 2-core
+# machine, 2026-11-27; decoder_causal 7.7 s the longest). conv1d_groupnorm
+# on `cpu` passes eval, then its first training step's backward program
+# (kiln._training backward -> Session.call) had not returned after 180 s
+# (faulthandler; eager and aot_eager pass in seconds): it runs with
+# KILN_SLOW_TESTS=1 only, until that compile or run is looked at.
+CPU_SLOW = {"conv1d_groupnorm": "its backward program on cpu had not "
+                                "returned after 180 s"}
+
+
+def _params():
+    out = []
+    for backend in ["eager", "aot_eager", "cpu"]:
+        for c in cases:
+            marks = ()
+            if backend == "cpu" and c[0] in CPU_SLOW:
+                marks = (pytest.mark.slow, pytest.mark.skipif(
+                    not os.environ.get("KILN_SLOW_TESTS"),
+                    reason="slow on cpu (%s): set KILN_SLOW_TESTS=1"
+                    % CPU_SLOW[c[0]]))
+            out.append(pytest.param(backend, *c, marks=marks,
+                                    id="%s-%s" % (c[0], backend)))
+    return out
+
+
+@pytest.mark.parametrize("backend,name,cls,make", _params())
 def test_user_program(backend, name, cls, make):
     torch.manual_seed(0)
     m = cls()
