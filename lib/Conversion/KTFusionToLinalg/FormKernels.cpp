@@ -53,6 +53,14 @@ using namespace mlir;
 
 /// Cap on the rewrites of each greedy cleanup (it stops early, not hangs).
 static constexpr int64_t kMaxCleanupRewrites = 20000;
+/// Ops (with its terminator) of a generic whose body elementwise fusion may
+/// copy into another consumer while the generic stays for its other uses
+/// (shouldFuseElementwise).
+static constexpr int64_t kMaxDuplicatedBody = 32;
+/// The largest body (ops, about: each side at most half) and operand count
+/// elementwise fusion builds.
+static constexpr int64_t kMaxFusedBody = 1024;
+static constexpr int64_t kMaxFusedOperands = 256;
 using namespace kiln;
 
 namespace {
@@ -211,9 +219,43 @@ bool shouldFuseElementwise(OpOperand *use) {
   auto producer = use->get().getDefiningOp<linalg::GenericOp>();
   if (!consumer || !producer)
     return true;
-  AffineMap map = consumer.getMatchingIndexingMap(use);
-  if (map.getNumResults() >= consumer.getNumLoops() ||
-      map.getNumResults() == 0)
+  // Fusing a producer into one of the consumer's operands replaces that
+  // operand by the producer's operands; an operand the consumer takes twice
+  // (y = x + x) is fused twice. Along a chain where every value is used
+  // twice (x = max(y, b); y' = x + x: an unrolled adaptive max pool and its
+  // backward masks) the fused consumer's operands and body doubled per step
+  // and compile time grew as 2^chain (a 20-step chain never finished).
+  // Operands that repeat (same value, same map) are merged first by the
+  // canonicalization in the same pattern set
+  // (populateEraseUnusedOperandsAndResultsPatterns); the fusion is tried
+  // again on the merged op.
+  AffineMap useMap = consumer.getMatchingIndexingMap(use);
+  for (OpOperand &other : consumer->getOpOperands())
+    if (&other != use && other.get() == use->get() &&
+        consumer.getMatchingIndexingMap(&other) == useMap)
+      return false;
+  // Backstops for what merging does not catch: a producer that stays for
+  // its other uses gets its body copied into this consumer (small bodies
+  // only: recomputing a few ops beats a round trip through memory), and no
+  // consumer grows past a size where compile time, not memory traffic,
+  // dominates.
+  // (Counted up to the cap: a block's size() walks the whole list.)
+  auto bodyLarger = [](linalg::LinalgOp op, int64_t cap) {
+    int64_t n = 0;
+    for ([[maybe_unused]] Operation &o : *op.getBlock())
+      if (++n > cap)
+        return true;
+    return false;
+  };
+  if (!producer->hasOneUse() && bodyLarger(producer, kMaxDuplicatedBody))
+    return false;
+  if (consumer->getNumOperands() + producer->getNumOperands() >
+          kMaxFusedOperands ||
+      bodyLarger(consumer, kMaxFusedBody / 2) ||
+      bodyLarger(producer, kMaxFusedBody / 2))
+    return false;
+  if (useMap.getNumResults() >= consumer.getNumLoops() ||
+      useMap.getNumResults() == 0)
     return true;
   for (Operation &op : producer.getBody()->without_terminator())
     if (!isa<arith::ExtFOp, arith::TruncFOp, arith::ExtSIOp, arith::ExtUIOp,
