@@ -142,24 +142,24 @@ bool channelsUniform(int64_t groups, int64_t perGroup, const int64_t *s) {
 /// The reorders between the user's descriptors (e->src/wei/dst) and the
 /// ones the primitive wants (e->convSrc/convWei/convDst).
 void addReorders(Entry &e, bool accumulate) {
-  dnnl::engine &eng = engine();
+  auto reorder = [](const dnnl::memory::desc &from,
+                    const dnnl::memory::desc &to) {
+    dnnl::engine &eng = engine();
+    return dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to));
+  };
   if (e.convSrc != e.src) {
     e.reorderSrc = true;
-    e.srcReorder = dnnl::reorder(
-        dnnl::reorder::primitive_desc(eng, e.src, eng, e.convSrc));
+    e.srcReorder = reorder(e.src, e.convSrc);
   }
   if (e.convDst != e.dst) {
     e.reorderDst = true;
-    e.dstOut = dnnl::reorder(
-        dnnl::reorder::primitive_desc(eng, e.convDst, eng, e.dst));
+    e.dstOut = reorder(e.convDst, e.dst);
     if (accumulate)
-      e.dstIn = dnnl::reorder(
-          dnnl::reorder::primitive_desc(eng, e.dst, eng, e.convDst));
+      e.dstIn = reorder(e.dst, e.convDst);
   }
   if (e.convWei != e.wei) {
     e.reorderWei = true;
-    e.weiReorder = dnnl::reorder(
-        dnnl::reorder::primitive_desc(eng, e.wei, eng, e.convWei));
+    e.weiReorder = reorder(e.wei, e.convWei);
   }
 }
 

@@ -16,6 +16,7 @@ entry containing a newline runs as a plain process.
 
 import atexit
 import os
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -61,7 +62,6 @@ class _Server:
             self.proc.wait(timeout=10)
         except Exception:
             self.proc.kill()
-        import shutil
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 

@@ -20,20 +20,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 import numpy as np
 import torch
 import torch.nn.functional as F
-from kiln_testing import KILN_OPT, KILN_RUN, ttype
+from kiln_testing import KILN_OPT, KILN_RUN, Suite, ttype
 
 rng = np.random.default_rng(7)
-passed = failed = 0
-
-
-def record(label, ok, msg=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s: %s" % (label, msg))
-        sys.stdout.flush()
+suite = Suite(__file__)
+record = suite.record
 
 
 # (x shape, w shape, bias, stride, padding, dilation, groups)
@@ -146,6 +137,4 @@ for xs, ws, bias, st, pd, dl, G in CASES:
             record(sub + " overwrite", " accumulate:" not in err,
                    "a call accumulates: " + err[:400])
 
-print("%d passed, %d failed" % (passed, failed))
-if failed:
-    sys.exit(1)
+suite.finish()
