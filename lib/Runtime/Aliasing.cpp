@@ -229,12 +229,29 @@ static void writeBackView(const Tensor &t, const ArgView &view) {
   }
 }
 
-FailureOr<SmallVector<Tensor>> bindArguments(ArrayRef<ArgView> args,
-                                             const ArgAliasing &aliasing,
-                                             StringRef program,
-                                             std::string &error) {
+/// Whether `v` is a non-empty tensor whose elements are contiguous in
+/// row-major order (size-1 dims may have any stride).
+static bool isContiguousView(const ArgView &v) {
+  if (!v.isTensor || !v.data)
+    return false;
+  int64_t expected = 1;
+  for (int64_t d = (int64_t)v.shape.size() - 1; d >= 0; --d) {
+    if (v.shape[d] == 0)
+      return false;
+    if (v.shape[d] != 1 && v.stride(d) != expected)
+      return false;
+    expected *= v.shape[d];
+  }
+  return true;
+}
+
+FailureOr<SmallVector<Tensor>>
+bindArguments(ArrayRef<ArgView> args, const ArgAliasing &aliasing,
+              ArrayRef<bool> isRef, StringRef program,
+              SmallVectorImpl<bool> &borrowed, std::string &error) {
   unsigned n = args.size();
   SmallVector<Tensor> tensors(n);
+  borrowed.assign(n, false);
   auto fail = [&](unsigned i, const Twine &what, llvm::Error e) {
     error = ("argument #" + Twine(i) + " of @" + program + what + ": " +
              llvm::toString(std::move(e)))
@@ -249,6 +266,14 @@ FailureOr<SmallVector<Tensor>> bindArguments(ArrayRef<ArgView> args,
       continue;
     }
     if (!aliasing.aliased(i) || !aliasing.partialGroup(i)) {
+      // A value argument: read, never written, by the program. Borrowed
+      // when contiguous (the caller keeps it alive for the call).
+      if (i < isRef.size() && !isRef[i] && isContiguousView(args[i])) {
+        tensors[i] = Tensor::adopt(args[i].dtype, args[i].shape,
+                                   const_cast<void *>(args[i].data), [] {});
+        borrowed[i] = true;
+        continue;
+      }
       llvm::Expected<Tensor> t = tensorFromView(args[i]);
       if (!t)
         return fail(i, "", t.takeError());
@@ -295,6 +320,28 @@ FailureOr<SmallVector<Tensor>> bindArguments(ArrayRef<ArgView> args,
     }
   }
   return tensors;
+}
+
+LogicalResult detachFromBorrowed(MutableArrayRef<Tensor> results,
+                                 ArrayRef<Tensor> args,
+                                 ArrayRef<bool> borrowed, std::string &error) {
+  for (auto [r, t] : llvm::enumerate(results)) {
+    if (t.isNull())
+      continue;
+    bool shares = false;
+    for (auto [a, b] : llvm::zip(args, borrowed))
+      shares |= b && t.sharesStorage(a);
+    if (!shares)
+      continue;
+    llvm::Expected<Tensor> copy = t.clone();
+    if (!copy) {
+      error = "result #" + std::to_string(r) + ": " +
+              llvm::toString(copy.takeError());
+      return failure();
+    }
+    t = std::move(*copy);
+  }
+  return success();
 }
 
 void writeBackRefs(ArrayRef<Tensor> tensors, ArrayRef<ArgView> args,

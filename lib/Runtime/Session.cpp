@@ -101,15 +101,20 @@ llvm::Expected<Tensor> tensorFromView(const ArgView &view) {
     std::memcpy(dst, src, n * elem);
     return created;
   }
-  SmallVector<int64_t> idx(view.shape.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
+  // Rows along the innermost dim are copied whole when it has stride 1
+  // (a view of rows, a column slice); element by element otherwise.
+  int64_t rank = view.shape.size();
+  int64_t run = rank && view.stride(rank - 1) == 1 ? view.shape[rank - 1] : 1;
+  int64_t outerRank = run > 1 ? rank - 1 : rank;
+  SmallVector<int64_t> idx(outerRank, 0);
+  for (int64_t i = 0; i < n; i += run) {
     int64_t off = 0;
-    for (unsigned d = 0; d < idx.size(); ++d)
+    for (int64_t d = 0; d < outerRank; ++d)
       off += idx[d] * view.stride(d);
     // Strides may be negative: a signed byte offset (off * elem in size_t
     // would wrap the pointer around the address space, which is UB).
-    std::memcpy(dst + i * elem, src + off * (int64_t)elem, elem);
-    for (int64_t d = (int64_t)idx.size() - 1; d >= 0; --d) {
+    std::memcpy(dst + i * elem, src + off * (int64_t)elem, run * elem);
+    for (int64_t d = outerRank - 1; d >= 0; --d) {
       if (++idx[d] < view.shape[d])
         break;
       idx[d] = 0;
@@ -1006,8 +1011,12 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
     lock.unlock();
     trace::Scope scope(
         trace::enabled() ? ("call @" + name).str() : std::string(), "run");
-    FailureOr<SmallVector<Tensor>> bound =
-        bindArguments(args, aliasing, program.getSymName(), error);
+    SmallVector<bool> refs;
+    for (Type type : program.getArgumentTypes())
+      refs.push_back(isa<kt::RefType>(type));
+    SmallVector<bool> borrowed;
+    FailureOr<SmallVector<Tensor>> bound = bindArguments(
+        args, aliasing, refs, program.getSymName(), borrowed, error);
     if (failed(bound))
       return failure();
     SmallVector<Tensor> &tensors = *bound;
@@ -1023,12 +1032,13 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
     }
     if (failed(results))
       return results;
+    // A result over a borrowed argument's memory (returned as it is, or
+    // reshaped, by the interpreter) gets its own copy.
+    if (failed(detachFromBorrowed(*results, tensors, borrowed, error)))
+      return failure();
     // Ref arguments (mutated inputs, e.g. parameters an optimizer step
     // updates): the interpreter wrote into the copies; write them back into
     // the caller's buffers, in place.
-    SmallVector<bool> refs;
-    for (Type type : program.getArgumentTypes())
-      refs.push_back(isa<kt::RefType>(type));
     writeBackRefs(tensors, args, refs);
     return results;
   };

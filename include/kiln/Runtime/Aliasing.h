@@ -78,16 +78,33 @@ std::string describeAliasingChange(const ArgAliasing &compiled,
                                    const ArgAliasing &now,
                                    llvm::ArrayRef<std::string> names);
 
-/// The interpreter tensors a call of `program` runs on: a copy of each
-/// argument, except that the arguments of a group share one buffer
-/// (identical members are the same tensor; partial members are ref views
-/// into a buffer spanning the group's memory), so a write through one is
-/// seen by the others. Fails, with `error` naming the argument and the size
-/// ("argument #0 of @p: cannot allocate ..."), when a copy cannot be
-/// allocated.
+/// The interpreter tensors a call of `program` runs on: a copy of each ref
+/// argument (`isRef[i]`; an argument past the end of `isRef` counts as a
+/// ref), except that the arguments of a group share one buffer (identical
+/// members are the same tensor; partial members are ref views into a buffer
+/// spanning the group's memory), so a write through one is seen by the
+/// others, and nothing reaches the caller's memory before writeBackRefs.
+/// A plain (value) argument that is contiguous is *borrowed*: its tensor
+/// is the caller's memory, not a copy (`borrowed[i]` is set), since
+/// programs never write their value arguments (a plain argument cannot
+/// overlap a ref: analyzeAliasing refuses it); a strided one is copied.
+/// Results that share storage with a borrowed argument must be copied
+/// before they outlive the call (`detachFromBorrowed`). Fails, with
+/// `error` naming the argument and the size ("argument #0 of @p: cannot
+/// allocate ..."), when a copy cannot be allocated.
 mlir::FailureOr<llvm::SmallVector<interp::Tensor>>
 bindArguments(llvm::ArrayRef<ArgView> args, const ArgAliasing &aliasing,
-              llvm::StringRef program, std::string &error);
+              llvm::ArrayRef<bool> isRef, llvm::StringRef program,
+              llvm::SmallVectorImpl<bool> &borrowed, std::string &error);
+
+/// Replaces each of `results` that shares storage with an argument tensor
+/// bindArguments borrowed by a copy of it (a program that returns its
+/// argument, or a reshape of it, in the interpreter): the caller may free
+/// its memory after the call. Fails like `Tensor::create`.
+mlir::LogicalResult
+detachFromBorrowed(llvm::MutableArrayRef<interp::Tensor> results,
+                   llvm::ArrayRef<interp::Tensor> args,
+                   llvm::ArrayRef<bool> borrowed, std::string &error);
 
 /// After a successful call: copies the final contents of every ref argument
 /// (`isRef`) from `tensors` (as made by bindArguments) into the caller's
