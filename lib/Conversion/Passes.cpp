@@ -113,6 +113,8 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
     pm.addPass(createKilnCPUConvIm2colPass(conv));
     // The other constant pads (pools, kt.pad) become a fill + copy too.
     pm.addPass(createKilnCPUPadToCopyPass());
+    // Pools: one pointwise op over their window slices.
+    pm.addPass(createKilnCPUPoolWindowsPass());
     KilnSelectMatmulPassOptions select;
     select.impl = options.matmul;
     select.threads = threads;

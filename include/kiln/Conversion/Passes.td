@@ -231,6 +231,34 @@ def KilnCPUPadToCopyPass : Pass<"kiln-cpu-pad-to-copy", "::mlir::ModuleOp"> {
                            "::mlir::bufferization::BufferizationDialect"];
 }
 
+def KilnCPUPoolWindowsPass : Pass<"kiln-cpu-pool-windows", "::mlir::ModuleOp"> {
+  let summary = "pooling as one pointwise op over its strided window slices";
+  let description = [{
+    A thin driver over `kiln::cpu::poolsAsWindowSlices`. Every
+    `linalg.pooling_nchw_max` / `pooling_nchw_sum` on tensors with a static
+    window of at most 64 elements becomes one all-parallel `linalg.generic`
+    over the output whose KH*KW inputs are the strided window slices of the
+    (padded) input, combined in the pool's own order with its own combiner
+    (bit-identical results). `kiln-cpu-tile-vectorize` then vectorizes it
+    along the output width; the pooling op, whose window dims are its
+    innermost loops, was vectorized one output element at a time. Runs in
+    `kiln-cpu` (optimize=true) right after `kiln-cpu-pad-to-copy`.
+
+    ```mlir
+    %r = linalg.pooling_nchw_max {strides = dense<2> : tensor<2xi64>, ...}
+        ins(%xp, %win : tensor<8x64x114x114xf32>, tensor<3x3xf32>) outs(%init ...)
+    // becomes
+    %s00 = tensor.extract_slice %xp[0, 0, 0, 0] [8, 64, 56, 56] [1, 1, 2, 2]
+    ...
+    %s22 = tensor.extract_slice %xp[0, 0, 2, 2] [8, 64, 56, 56] [1, 1, 2, 2]
+    %r = linalg.generic {all parallel, identity maps}
+        ins(%s00, ..., %s22) outs(%init)  // maximumf(...maximumf(init, s00)...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def KilnCPUFuseElementwisePass
     : Pass<"kiln-cpu-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "fuse pointwise linalg.generic producers into their consumers";

@@ -1,6 +1,6 @@
 //===- Passes.cpp - Thin drivers of the fast-CPU passes -------------------===//
 //
-// Part of Kiln. kiln-select-matmul, kiln-cpu-conv-im2col,
+// Part of Kiln. kiln-select-matmul, kiln-cpu-conv-im2col, kiln-cpu-pool-windows,
 // kiln-cpu-pad-to-copy, kiln-cpu-verify-supported,
 // kiln-cpu-rename-reserved-symbols, kiln-cpu-restore-interface-names,
 // kiln-cpu-splats-to-fills, kiln-cpu-outline-kernels,
@@ -31,6 +31,7 @@ namespace kiln {
 #define GEN_PASS_DEF_KILNSELECTMATMULPASS
 #define GEN_PASS_DEF_KILNCPUCONVIM2COLPASS
 #define GEN_PASS_DEF_KILNCPUPADTOCOPYPASS
+#define GEN_PASS_DEF_KILNCPUPOOLWINDOWSPASS
 #define GEN_PASS_DEF_KILNCPUTILEVECTORIZEPASS
 #define GEN_PASS_DEF_KILNCPUFUSEELEMENTWISEPASS
 #define GEN_PASS_DEF_KILNMATMULTOBLASPASS
@@ -95,6 +96,14 @@ struct PadToCopy : public kiln::impl::KilnCPUPadToCopyPassBase<PadToCopy> {
   using Base::Base;
   void runOnOperation() override {
     (void)kiln::cpu::padsAsFillAndCopy(getOperation());
+  }
+};
+
+struct PoolWindows
+    : public kiln::impl::KilnCPUPoolWindowsPassBase<PoolWindows> {
+  using Base::Base;
+  void runOnOperation() override {
+    (void)kiln::cpu::poolsAsWindowSlices(getOperation());
   }
 };
 

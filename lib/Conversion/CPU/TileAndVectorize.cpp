@@ -605,6 +605,8 @@ void kiln::cpu::tileAndVectorize(func::FuncOp fn,
     if (hasEmptyLoop(op))
       continue;
     linalg::LinalgOp inner = threadTile(rewriter, op, o);
+    if (inner && inner->hasAttr(kScalarLoopsAttr))
+      continue;
     if (inner)
       inner = collapseContiguousLoops(rewriter, inner);
     registerTile(rewriter, inner, o);

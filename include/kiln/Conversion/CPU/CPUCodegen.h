@@ -138,6 +138,11 @@ void lowerMatmulsToBLAS(mlir::ModuleOp module);
 /// kiln-cpu-conv-to-onednn turns into a call of libkiln_onednn after
 /// bufferization (and on that call).
 inline constexpr llvm::StringLiteral kConvImplAttr = "kiln.conv_impl";
+/// On a linalg op: kiln-cpu-tile-vectorize threads it but leaves its body
+/// to scalar loops (convert-linalg-to-loops), which LLVM's loop vectorizer
+/// handles (a pool's window slices: strided reads, which the linalg
+/// vectorizer turns into a branch and a scalar load per lane).
+inline constexpr llvm::StringLiteral kScalarLoopsAttr = "kiln.scalar_loops";
 
 /// The runtime function oneDNN convs call (runtime/onednn/KilnOneDNN.cpp).
 inline constexpr llvm::StringLiteral kOneDNNConvSymbol =
@@ -188,6 +193,15 @@ mlir::LogicalResult padAsFillAndCopy(mlir::RewriterBase &rewriter,
 /// the same for all elements (any rank, static or `?` sizes and amounts);
 /// pads with a per-element region stay. Returns how many were rewritten.
 unsigned padsAsFillAndCopy(mlir::Operation *root);
+
+/// Every linalg.pooling_nchw_max / pooling_nchw_sum on tensors under `root`
+/// with a static window of at most 64 elements becomes one all-parallel
+/// linalg.generic over the output whose inputs are the KH*KW strided window
+/// slices of the input (tensor.extract_slice with the pool's strides), in
+/// the pool's own reduction order and combiner (bit-identical results), so
+/// that kiln-cpu-tile-vectorize vectorizes it along the output width
+/// (lib/Conversion/CPU/PoolWindows.cpp). Returns how many were rewritten.
+unsigned poolsAsWindowSlices(mlir::Operation *root);
 
 /// Replaces every `arith.constant` of a splat tensor under `root` by
 /// tensor.empty + linalg.fill of the scalar, so that bufferization and the

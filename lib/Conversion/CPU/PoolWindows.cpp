@@ -1,0 +1,135 @@
+//===- PoolWindows.cpp - Pooling as one pointwise op over window slices ---===//
+//
+// Part of Kiln. See kiln/Conversion/CPU/CPUCodegen.h. A
+// linalg.pooling_nchw_max / pooling_nchw_sum on tensors with a static
+// KH x KW window (at most kMaxWindow elements) becomes one all-parallel
+// linalg.generic over the output whose inputs are the KH*KW strided window
+// slices of the (already padded) input:
+//
+//   s[kh, kw] = tensor.extract_slice %x[0, 0, kh*dh, kw*dw] [N, C, OH, OW]
+//                                       [1, 1, sh, sw]
+//   out[n, c, oh, ow] = init (+)max s[0, 0] (+)max s[0, 1] ... s[KH-1, KW-1]
+//
+// in the pooling op's own order (kh outer, kw inner) with its own combiner
+// (cloned from its body), so results are bit-identical. kiln-cpu-tile-
+// vectorize then vectorizes it along OW like any pointwise op; the pooling
+// op itself has its reduction dims (kh, kw) innermost, so it was tiled to
+// one output element per step with a masked 64-lane vector for a 3-element
+// window row (max_pool2d 3x3 s2 on 8x64x112x112: 170-190 ms, see
+// docs/codegen.md "Pooling").
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/CPU/CPUCodegen.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kMaxWindow = 64;
+
+/// The combiner of a pooling body `(in, window, out) -> op(out, in)` (or
+/// `op(in, out)`): that one op, or null.
+Operation *combiner(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (!body || body->getOperations().size() != 2)
+    return nullptr;
+  Operation *c = &body->front();
+  if (c->getNumOperands() != 2 || c->getNumResults() != 1 ||
+      c->getNumRegions() != 0)
+    return nullptr;
+  Value in = body->getArgument(0), out = body->getArgument(2);
+  bool ok = (c->getOperand(0) == out && c->getOperand(1) == in) ||
+            (c->getOperand(0) == in && c->getOperand(1) == out);
+  return ok ? c : nullptr;
+}
+
+LogicalResult rewritePool(RewriterBase &rw, linalg::LinalgOp op) {
+  DenseIntElementsAttr stridesAttr, dilationsAttr;
+  if (auto p = dyn_cast<linalg::PoolingNchwMaxOp>(op.getOperation())) {
+    stridesAttr = p.getStrides();
+    dilationsAttr = p.getDilations();
+  } else if (auto p = dyn_cast<linalg::PoolingNchwSumOp>(op.getOperation())) {
+    stridesAttr = p.getStrides();
+    dilationsAttr = p.getDilations();
+  } else {
+    return failure();
+  }
+  if (!op.hasPureTensorSemantics() || op->getNumResults() != 1)
+    return failure();
+  Operation *comb = combiner(op);
+  if (!comb)
+    return failure();
+  Value x = op.getDpsInputs()[0], init = op.getDpsInits()[0];
+  auto window = dyn_cast<ShapedType>(op.getDpsInputs()[1].getType());
+  auto initType = dyn_cast<RankedTensorType>(init.getType());
+  if (!window || !window.hasStaticShape() || window.getRank() != 2 ||
+      !initType || initType.getRank() != 4)
+    return failure();
+  int64_t kh = window.getDimSize(0), kw = window.getDimSize(1);
+  if (kh * kw < 1 || kh * kw > kMaxWindow)
+    return failure();
+  auto st = llvm::to_vector(stridesAttr.getValues<int64_t>());
+  auto dl = llvm::to_vector(dilationsAttr.getValues<int64_t>());
+  Location loc = op.getLoc();
+  rw.setInsertionPoint(op);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rw, loc, init);
+  SmallVector<OpFoldResult> strides = {rw.getIndexAttr(1), rw.getIndexAttr(1),
+                                       rw.getIndexAttr(st[0]),
+                                       rw.getIndexAttr(st[1])};
+  SmallVector<Value> slices;
+  for (int64_t i = 0; i < kh; ++i)
+    for (int64_t j = 0; j < kw; ++j) {
+      SmallVector<OpFoldResult> offsets = {
+          rw.getIndexAttr(0), rw.getIndexAttr(0), rw.getIndexAttr(i * dl[0]),
+          rw.getIndexAttr(j * dl[1])};
+      auto sliceType = RankedTensorType::get(
+          initType.getShape(),
+          cast<ShapedType>(x.getType()).getElementType());
+      slices.push_back(tensor::ExtractSliceOp::create(
+          rw, loc, sliceType, x, offsets, sizes, strides));
+    }
+  MLIRContext *ctx = op->getContext();
+  SmallVector<AffineMap> maps(slices.size() + 1,
+                              AffineMap::getMultiDimIdentityMap(4, ctx));
+  SmallVector<utils::IteratorType> iters(4, utils::IteratorType::parallel);
+  bool outFirst = comb->getOperand(0) == op.getBlock()->getArgument(2);
+  auto generic = linalg::GenericOp::create(
+      rw, loc, TypeRange{initType}, slices, ValueRange{init}, maps, iters,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value acc = args.back();
+        for (Value s : args.drop_back()) {
+          IRMapping m;
+          m.map(comb->getOperand(0), outFirst ? acc : s);
+          m.map(comb->getOperand(1), outFirst ? s : acc);
+          acc = b.clone(*comb, m)->getResult(0);
+        }
+        linalg::YieldOp::create(b, l, acc);
+      });
+  // Strided reads along the width: scalar loops, for LLVM's vectorizer.
+  if (st[1] != 1)
+    generic->setAttr(kiln::cpu::kScalarLoopsAttr, rw.getUnitAttr());
+  rw.replaceOp(op, generic->getResults());
+  return success();
+}
+
+} // namespace
+
+unsigned kiln::cpu::poolsAsWindowSlices(Operation *root) {
+  SmallVector<linalg::LinalgOp> pools;
+  root->walk([&](linalg::LinalgOp op) {
+    if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(
+            op.getOperation()))
+      pools.push_back(op);
+  });
+  IRRewriter rw(root->getContext());
+  unsigned n = 0;
+  for (linalg::LinalgOp op : pools)
+    n += succeeded(rewritePool(rw, op));
+  return n;
+}
