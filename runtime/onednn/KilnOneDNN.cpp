@@ -377,6 +377,7 @@ struct TEntry {
   bool reorderSrc = false, reorderWei = false, reorderDst = false;
   dnnl::reorder srcOut, weiIn, dstIn;
   size_t scratchpadBytes = 0;
+  bool reference = false; // oneDNN's reference implementation ("ref:any")
 };
 
 std::unordered_map<Key, std::shared_ptr<TEntry>, KeyHash> tcache;
@@ -408,7 +409,7 @@ void transposedLoops(const TParams &p, const float *x, const float *wt,
 /// oneDNN's backward-data primitive over the fh x fw positions the windows
 /// reach (the part of y past them is zeroed by the caller).
 std::shared_ptr<TEntry> createTransposed(const TParams &p, int64_t fh,
-                                         int64_t fw) {
+                                         int64_t fw, bool blocked) {
   auto e = std::make_shared<TEntry>();
   using md = dnnl::memory::desc;
   using dt = dnnl::memory::data_type;
@@ -419,15 +420,6 @@ std::shared_ptr<TEntry> createTransposed(const TParams &p, int64_t fh,
            {p.ws[0], p.ws[1], p.ws[2], p.ws[3]});
     md dst({p.n, p.ci, p.oh, p.ow}, dt::f32,
            {p.xs[0], p.xs[1], p.xs[2], p.xs[3]});
-    // Blocked activations (reordered in and out) as for the forward
-    // convolution: ungrouped KxK with >= 32 channels on large images.
-    const char *layout = std::getenv("KILN_ONEDNN_LAYOUT");
-    bool blocked = p.kh * p.kw > 1 && p.ci >= 32 && p.co >= 32 &&
-                   p.oh * p.ow >= 28 * 28;
-    if (layout && std::strcmp(layout, "blocked") == 0)
-      blocked = true;
-    else if (layout && std::strcmp(layout, "plain") == 0)
-      blocked = false;
     md srcAny = blocked ? md({p.n, p.co, fh, fw}, dt::f32, tag::any) : src;
     md dstAny = blocked ? md({p.n, p.ci, p.oh, p.ow}, dt::f32, tag::any) : dst;
     md weiAny({p.ci, p.co, p.kh, p.kw}, dt::f32, tag::any);
@@ -452,6 +444,7 @@ std::shared_ptr<TEntry> createTransposed(const TParams &p, int64_t fh,
     e->convWei = pd.weights_desc();
     e->convDst = pd.diff_dst_desc();
     e->scratchpadBytes = pd.scratchpad_desc().get_size();
+    e->reference = std::strncmp(pd.impl_info_str(), "ref", 3) == 0;
     dnnl::engine &eng = engine();
     auto reorder = [&](const md &from, const md &to) {
       return dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to));
@@ -486,6 +479,27 @@ std::shared_ptr<TEntry> createTransposed(const TParams &p, int64_t fh,
     e->ok = false;
   }
   return e;
+}
+
+/// Blocked activations (reordered in and out) as for the forward
+/// convolution: ungrouped KxK with >= 32 channels on large images; where
+/// the layout gets only oneDNN's reference kernel (plain strided 1x1 with
+/// stride 2: "ref:any", 1000x slower than "jit:avx512_core" blocked), the
+/// other layout. KILN_ONEDNN_LAYOUT=plain|blocked forces one.
+std::shared_ptr<TEntry> createTransposed(const TParams &p, int64_t fh,
+                                         int64_t fw) {
+  const char *layout = std::getenv("KILN_ONEDNN_LAYOUT");
+  bool blocked = p.kh * p.kw > 1 && p.ci >= 32 && p.co >= 32 &&
+                 p.oh * p.ow >= 28 * 28;
+  if (layout && std::strcmp(layout, "blocked") == 0)
+    return createTransposed(p, fh, fw, true);
+  if (layout && std::strcmp(layout, "plain") == 0)
+    return createTransposed(p, fh, fw, false);
+  auto e = createTransposed(p, fh, fw, blocked);
+  if (e->ok && !e->reference)
+    return e;
+  auto other = createTransposed(p, fh, fw, !blocked);
+  return other->ok && (!e->ok || !other->reference) ? other : e;
 }
 
 void transposedConv(const TParams &p, const float *x, const float *wt,
