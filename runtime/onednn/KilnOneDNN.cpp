@@ -361,6 +361,229 @@ void *scratch(std::unique_ptr<char[]> &buf, size_t &cap, size_t bytes) {
   return (void *)((a + 63) & ~(uintptr_t)63);
 }
 
+// ---- Transposed convolutions (backward data) -----------------------------
+
+struct TParams {
+  int64_t n, ci, oh, ow, co, kh, kw, h, w, sh, sw, dh, dw;
+  int64_t xs[4], ws[4], ys[4];
+  int64_t accumulate, threads;
+};
+
+struct TEntry {
+  bool ok = false;
+  dnnl::convolution_backward_data prim;
+  dnnl::memory::desc src, wei, dst;          // user: y (diff_src), w, x
+  dnnl::memory::desc convSrc, convWei, convDst;
+  bool reorderSrc = false, reorderWei = false, reorderDst = false;
+  dnnl::reorder srcOut, weiIn, dstIn;
+  size_t scratchpadBytes = 0;
+  bool reference = false; // oneDNN's reference implementation ("ref:any")
+};
+
+std::unordered_map<Key, std::shared_ptr<TEntry>, KeyHash> tcache;
+
+/// The loop nest (reference semantics; any strides).
+void transposedLoops(const TParams &p, const float *x, const float *wt,
+                     float *y) {
+  if (!p.accumulate)
+    for (int64_t n = 0; n < p.n; ++n)
+      for (int64_t c = 0; c < p.co; ++c)
+        for (int64_t i = 0; i < p.h; ++i)
+          for (int64_t j = 0; j < p.w; ++j)
+            y[n * p.ys[0] + c * p.ys[1] + i * p.ys[2] + j * p.ys[3]] = 0.0f;
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t c = 0; c < p.co; ++c)
+      for (int64_t k = 0; k < p.ci; ++k)
+        for (int64_t a = 0; a < p.oh; ++a)
+          for (int64_t b = 0; b < p.ow; ++b) {
+            float v = x[n * p.xs[0] + k * p.xs[1] + a * p.xs[2] + b * p.xs[3]];
+            for (int64_t i = 0; i < p.kh; ++i)
+              for (int64_t j = 0; j < p.kw; ++j)
+                y[n * p.ys[0] + c * p.ys[1] + (a * p.sh + i * p.dh) * p.ys[2] +
+                  (b * p.sw + j * p.dw) * p.ys[3]] +=
+                    v * wt[k * p.ws[0] + c * p.ws[1] + i * p.ws[2] +
+                           j * p.ws[3]];
+          }
+}
+
+/// oneDNN's backward-data primitive over the fh x fw positions the windows
+/// reach (the part of y past them is zeroed by the caller).
+std::shared_ptr<TEntry> createTransposed(const TParams &p, int64_t fh,
+                                         int64_t fw, bool blocked) {
+  auto e = std::make_shared<TEntry>();
+  using md = dnnl::memory::desc;
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  try {
+    md src({p.n, p.co, fh, fw}, dt::f32, {p.ys[0], p.ys[1], p.ys[2], p.ys[3]});
+    md wei({p.ci, p.co, p.kh, p.kw}, dt::f32,
+           {p.ws[0], p.ws[1], p.ws[2], p.ws[3]});
+    md dst({p.n, p.ci, p.oh, p.ow}, dt::f32,
+           {p.xs[0], p.xs[1], p.xs[2], p.xs[3]});
+    md srcAny = blocked ? md({p.n, p.co, fh, fw}, dt::f32, tag::any) : src;
+    md dstAny = blocked ? md({p.n, p.ci, p.oh, p.ow}, dt::f32, tag::any) : dst;
+    md weiAny({p.ci, p.co, p.kh, p.kw}, dt::f32, tag::any);
+    dnnl::memory::dims strides = {p.sh, p.sw}, dil = {p.dh - 1, p.dw - 1},
+                       pad = {0, 0};
+    dnnl::convolution_forward::desc fd(
+        dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+        srcAny, weiAny, dstAny, strides, dil, pad, pad);
+    dnnl::convolution_forward::primitive_desc hint(fd, engine());
+    dnnl::convolution_backward_data::desc bd(
+        dnnl::algorithm::convolution_direct, srcAny, weiAny, dstAny, strides,
+        dil, pad, pad);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::convolution_backward_data::primitive_desc pd(bd, attr, engine(),
+                                                       hint);
+    e->prim = dnnl::convolution_backward_data(pd);
+    e->src = src;
+    e->wei = wei;
+    e->dst = dst;
+    e->convSrc = pd.diff_src_desc();
+    e->convWei = pd.weights_desc();
+    e->convDst = pd.diff_dst_desc();
+    e->scratchpadBytes = pd.scratchpad_desc().get_size();
+    e->reference = std::strncmp(pd.impl_info_str(), "ref", 3) == 0;
+    dnnl::engine &eng = engine();
+    auto reorder = [&](const md &from, const md &to) {
+      return dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to));
+    };
+    if (e->convSrc != src) {
+      e->reorderSrc = true;
+      e->srcOut = reorder(e->convSrc, src);
+    }
+    if (e->convWei != wei) {
+      e->reorderWei = true;
+      e->weiIn = reorder(wei, e->convWei);
+    }
+    if (e->convDst != dst) {
+      e->reorderDst = true;
+      e->dstIn = reorder(dst, e->convDst);
+    }
+    e->ok = true;
+    if (std::getenv("KILN_ONEDNN_VERBOSE"))
+      std::fprintf(stderr,
+                   "kiln-onednn: transposed (backward data): n %lld ci %lld "
+                   "%lldx%lld -> co %lld %lldx%lld k %lldx%lld s %lldx%lld: "
+                   "%s\n",
+                   (long long)p.n, (long long)p.ci, (long long)p.oh,
+                   (long long)p.ow, (long long)p.co, (long long)fh,
+                   (long long)fw, (long long)p.kh, (long long)p.kw,
+                   (long long)p.sh, (long long)p.sw, pd.impl_info_str());
+  } catch (const dnnl::error &err) {
+    if (std::getenv("KILN_ONEDNN_VERBOSE"))
+      std::fprintf(stderr,
+                   "kiln-onednn: no backward-data primitive (%s): loops\n",
+                   err.what());
+    e->ok = false;
+  }
+  return e;
+}
+
+/// Blocked activations (reordered in and out) as for the forward
+/// convolution: ungrouped KxK with >= 32 channels on large images; where
+/// the layout gets only oneDNN's reference kernel (plain strided 1x1 with
+/// stride 2: "ref:any", 1000x slower than "jit:avx512_core" blocked), the
+/// other layout. KILN_ONEDNN_LAYOUT=plain|blocked forces one.
+std::shared_ptr<TEntry> createTransposed(const TParams &p, int64_t fh,
+                                         int64_t fw) {
+  const char *layout = std::getenv("KILN_ONEDNN_LAYOUT");
+  bool blocked = p.kh * p.kw > 1 && p.ci >= 32 && p.co >= 32 &&
+                 p.oh * p.ow >= 28 * 28;
+  if (layout && std::strcmp(layout, "blocked") == 0)
+    return createTransposed(p, fh, fw, true);
+  if (layout && std::strcmp(layout, "plain") == 0)
+    return createTransposed(p, fh, fw, false);
+  auto e = createTransposed(p, fh, fw, blocked);
+  if (e->ok && !e->reference)
+    return e;
+  auto other = createTransposed(p, fh, fw, !blocked);
+  return other->ok && (!e->ok || !other->reference) ? other : e;
+}
+
+void transposedConv(const TParams &p, const float *x, const float *wt,
+                    float *y) {
+  if (p.n <= 0 || p.co <= 0 || p.h <= 0 || p.w <= 0)
+    return;
+  int64_t fh = (p.oh - 1) * p.sh + p.dh * (p.kh - 1) + 1;
+  int64_t fw = (p.ow - 1) * p.sw + p.dw * (p.kw - 1) + 1;
+  bool usable = !p.accumulate && p.ci > 0 && p.oh > 0 && p.ow > 0 &&
+                p.kh > 0 && p.kw > 0 && fh <= p.h && fw <= p.w;
+  std::shared_ptr<TEntry> e;
+  if (usable) {
+    Key key = {{p.n, p.ci, p.oh, p.ow, p.co, p.kh, p.kw, p.h, p.w, p.sh,
+                p.sw, p.dh, p.dw, p.xs[0], p.xs[1], p.xs[2], p.xs[3],
+                p.ws[0], p.ws[1], p.ws[2], p.ws[3], p.ys[0], p.ys[1],
+                p.ys[2], p.ys[3], 0, 0, 0, 0, 0, 0}};
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto it = tcache.find(key);
+    if (it != tcache.end()) {
+      e = it->second;
+    } else {
+      e = createTransposed(p, fh, fw);
+      tcache.emplace(key, e);
+      if (e->ok)
+        ++primitivesCreated;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    ++callsRun;
+    if (!e || !e->ok)
+      ++fallbackCalls;
+  }
+  if (!e || !e->ok) {
+    transposedLoops(p, x, wt, y);
+    return;
+  }
+  // Rows and columns past the windows' reach: zeros.
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t c = 0; c < p.co; ++c)
+      for (int64_t i = 0; i < p.h; ++i) {
+        float *row = y + n * p.ys[0] + c * p.ys[1] + i * p.ys[2];
+        for (int64_t j = i < fh ? fw : 0; j < p.w; ++j)
+          row[j * p.ys[3]] = 0.0f;
+      }
+  if (p.threads > 0 && omp_get_max_threads() != p.threads)
+    omp_set_num_threads((int)p.threads);
+  thread_local std::unique_ptr<char[]> padBuf, weiBuf, srcBuf, dstBuf;
+  thread_local size_t padCap = 0, weiCap = 0, srcCap = 0, dstCap = 0;
+  dnnl::engine &eng = engine();
+  dnnl::stream s(eng);
+  dnnl::memory src(e->src, eng, y);
+  dnnl::memory wei(e->wei, eng, const_cast<float *>(wt));
+  dnnl::memory dst(e->dst, eng, const_cast<float *>(x));
+  dnnl::memory convSrc = src, convWei = wei, convDst = dst;
+  if (e->reorderWei) {
+    convWei = dnnl::memory(e->convWei, eng,
+                           scratch(weiBuf, weiCap, e->convWei.get_size()));
+    e->weiIn.execute(s, wei, convWei);
+  }
+  if (e->reorderDst) {
+    convDst = dnnl::memory(e->convDst, eng,
+                           scratch(dstBuf, dstCap, e->convDst.get_size()));
+    e->dstIn.execute(s, dst, convDst);
+  }
+  if (e->reorderSrc)
+    convSrc = dnnl::memory(e->convSrc, eng,
+                           scratch(srcBuf, srcCap, e->convSrc.get_size()));
+  std::unordered_map<int, dnnl::memory> args = {
+      {DNNL_ARG_DIFF_SRC, convSrc},
+      {DNNL_ARG_WEIGHTS, convWei},
+      {DNNL_ARG_DIFF_DST, convDst}};
+  if (e->scratchpadBytes)
+    args[DNNL_ARG_SCRATCHPAD] =
+        dnnl::memory(dnnl::memory::desc({(int64_t)e->scratchpadBytes},
+                                        dnnl::memory::data_type::u8,
+                                        dnnl::memory::format_tag::a),
+                     eng, scratch(padBuf, padCap, e->scratchpadBytes));
+  e->prim.execute(s, args);
+  if (e->reorderSrc)
+    e->srcOut.execute(s, convSrc, src);
+  s.wait();
+}
+
 } // namespace
 
 extern "C" {
@@ -452,6 +675,31 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_f32(
   if (e->reorderDst)
     e->dstOut.execute(s, convDst, dst);
   s.wait();
+}
+
+/// The transposed convolution (the input gradient of a convolution; see
+/// lib/Conversion/CPU/OneDNNConvBackward.cpp):
+///   y[n, co, p*sh + i*dh, q*sw + j*dw] (+)= sum_ci x[n, ci, p, q] *
+///                                            w[ci, co, i, j]
+/// for p < oh, q < ow, i < kh, j < kw; y is h x wd (at least every
+/// position a window reaches; the rest is zeros). x [n, ci, oh, ow], w
+/// [ci, co, kh, kw], y [n, co, h, wd] with strides in elements. Runs as
+/// oneDNN's convolution_backward_data primitive (x the forward's diff_dst,
+/// w its weights [O = ci, I = co, kh, kw], y its diff_src) where it
+/// overwrites; the loop nest otherwise.
+__attribute__((visibility("default"))) void kiln_onednn_conv_transpose2d_f32(
+    const float *x, const float *wt, float *y, int64_t n, int64_t ci,
+    int64_t oh, int64_t ow, int64_t co, int64_t kh, int64_t kw, int64_t h,
+    int64_t wd, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t xsN,
+    int64_t xsC, int64_t xsH, int64_t xsW, int64_t wsI, int64_t wsO,
+    int64_t wsH, int64_t wsW, int64_t ysN, int64_t ysC, int64_t ysH,
+    int64_t ysW, int64_t accumulate, int64_t threads) {
+  transposedConv(TParams{n, ci, oh, ow, co, kh, kw, h, wd, sh, sw, dh, dw,
+                         {xsN, xsC, xsH, xsW},
+                         {wsI, wsO, wsH, wsW},
+                         {ysN, ysC, ysH, ysW},
+                         accumulate, threads},
+                 x, wt, y);
 }
 
 /// Primitives created, calls run, calls that ran the loop nest (tests).

@@ -437,6 +437,11 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
           getElementTypeOrSelf(op->getResult(0).getType())
               .getIntOrFloatBitWidth(),
           threads, allowOneDNN);
+    // A transposed conv (conv2d's input gradient) runs whole on oneDNN's
+    // backward-data primitive instead of as a stride-1 conv over its
+    // zero-interleaved input (OneDNNConvBackward.cpp).
+    if (choice == "onednn" && succeeded(transposedConvToScatter(rw, op)))
+      continue;
     if (choice == "direct" || choice == "onednn") {
       op->setAttr(kConvImplAttr, StringAttr::get(op->getContext(), choice));
       continue;

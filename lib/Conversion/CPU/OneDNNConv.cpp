@@ -23,11 +23,7 @@
 
 using namespace mlir;
 
-namespace {
-
-/// The zero linalg.fill of `buffer` right before `op` (only ops without
-/// memory effects in between), or null.
-linalg::FillOp zeroFillBefore(Operation *op, Value buffer) {
+linalg::FillOp kiln::cpu::zeroFillBefore(Operation *op, Value buffer) {
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
       if (fill.getDpsInits()[0] != buffer)
@@ -43,8 +39,6 @@ linalg::FillOp zeroFillBefore(Operation *op, Value buffer) {
   }
   return nullptr;
 }
-
-} // namespace
 
 bool kiln::cpu::oneDNNAvailable() {
 #ifdef KILN_HAVE_ONEDNN

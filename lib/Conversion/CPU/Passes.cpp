@@ -139,6 +139,7 @@ struct ConvToOneDNN
   using Base::Base;
   void runOnOperation() override {
     kiln::cpu::lowerConvsToOneDNN(getOperation(), threads);
+    kiln::cpu::lowerTransposedConvsToOneDNN(getOperation(), threads);
   }
 };
 

@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Utils.h"
+#include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -545,6 +546,13 @@ struct ConvTranspose2dLowering
     Value init = convInit(rw, loc, adaptor.getBias(), acc, outType, outSizes, co);
     SmallVector<int64_t, 2> one = {1, 1};
     Value r = emitConv(rw, loc, z, wf, init, outType, one, dl, groups);
+    // The parameters of the transposed conv, for backends that run it whole
+    // (kiln-cpu-conv-im2col with oneDNN: its backward-data primitive on x
+    // and w as they are, see kiln::cpu::transposedConvToScatter).
+    if (Operation *conv = r.getDefiningOp(); conv && groups == 1)
+      conv->setAttr(kConvTransposeAttr,
+                    rw.getDenseI64ArrayAttr({st[0], st[1], pd[0], pd[1],
+                                             opd[0], opd[1]}));
     r = fromNCHW(rw, loc, convertTensor(rw, loc, r, elem), batched);
     rw.replaceOp(op, castTo(rw, loc, r, resultType));
     return success();

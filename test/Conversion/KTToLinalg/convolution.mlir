@@ -139,7 +139,7 @@ func.func @conv_transpose2d(%x: tensor<1x4x3x5xf32>, %w: tensor<4x3x2x3xf32>, %b
 // CHECK-LABEL: func.func @conv_transpose2d_crop
 // CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0, 1] [1, 2, 5, 4] [1, 1, 2, 1] : tensor<1x2x5x4xf32> into tensor<1x2x9x6xf32>
 // CHECK: tensor.extract_slice %{{.+}}[0, 0, 1, 0] [1, 2, 7, 6] [1, 1, 1, 1] : tensor<1x2x9x6xf32> to tensor<1x2x7x6xf32>
-// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.+}}, %{{.+}} : tensor<1x2x7x6xf32>, tensor<1x2x3x3xf32>) outs(%{{.+}} : tensor<1x1x5x4xf32>)
+// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, kiln.conv_transpose = array<i64: 2, 1, 3, 1, 0, 0>, strides = dense<1> : tensor<2xi64>} ins(%{{.+}}, %{{.+}} : tensor<1x2x7x6xf32>, tensor<1x2x3x3xf32>) outs(%{{.+}} : tensor<1x1x5x4xf32>)
 // CHECK: tensor.collapse_shape %{{.+}} : tensor<1x1x5x4xf32> into tensor<1x5x4xf32>
 func.func @conv_transpose2d_crop(%x: tensor<2x5x4xf32>, %w: tensor<2x1x3x3xf32>) -> tensor<1x5x4xf32> {
   %r = kt.conv_transpose2d %x, %w {stride = [2, 1], padding = [3, 1]} : (tensor<2x5x4xf32>, tensor<2x1x3x3xf32>) -> tensor<1x5x4xf32>

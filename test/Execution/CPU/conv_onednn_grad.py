@@ -6,7 +6,9 @@
 # gradient a kt.sum), compiled with kiln-run --backend=cpu --conv=onednn and
 # --conv=auto, against torch.autograd in float64 (an independent reference):
 # stride 2 and 3, padding, dilation, groups, depthwise, 1x1, non-square,
-# batch 1. libkiln_onednn runs each ungrouped weight gradient as oneDNN's
+# batch 1. The input gradient of an ungrouped conv runs whole as oneDNN's
+# backward-data primitive (KILN_ONEDNN_VERBOSE=1 prints "transposed
+# (backward data)"). libkiln_onednn runs each ungrouped weight gradient as oneDNN's
 # backward-weights primitive (KILN_ONEDNN_VERBOSE=1 prints "weight
 # gradient"); grouped ones stay forward convolutions; KILN_ONEDNN_WGRAD=0
 # turns the rule off (same numbers, no "weight gradient"). Convolutions
@@ -38,6 +40,9 @@ CASES = [
     ((2, 3, 32, 30), (16, 3, 7, 7), False, (2, 2), (3, 3), (1, 1), 1),  # stem
     ((2, 6, 12, 13), (9, 2, 3, 3), True, (1, 1), (0, 0), (2, 2), 3),    # groups
     ((2, 8, 7, 10), (8, 1, 3, 3), True, (1, 1), (1, 1), (1, 1), 8),     # depthwise
+    ((1, 5, 14, 13), (7, 5, 3, 3), False, (2, 2), (3, 1), (2, 1), 1),   # pad > d(k-1)
+    ((2, 6, 12, 11), (4, 6, 5, 5), False, (2, 3), (2, 0), (1, 1), 1),   # 5x5 s2x3
+    ((1, 32, 16, 16), (64, 32, 3, 3), False, (2, 2), (1, 1), (1, 1), 1),  # 32->64 s2
 ]
 
 
@@ -124,11 +129,21 @@ for xs, ws, bias, st, pd, dl, G in CASES:
         record(sub, ok, msg)
         # The weight gradient's primitive: backward-weights exactly where
         # the rule applies (ungrouped, not turned off).
-        expect = G == 1 and not env
+        # (Stride 3 with padding 2 in the other dim: oneDNN refuses the
+        # backward-weights descriptor, "could not create a descriptor for a
+        # dilated convolution", and the forward primitive runs it.)
+        expect = G == 1 and not env and (st, pd) != ((2, 3), (2, 0))
         got = "kiln-onednn: weight gradient" in err
         record(sub + " primitive", got == expect,
                "weight-gradient primitive %s, expected %s; stderr: %s" % (
                    got, expect, err[:400]))
+        # The input gradient (kt.conv_transpose2d, no bias) runs whole as
+        # oneDNN's backward-data primitive where ungrouped, not as a
+        # stride-1 conv over the zero-interleaved gradient.
+        got = "kiln-onednn: transposed (backward data)" in err
+        record(sub + " backward data", got == (G == 1),
+               "backward-data primitive %s, expected %s; stderr: %s" % (
+                   got, G == 1, err[:400]))
         # Without a bias every convolution (forward, input and weight
         # gradient) overwrites its zero-initialized output: the zero fill
         # is dropped (kiln-cpu-tile-vectorize leaves it whole for

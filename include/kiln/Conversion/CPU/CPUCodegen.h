@@ -25,6 +25,7 @@
 #define KILN_CONVERSION_CPU_CPUCODEGEN_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -159,6 +160,39 @@ bool oneDNNAvailable();
 /// then overwrites instead of accumulating). `threads`: oneDNN's OpenMP
 /// threads (0: its default). Returns how many convs it replaced.
 unsigned lowerConvsToOneDNN(mlir::ModuleOp module, unsigned threads);
+
+/// The runtime function transposed convs run whole call
+/// (runtime/onednn/KilnOneDNN.cpp): oneDNN's backward-data primitive.
+inline constexpr llvm::StringLiteral kOneDNNConvTransposeSymbol =
+    "kiln_onednn_conv_transpose2d_f32";
+
+/// On the scatter generic of transposedConvToScatter: [stride h, stride w,
+/// dilation h, dilation w].
+inline constexpr llvm::StringLiteral kConvTransposeScatterAttr =
+    "kiln.conv_transpose_scatter";
+
+/// The zero linalg.fill of `buffer` right before `op` (only ops without
+/// memory effects in between), or null.
+mlir::linalg::FillOp zeroFillBefore(mlir::Operation *op, mlir::Value buffer);
+
+/// A tensor-level f32 linalg conv marked kiln.conv_transpose (the stride-1
+/// conv that an ungrouped kt.conv_transpose2d without bias lowers to) as
+/// its scatter form: a linalg.generic
+///   full[n, co, p*sh + i*dh, q*sw + j*dw] += x[n, ci, p, q] * w[ci, co, i, j]
+/// on the transposed conv's own input and weight (traced back through the
+/// interleave and the flip) over a zero-filled buffer, then an
+/// extract_slice that crops the padding. The generic is marked
+/// kiln.conv_impl = "onednn" and kiln.conv_transpose_scatter. Fails (and
+/// changes nothing) where the conv is not of that form.
+mlir::FailureOr<mlir::Operation *>
+transposedConvToScatter(mlir::RewriterBase &rw, mlir::linalg::LinalgOp op);
+
+/// Replaces every bufferized scatter generic of transposedConvToScatter by
+/// a call of kiln_onednn_conv_transpose2d_f32 (oneDNN's backward-data
+/// primitive); a zero fill of its buffer right before it is dropped.
+/// Returns how many it replaced.
+unsigned lowerTransposedConvsToOneDNN(mlir::ModuleOp module,
+                                      unsigned threads);
 
 /// The measured choice for a conv whose per-sample, per-group GEMM is
 /// M = f, N = oh*ow, K = c*kh*kw (`?` sizes as kDynamic), strides sh, sw:

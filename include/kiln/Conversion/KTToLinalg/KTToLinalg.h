@@ -13,6 +13,15 @@
 
 namespace kiln {
 
+/// On the linalg conv that kt.conv_transpose2d lowers to (ungrouped: a
+/// stride-1 conv of the zero-interleaved, padded input with the flipped
+/// weight), the transposed conv's parameters [stride h, stride w, padding
+/// h, padding w, output_padding h, output_padding w] (a DenseI64ArrayAttr):
+/// a backend may run the transposed conv whole from them instead
+/// (kiln::cpu::transposedConvToScatter). Discardable: dropping it keeps the
+/// stride-1 conv, which is correct on its own.
+inline constexpr llvm::StringLiteral kConvTransposeAttr = "kiln.conv_transpose";
+
 /// Pointwise ops, where, clamp, cast.
 void populateKTElementwiseToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// sum, mean, amax, amin, prod, any, all, var, logsumexp, argmax, argmin.

@@ -1,0 +1,244 @@
+//===- OneDNNConvBackward.cpp - Transposed convs whole, to oneDNN ---------===//
+//
+// Part of Kiln. See kiln/Conversion/CPU/CPUCodegen.h. kt.conv_transpose2d
+// (the input gradient of conv2d) lowers to a stride-1 conv of the
+// zero-interleaved, padded input with the flipped weight (KTToLinalg's
+// ConvTranspose2dLowering): stride^2 the multiply-adds, plus the
+// interleave, pad and flip copies. Where that conv goes to oneDNN, two
+// steps run the transposed conv whole instead, on x and w as they are:
+//
+// * on tensors (kiln-cpu-conv-im2col, transposedConvToScatter): the marked
+//   conv (kiln.conv_transpose) becomes its scatter form, a linalg.generic
+//     full[n, co, p*sh + i*dh, q*sw + j*dw] += x[n, ci, p, q] * w[ci, co, i, j]
+//   over a zero-filled buffer of every position the windows reach, cropped
+//   by the padding (an extract_slice). The generic is correct linalg on
+//   its own (convert-linalg-to-loops runs it as loops) and survives
+//   bufferization with x and w untouched;
+// * on buffers (kiln-cpu-conv-to-onednn, lowerTransposedConvsToOneDNN):
+//   the generic becomes a call of kiln_onednn_conv_transpose2d_f32
+//   (runtime/onednn/KilnOneDNN.cpp), oneDNN's convolution_backward_data
+//   primitive with x as diff_dst, w as the weights and the buffer as
+//   diff_src; a zero fill of the buffer right before it is dropped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/CPU/CPUCodegen.h"
+#include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+
+namespace {
+
+bool isZeroFill(Value v) {
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  auto cst = fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+  return f && f.getValue().isZero();
+}
+
+} // namespace
+
+FailureOr<Operation *>
+kiln::cpu::transposedConvToScatter(RewriterBase &rw, linalg::LinalgOp op) {
+  auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation());
+  auto params = op->getAttrOfType<DenseI64ArrayAttr>(kConvTransposeAttr);
+  if (!conv || !params || params.size() != 6 || !op.hasPureTensorSemantics())
+    return failure();
+  auto cst = conv.getStrides().getValues<int64_t>();
+  auto cdl = conv.getDilations().getValues<int64_t>();
+  if (cst[0] != 1 || cst[1] != 1)
+    return failure();
+  int64_t sh = params[0], sw = params[1], ph = params[2], pw = params[3];
+  int64_t dh = cdl[0], dw = cdl[1];
+  Value z = op.getDpsInputs()[0], wf = op.getDpsInputs()[1];
+  if (!isZeroFill(op.getDpsInits()[0]))
+    return failure(); // a bias in the init: the stride-1 conv stays
+  // The interleaved input: insert_slice(x into zeros) [cropped]; at stride
+  // 1 without padding canonicalization folds the insert_slice away (z is x,
+  // or a crop of x).
+  if (auto ex = z.getDefiningOp<tensor::ExtractSliceOp>())
+    z = ex.getSource();
+  Value x = z;
+  if (auto ins = z.getDefiningOp<tensor::InsertSliceOp>()) {
+    if (!isZeroFill(ins.getDest()))
+      return failure();
+    x = ins.getSource();
+  } else if (sh != 1 || sw != 1) {
+    return failure();
+  }
+  // The flipped weight: a generic without inputs reading w.
+  auto flip = wf.getDefiningOp<linalg::GenericOp>();
+  if (!flip || flip.getNumDpsInputs() != 0)
+    return failure();
+  Value w;
+  flip.getBody()->walk([&](tensor::ExtractOp e) { w = e.getTensor(); });
+  auto xt = dyn_cast<RankedTensorType>(x.getType());
+  auto wt = w ? dyn_cast<RankedTensorType>(w.getType()) : RankedTensorType();
+  auto rt = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!xt || !wt || xt.getRank() != 4 || wt.getRank() != 4 ||
+      !xt.getElementType().isF32() || !wt.getElementType().isF32() ||
+      !rt.getElementType().isF32() || !wt.hasStaticShape())
+    return failure();
+  for (int d = 1; d < 4; ++d)
+    if (xt.isDynamicDim(d) || rt.isDynamicDim(d))
+      return failure();
+  int64_t oh = xt.getDimSize(2), ow = xt.getDimSize(3);
+  int64_t co = wt.getDimSize(1), kh = wt.getDimSize(2), kw = wt.getDimSize(3);
+  int64_t h = rt.getDimSize(2), wd = rt.getDimSize(3);
+  if (wt.getDimSize(0) != xt.getDimSize(1) || rt.getDimSize(1) != co ||
+      oh < 1 || ow < 1 || h < 1 || wd < 1)
+    return failure();
+  // The transposed conv's output size from what was traced back: anything
+  // else means x is not its input.
+  if (h != (oh - 1) * sh - 2 * ph + dh * (kh - 1) + params[4] + 1 ||
+      wd != (ow - 1) * sw - 2 * pw + dw * (kw - 1) + params[5] + 1)
+    return failure();
+  // Every position a window reaches, and the crop past it (output_padding
+  // beyond the padding: rows no window reaches, zeros).
+  int64_t fh = (oh - 1) * sh + dh * (kh - 1) + 1;
+  int64_t fw = (ow - 1) * sw + dw * (kw - 1) + 1;
+  int64_t ah = std::max(fh, ph + h), aw = std::max(fw, pw + wd);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rw.getContext();
+  rw.setInsertionPoint(op);
+  OpFoldResult n = xt.isDynamicDim(0)
+                       ? OpFoldResult(tensor::DimOp::create(rw, loc, x, 0)
+                                          .getResult())
+                       : OpFoldResult(rw.getIndexAttr(xt.getDimSize(0)));
+  SmallVector<OpFoldResult> fullSizes = {n, rw.getIndexAttr(co),
+                                         rw.getIndexAttr(ah),
+                                         rw.getIndexAttr(aw)};
+  Value empty = tensor::EmptyOp::create(rw, loc, fullSizes, rw.getF32Type());
+  Value zero = arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0.0f));
+  Value full = linalg::FillOp::create(rw, loc, ValueRange{zero},
+                                      ValueRange{empty})
+                   .getResult(0);
+  // Loops (n, co, ci, p, q, i, j).
+  AffineExpr dn, dco, dci, dp, dq, di, dj;
+  bindDims(ctx, dn, dco, dci, dp, dq, di, dj);
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(7, 0, {dn, dci, dp, dq}, ctx),
+      AffineMap::get(7, 0, {dci, dco, di, dj}, ctx),
+      AffineMap::get(7, 0, {dn, dco, dp * sh + di * dh, dq * sw + dj * dw},
+                     ctx)};
+  SmallVector<utils::IteratorType> iters(7, utils::IteratorType::reduction);
+  iters[0] = iters[1] = utils::IteratorType::parallel;
+  auto gen = linalg::GenericOp::create(
+      rw, loc, TypeRange{full.getType()}, ValueRange{x, w}, ValueRange{full},
+      maps, iters, [](OpBuilder &b, Location l, ValueRange a) {
+        Value m = arith::MulFOp::create(b, l, a[0], a[1]);
+        linalg::YieldOp::create(b, l,
+                                ValueRange{arith::AddFOp::create(b, l, a[2], m)
+                                               .getResult()});
+      });
+  gen->setAttr(kConvImplAttr, StringAttr::get(ctx, "onednn"));
+  gen->setAttr(kConvTransposeScatterAttr,
+               rw.getDenseI64ArrayAttr({sh, sw, dh, dw}));
+  SmallVector<OpFoldResult> offsets = {rw.getIndexAttr(0), rw.getIndexAttr(0),
+                                       rw.getIndexAttr(ph),
+                                       rw.getIndexAttr(pw)};
+  SmallVector<OpFoldResult> sizes = {n, rw.getIndexAttr(co),
+                                     rw.getIndexAttr(h), rw.getIndexAttr(wd)};
+  SmallVector<OpFoldResult> ones(4, rw.getIndexAttr(1));
+  Value r = tensor::ExtractSliceOp::create(rw, loc, gen.getResult(0), offsets,
+                                           sizes, ones);
+  if (r.getType() != rt)
+    r = tensor::CastOp::create(rw, loc, rt, r);
+  rw.replaceOp(op, r);
+  return gen.getOperation();
+}
+
+unsigned kiln::cpu::lowerTransposedConvsToOneDNN(ModuleOp module,
+                                                 unsigned threads) {
+  SmallVector<linalg::GenericOp> ops;
+  module.walk([&](linalg::GenericOp op) {
+    auto impl = op->getAttrOfType<StringAttr>(kConvImplAttr);
+    auto p = op->getAttrOfType<DenseI64ArrayAttr>(kConvTransposeScatterAttr);
+    if (impl && impl.getValue() == "onednn" && p && p.size() == 4 &&
+        op.hasPureBufferSemantics() && op.getNumDpsInputs() == 2 &&
+        op.getNumDpsInits() == 1 &&
+        getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
+      ops.push_back(op);
+  });
+  if (ops.empty())
+    return 0;
+  MLIRContext *ctx = module.getContext();
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = IntegerType::get(ctx, 64);
+  SmallVector<Type> argTypes(3, ptrTy);
+  argTypes.append(13 + 12 + 2, i64);
+  if (!module.lookupSymbol(kOneDNNConvTransposeSymbol)) {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    auto decl = func::FuncOp::create(mb, module.getLoc(),
+                                     kOneDNNConvTransposeSymbol,
+                                     FunctionType::get(ctx, argTypes, {}));
+    decl.setPrivate();
+  }
+  for (linalg::GenericOp op : ops) {
+    auto p = op->getAttrOfType<DenseI64ArrayAttr>(kConvTransposeScatterAttr);
+    Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
+          y = op.getDpsInits()[0];
+    Location loc = op.getLoc();
+    bool accumulate = true;
+    if (linalg::FillOp fill = zeroFillBefore(op, y)) {
+      fill->erase();
+      accumulate = false;
+    }
+    OpBuilder b(op);
+    auto toI64 = [&](Value v) {
+      return arith::IndexCastOp::create(b, loc, i64, v).getResult();
+    };
+    auto cst = [&](int64_t v) {
+      return arith::ConstantIntOp::create(b, loc, i64, v).getResult();
+    };
+    struct Desc {
+      Value ptr;
+      SmallVector<Value> sizes, strides;
+    };
+    auto desc = [&](Value m) {
+      auto md = memref::ExtractStridedMetadataOp::create(b, loc, m);
+      Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, m);
+      Value off = arith::MulIOp::create(
+          b, loc, md.getOffset(), arith::ConstantIndexOp::create(b, loc, 4));
+      Desc d;
+      d.ptr = LLVM::IntToPtrOp::create(
+          b, loc, ptrTy, toI64(arith::AddIOp::create(b, loc, base, off)));
+      for (auto [sz, st] : llvm::zip(md.getSizes(), md.getStrides())) {
+        d.sizes.push_back(toI64(sz));
+        d.strides.push_back(toI64(st));
+      }
+      return d;
+    };
+    Desc dx = desc(x), dw = desc(w), dy = desc(y);
+    SmallVector<Value> args = {dx.ptr, dw.ptr, dy.ptr,
+                               // n, ci, oh, ow
+                               dx.sizes[0], dx.sizes[1], dx.sizes[2],
+                               dx.sizes[3],
+                               // co, kh, kw
+                               dw.sizes[1], dw.sizes[2], dw.sizes[3],
+                               // h, w of the buffer
+                               dy.sizes[2], dy.sizes[3],
+                               cst(p[0]), cst(p[1]), cst(p[2]), cst(p[3])};
+    args.append(dx.strides);
+    args.append(dw.strides);
+    args.append(dy.strides);
+    args.push_back(cst(accumulate ? 1 : 0));
+    args.push_back(cst(threads));
+    auto call = func::CallOp::create(b, loc, kOneDNNConvTransposeSymbol,
+                                     TypeRange{}, args);
+    call->setAttr(kConvImplAttr, StringAttr::get(ctx, "onednn"));
+    op->erase();
+  }
+  return ops.size();
+}
