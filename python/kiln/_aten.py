@@ -170,7 +170,8 @@ for _n in ("abs", "ceil", "floor", "round", "neg", "relu", "sigmoid", "sin",
            "isnan", "maximum", "minimum", "logical_and", "logical_or",
            "logical_xor", "bmm", "mm", "flip", "gather", "index_select",
            "diagonal", "permute", "atan2", "sort", "topk", "argmax",
-           "argmin", "amax", "amin", "addmm"):
+           "argmin", "amax", "amin", "addmm", "baddbmm", "addbmm", "dot",
+           "vdot", "mv", "addmv", "outer", "addr", "addcmul", "addcdiv"):
     aten(_n)(_same(_n))
 
 def _add_sub(name):
@@ -193,6 +194,8 @@ aten("pow.Tensor_Tensor", "pow.Tensor_Scalar", "pow.Scalar")(_same("pow"))
 aten("where.self")(_same("where"))
 aten("masked_fill.Scalar", "masked_fill.Tensor")(_same("masked_fill"))
 aten("clamp.default", "clamp.Tensor")(_same("clamp"))
+aten("clamp_min.default", "clamp_min.Tensor")(_same("clamp_min"))
+aten("clamp_max.default", "clamp_max.Tensor")(_same("clamp_max"))
 aten("hardtanh.default")(_same("hardtanh"))
 aten("leaky_relu.default")(_same("leaky_relu"))
 aten("gelu.default")(_same("gelu"))
@@ -2344,3 +2347,95 @@ unsupported("the result's shape depends on the data (the number of "
             "non-zero elements)", "nonzero")
 unsupported("changes a tensor's size in place (storage resize): Kiln's "
             "values have fixed shapes", "resize_")
+
+
+# ------------------------------------------- torch calls without a converter
+
+
+def _fits(type_str, v):
+    """Whether the Python value `v` (TensorVal, Sym, number, list, ...)
+    can be passed as an argument of ATen schema type `type_str`."""
+    optional = type_str.endswith("?") or type_str.startswith("Optional[")
+    t = type_str.rstrip("?")
+    if t.startswith("Optional[") and t.endswith("]"):
+        t = t[len("Optional["):-1]
+    if v is None:
+        return optional
+    is_t = isinstance(v, TensorVal)
+    if t == "Tensor":
+        return is_t
+    if t in ("List[Tensor]", "Tensor[]", "List[Optional[Tensor]]"):
+        return isinstance(v, (list, tuple)) and all(
+            isinstance(x, TensorVal) or (x is None and "Optional" in t)
+            for x in v)
+    if is_t:
+        return False
+    if isinstance(v, (list, tuple)):
+        return t.startswith("List[") or t.endswith("[]")
+    if t in ("int", "SymInt"):
+        return isinstance(v, (int, Sym)) and not isinstance(v, float)
+    if t == "float":
+        return isinstance(v, (int, float, Sym))
+    if t == "bool":
+        return isinstance(v, bool)
+    if t == "number":
+        return isinstance(v, (int, float, bool, Sym))
+    if t == "str":
+        return isinstance(v, str)
+    if t.startswith("List[") or t.endswith("[]"):
+        # An int where a list of ints goes (`int[1] dim`): PyTorch's
+        # argument parser takes it.
+        return isinstance(v, (int, Sym))
+    return not isinstance(v, (list, tuple))
+
+
+def _binds(schema, args, kwargs):
+    params = list(schema.arguments)
+    positional = [a for a in params if not a.kwarg_only]
+    if len(args) > len(positional):
+        return False
+    names = {a.name for a in params}
+    if any(k not in names for k in kwargs):
+        return False
+    given = {}
+    for a, v in zip(positional, args):
+        given[a.name] = v
+    for k, v in kwargs.items():
+        if k in given:
+            return False
+        given[k] = v
+    for a in params:
+        if a.name == "out" and a.name not in given:
+            if not a.has_default_value():
+                return False
+            continue
+        if a.name not in given:
+            if not a.has_default_value():
+                return False
+            continue
+        if not _fits(str(a.type), given[a.name]):
+            return False
+    return True
+
+
+def torch_fallback(name, args, kwargs):
+    """The ATen converter for `torch.<name>` / `Tensor.<name>` calls that
+    have no torch-level converter (kiln._ops): the converter of the first
+    overload of `aten.<name>` whose schema takes these arguments (tensors
+    where it wants tensors, scalars where it wants scalars, the keyword
+    names it has), or None. The torch function and its ATen op have the
+    same arguments for these ops (torch.atan -> aten.atan.default)."""
+    packet = getattr(torch.ops.aten, name, None) if name else None
+    if packet is None or not isinstance(packet, torch._ops.OpOverloadPacket):
+        return None
+    for ov in packet.overloads():
+        conv = ATEN.get("%s.%s" % (name, ov))
+        if conv is None:
+            continue
+        try:
+            schema = getattr(packet, ov)._schema
+        except Exception:  # noqa: BLE001
+            continue
+        if _binds(schema, args, kwargs):
+            return conv
+    return None

@@ -889,13 +889,13 @@ def clamp(b, x, min=None, max=None, *, out=None):
     return b.op("clamp", [x], attrs, shape=x.shape, dtype=dt)
 
 
-@method("clamp_min")
-def clamp_min(b, x, m):
+@both("clamp_min")
+def clamp_min(b, x, m, *, out=None):
     return clamp(b, x, min=m)
 
 
-@method("clamp_max")
-def clamp_max(b, x, m):
+@both("clamp_max")
+def clamp_max(b, x, m, *, out=None):
     return clamp(b, x, max=m)
 
 
@@ -3067,11 +3067,16 @@ def _add_product(b, bias, product, beta, alpha):
     is then not computed; the result has the product's shape."""
     beta = b.static(beta, "beta")
     alpha = b.static(alpha, "alpha")
+    p = product()
+    if not p.dtype.is_floating_point and p.dtype != torch.bool:
+        # PyTorch's integer kernels convert the scalars to the integer type
+        # (truncation: alpha=0.6 is 0, beta=2.7 is 2).
+        alpha, beta = int(alpha), int(beta)
     if alpha == 0:
-        p = product()  # its shape and dtype (its value is not used)
+        # The product's shape and dtype (its value is not used).
         r = full(b, p.shape, 0, p.dtype, "the shape of a product")
     else:
-        r = product()
+        r = p
         if alpha != 1:
             r = binary(b, "mul", r, alpha)
     if beta == 0:
@@ -3088,21 +3093,145 @@ def _add_product(b, bias, product, beta, alpha):
     return binary(b, "add", bias, r)
 
 
+def _in_f32(b, fn, *ts):
+    """fn on f16/bf16 tensors computed in f32 and rounded once, as PyTorch
+    computes these BLAS-style ops in f32 (issue 16: f32 accumulation)."""
+    ts = [need_tensor(b, t, "a matrix product") for t in ts]
+    low = {t.dtype for t in ts} & {torch.float16, torch.bfloat16}
+    if len(low) != 1 or len({t.dtype for t in ts}) != 1:
+        return fn(*ts)
+    return cast(b, fn(*[cast(b, t, torch.float32) for t in ts]), low.pop())
+
+
 @both("addmm")
 def addmm(b, bias, m1, m2, *, beta=1, alpha=1, out=None):
-    return _add_product(b, bias, lambda: mm(b, m1, m2), beta, alpha)
+    return _in_f32(b, lambda bias, m1, m2: _add_product(
+        b, bias, lambda: mm(b, m1, m2), beta, alpha), bias, m1, m2)
 
 
 @both("baddbmm")
 def baddbmm(b, bias, m1, m2, *, beta=1, alpha=1, out=None):
-    return _add_product(b, bias, lambda: bmm(b, m1, m2), beta, alpha)
+    return _in_f32(b, lambda bias, m1, m2: _add_product(
+        b, bias, lambda: bmm(b, m1, m2), beta, alpha), bias, m1, m2)
 
 
 @both("addbmm")
 def addbmm(b, bias, b1, b2, *, beta=1, alpha=1, out=None):
     """beta * bias + alpha * sum over the batch of b1[i] @ b2[i]."""
-    return _add_product(b, bias, lambda: sum_(b, bmm(b, b1, b2), 0), beta,
-                        alpha)
+    return _in_f32(b, lambda bias, b1, b2: _addbmm(b, bias, b1, b2, beta,
+                                                    alpha), bias, b1, b2)
+
+
+def _addbmm(b, bias, b1, b2, beta, alpha):
+    def product():
+        p = bmm(b, b1, b2)
+        # The batch sum keeps the product's dtype (torch.sum would widen
+        # integers to int64).
+        return cast(b, sum_(b, p, 0), p.dtype)
+    return _add_product(b, bias, product, beta, alpha)
+
+
+@both("dot", "vdot", "inner")
+def dot(b, x, y, *, out=None):
+    """dot/vdot of 1-D tensors (vdot conjugates: the same for real ones);
+    inner of 1-D ones is dot, of others the product over the last dims."""
+    x = need_tensor(b, x, "dot")
+    y = need_tensor(b, y, "dot")
+    if x.ndim == 0 or y.ndim == 0:
+        return mul(b, x, y)
+    if x.ndim != 1 or y.ndim != 1:
+        if x.ndim >= 1 and y.ndim >= 1:
+            # inner: sum over the last dims of x and y.
+            return matmul(b, x, transpose(b, y, -1, -2) if y.ndim > 1
+                          else y) if y.ndim <= 2 else _refuse_inner(b)
+        raise b.error("dot expects 1-D tensors, got %d-D and %d-D"
+                      % (x.ndim, y.ndim))
+    if x.dtype != y.dtype:
+        raise b.error("dot expects both vectors to have the same dtype, "
+                      "got %s and %s" % (str(x.dtype)[6:],
+                                         str(y.dtype)[6:]))
+    return _in_f32(b, lambda x, y: matmul(b, x, y), x, y)
+
+
+def _refuse_inner(b):
+    raise b.error("inner of a tensor of more than 2 dims is not "
+                  "supported")
+
+
+@both("mv")
+def mv(b, m, v, *, out=None):
+    m = need_tensor(b, m, "mv")
+    v = need_tensor(b, v, "mv")
+    if m.ndim != 2 or v.ndim != 1:
+        raise b.error("mv expects a 2-D matrix and a 1-D vector, got %d-D "
+                      "and %d-D" % (m.ndim, v.ndim))
+    return _in_f32(b, lambda m, v: matmul(b, m, v), m, v)
+
+
+@both("addmv")
+def addmv(b, bias, m, v, *, beta=1, alpha=1, out=None):
+    return _in_f32(b, lambda bias, m, v: _add_product(
+        b, bias, lambda: mv(b, m, v), beta, alpha), bias, m, v)
+
+
+@both("outer", "ger")
+def outer(b, x, y, *, out=None):
+    x = need_tensor(b, x, "outer")
+    y = need_tensor(b, y, "outer")
+    if x.ndim != 1 or y.ndim != 1:
+        raise b.error("outer expects 1-D tensors, got %d-D and %d-D"
+                      % (x.ndim, y.ndim))
+    return mul(b, unsqueeze(b, x, 1), unsqueeze(b, y, 0))
+
+
+@both("addr")
+def addr(b, bias, x, y, *, beta=1, alpha=1, out=None):
+    """beta * bias + alpha * outer(x, y); for bool tensors PyTorch's
+    (beta and bias) or (alpha and outer)."""
+    p = outer(b, x, y)
+    if p.dtype == torch.bool:
+        r = p if alpha else full(b, p.shape, 0, torch.bool,
+                                   "the shape of a product")
+        if beta:
+            r = binary(b, "logical_or", need_tensor(b, bias, "addr"), r)
+        return r
+    return _add_product(b, bias, lambda: p, beta, alpha)
+
+
+@both("addcmul")
+def addcmul(b, x, t1, t2, *, value=1, out=None):
+    """x + value * t1 * t2 (f16/bf16 computed in f32, rounded once; an
+    integer result truncates a float `value`, as PyTorch's kernel)."""
+    return _in_f32(b, lambda x, t1, t2: _addcmul(b, x, t1, t2, value),
+                   x, t1, t2)
+
+
+def _addcmul(b, x, t1, t2, value):
+    p = mul(b, t1, t2)
+    dt = result_type(b, x, p)
+    value = b.static(value, "addcmul's value")
+    if not dt.is_floating_point and dt != torch.bool:
+        value = int(value)
+    if value != 1:
+        p = mul(b, p, value)
+    return add(b, x, p)
+
+
+@both("addcdiv")
+def addcdiv(b, x, t1, t2, *, value=1, out=None):
+    """x + value * t1 / t2 (true division; integer t1 and t2 are refused,
+    as PyTorch refuses them)."""
+    t1 = need_tensor(b, t1, "addcdiv")
+    t2 = need_tensor(b, t2, "addcdiv")
+    if not t1.dtype.is_floating_point and not t2.dtype.is_floating_point:
+        raise b.error("Integer division with addcdiv is no longer "
+                      "supported")
+    def f(x, t1, t2):
+        q = div(b, t1, t2)
+        if value != 1:
+            q = mul(b, q, value)
+        return add(b, x, q)
+    return _in_f32(b, f, x, t1, t2)
 
 
 @function(F.linear, torch._C._nn.linear)
