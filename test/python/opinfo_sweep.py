@@ -345,6 +345,12 @@ def run_sample(op, sample, backend):
         return "error", "%s: %s%s" % (type(e).__name__, _first_line(e),
                                       where)
     diff = compare(expected, got)
+    if diff and key.split(".")[0] in TIE_OPS and \
+            not sample.kwargs.get("stable") and \
+            _equal_up_to_ties(sample.input, expected, got):
+        # Which of several equal elements an index names is not part of
+        # these ops' contract (PyTorch's docs: not deterministic).
+        return "pass", TIE_NOTE + diff
     if diff:
         low = _low_precision_reference(fn, ts)
         if low is not None and compare(low, got) is None:
@@ -359,6 +365,52 @@ def run_sample(op, sample, backend):
 
 
 F32_NOTE = "as PyTorch in float32, rounded; eager differs: "
+TIE_NOTE = "indices pick other equal elements (ties); eager differs: "
+TIE_OPS = ("kthvalue", "mode", "sort", "argsort", "msort", "topk", "median",
+           "nanmedian")
+
+
+def _equal_up_to_ties(inp, expected, got):
+    """Every tensor output equal except index tensors whose elements name
+    (along some dim of the input) elements equal to the ones PyTorch's
+    indices name."""
+    import torch
+    if not isinstance(inp, torch.Tensor) or inp.dim() == 0:
+        return False
+    e = _out_leaves(expected, [])
+    g = _out_leaves(got, [])
+    if len(e) != len(g):
+        return False
+    for x, y in zip(e, g):
+        if isinstance(x, tuple) and x and x[0] in ("seq", "dict"):
+            continue  # structure: compare() checked it
+        if not isinstance(x, torch.Tensor):
+            if compare(x, y) is not None:
+                return False
+            continue
+        if compare(x, y) is None:
+            continue
+        if not isinstance(y, torch.Tensor) or x.dtype != torch.int64 or \
+                y.dtype != torch.int64 or x.shape != y.shape:
+            return False
+        ok = False
+        for d in range(inp.dim()):
+            xe, ye = x, y
+            if x.dim() == inp.dim() - 1:
+                xe, ye = x.unsqueeze(d), y.unsqueeze(d)
+            if xe.dim() != inp.dim():
+                break
+            try:
+                a = inp.gather(d, xe)
+                bb = inp.gather(d, ye)
+            except (RuntimeError, IndexError):
+                continue
+            if compare(a, bb) is None:
+                ok = True
+                break
+        if not ok:
+            return False
+    return True
 
 
 def _low_precision_reference(fn, ts):
