@@ -171,7 +171,10 @@ for _n in ("abs", "ceil", "floor", "round", "neg", "relu", "sigmoid", "sin",
            "logical_xor", "bmm", "mm", "flip", "gather", "index_select",
            "diagonal", "permute", "atan2", "sort", "topk", "argmax",
            "argmin", "amax", "amin", "addmm", "baddbmm", "addbmm", "dot",
-           "vdot", "mv", "addmv", "outer", "addr", "addcmul", "addcdiv"):
+           "vdot", "mv", "addmv", "outer", "addr", "addcmul", "addcdiv",
+           "positive", "resolve_neg", "resolve_conj", "conj_physical",
+           "fliplr", "flipud", "deg2rad", "rad2deg", "fmax", "fmin",
+           "ldexp"):
     aten(_n)(_same(_n))
 
 def _add_sub(name):
@@ -195,6 +198,8 @@ aten("where.self")(_same("where"))
 aten("masked_fill.Scalar", "masked_fill.Tensor")(_same("masked_fill"))
 aten("clamp.default", "clamp.Tensor")(_same("clamp"))
 aten("clamp_min.default", "clamp_min.Tensor")(_same("clamp_min"))
+aten("copysign.Tensor", "copysign.Scalar")(_same("copysign"))
+aten("ldexp.Tensor")(_same("ldexp"))
 aten("clamp_max.default", "clamp_max.Tensor")(_same("clamp_max"))
 aten("hardtanh.default")(_same("hardtanh"))
 aten("leaky_relu.default")(_same("leaky_relu"))

@@ -6179,3 +6179,113 @@ def _mha_mask(b, attn_mask, key_padding_mask, B, H, L, S, dtype):
             m = cast(b, m, dtype)
         total = m if total is None else binary(b, "add", total, m)
     return total
+
+
+# ------------------------------- small ops the OpInfo sweep found missing
+# (issue 16; docs/opinfo.md): decompositions into kt ops, each PyTorch's
+# definition.
+
+
+@both("positive", "resolve_neg", "resolve_conj", "conj", "conj_physical")
+def _identity_real(b, x, *, out=None):
+    """Real tensors: the tensor itself (complex tensors are refused when
+    they enter a graph)."""
+    return copy_of(need_tensor(b, x, "positive"))
+
+
+@both("fliplr")
+def fliplr(b, x):
+    x = need_tensor(b, x, "fliplr")
+    if x.ndim < 2:
+        raise b.error("fliplr: input must be >= 2-d")
+    return flip(b, x, [1])
+
+
+@both("flipud")
+def flipud(b, x):
+    x = need_tensor(b, x, "flipud")
+    if x.ndim < 1:
+        raise b.error("flipud: input must be >= 1-d")
+    return flip(b, x, [0])
+
+
+def _to_float(b, x):
+    x = need_tensor(b, x, "a float function")
+    if not x.dtype.is_floating_point:
+        return cast(b, x, torch.get_default_dtype())
+    return x
+
+
+@both("deg2rad")
+def deg2rad(b, x, *, out=None):
+    x = _to_float(b, x)
+    return binary(b, "mul", x, math.pi / 180.0)
+
+
+@both("rad2deg")
+def rad2deg(b, x, *, out=None):
+    x = _to_float(b, x)
+    return binary(b, "mul", x, 180.0 / math.pi)
+
+
+def _fminmax(name, kt_name):
+    def conv(b, x, y, *, out=None):
+        """fmax/fmin: maximum/minimum where a NaN loses to a number."""
+        x = need_tensor(b, x, name)
+        y = need_tensor(b, y, name)
+        dt = result_type(b, x, y)
+        if dt == torch.bool:
+            return binary(b, kt_name, x, y)
+        X, Y = cast(b, x, dt), cast(b, y, dt)
+        r = binary(b, kt_name, X, Y)
+        if not dt.is_floating_point:
+            return r
+        r = where(b, isnan(b, X), Y, r)
+        return where(b, isnan(b, Y), X, r)
+    conv.__name__ = name
+    return conv
+
+
+both("fmax")(_fminmax("fmax", "maximum"))
+both("fmin")(_fminmax("fmin", "minimum"))
+
+
+@both("copysign")
+def copysign(b, x, y, *, out=None):
+    """|x| with the sign of y (-0.0 counts as negative; integers promote
+    to the default float dtype, as PyTorch)."""
+    x = need_tensor(b, x, "copysign")
+    dt = result_type(b, x, y)
+    if not dt.is_floating_point:
+        dt = torch.get_default_dtype()
+    X = cast(b, x, dt)
+    a = unary(b, "abs", X)
+    if not is_tensor(y):
+        yv = float(b.static(y, "copysign's sign"))
+        return unary(b, "neg", a) if math.copysign(1.0, yv) < 0 else a
+    Y = cast(b, y, dt)
+    # y < 0, or y == -0.0 (1/y == -inf).
+    neg_y = binary(b, "logical_or", binary(b, "lt", Y, 0.0,
+                                           out_dtype=torch.bool),
+                   binary(b, "lt", unary(b, "reciprocal", Y), 0.0,
+                          out_dtype=torch.bool), out_dtype=torch.bool)
+    return where(b, neg_y, unary(b, "neg", a), a)
+
+
+@both("ldexp")
+def ldexp(b, x, other, *, out=None):
+    """x * 2 ** other (a float result)."""
+    x = _to_float(b, x) if is_tensor(x) else x
+    other = need_tensor(b, other, "ldexp")
+    dt = result_type(b, x, other)
+    if not dt.is_floating_point:
+        dt = torch.get_default_dtype()
+    p = binary(b, "pow", operand(b, 2.0, dt), cast(b, other, dt))
+    return binary(b, "mul", operand(b, x, dt), p)
+
+
+@function(torch.broadcast_tensors, torch.functional.broadcast_tensors)
+def broadcast_tensors(b, *tensors):
+    ts = [need_tensor(b, t, "broadcast_tensors") for t in tensors]
+    shape = broadcast(b, *[t.shape for t in ts])
+    return tuple(expand(b, t, shape) for t in ts)

@@ -164,3 +164,32 @@ def test_aten_level(backend):
         got = kiln.backend(gm, list(args), backend=backend)(*args)
         got = got[0] if isinstance(got, (list, tuple)) else got
         torch.testing.assert_close(got, fn(*args))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_small_ops_the_sweep_found_missing(backend):
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([[1.0, nan, -2.0], [nan, 0.0, -0.0]])
+    y = torch.tensor([[nan, 3.0, -1.0], [nan, -0.0, 5.0]])
+    i = torch.tensor([[3, -4, 0], [7, 1, -2]])
+    _check(lambda a, c: torch.fmax(a, c), x, y, backend=backend)
+    _check(lambda a, c: torch.fmin(a, c), x, y, backend=backend)
+    _check(lambda a, c: torch.fmax(a, c), i, i.flip(0), backend=backend)
+    # copysign: -0.0 is negative; integers promote to float.
+    _check(lambda a, c: torch.copysign(a, c), torch.tensor(
+        [1.0, -2.0, 3.0, inf, 0.0]), torch.tensor(
+        [-0.0, 0.0, -1.0, -5.0, -inf]), backend=backend)
+    _check(lambda a: torch.copysign(a, -1.5), i, backend=backend)
+    _check(lambda a, c: torch.ldexp(a, c), torch.tensor([1.0, -3.0, 0.5]),
+           torch.tensor([2, -1, 10]), backend=backend)
+    _check(lambda a: torch.deg2rad(a), i, backend=backend)
+    _check(lambda a: torch.rad2deg(a), x, backend=backend)
+    _check(lambda a: torch.fliplr(a), i, backend=backend)
+    _check(lambda a: torch.flipud(a), x, backend=backend)
+    _check(lambda a: torch.positive(a) * 2, i, backend=backend)
+    _check(lambda a: torch.conj_physical(a) + torch.resolve_neg(a), x,
+           backend=backend)
+    outs = _run(lambda a, c: torch.broadcast_tensors(a, c),
+                torch.randn(3, 1), torch.randn(4), backend=backend)
+    want = torch.broadcast_tensors(torch.zeros(3, 1), torch.zeros(4))
+    assert [o.shape for o in outs] == [w.shape for w in want]
