@@ -174,7 +174,7 @@ for _n in ("abs", "ceil", "floor", "round", "neg", "relu", "sigmoid", "sin",
            "vdot", "mv", "addmv", "outer", "addr", "addcmul", "addcdiv",
            "positive", "resolve_neg", "resolve_conj", "conj_physical",
            "fliplr", "flipud", "deg2rad", "rad2deg", "fmax", "fmin",
-           "ldexp"):
+           "ldexp", "frac", "logaddexp", "logaddexp2", "cross", "diff"):
     aten(_n)(_same(_n))
 
 def _add_sub(name):
@@ -200,6 +200,11 @@ aten("clamp.default", "clamp.Tensor")(_same("clamp"))
 aten("clamp_min.default", "clamp_min.Tensor")(_same("clamp_min"))
 aten("copysign.Tensor", "copysign.Scalar")(_same("copysign"))
 aten("ldexp.Tensor")(_same("ldexp"))
+
+
+@aten("linalg_cross")
+def linalg_cross(b, x, y, dim=-1):
+    return O.cross(b, x, y, dim)
 aten("clamp_max.default", "clamp_max.Tensor")(_same("clamp_max"))
 aten("hardtanh.default")(_same("hardtanh"))
 aten("leaky_relu.default")(_same("leaky_relu"))

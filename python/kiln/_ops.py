@@ -6289,3 +6289,170 @@ def broadcast_tensors(b, *tensors):
     ts = [need_tensor(b, t, "broadcast_tensors") for t in tensors]
     shape = broadcast(b, *[t.shape for t in ts])
     return tuple(expand(b, t, shape) for t in ts)
+
+
+@both("frac")
+def frac(b, x, *, out=None):
+    """x - trunc(x), as fmod(x, 1) (same sign as x; NaN for infinities)."""
+    x = need_tensor(b, x, "frac")
+    if not x.dtype.is_floating_point:
+        raise b.error('"frac" is only defined for floating-point tensors, '
+                      'got %s' % str(x.dtype)[6:])
+    return binary(b, "fmod", x, 1.0)
+
+
+def _logaddexp(name, log_base):
+    def conv(b, x, y, *, out=None):
+        """log(e^x + e^y) as max + log1p(exp(-|x - y|)) (base 2:
+        scaled by ln 2); equal infinities give that infinity."""
+        x = need_tensor(b, x, name)
+        y = need_tensor(b, y, name)
+        dt = result_type(b, x, y)
+        if not dt.is_floating_point:
+            dt = torch.get_default_dtype()
+        X, Y = cast(b, x, dt), cast(b, y, dt)
+        m = binary(b, "maximum", X, Y)
+        d = unary(b, "abs", binary(b, "sub", X, Y))
+        if log_base != 1.0:
+            d = binary(b, "mul", d, log_base)
+        t = unary(b, "log1p", unary(b, "exp", unary(b, "neg", d)))
+        if log_base != 1.0:
+            t = binary(b, "mul", t, 1.0 / log_base)
+        r = binary(b, "add", m, t)
+        # x == y == +-inf: x - y is NaN; the result is x.
+        same_inf = binary(b, "logical_and", binary(
+            b, "eq", X, Y, out_dtype=torch.bool), binary(
+            b, "eq", unary(b, "abs", X), float("inf"),
+            out_dtype=torch.bool), out_dtype=torch.bool)
+        return where(b, same_inf, X, r)
+    conv.__name__ = name
+    return conv
+
+
+both("logaddexp")(_logaddexp("logaddexp", 1.0))
+both("logaddexp2")(_logaddexp("logaddexp2", math.log(2.0)))
+
+
+@both("cross")
+def cross(b, x, y, dim=None, *, out=None):
+    """torch.cross: the cross product along `dim` (default: the first dim
+    of size 3), broadcasting x and y."""
+    x = need_tensor(b, x, "cross")
+    y = need_tensor(b, y, "cross")
+    if x.ndim != y.ndim:
+        raise b.error("linalg.cross: inputs must have the same number of "
+                      "dimensions.")
+    dt = result_type(b, x, y)
+    shape = broadcast(b, x.shape, y.shape)
+    X, Y = expand(b, cast(b, x, dt), shape), expand(b, cast(b, y, dt), shape)
+    if dim is None:
+        dims = [i for i, s in enumerate(shape) if value(s) == 3]
+        if not dims:
+            raise b.error("no dimension of size 3 in input")
+        d = dims[0]
+    else:
+        d = norm_dim(b, dim, len(shape))
+    if value(shape[d]) != 3:
+        raise b.error("linalg.cross: inputs dimension %d must have length 3."
+                      " Got %d and %d" % (d, value(x.shape[d]) if
+                                          d < x.ndim else -1,
+                                          value(y.shape[d]) if d < y.ndim
+                                          else -1))
+
+    def c(t, i):
+        return slice_dim(b, t, d, i, i + 1, 1)
+
+    def term(i, j):
+        return binary(b, "sub", binary(b, "mul", c(X, i), c(Y, j)),
+                      binary(b, "mul", c(X, j), c(Y, i)))
+    return cat(b, [term(1, 2), term(2, 0), term(0, 1)], d)
+
+
+@function(torch.linalg.cross)
+def linalg_cross(b, x, y, *, dim=-1, out=None):
+    return cross(b, x, y, dim)
+
+
+@method("sum_to_size")
+def sum_to_size(b, x, *size):
+    """Sums the dims that `size` broadcasts (leading dims, and dims where
+    size is 1)."""
+    x = need_tensor(b, x, "sum_to_size")
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = size[0]
+    size = [b.static(s, "a sum_to_size size") for s in size]
+    if not size:
+        return sum_(b, x)  # as at::sum_to: a full sum (bool -> int64)
+    lead = x.ndim - len(size)
+    if lead < 0:
+        raise b.error("size {%s} is not expandable to size {%s}." % (
+            ", ".join(map(str, size)),
+            ", ".join(str(value(d)) for d in x.shape)))
+    r = x
+    if lead:
+        r = sum_(b, r, list(range(lead)))
+    dims = [i for i, s in enumerate(size) if s == 1 and
+            value(r.shape[i]) != 1]
+    if dims:
+        r = sum_(b, r, dims, True)
+    return r
+
+
+@function(torch.meshgrid, torch.functional.meshgrid)
+def meshgrid(b, *tensors, indexing=None):
+    """meshgrid of 1-D (or 0-d) tensors: each expanded to the grid
+    ("ij" indexing, PyTorch 1.13's default; "xy" swaps the first two
+    dims)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    ts = [need_tensor(b, t, "meshgrid") for t in tensors]
+    if any(t.ndim > 1 for t in ts):
+        raise b.error("torch.meshgrid: Expected 0D or 1D tensor in the "
+                      "tensor list")
+    ts = [reshape(b, t, [-1]) if t.ndim == 0 else t for t in ts]
+    indexing = indexing or "ij"
+    if indexing not in ("ij", "xy"):
+        raise b.error("torch.meshgrid: indexing must be one of \"xy\" or "
+                      "\"ij\", but received: %s" % indexing)
+    swap = indexing == "xy" and len(ts) >= 2
+    order = list(range(len(ts)))
+    if swap:
+        order[0], order[1] = 1, 0
+    shape = [ts[i].shape[0] for i in order]
+    out = []
+    for j, t in enumerate(ts):
+        pos = order.index(j)
+        view = [1] * len(ts)
+        view[pos] = t.shape[0]
+        out.append(expand(b, reshape(b, t, view), shape))
+    return tuple(out)
+
+
+@both("diff")
+def diff(b, x, n=1, dim=-1, prepend=None, append=None, *, out=None):
+    """n-th forward difference along dim (bool: logical_xor), with
+    prepend/append concatenated first."""
+    x = need_tensor(b, x, "diff")
+    d = norm_dim(b, dim, x.ndim)
+    parts = []
+    for extra in (prepend, append):
+        if extra is not None and not is_tensor(extra):
+            raise b.error("diff's prepend/append must be tensors")
+    if prepend is not None:
+        parts.append(prepend)
+    parts.append(x)
+    if append is not None:
+        parts.append(append)
+    r = cat(b, parts, d) if len(parts) > 1 else x
+    n = b.static(n, "diff's n")
+    for _ in range(n):
+        size = value(r.shape[d])
+        if size == 0:
+            break
+        hi = slice_dim(b, r, d, 1, size, 1)
+        lo = slice_dim(b, r, d, 0, size - 1, 1)
+        if r.dtype == torch.bool:
+            r = binary(b, "logical_xor", hi, lo)
+        else:
+            r = binary(b, "sub", hi, lo)
+    return r

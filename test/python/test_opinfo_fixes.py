@@ -193,3 +193,49 @@ def test_small_ops_the_sweep_found_missing(backend):
                 torch.randn(3, 1), torch.randn(4), backend=backend)
     want = torch.broadcast_tensors(torch.zeros(3, 1), torch.zeros(4))
     assert [o.shape for o in outs] == [w.shape for w in want]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_more_ops_the_sweep_found_missing(backend):
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([2.5, -2.5, 0.0, -0.0, inf, -inf, nan, 1e10])
+    _check(lambda a: torch.frac(a), x, backend=backend)
+    a = torch.tensor([0.0, 1.0, -inf, inf, inf, 100.0, nan, -50.0])
+    c = torch.tensor([0.0, -3.0, -inf, inf, -inf, 99.0, 1.0, -60.0])
+    _check(lambda p, q: torch.logaddexp(p, q), a, c, backend=backend)
+    _check(lambda p, q: torch.logaddexp2(p, q), a, c, backend=backend)
+    torch.manual_seed(4)
+    u, v = torch.randn(4, 3, 2), torch.randn(3, 2)
+    _check(lambda p, q: torch.cross(p, q), u, v.expand(4, 3, 2).clone(),
+           backend=backend)
+    _check(lambda p, q: torch.linalg.cross(p, q, dim=1), u, v[None],
+           backend=backend)
+    iu, iv = torch.randint(-5, 5, (2, 3)), torch.randint(-5, 5, (2, 3))
+    _check(lambda p, q: torch.cross(p, q, dim=1), iu, iv, backend=backend)
+    w = torch.randn(2, 3, 4)
+    _check(lambda t: t.sum_to_size(3, 1), w, backend=backend)
+    _check(lambda t: t.sum_to_size(()), torch.tensor(True),
+           backend=backend)
+    _check(lambda t: torch.diff(t), w, backend=backend)
+    _check(lambda t, p: torch.diff(t, n=2, dim=1, prepend=p), w,
+           torch.randn(2, 1, 4), backend=backend)
+    _check(lambda t: torch.diff(t, dim=0),
+           torch.tensor([[True, False], [True, True]]), backend=backend)
+    _check(lambda t: torch.diff(t, n=3), torch.tensor([1, 4, 9, 16, 25]),
+           backend=backend)
+    outs = _run(lambda p, q: torch.meshgrid(p, q, indexing="xy"),
+                torch.arange(3.0), torch.arange(4.0), backend=backend)
+    for o, w in zip(outs, torch.meshgrid(torch.arange(3.0),
+                                         torch.arange(4.0), indexing="xy")):
+        torch.testing.assert_close(o, w)
+
+
+def test_cross_refusals_as_pytorch():
+    with pytest.raises(kiln.Unsupported, match="size 3"):
+        _run(lambda p, q: torch.cross(p, q), torch.randn(2, 4),
+             torch.randn(2, 4), backend="eager")
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        torch.linalg.cross(torch.randn(2, 3), torch.randn(3))
+    with pytest.raises(kiln.Unsupported, match="same number of dimensions"):
+        _run(lambda p, q: torch.linalg.cross(p, q), torch.randn(2, 3),
+             torch.randn(3), backend="eager")
