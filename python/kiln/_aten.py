@@ -61,10 +61,20 @@ def converter(target):
         op, _, ov = name.partition(".")
         base = ATEN.get("%s.%s" % (op[:-1], ov)) if op.endswith("_") and \
             not op.endswith("__") else None
-        if base is not None:
+        if base is not None and op in _SHAPE_IN_PLACE:
+            # x.unsqueeze_(0) changes x's sizes, not its values: the
+            # result is the view's value, which make_fx's later nodes use
+            # (1.13's matmul of a 1-D operand records unsqueeze_/squeeze_).
+            conv = base
+        elif base is not None:
             def conv(b, x, *args, **kwargs):
                 return O.in_place(b, x, base(b, x, *args, **kwargs))
     return conv
+
+
+# In-place ops that change a tensor's sizes or strides, not its values.
+_SHAPE_IN_PLACE = {"squeeze_", "unsqueeze_", "t_", "transpose_",
+                   "swapdims_", "swapaxes_"}
 
 
 def reason_unsupported(target):

@@ -239,3 +239,21 @@ def test_cross_refusals_as_pytorch():
     with pytest.raises(kiln.Unsupported, match="same number of dimensions"):
         _run(lambda p, q: torch.linalg.cross(p, q), torch.randn(2, 3),
              torch.randn(3), backend="eager")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_make_fx_shape_changing_in_place_ops(backend):
+    """PyTorch 1.13's make_fx records matmul of a 1-D operand with
+    aten.squeeze_ (refused before: 'an in-place op would change the shape
+    of its operand')."""
+    torch.manual_seed(5)
+    for fn, args in (
+            (lambda v, a: torch.matmul(v, a), (torch.randn(3),
+                                               torch.randn(3, 4))),
+            (lambda x, w: torch.nn.functional.linear(x, w),
+             (torch.randn(4), torch.randn(2, 4))),
+            (lambda x: x.clone().unsqueeze_(0).t_() * 2, (torch.randn(3),))):
+        gm = make_fx(fn)(*args)
+        got = kiln.backend(gm, list(args), backend=backend)(*args)
+        got = got[0] if isinstance(got, (list, tuple)) else got
+        torch.testing.assert_close(got, fn(*args))
