@@ -2459,3 +2459,117 @@ def torch_fallback(name, args, kwargs):
         if _binds(schema, args, kwargs):
             return conv
     return None
+
+
+# --------------- torch.nn.functional activations (the OpInfo sweep found
+# them missing at the torch level): the ATen decompositions above.
+
+def _inplace_refused(b, inplace, name):
+    if inplace:
+        raise b.error("F.%s(inplace=True) is not supported: use the "
+                      "functional form" % name)
+
+
+@O.function(torch.nn.functional.elu)
+def _f_elu(b, x, alpha=1.0, inplace=False):
+    _inplace_refused(b, inplace, "elu")
+    return ATEN["elu.default"](b, x, alpha)
+
+
+@O.function(torch.nn.functional.selu, torch.selu)
+def _f_selu(b, x, inplace=False):
+    _inplace_refused(b, inplace, "selu")
+    return ATEN["elu.default"](b, x, 1.6732632423543772848170429916717,
+                               1.0507009873554804934193349852946)
+
+
+@O.function(torch.nn.functional.celu, torch.celu)
+def _f_celu(b, x, alpha=1.0, inplace=False):
+    _inplace_refused(b, inplace, "celu")
+    return ATEN["elu.default"](b, x, alpha, 1, 1.0 / alpha)
+
+
+@O.function(torch.nn.functional.softplus)
+def _f_softplus(b, x, beta=1, threshold=20):
+    return ATEN["softplus.default"](b, x, beta, threshold)
+
+
+@O.function(torch.nn.functional.softsign)
+def _f_softsign(b, x):
+    x = _float(b, _t(b, x, "softsign"))
+    return O.div(b, x, O.add(b, _un(b, "abs", x), 1.0))
+
+
+@O.function(torch.nn.functional.tanhshrink)
+def _f_tanhshrink(b, x):
+    x = _float(b, _t(b, x, "tanhshrink"))
+    return O.sub(b, x, _un(b, "tanh", x))
+
+
+@O.function(torch.nn.functional.mish)
+def _f_mish(b, x, inplace=False):
+    _inplace_refused(b, inplace, "mish")
+    x = _float(b, _t(b, x, "mish"))
+    return O.mul(b, x, _un(b, "tanh", ATEN["softplus.default"](b, x)))
+
+
+@O.function(torch.nn.functional.logsigmoid, torch._C._nn.log_sigmoid)
+def _f_logsigmoid(b, x):
+    """-softplus(-x)."""
+    x = _float(b, _t(b, x, "logsigmoid"))
+    return _un(b, "neg", ATEN["softplus.default"](b, _un(b, "neg", x)))
+
+
+@O.function(torch.nn.functional.softmin)
+def _f_softmin(b, x, dim=None, _stacklevel=3, dtype=None):
+    x = _t(b, x, "softmin")
+    if dim is None:
+        raise b.error("F.softmin without dim (deprecated implicit dim) is "
+                      "not supported: pass dim")
+    if dtype is not None:
+        x = O.cast(b, x, dtype)
+    return O.FUNCTIONS[torch.nn.functional.softmax](b, _un(b, "neg", x),
+                                                    dim)
+
+
+@O.function(torch.nn.functional.glu)
+def _f_glu(b, x, dim=-1):
+    x = _t(b, x, "glu")
+    d = O.norm_dim(b, dim, x.ndim)
+    n = value(x.shape[d])
+    if n % 2:
+        raise b.error("Halving dimension must be even, but dimension %d is "
+                      "size %d" % (d, n))
+    a = O.slice_dim(b, x, d, 0, n // 2, 1)
+    g = O.slice_dim(b, x, d, n // 2, n, 1)
+    return O.mul(b, a, _un(b, "sigmoid", g))
+
+
+@O.function(torch.nn.functional._threshold, torch.nn.functional.threshold,
+            torch.threshold)
+def _f_threshold(b, x, threshold, value_, inplace=False):
+    """value where x <= threshold, else x (NaN stays NaN)."""
+    _inplace_refused(b, inplace, "threshold")
+    x = _t(b, x, "threshold")
+    low = O.binary(b, "le", x, threshold, out_dtype=torch.bool)
+    return O.where(b, low, O.operand(b, value_, x.dtype), x)
+
+
+@aten("glu")
+def _a_glu(b, x, dim=-1):
+    return _f_glu(b, x, dim)
+
+
+@aten("celu")
+def _a_celu(b, x, alpha=1.0):
+    return _f_celu(b, x, alpha)
+
+
+@aten("mish")
+def _a_mish(b, x):
+    return _f_mish(b, x)
+
+
+@aten("threshold")
+def _a_threshold(b, x, threshold, value_):
+    return _f_threshold(b, x, threshold, value_)

@@ -257,3 +257,40 @@ def test_make_fx_shape_changing_in_place_ops(backend):
         got = kiln.backend(gm, list(args), backend=backend)(*args)
         got = got[0] if isinstance(got, (list, tuple)) else got
         torch.testing.assert_close(got, fn(*args))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_functional_activations(backend):
+    import torch.nn.functional as F
+    torch.manual_seed(6)
+    x = torch.randn(4, 6) * 4
+    x[0, 0] = float("nan")
+    x[0, 1] = float("inf")
+    x[0, 2] = -float("inf")
+    for fn in (lambda t: F.elu(t), lambda t: F.elu(t, alpha=0.5),
+               lambda t: F.selu(t), lambda t: F.celu(t, alpha=2.0),
+               lambda t: F.softplus(t, beta=2, threshold=5),
+               lambda t: F.softsign(t), lambda t: F.tanhshrink(t),
+               lambda t: F.mish(t), lambda t: F.logsigmoid(t),
+               lambda t: F.softmin(t, dim=1),
+               lambda t: F.softmin(t, 0, dtype=torch.float64),
+               lambda t: F.glu(t, dim=1), lambda t: F.glu(t, 0),
+               lambda t: F.threshold(t, 0.5, -7.0)):
+        _check(fn, x, backend=backend)
+    _check(lambda t: F.threshold(t, 2, 9), torch.tensor([1, 2, 3, -4]),
+           backend=backend)
+    with pytest.raises(kiln.Unsupported, match="even"):
+        _run(lambda t: F.glu(t, 1), torch.randn(2, 3), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_functional_activations_aten(backend):
+    import torch.nn.functional as F
+    torch.manual_seed(7)
+    x = torch.randn(4, 6) * 3
+    for fn in (lambda t: F.glu(t, 1), lambda t: F.celu(t, 0.7),
+               lambda t: F.mish(t), lambda t: F.threshold(t, 0.1, 20.0)):
+        gm = make_fx(fn)(x)
+        got = kiln.backend(gm, [x], backend=backend)(x)
+        got = got[0] if isinstance(got, (list, tuple)) else got
+        torch.testing.assert_close(got, fn(x))
