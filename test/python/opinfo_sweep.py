@@ -71,6 +71,12 @@ SKIP_OPS = {
     "geometric": "random op: Kiln's Philox numbers, not PyTorch's",
     "log_normal": "random op: Kiln's Philox numbers, not PyTorch's",
     "nn.functional.rrelu": "random op: Kiln's Philox numbers, not PyTorch's",
+    # Their OpInfos seed PyTorch's generator themselves (wrapper_set_seed),
+    # so the two-seed check below does not see them.
+    "randn": "random op: Kiln's Philox numbers, not PyTorch's",
+    "rand": "random op: Kiln's Philox numbers, not PyTorch's",
+    "randint": "random op: Kiln's Philox numbers, not PyTorch's",
+    "randperm": "random op: Kiln's Philox numbers, not PyTorch's",
 }
 SKIP_PREFIXES = {
     "nn.functional.dropout": "random op: Kiln's Philox numbers, not "
