@@ -2,8 +2,10 @@
 //
 // Part of Kiln. var: two passes (mean, then the sum of squared deviations)
 // divided by max(0, N - correction); logsumexp: m + log(sum(exp(x - m)))
-// with m the max, replaced by 0 where infinite (PyTorch's rule). Computed in
-// the input dtype, f32 for f16/bf16.
+// with m the max, replaced by 0 where infinite (PyTorch's rule). var is
+// computed in f64, as PyTorch's CPU kernels accumulate it (WelfordOps over
+// double: torch.var(randn(3, 888) * 1e19, 1) is ~1e38, not inf);
+// logsumexp in the input dtype, f32 for f16/bf16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +19,7 @@ namespace kiln::decompose {
 namespace {
 
 FailureOr<Values> decomposeVar(kt::VarOp op, Emitter &e) {
-  Value x = e.upcast(op.getSelf());
+  Value x = e.cast(op.getSelf(), Float64Type::get(op.getContext()));
   Type f = Emitter::elementTypeOf(x);
   std::optional<SmallVector<int64_t>> dims = dimsOf(op.getDim());
   std::optional<ArrayRef<int64_t>> dimRef;

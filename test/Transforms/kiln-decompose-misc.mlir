@@ -51,19 +51,22 @@ func.func @silu(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %0 : tensor<4xf32>
 }
 
-// Two passes; N - correction = 4 - 1 folded to constants but still clamped.
+// Two passes in f64 (PyTorch's CPU var accumulates in double); N -
+// correction = 4 - 1 folded to constants but still clamped.
 // CHECK-LABEL: func.func @var
 // CHECK-SAME: (%[[X:.*]]: tensor<3x4xf32>)
-// CHECK: %[[MU:.*]] = kt.mean %[[X]] {dim = [1], keepdim = true} : (tensor<3x4xf32>) -> tensor<3x1xf32>
-// CHECK: %[[D:.*]] = kt.sub %[[X]], %[[MU]]
+// CHECK: %[[XD:.*]] = kt.cast %[[X]] {dtype = f64} : (tensor<3x4xf32>) -> tensor<3x4xf64>
+// CHECK: %[[MU:.*]] = kt.mean %[[XD]] {dim = [1], keepdim = true} : (tensor<3x4xf64>) -> tensor<3x1xf64>
+// CHECK: %[[D:.*]] = kt.sub %[[XD]], %[[MU]]
 // CHECK: %[[SQ:.*]] = kt.mul %[[D]], %[[D]]
-// CHECK: %[[SS:.*]] = kt.sum %[[SQ]] {dim = [1]} : (tensor<3x4xf32>) -> tensor<3xf32>
-// CHECK: %[[N:.*]] = kt.full {dtype = f32, size = [], value = 4.000000e+00 : f64}
-// CHECK: %[[C:.*]] = kt.full {dtype = f32, size = [], value = 1.000000e+00 : f64}
+// CHECK: %[[SS:.*]] = kt.sum %[[SQ]] {dim = [1]} : (tensor<3x4xf64>) -> tensor<3xf64>
+// CHECK: %[[N:.*]] = kt.full {dtype = f64, size = [], value = 4.000000e+00 : f64}
+// CHECK: %[[C:.*]] = kt.full {dtype = f64, size = [], value = 1.000000e+00 : f64}
 // CHECK: %[[NC:.*]] = kt.sub %[[N]], %[[C]]
-// CHECK: %[[Z:.*]] = kt.full {dtype = f32, size = [], value = 0.000000e+00 : f64}
+// CHECK: %[[Z:.*]] = kt.full {dtype = f64, size = [], value = 0.000000e+00 : f64}
 // CHECK: %[[DEN:.*]] = kt.maximum %[[NC]], %[[Z]]
-// CHECK: %[[R:.*]] = kt.div %[[SS]], %[[DEN]]
+// CHECK: %[[Q:.*]] = kt.div %[[SS]], %[[DEN]]
+// CHECK: %[[R:.*]] = kt.cast %[[Q]] {dtype = f32} : (tensor<3xf64>) -> tensor<3xf32>
 // CHECK: return %[[R]]
 func.func @var(%x: tensor<3x4xf32>) -> tensor<3xf32> {
   %0 = kt.var %x {dim = [1]} : (tensor<3x4xf32>) -> tensor<3xf32>
@@ -74,11 +77,11 @@ func.func @var(%x: tensor<3x4xf32>) -> tensor<3xf32> {
 // CHECK-LABEL: func.func @var_dynamic
 // CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>)
 // CHECK: %[[C0:.*]] = arith.constant 0 : index
-// CHECK: %[[D0:.*]] = tensor.dim %[[X]], %[[C0]] : tensor<?x4xf32>
+// CHECK: %[[D0:.*]] = tensor.dim %{{.*}}, %[[C0]] : tensor<?x4xf64>
 // CHECK: %[[I:.*]] = arith.index_cast %[[D0]] : index to i64
 // CHECK: %[[T:.*]] = tensor.from_elements %[[I]] : tensor<i64>
-// CHECK: %[[F:.*]] = kt.cast %[[T]] {dtype = f32}
-// CHECK: %[[S:.*]] = kt.full {dtype = f32, size = [], value = 4.000000e+00 : f64}
+// CHECK: %[[F:.*]] = kt.cast %[[T]] {dtype = f64}
+// CHECK: %[[S:.*]] = kt.full {dtype = f64, size = [], value = 4.000000e+00 : f64}
 // CHECK: %[[N:.*]] = kt.mul %[[F]], %[[S]]
 // CHECK: kt.sub %[[N]]
 func.func @var_dynamic(%x: tensor<?x4xf32>) -> tensor<f32> {

@@ -55,16 +55,21 @@ def test_batch_norm_training(backend, scale):
           backend)
 
 
-# Only the interpreter: the CPU pipeline decomposes kt.var (kiln-decompose)
-# into f32 squares, which overflow past 1.8e19 (inf where PyTorch's double
-# Welford is finite): a known difference, docs/debugging.md.
-@pytest.mark.parametrize("backend", ["eager"])
+# The CPU pipeline's kiln-decompose expansion of kt.var computes in f64 too:
+# it squared in f32 before (inf on cpu past 1.8e19 where PyTorch is finite).
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_var_accumulates_in_double(backend):
     # torch.var (double accumulation) stays finite where the normalizations'
     # float sums overflow: Kiln's kt.var too.
     x = X(1e19, 3, 888)
     check(lambda x: torch.var(x, 1), x, backend)
     check(lambda x: torch.var(x, 1, unbiased=False), x, backend)
+    check(lambda x: torch.std(x, 1), X(1e18, 3, 888, seed=3), backend)
+    check(lambda x: torch.var(x), x, backend)
+    check(lambda x: torch.var_mean(x, 0), x, backend)
+    # f16 in, f16 out (computed in f64); a variance past f16's range is inf.
+    check(lambda x: torch.var(x, 1), X(1e1, 3, 888).half(), backend)
+    check(lambda x: torch.var(x, 1), X(1e3, 3, 888).half(), backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -174,6 +174,14 @@ struct LowerVectors
     }
     linalg::hoistRedundantVectorTransfers(fn);
     {
+      // Vectors of i1 in memory are bytes. After the hoisting, which would
+      // take the byte views of one buffer for different buffers.
+      RewritePatternSet patterns(ctx);
+      kiln::cpu::populateByteBoolTransferPatterns(patterns);
+      if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+        return signalPassFailure();
+    }
+    {
       RewritePatternSet patterns(ctx);
       vector::populateVectorContractLoweringPatterns(
           patterns, vector::VectorContractLowering::OuterProduct);

@@ -75,14 +75,16 @@ unsigned kiln::cpu::hostCores() {
 namespace {
 
 /// Widest element type (bits) among the op's operands; 0 if the op is not
-/// vectorized: an operand that is not an int or float, i1 in memory (LLVM
-/// stores vectors of i1 as packed bits), f16/bf16 (x86 has no vector
-/// arithmetic on them; LLVM fails to legalize some of their conversions).
+/// vectorized: an operand that is not an int or float, f16/bf16 (x86 has no
+/// vector arithmetic on them; LLVM fails to legalize some of their
+/// conversions). i1 counts as 8 bits: a bool is a byte in memory, and
+/// kiln-cpu-lower-vectors reads and writes vectors of i1 as bytes
+/// (populateByteBoolTransferPatterns; LLVM would pack them as bits).
 unsigned widestElementBits(linalg::LinalgOp op) {
   unsigned bits = 8;
   for (OpOperand &operand : op->getOpOperands()) {
     Type t = getElementTypeOrSelf(operand.get().getType());
-    if (!t.isIntOrFloat() || t.isInteger(1) || t.isF16() || t.isBF16())
+    if (!t.isIntOrFloat() || t.isF16() || t.isBF16())
       return 0;
     bits = std::max(bits, t.getIntOrFloatBitWidth());
   }
@@ -612,4 +614,74 @@ void kiln::cpu::tileAndVectorize(func::FuncOp fn,
   RewritePatternSet patterns(fn.getContext());
   vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
   (void)applyPatternsGreedily(fn, std::move(patterns));
+}
+
+namespace {
+
+/// A memref of i8 with `m`'s shape and layout: the same bytes, since an i1
+/// element occupies one byte in Kiln's (and MLIR's LLVM lowering's) memory
+/// layout. The cast folds away in reconcile-unrealized-casts, both memref
+/// types lowering to the same descriptor.
+Value asBytes(OpBuilder &b, Location loc, Value m) {
+  auto t = cast<MemRefType>(m.getType());
+  auto bytes = MemRefType::get(t.getShape(), b.getI8Type(), t.getLayout(),
+                               t.getMemorySpace());
+  return UnrealizedConversionCastOp::create(b, loc, TypeRange{bytes},
+                                            ValueRange{m})
+      .getResult(0);
+}
+
+bool isBoolMemRef(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t && t.getElementType().isInteger(1);
+}
+
+/// vector.transfer_read of i1 from memory -> a read of bytes, != 0.
+struct ByteBoolRead : public OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::TransferReadOp op,
+                                PatternRewriter &rw) const override {
+    if (!isBoolMemRef(op.getBase()))
+      return failure();
+    Location loc = op.getLoc();
+    VectorType vt = op.getVectorType();
+    auto bytesType = VectorType::get(vt.getShape(), rw.getI8Type(),
+                                     vt.getScalableDims());
+    Value pad = arith::ExtUIOp::create(rw, loc, rw.getI8Type(),
+                                       op.getPadding());
+    auto read = vector::TransferReadOp::create(
+        rw, loc, bytesType, asBytes(rw, loc, op.getBase()), op.getIndices(),
+        op.getPermutationMapAttr(), pad, op.getMask(),
+        op.getInBoundsAttr());
+    Value zero = arith::ConstantOp::create(
+        rw, loc, bytesType, DenseElementsAttr::get(bytesType, rw.getI8IntegerAttr(0)));
+    rw.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::ne,
+                                         read.getResult(), zero);
+    return success();
+  }
+};
+
+/// vector.transfer_write of i1 to memory -> a write of bytes (0 or 1).
+struct ByteBoolWrite : public OpRewritePattern<vector::TransferWriteOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::TransferWriteOp op,
+                                PatternRewriter &rw) const override {
+    if (!isBoolMemRef(op.getBase()))
+      return failure();
+    Location loc = op.getLoc();
+    VectorType vt = op.getVectorType();
+    auto bytesType = VectorType::get(vt.getShape(), rw.getI8Type(),
+                                     vt.getScalableDims());
+    Value bytes = arith::ExtUIOp::create(rw, loc, bytesType, op.getVector());
+    rw.replaceOpWithNewOp<vector::TransferWriteOp>(
+        op, bytes, asBytes(rw, loc, op.getBase()), op.getIndices(),
+        op.getPermutationMapAttr(), op.getMask(), op.getInBoundsAttr());
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::cpu::populateByteBoolTransferPatterns(RewritePatternSet &patterns) {
+  patterns.add<ByteBoolRead, ByteBoolWrite>(patterns.getContext());
 }

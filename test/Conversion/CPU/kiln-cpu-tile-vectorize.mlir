@@ -300,3 +300,25 @@ func.func @onednn_conv_fill(%x: tensor<2x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) ->
   %f2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r, %f2 : tensor<2x8x7x7xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// A bool (i1) operand is vectorized and counts as a byte (the widest
+// operand, f32, sets 16 lanes); kiln-cpu-lower-vectors turns the i1 read
+// into one of bytes.
+// CHECK-LABEL: func.func @masked_select
+// CHECK: vector.transfer_read {{.*}} vector<16xi1>
+// CHECK: arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} vector<16xf32>
+func.func @masked_select(%m: tensor<512x128xi1>, %x: tensor<512x128xf32>) -> tensor<512x128xf32> {
+  %e = tensor.empty() : tensor<512x128xf32>
+  %c = arith.constant 0.0 : f32
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%m, %x : tensor<512x128xi1>, tensor<512x128xf32>) outs(%e : tensor<512x128xf32>) {
+  ^bb0(%b: i1, %a: f32, %o: f32):
+    %v = arith.select %b, %a, %c : f32
+    linalg.yield %v : f32
+  } -> tensor<512x128xf32>
+  return %r : tensor<512x128xf32>
+}

@@ -71,6 +71,12 @@ struct TileVectorizeOptions {
 /// vectorizer rejects keeps its tiling and becomes scalar loops later.
 void tileAndVectorize(mlir::func::FuncOp fn, const TileVectorizeOptions &o);
 
+/// Rewrites vector transfers of i1 from and to memrefs into transfers of i8
+/// (a bool is one byte in memory; LLVM would load and store vectors of i1 as
+/// packed bits): reads compare the bytes with 0, writes store 0 or 1. For
+/// bufferized code, before the transfers are lowered (kiln-cpu-lower-vectors).
+void populateByteBoolTransferPatterns(mlir::RewritePatternSet &patterns);
+
 /// linalg.matmul / linalg.batch_matmul with their default indexing maps (no
 /// transposed or broadcast operands).
 bool isPlainMatmul(mlir::Operation *op);
