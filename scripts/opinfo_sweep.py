@@ -206,6 +206,31 @@ def report(paths, check=False):
       "(not comparable: random ops, uninitialized memory, samples eager "
       "PyTorch itself rejects).")
     w("")
+    w("Two notes turn a difference into a pass, and say so in the per-op "
+      "list: **ties** (sort/argsort/msort/topk/kthvalue/mode/median/"
+      "nanmedian without `stable=True`: an index that names another "
+      "element equal to the one PyTorch's index names; which tie an index "
+      "picks is not in these ops' contract) and **f32** (an f16/bf16 "
+      "result that differs from eager's but equals PyTorch's own "
+      "computation of the sample in float32 rounded once to the dtype: "
+      "Kiln accumulates f16/bf16 products and reductions in f32, issue "
+      "16, where PyTorch 1.13's CPU kernels for bmm/baddbmm/addbmm "
+      "accumulate in the low dtype). No tolerance is loosened.")
+    w("")
+    w("Run it (results append to a file; a stopped sweep resumes; "
+      "`--shard K/N` splits the op list, `--ops`, `--dtypes`, "
+      "`--max-samples`, `--reference` for `reference_inputs`):")
+    w("")
+    w("```sh")
+    w("KILN_BUILD_DIR=$PWD/build PYTHONPATH=python nice /usr/bin/python3 "
+      "scripts/opinfo_sweep.py --shard 0/2 --max-samples 1 "
+      "--results /tmp/opinfo-0.tsv   # and --shard 1/2")
+    w("/usr/bin/python3 scripts/opinfo_sweep.py --report /tmp/opinfo-0.tsv "
+      "/tmp/opinfo-1.tsv   # this page and the expectations")
+    w("/usr/bin/python3 scripts/opinfo_sweep.py --update --ops cross,diff"
+      "   # after a fix: rerun ops into test/python/opinfo_results.tsv")
+    w("```")
+    w("")
     w("## Totals")
     w("")
     w("Runs recorded:")
@@ -221,12 +246,23 @@ def report(paths, check=False):
       "| skip | OpInfos all pass | OpInfos with a pass |")
     w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
       "---: |")
+    notes = {b: collections.Counter() for b in backends}
+    for (key, dt, be), r in res.items():
+        for st, msg in r.values():
+            if st == "pass" and msg.startswith(S.F32_NOTE):
+                notes[be]["f32"] += 1
+            elif st == "pass" and msg.startswith(S.TIE_NOTE):
+                notes[be]["ties"] += 1
     for be in backends:
         t = tot[be]
         w("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d |" % (
             be, sum(t.values()), t["pass"], t["mismatch"],
             t["unsupported"], t["error"], t["crash"], t["skip"],
             ops_pass[be], ops_some[be]))
+    w("")
+    w("Passes with a note: %s." % "; ".join(
+        "%s %d f32, %d ties" % (be, notes[be]["f32"], notes[be]["ties"])
+        for be in backends))
     w("")
     w("## Per OpInfo")
     w("")
