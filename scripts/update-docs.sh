@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates docs/dialects/{kt,kg}.md from the ODS definitions (mlir-tblgen
-# -gen-dialect-doc) and docs/core-aten.md (scripts/gen-core-aten-table.py).
+# -gen-dialect-doc), docs/core-aten.md (scripts/gen-core-aten-table.py) and
+# docs/opinfo.md with test/python/opinfo_expected.txt (from the committed
+# OpInfo results, scripts/opinfo_sweep.py --report).
 # With --check, fails if a committed file is stale.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +27,13 @@ for d in KT KG; do
 done
 # docs/core-aten.md: the Core ATen table (scripts/gen-core-aten-table.py).
 if ! /usr/bin/python3 scripts/gen-core-aten-table.py ${1:-}; then
+  status=1
+fi
+# docs/opinfo.md and test/python/opinfo_expected.txt: generated from the
+# committed OpInfo sweep results (scripts/opinfo_sweep.py; the sweep itself
+# is not rerun here).
+if ! /usr/bin/python3 scripts/opinfo_sweep.py --report \
+    test/python/opinfo_results.tsv ${1:+--check}; then
   status=1
 fi
 exit $status

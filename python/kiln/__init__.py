@@ -19,6 +19,9 @@ from ._compile import (CompiledFunction, KilnWarning, OptimizedModule,
                        mark_static, optimize, reset)
 from ._errors import KilnError, SpecializationError, Unsupported
 from ._logs import flush_trace, set_log_handler, set_logs, set_trace
+# The ATen converters, and the torch-level converters written with them
+# (F.elu, F.selu, ...), registered at import.
+from . import _aten  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

@@ -61,10 +61,20 @@ def converter(target):
         op, _, ov = name.partition(".")
         base = ATEN.get("%s.%s" % (op[:-1], ov)) if op.endswith("_") and \
             not op.endswith("__") else None
-        if base is not None:
+        if base is not None and op in _SHAPE_IN_PLACE:
+            # x.unsqueeze_(0) changes x's sizes, not its values: the
+            # result is the view's value, which make_fx's later nodes use
+            # (1.13's matmul of a 1-D operand records unsqueeze_/squeeze_).
+            conv = base
+        elif base is not None:
             def conv(b, x, *args, **kwargs):
                 return O.in_place(b, x, base(b, x, *args, **kwargs))
     return conv
+
+
+# In-place ops that change a tensor's sizes or strides, not its values.
+_SHAPE_IN_PLACE = {"squeeze_", "unsqueeze_", "t_", "transpose_",
+                   "swapdims_", "swapaxes_"}
 
 
 def reason_unsupported(target):
@@ -170,7 +180,11 @@ for _n in ("abs", "ceil", "floor", "round", "neg", "relu", "sigmoid", "sin",
            "isnan", "maximum", "minimum", "logical_and", "logical_or",
            "logical_xor", "bmm", "mm", "flip", "gather", "index_select",
            "diagonal", "permute", "atan2", "sort", "topk", "argmax",
-           "argmin", "amax", "amin", "addmm"):
+           "argmin", "amax", "amin", "addmm", "baddbmm", "addbmm", "dot",
+           "vdot", "mv", "addmv", "outer", "addr", "addcmul", "addcdiv",
+           "positive", "resolve_neg", "resolve_conj", "conj_physical",
+           "fliplr", "flipud", "deg2rad", "rad2deg", "fmax", "fmin",
+           "ldexp", "frac", "logaddexp", "logaddexp2", "cross", "diff"):
     aten(_n)(_same(_n))
 
 def _add_sub(name):
@@ -193,6 +207,15 @@ aten("pow.Tensor_Tensor", "pow.Tensor_Scalar", "pow.Scalar")(_same("pow"))
 aten("where.self")(_same("where"))
 aten("masked_fill.Scalar", "masked_fill.Tensor")(_same("masked_fill"))
 aten("clamp.default", "clamp.Tensor")(_same("clamp"))
+aten("clamp_min.default", "clamp_min.Tensor")(_same("clamp_min"))
+aten("copysign.Tensor", "copysign.Scalar")(_same("copysign"))
+aten("ldexp.Tensor")(_same("ldexp"))
+
+
+@aten("linalg_cross")
+def linalg_cross(b, x, y, dim=-1):
+    return O.cross(b, x, y, dim)
+aten("clamp_max.default", "clamp_max.Tensor")(_same("clamp_max"))
 aten("hardtanh.default")(_same("hardtanh"))
 aten("leaky_relu.default")(_same("leaky_relu"))
 aten("gelu.default")(_same("gelu"))
@@ -2344,3 +2367,209 @@ unsupported("the result's shape depends on the data (the number of "
             "non-zero elements)", "nonzero")
 unsupported("changes a tensor's size in place (storage resize): Kiln's "
             "values have fixed shapes", "resize_")
+
+
+# ------------------------------------------- torch calls without a converter
+
+
+def _fits(type_str, v):
+    """Whether the Python value `v` (TensorVal, Sym, number, list, ...)
+    can be passed as an argument of ATen schema type `type_str`."""
+    optional = type_str.endswith("?") or type_str.startswith("Optional[")
+    t = type_str.rstrip("?")
+    if t.startswith("Optional[") and t.endswith("]"):
+        t = t[len("Optional["):-1]
+    if v is None:
+        return optional
+    is_t = isinstance(v, TensorVal)
+    if t == "Tensor":
+        return is_t
+    if t in ("List[Tensor]", "Tensor[]", "List[Optional[Tensor]]"):
+        return isinstance(v, (list, tuple)) and all(
+            isinstance(x, TensorVal) or (x is None and "Optional" in t)
+            for x in v)
+    if is_t:
+        return False
+    if isinstance(v, (list, tuple)):
+        return t.startswith("List[") or t.endswith("[]")
+    if t in ("int", "SymInt"):
+        return isinstance(v, (int, Sym)) and not isinstance(v, float)
+    if t == "float":
+        return isinstance(v, (int, float, Sym))
+    if t == "bool":
+        return isinstance(v, bool)
+    if t == "number":
+        return isinstance(v, (int, float, bool, Sym))
+    if t == "str":
+        return isinstance(v, str)
+    if t.startswith("List[") or t.endswith("[]"):
+        # An int where a list of ints goes (`int[1] dim`): PyTorch's
+        # argument parser takes it.
+        return isinstance(v, (int, Sym))
+    return not isinstance(v, (list, tuple))
+
+
+def _binds(schema, args, kwargs):
+    params = list(schema.arguments)
+    positional = [a for a in params if not a.kwarg_only]
+    if len(args) > len(positional):
+        return False
+    names = {a.name for a in params}
+    if any(k not in names for k in kwargs):
+        return False
+    given = {}
+    for a, v in zip(positional, args):
+        given[a.name] = v
+    for k, v in kwargs.items():
+        if k in given:
+            return False
+        given[k] = v
+    for a in params:
+        if a.name == "out" and a.name not in given:
+            if not a.has_default_value():
+                return False
+            continue
+        if a.name not in given:
+            if not a.has_default_value():
+                return False
+            continue
+        if not _fits(str(a.type), given[a.name]):
+            return False
+    return True
+
+
+def torch_fallback(name, args, kwargs):
+    """The ATen converter for `torch.<name>` / `Tensor.<name>` calls that
+    have no torch-level converter (kiln._ops): the converter of the first
+    overload of `aten.<name>` whose schema takes these arguments (tensors
+    where it wants tensors, scalars where it wants scalars, the keyword
+    names it has), or None. The torch function and its ATen op have the
+    same arguments for these ops (torch.atan -> aten.atan.default)."""
+    packet = getattr(torch.ops.aten, name, None) if name else None
+    if packet is None or not isinstance(packet, torch._ops.OpOverloadPacket):
+        return None
+    for ov in packet.overloads():
+        conv = ATEN.get("%s.%s" % (name, ov))
+        if conv is None:
+            continue
+        try:
+            schema = getattr(packet, ov)._schema
+        except Exception:  # noqa: BLE001
+            continue
+        if _binds(schema, args, kwargs):
+            return conv
+    return None
+
+
+# --------------- torch.nn.functional activations (the OpInfo sweep found
+# them missing at the torch level): the ATen decompositions above.
+
+def _inplace_refused(b, inplace, name):
+    if inplace:
+        raise b.error("F.%s(inplace=True) is not supported: use the "
+                      "functional form" % name)
+
+
+@O.function(torch.nn.functional.elu)
+def _f_elu(b, x, alpha=1.0, inplace=False):
+    _inplace_refused(b, inplace, "elu")
+    return ATEN["elu.default"](b, x, alpha)
+
+
+@O.function(torch.nn.functional.selu, torch.selu)
+def _f_selu(b, x, inplace=False):
+    _inplace_refused(b, inplace, "selu")
+    return ATEN["elu.default"](b, x, 1.6732632423543772848170429916717,
+                               1.0507009873554804934193349852946)
+
+
+@O.function(torch.nn.functional.celu, torch.celu)
+def _f_celu(b, x, alpha=1.0, inplace=False):
+    _inplace_refused(b, inplace, "celu")
+    return ATEN["elu.default"](b, x, alpha, 1, 1.0 / alpha)
+
+
+@O.function(torch.nn.functional.softplus)
+def _f_softplus(b, x, beta=1, threshold=20):
+    return ATEN["softplus.default"](b, x, beta, threshold)
+
+
+@O.function(torch.nn.functional.softsign)
+def _f_softsign(b, x):
+    x = _float(b, _t(b, x, "softsign"))
+    return O.div(b, x, O.add(b, _un(b, "abs", x), 1.0))
+
+
+@O.function(torch.nn.functional.tanhshrink)
+def _f_tanhshrink(b, x):
+    x = _float(b, _t(b, x, "tanhshrink"))
+    return O.sub(b, x, _un(b, "tanh", x))
+
+
+@O.function(torch.nn.functional.mish)
+def _f_mish(b, x, inplace=False):
+    _inplace_refused(b, inplace, "mish")
+    x = _float(b, _t(b, x, "mish"))
+    return O.mul(b, x, _un(b, "tanh", ATEN["softplus.default"](b, x)))
+
+
+@O.function(torch.nn.functional.logsigmoid, torch._C._nn.log_sigmoid)
+def _f_logsigmoid(b, x):
+    """-softplus(-x)."""
+    x = _float(b, _t(b, x, "logsigmoid"))
+    return _un(b, "neg", ATEN["softplus.default"](b, _un(b, "neg", x)))
+
+
+@O.function(torch.nn.functional.softmin)
+def _f_softmin(b, x, dim=None, _stacklevel=3, dtype=None):
+    x = _t(b, x, "softmin")
+    if dim is None:
+        raise b.error("F.softmin without dim (deprecated implicit dim) is "
+                      "not supported: pass dim")
+    if dtype is not None:
+        x = O.cast(b, x, dtype)
+    return O.FUNCTIONS[torch.nn.functional.softmax](b, _un(b, "neg", x),
+                                                    dim)
+
+
+@O.function(torch.nn.functional.glu)
+def _f_glu(b, x, dim=-1):
+    x = _t(b, x, "glu")
+    d = O.norm_dim(b, dim, x.ndim)
+    n = value(x.shape[d])
+    if n % 2:
+        raise b.error("Halving dimension must be even, but dimension %d is "
+                      "size %d" % (d, n))
+    a = O.slice_dim(b, x, d, 0, n // 2, 1)
+    g = O.slice_dim(b, x, d, n // 2, n, 1)
+    return O.mul(b, a, _un(b, "sigmoid", g))
+
+
+@O.function(torch.nn.functional._threshold, torch.nn.functional.threshold,
+            torch.threshold)
+def _f_threshold(b, x, threshold, value_, inplace=False):
+    """value where x <= threshold, else x (NaN stays NaN)."""
+    _inplace_refused(b, inplace, "threshold")
+    x = _t(b, x, "threshold")
+    low = O.binary(b, "le", x, threshold, out_dtype=torch.bool)
+    return O.where(b, low, O.operand(b, value_, x.dtype), x)
+
+
+@aten("glu")
+def _a_glu(b, x, dim=-1):
+    return _f_glu(b, x, dim)
+
+
+@aten("celu")
+def _a_celu(b, x, alpha=1.0):
+    return _f_celu(b, x, alpha)
+
+
+@aten("mish")
+def _a_mish(b, x):
+    return _f_mish(b, x)
+
+
+@aten("threshold")
+def _a_threshold(b, x, threshold, value_):
+    return _f_threshold(b, x, threshold, value_)

@@ -435,6 +435,8 @@ class FxImporter:
         if op == "call_method":
             conv = self.ops.METHODS.get(node.target)
             if conv is None:
+                conv = self._aten_fallback(node.target, args, kwargs)
+            if conv is None:
                 raise self.error("no Kiln conversion for Tensor.%s"
                                  % node.target)
             return conv(self, *args, **kwargs)
@@ -447,6 +449,10 @@ class FxImporter:
                 return conv(self, *args, **kwargs)
             if not _contains_tensor((args, kwargs)):
                 return self.ops.python_call(self, node.target, args, kwargs)
+            conv = self._aten_fallback(
+                _torch_op_name(node.target), args, kwargs)
+            if conv is not None:
+                return conv(self, *args, **kwargs)
             raise self.error("no Kiln conversion for %s" % target_name(node))
         raise self.error("unknown FX node kind %s" % op)
 
@@ -473,6 +479,13 @@ class FxImporter:
                               % _ir.COMPLEX_REASON)
             err._complex = True
             raise err
+
+    def _aten_fallback(self, name, args, kwargs):
+        """A torch function or Tensor method without a torch-level
+        converter: the ATen converter of the same op, where one of its
+        overloads takes these arguments (kiln._aten.torch_fallback)."""
+        from . import _aten
+        return _aten.torch_fallback(name, args, kwargs)
 
     def _import_aten(self, node, args, kwargs):
         from . import _aten
@@ -954,6 +967,26 @@ def _nest(items, shape):
     step = len(items) // shape[0] if shape[0] else 0
     return "[%s]" % ", ".join(_nest(items[i * step:(i + 1) * step], shape[1:])
                               for i in range(shape[0]))
+
+
+# Modules whose functions are their ATen op of the same name.
+_TORCH_OP_MODULES = ("torch", "torch.functional", "torch.nn.functional",
+                     "torch._C._nn", "torch._C._VariableFunctions",
+                     "torch._VF")
+
+
+def _torch_op_name(target):
+    """The ATen op name of a torch-level function (torch.atan -> "atan"),
+    or None for other callables."""
+    name = getattr(target, "__name__", None)
+    mod = getattr(target, "__module__", None)
+    if not name or name.startswith("_"):
+        return None
+    if mod is None or mod in _TORCH_OP_MODULES or \
+            getattr(torch, name, None) is target or \
+            getattr(torch.nn.functional, name, None) is target:
+        return name
+    return None
 
 
 def _contains_tensor(x):

@@ -889,13 +889,13 @@ def clamp(b, x, min=None, max=None, *, out=None):
     return b.op("clamp", [x], attrs, shape=x.shape, dtype=dt)
 
 
-@method("clamp_min")
-def clamp_min(b, x, m):
+@both("clamp_min")
+def clamp_min(b, x, m, *, out=None):
     return clamp(b, x, min=m)
 
 
-@method("clamp_max")
-def clamp_max(b, x, m):
+@both("clamp_max")
+def clamp_max(b, x, m, *, out=None):
     return clamp(b, x, max=m)
 
 
@@ -3067,11 +3067,16 @@ def _add_product(b, bias, product, beta, alpha):
     is then not computed; the result has the product's shape."""
     beta = b.static(beta, "beta")
     alpha = b.static(alpha, "alpha")
+    p = product()
+    if not p.dtype.is_floating_point and p.dtype != torch.bool:
+        # PyTorch's integer kernels convert the scalars to the integer type
+        # (truncation: alpha=0.6 is 0, beta=2.7 is 2).
+        alpha, beta = int(alpha), int(beta)
     if alpha == 0:
-        p = product()  # its shape and dtype (its value is not used)
+        # The product's shape and dtype (its value is not used).
         r = full(b, p.shape, 0, p.dtype, "the shape of a product")
     else:
-        r = product()
+        r = p
         if alpha != 1:
             r = binary(b, "mul", r, alpha)
     if beta == 0:
@@ -3088,21 +3093,145 @@ def _add_product(b, bias, product, beta, alpha):
     return binary(b, "add", bias, r)
 
 
+def _in_f32(b, fn, *ts):
+    """fn on f16/bf16 tensors computed in f32 and rounded once, as PyTorch
+    computes these BLAS-style ops in f32 (issue 16: f32 accumulation)."""
+    ts = [need_tensor(b, t, "a matrix product") for t in ts]
+    low = {t.dtype for t in ts} & {torch.float16, torch.bfloat16}
+    if len(low) != 1 or len({t.dtype for t in ts}) != 1:
+        return fn(*ts)
+    return cast(b, fn(*[cast(b, t, torch.float32) for t in ts]), low.pop())
+
+
 @both("addmm")
 def addmm(b, bias, m1, m2, *, beta=1, alpha=1, out=None):
-    return _add_product(b, bias, lambda: mm(b, m1, m2), beta, alpha)
+    return _in_f32(b, lambda bias, m1, m2: _add_product(
+        b, bias, lambda: mm(b, m1, m2), beta, alpha), bias, m1, m2)
 
 
 @both("baddbmm")
 def baddbmm(b, bias, m1, m2, *, beta=1, alpha=1, out=None):
-    return _add_product(b, bias, lambda: bmm(b, m1, m2), beta, alpha)
+    return _in_f32(b, lambda bias, m1, m2: _add_product(
+        b, bias, lambda: bmm(b, m1, m2), beta, alpha), bias, m1, m2)
 
 
 @both("addbmm")
 def addbmm(b, bias, b1, b2, *, beta=1, alpha=1, out=None):
     """beta * bias + alpha * sum over the batch of b1[i] @ b2[i]."""
-    return _add_product(b, bias, lambda: sum_(b, bmm(b, b1, b2), 0), beta,
-                        alpha)
+    return _in_f32(b, lambda bias, b1, b2: _addbmm(b, bias, b1, b2, beta,
+                                                    alpha), bias, b1, b2)
+
+
+def _addbmm(b, bias, b1, b2, beta, alpha):
+    def product():
+        p = bmm(b, b1, b2)
+        # The batch sum keeps the product's dtype (torch.sum would widen
+        # integers to int64).
+        return cast(b, sum_(b, p, 0), p.dtype)
+    return _add_product(b, bias, product, beta, alpha)
+
+
+@both("dot", "vdot", "inner")
+def dot(b, x, y, *, out=None):
+    """dot/vdot of 1-D tensors (vdot conjugates: the same for real ones);
+    inner of 1-D ones is dot, of others the product over the last dims."""
+    x = need_tensor(b, x, "dot")
+    y = need_tensor(b, y, "dot")
+    if x.ndim == 0 or y.ndim == 0:
+        return mul(b, x, y)
+    if x.ndim != 1 or y.ndim != 1:
+        if x.ndim >= 1 and y.ndim >= 1:
+            # inner: sum over the last dims of x and y.
+            return matmul(b, x, transpose(b, y, -1, -2) if y.ndim > 1
+                          else y) if y.ndim <= 2 else _refuse_inner(b)
+        raise b.error("dot expects 1-D tensors, got %d-D and %d-D"
+                      % (x.ndim, y.ndim))
+    if x.dtype != y.dtype:
+        raise b.error("dot expects both vectors to have the same dtype, "
+                      "got %s and %s" % (str(x.dtype)[6:],
+                                         str(y.dtype)[6:]))
+    return _in_f32(b, lambda x, y: matmul(b, x, y), x, y)
+
+
+def _refuse_inner(b):
+    raise b.error("inner of a tensor of more than 2 dims is not "
+                  "supported")
+
+
+@both("mv")
+def mv(b, m, v, *, out=None):
+    m = need_tensor(b, m, "mv")
+    v = need_tensor(b, v, "mv")
+    if m.ndim != 2 or v.ndim != 1:
+        raise b.error("mv expects a 2-D matrix and a 1-D vector, got %d-D "
+                      "and %d-D" % (m.ndim, v.ndim))
+    return _in_f32(b, lambda m, v: matmul(b, m, v), m, v)
+
+
+@both("addmv")
+def addmv(b, bias, m, v, *, beta=1, alpha=1, out=None):
+    return _in_f32(b, lambda bias, m, v: _add_product(
+        b, bias, lambda: mv(b, m, v), beta, alpha), bias, m, v)
+
+
+@both("outer", "ger")
+def outer(b, x, y, *, out=None):
+    x = need_tensor(b, x, "outer")
+    y = need_tensor(b, y, "outer")
+    if x.ndim != 1 or y.ndim != 1:
+        raise b.error("outer expects 1-D tensors, got %d-D and %d-D"
+                      % (x.ndim, y.ndim))
+    return mul(b, unsqueeze(b, x, 1), unsqueeze(b, y, 0))
+
+
+@both("addr")
+def addr(b, bias, x, y, *, beta=1, alpha=1, out=None):
+    """beta * bias + alpha * outer(x, y); for bool tensors PyTorch's
+    (beta and bias) or (alpha and outer)."""
+    p = outer(b, x, y)
+    if p.dtype == torch.bool:
+        r = p if alpha else full(b, p.shape, 0, torch.bool,
+                                   "the shape of a product")
+        if beta:
+            r = binary(b, "logical_or", need_tensor(b, bias, "addr"), r)
+        return r
+    return _add_product(b, bias, lambda: p, beta, alpha)
+
+
+@both("addcmul")
+def addcmul(b, x, t1, t2, *, value=1, out=None):
+    """x + value * t1 * t2 (f16/bf16 computed in f32, rounded once; an
+    integer result truncates a float `value`, as PyTorch's kernel)."""
+    return _in_f32(b, lambda x, t1, t2: _addcmul(b, x, t1, t2, value),
+                   x, t1, t2)
+
+
+def _addcmul(b, x, t1, t2, value):
+    p = mul(b, t1, t2)
+    dt = result_type(b, x, p)
+    value = b.static(value, "addcmul's value")
+    if not dt.is_floating_point and dt != torch.bool:
+        value = int(value)
+    if value != 1:
+        p = mul(b, p, value)
+    return add(b, x, p)
+
+
+@both("addcdiv")
+def addcdiv(b, x, t1, t2, *, value=1, out=None):
+    """x + value * t1 / t2 (true division; integer t1 and t2 are refused,
+    as PyTorch refuses them)."""
+    t1 = need_tensor(b, t1, "addcdiv")
+    t2 = need_tensor(b, t2, "addcdiv")
+    if not t1.dtype.is_floating_point and not t2.dtype.is_floating_point:
+        raise b.error("Integer division with addcdiv is no longer "
+                      "supported")
+    def f(x, t1, t2):
+        q = div(b, t1, t2)
+        if value != 1:
+            q = mul(b, q, value)
+        return add(b, x, q)
+    return _in_f32(b, f, x, t1, t2)
 
 
 @function(F.linear, torch._C._nn.linear)
@@ -6050,3 +6179,280 @@ def _mha_mask(b, attn_mask, key_padding_mask, B, H, L, S, dtype):
             m = cast(b, m, dtype)
         total = m if total is None else binary(b, "add", total, m)
     return total
+
+
+# ------------------------------- small ops the OpInfo sweep found missing
+# (issue 16; docs/opinfo.md): decompositions into kt ops, each PyTorch's
+# definition.
+
+
+@both("positive", "resolve_neg", "resolve_conj", "conj", "conj_physical")
+def _identity_real(b, x, *, out=None):
+    """Real tensors: the tensor itself (complex tensors are refused when
+    they enter a graph)."""
+    return copy_of(need_tensor(b, x, "positive"))
+
+
+@both("fliplr")
+def fliplr(b, x):
+    x = need_tensor(b, x, "fliplr")
+    if x.ndim < 2:
+        raise b.error("fliplr: input must be >= 2-d")
+    return flip(b, x, [1])
+
+
+@both("flipud")
+def flipud(b, x):
+    x = need_tensor(b, x, "flipud")
+    if x.ndim < 1:
+        raise b.error("flipud: input must be >= 1-d")
+    return flip(b, x, [0])
+
+
+def _to_float(b, x):
+    x = need_tensor(b, x, "a float function")
+    if not x.dtype.is_floating_point:
+        return cast(b, x, torch.get_default_dtype())
+    return x
+
+
+@both("deg2rad")
+def deg2rad(b, x, *, out=None):
+    x = _to_float(b, x)
+    return binary(b, "mul", x, math.pi / 180.0)
+
+
+@both("rad2deg")
+def rad2deg(b, x, *, out=None):
+    x = _to_float(b, x)
+    return binary(b, "mul", x, 180.0 / math.pi)
+
+
+def _fminmax(name, kt_name):
+    def conv(b, x, y, *, out=None):
+        """fmax/fmin: maximum/minimum where a NaN loses to a number."""
+        x = need_tensor(b, x, name)
+        y = need_tensor(b, y, name)
+        dt = result_type(b, x, y)
+        if dt == torch.bool:
+            return binary(b, kt_name, x, y)
+        X, Y = cast(b, x, dt), cast(b, y, dt)
+        r = binary(b, kt_name, X, Y)
+        if not dt.is_floating_point:
+            return r
+        r = where(b, isnan(b, X), Y, r)
+        return where(b, isnan(b, Y), X, r)
+    conv.__name__ = name
+    return conv
+
+
+both("fmax")(_fminmax("fmax", "maximum"))
+both("fmin")(_fminmax("fmin", "minimum"))
+
+
+@both("copysign")
+def copysign(b, x, y, *, out=None):
+    """|x| with the sign of y (-0.0 counts as negative; integers promote
+    to the default float dtype, as PyTorch)."""
+    x = need_tensor(b, x, "copysign")
+    dt = result_type(b, x, y)
+    if not dt.is_floating_point:
+        dt = torch.get_default_dtype()
+    X = cast(b, x, dt)
+    a = unary(b, "abs", X)
+    if not is_tensor(y):
+        yv = float(b.static(y, "copysign's sign"))
+        return unary(b, "neg", a) if math.copysign(1.0, yv) < 0 else a
+    Y = cast(b, y, dt)
+    # y < 0, or y == -0.0 (1/y == -inf).
+    neg_y = binary(b, "logical_or", binary(b, "lt", Y, 0.0,
+                                           out_dtype=torch.bool),
+                   binary(b, "lt", unary(b, "reciprocal", Y), 0.0,
+                          out_dtype=torch.bool), out_dtype=torch.bool)
+    return where(b, neg_y, unary(b, "neg", a), a)
+
+
+@both("ldexp")
+def ldexp(b, x, other, *, out=None):
+    """x * 2 ** other (a float result)."""
+    x = _to_float(b, x) if is_tensor(x) else x
+    other = need_tensor(b, other, "ldexp")
+    dt = result_type(b, x, other)
+    if not dt.is_floating_point:
+        dt = torch.get_default_dtype()
+    p = binary(b, "pow", operand(b, 2.0, dt), cast(b, other, dt))
+    return binary(b, "mul", operand(b, x, dt), p)
+
+
+@function(torch.broadcast_tensors, torch.functional.broadcast_tensors)
+def broadcast_tensors(b, *tensors):
+    ts = [need_tensor(b, t, "broadcast_tensors") for t in tensors]
+    shape = broadcast(b, *[t.shape for t in ts])
+    return tuple(expand(b, t, shape) for t in ts)
+
+
+@both("frac")
+def frac(b, x, *, out=None):
+    """x - trunc(x), as fmod(x, 1) (same sign as x; NaN for infinities)."""
+    x = need_tensor(b, x, "frac")
+    if not x.dtype.is_floating_point:
+        raise b.error('"frac" is only defined for floating-point tensors, '
+                      'got %s' % str(x.dtype)[6:])
+    return binary(b, "fmod", x, 1.0)
+
+
+def _logaddexp(name, log_base):
+    def conv(b, x, y, *, out=None):
+        """log(e^x + e^y) as max + log1p(exp(-|x - y|)) (base 2:
+        scaled by ln 2); equal infinities give that infinity."""
+        x = need_tensor(b, x, name)
+        y = need_tensor(b, y, name)
+        dt = result_type(b, x, y)
+        if not dt.is_floating_point:
+            dt = torch.get_default_dtype()
+        X, Y = cast(b, x, dt), cast(b, y, dt)
+        m = binary(b, "maximum", X, Y)
+        d = unary(b, "abs", binary(b, "sub", X, Y))
+        if log_base != 1.0:
+            d = binary(b, "mul", d, log_base)
+        t = unary(b, "log1p", unary(b, "exp", unary(b, "neg", d)))
+        if log_base != 1.0:
+            t = binary(b, "mul", t, 1.0 / log_base)
+        r = binary(b, "add", m, t)
+        # x == y == +-inf: x - y is NaN; the result is x.
+        same_inf = binary(b, "logical_and", binary(
+            b, "eq", X, Y, out_dtype=torch.bool), binary(
+            b, "eq", unary(b, "abs", X), float("inf"),
+            out_dtype=torch.bool), out_dtype=torch.bool)
+        return where(b, same_inf, X, r)
+    conv.__name__ = name
+    return conv
+
+
+both("logaddexp")(_logaddexp("logaddexp", 1.0))
+both("logaddexp2")(_logaddexp("logaddexp2", math.log(2.0)))
+
+
+@both("cross")
+def cross(b, x, y, dim=None, *, out=None):
+    """torch.cross: the cross product along `dim` (default: the first dim
+    of size 3), broadcasting x and y."""
+    x = need_tensor(b, x, "cross")
+    y = need_tensor(b, y, "cross")
+    if x.ndim != y.ndim:
+        raise b.error("linalg.cross: inputs must have the same number of "
+                      "dimensions.")
+    dt = result_type(b, x, y)
+    shape = broadcast(b, x.shape, y.shape)
+    X, Y = expand(b, cast(b, x, dt), shape), expand(b, cast(b, y, dt), shape)
+    if dim is None:
+        dims = [i for i, s in enumerate(shape) if value(s) == 3]
+        if not dims:
+            raise b.error("no dimension of size 3 in input")
+        d = dims[0]
+    else:
+        d = norm_dim(b, dim, len(shape))
+    if value(shape[d]) != 3:
+        raise b.error("linalg.cross: inputs dimension %d must have length 3."
+                      " Got %d and %d" % (d, value(x.shape[d]) if
+                                          d < x.ndim else -1,
+                                          value(y.shape[d]) if d < y.ndim
+                                          else -1))
+
+    def c(t, i):
+        return slice_dim(b, t, d, i, i + 1, 1)
+
+    def term(i, j):
+        return binary(b, "sub", binary(b, "mul", c(X, i), c(Y, j)),
+                      binary(b, "mul", c(X, j), c(Y, i)))
+    return cat(b, [term(1, 2), term(2, 0), term(0, 1)], d)
+
+
+@function(torch.linalg.cross)
+def linalg_cross(b, x, y, *, dim=-1, out=None):
+    return cross(b, x, y, dim)
+
+
+@method("sum_to_size")
+def sum_to_size(b, x, *size):
+    """Sums the dims that `size` broadcasts (leading dims, and dims where
+    size is 1)."""
+    x = need_tensor(b, x, "sum_to_size")
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = size[0]
+    size = [b.static(s, "a sum_to_size size") for s in size]
+    if not size:
+        return sum_(b, x)  # as at::sum_to: a full sum (bool -> int64)
+    lead = x.ndim - len(size)
+    if lead < 0:
+        raise b.error("size {%s} is not expandable to size {%s}." % (
+            ", ".join(map(str, size)),
+            ", ".join(str(value(d)) for d in x.shape)))
+    r = x
+    if lead:
+        r = sum_(b, r, list(range(lead)))
+    dims = [i for i, s in enumerate(size) if s == 1 and
+            value(r.shape[i]) != 1]
+    if dims:
+        r = sum_(b, r, dims, True)
+    return r
+
+
+@function(torch.meshgrid, torch.functional.meshgrid)
+def meshgrid(b, *tensors, indexing=None):
+    """meshgrid of 1-D (or 0-d) tensors: each expanded to the grid
+    ("ij" indexing, PyTorch 1.13's default; "xy" swaps the first two
+    dims)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    ts = [need_tensor(b, t, "meshgrid") for t in tensors]
+    if any(t.ndim > 1 for t in ts):
+        raise b.error("torch.meshgrid: Expected 0D or 1D tensor in the "
+                      "tensor list")
+    ts = [reshape(b, t, [-1]) if t.ndim == 0 else t for t in ts]
+    indexing = indexing or "ij"
+    if indexing not in ("ij", "xy"):
+        raise b.error("torch.meshgrid: indexing must be one of \"xy\" or "
+                      "\"ij\", but received: %s" % indexing)
+    swap = indexing == "xy" and len(ts) >= 2
+    order = list(range(len(ts)))
+    if swap:
+        order[0], order[1] = 1, 0
+    shape = [ts[i].shape[0] for i in order]
+    out = []
+    for j, t in enumerate(ts):
+        pos = order.index(j)
+        view = [1] * len(ts)
+        view[pos] = t.shape[0]
+        out.append(expand(b, reshape(b, t, view), shape))
+    return tuple(out)
+
+
+@both("diff")
+def diff(b, x, n=1, dim=-1, prepend=None, append=None, *, out=None):
+    """n-th forward difference along dim (bool: logical_xor), with
+    prepend/append concatenated first."""
+    x = need_tensor(b, x, "diff")
+    d = norm_dim(b, dim, x.ndim)
+    parts = []
+    for extra in (prepend, append):
+        if extra is not None and not is_tensor(extra):
+            raise b.error("diff's prepend/append must be tensors")
+    if prepend is not None:
+        parts.append(prepend)
+    parts.append(x)
+    if append is not None:
+        parts.append(append)
+    r = cat(b, parts, d) if len(parts) > 1 else x
+    n = b.static(n, "diff's n")
+    for _ in range(n):
+        size = value(r.shape[d])
+        if size == 0:
+            break
+        hi = slice_dim(b, r, d, 1, size, 1)
+        lo = slice_dim(b, r, d, 0, size - 1, 1)
+        if r.dtype == torch.bool:
+            r = binary(b, "logical_xor", hi, lo)
+        else:
+            r = binary(b, "sub", hi, lo)
+    return r

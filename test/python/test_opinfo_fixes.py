@@ -1,0 +1,296 @@
+"""Regression tests of the defects the OpInfo sweep found (issue 16;
+docs/opinfo.md), each against eager PyTorch on the interpreter and the cpu
+backend, and at the ATen level (make_fx + kiln.backend) where the fix is
+there:
+
+* addmm/baddbmm/addbmm/addmv on integers: PyTorch truncates float alpha and
+  beta to the integer type (alpha=0.6 is 0): the result was float32;
+  addbmm on int32/int16/int8/uint8 returned int64 (its batch sum widened);
+* f16/bf16 addmm/baddbmm/addbmm/addcmul/addcdiv: computed in f32 and
+  rounded once, as PyTorch's own f32 computation (addbmm rounded the batch
+  products before summing them);
+* torch functions and Tensor methods without a torch-level converter whose
+  ATen op has one (torch.asin, x.atanh(), ...): the ATen converter;
+* new converters: clamp_min/clamp_max (functions, tensor bounds), dot,
+  vdot, inner, mv, addmv, outer, ger, addr (bool too), addcmul, addcdiv.
+"""
+
+import pytest
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import kiln
+
+BACKENDS = ("eager", "cpu")
+
+
+def _run(fn, *args, backend):
+    return kiln.compile(fn, backend=backend, fullgraph=True)(*args)
+
+
+def _check(fn, *args, backend, expected=None):
+    want = fn(*args) if expected is None else expected
+    got = _run(fn, *args, backend=backend)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    torch.testing.assert_close(got, want, equal_nan=True)
+
+
+def _ints(*shape, dtype=torch.int64, lo=-5, hi=6):
+    return torch.randint(lo, hi, shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int8,
+                                   torch.uint8])
+def test_integer_blas_ops_truncate_alpha_beta(backend, dtype):
+    torch.manual_seed(0)
+    lo = 0 if dtype == torch.uint8 else -4
+    a, m1, m2 = (_ints(2, 3, dtype=dtype, lo=lo, hi=5),
+                 _ints(2, 4, dtype=dtype, lo=lo, hi=5),
+                 _ints(4, 3, dtype=dtype, lo=lo, hi=5))
+    b1, b2 = (_ints(3, 2, 4, dtype=dtype, lo=lo, hi=5),
+              _ints(3, 4, 3, dtype=dtype, lo=lo, hi=5))
+    for alpha, beta in ((0.6, 0.2), (1.6, 2.7), (2, 3)):
+        _check(lambda a, m1, m2: torch.addmm(a, m1, m2, alpha=alpha,
+                                             beta=beta), a, m1, m2,
+               backend=backend)
+        _check(lambda a, b1, b2: torch.addbmm(a, b1, b2, alpha=alpha,
+                                              beta=beta), a, b1, b2,
+               backend=backend)
+        _check(lambda a, b1, b2: torch.baddbmm(a, b1, b2, alpha=alpha,
+                                               beta=beta),
+               a.expand(3, 2, 3).clone(), b1, b2, backend=backend)
+        _check(lambda v, m, x: torch.addmv(v, m, x, alpha=alpha,
+                                           beta=beta), a[0].clone(),
+               m2.t().contiguous(), m1[0].clone(), backend=backend)
+        _check(lambda x, y, z: torch.addcmul(x, y, z, value=alpha),
+               a, a, a, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_low_precision_products_are_pytorchs_f32_rounded_once(backend,
+                                                              dtype):
+    torch.manual_seed(1)
+    a = torch.randn(5, 10).mul(4).to(dtype)
+    b1 = torch.randn(5, 5, 5).mul(4).to(dtype)
+    b2 = torch.randn(5, 5, 10).mul(4).to(dtype)
+    m1, m2 = b1[0].clone(), b2[0].clone()
+    t = torch.rand(5, 10).add(0.5).to(dtype)
+    cases = [
+        (lambda a, x, y: torch.addbmm(a, x, y), (a, b1, b2)),
+        (lambda a, x, y: torch.addmm(a, x, y, beta=0.5, alpha=2),
+         (a, m1, m2)),
+        (lambda a, x, y: torch.baddbmm(a, x, y),
+         (a.expand(5, 5, 10).clone(), b1, b2)),
+        (lambda a, x, y: torch.addcdiv(a, x, y, value=0.3), (a, a, t)),
+        (lambda a, x, y: torch.addcmul(a, x, y, value=0.3), (a, a, t)),
+    ]
+    for fn, args in cases:
+        # The independent reference: PyTorch in float32, rounded once.
+        want = fn(*[x.float() for x in args]).to(dtype)
+        _check(fn, *args, backend=backend, expected=want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_torch_calls_fall_back_to_the_aten_converter(backend):
+    x = torch.tensor([-0.9, -0.3, 0.0, 0.5, 0.99, 2.0])
+    y = torch.tensor([1.0, 1.5, 3.0, 10.0])
+    for fn, arg in ((lambda t: torch.asin(t), x),
+                    (lambda t: torch.acos(t), x),
+                    (lambda t: torch.asinh(t), x),
+                    (lambda t: t.atanh(), x), (lambda t: torch.acosh(t), y),
+                    (lambda t: torch.atan(t * 2), x)):
+        _check(fn, arg, backend=backend)
+    # Integers promote to the default dtype, as eager.
+    _check(lambda t: torch.asin(t), torch.tensor([-1, 0, 1]),
+           backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_new_converters(backend):
+    torch.manual_seed(2)
+    x = torch.randn(4, 5)
+    v, w = torch.randn(5), torch.randn(4)
+    x[0, 0] = float("nan")
+    _check(lambda t: torch.clamp_min(t, 0.2), x, backend=backend)
+    _check(lambda t: torch.clamp_max(t, -0.1), x, backend=backend)
+    _check(lambda t, m: torch.clamp_min(t, m), x, torch.randn(5),
+           backend=backend)
+    _check(lambda t: t.clamp_max(torch.zeros(4, 1)), x, backend=backend)
+    _check(lambda p, q: torch.dot(p, q), v, torch.randn(5), backend=backend)
+    _check(lambda p, q: torch.vdot(p, q), v, torch.randn(5), backend=backend)
+    _check(lambda p, q: torch.inner(p, q), v, torch.randn(5), backend=backend)
+    _check(lambda p, q: torch.inner(p, q), x, torch.randn(3, 5), backend=backend)
+    _check(lambda p, q: torch.mv(p, q), x, v, backend=backend)
+    _check(lambda a, m, b: torch.addmv(a, m, b, beta=0.5, alpha=-2), w, x,
+           v, backend=backend)
+    _check(lambda p, q: torch.outer(p, q), w, v, backend=backend)
+    _check(lambda p, q: torch.ger(p, q), w, v, backend=backend)
+    _check(lambda a, p, q: torch.addr(a, p, q, beta=2, alpha=0.5), x, w, v,
+           backend=backend)
+    _check(lambda p, q: torch.dot(p, q), torch.tensor([1, 2, 3]), torch.tensor([4, -5, 6]),
+           backend=backend)
+    bx = torch.tensor([[True, False], [False, False]])
+    bp, bq = torch.tensor([True, False]), torch.tensor([True, True])
+    for beta, alpha in ((True, True), (False, True), (True, False)):
+        _check(lambda a, p, q: torch.addr(a, p, q, beta=beta, alpha=alpha),
+               bx, bp, bq, backend=backend)
+    _check(lambda a, p, q: torch.addcdiv(a, p, q, value=0.5), x,
+           torch.randn(4, 5), torch.rand(4, 5) + 0.5, backend=backend)
+
+
+def test_integer_addcdiv_is_refused():
+    a = torch.tensor([1, 2])
+    with pytest.raises(RuntimeError):
+        torch.addcdiv(a, a, a)
+    with pytest.raises(kiln.Unsupported, match="Integer division"):
+        _run(lambda x: torch.addcdiv(x, x, x), a, backend="eager")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_aten_level(backend):
+    torch.manual_seed(3)
+    x, v, w = torch.randn(4, 5), torch.randn(5), torch.randn(4)
+    b1, b2 = torch.randn(3, 4, 2), torch.randn(3, 2, 5)
+    for fn, args in (
+            (lambda a, p, q: torch.addr(a, p, q, beta=2), (x, w, v)),
+            (lambda a, p, q: torch.baddbmm(a, p, q, alpha=0.5), (x, b1, b2)),
+            (lambda a, p, q: torch.addbmm(a, p, q, beta=0.0), (x, b1, b2)),
+            (lambda a, m: torch.clamp_min(a, m), (x, v)),
+            (lambda a, p: torch.mv(a, p), (x, v)),
+            (lambda a, p, q: torch.addcmul(a, p, q, value=3), (x, x, x))):
+        gm = make_fx(fn)(*args)
+        got = kiln.backend(gm, list(args), backend=backend)(*args)
+        got = got[0] if isinstance(got, (list, tuple)) else got
+        torch.testing.assert_close(got, fn(*args))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_small_ops_the_sweep_found_missing(backend):
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([[1.0, nan, -2.0], [nan, 0.0, -0.0]])
+    y = torch.tensor([[nan, 3.0, -1.0], [nan, -0.0, 5.0]])
+    i = torch.tensor([[3, -4, 0], [7, 1, -2]])
+    _check(lambda a, c: torch.fmax(a, c), x, y, backend=backend)
+    _check(lambda a, c: torch.fmin(a, c), x, y, backend=backend)
+    _check(lambda a, c: torch.fmax(a, c), i, i.flip(0), backend=backend)
+    # copysign: -0.0 is negative; integers promote to float.
+    _check(lambda a, c: torch.copysign(a, c), torch.tensor(
+        [1.0, -2.0, 3.0, inf, 0.0]), torch.tensor(
+        [-0.0, 0.0, -1.0, -5.0, -inf]), backend=backend)
+    _check(lambda a: torch.copysign(a, -1.5), i, backend=backend)
+    _check(lambda a, c: torch.ldexp(a, c), torch.tensor([1.0, -3.0, 0.5]),
+           torch.tensor([2, -1, 10]), backend=backend)
+    _check(lambda a: torch.deg2rad(a), i, backend=backend)
+    _check(lambda a: torch.rad2deg(a), x, backend=backend)
+    _check(lambda a: torch.fliplr(a), i, backend=backend)
+    _check(lambda a: torch.flipud(a), x, backend=backend)
+    _check(lambda a: torch.positive(a) * 2, i, backend=backend)
+    _check(lambda a: torch.conj_physical(a) + torch.resolve_neg(a), x,
+           backend=backend)
+    outs = _run(lambda a, c: torch.broadcast_tensors(a, c),
+                torch.randn(3, 1), torch.randn(4), backend=backend)
+    want = torch.broadcast_tensors(torch.zeros(3, 1), torch.zeros(4))
+    assert [o.shape for o in outs] == [w.shape for w in want]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_more_ops_the_sweep_found_missing(backend):
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([2.5, -2.5, 0.0, -0.0, inf, -inf, nan, 1e10])
+    _check(lambda a: torch.frac(a), x, backend=backend)
+    a = torch.tensor([0.0, 1.0, -inf, inf, inf, 100.0, nan, -50.0])
+    c = torch.tensor([0.0, -3.0, -inf, inf, -inf, 99.0, 1.0, -60.0])
+    _check(lambda p, q: torch.logaddexp(p, q), a, c, backend=backend)
+    _check(lambda p, q: torch.logaddexp2(p, q), a, c, backend=backend)
+    torch.manual_seed(4)
+    u, v = torch.randn(4, 3, 2), torch.randn(3, 2)
+    _check(lambda p, q: torch.cross(p, q), u, v.expand(4, 3, 2).clone(),
+           backend=backend)
+    _check(lambda p, q: torch.linalg.cross(p, q, dim=1), u, v[None],
+           backend=backend)
+    iu, iv = torch.randint(-5, 5, (2, 3)), torch.randint(-5, 5, (2, 3))
+    _check(lambda p, q: torch.cross(p, q, dim=1), iu, iv, backend=backend)
+    w = torch.randn(2, 3, 4)
+    _check(lambda t: t.sum_to_size(3, 1), w, backend=backend)
+    _check(lambda t: t.sum_to_size(()), torch.tensor(True),
+           backend=backend)
+    _check(lambda t: torch.diff(t), w, backend=backend)
+    _check(lambda t, p: torch.diff(t, n=2, dim=1, prepend=p), w,
+           torch.randn(2, 1, 4), backend=backend)
+    _check(lambda t: torch.diff(t, dim=0),
+           torch.tensor([[True, False], [True, True]]), backend=backend)
+    _check(lambda t: torch.diff(t, n=3), torch.tensor([1, 4, 9, 16, 25]),
+           backend=backend)
+    outs = _run(lambda p, q: torch.meshgrid(p, q, indexing="xy"),
+                torch.arange(3.0), torch.arange(4.0), backend=backend)
+    for o, w in zip(outs, torch.meshgrid(torch.arange(3.0),
+                                         torch.arange(4.0), indexing="xy")):
+        torch.testing.assert_close(o, w)
+
+
+def test_cross_refusals_as_pytorch():
+    with pytest.raises(kiln.Unsupported, match="size 3"):
+        _run(lambda p, q: torch.cross(p, q), torch.randn(2, 4),
+             torch.randn(2, 4), backend="eager")
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        torch.linalg.cross(torch.randn(2, 3), torch.randn(3))
+    with pytest.raises(kiln.Unsupported, match="same number of dimensions"):
+        _run(lambda p, q: torch.linalg.cross(p, q), torch.randn(2, 3),
+             torch.randn(3), backend="eager")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_make_fx_shape_changing_in_place_ops(backend):
+    """PyTorch 1.13's make_fx records matmul of a 1-D operand with
+    aten.squeeze_ (refused before: 'an in-place op would change the shape
+    of its operand')."""
+    torch.manual_seed(5)
+    for fn, args in (
+            (lambda v, a: torch.matmul(v, a), (torch.randn(3),
+                                               torch.randn(3, 4))),
+            (lambda x, w: torch.nn.functional.linear(x, w),
+             (torch.randn(4), torch.randn(2, 4))),
+            (lambda x: x.clone().unsqueeze_(0).t_() * 2, (torch.randn(3),))):
+        gm = make_fx(fn)(*args)
+        got = kiln.backend(gm, list(args), backend=backend)(*args)
+        got = got[0] if isinstance(got, (list, tuple)) else got
+        torch.testing.assert_close(got, fn(*args))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_functional_activations(backend):
+    import torch.nn.functional as F
+    torch.manual_seed(6)
+    x = torch.randn(4, 6) * 4
+    x[0, 0] = float("nan")
+    x[0, 1] = float("inf")
+    x[0, 2] = -float("inf")
+    for fn in (lambda t: F.elu(t), lambda t: F.elu(t, alpha=0.5),
+               lambda t: F.selu(t), lambda t: F.celu(t, alpha=2.0),
+               lambda t: F.softplus(t, beta=2, threshold=5),
+               lambda t: F.softsign(t), lambda t: F.tanhshrink(t),
+               lambda t: F.mish(t), lambda t: F.logsigmoid(t),
+               lambda t: F.softmin(t, dim=1),
+               lambda t: F.softmin(t, 0, dtype=torch.float64),
+               lambda t: F.glu(t, dim=1), lambda t: F.glu(t, 0),
+               lambda t: F.threshold(t, 0.5, -7.0)):
+        _check(fn, x, backend=backend)
+    _check(lambda t: F.threshold(t, 2, 9), torch.tensor([1, 2, 3, -4]),
+           backend=backend)
+    with pytest.raises(kiln.Unsupported, match="even"):
+        _run(lambda t: F.glu(t, 1), torch.randn(2, 3), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_functional_activations_aten(backend):
+    import torch.nn.functional as F
+    torch.manual_seed(7)
+    x = torch.randn(4, 6) * 3
+    for fn in (lambda t: F.glu(t, 1), lambda t: F.celu(t, 0.7),
+               lambda t: F.mish(t), lambda t: F.threshold(t, 0.1, 20.0)):
+        gm = make_fx(fn)(x)
+        got = kiln.backend(gm, [x], backend=backend)(x)
+        got = got[0] if isinstance(got, (list, tuple)) else got
+        torch.testing.assert_close(got, fn(x))
