@@ -638,6 +638,12 @@ bool isBoolMemRef(Value v) {
   return t && t.getElementType().isInteger(1);
 }
 
+/// The vector of bytes that `vt` (of i1) is stored as.
+VectorType bytesOf(VectorType vt) {
+  return VectorType::get(vt.getShape(), IntegerType::get(vt.getContext(), 8),
+                         vt.getScalableDims());
+}
+
 /// vector.transfer_read of i1 from memory -> a read of bytes, != 0.
 struct ByteBoolRead : public OpRewritePattern<vector::TransferReadOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -646,9 +652,7 @@ struct ByteBoolRead : public OpRewritePattern<vector::TransferReadOp> {
     if (!isBoolMemRef(op.getBase()))
       return failure();
     Location loc = op.getLoc();
-    VectorType vt = op.getVectorType();
-    auto bytesType = VectorType::get(vt.getShape(), rw.getI8Type(),
-                                     vt.getScalableDims());
+    VectorType bytesType = bytesOf(op.getVectorType());
     Value pad = arith::ExtUIOp::create(rw, loc, rw.getI8Type(),
                                        op.getPadding());
     auto read = vector::TransferReadOp::create(
@@ -671,9 +675,7 @@ struct ByteBoolWrite : public OpRewritePattern<vector::TransferWriteOp> {
     if (!isBoolMemRef(op.getBase()))
       return failure();
     Location loc = op.getLoc();
-    VectorType vt = op.getVectorType();
-    auto bytesType = VectorType::get(vt.getShape(), rw.getI8Type(),
-                                     vt.getScalableDims());
+    VectorType bytesType = bytesOf(op.getVectorType());
     Value bytes = arith::ExtUIOp::create(rw, loc, bytesType, op.getVector());
     rw.replaceOpWithNewOp<vector::TransferWriteOp>(
         op, bytes, asBytes(rw, loc, op.getBase()), op.getIndices(),
