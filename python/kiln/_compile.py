@@ -400,7 +400,15 @@ class _Compiled:
         self.fn = fn
         self.module = fn if isinstance(fn, torch.nn.Module) else None
         self.forward = fn.forward if self.module is not None else fn
-        self.signature = inspect.signature(self.forward)
+        try:
+            self.signature = inspect.signature(self.forward)
+        except (ValueError, TypeError):
+            # A builtin (torch.asin, a C function): Python gives it no
+            # signature to bind the call's arguments to.
+            raise KilnError(
+                "cannot compile %r: it has no Python signature (a builtin); "
+                "wrap it in a function, e.g. kiln.compile(lambda x: %s(x))"
+                % (fn, getattr(fn, "__name__", "f"))) from None
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.options = options

@@ -1192,7 +1192,13 @@ def _minmax(reduce_name, arg_name, elementwise):
         if dim is None:
             return _reduction(b, reduce_name, x, None, False)
         values = _reduction(b, reduce_name, x, dim, keepdim)
-        indices = _arg(b, arg_name, x, dim, keepdim)
+        # kt.argmax/argmin take no bools (torch.argmax refuses them too),
+        # but max/min(dim) of a bool tensor has indices: the same positions
+        # over uint8 (the first largest / smallest).
+        xi = x
+        if is_tensor(x) and x.dtype == torch.bool:
+            xi = cast(b, x, torch.uint8)
+        indices = _arg(b, arg_name, xi, dim, keepdim)
         return MinMax(values, indices)
     return conv
 

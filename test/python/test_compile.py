@@ -124,6 +124,9 @@ def test_bad_arguments():
     with pytest.raises(kiln.KilnError, match="unknown option 'threads'"):
         kiln.compile(f, options={"threads": 2})
     kiln.compile(f, mode="max-autotune")  # accepted
+    # A builtin has no signature: a clear error naming the way around it.
+    with pytest.raises(kiln.KilnError, match="no Python signature.*lambda x: asin"):
+        kiln.compile(torch.asin)
     with pytest.raises(ValueError, match="positive int"):
         kiln.config.cache_size_limit = 0
     with pytest.raises(AttributeError, match="no setting 'nope'"):

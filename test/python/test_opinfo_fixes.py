@@ -294,3 +294,19 @@ def test_functional_activations_aten(backend):
         got = kiln.backend(gm, [x], backend=backend)(x)
         got = got[0] if isinstance(got, (list, tuple)) else got
         torch.testing.assert_close(got, fn(x))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_max_min_with_dim_on_bool(backend):
+    # max/min(dim) of a bool tensor: PyTorch gives values and indices (the
+    # first largest / smallest); kt.argmax takes no bools, so the indices
+    # come from a uint8 copy (this failed kt.argmax's verifier before).
+    g = torch.Generator().manual_seed(3)
+    for shape in ((4, 5), (3, 1, 7)):
+        x = torch.rand(*shape, generator=g) > 0.5
+        for fn in (lambda x: torch.max(x, 0), lambda x: x.max(dim=-1),
+                   lambda x: torch.min(x, -1, keepdim=True)):
+            want = fn(x)
+            got = _run(fn, x, backend=backend)
+            for gv, wv in zip(got, want):
+                assert gv.dtype == wv.dtype and torch.equal(gv, wv)

@@ -74,6 +74,12 @@ LogicalResult rewritePool(RewriterBase &rw, linalg::LinalgOp op) {
   int64_t kh = window.getDimSize(0), kw = window.getDimSize(1);
   if (kh * kw < 1 || kh * kw > kMaxWindow)
     return failure();
+  // An empty input or output (a zero-size batch) has no windows to slice:
+  // the pool stays (its loops run zero times).
+  auto inType = dyn_cast<RankedTensorType>(x.getType());
+  if (!inType || llvm::is_contained(inType.getShape(), 0) ||
+      llvm::is_contained(initType.getShape(), 0))
+    return failure();
   auto st = llvm::to_vector(stridesAttr.getValues<int64_t>());
   auto dl = llvm::to_vector(dilationsAttr.getValues<int64_t>());
   Location loc = op.getLoc();

@@ -84,3 +84,17 @@ func.func @max_pool_dynamic(%x: tensor<?x3x8x?xf32>) -> tensor<?x3x4x?xf32> {
   %0 = kt.max_pool2d %x {kernel_size = [3, 3], stride = [2, 2], padding = [1, 1]} : (tensor<?x3x8x?xf32>) -> tensor<?x3x4x?xf32>
   return %0 : tensor<?x3x4x?xf32>
 }
+
+// -----
+
+// A zero-size batch: nothing to slice, the pool stays (a static zero-size
+// window slice would not verify).
+// CHECK-LABEL: func.func @empty_batch
+// CHECK: linalg.pooling_nchw_max
+func.func @empty_batch(%x: tensor<0x2x4x4xf32>) -> tensor<0x2x2x2xf32> {
+  %w = tensor.empty() : tensor<2x2xf32>
+  %e = tensor.empty() : tensor<0x2x2x2xf32>
+  %r = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %w : tensor<0x2x4x4xf32>, tensor<2x2xf32>) outs(%e : tensor<0x2x2x2xf32>) -> tensor<0x2x2x2xf32>
+  return %r : tensor<0x2x2x2xf32>
+}
