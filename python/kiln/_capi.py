@@ -335,6 +335,7 @@ class Session:
     def __init__(self):
         self._L = lib()
         self._h = self._L.kilnSessionCreate()
+        self._pid = os.getpid()
         self._miss = None
         self._miss_fn = None
         self._miss_text = None
@@ -348,7 +349,13 @@ class Session:
 
     def close(self):
         if getattr(self, "_h", None) is not None and self._h.ptr:
-            self._L.kilnSessionDestroy(self._h)
+            # A session inherited through fork() is not destroyed in the
+            # child: its MLIR context's worker threads exist only in the
+            # parent, and tearing it down there crashed (garbage collection
+            # in opinfo_sweep's forked workers). The child leaves it to the
+            # parent.
+            if getattr(self, "_pid", None) == os.getpid():
+                self._L.kilnSessionDestroy(self._h)
             self._h = KilnSessionH()
 
     def __del__(self):

@@ -193,3 +193,38 @@ def test_cuda_tensors_are_refused():
     meta = torch.empty(10, device="meta")
     with pytest.raises(kiln.KilnError, match="CPU tensors only"):
         s.call("toy_example", [meta, meta])
+
+
+def test_session_inherited_through_fork_is_left_to_the_parent():
+    # A forked child that drops a session made by its parent must not tear
+    # down the parent's MLIR context (its worker threads are not in the
+    # child): that hung or crashed the child (opinfo_sweep's forked
+    # workers, garbage collection). The child exits cleanly; the parent's
+    # session still works.
+    import time
+    f = kiln.compile(lambda x: torch.sin(x) + 1, backend="cpu")
+    x = torch.randn(8)
+    f(x)
+    sessions = [o for o in gc.get_objects() if isinstance(o, _capi.Session)]
+    assert sessions
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for s in sessions:
+                s.close()
+            gc.collect()
+        finally:
+            os._exit(0)
+    deadline = time.time() + 60
+    status = None
+    while time.time() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung closing its inherited session")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    torch.testing.assert_close(f(x), torch.sin(x) + 1)
