@@ -457,11 +457,9 @@ class _Compiled:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
             raise TypeError("%s: %s" % (self.name, e)) from None
+        # `*args` and `**kwargs` are bound as a tuple and a dict: containers,
+        # as a list argument is (kiln._tracer makes them positional).
         bound.apply_defaults()
-        for p in self.signature.parameters.values():
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise Unsupported("%s takes *args or **kwargs: not "
-                                  "supported yet" % self.name)
         return bound
 
     def _key(self, bound):
@@ -470,8 +468,7 @@ class _Compiled:
         for name, v in bound.arguments.items():
             leaves, spec = pytree.tree_flatten(v)
             tensors = [x for x in leaves if _is_tensor(x)]
-            if tensors and len(leaves) > 1 or tensors and not \
-                    _is_tensor(v):
+            if (tensors or isinstance(v, dict)) and not _is_tensor(v):
                 # A list / tuple / dict of tensors (and Python values): one
                 # program input per tensor leaf; the structure and the other
                 # leaves' values are part of the key (specialized, as

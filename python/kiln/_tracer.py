@@ -146,18 +146,31 @@ class KilnProxy(fx.Proxy):
 
 
 def _positional(fn, co):
-    """`fn` with its keyword-only parameters made positional (same names,
-    same order as its signature), for torch.fx's placeholders."""
-    names = co.co_varnames[:co.co_argcount + co.co_kwonlyargcount]
-    pos = names[:co.co_argcount]
-    kw = names[co.co_argcount:]
+    """`fn` with its keyword-only parameters made positional, and its
+    `*args` / `**kwargs` taken as one tuple / dict parameter each (same
+    names, in its signature's order), for torch.fx's placeholders: the
+    frontend passes the tuple and the dict as containers, one placeholder
+    per tensor leaf (torch.fx's own `*args` placeholder is one proxy, which
+    a call cannot unpack)."""
+    n = co.co_argcount + co.co_kwonlyargcount
+    names = co.co_varnames[:n]
+    pos = list(names[:co.co_argcount])
+    kw = list(names[co.co_argcount:])
+    varargs = varkw = None
+    if co.co_flags & inspect.CO_VARARGS:
+        varargs = co.co_varnames[n]
+        n += 1
+    if co.co_flags & inspect.CO_VARKEYWORDS:
+        varkw = co.co_varnames[n]
     # No defaults: every call passes every parameter (the frontend binds
     # them with their defaults applied).
     env = {"_fn": fn}
-    params = list(names)
+    params = pos + ([varargs] if varargs else []) + kw + \
+        ([varkw] if varkw else [])
+    call = pos + (["*" + varargs] if varargs else []) + \
+        ["%s=%s" % (k, k) for k in kw] + (["**" + varkw] if varkw else [])
     src = "def _kiln_positional(%s):\n    return _fn(%s)\n" % (
-        ", ".join(params), ", ".join(list(pos) + ["%s=%s" % (k, k)
-                                                  for k in kw]))
+        ", ".join(params), ", ".join(call))
     exec(compile(src, "<kiln>", "exec"), env)
     wrapper = env["_kiln_positional"]
     wrapper.__qualname__ = getattr(fn, "__qualname__", "fn")
@@ -199,7 +212,7 @@ class KilnTracer(fx.Tracer):
         fn = inspect.unwrap(root_fn)
         co = fn.__code__
         flags = co.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
-        if co.co_kwonlyargcount and not flags:
+        if co.co_kwonlyargcount or flags:
             root_fn = _positional(root_fn, co)
         from torch.fx._symbolic_trace import _PyTreeCodeGen
         root_fn2, args = super().create_args_for_root(root_fn, is_module,

@@ -213,7 +213,7 @@ def make_call(op, sample):
         return target(inp, *args, **kwargs)
 
     names = ", ".join("t%d" % i for i in range(len(leaves)))
-    # kiln.compile's tracer takes no *args: a function of fixed arity.
+    # A function of fixed arity: one tensor input per leaf, named t0, t1, ...
     fn = eval("lambda %s: call(%s)" % (names, names), {"call": call})
     return fn, leaves
 
