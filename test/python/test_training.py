@@ -1073,3 +1073,57 @@ def test_gradcheck_embedding_bag(backend):
     gr = torch.autograd.grad(sum((t * (k + 1)).sum() for k, t in enumerate(refs)), (w, psw))
     for a, e in zip(gk, gr):
         torch.testing.assert_close(a, e)
+
+
+# Products large enough for OpenBLAS (every dim >= 24): the backward's
+# transposed operands (each linear layer's x^T dY, attention's P^T dO,
+# dS^T Q, ...) are read by cblas with its transpose flag inside the product's
+# kernel instead of being copied by a transpose kernel of their own
+# (kiln-cpu-outline-kernels, kiln-select-matmul). Odd sizes, batch 1, the
+# causal mask, f32 and f64.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_gpt2_block_blas_sizes_sgd_steps_match_eager(dtype, batch):
+    from models import gpt2_block
+    model = gpt2_block(n_embd=50, n_head=2, block_size=29).train().to(dtype)
+    g = torch.Generator().manual_seed(3)
+    sgd_steps(model, lambda s: torch.randn(batch, 29, 50, generator=g,
+                                           dtype=dtype).requires_grad_(),
+              "cpu", steps=2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_transformer_layer_blas_sizes_sgd_steps_match_eager(dtype):
+    model = transformer_layer(d_model=48, nhead=2,
+                              dim_feedforward=77).train().to(dtype)
+    g = torch.Generator().manual_seed(4)
+    sgd_steps(model, lambda s: torch.randn(2, 31, 48, generator=g,
+                                           dtype=dtype).requires_grad_(),
+              "cpu", steps=2)
+
+
+def _transposed_products(q, k, v, w):
+    # Every product has a transposed operand in the forward or backward.
+    att = (q @ k.transpose(-2, -1)) * 0.2
+    mask = torch.ones(q.shape[-2], q.shape[-2]).tril() == 0
+    att = torch.softmax(att.masked_fill(mask, float("-inf")), dim=-1)
+    y = att @ v
+    return y.transpose(-2, -1) @ w.transpose(0, 1).sum(-1, keepdim=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_transposed_products_gradients_match_autograd(dtype):
+    g = torch.Generator().manual_seed(5)
+    shapes = [(2, 3, 37, 25), (2, 3, 37, 25), (2, 3, 37, 29), (26, 37)]
+    args = [torch.randn(*s, generator=g, dtype=dtype).requires_grad_()
+            for s in shapes]
+    ref = [a.detach().clone().requires_grad_() for a in args]
+    out = kiln.compile(_transposed_products, backend="cpu")(*args)
+    expected = _transposed_products(*ref)
+    tol = 1e-4 if dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(out, expected, rtol=tol, atol=tol)
+    gout = torch.randn(*out.shape, generator=g, dtype=dtype)
+    out.backward(gout)
+    expected.backward(gout)
+    for a, r in zip(args, ref):
+        torch.testing.assert_close(a.grad, r.grad, rtol=tol, atol=tol)

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -123,8 +124,24 @@ std::optional<kiln::cpu::GemmForm> kiln::cpu::matchGemm(Operation *operation) {
 }
 
 /// Whether `v` comes from a linalg.transpose swapping its last two dims (the
-/// leading ones in place); then `src` is its input.
-static bool isTrailingTranspose(Value v, Value &src) {
+/// leading ones in place); then `src` is its input. A transpose seen
+/// through a tensor.collapse_shape of its leading dims only (a 4-D
+/// product's batch dims, collapsed for linalg.batch_matmul: attention's
+/// `P^T dO` of [B, H, T, T]) counts too: `src` is then the same collapse of
+/// the transpose's input, built before `v`'s collapse.
+static bool isTrailingTranspose(OpBuilder &b, Value v, Value &src) {
+  auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
+  if (collapse) {
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    int64_t n = groups.size();
+    int64_t srcRank = collapse.getSrcType().getRank();
+    // The last two groups are the last two dims, alone.
+    if (n < 2 || groups[n - 1].size() != 1 || groups[n - 2].size() != 1 ||
+        groups[n - 1][0] != srcRank - 1 || groups[n - 2][0] != srcRank - 2)
+      return false;
+    v = collapse.getSrc();
+  }
   auto t = v.getDefiningOp<linalg::TransposeOp>();
   if (!t)
     return false;
@@ -136,6 +153,12 @@ static bool isTrailingTranspose(Value v, Value &src) {
     if (perm[i] != i)
       return false;
   src = t.getInput();
+  if (collapse) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(collapse);
+    src = tensor::CollapseShapeOp::create(
+        b, collapse.getLoc(), src, collapse.getReassociationIndices());
+  }
   return true;
 }
 
@@ -149,7 +172,7 @@ static Operation *foldIntoContraction(OpBuilder &b, linalg::LinalgOp op,
   bool changed = false;
   for (auto [i, operand] : llvm::enumerate(op.getDpsInputOperands())) {
     Value src;
-    if (isTrailingTranspose(operand->get(), src)) {
+    if (isTrailingTranspose(b, operand->get(), src)) {
       AffineMap m = maps[i];
       unsigned r = m.getNumResults();
       SmallVector<AffineExpr> res(m.getResults());

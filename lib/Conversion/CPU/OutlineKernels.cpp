@@ -81,6 +81,30 @@ bool isKernelOp(Operation *op) {
          rankedTensors(op->getResultTypes());
 }
 
+/// Whether `op` is a kt.transpose of the last two dims (rank >= 2) whose
+/// every user is a kt.matmul of the same block. Such a transpose is not a
+/// kernel of its own: it is cloned into each product's kernel, where the
+/// product reads it through swapped maps (`kiln-matmul-to-blas` gives cblas
+/// a transpose flag; generated code reads it strided) instead of a copy of
+/// the operand being written and read again. The backward of every linear
+/// layer (`dW = dY^T X`) and of attention (`P^T dO`, `Q^T dS`, ...) has one.
+bool isAbsorbedTranspose(Operation *op) {
+  auto t = dyn_cast<kt::TransposeOp>(op);
+  if (!t)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(t.getType());
+  if (!type || type.getRank() < 2 || t->use_empty())
+    return false;
+  int64_t rank = type.getRank();
+  auto norm = [&](int64_t d) { return d < 0 ? d + rank : d; };
+  int64_t d0 = norm((int64_t)t.getDim0()), d1 = norm((int64_t)t.getDim1());
+  if (std::min(d0, d1) != rank - 2 || std::max(d0, d1) != rank - 1)
+    return false;
+  return llvm::all_of(t->getUsers(), [&](Operation *user) {
+    return isa<kt::MatmulOp>(user) && user->getBlock() == op->getBlock();
+  });
+}
+
 /// Whether `attr` is a capture annotation (a discardable attribute in the
 /// `kg` namespace: `kg.nn_module_stack`, `kg.source_fn`, ...), which says
 /// where an op came from and not what it computes.
@@ -139,16 +163,33 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
   for (func::FuncOp caller : callers) {
     Block &block = caller.getBody().front();
     SmallVector<Operation *> kernels;
-    for (Operation &op : block.without_terminator())
-      if (isKernelOp(&op))
+    SmallVector<Operation *> absorbed;
+    for (Operation &op : block.without_terminator()) {
+      if (isAbsorbedTranspose(&op))
+        absorbed.push_back(&op);
+      else if (isKernelOp(&op))
         kernels.push_back(&op);
+    }
     if (!kernels.empty())
       glue.push_back(caller);
     for (Operation *op : kernels) {
       // Arguments: the operands, once each, constants excepted (cloned).
       SmallVector<Value> args;
       SmallVector<Operation *> constants;
+      // Transposes cloned into this kernel; the kernel takes their inputs.
+      SmallVector<Operation *> inner;
+      SmallVector<Value> operands;
       for (Value v : op->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (def && llvm::is_contained(absorbed, def)) {
+          if (!llvm::is_contained(inner, def))
+            inner.push_back(def);
+          operands.push_back(def->getOperand(0));
+        } else {
+          operands.push_back(v);
+        }
+      }
+      for (Value v : operands) {
         Operation *def = v.getDefiningOp();
         if (def && def->hasTrait<OpTrait::ConstantLike>() &&
             def->getNumOperands() == 0 && def->getNumResults() == 1) {
@@ -178,6 +219,8 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       b.setInsertionPointToStart(body);
       for (Operation *c : constants)
         b.clone(*c, map);
+      for (Operation *t : inner)
+        b.clone(*t, map);
       Operation *clone = b.clone(*op, map);
       func::ReturnOp::create(b, op->getLoc(), clone->getResults());
 
@@ -212,6 +255,11 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       op->replaceAllUsesWith(call.getResults());
       op->erase();
       ++stats.calls;
+    }
+    // Every user of an absorbed transpose was a product, now outlined.
+    for (Operation *t : absorbed) {
+      assert(t->use_empty() && "an absorbed transpose kept a user");
+      t->erase();
     }
   }
   // The callers are glue: one call per kernel site, and memref descriptors

@@ -137,3 +137,41 @@ func.func @not_gemm(%a: tensor<32x48xf32>, %b: tensor<48x40xf32>, %c: tensor<32x
   } -> tensor<2x3x8x8xf32>
   return %r, %r2 : tensor<32x40xf32>, tensor<2x3x8x8xf32>
 }
+
+// A 4-D product's transposed operand reaches batch_matmul through a
+// collapse of its batch dims (attention's backward, P^T dO): the transpose is
+// read through the collapse of its input with the swapped map.
+// AUTO-LABEL: func.func @collapsed_batch_transpose
+// AUTO-SAME: (%[[P:.*]]: tensor<2x3x40x40xf32>, %[[D:.*]]: tensor<2x3x40x32xf32>)
+// AUTO: %[[PC:.*]] = tensor.collapse_shape %[[P]] {{\[}}[0, 1], [2], [3]] : tensor<2x3x40x40xf32> into tensor<6x40x40xf32>
+// AUTO: %[[DC:.*]] = tensor.collapse_shape %[[D]]
+// AUTO: linalg.generic {indexing_maps = [#[[KM3:.*]], #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[PC]], %[[DC]] : tensor<6x40x40xf32>, tensor<6x40x32xf32>) outs({{.*}}) attrs = {kiln.matmul_impl = "openblas", kiln.matmul_zero_init}
+// GEN-LABEL: func.func @collapsed_batch_transpose
+// GEN: linalg.transpose
+// GEN: linalg.batch_matmul {kiln.matmul_impl = "generated"}
+func.func @collapsed_batch_transpose(%p: tensor<2x3x40x40xf32>, %d: tensor<2x3x40x32xf32>) -> tensor<6x40x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x40x40xf32>
+  %pt = linalg.transpose ins(%p : tensor<2x3x40x40xf32>) outs(%e : tensor<2x3x40x40xf32>) permutation = [0, 1, 3, 2]
+  %a = tensor.collapse_shape %pt [[0, 1], [2], [3]] : tensor<2x3x40x40xf32> into tensor<6x40x40xf32>
+  %b = tensor.collapse_shape %d [[0, 1], [2], [3]] : tensor<2x3x40x32xf32> into tensor<6x40x32xf32>
+  %c0 = tensor.empty() : tensor<6x40x32xf32>
+  %c = linalg.fill ins(%cst : f32) outs(%c0 : tensor<6x40x32xf32>) -> tensor<6x40x32xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<6x40x40xf32>, tensor<6x40x32xf32>) outs(%c : tensor<6x40x32xf32>) -> tensor<6x40x32xf32>
+  return %r : tensor<6x40x32xf32>
+}
+
+// A collapse that merges one of the last two dims is not a batch collapse:
+// the transpose stays.
+// AUTO-LABEL: func.func @collapse_merges_rows
+// AUTO: linalg.transpose
+// AUTO: tensor.collapse_shape
+// AUTO: linalg.matmul {kiln.matmul_impl = "openblas"}
+func.func @collapse_merges_rows(%p: tensor<2x40x30xf32>, %d: tensor<40x32xf32>) -> tensor<60x32xf32> {
+  %e = tensor.empty() : tensor<2x30x40xf32>
+  %pt = linalg.transpose ins(%p : tensor<2x40x30xf32>) outs(%e : tensor<2x30x40xf32>) permutation = [0, 2, 1]
+  %a = tensor.collapse_shape %pt [[0, 1], [2]] : tensor<2x30x40xf32> into tensor<60x40xf32>
+  %c = tensor.empty() : tensor<60x32xf32>
+  %r = linalg.matmul ins(%a, %d : tensor<60x40xf32>, tensor<40x32xf32>) outs(%c : tensor<60x32xf32>) -> tensor<60x32xf32>
+  return %r : tensor<60x32xf32>
+}
