@@ -11,7 +11,9 @@
 // that lower to a tensor reshape or slice: reshape, squeeze, unsqueeze,
 // slice, select) and
 // creation ops stay in the caller; the shape ops that move data (permute,
-// expand, concat, pad, flip, gather, index_select, ...) are kernels.
+// expand, concat, pad, flip, gather, index_select, ...) are kernels, but a
+// transpose of the last two dims read only by products is cloned into each
+// product's kernel (cblas reads it with its transpose flag, no copy).
 // Constant operands are cloned into the kernel (they stay attributes the
 // lowering folds).
 //
