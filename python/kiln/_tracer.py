@@ -24,6 +24,7 @@ stack, which the importer turns into MLIR locations.
 import collections
 import contextlib
 import dis
+import dataclasses
 import functools
 import inspect
 import linecache
@@ -38,7 +39,7 @@ import torch.fx as fx
 from torch.overrides import TorchFunctionMode, _no_torch_function_mode
 from torch.utils import _pytree as pytree
 
-from . import _ops
+from . import _fx_import, _ops
 from ._errors import KilnError, Unsupported
 from ._fx_import import TensorVal, target_name
 from ._symbolic import Sym
@@ -284,6 +285,14 @@ class KilnTracer(fx.Tracer):
             name = "_kiln_closure_p%d" % len(self.closure_params)
             self.closure_params.append(a)
             self.root.register_parameter(name, a)
+        if dataclasses.is_dataclass(a) and not isinstance(a, type) and \
+                _fx_import.is_record_type(type(a)):
+            # A dataclass output (a model's output record): a node that
+            # builds it from its fields (torch.fx knows no dataclasses).
+            fields = {f.name: getattr(a, f.name)
+                      for f in dataclasses.fields(a) if f.init}
+            return self.create_node("call_function", type(a), (),
+                                    super().create_arg(fields))
         return super().create_arg(a)
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
