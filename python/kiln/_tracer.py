@@ -759,7 +759,7 @@ def _math_wrapped():
 # __torch_function__ is asked). While tracing they are wrapped: a call with
 # a Proxy among its arguments becomes a node, the importer's converter reads
 # the sizes (symbolic sizes stay symbolic).
-_FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn")
+_FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "arange")
 
 
 @contextlib.contextmanager
@@ -777,6 +777,11 @@ def _factories_wrapped(tracer):
                     raise Unsupported(
                         "torch.%s with a generator= and a traced size: not "
                         "supported yet" % orig.__name__)
+                if orig.__name__ == "arange":
+                    # torch.arange(T, device=x.device): its bounds as they
+                    # are (kiln._ops.arange specializes them).
+                    return tracer.create_proxy("call_function", orig,
+                                               tuple(args), kwargs)
                 if orig.__name__ == "full":
                     size, rest = args[0], tuple(args[1:])
                 elif len(args) == 1:
@@ -790,12 +795,29 @@ def _factories_wrapped(tracer):
             return orig(*args, **kwargs)
         return factory
 
+    def info(orig):
+        # torch.finfo(x.dtype), torch.iinfo(x.dtype): the traced dtype is an
+        # attribute Proxy; its value is the example's dtype.
+        @functools.wraps(orig, updated=())
+        def dtype_info(*args, **kwargs):
+            if getattr(_active, "tracer", None) is tracer and not \
+                    tracer.eager_depth:
+                args, kwargs = pytree.tree_map(
+                    lambda a: tracer.concrete(a, orig.__name__ + "()")
+                    if isinstance(a, fx.Proxy) else a, (args, kwargs))
+            return orig(*args, **kwargs)
+        return dtype_info
+
     saved = []
     try:
         for name in _FACTORIES:
             orig = getattr(torch, name)
             saved.append((name, orig))
             setattr(torch, name, wrap(orig))
+        for name in ("finfo", "iinfo"):
+            orig = getattr(torch, name)
+            saved.append((name, orig))
+            setattr(torch, name, info(orig))
         yield
     finally:
         for name, orig in saved:
