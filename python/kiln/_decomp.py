@@ -619,6 +619,24 @@ def group_norm(b, input, num_groups, weight=None, bias=None, eps=1e-5,
                                                HxW, G, eps)[0]
 
 
+_native_group_norm = A.ATEN["native_group_norm.default"]
+
+
+@A.aten("native_group_norm")
+def native_group_norm(b, x, weight, bias, N, C, HxW, group, eps):
+    """f16/bf16: computed in f32 and each result rounded once, as
+    PyTorch's CPU kernel (its statistics and normalization are in float;
+    in the low dtype they were up to 5% off)."""
+    x = _t(b, x, "native_group_norm")
+    if x.dtype not in (torch.float16, torch.bfloat16):
+        return _native_group_norm(b, x, weight, bias, N, C, HxW, group, eps)
+    f = torch.float32
+    r = _native_group_norm(
+        b, O.cast(b, x, f), None if weight is None else O.cast(b, weight, f),
+        None if bias is None else O.cast(b, bias, f), N, C, HxW, group, eps)
+    return tuple(O.cast(b, t, x.dtype) for t in r)
+
+
 @O.function(F.instance_norm, torch.instance_norm)
 def instance_norm(b, input, running_mean=None, running_var=None,
                   weight=None, bias=None, use_input_stats=True,
@@ -677,8 +695,10 @@ def local_response_norm(b, input, size, alpha=1e-4, beta=0.75, k=1.0):
     for j in range(size):
         s = O.slice_dim(b, p, 1, j, j + C, 1)
         acc = s if acc is None else O.add(b, acc, s)
-    div = O.pow_(b, O.add(b, O.mul(b, O.div(b, acc, float(size)), alpha),
-                          k), beta)
+    # Integers: F's avg_pool of the int squares divides as integers.
+    avg = O.div(b, acc, float(size)) if x.dtype.is_floating_point else \
+        O.div(b, acc, size, rounding_mode="trunc")
+    div = O.pow_(b, O.add(b, O.mul(b, avg, alpha), k), beta)
     return O.div(b, x, div)
 
 
@@ -806,14 +826,19 @@ def hypot(b, x, y, *, out=None):
 @O.both("lerp")
 def lerp(b, start, end, weight, *, out=None):
     """start + w (end - start) where |w| < 0.5, else end - (end - start)
-    (1 - w) (PyTorch's lerp kernel)."""
+    (1 - w) (PyTorch's lerp kernel; f16/bf16 compute in f32 and round
+    once, as its opmath)."""
     s, e = _pair(b, start, end, "lerp")
-    w = O.operand(b, weight, s.dtype) if not O.is_tensor(weight) else \
-        O.cast(b, weight, s.dtype)
+    dt = s.dtype
+    ct = torch.float32 if dt in (torch.float16, torch.bfloat16) else dt
+    s, e = O.cast(b, s, ct), O.cast(b, e, ct)
+    w = O.operand(b, weight, ct) if not O.is_tensor(weight) else \
+        O.cast(b, weight, ct)
     d = O.sub(b, e, s)
     small = _bool(b, "lt", _un(b, "abs", w), 0.5)
-    return O.where(b, small, O.add(b, s, O.mul(b, w, d)),
-                   O.sub(b, e, O.mul(b, d, O.rsub(b, w, 1.0))))
+    r = O.where(b, small, O.add(b, s, O.mul(b, w, d)),
+                O.sub(b, e, O.mul(b, d, O.rsub(b, w, 1.0))))
+    return O.cast(b, r, dt)
 
 
 @O.both("logit")
@@ -1523,3 +1548,331 @@ A.aten("norm.Scalar", "norm.ScalarOpt_dim")(
 A.aten("linalg_vector_norm")(
     lambda b, x, ord=2, dim=None, keepdim=False, dtype=None:
     linalg_vector_norm(b, x, ord, dim, keepdim, dtype=dtype))
+
+
+# ------------------------------------------- order statistics, im2col, misc
+
+
+def _sorted_along(b, x, d):
+    """(sorted values, their indices, the count of non-NaN elements with
+    keepdim) along d; NaNs sort last, as kt.argsort and PyTorch."""
+    idx = O._argsort(b, x, d, False)
+    vals = b.op("gather", [x, idx], {"dim": d}, shape=x.shape, dtype=x.dtype)
+    if x.dtype.is_floating_point:
+        cnt = O.sum_(b, O.logical_not(b, O.isnan(b, x)), [d], True)
+    else:
+        shape = list(x.shape)
+        shape[d] = 1
+        cnt = O.full(b, shape, value(x.shape[d]), torch.int64)
+    return vals, idx, cnt
+
+
+def _median(name, ignore_nan):
+    def conv(b, x, dim=None, keepdim=False, *, out=None):
+        """The lower median ((n - 1) // 2 of the sorted values); a NaN
+        makes it NaN (median) or is left out (nanmedian, NaN when all
+        are); with dim also the index of that element."""
+        x = _t(b, x, name)
+        if x.dtype == torch.bool:
+            raise b.error('"%s_cpu" not implemented for \'Bool\'' % name)
+        whole = dim is None
+        if whole:
+            xf = O.reshape(b, x, [-1])
+            d = 0
+        else:
+            xf = x
+            d = O.norm_dim(b, dim, x.ndim)
+        if xf.ndim == 0:
+            v = O.copy_of(xf)
+            return v if whole else O.SortResult(
+                v, O.full(b, [], 0, torch.int64))
+        n = value(xf.shape[d])
+        if n == 0:
+            raise b.error("%s() input tensor cannot be empty" % name if whole
+                          else "%s(): Expected reduction dim %d to have "
+                          "non-zero size." % (name, d))
+        vals, idx, cnt = _sorted_along(b, xf, d)
+        if ignore_nan:
+            # (cnt - 1) // 2, 0 when all are NaN (then the NaN itself).
+            pos = O.clamp_min(b, O.div(b, O.sub(b, cnt, 1), 2,
+                                       rounding_mode="floor"), 0)
+        else:
+            half = b.constant((n - 1) // 2, torch.int64)
+            pos = O.where(b, _bool(b, "lt", cnt, n), cnt, half)
+        pos = O.cast(b, pos, torch.int64)
+        v = O.gather(b, vals, d, pos)
+        if whole:
+            return O.reshape(b, v, [])
+        i = O.gather(b, idx, d, pos)
+        if not b.static(keepdim, "keepdim"):
+            v, i = O.squeeze(b, v, d), O.squeeze(b, i, d)
+        return O.SortResult(v, i)
+    conv.__name__ = name
+    return conv
+
+
+O.both("median")(_median("median", False))
+O.both("nanmedian")(_median("nanmedian", True))
+
+
+def _quantile(name, ignore_nan):
+    def conv(b, x, q, dim=None, keepdim=False, *, interpolation="linear",
+             out=None):
+        """The q-quantiles of the sorted values at position q (n - 1)
+        (n: the non-NaN count for nanquantile), interpolated as
+        `interpolation` says; q a number or a 1-D tensor (a leading
+        dim)."""
+        x = _t(b, x, name)
+        if not x.dtype.is_floating_point:
+            raise b.error("%s() input tensor must be either float or double "
+                          "dtype" % name)
+        if interpolation not in ("linear", "lower", "higher", "midpoint",
+                                 "nearest"):
+            raise b.error("%s() interpolation must be one of linear, lower, "
+                          "higher, midpoint or nearest. Got %s" % (
+                              name, interpolation))
+        whole = dim is None
+        xf = O.reshape(b, x, [-1]) if whole or x.ndim == 0 else x
+        d = 0 if whole or x.ndim == 0 else O.norm_dim(b, dim, x.ndim)
+        n = value(xf.shape[d])
+        if n == 0:
+            raise b.error("%s() input tensor must be non-empty" % name)
+        scalar_q = not O.is_tensor(q)
+        if scalar_q:
+            qv = float(b.static(q, "%s's q" % name))
+            if not 0 <= qv <= 1:
+                raise b.error("%s() q must be in the range [0, 1] but got %g"
+                              % (name, qv))
+            qt = b.constant(qv, x.dtype)
+            qt = O.reshape(b, qt, [1])
+        else:
+            qt = O.cast(b, q, x.dtype)
+            if qt.ndim > 1:
+                raise b.error("%s() q must be a scalar or 1D tensor" % name)
+            qt = O.reshape(b, qt, [-1])
+        vals, _, cnt = _sorted_along(b, xf, d)
+        k = value(qt.shape[0])
+        # Move the reduced dim last, then a [..., k] position per q.
+        perm = [i for i in range(xf.ndim) if i != d] + [d]
+        sv = O.permute(b, vals, perm)
+        c = O.cast(b, O.permute(b, cnt, perm), x.dtype)
+        last = O.sub(b, c if ignore_nan else b.constant(n, x.dtype), 1.0)
+        rank = O.mul(b, qt, O.clamp_min(b, last, 0.0))
+        lo = _un(b, "floor", rank)
+        hi = _un(b, "ceil", rank)
+        if interpolation == "lower":
+            pos_lo = pos_hi = lo
+        elif interpolation == "higher":
+            pos_lo = pos_hi = hi
+        elif interpolation == "nearest":
+            pos_lo = pos_hi = O.round_(b, rank)
+        else:
+            pos_lo, pos_hi = lo, hi
+        il = O.cast(b, pos_lo, torch.int64)
+        ih = O.cast(b, pos_hi, torch.int64)
+        big = list(sv.shape[:-1]) + [k]
+        il = O.expand(b, il, big) if il.ndim == len(big) else O.expand(
+            b, O.reshape(b, il, [1] * (len(big) - 1) + [k]), big)
+        ih = O.expand(b, ih, big) if ih.ndim == len(big) else O.expand(
+            b, O.reshape(b, ih, [1] * (len(big) - 1) + [k]), big)
+        vl = O.gather(b, sv, len(big) - 1, il)
+        vh = O.gather(b, sv, len(big) - 1, ih)
+        if interpolation == "linear":
+            w = O.sub(b, rank, lo)
+            r = lerp(b, vl, vh, w)
+        elif interpolation == "midpoint":
+            r = lerp(b, vl, vh, 0.5)
+        else:
+            r = vl
+        if not ignore_nan:
+            anynan = _bool(b, "lt", c, float(n))
+            r = O.where(b, anynan, b.constant(float("nan"), x.dtype), r)
+        else:
+            allnan = _bool(b, "eq", c, 0.0)
+            r = O.where(b, allnan, b.constant(float("nan"), x.dtype), r)
+        # r: [rest..., k] -> [k, rest...] (q's dim first), keepdim puts a
+        # 1 back at d (or all 1s for dim None).
+        r = O.permute(b, r, [r.ndim - 1] + list(range(r.ndim - 1)))
+        if b.static(keepdim, "keepdim"):
+            if whole:
+                r = O.reshape(b, r, [k] + [1] * x.ndim)
+            else:
+                r = O.unsqueeze(b, r, d + 1)
+        if scalar_q:
+            r = O.squeeze(b, r, 0)
+        return r
+    conv.__name__ = name
+    return conv
+
+
+O.both("quantile")(_quantile("quantile", False))
+O.both("nanquantile")(_quantile("nanquantile", True))
+
+
+@O.function(F.unfold)
+def unfold(b, input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: [N, C, H, W] -> [N, C kh kw, L], one strided slice of the
+    zero-padded input per kernel offset, stacked (channel-major, as
+    PyTorch)."""
+    x = _t(b, input, "unfold")
+    if x.ndim not in (3, 4):
+        raise b.error("Input Error: Only 3D or 4D input Tensors are "
+                      "supported (got %dD)" % x.ndim)
+    batched = x.ndim == 4
+    if not batched:
+        x = O.unsqueeze(b, x, 0)
+    kh, kw = O.pair(b, kernel_size, "unfold's kernel_size")
+    dh, dw = O.pair(b, dilation, "unfold's dilation")
+    ph, pw = O.pair(b, padding, "unfold's padding")
+    sh, sw = O.pair(b, stride, "unfold's stride")
+    N, C, H, W = (value(s) for s in x.shape)
+    oh = (H + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (W + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise b.error("Given input with spatial size (%d, %d), kernel_size="
+                      "(%d, %d), dilation=(%d, %d), padding=(%d, %d), "
+                      "calculated shape of the array of sliding blocks as "
+                      "(%d, %d), but its components must be at least one."
+                      % (H, W, kh, kw, dh, dw, ph, pw, oh, ow))
+    if ph or pw:
+        x = O.FUNCTIONS[F.pad](b, x, [pw, pw, ph, ph])
+    cols = []
+    for i in range(kh):
+        for j in range(kw):
+            s = O.slice_dim(b, x, 2, i * dh, i * dh + sh * (oh - 1) + 1, sh)
+            s = O.slice_dim(b, s, 3, j * dw, j * dw + sw * (ow - 1) + 1, sw)
+            cols.append(s)
+    r = O.stack(b, cols, 2)  # [N, C, kh kw, oh, ow]
+    r = O.reshape(b, r, [N, C * kh * kw, oh * ow])
+    return r if batched else O.squeeze(b, r, 0)
+
+
+@O.function(F.fold)
+def fold(b, input, output_size, kernel_size, dilation=1, padding=0,
+         stride=1):
+    """col2im: aten.col2im's decomposition."""
+    x = _t(b, input, "fold")
+    return A.ATEN["col2im.default"](
+        b, x, list(O.pair(b, output_size, "fold's output_size")),
+        list(O.pair(b, kernel_size, "fold's kernel_size")),
+        list(O.pair(b, dilation, "fold's dilation")),
+        list(O.pair(b, padding, "fold's padding")),
+        list(O.pair(b, stride, "fold's stride")))
+
+
+@O.function(F.bilinear, torch.bilinear)
+def bilinear(b, x1, x2, weight, bias=None):
+    """y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + bias[o]."""
+    x1, x2 = _t(b, x1, "bilinear"), _t(b, x2, "bilinear")
+    w = _t(b, weight, "bilinear's weight")
+    if w.ndim != 3:
+        raise b.error("bilinear(): weight must be three-dimensional, got %d"
+                      % w.ndim)
+    y = O.FUNCTIONS[torch.einsum](b, "...i,oij,...j->...o", x1, w, x2)
+    if bias is not None:
+        y = O.add(b, y, bias)
+    return y
+
+
+@O.function(F.pdist, torch.pdist)
+def pdist(b, x, p=2):
+    """aten._pdist_forward's decomposition."""
+    x = _t(b, x, "pdist")
+    if x.ndim != 2:
+        raise b.error("pdist only supports 2D tensors, got: %dD" % x.ndim)
+    return A.ATEN["_pdist_forward.default"](b, x, p)
+
+
+@O.function(torch.zero_)
+def zero_(b, x):
+    return O.METHODS["zero_"](b, x)
+
+
+@O.both("put")
+def put(b, x, index, source, accumulate=False):
+    """x.flatten() with source written (or added) at index (negative
+    indices count from the end)."""
+    x = _t(b, x, "put")
+    i = _t(b, index, "put")
+    s = _t(b, source, "put")
+    flat = O.reshape(b, x, [-1])
+    n = value(flat.shape[0])
+    fi = O.reshape(b, i, [-1])
+    fi = O.where(b, _bool(b, "lt", fi, 0), O.add(b, fi, n), fi)
+    r = O.index_put(b, flat, [fi], O.reshape(b, O.cast(b, s, x.dtype),
+                                             [-1]), accumulate)
+    return O.reshape(b, r, list(x.shape))
+
+
+O.METHODS["put_"] = lambda b, x, index, source, accumulate=False: \
+    O.in_place(b, x, put(b, x, index, source, accumulate))
+
+
+def _cumext(name, kt_reduce):
+    def conv(b, x, dim, *, out=None):
+        """(running max/min, the index where it was last reached) along
+        dim, as an [n, n] lower-triangular masked reduction (so dims are
+        limited to 1024 elements); a NaN stays from where it appears and
+        ties index the last occurrence, as PyTorch's kernel."""
+        x = _t(b, x, name)
+        d = O.norm_dim(b, dim, x.ndim)
+        if x.ndim == 0:
+            return O.SortResult(O.copy_of(x),
+                                O.full(b, [], 0, torch.int64))
+        n = value(x.shape[d])
+        if n > 1024:
+            raise b.error("%s along a dim of %d elements is not supported "
+                          "(its decomposition is quadratic; at most 1024)"
+                          % (name, n))
+        xm = movedim(b, x, d, -1) if d != x.ndim - 1 else x
+        rest = list(xm.shape[:-1])
+        # m[..., i, j] = x[..., j] for j <= i, else the identity.
+        xv = O.expand(b, O.unsqueeze(b, xm, -2), rest + [n, n])
+        tri = O.tensor(b, [[j <= i for j in range(n)] for i in range(n)],
+                       dtype=torch.bool)
+        if x.dtype == torch.bool:
+            ident = b.constant(kt_reduce == "amin", torch.bool)
+        elif x.dtype.is_floating_point:
+            ident = b.constant(float("-inf") if kt_reduce == "amax" else
+                               float("inf"), x.dtype)
+        else:
+            info = torch.iinfo(x.dtype)
+            ident = b.constant(info.min if kt_reduce == "amax" else
+                               info.max, x.dtype)
+        m = O.where(b, tri, xv, ident)
+        isnan = None
+        if x.dtype.is_floating_point:
+            isnan = O.isnan(b, m)
+        v = getattr(O, kt_reduce)(b, m, [-1])
+        if isnan is not None:
+            anynan = O.any_(b, isnan, [-1])
+            v = O.where(b, anynan, b.constant(float("nan"), x.dtype), v)
+        # The index: the last j <= i with x[j] == v[i] (the last NaN so
+        # far when v is NaN: PyTorch's kernel moves to each new NaN).
+        hit = _bool(b, "eq", m, O.unsqueeze(b, v, -1))
+        if isnan is not None:
+            hit = O.where(b, O.unsqueeze(b, anynan, -1), isnan, hit)
+        hit = O.binary(b, "logical_and", hit, tri, out_dtype=torch.bool)
+        js = O.arange(b, n)
+        i = O.amax(b, O.where(b, hit, js, b.constant(-1, torch.int64)),
+                   [-1])
+        if d != x.ndim - 1:
+            v, i = movedim(b, v, -1, d), movedim(b, i, -1, d)
+        return O.SortResult(v, i)
+    conv.__name__ = name
+    return conv
+
+
+O.both("cummax")(_cumext("cummax", "amax"))
+O.both("cummin")(_cumext("cummin", "amin"))
+
+
+A.aten("median.default", "median.dim")(O.FUNCTIONS[torch.median])
+A.aten("nanmedian.default", "nanmedian.dim")(O.FUNCTIONS[torch.nanmedian])
+A.aten("cummax")(O.FUNCTIONS[torch.cummax])
+A.aten("cummin")(O.FUNCTIONS[torch.cummin])
+A.aten("im2col")(lambda b, x, kernel_size, dilation, padding, stride: unfold(
+    b, x, kernel_size, dilation, padding, stride))
+A.aten("put")(put)
+A.aten("zero")(lambda b, x: O.full(b, list(_t(b, x, "zero").shape), 0,
+                                   x.dtype))
