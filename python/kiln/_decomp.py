@@ -1876,3 +1876,159 @@ A.aten("im2col")(lambda b, x, kernel_size, dilation, padding, stride: unfold(
 A.aten("put")(put)
 A.aten("zero")(lambda b, x: O.full(b, list(_t(b, x, "zero").shape), 0,
                                    x.dtype))
+
+
+# ------------------------------------------------------- more losses
+
+
+@O.function(F.multi_margin_loss)
+def multi_margin_loss(b, input, target, p=1, margin=1.0, weight=None,
+                      size_average=None, reduce=None, reduction="mean"):
+    """sum over i != y of max(0, margin - x[y] + x[i])^p (times
+    weight[y]) / C, per sample (PyTorch's kernel)."""
+    r = _reduction_string(b, size_average, reduce, reduction,
+                          "multi_margin_loss")
+    x = _t(b, input, "multi_margin_loss")
+    t = _t(b, target, "multi_margin_loss")
+    p = b.static(p, "multi_margin_loss's p")
+    if p not in (1, 2):
+        raise b.error("only p == 1 and p == 2 supported")
+    if not x.dtype.is_floating_point:
+        raise b.error("multi_margin_loss of a %s input (float only)"
+                      % x.dtype)
+    x2 = x if x.ndim == 2 else O.reshape(b, x, [1, -1])
+    t1 = O.reshape(b, t, [-1])
+    C = value(x2.shape[1])
+    xy = O.gather(b, x2, 1, O.unsqueeze(b, t1, 1))  # [N, 1]
+    z = O.clamp_min(b, O.add(b, O.sub(b, x2, xy), margin), 0.0)
+    if p == 2:
+        z = O.mul(b, z, z)
+    if weight is not None:
+        w = O.cast(b, _t(b, weight, "a weight"), x.dtype)
+        z = O.mul(b, z, O.unsqueeze(b, O.index_select(b, w, 0, t1), 1))
+    not_y = _bool(b, "ne", O.unsqueeze(b, O.arange(b, C), 0),
+                  O.unsqueeze(b, t1, 1))
+    z = O.where(b, not_y, z, b.constant(0, x.dtype))
+    loss = O.div(b, O.sum_(b, z, [1]), float(C))
+    if x.ndim < 2:
+        loss = O.reshape(b, loss, list(t.shape))
+    return _reduce(b, loss, r)
+
+
+@O.function(F.multilabel_margin_loss)
+def multilabel_margin_loss(b, input, target, size_average=None,
+                           reduce=None, reduction="mean"):
+    """sum over the target classes j (target's entries up to the first
+    -1) and the non-target classes i of max(0, 1 - (x[j] - x[i])) / C
+    (PyTorch's kernel), with masks instead of its loop."""
+    r = _reduction_string(b, size_average, reduce, reduction,
+                          "multilabel_margin_loss")
+    x = _t(b, input, "multilabel_margin_loss")
+    t = _t(b, target, "multilabel_margin_loss")
+    if not x.dtype.is_floating_point:
+        raise b.error("multilabel_margin_loss of a %s input (float only)"
+                      % x.dtype)
+    x2 = x if x.ndim == 2 else O.reshape(b, x, [1, -1])
+    t2 = t if t.ndim == 2 else O.reshape(b, t, [1, -1])
+    C = value(x2.shape[1])
+    # valid[n, k]: target[n, k] comes before the first -1.
+    valid = O.cast(b, _bool(b, "ge", t2, 0), torch.int64)
+    valid = _bool(b, "eq", O.FUNCTIONS[torch.cumprod](b, valid, 1), 1)
+    safe = O.where(b, valid, t2, b.constant(0, torch.int64))
+    cls = O.reshape(b, O.arange(b, C), [1, 1, C])
+    # is_target[n, c]: c is one of the valid targets.
+    hit = O.binary(b, "logical_and", _bool(b, "eq", O.unsqueeze(b, safe, 2),
+                                           cls),
+                   O.unsqueeze(b, valid, 2), out_dtype=torch.bool)
+    is_t = O.any_(b, hit, [1])
+    xj = O.gather(b, x2, 1, safe)                       # [N, K]
+    z = O.clamp_min(b, O.rsub(b, O.sub(b, O.unsqueeze(b, xj, 2),
+                                       O.unsqueeze(b, x2, 1)), 1.0), 0.0)
+    keep = O.binary(b, "logical_and", O.unsqueeze(b, valid, 2),
+                    O.logical_not(b, O.unsqueeze(b, is_t, 1)),
+                    out_dtype=torch.bool)
+    z = O.where(b, keep, z, b.constant(0, x.dtype))
+    loss = O.div(b, O.sum_(b, z, [1, 2]), float(C))
+    if x.ndim < 2:
+        loss = O.reshape(b, loss, [])
+    return _reduce(b, loss, r)
+
+
+@O.function(F.triplet_margin_with_distance_loss)
+def triplet_margin_with_distance_loss(b, anchor, positive, negative, *,
+                                      distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    """triplet_margin_loss with pairwise_distance (eps 1e-6, p 2); a
+    Python distance_function is refused (it would have to be traced)."""
+    if distance_function is not None:
+        raise b.error("triplet_margin_with_distance_loss with a "
+                      "distance_function is not supported")
+    return triplet_margin_loss(b, anchor, positive, negative, margin, 2,
+                               1e-6, swap, None, None, reduction)
+
+
+@O.both("diagonal_scatter")
+def diagonal_scatter(b, x, src, offset=0, dim1=0, dim2=1):
+    """x with its diagonal (offset, dim1, dim2) replaced by src: a
+    position mask from iotas and src gathered to every position."""
+    x = _t(b, x, "diagonal_scatter")
+    s = O.cast(b, _t(b, src, "diagonal_scatter"), x.dtype)
+    d1, d2 = O.norm_dim(b, dim1, x.ndim), O.norm_dim(b, dim2, x.ndim)
+    if d1 == d2:
+        raise b.error("diagonal dimensions cannot be identical %d, %d"
+                      % (dim1, dim2))
+    k = b.static(offset, "diagonal_scatter's offset")
+    m, n = value(x.shape[d1]), value(x.shape[d2])
+    L = max(0, min(m, n - k) if k >= 0 else min(m + k, n))
+    want = [value(d) for i, d in enumerate(x.shape) if i not in (d1, d2)] \
+        + [L]
+    if [value(d) for d in s.shape] != want:
+        raise b.error("diagonal_scatter: src must have the shape of the "
+                      "diagonal, %s, got %s" % (want, [value(d) for d in
+                                                    s.shape]))
+    if L == 0:
+        return O.copy_of(x)
+    xm = movedim(b, x, [d1, d2], [-2, -1])
+    i = O.reshape(b, O.arange(b, m), [m, 1])
+    j = O.reshape(b, O.arange(b, n), [1, n])
+    mask = _bool(b, "eq", O.sub(b, j, i), k)                # [m, n]
+    pos = O.clamp(b, i if k >= 0 else j, 0, L - 1)          # diag index
+    pos = O.expand(b, pos, [m, n])
+    rest = list(xm.shape[:-2])
+    idx = O.expand(b, O.reshape(b, pos, [1] * len(rest) + [m * n]),
+                   rest + [m * n])
+    vals = O.reshape(b, O.gather(b, s, len(rest), idx), rest + [m, n])
+    r = O.where(b, mask, vals, xm)
+    return movedim(b, r, [-2, -1], [d1, d2])
+
+
+A.aten("diagonal_scatter")(diagonal_scatter)
+A.aten("multi_margin_loss")(
+    lambda b, x, t, p=1, margin=1.0, weight=None, reduction=1:
+    multi_margin_loss(b, x, t, p, margin, weight, None, None,
+                      A._reduction(b, reduction)))
+A.aten("multilabel_margin_loss")(
+    lambda b, x, t, reduction=1: multilabel_margin_loss(
+        b, x, t, None, None, A._reduction(b, reduction)))
+
+
+# ------------------------------------- data-dependent output sizes: refused
+
+
+def _data_dependent(name):
+    def conv(b, *args, **kwargs):
+        raise b.error("%s: its output size depends on the values of its "
+                      "input (Kiln's programs have no data-dependent "
+                      "shapes): a graph break, the op runs eagerly" % name)
+    conv.__name__ = name
+    return conv
+
+
+for _n in ("masked_select", "nonzero", "argwhere", "unique_consecutive"):
+    O.both(_n)(_data_dependent("torch." + _n))
+O.function(torch.unique, torch.functional.unique, torch._unique,
+           torch._unique2)(_data_dependent("torch.unique"))
+O.METHODS["unique"] = _data_dependent("Tensor.unique")
+A.unsupported("the result's shape depends on the data (the selected or "
+              "unique elements)", "masked_select", "_unique2",
+              "unique_dim", "unique_consecutive")

@@ -539,3 +539,56 @@ def test_low_precision_and_integer_rules(backend):
     _check(lambda a: F.local_response_norm(a, 3), i, backend=backend)
     _check(lambda a: F.local_response_norm(a, 2, alpha=0.5), i[None],
            backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_margin_losses_and_diagonal_scatter(backend, reduction):
+    torch.manual_seed(15)
+    x = _r(4, 5)
+    t = torch.tensor([0, 4, 2, 2])
+    w = torch.rand(5)
+    for kw in ({}, {"p": 2, "margin": 0.5}, {"weight": w}):
+        _check(lambda a, c: F.multi_margin_loss(a, c, reduction=reduction,
+                                                **kw), x, t, backend=backend)
+    _check(lambda a, c: F.multi_margin_loss(a, c, reduction=reduction),
+           x[0], t[1:2], backend=backend)
+    mt = torch.tensor([[3, 0, -1, 1, 2], [1, 2, 3, 4, 0],
+                       [-1, 1, 2, 3, 4], [4, 4, -1, -1, -1]])
+    _check(lambda a, c: F.multilabel_margin_loss(a, c, reduction=reduction),
+           x, mt, backend=backend)
+    _check(lambda a, c: F.multilabel_margin_loss(a, c, reduction=reduction),
+           x[0], mt[0], backend=backend)
+    a, p_, n = _r(4, 3), _r(4, 3), _r(4, 3)
+    _check(lambda a, p_, n: F.triplet_margin_with_distance_loss(
+        a, p_, n, margin=0.4, swap=True, reduction=reduction), a, p_, n,
+        backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_diagonal_scatter(backend):
+    torch.manual_seed(16)
+    x = _r(3, 5, 4)
+    for off, d1, d2 in ((0, 0, 1), (1, 0, 1), (-2, 0, 1), (2, -1, 0),
+                        (0, 1, 2), (-1, 2, 1)):
+        src = torch.diagonal(x, off, d1, d2).clone().normal_()
+        _check(lambda a, s: torch.diagonal_scatter(a, s, off, d1, d2), x,
+               src, backend=backend)
+
+
+def test_data_dependent_sizes_are_graph_breaks():
+    """masked_select/nonzero/argwhere/unique: a located refusal naming
+    the op with fullgraph=True, a graph break (eager result) without."""
+    x = torch.tensor([[0.0, 1.5], [2.0, 0.0]])
+    for fn, name in ((lambda a: torch.masked_select(a, a > 0),
+                      "masked_select"), (lambda a: torch.nonzero(a),
+                                         "nonzero"),
+                     (lambda a: a.nonzero(), "nonzero"),
+                     (lambda a: torch.argwhere(a), "argwhere"),
+                     (lambda a: torch.unique(a), "unique"),
+                     (lambda a: a.unique(), "unique")):
+        with pytest.raises(kiln.Unsupported) as e:
+            kiln.compile(fn, backend="eager", fullgraph=True)(x)
+        assert name in str(e.value) and "data-dependent" in str(e.value)
+        got = kiln.compile(lambda a: fn(a * 2) + 1, backend="eager")(x)
+        torch.testing.assert_close(got, fn(x * 2) + 1)
