@@ -81,10 +81,14 @@ def _same_size(b, x, y, what):
                           [value(d) for d in x.shape]))
 
 
-def _pair(b, x, y, what):
-    """x, y cast to their promoted float dtype."""
+def _pair(b, x, y, what, ints=False):
+    """x, y cast to their promoted float dtype (ints: integers compute in
+    the default float dtype, as the ops whose formula adds a float
+    constant do in PyTorch; else they are refused)."""
     x, y = _t(b, x, what), _t(b, y, what)
     dt = O.result_type(b, x, y)
+    if not dt.is_floating_point and ints:
+        dt = torch.get_default_dtype()
     if not dt.is_floating_point:
         raise b.error("%s of %s and %s tensors (PyTorch computes it for "
                       "floating-point tensors)" % (what, x.dtype, y.dtype))
@@ -233,7 +237,7 @@ def margin_ranking_loss(b, input1, input2, target, margin=0.0,
     """max(0, -t (x1 - x2) + margin)."""
     r = _reduction_string(b, size_average, reduce, reduction,
                           "margin_ranking_loss")
-    x1, x2 = _pair(b, input1, input2, "margin_ranking_loss")
+    x1, x2 = _pair(b, input1, input2, "margin_ranking_loss", ints=True)
     t = O.cast(b, _t(b, target, "margin_ranking_loss"), x1.dtype)
     loss = O.clamp_min(b, O.add(b, O.mul(b, _un(b, "neg", t),
                                          O.sub(b, x1, x2)), margin), 0.0)
@@ -266,7 +270,7 @@ def poisson_nll_loss(b, input, target, log_input=True, full=False,
     Stirling's t log t - t + 0.5 log(2 pi t) where t > 1."""
     r = _reduction_string(b, size_average, reduce, reduction,
                           "poisson_nll_loss")
-    x, t = _pair(b, input, target, "poisson_nll_loss")
+    x, t = _pair(b, input, target, "poisson_nll_loss", ints=True)
     if b.static(log_input, "poisson_nll_loss's log_input"):
         loss = O.sub(b, _un(b, "exp", x), O.mul(b, t, x))
     else:
@@ -313,7 +317,7 @@ def cosine_embedding_loss(b, input1, input2, target, margin=0.0,
     the dim after the target's dims (PyTorch's kernel)."""
     r = _reduction_string(b, size_average, reduce, reduction,
                           "cosine_embedding_loss")
-    x1, x2 = _pair(b, input1, input2, "cosine_embedding_loss")
+    x1, x2 = _pair(b, input1, input2, "cosine_embedding_loss", ints=True)
     t = _t(b, target, "cosine_embedding_loss")
     d = t.ndim
     if x1.ndim != d + 1 or x2.ndim != d + 1:
@@ -497,7 +501,7 @@ def cross_entropy(b, input, target, weight=None, size_average=None,
 @O.function(F.pairwise_distance, torch.pairwise_distance)
 def pairwise_distance(b, x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p over the last dim (PyTorch's kernel)."""
-    x1, x2 = _pair(b, x1, x2, "pairwise_distance")
+    x1, x2 = _pair(b, x1, x2, "pairwise_distance", ints=True)
     nd = max(x1.ndim, x2.ndim)
     d = O.add(b, O.sub(b, x1, x2), eps)
     if nd == 0:
@@ -2032,3 +2036,181 @@ O.METHODS["unique"] = _data_dependent("Tensor.unique")
 A.unsupported("the result's shape depends on the data (the selected or "
               "unique elements)", "masked_select", "_unique2",
               "unique_dim", "unique_consecutive")
+
+
+# ----------------------------------------------- more pointwise and shapes
+
+
+@O.both("isfinite")
+def isfinite(b, x):
+    """Neither NaN nor infinite (integers: all true)."""
+    x = _t(b, x, "isfinite")
+    if not x.dtype.is_floating_point:
+        return _bool(b, "eq", x, x)
+    return _bool(b, "lt", _un(b, "abs", x), float("inf"))
+
+
+@O.both("isreal")
+def isreal(b, x):
+    """All true for Kiln's real dtypes."""
+    x = _t(b, x, "isreal")
+    return O.full(b, list(x.shape), 1, torch.bool)
+
+
+@O.both("real")
+def real(b, x):
+    """A real tensor's real part: itself."""
+    return O.alias(_t(b, x, "real"))
+
+
+@O.both("angle")
+def angle(b, x, *, out=None):
+    """pi where x < 0, else 0; NaN stays NaN (integers: the default float
+    dtype)."""
+    x = _t(b, x, "angle")
+    dt = x.dtype if x.dtype.is_floating_point else torch.get_default_dtype()
+    X = O.cast(b, x, dt)
+    r = O.where(b, _bool(b, "lt", X, 0.0), b.constant(math.pi, dt),
+                b.constant(0.0, dt))
+    return O.where(b, O.isnan(b, X), X, r) if dt.is_floating_point else r
+
+
+@O.both("isclose")
+def isclose(b, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """x == y, or both finite and |x - y| <= atol + rtol |y|; NaNs equal
+    with equal_nan."""
+    x, y = _t(b, x, "isclose"), _t(b, y, "isclose")
+    if x.dtype != y.dtype:
+        raise b.error("%s did not match %s" % (str(x.dtype)[6:],
+                                                str(y.dtype)[6:]))
+    eq = _bool(b, "eq", x, y)
+    if x.dtype == torch.bool:
+        return eq
+    dt = x.dtype if x.dtype.is_floating_point else torch.get_default_dtype()
+    X, Y = O.cast(b, x, dt), O.cast(b, y, dt)
+    close = _bool(b, "le", _un(b, "abs", O.sub(b, X, Y)),
+                  O.add(b, O.mul(b, _un(b, "abs", Y), float(rtol)),
+                        float(atol)))
+    if dt.is_floating_point:
+        fin = O.binary(b, "logical_and", isfinite(b, X), isfinite(b, Y),
+                       out_dtype=torch.bool)
+        close = O.binary(b, "logical_and", close, fin, out_dtype=torch.bool)
+    r = O.binary(b, "logical_or", eq, close, out_dtype=torch.bool)
+    if equal_nan and x.dtype.is_floating_point:
+        both = O.binary(b, "logical_and", O.isnan(b, x), O.isnan(b, y),
+                        out_dtype=torch.bool)
+        r = O.binary(b, "logical_or", r, both, out_dtype=torch.bool)
+    return r
+
+
+@O.both("kron")
+def kron(b, a, c, *, out=None):
+    """The Kronecker product: a[i] c[j] at i * c.shape + j, dims aligned
+    from the right."""
+    a, c = _t(b, a, "kron"), _t(b, c, "kron")
+    nd = max(a.ndim, c.ndim)
+    A_ = O.reshape(b, a, [1] * (nd - a.ndim) + list(a.shape))
+    C_ = O.reshape(b, c, [1] * (nd - c.ndim) + list(c.shape))
+    ai, ci = [], []
+    for k in range(nd):
+        ai += [A_.shape[k], 1]
+        ci += [1, C_.shape[k]]
+    p = O.mul(b, O.reshape(b, A_, ai), O.reshape(b, C_, ci))
+    return O.reshape(b, p, [value(A_.shape[k]) * value(C_.shape[k])
+                            for k in range(nd)])
+
+
+def _trapz_parts(b, y, x, dx, dim, what):
+    y = _t(b, y, what)
+    d = O.norm_dim(b, dim, y.ndim)
+    n = value(y.shape[d])
+    if not y.dtype.is_floating_point:
+        y = O.cast(b, y, torch.get_default_dtype())
+    if n == 0:
+        return y, d, None
+    avg = O.div(b, O.add(b, O.slice_dim(b, y, d, 1, n, 1),
+                         O.slice_dim(b, y, d, 0, n - 1, 1)), 2.0)
+    if x is not None:
+        x = _t(b, x, what)
+        if x.ndim == 1:
+            dxs = O.FUNCTIONS[torch.diff](b, x)
+            view = [1] * y.ndim
+            view[d] = n - 1
+            dxs = O.reshape(b, dxs, view)
+        else:
+            dxs = O.FUNCTIONS[torch.diff](b, x, 1, d)
+        return O.mul(b, avg, dxs), d, n
+    return O.mul(b, avg, dx), d, n
+
+
+@O.both("trapezoid", "trapz")
+def trapezoid(b, y, x=None, *, dx=None, dim=-1):
+    """sum((y[1:] + y[:-1]) / 2 * dx) along dim (dx from x's
+    differences when given)."""
+    t, d, n = _trapz_parts(b, y, x, 1.0 if dx is None else dx, dim,
+                           "trapezoid")
+    return O.sum_(b, t, [d])
+
+
+@O.function(torch.cumulative_trapezoid)
+def cumulative_trapezoid(b, y, x=None, *, dx=None, dim=-1):
+    t, d, n = _trapz_parts(b, y, x, 1.0 if dx is None else dx, dim,
+                           "cumulative_trapezoid")
+    if n is None:
+        return t
+    return O.FUNCTIONS[torch.cumsum](b, t, d)
+
+
+@O.method("unfold")
+def tensor_unfold(b, x, dimension, size, step):
+    """Windows of `size` every `step` along dimension, as a new last
+    dim."""
+    x = _t(b, x, "Tensor.unfold")
+    d = O.norm_dim(b, dimension, x.ndim) if x.ndim else 0
+    size = b.static(size, "unfold's size")
+    step = b.static(step, "unfold's step")
+    if step <= 0:
+        raise b.error("step is %d but must be > 0" % step)
+    if x.ndim == 0:
+        if size > 1:
+            raise b.error("maximum size for tensor at dimension 0 is 1 but "
+                          "size is %d" % size)
+        return O.reshape(b, x, [1])
+    L = value(x.shape[d])
+    if size > L:
+        raise b.error("maximum size for tensor at dimension %d is %d but "
+                      "size is %d" % (d, L, size))
+    n = (L - size) // step + 1
+    cols = [O.slice_dim(b, x, d, k, k + step * (n - 1) + 1, step)
+            for k in range(size)]
+    return O.stack(b, cols, x.ndim)
+
+
+@O.tensor_attr("H")
+def _H(b, x):
+    if x.ndim > 2:
+        raise b.error("tensor.H is only supported on matrices (2-D "
+                      "tensors). Got %d-D tensor." % x.ndim)
+    return O.t(b, x) if x.ndim == 2 else O.alias(x)
+
+
+@O.tensor_attr("mH")
+def _mH(b, x):
+    if x.ndim < 2:
+        raise b.error("tensor.mH is only supported on matrices or batches "
+                      "of matrices. Got %d-D tensor." % x.ndim)
+    return O.transpose(b, x, -2, -1)
+
+
+O.METHODS["__rsub__"] = lambda b, x, other: O.sub(b, other, x)
+O.METHODS["__rdiv__"] = O.METHODS["__rtruediv__"] = \
+    lambda b, x, other: O.div(b, other, x)
+O.METHODS["__rpow__"] = lambda b, x, other: O.pow_(b, other, x)
+O.METHODS["__rmod__"] = lambda b, x, other: O.remainder(b, other, x)
+O.METHODS["__rmatmul__"] = lambda b, x, other: O.matmul(b, other, x)
+
+A.aten("isfinite")(isfinite)
+A.aten("isclose")(isclose)
+A.aten("angle")(angle)
+A.aten("kron")(kron)
+A.aten("unfold")(tensor_unfold)

@@ -592,3 +592,55 @@ def test_data_dependent_sizes_are_graph_breaks():
         assert name in str(e.value) and "data-dependent" in str(e.value)
         got = kiln.compile(lambda a: fn(a * 2) + 1, backend="eager")(x)
         torch.testing.assert_close(got, fn(x * 2) + 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_integer_operands_of_float_formulas(backend):
+    """Losses whose formula adds a float constant take integer tensors and
+    give the default float dtype, as PyTorch (the sweep's int64 samples)."""
+    torch.manual_seed(17)
+    a, c = torch.randint(-5, 5, (3, 4)), torch.randint(-5, 5, (3, 4))
+    t = torch.tensor([1, -1, 1])
+    for fn in (lambda a, c: F.margin_ranking_loss(a[:, 0], c[:, 0], t,
+                                                  reduction="none"),
+               lambda a, c: F.pairwise_distance(a, c),
+               lambda a, c: F.cosine_embedding_loss(a, c, t),
+               lambda a, c: F.poisson_nll_loss(a, c, reduction="none"),
+               lambda a, c: F.triplet_margin_loss(a, c, a)):
+        _check(fn, a, c, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_more_pointwise_and_shapes(backend):
+    torch.manual_seed(18)
+    x = _r(3, 4)
+    x[0, 0], x[1, 1], x[2, 2] = float("nan"), float("inf"), float("-inf")
+    y = x.clone()
+    y[0, 1] = y[0, 1] + 1e-6
+    y[0, 2] = y[0, 2] + 0.1
+    i = torch.randint(-3, 3, (3, 4))
+    for fn in (torch.isfinite, torch.isreal, torch.real, torch.angle,
+               lambda a: a.H, lambda a: a.mH, lambda a: a.unfold(1, 2, 1),
+               lambda a: a.unfold(0, 2, 2), lambda a: a.unfold(-1, 4, 3)):
+        _check(fn, x, backend=backend)
+    for fn in (torch.isfinite, torch.angle, torch.isreal):
+        _check(fn, i, backend=backend)
+    for fn in (torch.isclose, lambda a, c: torch.isclose(a, c, equal_nan=True),
+               lambda a, c: torch.isclose(a, c, rtol=0.2, atol=0.0),
+               torch.kron, lambda a, c: torch.kron(a, c[0])):
+        _check(fn, x, y, backend=backend)
+    _check(torch.isclose, i, i.flip(0), backend=backend)
+    z = _r(3, 5)
+    xs = torch.cumsum(torch.rand(5), 0)
+    for fn in (torch.trapezoid, lambda a: torch.trapezoid(a, dx=0.5, dim=0),
+               lambda a: torch.trapz(a, dx=2.0), torch.cumulative_trapezoid,
+               lambda a: torch.cumulative_trapezoid(a, dx=3.0, dim=0)):
+        _check(fn, z, backend=backend)
+    _check(lambda a, s: torch.trapezoid(a, s), z, xs, backend=backend)
+    _check(lambda a, s: torch.cumulative_trapezoid(a, s), z, xs,
+           backend=backend)
+    _check(lambda a: torch.trapezoid(a), i, backend=backend)
+    for fn in (lambda a, c: 2.0 - a, lambda a, c: 3 / a,
+               lambda a, c: 2 ** a, lambda a, c: 5.5 % a,
+               lambda a, c: a.__rsub__(c), lambda a, c: a.__rmatmul__(c.t())):
+        _check(fn, z.abs() + 0.5, z, backend=backend)
