@@ -623,24 +623,6 @@ def group_norm(b, input, num_groups, weight=None, bias=None, eps=1e-5,
                                                HxW, G, eps)[0]
 
 
-_native_group_norm = A.ATEN["native_group_norm.default"]
-
-
-@A.aten("native_group_norm")
-def native_group_norm(b, x, weight, bias, N, C, HxW, group, eps):
-    """f16/bf16: computed in f32 and each result rounded once, as
-    PyTorch's CPU kernel (its statistics and normalization are in float;
-    in the low dtype they were up to 5% off)."""
-    x = _t(b, x, "native_group_norm")
-    if x.dtype not in (torch.float16, torch.bfloat16):
-        return _native_group_norm(b, x, weight, bias, N, C, HxW, group, eps)
-    f = torch.float32
-    r = _native_group_norm(
-        b, O.cast(b, x, f), None if weight is None else O.cast(b, weight, f),
-        None if bias is None else O.cast(b, bias, f), N, C, HxW, group, eps)
-    return tuple(O.cast(b, t, x.dtype) for t in r)
-
-
 @O.function(F.instance_norm, torch.instance_norm)
 def instance_norm(b, input, running_mean=None, running_var=None,
                   weight=None, bias=None, use_input_stats=True,
@@ -2033,9 +2015,6 @@ for _n in ("masked_select", "nonzero", "argwhere", "unique_consecutive"):
 O.function(torch.unique, torch.functional.unique, torch._unique,
            torch._unique2)(_data_dependent("torch.unique"))
 O.METHODS["unique"] = _data_dependent("Tensor.unique")
-A.unsupported("the result's shape depends on the data (the selected or "
-              "unique elements)", "masked_select", "_unique2",
-              "unique_dim", "unique_consecutive")
 
 
 # ----------------------------------------------- more pointwise and shapes
@@ -2120,45 +2099,66 @@ def kron(b, a, c, *, out=None):
                             for k in range(nd)])
 
 
-def _trapz_parts(b, y, x, dx, dim, what):
+def _trapz_pairs(b, y, d, n):
+    """y[1:] + y[:-1] along d, in y's dtype (integers wrap, as PyTorch's
+    kernel adds them before any float arithmetic)."""
+    return O.add(b, O.slice_dim(b, y, d, 1, n, 1),
+                 O.slice_dim(b, y, d, 0, n - 1, 1))
+
+
+def _trapz_dx(b, x, y, d, n, what):
+    """x's differences along d, shaped to broadcast against the pairs."""
+    x = _t(b, x, what)
+    if x.ndim == 1:
+        view = [1] * y.ndim
+        view[d] = n - 1
+        return O.reshape(b, O.FUNCTIONS[torch.diff](b, x), view)
+    return O.FUNCTIONS[torch.diff](b, x, 1, d)
+
+
+def _trapz_y(b, y, dim, what):
     y = _t(b, y, what)
-    d = O.norm_dim(b, dim, y.ndim)
-    n = value(y.shape[d])
-    if not y.dtype.is_floating_point:
-        y = O.cast(b, y, torch.get_default_dtype())
-    if n == 0:
-        return y, d, None
-    avg = O.div(b, O.add(b, O.slice_dim(b, y, d, 1, n, 1),
-                         O.slice_dim(b, y, d, 0, n - 1, 1)), 2.0)
-    if x is not None:
-        x = _t(b, x, what)
-        if x.ndim == 1:
-            dxs = O.FUNCTIONS[torch.diff](b, x)
-            view = [1] * y.ndim
-            view[d] = n - 1
-            dxs = O.reshape(b, dxs, view)
-        else:
-            dxs = O.FUNCTIONS[torch.diff](b, x, 1, d)
-        return O.mul(b, avg, dxs), d, n
-    return O.mul(b, avg, dx), d, n
+    if y.dtype == torch.bool:
+        raise b.error("%s: received a bool input for `y`, but bool is not "
+                      "supported" % what)
+    return y, O.norm_dim(b, dim, y.ndim)
 
 
 @O.both("trapezoid", "trapz")
 def trapezoid(b, y, x=None, *, dx=None, dim=-1):
-    """sum((y[1:] + y[:-1]) / 2 * dx) along dim (dx from x's
-    differences when given)."""
-    t, d, n = _trapz_parts(b, y, x, 1.0 if dx is None else dx, dim,
-                           "trapezoid")
-    return O.sum_(b, t, [d])
+    """PyTorch 1.13's formulas: (sum(y) - (y[0] + y[-1]) / 2) * dx, or
+    sum(dx * (y[1:] + y[:-1])) / 2 with x's differences; an empty dim
+    gives zeros."""
+    y, d = _trapz_y(b, y, dim, "trapezoid")
+    n = value(y.shape[d])
+    if n == 0:
+        return O.sum_(b, y if y.dtype.is_floating_point else
+                      O.cast(b, y, torch.get_default_dtype()), [d])
+    if x is not None:
+        p = O.mul(b, _trapz_dx(b, x, y, d, n, "trapezoid"),
+                  _trapz_pairs(b, y, d, n))
+        return O.div(b, O.sum_(b, p, [d]), 2.0)
+    ends = O.add(b, O.select(b, y, d, 0), O.select(b, y, d, n - 1))
+    r = O.sub(b, O.sum_(b, y, [d]), O.mul(b, ends, 0.5))
+    return O.mul(b, r, 1.0 if dx is None else float(b.static(dx, "dx")))
 
 
 @O.function(torch.cumulative_trapezoid)
 def cumulative_trapezoid(b, y, x=None, *, dx=None, dim=-1):
-    t, d, n = _trapz_parts(b, y, x, 1.0 if dx is None else dx, dim,
-                           "cumulative_trapezoid")
-    if n is None:
-        return t
-    return O.FUNCTIONS[torch.cumsum](b, t, d)
+    """cumsum(dx / 2 * (y[1:] + y[:-1])) along dim (x's differences for
+    dx when given), PyTorch 1.13's formula."""
+    y, d = _trapz_y(b, y, dim, "cumulative_trapezoid")
+    n = value(y.shape[d])
+    if n == 0:
+        return O.copy_of(y if y.dtype.is_floating_point else
+                         O.cast(b, y, torch.get_default_dtype()))
+    pairs = _trapz_pairs(b, y, d, n)
+    if x is not None:
+        h = O.div(b, _trapz_dx(b, x, y, d, n, "cumulative_trapezoid"), 2.0)
+    else:
+        h = (1.0 if dx is None else float(b.static(dx, "dx"))) / 2.0
+    return O.FUNCTIONS[torch.cumsum](b, O.mul(b, h, pairs) if O.is_tensor(h)
+                                     else O.mul(b, pairs, h), d)
 
 
 @O.method("unfold")

@@ -644,3 +644,19 @@ def test_more_pointwise_and_shapes(backend):
                lambda a, c: 2 ** a, lambda a, c: 5.5 % a,
                lambda a, c: a.__rsub__(c), lambda a, c: a.__rmatmul__(c.t())):
         _check(fn, z.abs() + 0.5, z, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_trapezoid_integer_wraparound(backend):
+    """PyTorch adds integer neighbours in their own dtype (int8 wraps)
+    before the float arithmetic: the sweep's int8 sample."""
+    y = torch.tensor([[100, 90, -120], [127, 1, 5]], dtype=torch.int8)
+    x = torch.tensor([0, 2, 7])
+    for fn in (torch.trapezoid, lambda a: torch.trapezoid(a, dim=0),
+               lambda a: torch.trapezoid(a, dx=0.5),
+               lambda a: torch.trapezoid(a, x),
+               torch.cumulative_trapezoid,
+               lambda a: torch.cumulative_trapezoid(a, x),
+               lambda a: torch.cumulative_trapezoid(a, dim=0, dx=3.0)):
+        _check(fn, y, backend=backend)
+    _check(torch.trapezoid, torch.zeros(3, 0), backend=backend)
