@@ -2145,8 +2145,9 @@ def trapezoid(b, y, x=None, *, dx=None, dim=-1):
 
 @O.function(torch.cumulative_trapezoid)
 def cumulative_trapezoid(b, y, x=None, *, dx=None, dim=-1):
-    """cumsum(dx / 2 * (y[1:] + y[:-1])) along dim (x's differences for
-    dx when given), PyTorch 1.13's formula."""
+    """cumsum(dx / 2 * (y[1:] + y[:-1])) along dim, or cumsum(dx * (y[1:]
+    + y[:-1]) / 2) with x's differences (PyTorch 1.13's formulas, integer
+    products wrapping as there)."""
     y, d = _trapz_y(b, y, dim, "cumulative_trapezoid")
     n = value(y.shape[d])
     if n == 0:
@@ -2154,11 +2155,13 @@ def cumulative_trapezoid(b, y, x=None, *, dx=None, dim=-1):
                          O.cast(b, y, torch.get_default_dtype()))
     pairs = _trapz_pairs(b, y, d, n)
     if x is not None:
-        h = O.div(b, _trapz_dx(b, x, y, d, n, "cumulative_trapezoid"), 2.0)
+        # (dx * pairs) / 2: the product in the integer dtype too.
+        p = O.div(b, O.mul(b, _trapz_dx(b, x, y, d, n,
+                                        "cumulative_trapezoid"), pairs), 2.0)
     else:
-        h = (1.0 if dx is None else float(b.static(dx, "dx"))) / 2.0
-    return O.FUNCTIONS[torch.cumsum](b, O.mul(b, h, pairs) if O.is_tensor(h)
-                                     else O.mul(b, pairs, h), d)
+        p = O.mul(b, pairs, (1.0 if dx is None else
+                             float(b.static(dx, "dx"))) / 2.0)
+    return O.FUNCTIONS[torch.cumsum](b, p, d)
 
 
 @O.method("unfold")

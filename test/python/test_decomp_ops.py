@@ -652,6 +652,15 @@ def test_trapezoid_integer_wraparound(backend):
     before the float arithmetic: the sweep's int8 sample."""
     y = torch.tensor([[100, 90, -120], [127, 1, 5]], dtype=torch.int8)
     x = torch.tensor([0, 2, 7])
+    # The sweep's sample: x int8 too, dx * (y[1:] + y[:-1]) wraps.
+    _check(lambda a, c: torch.cumulative_trapezoid(a, c, dim=1),
+           torch.tensor([[7, -8, 1], [-8, -8, 3]], dtype=torch.int8),
+           torch.tensor([[-9, 3, 6], [7, -1, 4]], dtype=torch.int8),
+           backend=backend)
+    _check(lambda a, c: torch.trapezoid(a, c, dim=1),
+           torch.tensor([[7, -8, 1], [-8, -8, 3]], dtype=torch.int8),
+           torch.tensor([[-9, 3, 6], [7, -1, 4]], dtype=torch.int8),
+           backend=backend)
     for fn in (torch.trapezoid, lambda a: torch.trapezoid(a, dim=0),
                lambda a: torch.trapezoid(a, dx=0.5),
                lambda a: torch.trapezoid(a, x),
