@@ -355,7 +355,7 @@ class KilnTracer(fx.Tracer):
                 e.graph_break = True
                 raise
             # The op cannot be captured: a graph break, the op runs eagerly.
-            del imp.lines[mark:]
+            imp.rollback(mark)
             imp.env.pop(node, None)
             run.run_eager_op(node, getattr(e, "reason", e.message),
                              refused=True)
