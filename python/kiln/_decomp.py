@@ -2217,3 +2217,127 @@ A.aten("isclose")(isclose)
 A.aten("angle")(angle)
 A.aten("kron")(kron)
 A.aten("unfold")(tensor_unfold)
+
+
+# ----------------------------------------------- matrix norms, histograms
+
+
+def _matrix_norm(b, x, ord, dims, keepdim, what):
+    """'fro', inf, -inf, 1, -1 over the two dims (2, -2 and 'nuc' need
+    singular values: refused)."""
+    d0, d1 = dims
+    if ord == "fro":
+        return vector_norm(b, x, 2, [d0, d1], keepdim)
+    if ord == "nuc" or ord in (2, -2):
+        raise b.error("%s(ord=%r) is not supported (kt has no singular value "
+                      "decomposition)" % (what, ord))
+    if ord in (math.inf, -math.inf):
+        s = O.sum_(b, _un(b, "abs", x), [d1], True)
+        r = (O.amax if ord > 0 else O.amin)(b, s, [d0], True)
+    elif ord in (1, -1):
+        s = O.sum_(b, _un(b, "abs", x), [d0], True)
+        r = (O.amax if ord > 0 else O.amin)(b, s, [d1], True)
+    else:
+        raise b.error("%s: Order %r not supported." % (what, ord))
+    if not keepdim:
+        r = O.squeeze(b, r, sorted((d0, d1))[1])
+        r = O.squeeze(b, r, sorted((d0, d1))[0])
+    return r
+
+
+@O.function(torch.linalg.matrix_norm)
+def linalg_matrix_norm(b, x, ord="fro", dim=(-2, -1), keepdim=False, *,
+                       dtype=None, out=None):
+    x = _t(b, x, "linalg.matrix_norm")
+    if dtype is not None:
+        x = O.cast(b, x, dtype)
+    if not x.dtype.is_floating_point:
+        raise b.error("linalg.matrix_norm: Expected a floating point or "
+                      "complex tensor as input. Got %s" % str(x.dtype)[6:])
+    if x.ndim < 2:
+        raise b.error("linalg.matrix_norm: The input tensor A must have at "
+                      "least 2 dimensions.")
+    dims = [O.norm_dim(b, d, x.ndim) for d in dim]
+    return _matrix_norm(b, x, b.static(ord, "ord"), dims,
+                        b.static(keepdim, "keepdim"), "linalg.matrix_norm")
+
+
+@O.function(torch.linalg.norm)
+def linalg_norm(b, x, ord=None, dim=None, keepdim=False, *, dtype=None,
+                out=None):
+    """ord None: the 2-norm of the flattened tensor (dim None) or over dim;
+    a number over one dim (or a 1-D input): a vector norm; over two dims
+    (or a 2-D input with dim None): a matrix norm."""
+    x = _t(b, x, "linalg.norm")
+    if dtype is not None:
+        x = O.cast(b, x, dtype)
+    if not x.dtype.is_floating_point:
+        raise b.error("linalg.norm: Expected a floating point or complex "
+                      "tensor as input. Got %s" % str(x.dtype)[6:])
+    keepdim = b.static(keepdim, "keepdim")
+    if isinstance(dim, int):
+        dim = [dim]
+    if ord is None:
+        dims = None if dim is None else O.norm_dims(b, dim, x.ndim)
+        return vector_norm(b, x, 2, dims, keepdim)
+    ord = b.static(ord, "ord")
+    if dim is None:
+        if x.ndim == 1:
+            dim = [0]
+        elif x.ndim == 2:
+            dim = [0, 1]
+        else:
+            raise b.error("linalg.norm: If dim is not specified but ord is, "
+                          "the input must be 1D or 2D. Got %dD." % x.ndim)
+    dims = [O.norm_dim(b, d, x.ndim) for d in dim]
+    if len(dims) == 2:
+        return _matrix_norm(b, x, ord, dims, keepdim, "linalg.norm")
+    if isinstance(ord, str):
+        raise b.error("linalg.norm: ord %r needs two dims" % ord)
+    return vector_norm(b, x, ord, dims, keepdim)
+
+
+@O.both("histc")
+def histc(b, x, bins=100, min=0, max=0, *, out=None):
+    """Counts in `bins` equal bins over [min, max] (both 0: the data's
+    min and max; equal: widened by 1 each way, as PyTorch); elements
+    outside are ignored, max falls in the last bin. An [N, bins]
+    comparison, summed."""
+    x = _t(b, x, "histc")
+    if not x.dtype.is_floating_point:
+        raise b.error('"histogram_cpu" not implemented for \'%s\''
+                      % str(x.dtype)[6:].capitalize())
+    bins = b.static(bins, "histc's bins")
+    if bins <= 0:
+        raise b.error("torch.histc(): bins must be > 0, but got %d for "
+                      "dimension 0" % bins)
+    lo, hi = float(b.static(min, "histc's min")), \
+        float(b.static(max, "histc's max"))
+    if lo > hi:
+        raise b.error("torch.histc(): max must be larger than min")
+    flat = O.reshape(b, x, [-1])
+    dt = x.dtype
+    if lo == hi:
+        if value(flat.shape[0]):
+            L, H = O.amin(b, flat, [0]), O.amax(b, flat, [0])
+        else:
+            L, H = b.constant(lo, dt), b.constant(hi, dt)
+        same = _bool(b, "eq", L, H)
+        L = O.where(b, same, O.sub(b, L, 1.0), L)
+        H = O.where(b, same, O.add(b, H, 1.0), H)
+    else:
+        L, H = b.constant(lo, dt), b.constant(hi, dt)
+    inside = O.binary(b, "logical_and", _bool(b, "ge", flat, L),
+                      _bool(b, "le", flat, H), out_dtype=torch.bool)
+    pos = O.div(b, O.mul(b, O.sub(b, flat, L), float(bins)), O.sub(b, H, L))
+    idx = O.cast(b, pos, torch.int64)
+    idx = O.where(b, _bool(b, "eq", idx, bins),
+                  b.constant(bins - 1, torch.int64), idx)
+    hit = O.binary(b, "logical_and",
+                   _bool(b, "eq", O.unsqueeze(b, idx, 1),
+                         O.unsqueeze(b, O.arange(b, bins), 0)),
+                   O.unsqueeze(b, inside, 1), out_dtype=torch.bool)
+    return O.sum_(b, O.cast(b, hit, dt), [0])
+
+
+O.both("bincount")(_data_dependent("torch.bincount"))

@@ -669,3 +669,37 @@ def test_trapezoid_integer_wraparound(backend):
                lambda a: torch.cumulative_trapezoid(a, dim=0, dx=3.0)):
         _check(fn, y, backend=backend)
     _check(torch.trapezoid, torch.zeros(3, 0), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_linalg_norms_and_histc(backend):
+    torch.manual_seed(19)
+    x = _r(3, 4, 5)
+    m = _r(4, 5)
+    for fn in (lambda a: torch.linalg.norm(a), lambda a: torch.linalg.norm(
+            a, dim=(0, 2), keepdim=True), lambda a: torch.linalg.norm(
+            a, 3, dim=1), lambda a: torch.linalg.norm(a, float("inf"), -1),
+               lambda a: torch.linalg.norm(a, "fro", (1, 2)),
+               lambda a: torch.linalg.norm(a, -1, (2, 0)),
+               lambda a: torch.linalg.matrix_norm(a),
+               lambda a: torch.linalg.matrix_norm(a, float("-inf"),
+                                                  keepdim=True),
+               lambda a: torch.linalg.matrix_norm(a, 1, (0, 2))):
+        _check(fn, x, backend=backend)
+    for fn in (lambda a: torch.linalg.norm(a, 1),
+               lambda a: torch.linalg.norm(a, float("inf")),
+               lambda a: torch.linalg.norm(a[0], 0.5)):
+        _check(fn, m, backend=backend)
+    h = _r(50, lo=-3, hi=3)
+    h[0] = 1.0
+    for fn in (lambda a: torch.histc(a, 7, -1, 1),
+               lambda a: torch.histc(a, 10),
+               lambda a: torch.histc(a, 4, 1, 1),
+               lambda a: torch.histc(a, 5, -3, 3)):
+        _check(fn, h, backend=backend)
+    _check(lambda a: torch.histc(a, 3), torch.full((4,), 2.0),
+           backend=backend)
+    with pytest.raises(kiln.Unsupported) as e:
+        kiln.compile(lambda a: torch.linalg.norm(a, "nuc"), backend=backend,
+                     fullgraph=True)(m)
+    assert "singular value" in str(e.value)
