@@ -2341,3 +2341,55 @@ def histc(b, x, bins=100, min=0, max=0, *, out=None):
 
 
 O.both("bincount")(_data_dependent("torch.bincount"))
+
+
+@O.function(getattr(F, "_scaled_dot_product_attention", None))
+def scaled_dot_product_attention_113(b, query, key, value_, attn_mask=None,
+                                     dropout_p=0.0, need_attn_weights=False,
+                                     is_causal=False):
+    """PyTorch 1.13's F._scaled_dot_product_attention (its math path):
+    softmax(q / sqrt(E) @ k^T + mask) and that times v, both returned; a
+    bool mask (or is_causal's lower triangle) keeps its true positions.
+    dropout_p > 0 is refused (its random numbers are PyTorch's)."""
+    q = _t(b, query, "_scaled_dot_product_attention")
+    k = _t(b, key, "_scaled_dot_product_attention")
+    v = _t(b, value_, "_scaled_dot_product_attention")
+    if float(b.static(dropout_p, "dropout_p")) > 0.0:
+        raise b.error("_scaled_dot_product_attention with dropout_p > 0 is "
+                      "not supported")
+    E = value(q.shape[-1])
+    s = O.matmul(b, O.div(b, q, math.sqrt(E)), O.transpose(b, k, -2, -1))
+    L, S = value(q.shape[-2]), value(k.shape[-2])
+    mask = attn_mask
+    if b.static(is_causal, "is_causal"):
+        mask = O.tensor(b, [[j <= i for j in range(S)] for i in range(L)],
+                        dtype=torch.bool)
+    if mask is not None:
+        mask = _t(b, mask, "attn_mask")
+        if mask.dtype == torch.bool:
+            mask = O.where(b, mask, b.constant(0.0, s.dtype),
+                           b.constant(float("-inf"), s.dtype))
+        s = O.add(b, s, mask)
+    w = O.FUNCTIONS[F.softmax](b, s, -1)
+    return (O.matmul(b, w, v), w)
+
+
+@O.both("index_reduce")
+def index_reduce(b, x, dim, index, source, reduce, *, include_self=True):
+    """scatter_reduce along dim with the index broadcast over source's
+    other dims (reduce prod, mean, amax, amin)."""
+    x = _t(b, x, "index_reduce")
+    i = _t(b, index, "index_reduce")
+    src = _t(b, source, "index_reduce")
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise b.error("index_reduce(): Expected reduce to be one of prod, "
+                      "mean, amax or amin but got %s." % reduce)
+    d = O.norm_dim(b, dim, x.ndim) if x.ndim else 0
+    if x.ndim == 0:
+        return O.scatter_reduce(b, x, 0, i, src, reduce,
+                                include_self=include_self)
+    view = [1] * src.ndim
+    view[d] = -1
+    idx = O.expand(b, O.reshape(b, i, view), list(src.shape))
+    return O.scatter_reduce(b, x, d, idx, src, reduce,
+                            include_self=include_self)

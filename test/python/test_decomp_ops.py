@@ -703,3 +703,29 @@ def test_linalg_norms_and_histc(backend):
         kiln.compile(lambda a: torch.linalg.norm(a, "nuc"), backend=backend,
                      fullgraph=True)(m)
     assert "singular value" in str(e.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sdpa_113_and_index_reduce(backend):
+    torch.manual_seed(20)
+    sdpa = F._scaled_dot_product_attention
+    q, k, v = _r(2, 3, 4), _r(2, 5, 4), _r(2, 5, 6)
+    _check(lambda q, k, v: sdpa(q, k, v, None, 0.0, True, False), q, k, v,
+           backend=backend)
+    m = torch.rand(3, 5) > 0.3
+    m[:, 0] = True
+    _check(lambda q, k, v, m: sdpa(q, k, v, m), q, k, v, m, backend=backend)
+    _check(lambda q, k, v, m: sdpa(q, k, v, m), q, k, v, _r(3, 5),
+           backend=backend)
+    _check(lambda q, k, v: sdpa(q, k, v, is_causal=True), q, k[:, :3],
+           v[:, :3], backend=backend)
+    x = _r(5, 3)
+    idx = torch.tensor([0, 4, 2, 0])
+    src = _r(4, 3)
+    for red in ("prod", "mean", "amax", "amin"):
+        for inc in (True, False):
+            _check(lambda a, i, s: torch.index_reduce(
+                a, 0, i, s, red, include_self=inc), x, idx, src,
+                backend=backend)
+    _check(lambda a, i, s: a.index_reduce(1, i, s, "amax"), x,
+           torch.tensor([2, 0]), _r(5, 2), backend=backend)
