@@ -2393,3 +2393,8 @@ def index_reduce(b, x, dim, index, source, reduce, *, include_self=True):
     idx = O.expand(b, O.reshape(b, i, view), list(src.shape))
     return O.scatter_reduce(b, x, d, idx, src, reduce,
                             include_self=include_self)
+
+
+A.aten("_scaled_dot_product_attention_forward",
+       "_scaled_dot_product_attention")(scaled_dot_product_attention_113)
+A.aten("index_reduce")(index_reduce)

@@ -729,3 +729,12 @@ def test_sdpa_113_and_index_reduce(backend):
                 backend=backend)
     _check(lambda a, i, s: a.index_reduce(1, i, s, "amax"), x,
            torch.tensor([2, 0]), _r(5, 2), backend=backend)
+
+    def fn(q, k, v, a, i, s):
+        return (sdpa(q, k, v, None, 0.0, True, False),
+                torch.index_reduce(a, 0, i, s, "mean"))
+    args = (q, k, v, x, idx, src)
+    gm = make_fx(fn)(*args)
+    got = kiln.backend(gm, list(args), backend=backend)(*args)
+    want = fn(*args)
+    _cmp([got[0][0], got[0][1], got[1]], [want[0][0], want[0][1], want[1]])
