@@ -22,6 +22,7 @@ chain, in a NameLoc with the module path) and the discardable attributes
 `kg.source_fn` and `kg.nn_module_stack`.
 """
 
+import dataclasses
 import inspect
 import operator
 import re
@@ -312,6 +313,35 @@ def format_frames(frames):
 _NO_OUTPUT = object()  # FxImporter.output before the output node
 
 
+def is_record_type(t):
+    """A namedtuple class, or a dataclass (registered with torch's pytree
+    on first use, its init fields as children), whose instances a traced
+    function may build from tensors and return."""
+    if not isinstance(t, type):
+        return False
+    if issubclass(t, tuple) and hasattr(t, "_fields"):
+        return True
+    if dataclasses.is_dataclass(t):
+        _register_dataclass(t)
+        return True
+    return False
+
+
+def _register_dataclass(cls):
+    if cls in pytree.SUPPORTED_NODES:
+        return
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+
+    def flatten(obj):
+        return [getattr(obj, n) for n in names], (cls, tuple(names))
+
+    def unflatten(values, context):
+        klass, keys = context
+        return klass(**dict(zip(keys, values)))
+
+    pytree._register_pytree_node(cls, flatten, unflatten)
+
+
 def _plain_containers(x):
     """The output of a graph with torch.fx's immutable_list and
     immutable_dict (how FX stores a node's arguments) made the list and
@@ -324,6 +354,9 @@ def _plain_containers(x):
         return [_plain_containers(v) for v in x]
     if isinstance(x, dict):
         return {k: _plain_containers(v) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return type(x)(**{f.name: _plain_containers(getattr(x, f.name))
+                          for f in dataclasses.fields(x) if f.init})
     return x
 
 
@@ -511,6 +544,10 @@ class FxImporter:
             conv = self.ops.function_converter(node.target)
             if conv is not None:
                 return conv(self, *args, **kwargs)
+            if is_record_type(node.target):
+                # A namedtuple or dataclass built from tensors (a model's
+                # output record): the same record of the values.
+                return node.target(*args, **kwargs)
             if not _contains_tensor((args, kwargs)):
                 return self.ops.python_call(self, node.target, args, kwargs)
             conv = self._aten_fallback(
