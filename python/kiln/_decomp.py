@@ -2199,6 +2199,8 @@ def _H(b, x):
 
 @O.tensor_attr("mH")
 def _mH(b, x):
+    if x.ndim == 0:
+        return O.alias(x)    # PyTorch 1.13 returns a 0-d tensor as is
     if x.ndim < 2:
         raise b.error("tensor.mH is only supported on matrices or batches "
                       "of matrices. Got %d-D tensor." % x.ndim)

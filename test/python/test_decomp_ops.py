@@ -625,6 +625,7 @@ def test_more_pointwise_and_shapes(backend):
         _check(fn, x, backend=backend)
     for fn in (torch.isfinite, torch.angle, torch.isreal):
         _check(fn, i, backend=backend)
+    _check(lambda a: a.mH + 1, torch.tensor(3.0), backend=backend)
     for fn in (torch.isclose, lambda a, c: torch.isclose(a, c, equal_nan=True),
                lambda a, c: torch.isclose(a, c, rtol=0.2, atol=0.0),
                torch.kron, lambda a, c: torch.kron(a, c[0])):
