@@ -22,6 +22,7 @@ chain, in a NameLoc with the module path) and the discardable attributes
 `kg.source_fn` and `kg.nn_module_stack`.
 """
 
+import collections
 import dataclasses
 import inspect
 import operator
@@ -321,6 +322,8 @@ def is_record_type(t):
         return False
     if issubclass(t, tuple) and hasattr(t, "_fields"):
         return True
+    if t is collections.OrderedDict:
+        return True
     if dataclasses.is_dataclass(t):
         _register_dataclass(t)
         return True
@@ -348,10 +351,15 @@ def _plain_containers(x):
     dict the function returned, as eager PyTorch returns them."""
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return type(x)(*[_plain_containers(v) for v in x])
+    if isinstance(x, tuple) and type(x).__module__ == "torch.return_types":
+        return type(x)([_plain_containers(v) for v in x])
     if isinstance(x, tuple):
         return tuple(_plain_containers(v) for v in x)
     if isinstance(x, list):
         return [_plain_containers(v) for v in x]
+    if isinstance(x, collections.OrderedDict):
+        return collections.OrderedDict(
+            (k, _plain_containers(v)) for k, v in x.items())
     if isinstance(x, dict):
         return {k: _plain_containers(v) for k, v in x.items()}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
