@@ -24,6 +24,7 @@ chain, in a NameLoc with the module path) and the discardable attributes
 
 import collections
 import dataclasses
+import functools
 import inspect
 import operator
 import re
@@ -1160,6 +1161,8 @@ def _contains_tensor(x):
 
 def function_location(fn):
     """`"file":line:1` of a function's definition (the graph's location)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
     fn = inspect.unwrap(fn)
     code = getattr(fn, "__code__", None)
     if code is None:
