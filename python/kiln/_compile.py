@@ -154,6 +154,51 @@ class _CacheLimit(Exception):
     pass
 
 
+class _AliasedArguments(Exception):
+    """A call whose tensor arguments share memory with one the program
+    writes in place (f(a, a[0]) writing its second argument): the program
+    was captured for separate tensors, so the call runs eagerly."""
+
+
+def _extent(t):
+    """The bytes [start, end) that tensor t's elements occupy."""
+    if t.numel() == 0:
+        return None
+    start = t.data_ptr()
+    last = sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride()))
+    low = start - sum((n - 1) * -s for n, s in zip(t.shape, t.stride())
+                      if s < 0) * t.element_size()
+    return low, start + (last + 1) * t.element_size()
+
+
+def _aliased_write(args, tensors):
+    """(written argument's name, other argument's name) of the first pair
+    of arguments that share memory where the program writes one of them,
+    else None."""
+    written = [j for j, a in enumerate(args) if a.mutated]
+    if not written:
+        return None
+    # Pairs with a user input on one side (the module's own parameters and
+    # buffers do not overlap each other): a few extents per call.
+    inputs = [k for k, a in enumerate(args) if a.is_input]
+    extents = {}
+
+    def extent(k):
+        if k not in extents:
+            extents[k] = _extent(tensors[k])
+        return extents[k]
+
+    for j in written:
+        w = extent(j)
+        if w is None:
+            continue
+        for k in (range(len(args)) if args[j].is_input else inputs):
+            e = extent(k) if k != j else None
+            if e is not None and e[0] < w[1] and w[0] < e[1]:
+                return args[j].name, args[k].name
+    return None
+
+
 class _Ran:
     """A call that ran with graph breaks: its output and the run."""
 
@@ -280,6 +325,13 @@ class _Program:
         # (BatchNorm's more than one value per channel in training).
         _fx_import.check_sizes(self.result, flat_inputs)
         tensors = self.tensors(flat_inputs)
+        pair = _aliased_write(self.result.args, tensors)
+        if pair is not None:
+            raise _AliasedArguments(
+                "arguments '%s' and '%s' share memory and the program "
+                "writes '%s' in place; it was captured for tensors that do "
+                "not overlap, so this call runs eagerly (PyTorch)"
+                % (pair[1], pair[0], pair[0]))
         if torch.is_grad_enabled() and any(t.requires_grad
                                            for t in tensors):
             # Training: forward and backward programs in an autograd
@@ -549,6 +601,15 @@ class _Compiled:
             return self._eager(args, kwargs)
         except _CacheLimit:
             self._limit_warning(prog)
+            return self._eager(args, kwargs)
+        except _AliasedArguments as e:
+            if self.fullgraph:
+                raise KilnError("kiln: %s: %s" % (self.name, e)) from None
+            if not getattr(prog, "alias_warned", False):
+                prog.alias_warned = True
+                warnings.warn("kiln: %s (%s): %s" % (self.name, self.where(),
+                                                     e),
+                              KilnWarning, stacklevel=3)
             return self._eager(args, kwargs)
         except KilnError as e:
             if getattr(e, "graph_break", False) and not self.fullgraph:

@@ -22,6 +22,7 @@ chain, in a NameLoc with the module path) and the discardable attributes
 `kg.source_fn` and `kg.nn_module_stack`.
 """
 
+import dataclasses
 import inspect
 import operator
 import re
@@ -42,10 +43,19 @@ class TensorVal:
     is one; `is_view` marks results of view ops (aliases). `const` is the
     torch tensor of a constant made in the program (kt.constant), for
     converters that need values known at import (a constant boolean mask);
-    `slice_attrs` the attributes of the kt.slice that made it."""
+    `slice_attrs` the attributes of the kt.slice that made it.
+
+    Views made by link_view also know how to be made again from a new value
+    of their base (`view_emit`) and how a write through them becomes a new
+    value of the base (`view_inv`); `views` lists the views taken of this
+    value, which a write to it makes again (kiln's functionalization of
+    views, see Importer.mutate). `layout` is None for a value PyTorch lays
+    out contiguously, "permuted" or "strided" otherwise (a reshape of such a
+    value may be a copy in PyTorch, so a write through it is refused)."""
 
     __slots__ = ("name", "shape", "dtype", "arg", "is_view", "base", "const",
-                 "slice_attrs")
+                 "slice_attrs", "view_emit", "view_inv", "views", "rebuilt",
+                 "layout")
 
     def __init__(self, name, shape, dtype, arg=None, is_view=False,
                  base=None):
@@ -57,6 +67,11 @@ class TensorVal:
         self.base = base
         self.const = None
         self.slice_attrs = None
+        self.view_emit = None
+        self.view_inv = None
+        self.views = None
+        self.rebuilt = None
+        self.layout = None
 
     @property
     def ndim(self):
@@ -68,6 +83,53 @@ class TensorVal:
 
     def __repr__(self):
         return "TensorVal(%s: %s)" % (self.name, self.type)
+
+
+def link_view(r, x, emit, inverse, layout=None):
+    """Marks `r` as a view of `x`: `emit(b, base)` makes it again from a new
+    value of the base (a TensorVal, not linked), `inverse(b, base, new)` is
+    the base's value after `new` is written through the view (None: such a
+    write is refused). Returns r."""
+    r.is_view, r.base = True, x
+    r.view_emit, r.view_inv = emit, inverse
+    r.layout = layout
+    if x.views is None:
+        x.views = []
+    x.views.append(r)
+    return r
+
+
+_NAME = TensorVal.name  # the slot's descriptor
+
+
+class _RebuiltView(TensorVal):
+    """A view made again from the new value of its base after a write to
+    the base (Importer.mutate). Its op is emitted when its name is first
+    needed (an op reading it), so views nothing reads again cost nothing (a
+    loop writing `h[:, i]` T times would otherwise remake every earlier
+    view of h each time)."""
+
+    __slots__ = ("_imp", "_src")
+
+    def __init__(self, imp, src, base):
+        TensorVal.__init__(self, None, src.shape, src.dtype)
+        self._imp, self._src = imp, src
+        link_view(self, base, src.view_emit, src.view_inv, src.layout)
+        self.slice_attrs = src.slice_attrs
+
+    @property
+    def name(self):
+        n = _NAME.__get__(self)
+        if n is None:
+            mark = len(self._imp.lines)
+            n = self._src.view_emit(self._imp, self.base).name
+            _NAME.__set__(self, n)
+            self._imp.emitted_views.append((mark, self))
+        return n
+
+    @name.setter
+    def name(self, v):
+        _NAME.__set__(self, v)
 
 
 def new_seed():
@@ -251,6 +313,35 @@ def format_frames(frames):
 _NO_OUTPUT = object()  # FxImporter.output before the output node
 
 
+def is_record_type(t):
+    """A namedtuple class, or a dataclass (registered with torch's pytree
+    on first use, its init fields as children), whose instances a traced
+    function may build from tensors and return."""
+    if not isinstance(t, type):
+        return False
+    if issubclass(t, tuple) and hasattr(t, "_fields"):
+        return True
+    if dataclasses.is_dataclass(t):
+        _register_dataclass(t)
+        return True
+    return False
+
+
+def _register_dataclass(cls):
+    if cls in pytree.SUPPORTED_NODES:
+        return
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+
+    def flatten(obj):
+        return [getattr(obj, n) for n in names], (cls, tuple(names))
+
+    def unflatten(values, context):
+        klass, keys = context
+        return klass(**dict(zip(keys, values)))
+
+    pytree._register_pytree_node(cls, flatten, unflatten)
+
+
 def _plain_containers(x):
     """The output of a graph with torch.fx's immutable_list and
     immutable_dict (how FX stores a node's arguments) made the list and
@@ -263,6 +354,9 @@ def _plain_containers(x):
         return [_plain_containers(v) for v in x]
     if isinstance(x, dict):
         return {k: _plain_containers(v) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return type(x)(**{f.name: _plain_containers(getattr(x, f.name))
+                          for f in dataclasses.fields(x) if f.init})
     return x
 
 
@@ -306,6 +400,9 @@ class FxImporter:
         self.made_in_trace = {}
         self._arg_names = set()
         self.lines = []
+        # (line count before, view): _RebuiltViews in emission order, so
+        # that rollback can forget those whose lines it drops.
+        self.emitted_views = []
         self._ssa = 0
         self.locs = {}
         self.loc_alias = "#loc0"
@@ -447,6 +544,10 @@ class FxImporter:
             conv = self.ops.function_converter(node.target)
             if conv is not None:
                 return conv(self, *args, **kwargs)
+            if is_record_type(node.target):
+                # A namedtuple or dataclass built from tensors (a model's
+                # output record): the same record of the values.
+                return node.target(*args, **kwargs)
             if not _contains_tensor((args, kwargs)):
                 return self.ops.python_call(self, node.target, args, kwargs)
             conv = self._aten_fallback(
@@ -714,10 +815,16 @@ class FxImporter:
             single = False
         name = self.fresh()
         vals = []
+        # PyTorch lays out the results of most ops on a permuted input
+        # (pointwise ones) as the input: a reshape of them may copy.
+        permuted = any(getattr(v, "layout", None) == "permuted"
+                       for v in operands)
         for i, (s, d) in enumerate(results):
             n = name if len(results) == 1 else "%s#%d" % (name, i)
             vals.append(TensorVal(n, s, d, is_view=is_view,
                                   base=base if is_view else None))
+            if permuted:
+                vals[-1].layout = "permuted"
         lhs = name if len(results) == 1 else "%s:%d" % (name, len(results))
         otext = operand_text if operand_text is not None else ", ".join(
             v.name for v in operands)
@@ -788,10 +895,26 @@ class FxImporter:
         `new`: every node bound to `old` now reads `new`; a program argument
         becomes a ref written back at the end of the graph."""
         if old.is_view:
-            err = self.error("an in-place op on a view of another tensor is "
-                             "not supported yet")
-            err._no_break = True  # running it eagerly would write a copy
-            raise err
+            if old.view_inv is None or old.base is None:
+                err = self.error(
+                    "an in-place op on this view of another tensor is not "
+                    "supported yet (writes through reshapes of permuted or "
+                    "sliced tensors, expand, diagonal, as_strided and "
+                    "views across graph breaks)")
+                err._no_break = True  # running it eagerly would write a copy
+                raise err
+            # Functionalized: the base's new value is the write scattered
+            # into it (recursively up to the tensor that owns the memory);
+            # every view of it, this one included, is then made again from
+            # the new value.
+            self.mutate(old.base, old.view_inv(self, old.base, new))
+            return old.rebuilt if old.rebuilt is not None else new
+        # The written tensor's value from now on: a value of its own (not a
+        # view of what computed it, e.g. a reshape that wrote back an
+        # unsqueeze), laid out as the tensor was.
+        if new.is_view or new.views:
+            new = TensorVal(new.name, new.shape, new.dtype)
+        new.layout = old.layout
         for v in (old, old.arg.value if old.arg is not None else None):
             if v is not None and id(v) in self.no_write:
                 err = self.error(self.no_write[id(v)])
@@ -809,7 +932,27 @@ class FxImporter:
             arg.mutated = True
             arg.current = new
             new.arg = None
+        self._rebuild_views(old, new)
         return new
+
+    def rollback(self, mark):
+        """Drops the lines from `mark` on (an op that could not be imported
+        after all): views emitted there are emitted again when next read."""
+        del self.lines[mark:]
+        while self.emitted_views and self.emitted_views[-1][0] >= mark:
+            _NAME.__set__(self.emitted_views.pop()[1], None)
+
+    def _rebuild_views(self, old, new):
+        """The views taken of `old` read `new` from now on (as in PyTorch,
+        where they share its memory)."""
+        views, old.views = old.views, None
+        for v in views or ():
+            nv = _RebuiltView(self, v, new)
+            v.rebuilt = nv
+            for n in self._tensor_nodes.get(id(v), []):
+                self.env[n] = nv
+                self.bind_node(nv, n)
+            self._rebuild_views(v, nv)
 
     # ----- the program
 
@@ -817,6 +960,12 @@ class FxImporter:
         if self.output is _NO_OUTPUT:
             raise KilnError("the FX graph has no output node")
         leaves, spec = pytree.tree_flatten(self.output)
+        # A view made again after a write (_RebuiltView) is emitted when its
+        # name is first read: the results' and the written arguments' are
+        # read below, after the body's lines are taken.
+        for v in leaves + [a.current for a in self.args if a.mutated]:
+            if isinstance(v, TensorVal):
+                v.name
         results = []
         index = {}
         out_leaves = []

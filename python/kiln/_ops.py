@@ -33,7 +33,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import _ir
-from ._fx_import import TensorVal
+from ._fx_import import TensorVal, link_view
 from ._symbolic import Sym, same, value
 
 FUNCTIONS = {}
@@ -309,10 +309,35 @@ def in_place(b, x, result):
 
 
 def alias(x, shape=None):
-    """A new TensorVal for the same SSA value (a view or copy that must not
-    be rebound together with x by an in-place write)."""
-    return TensorVal(x.name, x.shape if shape is None else shape, x.dtype,
-                     is_view=True, base=x)
+    """A new TensorVal for the same SSA value: a view of x that is all of
+    x (a write through it is a write to x)."""
+    shape = x.shape if shape is None else shape
+
+    def emit(b, base):
+        return TensorVal(base.name, shape, base.dtype)
+
+    def inverse(b, base, new):
+        if tuple(new.shape) == tuple(base.shape):
+            return new
+        return reshape(b, new, *base.shape)
+
+    return link_view(TensorVal(x.name, shape, x.dtype), x, emit, inverse,
+                     x.layout)
+
+
+def view_op(b, opname, x, attrs, shape, inverse, layout=None):
+    """`kt.<opname>` of x as a view of x (kiln._fx_import.link_view): a
+    write through it is `inverse(b, base, new)` written to x."""
+    def emit(b, base):
+        return b.op(opname, [base], attrs, shape=shape, dtype=base.dtype)
+
+    return link_view(emit(b, x), x, emit, inverse, layout)
+
+
+def _reshape_back(b, base, new):
+    """The inverse of a view that only regroups its base's elements
+    (reshape of a contiguous value, squeeze, unsqueeze)."""
+    return reshape(b, new, *base.shape)
 
 
 def copy_of(x):
@@ -1459,9 +1484,12 @@ def reshape(b, x, *shape):
             len(target) == x.ndim:
         return alias(x)
     attr = _reshape_attr(b, x, target, "a reshape to a size")
-    r = b.op("reshape", [x], {"shape": attr}, shape=target, dtype=x.dtype)
-    r.is_view, r.base = True, x
-    return r
+    # A reshape of a permuted or strided tensor may be a copy in PyTorch
+    # (reshape) or an error (view): a write through it is refused.
+    contiguous = x.layout is None
+    return view_op(b, "reshape", x, {"shape": attr}, target,
+                   _reshape_back if contiguous else None,
+                   None if contiguous else "unknown")
 
 
 both("reshape")(reshape)
@@ -1511,10 +1539,10 @@ def permute(b, x, dims):
                       % (dims, x.ndim))
     if dims == list(range(x.ndim)):
         return alias(x)
-    r = b.op("permute", [x], {"dims": dims},
-             shape=[x.shape[d] for d in dims], dtype=x.dtype)
-    r.is_view, r.base = True, x
-    return r
+    back = [dims.index(i) for i in range(x.ndim)]
+    return view_op(b, "permute", x, {"dims": dims},
+                   [x.shape[d] for d in dims],
+                   lambda b, base, new: permute(b, new, back), "permuted")
 
 
 @both("permute")
@@ -1531,10 +1559,8 @@ def transpose(b, x, d0, d1):
         return alias(x)
     shape = list(x.shape)
     shape[a], shape[c] = shape[c], shape[a]
-    r = b.op("transpose", [x], {"dim0": a, "dim1": c}, shape=shape,
-             dtype=x.dtype)
-    r.is_view, r.base = True, x
-    return r
+    return view_op(b, "transpose", x, {"dim0": a, "dim1": c}, shape,
+                   lambda b, base, new: transpose(b, new, a, c), "permuted")
 
 
 both("transpose", "swapaxes", "swapdims")(transpose)
@@ -1557,9 +1583,8 @@ def unsqueeze(b, x, dim):
     d %= x.ndim + 1
     shape = list(x.shape)
     shape.insert(d, 1)
-    r = b.op("unsqueeze", [x], {"dim": d}, shape=shape, dtype=x.dtype)
-    r.is_view, r.base = True, x
-    return r
+    return view_op(b, "unsqueeze", x, {"dim": d}, shape, _reshape_back,
+                   x.layout)
 
 
 @both("squeeze")
@@ -1580,10 +1605,8 @@ def squeeze(b, x, dim=None):
     if not drop:
         return alias(x)
     shape = [s for i, s in enumerate(x.shape) if i not in drop]
-    r = b.op("squeeze", [x], {"dim": sorted(drop)}, shape=shape,
-             dtype=x.dtype)
-    r.is_view, r.base = True, x
-    return r
+    return view_op(b, "squeeze", x, {"dim": sorted(drop)}, shape,
+                   _reshape_back, x.layout)
 
 
 def expand(b, x, sizes):
@@ -1615,9 +1638,9 @@ def expand(b, x, sizes):
         shape.append(s)
     if all(a == -1 for a in attr):
         return alias(x)
-    r = b.op("expand", [x], {"size": attr}, shape=shape, dtype=x.dtype)
-    r.is_view, r.base = True, x
-    return r
+    # Several elements of an expanded view share one of x: PyTorch refuses
+    # writes through it.
+    return view_op(b, "expand", x, {"size": attr}, shape, None, "strided")
 
 
 @method("expand")
@@ -1822,10 +1845,24 @@ def slice_dim(b, x, dim, start, end, step):
     return _slice_op(b, x, dim, attrs, length)
 
 
+def _sub_layout(x, dim, step=1):
+    """The layout of a slice or select of x along dim: contiguous when x is
+    and every dim before `dim` has size 1."""
+    if x.layout is not None:
+        return x.layout
+    if step == 1 and all(not isinstance(s, Sym) and s == 1
+                         for s in x.shape[:dim]):
+        return None
+    return "strided"
+
+
 def _slice_op(b, x, dim, attrs, length):
-    r = b.op("slice", [x], attrs, shape=_with(x.shape, dim, length),
-             dtype=x.dtype)
-    r.is_view, r.base = True, x
+    def inverse(b, base, new):
+        return b.op("slice_scatter", [base, new], dict(attrs),
+                    shape=base.shape, dtype=base.dtype)
+
+    r = view_op(b, "slice", x, attrs, _with(x.shape, dim, length), inverse,
+                _sub_layout(x, dim, attrs.get("step", 1)))
     r.slice_attrs = attrs  # a write through it is a kt.slice_scatter
     return r
 
@@ -1845,10 +1882,14 @@ def select(b, x, dim, index):
         raise b.error("index %d is out of bounds for dim %d of size %d"
                       % (i, d, size))
     shape = [s for k, s in enumerate(x.shape) if k != d]
-    r = b.op("select", [x], {"dim": d, "index": i}, shape=shape,
-             dtype=x.dtype)
-    r.is_view, r.base = True, x
-    return r
+
+    def inverse(b, base, new):
+        return b.op("select_scatter", [base, new],
+                    {"dim": d, "index": i % size}, shape=base.shape,
+                    dtype=base.dtype)
+
+    return view_op(b, "select", x, {"dim": d, "index": i}, shape, inverse,
+                   _sub_layout(x, d))
 
 
 both("select")(select)
@@ -2679,7 +2720,9 @@ def diagonal(b, x, offset=0, dim1=0, dim2=1):
         r = slice_dim(b, y, y.ndim - 1, start,
                       start + (length - 1) * (w + 1) + 1, w + 1)
     r = alias(r)
-    r.base = x
+    # Made again from x after a write to x (its steps are views of x); a
+    # write through it is refused (its steps reshape a permuted x).
+    r.view_inv = None
     return r
 
 

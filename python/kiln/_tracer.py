@@ -24,6 +24,7 @@ stack, which the importer turns into MLIR locations.
 import collections
 import contextlib
 import dis
+import dataclasses
 import functools
 import inspect
 import linecache
@@ -38,7 +39,7 @@ import torch.fx as fx
 from torch.overrides import TorchFunctionMode, _no_torch_function_mode
 from torch.utils import _pytree as pytree
 
-from . import _ops
+from . import _fx_import, _ops
 from ._errors import KilnError, Unsupported
 from ._fx_import import TensorVal, target_name
 from ._symbolic import Sym
@@ -284,6 +285,14 @@ class KilnTracer(fx.Tracer):
             name = "_kiln_closure_p%d" % len(self.closure_params)
             self.closure_params.append(a)
             self.root.register_parameter(name, a)
+        if dataclasses.is_dataclass(a) and not isinstance(a, type) and \
+                _fx_import.is_record_type(type(a)):
+            # A dataclass output (a model's output record): a node that
+            # builds it from its fields (torch.fx knows no dataclasses).
+            fields = {f.name: getattr(a, f.name)
+                      for f in dataclasses.fields(a) if f.init}
+            return self.create_node("call_function", type(a), (),
+                                    super().create_arg(fields))
         return super().create_arg(a)
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
@@ -355,7 +364,7 @@ class KilnTracer(fx.Tracer):
                 e.graph_break = True
                 raise
             # The op cannot be captured: a graph break, the op runs eagerly.
-            del imp.lines[mark:]
+            imp.rollback(mark)
             imp.env.pop(node, None)
             run.run_eager_op(node, getattr(e, "reason", e.message),
                              refused=True)
@@ -750,7 +759,7 @@ def _math_wrapped():
 # __torch_function__ is asked). While tracing they are wrapped: a call with
 # a Proxy among its arguments becomes a node, the importer's converter reads
 # the sizes (symbolic sizes stay symbolic).
-_FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn")
+_FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "arange")
 
 
 @contextlib.contextmanager
@@ -768,6 +777,11 @@ def _factories_wrapped(tracer):
                     raise Unsupported(
                         "torch.%s with a generator= and a traced size: not "
                         "supported yet" % orig.__name__)
+                if orig.__name__ == "arange":
+                    # torch.arange(T, device=x.device): its bounds as they
+                    # are (kiln._ops.arange specializes them).
+                    return tracer.create_proxy("call_function", orig,
+                                               tuple(args), kwargs)
                 if orig.__name__ == "full":
                     size, rest = args[0], tuple(args[1:])
                 elif len(args) == 1:
@@ -781,12 +795,29 @@ def _factories_wrapped(tracer):
             return orig(*args, **kwargs)
         return factory
 
+    def info(orig):
+        # torch.finfo(x.dtype), torch.iinfo(x.dtype): the traced dtype is an
+        # attribute Proxy; its value is the example's dtype.
+        @functools.wraps(orig, updated=())
+        def dtype_info(*args, **kwargs):
+            if getattr(_active, "tracer", None) is tracer and not \
+                    tracer.eager_depth:
+                args, kwargs = pytree.tree_map(
+                    lambda a: tracer.concrete(a, orig.__name__ + "()")
+                    if isinstance(a, fx.Proxy) else a, (args, kwargs))
+            return orig(*args, **kwargs)
+        return dtype_info
+
     saved = []
     try:
         for name in _FACTORIES:
             orig = getattr(torch, name)
             saved.append((name, orig))
             setattr(torch, name, wrap(orig))
+        for name in ("finfo", "iinfo"):
+            orig = getattr(torch, name)
+            saved.append((name, orig))
+            setattr(torch, name, info(orig))
         yield
     finally:
         for name, orig in saved:

@@ -1,0 +1,85 @@
+"""torch.arange with bounds from traced sizes (position ids: `torch.arange(T,
+device=x.device)[None, :]`) and torch.finfo / torch.iinfo of a traced dtype
+(`torch.finfo(x.dtype).min` in attention masks): the patterns of
+HuggingFace-style attention code. Before, the capture failed (arange and
+finfo received a Proxy). References are eager PyTorch."""
+
+import copy
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import kiln
+
+BACKENDS = ["eager", "aot_eager", "cpu"]
+
+
+class Attention(nn.Module):
+    def __init__(self, d=16, heads=2, max_len=32):
+        super().__init__()
+        self.h = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+        self.pos = nn.Embedding(max_len, d)
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, x, attention_mask=None):
+        B, T, C = x.size()
+        pos = torch.arange(T, device=x.device, dtype=torch.long)[None, :]
+        x = self.ln(x + self.pos(pos.expand(B, -1)))
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.h, C // self.h).transpose(1, 2)
+                   for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(k.size(-1))
+        if attention_mask is not None:
+            ext = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * \
+                torch.finfo(x.dtype).min
+            att = att + ext
+        causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+        att = att.masked_fill(~causal, float("-inf"))
+        att = F.softmax(att, dim=-1, dtype=torch.float32).type_as(q)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.out(y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_attention_with_positions_and_finfo_masks(backend):
+    torch.manual_seed(0)
+    m = Attention()
+    ref = copy.deepcopy(m)
+    opt = kiln.compile(m, backend=backend)
+    for T in (5, 8):
+        x = torch.randn(2, T, 16)
+        mask = torch.ones(2, T, dtype=torch.long)
+        mask[1, -2:] = 0
+        m.zero_grad()
+        ref.zero_grad()
+        got, want = opt(x, attention_mask=mask), ref(x, attention_mask=mask)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        got.square().sum().backward()
+        want.square().sum().backward()
+        for (name, p), q in zip(ref.named_parameters(), m.parameters()):
+            torch.testing.assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5,
+                                       msg=name)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_arange_bounds_and_dtype_info(backend):
+    def f(x):
+        n = x.shape[-1]
+        steps = torch.arange(1, n + 1, 2, dtype=torch.float32)
+        ramp = torch.arange(n, dtype=x.dtype) / n
+        big = torch.iinfo(torch.int32).max if x.dtype == torch.int32 else \
+            torch.finfo(x.dtype).max
+        eps = torch.finfo(x.dtype).eps
+        return (x * ramp).clamp(max=big) + steps.sum() + eps
+
+    opt = kiln.compile(f, backend=backend, fullgraph=True)
+    for shape, dtype in (((3, 6), torch.float32), ((2, 7), torch.float64)):
+        x = torch.randn(*shape, dtype=dtype)
+        got, want = opt(x), f(x)
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want)
