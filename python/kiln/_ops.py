@@ -6453,7 +6453,7 @@ def sum_to_size(b, x, *size):
     return r
 
 
-@function(torch.meshgrid, torch.functional.meshgrid)
+@function(torch.meshgrid, torch.functional.meshgrid, torch._VF.meshgrid)
 def meshgrid(b, *tensors, indexing=None):
     """meshgrid of 1-D (or 0-d) tensors: each expanded to the grid
     ("ij" indexing, PyTorch 1.13's default; "xy" swaps the first two
