@@ -22,6 +22,8 @@ from ._logs import flush_trace, set_log_handler, set_logs, set_trace
 # The ATen converters, and the torch-level converters written with them
 # (F.elu, F.selu, ...), registered at import.
 from . import _aten  # noqa: E402,F401
+# Decompositions of losses, norms, NaN-aware reductions and shape ops.
+from . import _decomp  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

@@ -22,6 +22,8 @@ that, on each call:
 Results come back as torch tensors that own Kiln's buffers (no copy).
 """
 
+import builtins
+import functools
 import inspect
 import re
 import sys
@@ -409,10 +411,64 @@ class _Program:
         return self.session.recompile_reasons(self.name)
 
 
+def _as_function(fn):
+    """A plain function with fn's signature (a bound method's without its
+    object, a partial's remaining parameters) that calls fn. No defaults:
+    every call passes every parameter (calls are bound with defaults
+    applied). Its name is fn's; no __wrapped__ (torch.fx unwraps)."""
+    sig = inspect.signature(fn)
+    params, call = [], []
+    star = False
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            params.append("*" + p.name)
+            call.append("*" + p.name)
+            star = True
+        elif p.kind == p.VAR_KEYWORD:
+            params.append("**" + p.name)
+            call.append("**" + p.name)
+        elif p.kind == p.KEYWORD_ONLY:
+            if not star:
+                params.append("*")
+                star = True
+            params.append(p.name)
+            call.append("%s=%s" % (p.name, p.name))
+        else:
+            params.append(p.name)
+            call.append(p.name)
+    env = {"_fn": fn}
+    exec(builtins.compile("def _kiln_call(%s):\n    return _fn(%s)\n" % (
+        ", ".join(params), ", ".join(call)), "<kiln>", "exec"), env)
+    wrapper = env["_kiln_call"]
+    target = getattr(fn, "__func__", getattr(fn, "func", fn))
+    wrapper.__name__ = getattr(target, "__name__", "fn")
+    wrapper.__qualname__ = getattr(target, "__qualname__", wrapper.__name__)
+    return wrapper
+
+
 def _closure_modules(fn):
     """The nn.Modules `fn` names in its closure cells and globals (for a
     bound method, its object's attributes are not included: its object is
     a module only when kiln compiles the module)."""
+    if isinstance(fn, functools.partial):
+        out = _closure_modules(fn.func)
+        for v in list(fn.args) + list(fn.keywords.values()):
+            if isinstance(v, torch.nn.Module) and \
+                    not any(v is m for m in out):
+                out.append(v)
+        return out
+    if inspect.ismethod(fn):
+        # A bound method: its object, when a module, or the modules among
+        # its attributes (`self.encoder(x)` in a helper object's method).
+        obj = fn.__self__
+        out = _closure_modules(fn.__func__)
+        held = [obj] if isinstance(obj, torch.nn.Module) else list(
+            getattr(obj, "__dict__", {}).values())
+        for v in held:
+            if isinstance(v, torch.nn.Module) and \
+                    not any(v is m for m in out):
+                out.append(v)
+        return out
     code = getattr(inspect.unwrap(fn), "__code__", None)
     if code is None:
         return []
@@ -449,9 +505,23 @@ class _Compiled:
                 raise KilnError("unknown option %r (options: %s)" % (
                     k, ", ".join(_OPTIONS)))
         self.backend = backend
+        if inspect.ismethod(fn) and isinstance(fn.__self__, torch.nn.Module) \
+                and fn.__func__ is getattr(type(fn.__self__), "forward",
+                                           None):
+            # kiln.compile(model.forward): the module.
+            fn = fn.__self__
+        self.user_fn = fn
+        if not isinstance(fn, torch.nn.Module) and (
+                inspect.ismethod(fn) or isinstance(fn, functools.partial)):
+            # A bound method or a partial: traced through a plain function
+            # of the same signature (torch.fx reads a function's code).
+            fn = _as_function(fn)
         self.fn = fn
         self.module = fn if isinstance(fn, torch.nn.Module) else None
-        self.forward = fn.forward if self.module is not None else fn
+        # What calls are bound to and run eagerly: the user's callable (a
+        # bound method or partial keeps its own defaults).
+        self.forward = fn.forward if self.module is not None else \
+            self.user_fn
         try:
             self.signature = inspect.signature(self.forward)
         except (ValueError, TypeError):
@@ -471,7 +541,7 @@ class _Compiled:
         # The modules a compiled function reaches through its closure and
         # globals (`model.encoder(x)`, a lambda's layer): their training
         # flags are part of the key, as the root module's are.
-        self.closure_modules = (_closure_modules(fn)
+        self.closure_modules = (_closure_modules(self.user_fn)
                                 if self.module is None else [])
         self.grad_warned = False
         base = type(fn).__name__ if self.module is not None else getattr(
@@ -687,7 +757,10 @@ class _Compiled:
     def where(self):
         """The compiled function's source line (`file:line`), for
         KilnWarnings."""
-        code = getattr(inspect.unwrap(self.forward), "__code__", None)
+        target = self.forward
+        while isinstance(target, functools.partial):
+            target = target.func
+        code = getattr(inspect.unwrap(target), "__code__", None)
         return ("%s:%d" % (code.co_filename, code.co_firstlineno)
                 if code else "?")
 

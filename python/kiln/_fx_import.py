@@ -22,7 +22,9 @@ chain, in a NameLoc with the module path) and the discardable attributes
 `kg.source_fn` and `kg.nn_module_stack`.
 """
 
+import collections
 import dataclasses
+import functools
 import inspect
 import operator
 import re
@@ -321,6 +323,8 @@ def is_record_type(t):
         return False
     if issubclass(t, tuple) and hasattr(t, "_fields"):
         return True
+    if t is collections.OrderedDict:
+        return True
     if dataclasses.is_dataclass(t):
         _register_dataclass(t)
         return True
@@ -348,10 +352,15 @@ def _plain_containers(x):
     dict the function returned, as eager PyTorch returns them."""
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return type(x)(*[_plain_containers(v) for v in x])
+    if isinstance(x, tuple) and type(x).__module__ == "torch.return_types":
+        return type(x)([_plain_containers(v) for v in x])
     if isinstance(x, tuple):
         return tuple(_plain_containers(v) for v in x)
     if isinstance(x, list):
         return [_plain_containers(v) for v in x]
+    if isinstance(x, collections.OrderedDict):
+        return collections.OrderedDict(
+            (k, _plain_containers(v)) for k, v in x.items())
     if isinstance(x, dict):
         return {k: _plain_containers(v) for k, v in x.items()}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
@@ -1152,6 +1161,8 @@ def _contains_tensor(x):
 
 def function_location(fn):
     """`"file":line:1` of a function's definition (the graph's location)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
     fn = inspect.unwrap(fn)
     code = getattr(fn, "__code__", None)
     if code is None:

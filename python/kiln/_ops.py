@@ -1173,6 +1173,12 @@ def var_mean(b, x, dim=None, unbiased=None, keepdim=False, *,
 AminMax = collections.namedtuple("AminMax", ["min", "max"])
 
 
+def return_type(name, *values):
+    """PyTorch's named result of op `name` (torch.return_types.max, sort,
+    ...) holding the values, as eager PyTorch returns it."""
+    return getattr(torch.return_types, name)(values)
+
+
 @both("aminmax")
 def aminmax(b, x, *, dim=None, keepdim=False, out=None):
     """(min, max) over one dim or every element: kt.amin and kt.amax (NaN
@@ -1180,8 +1186,8 @@ def aminmax(b, x, *, dim=None, keepdim=False, out=None):
     x = need_tensor(b, x, "aminmax")
     if dim is not None:
         dim = norm_dim(b, dim, x.ndim)
-    return AminMax(_reduction(b, "amin", x, dim, keepdim),
-                   _reduction(b, "amax", x, dim, keepdim))
+    return return_type("aminmax", _reduction(b, "amin", x, dim, keepdim),
+                       _reduction(b, "amax", x, dim, keepdim))
 
 
 @function(torch.std_mean)
@@ -1224,7 +1230,7 @@ def _minmax(reduce_name, arg_name, elementwise):
         if is_tensor(x) and x.dtype == torch.bool:
             xi = cast(b, x, torch.uint8)
         indices = _arg(b, arg_name, xi, dim, keepdim)
-        return MinMax(values, indices)
+        return return_type(reduce_name[1:], values, indices)
     return conv
 
 
@@ -1290,7 +1296,7 @@ def sort(b, x, dim=-1, descending=False, stable=None, *, out=None):
     indices = _argsort(b, x, d, desc)
     values = b.op("gather", [x, indices], {"dim": d}, shape=x.shape,
                   dtype=x.dtype)
-    return SortResult(values, indices)
+    return return_type("sort", values, indices)
 
 
 @both("argsort")
@@ -1335,7 +1341,7 @@ def topk(b, x, k, dim=-1, largest=True, sorted=True, *, out=None):
     _bool_arg(b, sorted, "topk's sorted")
     # sorted=False: PyTorch leaves the order unspecified; it is sorted here.
     values, idx = _sorted_prefix(b, x, d, k, largest, "topk")
-    return SortResult(values, idx)
+    return return_type("topk", values, idx)
 
 
 @both("kthvalue")
@@ -1358,7 +1364,7 @@ def kthvalue(b, x, k, dim=-1, keepdim=False, *, out=None):
                   dtype=x.dtype)
     if x.ndim and not keepdim:
         values, idx = squeeze(b, values, d), squeeze(b, idx, d)
-    return SortResult(values, idx)
+    return return_type("kthvalue", values, idx)
 
 
 # searchsorted / bucketize: kt.searchsorted on the operands promoted to
@@ -6447,7 +6453,7 @@ def sum_to_size(b, x, *size):
     return r
 
 
-@function(torch.meshgrid, torch.functional.meshgrid)
+@function(torch.meshgrid, torch.functional.meshgrid, torch._VF.meshgrid)
 def meshgrid(b, *tensors, indexing=None):
     """meshgrid of 1-D (or 0-d) tensors: each expanded to the grid
     ("ij" indexing, PyTorch 1.13's default; "xy" swaps the first two

@@ -285,6 +285,13 @@ class KilnTracer(fx.Tracer):
             name = "_kiln_closure_p%d" % len(self.closure_params)
             self.closure_params.append(a)
             self.root.register_parameter(name, a)
+        if isinstance(a, dict) and type(a) is not dict and \
+                _fx_import.is_record_type(type(a)):
+            # An OrderedDict output (torchvision's segmentation models):
+            # built by a node, as torch.fx would make it a plain dict.
+            return self.create_node("call_function", type(a),
+                                    (super().create_arg(list(a.items())),),
+                                    {})
         if dataclasses.is_dataclass(a) and not isinstance(a, type) and \
                 _fx_import.is_record_type(type(a)):
             # A dataclass output (a model's output record): a node that

@@ -23,18 +23,28 @@
 // libgomp.so.1: GOMP_parallel, omp_get_max_threads, ...). This library
 // links LLVM's libomp first, so when nothing loaded libgomp before it those
 // calls bind to libomp (which exports the GOMP_* entry points): the compiled
-// code's threads and oneDNN's are one pool. See docs/codegen.md.
+// code's threads and oneDNN's are one pool. In a Python process PyTorch
+// has loaded libgomp (and this same libdnnl) first, so oneDNN runs on
+// libgomp, whose idle workers spin ~300k iterations (15-20 ms here) after
+// every parallel region while the compiled kernels' libomp workers want
+// the same cores: see calmGnuOpenMP below and docs/codegen.md.
 //
 //===----------------------------------------------------------------------===//
 
 #include "oneapi/dnnl/dnnl.hpp"
 
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -42,6 +52,8 @@ extern "C" int omp_get_max_threads(void);
 extern "C" void omp_set_num_threads(int);
 
 namespace {
+
+void calmGnuOpenMP(); // below: two OpenMP runtimes in one process
 
 constexpr int kNumParams = 31;
 
@@ -545,6 +557,7 @@ void transposedConv(const TParams &p, const float *x, const float *wt,
         for (int64_t j = i < fh ? fw : 0; j < p.w; ++j)
           row[j * p.ys[3]] = 0.0f;
       }
+  calmGnuOpenMP();
   if (p.threads > 0 && omp_get_max_threads() != p.threads)
     omp_set_num_threads((int)p.threads);
   thread_local std::unique_ptr<char[]> padBuf, weiBuf, srcBuf, dstBuf;
@@ -584,9 +597,94 @@ void transposedConv(const TParams &p, const float *x, const float *wt,
   s.wait();
 }
 
+// --- Two OpenMP runtimes in one process ------------------------------
+//
+// When libdnnl's GOMP_* calls bind to libgomp (PyTorch loaded it first),
+// libgomp's idle workers spin GOMP_SPINCOUNT (300000 by default) pause
+// iterations before they sleep, after every oneDNN call, on the cores the
+// compiled kernels (libomp) run on next. libgomp reads its wait policy
+// once, in its constructor, and has no call that changes it. It does have
+// a documented rule that is checked live, in every wait: while it manages
+// more threads than there are CPUs, idle workers spin only 100 iterations
+// (GOMP_SPINCOUNT in the libgomp manual). So, once per process, a helper
+// thread of ours starts one libgomp team of omp_get_num_procs() + 1
+// threads that do nothing, and then waits forever: that team's workers
+// stay docked (asleep) and count, so every libgomp worker in the process
+// spins briefly and then sleeps, as OMP_WAIT_POLICY=passive nearly would.
+// Not done when libdnnl binds libomp (kiln-run, the C API, kiln first in
+// the process: libomp's workers already sleep, KMP_BLOCKTIME=0) or when
+// the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT (their setting wins).
+// This also shortens the spinning of PyTorch's own libgomp workers in the
+// same process (measured in docs/codegen.md).
+
+enum GnuOpenMPState : int {
+  kGompNotChecked = 0,
+  kGompNotBound = 1,   // libdnnl's GOMP_* resolve to libomp (or no libgomp)
+  kGompUserPolicy = 2, // bound to libgomp; the user's wait policy kept
+  kGompCalmed = 3,     // bound to libgomp; the idle team started
+  kGompFailed = 4,     // bound to libgomp; libgomp's entry points missing
+};
+std::atomic<int> gompState{kGompNotChecked};
+
+void calmGnuOpenMPOnce() {
+  void *gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!gomp) {
+    gompState = kGompNotBound;
+    return;
+  }
+  using ParallelFn = void (*)(void (*)(void *), void *, unsigned, unsigned);
+  auto parallel =
+      reinterpret_cast<ParallelFn>(dlsym(gomp, "GOMP_parallel"));
+  auto numProcs =
+      reinterpret_cast<int (*)(void)>(dlsym(gomp, "omp_get_num_procs"));
+  // What the process's (and so libdnnl's) lookup of GOMP_parallel finds:
+  // libomp's (exported for GNU-compiled code) when libomp came first.
+  void *global = dlsym(RTLD_DEFAULT, "GOMP_parallel");
+  dlclose(gomp); // RTLD_NOLOAD took a reference; the library stays
+  if (!parallel || global != reinterpret_cast<void *>(parallel)) {
+    gompState = parallel ? kGompNotBound : kGompFailed;
+    return;
+  }
+  if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) {
+    gompState = kGompUserPolicy;
+    return;
+  }
+  if (!numProcs) {
+    gompState = kGompFailed;
+    return;
+  }
+  unsigned team = (unsigned)std::max(1, numProcs()) + 1;
+  std::thread([parallel, team] {
+    // The team's workers dock in this thread's libgomp pool when the
+    // region ends and stay there (asleep) as long as this thread lives.
+    parallel([](void *) {}, nullptr, team, 0);
+    // Never destroyed: exit() must not wait on a condition variable that
+    // this thread waits on (glibc's pthread_cond_destroy would block).
+    auto *m = new std::mutex;
+    auto *never = new std::condition_variable;
+    std::unique_lock<std::mutex> lock(*m);
+    never->wait(lock, [] { return false; });
+  }).detach();
+  gompState = kGompCalmed;
+}
+
+void calmGnuOpenMP() {
+  static std::once_flag once;
+  std::call_once(once, calmGnuOpenMPOnce);
+}
+
 } // namespace
 
 extern "C" {
+
+/// How libkiln_onednn found the process's OpenMP runtimes (tests,
+/// docs/codegen.md): 0 not checked yet (no oneDNN call ran), 1 libdnnl
+/// binds libomp, 2 it binds libgomp and the user's OMP_WAIT_POLICY /
+/// GOMP_SPINCOUNT is kept, 3 it binds libgomp and libgomp's idle workers
+/// were made to sleep (calmGnuOpenMP), 4 libgomp without its entry points.
+__attribute__((visibility("default"))) int kiln_onednn_openmp_state(void) {
+  return gompState.load();
+}
 
 /// The convolution described in the file comment. Sizes are per group (c
 /// input and f output channels of each of g groups); h, w the padded input;
@@ -626,6 +724,7 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_f32(
     convLoops(unpack(key), x, wt, y);
     return;
   }
+  calmGnuOpenMP();
   if (threads > 0 && omp_get_max_threads() != threads)
     omp_set_num_threads((int)threads);
   thread_local std::unique_ptr<char[]> padBuf, weiBuf, srcBuf, dstBuf;

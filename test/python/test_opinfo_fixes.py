@@ -310,3 +310,18 @@ def test_max_min_with_dim_on_bool(backend):
             got = _run(fn, x, backend=backend)
             for gv, wv in zip(got, want):
                 assert gv.dtype == wv.dtype and torch.equal(gv, wv)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_meshgrid_of_a_list(backend):
+    # torch.meshgrid([a, b]) (the list form) reaches the tracer as
+    # torch._VF.meshgrid (torch.functional checks for a torch function on
+    # the list, not its tensors): it was "no Kiln conversion".
+    a, b = torch.arange(3.0), torch.arange(4.0)
+    for fn in (lambda a, b: torch.meshgrid([a, b], indexing="ij"),
+               lambda a, b: torch.meshgrid((a, b), indexing="xy"),
+               lambda a, b: torch.meshgrid([a, b])):
+        want = fn(a, b)
+        got = _run(fn, a, b, backend=backend)
+        for gv, wv in zip(got, want):
+            assert torch.equal(gv, wv)

@@ -114,3 +114,53 @@ def test_dataclass_output_after_a_graph_break(backend):
         close(got.logits, want.logits)
         close(got.loss, want.loss)
     assert kiln.explain(f)(torch.ones(3)).graph_break_count == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ordered_dict_output_keeps_its_type(backend):
+    def f(x):
+        return collections.OrderedDict([("out", x.relu()), ("aux", x.sum())])
+
+    got = kiln.compile(f, backend=backend, fullgraph=True)(torch.randn(3))
+    assert type(got) is collections.OrderedDict
+    assert list(got) == ["out", "aux"]
+
+
+RETURN_TYPES = [
+    ("max", lambda x: x.max(1)),
+    ("min", lambda x: torch.min(x, 0, keepdim=True)),
+    ("sort", lambda x: x.sort(-1, descending=True)),
+    ("topk", lambda x: torch.topk(x, 2)),
+    ("kthvalue", lambda x: x.kthvalue(2, 1)),
+    ("aminmax", lambda x: torch.aminmax(x, dim=1)),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name,fn", RETURN_TYPES,
+                         ids=[r[0] for r in RETURN_TYPES])
+def test_named_results_are_torch_return_types(backend, name, fn):
+    x = torch.randn(3, 5)
+    got, want = kiln.compile(fn, backend=backend, fullgraph=True)(x), fn(x)
+    assert type(got) is type(want) is getattr(torch.return_types, name)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b)
+    torch.testing.assert_close(got[0], getattr(want, want._fields[0])
+                               if hasattr(want, "_fields") else want[0])
+
+
+def test_return_type_grad_and_graph_break():
+    def f(x):
+        r = x.max(1)
+        if r.values.sum() > 0:  # a graph break
+            return r
+        return x.min(1)
+
+    x = torch.randn(4, 3, requires_grad=True)
+    xr = x.detach().clone().requires_grad_()
+    got = kiln.compile(f, backend="cpu")(x)
+    want = f(xr)
+    assert type(got) is type(want)
+    got.values.sum().backward()
+    want.values.sum().backward()
+    torch.testing.assert_close(x.grad, xr.grad)
