@@ -554,10 +554,15 @@ def linalg_vector_norm(b, x, ord=2, dim=None, keepdim=False, *, dtype=None,
     if not x.dtype.is_floating_point:
         raise b.error("linalg.vector_norm: Expected a floating point or "
                       "complex tensor as input. Got %s" % str(x.dtype)[6:])
+    return _vector_norm_over(b, x, ord, dim, keepdim)
+
+
+def _vector_norm_over(b, x, p, dim, keepdim):
+    """vector_norm of x over dim (an int, a list, or None: every dim)."""
     if isinstance(dim, int):
         dim = [dim]
     dims = None if dim is None else O.norm_dims(b, dim, x.ndim)
-    return vector_norm(b, x, b.static(ord, "a norm's ord"), dims,
+    return vector_norm(b, x, b.static(p, "a norm's ord"), dims,
                        b.static(keepdim, "keepdim"))
 
 
@@ -577,11 +582,7 @@ def norm(b, x, p="fro", dim=None, keepdim=False, out=None, dtype=None):
                       "value decomposition)")
     if isinstance(p, str):
         raise b.error("norm: p %r is not supported" % p)
-    if isinstance(dim, int):
-        dim = [dim]
-    dims = None if dim is None else O.norm_dims(b, dim, x.ndim)
-    return vector_norm(b, x, b.static(p, "norm's p"), dims,
-                       b.static(keepdim, "keepdim"))
+    return _vector_norm_over(b, x, p, dim, keepdim)
 
 
 @O.both("renorm")
