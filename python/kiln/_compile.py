@@ -166,11 +166,9 @@ def _extent(t):
     """The bytes [start, end) that tensor t's elements occupy."""
     if t.numel() == 0:
         return None
-    start = t.data_ptr()
-    last = sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride()))
-    low = start - sum((n - 1) * -s for n, s in zip(t.shape, t.stride())
-                      if s < 0) * t.element_size()
-    return low, start + (last + 1) * t.element_size()
+    # (PyTorch strides are never negative.)
+    last = sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    return t.data_ptr(), t.data_ptr() + (last + 1) * t.element_size()
 
 
 def _aliased_write(args, tensors):

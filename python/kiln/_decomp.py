@@ -425,6 +425,15 @@ def kl_div(b, input, target, size_average=None, reduce=None,
     return out
 
 
+def _class_weight(b, weight, x, C):
+    """A per-class weight (C,) in x's dtype, broadcast along x's class dim
+    (dim 1 of an N-d input, or the only dim)."""
+    w = O.cast(b, _t(b, weight, "a weight"), x.dtype)
+    if x.ndim >= 2:
+        w = O.reshape(b, w, [1, C] + [1] * (x.ndim - 2))
+    return w
+
+
 @O.function(F.cross_entropy)
 def cross_entropy(b, input, target, weight=None, size_average=None,
                   ignore_index=-100, reduce=None, reduction="mean",
@@ -450,10 +459,7 @@ def cross_entropy(b, input, target, weight=None, size_average=None,
             t = O.add(b, O.mul(b, t, 1.0 - ls), ls / C)
         prod = O.mul(b, lp, t)
         if weight is not None:
-            w = O.cast(b, _t(b, weight, "a weight"), x.dtype)
-            if x.ndim >= 2:
-                w = O.reshape(b, w, [1, C] + [1] * (x.ndim - 2))
-            prod = O.mul(b, prod, w)
+            prod = O.mul(b, prod, _class_weight(b, weight, x, C))
         loss = _un(b, "neg", O.sum_(b, prod, [cd]))
         if r == "mean":
             n = 1
@@ -471,10 +477,7 @@ def cross_entropy(b, input, target, weight=None, size_average=None,
     keep = _bool(b, "ne", t, ignore_index)
     wl = lp
     if weight is not None:
-        w = O.cast(b, _t(b, weight, "a weight"), x.dtype)
-        if x.ndim >= 2:
-            w = O.reshape(b, w, [1, C] + [1] * (x.ndim - 2))
-        wl = O.mul(b, lp, w)
+        wl = O.mul(b, lp, _class_weight(b, weight, x, C))
     smooth = _un(b, "neg", O.sum_(b, wl, [cd]))
     smooth = O.where(b, keep, smooth, b.constant(0, x.dtype))
     if r == "none":
