@@ -12,6 +12,7 @@
 #include "VJPUtils.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace kiln;
@@ -53,6 +54,85 @@ UNARY_VJP(vjpErf, ErfOp,
           e.mul(e.scale(g, 2.0 / std::sqrt(M_PI)), e.exp(e.neg(e.mul(x, x)))))
 // -g * r^2
 UNARY_VJP(vjpReciprocal, ReciprocalOp, e.neg(e.mul(g, e.mul(r, r))))
+
+/// kt.special with `fn` (and `n`).
+Value special(GradEmitter &e, kt::SpecialFn fn, Value x,
+              std::optional<int64_t> n = std::nullopt) {
+  SmallVector<NamedAttribute> attrs{
+      e.attr("fn", kt::SpecialFnAttr::get(x.getContext(), fn))};
+  if (n)
+    attrs.push_back(e.attr("n", IntegerAttr::get(
+                                    IntegerType::get(x.getContext(), 64), *n)));
+  return e.op<kt::SpecialOp>({x}, attrs);
+}
+
+/// PyTorch's derivatives.yaml entries of lgamma, digamma, polygamma, erfc,
+/// erfinv, special_erfcx, special_ndtr, special_ndtri, special_log_ndtr,
+/// i0, special_i0e, special_i1 and special_i1e (i1_backward and
+/// i1e_backward: 0.5 at |x| <= eps).
+LogicalResult vjpSpecial(kt::SpecialOp op, GradEmitter &e, Value g,
+                         Grads &grads) {
+  using kt::SpecialFn;
+  Value x = op.getSelf(), r = op.getResult();
+  const double kInvSqrt2Pi = 1.0 / std::sqrt(2 * M_PI);
+  Value d;
+  switch (op.getFn()) {
+  case SpecialFn::lgamma:
+    d = special(e, SpecialFn::digamma, x);
+    break;
+  case SpecialFn::digamma:
+    d = special(e, SpecialFn::polygamma, x, 1);
+    break;
+  case SpecialFn::polygamma:
+    d = special(e, SpecialFn::polygamma, x, op.getNAttr().getInt() + 1);
+    break;
+  case SpecialFn::erfc:
+    d = e.scale(e.exp(e.neg(e.mul(x, x))), -2.0 / std::sqrt(M_PI));
+    break;
+  case SpecialFn::erfinv:
+    d = e.scale(e.exp(e.mul(r, r)), std::sqrt(M_PI) / 2);
+    break;
+  case SpecialFn::erfcx:
+    d = e.sub(e.scale(e.mul(x, r), 2), e.scalarLike(2.0 / std::sqrt(M_PI), x));
+    break;
+  case SpecialFn::ndtr:
+    d = e.scale(e.exp(e.scale(e.mul(x, x), -0.5)), kInvSqrt2Pi);
+    break;
+  case SpecialFn::ndtri:
+    d = e.scale(e.exp(e.scale(e.mul(r, r), 0.5)), std::sqrt(2 * M_PI));
+    break;
+  case SpecialFn::log_ndtr:
+    d = e.scale(e.exp(e.neg(e.add(r, e.scale(e.mul(x, x), 0.5)))),
+                kInvSqrt2Pi);
+    break;
+  case SpecialFn::i0:
+    d = special(e, SpecialFn::i1, x);
+    break;
+  case SpecialFn::i0e:
+    d = e.sub(special(e, SpecialFn::i1e, x), e.mul(e.op<kt::SignOp>({x}), r));
+    break;
+  case SpecialFn::i1:
+  case SpecialFn::i1e: {
+    // i1' = i0 - i1 / x, i1e' = i0e - i1e (sgn(x) + 1 / x); 0.5 at 0.
+    double eps = getElementTypeOrSelf(x.getType()).isF64()
+                     ? std::numeric_limits<double>::epsilon()
+                     : (double)std::numeric_limits<float>::epsilon();
+    Value big = e.gt(e.abs(x), e.scalarLike(eps, x));
+    Value safe = e.where(big, x, e.scalarLike(eps, x));
+    Value inv = e.op<kt::ReciprocalOp>({safe});
+    Value dx;
+    if (op.getFn() == SpecialFn::i1)
+      dx = e.sub(special(e, SpecialFn::i0, safe), e.mul(r, inv));
+    else
+      dx = e.sub(special(e, SpecialFn::i0e, safe),
+                 e.mul(r, e.add(e.op<kt::SignOp>({safe}), inv)));
+    d = e.where(big, dx, e.scalarLike(0.5, x));
+    break;
+  }
+  }
+  grads[0] = e.mul(g, d);
+  return success();
+}
 
 LogicalResult vjpSilu(kt::SiluOp op, GradEmitter &e, Value g, Grads &grads) {
   // sigmoid(x) * (1 + x * (1 - sigmoid(x)))
@@ -229,6 +309,15 @@ LogicalResult vjpAtan2(kt::Atan2Op op, GradEmitter &e, Value g, Grads &grads) {
   return success();
 }
 
+LogicalResult vjpZeta(kt::ZetaOp op, GradEmitter &e, Value g, Grads &grads) {
+  // derivatives.yaml: other: grad * -self * zeta(self + 1, other); PyTorch
+  // has no gradient for self (not_implemented): none is given here either.
+  Value x = op.getSelf(), q = op.getOther();
+  Value z = e.op<kt::ZetaOp>({e.add(x, e.scalarLike(1, x)), q});
+  setBinary(op, e, grads, Value(), e.mul(g, e.neg(e.mul(x, z))));
+  return success();
+}
+
 LogicalResult vjpWhere(kt::WhereOp op, GradEmitter &e, Value g, Grads &grads) {
   Value c = op.getCondition();
   Value zero = e.scalarLike(0, g);
@@ -298,5 +387,7 @@ void autodiff::registerElementwiseVJPs(MLIRContext *ctx) {
   attachVJP<kt::RemainderOp, vjpRemainder>(ctx);
   attachVJP<kt::FmodOp, vjpFmod>(ctx);
   attachVJP<kt::Atan2Op, vjpAtan2>(ctx);
+  attachVJP<kt::SpecialOp, vjpSpecial>(ctx);
+  attachVJP<kt::ZetaOp, vjpZeta>(ctx);
   attachVJP<kt::WhereOp, vjpWhere>(ctx);
 }

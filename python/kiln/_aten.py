@@ -261,19 +261,34 @@ def tan(b, x):
     return O.div(b, _un(b, "sin", x), _un(b, "cos", x))
 
 
+def _half_exp_abs(b, x):
+    """(|x|, e^|x| / 2 as (e^(|x|/2) / 2) e^(|x|/2)): finite up to where
+    sinh/cosh overflow (e^|x| alone overflows ~0.7 earlier: f64 cosh(710)
+    was inf); for |x| > 20 it is sinh and cosh within a few ulp (e^-|x|
+    is below half an ulp there). Its gradient in the band where e^|x|
+    overflows but the result does not is NaN (the other where branch)."""
+    a = _un(b, "abs", x)
+    h = _un(b, "exp", O.mul(b, a, 0.5))
+    return a, O.mul(b, O.mul(b, h, 0.5), h)
+
+
 @aten("sinh")
 @_float_unary
 def sinh(b, x):
     # (expm1(x) - expm1(-x)) / 2: exact near 0.
-    return O.mul(b, O.sub(b, _un(b, "expm1", x),
-                          _un(b, "expm1", _un(b, "neg", x))), 0.5)
+    r = O.mul(b, O.sub(b, _un(b, "expm1", x),
+                       _un(b, "expm1", _un(b, "neg", x))), 0.5)
+    a, big = _half_exp_abs(b, x)
+    return O.where(b, _gt(b, a, 20.0), O.mul(b, big, _un(b, "sign", x)), r)
 
 
 @aten("cosh")
 @_float_unary
 def cosh(b, x):
-    return O.mul(b, O.add(b, _un(b, "exp", x),
-                          _un(b, "exp", _un(b, "neg", x))), 0.5)
+    r = O.mul(b, O.add(b, _un(b, "exp", x),
+                       _un(b, "exp", _un(b, "neg", x))), 0.5)
+    a, big = _half_exp_abs(b, x)
+    return O.where(b, _gt(b, a, 20.0), big, r)
 
 
 @aten("atan")
@@ -318,18 +333,29 @@ def asinh(b, x):
 @aten("acosh")
 @_float_unary
 def acosh(b, x):
-    # log(x + sqrt(x - 1) * sqrt(x + 1)): NaN below 1, no overflow.
-    t = O.mul(b, _un(b, "sqrt", O.sub(b, x, 1.0)),
-              _un(b, "sqrt", O.add(b, x, 1.0)))
-    return _un(b, "log", O.add(b, x, t))
+    # log1p((x - 1) + sqrt(x - 1) * sqrt(x + 1)): NaN below 1; x - 1 is
+    # exact near 1, where log(x + ...) lost the digits of the small
+    # result (f32 acosh(1 + 1e-6) was 4e-5 off). Large x as log(x) + log 2
+    # (the sum would overflow near the float max).
+    xm1 = O.sub(b, x, 1.0)
+    t = O.mul(b, _un(b, "sqrt", xm1), _un(b, "sqrt", O.add(b, x, 1.0)))
+    small = _un(b, "log1p", O.add(b, xm1, t))
+    big = O.add(b, _un(b, "log", x), math.log(2.0))
+    return O.where(b, _gt(b, x, 1e15 if x.dtype == torch.float64 else 1e7),
+                   big, small)
 
 
 @aten("atanh")
 @_float_unary
 def atanh(b, x):
-    # 0.5 * log1p(2x / (1 - x)): NaN outside [-1, 1], +-inf at +-1.
-    return O.mul(b, _un(b, "log1p", O.div(b, O.mul(b, x, 2.0),
-                                          O.rsub(b, x, 1.0))), 0.5)
+    # copysign(0.5 * log1p(2|x| / (1 - |x|)), x): NaN outside [-1, 1],
+    # +-inf at +-1. Odd, so computed on |x|: the quotient near x = -1 was
+    # -1 + tiny, whose rounding log1p magnified (f64 atanh(-1 + 1e-12) was
+    # 4e-6 off).
+    a = _un(b, "abs", x)
+    r = O.mul(b, _un(b, "log1p", O.div(b, O.mul(b, a, 2.0),
+                                       O.rsub(b, a, 1.0))), 0.5)
+    return O.copysign(b, r, x)
 
 
 @aten("trunc")

@@ -6,6 +6,7 @@
 
 #include "kiln/Backend/CPU/RuntimeErrors.h"
 #include "kiln/rt/BufferPool.h"
+#include "kiln/rt/SpecialFunctions.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -22,6 +23,25 @@ kiln::cpu::runtimeErrorSymbols(llvm::orc::MangleAndInterner &interner) {
   map[interner(kAllocSiteFn)] = {
       llvm::orc::ExecutorAddr::fromPtr(&kiln_cpu_alloc_site),
       llvm::JITSymbolFlags::Exported};
+  // kt.special / kt.zeta (kiln/rt/SpecialFunctions.h).
+  auto add = [&](const char *name, auto *fn) {
+    map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                           llvm::JITSymbolFlags::Exported};
+  };
+  add("kiln_cpu_special_lgamma", &kiln_cpu_special_lgamma);
+  add("kiln_cpu_special_digamma", &kiln_cpu_special_digamma);
+  add("kiln_cpu_special_polygamma", &kiln_cpu_special_polygamma);
+  add("kiln_cpu_special_erfc", &kiln_cpu_special_erfc);
+  add("kiln_cpu_special_erfinv", &kiln_cpu_special_erfinv);
+  add("kiln_cpu_special_erfcx", &kiln_cpu_special_erfcx);
+  add("kiln_cpu_special_ndtr", &kiln_cpu_special_ndtr);
+  add("kiln_cpu_special_ndtri", &kiln_cpu_special_ndtri);
+  add("kiln_cpu_special_log_ndtr", &kiln_cpu_special_log_ndtr);
+  add("kiln_cpu_special_i0", &kiln_cpu_special_i0);
+  add("kiln_cpu_special_i0e", &kiln_cpu_special_i0e);
+  add("kiln_cpu_special_i1", &kiln_cpu_special_i1);
+  add("kiln_cpu_special_i1e", &kiln_cpu_special_i1e);
+  add("kiln_cpu_special_zeta", &kiln_cpu_special_zeta);
   return map;
 }
 

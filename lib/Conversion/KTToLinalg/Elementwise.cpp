@@ -14,6 +14,7 @@
 #include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -345,6 +346,69 @@ Value scalar(kt::Atan2Op, OpBuilder &b, Location loc, ValueRange a) {
   });
 }
 
+/// The runtime function of kt.special / kt.zeta: `kiln_cpu_special_<name>`.
+std::string specialSymbol(Operation *op) {
+  if (auto s = dyn_cast<kt::SpecialOp>(op))
+    return ("kiln_cpu_special_" + kt::stringifySpecialFn(s.getFn())).str();
+  return "kiln_cpu_special_zeta";
+}
+
+/// Declares (once per module) the runtime's double-precision function that
+/// `op` (kt.special or kt.zeta) calls per element: f64 operands, an i64
+/// order first for polygamma.
+void declareSpecial(OpBuilder &b, Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  std::string sym = specialSymbol(op);
+  if (module.lookupSymbol(sym))
+    return;
+  Type f64 = b.getF64Type();
+  SmallVector<Type> argTypes;
+  auto s = dyn_cast<kt::SpecialOp>(op);
+  if (s && s.getFn() == kt::SpecialFn::polygamma)
+    argTypes.push_back(b.getI64Type());
+  argTypes.append(op->getNumOperands(), f64);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto fn = func::FuncOp::create(
+      b, module.getLoc(), sym,
+      FunctionType::get(b.getContext(), argTypes, {f64}));
+  fn.setPrivate();
+}
+
+/// A call to the compiled-code runtime's function (kiln/rt/
+/// SpecialFunctions.h; double precision; declared by declareSpecial): the
+/// float operands are extended to f64 and the result rounded to f32 (and
+/// then to f16/bf16), as the interpreter computes. `n`, if set, is passed first.
+Value specialCall(OpBuilder &b, Location loc, StringRef sym, ValueRange a,
+                  std::optional<int64_t> n = std::nullopt) {
+  Type f64 = b.getF64Type();
+  Type t = a[0].getType();
+  SmallVector<Value> args;
+  if (n)
+    args.push_back(arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(*n)));
+  for (Value v : a)
+    args.push_back(t.isF64() ? v : (Value)arith::ExtFOp::create(b, loc, f64, v));
+  Value r = func::CallOp::create(b, loc, sym, TypeRange{f64}, args).getResult(0);
+  if (t.isF64())
+    return r;
+  // f16/bf16 through f32, as PyTorch rounds its float (opmath) result and
+  // the interpreter its double: one direct f64 -> f16 rounding differs
+  // from those at ties of the f32 value (f16 i1(17 * 2^-24)).
+  r = arith::TruncFOp::create(b, loc, b.getF32Type(), r);
+  return t.isF32() ? r : (Value)arith::TruncFOp::create(b, loc, t, r);
+}
+
+Value scalar(kt::SpecialOp op, OpBuilder &b, Location loc, ValueRange a) {
+  return specialCall(b, loc, specialSymbol(op), a,
+                     op.getFn() == kt::SpecialFn::polygamma
+                         ? std::optional<int64_t>(op.getNAttr().getInt())
+                         : std::nullopt);
+}
+
+Value scalar(kt::ZetaOp op, OpBuilder &b, Location loc, ValueRange a) {
+  return specialCall(b, loc, specialSymbol(op), a);
+}
+
 /// PyTorch's div_floor_floating.
 Value floatFloorDiv(OpBuilder &b, Location loc, Value x, Value y) {
   Type t = x.getType();
@@ -512,6 +576,9 @@ struct PointwiseLowering : public OpConversionPattern<OpTy> {
     // shape does not match) are run-time errors, as in the interpreter.
     lowering::checkBroadcastCompatible(rewriter, op.getLoc(),
                                        adaptor.getOperands(), type);
+    if constexpr (std::is_same_v<OpTy, kt::SpecialOp> ||
+                  std::is_same_v<OpTy, kt::ZetaOp>)
+      declareSpecial(rewriter, op);
     Value r = buildElementwise(
         rewriter, op.getLoc(), adaptor.getOperands(), type,
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
@@ -566,6 +633,7 @@ void kiln::populateKTElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
       PointwiseLowering<kt::LogicalAndOp>, PointwiseLowering<kt::LogicalOrOp>,
       PointwiseLowering<kt::DivOp>, PointwiseLowering<kt::WhereOp>,
       PointwiseLowering<kt::FmodOp>, PointwiseLowering<kt::Atan2Op>,
+      PointwiseLowering<kt::SpecialOp>, PointwiseLowering<kt::ZetaOp>,
       PointwiseLowering<kt::BitwiseAndOp>, PointwiseLowering<kt::BitwiseOrOp>,
       PointwiseLowering<kt::BitwiseXorOp>, PointwiseLowering<kt::BitwiseNotOp>,
       PointwiseLowering<kt::LogicalXorOp>>(ctx);

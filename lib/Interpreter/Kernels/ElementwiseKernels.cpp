@@ -9,6 +9,7 @@
 #include "KernelUtils.h"
 
 #include "kiln/Dialect/KT/IR/KTOps.h"
+#include "kiln/rt/SpecialFunctions.h"
 
 #include <cmath>
 #include <limits>
@@ -254,6 +255,36 @@ LogicalResult interpretGeluOp(GeluOp op, ArrayRef<Tensor> operands,
                           [&](double x) { return gelu(x, tanhApprox); });
 }
 
+/// kt.special: the double-precision function of kiln/rt/SpecialFunctions.h
+/// (the one compiled CPU code calls), rounded once to the element type.
+LogicalResult interpretSpecialOp(SpecialOp op, ArrayRef<Tensor> operands,
+                                 SmallVectorImpl<Tensor> &results) {
+  namespace sp = kiln::rt::special;
+  double (*fn)(double) = nullptr;
+  switch (op.getFn()) {
+  case SpecialFn::lgamma: fn = sp::lgamma; break;
+  case SpecialFn::digamma: fn = sp::digamma; break;
+  case SpecialFn::erfc: fn = sp::erfc; break;
+  case SpecialFn::erfinv: fn = sp::erfinv; break;
+  case SpecialFn::erfcx: fn = sp::erfcx; break;
+  case SpecialFn::ndtr: fn = sp::ndtr; break;
+  case SpecialFn::ndtri: fn = sp::ndtri; break;
+  case SpecialFn::log_ndtr: fn = sp::logNdtr; break;
+  case SpecialFn::i0: fn = sp::i0; break;
+  case SpecialFn::i0e: fn = sp::i0e; break;
+  case SpecialFn::i1: fn = sp::i1; break;
+  case SpecialFn::i1e: fn = sp::i1e; break;
+  case SpecialFn::polygamma: {
+    int64_t n = op.getNAttr() ? op.getNAttr().getInt() : 0;
+    return unaryFloatKernel(op, operands, results,
+                            [n](double x) { return sp::polygamma(n, x); });
+  }
+  }
+  if (!fn)
+    return op.emitError("unknown special function");
+  return unaryFloatKernel(op, operands, results, fn);
+}
+
 LogicalResult interpretLogicalNotOp(LogicalNotOp op, ArrayRef<Tensor> operands,
                                     SmallVectorImpl<Tensor> &results) {
   const Tensor &a = operands[0];
@@ -372,6 +403,8 @@ KT_BINARY(RemainderOp, floatRemainder(x, y, dt), intRemainder(x, y))
 // fmod is exact in any precision; atan2 is computed in double and rounded.
 KT_BINARY(FmodOp, std::fmod(x, y), intFmod(x, y))
 KT_BINARY(Atan2Op, std::atan2(x, y), std::optional<int64_t>(0))
+// Hurwitz zeta in double (kiln/rt/SpecialFunctions.h, as compiled code).
+KT_BINARY(ZetaOp, kiln::rt::special::zeta(x, y), std::optional<int64_t>(0))
 // Bitwise ops see i1 as 0/1, which and/or/xor keep.
 KT_BINARY(BitwiseAndOp, kNaN, x &y)
 KT_BINARY(BitwiseOrOp, kNaN, x | y)
@@ -457,7 +490,7 @@ void registerElementwiseKernels(DialectRegistry &registry) {
     ATTACH(MaximumOp) ATTACH(MinimumOp) ATTACH(RemainderOp)
     ATTACH(EqOp) ATTACH(NeOp) ATTACH(LtOp) ATTACH(LeOp) ATTACH(GtOp)
     ATTACH(GeOp) ATTACH(LogicalAndOp) ATTACH(LogicalOrOp) ATTACH(WhereOp)
-    ATTACH(FmodOp) ATTACH(Atan2Op) ATTACH(BitwiseAndOp) ATTACH(BitwiseOrOp)
+    ATTACH(FmodOp) ATTACH(Atan2Op) ATTACH(ZetaOp) ATTACH(SpecialOp) ATTACH(BitwiseAndOp) ATTACH(BitwiseOrOp)
     ATTACH(BitwiseXorOp) ATTACH(BitwiseNotOp) ATTACH(LogicalXorOp)
 #undef ATTACH
   });

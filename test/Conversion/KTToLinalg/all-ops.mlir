@@ -665,6 +665,13 @@ func.func @softmax(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {
   return %r : tensor<2x?xf32>
 }
 
+// CHECK-LABEL: func.func @special
+// CHECK-NOT: kt.
+func.func @special(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = kt.special %a {fn = #kt.special_fn<polygamma>, n = 2} : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
 // CHECK-LABEL: func.func @sqrt
 // CHECK-NOT: kt.
 func.func @sqrt(%a: tensor<4xf32>) -> tensor<4xf32> {
@@ -771,4 +778,11 @@ func.func @scatter(%x: tensor<4xf32>, %i: tensor<6xi64>, %s: tensor<6xf32>) -> t
 func.func @scatter_columns(%x: tensor<4x6xf32>, %i: tensor<5x3xi64>, %s: tensor<5x3xf32>) -> tensor<4x6xf32> {
   %r = kt.scatter %x, %i, %s {dim = 0 : i64, reduce = #kt.scatter_reduce<mean>} : (tensor<4x6xf32>, tensor<5x3xi64>, tensor<5x3xf32>) -> tensor<4x6xf32>
   return %r : tensor<4x6xf32>
+}
+
+// CHECK-LABEL: func.func @zeta
+// CHECK-NOT: kt.
+func.func @zeta(%a: tensor<2x3xf64>, %b: tensor<3xf64>) -> tensor<2x3xf64> {
+  %r = kt.zeta %a, %b : (tensor<2x3xf64>, tensor<3xf64>) -> tensor<2x3xf64>
+  return %r : tensor<2x3xf64>
 }

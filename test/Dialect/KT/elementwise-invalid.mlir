@@ -263,3 +263,68 @@ func.func @exp_complex(%a: tensor<3xcomplex<f64>>) -> tensor<3xcomplex<f64>> {
   %0 = kt.exp %a : (tensor<3xcomplex<f64>>) -> tensor<3xcomplex<f64>>
   return %0 : tensor<3xcomplex<f64>>
 }
+
+// -----
+
+// Tests that kt.special rejects integer operands (PyTorch promotes them to float).
+func.func @special_int(%a: tensor<3xi64>) -> tensor<3xi64> {
+  // expected-error @+1 {{'kt.special' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type values}}
+  %0 = kt.special %a {fn = #kt.special_fn<lgamma>} : (tensor<3xi64>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+// Tests that fn = polygamma needs its order n.
+func.func @special_polygamma_no_n(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'kt.special' op fn = polygamma needs the order n}}
+  %0 = kt.special %a {fn = #kt.special_fn<polygamma>} : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Tests that the order n is refused on other fns.
+func.func @special_n_on_lgamma(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'kt.special' op n is an attribute of fn = polygamma only, not of fn = lgamma}}
+  %0 = kt.special %a {fn = #kt.special_fn<lgamma>, n = 1} : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Tests that polygamma's order is not negative.
+func.func @special_negative_n(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'kt.special' op n = -1 must be >= 0}}
+  %0 = kt.special %a {fn = #kt.special_fn<polygamma>, n = -1} : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Tests that an unknown fn is a parse error naming the enum.
+func.func @special_unknown_fn(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+2 {{expected ::kiln::kt::SpecialFn to be one of: lgamma, digamma, polygamma, erfc, erfinv, erfcx, ndtr, ndtri, log_ndtr, i0, i0e, i1, i1e}}
+  // expected-error @+1 {{failed to parse}}
+  %0 = kt.special %a {fn = #kt.special_fn<gamma>} : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Tests that kt.zeta rejects integer operands.
+func.func @zeta_int(%a: tensor<3xi32>, %b: tensor<3xi32>) -> tensor<3xi32> {
+  // expected-error @+1 {{'kt.zeta' op operand #0 must be ranked tensor of 32-bit float or 64-bit float or 16-bit float or bfloat16 type values}}
+  %0 = kt.zeta %a, %b : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}
+
+// -----
+
+// Tests that kt.zeta's operands share an element type.
+func.func @zeta_mixed(%a: tensor<3xf32>, %b: tensor<3xf64>) -> tensor<3xf32> {
+  // expected-error @+2 {{'kt.zeta' op operand #1 has element type f64 but operand #0 has f32}}
+  // expected-error @+1 {{'kt.zeta' op failed to infer returned types}}
+  %0 = kt.zeta %a, %b : (tensor<3xf32>, tensor<3xf64>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}

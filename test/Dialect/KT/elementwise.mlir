@@ -1122,3 +1122,48 @@ func.func @bitwise_not_i64(%a: tensor<i64>) -> tensor<i64> {
   %0 = kt.bitwise_not %a : (tensor<i64>) -> tensor<i64>
   return %0 : tensor<i64>
 }
+
+// -----
+
+// Tests that kt.special round-trips for each fn (dynamic dims, every float
+// type) and that polygamma carries its order n.
+// CHECK-LABEL: func.func @special_fns
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<lgamma>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<digamma>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<polygamma>, n = 3 : i64} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<erfc>} : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<erfinv>} : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<erfcx>} : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<ndtr>} : (tensor<4xf16>) -> tensor<4xf16>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<ndtri>} : (tensor<4xf16>) -> tensor<4xf16>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<log_ndtr>} : (tensor<4xf16>) -> tensor<4xf16>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<i0>} : (tensor<bf16>) -> tensor<bf16>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<i0e>} : (tensor<bf16>) -> tensor<bf16>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<i1>} : (tensor<bf16>) -> tensor<bf16>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<i1e>} : (tensor<bf16>) -> tensor<bf16>
+func.func @special_fns(%a: tensor<2x?xf32>, %b: tensor<3xf64>, %c: tensor<4xf16>, %d: tensor<bf16>) {
+  %0 = kt.special %a {fn = #kt.special_fn<lgamma>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  %1 = kt.special %a {fn = #kt.special_fn<digamma>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  %2 = kt.special %a {fn = #kt.special_fn<polygamma>, n = 3} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  %3 = kt.special %b {fn = #kt.special_fn<erfc>} : (tensor<3xf64>) -> tensor<3xf64>
+  %4 = kt.special %b {fn = #kt.special_fn<erfinv>} : (tensor<3xf64>) -> tensor<3xf64>
+  %5 = kt.special %b {fn = #kt.special_fn<erfcx>} : (tensor<3xf64>) -> tensor<3xf64>
+  %6 = kt.special %c {fn = #kt.special_fn<ndtr>} : (tensor<4xf16>) -> tensor<4xf16>
+  %7 = kt.special %c {fn = #kt.special_fn<ndtri>} : (tensor<4xf16>) -> tensor<4xf16>
+  %8 = kt.special %c {fn = #kt.special_fn<log_ndtr>} : (tensor<4xf16>) -> tensor<4xf16>
+  %9 = kt.special %d {fn = #kt.special_fn<i0>} : (tensor<bf16>) -> tensor<bf16>
+  %10 = kt.special %d {fn = #kt.special_fn<i0e>} : (tensor<bf16>) -> tensor<bf16>
+  %11 = kt.special %d {fn = #kt.special_fn<i1>} : (tensor<bf16>) -> tensor<bf16>
+  %12 = kt.special %d {fn = #kt.special_fn<i1e>} : (tensor<bf16>) -> tensor<bf16>
+  return
+}
+
+// -----
+
+// Tests that kt.zeta broadcasts (tensor<?x1xf64>, tensor<3xf64>).
+// CHECK-LABEL: func.func @zeta_f64
+// CHECK: kt.zeta %{{.*}}, %{{.*}} : (tensor<?x1xf64>, tensor<3xf64>) -> tensor<?x3xf64>
+func.func @zeta_f64(%a: tensor<?x1xf64>, %b: tensor<3xf64>) -> tensor<?x3xf64> {
+  %0 = kt.zeta %a, %b : (tensor<?x1xf64>, tensor<3xf64>) -> tensor<?x3xf64>
+  return %0 : tensor<?x3xf64>
+}

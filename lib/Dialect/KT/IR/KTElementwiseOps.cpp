@@ -107,6 +107,18 @@ LogicalResult ClampOp::verify() {
   return success();
 }
 
+LogicalResult SpecialOp::verify() {
+  bool isPolygamma = getFn() == SpecialFn::polygamma;
+  if (isPolygamma && !getN())
+    return emitOpError("fn = polygamma needs the order n");
+  if (!isPolygamma && getN())
+    return emitOpError("n is an attribute of fn = polygamma only, not of fn = ")
+           << stringifySpecialFn(getFn());
+  if (auto n = getNAttr(); n && n.getInt() < 0)
+    return emitOpError("n = ") << n.getInt() << " must be >= 0";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Folders
 //===----------------------------------------------------------------------===//

@@ -137,6 +137,27 @@ def KT_GeluApproximate : I32EnumAttr<"GeluApproximate",
 def KT_GeluApproximateAttr : KT_EnumAttr<KT_GeluApproximate, "approximate",
     "%r = kt.gelu %a {approximate = #kt.approximate<tanh>} : (tensor<4xf32>) -> tensor<4xf32>">;
 
+def KT_SpecialFn : I32EnumAttr<"SpecialFn",
+    "the special function kt.special computes", [
+      I32EnumAttrCase<"lgamma", 0>,
+      I32EnumAttrCase<"digamma", 1>,
+      I32EnumAttrCase<"polygamma", 2>,
+      I32EnumAttrCase<"erfc", 3>,
+      I32EnumAttrCase<"erfinv", 4>,
+      I32EnumAttrCase<"erfcx", 5>,
+      I32EnumAttrCase<"ndtr", 6>,
+      I32EnumAttrCase<"ndtri", 7>,
+      I32EnumAttrCase<"log_ndtr", 8>,
+      I32EnumAttrCase<"i0", 9>,
+      I32EnumAttrCase<"i0e", 10>,
+      I32EnumAttrCase<"i1", 11>,
+      I32EnumAttrCase<"i1e", 12>]> {
+  let cppNamespace = "::kiln::kt";
+  let genSpecializedAttr = 0;
+}
+def KT_SpecialFnAttr : KT_EnumAttr<KT_SpecialFn, "special_fn",
+    "%r = kt.special %a {fn = #kt.special_fn<lgamma>} : (tensor<4xf32>) -> tensor<4xf32>">;
+
 def KT_Reduction : I32EnumAttr<"Reduction",
     "loss reduction (PyTorch `reduction=`)", [
       I32EnumAttrCase<"none", 0>,

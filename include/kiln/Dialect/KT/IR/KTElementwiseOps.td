@@ -270,6 +270,44 @@ def KT_ErfOp : KT_UnaryOp<"erf", KT_FloatTensor> {
   }];
 }
 
+def KT_SpecialOp : KT_UnaryOp<"special", KT_FloatTensor> {
+  let summary = "elementwise special function (torch.lgamma, torch.special.*)";
+  let description = [{
+    `result = fn(self)` for the special function `fn`, with PyTorch 1.13's
+    values at poles and outside the domain:
+
+    | `fn` | PyTorch | notes |
+    | --- | --- | --- |
+    | `lgamma` | `torch.lgamma` | `+inf` at 0 and the negative integers |
+    | `digamma` | `torch.digamma`, `special.psi` | `-inf` at `+0`, `+inf` at `-0`, NaN at the negative integers |
+    | `polygamma` | `torch.polygamma(n, x)` | `n = 0` is digamma, `n = 1` trigamma, `n >= 2` `(-1)^(n+1) n! zeta(n+1, x)` |
+    | `erfc` | `torch.erfc` | `1 - erf(x)` without cancellation |
+    | `erfinv` | `torch.erfinv` | `+-inf` at `+-1`, NaN outside `[-1, 1]` |
+    | `erfcx` | `special.erfcx` | `exp(x^2) erfc(x)` |
+    | `ndtr` | `special.ndtr` | the standard normal CDF |
+    | `ndtri` | `special.ndtri` | its inverse; `-inf` at 0, `+inf` at 1 |
+    | `log_ndtr` | `special.log_ndtr` | `log(ndtr(x))`, accurate for very negative x |
+    | `i0`, `i1` | `torch.i0`, `special.i1` | modified Bessel functions of the first kind |
+    | `i0e`, `i1e` | `special.i0e`, `special.i1e` | `exp(-|x|) i0(x)`, `exp(-|x|) i1(x)` |
+
+    Computed in double precision and rounded to the element type (f16/bf16
+    through f32, as PyTorch rounds its float result)
+    (kiln/rt/SpecialFunctions.h has the algorithms; both backends run the
+    same code).
+
+    1. `self` has a floating-point element type (PyTorch promotes integers to float; insert `kt.cast`).
+    2. `n` is given (and `>= 0`) exactly when `fn` is `polygamma`.
+    3. The result has the shape of `self` and its element type.
+
+    ```mlir
+    %r = kt.special %a {fn = #kt.special_fn<polygamma>, n = 2} : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins KT_FloatTensor:$self, KT_SpecialFnAttr:$fn,
+                   OptionalAttr<I64Attr>:$n);
+  let hasVerifier = 1;
+}
+
 def KT_ReciprocalOp : KT_UnaryOp<"reciprocal", KT_FloatTensor> {
   let summary = "elementwise reciprocal (torch.reciprocal)";
   let description = [{
@@ -591,6 +629,23 @@ def KT_Atan2Op : KT_BinaryOp<"atan2", KT_FloatTensor, /*boolResult=*/0> {
 
     ```mlir
     %r = kt.atan2 %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+}
+
+def KT_ZetaOp : KT_BinaryOp<"zeta", KT_FloatTensor, /*boolResult=*/0> {
+  let summary = "elementwise Hurwitz zeta function (torch.special.zeta) with broadcasting";
+  let description = [{
+    `result = sum_{k >= 0} (k + other)^-self` (`zeta(x, q)`, x = `self`,
+    q = `other`): `+inf` at `x = 1` and where `q` is a non-positive integer,
+    NaN for `x < 1` and where `q < 0` and `x` is not an integer. Computed in
+    double precision and rounded (f16/bf16 through f32).
+
+    1. `self` and `other` have the same floating-point element type.
+    2. Their shapes broadcast; the result has the broadcast shape.
+
+    ```mlir
+    %r = kt.zeta %a, %b : (tensor<2x3xf64>, tensor<3xf64>) -> tensor<2x3xf64>
     ```
   }];
 }
