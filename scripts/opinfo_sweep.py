@@ -206,7 +206,7 @@ def report(paths, check=False):
       "(not comparable: random ops, uninitialized memory, samples eager "
       "PyTorch itself rejects).")
     w("")
-    w("Two notes turn a difference into a pass, and say so in the per-op "
+    w("Three notes turn a difference into a pass, and say so in the per-op "
       "list: **ties** (sort/argsort/msort/topk/kthvalue/mode/median/"
       "nanmedian without `stable=True`: an index that names another "
       "element equal to the one PyTorch's index names; which tie an index "
@@ -215,7 +215,13 @@ def report(paths, check=False):
       "computation of the sample in float32 rounded once to the dtype: "
       "Kiln accumulates f16/bf16 products and reductions in f32, issue "
       "16, where PyTorch 1.13's CPU kernels for bmm/baddbmm/addbmm "
-      "accumulate in the low dtype). No tolerance is loosened.")
+      "accumulate in the low dtype) and **f64** (for the special "
+      "functions only, test/python/opinfo_sweep.py's F64_OPS: a result "
+      "that equals PyTorch's own computation of the sample in float64 "
+      "rounded to the dtype: kt.special and kt.zeta compute in double, "
+      "where PyTorch 1.13's float32 kernels lose digits near poles and in "
+      "tails, e.g. polygamma at negative integers, erfcx(-9.3)). No "
+      "tolerance is loosened.")
     w("")
     w("Run it (results append to a file; a stopped sweep resumes; "
       "`--shard K/N` splits the op list, `--ops`, `--dtypes`, "

@@ -366,10 +366,26 @@ def run_sample(op, sample, backend):
             # own float32 computation rounded to the dtype passes, and says
             # so.
             return "pass", F32_NOTE + diff
+        if any(key == w or key.startswith(w + ".") for w in F64_OPS):
+            wide = _double_reference(fn, ts, expected)
+            if wide is not None and compare(wide, got) is None:
+                # kt.special / kt.zeta compute in double and round once
+                # (kiln/rt/SpecialFunctions.h); PyTorch 1.13's float32
+                # kernels lose digits near poles and in tails. A result
+                # equal to PyTorch's own float64 computation rounded to
+                # the dtype passes, and says so.
+                return "pass", F64_NOTE + diff
         return "mismatch", diff
     return "pass", ""
 
 
+F64_NOTE = "as PyTorch in float64, rounded; eager differs: "
+# OpInfos whose Kiln kernels compute in double (kt.special, kt.zeta).
+F64_OPS = ("lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "erfinv",
+           "i0", "special.i0e", "special.i1", "special.i1e", "special.ndtr",
+           "special.ndtri", "special.log_ndtr", "special.erfcx",
+           "special.zeta", "special.polygamma", "special.modified_bessel_i0",
+           "special.modified_bessel_i1")
 F32_NOTE = "as PyTorch in float32, rounded; eager differs: "
 TIE_NOTE = "indices pick other equal elements (ties); eager differs: "
 TIE_OPS = ("kthvalue", "mode", "sort", "argsort", "msort", "topk", "median",
@@ -417,6 +433,26 @@ def _equal_up_to_ties(inp, expected, got):
         if not ok:
             return False
     return True
+
+
+def _double_reference(fn, ts, expected):
+    """fn on the sample with every tensor in float64, each result rounded
+    to the dtype of eager's; None when that fails."""
+    import torch
+    try:
+        torch.manual_seed(0)
+        out = fn(*[t.double() for t in ts])
+    except Exception:  # noqa: BLE001
+        return None
+
+    def down(o, e):
+        if isinstance(o, torch.Tensor) and isinstance(e, torch.Tensor):
+            return o.to(e.dtype)
+        if isinstance(o, (tuple, list)) and isinstance(e, (tuple, list)) \
+                and len(o) == len(e):
+            return type(e)([down(x, y) for x, y in zip(o, e)])
+        return o
+    return down(out, expected)
 
 
 def _low_precision_reference(fn, ts):
