@@ -26,6 +26,8 @@ from . import _aten  # noqa: E402,F401
 from . import _decomp  # noqa: E402,F401
 # Special functions (kt.special, kt.zeta) and their formulas.
 from . import _special  # noqa: E402,F401
+# nn.RNN, nn.LSTM and nn.GRU, unrolled over time.
+from . import _rnn  # noqa: E402,F401
 
 __version__ = "0.1.0"
 
