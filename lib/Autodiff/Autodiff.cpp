@@ -133,6 +133,9 @@ autodiff::buildJointFunction(func::FuncOp fn, ArrayRef<bool> requiresGrad) {
     if (requiresGrad[i])
       varied.insert(body->getArgument(i));
   for (Operation &op : *body) {
+    // A gradient barrier (kg.stop_gradient): its results are constants.
+    if (op.hasAttr(kStopGradientAttr))
+      continue;
     bool in = llvm::any_of(op.getOperands(),
                            [&](Value v) { return varied.contains(v); });
     // Values defined in nested regions and captured also count.

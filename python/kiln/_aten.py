@@ -507,10 +507,15 @@ def expand(b, x, size, *, implicit=False):
     return O.expand(b, x, size)
 
 
-@aten("alias", "clone", "detach", "lift_fresh_copy", "lift_fresh")
+@aten("alias", "clone", "lift_fresh_copy", "lift_fresh")
 def clone(b, x, *, memory_format=None):
     # A value copy: Kiln's values have no storage to share.
     return O.copy_of(_t(b, x, "clone"))
+
+
+@aten("detach")
+def detach(b, x):
+    return O.stop_gradient(b, x)
 
 
 @aten("t")

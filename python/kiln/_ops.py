@@ -493,7 +493,7 @@ def _mT(b, x):
 
 @tensor_attr("data")
 def _data(b, x):
-    return x
+    return stop_gradient(b, x)
 
 
 @function(builtins.getattr)
@@ -1694,9 +1694,21 @@ def clone(b, x, *, memory_format=None):
     return copy_of(need_tensor(b, x, "clone"))
 
 
+def stop_gradient(b, x):
+    """x as a value that carries no gradient (Tensor.detach, x.data): a
+    same-type kt.cast marked `kg.stop_gradient`, a barrier for
+    kiln-autodiff's activity analysis (the cast folds away when lowered).
+    Integer and bool tensors carry no gradient anyway."""
+    x = need_tensor(b, x, "detach")
+    if not x.dtype.is_floating_point:
+        return x
+    return b.op("cast", [x], {"dtype": x.dtype, "kg.stop_gradient": True},
+                shape=x.shape, dtype=x.dtype)
+
+
 @both("detach")
 def detach(b, x):
-    return x
+    return stop_gradient(b, x)
 
 
 @method("cpu")

@@ -93,6 +93,8 @@ def _requires_grad_outputs(graph, rg, results):
         lhs, rhs = line.split(" = ", 1)
         if rhs.startswith(("tensor.dim ", "arith.")):
             continue  # an `index` size (FxImporter.index_of): no gradient
+        if "kg.stop_gradient" in rhs:
+            continue  # a gradient barrier (detach, torch.no_grad)
         operands = _NAME.findall(rhs.split(" : ", 1)[0])
         if any(o in live for o in operands):
             live.update(_NAME.findall(lhs))

@@ -256,3 +256,37 @@ func.func @pad_grads(%x: tensor<2x3x4xf32>) -> (tensor<2x6x5xf32>, tensor<2x3x5x
   %1 = kt.pad %x {pad = [-1, 2]} : (tensor<2x3x4xf32>) -> tensor<2x3x5xf32>
   return %0, %1 : tensor<2x6x5xf32>, tensor<2x3x5xf32>
 }
+
+// -----
+
+// Tests that an op marked kg.stop_gradient is a gradient barrier (detach,
+// torch.no_grad): y = x * stop(x) has the gradient stop(x) = x, not 2x, and
+// an op inside the barrier region needs no rule (nothing flows through it).
+// CHECK-LABEL: func.func @stop_gradient_joint(
+// CHECK-SAME: %[[X:.+]]: tensor<3xf32>, %[[CT:.+]]: tensor<3xf32>)
+// CHECK: %[[D:.+]] = kt.cast %[[X]] {dtype = f32, kg.stop_gradient}
+// CHECK: %[[N:.+]] = arith.negf %[[D]] {kg.stop_gradient}
+// CHECK: %[[M:.+]] = kt.mul %[[X]], %[[N]]
+// CHECK-NEXT: %[[G:.+]] = kt.mul %[[CT]], %[[N]]
+// CHECK-NEXT: return %[[M]], %[[G]]
+func.func @stop_gradient(%x: tensor<3xf32>) -> tensor<3xf32> attributes {kg.differentiate} {
+  %d = kt.cast %x {dtype = f32, kg.stop_gradient} : (tensor<3xf32>) -> tensor<3xf32>
+  %n = arith.negf %d {kg.stop_gradient} : tensor<3xf32>
+  %m = kt.mul %x, %n : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %m : tensor<3xf32>
+}
+
+// -----
+
+// Tests that a result computed only from stopped values gets a zero
+// gradient (the argument's gradient is zeros, as PyTorch's for an input
+// that reaches the output only through detach).
+// CHECK-LABEL: func.func @all_stopped_joint(
+// CHECK-NOT: kt.mul
+// CHECK: kt.full
+// CHECK: return
+func.func @all_stopped(%x: tensor<3xf32>) -> tensor<3xf32> attributes {kg.differentiate} {
+  %d = kt.cast %x {dtype = f32, kg.stop_gradient} : (tensor<3xf32>) -> tensor<3xf32>
+  %e = kt.exp %d : (tensor<3xf32>) -> tensor<3xf32>
+  return %e : tensor<3xf32>
+}

@@ -21,6 +21,13 @@ inline constexpr llvm::StringLiteral kDifferentiateAttr = "kg.differentiate";
 /// Bool argument attribute: whether the argument requires grad (default: true
 /// for float tensor arguments, false otherwise).
 inline constexpr llvm::StringLiteral kRequiresGradAttr = "kg.requires_grad";
+/// Attribute on any op (its value is ignored): its results carry no
+/// gradient, as values PyTorch computes under `torch.no_grad()` or returns
+/// from `Tensor.detach()`. The activity analysis treats them as constants,
+/// so no gradient flows back through the op to its operands (and the op
+/// needs no vector-Jacobian rule). The Python frontend writes `detach` as a
+/// same-type `kt.cast` carrying it.
+inline constexpr llvm::StringLiteral kStopGradientAttr = "kg.stop_gradient";
 /// Dictionary attribute on a joint function, making it self-describing:
 /// `kg.joint = {num_primals = N : i64, num_outputs = M : i64, source = @f}`.
 /// The joint takes N primals then one cotangent per float output, and
