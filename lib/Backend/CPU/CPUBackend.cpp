@@ -44,6 +44,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -572,9 +573,20 @@ void kiln::cpu::optimizeHostModule(llvm::Module &m,
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PassInstrumentationCallbacks callbacks;
+  // Functions marked optnone (the glue callers of outlined kernels,
+  // kiln-cpu-outline-kernels) are skipped as LLVM's OptNoneInstrumentation
+  // skips them; that instrumentation is part of StandardInstrumentations,
+  // which this pipeline does not register.
   callbacks.registerShouldRunOptionalPassCallback(
-      [](StringRef pass, llvm::Any) {
-        return pass != "CalledValuePropagationPass";
+      [](StringRef pass, llvm::Any ir) {
+        if (pass == "CalledValuePropagationPass")
+          return false;
+        const llvm::Function *f = nullptr;
+        if (const auto *fn = llvm::any_cast<const llvm::Function *>(&ir))
+          f = *fn;
+        else if (const auto *loop = llvm::any_cast<const llvm::Loop *>(&ir))
+          f = (*loop)->getHeader()->getParent();
+        return !(f && f->hasOptNone());
       });
   llvm::PipelineTuningOptions tuning;
   tuning.LoopUnrolling = true;

@@ -287,6 +287,13 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       continue;
     passthrough.push_back(b.getArrayAttr(
         {b.getStringAttr("tune-cpu"), b.getStringAttr("generic")}));
+    if (!llvm::any_of(passthrough, [](Attribute a) {
+          auto s = dyn_cast<StringAttr>(a);
+          return s && s.getValue() == "optnone";
+        })) {
+      passthrough.push_back(b.getStringAttr("optnone"));
+      passthrough.push_back(b.getStringAttr("noinline"));
+    }
     caller->setAttr("passthrough", b.getArrayAttr(passthrough));
   }
   // Constants only the kernels read are dead now.

@@ -5,11 +5,12 @@
 // came from, as torch.fx's importer writes them) do not make kernels
 // different: the repeated layers of an imported model share one function.
 // A real attribute (eps) does. The caller (glue: calls and descriptors) is
-// tuned generically (no post-RA scheduling), the kernels are not.
+// tuned generically (no post-RA scheduling) and not optimized (optnone:
+// LLVM's -O3 and machine code at -O0 for it), the kernels are not.
 
 // CHECK: kiln-cpu-outline-kernels: 3 kernels, 3 reused, 6 calls
 // CHECK-LABEL: func.func @layers(
-// CHECK-SAME: attributes {passthrough = {{\[}}["tune-cpu", "generic"]]}
+// CHECK-SAME: attributes {passthrough = {{\[}}["tune-cpu", "generic"], "optnone", "noinline"]}
 // CHECK: %[[A:.*]]:3 = call @kernel_batch_norm_train(%arg0, %arg1, %arg2)
 // CHECK: %[[B:.*]]:3 = call @kernel_batch_norm_train(%[[A]]#0, %arg1, %arg2)
 // CHECK: %[[C:.*]]:3 = call @kernel_batch_norm_train_0(%[[B]]#0, %arg1, %arg2)
@@ -25,7 +26,7 @@
 // CHECK-NOT: func.func
 
 // LLVM: llvm.func @layers(
-// LLVM-SAME: passthrough = {{\[}}["tune-cpu", "generic"]]
+// LLVM-SAME: passthrough = {{\[}}["tune-cpu", "generic"], "optnone", "noinline"]
 // LLVM: llvm.func @kernel_batch_norm_train(
 // LLVM-SAME: passthrough = ["noinline"]
 func.func @layers(%x: tensor<4x3x5x5xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<4x3x5x5xf32> {
