@@ -24,6 +24,8 @@ from ._logs import flush_trace, set_log_handler, set_logs, set_trace
 from . import _aten  # noqa: E402,F401
 # Decompositions of losses, norms, NaN-aware reductions and shape ops.
 from . import _decomp  # noqa: E402,F401
+# nn.RNN, nn.LSTM and nn.GRU, unrolled over time.
+from . import _rnn  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

@@ -21,6 +21,7 @@ down to the call; PyTorch's own dispatch frames left out) and the module
 stack, which the importer turns into MLIR locations.
 """
 
+import builtins
 import collections
 import contextlib
 import dis
@@ -31,6 +32,7 @@ import linecache
 import math
 import operator
 import os
+import sys
 import threading
 import traceback
 
@@ -831,6 +833,156 @@ def _factories_wrapped(tracer):
             setattr(torch, name, orig)
 
 
+# `isinstance(x, torch.Tensor)` in the user's code, where x is traced: a
+# Proxy, which is no Tensor, so the branch for a tensor was never taken
+# (`if isinstance(s, torch.Tensor): x * s else: x + s` silently computed the
+# other branch). While a thread traces, the user's modules (the traced
+# function's, each submodule class's forward's, the closure's: see
+# _user_globals) get a global `isinstance` that answers for a traced value
+# as for the value it stands for, and torch.is_tensor does the same for
+# callers outside torch and kiln. builtins.isinstance itself is not
+# replaced: torch.fx and torch's Python code test for Proxies and Tensors
+# to dispatch, and a Python-level isinstance under every one of their calls
+# made a call with graph breaks 2-3x slower. Making the Proxy claim the
+# class (`__class__`) instead crashes PyTorch 1.13's C++ argument parser,
+# which then reads the Proxy as a tensor.
+_ORIG_ISINSTANCE = builtins.isinstance
+_SAMPLE_TENSOR = torch.empty(0)
+
+
+def _internal_module(name):
+    return name is not None and (
+        name in ("torch", "kiln") or name.startswith(("torch.", "kiln.")))
+
+
+_UNKNOWN = object()
+
+
+def _traced_like(obj):
+    """A real object standing for a traced value in isinstance: a tensor
+    for a Proxy of a tensor (the parameter itself for a parameter's
+    get_attr), an int for a size, the value itself for a Python value the
+    tracer holds (a dtype, a tuple of sizes), _UNKNOWN otherwise."""
+    tracer = getattr(_active, "tracer", None)
+    if tracer is None or getattr(obj, "tracer", None) is not tracer:
+        return _UNKNOWN
+    node = obj.node
+    if node.op == "get_attr":
+        # Through the modules' own dicts: attribute access is torch.fx's
+        # (a Proxy again) while tracing.
+        real = getattr(tracer.importer, "root", None) or tracer.root
+        *path, last = node.target.split(".")
+        for part in path:
+            real = real.__dict__.get("_modules", {}).get(part) \
+                if real is not None else None
+        if real is not None:
+            d = real.__dict__
+            t = d.get("_parameters", {}).get(last)
+            if t is None:
+                t = d.get("_buffers", {}).get(last, d.get(last))
+            if _ORIG_ISINSTANCE(t, torch.Tensor):
+                return t
+    try:
+        v = tracer.value(obj)
+    except KeyError:
+        return _UNKNOWN
+    if _ORIG_ISINSTANCE(v, torch.Tensor):
+        return v
+    if _ORIG_ISINSTANCE(v, TensorVal):
+        return _SAMPLE_TENSOR
+    if _ORIG_ISINSTANCE(v, Sym):
+        return v.value
+    if _ORIG_ISINSTANCE(v, fx.Proxy):
+        return _UNKNOWN
+    return v
+
+
+def _isinstance(obj, cls):
+    """isinstance, in the user's modules while tracing (see above)."""
+    if _ORIG_ISINSTANCE(obj, cls):
+        return True
+    if not _ORIG_ISINSTANCE(obj, fx.Proxy) or \
+            getattr(_active, "tracer", None) is None:
+        return False
+    like = _traced_like(obj)
+    return like is not _UNKNOWN and _ORIG_ISINSTANCE(like, cls)
+
+
+def _is_tensor(obj):
+    """torch.is_tensor(x) from the user's code, as isinstance above."""
+    if _ORIG_ISINSTANCE(obj, torch.Tensor):
+        return True
+    # The caller of _thread_local's wrapper.
+    if _internal_module(sys._getframe(2).f_globals.get("__name__")):
+        return False
+    return _isinstance(obj, torch.Tensor)
+
+
+def _user_globals(fn):
+    """The globals dicts of the user's code a trace of `fn` runs: fn's (a
+    module's: each of its submodules' classes' forward), and those of the
+    functions and modules fn's closure and globals name. Modules of torch
+    and kiln are left out."""
+    found = {}
+
+    def add(f):
+        f = getattr(f, "__func__", f)
+        try:
+            f = inspect.unwrap(f)
+        except ValueError:
+            return
+        g = getattr(f, "__globals__", None)
+        if g is not None and not _internal_module(g.get("__name__")):
+            found[id(g)] = g
+
+    def add_module(m):
+        for sub in m.modules():
+            add(type(sub).forward)
+
+    if _ORIG_ISINSTANCE(fn, torch.nn.Module):
+        add_module(fn)
+        return list(found.values())
+    add(fn)
+    owner = getattr(fn, "__self__", None)
+    if _ORIG_ISINSTANCE(owner, torch.nn.Module):
+        add_module(owner)
+    try:
+        cv = inspect.getclosurevars(inspect.unwrap(
+            getattr(fn, "__func__", fn)))
+    except (TypeError, ValueError):
+        return list(found.values())
+    for v in list(cv.nonlocals.values()) + list(cv.globals.values()):
+        if _ORIG_ISINSTANCE(v, torch.nn.Module):
+            add_module(v)
+        elif inspect.isfunction(v) or inspect.ismethod(v):
+            add(v)
+    return list(found.values())
+
+
+@contextlib.contextmanager
+def _isinstance_patched(fn):
+    patched = []
+    for g in _user_globals(fn):
+        # A module that defines its own isinstance keeps it; one patched by
+        # an outer trace (nested compiles) stays patched by that one.
+        if "isinstance" not in g:
+            g["isinstance"] = _isinstance
+            patched.append(g)
+    orig_is_tensor = torch.is_tensor
+    nested = getattr(orig_is_tensor, "_kiln_is_tensor", False)
+    if not nested:
+        torch.is_tensor = _thread_local(orig_is_tensor, _is_tensor)
+        torch.is_tensor._kiln_is_tensor = True
+    try:
+        yield
+    finally:
+        for g in patched:
+            if g.get("isinstance") is _isinstance:
+                del g["isinstance"]
+        if not nested:
+            torch.is_tensor = orig_is_tensor
+
+
 def trace(root, fn, importer, concrete_args, run=None):
     """Traces `fn` (a module, or a function) with KilnTracer; every node is
     imported as it is created. Returns the GraphModule (with graph breaks,
@@ -845,7 +997,8 @@ def trace(root, fn, importer, concrete_args, run=None):
     _active.tracer = tracer
     try:
         with _breaks.tracing(tracer), _RandomCalls(tracer), \
-                _math_wrapped(), _factories_wrapped(tracer):
+                _math_wrapped(), _factories_wrapped(tracer), \
+                _isinstance_patched(fn):
             graph = tracer.trace(fn, concrete_args=concrete_args)
     except KilnError:
         raise
