@@ -42,6 +42,16 @@ SHAPES = [
     ("3x3 s2 64->128 56x56", 8, 64, 56, 56, 128, 3, 2, 1),
     ("1x1 s2 64->128 56x56", 8, 64, 56, 56, 128, 1, 2, 0),
     ("3x3 s2 128->256 28x28", 8, 128, 28, 28, 256, 3, 2, 1),
+    # mobilenet_v2's depthwise convolutions (groups = channels, the 10th
+    # field; 1 when absent) at 224x224.
+    ("dw 3x3 32 112x112", 8, 32, 112, 112, 32, 3, 1, 1, 32),
+    ("dw 3x3 s2 96 112x112", 8, 96, 112, 112, 96, 3, 2, 1, 96),
+    ("dw 3x3 144 56x56", 8, 144, 56, 56, 144, 3, 1, 1, 144),
+    ("dw 3x3 s2 144 56x56", 8, 144, 56, 56, 144, 3, 2, 1, 144),
+    ("dw 3x3 192 28x28", 8, 192, 28, 28, 192, 3, 1, 1, 192),
+    ("dw 3x3 384 14x14", 8, 384, 14, 14, 384, 3, 1, 1, 384),
+    ("dw 3x3 960 7x7", 8, 960, 7, 7, 960, 3, 1, 1, 960),
+    ("grouped 3x3 64->64 g8 28x28", 8, 64, 28, 28, 64, 3, 1, 1, 8),
 ]
 
 
@@ -49,14 +59,15 @@ def loadavg():
     return "%.2f %.2f %.2f" % os.getloadavg()
 
 
-def joint_module(kiln_opt, N, C, H, W, O, k, s, p):
+def joint_module(kiln_opt, N, C, H, W, O, k, s, p, g=1):
     OH, OW = (H + 2 * p - k) // s + 1, (W + 2 * p - k) // s + 1
     t = lambda *d: "tensor<%sxf32>" % "x".join(map(str, d))
     text = ("func.func @f(%%x: %s, %%w: %s) -> %s attributes {kg.differentiate} {\n"
-            "  %%0 = kt.conv2d %%x, %%w {stride = [%d, %d], padding = [%d, %d]} "
-            ": (%s, %s) -> %s\n  return %%0 : %s\n}\n" % (
-                t(N, C, H, W), t(O, C, k, k), t(N, O, OH, OW), s, s, p, p,
-                t(N, C, H, W), t(O, C, k, k), t(N, O, OH, OW), t(N, O, OH, OW)))
+            "  %%0 = kt.conv2d %%x, %%w {stride = [%d, %d], padding = [%d, %d], "
+            "groups = %d : i64} : (%s, %s) -> %s\n  return %%0 : %s\n}\n" % (
+                t(N, C, H, W), t(O, C // g, k, k), t(N, O, OH, OW), s, s, p, p,
+                g, t(N, C, H, W), t(O, C // g, k, k), t(N, O, OH, OW),
+                t(N, O, OH, OW)))
     with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
         f.write(text)
     try:
@@ -85,14 +96,14 @@ def kiln_ms(build, joint, repeat, threads):
     return float(m.group(2)) * 1e3
 
 
-def eager_ms(torch, N, C, H, W, O, k, s, p):
-    x, w = torch.randn(N, C, H, W), torch.randn(O, C, k, k)
-    g = torch.randn_like(torch.conv2d(x, w, None, s, p))
+def eager_ms(torch, N, C, H, W, O, k, s, p, groups=1):
+    x, w = torch.randn(N, C, H, W), torch.randn(O, C // groups, k, k)
+    g = torch.randn_like(torch.conv2d(x, w, None, s, p, 1, groups))
 
     def step():
-        torch.conv2d(x, w, None, s, p)
+        torch.conv2d(x, w, None, s, p, 1, groups)
         torch.ops.aten.convolution_backward(g, x, w, None, [s, s], [p, p],
-                                            [1, 1], False, [0, 0], 1,
+                                            [1, 1], False, [0, 0], groups,
                                             [True, True, False])
     step()
     t = time.perf_counter()

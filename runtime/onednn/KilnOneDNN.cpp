@@ -77,6 +77,11 @@ struct KeyHash {
 /// One shape's primitive (null: the loop nest runs it).
 struct Entry {
   bool ok = false;
+  // Depthwise shapes that oneDNN 2.6 has no fast plain-layout kernel for
+  // run as this library's own loops (see depthwiseConv and
+  // depthwiseWeightGrad below) instead of a primitive.
+  enum class Direct { None, Depthwise, DepthwiseWeightGrad };
+  Direct direct = Direct::None;
   // A weight-gradient-shaped call (see createWeightGrad) runs as oneDNN's
   // backward-weights primitive: src = x, "wei" = the call's weight (the
   // gradient of the forward conv's output), "dst" = the call's output (the
@@ -143,6 +148,128 @@ void convLoops(const Params &p, const float *x, const float *wt, float *y) {
                          oh * p.ys[3] + ow * p.ys[4]];
             o = p.accumulate ? o + acc : acc;
           }
+}
+
+// ---- Depthwise convolutions: direct loops ---------------------------------
+//
+// oneDNN 2.6 runs a depthwise convolution (one input channel per group) on
+// plain NCHW memory only as a grouped GEMM of M = 1 (or its reference
+// kernel), and its fast "jit_dw" kernels want the blocked nChw16c layout,
+// i.e. a reorder of the activations in and out on every call. These two
+// loop nests read and write NCHW with the given strides, on the compiled
+// code's OpenMP threads (libomp: this file is built with -fopenmp):
+//  * depthwiseConv: any grouped call with one input channel per group
+//    (a forward depthwise conv with any channel multiplier, and the
+//    stride-1 conv that a grouped transposed conv lowers to): per output
+//    plane (n, g, f), each output row is kh * kw multiply-adds of input
+//    rows (contiguous where the width stride and the input's element stride
+//    are 1, which vectorizes).
+//  * depthwiseWeightGrad: the weight-gradient form of a depthwise conv
+//    (lib/Autodiff/Conv.cpp's convWeightGrad: batch 1 = the forward's one
+//    channel per group, the call's channels the forward's batch, the kernel
+//    the forward's output gradient, larger than the output): per (g, f),
+//    each of the oh * ow outputs is a dot product over c, kh, kw.
+// KILN_ONEDNN_DIRECT=0 turns both off (oneDNN primitives as before).
+
+int ompThreads(int64_t threads) {
+  return threads > 0 ? (int)threads : omp_get_max_threads();
+}
+
+void depthwiseConv(const Params &p, const float *x, const float *wt, float *y,
+                   int64_t threads) {
+  const int64_t planes = p.n * p.g * p.f;
+  const bool contiguous = p.sw == 1 && p.xs[4] == 1;
+#pragma omp parallel num_threads(ompThreads(threads))
+  {
+    std::vector<float> acc(p.ow);
+#pragma omp for schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      int64_t n = plane / (p.g * p.f), g = plane / p.f % p.g, f = plane % p.f;
+      const float *xp = x + n * p.xs[0] + g * p.xs[1];
+      const float *wp = wt + g * p.ws[0] + f * p.ws[1];
+      float *yp = y + n * p.ys[0] + g * p.ys[1] + f * p.ys[2];
+      for (int64_t oh = 0; oh < p.oh; ++oh) {
+        float *a = acc.data();
+        float *yr = yp + oh * p.ys[3];
+        if (p.accumulate)
+          for (int64_t ow = 0; ow < p.ow; ++ow)
+            a[ow] = yr[ow * p.ys[4]];
+        else
+          std::fill(a, a + p.ow, 0.0f);
+        for (int64_t c = 0; c < p.c; ++c)
+          for (int64_t kh = 0; kh < p.kh; ++kh) {
+            const float *xr =
+                xp + c * p.xs[2] + (oh * p.sh + kh * p.dh) * p.xs[3];
+            for (int64_t kw = 0; kw < p.kw; ++kw) {
+              float wv = wp[c * p.ws[2] + kh * p.ws[3] + kw * p.ws[4]];
+              const float *xk = xr + kw * p.dw * p.xs[4];
+              if (contiguous) {
+#pragma omp simd
+                for (int64_t ow = 0; ow < p.ow; ++ow)
+                  a[ow] += wv * xk[ow];
+              } else {
+                int64_t step = p.sw * p.xs[4];
+                for (int64_t ow = 0; ow < p.ow; ++ow)
+                  a[ow] += wv * xk[ow * step];
+              }
+            }
+          }
+        if (p.ys[4] == 1)
+          std::copy(a, a + p.ow, yr);
+        else
+          for (int64_t ow = 0; ow < p.ow; ++ow)
+            yr[ow * p.ys[4]] = a[ow];
+      }
+    }
+  }
+}
+
+void depthwiseWeightGrad(const Params &p, const float *x, const float *wt,
+                         float *y, int64_t threads) {
+  // n == 1: one (forward) input channel per group.
+  const int64_t pairs = p.g * p.f;
+  const bool contiguous = p.dw == 1 && p.xs[4] == 1 && p.ws[4] == 1;
+#pragma omp parallel for schedule(static) num_threads(ompThreads(threads))
+  for (int64_t pair = 0; pair < pairs; ++pair) {
+    int64_t g = pair / p.f, f = pair % p.f;
+    const float *xg = x + g * p.xs[1];
+    const float *wg = wt + g * p.ws[0] + f * p.ws[1];
+    float *yp = y + g * p.ys[1] + f * p.ys[2];
+    for (int64_t i = 0; i < p.oh; ++i)
+      for (int64_t j = 0; j < p.ow; ++j) {
+        float acc = 0.0f;
+        for (int64_t c = 0; c < p.c; ++c)
+          for (int64_t a = 0; a < p.kh; ++a) {
+            const float *xr = xg + c * p.xs[2] + (i * p.sh + a * p.dh) * p.xs[3] +
+                              j * p.sw * p.xs[4];
+            const float *wr = wg + c * p.ws[2] + a * p.ws[3];
+            if (contiguous) {
+#pragma omp simd reduction(+ : acc)
+              for (int64_t b = 0; b < p.kw; ++b)
+                acc += xr[b] * wr[b];
+            } else {
+              for (int64_t b = 0; b < p.kw; ++b)
+                acc += xr[b * p.dw * p.xs[4]] * wr[b * p.ws[4]];
+            }
+          }
+        float &o = yp[i * p.ys[3] + j * p.ys[4]];
+        o = p.accumulate ? o + acc : acc;
+      }
+  }
+}
+
+/// Which direct loop nest (if any) runs call `p` (see above).
+Entry::Direct chooseDirect(const Params &p) {
+  const char *env = std::getenv("KILN_ONEDNN_DIRECT");
+  if (env && std::strcmp(env, "0") == 0)
+    return Entry::Direct::None;
+  if (p.g <= 1)
+    return Entry::Direct::None;
+  if (p.n == 1 && p.kh * p.kw > p.oh * p.ow)
+    return Entry::Direct::DepthwiseWeightGrad;
+  if (p.c == 1)
+    return Entry::Direct::Depthwise;
+  return Entry::Direct::None;
 }
 
 /// Whether the grouped dims (g, c) of an operand are one channel dim of
@@ -277,9 +404,26 @@ std::shared_ptr<Entry> create(const Key &key) {
   Params p = unpack(key);
   using md = dnnl::memory::desc;
   using dt = dnnl::memory::data_type;
-  if (!channelsUniform(p.g, p.c, p.xs) || !channelsUniform(p.g, p.f, p.ys) ||
-      p.n <= 0 || p.g <= 0 || p.c <= 0 || p.f <= 0 || p.oh <= 0 || p.ow <= 0 ||
-      p.kh <= 0 || p.kw <= 0)
+  if (p.n <= 0 || p.g <= 0 || p.c <= 0 || p.f <= 0 || p.oh <= 0 ||
+      p.ow <= 0 || p.kh <= 0 || p.kw <= 0)
+    return e;
+  e->direct = chooseDirect(p);
+  if (e->direct != Entry::Direct::None) {
+    e->ok = true;
+    if (std::getenv("KILN_ONEDNN_VERBOSE"))
+      std::fprintf(stderr,
+                   "kiln-onednn: n %lld g %lld c %lld %lldx%lld f %lld "
+                   "k %lldx%lld -> %lldx%lld%s: %s\n",
+                   (long long)p.n, (long long)p.g, (long long)p.c,
+                   (long long)p.h, (long long)p.w, (long long)p.f,
+                   (long long)p.kh, (long long)p.kw, (long long)p.oh,
+                   (long long)p.ow, p.accumulate ? " accumulate" : "",
+                   e->direct == Entry::Direct::Depthwise
+                       ? "kiln:depthwise_direct"
+                       : "kiln:depthwise_weight_grad_direct");
+    return e;
+  }
+  if (!channelsUniform(p.g, p.c, p.xs) || !channelsUniform(p.g, p.f, p.ys))
     return e;
   if (looksLikeWeightGrad(p) && createWeightGrad(*e, p))
     return e;
@@ -722,6 +866,14 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_f32(
   }
   if (!e->ok) {
     convLoops(unpack(key), x, wt, y);
+    return;
+  }
+  if (e->direct == Entry::Direct::Depthwise) {
+    depthwiseConv(unpack(key), x, wt, y, threads);
+    return;
+  }
+  if (e->direct == Entry::Direct::DepthwiseWeightGrad) {
+    depthwiseWeightGrad(unpack(key), x, wt, y, threads);
     return;
   }
   calmGnuOpenMP();

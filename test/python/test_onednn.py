@@ -88,6 +88,8 @@ def test_block_from_several_threads():
     (8, 16, (3, 5), (2, 1), (1, 2), (1, 2), 1, True, (2, 8, 15, 12)),
     (6, 9, 3, 1, 0, 2, 3, True, (2, 6, 12, 13)),       # groups 3, dilation 2
     (8, 8, 3, 1, 1, 1, 8, True, (2, 8, 7, 10)),        # depthwise
+    (6, 12, 3, 2, 1, 1, 6, False, (1, 6, 13, 11)),     # depthwise s2, x2, batch 1
+    (5, 5, 3, 1, 2, 2, 5, True, (3, 5, 12, 9)),        # depthwise dilation 2
     (16, 24, 1, 1, 0, 1, 1, False, (2, 16, 5, 7)),     # 1x1
     (16, 24, 1, 2, 0, 1, 1, False, (2, 16, 9, 7)),     # 1x1 stride 2
     (3, 16, 7, 2, 3, 1, 1, False, (2, 3, 32, 30)),     # a resnet stem
@@ -117,6 +119,33 @@ def test_conv2d_gradients_match_autograd(cin, cout, k, stride, padding,
         got = [xk.grad] + [p.grad for p in m.parameters()]
         for a, b in zip(got, want):
             torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("stride,dilation,mult,shape", [
+    (1, 1, 1, (2, 6, 9, 11)),
+    (2, 1, 2, (1, 4, 13, 12)),
+    (1, 2, 1, (3, 5, 10, 10)),
+])
+def test_depthwise_gradients_f64_match_autograd(stride, dilation, mult, shape):
+    # f64 depthwise convs stay generated code (libkiln_onednn is f32 only):
+    # the same training step in float64 against torch.autograd.
+    torch.manual_seed(1)
+    c = shape[1]
+    m = nn.Conv2d(c, c * mult, 3, stride=stride, padding=1,
+                  dilation=dilation, groups=c).double()
+    x = torch.randn(*shape, dtype=torch.float64)
+    g = torch.randn_like(m(x))
+    xr = x.clone().requires_grad_()
+    m.zero_grad()
+    (m(xr) * g).sum().backward()
+    want = [xr.grad] + [p.grad.clone() for p in m.parameters()]
+    k = kiln.compile(m, backend="cpu")
+    xk = x.clone().requires_grad_()
+    m.zero_grad()
+    (k(xk) * g).sum().backward()
+    got = [xk.grad] + [p.grad for p in m.parameters()]
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10)
 
 
 # A child process (the wait policy is process-wide and read once): import

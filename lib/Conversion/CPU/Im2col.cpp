@@ -271,15 +271,20 @@ StringRef kiln::cpu::chooseConvImpl(int64_t groups, int64_t f, int64_t c,
   // oneDNN"): faster than both of the above on every shape measured except
   // depthwise ones (one input channel per group: im2col/direct 4.4-24 ms vs
   // oneDNN 7.7-69 ms; oneDNN 2.6 has no fast depthwise kernel for NCHW).
-  // An ungrouped conv with one input channel whose kernel is larger than
-  // its output is a weight gradient at batch 1 (lib/Autodiff/Conv.cpp swaps
-  // batch and channels): libkiln_onednn runs it as oneDNN's
-  // backward-weights primitive, so it goes to oneDNN too.
+  // Those go to libkiln_onednn too, whose own direct depthwise loops run
+  // them (NCHW, threaded; KilnOneDNN.cpp "Depthwise convolutions"): 5-20x
+  // faster than the generated direct conv (docs/codegen.md, "Depthwise
+  // convolutions in training"). An ungrouped conv with one input channel
+  // whose kernel is larger than its output is a weight gradient at batch
+  // 1 (lib/Autodiff/Conv.cpp swaps batch and channels): libkiln_onednn
+  // runs it as oneDNN's backward-weights primitive, so it goes to oneDNN
+  // too.
   bool weightGrad = groups == 1 && !ShapedType::isDynamic(kh) &&
                     !ShapedType::isDynamic(kw) && !ShapedType::isDynamic(oh) &&
                     !ShapedType::isDynamic(ow) && kh * kw > oh * ow;
+  bool depthwise = groups > 1 && c == 1;
   if (allowOneDNN && elemBits == 32 && oneDNNAvailable() &&
-      (c != 1 || weightGrad))
+      (c != 1 || weightGrad || depthwise))
     return "onednn";
   if (kh == 1 && kw == 1 && sh == 1 && sw == 1)
     return ShapedType::isDynamic(c) || c >= 8 ? "im2col" : "direct";

@@ -4,8 +4,8 @@
 // REQUIRES: onednn
 
 // Tests kiln-cpu-conv-im2col{impl=onednn} (f32 convs marked "onednn" and
-// kept; f64 ones take auto's choice), impl=auto (oneDNN for f32 convs that
-// are not depthwise) and kiln-cpu-conv-to-onednn (after
+// kept; f64 ones take auto's choice), impl=auto (oneDNN for every f32
+// conv: depthwise ones run libkiln_onednn's direct loops) and kiln-cpu-conv-to-onednn (after
 // bufferization the marked conv becomes a call of kiln_onednn_conv2d_f32 on
 // pointers, sizes, strides; a zero fill of the output right before it is
 // dropped and the call overwrites: accumulate = 0).
@@ -104,10 +104,10 @@ func.func @f64(%x: tensor<3x32x21x21xf64>, %w: tensor<64x32x3x3xf64>, %init: ten
 
 // -----
 
-// Depthwise (one input channel per group): auto keeps the table's choice
-// (direct here); impl=onednn still forces oneDNN.
+// Depthwise (one input channel per group): auto sends it to libkiln_onednn
+// too (its direct depthwise loops run it, not a oneDNN primitive).
 // AUTO-LABEL: func.func @depthwise
-// AUTO: linalg.conv_2d_ngchw_gfchw {{.*}}kiln.conv_impl = "direct"
+// AUTO: linalg.conv_2d_ngchw_gfchw {{.*}}kiln.conv_impl = "onednn"
 // MARK-LABEL: func.func @depthwise
 // MARK: linalg.conv_2d_ngchw_gfchw {{.*}}kiln.conv_impl = "onednn"
 // CHECK-LABEL: func.func @depthwise

@@ -23,9 +23,10 @@ from kiln_testing import KILN_OPT, KilnRunError, run, ttype
 from tool_server import tool_run  # noqa: E402
 
 rng = np.random.default_rng(11)
-# Where this build has libkiln_onednn, auto gives f32 convs that are not
-# depthwise to oneDNN (test/Execution/CPU/conv_onednn.py); the table below
-# is auto's choice without it.
+# Where this build has libkiln_onednn, auto gives f32 convs with more than
+# one input channel per group, and depthwise ones (libkiln_onednn's direct
+# depthwise loops), to it (test/Execution/CPU/conv_onednn.py); the table
+# below is auto's choice without it.
 HAVE_ONEDNN = os.path.exists(os.path.join(os.path.dirname(
     os.environ.get("KILN_TOOLS_DIR", ".")), "lib", "libkiln_onednn.so.0"))
 passed = failed = 0
@@ -157,7 +158,8 @@ for xs, ws, bias, st, pd, dl, g, elems, dyn, auto in CASES:
             # "direct!": every mode keeps the conv direct
             expect = ("direct" if auto == "direct!" else
                       auto if mode == "auto" else mode)
-            if mode == "auto" and HAVE_ONEDNN and elem == "f32" and ws[1] != 1:
+            if (mode == "auto" and HAVE_ONEDNN and elem == "f32" and
+                    (ws[1] != 1 or g > 1)):
                 expect = "onednn"
             picked = chosen(mlir, mode)
             record("%s --conv=%s picks %s" % (label, mode, expect), picked == {expect},

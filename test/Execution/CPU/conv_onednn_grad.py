@@ -12,7 +12,13 @@
 # backward-weights primitive (KILN_ONEDNN_VERBOSE=1 prints "weight
 # gradient"); grouped ones stay forward convolutions; KILN_ONEDNN_WGRAD=0
 # turns the rule off (same numbers, no "weight gradient"). Convolutions
-# without a bias overwrite their output (no "accumulate" call).
+# without a bias overwrite their output (no "accumulate" call). Depthwise
+# convolutions (one input channel per group; stride 1 and 2, dilation,
+# channel multiplier 2, batch 1, odd sizes, with and without a bias): the
+# forward and the input gradient's stride-1 conv run libkiln_onednn's
+# direct depthwise loops ("kiln:depthwise_direct"), the weight gradient its
+# direct reduction ("kiln:depthwise_weight_grad_direct");
+# KILN_ONEDNN_DIRECT=0 runs them as oneDNN primitives (same numbers).
 import os
 import subprocess
 import sys
@@ -43,6 +49,12 @@ CASES = [
     ((1, 5, 14, 13), (7, 5, 3, 3), False, (2, 2), (3, 1), (2, 1), 1),   # pad > d(k-1)
     ((2, 6, 12, 11), (4, 6, 5, 5), False, (2, 3), (2, 0), (1, 1), 1),   # 5x5 s2x3
     ((1, 32, 16, 16), (64, 32, 3, 3), False, (2, 2), (1, 1), (1, 1), 1),  # 32->64 s2
+    # depthwise: stride 2, odd sizes, batch 1, dilation, multiplier 2
+    ((2, 6, 13, 11), (6, 1, 3, 3), False, (2, 2), (1, 1), (1, 1), 6),
+    ((1, 5, 9, 12), (5, 1, 3, 3), True, (1, 1), (1, 1), (1, 1), 5),
+    ((3, 4, 12, 10), (4, 1, 3, 3), False, (1, 1), (2, 2), (2, 2), 4),
+    ((2, 4, 11, 9), (8, 1, 3, 3), True, (2, 1), (1, 1), (1, 1), 4),
+    ((2, 3, 10, 10), (3, 1, 5, 5), False, (1, 1), (2, 2), (1, 1), 3),
 ]
 
 
@@ -111,8 +123,11 @@ for xs, ws, bias, st, pd, dl, G in CASES:
     if bias:
         want.append(tb.grad.numpy())
     runs = [("onednn", {}), ("auto", {})]
+    depthwise = G > 1 and ws[1] == 1
     if G == 1:
         runs.append(("onednn", {"KILN_ONEDNN_WGRAD": "0"}))
+    if depthwise:
+        runs.append(("auto", {"KILN_ONEDNN_DIRECT": "0"}))
     for conv, env in runs:
         sub = "%s %s %s" % (label, conv, env or "")
         outs, err = run_joint(p.stdout, inputs, conv, env)
@@ -144,6 +159,15 @@ for xs, ws, bias, st, pd, dl, G in CASES:
         record(sub + " backward data", got == (G == 1),
                "backward-data primitive %s, expected %s; stderr: %s" % (
                    got, G == 1, err[:400]))
+        # Depthwise convs run libkiln_onednn's direct loops unless turned
+        # off (the forward and the input gradient's stride-1 conv; the
+        # weight gradient its reduction).
+        direct = depthwise and "KILN_ONEDNN_DIRECT" not in env
+        for tag in ("kiln:depthwise_direct",
+                    "kiln:depthwise_weight_grad_direct"):
+            record("%s %s" % (sub, tag), (tag in err) == direct,
+                   "%s in stderr: %s, expected %s; stderr: %s" % (
+                       tag, tag in err, direct, err[:400]))
         # Without a bias every convolution (forward, input and weight
         # gradient) overwrites its zero-initialized output: the zero fill
         # is dropped (kiln-cpu-tile-vectorize leaves it whole for
