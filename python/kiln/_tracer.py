@@ -340,9 +340,6 @@ class KilnTracer(fx.Tracer):
                                    type_expr)
         node.meta["nn_module_stack"] = collections.OrderedDict(
             self.module_stack)
-        # The grad mode the user's code created the node in (a
-        # `torch.no_grad()` block inside the traced function).
-        node.meta["kiln_grad"] = torch.is_grad_enabled()
         self.importer.root = self.root
         run = self.run
         if run is None:
