@@ -399,6 +399,20 @@ bool createWeightGrad(Entry &e, const Params &p) {
   }
 }
 
+/// KILN_ONEDNN_VERBOSE: the conv's sizes and what runs it (`impl`: a oneDNN
+/// implementation or one of libkiln_onednn's direct loops).
+void logChoice(const Params &p, const char *impl, const char *suffix) {
+  if (!std::getenv("KILN_ONEDNN_VERBOSE"))
+    return;
+  std::fprintf(stderr,
+               "kiln-onednn: n %lld g %lld c %lld %lldx%lld f %lld "
+               "k %lldx%lld -> %lldx%lld%s: %s%s\n",
+               (long long)p.n, (long long)p.g, (long long)p.c, (long long)p.h,
+               (long long)p.w, (long long)p.f, (long long)p.kh,
+               (long long)p.kw, (long long)p.oh, (long long)p.ow,
+               p.accumulate ? " accumulate" : "", impl, suffix);
+}
+
 std::shared_ptr<Entry> create(const Key &key) {
   auto e = std::make_shared<Entry>();
   Params p = unpack(key);
@@ -410,17 +424,10 @@ std::shared_ptr<Entry> create(const Key &key) {
   e->direct = chooseDirect(p);
   if (e->direct != Entry::Direct::None) {
     e->ok = true;
-    if (std::getenv("KILN_ONEDNN_VERBOSE"))
-      std::fprintf(stderr,
-                   "kiln-onednn: n %lld g %lld c %lld %lldx%lld f %lld "
-                   "k %lldx%lld -> %lldx%lld%s: %s\n",
-                   (long long)p.n, (long long)p.g, (long long)p.c,
-                   (long long)p.h, (long long)p.w, (long long)p.f,
-                   (long long)p.kh, (long long)p.kw, (long long)p.oh,
-                   (long long)p.ow, p.accumulate ? " accumulate" : "",
-                   e->direct == Entry::Direct::Depthwise
-                       ? "kiln:depthwise_direct"
-                       : "kiln:depthwise_weight_grad_direct");
+    logChoice(p, e->direct == Entry::Direct::Depthwise
+                     ? "kiln:depthwise_direct"
+                     : "kiln:depthwise_weight_grad_direct",
+              "");
     return e;
   }
   if (!channelsUniform(p.g, p.c, p.xs) || !channelsUniform(p.g, p.f, p.ys))
@@ -488,16 +495,8 @@ std::shared_ptr<Entry> create(const Key &key) {
     e->convDst = pd.dst_desc();
     addReorders(*e, p.accumulate);
     e->ok = true;
-    if (std::getenv("KILN_ONEDNN_VERBOSE"))
-      std::fprintf(stderr,
-                   "kiln-onednn: n %lld g %lld c %lld %lldx%lld f %lld "
-                   "k %lldx%lld -> %lldx%lld%s: %s%s\n",
-                   (long long)p.n, (long long)p.g, (long long)p.c,
-                   (long long)p.h, (long long)p.w, (long long)p.f,
-                   (long long)p.kh, (long long)p.kw, (long long)p.oh,
-                   (long long)p.ow, p.accumulate ? " accumulate" : "",
-                   pd.impl_info_str(),
-                   e->reorderWei ? " (weights reordered)" : "");
+    logChoice(p, pd.impl_info_str(),
+              e->reorderWei ? " (weights reordered)" : "");
   } catch (const dnnl::error &err) {
     if (std::getenv("KILN_ONEDNN_VERBOSE"))
       std::fprintf(stderr, "kiln-onednn: no primitive (%s): loops\n",

@@ -58,3 +58,16 @@ def run(fn, *inputs, backend="eager"):
         leaves.append(outs[v] if kind == "result" else
                       tensors[v] if kind == "arg" else v)
     return pytree.tree_unflatten(leaves, result.output_spec)
+
+
+def check_module_backward(m, ref, backend, *args):
+    """`m` compiled (fullgraph) against `ref` (the same module, eager, maybe
+    in another dtype): the scalar output and, after backward, every
+    parameter's gradient."""
+    want = ref(*args)
+    want.backward()
+    got = kiln.compile(m, backend=backend, fullgraph=True)(*args)
+    got.backward()
+    torch.testing.assert_close(got, want)
+    for (n, p), (_, q) in zip(m.named_parameters(), ref.named_parameters()):
+        torch.testing.assert_close(p.grad, q.grad, msg=n)

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import kiln
+from helpers import check_module_backward
 
 BACKENDS = ("eager", "cpu")
 
@@ -355,14 +356,7 @@ def test_gradients_through_training(backend):
     t = torch.tensor([0, 5, 2])
     ref = M().double()
     ref.load_state_dict(m.state_dict())
-    want = ref(x, y, t)
-    want.backward()
-    opt = kiln.compile(m, backend=backend, fullgraph=True)
-    got = opt(x, y, t)
-    got.backward()
-    torch.testing.assert_close(got, want)
-    for (n, p), (_, q) in zip(m.named_parameters(), ref.named_parameters()):
-        torch.testing.assert_close(p.grad, q.grad, msg=n)
+    check_module_backward(m, ref, backend, x, y, t)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

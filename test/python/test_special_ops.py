@@ -15,6 +15,7 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import kiln
+from helpers import check_module_backward
 
 BACKENDS = ("eager", "cpu")
 
@@ -276,13 +277,7 @@ def test_gradients_through_training(backend):
     ref = M()
     ref.load_state_dict(m.state_dict())
     x = torch.rand(6, dtype=torch.float64) + 0.5
-    want = ref(x)
-    want.backward()
-    got = kiln.compile(m, backend=backend, fullgraph=True)(x)
-    got.backward()
-    torch.testing.assert_close(got, want)
-    for (n, p), (_, q) in zip(m.named_parameters(), ref.named_parameters()):
-        torch.testing.assert_close(p.grad, q.grad, msg=n)
+    check_module_backward(m, ref, backend, x)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
