@@ -2,28 +2,37 @@
 """Real PyTorch models through the kiln package against eager PyTorch
 (issue 12, section 4).
 
-Inference, for each model: two worker processes of this script, one with
-eager PyTorch at its default OpenMP wait policy (GNU OpenMP spins between
-parallel regions) and one with `OMP_WAIT_POLICY=passive` (on this 2-core
-machine eager convnets are much faster passive); the policy is read at
-process start, hence processes. Each worker, with the same thread count on
-both sides (torch.set_num_threads and Kiln's OpenMP threads), compiles
-`kiln.compile(model, backend="cpu")` (the first call: capture + import +
-Kiln compile + one run) and runs `--rounds` interleaved rounds of
-`--repeat` timed calls of eager and of Kiln; the best round of each side
-is kept (eager's timings on a shared machine vary by 2x from run to run).
-The table prints eager under both policies, and the ratio is against the
-better one (eager at its best) and Kiln's best over both workers. Outputs
-are compared with eager by the `same()` rule of test/python/models.py
-before anything is timed; a model that does not match is reported, not
-timed. "cold compile" is the first worker's first call with
-`KILN_CACHE_DIR` a fresh empty directory made for this run (removed at
-the end); the second worker shares it, so its compile is a disk-cache hit
-(printed as "disk-cache hit s").
+Every model runs in worker processes of this script, one per environment
+(`--envs`, default `default,passive,heap-passive`): each worker, with the
+same thread count on both sides (torch.set_num_threads and Kiln's OpenMP
+threads), compiles `kiln.compile(model, backend="cpu")` and times eager
+and Kiln in `--rounds` interleaved rounds of `--repeat` calls; the best
+round of each side is kept. The table prints eager in every environment,
+Kiln's best, and the ratio against eager's best environment.
+
+Why environments: eager PyTorch's speed on this machine depends on the
+process, not only on the load. GNU OpenMP spins between parallel regions
+(`passive` makes its workers sleep; eager convnets are much faster so on 2
+cores), and glibc malloc serves big tensors with fresh mmaps and unmaps
+them when freed, so every step page-faults its activations in again
+(~100k faults per transformer training step; a fault costs several
+microseconds in this VM). The eager transformer layer's training step
+measured 1200 ms in a fresh process and 215 ms late in a long one (the
+heap grown by earlier models); `heap` (MALLOC_MMAP_MAX_=0, no trimming)
+removes the faults: 204 ms. Kiln's compiled code allocates from its own
+buffer pool (no faults in steady state), so only eager at its best is a
+fair baseline. Faults per call/step are printed per environment.
+
+Inference: outputs are compared with eager by the `same()` rule of
+test/python/models.py before anything is timed; a model that does not
+match is reported, not timed. "cold compile" is the first worker's first
+call with `KILN_CACHE_DIR` a fresh empty directory made for this run
+(removed at the end); later workers share it, so their compile is a
+disk-cache hit (printed as "disk-cache hit s").
 
     /usr/bin/python3 bench/models_bench.py [--threads 2] [--batch 8]
         [--image 224] [--seq 512] [--only NAME] [--rounds 3] [--repeat 5]
-        [--train on|off|only] [--eager-policy both|default|passive]
+        [--train on|off|only] [--envs default,passive,heap,heap-passive]
         [--conv auto|im2col|direct|onednn]   (inference only)
 
 A training step (`--train`, on by default) is zero_grad, forward in train
@@ -70,13 +79,27 @@ def main():
     ap.add_argument("--conv", default="",
                     help="Kiln's convolution implementation (kiln-cpu{conv=...}: "
                          "auto, im2col, direct, onednn); default: the pipeline's")
+    ap.add_argument("--envs", default="default,passive,heap-passive",
+                    help="comma-separated worker environments (each model "
+                    "runs eager and Kiln in one worker process per "
+                    "environment): %s" % "; ".join(
+                        "%s: %s" % (k, v[1]) for k, v in ENVS.items()))
     ap.add_argument("--eager-policy", choices=("both", "default", "passive"),
-                    default="both",
-                    help="eager's OpenMP wait policies to time (inference): "
-                    "each in its own worker process")
+                    default="",
+                    help="old spelling: both = --envs default,passive")
+    ap.add_argument("--mode", choices=("infer", "train"), default="infer",
+                    help=argparse.SUPPRESS)  # internal: the worker's job
     ap.add_argument("--worker", default="",
                     help=argparse.SUPPRESS)  # internal: one model, JSON out
     args = ap.parse_args()
+    if args.eager_policy:
+        args.envs = ("default,passive" if args.eager_policy == "both"
+                     else args.eager_policy)
+    args.envs = [e for e in args.envs.split(",") if e]
+    for e in args.envs:
+        if e not in ENVS:
+            ap.error("unknown environment %r (known: %s)" % (
+                e, ", ".join(ENVS)))
 
     # Kiln's compiled code uses OpenMP; set before the library loads.
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
@@ -115,22 +138,38 @@ def run(args):
     ]
 
     if args.worker:
-        worker(args, models, torch, kiln, fp64_reference, same)
+        (worker if args.mode == "infer" else train_worker)(
+            args, models, torch, kiln, fp64_reference, same)
         return
     if args.train != "only":
         inference(args, models)
     if args.train != "off":
-        training(args, models, torch, kiln)
+        training(args, models)
     print("load after: %s" % loadavg())
 
 
-def worker(args, models, torch, kiln, fp64_reference, same):
-    """One model (--worker NAME) under this process's OpenMP policy: prints
-    one line `RESULT {json}` (cold and warm compile s, best eager and Kiln
-    ms) or `RESULT {"error": ...}`."""
-    def result(**kw):
-        print("RESULT " + json.dumps(kw), flush=True)
+def result(**kw):
+    print("RESULT " + json.dumps(kw), flush=True)
 
+
+def interleaved(args, fns):
+    """`--rounds` rounds, each timing `--repeat` calls of every fn in turn
+    (after one untimed call); the best round of each, in seconds."""
+    best = [math.inf] * len(fns)
+    for _ in range(args.rounds):
+        for i, fn in enumerate(fns):
+            fn()
+            t = time.perf_counter()
+            for _ in range(args.repeat):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - t) / args.repeat)
+    return best
+
+
+def worker(args, models, torch, kiln, fp64_reference, same):
+    """Inference of one model (--worker NAME) in this process's environment:
+    prints one line `RESULT {json}` (cold and warm compile s, best eager and
+    Kiln ms) or `RESULT {"error": ...}`."""
     for name, make, shape in models:
         if name != args.worker:
             continue
@@ -155,113 +194,39 @@ def worker(args, models, torch, kiln, fp64_reference, same):
             ok, how = same(out, expected, fp64_reference(model, x))
             if not ok:
                 return result(error="mismatch: %s" % how, cold=cold)
-
-            def best(fn):
-                fn(x)
-                t = time.perf_counter()
-                for _ in range(args.repeat):
-                    fn(x)
-                return (time.perf_counter() - t) / args.repeat
-
-            te, tk = math.inf, math.inf
-            for _ in range(args.rounds):
-                te = min(te, best(model))
-                tk = min(tk, best(opt))
+            te, tk = interleaved(args, [lambda: model(x), lambda: opt(x)])
         return result(cold=cold, warm=warm, eager_ms=te * 1e3,
-                      kiln_ms=tk * 1e3)
+                      kiln_ms=tk * 1e3,
+                      eager_faults=faults_per_call(lambda: model(x)),
+                      kiln_faults=faults_per_call(lambda: opt(x)))
     result(error="no model %s" % args.worker)
 
 
-def run_worker(args, name, policy):
-    """This script as a worker for model `name`, eager's OpenMP wait policy
-    `policy` ("default": as the environment has it, minus any
-    OMP_WAIT_POLICY; "passive")."""
-    env = dict(os.environ)
-    env.pop("OMP_WAIT_POLICY", None)
-    if policy == "passive":
-        env["OMP_WAIT_POLICY"] = "passive"
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name,
-           "--threads", str(args.threads), "--batch", str(args.batch),
-           "--image", str(args.image), "--seq", str(args.seq),
-           "--d-model", str(args.d_model), "--rounds", str(args.rounds),
-           "--repeat", str(args.repeat), "--train", "off"]
-    if args.conv:
-        cmd += ["--conv", args.conv]
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
-    for line in p.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
-    tail = (p.stderr.strip().splitlines() or ["no output"])[-1]
-    return {"error": "worker exit %d: %s" % (p.returncode, tail[:200])}
+def faults_per_call(fn, n=2):
+    """Minor page faults of this process per call of fn (after one)."""
+    import resource
+    fn()
+    f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(n):
+        fn()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / n
 
 
-def inference(args, models):
-    import torch
-    print("load before: %s; threads %d; torch %s; KILN_CACHE_DIR %s" % (
-        loadavg(), args.threads, torch.__version__,
-        os.environ.get("KILN_CACHE_DIR")))
-    policies = (["default", "passive"] if args.eager_policy == "both"
-                else [args.eager_policy])
-    print("| model | input | cold compile s | disk-cache hit s | warm call s "
-          "| eager ms (default) | eager ms (passive) | kiln ms "
-          "| eager-best/kiln |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    ratios = []
-    for name, _, shape in models:
-        if args.only and args.only not in name:
-            continue
-        row = "| %s | %s |" % (name, "x".join(map(str, shape)))
-        res = {pol: run_worker(args, name, pol) for pol in policies}
-        errors = ["%s: %s" % (pol, r["error"]) for pol, r in res.items()
-                  if "error" in r]
-        if errors:
-            print(row + " %s |" % "; ".join(errors), flush=True)
-            continue
-        first = res[policies[0]]
-        hit = res[policies[1]]["cold"] if len(policies) > 1 else math.nan
-        eager = {pol: res[pol]["eager_ms"] for pol in policies}
-        te = min(eager.values())
-        tk = min(r["kiln_ms"] for r in res.values())
-        ratios.append(te / tk)
-        fmt = lambda pol: ("%.2f" % eager[pol]) if pol in eager else "-"
-        print(row + " %.2f | %.2f | %.3f | %s | %s | %.2f | %.2fx |" % (
-            first["cold"], hit, first["warm"], fmt("default"),
-            fmt("passive"), tk, te / tk), flush=True)
-    if ratios:
-        geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
-        print("geomean eager-best/kiln (inference): %.2fx over %d models" % (
-            geo, len(ratios)))
-    print("eager-best/kiln > 1 means Kiln is faster than eager at its better "
-          "OpenMP wait policy. Cold compile: the first call (capture, import, "
-          "Kiln compile, one run) with an empty disk cache; disk-cache hit: "
-          "the same in the second worker process; warm call: the second "
-          "call (in-process cache hit, one run). Kiln ms: the best over "
-          "both workers.")
-
-
-def training(args, models, torch, kiln):
-    """A training step per model: zero_grad, forward (train mode: BatchNorm
-    batch statistics), loss = mean of the output squared, backward, SGD
-    (lr 1e-3, momentum 0.9). Eager and Kiln each own a deep copy of the
-    model with the same values; one step of each is checked first
-    (parameters and buffers by allclose, else the same() rule against an
-    fp64 copy's step), then interleaved rounds of `--repeat` steps, best
-    round of each side."""
+def train_worker(args, models, torch, kiln, fp64_reference, same):
+    """A training step of one model (--worker NAME --mode train) in this
+    process's environment: zero_grad, forward (train mode: BatchNorm batch
+    statistics), loss = mean of the output squared, backward, SGD (lr 1e-3,
+    momentum 0.9). Eager and Kiln each own a deep copy of the model with
+    the same values; one step of each is checked first (parameters and
+    buffers by allclose, else the same() rule against an fp64 copy's step),
+    then interleaved rounds. Prints `RESULT {json}`: cold step s, best
+    eager and Kiln ms, and each side's page faults per step."""
     import copy
-    from models import same, rmse  # noqa: F401
-    print("load before (training): %s; threads %d" % (loadavg(),
-                                                       args.threads))
-    print("| model | input | cold step s | eager step ms | kiln step ms "
-          "| eager/kiln |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    ratios = []
     for name, make, shape in models:
-        if args.only and args.only not in name:
+        if name != args.worker:
             continue
         base = make().train()
         x = torch.randn(*shape, generator=torch.Generator().manual_seed(1))
-        row = "| %s | %s |" % (name, "x".join(map(str, shape)))
 
         def stepper(model, fn):
             opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
@@ -280,17 +245,15 @@ def training(args, models, torch, kiln):
         compiled = kiln.compile(m_kiln, backend="cpu")
         s_eager = stepper(m_eager, m_eager)
         s_kiln = stepper(m_kiln, compiled)
-        xd = x.double()
         opt_ref = torch.optim.SGD(m_ref.parameters(), lr=1e-3, momentum=0.9)
-        loss_ref = m_ref(xd).pow(2).mean()
+        loss_ref = m_ref(x.double()).pow(2).mean()
         loss_ref.backward()
         opt_ref.step()
         t0 = time.perf_counter()
         try:
             s_kiln()
         except Exception as e:
-            print(row + " failed: %s |" % str(e).splitlines()[0][:200])
-            continue
+            return result(error="failed: %s" % str(e).splitlines()[0][:200])
         cold = time.perf_counter() - t0
         s_eager()
         bad = []
@@ -305,28 +268,129 @@ def training(args, models, torch, kiln):
             if not ok:
                 bad.append("%s (%s)" % (k, how))
         if bad:
-            print(row + " %.2f | | | mismatch after a step: %s |" % (
-                cold, "; ".join(bad[:3])))
+            return result(error="mismatch after a step: %s" %
+                          "; ".join(bad[:3]), cold=cold)
+
+        te, tk = interleaved(args, [s_eager, s_kiln])
+        return result(cold=cold, eager_ms=te * 1e3, kiln_ms=tk * 1e3,
+                      eager_faults=faults_per_call(s_eager),
+                      kiln_faults=faults_per_call(s_kiln))
+    result(error="no model %s" % args.worker)
+
+
+# Worker environments: name -> (variables set, meaning). Each starts from
+# the caller's environment minus OMP_WAIT_POLICY and the MALLOC_* tunables.
+ENVS = {
+    "default": ({}, "as installed (GNU OpenMP spins between parallel "
+                "regions; glibc malloc maps and unmaps big blocks)"),
+    "passive": ({"OMP_WAIT_POLICY": "passive"}, "OMP_WAIT_POLICY=passive"),
+    "heap": ({"MALLOC_MMAP_MAX_": "0",
+              "MALLOC_TRIM_THRESHOLD_": str(1 << 40)},
+             "glibc malloc keeps freed memory (MALLOC_MMAP_MAX_=0, no trim): "
+             "no page faults for eager's reused tensors"),
+    "heap-passive": ({"MALLOC_MMAP_MAX_": "0",
+                      "MALLOC_TRIM_THRESHOLD_": str(1 << 40),
+                      "OMP_WAIT_POLICY": "passive"}, "heap and passive"),
+}
+
+
+def run_worker(args, name, envname, mode="infer"):
+    """This script as a worker for model `name` in environment `envname`
+    (ENVS); returns its RESULT as a dict."""
+    env = dict(os.environ)
+    for k in list(env):
+        if k == "OMP_WAIT_POLICY" or (k.startswith("MALLOC_")
+                                      and k.endswith("_")):
+            del env[k]
+    env.update(ENVS[envname][0])
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name,
+           "--mode", mode,
+           "--threads", str(args.threads), "--batch", str(args.batch),
+           "--image", str(args.image), "--seq", str(args.seq),
+           "--d-model", str(args.d_model), "--rounds", str(args.rounds),
+           "--repeat", str(args.repeat), "--train", "off"]
+    if args.conv:
+        cmd += ["--conv", args.conv]
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    tail = (p.stderr.strip().splitlines() or ["no output"])[-1]
+    return {"error": "worker exit %d: %s" % (p.returncode, tail[:200])}
+
+
+def table(args, models, mode, title, cols, cells):
+    """Runs every model's workers (one per environment) and prints a row
+    per model: `cells(first, results)` gives the model-specific columns,
+    then eager's ms per environment, Kiln's best, and the ratio against
+    eager's best environment. Returns the ratios."""
+    envs = args.envs
+    print("| model | input | %s | %s | kiln ms (best) | eager-best/kiln |"
+          % (" | ".join(cols), " | ".join("eager ms (%s)" % e for e in envs)))
+    print("|" + " --- |" * (len(cols) + len(envs) + 4))
+    ratios = []
+    for name, _, shape in models:
+        if args.only and args.only not in name:
             continue
-
-        def best(step):
-            step()
-            t = time.perf_counter()
-            for _ in range(args.repeat):
-                step()
-            return (time.perf_counter() - t) / args.repeat
-
-        te, tk = math.inf, math.inf
-        for _ in range(args.rounds):
-            te = min(te, best(s_eager))
-            tk = min(tk, best(s_kiln))
+        row = "| %s | %s |" % (name, "x".join(map(str, shape)))
+        res = {e: run_worker(args, name, e, mode) for e in envs}
+        errors = ["%s: %s" % (e, r["error"]) for e, r in res.items()
+                  if "error" in r]
+        if errors:
+            print(row + " %s |" % "; ".join(errors), flush=True)
+            continue
+        te = min(r["eager_ms"] for r in res.values())
+        tk = min(r["kiln_ms"] for r in res.values())
         ratios.append(te / tk)
-        print(row + " %.2f | %.2f | %.2f | %.2fx |" % (
-            cold, te * 1e3, tk * 1e3, te / tk), flush=True)
+        print(row + " %s | %s | %.2f | %.2fx |" % (
+            " | ".join(cells(res[envs[0]], res)),
+            " | ".join("%.2f" % res[e]["eager_ms"] for e in envs),
+            tk, te / tk), flush=True)
     if ratios:
         geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
-        print("geomean eager/kiln (training step): %.2fx over %d models" % (
-            geo, len(ratios)))
+        print("geomean eager-best/kiln (%s): %.2fx over %d models" % (
+            title, geo, len(ratios)))
+    return ratios
+
+
+def inference(args, models):
+    import torch
+    print("load before: %s; threads %d; torch %s; KILN_CACHE_DIR %s" % (
+        loadavg(), args.threads, torch.__version__,
+        os.environ.get("KILN_CACHE_DIR")))
+    envs = args.envs
+
+    def cells(first, res):
+        hit = res[envs[1]]["cold"] if len(envs) > 1 else math.nan
+        return ["%.2f" % first["cold"], "%.2f" % hit, "%.3f" % first["warm"],
+                " / ".join("%d" % res[e]["eager_faults"] for e in envs),
+                " / ".join("%d" % res[e]["kiln_faults"] for e in envs)]
+    table(args, models, "infer", "inference",
+          ["cold compile s", "disk-cache hit s", "warm call s",
+           "eager faults/call", "kiln faults/call"], cells)
+    print("eager-best/kiln > 1 means Kiln is faster than eager in its best "
+          "worker environment. Cold compile: the first call (capture, "
+          "import, Kiln compile, one run) with an empty disk cache; "
+          "disk-cache hit: the same in the second worker process; warm "
+          "call: the second call (in-process cache hit, one run). Kiln ms: "
+          "the best over the workers.")
+
+
+def training(args, models):
+    print("load before (training): %s; threads %d" % (loadavg(),
+                                                       args.threads))
+    envs = args.envs
+
+    def cells(first, res):
+        return ["%.2f" % first["cold"],
+                " / ".join("%d" % res[e]["eager_faults"] for e in envs),
+                " / ".join("%d" % res[e]["kiln_faults"] for e in envs)]
+    table(args, models, "train", "training step",
+          ["cold step s", "eager faults/step", "kiln faults/step"], cells)
+    print("Training step: eager and Kiln in the same worker per "
+          "environment; cold step: the first Kiln step with an empty disk "
+          "cache; faults: minor page faults per step, per environment.")
 
 
 if __name__ == "__main__":
