@@ -733,3 +733,127 @@ def test_sdpa_113_and_index_reduce(backend):
     got = kiln.backend(gm, list(args), backend=backend)(*args)
     want = fn(*args)
     _cmp([got[0][0], got[0][1], got[1]], [want[0][0], want[0][1], want[1]])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_aten_level_diag_new_logsigmoid_trilinear_histc(backend):
+    """make_fx graphs with aten.diag, diag_embed, block_diag, new_ones,
+    new_full, log_sigmoid_forward (and its buffer), _trilinear (what
+    F.bilinear records), histc and linalg.vander's decomposition (ops12)."""
+    torch.manual_seed(31)
+    x, v = _r(4, 4), _r(5)
+    x1, x2, w, bias = _r(3, 2), _r(3, 4), _r(5, 2, 4), _r(5)
+    ls = torch.tensor([-200., -3., 0., 2.5, 50., float("inf"),
+                       float("-inf"), float("nan")])
+    h = _r(40, lo=-3, hi=3)
+
+    def fn(a, c, p, q, wt, bs, s, hh):
+        return (torch.diag(a), torch.diag(a, -1), torch.diag(c, 2),
+                torch.diag_embed(a, 1, 0, 2), torch.diag_embed(c),
+                torch.block_diag(a, c, torch.tensor(7.)),
+                a.new_ones((2, 3)), c.new_full((3,), 2.5),
+                a.new_full((2,), 4, dtype=torch.int64),
+                F.logsigmoid(s), torch.ops.aten.log_sigmoid_forward(s)[1],
+                F.bilinear(p, q, wt, bs), F.bilinear(p, q, wt),
+                torch.histc(hh, 6), torch.histc(hh, 4, -1, 2),
+                torch.linalg.vander(c), torch.linalg.vander(a, N=3))
+
+    args = [x, v, x1, x2, w, bias, ls, h]
+    gm = make_fx(fn)(*args)
+    targets = {str(n.target) for n in gm.graph.nodes}
+    for t in ("aten.diag.default", "aten.diag_embed.default",
+              "aten.block_diag.default", "aten.new_ones.default",
+              "aten.new_full.default", "aten.log_sigmoid_forward.default",
+              "aten._trilinear.default", "aten.histc.default"):
+        assert t in targets, (t, targets)
+    got = kiln.backend(gm, args, backend=backend)(*args)
+    want = fn(*args)
+    # The buffer is exp(-|x|), what PyTorch's CPU kernel saves.
+    torch.testing.assert_close(want[10], torch.exp(-ls.abs()),
+                               equal_nan=True)
+    _cmp(list(got), list(want))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_log_sigmoid_backward(backend):
+    """aten.log_sigmoid_backward (AOT graphs of F.logsigmoid) against
+    torch.autograd's gradient; and F.logsigmoid trained through Kiln."""
+    x = torch.tensor([-30., -2., -0.5, 0., 0.7, 3., 40., float("inf"),
+                      float("-inf")], dtype=torch.float64)
+    g = torch.arange(9, dtype=torch.float64) - 4
+    xr = x.clone().requires_grad_()
+    F.logsigmoid(xr).backward(g)
+
+    def fn(gr, a):
+        out, buf = torch.ops.aten.log_sigmoid_forward(a)
+        return torch.ops.aten.log_sigmoid_backward(gr, a, buf)
+
+    gm = make_fx(fn)(g, x)
+    got = kiln.backend(gm, [g, x], backend=backend)(g, x)
+    _cmp(got, xr.grad)
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(x[:7].clone())
+
+        def forward(self, s):
+            return (F.logsigmoid(self.w * s) * torch.arange(7.)).sum()
+
+    m = M()
+    import copy
+    check_module_backward(m, copy.deepcopy(m), backend,
+                          torch.ones(7, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_linalg_vander(backend):
+    torch.manual_seed(33)
+    special = torch.tensor([2., float("nan"), float("inf"), -3., 0.])
+    _check(lambda a: torch.linalg.vander(a), special, backend=backend)
+    _check(lambda a: torch.linalg.vander(a, N=5), _r(2, 3), backend=backend)
+    _check(lambda a: torch.linalg.vander(a, N=2), _r(4, dtype=torch.float64),
+           backend=backend)
+    # Integers accumulate (and result) in int64, as torch.cumprod.
+    _check(lambda a: torch.linalg.vander(a, N=4),
+           torch.tensor([3, -2, 7], dtype=torch.int8), backend=backend)
+    _check(lambda a: torch.linalg.vander(a), torch.tensor([[1, 2], [3, 4]]),
+           backend=backend)
+    for fn, arg, msg in ((lambda a: torch.linalg.vander(a, N=1), _r(3),
+                          "N must be greater than 1"),
+                         (lambda a: torch.linalg.vander(a), torch.tensor(2.),
+                          "N must be greater than 1"),
+                         (lambda a: torch.linalg.vander(a),
+                          torch.tensor([True]),
+                          "got Bool")):
+        with pytest.raises(RuntimeError):
+            fn(arg)
+        with pytest.raises(kiln.Unsupported) as e:
+            kiln.compile(fn, backend=backend, fullgraph=True)(arg)
+        assert msg in str(e.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_traced_metadata_attributes(backend):
+    """x.ndim, x.dtype, x.layout are Python values while tracing:
+    range(x.ndim) and torch.sum(..., dtype=x.dtype) (torch.masked's
+    reductions) trace."""
+    torch.manual_seed(34)
+    x = _r(3, 4, 2)
+    mask = torch.rand(3, 4, 2) > 0.3
+
+    def fn(a):
+        dims = tuple(range(a.ndim))[1:]
+        assert isinstance(a.ndim, int) and isinstance(a.dtype, torch.dtype)
+        return (torch.sum(a, dims, False, dtype=a.dtype),
+                torch.zeros(int(a.ndim), dtype=a.dtype),
+                a.T if a.layout == torch.strided else a)
+
+    _check(fn, x, backend=backend)
+    # (The mask is an argument: a constant mask makes torch.masked call a
+    # real tensor's new_ones with a traced size, which cannot trace.)
+    for fn in (lambda a, m: torch.masked.sum(a, 1, mask=m),
+               lambda a, m: torch.masked.mean(a, (0, 2), mask=m),
+               lambda a, m: torch.masked.normalize(a, 2.0, 1, mask=m),
+               lambda a, m: torch.masked.amax(a, 0, mask=m)):
+        _check(fn, x, mask, backend=backend)
