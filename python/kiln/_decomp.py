@@ -627,23 +627,51 @@ def group_norm(b, input, num_groups, weight=None, bias=None, eps=1e-5,
                                                HxW, G, eps)[0]
 
 
+def _instance_norm_update(b, x, running_mean, running_var, momentum):
+    """The in-place running-statistics update of a training instance_norm
+    (see instance_norm)."""
+    if momentum is None:
+        raise b.error("instance_norm with momentum=None is not supported "
+                      "(PyTorch's instance_norm needs a float momentum)")
+    m = float(b.static(momentum, "instance_norm's momentum"))
+    dt = x.dtype
+    dims = list(range(2, x.ndim))
+    for stat, unbiased in ((running_mean, False), (running_var, True)):
+        if stat is None:
+            continue
+        if unbiased:
+            per = O.var(b, x, dims, None, False, correction=1) if dims \
+                else O.full(b, list(x.shape[:2]), float("nan"), dt)
+        else:
+            per = O.mean(b, x, dims) if dims else x
+        batch = O.mean(b, per, [0])
+        new = O.add(b, O.mul(b, O.cast(b, stat, dt), 1.0 - m),
+                    O.mul(b, batch, m))
+        new = O.cast(b, new, stat.dtype)
+        b.no_grad_values.add(new.name)
+        O.in_place(b, stat, new)
+
+
 @O.function(F.instance_norm, torch.instance_norm)
 def instance_norm(b, input, running_mean=None, running_var=None,
                   weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5, cudnn_enabled=False):
     """Per (sample, channel) statistics: group_norm with one group per
     channel; without use_input_stats the running statistics normalize.
-    Updating running statistics (use_input_stats with running_mean) is
-    refused."""
+    With use_input_stats and running statistics (track_running_stats in
+    training), they are updated in place as PyTorch's instance_norm does
+    (batch_norm on the (1, N*C, ...) view with the statistics repeated N
+    times, then averaged over N): running = (1 - momentum) * running +
+    momentum * the mean over N of the per-instance mean (of the unbiased
+    per-instance variance), outside autograd."""
     x = _t(b, input, "instance_norm")
     if b.static(use_input_stats, "instance_norm's use_input_stats"):
-        if running_mean is not None or running_var is not None:
-            raise b.error("instance_norm updating running_mean/running_var "
-                          "(track_running_stats with use_input_stats) is "
-                          "not supported")
         if x.ndim < 3 and x.ndim != 2:
             raise b.error("instance_norm: expected an input of rank >= 2")
-        return group_norm(b, x, value(x.shape[1]), weight, bias, eps)
+        y = group_norm(b, x, value(x.shape[1]), weight, bias, eps)
+        if running_mean is not None or running_var is not None:
+            _instance_norm_update(b, x, running_mean, running_var, momentum)
+        return y
     if running_mean is None or running_var is None:
         raise b.error("Expected running_mean and running_var to be defined "
                       "when use_input_stats is false")
@@ -2074,6 +2102,17 @@ for _n in ("masked_select", "nonzero", "argwhere", "unique_consecutive"):
 O.function(torch.unique, torch.functional.unique, torch._unique,
            torch._unique2)(_data_dependent("torch.unique"))
 O.METHODS["unique"] = _data_dependent("Tensor.unique")
+
+
+@O.both("equal")
+def _equal(b, x, y):
+    """torch.equal's result is a Python bool read from the tensors' values:
+    refused (a graph break where breaks are allowed: it runs eagerly).
+    `(x == y).all()` is the tensor form Kiln compiles."""
+    raise b.error("torch.equal returns a Python bool read from the tensors' "
+                  "values (data-dependent Python control): a graph break, "
+                  "the op runs eagerly; (a == b).all() is the 0-d tensor "
+                  "form Kiln compiles")
 
 
 # ----------------------------------------------- more pointwise and shapes

@@ -7,6 +7,7 @@ integer dtypes where PyTorch allows them; gradients through Kiln's training
 path against torch.autograd; the ATen overloads through make_fx; refusals.
 """
 
+import copy
 import math
 
 import pytest
@@ -801,7 +802,6 @@ def test_log_sigmoid_backward(backend):
             return (F.logsigmoid(self.w * s) * torch.arange(7.)).sum()
 
     m = M()
-    import copy
     check_module_backward(m, copy.deepcopy(m), backend,
                           torch.ones(7, dtype=torch.float64))
 
@@ -857,3 +857,55 @@ def test_traced_metadata_attributes(backend):
                lambda a, m: torch.masked.normalize(a, 2.0, 1, mask=m),
                lambda a, m: torch.masked.amax(a, 0, mask=m)):
         _check(fn, x, mask, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_equal_is_a_graph_break(backend):
+    """torch.equal's Python bool is read from data: refused with
+    fullgraph=True (a clear reason), run eagerly at a graph break
+    otherwise."""
+    a, c = torch.ones(3), torch.tensor([1., 2., 1.])
+    with pytest.raises(kiln.Unsupported) as e:
+        kiln.compile(lambda x, y: torch.equal(x, y), backend=backend,
+                     fullgraph=True)(a, c)
+    assert "torch.equal returns a Python bool" in str(e.value)
+    f = kiln.compile(lambda x, y: (x + 1) * 2 if torch.equal(x, y) else x,
+                     backend=backend)
+    torch.testing.assert_close(f(a, a), (a + 1) * 2)
+    torch.testing.assert_close(f(a, c), a)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_instance_norm_updates_running_stats(backend):
+    """F.instance_norm with use_input_stats and running statistics (and
+    nn.InstanceNorm2d(track_running_stats=True) in training) updates
+    them in place as PyTorch: the mean over the batch of the per-instance
+    mean / unbiased variance, with momentum."""
+    torch.manual_seed(35)
+    for shape, mom in (((2, 3, 5), 0.3), ((3, 2, 4, 4), 0.1),
+                       ((1, 4, 2, 3, 2), 1.0)):
+        x = torch.randn(*shape, dtype=torch.float64)
+        C = shape[1]
+        rm = torch.randn(C, dtype=torch.float64)
+        rv = torch.rand(C, dtype=torch.float64) + 0.5
+        w, bb = torch.randn(C, dtype=torch.float64), torch.randn(
+            C, dtype=torch.float64)
+        rm2, rv2 = rm.clone(), rv.clone()
+
+        def fn(a, m, v, wt, bs):
+            return F.instance_norm(a, m, v, wt, bs, use_input_stats=True,
+                                   momentum=mom)
+
+        want = fn(x, rm, rv, w, bb)
+        got = kiln.compile(fn, backend=backend, fullgraph=True)(
+            x, rm2, rv2, w, bb)
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(rm2, rm)
+        torch.testing.assert_close(rv2, rv)
+    m = torch.nn.InstanceNorm2d(3, affine=True, track_running_stats=True)
+    m2 = copy.deepcopy(m)
+    x = torch.randn(2, 3, 4, 5)
+    got = kiln.compile(m2, backend=backend, fullgraph=True)(x)
+    torch.testing.assert_close(got, m(x))
+    torch.testing.assert_close(m2.running_mean, m.running_mean)
+    torch.testing.assert_close(m2.running_var, m.running_var)
