@@ -57,8 +57,10 @@ def _internal(modname):
 
 
 class _Ident:
-    """A list, guarded by identity: a list assigned in its place is a
-    change; appending to it (code that records its calls) is not."""
+    """A list or a tensor, guarded by identity: another one assigned in its
+    place is a change; appending to the list (code that records its calls)
+    or updating the tensor in place is not (the program reads the tensor it
+    holds on every call)."""
     __slots__ = ("obj",)
 
     def __init__(self, obj):
@@ -71,13 +73,18 @@ class _Ident:
         return isinstance(other, _Ident) and other.obj is self.obj
 
     def __repr__(self):
-        return "the list at 0x%x" % id(self.obj)
+        return "the %s at 0x%x" % (
+            "tensor" if isinstance(self.obj, torch.Tensor) else "list",
+            id(self.obj))
 
 
-def freeze(v):
-    """A hashable snapshot of a guardable value, or _MISSING."""
+def freeze(v, tensors=True):
+    """A hashable snapshot of a guardable value, or _MISSING. A tensor is
+    guardable (by identity) only where `tensors`."""
     if isinstance(v, _SCALARS):
         return v
+    if isinstance(v, torch.Tensor):
+        return _Ident(v) if tensors else _MISSING
     if isinstance(v, tuple) and len(v) <= 64:
         out = []
         for x in v:
@@ -118,7 +125,7 @@ class _Source:
     def finish(self):
         self.names.sort()
         self.get = operator.itemgetter(*self.names)
-        self.ok = not any(isinstance(self.d.get(n), list)
+        self.ok = not any(isinstance(self.d.get(n), (list, torch.Tensor))
                           for n in self.names)
 
     def values(self):
@@ -137,7 +144,7 @@ class _Cell:
 
     def values(self):
         try:
-            return (self.cell.cell_contents,)
+            return (freeze(self.cell.cell_contents),)
         except ValueError:  # an empty cell
             return (_MISSING,)
 
@@ -174,9 +181,9 @@ class Guards:
             s = self._sources[id(d)] = _Source(label, d)
         return s
 
-    def _guard(self, label, d, name):
+    def _guard(self, label, d, name, tensors=False):
         v = d.get(name, _MISSING)
-        if v is _MISSING or freeze(v) is _MISSING:
+        if v is _MISSING or freeze(v, tensors) is _MISSING:
             return False
         s = self._source(label, d)
         if name not in s.names:
@@ -192,7 +199,8 @@ class Guards:
             label = "%s.%s." % (type(root).__name__, path) if path else \
                 "%s." % type(root).__name__
             for k, v in list(d.items()):
-                if k not in _MODULE_INTERNALS and freeze(v) is not _MISSING:
+                if k not in _MODULE_INTERNALS and \
+                    freeze(v, tensors=False) is not _MISSING:
                     self._guard(label, d, k)
             cls = type(m)
             for klass in cls.__mro__:
@@ -235,7 +243,10 @@ class Guards:
         for name in names:
             if name not in g:
                 continue
-            if not self._guard("global %s." % gname, g, name):
+            # A global tensor (or parameter) is a constant of the program
+            # (torch.fx holds the object): guarded by identity, so a new
+            # one assigned to the name recaptures.
+            if not self._guard("global %s." % gname, g, name, tensors=True):
                 self._follow(g[name], names, depth, "%s." % name)
         for var, cell in zip(code.co_freevars, f.__closure__ or ()):
             try:
@@ -305,7 +316,12 @@ class Guards:
         tuples, as `name: old -> new` strings."""
         out = []
         for label, a, b in zip(self._labels, old, new):
-            if a != b and not (a is b):
+            a, b = freeze(a), freeze(b)
+            try:
+                same = a is b or bool(a == b)
+            except Exception:
+                same = False
+            if not same:
                 out.append("%s: %s -> %s" % (label, _show(a), _show(b)))
         return out
 

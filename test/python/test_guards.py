@@ -290,3 +290,48 @@ def test_unrelated_torch_globals_not_guarded():
     g = _guards.Guards(fn=lambda x: torch.nn.functional.relu(x) * SCALE)
     assert g.count == 1, g._labels
     assert "SCALE" in g._labels[0]
+
+
+BIAS = torch.ones(3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_global_tensor_rebound_and_updated(backend):
+    set_global("BIAS", torch.ones(3))
+
+    def f(x):
+        return x + BIAS
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(3)
+    check(cf, f, x)
+    BIAS.add_(2)                          # in place: the same program
+    check(cf, f, x)
+    set_global("BIAS", torch.full((3,), -4.0))   # a new tensor: recaptured
+    check(cf, f, x)
+    assert len(cf._kiln.programs) == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_closure_tensor_rebound(backend):
+    t = torch.ones(2)
+
+    def f(x):
+        return x * t
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(2)
+    check(cf, f, x)
+    t.mul_(3)
+    check(cf, f, x)
+    t = torch.tensor([5.0, -1.0])  # noqa: F841 (read by f through its cell)
+    check(cf, f, x)
+
+
+def test_scalar_attribute_becomes_tensor():
+    m = Scaled()
+    cm = kiln.compile(m, backend="cpu")
+    x = torch.randn(2, 4)
+    check(cm, m, x)
+    m.alpha = torch.tensor(3.0)   # a scalar attribute turned tensor
+    check(cm, m, x)
+    m.alpha = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    check(cm, m, x)
