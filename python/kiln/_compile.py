@@ -36,7 +36,7 @@ import torch
 import torch.fx as fx
 from torch.utils import _pytree as pytree
 
-from . import _breaks, _capi, _fx_import, _ir, _logs, _tracer, _training
+from . import _breaks, _capi, _fx_import, _guards, _ir, _logs, _tracer, _training
 from ._errors import KilnError, SpecializationError, Unsupported
 
 # backend name -> (session backend, pipeline)
@@ -150,6 +150,10 @@ def _symbol_name(name):
 
 def _is_tensor(x):
     return isinstance(x, torch.Tensor)
+
+
+# The key entry of the guarded Python values (kiln/_guards.py): last.
+_GUARDS = "python values"
 
 
 class _CacheLimit(Exception):
@@ -542,6 +546,10 @@ class _Compiled:
         self.closure_modules = (_closure_modules(self.user_fn)
                                 if self.module is None else [])
         self.grad_warned = False
+        # The Python values the code reads besides its arguments (kiln/
+        # _guards.py), found at the first call.
+        self.guards = None
+        self.guard_limit_warned = False
         base = type(fn).__name__ if self.module is not None else getattr(
             fn, "__name__", "fn")
         self.name = _symbol_name(base)
@@ -559,6 +567,8 @@ class _Compiled:
             self.programs.clear()
             self.failed.clear()
             self.constant_results.clear()
+            self.guards = None
+            self.guard_limit_warned = False
 
     def attr(self, qualname):
         root = self.module if self.module is not None else self.trace_root
@@ -628,7 +638,37 @@ class _Compiled:
                 m.training for c in self.closure_modules
                 for m in c.modules())))
         key.append(("grad", torch.is_grad_enabled()))
+        guards = self.guards
+        if guards is None:
+            guards = self.guards = _guards.Guards(
+                fn=self.user_fn if self.module is None else None,
+                modules=([self.module] if self.module is not None
+                         else self.closure_modules))
+        if guards.count:
+            key.append((_GUARDS, guards.values()))
         return tuple(key), flat
+
+    def _guard_miss(self, key):
+        """A key not seen before: when other keys differ from it only in
+        guarded values (globals, closure cells, module attributes), its
+        capture is a recompile for those values. Returns None to capture,
+        or the reasons when `cache_size_limit` such keys exist already
+        (the call then runs eagerly, with one warning)."""
+        if not key or key[-1][0] is not _GUARDS:
+            return None
+        base = key[:-1]
+        same = [k for k in list(self.programs) + list(self.failed)
+                if k[:-1] == base]
+        if not same:
+            return None
+        reasons = self.guards.describe(same[-1][-1][1], key[-1][1])
+        if config.verbose:
+            print("kiln: recompiling %s: %s" % (
+                self.name, "; ".join(reasons) or "guarded values changed"),
+                file=sys.stderr)
+        if len(same) < config.cache_size_limit:
+            return None
+        return reasons
 
     def __call__(self, *args, **kwargs):
         try:
@@ -640,6 +680,18 @@ class _Compiled:
             return self._eager(args, kwargs)
         prog = self.programs.get(key)
         if prog is None:
+            over = self._guard_miss(key)
+            if over is not None:
+                if not self.guard_limit_warned:
+                    self.guard_limit_warned = True
+                    warnings.warn(
+                        "kiln: %s (%s) reached cache_size_limit (%d) for "
+                        "changes of the Python values it reads; calls with "
+                        "new values run eagerly (PyTorch). Last change: %s"
+                        % (self.name, self.where(), config.cache_size_limit,
+                           "; ".join(over) or "?"),
+                        KilnWarning, stacklevel=2)
+                return self._eager(args, kwargs)
             # One capture at a time: tracing patches torch's factories and
             # walks the module process-wide, so threads whose first calls
             # overlap would trace into each other (a KeyError for a

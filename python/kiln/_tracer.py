@@ -219,6 +219,8 @@ class KilnTracer(fx.Tracer):
         if run is not None:
             run.tracer = self
         self.eager_depth = 0
+        # The grad mode the traced Python set (_grad_mode_tracked).
+        self.user_grad = torch.is_grad_enabled()
         # Modules called by a traced function that are not the root's
         # (path_of_module): registered on the root in call order.
         self.closure_modules = []
@@ -365,6 +367,11 @@ class KilnTracer(fx.Tracer):
                                    type_expr)
         node.meta["nn_module_stack"] = collections.OrderedDict(
             self.module_stack)
+        # The grad mode the user's Python set when it created the node (a
+        # `torch.no_grad()` block inside the traced function; not the C++
+        # mode a custom autograd.Function's forward runs in: see
+        # _grad_mode_tracked).
+        node.meta["kiln_grad"] = self.user_grad
         self.importer.root = self.root
         run = self.run
         if run is None:
@@ -1008,6 +1015,34 @@ def _isinstance_patched(fn):
             torch.is_tensor = orig_is_tensor
 
 
+@contextlib.contextmanager
+def _grad_mode_tracked(tracer):
+    """Follows the grad mode the traced Python sets (`torch.no_grad()`,
+    `torch.enable_grad()`, `torch.set_grad_enabled(m)`, as blocks,
+    decorators or calls: all of them call torch._C._set_grad_enabled) in
+    `tracer.user_grad`. The C++ mode differs inside a custom
+    autograd.Function's forward (Function.apply disables grad in C++):
+    kiln differentiates through that forward, so its ops are no barriers,
+    while ops of a no_grad block are (kg.stop_gradient)."""
+    orig = torch._C._set_grad_enabled
+    tracer.user_grad = torch.is_grad_enabled()
+
+    def set_grad_enabled(mode):
+        current = getattr(_active, "tracer", None)
+        if current is not None:
+            current.user_grad = bool(mode)
+        return orig(mode)
+    nested = getattr(orig, "_kiln_grad_tracked", False)
+    if not nested:
+        set_grad_enabled._kiln_grad_tracked = True
+        torch._C._set_grad_enabled = set_grad_enabled
+    try:
+        yield
+    finally:
+        if not nested:
+            torch._C._set_grad_enabled = orig
+
+
 def trace(root, fn, importer, concrete_args, run=None):
     """Traces `fn` (a module, or a function) with KilnTracer; every node is
     imported as it is created. Returns the GraphModule (with graph breaks,
@@ -1023,7 +1058,7 @@ def trace(root, fn, importer, concrete_args, run=None):
     try:
         with _breaks.tracing(tracer), _RandomCalls(tracer), \
                 _math_wrapped(), _factories_wrapped(tracer), \
-                _isinstance_patched(fn):
+                _isinstance_patched(fn), _grad_mode_tracked(tracer):
             graph = tracer.trace(fn, concrete_args=concrete_args)
     except KilnError:
         raise
