@@ -1620,7 +1620,11 @@ def _a_trilinear(b, i1, i2, i3, expand1, expand2, expand3, sumdim,
         outs.append(t)
     r = O.mul(b, O.mul(b, outs[0], outs[1]), outs[2])
     sd = sorted({d % total for d in b.static(sumdim, "_trilinear's sumdim")})
-    return O.sum_(b, r, sd, False) if sd else r
+    r = O.sum_(b, r, sd, False) if sd else r
+    # PyTorch's sum of products keeps the inputs' dtype (int8 wraps in
+    # int8; kt.sum accumulates integers in int64, wrapped back here).
+    dt = O.result_type(b, *ins)
+    return O.cast(b, r, dt) if r.dtype != dt else r
 
 
 # ------------------------------------------- order statistics, im2col, misc

@@ -909,3 +909,22 @@ def test_instance_norm_updates_running_stats(backend):
     torch.testing.assert_close(got, m(x))
     torch.testing.assert_close(m2.running_mean, m.running_mean)
     torch.testing.assert_close(m2.running_var, m.running_var)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_logsumexp_integers_and_int_trilinear(backend):
+    """logsumexp promotes integers and bools to the default float dtype;
+    aten._trilinear (F.bilinear) keeps an integer dtype (int8 wraps in
+    int8, as PyTorch's sum of products)."""
+    i = torch.tensor([[1, 2, -3], [3, 4, 0]])
+    for dt in (torch.int64, torch.int8, torch.bool):
+        _check(lambda a: torch.logsumexp(a, 1), i.to(dt), backend=backend)
+        _check(lambda a: a.logsumexp((0, 1), keepdim=True), i.to(dt),
+               backend=backend)
+    x1 = torch.randint(-9, 9, (3, 4), dtype=torch.int8)
+    x2 = torch.randint(-9, 9, (3, 5), dtype=torch.int8)
+    w = torch.randint(-9, 9, (2, 4, 5), dtype=torch.int8)
+    args = [x1, x2, w]
+    gm = make_fx(lambda a, c, d: F.bilinear(a, c, d))(*args)
+    got = kiln.backend(gm, args, backend=backend)(*args)
+    _cmp(got, F.bilinear(*args))
