@@ -107,9 +107,14 @@ def test_specials_and_f32_against_torch(backend, name, fn, ref, domain):
                 (name, got, want)
         else:
             assert math.isclose(g, w, rel_tol=1e-6), (name, got, want)
+    # float32 against PyTorch's float64 rounded (its float32 kernels are
+    # off by up to 1.1e-5 near x = 2..8; Kiln computes in double and
+    # rounds once).
     x32 = torch.tensor(_xs(domain)[:-3], dtype=torch.float32)
-    torch.testing.assert_close(_compile(fn, backend)(x32), fn(x32),
-                               rtol=2e-5, atol=2e-6, equal_nan=True)
+    got32 = _compile(fn, backend)(x32)
+    assert got32.dtype == torch.float32
+    torch.testing.assert_close(got32, fn(x32.double()).float(),
+                               rtol=2e-6, atol=4e-6, equal_nan=True)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -286,7 +286,8 @@ func.func @special_n_on_bessel_j0(%a: tensor<3xf32>) -> tensor<3xf32> {
 
 // Tests that airy_ai keeps its operand's element type.
 func.func @special_airy_result_type(%a: tensor<3xf32>) -> tensor<3xf64> {
-  // expected-error @+1 {{'kt.special' op}}
+  // expected-error @+2 {{'kt.special' op inferred type(s) 'tensor<3xf32>' are incompatible with return type(s) of operation 'tensor<3xf64>'}}
+  // expected-error @+1 {{'kt.special' op failed to infer returned types}}
   %0 = kt.special %a {fn = #kt.special_fn<airy_ai>} : (tensor<3xf32>) -> tensor<3xf64>
   return %0 : tensor<3xf64>
 }
