@@ -1566,6 +1566,7 @@ A.aten("norm.Scalar", "norm.ScalarOpt_dim")(
 A.aten("linalg_vector_norm")(
     lambda b, x, ord=2, dim=None, keepdim=False, dtype=None:
     linalg_vector_norm(b, x, ord, dim, keepdim, dtype=dtype))
+A.aten("logsumexp")(O.FUNCTIONS[torch.logsumexp])
 A.aten("diag")(O.FUNCTIONS[torch.diag])
 A.aten("diag_embed")(O.FUNCTIONS[torch.diag_embed])
 A.aten("block_diag")(lambda b, tensors: block_diag(b, *tensors))

@@ -921,6 +921,10 @@ def test_logsumexp_integers_and_int_trilinear(backend):
         _check(lambda a: torch.logsumexp(a, 1), i.to(dt), backend=backend)
         _check(lambda a: a.logsumexp((0, 1), keepdim=True), i.to(dt),
                backend=backend)
+    f = torch.tensor([[1., -2., 700.], [-1e30, 3., float("-inf")]])
+    lg = make_fx(lambda a: torch.logsumexp(a, 1))(f)
+    assert "aten.logsumexp.default" in {str(n.target) for n in lg.graph.nodes}
+    _cmp(kiln.backend(lg, [f], backend=backend)(f), torch.logsumexp(f, 1))
     x1 = torch.randint(-9, 9, (3, 4), dtype=torch.int8)
     x2 = torch.randint(-9, 9, (3, 5), dtype=torch.int8)
     w = torch.randint(-9, 9, (2, 4, 5), dtype=torch.int8)
