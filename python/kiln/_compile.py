@@ -34,6 +34,7 @@ import weakref
 
 import torch
 import torch.fx as fx
+from torch.nn.modules import module as _nn_module
 from torch.utils import _pytree as pytree
 
 from . import _breaks, _capi, _fx_import, _guards, _ir, _logs, _tracer, _training
@@ -630,13 +631,29 @@ class _Compiled:
                                       "specialized (unhashable)"
                                       % (name, type(v).__name__)) from None
                 key.append((name, "C", type(v).__name__, v))
-        if self.module is not None:
-            key.append(("training", tuple(m.training for m in
-                                          self.module.modules())))
-        if self.closure_modules:
-            key.append(("closure training", tuple(
-                m.training for c in self.closure_modules
-                for m in c.modules())))
+        roots = [self.module] if self.module is not None else \
+            self.closure_modules
+        if roots:
+            # The training flags of every module, and which modules have
+            # forward hooks (a module with hooks runs eagerly at a graph
+            # break: _tracer.call_module), with the global ones: hooks
+            # added or removed after a capture recapture.
+            training = []
+            hooked = []
+            for c in roots:
+                for m in c.modules():
+                    training.append(m.training)
+                    if m._forward_hooks or m._forward_pre_hooks:
+                        hooked.append(id(m))
+            key.append(("training" if self.module is not None
+                        else "closure training", tuple(training)))
+            if hooked:
+                key.append(("hooks", tuple(hooked)))
+        if _nn_module._global_forward_hooks or \
+                _nn_module._global_forward_pre_hooks:
+            key.append(("global hooks",
+                        tuple(_nn_module._global_forward_hooks),
+                        tuple(_nn_module._global_forward_pre_hooks)))
         key.append(("grad", torch.is_grad_enabled()))
         guards = self.guards
         if guards is None:
@@ -1018,6 +1035,25 @@ class _Compiled:
         return out
 
 
+def _call_with_hooks(m, call, args, kwargs):
+    """nn.Module.__call__'s forward hooks around the compiled forward of a
+    compiled module `m`: its pre-hooks (global ones first) may replace the
+    positional inputs, its forward hooks the output; they run eagerly, on
+    every call, with real tensors."""
+    for hook in (list(_nn_module._global_forward_pre_hooks.values()) +
+                 list(m._forward_pre_hooks.values())):
+        r = hook(m, args)
+        if r is not None:
+            args = r if isinstance(r, tuple) else (r,)
+    out = call(*args, **kwargs)
+    for hook in (list(_nn_module._global_forward_hooks.values()) +
+                 list(m._forward_hooks.values())):
+        r = hook(m, args, out)
+        if r is not None:
+            out = r
+    return out
+
+
 class OptimizedModule(torch.nn.Module):
     """What `kiln.compile(module)` returns: calling it runs the compiled
     forward; everything else (parameters, state_dict, attributes, train /
@@ -1031,6 +1067,11 @@ class OptimizedModule(torch.nn.Module):
         object.__setattr__(self, "_kiln_ready", True)
 
     def __call__(self, *args, **kwargs):
+        m = self._orig_mod
+        if m._forward_pre_hooks or m._forward_hooks or \
+                _nn_module._global_forward_pre_hooks or \
+                _nn_module._global_forward_hooks:
+            return _call_with_hooks(m, self._kiln, args, kwargs)
         return self._kiln(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
