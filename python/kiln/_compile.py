@@ -551,6 +551,10 @@ class _Compiled:
         # _guards.py), found at the first call.
         self.guards = None
         self.guard_limit_warned = False
+        # The modules of the compiled module's (or the closure modules')
+        # tree at the last call, and a counter of its changes (_key).
+        self.tree_modules = None
+        self.tree_version = 0
         base = type(fn).__name__ if self.module is not None else getattr(
             fn, "__name__", "fn")
         self.name = _symbol_name(base)
@@ -570,6 +574,7 @@ class _Compiled:
             self.constant_results.clear()
             self.guards = None
             self.guard_limit_warned = False
+            self.tree_modules = None
 
     def attr(self, qualname):
         root = self.module if self.module is not None else self.trace_root
@@ -640,11 +645,25 @@ class _Compiled:
             # added or removed after a capture recapture.
             training = []
             hooked = []
+            mods = []
             for c in roots:
                 for m in c.modules():
+                    mods.append(m)
                     training.append(m.training)
                     if m._forward_hooks or m._forward_pre_hooks:
                         hooked.append(id(m))
+            # The module tree itself: a submodule replaced or added after
+            # a capture (`model.act = nn.Tanh()`) recaptures (the old
+            # modules are kept, so no new module can reuse an old id), and
+            # the guards are found again on the new tree.
+            seen = self.tree_modules
+            if seen is None or len(seen) != len(mods) or any(
+                    a is not b for a, b in zip(seen, mods)):
+                if seen is not None:
+                    self.tree_version += 1
+                    self.guards = None
+                self.tree_modules = mods
+            key.append(("module tree", self.tree_version))
             key.append(("training" if self.module is not None
                         else "closure training", tuple(training)))
             if hooked:

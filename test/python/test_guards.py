@@ -335,3 +335,20 @@ def test_scalar_attribute_becomes_tensor():
     check(cm, m, x)
     m.alpha = torch.tensor([1.0, 2.0, 3.0, 4.0])
     check(cm, m, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_replaced_submodule_recaptures(backend):
+    torch.manual_seed(2)
+    m = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), Scaled())
+    cm = kiln.compile(m, backend=backend)
+    x = torch.randn(3, 4)
+    check(cm, m, x)
+    m[1] = nn.Tanh()                 # same tree shape, another module
+    check(cm, m, x)
+    m[2] = Scaled()                  # new guards are found on the new tree
+    check(cm, m, x)
+    m[2].alpha = -3.0
+    check(cm, m, x)
+    m.add_module("3", nn.Sigmoid())
+    check(cm, m, x)
