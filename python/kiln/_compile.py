@@ -316,13 +316,16 @@ class _Program:
                 out.append(flat_inputs[a.input_index])
             elif a.seed:
                 out.append(_fx_import.new_seed())  # a new draw every call
-            elif self.root is not None:
-                obj = self.root
+            else:
+                root = self.root if self.root is not None else \
+                    getattr(self.result, "root", None)
+                if root is None:
+                    out.append(owner.attr(a.qualname))
+                    continue
+                obj = root
                 for part in a.qualname.split("."):
                     obj = _fx_import.raw_getattr(obj, part)
                 out.append(obj)
-            else:
-                out.append(owner.attr(a.qualname))
         return out
 
     def call(self, flat_inputs):
@@ -674,6 +677,9 @@ class _Compiled:
                         tuple(_nn_module._global_forward_hooks),
                         tuple(_nn_module._global_forward_pre_hooks)))
         key.append(("grad", torch.is_grad_enabled()))
+        # Factories and Python-number promotion in the traced code follow
+        # torch's default dtype at capture time.
+        key.append(("default dtype", torch.get_default_dtype()))
         guards = self.guards
         if guards is None:
             guards = self.guards = _guards.Guards(
@@ -1013,9 +1019,14 @@ class _Compiled:
         ran, value = run.finish(force_run)
         if ran:
             return _Ran(value, run)
+        result = importer.finish()
         if self.module is None:
             self.trace_root = gm
-        result = importer.finish()
+            # The constants this capture stowed on its own root
+            # (`_tensor_constant0`: torch.fx names them per root, so each
+            # capture of a function has its own): its program reads them
+            # there, not on a later capture's root.
+            result.root = gm
         # Input indices are placeholder positions; calls pass the flat
         # tensors: renumber to positions among the tensors.
         tensor_pos = {}
