@@ -34,6 +34,7 @@ import weakref
 
 import torch
 import torch.fx as fx
+from torch.nn.modules import module as _nn_module
 from torch.utils import _pytree as pytree
 
 from . import _breaks, _capi, _fx_import, _guards, _ir, _logs, _tracer, _training
@@ -315,13 +316,16 @@ class _Program:
                 out.append(flat_inputs[a.input_index])
             elif a.seed:
                 out.append(_fx_import.new_seed())  # a new draw every call
-            elif self.root is not None:
-                obj = self.root
+            else:
+                root = self.root if self.root is not None else \
+                    getattr(self.result, "root", None)
+                if root is None:
+                    out.append(owner.attr(a.qualname))
+                    continue
+                obj = root
                 for part in a.qualname.split("."):
                     obj = _fx_import.raw_getattr(obj, part)
                 out.append(obj)
-            else:
-                out.append(owner.attr(a.qualname))
         return out
 
     def call(self, flat_inputs):
@@ -550,6 +554,10 @@ class _Compiled:
         # _guards.py), found at the first call.
         self.guards = None
         self.guard_limit_warned = False
+        # The modules of the compiled module's (or the closure modules')
+        # tree at the last call, and a counter of its changes (_key).
+        self.tree_modules = None
+        self.tree_version = 0
         base = type(fn).__name__ if self.module is not None else getattr(
             fn, "__name__", "fn")
         self.name = _symbol_name(base)
@@ -569,6 +577,7 @@ class _Compiled:
             self.constant_results.clear()
             self.guards = None
             self.guard_limit_warned = False
+            self.tree_modules = None
 
     def attr(self, qualname):
         root = self.module if self.module is not None else self.trace_root
@@ -630,14 +639,47 @@ class _Compiled:
                                       "specialized (unhashable)"
                                       % (name, type(v).__name__)) from None
                 key.append((name, "C", type(v).__name__, v))
-        if self.module is not None:
-            key.append(("training", tuple(m.training for m in
-                                          self.module.modules())))
-        if self.closure_modules:
-            key.append(("closure training", tuple(
-                m.training for c in self.closure_modules
-                for m in c.modules())))
+        roots = [self.module] if self.module is not None else \
+            self.closure_modules
+        if roots:
+            # The training flags of every module, and which modules have
+            # forward hooks (a module with hooks runs eagerly at a graph
+            # break: _tracer.call_module), with the global ones: hooks
+            # added or removed after a capture recapture.
+            training = []
+            hooked = []
+            mods = []
+            for c in roots:
+                for m in c.modules():
+                    mods.append(m)
+                    training.append(m.training)
+                    if m._forward_hooks or m._forward_pre_hooks:
+                        hooked.append(id(m))
+            # The module tree itself: a submodule replaced or added after
+            # a capture (`model.act = nn.Tanh()`) recaptures (the old
+            # modules are kept, so no new module can reuse an old id), and
+            # the guards are found again on the new tree.
+            seen = self.tree_modules
+            if seen is None or len(seen) != len(mods) or any(
+                    a is not b for a, b in zip(seen, mods)):
+                if seen is not None:
+                    self.tree_version += 1
+                    self.guards = None
+                self.tree_modules = mods
+            key.append(("module tree", self.tree_version))
+            key.append(("training" if self.module is not None
+                        else "closure training", tuple(training)))
+            if hooked:
+                key.append(("hooks", tuple(hooked)))
+        if _nn_module._global_forward_hooks or \
+                _nn_module._global_forward_pre_hooks:
+            key.append(("global hooks",
+                        tuple(_nn_module._global_forward_hooks),
+                        tuple(_nn_module._global_forward_pre_hooks)))
         key.append(("grad", torch.is_grad_enabled()))
+        # Factories and Python-number promotion in the traced code follow
+        # torch's default dtype at capture time.
+        key.append(("default dtype", torch.get_default_dtype()))
         guards = self.guards
         if guards is None:
             guards = self.guards = _guards.Guards(
@@ -977,9 +1019,14 @@ class _Compiled:
         ran, value = run.finish(force_run)
         if ran:
             return _Ran(value, run)
+        result = importer.finish()
         if self.module is None:
             self.trace_root = gm
-        result = importer.finish()
+            # The constants this capture stowed on its own root
+            # (`_tensor_constant0`: torch.fx names them per root, so each
+            # capture of a function has its own): its program reads them
+            # there, not on a later capture's root.
+            result.root = gm
         # Input indices are placeholder positions; calls pass the flat
         # tensors: renumber to positions among the tensors.
         tensor_pos = {}
@@ -1018,6 +1065,25 @@ class _Compiled:
         return out
 
 
+def _call_with_hooks(m, call, args, kwargs):
+    """nn.Module.__call__'s forward hooks around the compiled forward of a
+    compiled module `m`: its pre-hooks (global ones first) may replace the
+    positional inputs, its forward hooks the output; they run eagerly, on
+    every call, with real tensors."""
+    for hook in (list(_nn_module._global_forward_pre_hooks.values()) +
+                 list(m._forward_pre_hooks.values())):
+        r = hook(m, args)
+        if r is not None:
+            args = r if isinstance(r, tuple) else (r,)
+    out = call(*args, **kwargs)
+    for hook in (list(_nn_module._global_forward_hooks.values()) +
+                 list(m._forward_hooks.values())):
+        r = hook(m, args, out)
+        if r is not None:
+            out = r
+    return out
+
+
 class OptimizedModule(torch.nn.Module):
     """What `kiln.compile(module)` returns: calling it runs the compiled
     forward; everything else (parameters, state_dict, attributes, train /
@@ -1031,6 +1097,11 @@ class OptimizedModule(torch.nn.Module):
         object.__setattr__(self, "_kiln_ready", True)
 
     def __call__(self, *args, **kwargs):
+        m = self._orig_mod
+        if m._forward_pre_hooks or m._forward_hooks or \
+                _nn_module._global_forward_pre_hooks or \
+                _nn_module._global_forward_hooks:
+            return _call_with_hooks(m, self._kiln, args, kwargs)
         return self._kiln(*args, **kwargs)
 
     def forward(self, *args, **kwargs):

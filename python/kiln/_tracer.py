@@ -264,12 +264,38 @@ class KilnTracer(fx.Tracer):
             # torch.fx patches nn.Module.__call__ process-wide while it
             # traces: a module called on another thread runs as it is.
             return forward(*args, **kwargs)
+        hooked = has_forward_hooks(m)
+        if hooked:
+            # Hooks are Python with side effects (a hook that stores the
+            # output, one that edits it): the module runs eagerly with them,
+            # on real tensors, at a graph break, as nn.Module.__call__ runs
+            # it. torch.fx would skip them on a leaf module and run them on
+            # Proxies on another.
+            return self.call_module_eagerly(m, forward, args, kwargs, hooked)
         path = self.path_of_module(m)
         self.module_stack[path] = type(m).__qualname__
         try:
             return super().call_module(m, forward, args, kwargs)
         finally:
             self.module_stack.pop(path, None)
+
+    def call_module_eagerly(self, m, forward, args, kwargs, why):
+        """A call of a module with forward hooks: a graph break; the module
+        and its hooks run eagerly (see call_module)."""
+        reason = "%s (%s) has %s: it runs eagerly with them" % (
+            type(m).__name__, self.path_of_module(m), why)
+        if self.run is None:
+            raise self.importer._located(Unsupported, "graph break: %s"
+                                         % reason)
+        flat, spec = pytree.tree_flatten((args, kwargs))
+        needed = [p.node for p in flat if isinstance(p, fx.Proxy)]
+        self.run.graph_break(reason, needed)
+        real = [self.value(p) if isinstance(p, fx.Proxy) else p
+                for p in flat]
+        a, k = pytree.tree_unflatten(real, spec)
+        with self.eager():
+            out = forward(*a, **k)
+        return self.wrap_real(out)
 
     def path_of_module(self, mod):
         """A module's path in the traced root. A module that is not one of
@@ -749,6 +775,18 @@ def _random_name(func):
 # flag and, on a thread that is not tracing, is the original function, so
 # eager PyTorch on other threads is unaffected (test_threads.py).
 _active = threading.local()
+
+
+def has_forward_hooks(m):
+    """What forward hooks a module call runs (nn.Module.__call__: the
+    module's own and the global ones), as words, or "" for none."""
+    from torch.nn.modules import module as _m
+    kinds = []
+    if m._forward_pre_hooks or _m._global_forward_pre_hooks:
+        kinds.append("forward pre-hooks")
+    if m._forward_hooks or _m._global_forward_hooks:
+        kinds.append("forward hooks")
+    return " and ".join(kinds)
 
 
 def current_tracer():
