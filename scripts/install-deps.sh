@@ -12,6 +12,8 @@ PKGS=(
   libclang-rt-22-dev
   # test oracles and benchmark baselines
   python3-numpy python3-torch libopenblas-dev libopenblas0-pthread
+  # mpmath: the reference of the special-function tests (test_bessel_ops.py)
+  python3-mpmath
   # functorch.compile.min_cut_rematerialization_partition (bench/partition_bytes.py)
   python3-networkx
   # the kiln Python package: its models (torchvision) and tests (pytest)

@@ -129,6 +129,13 @@ LogicalResult vjpSpecial(kt::SpecialOp op, GradEmitter &e, Value g,
     d = e.where(big, dx, e.scalarLike(0.5, x));
     break;
   }
+  default:
+    // The Bessel functions, spherical_bessel_j0 and airy_ai: PyTorch 1.13
+    // defines no derivative for them (their results do not require grad).
+    return op.emitError("no gradient for kt.special fn = ")
+           << kt::stringifySpecialFn(op.getFn())
+           << " (not differentiable in PyTorch: torch.special."
+           << kt::stringifySpecialFn(op.getFn()) << " has no derivative)";
   }
   grads[0] = e.mul(g, d);
   return success();

@@ -627,23 +627,51 @@ def group_norm(b, input, num_groups, weight=None, bias=None, eps=1e-5,
                                                HxW, G, eps)[0]
 
 
+def _instance_norm_update(b, x, running_mean, running_var, momentum):
+    """The in-place running-statistics update of a training instance_norm
+    (see instance_norm)."""
+    if momentum is None:
+        raise b.error("instance_norm with momentum=None is not supported "
+                      "(PyTorch's instance_norm needs a float momentum)")
+    m = float(b.static(momentum, "instance_norm's momentum"))
+    dt = x.dtype
+    dims = list(range(2, x.ndim))
+    for stat, unbiased in ((running_mean, False), (running_var, True)):
+        if stat is None:
+            continue
+        if unbiased:
+            per = O.var(b, x, dims, None, False, correction=1) if dims \
+                else O.full(b, list(x.shape[:2]), float("nan"), dt)
+        else:
+            per = O.mean(b, x, dims) if dims else x
+        batch = O.mean(b, per, [0])
+        new = O.add(b, O.mul(b, O.cast(b, stat, dt), 1.0 - m),
+                    O.mul(b, batch, m))
+        new = O.cast(b, new, stat.dtype)
+        b.no_grad_values.add(new.name)
+        O.in_place(b, stat, new)
+
+
 @O.function(F.instance_norm, torch.instance_norm)
 def instance_norm(b, input, running_mean=None, running_var=None,
                   weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5, cudnn_enabled=False):
     """Per (sample, channel) statistics: group_norm with one group per
     channel; without use_input_stats the running statistics normalize.
-    Updating running statistics (use_input_stats with running_mean) is
-    refused."""
+    With use_input_stats and running statistics (track_running_stats in
+    training), they are updated in place as PyTorch's instance_norm does
+    (batch_norm on the (1, N*C, ...) view with the statistics repeated N
+    times, then averaged over N): running = (1 - momentum) * running +
+    momentum * the mean over N of the per-instance mean (of the unbiased
+    per-instance variance), outside autograd."""
     x = _t(b, input, "instance_norm")
     if b.static(use_input_stats, "instance_norm's use_input_stats"):
-        if running_mean is not None or running_var is not None:
-            raise b.error("instance_norm updating running_mean/running_var "
-                          "(track_running_stats with use_input_stats) is "
-                          "not supported")
         if x.ndim < 3 and x.ndim != 2:
             raise b.error("instance_norm: expected an input of rank >= 2")
-        return group_norm(b, x, value(x.shape[1]), weight, bias, eps)
+        y = group_norm(b, x, value(x.shape[1]), weight, bias, eps)
+        if running_mean is not None or running_var is not None:
+            _instance_norm_update(b, x, running_mean, running_var, momentum)
+        return y
     if running_mean is None or running_var is None:
         raise b.error("Expected running_mean and running_var to be defined "
                       "when use_input_stats is false")
@@ -1538,6 +1566,66 @@ A.aten("norm.Scalar", "norm.ScalarOpt_dim")(
 A.aten("linalg_vector_norm")(
     lambda b, x, ord=2, dim=None, keepdim=False, dtype=None:
     linalg_vector_norm(b, x, ord, dim, keepdim, dtype=dtype))
+A.aten("logsumexp")(O.FUNCTIONS[torch.logsumexp])
+A.aten("diag")(O.FUNCTIONS[torch.diag])
+A.aten("diag_embed")(O.FUNCTIONS[torch.diag_embed])
+A.aten("block_diag")(lambda b, tensors: block_diag(b, *tensors))
+
+
+@A.aten("new_ones", "new_full")
+def _a_new_full(b, x, size, fill_value=1, *, dtype=None, layout=None,
+                device=None, pin_memory=None):
+    """x.new_ones(size) / x.new_full(size, v): x's dtype unless given."""
+    O._check_device(b, device)
+    return O.full(b, size, fill_value, dtype or _t(b, x, "new_full").dtype)
+
+
+@A.aten("log_sigmoid_forward")
+def _a_log_sigmoid_forward(b, x):
+    """(logsigmoid(x), buffer): the buffer is exp(-|x|), what PyTorch's CPU
+    kernel saves for log_sigmoid_backward."""
+    x = A._float(b, _t(b, x, "log_sigmoid_forward"))
+    out = O.FUNCTIONS[F.logsigmoid](b, x)
+    return out, A._un(b, "exp", O.neg(b, O.abs_(b, x)))
+
+
+@A.aten("log_sigmoid_backward")
+def _a_log_sigmoid_backward(b, grad, x, buffer):
+    """grad * sigmoid(-x), the derivative of logsigmoid (PyTorch's
+    formula from the buffer, max_deriv - sign * z / (1 + z), is the same
+    function)."""
+    x = A._float(b, _t(b, x, "log_sigmoid_backward"))
+    return O.mul(b, grad, A._un(b, "sigmoid", O.neg(b, x)))
+
+
+@A.aten("_trilinear")
+def _a_trilinear(b, i1, i2, i3, expand1, expand2, expand3, sumdim,
+                 unroll_dim=1):
+    """aten._trilinear (what F.bilinear records): each input unsqueezed
+    at its expand dims, the three multiplied (broadcasting), summed over
+    sumdim (those dims removed)."""
+    ins = [_t(b, t, "_trilinear") for t in (i1, i2, i3)]
+    exps = [b.static(e, "_trilinear's expand dims")
+            for e in (expand1, expand2, expand3)]
+    total = ins[0].ndim + len(exps[0])
+    outs = []
+    for t, ex in zip(ins, exps):
+        if t.ndim + len(ex) != total:
+            raise b.error("_trilinear: input of rank %d with %d expanded "
+                          "dims does not have rank %d"
+                          % (t.ndim, len(ex), total))
+        ex = {d % total for d in ex}
+        for d in range(total):
+            if d in ex:
+                t = O.unsqueeze(b, t, d)
+        outs.append(t)
+    r = O.mul(b, O.mul(b, outs[0], outs[1]), outs[2])
+    sd = sorted({d % total for d in b.static(sumdim, "_trilinear's sumdim")})
+    r = O.sum_(b, r, sd, False) if sd else r
+    # PyTorch's sum of products keeps the inputs' dtype (int8 wraps in
+    # int8; kt.sum accumulates integers in int64, wrapped back here).
+    dt = O.result_type(b, *ins)
+    return O.cast(b, r, dt) if r.dtype != dt else r
 
 
 # ------------------------------------------- order statistics, im2col, misc
@@ -2021,6 +2109,17 @@ O.function(torch.unique, torch.functional.unique, torch._unique,
 O.METHODS["unique"] = _data_dependent("Tensor.unique")
 
 
+@O.both("equal")
+def _equal(b, x, y):
+    """torch.equal's result is a Python bool read from the tensors' values:
+    refused (a graph break where breaks are allowed: it runs eagerly).
+    `(x == y).all()` is the tensor form Kiln compiles."""
+    raise b.error("torch.equal returns a Python bool read from the tensors' "
+                  "values (data-dependent Python control): a graph break, "
+                  "the op runs eagerly; (a == b).all() is the 0-d tensor "
+                  "form Kiln compiles")
+
+
 # ----------------------------------------------- more pointwise and shapes
 
 
@@ -2303,6 +2402,28 @@ def linalg_norm(b, x, ord=None, dim=None, keepdim=False, *, dtype=None,
     return vector_norm(b, x, ord, dims, keepdim)
 
 
+@O.function(torch.linalg.vander)
+def linalg_vander(b, x, *, N=None):
+    """[x^0, x^1, ..., x^(N-1)] along a new last dim, as PyTorch: a column
+    of ones and the cumulative product of x repeated N-1 times (so
+    integers accumulate, and result, in int64 like torch.cumprod)."""
+    x = _t(b, x, "linalg.vander")
+    if x.dtype == torch.bool:
+        raise b.error("linalg.vander supports floating point, complex, and "
+                      "integer tensors, but got Bool")
+    if x.ndim == 0:
+        x = O.reshape(b, x, [1])
+    n = b.static(N, "linalg.vander's N") if N is not None else \
+        b.static(x.shape[-1], "the size of linalg.vander's last dim")
+    if n <= 1:
+        raise b.error("N must be greater than 1.")
+    shape = list(x.shape) + [n - 1]
+    xs = O.expand(b, O.unsqueeze(b, x, -1), shape)
+    r = O.FUNCTIONS[torch.cumprod](b, xs, -1)
+    ones = O.full(b, list(x.shape) + [1], 1, r.dtype)
+    return O.cat(b, [ones, r], -1)
+
+
 @O.both("histc")
 def histc(b, x, bins=100, min=0, max=0, *, out=None):
     """Counts in `bins` equal bins over [min, max] (both 0: the data's
@@ -2344,6 +2465,9 @@ def histc(b, x, bins=100, min=0, max=0, *, out=None):
                          O.unsqueeze(b, O.arange(b, bins), 0)),
                    O.unsqueeze(b, inside, 1), out_dtype=torch.bool)
     return O.sum_(b, O.cast(b, hit, dt), [0])
+
+
+A.aten("histc")(histc)
 
 
 O.both("bincount")(_data_dependent("torch.bincount"))

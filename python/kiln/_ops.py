@@ -1116,6 +1116,11 @@ def any_(b, x, dim=None, keepdim=False):
 
 @both("logsumexp")
 def logsumexp(b, x, dim, keepdim=False):
+    """Integer and bool inputs promote to the default float dtype, as
+    PyTorch's logsumexp."""
+    x = need_tensor(b, x, "logsumexp")
+    if not x.dtype.is_floating_point:
+        x = cast(b, x, torch.get_default_dtype())
     return _reduction(b, "logsumexp", x, dim, keepdim)
 
 

@@ -1,7 +1,9 @@
 """Special functions (issue 16): torch.lgamma, digamma, polygamma, mvlgamma,
 erfc, erfinv, i0 and torch.special's gammaln, psi, multigammaln, erfcx,
-ndtr, ndtri, log_ndtr, i0e, i1, i1e, modified_bessel_i0/i1, xlog1py, entr
-and zeta, with their Tensor methods, in-place forms and ATen overloads.
+ndtr, ndtri, log_ndtr, i0e, i1, i1e, modified_bessel_i0/i1, bessel_j0/j1,
+bessel_y0/y1, modified_bessel_k0/k1, scaled_modified_bessel_k0/k1,
+spherical_bessel_j0, airy_ai, xlog1py, entr and zeta, with their Tensor
+methods, in-place forms and ATen overloads.
 
 Most are `kt.special` (one op, the function in its `fn` attribute; its
 kernel is kiln/rt/SpecialFunctions.h on both backends) or `kt.zeta`;
@@ -74,6 +76,35 @@ for _fn, _names, _special_names, _aten_names in _UNARY:
         if hasattr(torch.Tensor, _n + "_"):
             O.METHODS[_n + "_"] = (
                 lambda c: lambda b, x: O.in_place(b, x, c(b, x)))(_conv)
+
+
+# Functions PyTorch 1.13 defines for float32 and float64 only (its CPU
+# kernels refuse float16 and bfloat16) and without a derivative: their
+# results do not require grad, so Kiln stops the gradient there (a term of
+# a loss that is a constant to autograd, as in PyTorch).
+_NO_GRAD = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+            "modified_bessel_k0", "modified_bessel_k1",
+            "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+            "spherical_bessel_j0", "airy_ai")
+
+
+def _no_grad_unary(fn):
+    def conv(b, x, *, out=None):
+        if out is not None:
+            raise b.error("special.%s with out= is not supported" % fn)
+        x = _float_tensor(b, x, "special." + fn)
+        if x.dtype in (torch.float16, torch.bfloat16):
+            raise b.error('"%s_cpu" not implemented for \'%s\'' % (
+                fn, "Half" if x.dtype == torch.float16 else "BFloat16"))
+        return O.stop_gradient(b, special(b, x, fn))
+    conv.__name__ = fn
+    return conv
+
+
+for _fn in _NO_GRAD:
+    _conv = _no_grad_unary(_fn)
+    O.function(getattr(torch.special, _fn))(_conv)
+    A.aten("special_" + _fn)(_conv)
 
 
 def _order(b, n, what):

@@ -104,7 +104,20 @@ class KilnProxy(fx.Proxy):
         return float(self.tracer.concrete(self, "float()"))
 
     def __getattr__(self, k):
-        a = super().__getattr__(k)
+        # torch.fx's Proxy.__getattr__ gives a plain fx Attribute, which
+        # has none of the methods above: `range(x.ndim)` (torch.masked's
+        # _canonical_dim) raised "'Attribute' object cannot be interpreted
+        # as an integer". A KilnAttribute is both.
+        a = KilnAttribute(self, k)
+        if k in _METADATA_ATTRS and "tracer" in self.__dict__:
+            # x.dtype, x.ndim, x.layout, x.device: their Python values
+            # (torch functions' argument parsers refuse a proxy for a
+            # dtype or an int: `torch.sum(x, d, dtype=x.dtype)` in
+            # torch.masked raised "argument 'dtype' must be torch.dtype").
+            v = self.tracer.value(a)
+            if isinstance(v, (torch.dtype, torch.layout, torch.device,
+                              bool, int)):
+                return v
         tracer = self.__dict__.get("tracer")
         if tracer is not None and tracer.run is not None:
             tracer.run.track(a)
@@ -146,6 +159,18 @@ class KilnProxy(fx.Proxy):
     def __itruediv__(self, other):
         return self.tracer.create_proxy("call_function", operator.itruediv,
                                         (self, other), {})
+
+
+# Tensor attributes whose values are metadata, known while tracing.
+_METADATA_ATTRS = frozenset(("dtype", "ndim", "layout", "device",
+                             "is_sparse", "is_quantized", "is_cuda",
+                             "is_meta", "is_mkldnn"))
+
+
+class KilnAttribute(KilnProxy, fx.proxy.Attribute):
+    """`x.ndim`, `x.dtype`, `x.T`: an fx Attribute (its node made when
+    used; `x.size()` becomes a call_method) that, like a KilnProxy, can
+    become a Python value (`range(x.ndim)`, `int(x.ndim)`)."""
 
 
 def _positional(fn, co):

@@ -7,6 +7,7 @@ integer dtypes where PyTorch allows them; gradients through Kiln's training
 path against torch.autograd; the ATen overloads through make_fx; refusals.
 """
 
+import copy
 import math
 
 import pytest
@@ -733,3 +734,201 @@ def test_sdpa_113_and_index_reduce(backend):
     got = kiln.backend(gm, list(args), backend=backend)(*args)
     want = fn(*args)
     _cmp([got[0][0], got[0][1], got[1]], [want[0][0], want[0][1], want[1]])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_aten_level_diag_new_logsigmoid_trilinear_histc(backend):
+    """make_fx graphs with aten.diag, diag_embed, block_diag, new_ones,
+    new_full, log_sigmoid_forward (and its buffer), _trilinear (what
+    F.bilinear records), histc and linalg.vander's decomposition (ops12)."""
+    torch.manual_seed(31)
+    x, v = _r(4, 4), _r(5)
+    x1, x2, w, bias = _r(3, 2), _r(3, 4), _r(5, 2, 4), _r(5)
+    ls = torch.tensor([-200., -3., 0., 2.5, 50., float("inf"),
+                       float("-inf"), float("nan")])
+    h = _r(40, lo=-3, hi=3)
+
+    def fn(a, c, p, q, wt, bs, s, hh):
+        return (torch.diag(a), torch.diag(a, -1), torch.diag(c, 2),
+                torch.diag_embed(a, 1, 0, 2), torch.diag_embed(c),
+                torch.block_diag(a, c, torch.tensor(7.)),
+                a.new_ones((2, 3)), c.new_full((3,), 2.5),
+                a.new_full((2,), 4, dtype=torch.int64),
+                F.logsigmoid(s), torch.ops.aten.log_sigmoid_forward(s)[1],
+                F.bilinear(p, q, wt, bs), F.bilinear(p, q, wt),
+                torch.histc(hh, 6), torch.histc(hh, 4, -1, 2),
+                torch.linalg.vander(c), torch.linalg.vander(a, N=3))
+
+    args = [x, v, x1, x2, w, bias, ls, h]
+    gm = make_fx(fn)(*args)
+    targets = {str(n.target) for n in gm.graph.nodes}
+    for t in ("aten.diag.default", "aten.diag_embed.default",
+              "aten.block_diag.default", "aten.new_ones.default",
+              "aten.new_full.default", "aten.log_sigmoid_forward.default",
+              "aten._trilinear.default", "aten.histc.default"):
+        assert t in targets, (t, targets)
+    got = kiln.backend(gm, args, backend=backend)(*args)
+    want = fn(*args)
+    # The buffer is exp(-|x|), what PyTorch's CPU kernel saves.
+    torch.testing.assert_close(want[10], torch.exp(-ls.abs()),
+                               equal_nan=True)
+    _cmp(list(got), list(want))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_log_sigmoid_backward(backend):
+    """aten.log_sigmoid_backward (AOT graphs of F.logsigmoid) against
+    torch.autograd's gradient; and F.logsigmoid trained through Kiln."""
+    x = torch.tensor([-30., -2., -0.5, 0., 0.7, 3., 40., float("inf"),
+                      float("-inf")], dtype=torch.float64)
+    g = torch.arange(9, dtype=torch.float64) - 4
+    xr = x.clone().requires_grad_()
+    F.logsigmoid(xr).backward(g)
+
+    def fn(gr, a):
+        out, buf = torch.ops.aten.log_sigmoid_forward(a)
+        return torch.ops.aten.log_sigmoid_backward(gr, a, buf)
+
+    gm = make_fx(fn)(g, x)
+    got = kiln.backend(gm, [g, x], backend=backend)(g, x)
+    _cmp(got, xr.grad)
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(x[:7].clone())
+
+        def forward(self, s):
+            return (F.logsigmoid(self.w * s) * torch.arange(7.)).sum()
+
+    m = M()
+    check_module_backward(m, copy.deepcopy(m), backend,
+                          torch.ones(7, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_linalg_vander(backend):
+    torch.manual_seed(33)
+    special = torch.tensor([2., float("nan"), float("inf"), -3., 0.])
+    _check(lambda a: torch.linalg.vander(a), special, backend=backend)
+    _check(lambda a: torch.linalg.vander(a, N=5), _r(2, 3), backend=backend)
+    _check(lambda a: torch.linalg.vander(a, N=2), _r(4, dtype=torch.float64),
+           backend=backend)
+    # Integers accumulate (and result) in int64, as torch.cumprod.
+    _check(lambda a: torch.linalg.vander(a, N=4),
+           torch.tensor([3, -2, 7], dtype=torch.int8), backend=backend)
+    _check(lambda a: torch.linalg.vander(a), torch.tensor([[1, 2], [3, 4]]),
+           backend=backend)
+    for fn, arg, msg in ((lambda a: torch.linalg.vander(a, N=1), _r(3),
+                          "N must be greater than 1"),
+                         (lambda a: torch.linalg.vander(a), torch.tensor(2.),
+                          "N must be greater than 1"),
+                         (lambda a: torch.linalg.vander(a),
+                          torch.tensor([True]),
+                          "got Bool")):
+        with pytest.raises(RuntimeError):
+            fn(arg)
+        with pytest.raises(kiln.Unsupported) as e:
+            kiln.compile(fn, backend=backend, fullgraph=True)(arg)
+        assert msg in str(e.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_traced_metadata_attributes(backend):
+    """x.ndim, x.dtype, x.layout are Python values while tracing:
+    range(x.ndim) and torch.sum(..., dtype=x.dtype) (torch.masked's
+    reductions) trace."""
+    torch.manual_seed(34)
+    x = _r(3, 4, 2)
+    mask = torch.rand(3, 4, 2) > 0.3
+
+    def fn(a):
+        dims = tuple(range(a.ndim))[1:]
+        assert isinstance(a.ndim, int) and isinstance(a.dtype, torch.dtype)
+        return (torch.sum(a, dims, False, dtype=a.dtype),
+                torch.zeros(int(a.ndim), dtype=a.dtype),
+                a.T if a.layout == torch.strided else a)
+
+    _check(fn, x, backend=backend)
+    # (The mask is an argument: a constant mask makes torch.masked call a
+    # real tensor's new_ones with a traced size, which cannot trace.)
+    for fn in (lambda a, m: torch.masked.sum(a, 1, mask=m),
+               lambda a, m: torch.masked.mean(a, (0, 2), mask=m),
+               lambda a, m: torch.masked.normalize(a, 2.0, 1, mask=m),
+               lambda a, m: torch.masked.amax(a, 0, mask=m)):
+        _check(fn, x, mask, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_equal_is_a_graph_break(backend):
+    """torch.equal's Python bool is read from data: refused with
+    fullgraph=True (a clear reason), run eagerly at a graph break
+    otherwise."""
+    a, c = torch.ones(3), torch.tensor([1., 2., 1.])
+    with pytest.raises(kiln.Unsupported) as e:
+        kiln.compile(lambda x, y: torch.equal(x, y), backend=backend,
+                     fullgraph=True)(a, c)
+    assert "torch.equal returns a Python bool" in str(e.value)
+    f = kiln.compile(lambda x, y: (x + 1) * 2 if torch.equal(x, y) else x,
+                     backend=backend)
+    torch.testing.assert_close(f(a, a), (a + 1) * 2)
+    torch.testing.assert_close(f(a, c), a)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_instance_norm_updates_running_stats(backend):
+    """F.instance_norm with use_input_stats and running statistics (and
+    nn.InstanceNorm2d(track_running_stats=True) in training) updates
+    them in place as PyTorch: the mean over the batch of the per-instance
+    mean / unbiased variance, with momentum."""
+    torch.manual_seed(35)
+    for shape, mom in (((2, 3, 5), 0.3), ((3, 2, 4, 4), 0.1),
+                       ((1, 4, 2, 3, 2), 1.0)):
+        x = torch.randn(*shape, dtype=torch.float64)
+        C = shape[1]
+        rm = torch.randn(C, dtype=torch.float64)
+        rv = torch.rand(C, dtype=torch.float64) + 0.5
+        w, bb = torch.randn(C, dtype=torch.float64), torch.randn(
+            C, dtype=torch.float64)
+        rm2, rv2 = rm.clone(), rv.clone()
+
+        def fn(a, m, v, wt, bs):
+            return F.instance_norm(a, m, v, wt, bs, use_input_stats=True,
+                                   momentum=mom)
+
+        want = fn(x, rm, rv, w, bb)
+        got = kiln.compile(fn, backend=backend, fullgraph=True)(
+            x, rm2, rv2, w, bb)
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(rm2, rm)
+        torch.testing.assert_close(rv2, rv)
+    m = torch.nn.InstanceNorm2d(3, affine=True, track_running_stats=True)
+    m2 = copy.deepcopy(m)
+    x = torch.randn(2, 3, 4, 5)
+    got = kiln.compile(m2, backend=backend, fullgraph=True)(x)
+    torch.testing.assert_close(got, m(x))
+    torch.testing.assert_close(m2.running_mean, m.running_mean)
+    torch.testing.assert_close(m2.running_var, m.running_var)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_logsumexp_integers_and_int_trilinear(backend):
+    """logsumexp promotes integers and bools to the default float dtype;
+    aten._trilinear (F.bilinear) keeps an integer dtype (int8 wraps in
+    int8, as PyTorch's sum of products)."""
+    i = torch.tensor([[1, 2, -3], [3, 4, 0]])
+    for dt in (torch.int64, torch.int8, torch.bool):
+        _check(lambda a: torch.logsumexp(a, 1), i.to(dt), backend=backend)
+        _check(lambda a: a.logsumexp((0, 1), keepdim=True), i.to(dt),
+               backend=backend)
+    f = torch.tensor([[1., -2., 700.], [-1e30, 3., float("-inf")]])
+    lg = make_fx(lambda a: torch.logsumexp(a, 1))(f)
+    assert "aten.logsumexp.default" in {str(n.target) for n in lg.graph.nodes}
+    _cmp(kiln.backend(lg, [f], backend=backend)(f), torch.logsumexp(f, 1))
+    x1 = torch.randint(-9, 9, (3, 4), dtype=torch.int8)
+    x2 = torch.randint(-9, 9, (3, 5), dtype=torch.int8)
+    w = torch.randint(-9, 9, (2, 4, 5), dtype=torch.int8)
+    args = [x1, x2, w]
+    gm = make_fx(lambda a, c, d: F.bilinear(a, c, d))(*args)
+    got = kiln.backend(gm, args, backend=backend)(*args)
+    _cmp(got, F.bilinear(*args))

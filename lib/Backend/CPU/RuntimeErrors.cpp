@@ -28,19 +28,11 @@ kiln::cpu::runtimeErrorSymbols(llvm::orc::MangleAndInterner &interner) {
     map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
                            llvm::JITSymbolFlags::Exported};
   };
-  add("kiln_cpu_special_lgamma", &kiln_cpu_special_lgamma);
-  add("kiln_cpu_special_digamma", &kiln_cpu_special_digamma);
+#define KILN_SPECIAL_ADD(name, fn)                                             \
+  add("kiln_cpu_special_" #name, &kiln_cpu_special_##name);
+  KILN_SPECIAL_UNARY_FNS(KILN_SPECIAL_ADD)
+#undef KILN_SPECIAL_ADD
   add("kiln_cpu_special_polygamma", &kiln_cpu_special_polygamma);
-  add("kiln_cpu_special_erfc", &kiln_cpu_special_erfc);
-  add("kiln_cpu_special_erfinv", &kiln_cpu_special_erfinv);
-  add("kiln_cpu_special_erfcx", &kiln_cpu_special_erfcx);
-  add("kiln_cpu_special_ndtr", &kiln_cpu_special_ndtr);
-  add("kiln_cpu_special_ndtri", &kiln_cpu_special_ndtri);
-  add("kiln_cpu_special_log_ndtr", &kiln_cpu_special_log_ndtr);
-  add("kiln_cpu_special_i0", &kiln_cpu_special_i0);
-  add("kiln_cpu_special_i0e", &kiln_cpu_special_i0e);
-  add("kiln_cpu_special_i1", &kiln_cpu_special_i1);
-  add("kiln_cpu_special_i1e", &kiln_cpu_special_i1e);
   add("kiln_cpu_special_zeta", &kiln_cpu_special_zeta);
   return map;
 }

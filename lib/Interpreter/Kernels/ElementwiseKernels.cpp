@@ -262,18 +262,12 @@ LogicalResult interpretSpecialOp(SpecialOp op, ArrayRef<Tensor> operands,
   namespace sp = kiln::rt::special;
   double (*fn)(double) = nullptr;
   switch (op.getFn()) {
-  case SpecialFn::lgamma: fn = sp::lgamma; break;
-  case SpecialFn::digamma: fn = sp::digamma; break;
-  case SpecialFn::erfc: fn = sp::erfc; break;
-  case SpecialFn::erfinv: fn = sp::erfinv; break;
-  case SpecialFn::erfcx: fn = sp::erfcx; break;
-  case SpecialFn::ndtr: fn = sp::ndtr; break;
-  case SpecialFn::ndtri: fn = sp::ndtri; break;
-  case SpecialFn::log_ndtr: fn = sp::logNdtr; break;
-  case SpecialFn::i0: fn = sp::i0; break;
-  case SpecialFn::i0e: fn = sp::i0e; break;
-  case SpecialFn::i1: fn = sp::i1; break;
-  case SpecialFn::i1e: fn = sp::i1e; break;
+#define KILN_SPECIAL_CASE(name, f)                                             \
+  case SpecialFn::name:                                                        \
+    fn = sp::f;                                                                \
+    break;
+    KILN_SPECIAL_UNARY_FNS(KILN_SPECIAL_CASE)
+#undef KILN_SPECIAL_CASE
   case SpecialFn::polygamma: {
     int64_t n = op.getNAttr() ? op.getNAttr().getInt() : 0;
     return unaryFloatKernel(op, operands, results,

@@ -53,3 +53,24 @@ func.func @zeta_f16(%a: tensor<2x3xf16>, %b: tensor<3xf16>) -> tensor<2x3xf16> {
   %0 = kt.zeta %a, %b : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
   return %0 : tensor<2x3xf16>
 }
+
+// -----
+
+// The Bessel and Airy fns call their own symbols (the X-macro list of
+// kiln/rt/SpecialFunctions.h), f32 extended to f64 and the result rounded.
+// CHECK-DAG: func.func private @kiln_cpu_special_bessel_y1(f64) -> f64
+// CHECK-DAG: func.func private @kiln_cpu_special_scaled_modified_bessel_k0(f64) -> f64
+// CHECK-DAG: func.func private @kiln_cpu_special_airy_ai(f64) -> f64
+// CHECK-LABEL: func.func @bessel_airy
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK: func.call @kiln_cpu_special_bessel_y1(%{{.*}}) : (f64) -> f64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: func.call @kiln_cpu_special_scaled_modified_bessel_k0(%{{.*}}) : (f64) -> f64
+// CHECK-NOT: arith.extf
+// CHECK: func.call @kiln_cpu_special_airy_ai(%{{.*}}) : (f64) -> f64
+func.func @bessel_airy(%a: tensor<4xf32>, %b: tensor<2xf64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<2xf64>) {
+  %0 = kt.special %a {fn = #kt.special_fn<bessel_y1>} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = kt.special %a {fn = #kt.special_fn<scaled_modified_bessel_k0>} : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = kt.special %b {fn = #kt.special_fn<airy_ai>} : (tensor<2xf64>) -> tensor<2xf64>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<2xf64>
+}

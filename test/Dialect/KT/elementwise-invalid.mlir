@@ -275,6 +275,25 @@ func.func @special_int(%a: tensor<3xi64>) -> tensor<3xi64> {
 
 // -----
 
+// Tests that the order n is refused on the Bessel fns.
+func.func @special_n_on_bessel_j0(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'kt.special' op n is an attribute of fn = polygamma only, not of fn = bessel_j0}}
+  %0 = kt.special %a {fn = #kt.special_fn<bessel_j0>, n = 0} : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Tests that airy_ai keeps its operand's element type.
+func.func @special_airy_result_type(%a: tensor<3xf32>) -> tensor<3xf64> {
+  // expected-error @+2 {{'kt.special' op inferred type(s) 'tensor<3xf32>' are incompatible with return type(s) of operation 'tensor<3xf64>'}}
+  // expected-error @+1 {{'kt.special' op failed to infer returned types}}
+  %0 = kt.special %a {fn = #kt.special_fn<airy_ai>} : (tensor<3xf32>) -> tensor<3xf64>
+  return %0 : tensor<3xf64>
+}
+
+// -----
+
 // Tests that fn = polygamma needs its order n.
 func.func @special_polygamma_no_n(%a: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{'kt.special' op fn = polygamma needs the order n}}

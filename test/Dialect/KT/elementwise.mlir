@@ -1160,6 +1160,35 @@ func.func @special_fns(%a: tensor<2x?xf32>, %b: tensor<3xf64>, %c: tensor<4xf16>
 
 // -----
 
+// Tests that the Bessel and Airy fns of kt.special round-trip (f32 with a
+// dynamic dim, f64).
+// CHECK-LABEL: func.func @special_bessel_fns
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<bessel_j0>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<bessel_j1>} : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<bessel_y0>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<bessel_y1>} : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<modified_bessel_k0>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<modified_bessel_k1>} : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<scaled_modified_bessel_k0>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<scaled_modified_bessel_k1>} : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<spherical_bessel_j0>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+// CHECK: kt.special %{{.*}} {fn = #kt.special_fn<airy_ai>} : (tensor<3xf64>) -> tensor<3xf64>
+func.func @special_bessel_fns(%a: tensor<2x?xf32>, %b: tensor<3xf64>) {
+  %0 = kt.special %a {fn = #kt.special_fn<bessel_j0>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  %1 = kt.special %b {fn = #kt.special_fn<bessel_j1>} : (tensor<3xf64>) -> tensor<3xf64>
+  %2 = kt.special %a {fn = #kt.special_fn<bessel_y0>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  %3 = kt.special %b {fn = #kt.special_fn<bessel_y1>} : (tensor<3xf64>) -> tensor<3xf64>
+  %4 = kt.special %a {fn = #kt.special_fn<modified_bessel_k0>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  %5 = kt.special %b {fn = #kt.special_fn<modified_bessel_k1>} : (tensor<3xf64>) -> tensor<3xf64>
+  %6 = kt.special %a {fn = #kt.special_fn<scaled_modified_bessel_k0>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  %7 = kt.special %b {fn = #kt.special_fn<scaled_modified_bessel_k1>} : (tensor<3xf64>) -> tensor<3xf64>
+  %8 = kt.special %a {fn = #kt.special_fn<spherical_bessel_j0>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  %9 = kt.special %b {fn = #kt.special_fn<airy_ai>} : (tensor<3xf64>) -> tensor<3xf64>
+  return
+}
+
+// -----
+
 // Tests that kt.zeta broadcasts (tensor<?x1xf64>, tensor<3xf64>).
 // CHECK-LABEL: func.func @zeta_f64
 // CHECK: kt.zeta %{{.*}}, %{{.*}} : (tensor<?x1xf64>, tensor<3xf64>) -> tensor<?x3xf64>

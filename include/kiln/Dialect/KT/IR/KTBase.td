@@ -151,7 +151,17 @@ def KT_SpecialFn : I32EnumAttr<"SpecialFn",
       I32EnumAttrCase<"i0", 9>,
       I32EnumAttrCase<"i0e", 10>,
       I32EnumAttrCase<"i1", 11>,
-      I32EnumAttrCase<"i1e", 12>]> {
+      I32EnumAttrCase<"i1e", 12>,
+      I32EnumAttrCase<"bessel_j0", 13>,
+      I32EnumAttrCase<"bessel_j1", 14>,
+      I32EnumAttrCase<"bessel_y0", 15>,
+      I32EnumAttrCase<"bessel_y1", 16>,
+      I32EnumAttrCase<"modified_bessel_k0", 17>,
+      I32EnumAttrCase<"modified_bessel_k1", 18>,
+      I32EnumAttrCase<"scaled_modified_bessel_k0", 19>,
+      I32EnumAttrCase<"scaled_modified_bessel_k1", 20>,
+      I32EnumAttrCase<"spherical_bessel_j0", 21>,
+      I32EnumAttrCase<"airy_ai", 22>]> {
   let cppNamespace = "::kiln::kt";
   let genSpecializedAttr = 0;
 }

@@ -289,6 +289,12 @@ def KT_SpecialOp : KT_UnaryOp<"special", KT_FloatTensor> {
     | `log_ndtr` | `special.log_ndtr` | `log(ndtr(x))`, accurate for very negative x |
     | `i0`, `i1` | `torch.i0`, `special.i1` | modified Bessel functions of the first kind |
     | `i0e`, `i1e` | `special.i0e`, `special.i1e` | `exp(-|x|) i0(x)`, `exp(-|x|) i1(x)` |
+    | `bessel_j0`, `bessel_j1` | `special.bessel_j0`, `special.bessel_j1` | Bessel functions of the first kind; 0 at `+-inf` |
+    | `bessel_y0`, `bessel_y1` | `special.bessel_y0`, `special.bessel_y1` | of the second kind; `-inf` at 0, NaN for `x < 0` |
+    | `modified_bessel_k0`, `modified_bessel_k1` | `special.modified_bessel_k0`, `_k1` | modified, second kind; `+inf` at 0, NaN for `x < 0` |
+    | `scaled_modified_bessel_k0`, `scaled_modified_bessel_k1` | `special.scaled_modified_bessel_k0`, `_k1` | `exp(x) k0(x)`, `exp(x) k1(x)` |
+    | `spherical_bessel_j0` | `special.spherical_bessel_j0` | `sin(x) / x`, 1 at 0 |
+    | `airy_ai` | `special.airy_ai` | the Airy function Ai |
 
     Computed in double precision and rounded to the element type (f16/bf16
     through f32, as PyTorch rounds its float result)
