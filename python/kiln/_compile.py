@@ -34,9 +34,10 @@ import weakref
 
 import torch
 import torch.fx as fx
+from torch.nn.modules import module as _nn_module
 from torch.utils import _pytree as pytree
 
-from . import _breaks, _capi, _fx_import, _ir, _logs, _tracer, _training
+from . import _breaks, _capi, _fx_import, _guards, _ir, _logs, _tracer, _training
 from ._errors import KilnError, SpecializationError, Unsupported
 
 # backend name -> (session backend, pipeline)
@@ -150,6 +151,10 @@ def _symbol_name(name):
 
 def _is_tensor(x):
     return isinstance(x, torch.Tensor)
+
+
+# The key entry of the guarded Python values (kiln/_guards.py): last.
+_GUARDS = "python values"
 
 
 class _CacheLimit(Exception):
@@ -542,6 +547,10 @@ class _Compiled:
         self.closure_modules = (_closure_modules(self.user_fn)
                                 if self.module is None else [])
         self.grad_warned = False
+        # The Python values the code reads besides its arguments (kiln/
+        # _guards.py), found at the first call.
+        self.guards = None
+        self.guard_limit_warned = False
         base = type(fn).__name__ if self.module is not None else getattr(
             fn, "__name__", "fn")
         self.name = _symbol_name(base)
@@ -559,6 +568,8 @@ class _Compiled:
             self.programs.clear()
             self.failed.clear()
             self.constant_results.clear()
+            self.guards = None
+            self.guard_limit_warned = False
 
     def attr(self, qualname):
         root = self.module if self.module is not None else self.trace_root
@@ -620,15 +631,61 @@ class _Compiled:
                                       "specialized (unhashable)"
                                       % (name, type(v).__name__)) from None
                 key.append((name, "C", type(v).__name__, v))
-        if self.module is not None:
-            key.append(("training", tuple(m.training for m in
-                                          self.module.modules())))
-        if self.closure_modules:
-            key.append(("closure training", tuple(
-                m.training for c in self.closure_modules
-                for m in c.modules())))
+        roots = [self.module] if self.module is not None else \
+            self.closure_modules
+        if roots:
+            # The training flags of every module, and which modules have
+            # forward hooks (a module with hooks runs eagerly at a graph
+            # break: _tracer.call_module), with the global ones: hooks
+            # added or removed after a capture recapture.
+            training = []
+            hooked = []
+            for c in roots:
+                for m in c.modules():
+                    training.append(m.training)
+                    if m._forward_hooks or m._forward_pre_hooks:
+                        hooked.append(id(m))
+            key.append(("training" if self.module is not None
+                        else "closure training", tuple(training)))
+            if hooked:
+                key.append(("hooks", tuple(hooked)))
+        if _nn_module._global_forward_hooks or \
+                _nn_module._global_forward_pre_hooks:
+            key.append(("global hooks",
+                        tuple(_nn_module._global_forward_hooks),
+                        tuple(_nn_module._global_forward_pre_hooks)))
         key.append(("grad", torch.is_grad_enabled()))
+        guards = self.guards
+        if guards is None:
+            guards = self.guards = _guards.Guards(
+                fn=self.user_fn if self.module is None else None,
+                modules=([self.module] if self.module is not None
+                         else self.closure_modules))
+        if guards.count:
+            key.append((_GUARDS, guards.values()))
         return tuple(key), flat
+
+    def _guard_miss(self, key):
+        """A key not seen before: when other keys differ from it only in
+        guarded values (globals, closure cells, module attributes), its
+        capture is a recompile for those values. Returns None to capture,
+        or the reasons when `cache_size_limit` such keys exist already
+        (the call then runs eagerly, with one warning)."""
+        if not key or key[-1][0] is not _GUARDS:
+            return None
+        base = key[:-1]
+        same = [k for k in list(self.programs) + list(self.failed)
+                if k[:-1] == base]
+        if not same:
+            return None
+        reasons = self.guards.describe(same[-1][-1][1], key[-1][1])
+        if config.verbose:
+            print("kiln: recompiling %s: %s" % (
+                self.name, "; ".join(reasons) or "guarded values changed"),
+                file=sys.stderr)
+        if len(same) < config.cache_size_limit:
+            return None
+        return reasons
 
     def __call__(self, *args, **kwargs):
         try:
@@ -640,6 +697,18 @@ class _Compiled:
             return self._eager(args, kwargs)
         prog = self.programs.get(key)
         if prog is None:
+            over = self._guard_miss(key)
+            if over is not None:
+                if not self.guard_limit_warned:
+                    self.guard_limit_warned = True
+                    warnings.warn(
+                        "kiln: %s (%s) reached cache_size_limit (%d) for "
+                        "changes of the Python values it reads; calls with "
+                        "new values run eagerly (PyTorch). Last change: %s"
+                        % (self.name, self.where(), config.cache_size_limit,
+                           "; ".join(over) or "?"),
+                        KilnWarning, stacklevel=2)
+                return self._eager(args, kwargs)
             # One capture at a time: tracing patches torch's factories and
             # walks the module process-wide, so threads whose first calls
             # overlap would trace into each other (a KeyError for a
@@ -966,6 +1035,25 @@ class _Compiled:
         return out
 
 
+def _call_with_hooks(m, call, args, kwargs):
+    """nn.Module.__call__'s forward hooks around the compiled forward of a
+    compiled module `m`: its pre-hooks (global ones first) may replace the
+    positional inputs, its forward hooks the output; they run eagerly, on
+    every call, with real tensors."""
+    for hook in (list(_nn_module._global_forward_pre_hooks.values()) +
+                 list(m._forward_pre_hooks.values())):
+        r = hook(m, args)
+        if r is not None:
+            args = r if isinstance(r, tuple) else (r,)
+    out = call(*args, **kwargs)
+    for hook in (list(_nn_module._global_forward_hooks.values()) +
+                 list(m._forward_hooks.values())):
+        r = hook(m, args, out)
+        if r is not None:
+            out = r
+    return out
+
+
 class OptimizedModule(torch.nn.Module):
     """What `kiln.compile(module)` returns: calling it runs the compiled
     forward; everything else (parameters, state_dict, attributes, train /
@@ -979,6 +1067,11 @@ class OptimizedModule(torch.nn.Module):
         object.__setattr__(self, "_kiln_ready", True)
 
     def __call__(self, *args, **kwargs):
+        m = self._orig_mod
+        if m._forward_pre_hooks or m._forward_hooks or \
+                _nn_module._global_forward_pre_hooks or \
+                _nn_module._global_forward_hooks:
+            return _call_with_hooks(m, self._kiln, args, kwargs)
         return self._kiln(*args, **kwargs)
 
     def forward(self, *args, **kwargs):

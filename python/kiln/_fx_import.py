@@ -424,6 +424,10 @@ class FxImporter:
         # Names of values PyTorch computes outside autograd (BatchNorm's
         # running statistics): written back, never differentiated.
         self.no_grad_values = set()
+        # The capture's grad mode: nodes the traced code created with grad
+        # disabled (`torch.no_grad()`, `set_grad_enabled(False)` inside it;
+        # node.meta["kiln_grad"], set by the tracer) are gradient barriers.
+        self.grad_enabled = torch.is_grad_enabled()
         self.output = _NO_OUTPUT
         # id(TensorVal) -> the nodes bound to it (mutate rebinds them). The
         # TensorVals are kept alive while the import runs: a freed one's id
@@ -450,6 +454,8 @@ class FxImporter:
         loc = _ir.location(frames, node_module_path(node))
         self.cur_loc = self._loc_alias(loc)
         self.cur_attrs = self._metadata_attrs(node)
+        if self.grad_enabled and node.meta.get("kiln_grad") is False:
+            self.cur_attrs["kg.stop_gradient"] = True
         try:
             self._refuse_complex(node)
             value = self._import(node)

@@ -194,6 +194,8 @@ class KilnTracer(fx.Tracer):
         if run is not None:
             run.tracer = self
         self.eager_depth = 0
+        # The grad mode the traced Python set (_grad_mode_tracked).
+        self.user_grad = torch.is_grad_enabled()
         # Modules called by a traced function that are not the root's
         # (path_of_module): registered on the root in call order.
         self.closure_modules = []
@@ -237,12 +239,38 @@ class KilnTracer(fx.Tracer):
             # torch.fx patches nn.Module.__call__ process-wide while it
             # traces: a module called on another thread runs as it is.
             return forward(*args, **kwargs)
+        hooked = has_forward_hooks(m)
+        if hooked:
+            # Hooks are Python with side effects (a hook that stores the
+            # output, one that edits it): the module runs eagerly with them,
+            # on real tensors, at a graph break, as nn.Module.__call__ runs
+            # it. torch.fx would skip them on a leaf module and run them on
+            # Proxies on another.
+            return self.call_module_eagerly(m, forward, args, kwargs, hooked)
         path = self.path_of_module(m)
         self.module_stack[path] = type(m).__qualname__
         try:
             return super().call_module(m, forward, args, kwargs)
         finally:
             self.module_stack.pop(path, None)
+
+    def call_module_eagerly(self, m, forward, args, kwargs, why):
+        """A call of a module with forward hooks: a graph break; the module
+        and its hooks run eagerly (see call_module)."""
+        reason = "%s (%s) has %s: it runs eagerly with them" % (
+            type(m).__name__, self.path_of_module(m), why)
+        if self.run is None:
+            raise self.importer._located(Unsupported, "graph break: %s"
+                                         % reason)
+        flat, spec = pytree.tree_flatten((args, kwargs))
+        needed = [p.node for p in flat if isinstance(p, fx.Proxy)]
+        self.run.graph_break(reason, needed)
+        real = [self.value(p) if isinstance(p, fx.Proxy) else p
+                for p in flat]
+        a, k = pytree.tree_unflatten(real, spec)
+        with self.eager():
+            out = forward(*a, **k)
+        return self.wrap_real(out)
 
     def path_of_module(self, mod):
         """A module's path in the traced root. A module that is not one of
@@ -340,6 +368,11 @@ class KilnTracer(fx.Tracer):
                                    type_expr)
         node.meta["nn_module_stack"] = collections.OrderedDict(
             self.module_stack)
+        # The grad mode the user's Python set when it created the node (a
+        # `torch.no_grad()` block inside the traced function; not the C++
+        # mode a custom autograd.Function's forward runs in: see
+        # _grad_mode_tracked).
+        node.meta["kiln_grad"] = self.user_grad
         self.importer.root = self.root
         run = self.run
         if run is None:
@@ -719,6 +752,18 @@ def _random_name(func):
 _active = threading.local()
 
 
+def has_forward_hooks(m):
+    """What forward hooks a module call runs (nn.Module.__call__: the
+    module's own and the global ones), as words, or "" for none."""
+    from torch.nn.modules import module as _m
+    kinds = []
+    if m._forward_pre_hooks or _m._global_forward_pre_hooks:
+        kinds.append("forward pre-hooks")
+    if m._forward_hooks or _m._global_forward_hooks:
+        kinds.append("forward hooks")
+    return " and ".join(kinds)
+
+
 def current_tracer():
     """The KilnTracer tracing on this thread, or None."""
     return getattr(_active, "tracer", None)
@@ -983,6 +1028,34 @@ def _isinstance_patched(fn):
             torch.is_tensor = orig_is_tensor
 
 
+@contextlib.contextmanager
+def _grad_mode_tracked(tracer):
+    """Follows the grad mode the traced Python sets (`torch.no_grad()`,
+    `torch.enable_grad()`, `torch.set_grad_enabled(m)`, as blocks,
+    decorators or calls: all of them call torch._C._set_grad_enabled) in
+    `tracer.user_grad`. The C++ mode differs inside a custom
+    autograd.Function's forward (Function.apply disables grad in C++):
+    kiln differentiates through that forward, so its ops are no barriers,
+    while ops of a no_grad block are (kg.stop_gradient)."""
+    orig = torch._C._set_grad_enabled
+    tracer.user_grad = torch.is_grad_enabled()
+
+    def set_grad_enabled(mode):
+        current = getattr(_active, "tracer", None)
+        if current is not None:
+            current.user_grad = bool(mode)
+        return orig(mode)
+    nested = getattr(orig, "_kiln_grad_tracked", False)
+    if not nested:
+        set_grad_enabled._kiln_grad_tracked = True
+        torch._C._set_grad_enabled = set_grad_enabled
+    try:
+        yield
+    finally:
+        if not nested:
+            torch._C._set_grad_enabled = orig
+
+
 def trace(root, fn, importer, concrete_args, run=None):
     """Traces `fn` (a module, or a function) with KilnTracer; every node is
     imported as it is created. Returns the GraphModule (with graph breaks,
@@ -998,7 +1071,7 @@ def trace(root, fn, importer, concrete_args, run=None):
     try:
         with _breaks.tracing(tracer), _RandomCalls(tracer), \
                 _math_wrapped(), _factories_wrapped(tracer), \
-                _isinstance_patched(fn):
+                _isinstance_patched(fn), _grad_mode_tracked(tracer):
             graph = tracer.trace(fn, concrete_args=concrete_args)
     except KilnError:
         raise

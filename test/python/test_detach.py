@@ -1,8 +1,11 @@
 """Gradient barriers in compiled training code: `Tensor.detach()`,
-`x.data`, `with torch.no_grad():` and `torch.set_grad_enabled(False)`
-inside the traced function stop gradients as in eager PyTorch (the values
-are kg.stop_gradient barriers for kiln-autodiff; docs/training.md). Before,
-gradients flowed through all of them: a silent wrong gradient.
+`x.data`, `with torch.no_grad():` blocks, `@torch.no_grad()` helpers and
+`torch.set_grad_enabled(False)` inside the traced function stop gradients
+as in eager PyTorch (the values are kg.stop_gradient barriers for
+kiln-autodiff; docs/training.md), `torch.enable_grad()` inside them
+restores them, and a custom autograd.Function's forward (grad disabled in
+C++) is no barrier. Before, gradients flowed through all of them: a silent
+wrong gradient.
 References: eager PyTorch's autograd on the same inputs."""
 
 import copy
@@ -76,9 +79,52 @@ def only_through_detach(x, w):
     return (x * w).detach().exp() + x
 
 
+@torch.no_grad()
+def _batch_stat(y):
+    return y.pow(2).mean()
+
+
+def no_grad_decorator(x, w):
+    y = x * w
+    return y * _batch_stat(y)
+
+
+def enable_grad_inside_no_grad(x, w):
+    with torch.no_grad():
+        a = (x * w).sum()
+        with torch.enable_grad():
+            b = x * w * 3
+        c = b * 2           # grad disabled again
+    return x * w * a + b + c
+
+
+class _Twice(torch.autograd.Function):
+    """A custom Function: its forward runs with grad disabled (in C++);
+    kiln differentiates through it, it is no barrier."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def custom_function_and_no_grad(x, w):
+    y = _Twice.apply(x * w)
+    with torch.no_grad():
+        s = y.abs().max()
+    return y / s
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("fn", [detach_only, data_attribute,
-                                only_through_detach],
+                                only_through_detach, no_grad_and_detach,
+                                set_grad_enabled_calls, no_grad_decorator,
+                                enable_grad_inside_no_grad,
+                                custom_function_and_no_grad],
                          ids=lambda f: f.__name__)
 def test_barriers_match_eager_gradients(backend, fn):
     x = torch.randn(3, 4, requires_grad=True)

@@ -72,6 +72,14 @@ CASES = [
     ((2, 6, 7, 7), (6, 1, 3, 3), True, [1], [1], None, 6, ["f32", "f64"], ()),
     ((1, 32, 14, 14), (32, 1, 3, 3), False, [2], [1], None, 32, ["f32"], ()),
     ((2, 4, 9, 8), (12, 1, 3, 3), True, None, [1], None, 4, ["f32"], ()),
+    # depthwise rows wider than the direct loops' 16-output register block
+    # (blocks and a tail): stride 1, stride 2, dilation 2 along the width,
+    # stride (1, 2) with dilation (2, 1) and a multiplier
+    ((2, 8, 9, 37), (8, 1, 3, 3), True, [1], [1], None, 8, ["f32"], ()),
+    ((1, 6, 11, 70), (6, 1, 3, 3), False, [2], [1], None, 6, ["f32"], ()),
+    ((1, 4, 12, 50), (4, 1, 3, 3), True, [1], [1], [1, 2], 4, ["f32"], ()),
+    ((1, 4, 12, 50), (8, 1, 5, 3), True, [1, 2], [2, 1], [2, 1], 4, ["f32"],
+     ()),
     # 1x1 stride 1, 1x1 stride 2 with padding
     ((3, 32, 7, 9), (24, 32, 1, 1), True, None, None, None, 1, ["f32"], ()),
     ((2, 5, 9, 9), (4, 5, 1, 1), False, [2], [1], None, 1, ["f32"], ()),

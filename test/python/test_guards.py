@@ -1,0 +1,337 @@
+"""Python values a compiled function reads besides its arguments: globals,
+closure cells, module attributes, attributes of the user's config objects
+and modules, read directly or through helper functions. A capture bakes
+them in as constants; kiln/_guards.py makes them part of every call's key,
+so a changed value recompiles (as TorchDynamo's guards do) instead of
+computing with the old one. Every result is compared with eager PyTorch
+(the same function, called directly)."""
+
+import sys
+import types
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+
+import kiln
+
+BACKENDS = ["eager", "aot_eager", "cpu"]
+
+SCALE = 2.0
+USE_RELU = True
+MODE = "add"
+
+
+class Cfg:
+    depth = 2
+
+
+cfg = types.SimpleNamespace(shift=1.0, dims=[0])
+usercfg = types.ModuleType("usercfg")
+usercfg.bias = 0.5
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    global SCALE, USE_RELU, MODE
+    kiln.reset()
+    saved = (SCALE, USE_RELU, MODE, Cfg.depth, cfg.shift, cfg.dims,
+             usercfg.bias, kiln.config.cache_size_limit)
+    yield
+    (SCALE, USE_RELU, MODE, Cfg.depth, cfg.shift, cfg.dims, usercfg.bias,
+     kiln.config.cache_size_limit) = saved
+    kiln.reset()
+
+
+def check(compiled, fn, *args):
+    got = compiled(*args)
+    want = fn(*args)
+    torch.testing.assert_close(got, want)
+
+
+def set_global(name, value):
+    globals()[name] = value
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_global_scalar(backend):
+    def f(x):
+        return x * SCALE
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(5)
+    check(cf, f, x)
+    set_global("SCALE", 3.5)
+    check(cf, f, x)
+    set_global("SCALE", 2.0)   # the first program again
+    check(cf, f, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_global_flag_picks_branch(backend):
+    def f(x):
+        if USE_RELU:
+            return torch.relu(x)
+        return torch.sigmoid(x)
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(6)
+    check(cf, f, x)
+    set_global("USE_RELU", False)
+    check(cf, f, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_global_string(backend):
+    def f(x, y):
+        return x + y if MODE == "add" else x * y
+    cf = kiln.compile(f, backend=backend)
+    x, y = torch.randn(3), torch.randn(3)
+    check(cf, f, x, y)
+    set_global("MODE", "mul")
+    check(cf, f, x, y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_closure_cell(backend):
+    k = 2.0
+
+    def f(x):
+        return x + k
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(4)
+    check(cf, f, x)
+    k = -7.25  # noqa: F841 (read by f through its cell)
+    check(cf, f, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_helper_function_reads_global(backend):
+    def helper(x):
+        return x * SCALE
+
+    def f(x):
+        return helper(x) + 1
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(4)
+    check(cf, f, x)
+    set_global("SCALE", 0.25)
+    check(cf, f, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_config_objects(backend):
+    def f(x):
+        for _ in range(Cfg.depth):
+            x = torch.tanh(x) + cfg.shift
+        return x.sum(cfg.dims) + usercfg.bias
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(3, 4)
+    check(cf, f, x)
+    Cfg.depth = 3
+    check(cf, f, x)
+    cfg.shift = -2.0
+    check(cf, f, x)
+    cfg.dims = [1]      # a list: guarded by its items
+    check(cf, f, x)
+    usercfg.bias = 4.0
+    check(cf, f, x)
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.alpha = 2.0
+        self.act = "relu"
+
+    def forward(self, x):
+        y = self.lin(x) * self.alpha + SCALE
+        return torch.relu(y) if self.act == "relu" else torch.tanh(y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_module_attributes_and_globals(backend):
+    torch.manual_seed(0)
+    m = Scaled()
+    cm = kiln.compile(m, backend=backend)
+    x = torch.randn(3, 4)
+    check(cm, m, x)
+    m.alpha = -1.5
+    check(cm, m, x)
+    m.act = "tanh"
+    check(cm, m, x)
+    set_global("SCALE", 10.0)
+    check(cm, m, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_builtin_module_attribute(backend):
+    # A converter reads LeakyReLU's negative_slope once; changing it
+    # recompiles.
+    m = nn.Sequential(nn.Linear(4, 4), nn.LeakyReLU(0.1))
+    cm = kiln.compile(m, backend=backend)
+    x = torch.randn(8, 4)
+    check(cm, m, x)
+    m[1].negative_slope = 0.5
+    check(cm, m, x)
+
+
+class Helper:
+    def __init__(self, layer):
+        self.layer = layer
+        self.scale = 3.0
+
+    def run(self, x):
+        return self.layer(x) * self.scale
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bound_method_object_attribute(backend):
+    h = Helper(nn.Linear(4, 2))
+    cf = kiln.compile(h.run, backend=backend)
+    x = torch.randn(2, 4)
+    check(cf, h.run, x)
+    h.scale = -0.5
+    check(cf, h.run, x)
+
+
+def test_closure_module_attribute():
+    layer = Scaled()
+
+    def f(x):
+        return layer(x) - 1
+    cf = kiln.compile(f, backend="cpu")
+    x = torch.randn(2, 4)
+    check(cf, f, x)
+    layer.alpha = 5.0
+    check(cf, f, x)
+
+
+def test_values_seen_before_reuse_their_programs():
+    def f(x):
+        return x * SCALE
+    cf = kiln.compile(f, backend="cpu")
+    x = torch.randn(4)
+    for v in [1.0, 2.0, 1.0, 2.0, 1.0]:
+        set_global("SCALE", v)
+        check(cf, f, x)
+    assert len(cf._kiln.programs) == 2
+
+
+def test_cache_size_limit_then_eager_with_warning():
+    kiln.config.cache_size_limit = 3
+
+    def f(x):
+        return x * SCALE
+    cf = kiln.compile(f, backend="cpu")
+    x = torch.randn(4)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for v in range(6):
+            set_global("SCALE", float(v))
+            check(cf, f, x)
+    msgs = [str(m.message) for m in w if "cache_size_limit" in
+            str(m.message)]
+    assert len(msgs) == 1, msgs
+    assert "SCALE: 2.0 -> 3.0" in msgs[0], msgs[0]
+    assert len(cf._kiln.programs) == 3
+
+
+def test_verbose_names_the_change(capsys):
+    def f(x):
+        return x * SCALE
+    cf = kiln.compile(f, backend="eager")
+    x = torch.randn(4)
+    cf(x)
+    kiln.config.verbose = True
+    try:
+        set_global("SCALE", 9.0)
+        check(cf, f, x)
+    finally:
+        kiln.config.verbose = False
+    err = capsys.readouterr().err
+    assert "SCALE: 2.0 -> 9.0" in err, err
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpu"])
+def test_training_with_changed_global(backend):
+    torch.manual_seed(1)
+    m = Scaled()
+    ref = Scaled()
+    ref.load_state_dict(m.state_dict())
+    cm = kiln.compile(m, backend=backend)
+    x = torch.randn(5, 4)
+    for v in [2.0, 0.5]:
+        set_global("SCALE", v)
+        m.alpha = ref.alpha = v
+        cm(x).pow(2).sum().backward()
+        ref(x).pow(2).sum().backward()
+        torch.testing.assert_close(m.lin.weight.grad, ref.lin.weight.grad)
+        m.zero_grad()
+        ref.zero_grad()
+
+
+def test_graph_break_function_reads_global():
+    def f(x):
+        y = x * SCALE
+        if y.sum() > 0:     # a graph break
+            return y + SCALE
+        return y - SCALE
+    cf = kiln.compile(f, backend="cpu")
+    x = torch.ones(3)
+    check(cf, f, x)
+    set_global("SCALE", -4.0)
+    check(cf, f, x)
+
+
+def test_unrelated_torch_globals_not_guarded():
+    # torch, math and kiln's own modules are not walked.
+    from kiln import _guards
+    g = _guards.Guards(fn=lambda x: torch.nn.functional.relu(x) * SCALE)
+    assert g.count == 1, g._labels
+    assert "SCALE" in g._labels[0]
+
+
+BIAS = torch.ones(3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_global_tensor_rebound_and_updated(backend):
+    set_global("BIAS", torch.ones(3))
+
+    def f(x):
+        return x + BIAS
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(3)
+    check(cf, f, x)
+    BIAS.add_(2)                          # in place: the same program
+    check(cf, f, x)
+    set_global("BIAS", torch.full((3,), -4.0))   # a new tensor: recaptured
+    check(cf, f, x)
+    assert len(cf._kiln.programs) == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_closure_tensor_rebound(backend):
+    t = torch.ones(2)
+
+    def f(x):
+        return x * t
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(2)
+    check(cf, f, x)
+    t.mul_(3)
+    check(cf, f, x)
+    t = torch.tensor([5.0, -1.0])  # noqa: F841 (read by f through its cell)
+    check(cf, f, x)
+
+
+def test_scalar_attribute_becomes_tensor():
+    m = Scaled()
+    cm = kiln.compile(m, backend="cpu")
+    x = torch.randn(2, 4)
+    check(cm, m, x)
+    m.alpha = torch.tensor(3.0)   # a scalar attribute turned tensor
+    check(cm, m, x)
+    m.alpha = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    check(cm, m, x)
