@@ -316,13 +316,16 @@ class _Program:
                 out.append(flat_inputs[a.input_index])
             elif a.seed:
                 out.append(_fx_import.new_seed())  # a new draw every call
-            elif self.root is not None:
-                obj = self.root
+            else:
+                root = self.root if self.root is not None else \
+                    getattr(self.result, "root", None)
+                if root is None:
+                    out.append(owner.attr(a.qualname))
+                    continue
+                obj = root
                 for part in a.qualname.split("."):
                     obj = _fx_import.raw_getattr(obj, part)
                 out.append(obj)
-            else:
-                out.append(owner.attr(a.qualname))
         return out
 
     def call(self, flat_inputs):
@@ -551,6 +554,10 @@ class _Compiled:
         # _guards.py), found at the first call.
         self.guards = None
         self.guard_limit_warned = False
+        # The modules of the compiled module's (or the closure modules')
+        # tree at the last call, and a counter of its changes (_key).
+        self.tree_modules = None
+        self.tree_version = 0
         base = type(fn).__name__ if self.module is not None else getattr(
             fn, "__name__", "fn")
         self.name = _symbol_name(base)
@@ -570,6 +577,7 @@ class _Compiled:
             self.constant_results.clear()
             self.guards = None
             self.guard_limit_warned = False
+            self.tree_modules = None
 
     def attr(self, qualname):
         root = self.module if self.module is not None else self.trace_root
@@ -640,11 +648,25 @@ class _Compiled:
             # added or removed after a capture recapture.
             training = []
             hooked = []
+            mods = []
             for c in roots:
                 for m in c.modules():
+                    mods.append(m)
                     training.append(m.training)
                     if m._forward_hooks or m._forward_pre_hooks:
                         hooked.append(id(m))
+            # The module tree itself: a submodule replaced or added after
+            # a capture (`model.act = nn.Tanh()`) recaptures (the old
+            # modules are kept, so no new module can reuse an old id), and
+            # the guards are found again on the new tree.
+            seen = self.tree_modules
+            if seen is None or len(seen) != len(mods) or any(
+                    a is not b for a, b in zip(seen, mods)):
+                if seen is not None:
+                    self.tree_version += 1
+                    self.guards = None
+                self.tree_modules = mods
+            key.append(("module tree", self.tree_version))
             key.append(("training" if self.module is not None
                         else "closure training", tuple(training)))
             if hooked:
@@ -655,6 +677,9 @@ class _Compiled:
                         tuple(_nn_module._global_forward_hooks),
                         tuple(_nn_module._global_forward_pre_hooks)))
         key.append(("grad", torch.is_grad_enabled()))
+        # Factories and Python-number promotion in the traced code follow
+        # torch's default dtype at capture time.
+        key.append(("default dtype", torch.get_default_dtype()))
         guards = self.guards
         if guards is None:
             guards = self.guards = _guards.Guards(
@@ -994,9 +1019,14 @@ class _Compiled:
         ran, value = run.finish(force_run)
         if ran:
             return _Ran(value, run)
+        result = importer.finish()
         if self.module is None:
             self.trace_root = gm
-        result = importer.finish()
+            # The constants this capture stowed on its own root
+            # (`_tensor_constant0`: torch.fx names them per root, so each
+            # capture of a function has its own): its program reads them
+            # there, not on a later capture's root.
+            result.root = gm
         # Input indices are placeholder positions; calls pass the flat
         # tensors: renumber to positions among the tensors.
         tensor_pos = {}

@@ -335,3 +335,53 @@ def test_scalar_attribute_becomes_tensor():
     check(cm, m, x)
     m.alpha = torch.tensor([1.0, 2.0, 3.0, 4.0])
     check(cm, m, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_replaced_submodule_recaptures(backend):
+    torch.manual_seed(2)
+    m = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), Scaled())
+    cm = kiln.compile(m, backend=backend)
+    x = torch.randn(3, 4)
+    check(cm, m, x)
+    m[1] = nn.Tanh()                 # same tree shape, another module
+    check(cm, m, x)
+    m[2] = Scaled()                  # new guards are found on the new tree
+    check(cm, m, x)
+    m[2].alpha = -3.0
+    check(cm, m, x)
+    m.add_module("3", nn.Sigmoid())
+    check(cm, m, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_default_dtype_change_recaptures(backend):
+    def f(x):
+        return torch.full((3,), 0.1) * x.sum() + torch.arange(3) / 3
+    cf = kiln.compile(f, backend=backend)
+    x = torch.ones(3, dtype=torch.int64)
+    check(cf, f, x)
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        got, want = cf(x), f(x)
+    finally:
+        torch.set_default_dtype(old)
+    assert got.dtype == want.dtype == torch.float64
+    torch.testing.assert_close(got, want)
+    check(cf, f, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_each_capture_keeps_its_own_tensor_constants(backend):
+    # torch.full((3,), SCALE) is made eagerly while tracing: a tensor
+    # constant on the capture's root. A capture for another SCALE must not
+    # replace the first program's constant (it did: SCALE 2 -> 3 -> 2 gave
+    # 3s).
+    def f(x):
+        return x * torch.full((3,), SCALE)
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(3)
+    for v in [2.0, 3.0, 2.0, 3.0]:
+        set_global("SCALE", v)
+        check(cf, f, x)
