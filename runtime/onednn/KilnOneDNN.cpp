@@ -168,7 +168,9 @@ void convLoops(const Params &p, const float *x, const float *wt, float *y) {
 //    (lib/Autodiff/Conv.cpp's convWeightGrad: batch 1 = the forward's one
 //    channel per group, the call's channels the forward's batch, the kernel
 //    the forward's output gradient, larger than the output): per (g, f),
-//    each of the oh * ow outputs is a dot product over c, kh, kw.
+//    each row of the output gradient is read once and dotted with the
+//    oh * ow shifted input rows (a strided forward's input row split into
+//    its stride's phases first, so that every dot product is contiguous).
 // KILN_ONEDNN_DIRECT=0 turns both off (oneDNN primitives as before).
 
 int ompThreads(int64_t threads) {
@@ -226,35 +228,69 @@ void depthwiseConv(const Params &p, const float *x, const float *wt, float *y,
 
 void depthwiseWeightGrad(const Params &p, const float *x, const float *wt,
                          float *y, int64_t threads) {
-  // n == 1: one (forward) input channel per group.
+  // n == 1: one (forward) input channel per group. In the call's terms the
+  // output (i, j) of pair (g, f) is sum over c, a, b of
+  // x[c, i sh + a dh, j sw + b dw] * wt[c, a, b]; a is the forward's
+  // output row, b its column, dw the forward's stride. Per pair, each
+  // (c, a) row of wt is read once and dotted with the oh * ow shifted x
+  // rows (accumulated in acc[i][j]). Where dw > 1 (a strided forward conv)
+  // or x's row is strided, the x row is first split into its dw phases
+  // (phase r holds columns r, r + dw, ...), so that every dot product reads
+  // contiguous memory and vectorizes.
   const int64_t pairs = p.g * p.f;
-  const bool contiguous = p.dw == 1 && p.xs[4] == 1 && p.ws[4] == 1;
-#pragma omp parallel for schedule(static) num_threads(ompThreads(threads))
-  for (int64_t pair = 0; pair < pairs; ++pair) {
-    int64_t g = pair / p.f, f = pair % p.f;
-    const float *xg = x + g * p.xs[1];
-    const float *wg = wt + g * p.ws[0] + f * p.ws[1];
-    float *yp = y + g * p.ys[1] + f * p.ys[2];
-    for (int64_t i = 0; i < p.oh; ++i)
-      for (int64_t j = 0; j < p.ow; ++j) {
-        float acc = 0.0f;
-        for (int64_t c = 0; c < p.c; ++c)
-          for (int64_t a = 0; a < p.kh; ++a) {
-            const float *xr = xg + c * p.xs[2] + (i * p.sh + a * p.dh) * p.xs[3] +
-                              j * p.sw * p.xs[4];
-            const float *wr = wg + c * p.ws[2] + a * p.ws[3];
-            if (contiguous) {
-#pragma omp simd reduction(+ : acc)
+  const int64_t outs = p.oh * p.ow;
+  const bool rowsContiguous = p.dw == 1 && p.xs[4] == 1;
+  const int64_t phaseLen = (p.w + p.dw - 1) / p.dw;
+#pragma omp parallel num_threads(ompThreads(threads))
+  {
+    std::vector<float> acc(outs), phases(rowsContiguous ? 0 : p.dw * phaseLen),
+        wrow(p.ws[4] == 1 ? 0 : p.kw);
+#pragma omp for schedule(static)
+    for (int64_t pair = 0; pair < pairs; ++pair) {
+      int64_t g = pair / p.f, f = pair % p.f;
+      const float *xg = x + g * p.xs[1];
+      const float *wg = wt + g * p.ws[0] + f * p.ws[1];
+      float *yp = y + g * p.ys[1] + f * p.ys[2];
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (int64_t c = 0; c < p.c; ++c)
+        for (int64_t a = 0; a < p.kh; ++a) {
+          const float *wr = wg + c * p.ws[2] + a * p.ws[3];
+          if (p.ws[4] != 1) {
+            for (int64_t b = 0; b < p.kw; ++b)
+              wrow[b] = wr[b * p.ws[4]];
+            wr = wrow.data();
+          }
+          for (int64_t i = 0; i < p.oh; ++i) {
+            const float *xr = xg + c * p.xs[2] + (i * p.sh + a * p.dh) * p.xs[3];
+            if (!rowsContiguous) {
+              for (int64_t r = 0; r < p.dw; ++r) {
+                float *ph = phases.data() + r * phaseLen;
+                const float *src = xr + r * p.xs[4];
+                const int64_t step = p.dw * p.xs[4];
+                for (int64_t t = 0; r + t * p.dw < p.w; ++t)
+                  ph[t] = src[t * step];
+              }
+            }
+            for (int64_t j = 0; j < p.ow; ++j) {
+              int64_t col0 = j * p.sw;
+              const float *xk =
+                  rowsContiguous
+                      ? xr + col0
+                      : phases.data() + (col0 % p.dw) * phaseLen + col0 / p.dw;
+              float s = 0.0f;
+#pragma omp simd reduction(+ : s)
               for (int64_t b = 0; b < p.kw; ++b)
-                acc += xr[b] * wr[b];
-            } else {
-              for (int64_t b = 0; b < p.kw; ++b)
-                acc += xr[b * p.dw * p.xs[4]] * wr[b * p.ws[4]];
+                s += xk[b] * wr[b];
+              acc[i * p.ow + j] += s;
             }
           }
-        float &o = yp[i * p.ys[3] + j * p.ys[4]];
-        o = p.accumulate ? o + acc : acc;
-      }
+        }
+      for (int64_t i = 0; i < p.oh; ++i)
+        for (int64_t j = 0; j < p.ow; ++j) {
+          float &o = yp[i * p.ys[3] + j * p.ys[4]];
+          o = p.accumulate ? o + acc[i * p.ow + j] : acc[i * p.ow + j];
+        }
+    }
   }
 }
 

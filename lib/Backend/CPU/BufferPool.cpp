@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backend/CPU/BufferPool.h"
+#include "kiln/rt/MemrefCopy.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 
@@ -18,6 +19,11 @@ kiln::cpu::bufferPoolSymbols(llvm::orc::MangleAndInterner &interner) {
       llvm::JITSymbolFlags::Exported};
   map[interner("free")] = {llvm::orc::ExecutorAddr::fromPtr(&kiln_rt_free),
                            llvm::JITSymbolFlags::Exported};
+  // memref.copy of views that are not both contiguous: row by row
+  // (kiln/rt/MemrefCopy.h) instead of libmlir_c_runner_utils' element loop.
+  map[interner("memrefCopy")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&kiln_rt_memref_copy),
+      llvm::JITSymbolFlags::Exported};
   // The same functions under their own names: code compiled for a
   // package object calls these (CompileOptions::packageObject).
   map[interner("kiln_rt_malloc")] = map[interner("malloc")];
