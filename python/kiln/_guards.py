@@ -42,6 +42,8 @@ import types
 
 import torch
 
+from ._breaks import _Identity
+
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, torch.dtype,
             torch.device, torch.memory_format, enum.Enum)
 # nn.Module's own bookkeeping in every module's __dict__ (hooks, flags).
@@ -56,21 +58,12 @@ def _internal(modname):
             ("torch.", "kiln.", "numpy.", "collections."))
 
 
-class _Ident:
+class _Ident(_Identity):
     """A list or a tensor, guarded by identity: another one assigned in its
     place is a change; appending to the list (code that records its calls)
     or updating the tensor in place is not (the program reads the tensor it
     holds on every call)."""
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __hash__(self):
-        return id(self.obj)
-
-    def __eq__(self, other):
-        return isinstance(other, _Ident) and other.obj is self.obj
+    __slots__ = ()
 
     def __repr__(self):
         return "the %s at 0x%x" % (

@@ -284,18 +284,7 @@ class KilnTracer(fx.Tracer):
         and its hooks run eagerly (see call_module)."""
         reason = "%s (%s) has %s: it runs eagerly with them" % (
             type(m).__name__, self.path_of_module(m), why)
-        if self.run is None:
-            raise self.importer._located(Unsupported, "graph break: %s"
-                                         % reason)
-        flat, spec = pytree.tree_flatten((args, kwargs))
-        needed = [p.node for p in flat if isinstance(p, fx.Proxy)]
-        self.run.graph_break(reason, needed)
-        real = [self.value(p) if isinstance(p, fx.Proxy) else p
-                for p in flat]
-        a, k = pytree.tree_unflatten(real, spec)
-        with self.eager():
-            out = forward(*a, **k)
-        return self.wrap_real(out)
+        return self._run_eagerly(reason, forward, args, kwargs)
 
     def path_of_module(self, mod):
         """A module's path in the traced root. A module that is not one of
@@ -486,6 +475,12 @@ class KilnTracer(fx.Tracer):
         the tensors it returns are values of later graphs."""
         reason = "call to %s, disabled by kiln.disable" % getattr(
             fn, "__qualname__", fn)
+        return self._run_eagerly(reason, fn.fn, args, kwargs)
+
+    def _run_eagerly(self, reason, fn, args, kwargs):
+        """A graph break for `reason`; `fn` runs eagerly on the real values
+        of `args` / `kwargs`, and the tensors it returns are values of later
+        graphs (with fullgraph: kiln.Unsupported)."""
         if self.run is None:
             raise self.importer._located(Unsupported, "graph break: %s"
                                          % reason)
@@ -496,7 +491,7 @@ class KilnTracer(fx.Tracer):
                 for p in flat]
         a, k = pytree.tree_unflatten(real, spec)
         with self.eager():
-            out = fn.fn(*a, **k)
+            out = fn(*a, **k)
         return self.wrap_real(out)
 
     def wrap_real(self, out):
