@@ -1098,9 +1098,7 @@ class OptimizedModule(torch.nn.Module):
 
     def __call__(self, *args, **kwargs):
         m = self._orig_mod
-        if m._forward_pre_hooks or m._forward_hooks or \
-                _nn_module._global_forward_pre_hooks or \
-                _nn_module._global_forward_hooks:
+        if _tracer.has_forward_hooks(m):
             return _call_with_hooks(m, self._kiln, args, kwargs)
         return self._kiln(*args, **kwargs)
 

@@ -191,9 +191,8 @@ class Guards:
             d = m.__dict__
             label = "%s.%s." % (type(root).__name__, path) if path else \
                 "%s." % type(root).__name__
-            for k, v in list(d.items()):
-                if k not in _MODULE_INTERNALS and \
-                    freeze(v, tensors=False) is not _MISSING:
+            for k in list(d):
+                if k not in _MODULE_INTERNALS:
                     self._guard(label, d, k)
             cls = type(m)
             for klass in cls.__mro__:

@@ -39,6 +39,7 @@ import traceback
 import torch
 import torch.fx as fx
 from torch.overrides import TorchFunctionMode, _no_torch_function_mode
+from torch.nn.modules import module as _nn_module
 from torch.utils import _pytree as pytree
 
 from . import _fx_import, _ops
@@ -775,11 +776,10 @@ _active = threading.local()
 def has_forward_hooks(m):
     """What forward hooks a module call runs (nn.Module.__call__: the
     module's own and the global ones), as words, or "" for none."""
-    from torch.nn.modules import module as _m
     kinds = []
-    if m._forward_pre_hooks or _m._global_forward_pre_hooks:
+    if m._forward_pre_hooks or _nn_module._global_forward_pre_hooks:
         kinds.append("forward pre-hooks")
-    if m._forward_hooks or _m._global_forward_hooks:
+    if m._forward_hooks or _nn_module._global_forward_hooks:
         kinds.append("forward hooks")
     return " and ".join(kinds)
 
@@ -1053,12 +1053,12 @@ def _grad_mode_tracked(tracer):
     """Follows the grad mode the traced Python sets (`torch.no_grad()`,
     `torch.enable_grad()`, `torch.set_grad_enabled(m)`, as blocks,
     decorators or calls: all of them call torch._C._set_grad_enabled) in
-    `tracer.user_grad`. The C++ mode differs inside a custom
+    `tracer.user_grad` (which starts as the mode the trace began in). The
+    C++ mode differs inside a custom
     autograd.Function's forward (Function.apply disables grad in C++):
     kiln differentiates through that forward, so its ops are no barriers,
     while ops of a no_grad block are (kg.stop_gradient)."""
     orig = torch._C._set_grad_enabled
-    tracer.user_grad = torch.is_grad_enabled()
 
     def set_grad_enabled(mode):
         current = getattr(_active, "tracer", None)
