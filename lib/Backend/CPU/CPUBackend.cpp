@@ -488,6 +488,24 @@ void CPUExecutable::setBLASThreadsOnLoad(unsigned threads) {
   setBLASThreads(threads);
 }
 
+/// KILN_OMP_BLOCKTIME (ms, 0 to 1000; default 2; anything else: the
+/// default, with a warning once).
+static int kilnOpenMPBlocktime() {
+  constexpr int kDefault = 2;
+  const char *v = std::getenv("KILN_OMP_BLOCKTIME");
+  if (!v || !*v)
+    return kDefault;
+  char *end = nullptr;
+  long ms = std::strtol(v, &end, 10);
+  if (*end || ms < 0 || ms > 1000) {
+    llvm::errs() << "kiln: KILN_OMP_BLOCKTIME='" << v
+                 << "' is not a number of ms in [0, 1000]; using "
+                 << kDefault << "\n";
+    return kDefault;
+  }
+  return (int)ms;
+}
+
 void CPUExecutable::loadRuntimeLibraries() {
   static std::once_flag init;
   std::call_once(init, [] {
@@ -503,6 +521,17 @@ void CPUExecutable::loadRuntimeLibraries() {
     // has work: idle workers of both sleep at once instead (measured in
     // docs/codegen.md). Settings the user made in the environment win; both
     // libraries read them when they start, i.e. below.
+    //
+    // But a training step is hundreds of kernel calls back to back, each a
+    // parallel region: with a zero blocktime every one wakes the sleeping
+    // workers with a futex (the mobilenet_v2 step's largest kernel-side
+    // share, docs/codegen.md "Buffers and threads"). So the threads that
+    // call compiled code fork their regions with a short blocktime,
+    // KILN_OMP_BLOCKTIME ms (default 2; 0 restores sleeping at once), set
+    // per thread at run time (rt::setOpenMPBlocktime): workers spin through
+    // the gaps between kernels of a step, not through a pause. A user's
+    // KMP_BLOCKTIME wins (Kiln then sets nothing).
+    bool userBlocktime = std::getenv("KMP_BLOCKTIME") != nullptr;
     setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
     setenv("OPENBLAS_THREAD_TIMEOUT", "4", /*overwrite=*/0);
     // libomp starts Kiln's OMPT tool when it initializes: calls of
@@ -510,6 +539,8 @@ void CPUExecutable::loadRuntimeLibraries() {
     prepareOpenMPTool();
     llvm::sys::DynamicLibrary::LoadLibraryPermanently(KILN_OMP_LIB);
     initializeOpenMP();
+    if (!userBlocktime)
+      rt::setOpenMPBlocktime(kilnOpenMPBlocktime());
     // OpenBLAS: only for code that calls it (ensureOpenBLAS).
   });
 }
