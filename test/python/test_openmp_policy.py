@@ -1,6 +1,6 @@
 """The OpenMP thread policy of compiled CPU code (docs/codegen.md, "Buffers
 and threads"): each thread that calls compiled code forks its parallel
-regions with libomp's blocktime set to KILN_OMP_BLOCKTIME ms (default 2),
+regions with libomp's blocktime set to KILN_OMP_BLOCKTIME ms (default 0),
 unless the user set KMP_BLOCKTIME. Checked by asking libomp itself
 (kmp_get_blocktime, a per-thread setting) in a child process, on the
 calling thread and on a second calling thread."""
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-DEFAULT_MS = 2
+DEFAULT_MS = 0
 
 CHILD = r"""
 import ctypes, json, threading
@@ -55,11 +55,15 @@ def _run(env_extra):
 
 def test_calling_threads_get_the_default_blocktime():
     r, _ = _run({})
-    assert r["main"] == DEFAULT_MS
+    assert r["main"] == DEFAULT_MS and r["thread"] == DEFAULT_MS
+
+
+def test_a_new_calling_thread_gets_the_policy_on_its_first_call():
     # A new thread starts with the process default (Kiln's KMP_BLOCKTIME=0
     # for the pool) and gets the policy on its first call.
+    r, _ = _run({"KILN_OMP_BLOCKTIME": "3"})
     assert r["thread_before"] == 0
-    assert r["thread"] == DEFAULT_MS
+    assert r["main"] == 3 and r["thread"] == 3
 
 
 @pytest.mark.parametrize("ms,passive", [(0, False), (7, False), (7, True)])

@@ -488,10 +488,10 @@ void CPUExecutable::setBLASThreadsOnLoad(unsigned threads) {
   setBLASThreads(threads);
 }
 
-/// KILN_OMP_BLOCKTIME (ms, 0 to 1000; default 2; anything else: the
-/// default, with a warning once).
+/// KILN_OMP_BLOCKTIME (ms, 0 to 1000; default 0; anything else: the
+/// default, with a warning).
 static int kilnOpenMPBlocktime() {
-  constexpr int kDefault = 2;
+  constexpr int kDefault = 0;
   const char *v = std::getenv("KILN_OMP_BLOCKTIME");
   if (!v || !*v)
     return kDefault;
@@ -525,12 +525,14 @@ void CPUExecutable::loadRuntimeLibraries() {
     // But a training step is hundreds of kernel calls back to back, each a
     // parallel region: with a zero blocktime every one wakes the sleeping
     // workers with a futex (the mobilenet_v2 step's largest kernel-side
-    // share, docs/codegen.md "Buffers and threads"). So the threads that
-    // call compiled code fork their regions with a short blocktime,
-    // KILN_OMP_BLOCKTIME ms (default 2; 0 restores sleeping at once), set
-    // per thread at run time (rt::setOpenMPBlocktime): workers spin through
-    // the gaps between kernels of a step, not through a pause. A user's
-    // KMP_BLOCKTIME wins (Kiln then sets nothing).
+    // share, docs/codegen.md "Buffers and threads"). The threads that call
+    // compiled code can fork their regions with a short blocktime instead,
+    // KILN_OMP_BLOCKTIME ms, set per thread at run time
+    // (rt::setOpenMPBlocktime): workers then spin through the gaps between
+    // kernels of a step. Default 0: measured, 1-5 ms helped mobilenet_v2's
+    // step on a quiet machine (~12%) and cost 15-40% on convnets when the
+    // cores were oversubscribed. A user's KMP_BLOCKTIME wins (Kiln then sets
+    // nothing).
     bool userBlocktime = std::getenv("KMP_BLOCKTIME") != nullptr;
     setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
     setenv("OPENBLAS_THREAD_TIMEOUT", "4", /*overwrite=*/0);
