@@ -773,15 +773,30 @@ def _random_name(func):
 _active = threading.local()
 
 
+def _backward_hook_dicts(m):
+    """The backward hook dicts nn.Module.__call__ reads for `m`: its own
+    and the global ones (pre-hooks where this PyTorch has them)."""
+    return (m._backward_hooks, getattr(m, "_backward_pre_hooks", None),
+            getattr(_nn_module, "_global_backward_hooks", None),
+            getattr(_nn_module, "_global_backward_pre_hooks", None))
+
+
 def has_forward_hooks(m):
-    """What forward hooks a module call runs (nn.Module.__call__: the
-    module's own and the global ones), as words, or "" for none."""
+    """What hooks a module call runs (nn.Module.__call__: the module's own
+    and the global ones; forward hooks, pre-hooks and backward hooks), as
+    words, or "" for none."""
     kinds = []
     if m._forward_pre_hooks or _nn_module._global_forward_pre_hooks:
         kinds.append("forward pre-hooks")
     if m._forward_hooks or _nn_module._global_forward_hooks:
         kinds.append("forward hooks")
+    if any(_backward_hook_dicts(m)):
+        kinds.append("backward hooks")
     return " and ".join(kinds)
+
+
+def has_backward_hooks(m):
+    return any(_backward_hook_dicts(m))
 
 
 def current_tracer():
