@@ -104,6 +104,15 @@ class KilnProxy(fx.Proxy):
     def __float__(self):
         return float(self.tracer.concrete(self, "float()"))
 
+    def register_hook(self, hook):
+        """Tensor.register_hook on a traced value: a graph break; the hook
+        is registered on the real tensor, which the later graphs read, so
+        it runs on the gradient as in eager (TorchDynamo keeps such hooks
+        too). Returns the real RemovableHandle."""
+        return self.tracer.run_eagerly_for(
+            "Tensor.register_hook(): a gradient hook on a value computed "
+            "in the graph", _register_hook, (self, hook), {})
+
     def __getattr__(self, k):
         # torch.fx's Proxy.__getattr__ gives a plain fx Attribute, which
         # has none of the methods above: `range(x.ndim)` (torch.masked's
@@ -478,6 +487,9 @@ class KilnTracer(fx.Tracer):
             fn, "__qualname__", fn)
         return self._run_eagerly(reason, fn.fn, args, kwargs)
 
+    def run_eagerly_for(self, reason, fn, args, kwargs):
+        return self._run_eagerly(reason, fn, args, kwargs)
+
     def _run_eagerly(self, reason, fn, args, kwargs):
         """A graph break for `reason`; `fn` runs eagerly on the real values
         of `args` / `kwargs`, and the tensors it returns are values of later
@@ -779,6 +791,10 @@ def _backward_hook_dicts(m):
     return (m._backward_hooks, getattr(m, "_backward_pre_hooks", None),
             getattr(_nn_module, "_global_backward_hooks", None),
             getattr(_nn_module, "_global_backward_pre_hooks", None))
+
+
+def _register_hook(t, hook):
+    return t.register_hook(hook)
 
 
 def has_forward_hooks(m):

@@ -267,3 +267,47 @@ def test_global_full_backward_hook():
         h.remove()
     torch.testing.assert_close(got, want)
     assert sorted(n_kiln) == sorted(names) and names, (n_kiln, names)
+
+
+def tensor_hook_fn(x, w):
+    y = torch.tanh(x @ w)
+    y.register_hook(lambda g: g.clamp(-0.05, 0.05))   # edits the gradient
+    x.register_hook(lambda g: RECORDED.append(g.clone()))  # records it
+    return (y * y).sum() + x.sum()
+
+
+RECORDED = []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tensor_register_hook_in_compiled_code(backend):
+    # Tensor.register_hook inside compiled code: a graph break; the hook
+    # runs on the gradient as in eager (on an intermediate and an input),
+    # on every call. Before: kiln.Unsupported ("argument of type
+    # function").
+    torch.manual_seed(5)
+    w = torch.randn(4, 3, requires_grad=True)
+    cf = kiln.compile(tensor_hook_fn, backend=backend)
+    for _ in range(2):
+        x = torch.randn(5, 4, requires_grad=True)
+        RECORDED.clear()
+        cf(x, w).backward()
+        got = (x.grad, w.grad, list(RECORDED))
+        w.grad = None
+        x2 = x.detach().clone().requires_grad_(True)
+        RECORDED.clear()
+        tensor_hook_fn(x2, w).backward()
+        torch.testing.assert_close(got[0], x2.grad)
+        torch.testing.assert_close(got[1], w.grad)
+        assert len(got[2]) == len(RECORDED) == 1
+        torch.testing.assert_close(got[2][0], RECORDED[0])
+        w.grad = None
+    ex = kiln.explain(tensor_hook_fn, torch.randn(5, 4, requires_grad=True), w)
+    assert "Tensor.register_hook()" in str(ex)
+
+
+def test_fullgraph_refuses_tensor_hooks():
+    cf = kiln.compile(tensor_hook_fn, backend="cpu", fullgraph=True)
+    with pytest.raises(kiln.Unsupported, match="register_hook"):
+        cf(torch.randn(5, 4, requires_grad=True),
+           torch.randn(4, 3, requires_grad=True))
