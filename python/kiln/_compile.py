@@ -406,6 +406,8 @@ class _Program:
                 leaves.append(results[v])
             elif kind == "arg":
                 leaves.append(tensors[v])
+            elif kind == "fresh":
+                leaves.append(tensors[v].clone())
             else:
                 leaves.append(v)
         return pytree.tree_unflatten(leaves, layout.output_spec)
