@@ -584,6 +584,46 @@ class KilnTracer(fx.Tracer):
             f = f.f_back
         return frames
 
+    # --- assignments to a module's tensors
+
+    def assign_tensor_attr(self, m, name, value):
+        """`self.buf = t` in traced code, `t` a traced value, `buf` a buffer
+        or parameter of `m`. `self.n += 1` is Python's in-place add on the
+        buffer then this assignment of the same tensor: nothing more to do.
+        Another tensor assigned to a buffer (`self.n = self.n + 1`) is
+        written into it (a copy_, as the buffer is read by name on every
+        call; eager PyTorch rebinds the name to the new tensor, the values
+        are the same); one of another shape or dtype is refused, as is a
+        computed tensor assigned to a parameter (eager raises TypeError)."""
+        cur = getattr(m, name)
+        if cur is value:
+            return
+        node = value.node
+        inplace = (node.op == "call_function" and node.target in (
+            operator.iadd, operator.isub, operator.imul, operator.itruediv,
+            operator.ifloordiv, operator.imod, operator.ipow, operator.iand,
+            operator.ior, operator.ixor)) or (
+            node.op == "call_method" and node.target.endswith("_"))
+        if inplace and node.args and isinstance(cur, fx.Proxy) and \
+                node.args[0] is cur.node:
+            return
+        kind = "parameter" if name in m._parameters else "buffer"
+        if kind == "parameter":
+            raise TypeError(
+                "cannot assign a computed tensor as parameter '%s' "
+                "(torch.nn.Parameter or None expected)" % name)
+        a, b = self.value(cur), self.value(value)
+        shape_a = [str(d) for d in a.shape]
+        shape_b = [str(d) for d in b.shape]
+        if a.dtype != b.dtype or shape_a != shape_b:
+            raise self.importer._located(
+                Unsupported, "a tensor of shape [%s] and dtype %s assigned "
+                "to buffer '%s' of shape [%s] and dtype %s: kiln updates "
+                "buffers in place; register a buffer of the new shape "
+                "instead" % (", ".join(shape_b), b.dtype, name,
+                             ", ".join(shape_a), a.dtype))
+        cur.copy_(value)
+
     # --- Python values of proxies
 
     def value(self, proxy):
@@ -1055,6 +1095,34 @@ def _user_globals(fn):
     return list(found.values())
 
 
+_MODULE_SETATTR = torch.nn.Module.__setattr__
+
+
+def _module_setattr(m, name, value):
+    t = getattr(_active, "tracer", None)
+    if isinstance(value, fx.Proxy) and not t.eager_depth:
+        d = m.__dict__
+        if name in d.get("_buffers", ()) or name in d.get("_parameters", ()):
+            return t.assign_tensor_attr(m, name, value)
+    return _MODULE_SETATTR(m, name, value)
+
+
+@contextlib.contextmanager
+def _module_setattr_patched():
+    """nn.Module.__setattr__ of a traced value to a buffer or parameter:
+    KilnTracer.assign_tensor_attr (nn.Module's own refuses a Proxy, and
+    its error message, made from the Proxy, failed inside torch.fx)."""
+    if torch.nn.Module.__setattr__ is not _MODULE_SETATTR:
+        yield   # a nested trace: patched by the outer one
+        return
+    torch.nn.Module.__setattr__ = _thread_local(_MODULE_SETATTR,
+                                                _module_setattr)
+    try:
+        yield
+    finally:
+        torch.nn.Module.__setattr__ = _MODULE_SETATTR
+
+
 @contextlib.contextmanager
 def _isinstance_patched(fn):
     patched = []
@@ -1122,7 +1190,8 @@ def trace(root, fn, importer, concrete_args, run=None):
     try:
         with _breaks.tracing(tracer), _RandomCalls(tracer), \
                 _math_wrapped(), _factories_wrapped(tracer), \
-                _isinstance_patched(fn), _grad_mode_tracked(tracer):
+                _isinstance_patched(fn), _grad_mode_tracked(tracer), \
+                _module_setattr_patched():
             graph = tracer.trace(fn, concrete_args=concrete_args)
     except KilnError:
         raise
