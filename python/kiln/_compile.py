@@ -311,11 +311,14 @@ class _Program:
         """The program's tensor arguments for these inputs."""
         out = []
         owner = self.owner
+        consts = getattr(self.result, "constants", None) or {}
         for a in self.result.args:
             if a.is_input:
                 out.append(flat_inputs[a.input_index])
             elif a.seed:
                 out.append(_fx_import.new_seed())  # a new draw every call
+            elif a.qualname in consts:
+                out.append(consts[a.qualname])
             else:
                 root = self.root if self.root is not None else \
                     getattr(self.result, "root", None)
@@ -1028,6 +1031,9 @@ class _Compiled:
         if ran:
             return _Ran(value, run)
         result = importer.finish()
+        # A compiled module's tensor constants, kept off the user's module
+        # (_tracer._constants_kept_off).
+        result.constants = getattr(importer, "module_constants", None) or {}
         if self.module is None:
             self.trace_root = gm
             # The constants this capture stowed on its own root

@@ -1180,11 +1180,38 @@ def trace(root, fn, importer, concrete_args, run=None):
     imported as it is created. Returns the GraphModule (with graph breaks,
     `run` a kiln._breaks.SegmentRun: the tracer's root module, the graph
     having been run segment by segment)."""
-    from . import _breaks
     root_fn = fn.forward if isinstance(fn, torch.nn.Module) else fn
     tracer = KilnTracer(importer, root_fn, run)
     if isinstance(fn, torch.nn.Module):
         importer.root = fn
+    with _constants_kept_off(fn, importer):
+        return _trace(tracer, root_fn, fn, concrete_args, run)
+
+
+@contextlib.contextmanager
+def _constants_kept_off(fn, importer):
+    """torch.fx stores the tensor constants of a trace (`torch.zeros(3)`
+    made by the code, a global tensor) as `_tensor_constant<k>` attributes
+    of the traced root: for a compiled module, the user's module, which
+    kept them (and every recapture's) for good. They stay there while
+    tracing (segments read them) and are moved into
+    `importer.module_constants` after; programs read them there."""
+    if not isinstance(fn, torch.nn.Module):
+        yield
+        return
+    before = set(fn.__dict__)
+    try:
+        yield
+    finally:
+        found = {k: fn.__dict__[k] for k in list(fn.__dict__)
+                 if k not in before and k.startswith("_tensor_constant")}
+        for k in found:
+            del fn.__dict__[k]
+        importer.module_constants = found
+
+
+def _trace(tracer, root_fn, fn, concrete_args, run):
+    from . import _breaks
     outer = getattr(_active, "tracer", None)
     _active.tracer = tracer
     try:

@@ -89,3 +89,37 @@ def test_made_tensor_updated_in_training(backend):
         torch.testing.assert_close(loss, loss2)
         torch.testing.assert_close(acc, acc2)
         torch.testing.assert_close(x.grad, x2.grad)
+
+
+GLOBAL_T = torch.ones(3)
+
+
+class MakesTensors(torch.nn.Module):
+    def __init__(self, breaks):
+        super().__init__()
+        self.breaks = breaks
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = self.lin(x) + torch.zeros(3) + GLOBAL_T + torch.tensor([1., 2, 3])
+        if self.breaks and y.sum() > 1e6:   # a graph break
+            y = y * 2
+        return y
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("breaks", [False, True])
+def test_compiled_module_gains_no_attributes(backend, breaks):
+    # torch.fx stores a trace's tensor constants on the traced root; for a
+    # compiled module that was the user's module, which kept
+    # `_tensor_constant<k>` attributes (every recapture's) for good.
+    torch.manual_seed(0)
+    m = MakesTensors(breaks)
+    before = set(m.__dict__)
+    cm = kiln.compile(m, backend=backend)
+    for n in (2, 3, 2):
+        x = torch.randn(n, 3, requires_grad=True)
+        got = cm(x)
+        assert set(m.__dict__) == before, set(m.__dict__) - before
+        torch.testing.assert_close(got, m(x))
+        got.sum().backward()
