@@ -183,6 +183,18 @@ def _aliased_write(args, tensors):
     written = [j for j, a in enumerate(args) if a.mutated]
     if not written:
         return None
+    for j in written:
+        t = tensors[j]
+        if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)):
+            # An expanded tensor written in place: eager PyTorch refuses
+            # (at::assert_no_internal_overlap); the program would write one
+            # of its values for several elements.
+            raise RuntimeError(
+                "unsupported operation: more than one element of the "
+                "written-to tensor refers to a single memory location. "
+                "Please clone() the tensor before performing the "
+                "operation. (argument '%s' of a kiln program that writes "
+                "it in place)" % args[j].name)
     # Pairs with a user input on one side (the module's own parameters and
     # buffers do not overlap each other): a few extents per call.
     inputs = [k for k, a in enumerate(args) if a.is_input]
