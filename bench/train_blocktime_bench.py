@@ -99,7 +99,8 @@ def main():
         f()
     ru = resource.getrusage(resource.RUSAGE_SELF)
     print("%s: %s; Kiln CPU s/step %.3f; load %s" % (
-        args.model, ", ".join("%s %.1f ms" % (k, v * 1e3) for k, v in best.items()),
+        args.model,
+        ", ".join("%s %.1f ms" % (k, v * 1e3) for k, v in best.items()),
         (ru.ru_utime + ru.ru_stime - c0) / args.repeat,
         open("/proc/loadavg").read().split()[:3]))
 
