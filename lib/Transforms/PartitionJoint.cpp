@@ -13,6 +13,7 @@
 #include "PartitionCut.h"
 
 #include "kiln/Autodiff/Autodiff.h"
+#include "kiln/Dialect/KT/IR/KTBuilder.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -147,7 +148,11 @@ SmallVector<Value> readValues(Operation *op) {
 }
 
 bool isHeavy(Operation *op) {
-  if (isa<kt::ScaledDotProductAttentionOp>(op))
+  // kt.batch_norm_train: its statistics are reductions over the whole
+  // activation (functorch's partitioner does not recompute
+  // native_batch_norm either); splitBatchNormNormalization leaves its
+  // normalization to pointwise ops the cut may still recompute.
+  if (isa<kt::ScaledDotProductAttentionOp, kt::BatchNormTrainOp>(op))
     return true;
   if (auto k = dyn_cast<kt::OpKindInterface>(op))
     return k.getOpKind() == kt::OpKind::Contraction;
@@ -676,6 +681,41 @@ planWithBudget(const Analysis &a, double budget, const Plan &minCutPlan,
 
 } // namespace
 
+unsigned partition::splitBatchNormNormalization(func::FuncOp fn) {
+  unsigned n = 0;
+  fn.walk([&](kt::BatchNormTrainOp op) {
+    Value y = op.getResult();
+    auto xt = dyn_cast<RankedTensorType>(op.getInput().getType());
+    auto st = dyn_cast<RankedTensorType>(op.getSaveMean().getType());
+    // Same element type as the statistics (f32, f64): the pointwise ops
+    // round as the op's own normalization does; half inputs compute theirs
+    // in f32 and stay whole.
+    if (y.use_empty() || !xt || !st || xt.getRank() < 2 ||
+        ShapedType::isDynamic(xt.getDimSize(1)) ||
+        xt.getElementType() != st.getElementType())
+      return;
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    kt::KTBuilder e(b, op.getLoc());
+    // [C] -> [C, 1, ...]: broadcasts against [N, C, ...].
+    SmallVector<int64_t> view(xt.getRank() - 1, 1);
+    view[0] = xt.getDimSize(1);
+    auto channel = [&](Value v) { return e.reshape(v, view); };
+    // The lowering's order: ((x - mean) * invstd) * weight + bias.
+    Value v = e.mul(e.sub(op.getInput(), channel(op.getSaveMean())),
+                    channel(op.getSaveInvstd()));
+    if (Value w = op.getWeight())
+      v = e.mul(v, channel(w));
+    if (Value bias = op.getBias())
+      v = e.add(v, channel(bias));
+    // Broadcasting [N, C, ...] with [C, 1, ...] gives x's type, i.e. y's.
+    assert(v.getType() == y.getType() && "normalization changed the type");
+    y.replaceAllUsesWith(v);
+    ++n;
+  });
+  return n;
+}
+
 FailureOr<PartitionResult>
 partition::partitionJoint(func::FuncOp joint, const PartitionOptions &opts) {
   if (!(opts.memoryBudget >= 0.0 && opts.memoryBudget <= 1.0))
@@ -690,6 +730,8 @@ partition::partitionJoint(func::FuncOp joint, const PartitionOptions &opts) {
   FailureOr<JointInfo> info = getJointInfo(joint);
   if (failed(info))
     return failure();
+  if (opts.policy == Policy::MinCut)
+    splitBatchNormNormalization(joint);
   if (opts.cse) {
     // As AOTAutograd (fx_graph_cse before the min-cut): a backward op the
     // rules emitted again (e.g. the same kt.mul twice, or kt.exp of a

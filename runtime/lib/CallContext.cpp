@@ -174,7 +174,36 @@ CallContext *kiln::rt::currentCall() {
   return serialCall.load(std::memory_order_acquire);
 }
 
+/// The libomp blocktime (ms) each thread that calls compiled code sets for
+/// the parallel regions it forks (setOpenMPBlocktime; -1: leave libomp's).
+static std::atomic<int> blocktimeMs{-1};
+using SetBlocktimeFn = void (*)(int);
+static std::atomic<SetBlocktimeFn> setBlocktime{nullptr};
+/// The policy this thread last applied (INT_MIN: none yet).
+static thread_local int appliedBlocktime = INT_MIN;
+
+void kiln::rt::setOpenMPBlocktime(int ms) {
+  if (ms >= 0 && !setBlocktime.load(std::memory_order_acquire))
+    setBlocktime.store(reinterpret_cast<SetBlocktimeFn>(
+                           dlsym(RTLD_DEFAULT, "kmp_set_blocktime")),
+                       std::memory_order_release);
+  blocktimeMs.store(ms, std::memory_order_release);
+}
+
+int kiln::rt::openMPBlocktime() {
+  return blocktimeMs.load(std::memory_order_acquire);
+}
+
 CallScope::CallScope(CallContext &context) : previous(current) {
+  // libomp's blocktime is a per-thread setting of the regions the thread
+  // forks: applied on the first call of each calling thread (and again if
+  // the policy changed), a few stores in libomp.
+  int bt = blocktimeMs.load(std::memory_order_acquire);
+  if (bt >= 0 && bt != appliedBlocktime)
+    if (SetBlocktimeFn set = setBlocktime.load(std::memory_order_acquire)) {
+      set(bt);
+      appliedBlocktime = bt;
+    }
   if (!omptActive) {
     serial = std::unique_lock<std::mutex>(serialMutex);
     serialCall.store(&context, std::memory_order_release);

@@ -582,6 +582,61 @@ def test_batch_norm_training_in_graph_sgd_steps_match_eager(backend,
     bwd = pair.text.split("_g_bwd(", 1)[1].split("func.func", 1)[0]
     assert bwd.count("kt.batch_norm_backward") == 3
     assert "kt.var" not in bwd and "kt.mean" not in bwd
+    # The forward's statistics are saved (kt.batch_norm_train is never
+    # recomputed); the backward recomputes only the normalization, as
+    # pointwise ops of the saved conv output (docs/partition.md).
+    assert "kt.batch_norm_train" not in bwd
+
+
+class _InvertedResidual(nn.Module):
+    """mobilenet_v2's block: 1x1 expand, depthwise 3x3 (stride as given),
+    1x1 project, each with BatchNorm2d; ReLU6 after the first two."""
+
+    def __init__(self, c, stride):
+        super().__init__()
+        e = 3 * c
+        self.body = nn.Sequential(
+            nn.Conv2d(c, e, 1, bias=False), nn.BatchNorm2d(e), nn.ReLU6(),
+            nn.Conv2d(e, e, 3, stride, 1, groups=e, bias=False),
+            nn.BatchNorm2d(e), nn.ReLU6(),
+            nn.Conv2d(e, c, 1, bias=False), nn.BatchNorm2d(c))
+
+        self.residual = stride == 1
+
+    def forward(self, x):
+        y = self.body(x)
+        return y + x if self.residual else y
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("batch,stride,size", [(2, 1, (7, 9)), (1, 2, (9, 6)),
+                                               (3, 2, (8, 8))])
+def test_conv_bn_relu6_gradients_match_autograd(dtype, batch, stride, size):
+    # conv-bn-relu6 chains (1x1, depthwise, stride 2, odd sizes, batch 1)
+    # through kiln.compile on the CPU: the min-cut saves each BatchNorm's
+    # statistics and recomputes its normalization pointwise in the
+    # backward; input and parameter gradients equal torch.autograd's.
+    torch.manual_seed(7)
+    model = seeded_batchnorm(_InvertedResidual(4, stride), 3).to(dtype)
+    model.train()
+    ref = copy.deepcopy(model)
+    x = torch.randn(batch, 4, *size, dtype=dtype) * 2
+    xk, xr = x.clone().requires_grad_(), x.clone().requires_grad_()
+    compiled = kiln.compile(model, backend="cpu", fullgraph=True)
+    out, expected = compiled(xk), ref(xr)
+    g = torch.randn_like(expected)
+    (out * g).sum().backward()
+    (expected * g).sum().backward()
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else {}
+    torch.testing.assert_close(out, expected, **tol)
+    torch.testing.assert_close(xk.grad, xr.grad, **tol)
+    for (name, p), q in zip(model.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, **tol, msg=name)
+    (prog,) = compiled._kiln.programs.values()
+    (pair,) = prog.training_pairs.values()
+    bwd = pair.text.split("_g_bwd(", 1)[1].split("func.func", 1)[0]
+    assert "kt.batch_norm_train" not in bwd
+    assert bwd.count("kt.batch_norm_backward") == 3
 
 
 def test_batch_norm_training_without_running_stats_and_functional():

@@ -97,6 +97,17 @@ mlir::FailureOr<JointInfo> getJointInfo(mlir::func::FuncOp joint);
 int64_t getTypeBytes(mlir::Type type, int64_t dynamicDimSize,
                      bool *dynamic = nullptr);
 
+/// Rewrites each used `result` of a `kt.batch_norm_train` in `fn` (f32 or
+/// f64, static channels) as pointwise ops of its input and statistics,
+/// `((x - save_mean) * save_invstd) * weight + bias` (channel views of
+/// `[C]`), in the op's own rounding order; the op's normalization is then
+/// dead and only its statistics are computed. Run by partitionJoint under
+/// mincut, where `kt.batch_norm_train` is pinned (never recomputed): the
+/// backward recomputes the cheap normalization from the saved input and
+/// the (tiny) saved statistics instead of the whole batch norm. Returns the
+/// number of ops rewritten.
+unsigned splitBatchNormNormalization(mlir::func::FuncOp fn);
+
 /// Splits `joint` into `@<source>_fwd(primals...) -> (outputs..., saved...)`
 /// and `@<source>_bwd(saved..., cotangents...) -> (gradients...)`, inserted
 /// after the joint, which is erased unless `options.keepJoint`. Errors (at the

@@ -201,9 +201,24 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
           args.push_back(v);
         }
       }
+      // Results: the used ones (all when none is, so that the kernel still
+      // computes what the op says). A multi-result op whose other results
+      // are dead (kt.batch_norm_train whose normalization the partition
+      // left to pointwise ops: only its statistics are read) then computes
+      // only what is read: the kernel's lowering drops the dead loops.
+      SmallVector<unsigned> kept;
+      for (OpResult r : op->getResults())
+        if (!r.use_empty())
+          kept.push_back(r.getResultNumber());
+      if (kept.empty())
+        for (OpResult r : op->getResults())
+          kept.push_back(r.getResultNumber());
+      SmallVector<Type> resultTypes;
+      for (unsigned i : kept)
+        resultTypes.push_back(op->getResult(i).getType());
       OpBuilder b(ctx);
       auto fnType = b.getFunctionType(ValueRange(args).getTypes(),
-                                      op->getResultTypes());
+                                      resultTypes);
       auto kernel = func::FuncOp::create(b, op->getLoc(), baseName(op), fnType);
       kernel.setPrivate();
       kernel->setAttr(kKernelFunctionAttr, UnitAttr::get(ctx));
@@ -224,7 +239,10 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       for (Operation *t : inner)
         b.clone(*t, map);
       Operation *clone = b.clone(*op, map);
-      func::ReturnOp::create(b, op->getLoc(), clone->getResults());
+      SmallVector<Value> returned;
+      for (unsigned i : kept)
+        returned.push_back(clone->getResult(i));
+      func::ReturnOp::create(b, op->getLoc(), returned);
 
       // The same kernel already outlined: call that one.
       // (A kt.fusion's `kernel` name holds its index: not part of the key.)
@@ -254,7 +272,8 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       }
       b.setInsertionPoint(op);
       auto call = func::CallOp::create(b, op->getLoc(), callee, args);
-      op->replaceAllUsesWith(call.getResults());
+      for (auto [i, r] : llvm::zip(kept, call.getResults()))
+        op->getResult(i).replaceAllUsesWith(r);
       op->erase();
       ++stats.calls;
     }

@@ -86,6 +86,14 @@ bool callsRunConcurrently();
 void prepareOpenMPTool();
 void initializeOpenMP();
 
+/// How long (ms) libomp's idle workers spin after a parallel region forked
+/// by a thread that calls compiled code, before they sleep: each calling
+/// thread applies it (libomp's per-thread `kmp_set_blocktime`) on its next
+/// call (CallScope). -1 (the default): leave libomp's setting alone. Call
+/// once libomp is loaded.
+void setOpenMPBlocktime(int ms);
+int openMPBlocktime();
+
 /// The first report of the call, if any (its id and values), and forgets
 /// it. Formatting the message is the caller's (it knows the templates).
 bool takeErrorReport(CallContext &context, int64_t &id,
