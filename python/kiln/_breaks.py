@@ -970,11 +970,20 @@ class SegmentRun:
     def _arg_tensor(self, tv, default=_MISSING, imp=None):
         """The real tensor a TensorVal that is a program argument stands
         for."""
-        for a in (imp or self.importer).args:
+        args = (imp or self.importer).args
+        for a in args:
             if a.value is tv or a.current is tv:
                 if a.is_input:
                     return self.seg_inputs[a.input_index]
                 return self.attr(a.qualname)
+        for a in args:
+            if tv.name in (a.value.name, a.current.name):
+                # A copy of an argument made without an op (`x.clone()`
+                # after a break, copy_of): a new tensor, as in PyTorch.
+                # (It failed: "a graph result without an op".)
+                return self._arg_tensor(
+                    a.current if tv.name == a.current.name else a.value,
+                    default, imp).clone()
         if default is not _MISSING:
             return default
         raise KilnError("internal error: a graph result without an op")
@@ -1151,7 +1160,7 @@ class Broken:
         """Calls a segment's program on the run's inputs, `result` being
         the capture of this segment for them: its results, or None when the
         segment must run eagerly (cache_size_limit, not trainable)."""
-        from ._compile import _CacheLimit, config
+        from ._compile import _AliasedArguments, _CacheLimit, config
         prog.holder[0] = result
         prog.result = result
         prog.root = run.tracer.root
@@ -1165,6 +1174,20 @@ class Broken:
         except _CacheLimit:
             self._warn(site, "its program @%s reached cache_size_limit (%d)"
                        % (prog.name, config.cache_size_limit), prog)
+            return None
+        except _AliasedArguments as e:
+            # f(t, t) writing one of them: this segment runs eagerly on the
+            # real (aliased) tensors for this call, as the whole function
+            # does without breaks (it raised out of the trace).
+            if self.owner.fullgraph:
+                raise KilnError("kiln: %s: %s" % (self.name, e)) from None
+            from ._compile import KilnWarning
+            if ("alias",) + site not in self.warned:
+                self.warned.add(("alias",) + site)
+                warnings.warn("kiln: %s: the graph after %s (segment %d): "
+                              "%s" % (self.name, "%s:%d" % site[1]
+                                      if site[1] else "the start", site[0],
+                                      e), KilnWarning, stacklevel=5)
             return None
         return list(out)
 

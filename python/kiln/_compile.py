@@ -183,6 +183,18 @@ def _aliased_write(args, tensors):
     written = [j for j, a in enumerate(args) if a.mutated]
     if not written:
         return None
+    for j in written:
+        t = tensors[j]
+        if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)):
+            # An expanded tensor written in place: eager PyTorch refuses
+            # (at::assert_no_internal_overlap); the program would write one
+            # of its values for several elements.
+            raise RuntimeError(
+                "unsupported operation: more than one element of the "
+                "written-to tensor refers to a single memory location. "
+                "Please clone() the tensor before performing the "
+                "operation. (argument '%s' of a kiln program that writes "
+                "it in place)" % args[j].name)
     # Pairs with a user input on one side (the module's own parameters and
     # buffers do not overlap each other): a few extents per call.
     inputs = [k for k, a in enumerate(args) if a.is_input]
@@ -311,11 +323,14 @@ class _Program:
         """The program's tensor arguments for these inputs."""
         out = []
         owner = self.owner
+        consts = getattr(self.result, "constants", None) or {}
         for a in self.result.args:
             if a.is_input:
                 out.append(flat_inputs[a.input_index])
             elif a.seed:
                 out.append(_fx_import.new_seed())  # a new draw every call
+            elif a.qualname in consts:
+                out.append(consts[a.qualname])
             else:
                 root = self.root if self.root is not None else \
                     getattr(self.result, "root", None)
@@ -406,6 +421,8 @@ class _Program:
                 leaves.append(results[v])
             elif kind == "arg":
                 leaves.append(tensors[v])
+            elif kind == "fresh":
+                leaves.append(tensors[v].clone())
             else:
                 leaves.append(v)
         return pytree.tree_unflatten(leaves, layout.output_spec)
@@ -643,7 +660,7 @@ class _Compiled:
             self.closure_modules
         if roots:
             # The training flags of every module, and which modules have
-            # forward hooks (a module with hooks runs eagerly at a graph
+            # forward or backward hooks (a module with hooks runs eagerly at a graph
             # break: _tracer.call_module), with the global ones: hooks
             # added or removed after a capture recapture.
             training = []
@@ -653,7 +670,8 @@ class _Compiled:
                 for m in c.modules():
                     mods.append(m)
                     training.append(m.training)
-                    if m._forward_hooks or m._forward_pre_hooks:
+                    if m._forward_hooks or m._forward_pre_hooks or \
+                            _tracer.has_backward_hooks(m):
                         hooked.append(id(m))
             # The module tree itself: a submodule replaced or added after
             # a capture (`model.act = nn.Tanh()`) recaptures (the old
@@ -671,11 +689,16 @@ class _Compiled:
                         else "closure training", tuple(training)))
             if hooked:
                 key.append(("hooks", tuple(hooked)))
-        if _nn_module._global_forward_hooks or \
-                _nn_module._global_forward_pre_hooks:
-            key.append(("global hooks",
-                        tuple(_nn_module._global_forward_hooks),
-                        tuple(_nn_module._global_forward_pre_hooks)))
+        global_hooks = tuple(
+            tuple(d) for d in (_nn_module._global_forward_hooks,
+                               _nn_module._global_forward_pre_hooks,
+                               getattr(_nn_module, "_global_backward_hooks",
+                                       None) or (),
+                               getattr(_nn_module,
+                                       "_global_backward_pre_hooks",
+                                       None) or ()))
+        if any(global_hooks):
+            key.append(("global hooks",) + global_hooks)
         key.append(("grad", torch.is_grad_enabled()))
         # Factories and Python-number promotion in the traced code follow
         # torch's default dtype at capture time.
@@ -1020,6 +1043,9 @@ class _Compiled:
         if ran:
             return _Ran(value, run)
         result = importer.finish()
+        # A compiled module's tensor constants, kept off the user's module
+        # (_tracer._constants_kept_off).
+        result.constants = getattr(importer, "module_constants", None) or {}
         if self.module is None:
             self.trace_root = gm
             # The constants this capture stowed on its own root
@@ -1065,22 +1091,57 @@ class _Compiled:
         return out
 
 
+def _backward_hook(m):
+    """torch.utils.hooks.BackwardHook for `m`'s full backward hooks (and
+    pre-hooks, where this PyTorch has them), as nn.Module.__call__ makes
+    it, with `m`'s non-full (register_backward_hook) hooks; (None, [])
+    without backward hooks."""
+    if not _tracer.has_backward_hooks(m):
+        return None, []
+    full, non_full = m._get_backward_hooks()
+    pre = m._get_backward_pre_hooks() if hasattr(
+        m, "_get_backward_pre_hooks") else []
+    if not (full or pre):
+        return None, non_full
+    if pre:
+        return torch.utils.hooks.BackwardHook(m, full, pre), non_full
+    try:
+        return torch.utils.hooks.BackwardHook(m, full), non_full
+    except TypeError:   # PyTorch 2's (module, hooks, pre_hooks)
+        return torch.utils.hooks.BackwardHook(m, full, []), non_full
+
+
 def _call_with_hooks(m, call, args, kwargs):
-    """nn.Module.__call__'s forward hooks around the compiled forward of a
+    """nn.Module.__call__'s hooks around the compiled forward of a
     compiled module `m`: its pre-hooks (global ones first) may replace the
     positional inputs, its forward hooks the output; they run eagerly, on
-    every call, with real tensors."""
+    every call, with real tensors. Its backward hooks see the gradients of
+    its inputs and outputs through the compiled backward (the same
+    BackwardHook nodes nn.Module.__call__ puts around the forward)."""
     for hook in (list(_nn_module._global_forward_pre_hooks.values()) +
                  list(m._forward_pre_hooks.values())):
         r = hook(m, args)
         if r is not None:
             args = r if isinstance(r, tuple) else (r,)
+    bw_hook, non_full = _backward_hook(m)
+    if bw_hook is not None:
+        args = bw_hook.setup_input_hook(args)
     out = call(*args, **kwargs)
     for hook in (list(_nn_module._global_forward_hooks.values()) +
                  list(m._forward_hooks.values())):
         r = hook(m, args, out)
         if r is not None:
             out = r
+    if bw_hook is not None:
+        out = bw_hook.setup_output_hook(out)
+    if non_full:
+        var = out
+        while not isinstance(var, torch.Tensor):
+            var = next(iter(var.values())) if isinstance(var, dict) \
+                else var[0]
+        if var.grad_fn is not None:
+            for hook in non_full:
+                var.grad_fn.register_hook(_nn_module._WrappedHook(hook, m))
     return out
 
 

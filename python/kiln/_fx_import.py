@@ -156,6 +156,10 @@ class ProgramArg:
         self.input_index = input_index
         self.qualname = qualname
         self.seed = seed
+        # A tensor the traced code made from Python data (torch.zeros(3)
+        # in the function): a constant of the program, but a new tensor on
+        # every call in PyTorch, so never written back nor returned itself.
+        self.fresh = False
         self.mutated = False
         self.value = None  # the TensorVal as loaded
         self.current = None  # its value after in-place writes
@@ -207,7 +211,9 @@ class ImportResult:
 
     * `args`: the program's tensor arguments (ProgramArg), in order;
     * `output_spec`, `output_leaves`: the output pytree; each leaf is
-      ("result", i), ("arg", j) (the program argument itself: an input or
+      ("result", i), ("fresh", j) (a copy of program argument j, a tensor
+      the traced code made from Python data), ("arg", j) (the program
+      argument itself: an input or
       parameter returned as is, or written in place) or ("const", v);
     * `specialized`: {(input index, dim): reason} for input dims the capture
       needs static;
@@ -675,6 +681,7 @@ class FxImporter:
                 # Made by the traced code from Python data: fixed for this
                 # program (a captured tensor is not: it may change).
                 arg.value.const = tensor
+                arg.fresh = True
         return arg.current
 
     def seed_arg(self):
@@ -943,6 +950,12 @@ class FxImporter:
             for a in self.args:
                 if a.current is old:
                     arg = a
+        if arg is not None and arg.fresh:
+            # `y = torch.zeros(3); y += x`: y is this call's own tensor in
+            # PyTorch; writing the program's constant back would carry the
+            # write into every later call.
+            new.arg = None
+            arg = None
         if arg is not None:
             arg.mutated = True
             arg.current = new
@@ -992,7 +1005,11 @@ class FxImporter:
                 if id(leaf) in arg_of and (
                         leaf.arg is not None or
                         self.args[arg_of[id(leaf)]].mutated):
-                    out_leaves.append(("arg", arg_of[id(leaf)]))
+                    j = arg_of[id(leaf)]
+                    # A tensor the code made (`return torch.zeros(3)`): a
+                    # new copy per call, as PyTorch makes a new one.
+                    out_leaves.append(
+                        ("fresh" if self.args[j].fresh else "arg", j))
                     continue
                 if id(leaf) not in index:
                     index[id(leaf)] = len(results)

@@ -28,9 +28,20 @@ traced path does not read still guards, at worst costing a recompile):
   code of the methods of every module class the user wrote (not torch's
   own classes) as above.
 
+* through the user's objects, attributes of attributes the code names, up
+  to four levels (`cfg.model.width`), and a module's non-scalar attributes
+  (`self.opts.beta`) through the names its class's methods mention;
+* dicts (`OPTS["scale"]`, `self.cfg["act"]`): a dict of guardable values
+  (string, number, enum ... keys; at most 64 items; nested dicts too) is
+  guarded as a whole, its items in order, so a changed, added or removed
+  item recaptures (Dynamo's DICT_KEYS and per-item guards); in a dict that
+  also holds other values (a module, a function), each guardable item
+  present at the first call is guarded on its own.
+
 Guardable values: None, bool, int, float, complex, str, bytes, torch.dtype,
-torch.device, torch.memory_format, enum members, and tuples / lists (taken
-as tuples) of those. Tensors, modules and other objects are not values
+torch.device, torch.memory_format, enum members, tuples of those, and
+dicts as above. A list is guarded by identity (another list assigned is a
+change; its items are not: code may append to a list it logs to). Tensors, modules and other objects are not values
 here (tensors read by the code are program arguments or constants of their
 own, see docs/python.md)."""
 
@@ -71,11 +82,36 @@ class _Ident(_Identity):
             id(self.obj))
 
 
+class _DictItems:
+    """A hashable snapshot of a dict's items, in order."""
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = items
+
+    def __eq__(self, other):
+        return isinstance(other, _DictItems) and self.items == other.items
+
+    def __hash__(self):
+        return hash(self.items)
+
+    def __repr__(self):
+        return "{%s}" % ", ".join("%r: %r" % kv for kv in self.items)
+
+
 def freeze(v, tensors=True):
     """A hashable snapshot of a guardable value, or _MISSING. A tensor is
     guardable (by identity) only where `tensors`."""
-    if isinstance(v, _SCALARS):
+    if isinstance(v, _SCALARS) or isinstance(v, _DictItems):
         return v
+    if type(v) is dict and len(v) <= 64:
+        out = []
+        for k, x in v.items():
+            f = freeze(x, tensors)
+            if not isinstance(k, _SCALARS) or f is _MISSING:
+                return _MISSING
+            out.append((k, f))
+        return _DictItems(tuple(out))
     if isinstance(v, torch.Tensor):
         return _Ident(v) if tensors else _MISSING
     if isinstance(v, tuple) and len(v) <= 64:
@@ -103,29 +139,71 @@ def _code_names(code, out=None):
     return out
 
 
-class _Source:
-    """One dict (a function's globals, a module's or object's __dict__) and
-    the names guarded in it."""
-    __slots__ = ("label", "d", "names", "get", "ok")
+def _dict_of(v):
+    """The dict whose entries the code reads: a dict itself, or an
+    object's, class's or Python module's __dict__ (None otherwise)."""
+    if type(v) is dict:
+        return v
+    d = getattr(v, "__dict__", None)
+    return d if isinstance(d, (dict, types.MappingProxyType)) else None
 
-    def __init__(self, label, d):
+
+def _entry(d, name):
+    return _MISSING if d is None else d.get(name, _MISSING)
+
+
+class _Source:
+    """One dict (a function's globals, a module's, object's or class's
+    __dict__, a user's dict) and the names guarded in it. A dict reached
+    through other values (`cfg.model.width`, `OPTS["sub"]["k"]`) is found
+    again on every call by `resolve`, so an object assigned in place of
+    `cfg.model` is read, not the one seen at the first call."""
+    __slots__ = ("label", "d", "names", "ident", "get", "ok", "items",
+                 "resolve")
+
+    def __init__(self, label, d, items=False, resolve=None):
         self.label = label
         self.d = d
         self.names = []
+        self.ident = set()  # names guarded by identity (user functions)
         self.get = None
-        self.ok = True   # every name there, no list: the fast path
+        self.ok = True   # every name there, no list or dict: the fast path
+        self.items = items  # d is the user's dict (labels `label[key]`)
+        self.resolve = resolve
 
     def finish(self):
-        self.names.sort()
+        self.names.sort(key=repr)
         self.get = operator.itemgetter(*self.names)
-        self.ok = not any(isinstance(self.d.get(n), (list, torch.Tensor))
-                          for n in self.names)
+        self.ok = not self.ident and not any(
+            isinstance(self.d.get(n), (list, dict, torch.Tensor))
+            for n in self.names)
 
-    def values(self):
-        """The names' values, frozen (a name deleted since reads as
+    def labels(self):
+        if self.items:
+            return ["%s[%r]" % (self.label, n) for n in self.names]
+        return ["%s%s" % (self.label, n) for n in self.names]
+
+    def current(self):
+        return self.d if self.resolve is None else self.resolve()
+
+    def values(self, d):
+        """The names' values in `d`, frozen (a name deleted since reads as
         missing; a list as its identity)."""
-        got = tuple(freeze(self.d.get(n, _MISSING)) for n in self.names)
+        got = tuple(_Ident(v) if n in self.ident and v is not _MISSING
+                    else freeze(v)
+                    for n in self.names for v in (_entry(d, n),))
         return got[0] if len(self.names) == 1 else got
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return _MISSING
+
+
+def _entry_of(parent, name):
+    return _entry(parent(), name)
 
 
 class _Cell:
@@ -161,26 +239,32 @@ class Guards:
             s.finish()
         self._labels = []
         for s in self._sources:
-            self._labels.extend("%s%s" % (s.label, n) for n in s.names)
+            self._labels.extend(s.labels())
         for c in self._cells:
             self._labels.append(c.label)
         self.count = len(self._labels)
 
     # --- discovery
 
-    def _source(self, label, d):
+    def _source(self, label, d, items=False, resolve=None):
         s = self._sources.get(id(d))
         if s is None:
-            s = self._sources[id(d)] = _Source(label, d)
+            s = self._sources[id(d)] = _Source(label, d, items, resolve)
         return s
 
-    def _guard(self, label, d, name, tensors=False):
+    def _guard(self, label, d, name, tensors=False, items=False,
+               resolve=None, ident=False):
+        """Guards `d[name]` if its value is guardable (or, with `ident`,
+        whatever it is, by identity). `resolve` finds `d` again per call
+        (None: `d` is always the same dict)."""
         v = d.get(name, _MISSING)
-        if v is _MISSING or freeze(v, tensors) is _MISSING:
+        if v is _MISSING or (not ident and freeze(v, tensors) is _MISSING):
             return False
-        s = self._source(label, d)
+        s = self._source(label, d, items, resolve)
         if name not in s.names:
             s.names.append(name)
+        if ident:
+            s.ident.add(name)
         return True
 
     def _add_module_tree(self, root):
@@ -191,9 +275,7 @@ class Guards:
             d = m.__dict__
             label = "%s.%s." % (type(root).__name__, path) if path else \
                 "%s." % type(root).__name__
-            for k in list(d):
-                if k not in _MODULE_INTERNALS:
-                    self._guard(label, d, k)
+            names = set()
             cls = type(m)
             for klass in cls.__mro__:
                 if klass is torch.nn.Module or _internal(klass.__module__):
@@ -202,6 +284,12 @@ class Guards:
                     f = getattr(attr, "__func__", attr)
                     if isinstance(f, types.FunctionType):
                         self._add_function(f, depth=1)
+                        _code_names(f.__code__, names)
+            for k in list(d):
+                if k not in _MODULE_INTERNALS and not self._guard(label, d, k):
+                    # `self.opts.beta`, `self.cfg["act"]`
+                    self._follow(d[k], names, 1, "%s%s." % (label, k),
+                                 functools.partial(_entry, d, k))
 
     def _add_callable(self, fn, depth):
         if isinstance(fn, functools.partial):
@@ -213,7 +301,8 @@ class Guards:
             if code is not None:
                 # A helper object's method: the attributes of its object
                 # that the method names (`self.scale`).
-                self._follow(fn.__self__, _code_names(code), depth, "self.")
+                self._follow(fn.__self__, _code_names(code), depth, "self.",
+                             None)
             return
         try:
             fn = inspect.unwrap(fn)
@@ -238,8 +327,17 @@ class Guards:
             # A global tensor (or parameter) is a constant of the program
             # (torch.fx holds the object): guarded by identity, so a new
             # one assigned to the name recaptures.
-            if not self._guard("global %s." % gname, g, name, tensors=True):
-                self._follow(g[name], names, depth, "%s." % name)
+            label = "global %s." % gname
+            v = g[name]
+            if self._guard(label, g, name, tensors=True):
+                continue
+            if isinstance(v, types.FunctionType) and not _internal(
+                    v.__globals__.get("__name__")):
+                # A helper function traced into the program: another one
+                # assigned to the name recaptures.
+                self._guard(label, g, name, ident=True)
+            self._follow(v, names, depth, "%s." % name,
+                         functools.partial(_entry, g, name))
         for var, cell in zip(code.co_freevars, f.__closure__ or ()):
             try:
                 v = cell.cell_contents
@@ -249,13 +347,16 @@ class Guards:
             if freeze(v) is not _MISSING:
                 self._cells.append(_Cell(label, cell))
             else:
-                self._follow(v, names, depth, "%s." % var)
+                self._follow(v, names, depth, "%s." % var,
+                             functools.partial(_cell_value, cell))
 
-    def _follow(self, v, names, depth, prefix):
-        """A global or cell value that is not a scalar: the user's function
-        (its code), module, class or plain object (its attributes that
-        `names` mention)."""
-        if isinstance(v, torch.nn.Module):
+    def _follow(self, v, names, depth, prefix, where):
+        """A global, cell or attribute value that is not a scalar: the
+        user's function (its code), module, class, plain object or dict
+        (its entries that `names` mention; a dict's guardable items).
+        `where()` gives the value at the same place on a later call (None:
+        always `v`)."""
+        if isinstance(v, torch.nn.Module) or depth > 4:
             return  # the module's own guards (closure modules)
         if isinstance(v, types.FunctionType):
             self._add_function(v, depth + 1)
@@ -263,33 +364,52 @@ class Guards:
         if isinstance(v, functools.partial) or inspect.ismethod(v):
             self._add_callable(v, depth + 1)
             return
-        if isinstance(v, types.ModuleType):
+        items = type(v) is dict
+        if items:
+            wanted = [k for k in v if isinstance(k, _SCALARS)]
+        elif isinstance(v, types.ModuleType):
             if _internal(v.__name__):
                 return
-            d = vars(v)
+            wanted = names
         elif isinstance(v, type):
             if _internal(v.__module__):
                 return
-            d = v.__dict__
+            wanted = names
+        elif _internal(type(v).__module__):
+            return
         else:
-            if _internal(type(v).__module__) or id(v) in self._seen_obj:
-                return
-            d = getattr(v, "__dict__", None)
-            if not isinstance(d, dict):
-                return
-        for name in names:
-            if name in d:
-                self._guard(prefix, d, name)
+            wanted = names
+        d = _dict_of(v)
+        if d is None or id(d) in self._seen_obj:
+            return
+        self._seen_obj.add(id(d))
+        resolve = None if where is None else (
+            lambda: _dict_of(where()))
+        label = prefix[:-1] if items else prefix
+        for name in wanted:
+            if name not in d or self._guard(label, d, name, items=items,
+                                            resolve=resolve):
+                continue
+            # `cfg.model.width`, `OPTS["sub"]["k"]`: one level further
+            sub = "%s[%r]." % (label, name) if items else \
+                "%s%s." % (prefix, name)
+            parent = resolve if resolve is not None else (lambda: d)
+            self._follow(d[name], names, depth + 1, sub,
+                         functools.partial(_entry_of, parent, name))
 
     # --- per call
 
     def values(self):
         out = []
         for s in self._sources:
-            try:
-                got = s.get(s.d) if s.ok else s.values()
-            except KeyError:   # a name deleted since
-                got = s.values()
+            d = s.d if s.resolve is None else s.resolve()
+            if s.ok and d is s.d:
+                try:
+                    got = s.get(d)
+                except KeyError:   # a name deleted since
+                    got = s.values(d)
+            else:
+                got = s.values(d)
             if len(s.names) == 1:
                 out.append(got)
             else:

@@ -538,6 +538,16 @@ def _is_floating_point(b, x):
     return x.dtype.is_floating_point
 
 
+@both("is_signed")
+def _is_signed(b, x):
+    return x.dtype.is_signed
+
+
+@both("is_complex")
+def _is_complex(b, x):
+    return x.dtype.is_complex
+
+
 @method("is_contiguous")
 def _is_contiguous(b, x, memory_format=None):
     return True

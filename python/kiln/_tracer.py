@@ -104,6 +104,15 @@ class KilnProxy(fx.Proxy):
     def __float__(self):
         return float(self.tracer.concrete(self, "float()"))
 
+    def register_hook(self, hook):
+        """Tensor.register_hook on a traced value: a graph break; the hook
+        is registered on the real tensor, which the later graphs read, so
+        it runs on the gradient as in eager (TorchDynamo keeps such hooks
+        too). Returns the real RemovableHandle."""
+        return self.tracer.run_eagerly_for(
+            "Tensor.register_hook(): a gradient hook on a value computed "
+            "in the graph", _register_hook, (self, hook), {})
+
     def __getattr__(self, k):
         # torch.fx's Proxy.__getattr__ gives a plain fx Attribute, which
         # has none of the methods above: `range(x.ndim)` (torch.masked's
@@ -478,6 +487,9 @@ class KilnTracer(fx.Tracer):
             fn, "__qualname__", fn)
         return self._run_eagerly(reason, fn.fn, args, kwargs)
 
+    def run_eagerly_for(self, reason, fn, args, kwargs):
+        return self._run_eagerly(reason, fn, args, kwargs)
+
     def _run_eagerly(self, reason, fn, args, kwargs):
         """A graph break for `reason`; `fn` runs eagerly on the real values
         of `args` / `kwargs`, and the tensors it returns are values of later
@@ -571,6 +583,46 @@ class KilnTracer(fx.Tracer):
                 break
             f = f.f_back
         return frames
+
+    # --- assignments to a module's tensors
+
+    def assign_tensor_attr(self, m, name, value):
+        """`self.buf = t` in traced code, `t` a traced value, `buf` a buffer
+        or parameter of `m`. `self.n += 1` is Python's in-place add on the
+        buffer then this assignment of the same tensor: nothing more to do.
+        Another tensor assigned to a buffer (`self.n = self.n + 1`) is
+        written into it (a copy_, as the buffer is read by name on every
+        call; eager PyTorch rebinds the name to the new tensor, the values
+        are the same); one of another shape or dtype is refused, as is a
+        computed tensor assigned to a parameter (eager raises TypeError)."""
+        cur = getattr(m, name)
+        if cur is value:
+            return
+        node = value.node
+        inplace = (node.op == "call_function" and node.target in (
+            operator.iadd, operator.isub, operator.imul, operator.itruediv,
+            operator.ifloordiv, operator.imod, operator.ipow, operator.iand,
+            operator.ior, operator.ixor)) or (
+            node.op == "call_method" and node.target.endswith("_"))
+        if inplace and node.args and isinstance(cur, fx.Proxy) and \
+                node.args[0] is cur.node:
+            return
+        kind = "parameter" if name in m._parameters else "buffer"
+        if kind == "parameter":
+            raise TypeError(
+                "cannot assign a computed tensor as parameter '%s' "
+                "(torch.nn.Parameter or None expected)" % name)
+        a, b = self.value(cur), self.value(value)
+        shape_a = [str(d) for d in a.shape]
+        shape_b = [str(d) for d in b.shape]
+        if a.dtype != b.dtype or shape_a != shape_b:
+            raise self.importer._located(
+                Unsupported, "a tensor of shape [%s] and dtype %s assigned "
+                "to buffer '%s' of shape [%s] and dtype %s: kiln updates "
+                "buffers in place; register a buffer of the new shape "
+                "instead" % (", ".join(shape_b), b.dtype, name,
+                             ", ".join(shape_a), a.dtype))
+        cur.copy_(value)
 
     # --- Python values of proxies
 
@@ -773,15 +825,34 @@ def _random_name(func):
 _active = threading.local()
 
 
+def _backward_hook_dicts(m):
+    """The backward hook dicts nn.Module.__call__ reads for `m`: its own
+    and the global ones (pre-hooks where this PyTorch has them)."""
+    return (m._backward_hooks, getattr(m, "_backward_pre_hooks", None),
+            getattr(_nn_module, "_global_backward_hooks", None),
+            getattr(_nn_module, "_global_backward_pre_hooks", None))
+
+
+def _register_hook(t, hook):
+    return t.register_hook(hook)
+
+
 def has_forward_hooks(m):
-    """What forward hooks a module call runs (nn.Module.__call__: the
-    module's own and the global ones), as words, or "" for none."""
+    """What hooks a module call runs (nn.Module.__call__: the module's own
+    and the global ones; forward hooks, pre-hooks and backward hooks), as
+    words, or "" for none."""
     kinds = []
     if m._forward_pre_hooks or _nn_module._global_forward_pre_hooks:
         kinds.append("forward pre-hooks")
     if m._forward_hooks or _nn_module._global_forward_hooks:
         kinds.append("forward hooks")
+    if any(_backward_hook_dicts(m)):
+        kinds.append("backward hooks")
     return " and ".join(kinds)
+
+
+def has_backward_hooks(m):
+    return any(_backward_hook_dicts(m))
 
 
 def current_tracer():
@@ -1024,6 +1095,34 @@ def _user_globals(fn):
     return list(found.values())
 
 
+_MODULE_SETATTR = torch.nn.Module.__setattr__
+
+
+def _module_setattr(m, name, value):
+    t = getattr(_active, "tracer", None)
+    if isinstance(value, fx.Proxy) and not t.eager_depth:
+        d = m.__dict__
+        if name in d.get("_buffers", ()) or name in d.get("_parameters", ()):
+            return t.assign_tensor_attr(m, name, value)
+    return _MODULE_SETATTR(m, name, value)
+
+
+@contextlib.contextmanager
+def _module_setattr_patched():
+    """nn.Module.__setattr__ of a traced value to a buffer or parameter:
+    KilnTracer.assign_tensor_attr (nn.Module's own refuses a Proxy, and
+    its error message, made from the Proxy, failed inside torch.fx)."""
+    if torch.nn.Module.__setattr__ is not _MODULE_SETATTR:
+        yield   # a nested trace: patched by the outer one
+        return
+    torch.nn.Module.__setattr__ = _thread_local(_MODULE_SETATTR,
+                                                _module_setattr)
+    try:
+        yield
+    finally:
+        torch.nn.Module.__setattr__ = _MODULE_SETATTR
+
+
 @contextlib.contextmanager
 def _isinstance_patched(fn):
     patched = []
@@ -1081,17 +1180,45 @@ def trace(root, fn, importer, concrete_args, run=None):
     imported as it is created. Returns the GraphModule (with graph breaks,
     `run` a kiln._breaks.SegmentRun: the tracer's root module, the graph
     having been run segment by segment)."""
-    from . import _breaks
     root_fn = fn.forward if isinstance(fn, torch.nn.Module) else fn
     tracer = KilnTracer(importer, root_fn, run)
     if isinstance(fn, torch.nn.Module):
         importer.root = fn
+    with _constants_kept_off(fn, importer):
+        return _trace(tracer, root_fn, fn, concrete_args, run)
+
+
+@contextlib.contextmanager
+def _constants_kept_off(fn, importer):
+    """torch.fx stores the tensor constants of a trace (`torch.zeros(3)`
+    made by the code, a global tensor) as `_tensor_constant<k>` attributes
+    of the traced root: for a compiled module, the user's module, which
+    kept them (and every recapture's) for good. They stay there while
+    tracing (segments read them) and are moved into
+    `importer.module_constants` after; programs read them there."""
+    if not isinstance(fn, torch.nn.Module):
+        yield
+        return
+    before = set(fn.__dict__)
+    try:
+        yield
+    finally:
+        found = {k: fn.__dict__[k] for k in list(fn.__dict__)
+                 if k not in before and k.startswith("_tensor_constant")}
+        for k in found:
+            del fn.__dict__[k]
+        importer.module_constants = found
+
+
+def _trace(tracer, root_fn, fn, concrete_args, run):
+    from . import _breaks
     outer = getattr(_active, "tracer", None)
     _active.tracer = tracer
     try:
         with _breaks.tracing(tracer), _RandomCalls(tracer), \
                 _math_wrapped(), _factories_wrapped(tracer), \
-                _isinstance_patched(fn), _grad_mode_tracked(tracer):
+                _isinstance_patched(fn), _grad_mode_tracked(tracer), \
+                _module_setattr_patched():
             graph = tracer.trace(fn, concrete_args=concrete_args)
     except KilnError:
         raise

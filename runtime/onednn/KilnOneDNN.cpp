@@ -7,7 +7,10 @@
 //   out[n, g, f, oh, ow] (+)= sum_{c, kh, kw} x[n, g, c, oh*sh + kh*dh,
 //                                               ow*sw + kw*dw] * w[g, f, c, kh, kw]
 //
-// on an input that is already padded (the linalg conv's semantics). Every
+// on an input that is already padded (the linalg conv's semantics), or
+// with kiln_onednn_conv2d_pad_f32 on the unpadded input plus its zero
+// padding (top, left, bottom, right), which the convolution applies itself
+// (in-kernel padding: no padded copy of the activations). Every
 // operand comes with its strides in elements, so any strided view works:
 // shapes oneDNN can describe (the channels of a grouped operand one
 // uniform stride) run as a oneDNN f32 convolution primitive, anything else
@@ -55,7 +58,8 @@ namespace {
 
 void calmGnuOpenMP(); // below: two OpenMP runtimes in one process
 
-constexpr int kNumParams = 31;
+// 31 shape/stride/accumulate slots, then the four paddings.
+constexpr int kNumParams = 35;
 
 struct Key {
   int64_t p[kNumParams];
@@ -111,6 +115,10 @@ struct Params {
   int64_t n, g, c, h, w, f, kh, kw, oh, ow, sh, sw, dh, dw;
   int64_t xs[5], ws[5], ys[5];
   int64_t accumulate;
+  // Zero padding the call applies itself (kiln_onednn_conv2d_pad_f32);
+  // h and w are then the unpadded input's.
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  bool padded() const { return pt || pl || pb || pr; }
 };
 
 Params unpack(const Key &k) {
@@ -125,6 +133,7 @@ Params unpack(const Key &k) {
     p.ys[i] = v[24 + i];
   }
   p.accumulate = v[29];
+  p.pt = v[31]; p.pl = v[32]; p.pb = v[33]; p.pr = v[34];
   return p;
 }
 
@@ -138,12 +147,16 @@ void convLoops(const Params &p, const float *x, const float *wt, float *y) {
             float acc = 0.0f;
             for (int64_t c = 0; c < p.c; ++c)
               for (int64_t kh = 0; kh < p.kh; ++kh)
-                for (int64_t kw = 0; kw < p.kw; ++kw)
+                for (int64_t kw = 0; kw < p.kw; ++kw) {
+                  int64_t ih = oh * p.sh + kh * p.dh - p.pt,
+                          iw = ow * p.sw + kw * p.dw - p.pl;
+                  if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w)
+                    continue; // zero padding
                   acc += x[n * p.xs[0] + g * p.xs[1] + c * p.xs[2] +
-                           (oh * p.sh + kh * p.dh) * p.xs[3] +
-                           (ow * p.sw + kw * p.dw) * p.xs[4]] *
+                           ih * p.xs[3] + iw * p.xs[4]] *
                          wt[g * p.ws[0] + f * p.ws[1] + c * p.ws[2] +
                             kh * p.ws[3] + kw * p.ws[4]];
+                }
             float &o = y[n * p.ys[0] + g * p.ys[1] + f * p.ys[2] +
                          oh * p.ys[3] + ow * p.ys[4]];
             o = p.accumulate ? o + acc : acc;
@@ -163,7 +176,10 @@ void convLoops(const Params &p, const float *x, const float *wt, float *y) {
 //    stride-1 conv that a grouped transposed conv lowers to): per output
 //    plane (n, g, f), each output row is kh * kw multiply-adds of input
 //    rows (contiguous where the width stride and the input's element stride
-//    are 1, which vectorizes).
+//    are 1, which vectorizes). With in-kernel padding (p.padded()) input
+//    rows outside the image are skipped and each kernel column's
+//    multiply-adds cover only the output columns whose input column is
+//    inside it: no padded copy is read.
 //  * depthwiseWeightGrad: the weight-gradient form of a depthwise conv
 //    (lib/Autodiff/Conv.cpp's convWeightGrad: batch 1 = the forward's one
 //    channel per group, the call's channels the forward's batch, the kernel
@@ -200,19 +216,32 @@ void depthwiseConv(const Params &p, const float *x, const float *wt, float *y,
           std::fill(a, a + p.ow, 0.0f);
         for (int64_t c = 0; c < p.c; ++c)
           for (int64_t kh = 0; kh < p.kh; ++kh) {
-            const float *xr =
-                xp + c * p.xs[2] + (oh * p.sh + kh * p.dh) * p.xs[3];
+            const int64_t ih = oh * p.sh + kh * p.dh - p.pt;
+            if (ih < 0 || ih >= p.h)
+              continue; // a padding row: adds zero
+            const float *xr = xp + c * p.xs[2] + ih * p.xs[3];
             for (int64_t kw = 0; kw < p.kw; ++kw) {
               float wv = wp[c * p.ws[2] + kh * p.ws[3] + kw * p.ws[4]];
-              const float *xk = xr + kw * p.dw * p.xs[4];
+              // Output column ow reads input column ow * sw + off; only
+              // [lo, hi) read inside the row (the rest read padding).
+              const int64_t off = kw * p.dw - p.pl;
+              const int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
+              const int64_t last = p.w - 1 - off; // ow * sw <= last
+              const int64_t hi =
+                  last < 0 ? 0 : std::min(p.ow, last / p.sw + 1);
+              if (lo >= hi)
+                continue;
+              const float *xk = xr + (lo * p.sw + off) * p.xs[4];
+              float *ak = a + lo;
+              const int64_t len = hi - lo;
               if (contiguous) {
 #pragma omp simd
-                for (int64_t ow = 0; ow < p.ow; ++ow)
-                  a[ow] += wv * xk[ow];
+                for (int64_t i = 0; i < len; ++i)
+                  ak[i] += wv * xk[i];
               } else {
                 int64_t step = p.sw * p.xs[4];
-                for (int64_t ow = 0; ow < p.ow; ++ow)
-                  a[ow] += wv * xk[ow * step];
+                for (int64_t i = 0; i < len; ++i)
+                  ak[i] += wv * xk[i * step];
               }
             }
           }
@@ -301,7 +330,7 @@ Entry::Direct chooseDirect(const Params &p) {
     return Entry::Direct::None;
   if (p.g <= 1)
     return Entry::Direct::None;
-  if (p.n == 1 && p.kh * p.kw > p.oh * p.ow)
+  if (p.n == 1 && p.kh * p.kw > p.oh * p.ow && !p.padded())
     return Entry::Direct::DepthwiseWeightGrad;
   if (p.c == 1)
     return Entry::Direct::Depthwise;
@@ -351,7 +380,7 @@ bool looksLikeWeightGrad(const Params &p) {
   const char *env = std::getenv("KILN_ONEDNN_WGRAD");
   if (env && std::strcmp(env, "0") == 0)
     return false;
-  if (p.g != 1 || p.accumulate)
+  if (p.g != 1 || p.accumulate || p.padded())
     return false;
   if (env && std::strcmp(env, "1") == 0)
     return true;
@@ -442,11 +471,12 @@ void logChoice(const Params &p, const char *impl, const char *suffix) {
     return;
   std::fprintf(stderr,
                "kiln-onednn: n %lld g %lld c %lld %lldx%lld f %lld "
-               "k %lldx%lld -> %lldx%lld%s: %s%s\n",
+               "k %lldx%lld -> %lldx%lld%s%s: %s%s\n",
                (long long)p.n, (long long)p.g, (long long)p.c, (long long)p.h,
                (long long)p.w, (long long)p.f, (long long)p.kh,
                (long long)p.kw, (long long)p.oh, (long long)p.ow,
-               p.accumulate ? " accumulate" : "", impl, suffix);
+               p.accumulate ? " accumulate" : "",
+               p.padded() ? " padded" : "", impl, suffix);
 }
 
 std::shared_ptr<Entry> create(const Key &key) {
@@ -512,7 +542,7 @@ std::shared_ptr<Entry> create(const Key &key) {
         dnnl::prop_kind::forward_inference,
         dnnl::algorithm::convolution_direct, srcAny, weiAny, dstAny,
         {p.sh, p.sw},
-        {p.dh - 1, p.dw - 1}, {0, 0}, {0, 0});
+        {p.dh - 1, p.dw - 1}, {p.pt, p.pl}, {p.pb, p.pr});
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     if (p.accumulate) {
@@ -852,37 +882,10 @@ void calmGnuOpenMP() {
   std::call_once(once, calmGnuOpenMPOnce);
 }
 
-} // namespace
-
-extern "C" {
-
-/// How libkiln_onednn found the process's OpenMP runtimes (tests,
-/// docs/codegen.md): 0 not checked yet (no oneDNN call ran), 1 libdnnl
-/// binds libomp, 2 it binds libgomp and the user's OMP_WAIT_POLICY /
-/// GOMP_SPINCOUNT is kept, 3 it binds libgomp and libgomp's idle workers
-/// were made to sleep (calmGnuOpenMP), 4 libgomp without its entry points.
-__attribute__((visibility("default"))) int kiln_onednn_openmp_state(void) {
-  return gompState.load();
-}
-
-/// The convolution described in the file comment. Sizes are per group (c
-/// input and f output channels of each of g groups); h, w the padded input;
-/// xs/ws/ys the strides in elements of x [n, g, c, h, w], w [g, f, c, kh, kw]
-/// and y [n, g, f, oh, ow]; accumulate: y += conv (else y = conv); threads:
-/// OpenMP threads for oneDNN (0: as it is).
-__attribute__((visibility("default"))) void kiln_onednn_conv2d_f32(
-    const float *x, const float *wt, float *y, int64_t n, int64_t g, int64_t c,
-    int64_t h, int64_t w, int64_t f, int64_t kh, int64_t kw, int64_t oh,
-    int64_t ow, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t xsN,
-    int64_t xsG, int64_t xsC, int64_t xsH, int64_t xsW, int64_t wsG,
-    int64_t wsF, int64_t wsC, int64_t wsH, int64_t wsW, int64_t ysN,
-    int64_t ysG, int64_t ysF, int64_t ysH, int64_t ysW, int64_t accumulate,
-    int64_t threads) {
-  if (n <= 0 || g <= 0 || f <= 0 || oh <= 0 || ow <= 0)
-    return; // empty output
-  Key key = {{n, g, c, h, w, f, kh, kw, oh, ow, sh, sw, dh, dw, xsN, xsG, xsC,
-              xsH, xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW,
-              accumulate ? 1 : 0, 0}};
+/// One call of kiln_onednn_conv2d_f32 / _pad_f32 (below), its shape in
+/// `key`.
+void runConv(const Key &key, const float *x, const float *wt, float *y,
+             int64_t accumulate, int64_t threads) {
   std::shared_ptr<Entry> e;
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
@@ -961,6 +964,61 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_f32(
   if (e->reorderDst)
     e->dstOut.execute(s, convDst, dst);
   s.wait();
+}
+
+} // namespace
+
+extern "C" {
+
+/// How libkiln_onednn found the process's OpenMP runtimes (tests,
+/// docs/codegen.md): 0 not checked yet (no oneDNN call ran), 1 libdnnl
+/// binds libomp, 2 it binds libgomp and the user's OMP_WAIT_POLICY /
+/// GOMP_SPINCOUNT is kept, 3 it binds libgomp and libgomp's idle workers
+/// were made to sleep (calmGnuOpenMP), 4 libgomp without its entry points.
+__attribute__((visibility("default"))) int kiln_onednn_openmp_state(void) {
+  return gompState.load();
+}
+
+/// The convolution described in the file comment. Sizes are per group (c
+/// input and f output channels of each of g groups); h, w the padded input;
+/// xs/ws/ys the strides in elements of x [n, g, c, h, w], w [g, f, c, kh, kw]
+/// and y [n, g, f, oh, ow]; accumulate: y += conv (else y = conv); threads:
+/// OpenMP threads for oneDNN (0: as it is).
+__attribute__((visibility("default"))) void kiln_onednn_conv2d_f32(
+    const float *x, const float *wt, float *y, int64_t n, int64_t g, int64_t c,
+    int64_t h, int64_t w, int64_t f, int64_t kh, int64_t kw, int64_t oh,
+    int64_t ow, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t xsN,
+    int64_t xsG, int64_t xsC, int64_t xsH, int64_t xsW, int64_t wsG,
+    int64_t wsF, int64_t wsC, int64_t wsH, int64_t wsW, int64_t ysN,
+    int64_t ysG, int64_t ysF, int64_t ysH, int64_t ysW, int64_t accumulate,
+    int64_t threads) {
+  if (n <= 0 || g <= 0 || f <= 0 || oh <= 0 || ow <= 0)
+    return; // empty output
+  Key key = {{n, g, c, h, w, f, kh, kw, oh, ow, sh, sw, dh, dw, xsN, xsG, xsC,
+              xsH, xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW,
+              accumulate ? 1 : 0, 0}};
+  runConv(key, x, wt, y, accumulate, threads);
+}
+
+/// kiln_onednn_conv2d_f32 on the unpadded input (h x w, strides xs*) with
+/// zero padding pt/pl/pb/pr applied by the convolution itself
+/// (kiln-cpu-conv-to-onednn passes the padded copy's source instead of the
+/// copy): oneDNN primitives take the padding as their own, the depthwise
+/// loops skip it, the loop nest checks bounds.
+__attribute__((visibility("default"))) void kiln_onednn_conv2d_pad_f32(
+    const float *x, const float *wt, float *y, int64_t n, int64_t g, int64_t c,
+    int64_t h, int64_t w, int64_t f, int64_t kh, int64_t kw, int64_t oh,
+    int64_t ow, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t xsN,
+    int64_t xsG, int64_t xsC, int64_t xsH, int64_t xsW, int64_t wsG,
+    int64_t wsF, int64_t wsC, int64_t wsH, int64_t wsW, int64_t ysN,
+    int64_t ysG, int64_t ysF, int64_t ysH, int64_t ysW, int64_t pt, int64_t pl,
+    int64_t pb, int64_t pr, int64_t accumulate, int64_t threads) {
+  if (n <= 0 || g <= 0 || f <= 0 || oh <= 0 || ow <= 0)
+    return; // empty output
+  Key key = {{n, g, c, h, w, f, kh, kw, oh, ow, sh, sw, dh, dw, xsN, xsG, xsC,
+              xsH, xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW,
+              accumulate ? 1 : 0, 0, pt, pl, pb, pr}};
+  runConv(key, x, wt, y, accumulate, threads);
 }
 
 /// The transposed convolution (the input gradient of a convolution; see

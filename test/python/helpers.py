@@ -48,16 +48,12 @@ def run_program(result, inputs, root, backend="eager", session=None):
 
 def run(fn, *inputs, backend="eager"):
     """fn imported and run by Kiln; returns its outputs in fn's structure."""
-    from torch.utils import _pytree as pytree
     result, gm = import_program(fn, *inputs)
     root = fn if isinstance(fn, torch.nn.Module) else gm
     outs, _ = run_program(result, list(inputs), root, backend)
     tensors = program_tensors(result, list(inputs), root)
-    leaves = []
-    for kind, v in result.output_leaves:
-        leaves.append(outs[v] if kind == "result" else
-                      tensors[v] if kind == "arg" else v)
-    return pytree.tree_unflatten(leaves, result.output_spec)
+    from kiln._compile import _Program
+    return _Program.unflatten(result, outs, tensors)
 
 
 def check_module_backward(m, ref, backend, *args):

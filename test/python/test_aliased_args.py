@@ -71,3 +71,69 @@ def test_read_only_aliases_stay_compiled():
     opt = kiln.compile(f, backend="cpu", fullgraph=True)
     a = torch.randn(3, 4)
     torch.testing.assert_close(opt(a, a[0]), f(a, a[0]))
+
+
+def write_then_break(a, b):
+    a.add_(b)
+    if a.sum() > -1e9:      # a graph break on the written value
+        a.mul_(2)
+    return a.clone()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpu"])
+@pytest.mark.parametrize("make", [
+    lambda t: (t, t), lambda t: (t[:, ::2], t[:, 1::2]),
+    lambda t: (t[0], t[1])], ids=["same", "interleaved", "rows"])
+def test_aliased_arguments_with_graph_breaks(backend, make):
+    # With a graph break the segment's program met the aliased arguments
+    # inside the trace and the call failed ("cannot trace ...:
+    # _AliasedArguments"); now that segment runs eagerly for the call.
+    kiln.reset()
+    cf = kiln.compile(write_then_break, backend=backend)
+    for _ in range(2):
+        t1 = torch.randn(4, 4)
+        t2 = t1.clone()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = cf(*make(t1))
+        want = write_then_break(*make(t2))
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(t1, t2)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpu"])
+def test_writing_an_expanded_argument_raises_as_eager(backend):
+    def f(a, b):
+        b.mul_(2)
+        return a + b
+    kiln.reset()
+    cf = kiln.compile(f, backend=backend)
+    a, v = torch.randn(3, 3), torch.randn(3)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        f(a, v.expand(3, 3))
+    with pytest.raises(RuntimeError, match="single memory location"):
+        cf(a, v.expand(3, 3))
+    torch.testing.assert_close(cf(a, v.clone()), f(a, v.clone()))
+
+
+def clone_after_break(a, b):
+    a.add_(b)
+    kiln.graph_break()
+    return a.clone(), a, b.clone()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpu"])
+def test_clone_of_an_argument_after_a_break(backend):
+    # A segment with no op of its own (x.clone() of a segment's argument)
+    # failed: "internal error: a graph result without an op".
+    kiln.reset()
+    cf = kiln.compile(clone_after_break, backend=backend)
+    for _ in range(3):          # the second call replays the segments
+        a1, b1 = torch.randn(3), torch.randn(3)
+        a2, b2 = a1.clone(), b1.clone()
+        got = cf(a1, b1)
+        want = clone_after_break(a2, b2)
+        torch.testing.assert_close(got, want)
+        assert got[1] is a1
+        assert got[0].data_ptr() != a1.data_ptr()
+        assert got[2].data_ptr() != b1.data_ptr()

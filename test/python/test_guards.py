@@ -385,3 +385,166 @@ def test_each_capture_keeps_its_own_tensor_constants(backend):
     for v in [2.0, 3.0, 2.0, 3.0]:
         set_global("SCALE", v)
         check(cf, f, x)
+
+
+OPTS = {"scale": 2.0, "act": "relu", "dims": (0,)}
+deep = types.SimpleNamespace(sub=types.SimpleNamespace(k=2.0, inner=types.SimpleNamespace(n=1)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_global_dict_items(backend):
+    # A dict of settings read by key: its items are guarded (a changed,
+    # added or removed item recaptures), as Dynamo's DICT_KEYS / per-item
+    # guards do.
+    saved = dict(OPTS)
+
+    def f(x):
+        y = x * OPTS["scale"]
+        y = torch.relu(y) if OPTS["act"] == "relu" else torch.tanh(y)
+        return y.sum(OPTS["dims"]) + OPTS.get("bias", 0.0)
+    try:
+        cf = kiln.compile(f, backend=backend)
+        x = torch.randn(3, 4)
+        check(cf, f, x)
+        OPTS["scale"] = -3.0
+        check(cf, f, x)
+        OPTS["act"] = "tanh"
+        check(cf, f, x)
+        OPTS["dims"] = (1,)
+        check(cf, f, x)
+        OPTS["bias"] = 5.0
+        check(cf, f, x)
+        del OPTS["bias"]
+        check(cf, f, x)
+    finally:
+        OPTS.clear()
+        OPTS.update(saved)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_closure_dict_and_nested_dict(backend):
+    opts = {"a": {"k": 2.0}, "n": 2}
+
+    def f(x):
+        for _ in range(opts["n"]):
+            x = x * opts["a"]["k"] + 1
+        return x
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(5)
+    check(cf, f, x)
+    opts["a"]["k"] = 0.5
+    check(cf, f, x)
+    opts["n"] = 3
+    check(cf, f, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_attributes_two_and_three_levels_deep(backend):
+    saved = (deep.sub.k, deep.sub.inner.n)
+
+    def f(x):
+        return (x * deep.sub.k).sum(deep.sub.inner.n)
+    try:
+        cf = kiln.compile(f, backend=backend)
+        x = torch.randn(2, 3)
+        check(cf, f, x)
+        deep.sub.k = -1.0
+        check(cf, f, x)
+        deep.sub.inner.n = 0
+        check(cf, f, x)
+        deep.sub = types.SimpleNamespace(k=4.0, inner=types.SimpleNamespace(n=1))
+        check(cf, f, x)
+    finally:
+        deep.sub = types.SimpleNamespace(
+            k=saved[0], inner=types.SimpleNamespace(n=saved[1]))
+
+
+class WithSettings(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.cfg = {"alpha": 2.0, "act": "relu"}
+        self.opts = types.SimpleNamespace(beta=1.0)
+
+    def forward(self, x):
+        y = self.lin(x) * self.cfg["alpha"] + self.opts.beta
+        return torch.relu(y) if self.cfg["act"] == "relu" else torch.tanh(y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_module_dict_and_object_attributes(backend):
+    torch.manual_seed(3)
+    m = WithSettings()
+    cm = kiln.compile(m, backend=backend)
+    x = torch.randn(3, 4)
+    check(cm, m, x)
+    m.cfg["alpha"] = -0.5
+    check(cm, m, x)
+    m.cfg["act"] = "tanh"
+    check(cm, m, x)
+    m.opts.beta = 7.0
+    check(cm, m, x)
+
+
+def helper_a(x):
+    return x + 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rebound_global_object_and_helper(backend):
+    # Another object assigned to a global config name, and another helper
+    # function assigned to a global name: both are read, not the first
+    # call's.
+    set_global("settings", types.SimpleNamespace(k=2.0))
+    set_global("helper", helper_a)
+
+    def f(x):
+        return helper(x) * settings.k   # noqa: F821 (set above)
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(4)
+    check(cf, f, x)
+    set_global("settings", types.SimpleNamespace(k=-3.0))
+    check(cf, f, x)
+    settings.k = 0.25                   # noqa: F821
+    check(cf, f, x)
+    set_global("helper", lambda x: x * 10)
+    check(cf, f, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dict_with_other_values_guards_its_scalars(backend):
+    # A dict that also holds a module cannot be guarded as a whole: its
+    # scalar items are guarded one by one.
+    torch.manual_seed(4)
+    parts = {"layer": nn.Linear(3, 3), "scale": 2.0, "inner": {"shift": 1.0}}
+
+    def f(x):
+        return parts["layer"](x) * parts["scale"] + parts["inner"]["shift"]
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(2, 3)
+    check(cf, f, x)
+    parts["scale"] = -1.0
+    check(cf, f, x)
+    parts["inner"]["shift"] = 9.0
+    check(cf, f, x)
+    parts["inner"] = {"shift": -9.0}
+    check(cf, f, x)
+
+
+def test_verbose_names_the_dict_item(capsys):
+    saved = dict(OPTS)
+
+    def f(x):
+        return x * OPTS["scale"]
+    try:
+        kiln.config.verbose = True
+        cf = kiln.compile(f, backend="eager")
+        cf(torch.ones(2))
+        OPTS["scale"] = 4.0
+        cf(torch.ones(2))
+    finally:
+        kiln.config.verbose = False
+        OPTS.clear()
+        OPTS.update(saved)
+    err = capsys.readouterr().err
+    assert "OPTS" in err and "'scale': 2.0" in err and "'scale': 4.0" in err, err

@@ -8,6 +8,7 @@ first call recapture. Before, kiln skipped them: a leaf module's hooks
 Every result is compared with eager PyTorch on a copy of the model."""
 
 import copy
+import warnings
 
 import pytest
 import torch
@@ -160,3 +161,153 @@ def test_function_calling_a_hooked_module():
     cf = kiln.compile(f, backend="cpu")
     x = torch.randn(3, 4)
     torch.testing.assert_close(cf(x), ref(x).sum(-1))
+
+
+def clip_grad_input(mod, grad_input, grad_output):
+    return tuple(None if g is None else g.clamp(-0.01, 0.01)
+                 for g in grad_input)
+
+
+def run_backward(model, x):
+    x = x.clone().requires_grad_(True)
+    model(x).pow(2).sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpu"])
+@pytest.mark.parametrize("where", ["submodule", "root"])
+def test_full_backward_hook_records_and_edits_gradients(backend, where):
+    # register_full_backward_hook: a hook that records the gradients and
+    # one that replaces grad_input (clipping) must run on kiln's backward
+    # as on eager's. Before, kiln's compiled backward skipped them.
+    m = net()
+    ref = copy.deepcopy(m)
+    seen = {"kiln": [], "eager": []}
+    for model, tag in ((m, "kiln"), (ref, "eager")):
+        target = model[2] if where == "submodule" else model
+        target.register_full_backward_hook(
+            lambda mod, gi, go, tag=tag: seen[tag].append(
+                [g.clone() for g in go if g is not None]))
+        target.register_full_backward_hook(clip_grad_input)
+    cm = kiln.compile(m, backend=backend)
+    x = torch.randn(6, 4)
+    for _ in range(2):
+        got = run_backward(cm, x)
+        want = run_backward(ref, x)
+        torch.testing.assert_close(got, want)
+        for (n, p), q in zip(m.named_parameters(), ref.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, msg=n)
+            p.grad = q.grad = None
+    assert len(seen["kiln"]) == len(seen["eager"]) == 2
+    for a, b in zip(seen["kiln"], seen["eager"]):
+        torch.testing.assert_close(a, b)
+
+
+def test_backward_hook_added_after_first_call_recaptures():
+    m = net()
+    ref = copy.deepcopy(m)
+    cm = kiln.compile(m, backend="cpu")
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(run_backward(cm, x), run_backward(ref, x))
+    for model in (m, ref):
+        model[0].register_full_backward_hook(clip_grad_input)
+    torch.testing.assert_close(run_backward(cm, x), run_backward(ref, x))
+
+
+def test_fullgraph_refuses_backward_hooks():
+    m = net()
+    m[3].register_full_backward_hook(clip_grad_input)
+    cm = kiln.compile(m, backend="cpu", fullgraph=True)
+    with pytest.raises(kiln.Unsupported, match="backward hooks"):
+        cm(torch.randn(2, 4))
+
+
+@pytest.mark.parametrize("where", ["submodule", "root"])
+def test_non_full_backward_hook(where):
+    # The deprecated register_backward_hook (a hook on the output's
+    # grad_fn): it runs and its replacement gradient is used, as in eager.
+    m = nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+    ref = copy.deepcopy(m)
+    calls = {"kiln": 0, "eager": 0}
+
+    def make(tag):
+        def hook(mod, gi, go):
+            calls[tag] += 1
+            return tuple(None if g is None else g * 0.5 for g in gi)
+        return hook
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for model, tag in ((m, "kiln"), (ref, "eager")):
+            target = model[1] if where == "submodule" else model
+            target.register_backward_hook(make(tag))
+        cm = kiln.compile(m, backend="cpu")
+        x = torch.randn(3, 4)
+        got, want = run_backward(cm, x), run_backward(ref, x)
+    torch.testing.assert_close(got, want)
+    for p, q in zip(m.parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
+    assert calls["kiln"] == calls["eager"] == 1
+
+
+def test_global_full_backward_hook():
+    m = net()
+    ref = copy.deepcopy(m)
+    cm = kiln.compile(m, backend="cpu")
+    x = torch.randn(2, 4)
+    run_backward(cm, x)
+    names = []
+    h = nn_module.register_module_full_backward_hook(
+        lambda mod, gi, go: names.append(type(mod).__name__))
+    try:
+        got = run_backward(cm, x)
+        n_kiln = list(names)
+        names.clear()
+        want = run_backward(ref, x)
+    finally:
+        h.remove()
+    torch.testing.assert_close(got, want)
+    assert sorted(n_kiln) == sorted(names) and names, (n_kiln, names)
+
+
+def tensor_hook_fn(x, w):
+    y = torch.tanh(x @ w)
+    y.register_hook(lambda g: g.clamp(-0.05, 0.05))   # edits the gradient
+    x.register_hook(lambda g: RECORDED.append(g.clone()))  # records it
+    return (y * y).sum() + x.sum()
+
+
+RECORDED = []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tensor_register_hook_in_compiled_code(backend):
+    # Tensor.register_hook inside compiled code: a graph break; the hook
+    # runs on the gradient as in eager (on an intermediate and an input),
+    # on every call. Before: kiln.Unsupported ("argument of type
+    # function").
+    torch.manual_seed(5)
+    w = torch.randn(4, 3, requires_grad=True)
+    cf = kiln.compile(tensor_hook_fn, backend=backend)
+    for _ in range(2):
+        x = torch.randn(5, 4, requires_grad=True)
+        RECORDED.clear()
+        cf(x, w).backward()
+        got = (x.grad, w.grad, list(RECORDED))
+        w.grad = None
+        x2 = x.detach().clone().requires_grad_(True)
+        RECORDED.clear()
+        tensor_hook_fn(x2, w).backward()
+        torch.testing.assert_close(got[0], x2.grad)
+        torch.testing.assert_close(got[1], w.grad)
+        assert len(got[2]) == len(RECORDED) == 1
+        torch.testing.assert_close(got[2][0], RECORDED[0])
+        w.grad = None
+    ex = kiln.explain(tensor_hook_fn, torch.randn(5, 4, requires_grad=True), w)
+    assert "Tensor.register_hook()" in str(ex)
+
+
+def test_fullgraph_refuses_tensor_hooks():
+    cf = kiln.compile(tensor_hook_fn, backend="cpu", fullgraph=True)
+    with pytest.raises(kiln.Unsupported, match="register_hook"):
+        cf(torch.randn(5, 4, requires_grad=True),
+           torch.randn(4, 3, requires_grad=True))

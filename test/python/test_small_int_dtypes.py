@@ -63,3 +63,21 @@ def test_uint8_named_cases(backend):
     assert got[1].tolist() == [True, True, False, False]
     assert got[2].tolist() == [255.0, 200.0, 100.0, 0.0]
     assert got[3].item() == 555 and got[3].dtype == torch.int64
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.uint8,
+                                   torch.int8, torch.int64, torch.bool])
+def test_dtype_predicates_pick_the_branch(backend, dtype):
+    # torch.is_signed / Tensor.is_signed / is_complex of a traced value are
+    # Python bools from its dtype (torch.is_signed was refused).
+    def f(x):
+        if torch.is_signed(x) and x.is_signed() and not x.is_complex():
+            return x * 2
+        return x + 1
+    kiln.reset()
+    x = torch.full((3,), 3).to(dtype)
+    got = kiln.compile(f, backend=backend)(x)
+    want = f(x)
+    assert got.dtype == want.dtype
+    assert torch.equal(got, want)

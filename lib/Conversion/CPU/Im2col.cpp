@@ -187,6 +187,66 @@ tensor::PadOp inputPad(Value x) {
   return pad;
 }
 
+/// Whether the zero padding `pad` of a oneDNN conv's input can be left to
+/// the call (kiln_onednn_conv2d_pad_f32): an f32 NCHW input padded with +0
+/// on H and W only, by static amounts, used only by this conv. Not for the
+/// weight-gradient form (a kernel larger than the output), which
+/// libkiln_onednn runs as other primitives that take no padding.
+bool padFitsInKernel(tensor::PadOp pad, const ConvShape &s) {
+  if (!pad || s.kh * s.kw > s.oh * s.ow)
+    return false;
+  Value v = pad.getConstantPaddingValue();
+  auto cst = v ? v.getDefiningOp<arith::ConstantOp>() : nullptr;
+  auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+  if (!f || !f.getValue().isPosZero() || !f.getType().isF32())
+    return false;
+  RankedTensorType st = pad.getSourceType();
+  if (st.getRank() != 4 || st.isDynamicDim(2) || st.isDynamicDim(3))
+    return false;
+  // One use besides tensor.dims (of a `?` batch, which
+  // kiln-cpu-conv-to-onednn reads from the unpadded input instead).
+  Operation *user = nullptr;
+  for (Operation *u : pad->getUsers()) {
+    if (isa<tensor::DimOp>(u))
+      continue;
+    if (user)
+      return false;
+    user = u;
+  }
+  auto lo = pad.getStaticLow(), hi = pad.getStaticHigh();
+  for (int i = 0; i < 4; ++i) {
+    if (ShapedType::isDynamic(lo[i]) || ShapedType::isDynamic(hi[i]) ||
+        lo[i] < 0 || hi[i] < 0)
+      return false;
+    if (i < 2 && (lo[i] != 0 || hi[i] != 0))
+      return false;
+  }
+  if (auto e = dyn_cast_or_null<tensor::ExpandShapeOp>(user))
+    if (!e->hasOneUse())
+      return false;
+  return true;
+}
+
+/// After padAsFillAndCopy: marks the fill and the copy that make conv
+/// input `x` (kConvPadAttr), so that kiln-cpu-tile-vectorize leaves them
+/// and kiln-cpu-conv-to-onednn can drop them.
+void markPadForConv(Value x) {
+  if (auto e = x.getDefiningOp<tensor::ExpandShapeOp>())
+    x = e.getSrc();
+  if (auto c = x.getDefiningOp<tensor::CastOp>())
+    x = c.getSource();
+  auto ins = x.getDefiningOp<tensor::InsertSliceOp>();
+  if (!ins)
+    return;
+  auto copy = ins.getSource().getDefiningOp<linalg::CopyOp>();
+  auto fill = ins.getDest().getDefiningOp<linalg::FillOp>();
+  if (!copy || !fill)
+    return;
+  UnitAttr mark = UnitAttr::get(x.getContext());
+  copy->setAttr(kiln::cpu::kConvPadAttr, mark);
+  fill->setAttr(kiln::cpu::kConvPadAttr, mark);
+}
+
 } // namespace
 
 LogicalResult kiln::cpu::padAsFillAndCopy(RewriterBase &rw,
@@ -422,8 +482,11 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
   for (linalg::LinalgOp op : convs) {
     ConvShape s = *convShape(op);
     // Either way the zero padding of the input becomes a vectorized fill +
-    // copy (see padAsFillAndCopy).
-    if (tensor::PadOp pad = inputPad(op.getDpsInputs()[0]))
+    // copy (see padAsFillAndCopy); for a oneDNN conv the call applies it
+    // itself where it can (markPadForConv below).
+    tensor::PadOp pad = inputPad(op.getDpsInputs()[0]);
+    bool padInKernel = padFitsInKernel(pad, s);
+    if (pad)
       (void)padAsFillAndCopy(rw, pad);
     privateInit(rw, op);
     StringRef choice = impl;
@@ -449,6 +512,8 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
       continue;
     if (choice == "direct" || choice == "onednn") {
       op->setAttr(kConvImplAttr, StringAttr::get(op->getContext(), choice));
+      if (choice == "onednn" && padInKernel && elem.isF32())
+        markPadForConv(op.getDpsInputs()[0]);
       continue;
     }
     if (failed(convToIm2colMatmul(rw, op)))

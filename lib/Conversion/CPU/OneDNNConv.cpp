@@ -9,6 +9,13 @@
 // buffer comes right before it (only side-effect-free ops in between), the
 // fill is dropped and the call overwrites instead of accumulating.
 //
+// In-kernel padding: where the conv's input is a fresh buffer that only a
+// zero fill and a copy of another buffer into its interior write (both
+// marked kiln.conv_pad by kiln-cpu-conv-im2col), the call is
+// kiln_onednn_conv2d_pad_f32 on the copy's source plus the four paddings,
+// and the fill, the copy and the buffer are erased: one pass over the
+// activations instead of three (fill, copy, conv).
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/CPU/CPUCodegen.h"
@@ -40,6 +47,126 @@ linalg::FillOp kiln::cpu::zeroFillBefore(Operation *op, Value buffer) {
   return nullptr;
 }
 
+namespace {
+
+/// The padded-input pattern described in the file comment, for conv input
+/// `x` (the buffer itself or its grouped expand_shape).
+struct InKernelPad {
+  memref::AllocOp alloc;
+  memref::ExpandShapeOp expand; // grouped form (else null)
+  linalg::FillOp fill;
+  memref::SubViewOp interior;
+  linalg::CopyOp copy;
+  SmallVector<memref::DimOp> dims; // sizes read from the padded buffer
+  SmallVector<memref::CopyOp> selfCopies; // copies of the interior onto itself
+  Value src;                  // the unpadded input (4-D NCHW)
+  int64_t pt, pl, pb, pr;     // zero padding of H and W
+};
+
+std::optional<InKernelPad> matchInKernelPad(Value x, Operation *conv) {
+  InKernelPad m{};
+  Value base = x;
+  if (auto e = x.getDefiningOp<memref::ExpandShapeOp>()) {
+    if (!e->hasOneUse())
+      return std::nullopt;
+    auto et = cast<MemRefType>(e.getType());
+    if (et.isDynamicDim(1) || et.isDynamicDim(2))
+      return std::nullopt;
+    m.expand = e;
+    base = e.getSrc();
+  }
+  m.alloc = base.getDefiningOp<memref::AllocOp>();
+  if (!m.alloc || m.alloc->getBlock() != conv->getBlock())
+    return std::nullopt;
+  auto at = cast<MemRefType>(m.alloc.getType());
+  if (at.getRank() != 4 || at.isDynamicDim(2) || at.isDynamicDim(3))
+    return std::nullopt;
+  for (Operation *user : m.alloc->getUsers()) {
+    if (user == conv || user == m.expand.getOperation() ||
+        isa<memref::DeallocOp>(user))
+      continue;
+    if (auto fill = dyn_cast<linalg::FillOp>(user)) {
+      if (m.fill || !fill->hasAttr(kiln::cpu::kConvPadAttr) ||
+          fill.getDpsInits()[0] != base)
+        return std::nullopt;
+      m.fill = fill;
+      continue;
+    }
+    if (auto dim = dyn_cast<memref::DimOp>(user)) {
+      std::optional<int64_t> i = dim.getConstantIndex();
+      if (!i)
+        return std::nullopt;
+      m.dims.push_back(dim);
+      continue;
+    }
+    if (auto sv = dyn_cast<memref::SubViewOp>(user)) {
+      for (Operation *su : sv->getUsers()) {
+        // A copy of the interior onto itself (what bufferization may leave
+        // of the tensor.insert_slice of the copied interior): a no-op.
+        if (auto self = dyn_cast<memref::CopyOp>(su)) {
+          auto a = self.getSource().getDefiningOp<memref::SubViewOp>();
+          auto b = self.getTarget().getDefiningOp<memref::SubViewOp>();
+          if (!a || !b || a.getSource() != base || b.getSource() != base ||
+              a.getStaticOffsets() != b.getStaticOffsets() ||
+              a.getStaticSizes() != b.getStaticSizes() ||
+              a.getStaticStrides() != b.getStaticStrides() ||
+              !a.getOffsets().empty() || !b.getOffsets().empty() ||
+              !llvm::equal(a.getSizes(), b.getSizes()) ||
+              !a.getStrides().empty() ||
+              !b.getStrides().empty())
+            return std::nullopt;
+          if (!llvm::is_contained(m.selfCopies, self))
+            m.selfCopies.push_back(self);
+          continue;
+        }
+        auto copy = dyn_cast<linalg::CopyOp>(su);
+        if (!copy || !copy->hasAttr(kiln::cpu::kConvPadAttr) ||
+            copy.getDpsInits()[0] != sv.getResult() || m.interior)
+          return std::nullopt;
+        m.interior = sv;
+        m.copy = copy;
+      }
+      continue;
+    }
+    return std::nullopt;
+  }
+  if (!m.fill || !m.copy)
+    return std::nullopt;
+  // Order: fill, then copy, then the conv, all in one block.
+  if (m.fill->getBlock() != conv->getBlock() ||
+      m.copy->getBlock() != conv->getBlock() ||
+      !m.fill->isBeforeInBlock(m.copy) || !m.copy->isBeforeInBlock(conv))
+    return std::nullopt;
+  auto cst = m.fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+  if (!f || !f.getValue().isPosZero())
+    return std::nullopt;
+  ArrayRef<int64_t> off = m.interior.getStaticOffsets(),
+                    sizes = m.interior.getStaticSizes(),
+                    steps = m.interior.getStaticStrides();
+  for (int i = 0; i < 4; ++i)
+    if (ShapedType::isDynamic(off[i]) || steps[i] != 1)
+      return std::nullopt;
+  if (off[0] != 0 || off[1] != 0 || ShapedType::isDynamic(sizes[2]) ||
+      ShapedType::isDynamic(sizes[3]))
+    return std::nullopt;
+  // The interior covers the whole batch and channels (the subview's N, C
+  // sizes are the buffer's; dynamic ones are the same SSA size).
+  for (int i = 0; i < 2; ++i)
+    if (!at.isDynamicDim(i) && sizes[i] != at.getDimSize(i))
+      return std::nullopt;
+  m.src = m.copy.getDpsInputs()[0];
+  m.pt = off[2];
+  m.pl = off[3];
+  m.pb = at.getDimSize(2) - off[2] - sizes[2];
+  m.pr = at.getDimSize(3) - off[3] - sizes[3];
+  if (m.pb < 0 || m.pr < 0)
+    return std::nullopt;
+  return m;
+}
+
+} // namespace
+
 bool kiln::cpu::oneDNNAvailable() {
 #ifdef KILN_HAVE_ONEDNN
   return true;
@@ -66,12 +193,16 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
   SmallVector<Type> argTypes(3, ptrTy);
   argTypes.append(31, i64);
   auto fnType = FunctionType::get(ctx, argTypes, {});
-  if (!module.lookupSymbol(kOneDNNConvSymbol)) {
+  SmallVector<Type> padArgTypes(3, ptrTy);
+  padArgTypes.append(35, i64);
+  auto padFnType = FunctionType::get(ctx, padArgTypes, {});
+  auto declare = [&](StringRef name, FunctionType type) {
+    if (module.lookupSymbol(name))
+      return;
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    auto decl = func::FuncOp::create(mb, module.getLoc(), kOneDNNConvSymbol,
-                                     fnType);
+    auto decl = func::FuncOp::create(mb, module.getLoc(), name, type);
     decl.setPrivate();
-  }
+  };
   for (linalg::LinalgOp op : ops) {
     bool grouped = isa<linalg::Conv2DNgchwGfchwOp>(op.getOperation());
     DenseIntElementsAttr stridesAttr, dilationsAttr;
@@ -86,6 +217,7 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
           y = op.getDpsInits()[0];
     Location loc = op.getLoc();
+    std::optional<InKernelPad> pad = matchInKernelPad(x, op);
     bool accumulate = true;
     if (linalg::FillOp fill = zeroFillBefore(op, y)) {
       fill->erase();
@@ -121,10 +253,21 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
       }
       return d;
     };
-    Desc dx = desc(x, 1), dw = desc(w, 0), dy = desc(y, 1);
     auto cst = [&](int64_t v) {
       return arith::ConstantIntOp::create(b, loc, i64, v).getResult();
     };
+    Desc dx = desc(pad ? pad->src : x, 1), dw = desc(w, 0), dy = desc(y, 1);
+    if (pad && grouped) {
+      // The unpadded source is 4-D [n, g * c, h, w]: split its channels
+      // as the padded buffer's expand_shape does ([n, g, c, h, w]).
+      Desc d4 = dx;
+      auto xt = cast<MemRefType>(x.getType());
+      Value g = cst(xt.getDimSize(1)), c = cst(xt.getDimSize(2));
+      dx.sizes = {d4.sizes[0], g, c, d4.sizes[2], d4.sizes[3]};
+      dx.strides = {d4.strides[0],
+                    arith::MulIOp::create(b, loc, d4.strides[1], c),
+                    d4.strides[1], d4.strides[2], d4.strides[3]};
+    }
     auto sv = stridesAttr.getValues<int64_t>();
     auto dv = dilationsAttr.getValues<int64_t>();
     SmallVector<Value> args = {dx.ptr, dw.ptr, dy.ptr,
@@ -139,12 +282,45 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     args.append(dx.strides);
     args.append(dw.strides);
     args.append(dy.strides);
+    if (pad)
+      args.append({cst(pad->pt), cst(pad->pl), cst(pad->pb), cst(pad->pr)});
     args.push_back(cst(accumulate ? 1 : 0));
     args.push_back(cst(threads));
-    auto call = func::CallOp::create(b, loc, kOneDNNConvSymbol, TypeRange{},
-                                     args);
+    StringRef callee = pad ? kOneDNNConvPadSymbol : kOneDNNConvSymbol;
+    declare(callee, pad ? padFnType : fnType);
+    auto call = func::CallOp::create(b, loc, callee, TypeRange{}, args);
     call->setAttr(kConvImplAttr, StringAttr::get(ctx, "onednn"));
     op->erase();
+    if (pad) {
+      // Nothing reads the padded buffer any more. Its `?` sizes (N, C) are
+      // the unpadded input's; H and W are static.
+      auto at = cast<MemRefType>(pad->alloc.getType());
+      for (memref::DimOp dim : pad->dims) {
+        OpBuilder db(dim);
+        int64_t i = *dim.getConstantIndex();
+        Value v = i < 2 ? memref::DimOp::create(db, dim.getLoc(), pad->src, i)
+                              .getResult()
+                        : arith::ConstantIndexOp::create(db, dim.getLoc(),
+                                                         at.getDimSize(i))
+                              .getResult();
+        dim.replaceAllUsesWith(v);
+        dim->erase();
+      }
+      for (memref::CopyOp self : pad->selfCopies)
+        self->erase();
+      pad->copy->erase();
+      pad->fill->erase();
+      for (Operation *user :
+           llvm::make_early_inc_range(pad->alloc->getUsers()))
+        if (isa<memref::SubViewOp>(user) && user->use_empty())
+          user->erase();
+      if (pad->expand)
+        pad->expand->erase();
+      for (Operation *user :
+           llvm::make_early_inc_range(pad->alloc->getUsers()))
+        user->erase(); // its deallocs
+      pad->alloc->erase();
+    }
   }
   return ops.size();
 }

@@ -587,6 +587,10 @@ void kiln::cpu::tileAndVectorize(func::FuncOp fn,
     if (auto impl = op->getAttrOfType<StringAttr>(kConvImplAttr))
       if (impl.getValue() == "onednn")
         return;
+    // So do the fill + copy that pad its input where the call pads itself
+    // (kConvPadAttr; kiln-cpu-conv-to-onednn drops them).
+    if (op->hasAttr(kConvPadAttr))
+      return;
     // So does the fill of its output (its zero init): the conversion drops
     // a zero fill right before the call and lets oneDNN overwrite instead
     // of accumulating (a tiled fill would cost a pass over the output and

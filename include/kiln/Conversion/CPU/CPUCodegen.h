@@ -148,6 +148,15 @@ inline constexpr llvm::StringLiteral kScalarLoopsAttr = "kiln.scalar_loops";
 /// The runtime function oneDNN convs call (runtime/onednn/KilnOneDNN.cpp).
 inline constexpr llvm::StringLiteral kOneDNNConvSymbol =
     "kiln_onednn_conv2d_f32";
+/// The same on the unpadded input plus four zero paddings (top, left,
+/// bottom, right) that the call applies itself.
+inline constexpr llvm::StringLiteral kOneDNNConvPadSymbol =
+    "kiln_onednn_conv2d_pad_f32";
+/// On the linalg.fill + linalg.copy that pad a oneDNN conv's input
+/// (kiln-cpu-conv-im2col): kiln-cpu-tile-vectorize leaves them whole and
+/// kiln-cpu-conv-to-onednn drops them, passing the copy's source and the
+/// padding to kiln_onednn_conv2d_pad_f32 instead (in-kernel padding).
+inline constexpr llvm::StringLiteral kConvPadAttr = "kiln.conv_pad";
 
 /// Whether this build has libkiln_onednn (Debian libdnnl-dev found at
 /// configure time): without it "onednn" is refused and auto never picks it.

@@ -1,0 +1,183 @@
+# RUN: %python %s
+# REQUIRES: numpy, torch, onednn
+# In-kernel padding of oneDNN convolutions: kiln-cpu-conv-im2col marks the
+# zero fill + copy that pad an f32 conv's input, kiln-cpu-conv-to-onednn
+# drops them and calls kiln_onednn_conv2d_pad_f32 on the unpadded input,
+# and libkiln_onednn pads inside the convolution (the depthwise loops skip
+# the border, oneDNN primitives take the padding as their own, the loop
+# nest checks bounds). Against torch.nn.functional.conv2d in float64 (the
+# same() rule): depthwise stride 1 and 2, padding 0, 1, 2 and 3 (wider
+# than the kernel's reach), odd sizes, batch 1, channel counts that are
+# not multiples of 8 or 16, a channel multiplier, dilation, asymmetric
+# padding, ungrouped and grouped convs, `?` batch (in-kernel) and `?`
+# height (padded copy kept), f64 (generated code, unchanged), each with the
+# direct depthwise loops and with KILN_ONEDNN_DIRECT=0 (oneDNN primitives),
+# and a mobilenet_v2 inverted residual (1x1, ReLU6, depthwise s1/s2, 1x1,
+# add). Each f32 case also checks which entry the compiled code calls and
+# that libkiln_onednn ran it padded (KILN_ONEDNN_VERBOSE).
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import numpy as np
+import torch
+import torch.nn.functional as F
+from cpu_sweep import same
+from kiln_testing import KILN_OPT, KILN_RUN, ttype
+
+rng = np.random.default_rng(29)
+passed = failed = 0
+
+
+def record(label, ok, msg=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL %s: %s" % (label, msg))
+        sys.stdout.flush()
+
+
+def opt_calls(mlir):
+    """Which conv entry the fully lowered module calls."""
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
+        f.write(mlir)
+    try:
+        p = subprocess.run([KILN_OPT, f.name, "-kiln-cpu=conv=onednn threads=2"],
+                           capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    if p.returncode != 0:
+        return "error: " + p.stderr[:300]
+    return ("pad" if "llvm.call @kiln_onednn_conv2d_pad_f32" in p.stdout else
+            "plain" if "llvm.call @kiln_onednn_conv2d_f32" in p.stdout else "none")
+
+
+def run(mlir, inputs, env):
+    tmp = tempfile.mkdtemp(prefix="kiln-convpad-")
+    path = os.path.join(tmp, "m.mlir")
+    with open(path, "w") as f:
+        f.write(mlir)
+    args = [KILN_RUN, path, "--backend=cpu", "--conv=onednn", "--cpu-threads=2",
+            "--repeat=2", "--output-dir=" + os.path.join(tmp, "out")]
+    for i, a in enumerate(inputs):
+        p = os.path.join(tmp, "in%d.npy" % i)
+        np.save(p, a)
+        args.append("--input=" + p)
+    proc = subprocess.run(args, capture_output=True, text=True,
+                          env=dict(os.environ, KILN_ONEDNN_VERBOSE="1", **env))
+    if proc.returncode != 0:
+        return None, proc.stderr
+    return np.load(os.path.join(tmp, "out", "result0.npy")), proc.stderr
+
+
+# (x shape, w shape, bias, stride, padding, dilation, groups, dyn dims of x)
+CASES = [
+    # depthwise: mobilenet's forms at odd sizes, padding 0..3, batch 1
+    ((2, 24, 13, 11), (24, 1, 3, 3), False, (1, 1), (1, 1), (1, 1), 24, ()),
+    ((1, 7, 15, 17), (7, 1, 3, 3), True, (2, 2), (1, 1), (1, 1), 7, ()),
+    ((3, 5, 9, 8), (5, 1, 3, 3), False, (2, 2), (0, 0), (1, 1), 5, ()),
+    ((1, 9, 6, 7), (9, 1, 3, 3), True, (1, 1), (2, 2), (1, 1), 9, ()),
+    ((2, 3, 5, 4), (3, 1, 3, 3), False, (2, 1), (3, 3), (1, 1), 3, ()),
+    ((1, 6, 10, 37), (12, 1, 5, 3), True, (1, 2), (2, 1), (2, 1), 6, ()),
+    ((2, 4, 12, 9), (4, 1, 3, 5), False, (1, 1), (1, 2), (2, 2), 4, ()),
+    # a row narrower than the kernel's reach: some columns read only padding
+    ((1, 3, 5, 2), (3, 1, 3, 3), False, (1, 1), (1, 1), (1, 1), 3, ()),
+    ((1, 3, 2, 7), (3, 1, 3, 3), True, (1, 1), (3, 2), (1, 1), 3, ()),
+    # kernel larger than the output: the padded copy stays
+    ((1, 3, 4, 1), (3, 1, 3, 3), False, (1, 1), (1, 1), (1, 1), 3, ()),
+    # ungrouped (oneDNN primitive with its own padding): a stem, a 3x3
+    ((2, 3, 17, 19), (10, 3, 3, 3), True, (2, 2), (1, 1), (1, 1), 1, ()),
+    ((1, 5, 7, 6), (4, 5, 3, 3), False, (1, 1), (2, 2), (1, 1), 1, ()),
+    ((1, 3, 11, 9), (6, 3, 7, 7), False, (2, 2), (3, 3), (1, 1), 1, ()),
+    ((2, 3, 21, 23), (8, 3, 7, 7), True, (2, 2), (3, 3), (1, 1), 1, ()),
+    # grouped, 2 channels per group
+    ((2, 6, 9, 9), (9, 2, 3, 3), True, (1, 2), (1, 1), (1, 1), 3, ()),
+    # `?` batch (in-kernel), `?` height (the padded copy stays)
+    ((3, 10, 8, 8), (10, 1, 3, 3), True, (1, 1), (1, 1), (1, 1), 10, (0,)),
+    ((2, 10, 8, 8), (10, 1, 3, 3), False, (2, 2), (1, 1), (1, 1), 10, (2,)),
+]
+
+for xs, ws, bias, st, pd, dl, G, dyn in CASES:
+    ys = tuple(F.conv2d(torch.zeros(xs), torch.zeros(ws), None, st, pd, dl, G).shape)
+    for elem in ("f32", "f64"):
+        dt = np.float32 if elem == "f32" else np.float64
+        x = rng.standard_normal(xs).astype(dt)
+        w = (rng.standard_normal(ws) * 0.5).astype(dt)
+        b = rng.standard_normal(ws[0]).astype(dt)
+        ins = [x, w] + ([b] if bias else [])
+        xt = ttype([-1 if d in dyn else n for d, n in enumerate(xs)], elem)
+        yt = ttype([-1 if d in dyn and d in (0, 2) else n for d, n in enumerate(ys)],
+                   elem)
+        tys = [xt, ttype(ws, elem)] + ([ttype((ws[0],), elem)] if bias else [])
+        ops = ", ".join("%%a%d" % i for i in range(len(ins)))
+        args = ", ".join("%%a%d: %s" % (i, t) for i, t in enumerate(tys))
+        attrs = ("stride = [%d, %d], padding = [%d, %d], dilation = [%d, %d], "
+                 "groups = %d" % (st + pd + dl + (G,)))
+        mlir = ("func.func @main(%s) -> %s {\n  %%r = kt.conv2d %s {%s} : (%s) -> %s\n"
+                "  return %%r : %s\n}\n" % (args, yt, ops, attrs, ", ".join(tys), yt, yt))
+        t64 = lambda a: torch.from_numpy(a.astype(np.float64))
+        ref = F.conv2d(t64(x), t64(w), t64(b) if bias else None, st, pd, dl, G).numpy()
+        label = "%s x%s w%s s%s p%s d%s g%d dyn%s" % (elem, xs, ws, st, pd, dl, G, dyn)
+        # Not in-kernel: f64, no padding, `?` height, and a kernel larger
+        # than the output (libkiln_onednn's weight-gradient form).
+        padded = (elem == "f32" and pd != (0, 0) and 2 not in dyn and
+                  ws[2] * ws[3] <= ys[2] * ys[3])
+        if elem == "f32":
+            want_call = "pad" if padded else "plain"
+            got_call = opt_calls(mlir)
+            record(label + " calls " + want_call, got_call == want_call, got_call)
+        envs = [{}, {"KILN_ONEDNN_DIRECT": "0"}] if elem == "f32" and G > 1 else [{}]
+        for env in envs:
+            got, log = run(mlir, ins, env)
+            if got is None:
+                record("%s %s" % (label, env), False, log[:400])
+                continue
+            ok, msg = same(got, ref.astype(dt), elem, ref)
+            record("%s %s" % (label, env), ok, msg)
+            if elem == "f32":
+                record("%s %s ran padded" % (label, env),
+                       (" padded:" in log) == padded, log[-400:])
+
+# A mobilenet_v2 inverted residual (expansion 6, 5 -> 30 -> 5 channels, odd
+# image): 1x1 conv + ReLU6, depthwise 3x3 (stride 1, padding 1) + ReLU6,
+# 1x1 conv, residual add; then a stride-2 depthwise on the result.
+C, E, H, W = 5, 30, 11, 9
+x = rng.standard_normal((2, C, H, W)).astype(np.float32)
+w1 = (rng.standard_normal((E, C, 1, 1)) * 0.4).astype(np.float32)
+wd = (rng.standard_normal((E, 1, 3, 3)) * 0.4).astype(np.float32)
+w2 = (rng.standard_normal((C, E, 1, 1)) * 0.3).astype(np.float32)
+wd2 = (rng.standard_normal((C, 1, 3, 3)) * 0.4).astype(np.float32)
+T, TE = "tensor<2x%dx%dx%dxf32>" % (C, H, W), "tensor<2x%dx%dx%dxf32>" % (E, H, W)
+T2 = "tensor<2x%dx6x5xf32>" % C
+mlir = """func.func @main(%x: {T}, %w1: tensor<{E}x{C}x1x1xf32>, %wd: tensor<{E}x1x3x3xf32>, %w2: tensor<{C}x{E}x1x1xf32>, %wd2: tensor<{C}x1x3x3xf32>) -> {T2} {{
+  %a = kt.conv2d %x, %w1 : ({T}, tensor<{E}x{C}x1x1xf32>) -> {TE}
+  %b = kt.clamp %a {{min = 0.0 : f64, max = 6.0 : f64}} : ({TE}) -> {TE}
+  %c = kt.conv2d %b, %wd {{groups = {E} : i64, padding = [1, 1]}} : ({TE}, tensor<{E}x1x3x3xf32>) -> {TE}
+  %d = kt.clamp %c {{min = 0.0 : f64, max = 6.0 : f64}} : ({TE}) -> {TE}
+  %e = kt.conv2d %d, %w2 : ({TE}, tensor<{C}x{E}x1x1xf32>) -> {T}
+  %f = kt.add %e, %x : ({T}, {T}) -> {T}
+  %g = kt.conv2d %f, %wd2 {{groups = {C} : i64, padding = [1, 1], stride = [2, 2]}} : ({T}, tensor<{C}x1x3x3xf32>) -> {T2}
+  return %g : {T2}
+}}
+""".format(T=T, TE=TE, T2=T2, C=C, E=E)
+t = lambda a: torch.from_numpy(a.astype(np.float64))
+r = F.conv2d(t(x), t(w1)).clamp(0, 6)
+r = F.conv2d(r, t(wd), padding=1, groups=E).clamp(0, 6)
+r = F.conv2d(r, t(w2)) + t(x)
+ref = F.conv2d(r, t(wd2), padding=1, stride=2, groups=C).numpy()
+for env in [{}, {"KILN_ONEDNN_DIRECT": "0"}]:
+    got, log = run(mlir, [x, w1, wd, w2, wd2], env)
+    if got is None:
+        record("inverted residual %s" % env, False, log[:400])
+        continue
+    ok, msg = same(got, ref.astype(np.float32), "f32", ref)
+    record("inverted residual %s" % env, ok, msg)
+    record("inverted residual %s: both depthwise convs padded" % env,
+           log.count(" padded:") == 2, log[-600:])
+
+print("conv_onednn_pad.py: %d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed or not passed else 0)
