@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
@@ -221,5 +222,20 @@ autodiff::buildJointFunction(func::FuncOp fn, ArrayRef<bool> requiresGrad) {
     rets.push_back(castTo(b, fn.getLoc(), g, arg.getType()));
   }
   func::ReturnOp::create(b, srcReturn.getLoc(), rets);
+
+  // A rule builds the gradient of every operand; those of inactive operands
+  // (e.g. `sum(g * s)` for the constant scale of `s * c`) are not
+  // accumulated and stay unread. Erase them: kiln-partition counts every
+  // backward read of a forward value, so a dead read of the attention
+  // scores made the min-cut save the scores and recompute the softmax in
+  // the backward instead of saving the probabilities the backward needs.
+  Operation *firstBwd = ops.empty() ? &body->front() : ops.back()->getNextNode();
+  SmallVector<Operation *> bwdOps;
+  for (Operation *op = firstBwd; op && op != body->getTerminator();
+       op = op->getNextNode())
+    bwdOps.push_back(op);
+  for (Operation *op : llvm::reverse(bwdOps))
+    if (isOpTriviallyDead(op))
+      op->erase();
   return joint;
 }

@@ -66,6 +66,33 @@ LogicalResult resolveKeepList(MLIRContext *ctx, Location loc,
   return success(ok);
 }
 
+/// Replaces `op` by its expansion (built at its location).
+static LogicalResult expandOne(Operation *op) {
+  OpBuilder b(op);
+  FailureOr<SmallVector<Value>> values =
+      cast<DecomposableOpInterface>(op).decompose(b);
+  if (failed(values))
+    return failure();
+  if (values->size() != op->getNumResults())
+    return op->emitError() << "decomposition returned " << values->size()
+                           << " values for " << op->getNumResults()
+                           << " results";
+  for (auto [result, value] : llvm::zip(op->getResults(), *values)) {
+    if (value.getType() == result.getType())
+      continue;
+    // The op's result type may be more static than what the primitives
+    // infer (a refined `?`).
+    if (!tensor::CastOp::areCastCompatible(value.getType(), result.getType()))
+      return op->emitError()
+             << "decomposition produced a value of type " << value.getType()
+             << " for a result of type " << result.getType();
+    value = tensor::CastOp::create(b, op->getLoc(), result.getType(), value);
+  }
+  op->replaceAllUsesWith(*values);
+  op->erase();
+  return success();
+}
+
 LogicalResult decomposeOps(Operation *root,
                            const DenseSet<OperationName> &keep) {
   // Each round expands the ops present at its start; expansions that emit
@@ -81,37 +108,26 @@ LogicalResult decomposeOps(Operation *root,
     });
     if (work.empty())
       return success();
-    for (Operation *op : work) {
-      OpBuilder b(op);
-      FailureOr<SmallVector<Value>> values =
-          cast<DecomposableOpInterface>(op).decompose(b);
-      if (failed(values))
+    for (Operation *op : work)
+      if (failed(expandOne(op)))
         return failure();
-      if (values->size() != op->getNumResults())
-        return op->emitError() << "decomposition returned " << values->size()
-                               << " values for " << op->getNumResults()
-                               << " results";
-      for (auto [result, value] : llvm::zip(op->getResults(), *values)) {
-        if (value.getType() == result.getType())
-          continue;
-        // The op's result type may be more static than what the primitives
-        // infer (a refined `?`).
-        if (!tensor::CastOp::areCastCompatible(value.getType(),
-                                               result.getType()))
-          return op->emitError()
-                 << "decomposition produced a value of type "
-                 << value.getType() << " for a result of type "
-                 << result.getType();
-        value = tensor::CastOp::create(b, op->getLoc(), result.getType(),
-                                       value);
-      }
-      op->replaceAllUsesWith(*values);
-      op->erase();
-    }
   }
   return root->emitError() << "kiln-decompose: decompositions did not reach "
                               "primitives after "
                            << kMaxRounds << " rounds";
+}
+
+LogicalResult decomposeOpsIf(Operation *root,
+                             function_ref<bool(Operation *)> expand) {
+  SmallVector<Operation *> work;
+  root->walk([&](Operation *op) {
+    if (op != root && isa<DecomposableOpInterface>(op) && expand(op))
+      work.push_back(op);
+  });
+  for (Operation *op : work)
+    if (failed(expandOne(op)))
+      return failure();
+  return success();
 }
 
 LogicalResult checkCompositesDecomposable(MLIRContext *ctx, Location loc) {

@@ -7,7 +7,9 @@
 
 #include "kiln/Autodiff/Autodiff.h"
 #include "kiln/Autodiff/VJPInterface.h"
+#include "kiln/Decompose/Decompose.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Dialect/KT/IR/KTOps.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,6 +32,7 @@ struct AutodiffPass : public kiln::impl::KilnAutodiffPassBase<AutodiffPass> {
     // The rules are external models: attach them to whatever context runs
     // the pass, so that no tool has to remember to.
     autodiff::registerVJPInterfaces(registry);
+    decompose::registerDecompositions(registry);
   }
 
   void runOnOperation() override {
@@ -39,6 +42,16 @@ struct AutodiffPass : public kiln::impl::KilnAutodiffPassBase<AutodiffPass> {
         fns.push_back(fn);
     bool failedAny = false;
     for (func::FuncOp fn : fns) {
+      // Attention as its math ops: the backward then reads the forward's
+      // probabilities instead of recomputing q k^T and the softmax, and
+      // kiln-partition weighs saving them against recomputing them.
+      if (expandAttention &&
+          failed(decompose::decomposeOpsIf(fn, [](Operation *op) {
+            return isa<kt::ScaledDotProductAttentionOp>(op);
+          }))) {
+        failedAny = true;
+        continue;
+      }
       if (failed(autodiff::buildJointFunction(fn,
                                               autodiff::getRequiresGrad(fn)))) {
         failedAny = true;

@@ -31,14 +31,16 @@ from tool_server import tool_run  # noqa: E402
 KILN_OPT = os.path.join(os.environ.get("KILN_TOOLS_DIR", ""), "kiln-opt")
 
 
-def differentiate(mlir):
-    """Runs `kiln-opt -kiln-autodiff` on the module text; returns the output
-    text. Raises KilnRunError (with kiln-opt's stderr) on failure."""
+def differentiate(mlir, options=""):
+    """Runs `kiln-opt -kiln-autodiff` (with pass `options`, e.g.
+    "expand-attention=false") on the module text; returns the output text.
+    Raises KilnRunError (with kiln-opt's stderr) on failure."""
     with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
         f.write(mlir)
         path = f.name
     try:
-        proc = tool_run([KILN_OPT, path, "-kiln-autodiff"],
+        flag = "-kiln-autodiff" + ("=" + options if options else "")
+        proc = tool_run([KILN_OPT, path, flag],
                               capture_output=True, text=True)
     finally:
         os.unlink(path)
@@ -141,14 +143,15 @@ class GradSuite(Suite):
     def gradcheck(self, label, body, inputs, result_types, torch_fn=None,
                   requires=None, eps=1e-6, rtol=1e-5, atol=1e-6, fd=True,
                   torch_rtol=1e-9, torch_atol=1e-10, out_rtol=1e-10,
-                  arg_types=None):
+                  arg_types=None, autodiff_options=""):
         """Checks the gradients of the kt `body` (lines over %arg0.. ending
         in `return`) at `inputs` (NumPy; floats must be f64) against finite
         differences and, when `torch_fn` is given, against torch.autograd.
         `requires[i]` says which inputs require grad (default: the float
         ones). `arg_types` overrides the argument types (e.g. with `?`
         dims; the finite differences, which call @f on stacked static
-        perturbations, are then skipped: pass a torch_fn)."""
+        perturbations, are then skipped: pass a torch_fn).
+        `autodiff_options` are kiln-autodiff's pass options."""
         inputs = [np.asarray(x) for x in inputs]
         if requires is None:
             requires = [is_float(x) for x in inputs]
@@ -167,7 +170,7 @@ class GradSuite(Suite):
         try:
             outs = run(f_plain, inputs, entry="f")
             cts = [self.rng.standard_normal(outs[i].shape) for i in float_res]
-            joint = differentiate(f_diff)
+            joint = differentiate(f_diff, autodiff_options)
             res = run(joint, inputs + cts, entry="f_joint")
         except KilnRunError as e:
             self.record(label, False, str(e))

@@ -40,6 +40,13 @@ llvm::LogicalResult
 decomposeOps(mlir::Operation *root,
              const llvm::DenseSet<mlir::OperationName> &keep);
 
+/// Expands the decomposable ops under `root` (not `root` itself) for which
+/// `expand` holds, once: what their expansions emit is left as it is (e.g.
+/// the `kt.softmax` of an expanded `kt.scaled_dot_product_attention`).
+llvm::LogicalResult
+decomposeOpsIf(mlir::Operation *root,
+               llvm::function_ref<bool(mlir::Operation *)> expand);
+
 /// Checks that every registered kt op of kind `composite` has a
 /// decomposition; emits an error at `loc` naming each one that lacks it.
 llvm::LogicalResult checkCompositesDecomposable(mlir::MLIRContext *ctx,

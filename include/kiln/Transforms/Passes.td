@@ -256,7 +256,21 @@ def KilnAutodiffPass : Pass<"kiln-autodiff", "::mlir::ModuleOp"> {
 
     The `kg.joint` attribute records the number of primals and outputs and
     the source function (read by `kiln-partition`).
+
+    With `expand-attention` (the default), every
+    `kt.scaled_dot_product_attention` of a function to differentiate is first
+    expanded into its math form (`kiln-decompose`'s expansion: `q k^T`,
+    scale, mask, `kt.softmax`, `p v`), so the backward reads the forward's
+    probabilities and `kiln-partition` chooses between saving them (the
+    min-cut never recomputes a product) and recomputing them (a memory
+    budget below 1). `expand-attention=false` keeps the op and its rule,
+    which recomputes `q k^T` and the softmax in the backward.
   }];
+  let options = [
+    Option<"expandAttention", "expand-attention", "bool", /*default=*/"true",
+           "expand kt.scaled_dot_product_attention into its math ops before "
+           "differentiating (the backward reuses the probabilities)">,
+  ];
   let dependentDialects = ["::kiln::kt::KTDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::tensor::TensorDialect"];

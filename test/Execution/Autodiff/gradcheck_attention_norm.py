@@ -6,7 +6,9 @@
 # kt.batch_norm_backward; cotangents of save_mean / save_invstd too) and
 # kt.scaled_dot_product_attention (query, key, value; a float mask gets a
 # gradient, a bool mask none; is_causal; scale; batch broadcasting) against
-# finite differences and torch.autograd in f64.
+# finite differences and torch.autograd in f64; attention both expanded
+# into its math ops (kiln-autodiff's default) and through its own rule
+# (expand-attention=false).
 
 import numpy as np
 import torch
@@ -173,7 +175,11 @@ for qs, ks, vs, mask, causal, scale in CASES:
     def ref(q_, k_, v_, *m, causal=causal, scale=scale):
         return sdpa(q_, k_, v_, attn_mask=m[0] if m else None,
                                               is_causal=causal, scale=scale)
-    s.gradcheck("sdpa q%s k%s v%s mask=%s causal=%s scale=%s" % (qs, ks, vs, mask, causal, scale),
-                ["%%0 = kt.scaled_dot_product_attention %s%s : (%s) -> %s" % (ops, a, types, tr),
-                 "return %%0 : %s" % tr], ins, [tr], ref)
+    # Expanded into its math ops before differentiating (kiln-autodiff's
+    # default), and kept as one op with its own rule.
+    for opts in ("", "expand-attention=false"):
+        s.gradcheck("sdpa q%s k%s v%s mask=%s causal=%s scale=%s %s" % (qs, ks, vs, mask, causal, scale, opts or "expanded"),
+                    ["%%0 = kt.scaled_dot_product_attention %s%s : (%s) -> %s" % (ops, a, types, tr),
+                     "return %%0 : %s" % tr], ins, [tr], ref,
+                    autodiff_options=opts)
 s.finish()
