@@ -1181,27 +1181,25 @@ class Broken:
             # does without breaks (it raised out of the trace).
             if self.owner.fullgraph:
                 raise KilnError("kiln: %s: %s" % (self.name, e)) from None
-            from ._compile import KilnWarning
-            if ("alias",) + site not in self.warned:
-                self.warned.add(("alias",) + site)
-                warnings.warn("kiln: %s: the graph after %s (segment %d): "
-                              "%s" % (self.name, "%s:%d" % site[1]
-                                      if site[1] else "the start", site[0],
-                                      e), KilnWarning, stacklevel=5)
+            self._warn(site, "met arguments that share memory: %s" % e,
+                       for_now=True)
             return None
         return list(out)
 
-    def _warn(self, site, why, prog=None):
+    def _warn(self, site, why, prog=None, for_now=False):
+        """One KilnWarning per segment site (and kind): the segment runs
+        eagerly from now on, or (`for_now`) for this call."""
         from ._compile import KilnWarning
-        if site in self.warned:
+        if (for_now, site) in self.warned:
             return
-        self.warned.add(site)
+        self.warned.add((for_now, site))
         where = "%s:%d" % site[1] if site[1] else "the start"
         reasons = prog.recompile_reasons() if prog is not None else []
         warnings.warn(
             "kiln: %s: the graph after %s (segment %d) %s; it runs eagerly "
-            "(PyTorch) from now on%s" % (
+            "(PyTorch) %s%s" % (
                 self.name, where, site[0], why,
+                "for this call" if for_now else "from now on",
                 (". Recompile reasons:\n" + "\n".join(
                     "  %d. %s" % (i + 1, r) for i, r in enumerate(reasons)))
                 if reasons else ""), KilnWarning, stacklevel=5)

@@ -323,7 +323,7 @@ class _Program:
         """The program's tensor arguments for these inputs."""
         out = []
         owner = self.owner
-        consts = getattr(self.result, "constants", None) or {}
+        consts = self.result.constants
         for a in self.result.args:
             if a.is_input:
                 out.append(flat_inputs[a.input_index])
@@ -660,7 +660,8 @@ class _Compiled:
             self.closure_modules
         if roots:
             # The training flags of every module, and which modules have
-            # forward or backward hooks (a module with hooks runs eagerly at a graph
+            # forward or backward hooks (a module with hooks runs eagerly at a
+            # graph
             # break: _tracer.call_module), with the global ones: hooks
             # added or removed after a capture recapture.
             training = []
@@ -689,14 +690,7 @@ class _Compiled:
                         else "closure training", tuple(training)))
             if hooked:
                 key.append(("hooks", tuple(hooked)))
-        global_hooks = tuple(
-            tuple(d) for d in (_nn_module._global_forward_hooks,
-                               _nn_module._global_forward_pre_hooks,
-                               getattr(_nn_module, "_global_backward_hooks",
-                                       None) or (),
-                               getattr(_nn_module,
-                                       "_global_backward_pre_hooks",
-                                       None) or ()))
+        global_hooks = tuple(tuple(d) for d in _tracer.global_hook_dicts())
         if any(global_hooks):
             key.append(("global hooks",) + global_hooks)
         key.append(("grad", torch.is_grad_enabled()))
@@ -1045,7 +1039,7 @@ class _Compiled:
         result = importer.finish()
         # A compiled module's tensor constants, kept off the user's module
         # (_tracer._constants_kept_off).
-        result.constants = getattr(importer, "module_constants", None) or {}
+        result.constants = importer.module_constants
         if self.module is None:
             self.trace_root = gm
             # The constants this capture stowed on its own root

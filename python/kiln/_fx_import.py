@@ -213,14 +213,18 @@ class ImportResult:
     * `output_spec`, `output_leaves`: the output pytree; each leaf is
       ("result", i), ("fresh", j) (a copy of program argument j, a tensor
       the traced code made from Python data), ("arg", j) (the program
-      argument itself: an input or
-      parameter returned as is, or written in place) or ("const", v);
+      argument itself: an input or parameter returned as is, or written
+      in place) or ("const", v);
+    * `constants`: a compiled module's tensor constants by qualname, kept
+      off the user's module (kiln._tracer._constants_kept_off);
     * `specialized`: {(input index, dim): reason} for input dims the capture
       needs static;
     * `attr_dims_static`: every dim of non-input arguments (always static);
     * `graph`: the graph's parts as text (block arguments, op lines,
       results, location aliases), for kiln._training.
     """
+
+    constants = {}
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -413,6 +417,9 @@ class FxImporter:
         # (torch.tensor([True, False]), torch.arange(4) > 1): id -> tensor,
         # filled by kiln._tracer. They are constants of the program.
         self.made_in_trace = {}
+        # _tensor_constant<k> attributes taken off a compiled module after
+        # its trace (kiln._tracer._constants_kept_off).
+        self.module_constants = {}
         self._arg_names = set()
         self.lines = []
         # (line count before, view): _RebuiltViews in emission order, so

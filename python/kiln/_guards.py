@@ -41,9 +41,10 @@ traced path does not read still guards, at worst costing a recompile):
 Guardable values: None, bool, int, float, complex, str, bytes, torch.dtype,
 torch.device, torch.memory_format, enum members, tuples of those, and
 dicts as above. A list is guarded by identity (another list assigned is a
-change; its items are not: code may append to a list it logs to). Tensors, modules and other objects are not values
-here (tensors read by the code are program arguments or constants of their
-own, see docs/python.md)."""
+change; its items are not: code may append to a list it logs to).
+Tensors, modules and other objects are not values here (tensors read by
+the code are program arguments or constants of their own, see
+docs/python.md)."""
 
 import enum
 import functools
@@ -102,7 +103,7 @@ class _DictItems:
 def freeze(v, tensors=True):
     """A hashable snapshot of a guardable value, or _MISSING. A tensor is
     guardable (by identity) only where `tensors`."""
-    if isinstance(v, _SCALARS) or isinstance(v, _DictItems):
+    if isinstance(v, _SCALARS + (_DictItems,)):
         return v
     if type(v) is dict and len(v) <= 64:
         out = []
@@ -214,10 +215,7 @@ class _Cell:
         self.cell = cell
 
     def values(self):
-        try:
-            return (freeze(self.cell.cell_contents),)
-        except ValueError:  # an empty cell
-            return (_MISSING,)
+        return (freeze(_cell_value(self.cell)),)
 
 
 class Guards:
@@ -367,17 +365,11 @@ class Guards:
         items = type(v) is dict
         if items:
             wanted = [k for k in v if isinstance(k, _SCALARS)]
-        elif isinstance(v, types.ModuleType):
-            if _internal(v.__name__):
-                return
-            wanted = names
-        elif isinstance(v, type):
-            if _internal(v.__module__):
-                return
-            wanted = names
-        elif _internal(type(v).__module__):
-            return
         else:
+            owner = v.__name__ if isinstance(v, types.ModuleType) else \
+                v.__module__ if isinstance(v, type) else type(v).__module__
+            if _internal(owner):
+                return   # torch's, NumPy's, kiln's, the standard library's
             wanted = names
         d = _dict_of(v)
         if d is None or id(d) in self._seen_obj:
@@ -402,7 +394,7 @@ class Guards:
     def values(self):
         out = []
         for s in self._sources:
-            d = s.d if s.resolve is None else s.resolve()
+            d = s.current()
             if s.ok and d is s.d:
                 try:
                     got = s.get(d)

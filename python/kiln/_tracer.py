@@ -825,12 +825,21 @@ def _random_name(func):
 _active = threading.local()
 
 
+def global_hook_dicts():
+    """nn.Module's global hook dicts (register_module_forward_hook ...):
+    forward, forward pre-, backward and backward pre-hooks (empty where
+    this PyTorch has no such kind)."""
+    return (_nn_module._global_forward_hooks,
+            _nn_module._global_forward_pre_hooks,
+            getattr(_nn_module, "_global_backward_hooks", None) or {},
+            getattr(_nn_module, "_global_backward_pre_hooks", None) or {})
+
+
 def _backward_hook_dicts(m):
     """The backward hook dicts nn.Module.__call__ reads for `m`: its own
     and the global ones (pre-hooks where this PyTorch has them)."""
-    return (m._backward_hooks, getattr(m, "_backward_pre_hooks", None),
-            getattr(_nn_module, "_global_backward_hooks", None),
-            getattr(_nn_module, "_global_backward_pre_hooks", None))
+    return (m._backward_hooks, getattr(m, "_backward_pre_hooks", None)) + \
+        global_hook_dicts()[2:]
 
 
 def _register_hook(t, hook):
