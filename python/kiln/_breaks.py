@@ -1181,8 +1181,8 @@ class Broken:
             # does without breaks (it raised out of the trace).
             if self.owner.fullgraph:
                 raise KilnError("kiln: %s: %s" % (self.name, e)) from None
-            self._warn(site, "met arguments that share memory: %s" % e,
-                       for_now=True)
+            self._warn(site, "writes its argument '%s', which shares "
+                       "memory with '%s'" % e.pair, for_now=True)
             return None
         return list(out)
 

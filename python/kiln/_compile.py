@@ -350,11 +350,13 @@ class _Program:
         tensors = self.tensors(flat_inputs)
         pair = _aliased_write(self.result.args, tensors)
         if pair is not None:
-            raise _AliasedArguments(
+            e = _AliasedArguments(
                 "arguments '%s' and '%s' share memory and the program "
                 "writes '%s' in place; it was captured for tensors that do "
                 "not overlap, so this call runs eagerly (PyTorch)"
                 % (pair[1], pair[0], pair[0]))
+            e.pair = pair   # (written argument, the other)
+            raise e
         if torch.is_grad_enabled() and any(t.requires_grad
                                            for t in tensors):
             # Training: forward and backward programs in an autograd
