@@ -97,6 +97,17 @@ func.func @conv_result_read_elsewhere(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x
   return %s : tensor<1x2x4x4xf32>
 }
 
+// Left alone: more weights than outputs (16x8x3x3 = 1152 weights, 64
+// outputs): folding would cost more per call than the normalization.
+// CHECK-LABEL: func.func @weights_larger_than_output
+// CHECK: %[[Y:.*]] = kt.conv2d %{{.*}}, %{{.*}} :
+// CHECK: kt.batch_norm %[[Y]]
+func.func @weights_larger_than_output(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x3x3xf32>, %m: tensor<16xf32>, %v: tensor<16xf32>) -> tensor<1x16x2x2xf32> {
+  %y = kt.conv2d %x, %w : (tensor<1x8x4x4xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x2x2xf32>
+  %r = kt.batch_norm %y, %m, %v : (tensor<1x16x2x2xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x2x2xf32>
+  return %r : tensor<1x16x2x2xf32>
+}
+
 // Left alone: an unbatched conv ([O, OH, OW]: batch_norm's channel dim 1 is
 // OH, not the conv's output channels), an f16 conv (batch_norm computes in
 // f32), and batch_norm of something else.

@@ -410,7 +410,9 @@ def KilnFoldConvBatchNormPass
     A thin driver over `kiln::decompose::foldConvBatchNorm`. Each
     `kt.batch_norm` (inference form: running statistics; training mode is
     `kt.batch_norm_train`, never folded) whose input is a batched (rank 4)
-    f32 or f64 `kt.conv2d` that nothing else reads becomes that conv with a
+    f32 or f64 `kt.conv2d` that nothing else reads, with no more weight
+    elements than output elements (`?` dims count 1: the fold reads and
+    writes the weights on every call), becomes that conv with a
     scaled weight and a new bias, computed by kt ops from the statistics
     and affine parameters (a small per-call computation over the weights
     instead of a pass over the activations):
