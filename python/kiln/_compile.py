@@ -709,6 +709,33 @@ class _Compiled:
             key.append((_GUARDS, guards.values()))
         return tuple(key), flat
 
+    def _settle_guards(self, key, prog):
+        """After a capture: a guarded list that the capture itself changed
+        (`LOG.append(...)` in the traced code) would change the key on
+        every call; it is guarded by identity from now on, and the entry
+        moves to the key with that guard. Without graph breaks such a
+        change happens when kiln captures, not on every call (side effects
+        on Python values are not replayed): one warning says so."""
+        guards = self.guards
+        if not key or key[-1][0] is not _GUARDS or guards is None:
+            return
+        if guards.values() == key[-1][1]:
+            return
+        changed = guards.demote(key[-1][1])
+        if not changed:
+            return
+        entry = self.programs.pop(key, None)
+        if entry is not None:
+            self.programs[key[:-1] + ((_GUARDS, guards.values()),)] = entry
+        if not isinstance(prog, _Ran):
+            warnings.warn(
+                "kiln: %s (%s) changes %s while it is captured; the compiled "
+                "program does not repeat that change on later calls (Python "
+                "side effects happen when kiln captures; kiln.graph_break() "
+                "before the change runs it on every call)"
+                % (self.name, self.where(), ", ".join(changed)),
+                KilnWarning, stacklevel=4)
+
     def _guard_miss(self, key):
         """A key not seen before: when other keys differ from it only in
         guarded values (globals, closure cells, module attributes), its
@@ -767,6 +794,7 @@ class _Compiled:
                         prog = self._capture(key, bound)
                     except KilnError as e:
                         return self._capture_failed(e, key, args, kwargs)
+                    self._settle_guards(key, prog)
             if isinstance(prog, _Ran):
                 # The first call had graph breaks: it ran segment by
                 # segment; this key runs with breaks from now on.

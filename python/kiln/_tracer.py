@@ -35,6 +35,7 @@ import os
 import sys
 import threading
 import traceback
+import warnings
 
 import torch
 import torch.fx as fx
@@ -255,8 +256,14 @@ class KilnTracer(fx.Tracer):
         if co.co_kwonlyargcount or flags:
             root_fn = _positional(root_fn, co)
         from torch.fx._symbolic_trace import _PyTreeCodeGen
-        root_fn2, args = super().create_args_for_root(root_fn, is_module,
-                                                      concrete_args)
+        with warnings.catch_warnings():
+            # torch.fx cannot assert the value of a specialized argument
+            # of another type (a NumPy scalar, a dtype) in the graph; kiln's
+            # key holds every such value, so a new one is a new capture.
+            warnings.filterwarnings(
+                "ignore", message="Was not able to add assertion")
+            root_fn2, args = super().create_args_for_root(
+                root_fn, is_module, concrete_args)
         if isinstance(self.graph._codegen, _PyTreeCodeGen):
             in_spec = self.graph._codegen.pytree_info.in_spec
             self.graph._codegen = fx.graph.CodeGen()
@@ -354,6 +361,12 @@ class KilnTracer(fx.Tracer):
                       for f in dataclasses.fields(a) if f.init}
             return self.create_node("call_function", type(a), (),
                                     super().create_arg(fields))
+        np = sys.modules.get("numpy")
+        if np is not None and isinstance(a, np.generic) and \
+                not isinstance(a, (np.void, np.datetime64, np.timedelta64)):
+            # A NumPy scalar (`x * np.float32(2)`, an index from NumPy):
+            # PyTorch takes it as the Python number it holds.
+            return super().create_arg(a.item())
         return super().create_arg(a)
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
