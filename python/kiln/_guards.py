@@ -292,7 +292,24 @@ class Guards:
         for c in self._cells:
             self._labels.append(c.label)
             self._slots.append((c, None))
+        self._reads = {}   # id -> tensor (add_reads)
         self.count = len(self._labels)
+
+    def add_reads(self, reads):
+        """Guards the tensors whose data a capture baked in (`T.item()`,
+        `x + T * 2` with a global `T`: kiln._tracer.note_real_op) by their
+        version counter: an in-place change recaptures. Returns whether
+        any was new."""
+        new = False
+        for k, (t, label) in reads.items():
+            if k in self._reads:
+                continue
+            self._reads[k] = t
+            self._labels.append(label)
+            self._slots.append((None, None))
+            new = True
+        self.count = len(self._labels)
+        return new
 
     # --- discovery
 
@@ -460,6 +477,8 @@ class Guards:
                 out.extend(got)
         for c in self._cells:
             out.extend(c.values())
+        for r in self._reads.values():
+            out.append(r._version)
         t = tuple(out)
         try:
             hash(t)
@@ -473,7 +492,8 @@ class Guards:
         lists the captured code itself changed, are guarded by identity
         from now on. Returns their labels."""
         out = []
-        for (where, name), label, a in zip(self._slots, self._labels, old):
+        for i, ((where, name), label, a) in enumerate(
+                zip(self._slots, self._labels, old)):
             if not isinstance(a, _ListItems):
                 continue
             v = _cell_value(where.cell) if name is None else \
@@ -485,7 +505,7 @@ class Guards:
             else:
                 where.ident.add(name)
                 where.ok = False
-            out.append(label)
+            out.append((i, label))
         return out
 
     def describe(self, old, new):

@@ -713,3 +713,89 @@ def test_numpy_array_global(backend):
     check(cf, f, x)
     set_global("NP_ARRAY", np.array([5.0, 5.0, 5.0], dtype=np.float32))
     check(cf, f, x)          # before: the first array's values
+
+
+# --- a global tensor's data baked in at capture (read into Python, or
+# computed into a constant): guarded by its version counter
+
+GT = None
+
+
+def _gt():
+    set_global("GT", torch.tensor([1.0, 2.0, 3.0]))
+
+
+def _data_cases():
+    def tolist(x):
+        return x + GT.tolist()[0]
+
+    def item(x):
+        return x * GT[1].item()
+
+    def branch(x):
+        if GT.sum() > 0:
+            return x + 1
+        return x - 1
+
+    def derived(x):
+        return x + GT * 2
+
+    def as_int(x):
+        return x[: int(GT[0])]
+
+    def indexed(x):
+        return x + GT[[2, 1, 0]] + GT[1:].sum()
+    return [tolist, item, branch, derived, as_int, indexed]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", range(6))
+def test_global_tensor_data_changed_in_place(backend, case):
+    # Before: each of these kept the first capture's value after GT was
+    # changed in place (the trace computes on the real GT).
+    _gt()
+    f = _data_cases()[case]
+    cf = kiln.compile(f, backend=backend)
+    x = torch.arange(3.0)
+    check(cf, f, x)
+    with torch.no_grad():
+        GT.mul_(-1).add_(3)   # [2, 1, 0]
+    check(cf, f, x)
+    check(cf, f, x)
+    assert len(cf._kiln.programs) == 2
+    with torch.no_grad():
+        GT[0] = 1.0
+    check(cf, f, x)
+
+
+def test_global_tensor_read_live_does_not_recapture():
+    # The program reads GT itself (or a view of it) on every call: its
+    # in-place changes are seen without a recapture.
+    _gt()
+
+    def f(x):
+        return (x + GT + GT.t())[1:] + GT[1:]
+    cf = kiln.compile(f, backend="cpu")
+    x = torch.arange(3.0)
+    check(cf, f, x)
+    GT.add_(5)
+    check(cf, f, x)
+    assert len(cf._kiln.programs) == 1
+
+
+def test_data_read_named_in_recompile_reason(capsys):
+    _gt()
+
+    def f(x):
+        return x * GT[1].item()
+    cf = kiln.compile(f, backend="eager")
+    x = torch.ones(3)
+    kiln.config.verbose = True
+    try:
+        check(cf, f, x)
+        GT[1] = 4.0
+        check(cf, f, x)
+    finally:
+        kiln.config.verbose = False
+    err = capsys.readouterr().err
+    assert "recompiling" in err and "data of a 3 tensor read by item" in err
