@@ -9,10 +9,11 @@
 # padded in the call, a 7x7 stem, depthwise (stride 1 and 2, a channel
 # multiplier) and grouped convs, batch 1, odd channel counts, `?` batch,
 # a bias that is a strided view (every other element of a longer vector),
-# each with the default choice, KILN_ONEDNN_DIRECT=0 (oneDNN primitives
-# for depthwise convs) and KILN_ONEDNN_LAYOUT=blocked|plain; each checks
-# that the compiled code calls the bias entry and that libkiln_onednn ran
-# it with the bias (KILN_ONEDNN_VERBOSE).
+# all in one function (one compile per environment), with the default
+# choice, KILN_ONEDNN_LAYOUT=blocked and KILN_ONEDNN_DIRECT=0 (oneDNN
+# primitives for depthwise convs); checks that the compiled code calls the
+# bias entry for every conv and that libkiln_onednn ran each with the bias
+# (KILN_ONEDNN_VERBOSE).
 import os
 import subprocess
 import sys
@@ -40,7 +41,8 @@ def record(label, ok, msg=""):
 
 
 def opt_calls(mlir):
-    """Which conv entries the fully lowered module calls."""
+    """How many kiln_onednn_conv2d_bias_f32 calls the fully lowered module
+    makes (and none of the other conv entries)."""
     with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
         f.write(mlir)
     try:
@@ -50,11 +52,13 @@ def opt_calls(mlir):
         os.unlink(f.name)
     if p.returncode != 0:
         return "error: " + p.stderr[:300]
-    return ",".join(e for e in ("bias", "pad", "f32")
-                    if "llvm.call @kiln_onednn_conv2d_%s" % e in p.stdout)
+    if any("llvm.call @kiln_onednn_conv2d_%s" % e in p.stdout
+           for e in ("pad_f32", "f32")):
+        return "a call without the bias: " + p.stdout[-300:]
+    return p.stdout.count("llvm.call @kiln_onednn_conv2d_bias_f32")
 
 
-def run(mlir, inputs, env):
+def run(mlir, inputs, env, n):
     tmp = tempfile.mkdtemp(prefix="kiln-convbias-")
     path = os.path.join(tmp, "m.mlir")
     with open(path, "w") as f:
@@ -69,7 +73,8 @@ def run(mlir, inputs, env):
                           env=dict(os.environ, KILN_ONEDNN_VERBOSE="1", **env))
     if proc.returncode != 0:
         return None, proc.stderr
-    return np.load(os.path.join(tmp, "out", "result0.npy")), proc.stderr
+    return [np.load(os.path.join(tmp, "out", "result%d.npy" % i))
+            for i in range(n)], proc.stderr
 
 
 # (x shape, w shape, stride, padding, groups, dyn dims of x, strided bias)
@@ -86,7 +91,11 @@ CASES = [
     ((3, 8, 6, 7), (12, 8, 1, 1), (1, 1), (0, 0), 1, (0,), True),      # ? batch
 ]
 
-for xs, ws, st, pd, G, dyn, strided in CASES:
+# All cases in one function (one compile per environment: the test stays
+# fast), each conv with its own inputs and result.
+args, body, rets, inputs, refs, labels = [], [], [], [], [], []
+t64 = lambda a: torch.from_numpy(a.astype(np.float64))
+for i, (xs, ws, st, pd, G, dyn, strided) in enumerate(CASES):
     ys = tuple(F.conv2d(torch.zeros(xs), torch.zeros(ws), None, st, pd, 1, G).shape)
     o = ws[0]
     x = rng.standard_normal(xs).astype(np.float32)
@@ -96,33 +105,40 @@ for xs, ws, st, pd, G, dyn, strided in CASES:
     xt = ttype([-1 if d in dyn else n for d, n in enumerate(xs)], "f32")
     yt = ttype([-1 if d in dyn else n for d, n in enumerate(ys)], "f32")
     wt, bty = ttype(ws, "f32"), ttype((len(b),), "f32")
-    attrs = "stride = [%d, %d], padding = [%d, %d], groups = %d" % (st + pd + (G,))
-    lines = ["func.func @main(%%x: %s, %%w: %s, %%b: %s) -> %s {" % (xt, wt, bty, yt)]
-    bias = "%b"
+    args += ["%%x%d: %s" % (i, xt), "%%w%d: %s" % (i, wt), "%%b%d: %s" % (i, bty)]
+    bias = "%%b%d" % i
     if strided:
-        lines.append("  %%bs = kt.slice %%b {dim = 0, start = 0, end = %d, step = 2} "
-                     ": (%s) -> %s" % (2 * o, bty, ttype((o,), "f32")))
-        bias = "%bs"
-    lines.append("  %%r = kt.conv2d %%x, %%w, %s {%s} : (%s, %s, %s) -> %s"
-                 % (bias, attrs, xt, wt, ttype((o,), "f32"), yt))
-    lines += ["  return %%r : %s" % yt, "}", ""]
-    mlir = "\n".join(lines)
-    t64 = lambda a: torch.from_numpy(a.astype(np.float64))
-    ref = F.conv2d(t64(x), t64(w), t64(bt), st, pd, 1, G).numpy()
-    label = "x%s w%s s%s p%s g%d dyn%s strided bias %s" % (xs, ws, st, pd, G, dyn, strided)
-    calls = opt_calls(mlir)
-    record(label + " calls the bias entry", calls == "bias", calls)
-    envs = [{}, {"KILN_ONEDNN_LAYOUT": "plain"}, {"KILN_ONEDNN_LAYOUT": "blocked"}]
-    if G > 1:
-        envs.append({"KILN_ONEDNN_DIRECT": "0"})
-    for env in envs:
-        got, log = run(mlir, [x, w, b], env)
-        if got is None:
-            record("%s %s" % (label, env), False, log[:400])
-            continue
-        ok, msg = same(got, ref.astype(np.float32), "f32", ref)
+        body.append("  %%bs%d = kt.slice %%b%d {dim = 0, start = 0, end = %d, step = 2} "
+                    ": (%s) -> %s" % (i, i, 2 * o, bty, ttype((o,), "f32")))
+        bias = "%%bs%d" % i
+    attrs = "stride = [%d, %d], padding = [%d, %d], groups = %d" % (st + pd + (G,))
+    body.append("  %%r%d = kt.conv2d %%x%d, %%w%d, %s {%s} : (%s, %s, %s) -> %s"
+                % (i, i, i, bias, attrs, xt, wt, ttype((o,), "f32"), yt))
+    rets.append(("%%r%d" % i, yt))
+    inputs += [x, w, b]
+    refs.append(F.conv2d(t64(x), t64(w), t64(bt), st, pd, 1, G).numpy())
+    labels.append("x%s w%s s%s p%s g%d dyn%s strided bias %s"
+                  % (xs, ws, st, pd, G, dyn, strided))
+mlir = "\n".join(
+    ["func.func @main(%s) -> (%s) {" % (", ".join(args), ", ".join(t for _, t in rets))]
+    + body
+    + ["  return %s : %s" % (", ".join(r for r, _ in rets), ", ".join(t for _, t in rets)),
+       "}", ""])
+n_calls = opt_calls(mlir)
+record("every conv calls the bias entry", n_calls == len(CASES), n_calls)
+# The default choice (plain layout, blocked for the 40-channel 3x3, the
+# depthwise loops), every ungrouped conv blocked, and oneDNN primitives for
+# the grouped ones instead of the depthwise loops.
+for env in [{}, {"KILN_ONEDNN_LAYOUT": "blocked"}, {"KILN_ONEDNN_DIRECT": "0"}]:
+    got, log = run(mlir, inputs, env, len(CASES))
+    if got is None:
+        record("%s" % env, False, log[:400])
+        continue
+    for label, g, ref in zip(labels, got, refs):
+        ok, msg = same(g, ref.astype(np.float32), "f32", ref)
         record("%s %s" % (label, env), ok, msg)
-        record("%s %s ran with the bias" % (label, env), " bias:" in log, log[-400:])
+    record("%s: every conv ran with the bias" % env,
+           log.count(" bias:") == len(CASES), log[-600:])
 
 print("conv_onednn_bias.py: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed or not passed else 0)
