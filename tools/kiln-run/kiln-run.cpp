@@ -227,8 +227,9 @@ static cl::opt<std::string> batchFile(
     "batch",
     cl::cat(kilnRunCategory), cl::desc("Run many func.func entries of the module in one process: one "
              "line per run, tab-separated: ENTRY, OUTDIR, then the input "
-             ".npy paths. With --backend=cpu every entry that lowers is "
-             "compiled together (one kiln-cpu run, one JIT module)"),
+             ".npy paths, or random:SEED for the inputs --random-inputs "
+             "--seed=SEED makes. With --backend=cpu every entry that lowers "
+             "is compiled together (one kiln-cpu run, one JIT module)"),
     cl::value_desc("spec"));
 
 /// The innermost source frame of `loc` (`file:line:col`, or the name of a
@@ -840,11 +841,29 @@ static int runBatch(ModuleOp module) {
     auto fn = module.lookupSymbol<func::FuncOp>(r.entry);
     std::string error;
     SmallVector<Tensor> args;
-    if (r.inputs.size() != fn.getNumArguments())
+    // `random:SEED`: the inputs --random-inputs --seed=SEED makes.
+    uint64_t randomSeed = 0;
+    bool random = r.inputs.size() == 1 &&
+                  StringRef(r.inputs[0]).starts_with("random:");
+    if (random &&
+        StringRef(r.inputs[0]).drop_front(7).getAsInteger(10, randomSeed))
+      error = "input '" + r.inputs[0] + "': expected random:SEED (an integer)";
+    if (random) {
+      SplitMix64 rng{randomSeed};
+      for (unsigned k = 0; error.empty() && k < fn.getNumArguments(); ++k) {
+        std::string why;
+        FailureOr<Tensor> t = randomTensor(fn.getArgumentTypes()[k], rng, why);
+        if (failed(t))
+          error = "argument #" + std::to_string(k) + " of @" + r.entry + " " +
+                  why;
+        else
+          args.push_back(*t);
+      }
+    } else if (r.inputs.size() != fn.getNumArguments())
       error = "@" + r.entry + " takes " + std::to_string(fn.getNumArguments()) +
               " arguments but " + std::to_string(r.inputs.size()) +
               " inputs were given";
-    for (unsigned k = 0; error.empty() && k < r.inputs.size(); ++k) {
+    for (unsigned k = 0; !random && error.empty() && k < r.inputs.size(); ++k) {
       Type argType = fn.getArgumentTypes()[k];
       llvm::Expected<Tensor> t = readInput(r.inputs[k], argType);
       if (!t) {
