@@ -811,9 +811,26 @@ static int runBatch(ModuleOp module) {
     }
     lowered = nullptr;
     // All together; if that fails, one by one (to name the failing ones).
+    // The compile options of a single run (--matmul, --conv, --cpu-fuse,
+    // --cpu-optimize, --cpu-threads) apply to the batch too.
+    cpu::CompileOptions copts;
+    copts.threads = cpuThreads;
+    copts.matmul = cpuMatmul;
+    copts.conv = cpuConv;
+    copts.optimize = cpuOptimize;
+    copts.fuse = cpuFuse;
+    if (cpuMatmul != "auto" && cpuMatmul != "openblas" &&
+        cpuMatmul != "generated")
+      return fail("--matmul must be auto, openblas or generated, not '" +
+                  cpuMatmul + "'");
+    if (cpuConv != "auto" && cpuConv != "im2col" && cpuConv != "direct" &&
+        cpuConv != "onednn")
+      return fail("--conv must be auto, im2col, direct or onednn, not '" +
+                  cpuConv + "'");
     std::string error;
     diags.clear();
-    auto all = cpu::CPUExecutable::compileAll(module, names, "", error);
+    auto all = cpu::CPUExecutable::compileAll(
+        module, names, cpu::pipelineString(copts), error);
     if (succeeded(all)) {
       for (auto [name, exe] : llvm::zip(names, *all))
         exes[name] = std::move(exe);
@@ -821,7 +838,8 @@ static int runBatch(ModuleOp module) {
       for (const std::string &name : names) {
         std::string one;
         diags.clear();
-        auto exe = cpu::CPUExecutable::compile(module, name, one);
+        auto exe = cpu::CPUExecutable::compile(module, name, one,
+                                               /*times=*/nullptr, copts);
         if (succeeded(exe))
           exes[name] = std::move(*exe);
         else

@@ -17,6 +17,11 @@
 // RUN: rm -rf %t/b7 %t/b8 && kiln-run %s --batch=%t/spec --backend=cpu
 // RUN: cmp %t/one7/result0.npy %t/b7/result0.npy
 // RUN: cmp %t/one8/result0.npy %t/b8/result0.npy
+// The compile options of a single run apply to a batch (they were ignored):
+// RUN: not kiln-run %s --batch=%t/spec --backend=cpu --matmul=bogus 2>&1 | FileCheck %s --check-prefix=MATMUL
+// RUN: rm -rf %t/b7 && kiln-run %s --batch=%t/spec --backend=cpu --matmul=generated --cpu-fuse=false --cpu-optimize=false
+// RUN: cmp %t/one7/result0.npy %t/b7/result0.npy
+// MATMUL: kiln-run: error: --matmul must be auto, openblas or generated, not 'bogus'
 // BAD: input 'random:x': expected random:SEED (an integer)
 // DYN: argument #0 of @dyn has a dynamic dim; pass --input files instead
 
