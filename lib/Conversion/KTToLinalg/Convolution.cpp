@@ -790,7 +790,9 @@ Value poolGather(OpBuilder &rw, Location loc, RankedTensorType type,
 /// padded input (as kiln-cpu-pool-windows makes of the forward pool),
 /// folded in the argmax generic's order (kh outer, kw inner) with its rule:
 /// an in-bounds position takes over when greater or NaN, the first
-/// in-bounds one when none does. Only the flat input index is computed.
+/// in-bounds one when none does. The result is the argmax's offset in its
+/// window, kh * kW + kw, as i8 (-1 for a window with no in-bounds
+/// position): an eighth of the flat `index` the reduction form writes.
 /// Null when H or W is `?` or the window has more than 64 elements.
 Value maxPoolArgmaxByWindows(OpBuilder &rw, Location loc, Value xp,
                              ArrayRef<OpFoldResult> xs, ArrayRef<int64_t> k,
@@ -814,7 +816,7 @@ Value maxPoolArgmaxByWindows(OpBuilder &rw, Location loc, Value xp,
           outSizes,
           SmallVector<OpFoldResult>{one, one, rw.getIndexAttr(st[0]),
                                     rw.getIndexAttr(st[1])}));
-  auto idxType = typeOf(outSizes, rw.getIndexType());
+  auto idxType = typeOf(outSizes, rw.getI8Type());
   SmallVector<Value> dyn;
   for (int i = 0; i < 2; ++i)
     if (idxType.isDynamicDim(i))
@@ -839,9 +841,12 @@ Value maxPoolArgmaxByWindows(OpBuilder &rw, Location loc, Value xp,
               arith::MulIOp::create(b, l, linalg::IndexOp::create(b, l, 2 + i),
                                     cst(st[i])),
               cst(pd[i]));
+        auto off = [&](int64_t v) -> Value {
+          return arith::ConstantIntOp::create(b, l, b.getI8Type(), v);
+        };
         Value curMax = scalarConst(b, l, acc,
                                    -std::numeric_limits<double>::infinity());
-        Value curIdx = cst(-1);
+        Value curIdx = off(-1);
         for (int64_t kh = 0; kh < k[0]; ++kh) {
           Value ph = arith::AddIOp::create(b, l, start[0], cst(kh * dl[0]));
           Value okH = arith::AndIOp::create(
@@ -867,14 +872,13 @@ Value maxPoolArgmaxByWindows(OpBuilder &rw, Location loc, Value xp,
                                       curMax),
                 arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, v, v));
             Value first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
-                                                curIdx, cst(-1));
+                                                curIdx, off(-1));
             Value updIdx = arith::AndIOp::create(
                 b, l, valid, arith::OrIOp::create(b, l, takes, first));
             Value updMax = arith::AndIOp::create(b, l, valid, takes);
-            Value flat = arith::AddIOp::create(
-                b, l, arith::MulIOp::create(b, l, ph, cst(size[1])), pw);
             curMax = arith::SelectOp::create(b, l, updMax, v, curMax);
-            curIdx = arith::SelectOp::create(b, l, updIdx, flat, curIdx);
+            curIdx = arith::SelectOp::create(b, l, updIdx,
+                                             off(kh * k[1] + kw), curIdx);
           }
         }
         linalg::YieldOp::create(b, l, curIdx);
@@ -892,13 +896,14 @@ Value maxPoolArgmaxByWindows(OpBuilder &rw, Location loc, Value xp,
 /// (delta an integer: the output row is a + delta). So each phase (r, q)
 /// of gx is one all-parallel linalg.generic over [N, C, A_r, B_q] reading,
 /// for each such (kh, kw), a unit-stride slice of the gradient and of the
-/// argmax index (both padded: zeros and -1, which no flat index equals) at
-/// the offset (delta_h, delta_w), and adding the gradient where the index
-/// is this position, in the gather's order (kh outer, kw inner, from 0:
-/// the same sum, bit for bit). The phases are inserted into gx with
-/// strides (s_h, s_w). Unlike the gather, no tensor.extract at computed
-/// indices and no divisions: the bodies vectorize. Null when H or W is
-/// `?`.
+/// argmax's window offsets (maxPoolArgmaxByWindows; both padded: zeros and
+/// -1, which no offset equals) at the offset (delta_h, delta_w), and
+/// adding the gradient where the window's argmax is (kh, kw), i.e. this
+/// position, in the gather's order (kh outer, kw inner, from 0: the same
+/// sum, bit for bit). The phases are written in place into strided slices
+/// of gx (strides s_h, s_w). Unlike the gather, no tensor.extract at
+/// computed indices and no divisions: the bodies vectorize. Null when H or
+/// W is `?`.
 Value maxPoolGradByPhases(OpBuilder &rw, Location loc, Value g, Value idx,
                           ArrayRef<OpFoldResult> xs, ArrayRef<int64_t> k,
                           ArrayRef<int64_t> st, ArrayRef<int64_t> pd,
@@ -940,7 +945,7 @@ Value maxPoolGradByPhases(OpBuilder &rw, Location loc, Value g, Value idx,
                                     rw.getIndexAttr(hi[1])};
   Value gp = padHW(rw, loc, g, low, high, scalarConst(rw, loc, acc, 0));
   Value ip = padHW(rw, loc, idx, low, high,
-                   arith::ConstantIndexOp::create(rw, loc, -1));
+                   arith::ConstantIntOp::create(rw, loc, rw.getI8Type(), -1));
   auto gxType = typeOf(xs, acc);
   SmallVector<Value> dyn;
   for (int i = 0; i < 2; ++i)
@@ -958,6 +963,7 @@ Value maxPoolGradByPhases(OpBuilder &rw, Location loc, Value g, Value idx,
                                          rw.getIndexAttr(pw.size)};
       auto type = typeOf(sizes, acc);
       SmallVector<Value> ins;
+      SmallVector<int64_t> window; // kh * kW + kw per (gradient, index) pair
       for (auto [kh, dh] : ph.terms)
         for (auto [kw, dw] : pw.terms) {
           SmallVector<OpFoldResult> at = {zero, zero,
@@ -968,6 +974,7 @@ Value maxPoolGradByPhases(OpBuilder &rw, Location loc, Value g, Value idx,
               tensor::ExtractSliceOp::create(rw, loc, gp, at, sizes, unit));
           ins.push_back(
               tensor::ExtractSliceOp::create(rw, loc, ip, at, sizes, unit));
+          window.push_back(kh * k[1] + kw);
         }
       // The phase's positions of gx, written in place.
       SmallVector<OpFoldResult> offs = {zero, zero, rw.getIndexAttr(ph.r),
@@ -985,7 +992,6 @@ Value maxPoolGradByPhases(OpBuilder &rw, Location loc, Value g, Value idx,
                     .getResult(0);
       } else {
         SmallVector<AffineMap> maps(ins.size() + 1, id4);
-        int64_t sh = st[0], sw = st[1], w = *in[1], r = ph.r, q = pw.r;
         phase =
             linalg::GenericOp::create(
                 rw, loc, TypeRange{type}, ins,
@@ -993,22 +999,12 @@ Value maxPoolGradByPhases(OpBuilder &rw, Location loc, Value g, Value idx,
                     rw, loc, type, gx, offs, sizes, strides)},
                 maps, par,
                 [&](OpBuilder &b, Location l, ValueRange a) {
-                  auto cst = [&](int64_t v) -> Value {
-                    return arith::ConstantIndexOp::create(b, l, v);
-                  };
-                  // This position's flat index (s_h a + r) W + s_w b + q.
-                  Value ia = linalg::IndexOp::create(b, l, 2);
-                  Value ib = linalg::IndexOp::create(b, l, 3);
-                  Value flat = arith::AddIOp::create(
-                      b, l,
-                      arith::AddIOp::create(
-                          b, l, arith::MulIOp::create(b, l, ia, cst(sh * w)),
-                          arith::MulIOp::create(b, l, ib, cst(sw))),
-                      cst(r * w + q));
                   Value sum = scalarConst(b, l, acc, 0);
                   for (size_t t = 0; t + 1 < a.size(); t += 2) {
                     Value hit = arith::CmpIOp::create(
-                        b, l, arith::CmpIPredicate::eq, a[t + 1], flat);
+                        b, l, arith::CmpIPredicate::eq, a[t + 1],
+                        arith::ConstantIntOp::create(b, l, b.getI8Type(),
+                                                     window[t / 2]));
                     Value term = arith::SelectOp::create(
                         b, l, hit, a[t], scalarConst(b, l, acc, 0));
                     sum = arith::AddFOp::create(b, l, sum, term);
@@ -1080,9 +1076,12 @@ struct MaxPool2dBackwardLowering
     AffineMap outMap = AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx);
     SmallVector<utils::IteratorType> its(4, utils::IteratorType::parallel);
     its.append(2, utils::IteratorType::reduction);
-    Value idx = maxPoolArgmaxByWindows(rw, loc, xp, xs, k, st, pd, dl,
-                                       outSizes);
-    if (!idx)
+    // Where H and W are static: window offsets (i8) and the stride-phase
+    // gradient; else the flat index and the gather.
+    Value window8 = maxPoolArgmaxByWindows(rw, loc, xp, xs, k, st, pd, dl,
+                                           outSizes);
+    Value idx;
+    if (!window8)
       idx =
         linalg::GenericOp::create(
             rw, loc, TypeRange{maxType, idxType}, ValueRange{xp, window},
@@ -1136,8 +1135,10 @@ struct MaxPool2dBackwardLowering
     // stride phases where H and W are static, else one gather generic.
     auto gxType = typeOf(xs, acc);
     Value outHW[2] = {m.v(outSizes[2]), m.v(outSizes[3])};
-    Value r = maxPoolGradByPhases(rw, loc, g, idx, xs, k, st, pd, dl,
-                                  outSizes);
+    Value r = window8 ? maxPoolGradByPhases(rw, loc, g, window8, xs, k, st,
+                                            pd, dl, outSizes)
+                      : Value();
+    assert((r || idx) && "the phase form takes every static H and W");
     if (!r)
       r = poolGather(
         rw, loc, gxType, xs, k, st, pd, dl, outHW,

@@ -3,26 +3,34 @@
 // Tests max_pool2d_backward with a static H and W: the argmax is one
 // all-parallel generic over the output reading the kH * kW strided window
 // slices of the -inf padded input (marked kiln.scalar_loops: width stride
-// 2), and the gradient is written by stride phases: one all-parallel
-// generic per (row, column) phase over unit-stride slices of the padded
-// gradient and index (-1 padding), in place into a stride-2 slice of gx.
+// 2) and writing the argmax's offset in its window (i8, kh * kW + kw), and
+// the gradient is written by stride phases: one all-parallel generic per
+// (row, column) phase over unit-stride slices of the padded gradient and
+// offsets (-1 padding), in place into a stride-2 slice of gx, adding the
+// gradient where the offset is the (kh, kw) that reaches the position.
 // 3x3 s2 p1 on 7x8: rows 0, 2, .. are reached by kh 1 only, rows 1, 3, ..
 // by kh 0 (output row a + 1) and kh 2 (output row a), in that order.
 
 // CHECK-LABEL: func.func @phases
+// CHECK-DAG: %[[K4:.*]] = arith.constant 4 : i8
+// CHECK-DAG: %[[K8:.*]] = arith.constant 8 : i8
+// CHECK-DAG: %[[NONE:.*]] = arith.constant -1 : i8
 // CHECK: %[[XP:.*]] = tensor.pad %arg1 low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: tensor.extract_slice %[[XP]][0, 0, 0, 0] [2, 3, 4, 4] [1, 1, 2, 2]
 // CHECK: tensor.extract_slice %[[XP]][0, 0, 2, 2] [2, 3, 4, 4] [1, 1, 2, 2]
 // CHECK: %[[IDX:.*]] = linalg.generic
 // CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "parallel"]
 // CHECK-SAME: attrs = {kiln.scalar_loops}
-// CHECK: -> tensor<2x3x4x4xindex>
+// CHECK: arith.select %{{.*}}, %[[K8]], %{{.*}} : i8
+// CHECK: -> tensor<2x3x4x4xi8>
 // CHECK: %[[GP:.*]] = tensor.pad %arg0 low[0, 0, 0, 0] high[0, 0, 0, 1]
 // CHECK: %[[IP:.*]] = tensor.pad %[[IDX]] low[0, 0, 0, 0] high[0, 0, 0, 1]
-// CHECK: tensor.yield %c-1 : index
+// CHECK: tensor.yield %[[NONE]] : i8
 // CHECK: %[[GX:.*]] = tensor.empty() : tensor<2x3x7x8xf32>
 // CHECK: %[[D0:.*]] = tensor.extract_slice %[[GX]][0, 0, 0, 0] [2, 3, 4, 4] [1, 1, 2, 2]
 // CHECK: %[[P0:.*]] = linalg.generic {{.*}} outs(%[[D0]] :
+// CHECK: %[[HIT:.*]] = arith.cmpi eq, %{{.*}}, %[[K4]] : i8
+// CHECK: arith.select %[[HIT]]
 // CHECK: %[[I0:.*]] = tensor.insert_slice %[[P0]] into %[[GX]][0, 0, 0, 0] [2, 3, 4, 4] [1, 1, 2, 2]
 // CHECK: tensor.extract_slice %[[GP]][0, 0, 1, 0] [2, 3, 3, 4] [1, 1, 1, 1]
 // CHECK: tensor.extract_slice %[[IP]][0, 0, 1, 0] [2, 3, 3, 4] [1, 1, 1, 1]
