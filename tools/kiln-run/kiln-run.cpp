@@ -240,6 +240,26 @@ static std::string locString(Location loc) {
   return s == "<unknown>" ? "kiln-run" : s;
 }
 
+/// The CPU compile options of the command line (--cpu-threads, --matmul,
+/// --conv, --cpu-optimize, --cpu-fuse), for a single run and for --batch.
+/// Returns the error for a bad value ("" when they are valid).
+static std::string cpuCompileOptions(cpu::CompileOptions &copts) {
+  copts.threads = cpuThreads;
+  copts.matmul = cpuMatmul;
+  copts.conv = cpuConv;
+  copts.optimize = cpuOptimize;
+  copts.fuse = cpuFuse;
+  if (cpuMatmul != "auto" && cpuMatmul != "openblas" &&
+      cpuMatmul != "generated")
+    return "--matmul must be auto, openblas or generated, not '" +
+           cpuMatmul + "'";
+  if (cpuConv != "auto" && cpuConv != "im2col" && cpuConv != "direct" &&
+      cpuConv != "onednn")
+    return "--conv must be auto, im2col, direct or onednn, not '" + cpuConv +
+           "'";
+  return "";
+}
+
 /// Reports a failure. The lines of `msg` after its first (diagnostics, a
 /// pipeline parser's context and caret) are printed first, then the one line
 /// `kiln-run: error: <first line>`: the last line of every failure names it.
@@ -814,19 +834,8 @@ static int runBatch(ModuleOp module) {
     // The compile options of a single run (--matmul, --conv, --cpu-fuse,
     // --cpu-optimize, --cpu-threads) apply to the batch too.
     cpu::CompileOptions copts;
-    copts.threads = cpuThreads;
-    copts.matmul = cpuMatmul;
-    copts.conv = cpuConv;
-    copts.optimize = cpuOptimize;
-    copts.fuse = cpuFuse;
-    if (cpuMatmul != "auto" && cpuMatmul != "openblas" &&
-        cpuMatmul != "generated")
-      return fail("--matmul must be auto, openblas or generated, not '" +
-                  cpuMatmul + "'");
-    if (cpuConv != "auto" && cpuConv != "im2col" && cpuConv != "direct" &&
-        cpuConv != "onednn")
-      return fail("--conv must be auto, im2col, direct or onednn, not '" +
-                  cpuConv + "'");
+    if (std::string bad = cpuCompileOptions(copts); !bad.empty())
+      return fail(bad);
     std::string error;
     diags.clear();
     auto all = cpu::CPUExecutable::compileAll(
@@ -1161,22 +1170,11 @@ static int runMain(int argc, char **argv) {
     std::string error;
     cpu::CompileTimes times;
     cpu::CompileOptions copts;
-    copts.threads = cpuThreads;
-    copts.matmul = cpuMatmul;
-    copts.conv = cpuConv;
-    copts.optimize = cpuOptimize;
-    copts.fuse = cpuFuse;
+    if (std::string bad = cpuCompileOptions(copts); !bad.empty())
+      return fail(bad);
     copts.objectFile = emitObject;
     if (cacheDir.getNumOccurrences())
       copts.cacheDir = cacheDir;
-    if (cpuMatmul != "auto" && cpuMatmul != "openblas" &&
-        cpuMatmul != "generated")
-      return fail("--matmul must be auto, openblas or generated, not '" +
-                  cpuMatmul + "'");
-    if (cpuConv != "auto" && cpuConv != "im2col" && cpuConv != "direct" &&
-        cpuConv != "onednn")
-      return fail("--conv must be auto, im2col, direct or onednn, not '" +
-                  cpuConv + "'");
     auto exe = cpu::CPUExecutable::compile(*module, fn.getName(), error,
                                            &times, copts);
     if (failed(exe))
