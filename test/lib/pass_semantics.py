@@ -293,9 +293,18 @@ def same(before, after, rtol=None, atol=None):
 
 
 def public_entries(text):
-    return [m.group(2) for m in re.finditer(
-        r"func\.func\s+(private\s+|public\s+|nested\s+)?@([\w$.-]+)", text)
-        if not m.group(1) or m.group(1).strip() == "public"]
+    """The public functions of the module, in order, each once; `func.func`
+    in a comment (`// CHECK-LABEL: func.func @f`) is not one (it listed
+    entries twice: FileExistsError)."""
+    code = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+    out = []
+    for m in re.finditer(
+            r"func\.func\s+(private\s+|public\s+|nested\s+)?@([\w$.-]+)",
+            code):
+        if (not m.group(1) or m.group(1).strip() == "public") and \
+                m.group(2) not in out:
+            out.append(m.group(2))
+    return out
 
 
 def check_pass(path, pipeline=None, entries=None, seeds=3, rtol=None,

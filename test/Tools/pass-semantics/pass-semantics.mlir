@@ -16,7 +16,9 @@
 // DYN-COUNT-3: ok dyn seed=
 // DYN: 3 passed, 0 failed
 //
-// Without --entry every public function is checked.
+// Without --entry every public function is checked, each once: a
+// `func.func @f` in a comment (as in this line, or a CHECK-LABEL) is not a
+// function (it listed @f twice: FileExistsError).
 // RUN: %python -m pass_semantics %s --pipeline='builtin.module(cse)' --seeds=1 --input-dims=4 | FileCheck %s --check-prefix=ALL
 // ALL: ok f seed=0
 // ALL: ok ints seed=0
