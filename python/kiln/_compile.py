@@ -709,6 +709,43 @@ class _Compiled:
             key.append((_GUARDS, guards.values()))
         return tuple(key), flat
 
+    def _settle_guards(self, key, prog):
+        """After a capture, two kinds of guards change what the key of this
+        capture should have been, and the entry moves to the key with
+        them: a guarded list that the capture itself changed
+        (`LOG.append(...)` in the traced code) would change the key on
+        every call, so it is guarded by identity from now on (without
+        graph breaks such a change happens when kiln captures, not on
+        every call: one warning says so); and tensors outside the trace
+        whose data the capture baked in (`T.item()`, `x + T * 2` with a
+        global `T`) are guarded by their version from now on."""
+        guards = self.guards
+        if not key or guards is None:
+            return
+        has = key[-1][0] is _GUARDS
+        old = key[-1][1] if has else ()
+        demoted = guards.demote(old)
+        now = guards.values()
+        if now == old:
+            return
+        skip = {i for i, _ in demoted}
+        if len(now) < len(old) or any(
+                now[i] != old[i] for i in range(len(old)) if i not in skip):
+            return   # other values changed while capturing: a recapture
+        entry = self.programs.pop(key, None)
+        if entry is not None:
+            base = key[:-1] if has else key
+            self.programs[base + ((_GUARDS, now),)] = entry
+        if demoted and not isinstance(prog, _Ran):
+            warnings.warn(
+                "kiln: %s (%s) changes %s while it is captured; the compiled "
+                "program does not repeat that change on later calls (Python "
+                "side effects happen when kiln captures; kiln.graph_break() "
+                "before the change runs it on every call)"
+                % (self.name, self.where(),
+                   ", ".join(label for _, label in demoted)),
+                KilnWarning, stacklevel=4)
+
     def _guard_miss(self, key):
         """A key not seen before: when other keys differ from it only in
         guarded values (globals, closure cells, module attributes), its
@@ -767,6 +804,7 @@ class _Compiled:
                         prog = self._capture(key, bound)
                     except KilnError as e:
                         return self._capture_failed(e, key, args, kwargs)
+                    self._settle_guards(key, prog)
             if isinstance(prog, _Ran):
                 # The first call had graph breaks: it ran segment by
                 # segment; this key runs with breaks from now on.
@@ -1033,8 +1071,12 @@ class _Compiled:
         run = _breaks.SegmentRun(
             self, cache if cache is not None else _breaks.Broken(self, name),
             name, importer, examples, allow_breaks)
-        gm = _tracer.trace(self.module, self.fn, importer,
-                           concrete or None, run=run)
+        try:
+            gm = _tracer.trace(self.module, self.fn, importer,
+                               concrete or None, run=run)
+        finally:
+            if importer.data_reads and self.guards is not None:
+                self.guards.add_reads(importer.data_reads)
         ran, value = run.finish(force_run)
         if ran:
             return _Ran(value, run)

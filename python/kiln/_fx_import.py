@@ -418,6 +418,10 @@ class FxImporter:
         # (torch.tensor([True, False]), torch.arange(4) > 1): id -> tensor,
         # filled by kiln._tracer. They are constants of the program.
         self.made_in_trace = {}
+        # Tensors outside the trace whose data the trace baked in (read
+        # into Python, or computed into a constant): id -> (tensor, label),
+        # filled by kiln._tracer; guarded by their version (_guards.py).
+        self.data_reads = {}
         # _tensor_constant<k> attributes taken off a compiled module after
         # its trace (kiln._tracer._constants_kept_off).
         self.module_constants = {}

@@ -38,13 +38,24 @@ traced path does not read still guards, at worst costing a recompile):
   also holds other values (a module, a function), each guardable item
   present at the first call is guarded on its own.
 
+* lists (`SIZES[0]`, `self.scales[1]`, `OPTS["a"][1]`): a list of
+  guardable values (at most 64 items) is guarded by its items, in order
+  (Dynamo's LIST_LENGTH and per-item guards), so an item changed in place,
+  appended or removed recaptures. A list that the captured code itself
+  changes (code that appends to a list it logs to) is guarded by identity
+  from then on: its items change on every capture by design (and kiln
+  warns that the change happens when it captures, not on every call).
+
 Guardable values: None, bool, int, float, complex, str, bytes, torch.dtype,
-torch.device, torch.memory_format, enum members, tuples of those, and
-dicts as above. A list is guarded by identity (another list assigned is a
-change; its items are not: code may append to a list it logs to).
+torch.device, torch.memory_format, enum members, NumPy scalars
+(`np.float32(2.0)`, compared by value), and tuples, lists and
+dicts of those (nested up to four levels). A longer list is guarded by
+identity only (another list assigned is a change; its items are not).
 Tensors, modules and other objects are not values here (tensors read by
 the code are program arguments or constants of their own, see
-docs/python.md)."""
+docs/python.md); a tensor in a global list or tuple is an item guarded by
+identity, as is a NumPy array (which `torch.from_numpy` in the code
+shares)."""
 
 import enum
 import functools
@@ -56,8 +67,16 @@ import torch
 
 from ._breaks import _Identity
 
+try:
+    import numpy
+    _NUMPY_SCALARS = (numpy.bool_, numpy.number)
+    _ARRAYS = (torch.Tensor, numpy.ndarray)
+except ImportError:  # torch works without NumPy
+    _NUMPY_SCALARS = ()
+    _ARRAYS = (torch.Tensor,)
+
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, torch.dtype,
-            torch.device, torch.memory_format, enum.Enum)
+            torch.device, torch.memory_format, enum.Enum) + _NUMPY_SCALARS
 # nn.Module's own bookkeeping in every module's __dict__ (hooks, flags).
 _MODULE_INTERNALS = frozenset(torch.nn.Module().__dict__) | {"training"}
 _MISSING = object()
@@ -79,8 +98,27 @@ class _Ident(_Identity):
 
     def __repr__(self):
         return "the %s at 0x%x" % (
-            "tensor" if isinstance(self.obj, torch.Tensor) else "list",
-            id(self.obj))
+            "tensor" if isinstance(self.obj, torch.Tensor) else
+            type(self.obj).__name__, id(self.obj))
+
+
+class _ListItems:
+    """A hashable snapshot of a list's items, in order (equal to another
+    list's snapshot with the same items); `obj` is the list itself."""
+    __slots__ = ("obj", "items")
+
+    def __init__(self, obj, items):
+        self.obj = obj
+        self.items = items
+
+    def __eq__(self, other):
+        return isinstance(other, _ListItems) and self.items == other.items
+
+    def __hash__(self):
+        return hash(self.items)
+
+    def __repr__(self):
+        return repr(list(self.items))
 
 
 class _DictItems:
@@ -100,29 +138,36 @@ class _DictItems:
         return "{%s}" % ", ".join("%r: %r" % kv for kv in self.items)
 
 
-def freeze(v, tensors=True):
+def freeze(v, tensors=True, depth=0):
     """A hashable snapshot of a guardable value, or _MISSING. A tensor is
     guardable (by identity) only where `tensors`."""
-    if isinstance(v, _SCALARS + (_DictItems,)):
+    if isinstance(v, _SCALARS + (_DictItems, _ListItems)):
         return v
+    if isinstance(v, _ARRAYS):
+        # The program holds the tensor (or the NumPy array a
+        # torch.from_numpy in the code shares): another one assigned in its
+        # place is a change.
+        return _Ident(v) if tensors else _MISSING
+    if depth > 4:
+        return _MISSING
     if type(v) is dict and len(v) <= 64:
         out = []
         for k, x in v.items():
-            f = freeze(x, tensors)
+            f = freeze(x, tensors, depth + 1)
             if not isinstance(k, _SCALARS) or f is _MISSING:
                 return _MISSING
             out.append((k, f))
         return _DictItems(tuple(out))
-    if isinstance(v, torch.Tensor):
-        return _Ident(v) if tensors else _MISSING
-    if isinstance(v, tuple) and len(v) <= 64:
+    if isinstance(v, (tuple, list)) and len(v) <= 64:
         out = []
         for x in v:
-            f = freeze(x)
+            f = freeze(x, True if isinstance(v, tuple) else tensors,
+                       depth + 1)
             if f is _MISSING:
                 return _MISSING
             out.append(f)
-        return tuple(out)
+        return _ListItems(v, tuple(out)) if isinstance(v, list) else \
+            tuple(out)
     if isinstance(v, list) and all(isinstance(x, _SCALARS) for x in v):
         return _Ident(v)
     return _MISSING
@@ -176,7 +221,7 @@ class _Source:
         self.names.sort(key=repr)
         self.get = operator.itemgetter(*self.names)
         self.ok = not self.ident and not any(
-            isinstance(self.d.get(n), (list, dict, torch.Tensor))
+            isinstance(self.d.get(n), (list, dict) + _ARRAYS)
             for n in self.names)
 
     def labels(self):
@@ -208,14 +253,18 @@ def _entry_of(parent, name):
 
 
 class _Cell:
-    __slots__ = ("label", "cell")
+    __slots__ = ("label", "cell", "ident")
 
     def __init__(self, label, cell):
         self.label = label
         self.cell = cell
+        self.ident = False  # a list the captured code changes (demote)
 
     def values(self):
-        return (freeze(_cell_value(self.cell)),)
+        v = _cell_value(self.cell)
+        if self.ident and v is not _MISSING:
+            return (_Ident(v),)
+        return (freeze(v),)
 
 
 class Guards:
@@ -236,11 +285,31 @@ class Guards:
         for s in self._sources:
             s.finish()
         self._labels = []
+        self._slots = []   # (source, name) or (cell, None), as _labels
         for s in self._sources:
             self._labels.extend(s.labels())
+            self._slots.extend((s, n) for n in s.names)
         for c in self._cells:
             self._labels.append(c.label)
+            self._slots.append((c, None))
+        self._reads = {}   # id -> tensor (add_reads)
         self.count = len(self._labels)
+
+    def add_reads(self, reads):
+        """Guards the tensors whose data a capture baked in (`T.item()`,
+        `x + T * 2` with a global `T`: kiln._tracer.note_real_op) by their
+        version counter: an in-place change recaptures. Returns whether
+        any was new."""
+        new = False
+        for k, (t, label) in reads.items():
+            if k in self._reads:
+                continue
+            self._reads[k] = t
+            self._labels.append(label)
+            self._slots.append((None, None))
+            new = True
+        self.count = len(self._labels)
+        return new
 
     # --- discovery
 
@@ -408,12 +477,36 @@ class Guards:
                 out.extend(got)
         for c in self._cells:
             out.extend(c.values())
+        for r in self._reads.values():
+            out.append(r._version)
         t = tuple(out)
         try:
             hash(t)
         except TypeError:  # a list (or another unhashable value) now
             t = tuple(freeze(v) for v in t)
         return t
+
+    def demote(self, old):
+        """After a capture: the guarded lists whose items changed since
+        `old` (the values() before it) while still the same list, i.e.
+        lists the captured code itself changed, are guarded by identity
+        from now on. Returns their labels."""
+        out = []
+        for i, ((where, name), label, a) in enumerate(
+                zip(self._slots, self._labels, old)):
+            if not isinstance(a, _ListItems):
+                continue
+            v = _cell_value(where.cell) if name is None else \
+                _entry(where.current(), name)
+            if v is not a.obj or freeze(v) == a:
+                continue
+            if name is None:
+                where.ident = True
+            else:
+                where.ident.add(name)
+                where.ok = False
+            out.append((i, label))
+        return out
 
     def describe(self, old, new):
         """The guarded names whose values differ between two values()

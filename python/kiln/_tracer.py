@@ -35,6 +35,7 @@ import os
 import sys
 import threading
 import traceback
+import warnings
 
 import torch
 import torch.fx as fx
@@ -238,6 +239,13 @@ class KilnTracer(fx.Tracer):
         self.proxy_buffer_attributes = True
         self.root_code = inspect.unwrap(root_fn).__code__
         self.module_stack = collections.OrderedDict()
+        # Real tensors computed at trace time from tensors that exist
+        # outside the trace (a global, a closure tensor, a parameter read
+        # through a closure module): {id: (tensor, {id: root tensor})}.
+        # Their values are baked into the program (as constants, or as
+        # Python values through .item() / bool()); the roots' in-place
+        # changes must recapture (importer.data_reads, kiln/_guards.py).
+        self.derived = {}
 
     # --- structure
 
@@ -255,8 +263,14 @@ class KilnTracer(fx.Tracer):
         if co.co_kwonlyargcount or flags:
             root_fn = _positional(root_fn, co)
         from torch.fx._symbolic_trace import _PyTreeCodeGen
-        root_fn2, args = super().create_args_for_root(root_fn, is_module,
-                                                      concrete_args)
+        with warnings.catch_warnings():
+            # torch.fx cannot assert the value of a specialized argument
+            # of another type (a NumPy scalar, a dtype) in the graph; kiln's
+            # key holds every such value, so a new one is a new capture.
+            warnings.filterwarnings(
+                "ignore", message="Was not able to add assertion")
+            root_fn2, args = super().create_args_for_root(
+                root_fn, is_module, concrete_args)
         if isinstance(self.graph._codegen, _PyTreeCodeGen):
             in_spec = self.graph._codegen.pytree_info.in_spec
             self.graph._codegen = fx.graph.CodeGen()
@@ -354,7 +368,66 @@ class KilnTracer(fx.Tracer):
                       for f in dataclasses.fields(a) if f.init}
             return self.create_node("call_function", type(a), (),
                                     super().create_arg(fields))
+        if isinstance(a, torch.Tensor) and id(a) in self.derived and \
+                getattr(_active, "tracer", None) is self and \
+                not self.eager_depth:
+            # A tensor computed at trace time from a global one becomes a
+            # constant of the program (`x + T * 2`). A view of the global
+            # (`W.t()`, `T[1:]`) shares its memory: the program reads its
+            # changes.
+            self._read({k: t for k, t in self._roots([a]).items()
+                        if not _same_storage(a, t)},
+                       "computed into a constant")
+        np = sys.modules.get("numpy")
+        if np is not None and isinstance(a, np.generic) and \
+                not isinstance(a, (np.void, np.datetime64, np.timedelta64)):
+            # A NumPy scalar (`x * np.float32(2)`, an index from NumPy):
+            # PyTorch takes it as the Python number it holds.
+            return super().create_arg(a.item())
         return super().create_arg(a)
+
+    # --- values of real tensors baked into the program
+
+    def _roots(self, tensors):
+        roots = {}
+        made = self.importer.made_in_trace
+        for t in tensors:
+            d = self.derived.get(id(t))
+            if d is not None and d[0] is t:
+                roots.update(d[1])
+            elif made.get(id(t)) is not t:
+                roots[id(t)] = t
+        return roots
+
+    def _read(self, roots, how):
+        if not roots:
+            return
+        frames = self._user_frames()
+        where = "%s:%d" % frames[0][:2] if frames else "?"
+        for k, t in roots.items():
+            self.importer.data_reads.setdefault(
+                k, (t, "data of a %s tensor %s (%s)" % (
+                    "x".join(map(str, t.shape)) or "0-d", how, where)))
+
+    def note_real_op(self, func, args, kwargs, r):
+        """A torch function run on real tensors while tracing (not on
+        traced values): its results derive from the real tensors outside
+        the trace it read; a Python value it returns (`T.item()`,
+        `bool(T.any())`) reads their data."""
+        leaves = [a for a in pytree.tree_flatten((args, kwargs or {}))[0]
+                  if isinstance(a, torch.Tensor)]
+        if not leaves:
+            return
+        roots = self._roots(leaves)
+        if not roots:
+            return
+        name = getattr(func, "__name__", "")
+        outs = [o for o in pytree.tree_flatten(r)[0]
+                if isinstance(o, torch.Tensor)]
+        if not outs and name not in _METADATA_READS:
+            self._read(roots, "read by %s" % name.strip("_"))
+        for o in outs:
+            self.derived[id(o)] = (o, roots)
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
         if self.eager_depth or getattr(_active, "tracer", None) is not self:
@@ -731,6 +804,26 @@ for _ns, _names in ((torch, ("rand", "randn", "rand_like", "randn_like",
             _CAPTURED_RANDOM.add(getattr(_ns, _n))
 
 
+def _same_storage(a, b):
+    with _no_torch_function_mode():
+        try:
+            return a.storage().data_ptr() == b.storage().data_ptr()
+        except Exception:   # no storage (a sparse or meta tensor)
+            return False
+
+
+# Tensor methods that return Python values about a tensor's metadata, not
+# its data (a real tensor's `size()` is guarded with the tensor).
+_METADATA_READS = frozenset((
+    "size", "dim", "numel", "nelement", "stride", "storage_offset",
+    "is_contiguous", "data_ptr", "element_size", "get_device", "ndimension",
+    "__len__", "__get__", "is_floating_point", "is_complex", "is_signed",
+    "__hash__", "__repr__", "__str__", "__format__", "__torch_function__",
+    "type", "is_pinned", "is_shared", "has_names", "_is_view", "is_inference",
+    "_version", "is_set_to", "__eq__", "__ne__", "__dir__", "__reduce_ex__",
+    "__deepcopy__", "untyped_storage", "storage", "_typed_storage"))
+
+
 class _RandomCalls(TorchFunctionMode):
     """Refuses random number generation while tracing: a call without a
     traced argument (`torch.randn(3)`) would otherwise run once at trace
@@ -785,6 +878,8 @@ class _RandomCalls(TorchFunctionMode):
             err.graph_break = self.tracer.run is not None
             raise err
         r = func(*args, **(kwargs or {}))
+        if not self.tracer.eager_depth:
+            self.tracer.note_real_op(func, args, kwargs, r)
         if isinstance(r, torch.Tensor) and not self.tracer.eager_depth:
             # A tensor made from Python data while tracing: a constant
             # (FxImporter.made_in_trace; constant masks index by position).
@@ -1219,6 +1314,33 @@ def _constants_kept_off(fn, importer):
         importer.module_constants = found
 
 
+@contextlib.contextmanager
+def _getitem_tracked(tracer):
+    """Indexing a real tensor (`T[1:]`, `T[[0, 2]]`) does not reach a
+    __torch_function__ mode in torch 1.13: while tracing, Tensor.__getitem__
+    is wrapped so its result is known to derive from the indexed tensor
+    (KilnTracer.note_real_op). Traced values are Proxies, with their own
+    __getitem__."""
+    orig = torch.Tensor.__getitem__
+    had = "__getitem__" in torch.Tensor.__dict__
+
+    @functools.wraps(orig)
+    def getitem(self, index):
+        r = orig(self, index)
+        if getattr(_active, "tracer", None) is tracer and \
+                not tracer.eager_depth:
+            tracer.note_real_op(getitem, (self, index), None, r)
+        return r
+    torch.Tensor.__getitem__ = getitem
+    try:
+        yield
+    finally:
+        if had:
+            torch.Tensor.__getitem__ = orig
+        else:
+            del torch.Tensor.__getitem__
+
+
 def _trace(tracer, root_fn, fn, concrete_args, run):
     from . import _breaks
     outer = getattr(_active, "tracer", None)
@@ -1227,7 +1349,7 @@ def _trace(tracer, root_fn, fn, concrete_args, run):
         with _breaks.tracing(tracer), _RandomCalls(tracer), \
                 _math_wrapped(), _factories_wrapped(tracer), \
                 _isinstance_patched(fn), _grad_mode_tracked(tracer), \
-                _module_setattr_patched():
+                _module_setattr_patched(), _getitem_tracked(tracer):
             graph = tracer.trace(fn, concrete_args=concrete_args)
     except KilnError:
         raise

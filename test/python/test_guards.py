@@ -548,3 +548,254 @@ def test_verbose_names_the_dict_item(capsys):
         OPTS.update(saved)
     err = capsys.readouterr().err
     assert "OPTS" in err and "'scale': 2.0" in err and "'scale': 4.0" in err, err
+
+
+# --- lists: guarded by their items (Dynamo's LIST_LENGTH + item guards)
+
+SIZES = [1.0, 2.0]
+LOGGED = []
+WEIGHTS = [torch.ones(3), torch.zeros(3)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_global_list_item_changed_in_place(backend):
+    # Before: the list was guarded by identity, so `SIZES[0] = 3.0` kept
+    # the first capture's 1.0 (a silent wrong answer).
+    SIZES[:] = [1.0, 2.0]
+
+    def f(x):
+        return x * SIZES[0] + SIZES[-1]
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(3)
+    check(cf, f, x)
+    SIZES[0] = 3.0
+    check(cf, f, x)
+    SIZES.append(-5.0)   # a new last item
+    check(cf, f, x)
+    SIZES.pop(0)
+    check(cf, f, x)
+    assert len(cf._kiln.programs) == 4
+    SIZES[:] = [3.0, 2.0, -5.0]   # seen before: its program again
+    check(cf, f, x)
+    assert len(cf._kiln.programs) == 4
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_list_in_module_closure_and_dict(backend):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.scales = [2.0, 3.0]
+            self.opts = {"w": [1.0, [0.5, 0.25]]}
+
+        def forward(self, x):
+            return self.lin(x) * self.scales[1] + self.opts["w"][1][0]
+    m = M()
+    cm = kiln.compile(m, backend=backend)
+    x = torch.randn(2, 3)
+    check(cm, m, x)
+    m.scales[1] = 7.0
+    check(cm, m, x)
+    m.opts["w"][1][0] = -4.0   # three levels down
+    check(cm, m, x)
+
+    def make():
+        shift = [1.0]
+
+        def g(x):
+            return x - shift[0]
+        return g, shift
+    g, shift = make()
+    cg = kiln.compile(g, backend=backend)
+    check(cg, g, x)
+    shift[0] = 9.0
+    check(cg, g, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tensor_in_global_list_replaced(backend):
+    WEIGHTS[:] = [torch.ones(3), torch.zeros(3)]
+
+    def f(x):
+        return x + WEIGHTS[0]
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(3)
+    check(cf, f, x)
+    WEIGHTS[0] = torch.full((3,), 7.0)
+    check(cf, f, x)
+
+
+def test_list_the_code_appends_to_is_not_a_recompile():
+    # A list the captured code changes itself: its items differ after
+    # every capture, so it is guarded by identity from then on (no
+    # recapture per call), with one warning that the append happens when
+    # kiln captures.
+    del LOGGED[:]
+
+    def f(x):
+        LOGGED.append("called")
+        return x * 2
+    cf = kiln.compile(f, backend="cpu")
+    x = torch.randn(3)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(4):
+            check(cf, lambda x: x * 2, x)
+    assert len(cf._kiln.programs) == 1
+    assert LOGGED == ["called"]
+    msgs = [str(a.message) for a in w if "while it is captured" in
+            str(a.message)]
+    assert len(msgs) == 1 and "LOGGED" in msgs[0], msgs
+    assert w[0].filename == __file__
+    # Another list assigned to the name is a change (identity).
+    set_global("LOGGED", [])
+    check(cf, lambda x: x * 2, x)
+    assert len(cf._kiln.programs) == 2
+
+
+def test_list_appended_after_a_graph_break_runs_every_call():
+    log = []
+
+    def f(x):
+        y = x * 2
+        kiln.graph_break()
+        log.append(1)
+        return y + 1
+    cf = kiln.compile(f, backend="cpu")
+    x = torch.randn(3)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            torch.testing.assert_close(cf(x), x * 2 + 1)
+    assert log == [1, 1, 1]
+    assert not [a for a in w if "while it is captured" in str(a.message)]
+
+
+
+# --- NumPy scalars and arrays read by the code
+
+NP_SCALE = None
+NP_ARRAY = None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_numpy_scalars(backend):
+    # Before: `x * np.float32(2)` could not be traced ("argument of type
+    # numpy.float32"), and a global NumPy scalar was not guarded.
+    np = pytest.importorskip("numpy")
+    set_global("NP_SCALE", np.float32(2.0))
+
+    def f(x, k):
+        return (x * NP_SCALE)[:k].sum(0) + k
+    cf = kiln.compile(f, backend=backend)
+    for dtype in (torch.float32, torch.float16, torch.int64):
+        x = torch.arange(12, dtype=dtype).reshape(4, 3)
+        check(cf, f, x, np.int64(2))
+        set_global("NP_SCALE", np.float64(-1.5))
+        check(cf, f, x, np.int32(3))
+        set_global("NP_SCALE", np.int16(3))
+        check(cf, f, x, np.int64(1))
+        set_global("NP_SCALE", np.float32(2.0))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_numpy_array_global(backend):
+    np = pytest.importorskip("numpy")
+    set_global("NP_ARRAY", np.array([1.0, 2.0, 3.0], dtype=np.float32))
+
+    def f(x):
+        return x + torch.from_numpy(NP_ARRAY)
+    cf = kiln.compile(f, backend=backend)
+    x = torch.randn(3)
+    check(cf, f, x)
+    NP_ARRAY[0] = 10.0       # shared with the program's constant
+    check(cf, f, x)
+    set_global("NP_ARRAY", np.array([5.0, 5.0, 5.0], dtype=np.float32))
+    check(cf, f, x)          # before: the first array's values
+
+
+# --- a global tensor's data baked in at capture (read into Python, or
+# computed into a constant): guarded by its version counter
+
+GT = None
+
+
+def _gt():
+    set_global("GT", torch.tensor([1.0, 2.0, 3.0]))
+
+
+def _data_cases():
+    def tolist(x):
+        return x + GT.tolist()[0]
+
+    def item(x):
+        return x * GT[1].item()
+
+    def branch(x):
+        if GT.sum() > 0:
+            return x + 1
+        return x - 1
+
+    def derived(x):
+        return x + GT * 2
+
+    def as_int(x):
+        return x[: int(GT[0])]
+
+    def indexed(x):
+        return x + GT[[2, 1, 0]] + GT[1:].sum()
+    return [tolist, item, branch, derived, as_int, indexed]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", range(6))
+def test_global_tensor_data_changed_in_place(backend, case):
+    # Before: each of these kept the first capture's value after GT was
+    # changed in place (the trace computes on the real GT).
+    _gt()
+    f = _data_cases()[case]
+    cf = kiln.compile(f, backend=backend)
+    x = torch.arange(3.0)
+    check(cf, f, x)
+    with torch.no_grad():
+        GT.mul_(-1).add_(3)   # [2, 1, 0]
+    check(cf, f, x)
+    check(cf, f, x)
+    assert len(cf._kiln.programs) == 2
+    with torch.no_grad():
+        GT[0] = 1.0
+    check(cf, f, x)
+
+
+def test_global_tensor_read_live_does_not_recapture():
+    # The program reads GT itself (or a view of it) on every call: its
+    # in-place changes are seen without a recapture.
+    _gt()
+
+    def f(x):
+        return (x + GT + GT.t())[1:] + GT[1:]
+    cf = kiln.compile(f, backend="cpu")
+    x = torch.arange(3.0)
+    check(cf, f, x)
+    GT.add_(5)
+    check(cf, f, x)
+    assert len(cf._kiln.programs) == 1
+
+
+def test_data_read_named_in_recompile_reason(capsys):
+    _gt()
+
+    def f(x):
+        return x * GT[1].item()
+    cf = kiln.compile(f, backend="eager")
+    x = torch.ones(3)
+    kiln.config.verbose = True
+    try:
+        check(cf, f, x)
+        GT[1] = 4.0
+        check(cf, f, x)
+    finally:
+        kiln.config.verbose = False
+    err = capsys.readouterr().err
+    assert "recompiling" in err and "data of a 3 tensor read by item" in err
