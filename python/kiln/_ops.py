@@ -2709,11 +2709,14 @@ def _tri(b, x, diagonal, lower):
     if x.ndim < 2:
         raise b.error("tril/triu of a tensor of rank < 2")
     k = b.static(diagonal, "a diagonal")
-    if isinstance(x.shape[-2], Sym) or isinstance(x.shape[-1], Sym):
-        # Symbolic rows or columns (a causal mask `ones(T, T).tril()` with
-        # T dynamic): the row and column numbers are run-time iotas of x's
-        # last two dims ([1, .., h, 1] and [1, .., 1, w]), nothing
-        # specialized.
+    h, w = x.shape[-2], x.shape[-1]
+    if (b.is_marked_dynamic(h) or b.is_marked_dynamic(w)) and \
+            value(h) > 0 and value(w) > 0:
+        # Rows or columns marked dynamic (a causal mask `ones(T, T).tril()`
+        # with T marked): the row and column numbers are run-time iotas of
+        # x's last two dims ([1, .., h, 1] and [1, .., 1, w]), nothing
+        # specialized. (Not for an empty example: _dim_mask's [0:1] cuts
+        # need a non-empty dim; unmarked sizes are specialized as before.)
         rows = _dim_iota(b, x, x.ndim - 2)
         cols = _dim_iota(b, x, x.ndim - 1)
         diff = binary(b, "sub", cols, rows)  # [1, .., h, w]: j - i

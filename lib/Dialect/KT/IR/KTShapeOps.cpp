@@ -65,6 +65,44 @@ LogicalResult push(SmallVectorImpl<Type> &types, ArrayRef<int64_t> shape,
 // reshape
 //===----------------------------------------------------------------------===//
 
+/// The value of an `index` size when it is known statically: a constant,
+/// `tensor.dim` of a static dim, or arith add/sub/mul/div/rem of such
+/// values (a size operand computed from inputs whose dims are static in
+/// this program, as the runtime's type refinement sees it before folding).
+std::optional<int64_t> staticIndexValue(Value v, int depth = 0) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return c;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 16)
+    return std::nullopt;
+  if (auto dim = dyn_cast<tensor::DimOp>(def)) {
+    auto t = dyn_cast<RankedTensorType>(dim.getSource().getType());
+    std::optional<int64_t> i = getConstantIntValue(dim.getIndex());
+    if (t && i && *i >= 0 && *i < t.getRank() && !t.isDynamicDim(*i))
+      return t.getDimSize(*i);
+    return std::nullopt;
+  }
+  if (def->getNumOperands() != 2 || def->getName().getDialectNamespace() != "arith")
+    return std::nullopt;
+  std::optional<int64_t> a = staticIndexValue(def->getOperand(0), depth + 1);
+  std::optional<int64_t> b = staticIndexValue(def->getOperand(1), depth + 1);
+  if (!a || !b)
+    return std::nullopt;
+  StringRef op = def->getName().stripDialect();
+  if (op == "addi")
+    return *a + *b;
+  if (op == "subi")
+    return *a - *b;
+  if (op == "muli")
+    return *a * *b;
+  if ((op == "floordivsi" || op == "divsi" || op == "divui") && *b > 0 &&
+      *a >= 0)
+    return *a / *b;
+  if ((op == "remsi" || op == "remui") && *b > 0 && *a >= 0)
+    return *a % *b;
+  return std::nullopt;
+}
+
 LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
                             RankedTensorType in, ReshapeOp::Adaptor adaptor,
                             SmallVectorImpl<Type> &types) {
@@ -86,7 +124,7 @@ LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
     if (s == -2) {
       // A size operand: `?` unless it is a constant.
       if (numSized < (int64_t)sizes.size()) {
-        std::optional<int64_t> c = getConstantIntValue(sizes[numSized]);
+        std::optional<int64_t> c = staticIndexValue(sizes[numSized]);
         if (c && *c < 0)
           return emitKTError(loc, name, "size operand #", numSized, " is ",
                              *c, " (expected >= 0)");

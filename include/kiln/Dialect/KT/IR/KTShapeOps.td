@@ -46,7 +46,10 @@ def KT_ReshapeOp : KT_ShapeOp<"reshape"> {
        equals the product of `shape` (with -1 inferred: the count is
        divisible by the product of the other entries).
 
-    A -2 entry is `?` in the result type unless its operand is a constant; a
+    A -2 entry is `?` in the result type unless its operand's value is known
+    statically (a constant, `tensor.dim` of a static dim, arith add / sub /
+    mul / div / rem of such values: the sizes of a capture whose dims are
+    static in this program); a
     -1 entry is `?` when `self` has a `?` dim or `shape` has a -2 entry.
     Otherwise the element count is checked when the op runs ("not divisible"
     / "cannot reshape" runtime errors; a negative run-time size is an error).
