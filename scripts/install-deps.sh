@@ -17,7 +17,7 @@ PKGS=(
   # functorch.compile.min_cut_rematerialization_partition (bench/partition_bytes.py)
   python3-networkx
   # the kiln Python package: its models (torchvision) and tests (pytest)
-  python3-torchvision python3-pytest python3-setuptools python3-pip
+  python3-torchvision python3-pytest python3-pytest-xdist python3-setuptools python3-pip
   # oneDNN convolutions of the CPU backend (kiln.conv_impl = "onednn"; 2.6, as PyTorch 1.13)
   libdnnl-dev
 )

@@ -39,8 +39,15 @@ if [ "${KILN_SKIP_SANITIZERS:-0}" != 1 ]; then
   [ $san_status = 0 ] && echo "sanitizers: all passed" || echo "sanitizers: FAILED"
 fi
 # The kiln Python package (python/kiln) against eager PyTorch; pytest's
-# summary line ends the output.
+# summary line ends the output. Its tests are independent processes' work
+# (compiles, mostly on one core): pytest-xdist runs them on
+# KILN_PYTEST_JOBS workers (default 2; 0 = one process, no xdist).
+JOBS=${KILN_PYTEST_JOBS:-2}
+XDIST=()
+if [ "$JOBS" != 0 ] && /usr/bin/python3 -c "import xdist" 2>/dev/null; then
+  XDIST=(-n "$JOBS")
+fi
 KILN_BUILD_DIR=$(realpath "${KILN_BUILD_DIR:-build}") PYTHONPATH=python \
-  /usr/bin/python3 -m pytest test/python -q -p no:cacheprovider
+  /usr/bin/python3 -m pytest test/python -q -p no:cacheprovider "${XDIST[@]}"
 [ $lit_status != 0 ] && exit $lit_status
 exit $san_status

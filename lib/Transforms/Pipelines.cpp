@@ -49,6 +49,11 @@ void kiln::buildKilnAOTEagerPipeline(
   pm.addPass(createKilnVerifyFunctionalPass());
   // Composites to primitives before differentiating, so that the joint (and
   // the partitioner) sees primitive ops, as AOTAutograd traces to aten.
+  // Inference batch_norm into the conv before it, while both are whole ops
+  // (opt-in: the cpu backend; the interpreter's aot_eager keeps PyTorch's
+  // op-by-op rounding).
+  if (options.foldConvBN)
+    pm.addPass(createKilnFoldConvBatchNormPass());
   KilnDecomposePassOptions decompose;
   decompose.keep.assign(options.keep.begin(), options.keep.end());
   pm.addPass(createKilnDecomposePass(decompose));

@@ -44,7 +44,7 @@ from ._errors import KilnError, SpecializationError, Unsupported
 _BACKENDS = {
     "eager": ("eager", "kiln-eager"),
     "aot_eager": ("eager", "kiln-aot-eager"),
-    "cpu": ("cpu", "kiln-aot-eager,kiln-cpu"),
+    "cpu": ("cpu", "kiln-aot-eager{fold-conv-bn=true},kiln-cpu"),
 }
 _MODES = (None, "default", "reduce-overhead", "max-autotune",
           "max-autotune-no-cudagraphs")

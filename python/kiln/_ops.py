@@ -1660,8 +1660,16 @@ def expand(b, x, sizes):
             len(sizes), x.ndim))
     lead = len(sizes) - x.ndim
     attr, shape = [], []
+    # Symbolic sizes a dim of size 1 (or a new leading dim) broadcasts to
+    # (`cls.expand(t.shape[0], -1, -1)` with a dynamic batch): {dim: Sym}.
+    dynamic = {}
     for i, s in enumerate(sizes):
         if i < lead:
+            if isinstance(s, Sym) and b.index_of(s) is not None:
+                dynamic[i] = s
+                attr.append(1)
+                shape.append(s)
+                continue
             s = b.static(s, "a new leading dim of expand")
             attr.append(s)
             shape.append(s)
@@ -1676,14 +1684,37 @@ def expand(b, x, sizes):
         if d != 1 and value(s) != d:
             raise b.error("expand: size %d of dim %d is not %d" % (
                 value(s), i, d))
+        if isinstance(s, Sym) and d == 1 and b.index_of(s) is not None:
+            dynamic[i] = s
+            attr.append(-1)
+            shape.append(s)
+            continue
         s = b.static(s, "the size an expand broadcasts to")
         attr.append(s)
         shape.append(s)
-    if all(a == -1 for a in attr):
-        return alias(x)
-    # Several elements of an expanded view share one of x: PyTorch refuses
-    # writes through it.
-    return view_op(b, "expand", x, {"size": attr}, shape, None, "strided")
+    if not dynamic:
+        if all(a == -1 for a in attr):
+            return alias(x)
+        # Several elements of an expanded view share one of x: PyTorch
+        # refuses writes through it.
+        return view_op(b, "expand", x, {"size": attr}, shape, None,
+                       "strided")
+    # kt.expand's sizes are static: the static part is a kt.expand (size 1
+    # kept where the size is symbolic), the symbolic sizes come from a
+    # product with ones of those sizes (kt.full with dynamic sizes: x * 1
+    # is x exactly, NaN, infinities and -0.0 included).
+    static_shape = [1 if i in dynamic else d for i, d in enumerate(shape)]
+    ones_shape = [dynamic.get(i, 1) for i in range(len(shape))]
+
+    def emit(b, base):
+        y = base
+        if len(static_shape) != base.ndim or any(
+                a not in (-1, 1) for a in attr):
+            y = b.op("expand", [base], {"size": attr}, shape=static_shape,
+                     dtype=base.dtype)
+        return binary(b, "mul", y, full(b, ones_shape, 1, base.dtype))
+
+    return link_view(emit(b, x), x, emit, None, "strided")
 
 
 @method("expand")
@@ -2954,6 +2985,9 @@ def new_full(b, x, size, fill_value, *, dtype=None, device=None,
 def arange(b, *args, out=None, dtype=None, layout=None, device=None,
            pin_memory=None, requires_grad=False):
     _check_device(b, device)
+    dyn = _arange_dynamic(b, args, dtype)
+    if dyn is not None:
+        return dyn
     args = [b.static(a, "an arange bound") for a in args]
     if len(args) == 1:
         start, end, step = 0, args[0], 1
@@ -2971,6 +3005,41 @@ def arange(b, *args, out=None, dtype=None, layout=None, device=None,
     return b.op("arange", [], {"start": float(start), "end": float(end),
                                "step": float(step), "dtype": dtype},
                 shape=(n,), dtype=dtype)
+
+
+def _arange_dynamic(b, args, dtype):
+    """torch.arange(T) / arange(start, T, step) whose end is a symbolic size
+    (position ids over a dynamic sequence, `torch.arange(B)` to index a
+    dynamic batch) and whose start and step are numbers: kt.arange's bounds
+    are static, so it is start + step * (cumsum of ones - 1), computed in
+    int64 (exact) or, for float bounds, in f64 as PyTorch's CPU kernel does,
+    then cast. None where that does not apply (then the bound is
+    specialized)."""
+    if not args or len(args) > 3:
+        return None
+    start, end, step = (0, args[0], 1) if len(args) == 1 else (
+        (args[0], args[1], 1) if len(args) == 2 else tuple(args))
+    if not isinstance(end, Sym) or any(
+            isinstance(a, (Sym, bool)) or not isinstance(a, (int, float))
+            for a in (start, step)) or step <= 0 or \
+            b.index_of(end) is None:
+        return None
+    if dtype is None:
+        dtype = torch.get_default_dtype() if any(
+            isinstance(a, float) for a in (start, step)) else torch.int64
+    if isinstance(start, float) or isinstance(step, float):
+        if not (float(start).is_integer() and float(step).is_integer()):
+            return None   # a size ceil((T - start) / step) of floats
+        start, step = int(start), int(step)
+    n = end if (start, step) == (0, 1) else (end - start + step - 1) // step
+    ones = full(b, [n], 1, torch.int64)
+    idx = sub(b, b.op("cumsum", [ones], {"dim": 0}, shape=ones.shape,
+                      dtype=torch.int64), 1)
+    if step != 1:
+        idx = mul(b, idx, step)
+    if start:
+        idx = add(b, idx, start)
+    return cast(b, idx, dtype) if dtype != torch.int64 else idx
 
 
 @function(torch.tensor, torch.as_tensor)

@@ -1314,31 +1314,81 @@ def _constants_kept_off(fn, importer):
         importer.module_constants = found
 
 
-@contextlib.contextmanager
-def _getitem_tracked(tracer):
-    """Indexing a real tensor (`T[1:]`, `T[[0, 2]]`) does not reach a
-    __torch_function__ mode in torch 1.13: while tracing, Tensor.__getitem__
-    is wrapped so its result is known to derive from the indexed tensor
-    (KilnTracer.note_real_op). Traced values are Proxies, with their own
-    __getitem__."""
-    orig = torch.Tensor.__getitem__
-    had = "__getitem__" in torch.Tensor.__dict__
+# Methods of a real tensor (a global, a closure tensor, a constant the code
+# made) that take sizes: given a traced size (`c.expand(t.shape[0], 3)`),
+# torch's argument parser raises a TypeError before __torch_function__ is
+# asked, so they are wrapped while tracing (_real_tensor_methods_wrapped).
+_SIZED_METHODS = ("expand", "view", "reshape", "repeat", "tile", "new_zeros",
+                  "new_ones", "new_empty", "new_full", "narrow", "unflatten",
+                  "expand_as", "view_as", "reshape_as")
+# torch functions that take sizes: given a symbolic size (a dynamic dim is a
+# Proxy) the same TypeError even on a traced tensor (`torch.reshape(x,
+# (x.shape[0], -1))` with a dynamic batch).
+_SIZED_FUNCTIONS = ("reshape", "broadcast_to", "narrow", "tile")
 
-    @functools.wraps(orig)
-    def getitem(self, index):
-        r = orig(self, index)
-        if getattr(_active, "tracer", None) is tracer and \
-                not tracer.eager_depth:
-            tracer.note_real_op(getitem, (self, index), None, r)
-        return r
-    torch.Tensor.__getitem__ = getitem
+
+@contextlib.contextmanager
+def _real_tensor_methods_wrapped(tracer):
+    """While tracing, on real tensors: indexing (`T[1:]`, `T[[0, 2]]`) does
+    not reach a __torch_function__ mode in torch 1.13, so Tensor.__getitem__
+    is wrapped for its result to be known to derive from the indexed tensor
+    (KilnTracer.note_real_op); the _SIZED_METHODS given a traced value
+    record a node instead of raising. Traced values are Proxies, with
+    their own methods."""
+    def ours():
+        return getattr(_active, "tracer", None) is tracer and \
+            not tracer.eager_depth
+
+    def getitem_of(orig):
+        @functools.wraps(orig)
+        def getitem(self, index):
+            r = orig(self, index)
+            if ours():
+                tracer.note_real_op(getitem, (self, index), None, r)
+            return r
+        return getitem
+
+    def sized_of(name, orig):
+        @functools.wraps(orig)
+        def sized(self, *args, **kwargs):
+            if ours() and any(isinstance(a, fx.Proxy) for a in
+                              pytree.tree_flatten((args, kwargs))[0]):
+                return tracer.create_proxy("call_method", name,
+                                           (self,) + args, kwargs)
+            return orig(self, *args, **kwargs)
+        return sized
+
+    def sized_function_of(orig):
+        @functools.wraps(orig)
+        def sized(*args, **kwargs):
+            if ours() and any(isinstance(a, fx.Proxy) for a in
+                              pytree.tree_flatten((args, kwargs))[0]):
+                return tracer.create_proxy("call_function", orig, args,
+                                           kwargs)
+            return orig(*args, **kwargs)
+        return sized
+
+    saved = []
+    funcs = []
     try:
+        for name in ("__getitem__",) + _SIZED_METHODS:
+            orig = getattr(torch.Tensor, name)
+            saved.append((name, orig, name in torch.Tensor.__dict__))
+            setattr(torch.Tensor, name, getitem_of(orig)
+                    if name == "__getitem__" else sized_of(name, orig))
+        for name in _SIZED_FUNCTIONS:
+            orig = getattr(torch, name)
+            funcs.append((name, orig))
+            setattr(torch, name, sized_function_of(orig))
         yield
     finally:
-        if had:
-            torch.Tensor.__getitem__ = orig
-        else:
-            del torch.Tensor.__getitem__
+        for name, orig in reversed(funcs):
+            setattr(torch, name, orig)
+        for name, orig, had in reversed(saved):
+            if had:
+                setattr(torch.Tensor, name, orig)
+            else:
+                delattr(torch.Tensor, name)
 
 
 def _trace(tracer, root_fn, fn, concrete_args, run):
@@ -1349,7 +1399,7 @@ def _trace(tracer, root_fn, fn, concrete_args, run):
         with _breaks.tracing(tracer), _RandomCalls(tracer), \
                 _math_wrapped(), _factories_wrapped(tracer), \
                 _isinstance_patched(fn), _grad_mode_tracked(tracer), \
-                _module_setattr_patched(), _getitem_tracked(tracer):
+                _module_setattr_patched(), _real_tensor_methods_wrapped(tracer):
             graph = tracer.trace(fn, concrete_args=concrete_args)
     except KilnError:
         raise

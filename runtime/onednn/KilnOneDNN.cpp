@@ -58,8 +58,9 @@ namespace {
 
 void calmGnuOpenMP(); // below: two OpenMP runtimes in one process
 
-// 31 shape/stride/accumulate slots, then the four paddings.
-constexpr int kNumParams = 35;
+// 31 shape/stride/accumulate slots, the four paddings, then whether the
+// call adds a per-channel bias (kiln_onednn_conv2d_bias_f32).
+constexpr int kNumParams = 36;
 
 struct Key {
   int64_t p[kNumParams];
@@ -119,6 +120,14 @@ struct Params {
   // h and w are then the unpadded input's.
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
   bool padded() const { return pt || pl || pb || pr; }
+  // A per-output-channel bias added by the call (kiln_onednn_conv2d_bias_f32):
+  // y = conv + bias[(g * f + fi) * bs]. Not part of the key but `hasBias`.
+  bool hasBias = false;
+  const float *bias = nullptr;
+  int64_t bs = 1;
+  float biasAt(int64_t g, int64_t f) const {
+    return hasBias ? bias[(g * this->f + f) * bs] : 0.0f;
+  }
 };
 
 Params unpack(const Key &k) {
@@ -134,6 +143,7 @@ Params unpack(const Key &k) {
   }
   p.accumulate = v[29];
   p.pt = v[31]; p.pl = v[32]; p.pb = v[33]; p.pr = v[34];
+  p.hasBias = v[35] != 0;
   return p;
 }
 
@@ -144,7 +154,7 @@ void convLoops(const Params &p, const float *x, const float *wt, float *y) {
       for (int64_t f = 0; f < p.f; ++f)
         for (int64_t oh = 0; oh < p.oh; ++oh)
           for (int64_t ow = 0; ow < p.ow; ++ow) {
-            float acc = 0.0f;
+            float acc = p.biasAt(g, f);
             for (int64_t c = 0; c < p.c; ++c)
               for (int64_t kh = 0; kh < p.kh; ++kh)
                 for (int64_t kw = 0; kw < p.kw; ++kw) {
@@ -213,7 +223,7 @@ void depthwiseConv(const Params &p, const float *x, const float *wt, float *y,
           for (int64_t ow = 0; ow < p.ow; ++ow)
             a[ow] = yr[ow * p.ys[4]];
         else
-          std::fill(a, a + p.ow, 0.0f);
+          std::fill(a, a + p.ow, p.biasAt(g, f));
         for (int64_t c = 0; c < p.c; ++c)
           for (int64_t kh = 0; kh < p.kh; ++kh) {
             const int64_t ih = oh * p.sh + kh * p.dh - p.pt;
@@ -330,7 +340,7 @@ Entry::Direct chooseDirect(const Params &p) {
     return Entry::Direct::None;
   if (p.g <= 1)
     return Entry::Direct::None;
-  if (p.n == 1 && p.kh * p.kw > p.oh * p.ow && !p.padded())
+  if (p.n == 1 && p.kh * p.kw > p.oh * p.ow && !p.padded() && !p.hasBias)
     return Entry::Direct::DepthwiseWeightGrad;
   if (p.c == 1)
     return Entry::Direct::Depthwise;
@@ -380,7 +390,7 @@ bool looksLikeWeightGrad(const Params &p) {
   const char *env = std::getenv("KILN_ONEDNN_WGRAD");
   if (env && std::strcmp(env, "0") == 0)
     return false;
-  if (p.g != 1 || p.accumulate || p.padded())
+  if (p.g != 1 || p.accumulate || p.padded() || p.hasBias)
     return false;
   if (env && std::strcmp(env, "1") == 0)
     return true;
@@ -471,12 +481,13 @@ void logChoice(const Params &p, const char *impl, const char *suffix) {
     return;
   std::fprintf(stderr,
                "kiln-onednn: n %lld g %lld c %lld %lldx%lld f %lld "
-               "k %lldx%lld -> %lldx%lld%s%s: %s%s\n",
+               "k %lldx%lld -> %lldx%lld%s%s%s: %s%s\n",
                (long long)p.n, (long long)p.g, (long long)p.c, (long long)p.h,
                (long long)p.w, (long long)p.f, (long long)p.kh,
                (long long)p.kw, (long long)p.oh, (long long)p.ow,
                p.accumulate ? " accumulate" : "",
-               p.padded() ? " padded" : "", impl, suffix);
+               p.padded() ? " padded" : "", p.hasBias ? " bias" : "", impl,
+               suffix);
 }
 
 std::shared_ptr<Entry> create(const Key &key) {
@@ -538,11 +549,23 @@ std::shared_ptr<Entry> create(const Key &key) {
                     : md({p.g, p.f, p.c, p.kh, p.kw}, dt::f32,
                          dnnl::memory::format_tag::any);
     // oneDNN's dilation counts the gaps: linalg's 1 is its 0.
-    dnnl::convolution_forward::desc d(
-        dnnl::prop_kind::forward_inference,
-        dnnl::algorithm::convolution_direct, srcAny, weiAny, dstAny,
-        {p.sh, p.sw},
-        {p.dh - 1, p.dw - 1}, {p.pt, p.pl}, {p.pb, p.pr});
+    // The bias (hasBias) as oneDNN's own bias argument: added in the
+    // kernel's epilogue, no pass over the output. Its stride is the
+    // call's, so it is described per call (runConv), not here: a plain
+    // 1-D descriptor of any stride is the same primitive.
+    dnnl::convolution_forward::desc d =
+        p.hasBias
+            ? dnnl::convolution_forward::desc(
+                  dnnl::prop_kind::forward_inference,
+                  dnnl::algorithm::convolution_direct, srcAny, weiAny,
+                  md({p.g * p.f}, dt::f32, dnnl::memory::format_tag::a),
+                  dstAny, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.pt, p.pl},
+                  {p.pb, p.pr})
+            : dnnl::convolution_forward::desc(
+                  dnnl::prop_kind::forward_inference,
+                  dnnl::algorithm::convolution_direct, srcAny, weiAny, dstAny,
+                  {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.pt, p.pl},
+                  {p.pb, p.pr});
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     if (p.accumulate) {
@@ -885,7 +908,14 @@ void calmGnuOpenMP() {
 /// One call of kiln_onednn_conv2d_f32 / _pad_f32 (below), its shape in
 /// `key`.
 void runConv(const Key &key, const float *x, const float *wt, float *y,
-             int64_t accumulate, int64_t threads) {
+             int64_t accumulate, int64_t threads, const float *bias = nullptr,
+             int64_t biasStride = 1) {
+  auto params = [&] {
+    Params p = unpack(key);
+    p.bias = bias;
+    p.bs = biasStride;
+    return p;
+  };
   std::shared_ptr<Entry> e;
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
@@ -903,11 +933,11 @@ void runConv(const Key &key, const float *x, const float *wt, float *y,
       ++fallbackCalls;
   }
   if (!e->ok) {
-    convLoops(unpack(key), x, wt, y);
+    convLoops(params(), x, wt, y);
     return;
   }
   if (e->direct == Entry::Direct::Depthwise) {
-    depthwiseConv(unpack(key), x, wt, y, threads);
+    depthwiseConv(params(), x, wt, y, threads);
     return;
   }
   if (e->direct == Entry::Direct::DepthwiseWeightGrad) {
@@ -951,6 +981,25 @@ void runConv(const Key &key, const float *x, const float *wt, float *y,
     args = {{DNNL_ARG_SRC, convSrc},
             {DNNL_ARG_WEIGHTS, convWei},
             {DNNL_ARG_DST, convDst}};
+  thread_local std::unique_ptr<char[]> biasBuf;
+  thread_local size_t biasCap = 0;
+  if (bias) {
+    // oneDNN reads the bias densely: a strided one is gathered first
+    // (O floats, next to the conv's work nothing).
+    int64_t o = key.p[1] * key.p[5];
+    const float *b = bias;
+    if (biasStride != 1) {
+      float *d = static_cast<float *>(
+          scratch(biasBuf, biasCap, o * sizeof(float)));
+      for (int64_t i = 0; i < o; ++i)
+        d[i] = bias[i * biasStride];
+      b = d;
+    }
+    args[DNNL_ARG_BIAS] = dnnl::memory(
+        dnnl::memory::desc({o}, dnnl::memory::data_type::f32,
+                           dnnl::memory::format_tag::a),
+        eng, const_cast<float *>(b));
+  }
   if (e->scratchpadBytes)
     args[DNNL_ARG_SCRATCHPAD] =
         dnnl::memory(dnnl::memory::desc({(int64_t)e->scratchpadBytes},
@@ -1019,6 +1068,29 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_pad_f32(
               xsH, xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW,
               accumulate ? 1 : 0, 0, pt, pl, pb, pr}};
   runConv(key, x, wt, y, accumulate, threads);
+}
+
+/// kiln_onednn_conv2d_pad_f32 (pt..pr may be 0) that also adds a bias per
+/// output channel: y = conv + bias[(g * f + fi) * bs] (overwriting y; the
+/// conv's output init was the bias's broadcast, which
+/// kiln-cpu-conv-to-onednn dropped). oneDNN primitives get it as their
+/// bias argument, the depthwise loops and the loop nest start each sum
+/// from it: no pass over the output.
+__attribute__((visibility("default"))) void kiln_onednn_conv2d_bias_f32(
+    const float *x, const float *wt, float *y, const float *bias, int64_t n,
+    int64_t g, int64_t c, int64_t h, int64_t w, int64_t f, int64_t kh,
+    int64_t kw, int64_t oh, int64_t ow, int64_t sh, int64_t sw, int64_t dh,
+    int64_t dw, int64_t xsN, int64_t xsG, int64_t xsC, int64_t xsH,
+    int64_t xsW, int64_t wsG, int64_t wsF, int64_t wsC, int64_t wsH,
+    int64_t wsW, int64_t ysN, int64_t ysG, int64_t ysF, int64_t ysH,
+    int64_t ysW, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t bs,
+    int64_t threads) {
+  if (n <= 0 || g <= 0 || f <= 0 || oh <= 0 || ow <= 0)
+    return; // empty output
+  Key key = {{n, g, c, h, w, f, kh, kw, oh, ow, sh, sw, dh, dw, xsN, xsG, xsC,
+              xsH, xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW, 0, 0,
+              pt, pl, pb, pr, 1}};
+  runConv(key, x, wt, y, /*accumulate=*/0, threads, bias, bs);
 }
 
 /// The transposed convolution (the input gradient of a convolution; see

@@ -151,9 +151,10 @@ class Case:
         self.elems = result_elems(mlir, self.entry) if self.entry else []
 
 
-def _run_batch(cases, texts, backend, tmp, tag):
+def _run_batch(cases, texts, backend, tmp, tag, extra_args=()):
     """Runs case k's entry of texts[k] for every k in one kiln-run --batch
-    process. Returns {k: ("ok", results) | ("skipped", ops) | ("error",
+    process (`extra_args`: more kiln-run options, e.g. --matmul=generated).
+    Returns {k: ("ok", results) | ("skipped", ops) | ("error",
     message)}; cases missing from it did not run (a crash)."""
     from kiln_testing import KILN_RUN, check_converged
     root = os.path.join(tmp, tag)
@@ -178,7 +179,8 @@ def _run_batch(cases, texts, backend, tmp, tag):
     with open(spec, "w") as f:
         f.write("\n".join(lines) + "\n")
     proc = subprocess.run([KILN_RUN, module, "--backend=" + backend,
-                           "--batch=" + spec], capture_output=True, text=True)
+                           "--batch=" + spec] + list(extra_args),
+                          capture_output=True, text=True)
     check_converged(proc)
     out = {}
     for k in sorted(texts):
@@ -196,7 +198,7 @@ def _run_batch(cases, texts, backend, tmp, tag):
     return out, proc
 
 
-def _run_all(cases, texts, backend, tmp, tag):
+def _run_all(cases, texts, backend, tmp, tag, extra_args=()):
     """_run_batch, surviving crashes: when the process dies, the first case
     (in order) without an outcome is blamed if the batch had compiled, else
     every remaining case runs in a batch of its own."""
@@ -205,7 +207,8 @@ def _run_all(cases, texts, backend, tmp, tag):
     attempt = 0
     while pending:
         attempt += 1
-        out, proc = _run_batch(cases, pending, backend, tmp, "%s%d" % (tag, attempt))
+        out, proc = _run_batch(cases, pending, backend, tmp, "%s%d" % (tag, attempt),
+                               extra_args)
         outcomes.update(out)
         missing = [k for k in sorted(pending) if k not in out]
         if not missing:
@@ -225,7 +228,7 @@ def _run_all(cases, texts, backend, tmp, tag):
             # Died before running anything (while compiling): one by one.
             for k in missing:
                 o, p = _run_batch(cases, {k: texts[k]}, backend, tmp,
-                                  "%s_one%d" % (tag, k))
+                                  "%s_one%d" % (tag, k), extra_args)
                 outcomes[k] = o.get(k, ("error", "kiln-run died (exit %d): %s" % (
                     p.returncode, p.stderr.strip()[-2000:])))
             break

@@ -33,6 +33,13 @@ Command line (from a lit RUN line, PYTHONPATH=test/lib and KILN_TOOLS_DIR set):
   check that a module runs on `cpu` after a pass with the interpreter's
   results on the original.
 
+All the runs before the pass are one `kiln-run --batch` process, and all
+those after it another (with `--backend-after=cpu`: one CPU compile of all
+the entries); random inputs are `random:SEED` batch inputs (the values of
+`--random-inputs --seed=SEED`). A module whose entries take `!kt.ref`
+arguments runs one process per run instead (`--batch` does not write the
+arguments' final contents, arg<i>.npy).
+
 Prints one line per (entry, seed) and "N passed, M failed"; exits 1 on any
 mismatch or tool error (the tool's stderr is printed).
 
@@ -100,9 +107,16 @@ def _split_top(text):
     return parts
 
 
-def entry_arg_types(text, entry):
-    """The argument types of `func.func @entry` in the module `text`, as
-    (shape with None for '?', element type) tuples."""
+def _arg_type_texts(text, entry):
+    """The argument types of `func.func @entry` as written ([] when there
+    is no such function)."""
+    try:
+        return [t for t, _ in _entry_args(text, entry)]
+    except ToolError:
+        return []
+
+
+def _entry_args(text, entry):
     m = re.search(r"func\.func\s+(?:\w+\s+)*@%s\s*\(" % re.escape(entry), text)
     if not m:
         raise ToolError("no func.func @%s in the module" % entry)
@@ -114,10 +128,19 @@ def entry_arg_types(text, entry):
         elif text[i] == ")":
             depth -= 1
         i += 1
-    args = []
+    out = []
     for part in _split_top(text[start:i - 1]):
         ty = part.split(":", 1)[1].strip()
         ty = re.sub(r"\{.*\}\s*$", "", ty).strip()  # argument attributes
+        out.append((ty, part))
+    return out
+
+
+def entry_arg_types(text, entry):
+    """The argument types of `func.func @entry` in the module `text`, as
+    (shape with None for '?', element type) tuples."""
+    args = []
+    for ty, _ in _entry_args(text, entry):
         t = re.match(r"(?:tensor|!kt\.ref)<(.*)>", ty)
         if t:
             dims = t.group(1).split("x")
@@ -179,6 +202,41 @@ def apply_pipeline(path, pipeline, out_path, extra_args=()):
         args.append("--pass-pipeline=" + pipeline)
     args.extend(extra_args)
     _run(args)
+
+
+def run_batch(path, runs, backend=None, folder=None):
+    """Runs every (entry, out_dir, seed, inputs) of `runs` in one
+    `kiln-run --batch` process (with --backend=cpu: one compile of all
+    the entries); inputs None: the ones --random-inputs --seed=seed makes.
+    Returns [outputs] in order: {name: array} as run_entry, or a ToolError
+    (the run's error.txt, or skipped.txt: ops without a CPU lowering)."""
+    spec = os.path.join(folder, "batch-%s.txt" % (backend or "interpreter"))
+    with open(spec, "w") as f:
+        for entry, out_dir, seed, inputs in runs:
+            f.write("\t".join([entry, out_dir] + (
+                ["random:%d" % seed] if inputs is None else list(inputs))) + "\n")
+    args = [KILN_RUN, path, "--batch=" + spec]
+    if backend:
+        args.append("--backend=" + backend)
+    _run(args)
+    out = []
+    for entry, out_dir, seed, inputs in runs:
+        error = os.path.join(out_dir, "error.txt")
+        skipped = os.path.join(out_dir, "skipped.txt")
+        if os.path.exists(error):
+            with open(error) as f:
+                out.append(ToolError("kiln-run --batch: @%s: %s" % (entry, f.read().strip())))
+        elif os.path.exists(skipped):
+            with open(skipped) as f:
+                out.append(ToolError("kiln-run --batch: @%s: no CPU lowering of %s" % (
+                    entry, ", ".join(f.read().split()))))
+        elif not os.path.isdir(out_dir):
+            out.append(ToolError("kiln-run --batch: @%s did not run" % entry))
+        else:
+            out.append({name[:-4]: np.load(os.path.join(out_dir, name))
+                        for name in sorted(os.listdir(out_dir))
+                        if re.fullmatch(r"result\d+\.npy", name)})
+    return out
 
 
 def run_entry(path, entry, out_dir, seed=None, inputs=None, backend=None):
@@ -270,10 +328,14 @@ def check_pass(path, pipeline=None, entries=None, seeds=3, rtol=None,
                 print("ERROR %s" % e, file=out)
                 print("0 passed, 1 failed", file=out)
                 return False
+        # Without ref arguments (whose final contents kiln-run --batch does
+        # not write), every run before and after is one kiln-run --batch
+        # process each (one CPU compile with --backend-after=cpu).
+        batched = not any("!kt.ref" in ty for e in entries
+                          for ty in _arg_type_texts(text, e))
+        cases = []
         for entry in entries:
-            after_name = after_entry or entry
             for seed in seeds:
-                label = "%s seed=%d" % (entry, seed)
                 d = os.path.join(tmp, "%s-%d" % (entry, seed))
                 os.makedirs(d)
                 try:
@@ -282,30 +344,51 @@ def check_pass(path, pipeline=None, entries=None, seeds=3, rtol=None,
                             None in s for s, _ in entry_arg_types(text, entry)):
                         inputs = make_inputs(text, entry, seed, input_dims or [],
                                              int_range, d)
+                    cases.append((entry, seed, d, inputs))
+                except ToolError as e:
+                    failed += 1
+                    print("FAIL %s seed=%d: %s" % (entry, seed, e), file=out)
+        if batched and cases:
+            befores = run_batch(path, [
+                (e, os.path.join(d, "before"), seed, inputs)
+                for e, seed, d, inputs in cases], backend_before, tmp)
+            afters = run_batch(transformed, [
+                (after_entry or e, os.path.join(d, "after"), seed, inputs)
+                for e, seed, d, inputs in cases], backend_after, tmp)
+        for k, (entry, seed, d, inputs) in enumerate(cases):
+            after_name = after_entry or entry
+            label = "%s seed=%d" % (entry, seed)
+            try:
+                if batched:
+                    before, after = befores[k], afters[k]
+                    for r in (before, after):
+                        if isinstance(r, ToolError):
+                            raise r
+                else:
                     before = run_entry(path, entry, os.path.join(d, "before"),
                                        seed, inputs, backend_before)
                     after = run_entry(transformed, after_name,
                                       os.path.join(d, "after"), seed, inputs,
                                       backend_after)
-                except ToolError as e:
-                    failed += 1
-                    print("FAIL %s: %s" % (label, e), file=out)
-                    continue
-                problems = []
-                if sorted(before) != sorted(after):
-                    problems.append("outputs %s before, %s after" % (
-                        sorted(before), sorted(after)))
-                for name in sorted(set(before) & set(after)):
-                    ok, msg = same(before[name], after[name], rtol, atol)
-                    if not ok:
-                        problems.append("%s: %s" % (name, msg))
-                if problems:
-                    failed += 1
-                    print("FAIL %s: %s" % (label, "; ".join(problems)), file=out)
-                else:
-                    passed += 1
-                    print("ok %s (%s)" % (label, ", ".join(sorted(before))),
-                          file=out)
+            except ToolError as e:
+                failed += 1
+                print("FAIL %s: %s" % (label, e), file=out)
+                continue
+            problems = []
+            if sorted(before) != sorted(after):
+                problems.append("outputs %s before, %s after" % (
+                    sorted(before), sorted(after)))
+            for name in sorted(set(before) & set(after)):
+                ok, msg = same(before[name], after[name], rtol, atol)
+                if not ok:
+                    problems.append("%s: %s" % (name, msg))
+            if problems:
+                failed += 1
+                print("FAIL %s: %s" % (label, "; ".join(problems)), file=out)
+            else:
+                passed += 1
+                print("ok %s (%s)" % (label, ", ".join(sorted(before))),
+                      file=out)
     except ToolError as e:
         failed += 1
         print("ERROR %s" % e, file=out)

@@ -40,6 +40,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 KILN_OPT = os.path.join(os.environ.get("KILN_TOOLS_DIR", ""), "kiln-opt")
 
@@ -131,13 +132,24 @@ class Buffer:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
 
 
-def run_opt(args, text):
+def run_opt(args, text, outputs=None):
+    """(exit code, stderr) of kiln-opt on `text`; with a list `outputs`,
+    appends what it printed (-o) to it."""
+    out = os.devnull
+    if outputs is not None:
+        fd, out = tempfile.mkstemp(prefix="kiln-sweep-", suffix=".mlir")
+        os.close(fd)
     try:
-        p = subprocess.run([KILN_OPT, "-split-input-file", "-o", os.devnull]
+        p = subprocess.run([KILN_OPT, "-split-input-file", "-o", out]
                            + args + ["-"], input=text, capture_output=True,
                            text=True, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         return 124, "timed out after %d s" % TIMEOUT
+    finally:
+        if outputs is not None:
+            with open(out, errors="replace") as f:
+                outputs.append(f.read())
+            os.remove(out)
     return p.returncode, p.stderr
 
 
@@ -205,27 +217,34 @@ def parts(chunks, n):
     return out
 
 
-def run_part(args, chunks):
+def run_part(args, chunks, outputs=None):
     """[(chunk, rc, [Diag], buffer)] for `chunks` run by one process, or
     one by one when it crashes."""
     buf = Buffer(chunks)
-    rc, err = run_opt(args, buf.text)
+    rc, err = run_opt(args, buf.text, outputs)
     if not crashed(rc, err):
         return [(None, rc, err, buf)]
     if len(chunks) == 1:
         return [(chunks[0], rc, err, buf)]
     out = []
     for c in chunks:
-        out += run_part(args, [c])
+        out += run_part(args, [c], outputs)
     return out
 
 
-def sweep(chunks, args, jobs):
-    """{chunk: [(kind, detail)]}: kind "failure" or "diagnosed"."""
+def sweep(chunks, args, jobs, outputs=None):
+    """{chunk: [(kind, detail)]}: kind "failure" or "diagnosed". With a
+    list `outputs`, appends the text each kiln-opt process printed (the
+    chunks that it compiled, one after the other) to it."""
     found = {}
     with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-        runs = [r for rs in ex.map(lambda p: run_part(args, p),
-                                   parts(chunks, jobs)) for r in rs]
+        def run(part):
+            mine = [] if outputs is not None else None
+            return run_part(args, part, mine), mine
+        done = list(ex.map(run, parts(chunks, jobs)))
+    runs = [r for rs, _ in done for r in rs]
+    if outputs is not None:
+        outputs += [text for _, mine in done for text in mine]
     for chunk, rc, err, buf in runs:
         if chunk is not None and crashed(rc, err):
             first = [l for l in err.splitlines() if l.strip()][:2]

@@ -1182,3 +1182,35 @@ def test_transposed_products_gradients_match_autograd(dtype):
     expected.backward(gout)
     for a, r in zip(args, ref):
         torch.testing.assert_close(a.grad, r.grad, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype,shape,pool", [
+    (torch.float32, (2, 3, 13, 11), (3, 2, 1)),   # resnet's stem pool, odd sizes
+    (torch.float64, (1, 2, 9, 10), (3, 2, 1)),    # batch 1, f64
+    (torch.float64, (2, 2, 11, 9), (2, 3, 0)),    # stride > kernel: positions no window reaches
+    (torch.float32, (3, 4, 8, 8), (3, 1, 1)),     # stride 1
+])
+def test_maxpool_backward_after_relu_against_autograd(dtype, shape, pool):
+    # conv -> ReLU -> max_pool2d on the CPU backend: the pool's backward (the
+    # windowed argmax and the stride-phase gradient where H and W are
+    # static) against eager autograd. After the ReLU many windows are all
+    # zeros: ties, where only the first maximum gets the gradient.
+    k, s, p = pool
+    g = torch.Generator().manual_seed(71)
+    conv = torch.nn.Conv2d(shape[1], 4, 3, padding=1).to(dtype)
+    x = torch.randn(*shape, generator=g, dtype=dtype).requires_grad_()
+    xr = x.detach().clone().requires_grad_()
+    ref = copy.deepcopy(conv)
+
+    def f(m, a):
+        return torch.nn.functional.max_pool2d(torch.relu(m(a)), k, s, p)
+
+    compiled = kiln.compile(lambda a: f(conv, a), backend="cpu")
+    out, exp = compiled(x), f(ref, xr)
+    torch.testing.assert_close(out, exp)
+    w = torch.randn(exp.shape, generator=g, dtype=dtype)
+    (out * w).sum().backward()
+    (exp * w).sum().backward()
+    torch.testing.assert_close(x.grad, xr.grad)
+    torch.testing.assert_close(conv.weight.grad, ref.weight.grad)
+    torch.testing.assert_close(conv.bias.grad, ref.bias.grad)

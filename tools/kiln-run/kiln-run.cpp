@@ -227,8 +227,9 @@ static cl::opt<std::string> batchFile(
     "batch",
     cl::cat(kilnRunCategory), cl::desc("Run many func.func entries of the module in one process: one "
              "line per run, tab-separated: ENTRY, OUTDIR, then the input "
-             ".npy paths. With --backend=cpu every entry that lowers is "
-             "compiled together (one kiln-cpu run, one JIT module)"),
+             ".npy paths, or random:SEED for the inputs --random-inputs "
+             "--seed=SEED makes. With --backend=cpu every entry that lowers "
+             "is compiled together (one kiln-cpu run, one JIT module)"),
     cl::value_desc("spec"));
 
 /// The innermost source frame of `loc` (`file:line:col`, or the name of a
@@ -810,9 +811,26 @@ static int runBatch(ModuleOp module) {
     }
     lowered = nullptr;
     // All together; if that fails, one by one (to name the failing ones).
+    // The compile options of a single run (--matmul, --conv, --cpu-fuse,
+    // --cpu-optimize, --cpu-threads) apply to the batch too.
+    cpu::CompileOptions copts;
+    copts.threads = cpuThreads;
+    copts.matmul = cpuMatmul;
+    copts.conv = cpuConv;
+    copts.optimize = cpuOptimize;
+    copts.fuse = cpuFuse;
+    if (cpuMatmul != "auto" && cpuMatmul != "openblas" &&
+        cpuMatmul != "generated")
+      return fail("--matmul must be auto, openblas or generated, not '" +
+                  cpuMatmul + "'");
+    if (cpuConv != "auto" && cpuConv != "im2col" && cpuConv != "direct" &&
+        cpuConv != "onednn")
+      return fail("--conv must be auto, im2col, direct or onednn, not '" +
+                  cpuConv + "'");
     std::string error;
     diags.clear();
-    auto all = cpu::CPUExecutable::compileAll(module, names, "", error);
+    auto all = cpu::CPUExecutable::compileAll(
+        module, names, cpu::pipelineString(copts), error);
     if (succeeded(all)) {
       for (auto [name, exe] : llvm::zip(names, *all))
         exes[name] = std::move(exe);
@@ -820,7 +838,8 @@ static int runBatch(ModuleOp module) {
       for (const std::string &name : names) {
         std::string one;
         diags.clear();
-        auto exe = cpu::CPUExecutable::compile(module, name, one);
+        auto exe = cpu::CPUExecutable::compile(module, name, one,
+                                               /*times=*/nullptr, copts);
         if (succeeded(exe))
           exes[name] = std::move(*exe);
         else
@@ -840,11 +859,29 @@ static int runBatch(ModuleOp module) {
     auto fn = module.lookupSymbol<func::FuncOp>(r.entry);
     std::string error;
     SmallVector<Tensor> args;
-    if (r.inputs.size() != fn.getNumArguments())
+    // `random:SEED`: the inputs --random-inputs --seed=SEED makes.
+    uint64_t randomSeed = 0;
+    bool random = r.inputs.size() == 1 &&
+                  StringRef(r.inputs[0]).starts_with("random:");
+    if (random &&
+        StringRef(r.inputs[0]).drop_front(7).getAsInteger(10, randomSeed))
+      error = "input '" + r.inputs[0] + "': expected random:SEED (an integer)";
+    if (random) {
+      SplitMix64 rng{randomSeed};
+      for (unsigned k = 0; error.empty() && k < fn.getNumArguments(); ++k) {
+        std::string why;
+        FailureOr<Tensor> t = randomTensor(fn.getArgumentTypes()[k], rng, why);
+        if (failed(t))
+          error = "argument #" + std::to_string(k) + " of @" + r.entry + " " +
+                  why;
+        else
+          args.push_back(*t);
+      }
+    } else if (r.inputs.size() != fn.getNumArguments())
       error = "@" + r.entry + " takes " + std::to_string(fn.getNumArguments()) +
               " arguments but " + std::to_string(r.inputs.size()) +
               " inputs were given";
-    for (unsigned k = 0; error.empty() && k < r.inputs.size(); ++k) {
+    for (unsigned k = 0; !random && error.empty() && k < r.inputs.size(); ++k) {
       Type argType = fn.getArgumentTypes()[k];
       llvm::Expected<Tensor> t = readInput(r.inputs[k], argType);
       if (!t) {

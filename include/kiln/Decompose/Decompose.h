@@ -47,6 +47,14 @@ llvm::LogicalResult
 decomposeOpsIf(mlir::Operation *root,
                llvm::function_ref<bool(mlir::Operation *)> expand);
 
+/// Folds each inference `kt.batch_norm` whose input is a batched f32/f64
+/// `kt.conv2d` read by nothing else, with no more weight elements than
+/// output elements (`?` dims count 1), into that conv: the conv's weight is
+/// scaled per output channel by `weight * rsqrt(running_var + eps)` and the
+/// shift becomes its bias (kt ops built before the batch_norm; the conv
+/// keeps its location and attributes). Returns how many were folded.
+unsigned foldConvBatchNorm(mlir::Operation *root);
+
 /// Checks that every registered kt op of kind `composite` has a
 /// decomposition; emits an error at `loc` naming each one that lacks it.
 llvm::LogicalResult checkCompositesDecomposable(mlir::MLIRContext *ctx,

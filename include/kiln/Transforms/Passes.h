@@ -51,11 +51,18 @@ struct KilnAOTEagerPipelineOptions
   ListOption<std::string> keep{
       *this, "keep",
       llvm::cl::desc("Composite ops kiln-decompose keeps, e.g. kt.softmax")};
+  Option<bool> foldConvBN{
+      *this, "fold-conv-bn",
+      llvm::cl::desc("Fold inference batch_norm into the conv2d before it "
+                     "(kiln-fold-conv-batch-norm, before kiln-decompose); "
+                     "the Python cpu backend sets it"),
+      llvm::cl::init(false)};
 };
 
 /// Appends the `kiln-aot-eager` pipeline to `pm`: kiln-split-graphs
 /// (`disallow`), kiln-inline-allowed, kiln-outline-graphs,
-/// kiln-functionalize, kiln-verify-functional, kiln-decompose (`keep`),
+/// kiln-functionalize, kiln-verify-functional, kiln-fold-conv-batch-norm
+/// (when `fold-conv-bn`), kiln-decompose (`keep`),
 /// kiln-aot-autograd{partition=...}, canonicalize.
 void buildKilnAOTEagerPipeline(mlir::OpPassManager &pm,
                                const KilnAOTEagerPipelineOptions &options);

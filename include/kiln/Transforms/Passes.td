@@ -403,6 +403,42 @@ def KilnAOTAutogradPass : Pass<"kiln-aot-autograd", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def KilnFoldConvBatchNormPass
+    : Pass<"kiln-fold-conv-batch-norm", "::mlir::ModuleOp"> {
+  let summary = "fold inference batch_norm into the conv2d it normalizes";
+  let description = [{
+    A thin driver over `kiln::decompose::foldConvBatchNorm`. Each
+    `kt.batch_norm` (inference form: running statistics; training mode is
+    `kt.batch_norm_train`, never folded) whose input is a batched (rank 4)
+    f32 or f64 `kt.conv2d` that nothing else reads, with no more weight
+    elements than output elements (`?` dims count 1: the fold reads and
+    writes the weights on every call), becomes that conv with a
+    scaled weight and a new bias, computed by kt ops from the statistics
+    and affine parameters (a small per-call computation over the weights
+    instead of a pass over the activations):
+
+    ```
+    s  = weight * rsqrt(running_var + eps)
+    w' = conv.weight * s[O, 1, 1, 1]
+    b' = (conv.bias - running_mean) * s + bias
+    ```
+
+    Before:
+
+    ```mlir
+    %y = kt.conv2d %x, %w {padding = [1, 1]} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>
+    %r = kt.batch_norm %y, %m, %v weight %g bias %b : (tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+    ```
+
+    After: kt.add/rsqrt/mul/unsqueeze/neg ops computing `w'` and `b'`, then
+    `%r = kt.conv2d %x, %w', %b' {padding = [1, 1]}`. The results differ
+    from the unfolded form by rounding only. `kiln-aot-eager{fold-conv-bn}`
+    runs it before `kiln-decompose`; the Python package's `cpu` backend
+    turns it on.
+  }];
+  let dependentDialects = ["::kiln::kt::KTDialect"];
+}
+
 def KilnDecomposePass : Pass<"kiln-decompose", "::mlir::ModuleOp"> {
   let summary = "expand composite kt ops into primitive kt ops";
   let description = [{

@@ -247,6 +247,40 @@ void markPadForConv(Value x) {
   fill->setAttr(kiln::cpu::kConvPadAttr, mark);
 }
 
+/// Marks the bias broadcast that initializes oneDNN conv `conv`'s output
+/// (kConvBiasAttr), so that kiln-cpu-tile-vectorize leaves it and
+/// kiln-cpu-conv-to-onednn passes the bias to the call instead: a
+/// linalg.generic from a 1-D f32 tensor indexed by dim 1 of a 4-D output,
+/// whose body yields the input, read only by the conv (directly or through
+/// the grouped form's tensor.expand_shape).
+void markBiasForConv(linalg::LinalgOp conv) {
+  Value init = conv.getDpsInits()[0];
+  if (auto e = init.getDefiningOp<tensor::ExpandShapeOp>()) {
+    if (!e->hasOneUse())
+      return;
+    init = e.getSrc();
+  }
+  auto gen = init.getDefiningOp<linalg::GenericOp>();
+  if (!gen || !init.hasOneUse() || gen.getNumDpsInputs() != 1 ||
+      gen.getNumDpsInits() != 1 || gen.getNumParallelLoops() != 4 ||
+      gen.getNumLoops() != 4)
+    return;
+  auto inType = dyn_cast<RankedTensorType>(gen.getDpsInputs()[0].getType());
+  if (!inType || inType.getRank() != 1 || !inType.getElementType().isF32())
+    return;
+  MLIRContext *ctx = conv->getContext();
+  SmallVector<AffineMap> maps = gen.getIndexingMapsArray();
+  if (maps[0] != AffineMap::get(4, 0, getAffineDimExpr(1, ctx)) ||
+      !maps[1].isIdentity())
+    return;
+  Block &body = gen.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 1 ||
+      yield.getValues()[0] != body.getArgument(0))
+    return;
+  gen->setAttr(kiln::cpu::kConvBiasAttr, UnitAttr::get(ctx));
+}
+
 } // namespace
 
 LogicalResult kiln::cpu::padAsFillAndCopy(RewriterBase &rw,
@@ -514,6 +548,8 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
       op->setAttr(kConvImplAttr, StringAttr::get(op->getContext(), choice));
       if (choice == "onednn" && padInKernel && elem.isF32())
         markPadForConv(op.getDpsInputs()[0]);
+      if (choice == "onednn" && elem.isF32())
+        markBiasForConv(op);
       continue;
     }
     if (failed(convToIm2colMatmul(rw, op)))

@@ -16,6 +16,13 @@
 // and the fill, the copy and the buffer are erased: one pass over the
 // activations instead of three (fill, copy, conv).
 //
+// Bias: where the init is the broadcast of a 1-D bias over the channels
+// (a linalg.generic marked kiln.conv_bias by kiln-cpu-conv-im2col), the
+// broadcast is dropped and the call is kiln_onednn_conv2d_bias_f32 with the
+// bias (and the paddings, 0 without in-kernel padding): oneDNN adds it in
+// its epilogue, the depthwise loops start from it; the output is written
+// once instead of broadcast, read back and written again.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/CPU/CPUCodegen.h"
@@ -48,6 +55,28 @@ linalg::FillOp kiln::cpu::zeroFillBefore(Operation *op, Value buffer) {
 }
 
 namespace {
+
+/// The bias broadcast (kConvBiasAttr, marked by kiln-cpu-conv-im2col) that
+/// writes conv output `y` (the buffer itself or the source of its grouped
+/// expand_shape) before `conv`, with only side-effect-free ops and the
+/// marked padding fill/copy of the input (another buffer) in between.
+linalg::GenericOp biasBroadcastBefore(Operation *conv, Value y) {
+  Value buffer = y;
+  if (auto e = y.getDefiningOp<memref::ExpandShapeOp>())
+    buffer = e.getSrc();
+  for (Operation *prev = conv->getPrevNode(); prev;
+       prev = prev->getPrevNode()) {
+    if (auto gen = dyn_cast<linalg::GenericOp>(prev);
+        gen && gen->hasAttr(kiln::cpu::kConvBiasAttr)) {
+      if (gen.hasPureBufferSemantics() && gen.getDpsInits()[0] == buffer)
+        return gen;
+      return nullptr;
+    }
+    if (!isMemoryEffectFree(prev) && !prev->hasAttr(kiln::cpu::kConvPadAttr))
+      return nullptr;
+  }
+  return nullptr;
+}
 
 /// The padded-input pattern described in the file comment, for conv input
 /// `x` (the buffer itself or its grouped expand_shape).
@@ -196,6 +225,11 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
   SmallVector<Type> padArgTypes(3, ptrTy);
   padArgTypes.append(35, i64);
   auto padFnType = FunctionType::get(ctx, padArgTypes, {});
+  // x, w, y, bias; 29 sizes and strides, 4 paddings, the bias stride,
+  // threads.
+  SmallVector<Type> biasArgTypes(4, ptrTy);
+  biasArgTypes.append(35, i64);
+  auto biasFnType = FunctionType::get(ctx, biasArgTypes, {});
   auto declare = [&](StringRef name, FunctionType type) {
     if (module.lookupSymbol(name))
       return;
@@ -219,7 +253,13 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     Location loc = op.getLoc();
     std::optional<InKernelPad> pad = matchInKernelPad(x, op);
     bool accumulate = true;
-    if (linalg::FillOp fill = zeroFillBefore(op, y)) {
+    linalg::GenericOp biasInit = biasBroadcastBefore(op, y);
+    Value bias;
+    if (biasInit) {
+      bias = biasInit.getDpsInputs()[0];
+      biasInit->erase();
+      accumulate = false;
+    } else if (linalg::FillOp fill = zeroFillBefore(op, y)) {
       fill->erase();
       accumulate = false;
     }
@@ -282,12 +322,33 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     args.append(dx.strides);
     args.append(dw.strides);
     args.append(dy.strides);
-    if (pad)
-      args.append({cst(pad->pt), cst(pad->pl), cst(pad->pb), cst(pad->pr)});
-    args.push_back(cst(accumulate ? 1 : 0));
-    args.push_back(cst(threads));
     StringRef callee = pad ? kOneDNNConvPadSymbol : kOneDNNConvSymbol;
-    declare(callee, pad ? padFnType : fnType);
+    FunctionType calleeType = pad ? padFnType : fnType;
+    if (bias) {
+      // kiln_onednn_conv2d_bias_f32: the bias after y, the paddings (0
+      // when the input is not padded in the call), the bias stride.
+      auto md = memref::ExtractStridedMetadataOp::create(b, loc, bias);
+      Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, bias);
+      Value off = arith::MulIOp::create(
+          b, loc, md.getOffset(), arith::ConstantIndexOp::create(b, loc, 4));
+      args.insert(args.begin() + 3,
+                  LLVM::IntToPtrOp::create(
+                      b, loc, ptrTy,
+                      toI64(arith::AddIOp::create(b, loc, base, off))));
+      if (pad)
+        args.append({cst(pad->pt), cst(pad->pl), cst(pad->pb), cst(pad->pr)});
+      else
+        args.append({zero, zero, zero, zero});
+      args.push_back(toI64(md.getStrides()[0]));
+      callee = kOneDNNConvBiasSymbol;
+      calleeType = biasFnType;
+    } else {
+      if (pad)
+        args.append({cst(pad->pt), cst(pad->pl), cst(pad->pb), cst(pad->pr)});
+      args.push_back(cst(accumulate ? 1 : 0));
+    }
+    args.push_back(cst(threads));
+    declare(callee, calleeType);
     auto call = func::CallOp::create(b, loc, callee, TypeRange{}, args);
     call->setAttr(kConvImplAttr, StringAttr::get(ctx, "onednn"));
     op->erase();

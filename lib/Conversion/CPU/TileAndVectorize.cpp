@@ -588,8 +588,9 @@ void kiln::cpu::tileAndVectorize(func::FuncOp fn,
       if (impl.getValue() == "onednn")
         return;
     // So do the fill + copy that pad its input where the call pads itself
-    // (kConvPadAttr; kiln-cpu-conv-to-onednn drops them).
-    if (op->hasAttr(kConvPadAttr))
+    // (kConvPadAttr) and the broadcast of its bias into its output
+    // (kConvBiasAttr): kiln-cpu-conv-to-onednn drops them.
+    if (op->hasAttr(kConvPadAttr) || op->hasAttr(kConvBiasAttr))
       return;
     // So does the fill of its output (its zero init): the conversion drops
     // a zero fill right before the call and lets oneDNN overwrite instead

@@ -785,6 +785,240 @@ Value poolGather(OpBuilder &rw, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
+/// max_pool2d_backward's argmax (1) as one all-parallel linalg.generic over
+/// the output positions whose kH * kW inputs are strided slices of the
+/// padded input (as kiln-cpu-pool-windows makes of the forward pool),
+/// folded in the argmax generic's order (kh outer, kw inner) with its rule:
+/// an in-bounds position takes over when greater or NaN, the first
+/// in-bounds one when none does. The result is the argmax's offset in its
+/// window, kh * kW + kw, as i8 (-1 for a window with no in-bounds
+/// position): an eighth of the flat `index` the reduction form writes.
+/// Null when H or W is `?` or the window has more than 64 elements.
+Value maxPoolArgmaxByWindows(OpBuilder &rw, Location loc, Value xp,
+                             ArrayRef<OpFoldResult> xs, ArrayRef<int64_t> k,
+                             ArrayRef<int64_t> st, ArrayRef<int64_t> pd,
+                             ArrayRef<int64_t> dl,
+                             ArrayRef<OpFoldResult> outSizes) {
+  std::optional<int64_t> hIn = getConstantIntValue(xs[2]),
+                         wIn = getConstantIntValue(xs[3]);
+  if (!hIn || !wIn || !getConstantIntValue(outSizes[2]) ||
+      !getConstantIntValue(outSizes[3]) || k[0] * k[1] > 64)
+    return Value();
+  Type acc = cast<RankedTensorType>(xp.getType()).getElementType();
+  SmallVector<Value> ins;
+  OpFoldResult one = rw.getIndexAttr(1), zero = rw.getIndexAttr(0);
+  for (int64_t kh = 0; kh < k[0]; ++kh)
+    for (int64_t kw = 0; kw < k[1]; ++kw)
+      ins.push_back(tensor::ExtractSliceOp::create(
+          rw, loc, xp,
+          SmallVector<OpFoldResult>{zero, zero, rw.getIndexAttr(kh * dl[0]),
+                                    rw.getIndexAttr(kw * dl[1])},
+          outSizes,
+          SmallVector<OpFoldResult>{one, one, rw.getIndexAttr(st[0]),
+                                    rw.getIndexAttr(st[1])}));
+  auto idxType = typeOf(outSizes, rw.getI8Type());
+  SmallVector<Value> dyn;
+  for (int i = 0; i < 2; ++i)
+    if (idxType.isDynamicDim(i))
+      dyn.push_back(getValueOrCreateConstantIndexOp(rw, loc, outSizes[i]));
+  Value init = tensor::EmptyOp::create(rw, loc, idxType, dyn);
+  MLIRContext *ctx = rw.getContext();
+  SmallVector<AffineMap> maps(ins.size() + 1,
+                              AffineMap::getMultiDimIdentityMap(4, ctx));
+  SmallVector<utils::IteratorType> par(4, utils::IteratorType::parallel);
+  int64_t size[2] = {*hIn, *wIn};
+  auto generic = linalg::GenericOp::create(
+      rw, loc, TypeRange{idxType}, ins, ValueRange{init}, maps, par,
+      [&](OpBuilder &b, Location l, ValueRange a) {
+        auto cst = [&](int64_t v) -> Value {
+          return arith::ConstantIndexOp::create(b, l, v);
+        };
+        // The window's first input row / column: o * stride - pad.
+        Value start[2];
+        for (int i = 0; i < 2; ++i)
+          start[i] = arith::SubIOp::create(
+              b, l,
+              arith::MulIOp::create(b, l, linalg::IndexOp::create(b, l, 2 + i),
+                                    cst(st[i])),
+              cst(pd[i]));
+        auto off = [&](int64_t v) -> Value {
+          return arith::ConstantIntOp::create(b, l, b.getI8Type(), v);
+        };
+        Value curMax = scalarConst(b, l, acc,
+                                   -std::numeric_limits<double>::infinity());
+        Value curIdx = off(-1);
+        for (int64_t kh = 0; kh < k[0]; ++kh) {
+          Value ph = arith::AddIOp::create(b, l, start[0], cst(kh * dl[0]));
+          Value okH = arith::AndIOp::create(
+              b, l,
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, ph,
+                                    cst(0)),
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, ph,
+                                    cst(size[0])));
+          for (int64_t kw = 0; kw < k[1]; ++kw) {
+            Value pw = arith::AddIOp::create(b, l, start[1], cst(kw * dl[1]));
+            Value valid = arith::AndIOp::create(
+                b, l, okH,
+                arith::AndIOp::create(
+                    b, l,
+                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, pw,
+                                          cst(0)),
+                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, pw,
+                                          cst(size[1]))));
+            Value v = a[kh * k[1] + kw];
+            Value takes = arith::OrIOp::create(
+                b, l,
+                arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, v,
+                                      curMax),
+                arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, v, v));
+            Value first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                                curIdx, off(-1));
+            Value updIdx = arith::AndIOp::create(
+                b, l, valid, arith::OrIOp::create(b, l, takes, first));
+            Value updMax = arith::AndIOp::create(b, l, valid, takes);
+            curMax = arith::SelectOp::create(b, l, updMax, v, curMax);
+            curIdx = arith::SelectOp::create(b, l, updIdx,
+                                             off(kh * k[1] + kw), curIdx);
+          }
+        }
+        linalg::YieldOp::create(b, l, curIdx);
+      });
+  // Strided reads along the width: LLVM's loop vectorizer rather than the
+  // linalg vectorizer's per-lane loads (kiln-cpu-tile-vectorize).
+  if (st[1] > 1)
+    generic->setAttr("kiln.scalar_loops", rw.getUnitAttr());
+  return generic.getResult(0);
+}
+
+/// max_pool2d_backward's gather (2) by stride phases, where the input's
+/// H and W are static: input row ih = s a + r belongs to phase r, and the
+/// kernel rows that reach it are those with r + pad - kh dil = s delta
+/// (delta an integer: the output row is a + delta). So each phase (r, q)
+/// of gx is one all-parallel linalg.generic over [N, C, A_r, B_q] reading,
+/// for each such (kh, kw), a unit-stride slice of the gradient and of the
+/// argmax's window offsets (maxPoolArgmaxByWindows; both padded: zeros and
+/// -1, which no offset equals) at the offset (delta_h, delta_w), and
+/// adding the gradient where the window's argmax is (kh, kw), i.e. this
+/// position, in the gather's order (kh outer, kw inner, from 0: the same
+/// sum, bit for bit). The phases are written in place into strided slices
+/// of gx (strides s_h, s_w). Unlike the gather, no tensor.extract at
+/// computed indices and no divisions: the bodies vectorize. Null when H or
+/// W is `?`.
+Value maxPoolGradByPhases(OpBuilder &rw, Location loc, Value g, Value idx,
+                          ArrayRef<OpFoldResult> xs, ArrayRef<int64_t> k,
+                          ArrayRef<int64_t> st, ArrayRef<int64_t> pd,
+                          ArrayRef<int64_t> dl,
+                          ArrayRef<OpFoldResult> outSizes) {
+  std::optional<int64_t> in[2] = {getConstantIntValue(xs[2]),
+                                  getConstantIntValue(xs[3])};
+  std::optional<int64_t> out[2] = {getConstantIntValue(outSizes[2]),
+                                   getConstantIntValue(outSizes[3])};
+  if (!in[0] || !in[1] || !out[0] || !out[1])
+    return Value();
+  // Per dim: for each phase r, its size and its (kernel offset, delta)s.
+  struct Phase {
+    int64_t r, size;
+    SmallVector<std::pair<int64_t, int64_t>> terms; // (k, delta)
+  };
+  SmallVector<Phase> phases[2];
+  int64_t lo[2] = {0, 0}, hi[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    for (int64_t r = 0; r < st[i] && r < *in[i]; ++r) {
+      Phase ph{r, (*in[i] - r + st[i] - 1) / st[i], {}};
+      for (int64_t kk = 0; kk < k[i]; ++kk) {
+        int64_t num = r + pd[i] - kk * dl[i];
+        if (((num % st[i]) + st[i]) % st[i] != 0)
+          continue;
+        int64_t delta = (num - (((num % st[i]) + st[i]) % st[i])) / st[i];
+        ph.terms.push_back({kk, delta});
+        lo[i] = std::max(lo[i], -delta);
+        hi[i] = std::max(hi[i], ph.size + delta - *out[i]);
+      }
+      phases[i].push_back(ph);
+    }
+  }
+  auto gt = cast<RankedTensorType>(g.getType());
+  Type acc = gt.getElementType();
+  SmallVector<OpFoldResult> low = {rw.getIndexAttr(lo[0]),
+                                   rw.getIndexAttr(lo[1])};
+  SmallVector<OpFoldResult> high = {rw.getIndexAttr(hi[0]),
+                                    rw.getIndexAttr(hi[1])};
+  Value gp = padHW(rw, loc, g, low, high, scalarConst(rw, loc, acc, 0));
+  Value ip = padHW(rw, loc, idx, low, high,
+                   arith::ConstantIntOp::create(rw, loc, rw.getI8Type(), -1));
+  auto gxType = typeOf(xs, acc);
+  SmallVector<Value> dyn;
+  for (int i = 0; i < 2; ++i)
+    if (gxType.isDynamicDim(i))
+      dyn.push_back(getValueOrCreateConstantIndexOp(rw, loc, xs[i]));
+  Value gx = tensor::EmptyOp::create(rw, loc, gxType, dyn);
+  MLIRContext *ctx = rw.getContext();
+  AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  SmallVector<utils::IteratorType> par(4, utils::IteratorType::parallel);
+  OpFoldResult one = rw.getIndexAttr(1), zero = rw.getIndexAttr(0);
+  for (const Phase &ph : phases[0])
+    for (const Phase &pw : phases[1]) {
+      SmallVector<OpFoldResult> sizes = {xs[0], xs[1],
+                                         rw.getIndexAttr(ph.size),
+                                         rw.getIndexAttr(pw.size)};
+      auto type = typeOf(sizes, acc);
+      SmallVector<Value> ins;
+      SmallVector<int64_t> window; // kh * kW + kw per (gradient, index) pair
+      for (auto [kh, dh] : ph.terms)
+        for (auto [kw, dw] : pw.terms) {
+          SmallVector<OpFoldResult> at = {zero, zero,
+                                          rw.getIndexAttr(lo[0] + dh),
+                                          rw.getIndexAttr(lo[1] + dw)};
+          SmallVector<OpFoldResult> unit(4, one);
+          ins.push_back(
+              tensor::ExtractSliceOp::create(rw, loc, gp, at, sizes, unit));
+          ins.push_back(
+              tensor::ExtractSliceOp::create(rw, loc, ip, at, sizes, unit));
+          window.push_back(kh * k[1] + kw);
+        }
+      // The phase's positions of gx, written in place.
+      SmallVector<OpFoldResult> offs = {zero, zero, rw.getIndexAttr(ph.r),
+                                        rw.getIndexAttr(pw.r)};
+      SmallVector<OpFoldResult> strides = {one, one, rw.getIndexAttr(st[0]),
+                                           rw.getIndexAttr(st[1])};
+      Value phase;
+      if (ins.empty()) {
+        // No window reaches these positions.
+        phase = linalg::FillOp::create(
+                    rw, loc, scalarConst(rw, loc, acc, 0),
+                    tensor::ExtractSliceOp::create(rw, loc, type, gx, offs,
+                                                   sizes, strides)
+                        .getResult())
+                    .getResult(0);
+      } else {
+        SmallVector<AffineMap> maps(ins.size() + 1, id4);
+        phase =
+            linalg::GenericOp::create(
+                rw, loc, TypeRange{type}, ins,
+                ValueRange{tensor::ExtractSliceOp::create(
+                    rw, loc, type, gx, offs, sizes, strides)},
+                maps, par,
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  Value sum = scalarConst(b, l, acc, 0);
+                  for (size_t t = 0; t + 1 < a.size(); t += 2) {
+                    Value hit = arith::CmpIOp::create(
+                        b, l, arith::CmpIPredicate::eq, a[t + 1],
+                        arith::ConstantIntOp::create(b, l, b.getI8Type(),
+                                                     window[t / 2]));
+                    Value term = arith::SelectOp::create(
+                        b, l, hit, a[t], scalarConst(b, l, acc, 0));
+                    sum = arith::AddFOp::create(b, l, sum, term);
+                  }
+                  linalg::YieldOp::create(b, l, sum);
+                })
+                .getResult(0);
+      }
+      gx = tensor::InsertSliceOp::create(rw, loc, phase, gx, offs, sizes,
+                                         strides);
+    }
+  return gx;
+}
+
 /// max_pool2d_backward: (1) the argmax of each window by PyTorch's CPU
 /// rule (a linalg.generic reducing over the kernel dims of the -inf padded
 /// input into a running max and its flat input index: an in-bounds position
@@ -842,7 +1076,13 @@ struct MaxPool2dBackwardLowering
     AffineMap outMap = AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx);
     SmallVector<utils::IteratorType> its(4, utils::IteratorType::parallel);
     its.append(2, utils::IteratorType::reduction);
-    Value idx =
+    // Where H and W are static: window offsets (i8) and the stride-phase
+    // gradient; else the flat index and the gather.
+    Value window8 = maxPoolArgmaxByWindows(rw, loc, xp, xs, k, st, pd, dl,
+                                           outSizes);
+    Value idx;
+    if (!window8)
+      idx =
         linalg::GenericOp::create(
             rw, loc, TypeRange{maxType, idxType}, ValueRange{xp, window},
             ValueRange{maxInit, idxInit},
@@ -891,10 +1131,16 @@ struct MaxPool2dBackwardLowering
                       arith::SelectOp::create(b, l, updIdx, flat, curIdx)});
             })
             .getResult(1);
-    // (2) gather the gradients whose argmax is each input position.
+    // (2) gather the gradients whose argmax is each input position: by
+    // stride phases where H and W are static, else one gather generic.
     auto gxType = typeOf(xs, acc);
     Value outHW[2] = {m.v(outSizes[2]), m.v(outSizes[3])};
-    Value r = poolGather(
+    Value r = window8 ? maxPoolGradByPhases(rw, loc, g, window8, xs, k, st,
+                                            pd, dl, outSizes)
+                      : Value();
+    assert((r || idx) && "the phase form takes every static H and W");
+    if (!r)
+      r = poolGather(
         rw, loc, gxType, xs, k, st, pd, dl, outHW,
         [&](OpBuilder &b, Location l, Value oh, Value ow, Value ih, Value iw) {
           Value n = linalg::IndexOp::create(b, l, 0);

@@ -34,13 +34,14 @@ func.func @dw(%x: tensor<2x6x9x11xf32>, %w: tensor<6x1x3x3xf32>) -> tensor<2x6x5
 }
 
 // Ungrouped, padding 2 (larger than the kernel's reach on the border),
-// bias (the call accumulates onto it): x is the 1x5x7x6 argument.
+// bias (the bias entry: the paddings, then the bias stride 1): x is the
+// 1x5x7x6 argument.
 // MARK-LABEL: func.func @dense
 // MARK: linalg.fill {kiln.conv_pad}
 // MARK: linalg.copy {kiln.conv_pad}
 // CHECK-LABEL: func.func @dense(
 // CHECK-NOT: memref<1x5x11x10xf32>
-// CHECK: call @kiln_onednn_conv2d_pad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64, %c1_i64, %c5_i64, %c7_i64, %c6_i64, %c4_i64, %c3_i64, %c3_i64, %c9_i64, %c8_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c210_i64, %c0_i64, %c42_i64, %c6_i64, %c1_i64, %c0_i64, %c45_i64, %c9_i64, %c3_i64, %c1_i64, %c288_i64, %c0_i64, %c72_i64, %c8_i64, %c1_i64, %c2_i64, %c2_i64, %c2_i64, %c2_i64, %c1_i64, %c2_i64)
+// CHECK: call @kiln_onednn_conv2d_bias_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i64, %c1_i64, %c5_i64, %c7_i64, %c6_i64, %c4_i64, %c3_i64, %c3_i64, %c9_i64, %c8_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c210_i64, %c0_i64, %c42_i64, %c6_i64, %c1_i64, %c0_i64, %c45_i64, %c9_i64, %c3_i64, %c1_i64, %c288_i64, %c0_i64, %c72_i64, %c8_i64, %c1_i64, %c2_i64, %c2_i64, %c2_i64, %c2_i64, %c1_i64, %c2_i64)
 func.func @dense(%x: tensor<1x5x7x6xf32>, %w: tensor<4x5x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x9x8xf32> {
   %r = kt.conv2d %x, %w, %b {padding = [2, 2]} : (tensor<1x5x7x6xf32>, tensor<4x5x3x3xf32>, tensor<4xf32>) -> tensor<1x4x9x8xf32>
   return %r : tensor<1x4x9x8xf32>

@@ -59,13 +59,13 @@ func.func @dilated_dynamic(%x: tensor<?x4x3x3xf32>, %w: tensor<4x3x2x2xf32>) -> 
 // -----
 
 // A bias (the conv's init is not zeros), groups, f64: the stride-1 conv
-// stays.
+// stays (with a bias: the bias entry, kiln-cpu-conv-bias-onednn.mlir).
 // SCATTER-LABEL: func.func @bias
 // SCATTER: linalg.conv_2d_nchw_fchw {{.*}}kiln.conv_impl = "onednn"
 // SCATTER-NOT: kiln.conv_transpose_scatter
 // CALL-LABEL: func.func @bias
 // CALL-NOT: kiln_onednn_conv_transpose2d_f32
-// CALL: call @kiln_onednn_conv2d_f32
+// CALL: call @kiln_onednn_conv2d_bias_f32
 func.func @bias(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x3x11x11xf32> {
   %0 = kt.conv_transpose2d %x, %w, %b {stride = [2, 2]} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<1x3x11x11xf32>
   return %0 : tensor<1x3x11x11xf32>

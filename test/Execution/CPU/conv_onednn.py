@@ -55,12 +55,14 @@ def opt(mlir, args):
 
 def calls_onednn(mlir):
     """Whether the fully lowered module calls kiln_onednn_conv2d_f32 (or
-    kiln_onednn_conv2d_pad_f32: in-kernel padding, conv_onednn_pad.py)."""
+    kiln_onednn_conv2d_pad_f32: in-kernel padding, conv_onednn_pad.py;
+    kiln_onednn_conv2d_bias_f32: a bias, conv_onednn_bias.py)."""
     p = opt(mlir, ["-kiln-cpu=conv=onednn threads=2"])
     if p.returncode != 0:
         return "error: " + p.stderr.strip()[:300]
     return ("llvm.call @kiln_onednn_conv2d_f32" in p.stdout or
-            "llvm.call @kiln_onednn_conv2d_pad_f32" in p.stdout)
+            "llvm.call @kiln_onednn_conv2d_pad_f32" in p.stdout or
+            "llvm.call @kiln_onednn_conv2d_bias_f32" in p.stdout)
 
 
 # (x shape, w shape, bias, stride, padding, dilation, groups, elems, dyn)

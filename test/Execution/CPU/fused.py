@@ -4,17 +4,19 @@
 #  * through `kiln-run --backend=cpu` (kiln-cpu: kiln-fuse, lowering, one
 #    scf.forall kernel per group), compared with the interpreter on the
 #    unfused graph (CPUSuite: same tolerances as the other CPU tests) and
-#    with PyTorch/NumPy in float64;
+#    with PyTorch/NumPy in float64 (with OpenBLAS and generated matmuls: all
+#    the graphs in one `kiln-run --batch` process per matmul option);
 #  * through the interpreter after `kiln-opt -kiln-fuse` (the kt.fusion ops
 #    run by their interpreter model), compared with PyTorch/NumPy;
 # and the compiled IR is checked to hold the expected number of kernels.
 # Sizes are odd (not multiples of the tiles: 16 rows, 1024 elements), with
 # `?` dims, empty tensors and NaN/Inf inputs.
-import os, subprocess, sys, warnings
+import os, shutil, subprocess, sys, tempfile, warnings
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np
 import torch
 from cpu_compare import CPUSuite
+from cpu_sweep import Case, _run_all
 from kiln_testing import KilnRunError, run, ttype as T
 from tool_server import tool_run  # noqa: E402
 
@@ -49,15 +51,8 @@ def graph(label, mlir, inputs, refs, kernels=None, rtol=1e-5, atol=1e-5):
     if empty:
         kernels = None  # nothing to save: no group, or a kernel of no tile
     s.check(label, mlir, inputs)
-    # CPU vs the independent reference.
-    try:
-        for extra in (["--cpu-fuse"], ["--cpu-fuse", "--matmul=generated"]):
-            got = run(mlir, inputs, extra_args=["--backend=cpu"] + extra)
-            for i, (g, r) in enumerate(zip(got, refs)):
-                ok, msg = close_to(g, r, rtol, atol)
-                s.record("%s cpu %s vs torch result%d" % (label, " ".join(extra), i), ok, msg)
-    except KilnRunError as e:
-        s.record(label + " cpu vs torch", False, str(e))
+    # CPU vs the independent reference: deferred to cpu_vs_torch().
+    cpu_pending.append((label, mlir, inputs, refs, rtol, atol))
     # The fused kt IR in the interpreter.
     try:
         fused = kiln_opt(mlir, "-kiln-fuse")
@@ -80,6 +75,38 @@ def graph(label, mlir, inputs, refs, kernels=None, rtol=1e-5, atol=1e-5):
                      "%d kiln.kernel foralls:\n%s" % (n, ir))
         except KilnRunError as e:
             s.record(label + " kernels", False, str(e))
+
+
+cpu_pending = []
+
+
+def cpu_vs_torch():
+    """The graphs on the CPU backend (kiln-cpu with fusion, OpenBLAS or
+    generated matmuls) vs their PyTorch/NumPy references: every graph in
+    one `kiln-run --batch` process per option set (one compile of all the
+    graphs, each its own function; cpu_sweep._run_all names a graph that
+    fails to compile or crashes)."""
+    cases = [Case(label, mlir, inputs, "main", None)
+             for label, mlir, inputs, _, _, _ in cpu_pending]
+    texts = {k: c.mlir for k, c in enumerate(cases)}
+    for extra in (["--cpu-fuse"], ["--cpu-fuse", "--matmul=generated"]):
+        tmp = tempfile.mkdtemp(prefix="kiln-fused-")
+        try:
+            out = _run_all(cases, texts, "cpu", tmp, "fused", extra)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        for k, (label, _, _, refs, rtol, atol) in enumerate(cpu_pending):
+            kind, got = out.get(k, ("error", "no outcome"))
+            if kind != "ok":
+                s.record("%s cpu %s vs torch" % (label, " ".join(extra)), False,
+                         "%s: %s" % (kind, got))
+                continue
+            if len(got) != len(refs):
+                s.record("%s cpu %s vs torch" % (label, " ".join(extra)), False,
+                         "%d results, %d references" % (len(got), len(refs)))
+            for i, (g, r) in enumerate(zip(got, refs)):
+                ok, msg = close_to(g, r, rtol, atol)
+                s.record("%s cpu %s vs torch result%d" % (label, " ".join(extra), i), ok, msg)
 
 
 def fn(args, results, body):
@@ -340,4 +367,5 @@ for m, k, n in [(17, 9, 11), (33, 64, 5)]:
     graph("relu+matmul+tanh %dx%dx%d" % (m, k, n), fn([xt, wt], [ot], body), [x, w], [r.numpy()],
           kernels=1, rtol=1e-4, atol=1e-4)
 
+cpu_vs_torch()
 s.finish()

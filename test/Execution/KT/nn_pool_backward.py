@@ -80,6 +80,15 @@ MAX = [
                         dilation=[2, 2], ceil_mode=True)),
     ((2, 4, 5), dict(kernel_size=[3, 2], stride=[1, 1], padding=[1, 1])),
     ((1, 1, 9, 4), dict(kernel_size=[3, 1], stride=[3, 1])),
+    # Static H and W take the stride-phase form on the CPU (windowed argmax,
+    # one generic per phase): positions no window reaches (kernel 1, stride
+    # 2), a stride larger than the kernel and the input, stride 3 with
+    # padding, odd sizes (phases of unequal sizes), resnet's 3x3 s2 p1.
+    ((2, 3, 7, 9), dict(kernel_size=[1, 1], stride=[2, 2])),
+    ((1, 2, 2, 3), dict(kernel_size=[2, 1], stride=[3, 4], padding=[1, 0])),
+    ((1, 2, 11, 10), dict(kernel_size=[4, 3], stride=[3, 3], padding=[2, 1],
+                          ceil_mode=True)),
+    ((3, 2, 13, 15), dict(kernel_size=[3, 3], stride=[2, 2], padding=[1, 1])),
 ]
 AVG = [
     ((1, 2, 4, 4), dict(kernel_size=[2, 2])),
@@ -114,6 +123,19 @@ x[0, 0, 1, 0] = np.nan
 x[0, 0, 3:, 3:] = -np.inf
 check(x.shape, dict(kernel_size=[2, 2], stride=[1, 1], padding=[1, 1]),
       avg=False, x=x, label="nan/-inf")
+
+# A `?` batch with static H and W (the stride-phase form with dynamic N).
+kw = dict(kernel_size=[3, 3], stride=[2, 2], padding=[1, 1])
+x = s.randn(2, 3, 9, 8)
+g = s.randn(*fwd_shape(x, kw, False)).astype(np.float32)
+mlir = func_text(
+    "main", ["tensor<?x3x5x4xf32>", "tensor<?x3x9x8xf32>"],
+    ["tensor<?x3x9x8xf32>"],
+    ["%%0 = kt.max_pool2d_backward %%arg0, %%arg1 {%s} : (tensor<?x3x5x4xf32>, "
+     "tensor<?x3x9x8xf32>) -> tensor<?x3x9x8xf32>" % attrs(kw),
+     "return %0 : tensor<?x3x9x8xf32>"])
+s.check("kt.max_pool2d_backward ? batch", mlir, [g, x],
+        expected(x, g, kw, False))
 
 # Dynamic dims and the run-time check of grad_output's shape.
 for avg in (False, True):

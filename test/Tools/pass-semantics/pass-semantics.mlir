@@ -40,8 +40,7 @@
 // RENAMED: ok f seed=0
 // RENAMED: 1 passed, 0 failed
 // RUN: not %python -m pass_semantics %s --after-file=%t.renamed.mlir --entry=f --seeds=1 | FileCheck %s --check-prefix=MISSING
-// MISSING: FAIL f seed=0: kiln-run exited 1:
-// MISSING: kiln-run: error:
+// MISSING: FAIL f seed=0: kiln-run --batch: @f: no function named 'f'
 // MISSING: 0 passed, 1 failed
 //
 // A tool error (an unknown pass) fails and prints the tool's stderr.

@@ -157,6 +157,16 @@ inline constexpr llvm::StringLiteral kOneDNNConvPadSymbol =
 /// kiln-cpu-conv-to-onednn drops them, passing the copy's source and the
 /// padding to kiln_onednn_conv2d_pad_f32 instead (in-kernel padding).
 inline constexpr llvm::StringLiteral kConvPadAttr = "kiln.conv_pad";
+/// The same with a per-output-channel bias the call adds itself (the
+/// padding may be 0): kiln-cpu-conv-to-onednn passes the bias instead of
+/// broadcasting it into the output first.
+inline constexpr llvm::StringLiteral kOneDNNConvBiasSymbol =
+    "kiln_onednn_conv2d_bias_f32";
+/// On the linalg.generic that broadcasts a 1-D bias over dim 1 into a
+/// oneDNN conv's output init (kiln-cpu-conv-im2col): kiln-cpu-tile-vectorize
+/// leaves it whole and kiln-cpu-conv-to-onednn drops it, passing the bias
+/// to kiln_onednn_conv2d_bias_f32 instead.
+inline constexpr llvm::StringLiteral kConvBiasAttr = "kiln.conv_bias";
 
 /// Whether this build has libkiln_onednn (Debian libdnnl-dev found at
 /// configure time): without it "onednn" is refused and auto never picks it.
