@@ -34,16 +34,8 @@ LogicalResult vjpReshape(kt::ReshapeOp op, GradEmitter &e, Value g,
   if (!isFloatValue(x))
     return success();
   // Back to x's shape; one dynamic dim of x is the one size kt.reshape
-  // infers (-1), from the cotangent's element count.
-  SmallVector<int64_t> shape(GradEmitter::shapeOf(x));
-  int64_t dynamic = llvm::count_if(shape, ShapedType::isDynamic);
-  if (dynamic > 1)
-    return op->emitError("no gradient for '")
-           << op->getName() << "' with more than one dynamic input dim";
-  for (int64_t &d : shape)
-    if (ShapedType::isDynamic(d))
-      d = -1;
-  grads[0] = e.reshape(g, shape);
+  // infers (-1), several are sized by `tensor.dim` of x (-2 entries).
+  grads[0] = e.reshapeLike(g, x);
   return success();
 }
 

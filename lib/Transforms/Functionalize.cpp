@@ -92,7 +92,11 @@ Value Functionalizer::applyView(Operation *view, Value v, Location loc) {
   SmallVector<NamedAttribute> attrs = attrsOf(view);
   ValueRange in(v);
   return TypeSwitch<Operation *, Value>(view)
-      .Case([&](ViewReshapeOp) { return ReshapeOp::create(b, loc, in, attrs); })
+      .Case([&](ViewReshapeOp r) {
+        SmallVector<Value> operands{v};
+        llvm::append_range(operands, r.getSizes());
+        return ReshapeOp::create(b, loc, operands, attrs);
+      })
       .Case([&](ViewTransposeOp) {
         return TransposeOp::create(b, loc, in, attrs);
       })
@@ -138,19 +142,8 @@ FailureOr<Value> Functionalizer::inverseView(Operation *view, Value source,
             .getResult();
       })
       .Case([&](ViewReshapeOp) -> FailureOr<Value> {
-        SmallVector<int64_t> shape(srcType.getShape());
-        if (llvm::count_if(shape, ShapedType::isDynamic) > 1)
-          return view->emitError(
-              "cannot functionalize a write through this view: the base of "
-              "kt.view_reshape has several dynamic dims, so its shape cannot "
-              "be restored with kt.reshape");
-        for (int64_t &s : shape)
-          if (ShapedType::isDynamic(s))
-            s = -1;
-        return ReshapeOp::create(
-                   b, loc, ValueRange{v},
-                   {b.getNamedAttr("shape", b.getI64ArrayAttr(shape))})
-            .getResult();
+        // Back to the base's shape (its `?` dims measured on `source`).
+        return KTBuilder(b, loc).reshapeLike(v, source);
       })
       .Case([&](ViewSqueezeOp sq) -> FailureOr<Value> {
         // Re-insert the removed dims (static size-1 dims that were listed).

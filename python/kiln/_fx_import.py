@@ -384,8 +384,9 @@ class _IndexVal:
 
     type = "index"
 
-    def __init__(self, name):
+    def __init__(self, name, line=0):
         self.name = name
+        self.line = line  # its line in FxImporter.lines (for rollback)
 
 
 class FxImporter:
@@ -774,7 +775,7 @@ class FxImporter:
         def emit(text):
             name = self.fresh()
             self.lines.append("%s = %s loc(%s)" % (name, text, self.cur_loc))
-            return _IndexVal(name)
+            return _IndexVal(name, len(self.lines) - 1)
         if not isinstance(k, tuple):
             return emit("arith.constant %d : index" % k)
         if k[0] == "s":
@@ -978,6 +979,10 @@ class FxImporter:
         """Drops the lines from `mark` on (an op that could not be imported
         after all): views emitted there are emitted again when next read."""
         del self.lines[mark:]
+        cache = self.__dict__.get("_index_cache")
+        if cache:  # sizes computed in the dropped lines are computed again
+            for k in [k for k, v in cache.items() if v.line >= mark]:
+                del cache[k]
         while self.emitted_views and self.emitted_views[-1][0] >= mark:
             _NAME.__set__(self.emitted_views.pop()[1], None)
 

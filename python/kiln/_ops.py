@@ -325,11 +325,14 @@ def alias(x, shape=None):
                      x.layout)
 
 
-def view_op(b, opname, x, attrs, shape, inverse, layout=None):
+def view_op(b, opname, x, attrs, shape, inverse, layout=None, sizes=()):
     """`kt.<opname>` of x as a view of x (kiln._fx_import.link_view): a
-    write through it is `inverse(b, base, new)` written to x."""
+    write through it is `inverse(b, base, new)` written to x. `sizes`:
+    symbolic sizes whose `index` values (FxImporter.index_of, computed when
+    the op is emitted) are operands after x (kt.reshape's)."""
     def emit(b, base):
-        return b.op(opname, [base], attrs, shape=shape, dtype=base.dtype)
+        return b.op(opname, [base] + [b.index_of(d) for d in sizes], attrs,
+                    shape=shape, dtype=base.dtype)
 
     return link_view(emit(b, x), x, emit, inverse, layout)
 
@@ -1453,25 +1456,44 @@ def bucketize(b, v, boundaries, *, out_int32=False, right=False, out=None):
 
 
 def _reshape_attr(b, x, shape, what):
-    """The `shape` attribute of kt.reshape for the symbolic target `shape`
-    (its -1 already inferred): sizes that are the same expression as... at
-    most one non-static entry is written as -1; others are specialized."""
-    attr = []
+    """The `shape` attribute and the symbolic sizes of the `index` operands
+    of kt.reshape for the symbolic target `shape` (its -1 already
+    inferred). One symbolic
+    size is the -1 entry kt.reshape infers; with several, each is a -2 entry
+    whose size operand computes its expression from the inputs' dims
+    (`FxImporter.index_of`: `tensor.dim`, `arith.muli`, ...), so that
+    `x.view(B, T, H, D)` with `B` and `T` dynamic specializes neither. A
+    size that cannot be computed so is specialized (`what`)."""
+    attr, operands = [], []
     # With no elements a -1 is ambiguous (kt.reshape's error): every size
     # is written out. The -1 goes to a size marked dynamic when there is
     # one (the others may be specialized), else to the first symbolic one.
     empty = value(prod(shape)) == 0
     syms = [i for i, d in enumerate(shape) if isinstance(d, Sym)]
-    marked = [i for i in syms if b.is_marked_dynamic(shape[i])]
-    dyn = None if empty or not syms else (marked or syms)[0]
+    sized = {}
+    if len(syms) > 1 and not empty and hasattr(b, "index_of"):
+        # Every symbolic size exactly (none inferred: the run-time check is
+        # then PyTorch's, the element count against the sizes' product).
+        for i in syms:
+            v = b.index_of(shape[i])
+            if v is not None:
+                sized[i] = v
+    marked = [i for i in syms if i not in sized and
+              b.is_marked_dynamic(shape[i])]
+    rest = [i for i in syms if i not in sized]
+    dyn = None if empty or not rest else (marked or rest)[0]
     for i, d in enumerate(shape):
+        if i in sized:
+            attr.append(-2)
+            operands.append(shape[i])
+            continue
         if i == dyn:
             attr.append(-1)
             continue
         if isinstance(d, Sym):
             d = b.static(d, what)
         attr.append(d)
-    return attr
+    return attr, operands
 
 
 def reshape(b, x, *shape):
@@ -1504,13 +1526,13 @@ def reshape(b, x, *shape):
     if all(same(a, c) for a, c in zip(target, x.shape)) and \
             len(target) == x.ndim:
         return alias(x)
-    attr = _reshape_attr(b, x, target, "a reshape to a size")
+    attr, sizes = _reshape_attr(b, x, target, "a reshape to a size")
     # A reshape of a permuted or strided tensor may be a copy in PyTorch
     # (reshape) or an error (view): a write through it is refused.
     contiguous = x.layout is None
     return view_op(b, "reshape", x, {"shape": attr}, target,
                    _reshape_back if contiguous else None,
-                   None if contiguous else "unknown")
+                   None if contiguous else "unknown", sizes=sizes)
 
 
 both("reshape")(reshape)
@@ -2718,6 +2740,21 @@ def _tri(b, x, diagonal, lower):
     if x.ndim < 2:
         raise b.error("tril/triu of a tensor of rank < 2")
     k = b.static(diagonal, "a diagonal")
+    h, w = x.shape[-2], x.shape[-1]
+    if (b.is_marked_dynamic(h) or b.is_marked_dynamic(w)) and \
+            value(h) > 0 and value(w) > 0:
+        # Rows or columns marked dynamic (a causal mask `ones(T, T).tril()`
+        # with T marked): the row and column numbers are run-time iotas of
+        # x's last two dims ([1, .., h, 1] and [1, .., 1, w]), nothing
+        # specialized. (Not for an empty example: _dim_mask's [0:1] cuts
+        # need a non-empty dim; unmarked sizes are specialized as before.)
+        rows = _dim_iota(b, x, x.ndim - 2)
+        cols = _dim_iota(b, x, x.ndim - 1)
+        diff = binary(b, "sub", cols, rows)  # [1, .., h, w]: j - i
+        keep = binary(b, "le" if lower else "ge", diff, k,
+                      out_dtype=torch.bool)
+        zero = operand(b, 0, x.dtype)
+        return b.op("where", [keep, x, zero], shape=x.shape, dtype=x.dtype)
     h = b.static(x.shape[-2], "the rows of tril/triu")
     w = b.static(x.shape[-1], "the columns of tril/triu")
     rows = b.op("arange", [], {"start": 0.0, "end": float(h), "step": 1.0,

@@ -29,16 +29,6 @@ func.func @int_requires_grad(%i: tensor<3xi64> {kg.requires_grad = true}) -> ten
 
 // -----
 
-// Tests that a reshape whose input has two dynamic dims has no gradient
-// yet (kt.reshape infers one size): an error at its location.
-func.func @reshape_two_dynamic(%x: tensor<?x?x4xf32>) -> tensor<?x4xf32> attributes {kg.differentiate} {
-  // expected-error@below {{no gradient for 'kt.reshape' with more than one dynamic input dim}}
-  %0 = kt.reshape %x {shape = [-1, 4]} : (tensor<?x?x4xf32>) -> tensor<?x4xf32>
-  return %0 : tensor<?x4xf32>
-}
-
-// -----
-
 // Tests that a convolution's gradient needs static channel and spatial dims
 // (only the batch may be dynamic): an error at the convolution.
 func.func @conv_dynamic_height(%x: tensor<2x3x?x5xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x?x3xf32> attributes {kg.differentiate} {

@@ -42,11 +42,3 @@ func.func @returns_ref(%x: !kt.ref<4xf32>) -> !kt.ref<4xf32> {
   return %v : !kt.ref<4xf32>
 }
 
-// -----
-
-func.func @reshape_dynamic(%x: !kt.ref<?x?xf32>, %c: tensor<f32>) {
-  // expected-error @+1 {{the base of kt.view_reshape has several dynamic dims}}
-  %r = kt.view_reshape %x {shape = [-1]} : (!kt.ref<?x?xf32>) -> !kt.ref<?xf32>
-  kt.mul_ %r, %c : (!kt.ref<?xf32>, tensor<f32>) -> ()
-  return
-}

@@ -172,3 +172,24 @@ func.func @index_put(%x: !kt.ref<4x3x2xf32>, %i: tensor<2x2xi64>, %j: tensor<2xi
   kt.index_put_ %x, %i, %j, %v {accumulate = true} : (!kt.ref<4x3x2xf32>, tensor<2x2xi64>, tensor<2xi32>, tensor<2xf32>) -> ()
   return
 }
+
+// -----
+
+// Tests a write through kt.view_reshape of a base with several `?` dims
+// (an error before kt.reshape had size operands): the flat value is
+// reshaped back to the base's shape with its `?` dims from tensor.dim, and
+// a view_reshape's own size operands are kept when it is applied.
+// CHECK-LABEL: func.func @reshape_dynamic
+// CHECK-SAME: (%[[X:[^:]+]]: !kt.ref<?x?xf32>, %{{[^:]+}}: tensor<f32>, %[[N:[^:]+]]: index)
+// CHECK: %[[V:.+]] = kt.load %[[X]]
+// CHECK: %[[F:.+]] = kt.reshape %[[V]], %[[N]] {shape = [-2]} : (tensor<?x?xf32>, index) -> tensor<?xf32>
+// CHECK: %[[M:.+]] = kt.mul %[[F]]
+// CHECK-DAG: %[[D0:.+]] = tensor.dim %[[V]], %c0
+// CHECK-DAG: %[[D1:.+]] = tensor.dim %[[V]], %c1
+// CHECK: %[[B:.+]] = kt.reshape %[[M]], %[[D0]], %[[D1]] {shape = [-2, -2]} : (tensor<?xf32>, index, index) -> tensor<?x?xf32>
+// CHECK: kt.store %[[B]], %[[X]]
+func.func @reshape_dynamic(%x: !kt.ref<?x?xf32>, %c: tensor<f32>, %n: index) {
+  %r = kt.view_reshape %x, %n {shape = [-2]} : (!kt.ref<?x?xf32>, index) -> !kt.ref<?xf32>
+  kt.mul_ %r, %c : (!kt.ref<?xf32>, tensor<f32>) -> ()
+  return
+}

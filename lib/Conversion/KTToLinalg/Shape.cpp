@@ -85,7 +85,30 @@ struct ReshapeLowering : public OpConversionPattern<kt::ReshapeOp> {
           rw, loc, RankedTensorType::get({n}, elem), x,
           ArrayRef<ReassociationIndices>{all});
     }
-    if (!xt.hasStaticShape()) {
+    // The size operands (-2 entries), in order.
+    ValueRange sizeOps = adaptor.getSizes();
+    // The product of the entries other than -1: static entries folded into
+    // `prod`, the size operands multiplied in at run time.
+    int64_t prod = 1;
+    bool infer = false;
+    Value prodV;
+    {
+      size_t next = 0;
+      for (auto a : op.getShape()) {
+        int64_t sz = cast<IntegerAttr>(a).getInt();
+        if (sz == -1)
+          infer = true;
+        else if (sz == -2)
+          prodV = prodV ? arith::MulIOp::create(rw, loc, prodV, sizeOps[next++])
+                              .getResult()
+                        : sizeOps[next++];
+        else
+          prod *= sz;
+      }
+      if (prodV && prod != 1)
+        prodV = arith::MulIOp::create(rw, loc, prodV, indexConst(rw, loc, prod));
+    }
+    if (!xt.hasStaticShape() || prodV) {
       // The element count against the target shape (the interpreter's
       // messages); a failed check goes on with a zero 1-D tensor of a valid
       // count.
@@ -93,16 +116,11 @@ struct ReshapeLowering : public OpConversionPattern<kt::ReshapeOp> {
       Value n = indexConst(rw, loc, 1);
       for (OpFoldResult sz : xs)
         n = arith::MulIOp::create(rw, loc, n, indexValue(rw, loc, sz));
-      int64_t prod = 1;
-      bool infer = false;
       std::string shapeText = "[";
       for (auto [i, a] : llvm::enumerate(op.getShape())) {
         int64_t sz = cast<IntegerAttr>(a).getInt();
-        shapeText += (i ? ", " : "") + std::to_string(sz);
-        if (sz == -1)
-          infer = true;
-        else
-          prod *= sz;
+        shapeText += (i ? ", " : "") + (sz == -2 ? std::string("?")
+                                                 : std::to_string(sz));
       }
       shapeText += "]";
       SmallVector<Value> values;
@@ -115,7 +133,26 @@ struct ReshapeLowering : public OpConversionPattern<kt::ReshapeOp> {
       }
       text += " (" + nText + " elements) into shape " + shapeText;
       Value bad, safeN;
-      if (infer) {
+      Value zero = indexConst(rw, loc, 0);
+      if (infer && prodV) {
+        std::string pText = "?";
+        if (values.size() < kRuntimeErrorValues) {
+          pText = "{" + std::to_string(values.size()) + "}";
+          values.push_back(prodV);
+        }
+        text += ": " + nText + " is not divisible by " + pText;
+        Value isZero = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq,
+                                             prodV, zero);
+        Value div = arith::SelectOp::create(rw, loc, isZero,
+                                            indexConst(rw, loc, 1), prodV);
+        Value rem = arith::RemUIOp::create(rw, loc, n, div);
+        Value remBad = arith::CmpIOp::create(
+            rw, loc, arith::CmpIPredicate::ne, rem, zero);
+        bad = arith::OrIOp::create(rw, loc, isZero, remBad);
+        safeN = arith::SelectOp::create(
+            rw, loc, isZero, zero,
+            arith::SubIOp::create(rw, loc, n, rem).getResult());
+      } else if (infer) {
         text += ": " + nText + " is not divisible by " + std::to_string(prod);
         if (prod == 0) {
           bad = arith::ConstantOp::create(rw, loc, rw.getBoolAttr(true));
@@ -127,9 +164,14 @@ struct ReshapeLowering : public OpConversionPattern<kt::ReshapeOp> {
           safeN = arith::SubIOp::create(rw, loc, n, rem);
         }
       } else {
+        Value target = prodV ? prodV : indexConst(rw, loc, prod);
+        if (prodV && values.size() < kRuntimeErrorValues) {
+          text += " ({" + std::to_string(values.size()) + "} elements)";
+          values.push_back(prodV);
+        }
         bad = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ne, n,
-                                    indexConst(rw, loc, prod));
-        safeN = indexConst(rw, loc, prod);
+                                    target);
+        safeN = target;
       }
       if (checkAtRunTime(rw, loc, bad, text, values))
         flat = castTo(
@@ -151,14 +193,21 @@ struct ReshapeLowering : public OpConversionPattern<kt::ReshapeOp> {
         rt.hasStaticShape() ? rt.getNumElements() : ShapedType::kDynamic;
     flat = castTo(rw, loc, flat, RankedTensorType::get({n}, elem));
     // Output sizes: attribute entries, -1 inferred from the element count.
+    // -2 entries are the size operands (or the result type's static size).
     SmallVector<OpFoldResult> sizes;
     int64_t known = 1;
     int64_t inferAt = -1;
+    size_t nextSize = 0;
     for (auto [i, a] : llvm::enumerate(op.getShape())) {
       int64_t s = cast<IntegerAttr>(a).getInt();
       if (s == -1) {
         inferAt = i;
         sizes.push_back(OpFoldResult());
+      } else if (s == -2) {
+        Value v = sizeOps[nextSize++];
+        sizes.push_back(ShapedType::isDynamic(rt.getDimSize(i))
+                            ? OpFoldResult(v)
+                            : OpFoldResult(rw.getIndexAttr(rt.getDimSize(i))));
       } else {
         known *= s;
         sizes.push_back(rw.getIndexAttr(s));
@@ -169,11 +218,31 @@ struct ReshapeLowering : public OpConversionPattern<kt::ReshapeOp> {
         sizes[inferAt] = rw.getIndexAttr(rt.getDimSize(inferAt));
       } else {
         Value numel = tensor::DimOp::create(rw, loc, flat, 0);
+        Value div = indexConst(rw, loc, known ? known : 1);
+        if (prodV) {
+          // The run-time product (a zero one failed the check above).
+          Value isZero = arith::CmpIOp::create(
+              rw, loc, arith::CmpIPredicate::eq, prodV,
+              indexConst(rw, loc, 0));
+          div = arith::SelectOp::create(rw, loc, isZero,
+                                        indexConst(rw, loc, 1), prodV);
+        }
         sizes[inferAt] =
-            arith::DivUIOp::create(rw, loc, numel,
-                                   indexConst(rw, loc, known ? known : 1))
-                .getResult();
+            arith::DivUIOp::create(rw, loc, numel, div).getResult();
       }
+    }
+    if (rt.getNumDynamicDims() > 1) {
+      // Several `?` result dims: tensor.reshape with a shape tensor (a
+      // memref.expand_shape into several `?` dims crashes MLIR 22's
+      // expand-strided-metadata, see TileAndVectorize.cpp).
+      SmallVector<Value> sizeValues;
+      for (OpFoldResult sz : sizes)
+        sizeValues.push_back(indexValue(rw, loc, sz));
+      Value shapeT = tensor::FromElementsOp::create(
+          rw, loc, RankedTensorType::get({rt.getRank()}, rw.getIndexType()),
+          sizeValues);
+      rw.replaceOp(op, tensor::ReshapeOp::create(rw, loc, rt, flat, shapeT));
+      return success();
     }
     ReassociationIndices all;
     for (int64_t i = 0; i < rt.getRank(); ++i)

@@ -223,6 +223,24 @@ FailureOr<SmallVector<int64_t>> reshapeSizes(Operation *op,
   return shape;
 }
 
+FailureOr<SmallVector<int64_t>> substituteSizes(Operation *op,
+                                                ArrayRef<int64_t> shape,
+                                                ArrayRef<Tensor> sizes) {
+  SmallVector<int64_t> out(shape);
+  size_t next = 0;
+  for (auto [i, s] : llvm::enumerate(out)) {
+    if (s != -2)
+      continue;
+    if (next >= sizes.size())
+      return op->emitError("missing size operand for dim ") << i;
+    s = sizes[next++].getI(0);
+    if (s < 0)
+      return op->emitError("size ")
+             << s << " of dim " << i << " is negative at run time";
+  }
+  return out;
+}
+
 SmallVector<int64_t> transposePerm(int64_t rank, int64_t d0, int64_t d1) {
   SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   std::swap(perm[kt::wrapDim(d0, rank)], perm[kt::wrapDim(d1, rank)]);

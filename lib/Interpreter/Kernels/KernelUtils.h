@@ -174,6 +174,13 @@ reshapeSizes(mlir::Operation *op, llvm::ArrayRef<int64_t> inShape,
              llvm::ArrayRef<int64_t> shape, llvm::StringRef what,
              llvm::StringRef prep);
 
+/// kt.reshape's `shape` with each -2 entry replaced by the value of the next
+/// `index` operand of `sizes` (its run-time size). Fails at `op` on a
+/// negative size.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+substituteSizes(mlir::Operation *op, llvm::ArrayRef<int64_t> shape,
+                llvm::ArrayRef<Tensor> sizes);
+
 /// Calls `fn(linear, offset)` for each element of `view` in row-major order,
 /// where `offset` is its element offset in the buffer.
 template <typename Fn> void forEachStrided(const StridedView &view, Fn &&fn) {

@@ -168,9 +168,12 @@ std::optional<SmallVector<int64_t>> viewStrides(ArrayRef<int64_t> shape,
 LogicalResult interpretViewReshape(ViewReshapeOp op, ArrayRef<Tensor> operands,
                                    SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
+  FailureOr<SmallVector<int64_t>> target = substituteSizes(
+      op, getI64Array(op.getShapeAttr()), operands.drop_front());
+  if (failed(target))
+    return failure();
   FailureOr<SmallVector<int64_t>> shapeOr =
-      reshapeSizes(op, in.shape(), getI64Array(op.getShapeAttr()),
-                   "view a ref", "as");
+      reshapeSizes(op, in.shape(), *target, "view a ref", "as");
   if (failed(shapeOr))
     return failure();
   SmallVector<int64_t> shape = *shapeOr;

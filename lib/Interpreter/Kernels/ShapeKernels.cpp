@@ -47,9 +47,12 @@ LogicalResult stridedCopy(Operation *op, const Tensor &in, DType dt,
 LogicalResult interpretReshape(ReshapeOp op, ArrayRef<Tensor> operands,
                                SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
+  FailureOr<SmallVector<int64_t>> target = substituteSizes(
+      op, getI64Array(op.getShapeAttr()), operands.drop_front());
+  if (failed(target))
+    return failure();
   FailureOr<SmallVector<int64_t>> shape =
-      reshapeSizes(op, in.shape(), getI64Array(op.getShapeAttr()),
-                   "reshape tensor", "into");
+      reshapeSizes(op, in.shape(), *target, "reshape tensor", "into");
   if (failed(shape))
     return failure();
   results.push_back(in.reshaped(*shape));

@@ -217,3 +217,41 @@ func.func @div_int_checked(%x: tensor<4xi32>, %y: tensor<4xi32>, %f: tensor<4xf3
   %q = kt.div %f, %f : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %r, %q : tensor<4xi32>, tensor<4xf32>
 }
+
+// -----
+
+// Tests kt.reshape with size operands (-2 entries): the input collapsed to
+// 1-D, its element count checked at run time against the sizes' product,
+// and expanded with the size operands as the `?` output sizes (one `?`
+// dim: tensor.expand_shape; several: tensor.reshape with a shape tensor,
+// as memref.expand_shape into several `?` dims crashes MLIR 22's
+// expand-strided-metadata).
+// CHECK-LABEL: func.func @reshape_sizes
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x?x8xf32>
+// CHECK: %[[B:.+]] = tensor.dim %[[X]], %c0 : tensor<?x?x8xf32>
+// CHECK: %[[T:.+]] = tensor.dim %[[X]], %c1 : tensor<?x?x8xf32>
+// CHECK: tensor.collapse_shape %[[X]] {{\[}}[0, 1, 2]] : tensor<?x?x8xf32> into tensor<?xf32>
+// CHECK: arith.remui
+// CHECK: scf.if
+// CHECK: call @kiln_cpu_runtime_error
+// CHECK: %[[S:.+]] = tensor.from_elements %[[B]], %[[T]], %{{.+}}, %{{.+}} : tensor<4xindex>
+// CHECK: tensor.reshape %{{.+}}(%[[S]]) : (tensor<?xf32>, tensor<4xindex>) -> tensor<?x?x2x4xf32>
+// CHECK-LABEL: func.func @reshape_one_size
+// CHECK: tensor.expand_shape %{{.+}} {{\[}}[0, 1]] output_shape [%{{.+}}, 8] : tensor<?xf32> into tensor<?x8xf32>
+func.func @reshape_sizes(%x: tensor<?x?x8xf32>) -> tensor<?x?x2x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %x, %c0 : tensor<?x?x8xf32>
+  %t = tensor.dim %x, %c1 : tensor<?x?x8xf32>
+  %0 = kt.reshape %x, %b, %t {shape = [-2, -2, 2, -1]} : (tensor<?x?x8xf32>, index, index) -> tensor<?x?x2x4xf32>
+  return %0 : tensor<?x?x2x4xf32>
+}
+func.func @reshape_one_size(%x: tensor<?x?x8xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %x, %c0 : tensor<?x?x8xf32>
+  %t = tensor.dim %x, %c1 : tensor<?x?x8xf32>
+  %bt = arith.muli %b, %t : index
+  %0 = kt.reshape %x, %bt {shape = [-2, 8]} : (tensor<?x?x8xf32>, index) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}

@@ -154,3 +154,26 @@ func.func @expand_not_identity(%y: tensor<?x3xf32>) -> tensor<?x3xf32> {
   %0 = kt.expand %y {size = [4, 3]} : (tensor<?x3xf32>) -> tensor<?x3xf32>
   return %0 : tensor<?x3xf32>
 }
+
+// -----
+
+// Tests folds of kt.reshape with size operands: reshape(reshape(x)) reads x
+// (the outer op keeps its own sizes), and a reshape whose sizes are
+// `tensor.dim` of its input at the same positions is the identity.
+// CHECK-LABEL: func.func @reshape_sizes
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x?x64xf32>)
+// CHECK: %[[B:.+]] = tensor.dim %[[X]], %c0
+// CHECK: %[[T:.+]] = tensor.dim %[[X]], %c1
+// CHECK-NEXT: %[[R:.+]] = kt.reshape %[[X]], %[[B]], %[[T]] {shape = [-2, -2, 4, -1]} : (tensor<?x?x64xf32>, index, index) -> tensor<?x?x4x16xf32>
+// CHECK-NEXT: return %[[R]], %[[X]]
+func.func @reshape_sizes(%x: tensor<?x?x64xf32>) -> (tensor<?x?x4x16xf32>, tensor<?x?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %x, %c0 : tensor<?x?x64xf32>
+  %t = tensor.dim %x, %c1 : tensor<?x?x64xf32>
+  %bt = arith.muli %b, %t : index
+  %0 = kt.reshape %x, %bt {shape = [-2, 64]} : (tensor<?x?x64xf32>, index) -> tensor<?x64xf32>
+  %1 = kt.reshape %0, %b, %t {shape = [-2, -2, 4, -1]} : (tensor<?x64xf32>, index, index) -> tensor<?x?x4x16xf32>
+  %2 = kt.reshape %x, %b, %t {shape = [-2, -2, 64]} : (tensor<?x?x64xf32>, index, index) -> tensor<?x?x64xf32>
+  return %1, %2 : tensor<?x?x4x16xf32>, tensor<?x?x64xf32>
+}

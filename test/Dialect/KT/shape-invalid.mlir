@@ -10,9 +10,55 @@ func.func @reshape_two_inferred(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @reshape_negative(%a: tensor<2x3xf32>) {
-  // expected-error @+2 {{'kt.reshape' op shape entry -2 is invalid}}
+  // expected-error @+2 {{'kt.reshape' op shape entry -3 is invalid (expected >= 0, -1 or -2)}}
   // expected-error @+1 {{'kt.reshape' op failed to infer returned types}}
-  %0 = kt.reshape %a {shape = [-2, 3]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %0 = kt.reshape %a {shape = [-3, 3]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_missing_size(%a: tensor<2x3xf32>) {
+  // expected-error @+2 {{'kt.reshape' op shape has 1 -2 entries but 0 size operands were given}}
+  // expected-error @+1 {{'kt.reshape' op failed to infer returned types}}
+  %0 = kt.reshape %a {shape = [-2, 3]} : (tensor<2x3xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_extra_size(%a: tensor<2x3xf32>, %n: index) {
+  // expected-error @+2 {{'kt.reshape' op shape has 0 -2 entries but 1 size operands were given}}
+  // expected-error @+1 {{'kt.reshape' op failed to infer returned types}}
+  %0 = kt.reshape %a, %n {shape = [2, 3]} : (tensor<2x3xf32>, index) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_negative_size(%a: tensor<2x3xf32>) {
+  %c = arith.constant -6 : index
+  // expected-error @+2 {{'kt.reshape' op size operand #0 is -6 (expected >= 0)}}
+  // expected-error @+1 {{'kt.reshape' op failed to infer returned types}}
+  %0 = kt.reshape %a, %c {shape = [-2]} : (tensor<2x3xf32>, index) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_size_not_index(%a: tensor<2x3xf32>, %n: i64) {
+  // expected-error @+1 {{'kt.reshape' op operand #1 must be variadic of index}}
+  %0 = kt.reshape %a, %n {shape = [-2]} : (tensor<2x3xf32>, i64) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @view_reshape_missing_size(%r: !kt.ref<2x3xf32>) {
+  %c = arith.constant 2 : index
+  // expected-error @+2 {{'kt.view_reshape' op shape has 2 -2 entries but 1 size operands were given}}
+  // expected-error @+1 {{'kt.view_reshape' op failed to infer returned types}}
+  %0 = kt.view_reshape %r, %c {shape = [-2, -2]} : (!kt.ref<2x3xf32>, index) -> !kt.ref<2x?xf32>
   return
 }
 

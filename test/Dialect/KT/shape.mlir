@@ -23,6 +23,32 @@ func.func @reshape(%a: tensor<2x3x4xf32>, %b: tensor<1x1xi64>, %c: tensor<?x2x2x
 
 // -----
 
+// Tests kt.reshape with size operands (-2 entries): several dynamic sizes
+// in one target (a merge of two `?` dims, a split into two `?` dims and an
+// inferred -1), a constant size operand (static in the result type), and
+// kt.view_reshape with size operands.
+// CHECK-LABEL: func.func @reshape_sizes
+// CHECK: kt.reshape %{{.*}}, %{{.*}} {shape = [-2, 64]} : (tensor<?x?x64xf32>, index) -> tensor<?x64xf32>
+// CHECK: kt.reshape %{{.*}}, %{{.*}}, %{{.*}} {shape = [-2, -2, 4, -1]} : (tensor<?x64xf32>, index, index) -> tensor<?x?x4x16xf32>
+// CHECK: kt.reshape %{{.*}}, %{{.*}} {shape = [-2, -1]} : (tensor<6x4xf32>, index) -> tensor<3x?xf32>
+// CHECK: kt.view_reshape %{{.*}}, %{{.*}} {shape = [-2, 64]} : (!kt.ref<?x?x64xf32>, index) -> !kt.ref<?x64xf32>
+func.func @reshape_sizes(%x: tensor<?x?x64xf32>, %y: tensor<6x4xf32>, %r: !kt.ref<?x?x64xf32>)
+    -> (tensor<?x?x4x16xf32>, tensor<3x?xf32>, !kt.ref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %b = tensor.dim %x, %c0 : tensor<?x?x64xf32>
+  %t = tensor.dim %x, %c1 : tensor<?x?x64xf32>
+  %bt = arith.muli %b, %t : index
+  %0 = kt.reshape %x, %bt {shape = [-2, 64]} : (tensor<?x?x64xf32>, index) -> tensor<?x64xf32>
+  %1 = kt.reshape %0, %b, %t {shape = [-2, -2, 4, -1]} : (tensor<?x64xf32>, index, index) -> tensor<?x?x4x16xf32>
+  %2 = kt.reshape %y, %c3 {shape = [-2, -1]} : (tensor<6x4xf32>, index) -> tensor<3x?xf32>
+  %3 = kt.view_reshape %r, %bt {shape = [-2, 64]} : (!kt.ref<?x?x64xf32>, index) -> !kt.ref<?x64xf32>
+  return %1, %2, %3 : tensor<?x?x4x16xf32>, tensor<3x?xf32>, !kt.ref<?x64xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @transpose_permute
 // CHECK: kt.transpose %{{.*}} {dim0 = 0 : i64, dim1 = -1 : i64} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
 // CHECK: kt.transpose %{{.*}} {dim0 = 0 : i64, dim1 = 1 : i64} : (tensor<?x3xi32>) -> tensor<3x?xi32>

@@ -5,7 +5,10 @@
 # second batch size): mean (over a `?` dim, every dim, with keepdim), var
 # (correction 0 and 1), layer_norm over `?` normalized dims, and
 # cross_entropy with probability targets under mean reduction; the count is
-# read when the gradient runs. Against torch.autograd in f64.
+# read when the gradient runs. And kt.reshape with size operands (two `?`
+# dims merged and split again, x.view(B * T, C) / view(B, T, H, D)): its
+# gradient is a reshape back to the input's `?` dims (tensor.dim of it).
+# Against torch.autograd in f64.
 
 import numpy as np
 import torch
@@ -58,5 +61,27 @@ s.gradcheck("cross_entropy probabilities mean over ?",
             [logits, probs], [T()],
             lambda a, t: -(t * F.log_softmax(a, 1)).sum(1).mean(),
             arg_types=[T("?", 3), T("?", 3)])
+
+# kt.reshape with -2 entries: [B, T, 6] -> [B * T, 6] (times w) ->
+# [B, T, 2, 3], B and T dynamic; two sizes of the same text.
+W = rnd(6)
+RESHAPE = [
+    "%c0 = arith.constant 0 : index",
+    "%c1 = arith.constant 1 : index",
+    "%b = tensor.dim %arg0, %c0 : " + T("?", "?", 6),
+    "%t = tensor.dim %arg0, %c1 : " + T("?", "?", 6),
+    "%bt = arith.muli %b, %t : index",
+    "%%0 = kt.reshape %%arg0, %%bt {shape = [-2, 6]} : (%s, index) -> %s"
+    % (T("?", "?", 6), T("?", 6)),
+    "%%1 = kt.mul %%0, %%arg1 : (%s, %s) -> %s" % (T("?", 6), T(6), T("?", 6)),
+    "%%2 = kt.reshape %%1, %%b, %%t {shape = [-2, -2, 2, -1]} : (%s, index, index) -> %s"
+    % (T("?", 6), T("?", "?", 2, 3)),
+    "return %%2 : %s" % T("?", "?", 2, 3)]
+for shape in [(2, 3, 6), (4, 1, 6)]:
+    s.gradcheck("reshape with size operands %s" % (shape,), RESHAPE,
+                [rnd(*shape), W], [T("?", "?", 2, 3)],
+                lambda a, w: (a.reshape(-1, 6) * w).reshape(
+                    a.shape[0], a.shape[1], 2, 3),
+                arg_types=[T("?", "?", 6), T(6)])
 
 s.finish()

@@ -10,6 +10,8 @@
 #include "kiln/Dialect/KT/IR/KTOps.h"
 #include "kiln/Dialect/KT/IR/KTViewInference.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -63,13 +65,55 @@ LogicalResult push(SmallVectorImpl<Type> &types, ArrayRef<int64_t> shape,
 // reshape
 //===----------------------------------------------------------------------===//
 
+/// The value of an `index` size when it is known statically: a constant,
+/// `tensor.dim` of a static dim, or arith add/sub/mul/div/rem of such
+/// values (a size operand computed from inputs whose dims are static in
+/// this program, as the runtime's type refinement sees it before folding).
+std::optional<int64_t> staticIndexValue(Value v, int depth = 0) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return c;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 16)
+    return std::nullopt;
+  if (auto dim = dyn_cast<tensor::DimOp>(def)) {
+    auto t = dyn_cast<RankedTensorType>(dim.getSource().getType());
+    std::optional<int64_t> i = getConstantIntValue(dim.getIndex());
+    if (t && i && *i >= 0 && *i < t.getRank() && !t.isDynamicDim(*i))
+      return t.getDimSize(*i);
+    return std::nullopt;
+  }
+  if (def->getNumOperands() != 2 || def->getName().getDialectNamespace() != "arith")
+    return std::nullopt;
+  std::optional<int64_t> a = staticIndexValue(def->getOperand(0), depth + 1);
+  std::optional<int64_t> b = staticIndexValue(def->getOperand(1), depth + 1);
+  if (!a || !b)
+    return std::nullopt;
+  StringRef op = def->getName().stripDialect();
+  if (op == "addi")
+    return *a + *b;
+  if (op == "subi")
+    return *a - *b;
+  if (op == "muli")
+    return *a * *b;
+  if ((op == "floordivsi" || op == "divsi" || op == "divui") && *b > 0 &&
+      *a >= 0)
+    return *a / *b;
+  if ((op == "remsi" || op == "remui") && *b > 0 && *a >= 0)
+    return *a % *b;
+  return std::nullopt;
+}
+
 LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
                             RankedTensorType in, ReshapeOp::Adaptor adaptor,
                             SmallVectorImpl<Type> &types) {
   if (!adaptor.getShapeAttr())
     return emitKTError(loc, name, "requires attribute 'shape'");
   SmallVector<int64_t> shape = getI64Array(adaptor.getShapeAttr());
-  int64_t inferIdx = -1, prod = 1;
+  // The index operands after `self` (kt.reshape's `sizes`; a view op's
+  // adaptor has the same operand list).
+  ValueRange sizes = adaptor.getOperands().drop_front();
+  int64_t inferIdx = -1, prod = 1, numSized = 0;
+  SmallVector<int64_t> result(shape);
   for (auto [i, s] : llvm::enumerate(shape)) {
     if (s == -1) {
       if (inferIdx >= 0)
@@ -77,28 +121,51 @@ LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
       inferIdx = i;
       continue;
     }
+    if (s == -2) {
+      // A size operand: `?` unless it is a constant.
+      if (numSized < (int64_t)sizes.size()) {
+        std::optional<int64_t> c = staticIndexValue(sizes[numSized]);
+        if (c && *c < 0)
+          return emitKTError(loc, name, "size operand #", numSized, " is ",
+                             *c, " (expected >= 0)");
+        result[i] = c ? *c : kDyn;
+      }
+      ++numSized;
+      continue;
+    }
     if (s < 0)
       return emitKTError(loc, name, "shape entry ", s,
-                         " is invalid (expected >= 0 or -1)");
+                         " is invalid (expected >= 0, -1 or -2)");
     prod *= s;
   }
-  if (inferIdx >= 0 && prod == 0)
+  if (numSized != (int64_t)sizes.size())
+    return emitKTError(loc, name, "shape has ", numSized,
+                       " -2 entries but ", sizes.size(),
+                       " size operands were given");
+  for (Value v : sizes)
+    if (!v.getType().isIndex())
+      return emitKTError(loc, name, "size operands must be of type index");
+  bool allStatic = llvm::none_of(result, isDyn);
+  if (allStatic)
+    for (auto [i, s] : llvm::enumerate(result))
+      if (shape[i] == -2)
+        prod *= s;
+  if (inferIdx >= 0 && prod == 0 && allStatic)
     return emitKTError(loc, name, "shape ", shapeToString(shape),
                        " is ambiguous: the -1 entry can be any value when the "
                        "other entries multiply to 0");
-  SmallVector<int64_t> result(shape);
-  if (in.hasStaticShape()) {
+  if (in.hasStaticShape() && allStatic) {
     int64_t n = in.getNumElements();
     if (inferIdx >= 0) {
       if (n % prod != 0)
         return emitKTError(loc, name, "cannot reshape ",
                            shapeToString(in.getShape()), " (", n,
-                           " elements) into shape ", shapeToString(shape));
+                           " elements) into shape ", shapeToString(result));
       result[inferIdx] = n / prod;
     } else if (n != prod) {
       return emitKTError(loc, name, "cannot reshape ",
                          shapeToString(in.getShape()), " (", n,
-                         " elements) into shape ", shapeToString(shape), " (",
+                         " elements) into shape ", shapeToString(result), " (",
                          prod, " elements)");
     }
   } else if (inferIdx >= 0) {
@@ -745,7 +812,7 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   // its single `?` dim), and the types agree.
   if (inT == outT && inT.hasStaticShape())
     return getSelf();
-  if (inT == outT) {
+  if (inT == outT && getSizes().empty()) {
     SmallVector<int64_t> shape = getI64Array(getShapeAttr());
     bool identity = (int64_t)shape.size() == inT.getRank();
     int64_t numDyn = 0;
@@ -758,8 +825,28 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
     if (identity)
       return getSelf();
   }
+  // Identity with size operands: each -2 entry is `tensor.dim self, i` at
+  // its own position i, the other entries are self's static dims.
+  if (inT == outT && !getSizes().empty()) {
+    SmallVector<int64_t> shape = getI64Array(getShapeAttr());
+    bool identity = (int64_t)shape.size() == inT.getRank();
+    size_t next = 0;
+    for (size_t i = 0; identity && i < shape.size(); ++i) {
+      if (shape[i] == -2) {
+        auto dim = getSizes()[next++].getDefiningOp<tensor::DimOp>();
+        std::optional<int64_t> at =
+            dim ? dim.getConstantIndex() : std::nullopt;
+        identity = dim && dim.getSource() == getSelf() && at &&
+                   *at == (int64_t)i;
+      } else {
+        identity = shape[i] == inT.getDimSize(i);
+      }
+    }
+    if (identity)
+      return getSelf();
+  }
   // reshape(reshape(x)) -> reshape(x): the shape attribute only depends on
-  // the element count.
+  // the element count (size operands are values of their own).
   if (auto inner = getSelf().getDefiningOp<ReshapeOp>()) {
     getSelfMutable().assign(inner.getSelf());
     return getResult();

@@ -16,6 +16,7 @@
 
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -105,6 +106,26 @@ public:
   // Shapes, indexing and contractions.
   mlir::Value reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape) {
     return op<ReshapeOp>({x}, {attr("shape", i64s(shape))});
+  }
+  /// `x` reshaped to the shape of the tensor `like`: its static dims as
+  /// numbers, one `?` dim as the inferred -1, several `?` dims as -2 entries
+  /// sized by `tensor.dim` of `like`.
+  mlir::Value reshapeLike(mlir::Value x, mlir::Value like) {
+    auto t = mlir::cast<mlir::RankedTensorType>(like.getType());
+    int64_t numDyn = t.getNumDynamicDims();
+    llvm::SmallVector<int64_t> shape(t.getShape());
+    llvm::SmallVector<mlir::Value> operands{x};
+    for (auto [i, d] : llvm::enumerate(shape)) {
+      if (!mlir::ShapedType::isDynamic(d))
+        continue;
+      if (numDyn == 1) {
+        d = -1;
+        continue;
+      }
+      d = -2;
+      operands.push_back(mlir::tensor::DimOp::create(b, loc, like, i));
+    }
+    return op<ReshapeOp>(operands, {attr("shape", i64s(shape))});
   }
   mlir::Value unsqueeze(mlir::Value x, int64_t dim) {
     return op<UnsqueezeOp>({x}, {attr("dim", b.getI64IntegerAttr(dim))});

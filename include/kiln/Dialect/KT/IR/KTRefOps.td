@@ -119,7 +119,8 @@ def KT_ViewReshapeOp : KT_ViewOp<"reshape", "ReshapeOp", "torch.Tensor.view"> {
     %v = kt.view_reshape %r {shape = [3, -1]} : (!kt.ref<2x3x4xf32>) -> !kt.ref<3x8xf32>
     ```
   }];
-  let arguments = (ins KT_RefType:$self, I64ArrayAttr:$shape);
+  let arguments = (ins KT_RefType:$self, Variadic<Index>:$sizes,
+                       I64ArrayAttr:$shape);
 }
 
 def KT_ViewTransposeOp : KT_ViewOp<"transpose", "TransposeOp", "torch.transpose"> {

@@ -30,22 +30,43 @@ def KT_ReshapeOp : KT_ShapeOp<"reshape"> {
   let description = [{
     The elements of `self` in row-major order, with the shape `shape`.
 
-    1. Every entry of `shape` is >= 0, except at most one entry -1, whose size
-       is inferred from the element count.
-    2. A -1 entry is ambiguous (rejected) when the other entries multiply to 0.
-    3. When `self` has a static shape, its element count equals the product of
-       `shape` (with -1 inferred: the count is divisible by the product of the
-       other entries).
+    An entry of `shape` is a static size (>= 0), -1 (the one size inferred
+    from the element count), or -2: a size given at run time by the next
+    `index` operand of `sizes` (in order). `sizes` carries symbolic sizes,
+    such as a dim of `self` (`tensor.dim`) or a product of dims of the
+    program's inputs (`arith.muli` of `tensor.dim`s): `x.view(B * T, C)` or
+    `x.view(B, T, H, D)` with `B` and `T` both dynamic is one op with every
+    size symbolic, where one -1 could only carry one of them.
 
-    When `self` has a `?` dim, a -1 entry becomes `?` in the result type; the
-    element count is checked when the op runs ("not divisible" / "cannot
-    reshape" runtime errors).
+    1. Every entry of `shape` is >= 0, -1 or -2, with at most one -1.
+    2. The number of `sizes` operands equals the number of -2 entries.
+    3. A -1 entry is ambiguous (rejected) when the other entries are static
+       and multiply to 0 (with -2 entries: when they are 0 at run time).
+    4. When `self` has a static shape and no entry is -2, its element count
+       equals the product of `shape` (with -1 inferred: the count is
+       divisible by the product of the other entries).
+
+    A -2 entry is `?` in the result type unless its operand's value is known
+    statically (a constant, `tensor.dim` of a static dim, arith add / sub /
+    mul / div / rem of such values: the sizes of a capture whose dims are
+    static in this program); a
+    -1 entry is `?` when `self` has a `?` dim or `shape` has a -2 entry.
+    Otherwise the element count is checked when the op runs ("not divisible"
+    / "cannot reshape" runtime errors; a negative run-time size is an error).
 
     ```mlir
     %r = kt.reshape %x {shape = [3, -1]} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %b = tensor.dim %x2, %c0 : tensor<?x?x64xf32>
+    %t = tensor.dim %x2, %c1 : tensor<?x?x64xf32>
+    %bt = arith.muli %b, %t : index
+    %m = kt.reshape %x2, %bt {shape = [-2, 64]} : (tensor<?x?x64xf32>, index) -> tensor<?x64xf32>
+    %s = kt.reshape %m, %b, %t {shape = [-2, -2, 4, -1]} : (tensor<?x64xf32>, index, index) -> tensor<?x?x4x16xf32>
     ```
   }];
-  let arguments = (ins KT_Tensor:$self, I64ArrayAttr:$shape);
+  let arguments = (ins KT_Tensor:$self, Variadic<Index>:$sizes,
+                       I64ArrayAttr:$shape);
   let hasFolder = 1;
 }
 
