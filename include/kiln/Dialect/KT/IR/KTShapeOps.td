@@ -56,6 +56,7 @@ def KT_ReshapeOp : KT_ShapeOp<"reshape"> {
 
     ```mlir
     %r = kt.reshape %x {shape = [3, -1]} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>
+    %x2 = kt.abs %y : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %b = tensor.dim %x2, %c0 : tensor<?x?x64xf32>
