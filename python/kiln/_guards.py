@@ -298,18 +298,13 @@ class Guards:
     def add_reads(self, reads):
         """Guards the tensors whose data a capture baked in (`T.item()`,
         `x + T * 2` with a global `T`: kiln._tracer.note_real_op) by their
-        version counter: an in-place change recaptures. Returns whether
-        any was new."""
-        new = False
+        version counter: an in-place change recaptures."""
         for k, (t, label) in reads.items():
-            if k in self._reads:
-                continue
-            self._reads[k] = t
-            self._labels.append(label)
-            self._slots.append((None, None))
-            new = True
+            if k not in self._reads:
+                self._reads[k] = t
+                self._labels.append(label)
+                self._slots.append((None, None))
         self.count = len(self._labels)
-        return new
 
     # --- discovery
 
@@ -490,7 +485,7 @@ class Guards:
         """After a capture: the guarded lists whose items changed since
         `old` (the values() before it) while still the same list, i.e.
         lists the captured code itself changed, are guarded by identity
-        from now on. Returns their labels."""
+        from now on. Returns their (index in values(), label) pairs."""
         out = []
         for i, ((where, name), label, a) in enumerate(
                 zip(self._slots, self._labels, old)):
