@@ -728,7 +728,7 @@ class _Compiled:
         now = guards.values()
         if now == old:
             return
-        skip = {i for i, _ in demoted}
+        skip = {i for i, _, _ in demoted}
         if len(now) < len(old) or any(
                 now[i] != old[i] for i in range(len(old)) if i not in skip):
             return   # other values changed while capturing: a recapture
@@ -736,6 +736,7 @@ class _Compiled:
         if entry is not None:
             base = key[:-1] if has else key
             self.programs[base + ((_GUARDS, now),)] = entry
+        demoted = [d for d in demoted if d[2] == "list"]
         if demoted and not isinstance(prog, _Ran):
             warnings.warn(
                 "kiln: %s (%s) changes %s while it is captured; the compiled "
@@ -743,7 +744,7 @@ class _Compiled:
                 "side effects happen when kiln captures; kiln.graph_break() "
                 "before the change runs it on every call)"
                 % (self.name, self.where(),
-                   ", ".join(label for _, label in demoted)),
+                   ", ".join(label for _, label, _ in demoted)),
                 KilnWarning, stacklevel=4)
 
     def _guard_miss(self, key):
@@ -1077,6 +1078,8 @@ class _Compiled:
         finally:
             if importer.data_reads and self.guards is not None:
                 self.guards.add_reads(importer.data_reads)
+            if self.guards is not None:
+                self.guards.add_held(importer.held_tensors)
         ran, value = run.finish(force_run)
         if ran:
             return _Ran(value, run)

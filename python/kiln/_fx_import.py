@@ -422,6 +422,9 @@ class FxImporter:
         # into Python, or computed into a constant): id -> (tensor, label),
         # filled by kiln._tracer; guarded by their version (_guards.py).
         self.data_reads = {}
+        # Real tensors the trace made constants of the program (id ->
+        # tensor; torch.fx's create_arg): see Guards.demote.
+        self.held_tensors = {}
         # _tensor_constant<k> attributes taken off a compiled module after
         # its trace (kiln._tracer._constants_kept_off).
         self.module_constants = {}

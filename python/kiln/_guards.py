@@ -102,6 +102,9 @@ class _Ident(_Identity):
             type(self.obj).__name__, id(self.obj))
 
 
+_WRITTEN = "(written by the captured code)"
+
+
 class _ListItems:
     """A hashable snapshot of a list's items, in order (equal to another
     list's snapshot with the same items); `obj` is the list itself."""
@@ -205,13 +208,16 @@ class _Source:
     again on every call by `resolve`, so an object assigned in place of
     `cfg.model` is read, not the one seen at the first call."""
     __slots__ = ("label", "d", "names", "ident", "get", "ok", "items",
-                 "resolve")
+                 "resolve", "written")
 
     def __init__(self, label, d, items=False, resolve=None):
         self.label = label
         self.d = d
         self.names = []
         self.ident = set()  # names guarded by identity (user functions)
+        # names the captured code stores tensors in (`self.attn = w`, a
+        # graph break that runs on every call): not guarded (Guards.demote)
+        self.written = set()
         self.get = None
         self.ok = True   # every name there, no list or dict: the fast path
         self.items = items  # d is the user's dict (labels `label[key]`)
@@ -235,7 +241,8 @@ class _Source:
     def values(self, d):
         """The names' values in `d`, frozen (a name deleted since reads as
         missing; a list as its identity)."""
-        got = tuple(_Ident(v) if n in self.ident and v is not _MISSING
+        got = tuple(_WRITTEN if n in self.written
+                    else _Ident(v) if n in self.ident and v is not _MISSING
                     else freeze(v)
                     for n in self.names for v in (_entry(d, n),))
         return got[0] if len(self.names) == 1 else got
@@ -278,7 +285,12 @@ class Guards:
         self._seen_code = set()
         self._seen_obj = set()
         for m in modules:
-            self._add_module_tree(m)
+            # The tensors a compiled module's code reads through `self` are
+            # read by name on every call (get_attr); a module the compiled
+            # function reaches through its closure or globals is not its
+            # root: its plain tensor attributes (`self.mask = t`, not
+            # buffers) are constants of the program, guarded by identity.
+            self._add_module_tree(m, tensors=fn is not None)
         if fn is not None:
             self._add_callable(fn, depth=0)
         self._sources = [s for s in self._sources.values() if s.names]
@@ -293,6 +305,7 @@ class Guards:
             self._labels.append(c.label)
             self._slots.append((c, None))
         self._reads = {}   # id -> tensor (add_reads)
+        self._held = {}    # id -> tensor (add_held)
         self.count = len(self._labels)
 
     def add_reads(self, reads):
@@ -305,6 +318,12 @@ class Guards:
                 self._labels.append(label)
                 self._slots.append((None, None))
         self.count = len(self._labels)
+
+    def add_held(self, held):
+        """The real tensors a capture made constants of its program (the
+        program reads them by identity): Guards.demote keeps guarding
+        these."""
+        self._held.update(held)
 
     # --- discovery
 
@@ -329,7 +348,7 @@ class Guards:
             s.ident.add(name)
         return True
 
-    def _add_module_tree(self, root):
+    def _add_module_tree(self, root, tensors=False):
         for path, m in root.named_modules(remove_duplicate=True):
             if id(m) in self._seen_obj:
                 continue
@@ -348,7 +367,8 @@ class Guards:
                         self._add_function(f, depth=1)
                         _code_names(f.__code__, names)
             for k in list(d):
-                if k not in _MODULE_INTERNALS and not self._guard(label, d, k):
+                if k not in _MODULE_INTERNALS and not self._guard(
+                        label, d, k, tensors=tensors):
                     # `self.opts.beta`, `self.cfg["act"]`
                     self._follow(d[k], names, 1, "%s%s." % (label, k),
                                  functools.partial(_entry, d, k))
@@ -443,8 +463,12 @@ class Guards:
             lambda: _dict_of(where()))
         label = prefix[:-1] if items else prefix
         for name in wanted:
+            # A tensor attribute of the user's object (`cfg.w`) or a tensor
+            # item of a dict that holds other objects too: a constant of the
+            # program, guarded by identity (another one assigned in its
+            # place recaptures), as a global tensor is.
             if name not in d or self._guard(label, d, name, items=items,
-                                            resolve=resolve):
+                                            resolve=resolve, tensors=True):
                 continue
             # `cfg.model.width`, `OPTS["sub"]["k"]`: one level further
             sub = "%s[%r]." % (label, name) if items else \
@@ -478,21 +502,52 @@ class Guards:
         try:
             hash(t)
         except TypeError:  # a list (or another unhashable value) now
-            t = tuple(freeze(v) for v in t)
+            return tuple(freeze(v) for v in t)
+        for v in t:
+            if isinstance(v, _ARRAYS):
+                # A name that held a scalar at the first call holds a tensor
+                # now (`self.last = out` run eagerly): compared by identity
+                # (a tensor's == is elementwise, not a key's equality).
+                return tuple(freeze(v) for v in t)
         return t
 
     def demote(self, old):
         """After a capture: the guarded lists whose items changed since
         `old` (the values() before it) while still the same list, i.e.
         lists the captured code itself changed, are guarded by identity
-        from now on. Returns their (index in values(), label) pairs."""
+        from now on; and module attributes that held None, a number or a
+        tensor the program does not hold, and that the capture stored a
+        tensor in, are not guarded from now on
+        (the store is a graph break: it runs on every call). Returns
+        (index in values(), label, "list" or "written") for each."""
         out = []
         for i, ((where, name), label, a) in enumerate(
                 zip(self._slots, self._labels, old)):
-            if not isinstance(a, _ListItems):
-                continue
+            if where is None:
+                continue   # a version guard (add_reads)
             v = _cell_value(where.cell) if name is None else \
                 _entry(where.current(), name)
+            if name is not None and isinstance(v, torch.Tensor) and (
+                    a is None or isinstance(a, _SCALARS) or (
+                        isinstance(a, _Ident) and
+                        isinstance(a.obj, torch.Tensor) and
+                        a.obj is not v and
+                        self._held.get(id(a.obj)) is not a.obj and
+                        id(a.obj) not in self._reads)) and \
+                    isinstance(where, _Source) and where.items is False \
+                    and isinstance(where.d.get("_parameters"), dict):
+                # A module attribute that held None, a number, or a tensor the
+                # program does not hold (nor baked the data of), and that
+                # the capture stored a tensor in (`self.attn = w`: a graph
+                # break, run on every call): written by the code on every
+                # call, not read as a constant of it (code that reads it
+                # runs in Python after the break, as the write does).
+                where.written.add(name)
+                where.ok = False
+                out.append((i, label, "written"))
+                continue
+            if not isinstance(a, _ListItems):
+                continue
             if v is not a.obj or freeze(v) == a:
                 continue
             if name is None:
@@ -500,7 +555,7 @@ class Guards:
             else:
                 where.ident.add(name)
                 where.ok = False
-            out.append((i, label))
+            out.append((i, label, "list"))
         return out
 
     def describe(self, old, new):

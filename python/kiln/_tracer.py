@@ -378,6 +378,10 @@ class KilnTracer(fx.Tracer):
             self._read({k: t for k, t in self._roots([a]).items()
                         if not _same_storage(a, t)},
                        "computed into a constant")
+        if isinstance(a, torch.Tensor) and \
+                getattr(_active, "tracer", None) is self and \
+                not self.eager_depth:
+            self.importer.held_tensors[id(a)] = a
         np = sys.modules.get("numpy")
         if np is not None and isinstance(a, np.generic) and \
                 not isinstance(a, (np.void, np.datetime64, np.timedelta64)):
@@ -696,6 +700,32 @@ class KilnTracer(fx.Tracer):
                 "instead" % (", ".join(shape_b), b.dtype, name,
                              ", ".join(shape_a), a.dtype))
         cur.copy_(value)
+
+    def store_in_attribute(self, m, name, value):
+        """`self.attn = w` in traced code, `w` a traced value and `attn` a
+        plain attribute (not a buffer or parameter): a Python side effect
+        that outlives the call (a module keeping its last attention map,
+        or a state). A graph break: the graph so far runs and the attribute
+        gets the real tensor, on every call, as in eager PyTorch (the
+        traced value itself would be left in the module: a proxy that
+        fails on the next call). Where breaks are refused (fullgraph):
+        kiln.Unsupported."""
+        reason = ("a tensor the graph computes is stored in attribute "
+                  "'%s' of a %s (a side effect Python runs on every call)"
+                  % (name, type(m).__name__))
+        v = self.value(value)
+        if isinstance(v, Sym):
+            return self.static(v, "a size stored in attribute '%s'" % name)
+        if isinstance(v, torch.Tensor):
+            return v   # a real tensor (an earlier segment)
+        if not isinstance(v, TensorVal):
+            return value
+        if not self.may_break():
+            if self.run is not None:
+                self.run.check_break(reason)
+            raise self.importer._located(
+                Unsupported, "%s: a graph break, refused here" % reason)
+        return self.run.materialize(value.node, reason)
 
     # --- Python values of proxies
 
@@ -1208,6 +1238,7 @@ def _module_setattr(m, name, value):
         d = m.__dict__
         if name in d.get("_buffers", ()) or name in d.get("_parameters", ()):
             return t.assign_tensor_attr(m, name, value)
+        value = t.store_in_attribute(m, name, value)
     return _MODULE_SETATTR(m, name, value)
 
 
