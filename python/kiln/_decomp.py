@@ -72,6 +72,38 @@ def _reduce(b, loss, reduction):
     return O.mean(b, loss)
 
 
+def _sz(b, d, why="a size"):
+    """A size as a Python int that the program's structure needs (slice
+    bounds, a position, a constant's shape): a symbolic size is
+    specialized (a guard, so another size recaptures; a dim marked dynamic
+    raises kiln.SpecializationError), never its example's value taken
+    silently (which computed wrong answers for other sizes)."""
+    return b.static(d, why)
+
+
+def _div_by_count(b, t, x, dims):
+    """t divided by the number of elements of x over `dims` (a mean's
+    divisor): a Python float for static sizes, a count computed at run time
+    for symbolic ones (a dynamic batch: the divisor follows the call's
+    size, without a recapture)."""
+    n, dyn = 1, []
+    for d in dims:
+        if isinstance(x.shape[d], Sym):
+            dyn.append(d)
+        else:
+            n *= x.shape[d]
+    if not dyn:
+        return O.div(b, t, float(n))
+    c = None
+    for d in dyn:
+        k = O._dim_size_tensor(b, x, d)
+        c = k if c is None else O.mul(b, c, k)
+    c = O.cast(b, c, t.dtype)
+    if n != 1:
+        c = O.mul(b, c, float(n))
+    return O.div(b, t, c)
+
+
 def _same_size(b, x, y, what):
     if [value(d) for d in x.shape] != [value(d) for d in y.shape]:
         raise b.error("%s: Using a target size (%s) that is different to "
@@ -352,8 +384,8 @@ def multilabel_soft_margin_loss(b, input, target, weight=None,
     if weight is not None:
         loss = O.mul(b, loss, O.cast(b, _t(b, weight, "a weight"), x.dtype))
     cd = x.ndim - 1
-    C = value(x.shape[cd]) if x.ndim else 1
-    loss = O.div(b, O.sum_(b, loss, [cd]) if x.ndim else loss, float(C))
+    if x.ndim:
+        loss = _div_by_count(b, O.sum_(b, loss, [cd]), x, [cd])
     return _reduce(b, loss, r)
 
 
@@ -421,7 +453,7 @@ def kl_div(b, input, target, size_average=None, reduce=None,
         loss = O.sub(b, xlogy(b, t, t), O.mul(b, t, x))
     out = _reduce(b, loss, r)
     if bm and x.ndim:
-        out = O.div(b, out, float(value(x.shape[0])))
+        out = _div_by_count(b, out, x, [0])
     return out
 
 
@@ -447,8 +479,10 @@ def cross_entropy(b, input, target, weight=None, size_average=None,
     x = _t(b, input, "cross_entropy")
     t = _t(b, target, "cross_entropy")
     cd = 1 if x.ndim >= 2 else 0
-    C = value(x.shape[cd])
     ls = float(b.static(label_smoothing, "cross_entropy's label_smoothing"))
+    # The class count: static where smoothing or a weight needs it.
+    C = _sz(b, x.shape[cd], "cross_entropy's class count") if (
+        ls > 0 or weight is not None) else x.shape[cd]
     if not 0.0 <= ls <= 1.0:
         raise b.error("label_smoothing must be between 0.0 and 1.0. Got: %g"
                       % ls)
@@ -462,11 +496,8 @@ def cross_entropy(b, input, target, weight=None, size_average=None,
             prod = O.mul(b, prod, _class_weight(b, weight, x, C))
         loss = _un(b, "neg", O.sum_(b, prod, [cd]))
         if r == "mean":
-            n = 1
-            for i, d in enumerate(x.shape):
-                if i != cd:
-                    n *= value(d)
-            return O.div(b, O.sum_(b, loss), float(n))
+            return _div_by_count(b, O.sum_(b, loss), x,
+                                 [i for i in range(x.ndim) if i != cd])
         return _reduce(b, loss, r)
     nll = nll_loss(b, lp, t, weight, None, ignore_index, None,
                    r if ls == 0 else "none")
@@ -668,14 +699,14 @@ def instance_norm(b, input, running_mean=None, running_var=None,
     if b.static(use_input_stats, "instance_norm's use_input_stats"):
         if x.ndim < 3 and x.ndim != 2:
             raise b.error("instance_norm: expected an input of rank >= 2")
-        y = group_norm(b, x, value(x.shape[1]), weight, bias, eps)
+        y = group_norm(b, x, _sz(b, x.shape[1]), weight, bias, eps)
         if running_mean is not None or running_var is not None:
             _instance_norm_update(b, x, running_mean, running_var, momentum)
         return y
     if running_mean is None or running_var is None:
         raise b.error("Expected running_mean and running_var to be defined "
                       "when use_input_stats is false")
-    C = value(x.shape[1])
+    C = _sz(b, x.shape[1])
     view = [1, C] + [1] * (x.ndim - 2)
     m = O.reshape(b, O.cast(b, running_mean, x.dtype), view)
     v = O.reshape(b, O.cast(b, running_var, x.dtype), view)
@@ -697,7 +728,7 @@ def local_response_norm(b, input, size, alpha=1e-4, beta=0.75, k=1.0):
         raise b.error("Expected 3D or higher dimensionality input (got %d "
                       "dimensions)" % x.ndim)
     size = b.static(size, "local_response_norm's size")
-    C = value(x.shape[1])
+    C = _sz(b, x.shape[1])
     sq = O.mul(b, x, x)
     lo, hi = size // 2, (size - 1) // 2
     parts = []
@@ -728,9 +759,9 @@ def prelu(b, input, weight):
     w = _t(b, weight, "prelu's weight")
     n = 1
     for d in w.shape:
-        n *= value(d)
+        n *= _sz(b, d)
     if n != 1:
-        C = value(x.shape[1]) if x.ndim >= 2 else 1
+        C = _sz(b, x.shape[1]) if x.ndim >= 2 else 1
         if w.ndim != 1 or n != C:
             raise b.error("Mismatch of parameter numbers and input channel "
                           "size. Found parameter numbers = %d and channel "
@@ -971,7 +1002,7 @@ def isin(b, elements, test_elements, *, assume_unique=False, invert=False):
     tf = O.reshape(b, t, [-1])
     hit = _bool(b, "eq", O.unsqueeze(b, e, -1),
                 O.reshape(b, tf, [1] * e.ndim + [-1]))
-    r = O.any_(b, hit, [-1]) if value(tf.shape[0]) else \
+    r = O.any_(b, hit, [-1]) if _sz(b, tf.shape[0]) else \
         O.full(b, list(e.shape), 0, torch.bool)
     if b.static(invert, "isin's invert"):
         r = O.logical_not(b, r)
@@ -1041,7 +1072,7 @@ def roll(b, x, shifts, dims=None):
     r = x
     for s, d in zip(shifts, dims):
         d = O.norm_dim(b, d, x.ndim)
-        n = value(r.shape[d])
+        n = _sz(b, r.shape[d])
         if n == 0:
             continue
         s %= n
@@ -1154,7 +1185,7 @@ def tensor_split(b, x, indices_or_sections, dim=0):
     constants only (else refused: data-dependent sizes)."""
     x = _t(b, x, "tensor_split")
     d = O.norm_dim(b, dim, x.ndim)
-    L = value(x.shape[d])
+    L = _sz(b, x.shape[d])
     ios = indices_or_sections
     if O.is_tensor(ios):
         raise b.error("tensor_split with tensor indices_or_sections is not "
@@ -1192,7 +1223,7 @@ def _split_fn(name, dim_of, min_rank):
         ios = indices_or_sections
         if isinstance(ios, (int, Sym)):
             n = b.static(ios, "%s's sections" % name)
-            if n == 0 or value(x.shape[d]) % n:
+            if n == 0 or _sz(b, x.shape[d]) % n:
                 raise b.error("torch.%s attempted to split along dimension "
                               "%d, but the size of the dimension %d is not "
                               "divisible by the split_size %d!" % (
@@ -1238,7 +1269,7 @@ def take(b, x, index):
     x = _t(b, x, "take")
     i = _t(b, index, "take")
     flat = O.reshape(b, x, [-1])
-    n = value(flat.shape[0])
+    n = _sz(b, flat.shape[0])
     fi = O.reshape(b, i, [-1])
     fi = O.where(b, _bool(b, "lt", fi, 0), O.add(b, fi, n), fi)
     return O.reshape(b, O.index_select(b, flat, 0, fi), list(i.shape))
@@ -1310,13 +1341,13 @@ def tensordot(b, a, c, dims=2, out=None):
     C_ = O.cast(b, O.permute(b, c, dc + fc) if c.ndim else c, dt)
     k = 1
     for i in da:
-        k *= value(a.shape[i])
+        k *= _sz(b, a.shape[i])
     m = 1
     for i in fa:
-        m *= value(a.shape[i])
+        m *= _sz(b, a.shape[i])
     n = 1
     for j in fc:
-        n *= value(c.shape[j])
+        n *= _sz(b, c.shape[j])
     r = O.mm(b, O.reshape(b, A_, [m, k]), O.reshape(b, C_, [k, n]))
     return O.reshape(b, r, [a.shape[i] for i in fa] +
                      [c.shape[j] for j in fc])
@@ -1349,7 +1380,7 @@ def repeat_interleave(b, x, repeats=None, dim=None, *, output_size=None):
     tgt[d + 1] = n
     y = O.expand(b, y, tgt)
     final = list(shape)
-    final[d] = value(shape[d]) * n
+    final[d] = _sz(b, shape[d]) * n
     return O.copy_of(O.reshape(b, y, final))
 
 
@@ -1380,10 +1411,10 @@ def block_diag(b, *tensors):
         elif t.ndim == 1:
             t = O.reshape(b, t, [1, -1])
         ms.append(t)
-    W = sum(value(m.shape[1]) for m in ms)
+    W = sum(_sz(b, m.shape[1]) for m in ms)
     rows, left = [], 0
     for m in ms:
-        h, w = value(m.shape[0]), value(m.shape[1])
+        h, w = _sz(b, m.shape[0]), _sz(b, m.shape[1])
         parts = []
         if left:
             parts.append(O.full(b, [h, left], 0, dt))
@@ -1420,7 +1451,7 @@ def combinations(b, x, r=2, with_replacement=False):
     r = b.static(r, "combinations' r")
     if r < 0:
         raise b.error("Expect a non-negative number, but got %d" % r)
-    n = value(x.shape[0])
+    n = _sz(b, x.shape[0])
     if r == 0:
         return O.full(b, [0], 0, x.dtype)
     f = itertools.combinations_with_replacement if with_replacement else \
@@ -1454,12 +1485,18 @@ def cov(b, x, *, correction=1, fweights=None, aweights=None):
         x = O.cast(b, x, torch.get_default_dtype())
     if x.ndim < 2:
         x = O.reshape(b, x, [1, -1])
-    N = value(x.shape[1])
     corr = b.static(correction, "cov's correction")
     xm = O.sub(b, x, O.mean(b, x, [1], True))
     c = O.mm(b, xm, O.t(b, xm))
-    c = O.div(b, c, float(max(N - corr, 0)))
-    return O.reshape(b, c, []) if value(x.shape[0]) == 1 else c
+    N = x.shape[1]
+    if isinstance(N, Sym):
+        # The observations' count at run time (a dynamic dim).
+        n = O.cast(b, O._dim_size_tensor(b, x, 1), c.dtype)
+        c = O.div(b, c, O.clamp_min(b, O.sub(b, n, float(corr)), 0.0))
+    else:
+        c = O.div(b, c, float(max(N - corr, 0)))
+    return O.reshape(b, c, []) if _sz(b, x.shape[0], "cov's variables") \
+        == 1 else c
 
 
 @O.both("corrcoef")
@@ -1641,7 +1678,7 @@ def _sorted_along(b, x, d):
     else:
         shape = list(x.shape)
         shape[d] = 1
-        cnt = O.full(b, shape, value(x.shape[d]), torch.int64)
+        cnt = O.full(b, shape, _sz(b, x.shape[d]), torch.int64)
     return vals, idx, cnt
 
 
@@ -1664,7 +1701,7 @@ def _median(name, ignore_nan):
             v = O.copy_of(xf)
             return v if whole else O.SortResult(
                 v, O.full(b, [], 0, torch.int64))
-        n = value(xf.shape[d])
+        n = _sz(b, xf.shape[d])
         if n == 0:
             raise b.error("%s() input tensor cannot be empty" % name if whole
                           else "%s(): Expected reduction dim %d to have "
@@ -1712,7 +1749,7 @@ def _quantile(name, ignore_nan):
         whole = dim is None
         xf = O.reshape(b, x, [-1]) if whole or x.ndim == 0 else x
         d = 0 if whole or x.ndim == 0 else O.norm_dim(b, dim, x.ndim)
-        n = value(xf.shape[d])
+        n = _sz(b, xf.shape[d])
         if n == 0:
             raise b.error("%s() input tensor must be non-empty" % name)
         scalar_q = not O.is_tensor(q)
@@ -1729,7 +1766,7 @@ def _quantile(name, ignore_nan):
                 raise b.error("%s() q must be a scalar or 1D tensor" % name)
             qt = O.reshape(b, qt, [-1])
         vals, _, cnt = _sorted_along(b, xf, d)
-        k = value(qt.shape[0])
+        k = _sz(b, qt.shape[0])
         # Move the reduced dim last, then a [..., k] position per q.
         perm = [i for i in range(xf.ndim) if i != d] + [d]
         sv = O.permute(b, vals, perm)
@@ -1803,7 +1840,8 @@ def unfold(b, input, kernel_size, dilation=1, padding=0, stride=1):
     dh, dw = O.pair(b, dilation, "unfold's dilation")
     ph, pw = O.pair(b, padding, "unfold's padding")
     sh, sw = O.pair(b, stride, "unfold's stride")
-    N, C, H, W = (value(s) for s in x.shape)
+    N = x.shape[0]   # may stay dynamic
+    C, H, W = (_sz(b, s, "unfold's input size") for s in x.shape[1:])
     oh = (H + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     ow = (W + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if oh <= 0 or ow <= 0:
@@ -1874,7 +1912,7 @@ def put(b, x, index, source, accumulate=False):
     i = _t(b, index, "put")
     s = _t(b, source, "put")
     flat = O.reshape(b, x, [-1])
-    n = value(flat.shape[0])
+    n = _sz(b, flat.shape[0])
     fi = O.reshape(b, i, [-1])
     fi = O.where(b, _bool(b, "lt", fi, 0), O.add(b, fi, n), fi)
     r = O.index_put(b, flat, [fi], O.reshape(b, O.cast(b, s, x.dtype),
@@ -1897,7 +1935,7 @@ def _cumext(name, kt_reduce):
         if x.ndim == 0:
             return O.SortResult(O.copy_of(x),
                                 O.full(b, [], 0, torch.int64))
-        n = value(x.shape[d])
+        n = _sz(b, x.shape[d])
         if n > 1024:
             raise b.error("%s along a dim of %d elements is not supported "
                           "(its decomposition is quadratic; at most 1024)"
@@ -1976,7 +2014,7 @@ def multi_margin_loss(b, input, target, p=1, margin=1.0, weight=None,
                       % x.dtype)
     x2 = x if x.ndim == 2 else O.reshape(b, x, [1, -1])
     t1 = O.reshape(b, t, [-1])
-    C = value(x2.shape[1])
+    C = _sz(b, x2.shape[1])
     xy = O.gather(b, x2, 1, O.unsqueeze(b, t1, 1))  # [N, 1]
     z = O.clamp_min(b, O.add(b, O.sub(b, x2, xy), margin), 0.0)
     if p == 2:
@@ -2008,7 +2046,7 @@ def multilabel_margin_loss(b, input, target, size_average=None,
                       % x.dtype)
     x2 = x if x.ndim == 2 else O.reshape(b, x, [1, -1])
     t2 = t if t.ndim == 2 else O.reshape(b, t, [1, -1])
-    C = value(x2.shape[1])
+    C = _sz(b, x2.shape[1])
     # valid[n, k]: target[n, k] comes before the first -1.
     valid = O.cast(b, _bool(b, "ge", t2, 0), torch.int64)
     valid = _bool(b, "eq", O.FUNCTIONS[torch.cumprod](b, valid, 1), 1)
@@ -2056,7 +2094,7 @@ def diagonal_scatter(b, x, src, offset=0, dim1=0, dim2=1):
         raise b.error("diagonal dimensions cannot be identical %d, %d"
                       % (dim1, dim2))
     k = b.static(offset, "diagonal_scatter's offset")
-    m, n = value(x.shape[d1]), value(x.shape[d2])
+    m, n = _sz(b, x.shape[d1]), _sz(b, x.shape[d2])
     L = max(0, min(m, n - k) if k >= 0 else min(m + k, n))
     want = [value(d) for i, d in enumerate(x.shape) if i not in (d1, d2)] \
         + [L]
@@ -2198,7 +2236,7 @@ def kron(b, a, c, *, out=None):
         ai += [A_.shape[k], 1]
         ci += [1, C_.shape[k]]
     p = O.mul(b, O.reshape(b, A_, ai), O.reshape(b, C_, ci))
-    return O.reshape(b, p, [value(A_.shape[k]) * value(C_.shape[k])
+    return O.reshape(b, p, [_sz(b, A_.shape[k]) * _sz(b, C_.shape[k])
                             for k in range(nd)])
 
 
@@ -2233,7 +2271,7 @@ def trapezoid(b, y, x=None, *, dx=None, dim=-1):
     sum(dx * (y[1:] + y[:-1])) / 2 with x's differences; an empty dim
     gives zeros."""
     y, d = _trapz_y(b, y, dim, "trapezoid")
-    n = value(y.shape[d])
+    n = _sz(b, y.shape[d])
     if n == 0:
         return O.sum_(b, y if y.dtype.is_floating_point else
                       O.cast(b, y, torch.get_default_dtype()), [d])
@@ -2252,7 +2290,7 @@ def cumulative_trapezoid(b, y, x=None, *, dx=None, dim=-1):
     + y[:-1]) / 2) with x's differences (PyTorch 1.13's formulas, integer
     products wrapping as there)."""
     y, d = _trapz_y(b, y, dim, "cumulative_trapezoid")
-    n = value(y.shape[d])
+    n = _sz(b, y.shape[d])
     if n == 0:
         return O.copy_of(y if y.dtype.is_floating_point else
                          O.cast(b, y, torch.get_default_dtype()))
@@ -2282,7 +2320,7 @@ def tensor_unfold(b, x, dimension, size, step):
             raise b.error("maximum size for tensor at dimension 0 is 1 but "
                           "size is %d" % size)
         return O.reshape(b, x, [1])
-    L = value(x.shape[d])
+    L = _sz(b, x.shape[d])
     if size > L:
         raise b.error("maximum size for tensor at dimension %d is %d but "
                       "size is %d" % (d, L, size))
@@ -2445,7 +2483,7 @@ def histc(b, x, bins=100, min=0, max=0, *, out=None):
     flat = O.reshape(b, x, [-1])
     dt = x.dtype
     if lo == hi:
-        if value(flat.shape[0]):
+        if _sz(b, flat.shape[0]):
             L, H = O.amin(b, flat, [0]), O.amax(b, flat, [0])
         else:
             L, H = b.constant(lo, dt), b.constant(hi, dt)
@@ -2487,11 +2525,12 @@ def scaled_dot_product_attention_113(b, query, key, value_, attn_mask=None,
     if float(b.static(dropout_p, "dropout_p")) > 0.0:
         raise b.error("_scaled_dot_product_attention with dropout_p > 0 is "
                       "not supported")
-    E = value(q.shape[-1])
+    E = _sz(b, q.shape[-1], "the attention's head size")
     s = O.matmul(b, O.div(b, q, math.sqrt(E)), O.transpose(b, k, -2, -1))
-    L, S = value(q.shape[-2]), value(k.shape[-2])
     mask = attn_mask
     if b.static(is_causal, "is_causal"):
+        L = _sz(b, q.shape[-2], "is_causal's mask size")
+        S = _sz(b, k.shape[-2], "is_causal's mask size")
         mask = O.tensor(b, [[j <= i for j in range(S)] for i in range(L)],
                         dtype=torch.bool)
     if mask is not None:

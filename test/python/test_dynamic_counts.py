@@ -1,0 +1,127 @@
+"""Converters that took a symbolic size's example value silently.
+
+With a dynamic dim (automatic dynamic shapes after a size change, or
+kiln.mark_dynamic), a converter that read a size with `value()` baked the
+first dynamic call's size into the program: later sizes computed wrong
+answers (kl_div's batchmean divided by the old batch, cross_entropy with
+class probabilities averaged over it, torch.cov, median, trapezoid) or
+failed at run time (unfold, block_diag, diagonal_scatter, kron). Now a
+mean's divisor is counted at run time (one program for every size), and
+a size the program's structure needs is specialized (a guard: another
+size recaptures; marked dynamic: kiln.SpecializationError). Every result
+is compared with eager PyTorch, for three sizes in a row."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import kiln
+
+BACKENDS = ["eager", "cpu"]
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    kiln.reset()
+    yield
+    kiln.reset()
+
+
+def r(*shape):
+    return torch.randn(*shape)
+
+
+# name: (fn, make(n) -> args, True when one program serves every size)
+CASES = {
+    "kl_div batchmean": (
+        lambda x, t: F.kl_div(x.log_softmax(-1), t.softmax(-1),
+                              reduction="batchmean"),
+        lambda n: (r(n, 5), r(n, 5)), True),
+    "cross_entropy probabilities": (
+        lambda x, t: F.cross_entropy(x, t.softmax(-1)),
+        lambda n: (r(n, 5), r(n, 5)), True),
+    "cross_entropy probabilities, smoothing": (
+        lambda x, t: F.cross_entropy(x, t.softmax(-1), label_smoothing=0.2),
+        lambda n: (r(n, 5), r(n, 5)), True),
+    "multilabel_soft_margin_loss over classes": (
+        lambda x, t: F.multilabel_soft_margin_loss(x, t),
+        lambda n: (r(3, n), (r(3, n) > 0).float()), True),
+    "cov over observations": (
+        lambda x: torch.cov(x), lambda n: (r(3, n),), True),
+    "cov of a vector": (lambda x: torch.cov(x), lambda n: (r(n),), True),
+    "unfold at a batch": (
+        lambda x: F.unfold(x, 2, padding=1), lambda n: (r(n, 2, 4, 5),),
+        True),
+    "median": (lambda x: x.median(), lambda n: (r(n),), False),
+    "median along a dim": (lambda x: x.median(-1).values,
+                           lambda n: (r(3, n),), False),
+    "trapezoid": (lambda y: torch.trapz(y), lambda n: (r(n),), False),
+    "block_diag": (lambda a, c: torch.block_diag(a, c),
+                   lambda n: (r(n, 2), r(n, 3)), False),
+    "diagonal_scatter": (lambda x, s: torch.diagonal_scatter(x, s),
+                         lambda n: (r(n, n), r(n)), False),
+    "kron": (lambda a, c: torch.kron(a, c), lambda n: (r(n, 2), r(2, 3)),
+             False),
+    "take": (lambda x: x.take(torch.tensor([0, 2, 5])),
+             lambda n: (r(n, 3),), False),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_three_sizes(backend, case):
+    fn, make, _ = CASES[case]
+    cf = kiln.compile(fn, backend=backend)
+    torch.manual_seed(0)
+    for n in (4, 6, 7):   # the second size makes the dim dynamic
+        args = make(n)
+        torch.testing.assert_close(cf(*args), fn(*args))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", sorted(c for c in CASES if CASES[c][2]))
+def test_marked_dynamic_compiles_once(backend, case):
+    fn, make, _ = CASES[case]
+    cf = kiln.compile(fn, backend=backend)
+    torch.manual_seed(1)
+    for i, n in enumerate((4, 6, 7)):
+        args = make(n)
+        if i == 0:
+            for a in args:   # the first dim of that size
+                d = next((d for d in range(a.dim()) if a.shape[d] == n),
+                         None)
+                if d is not None:
+                    kiln.mark_dynamic(a, d)
+        torch.testing.assert_close(cf(*args), fn(*args))
+    assert len(cf._kiln.programs) == 1
+
+
+@pytest.mark.parametrize("case", ["median", "block_diag"])
+def test_marked_dynamic_that_must_specialize_says_so(case):
+    fn, make, _ = CASES[case]
+    cf = kiln.compile(fn, backend="eager")
+    args = make(4)
+    for a in args:
+        kiln.mark_dynamic(a, 0)
+    with pytest.raises(kiln.SpecializationError, match="marked dynamic"):
+        cf(*args)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpu"])
+def test_batchmean_gradient_at_a_dynamic_batch(backend):
+    # training: d(loss)/dx carries the 1/batch of batchmean
+    def f(x, t):
+        return F.kl_div(x.log_softmax(-1), t.softmax(-1),
+                        reduction="batchmean") + F.cross_entropy(
+                            x, t.softmax(-1))
+    cf = kiln.compile(f, backend=backend)
+    torch.manual_seed(2)
+    for n in (4, 6, 7):
+        x, t = r(n, 5), r(n, 5)
+        x1 = x.clone().requires_grad_()
+        x2 = x.clone().requires_grad_()
+        got, want = cf(x1, t), f(x2, t)
+        got.backward()
+        want.backward()
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(x1.grad, x2.grad)
