@@ -10,7 +10,11 @@ export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 # cache"); those of the cache itself use directories of their own.
 export KILN_CACHE_DIR=off
 start=$(date +%s)
-scripts/build.sh
+# A build directory configured here is a unity build (scripts/build.sh): a
+# cold build, as on CI's fresh clone, in ~190 s instead of ~325 s on 2 cores.
+# KILN_UNITY=OFF keeps one translation unit per source (faster rebuilds
+# after an edit).
+KILN_UNITY=${KILN_UNITY:-ON} scripts/build.sh
 echo "build: $(( $(date +%s) - start )) s"
 # Generated dialect docs must match the committed ones.
 scripts/update-docs.sh --check
