@@ -19,7 +19,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import torch, kiln
 import opinfo_sweep as S
 warnings.simplefilter("ignore")
-only = sys.argv[1:] 
+# --last: grow the input's last dim (and the same dim of every tensor of
+# the same rank whose size there matches) instead of dim 0.
+LAST = "--last" in sys.argv
+only = [a for a in sys.argv[1:] if a != "--last"]
 class TO(Exception): pass
 def alarm(*a): raise TO()
 signal.signal(signal.SIGALRM, alarm)
@@ -39,13 +42,21 @@ for op in ops:
         except Exception:
             continue
         inp = sample.input
-        if not isinstance(inp, torch.Tensor) or inp.dim() == 0 or inp.shape[0] < 2:
+        if not isinstance(inp, torch.Tensor) or inp.dim() == 0:
             continue
-        B = inp.shape[0]
-        if any(t.layout != torch.strided for t in ts): continue
-        grow = [t.dim() > 0 and t.shape[0] == B for t in ts]
+        D = inp.dim() - 1 if LAST else 0
+        B = inp.shape[D]
+        if B < 2 or any(t.layout != torch.strided for t in ts):
+            continue
+        grow = [t.dim() == inp.dim() and t.shape[D] == B if LAST else
+                t.dim() > 0 and t.shape[0] == B for t in ts]
         torch.manual_seed(si)
-        ts2 = [torch.cat([t, t[:1] * 0.5 if t.is_floating_point() else t[:1]]) if g else t for t, g in zip(ts, grow)]
+
+        def grown(t):
+            first = t.narrow(D, 0, 1)
+            return torch.cat([t, first * 0.5 if t.is_floating_point()
+                              else first], D)
+        ts2 = [grown(t) if g else t for t, g in zip(ts, grow)]
         try:
             want1 = fn(*S._clone(ts)); want2 = fn(*S._clone(ts2))
         except Exception:
@@ -57,7 +68,7 @@ for op in ops:
             cf = kiln.compile(fn, backend="eager")
             a1 = S._clone(ts)
             for t, g in zip(a1, grow):
-                if g: kiln.mark_dynamic(t, 0)
+                if g: kiln.mark_dynamic(t, D)
             got1 = cf(*a1)
             d = S.compare(want1, got1)
             if d: status = "mismatch1: " + d
