@@ -39,6 +39,9 @@ CC=$(ninja -t commands bin/kiln-capi-toy | grep 'toy_example.c.o -c' | head -1 |
 LINK=$(ninja -t commands bin/kiln-capi-toy | tail -1 | strip_cmd |
        sed -e 's#test/CAPI/CMakeFiles/kiln-capi-toy.dir/toy_example.c.o#@OBJS@#')
 OBJS=()
+# In a unity build (KILN_UNITY) these sources are left out of the combined
+# units (their CMakeLists say so): otherwise the archive's unity object
+# holding one would be linked too and define its symbols twice.
 # The backend's compile definitions (library paths) are its own.
 CXXCPU=$(ninja -t commands lib/Backend/CPU/CMakeFiles/obj.KilnCPUBackend.dir/RuntimeErrors.cpp.o |
          tail -1 | strip_cmd | sed -e 's# -c [^ ]*RuntimeErrors.cpp##')
