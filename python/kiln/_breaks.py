@@ -1047,8 +1047,20 @@ class SegmentRun:
     def eager_value(self, node):
         """Runs the op of `node` eagerly on the real values of its
         arguments (which must all be known)."""
-        args = fx.node.map_arg(node.args, lambda m: self.concrete[m])
-        kwargs = fx.node.map_arg(node.kwargs, lambda m: self.concrete[m])
+        def real(m):
+            v = self.concrete[m]
+            if isinstance(v, Sym):
+                # A size from an input dim (`torch.randint(0, 5, (n,))`,
+                # `n = x.shape[-1]`): the op gets a Python int, specialized
+                # (another size recaptures; a marked dim raises
+                # SpecializationError). Before, the symbolic size reached
+                # torch and the capture failed with a TypeError.
+                return self.tracer.static(
+                    v, "a size passed to %s, run eagerly at a graph break"
+                    % _fx_import.target_name(node))
+            return v
+        args = fx.node.map_arg(node.args, real)
+        kwargs = fx.node.map_arg(node.kwargs, real)
         if node.op == "call_function":
             return node.target(*args, **kwargs)
         if node.op == "call_method":

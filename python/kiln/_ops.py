@@ -2515,6 +2515,15 @@ def gather(b, x, dim, index, *, sparse_grad=False):
     x = need_tensor(b, x, "gather")
     index = need_tensor(b, index, "gather's index")
     d = norm_dim(b, dim, x.ndim)
+    if index.dtype not in (torch.int64, torch.int32):
+        if any(value(s) == 0 for s in index.shape):
+            # PyTorch checks nothing of an empty index: an empty result
+            # (the empty size specialized: a non-empty index recaptures).
+            shape = [b.static(s, "an empty gather index") for s in
+                     index.shape]
+            return full(b, shape, 0, x.dtype, why="an empty gather")
+        raise b.error("gather(): Expected dtype int64 for index, got %s"
+                      % str(index.dtype)[6:])
     return b.op("gather", [x, index], {"dim": d}, shape=index.shape,
                 dtype=x.dtype)
 

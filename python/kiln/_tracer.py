@@ -1038,7 +1038,8 @@ def _math_wrapped():
 # __torch_function__ is asked). While tracing they are wrapped: a call with
 # a Proxy among its arguments becomes a node, the importer's converter reads
 # the sizes (symbolic sizes stay symbolic).
-_FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "arange")
+_FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "arange",
+              "randint", "randperm")
 
 
 @contextlib.contextmanager
@@ -1056,9 +1057,11 @@ def _factories_wrapped(tracer):
                     raise Unsupported(
                         "torch.%s with a generator= and a traced size: not "
                         "supported yet" % orig.__name__)
-                if orig.__name__ == "arange":
+                if orig.__name__ in ("arange", "randint", "randperm"):
                     # torch.arange(T, device=x.device): its bounds as they
-                    # are (kiln._ops.arange specializes them).
+                    # are (kiln._ops.arange specializes them). randint and
+                    # randperm run eagerly at a graph break, on the sizes'
+                    # values (kiln._breaks.SegmentRun.eager_value).
                     return tracer.create_proxy("call_function", orig,
                                                tuple(args), kwargs)
                 if orig.__name__ == "full":

@@ -125,3 +125,40 @@ def test_batchmean_gradient_at_a_dynamic_batch(backend):
         want.backward()
         torch.testing.assert_close(got, want)
         torch.testing.assert_close(x1.grad, x2.grad)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_random_op_at_a_break_with_a_size_from_an_input(backend):
+    # torch.randint / randperm run eagerly at a graph break; a size from an
+    # input dim reached torch as a traced value (the capture failed:
+    # "randint() received an invalid combination of arguments").
+    def f(x):
+        n = x.shape[-1]
+        i = torch.randint(0, 5, (n,))
+        p = torch.randperm(n)
+        return x * 2, i, p
+    cf = kiln.compile(f, backend=backend)
+    for n in (3, 4, 6):
+        x = r(2, n)
+        y, i, p = cf(x)
+        torch.testing.assert_close(y, x * 2)
+        assert i.shape == (n,) and i.dtype == torch.int64
+        assert bool(((i >= 0) & (i < 5)).all())
+        assert sorted(p.tolist()) == list(range(n))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gather_index_dtype(backend):
+    # an empty index of another integer dtype: an empty result, as PyTorch
+    # (before: IR that failed kt.gather's verifier); a non-empty one:
+    # PyTorch's error, naming the op (eager raises RuntimeError)
+    f = kiln.compile(lambda x, i: torch.gather(x, 0, i), backend=backend,
+                     fullgraph=True)
+    got = f(r(5), torch.empty(0, dtype=torch.uint8))
+    assert got.shape == (0,) and got.dtype == torch.float32
+    kiln.reset()
+    f = kiln.compile(lambda x, i: torch.gather(x, 0, i), backend=backend,
+                     fullgraph=True)
+    with pytest.raises(kiln.Unsupported,
+                       match="gather\\(\\): Expected dtype int64 for index"):
+        f(r(5), torch.zeros(2, dtype=torch.uint8))
