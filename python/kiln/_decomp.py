@@ -1082,6 +1082,35 @@ def roll(b, x, shifts, dims=None):
     return r if r is not x else O.copy_of(x)
 
 
+def _fftshift(name, inverse):
+    def conv(b, x, dim=None):
+        """torch.fft.%s: a roll by size // 2 (ifftshift: (size + 1) // 2)
+        along dim (none: every dim), as PyTorch 1.13's
+        aten/src/ATen/native/SpectralOps.cpp; real in, real out."""
+        x = _t(b, x, name)
+        if dim is None:
+            dims = list(range(x.ndim))
+        elif isinstance(dim, (int, Sym)):
+            dims = [dim]
+        else:
+            dims = list(dim)
+        dims = [O.norm_dim(b, b.static(d, "a %s dim" % name), x.ndim)
+                for d in dims]
+        shifts = [(_sz(b, x.shape[d]) + (1 if inverse else 0)) // 2
+                  for d in dims]
+        if not dims:  # as PyTorch: roll with no shifts
+            raise b.error("%s with an empty dim: `shifts` required" % name)
+        return roll(b, x, shifts, dims)
+    conv.__name__ = name
+    conv.__doc__ = conv.__doc__ % name
+    O.FUNCTIONS[getattr(torch.fft, name)] = conv
+    return conv
+
+
+fftshift = _fftshift("fftshift", False)
+ifftshift = _fftshift("ifftshift", True)
+
+
 @O.both("tile")
 def tile(b, x, dims):
     """repeat with 1s prepended to dims (or to x's shape)."""

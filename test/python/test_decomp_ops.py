@@ -932,3 +932,47 @@ def test_logsumexp_integers_and_int_trilinear(backend):
     gm = make_fx(lambda a, c, d: F.bilinear(a, c, d))(*args)
     got = kiln.backend(gm, args, backend=backend)(*args)
     _cmp(got, F.bilinear(*args))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fftshift(backend):
+    """torch.fft.fftshift/ifftshift are rolls with real results for real
+    inputs (before: refused as complex, being in torch.fft): odd and even
+    sizes, every dim, one dim, negative dims, integer, bool and empty
+    tensors, gradients; no dim to shift is refused as PyTorch does."""
+    torch.manual_seed(14)
+    x = _r(5, 4, 3)
+    for f in (torch.fft.fftshift, torch.fft.ifftshift):
+        for dim in (None, 0, -1, (0, 2), [1]):
+            _check(lambda a: f(a, dim=dim), x, backend=backend)
+        _check(lambda a: f(a), torch.arange(7), backend=backend)
+        _check(lambda a: f(a), torch.tensor([True, False, False]),
+               backend=backend)
+        _check(lambda a: f(a, dim=0), torch.zeros(0, 3), backend=backend)
+    # fftshift and ifftshift are each other's inverse (odd sizes differ).
+    _check(lambda a: torch.fft.ifftshift(torch.fft.fftshift(a)), x,
+           backend=backend, expected=x)
+    # No dim to shift (an empty dim list, a 0-d tensor): PyTorch raises.
+    for fn, a in ((lambda t: torch.fft.fftshift(t, dim=()), x),
+                  (torch.fft.ifftshift, torch.tensor(2.0))):
+        with pytest.raises(RuntimeError):
+            fn(a)
+        with pytest.raises(kiln.Unsupported) as e:
+            kiln.compile(lambda t: fn(t), backend=backend,
+                         fullgraph=True)(a)
+        assert "fftshift" in str(e.value) and "shifts" in str(e.value)
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 5)
+
+        def forward(self, a):
+            h = torch.fft.fftshift(self.lin(a), dim=1)
+            return (torch.fft.ifftshift(h) * torch.arange(15.0).reshape(
+                3, 5)).sum()
+
+    m = M().double()
+    ref = M().double()
+    ref.load_state_dict(m.state_dict())
+    check_module_backward(m, ref, backend, _r(3, 4, dtype=torch.float64))
