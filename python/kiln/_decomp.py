@@ -1084,7 +1084,7 @@ def roll(b, x, shifts, dims=None):
 
 def _fftshift(name, inverse):
     def conv(b, x, dim=None):
-        """torch.fft.%s: a roll by size // 2 (ifftshift: (size + 1) // 2)
+        """torch.fft.fftshift: a roll by size // 2 (ifftshift: (size + 1) // 2)
         along dim (none: every dim), as PyTorch 1.13's
         aten/src/ATen/native/SpectralOps.cpp; real in, real out."""
         x = _t(b, x, name)
@@ -1102,7 +1102,6 @@ def _fftshift(name, inverse):
             raise b.error("%s with an empty dim: `shifts` required" % name)
         return roll(b, x, shifts, dims)
     conv.__name__ = name
-    conv.__doc__ = conv.__doc__ % name
     O.FUNCTIONS[getattr(torch.fft, name)] = conv
     return conv
 
