@@ -2102,13 +2102,22 @@ def multilabel_margin_loss(b, input, target, size_average=None,
 def triplet_margin_with_distance_loss(b, anchor, positive, negative, *,
                                       distance_function=None, margin=1.0,
                                       swap=False, reduction="mean"):
-    """triplet_margin_loss with pairwise_distance (eps 1e-6, p 2); a
-    Python distance_function is refused (it would have to be traced)."""
-    if distance_function is not None:
+    """triplet_margin_loss with pairwise_distance (eps 1e-6, p 2), also
+    when distance_function is an nn.PairwiseDistance without keepdim (its
+    norm and eps: PyTorch's triplet_margin_loss is this formula); another
+    distance_function is refused (it would have to be traced; a Python
+    function or builtin as an argument already fails in torch.fx)."""
+    p, eps = 2, 1e-6
+    if isinstance(distance_function, torch.nn.PairwiseDistance) and \
+            not distance_function.keepdim:
+        p, eps = distance_function.norm, distance_function.eps
+    elif distance_function is not None:
         raise b.error("triplet_margin_with_distance_loss with a "
-                      "distance_function is not supported")
-    return triplet_margin_loss(b, anchor, positive, negative, margin, 2,
-                               1e-6, swap, None, None, reduction)
+                      "distance_function other than nn.PairwiseDistance "
+                      "(keepdim=False) is not supported, got %s"
+                      % type(distance_function).__name__)
+    return triplet_margin_loss(b, anchor, positive, negative, margin, p,
+                               eps, swap, None, None, reduction)
 
 
 @O.both("diagonal_scatter")

@@ -561,6 +561,34 @@ def test_margin_losses_and_diagonal_scatter(backend, reduction):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_triplet_margin_with_distance_module(backend, reduction):
+    """distance_function=nn.PairwiseDistance(...) (the OpInfo samples'):
+    a module passed as an argument reaches the converter (before: torch.fx
+    refused the argument type); its norm and eps are used. Other distance
+    functions are refused naming the op or the argument type."""
+    torch.manual_seed(18)
+    a, p_, n = _r(4, 3), _r(4, 3), _r(4, 3)
+    for df in (torch.nn.PairwiseDistance(),
+               torch.nn.PairwiseDistance(p=1.0, eps=1e-3),
+               torch.nn.PairwiseDistance(p=3.0)):
+        for kw in ({}, {"margin": 0.3, "swap": True}):
+            _check(lambda x, y, z: F.triplet_margin_with_distance_loss(
+                x, y, z, distance_function=df, reduction=reduction, **kw),
+                a, p_, n, backend=backend)
+    for df, what in ((torch.nn.PairwiseDistance(keepdim=True),
+                      "triplet_margin_with_distance_loss"),
+                     (torch.nn.CosineSimilarity(),
+                      "triplet_margin_with_distance_loss"),
+                     (lambda u, v: (u - v).abs().sum(-1), "function")):
+        with pytest.raises(kiln.Unsupported) as e:
+            kiln.compile(lambda x, y, z: F.triplet_margin_with_distance_loss(
+                x, y, z, distance_function=df), backend=backend,
+                fullgraph=True)(a, p_, n)
+        assert what in str(e.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_diagonal_scatter(backend):
     torch.manual_seed(16)
     x = _r(3, 5, 4)
