@@ -1082,6 +1082,34 @@ def roll(b, x, shifts, dims=None):
     return r if r is not x else O.copy_of(x)
 
 
+def _fftshift(name, inverse):
+    def conv(b, x, dim=None):
+        """torch.fft.fftshift: a roll by size // 2 (ifftshift: (size + 1) // 2)
+        along dim (none: every dim), as PyTorch 1.13's
+        aten/src/ATen/native/SpectralOps.cpp; real in, real out."""
+        x = _t(b, x, name)
+        if dim is None:
+            dims = list(range(x.ndim))
+        elif isinstance(dim, (int, Sym)):
+            dims = [dim]
+        else:
+            dims = list(dim)
+        dims = [O.norm_dim(b, b.static(d, "a %s dim" % name), x.ndim)
+                for d in dims]
+        shifts = [(_sz(b, x.shape[d]) + (1 if inverse else 0)) // 2
+                  for d in dims]
+        if not dims:  # as PyTorch: roll with no shifts
+            raise b.error("%s with an empty dim: `shifts` required" % name)
+        return roll(b, x, shifts, dims)
+    conv.__name__ = name
+    O.FUNCTIONS[getattr(torch.fft, name)] = conv
+    return conv
+
+
+fftshift = _fftshift("fftshift", False)
+ifftshift = _fftshift("ifftshift", True)
+
+
 @O.both("tile")
 def tile(b, x, dims):
     """repeat with 1s prepended to dims (or to x's shape)."""
@@ -2074,13 +2102,22 @@ def multilabel_margin_loss(b, input, target, size_average=None,
 def triplet_margin_with_distance_loss(b, anchor, positive, negative, *,
                                       distance_function=None, margin=1.0,
                                       swap=False, reduction="mean"):
-    """triplet_margin_loss with pairwise_distance (eps 1e-6, p 2); a
-    Python distance_function is refused (it would have to be traced)."""
-    if distance_function is not None:
+    """triplet_margin_loss with pairwise_distance (eps 1e-6, p 2), also
+    when distance_function is an nn.PairwiseDistance without keepdim (its
+    norm and eps: PyTorch's triplet_margin_loss is this formula); another
+    distance_function is refused (it would have to be traced; a Python
+    function or builtin as an argument already fails in torch.fx)."""
+    p, eps = 2, 1e-6
+    if isinstance(distance_function, torch.nn.PairwiseDistance) and \
+            not distance_function.keepdim:
+        p, eps = distance_function.norm, distance_function.eps
+    elif distance_function is not None:
         raise b.error("triplet_margin_with_distance_loss with a "
-                      "distance_function is not supported")
-    return triplet_margin_loss(b, anchor, positive, negative, margin, 2,
-                               1e-6, swap, None, None, reduction)
+                      "distance_function other than nn.PairwiseDistance "
+                      "(keepdim=False) is not supported, got %s"
+                      % type(distance_function).__name__)
+    return triplet_margin_loss(b, anchor, positive, negative, margin, p,
+                               eps, swap, None, None, reduction)
 
 
 @O.both("diagonal_scatter")

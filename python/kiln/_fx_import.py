@@ -611,7 +611,8 @@ class FxImporter:
         name = getattr(t, "__name__", "")
         mod = getattr(t, "__module__", None) or ""
         if (name in _ir.COMPLEX_FUNCTIONS and mod in ("torch", "torch.functional")) \
-                or mod in ("torch._C._fft", "torch.fft"):
+                or (mod in ("torch._C._fft", "torch.fft")
+                    and name not in _ir.REAL_FFT_FUNCTIONS):
             err = Unsupported("its result would be complex: %s"
                               % _ir.COMPLEX_REASON)
             err._complex = True

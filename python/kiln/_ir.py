@@ -35,6 +35,10 @@ COMPLEX_REASON = ("complex dtypes are not supported: kt has no complex "
 COMPLEX_FUNCTIONS = {"view_as_complex", "polar", "complex", "view_as_real",
                      "stft", "istft"}
 
+# torch.fft functions whose results are real for real inputs (rolls): not
+# refused as complex; a complex input is refused where it is imported.
+REAL_FFT_FUNCTIONS = {"fft_fftshift", "fft_ifftshift"}
+
 
 def is_complex(dtype):
     return isinstance(dtype, torch.dtype) and dtype.is_complex

@@ -382,6 +382,13 @@ class KilnTracer(fx.Tracer):
                 getattr(_active, "tracer", None) is self and \
                 not self.eager_depth:
             self.importer.held_tensors[id(a)] = a
+        if isinstance(a, torch.nn.Module) and \
+                type(self.root) is torch.nn.Module and \
+                getattr(_active, "tracer", None) is self:
+            # A module passed as an argument (a distance_function): read
+            # from the root like the modules a function calls.
+            return self.create_node("get_attr", self.path_of_module(a), (),
+                                    {})
         np = sys.modules.get("numpy")
         if np is not None and isinstance(a, np.generic) and \
                 not isinstance(a, (np.void, np.datetime64, np.timedelta64)):

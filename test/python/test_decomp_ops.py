@@ -561,6 +561,34 @@ def test_margin_losses_and_diagonal_scatter(backend, reduction):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_triplet_margin_with_distance_module(backend, reduction):
+    """distance_function=nn.PairwiseDistance(...) (the OpInfo samples'):
+    a module passed as an argument reaches the converter (before: torch.fx
+    refused the argument type); its norm and eps are used. Other distance
+    functions are refused naming the op or the argument type."""
+    torch.manual_seed(18)
+    a, p_, n = _r(4, 3), _r(4, 3), _r(4, 3)
+    for df in (torch.nn.PairwiseDistance(),
+               torch.nn.PairwiseDistance(p=1.0, eps=1e-3),
+               torch.nn.PairwiseDistance(p=3.0)):
+        for kw in ({}, {"margin": 0.3, "swap": True}):
+            _check(lambda x, y, z: F.triplet_margin_with_distance_loss(
+                x, y, z, distance_function=df, reduction=reduction, **kw),
+                a, p_, n, backend=backend)
+    for df, what in ((torch.nn.PairwiseDistance(keepdim=True),
+                      "triplet_margin_with_distance_loss"),
+                     (torch.nn.CosineSimilarity(),
+                      "triplet_margin_with_distance_loss"),
+                     (lambda u, v: (u - v).abs().sum(-1), "function")):
+        with pytest.raises(kiln.Unsupported) as e:
+            kiln.compile(lambda x, y, z: F.triplet_margin_with_distance_loss(
+                x, y, z, distance_function=df), backend=backend,
+                fullgraph=True)(a, p_, n)
+        assert what in str(e.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_diagonal_scatter(backend):
     torch.manual_seed(16)
     x = _r(3, 5, 4)
@@ -932,3 +960,47 @@ def test_logsumexp_integers_and_int_trilinear(backend):
     gm = make_fx(lambda a, c, d: F.bilinear(a, c, d))(*args)
     got = kiln.backend(gm, args, backend=backend)(*args)
     _cmp(got, F.bilinear(*args))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fftshift(backend):
+    """torch.fft.fftshift/ifftshift are rolls with real results for real
+    inputs (before: refused as complex, being in torch.fft): odd and even
+    sizes, every dim, one dim, negative dims, integer, bool and empty
+    tensors, gradients; no dim to shift is refused as PyTorch does."""
+    torch.manual_seed(14)
+    x = _r(5, 4, 3)
+    for f in (torch.fft.fftshift, torch.fft.ifftshift):
+        for dim in (None, 0, -1, (0, 2), [1]):
+            _check(lambda a: f(a, dim=dim), x, backend=backend)
+        _check(lambda a: f(a), torch.arange(7), backend=backend)
+        _check(lambda a: f(a), torch.tensor([True, False, False]),
+               backend=backend)
+        _check(lambda a: f(a, dim=0), torch.zeros(0, 3), backend=backend)
+    # fftshift and ifftshift are each other's inverse (odd sizes differ).
+    _check(lambda a: torch.fft.ifftshift(torch.fft.fftshift(a)), x,
+           backend=backend, expected=x)
+    # No dim to shift (an empty dim list, a 0-d tensor): PyTorch raises.
+    for fn, a in ((lambda t: torch.fft.fftshift(t, dim=()), x),
+                  (torch.fft.ifftshift, torch.tensor(2.0))):
+        with pytest.raises(RuntimeError):
+            fn(a)
+        with pytest.raises(kiln.Unsupported) as e:
+            kiln.compile(lambda t: fn(t), backend=backend,
+                         fullgraph=True)(a)
+        assert "fftshift" in str(e.value) and "shifts" in str(e.value)
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 5)
+
+        def forward(self, a):
+            h = torch.fft.fftshift(self.lin(a), dim=1)
+            return (torch.fft.ifftshift(h) * torch.arange(15.0).reshape(
+                3, 5)).sum()
+
+    m = M().double()
+    ref = M().double()
+    ref.load_state_dict(m.state_dict())
+    check_module_backward(m, ref, backend, _r(3, 4, dtype=torch.float64))
