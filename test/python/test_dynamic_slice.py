@@ -1,0 +1,136 @@
+"""Slices whose bounds are dynamic sizes (issue 12, item 1): the target
+behaviour, written before the implementation. Today kt.slice has static
+start/end only, so a bound that is a marked dim specializes or raises
+SpecializationError; these tests are strict xfails that flip to passes once
+kt.slice takes dynamic bounds as operands (like kt.reshape's size operands)
+and the frontend emits them. Every output is compared with eager PyTorch."""
+
+import copy
+
+import pytest
+import torch
+
+import kiln
+from models import GPT2Block, same
+
+NOT_YET = pytest.mark.xfail(
+    strict=True, raises=kiln.SpecializationError,
+    reason="issue 12: kt.slice has static bounds only")
+
+
+def check_same(actual, expected, what, tol=1e-4):
+    ok, msg = same(actual.detach(), expected.detach(), None, rtol=tol,
+                   atol=tol)
+    assert ok, "%s: %s" % (what, msg)
+
+
+def marked(x, *dims):
+    for d in dims:
+        kiln.mark_dynamic(x, d)
+    return x
+
+
+def once(compiled):
+    (prog,) = compiled._kiln.programs.values()
+    assert prog.stats()["compiles"] == 1, prog.recompile_reasons()
+    return prog
+
+
+@NOT_YET
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_slice_to_another_inputs_dynamic_size(backend):
+    # x[:, :T] and x[..., :T - 1] with T the marked dim of another input;
+    # T past the end of x clamps, T = 0 gives an empty dim.
+    def f(x, y):
+        T = y.size(0)
+        return x[:, :T] * 2, x[..., :T - 1] + 1
+
+    compiled = kiln.compile(f, backend=backend)
+    x = torch.randn(3, 6)
+    for t in [4, 2, 9, 0, 1]:
+        y = torch.randn(t)
+        got = compiled(x, marked(y.clone(), 0))
+        for g, e in zip(got, f(x, y)):
+            check_same(g, e, "T = %d" % t)
+    once(compiled)
+
+
+@NOT_YET
+def test_narrow_and_split_by_a_dynamic_size():
+    def f(x):
+        T = x.size(1)
+        a = x.narrow(1, 0, T // 2)
+        b, c = torch.split(x, T // 2, 1)[:2]
+        return a + b, c.sum()
+
+    compiled = kiln.compile(f, backend="eager")
+    for t in [4, 6, 8]:
+        x = torch.randn(2, t)
+        for g, e in zip(compiled(marked(x.clone(), 1)), f(x)):
+            check_same(g, e, "T = %d" % t)
+    once(compiled)
+
+
+@NOT_YET
+def test_gpt2_causal_mask_slice_seq_dynamic_inference():
+    torch.manual_seed(1)
+    model = GPT2Block().eval()
+    compiled = kiln.compile(model, backend="eager")
+    with torch.no_grad():
+        for b, t in [(2, 5), (3, 2), (1, 16), (2, 1)]:
+            x = torch.randn(b, t, 32)
+            check_same(compiled(marked(x.clone(), 0, 1)), model(x),
+                       "output at (%d, %d)" % (b, t))
+    once(compiled)
+
+
+@NOT_YET
+def test_gpt2_causal_mask_slice_seq_dynamic_training():
+    torch.manual_seed(2)
+    m = GPT2Block().train()
+    ref = copy.deepcopy(m)
+    compiled = kiln.compile(m, backend="aot_eager")
+    for b, t in [(2, 5), (3, 3)]:
+        x = torch.randn(b, t, 32)
+        outs = [compiled(marked(x.clone(), 0, 1)), ref(x.clone())]
+        check_same(outs[0], outs[1], "output at (%d, %d)" % (b, t))
+        for o in outs:
+            (o * o).mean().backward()
+        for (n, p), (_, q) in zip(m.named_parameters(),
+                                  ref.named_parameters()):
+            check_same(p.grad, q.grad, "grad of %s at (%d, %d)" % (n, b, t),
+                       tol=1e-3)
+            p.grad, q.grad = None, None
+    (prog,) = compiled._kiln.programs.values()
+    (pair,) = prog.training_pairs.values()
+    for which in ("_fwd", "_bwd"):
+        assert pair.session.stats(pair.name + which)["compiles"] == 1
+
+
+def test_slices_to_the_end_of_a_dynamic_dim_stay_symbolic():
+    # What works today and must keep working: x[s0:] and x[s0::step] of a
+    # marked dim keep a symbolic length (one compile for every size).
+    def f(x):
+        return x[1:] * 2, x[::2] + 1, x[2::3].sum(0)
+
+    compiled = kiln.compile(f, backend="eager")
+    for n in [3, 5, 8, 2]:
+        x = torch.randn(n, 4)
+        for g, e in zip(compiled(marked(x.clone(), 0)), f(x)):
+            check_same(g, e, "n = %d" % n)
+    once(compiled)
+
+
+@pytest.mark.xfail(strict=True, raises=kiln.SpecializationError,
+                   reason="issue 12 item 3: a static end on a "
+                   "marked dim needs min(end, n); slice_dim specializes")
+@pytest.mark.parametrize("which", ["head", "tail", "middle"])
+def test_static_bound_slices_of_a_dynamic_dim(which):
+    f = {"head": lambda x: x[:1] * 2,
+         "tail": lambda x: x[-1:] * 2,
+         "middle": lambda x: x[1:3].sum(0)}[which]
+    compiled = kiln.compile(f, backend="eager")
+    for n in [3, 5, 8]:
+        x = torch.randn(n, 4)
+        check_same(compiled(marked(x.clone(), 0)), f(x), "n = %d" % n)
+    once(compiled)
