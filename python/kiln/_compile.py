@@ -509,6 +509,50 @@ def _closure_modules(fn):
     return out
 
 
+def _module_slots(fn):
+    """Where the modules `fn` names live, to be read again on every call:
+    ("cell", cell) for a closure cell, ("global", dict, name) for a
+    global, ("fixed", module) for a module held by a partial or a bound
+    method's object. A name rebound to another module (`d = nn.Linear(..)`
+    after compiling a lambda that calls `d`) is then seen: the module tree
+    changes, the call recaptures and the guards are found again."""
+    base = fn.func if isinstance(fn, functools.partial) else \
+        fn.__func__ if inspect.ismethod(fn) else fn
+    try:
+        base = inspect.unwrap(base)
+    except ValueError:
+        pass
+    slots = []
+    code = getattr(base, "__code__", None)
+    if code is not None:
+        for cell in getattr(base, "__closure__", None) or ():
+            try:
+                if isinstance(cell.cell_contents, torch.nn.Module):
+                    slots.append(("cell", cell))
+            except ValueError:   # an empty cell
+                pass
+        g = getattr(base, "__globals__", {})
+        for name in sorted(_guards._code_names(code)):
+            if isinstance(g.get(name), torch.nn.Module):
+                slots.append(("global", g, name))
+    current = [_slot_module(s) for s in slots]
+    for m in _closure_modules(fn):
+        if not any(m is c for c in current):
+            slots.append(("fixed", m))
+    return slots
+
+
+def _slot_module(slot):
+    if slot[0] == "cell":
+        try:
+            return slot[1].cell_contents
+        except ValueError:
+            return None
+    if slot[0] == "global":
+        return slot[1].get(slot[2])
+    return slot[1]
+
+
 class _Compiled:
     """The state behind a compiled function or module."""
 
@@ -566,8 +610,9 @@ class _Compiled:
         # The modules a compiled function reaches through its closure and
         # globals (`model.encoder(x)`, a lambda's layer): their training
         # flags are part of the key, as the root module's are.
-        self.closure_modules = (_closure_modules(self.user_fn)
-                                if self.module is None else [])
+        self.module_slots = (_module_slots(self.user_fn)
+                             if self.module is None else [])
+        self.closure_modules = self._current_closure_modules()
         self.grad_warned = False
         # The Python values the code reads besides its arguments (kiln/
         # _guards.py), found at the first call.
@@ -658,6 +703,8 @@ class _Compiled:
                                       "specialized (unhashable)"
                                       % (name, type(v).__name__)) from None
                 key.append((name, "C", type(v).__name__, v))
+        if self.module is None:
+            self.closure_modules = self._current_closure_modules()
         roots = [self.module] if self.module is not None else \
             self.closure_modules
         if roots:
@@ -708,6 +755,15 @@ class _Compiled:
         if guards.count:
             key.append((_GUARDS, guards.values()))
         return tuple(key), flat
+
+    def _current_closure_modules(self):
+        out = []
+        for slot in self.module_slots:
+            m = _slot_module(slot)
+            if isinstance(m, torch.nn.Module) and \
+                    not any(m is c for c in out):
+                out.append(m)
+        return out
 
     def _settle_guards(self, key, prog):
         """After a capture, two kinds of guards change what the key of this

@@ -166,3 +166,32 @@ def test_tensor_rebound_in_user_object(backend, case):
         torch.testing.assert_close(cf(x), fn(x))
     finally:
         rebind(torch.ones(3))
+
+
+LAYER = nn.Linear(4, 2)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_module_rebound_in_closure_or_global(backend):
+    # A compiled function that calls a module through a closure variable
+    # or a global, the name then rebound to another module: before, the
+    # modules were found once and the first capture kept running (silent:
+    # PairwiseDistance(p=3) computed with p=2). Found by op16.
+    global LAYER
+    a, p = torch.randn(3, 4), torch.randn(3, 4)
+    d = nn.PairwiseDistance()
+    g = kiln.compile(lambda x, y: d(x, y), backend=backend)
+    torch.testing.assert_close(g(a, p), d(a, p))
+    d = nn.PairwiseDistance(p=3.0)
+    torch.testing.assert_close(g(a, p), d(a, p))
+    d.norm = 1.0          # an attribute of the new module is guarded too
+    torch.testing.assert_close(g(a, p), d(a, p))
+
+    saved = LAYER
+    try:
+        h = kiln.compile(lambda x: LAYER(x), backend=backend)
+        torch.testing.assert_close(h(a), LAYER(a))
+        LAYER = nn.Linear(4, 2)
+        torch.testing.assert_close(h(a), LAYER(a))
+    finally:
+        LAYER = saved
