@@ -184,12 +184,11 @@ void convLoops(const Params &p, const float *x, const float *wt, float *y) {
 //  * depthwiseConv: any grouped call with one input channel per group
 //    (a forward depthwise conv with any channel multiplier, and the
 //    stride-1 conv that a grouped transposed conv lowers to): per output
-//    plane (n, g, f), each output row is kh * kw multiply-adds of input
-//    rows (contiguous where the width stride and the input's element stride
-//    are 1, which vectorizes). With in-kernel padding (p.padded()) input
-//    rows outside the image are skipped and each kernel column's
-//    multiply-adds cover only the output columns whose input column is
-//    inside it: no padded copy is read.
+//    plane (n, g, f), the input plane is copied once into a zero-padded,
+//    stride-phase-split scratch plane, then blocks of 8 output rows x 16
+//    columns are accumulated in vector registers over the kh * kw taps
+//    (depthwisePlane below). The in-kernel padding (p.padded()) is the
+//    scratch plane's: no padded copy of the activations is made.
 //  * depthwiseWeightGrad: the weight-gradient form of a depthwise conv
 //    (lib/Autodiff/Conv.cpp's convWeightGrad: batch 1 = the forward's one
 //    channel per group, the call's channels the forward's batch, the kernel
@@ -203,64 +202,183 @@ int ompThreads(int64_t threads) {
   return threads > 0 ? (int)threads : omp_get_max_threads();
 }
 
+// The forward loops (depthwiseConv) work per output plane (n, g, f) in two
+// steps, both on one thread's scratch:
+//  1. the input plane (one channel) is copied once into a zero-padded plane
+//     (the call's padding, plus slack on the right so that every block
+//     below reads whole vectors), split by the width stride into its
+//     phases (phase r holds padded columns r, r + sw, ...): every tap then
+//     reads contiguous memory, for stride 1 and 2 alike;
+//  2. each output row is computed in blocks of kBlock columns held in
+//     registers: the bias (or the output, accumulating), then kh * kw
+//     vector multiply-adds of the shifted phase rows, then one store. The
+//     last block of a row computes kBlock columns from the padded slack and
+//     stores only the row's rest.
+// Both are built for AVX-512, AVX2 + FMA and the baseline x86-64, the best
+// the CPU has chosen at load time (target_clones; the library is otherwise
+// built for the baseline, SSE2 only).
+#if defined(__x86_64__) && defined(__clang__)
+#define KILN_DW_CLONES                                                         \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define KILN_DW_CLONES
+#endif
+
+constexpr int64_t kBlock = 16;
+/// Output rows computed together: kRows independent accumulator chains
+/// (one chain's kh * kw dependent multiply-adds would wait on the FMA
+/// latency).
+constexpr int64_t kRows = 8;
+/// kBlock floats in vector registers (GNU vector extension: one zmm or
+/// two ymm / four xmm registers, as the clone's target has).
+typedef float VBlock __attribute__((vector_size(kBlock * sizeof(float))));
+
+/// The padded, phase-split plane of step 1: phase r, padded row i starts at
+/// data + (r * rows + i) * pitch.
+struct DepthwisePlane {
+  int64_t rows, pitch;
+  std::vector<float> data;
+  std::vector<float> row;    // one padded input row (scratch, sw > 1)
+  std::vector<float> wk;     // the plane's kh * kw weights
+  std::vector<int64_t> toff; // per tap, its offset in the phase planes
+};
+
+/// The padded plane's size for call `p`: the rows and columns the output
+/// reads (at least the padded input's), rows rounded up by kRows and
+/// columns by kBlock output rows / columns.
+void shapePlane(const Params &p, DepthwisePlane &pl) {
+  const int64_t ohr = (p.oh + kRows - 1) / kRows * kRows;
+  const int64_t owr = (p.ow + kBlock - 1) / kBlock * kBlock;
+  pl.rows = (ohr - 1) * p.sh + (p.kh - 1) * p.dh + 1;
+  pl.pitch = (owr * p.sw + (p.kw - 1) * p.dw + p.sw) / p.sw + 1;
+  pl.data.assign(p.sw * pl.rows * pl.pitch, 0.0f);
+  pl.row.assign(p.sw > 1 ? pl.pitch * p.sw : 0, 0.0f);
+  pl.wk.assign(p.kh * p.kw, 0.0f);
+  pl.toff.resize(p.kh * p.kw);
+  for (int64_t kh = 0; kh < p.kh; ++kh)
+    for (int64_t kw = 0; kw < p.kw; ++kw) {
+      const int64_t col = kw * p.dw;
+      pl.toff[kh * p.kw + kw] =
+          ((col % p.sw) * pl.rows + kh * p.dh) * pl.pitch + col / p.sw;
+    }
+}
+
+KILN_DW_CLONES
+void depthwisePlane(const Params &p, DepthwisePlane &pl, const float *xp,
+                    const float *wp, float bias, float *yp) {
+  const int64_t sw = p.sw, pitch = pl.pitch, rows = pl.rows;
+  // Step 1. Padded row i is input row i - pt (zero outside the image).
+  const int64_t width = pitch * sw;
+  const int64_t c0 = std::min(p.pl, width),
+                c1 = std::min(width, std::max(c0, p.pl + p.w));
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t ih = i - p.pt;
+    const bool inside = ih >= 0 && ih < p.h && c0 < c1;
+    const float *xr = inside ? xp + ih * p.xs[3] : nullptr;
+    if (sw == 2 && p.xs[4] == 1) {
+      // Straight into the two phases: phase r column t is padded column
+      // 2 t + r, input column 2 t + r - pl, inside for t in [lo, hi).
+      for (int64_t r = 0; r < 2; ++r) {
+        float *__restrict ph = pl.data.data() + (r * rows + i) * pitch;
+        int64_t lo = 0, hi = 0;
+        if (inside) {
+          lo = std::min(pitch, std::max<int64_t>(0, (p.pl - r + 1) / 2));
+          hi = std::min(pitch, std::max(lo, (p.w - 1 + p.pl - r) / 2 + 1));
+        }
+        std::fill(ph, ph + lo, 0.0f);
+        if (hi > lo) {
+          const float *__restrict src = xr + r - p.pl;
+#pragma omp simd
+          for (int64_t t = lo; t < hi; ++t)
+            ph[t] = src[2 * t];
+        }
+        std::fill(ph + hi, ph + pitch, 0.0f);
+      }
+      continue;
+    }
+    float *row = sw == 1 ? pl.data.data() + i * pitch : pl.row.data();
+    if (!inside) {
+      std::fill(row, row + width, 0.0f);
+    } else {
+      std::fill(row, row + c0, 0.0f);
+      const float *xc = xr + (c0 - p.pl) * p.xs[4];
+      if (p.xs[4] == 1)
+        std::copy(xc, xc + (c1 - c0), row + c0);
+      else
+        for (int64_t j = c0; j < c1; ++j)
+          row[j] = xc[(j - c0) * p.xs[4]];
+      std::fill(row + c1, row + width, 0.0f);
+    }
+    for (int64_t r = 0; sw > 1 && r < sw; ++r) {
+      float *ph = pl.data.data() + (r * rows + i) * pitch;
+      for (int64_t t = 0; t < pitch; ++t)
+        ph[t] = row[t * sw + r];
+    }
+  }
+  const int64_t taps = p.kh * p.kw;
+  for (int64_t kh = 0; kh < p.kh; ++kh)
+    for (int64_t kw = 0; kw < p.kw; ++kw)
+      pl.wk[kh * p.kw + kw] = wp[kh * p.ws[3] + kw * p.ws[4]];
+  // Step 2. Output (oh, ow) reads padded (oh * sh + kh * dh, ow * sw + kw *
+  // dw): phase (kw * dw) % sw at column ow + (kw * dw) / sw (toff). Rows
+  // past oh and columns past ow are computed from the zero slack and not
+  // stored.
+  const float *wk = pl.wk.data();
+  const int64_t *toff = pl.toff.data();
+  const int64_t rowStep = p.sh * pitch;
+  for (int64_t oh0 = 0; oh0 < p.oh; oh0 += kRows) {
+    const int64_t nr = std::min(kRows, p.oh - oh0);
+    for (int64_t ow0 = 0; ow0 < p.ow; ow0 += kBlock) {
+      const int64_t nb = std::min(kBlock, p.ow - ow0);
+      VBlock acc[kRows];
+      for (int64_t r = 0; r < kRows; ++r) {
+        if (p.accumulate && r < nr) {
+          const float *yr = yp + (oh0 + r) * p.ys[3];
+          for (int64_t j = 0; j < kBlock; ++j)
+            acc[r][j] = j < nb ? yr[(ow0 + j) * p.ys[4]] : 0.0f;
+        } else {
+          for (int64_t j = 0; j < kBlock; ++j)
+            acc[r][j] = bias;
+        }
+      }
+      const float *base = pl.data.data() + oh0 * rowStep + ow0;
+      for (int64_t t = 0; t < taps; ++t) {
+        const float *src = base + toff[t];
+        const float wv = wk[t];
+        for (int64_t r = 0; r < kRows; ++r) {
+          VBlock v;
+          std::memcpy(&v, src + r * rowStep, sizeof v); // unaligned load
+          acc[r] += wv * v;
+        }
+      }
+      for (int64_t r = 0; r < nr; ++r) {
+        float *yr = yp + (oh0 + r) * p.ys[3];
+        if (p.ys[4] == 1 && nb == kBlock)
+          std::memcpy(yr + ow0, &acc[r], sizeof acc[r]);
+        else
+          for (int64_t j = 0; j < nb; ++j)
+            yr[(ow0 + j) * p.ys[4]] = acc[r][j];
+      }
+    }
+  }
+}
+
 void depthwiseConv(const Params &p, const float *x, const float *wt, float *y,
                    int64_t threads) {
+  // One input channel per group (chooseDirect): p.c == 1.
   const int64_t planes = p.n * p.g * p.f;
-  const bool contiguous = p.sw == 1 && p.xs[4] == 1;
+  if (planes <= 0 || p.oh <= 0 || p.ow <= 0)
+    return; // an empty output
 #pragma omp parallel num_threads(ompThreads(threads))
   {
-    std::vector<float> acc(p.ow);
+    DepthwisePlane pl;
+    shapePlane(p, pl);
 #pragma omp for schedule(static)
     for (int64_t plane = 0; plane < planes; ++plane) {
       int64_t n = plane / (p.g * p.f), g = plane / p.f % p.g, f = plane % p.f;
-      const float *xp = x + n * p.xs[0] + g * p.xs[1];
-      const float *wp = wt + g * p.ws[0] + f * p.ws[1];
-      float *yp = y + n * p.ys[0] + g * p.ys[1] + f * p.ys[2];
-      for (int64_t oh = 0; oh < p.oh; ++oh) {
-        float *a = acc.data();
-        float *yr = yp + oh * p.ys[3];
-        if (p.accumulate)
-          for (int64_t ow = 0; ow < p.ow; ++ow)
-            a[ow] = yr[ow * p.ys[4]];
-        else
-          std::fill(a, a + p.ow, p.biasAt(g, f));
-        for (int64_t c = 0; c < p.c; ++c)
-          for (int64_t kh = 0; kh < p.kh; ++kh) {
-            const int64_t ih = oh * p.sh + kh * p.dh - p.pt;
-            if (ih < 0 || ih >= p.h)
-              continue; // a padding row: adds zero
-            const float *xr = xp + c * p.xs[2] + ih * p.xs[3];
-            for (int64_t kw = 0; kw < p.kw; ++kw) {
-              float wv = wp[c * p.ws[2] + kh * p.ws[3] + kw * p.ws[4]];
-              // Output column ow reads input column ow * sw + off; only
-              // [lo, hi) read inside the row (the rest read padding).
-              const int64_t off = kw * p.dw - p.pl;
-              const int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
-              const int64_t last = p.w - 1 - off; // ow * sw <= last
-              const int64_t hi =
-                  last < 0 ? 0 : std::min(p.ow, last / p.sw + 1);
-              if (lo >= hi)
-                continue;
-              const float *xk = xr + (lo * p.sw + off) * p.xs[4];
-              float *ak = a + lo;
-              const int64_t len = hi - lo;
-              if (contiguous) {
-#pragma omp simd
-                for (int64_t i = 0; i < len; ++i)
-                  ak[i] += wv * xk[i];
-              } else {
-                int64_t step = p.sw * p.xs[4];
-                for (int64_t i = 0; i < len; ++i)
-                  ak[i] += wv * xk[i * step];
-              }
-            }
-          }
-        if (p.ys[4] == 1)
-          std::copy(a, a + p.ow, yr);
-        else
-          for (int64_t ow = 0; ow < p.ow; ++ow)
-            yr[ow * p.ys[4]] = a[ow];
-      }
+      depthwisePlane(p, pl, x + n * p.xs[0] + g * p.xs[1],
+                     wt + g * p.ws[0] + f * p.ws[1], p.biasAt(g, f),
+                     y + n * p.ys[0] + g * p.ys[1] + f * p.ys[2]);
     }
   }
 }

@@ -85,6 +85,12 @@ CASES = [
     ((2, 3, 5, 4), (3, 1, 3, 3), False, (2, 1), (3, 3), (1, 1), 3, ()),
     ((1, 6, 10, 37), (12, 1, 5, 3), True, (1, 2), (2, 1), (2, 1), 6, ()),
     ((2, 4, 12, 9), (4, 1, 3, 5), False, (1, 1), (1, 2), (2, 2), 4, ()),
+    # the direct loops' register blocks (8 rows x 16 columns): more rows and
+    # columns than one block, neither a multiple of it; stride 3 (the
+    # generic phase split) and a multiplier with stride 2
+    ((2, 8, 30, 50), (8, 1, 3, 3), True, (1, 1), (1, 1), (1, 1), 8, ()),
+    ((1, 4, 40, 41), (4, 1, 3, 3), False, (3, 3), (1, 1), (1, 1), 4, ()),
+    ((1, 3, 35, 70), (6, 1, 3, 3), True, (2, 2), (1, 1), (1, 1), 3, ()),
     # a row narrower than the kernel's reach: some columns read only padding
     ((1, 3, 5, 2), (3, 1, 3, 3), False, (1, 1), (1, 1), (1, 1), 3, ()),
     ((1, 3, 2, 7), (3, 1, 3, 3), True, (1, 1), (3, 2), (1, 1), 3, ()),
