@@ -336,7 +336,7 @@ StringRef kiln::cpu::chooseConvImpl(int64_t groups, int64_t f, int64_t c,
                                     unsigned elemBits, unsigned threads,
                                     bool allowOneDNN) {
   // The per-sample, per-group GEMM is M = f, N = oh*ow, K = c*kh*kw; a `?`
-  // size counts as large, as in chooseMatmulImpl. Measured on the
+  // size counts as large. Measured on the
   // development machine (2 shared cores, AVX-512, under load from other
   // builds) with `kiln-run --backend=cpu --random-inputs --repeat=21
   // --cpu-threads=2 --conv=direct|im2col`, f32, median kernel ms
@@ -354,8 +354,7 @@ StringRef kiln::cpu::chooseConvImpl(int64_t groups, int64_t f, int64_t c,
   //   1x1 64->64 56x56 b8 (no copy)                28.9 / 6.8
   //   1x1 8->8 56x56 b8 (no copy, M 8, K 8)        0.158 / 0.095
   //   1x1 3->64 32x32 b2 (no copy, K 3)            0.233 / 0.310
-  // So: im2col once the GEMM is one OpenBLAS gets (M, N, K >= 24, the
-  // matmul crossover); below that the generated matmul on the copied
+  // So: im2col once M, N and K are all >= 24; below that the generated matmul on the copied
   // patches loses to the direct conv (few output channels, depthwise,
   // many groups). A 1x1 stride-1 kernel copies nothing: it is a plain
   // matmul and wins from K = C >= 8.
@@ -382,10 +381,10 @@ StringRef kiln::cpu::chooseConvImpl(int64_t groups, int64_t f, int64_t c,
     return "onednn";
   if (kh == 1 && kw == 1 && sh == 1 && sw == 1)
     return ShapedType::isDynamic(c) || c >= 8 ? "im2col" : "direct";
+  // The table's crossover: every one of M, N, K at least 24 (or `?`).
   int64_t n = mulStatic(oh, ow), k = mulStatic(c, mulStatic(kh, kw));
-  if (chooseMatmulImpl(1, f, n, k, elemBits, threads) == "openblas")
-    return "im2col";
-  return "direct";
+  auto big = [](int64_t d) { return ShapedType::isDynamic(d) || d >= 24; };
+  return big(f) && big(n) && big(k) ? "im2col" : "direct";
 }
 
 FailureOr<Operation *> kiln::cpu::convToIm2colMatmul(RewriterBase &rw,

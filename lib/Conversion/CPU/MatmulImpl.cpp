@@ -46,14 +46,26 @@ StringRef kiln::cpu::chooseMatmulImpl(int64_t batch, int64_t m, int64_t n,
                                       int64_t k, unsigned elemBits,
                                       unsigned threads) {
   // Measured on the development machine (2 shared cores, AVX-512) with
-  // `kiln-run --repeat=21 --matmul=openblas|generated --cpu-threads=2` on
-  // square f32 products (median kernel times, docs/codegen.md): n=16 1 us vs
-  // 2 us, n=32 3 us vs 95 us, n=64 8 us vs 112 us, n=128 53 us vs 62 us,
-  // n=1024 0.07 s vs 0.30 s. Generated code only matches OpenBLAS below
-  // ~24 (where the call and OpenBLAS's dispatch cost as much as the work); a
-  // dynamic size counts as large.
-  auto big = [](int64_t d) { return ShapedType::isDynamic(d) || d >= 24; };
-  if (big(m) && big(n) && big(k))
+  // `kiln-run --repeat=50..200 --matmul=openblas|generated --cpu-threads=2`
+  // (median kernel times, docs/codegen.md): generated code matches OpenBLAS
+  // only on tiny products (8x8x8, 16x16x16, 4x4x1000: both ~1 us); once the
+  // generated tiles are spread over threads it pays the fork/join (64x64x8:
+  // 76 us vs 1 us) and on a thin product it transposes and streams the
+  // weight (a classifier, 8x1280 by 1000x1280: 3.5 ms vs 0.41 ms; 1x512 by
+  // 1000x512: 1.4 ms vs 0.08 ms). So OpenBLAS unless M * N * K (per batch
+  // element) is under kTinyProduct; a dynamic size counts as large. (The
+  // rule was "M, N and K all >= 24", from square products only: every
+  // classifier at batch < 24 and every product with a dim < 24 was
+  // generated.)
+  constexpr int64_t kTinyProduct = 8192;
+  if (ShapedType::isDynamic(m) || ShapedType::isDynamic(n) ||
+      ShapedType::isDynamic(k))
+    return "openblas";
+  if (m <= 0 || n <= 0 || k <= 0)
+    return "generated"; // empty: nothing to call
+  // m * n * k >= kTinyProduct without overflow.
+  if (m >= kTinyProduct || n >= kTinyProduct || k >= kTinyProduct ||
+      m * n >= kTinyProduct || m * n * k >= kTinyProduct)
     return "openblas";
   return "generated";
 }

@@ -2,8 +2,9 @@
 // RUN: kiln-opt %s -kiln-select-matmul=impl=generated | FileCheck %s --check-prefix=GEN
 // RUN: kiln-opt %s -kiln-select-matmul=impl=openblas | FileCheck %s --check-prefix=BLAS
 
-// Tests the matmul implementation attribute: auto picks OpenBLAS for large
-// products (every dim >= 24 or dynamic) and generated code for small ones;
+// Tests the matmul implementation attribute: auto picks generated code for
+// tiny products (M * N * K < 8192, static) and OpenBLAS for all others
+// (a dynamic dim counts as large; a thin product with M < 24 too);
 // impl= forces one; integer matmuls get no attribute (always generated).
 
 // AUTO-LABEL: func.func @big
@@ -22,6 +23,27 @@ func.func @big(%a: tensor<256x512xf32>, %b: tensor<512x128xf32>, %c: tensor<256x
 func.func @small(%a: tensor<4x8x16xf64>, %b: tensor<4x16x8xf64>, %c: tensor<4x8x8xf64>) -> tensor<4x8x8xf64> {
   %r = linalg.batch_matmul ins(%a, %b : tensor<4x8x16xf64>, tensor<4x16x8xf64>) outs(%c : tensor<4x8x8xf64>) -> tensor<4x8x8xf64>
   return %r : tensor<4x8x8xf64>
+}
+
+// A classifier at batch 8: M = 8 but N * K large (OpenBLAS was 8x faster
+// than the generated kernel). Just under and at the tiny bound.
+// AUTO-LABEL: func.func @thin
+// AUTO: linalg.matmul {kiln.matmul_impl = "openblas"}
+func.func @thin(%a: tensor<8x1280xf32>, %b: tensor<1280x1000xf32>, %c: tensor<8x1000xf32>) -> tensor<8x1000xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<8x1280xf32>, tensor<1280x1000xf32>) outs(%c : tensor<8x1000xf32>) -> tensor<8x1000xf32>
+  return %r : tensor<8x1000xf32>
+}
+// AUTO-LABEL: func.func @under_bound
+// AUTO: linalg.matmul {kiln.matmul_impl = "generated"}
+func.func @under_bound(%a: tensor<4x2047xf32>, %b: tensor<2047x1xf32>, %c: tensor<4x1xf32>) -> tensor<4x1xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<4x2047xf32>, tensor<2047x1xf32>) outs(%c : tensor<4x1xf32>) -> tensor<4x1xf32>
+  return %r : tensor<4x1xf32>
+}
+// AUTO-LABEL: func.func @at_bound
+// AUTO: linalg.matmul {kiln.matmul_impl = "openblas"}
+func.func @at_bound(%a: tensor<4x2048xf32>, %b: tensor<2048x1xf32>, %c: tensor<4x1xf32>) -> tensor<4x1xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<4x2048xf32>, tensor<2048x1xf32>) outs(%c : tensor<4x1xf32>) -> tensor<4x1xf32>
+  return %r : tensor<4x1xf32>
 }
 
 // AUTO-LABEL: func.func @dynamic
