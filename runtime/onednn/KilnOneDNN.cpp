@@ -639,19 +639,28 @@ std::shared_ptr<Entry> create(const Key &key) {
                       {p.ws[1], p.ws[2], p.ws[3], p.ws[4]})
                  : md({p.g, p.f, p.c, p.kh, p.kw}, dt::f32,
                       {p.ws[0], p.ws[1], p.ws[2], p.ws[3], p.ws[4]});
-    // Blocked: oneDNN picks the activations' layout too (nChw16c on
+    // Blocked: oneDNN picks the activations' layout too (nChw16c / nhwc on
     // AVX-512, its direct "brgconv" kernels) and they are reordered in and
     // out per call, as PyTorch eager does; plain: strided NCHW as given (no
-    // reorders; oneDNN then runs its im2col + jit GEMM). Measured
-    // (bench/conv_impl_bench.py, docs/codegen.md): blocked wins for
-    // ungrouped KxK kernels (K > 1) on large images with >= 32 channels
-    // (3x3 64->64 56x56 b8: 13 vs 27 ms), where the reorders are small next
-    // to the arithmetic; plain wins for 1x1 (3-6x: the reorders cost more
-    // than the GEMM), small images and grouped convs.
+    // reorders; oneDNN then runs its im2col + jit GEMM). Measured with
+    // kiln-run --cpu-threads=2 on single convs and whole resnet18/
+    // mobilenet_v2 graphs (docs/codegen.md, "Convolution networks'
+    // inference, round 3"): blocked wins for every ungrouped KxK kernel
+    // (K > 1) with enough output positions, whatever the channels (resnet18
+    // stem 7x7 3->64 b8: 5.8 vs 8.6 ms; 3x3 512->512 7x7 b8: 3.2 vs 4.9 ms;
+    // 3x3 16->16 32x32 b8: 0.30 vs 0.40 ms); plain wins for 1x1 (the
+    // reorders cost more than the GEMM: 1x1 64->256 56x56 b8 3.3 vs 5.2 ms;
+    // mobilenet_v2 with every conv blocked 61 vs 49 ms) and where the
+    // per-call weight reorder outweighs the positions (3x3 512->512 7x7 at
+    // batch 1: 0.76 vs 0.94 ms) or the output reorder the multiply-adds
+    // per output (C * KH * KW; mobilenet_v2's stem 3x3 3->32, 27: the
+    // whole graph 1 ms slower blocked). The earlier rule (also >= 32 channels and
+    // a 28x28 image) kept resnet's stem and layer3/4 on the GEMM: resnet18
+    // at batch 8 took 85 ms instead of 77.
     // KILN_ONEDNN_LAYOUT=plain|blocked forces one.
     const char *layout = std::getenv("KILN_ONEDNN_LAYOUT");
-    bool blocked = p.g == 1 && p.kh * p.kw > 1 && p.c >= 32 && p.f >= 32 &&
-                   p.oh * p.ow >= 28 * 28;
+    bool blocked = p.g == 1 && p.kh * p.kw > 1 && p.c * p.kh * p.kw >= 64 &&
+                   p.n * p.oh * p.ow >= 128;
     if (layout && std::strcmp(layout, "blocked") == 0)
       blocked = true;
     else if (layout && std::strcmp(layout, "plain") == 0)
