@@ -140,7 +140,10 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   addDeallocationPasses(pm, /*earlyDealloc=*/true);
   pm.addPass(createConvertBufferizationToMemRefPass());
   if (opt) {
-    pm.addPass(createKilnMatmulToBLASPass());
+    KilnMatmulToBLASPassOptions blas;
+    blas.sgemm = options.sgemm;
+    blas.threads = threads;
+    pm.addPass(createKilnMatmulToBLASPass(blas));
     KilnCPUConvToOneDNNPassOptions onednn;
     onednn.threads = threads;
     pm.addPass(createKilnCPUConvToOneDNNPass(onednn));

@@ -1246,6 +1246,45 @@ __attribute__((visibility("default"))) void kiln_onednn_conv_transpose2d_f32(
 }
 
 /// Primitives created, calls run, calls that ran the loop nest (tests).
+/// C = alpha * op(A) op(B) + beta * C, row major: cblas_sgemm's arguments
+/// (order 101 = row major, trans 111 = no, 112 = yes) on oneDNN's JIT
+/// sgemm, then the thread count (0: OpenMP's default). Called by code that
+/// kiln-matmul-to-blas lowered with sgemm = onednn / auto
+/// (lib/Conversion/CPU/MatmulImpl.cpp): Debian's OpenBLAS 0.3.21 runs its
+/// AVX2 kernels on AVX-512 machines it does not know, oneDNN JITs for the
+/// CPU it runs on. Empty products never reach it (the caller skips them).
+__attribute__((visibility("default"))) void
+kiln_onednn_sgemm(int32_t order, int32_t transA, int32_t transB, int32_t m,
+                  int32_t n, int32_t k, float alpha, const float *a,
+                  int32_t lda, const float *b, int32_t ldb, float beta,
+                  float *c, int32_t ldc, int64_t threads) {
+  calmGnuOpenMP();
+  if (threads > 0 && omp_get_max_threads() != threads)
+    omp_set_num_threads((int)threads);
+  bool ta = transA == 112, tb = transB == 112;
+  if (order == 101 &&
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b,
+                 ldb, beta, c, ldc) == dnnl_success)
+    return;
+  // oneDNN refused the arguments (or a column-major call): the reference
+  // product, row major (column major is the transposed problem).
+  if (order != 101) {
+    std::swap(m, n);
+    std::swap(a, b);
+    std::swap(lda, ldb);
+    std::swap(ta, tb);
+  }
+  for (int32_t i = 0; i < m; ++i)
+    for (int32_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int32_t p = 0; p < k; ++p)
+        acc += (ta ? a[p * lda + i] : a[i * lda + p]) *
+               (tb ? b[j * ldb + p] : b[p * ldb + j]);
+      float &o = c[i * ldc + j];
+      o = alpha * acc + (beta == 0.0f ? 0.0f : beta * o);
+    }
+}
+
 __attribute__((visibility("default"))) void
 kiln_onednn_stats(int64_t *created, int64_t *calls, int64_t *fallbacks) {
   std::lock_guard<std::mutex> lock(cacheMutex);

@@ -142,11 +142,20 @@ func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
   return %0 : tensor<?x?xf32>
 }
 """
-for impl in ["openblas", "generated"]:
-    p = compile_package("mm_" + impl, MM, "--matmul=" + impl)
+# f32 BLAS products call oneDNN's sgemm through libkiln_onednn where the
+# build has it (--sgemm=auto), OpenBLAS with --sgemm=openblas.
+HAVE_ONEDNN = os.path.exists(os.path.join(os.path.dirname(tools), "lib",
+                                          "libkiln_onednn.so.0"))
+for impl, flags in [("openblas", ["--matmul=openblas", "--sgemm=openblas"]),
+                    ("generated", ["--matmul=generated"]),
+                    ("auto", ["--matmul=openblas"])]:
+    p = compile_package("mm_" + impl, MM, *flags)
     libs = [l["name"] for l in p.manifest["needed_libraries"]]
-    record(("libopenblas.so.0" in libs) == (impl == "openblas"),
+    blas = impl == "openblas" or (impl == "auto" and not HAVE_ONEDNN)
+    record(("libopenblas.so.0" in libs) == blas,
            "matmul=%s: needed libraries %s" % (impl, libs))
+    record(("libkiln_onednn.so.0" in libs) == (impl == "auto" and HAVE_ONEDNN),
+           "matmul=%s: needed libraries %s (libkiln_onednn)" % (impl, libs))
     for m, k, n in [(3, 4, 5), (64, 33, 17), (1, 1, 1)]:
         x = rng.standard_normal((m, k)).astype(np.float32)
         y = rng.standard_normal((k, n)).astype(np.float32)

@@ -74,6 +74,11 @@ static cl::opt<std::string>
     matmul("matmul", cl::cat(category), cl::init("auto"),
            cl::desc("Matmul implementation (auto, openblas or generated)"));
 static cl::opt<std::string>
+    sgemm("sgemm", cl::cat(category), cl::init("auto"),
+          cl::desc("Library of f32 products that go to a BLAS call (auto: "
+                   "oneDNN's sgemm where libkiln_onednn is built, else "
+                   "OpenBLAS; openblas; onednn)"));
+static cl::opt<std::string>
     conv("conv", cl::cat(category), cl::init("auto"),
          cl::desc("Convolution implementation (auto, im2col, direct or onednn)"));
 static cl::opt<bool> optimize(
@@ -108,6 +113,9 @@ int main(int argc, char **argv) {
   if (matmul != "auto" && matmul != "openblas" && matmul != "generated")
     return fail("--matmul must be auto, openblas or generated, not '" +
                 matmul + "'");
+  if (sgemm != "auto" && sgemm != "openblas" && sgemm != "onednn")
+    return fail("--sgemm must be auto, openblas or onednn, not '" + sgemm +
+                "'");
   if (conv != "auto" && conv != "im2col" && conv != "direct" &&
       conv != "onednn")
     return fail("--conv must be auto, im2col, direct or onednn, not '" + conv +
@@ -145,6 +153,7 @@ int main(int argc, char **argv) {
   options.entries.assign(entries.begin(), entries.end());
   options.cpu.threads = threads;
   options.cpu.matmul = matmul;
+  options.cpu.sgemm = sgemm;
   options.cpu.conv = conv;
   options.cpu.optimize = optimize;
   options.cpu.fuse = fuse;

@@ -162,6 +162,12 @@ static cl::opt<std::string>
                        "openblas or generated)"),
               cl::init("auto"));
 static cl::opt<std::string>
+    cpuSgemm("sgemm",
+             cl::cat(kilnRunCategory), cl::desc("--backend=cpu: library of f32 products "
+                      "that go to a BLAS call (auto: oneDNN's sgemm where "
+                      "libkiln_onednn is built, else OpenBLAS; openblas; onednn)"),
+             cl::init("auto"));
+static cl::opt<std::string>
     cpuConv("conv",
             cl::cat(kilnRunCategory), cl::desc("--backend=cpu: convolution implementation (auto, "
                      "im2col, direct or onednn)"),
@@ -246,6 +252,7 @@ static std::string locString(Location loc) {
 static std::string cpuCompileOptions(cpu::CompileOptions &copts) {
   copts.threads = cpuThreads;
   copts.matmul = cpuMatmul;
+  copts.sgemm = cpuSgemm;
   copts.conv = cpuConv;
   copts.optimize = cpuOptimize;
   copts.fuse = cpuFuse;
@@ -253,6 +260,9 @@ static std::string cpuCompileOptions(cpu::CompileOptions &copts) {
       cpuMatmul != "generated")
     return "--matmul must be auto, openblas or generated, not '" +
            cpuMatmul + "'";
+  if (cpuSgemm != "auto" && cpuSgemm != "openblas" && cpuSgemm != "onednn")
+    return "--sgemm must be auto, openblas or onednn, not '" + cpuSgemm +
+           "'";
   if (cpuConv != "auto" && cpuConv != "im2col" && cpuConv != "direct" &&
       cpuConv != "onednn")
     return "--conv must be auto, im2col, direct or onednn, not '" + cpuConv +

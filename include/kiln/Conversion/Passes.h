@@ -51,6 +51,12 @@ struct KilnCPUPipelineOptions
       *this, "matmul",
       llvm::cl::desc("Matmul implementation: auto, openblas or generated"),
       llvm::cl::init("auto")};
+  Option<std::string> sgemm{
+      *this, "sgemm",
+      llvm::cl::desc("f32 products chosen for a BLAS call: auto (oneDNN's "
+                     "sgemm where libkiln_onednn is built, else OpenBLAS), "
+                     "openblas or onednn"),
+      llvm::cl::init("auto")};
   Option<std::string> conv{
       *this, "conv",
       llvm::cl::desc("Convolution implementation: auto, im2col (patch copy "

@@ -523,8 +523,17 @@ def KilnMatmulToBLASPass : Pass<"kiln-matmul-to-blas", "::mlir::ModuleOp"> {
     `cblas_dgemm` (row major, no transposes, alpha = beta = 1, one call per
     batch element, skipped when a dim is 0) on the operands' aligned
     pointers plus offsets. A memref without unit inner stride is re-marked
-    `"generated"` and becomes loops.
+    `"generated"` and becomes loops. With `sgemm=auto` (the default) f32
+    products call `kiln_onednn_sgemm` (libkiln_onednn: oneDNN's JIT sgemm,
+    cblas_sgemm's arguments plus the thread count) where the build has
+    libkiln_onednn; `sgemm=openblas` keeps `cblas_sgemm`.
   }];
+  let options = [
+    Option<"sgemm", "sgemm", "std::string", /*default=*/"\"auto\"",
+           "f32 products: auto, openblas or onednn">,
+    Option<"threads", "threads", "unsigned", /*default=*/"0",
+           "threads of oneDNN's sgemm (0: OpenMP's default)">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",

@@ -203,6 +203,7 @@ void kiln::cpu::setKernelCacheCapacity(size_t entries) {
 std::string kiln::cpu::pipelineString(const CompileOptions &o) {
   return "kiln-cpu{optimize=" + std::string(o.optimize ? "true" : "false") +
          " threads=" + std::to_string(o.threads) + " matmul=" + o.matmul +
+         " sgemm=" + o.sgemm +
          " conv=" + o.conv + " fuse=" + std::string(o.fuse ? "true" : "false") + "}";
 }
 
@@ -1027,6 +1028,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       pipeOpts.optimize = options->optimize;
       pipeOpts.threads = options->threads;
       pipeOpts.matmul = options->matmul;
+      pipeOpts.sgemm = options->sgemm;
       pipeOpts.conv = options->conv;
       pipeOpts.fuse = options->fuse;
       buildKilnCPUPipeline(pm, pipeOpts);

@@ -286,7 +286,10 @@ Layout layoutOf(MemRefType t) {
 }
 } // namespace
 
-void kiln::cpu::lowerMatmulsToBLAS(ModuleOp module) {
+void kiln::cpu::lowerMatmulsToBLAS(ModuleOp module, StringRef sgemm,
+                                   unsigned threads) {
+  bool oneDNNSgemm =
+      sgemm == "onednn" || (sgemm == "auto" && oneDNNAvailable());
   SmallVector<linalg::LinalgOp> ops;
   module.walk([&](linalg::LinalgOp op) {
     auto impl = op->getAttrOfType<StringAttr>(kMatmulImplAttr);
@@ -322,13 +325,16 @@ void kiln::cpu::lowerMatmulsToBLAS(ModuleOp module) {
     }
     Type elem = ct.getElementType();
     bool f32 = elem.isF32();
-    StringRef name = f32 ? "cblas_sgemm" : "cblas_dgemm";
+    bool viaOneDNN = f32 && oneDNNSgemm;
+    StringRef name = viaOneDNN ? StringRef(kOneDNNSgemmSymbol)
+                     : f32     ? "cblas_sgemm"
+                               : "cblas_dgemm";
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    auto fnType = FunctionType::get(
-        ctx,
-        {i32, i32, i32, i32, i32, i32, elem, ptrTy, i32, ptrTy, i32, elem,
-         ptrTy, i32},
-        {});
+    SmallVector<Type> argTypes = {i32,   i32, i32,   i32, i32,   i32,  elem,
+                                  ptrTy, i32, ptrTy, i32, elem, ptrTy, i32};
+    if (viaOneDNN)
+      argTypes.push_back(IntegerType::get(ctx, 64)); // threads
+    auto fnType = FunctionType::get(ctx, argTypes, {});
     if (!module.lookupSymbol(name)) {
       auto decl = func::FuncOp::create(mb, op.getLoc(), name, fnType);
       decl.setPrivate();
@@ -417,13 +423,16 @@ void kiln::cpu::lowerMatmulsToBLAS(ModuleOp module) {
     Value beta = arith::ConstantOp::create(
         bld, loc, elem, FloatAttr::get(elem, zeroInit ? 0.0 : 1.0));
     constexpr int32_t kRowMajor = 101, kNoTrans = 111, kTrans = 112;
-    func::CallOp::create(
-        bld, loc, name, TypeRange{},
-        ValueRange{cst32(kRowMajor), cst32(transA ? kTrans : kNoTrans),
-                   cst32(transB ? kTrans : kNoTrans), toI32(mDim), toI32(nDim),
-                   toI32(kDim), alpha, ptrOf(da, form->batchedA), lda,
-                   ptrOf(db, form->batchedB), ldb, beta,
-                   ptrOf(dc, form->batched), ldc});
+    SmallVector<Value> args = {
+        cst32(kRowMajor), cst32(transA ? kTrans : kNoTrans),
+        cst32(transB ? kTrans : kNoTrans), toI32(mDim), toI32(nDim),
+        toI32(kDim), alpha, ptrOf(da, form->batchedA), lda,
+        ptrOf(db, form->batchedB), ldb, beta,
+        ptrOf(dc, form->batched), ldc};
+    if (viaOneDNN)
+      args.push_back(arith::ConstantIntOp::create(bld, loc, bld.getI64Type(),
+                                                  threads));
+    func::CallOp::create(bld, loc, name, TypeRange{}, args);
     op->erase();
   }
 }

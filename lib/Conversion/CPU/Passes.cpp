@@ -130,7 +130,20 @@ struct MatmulToBLAS
     : public kiln::impl::KilnMatmulToBLASPassBase<MatmulToBLAS> {
   using Base::Base;
   void runOnOperation() override {
-    kiln::cpu::lowerMatmulsToBLAS(getOperation());
+    if (sgemm != "auto" && sgemm != "openblas" && sgemm != "onednn") {
+      emitError(getOperation().getLoc())
+          << "kiln-matmul-to-blas: sgemm must be auto, openblas or onednn, "
+             "not '"
+          << sgemm << "'";
+      return signalPassFailure();
+    }
+    if (sgemm == "onednn" && !kiln::cpu::oneDNNAvailable()) {
+      emitError(getOperation().getLoc())
+          << "kiln-matmul-to-blas: sgemm=onednn needs libkiln_onednn, which "
+             "this build does not have (Debian libdnnl-dev)";
+      return signalPassFailure();
+    }
+    kiln::cpu::lowerMatmulsToBLAS(getOperation(), sgemm, threads);
   }
 };
 

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file -kiln-cpu="threads=2" | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-cpu="threads=2 sgemm=openblas" | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -kiln-cpu="threads=1 matmul=generated" | FileCheck %s --check-prefix=ONE
 // RUN: kiln-opt %s -split-input-file -kiln-cpu="optimize=false" | FileCheck %s --check-prefix=SCALAR
 

@@ -1,5 +1,5 @@
 // RUN: kiln-opt %s -kiln-cpu-outline-kernels=stats=true | FileCheck %s
-// RUN: kiln-opt %s -kiln-cpu --mlir-print-ir-after=kiln-matmul-to-blas -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOWERED
+// RUN: kiln-opt %s -kiln-cpu=sgemm=openblas --mlir-print-ir-after=kiln-matmul-to-blas -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOWERED
 
 // A kt.transpose of the last two dims whose every user is a kt.matmul is not
 // a kernel of its own: it is cloned into each product's kernel, which takes

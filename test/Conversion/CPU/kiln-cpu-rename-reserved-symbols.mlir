@@ -1,5 +1,5 @@
 // RUN: kiln-opt %s -kiln-cpu-rename-reserved-symbols | FileCheck %s
-// RUN: kiln-opt %s -kiln-cpu | FileCheck %s --check-prefix=LLVM
+// RUN: kiln-opt %s -kiln-cpu=sgemm=openblas | FileCheck %s --check-prefix=LLVM
 
 // Tests that user functions named like the external functions compiled code
 // calls (libm, the C library, Kiln's runtime, OpenBLAS) are renamed with

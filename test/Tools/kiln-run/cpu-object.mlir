@@ -9,7 +9,7 @@
 // (the second compile of the same module and options is a hit).
 
 // CHECK: compile time: kiln-cpu {{[0-9.]+}} s, jit {{[0-9.]+}} s
-// CHECK: pipeline: kiln-cpu{optimize=true threads=0 matmul=auto conv=auto fuse=true}
+// CHECK: pipeline: kiln-cpu{optimize=true threads=0 matmul=auto sgemm=auto conv=auto fuse=true}
 // CHECK: object file: {{.*}}.o
 // CHECK: kernel cache: 0 hits, 0 misses, 0 entries
 // CHECK: call time: median {{[0-9.]+}} s, min {{[0-9.]+}} s, max {{[0-9.]+}} s over 3 calls
@@ -18,7 +18,7 @@
 // NM-DAG: T _mlir_ciface_main
 // NM-DAG: T main
 
-// CACHE: pipeline: kiln-cpu{optimize=true threads=1 matmul=auto conv=auto fuse=true}
+// CACHE: pipeline: kiln-cpu{optimize=true threads=1 matmul=auto sgemm=auto conv=auto fuse=true}
 // CACHE: kernel cache: 1 hits, 1 misses, 1 entries
 
 // BAD: kiln-run: error: --matmul must be auto, openblas or generated, not 'mkl'

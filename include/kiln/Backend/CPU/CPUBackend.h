@@ -65,6 +65,9 @@ struct CompileTimes {
 struct CompileOptions {
   unsigned threads = 0;         ///< 0: all cores
   std::string matmul = "auto";  ///< auto, openblas or generated
+  /// f32 BLAS products: auto (oneDNN's sgemm where libkiln_onednn is
+  /// built), openblas or onednn.
+  std::string sgemm = "auto";
   std::string conv = "auto";    ///< auto, im2col, direct or onednn
   bool optimize = true;         ///< false: scalar, single-threaded code
   bool fuse = true;             ///< kiln-fuse + kiln-form-kernels first

@@ -131,7 +131,17 @@ llvm::StringRef chooseMatmulImpl(int64_t batch, int64_t m, int64_t n,
 /// (declared in the module). Fails (with a diagnostic) on nothing: a matmul
 /// whose memrefs are not row-major with unit inner stride is re-marked
 /// "generated" instead.
-void lowerMatmulsToBLAS(mlir::ModuleOp module);
+/// `sgemm` picks the f32 library: "openblas" (cblas_sgemm), "onednn"
+/// (libkiln_onednn's kiln_onednn_sgemm: oneDNN's JIT sgemm, the call taking
+/// the thread count `threads` after cblas_sgemm's arguments) or "auto"
+/// (oneDNN where this build has libkiln_onednn). f64 always calls
+/// cblas_dgemm.
+void lowerMatmulsToBLAS(mlir::ModuleOp module, llvm::StringRef sgemm = "auto",
+                        unsigned threads = 0);
+
+/// libkiln_onednn's sgemm (cblas_sgemm's arguments, then the threads as
+/// i64): lowerMatmulsToBLAS's f32 products with sgemm = onednn / auto.
+inline constexpr llvm::StringLiteral kOneDNNSgemmSymbol = "kiln_onednn_sgemm";
 
 /// The attribute naming a convolution's implementation: "direct" on a
 /// linalg conv that stays, "im2col" on the loop (and the patch-copy
