@@ -217,7 +217,7 @@ int ompThreads(int64_t threads) {
 // Both are built for AVX-512, AVX2 + FMA and the baseline x86-64, the best
 // the CPU has chosen at load time (target_clones; the library is otherwise
 // built for the baseline, SSE2 only).
-#if defined(__x86_64__) && defined(__clang__)
+#if defined(__x86_64__) && (defined(__clang__) || __GNUC__ >= 12)
 #define KILN_DW_CLONES                                                         \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
