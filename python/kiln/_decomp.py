@@ -72,15 +72,6 @@ def _reduce(b, loss, reduction):
     return O.mean(b, loss)
 
 
-def _sz(b, d, why="a size"):
-    """A size as a Python int that the program's structure needs (slice
-    bounds, a position, a constant's shape): a symbolic size is
-    specialized (a guard, so another size recaptures; a dim marked dynamic
-    raises kiln.SpecializationError), never its example's value taken
-    silently (which computed wrong answers for other sizes)."""
-    return b.static(d, why)
-
-
 def _div_by_count(b, t, x, dims):
     """t divided by the number of elements of x over `dims` (a mean's
     divisor): a Python float for static sizes, a count computed at run time
@@ -481,7 +472,7 @@ def cross_entropy(b, input, target, weight=None, size_average=None,
     cd = 1 if x.ndim >= 2 else 0
     ls = float(b.static(label_smoothing, "cross_entropy's label_smoothing"))
     # The class count: static where smoothing or a weight needs it.
-    C = _sz(b, x.shape[cd], "cross_entropy's class count") if (
+    C = b.static(x.shape[cd], "cross_entropy's class count") if (
         ls > 0 or weight is not None) else x.shape[cd]
     if not 0.0 <= ls <= 1.0:
         raise b.error("label_smoothing must be between 0.0 and 1.0. Got: %g"
@@ -699,14 +690,15 @@ def instance_norm(b, input, running_mean=None, running_var=None,
     if b.static(use_input_stats, "instance_norm's use_input_stats"):
         if x.ndim < 3 and x.ndim != 2:
             raise b.error("instance_norm: expected an input of rank >= 2")
-        y = group_norm(b, x, _sz(b, x.shape[1]), weight, bias, eps)
+        C = b.static(x.shape[1], "instance_norm's channels")
+        y = group_norm(b, x, C, weight, bias, eps)
         if running_mean is not None or running_var is not None:
             _instance_norm_update(b, x, running_mean, running_var, momentum)
         return y
     if running_mean is None or running_var is None:
         raise b.error("Expected running_mean and running_var to be defined "
                       "when use_input_stats is false")
-    C = _sz(b, x.shape[1])
+    C = b.static(x.shape[1], "instance_norm's size")
     view = [1, C] + [1] * (x.ndim - 2)
     m = O.reshape(b, O.cast(b, running_mean, x.dtype), view)
     v = O.reshape(b, O.cast(b, running_var, x.dtype), view)
@@ -728,7 +720,7 @@ def local_response_norm(b, input, size, alpha=1e-4, beta=0.75, k=1.0):
         raise b.error("Expected 3D or higher dimensionality input (got %d "
                       "dimensions)" % x.ndim)
     size = b.static(size, "local_response_norm's size")
-    C = _sz(b, x.shape[1])
+    C = b.static(x.shape[1], "local_response_norm's size")
     sq = O.mul(b, x, x)
     lo, hi = size // 2, (size - 1) // 2
     parts = []
@@ -759,9 +751,9 @@ def prelu(b, input, weight):
     w = _t(b, weight, "prelu's weight")
     n = 1
     for d in w.shape:
-        n *= _sz(b, d)
+        n *= b.static(d, "prelu's size")
     if n != 1:
-        C = _sz(b, x.shape[1]) if x.ndim >= 2 else 1
+        C = b.static(x.shape[1], "prelu's size") if x.ndim >= 2 else 1
         if w.ndim != 1 or n != C:
             raise b.error("Mismatch of parameter numbers and input channel "
                           "size. Found parameter numbers = %d and channel "
@@ -1002,7 +994,7 @@ def isin(b, elements, test_elements, *, assume_unique=False, invert=False):
     tf = O.reshape(b, t, [-1])
     hit = _bool(b, "eq", O.unsqueeze(b, e, -1),
                 O.reshape(b, tf, [1] * e.ndim + [-1]))
-    r = O.any_(b, hit, [-1]) if _sz(b, tf.shape[0]) else \
+    r = O.any_(b, hit, [-1]) if b.static(tf.shape[0], "isin's size") else \
         O.full(b, list(e.shape), 0, torch.bool)
     if b.static(invert, "isin's invert"):
         r = O.logical_not(b, r)
@@ -1072,7 +1064,7 @@ def roll(b, x, shifts, dims=None):
     r = x
     for s, d in zip(shifts, dims):
         d = O.norm_dim(b, d, x.ndim)
-        n = _sz(b, r.shape[d])
+        n = b.static(r.shape[d], "roll's size")
         if n == 0:
             continue
         s %= n
@@ -1096,7 +1088,8 @@ def _fftshift(name, inverse):
             dims = list(dim)
         dims = [O.norm_dim(b, b.static(d, "a %s dim" % name), x.ndim)
                 for d in dims]
-        shifts = [(_sz(b, x.shape[d]) + (1 if inverse else 0)) // 2
+        shifts = [(b.static(x.shape[d], "%s's size" % name) +
+                   (1 if inverse else 0)) // 2
                   for d in dims]
         if not dims:  # as PyTorch: roll with no shifts
             raise b.error("%s with an empty dim: `shifts` required" % name)
@@ -1213,7 +1206,7 @@ def tensor_split(b, x, indices_or_sections, dim=0):
     constants only (else refused: data-dependent sizes)."""
     x = _t(b, x, "tensor_split")
     d = O.norm_dim(b, dim, x.ndim)
-    L = _sz(b, x.shape[d])
+    L = b.static(x.shape[d], "tensor_split's size")
     ios = indices_or_sections
     if O.is_tensor(ios):
         raise b.error("tensor_split with tensor indices_or_sections is not "
@@ -1251,7 +1244,7 @@ def _split_fn(name, dim_of, min_rank):
         ios = indices_or_sections
         if isinstance(ios, (int, Sym)):
             n = b.static(ios, "%s's sections" % name)
-            if n == 0 or _sz(b, x.shape[d]) % n:
+            if n == 0 or b.static(x.shape[d], "%s's size" % name) % n:
                 raise b.error("torch.%s attempted to split along dimension "
                               "%d, but the size of the dimension %d is not "
                               "divisible by the split_size %d!" % (
@@ -1297,7 +1290,7 @@ def take(b, x, index):
     x = _t(b, x, "take")
     i = _t(b, index, "take")
     flat = O.reshape(b, x, [-1])
-    n = _sz(b, flat.shape[0])
+    n = b.static(flat.shape[0], "take's size")
     fi = O.reshape(b, i, [-1])
     fi = O.where(b, _bool(b, "lt", fi, 0), O.add(b, fi, n), fi)
     return O.reshape(b, O.index_select(b, flat, 0, fi), list(i.shape))
@@ -1369,13 +1362,13 @@ def tensordot(b, a, c, dims=2, out=None):
     C_ = O.cast(b, O.permute(b, c, dc + fc) if c.ndim else c, dt)
     k = 1
     for i in da:
-        k *= _sz(b, a.shape[i])
+        k *= b.static(a.shape[i], "tensordot's size")
     m = 1
     for i in fa:
-        m *= _sz(b, a.shape[i])
+        m *= b.static(a.shape[i], "tensordot's size")
     n = 1
     for j in fc:
-        n *= _sz(b, c.shape[j])
+        n *= b.static(c.shape[j], "tensordot's size")
     r = O.mm(b, O.reshape(b, A_, [m, k]), O.reshape(b, C_, [k, n]))
     return O.reshape(b, r, [a.shape[i] for i in fa] +
                      [c.shape[j] for j in fc])
@@ -1408,7 +1401,7 @@ def repeat_interleave(b, x, repeats=None, dim=None, *, output_size=None):
     tgt[d + 1] = n
     y = O.expand(b, y, tgt)
     final = list(shape)
-    final[d] = _sz(b, shape[d]) * n
+    final[d] = b.static(shape[d], "repeat_interleave's size") * n
     return O.copy_of(O.reshape(b, y, final))
 
 
@@ -1439,10 +1432,11 @@ def block_diag(b, *tensors):
         elif t.ndim == 1:
             t = O.reshape(b, t, [1, -1])
         ms.append(t)
-    W = sum(_sz(b, m.shape[1]) for m in ms)
+    W = sum(b.static(m.shape[1], "block_diag's size") for m in ms)
     rows, left = [], 0
     for m in ms:
-        h, w = _sz(b, m.shape[0]), _sz(b, m.shape[1])
+        h = b.static(m.shape[0], "block_diag's block rows")
+        w = b.static(m.shape[1], "block_diag's block columns")
         parts = []
         if left:
             parts.append(O.full(b, [h, left], 0, dt))
@@ -1479,7 +1473,7 @@ def combinations(b, x, r=2, with_replacement=False):
     r = b.static(r, "combinations' r")
     if r < 0:
         raise b.error("Expect a non-negative number, but got %d" % r)
-    n = _sz(b, x.shape[0])
+    n = b.static(x.shape[0], "combinations's size")
     if r == 0:
         return O.full(b, [0], 0, x.dtype)
     f = itertools.combinations_with_replacement if with_replacement else \
@@ -1523,7 +1517,7 @@ def cov(b, x, *, correction=1, fweights=None, aweights=None):
         c = O.div(b, c, O.clamp_min(b, O.sub(b, n, float(corr)), 0.0))
     else:
         c = O.div(b, c, float(max(N - corr, 0)))
-    return O.reshape(b, c, []) if _sz(b, x.shape[0], "cov's variables") \
+    return O.reshape(b, c, []) if b.static(x.shape[0], "cov's variables") \
         == 1 else c
 
 
@@ -1706,7 +1700,8 @@ def _sorted_along(b, x, d):
     else:
         shape = list(x.shape)
         shape[d] = 1
-        cnt = O.full(b, shape, _sz(b, x.shape[d]), torch.int64)
+        cnt = O.full(b, shape, b.static(x.shape[d], "sorted_along's size"),
+                     torch.int64)
     return vals, idx, cnt
 
 
@@ -1729,7 +1724,7 @@ def _median(name, ignore_nan):
             v = O.copy_of(xf)
             return v if whole else O.SortResult(
                 v, O.full(b, [], 0, torch.int64))
-        n = _sz(b, xf.shape[d])
+        n = b.static(xf.shape[d], "%s's size" % name)
         if n == 0:
             raise b.error("%s() input tensor cannot be empty" % name if whole
                           else "%s(): Expected reduction dim %d to have "
@@ -1777,7 +1772,7 @@ def _quantile(name, ignore_nan):
         whole = dim is None
         xf = O.reshape(b, x, [-1]) if whole or x.ndim == 0 else x
         d = 0 if whole or x.ndim == 0 else O.norm_dim(b, dim, x.ndim)
-        n = _sz(b, xf.shape[d])
+        n = b.static(xf.shape[d], "%s's size" % name)
         if n == 0:
             raise b.error("%s() input tensor must be non-empty" % name)
         scalar_q = not O.is_tensor(q)
@@ -1794,7 +1789,7 @@ def _quantile(name, ignore_nan):
                 raise b.error("%s() q must be a scalar or 1D tensor" % name)
             qt = O.reshape(b, qt, [-1])
         vals, _, cnt = _sorted_along(b, xf, d)
-        k = _sz(b, qt.shape[0])
+        k = b.static(qt.shape[0], "%s's size" % name)
         # Move the reduced dim last, then a [..., k] position per q.
         perm = [i for i in range(xf.ndim) if i != d] + [d]
         sv = O.permute(b, vals, perm)
@@ -1869,7 +1864,7 @@ def unfold(b, input, kernel_size, dilation=1, padding=0, stride=1):
     ph, pw = O.pair(b, padding, "unfold's padding")
     sh, sw = O.pair(b, stride, "unfold's stride")
     N = x.shape[0]   # may stay dynamic
-    C, H, W = (_sz(b, s, "unfold's input size") for s in x.shape[1:])
+    C, H, W = (b.static(s, "unfold's input size") for s in x.shape[1:])
     oh = (H + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     ow = (W + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if oh <= 0 or ow <= 0:
@@ -1940,7 +1935,7 @@ def put(b, x, index, source, accumulate=False):
     i = _t(b, index, "put")
     s = _t(b, source, "put")
     flat = O.reshape(b, x, [-1])
-    n = _sz(b, flat.shape[0])
+    n = b.static(flat.shape[0], "put's size")
     fi = O.reshape(b, i, [-1])
     fi = O.where(b, _bool(b, "lt", fi, 0), O.add(b, fi, n), fi)
     r = O.index_put(b, flat, [fi], O.reshape(b, O.cast(b, s, x.dtype),
@@ -1963,7 +1958,7 @@ def _cumext(name, kt_reduce):
         if x.ndim == 0:
             return O.SortResult(O.copy_of(x),
                                 O.full(b, [], 0, torch.int64))
-        n = _sz(b, x.shape[d])
+        n = b.static(x.shape[d], "%s's size" % name)
         if n > 1024:
             raise b.error("%s along a dim of %d elements is not supported "
                           "(its decomposition is quadratic; at most 1024)"
@@ -2042,7 +2037,7 @@ def multi_margin_loss(b, input, target, p=1, margin=1.0, weight=None,
                       % x.dtype)
     x2 = x if x.ndim == 2 else O.reshape(b, x, [1, -1])
     t1 = O.reshape(b, t, [-1])
-    C = _sz(b, x2.shape[1])
+    C = b.static(x2.shape[1], "multi_margin_loss's size")
     xy = O.gather(b, x2, 1, O.unsqueeze(b, t1, 1))  # [N, 1]
     z = O.clamp_min(b, O.add(b, O.sub(b, x2, xy), margin), 0.0)
     if p == 2:
@@ -2074,7 +2069,7 @@ def multilabel_margin_loss(b, input, target, size_average=None,
                       % x.dtype)
     x2 = x if x.ndim == 2 else O.reshape(b, x, [1, -1])
     t2 = t if t.ndim == 2 else O.reshape(b, t, [1, -1])
-    C = _sz(b, x2.shape[1])
+    C = b.static(x2.shape[1], "multilabel_margin_loss's size")
     # valid[n, k]: target[n, k] comes before the first -1.
     valid = O.cast(b, _bool(b, "ge", t2, 0), torch.int64)
     valid = _bool(b, "eq", O.FUNCTIONS[torch.cumprod](b, valid, 1), 1)
@@ -2131,7 +2126,8 @@ def diagonal_scatter(b, x, src, offset=0, dim1=0, dim2=1):
         raise b.error("diagonal dimensions cannot be identical %d, %d"
                       % (dim1, dim2))
     k = b.static(offset, "diagonal_scatter's offset")
-    m, n = _sz(b, x.shape[d1]), _sz(b, x.shape[d2])
+    m = b.static(x.shape[d1], "diagonal_scatter's rows")
+    n = b.static(x.shape[d2], "diagonal_scatter's columns")
     L = max(0, min(m, n - k) if k >= 0 else min(m + k, n))
     want = [value(d) for i, d in enumerate(x.shape) if i not in (d1, d2)] \
         + [L]
@@ -2273,7 +2269,8 @@ def kron(b, a, c, *, out=None):
         ai += [A_.shape[k], 1]
         ci += [1, C_.shape[k]]
     p = O.mul(b, O.reshape(b, A_, ai), O.reshape(b, C_, ci))
-    return O.reshape(b, p, [_sz(b, A_.shape[k]) * _sz(b, C_.shape[k])
+    return O.reshape(b, p, [b.static(A_.shape[k], "kron's size") *
+                            b.static(C_.shape[k], "kron's size")
                             for k in range(nd)])
 
 
@@ -2308,7 +2305,7 @@ def trapezoid(b, y, x=None, *, dx=None, dim=-1):
     sum(dx * (y[1:] + y[:-1])) / 2 with x's differences; an empty dim
     gives zeros."""
     y, d = _trapz_y(b, y, dim, "trapezoid")
-    n = _sz(b, y.shape[d])
+    n = b.static(y.shape[d], "trapezoid's size")
     if n == 0:
         return O.sum_(b, y if y.dtype.is_floating_point else
                       O.cast(b, y, torch.get_default_dtype()), [d])
@@ -2327,7 +2324,7 @@ def cumulative_trapezoid(b, y, x=None, *, dx=None, dim=-1):
     + y[:-1]) / 2) with x's differences (PyTorch 1.13's formulas, integer
     products wrapping as there)."""
     y, d = _trapz_y(b, y, dim, "cumulative_trapezoid")
-    n = _sz(b, y.shape[d])
+    n = b.static(y.shape[d], "cumulative_trapezoid's size")
     if n == 0:
         return O.copy_of(y if y.dtype.is_floating_point else
                          O.cast(b, y, torch.get_default_dtype()))
@@ -2357,7 +2354,7 @@ def tensor_unfold(b, x, dimension, size, step):
             raise b.error("maximum size for tensor at dimension 0 is 1 but "
                           "size is %d" % size)
         return O.reshape(b, x, [1])
-    L = _sz(b, x.shape[d])
+    L = b.static(x.shape[d], "tensor_unfold's size")
     if size > L:
         raise b.error("maximum size for tensor at dimension %d is %d but "
                       "size is %d" % (d, L, size))
@@ -2520,7 +2517,7 @@ def histc(b, x, bins=100, min=0, max=0, *, out=None):
     flat = O.reshape(b, x, [-1])
     dt = x.dtype
     if lo == hi:
-        if _sz(b, flat.shape[0]):
+        if b.static(flat.shape[0], "histc's size"):
             L, H = O.amin(b, flat, [0]), O.amax(b, flat, [0])
         else:
             L, H = b.constant(lo, dt), b.constant(hi, dt)
@@ -2562,12 +2559,12 @@ def scaled_dot_product_attention_113(b, query, key, value_, attn_mask=None,
     if float(b.static(dropout_p, "dropout_p")) > 0.0:
         raise b.error("_scaled_dot_product_attention with dropout_p > 0 is "
                       "not supported")
-    E = _sz(b, q.shape[-1], "the attention's head size")
+    E = b.static(q.shape[-1], "the attention's head size")
     s = O.matmul(b, O.div(b, q, math.sqrt(E)), O.transpose(b, k, -2, -1))
     mask = attn_mask
     if b.static(is_causal, "is_causal"):
-        L = _sz(b, q.shape[-2], "is_causal's mask size")
-        S = _sz(b, k.shape[-2], "is_causal's mask size")
+        L = b.static(q.shape[-2], "is_causal's mask size")
+        S = b.static(k.shape[-2], "is_causal's mask size")
         mask = O.tensor(b, [[j <= i for j in range(S)] for i in range(L)],
                         dtype=torch.bool)
     if mask is not None:
