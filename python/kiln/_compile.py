@@ -471,74 +471,56 @@ def _as_function(fn):
     return wrapper
 
 
-def _closure_modules(fn):
-    """The nn.Modules `fn` names in its closure cells and globals (for a
-    bound method, its object's attributes are not included: its object is
-    a module only when kiln compiles the module)."""
-    if isinstance(fn, functools.partial):
-        out = _closure_modules(fn.func)
-        for v in list(fn.args) + list(fn.keywords.values()):
-            if isinstance(v, torch.nn.Module) and \
-                    not any(v is m for m in out):
-                out.append(v)
-        return out
-    if inspect.ismethod(fn):
-        # A bound method: its object, when a module, or the modules among
-        # its attributes (`self.encoder(x)` in a helper object's method).
-        obj = fn.__self__
-        out = _closure_modules(fn.__func__)
-        held = [obj] if isinstance(obj, torch.nn.Module) else list(
-            getattr(obj, "__dict__", {}).values())
-        for v in held:
-            if isinstance(v, torch.nn.Module) and \
-                    not any(v is m for m in out):
-                out.append(v)
-        return out
-    code = getattr(inspect.unwrap(fn), "__code__", None)
-    if code is None:
-        return []
-    try:
-        cv = inspect.getclosurevars(inspect.unwrap(fn))
-    except (TypeError, ValueError):
-        return []
-    out = []
-    for v in list(cv.nonlocals.values()) + list(cv.globals.values()):
-        if isinstance(v, torch.nn.Module) and \
-                not any(v is m for m in out):
-            out.append(v)
-    return out
-
-
 def _module_slots(fn):
     """Where the modules `fn` names live, to be read again on every call:
     ("cell", cell) for a closure cell, ("global", dict, name) for a
-    global, ("fixed", module) for a module held by a partial or a bound
-    method's object. A name rebound to another module (`d = nn.Linear(..)`
-    after compiling a lambda that calls `d`) is then seen: the module tree
-    changes, the call recaptures and the guards are found again."""
-    base = fn.func if isinstance(fn, functools.partial) else \
-        fn.__func__ if inspect.ismethod(fn) else fn
-    try:
-        base = inspect.unwrap(base)
-    except ValueError:
-        pass
+    global (the names of its code and nested code), ("fixed", module) for
+    a module held by a functools.partial (its arguments) or a bound
+    method's object (the object when a module, else the modules among its
+    attributes: `self.encoder(x)` in a helper object's method). A name
+    rebound to another module (`d = nn.Linear(..)` after compiling a lambda
+    that calls `d`) is then seen: the module tree changes, the call
+    recaptures and the guards are found again. One walk: the modules are
+    the slots' current contents (`_current_closure_modules`)."""
     slots = []
-    code = getattr(base, "__code__", None)
-    if code is not None:
-        for cell in getattr(base, "__closure__", None) or ():
+
+    def fixed(v):
+        if isinstance(v, torch.nn.Module) and \
+                not any(_slot_module(s) is v for s in slots):
+            slots.append(("fixed", v))
+
+    def walk(f):
+        if isinstance(f, functools.partial):
+            walk(f.func)
+            for v in list(f.args) + list(f.keywords.values()):
+                fixed(v)
+            return
+        if inspect.ismethod(f):
+            walk(f.__func__)
+            obj = f.__self__
+            for v in [obj] if isinstance(obj, torch.nn.Module) else list(
+                    getattr(obj, "__dict__", {}).values()):
+                fixed(v)
+            return
+        try:
+            f = inspect.unwrap(f)
+        except ValueError:
+            pass
+        code = getattr(f, "__code__", None)
+        if code is None:
+            return
+        for cell in getattr(f, "__closure__", None) or ():
             try:
                 if isinstance(cell.cell_contents, torch.nn.Module):
                     slots.append(("cell", cell))
             except ValueError:   # an empty cell
                 pass
-        g = getattr(base, "__globals__", {})
+        g = getattr(f, "__globals__", {})
         for name in sorted(_guards._code_names(code)):
             if isinstance(g.get(name), torch.nn.Module):
                 slots.append(("global", g, name))
-    current = [_slot_module(s) for s in slots]
-    for m in _closure_modules(fn):
-        if not any(m is c for c in current):
-            slots.append(("fixed", m))
+
+    walk(fn)
     return slots
 
 
