@@ -208,7 +208,7 @@ class _Source:
     again on every call by `resolve`, so an object assigned in place of
     `cfg.model` is read, not the one seen at the first call."""
     __slots__ = ("label", "d", "names", "ident", "get", "ok", "items",
-                 "resolve", "written")
+                 "resolve", "written", "module")
 
     def __init__(self, label, d, items=False, resolve=None):
         self.label = label
@@ -222,6 +222,9 @@ class _Source:
         self.ok = True   # every name there, no list or dict: the fast path
         self.items = items  # d is the user's dict (labels `label[key]`)
         self.resolve = resolve
+        # d is an nn.Module's __dict__ (set by Guards._add_module_tree): its
+        # attributes may be written by the captured code (Guards.demote)
+        self.module = False
 
     def finish(self):
         self.names.sort(key=repr)
@@ -372,6 +375,8 @@ class Guards:
                     # `self.opts.beta`, `self.cfg["act"]`
                     self._follow(d[k], names, 1, "%s%s." % (label, k),
                                  functools.partial(_entry, d, k))
+            if id(d) in self._sources:
+                self._sources[id(d)].module = True
 
     def _add_callable(self, fn, depth):
         if isinstance(fn, functools.partial):
@@ -534,8 +539,7 @@ class Guards:
                         a.obj is not v and
                         self._held.get(id(a.obj)) is not a.obj and
                         id(a.obj) not in self._reads)) and \
-                    isinstance(where, _Source) and where.items is False \
-                    and isinstance(where.d.get("_parameters"), dict):
+                    isinstance(where, _Source) and where.module:
                 # A module attribute that held None, a number, or a tensor the
                 # program does not hold (nor baked the data of), and that
                 # the capture stored a tensor in (`self.attn = w`: a graph
