@@ -21,6 +21,7 @@ if not any(os.path.abspath(p) == os.path.join(ROOT, "python")
 # "Disk cache"): sessions start with KILN_CACHE_DIR=off.
 os.environ["KILN_CACHE_DIR"] = "off"
 
+import pytest  # noqa: E402
 import torch  # noqa: E402
 
 # Deterministic, single-threaded eager references (Kiln's own threads are
@@ -31,3 +32,14 @@ torch.set_num_threads(1)
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: a long sweep, skipped unless KILN_SLOW_TESTS=1")
+
+
+@pytest.fixture
+def reset_kiln():
+    """kiln.reset() before and after a test (compiled-code caches, guards,
+    counters): `pytestmark = pytest.mark.usefixtures("reset_kiln")` in a
+    test file runs every test of it from a clean state."""
+    import kiln
+    kiln.reset()
+    yield
+    kiln.reset()

@@ -7,6 +7,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+# The kiln.compile backends a test runs on: the interpreter, the
+# interpreter after the AOT stage, and the CPU backend.
+BACKENDS = ["eager", "aot_eager", "cpu"]
+
 
 def seeded_batchnorm(model, seed=0):
     """Random running statistics and affine parameters for every BatchNorm

@@ -12,8 +12,8 @@ import torch
 import torch.nn as nn
 
 import kiln
+from models import BACKENDS
 
-BACKENDS = ["eager", "aot_eager", "cpu"]
 
 
 class Model(nn.Module):
@@ -31,11 +31,7 @@ class Model(nn.Module):
         return self.head(self.encoder(x))
 
 
-@pytest.fixture(autouse=True)
-def _reset():
-    kiln.reset()
-    yield
-    kiln.reset()
+pytestmark = pytest.mark.usefixtures("reset_kiln")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -20,11 +20,7 @@ import kiln
 BACKENDS = ["eager", "cpu"]
 
 
-@pytest.fixture(autouse=True)
-def _reset():
-    kiln.reset()
-    yield
-    kiln.reset()
+pytestmark = pytest.mark.usefixtures("reset_kiln")
 
 
 def r(*shape):

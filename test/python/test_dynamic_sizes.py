@@ -13,15 +13,11 @@ import torch
 import torch.nn as nn
 
 import kiln
+from models import BACKENDS
 
-BACKENDS = ["eager", "aot_eager", "cpu"]
 
 
-@pytest.fixture(autouse=True)
-def _reset():
-    kiln.reset()
-    yield
-    kiln.reset()
+pytestmark = pytest.mark.usefixtures("reset_kiln")
 
 
 def compiles(cf):

@@ -11,15 +11,11 @@ import pytest
 import torch
 
 import kiln
+from models import BACKENDS
 
-BACKENDS = ["eager", "aot_eager", "cpu"]
 
 
-@pytest.fixture(autouse=True)
-def _reset():
-    kiln.reset()
-    yield
-    kiln.reset()
+pytestmark = pytest.mark.usefixtures("reset_kiln")
 
 
 def accumulate(x):

@@ -16,15 +16,11 @@ import torch.nn as nn
 from torch.nn.modules import module as nn_module
 
 import kiln
+from models import BACKENDS
 
-BACKENDS = ["eager", "aot_eager", "cpu"]
 
 
-@pytest.fixture(autouse=True)
-def _reset():
-    kiln.reset()
-    yield
-    kiln.reset()
+pytestmark = pytest.mark.usefixtures("reset_kiln")
 
 
 def net():
