@@ -325,19 +325,43 @@ void kiln::cpu::lowerMatmulsToBLAS(ModuleOp module, StringRef sgemm,
     }
     Type elem = ct.getElementType();
     bool f32 = elem.isF32();
-    bool viaOneDNN = f32 && oneDNNSgemm;
-    StringRef name = viaOneDNN ? StringRef(kOneDNNSgemmSymbol)
-                     : f32     ? "cblas_sgemm"
-                               : "cblas_dgemm";
+    // Which library: cblas only, oneDNN only, or chosen per call by the
+    // product's size (`?` sizes). oneDNN's sgemm pays ~30 us per call on
+    // mid-sized products (its threads: 64x64x64 35 us vs OpenBLAS's 5 us,
+    // 128^3 42 vs 21 us, 192^3 a tie; bench/blas_bench.py), so with
+    // sgemm=auto products under kOneDNNSgemmMin multiply-adds (per batch
+    // element) stay on OpenBLAS.
+    enum class Lib { BLAS, OneDNN, BySize } lib = Lib::BLAS;
+    const unsigned rcS = ct.getRank(), raS = at.getRank();
+    const int64_t mS = ct.getDimSize(rcS - 2), nS = ct.getDimSize(rcS - 1),
+                  kS = at.getDimSize(form->transA ? raS - 2 : raS - 1);
+    if (f32 && oneDNNSgemm) {
+      if (sgemm == "onednn")
+        lib = Lib::OneDNN;
+      else if (ShapedType::isDynamic(mS) || ShapedType::isDynamic(nS) ||
+               ShapedType::isDynamic(kS))
+        lib = Lib::BySize;
+      else if (mS * nS >= kOneDNNSgemmMin || kS >= kOneDNNSgemmMin ||
+               mS * nS * kS >= kOneDNNSgemmMin)
+        lib = Lib::OneDNN;
+    }
+    StringRef blasName = f32 ? "cblas_sgemm" : "cblas_dgemm";
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
     SmallVector<Type> argTypes = {i32,   i32, i32,   i32, i32,   i32,  elem,
                                   ptrTy, i32, ptrTy, i32, elem, ptrTy, i32};
-    if (viaOneDNN)
-      argTypes.push_back(IntegerType::get(ctx, 64)); // threads
-    auto fnType = FunctionType::get(ctx, argTypes, {});
-    if (!module.lookupSymbol(name)) {
-      auto decl = func::FuncOp::create(mb, op.getLoc(), name, fnType);
+    auto declare = [&](StringRef name, ArrayRef<Type> types) {
+      if (module.lookupSymbol(name))
+        return;
+      auto decl = func::FuncOp::create(mb, op.getLoc(), name,
+                                       FunctionType::get(ctx, types, {}));
       decl.setPrivate();
+    };
+    if (lib != Lib::OneDNN)
+      declare(blasName, argTypes);
+    if (lib != Lib::BLAS) {
+      SmallVector<Type> t(argTypes);
+      t.push_back(IntegerType::get(ctx, 64)); // threads
+      declare(kOneDNNSgemmSymbol, t);
     }
 
     OpBuilder bld(op);
@@ -429,10 +453,36 @@ void kiln::cpu::lowerMatmulsToBLAS(ModuleOp module, StringRef sgemm,
         toI32(kDim), alpha, ptrOf(da, form->batchedA), lda,
         ptrOf(db, form->batchedB), ldb, beta,
         ptrOf(dc, form->batched), ldc};
-    if (viaOneDNN)
-      args.push_back(arith::ConstantIntOp::create(bld, loc, bld.getI64Type(),
-                                                  threads));
-    func::CallOp::create(bld, loc, name, TypeRange{}, args);
+    auto callOneDNN = [&](OpBuilder &cb) {
+      SmallVector<Value> withThreads(args);
+      withThreads.push_back(
+          arith::ConstantIntOp::create(cb, loc, cb.getI64Type(), threads));
+      func::CallOp::create(cb, loc, kOneDNNSgemmSymbol, TypeRange{},
+                           withThreads);
+    };
+    if (lib == Lib::BLAS) {
+      func::CallOp::create(bld, loc, blasName, TypeRange{}, args);
+    } else if (lib == Lib::OneDNN) {
+      callOneDNN(bld);
+    } else {
+      // M * N * K >= kOneDNNSgemmMin without overflow: M * N (each < 2^31)
+      // and K first.
+      Value minV = arith::ConstantIndexOp::create(bld, loc, kOneDNNSgemmMin);
+      auto ge = [&](Value v) {
+        return arith::CmpIOp::create(bld, loc, arith::CmpIPredicate::sge, v,
+                                     minV)
+            .getResult();
+      };
+      Value mn = arith::MulIOp::create(bld, loc, mDim, nDim);
+      Value big = arith::OrIOp::create(
+          bld, loc, arith::OrIOp::create(bld, loc, ge(mn), ge(kDim)),
+          ge(arith::MulIOp::create(bld, loc, mn, kDim)));
+      auto choose = scf::IfOp::create(bld, loc, big, /*withElse=*/true);
+      OpBuilder tb = OpBuilder::atBlockBegin(&choose.getThenRegion().front());
+      callOneDNN(tb);
+      OpBuilder eb = OpBuilder::atBlockBegin(&choose.getElseRegion().front());
+      func::CallOp::create(eb, loc, blasName, TypeRange{}, args);
+    }
     op->erase();
   }
 }

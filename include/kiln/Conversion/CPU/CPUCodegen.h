@@ -134,7 +134,8 @@ llvm::StringRef chooseMatmulImpl(int64_t batch, int64_t m, int64_t n,
 /// `sgemm` picks the f32 library: "openblas" (cblas_sgemm), "onednn"
 /// (libkiln_onednn's kiln_onednn_sgemm: oneDNN's JIT sgemm, the call taking
 /// the thread count `threads` after cblas_sgemm's arguments) or "auto"
-/// (oneDNN where this build has libkiln_onednn). f64 always calls
+/// (oneDNN where this build has libkiln_onednn, for products of at least
+/// kOneDNNSgemmMin multiply-adds). f64 always calls
 /// cblas_dgemm.
 void lowerMatmulsToBLAS(mlir::ModuleOp module, llvm::StringRef sgemm = "auto",
                         unsigned threads = 0);
@@ -142,6 +143,10 @@ void lowerMatmulsToBLAS(mlir::ModuleOp module, llvm::StringRef sgemm = "auto",
 /// libkiln_onednn's sgemm (cblas_sgemm's arguments, then the threads as
 /// i64): lowerMatmulsToBLAS's f32 products with sgemm = onednn / auto.
 inline constexpr llvm::StringLiteral kOneDNNSgemmSymbol = "kiln_onednn_sgemm";
+/// With sgemm = auto, f32 products of at least this many multiply-adds (per
+/// batch element) call kOneDNNSgemmSymbol, smaller ones cblas_sgemm (a
+/// run-time test where a size is `?`).
+inline constexpr int64_t kOneDNNSgemmMin = int64_t(1) << 23;
 
 /// The attribute naming a convolution's implementation: "direct" on a
 /// linalg conv that stays, "im2col" on the loop (and the patch-copy
