@@ -1920,8 +1920,11 @@ def slice_dim(b, x, dim, start, end, step):
     if isinstance(size, Sym):
         s0 = 0 if start is None else start
         if end_full and not isinstance(s0, Sym) and 0 <= s0 <= value(size):
-            # [s0::step] of a symbolic size: the length stays symbolic.
+            # [s0::step] of a symbolic size: the length stays symbolic
+            # (0 when a later size is below s0: kt.slice clamps s0).
             length = (size - s0 + step - 1) // step
+            if s0 > 0:
+                length = smax(length, 0)
             attrs = {"dim": dim, "start": s0}
             if step != 1:
                 attrs["step"] = step

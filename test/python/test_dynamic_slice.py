@@ -181,3 +181,20 @@ def test_a_clamped_length_used_as_a_size(backend):
             assert g.shape == e.shape
             check_same(g, e, "n = %d" % n)
     once(compiled)
+
+
+def test_a_slice_to_the_end_past_a_smaller_later_size():
+    # x[5:] captured at n = 8 has length max(n - 5, 0): at n = 3 it is
+    # empty (was n - 5 = -2, a negative kt.full size at run time).
+    def f(x):
+        h = x[5:]
+        g = x[4::2]
+        return torch.ones(h.size(0), 2) + h, torch.zeros(g.size(0), 2) - g
+
+    compiled = kiln.compile(f, backend="eager")
+    for n in [8, 3, 6, 0]:
+        x = torch.randn(n, 2)
+        for g, e in zip(compiled(marked(x.clone(), 0)), f(x)):
+            assert g.shape == e.shape
+            check_same(g, e, "n = %d" % n)
+    once(compiled)
