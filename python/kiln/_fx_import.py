@@ -798,7 +798,7 @@ class FxImporter:
                 return None
             return emit("arith.subi %s, %s : index" % (zero.name, a.name))
         ops = {"+": "addi", "-": "subi", "*": "muli", "//": "floordivsi",
-               "%": "remsi"}
+               "%": "remsi", "min": "minsi", "max": "maxsi"}
         a, b = self.index_of_key(k[1]), self.index_of_key(k[2])
         if a is None or b is None or k[0] not in ops:
             return None

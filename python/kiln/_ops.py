@@ -34,7 +34,7 @@ import torch.nn.functional as F
 
 from . import _ir
 from ._fx_import import TensorVal, link_view
-from ._symbolic import Sym, same, value
+from ._symbolic import Sym, same, smax, smin, value
 
 FUNCTIONS = {}
 METHODS = {}
@@ -229,6 +229,13 @@ def broadcast(b, *shapes):
     rank = max(len(s) for s in shapes)
     out = []
     for i in range(rank):
+        present = [s[len(s) - rank + i] for s in shapes
+                   if len(s) - rank + i >= 0]
+        if all(same(d, present[0]) for d in present[1:]):
+            # One size (or the same expression everywhere): nothing to
+            # broadcast, so a symbolic size 1 needs no guard (x[:1] * 2).
+            out.append(present[0])
+            continue
         res = 1
         for s in shapes:
             j = len(s) - rank + i
@@ -1913,9 +1920,27 @@ def slice_dim(b, x, dim, start, end, step):
     if isinstance(size, Sym):
         s0 = 0 if start is None else start
         if end_full and not isinstance(s0, Sym) and 0 <= s0 <= value(size):
-            # [s0::step] of a symbolic size: the length stays symbolic.
+            # [s0::step] of a symbolic size: the length stays symbolic
+            # (0 when a later size is below s0: kt.slice clamps s0).
             length = (size - s0 + step - 1) // step
+            if s0 > 0:
+                length = smax(length, 0)
             attrs = {"dim": dim, "start": s0}
+            if step != 1:
+                attrs["step"] = step
+            return _slice_op(b, x, dim, attrs, length)
+        if not isinstance(start, Sym) and not isinstance(end, Sym):
+            # Static bounds of a symbolic size (x[:1], x[-1:], x[1:3]):
+            # kt.slice clamps them at run time; the length is the symbolic
+            # len(range(size)[start:end:step]) (min / max, no guard).
+            def clamp(v):
+                return smin(v, size) if v >= 0 else smax(size + v, 0)
+            lo = 0 if start is None else clamp(start)
+            hi = size if end_full else clamp(end)
+            length = smax((hi - lo + step - 1) // step, 0)
+            attrs = {"dim": dim, "start": 0 if start is None else start}
+            if not end_full:
+                attrs["end"] = end
             if step != 1:
                 attrs["step"] = step
             return _slice_op(b, x, dim, attrs, length)

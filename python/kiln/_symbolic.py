@@ -84,6 +84,9 @@ def _show(key):
         return key[2]
     if key[0] == "neg":
         return "-" + _show(key[1])
+    if key[0] in ("min", "max"):
+        return "%s(%s, %s)" % (key[0], *[_show(k) if isinstance(k, tuple)
+                                         else k for k in key[1:]])
     return "(%s %s %s)" % (_show(key[1]) if isinstance(key[1], tuple)
                            else key[1], key[0],
                            _show(key[2]) if isinstance(key[2], tuple)
@@ -120,6 +123,8 @@ def make(v, name, a, b):
                 return 0
     if name in ("//",) and not isinstance(b, Sym) and b == 1:
         return a
+    if name in ("min", "max") and key(a) == key(b):
+        return a
     s = syms(a) | syms(b)
     if not s:
         return v
@@ -127,8 +132,19 @@ def make(v, name, a, b):
                else (name, key(a)))
 
 
+def smin(a, b):
+    """min(a, b) of two sizes: an int when both are ints, else a Sym whose
+    example value is the min (no guard: it stays symbolic)."""
+    return make(min(value(a), value(b)), "min", a, b)
+
+
+def smax(a, b):
+    """max(a, b) of two sizes, like `smin`."""
+    return make(max(value(a), value(b)), "max", a, b)
+
+
 _EVAL = {"+": operator.add, "-": operator.sub, "*": operator.mul,
-         "//": operator.floordiv, "%": operator.mod}
+         "//": operator.floordiv, "%": operator.mod, "min": min, "max": max}
 
 
 def evaluate(k, size_of):

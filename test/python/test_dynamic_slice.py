@@ -121,9 +121,6 @@ def test_slices_to_the_end_of_a_dynamic_dim_stay_symbolic():
     once(compiled)
 
 
-@pytest.mark.xfail(strict=True, raises=kiln.SpecializationError,
-                   reason="issue 12 item 3: a static end on a "
-                   "marked dim needs min(end, n); slice_dim specializes")
 @pytest.mark.parametrize("which", ["head", "tail", "middle"])
 def test_static_bound_slices_of_a_dynamic_dim(which):
     f = {"head": lambda x: x[:1] * 2,
@@ -133,4 +130,71 @@ def test_static_bound_slices_of_a_dynamic_dim(which):
     for n in [3, 5, 8]:
         x = torch.randn(n, 4)
         check_same(compiled(marked(x.clone(), 0)), f(x), "n = %d" % n)
+    once(compiled)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_static_bounds_clamp_at_every_size_of_a_dynamic_dim(backend):
+    # Static bounds on a marked dim: negative bounds count from the end,
+    # bounds past the end clamp, an empty result at small sizes (n = 0, 1);
+    # the lengths are min / max of the size, one compile for all sizes.
+    def f(x):
+        return (x[:2] * 2, x[-3:] + 1, x[1:4:2] * 3, x[-5:-1].sum(0),
+                x[4:] - 1, x[:-2] * 1)
+
+    compiled = kiln.compile(f, backend=backend)
+    for n in [6, 3, 1, 0, 2, 9]:
+        x = torch.randn(n, 3)
+        got = compiled(marked(x.clone(), 0))
+        for i, (g, e) in enumerate(zip(got, f(x))):
+            assert g.shape == e.shape, "output %d at n = %d" % (i, n)
+            check_same(g, e, "output %d at n = %d" % (i, n))
+    once(compiled)
+
+
+def test_sym_min_max_evaluate_and_fold():
+    from kiln._symbolic import ShapeEnv, evaluate, smax, smin
+    env = ShapeEnv()
+    n = env.new(5, 0, 0)
+    assert smin(3, 7) == 3 and smax(3, 7) == 7
+    m = smax(smin(n, 2) - 4, 0)
+    assert m.value == 0
+    for size in [0, 1, 2, 3, 9]:
+        assert evaluate(m.key, lambda sid: size) == max(min(size, 2) - 4, 0)
+    assert smin(n, n) is n
+    assert "min" in repr(smin(n, 2))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_a_clamped_length_used_as_a_size(backend):
+    # The length min(2, n) sizes other ops (kt.full, kt.reshape size
+    # operands): the importer writes it as arith.minsi of tensor.dim.
+    def f(x):
+        h = x[:2]
+        k = h.size(0)
+        return torch.ones(k, 3) + h, h.reshape(k * 3) * 2
+
+    compiled = kiln.compile(f, backend=backend)
+    for n in [5, 1, 0, 2]:
+        x = torch.randn(n, 3)
+        for g, e in zip(compiled(marked(x.clone(), 0)), f(x)):
+            assert g.shape == e.shape
+            check_same(g, e, "n = %d" % n)
+    once(compiled)
+
+
+def test_a_slice_to_the_end_past_a_smaller_later_size():
+    # x[5:] captured at n = 8 has length max(n - 5, 0): at n = 3 it is
+    # empty (was n - 5 = -2, a negative kt.full size at run time).
+    def f(x):
+        h = x[5:]
+        g = x[4::2]
+        return torch.ones(h.size(0), 2) + h, torch.zeros(g.size(0), 2) - g
+
+    compiled = kiln.compile(f, backend="eager")
+    for n in [8, 3, 6, 0]:
+        x = torch.randn(n, 2)
+        for g, e in zip(compiled(marked(x.clone(), 0)), f(x)):
+            assert g.shape == e.shape
+            check_same(g, e, "n = %d" % n)
     once(compiled)
