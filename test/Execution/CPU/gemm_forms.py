@@ -6,15 +6,26 @@
 # attention's Q K^T), a batch operand shared by every batch element (batch
 # stride 0), a zero-filled C replaced by beta = 0 (with an empty K, C must
 # still be zeros), f32 and f64, static and `?` dims. Each runs with
-# --matmul=openblas, auto and generated and is compared with NumPy in f64.
+# --matmul=openblas, auto and generated, and where the build has
+# libkiln_onednn with --sgemm=onednn (f32 products on oneDNN's sgemm) and
+# --sgemm=openblas, and is compared with NumPy in f64. Under the default
+# (--sgemm=auto) f32 products of >= 2^23 multiply-adds take oneDNN's sgemm,
+# smaller ones OpenBLAS; with a `?` size the code chooses per call: the
+# "threshold" cases below run both sides of that test.
+import os
 import numpy as np
-from kiln_testing import KilnRunError, close, run, ttype
+from kiln_testing import KILN_RUN, KilnRunError, close, run, ttype
 
 rng = np.random.default_rng(11)
 passed = failed = 0
 IMPLS = [("openblas", ("--matmul=openblas",)), ("auto", ()),
          ("generated", ("--matmul=generated",)),
          ("openblas-t1", ("--matmul=openblas", "--cpu-threads=1"))]
+# libkiln_onednn sits beside the tools' lib directory when it was built.
+if os.path.exists(os.path.join(os.path.dirname(os.path.dirname(KILN_RUN)),
+                               "lib", "libkiln_onednn.so.0")):
+    IMPLS += [("sgemm-onednn", ("--matmul=openblas", "--sgemm=onednn")),
+              ("sgemm-openblas", ("--matmul=openblas", "--sgemm=openblas"))]
 
 
 def check(label, mlir, inputs, expected, tol):
@@ -121,6 +132,29 @@ for elem, dt, tol in [("f32", np.float32, 2e-4), ("f64", np.float64, 1e-11)]:
   return %0 : {C}
 }}""".format(A=ttype((30, None), elem), B=ttype((None, 26), elem), C=ttype((30, 26), elem))
     check("empty K %s" % elem, mlir, [a, b], np.zeros((30, 26)), tol)
+
+# Both sides of sgemm=auto's bound (2^23 multiply-adds) with `?` sizes: the
+# per-call choice between oneDNN's sgemm and OpenBLAS, kt.linear (a
+# transposed weight, the bias as C's start) and a plain product.
+for (m, k, n) in [(256, 256, 128), (255, 256, 128), (8, 1280, 1000)]:
+    x, w, b = rand((m, k), np.float32), rand((n, k), np.float32), \
+        rand((n,), np.float32)
+    X, W, Y = ttype((None, None), "f32"), ttype((n, None), "f32"), \
+        ttype((None, n), "f32")
+    B = ttype((n,), "f32")
+    mlir = """func.func @main(%x: {X}, %w: {W}, %b: {B}) -> {Y} {{
+  %0 = kt.linear %x, %w, %b : ({X}, {W}, {B}) -> {Y}
+  return %0 : {Y}
+}}""".format(X=X, W=W, B=B, Y=Y)
+    xd, wd = x.astype(np.float64), w.astype(np.float64)
+    check("threshold linear %s" % ((m, k, n),), mlir, [x, w, b],
+          xd @ wd.T + b, 1e-3)
+    wt = np.ascontiguousarray(w.T)
+    mlir = """func.func @main(%x: {X}, %w: {W}) -> {Y} {{
+  %0 = kt.matmul %x, %w : ({X}, {W}) -> {Y}
+  return %0 : {Y}
+}}""".format(X=X, W=ttype((None, n), "f32"), Y=Y)
+    check("threshold matmul %s" % ((m, k, n),), mlir, [x, wt], xd @ wd.T, 1e-3)
 
 print("gemm_forms.py: %d passed, %d failed" % (passed, failed))
 raise SystemExit(1 if failed else 0)
