@@ -21,6 +21,7 @@
 #include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -381,12 +382,65 @@ Value perChannelCount(OpBuilder &b, Location loc,
   return countAsFloat(b, loc, others, b.getF64Type());
 }
 
-/// kt.batch_norm_train: per-channel sums (f64) of the input, then of the
-/// deviations from that approximate mean and of their squares -> mean and
-/// invstd = 1/sqrt(var + eps) (compute type); then one pointwise generic
-/// over the input, which kiln-cpu-fuse-elementwise can fold into its
-/// consumers. Each sum is a single-result generic (kiln-cpu's fast path for
-/// reductions).
+/// Each channel's first element x[0, c, 0, ...] of `x` [N, C, ...] as a [C]
+/// tensor of `type` (the shift of batch_norm_train's variance); zeros when
+/// a dim other than 1 is 0 at run time (there is no element to read).
+Value channelSample(OpBuilder &b, Location loc, Value x,
+                    ArrayRef<OpFoldResult> sizes, RankedTensorType type) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  int64_t rank = xt.getRank();
+  Value empty;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == 1)
+      continue;
+    Value eq =
+        indexCmp(b, loc, arith::CmpIPredicate::eq, sizes[d], b.getIndexAttr(0));
+    empty = empty ? boolOr(b, loc, empty, eq) : eq;
+  }
+  // A [C] generic that reads x[0, c, 0, ...] with tensor.extract: the
+  // slice's strided, rank-reduced view of x, which canonicalization folds
+  // into the sums, is not a kernel operand kiln-cpu lowers.
+  auto sample = [&](OpBuilder &sb, Location sl) -> Value {
+    AffineMap id = sb.getMultiDimIdentityMap(1);
+    return linalg::GenericOp::create(
+               sb, sl, TypeRange{type}, ValueRange{},
+               ValueRange{emptyLike(sb, sl, type, {sizes[1]})},
+               ArrayRef<AffineMap>{id},
+               ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+               [&](OpBuilder &gb, Location gl, ValueRange) {
+                 Value zero = arith::ConstantIndexOp::create(gb, gl, 0);
+                 SmallVector<Value> at(rank, zero);
+                 at[1] = linalg::IndexOp::create(gb, gl, 0);
+                 Value v = tensor::ExtractOp::create(gb, gl, x, at);
+                 linalg::YieldOp::create(
+                     gb, gl,
+                     ValueRange{convertScalar(gb, gl, v,
+                                              type.getElementType())});
+               })
+        .getResult(0);
+  };
+  if (!empty || matchPattern(empty, m_Zero()))
+    return sample(b, loc);
+  return scf::IfOp::create(
+             b, loc, empty,
+             [&](OpBuilder &tb, Location tl) {
+               scf::YieldOp::create(
+                   tb, tl,
+                   filled(tb, tl, type, {sizes[1]},
+                          scalarConst(tb, tl, type.getElementType(), 0)));
+             },
+             [&](OpBuilder &eb, Location el) {
+               scf::YieldOp::create(eb, el, sample(eb, el));
+             })
+      .getResult(0);
+}
+
+/// kt.batch_norm_train: per-channel sums (f64) of the deviations of the
+/// input from a shift (each channel's first element) and of their squares
+/// -> mean and invstd = 1/sqrt(var + eps) (compute type); then one
+/// pointwise generic over the input, which kiln-cpu-fuse-elementwise can
+/// fold into its consumers. Each sum is a single-result generic (kiln-cpu's
+/// fast path for reductions): two reading passes over the input.
 struct BatchNormTrainLowering
     : public OpConversionPattern<kt::BatchNormTrainOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -431,15 +485,17 @@ struct BatchNormTrainLowering
     auto statAcc = statF64.clone(acc);
     Value n = perChannelCount(rw, loc, sizes);
     Value zero = scalarConst(rw, loc, f64, 0);
-    Value sum = sumAsF64(rw, loc, x, statF64, {c}, {sp.id, sp.ch}, sp.reduce);
-    // A corrected two-pass variance (Chan, Golub and LeVeque): the
-    // deviations from an approximate mean `shift` (sum / M in the compute
-    // type; kiln-cpu sums f32 terms in f32 blocks, so it is not exact),
-    // s1 = sum(d) and s2 = sum(d^2) (f64), then mean = shift + s1 / M and
-    // var = s2 / M - (s1 / M)^2: the shift's error cancels to first order.
-    // With a mean far from 0 relative to the spread (1e4 + N(0, 0.01) in
-    // f32) neither E[x^2] - E[x]^2 nor deviations from a rounded mean are.
-    Value shift = quotientAs(rw, loc, sum, n, statAcc, acc);
+    // The shifted-data variance (Chan, Golub and LeVeque): the deviations
+    // d = x - shift from a per-channel shift K, s1 = sum(d) and s2 =
+    // sum(d^2) (f64), then mean = K + s1 / M and var = s2 / M - (s1 / M)^2.
+    // Its cancellation grows with (mean - K)^2 / var; K is the channel's
+    // first element x[0, c, 0, ...], a sample of the data (a few standard
+    // deviations from the mean, at worst ~M times the variance away: ~log10
+    // M of f64's digits), so both sums are one pass each over the input
+    // (an approximate mean from a first sum cost a third pass). With a mean
+    // far from 0 relative to the spread (1e4 + N(0, 0.01) in f32)
+    // E[x^2] - E[x]^2 is not accurate; deviations from a sample are.
+    Value shift = channelSample(rw, loc, x, sizes, statAcc);
     auto devSum = [&](bool square) {
       return genericOut(
           rw, loc, statF64, ValueRange{x, shift},

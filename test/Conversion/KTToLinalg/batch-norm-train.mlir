@@ -1,12 +1,20 @@
 // RUN: kiln-opt %s -split-input-file -kiln-lower-to-linalg -canonicalize | FileCheck %s
 
-// Tests the shape of kt.batch_norm_train's lowering: a per-channel sum, then
-// per-channel sums of the deviations from that approximate mean and of
-// their squares (the corrected two-pass variance; generics over the input
-// whose outputs are [C] f64, every dim but 1 a reduction), then one
-// pointwise generic over the input for the result.
+// Tests the shape of kt.batch_norm_train's lowering: each channel's first
+// element as the shift (a [C] generic reading x[0, c, 0, 0]; zeros when
+// the dynamic batch is 0), then per-channel sums of the deviations from it and of their squares
+// (the shifted-data variance: two generics over the input whose outputs
+// are [C] f64, every dim but 1 a reduction), then one pointwise generic
+// over the input for the result.
 // CHECK-LABEL: func.func @bn_train
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
+// CHECK: %[[EMPTY:.*]] = arith.cmpi eq
+// CHECK: scf.if %[[EMPTY]]
+// CHECK: linalg.fill
+// CHECK: else
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel"]{{.*}} outs(%{{.*}} : tensor<3xf32>)
+// CHECK: %[[C:.*]] = linalg.index 0
+// CHECK: tensor.extract %{{.*}}[%{{.*}}, %[[C]], %{{.*}}, %{{.*}}] : tensor<?x3x4x4xf32>
+// CHECK-NOT: iterator_types = ["reduction"
 // CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
 // CHECK: arith.subf
 // CHECK-NOT: arith.mulf
@@ -25,6 +33,24 @@
 func.func @bn_train(%x: tensor<?x3x4x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) {
   %0:3 = kt.batch_norm_train %x weight %w bias %b {eps = 1.0e-3} : (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
   return %0#0, %0#1, %0#2 : tensor<?x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Static sizes: no run-time test; the shift converted to the f32
+// statistics type for a bf16 input; still two reductions.
+// CHECK-LABEL: func.func @bn_train_static_bf16
+// CHECK-NOT: scf.if
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel"]{{.*}} outs(%{{.*}} : tensor<5xf32>)
+// CHECK: tensor.extract %{{.*}} : tensor<2x5x3xbf16>
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<5xf64>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<5xf64>)
+// CHECK-NOT: iterator_types = ["reduction"
+// CHECK: return
+func.func @bn_train_static_bf16(%x: tensor<2x5x3xbf16>) -> (tensor<2x5x3xbf16>, tensor<5xf32>, tensor<5xf32>) {
+  %0:3 = kt.batch_norm_train %x {eps = 1.0e-5} : (tensor<2x5x3xbf16>) -> (tensor<2x5x3xbf16>, tensor<5xf32>, tensor<5xf32>)
+  return %0#0, %0#1, %0#2 : tensor<2x5x3xbf16>, tensor<5xf32>, tensor<5xf32>
 }
 
 // -----

@@ -144,6 +144,38 @@ s.check("batch_norm_train large mean f32 statistics", func_text(
      "return %0#1, %0#2 : tensor<2xf32>, tensor<2xf32>"]),
     [xb], [mb, rb], **TOL["f32"])
 
+# The variance's shift is each channel's first element x[0, c, 0]: an
+# outlier there (far from the mean relative to the spread), a first element
+# equal to the rest but one (a near-constant channel), a large mean with
+# the first element 6 deviations off.
+for elem in ["f32", "f64"]:
+    xo = s.randn(4, 3, 8, dtype=np.float64)
+    xo[0, 0, 0] = 1e3
+    xo[0, 1, 0] = -1e6 if elem == "f64" else -1e4
+    xo[:, 2] = 0.25
+    xo[3, 2, 7] = 0.5
+    check_forward((4, 3, 8), x=xo, elem=elem, label="outlier shift")
+    check_forward((1, 3, 1), x=np.array([[[2.0], [-1.0], [1e3]]]), elem=elem,
+                  label="one value per channel")
+    xl = 100 + s.randn(5, 2, 7, dtype=np.float64) * 0.01
+    xl[0, :, 0] = 100 + 0.06
+    if elem == "f64":
+        check_forward((5, 2, 7), x=xl, elem=elem,
+                      label="large mean, shift off")
+        continue
+    # f32: the statistics only (the result's rounding of save_mean, as in
+    # "large mean f32 statistics" above).
+    xl = xl.astype(np.float32)
+    s.check("batch_norm_train large mean, shift off f32 statistics",
+            func_text("main", ["tensor<5x2x7xf32>"],
+                      ["tensor<2xf32>", "tensor<2xf32>"],
+                      ["%0:3 = kt.batch_norm_train %arg0 {eps = 1.0e-08 : "
+                       "f64} : (tensor<5x2x7xf32>) -> (tensor<5x2x7xf32>, "
+                       "tensor<2xf32>, tensor<2xf32>)",
+                       "return %0#1, %0#2 : tensor<2xf32>, tensor<2xf32>"]),
+            [xl], forward_ref(xl, None, None, 1e-8)[1:], **TOL["f32"])
+check_backward((1, 3, 5), elem="f64", label="batch 1")
+
 # Dynamic N, spatial dims and C.
 x = s.randn(3, 4, 5)
 w, b = s.randn(4), s.randn(4)
