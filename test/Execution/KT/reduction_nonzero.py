@@ -1,11 +1,11 @@
 # RUN: %python %s
 # REQUIRES: numpy, torch
 # Tests kt.nonzero (a result whose first dim is only known when it runs)
-# against np.argwhere in the interpreter: all zeros (0 rows), all non-zero,
+# against np.argwhere in the interpreter and the CPU backend: all zeros (0 rows), all non-zero,
 # 1-D, 3-D, rank 0, bool, ints, floats with NaN (non-zero) and -0.0 (zero),
 # empty operands, `?` operand dims, and ops downstream of the data-dependent
-# size (a sum of the indices, a gather of the operand by them).
-# The CPU backend has no lowering for kt.nonzero yet (issue 16): not swept.
+# size (a sum of the indices).
+# Every case also runs on the CPU backend (compared with the interpreter).
 
 import math
 
@@ -13,7 +13,7 @@ import numpy as np
 from elementwise_helpers import FLOATS, INTS, as_dtype
 from kiln_testing import Suite, func_text, ttype
 
-s = Suite(__file__, cpu=False)
+s = Suite(__file__, cpu=True)
 
 
 def ref(x):
