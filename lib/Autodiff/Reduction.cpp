@@ -226,4 +226,5 @@ void autodiff::registerReductionVJPs(MLIRContext *ctx) {
   attachVJP<kt::ArgminOp, vjpNone<kt::ArgminOp>>(ctx);
   attachVJP<kt::ArgsortOp, vjpNone<kt::ArgsortOp>>(ctx);
   attachVJP<kt::SearchsortedOp, vjpNone<kt::SearchsortedOp>>(ctx);
+  attachVJP<kt::NonzeroOp, vjpNone<kt::NonzeroOp>>(ctx);
 }

@@ -1013,6 +1013,96 @@ struct SearchsortedLowering : public OpConversionPattern<kt::SearchsortedOp> {
     return success();
   }
 };
+/// nonzero: a data-dependent count. One scf.for over the row-major
+/// positions counts the elements that are not zero (floats: `une 0`, so NaN
+/// counts and -0.0 does not; f16/bf16 compare in f32), a tensor.empty of
+/// `count x rank` holds the result, and a second scf.for writes the indices
+/// of each counted element into the next row.
+struct NonzeroLowering : public OpConversionPattern<kt::NonzeroOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(kt::NonzeroOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getSelf();
+    auto inType = cast<RankedTensorType>(in.getType());
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    int64_t rank = inType.getRank();
+    Type i64 = rw.getI64Type();
+    SmallVector<OpFoldResult> sizes = getSizes(rw, loc, in);
+    SmallVector<Value> dims;
+    Value zero = indexConst(rw, loc, 0), one = indexConst(rw, loc, 1);
+    Value total = one;
+    for (OpFoldResult sz : sizes) {
+      dims.push_back(indexValue(rw, loc, sz));
+      total = arith::MulIOp::create(rw, loc, total, dims.back());
+    }
+    // The indices of row-major position `lin` and whether it is non-zero.
+    auto element = [&](OpBuilder &b, Location l, Value lin,
+                       SmallVector<Value> &idx) -> Value {
+      idx.assign(rank, Value());
+      Value rem = lin;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        idx[d] = arith::RemUIOp::create(b, l, rem, dims[d]);
+        rem = arith::DivUIOp::create(b, l, rem, dims[d]);
+      }
+      Value v = tensor::ExtractOp::create(b, l, in, idx);
+      if (auto ft = dyn_cast<FloatType>(v.getType())) {
+        if (isHalf(ft))
+          v = arith::ExtFOp::create(b, l, b.getF32Type(), v);
+        Value z = arith::ConstantOp::create(
+            b, l, b.getFloatAttr(v.getType(), 0.0));
+        return arith::CmpFOp::create(b, l, CmpFPredicate::UNE, v, z);
+      }
+      Value z = arith::ConstantOp::create(
+          b, l, b.getIntegerAttr(v.getType(), 0));
+      return arith::CmpIOp::create(b, l, CmpIPredicate::ne, v, z);
+    };
+    Value count =
+        scf::ForOp::create(
+            rw, loc, zero, total, one, ValueRange{zero},
+            [&](OpBuilder &b, Location l, Value lin, ValueRange it) {
+              SmallVector<Value> idx;
+              Value nz = element(b, l, lin, idx);
+              Value inc = arith::SelectOp::create(b, l, nz, one, zero);
+              scf::YieldOp::create(b, l,
+                                   ValueRange{arith::AddIOp::create(
+                                       b, l, it[0], inc).getResult()});
+            })
+            .getResult(0);
+    Value init = tensor::EmptyOp::create(
+        rw, loc, ArrayRef<int64_t>{ShapedType::kDynamic, rank}, i64,
+        ValueRange{count});
+    Value result =
+        scf::ForOp::create(
+            rw, loc, zero, total, one, ValueRange{init, zero},
+            [&](OpBuilder &b, Location l, Value lin, ValueRange it) {
+              SmallVector<Value> idx;
+              Value nz = element(b, l, lin, idx);
+              auto ifOp = scf::IfOp::create(
+                  b, l, nz,
+                  [&](OpBuilder &tb, Location tl) {
+                    Value r = it[0];
+                    for (int64_t d = 0; d < rank; ++d) {
+                      Value v = arith::IndexCastOp::create(tb, tl, i64, idx[d]);
+                      r = tensor::InsertOp::create(
+                          tb, tl, v, r,
+                          ValueRange{it[1], indexConst(tb, tl, d)});
+                    }
+                    Value next = arith::AddIOp::create(tb, tl, it[1], one);
+                    scf::YieldOp::create(tb, tl, ValueRange{r, next});
+                  },
+                  [&](OpBuilder &eb, Location el) {
+                    scf::YieldOp::create(eb, el, ValueRange{it[0], it[1]});
+                  });
+              scf::YieldOp::create(b, l, ifOp.getResults());
+            })
+            .getResult(0);
+    rw.replaceOp(op, castTo(rw, loc, result, type));
+    return success();
+  }
+};
 } // namespace
 
 void kiln::populateKTReductionToLinalgPatterns(RewritePatternSet &patterns) {
@@ -1027,6 +1117,6 @@ void kiln::populateKTReductionToLinalgPatterns(RewritePatternSet &patterns) {
                ArgReduction<kt::ArgminOp, false>,
                CumulativeLowering<kt::CumsumOp>, CumulativeLowering<kt::CumprodOp>,
                CumulativeLowering<kt::LogcumsumexpOp>, ArgsortLowering,
-               SearchsortedLowering>(
+               SearchsortedLowering, NonzeroLowering>(
       patterns.getContext());
 }

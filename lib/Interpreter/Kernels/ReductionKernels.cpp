@@ -417,6 +417,41 @@ LogicalResult interpretLogcumsumexp(LogcumsumexpOp op, ArrayRef<Tensor> operands
       [](int64_t acc, int64_t) { return acc; });
 }
 
+/// nonzero: the row-major indices of the elements that are not zero
+/// (-0.0 is zero, NaN is not), one row of rank(self) per element.
+LogicalResult interpretNonzero(NonzeroOp op, ArrayRef<Tensor> operands,
+                               SmallVectorImpl<Tensor> &results) {
+  const Tensor &a = operands[0];
+  ArrayRef<int64_t> shape = a.shape();
+  int64_t rank = shape.size();
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  bool isF = a.isFloat();
+  auto nonzero = [&](int64_t i) {
+    return isF ? a.getF(i) != 0.0 : a.getI(i) != 0; // NaN != 0 is true
+  };
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i)
+    count += nonzero(i);
+  Tensor out;
+  if (failed(allocTensor(op, out, DType::I64, {count, rank})))
+    return failure();
+  int64_t row = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!nonzero(i))
+      continue;
+    int64_t rem = i;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      out.setI(row * rank + d, rem % shape[d]);
+      rem /= shape[d];
+    }
+    ++row;
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
 /// argsort: per slice along `dim`, a stable sort of the positions with
 /// NaN larger than every number (ascending: last; descending: first).
 LogicalResult interpretArgsort(ArgsortOp op, ArrayRef<Tensor> operands,
@@ -536,6 +571,7 @@ void registerReductionKernels(DialectRegistry &registry) {
     attachKernel<ArgmaxOp, interpretArg<ArgmaxOp, true>>(ctx);
     attachKernel<ArgminOp, interpretArg<ArgminOp, false>>(ctx);
     attachKernel<ArgsortOp, interpretArgsort>(ctx);
+    attachKernel<NonzeroOp, interpretNonzero>(ctx);
     attachKernel<SearchsortedOp, interpretSearchsorted>(ctx);
   });
 }

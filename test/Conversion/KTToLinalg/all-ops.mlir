@@ -231,6 +231,19 @@ func.func @searchsorted(%s: tensor<2x?xbf16>, %v: tensor<?x3xbf16>, %t: tensor<5
   return %r, %q : tensor<?x3xi64>, tensor<i64>
 }
 
+// CHECK-LABEL: func.func @nonzero
+// CHECK-NOT: kt.
+// CHECK: scf.for
+// CHECK: tensor.empty(%{{.*}}) : tensor<?x2xi64>
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK-NOT: kt.
+func.func @nonzero(%x: tensor<3x?xf32>, %b: tensor<i1>) -> (tensor<?x2xi64>, tensor<?x0xi64>) {
+  %r = kt.nonzero %x : (tensor<3x?xf32>) -> tensor<?x2xi64>
+  %q = kt.nonzero %b : (tensor<i1>) -> tensor<?x0xi64>
+  return %r, %q : tensor<?x2xi64>, tensor<?x0xi64>
+}
+
 // CHECK-LABEL: func.func @cumsum
 // CHECK-NOT: kt.
 func.func @cumsum(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {

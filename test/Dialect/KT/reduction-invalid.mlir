@@ -258,3 +258,29 @@ func.func @searchsorted_result(%s: tensor<4xf32>, %v: tensor<3xf32>) -> tensor<3
   %0 = kt.searchsorted %s, %v : (tensor<4xf32>, tensor<3xf32>) -> tensor<3xi32>
   return %0 : tensor<3xi32>
 }
+
+// -----
+
+func.func @nonzero_rank(%x: tensor<3x4xf32>) -> tensor<?x1xi64> {
+  // expected-error @+2 {{'kt.nonzero' op inferred type(s) 'tensor<?x2xi64>' are incompatible with return type(s) of operation 'tensor<?x1xi64>'}}
+  // expected-error @+1 {{'kt.nonzero' op failed to infer returned types}}
+  %0 = kt.nonzero %x : (tensor<3x4xf32>) -> tensor<?x1xi64>
+  return %0 : tensor<?x1xi64>
+}
+
+// -----
+
+func.func @nonzero_dtype(%x: tensor<3xf32>) -> tensor<?x1xi32> {
+  // expected-error @+2 {{'kt.nonzero' op inferred type(s) 'tensor<?x1xi64>' are incompatible with return type(s) of operation 'tensor<?x1xi32>'}}
+  // expected-error @+1 {{'kt.nonzero' op failed to infer returned types}}
+  %0 = kt.nonzero %x : (tensor<3xf32>) -> tensor<?x1xi32>
+  return %0 : tensor<?x1xi32>
+}
+
+// -----
+
+func.func @nonzero_complex(%x: tensor<3xcomplex<f32>>) -> tensor<?x1xi64> {
+  // expected-error @+1 {{'kt.nonzero' op operand #0 must be ranked tensor of}}
+  %0 = kt.nonzero %x : (tensor<3xcomplex<f32>>) -> tensor<?x1xi64>
+  return %0 : tensor<?x1xi64>
+}

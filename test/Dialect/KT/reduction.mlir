@@ -149,3 +149,21 @@ func.func @searchsorted(%s: tensor<5xf32>, %v: tensor<2x3xf32>, %t: tensor<?xi32
   %3 = kt.searchsorted %e, %x : (tensor<0xi64>, tensor<7xi64>) -> tensor<7xi64>
   return %0, %1, %2, %3 : tensor<2x3xi64>, tensor<i64>, tensor<2x3x0xi64>, tensor<7xi64>
 }
+
+// -----
+
+// Tests that nonzero round-trips: `?xR` of i64 (the count is data-dependent),
+// rank 0 (`?x0`), `?` operand dims, i1 and a written static count.
+// CHECK-LABEL: func.func @nonzero
+// CHECK: kt.nonzero %{{.*}} : (tensor<3x?xf32>) -> tensor<?x2xi64>
+// CHECK: kt.nonzero %{{.*}} : (tensor<i1>) -> tensor<?x0xi64>
+// CHECK: kt.nonzero %{{.*}} : (tensor<2x0x4xi32>) -> tensor<?x3xi64>
+// CHECK: kt.nonzero %{{.*}} : (tensor<5xbf16>) -> tensor<2x1xi64>
+func.func @nonzero(%a: tensor<3x?xf32>, %b: tensor<i1>, %c: tensor<2x0x4xi32>, %d: tensor<5xbf16>)
+    -> (tensor<?x2xi64>, tensor<?x0xi64>, tensor<?x3xi64>, tensor<2x1xi64>) {
+  %0 = kt.nonzero %a : (tensor<3x?xf32>) -> tensor<?x2xi64>
+  %1 = kt.nonzero %b : (tensor<i1>) -> tensor<?x0xi64>
+  %2 = kt.nonzero %c : (tensor<2x0x4xi32>) -> tensor<?x3xi64>
+  %3 = kt.nonzero %d : (tensor<5xbf16>) -> tensor<2x1xi64>
+  return %0, %1, %2, %3 : tensor<?x2xi64>, tensor<?x0xi64>, tensor<?x3xi64>, tensor<2x1xi64>
+}

@@ -138,6 +138,16 @@ LogicalResult inferArgReduction(MLIRContext *ctx, std::optional<Location> loc,
   return success();
 }
 
+/// Result type of nonzero: `?xR` of i64 for a rank-R operand (the count is
+/// only known at run time).
+LogicalResult inferNonzero(MLIRContext *ctx, Type selfType,
+                           SmallVectorImpl<Type> &types) {
+  auto t = cast<RankedTensorType>(selfType);
+  types.push_back(RankedTensorType::get({ShapedType::kDynamic, t.getRank()},
+                                        IntegerType::get(ctx, 64)));
+  return success();
+}
+
 } // namespace kiln::kt
 
 #define GET_OP_CLASSES

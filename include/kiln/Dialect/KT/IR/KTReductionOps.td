@@ -361,4 +361,36 @@ def KT_SearchsortedOp : KT_InferredOp<"searchsorted", [KT_ShapeTrait]> {
   }];
 }
 
+// Indices of the non-zero elements: a result size only known when it runs.
+def KT_NonzeroOp : KT_InferredOp<"nonzero", [KT_ShapeTrait]> {
+  let summary = "indices of the non-zero elements (torch.nonzero, torch.argwhere)";
+  let description = [{
+    The `i64` indices of the elements of `self` that are not zero, one row
+    per element in row-major order: the result is `tensor<?xRxi64>` for a
+    rank-`R` operand, and its first dim (the count) depends on the data, so
+    it is always `?` and is known only when the op runs (an "unbacked"
+    size). `-0.0` is zero; NaN is not zero; `i1` `true` is not zero. A
+    rank-0 operand gives `tensor<?x0xi64>` (one row when it is non-zero).
+    `torch.argwhere` is the same op; `masked_select(x, m)` and `x[m]` are
+    a gather of `x` by its rows (the importer's; docs/python.md).
+
+    1. The result has rank `rank(self) + 1`, a `?` first dim, second dim
+       `rank(self)` and element type `i64` (inferred; a written static count
+       is checked when the op runs, like any refined `?`).
+
+    ```mlir
+    %i = kt.nonzero %x : (tensor<3x?xf32>) -> tensor<?x2xi64>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self);
+  let results = (outs KT_Tensor:$result);
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::kt::inferNonzero(ctx, adaptor.getSelf().getType(), types);
+    }
+  }];
+}
+
 #endif // KILN_DIALECT_KT_IR_KTREDUCTIONOPS_TD
