@@ -252,7 +252,7 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
         StringAttr name = fusion ? fusion.getKernelAttr() : StringAttr();
         if (fusion)
           fusion.setKernel("kernel");
-        auto restore = llvm::make_scope_exit([&] {
+        llvm::scope_exit restore([&] {
           if (fusion)
             fusion.setKernelAttr(name);
         });
