@@ -143,8 +143,9 @@ class _DictItems:
 
 def freeze(v, tensors=True, depth=0):
     """A hashable snapshot of a guardable value, or _MISSING. A tensor is
-    guardable (by identity) only where `tensors`."""
-    if isinstance(v, _SCALARS + (_DictItems, _ListItems)):
+    guardable (by identity) only where `tensors`. A snapshot is its own
+    snapshot (values() freezes a whole key again, describe() both keys)."""
+    if isinstance(v, _SCALARS + (_DictItems, _ListItems, _Ident)):
         return v
     if isinstance(v, _ARRAYS):
         # The program holds the tensor (or the NumPy array a

@@ -849,3 +849,57 @@ def test_global_scalar_then_tensor_is_guarded_by_identity():
         assert vals[0].obj is OFFSET
     finally:
         OFFSET = 1.0
+
+
+def _cell_and_offset():
+    t = torch.ones(2)
+
+    def g(x):
+        return x * t + (OFFSET[0] if isinstance(OFFSET, list) else OFFSET)
+
+    def set_t(v):
+        nonlocal t
+        t = v
+    return g, set_t
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tensor_cell_stays_guarded_when_key_is_refrozen(backend):
+    # OFFSET turns into a list, so the whole key is frozen again on every
+    # call; the closure's tensor in it (guarded by identity) must stay its
+    # identity: another tensor in the cell recaptures (it read as missing,
+    # and the call ran the old program with the old tensor).
+    global OFFSET
+    g, set_t = _cell_and_offset()
+    cf = kiln.compile(g, backend=backend)
+    x = torch.ones(2)
+    try:
+        check(cf, g, x)
+        OFFSET = [1.0]
+        check(cf, g, x)
+        set_t(torch.full((2,), 5.0))
+        check(cf, g, x)
+    finally:
+        OFFSET = 1.0
+
+
+GT2 = torch.ones(2)
+
+
+def test_reassigned_global_tensor_named_in_recompile_reason(capsys):
+    global GT2
+
+    def f(x):
+        return x * GT2
+    cf = kiln.compile(f, backend="eager")
+    x = torch.ones(2)
+    kiln.config.verbose = True
+    try:
+        check(cf, f, x)
+        GT2 = torch.zeros(2)
+        check(cf, f, x)
+    finally:
+        kiln.config.verbose = False
+        GT2 = torch.ones(2)
+    err = capsys.readouterr().err
+    assert "recompiling f: global %s.GT2: the tensor at" % __name__ in err, err
