@@ -143,8 +143,9 @@ class _DictItems:
 
 def freeze(v, tensors=True, depth=0):
     """A hashable snapshot of a guardable value, or _MISSING. A tensor is
-    guardable (by identity) only where `tensors`."""
-    if isinstance(v, _SCALARS + (_DictItems, _ListItems)):
+    guardable (by identity) only where `tensors`. A snapshot is its own
+    snapshot (values() freezes a whole key again, describe() both keys)."""
+    if isinstance(v, _SCALARS + (_DictItems, _ListItems, _Ident)):
         return v
     if isinstance(v, _ARRAYS):
         # The program holds the tensor (or the NumPy array a
@@ -486,6 +487,7 @@ class Guards:
 
     def values(self):
         out = []
+        raw = []   # the values read from the dicts as they are (fast path)
         for s in self._sources:
             d = s.current()
             if s.ok and d is s.d:
@@ -493,6 +495,11 @@ class Guards:
                     got = s.get(d)
                 except KeyError:   # a name deleted since
                     got = s.values(d)
+                else:
+                    if len(s.names) == 1:
+                        raw.append(got)
+                    else:
+                        raw.extend(got)
             else:
                 got = s.values(d)
             if len(s.names) == 1:
@@ -504,16 +511,10 @@ class Guards:
         for r in self._reads.values():
             out.append(r._version)
         t = tuple(out)
-        try:
-            hash(t)
-        except TypeError:  # a list (or another unhashable value) now
+        # Only the fast path's values can be unhashable or tensors: the rest
+        # are frozen (s.values, cells) or version numbers.
+        if raw and _not_plain(raw):
             return tuple(freeze(v) for v in t)
-        for v in t:
-            if isinstance(v, _ARRAYS):
-                # A name that held a scalar at the first call holds a tensor
-                # now (`self.last = out` run eagerly): compared by identity
-                # (a tensor's == is elementwise, not a key's equality).
-                return tuple(freeze(v) for v in t)
         return t
 
     def demote(self, old):
@@ -575,6 +576,22 @@ class Guards:
             if not same:
                 out.append("%s: %s -> %s" % (label, _show(a), _show(b)))
         return out
+
+
+def _not_plain(vals):
+    """True when a name the fast path read holds what a key may not hold as
+    it is: an unhashable value (a list now), or a tensor (a name that held a
+    scalar at the first call holds one now, `self.last = out` run eagerly:
+    compared by identity, as a tensor's == is elementwise, not a key's
+    equality)."""
+    try:
+        hash(tuple(vals))
+    except TypeError:
+        return True
+    for v in vals:
+        if isinstance(v, _ARRAYS):
+            return True
+    return False
 
 
 def _show(v):

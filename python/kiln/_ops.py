@@ -4431,33 +4431,6 @@ FUNCTIONS[F.adaptive_max_pool2d_with_indices] = _with_indices(
         b, x, output_size, return_indices))
 
 
-@module(nn.MaxPool1d)
-def _m_max_pool1d(b, m, path, x):
-    return max_pool1d(b, x, m.kernel_size, m.stride, m.padding, m.dilation,
-                      m.ceil_mode, m.return_indices)
-
-
-@module(nn.AvgPool1d)
-def _m_avg_pool1d(b, m, path, x):
-    return avg_pool1d(b, x, m.kernel_size, m.stride, m.padding, m.ceil_mode,
-                      m.count_include_pad)
-
-
-@module(nn.AdaptiveAvgPool1d)
-def _m_adaptive_avg_pool1d(b, m, path, x):
-    return adaptive_avg_pool1d(b, x, m.output_size)
-
-
-@module(nn.AdaptiveMaxPool1d)
-def _m_adaptive_max_pool1d(b, m, path, x):
-    return adaptive_max_pool1d(b, x, m.output_size, m.return_indices)
-
-
-@module(nn.AdaptiveMaxPool2d)
-def _m_adaptive_max_pool2d(b, m, path, x):
-    return adaptive_max_pool2d(b, x, m.output_size, m.return_indices)
-
-
 # --------------------- 3-D pooling, adaptive max indices, unpooling, conv3d
 # (issue 16 batch 7 item 2; the ATen converters of kiln/_aten.py call these)
 
@@ -4800,33 +4773,42 @@ for _nd in (1, 2, 3):
     FUNCTIONS[getattr(F, "max_unpool%dd" % _nd)] = _unpool(_nd)
 
 
-@module(nn.MaxPool3d)
-def _m_max_pool3d(b, m, path, x):
-    return max_pool3d(b, x, m.kernel_size, m.stride, m.padding, m.dilation,
-                      m.ceil_mode, m.return_indices)
-
-
-@module(nn.AvgPool3d)
-def _m_avg_pool3d(b, m, path, x):
-    return avg_pool3d(b, x, m.kernel_size, m.stride, m.padding, m.ceil_mode,
-                      m.count_include_pad, m.divisor_override)
-
-
-@module(nn.AdaptiveAvgPool3d)
-def _m_adaptive_avg_pool3d(b, m, path, x):
-    return adaptive_avg_pool3d(b, x, m.output_size)
-
-
-@module(nn.AdaptiveMaxPool3d)
-def _m_adaptive_max_pool3d(b, m, path, x):
-    return adaptive_max_pool3d(b, x, m.output_size, m.return_indices)
-
-
 for _nd in (1, 2, 3):
     def _m_unpool(b, m, path, x, indices, output_size=None, _nd=_nd):
         return max_unpool(b, x, indices, m.kernel_size, m.stride, m.padding,
                           output_size, _nd, "max_unpool%dd" % _nd)
     MODULES[getattr(nn, "MaxUnpool%dd" % _nd)] = _m_unpool
+
+
+# The pooling modules: each forward is its functional form on the module's
+# attributes, in the functional form's order.
+def _pool_module(fn, *attrs):
+    def conv(b, m, path, x):
+        return fn(b, x, *[getattr(m, a) for a in attrs])
+    return conv
+
+
+_MAX_POOL = ("kernel_size", "stride", "padding", "dilation", "ceil_mode",
+             "return_indices")
+_AVG_POOL = ("kernel_size", "stride", "padding", "ceil_mode",
+             "count_include_pad", "divisor_override")
+for _cls, _fn, _attrs in (
+        (nn.MaxPool1d, max_pool1d, _MAX_POOL),
+        (nn.MaxPool2d, max_pool2d, _MAX_POOL),
+        (nn.MaxPool3d, max_pool3d, _MAX_POOL),
+        (nn.AvgPool1d, avg_pool1d, _AVG_POOL[:-1]),   # no divisor_override
+        (nn.AvgPool2d, avg_pool2d, _AVG_POOL),
+        (nn.AvgPool3d, avg_pool3d, _AVG_POOL),
+        (nn.AdaptiveAvgPool1d, adaptive_avg_pool1d, ("output_size",)),
+        (nn.AdaptiveAvgPool2d, adaptive_avg_pool2d, ("output_size",)),
+        (nn.AdaptiveAvgPool3d, adaptive_avg_pool3d, ("output_size",)),
+        (nn.AdaptiveMaxPool1d, adaptive_max_pool1d,
+         ("output_size", "return_indices")),
+        (nn.AdaptiveMaxPool2d, adaptive_max_pool2d,
+         ("output_size", "return_indices")),
+        (nn.AdaptiveMaxPool3d, adaptive_max_pool3d,
+         ("output_size", "return_indices"))):
+    MODULES[_cls] = _pool_module(_fn, *_attrs)
 
 
 # ------------------------- 3-D convolutions (issue 16 batch 7, item 2)
@@ -6270,23 +6252,6 @@ def _m_feature_dropout(b, m, path, x):
             conv = FUNCTIONS[getattr(F, fn[cls.__name__])]
             return conv(b, x, m.p, m.training, m.inplace)
     raise b.error("%s: no converter" % type(m).__name__)
-
-
-@module(nn.MaxPool2d)
-def _m_max_pool2d(b, m, path, x):
-    return max_pool2d(b, x, m.kernel_size, m.stride, m.padding, m.dilation,
-                      m.ceil_mode, m.return_indices)
-
-
-@module(nn.AvgPool2d)
-def _m_avg_pool2d(b, m, path, x):
-    return avg_pool2d(b, x, m.kernel_size, m.stride, m.padding, m.ceil_mode,
-                      m.count_include_pad, m.divisor_override)
-
-
-@module(nn.AdaptiveAvgPool2d)
-def _m_adaptive_avg_pool2d(b, m, path, x):
-    return adaptive_avg_pool2d(b, x, m.output_size)
 
 
 @module(nn.Embedding)

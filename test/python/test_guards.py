@@ -799,3 +799,107 @@ def test_data_read_named_in_recompile_reason(capsys):
         kiln.config.verbose = False
     err = capsys.readouterr().err
     assert "recompiling" in err and "data of a 3 tensor read by item" in err
+
+
+OFFSET = 1.0
+
+
+def _offset(x):
+    if isinstance(OFFSET, list):
+        return x * OFFSET[0] + OFFSET[1]
+    return x + OFFSET
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_global_scalar_then_list(backend):
+    # OFFSET held a number at the first call (read from the globals as it
+    # is on every call); a list assigned later is not hashable as it is:
+    # the key freezes it (its items) and the call recaptures.
+    global OFFSET
+    cf = kiln.compile(_offset, backend=backend)
+    x = torch.randn(3)
+    try:
+        check(cf, _offset, x)
+        OFFSET = [2.0, 3.0]
+        check(cf, _offset, x)
+        OFFSET[1] = -1.0
+        check(cf, _offset, x)
+        assert len(cf._kiln.programs) == 3
+    finally:
+        OFFSET = 1.0
+
+
+def test_global_scalar_then_tensor_is_guarded_by_identity():
+    # A name that held a number at the first call and holds a tensor now
+    # is in the key as the tensor's identity (a tensor's == is
+    # elementwise, not a key's equality).
+    global OFFSET
+    from kiln._guards import Guards, _Ident
+    g = Guards(_offset)
+    try:
+        assert g.values() == 1.0 or g.values() == (1.0,)
+        OFFSET = torch.ones(3)
+        vals = g.values()
+        assert [type(v) for v in vals] == [_Ident]
+        assert vals[0].obj is OFFSET
+        hash(vals)
+        OFFSET = [torch.ones(3), 2.0]
+        vals = g.values()
+        hash(vals)
+        assert vals[0].obj is OFFSET
+    finally:
+        OFFSET = 1.0
+
+
+def _cell_and_offset():
+    t = torch.ones(2)
+
+    def g(x):
+        return x * t + (OFFSET[0] if isinstance(OFFSET, list) else OFFSET)
+
+    def set_t(v):
+        nonlocal t
+        t = v
+    return g, set_t
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tensor_cell_stays_guarded_when_key_is_refrozen(backend):
+    # OFFSET turns into a list, so the whole key is frozen again on every
+    # call; the closure's tensor in it (guarded by identity) must stay its
+    # identity: another tensor in the cell recaptures (it read as missing,
+    # and the call ran the old program with the old tensor).
+    global OFFSET
+    g, set_t = _cell_and_offset()
+    cf = kiln.compile(g, backend=backend)
+    x = torch.ones(2)
+    try:
+        check(cf, g, x)
+        OFFSET = [1.0]
+        check(cf, g, x)
+        set_t(torch.full((2,), 5.0))
+        check(cf, g, x)
+    finally:
+        OFFSET = 1.0
+
+
+GT2 = torch.ones(2)
+
+
+def test_reassigned_global_tensor_named_in_recompile_reason(capsys):
+    global GT2
+
+    def f(x):
+        return x * GT2
+    cf = kiln.compile(f, backend="eager")
+    x = torch.ones(2)
+    kiln.config.verbose = True
+    try:
+        check(cf, f, x)
+        GT2 = torch.zeros(2)
+        check(cf, f, x)
+    finally:
+        kiln.config.verbose = False
+        GT2 = torch.ones(2)
+    err = capsys.readouterr().err
+    assert "recompiling f: global %s.GT2: the tensor at" % __name__ in err, err
