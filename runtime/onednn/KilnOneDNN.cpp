@@ -1253,9 +1253,10 @@ __attribute__((visibility("default"))) void kiln_onednn_conv_transpose2d_f32(
 /// (order 101 = row major, trans 111 = no, 112 = yes) on oneDNN's JIT
 /// sgemm, then the thread count (0: OpenMP's default). Called by code that
 /// kiln-matmul-to-blas lowered with sgemm = onednn / auto
-/// (lib/Conversion/CPU/MatmulImpl.cpp): Debian's OpenBLAS 0.3.21 runs its
-/// AVX2 kernels on AVX-512 machines it does not know, oneDNN JITs for the
-/// CPU it runs on. Empty products never reach it (the caller skips them).
+/// (lib/Conversion/CPU/MatmulImpl.cpp): oneDNN JITs for the CPU it runs
+/// on, where OpenBLAS runs the kernels of the core it detects or is told
+/// (OPENBLAS_CORETYPE; docs/codegen.md "Which BLAS"). Empty products never
+/// reach it (the caller skips them).
 __attribute__((visibility("default"))) void
 kiln_onednn_sgemm(int32_t order, int32_t transA, int32_t transB, int32_t m,
                   int32_t n, int32_t k, float alpha, const float *a,

@@ -5,7 +5,11 @@
 // OpenBLAS's cblas_sgemm / cblas_dgemm. `kiln.matmul_impl` on the linalg op
 // records the choice; lowerMatmulsToBLAS replaces the "openblas" ones after
 // bufferization, passing the memrefs' aligned pointer + offset, row strides
-// (lda/ldb/ldc) and transpose flags.
+// (lda/ldb/ldc) and transpose flags. f32 products of at least
+// kOneDNNSgemmMin multiply-adds call oneDNN's sgemm through libkiln_onednn
+// instead where the build has it (kiln_onednn_sgemm: the same arguments
+// plus the thread count; `sgemm=openblas` keeps cblas_sgemm;
+// docs/codegen.md, "Which BLAS").
 //
 // Any linalg contraction that is one (batched) GEMM goes to BLAS, not only
 // plain linalg.matmul: operands stored transposed ([K, M] or [N, K], e.g. the
