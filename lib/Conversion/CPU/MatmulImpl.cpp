@@ -46,6 +46,14 @@ bool kiln::cpu::isPlainMatmul(Operation *op) {
   return false;
 }
 
+/// Whether an M x N x K product (static sizes, >= 0) has at least `bound`
+/// multiply-adds, without overflow (bound <= 2^31: once M, N, K and M * N
+/// are each under it, M * N * K < 2^62).
+static bool productAtLeast(int64_t m, int64_t n, int64_t k, int64_t bound) {
+  return m >= bound || n >= bound || k >= bound || m * n >= bound ||
+         m * n * k >= bound;
+}
+
 StringRef kiln::cpu::chooseMatmulImpl(int64_t batch, int64_t m, int64_t n,
                                       int64_t k, unsigned elemBits,
                                       unsigned threads) {
@@ -67,9 +75,7 @@ StringRef kiln::cpu::chooseMatmulImpl(int64_t batch, int64_t m, int64_t n,
     return "openblas";
   if (m <= 0 || n <= 0 || k <= 0)
     return "generated"; // empty: nothing to call
-  // m * n * k >= kTinyProduct without overflow.
-  if (m >= kTinyProduct || n >= kTinyProduct || k >= kTinyProduct ||
-      m * n >= kTinyProduct || m * n * k >= kTinyProduct)
+  if (productAtLeast(m, n, k, kTinyProduct))
     return "openblas";
   return "generated";
 }
@@ -345,8 +351,7 @@ void kiln::cpu::lowerMatmulsToBLAS(ModuleOp module, StringRef sgemm,
       else if (ShapedType::isDynamic(mS) || ShapedType::isDynamic(nS) ||
                ShapedType::isDynamic(kS))
         lib = Lib::BySize;
-      else if (mS * nS >= kOneDNNSgemmMin || kS >= kOneDNNSgemmMin ||
-               mS * nS * kS >= kOneDNNSgemmMin)
+      else if (productAtLeast(mS, nS, kS, kOneDNNSgemmMin))
         lib = Lib::OneDNN;
     }
     StringRef blasName = f32 ? "cblas_sgemm" : "cblas_dgemm";
