@@ -39,6 +39,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -128,6 +129,14 @@ struct Params {
   float biasAt(int64_t g, int64_t f) const {
     return hasBias ? bias[(g * this->f + f) * bs] : 0.0f;
   }
+  // A clamp of the output (kiln_onednn_conv2d_post_f32: the conv's
+  // kt.relu / kt.clamp consumer folded into the call): y = clamp(conv),
+  // as kt.clamp computes it, `v < lo ? lo : v` then `v > hi ? hi : v`, so
+  // NaN stays NaN and an absent bound is -inf / +inf. Not part of the key:
+  // oneDNN's own clip post-ops map NaN to a bound (vmaxps), so the
+  // primitives run as without it and the clamp is applied after them.
+  bool clamp = false;
+  float lo = -INFINITY, hi = INFINITY;
 };
 
 Params unpack(const Key &k) {
@@ -351,6 +360,14 @@ void depthwisePlane(const Params &p, DepthwisePlane &pl, const float *xp,
           acc[r] += wv * v;
         }
       }
+      if (p.clamp) {
+        // kt.clamp's order and NaN rule (Params::clamp), on the registers.
+        const VBlock lo = p.lo - (VBlock){}, hi = p.hi - (VBlock){};
+        for (int64_t r = 0; r < nr; ++r) {
+          acc[r] = acc[r] < lo ? lo : acc[r];
+          acc[r] = acc[r] > hi ? hi : acc[r];
+        }
+      }
       for (int64_t r = 0; r < nr; ++r) {
         float *yr = yp + (oh0 + r) * p.ys[3];
         if (p.ys[4] == 1 && nb == kBlock)
@@ -379,6 +396,39 @@ void depthwiseConv(const Params &p, const float *x, const float *wt, float *y,
       depthwisePlane(p, pl, x + n * p.xs[0] + g * p.xs[1],
                      wt + g * p.ws[0] + f * p.ws[1], p.biasAt(g, f),
                      y + n * p.ys[0] + g * p.ys[1] + f * p.ys[2]);
+    }
+  }
+}
+
+/// The clamp of Params::clamp over the whole output, in place: for the
+/// calls that did not apply it as they stored (everything but the depthwise
+/// loops). One read and write of the output, on the OpenMP threads.
+KILN_DW_CLONES
+void clampOutput(const Params &p, float *y, int64_t threads) {
+  const int64_t planes = p.n * p.g * p.f;
+  if (planes <= 0 || p.oh <= 0 || p.ow <= 0)
+    return;
+  const float lo = p.lo, hi = p.hi;
+#pragma omp parallel for num_threads(ompThreads(threads)) schedule(static)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    int64_t n = plane / (p.g * p.f), g = plane / p.f % p.g, f = plane % p.f;
+    float *yp = y + n * p.ys[0] + g * p.ys[1] + f * p.ys[2];
+    for (int64_t i = 0; i < p.oh; ++i) {
+      float *__restrict yr = yp + i * p.ys[3];
+      if (p.ys[4] == 1) {
+#pragma omp simd
+        for (int64_t j = 0; j < p.ow; ++j) {
+          float v = yr[j];
+          v = v < lo ? lo : v;
+          yr[j] = v > hi ? hi : v;
+        }
+      } else {
+        for (int64_t j = 0; j < p.ow; ++j) {
+          float v = yr[j * p.ys[4]];
+          v = v < lo ? lo : v;
+          yr[j * p.ys[4]] = v > hi ? hi : v;
+        }
+      }
     }
   }
 }
@@ -1035,16 +1085,25 @@ void calmGnuOpenMP() {
   std::call_once(once, calmGnuOpenMPOnce);
 }
 
-/// One call of kiln_onednn_conv2d_f32 / _pad_f32 (below), its shape in
-/// `key`.
+/// One call of kiln_onednn_conv2d_f32 / _pad_f32 / _bias_f32 / _post_f32
+/// (below), its shape in `key`; `clamp`: Params::clamp with bounds lo, hi.
 void runConv(const Key &key, const float *x, const float *wt, float *y,
              int64_t accumulate, int64_t threads, const float *bias = nullptr,
-             int64_t biasStride = 1) {
+             int64_t biasStride = 1, bool clamp = false,
+             float lo = -INFINITY, float hi = INFINITY) {
   auto params = [&] {
     Params p = unpack(key);
     p.bias = bias;
     p.bs = biasStride;
+    p.clamp = clamp;
+    p.lo = lo;
+    p.hi = hi;
     return p;
+  };
+  // Every path but the depthwise loops clamps after it ran.
+  auto clampAfter = [&] {
+    if (clamp)
+      clampOutput(params(), y, threads);
   };
   std::shared_ptr<Entry> e;
   {
@@ -1064,6 +1123,7 @@ void runConv(const Key &key, const float *x, const float *wt, float *y,
   }
   if (!e->ok) {
     convLoops(params(), x, wt, y);
+    clampAfter();
     return;
   }
   if (e->direct == Entry::Direct::Depthwise) {
@@ -1072,6 +1132,7 @@ void runConv(const Key &key, const float *x, const float *wt, float *y,
   }
   if (e->direct == Entry::Direct::DepthwiseWeightGrad) {
     depthwiseWeightGrad(unpack(key), x, wt, y, threads);
+    clampAfter();
     return;
   }
   calmGnuOpenMP();
@@ -1143,6 +1204,7 @@ void runConv(const Key &key, const float *x, const float *wt, float *y,
   if (e->reorderDst)
     e->dstOut.execute(s, convDst, dst);
   s.wait();
+  clampAfter();
 }
 
 } // namespace
@@ -1221,6 +1283,34 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_bias_f32(
               xsH, xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW, 0, 0,
               pt, pl, pb, pr, 1}};
   runConv(key, x, wt, y, /*accumulate=*/0, threads, bias, bs);
+}
+
+/// kiln_onednn_conv2d_bias_f32 with an optional bias (null: none, and then
+/// `accumulate` may be 1) and a clamp of the result, `v < lo ? lo : v` then
+/// `v > hi ? hi : v` (kt.clamp's rule: NaN stays NaN; -inf / +inf for an
+/// absent bound): the conv's kt.relu / kt.clamp consumer folded into the
+/// call by kiln-cpu-conv-im2col (kiln.conv_clamp). The depthwise loops
+/// clamp their registers before the store; every other path clamps the
+/// output in place after computing it (oneDNN's eltwise_clip / relu
+/// post-ops would map NaN to a bound).
+__attribute__((visibility("default"))) void kiln_onednn_conv2d_post_f32(
+    const float *x, const float *wt, float *y, const float *bias, int64_t n,
+    int64_t g, int64_t c, int64_t h, int64_t w, int64_t f, int64_t kh,
+    int64_t kw, int64_t oh, int64_t ow, int64_t sh, int64_t sw, int64_t dh,
+    int64_t dw, int64_t xsN, int64_t xsG, int64_t xsC, int64_t xsH,
+    int64_t xsW, int64_t wsG, int64_t wsF, int64_t wsC, int64_t wsH,
+    int64_t wsW, int64_t ysN, int64_t ysG, int64_t ysF, int64_t ysH,
+    int64_t ysW, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t bs,
+    int64_t accumulate, float lo, float hi, int64_t threads) {
+  if (n <= 0 || g <= 0 || f <= 0 || oh <= 0 || ow <= 0)
+    return; // empty output
+  if (bias)
+    accumulate = 0;
+  Key key = {{n, g, c, h, w, f, kh, kw, oh, ow, sh, sw, dh, dw, xsN, xsG, xsC,
+              xsH, xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW,
+              accumulate ? 1 : 0, 0, pt, pl, pb, pr, bias ? 1 : 0}};
+  runConv(key, x, wt, y, accumulate, threads, bias, bias ? bs : 1,
+          /*clamp=*/true, lo, hi);
 }
 
 /// The transposed convolution (the input gradient of a convolution; see

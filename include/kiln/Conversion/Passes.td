@@ -165,7 +165,12 @@ def KilnCPUConvIm2colPass
     conv's zero `tensor.pad` becomes alloc_tensor + fill + `linalg.copy` into
     the interior (vectorized later, instead of a scalar `memref.copy`), and
     its init fill gets its own `alloc_tensor` (so CSE cannot merge two
-    convs' inits and make bufferization copy one).
+    convs' inits and make bufferization copy one). An f32 conv given to
+    oneDNN whose result's one use is a relu / clamp `linalg.generic` (`v < L
+    ? L : v` then `v > H ? H : v`; kiln-cpu-outline-kernels puts a conv's
+    kt.relu / kt.clamp into its kernel) absorbs it: the conv gets
+    `kiln.conv_clamp = array<f32: L, H>` (-inf / +inf for an absent bound)
+    and `kiln-cpu-conv-to-onednn` makes the call clamp its output.
 
     ```mlir
     %r = scf.for %n = %c0 to %c8 step %c1 iter_args(%acc = %init)
@@ -324,7 +329,10 @@ def KilnCPUOutlineKernelsPass
     identical up to value names and locations (a repeated layer) share one
     function. The later stages (lowering, tiling, bufferization, LLVM) then
     work on small functions, so compile time grows linearly with the
-    program (docs/codegen.md, "Compile time"). With `stats`, prints
+    program (docs/codegen.md, "Compile time"). A `kt.conv2d` whose only use
+    is a `kt.relu` or `kt.clamp` takes it into its kernel
+    (`kernel_conv2d_relu`, `kernel_conv2d_clamp`), where
+    `kiln-cpu-conv-im2col` can fold it into a oneDNN call. With `stats`, prints
     `kiln-cpu-outline-kernels: K kernels, R reused, C calls`.
   }];
   let options = [
@@ -552,7 +560,12 @@ def KilnCPUConvToOneDNNPass
     strided view), the conv's strides and dilations, an accumulate flag and
     the thread count. A zero `linalg.fill` of the output right before the
     conv (nothing with memory effects in between) is dropped and the call
-    overwrites. The runtime caches one oneDNN primitive per shape.
+    overwrites. The runtime caches one oneDNN primitive per shape. A conv
+    with `kiln.conv_clamp` calls `kiln_onednn_conv2d_post_f32` (the bias or
+    a null pointer, the paddings, the bias stride, accumulate, then the two
+    f32 bounds), which clamps its output with kt.clamp's NaN rule; such a
+    conv that cannot become that call (not bufferized, not f32) is an
+    error, since lowered as a plain conv it would lose the clamp.
 
     ```mlir
     func.call @kiln_onednn_conv2d_f32(%x, %w, %y, %n, %g, %c, ...)

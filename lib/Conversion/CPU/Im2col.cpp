@@ -31,7 +31,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -279,6 +282,90 @@ void markBiasForConv(linalg::LinalgOp conv) {
       yield.getValues()[0] != body.getArgument(0))
     return;
   gen->setAttr(kiln::cpu::kConvBiasAttr, UnitAttr::get(ctx));
+}
+
+/// The clamp bounds of `gen`'s body if it computes kt.clamp's rule on its
+/// one input: an optional `v < L ? L : v` (cmpf olt + select) followed by an
+/// optional `v > H ? H : v` (cmpf ogt + select), L and H f32 constants, at
+/// least one of the two (kt.relu is the first with L = 0). Absent bounds
+/// are -inf / +inf.
+std::optional<std::pair<float, float>> clampBounds(linalg::GenericOp gen) {
+  Block &body = gen.getRegion().front();
+  Value v = body.getArgument(0);
+  float lo = -INFINITY, hi = INFINITY;
+  auto constantOf = [](Value c) -> std::optional<float> {
+    FloatAttr f;
+    if (!matchPattern(c, m_Constant(&f)) || !f.getType().isF32())
+      return std::nullopt;
+    return f.getValue().convertToFloat();
+  };
+  auto it = body.begin();
+  int steps = 0;
+  for (arith::CmpFPredicate pred :
+       {arith::CmpFPredicate::OLT, arith::CmpFPredicate::OGT}) {
+    auto cmp = dyn_cast<arith::CmpFOp>(&*it);
+    if (!cmp || cmp.getPredicate() != pred || cmp.getLhs() != v)
+      continue;
+    auto sel = dyn_cast<arith::SelectOp>(&*std::next(it));
+    std::optional<float> bound = constantOf(cmp.getRhs());
+    if (!sel || !bound || sel.getCondition() != cmp.getResult() ||
+        sel.getTrueValue() != cmp.getRhs() || sel.getFalseValue() != v)
+      return std::nullopt;
+    (pred == arith::CmpFPredicate::OLT ? lo : hi) = *bound;
+    v = sel.getResult();
+    std::advance(it, 2);
+    ++steps;
+  }
+  auto yield = dyn_cast<linalg::YieldOp>(&*it);
+  if (!steps || !yield || yield.getValues().size() != 1 ||
+      yield.getValues()[0] != v)
+    return std::nullopt;
+  return std::make_pair(lo, hi);
+}
+
+/// Folds the relu/clamp that consumes oneDNN conv `conv`'s result into the
+/// conv (kiln-cpu-outline-kernels puts the two in one kernel): where the
+/// result (through the grouped form's tensor.collapse_shape) has one use
+/// besides tensor.dims, an
+/// all-parallel identity linalg.generic with clampBounds whose init is
+/// tensor.empty, the generic's uses read the conv's result instead and the
+/// conv gets kConvClampAttr (lowerConvsToOneDNN passes the bounds to
+/// kiln_onednn_conv2d_post_f32, which clamps as it stores).
+void foldClampIntoConv(RewriterBase &rw, linalg::LinalgOp conv) {
+  // The one user of `v` that is not a tensor.dim (of a `?` size: it reads
+  // the same shape after the fold), or null.
+  auto onlyUser = [](Value v) -> Operation * {
+    Operation *user = nullptr;
+    for (Operation *u : v.getUsers()) {
+      if (isa<tensor::DimOp>(u))
+        continue;
+      if (user)
+        return nullptr;
+      user = u;
+    }
+    return user;
+  };
+  Value r = conv->getResult(0);
+  Operation *user = onlyUser(r);
+  if (auto c = dyn_cast_or_null<tensor::CollapseShapeOp>(user)) {
+    r = c.getResult();
+    user = onlyUser(r);
+  }
+  auto gen = dyn_cast_or_null<linalg::GenericOp>(user);
+  if (!gen || gen.getNumDpsInputs() != 1 || gen.getNumDpsInits() != 1 ||
+      gen.getDpsInputs()[0] != r || gen->getNumResults() != 1 ||
+      gen.getNumParallelLoops() != gen.getNumLoops() ||
+      gen->getResult(0).getType() != r.getType() ||
+      !gen.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
+      !llvm::all_of(gen.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return;
+  std::optional<std::pair<float, float>> bounds = clampBounds(gen);
+  if (!bounds)
+    return;
+  conv->setAttr(kiln::cpu::kConvClampAttr,
+                rw.getDenseF32ArrayAttr({bounds->first, bounds->second}));
+  rw.replaceOp(gen, r);
 }
 
 } // namespace
@@ -547,8 +634,10 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
       op->setAttr(kConvImplAttr, StringAttr::get(op->getContext(), choice));
       if (choice == "onednn" && padInKernel && elem.isF32())
         markPadForConv(op.getDpsInputs()[0]);
-      if (choice == "onednn" && elem.isF32())
+      if (choice == "onednn" && elem.isF32()) {
         markBiasForConv(op);
+        foldClampIntoConv(rw, op);
+      }
       continue;
     }
     if (failed(convToIm2colMatmul(rw, op)))

@@ -230,6 +230,13 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
   SmallVector<Type> biasArgTypes(4, ptrTy);
   biasArgTypes.append(35, i64);
   auto biasFnType = FunctionType::get(ctx, biasArgTypes, {});
+  // x, w, y, bias (or null); 29 sizes and strides, 4 paddings, the bias
+  // stride, accumulate; the clamp's two f32 bounds; threads.
+  auto f32 = Float32Type::get(ctx);
+  SmallVector<Type> postArgTypes(4, ptrTy);
+  postArgTypes.append(35, i64);
+  postArgTypes.append({f32, f32, i64});
+  auto postFnType = FunctionType::get(ctx, postArgTypes, {});
   auto declare = [&](StringRef name, FunctionType type) {
     if (module.lookupSymbol(name))
       return;
@@ -324,17 +331,45 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     args.append(dy.strides);
     StringRef callee = pad ? kOneDNNConvPadSymbol : kOneDNNConvSymbol;
     FunctionType calleeType = pad ? padFnType : fnType;
-    if (bias) {
-      // kiln_onednn_conv2d_bias_f32: the bias after y, the paddings (0
-      // when the input is not padded in the call), the bias stride.
-      auto md = memref::ExtractStridedMetadataOp::create(b, loc, bias);
-      Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, bias);
+    auto clamp = op->getAttrOfType<DenseF32ArrayAttr>(kConvClampAttr);
+    auto pointer = [&](Value m) {
+      auto md = memref::ExtractStridedMetadataOp::create(b, loc, m);
+      Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, m);
       Value off = arith::MulIOp::create(
           b, loc, md.getOffset(), arith::ConstantIndexOp::create(b, loc, 4));
-      args.insert(args.begin() + 3,
-                  LLVM::IntToPtrOp::create(
-                      b, loc, ptrTy,
-                      toI64(arith::AddIOp::create(b, loc, base, off))));
+      return std::make_pair(
+          LLVM::IntToPtrOp::create(
+              b, loc, ptrTy, toI64(arith::AddIOp::create(b, loc, base, off)))
+              .getResult(),
+          md);
+    };
+    if (clamp) {
+      // kiln_onednn_conv2d_post_f32: the bias or null, the paddings (0
+      // without in-kernel padding), the bias stride, accumulate, the
+      // clamp's bounds.
+      Value stride = one;
+      if (bias) {
+        auto [ptr, md] = pointer(bias);
+        args.insert(args.begin() + 3, ptr);
+        stride = toI64(md.getStrides()[0]);
+      } else {
+        args.insert(args.begin() + 3, LLVM::ZeroOp::create(b, loc, ptrTy));
+      }
+      if (pad)
+        args.append({cst(pad->pt), cst(pad->pl), cst(pad->pb), cst(pad->pr)});
+      else
+        args.append({zero, zero, zero, zero});
+      args.push_back(stride);
+      args.push_back(cst(accumulate ? 1 : 0));
+      for (float v : clamp.asArrayRef())
+        args.push_back(arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)));
+      callee = kOneDNNConvPostSymbol;
+      calleeType = postFnType;
+    } else if (bias) {
+      // kiln_onednn_conv2d_bias_f32: the bias after y, the paddings (0
+      // when the input is not padded in the call), the bias stride.
+      auto [ptr, md] = pointer(bias);
+      args.insert(args.begin() + 3, ptr);
       if (pad)
         args.append({cst(pad->pt), cst(pad->pl), cst(pad->pb), cst(pad->pr)});
       else

@@ -15,7 +15,10 @@
 // transpose of the last two dims read only by products is cloned into each
 // product's kernel (cblas reads it with its transpose flag, no copy).
 // Constant operands are cloned into the kernel (they stay attributes the
-// lowering folds).
+// lowering folds). A kt.conv2d whose only use is a kt.relu or kt.clamp
+// takes it into its kernel (convEpilogue): kiln-cpu-conv-im2col then
+// folds it into a oneDNN conv's call, so the clamp costs no pass of its own
+// over the conv's output.
 //
 // Kernels that are identical up to value names, locations and capture
 // annotations (the same layer repeated) are one function, called from each
@@ -107,6 +110,23 @@ bool isAbsorbedTranspose(Operation *op) {
   });
 }
 
+/// The consumer of kt.conv2d `op` that is outlined into the conv's own
+/// kernel (null if none): a kt.relu or kt.clamp of the conv's only use, in
+/// the same block. kiln-cpu-conv-im2col folds it into a oneDNN conv's call
+/// (kiln.conv_clamp: the output clamped as it is stored, no pass of its
+/// own over it); for the other conv paths the two ops simply lower in one
+/// function.
+Operation *convEpilogue(Operation *op) {
+  if (!isa<kt::Conv2dOp>(op) || op->getNumResults() != 1 ||
+      !op->getResult(0).hasOneUse())
+    return nullptr;
+  Operation *user = *op->getResult(0).getUsers().begin();
+  if (!isa<kt::ReluOp, kt::ClampOp>(user) || user->getNumOperands() != 1 ||
+      user->getBlock() != op->getBlock() || !isKernelOp(user))
+    return nullptr;
+  return user;
+}
+
 /// Whether `attr` is a capture annotation (a discardable attribute in the
 /// `kg` namespace: `kg.nn_module_stack`, `kg.source_fn`, ...), which says
 /// where an op came from and not what it computes.
@@ -143,10 +163,13 @@ std::string kernelKey(FunctionType type, Block *body) {
   return key;
 }
 
-std::string baseName(Operation *op) {
+std::string baseName(Operation *op, Operation *epilogue) {
   if (auto fusion = dyn_cast<kt::FusionOp>(op))
     return fusion.getKernel().str();
-  return "kernel_" + op->getName().stripDialect().str();
+  std::string name = "kernel_" + op->getName().stripDialect().str();
+  if (epilogue)
+    name += "_" + epilogue->getName().stripDialect().str();
+  return name;
 }
 
 } // namespace
@@ -166,15 +189,26 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
     Block &block = caller.getBody().front();
     SmallVector<Operation *> kernels;
     SmallVector<Operation *> absorbed;
+    // A conv's relu/clamp: in the conv's kernel, not a kernel of its own.
+    llvm::DenseMap<Operation *, Operation *> epilogues;
+    llvm::SmallPtrSet<Operation *, 8> inEpilogue;
     for (Operation &op : block.without_terminator()) {
-      if (isAbsorbedTranspose(&op))
+      if (isAbsorbedTranspose(&op)) {
         absorbed.push_back(&op);
-      else if (isKernelOp(&op))
+      } else if (inEpilogue.contains(&op)) {
+        continue;
+      } else if (isKernelOp(&op)) {
         kernels.push_back(&op);
+        if (Operation *e = convEpilogue(&op)) {
+          epilogues[&op] = e;
+          inEpilogue.insert(e);
+        }
+      }
     }
     if (!kernels.empty())
       glue.push_back(caller);
     for (Operation *op : kernels) {
+      Operation *epilogue = epilogues.lookup(op);
       // Arguments: the operands, once each, constants excepted (cloned).
       SmallVector<Value> args;
       SmallVector<Operation *> constants;
@@ -206,20 +240,23 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       // are dead (kt.batch_norm_train whose normalization the partition
       // left to pointwise ops: only its statistics are read) then computes
       // only what is read: the kernel's lowering drops the dead loops.
+      // (With an epilogue: the epilogue's results, the conv's only use.)
+      Operation *last = epilogue ? epilogue : op;
       SmallVector<unsigned> kept;
-      for (OpResult r : op->getResults())
+      for (OpResult r : last->getResults())
         if (!r.use_empty())
           kept.push_back(r.getResultNumber());
       if (kept.empty())
-        for (OpResult r : op->getResults())
+        for (OpResult r : last->getResults())
           kept.push_back(r.getResultNumber());
       SmallVector<Type> resultTypes;
       for (unsigned i : kept)
-        resultTypes.push_back(op->getResult(i).getType());
+        resultTypes.push_back(last->getResult(i).getType());
       OpBuilder b(ctx);
       auto fnType = b.getFunctionType(ValueRange(args).getTypes(),
                                       resultTypes);
-      auto kernel = func::FuncOp::create(b, op->getLoc(), baseName(op), fnType);
+      auto kernel = func::FuncOp::create(b, op->getLoc(),
+                                         baseName(op, epilogue), fnType);
       kernel.setPrivate();
       kernel->setAttr(kKernelFunctionAttr, UnitAttr::get(ctx));
       // Kept a function through LLVM (`passthrough` becomes llvm.func's
@@ -239,6 +276,8 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       for (Operation *t : inner)
         b.clone(*t, map);
       Operation *clone = b.clone(*op, map);
+      if (epilogue)
+        clone = b.clone(*epilogue, map);
       SmallVector<Value> returned;
       for (unsigned i : kept)
         returned.push_back(clone->getResult(i));
@@ -273,7 +312,9 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       b.setInsertionPoint(op);
       auto call = func::CallOp::create(b, op->getLoc(), callee, args);
       for (auto [i, r] : llvm::zip(kept, call.getResults()))
-        op->getResult(i).replaceAllUsesWith(r);
+        last->getResult(i).replaceAllUsesWith(r);
+      if (epilogue)
+        epilogue->erase();
       op->erase();
       ++stats.calls;
     }

@@ -153,6 +153,20 @@ struct ConvToOneDNN
   void runOnOperation() override {
     kiln::cpu::lowerConvsToOneDNN(getOperation(), threads);
     kiln::cpu::lowerTransposedConvsToOneDNN(getOperation(), threads);
+    // A conv carrying a folded clamp computes conv + clamp: lowered as a
+    // plain conv it would drop the clamp, so one left over is an error.
+    WalkResult left = getOperation().walk([](Operation *op) {
+      if (!op->hasAttr(kiln::cpu::kConvClampAttr) || isa<func::CallOp>(op))
+        return WalkResult::advance();
+      op->emitError() << "kiln-cpu-conv-to-onednn: internal error: a "
+                         "convolution with a folded clamp ("
+                      << kiln::cpu::kConvClampAttr
+                      << ") could not become a oneDNN call (it must be a "
+                         "bufferized f32 conv)";
+      return WalkResult::interrupt();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
   }
 };
 

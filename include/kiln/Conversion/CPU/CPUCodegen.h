@@ -182,6 +182,20 @@ inline constexpr llvm::StringLiteral kOneDNNConvBiasSymbol =
 /// leaves it whole and kiln-cpu-conv-to-onednn drops it, passing the bias
 /// to kiln_onednn_conv2d_bias_f32 instead.
 inline constexpr llvm::StringLiteral kConvBiasAttr = "kiln.conv_bias";
+/// The same with an optional bias (null pointer: none), the accumulate flag,
+/// and a clamp of the output (lo, hi as f32; -inf / +inf for an absent
+/// bound): a oneDNN conv carrying kConvClampAttr.
+inline constexpr llvm::StringLiteral kOneDNNConvPostSymbol =
+    "kiln_onednn_conv2d_post_f32";
+/// On a linalg conv marked kiln.conv_impl = "onednn" (f32): its result is
+/// clamped, `v < lo ? lo : v` then `v > hi ? hi : v` (kt.clamp's rule, NaN
+/// kept), with lo, hi the attribute's two f32 values (-inf / +inf for an
+/// absent bound). kiln-cpu-conv-im2col sets it where it folds the conv's
+/// relu/clamp consumer (a linalg.generic) into the conv; the attribute
+/// changes what the op computes, so kiln-cpu-conv-to-onednn must turn
+/// every such conv into a kiln_onednn_conv2d_post_f32 call, and fails
+/// otherwise (never lowers it as a plain conv).
+inline constexpr llvm::StringLiteral kConvClampAttr = "kiln.conv_clamp";
 
 /// Whether this build has libkiln_onednn (Debian libdnnl-dev found at
 /// configure time): without it "onednn" is refused and auto never picks it.

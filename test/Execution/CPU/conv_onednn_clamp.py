@@ -1,0 +1,173 @@
+# RUN: %python %s
+# REQUIRES: numpy, torch, onednn
+# A oneDNN conv's relu / clamp folded into the call
+# (kiln_onednn_conv2d_post_f32): kiln-cpu-outline-kernels puts a conv's
+# only consumer, a kt.relu or kt.clamp, into the conv's kernel,
+# kiln-cpu-conv-im2col folds it into the conv (kiln.conv_clamp), and
+# libkiln_onednn clamps as the depthwise loops store, or in place after a
+# oneDNN primitive or the loop nest. Against torch.nn.functional.conv2d +
+# torch.clamp / torch.relu in float64 (the same() rule, NaN positions
+# exact): relu, ReLU6, min only, max only, min > max (PyTorch: max wins),
+# on 1x1, 3x3 padded in the call, a 7x7 stem, depthwise (stride 1 and 2, a
+# channel multiplier), grouped, `?` batch, with and without a bias, inputs
+# with NaN, +inf and -inf; all in one function (one compile per
+# environment), with the default choice, KILN_ONEDNN_LAYOUT=blocked and
+# =plain, and KILN_ONEDNN_DIRECT=0 (oneDNN primitives instead of the
+# depthwise loops). Checks that every folded conv calls the post entry, and
+# that a conv whose result is also read elsewhere is not folded (its
+# unclamped result stays right).
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import numpy as np
+import torch
+import torch.nn.functional as F
+from cpu_sweep import same
+from kiln_testing import KILN_OPT, KILN_RUN, ttype
+
+rng = np.random.default_rng(47)
+passed = failed = 0
+
+
+def record(label, ok, msg=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL %s: %s" % (label, msg))
+        sys.stdout.flush()
+
+
+def lowered(mlir):
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
+        f.write(mlir)
+    try:
+        p = subprocess.run([KILN_OPT, f.name, "-kiln-cpu=conv=onednn threads=2"],
+                           capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    if p.returncode != 0:
+        return "error: " + p.stderr[:300]
+    return p.stdout
+
+
+def run(mlir, inputs, env, n):
+    tmp = tempfile.mkdtemp(prefix="kiln-convclamp-")
+    path = os.path.join(tmp, "m.mlir")
+    with open(path, "w") as f:
+        f.write(mlir)
+    args = [KILN_RUN, path, "--backend=cpu", "--conv=onednn", "--cpu-threads=2",
+            "--repeat=2", "--output-dir=" + os.path.join(tmp, "out")]
+    for i, a in enumerate(inputs):
+        p = os.path.join(tmp, "in%d.npy" % i)
+        np.save(p, a)
+        args.append("--input=" + p)
+    proc = subprocess.run(args, capture_output=True, text=True,
+                          env=dict(os.environ, **env))
+    if proc.returncode != 0:
+        return None, proc.stderr
+    return [np.load(os.path.join(tmp, "out", "result%d.npy" % i))
+            for i in range(n)], proc.stderr
+
+
+# (x shape, w shape, stride, padding, groups, dyn dims of x, bias,
+#  epilogue: (kt op, attrs, torch function), specials in x)
+RELU = ("kt.relu", "", torch.relu)
+RELU6 = ("kt.clamp", "{min = 0.0 : f64, max = 6.0 : f64}",
+         lambda t: torch.clamp(t, 0, 6))
+MIN = ("kt.clamp", "{min = -0.5 : f64}", lambda t: torch.clamp(t, min=-0.5))
+MAX = ("kt.clamp", "{max = 1.25 : f64}", lambda t: torch.clamp(t, max=1.25))
+CROSSED = ("kt.clamp", "{min = 1.0 : f64, max = -1.0 : f64}",
+           lambda t: torch.clamp(t, 1.0, -1.0))
+CASES = [
+    ((2, 16, 5, 7), (24, 16, 1, 1), (1, 1), (0, 0), 1, (), True, RELU6, True),
+    ((1, 9, 6, 5), (7, 9, 1, 1), (2, 2), (0, 0), 1, (), False, RELU, False),
+    ((2, 5, 9, 8), (11, 5, 3, 3), (1, 1), (1, 1), 1, (), True, MIN, True),
+    ((1, 3, 23, 21), (8, 3, 7, 7), (2, 2), (3, 3), 1, (), True, RELU, True),
+    ((2, 40, 30, 30), (40, 40, 3, 3), (1, 1), (1, 1), 1, (), True, RELU, False),
+    ((2, 13, 11, 9), (13, 1, 3, 3), (1, 1), (1, 1), 13, (), True, RELU6, True),
+    ((1, 6, 20, 37), (12, 1, 3, 3), (2, 2), (1, 1), 6, (), False, RELU6, True),
+    ((2, 6, 9, 9), (9, 2, 3, 3), (1, 2), (1, 1), 3, (), True, MAX, True),
+    ((3, 10, 8, 8), (10, 1, 3, 3), (1, 1), (1, 1), 10, (0,), True, CROSSED, False),
+    ((3, 8, 6, 7), (12, 8, 1, 1), (1, 1), (0, 0), 1, (0,), True, RELU, True),
+    ((2, 8, 17, 18), (8, 1, 5, 5), (1, 1), (2, 2), 8, (0,), False, MAX, True),
+]
+
+args, body, rets, inputs, refs, labels = [], [], [], [], [], []
+t64 = lambda a: torch.from_numpy(a.astype(np.float64))
+for i, (xs, ws, st, pd, G, dyn, has_bias, (op, attrs, fn), special) in \
+        enumerate(CASES):
+    ys = tuple(F.conv2d(torch.zeros(xs), torch.zeros(ws), None, st, pd, 1, G).shape)
+    o = ws[0]
+    x = rng.standard_normal(xs).astype(np.float32)
+    if special:
+        # NaN, +inf and -inf at a few positions (in the first sample).
+        flat = x.reshape(-1)
+        for k, v in zip(rng.choice(flat.size // xs[0], 3, replace=False),
+                        (np.nan, np.inf, -np.inf)):
+            flat[k] = v
+    w = (rng.standard_normal(ws) * 0.5).astype(np.float32)
+    b = (rng.standard_normal(o) * 2).astype(np.float32)
+    xt = ttype([-1 if d in dyn else n for d, n in enumerate(xs)], "f32")
+    yt = ttype([-1 if d in dyn else n for d, n in enumerate(ys)], "f32")
+    wt, bty = ttype(ws, "f32"), ttype((o,), "f32")
+    args += ["%%x%d: %s" % (i, xt), "%%w%d: %s" % (i, wt)]
+    conv_attrs = "stride = [%d, %d], padding = [%d, %d], groups = %d" % (st + pd + (G,))
+    if has_bias:
+        args.append("%%b%d: %s" % (i, bty))
+        body.append("  %%c%d = kt.conv2d %%x%d, %%w%d, %%b%d {%s} : (%s, %s, %s) -> %s"
+                    % (i, i, i, i, conv_attrs, xt, wt, bty, yt))
+        inputs += [x, w, b]
+    else:
+        body.append("  %%c%d = kt.conv2d %%x%d, %%w%d {%s} : (%s, %s) -> %s"
+                    % (i, i, i, conv_attrs, xt, wt, yt))
+        inputs += [x, w]
+    body.append("  %%r%d = %s %%c%d %s : (%s) -> %s" % (i, op, i, attrs, yt, yt))
+    rets.append(("%%r%d" % i, yt))
+    ref = fn(F.conv2d(t64(x), t64(w), t64(b) if has_bias else None, st, pd, 1,
+                      G)).numpy()
+    refs.append(ref)
+    labels.append("x%s w%s s%s p%s g%d dyn%s bias %s %s %s"
+                  % (xs, ws, st, pd, G, dyn, has_bias, op, attrs))
+
+# A conv whose result is also returned: not folded (two uses), both right.
+xs, ws = (2, 7, 6, 6), (5, 7, 3, 3)
+x = rng.standard_normal(xs).astype(np.float32)
+w = rng.standard_normal(ws).astype(np.float32)
+xt, wt, yt = ttype(xs, "f32"), ttype(ws, "f32"), ttype((2, 5, 4, 4), "f32")
+args += ["%%xu: %s" % xt, "%%wu: %s" % wt]
+body.append("  %%cu = kt.conv2d %%xu, %%wu : (%s, %s) -> %s" % (xt, wt, yt))
+body.append("  %%ru = kt.relu %%cu : (%s) -> %s" % (yt, yt))
+rets += [("%cu", yt), ("%ru", yt)]
+inputs += [x, w]
+c = F.conv2d(t64(x), t64(w)).numpy()
+refs += [c, np.maximum(c, 0)]
+labels += ["two uses: the conv", "two uses: its relu"]
+
+mlir = "\n".join(
+    ["func.func @main(%s) -> (%s) {" % (", ".join(args), ", ".join(t for _, t in rets))]
+    + body
+    + ["  return %s : %s" % (", ".join(r for r, _ in rets), ", ".join(t for _, t in rets)),
+       "}", ""])
+low = lowered(mlir)
+posts = low.count("llvm.call @kiln_onednn_conv2d_post_f32")
+record("every clamped single-use conv calls the post entry",
+       posts == len(CASES), "%d calls; %s" % (posts, low[:300]))
+record("the conv with two uses is not folded",
+       low.count("llvm.call @kiln_onednn_conv2d_f32") == 1, low[-300:])
+for env in [{}, {"KILN_ONEDNN_LAYOUT": "blocked"},
+            {"KILN_ONEDNN_LAYOUT": "plain"}, {"KILN_ONEDNN_DIRECT": "0"}]:
+    got, log = run(mlir, inputs, env, len(refs))
+    if got is None:
+        record("%s" % env, False, log[:400])
+        continue
+    for label, g, ref in zip(labels, got, refs):
+        ok, msg = same(g, ref.astype(np.float32), "f32", ref)
+        record("%s %s" % (label, env), ok, msg)
+
+print("conv_onednn_clamp.py: %d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed or not passed else 0)
