@@ -137,6 +137,16 @@ struct Params {
   // primitives run as without it and the clamp is applied after them.
   bool clamp = false;
   float lo = -INFINITY, hi = INFINITY;
+  // The same for every input value before the conv reads it (the depthwise
+  // conv's input relu/clamp, kiln.conv_input_clamp): ilo <= 0 <= ihi, so
+  // the zero padding is unchanged. The depthwise loops clamp as they copy
+  // the input into their padded plane; other paths get a clamped copy.
+  bool inClamp = false;
+  float ilo = -INFINITY, ihi = INFINITY;
+  float clampIn(float v) const {
+    v = v < ilo ? ilo : v;
+    return v > ihi ? ihi : v;
+  }
 };
 
 Params unpack(const Key &k) {
@@ -297,9 +307,19 @@ void depthwisePlane(const Params &p, DepthwisePlane &pl, const float *xp,
         std::fill(ph, ph + lo, 0.0f);
         if (hi > lo) {
           const float *__restrict src = xr + r - p.pl;
+          if (p.inClamp) {
+            const float ilo = p.ilo, ihi = p.ihi;
 #pragma omp simd
-          for (int64_t t = lo; t < hi; ++t)
-            ph[t] = src[2 * t];
+            for (int64_t t = lo; t < hi; ++t) {
+              float v = src[2 * t];
+              v = v < ilo ? ilo : v;
+              ph[t] = v > ihi ? ihi : v;
+            }
+          } else {
+#pragma omp simd
+            for (int64_t t = lo; t < hi; ++t)
+              ph[t] = src[2 * t];
+          }
         }
         std::fill(ph + hi, ph + pitch, 0.0f);
       }
@@ -316,6 +336,15 @@ void depthwisePlane(const Params &p, DepthwisePlane &pl, const float *xp,
       else
         for (int64_t j = c0; j < c1; ++j)
           row[j] = xc[(j - c0) * p.xs[4]];
+      if (p.inClamp) {
+        const float ilo = p.ilo, ihi = p.ihi;
+#pragma omp simd
+        for (int64_t j = c0; j < c1; ++j) {
+          float v = row[j];
+          v = v < ilo ? ilo : v;
+          row[j] = v > ihi ? ihi : v;
+        }
+      }
       std::fill(row + c1, row + width, 0.0f);
     }
     for (int64_t r = 0; sw > 1 && r < sw; ++r) {
@@ -1090,7 +1119,8 @@ void calmGnuOpenMP() {
 void runConv(const Key &key, const float *x, const float *wt, float *y,
              int64_t accumulate, int64_t threads, const float *bias = nullptr,
              int64_t biasStride = 1, bool clamp = false,
-             float lo = -INFINITY, float hi = INFINITY) {
+             float lo = -INFINITY, float hi = INFINITY, bool inClamp = false,
+             float ilo = -INFINITY, float ihi = INFINITY) {
   auto params = [&] {
     Params p = unpack(key);
     p.bias = bias;
@@ -1098,6 +1128,9 @@ void runConv(const Key &key, const float *x, const float *wt, float *y,
     p.clamp = clamp;
     p.lo = lo;
     p.hi = hi;
+    p.inClamp = inClamp;
+    p.ilo = ilo;
+    p.ihi = ihi;
     return p;
   };
   // Every path but the depthwise loops clamps after it ran.
@@ -1120,6 +1153,32 @@ void runConv(const Key &key, const float *x, const float *wt, float *y,
     ++callsRun;
     if (!e->ok)
       ++fallbackCalls;
+  }
+  if (inClamp && !(e->ok && e->direct == Entry::Direct::Depthwise)) {
+    // Only the depthwise loops clamp their input as they read it: the
+    // others run on a clamped dense copy ([n, g * c, h, w]; h, w unpadded
+    // where the call pads).
+    Params p = params();
+    const int64_t planes = p.n * p.g * p.c, area = p.h * p.w;
+    std::vector<float> copy(planes * area);
+#pragma omp parallel for num_threads(ompThreads(threads)) schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      int64_t n = plane / (p.g * p.c), g = plane / p.c % p.g, c = plane % p.c;
+      const float *xp = x + n * p.xs[0] + g * p.xs[1] + c * p.xs[2];
+      float *cp = copy.data() + plane * area;
+      for (int64_t i = 0; i < p.h; ++i)
+        for (int64_t j = 0; j < p.w; ++j)
+          cp[i * p.w + j] = p.clampIn(xp[i * p.xs[3] + j * p.xs[4]]);
+    }
+    Key dense = key;
+    dense.p[14] = p.g * p.c * area; // xs: n, g, c, h, w
+    dense.p[15] = p.c * area;
+    dense.p[16] = area;
+    dense.p[17] = p.w;
+    dense.p[18] = 1;
+    runConv(dense, copy.data(), wt, y, accumulate, threads, bias, biasStride,
+            clamp, lo, hi);
+    return;
   }
   if (!e->ok) {
     convLoops(params(), x, wt, y);
@@ -1286,13 +1345,16 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_bias_f32(
 }
 
 /// kiln_onednn_conv2d_bias_f32 with an optional bias (null: none, and then
-/// `accumulate` may be 1) and a clamp of the result, `v < lo ? lo : v` then
-/// `v > hi ? hi : v` (kt.clamp's rule: NaN stays NaN; -inf / +inf for an
-/// absent bound): the conv's kt.relu / kt.clamp consumer folded into the
-/// call by kiln-cpu-conv-im2col (kiln.conv_clamp). The depthwise loops
-/// clamp their registers before the store; every other path clamps the
-/// output in place after computing it (oneDNN's eltwise_clip / relu
-/// post-ops would map NaN to a bound).
+/// `accumulate` may be 1) and clamps: with flags & 1 the result's, `v < lo ?
+/// lo : v` then `v > hi ? hi : v` (kt.clamp's rule: NaN stays NaN; -inf /
+/// +inf for an absent bound), the conv's kt.relu / kt.clamp consumer folded
+/// into the call by kiln-cpu-conv-im2col (kiln.conv_clamp); with flags & 2
+/// the input's, with ilo, ihi (kiln.conv_input_clamp: the relu/clamp that
+/// makes a depthwise conv's input; ilo <= 0 <= ihi). The depthwise loops
+/// clamp the input as they copy it into their padded plane and the output
+/// in registers before the store; every other path clamps the output in
+/// place after computing it and reads a clamped copy of the input
+/// (oneDNN's eltwise_clip / relu post-ops would map NaN to a bound).
 __attribute__((visibility("default"))) void kiln_onednn_conv2d_post_f32(
     const float *x, const float *wt, float *y, const float *bias, int64_t n,
     int64_t g, int64_t c, int64_t h, int64_t w, int64_t f, int64_t kh,
@@ -1301,7 +1363,8 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_post_f32(
     int64_t xsW, int64_t wsG, int64_t wsF, int64_t wsC, int64_t wsH,
     int64_t wsW, int64_t ysN, int64_t ysG, int64_t ysF, int64_t ysH,
     int64_t ysW, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t bs,
-    int64_t accumulate, float lo, float hi, int64_t threads) {
+    int64_t accumulate, int64_t flags, float lo, float hi, float ilo,
+    float ihi, int64_t threads) {
   if (n <= 0 || g <= 0 || f <= 0 || oh <= 0 || ow <= 0)
     return; // empty output
   if (bias)
@@ -1310,7 +1373,7 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_post_f32(
               xsH, xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW,
               accumulate ? 1 : 0, 0, pt, pl, pb, pr, bias ? 1 : 0}};
   runConv(key, x, wt, y, accumulate, threads, bias, bias ? bs : 1,
-          /*clamp=*/true, lo, hi);
+          (flags & 1) != 0, lo, hi, (flags & 2) != 0, ilo, ihi);
 }
 
 /// The transposed convolution (the input gradient of a convolution; see

@@ -368,6 +368,46 @@ void foldClampIntoConv(RewriterBase &rw, linalg::LinalgOp conv) {
   rw.replaceOp(gen, r);
 }
 
+/// Folds the relu/clamp that makes oneDNN conv `conv`'s input into the
+/// conv (kiln-cpu-outline-kernels puts a depthwise conv's input relu/clamp
+/// into its kernel): where the input (through the grouped form's
+/// tensor.expand_shape and the padding's linalg.copy into the padded
+/// buffer) is an all-parallel identity linalg.generic with clampBounds whose
+/// bounds keep 0 (L <= 0 <= H: clamping the padding's zeros too changes
+/// nothing) and one use besides tensor.dims, the conv reads the generic's
+/// input instead and gets kConvInputClampAttr.
+void foldInputClampIntoConv(RewriterBase &rw, linalg::LinalgOp conv) {
+  Value x = conv.getDpsInputs()[0];
+  if (auto e = x.getDefiningOp<tensor::ExpandShapeOp>())
+    x = e.getSrc();
+  if (auto c = x.getDefiningOp<tensor::CastOp>())
+    x = c.getSource();
+  if (auto ins = x.getDefiningOp<tensor::InsertSliceOp>())
+    if (auto copy = ins.getSource().getDefiningOp<linalg::CopyOp>())
+      x = copy.getDpsInputs()[0];
+  auto gen = x.getDefiningOp<linalg::GenericOp>();
+  if (!gen || gen.getNumDpsInputs() != 1 || gen.getNumDpsInits() != 1 ||
+      gen->getNumResults() != 1 ||
+      gen.getNumParallelLoops() != gen.getNumLoops() ||
+      gen.getDpsInputs()[0].getType() != x.getType() ||
+      !gen.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
+      !llvm::all_of(gen.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return;
+  unsigned uses = 0;
+  for (Operation *u : x.getUsers())
+    if (!isa<tensor::DimOp>(u))
+      ++uses;
+  if (uses != 1)
+    return;
+  std::optional<std::pair<float, float>> bounds = clampBounds(gen);
+  if (!bounds || !(bounds->first <= 0.0f) || !(bounds->second >= 0.0f))
+    return;
+  conv->setAttr(kiln::cpu::kConvInputClampAttr,
+                rw.getDenseF32ArrayAttr({bounds->first, bounds->second}));
+  rw.replaceOp(gen, gen.getDpsInputs()[0]);
+}
+
 } // namespace
 
 LogicalResult kiln::cpu::padAsFillAndCopy(RewriterBase &rw,
@@ -637,6 +677,7 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
       if (choice == "onednn" && elem.isF32()) {
         markBiasForConv(op);
         foldClampIntoConv(rw, op);
+        foldInputClampIntoConv(rw, op);
       }
       continue;
     }

@@ -35,6 +35,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 linalg::FillOp kiln::cpu::zeroFillBefore(Operation *op, Value buffer) {
@@ -235,7 +237,7 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
   auto f32 = Float32Type::get(ctx);
   SmallVector<Type> postArgTypes(4, ptrTy);
   postArgTypes.append(35, i64);
-  postArgTypes.append({f32, f32, i64});
+  postArgTypes.append({i64, f32, f32, f32, f32, i64});
   auto postFnType = FunctionType::get(ctx, postArgTypes, {});
   auto declare = [&](StringRef name, FunctionType type) {
     if (module.lookupSymbol(name))
@@ -332,6 +334,8 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     StringRef callee = pad ? kOneDNNConvPadSymbol : kOneDNNConvSymbol;
     FunctionType calleeType = pad ? padFnType : fnType;
     auto clamp = op->getAttrOfType<DenseF32ArrayAttr>(kConvClampAttr);
+    auto inputClamp =
+        op->getAttrOfType<DenseF32ArrayAttr>(kConvInputClampAttr);
     auto pointer = [&](Value m) {
       auto md = memref::ExtractStridedMetadataOp::create(b, loc, m);
       Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, m);
@@ -343,10 +347,10 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
               .getResult(),
           md);
     };
-    if (clamp) {
+    if (clamp || inputClamp) {
       // kiln_onednn_conv2d_post_f32: the bias or null, the paddings (0
-      // without in-kernel padding), the bias stride, accumulate, the
-      // clamp's bounds.
+      // without in-kernel padding), the bias stride, accumulate, which
+      // clamps, the output's and the input's bounds.
       Value stride = one;
       if (bias) {
         auto [ptr, md] = pointer(bias);
@@ -361,8 +365,14 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
         args.append({zero, zero, zero, zero});
       args.push_back(stride);
       args.push_back(cst(accumulate ? 1 : 0));
-      for (float v : clamp.asArrayRef())
-        args.push_back(arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)));
+      args.push_back(cst((clamp ? 1 : 0) | (inputClamp ? 2 : 0)));
+      for (DenseF32ArrayAttr bounds : {clamp, inputClamp})
+        for (unsigned i = 0; i < 2; ++i) {
+          float v = bounds ? bounds.asArrayRef()[i]
+                           : (i == 0 ? -INFINITY : INFINITY);
+          args.push_back(
+              arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)));
+        }
       callee = kOneDNNConvPostSymbol;
       calleeType = postFnType;
     } else if (bias) {

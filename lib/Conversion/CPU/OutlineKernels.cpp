@@ -16,9 +16,10 @@
 // product's kernel (cblas reads it with its transpose flag, no copy).
 // Constant operands are cloned into the kernel (they stay attributes the
 // lowering folds). A kt.conv2d whose only use is a kt.relu or kt.clamp
-// takes it into its kernel (convEpilogue): kiln-cpu-conv-im2col then
-// folds it into a oneDNN conv's call, so the clamp costs no pass of its own
-// over the conv's output.
+// takes it into its kernel (convEpilogue), or, when that relu/clamp feeds
+// a depthwise conv, the depthwise conv's kernel takes it as its input's
+// clamp (depthwisePrologueUser): kiln-cpu-conv-im2col then folds it into
+// the oneDNN conv's call, so the clamp costs no pass of its own.
 //
 // Kernels that are identical up to value names, locations and capture
 // annotations (the same layer repeated) are one function, called from each
@@ -110,6 +111,8 @@ bool isAbsorbedTranspose(Operation *op) {
   });
 }
 
+Operation *depthwisePrologueUser(Operation *op);
+
 /// The consumer of kt.conv2d `op` that is outlined into the conv's own
 /// kernel (null if none): a kt.relu or kt.clamp of the conv's only use, in
 /// the same block. kiln-cpu-conv-im2col folds it into a oneDNN conv's call
@@ -122,9 +125,42 @@ Operation *convEpilogue(Operation *op) {
     return nullptr;
   Operation *user = *op->getResult(0).getUsers().begin();
   if (!isa<kt::ReluOp, kt::ClampOp>(user) || user->getNumOperands() != 1 ||
-      user->getBlock() != op->getBlock() || !isKernelOp(user))
+      user->getBlock() != op->getBlock() || !isKernelOp(user) ||
+      depthwisePrologueUser(user))
     return nullptr;
   return user;
+}
+
+/// The depthwise conv whose kernel takes relu/clamp `op` as a prologue
+/// (null if none): `op`'s only use is the input of an f32 kt.conv2d with
+/// one input channel per group (more than one group), in the same block,
+/// and its bounds keep 0 (kt.relu, or kt.clamp with min <= 0 <= max, each
+/// bound optional), so that clamping the zero padding too changes nothing.
+/// kiln-cpu-conv-im2col folds it into the call (kiln.conv_input_clamp):
+/// libkiln_onednn's depthwise loops clamp each input value as they copy it
+/// into their padded plane, so the clamp costs no pass over memory (as an
+/// epilogue of the conv before it, it would be an in-place pass after a
+/// oneDNN primitive). mobilenet_v2's ReLU6 between each expansion and its
+/// depthwise conv.
+Operation *depthwisePrologueUser(Operation *op) {
+  if (!isa<kt::ReluOp, kt::ClampOp>(op) || op->getNumOperands() != 1 ||
+      op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+    return nullptr;
+  if (auto clamp = dyn_cast<kt::ClampOp>(op)) {
+    std::optional<APFloat> lo = clamp.getMin(), hi = clamp.getMax();
+    if ((lo && !(lo->convertToDouble() <= 0.0)) ||
+        (hi && !(hi->convertToDouble() >= 0.0)))
+      return nullptr;
+  }
+  auto conv = dyn_cast<kt::Conv2dOp>(*op->getResult(0).getUsers().begin());
+  if (!conv || conv->getBlock() != op->getBlock() ||
+      conv->getOperand(0) != op->getResult(0) || !isKernelOp(conv))
+    return nullptr;
+  auto w = dyn_cast<RankedTensorType>(conv->getOperand(1).getType());
+  if (!w || w.getRank() != 4 || w.getDimSize(1) != 1 ||
+      !w.getElementType().isF32() || conv.getGroups() <= 1)
+    return nullptr;
+  return conv;
 }
 
 /// Whether `attr` is a capture annotation (a discardable attribute in the
@@ -163,10 +199,14 @@ std::string kernelKey(FunctionType type, Block *body) {
   return key;
 }
 
-std::string baseName(Operation *op, Operation *epilogue) {
+std::string baseName(Operation *op, Operation *epilogue,
+                     Operation *prologue) {
   if (auto fusion = dyn_cast<kt::FusionOp>(op))
     return fusion.getKernel().str();
-  std::string name = "kernel_" + op->getName().stripDialect().str();
+  std::string name = "kernel_";
+  if (prologue)
+    name += prologue->getName().stripDialect().str() + "_";
+  name += op->getName().stripDialect().str();
   if (epilogue)
     name += "_" + epilogue->getName().stripDialect().str();
   return name;
@@ -192,11 +232,15 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
     // A conv's relu/clamp: in the conv's kernel, not a kernel of its own.
     llvm::DenseMap<Operation *, Operation *> epilogues;
     llvm::SmallPtrSet<Operation *, 8> inEpilogue;
+    // A depthwise conv's input relu/clamp: in that conv's kernel.
+    llvm::DenseMap<Operation *, Operation *> prologues;
     for (Operation &op : block.without_terminator()) {
       if (isAbsorbedTranspose(&op)) {
         absorbed.push_back(&op);
       } else if (inEpilogue.contains(&op)) {
         continue;
+      } else if (Operation *conv = depthwisePrologueUser(&op)) {
+        prologues[conv] = &op;
       } else if (isKernelOp(&op)) {
         kernels.push_back(&op);
         if (Operation *e = convEpilogue(&op)) {
@@ -215,9 +259,10 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       // Transposes cloned into this kernel; the kernel takes their inputs.
       SmallVector<Operation *> inner;
       SmallVector<Value> operands;
+      Operation *prologue = prologues.lookup(op);
       for (Value v : op->getOperands()) {
         Operation *def = v.getDefiningOp();
-        if (def && llvm::is_contained(absorbed, def)) {
+        if (def && (llvm::is_contained(absorbed, def) || def == prologue)) {
           if (!llvm::is_contained(inner, def))
             inner.push_back(def);
           operands.push_back(def->getOperand(0));
@@ -256,7 +301,8 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       auto fnType = b.getFunctionType(ValueRange(args).getTypes(),
                                       resultTypes);
       auto kernel = func::FuncOp::create(b, op->getLoc(),
-                                         baseName(op, epilogue), fnType);
+                                         baseName(op, epilogue, prologue),
+                                         fnType);
       kernel.setPrivate();
       kernel->setAttr(kKernelFunctionAttr, UnitAttr::get(ctx));
       // Kept a function through LLVM (`passthrough` becomes llvm.func's
@@ -316,6 +362,8 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       if (epilogue)
         epilogue->erase();
       op->erase();
+      if (prologue)
+        prologue->erase(); // its one use was `op`
       ++stats.calls;
     }
     // Every user of an absorbed transpose was a product, now outlined.

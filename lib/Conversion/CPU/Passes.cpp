@@ -156,11 +156,16 @@ struct ConvToOneDNN
     // A conv carrying a folded clamp computes conv + clamp: lowered as a
     // plain conv it would drop the clamp, so one left over is an error.
     WalkResult left = getOperation().walk([](Operation *op) {
-      if (!op->hasAttr(kiln::cpu::kConvClampAttr) || isa<func::CallOp>(op))
+      StringRef attr;
+      if (op->hasAttr(kiln::cpu::kConvClampAttr))
+        attr = kiln::cpu::kConvClampAttr;
+      else if (op->hasAttr(kiln::cpu::kConvInputClampAttr))
+        attr = kiln::cpu::kConvInputClampAttr;
+      if (attr.empty() || isa<func::CallOp>(op))
         return WalkResult::advance();
       op->emitError() << "kiln-cpu-conv-to-onednn: internal error: a "
                          "convolution with a folded clamp ("
-                      << kiln::cpu::kConvClampAttr
+                      << attr
                       << ") could not become a oneDNN call (it must be a "
                          "bufferized f32 conv)";
       return WalkResult::interrupt();

@@ -15,7 +15,8 @@
 # =plain, and KILN_ONEDNN_DIRECT=0 (oneDNN primitives instead of the
 # depthwise loops). Checks that every folded conv calls the post entry, and
 # that a conv whose result is also read elsewhere is not folded (its
-# unclamped result stays right).
+# unclamped result stays right). Chains conv -> relu/clamp -> depthwise
+# conv check the input clamp (kiln.conv_input_clamp) the same ways.
 import os
 import subprocess
 import sys
@@ -148,6 +149,78 @@ c = F.conv2d(t64(x), t64(w)).numpy()
 refs += [c, np.maximum(c, 0)]
 labels += ["two uses: the conv", "two uses: its relu"]
 
+# Chains conv -> relu/clamp -> depthwise conv: a relu/clamp whose bounds
+# keep 0 is folded into the depthwise conv as its input's clamp
+# (kiln.conv_input_clamp: the depthwise loops clamp as they copy the input;
+# oneDNN primitives, KILN_ONEDNN_DIRECT=0, read a clamped copy); one that
+# does not (min 1) stays the first conv's epilogue.
+# (x, w1, stride1, pad1, bias1, clamp, w2 (depthwise), stride2, pad2,
+#  groups2, bias2, output clamp or None, dyn dims)
+CHAINS = [
+    ((2, 8, 10, 11), (24, 8, 1, 1), 1, 0, True, RELU6, (24, 1, 3, 3), 1, 1,
+     24, True, RELU6, ()),
+    ((1, 3, 21, 19), (16, 3, 3, 3), 2, 1, False, RELU, (16, 1, 3, 3), 2, 1,
+     16, False, None, ()),
+    ((2, 5, 9, 9), (12, 5, 1, 1), 1, 0, True,
+     ("kt.clamp", "{min = 1.0 : f64, max = 6.0 : f64}",
+      lambda t: torch.clamp(t, 1.0, 6.0)), (12, 1, 3, 3), 1, 1, 12, True,
+     None, ()),
+    ((3, 6, 12, 12), (6, 6, 1, 1), 1, 0, True, MAX, (12, 1, 5, 5), 1, 2, 6,
+     True, RELU, (0,)),
+]
+for i, (xs, w1s, st1, pd1, b1, (op1, at1, fn1), w2s, st2, pd2, g2, b2, out,
+        dyn) in enumerate(CHAINS):
+    x = rng.standard_normal(xs).astype(np.float32)
+    flat = x.reshape(-1)
+    for k, v in zip(rng.choice(flat.size // xs[0], 3, replace=False),
+                    (np.nan, np.inf, -np.inf)):
+        flat[k] = v
+    w1 = (rng.standard_normal(w1s) * 0.5).astype(np.float32)
+    w2 = (rng.standard_normal(w2s) * 0.5).astype(np.float32)
+    bb1 = (rng.standard_normal(w1s[0]) * 2).astype(np.float32)
+    bb2 = (rng.standard_normal(w2s[0]) * 2).astype(np.float32)
+    y1 = tuple(F.conv2d(torch.zeros(xs), torch.zeros(w1s), None, st1, pd1).shape)
+    y2 = tuple(F.conv2d(torch.zeros(y1), torch.zeros(w2s), None, st2, pd2, 1,
+                        g2).shape)
+    shape = lambda s: ttype([-1 if d in dyn else n for d, n in enumerate(s)], "f32")
+    xt, y1t, y2t = shape(xs), shape(y1), shape(y2)
+    w1t, w2t = ttype(w1s, "f32"), ttype(w2s, "f32")
+    v = "q%d" % i
+    args += ["%%%sx: %s" % (v, xt), "%%%sw1: %s" % (v, w1t),
+             "%%%sw2: %s" % (v, w2t)]
+    inputs += [x, w1, w2]
+    bias1 = bias2 = ""
+    types1 = "%s, %s" % (xt, w1t)
+    types2 = "%s, %s" % (y1t, w2t)
+    if b1:
+        args.append("%%%sb1: %s" % (v, ttype((w1s[0],), "f32")))
+        inputs.append(bb1)
+        bias1 = ", %%%sb1" % v
+        types1 += ", " + ttype((w1s[0],), "f32")
+    if b2:
+        args.append("%%%sb2: %s" % (v, ttype((w2s[0],), "f32")))
+        inputs.append(bb2)
+        bias2 = ", %%%sb2" % v
+        types2 += ", " + ttype((w2s[0],), "f32")
+    body.append("  %%%sc1 = kt.conv2d %%%sx, %%%sw1%s {stride = [%d, %d], padding = [%d, %d]} : (%s) -> %s"
+                % (v, v, v, bias1, st1, st1, pd1, pd1, types1, y1t))
+    body.append("  %%%sr1 = %s %%%sc1 %s : (%s) -> %s" % (v, op1, v, at1, y1t, y1t))
+    body.append("  %%%sc2 = kt.conv2d %%%sr1, %%%sw2%s {stride = [%d, %d], padding = [%d, %d], groups = %d} : (%s) -> %s"
+                % (v, v, v, bias2, st2, st2, pd2, pd2, g2, types2, y2t))
+    last = "%%%sc2" % v
+    if out:
+        body.append("  %%%sr2 = %s %%%sc2 %s : (%s) -> %s" % (v, out[0], v, out[1], y2t, y2t))
+        last = "%%%sr2" % v
+    rets.append((last, y2t))
+    r = fn1(F.conv2d(t64(x), t64(w1), t64(bb1) if b1 else None, st1, pd1))
+    r = F.conv2d(r, t64(w2), t64(bb2) if b2 else None, st2, pd2, 1, g2)
+    refs.append((out[2](r) if out else r).numpy())
+    labels.append("chain %d: %s %s -> depthwise %s, out %s" % (
+        i, op1, at1, w2s, out and out[0]))
+# Post calls: every depthwise conv of a chain (its input clamp) and the
+# first conv of the chain whose clamp keeps no 0 (its epilogue).
+CHAIN_POSTS = 4
+
 mlir = "\n".join(
     ["func.func @main(%s) -> (%s) {" % (", ".join(args), ", ".join(t for _, t in rets))]
     + body
@@ -156,7 +229,7 @@ mlir = "\n".join(
 low = lowered(mlir)
 posts = low.count("llvm.call @kiln_onednn_conv2d_post_f32")
 record("every clamped single-use conv calls the post entry",
-       posts == len(CASES), "%d calls; %s" % (posts, low[:300]))
+       posts == len(CASES) + CHAIN_POSTS, "%d calls; %s" % (posts, low[:300]))
 record("the conv with two uses is not folded",
        low.count("llvm.call @kiln_onednn_conv2d_f32") == 1, low[-300:])
 for env in [{}, {"KILN_ONEDNN_LAYOUT": "blocked"},

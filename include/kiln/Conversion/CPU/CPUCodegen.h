@@ -183,8 +183,9 @@ inline constexpr llvm::StringLiteral kOneDNNConvBiasSymbol =
 /// to kiln_onednn_conv2d_bias_f32 instead.
 inline constexpr llvm::StringLiteral kConvBiasAttr = "kiln.conv_bias";
 /// The same with an optional bias (null pointer: none), the accumulate flag,
-/// and a clamp of the output (lo, hi as f32; -inf / +inf for an absent
-/// bound): a oneDNN conv carrying kConvClampAttr.
+/// flags (1: clamp the output, 2: clamp the input), then the output's
+/// clamp bounds and the input's (f32; -inf / +inf for an absent bound): a
+/// oneDNN conv carrying kConvClampAttr and/or kConvInputClampAttr.
 inline constexpr llvm::StringLiteral kOneDNNConvPostSymbol =
     "kiln_onednn_conv2d_post_f32";
 /// On a linalg conv marked kiln.conv_impl = "onednn" (f32): its result is
@@ -196,6 +197,12 @@ inline constexpr llvm::StringLiteral kOneDNNConvPostSymbol =
 /// every such conv into a kiln_onednn_conv2d_post_f32 call, and fails
 /// otherwise (never lowers it as a plain conv).
 inline constexpr llvm::StringLiteral kConvClampAttr = "kiln.conv_clamp";
+/// The same for the conv's input: every input value is clamped before the
+/// conv reads it (lo <= 0 <= hi, so the zero padding is unchanged). Set by
+/// kiln-cpu-conv-im2col where it folds the relu/clamp that makes a
+/// depthwise conv's input; same contract as kConvClampAttr.
+inline constexpr llvm::StringLiteral kConvInputClampAttr =
+    "kiln.conv_input_clamp";
 
 /// Whether this build has libkiln_onednn (Debian libdnnl-dev found at
 /// configure time): without it "onednn" is refused and auto never picks it.
