@@ -15,66 +15,31 @@
 # bias entry for every conv and that libkiln_onednn ran each with the bias
 # (KILN_ONEDNN_VERBOSE).
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np
 import torch
 import torch.nn.functional as F
 from cpu_sweep import same
-from kiln_testing import KILN_OPT, KILN_RUN, ttype
+from kiln_testing import ttype
+from onednn_conv_test import Tally, lowered, run
 
 rng = np.random.default_rng(31)
-passed = failed = 0
-
-
-def record(label, ok, msg=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s: %s" % (label, msg))
-        sys.stdout.flush()
+tally = Tally("conv_onednn_bias.py")
+record = tally.record
 
 
 def opt_calls(mlir):
     """How many kiln_onednn_conv2d_bias_f32 calls the fully lowered module
     makes (and none of the other conv entries)."""
-    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
-        f.write(mlir)
-    try:
-        p = subprocess.run([KILN_OPT, f.name, "-kiln-cpu=conv=onednn threads=2"],
-                           capture_output=True, text=True)
-    finally:
-        os.unlink(f.name)
-    if p.returncode != 0:
-        return "error: " + p.stderr[:300]
-    if any("llvm.call @kiln_onednn_conv2d_%s" % e in p.stdout
+    out = lowered(mlir)
+    if out.startswith("error: "):
+        return out
+    if any("llvm.call @kiln_onednn_conv2d_%s" % e in out
            for e in ("pad_f32", "f32")):
-        return "a call without the bias: " + p.stdout[-300:]
-    return p.stdout.count("llvm.call @kiln_onednn_conv2d_bias_f32")
-
-
-def run(mlir, inputs, env, n):
-    tmp = tempfile.mkdtemp(prefix="kiln-convbias-")
-    path = os.path.join(tmp, "m.mlir")
-    with open(path, "w") as f:
-        f.write(mlir)
-    args = [KILN_RUN, path, "--backend=cpu", "--conv=onednn", "--cpu-threads=2",
-            "--repeat=2", "--output-dir=" + os.path.join(tmp, "out")]
-    for i, a in enumerate(inputs):
-        p = os.path.join(tmp, "in%d.npy" % i)
-        np.save(p, a)
-        args.append("--input=" + p)
-    proc = subprocess.run(args, capture_output=True, text=True,
-                          env=dict(os.environ, KILN_ONEDNN_VERBOSE="1", **env))
-    if proc.returncode != 0:
-        return None, proc.stderr
-    return [np.load(os.path.join(tmp, "out", "result%d.npy" % i))
-            for i in range(n)], proc.stderr
+        return "a call without the bias: " + out[-300:]
+    return out.count("llvm.call @kiln_onednn_conv2d_bias_f32")
 
 
 # (x shape, w shape, stride, padding, groups, dyn dims of x, strided bias)
@@ -130,7 +95,7 @@ record("every conv calls the bias entry", n_calls == len(CASES), n_calls)
 # depthwise loops), every ungrouped conv blocked, and oneDNN primitives for
 # the grouped ones instead of the depthwise loops.
 for env in [{}, {"KILN_ONEDNN_LAYOUT": "blocked"}, {"KILN_ONEDNN_DIRECT": "0"}]:
-    got, log = run(mlir, inputs, env, len(CASES))
+    got, log = run(mlir, inputs, env, len(CASES), "kiln-convbias-")
     if got is None:
         record("%s" % env, False, log[:400])
         continue
@@ -140,5 +105,4 @@ for env in [{}, {"KILN_ONEDNN_LAYOUT": "blocked"}, {"KILN_ONEDNN_DIRECT": "0"}]:
     record("%s: every conv ran with the bias" % env,
            log.count(" bias:") == len(CASES), log[-600:])
 
-print("conv_onednn_bias.py: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed or not passed else 0)
+tally.finish()

@@ -18,61 +18,19 @@
 # unclamped result stays right). Chains conv -> relu/clamp -> depthwise
 # conv check the input clamp (kiln.conv_input_clamp) the same ways.
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np
 import torch
 import torch.nn.functional as F
 from cpu_sweep import same
-from kiln_testing import KILN_OPT, KILN_RUN, ttype
+from kiln_testing import ttype
+from onednn_conv_test import Tally, lowered, run
 
 rng = np.random.default_rng(47)
-passed = failed = 0
-
-
-def record(label, ok, msg=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s: %s" % (label, msg))
-        sys.stdout.flush()
-
-
-def lowered(mlir):
-    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
-        f.write(mlir)
-    try:
-        p = subprocess.run([KILN_OPT, f.name, "-kiln-cpu=conv=onednn threads=2"],
-                           capture_output=True, text=True)
-    finally:
-        os.unlink(f.name)
-    if p.returncode != 0:
-        return "error: " + p.stderr[:300]
-    return p.stdout
-
-
-def run(mlir, inputs, env, n):
-    tmp = tempfile.mkdtemp(prefix="kiln-convclamp-")
-    path = os.path.join(tmp, "m.mlir")
-    with open(path, "w") as f:
-        f.write(mlir)
-    args = [KILN_RUN, path, "--backend=cpu", "--conv=onednn", "--cpu-threads=2",
-            "--repeat=2", "--output-dir=" + os.path.join(tmp, "out")]
-    for i, a in enumerate(inputs):
-        p = os.path.join(tmp, "in%d.npy" % i)
-        np.save(p, a)
-        args.append("--input=" + p)
-    proc = subprocess.run(args, capture_output=True, text=True,
-                          env=dict(os.environ, **env))
-    if proc.returncode != 0:
-        return None, proc.stderr
-    return [np.load(os.path.join(tmp, "out", "result%d.npy" % i))
-            for i in range(n)], proc.stderr
+tally = Tally("conv_onednn_clamp.py")
+record = tally.record
 
 
 # (x shape, w shape, stride, padding, groups, dyn dims of x, bias,
@@ -234,7 +192,7 @@ record("the conv with two uses is not folded",
        low.count("llvm.call @kiln_onednn_conv2d_f32") == 1, low[-300:])
 for env in [{}, {"KILN_ONEDNN_LAYOUT": "blocked"},
             {"KILN_ONEDNN_LAYOUT": "plain"}, {"KILN_ONEDNN_DIRECT": "0"}]:
-    got, log = run(mlir, inputs, env, len(refs))
+    got, log = run(mlir, inputs, env, len(refs), "kiln-convclamp-")
     if got is None:
         record("%s" % env, False, log[:400])
         continue
@@ -242,5 +200,4 @@ for env in [{}, {"KILN_ONEDNN_LAYOUT": "blocked"},
         ok, msg = same(g, ref.astype(np.float32), "f32", ref)
         record("%s %s" % (label, env), ok, msg)
 
-print("conv_onednn_clamp.py: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed or not passed else 0)
+tally.finish()

@@ -16,63 +16,35 @@
 # add). Each f32 case also checks which entry the compiled code calls and
 # that libkiln_onednn ran it padded (KILN_ONEDNN_VERBOSE).
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np
 import torch
 import torch.nn.functional as F
 from cpu_sweep import same
-from kiln_testing import KILN_OPT, KILN_RUN, ttype
+from kiln_testing import ttype
+from onednn_conv_test import Tally, lowered
+from onednn_conv_test import run as run_n
 
 rng = np.random.default_rng(29)
-passed = failed = 0
-
-
-def record(label, ok, msg=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s: %s" % (label, msg))
-        sys.stdout.flush()
+tally = Tally("conv_onednn_pad.py")
+record = tally.record
 
 
 def opt_calls(mlir):
     """Which conv entry the fully lowered module calls."""
-    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
-        f.write(mlir)
-    try:
-        p = subprocess.run([KILN_OPT, f.name, "-kiln-cpu=conv=onednn threads=2"],
-                           capture_output=True, text=True)
-    finally:
-        os.unlink(f.name)
-    if p.returncode != 0:
-        return "error: " + p.stderr[:300]
-    return ("bias" if "llvm.call @kiln_onednn_conv2d_bias_f32" in p.stdout else
-            "pad" if "llvm.call @kiln_onednn_conv2d_pad_f32" in p.stdout else
-            "plain" if "llvm.call @kiln_onednn_conv2d_f32" in p.stdout else "none")
+    out = lowered(mlir)
+    if out.startswith("error: "):
+        return out
+    return ("bias" if "llvm.call @kiln_onednn_conv2d_bias_f32" in out else
+            "pad" if "llvm.call @kiln_onednn_conv2d_pad_f32" in out else
+            "plain" if "llvm.call @kiln_onednn_conv2d_f32" in out else "none")
 
 
 def run(mlir, inputs, env):
-    tmp = tempfile.mkdtemp(prefix="kiln-convpad-")
-    path = os.path.join(tmp, "m.mlir")
-    with open(path, "w") as f:
-        f.write(mlir)
-    args = [KILN_RUN, path, "--backend=cpu", "--conv=onednn", "--cpu-threads=2",
-            "--repeat=2", "--output-dir=" + os.path.join(tmp, "out")]
-    for i, a in enumerate(inputs):
-        p = os.path.join(tmp, "in%d.npy" % i)
-        np.save(p, a)
-        args.append("--input=" + p)
-    proc = subprocess.run(args, capture_output=True, text=True,
-                          env=dict(os.environ, KILN_ONEDNN_VERBOSE="1", **env))
-    if proc.returncode != 0:
-        return None, proc.stderr
-    return np.load(os.path.join(tmp, "out", "result0.npy")), proc.stderr
+    got, log = run_n(mlir, inputs, env, 1, "kiln-convpad-")
+    return (got[0] if got is not None else None), log
 
 
 # (x shape, w shape, bias, stride, padding, dilation, groups, dyn dims of x)
@@ -187,5 +159,4 @@ for env in [{}, {"KILN_ONEDNN_DIRECT": "0"}]:
     record("inverted residual %s: both depthwise convs padded" % env,
            log.count(" padded") == 2, log[-600:])
 
-print("conv_onednn_pad.py: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed or not passed else 0)
+tally.finish()
