@@ -127,6 +127,8 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createKilnCPUTileVectorizePass(tile));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+    // After CSE: each oneDNN conv's init in a tensor of its own.
+    pm.addPass(createKilnCPUPrivateConvInitsPass());
   }
   // Again for splat constants that folds made since.
   pm.addPass(createKilnCPUSplatsToFillsPass());

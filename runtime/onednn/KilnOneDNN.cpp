@@ -438,6 +438,47 @@ void clampOutput(const Params &p, float *y, int64_t threads) {
   if (planes <= 0 || p.oh <= 0 || p.ow <= 0)
     return;
   const float lo = p.lo, hi = p.hi;
+  // A dense output in any dim order (NCHW, or the channels-last buffers
+  // kiln-cpu-conv-to-onednn passes between chained convs) is one flat
+  // range of n * g * f * oh * ow floats.
+  {
+    // (Plain arrays and a hand-written sort: std::pair / std::sort inside
+    // a target_clones function leave lld undefined clone symbols.)
+    int64_t st[5] = {p.ys[0], p.ys[1], p.ys[2], p.ys[3], p.ys[4]};
+    int64_t sz[5] = {p.n, p.g, p.f, p.oh, p.ow};
+    for (int i = 1; i < 5; ++i)
+      for (int j = i; j > 0 && st[j - 1] > st[j]; --j) {
+        int64_t t = st[j];
+        st[j] = st[j - 1];
+        st[j - 1] = t;
+        t = sz[j];
+        sz[j] = sz[j - 1];
+        sz[j - 1] = t;
+      }
+    int64_t expect = 1;
+    bool dense = true;
+    for (int i = 0; i < 5; ++i) {
+      if (sz[i] == 1)
+        continue;
+      dense = dense && st[i] == expect;
+      expect *= sz[i];
+    }
+    if (dense) {
+      const int64_t total = expect, chunk = 16384;
+#pragma omp parallel for num_threads(ompThreads(threads)) schedule(static)
+      for (int64_t c0 = 0; c0 < total; c0 += chunk) {
+        float *__restrict yc = y + c0;
+        const int64_t m = std::min(chunk, total - c0);
+#pragma omp simd
+        for (int64_t j = 0; j < m; ++j) {
+          float v = yc[j];
+          v = v < lo ? lo : v;
+          yc[j] = v > hi ? hi : v;
+        }
+      }
+      return;
+    }
+  }
 #pragma omp parallel for num_threads(ompThreads(threads)) schedule(static)
   for (int64_t plane = 0; plane < planes; ++plane) {
     int64_t n = plane / (p.g * p.f), g = plane / p.f % p.g, f = plane % p.f;

@@ -506,6 +506,26 @@ def KilnNVPTXDeallocsToGPUPass
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def KilnCPUPrivateConvInitsPass
+    : Pass<"kiln-cpu-private-conv-inits", "::mlir::ModuleOp"> {
+  let summary = "a fresh tensor for every oneDNN conv's bias or zero init";
+  let description = [{
+    In `kiln-cpu` after the last CSE before bufferization
+    (`kiln::cpu::privatizeConvInits`): the bias broadcast (`kiln.conv_bias`)
+    or zero `linalg.fill` that initializes a conv marked
+    `kiln.conv_impl = "onednn"` writes into a `bufferization.alloc_tensor` of
+    its own instead of a `tensor.empty`. Elementwise fusion's clean-up
+    turns such inits into `tensor.empty`s, and CSE merges those of one
+    shape; in a kernel with two convs (a chain, kiln-cpu-outline-kernels)
+    one-shot bufferization then gives the second conv the first one's output
+    buffer, which the first conv's reader (the second conv's padding copy)
+    has just read: correct, but that buffer can then no longer go to the
+    second conv's call directly (in-kernel padding) nor stay channels-last
+    between the two calls (kiln-cpu-conv-to-onednn).
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def KilnCPUSplatsToFillsPass
     : Pass<"kiln-cpu-splats-to-fills", "::mlir::ModuleOp"> {
   let summary = "splat tensor constants as tensor.empty + linalg.fill";

@@ -685,3 +685,29 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
       op->setAttr(kConvImplAttr, StringAttr::get(op->getContext(), "direct"));
   }
 }
+
+void kiln::cpu::privatizeConvInits(ModuleOp module) {
+  module.walk([&](linalg::LinalgOp conv) {
+    auto impl = conv->getAttrOfType<StringAttr>(kConvImplAttr);
+    if (!impl || impl.getValue() != "onednn" ||
+        !conv.hasPureTensorSemantics() || conv.getNumDpsInits() != 1)
+      return;
+    Value init = conv.getDpsInits()[0];
+    if (auto e = init.getDefiningOp<tensor::ExpandShapeOp>())
+      init = e.getSrc();
+    auto def = init.getDefiningOp<linalg::LinalgOp>();
+    if (!def || def.getNumDpsInits() != 1 ||
+        !(isa<linalg::FillOp>(def.getOperation()) ||
+          def->hasAttr(kConvBiasAttr)))
+      return;
+    auto empty = def.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>();
+    if (!empty)
+      return;
+    // (Neither op reads its init: a fill, or the broadcast yielding its
+    // input.)
+    OpBuilder b(def);
+    Value fresh = freshTensor(b, empty.getLoc(), empty.getMixedSizes(),
+                              empty.getType().getElementType());
+    def.getDpsInitsMutable()[0].set(fresh);
+  });
+}

@@ -34,6 +34,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include <cmath>
 
@@ -93,6 +94,38 @@ struct InKernelPad {
   Value src;                  // the unpadded input (4-D NCHW)
   int64_t pt, pl, pb, pr;     // zero padding of H and W
 };
+
+/// The buffer `v` is a view of (through view-like ops: subview,
+/// expand/collapse_shape, casts).
+Value rootBuffer(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// Whether an op strictly between `from` and `to` (one block) may write a
+/// view of `buffer`: ops with unknown effects, or a write whose target is
+/// unknown or has `buffer`'s root, count.
+bool writtenBetween(Value buffer, Operation *from, Operation *to) {
+  Value root = rootBuffer(buffer);
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode()) {
+    if (isMemoryEffectFree(op))
+      continue;
+    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!iface)
+      return true;
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &e : effects) {
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
+        continue;
+      if (!e.getValue() || rootBuffer(e.getValue()) == root)
+        return true;
+    }
+  }
+  return false;
+}
 
 std::optional<InKernelPad> matchInKernelPad(Value x, Operation *conv) {
   InKernelPad m{};
@@ -168,6 +201,15 @@ std::optional<InKernelPad> matchInKernelPad(Value x, Operation *conv) {
       m.copy->getBlock() != conv->getBlock() ||
       !m.fill->isBeforeInBlock(m.copy) || !m.copy->isBeforeInBlock(conv))
     return std::nullopt;
+  // The call reads the copy's source when the conv runs, not when the copy
+  // did: nothing may write it in between (bufferization can reuse a buffer
+  // for a later result once its last reader, the copy, has run: a chain of
+  // convs in one kernel), and the conv must not write it itself.
+  Value src = m.copy.getDpsInputs()[0];
+  if (writtenBetween(src, m.copy, conv) ||
+      rootBuffer(src) ==
+          rootBuffer(cast<linalg::LinalgOp>(conv).getDpsInits()[0]))
+    return std::nullopt;
   auto cst = m.fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
   auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
   if (!f || !f.getValue().isPosZero())
@@ -194,6 +236,69 @@ std::optional<InKernelPad> matchInKernelPad(Value x, Operation *conv) {
   if (m.pb < 0 || m.pr < 0)
     return std::nullopt;
   return m;
+}
+
+/// The buffers that go from one oneDNN conv straight into another (a chain
+/// that kiln-cpu-outline-kernels put in one kernel) and that nothing else
+/// reads or writes: a memref.alloc (4-D, identity layout) that ungrouped
+/// conv A of `ops` overwrites (its zero fill or bias broadcast, which the
+/// conversion drops, comes first) and whose only reader is ungrouped conv B
+/// of `ops`, as its input or as the source of its in-kernel padding; other
+/// users only deallocs and memref.dims. Both calls then describe the buffer
+/// as channels-last (strides [C*H*W, 1, W*C, C]): no other code sees its
+/// layout, and oneDNN, which computes in channels-last on this machine,
+/// neither reorders A's output back to NCHW nor B's input into NHWC.
+llvm::DenseSet<Value> channelsLastBuffers(ArrayRef<linalg::LinalgOp> ops) {
+  llvm::DenseSet<Value> result;
+  auto ungrouped = [](Operation *op) {
+    return isa<linalg::Conv2DNchwFchwOp>(op);
+  };
+  for (linalg::LinalgOp a : ops) {
+    if (!ungrouped(a))
+      continue;
+    Value y = a.getDpsInits()[0];
+    auto alloc = y.getDefiningOp<memref::AllocOp>();
+    auto type = cast<MemRefType>(y.getType());
+    if (!alloc || type.getRank() != 4 || !type.getLayout().isIdentity())
+      continue;
+    Operation *init = biasBroadcastBefore(a, y);
+    if (!init)
+      init = kiln::cpu::zeroFillBefore(a, y);
+    if (!init)
+      continue;
+    Operation *reader = nullptr;
+    bool ok = true;
+    for (Operation *user : y.getUsers()) {
+      if (user == a.getOperation() || user == init ||
+          isa<memref::DeallocOp, memref::DimOp>(user))
+        continue;
+      Operation *conv = user;
+      if (auto copy = dyn_cast<linalg::CopyOp>(user)) {
+        // The padding's copy of y into conv B's padded input.
+        conv = nullptr;
+        for (linalg::LinalgOp b : ops) {
+          std::optional<InKernelPad> pad =
+              ungrouped(b) ? matchInKernelPad(b.getDpsInputs()[0], b)
+                           : std::nullopt;
+          if (pad && pad->copy == copy && pad->src == y)
+            conv = b;
+        }
+      } else if (!llvm::any_of(ops, [&](linalg::LinalgOp b) {
+                   return b.getOperation() == user && ungrouped(b) &&
+                          b.getDpsInputs()[0] == y;
+                 })) {
+        conv = nullptr;
+      }
+      if (!conv || reader) {
+        ok = false;
+        break;
+      }
+      reader = conv;
+    }
+    if (ok && reader)
+      result.insert(y);
+  }
+  return result;
 }
 
 } // namespace
@@ -246,6 +351,7 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     auto decl = func::FuncOp::create(mb, module.getLoc(), name, type);
     decl.setPrivate();
   };
+  llvm::DenseSet<Value> channelsLast = channelsLastBuffers(ops);
   for (linalg::LinalgOp op : ops) {
     bool grouped = isa<linalg::Conv2DNgchwGfchwOp>(op.getOperation());
     DenseIntElementsAttr stridesAttr, dilationsAttr;
@@ -295,6 +401,12 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
       for (auto [sz, st] : llvm::zip(md.getSizes(), md.getStrides())) {
         d.sizes.push_back(toI64(sz));
         d.strides.push_back(toI64(st));
+      }
+      if (channelsLast.contains(m)) {
+        // [N, C, H, W] stored as [N, H, W, C] (channelsLastBuffers).
+        Value c = d.sizes[1], h = d.sizes[2], w = d.sizes[3];
+        Value wc = arith::MulIOp::create(b, loc, w, c);
+        d.strides = {arith::MulIOp::create(b, loc, wc, h), one, wc, c};
       }
       if (!grouped) {
         d.sizes.insert(d.sizes.begin() + groupDim, one);

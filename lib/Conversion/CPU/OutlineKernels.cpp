@@ -163,6 +163,31 @@ Operation *depthwisePrologueUser(Operation *op) {
   return conv;
 }
 
+/// Whether `op` is an f32 kt.conv2d with one group (chainable).
+bool isUngroupedF32Conv(Operation *op) {
+  auto conv = dyn_cast_or_null<kt::Conv2dOp>(op);
+  if (!conv || conv.getGroups() != 1)
+    return false;
+  auto t = dyn_cast<RankedTensorType>(conv->getResult(0).getType());
+  return t && t.getRank() == 4 && t.getElementType().isF32();
+}
+
+/// The conv that continues a chain of convs ending in `tail` (a conv or its
+/// epilogue; null if none): `tail`'s only use is the input of an ungrouped
+/// f32 batched kt.conv2d in the same block. A chain (conv -> relu -> conv
+/// -> ...) is one kernel, so that kiln-cpu-conv-to-onednn sees each buffer
+/// between two convs whole and can keep it in the channels-last layout
+/// oneDNN computes in (no reorder out of the first conv and into the next).
+Operation *chainNext(Operation *tail) {
+  if (tail->getNumResults() != 1 || !tail->getResult(0).hasOneUse())
+    return nullptr;
+  Operation *user = *tail->getResult(0).getUsers().begin();
+  if (!isUngroupedF32Conv(user) || user->getBlock() != tail->getBlock() ||
+      user->getOperand(0) != tail->getResult(0) || !isKernelOp(user))
+    return nullptr;
+  return user;
+}
+
 /// Whether `attr` is a capture annotation (a discardable attribute in the
 /// `kg` namespace: `kg.nn_module_stack`, `kg.source_fn`, ...), which says
 /// where an op came from and not what it computes.
@@ -199,16 +224,14 @@ std::string kernelKey(FunctionType type, Block *body) {
   return key;
 }
 
-std::string baseName(Operation *op, Operation *epilogue,
-                     Operation *prologue) {
-  if (auto fusion = dyn_cast<kt::FusionOp>(op))
+std::string baseName(ArrayRef<Operation *> group, Operation *prologue) {
+  if (auto fusion = dyn_cast<kt::FusionOp>(group.front()))
     return fusion.getKernel().str();
-  std::string name = "kernel_";
+  std::string name = "kernel";
   if (prologue)
-    name += prologue->getName().stripDialect().str() + "_";
-  name += op->getName().stripDialect().str();
-  if (epilogue)
-    name += "_" + epilogue->getName().stripDialect().str();
+    name += "_" + prologue->getName().stripDialect().str();
+  for (Operation *op : group)
+    name += "_" + op->getName().stripDialect().str();
   return name;
 }
 
@@ -229,30 +252,40 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
     Block &block = caller.getBody().front();
     SmallVector<Operation *> kernels;
     SmallVector<Operation *> absorbed;
-    // A conv's relu/clamp: in the conv's kernel, not a kernel of its own.
-    llvm::DenseMap<Operation *, Operation *> epilogues;
-    llvm::SmallPtrSet<Operation *, 8> inEpilogue;
+    // The ops of each kernel after its first: a conv's relu/clamp
+    // (convEpilogue), and the convs (with their own relu/clamp) that a
+    // chain of convs continues with (chainNext).
+    llvm::DenseMap<Operation *, SmallVector<Operation *>> groups;
+    llvm::SmallPtrSet<Operation *, 8> claimed;
     // A depthwise conv's input relu/clamp: in that conv's kernel.
     llvm::DenseMap<Operation *, Operation *> prologues;
     for (Operation &op : block.without_terminator()) {
       if (isAbsorbedTranspose(&op)) {
         absorbed.push_back(&op);
-      } else if (inEpilogue.contains(&op)) {
+      } else if (claimed.contains(&op)) {
         continue;
       } else if (Operation *conv = depthwisePrologueUser(&op)) {
         prologues[conv] = &op;
       } else if (isKernelOp(&op)) {
         kernels.push_back(&op);
-        if (Operation *e = convEpilogue(&op)) {
-          epilogues[&op] = e;
-          inEpilogue.insert(e);
-        }
+        SmallVector<Operation *> group = {&op};
+        if (Operation *e = convEpilogue(&op))
+          group.push_back(e);
+        if (isUngroupedF32Conv(&op))
+          while (Operation *next = chainNext(group.back())) {
+            group.push_back(next);
+            if (Operation *e = convEpilogue(next))
+              group.push_back(e);
+          }
+        for (Operation *member : llvm::drop_begin(group))
+          claimed.insert(member);
+        groups[&op] = std::move(group);
       }
     }
     if (!kernels.empty())
       glue.push_back(caller);
     for (Operation *op : kernels) {
-      Operation *epilogue = epilogues.lookup(op);
+      ArrayRef<Operation *> group = groups[op];
       // Arguments: the operands, once each, constants excepted (cloned).
       SmallVector<Value> args;
       SmallVector<Operation *> constants;
@@ -260,16 +293,19 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       SmallVector<Operation *> inner;
       SmallVector<Value> operands;
       Operation *prologue = prologues.lookup(op);
-      for (Value v : op->getOperands()) {
-        Operation *def = v.getDefiningOp();
-        if (def && (llvm::is_contained(absorbed, def) || def == prologue)) {
-          if (!llvm::is_contained(inner, def))
-            inner.push_back(def);
-          operands.push_back(def->getOperand(0));
-        } else {
-          operands.push_back(v);
+      for (Operation *member : group)
+        for (Value v : member->getOperands()) {
+          Operation *def = v.getDefiningOp();
+          if (def && llvm::is_contained(group, def))
+            continue; // computed in the kernel
+          if (def && (llvm::is_contained(absorbed, def) || def == prologue)) {
+            if (!llvm::is_contained(inner, def))
+              inner.push_back(def);
+            operands.push_back(def->getOperand(0));
+          } else {
+            operands.push_back(v);
+          }
         }
-      }
       for (Value v : operands) {
         Operation *def = v.getDefiningOp();
         if (def && def->hasTrait<OpTrait::ConstantLike>() &&
@@ -285,8 +321,9 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       // are dead (kt.batch_norm_train whose normalization the partition
       // left to pointwise ops: only its statistics are read) then computes
       // only what is read: the kernel's lowering drops the dead loops.
-      // (With an epilogue: the epilogue's results, the conv's only use.)
-      Operation *last = epilogue ? epilogue : op;
+      // (Of a group: its last op's, every other result's only use being
+      // the next op of the group.)
+      Operation *last = group.back();
       SmallVector<unsigned> kept;
       for (OpResult r : last->getResults())
         if (!r.use_empty())
@@ -301,8 +338,7 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
       auto fnType = b.getFunctionType(ValueRange(args).getTypes(),
                                       resultTypes);
       auto kernel = func::FuncOp::create(b, op->getLoc(),
-                                         baseName(op, epilogue, prologue),
-                                         fnType);
+                                         baseName(group, prologue), fnType);
       kernel.setPrivate();
       kernel->setAttr(kKernelFunctionAttr, UnitAttr::get(ctx));
       // Kept a function through LLVM (`passthrough` becomes llvm.func's
@@ -321,9 +357,9 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
         b.clone(*c, map);
       for (Operation *t : inner)
         b.clone(*t, map);
-      Operation *clone = b.clone(*op, map);
-      if (epilogue)
-        clone = b.clone(*epilogue, map);
+      Operation *clone = nullptr;
+      for (Operation *member : group)
+        clone = b.clone(*member, map);
       SmallVector<Value> returned;
       for (unsigned i : kept)
         returned.push_back(clone->getResult(i));
@@ -355,13 +391,14 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
         callee = kernel;
         ++stats.kernels;
       }
-      b.setInsertionPoint(op);
+      // At the group's last op: every argument is defined before the op
+      // of the group that reads it.
+      b.setInsertionPoint(last);
       auto call = func::CallOp::create(b, op->getLoc(), callee, args);
       for (auto [i, r] : llvm::zip(kept, call.getResults()))
         last->getResult(i).replaceAllUsesWith(r);
-      if (epilogue)
-        epilogue->erase();
-      op->erase();
+      for (Operation *member : llvm::reverse(group))
+        member->erase();
       if (prologue)
         prologue->erase(); // its one use was `op`
       ++stats.calls;

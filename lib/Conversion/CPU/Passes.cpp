@@ -43,6 +43,7 @@ namespace kiln {
 #define GEN_PASS_DEF_KILNCPURENAMERESERVEDSYMBOLSPASS
 #define GEN_PASS_DEF_KILNCPURESTOREINTERFACENAMESPASS
 #define GEN_PASS_DEF_KILNCPUSPLATSTOFILLSPASS
+#define GEN_PASS_DEF_KILNCPUPRIVATECONVINITSPASS
 #define GEN_PASS_DEF_KILNCPUEARLYDEALLOCPASS
 #define GEN_PASS_DEF_KILNCPUALLOCSITESPASS
 #define GEN_PASS_DEF_KILNCPUOUTLINEKERNELSPASS
@@ -311,6 +312,14 @@ struct RestoreInterfaceNames
   using Base::Base;
   void runOnOperation() override {
     kiln::cpu::restoreInterfaceNames(getOperation());
+  }
+};
+
+struct PrivateConvInits
+    : public kiln::impl::KilnCPUPrivateConvInitsPassBase<PrivateConvInits> {
+  using Base::Base;
+  void runOnOperation() override {
+    kiln::cpu::privatizeConvInits(getOperation());
   }
 };
 

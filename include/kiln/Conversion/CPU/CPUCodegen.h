@@ -204,6 +204,12 @@ inline constexpr llvm::StringLiteral kConvClampAttr = "kiln.conv_clamp";
 inline constexpr llvm::StringLiteral kConvInputClampAttr =
     "kiln.conv_input_clamp";
 
+/// Gives the bias broadcast or zero fill that initializes each conv marked
+/// kiln.conv_impl = "onednn" (on tensors) a bufferization.alloc_tensor of
+/// its own in place of a (possibly CSE-shared) tensor.empty (pass
+/// kiln-cpu-private-conv-inits).
+void privatizeConvInits(mlir::ModuleOp module);
+
 /// Whether this build has libkiln_onednn (Debian libdnnl-dev found at
 /// configure time): without it "onednn" is refused and auto never picks it.
 bool oneDNNAvailable();
