@@ -785,42 +785,55 @@ std::shared_ptr<Entry> create(const Key &key) {
       blocked = true;
     else if (layout && std::strcmp(layout, "plain") == 0)
       blocked = false;
-    md srcAny = blocked ? md({p.n, p.g * p.c, p.h, p.w}, dt::f32,
-                             dnnl::memory::format_tag::any)
-                        : src;
-    md dstAny = blocked ? md({p.n, p.g * p.f, p.oh, p.ow}, dt::f32,
-                             dnnl::memory::format_tag::any)
-                        : dst;
-    md weiAny = p.g == 1
-                    ? md({p.f, p.c, p.kh, p.kw}, dt::f32, dnnl::memory::format_tag::any)
-                    : md({p.g, p.f, p.c, p.kh, p.kw}, dt::f32,
-                         dnnl::memory::format_tag::any);
-    // oneDNN's dilation counts the gaps: linalg's 1 is its 0.
-    // The bias (hasBias) as oneDNN's own bias argument: added in the
-    // kernel's epilogue, no pass over the output. Its stride is the
-    // call's, so it is described per call (runConv), not here: a plain
-    // 1-D descriptor of any stride is the same primitive.
-    dnnl::convolution_forward::desc d =
-        p.hasBias
-            ? dnnl::convolution_forward::desc(
-                  dnnl::prop_kind::forward_inference,
-                  dnnl::algorithm::convolution_direct, srcAny, weiAny,
-                  md({p.g * p.f}, dt::f32, dnnl::memory::format_tag::a),
-                  dstAny, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.pt, p.pl},
-                  {p.pb, p.pr})
-            : dnnl::convolution_forward::desc(
-                  dnnl::prop_kind::forward_inference,
-                  dnnl::algorithm::convolution_direct, srcAny, weiAny, dstAny,
-                  {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.pt, p.pl},
-                  {p.pb, p.pr});
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    if (p.accumulate) {
-      dnnl::post_ops ops;
-      ops.append_sum(1.0f);
-      attr.set_post_ops(ops);
-    }
+    // A plain-layout primitive for memory in mixed layouts (a channels-last
+    // buffer between two chained convs on one side, NCHW on the other) can
+    // come out as oneDNN's reference kernel (`ref:any`, orders of magnitude
+    // slower): then the blocked form (format `any`, reorders as needed).
+    auto describe = [&](bool blocked) {
+      md srcAny = blocked ? md({p.n, p.g * p.c, p.h, p.w}, dt::f32,
+                               dnnl::memory::format_tag::any)
+                          : src;
+      md dstAny = blocked ? md({p.n, p.g * p.f, p.oh, p.ow}, dt::f32,
+                               dnnl::memory::format_tag::any)
+                          : dst;
+      md weiAny = p.g == 1
+                      ? md({p.f, p.c, p.kh, p.kw}, dt::f32, dnnl::memory::format_tag::any)
+                      : md({p.g, p.f, p.c, p.kh, p.kw}, dt::f32,
+                           dnnl::memory::format_tag::any);
+      // oneDNN's dilation counts the gaps: linalg's 1 is its 0.
+      // The bias (hasBias) as oneDNN's own bias argument: added in the
+      // kernel's epilogue, no pass over the output. Its stride is the
+      // call's, so it is described per call (runConv), not here: a plain
+      // 1-D descriptor of any stride is the same primitive.
+      dnnl::convolution_forward::desc d =
+          p.hasBias
+              ? dnnl::convolution_forward::desc(
+                    dnnl::prop_kind::forward_inference,
+                    dnnl::algorithm::convolution_direct, srcAny, weiAny,
+                    md({p.g * p.f}, dt::f32, dnnl::memory::format_tag::a),
+                    dstAny, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.pt, p.pl},
+                    {p.pb, p.pr})
+              : dnnl::convolution_forward::desc(
+                    dnnl::prop_kind::forward_inference,
+                    dnnl::algorithm::convolution_direct, srcAny, weiAny, dstAny,
+                    {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.pt, p.pl},
+                    {p.pb, p.pr});
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      if (p.accumulate) {
+        dnnl::post_ops ops;
+        ops.append_sum(1.0f);
+        attr.set_post_ops(ops);
+      }
+      return std::make_pair(d, attr);
+    };
+    auto [d, attr] = describe(blocked);
     dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+    if (!blocked && std::strncmp(pd.impl_info_str(), "ref", 3) == 0 &&
+        !(layout && std::strcmp(layout, "plain") == 0)) {
+      auto [bd, battr] = describe(true);
+      pd = dnnl::convolution_forward::primitive_desc(bd, battr, engine());
+    }
     e->conv = dnnl::convolution_forward(pd);
     e->src = src;
     e->wei = wei;

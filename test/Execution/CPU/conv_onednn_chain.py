@@ -98,4 +98,10 @@ for env in [{}, {"KILN_ONEDNN_LAYOUT": "blocked"}, {"KILN_ONEDNN_LAYOUT": "plain
     for label, g, ref in zip(labels, got, refs):
         ok, msg = same(g, ref.astype(np.float32), "f32", ref)
         tally.record("%s %s" % (label, env), ok, msg)
+    if not env:
+        # Mixed layouts (a channels-last input, an NCHW output) must not
+        # leave a conv on oneDNN's reference kernel (KILN_ONEDNN_VERBOSE).
+        choices = [l for l in log.splitlines() if l.startswith("kiln-onednn: n ")]
+        tally.record("no reference kernel", choices and
+                     not any(": ref:" in l for l in choices), "\n".join(choices))
 tally.finish()
