@@ -1119,6 +1119,13 @@ class SegmentRun:
         self.start_location = (stack[-1][0], stack[-1][1]) if stack else None
         return value
 
+    def node_value(self, node):
+        """The importer's value of a node of the current segment (the
+        recorded one in a replay), None when it has none."""
+        if self.replaying():
+            return self.renv.get(node)
+        return self.importer.env.get(node)
+
     def _unbacked_sources(self, nodes):
         """The tensor nodes whose dims give the data-dependent sizes
         (_symbolic.Unbacked) that `nodes` hold as Python values
@@ -1126,7 +1133,7 @@ class SegmentRun:
         those sizes their real values (_finish_flush)."""
         out = []
         for n in nodes:
-            v = self.importer.env.get(n)
+            v = self.node_value(n)
             for leaf in pytree.tree_flatten(v)[0]:
                 if is_unbacked(leaf):
                     src = self.tracer._unbacked_tensor_node(leaf)

@@ -790,7 +790,7 @@ class KilnTracer(fx.Tracer):
         that is one of the unbacked symbols of `size` (None: none)."""
         names = {sid for sid in size.syms if isinstance(sid, str)}
         for n in reversed(self.run.seg_nodes):
-            tv = self.importer.env.get(n)
+            tv = self.run.node_value(n)
             if isinstance(tv, TensorVal) and any(
                     is_unbacked(d) and d.key[0] == "s" and d.key[1] in names
                     for d in tv.shape):
@@ -815,6 +815,11 @@ class KilnTracer(fx.Tracer):
         if isinstance(v, TensorVal):
             if v.ndim == 0:
                 raise TypeError("len() of a 0-d tensor")
+            if is_unbacked(v.shape[0]) and self.may_break():
+                # len(x[m]): a graph break, the real tensor's length.
+                return len(self.run.materialize(
+                    obj.node, "len() of a tensor with a data-dependent "
+                    "size"))
             return self.static(v.shape[0], "len() of a tensor")
         return len(v)
 

@@ -110,6 +110,19 @@ def test_nan_negative_zero_and_dtypes(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_rank_0(backend):
+    # A 0-d operand: [count, 0] indices; as_tuple gives one [count] tensor.
+    def fn(s):
+        return torch.nonzero(s), torch.nonzero(s, as_tuple=True), \
+            torch.argwhere(s), torch.masked_select(s, s > 0)
+    f = kiln.compile(fn, backend=backend, fullgraph=True)
+    for v in (0.0, 2.5, -1.0, math.nan):
+        s = torch.tensor(v)
+        _same(f(s), fn(s))
+    assert [p.stats()["compiles"] for p in _programs(f)] == [1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_masks_that_broadcast_and_masks_of_some_dims(backend):
     def fn(x, row, col, m2):
         return (torch.masked_select(x, row), torch.masked_select(x, col),
@@ -195,7 +208,8 @@ def test_count_as_python_number_is_a_graph_break(backend):
     def fn(x, m):
         y = x[m]
         z = x * 2 if torch.nonzero(m).shape[0] > 5 else x - 1
-        return y + y.shape[0], torch.nonzero(m).shape[0] * y.sum(), z
+        return (y + y.shape[0], torch.nonzero(m).shape[0] * y.sum(), z,
+                x.sum() * len(x[m]), [t * 2 for t in torch.argwhere(m)])
     f = kiln.compile(fn, backend=backend)
     x = _x((3, 4))
     for m in _masks((3, 4)):
