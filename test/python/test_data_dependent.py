@@ -10,6 +10,7 @@ clean refusals / graph breaks where a converter needs the count as a
 Python number."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -167,6 +168,14 @@ def test_gradient_through_a_mask(backend):
         x.grad = None
         fn(x, m).backward()
         torch.testing.assert_close(got, x.grad)
+    if backend != "aot_eager":
+        # The training pair's forward and backward compile once for
+        # every count (the saved tensors' `?` dims are not guarded).
+        [prog] = _programs(f)
+        [pair] = prog.training_pairs.values()
+        names = re.findall(r"kg.program @(\w+)", pair.text)
+        assert len(names) == 2
+        assert [pair.session.stats(n)["compiles"] for n in names] == [1, 1]
 
 
 # --------------------------------------------- sizes needed as numbers
