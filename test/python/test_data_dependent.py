@@ -189,7 +189,8 @@ def test_count_as_python_number_is_refused_with_fullgraph():
     x, m = _x((3, 4)), _masks((3, 4))[2]
     for fn in (lambda x, m: x[m] + torch.ones(2),
                lambda x, m: x[m] + x[m].shape[0],
-               lambda x, m: x if x[m].shape[0] > 2 else -x):
+               lambda x, m: x if x[m].shape[0] > 2 else -x,
+               lambda x, m: x[torch.nonzero(m, as_tuple=True)]):
         with pytest.raises(kiln.Unsupported,
                            match="data-dependent size|depends on the data"):
             kiln.compile(fn, backend="eager", fullgraph=True)(x, m)
