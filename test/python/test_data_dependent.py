@@ -156,6 +156,22 @@ def test_dynamic_input_dims_and_the_count(backend):
         "tensor 'x' size mismatch at index 0. expected 3, actual 5"]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mark_dynamic_is_not_specialized_by_a_mask(backend):
+    # kiln.mark_dynamic'd dims stay dynamic through x[x > 0] and
+    # masked_select (no SpecializationError, no recompile).
+    def fn(x):
+        return x[x > 0] * 2, torch.masked_select(x, x < 0).sum(), \
+            torch.nonzero(x)
+    f = kiln.compile(fn, backend=backend, fullgraph=True)
+    for n in (4, 6, 1):
+        x = _x((n, 3), n)
+        kiln.mark_dynamic(x, 0)
+        _same(f(x), fn(x))
+    [prog] = _programs(f)
+    assert prog.stats()["compiles"] == 1
+
+
 @pytest.mark.parametrize("backend", ["eager", "cpu", "aot_eager"])
 def test_gradient_through_a_mask(backend):
     def fn(x, m):
