@@ -814,15 +814,17 @@ def index(b, x, indices):
     tensor is kt.index_select; several (broadcast together, adjacent or
     not) are one flat index: sum of index_k * stride_k over the indexed
     dims (the indexed dims moved first), then kt.index_select on the
-    flattened dims. Bool masks are refused (data-dependent shape)."""
+    flattened dims. A bool mask is kt.nonzero and a gather (a
+    data-dependent size: O.tensor_index's x[m])."""
     x = _t(b, x, "index")
+    if any(i is not None and i.dtype in (torch.bool, torch.uint8)
+           for i in indices):
+        # A boolean mask: the rows where it is true, a count known when
+        # the program runs (kt.nonzero; O.tensor_index's x[m], x[:, m]).
+        return O.tensor_index(b, x, tuple(
+            slice(None) if i is None else i for i in indices))
     idx = list(indices) + [None] * (x.ndim - len(indices))
     used = [d for d, i in enumerate(idx) if i is not None]
-    for d in used:
-        i = idx[d]
-        if i.dtype in (torch.bool, torch.uint8):
-            raise b.error("aten.index with a boolean mask (the result's "
-                          "shape depends on the data)")
     if len(used) == 1:
         d = used[0]
         i = idx[d]
@@ -2401,8 +2403,6 @@ unsupported("returns a Python number read from tensor data (.item()): the "
             "torch-level importer makes it a graph break; 0-d results "
             "handed back as scalars are issue 16, section 2",
             "_local_scalar_dense")
-unsupported("the result's shape depends on the data (the number of "
-            "non-zero elements)", "nonzero")
 unsupported("changes a tensor's size in place (storage resize): Kiln's "
             "values have fixed shapes", "resize_")
 

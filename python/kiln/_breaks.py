@@ -49,7 +49,7 @@ from torch.utils import _pytree as pytree
 from . import _fx_import, _logs, _training
 from ._errors import KilnError, Unsupported
 from ._fx_import import FxImporter, TensorVal
-from ._symbolic import Sym
+from ._symbolic import Sym, evaluate, is_unbacked
 
 _state = threading.local()
 
@@ -921,9 +921,28 @@ class SegmentRun:
                     if base is not None:
                         self.view_bases.add(id(base))
 
+            # Data-dependent sizes (kt.nonzero's counts) the segment's
+            # results have: their real values, for the Python sizes
+            # (x[m].shape[0]) computed from them.
+            unbacked = {}
+            for tv in uniq:
+                t = values.get(id(tv))
+                for d, size in enumerate(tv.shape):
+                    if t is not None and is_unbacked(size) and \
+                            size.key[0] == "s":
+                        unbacked[size.key[1]] = t.shape[d]
+
+            def size_of(sid):
+                return unbacked[sid]  # KeyError: not a result's dim
+
             def conv(x):
                 if isinstance(x, TensorVal):
                     return values.get(id(x), _MISSING)
+                if is_unbacked(x):
+                    try:
+                        return evaluate(x.key, size_of)
+                    except KeyError:
+                        return _MISSING
                 if isinstance(x, Sym):
                     return x.value
                 return x
@@ -955,6 +974,7 @@ class SegmentRun:
             dims = set()
             for d, size in enumerate(tv.shape):
                 if isinstance(size, Sym) and any(
+                        not isinstance(sid, str) and
                         imp.shape_env.symbols[sid][:2] in imp.dynamic_dims
                         for sid in size.syms):
                     dims.add(d)
@@ -1085,6 +1105,7 @@ class SegmentRun:
         stack = user_stack(self.tracer)
         self.record_break(reason, stack)
         needed = [a for a in node.all_input_nodes if a in self.seg_set]
+        needed += self._unbacked_sources(needed)
         sig = self._remove_last(node)
         if refused:
             # The converter refused it: recorded with the segment (the
@@ -1097,6 +1118,28 @@ class SegmentRun:
         self.concrete[node] = value
         self.start_location = (stack[-1][0], stack[-1][1]) if stack else None
         return value
+
+    def node_value(self, node):
+        """The importer's value of a node of the current segment (the
+        recorded one in a replay), None when it has none."""
+        if self.replaying():
+            return self.renv.get(node)
+        return self.importer.env.get(node)
+
+    def _unbacked_sources(self, nodes):
+        """The tensor nodes whose dims give the data-dependent sizes
+        (_symbolic.Unbacked) that `nodes` hold as Python values
+        (x[m].shape[0]): results of the segment, so that its run gives
+        those sizes their real values (_finish_flush)."""
+        out = []
+        for n in nodes:
+            v = self.node_value(n)
+            for leaf in pytree.tree_flatten(v)[0]:
+                if is_unbacked(leaf):
+                    src = self.tracer._unbacked_tensor_node(leaf)
+                    if src is not None and src not in out:
+                        out.append(src)
+        return out
 
     def finish(self, force):
         """After the trace: with breaks (or `force`), runs the last segment

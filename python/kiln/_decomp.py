@@ -2173,8 +2173,44 @@ def _data_dependent(name):
     return conv
 
 
-for _n in ("masked_select", "nonzero", "argwhere", "unique_consecutive"):
+for _n in ("unique_consecutive",):
     O.both(_n)(_data_dependent("torch." + _n))
+
+
+# nonzero, argwhere, masked_select: a size known when the program runs
+# (kt.nonzero's count, an unbacked size: kiln._symbolic.Unbacked).
+
+
+@O.both("nonzero")
+def nonzero(b, x, *, out=None, as_tuple=False):
+    """torch.nonzero: kt.nonzero ([u, rank], int64); as_tuple: its columns
+    (a 0-d x gives one [u] tensor, as PyTorch's as_tuple of a scalar)."""
+    x = _t(b, x, "nonzero")
+    if out is not None:
+        raise b.error("torch.nonzero with out= is not supported")
+    if not as_tuple:
+        return O.nonzero_op(b, x)
+    if x.ndim == 0:
+        nz = O.nonzero_op(b, O.reshape(b, x, 1))
+        return (O.nonzero_column(b, nz, 0),)
+    nz = O.nonzero_op(b, x)
+    return tuple(O.nonzero_column(b, nz, k) for k in range(x.ndim))
+
+
+@O.both("argwhere")
+def argwhere(b, x):
+    """torch.argwhere is torch.nonzero."""
+    return O.nonzero_op(b, _t(b, x, "argwhere"))
+
+
+@O.both("masked_select")
+def masked_select(b, x, mask, *, out=None):
+    """The elements of x where mask (broadcast with x) is true, as a 1-D
+    tensor in row-major order: kt.nonzero of the flattened mask and a
+    kt.index_select of the flattened x."""
+    if out is not None:
+        raise b.error("torch.masked_select with out= is not supported")
+    return O.masked_select_op(b, x, mask)
 O.function(torch.unique, torch.functional.unique, torch._unique,
            torch._unique2)(_data_dependent("torch.unique"))
 O.METHODS["unique"] = _data_dependent("Tensor.unique")
@@ -2601,3 +2637,11 @@ def index_reduce(b, x, dim, index, source, reduce, *, include_self=True):
 A.aten("_scaled_dot_product_attention_forward",
        "_scaled_dot_product_attention")(scaled_dot_product_attention_113)
 A.aten("index_reduce")(index_reduce)
+
+
+# Data-dependent sizes at the ATen level (make_fx graphs): aten.nonzero is
+# kt.nonzero, masked_select the same gather as the torch-level one (its
+# count an unbacked size); aten.argwhere is recorded as nonzero by make_fx.
+A.aten("nonzero")(lambda b, x: O.nonzero_op(b, _t(b, x, "nonzero")))
+A.aten("masked_select")(lambda b, x, mask: O.masked_select_op(b, x, mask))
+A.aten("argwhere")(lambda b, x: O.nonzero_op(b, _t(b, x, "argwhere")))

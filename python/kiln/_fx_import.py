@@ -36,7 +36,7 @@ from torch.utils import _pytree as pytree
 
 from . import _ir
 from ._errors import KilnError, Unsupported
-from ._symbolic import ShapeEnv, Sym, same, value
+from ._symbolic import ShapeEnv, Sym, is_unbacked, same, value
 
 
 class TensorVal:
@@ -721,7 +721,11 @@ class FxImporter:
     # ----- sizes
 
     def static(self, x, why):
-        """An int for a size, specializing its symbols (see _symbolic)."""
+        """An int for a size, specializing its symbols (see _symbolic). A
+        data-dependent size (_symbolic.Unbacked) has no int: the
+        UnbackedSizeError (an Unsupported) names `why`."""
+        if is_unbacked(x):
+            return self.shape_env.specialize(x, why)
         if isinstance(x, Sym):
             reason = "%s at %s" % (why, (format_frames(self.cur_frames[:1])
                                          or ["<unknown>"])[0])
@@ -747,7 +751,8 @@ class FxImporter:
         (which `static` may not specialize)."""
         if not isinstance(x, Sym):
             return False
-        return any((self.shape_env.symbols[sid][0],
+        return any(not isinstance(sid, str) and
+                   (self.shape_env.symbols[sid][0],
                     self.shape_env.symbols[sid][1]) in self.dynamic_dims
                    for sid in x.syms)
 
@@ -782,6 +787,14 @@ class FxImporter:
             return _IndexVal(name, len(self.lines) - 1)
         if not isinstance(k, tuple):
             return emit("arith.constant %d : index" % k)
+        if k[0] == "s" and isinstance(k[1], str):
+            # An unbacked size: dim 0 of the kt.nonzero that made it.
+            src = self.shape_env.unbacked_source.get(k[1])
+            if src is None:
+                return None
+            c = self.index_of(0)
+            return emit("tensor.dim %s, %s : %s" % (src.name, c.name,
+                                                    src.type))
         if k[0] == "s":
             argi, dim, _ = self.shape_env.symbols[k[1]]
             arg = next((a for a in self.args if a.input_index == argi),

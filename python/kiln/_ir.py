@@ -12,7 +12,7 @@ import struct
 import torch
 
 from ._errors import Unsupported
-from ._symbolic import Sym, value
+from ._symbolic import Sym, is_unbacked, value
 
 # torch dtype -> kt element type.
 ELEMENT_TYPES = {
@@ -71,12 +71,12 @@ DYNAMIC_SYMS = contextvars.ContextVar("kiln_dynamic_syms", default=None)
 
 
 def shape_text(shape):
-    dyn = DYNAMIC_SYMS.get()
-    if dyn:
-        return "".join(
-            "?x" if isinstance(d, Sym) and d.syms & dyn else
-            "%dx" % value(d) for d in shape)
-    return "".join("%dx" % value(d) for d in shape)
+    """Dims as `NxMx...`: `?` for a data-dependent size (always: it has no
+    value; _symbolic.Unbacked) and for sizes from dims marked dynamic."""
+    dyn = DYNAMIC_SYMS.get() or frozenset()
+    return "".join(
+        "?x" if is_unbacked(d) or (isinstance(d, Sym) and d.syms & dyn)
+        else "%dx" % value(d) for d in shape)
 
 
 def tensor_type(shape, dtype):

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 
 from . import _ir
 from ._fx_import import TensorVal, link_view
-from ._symbolic import Sym, same, smax, smin, value
+from ._symbolic import Sym, is_unbacked, key, same, smax, smin, value
 
 FUNCTIONS = {}
 METHODS = {}
@@ -242,7 +242,9 @@ def broadcast(b, *shapes):
             if j < 0:
                 continue
             d = s[j]
-            if isinstance(d, Sym) and d.value == 1:
+            # (A data-dependent size broadcast with a static 1 is itself,
+            # whatever it is; anything else needs its value: refused.)
+            if isinstance(d, Sym) and not is_unbacked(d) and d.value == 1:
                 if isinstance(res, Sym) and same(res, d):
                     continue
                 d = b.static(d, "broadcasting a dim of size 1")
@@ -1475,10 +1477,12 @@ def _reshape_attr(b, x, shape, what):
     # With no elements a -1 is ambiguous (kt.reshape's error): every size
     # is written out. The -1 goes to a size marked dynamic when there is
     # one (the others may be specialized), else to the first symbolic one.
-    empty = value(prod(shape)) == 0
+    unbacked = any(is_unbacked(d) for d in shape)
+    empty = not unbacked and value(prod(shape)) == 0
     syms = [i for i, d in enumerate(shape) if isinstance(d, Sym)]
     sized = {}
-    if len(syms) > 1 and not empty and hasattr(b, "index_of"):
+    if (len(syms) > 1 or unbacked) and not empty and \
+            hasattr(b, "index_of"):
         # Every symbolic size exactly (none inferred: the run-time check is
         # then PyTorch's, the element count against the sizes' product).
         for i in syms:
@@ -1511,6 +1515,21 @@ def reshape(b, x, *shape):
              if not isinstance(d, Sym) and d == -1]
     if len(infer) > 1:
         raise b.error("only one dimension can be inferred in a reshape")
+    if any(is_unbacked(d) for d in list(target) + [total]):
+        # A data-dependent size (kt.nonzero's count): nothing to check
+        # now; kt.reshape checks the element count when it runs.
+        if infer:
+            rest = prod(d for i, d in enumerate(target) if i != infer[0])
+            target[infer[0]] = total // rest if not (
+                not isinstance(rest, Sym) and rest == 0) else 0
+        if len(target) == x.ndim and all(
+                same(a, c) for a, c in zip(target, x.shape)):
+            return alias(x)
+        attr, sizes = _reshape_attr(b, x, target, "a reshape to a size")
+        contiguous = x.layout is None
+        return view_op(b, "reshape", x, {"shape": attr}, target,
+                       _reshape_back if contiguous else None,
+                       None if contiguous else "unknown", sizes=sizes)
     if infer:
         rest = prod(d for i, d in enumerate(target) if i != infer[0])
         if value(rest) == 0:
@@ -2027,10 +2046,80 @@ def getitem(b, x, idx):
 METHODS["__getitem__"] = getitem
 
 
+# ------------------------------------- data-dependent sizes (issue 16)
+#
+# kt.nonzero's count is a size known only when the program runs: an
+# _symbolic.Unbacked (`?` in the IR, never guarded, never specialized).
+# nonzero / argwhere are the op; masked_select(x, m) and x[m] with a mask
+# that is not a constant are a gather of the flattened x by the nonzero
+# positions of the flattened mask (one kt.index_select, whose gradient is
+# a scatter-add).
+
+
+def nonzero_op(b, x):
+    """kt.nonzero of x: int64 [u, rank(x)], u a new unbacked size."""
+    x = need_tensor(b, x, "nonzero")
+    u = b.shape_env.new_unbacked()
+    r = b.op("nonzero", [x], shape=(u, x.ndim), dtype=torch.int64)
+    b.shape_env.unbacked_source[u.key[1]] = r
+    return r
+
+
+def nonzero_column(b, nz, k):
+    """Column k of a kt.nonzero result: the int64 [u] indices of dim k."""
+    return b.op("select", [nz], {"dim": 1, "index": k},
+                shape=(nz.shape[0],), dtype=torch.int64)
+
+
+def masked_rows(b, x, mask):
+    """x[mask] for a mask covering x's leading mask.ndim dims (same sizes):
+    [u] + x.shape[mask.ndim:], the rows of x where the mask is true, in
+    row-major order."""
+    k = mask.ndim
+    if mask.dtype != torch.bool:
+        mask = cast(b, mask, torch.bool)
+    for d in range(k):
+        if not same(mask.shape[d], x.shape[d]):
+            if value(mask.shape[d]) != value(x.shape[d]):
+                raise b.error(
+                    "The shape of the mask %s at index %d does not match "
+                    "the shape of the indexed tensor %s at index %d"
+                    % ([value(s) for s in mask.shape], d,
+                       [value(s) for s in x.shape], d))
+            b.static(mask.shape[d], "a mask's size against the tensor's")
+            b.static(x.shape[d], "a mask's size against the tensor's")
+    flat_mask = reshape(b, mask, -1) if k != 1 else mask
+    rows = reshape(b, x, [-1] + list(x.shape[k:])) if k != 1 else x
+    idx = nonzero_column(b, nonzero_op(b, flat_mask), 0)
+    return index_select(b, rows, 0, idx)
+
+
+def masked_select_op(b, x, mask):
+    """torch.masked_select: x and mask broadcast together, the selected
+    elements as a 1-D tensor [u]."""
+    x = need_tensor(b, x, "masked_select")
+    mask = need_tensor(b, mask, "masked_select's mask")
+    if mask.dtype not in _MASK_DTYPES:
+        raise b.error("masked_select: expected BoolTensor for mask, got %s"
+                      % mask.dtype)
+    shape = broadcast(b, x.shape, mask.shape)
+    if tuple(map(key, x.shape)) != tuple(map(key, shape)):
+        x = expand(b, x, shape)
+    if tuple(map(key, mask.shape)) != tuple(map(key, shape)):
+        mask = expand(b, mask, shape)
+    flat = reshape(b, x, -1)
+    m = reshape(b, mask, -1)
+    return masked_rows(b, flat, m)
+
+
 def tensor_index(b, x, idx):
     """x[idx]: basic entries (ints, slices, None, Ellipsis) as views, index
     tensors (advanced indexing) as one kt.index_select (see _advanced_read)."""
     entries = _index_entries(b, x, idx, write=False)
+    masks = [k for k, i in enumerate(entries) if isinstance(i, TensorVal)
+             and i.dtype in _MASK_DTYPES]
+    if masks:
+        return _mask_read(b, x, entries, masks)
     r, _, adv = _basic_index(b, x, entries)
     if adv:
         return _advanced_read(b, r, adv)
@@ -2091,10 +2180,6 @@ def _index_entries(b, x, idx, write):
                     if const.dim() == 0:
                         raise b.error("indexing with a 0-d boolean mask")
                     continue
-                if not write:
-                    raise b.error("indexing with a boolean mask (the "
-                                  "result's shape depends on the data; a "
-                                  "uint8 index is a mask too)")
             elif i.dtype not in _INDEX_DTYPES:
                 raise b.error("tensors used as indices must be long, int, "
                               "byte or bool tensors, got %s" % i.dtype)
@@ -2122,6 +2207,36 @@ def _index_entries(b, x, idx, write):
         else:
             out.append(i)
     return out
+
+
+def _is_full_slice(i):
+    return isinstance(i, slice) and i.start is None and i.stop is None \
+        and i.step is None
+
+
+def _mask_read(b, x, entries, masks):
+    """x[..., m, ...] with a boolean mask that is not a constant: a
+    data-dependent size (masked_rows). The mask's dims move first, the
+    rows are gathered, and the count goes where the mask's dims were, as
+    PyTorch. Other index entries than full slices with it are refused."""
+    if len(masks) != 1 or any(not _is_full_slice(i) for k, i in
+                              enumerate(entries) if k != masks[0]):
+        raise b.error("indexing with a boolean mask together with other "
+                      "indices (only x[m] and x[:, m] with full slices are "
+                      "supported; the result's size depends on the data)")
+    p = masks[0]
+    m = entries[p]
+    if m.ndim == 0:
+        raise b.error("indexing with a 0-d boolean mask")
+    k = m.ndim
+    order = list(range(p, p + k)) + [d for d in range(x.ndim)
+                                     if not p <= d < p + k]
+    xt = permute(b, x, order) if p else x
+    r = masked_rows(b, xt, m)
+    if p:
+        back = list(range(1, p + 1)) + [0] + list(range(p + 1, r.ndim))
+        r = permute(b, r, back)
+    return r
 
 
 def _basic_index(b, x, entries):

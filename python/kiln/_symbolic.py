@@ -17,6 +17,8 @@ on a symbolic size".
 
 import operator
 
+from ._errors import Unsupported
+
 
 class Sym:
     """A symbolic integer: `value` is its size in the example inputs, `syms`
@@ -40,6 +42,8 @@ class Sym:
         if isinstance(other, bool) or not isinstance(other, (int, Sym)):
             return NotImplemented
         a, b = (other, self) if reverse else (self, other)
+        if is_unbacked(a) or is_unbacked(b):
+            return make(None, name, a, b)
         return make(op(value(a), value(b)), name, a, b)
 
     def __add__(self, o):
@@ -73,10 +77,54 @@ class Sym:
         return self._bin(o, operator.mod, "%", True)
 
     def __neg__(self):
-        return make(-self.value, "neg", self, None)
+        return make(None if is_unbacked(self) else -self.value, "neg",
+                    self, None)
 
     def __pos__(self):
         return self
+
+
+class UnbackedSizeError(Unsupported):
+    """A size only known when the program runs (an unbacked size: the
+    count of kt.nonzero) was needed as a Python number while capturing."""
+
+
+# Unbacked symbols' sids are strings ("u0", "u1", ...): never an input dim.
+def _unbacked_sid(sid):
+    return isinstance(sid, str)
+
+
+class Unbacked(Sym):
+    """A size that depends on the data (kt.nonzero's count, torch's
+    "unbacked" SymInt): it is `?` in the IR, has no example value, is never
+    guarded nor specialized, and is computed by the program when it runs.
+    Sums and products of it stay Unbacked; reading its value (`value()`,
+    a comparison made to pick a code path, a size baked into an attribute)
+    raises UnbackedSizeError, an Unsupported: a graph break where breaks
+    are allowed, a refusal naming the op otherwise. So a converter can
+    never take a wrong branch on a guessed size."""
+
+    __slots__ = ()
+
+    def __init__(self, syms, key):
+        Sym.__init__(self, None, syms, key)
+
+    def __getattribute__(self, name):
+        if name == "value":
+            raise UnbackedSizeError(
+                "a data-dependent size (%s, computed when the program runs: "
+                "the count of a nonzero, masked_select or boolean-mask "
+                "index) is needed as a Python number here"
+                % _show(object.__getattribute__(self, "key")))
+        return object.__getattribute__(self, name)
+
+    def __repr__(self):
+        return "Unbacked(%s)" % _show(self.key)
+
+
+def is_unbacked(x):
+    """True for a size that depends on the data (see Unbacked)."""
+    return isinstance(x, Unbacked)
 
 
 def _show(key):
@@ -128,6 +176,9 @@ def make(v, name, a, b):
     s = syms(a) | syms(b)
     if not s:
         return v
+    if any(_unbacked_sid(sid) for sid in s):
+        return Unbacked(s, (name, key(a), key(b)) if b is not None
+                        else (name, key(a)))
     return Sym(v, s, (name, key(a), key(b)) if b is not None
                else (name, key(a)))
 
@@ -135,11 +186,15 @@ def make(v, name, a, b):
 def smin(a, b):
     """min(a, b) of two sizes: an int when both are ints, else a Sym whose
     example value is the min (no guard: it stays symbolic)."""
+    if is_unbacked(a) or is_unbacked(b):
+        return make(None, "min", a, b)
     return make(min(value(a), value(b)), "min", a, b)
 
 
 def smax(a, b):
     """max(a, b) of two sizes, like `smin`."""
+    if is_unbacked(a) or is_unbacked(b):
+        return make(None, "max", a, b)
     return make(max(value(a), value(b)), "max", a, b)
 
 
@@ -171,6 +226,9 @@ class ShapeEnv:
     def __init__(self):
         self.symbols = []  # sid -> (arg index, dim, name)
         self.specialized = {}  # sid -> reason (the first)
+        self.unbacked = []  # names of the unbacked symbols (see Unbacked)
+        # name -> the TensorVal whose dim 0 it is (kt.nonzero's result)
+        self.unbacked_source = {}
 
     def new(self, size, arg, dim):
         sid = len(self.symbols)
@@ -178,10 +236,23 @@ class ShapeEnv:
         self.symbols.append((arg, dim, name))
         return Sym(int(size), frozenset([sid]), ("s", sid, name))
 
+    def new_unbacked(self):
+        """A new data-dependent size (see Unbacked): no input dim, no
+        example value, never guarded."""
+        name = "u%d" % len(self.unbacked)
+        self.unbacked.append(name)
+        return Unbacked(frozenset([name]), ("s", name, name))
+
     def specialize(self, x, reason):
         """The example value of `x`, recording that the capture depends on
-        it being exactly that (its symbols become static)."""
+        it being exactly that (its symbols become static). An unbacked size
+        has no such value: UnbackedSizeError."""
         if isinstance(x, Sym):
+            if is_unbacked(x):
+                raise UnbackedSizeError(
+                    "%s: the size %s depends on the data (computed when the "
+                    "program runs) and cannot be specialized"
+                    % (reason, _show(x.key)))
             for sid in x.syms:
                 self.specialized.setdefault(sid, reason)
             return x.value
@@ -190,4 +261,5 @@ class ShapeEnv:
     def specialized_dims(self):
         """(arg, dim) -> reason for every specialized input dim."""
         return {(self.symbols[s][0], self.symbols[s][1]): r
-                for s, r in self.specialized.items()}
+                for s, r in self.specialized.items()
+                if not _unbacked_sid(s)}

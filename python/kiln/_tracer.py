@@ -46,7 +46,7 @@ from torch.utils import _pytree as pytree
 from . import _fx_import, _ops
 from ._errors import KilnError, Unsupported
 from ._fx_import import TensorVal, target_name
-from ._symbolic import Sym
+from ._symbolic import Sym, is_unbacked
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _KILN_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -757,6 +757,17 @@ class KilnTracer(fx.Tracer):
 
     def concrete(self, proxy, why):
         v = self.value(proxy)
+        if is_unbacked(v) and self.may_break():
+            # A data-dependent size (x[m].shape[0]) read by Python: a graph
+            # break at the tensor that has it; the segment's run gives
+            # its real value (Breaks._finish_flush).
+            src = self._unbacked_tensor_node(v)
+            if src is not None:
+                self.run.materialize(
+                    src, "a data-dependent size needed as a Python number "
+                    "(%s)" % why)
+                if proxy.node in self.run.concrete:
+                    return self.run.concrete[proxy.node]
         if isinstance(v, Sym):
             return self.static(v, why)
         if isinstance(v, TensorVal):
@@ -773,6 +784,18 @@ class KilnTracer(fx.Tracer):
                 Unsupported, "%s (the result depends on the tensor's data; "
                 "a graph break, refused here)" % reason)
         return v
+
+    def _unbacked_tensor_node(self, size):
+        """The latest node of the current segment whose tensor has a dim
+        that is one of the unbacked symbols of `size` (None: none)."""
+        names = {sid for sid in size.syms if isinstance(sid, str)}
+        for n in reversed(self.run.seg_nodes):
+            tv = self.run.node_value(n)
+            if isinstance(tv, TensorVal) and any(
+                    is_unbacked(d) and d.key[0] == "s" and d.key[1] in names
+                    for d in tv.shape):
+                return n
+        return None
 
     def to_bool(self, obj):
         return bool(self.concrete(obj, "a branch on the truth value"))
@@ -792,6 +815,11 @@ class KilnTracer(fx.Tracer):
         if isinstance(v, TensorVal):
             if v.ndim == 0:
                 raise TypeError("len() of a 0-d tensor")
+            if is_unbacked(v.shape[0]) and self.may_break():
+                # len(x[m]): a graph break, the real tensor's length.
+                return len(self.run.materialize(
+                    obj.node, "len() of a tensor with a data-dependent "
+                    "size"))
             return self.static(v.shape[0], "len() of a tensor")
         return len(v)
 

@@ -420,6 +420,10 @@ def cases():
     case("index_select.default", x345, 1, I(3, lo=0, hi=4))
     case("index.Tensor", x345, [None, I(2, 3, lo=-4, hi=4),
                                 I(3, lo=0, hi=5)])
+    # Data-dependent sizes (kt.nonzero's count, test_data_dependent.py).
+    case("nonzero.default", torch.tensor([[0.0, 1.5, -0.0], [math.nan, 0.0,
+                                                            2.0]]))
+    case("index.Tensor", x345, [B(3, 4)], variant="mask")
     case("index_put.default", R(5, 3), [I(4, lo=-5, hi=5)], R(4, 3), True)
     case("index_put.default", R(3, 4, 5), [None, I(2, 3, lo=-4, hi=4),
                                            I(3, lo=0, hi=5)], R(3),

@@ -499,7 +499,7 @@ def test_data_dependent_branch_is_refused():
     (lambda x: x + torch.rand(4, generator=torch.Generator()),
      "torch.rand with a generator= argument: not captured"),
     (lambda x: x.clone().exponential_(), "random numbers are not captured"),
-    (lambda x: x[x > 0], "boolean mask"),
+    (lambda x: x[x > 0, None], "boolean mask together with other"),
     (lambda x: F.dropout1d(x, 0.5, training=True),
      "dropout1d: Expected 2D or 3D input, but received a 1D input"),
     (lambda x: x.item() + x, "no Kiln conversion for Tensor.item"),
@@ -1815,9 +1815,11 @@ def test_advanced_index_out_of_range_is_an_error_as_in_pytorch(backend):
 def test_advanced_indexing_rejections():
     x = torch.randn(3, 4)
     captured = torch.tensor([True, False, True])  # may change between calls: not a constant
-    for fn, args, match in [(lambda x: x[x > 0], (x,), "boolean mask"),
-                            (lambda x: x[captured], (x,), "boolean mask"),
-                            (lambda x, m: x[m], (x, torch.ones(3, dtype=torch.uint8)), "boolean mask"),
+    # A mask alone is kt.nonzero and a gather (test_data_dependent.py); with
+    # other indices it is refused.
+    for fn, args, match in [(lambda x: x[x[:, 0] > 0, 1], (x,), "boolean mask together"),
+                            (lambda x: x[captured, 1:], (x,), "boolean mask together"),
+                            (lambda x, m: x[m, m], (x, torch.ones(3, dtype=torch.uint8)), "boolean mask together"),
                             (lambda x, i: x[i], (x, torch.tensor([0.5])), "must be long, int, byte or bool"),
                             (lambda x, i: x[i, i, i], (x, torch.tensor([0])), "too many indices"),
                             (lambda x, i, j: x[i, j], (x, torch.tensor([0, 1]), torch.tensor([0, 1, 2])),
