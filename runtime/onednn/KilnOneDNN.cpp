@@ -36,6 +36,8 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 
+#include "../include/kiln/rt/OneDNNLayout.h"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -779,8 +781,8 @@ std::shared_ptr<Entry> create(const Key &key) {
     // at batch 8 took 85 ms instead of 77.
     // KILN_ONEDNN_LAYOUT=plain|blocked forces one.
     const char *layout = std::getenv("KILN_ONEDNN_LAYOUT");
-    bool blocked = p.g == 1 && p.kh * p.kw > 1 && p.c * p.kh * p.kw >= 64 &&
-                   p.n * p.oh * p.ow >= 128;
+    bool blocked = kiln::rt::oneDNNBlockedLayout(p.g, p.c, p.kh, p.kw,
+                                                 p.n * p.oh * p.ow);
     if (layout && std::strcmp(layout, "blocked") == 0)
       blocked = true;
     else if (layout && std::strcmp(layout, "plain") == 0)

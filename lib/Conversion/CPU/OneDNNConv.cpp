@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/CPU/CPUCodegen.h"
+#include "kiln/rt/OneDNNLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -250,8 +251,22 @@ std::optional<InKernelPad> matchInKernelPad(Value x, Operation *conv) {
 /// neither reorders A's output back to NCHW nor B's input into NHWC.
 llvm::DenseSet<Value> channelsLastBuffers(ArrayRef<linalg::LinalgOp> ops) {
   llvm::DenseSet<Value> result;
+  // Ungrouped, and blocked by libkiln_onednn's rule (static sizes): next to
+  // a plain-layout conv a channels-last buffer would add reorders instead
+  // of saving them (mobilenet_v2's 1x1 -> 1x1 pairs).
   auto ungrouped = [](Operation *op) {
-    return isa<linalg::Conv2DNchwFchwOp>(op);
+    auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op);
+    if (!conv)
+      return false;
+    auto w = cast<ShapedType>(conv.getDpsInputs()[1].getType());
+    auto y = cast<ShapedType>(conv.getDpsInits()[0].getType());
+    if (!w.hasStaticShape() || y.isDynamicDim(2) || y.isDynamicDim(3))
+      return false;
+    // A `?` batch counts as 1 (the positions of one image).
+    int64_t n = y.isDynamicDim(0) ? 1 : y.getDimSize(0);
+    return kiln::rt::oneDNNBlockedLayout(1, w.getDimSize(1), w.getDimSize(2),
+                                         w.getDimSize(3),
+                                         n * y.getDimSize(2) * y.getDimSize(3));
   };
   for (linalg::LinalgOp a : ops) {
     if (!ungrouped(a))
