@@ -61,3 +61,24 @@ func.func @to_depthwise(%x: tensor<2x16x14x14xf32>, %w1: tensor<16x16x1x1xf32>, 
   %c2 = kt.conv2d %c1, %w2 {padding = [1, 1], groups = 16 : i64} : (tensor<2x16x14x14xf32>, tensor<16x1x3x3xf32>) -> tensor<2x16x14x14xf32>
   return %c2 : tensor<2x16x14x14xf32>
 }
+
+// -----
+
+// 1x1 -> 1x1: a chain (one kernel), but both convs take oneDNN's plain
+// layout (libkiln_onednn's rule, kiln::rt::oneDNNBlockedLayout), so the
+// buffer between them stays NCHW (strides [1568, 0, 196, 14, 1]):
+// channels-last there would add a reorder on each side.
+// OUTLINE-LABEL: func.func @pointwise_pair(
+// OUTLINE: call @kernel_conv2d_conv2d(
+// CHECK-LABEL: func.func private @kernel_conv2d_conv2d(
+// CHECK-NOT: %c1_i64, %c112_i64, %c8_i64
+// CHECK: call @kiln_onednn_conv2d_f32({{.*}}, %c1568_i64, %c0_i64, %c196_i64, %c14_i64, %c1_i64, %c0_i64
+// CHECK-NOT: %c1_i64, %c112_i64, %c8_i64
+// CHECK: call @kiln_onednn_conv2d_f32({{.*}}, %c1568_i64, %c0_i64, %c196_i64, %c14_i64, %c1_i64, %c0_i64
+// CHECK-NOT: %c1_i64, %c112_i64, %c8_i64
+// CHECK: return
+func.func @pointwise_pair(%x: tensor<2x8x14x14xf32>, %w1: tensor<8x8x1x1xf32>, %w2: tensor<8x8x1x1xf32>) -> tensor<2x8x14x14xf32> {
+  %c1 = kt.conv2d %x, %w1 : (tensor<2x8x14x14xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x14x14xf32>
+  %c2 = kt.conv2d %c1, %w2 : (tensor<2x8x14x14xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x14x14xf32>
+  return %c2 : tensor<2x8x14x14xf32>
+}
