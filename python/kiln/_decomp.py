@@ -1405,6 +1405,15 @@ def repeat_interleave(b, x, repeats=None, dim=None, *, output_size=None):
     return O.copy_of(O.reshape(b, y, final))
 
 
+A.aten("repeat_interleave.self_int")(
+    lambda b, x, repeats, dim=None, *, output_size=None: repeat_interleave(
+        b, x, repeats, dim, output_size=output_size))
+A.unsupported("the result's size is the sum of the repeats' values "
+              "(data-dependent); make_fx records x.repeat_interleave(n) "
+              "this way (a graph of repeat_interleave.self_int, as "
+              "torch.export keeps it, converts)", "repeat_interleave.Tensor")
+
+
 @O.both("diagflat")
 def diagflat(b, x, offset=0):
     x = _t(b, x, "diagflat")
@@ -2062,6 +2071,14 @@ def multilabel_margin_loss(b, input, target, size_average=None,
     (PyTorch's kernel), with masks instead of its loop."""
     r = _reduction_string(b, size_average, reduce, reduction,
                           "multilabel_margin_loss")
+    loss, _ = _multilabel_margin(b, input, target)
+    return _reduce(b, loss, r)
+
+
+def _multilabel_margin(b, input, target):
+    """(the per-sample loss, is_target): is_target[n, c] = 1 where class c
+    is one of sample n's targets, in the input's dtype and the target's
+    shape (aten.multilabel_margin_loss_forward's second result)."""
     x = _t(b, input, "multilabel_margin_loss")
     t = _t(b, target, "multilabel_margin_loss")
     if not x.dtype.is_floating_point:
@@ -2090,7 +2107,7 @@ def multilabel_margin_loss(b, input, target, size_average=None,
     loss = O.div(b, O.sum_(b, z, [1, 2]), float(C))
     if x.ndim < 2:
         loss = O.reshape(b, loss, [])
-    return _reduce(b, loss, r)
+    return loss, O.reshape(b, O.cast(b, is_t, x.dtype), list(t.shape))
 
 
 @O.function(F.triplet_margin_with_distance_loss)
@@ -2159,6 +2176,13 @@ A.aten("multi_margin_loss")(
 A.aten("multilabel_margin_loss")(
     lambda b, x, t, reduction=1: multilabel_margin_loss(
         b, x, t, None, None, A._reduction(b, reduction)))
+
+
+@A.aten("multilabel_margin_loss_forward")
+def _a_multilabel_margin_loss_forward(b, x, t, reduction):
+    """(loss reduced by `reduction`, is_target), as PyTorch's kernel."""
+    loss, is_target = _multilabel_margin(b, x, t)
+    return (_reduce(b, loss, A._reduction(b, reduction)), is_target)
 
 
 # ------------------------------------- data-dependent output sizes: refused
