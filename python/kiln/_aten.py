@@ -1010,8 +1010,9 @@ def embedding_bag(b, weight, indices, offsets, scale_grad_by_freq=False,
     static); rows are summed into their bag by kt.scatter (reduce sum;
     max: amax over the bag, empty bags 0). Returns (output, offset2bag,
     bag_size, max_indices) with PyTorch's values for each mode: sum:
-    (out, [] , zeros, zeros); mean: (out, bag ids, counts, counts); max:
-    (out, bag ids, counts, the weight row of each first maximum)."""
+    (out, [], zeros, zeros), the zeros of the offsets' size; mean: (out,
+    bag ids, counts, counts); max: (out, bag ids, counts, the weight row of
+    each first maximum)."""
     weight = _t(b, weight, "_embedding_bag")
     if indices.ndim != 1 or offsets.ndim != 1:
         raise b.error("aten._embedding_bag with %d-D indices (1-D indices "
@@ -1046,7 +1047,6 @@ def embedding_bag(b, weight, indices, offsets, scale_grad_by_freq=False,
     ones = O.cast(b, bag_ok, torch.int64)
     counts = O.scatter_op(b, O.full(b, [B], 0, torch.int64), 0, bag, ones,
                           "sum", True, "_embedding_bag")
-    zeros_i = O.full(b, [B], 0, torch.int64)
     if mode == 2:
         # Positions outside every bag cannot win: -inf rows.
         rows = O.where(b, O.unsqueeze(b, bag_ok, 1), rows,
@@ -1072,7 +1072,10 @@ def embedding_bag(b, weight, indices, offsets, scale_grad_by_freq=False,
     out = O.scatter_op(b, O.full(b, [B, D], 0, weight.dtype), 0, bag_e,
                        rows, "sum", True, "_embedding_bag")
     if mode == 0:
-        return (out, O.full(b, [0], 0, torch.int64), zeros_i, zeros_i)
+        # bag_size and max_indices of mode sum: zeros of the offsets' size
+        # (one more than the bags with include_last_offset), as PyTorch.
+        zeros_o = O.full(b, [nb], 0, torch.int64)
+        return (out, O.full(b, [0], 0, torch.int64), zeros_o, zeros_o)
     div = O.cast(b, O.clamp(b, counts, 1), weight.dtype)
     out = O.div(b, out, O.unsqueeze(b, div, 1))
     return (out, bag, counts, counts)
