@@ -757,16 +757,18 @@ def round_(b, x, *, decimals=0, out=None):
     """torch.round(x, decimals=d), d != 0, is PyTorch's round_decimals
     kernel as kt ops: nearbyint(x * 10^d) / 10^d (d > 0) or
     nearbyint(x / 10^-d) * 10^-d (d < 0), each step in x's dtype (PyTorch
-    computes in float for float32, double for float64; it does not
-    implement decimals for other dtypes)."""
+    computes in float for float32, double for float64, and for bfloat16
+    rounds 10^d and x * 10^d (x / 10^-d) to bfloat16 and the last step's
+    float result once; it does not implement decimals for other
+    dtypes)."""
     x = need_tensor(b, x, "round")
     d = b.static(decimals, "round's decimals")
     if d == 0:
         return unary(b, "round", x)
-    if x.dtype not in (torch.float32, torch.float64):
+    if x.dtype not in (torch.float32, torch.float64, torch.bfloat16):
         raise b.error("round with decimals=%d of a %s tensor (PyTorch "
-                      "implements it for float32 and float64 only)"
-                      % (d, x.dtype))
+                      "implements it for float32, float64 and bfloat16 "
+                      "only)" % (d, x.dtype))
     try:
         p = 10.0 ** abs(d)
     except OverflowError:
