@@ -1408,10 +1408,20 @@ def repeat_interleave(b, x, repeats=None, dim=None, *, output_size=None):
 A.aten("repeat_interleave.self_int")(
     lambda b, x, repeats, dim=None, *, output_size=None: repeat_interleave(
         b, x, repeats, dim, output_size=output_size))
-A.unsupported("the result's size is the sum of the repeats' values "
-              "(data-dependent); make_fx records x.repeat_interleave(n) "
-              "this way (a graph of repeat_interleave.self_int, as "
-              "torch.export keeps it, converts)", "repeat_interleave.Tensor")
+
+
+@A.aten("repeat_interleave.Tensor")
+def _a_repeat_interleave_tensor(b, repeats, *, output_size=None):
+    """Refused: what 1.13's make_fx records for x.repeat_interleave(n)
+    (index_select by repeat_interleave(full(n))), whose size is the sum of
+    the repeats' values (repeat_interleave.self_int converts)."""
+    why = "data-dependent" if output_size is None else (
+        "data-dependent; output_size=%s would not check the values"
+        % (output_size,))
+    raise b.error("aten.repeat_interleave.Tensor: the result's size is the "
+                  "sum of the values of its repeats tensor (%s), not "
+                  "supported: a graph calling aten.repeat_interleave."
+                  "self_int with a number converts" % why)
 
 
 @O.both("diagflat")
