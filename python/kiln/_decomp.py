@@ -2094,6 +2094,12 @@ def _multilabel_margin(b, input, target):
     if not x.dtype.is_floating_point:
         raise b.error("multilabel_margin_loss of a %s input (float only)"
                       % x.dtype)
+    if x.ndim > 2 or [value(d) for d in t.shape] != [value(d)
+                                                      for d in x.shape]:
+        raise b.error("multilabel_margin_loss: the target must have the "
+                      "input's shape (a 0-D, 1-D or 2-D input), got input "
+                      "%s and target %s" % ([value(d) for d in x.shape],
+                                            [value(d) for d in t.shape]))
     x2 = x if x.ndim == 2 else O.reshape(b, x, [1, -1])
     t2 = t if t.ndim == 2 else O.reshape(b, t, [1, -1])
     C = b.static(x2.shape[1], "multilabel_margin_loss's size")

@@ -639,6 +639,10 @@ def div(b, x, y, *, rounding_mode=None, out=None):
         return binary(b, "div", x, y, compute=dt)
     if rounding_mode not in ("trunc", "floor"):
         raise b.error("div rounding_mode %r" % (rounding_mode,))
+    if dt == torch.bool:
+        raise b.error("div with rounding_mode=%r (floor_divide) of bool "
+                      "operands: PyTorch does not implement it for bool"
+                      % rounding_mode)
     X, Y = operand(b, x, dt), operand(b, y, dt)
     return b.op("div", [X, Y], {"rounding_mode": _rounding(rounding_mode)},
                 shape=broadcast(b, X.shape, Y.shape), dtype=dt)
@@ -1051,6 +1055,10 @@ def _reduction(b, name, x, dim, keepdim, out_dtype=None, attrs=None):
     dims = norm_dims(b, dim, x.ndim)
     if dims is not None and len(dims) == 0:
         dims = None
+    if dims is not None and len(set(dims)) != len(dims):
+        d = next(d for d in dims if dims.count(d) > 1)
+        raise b.error("%s: dim %d appears multiple times in the list of dims"
+                      % (name, d))
     a = dict(attrs or {})
     if dims is not None:
         a["dim"] = sorted(set(dims))
@@ -1156,6 +1164,10 @@ def _correction(unbiased, correction):
 def var(b, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # var(x, unbiased)
         dim, unbiased = None, dim
+    x = need_tensor(b, x, "var")
+    if not x.dtype.is_floating_point:
+        raise b.error("std and var only support floating point and complex "
+                      "dtypes, got %s (as PyTorch)" % x.dtype)
     return _reduction(b, "var", x, dim, keepdim,
                       attrs={"correction": _correction(unbiased, correction)})
 

@@ -395,3 +395,44 @@ def test_refusals():
     _refused(aten.multilabel_margin_loss_forward.default, x,
              torch.zeros(2, 3, dtype=torch.int64), 5,
              match="a loss reduction 5")
+
+
+def test_refusals_pytorch_raises_for():
+    """Bad input eager PyTorch rejects: a clean kiln.Unsupported at import
+    (before: count_nonzero / sum over a repeated dim answered, an integer
+    std and a bool floor_divide failed in the kt verifier at load, a
+    multilabel target of another shape failed in a reshape)."""
+    x = _x(3, 4)
+    i = _x(3, 4, dtype=torch.int64)
+    bools = torch.ones(3, dtype=torch.bool)
+    for op, args, kwargs, match in (
+            (aten.count_nonzero.dim_IntList, (x, [0, -2]), {},
+             "dim 0 appears multiple times in the list of dims"),
+            (aten.sum.dim_IntList, (x, [1, 1]), {},
+             "dim 1 appears multiple times"),
+            (aten.std.correction, (i, [0]), {"correction": 1},
+             "std and var only support floating point"),
+            (aten.var_mean.correction, (bools, None), {},
+             "std and var only support floating point"),
+            (aten.std_mean.dim, (i, [1]), {},
+             "std and var only support floating point"),
+            (aten.floor_divide.default, (bools, bools), {},
+             "rounding_mode='floor' .* of bool operands"),
+            (aten.multilabel_margin_loss_forward.default,
+             (x, torch.zeros(3, 5, dtype=torch.int64), 1), {},
+             r"target must have the input's shape .* got input \[3, 4\] "
+             r"and target \[3, 5\]")):
+        with pytest.raises(Exception):
+            op(*args, **kwargs)
+        _refused(op, *args, match=match, **kwargs)
+    # The torch-level converters are the same code.
+    for fn, t, match in (
+            (lambda t: torch.count_nonzero(t, dim=(1, -1)), x,
+             "dim 1 appears multiple times"),
+            (lambda t: t.std(), i, "std and var only support"),
+            (lambda t: t // t, bools, "of bool operands")):
+        with pytest.raises(Exception):
+            fn(t)
+        with pytest.raises(kiln.Unsupported, match=match):
+            kiln.compile(fn, backend="eager", fullgraph=True)(t)
+
