@@ -1410,18 +1410,80 @@ A.aten("repeat_interleave.self_int")(
         b, x, repeats, dim, output_size=output_size))
 
 
+# Nodes that pass their first argument's values on unchanged (make_fx's
+# views and copies of a repeats tensor).
+_SAME_VALUES = {"expand.default", "_reshape_alias.default", "view.default",
+                "reshape.default", "alias.default", "clone.default",
+                "lift_fresh_copy.default", "_to_copy.default"}
+
+
+def _uniform_fill(node):
+    """The int that every element of the FX node's tensor holds when the
+    graph makes it as a fill with a literal (`full(size, n)`, or
+    `fill_(empty(size), n)` / `fill(t, n)`) passed on by views and copies
+    that nothing else reads or writes; else None (then its values are
+    data)."""
+    import torch.fx as fx
+    while True:
+        # Each node of the chain read by one node only (an in-place write
+        # to it would be another user).
+        if not isinstance(node, fx.Node) or node.op != "call_function" or \
+                len(node.users) != 1:
+            return None
+        if A.overload_name(node.target) not in _SAME_VALUES:
+            break
+        node = node.args[0]
+    name = A.overload_name(node.target)
+    if name == "full.default":
+        v = node.args[1]
+    elif name in ("fill_.Scalar", "fill.Scalar"):
+        v = node.args[1]
+        base = node.args[0]
+        if name == "fill_.Scalar" and (
+                not isinstance(base, fx.Node) or len(base.users) != 1 or
+                A.overload_name(base.target) not in (
+                    "empty.memory_format", "zeros.default", "ones.default")):
+            return None
+    else:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        return None
+    return v
+
+
 @A.aten("repeat_interleave.Tensor")
 def _a_repeat_interleave_tensor(b, repeats, *, output_size=None):
-    """Refused: what 1.13's make_fx records for x.repeat_interleave(n)
-    (index_select by repeat_interleave(full(n))), whose size is the sum of
-    the repeats' values (repeat_interleave.self_int converts)."""
-    why = "data-dependent" if output_size is None else (
-        "data-dependent; output_size=%s would not check the values"
-        % (output_size,))
-    raise b.error("aten.repeat_interleave.Tensor: the result's size is the "
-                  "sum of the values of its repeats tensor (%s), not "
-                  "supported: a graph calling aten.repeat_interleave."
-                  "self_int with a number converts" % why)
+    """repeat_interleave(repeats): each index i of repeats repeated
+    repeats[i] times. Its size is the sum of the repeats' values, so it
+    converts where the graph fills repeats with one literal n (what 1.13's
+    make_fx records for x.repeat_interleave(n): index_select by
+    repeat_interleave(expand(fill_(empty, n)))): arange(L) with each index
+    expanded n times; other repeats are data, refused."""
+    repeats = _t(b, repeats, "repeat_interleave's repeats")
+    if repeats.ndim != 1 or repeats.dtype not in (torch.int32, torch.int64):
+        raise b.error("repeat_interleave only accepts a 1-D int32 or int64 "
+                      "repeats tensor, got %d-D %s"
+                      % (repeats.ndim, repeats.dtype))
+    n = _uniform_fill(b.node.args[0] if b.node is not None else None)
+    if n is None:
+        why = "data-dependent" if output_size is None else (
+            "data-dependent; output_size=%s would not check the values"
+            % (output_size,))
+        raise b.error("aten.repeat_interleave.Tensor: the result's size is "
+                      "the sum of the values of its repeats tensor (%s), not "
+                      "supported unless the graph fills it with one number "
+                      "(aten.repeat_interleave.self_int converts)" % why)
+    if n < 0:
+        raise b.error("repeats can not be negative")
+    L = b.static(repeats.shape[0], "the length of repeat_interleave's "
+                 "repeats")
+    if output_size is not None and b.static(
+            output_size, "repeat_interleave's output_size") != L * n:
+        raise b.error("repeat_interleave: output_size %s is not the sum of "
+                      "the repeats, %d" % (output_size, L * n))
+    i = O.cast(b, O.arange(b, L), repeats.dtype)
+    r = O.expand(b, O.reshape(b, i, [L, 1]), [L, n])
+    return O.copy_of(O.reshape(b, r, [L * n]))
 
 
 @O.both("diagflat")

@@ -360,7 +360,7 @@ def test_refusals():
              match="number of steps must be non-negative")
     _refused(aten.repeat_interleave.Tensor, torch.tensor([1, 2]),
              match="aten.repeat_interleave.Tensor: the result's size is "
-             "the sum of the values of its repeats tensor")
+             "the sum of the values of its repeats tensor .data-dependent.")
     _refused(aten.repeat_interleave.Tensor, torch.tensor([1, 2]),
              output_size=3, match="output_size=3 would not check the "
              "values")
@@ -435,4 +435,64 @@ def test_refusals_pytorch_raises_for():
             fn(t)
         with pytest.raises(kiln.Unsupported, match=match):
             kiln.compile(fn, backend="eager", fullgraph=True)(t)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_repeat_interleave_of_a_filled_repeats_tensor(backend):
+    """make_fx records x.repeat_interleave(n) as index_select by
+    repeat_interleave.Tensor(expand(fill_(empty([1]), n))): converted,
+    the fill's literal being the repeats' every value."""
+    torch.manual_seed(8)
+    for x, n, dim in ((_x(2, 3, 4), 2, None), (_x(2, 3, 4), 3, -1),
+                      (_x(5), 1, 0), (_x(3, 2), 0, 1), (_x(0, 3), 2, 0),
+                      (torch.tensor(1.5), 4, None),
+                      (_x(2, 3, dtype=torch.int64), 2, -2)):
+        _make_fx_check(backend, lambda t: t.repeat_interleave(n, dim=dim), x)
+    # A hand-made graph: full([3], 2, int32) -> repeat_interleave.Tensor.
+    g = fx.Graph()
+    r = g.call_function(aten.full.default, ([3], 2),
+                        {"dtype": torch.int32})
+    g.output(g.call_function(aten.repeat_interleave.Tensor, (r,),
+                             {"output_size": 6}))
+    gm = fx.GraphModule(torch.nn.Module(), g)
+    got = kiln.backend(gm, [], backend=backend)()
+    _same(got, torch.repeat_interleave(torch.full([3], 2,
+                                                  dtype=torch.int32)))
+
+
+def test_repeat_interleave_refusals():
+    # A repeats tensor written again after its fill: its values are not
+    # the literal's (refused, not answered with the fill).
+    g = fx.Graph()
+    e = g.call_function(aten.empty.memory_format, ([2],),
+                        {"dtype": torch.int64})
+    f = g.call_function(aten.fill_.Scalar, (e, 2))
+    g.call_function(aten.add_.Tensor, (e, 1))
+    g.output(g.call_function(aten.repeat_interleave.Tensor, (f,)))
+    gm = fx.GraphModule(torch.nn.Module(), g)
+    with pytest.raises(kiln.Unsupported, match="data-dependent"):
+        kiln.backend(gm, [], backend="eager")()
+    g = fx.Graph()
+    e = g.call_function(aten.empty.memory_format, ([2],),
+                        {"dtype": torch.int64})
+    f = g.call_function(aten.fill_.Scalar, (e, 2))
+    v = g.call_function(aten.expand.default, (f, [2]))
+    g.call_function(aten.mul_.Tensor, (f, 3))
+    g.output(g.call_function(aten.repeat_interleave.Tensor, (v,)))
+    gm = fx.GraphModule(torch.nn.Module(), g)
+    with pytest.raises(kiln.Unsupported, match="data-dependent"):
+        kiln.backend(gm, [], backend="eager")()
+    for fill, size, match in ((-1, None, "repeats can not be negative"),
+                              (2, 5, "output_size 5 is not the sum of the "
+                               "repeats, 6")):
+        g = fx.Graph()
+        r = g.call_function(aten.full.default, ([3], fill),
+                            {"dtype": torch.int64})
+        g.output(g.call_function(aten.repeat_interleave.Tensor, (r,),
+                                 {"output_size": size}))
+        gm = fx.GraphModule(torch.nn.Module(), g)
+        with pytest.raises(kiln.Unsupported, match=match):
+            kiln.backend(gm, [], backend="eager")()
+    _refused(aten.repeat_interleave.Tensor, torch.tensor([[1, 2]]),
+             match="only accepts a 1-D int32 or int64 repeats tensor")
 
