@@ -1012,8 +1012,9 @@ def embedding_bag(b, weight, indices, offsets, scale_grad_by_freq=False,
     static); rows are summed into their bag by kt.scatter (reduce sum;
     max: amax over the bag, empty bags 0). Returns (output, offset2bag,
     bag_size, max_indices) with PyTorch's values for each mode: sum:
-    (out, [] , zeros, zeros); mean: (out, bag ids, counts, counts); max:
-    (out, bag ids, counts, the weight row of each first maximum)."""
+    (out, [], zeros, zeros), the zeros of the offsets' size; mean: (out,
+    bag ids, counts, counts); max: (out, bag ids, counts, the weight row of
+    each first maximum)."""
     weight = _t(b, weight, "_embedding_bag")
     if indices.ndim != 1 or offsets.ndim != 1:
         raise b.error("aten._embedding_bag with %d-D indices (1-D indices "
@@ -1048,7 +1049,6 @@ def embedding_bag(b, weight, indices, offsets, scale_grad_by_freq=False,
     ones = O.cast(b, bag_ok, torch.int64)
     counts = O.scatter_op(b, O.full(b, [B], 0, torch.int64), 0, bag, ones,
                           "sum", True, "_embedding_bag")
-    zeros_i = O.full(b, [B], 0, torch.int64)
     if mode == 2:
         # Positions outside every bag cannot win: -inf rows.
         rows = O.where(b, O.unsqueeze(b, bag_ok, 1), rows,
@@ -1074,7 +1074,10 @@ def embedding_bag(b, weight, indices, offsets, scale_grad_by_freq=False,
     out = O.scatter_op(b, O.full(b, [B, D], 0, weight.dtype), 0, bag_e,
                        rows, "sum", True, "_embedding_bag")
     if mode == 0:
-        return (out, O.full(b, [0], 0, torch.int64), zeros_i, zeros_i)
+        # bag_size and max_indices of mode sum: zeros of the offsets' size
+        # (one more than the bags with include_last_offset), as PyTorch.
+        zeros_o = O.full(b, [nb], 0, torch.int64)
+        return (out, O.full(b, [0], 0, torch.int64), zeros_o, zeros_o)
     div = O.cast(b, O.clamp(b, counts, 1), weight.dtype)
     out = O.div(b, out, O.unsqueeze(b, div, 1))
     return (out, bag, counts, counts)
@@ -2385,6 +2388,185 @@ def sym_storage_offset(b, x):
 @aten("sym_is_contiguous")
 def sym_is_contiguous(b, x, memory_format=torch.contiguous_format):
     return True
+
+
+# ------------------- ops the torch-level importer converts (issue 16)
+# ATen overloads of ops whose torch-level converter (kiln._ops, _decomp)
+# already emits the kt ops: each adapter maps the overload's schema onto
+# that converter's arguments.
+
+
+@aten("all.default")
+def all_all(b, x):
+    return O.all_(b, x)
+
+
+@aten("all.dim")
+def all_dim(b, x, dim, keepdim=False):
+    return O.all_(b, x, dim, keepdim)
+
+
+@aten("aminmax")
+def aminmax(b, x, *, dim=None, keepdim=False):
+    r = O.aminmax(b, x, dim=dim, keepdim=keepdim)
+    return (r[0], r[1])
+
+
+@aten("count_nonzero.default", "count_nonzero.dim_IntList")
+def count_nonzero(b, x, dim=None):
+    # dim_IntList with [] counts over every dim, as PyTorch.
+    return O.count_nonzero(b, x, list(dim) if isinstance(
+        dim, (list, tuple)) else dim)
+
+
+aten("floor_divide.default", "floor_divide.Scalar")(_same("floor_divide"))
+aten("index_add")(_same("index_add"))
+aten("index_copy")(_same("index_copy"))
+aten("index_fill.int_Scalar", "index_fill.int_Tensor")(_same("index_fill"))
+aten("logcumsumexp")(_same("logcumsumexp"))
+for _n in ("trace", "tril", "triu", "pixel_shuffle", "pixel_unshuffle"):
+    aten(_n)(_same(_n))
+
+
+@aten("kthvalue")
+def kthvalue(b, x, k, dim=-1, keepdim=False):
+    r = O.kthvalue(b, x, k, dim, keepdim)
+    return (r[0], r[1])
+
+
+@aten("round.decimals")
+def round_decimals(b, x, *, decimals):
+    return _fn("round")(b, x, decimals=decimals)
+
+
+@aten("searchsorted.Tensor", "searchsorted.Scalar")
+def searchsorted(b, seq, v, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    return O.FUNCTIONS[torch.searchsorted](
+        b, seq, v, out_int32=out_int32, right=right, side=side,
+        sorter=sorter)
+
+
+@aten("bucketize.Tensor", "bucketize.Scalar")
+def bucketize(b, v, boundaries, *, out_int32=False, right=False):
+    return O.FUNCTIONS[torch.bucketize](b, v, boundaries,
+                                        out_int32=out_int32, right=right)
+
+
+# var / std / var_mean / std_mean: `.default` (unbiased), `.dim` (dims,
+# unbiased) and `.correction` (dims, correction: None is 1); dims None or
+# [] reduce every dim.
+@aten("var.default")
+def var_all(b, x, unbiased=True):
+    return O.var(b, x, None, unbiased)
+
+
+def _var_family(name):
+    fn = {"std": O.std, "var_mean": O.var_mean,
+          "std_mean": O.FUNCTIONS[torch.std_mean]}[name]
+
+    @aten(name + ".default")
+    def default(b, x, unbiased=True):
+        return fn(b, x, None, unbiased)
+
+    @aten(name + ".dim")
+    def dim(b, x, dim=None, unbiased=True, keepdim=False):
+        return fn(b, x, list(dim) if dim else None, unbiased, keepdim)
+
+    @aten(name + ".correction")
+    def correction(b, x, dim=None, *, correction=None, keepdim=False):
+        return fn(b, x, list(dim) if dim else None, None, keepdim,
+                  correction=1 if correction is None else correction)
+
+
+for _n in ("std", "var_mean", "std_mean"):
+    _var_family(_n)
+
+
+# upsample_*: both overloads (`.vec`: exactly one of output_size and
+# scale_factors; the other: output_size and optional per-dim scales for
+# the kernel), the torch-level converters of torch._C._nn.upsample_*.
+for _k in (1, 2, 3):
+    aten("upsample_nearest%dd" % _k, "upsample_nearest%dd.vec" % _k)(
+        O._aten_upsample("nearest", _k, "upsample_nearest%dd" % _k))
+for _name, _mode, _k in (("upsample_linear1d", "linear", 1),
+                         ("upsample_bilinear2d", "bilinear", 2),
+                         ("upsample_trilinear3d", "linear", 3),
+                         ("upsample_bicubic2d", "bicubic", 2)):
+    aten(_name, _name + ".vec")(O._aten_upsample(_mode, _k, _name))
+
+
+@aten("eye.default", "eye.m")
+def eye(b, n, m=None, *, dtype=None, layout=None, device=None,
+        pin_memory=None):
+    """kt.arange of the rows compared with kt.arange of the columns, cast
+    to the dtype (exact for every dtype, any size)."""
+    O._check_device(b, device)
+    n = b.static(n, "eye's n")
+    m = n if m is None else b.static(m, "eye's m")
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise b.error("aten.eye: %s must be greater or equal to 0, got %d"
+                          % (name, v))
+    dtype = dtype or torch.get_default_dtype()
+    rows = O.reshape(b, O.arange(b, n), [n, 1])
+    return O.cast(b, _eq(b, rows, O.arange(b, m)), dtype)
+
+
+# Creation ops whose values are a function of their (static) arguments only,
+# made by PyTorch itself at import time and inlined as a kt.constant, as
+# the torch-level importer evaluates torch.linspace(0, 1, 5) in Python (the
+# values are PyTorch's bit for bit, whose CPU kernels mix a scalar and a
+# vectorized formula).
+_CONSTANT_LIMIT = 1 << 16
+
+
+def _made_by_pytorch(name, count):
+    op = getattr(torch.ops.aten, name.split(".")[0])
+    overload = getattr(op, name.split(".")[1])
+
+    def conv(b, *args, dtype=None, layout=None, device=None,
+             pin_memory=None, **kwargs):
+        O._check_device(b, device)
+        args = [b.static(a, "an argument of aten.%s" % name) for a in args]
+        kwargs = {k: b.static(v, "an argument of aten.%s" % name)
+                  for k, v in kwargs.items()}
+        n, what = count(*args, **kwargs)
+        if n > _CONSTANT_LIMIT:
+            raise b.error("aten.%s with %s = %d: Kiln inlines its values "
+                          "as a constant of at most %d elements"
+                          % (name, what, n, _CONSTANT_LIMIT))
+        if dtype is not None:
+            kwargs["dtype"] = dtype
+        try:
+            t = overload(*args, **kwargs)
+        except (RuntimeError, ValueError, TypeError) as e:
+            raise b.error("aten.%s: %s" % (name, str(e).split("\n")[0]))
+        return b.constant_tensor(t, _CONSTANT_LIMIT * 2)
+    return conv
+
+
+aten("linspace")(_made_by_pytorch(
+    "linspace.default", lambda start, end, steps, *a, **k: (steps, "steps")))
+aten("logspace")(_made_by_pytorch(
+    "logspace.default", lambda start, end, steps, *a, **k: (steps, "steps")))
+
+
+def _tri_count(row, col, offset=0):
+    """The number of (row, col) pairs with col - row <= offset."""
+    return (sum(max(0, min(col, r + offset + 1)) for r in range(row)),
+            "row x col")
+
+
+aten("tril_indices")(_made_by_pytorch("tril_indices.default", _tri_count))
+aten("triu_indices")(_made_by_pytorch(
+    "triu_indices.default",
+    lambda row, col, offset=0: (row * col - _tri_count(row, col,
+                                                       offset - 1)[0],
+                                "row x col")))
+
+
+aten("_embedding_bag_forward_only")(ATEN["_embedding_bag.default"])
 
 
 # ------------------------------------------------- not supported (reasons)

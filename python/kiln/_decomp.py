@@ -1405,6 +1405,87 @@ def repeat_interleave(b, x, repeats=None, dim=None, *, output_size=None):
     return O.copy_of(O.reshape(b, y, final))
 
 
+A.aten("repeat_interleave.self_int")(
+    lambda b, x, repeats, dim=None, *, output_size=None: repeat_interleave(
+        b, x, repeats, dim, output_size=output_size))
+
+
+# Nodes that pass their first argument's values on unchanged (make_fx's
+# views and copies of a repeats tensor).
+_SAME_VALUES = {"expand.default", "_reshape_alias.default", "view.default",
+                "reshape.default", "alias.default", "clone.default",
+                "lift_fresh_copy.default", "_to_copy.default"}
+
+
+def _uniform_fill(node):
+    """The int that every element of the FX node's tensor holds when the
+    graph makes it as a fill with a literal (`full(size, n)`, or
+    `fill_(empty(size), n)` / `fill(t, n)`) passed on by views and copies
+    that nothing else reads or writes; else None (then its values are
+    data)."""
+    import torch.fx as fx
+    while True:
+        # Each node of the chain read by one node only (an in-place write
+        # to it would be another user).
+        if not isinstance(node, fx.Node) or node.op != "call_function" or \
+                len(node.users) != 1:
+            return None
+        if A.overload_name(node.target) not in _SAME_VALUES:
+            break
+        node = node.args[0]
+    name = A.overload_name(node.target)
+    if name == "full.default":
+        v = node.args[1]
+    elif name in ("fill_.Scalar", "fill.Scalar"):
+        v = node.args[1]
+        base = node.args[0]
+        if name == "fill_.Scalar" and (
+                not isinstance(base, fx.Node) or len(base.users) != 1 or
+                A.overload_name(base.target) not in (
+                    "empty.memory_format", "zeros.default", "ones.default")):
+            return None
+    else:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        return None
+    return v
+
+
+@A.aten("repeat_interleave.Tensor")
+def _a_repeat_interleave_tensor(b, repeats, *, output_size=None):
+    """repeat_interleave(repeats): each index i of repeats repeated
+    repeats[i] times. Its size is the sum of the repeats' values, so it
+    converts where the graph fills repeats with one literal n (what 1.13's
+    make_fx records for x.repeat_interleave(n): index_select by
+    repeat_interleave(expand(fill_(empty, n)))): arange(L) with each index
+    expanded n times; other repeats are data, refused."""
+    repeats = _t(b, repeats, "repeat_interleave's repeats")
+    if repeats.ndim != 1 or repeats.dtype not in (torch.int32, torch.int64):
+        raise b.error("repeat_interleave only accepts a 1-D int32 or int64 "
+                      "repeats tensor, got %d-D %s"
+                      % (repeats.ndim, repeats.dtype))
+    n = _uniform_fill(b.node.args[0] if b.node is not None else None)
+    if n is None:
+        why = "data-dependent" if output_size is None else (
+            "data-dependent; output_size=%s would not check the values"
+            % (output_size,))
+        raise b.error("aten.repeat_interleave.Tensor: the result's size is "
+                      "the sum of the values of its repeats tensor (%s), not "
+                      "supported unless the graph fills it with one number "
+                      "(aten.repeat_interleave.self_int converts)" % why)
+    if n < 0:
+        raise b.error("repeats can not be negative")
+    L = b.static(repeats.shape[0], "the length of repeat_interleave's "
+                 "repeats")
+    if output_size is not None and b.static(
+            output_size, "repeat_interleave's output_size") != L * n:
+        raise b.error("repeat_interleave: output_size %s is not the sum of "
+                      "the repeats, %d" % (output_size, L * n))
+    i = O.cast(b, O.arange(b, L), repeats.dtype)
+    r = O.expand(b, O.reshape(b, i, [L, 1]), [L, n])
+    return O.copy_of(O.reshape(b, r, [L * n]))
+
+
 @O.both("diagflat")
 def diagflat(b, x, offset=0):
     x = _t(b, x, "diagflat")
@@ -2062,11 +2143,25 @@ def multilabel_margin_loss(b, input, target, size_average=None,
     (PyTorch's kernel), with masks instead of its loop."""
     r = _reduction_string(b, size_average, reduce, reduction,
                           "multilabel_margin_loss")
+    loss, _ = _multilabel_margin(b, input, target)
+    return _reduce(b, loss, r)
+
+
+def _multilabel_margin(b, input, target):
+    """(the per-sample loss, is_target): is_target[n, c] = 1 where class c
+    is one of sample n's targets, in the input's dtype and the target's
+    shape (aten.multilabel_margin_loss_forward's second result)."""
     x = _t(b, input, "multilabel_margin_loss")
     t = _t(b, target, "multilabel_margin_loss")
     if not x.dtype.is_floating_point:
         raise b.error("multilabel_margin_loss of a %s input (float only)"
                       % x.dtype)
+    if x.ndim > 2 or [value(d) for d in t.shape] != [value(d)
+                                                      for d in x.shape]:
+        raise b.error("multilabel_margin_loss: the target must have the "
+                      "input's shape (a 0-D, 1-D or 2-D input), got input "
+                      "%s and target %s" % ([value(d) for d in x.shape],
+                                            [value(d) for d in t.shape]))
     x2 = x if x.ndim == 2 else O.reshape(b, x, [1, -1])
     t2 = t if t.ndim == 2 else O.reshape(b, t, [1, -1])
     C = b.static(x2.shape[1], "multilabel_margin_loss's size")
@@ -2090,7 +2185,7 @@ def multilabel_margin_loss(b, input, target, size_average=None,
     loss = O.div(b, O.sum_(b, z, [1, 2]), float(C))
     if x.ndim < 2:
         loss = O.reshape(b, loss, [])
-    return _reduce(b, loss, r)
+    return loss, O.reshape(b, O.cast(b, is_t, x.dtype), list(t.shape))
 
 
 @O.function(F.triplet_margin_with_distance_loss)
@@ -2159,6 +2254,13 @@ A.aten("multi_margin_loss")(
 A.aten("multilabel_margin_loss")(
     lambda b, x, t, reduction=1: multilabel_margin_loss(
         b, x, t, None, None, A._reduction(b, reduction)))
+
+
+@A.aten("multilabel_margin_loss_forward")
+def _a_multilabel_margin_loss_forward(b, x, t, reduction):
+    """(loss reduced by `reduction`, is_target), as PyTorch's kernel."""
+    loss, is_target = _multilabel_margin(b, x, t)
+    return (_reduce(b, loss, A._reduction(b, reduction)), is_target)
 
 
 # ------------------------------------- data-dependent output sizes: refused

@@ -641,6 +641,10 @@ def div(b, x, y, *, rounding_mode=None, out=None):
         return binary(b, "div", x, y, compute=dt)
     if rounding_mode not in ("trunc", "floor"):
         raise b.error("div rounding_mode %r" % (rounding_mode,))
+    if dt == torch.bool:
+        raise b.error("div with rounding_mode=%r (floor_divide) of bool "
+                      "operands: PyTorch does not implement it for bool"
+                      % rounding_mode)
     X, Y = operand(b, x, dt), operand(b, y, dt)
     return b.op("div", [X, Y], {"rounding_mode": _rounding(rounding_mode)},
                 shape=broadcast(b, X.shape, Y.shape), dtype=dt)
@@ -759,16 +763,18 @@ def round_(b, x, *, decimals=0, out=None):
     """torch.round(x, decimals=d), d != 0, is PyTorch's round_decimals
     kernel as kt ops: nearbyint(x * 10^d) / 10^d (d > 0) or
     nearbyint(x / 10^-d) * 10^-d (d < 0), each step in x's dtype (PyTorch
-    computes in float for float32, double for float64; it does not
-    implement decimals for other dtypes)."""
+    computes in float for float32, double for float64, and for bfloat16
+    rounds 10^d and x * 10^d (x / 10^-d) to bfloat16 and the last step's
+    float result once; it does not implement decimals for other
+    dtypes)."""
     x = need_tensor(b, x, "round")
     d = b.static(decimals, "round's decimals")
     if d == 0:
         return unary(b, "round", x)
-    if x.dtype not in (torch.float32, torch.float64):
+    if x.dtype not in (torch.float32, torch.float64, torch.bfloat16):
         raise b.error("round with decimals=%d of a %s tensor (PyTorch "
-                      "implements it for float32 and float64 only)"
-                      % (d, x.dtype))
+                      "implements it for float32, float64 and bfloat16 "
+                      "only)" % (d, x.dtype))
     try:
         p = 10.0 ** abs(d)
     except OverflowError:
@@ -1051,6 +1057,10 @@ def _reduction(b, name, x, dim, keepdim, out_dtype=None, attrs=None):
     dims = norm_dims(b, dim, x.ndim)
     if dims is not None and len(dims) == 0:
         dims = None
+    if dims is not None and len(set(dims)) != len(dims):
+        d = next(d for d in dims if dims.count(d) > 1)
+        raise b.error("%s: dim %d appears multiple times in the list of dims"
+                      % (name, d))
     a = dict(attrs or {})
     if dims is not None:
         a["dim"] = sorted(set(dims))
@@ -1156,6 +1166,10 @@ def _correction(unbiased, correction):
 def var(b, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # var(x, unbiased)
         dim, unbiased = None, dim
+    x = need_tensor(b, x, "var")
+    if not x.dtype.is_floating_point:
+        raise b.error("std and var only support floating point and complex "
+                      "dtypes, got %s (as PyTorch)" % x.dtype)
     return _reduction(b, "var", x, dim, keepdim,
                       attrs={"correction": _correction(unbiased, correction)})
 

@@ -533,6 +533,12 @@ RankedTensorType windowType(ArrayRef<OpFoldResult> sizes, Type elem,
 /// scatter never writes outside self.
 static Value insertWindow(OpBuilder &b, Location loc, Value src, Value x,
                           const SliceWindow &w, Value failed) {
+  // An empty self (a static 0 dim) has nothing to write: x itself. (MLIR
+  // 22's tensor.insert_slice verifier rejects any static offset into a
+  // 0-size dim, "offset 0 is out-of-bounds: 0 >= 0", even for an empty
+  // slice.)
+  if (llvm::is_contained(cast<RankedTensorType>(x.getType()).getShape(), 0))
+    return x;
   auto insert = [&](OpBuilder &ib, Location il) -> Value {
     return tensor::InsertSliceOp::create(ib, il, src, x, w.offsets, w.sizes,
                                          w.strides);

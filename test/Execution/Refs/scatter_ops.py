@@ -62,7 +62,13 @@ for elem in ["f32", "f64", "bf16", "i64", "i32", "i1"]:
     for shape, dim, start, end, step in [
             ((6, 4), 0, 1, 5, 2), ((6, 4), -1, -3, None, 1),
             ((3, 7), 1, None, 100, 3), ((5,), 0, -100, 2, 1),
-            ((4, 3), 0, 3, 1, 1), ((2, 3, 5), 2, 1, -1, 2)]:
+            ((4, 3), 0, 3, 1, 1), ((2, 3, 5), 2, 1, -1, 2),
+            # Empty tensors (another dim, or the window at the dim's end):
+            # static, tensor.insert_slice with offset 0 into a 0-size dim
+            # (or offset 4 into a dim of 4) did not verify on the CPU
+            # backend ("offset 0 is out-of-bounds: 0 >= 0").
+            ((0, 3, 6), 2, 1, 4, 1), ((3, 0), 0, 1, 3, 1),
+            ((4, 3), 0, 4, None, 1), ((4, 3), -1, 5, 7, 1)]:
         x = make(shape, elem)
         tx = torch.from_numpy(np.array(x))
         sl = [slice(None)] * x.ndim
@@ -78,7 +84,8 @@ for elem in ["f32", "f64", "bf16", "i64", "i32", "i1"]:
                        slice_attrs(dim, start, end, step), dyn),
                 [x, v], exp, elem)
     for shape, dim, index in [((3, 4), 0, -1), ((3, 4), 1, 2),
-                              ((2, 3, 4), -2, 0), ((5, 1), 0, 3)]:
+                              ((2, 3, 4), -2, 0), ((5, 1), 0, 3),
+                              ((0, 4), 1, 2), ((3, 0, 2), 0, -1)]:
         x = make(shape, elem)
         tx = torch.from_numpy(np.array(x))
         v = make(tuple(tx.select(dim, index).shape), elem)
