@@ -228,9 +228,11 @@ def _graph_of(fn, *inputs):
         x.view(1, 1, 3, 4), x.view(1, 3, 2, 2)[..., :2] * 0, 2, 0, False),
      "bicubic"),
     # A boolean mask with another index tensor (x[m, i]): kt.nonzero and
-    # a gather cover a mask alone (test_data_dependent.py).
+    # a gather cover a mask alone (test_data_dependent.py). (An all-true
+    # mask: make_fx runs the op, whose 3 rows must broadcast with i's 3.)
     (lambda x: torch.ops.aten.index.Tensor(
-        x, [x[:, 0] > 0, torch.tensor([0, 1, 2])]), "boolean mask together"),
+        x, [x[:, 0] == x[:, 0], torch.tensor([0, 1, 2])]),
+     "boolean mask together"),
 ])
 def test_refused_with_a_reason(fn, message):
     x = torch.randn(3, 4)
