@@ -107,6 +107,31 @@ func.func @masked(%x: tensor<4x64xf32>, %m: tensor<4x64xi1>) -> tensor<4x64xf32>
 
 // -----
 
+// Tests log_softmax over rows: e stored once into the result tile, its sum,
+// log(sum), and the result in place over e (no second exp).
+// CHECK-LABEL: func.func @log_softmax_rows
+// CHECK: scf.forall (%[[I:.*]]) = (0) to (37) step (16) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK: %[[DST:.*]] = tensor.extract_slice %[[OUT]][%[[I]], 0]
+// CHECK: %[[E:.*]] = linalg.generic {{.*}} outs(%[[DST]] : tensor<?x1000xf32>)
+// CHECK: math.exp {{.*}} {kiln.materialize}
+// CHECK-NOT: math.exp
+// CHECK: linalg.generic {{.*}} ins(%[[E]] : tensor<?x1000xf32>)
+// CHECK: math.log
+// CHECK: %[[N:.*]] = linalg.generic {{.*}} outs(%[[E]] : tensor<?x1000xf32>)
+// CHECK: arith.select
+// CHECK: tensor.parallel_insert_slice %[[N]] into %[[OUT]]
+// CHECK: } {kiln.kernel = "fused_log_softmax_0"}
+// CPU-LABEL: func.func private @fused_log_softmax_0
+// CPU-COUNT-1: math.exp {{.*}} : vector<
+// CPU-NOT: math.exp
+// CPU: return
+func.func @log_softmax_rows(%x: tensor<37x1000xf32>) -> tensor<37x1000xf32> {
+  %0 = kt.log_softmax %x {dim = 1} : (tensor<37x1000xf32>) -> tensor<37x1000xf32>
+  return %0 : tensor<37x1000xf32>
+}
+
+// -----
+
 // Tests a softmax with an epilogue: the recomputing form (exp in the sum
 // and in the fused normalization + epilogue), one output.
 // CHECK-LABEL: func.func @epilogue

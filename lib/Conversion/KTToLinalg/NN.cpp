@@ -486,8 +486,11 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
     // would write both to outputs), so e would be a scratch tile besides the
     // output tile, with copies between them: measured no faster than
     // computing exp twice (masked softmax * y, 4096x4096, 6.3 ms both).
+    // log_softmax stores e too, only to touch its output tile in the
+    // compute-heavy exp pass (see step 5), so only where e is the result's
+    // type (not f16/bf16).
     bool storeExp =
-        storesExp && !IsLog &&
+        storesExp && (!IsLog || acc == elem) &&
         llvm::none_of(op->getUsers(), [](Operation *user) {
           return isa<kt::KTDialect>(user->getDialect()) &&
                  !isa<kt::YieldOp>(user);
@@ -566,18 +569,41 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
                                         ValueRange{addWidened(b, l, a[1], a[0])});
               })
               .getResult(0);
-      // 4. 1 / sum once per row, in f64, rounded to the compute type (as
-      // ATen's CPU kernel: a multiply per element, not a divide).
+      // 4. 1 / sum (softmax: as ATen's CPU kernel, a multiply per element,
+      // not a divide) or log(sum) (log_softmax) once per row, in f64, rounded
+      // to the compute type.
       Value inv = buildElementwise(
           rw, loc, ValueRange{sum}, keptType,
           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-            return convertScalar(
-                b, l,
-                arith::DivFOp::create(b, l, scalarConst(b, l, f64, 1), a[0]),
-                acc);
+            Value v = IsLog ? (Value)math::LogOp::create(b, l, a[0])
+                            : (Value)arith::DivFOp::create(
+                                  b, l, scalarConst(b, l, f64, 1), a[0]);
+            return convertScalar(b, l, v, acc);
           });
-      // 5. e * (1 / sum): in place into e when it has the result's type.
-      if (acc == elem) {
+      // 5. log_softmax: x - max - log(sum), in place into e. e only made
+      // the exp pass write the output tile (its cache lines are fetched
+      // while exp computes, not in this cheap pass); the result takes e
+      // where e is NaN, which is exactly where it is NaN itself (a NaN in
+      // the row, +inf, or a row of -inf all make log(sum) NaN), so it is
+      // x - max - log(sum) everywhere, and the payload reads e (an unread
+      // destination would be replaced by a fresh tile).
+      if (IsLog) {
+        r = linalg::GenericOp::create(
+                rw, loc, TypeRange{xt}, ValueRange{x, mx, inv},
+                ValueRange{e}, ArrayRef<AffineMap>{id, kept, kept, id},
+                parIters,
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  Value y = arith::SubFOp::create(
+                      b, l, arith::SubFOp::create(b, l, a[0], a[1]), a[2]);
+                  Value nan = arith::CmpFOp::create(
+                      b, l, arith::CmpFPredicate::UNO, a[3], a[3]);
+                  linalg::YieldOp::create(
+                      b, l,
+                      ValueRange{arith::SelectOp::create(b, l, nan, a[3], y)});
+                })
+                .getResult(0);
+      } else if (acc == elem) {
+        // 5. e * (1 / sum): in place into e when it has the result's type.
         r = linalg::GenericOp::create(
                 rw, loc, TypeRange{xt}, ValueRange{inv}, ValueRange{e},
                 ArrayRef<AffineMap>{kept, id}, parIters,

@@ -5,8 +5,10 @@
 // kiln-lower-to-linalg{softmax-stores-exp} (set by kiln-cpu with fuse=true):
 // softmax computes e = exp(x - max) once into a stored tensor (its math.exp
 // marked kiln.materialize, so kernel formation never folds it into its
-// readers), sums e, and multiplies e in place by 1/sum. Without the option
-// (the default, the GPU pipeline) the normalization computes exp again.
+// readers), sums e, and multiplies e in place by 1/sum; log_softmax stores
+// e too and writes x - max - log(sum) over it. Without the option (the
+// default, the GPU pipeline) softmax's normalization computes exp again
+// and log_softmax writes a fresh tensor.
 
 // BADOPT: for the --softmax-stores-exp option: 'maybe' is invalid value for boolean argument
 
@@ -75,21 +77,35 @@ func.func @softmax_f16(%a: tensor<3x5xf16>) -> tensor<3x5xf16> {
 
 // -----
 
-// Tests that log_softmax is unchanged by the option: exp once per element
-// (in the sum), the result x - max - log(sum) without exp.
+// Tests log_softmax under the option: e = exp(x - max) stored too (only so
+// that the exp pass writes the output tile), the sum of e, log(sum) per
+// row, and x - max - log(sum) in place into e, taking e where e is NaN
+// (exactly where the result is NaN anyway), with no exp; f16 keeps the
+// recomputing form (e in f32 is not the result's tile).
 // CHECK-LABEL: func.func @log_softmax_last
-// CHECK-NOT: kiln.materialize
 // CHECK: arith.maximumf
-// CHECK: linalg.generic {{.+}}["parallel", "reduction"]
-// CHECK: math.exp %{{.+}} : f32
-// CHECK: arith.addf %{{.+}} : f64
+// CHECK: %[[E:.+]] = linalg.generic {{.+}}["parallel", "parallel"]} ins(%{{.+}}, %{{.+}} : tensor<2x8xf32>, tensor<2xf32>) outs(%{{.+}} : tensor<2x8xf32>)
+// CHECK: math.exp %{{.+}} {kiln.materialize} : f32
+// CHECK: linalg.generic {{.+}}["parallel", "reduction"]} ins(%[[E]] : tensor<2x8xf32>)
+// CHECK-NOT: math.exp
+// CHECK: %[[L:.+]] = linalg.generic {{.+}}["parallel"]} ins(%{{.*}} : tensor<2xf64>) outs(%{{.*}} : tensor<2xf32>)
 // CHECK: math.log %{{.+}} : f64
-// CHECK: linalg.generic {{.+}}["parallel", "parallel"]
+// CHECK: linalg.generic {{.+}}["parallel", "parallel"]} ins(%{{.+}}, %{{.+}}, %[[L]] : tensor<2x8xf32>, tensor<2xf32>, tensor<2xf32>) outs(%[[E]] : tensor<2x8xf32>)
+// CHECK-NEXT: ^bb0(%{{.+}}: f32, %{{.+}}: f32, %{{.+}}: f32, %[[OUT:.+]]: f32):
 // CHECK-NOT: math.exp
 // CHECK: arith.subf
-// CHECK-NEXT: arith.subf
+// CHECK-NEXT: %[[Y:.+]] = arith.subf
+// CHECK-NEXT: %[[NAN:.+]] = arith.cmpf uno, %[[OUT]], %[[OUT]] : f32
+// CHECK-NEXT: arith.select %[[NAN]], %[[OUT]], %[[Y]] : f32
 // CHECK-NOT: math.exp
 // CHECK: return
+// DEFAULT-LABEL: func.func @log_softmax_last
+// DEFAULT-NOT: kiln.materialize
+// DEFAULT: math.exp
+// DEFAULT-NOT: math.exp
+// DEFAULT: arith.subf
+// DEFAULT-NEXT: arith.subf
+// DEFAULT: return
 func.func @log_softmax_last(%a: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %0 = kt.log_softmax %a {dim = -1} : (tensor<2x8xf32>) -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
@@ -111,4 +127,16 @@ func.func @softmax_epilogue(%a: tensor<2x8xf32>, %b: tensor<2x8xf32>) -> tensor<
   %0 = kt.softmax %a {dim = -1} : (tensor<2x8xf32>) -> tensor<2x8xf32>
   %1 = kt.mul %0, %b : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
   return %1 : tensor<2x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @log_softmax_f16
+// CHECK-NOT: kiln.materialize
+// CHECK: math.exp
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @log_softmax_f16(%a: tensor<3x5xf16>) -> tensor<3x5xf16> {
+  %0 = kt.log_softmax %a {dim = 1} : (tensor<3x5xf16>) -> tensor<3x5xf16>
+  return %0 : tensor<3x5xf16>
 }

@@ -1,8 +1,8 @@
 # RUN: %python %s
 # REQUIRES: numpy, torch
 # softmax and log_softmax row kernels through the CPU backend (kiln-cpu with
-# kernel formation: softmax stores exp(x - max) once into its output tile
-# and normalizes it in place, docs/codegen.md "Row reductions") against
+# kernel formation: both store exp(x - max) once into their output tile and
+# finish in place, docs/codegen.md "Row reductions: softmax") against
 # PyTorch in float64 (and the interpreter): rows with -inf, all -inf (NaN,
 # as PyTorch), +inf, NaN, magnitudes of 1e30, rows of length 1, a row longer
 # than the caches (1 x 4M), `?` row lengths, dim 0 and a middle dim, f16 and
