@@ -22,7 +22,7 @@
 // CHECK: %[[X:.*]] = tensor.extract_slice %arg0[%[[I]], 0] [%{{.*}}, 1000] [1, 1]
 // CHECK: linalg.fill
 // CHECK: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<?x1000xf32>)
-// CHECK: arith.maximumf
+// CHECK: arith.maxnumf
 // CHECK: %[[DST:.*]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [%{{.*}}, 1000] [1, 1]
 // CHECK: %[[E:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[MAX]] : {{.*}}) outs(%[[DST]] : tensor<?x1000xf32>)
 // CHECK: math.exp {{.*}} {kiln.materialize}
@@ -84,7 +84,7 @@ func.func @softmax_dim0(%x: tensor<6x40xf32>) -> tensor<6x40xf32> {
 // CHECK: scf.forall
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x64xi1>, tensor<?x64xf32>, tensor<f32>, tensor<f32>)
 // CHECK: arith.select
-// CHECK: arith.maximumf
+// CHECK: arith.maxnumf
 // CHECK: %[[E:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins({{.*}} : tensor<?x64xi1>, tensor<?x64xf32>, tensor<f32>, tensor<f32>, tensor<?xf32>)
 // CHECK: arith.select
 // CHECK: math.exp {{.*}} {kiln.materialize}

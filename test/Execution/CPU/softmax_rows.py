@@ -4,7 +4,8 @@
 # kernel formation: both store exp(x - max) once into their output tile and
 # finish in place, docs/codegen.md "Row reductions: softmax") against
 # PyTorch in float64 (and the interpreter): rows with -inf, all -inf (NaN,
-# as PyTorch), +inf, NaN, magnitudes of 1e30, rows of length 1, a row longer
+# as PyTorch), +inf, NaN (the CPU's row max skips NaN; the results are NaN
+# all the same), -0/+0, magnitudes of 1e30, rows of length 1, a row longer
 # than the caches (1 x 4M), `?` row lengths, dim 0 and a middle dim, f16 and
 # bf16 (e kept in f32), a masked softmax (scale and mask fused in front,
 # fully masked rows) and a softmax with an epilogue.
@@ -40,7 +41,7 @@ def one_op(op, x, dim, elem="f32", arg_type=None, label=None):
 rng = np.random.default_rng(1)
 for op in ["softmax", "log_softmax"]:
     # Special rows, 37 wide (not a multiple of the vector width).
-    x = (rng.standard_normal((7, 37)) * 3).astype(np.float32)
+    x = (rng.standard_normal((10, 37)) * 3).astype(np.float32)
     x[0, [1, 5, 30]] = -np.inf          # some -inf: exp gives 0 there
     x[1, :] = -np.inf                   # all -inf: NaN, as PyTorch
     x[2, 4] = np.inf                    # +inf: NaN row (inf - inf)
@@ -49,6 +50,11 @@ for op in ["softmax", "log_softmax"]:
     x[4, [0, 3]] = [1e30, -1e30]        # huge magnitudes
     x[5, :] = rng.standard_normal(37).astype(np.float32) * 1e30
     x[6, :] = -1e30                     # all equal and huge
+    x[7, :] = np.nan                    # all NaN (the max skips NaN: still NaN)
+    x[8, :] = 0.0
+    x[8, ::3] = -0.0                    # +0 and -0 as the max
+    x[9, :] = -np.inf
+    x[9, 11] = np.nan                   # NaN among -inf
     one_op(op, x, 1, label="%s special rows" % op)
     one_op(op, x.T.copy(), 0, label="%s special columns (dim 0)" % op)
     # Rows of length 1 (every result 1, or 0 for log_softmax), and one element.
