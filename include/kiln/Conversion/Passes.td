@@ -22,7 +22,7 @@ def KilnLowerToLinalgPass : Pass<"kiln-lower-to-linalg", "::mlir::ModuleOp"> {
     `linalg.dot` (with `linalg.transpose`, broadcasts and
     `tensor.collapse_shape`), softmax and log_softmax become a few
     generics (max, sum of exp, normalization; with `softmax-stores-exp`,
-    softmax's exp(x - max) is stored once and normalized in place),
+    exp(x - max) is stored once and the result computed in place over it),
     and shape ops become `tensor` ops (`collapse_shape`, `expand_shape`,
     `extract_slice`, `insert_slice`, `pad`) or `linalg.transpose`. f16 and
     bf16 are computed in f32 ("opmath", as PyTorch) and rounded once.
@@ -57,10 +57,10 @@ def KilnLowerToLinalgPass : Pass<"kiln-lower-to-linalg", "::mlir::ModuleOp"> {
            "Leave kt ops without a lowering in place instead of failing">,
     Option<"softmaxStoresExp", "softmax-stores-exp", "bool",
            /*default=*/"false",
-           "softmax stores exp(x - max) once (a kiln.materialize generic) "
-           "and normalizes it in place, instead of computing exp again in "
-           "the normalization (kiln-cpu sets it with fuse=true: its kernels "
-           "keep a row tile in cache)">
+           "softmax and log_softmax store exp(x - max) once (a "
+           "kiln.materialize generic) and finish in place over it, and take "
+           "the row max with maxnumf (kiln-cpu sets it with fuse=true: its "
+           "kernels keep a row tile in cache)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",

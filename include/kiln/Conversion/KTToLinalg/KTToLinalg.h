@@ -46,7 +46,10 @@ bool updatesMaterialized(mlir::Operation *op);
 /// Choices of the lowering that depend on the backend.
 struct KTToLinalgOptions {
   /// softmax stores e = exp(x - max) (a kMaterializeAttr generic) and
-  /// normalizes it in place: exp once per element. For a backend whose
+  /// normalizes it in place: exp once per element; log_softmax stores e too
+  /// (its output tile is then fetched in the exp pass) and writes
+  /// x - max - log(sum) over it; both take the row max with maxnumf. Not
+  /// for a softmax whose result a kt op reads. For a backend whose
   /// kernels keep a row tile in cache (kiln-cpu with kernel formation);
   /// elsewhere (whole-tensor generics, the GPU) e would be a full tensor's
   /// extra round trip through memory, so the default recomputes exp in the
