@@ -79,6 +79,17 @@ def softmax_case():
                 interp_ok=True)
 
 
+def log_softmax_case():
+    n = (4096, 4096)
+    mlir = """func.func @main(%%x: %s) -> %s {
+  %%0 = kt.log_softmax %%x {dim = -1} : (%s) -> %s
+  return %%0 : %s
+}""" % ((T(n),) * 5)
+    return dict(name="log_softmax 4096x4096 (last dim)", mlir=mlir, inputs=[("randn", n)],
+                torch=lambda torch, x: torch.log_softmax(x, -1), bytes=2 * 4096 * 4096 * 4,
+                interp_ok=True)
+
+
 def layernorm_case():
     n = (8192, 1024)
     mlir = """func.func @main(%%x: %s, %%w: %s, %%b: %s) -> %s {
@@ -328,7 +339,7 @@ REDUCE_CASES = [
 ]
 
 
-CASES = [chain_case, softmax_case, layernorm_case, mlp_case, mlp_train_case, attention_case,
+CASES = [chain_case, softmax_case, log_softmax_case, layernorm_case, mlp_case, mlp_train_case, attention_case,
          resnet_case, bottleneck_case, inverted_residual_case,
          lambda: sgemm_case(1024), lambda: sgemm_case(2048)] + REDUCE_CASES
 

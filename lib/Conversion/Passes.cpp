@@ -89,6 +89,10 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
     pm.addPass(createKilnCPUOutlineKernelsPass());
   KilnLowerToLinalgPassOptions lower;
   lower.allowPartial = options.allowPartial;
+  // exp once per softmax element, stored in the kernel's row tile: only
+  // with kernel formation (without it e would be a whole tensor's extra
+  // round trip through memory).
+  lower.softmaxStoresExp = options.fuse;
   pm.addPass(createKilnLowerToLinalgPass(lower));
   if (options.fuse)
     pm.addPass(createKilnFormKernelsPass());

@@ -20,7 +20,9 @@ def KilnLowerToLinalgPass : Pass<"kiln-lower-to-linalg", "::mlir::ModuleOp"> {
     reductions become `linalg.generic`s with reduction iterators, `matmul`
     and `linear` become `linalg.matmul` / `linalg.batch_matmul` /
     `linalg.dot` (with `linalg.transpose`, broadcasts and
-    `tensor.collapse_shape`), softmax and log_softmax become three generics,
+    `tensor.collapse_shape`), softmax and log_softmax become a few
+    generics (max, sum of exp, normalization; with `softmax-stores-exp`,
+    exp(x - max) is stored once and the result computed in place over it),
     and shape ops become `tensor` ops (`collapse_shape`, `expand_shape`,
     `extract_slice`, `insert_slice`, `pad`) or `linalg.transpose`. f16 and
     bf16 are computed in f32 ("opmath", as PyTorch) and rounded once.
@@ -52,7 +54,13 @@ def KilnLowerToLinalgPass : Pass<"kiln-lower-to-linalg", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"allowPartial", "allow-partial", "bool", /*default=*/"false",
-           "Leave kt ops without a lowering in place instead of failing">
+           "Leave kt ops without a lowering in place instead of failing">,
+    Option<"softmaxStoresExp", "softmax-stores-exp", "bool",
+           /*default=*/"false",
+           "softmax and log_softmax store exp(x - max) once (a "
+           "kiln.materialize generic) and finish in place over it, and take "
+           "the row max with maxnumf (kiln-cpu sets it with fuse=true: its "
+           "kernels keep a row tile in cache)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/CPU/CPUCodegen.h"
+#include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -25,6 +26,10 @@ void kiln::cpu::fuseElementwise(func::FuncOp fn, unsigned maxBodyOps) {
     auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
     auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
     if (!producer || !consumer)
+      return false;
+    // Stored once on purpose (softmax's exp(x - max), kMaterializeAttr), or
+    // updating such a value in place (its normalization).
+    if (isMaterialized(producer) || updatesMaterialized(producer))
       return false;
     // A product going to BLAS keeps its multiply-add body.
     if (consumer->hasAttr(kMatmulImplAttr))

@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/KTFusionToLinalg/FormKernels.h"
+#include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 
 #include "kiln/Dialect/KT/IR/KTFusionOps.h"
 #include "kiln/Support/BoundedRewrite.h"
@@ -74,14 +75,29 @@ bool holdsKT(kt::FusionOp fusion) {
   return found;
 }
 
+/// Whether `v` is computed from a reduction of the group (not a
+/// contraction): the reduction itself, or pointwise ops over its results
+/// (softmax's 1/sum per row), followed a few producers deep.
+bool fromReduction(Value v, int depth = 4) {
+  auto producer = v.getDefiningOp<linalg::LinalgOp>();
+  if (!producer || linalg::isaContractionOpInterface(producer))
+    return false;
+  if (producer.getNumReductionLoops() != 0)
+    return true;
+  if (depth == 0)
+    return false;
+  for (OpOperand *in : producer.getDpsInputOperands())
+    if (fromReduction(in->get(), depth - 1))
+      return true;
+  return false;
+}
+
 /// The loops of `root` that index the values it reads from reductions of the
 /// group (the rows those reductions computed), in loop order.
 SmallVector<unsigned> rowLoops(linalg::LinalgOp root) {
   llvm::SmallBitVector dims(root.getNumLoops());
   for (OpOperand *in : root.getDpsInputOperands()) {
-    auto producer = in->get().getDefiningOp<linalg::LinalgOp>();
-    if (!producer || producer.getNumReductionLoops() == 0 ||
-        linalg::isaContractionOpInterface(producer))
+    if (!fromReduction(in->get()))
       continue;
     for (AffineExpr e : root.getMatchingIndexingMap(in).getResults())
       if (auto d = dyn_cast<AffineDimExpr>(e))
@@ -219,6 +235,12 @@ bool shouldFuseElementwise(OpOperand *use) {
   auto producer = use->get().getDefiningOp<linalg::GenericOp>();
   if (!consumer || !producer)
     return true;
+  // A producer marked to be stored once (softmax's exp(x - max)) is read,
+  // not recomputed, by each consumer; its in-place update (the
+  // normalization) is not folded into an epilogue, which would write it to
+  // an extra output besides the epilogue's.
+  if (isMaterialized(producer) || updatesMaterialized(producer))
+    return false;
   // Fusing a producer into one of the consumer's operands replaces that
   // operand by the producer's operands; an operand the consumer takes twice
   // (y = x + x) is fused twice. Along a chain where every value is used
@@ -306,6 +328,69 @@ void eraseDeadOps(Block &block, RewriterBase &rw) {
   }
 }
 
+/// Tile-and-fuse fuses a producer once per slice it is read through: a
+/// stored-once generic (kMaterializeAttr: softmax's exp(x - max)) that is
+/// both read by a consumer (the sum) and the destination of the root (the
+/// in-place normalization) gets two copies in the tile, the first writing a
+/// scratch tile. Keeps the one that writes the destination: it is moved up
+/// to the first copy (with the slice it writes into, when that only reads
+/// values defined before) and takes its uses, so the tile computes the
+/// producer once, into the kernel's result.
+void mergeMaterializedCopies(Operation *loop, RewriterBase &rw) {
+  // Bodies equal up to their block arguments (values from above: equal).
+  auto sameBody = [](linalg::GenericOp a, linalg::GenericOp b) {
+    DenseMap<Value, Value> map;
+    return OperationEquivalence::isRegionEquivalentTo(
+        &a.getRegion(), &b.getRegion(),
+        [&](Value l, Value r) {
+          return success(l == r || map.lookup(l) == r);
+        },
+        [&](Value l, Value r) { map[l] = r; },
+        OperationEquivalence::Flags::IgnoreLocations);
+  };
+  SmallVector<linalg::GenericOp> ops;
+  loop->walk([&](linalg::GenericOp g) {
+    if (isMaterialized(g))
+      ops.push_back(g);
+  });
+  DominanceInfo dom;
+  SmallPtrSet<Operation *, 4> erased;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    linalg::GenericOp a = ops[i];
+    if (erased.contains(a))
+      continue;
+    for (size_t j = i + 1; j < ops.size(); ++j) {
+      linalg::GenericOp b = ops[j];
+      if (erased.contains(b) || b->getBlock() != a->getBlock() ||
+          !a->isBeforeInBlock(b) || a->getNumResults() != 1 ||
+          b->getResultTypes() != a->getResultTypes() ||
+          !llvm::equal(a.getDpsInputs(), b.getDpsInputs()) ||
+          a.getIndexingMapsArray() != b.getIndexingMapsArray() ||
+          a.getIteratorTypesArray() != b.getIteratorTypesArray() ||
+          !sameBody(a, b))
+        continue;
+      // b's destination: defined before a, or a slice whose operands are.
+      Value dest = b.getDpsInits()[0];
+      Operation *destDef = dest.getDefiningOp();
+      bool destBefore = dom.properlyDominates(dest, a);
+      if (!destBefore &&
+          !(destDef && destDef->getBlock() == a->getBlock() &&
+            isa<tensor::ExtractSliceOp>(destDef) &&
+            llvm::all_of(destDef->getOperands(), [&](Value v) {
+              return dom.properlyDominates(v, a);
+            })))
+        continue;
+      if (!destBefore)
+        rw.moveOpBefore(destDef, a);
+      rw.moveOpBefore(b, a);
+      rw.replaceAllUsesWith(a->getResult(0), b->getResult(0));
+      rw.eraseOp(a);
+      erased.insert(a);
+      break;
+    }
+  }
+}
+
 LogicalResult formKernel(kt::FusionOp fusion,
                          const KernelFormationOptions &options) {
   MLIRContext *ctx = fusion.getContext();
@@ -382,6 +467,13 @@ LogicalResult formKernel(kt::FusionOp fusion,
       eraseDeadOps(body, rw);
     }
     cleanUp(fusion);
+    // After the cleanup's CSE, which makes the copies' inputs the same values.
+    body.walk([&](scf::ForallOp loop) {
+      if (!loop->hasAttr(kKernelAttrName))
+        return;
+      mergeMaterializedCopies(loop, rw);
+      eraseDeadOps(*loop.getBody(), rw);
+    });
   }
 
   // 3. Inline the body in place of the kt.fusion. A yielded value may be a

@@ -31,10 +31,34 @@ namespace kiln {
 using namespace mlir;
 using namespace kiln;
 
-void kiln::populateKTToLinalgPatterns(RewritePatternSet &patterns) {
+bool kiln::isMaterialized(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || op->getNumRegions() != 1 || op->getRegion(0).empty())
+    return false;
+  for (Operation &inner : op->getRegion(0).front())
+    if (inner.hasAttr(kMaterializeAttr))
+      return true;
+  return false;
+}
+
+bool kiln::updatesMaterialized(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return false;
+  for (OpOperand &init : linalgOp.getDpsInitsMutable()) {
+    Operation *def = init.get().getDefiningOp();
+    if (def && isMaterialized(def) &&
+        linalgOp.payloadUsesValueFromOperand(&init))
+      return true;
+  }
+  return false;
+}
+
+void kiln::populateKTToLinalgPatterns(RewritePatternSet &patterns,
+                                      const KTToLinalgOptions &options) {
   populateKTElementwiseToLinalgPatterns(patterns);
   populateKTReductionToLinalgPatterns(patterns);
-  populateKTNNToLinalgPatterns(patterns);
+  populateKTNNToLinalgPatterns(patterns, options);
   populateKTShapeToLinalgPatterns(patterns);
   lowering::populateKTIndexToLinalgPatterns(patterns);
   lowering::populateKTNormToLinalgPatterns(patterns);
@@ -157,7 +181,8 @@ LogicalResult kiln::eraseIntegerSignedness(Operation *root) {
   return success();
 }
 
-LogicalResult kiln::lowerKTToLinalg(Operation *root, bool allowPartial) {
+LogicalResult kiln::lowerKTToLinalg(Operation *root, bool allowPartial,
+                                    const KTToLinalgOptions &options) {
   MLIRContext *ctx = root->getContext();
   // Functions holding kt ops: their arguments become read-only buffers.
   SmallVector<func::FuncOp> funcs;
@@ -177,7 +202,7 @@ LogicalResult kiln::lowerKTToLinalg(Operation *root, bool allowPartial) {
   ConversionTarget target(*ctx);
   configureKTToLinalgTarget(target, allowPartial);
   RewritePatternSet patterns(ctx);
-  populateKTToLinalgPatterns(patterns);
+  populateKTToLinalgPatterns(patterns, options);
   if (failed(applyPartialConversion(root, target, std::move(patterns))))
     return failure();
   // The patterns read ui8 to pick unsigned arith ops; arith, linalg and LLVM
@@ -203,7 +228,9 @@ struct LowerToLinalgPass
     registry.insert<bufferization::BufferizationDialect>();
   }
   void runOnOperation() override {
-    if (failed(lowerKTToLinalg(getOperation(), allowPartial)))
+    KTToLinalgOptions options;
+    options.softmaxStoresExp = softmaxStoresExp;
+    if (failed(lowerKTToLinalg(getOperation(), allowPartial, options)))
       signalPassFailure();
   }
 };

@@ -6,12 +6,16 @@
 // folds its batch into M and uses linalg.matmul. linear transposes the weight
 // and accumulates onto the broadcast bias. f16/bf16 accumulate in f32.
 // softmax and log_softmax are three generics (max, sum of exp, normalize),
-// with the row's 1/sum or log(sum) computed once per row in between.
+// with the row's 1/sum or log(sum) computed once per row in between; with
+// KTToLinalgOptions::softmaxStoresExp softmax is four (max, e = exp(x - max)
+// stored, sum of e, e times the row's 1/sum in place), so that exp is
+// computed once per element as in log_softmax.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Utils.h"
 #include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
+#include "kiln/Dialect/KT/IR/KTFusionOps.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/IR/Matchers.h"
@@ -415,7 +419,9 @@ struct LinearLowering : public OpConversionPattern<kt::LinearOp> {
 /// softmax / log_softmax along one dim.
 template <typename OpTy, bool IsLog>
 struct SoftmaxLowering : public OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+  SoftmaxLowering(MLIRContext *ctx, bool storesExp)
+      : OpConversionPattern<OpTy>(ctx), storesExp(storesExp) {}
+  bool storesExp;
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
@@ -448,7 +454,14 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
       redIters[d] = utils::IteratorType::reduction;
     SmallVector<utils::IteratorType> parIters(rank,
                                               utils::IteratorType::parallel);
-    // 1. max.
+    // 1. max. For the CPU's row kernels (storesExp) maxnumf, which skips NaN
+    // (x86: vmaxps and one NaN fixup, where maximumf also orders -0 < +0
+    // and propagates NaN: about twice the instructions): a NaN in the row
+    // still makes every result NaN through exp(NaN - max) and the sum, as in
+    // PyTorch, and -0/+0 give the same x - max up to the sign of a zero
+    // difference, which exp and the row's log(sum) >= log 2 absorb. Measured
+    // 256x512 f32 (rows in cache), 2 threads: softmax 60 -> 55 us,
+    // log_softmax 67 -> 61 us; no change at 4096x4096 (memory-bound).
     Value mxInit = filled(
         rw, loc, keptType, keptSizes,
         scalarConst(rw, loc, acc, -std::numeric_limits<double>::infinity()));
@@ -458,61 +471,171 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
             ArrayRef<AffineMap>{id, kept}, redIters,
             [&](OpBuilder &b, Location l, ValueRange a) {
               Value v = convertScalar(b, l, a[0], acc);
-              linalg::YieldOp::create(
-                  b, l, ValueRange{arith::MaximumFOp::create(b, l, a[1], v)});
+              Value m = storesExp
+                            ? (Value)arith::MaxNumFOp::create(b, l, a[1], v)
+                            : (Value)arith::MaximumFOp::create(b, l, a[1], v);
+              linalg::YieldOp::create(b, l, ValueRange{m});
             })
             .getResult(0);
-    // 2. sum of exp(x - max): exp in the compute type, accumulated in f64
-    // (the accumulation rule).
     Type f64 = rw.getF64Type();
     auto sumType = keptType.clone(f64);
     Value sumInit =
         filled(rw, loc, sumType, keptSizes, scalarConst(rw, loc, f64, 0));
-    Value sum =
-        linalg::GenericOp::create(
-            rw, loc, TypeRange{sumType}, ValueRange{x, mx},
-            ValueRange{sumInit}, ArrayRef<AffineMap>{id, kept, kept}, redIters,
-            [&](OpBuilder &b, Location l, ValueRange a) {
-              Value v = convertScalar(b, l, a[0], acc);
-              Value e = math::ExpOp::create(
-                  b, l, arith::SubFOp::create(b, l, v, a[1]));
-              linalg::YieldOp::create(
-                  b, l,
-                  ValueRange{arith::AddFOp::create(
-                      b, l, a[2], convertScalar(b, l, e, f64))});
-            })
-            .getResult(0);
-    // 3. once per row, in f64 and rounded to the compute type: log(sum) for
-    // log_softmax, 1 / sum for softmax (as ATen's CPU kernels do: a
-    // multiply per element, not a divide).
-    Value rowStat = buildElementwise(
-        rw, loc, ValueRange{sum}, keptType,
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value r = IsLog ? (Value)math::LogOp::create(b, l, a[0])
-                          : (Value)arith::DivFOp::create(
-                                b, l, scalarConst(b, l, f64, 1), a[0]);
-          return convertScalar(b, l, r, acc);
+    auto expOfDiff = [&](OpBuilder &b, Location l, Value xv, Value m) {
+      return math::ExpOp::create(
+          b, l, arith::SubFOp::create(b, l, convertScalar(b, l, xv, acc), m));
+    };
+    auto addWidened = [&](OpBuilder &b, Location l, Value s, Value e) {
+      return arith::AddFOp::create(b, l, s, convertScalar(b, l, e, f64));
+    };
+    Value r;
+    // e = exp(x - max) stored and normalized in place only when no kt op
+    // reads the result (in a kernel: no epilogue). An epilogue cannot run
+    // in place on e (linalg fusion of the in-place normalization into it
+    // would write both to outputs), so e would be a scratch tile besides the
+    // output tile, with copies between them: measured no faster than
+    // computing exp twice (masked softmax * y, 4096x4096, 6.3 ms both).
+    // log_softmax stores e too, only to touch its output tile in the
+    // compute-heavy exp pass (see step 5), so only where e is the result's
+    // type (not f16/bf16).
+    bool storeExp =
+        storesExp && (!IsLog || acc == elem) &&
+        llvm::none_of(op->getUsers(), [](Operation *user) {
+          return isa<kt::KTDialect>(user->getDialect()) &&
+                 !isa<kt::YieldOp>(user);
         });
-    // 4. normalize.
-    Value outInit = emptyLike(rw, loc, xt, sizes);
-    Value r =
-        linalg::GenericOp::create(
-            rw, loc, TypeRange{xt}, ValueRange{x, mx, rowStat},
-            ValueRange{outInit}, ArrayRef<AffineMap>{id, kept, kept, id},
-            parIters,
-            [&](OpBuilder &b, Location l, ValueRange a) {
-              Value v = convertScalar(b, l, a[0], acc);
-              Value d = arith::SubFOp::create(b, l, v, a[1]);
-              Value out;
-              if (IsLog)
-                out = arith::SubFOp::create(b, l, d, a[2]);
-              else
-                out = arith::MulFOp::create(b, l, math::ExpOp::create(b, l, d),
-                                            a[2]);
-              linalg::YieldOp::create(
-                  b, l, ValueRange{convertScalar(b, l, out, elem)});
-            })
-            .getResult(0);
+    if (!storeExp) {
+      // 2. sum of exp(x - max): exp in the compute type, accumulated in f64
+      // (the accumulation rule).
+      Value sum =
+          linalg::GenericOp::create(
+              rw, loc, TypeRange{sumType}, ValueRange{x, mx},
+              ValueRange{sumInit}, ArrayRef<AffineMap>{id, kept, kept},
+              redIters,
+              [&](OpBuilder &b, Location l, ValueRange a) {
+                linalg::YieldOp::create(
+                    b, l,
+                    ValueRange{addWidened(b, l, a[2],
+                                          expOfDiff(b, l, a[0], a[1]))});
+              })
+              .getResult(0);
+      // 3. once per row, in f64 and rounded to the compute type: log(sum)
+      // for log_softmax, 1 / sum for softmax (as ATen's CPU kernels do: a
+      // multiply per element, not a divide).
+      Value rowStat = buildElementwise(
+          rw, loc, ValueRange{sum}, keptType,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value v = IsLog ? (Value)math::LogOp::create(b, l, a[0])
+                            : (Value)arith::DivFOp::create(
+                                  b, l, scalarConst(b, l, f64, 1), a[0]);
+            return convertScalar(b, l, v, acc);
+          });
+      // 4. x - max - log(sum) (exp once per element, in the sum), or
+      // exp(x - max) * (1 / sum) (exp again).
+      r = linalg::GenericOp::create(
+              rw, loc, TypeRange{xt}, ValueRange{x, mx, rowStat},
+              ValueRange{emptyLike(rw, loc, xt, sizes)},
+              ArrayRef<AffineMap>{id, kept, kept, id}, parIters,
+              [&](OpBuilder &b, Location l, ValueRange a) {
+                Value out;
+                if (IsLog)
+                  out = arith::SubFOp::create(
+                      b, l,
+                      arith::SubFOp::create(
+                          b, l, convertScalar(b, l, a[0], acc), a[1]),
+                      a[2]);
+                else
+                  out = arith::MulFOp::create(b, l, expOfDiff(b, l, a[0], a[1]),
+                                              a[2]);
+                linalg::YieldOp::create(
+                    b, l, ValueRange{convertScalar(b, l, out, elem)});
+              })
+              .getResult(0);
+    } else {
+      // 2. e = exp(x - max) in the compute type, computed once per element
+      // and stored (kMaterializeAttr keeps kernel formation from folding it
+      // into its two readers, which would compute exp twice). In a kernel's
+      // row tile it is the output tile itself, so the passes below read it
+      // from cache.
+      auto eType = xt.clone(acc);
+      auto eOp = linalg::GenericOp::create(
+          rw, loc, TypeRange{eType}, ValueRange{x, mx},
+          ValueRange{emptyLike(rw, loc, eType, sizes)},
+          ArrayRef<AffineMap>{id, kept, id}, parIters,
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Value e = expOfDiff(b, l, a[0], a[1]);
+            e.getDefiningOp()->setAttr(kMaterializeAttr, b.getUnitAttr());
+            linalg::YieldOp::create(b, l, ValueRange{e});
+          });
+      Value e = eOp.getResult(0);
+      // 3. sum of e, accumulated in f64 (the accumulation rule).
+      Value sum =
+          linalg::GenericOp::create(
+              rw, loc, TypeRange{sumType}, ValueRange{e}, ValueRange{sumInit},
+              ArrayRef<AffineMap>{id, kept}, redIters,
+              [&](OpBuilder &b, Location l, ValueRange a) {
+                linalg::YieldOp::create(b, l,
+                                        ValueRange{addWidened(b, l, a[1], a[0])});
+              })
+              .getResult(0);
+      // 4. 1 / sum (softmax: as ATen's CPU kernel, a multiply per element,
+      // not a divide) or log(sum) (log_softmax) once per row, in f64, rounded
+      // to the compute type.
+      Value inv = buildElementwise(
+          rw, loc, ValueRange{sum}, keptType,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value v = IsLog ? (Value)math::LogOp::create(b, l, a[0])
+                            : (Value)arith::DivFOp::create(
+                                  b, l, scalarConst(b, l, f64, 1), a[0]);
+            return convertScalar(b, l, v, acc);
+          });
+      // 5. log_softmax: x - max - log(sum), in place into e. e only made
+      // the exp pass write the output tile (its cache lines are fetched
+      // while exp computes, not in this cheap pass); the result takes e
+      // where e is NaN, which is exactly where it is NaN itself (a NaN in
+      // the row, +inf, or a row of -inf all make log(sum) NaN), so it is
+      // x - max - log(sum) everywhere, and the payload reads e (an unread
+      // destination would be replaced by a fresh tile).
+      if (IsLog) {
+        r = linalg::GenericOp::create(
+                rw, loc, TypeRange{xt}, ValueRange{x, mx, inv},
+                ValueRange{e}, ArrayRef<AffineMap>{id, kept, kept, id},
+                parIters,
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  Value y = arith::SubFOp::create(
+                      b, l, arith::SubFOp::create(b, l, a[0], a[1]), a[2]);
+                  Value nan = arith::CmpFOp::create(
+                      b, l, arith::CmpFPredicate::UNO, a[3], a[3]);
+                  linalg::YieldOp::create(
+                      b, l,
+                      ValueRange{arith::SelectOp::create(b, l, nan, a[3], y)});
+                })
+                .getResult(0);
+      } else if (acc == elem) {
+        // 5. e * (1 / sum): in place into e when it has the result's type.
+        r = linalg::GenericOp::create(
+                rw, loc, TypeRange{xt}, ValueRange{inv}, ValueRange{e},
+                ArrayRef<AffineMap>{kept, id}, parIters,
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  linalg::YieldOp::create(
+                      b, l, ValueRange{arith::MulFOp::create(b, l, a[1], a[0])});
+                })
+                .getResult(0);
+      } else {
+        r = linalg::GenericOp::create(
+                rw, loc, TypeRange{xt}, ValueRange{e, inv},
+                ValueRange{emptyLike(rw, loc, xt, sizes)},
+                ArrayRef<AffineMap>{id, kept, id}, parIters,
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  linalg::YieldOp::create(
+                      b, l,
+                      ValueRange{convertScalar(
+                          b, l, arith::MulFOp::create(b, l, a[0], a[1]),
+                          elem)});
+                })
+                .getResult(0);
+      }
+    }
     rw.replaceOp(op, castTo(rw, loc, r, resultType));
     return success();
   }
@@ -520,8 +643,10 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
 
 } // namespace
 
-void kiln::populateKTNNToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering, LinearLowering,
-               SoftmaxLowering<kt::SoftmaxOp, false>,
-               SoftmaxLowering<kt::LogSoftmaxOp, true>>(patterns.getContext());
+void kiln::populateKTNNToLinalgPatterns(RewritePatternSet &patterns,
+                                        const KTToLinalgOptions &options) {
+  patterns.add<MatmulLowering, LinearLowering>(patterns.getContext());
+  patterns.add<SoftmaxLowering<kt::SoftmaxOp, false>,
+               SoftmaxLowering<kt::LogSoftmaxOp, true>>(
+      patterns.getContext(), options.softmaxStoresExp);
 }

@@ -22,18 +22,55 @@ namespace kiln {
 /// stride-1 conv, which is correct on its own.
 inline constexpr llvm::StringLiteral kConvTransposeAttr = "kiln.conv_transpose";
 
+/// On an op in the body of a pointwise linalg.generic (softmax's math.exp):
+/// the generic's result is to be computed once and stored, not folded into
+/// (recomputed by) its consumers. The sum and the normalization read the
+/// stored values (from cache, in a kernel's row tile) instead of computing
+/// exp twice per element. On a body op, not on the generic, so that it
+/// survives elementwise fusion of a prologue into the generic (a masked
+/// softmax's mul and where), which builds a new generic. Kernel formation
+/// and kiln-cpu-fuse-elementwise honour it (isMaterialized). Discardable:
+/// dropping it only recomputes the producer.
+inline constexpr llvm::StringLiteral kMaterializeAttr = "kiln.materialize";
+
+/// Whether `op` (a linalg op) is to be stored, not recomputed: an op of its
+/// body carries kMaterializeAttr.
+bool isMaterialized(mlir::Operation *op);
+
+/// Whether the payload of `op` (a linalg op) reads one of its inits that a
+/// materialized op computed (softmax's in-place normalization of the stored
+/// exp): folded into a consumer, it would leave that init as an extra
+/// result of the fused op (an extra output tensor), so it is not fused.
+bool updatesMaterialized(mlir::Operation *op);
+
+/// Choices of the lowering that depend on the backend.
+struct KTToLinalgOptions {
+  /// softmax stores e = exp(x - max) (a kMaterializeAttr generic) and
+  /// normalizes it in place: exp once per element; log_softmax stores e too
+  /// (its output tile is then fetched in the exp pass) and writes
+  /// x - max - log(sum) over it; both take the row max with maxnumf. Not
+  /// for a softmax whose result a kt op reads. For a backend whose
+  /// kernels keep a row tile in cache (kiln-cpu with kernel formation);
+  /// elsewhere (whole-tensor generics, the GPU) e would be a full tensor's
+  /// extra round trip through memory, so the default recomputes exp in the
+  /// normalization instead.
+  bool softmaxStoresExp = false;
+};
+
 /// Pointwise ops, where, clamp, cast.
 void populateKTElementwiseToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// sum, mean, amax, amin, prod, any, all, var, logsumexp, argmax, argmin.
 void populateKTReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// matmul, linear, softmax, log_softmax.
-void populateKTNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateKTNNToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                  const KTToLinalgOptions &options = {});
 /// reshape, transpose, permute, expand, squeeze, unsqueeze, slice, select,
 /// concat, pad, flip; constant, full, arange.
 void populateKTShapeToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 /// All of the above.
-void populateKTToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateKTToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                const KTToLinalgOptions &options = {});
 
 /// The legality of the lowering: linalg, tensor, arith, math, scf legal; kt
 /// illegal unless `allowPartial`.
@@ -51,7 +88,8 @@ unsigned refineKTResultTypes(mlir::Operation *root);
 
 /// Lowers every kt op under `root`; fails naming the first op that could not
 /// be lowered unless `allowPartial`.
-llvm::LogicalResult lowerKTToLinalg(mlir::Operation *root, bool allowPartial);
+llvm::LogicalResult lowerKTToLinalg(mlir::Operation *root, bool allowPartial,
+                                    const KTToLinalgOptions &options = {});
 
 /// uint8 (`ui8`, docs/dialects/kt.md "Element types") after lowering: the
 /// patterns build their linalg/arith code on the kt types and pick unsigned
