@@ -107,6 +107,11 @@ LogicalResult vjpSlice(kt::SliceOp op, GradEmitter &e, Value g, Grads &grads) {
   Value x = op.getSelf();
   if (!isFloatValue(x))
     return success();
+  // The pad below needs static bounds; kt.slice_scatter has no dynamic form
+  // yet to scatter back at run-time bounds.
+  if (op.getDynamicStart() || op.getDynamicEnd())
+    return op.emitError("no gradient for 'kt.slice' with a dynamic start or "
+                        "end (a 'bounds' operand)");
   int64_t r = GradEmitter::rankOf(x);
   int64_t dim = kt::wrapDim(op.getDim(), r);
   if (failed(needStatic(op, x, dim)))

@@ -126,7 +126,20 @@ LogicalResult interpretSlice(SliceOp op, ArrayRef<Tensor> operands,
                              SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
   int64_t d = kt::wrapDim((int64_t)op.getDim(), in.rank());
-  SliceBounds bounds = sliceBoundsOf(op, in.dim(d));
+  // A dynamic start / end is the run-time value of a `bounds` operand (the
+  // start first), with the same Python rules as an attribute.
+  std::optional<int64_t> start, end;
+  ArrayRef<Tensor> dyn = operands.drop_front();
+  if (op.getDynamicStart())
+    start = dyn.front().getI(0);
+  else if (auto s = op.getStart())
+    start = (int64_t)*s;
+  if (op.getDynamicEnd())
+    end = dyn.back().getI(0);
+  else if (auto e = op.getEnd())
+    end = (int64_t)*e;
+  SliceBounds bounds =
+      sliceBounds(in.dim(d), start, end, (int64_t)op.getStep());
   return stridedCopy(op, in, resultDType(op),
                                 StridedView::contiguous(in.shape())
                                     .sliced(d, bounds, (int64_t)op.getStep()), results);
