@@ -2001,24 +2001,33 @@ def _sub_layout(x, dim, step=1):
     return "strided"
 
 
-def _slice_op(b, x, dim, attrs, length, sizes=()):
-    def inverse(b, base, new):
-        _no_dynamic_scatter(b, attrs)
-        return b.op("slice_scatter", [base, new], dict(attrs),
-                    shape=base.shape, dtype=base.dtype)
+class _SliceAttrs(dict):
+    """kt.slice's attributes, with `bounds`: the symbolic sizes of its
+    dynamic bounds (its `index` operands, in order)."""
 
-    r = view_op(b, "slice", x, attrs, _with(x.shape, dim, length), inverse,
-                _sub_layout(x, dim, attrs.get("step", 1)), sizes)
+    def __init__(self, attrs, bounds=()):
+        super().__init__(attrs)
+        self.bounds = tuple(bounds)
+
+
+def _slice_scatter(b, base, new, info):
+    """kt.slice_scatter of `new` into `base` at the slice `info`
+    (_SliceAttrs: the same attributes and dynamic bounds)."""
+    bounds = [b.index_of(v) for v in getattr(info, "bounds", ())]
+    return b.op("slice_scatter", [base, new] + bounds, dict(info),
+                shape=base.shape, dtype=base.dtype)
+
+
+def _slice_op(b, x, dim, attrs, length, sizes=()):
+    attrs = _SliceAttrs(attrs, sizes)
+
+    def inverse(b, base, new):
+        return _slice_scatter(b, base, new, attrs)
+
+    r = view_op(b, "slice", x, dict(attrs), _with(x.shape, dim, length),
+                inverse, _sub_layout(x, dim, attrs.get("step", 1)), sizes)
     r.slice_attrs = attrs  # a write through it is a kt.slice_scatter
     return r
-
-
-def _no_dynamic_scatter(b, attrs):
-    """A write through a slice with a dynamic bound: kt.slice_scatter has
-    static bounds only."""
-    if "dynamic_start" in attrs or "dynamic_end" in attrs:
-        raise b.error("writing through a slice whose bound is a dynamic "
-                      "size (kt.slice_scatter has static bounds only)")
 
 
 def _with(shape, d, v):
@@ -2422,9 +2431,7 @@ def _write_back(b, steps, new):
             new = b.op("select_scatter", [prev, new], {"dim": d, "index": info},
                        shape=prev.shape, dtype=prev.dtype)
         elif info is not None:
-            _no_dynamic_scatter(b, info)
-            new = b.op("slice_scatter", [prev, new], dict(info),
-                       shape=prev.shape, dtype=prev.dtype)
+            new = _slice_scatter(b, prev, new, info)
     return new
 
 

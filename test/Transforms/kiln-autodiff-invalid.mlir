@@ -36,15 +36,3 @@ func.func @conv_dynamic_height(%x: tensor<2x3x?x5xf32>, %w: tensor<4x3x3x3xf32>)
   %0 = kt.conv2d %x, %w : (tensor<2x3x?x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x?x3xf32>
   return %0 : tensor<2x4x?x3xf32>
 }
-
-// -----
-
-// Tests that kt.slice with a dynamic bound (a `bounds` operand) has no
-// gradient yet: an error at the slice, not a pad at a misread bound.
-func.func @slice_dynamic_end(%x: tensor<3x6xf32>, %y: tensor<?xf32>) -> tensor<3x?xf32> attributes {kg.differentiate} {
-  %c0 = arith.constant 0 : index
-  %t = tensor.dim %y, %c0 : tensor<?xf32>
-  // expected-error@below {{no gradient for 'kt.slice' with a dynamic start or end (a 'bounds' operand)}}
-  %0 = kt.slice %x, %t {dim = 1, dynamic_end} : (tensor<3x6xf32>, index) -> tensor<3x?xf32>
-  return %0 : tensor<3x?xf32>
-}

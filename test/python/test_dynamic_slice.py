@@ -258,16 +258,51 @@ def test_split_into_another_number_of_chunks_is_an_error():
     once(compiled)
 
 
-def test_writing_through_a_dynamic_slice_runs_eagerly():
-    # kt.slice_scatter has static bounds only: x[:, :T] = 0 is not captured
-    # (a clear importer error, the call runs in PyTorch), never wrong.
+def test_writing_through_a_dynamic_slice():
+    # x[:, :T] = 0 and x[:, T // 2:T] += 1: kt.slice_scatter with the same
+    # dynamic bounds, one compile for every T (0 and past the end included).
     def f(x, y):
         x = x.clone()
-        x[:, :y.size(0)] = 0
+        T = y.size(0)
+        x[:, :T] = 0
+        x[:, T // 2:T] += 1
         return x * 2
 
     compiled = kiln.compile(f, backend="eager")
     x = torch.randn(3, 6)
-    for t in [4, 3]:
+    for t in [4, 1, 0, 9, 3]:
         y = torch.randn(t)
         check_same(compiled(x, marked(y.clone(), 0)), f(x, y), "T = %d" % t)
+    prog = once(compiled)
+    assert "dynamic_end" in prog.session.entry_ir(prog.name, 0)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpu"])
+def test_gradient_of_a_dynamic_slice(backend):
+    # The VJP of kt.slice with a dynamic bound scatters the cotangent into
+    # zeros at the same run-time window (kt.slice_scatter with the bounds);
+    # T - 1 = -1 at T = 0 counts from the end.
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(4, 10))
+
+        def forward(self, y):
+            T = y.size(1)
+            return (self.w[:, :T] * y).sum(0) + self.w[:, T - 1:T + 1].sum()
+
+    m = M()
+    ref = copy.deepcopy(m)
+    compiled = kiln.compile(m, backend=backend)
+    for t in [3, 7, 1, 10, 0]:
+        y = torch.randn(4, t)
+        outs = [compiled(marked(y.clone(), 1)), ref(y.clone())]
+        check_same(outs[0], outs[1], "output at T = %d" % t)
+        for o in outs:
+            (o * o).sum().backward()
+        check_same(m.w.grad, ref.w.grad, "grad at T = %d" % t, tol=1e-4)
+        m.w.grad, ref.w.grad = None, None
+    (prog,) = compiled._kiln.programs.values()
+    (pair,) = prog.training_pairs.values()
+    for which in ("_fwd", "_bwd"):
+        assert pair.session.stats(pair.name + which)["compiles"] == 1

@@ -579,8 +579,12 @@ struct SliceScatterLowering : public OpConversionPattern<kt::SliceScatterOp> {
     auto xt = cast<RankedTensorType>(x.getType());
     auto st = cast<RankedTensorType>(src.getType());
     int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
+    ValueRange dyn = adaptor.getBounds();
+    Value startVal = op.getDynamicStart() ? dyn.front() : Value();
+    Value endVal = op.getDynamicEnd() ? dyn.back() : Value();
     SliceWindow w = sliceWindow(rw, loc, x, d, op.getStart(), op.getEnd(),
-                                op.getStep(), st.getDimSize(d));
+                                op.getStep(), st.getDimSize(d), startVal,
+                                endVal);
     // src must have the window's shape at run time (the interpreter's
     // message); a failed check leaves self unchanged (no insert).
     SmallVector<OpFoldResult> ss = getSizes(rw, loc, src);

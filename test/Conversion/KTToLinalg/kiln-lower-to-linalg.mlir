@@ -298,3 +298,18 @@ func.func @slice_dynamic_both(%x: tensor<?x?xf32>, %s: index, %e: index) -> tens
   %0 = kt.slice %x, %s, %e {dim = 1, dynamic_start, dynamic_end, step = 2} : (tensor<?x?xf32>, index, index) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// kt.slice_scatter with a dynamic start: the same window (normalized
+// operand), src checked against it at run time, then tensor.insert_slice.
+// CHECK-LABEL: func.func @slice_scatter_dynamic_start
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<3x6xf32> {{.*}}%[[S:[a-z0-9]+]]: index
+// CHECK: arith.cmpi slt, %[[S]]
+// CHECK: arith.addi %[[S]]
+// CHECK: scf.if
+// CHECK: tensor.insert_slice %{{.*}} into %[[X]][0, %{{.*}}] [3, %{{.*}}] [1, 1] : tensor<3x?xf32> into tensor<3x6xf32>
+func.func @slice_scatter_dynamic_start(%x: tensor<3x6xf32>, %v: tensor<3x?xf32>, %s: index) -> tensor<3x6xf32> {
+  %0 = kt.slice_scatter %x, %v, %s {dim = 1, dynamic_start} : (tensor<3x6xf32>, tensor<3x?xf32>, index) -> tensor<3x6xf32>
+  return %0 : tensor<3x6xf32>
+}

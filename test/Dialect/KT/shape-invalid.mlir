@@ -281,6 +281,25 @@ func.func @slice_dynamic_static_result_wrong(%a: tensor<4xf32>) {
 
 // -----
 
+func.func @slice_scatter_dynamic_missing_operand(%a: tensor<4xf32>, %v: tensor<?xf32>) {
+  // expected-error @+2 {{'kt.slice_scatter' op has 2 dynamic bounds (dynamic_start / dynamic_end) but 0 'bounds' operands}}
+  // expected-error @+1 {{'kt.slice_scatter' op failed to infer returned types}}
+  %0 = kt.slice_scatter %a, %v {dynamic_start, dynamic_end} : (tensor<4xf32>, tensor<?xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_scatter_dynamic_src_shape(%a: tensor<4xf32>, %v: tensor<3xf32>) {
+  %c1 = arith.constant 1 : index
+  // expected-error @+2 {{'kt.slice_scatter' op src has shape 3 but the slice of self has shape 1}}
+  // expected-error @+1 {{'kt.slice_scatter' op failed to infer returned types}}
+  %0 = kt.slice_scatter %a, %v, %c1 {end = -2, dynamic_start} : (tensor<4xf32>, tensor<3xf32>, index) -> tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @slice_step(%a: tensor<4xf32>) {
   // expected-error @+2 {{'kt.slice' op step 0 must be > 0}}
   // expected-error @+1 {{'kt.slice' op failed to infer returned types}}

@@ -243,3 +243,12 @@ func.func @scatter(%a: tensor<4x3xf32>, %i: tensor<5x3xi64>, %s: tensor<5x3xf32>
   %3 = kt.scatter %d, %l, %v {dim = 1 : i64, reduce = #kt.scatter_reduce<prod>, include_self = true} : (tensor<2x3xi64>, tensor<0x9xi64>, tensor<1x1xi64>) -> tensor<2x3xi64>
   return %0, %1, %2, %3 : tensor<4x3xf32>, tensor<?x5xf16>, tensor<i1>, tensor<2x3xi64>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @slice_scatter_dynamic_bounds
+// CHECK: kt.slice_scatter %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {dim = 1 : i64, dynamic_end, dynamic_start} : (tensor<3x6xf32>, tensor<3x?xf32>, index, index) -> tensor<3x6xf32>
+func.func @slice_scatter_dynamic_bounds(%x: tensor<3x6xf32>, %v: tensor<3x?xf32>, %s: index, %e: index) -> tensor<3x6xf32> {
+  %0 = kt.slice_scatter %x, %v, %s, %e {dim = 1 : i64, dynamic_start, dynamic_end} : (tensor<3x6xf32>, tensor<3x?xf32>, index, index) -> tensor<3x6xf32>
+  return %0 : tensor<3x6xf32>
+}

@@ -694,9 +694,12 @@ static LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
   props.start = adaptor.getProperties().start;
   props.end = adaptor.getProperties().end;
   props.step = adaptor.getProperties().step;
-  // Only `self`: kt.slice_scatter has static bounds (no `bounds` operand).
-  SliceOp::Adaptor slice(adaptor.getOperands().take_front(), DictionaryAttr(),
-                         props);
+  props.dynamic_start = adaptor.getProperties().dynamic_start;
+  props.dynamic_end = adaptor.getProperties().dynamic_end;
+  // kt.slice's operands: `self` and the dynamic bounds (not `src`).
+  SmallVector<Value> sliceOperands{adaptor.getSelf()};
+  llvm::append_range(sliceOperands, adaptor.getBounds());
+  SliceOp::Adaptor slice(sliceOperands, DictionaryAttr(), props);
   SmallVector<Type> part;
   auto in = tensorOf(adaptor.getSelf().getType());
   if (failed(inferShapeFor(loc, name, in, slice, part)) ||

@@ -174,7 +174,8 @@ def KT_SliceOp : KT_ShapeOp<"slice"> {
     rules (a negative value counts from the end, values clamp). `bounds`
     carries symbolic sizes such as `tensor.dim` of another input (GPT-2's
     causal mask `bias[:, :, :T, :T]` with `T = x.size(1)`), or arith of them
-    (`T - 1`, `T floordiv 2`).
+    (`T - 1`, `T floordiv 2`). `kt.slice_scatter` takes the same dynamic
+    bounds (a write through such a slice, and this op's gradient).
 
     1. `self` has rank >= 1 and `dim` is in [-rank, rank).
     2. `step` is > 0.
@@ -392,19 +393,26 @@ def KT_SliceScatterOp : KT_ShapeOp<"slice_scatter"> {
     replaced by `src`. The value form of a write through `kt.view_slice`
     (`kiln-functionalize` produces it).
 
-    1. The attributes follow the rules of `kt.slice`.
+    1. The attributes and the dynamic bounds (`index` operands after `src`
+       with `dynamic_start` / `dynamic_end`) follow the rules of `kt.slice`.
     2. `src` has the element type of `self` and the shape of that slice (a
        `?` is checked when the op runs).
 
+    The gradient of `kt.slice` with dynamic bounds is this op with the same
+    bounds over zeros.
+
     ```mlir
     %r = kt.slice_scatter %x, %v {dim = 1, start = 1, end = 3} : (tensor<2x4xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
+    %z = kt.slice_scatter %x, %w, %t {dim = 1, dynamic_end} : (tensor<2x4xf32>, tensor<2x?xf32>, index) -> tensor<2x4xf32>
     ```
   }];
-  let arguments = (ins KT_Tensor:$self, KT_Tensor:$src,
+  let arguments = (ins KT_Tensor:$self, KT_Tensor:$src, Variadic<Index>:$bounds,
                    DefaultValuedAttr<I64Attr, "0">:$dim,
                    OptionalAttr<I64Attr>:$start,
                    OptionalAttr<I64Attr>:$end,
-                   DefaultValuedAttr<I64Attr, "1">:$step);
+                   DefaultValuedAttr<I64Attr, "1">:$step,
+                   UnitAttr:$dynamic_start,
+                   UnitAttr:$dynamic_end);
 }
 
 def KT_SelectScatterOp : KT_ShapeOp<"select_scatter"> {
