@@ -64,10 +64,11 @@ def test_narrow_and_split_by_a_dynamic_size():
     once(compiled)
 
 
-def test_gpt2_causal_mask_slice_seq_dynamic_inference():
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_gpt2_causal_mask_slice_seq_dynamic_inference(backend):
     torch.manual_seed(1)
     model = GPT2Block().eval()
-    compiled = kiln.compile(model, backend="eager")
+    compiled = kiln.compile(model, backend=backend)
     with torch.no_grad():
         for b, t in [(2, 5), (3, 2), (1, 16), (2, 1)]:
             x = torch.randn(b, t, 32)
