@@ -1920,7 +1920,6 @@ def slice_dim(b, x, dim, start, end, step):
     dyn = [v for v in (start, None if end_full else end)
            if isinstance(v, Sym)]
     if dyn and hasattr(b, "index_of") and \
-            any(b.is_marked_dynamic(v) for v in dyn) and \
             all(b.index_of(v) is not None for v in dyn):
         return _dynamic_slice(b, x, dim, start, None if end_full else end,
                               step)
@@ -1964,8 +1963,8 @@ def slice_dim(b, x, dim, start, end, step):
 
 
 def _dynamic_slice(b, x, dim, start, end, step):
-    """x[start:end:step] along dim where a bound is a symbolic size that
-    depends on a dim marked dynamic (x[:, :T], x[..., :T - 1],
+    """x[start:end:step] along dim where a bound is a symbolic size
+    (x[:, :T], x[..., :T - 1],
     x.narrow(d, s, T), GPT-2's bias[:, :, :T, :T]): kt.slice with that
     bound as an `index` operand (dynamic_start / dynamic_end), applied with
     Python's rules at run time; the length stays symbolic (no
@@ -2063,10 +2062,9 @@ def narrow(b, x, dim, start, length):
     x = need_tensor(b, x, "narrow")
     d = norm_dim(b, dim, x.ndim)
     def dynamic(v):
-        # A size of a dim marked dynamic stays symbolic (kt.slice with
-        # dynamic bounds); a start must be provably >= 0 for that.
-        return isinstance(v, Sym) and hasattr(b, "index_of") and \
-            b.is_marked_dynamic(v) and nonneg(v)
+        # A symbolic size stays symbolic (kt.slice with dynamic bounds); a
+        # start must be provably >= 0 for that.
+        return isinstance(v, Sym) and hasattr(b, "index_of") and nonneg(v)
 
     s = start if dynamic(start) else b.static(start, "a narrow start")
     n = length if dynamic(length) else b.static(length, "a narrow length")

@@ -307,3 +307,18 @@ def test_gradient_of_a_dynamic_slice(backend):
     (pair,) = prog.training_pairs.values()
     for which in ("_fwd", "_bwd"):
         assert pair.session.stats(pair.name + which)["compiles"] == 1
+
+
+def test_automatic_dynamic_shapes_keep_slice_bounds_symbolic():
+    # Without mark_dynamic: the capture does not specialize T for the mask
+    # slice, so the runtime's automatic dynamic shapes compiles T as `?` on
+    # the first new size and serves the others (5 compiles before).
+    torch.manual_seed(3)
+    model = GPT2Block().eval()
+    compiled = kiln.compile(model, backend="eager")
+    with torch.no_grad():
+        for t in [5, 7, 3, 9, 1]:
+            x = torch.randn(2, t, 32)
+            check_same(compiled(x), model(x), "output at T = %d" % t)
+    (prog,) = compiled._kiln.programs.values()
+    assert prog.stats()["compiles"] == 2, prog.recompile_reasons()
