@@ -103,10 +103,28 @@ LogicalResult vjpUnsqueeze(kt::UnsqueezeOp op, GradEmitter &e, Value g,
   return success();
 }
 
+/// The inherent attributes of `op` (its properties) as a list.
+SmallVector<NamedAttribute> inherentAttrs(Operation *op) {
+  SmallVector<NamedAttribute> attrs;
+  if (auto d = dyn_cast_or_null<DictionaryAttr>(
+          op->getPropertiesAsAttribute()))
+    llvm::append_range(attrs, d.getValue());
+  return attrs;
+}
+
 LogicalResult vjpSlice(kt::SliceOp op, GradEmitter &e, Value g, Grads &grads) {
   Value x = op.getSelf();
   if (!isFloatValue(x))
     return success();
+  if (op.getDynamicStart() || op.getDynamicEnd()) {
+    // Dynamic bounds (index operands): g scattered into zeros at the same
+    // run-time window (kt.slice_scatter with the same bounds and
+    // attributes); the pad below needs static bounds.
+    SmallVector<Value> operands{e.zerosLike(x), g};
+    llvm::append_range(operands, op.getBounds());
+    grads[0] = e.op<kt::SliceScatterOp>(operands, inherentAttrs(op));
+    return success();
+  }
   int64_t r = GradEmitter::rankOf(x);
   int64_t dim = kt::wrapDim(op.getDim(), r);
   if (failed(needStatic(op, x, dim)))
@@ -158,16 +176,21 @@ LogicalResult vjpSelect(kt::SelectOp op, GradEmitter &e, Value g,
 
 // slice_scatter / select_scatter: self's gradient is g with the written
 // positions zeroed; src's gradient is g at those positions (PyTorch's rules).
+// (kt.slice_scatter's dynamic bounds, the operands after src, go to both.)
 template <typename ScatterOp, typename PartOp>
 LogicalResult vjpScatter(ScatterOp op, GradEmitter &e, Value g, Grads &grads) {
-  SmallVector<NamedAttribute> attrs;
-  if (auto d = dyn_cast_or_null<DictionaryAttr>(
-          op->getPropertiesAsAttribute()))
-    llvm::append_range(attrs, d.getValue());
-  if (isFloatValue(op.getSelf()))
-    grads[0] = e.template op<ScatterOp>({g, e.zerosLike(op.getSrc())}, attrs);
-  if (isFloatValue(op.getSrc()))
-    grads[1] = e.template op<PartOp>({g}, attrs);
+  SmallVector<NamedAttribute> attrs = inherentAttrs(op);
+  auto bounds = op->getOperands().drop_front(2);
+  if (isFloatValue(op.getSelf())) {
+    SmallVector<Value> operands{g, e.zerosLike(op.getSrc())};
+    llvm::append_range(operands, bounds);
+    grads[0] = e.template op<ScatterOp>(operands, attrs);
+  }
+  if (isFloatValue(op.getSrc())) {
+    SmallVector<Value> operands{g};
+    llvm::append_range(operands, bounds);
+    grads[1] = e.template op<PartOp>(operands, attrs);
+  }
   return success();
 }
 

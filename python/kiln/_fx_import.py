@@ -813,8 +813,18 @@ class FxImporter:
         ops = {"+": "addi", "-": "subi", "*": "muli", "//": "floordivsi",
                "%": "remsi", "min": "minsi", "max": "maxsi"}
         a, b = self.index_of_key(k[1]), self.index_of_key(k[2])
-        if a is None or b is None or k[0] not in ops:
+        if a is None or b is None or (k[0] not in ops and k[0] != "idx"):
             return None
+        if k[0] == "idx":
+            # A slice bound a on a dim of size b (Python's rule, as
+            # kt.slice applies it): a < 0 ? a + b : a, clamped to [0, b].
+            zero = self.index_of(0)
+            neg = emit("arith.cmpi slt, %s, %s : index" % (a.name, zero.name))
+            wrap = emit("arith.addi %s, %s : index" % (a.name, b.name))
+            sel = emit("arith.select %s, %s, %s : index" % (
+                neg.name, wrap.name, a.name))
+            lo = emit("arith.maxsi %s, %s : index" % (sel.name, zero.name))
+            return emit("arith.minsi %s, %s : index" % (lo.name, b.name))
         return emit("arith.%s %s, %s : index" % (ops[k[0]], a.name, b.name))
 
     def index_of_key(self, k):

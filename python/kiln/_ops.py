@@ -34,7 +34,8 @@ import torch.nn.functional as F
 
 from . import _ir
 from ._fx_import import TensorVal, link_view
-from ._symbolic import Sym, is_unbacked, key, same, smax, smin, value
+from ._symbolic import (Sym, is_unbacked, key, nonneg, same, slice_index, smax,
+                        smin, value)
 
 FUNCTIONS = {}
 METHODS = {}
@@ -1950,6 +1951,12 @@ def slice_dim(b, x, dim, start, end, step):
         not isinstance(end, Sym) and end >= 2 ** 62)
     if start_zero and end_full and step == 1:
         return alias(x)
+    dyn = [v for v in (start, None if end_full else end)
+           if isinstance(v, Sym)]
+    if dyn and hasattr(b, "index_of") and \
+            all(b.index_of(v) is not None for v in dyn):
+        return _dynamic_slice(b, x, dim, start, None if end_full else end,
+                              step)
     if isinstance(size, Sym):
         s0 = 0 if start is None else start
         if end_full and not isinstance(s0, Sym) and 0 <= s0 <= value(size):
@@ -1989,6 +1996,33 @@ def slice_dim(b, x, dim, start, end, step):
     return _slice_op(b, x, dim, attrs, length)
 
 
+def _dynamic_slice(b, x, dim, start, end, step):
+    """x[start:end:step] along dim where a bound is a symbolic size
+    (x[:, :T], x[..., :T - 1],
+    x.narrow(d, s, T), GPT-2's bias[:, :, :T, :T]): kt.slice with that
+    bound as an `index` operand (dynamic_start / dynamic_end), applied with
+    Python's rules at run time; the length stays symbolic (no
+    specialization)."""
+    size = x.shape[dim]
+    lo = 0 if start is None else slice_index(start, size)
+    hi = size if end is None else slice_index(end, size)
+    length = smax((hi - lo + step - 1) // step, 0)
+    attrs, operands = {"dim": dim}, []
+    if isinstance(start, Sym):
+        attrs["dynamic_start"] = _ir.Raw("unit")
+        operands.append(start)
+    elif start is not None:
+        attrs["start"] = start
+    if isinstance(end, Sym):
+        attrs["dynamic_end"] = _ir.Raw("unit")
+        operands.append(end)
+    elif end is not None:
+        attrs["end"] = end
+    if step != 1:
+        attrs["step"] = step
+    return _slice_op(b, x, dim, attrs, length, operands)
+
+
 def _sub_layout(x, dim, step=1):
     """The layout of a slice or select of x along dim: contiguous when x is
     and every dim before `dim` has size 1."""
@@ -2000,13 +2034,31 @@ def _sub_layout(x, dim, step=1):
     return "strided"
 
 
-def _slice_op(b, x, dim, attrs, length):
-    def inverse(b, base, new):
-        return b.op("slice_scatter", [base, new], dict(attrs),
-                    shape=base.shape, dtype=base.dtype)
+class _SliceAttrs(dict):
+    """kt.slice's attributes, with `bounds`: the symbolic sizes of its
+    dynamic bounds (its `index` operands, in order)."""
 
-    r = view_op(b, "slice", x, attrs, _with(x.shape, dim, length), inverse,
-                _sub_layout(x, dim, attrs.get("step", 1)))
+    def __init__(self, attrs, bounds=()):
+        super().__init__(attrs)
+        self.bounds = tuple(bounds)
+
+
+def _slice_scatter(b, base, new, info):
+    """kt.slice_scatter of `new` into `base` at the slice `info`
+    (_SliceAttrs: the same attributes and dynamic bounds)."""
+    bounds = [b.index_of(v) for v in getattr(info, "bounds", ())]
+    return b.op("slice_scatter", [base, new] + bounds, dict(info),
+                shape=base.shape, dtype=base.dtype)
+
+
+def _slice_op(b, x, dim, attrs, length, sizes=()):
+    attrs = _SliceAttrs(attrs, sizes)
+
+    def inverse(b, base, new):
+        return _slice_scatter(b, base, new, attrs)
+
+    r = view_op(b, "slice", x, dict(attrs), _with(x.shape, dim, length),
+                inverse, _sub_layout(x, dim, attrs.get("step", 1)), sizes)
     r.slice_attrs = attrs  # a write through it is a kt.slice_scatter
     return r
 
@@ -2043,8 +2095,23 @@ both("select")(select)
 def narrow(b, x, dim, start, length):
     x = need_tensor(b, x, "narrow")
     d = norm_dim(b, dim, x.ndim)
-    s = b.static(start, "a narrow start")
-    n = b.static(length, "a narrow length")
+    def dynamic(v):
+        # A symbolic size stays symbolic (kt.slice with dynamic bounds); a
+        # start must be provably >= 0 for that.
+        return isinstance(v, Sym) and hasattr(b, "index_of") and nonneg(v)
+
+    s = start if dynamic(start) else b.static(start, "a narrow start")
+    n = length if dynamic(length) else b.static(length, "a narrow length")
+    if isinstance(s, Sym) or isinstance(n, Sym):
+        # PyTorch's checks (narrow never clamps), on every call.
+        if not isinstance(s, Sym) and s < 0:
+            s += x.shape[d]
+        b.check_sizes(n, 0, "narrow(): length must be non-negative "
+                      "(input of shape %s)", x.shape)
+        b.check_sizes(x.shape[d] - s - n, 0, "narrow(): start + length "
+                      "exceeds the size of dim %d of the input of shape "
+                      "%%s" % d, x.shape)
+        return slice_dim(b, x, d, s, s + n, 1)
     if s < 0:
         s += b.static(x.shape[d], "a narrow start from the end")
     return slice_dim(b, x, d, s, s + n, 1)
@@ -2492,8 +2559,7 @@ def _write_back(b, steps, new):
             new = b.op("select_scatter", [prev, new], {"dim": d, "index": info},
                        shape=prev.shape, dtype=prev.dtype)
         elif info is not None:
-            new = b.op("slice_scatter", [prev, new], dict(info),
-                       shape=prev.shape, dtype=prev.dtype)
+            new = _slice_scatter(b, prev, new, info)
     return new
 
 
@@ -2846,6 +2912,27 @@ def split(b, x, split_size_or_sections, dim=0):
     x = need_tensor(b, x, "split")
     d = norm_dim(b, dim, x.ndim)
     size = x.shape[d]
+    step = split_size_or_sections
+    if isinstance(step, Sym) and hasattr(b, "index_of") and \
+            b.is_marked_dynamic(step) and nonneg(step) and \
+            value(size) > 0 and value(step) > 0 and not same(step, size):
+        # A split size that depends on a dim marked dynamic (T // 2): the
+        # chunks are kt.slice ops with dynamic bounds. Their number k is
+        # the capture's; every call checks that its sizes give k chunks
+        # too ((k - 1) * step < n <= k * step, step >= 1) and raises
+        # otherwise (a program has a fixed number of results).
+        n = size
+        k = -(-value(n) // value(step))
+        what = ("split(): a split size that depends on a dim marked "
+                "dynamic gave %d chunks when the program was captured, and "
+                "the number of chunks is fixed per compile; it differs for "
+                "the input of shape %%s" % k)
+        b.check_sizes(step, 1, what, x.shape)
+        b.check_sizes(k * step - n, 0, what, x.shape)
+        b.check_sizes(n - (k - 1) * step, 1, what, x.shape)
+        return tuple(slice_dim(b, x, d, i * step,
+                               None if i == k - 1 else (i + 1) * step, 1)
+                     for i in range(k))
     if isinstance(split_size_or_sections, (int, Sym)):
         step = b.static(split_size_or_sections, "a split size")
         if step <= 0:

@@ -132,7 +132,7 @@ def _show(key):
         return key[2]
     if key[0] == "neg":
         return "-" + _show(key[1])
-    if key[0] in ("min", "max"):
+    if key[0] in ("min", "max", "idx"):
         return "%s(%s, %s)" % (key[0], *[_show(k) if isinstance(k, tuple)
                                          else k for k in key[1:]])
     return "(%s %s %s)" % (_show(key[1]) if isinstance(key[1], tuple)
@@ -198,8 +198,45 @@ def smax(a, b):
     return make(max(value(a), value(b)), "max", a, b)
 
 
+def _slice_index(v, n):
+    """Python's slice rule for one bound `v` on a dim of size `n`."""
+    if v < 0:
+        v += n
+    return min(max(v, 0), n)
+
+
 _EVAL = {"+": operator.add, "-": operator.sub, "*": operator.mul,
-         "//": operator.floordiv, "%": operator.mod, "min": min, "max": max}
+         "//": operator.floordiv, "%": operator.mod, "min": min, "max": max,
+         "idx": _slice_index}
+
+
+def nonneg(x):
+    """True when the size expression `x` is provably >= 0 for every size
+    of its symbols (input dims are >= 0): a sum, product, floor division,
+    remainder, min or max of such values."""
+    k = key(x)
+    if not isinstance(k, tuple):
+        return k >= 0
+    if k[0] in ("s", "idx"):
+        return True
+    if k[0] in ("+", "*", "//", "%", "min", "max"):
+        return nonneg(k[1]) and nonneg(k[2])
+    return False
+
+
+def slice_index(v, n):
+    """The position a slice bound `v` (an int or a Sym) stands for on a
+    dim of size `n`, with Python's rules (a negative bound counts from the
+    end, then clamped to [0, n]): min(v, n) when v is provably >= 0,
+    max(n + v, 0) for a negative int, else an `idx` node (evaluated with
+    the rule; the importer writes it as arith.cmpi / select / clamp)."""
+    if not isinstance(v, Sym) and not isinstance(n, Sym):
+        return _slice_index(v, n)
+    if not isinstance(v, Sym):
+        return smin(v, n) if v >= 0 else smax(n + v, 0)
+    if nonneg(v):
+        return smin(v, n)
+    return make(_slice_index(value(v), value(n)), "idx", v, n)
 
 
 def evaluate(k, size_of):

@@ -293,3 +293,32 @@ func.func @all_stopped(%x: tensor<3xf32>) -> tensor<3xf32> attributes {kg.differ
   %e = kt.exp %d : (tensor<3xf32>) -> tensor<3xf32>
   return %e : tensor<3xf32>
 }
+
+// -----
+
+// Tests kt.slice's gradient with a dynamic bound: g scattered into zeros by
+// kt.slice_scatter with the same bound operand and attributes; and
+// kt.slice_scatter's, whose bounds go to both gradients (the scatter of
+// zeros for self, the slice of g for src).
+// CHECK-LABEL: func.func @slice_dynamic_end_joint(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<3x6xf32>, %[[Y:[^:]+]]: tensor<?xf32> {kg.requires_grad = false}, %[[G:[^:]+]]: tensor<3x?xf32>)
+// CHECK: %[[T:.+]] = tensor.dim %[[Y]]
+// CHECK: %[[Z:.+]] = kt.full {dtype = f32, size = [3, 6], value = 0.000000e+00 : f64}
+// CHECK: %[[GX:.+]] = kt.slice_scatter %[[Z]], %[[G]], %[[T]] {dim = 1 : i64, dynamic_end} : (tensor<3x6xf32>, tensor<3x?xf32>, index) -> tensor<3x6xf32>
+// CHECK: return %{{.+}}, %[[GX]]
+// CHECK-LABEL: func.func @slice_scatter_dynamic_joint(
+// CHECK-SAME: %[[T2:[^:]+]]: index, %[[G2:[^:]+]]: tensor<3x6xf32>)
+// CHECK: %[[ZS:.+]] = kt.full %{{.+}} {dtype = f32, size = [3, -1]
+// CHECK: %[[GS:.+]] = kt.slice_scatter %[[G2]], %[[ZS]], %[[T2]] {dim = 1 : i64, dynamic_start, step = 2 : i64}
+// CHECK: %[[GV:.+]] = kt.slice %[[G2]], %[[T2]] {dim = 1 : i64, dynamic_start, step = 2 : i64} : (tensor<3x6xf32>, index) -> tensor<3x?xf32>
+// CHECK: return %{{.+}}, %[[GS]], %[[GV]]
+func.func @slice_dynamic_end(%x: tensor<3x6xf32>, %y: tensor<?xf32> {kg.requires_grad = false}) -> tensor<3x?xf32> attributes {kg.differentiate} {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %y, %c0 : tensor<?xf32>
+  %0 = kt.slice %x, %t {dim = 1, dynamic_end} : (tensor<3x6xf32>, index) -> tensor<3x?xf32>
+  return %0 : tensor<3x?xf32>
+}
+func.func @slice_scatter_dynamic(%x: tensor<3x6xf32>, %v: tensor<3x?xf32>, %t: index) -> tensor<3x6xf32> attributes {kg.differentiate} {
+  %0 = kt.slice_scatter %x, %v, %t {dim = 1, dynamic_start, step = 2} : (tensor<3x6xf32>, tensor<3x?xf32>, index) -> tensor<3x6xf32>
+  return %0 : tensor<3x6xf32>
+}

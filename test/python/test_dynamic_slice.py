@@ -1,9 +1,9 @@
-"""Slices whose bounds are dynamic sizes (issue 12, item 1): the target
-behaviour, written before the implementation. Today kt.slice has static
-start/end only, so a bound that is a marked dim specializes or raises
-SpecializationError; these tests are strict xfails that flip to passes once
-kt.slice takes dynamic bounds as operands (like kt.reshape's size operands)
-and the frontend emits them. Every output is compared with eager PyTorch."""
+"""Slices whose bounds are dynamic sizes (issue 12, item 1): kt.slice takes
+a bound that depends on a dim marked dynamic as an `index` operand
+(dynamic_start / dynamic_end, like kt.reshape's size operands), so
+x[:, :T], x.narrow(1, 0, T // 2), torch.split by T // 2 and GPT-2's causal
+mask slice compile once for every size (they raised SpecializationError
+before). Every output is compared with eager PyTorch."""
 
 import copy
 
@@ -12,11 +12,6 @@ import torch
 
 import kiln
 from models import GPT2Block, same
-
-NOT_YET = pytest.mark.xfail(
-    strict=True, raises=kiln.SpecializationError,
-    reason="issue 12: kt.slice has static bounds only")
-
 
 def check_same(actual, expected, what, tol=1e-4):
     ok, msg = same(actual.detach(), expected.detach(), None, rtol=tol,
@@ -36,7 +31,6 @@ def once(compiled):
     return prog
 
 
-@NOT_YET
 @pytest.mark.parametrize("backend", ["eager", "cpu"])
 def test_slice_to_another_inputs_dynamic_size(backend):
     # x[:, :T] and x[..., :T - 1] with T the marked dim of another input;
@@ -55,7 +49,6 @@ def test_slice_to_another_inputs_dynamic_size(backend):
     once(compiled)
 
 
-@NOT_YET
 def test_narrow_and_split_by_a_dynamic_size():
     def f(x):
         T = x.size(1)
@@ -71,11 +64,11 @@ def test_narrow_and_split_by_a_dynamic_size():
     once(compiled)
 
 
-@NOT_YET
-def test_gpt2_causal_mask_slice_seq_dynamic_inference():
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_gpt2_causal_mask_slice_seq_dynamic_inference(backend):
     torch.manual_seed(1)
     model = GPT2Block().eval()
-    compiled = kiln.compile(model, backend="eager")
+    compiled = kiln.compile(model, backend=backend)
     with torch.no_grad():
         for b, t in [(2, 5), (3, 2), (1, 16), (2, 1)]:
             x = torch.randn(b, t, 32)
@@ -84,7 +77,6 @@ def test_gpt2_causal_mask_slice_seq_dynamic_inference():
     once(compiled)
 
 
-@NOT_YET
 def test_gpt2_causal_mask_slice_seq_dynamic_training():
     torch.manual_seed(2)
     m = GPT2Block().train()
@@ -198,3 +190,135 @@ def test_a_slice_to_the_end_past_a_smaller_later_size():
             assert g.shape == e.shape
             check_same(g, e, "n = %d" % n)
     once(compiled)
+
+
+def test_dynamic_bounds_are_operands_in_the_ir():
+    # x[:, :T] and x[..., :T - 1]: kt.slice with the bound as an operand
+    # (T - 1 < 0 at T = 0 counts from the end: Python's rule at run time).
+    def f(x, y):
+        T = y.size(0)
+        return x[:, :T] * 2, x[..., :T - 1] + 1, x[:, T // 2:]
+
+    compiled = kiln.compile(f, backend="eager")
+    x = torch.randn(3, 6)
+    compiled(x, marked(torch.randn(4), 0))
+    prog = once(compiled)
+    ir = prog.session.entry_ir(prog.name, 0)
+    assert ir.count("dynamic_end") == 2 and "dynamic_start" in ir, ir
+    for t in [0, 7, 3]:
+        for g, e in zip(compiled(x, marked(torch.randn(t), 0)),
+                        f(x, torch.randn(t))):
+            check_same(g, e, "T = %d" % t)
+    once(compiled)
+
+
+def test_symbolic_slice_index_evaluates_python_rules():
+    from kiln._symbolic import ShapeEnv, evaluate, slice_index
+    env = ShapeEnv()
+    t, n = env.new(4, 0, 0), env.new(6, 1, 0)
+    i = slice_index(t - 1, n)
+    assert i.value == 3 and "idx" in repr(i)
+    for tv, nv in [(0, 6), (1, 6), (9, 6), (3, 0), (0, 0)]:
+        sizes = {0: tv, 1: nv}
+        assert evaluate(i.key, sizes.get) == \
+            len(range(nv)[:tv - 1]), (tv, nv)
+    # A provably non-negative bound is a min, a negative int a max.
+    assert slice_index(t, n).key[0] == "min"
+    assert slice_index(-2, n).key[0] == "max"
+
+
+def test_narrow_past_the_end_of_a_dynamic_dim_is_an_error():
+    # narrow never clamps (PyTorch raises): checked on every call.
+    def f(x, y):
+        return x.narrow(1, 1, y.size(0)) * 2
+
+    compiled = kiln.compile(f, backend="eager")
+    x = torch.randn(2, 6)
+    for t in [3, 5, 0]:
+        y = torch.randn(t)
+        check_same(compiled(x, marked(y.clone(), 0)), f(x, y), "T = %d" % t)
+    with pytest.raises(kiln.KilnError, match="exceeds the size of dim 1"):
+        compiled(x, marked(torch.randn(6), 0))
+    with pytest.raises(RuntimeError):
+        f(x, torch.randn(6))
+    once(compiled)
+
+
+def test_split_into_another_number_of_chunks_is_an_error():
+    # The number of chunks of a split by a dynamic size is the capture's:
+    # sizes that give another count raise (never a wrong result).
+    def f(x):
+        return torch.split(x, x.size(1) // 2, 1)[0] * 2
+
+    compiled = kiln.compile(f, backend="eager")
+    for t in [4, 8, 2]:
+        x = torch.randn(2, t)
+        check_same(compiled(marked(x.clone(), 1)), f(x), "T = %d" % t)
+    with pytest.raises(kiln.KilnError, match="number of chunks"):
+        compiled(marked(torch.randn(2, 5), 1))
+    once(compiled)
+
+
+def test_writing_through_a_dynamic_slice():
+    # x[:, :T] = 0 and x[:, T // 2:T] += 1: kt.slice_scatter with the same
+    # dynamic bounds, one compile for every T (0 and past the end included).
+    def f(x, y):
+        x = x.clone()
+        T = y.size(0)
+        x[:, :T] = 0
+        x[:, T // 2:T] += 1
+        return x * 2
+
+    compiled = kiln.compile(f, backend="eager")
+    x = torch.randn(3, 6)
+    for t in [4, 1, 0, 9, 3]:
+        y = torch.randn(t)
+        check_same(compiled(x, marked(y.clone(), 0)), f(x, y), "T = %d" % t)
+    prog = once(compiled)
+    assert "dynamic_end" in prog.session.entry_ir(prog.name, 0)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpu"])
+def test_gradient_of_a_dynamic_slice(backend):
+    # The VJP of kt.slice with a dynamic bound scatters the cotangent into
+    # zeros at the same run-time window (kt.slice_scatter with the bounds);
+    # T - 1 = -1 at T = 0 counts from the end.
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(4, 10))
+
+        def forward(self, y):
+            T = y.size(1)
+            return (self.w[:, :T] * y).sum(0) + self.w[:, T - 1:T + 1].sum()
+
+    m = M()
+    ref = copy.deepcopy(m)
+    compiled = kiln.compile(m, backend=backend)
+    for t in [3, 7, 1, 10, 0]:
+        y = torch.randn(4, t)
+        outs = [compiled(marked(y.clone(), 1)), ref(y.clone())]
+        check_same(outs[0], outs[1], "output at T = %d" % t)
+        for o in outs:
+            (o * o).sum().backward()
+        check_same(m.w.grad, ref.w.grad, "grad at T = %d" % t, tol=1e-4)
+        m.w.grad, ref.w.grad = None, None
+    (prog,) = compiled._kiln.programs.values()
+    (pair,) = prog.training_pairs.values()
+    for which in ("_fwd", "_bwd"):
+        assert pair.session.stats(pair.name + which)["compiles"] == 1
+
+
+def test_automatic_dynamic_shapes_keep_slice_bounds_symbolic():
+    # Without mark_dynamic: the capture does not specialize T for the mask
+    # slice, so the runtime's automatic dynamic shapes compiles T as `?` on
+    # the first new size and serves the others (5 compiles before).
+    torch.manual_seed(3)
+    model = GPT2Block().eval()
+    compiled = kiln.compile(model, backend="eager")
+    with torch.no_grad():
+        for t in [5, 7, 3, 9, 1]:
+            x = torch.randn(2, t, 32)
+            check_same(compiled(x), model(x), "output at T = %d" % t)
+    (prog,) = compiled._kiln.programs.values()
+    assert prog.stats()["compiles"] == 2, prog.recompile_reasons()

@@ -421,13 +421,26 @@ SliceWindow wholeWindow(OpBuilder &rw, Location loc, Value x) {
   w.strides.assign(rank, rw.getIndexAttr(1));
   return w;
 }
+/// `v` (an index value, signed) with the Python slice rules on a dim of size
+/// `n`: v < 0 counts from the end, then clamped to [0, n].
+Value normalizeSliceIndex(OpBuilder &b, Location loc, Value v, Value n) {
+  Value zero = indexConst(b, loc, 0);
+  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, zero);
+  Value wrapped = arith::SelectOp::create(
+      b, loc, neg, arith::AddIOp::create(b, loc, v, n), v);
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, wrapped, zero), n);
+}
+
 SliceWindow sliceWindow(OpBuilder &rw, Location loc, Value x, int64_t d,
                         std::optional<int64_t> startAttr,
                         std::optional<int64_t> endAttr, int64_t step,
-                        int64_t len) {
+                        int64_t len, Value startVal = {},
+                        Value endVal = {}) {
   auto xt = cast<RankedTensorType>(x.getType());
   SliceWindow w = wholeWindow(rw, loc, x);
-  if (!ShapedType::isDynamic(len) && !xt.isDynamicDim(d)) {
+  if (!ShapedType::isDynamic(len) && !xt.isDynamicDim(d) && !startVal &&
+      !endVal) {
     // Static: fold the Python rules here.
     int64_t n = xt.getDimSize(d);
     auto norm = [&](int64_t v) {
@@ -443,9 +456,12 @@ SliceWindow sliceWindow(OpBuilder &rw, Location loc, Value x, int64_t d,
     return w;
   }
   Value n = indexValue(rw, loc, w.sizes[d]);
-  Value start = startAttr ? normalizeSliceIndex(rw, loc, *startAttr, n)
-                          : indexConst(rw, loc, 0);
-  Value end = endAttr ? normalizeSliceIndex(rw, loc, *endAttr, n) : n;
+  Value start = startVal    ? normalizeSliceIndex(rw, loc, startVal, n)
+                : startAttr ? normalizeSliceIndex(rw, loc, *startAttr, n)
+                            : indexConst(rw, loc, 0);
+  Value end = endVal    ? normalizeSliceIndex(rw, loc, endVal, n)
+              : endAttr ? normalizeSliceIndex(rw, loc, *endAttr, n)
+                        : n;
   // len = end > start ? ceil((end - start) / step) : 0.
   Value diff = arith::SubIOp::create(rw, loc, end, start);
   Value dynLen = arith::CeilDivSIOp::create(rw, loc, diff, indexConst(rw, loc, step));
@@ -506,8 +522,14 @@ struct SliceLowering : public OpConversionPattern<kt::SliceOp> {
     auto xt = cast<RankedTensorType>(x.getType());
     auto rt = cast<RankedTensorType>(op.getResult().getType());
     int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
+    // Dynamic bounds (`bounds` operands, the start first) are index values
+    // normalized at run time like the attributes.
+    ValueRange dyn = adaptor.getBounds();
+    Value startVal = op.getDynamicStart() ? dyn.front() : Value();
+    Value endVal = op.getDynamicEnd() ? dyn.back() : Value();
     SliceWindow w = sliceWindow(rw, loc, x, d, op.getStart(), op.getEnd(),
-                                op.getStep(), rt.getDimSize(d));
+                                op.getStep(), rt.getDimSize(d), startVal,
+                                endVal);
     Value r = extractSlice(rw, loc, x, w.offsets, w.sizes, w.strides);
     rw.replaceOp(op, castTo(rw, loc, r, rt));
     return success();
@@ -563,8 +585,12 @@ struct SliceScatterLowering : public OpConversionPattern<kt::SliceScatterOp> {
     auto xt = cast<RankedTensorType>(x.getType());
     auto st = cast<RankedTensorType>(src.getType());
     int64_t d = kt::wrapDim(op.getDim(), xt.getRank());
+    ValueRange dyn = adaptor.getBounds();
+    Value startVal = op.getDynamicStart() ? dyn.front() : Value();
+    Value endVal = op.getDynamicEnd() ? dyn.back() : Value();
     SliceWindow w = sliceWindow(rw, loc, x, d, op.getStart(), op.getEnd(),
-                                op.getStep(), st.getDimSize(d));
+                                op.getStep(), st.getDimSize(d), startVal,
+                                endVal);
     // src must have the window's shape at run time (the interpreter's
     // message); a failed check leaves self unchanged (no insert).
     SmallVector<OpFoldResult> ss = getSizes(rw, loc, src);

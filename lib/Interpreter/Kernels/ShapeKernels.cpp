@@ -122,11 +122,28 @@ LogicalResult interpretUnsqueeze(UnsqueezeOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
+/// sliceBounds of kt.slice / kt.slice_scatter on a dim of `size`: a dynamic
+/// start / end is the run-time value of a `bounds` operand in `dyn` (the
+/// start first), with the same Python rules as an attribute.
+template <typename OpT>
+SliceBounds dynamicSliceBounds(OpT op, int64_t size, ArrayRef<Tensor> dyn) {
+  std::optional<int64_t> start, end;
+  if (op.getDynamicStart())
+    start = dyn.front().getI(0);
+  else if (auto s = op.getStart())
+    start = (int64_t)*s;
+  if (op.getDynamicEnd())
+    end = dyn.back().getI(0);
+  else if (auto e = op.getEnd())
+    end = (int64_t)*e;
+  return sliceBounds(size, start, end, (int64_t)op.getStep());
+}
+
 LogicalResult interpretSlice(SliceOp op, ArrayRef<Tensor> operands,
                              SmallVectorImpl<Tensor> &results) {
   const Tensor &in = operands[0];
   int64_t d = kt::wrapDim((int64_t)op.getDim(), in.rank());
-  SliceBounds bounds = sliceBoundsOf(op, in.dim(d));
+  SliceBounds bounds = dynamicSliceBounds(op, in.dim(d), operands.drop_front());
   return stridedCopy(op, in, resultDType(op),
                                 StridedView::contiguous(in.shape())
                                     .sliced(d, bounds, (int64_t)op.getStep()), results);
@@ -574,7 +591,8 @@ LogicalResult interpretSliceScatter(SliceScatterOp op, ArrayRef<Tensor> operands
   const Tensor &self = operands[0], &src = operands[1];
   int64_t d = kt::wrapDim((int64_t)op.getDim(), self.rank());
   StridedView part = StridedView::contiguous(self.shape()).sliced(
-      d, sliceBoundsOf(op, self.dim(d)), (int64_t)op.getStep());
+      d, dynamicSliceBounds(op, self.dim(d), operands.drop_front(2)),
+      (int64_t)op.getStep());
   if (src.shape() != ArrayRef<int64_t>(part.shape))
     return op.emitError() << "src has shape " << shapeStr(src.shape())
                           << " but the slice of self has shape "

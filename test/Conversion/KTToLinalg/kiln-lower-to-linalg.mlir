@@ -255,3 +255,61 @@ func.func @reshape_one_size(%x: tensor<?x?x8xf32>) -> tensor<?x8xf32> {
   %0 = kt.reshape %x, %bt {shape = [-2, 8]} : (tensor<?x?x8xf32>, index) -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// -----
+
+// kt.slice with a dynamic end (x[:, :t] with t = y.size(0)): the operand is
+// normalized at run time (t < 0 counts from the end, clamp to [0, 6]) and
+// the window is a tensor.extract_slice with a dynamic size (0 and offset 0
+// when end <= start).
+// CHECK-LABEL: func.func @slice_dynamic_end
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<3x6xf32>
+// CHECK: %[[T:.*]] = tensor.dim
+// CHECK: %[[NEG:.*]] = arith.cmpi slt, %[[T]], %{{.*}} : index
+// CHECK: %[[WRAP:.*]] = arith.addi %[[T]], %{{.*}} : index
+// CHECK: %[[SEL:.*]] = arith.select %[[NEG]], %[[WRAP]], %[[T]] : index
+// CHECK: %[[LO:.*]] = arith.maxsi %[[SEL]], %{{.*}} : index
+// CHECK: %[[END:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CHECK: %[[LEN:.*]] = arith.ceildivsi
+// CHECK: %[[POS:.*]] = arith.cmpi sgt, %[[END]]
+// CHECK: %[[SIZE:.*]] = arith.select %[[POS]], %[[LEN]]
+// CHECK: %[[OFF:.*]] = arith.select %[[POS]]
+// CHECK: tensor.extract_slice %[[X]][0, %[[OFF]]] [3, %[[SIZE]]] [1, 1] : tensor<3x6xf32> to tensor<3x?xf32>
+func.func @slice_dynamic_end(%x: tensor<3x6xf32>, %y: tensor<?xf32>) -> tensor<3x?xf32> {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %y, %c0 : tensor<?xf32>
+  %0 = kt.slice %x, %t {dim = 1, dynamic_end} : (tensor<3x6xf32>, index) -> tensor<3x?xf32>
+  return %0 : tensor<3x?xf32>
+}
+
+// -----
+
+// Both bounds dynamic, a step, a dynamic source dim: each operand normalized
+// against tensor.dim of the source.
+// CHECK-LABEL: func.func @slice_dynamic_both
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<?x?xf32>
+// CHECK: %[[N:.*]] = tensor.dim %[[X]], %c1
+// CHECK: arith.addi %{{.*}}, %[[N]] : index
+// CHECK: arith.minsi %{{.*}}, %[[N]] : index
+// CHECK: arith.addi %{{.*}}, %[[N]] : index
+// CHECK: arith.minsi %{{.*}}, %[[N]] : index
+// CHECK: tensor.extract_slice %[[X]][0, %{{.*}}] [%{{.*}}, %{{.*}}] [1, 2] : tensor<?x?xf32> to tensor<?x?xf32>
+func.func @slice_dynamic_both(%x: tensor<?x?xf32>, %s: index, %e: index) -> tensor<?x?xf32> {
+  %0 = kt.slice %x, %s, %e {dim = 1, dynamic_start, dynamic_end, step = 2} : (tensor<?x?xf32>, index, index) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// kt.slice_scatter with a dynamic start: the same window (normalized
+// operand), src checked against it at run time, then tensor.insert_slice.
+// CHECK-LABEL: func.func @slice_scatter_dynamic_start
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<3x6xf32> {{.*}}%[[S:[a-z0-9]+]]: index
+// CHECK: arith.cmpi slt, %[[S]]
+// CHECK: arith.addi %[[S]]
+// CHECK: scf.if
+// CHECK: tensor.insert_slice %{{.*}} into %[[X]][0, %{{.*}}] [3, %{{.*}}] [1, 1] : tensor<3x?xf32> into tensor<3x6xf32>
+func.func @slice_scatter_dynamic_start(%x: tensor<3x6xf32>, %v: tensor<3x?xf32>, %s: index) -> tensor<3x6xf32> {
+  %0 = kt.slice_scatter %x, %v, %s {dim = 1, dynamic_start} : (tensor<3x6xf32>, tensor<3x?xf32>, index) -> tensor<3x6xf32>
+  return %0 : tensor<3x6xf32>
+}

@@ -227,6 +227,79 @@ func.func @slice_dim(%a: tensor<4xf32>) {
 
 // -----
 
+func.func @slice_dynamic_missing_operand(%a: tensor<4xf32>) {
+  // expected-error @+2 {{'kt.slice' op has 1 dynamic bounds (dynamic_start / dynamic_end) but 0 'bounds' operands}}
+  // expected-error @+1 {{'kt.slice' op failed to infer returned types}}
+  %0 = kt.slice %a {dynamic_end} : (tensor<4xf32>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @slice_operand_without_dynamic(%a: tensor<4xf32>, %n: index) {
+  // expected-error @+2 {{'kt.slice' op has 1 dynamic bounds (dynamic_start / dynamic_end) but 2 'bounds' operands}}
+  // expected-error @+1 {{'kt.slice' op failed to infer returned types}}
+  %0 = kt.slice %a, %n, %n {dynamic_end} : (tensor<4xf32>, index, index) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @slice_dynamic_and_static_end(%a: tensor<4xf32>, %n: index) {
+  // expected-error @+2 {{'kt.slice' op has both 'end' and 'dynamic_end'}}
+  // expected-error @+1 {{'kt.slice' op failed to infer returned types}}
+  %0 = kt.slice %a, %n {end = 2 : i64, dynamic_end} : (tensor<4xf32>, index) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @slice_dynamic_and_static_start(%a: tensor<4xf32>, %n: index) {
+  // expected-error @+2 {{'kt.slice' op has both 'start' and 'dynamic_start'}}
+  // expected-error @+1 {{'kt.slice' op failed to infer returned types}}
+  %0 = kt.slice %a, %n {start = 2 : i64, dynamic_start} : (tensor<4xf32>, index) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @slice_bound_not_index(%a: tensor<4xf32>, %n: i64) {
+  // expected-error @+1 {{'kt.slice' op operand #1 must be variadic of index, but got 'i64'}}
+  %0 = kt.slice %a, %n {dynamic_end} : (tensor<4xf32>, i64) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @slice_dynamic_static_result_wrong(%a: tensor<4xf32>) {
+  %c2 = arith.constant 2 : index
+  // expected-error @+2 {{'kt.slice' op inferred type(s) 'tensor<2xf32>' are incompatible with return type(s) of operation 'tensor<3xf32>'}}
+  // expected-error @+1 {{'kt.slice' op failed to infer returned types}}
+  %0 = kt.slice %a, %c2 {dynamic_end} : (tensor<4xf32>, index) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_scatter_dynamic_missing_operand(%a: tensor<4xf32>, %v: tensor<?xf32>) {
+  // expected-error @+2 {{'kt.slice_scatter' op has 2 dynamic bounds (dynamic_start / dynamic_end) but 0 'bounds' operands}}
+  // expected-error @+1 {{'kt.slice_scatter' op failed to infer returned types}}
+  %0 = kt.slice_scatter %a, %v {dynamic_start, dynamic_end} : (tensor<4xf32>, tensor<?xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_scatter_dynamic_src_shape(%a: tensor<4xf32>, %v: tensor<3xf32>) {
+  %c1 = arith.constant 1 : index
+  // expected-error @+2 {{'kt.slice_scatter' op src has shape 3 but the slice of self has shape 1}}
+  // expected-error @+1 {{'kt.slice_scatter' op failed to infer returned types}}
+  %0 = kt.slice_scatter %a, %v, %c1 {end = -2, dynamic_start} : (tensor<4xf32>, tensor<3xf32>, index) -> tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @slice_step(%a: tensor<4xf32>) {
   // expected-error @+2 {{'kt.slice' op step 0 must be > 0}}
   // expected-error @+1 {{'kt.slice' op failed to infer returned types}}

@@ -127,6 +127,35 @@ func.func @slice_select(%a: tensor<2x8xf32>, %b: tensor<5x2xi32>, %c: tensor<5xf
 
 // -----
 
+// Dynamic bounds: `index` operands for dynamic_start / dynamic_end (the start
+// first). The result dim is `?` unless the operand and the dim are static
+// (a constant: %3 is x[:, 2:-1], %4 is x[:, 5:100] of 6 columns).
+// CHECK-LABEL: func.func @slice_dynamic_bounds
+// CHECK: kt.slice %{{.*}}, %[[T:.*]] {dim = 1 : i64, dynamic_end} : (tensor<3x6xf32>, index) -> tensor<3x?xf32>
+// CHECK: kt.slice %{{.*}}, %[[TM1:.*]] {dim = -1 : i64, dynamic_end} : (tensor<3x6xf32>, index) -> tensor<3x?xf32>
+// CHECK: kt.slice %{{.*}}, %[[H:.*]], %[[T]] {dim = 1 : i64, dynamic_end, dynamic_start, step = 2 : i64} : (tensor<?x?xf32>, index, index) -> tensor<?x?xf32>
+// CHECK: kt.slice %{{.*}}, %{{.*}} {dim = 1 : i64, dynamic_end, start = 2 : i64} : (tensor<3x6xf32>, index) -> tensor<3x3xf32>
+// CHECK: kt.slice %{{.*}}, %{{.*}} {dim = 1 : i64, dynamic_start, end = 100 : i64} : (tensor<3x6xf32>, index) -> tensor<3x1xf32>
+func.func @slice_dynamic_bounds(%x: tensor<3x6xf32>, %y: tensor<?xf32>, %z: tensor<?x?xf32>)
+    -> (tensor<3x?xf32>, tensor<3x?xf32>, tensor<?x?xf32>, tensor<3x3xf32>, tensor<3x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %cm1 = arith.constant -1 : index
+  %c5 = arith.constant 5 : index
+  %t = tensor.dim %y, %c0 : tensor<?xf32>
+  %tm1 = arith.subi %t, %c1 : index
+  %h = arith.floordivsi %t, %c2 : index
+  %0 = kt.slice %x, %t {dim = 1 : i64, dynamic_end} : (tensor<3x6xf32>, index) -> tensor<3x?xf32>
+  %1 = kt.slice %x, %tm1 {dim = -1 : i64, dynamic_end} : (tensor<3x6xf32>, index) -> tensor<3x?xf32>
+  %2 = kt.slice %z, %h, %t {dim = 1 : i64, dynamic_start, dynamic_end, step = 2 : i64} : (tensor<?x?xf32>, index, index) -> tensor<?x?xf32>
+  %3 = kt.slice %x, %cm1 {dim = 1 : i64, start = 2 : i64, dynamic_end} : (tensor<3x6xf32>, index) -> tensor<3x3xf32>
+  %4 = kt.slice %x, %c5 {dim = 1 : i64, dynamic_start, end = 100 : i64} : (tensor<3x6xf32>, index) -> tensor<3x1xf32>
+  return %0, %1, %2, %3, %4 : tensor<3x?xf32>, tensor<3x?xf32>, tensor<?x?xf32>, tensor<3x3xf32>, tensor<3x1xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @concat_stack
 // CHECK: kt.concat %{{.*}}, %{{.*}} {dim = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
 // CHECK: kt.concat %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
@@ -213,4 +242,13 @@ func.func @scatter(%a: tensor<4x3xf32>, %i: tensor<5x3xi64>, %s: tensor<5x3xf32>
   %2 = kt.scatter %c, %k, %u {dim = 0 : i64, reduce = #kt.scatter_reduce<amax>} : (tensor<i1>, tensor<1xi64>, tensor<i1>) -> tensor<i1>
   %3 = kt.scatter %d, %l, %v {dim = 1 : i64, reduce = #kt.scatter_reduce<prod>, include_self = true} : (tensor<2x3xi64>, tensor<0x9xi64>, tensor<1x1xi64>) -> tensor<2x3xi64>
   return %0, %1, %2, %3 : tensor<4x3xf32>, tensor<?x5xf16>, tensor<i1>, tensor<2x3xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @slice_scatter_dynamic_bounds
+// CHECK: kt.slice_scatter %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {dim = 1 : i64, dynamic_end, dynamic_start} : (tensor<3x6xf32>, tensor<3x?xf32>, index, index) -> tensor<3x6xf32>
+func.func @slice_scatter_dynamic_bounds(%x: tensor<3x6xf32>, %v: tensor<3x?xf32>, %s: index, %e: index) -> tensor<3x6xf32> {
+  %0 = kt.slice_scatter %x, %v, %s, %e {dim = 1 : i64, dynamic_start, dynamic_end} : (tensor<3x6xf32>, tensor<3x?xf32>, index, index) -> tensor<3x6xf32>
+  return %0 : tensor<3x6xf32>
 }

@@ -328,16 +328,42 @@ LogicalResult inferShapeFor(std::optional<Location> loc, StringRef name,
   int64_t step = (int64_t)adaptor.getStep();
   if (step <= 0)
     return emitKTError(loc, name, "step ", step, " must be > 0");
+  // Dynamic bounds: one `index` operand per `dynamic_start` /
+  // `dynamic_end`, in that order (a view op or kt.slice_scatter passes no
+  // operand after `self` and has no dynamic attribute).
+  bool dynStart = (bool)adaptor.getDynamicStartAttr();
+  bool dynEnd = (bool)adaptor.getDynamicEndAttr();
+  if (dynStart && adaptor.getStartAttr())
+    return emitKTError(loc, name,
+                       "has both 'start' and 'dynamic_start' (a dynamic start "
+                       "is the first 'bounds' operand)");
+  if (dynEnd && adaptor.getEndAttr())
+    return emitKTError(loc, name,
+                       "has both 'end' and 'dynamic_end' (a dynamic end is "
+                       "the last 'bounds' operand)");
+  ValueRange bounds = adaptor.getOperands().drop_front();
+  int64_t numDyn = (int64_t)dynStart + (int64_t)dynEnd;
+  if ((int64_t)bounds.size() != numDyn)
+    return emitKTError(loc, name, "has ", numDyn,
+                       " dynamic bounds (dynamic_start / dynamic_end) but ",
+                       bounds.size(), " 'bounds' operands");
+  for (Value v : bounds)
+    if (!v.getType().isIndex())
+      return emitKTError(loc, name, "a 'bounds' operand has type ",
+                         v.getType(), " (expected index)");
   SmallVector<int64_t> shape(in.getShape());
   int64_t size = shape[*d];
-  if (!isDyn(size)) {
-    std::optional<int64_t> start, end;
-    if (adaptor.getStartAttr())
-      start = adaptor.getStartAttr().getInt();
-    if (adaptor.getEndAttr())
-      end = adaptor.getEndAttr().getInt();
-    shape[*d] = sliceLength(size, start, end, step);
-  }
+  std::optional<int64_t> start, end;
+  bool known = !isDyn(size);
+  if (dynStart)
+    known = known && (start = staticIndexValue(bounds.front())).has_value();
+  else if (adaptor.getStartAttr())
+    start = adaptor.getStartAttr().getInt();
+  if (dynEnd)
+    known = known && (end = staticIndexValue(bounds.back())).has_value();
+  else if (adaptor.getEndAttr())
+    end = adaptor.getEndAttr().getInt();
+  shape[*d] = known ? sliceLength(size, start, end, step) : kDyn;
   return push(types, shape, in.getElementType());
 }
 
@@ -668,7 +694,12 @@ static LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
   props.start = adaptor.getProperties().start;
   props.end = adaptor.getProperties().end;
   props.step = adaptor.getProperties().step;
-  SliceOp::Adaptor slice(adaptor.getOperands(), DictionaryAttr(), props);
+  props.dynamic_start = adaptor.getProperties().dynamic_start;
+  props.dynamic_end = adaptor.getProperties().dynamic_end;
+  // kt.slice's operands: `self` and the dynamic bounds (not `src`).
+  SmallVector<Value> sliceOperands{adaptor.getSelf()};
+  llvm::append_range(sliceOperands, adaptor.getBounds());
+  SliceOp::Adaptor slice(sliceOperands, DictionaryAttr(), props);
   SmallVector<Type> part;
   auto in = tensorOf(adaptor.getSelf().getType());
   if (failed(inferShapeFor(loc, name, in, slice, part)) ||

@@ -168,17 +168,39 @@ def KT_SliceOp : KT_ShapeOp<"slice"> {
     1. `self` has rank >= 1 and `dim` is in [-rank, rank).
     2. `step` is > 0.
 
-    With a `?` dim the sliced dim is `?`.
+    Dynamic bounds: with the unit attribute `dynamic_start` (`dynamic_end`)
+    the start (end) is not the attribute but an `index` operand of `bounds`
+    given at run time (the start first when both are dynamic), with the same
+    rules (a negative value counts from the end, values clamp). `bounds`
+    carries symbolic sizes such as `tensor.dim` of another input (GPT-2's
+    causal mask `bias[:, :, :T, :T]` with `T = x.size(1)`), or arith of them
+    (`T - 1`, `T floordiv 2`). `kt.slice_scatter` takes the same dynamic
+    bounds (a write through such a slice, and this op's gradient).
+
+    1. `self` has rank >= 1 and `dim` is in [-rank, rank).
+    2. `step` is > 0.
+    3. `bounds` has one operand per dynamic bound; a dynamic bound has no
+       attribute (`dynamic_start` excludes `start`, `dynamic_end` excludes
+       `end`).
+
+    With a `?` dim the sliced dim is `?`; with a dynamic bound it is `?`
+    unless the operand's value and the dim are known statically (a
+    constant, `tensor.dim` of a static dim, arith of such values).
 
     ```mlir
     %r = kt.slice %x {dim = 1, start = 1, end = -1, step = 2} : (tensor<2x8xf32>) -> tensor<2x3xf32>
+    %c0 = arith.constant 0 : index
+    %t = tensor.dim %y, %c0 : tensor<?xf32>
+    %h = kt.slice %x, %t {dim = 1, dynamic_end} : (tensor<2x8xf32>, index) -> tensor<2x?xf32>
     ```
   }];
-  let arguments = (ins KT_Tensor:$self,
+  let arguments = (ins KT_Tensor:$self, Variadic<Index>:$bounds,
                    DefaultValuedAttr<I64Attr, "0">:$dim,
                    OptionalAttr<I64Attr>:$start,
                    OptionalAttr<I64Attr>:$end,
-                   DefaultValuedAttr<I64Attr, "1">:$step);
+                   DefaultValuedAttr<I64Attr, "1">:$step,
+                   UnitAttr:$dynamic_start,
+                   UnitAttr:$dynamic_end);
 }
 
 def KT_SelectOp : KT_ShapeOp<"select"> {
@@ -371,19 +393,26 @@ def KT_SliceScatterOp : KT_ShapeOp<"slice_scatter"> {
     replaced by `src`. The value form of a write through `kt.view_slice`
     (`kiln-functionalize` produces it).
 
-    1. The attributes follow the rules of `kt.slice`.
+    1. The attributes and the dynamic bounds (`index` operands after `src`
+       with `dynamic_start` / `dynamic_end`) follow the rules of `kt.slice`.
     2. `src` has the element type of `self` and the shape of that slice (a
        `?` is checked when the op runs).
 
+    The gradient of `kt.slice` with dynamic bounds is this op with the same
+    bounds over zeros.
+
     ```mlir
     %r = kt.slice_scatter %x, %v {dim = 1, start = 1, end = 3} : (tensor<2x4xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
+    %z = kt.slice_scatter %x, %w, %t {dim = 1, dynamic_end} : (tensor<2x4xf32>, tensor<2x?xf32>, index) -> tensor<2x4xf32>
     ```
   }];
-  let arguments = (ins KT_Tensor:$self, KT_Tensor:$src,
+  let arguments = (ins KT_Tensor:$self, KT_Tensor:$src, Variadic<Index>:$bounds,
                    DefaultValuedAttr<I64Attr, "0">:$dim,
                    OptionalAttr<I64Attr>:$start,
                    OptionalAttr<I64Attr>:$end,
-                   DefaultValuedAttr<I64Attr, "1">:$step);
+                   DefaultValuedAttr<I64Attr, "1">:$step,
+                   UnitAttr:$dynamic_start,
+                   UnitAttr:$dynamic_end);
 }
 
 def KT_SelectScatterOp : KT_ShapeOp<"select_scatter"> {
