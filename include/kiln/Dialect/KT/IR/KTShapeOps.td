@@ -189,9 +189,7 @@ def KT_SliceOp : KT_ShapeOp<"slice"> {
 
     ```mlir
     %r = kt.slice %x {dim = 1, start = 1, end = -1, step = 2} : (tensor<2x8xf32>) -> tensor<2x3xf32>
-    %c0 = arith.constant 0 : index
-    %t = tensor.dim %y, %c0 : tensor<?xf32>
-    %h = kt.slice %x, %t {dim = 1, dynamic_end} : (tensor<2x8xf32>, index) -> tensor<2x?xf32>
+    %h = kt.slice %z, %t {dim = 1, dynamic_end} : (tensor<2x?xf32>, index) -> tensor<2x?xf32>
     ```
   }];
   let arguments = (ins KT_Tensor:$self, Variadic<Index>:$bounds,
