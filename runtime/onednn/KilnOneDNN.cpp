@@ -1377,6 +1377,17 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_pad_f32(
   runConv(key, x, wt, y, accumulate, threads);
 }
 
+__attribute__((visibility("default"))) void kiln_onednn_conv2d_post_f32(
+    const float *x, const float *wt, float *y, const float *bias, int64_t n,
+    int64_t g, int64_t c, int64_t h, int64_t w, int64_t f, int64_t kh,
+    int64_t kw, int64_t oh, int64_t ow, int64_t sh, int64_t sw, int64_t dh,
+    int64_t dw, int64_t xsN, int64_t xsG, int64_t xsC, int64_t xsH,
+    int64_t xsW, int64_t wsG, int64_t wsF, int64_t wsC, int64_t wsH,
+    int64_t wsW, int64_t ysN, int64_t ysG, int64_t ysF, int64_t ysH,
+    int64_t ysW, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t bs,
+    int64_t accumulate, int64_t flags, float lo, float hi, float ilo,
+    float ihi, int64_t threads);
+
 /// kiln_onednn_conv2d_pad_f32 (pt..pr may be 0) that also adds a bias per
 /// output channel: y = conv + bias[(g * f + fi) * bs] (overwriting y; the
 /// conv's output init was the bias's broadcast, which
@@ -1392,12 +1403,12 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_bias_f32(
     int64_t wsW, int64_t ysN, int64_t ysG, int64_t ysF, int64_t ysH,
     int64_t ysW, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t bs,
     int64_t threads) {
-  if (n <= 0 || g <= 0 || f <= 0 || oh <= 0 || ow <= 0)
-    return; // empty output
-  Key key = {{n, g, c, h, w, f, kh, kw, oh, ow, sh, sw, dh, dw, xsN, xsG, xsC,
-              xsH, xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW, 0, 0,
-              pt, pl, pb, pr, 1}};
-  runConv(key, x, wt, y, /*accumulate=*/0, threads, bias, bs);
+  kiln_onednn_conv2d_post_f32(x, wt, y, bias, n, g, c, h, w, f, kh, kw, oh, ow,
+                              sh, sw, dh, dw, xsN, xsG, xsC, xsH, xsW, wsG,
+                              wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW, pt,
+                              pl, pb, pr, bs, /*accumulate=*/0, /*flags=*/0,
+                              -INFINITY, INFINITY, -INFINITY, INFINITY,
+                              threads);
 }
 
 /// kiln_onednn_conv2d_bias_f32 with an optional bias (null: none, and then

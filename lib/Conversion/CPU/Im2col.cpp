@@ -284,6 +284,19 @@ void markBiasForConv(linalg::LinalgOp conv) {
   gen->setAttr(kiln::cpu::kConvBiasAttr, UnitAttr::get(ctx));
 }
 
+/// Whether `gen` is an all-parallel identity-map generic from one input
+/// to one result of the same type, into a tensor.empty (its body does not
+/// read the init): the shape of a lowered kt.relu / kt.clamp.
+bool isPointwiseOfOne(linalg::GenericOp gen) {
+  return gen && gen.getNumDpsInputs() == 1 && gen.getNumDpsInits() == 1 &&
+         gen->getNumResults() == 1 &&
+         gen.getNumParallelLoops() == gen.getNumLoops() &&
+         gen->getResult(0).getType() == gen.getDpsInputs()[0].getType() &&
+         gen.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() &&
+         llvm::all_of(gen.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); });
+}
+
 /// The clamp bounds of `gen`'s body if it computes kt.clamp's rule on its
 /// one input: an optional `v < L ? L : v` (cmpf olt + select) followed by an
 /// optional `v > H ? H : v` (cmpf ogt + select), L and H f32 constants, at
@@ -352,13 +365,7 @@ void foldClampIntoConv(RewriterBase &rw, linalg::LinalgOp conv) {
     user = onlyUser(r);
   }
   auto gen = dyn_cast_or_null<linalg::GenericOp>(user);
-  if (!gen || gen.getNumDpsInputs() != 1 || gen.getNumDpsInits() != 1 ||
-      gen.getDpsInputs()[0] != r || gen->getNumResults() != 1 ||
-      gen.getNumParallelLoops() != gen.getNumLoops() ||
-      gen->getResult(0).getType() != r.getType() ||
-      !gen.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
-      !llvm::all_of(gen.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }))
+  if (!isPointwiseOfOne(gen) || gen.getDpsInputs()[0] != r)
     return;
   std::optional<std::pair<float, float>> bounds = clampBounds(gen);
   if (!bounds)
@@ -386,13 +393,7 @@ void foldInputClampIntoConv(RewriterBase &rw, linalg::LinalgOp conv) {
     if (auto copy = ins.getSource().getDefiningOp<linalg::CopyOp>())
       x = copy.getDpsInputs()[0];
   auto gen = x.getDefiningOp<linalg::GenericOp>();
-  if (!gen || gen.getNumDpsInputs() != 1 || gen.getNumDpsInits() != 1 ||
-      gen->getNumResults() != 1 ||
-      gen.getNumParallelLoops() != gen.getNumLoops() ||
-      gen.getDpsInputs()[0].getType() != x.getType() ||
-      !gen.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
-      !llvm::all_of(gen.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }))
+  if (!isPointwiseOfOne(gen))
     return;
   unsigned uses = 0;
   for (Operation *u : x.getUsers())

@@ -405,14 +405,22 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     };
     // [lead..., rest...] with a group dim of size 1 / stride 0 inserted at
     // `groupDim` for the ungrouped form.
-    auto desc = [&](Value m, unsigned groupDim) {
+    // An f32 buffer's address (aligned pointer plus offset) and metadata.
+    auto pointer = [&](Value m) {
       auto md = memref::ExtractStridedMetadataOp::create(b, loc, m);
       Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, m);
       Value off = arith::MulIOp::create(
           b, loc, md.getOffset(), arith::ConstantIndexOp::create(b, loc, 4));
-      Value addr = toI64(arith::AddIOp::create(b, loc, base, off));
+      return std::make_pair(
+          LLVM::IntToPtrOp::create(
+              b, loc, ptrTy, toI64(arith::AddIOp::create(b, loc, base, off)))
+              .getResult(),
+          md);
+    };
+    auto desc = [&](Value m, unsigned groupDim) {
       Desc d;
-      d.ptr = LLVM::IntToPtrOp::create(b, loc, ptrTy, addr);
+      auto [ptr, md] = pointer(m);
+      d.ptr = ptr;
       for (auto [sz, st] : llvm::zip(md.getSizes(), md.getStrides())) {
         d.sizes.push_back(toI64(sz));
         d.strides.push_back(toI64(st));
@@ -463,17 +471,6 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     auto clamp = op->getAttrOfType<DenseF32ArrayAttr>(kConvClampAttr);
     auto inputClamp =
         op->getAttrOfType<DenseF32ArrayAttr>(kConvInputClampAttr);
-    auto pointer = [&](Value m) {
-      auto md = memref::ExtractStridedMetadataOp::create(b, loc, m);
-      Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, m);
-      Value off = arith::MulIOp::create(
-          b, loc, md.getOffset(), arith::ConstantIndexOp::create(b, loc, 4));
-      return std::make_pair(
-          LLVM::IntToPtrOp::create(
-              b, loc, ptrTy, toI64(arith::AddIOp::create(b, loc, base, off)))
-              .getResult(),
-          md);
-    };
     if (clamp || inputClamp) {
       // kiln_onednn_conv2d_post_f32: the bias or null, the paddings (0
       // without in-kernel padding), the bias stride, accumulate, which

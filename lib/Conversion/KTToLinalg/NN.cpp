@@ -488,6 +488,19 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
     auto addWidened = [&](OpBuilder &b, Location l, Value s, Value e) {
       return arith::AddFOp::create(b, l, s, convertScalar(b, l, e, f64));
     };
+    // Once per row, in f64 and rounded to the compute type: log(sum) for
+    // log_softmax, 1 / sum for softmax (as ATen's CPU kernels do: a
+    // multiply per element, not a divide).
+    auto rowStatOf = [&](Value sum) {
+      return buildElementwise(
+          rw, loc, ValueRange{sum}, keptType,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value v = IsLog ? (Value)math::LogOp::create(b, l, a[0])
+                            : (Value)arith::DivFOp::create(
+                                  b, l, scalarConst(b, l, f64, 1), a[0]);
+            return convertScalar(b, l, v, acc);
+          });
+    };
     Value r;
     // e = exp(x - max) stored and normalized in place only when no kt op
     // reads the result (in a kernel: no epilogue). An epilogue cannot run
@@ -522,14 +535,7 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
       // 3. once per row, in f64 and rounded to the compute type: log(sum)
       // for log_softmax, 1 / sum for softmax (as ATen's CPU kernels do: a
       // multiply per element, not a divide).
-      Value rowStat = buildElementwise(
-          rw, loc, ValueRange{sum}, keptType,
-          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-            Value v = IsLog ? (Value)math::LogOp::create(b, l, a[0])
-                            : (Value)arith::DivFOp::create(
-                                  b, l, scalarConst(b, l, f64, 1), a[0]);
-            return convertScalar(b, l, v, acc);
-          });
+      Value rowStat = rowStatOf(sum);
       // 4. x - max - log(sum) (exp once per element, in the sum), or
       // exp(x - max) * (1 / sum) (exp again).
       r = linalg::GenericOp::create(
@@ -581,14 +587,7 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
       // 4. 1 / sum (softmax: as ATen's CPU kernel, a multiply per element,
       // not a divide) or log(sum) (log_softmax) once per row, in f64, rounded
       // to the compute type.
-      Value inv = buildElementwise(
-          rw, loc, ValueRange{sum}, keptType,
-          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-            Value v = IsLog ? (Value)math::LogOp::create(b, l, a[0])
-                            : (Value)arith::DivFOp::create(
-                                  b, l, scalarConst(b, l, f64, 1), a[0]);
-            return convertScalar(b, l, v, acc);
-          });
+      Value inv = rowStatOf(sum);
       // 5. log_softmax: x - max - log(sum), in place into e. e only made
       // the exp pass write the output tile (its cache lines are fetched
       // while exp computes, not in this cheap pass); the result takes e
