@@ -630,7 +630,7 @@ bool looksLikeWeightGrad(const Params &p) {
   const char *env = std::getenv("KILN_ONEDNN_WGRAD");
   if (env && std::strcmp(env, "0") == 0)
     return false;
-  if (p.g != 1 || p.accumulate || p.padded() || p.hasBias)
+  if (p.g != 1 || p.accumulate || p.hasBias)
     return false;
   if (env && std::strcmp(env, "1") == 0)
     return true;
@@ -662,13 +662,17 @@ bool createWeightGrad(Entry &e, const Params &p) {
                {p.ws[2], p.ws[1], p.ws[3], p.ws[4]});
     md diffWei({O0, C0, KH, KW}, dt::f32,
                {p.ys[2], p.ys[0], p.ys[3], p.ys[4]});
-    // The input is padded already; rows past the last window are cut by a
-    // (non-positive) bottom/right padding, so oneDNN's output-size rule
-    // gives OH0 x OW0 exactly.
+    // The zero padding is the call's top/left padding (in-kernel padding,
+    // or 0 where the input comes padded already); rows past the last
+    // window are cut by the bottom/right padding (at most the call's,
+    // possibly negative), so oneDNN's output-size rule gives OH0 x OW0
+    // exactly.
     dnnl::memory::dims strides = {p.dh, p.dw}, dil = {p.sh - 1, p.sw - 1},
-                       padL = {0, 0},
-                       padR = {(OH0 - 1) * p.dh + (KH - 1) * p.sh + 1 - p.h,
-                               (OW0 - 1) * p.dw + (KW - 1) * p.sw + 1 - p.w};
+                       padL = {p.pt, p.pl},
+                       padR = {(OH0 - 1) * p.dh + (KH - 1) * p.sh + 1 - p.h -
+                                   p.pt,
+                               (OW0 - 1) * p.dw + (KW - 1) * p.sw + 1 - p.w -
+                                   p.pl};
     const char *layout = std::getenv("KILN_ONEDNN_LAYOUT");
     bool plain = layout && std::strcmp(layout, "plain") == 0;
     md srcAny = plain ? src : md({N0, C0, p.h, p.w}, dt::f32, tag::any);

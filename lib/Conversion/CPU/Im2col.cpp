@@ -192,11 +192,13 @@ tensor::PadOp inputPad(Value x) {
 
 /// Whether the zero padding `pad` of a oneDNN conv's input can be left to
 /// the call (kiln_onednn_conv2d_pad_f32): an f32 NCHW input padded with +0
-/// on H and W only, by static amounts, used only by this conv. Not for the
-/// weight-gradient form (a kernel larger than the output), which
-/// libkiln_onednn runs as other primitives that take no padding.
+/// on H and W only, by static amounts, used only by this conv. The
+/// ungrouped weight-gradient form (a kernel larger than the output) too:
+/// libkiln_onednn gives the padding to oneDNN's backward-weights primitive.
+/// Not the grouped one, which its depthwise weight-gradient loops run on a
+/// padded input only.
 bool padFitsInKernel(tensor::PadOp pad, const ConvShape &s) {
-  if (!pad || s.kh * s.kw > s.oh * s.ow)
+  if (!pad || (s.groups != 1 && s.kh * s.kw > s.oh * s.ow))
     return false;
   Value v = pad.getConstantPaddingValue();
   auto cst = v ? v.getDefiningOp<arith::ConstantOp>() : nullptr;
@@ -248,6 +250,31 @@ void markPadForConv(Value x) {
   UnitAttr mark = UnitAttr::get(x.getContext());
   copy->setAttr(kiln::cpu::kConvPadAttr, mark);
   fill->setAttr(kiln::cpu::kConvPadAttr, mark);
+}
+
+/// Marks the linalg.transposes that ungrouped f32 oneDNN conv `conv` reads
+/// (kConvViewAttr): its weight, or its input, directly or as the source
+/// of the input's marked padding copy, each read by nothing else.
+void markTransposesForConv(linalg::LinalgOp conv) {
+  if (!isa<linalg::Conv2DNchwFchwOp>(conv.getOperation()))
+    return;
+  auto mark = [&](Value v, Operation *reader) {
+    auto t = v.getDefiningOp<linalg::TransposeOp>();
+    if (!t || !v.hasOneUse() || *v.getUsers().begin() != reader)
+      return;
+    t->setAttr(kiln::cpu::kConvViewAttr, UnitAttr::get(conv->getContext()));
+  };
+  mark(conv.getDpsInputs()[1], conv);
+  Value x = conv.getDpsInputs()[0];
+  if (auto c = x.getDefiningOp<tensor::CastOp>())
+    x = c.getSource();
+  if (auto ins = x.getDefiningOp<tensor::InsertSliceOp>()) {
+    auto copy = ins.getSource().getDefiningOp<linalg::CopyOp>();
+    if (copy && copy->hasAttr(kiln::cpu::kConvPadAttr))
+      mark(copy.getDpsInputs()[0], copy);
+    return;
+  }
+  mark(conv.getDpsInputs()[0], conv);
 }
 
 /// Marks the bias broadcast that initializes oneDNN conv `conv`'s output
@@ -676,6 +703,7 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
       if (choice == "onednn" && padInKernel && elem.isF32())
         markPadForConv(op.getDpsInputs()[0]);
       if (choice == "onednn" && elem.isF32()) {
+        markTransposesForConv(op);
         markBiasForConv(op);
         foldClampIntoConv(rw, op);
         foldInputClampIntoConv(rw, op);

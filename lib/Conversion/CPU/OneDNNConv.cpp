@@ -239,6 +239,45 @@ std::optional<InKernelPad> matchInKernelPad(Value x, Operation *conv) {
   return m;
 }
 
+/// A transpose that the call reads through permuted strides instead of
+/// its copy: `alloc`, written only by the marked linalg.transpose `t`
+/// (kConvViewAttr), read only by `reader` (the conv, or the copy that pads
+/// the conv's input, which the conversion drops too).
+struct TransposeView {
+  linalg::TransposeOp t;
+  memref::AllocOp alloc;
+};
+
+/// The TransposeView of buffer `v` (a conv operand or its padding copy's
+/// source) read by `reader` for `conv`: `t` comes first in the block, and
+/// nothing between it and the conv writes the transpose's source (the call
+/// reads it when the conv runs), nor does the conv itself.
+std::optional<TransposeView> matchTransposeView(Value v, Operation *reader,
+                                                Operation *conv) {
+  auto alloc = v.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != conv->getBlock())
+    return std::nullopt;
+  linalg::TransposeOp t;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == reader || isa<memref::DeallocOp>(user))
+      continue;
+    auto tr = dyn_cast<linalg::TransposeOp>(user);
+    if (!tr || t || !tr->hasAttr(kiln::cpu::kConvViewAttr) ||
+        tr.getInit() != v)
+      return std::nullopt;
+    t = tr;
+  }
+  if (!t || t->getBlock() != conv->getBlock() ||
+      !t->isBeforeInBlock(reader) || !isa<MemRefType>(t.getInput().getType()))
+    return std::nullopt;
+  Value src = t.getInput();
+  if (writtenBetween(src, t, conv) ||
+      rootBuffer(src) ==
+          rootBuffer(cast<linalg::LinalgOp>(conv).getDpsInits()[0]))
+    return std::nullopt;
+  return TransposeView{t, alloc};
+}
+
 /// The buffers that go from one oneDNN conv straight into another (a chain
 /// that kiln-cpu-outline-kernels put in one kernel) and that nothing else
 /// reads or writes: a memref.alloc (4-D, identity layout) that ungrouped
@@ -417,13 +456,25 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
               .getResult(),
           md);
     };
-    auto desc = [&](Value m, unsigned groupDim) {
+    // (A TransposeView's buffer: its source, dim i being the source's
+    // dim perm[i].)
+    auto desc = [&](Value m, unsigned groupDim,
+                    std::optional<TransposeView> view = std::nullopt) {
       Desc d;
+      if (view)
+        m = view->t.getInput();
       auto [ptr, md] = pointer(m);
       d.ptr = ptr;
       for (auto [sz, st] : llvm::zip(md.getSizes(), md.getStrides())) {
         d.sizes.push_back(toI64(sz));
         d.strides.push_back(toI64(st));
+      }
+      if (view) {
+        Desc src = d;
+        for (auto [i, p] : llvm::enumerate(view->t.getPermutation())) {
+          d.sizes[i] = src.sizes[p];
+          d.strides[i] = src.strides[p];
+        }
       }
       if (channelsLast.contains(m)) {
         // [N, C, H, W] stored as [N, H, W, C] (channelsLastBuffers).
@@ -440,7 +491,15 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     auto cst = [&](int64_t v) {
       return arith::ConstantIntOp::create(b, loc, i64, v).getResult();
     };
-    Desc dx = desc(pad ? pad->src : x, 1), dw = desc(w, 0), dy = desc(y, 1);
+    // Transposed operands of an ungrouped conv read in place.
+    std::optional<TransposeView> xView, wView;
+    if (!grouped) {
+      xView = pad ? matchTransposeView(pad->src, pad->copy, op)
+                  : matchTransposeView(x, op, op);
+      wView = matchTransposeView(w, op, op);
+    }
+    Desc dx = desc(pad ? pad->src : x, 1, xView), dw = desc(w, 0, wView),
+         dy = desc(y, 1);
     if (pad && grouped) {
       // The unpadded source is 4-D [n, g * c, h, w]: split its channels
       // as the padded buffer's expand_shape does ([n, g, c, h, w]).
@@ -550,6 +609,16 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
            llvm::make_early_inc_range(pad->alloc->getUsers()))
         user->erase(); // its deallocs
       pad->alloc->erase();
+    }
+    // Nothing reads a transposed copy the call reads in place any more.
+    for (std::optional<TransposeView> *view : {&xView, &wView}) {
+      if (!*view)
+        continue;
+      (*view)->t->erase();
+      for (Operation *user :
+           llvm::make_early_inc_range((*view)->alloc->getUsers()))
+        user->erase(); // its deallocs
+      (*view)->alloc->erase();
     }
   }
   return ops.size();

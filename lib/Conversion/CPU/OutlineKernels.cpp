@@ -13,7 +13,9 @@
 // creation ops stay in the caller; the shape ops that move data (permute,
 // expand, concat, pad, flip, gather, index_select, ...) are kernels, but a
 // transpose of the last two dims read only by products is cloned into each
-// product's kernel (cblas reads it with its transpose flag, no copy).
+// product's kernel (cblas reads it with its transpose flag, no copy), and a
+// permute read only by convs into each conv's kernel (oneDNN reads it
+// through permuted strides).
 // Constant operands are cloned into the kernel (they stay attributes the
 // lowering folds). A kt.conv2d whose only use is a kt.relu or kt.clamp
 // takes it into its kernel (convEpilogue), or, when that relu/clamp feeds
@@ -108,6 +110,28 @@ bool isAbsorbedTranspose(Operation *op) {
     return false;
   return llvm::all_of(t->getUsers(), [&](Operation *user) {
     return isa<kt::MatmulOp>(user) && user->getBlock() == op->getBlock();
+  });
+}
+
+/// Whether `op` is a 4-D kt.permute whose every user is a kt.conv2d of the
+/// same block (as its input or its weight). Such a permute is cloned into
+/// each conv's kernel instead of being a kernel of its own: for a oneDNN
+/// conv, kiln-cpu-conv-to-onednn then passes the permute's source with
+/// permuted strides (no copy; oneDNN's own reorder into its blocked layout
+/// reads it where it is). The weight gradient of every convolution
+/// (lib/Autodiff/Conv.cpp swaps the batch and channel dims of the input
+/// and of the output gradient) has two.
+bool isAbsorbedConvPermute(Operation *op) {
+  auto p = dyn_cast<kt::PermuteOp>(op);
+  if (!p || p->use_empty())
+    return false;
+  auto type = dyn_cast<RankedTensorType>(p.getType());
+  if (!type || type.getRank() != 4)
+    return false;
+  return llvm::all_of(p->getUses(), [&](OpOperand &use) {
+    return isa<kt::Conv2dOp>(use.getOwner()) &&
+           use.getOperandNumber() < 2 &&
+           use.getOwner()->getBlock() == op->getBlock();
   });
 }
 
@@ -260,7 +284,7 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
     // A depthwise conv's input relu/clamp: in that conv's kernel.
     llvm::DenseMap<Operation *, Operation *> prologues;
     for (Operation &op : block.without_terminator()) {
-      if (isAbsorbedTranspose(&op)) {
+      if (isAbsorbedTranspose(&op) || isAbsorbedConvPermute(&op)) {
         absorbed.push_back(&op);
       } else if (claimed.contains(&op)) {
         continue;
@@ -403,7 +427,8 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
         prologue->erase(); // its one use was `op`
       ++stats.calls;
     }
-    // Every user of an absorbed transpose was a product, now outlined.
+    // Every user of an absorbed transpose (permute) was a product (conv),
+    // now outlined.
     // (Should one keep a user, it stays in the caller and lowers there.)
     for (Operation *t : absorbed)
       if (t->use_empty())

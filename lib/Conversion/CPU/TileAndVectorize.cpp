@@ -588,9 +588,11 @@ void kiln::cpu::tileAndVectorize(func::FuncOp fn,
       if (impl.getValue() == "onednn")
         return;
     // So do the fill + copy that pad its input where the call pads itself
-    // (kConvPadAttr) and the broadcast of its bias into its output
-    // (kConvBiasAttr): kiln-cpu-conv-to-onednn drops them.
-    if (op->hasAttr(kConvPadAttr) || op->hasAttr(kConvBiasAttr))
+    // (kConvPadAttr), the broadcast of its bias into its output
+    // (kConvBiasAttr) and a transpose it reads (kConvViewAttr):
+    // kiln-cpu-conv-to-onednn drops them.
+    if (op->hasAttr(kConvPadAttr) || op->hasAttr(kConvBiasAttr) ||
+        op->hasAttr(kConvViewAttr))
       return;
     // So does the fill of its output (its zero init): the conversion drops
     // a zero fill right before the call and lets oneDNN overwrite instead

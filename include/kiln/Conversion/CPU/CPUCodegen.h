@@ -172,6 +172,13 @@ inline constexpr llvm::StringLiteral kOneDNNConvPadSymbol =
 /// kiln-cpu-conv-to-onednn drops them, passing the copy's source and the
 /// padding to kiln_onednn_conv2d_pad_f32 instead (in-kernel padding).
 inline constexpr llvm::StringLiteral kConvPadAttr = "kiln.conv_pad";
+/// On a linalg.transpose whose result only an ungrouped f32 oneDNN conv
+/// reads (as its weight, its input, or the source of its input's padding
+/// copy; kiln-cpu-conv-im2col): kiln-cpu-tile-vectorize leaves it whole and
+/// kiln-cpu-conv-to-onednn drops it, describing the transpose's source to
+/// the call with permuted sizes and strides instead (no copy). Where that
+/// is not possible (the source written between the two) it stays a copy.
+inline constexpr llvm::StringLiteral kConvViewAttr = "kiln.conv_view";
 /// The same with a per-output-channel bias the call adds itself (the
 /// padding may be 0): kiln-cpu-conv-to-onednn passes the bias instead of
 /// broadcasting it into the output first.
