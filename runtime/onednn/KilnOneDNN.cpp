@@ -656,26 +656,34 @@ bool createWeightGrad(Entry &e, const Params &p) {
   using tag = dnnl::memory::format_tag;
   int64_t N0 = p.c, C0 = p.n, O0 = p.f, OH0 = p.kh, OW0 = p.kw, KH = p.oh,
           KW = p.ow;
+  // The zero padding is the call's top/left padding (in-kernel padding,
+  // or 0 where the input comes padded already). The rows and columns past
+  // the last window: a bottom/right padding (at most the call's) where the
+  // windows reach into it, else the source seen shorter (a negative
+  // padding, which oneDNN may refuse), so that oneDNN's output-size rule
+  // gives OH0 x OW0 exactly.
+  int64_t h = p.h, w = p.w;
+  int64_t padB = (OH0 - 1) * p.dh + (KH - 1) * p.sh + 1 - p.h - p.pt,
+          padRt = (OW0 - 1) * p.dw + (KW - 1) * p.sw + 1 - p.w - p.pl;
+  if (padB < 0) {
+    h += padB;
+    padB = 0;
+  }
+  if (padRt < 0) {
+    w += padRt;
+    padRt = 0;
+  }
   try {
-    md src({N0, C0, p.h, p.w}, dt::f32, {p.xs[2], p.xs[0], p.xs[3], p.xs[4]});
+    md src({N0, C0, h, w}, dt::f32, {p.xs[2], p.xs[0], p.xs[3], p.xs[4]});
     md diffDst({N0, O0, OH0, OW0}, dt::f32,
                {p.ws[2], p.ws[1], p.ws[3], p.ws[4]});
     md diffWei({O0, C0, KH, KW}, dt::f32,
                {p.ys[2], p.ys[0], p.ys[3], p.ys[4]});
-    // The zero padding is the call's top/left padding (in-kernel padding,
-    // or 0 where the input comes padded already); rows past the last
-    // window are cut by the bottom/right padding (at most the call's,
-    // possibly negative), so oneDNN's output-size rule gives OH0 x OW0
-    // exactly.
     dnnl::memory::dims strides = {p.dh, p.dw}, dil = {p.sh - 1, p.sw - 1},
-                       padL = {p.pt, p.pl},
-                       padR = {(OH0 - 1) * p.dh + (KH - 1) * p.sh + 1 - p.h -
-                                   p.pt,
-                               (OW0 - 1) * p.dw + (KW - 1) * p.sw + 1 - p.w -
-                                   p.pl};
+                       padL = {p.pt, p.pl}, padR = {padB, padRt};
     const char *layout = std::getenv("KILN_ONEDNN_LAYOUT");
     bool plain = layout && std::strcmp(layout, "plain") == 0;
-    md srcAny = plain ? src : md({N0, C0, p.h, p.w}, dt::f32, tag::any);
+    md srcAny = plain ? src : md({N0, C0, h, w}, dt::f32, tag::any);
     md dstAny = plain ? diffDst : md({N0, O0, OH0, OW0}, dt::f32, tag::any);
     md weiAny = plain ? diffWei : md({O0, C0, KH, KW}, dt::f32, tag::any);
     dnnl::convolution_forward::desc fd(

@@ -659,6 +659,61 @@ FailureOr<Operation *> kiln::cpu::convToIm2colMatmul(RewriterBase &rw,
   return outer.getOperation();
 }
 
+/// A conv whose result is read only through a chain of static
+/// tensor.extract_slices at offset 0 with unit strides that keep the batch
+/// and the channels whole (kiln-cpu-outline-kernels puts them in the conv's
+/// kernel: convSlices) computes only the rows and columns they keep: the
+/// same conv with the last slice's shape and a fresh fill of the init's
+/// value. (A conv's input may be larger than its output needs.)
+/// kiln-autodiff's weight gradient of a stride-2 3x3 conv is a 4x4 "kernel"
+/// sliced to 3x3: 16 output positions for 9, each a reduction over the
+/// whole batch and image. Returns the conv that stays.
+linalg::LinalgOp shrinkToSlices(RewriterBase &rw, linalg::LinalgOp op) {
+  auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation());
+  if (!conv || !conv.hasPureTensorSemantics())
+    return op;
+  Value r = op->getResult(0);
+  auto rt = cast<RankedTensorType>(r.getType());
+  if (!rt.hasStaticShape())
+    return op;
+  SmallVector<tensor::ExtractSliceOp> chain;
+  Value cur = r;
+  while (cur.hasOneUse()) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(*cur.getUsers().begin());
+    if (!slice || slice.getType().getRank() != 4 ||
+        !slice.getType().hasStaticShape() || !slice.hasUnitStride() ||
+        !slice.hasZeroOffset() || slice.getType().getDimSize(0) != rt.getDimSize(0) ||
+        slice.getType().getDimSize(1) != rt.getDimSize(1))
+      break;
+    chain.push_back(slice);
+    cur = slice.getResult();
+  }
+  if (chain.empty() || chain.back().getType() == rt)
+    return op;
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill->hasOneUse())
+    return op;
+  RankedTensorType nt = chain.back().getType();
+  Location loc = op.getLoc();
+  rw.setInsertionPoint(op);
+  Value empty =
+      tensor::EmptyOp::create(rw, loc, nt.getShape(), nt.getElementType());
+  Value init = linalg::FillOp::create(rw, loc, fill.getDpsInputs()[0], empty)
+                   .getResult(0);
+  auto small = linalg::Conv2DNchwFchwOp::create(
+      rw, loc, TypeRange{nt}, op.getDpsInputs(), ValueRange{init},
+      conv.getStrides(), conv.getDilations());
+  for (NamedAttribute a : op->getDiscardableAttrs())
+    small->setAttr(a.getName(), a.getValue());
+  rw.replaceAllUsesWith(chain.back().getResult(), small.getResult(0));
+  for (tensor::ExtractSliceOp slice : llvm::reverse(chain))
+    rw.eraseOp(slice);
+  rw.eraseOp(op);
+  if (fill->use_empty())
+    rw.eraseOp(fill);
+  return cast<linalg::LinalgOp>(small.getOperation());
+}
+
 void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
                                unsigned threads, bool allowOneDNN) {
   SmallVector<linalg::LinalgOp> convs;
@@ -668,6 +723,7 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
   });
   IRRewriter rw(module.getContext());
   for (linalg::LinalgOp op : convs) {
+    op = shrinkToSlices(rw, op);
     ConvShape s = *convShape(op);
     // Either way the zero padding of the input becomes a vectorized fill +
     // copy (see padAsFillAndCopy); for a oneDNN conv the call applies it

@@ -21,7 +21,9 @@
 // takes it into its kernel (convEpilogue), or, when that relu/clamp feeds
 // a depthwise conv, the depthwise conv's kernel takes it as its input's
 // clamp (depthwisePrologueUser): kiln-cpu-conv-im2col then folds it into
-// the oneDNN conv's call, so the clamp costs no pass of its own.
+// the oneDNN conv's call, so the clamp costs no pass of its own. The
+// static slices from 0 of a conv's H and W that follow it (the weight
+// gradient of a strided conv) go into its kernel too (convSlices).
 //
 // Kernels that are identical up to value names, locations and capture
 // annotations (the same layer repeated) are one function, called from each
@@ -187,6 +189,35 @@ Operation *depthwisePrologueUser(Operation *op) {
   return conv;
 }
 
+/// The kt.slices that follow kt.conv2d `op` into its kernel (empty if
+/// none): a chain of static slices of dims 2 and 3 (H, W) from 0 with step
+/// 1, each the only use of the one before, the first the conv's only use,
+/// in the same block. kiln-autodiff's weight gradient of a strided conv is
+/// a conv whose output has rows and columns past the kernel's size, sliced
+/// off after (lib/Autodiff/Conv.cpp); in one kernel, kiln-cpu-conv-im2col
+/// makes the conv compute only the rows the slices keep.
+SmallVector<Operation *> convSlices(Operation *op) {
+  SmallVector<Operation *> slices;
+  if (!isa<kt::Conv2dOp>(op) || op->getNumResults() != 1)
+    return slices;
+  Operation *tail = op;
+  while (tail->getResult(0).hasOneUse()) {
+    auto s = dyn_cast<kt::SliceOp>(*tail->getResult(0).getUsers().begin());
+    if (!s || s->getBlock() != op->getBlock() || !s.getBounds().empty() ||
+        s.getDynamicStart() || s.getDynamicEnd() || s.getStep() != 1 ||
+        !s.getStart() || *s.getStart() != 0 ||
+        (s.getDim() != 2 && s.getDim() != 3 && s.getDim() != -1 &&
+         s.getDim() != -2))
+      break;
+    auto t = dyn_cast<RankedTensorType>(s.getType());
+    if (!t || !t.hasStaticShape())
+      break;
+    slices.push_back(s);
+    tail = s;
+  }
+  return slices;
+}
+
 /// Whether `op` is an f32 kt.conv2d with one group (chainable).
 bool isUngroupedF32Conv(Operation *op) {
   auto conv = dyn_cast_or_null<kt::Conv2dOp>(op);
@@ -295,7 +326,9 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
         SmallVector<Operation *> group = {&op};
         if (Operation *e = convEpilogue(&op))
           group.push_back(e);
-        if (isUngroupedF32Conv(&op))
+        else
+          group.append(convSlices(&op));
+        if (isUngroupedF32Conv(&op) && !isa<kt::SliceOp>(group.back()))
           while (Operation *next = chainNext(group.back())) {
             group.push_back(next);
             if (Operation *e = convEpilogue(next))
