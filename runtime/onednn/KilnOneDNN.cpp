@@ -885,6 +885,16 @@ struct TParams {
   int64_t n, ci, oh, ow, co, kh, kw, h, w, sh, sw, dh, dw;
   int64_t xs[4], ws[4], ys[4];
   int64_t accumulate, threads;
+  // A crop (kiln_onednn_conv_transpose2d_crop_f32): y (h x w) is rows
+  // pt.. and columns pl.. of the transposed conv's full output.
+  int64_t pt = 0, pl = 0;
+  /// The rows and columns of y that windows reach (the rest are zeros).
+  int64_t reachH() const {
+    return std::min(h, (oh - 1) * sh + dh * (kh - 1) + 1 - pt);
+  }
+  int64_t reachW() const {
+    return std::min(w, (ow - 1) * sw + dw * (kw - 1) + 1 - pl);
+  }
 };
 
 struct TEntry {
@@ -916,16 +926,23 @@ void transposedLoops(const TParams &p, const float *x, const float *wt,
           for (int64_t b = 0; b < p.ow; ++b) {
             float v = x[n * p.xs[0] + k * p.xs[1] + a * p.xs[2] + b * p.xs[3]];
             for (int64_t i = 0; i < p.kh; ++i)
-              for (int64_t j = 0; j < p.kw; ++j)
-                y[n * p.ys[0] + c * p.ys[1] + (a * p.sh + i * p.dh) * p.ys[2] +
-                  (b * p.sw + j * p.dw) * p.ys[3]] +=
+              for (int64_t j = 0; j < p.kw; ++j) {
+                int64_t r = a * p.sh + i * p.dh - p.pt,
+                        q = b * p.sw + j * p.dw - p.pl;
+                if (r < 0 || r >= p.h || q < 0 || q >= p.w)
+                  continue; // cropped
+                y[n * p.ys[0] + c * p.ys[1] + r * p.ys[2] + q * p.ys[3]] +=
                     v * wt[k * p.ws[0] + c * p.ws[1] + i * p.ws[2] +
                            j * p.ws[3]];
+              }
           }
 }
 
-/// oneDNN's backward-data primitive over the fh x fw positions the windows
-/// reach (the part of y past them is zeroed by the caller).
+/// oneDNN's backward-data primitive over the fh x fw positions of y the
+/// windows reach (the part of y past them is zeroed by the caller); a crop
+/// of the full output's top and left (pt, pl) is the primitive's padding,
+/// and its bottom/right padding the rows and columns the windows reach
+/// past y.
 std::shared_ptr<TEntry> createTransposed(const TParams &p, int64_t fh,
                                          int64_t fw, bool blocked) {
   auto e = std::make_shared<TEntry>();
@@ -942,14 +959,18 @@ std::shared_ptr<TEntry> createTransposed(const TParams &p, int64_t fh,
     md dstAny = blocked ? md({p.n, p.ci, p.oh, p.ow}, dt::f32, tag::any) : dst;
     md weiAny({p.ci, p.co, p.kh, p.kw}, dt::f32, tag::any);
     dnnl::memory::dims strides = {p.sh, p.sw}, dil = {p.dh - 1, p.dw - 1},
-                       pad = {0, 0};
+                       padL = {p.pt, p.pl},
+                       padR = {(p.oh - 1) * p.sh + p.dh * (p.kh - 1) + 1 -
+                                   p.pt - fh,
+                               (p.ow - 1) * p.sw + p.dw * (p.kw - 1) + 1 -
+                                   p.pl - fw};
     dnnl::convolution_forward::desc fd(
         dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-        srcAny, weiAny, dstAny, strides, dil, pad, pad);
+        srcAny, weiAny, dstAny, strides, dil, padL, padR);
     dnnl::convolution_forward::primitive_desc hint(fd, engine());
     dnnl::convolution_backward_data::desc bd(
         dnnl::algorithm::convolution_direct, srcAny, weiAny, dstAny, strides,
-        dil, pad, pad);
+        dil, padL, padR);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::convolution_backward_data::primitive_desc pd(bd, attr, engine(),
@@ -1027,16 +1048,22 @@ void transposedConv(const TParams &p, const float *x, const float *wt,
                     float *y) {
   if (p.n <= 0 || p.co <= 0 || p.h <= 0 || p.w <= 0)
     return;
-  int64_t fh = (p.oh - 1) * p.sh + p.dh * (p.kh - 1) + 1;
-  int64_t fw = (p.ow - 1) * p.sw + p.dw * (p.kw - 1) + 1;
+  // The rows and columns of y the windows reach. Without a crop y holds
+  // every reached position (fh <= h); with one the primitive's padding
+  // crops (pt, pl >= 0 and reaching y at all).
+  bool full = p.pt == 0 && p.pl == 0;
+  int64_t fh = p.reachH(), fw = p.reachW();
   bool usable = !p.accumulate && p.ci > 0 && p.oh > 0 && p.ow > 0 &&
-                p.kh > 0 && p.kw > 0 && fh <= p.h && fw <= p.w;
+                p.kh > 0 && p.kw > 0 && p.pt >= 0 && p.pl >= 0 && fh > 0 &&
+                fw > 0 &&
+                (!full || ((p.oh - 1) * p.sh + p.dh * (p.kh - 1) + 1 <= p.h &&
+                           (p.ow - 1) * p.sw + p.dw * (p.kw - 1) + 1 <= p.w));
   std::shared_ptr<TEntry> e;
   if (usable) {
     Key key = {{p.n, p.ci, p.oh, p.ow, p.co, p.kh, p.kw, p.h, p.w, p.sh,
                 p.sw, p.dh, p.dw, p.xs[0], p.xs[1], p.xs[2], p.xs[3],
                 p.ws[0], p.ws[1], p.ws[2], p.ws[3], p.ys[0], p.ys[1],
-                p.ys[2], p.ys[3], 0, 0, 0, 0, 0, 0}};
+                p.ys[2], p.ys[3], 0, 0, p.pt, p.pl, 0, 0}};
     std::lock_guard<std::mutex> lock(cacheMutex);
     auto it = tcache.find(key);
     if (it != tcache.end()) {
@@ -1478,6 +1505,30 @@ __attribute__((visibility("default"))) void kiln_onednn_conv_transpose2d_f32(
                          {ysN, ysC, ysH, ysW},
                          accumulate, threads},
                  x, wt, y);
+}
+
+/// The same, y being rows pt.. and columns pl.. (h x wd) of the transposed
+/// conv's full output (kt.conv_transpose2d's padding: the crop that
+/// lib/Conversion/CPU/OneDNNConvBackward.cpp would otherwise copy out of a
+/// full-size buffer); oneDNN's backward-data primitive takes it as its
+/// padding.
+__attribute__((visibility("default"))) void
+kiln_onednn_conv_transpose2d_crop_f32(
+    const float *x, const float *wt, float *y, int64_t n, int64_t ci,
+    int64_t oh, int64_t ow, int64_t co, int64_t kh, int64_t kw, int64_t h,
+    int64_t wd, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t xsN,
+    int64_t xsC, int64_t xsH, int64_t xsW, int64_t wsI, int64_t wsO,
+    int64_t wsH, int64_t wsW, int64_t ysN, int64_t ysC, int64_t ysH,
+    int64_t ysW, int64_t pt, int64_t pl, int64_t accumulate,
+    int64_t threads) {
+  TParams p{n, ci, oh, ow, co, kh, kw, h, wd, sh, sw, dh, dw,
+            {xsN, xsC, xsH, xsW},
+            {wsI, wsO, wsH, wsW},
+            {ysN, ysC, ysH, ysW},
+            accumulate, threads};
+  p.pt = pt;
+  p.pl = pl;
+  transposedConv(p, x, wt, y);
 }
 
 /// Primitives created, calls run, calls that ran the loop nest (tests).

@@ -340,7 +340,15 @@ def KilnCPUOutlineKernelsPass
     program (docs/codegen.md, "Compile time"). A `kt.conv2d` whose only use
     is a `kt.relu` or `kt.clamp` takes it into its kernel
     (`kernel_conv2d_relu`, `kernel_conv2d_clamp`), where
-    `kiln-cpu-conv-im2col` can fold it into a oneDNN call. With `stats`, prints
+    `kiln-cpu-conv-im2col` can fold it into a oneDNN call; one whose only
+    use is a chain of static slices of H and W from 0 (a strided conv's
+    weight gradient) takes them (`kernel_conv2d_slice_slice`), and
+    `kiln-cpu-conv-im2col` shrinks the conv to what they keep. A
+    `kt.transpose` of the last two dims read only by `kt.matmul`s, and a
+    4-D `kt.permute` read only by `kt.conv2d`s (a weight gradient's
+    swapped batch and channels), is cloned into each reader's kernel
+    instead of being a copy kernel: the product or the oneDNN call reads
+    its source through swapped maps or permuted strides. With `stats`, prints
     `kiln-cpu-outline-kernels: K kernels, R reused, C calls`.
   }];
   let options = [
@@ -593,7 +601,14 @@ def KilnCPUConvToOneDNNPass
     a null pointer, the paddings, the bias stride, accumulate, then the two
     f32 bounds), which clamps its output with kt.clamp's NaN rule; such a
     conv that cannot become that call (not bufferized, not f32) is an
-    error, since lowered as a plain conv it would lose the clamp.
+    error, since lowered as a plain conv it would lose the clamp. An
+    ungrouped conv's operand (or its padding copy's source) written by a
+    `linalg.transpose` marked `kiln.conv_view` is passed as the transpose's
+    source with permuted sizes and strides, and the transpose and its buffer
+    are erased. A transposed conv's scatter form whose full buffer is only
+    read through the padding's crop copied out calls
+    `kiln_onednn_conv_transpose2d_crop_f32` on the copy's buffer (the crop
+    is oneDNN's padding).
 
     ```mlir
     func.call @kiln_onednn_conv2d_f32(%x, %w, %y, %n, %g, %c, ...)

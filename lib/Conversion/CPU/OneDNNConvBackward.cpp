@@ -18,7 +18,14 @@
 //   the generic becomes a call of kiln_onednn_conv_transpose2d_f32
 //   (runtime/onednn/KilnOneDNN.cpp), oneDNN's convolution_backward_data
 //   primitive with x as diff_dst, w as the weights and the buffer as
-//   diff_src; a zero fill of the buffer right before it is dropped.
+//   diff_src; a zero fill of the buffer right before it is dropped. Where
+//   the buffer is only read through the crop (a subview at the padding's
+//   offsets copied into a buffer of its own, what bufferization makes of
+//   the extract_slice when the kernel returns it), the call is
+//   kiln_onednn_conv_transpose2d_crop_f32 on that buffer, oneDNN takes
+//   the crop as its padding, and the full buffer, the subview and the copy
+//   are erased (one write of the output instead of a write, a read and a
+//   write; memref.copy of a strided view runs on one thread).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +40,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 
@@ -45,6 +53,66 @@ bool isZeroFill(Value v) {
   auto cst = fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
   auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
   return f && f.getValue().isZero();
+}
+
+/// The crop of a transposed conv's full buffer `y` (written by `gen`): a
+/// static-offset unit-stride 4-D subview of `y` keeping its batch and
+/// channels, whose only user is a memref.copy into `dst`, a fresh
+/// identity-layout memref.alloc of the block; between `gen` and the copy
+/// only the subview, that alloc and side-effect-free ops; `y` read by
+/// nothing else (deallocs aside).
+struct Crop {
+  memref::SubViewOp view;
+  memref::CopyOp copy;
+  memref::AllocOp dst;
+  int64_t pt, pl;
+};
+
+std::optional<Crop> matchCrop(Value y, Operation *gen) {
+  auto alloc = y.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != gen->getBlock())
+    return std::nullopt;
+  Crop c{};
+  for (Operation *user : alloc->getUsers()) {
+    if (user == gen || isa<memref::DeallocOp>(user))
+      continue;
+    auto sv = dyn_cast<memref::SubViewOp>(user);
+    if (!sv || c.view || !sv->hasOneUse())
+      return std::nullopt;
+    c.view = sv;
+  }
+  if (!c.view)
+    return std::nullopt;
+  c.copy = dyn_cast<memref::CopyOp>(*c.view->getUsers().begin());
+  if (!c.copy || c.copy.getSource() != c.view.getResult())
+    return std::nullopt;
+  c.dst = c.copy.getTarget().getDefiningOp<memref::AllocOp>();
+  if (!c.dst || c.dst->getBlock() != gen->getBlock() ||
+      !cast<MemRefType>(c.dst.getType()).getLayout().isIdentity() ||
+      c.dst.getDynamicSizes().size() != 0)
+    return std::nullopt;
+  for (Operation *op = gen->getNextNode(); op && op != c.copy;
+       op = op->getNextNode())
+    if (op != c.view && op != c.dst && !isMemoryEffectFree(op))
+      return std::nullopt;
+  if (!gen->isBeforeInBlock(c.copy))
+    return std::nullopt;
+  ArrayRef<int64_t> off = c.view.getStaticOffsets(),
+                    steps = c.view.getStaticStrides();
+  if (off.size() != 4 || !c.view.getOffsets().empty() ||
+      !c.view.getStrides().empty() || off[0] != 0 || off[1] != 0 ||
+      llvm::any_of(steps, [](int64_t s) { return s != 1; }))
+    return std::nullopt;
+  auto yt = cast<MemRefType>(y.getType());
+  auto vt = cast<MemRefType>(c.view.getType());
+  if (!yt.hasStaticShape() || !vt.hasStaticShape() ||
+      vt.getDimSize(0) != yt.getDimSize(0) ||
+      vt.getDimSize(1) != yt.getDimSize(1) ||
+      cast<MemRefType>(c.dst.getType()).getShape() != vt.getShape())
+    return std::nullopt;
+  c.pt = off[2];
+  c.pl = off[3];
+  return c;
 }
 
 } // namespace
@@ -178,13 +246,16 @@ unsigned kiln::cpu::lowerTransposedConvsToOneDNN(ModuleOp module,
   auto i64 = IntegerType::get(ctx, 64);
   SmallVector<Type> argTypes(3, ptrTy);
   argTypes.append(13 + 12 + 2, i64);
-  if (!module.lookupSymbol(kOneDNNConvTransposeSymbol)) {
+  SmallVector<Type> cropArgTypes(3, ptrTy);
+  cropArgTypes.append(13 + 12 + 2 + 2, i64);
+  auto declare = [&](StringRef name, ArrayRef<Type> types) {
+    if (module.lookupSymbol(name))
+      return;
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    auto decl = func::FuncOp::create(mb, module.getLoc(),
-                                     kOneDNNConvTransposeSymbol,
-                                     FunctionType::get(ctx, argTypes, {}));
+    auto decl = func::FuncOp::create(mb, module.getLoc(), name,
+                                     FunctionType::get(ctx, types, {}));
     decl.setPrivate();
-  }
+  };
   for (linalg::GenericOp op : ops) {
     auto p = op->getAttrOfType<DenseI64ArrayAttr>(kConvTransposeScatterAttr);
     Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
@@ -194,6 +265,13 @@ unsigned kiln::cpu::lowerTransposedConvsToOneDNN(ModuleOp module,
     if (linalg::FillOp fill = zeroFillBefore(op, y)) {
       fill->erase();
       accumulate = false;
+    }
+    // (An accumulating call adds into the full buffer: no crop.)
+    std::optional<Crop> crop =
+        accumulate ? std::nullopt : matchCrop(y, op.getOperation());
+    if (crop) {
+      crop->dst->moveBefore(op);
+      y = crop->dst.getResult();
     }
     OpBuilder b(op);
     auto toI64 = [&](Value v) {
@@ -233,12 +311,28 @@ unsigned kiln::cpu::lowerTransposedConvsToOneDNN(ModuleOp module,
     args.append(dx.strides);
     args.append(dw.strides);
     args.append(dy.strides);
+    if (crop)
+      args.append({cst(crop->pt), cst(crop->pl)});
     args.push_back(cst(accumulate ? 1 : 0));
     args.push_back(cst(threads));
-    auto call = func::CallOp::create(b, loc, kOneDNNConvTransposeSymbol,
-                                     TypeRange{}, args);
+    StringRef callee =
+        crop ? kOneDNNConvTransposeCropSymbol : kOneDNNConvTransposeSymbol;
+    declare(callee, crop ? ArrayRef<Type>(cropArgTypes)
+                         : ArrayRef<Type>(argTypes));
+    auto call = func::CallOp::create(b, loc, callee, TypeRange{}, args);
     call->setAttr(kConvImplAttr, StringAttr::get(ctx, "onednn"));
+    Value full = op.getDpsInits()[0];
     op->erase();
+    if (crop) {
+      // The copy's target holds the crop already; nothing reads the full
+      // buffer any more.
+      crop->copy->erase();
+      crop->view->erase();
+      Operation *alloc = full.getDefiningOp();
+      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+        user->erase(); // its deallocs
+      alloc->erase();
+    }
   }
   return ops.size();
 }

@@ -206,8 +206,7 @@ SmallVector<Operation *> convSlices(Operation *op) {
     if (!s || s->getBlock() != op->getBlock() || !s.getBounds().empty() ||
         s.getDynamicStart() || s.getDynamicEnd() || s.getStep() != 1 ||
         !s.getStart() || *s.getStart() != 0 ||
-        (s.getDim() != 2 && s.getDim() != 3 && s.getDim() != -1 &&
-         s.getDim() != -2))
+        !llvm::is_contained({2, 3, -1, -2}, (int64_t)s.getDim()))
       break;
     auto t = dyn_cast<RankedTensorType>(s.getType());
     if (!t || !t.hasStaticShape())

@@ -11,7 +11,10 @@
 // = [sh, sw, ph, pw, oph, opw]); where kiln-cpu-conv-im2col picks oneDNN
 // the conv becomes the scatter generic on x and w as they are (no
 // interleave, no flip), cropped by the padding, and after bufferization a
-// call of kiln_onednn_conv_transpose2d_f32 (backward-data primitive).
+// call of kiln_onednn_conv_transpose2d_f32 (backward-data primitive), or
+// of kiln_onednn_conv_transpose2d_crop_f32 on the crop's own buffer where
+// the full buffer is only read through the crop's copy (static shapes):
+// the primitive takes the crop as its padding.
 // Other conv choices keep the stride-1 conv.
 
 // LOWER-LABEL: func.func @strided
@@ -26,14 +29,21 @@
 // SCATTER: %[[G:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[Y]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "reduction", "reduction"]} ins(%[[XA]], %[[WA]] : tensor<2x16x7x7xf32>, tensor<16x8x3x3xf32>) outs(%[[F]] : tensor<2x8x15x15xf32>) attrs = {kiln.conv_impl = "onednn", kiln.conv_transpose_scatter = array<i64: 2, 2, 1, 1>}
 // SCATTER: tensor.extract_slice %[[G]][0, 0, 1, 1] [2, 8, 14, 14] [1, 1, 1, 1]
 // SCATTER-NOT: linalg.conv_2d
-// CALL: func.func private @kiln_onednn_conv_transpose2d_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CALL: func.func private @kiln_onednn_conv_transpose2d_crop_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
 // CALL-LABEL: func.func @strided
 // CALL-NOT: linalg.conv_2d
-// x n ci oh ow, w co kh kw, buffer h w, strides 2 2, dilations 1 1, ...,
-// accumulate 0 (the zero fill is dropped), threads 2
-// CALL: call @kiln_onednn_conv_transpose2d_f32({{.*}}, %c2_i64, %c16_i64, %c7_i64, %c7_i64, %c8_i64, %c3_i64, %c3_i64, %c15_i64, %c15_i64, %c2_i64, %c2_i64, %c1_i64, %c1_i64, {{.*}}, %c0_i64, %c2_i64) {kiln.conv_impl = "onednn"}
-// FULL: llvm.call @kiln_onednn_conv_transpose2d_f32
-// DIRECT-NOT: kiln_onednn_conv_transpose2d_f32
+// CALL-NOT: memref.copy
+// CALL-NOT: memref.alloc() {{.*}} : memref<2x8x15x15xf32>
+// CALL: %[[Y:.*]] = memref.alloc() {{.*}} : memref<2x8x14x14xf32>
+// CALL-NOT: memref.copy
+// x n ci oh ow, w co kh kw, the crop's h w, strides 2 2, dilations 1 1,
+// ..., the crop's offsets 1 1, accumulate 0 (the zero fill is dropped),
+// threads 2
+// CALL: call @kiln_onednn_conv_transpose2d_crop_f32({{.*}}, %c2_i64, %c16_i64, %c7_i64, %c7_i64, %c8_i64, %c3_i64, %c3_i64, %c14_i64, %c14_i64, %c2_i64, %c2_i64, %c1_i64, %c1_i64, {{.*}}, %c1_i64, %c1_i64, %c0_i64, %c2_i64) {kiln.conv_impl = "onednn"}
+// CALL-NOT: memref.copy
+// CALL: return %[[Y]]
+// FULL: llvm.call @kiln_onednn_conv_transpose2d_crop_f32
+// DIRECT-NOT: kiln_onednn_conv_transpose2d
 func.func @strided(%x: tensor<2x16x7x7xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<2x8x14x14xf32> {
   %0 = kt.conv_transpose2d %x, %w {stride = [2, 2], padding = [1, 1], output_padding = [1, 1]} : (tensor<2x16x7x7xf32>, tensor<16x8x3x3xf32>) -> tensor<2x8x14x14xf32>
   return %0 : tensor<2x8x14x14xf32>
@@ -49,8 +59,10 @@ func.func @strided(%x: tensor<2x16x7x7xf32>, %w: tensor<16x8x3x3xf32>) -> tensor
 // SCATTER: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[Y2]]]
 // SCATTER-SAME: kiln.conv_transpose_scatter = array<i64: 3, 3, 2, 2>
 // SCATTER: tensor.extract_slice {{.*}}[0, 0, 0, 0] [%{{.*}}, 3, 11, 11] [1, 1, 1, 1]
+// (A `?` batch: the full buffer is kept, and the result a view of it.)
 // CALL-LABEL: func.func @dilated_dynamic
-// CALL: call @kiln_onednn_conv_transpose2d_f32
+// CALL: call @kiln_onednn_conv_transpose2d_f32(
+// CALL: memref.subview %{{.*}}[0, 0, 0, 0] [%{{.*}}, 3, 11, 11]
 func.func @dilated_dynamic(%x: tensor<?x4x3x3xf32>, %w: tensor<4x3x2x2xf32>) -> tensor<?x3x11x11xf32> {
   %0 = kt.conv_transpose2d %x, %w {stride = [3, 3], output_padding = [2, 2], dilation = [2, 2]} : (tensor<?x4x3x3xf32>, tensor<4x3x2x2xf32>) -> tensor<?x3x11x11xf32>
   return %0 : tensor<?x3x11x11xf32>

@@ -233,6 +233,11 @@ unsigned lowerConvsToOneDNN(mlir::ModuleOp module, unsigned threads);
 /// (runtime/onednn/KilnOneDNN.cpp): oneDNN's backward-data primitive.
 inline constexpr llvm::StringLiteral kOneDNNConvTransposeSymbol =
     "kiln_onednn_conv_transpose2d_f32";
+/// The same with the output a crop of the full one (two more i64s before
+/// accumulate: the crop's top and left offsets): the transposed conv's
+/// padding, given to oneDNN instead of copied out of a full-size buffer.
+inline constexpr llvm::StringLiteral kOneDNNConvTransposeCropSymbol =
+    "kiln_onednn_conv_transpose2d_crop_f32";
 
 /// On the scatter generic of transposedConvToScatter: [stride h, stride w,
 /// dilation h, dilation w].
