@@ -2221,7 +2221,9 @@ def unique_op(b, x, consecutive, return_inverse, return_counts, what):
                    binary(b, "eq", pos, b.constant(0, torch.int64),
                           out_dtype=torch.bool), out_dtype=torch.bool)
     idx = nonzero_column(b, nonzero_op(b, start), 0)
-    values = index_select(b, srt, 0, idx)
+    # PyTorch has no derivative for unique (backward raises "not
+    # implemented"): no gradient flows through the values (as zeta's self).
+    values = stop_gradient(b, index_select(b, srt, 0, idx))
     u = idx.shape[0]
     run = sub(b, b.op("cumsum", [cast(b, start, torch.int64)], {"dim": 0},
                       shape=(n,), dtype=torch.int64), 1)

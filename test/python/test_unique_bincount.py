@@ -357,3 +357,20 @@ def test_aten_unique_nan_and_empty(backend):
     e = torch.tensor([])
     prog = kiln.backend(make_fx(fn)(e), [e], backend=backend)
     _same(prog(e), fn(e))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_no_gradients_as_pytorch(backend):
+    # PyTorch: "the derivative for '_unique2' / 'bincount' is not
+    # implemented" on backward; Kiln fails too (unique's values carry no
+    # gradient; kt.bincount has no vector-Jacobian rule), never a gradient.
+    x = torch.tensor([3.0, 1.0, 3.0], requires_grad=True)
+    i = torch.tensor([0, 1, 1])
+    for fn, args in ((lambda x: torch.unique(x).sum(), (x,)),
+                     (lambda i, w: torch.bincount(i, w).sum(), (i, x))):
+        with pytest.raises(RuntimeError, match="not implemented"):
+            fn(*args).backward()
+        with pytest.raises(RuntimeError, match="grad|vector-Jacobian"):
+            kiln.compile(fn, backend=backend, fullgraph=True)(
+                *args).backward()
+        assert x.grad is None
