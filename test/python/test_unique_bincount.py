@@ -374,3 +374,20 @@ def test_no_gradients_as_pytorch(backend):
             kiln.compile(fn, backend=backend, fullgraph=True)(
                 *args).backward()
         assert x.grad is None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_index_tensor_of_a_data_dependent_length(backend):
+    # One index tensor whose length is unbacked (a 1-D nonzero's column)
+    # and an index into a dim of unbacked length (values[inverse]): neither
+    # is specialized, one compile.
+    def fn(x, m):
+        v, inv = torch.unique(x, return_inverse=True)
+        return (x[torch.nonzero(m, as_tuple=True)] * 2,
+                x[torch.nonzero(m).view(-1)] - 1, v[inv], v[-1:] * 2,
+                v[inv[:2]] + 1)
+    f = kiln.compile(fn, backend=backend, fullgraph=True)
+    x = torch.tensor([0.5, -1.0, 2.0, 0.5, 3.0, -1.0])
+    for m in (x > 0, x > 5, x > -5):
+        _same(f(x, m), fn(x, m))
+    assert _compiles(f) == [1]
