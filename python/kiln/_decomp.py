@@ -2313,11 +2313,12 @@ def _flag(b, v, what):
 
 def _unique_results(b, x, consecutive, return_inverse, return_counts, dim,
                     what):
-    if dim is not None:
-        raise b.error("%s with dim=%r is not supported (only dim=None: the "
-                      "flattened input)" % (what, dim))
     inv = _flag(b, return_inverse, "%s's return_inverse" % what)
     cnt = _flag(b, return_counts, "%s's return_counts" % what)
+    if dim is not None:
+        dim = b.static(dim, "%s's dim" % what)
+        return O.unique_dim_op(b, x, dim, consecutive, inv, cnt, what), \
+            inv, cnt
     return O.unique_op(b, x, consecutive, inv, cnt, what), inv, cnt
 
 
@@ -2359,6 +2360,16 @@ def _unique2(b, x, sorted=True, return_inverse=False, return_counts=False):
 
 O.function(torch._unique2)(_unique2)
 A.aten("_unique2")(_unique2)
+
+
+@A.aten("unique_dim")
+def _a_unique_dim(b, x, dim, sorted=True, return_inverse=False,
+                  return_counts=False):
+    """aten.unique_dim: (values, inverse, counts), the ones not asked for
+    empty int64 tensors."""
+    (v, i, c), inv, cnt = _unique_results(
+        b, x, False, return_inverse, return_counts, dim, "aten.unique_dim")
+    return (v, i if inv else _empty_i64(b), c if cnt else _empty_i64(b))
 
 
 @O.both("unique_consecutive")

@@ -2241,6 +2241,76 @@ def unique_op(b, x, consecutive, return_inverse, return_counts, what):
     return values, inverse, counts
 
 
+def unique_dim_op(b, x, dim, consecutive, return_inverse, return_counts,
+                  what):
+    """torch.unique / unique_consecutive with a dim: the distinct slices
+    along `dim` (values: x's shape with [u] at dim; inverse and counts
+    [n] and [u], int64). x is laid out as rows [n, m] (x.transpose(dim, 0)
+    with the other dims flattened, as PyTorch's kernel: m must be static
+    and non-zero, as PyTorch refuses 0-sized other dims); unique sorts the rows lexicographically with one
+    stable kt.argsort per column, last column first; a row starts a run
+    where any element differs (`ne`) from the row before it; then as
+    unique_op."""
+    x = need_tensor(b, x, what)
+    if x.ndim == 0:
+        raise b.error("%s: dim specified for a 0-d tensor" % what)
+    d = norm_dim(b, dim, x.ndim)
+    rest = [x.shape[k] for k in range(x.ndim) if k != d]
+    m = b.static(prod(rest), "%s: the size of the slices along dim" % what)
+    if m == 0:
+        raise b.error("There are 0 sized dimensions, and they aren't "
+                      "selected, so unique cannot be applied")
+    # PyTorch's layout: dim swapped with dim 0 (x.transpose(dim, 0)), the
+    # other dims flattened in that order.
+    perm_dims = list(range(x.ndim))
+    perm_dims[0], perm_dims[d] = d, 0
+    xm = permute(b, x, perm_dims) if d else x
+    rows = reshape(b, xm, [x.shape[d], m]) if x.ndim != 2 or d else xm
+    n = rows.shape[0]
+    pos = sub(b, b.op("cumsum", [full(b, [n], 1, torch.int64)], {"dim": 0},
+                      shape=(n,), dtype=torch.int64), 1)
+    perm = None
+    if not consecutive:
+        for c in reversed(range(m)):
+            col = select(b, rows, 1, c)
+            if perm is not None:
+                col = b.op("gather", [col, perm], {"dim": 0}, shape=(n,),
+                           dtype=col.dtype)
+            p2 = _argsort(b, col, 0, False)
+            perm = p2 if perm is None else b.op(
+                "gather", [perm, p2], {"dim": 0}, shape=(n,),
+                dtype=torch.int64)
+        rows = index_select(b, rows, 0, perm)
+    prev = index_select(b, rows, 0, clamp_min(b, sub(b, pos, 1), 0))
+    diff = sum_(b, cast(b, binary(b, "ne", rows, prev, out_dtype=torch.bool),
+                        torch.int64), [1])
+    start = binary(b, "logical_or",
+                   binary(b, "ne", diff, b.constant(0, torch.int64),
+                          out_dtype=torch.bool),
+                   binary(b, "eq", pos, b.constant(0, torch.int64),
+                          out_dtype=torch.bool), out_dtype=torch.bool)
+    idx = nonzero_column(b, nonzero_op(b, start), 0)
+    u = idx.shape[0]
+    vals = index_select(b, rows, 0, idx)
+    vals = reshape(b, vals, [u] + [xm.shape[k] for k in range(1, x.ndim)])
+    if d:
+        vals = permute(b, vals, perm_dims)  # a swap is its own inverse
+    values = stop_gradient(b, copy_of(vals))
+    run = sub(b, b.op("cumsum", [cast(b, start, torch.int64)], {"dim": 0},
+                      shape=(n,), dtype=torch.int64), 1)
+    inverse = counts = None
+    if return_inverse:
+        inverse = run if perm is None else b.op(
+            "scatter", [full(b, [n], 0, torch.int64), perm, run], {"dim": 0},
+            shape=(n,), dtype=torch.int64)
+    if return_counts:
+        counts = b.op("scatter", [full(b, [u], 0, torch.int64), run,
+                                  full(b, [n], 1, torch.int64)],
+                      {"dim": 0, "reduce": _ir.Raw("#kt.scatter_reduce<sum>")},
+                      shape=(u,), dtype=torch.int64)
+    return values, inverse, counts
+
+
 _BINCOUNT_INTS = (torch.int64, torch.int32, torch.int16, torch.int8,
                   torch.uint8)
 

@@ -427,6 +427,8 @@ def cases():
     # unique / unique_consecutive / bincount (test_unique_bincount.py).
     case("_unique2.default", torch.tensor([[3.0, 1.0, 3.0], [-0.0, 0.0, 1.0]]),
          True, True, True)
+    case("unique_dim.default", torch.tensor([[3, 1, 3], [0, 0, 0], [3, 1, 3]]),
+         1, True, True, True)
     case("unique_consecutive.default",
          torch.tensor([2, 2, 5, 5, 5, 2, 7]), True, True)
     case("bincount.default", I(9, lo=0, hi=6), R(9), 8)

@@ -599,21 +599,6 @@ def test_diagonal_scatter(backend):
                src, backend=backend)
 
 
-def test_unique_with_dim_is_a_graph_break():
-    """unique with a dim: a located refusal naming the op with
-    fullgraph=True, a graph break (eager result) without. (unique with
-    dim=None, unique_consecutive, bincount, masked_select, nonzero, argwhere
-    compile: test_unique_bincount.py, test_data_dependent.py.)"""
-    x = torch.tensor([[0.0, 1.5], [2.0, 0.0]])
-    for fn, name in ((lambda a: torch.unique(a, dim=0), "unique"),
-                     (lambda a: a.unique(dim=1), "unique")):
-        with pytest.raises(kiln.Unsupported) as e:
-            kiln.compile(fn, backend="eager", fullgraph=True)(x)
-        assert name in str(e.value) and "dim=" in str(e.value)
-        got = kiln.compile(lambda a: fn(a * 2) + 1, backend="eager")(x)
-        torch.testing.assert_close(got, fn(x * 2) + 1)
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_integer_operands_of_float_formulas(backend):
     """Losses whose formula adds a float constant take integer tensors and

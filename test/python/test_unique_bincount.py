@@ -196,6 +196,53 @@ def test_unique_of_a_masked_select(backend):
     assert _compiles(f) == [1]
 
 
+# ------------------------------------------------------------ with a dim
+
+
+def unique_dims(x):
+    return (torch.unique(x, dim=0, return_inverse=True, return_counts=True),
+            torch.unique(x, dim=1),
+            torch.unique(x, dim=-1, return_counts=True),
+            x.unique(dim=0, return_inverse=True),
+            torch.unique_consecutive(x, dim=0, return_inverse=True,
+                                     return_counts=True),
+            torch.unique_consecutive(x, dim=-1, return_counts=True))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_unique_dim_one_compile_for_every_count(backend, dtype):
+    # Slices along dim: rows sorted lexicographically (PyTorch's order),
+    # their count unbacked (one compile for 1 to 6 distinct rows).
+    f = kiln.compile(unique_dims, backend=backend, fullgraph=True)
+    g = torch.Generator().manual_seed(5)
+    xs = [torch.zeros(6, 3), torch.eye(6)[:, :3] * 2 - 1,
+          torch.tensor([[1, 2, 0], [0, 5, 1], [1, 2, 0], [1, -1, 1],
+                        [1, 2, 0], [0, 5, 1]])]
+    xs += [torch.randint(0, 2, (6, 3), generator=g) for _ in range(2)]
+    for x in xs:
+        x = x.to(dtype)
+        _same(f(x), unique_dims(x))
+    assert _compiles(f) == [1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unique_dim_3d_and_empty(backend):
+    # PyTorch lays the slices out as x.transpose(dim, 0) flattened.
+    def fn(x):
+        return tuple(torch.unique(x, dim=d, return_inverse=True,
+                                  return_counts=True) for d in range(3)) + \
+            (torch.unique_consecutive(x, dim=2, return_counts=True),)
+    f = kiln.compile(fn, backend=backend, fullgraph=True)
+    g = torch.Generator().manual_seed(6)
+    x = torch.randint(0, 2, (3, 4, 2), generator=g)
+    _same(f(x), fn(x))
+    e = lambda x: torch.unique(x, dim=0, return_inverse=True,
+                               return_counts=True)
+    x = torch.zeros(0, 3)
+    _same(kiln.compile(e, backend=backend, fullgraph=True)(x), e(x))
+
+
 # ---------------------------------------------------------------- bincount
 
 
@@ -280,8 +327,9 @@ def test_bad_inputs_are_refused_with_fullgraph():
             (lambda x: torch.bincount(x > 0), "1-d non-negative"),
             (lambda x: torch.bincount(x, torch.ones(3)), "same length"),
             (lambda x: torch.bincount(x, minlength=-1), "minlength"),
-            (lambda x: torch.unique(x, dim=0), "dim=0 is not supported"),
-            (lambda x: torch.unique_consecutive(x, dim=0), "dim=0")):
+            (lambda x: torch.unique(x.view(2, 1)[:, :0], dim=0),
+             "0 sized dimensions"),
+            (lambda x: torch.unique_consecutive(x[0], dim=0), "0-d")):
         with pytest.raises(kiln.Unsupported, match=msg):
             kiln.compile(fn, backend="eager", fullgraph=True)(x)
 
@@ -292,6 +340,9 @@ def test_bad_inputs_are_graph_breaks(backend):
     x = torch.tensor([[1, 2], [2, 2]])
     fn = lambda x: (torch.unique(x, dim=0, return_counts=True), x * 2)
     _same(kiln.compile(fn, backend=backend)(x), fn(x))
+    h = kiln.compile(lambda x: torch.unique(x[:, :0], dim=0), backend=backend)
+    with pytest.raises(RuntimeError, match="0 sized dimensions"):
+        h(x)
     g = kiln.compile(lambda x: torch.bincount(x.float()), backend=backend)
     with pytest.raises(RuntimeError, match="not implemented for 'Float'"):
         g(x[0])
@@ -325,6 +376,7 @@ def test_size_as_python_number_is_a_graph_break(backend):
 def aten_fn(x, i, w):
     v, inv, cnt = torch.unique(x, return_inverse=True, return_counts=True)
     return (v, inv, cnt, torch.unique(x), v[inv] * 2,
+            torch.unique(x, dim=1, return_inverse=True, return_counts=True),
             torch.unique_consecutive(x, return_inverse=True,
                                      return_counts=True),
             torch.unique_consecutive(x), torch.bincount(i),
@@ -340,7 +392,7 @@ def test_aten_importer(backend):
     gm = make_fx(aten_fn)(x, i, w)
     targets = {str(n.target) for n in gm.graph.nodes}
     assert {"aten._unique2.default", "aten.unique_consecutive.default",
-            "aten.bincount.default"} <= targets
+            "aten.unique_dim.default", "aten.bincount.default"} <= targets
     prog = kiln.backend(gm, [x, i, w], backend=backend)
     for k in range(4):
         x = torch.randint(0, 1 + 3 * k, (2, 5), generator=g).float()
