@@ -443,3 +443,21 @@ def test_index_tensor_of_a_data_dependent_length(backend):
     for m in (x > 0, x > 5, x > -5):
         _same(f(x, m), fn(x, m))
     assert _compiles(f) == [1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dynamic_input_sizes(backend):
+    # After one recompile the input dims are dynamic (automatic dynamic
+    # shapes): every later size, 0 and 1 included, runs the same program;
+    # bincount without weights does not specialize its input's length.
+    def fn(x, i):
+        return (torch.unique(x, return_inverse=True, return_counts=True),
+                torch.unique(x.view(-1, 1), dim=0), torch.unique_consecutive(x),
+                torch.bincount(i, minlength=2))
+    f = kiln.compile(fn, backend=backend, fullgraph=True)
+    g = torch.Generator().manual_seed(7)
+    for n in (5, 7, 9, 0, 1, 12):
+        x = torch.randint(0, 4, (n,), generator=g).float()
+        i = torch.randint(0, 6, (n + 1,), generator=g)
+        _same(f(x, i), fn(x, i))
+    assert _compiles(f) == [2]
