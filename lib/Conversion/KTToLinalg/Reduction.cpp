@@ -1110,7 +1110,9 @@ struct NonzeroLowering : public OpConversionPattern<kt::NonzeroOp> {
 /// tensor of `max(max + 1, minlength)` holds the result, and a second scf.for
 /// adds 1 (or the element's weight, in the weights' type, in order) at each
 /// element's value. `?` lengths of self and weights are checked against each
-/// other (the loops then stop at the shorter one).
+/// other (the loops then stop at the shorter one), and so is a written
+/// static result length against the computed one (values beyond it are
+/// then skipped).
 struct BincountLowering : public OpConversionPattern<kt::BincountOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -1175,6 +1177,13 @@ struct BincountLowering : public OpConversionPattern<kt::BincountOp> {
         arith::ConstantOp::create(rw, loc,
                                   rw.getI64IntegerAttr(op.getMinlength())));
     len = arith::IndexCastOp::create(rw, loc, rw.getIndexType(), len);
+    // A written static length is checked (the interpreter's message); the
+    // code then goes on with that length, skipping values beyond it.
+    if (!type.isDynamicDim(0)) {
+      checkResultShape(rw, loc, 0, type, {OpFoldResult(len)});
+      len = indexConst(rw, loc, type.getDimSize(0));
+    }
+    Value lenI64 = arith::IndexCastOp::create(rw, loc, i64, len);
     auto dynType = RankedTensorType::get({ShapedType::kDynamic}, elem);
     Value zeroElem = arith::ConstantOp::create(rw, loc, rw.getZeroAttr(elem));
     Value init = filled(rw, loc, dynType, {OpFoldResult(len)}, zeroElem);
@@ -1183,7 +1192,10 @@ struct BincountLowering : public OpConversionPattern<kt::BincountOp> {
             rw, loc, zero, n, one, ValueRange{init},
             [&](OpBuilder &b, Location l, Value i, ValueRange it) {
               Value v = element(b, l, i);
-              Value ok = arith::CmpIOp::create(b, l, CmpIPredicate::sge, v, c0);
+              Value ok = arith::AndIOp::create(
+                  b, l,
+                  arith::CmpIOp::create(b, l, CmpIPredicate::sge, v, c0),
+                  arith::CmpIOp::create(b, l, CmpIPredicate::slt, v, lenI64));
               auto ifOp = scf::IfOp::create(
                   b, l, ok,
                   [&](OpBuilder &tb, Location tl) {

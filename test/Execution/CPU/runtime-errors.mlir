@@ -135,3 +135,22 @@ func.func @bincount_weights() -> tensor<?xf32> {
   %r = kt.bincount %x, %w : (tensor<3xi64>, tensor<?xf32>) -> tensor<?xf32>
   return %r : tensor<?xf32>
 }
+
+// A written static bincount length other than the computed one.
+// RUN: not kiln-run %s --entry=bincount_static --backend=cpu 2>&1 | FileCheck %s --check-prefix=BINCOUNT-S
+// RUN: not kiln-run %s --entry=bincount_static 2>&1 | FileCheck %s --check-prefix=BINCOUNT-S
+// RUN: kiln-run %s --entry=bincount_static_ok --backend=cpu --print 2>&1 | FileCheck %s --check-prefix=BINCOUNT-OK
+// BINCOUNT-S: runtime-errors.mlir:[[# @LINE + 3]]:8: {{(error: )?}}result #0 at run time: expected tensor<7xi64>, got i64 tensor of shape 4
+func.func @bincount_static() -> tensor<7xi64> {
+  %x = kt.constant {value = dense<[1, 0, 3]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %r = kt.bincount %x : (tensor<3xi64>) -> tensor<7xi64>
+  return %r : tensor<7xi64>
+}
+
+// BINCOUNT-OK: result0: tensor<4xi64>
+// BINCOUNT-OK-NEXT: [1, 1, 0, 1]
+func.func @bincount_static_ok() -> tensor<4xi64> {
+  %x = kt.constant {value = dense<[1, 0, 3]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %r = kt.bincount %x : (tensor<3xi64>) -> tensor<4xi64>
+  return %r : tensor<4xi64>
+}
