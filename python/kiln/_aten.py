@@ -31,7 +31,7 @@ import torch
 from . import _ir
 from . import _ops as O
 from ._fx_import import TensorVal
-from ._symbolic import Sym, value
+from ._symbolic import Sym, is_unbacked, value
 
 ATEN = {}
 UNSUPPORTED = {}
@@ -830,6 +830,10 @@ def index(b, x, indices):
         i = idx[d]
         flat = O.reshape(b, i, -1) if i.ndim != 1 else i
         n = x.shape[d]
+        if is_unbacked(n):
+            # A data-dependent size (unique's values indexed by its
+            # inverse): negative indices wrap by the size at run time.
+            n = O._dim_size_tensor(b, x, d)
         flat = _wrap_index(b, flat, n)
         r = O.index_select(b, x, d, flat)
         if i.ndim == 1:

@@ -2263,22 +2263,6 @@ def _a_multilabel_margin_loss_forward(b, x, t, reduction):
     return (_reduce(b, loss, A._reduction(b, reduction)), is_target)
 
 
-# ------------------------------------- data-dependent output sizes: refused
-
-
-def _data_dependent(name):
-    def conv(b, *args, **kwargs):
-        raise b.error("%s: its output size depends on the values of its "
-                      "input (Kiln's programs have no data-dependent "
-                      "shapes): a graph break, the op runs eagerly" % name)
-    conv.__name__ = name
-    return conv
-
-
-for _n in ("unique_consecutive",):
-    O.both(_n)(_data_dependent("torch." + _n))
-
-
 # nonzero, argwhere, masked_select: a size known when the program runs
 # (kt.nonzero's count, an unbacked size: kiln._symbolic.Unbacked).
 
@@ -2313,9 +2297,102 @@ def masked_select(b, x, mask, *, out=None):
     if out is not None:
         raise b.error("torch.masked_select with out= is not supported")
     return O.masked_select_op(b, x, mask)
-O.function(torch.unique, torch.functional.unique, torch._unique,
-           torch._unique2)(_data_dependent("torch.unique"))
-O.METHODS["unique"] = _data_dependent("Tensor.unique")
+
+
+# unique, unique_consecutive (dim=None), bincount: sizes known when the
+# program runs too (kt.nonzero's count of the run starts; kt.bincount's
+# length). See O.unique_op and O.bincount_op.
+
+
+def _flag(b, v, what):
+    v = b.static(v, what)
+    if not isinstance(v, bool):
+        raise b.error("%s must be a bool, got %r" % (what, v))
+    return v
+
+
+def _unique_results(b, x, consecutive, return_inverse, return_counts, dim,
+                    what):
+    inv = _flag(b, return_inverse, "%s's return_inverse" % what)
+    cnt = _flag(b, return_counts, "%s's return_counts" % what)
+    if dim is not None:
+        dim = b.static(dim, "%s's dim" % what)
+        return O.unique_dim_op(b, x, dim, consecutive, inv, cnt, what), \
+            inv, cnt
+    return O.unique_op(b, x, consecutive, inv, cnt, what), inv, cnt
+
+
+@O.function(torch.unique, torch.functional.unique)
+def unique(b, x, sorted=True, return_inverse=False, return_counts=False,
+           dim=None):
+    """torch.unique (dim=None): the sorted distinct values (sorted=False
+    gives them sorted too: PyTorch leaves that order to the
+    implementation), with the inverse and counts when asked for."""
+    _flag(b, sorted, "torch.unique's sorted")
+    (v, i, c), inv, cnt = _unique_results(
+        b, x, False, return_inverse, return_counts, dim, "torch.unique")
+    out = (v,) + ((i,) if inv else ()) + ((c,) if cnt else ())
+    return out[0] if len(out) == 1 else out
+
+
+O.METHODS["unique"] = unique
+
+
+def _empty_i64(b):
+    return O.full(b, [0], 0, torch.int64)
+
+
+@O.function(torch._unique)
+def _unique(b, x, sorted=True, return_inverse=False):
+    """torch._unique: (values, inverse); an empty inverse when not asked."""
+    (v, i, _), inv, _ = _unique_results(b, x, False, return_inverse, False,
+                                        None, "torch._unique")
+    return v, i if inv else _empty_i64(b)
+
+
+def _unique2(b, x, sorted=True, return_inverse=False, return_counts=False):
+    """torch._unique2 / aten._unique2: (values, inverse, counts), the ones
+    not asked for empty int64 tensors."""
+    (v, i, c), inv, cnt = _unique_results(
+        b, x, False, return_inverse, return_counts, None, "torch._unique2")
+    return (v, i if inv else _empty_i64(b), c if cnt else _empty_i64(b))
+
+
+O.function(torch._unique2)(_unique2)
+A.aten("_unique2")(_unique2)
+
+
+@A.aten("unique_dim")
+def _a_unique_dim(b, x, dim, sorted=True, return_inverse=False,
+                  return_counts=False):
+    """aten.unique_dim: (values, inverse, counts), the ones not asked for
+    empty int64 tensors."""
+    (v, i, c), inv, cnt = _unique_results(
+        b, x, False, return_inverse, return_counts, dim, "aten.unique_dim")
+    return (v, i if inv else _empty_i64(b), c if cnt else _empty_i64(b))
+
+
+@O.both("unique_consecutive")
+def unique_consecutive(b, x, return_inverse=False, return_counts=False,
+                       dim=None):
+    """torch.unique_consecutive (dim=None): the first element of each run
+    of equal consecutive elements of the flattened input."""
+    (v, i, c), inv, cnt = _unique_results(
+        b, x, True, return_inverse, return_counts, dim,
+        "torch.unique_consecutive")
+    out = (v,) + ((i,) if inv else ()) + ((c,) if cnt else ())
+    return out[0] if len(out) == 1 else out
+
+
+@A.aten("unique_consecutive")
+def _a_unique_consecutive(b, x, return_inverse=False, return_counts=False,
+                          dim=None):
+    """aten.unique_consecutive: (values, inverse, counts), the ones not
+    asked for empty int64 tensors."""
+    (v, i, c), inv, cnt = _unique_results(
+        b, x, True, return_inverse, return_counts, dim,
+        "aten.unique_consecutive")
+    return (v, i if inv else _empty_i64(b), c if cnt else _empty_i64(b))
 
 
 @O.both("equal")
@@ -2680,7 +2757,13 @@ def histc(b, x, bins=100, min=0, max=0, *, out=None):
 A.aten("histc")(histc)
 
 
-O.both("bincount")(_data_dependent("torch.bincount"))
+@O.both("bincount")
+def bincount(b, x, weights=None, minlength=0):
+    """torch.bincount: kt.bincount (O.bincount_op)."""
+    return O.bincount_op(b, x, weights, minlength)
+
+
+A.aten("bincount")(bincount)
 
 
 @O.function(getattr(F, "_scaled_dot_product_attention", None))

@@ -2193,6 +2193,171 @@ def masked_select_op(b, x, mask):
     return masked_rows(b, flat, m)
 
 
+def unique_op(b, x, consecutive, return_inverse, return_counts, what):
+    """torch.unique (dim=None, sorted) and torch.unique_consecutive of the
+    flattened x: (values [u], inverse (x's shape, int64), counts [u]), u a
+    new unbacked size (kt.nonzero's count). Sorted: a stable kt.argsort of
+    the flattened x and its gather; a run starts where an element differs
+    from the one before it (`ne`, so every NaN is its own run, as PyTorch's
+    NaN != NaN; -0.0 equals 0.0 and the first in input order is kept); the
+    values are the run starts (kt.nonzero of that mask, an index_select),
+    the inverse the running count of starts minus one (scattered back
+    through the sort permutation), the counts a scatter-add of ones by it."""
+    x = need_tensor(b, x, what)
+    flat = reshape(b, x, -1)
+    n = flat.shape[0]
+    pos = sub(b, b.op("cumsum", [full(b, [n], 1, torch.int64)], {"dim": 0},
+                      shape=(n,), dtype=torch.int64), 1)
+    if consecutive:
+        srt, perm = flat, None
+    else:
+        perm = _argsort(b, flat, 0, False)
+        srt = b.op("gather", [flat, perm], {"dim": 0}, shape=(n,),
+                   dtype=flat.dtype)
+    prev = b.op("gather", [srt, clamp_min(b, sub(b, pos, 1), 0)], {"dim": 0},
+                shape=(n,), dtype=flat.dtype)
+    start = binary(b, "logical_or",
+                   binary(b, "ne", srt, prev, out_dtype=torch.bool),
+                   binary(b, "eq", pos, b.constant(0, torch.int64),
+                          out_dtype=torch.bool), out_dtype=torch.bool)
+    idx = nonzero_column(b, nonzero_op(b, start), 0)
+    # PyTorch has no derivative for unique (backward raises "not
+    # implemented"): no gradient flows through the values (as zeta's self).
+    values = stop_gradient(b, index_select(b, srt, 0, idx))
+    u = idx.shape[0]
+    run = sub(b, b.op("cumsum", [cast(b, start, torch.int64)], {"dim": 0},
+                      shape=(n,), dtype=torch.int64), 1)
+    inverse = counts = None
+    if return_inverse:
+        if perm is not None:
+            run = b.op("scatter", [full(b, [n], 0, torch.int64), perm, run],
+                       {"dim": 0}, shape=(n,), dtype=torch.int64)
+        inverse = reshape(b, run, list(x.shape)) if x.ndim != 1 else run
+    if return_counts:
+        counts = b.op("scatter", [full(b, [u], 0, torch.int64), run,
+                                  full(b, [n], 1, torch.int64)],
+                      {"dim": 0, "reduce": _ir.Raw("#kt.scatter_reduce<sum>")},
+                      shape=(u,), dtype=torch.int64)
+    return values, inverse, counts
+
+
+def unique_dim_op(b, x, dim, consecutive, return_inverse, return_counts,
+                  what):
+    """torch.unique / unique_consecutive with a dim: the distinct slices
+    along `dim` (values: x's shape with [u] at dim; inverse and counts
+    [n] and [u], int64). x is laid out as rows [n, m] (x.transpose(dim, 0)
+    with the other dims flattened, as PyTorch's kernel: m must be static
+    and non-zero, as PyTorch refuses 0-sized other dims); unique sorts the rows lexicographically with one
+    stable kt.argsort per column, last column first; a row starts a run
+    where any element differs (`ne`) from the row before it; then as
+    unique_op."""
+    x = need_tensor(b, x, what)
+    if x.ndim == 0:
+        raise b.error("%s: dim specified for a 0-d tensor" % what)
+    d = norm_dim(b, dim, x.ndim)
+    rest = [x.shape[k] for k in range(x.ndim) if k != d]
+    m = b.static(prod(rest), "%s: the size of the slices along dim" % what)
+    if m == 0:
+        raise b.error("There are 0 sized dimensions, and they aren't "
+                      "selected, so unique cannot be applied")
+    # PyTorch's layout: dim swapped with dim 0 (x.transpose(dim, 0)), the
+    # other dims flattened in that order.
+    perm_dims = list(range(x.ndim))
+    perm_dims[0], perm_dims[d] = d, 0
+    xm = permute(b, x, perm_dims) if d else x
+    rows = reshape(b, xm, [x.shape[d], m]) if x.ndim != 2 or d else xm
+    n = rows.shape[0]
+    pos = sub(b, b.op("cumsum", [full(b, [n], 1, torch.int64)], {"dim": 0},
+                      shape=(n,), dtype=torch.int64), 1)
+    perm = None
+    if not consecutive:
+        for c in reversed(range(m)):
+            col = select(b, rows, 1, c)
+            if perm is not None:
+                col = b.op("gather", [col, perm], {"dim": 0}, shape=(n,),
+                           dtype=col.dtype)
+            p2 = _argsort(b, col, 0, False)
+            perm = p2 if perm is None else b.op(
+                "gather", [perm, p2], {"dim": 0}, shape=(n,),
+                dtype=torch.int64)
+        rows = index_select(b, rows, 0, perm)
+    prev = index_select(b, rows, 0, clamp_min(b, sub(b, pos, 1), 0))
+    diff = sum_(b, cast(b, binary(b, "ne", rows, prev, out_dtype=torch.bool),
+                        torch.int64), [1])
+    start = binary(b, "logical_or",
+                   binary(b, "ne", diff, b.constant(0, torch.int64),
+                          out_dtype=torch.bool),
+                   binary(b, "eq", pos, b.constant(0, torch.int64),
+                          out_dtype=torch.bool), out_dtype=torch.bool)
+    idx = nonzero_column(b, nonzero_op(b, start), 0)
+    u = idx.shape[0]
+    vals = index_select(b, rows, 0, idx)
+    vals = reshape(b, vals, [u] + [xm.shape[k] for k in range(1, x.ndim)])
+    if d:
+        vals = permute(b, vals, perm_dims)  # a swap is its own inverse
+    values = stop_gradient(b, copy_of(vals))
+    run = sub(b, b.op("cumsum", [cast(b, start, torch.int64)], {"dim": 0},
+                      shape=(n,), dtype=torch.int64), 1)
+    inverse = counts = None
+    if return_inverse:
+        inverse = run if perm is None else b.op(
+            "scatter", [full(b, [n], 0, torch.int64), perm, run], {"dim": 0},
+            shape=(n,), dtype=torch.int64)
+    if return_counts:
+        counts = b.op("scatter", [full(b, [u], 0, torch.int64), run,
+                                  full(b, [n], 1, torch.int64)],
+                      {"dim": 0, "reduce": _ir.Raw("#kt.scatter_reduce<sum>")},
+                      shape=(u,), dtype=torch.int64)
+    return values, inverse, counts
+
+
+_BINCOUNT_INTS = (torch.int64, torch.int32, torch.int16, torch.int8,
+                  torch.uint8)
+
+
+def bincount_op(b, x, weights=None, minlength=0):
+    """torch.bincount: kt.bincount, whose length max(max(x) + 1, minlength)
+    is a new unbacked size. Weights other than float32 are cast to float64
+    (PyTorch's result dtypes). An empty x gives int64 zeros even with
+    weights (PyTorch's kernel), so with weights the length of x is
+    specialized (an unbacked one is refused)."""
+    x = need_tensor(b, x, "bincount")
+    if x.ndim != 1 or x.dtype not in _BINCOUNT_INTS:
+        raise b.error("bincount only supports 1-d non-negative integral "
+                      "inputs (got a %d-d %s tensor)" % (x.ndim, x.dtype))
+    minlength = b.static(minlength, "bincount's minlength")
+    if not isinstance(minlength, int) or isinstance(minlength, bool):
+        raise b.error("bincount's minlength must be an int, got %r"
+                      % (minlength,))
+    if minlength < 0:
+        raise b.error("bincount: minlength should be >= 0, got %d"
+                      % minlength)
+    operands = [x]
+    dtype = torch.int64
+    if weights is not None:
+        weights = need_tensor(b, weights, "bincount's weights")
+        if weights.ndim != 1 or (
+                not is_unbacked(x.shape[0]) and
+                not is_unbacked(weights.shape[0]) and
+                value(x.shape[0]) != value(weights.shape[0])):
+            raise b.error("weights should be 1-d and have the same length "
+                          "as input")
+        n = b.static(x.shape[0], "bincount with weights (PyTorch's result "
+                     "for an empty input is int64)")
+        if n == 0:
+            return full(b, [minlength], 0, torch.int64)
+        dtype = torch.float32 if weights.dtype == torch.float32 \
+            else torch.float64
+        if weights.dtype != dtype:
+            weights = cast(b, weights, dtype)
+        operands.append(weights)
+    u = b.shape_env.new_unbacked()
+    attrs = {"minlength": minlength} if minlength else {}
+    r = b.op("bincount", operands, attrs, shape=(u,), dtype=dtype)
+    b.shape_env.unbacked_source[u.key[1]] = r
+    return r
+
+
 def tensor_index(b, x, idx):
     """x[idx]: basic entries (ints, slices, None, Ellipsis) as views, index
     tensors (advanced indexing) as one kt.index_select (see _advanced_read)."""
@@ -2404,11 +2569,16 @@ class _AdvancedPlan:
         # too (issue 16 batch 8). One index tensor may be of a dynamic
         # length itself; several need a static broadcast shape.
         one = len(adv) == 1
+
+        # A data-dependent size (an unbacked one: x[m], torch.unique's
+        # values indexed by its inverse) is as dynamic as a marked dim.
+        def dyn(n):
+            return b.is_marked_dynamic(n) or is_unbacked(n)
+
         # kt.reshape infers one size: collapsing to [N] + rest and back
         # with several index tensors takes one dim of r marked dynamic.
-        several_dyn = not one and sum(
-            1 for n in r.shape if b.is_marked_dynamic(n)) > 1
-        sizes = [r.shape[d] if b.is_marked_dynamic(r.shape[d]) and
+        several_dyn = not one and sum(1 for n in r.shape if dyn(n)) > 1
+        sizes = [r.shape[d] if dyn(r.shape[d]) and
                  not several_dyn else b.static(
                      r.shape[d], "the size of an indexed dim (several index "
                      "tensors take one dim marked dynamic)" if several_dyn
@@ -2416,7 +2586,7 @@ class _AdvancedPlan:
                  for d in dims]
         self.N = prod(sizes)
         self.B = list(broadcast(b, *[t.shape for _, t in adv]))
-        self.B = [s if one and b.is_marked_dynamic(s) else
+        self.B = [s if one and dyn(s) else
                   b.static(s, "the shape of the index tensors")
                   for s in self.B]
         self.M = prod(self.B)

@@ -95,8 +95,8 @@ def _unbacked_sid(sid):
 
 
 class Unbacked(Sym):
-    """A size that depends on the data (kt.nonzero's count, torch's
-    "unbacked" SymInt): it is `?` in the IR, has no example value, is never
+    """A size that depends on the data (kt.nonzero's count, kt.bincount's
+    length; torch's "unbacked" SymInt): it is `?` in the IR, has no example value, is never
     guarded nor specialized, and is computed by the program when it runs.
     Sums and products of it stay Unbacked; reading its value (`value()`,
     a comparison made to pick a code path, a size baked into an attribute)
@@ -114,7 +114,8 @@ class Unbacked(Sym):
             raise UnbackedSizeError(
                 "a data-dependent size (%s, computed when the program runs: "
                 "the count of a nonzero, masked_select or boolean-mask "
-                "index) is needed as a Python number here"
+                "index, the length of a unique or bincount) is needed as a "
+                "Python number here"
                 % _show(object.__getattribute__(self, "key")))
         return object.__getattribute__(self, name)
 

@@ -424,6 +424,14 @@ def cases():
     case("nonzero.default", torch.tensor([[0.0, 1.5, -0.0], [math.nan, 0.0,
                                                             2.0]]))
     case("index.Tensor", x345, [B(3, 4)], variant="mask")
+    # unique / unique_consecutive / bincount (test_unique_bincount.py).
+    case("_unique2.default", torch.tensor([[3.0, 1.0, 3.0], [-0.0, 0.0, 1.0]]),
+         True, True, True)
+    case("unique_dim.default", torch.tensor([[3, 1, 3], [0, 0, 0], [3, 1, 3]]),
+         1, True, True, True)
+    case("unique_consecutive.default",
+         torch.tensor([2, 2, 5, 5, 5, 2, 7]), True, True)
+    case("bincount.default", I(9, lo=0, hi=6), R(9), 8)
     case("index_put.default", R(5, 3), [I(4, lo=-5, hi=5)], R(4, 3), True)
     case("index_put.default", R(3, 4, 5), [None, I(2, 3, lo=-4, hi=4),
                                            I(3, lo=0, hi=5)], R(3),

@@ -599,20 +599,6 @@ def test_diagonal_scatter(backend):
                src, backend=backend)
 
 
-def test_data_dependent_sizes_are_graph_breaks():
-    """unique: a located refusal naming the op with fullgraph=True, a
-    graph break (eager result) without. (masked_select, nonzero, argwhere
-    compile: test_data_dependent.py.)"""
-    x = torch.tensor([[0.0, 1.5], [2.0, 0.0]])
-    for fn, name in ((lambda a: torch.unique(a), "unique"),
-                     (lambda a: a.unique(), "unique")):
-        with pytest.raises(kiln.Unsupported) as e:
-            kiln.compile(fn, backend="eager", fullgraph=True)(x)
-        assert name in str(e.value) and "data-dependent" in str(e.value)
-        got = kiln.compile(lambda a: fn(a * 2) + 1, backend="eager")(x)
-        torch.testing.assert_close(got, fn(x * 2) + 1)
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_integer_operands_of_float_formulas(backend):
     """Losses whose formula adds a float constant take integer tensors and

@@ -1103,6 +1103,131 @@ struct NonzeroLowering : public OpConversionPattern<kt::NonzeroOp> {
     return success();
   }
 };
+
+/// bincount: a data-dependent length. One scf.for finds the largest element
+/// and the first negative one (a run-time error: "bincount only supports
+/// non-negative inputs"; negative elements are then skipped), a zero-filled
+/// tensor of `max(max + 1, minlength)` holds the result, and a second scf.for
+/// adds 1 (or the element's weight, in the weights' type, in order) at each
+/// element's value. `?` lengths of self and weights are checked against each
+/// other (the loops then stop at the shorter one), and so is a written
+/// static result length against the computed one (values beyond it are
+/// then skipped).
+struct BincountLowering : public OpConversionPattern<kt::BincountOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(kt::BincountOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getSelf(), w = adaptor.getWeights();
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = type.getElementType();
+    bool unsignedIn = isUnsignedInt(
+        cast<RankedTensorType>(op.getSelf().getType()).getElementType());
+    Type i64 = rw.getI64Type();
+    Value zero = indexConst(rw, loc, 0), one = indexConst(rw, loc, 1);
+    OpFoldResult nSize = getSizes(rw, loc, in)[0];
+    Value n = indexValue(rw, loc, nSize);
+    if (w) {
+      OpFoldResult wSize = getSizes(rw, loc, w)[0];
+      Value bad = indexCmp(rw, loc, CmpIPredicate::ne, wSize, nSize);
+      Value wn = indexValue(rw, loc, wSize);
+      if (checkAtRunTime(rw, loc, bad,
+                         "weights have length {0} but self has length {1}",
+                         ValueRange{wn, n}))
+        n = arith::MinUIOp::create(rw, loc, n, wn);
+    }
+    // Element `i` of self as i64 (ui8 zero-extended).
+    auto element = [&](OpBuilder &b, Location l, Value i) -> Value {
+      Value v = tensor::ExtractOp::create(b, l, in, ValueRange{i});
+      if (v.getType() == i64)
+        return v;
+      if (unsignedIn)
+        return arith::ExtUIOp::create(b, l, i64, v);
+      return arith::ExtSIOp::create(b, l, i64, v);
+    };
+    Value c0 = arith::ConstantOp::create(rw, loc, rw.getI64IntegerAttr(0));
+    Value cm1 = arith::ConstantOp::create(rw, loc, rw.getI64IntegerAttr(-1));
+    // (largest element or -1, position of the first negative one or n, its
+    // value).
+    auto scan = scf::ForOp::create(
+        rw, loc, zero, n, one, ValueRange{cm1, n, c0},
+        [&](OpBuilder &b, Location l, Value i, ValueRange it) {
+          Value v = element(b, l, i);
+          Value mx = arith::MaxSIOp::create(b, l, it[0], v);
+          Value neg = arith::CmpIOp::create(b, l, CmpIPredicate::slt, v, c0);
+          Value none = arith::CmpIOp::create(b, l, CmpIPredicate::eq, it[1], n);
+          Value first = arith::AndIOp::create(b, l, neg, none);
+          Value pos = arith::SelectOp::create(b, l, first, i, it[1]);
+          Value val = arith::SelectOp::create(b, l, first, v, it[2]);
+          scf::YieldOp::create(b, l, ValueRange{mx, pos, val});
+        });
+    Value negBad = arith::CmpIOp::create(rw, loc, CmpIPredicate::ne,
+                                         scan.getResult(1), n);
+    checkAtRunTime(rw, loc, negBad,
+                   "bincount only supports non-negative inputs: self[{0}] "
+                   "is {1}",
+                   ValueRange{scan.getResult(1), scan.getResult(2)});
+    Value len = arith::MaxSIOp::create(
+        rw, loc,
+        arith::AddIOp::create(rw, loc, scan.getResult(0),
+                              arith::ConstantOp::create(
+                                  rw, loc, rw.getI64IntegerAttr(1))),
+        arith::ConstantOp::create(rw, loc,
+                                  rw.getI64IntegerAttr(op.getMinlength())));
+    len = arith::IndexCastOp::create(rw, loc, rw.getIndexType(), len);
+    // A written static length is checked (the interpreter's message); the
+    // code then goes on with that length, skipping values beyond it.
+    if (!type.isDynamicDim(0)) {
+      checkResultShape(rw, loc, 0, type, {OpFoldResult(len)});
+      len = indexConst(rw, loc, type.getDimSize(0));
+    }
+    Value lenI64 = arith::IndexCastOp::create(rw, loc, i64, len);
+    auto dynType = RankedTensorType::get({ShapedType::kDynamic}, elem);
+    Value zeroElem = arith::ConstantOp::create(rw, loc, rw.getZeroAttr(elem));
+    Value init = filled(rw, loc, dynType, {OpFoldResult(len)}, zeroElem);
+    Value result =
+        scf::ForOp::create(
+            rw, loc, zero, n, one, ValueRange{init},
+            [&](OpBuilder &b, Location l, Value i, ValueRange it) {
+              Value v = element(b, l, i);
+              Value ok = arith::AndIOp::create(
+                  b, l,
+                  arith::CmpIOp::create(b, l, CmpIPredicate::sge, v, c0),
+                  arith::CmpIOp::create(b, l, CmpIPredicate::slt, v, lenI64));
+              auto ifOp = scf::IfOp::create(
+                  b, l, ok,
+                  [&](OpBuilder &tb, Location tl) {
+                    Value k = arith::IndexCastOp::create(
+                        tb, tl, tb.getIndexType(), v);
+                    Value cur =
+                        tensor::ExtractOp::create(tb, tl, it[0], ValueRange{k});
+                    Value next;
+                    if (w) {
+                      Value wi =
+                          tensor::ExtractOp::create(tb, tl, w, ValueRange{i});
+                      next = arith::AddFOp::create(tb, tl, cur, wi);
+                    } else {
+                      next = arith::AddIOp::create(
+                          tb, tl, cur,
+                          arith::ConstantOp::create(
+                              tb, tl, tb.getI64IntegerAttr(1)));
+                    }
+                    Value r = tensor::InsertOp::create(tb, tl, next, it[0],
+                                                       ValueRange{k});
+                    scf::YieldOp::create(tb, tl, ValueRange{r});
+                  },
+                  [&](OpBuilder &eb, Location el) {
+                    scf::YieldOp::create(eb, el, ValueRange{it[0]});
+                  });
+              scf::YieldOp::create(b, l, ifOp.getResults());
+            })
+            .getResult(0);
+    rw.replaceOp(op, castTo(rw, loc, result, type));
+    return success();
+  }
+};
 } // namespace
 
 void kiln::populateKTReductionToLinalgPatterns(RewritePatternSet &patterns) {
@@ -1117,6 +1242,6 @@ void kiln::populateKTReductionToLinalgPatterns(RewritePatternSet &patterns) {
                ArgReduction<kt::ArgminOp, false>,
                CumulativeLowering<kt::CumsumOp>, CumulativeLowering<kt::CumprodOp>,
                CumulativeLowering<kt::LogcumsumexpOp>, ArgsortLowering,
-               SearchsortedLowering, NonzeroLowering>(
+               SearchsortedLowering, NonzeroLowering, BincountLowering>(
       patterns.getContext());
 }

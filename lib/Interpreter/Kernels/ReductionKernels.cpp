@@ -452,6 +452,39 @@ LogicalResult interpretNonzero(NonzeroOp op, ArrayRef<Tensor> operands,
   return success();
 }
 
+/// bincount: per value k in [0, max(max(self) + 1, minlength)), the number
+/// of elements equal to k, or the sum of their weights in order (rounded to
+/// the weights' type at each step, as PyTorch's CPU kernel).
+LogicalResult interpretBincount(BincountOp op, ArrayRef<Tensor> operands,
+                                SmallVectorImpl<Tensor> &results) {
+  const Tensor &a = operands[0];
+  const Tensor *w = operands.size() > 1 ? &operands[1] : nullptr;
+  int64_t n = a.numel();
+  if (w && w->numel() != n)
+    return op.emitError() << "weights have length " << w->numel()
+                          << " but self has length " << n;
+  int64_t len = op.getMinlength();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t v = a.getI(i);
+    if (v < 0)
+      return op.emitError() << "bincount only supports non-negative inputs: "
+                            << "self[" << i << "] is " << v;
+    len = std::max(len, v + 1);
+  }
+  Tensor out;
+  if (failed(allocTensor(op, out, resultDType(op), {len})))
+    return failure();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t v = a.getI(i);
+    if (w)
+      out.setF(v, out.getF(v) + w->getF(i));
+    else
+      out.setI(v, out.getI(v) + 1);
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
 /// argsort: per slice along `dim`, a stable sort of the positions with
 /// NaN larger than every number (ascending: last; descending: first).
 LogicalResult interpretArgsort(ArgsortOp op, ArrayRef<Tensor> operands,
@@ -572,6 +605,7 @@ void registerReductionKernels(DialectRegistry &registry) {
     attachKernel<ArgminOp, interpretArg<ArgminOp, false>>(ctx);
     attachKernel<ArgsortOp, interpretArgsort>(ctx);
     attachKernel<NonzeroOp, interpretNonzero>(ctx);
+    attachKernel<BincountOp, interpretBincount>(ctx);
     attachKernel<SearchsortedOp, interpretSearchsorted>(ctx);
   });
 }

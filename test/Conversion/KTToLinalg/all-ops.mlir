@@ -244,6 +244,19 @@ func.func @nonzero(%x: tensor<3x?xf32>, %b: tensor<i1>) -> (tensor<?x2xi64>, ten
   return %r, %q : tensor<?x2xi64>, tensor<?x0xi64>
 }
 
+// CHECK-LABEL: func.func @bincount
+// CHECK-NOT: kt.
+// CHECK: scf.for
+// CHECK: linalg.fill
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK-NOT: kt.
+func.func @bincount(%x: tensor<?xi32>, %w: tensor<?xf32>) -> (tensor<?xi64>, tensor<?xf32>) {
+  %r = kt.bincount %x {minlength = 3} : (tensor<?xi32>) -> tensor<?xi64>
+  %q = kt.bincount %x, %w : (tensor<?xi32>, tensor<?xf32>) -> tensor<?xf32>
+  return %r, %q : tensor<?xi64>, tensor<?xf32>
+}
+
 // CHECK-LABEL: func.func @cumsum
 // CHECK-NOT: kt.
 func.func @cumsum(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {

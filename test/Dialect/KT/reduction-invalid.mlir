@@ -284,3 +284,72 @@ func.func @nonzero_complex(%x: tensor<3xcomplex<f32>>) -> tensor<?x1xi64> {
   %0 = kt.nonzero %x : (tensor<3xcomplex<f32>>) -> tensor<?x1xi64>
   return %0 : tensor<?x1xi64>
 }
+
+// -----
+
+func.func @bincount_rank(%x: tensor<2x3xi64>) -> tensor<?xi64> {
+  // expected-error @+2 {{'kt.bincount' op self must have rank 1, got rank 2}}
+  // expected-error @+1 {{'kt.bincount' op failed to infer returned types}}
+  %0 = kt.bincount %x : (tensor<2x3xi64>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}
+
+// -----
+
+func.func @bincount_float(%x: tensor<3xf32>) -> tensor<?xi64> {
+  // expected-error @+1 {{'kt.bincount' op operand #0 must be ranked tensor of}}
+  %0 = kt.bincount %x : (tensor<3xf32>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}
+
+// -----
+
+func.func @bincount_bool(%x: tensor<3xi1>) -> tensor<?xi64> {
+  // expected-error @+1 {{'kt.bincount' op operand #0 must be ranked tensor of}}
+  %0 = kt.bincount %x : (tensor<3xi1>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}
+
+// -----
+
+func.func @bincount_weights_rank(%x: tensor<3xi64>, %w: tensor<3x1xf32>) -> tensor<?xf32> {
+  // expected-error @+2 {{'kt.bincount' op weights must have rank 1, got rank 2}}
+  // expected-error @+1 {{'kt.bincount' op failed to infer returned types}}
+  %0 = kt.bincount %x, %w : (tensor<3xi64>, tensor<3x1xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @bincount_weights_length(%x: tensor<3xi64>, %w: tensor<4xf32>) -> tensor<?xf32> {
+  // expected-error @+2 {{'kt.bincount' op weights have length 4 but self has length 3 (they must be equal)}}
+  // expected-error @+1 {{'kt.bincount' op failed to infer returned types}}
+  %0 = kt.bincount %x, %w : (tensor<3xi64>, tensor<4xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @bincount_weights_dtype(%x: tensor<3xi64>, %w: tensor<3xf16>) -> tensor<?xf16> {
+  // expected-error @+1 {{'kt.bincount' op operand #1 must be ranked tensor of 32-bit float or 64-bit float values}}
+  %0 = kt.bincount %x, %w : (tensor<3xi64>, tensor<3xf16>) -> tensor<?xf16>
+  return %0 : tensor<?xf16>
+}
+
+// -----
+
+func.func @bincount_minlength(%x: tensor<3xi64>) -> tensor<?xi64> {
+  // expected-error @+2 {{'kt.bincount' op minlength must be >= 0, got -1}}
+  // expected-error @+1 {{'kt.bincount' op failed to infer returned types}}
+  %0 = kt.bincount %x {minlength = -1} : (tensor<3xi64>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}
+
+// -----
+
+func.func @bincount_result_dtype(%x: tensor<3xi64>, %w: tensor<3xf32>) -> tensor<?xf64> {
+  // expected-error @+2 {{'kt.bincount' op inferred type(s) 'tensor<?xf32>' are incompatible with return type(s) of operation 'tensor<?xf64>'}}
+  // expected-error @+1 {{'kt.bincount' op failed to infer returned types}}
+  %0 = kt.bincount %x, %w : (tensor<3xi64>, tensor<3xf32>) -> tensor<?xf64>
+  return %0 : tensor<?xf64>
+}

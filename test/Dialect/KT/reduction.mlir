@@ -167,3 +167,22 @@ func.func @nonzero(%a: tensor<3x?xf32>, %b: tensor<i1>, %c: tensor<2x0x4xi32>, %
   %3 = kt.nonzero %d : (tensor<5xbf16>) -> tensor<2x1xi64>
   return %0, %1, %2, %3 : tensor<?x2xi64>, tensor<?x0xi64>, tensor<?x3xi64>, tensor<2x1xi64>
 }
+
+// -----
+
+// Tests that bincount round-trips: `?` of i64 without weights, of the
+// weights' type with them, minlength, static operands and a written static
+// length.
+// CHECK-LABEL: func.func @bincount
+// CHECK: kt.bincount %{{.*}} : (tensor<?xi64>) -> tensor<?xi64>
+// CHECK: kt.bincount %{{.*}}, %{{.*}} {minlength = 4 : i64} : (tensor<5xui8>, tensor<5xf32>) -> tensor<?xf32>
+// CHECK: kt.bincount %{{.*}}, %{{.*}} : (tensor<?xi32>, tensor<5xf64>) -> tensor<?xf64>
+// CHECK: kt.bincount %{{.*}} {minlength = 2 : i64} : (tensor<5xui8>) -> tensor<7xi64>
+func.func @bincount(%a: tensor<?xi64>, %b: tensor<5xui8>, %w: tensor<5xf32>, %c: tensor<?xi32>, %v: tensor<5xf64>)
+    -> (tensor<?xi64>, tensor<?xf32>, tensor<?xf64>, tensor<7xi64>) {
+  %0 = kt.bincount %a : (tensor<?xi64>) -> tensor<?xi64>
+  %1 = kt.bincount %b, %w {minlength = 4} : (tensor<5xui8>, tensor<5xf32>) -> tensor<?xf32>
+  %2 = kt.bincount %c, %v : (tensor<?xi32>, tensor<5xf64>) -> tensor<?xf64>
+  %3 = kt.bincount %b {minlength = 2} : (tensor<5xui8>) -> tensor<7xi64>
+  return %0, %1, %2, %3 : tensor<?xi64>, tensor<?xf32>, tensor<?xf64>, tensor<7xi64>
+}

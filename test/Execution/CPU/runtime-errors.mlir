@@ -113,3 +113,44 @@ func.func @gather_oob_worker() -> tensor<100000xf32> {
   %r = kt.gather %x, %i {dim = 0} : (tensor<100000xf32>, tensor<100000xi64>) -> tensor<100000xf32>
   return %r : tensor<100000xf32>
 }
+
+// bincount: a negative element (its position and value), and `?` weights of
+// another length than self.
+// RUN: not kiln-run %s --entry=bincount_negative --backend=cpu 2>&1 | FileCheck %s --check-prefix=BINCOUNT
+// RUN: not kiln-run %s --entry=bincount_negative 2>&1 | FileCheck %s --check-prefix=BINCOUNT
+// RUN: not kiln-run %s --entry=bincount_weights --backend=cpu 2>&1 | FileCheck %s --check-prefix=BINCOUNT-W
+// RUN: not kiln-run %s --entry=bincount_weights 2>&1 | FileCheck %s --check-prefix=BINCOUNT-W
+// BINCOUNT: runtime-errors.mlir:[[# @LINE + 3]]:8: {{(error: )?}}bincount only supports non-negative inputs: self[2] is -3
+func.func @bincount_negative() -> tensor<?xi64> {
+  %x = kt.constant {value = dense<[1, 0, -3, 2, -1]> : tensor<5xi32>} : () -> tensor<5xi32>
+  %r = kt.bincount %x : (tensor<5xi32>) -> tensor<?xi64>
+  return %r : tensor<?xi64>
+}
+
+// BINCOUNT-W: runtime-errors.mlir:[[# @LINE + 5]]:8: {{(error: )?}}weights have length 2 but self has length 3
+func.func @bincount_weights() -> tensor<?xf32> {
+  %x = kt.constant {value = dense<[1, 0, 3]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %c = kt.constant {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %w = tensor.cast %c : tensor<2xf32> to tensor<?xf32>
+  %r = kt.bincount %x, %w : (tensor<3xi64>, tensor<?xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// A written static bincount length other than the computed one.
+// RUN: not kiln-run %s --entry=bincount_static --backend=cpu 2>&1 | FileCheck %s --check-prefix=BINCOUNT-S
+// RUN: not kiln-run %s --entry=bincount_static 2>&1 | FileCheck %s --check-prefix=BINCOUNT-S
+// RUN: kiln-run %s --entry=bincount_static_ok --backend=cpu --print 2>&1 | FileCheck %s --check-prefix=BINCOUNT-OK
+// BINCOUNT-S: runtime-errors.mlir:[[# @LINE + 3]]:8: {{(error: )?}}result #0 at run time: expected tensor<7xi64>, got i64 tensor of shape 4
+func.func @bincount_static() -> tensor<7xi64> {
+  %x = kt.constant {value = dense<[1, 0, 3]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %r = kt.bincount %x : (tensor<3xi64>) -> tensor<7xi64>
+  return %r : tensor<7xi64>
+}
+
+// BINCOUNT-OK: result0: tensor<4xi64>
+// BINCOUNT-OK-NEXT: [1, 1, 0, 1]
+func.func @bincount_static_ok() -> tensor<4xi64> {
+  %x = kt.constant {value = dense<[1, 0, 3]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %r = kt.bincount %x : (tensor<3xi64>) -> tensor<4xi64>
+  return %r : tensor<4xi64>
+}

@@ -148,6 +148,34 @@ LogicalResult inferNonzero(MLIRContext *ctx, Type selfType,
   return success();
 }
 
+
+/// Result type of bincount: `?` of i64, or of the weights' type (the length
+/// is only known at run time).
+LogicalResult inferBincount(MLIRContext *ctx, std::optional<Location> loc,
+                            StringRef opName, Type selfType, Type weightsType,
+                            int64_t minlength, SmallVectorImpl<Type> &types) {
+  auto t = cast<RankedTensorType>(selfType);
+  if (t.getRank() != 1)
+    return emitKTError(loc, opName, "self must have rank 1, got rank ",
+                       t.getRank());
+  Type elem = IntegerType::get(ctx, 64);
+  if (weightsType) {
+    auto w = cast<RankedTensorType>(weightsType);
+    if (w.getRank() != 1)
+      return emitKTError(loc, opName, "weights must have rank 1, got rank ",
+                         w.getRank());
+    int64_t a = t.getDimSize(0), b = w.getDimSize(0);
+    if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b)
+      return emitKTError(loc, opName, "weights have length ", b,
+                         " but self has length ", a, " (they must be equal)");
+    elem = w.getElementType();
+  }
+  if (minlength < 0)
+    return emitKTError(loc, opName, "minlength must be >= 0, got ", minlength);
+  types.push_back(RankedTensorType::get({ShapedType::kDynamic}, elem));
+  return success();
+}
+
 } // namespace kiln::kt
 
 #define GET_OP_CLASSES

@@ -393,4 +393,49 @@ def KT_NonzeroOp : KT_InferredOp<"nonzero", [KT_ShapeTrait]> {
   }];
 }
 
+// Counts (or weight sums) per non-negative value: a length only known when
+// it runs.
+def KT_BincountOp : KT_InferredOp<"bincount", [KT_ShapeTrait]> {
+  let summary = "occurrences of each non-negative integer (torch.bincount)";
+  let description = [{
+    `result[k]` is the number of elements of `self` equal to `k` or, with
+    `weights`, the sum of `weights[i]` over the positions `i` with
+    `self[i] == k` (added in order of `i`, in the element type of
+    `weights`, as PyTorch's CPU kernel). The result has length
+    `max(max(self) + 1, minlength)` (`minlength` for an empty `self`): it
+    depends on the data, so it is always `?` and known only when the op
+    runs (an "unbacked" size, like `kt.nonzero`'s count). The element type
+    is `i64` without `weights` and that of `weights` with them (the
+    importer casts other weights to `f64`, as PyTorch; docs/python.md).
+
+    1. `self` is a rank-1 integer tensor (no `i1`, as PyTorch).
+    2. `weights`, when present, is a rank-1 `f32` or `f64` tensor of the
+       length of `self` (a `?` is checked when the op runs).
+    3. `minlength` is >= 0.
+    4. The result is `tensor<?xT>` (inferred; a written static length is
+       checked when the op runs).
+    5. A negative element of `self` is an error when the op runs
+       ("bincount only supports non-negative inputs").
+
+    ```mlir
+    %r = kt.bincount %x, %w {minlength = 4} : (tensor<?xi64>, tensor<?xf32>) -> tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I64, I32, I16, I8, UI8]>:$self,
+                       Optional<RankedTensorOf<[F32, F64]>>:$weights,
+                       DefaultValuedAttr<I64Attr, "0">:$minlength);
+  let results = (outs KT_Tensor:$result);
+  let inferImpl = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::kt::inferBincount(ctx, loc, getOperationName(),
+          adaptor.getSelf().getType(),
+          adaptor.getWeights() ? adaptor.getWeights().getType()
+                               : ::mlir::Type(),
+          adaptor.getMinlength(), types);
+    }
+  }];
+}
+
 #endif // KILN_DIALECT_KT_IR_KTREDUCTIONOPS_TD
