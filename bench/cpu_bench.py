@@ -90,6 +90,40 @@ def log_softmax_case():
                 interp_ok=True)
 
 
+def cross_entropy_case(n, c):
+    """cross_entropy (class-index targets, mean) of n x c f32 logits: one
+    read of the logits (bytes = the logits; the targets and the scalar are
+    negligible)."""
+    mlir = """func.func @main(%%x: %s, %%t: %s) -> tensor<f32> {
+  %%0 = kt.cross_entropy %%x, %%t : (%s, %s) -> tensor<f32>
+  return %%0 : tensor<f32>
+}""" % (T((n, c)), T((n,), "i64"), T((n, c)), T((n,), "i64"))
+    return dict(name="cross_entropy %dx%d (mean)" % (n, c), mlir=mlir,
+                inputs=[("randn", (n, c)), ("classes:%d" % c, (n,))],
+                torch=lambda torch, x, t: torch.nn.functional.cross_entropy(x, t),
+                bytes=n * c * 4, interp_ok=False)
+
+
+def cross_entropy_train_case(n, c):
+    """The training step of cross_entropy alone (its logits the parameter):
+    Kiln's AOT stage (kiln-autodiff + kiln-partition: @ce_fwd, the loss, and
+    @ce_bwd, the gradient of the logits from the saved logits and targets),
+    against loss.backward() in eager; bytes = the forward's read of the
+    logits + the backward's read and gradient write."""
+    src = """func.func @ce(%%x: %s, %%t: %s {kg.requires_grad = false}) -> tensor<f32> attributes {kg.differentiate} {
+  %%0 = kt.cross_entropy %%x, %%t : (%s, %s) -> tensor<f32>
+  return %%0 : tensor<f32>
+}""" % (T((n, c)), T((n,), "i64"), T((n, c)), T((n,), "i64"))
+
+    def torch_step(torch, x, t, logits):
+        loss = torch.nn.functional.cross_entropy(logits, t)
+        loss.backward()
+        return loss
+    return dict(name="cross_entropy %dx%d (fwd+bwd)" % (n, c), train=src, fn="ce",
+                inputs=[("randn", (n, c)), ("classes:%d" % c, (n,))],
+                torch_step=torch_step, bytes=3 * n * c * 4, interp_ok=False)
+
+
 def layernorm_case():
     n = (8192, 1024)
     mlir = """func.func @main(%%x: %s, %%w: %s, %%b: %s) -> %s {
@@ -339,7 +373,10 @@ REDUCE_CASES = [
 ]
 
 
-CASES = [chain_case, softmax_case, log_softmax_case, layernorm_case, mlp_case, mlp_train_case, attention_case,
+CASES = [chain_case, softmax_case, log_softmax_case,
+         lambda: cross_entropy_case(4096, 4096), lambda: cross_entropy_case(4096, 32000),
+         lambda: cross_entropy_train_case(4096, 4096),
+         lambda: cross_entropy_train_case(4096, 32000), layernorm_case, mlp_case, mlp_train_case, attention_case,
          resnet_case, bottleneck_case, inverted_residual_case,
          lambda: sgemm_case(1024), lambda: sgemm_case(2048)] + REDUCE_CASES
 
@@ -428,6 +465,9 @@ def openblas_gflops(tmp, n, threads):
 def make_inputs(specs, rng):
     out = []
     for kind, shape in specs:
+        if kind.startswith("classes:"):  # class indices in [0, C)
+            out.append(rng.integers(0, int(kind.split(":")[1]), shape).astype(np.int64))
+            continue
         x = rng.standard_normal(shape).astype(np.float32)
         if kind == "small":
             x *= 0.05
@@ -475,7 +515,7 @@ def kiln(tmp, mlir, inputs, repeat, extra):
 KILN_OPT = os.path.join(BUILD, "bin", "kiln-opt")
 
 
-def kiln_train(tmp, src, inputs, repeat, extra):
+def kiln_train(tmp, src, inputs, repeat, extra, fn="mlp"):
     """Kiln's AOT stage on `src` (kiln-autodiff, kiln-partition: @mlp_fwd,
     @mlp_bwd), then the CPU backend: @mlp_fwd on the inputs, @mlp_bwd on its
     saved values and the cotangent 1. Returns the two kernel times, the
@@ -492,18 +532,27 @@ def kiln_train(tmp, src, inputs, repeat, extra):
         raise RuntimeError("kiln-opt -kiln-autodiff -kiln-partition: " +
                            (r.stderr.strip().splitlines() or ["?"])[0][:160])
     text = open(joint).read()
-    fwd = kiln(tmp, text, inputs, repeat, list(extra) + ["--entry=mlp_fwd"])
+    fwd = kiln(tmp, text, inputs, repeat, list(extra) + ["--entry=%s_fwd" % fn])
     loss, saved = fwd["results"][0], fwd["results"][1:]
     bwd = kiln(tmp, text, saved + [np.ones((), np.float32)], repeat,
-               list(extra) + ["--entry=mlp_bwd"])
+               list(extra) + ["--entry=%s_bwd" % fn])
     return dict(fwd=fwd.get("kernel", fwd["call"]), bwd=bwd.get("kernel", bwd["call"]),
                 compile=aot + fwd.get("compile", 0) + bwd.get("compile", 0),
                 loss=loss, grads=bwd["results"], saved=len(saved))
 
 
-def torch_train_time(torch, step, inputs, repeat):
+def torch_train_time(torch, step, inputs, repeat, fn="mlp"):
+    if fn == "ce":  # the logits are the parameter; the targets are data
+        x = torch.from_numpy(inputs[1])
+        params = [torch.from_numpy(inputs[0]).clone().requires_grad_()]
+        return _train_loop(torch, lambda torch, x, p: step(torch, None, x, p), x,
+                           params, repeat)
     x = torch.from_numpy(inputs[0])
     params = [torch.from_numpy(a).clone().requires_grad_() for a in inputs[1:]]
+    return _train_loop(torch, step, x, params, repeat)
+
+
+def _train_loop(torch, step, x, params, repeat):
     times = []
     for r in range(repeat + 1):
         for p in params:
@@ -563,31 +612,37 @@ def main():
             if "train" in c:
                 try:
                     k = kiln_train(tmp, c["train"], inputs, args.repeat,
-                                   ["--backend=cpu", "--cpu-threads=%d" % th])
+                                   ["--backend=cpu", "--cpu-threads=%d" % th],
+                                   c.get("fn", "mlp"))
                 except RuntimeError as e:
                     rows.append(row + ["n/a (%s)" % e] + [""] * 8)
                     print(" | ".join(rows[-1]), flush=True)
                     continue
                 kt = k["fwd"] + k["bwd"]
                 tt, tloss, tgrads = torch_train_time(torch, c["torch_step"], inputs,
-                                                     args.repeat)
+                                                     args.repeat, c.get("fn", "mlp"))
                 err = max(float(np.max(np.abs(g.astype(np.float64) - t)))
                           for g, t in zip(k["grads"], tgrads))
                 rel = max(float(np.max(np.abs(g.astype(np.float64) - t)) /
                                 max(float(np.max(np.abs(t))), 1e-30))
                           for g, t in zip(k["grads"], tgrads))
-                g = c["flops"] / kt / 1e9
+                if "bytes" in c:
+                    rate = "%.1f GB/s" % (c["bytes"] / kt / 1e9)
+                    limit = "%.0f%% of copy" % (100 * c["bytes"] / kt / 1e9 / gbps)
+                else:
+                    g = c["flops"] / kt / 1e9
+                    rate = "%.1f GFLOP/s" % g
+                    limit = "%.0f%% of OpenBLAS" % (100 * g / blas[2048])
                 row += ["%.2f (fwd %.2f + bwd %.2f)" % (kt * 1e3, k["fwd"] * 1e3,
                                                          k["bwd"] * 1e3),
                         "%.2f" % k["compile"], "skipped (minutes)", "%.2f" % (tt * 1e3),
-                        "%.2fx" % (tt / kt), "", "%.1f GFLOP/s" % g,
-                        "%.0f%% of OpenBLAS" % (100 * g / blas[2048]),
+                        "%.2fx" % (tt / kt), "", rate, limit,
                         "%.1e (rel %.1e)" % (err, rel)]
                 rows.append(row)
                 print(" | ".join(row), flush=True)
                 print("  (fwd+bwd: %d saved values; loss kiln %.6g torch %.6g; max err over "
-                      "the 4 gradients vs torch's loss.backward())" % (
-                          k["saved"], float(k["loss"]), tloss), flush=True)
+                      "the %d gradients vs torch's loss.backward())" % (
+                          k["saved"], float(k["loss"]), tloss, len(tgrads)), flush=True)
                 continue
             try:
                 k = kiln(tmp, c["mlir"], inputs, args.repeat,

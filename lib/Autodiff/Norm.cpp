@@ -103,10 +103,12 @@ Value moveLastTo(GradEmitter &e, Value v, int64_t d) {
 /// ([C] or [N, C, d...]) with class-index targets:
 ///   -(coef) * ((1 - ls) * onehot(t) * w + ls / C * valid * w)
 /// with coef the loss gradient per element (divided by sum of w[t] for mean).
+/// Without a weight, `rowSum` (when given) gets the gradient's sum over the
+/// class dim (keepdim), -(coef) * valid, without a pass over the classes.
 FailureOr<Value> nllLogProbGrad(Operation *op, GradEmitter &e, Value lp,
                                 Value target, Value weight,
                                 kt::Reduction reduction, int64_t ignoreIndex,
-                                double ls, Value g) {
+                                double ls, Value g, Value *rowSum = nullptr) {
   int64_t r = GradEmitter::rankOf(lp);
   int64_t cd = r == 1 ? 0 : 1;
   int64_t c = GradEmitter::shapeOf(lp)[cd];
@@ -132,10 +134,14 @@ FailureOr<Value> nllLogProbGrad(Operation *op, GradEmitter &e, Value lp,
     for (int64_t i = 0; i < GradEmitter::rankOf(wt); ++i)
       all.push_back(i);
     Value denom = all.empty() ? wt : e.sum(wt, all, false);
-    gl = e.div(g, denom);
+    // Every target ignored (the loss is 0 / 0 = NaN): a zero gradient, as
+    // PyTorch (its backward writes no element), not inf * 0 = NaN.
+    gl = e.maskGrad(e.ne(denom, e.scalarLike(0, denom)), e.div(g, denom));
   }
   if (GradEmitter::rankOf(gl) > 0)
     gl = e.unsqueeze(gl, cd);
+  if (rowSum && !weight)
+    *rowSum = e.neg(e.mul(gl, validU)); // (1 - ls) + ls / C * C = 1
   Value d = e.scale(oh, 1.0 - ls);
   if (ls > 0)
     d = e.add(d, e.scale(validU, ls / (double)c));
@@ -163,7 +169,7 @@ LogicalResult vjpCrossEntropy(kt::CrossEntropyOp op, GradEmitter &e, Value g,
   double ls = op.getLabelSmoothing().convertToDouble();
   Value lp = e.op<kt::LogSoftmaxOp>(
       {x}, {e.attr("dim", e.builder().getI64IntegerAttr(cd))});
-  Value glp;
+  Value glp, rowSum;
   if (isFloatValue(target)) {
     // Probabilities: loss = -sum_c w_c * t'_c * lp_c, t' = t(1-ls) + ls/C;
     // mean divides by the number of elements without the class dim.
@@ -200,13 +206,16 @@ LogicalResult vjpCrossEntropy(kt::CrossEntropyOp op, GradEmitter &e, Value g,
     grads[1] = ls > 0 ? e.scale(gt, 1.0 - ls) : gt;
   } else {
     auto v = nllLogProbGrad(op, e, lp, target, weight, op.getReduction(),
-                            op.getIgnoreIndex(), ls, g);
+                            op.getIgnoreIndex(), ls, g, &rowSum);
     if (failed(v))
       return failure();
     glp = *v;
   }
-  // Back through log_softmax over the class dim.
-  Value s = e.sum(glp, {cd}, /*keepdim=*/true);
+  // Back through log_softmax over the class dim: glp - softmax * s, s the
+  // row sum of glp (known without a pass over the classes for class
+  // indices without a weight: the backward kernel is then the row
+  // statistics and one pass writing the gradient).
+  Value s = rowSum ? rowSum : e.sum(glp, {cd}, /*keepdim=*/true);
   grads[0] = e.sub(glp, e.mul(e.exp(lp), s));
   return success();
 }

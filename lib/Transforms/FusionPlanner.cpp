@@ -33,7 +33,8 @@
 //   activation, residual add), or a prologue feeding operand 0 only. At most
 //   one contraction per group.
 // * everything else (shape, creation, pooling, losses, attention, non-kt
-//   ops) stays alone.
+//   ops) stays alone; cross_entropy alone is still a group (a kernel of
+//   per-row loops, as softmax).
 //
 //===----------------------------------------------------------------------===//
 
@@ -127,6 +128,13 @@ OpInfo classify(Operation *op, const FuseOptions &options) {
   }
   if (op->getNumOperands() == 0)
     return info;
+  // cross_entropy lowers to per-row loops (max, sum of exp, the loss) that
+  // kernel formation puts in one kernel over blocks of rows: a group of its
+  // own, joined by nothing (its result is a loss, not rows).
+  if (isa<kt::CrossEntropyOp>(op)) {
+    info.multiLoopComposite = true;
+    return info;
+  }
   Value self = op->getOperand(0);
   int64_t rank = shapeOf(self).size();
   // Pooling, the cumulative scans and argsort carry the reduction trait but

@@ -322,3 +322,41 @@ func.func @slice_scatter_dynamic(%x: tensor<3x6xf32>, %v: tensor<3x?xf32>, %t: i
   %0 = kt.slice_scatter %x, %v, %t {dim = 1, dynamic_start, step = 2} : (tensor<3x6xf32>, tensor<3x?xf32>, index) -> tensor<3x6xf32>
   return %0 : tensor<3x6xf32>
 }
+
+// -----
+
+// Tests cross_entropy's gradient with class-index targets and no weight:
+// glp - exp(log_softmax) * s, with the row sum s of glp known without a
+// pass over the classes (-coef * valid: no kt.sum over the class dim), and
+// the mean's 1 / (number of kept targets) zeroed when every target is
+// ignored (PyTorch's zero gradient, not inf * 0 = NaN).
+// CHECK-LABEL: func.func @ce_rows_joint(
+// CHECK: %[[LP:.+]] = kt.log_softmax %arg0 {dim = 1 : i64}
+// CHECK: %[[VALID:.+]] = kt.unsqueeze %{{.+}} {dim = 1 : i64} : (tensor<4xf32>) -> tensor<4x1xf32>
+// CHECK: %[[N:.+]] = kt.sum %{{.+}} {dim = [0]} : (tensor<4xf32>) -> tensor<f32>
+// CHECK: %[[NZ:.+]] = kt.ne %[[N]], %{{.+}} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK: %[[Q:.+]] = kt.div %arg2, %[[N]]
+// CHECK: %[[GL:.+]] = kt.where %[[NZ]], %[[Q]], %{{.+}}
+// CHECK: %[[S0:.+]] = kt.mul %[[GL]], %[[VALID]] : (tensor<f32>, tensor<4x1xf32>) -> tensor<4x1xf32>
+// CHECK: %[[S:.+]] = kt.neg %[[S0]] : (tensor<4x1xf32>) -> tensor<4x1xf32>
+// CHECK-NOT: kt.sum
+// CHECK: %[[P:.+]] = kt.exp %[[LP]]
+// CHECK: %[[PS:.+]] = kt.mul %[[P]], %[[S]]
+// CHECK: kt.sub %{{.+}}, %[[PS]]
+func.func @ce_rows(%x: tensor<4x5xf32>, %t: tensor<4xi64>) -> tensor<f32> attributes {kg.differentiate} {
+  %0 = kt.cross_entropy %x, %t {label_smoothing = 1.000000e-01 : f64} : (tensor<4x5xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that with a weight the row sum of glp is still a kt.sum over the
+// class dim (it needs w[t]).
+// CHECK-LABEL: func.func @ce_rows_weighted_joint(
+// CHECK: kt.log_softmax
+// CHECK: kt.sum %{{.+}} {dim = [1], keepdim = true} : (tensor<4x5xf32>) -> tensor<4x1xf32>
+// CHECK: kt.exp
+func.func @ce_rows_weighted(%x: tensor<4x5xf32>, %t: tensor<4xi64>, %w: tensor<5xf32> {kg.requires_grad = false}) -> tensor<f32> attributes {kg.differentiate} {
+  %0 = kt.cross_entropy %x, %t, %w : (tensor<4x5xf32>, tensor<4xi64>, tensor<5xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

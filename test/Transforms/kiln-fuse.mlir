@@ -189,6 +189,26 @@ func.func @softmax_alone(%x: tensor<4x9xf32>) -> (tensor<4x9xf32>, tensor<4x9xf3
 
 // -----
 
+// Tests that cross_entropy is a group by itself (its per-row loops become
+// one kernel) and joins nothing: its producer (the logits' scale) and its
+// consumer (the loss times 2) stay out of it.
+// CHECK-LABEL: func.func @cross_entropy_alone
+// CHECK: %[[S:.+]] = kt.mul %arg0
+// CHECK-NEXT: %[[L:.+]] = kt.fusion "fused_cross_entropy_0"(%[[S]], %arg1) : (tensor<4x9xf32>, tensor<4xi64>) -> tensor<f32>
+// CHECK-NEXT: ^bb0(%{{.+}}: tensor<4x9xf32>, %{{.+}}: tensor<4xi64>):
+// CHECK-NEXT: kt.cross_entropy
+// CHECK-NEXT: kt.yield
+// CHECK: kt.mul %[[L]]
+func.func @cross_entropy_alone(%x: tensor<4x9xf32>, %t: tensor<4xi64>) -> tensor<f32> {
+  %c = kt.constant {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %0 = kt.mul %x, %c : (tensor<4x9xf32>, tensor<f32>) -> tensor<4x9xf32>
+  %1 = kt.cross_entropy %0, %t : (tensor<4x9xf32>, tensor<4xi64>) -> tensor<f32>
+  %2 = kt.mul %1, %c : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
 // Tests that ? dims fuse when they are the same chain's dims.
 // CHECK-LABEL: func.func @dynamic
 // CHECK: kt.fusion "fused_exp_mean_0"(%arg0) : (tensor<?x?xf32>) -> tensor<?xf32>

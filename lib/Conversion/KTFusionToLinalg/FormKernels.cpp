@@ -25,6 +25,9 @@
 // matmul; N and K stay whole) or for a pointwise root of rank >= 2 (the
 // innermost dim stays whole and contiguous). The innermost outer loop gets
 // `tileRows`, the others 1; a 1-D pointwise root gets `tileElements`. A
+// yielded value finished after a rank-0 reduction of every element (a
+// loss's mean) has for roots the linalg ops with parallel loops that the
+// reduction reads (collectRoots). A
 // producer that every tile reads whole (a transposed weight) is not fused:
 // it is computed once before the loop.
 //
@@ -44,6 +47,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Transforms/CSE.h"
@@ -109,6 +113,36 @@ SmallVector<unsigned> rowLoops(linalg::LinalgOp root) {
   return result;
 }
 
+/// Adds to `roots` the op computing the yielded value `v` when it is a
+/// linalg op with a parallel loop. A value finished by ops that have none
+/// (a rank-0 reduction of every element, then scalar arith,
+/// tensor.extract / tensor.from_elements: a loss's mean over its per-row
+/// losses) gives instead the linalg ops with parallel loops that those
+/// reductions read (the per-row part: the kernel), and the finishing ops
+/// run after the kernel, once. A yielded value that is not computed by a
+/// linalg op and not through such a reduction gives no root.
+void collectRoots(Value v, Block &body, bool afterReduceAll,
+                  llvm::SetVector<Operation *> &roots,
+                  DenseSet<Operation *> &seen, bool yielded = true) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != &body || !seen.insert(def).second)
+    return;
+  if (auto l = dyn_cast<linalg::LinalgOp>(def)) {
+    if (l.getNumParallelLoops() != 0) {
+      if (yielded || afterReduceAll)
+        roots.insert(def);
+      return;
+    }
+    afterReduceAll |= l.getNumReductionLoops() != 0;
+  } else if (!afterReduceAll &&
+             !isa<tensor::FromElementsOp, tensor::ExtractOp>(def) &&
+             !isa<arith::ArithDialect>(def->getDialect())) {
+    return;
+  }
+  for (Value o : def->getOperands())
+    collectRoots(o, body, afterReduceAll, roots, seen, /*yielded=*/false);
+}
+
 SmallVector<OpFoldResult> tileSizesFor(TilingInterface root,
                                        const KernelFormationOptions &options) {
   OpBuilder b(root);
@@ -130,9 +164,11 @@ SmallVector<OpFoldResult> tileSizesFor(TilingInterface root,
       rows = rowLoops(linalgOp);
   }
   SmallVector<unsigned> outer(parallel);
-  if (!rows.empty() && rows.size() < parallel.size()) {
+  if (!rows.empty()) {
     // An epilogue of reductions: tile the rows they computed, so that each
-    // tile computes its rows' reductions.
+    // tile computes its rows' reductions (a per-row epilogue whose loops
+    // are all rows, cross_entropy's per-row loss, by `tileRows` as the
+    // reduction itself would be, not as a 1-D pointwise op).
     outer = rows;
   } else if (contraction || !reduces) {
     if (!outer.empty())
@@ -240,6 +276,25 @@ bool shouldFuseElementwise(OpOperand *use) {
   // normalization) is not folded into an epilogue, which would write it to
   // an extra output besides the epilogue's.
   if (isMaterialized(producer) || updatesMaterialized(producer))
+    return false;
+  // A producer with a run-time check (cross_entropy's target range check:
+  // an scf.if calling the error function) is not folded: folded, the
+  // producer stays for its side effect (a generic without results) and the
+  // check runs twice, the second time outside the kernel.
+  if (!isMemoryEffectFree(producer))
+    return false;
+  // A per-row value (computed from the group's reductions: cross_entropy's
+  // per-row loss) read by a reduction of every element (the loss's mean)
+  // stays a generic of its own: it is the kernel's root, tiled by rows with
+  // its reductions (collectRoots), and the rank-0 reduction runs after the
+  // kernel over its results. Folded, the rank-0 reduction would be the only
+  // consumer and the row statistics separate kernels (the max computed
+  // twice, the input read three times).
+  if (consumer.getNumParallelLoops() == 0 &&
+      producer.getNumParallelLoops() != 0 &&
+      llvm::any_of(producer.getDpsInputOperands(), [](OpOperand *in) {
+        return fromReduction(in->get());
+      }))
     return false;
   // Fusing a producer into one of the consumer's operands replaces that
   // operand by the producer's operands; an operand the consumer takes twice
@@ -422,10 +477,9 @@ LogicalResult formKernel(kt::FusionOp fusion,
     });
     auto yield = cast<kt::YieldOp>(body.getTerminator());
     llvm::SetVector<Operation *> roots;
+    DenseSet<Operation *> seen;
     for (Value v : yield.getOperands())
-      if (Operation *def = v.getDefiningOp();
-          def && def->getBlock() == &body && isa<linalg::LinalgOp>(def))
-        roots.insert(def);
+      collectRoots(v, body, /*afterReduceAll=*/false, roots, seen);
     SmallVector<Operation *> ordered(roots.begin(), roots.end());
     llvm::sort(ordered, [](Operation *a, Operation *b) {
       return b->isBeforeInBlock(a); // last root first
@@ -458,6 +512,29 @@ LogicalResult formKernel(kt::FusionOp fusion,
       for (OpResult r : root->getResults())
         if (Value repl = tiled->replacements.lookup(r))
           rw.replaceAllUsesWith(r, repl);
+      // The tile computes what the root and the producers fused into it
+      // did, their run-time checks included (cross_entropy's target range
+      // check, which keeps an unused generic from being trivially dead):
+      // those left without uses go too.
+      SmallVector<Operation *> withEffects;
+      for (Operation *op : tiled->fusedProducers)
+        if (!isMemoryEffectFree(op))
+          withEffects.push_back(op);
+      if (!isMemoryEffectFree(root) || !withEffects.empty())
+        withEffects.push_back(root); // (or which reads them)
+      if (!withEffects.empty())
+        if (auto forall = dyn_cast<scf::ForallOp>(
+                tiled->loops.front().getOperation()))
+          eraseDeadOps(*forall.getBody(), rw); // unused slices of them
+      for (bool erased = true; erased;) {
+        erased = false;
+        for (Operation *&op : withEffects)
+          if (op && op->use_empty()) {
+            rw.eraseOp(op);
+            op = nullptr;
+            erased = true;
+          }
+      }
       Operation *loop = tiled->loops.front();
       std::string kernel = ordered.size() == 1
                                ? name

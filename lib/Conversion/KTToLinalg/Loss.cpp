@@ -2,19 +2,30 @@
 //
 // Part of Kiln. The losses work in the input's own layout: the class dim is
 // 1 (0 for a rank-1 input) and the "element" space is the input's shape
-// without it (the target's shape). Everything is computed in f64 and rounded
-// once to the result type.
+// without it (the target's shape; for cross_entropy the rows).
 //
-// * cross_entropy first reduces the class dim twice (max, sum of
-//   exp(x - max)); log_softmax is then `x - max - log(sum)` wherever it is
-//   read, without materializing it.
+// * cross_entropy computes log_softmax over the class dim from three row
+//   statistics: the max in the compute type (f32 for f16/bf16/f32, f64 for
+//   f64; `maxnumf`: a NaN still reaches the sum through exp(NaN - max)),
+//   the sum of exp(x - max) with exp in the compute type (f32: MLIR's
+//   vectorized polynomial on the CPU, no libm call) accumulated in f64,
+//   and lse = log(sum) in f64 once per row. log_softmax is then
+//   `(x - max) - lse` in f64 wherever it is read (x - max exact in f64),
+//   never materialized. These are per-row generics (the rows the parallel
+//   dims), so kernel formation tiles them by blocks of rows and the passes
+//   over a block read it from cache (docs/codegen.md, "cross_entropy").
+//   Everything after the per-element exp is f64 (per-row or per-element
+//   sums, the final mean), rounded once to the result type. nll_loss keeps
+//   f64 throughout (no exp).
 // * Class-index targets: one parallel generic over the elements reads the
 //   target, and with tensor.extract the input (and weight) at the target
 //   class, giving each element's loss `-w[t] * logp[t]` and weight `w[t]`
 //   (both 0 where t == ignore_index). Label smoothing adds a generic over
-//   (elements, class) reducing `sum_c w[c] * logp[c]` per element.
+//   (elements, class) reducing `-sum_c w[c] * logp[c]` per element (a plain
+//   sum: the ignored elements are zeroed in the per-element generic, so the
+//   reduction tiles and vectorizes).
 // * Probability targets: one generic over (elements, class) reducing
-//   `logp * (t (1 - ls) + ls / C) * w[c]`.
+//   `-sum_c logp * (t (1 - ls) + ls / C) * w[c]`.
 // * `none` combines per element; `sum`/`mean` reduce all elements into
 //   rank-0 f64 accumulators (loss, weight, smoothing, count) and finish with
 //   scalar arith and tensor.from_elements: mean divides by the summed weight
@@ -149,33 +160,65 @@ struct LossLayout {
     return convertScalar(b, l, v, f64);
   }
 
-  /// Per-element (max, sum of exp(x - max)) over the class dim, in f64.
-  std::pair<Value, Value> logSoftmaxStats() {
-    Value mx = generic({x}, {inputMap()},
-                       {elemFilled(-std::numeric_limits<double>::infinity())},
-                       true, [&](OpBuilder &b, Location l, ValueRange a) {
-                         return SmallVector<Value>{arith::MaximumFOp::create(
-                             b, l, a[1], toF64(b, l, a[0]))};
-                       })[0];
+  /// The row statistics of log_softmax over the class dim (see the file
+  /// comment): the max in the compute type, the sum of exp(x - max) (exp in
+  /// the compute type, accumulated in f64) and log(sum) in f64, once per
+  /// element (row).
+  struct Stats {
+    Value mx, lse;
+  };
+  Stats logSoftmaxStats() {
+    auto xt = cast<RankedTensorType>(x.getType());
+    Type ct = computeType(xt.getElementType());
+    Value mx = generic(
+        {x}, {inputMap()},
+        {filled(rw, loc, elemType(ct), elemSizes,
+                scalarConst(rw, loc, ct,
+                            -std::numeric_limits<double>::infinity()))},
+        true, [&](OpBuilder &b, Location l, ValueRange a) {
+          return SmallVector<Value>{arith::MaxNumFOp::create(
+              b, l, a[1], convertScalar(b, l, a[0], ct))};
+        })[0];
     Value se = generic({x, mx}, {inputMap(), elemMap(true)}, {elemFilled(0)},
                        true, [&](OpBuilder &b, Location l, ValueRange a) {
-                         Value d = arith::SubFOp::create(b, l, toF64(b, l, a[0]),
-                                                         a[1]);
-                         return SmallVector<Value>{arith::AddFOp::create(
-                             b, l, a[2], math::ExpOp::create(b, l, d))};
+                         Value d = arith::SubFOp::create(
+                             b, l, convertScalar(b, l, a[0], ct), a[1]);
+                         Value e = math::ExpOp::create(b, l, d);
+                         return SmallVector<Value>{
+                             arith::AddFOp::create(b, l, a[2], toF64(b, l, e))};
                        })[0];
-    return {mx, se};
+    Value lse = generic({se}, {elemMap(false)}, {elemFilled(0)}, false,
+                        [&](OpBuilder &b, Location l, ValueRange a) {
+                          return SmallVector<Value>{
+                              math::LogOp::create(b, l, a[0])};
+                        })[0];
+    return {mx, lse};
+  }
+
+  /// Per element (row): -sum_c coef_c * logp_c in f64, logp_c =
+  /// (x_c - max) - lse, with `coef` built from the body's arguments past
+  /// the input, max and lse (`extra`, in the (elements, class) space).
+  Value negDot(Stats st, ValueRange extra, ArrayRef<AffineMap> extraMaps,
+               function_ref<Value(OpBuilder &, Location, ValueRange)> coef) {
+    SmallVector<Value> ins = {x, st.mx, st.lse};
+    SmallVector<AffineMap> maps = {inputMap(), elemMap(true), elemMap(true)};
+    ins.append(extra.begin(), extra.end());
+    maps.append(extraMaps.begin(), extraMaps.end());
+    return generic(ins, maps, {elemFilled(0)}, true,
+                   [&](OpBuilder &b, Location l, ValueRange a) {
+                     Value lp = arith::SubFOp::create(
+                         b, l,
+                         arith::SubFOp::create(b, l, toF64(b, l, a[0]),
+                                               toF64(b, l, a[1])),
+                         a[2]);
+                     Value c = coef(b, l, a.slice(3, a.size() - 4));
+                     Value term =
+                         c ? arith::MulFOp::create(b, l, c, lp).getResult() : lp;
+                     return SmallVector<Value>{
+                         arith::SubFOp::create(b, l, a.back(), term)};
+                   })[0];
   }
 };
-
-/// log_softmax at `xv` (f64) from the row's max and sum of exp, or `xv`
-/// itself for nll_loss (no stats).
-Value logProb(OpBuilder &b, Location l, Value xv, Value mx, Value se) {
-  if (!mx)
-    return xv;
-  return arith::SubFOp::create(b, l, arith::SubFOp::create(b, l, xv, mx),
-                               math::LogOp::create(b, l, se));
-}
 
 /// The loss of a class-index target: nll on `x` (nll_loss) or on
 /// log_softmax(x) (cross_entropy, `logSoftmax`), with label smoothing `ls`.
@@ -190,9 +233,9 @@ Value indexTargetLoss(Operation *op, LossLayout &L, Value target, Value weight,
           .str());
   Location loc = L.loc;
   Type f64 = L.f64;
-  Value mx, se;
+  LossLayout::Stats st{};
   if (logSoftmax)
-    std::tie(mx, se) = L.logSoftmaxStats();
+    st = L.logSoftmaxStats();
   Type i64 = rw.getI64Type();
   Value x = L.x;
   auto isIgnored = [&](OpBuilder &b, Location l, Value t) {
@@ -200,15 +243,34 @@ Value indexTargetLoss(Operation *op, LossLayout &L, Value target, Value weight,
     return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, t,
                                  scalarConst(b, l, i64, (double)ignoreIndex));
   };
-  // Per element: loss and weight (0 where ignored).
+  // Label smoothing: -sum_c w[c] logp[c] per element (zeroed below where
+  // ignored), a reduction with a plain sum as its combiner (so kiln-cpu
+  // tiles and vectorizes it).
+  Value dot;
+  if (ls > 0.0)
+    dot = weight ? L.negDot(st, {weight}, {L.classMap()},
+                            [&](OpBuilder &b, Location l, ValueRange a) {
+                              return L.toF64(b, l, a[0]);
+                            })
+                 : L.negDot(st, {}, {}, [](OpBuilder &, Location, ValueRange) {
+                     return Value();
+                   });
+  // Per element: loss and weight (0 where ignored), and the smoothing term.
   SmallVector<Value> ins = {target};
   SmallVector<AffineMap> maps = {L.elemMap(false)};
-  if (mx) {
-    ins.append({mx, se});
+  if (st.mx) {
+    ins.append({st.mx, st.lse});
     maps.append({L.elemMap(false), L.elemMap(false)});
   }
+  if (dot) {
+    ins.push_back(dot);
+    maps.push_back(L.elemMap(false));
+  }
+  SmallVector<Value> outs = {L.elemFilled(0), L.elemFilled(0)};
+  if (dot)
+    outs.push_back(L.elemFilled(0));
   SmallVector<Value> per = L.generic(
-      ins, maps, {L.elemFilled(0), L.elemFilled(0)}, false,
+      ins, maps, outs, false,
       [&](OpBuilder &b, Location l, ValueRange a) {
         Value t = convertScalar(b, l, a[0], i64);
         Value ignored = isIgnored(b, l, t);
@@ -237,42 +299,31 @@ Value indexTargetLoss(Operation *op, LossLayout &L, Value target, Value weight,
                             ? safe
                             : linalg::IndexOp::create(b, l, e++).getResult());
         Value xv = L.toF64(b, l, tensor::ExtractOp::create(b, l, x, idx));
-        Value lp = logProb(b, l, xv, mx ? a[1] : Value(), mx ? a[2] : Value());
+        // log_softmax at the target: (x[t] - max) - lse in f64 (the
+        // difference of two values of the input's type is exact there).
+        Value lp = st.mx ? arith::SubFOp::create(
+                               b, l,
+                               arith::SubFOp::create(b, l, xv,
+                                                     L.toF64(b, l, a[1])),
+                               a[2])
+                               .getResult()
+                         : xv;
         Value w = weight ? L.toF64(b, l, tensor::ExtractOp::create(
                                              b, l, weight, ValueRange{safe}))
                          : scalarConst(b, l, f64, 1.0);
         Value zero = scalarConst(b, l, f64, 0.0);
         Value loss = arith::MulFOp::create(
             b, l, arith::NegFOp::create(b, l, w), lp);
-        return SmallVector<Value>{
+        SmallVector<Value> res = {
             arith::SelectOp::create(b, l, ignored, zero, loss),
             arith::SelectOp::create(b, l, ignored, zero, w)};
+        if (dot)
+          res.push_back(arith::SelectOp::create(b, l, ignored, zero,
+                                                a[ins.size() - 1]));
+        return res;
       });
   Value nll = per[0], wsum = per[1];
-  // Label smoothing: smooth = -sum_c w[c] logp[c] (0 where ignored).
-  Value smooth;
-  if (ls > 0.0) {
-    SmallVector<Value> sIns = {x, target, mx, se};
-    SmallVector<AffineMap> sMaps = {L.inputMap(), L.elemMap(true),
-                                    L.elemMap(true), L.elemMap(true)};
-    if (weight) {
-      sIns.push_back(weight);
-      sMaps.push_back(L.classMap());
-    }
-    smooth = L.generic(
-        sIns, sMaps, {L.elemFilled(0)}, true,
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value lp = logProb(b, l, L.toF64(b, l, a[0]), a[2], a[3]);
-          Value term = weight ? arith::MulFOp::create(b, l, L.toF64(b, l, a[4]),
-                                                      lp)
-                                    .getResult()
-                              : lp;
-          Value acc = a.back();
-          Value next = arith::SubFOp::create(b, l, acc, term);
-          return SmallVector<Value>{arith::SelectOp::create(
-              b, l, isIgnored(b, l, a[1]), acc, next)};
-        })[0];
-  }
+  Value smooth = dot ? per[2] : Value();
   Type elem = resultType.getElementType();
   double a = 1 - ls;
   if (red == kt::Reduction::none) {
@@ -347,31 +398,27 @@ Value probTargetLoss(LossLayout &L, Value target, Value weight,
   ConversionPatternRewriter &rw = L.rw;
   Location loc = L.loc;
   Type f64 = L.f64;
-  auto [mx, se] = L.logSoftmaxStats();
-  SmallVector<Value> ins = {L.x, target, mx, se};
-  SmallVector<AffineMap> maps = {L.inputMap(), L.inputMap(), L.elemMap(true),
-                                 L.elemMap(true)};
+  LossLayout::Stats st = L.logSoftmaxStats();
+  // -sum_c t'[c] w[c] logp[c], t' = t (1 - ls) + ls / C.
+  SmallVector<Value> extra = {target};
+  SmallVector<AffineMap> extraMaps = {L.inputMap()};
   if (weight) {
-    ins.push_back(weight);
-    maps.push_back(L.classMap());
+    extra.push_back(weight);
+    extraMaps.push_back(L.classMap());
   }
-  Value loss = L.generic(
-      ins, maps, {L.elemFilled(0)}, true,
-      [&](OpBuilder &b, Location l, ValueRange a) {
-        Value lp = logProb(b, l, L.toF64(b, l, a[0]), a[2], a[3]);
-        Value t = L.toF64(b, l, a[1]);
+  Value loss = L.negDot(
+      st, extra, extraMaps, [&](OpBuilder &b, Location l, ValueRange a) {
+        Value t = L.toF64(b, l, a[0]);
         if (ls > 0.0)
           t = arith::AddFOp::create(
               b, l,
               arith::MulFOp::create(b, l, t, scalarConst(b, l, f64, 1 - ls)),
               arith::DivFOp::create(b, l, scalarConst(b, l, f64, ls),
                                     L.classesF64(b, l)));
-        Value term = arith::MulFOp::create(b, l, lp, t);
         if (weight)
-          term = arith::MulFOp::create(b, l, term, L.toF64(b, l, a[4]));
-        // Accumulates -sum.
-        return SmallVector<Value>{arith::SubFOp::create(b, l, a.back(), term)};
-      })[0];
+          t = arith::MulFOp::create(b, l, t, L.toF64(b, l, a[1]));
+        return t;
+      });
   Type elem = resultType.getElementType();
   if (red == kt::Reduction::none) {
     Value out = emptyLike(rw, loc, L.elemType(elem), L.elemSizes);
