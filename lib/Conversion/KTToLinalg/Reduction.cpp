@@ -1071,15 +1071,35 @@ struct NonzeroLowering : public OpConversionPattern<kt::NonzeroOp> {
                                        b, l, it[0], inc).getResult()});
             })
             .getResult(0);
+    // A written static count is checked (the interpreter's message); the
+    // code then goes on with that many rows, skipping indices beyond them
+    // (zeros where fewer are found).
+    Value rows = count;
+    if (!type.isDynamicDim(0)) {
+      checkResultShape(rw, loc, 0, type,
+                       {OpFoldResult(count), rw.getIndexAttr(rank)});
+      rows = indexConst(rw, loc, type.getDimSize(0));
+    }
     Value init = tensor::EmptyOp::create(
         rw, loc, ArrayRef<int64_t>{ShapedType::kDynamic, rank}, i64,
-        ValueRange{count});
+        ValueRange{rows});
+    if (!type.isDynamicDim(0))
+      init = linalg::FillOp::create(
+                 rw, loc,
+                 ValueRange{arith::ConstantOp::create(
+                     rw, loc, rw.getI64IntegerAttr(0))},
+                 ValueRange{init})
+                 .getResult(0);
     Value result =
         scf::ForOp::create(
             rw, loc, zero, total, one, ValueRange{init, zero},
             [&](OpBuilder &b, Location l, Value lin, ValueRange it) {
               SmallVector<Value> idx;
               Value nz = element(b, l, lin, idx);
+              nz = arith::AndIOp::create(
+                  b, l, nz,
+                  arith::CmpIOp::create(b, l, CmpIPredicate::ult, it[1],
+                                        rows));
               auto ifOp = scf::IfOp::create(
                   b, l, nz,
                   [&](OpBuilder &tb, Location tl) {

@@ -154,3 +154,25 @@ func.func @bincount_static_ok() -> tensor<4xi64> {
   %r = kt.bincount %x : (tensor<3xi64>) -> tensor<4xi64>
   return %r : tensor<4xi64>
 }
+
+// A written static nonzero count other than the number of non-zero
+// elements (the interpreter's message; before, the CPU code returned a
+// buffer of the found count under the written type).
+// RUN: not kiln-run %s --entry=nonzero_static --backend=cpu 2>&1 | FileCheck %s --check-prefix=NONZERO-S
+// RUN: not kiln-run %s --entry=nonzero_static 2>&1 | FileCheck %s --check-prefix=NONZERO-S
+// RUN: kiln-run %s --entry=nonzero_static_ok --backend=cpu --print 2>&1 | FileCheck %s --check-prefix=NONZERO-OK
+// NONZERO-S: runtime-errors.mlir:[[# @LINE + 3]]:8: {{(error: )?}}result #0 at run time: expected tensor<7x1xi64>, got i64 tensor of shape 2x1
+func.func @nonzero_static() -> tensor<7x1xi64> {
+  %x = kt.constant {value = dense<[0.0, 2.0, 0.0, -1.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %r = kt.nonzero %x : (tensor<4xf32>) -> tensor<7x1xi64>
+  return %r : tensor<7x1xi64>
+}
+
+// NONZERO-OK: result0: tensor<2x1xi64>
+// NONZERO-OK-NEXT: {{\[\[}}1],
+// NONZERO-OK-NEXT: [3]]
+func.func @nonzero_static_ok() -> tensor<2x1xi64> {
+  %x = kt.constant {value = dense<[0.0, 2.0, 0.0, -1.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %r = kt.nonzero %x : (tensor<4xf32>) -> tensor<2x1xi64>
+  return %r : tensor<2x1xi64>
+}
