@@ -497,6 +497,8 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
       xView = pad ? matchTransposeView(pad->src, pad->copy, op)
                   : matchTransposeView(x, op, op);
       wView = matchTransposeView(w, op, op);
+      if (xView && wView && xView->t == wView->t)
+        xView = wView = std::nullopt; // one copy read as both: kept
     }
     Desc dx = desc(pad ? pad->src : x, 1, xView), dw = desc(w, 0, wView),
          dy = desc(y, 1);

@@ -89,3 +89,14 @@ func.func @shared(%x: tensor<2x3x5x5xf32>, %w: tensor<4x2x3x3xf32>) -> (tensor<3
 // FULL-NOT: llvm.call @malloc
 // FULL: llvm.call @kiln_onednn_conv2d_pad_f32(
 // FULL-LABEL: llvm.func @kernel_permute(
+
+// One transposed copy read as both the input and the weight: kept (the
+// call reads the copy).
+// CHECK-LABEL: func.func @self(
+// CHECK: linalg.transpose ins(%arg0
+// CHECK: call @kiln_onednn_conv2d_f32(
+func.func @self(%x: tensor<8x4x6x6xf32>) -> tensor<4x4x1x1xf32> {
+  %xp = kt.permute %x {dims = [1, 0, 2, 3]} : (tensor<8x4x6x6xf32>) -> tensor<4x8x6x6xf32>
+  %r = kt.conv2d %xp, %xp : (tensor<4x8x6x6xf32>, tensor<4x8x6x6xf32>) -> tensor<4x4x1x1xf32>
+  return %r : tensor<4x4x1x1xf32>
+}
