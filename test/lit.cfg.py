@@ -83,6 +83,47 @@ if sanitize:
                 "ASAN_SYMBOLIZER_PATH", "LLVM_SYMBOLIZER_PATH"]:
         if var in os.environ:
             config.environment[var] = os.environ[var]
+    # Defaults (scripts/sanitize.sh): impossible allocations fail with Kiln's
+    # error instead of an ASan abort; leaks are findings; a finding aborts
+    # (a signal): with the sanitizers' default exit code 1 it would read as
+    # an ordinary error, which `not` and the sweeps that expect errors
+    # accept.
+    config.environment.setdefault(
+        "ASAN_OPTIONS", "allocator_may_return_null=1:detect_leaks=1:abort_on_error=1")
+    config.environment.setdefault("UBSAN_OPTIONS",
+                                  "print_stacktrace=1:abort_on_error=1")
+    # The checked-in suppressions (never Kiln's own code): leaks inside the
+    # uninstrumented libraries (test/lsan.supp), libomp/MLIR synchronization
+    # TSan cannot see (test/CAPI/tsan.supp).
+    def _add_option(var, option):
+        old = config.environment.get(var, "")
+        config.environment[var] = old + (":" if old else "") + option
+    _add_option("LSAN_OPTIONS", "suppressions=" +
+                os.path.join(config.test_source_root, "lsan.supp"))
+    if "thread" in sanitize:
+        _add_option("TSAN_OPTIONS", "suppressions=" +
+                    os.path.join(config.test_source_root, "CAPI", "tsan.supp"))
+    config.environment["KILN_SANITIZE"] = sanitize
+    # %no_leak_check: a program whose leaks are by design (a test says why).
+    config.substitutions.append(("%no_leak_check", "env ASAN_OPTIONS=" +
+                                 config.environment["ASAN_OPTIONS"] +
+                                 ":detect_leaks=0"))
+    # %python_dlopen: Python that loads Kiln's instrumented shared libraries
+    # (ctypes) into its own process: /usr/bin/python3 is not instrumented, so
+    # the sanitizer runtime is preloaded, without leak checks (CPython leaks
+    # by design at exit). KILN_SANITIZER_PRELOAD names that runtime for
+    # scripts that start such a Python themselves (bad_input.py). (Inserted
+    # first: lit would otherwise replace its %python prefix.)
+    rt = "tsan" if "thread" in sanitize else "asan"
+    preload = subprocess.run(
+        [config.c_compiler, "-print-file-name=libclang_rt.%s-x86_64.so" % rt],
+        capture_output=True, text=True).stdout.strip()
+    config.environment["KILN_SANITIZER_PRELOAD"] = preload
+    config.substitutions.insert(0, ("%python_dlopen", "env LD_PRELOAD=%s ASAN_OPTIONS=%s:detect_leaks=0 %s" % (
+        preload, config.environment["ASAN_OPTIONS"], config.python_executable)))
+else:
+    config.substitutions.append(("%no_leak_check", ""))
+    config.substitutions.insert(0, ("%python_dlopen", config.python_executable))
 
 # The fuzz build (KILN_FUZZ=ON, docs/debugging.md "Fuzzing"): test/Fuzz runs
 # each libFuzzer harness once over its seed corpus (UNSUPPORTED elsewhere).

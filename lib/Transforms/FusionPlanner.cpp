@@ -49,6 +49,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <queue>
 
@@ -636,11 +637,18 @@ int64_t kiln::fusion::estimateBytes(Value v, const FuseOptions &options) {
   if (!t)
     return 0;
   int64_t n = 1;
-  for (int64_t d : t.getShape())
-    n *= ShapedType::isDynamic(d) ? options.assumedDimSize : d;
+  for (int64_t d : t.getShape()) {
+    int64_t size = ShapedType::isDynamic(d) ? options.assumedDimSize : d;
+    if (llvm::MulOverflow(n, size, n) || n > kMaxEstimatedBytes)
+      return kMaxEstimatedBytes;
+  }
   Type e = t.getElementType();
   int64_t bits = e.isIntOrFloat() ? e.getIntOrFloatBitWidth() : 64;
-  return n * std::max<int64_t>(1, bits / 8);
+  int64_t bytes;
+  if (llvm::MulOverflow(n, std::max<int64_t>(1, bits / 8), bytes) ||
+      bytes > kMaxEstimatedBytes)
+    return kMaxEstimatedBytes;
+  return bytes;
 }
 
 FusionStats kiln::fusion::fuseBlock(Block &block, const FuseOptions &options,

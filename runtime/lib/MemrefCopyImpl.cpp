@@ -55,6 +55,12 @@ extern "C" void kiln_rt_memref_copy(int64_t elemSize, void *srcArg,
   const int64_t rank = srcM->rank;
   auto *sw = static_cast<int64_t *>(srcM->descriptor);
   auto *dw = static_cast<int64_t *>(dstM->descriptor);
+  // No elements: nothing to copy, and the data pointers may be null (an
+  // empty buffer), where adding the offset is UB (UBSan: "applying non-zero
+  // offset to null pointer", test/Execution/CPU/slice_bounds.py).
+  for (int64_t d = 0; d < rank; ++d)
+    if (sw[3 + d] == 0)
+      return;
   const char *src = reinterpret_cast<char *>(sw[1]) + sw[2] * elemSize;
   char *dst = reinterpret_cast<char *>(dw[1]) + dw[2] * elemSize;
   // The dims that matter (size > 1), outermost first, with the dims that

@@ -45,3 +45,17 @@ func.func @dynamic(%x: tensor<?x4xf16>) -> tensor<?xf16> {
   %1 = kt.sum %0 {dim = [1]} : (tensor<?x4xf16>) -> tensor<?xf16>
   return %1 : tensor<?xf16>
 }
+
+// A type may name more bytes than 2^63 - 1 (kiln-run rejects it when it
+// runs, test/Tools/kiln-run/alloc-failure.mlir): the estimate saturates at
+// 2^53 - 1 bytes instead of overflowing (UB, found by UBSan; the wrapped
+// product was 0 B, and the report said 4 -> 4). Two kernels: expand reads
+// 4 B and writes the saturated estimate, neg reads and writes it.
+// CHECK: kiln-fuse @impossible: kernels 2 -> 2, bytes moved 27021597764222977 -> 27021597764222977 (0.0% saved)
+// CHECK-NEXT: kt.expand: 1 op, reads 4 B, writes 9007199254740991 B
+// CHECK-NEXT: kt.neg: 1 op, reads 9007199254740991 B, writes 9007199254740991 B
+func.func @impossible(%a: tensor<1xf32>) -> tensor<4611686018427387904xf32> {
+  %r = kt.expand %a {size = [4611686018427387904]} : (tensor<1xf32>) -> tensor<4611686018427387904xf32>
+  %n = kt.neg %r : (tensor<4611686018427387904xf32>) -> tensor<4611686018427387904xf32>
+  return %n : tensor<4611686018427387904xf32>
+}

@@ -49,8 +49,15 @@ struct FusionStats {
   std::vector<KernelInfo> kernels;
 };
 
+/// The most estimateBytes returns (2^53 - 1 bytes, 8 PiB): a type may name
+/// more elements than any machine holds (tensor<4611686018427387904xf32>,
+/// more than 2^63 bytes); the estimate saturates instead of overflowing,
+/// and the planner's sums of up to 1024 such estimates stay in range.
+constexpr int64_t kMaxEstimatedBytes = (int64_t(1) << 53) - 1;
+
 /// Estimated bytes of a ranked tensor value (`?` dims count as
-/// `assumedDimSize`; i1 is one byte per element).
+/// `assumedDimSize`; i1 is one byte per element), at most
+/// kMaxEstimatedBytes.
 int64_t estimateBytes(mlir::Value v, const FuseOptions &options);
 
 /// Groups the top-level kt ops of `block` and wraps every group of two or

@@ -96,6 +96,17 @@ std::optional<ConvShape> convShape(linalg::LinalgOp op) {
   return s;
 }
 
+/// Whether the kernel window (kh x kw) is larger than the output (oh x ow):
+/// the weight-gradient form (lib/Autodiff/Conv.cpp swaps batch and
+/// channels). False when a size is `?`: kDynamic is INT64_MIN, and a product
+/// with it overflows (UB, found by UBSan).
+bool kernelLargerThanOutput(int64_t kh, int64_t kw, int64_t oh, int64_t ow) {
+  for (int64_t d : {kh, kw, oh, ow})
+    if (ShapedType::isDynamic(d))
+      return false;
+  return kh * kw > oh * ow;
+}
+
 int64_t mulStatic(int64_t a, int64_t b) {
   if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b))
     return ShapedType::kDynamic;
@@ -198,7 +209,8 @@ tensor::PadOp inputPad(Value x) {
 /// Not the grouped one, which its depthwise weight-gradient loops run on a
 /// padded input only.
 bool padFitsInKernel(tensor::PadOp pad, const ConvShape &s) {
-  if (!pad || (s.groups != 1 && s.kh * s.kw > s.oh * s.ow))
+  if (!pad ||
+      (s.groups != 1 && kernelLargerThanOutput(s.kh, s.kw, s.oh, s.ow)))
     return false;
   Value v = pad.getConstantPaddingValue();
   auto cst = v ? v.getDefiningOp<arith::ConstantOp>() : nullptr;
@@ -527,9 +539,7 @@ StringRef kiln::cpu::chooseConvImpl(int64_t groups, int64_t f, int64_t c,
   // 1 (lib/Autodiff/Conv.cpp swaps batch and channels): libkiln_onednn
   // runs it as oneDNN's backward-weights primitive, so it goes to oneDNN
   // too.
-  bool weightGrad = groups == 1 && !ShapedType::isDynamic(kh) &&
-                    !ShapedType::isDynamic(kw) && !ShapedType::isDynamic(oh) &&
-                    !ShapedType::isDynamic(ow) && kh * kw > oh * ow;
+  bool weightGrad = groups == 1 && kernelLargerThanOutput(kh, kw, oh, ow);
   bool depthwise = groups > 1 && c == 1;
   if (allowOneDNN && elemBits == 32 && oneDNNAvailable() &&
       (c != 1 || weightGrad || depthwise))

@@ -127,6 +127,7 @@ int main(void) {
     kilnCudaClearError();
     printf("error after clear: %s\n", kilnCudaGetError() ? "set" : "none");
     printf("done\n");
+    free(ptx);
     return 0;
   }
   printf("driver: available\n");
@@ -160,5 +161,6 @@ int main(void) {
   printf("bad PTX: module %s, error: %s\n", broken ? "set" : "null",
          kilnCudaGetError() ? kilnCudaGetError() : "none");
   printf("done\n");
+  free(ptx);
   return bad ? 1 : 0;
 }

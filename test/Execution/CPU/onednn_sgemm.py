@@ -1,4 +1,4 @@
-# RUN: %python %s
+# RUN: %python_dlopen %s
 # REQUIRES: numpy, onednn
 # libkiln_onednn's kiln_onednn_sgemm (cblas_sgemm's arguments; what
 # kiln-matmul-to-blas calls for large f32 products, docs/codegen.md "Which

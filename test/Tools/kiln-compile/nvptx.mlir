@@ -66,7 +66,7 @@
 // RUN: not test -e %t/none.so
 //
 // Without a driver (CI), libkiln_rt refuses the package with the reason.
-// RUN: %if !cuda-driver %{ %python %S/Inputs/load_cuda_package.py %t/prog.so | FileCheck %s --check-prefix=NODRIVER %}
+// RUN: %if !cuda-driver %{ %python_dlopen %S/Inputs/load_cuda_package.py %t/prog.so | FileCheck %s --check-prefix=NODRIVER %}
 // NODRIVER: KilnRtError: cannot load CUDA package '{{.*}}prog.so': no CUDA driver
 
 kg.program @prog(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
