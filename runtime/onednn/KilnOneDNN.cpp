@@ -1374,6 +1374,26 @@ __attribute__((visibility("default"))) int kiln_onednn_openmp_state(void) {
   return gompState.load();
 }
 
+// The entries below are one path: plain -> pad -> post (one Key).
+__attribute__((visibility("default"))) void kiln_onednn_conv2d_post_f32(
+    const float *x, const float *wt, float *y, const float *bias, int64_t n,
+    int64_t g, int64_t c, int64_t h, int64_t w, int64_t f, int64_t kh,
+    int64_t kw, int64_t oh, int64_t ow, int64_t sh, int64_t sw, int64_t dh,
+    int64_t dw, int64_t xsN, int64_t xsG, int64_t xsC, int64_t xsH,
+    int64_t xsW, int64_t wsG, int64_t wsF, int64_t wsC, int64_t wsH,
+    int64_t wsW, int64_t ysN, int64_t ysG, int64_t ysF, int64_t ysH,
+    int64_t ysW, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t bs,
+    int64_t accumulate, int64_t flags, float lo, float hi, float ilo,
+    float ihi, int64_t threads);
+__attribute__((visibility("default"))) void kiln_onednn_conv2d_pad_f32(
+    const float *x, const float *wt, float *y, int64_t n, int64_t g, int64_t c,
+    int64_t h, int64_t w, int64_t f, int64_t kh, int64_t kw, int64_t oh,
+    int64_t ow, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t xsN,
+    int64_t xsG, int64_t xsC, int64_t xsH, int64_t xsW, int64_t wsG,
+    int64_t wsF, int64_t wsC, int64_t wsH, int64_t wsW, int64_t ysN,
+    int64_t ysG, int64_t ysF, int64_t ysH, int64_t ysW, int64_t pt, int64_t pl,
+    int64_t pb, int64_t pr, int64_t accumulate, int64_t threads);
+
 /// The convolution described in the file comment. Sizes are per group (c
 /// input and f output channels of each of g groups); h, w the padded input;
 /// xs/ws/ys the strides in elements of x [n, g, c, h, w], w [g, f, c, kh, kw]
@@ -1387,12 +1407,10 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_f32(
     int64_t wsF, int64_t wsC, int64_t wsH, int64_t wsW, int64_t ysN,
     int64_t ysG, int64_t ysF, int64_t ysH, int64_t ysW, int64_t accumulate,
     int64_t threads) {
-  if (n <= 0 || g <= 0 || f <= 0 || oh <= 0 || ow <= 0)
-    return; // empty output
-  Key key = {{n, g, c, h, w, f, kh, kw, oh, ow, sh, sw, dh, dw, xsN, xsG, xsC,
-              xsH, xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW,
-              accumulate ? 1 : 0, 0}};
-  runConv(key, x, wt, y, accumulate, threads);
+  kiln_onednn_conv2d_pad_f32(x, wt, y, n, g, c, h, w, f, kh, kw, oh, ow, sh, sw,
+                             dh, dw, xsN, xsG, xsC, xsH, xsW, wsG, wsF, wsC,
+                             wsH, wsW, ysN, ysG, ysF, ysH, ysW, 0, 0, 0, 0,
+                             accumulate, threads);
 }
 
 /// kiln_onednn_conv2d_f32 on the unpadded input (h x w, strides xs*) with
@@ -1408,24 +1426,14 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_pad_f32(
     int64_t wsF, int64_t wsC, int64_t wsH, int64_t wsW, int64_t ysN,
     int64_t ysG, int64_t ysF, int64_t ysH, int64_t ysW, int64_t pt, int64_t pl,
     int64_t pb, int64_t pr, int64_t accumulate, int64_t threads) {
-  if (n <= 0 || g <= 0 || f <= 0 || oh <= 0 || ow <= 0)
-    return; // empty output
-  Key key = {{n, g, c, h, w, f, kh, kw, oh, ow, sh, sw, dh, dw, xsN, xsG, xsC,
-              xsH, xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH, ysW,
-              accumulate ? 1 : 0, 0, pt, pl, pb, pr}};
-  runConv(key, x, wt, y, accumulate, threads);
+  kiln_onednn_conv2d_post_f32(x, wt, y, /*bias=*/nullptr, n, g, c, h, w, f, kh,
+                              kw, oh, ow, sh, sw, dh, dw, xsN, xsG, xsC, xsH,
+                              xsW, wsG, wsF, wsC, wsH, wsW, ysN, ysG, ysF, ysH,
+                              ysW, pt, pl, pb, pr, /*bs=*/1, accumulate,
+                              /*flags=*/0, -INFINITY, INFINITY, -INFINITY,
+                              INFINITY, threads);
 }
 
-__attribute__((visibility("default"))) void kiln_onednn_conv2d_post_f32(
-    const float *x, const float *wt, float *y, const float *bias, int64_t n,
-    int64_t g, int64_t c, int64_t h, int64_t w, int64_t f, int64_t kh,
-    int64_t kw, int64_t oh, int64_t ow, int64_t sh, int64_t sw, int64_t dh,
-    int64_t dw, int64_t xsN, int64_t xsG, int64_t xsC, int64_t xsH,
-    int64_t xsW, int64_t wsG, int64_t wsF, int64_t wsC, int64_t wsH,
-    int64_t wsW, int64_t ysN, int64_t ysG, int64_t ysF, int64_t ysH,
-    int64_t ysW, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t bs,
-    int64_t accumulate, int64_t flags, float lo, float hi, float ilo,
-    float ihi, int64_t threads);
 
 /// kiln_onednn_conv2d_pad_f32 (pt..pr may be 0) that also adds a bias per
 /// output channel: y = conv + bias[(g * f + fi) * bs] (overwriting y; the
@@ -1492,26 +1500,11 @@ __attribute__((visibility("default"))) void kiln_onednn_conv2d_post_f32(
 /// oneDNN's convolution_backward_data primitive (x the forward's diff_dst,
 /// w its weights [O = ci, I = co, kh, kw], y its diff_src) where it
 /// overwrites; the loop nest otherwise.
-__attribute__((visibility("default"))) void kiln_onednn_conv_transpose2d_f32(
-    const float *x, const float *wt, float *y, int64_t n, int64_t ci,
-    int64_t oh, int64_t ow, int64_t co, int64_t kh, int64_t kw, int64_t h,
-    int64_t wd, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t xsN,
-    int64_t xsC, int64_t xsH, int64_t xsW, int64_t wsI, int64_t wsO,
-    int64_t wsH, int64_t wsW, int64_t ysN, int64_t ysC, int64_t ysH,
-    int64_t ysW, int64_t accumulate, int64_t threads) {
-  transposedConv(TParams{n, ci, oh, ow, co, kh, kw, h, wd, sh, sw, dh, dw,
-                         {xsN, xsC, xsH, xsW},
-                         {wsI, wsO, wsH, wsW},
-                         {ysN, ysC, ysH, ysW},
-                         accumulate, threads},
-                 x, wt, y);
-}
-
-/// The same, y being rows pt.. and columns pl.. (h x wd) of the transposed
-/// conv's full output (kt.conv_transpose2d's padding: the crop that
-/// lib/Conversion/CPU/OneDNNConvBackward.cpp would otherwise copy out of a
-/// full-size buffer); oneDNN's backward-data primitive takes it as its
-/// padding.
+/// kiln_onednn_conv_transpose2d_crop_f32: y is rows pt.. and columns pl..
+/// (h x wd) of that full output (kt.conv_transpose2d's padding: the crop
+/// that lib/Conversion/CPU/OneDNNConvBackward.cpp would otherwise copy out
+/// of a full-size buffer); oneDNN's backward-data primitive takes it as its
+/// padding. kiln_onednn_conv_transpose2d_f32 is the crop at (0, 0).
 __attribute__((visibility("default"))) void
 kiln_onednn_conv_transpose2d_crop_f32(
     const float *x, const float *wt, float *y, int64_t n, int64_t ci,
@@ -1530,6 +1523,20 @@ kiln_onednn_conv_transpose2d_crop_f32(
   p.pl = pl;
   transposedConv(p, x, wt, y);
 }
+
+__attribute__((visibility("default"))) void kiln_onednn_conv_transpose2d_f32(
+    const float *x, const float *wt, float *y, int64_t n, int64_t ci,
+    int64_t oh, int64_t ow, int64_t co, int64_t kh, int64_t kw, int64_t h,
+    int64_t wd, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t xsN,
+    int64_t xsC, int64_t xsH, int64_t xsW, int64_t wsI, int64_t wsO,
+    int64_t wsH, int64_t wsW, int64_t ysN, int64_t ysC, int64_t ysH,
+    int64_t ysW, int64_t accumulate, int64_t threads) {
+  kiln_onednn_conv_transpose2d_crop_f32(
+      x, wt, y, n, ci, oh, ow, co, kh, kw, h, wd, sh, sw, dh, dw, xsN, xsC,
+      xsH, xsW, wsI, wsO, wsH, wsW, ysN, ysC, ysH, ysW, /*pt=*/0, /*pl=*/0,
+      accumulate, threads);
+}
+
 
 /// Primitives created, calls run, calls that ran the loop nest (tests).
 /// C = alpha * op(A) op(B) + beta * C, row major: cblas_sgemm's arguments

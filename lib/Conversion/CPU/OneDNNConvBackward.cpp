@@ -89,7 +89,7 @@ std::optional<Crop> matchCrop(Value y, Operation *gen) {
   c.dst = c.copy.getTarget().getDefiningOp<memref::AllocOp>();
   if (!c.dst || c.dst->getBlock() != gen->getBlock() ||
       !cast<MemRefType>(c.dst.getType()).getLayout().isIdentity() ||
-      c.dst.getDynamicSizes().size() != 0)
+      !c.dst.getDynamicSizes().empty())
     return std::nullopt;
   for (Operation *op = gen->getNextNode(); op && op != c.copy;
        op = op->getNextNode())
