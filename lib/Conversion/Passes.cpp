@@ -74,6 +74,14 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
     auto [op, with] = llvm::StringRef(options.testMiscompile).split(':');
     pm.addPass(createKilnTestMiscompilePass(op, with));
   }
+  // oneDNN convs' activations channels-last where convs and pointwise ops
+  // meet (before kiln-fuse groups the pointwise ops; the permutes go into
+  // the convs' kernels and become the calls' strides).
+  if (options.convChannelsLast && options.optimize && options.outline &&
+      !options.allowPartial &&
+      (options.conv == "auto" || options.conv == "onednn") &&
+      cpu::oneDNNAvailable())
+    pm.addPass(createKilnCPUConvChannelsLastPass());
   // Fusion: group kt ops into kernels, lower, form one forall per group.
   if (options.fuse) {
     // Products stay out of fused kernels unless they are generated code

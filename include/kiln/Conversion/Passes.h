@@ -62,6 +62,12 @@ struct KilnCPUPipelineOptions
       llvm::cl::desc("Convolution implementation: auto, im2col (patch copy "
                      "+ matmul), direct or onednn (f32 convs as oneDNN calls)"),
       llvm::cl::init("auto")};
+  Option<bool> convChannelsLast{
+      *this, "conv-channels-last",
+      llvm::cl::desc("Channels-last activations between oneDNN convs "
+                     "(kiln-cpu-conv-channels-last; with optimize, outline "
+                     "and conv=auto|onednn where libkiln_onednn is built)"),
+      llvm::cl::init(true)};
   Option<unsigned> vectorBits{
       *this, "vector-bits",
       llvm::cl::desc("Vector register width in bits (0: the host's)"),

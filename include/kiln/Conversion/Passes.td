@@ -244,6 +244,43 @@ def KilnCPUPadToCopyPass : Pass<"kiln-cpu-pad-to-copy", "::mlir::ModuleOp"> {
                            "::mlir::bufferization::BufferizationDialect"];
 }
 
+def KilnCPUConvChannelsLastPass
+    : Pass<"kiln-cpu-conv-channels-last", "::mlir::ModuleOp"> {
+  let summary = "channels-last activations between oneDNN convs (kt level)";
+  let description = [{
+    A thin driver over `kiln::cpu::convsToChannelsLast`
+    (lib/Conversion/CPU/ConvLayout.cpp). oneDNN computes ungrouped f32
+    convs in channels-last on this machine; a conv that reads and writes
+    NCHW pays a reorder of its input and of its output per call. This pass
+    gives each ungrouped 4-D f32 `kt.conv2d` with a static weight a
+    channels-last twin of its result (of its relu/clamp's where that is the
+    conv's only use), runs the pointwise ops that read twins (a resnet's
+    residual add and relu) on `[N, H, W, C]` tensors, and feeds a conv a
+    channels-last value through `kt.permute [0, 3, 1, 2]`. In `kiln-cpu`
+    (optimize=true, oneDNN convs) it runs before `kiln-fuse`;
+    `kiln-cpu-outline-kernels` puts the twin's permute into the conv's
+    kernel and `kiln-cpu-conv-to-onednn` makes it the call's output
+    strides, as it reads the input permute in place: no copies where convs
+    and pointwise ops meet. Inference `kt.batch_norm` of a twin becomes
+    `x * a + b` on it; a mean/sum/amax over H and W reduces the twin's dims
+    1 and 2. A permute back to NCHW (a copy) is left only where a
+    channels-last value meets another reader (a pool, a result). Convs next
+    to a grouped (depthwise) conv are left NCHW.
+
+    ```mlir
+    %y = kt.conv2d %x, %w : ... -> tensor<8x64x56x56xf32>
+    %r = kt.add %y, %z : ...
+    // becomes
+    %y = kt.conv2d %x, %w : ... -> tensor<8x64x56x56xf32>
+    %yl = kt.permute %y {dims = [0, 2, 3, 1]} : ... -> tensor<8x56x56x64xf32>
+    %zl = kt.permute %z {dims = [0, 2, 3, 1]} : ...
+    %rl = kt.add %yl, %zl : ... -> tensor<8x56x56x64xf32>
+    %r = kt.permute %rl {dims = [0, 3, 1, 2]} : ... -> tensor<8x64x56x56xf32>
+    ```
+  }];
+  let dependentDialects = ["::kiln::kt::KTDialect"];
+}
+
 def KilnCPUPoolWindowsPass : Pass<"kiln-cpu-pool-windows", "::mlir::ModuleOp"> {
   let summary = "pooling as one pointwise op over its strided window slices";
   let description = [{

@@ -289,6 +289,28 @@ void markTransposesForConv(linalg::LinalgOp conv) {
   mark(conv.getDpsInputs()[0], conv);
 }
 
+/// Marks the linalg.transpose [0, 2, 3, 1] that is the only reader of
+/// ungrouped f32 oneDNN conv `conv`'s result (besides tensor.dims), after
+/// its relu/clamp is folded (kConvViewAttr): the channels-last twin that
+/// kiln-cpu-conv-channels-last made and kiln-cpu-outline-kernels put into
+/// the conv's kernel. kiln-cpu-conv-to-onednn makes the call write the
+/// transpose's output through permuted strides (matchOutputView).
+void markOutputTransposeForConv(linalg::LinalgOp conv) {
+  if (!isa<linalg::Conv2DNchwFchwOp>(conv.getOperation()))
+    return;
+  linalg::TransposeOp t;
+  for (Operation *u : conv->getResult(0).getUsers()) {
+    if (isa<tensor::DimOp>(u))
+      continue;
+    auto tr = dyn_cast<linalg::TransposeOp>(u);
+    if (!tr || t)
+      return;
+    t = tr;
+  }
+  if (t && t.getPermutation() == ArrayRef<int64_t>{0, 2, 3, 1})
+    t->setAttr(kiln::cpu::kConvViewAttr, UnitAttr::get(conv->getContext()));
+}
+
 /// Marks the bias broadcast that initializes oneDNN conv `conv`'s output
 /// (kConvBiasAttr), so that kiln-cpu-tile-vectorize leaves it and
 /// kiln-cpu-conv-to-onednn passes the bias to the call instead: a
@@ -773,6 +795,7 @@ void kiln::cpu::selectConvImpl(ModuleOp module, StringRef impl,
         markBiasForConv(op);
         foldClampIntoConv(rw, op);
         foldInputClampIntoConv(rw, op);
+        markOutputTransposeForConv(op);
       }
       continue;
     }

@@ -278,6 +278,89 @@ std::optional<TransposeView> matchTransposeView(Value v, Operation *reader,
   return TransposeView{t, alloc};
 }
 
+/// Whether an op strictly between `from` and `to` (one block) may read or
+/// write a view of `buffer` (ops with unknown effects count).
+bool accessedBetween(Value buffer, Operation *from, Operation *to,
+                     Operation *except = nullptr) {
+  Value root = rootBuffer(buffer);
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode()) {
+    if (op == except || isMemoryEffectFree(op))
+      continue;
+    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!iface)
+      return true;
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &e : effects)
+      if (!e.getValue() || rootBuffer(e.getValue()) == root)
+        return true;
+  }
+  return false;
+}
+
+/// A channels-last twin the call writes through permuted strides instead
+/// of the conv's own output: `alloc` (the conv's output buffer) is read
+/// only by the marked linalg.transpose `t` (kConvViewAttr) into `t`'s init.
+struct OutputView {
+  linalg::TransposeOp t;
+  memref::AllocOp alloc;
+};
+
+/// The OutputView of conv `conv`'s output `y` (initialized by `init`, or
+/// null): `y` is a memref.alloc of the conv's block whose users are the
+/// conv, `init`, deallocs, memref.dims and one marked transpose after the
+/// conv; nothing between the conv and the transpose touches the
+/// transpose's output, which is none of the buffers the conv reads (the
+/// call writes it when the conv runs). `reads` are the buffers the call
+/// reads.
+std::optional<OutputView> matchOutputView(Value y, Operation *conv,
+                                          Operation *init,
+                                          ArrayRef<Value> reads) {
+  auto alloc = y.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != conv->getBlock())
+    return std::nullopt;
+  linalg::TransposeOp t;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == conv || user == init ||
+        isa<memref::DeallocOp, memref::DimOp>(user))
+      continue;
+    auto tr = dyn_cast<linalg::TransposeOp>(user);
+    if (!tr || t || !tr->hasAttr(kiln::cpu::kConvViewAttr) ||
+        tr.getInput() != y)
+      return std::nullopt;
+    t = tr;
+  }
+  if (!t || t->getBlock() != conv->getBlock() || !conv->isBeforeInBlock(t) ||
+      !isa<MemRefType>(t.getInit().getType()))
+    return std::nullopt;
+  Value out = t.getInit();
+  // The output's own memref.alloc between the two moves before the conv's
+  // init (where its sizes are known there; not between the init and the
+  // conv, where zeroFillBefore would no longer see the fill).
+  auto outAlloc = out.getDefiningOp<memref::AllocOp>();
+  if (outAlloc && (outAlloc->getBlock() != conv->getBlock() ||
+                   outAlloc->isBeforeInBlock(conv)))
+    outAlloc = nullptr;
+  if (outAlloc && (!init || init->getBlock() != conv->getBlock()))
+    return std::nullopt;
+  if (outAlloc)
+    for (Value v : outAlloc->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && def->getBlock() == conv->getBlock() &&
+          !def->isBeforeInBlock(init))
+        return std::nullopt;
+    }
+  if (accessedBetween(out, conv, t, outAlloc))
+    return std::nullopt;
+  for (Value r : reads)
+    if (r && rootBuffer(r) == rootBuffer(out))
+      return std::nullopt;
+  if (outAlloc)
+    outAlloc->moveBefore(init);
+  return OutputView{t, alloc};
+}
+
 /// The buffers that go from one oneDNN conv straight into another (a chain
 /// that kiln-cpu-outline-kernels put in one kernel) and that nothing else
 /// reads or writes: a memref.alloc (4-D, identity layout) that ungrouped
@@ -423,6 +506,21 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     std::optional<InKernelPad> pad = matchInKernelPad(x, op);
     bool accumulate = true;
     linalg::GenericOp biasInit = biasBroadcastBefore(op, y);
+    // The channels-last twin written in place of y (only where the call
+    // overwrites y: with accumulate it would read the twin).
+    std::optional<OutputView> yView;
+    if (!grouped) {
+      Operation *init = biasInit ? biasInit.getOperation()
+                                 : zeroFillBefore(op, y).getOperation();
+      if (init) {
+        SmallVector<Value> reads = {x, w};
+        if (pad)
+          reads.push_back(pad->src);
+        if (biasInit)
+          reads.push_back(biasInit.getDpsInputs()[0]);
+        yView = matchOutputView(y, op, init, reads);
+      }
+    }
     Value bias;
     if (biasInit) {
       bias = biasInit.getDpsInputs()[0];
@@ -459,10 +557,13 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     // (A TransposeView's buffer: its source, dim i being the source's
     // dim perm[i].)
     auto desc = [&](Value m, unsigned groupDim,
-                    std::optional<TransposeView> view = std::nullopt) {
+                    std::optional<TransposeView> view = std::nullopt,
+                    std::optional<OutputView> out = std::nullopt) {
       Desc d;
       if (view)
         m = view->t.getInput();
+      if (out)
+        m = out->t.getInit();
       auto [ptr, md] = pointer(m);
       d.ptr = ptr;
       for (auto [sz, st] : llvm::zip(md.getSizes(), md.getStrides())) {
@@ -474,6 +575,14 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
         for (auto [i, p] : llvm::enumerate(view->t.getPermutation())) {
           d.sizes[i] = src.sizes[p];
           d.strides[i] = src.strides[p];
+        }
+      }
+      if (out) {
+        // The twin's dim i is the conv output's dim perm[i].
+        Desc dst = d;
+        for (auto [i, p] : llvm::enumerate(out->t.getPermutation())) {
+          d.sizes[p] = dst.sizes[i];
+          d.strides[p] = dst.strides[i];
         }
       }
       if (channelsLast.contains(m)) {
@@ -501,7 +610,7 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
         xView = wView = std::nullopt; // one copy read as both: kept
     }
     Desc dx = desc(pad ? pad->src : x, 1, xView), dw = desc(w, 0, wView),
-         dy = desc(y, 1);
+         dy = desc(y, 1, std::nullopt, yView);
     if (pad && grouped) {
       // The unpadded source is 4-D [n, g * c, h, w]: split its channels
       // as the padded buffer's expand_shape does ([n, g, c, h, w]).
@@ -611,6 +720,25 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
            llvm::make_early_inc_range(pad->alloc->getUsers()))
         user->erase(); // its deallocs
       pad->alloc->erase();
+    }
+    if (yView) {
+      // The call wrote the twin: the transpose and y's buffer go (y's
+      // memref.dims read the twin's permuted dims).
+      Value out = yView->t.getInit();
+      ArrayRef<int64_t> perm = yView->t.getPermutation();
+      yView->t->erase();
+      for (Operation *user :
+           llvm::make_early_inc_range(yView->alloc->getUsers())) {
+        if (auto dim = dyn_cast<memref::DimOp>(user)) {
+          OpBuilder db(dim);
+          int64_t k = *dim.getConstantIndex();
+          int64_t i = llvm::find(perm, k) - perm.begin();
+          dim.replaceAllUsesWith(
+              memref::DimOp::create(db, dim.getLoc(), out, i).getResult());
+        }
+        user->erase(); // its deallocs and dims
+      }
+      yView->alloc->erase();
     }
     // Nothing reads a transposed copy the call reads in place any more.
     for (std::optional<TransposeView> *view : {&xView, &wView}) {

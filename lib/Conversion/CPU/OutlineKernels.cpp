@@ -131,13 +131,59 @@ bool isAbsorbedConvPermute(Operation *op) {
   if (!type || type.getRank() != 4)
     return false;
   return llvm::all_of(p->getUses(), [&](OpOperand &use) {
-    return isa<kt::Conv2dOp>(use.getOwner()) &&
-           use.getOperandNumber() < 2 &&
-           use.getOwner()->getBlock() == op->getBlock();
+    Operation *owner = use.getOwner();
+    if (owner->getBlock() != op->getBlock())
+      return false;
+    if (isa<kt::Conv2dOp>(owner))
+      return use.getOperandNumber() < 2;
+    // A kiln-fuse kernel (a conv and its epilogue) whose body reads it only
+    // as a conv's input or weight.
+    auto fusion = dyn_cast<kt::FusionOp>(owner);
+    if (!fusion || fusion.getBody().empty())
+      return false;
+    BlockArgument arg =
+        fusion.getBody().front().getArgument(use.getOperandNumber());
+    return !arg.use_empty() && llvm::all_of(arg.getUses(), [](OpOperand &u) {
+      return isa<kt::Conv2dOp>(u.getOwner()) && u.getOperandNumber() < 2;
+    });
   });
 }
 
 Operation *depthwisePrologueUser(Operation *op);
+bool isUngroupedF32Conv(Operation *op);
+
+/// The channels-last twin of a conv's result that goes into the conv's own
+/// kernel (null if none): a 4-D kt.permute [0, 2, 3, 1] that is the only use
+/// of `tail` (the conv, or its relu/clamp epilogue), in the same block
+/// (kiln-cpu-conv-channels-last makes them). kiln-cpu-conv-to-onednn makes
+/// it the call's output strides: the conv writes [N, H, W, C] directly.
+Operation *convOutputPermute(Operation *tail) {
+  if (tail->getNumResults() != 1 || !tail->getResult(0).hasOneUse())
+    return nullptr;
+  auto p = dyn_cast<kt::PermuteOp>(*tail->getResult(0).getUsers().begin());
+  if (!p || p->getBlock() != tail->getBlock() ||
+      !isa<RankedTensorType>(p.getType()) ||
+      cast<RankedTensorType>(p.getType()).getRank() != 4)
+    return nullptr;
+  SmallVector<int64_t> dims;
+  for (Attribute a : p.getDims())
+    dims.push_back(cast<IntegerAttr>(a).getInt());
+  return dims == SmallVector<int64_t>{0, 2, 3, 1} ? p.getOperation()
+                                                  : nullptr;
+}
+
+/// Whether `op` is a kiln-fuse kernel with an ungrouped f32 conv (a conv
+/// and its epilogue).
+bool isConvFusion(Operation *op) {
+  auto fusion = dyn_cast<kt::FusionOp>(op);
+  if (!fusion || op->getNumResults() != 1)
+    return false;
+  bool conv = false;
+  fusion.getBody().walk([&](kt::Conv2dOp c) {
+    conv |= isUngroupedF32Conv(c);
+  });
+  return conv;
+}
 
 /// The consumer of kt.conv2d `op` that is outlined into the conv's own
 /// kernel (null if none): a kt.relu or kt.clamp of the conv's only use, in
@@ -333,6 +379,10 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
             if (Operation *e = convEpilogue(next))
               group.push_back(e);
           }
+        if ((isUngroupedF32Conv(&op) || isConvFusion(&op)) &&
+            !isa<kt::SliceOp>(group.back()))
+          if (Operation *p = convOutputPermute(group.back()))
+            group.push_back(p);
         for (Operation *member : llvm::drop_begin(group))
           claimed.insert(member);
         groups[&op] = std::move(group);

@@ -12,6 +12,7 @@
 
 #include "kiln/Conversion/CPU/CPUCodegen.h"
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Support/BoundedRewrite.h"
 
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -32,6 +33,7 @@ namespace kiln {
 #define GEN_PASS_DEF_KILNCPUCONVIM2COLPASS
 #define GEN_PASS_DEF_KILNCPUPADTOCOPYPASS
 #define GEN_PASS_DEF_KILNCPUPOOLWINDOWSPASS
+#define GEN_PASS_DEF_KILNCPUCONVCHANNELSLASTPASS
 #define GEN_PASS_DEF_KILNCPUTILEVECTORIZEPASS
 #define GEN_PASS_DEF_KILNCPUFUSEELEMENTWISEPASS
 #define GEN_PASS_DEF_KILNMATMULTOBLASPASS
@@ -97,6 +99,14 @@ struct PadToCopy : public kiln::impl::KilnCPUPadToCopyPassBase<PadToCopy> {
   using Base::Base;
   void runOnOperation() override {
     (void)kiln::cpu::padsAsFillAndCopy(getOperation());
+  }
+};
+
+struct ConvChannelsLast
+    : public kiln::impl::KilnCPUConvChannelsLastPassBase<ConvChannelsLast> {
+  using Base::Base;
+  void runOnOperation() override {
+    (void)kiln::cpu::convsToChannelsLast(getOperation());
   }
 };
 

@@ -178,6 +178,9 @@ inline constexpr llvm::StringLiteral kConvPadAttr = "kiln.conv_pad";
 /// kiln-cpu-conv-to-onednn drops it, describing the transpose's source to
 /// the call with permuted sizes and strides instead (no copy). Where that
 /// is not possible (the source written between the two) it stays a copy.
+/// Also on the linalg.transpose [0, 2, 3, 1] that is the only reader of such
+/// a conv's result (a channels-last twin, kiln-cpu-conv-channels-last): the
+/// call then writes the transpose's output through permuted strides.
 inline constexpr llvm::StringLiteral kConvViewAttr = "kiln.conv_view";
 /// The same with a per-output-channel bias the call adds itself (the
 /// padding may be 0): kiln-cpu-conv-to-onednn passes the bias instead of
@@ -309,6 +312,20 @@ unsigned padsAsFillAndCopy(mlir::Operation *root);
 /// that kiln-cpu-tile-vectorize vectorizes it along the output width
 /// (lib/Conversion/CPU/PoolWindows.cpp). Returns how many were rewritten.
 unsigned poolsAsWindowSlices(mlir::Operation *root);
+
+/// Channels-last activations between convs (kt level, before kiln-fuse;
+/// lib/Conversion/CPU/ConvLayout.cpp): every ungrouped 4-D f32 kt.conv2d
+/// with a static weight under `root` gets a channels-last twin of its
+/// result (or of its relu/clamp's), `kt.permute [0, 2, 3, 1]`; pointwise
+/// ops whose full-size operands come channels-last at least as often as
+/// not run on [N, H, W, C] tensors (the others permuted in, broadcast
+/// operands permuted, scalars as they are); a conv reads a channels-last
+/// input through `kt.permute [0, 3, 1, 2]`, every other reader through a
+/// permute back; inference kt.batch_norm of a twin becomes x * a + b on it,
+/// a mean/sum/amax over H and W reduces the twin's dims 1 and 2. Convs that
+/// meet a grouped conv through relu/clamp are left NCHW. Permutes nothing
+/// reads are erased. Returns the convs rewritten.
+unsigned convsToChannelsLast(mlir::Operation *root);
 
 /// Replaces every `arith.constant` of a splat tensor under `root` by
 /// tensor.empty + linalg.fill of the scalar, so that bufferization and the
