@@ -166,6 +166,25 @@ unsigned rewriteBlock(Block &block) {
       ++convs;
       continue;
     }
+    if (isa<kt::MaxPool2dOp>(op) && op->getNumResults() == 1 &&
+        isRank4(op->getResult(0).getType()) && twin.count(op->getOperand(0))) {
+      // A max pool of a twin (resnet's stem): the pool reads the twin
+      // through a permute of its own and gets a twin of its result;
+      // kiln-cpu-outline-kernels puts both into its kernel and
+      // kiln-cpu-pool-windows pools [N, H, W, C] directly.
+      OpBuilder b(op);
+      Value t = twin.lookup(op->getOperand(0));
+      auto in = kt::PermuteOp::create(
+          b, op->getLoc(),
+          permuted(cast<RankedTensorType>(t.getType()), kToNCHW), t,
+          b.getI64ArrayAttr(kToNCHW));
+      op->setOperand(0, in);
+      b.setInsertionPointAfter(op);
+      Value out = permute(b, op->getLoc(), op->getResult(0), kToNHWC);
+      created.push_back(out.getDefiningOp());
+      twin[op->getResult(0)] = out;
+      continue;
+    }
     if (auto bn = dyn_cast<kt::BatchNormOp>(op)) {
       // Inference batch_norm (not folded into its conv) of a channels-last
       // value: x * a[c] + b[c] on [N, H, W, C] (the [C] vectors broadcast

@@ -136,6 +136,10 @@ bool isAbsorbedConvPermute(Operation *op) {
       return false;
     if (isa<kt::Conv2dOp>(owner))
       return use.getOperandNumber() < 2;
+    // A max pool's input (kiln-cpu-pool-windows pools the permute's
+    // source channels-last when the pool's result is permuted back too).
+    if (isa<kt::MaxPool2dOp>(owner))
+      return use.getOperandNumber() == 0;
     // A kiln-fuse kernel (a conv and its epilogue) whose body reads it only
     // as a conv's input or weight.
     auto fusion = dyn_cast<kt::FusionOp>(owner);
@@ -379,7 +383,8 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
             if (Operation *e = convEpilogue(next))
               group.push_back(e);
           }
-        if ((isUngroupedF32Conv(&op) || isConvFusion(&op)) &&
+        if ((isUngroupedF32Conv(&op) || isConvFusion(&op) ||
+             isa<kt::MaxPool2dOp>(&op)) &&
             !isa<kt::SliceOp>(group.back()))
           if (Operation *p = convOutputPermute(group.back()))
             group.push_back(p);

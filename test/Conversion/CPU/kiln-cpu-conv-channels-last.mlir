@@ -3,6 +3,7 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-conv-channels-last -kiln-cpu-outline-kernels -kiln-lower-to-linalg -canonicalize -kiln-cpu-conv-im2col=impl=onednn -canonicalize -cse -kiln-cpu-private-conv-inits -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -kiln-cpu-conv-to-onednn=threads=2 -canonicalize | FileCheck %s --check-prefix=CALLS
 // RUN: kiln-opt %s -split-input-file -kiln-cpu="conv=onednn threads=2" -o /dev/null
 // RUN: kiln-opt %s -split-input-file -kiln-cpu="conv=onednn threads=2 conv-channels-last=false" -mlir-print-ir-after=kiln-fuse -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-conv-channels-last -kiln-cpu-outline-kernels -kiln-lower-to-linalg -canonicalize -kiln-cpu-pad-to-copy -kiln-cpu-pool-windows -canonicalize | FileCheck %s --check-prefix=POOL
 // REQUIRES: onednn
 
 // Channels-last activations between oneDNN convs (kiln-cpu-conv-channels-last).
@@ -142,6 +143,42 @@ func.func @pool(%x: tensor<?x4x6x6xf32>, %w: tensor<8x4x3x3xf32>, %y: tensor<?x8
   %n = kt.sum %r {dim = [2, 3]} : (tensor<?x8x6x6xf32>) -> tensor<?x8xf32>
   %o = kt.mean %r {dim = [1]} : (tensor<?x8x6x6xf32>) -> tensor<?x6x6xf32>
   return %m, %n, %o : tensor<?x8x1x1xf32>, tensor<?x8xf32>, tensor<?x6x6xf32>
+}
+
+// -----
+
+// A max pool of a twin (resnet's stem): the pool reads the twin through a
+// permute of its own and gets a twin of its result; both go into the pool's
+// kernel, and kiln-cpu-pool-windows pools the [N, H, W, C] source directly
+// (padded in that layout: H by 1, W by 0; window slices strided in H and W,
+// whole in C) and writes [N, OH, OW, C]: no transpose left.
+// CHECK-LABEL: func.func @stem(
+// CHECK: %[[T:.*]] = kt.permute %{{.*}} {dims = [0, 2, 3, 1]}
+// CHECK: %[[IN:.*]] = kt.permute %[[T]] {dims = [0, 3, 1, 2]}
+// CHECK: %[[P:.*]] = kt.max_pool2d %[[IN]]
+// CHECK: %[[PT:.*]] = kt.permute %[[P]] {dims = [0, 2, 3, 1]}
+// CHECK: kt.add %{{.*}}, %[[PT]] : (tensor<2x7x5x8xf32>, tensor<2x7x5x8xf32>)
+// OUTLINE-LABEL: func.func @stem(
+// OUTLINE: %[[T:.*]] = call @fused_conv2d_relu_0(%arg0, %arg1, %arg2) : {{.*}} -> tensor<2x13x10x8xf32>
+// OUTLINE: call @kernel_max_pool2d_permute(%[[T]]) : (tensor<2x13x10x8xf32>) -> tensor<2x7x5x8xf32>
+// POOL-LABEL: func.func private @kernel_max_pool2d_permute(
+// POOL-NOT: linalg.transpose
+// POOL: %[[F:.*]] = linalg.fill {{.*}} -> tensor<2x15x10x8xf32>
+// POOL: %[[S:.*]] = tensor.extract_slice %[[F]][0, 1, 0, 0] [2, 13, 10, 8] [1, 1, 1, 1]
+// POOL: %[[C:.*]] = linalg.copy ins(%arg0 : tensor<2x13x10x8xf32>) outs(%[[S]]
+// POOL: %[[X:.*]] = tensor.insert_slice %[[C]] into %[[F]]
+// POOL: tensor.extract_slice %[[X]][0, 0, 0, 0] [2, 7, 5, 8] [1, 2, 2, 1]
+// POOL: tensor.extract_slice %[[X]][0, 2, 1, 0] [2, 7, 5, 8] [1, 2, 2, 1]
+// POOL: %[[G:.*]] = linalg.generic
+// POOL-NOT: linalg.transpose
+// POOL: return %[[G]] : tensor<2x7x5x8xf32>
+func.func @stem(%x: tensor<2x3x13x10xf32>, %w1: tensor<8x3x3x3xf32>, %b1: tensor<8xf32>, %w2: tensor<8x8x3x3xf32>) -> tensor<2x8x7x5xf32> {
+  %c1 = kt.conv2d %x, %w1, %b1 {padding = [1, 1]} : (tensor<2x3x13x10xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x13x10xf32>
+  %r = kt.relu %c1 : (tensor<2x8x13x10xf32>) -> tensor<2x8x13x10xf32>
+  %p = kt.max_pool2d %r {kernel_size = [3, 2], stride = [2, 2], padding = [1, 0]} : (tensor<2x8x13x10xf32>) -> tensor<2x8x7x5xf32>
+  %c2 = kt.conv2d %p, %w2 {padding = [1, 1]} : (tensor<2x8x7x5xf32>, tensor<8x8x3x3xf32>) -> tensor<2x8x7x5xf32>
+  %a = kt.add %c2, %p : (tensor<2x8x7x5xf32>, tensor<2x8x7x5xf32>) -> tensor<2x8x7x5xf32>
+  return %a : tensor<2x8x7x5xf32>
 }
 
 // -----

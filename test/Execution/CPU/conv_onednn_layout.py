@@ -6,8 +6,8 @@
 # convs read channels-last inputs in place, against torch in float64 (the
 # same() rule), under the default, blocked and plain oneDNN layouts. Cases: a basic block with a strided conv and a 1x1 downsample, a
 # bottleneck whose batch norms stay unfolded (kt.batch_norm, and the
-# decomposed [C, 1, 1] form), a stem with a max pool (an NCHW-only reader
-# between channels-last values), a residual value that is also returned, a
+# decomposed [C, 1, 1] form), a stem with a max pool (pooled channels-last
+# by kiln-cpu-pool-windows; uneven windows, strides and padding), a residual value that is also returned, a
 # `?` batch, NaN and inf in the input, a global average pool (a mean over
 # H and W, which reads the channels-last value). The lowered module must have the
 # twins in the convs' kernels (no linalg.transpose left after
@@ -95,10 +95,10 @@ class Graph:
         y = self.op("kt.mul %s, %s" % (y[0], s[0]), x[1], y[2] * s[2], [y, s])
         return self.op("kt.add %s, %s" % (y[0], b[0]), x[1], y[2] + b[2], [y, b])
 
-    def max_pool(self, x):
-        ref = F.max_pool2d(x[2], 3, 2, 1)
-        return self.op("kt.max_pool2d %s {kernel_size = [3, 3], stride = [2, 2], padding = [1, 1]}"
-                       % x[0], tuple(ref.shape), ref, [x])
+    def max_pool(self, x, k=(3, 3), stride=(2, 2), pad=(1, 1)):
+        ref = F.max_pool2d(x[2], k, stride, pad)
+        return self.op("kt.max_pool2d %s {kernel_size = [%d, %d], stride = [%d, %d], padding = [%d, %d]}"
+                       % ((x[0],) + k + stride + pad), tuple(ref.shape), ref, [x])
 
     def mean_hw(self, x):
         """Global average pooling (keepdim), as adaptive_avg_pool2d becomes."""
@@ -173,7 +173,22 @@ def after_onednn(mlir):
     return p.stderr if p.returncode == 0 else "error: " + p.stderr[:300]
 
 
-CASES = [("basic", basic, (), False), ("basic ? batch NaN/inf", basic, (0,), True),
+def stem_uneven(dyn=(), special=False):
+    """A 3x2 window, padding of H only, 13x10 input, 8 channels (pooled
+    channels-last), then the same pool of a value also returned (read in
+    NCHW as well: pooled NCHW)."""
+    g = Graph(dyn)
+    x = g.arg(input_of((3, 3, 13, 10), special), act=True)
+    y = g.max_pool(g.relu(g.conv(x, 8, 3, 1, 1)), (3, 2), (2, 2), (1, 0))
+    z = g.add(g.conv(y, 8, 3, 1, 1, bias=False), y)
+    g.ret(z)
+    g.ret(g.max_pool(z, (2, 3), (1, 2), (0, 1)))
+    return g
+
+
+CASES = [("stem uneven ? batch", stem_uneven, (0,), False),
+         ("stem uneven NaN/inf", stem_uneven, (), True),
+         ("basic", basic, (), False), ("basic ? batch NaN/inf", basic, (0,), True),
          ("bottleneck", bottleneck, (), False), ("bottleneck ? batch", bottleneck, (0,), True),
          ("stem", stem, (), False), ("stem NaN/inf", stem, (), True)]
 
