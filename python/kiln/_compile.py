@@ -421,6 +421,10 @@ class _Program:
         for kind, v in layout.output_leaves:
             if kind == "result":
                 leaves.append(results[v])
+            elif kind == "item":
+                # A Python number (`.item()` in the program): int, float or
+                # bool by the 0-d result's dtype, as PyTorch's .item().
+                leaves.append(results[v].item())
             elif kind == "arg":
                 leaves.append(tensors[v])
             elif kind == "fresh":
