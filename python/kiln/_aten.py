@@ -2431,7 +2431,9 @@ def resize_(b, x, size, memory_format=None):
     # Storage positions off .. off + want - 1: those below `total` hold the
     # storage's values, the others are new (zeros).
     have = max(0, min(want, total - off))
-    if have == want == total and off == 0:
+    if want == 0:
+        r = O.full(b, size, 0, x.dtype)
+    elif have == want == total and off == 0:
         r = O.reshape(b, base, size)
     else:
         flat = O.reshape(b, base, [-1])

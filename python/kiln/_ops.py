@@ -382,8 +382,10 @@ def python_scalar(b, x, what="aten._local_scalar_dense"):
         n *= b.static(d, "the size of a tensor read as a Python number "
                       "(%s)" % what)
     if n != 1:
-        raise b.error("%s: a Tensor with %d elements cannot be converted "
-                      "to Scalar" % (what, n))
+        from ._errors import NotOneElementError
+        raise NotOneElementError(
+            "only one element tensors can be converted to Python scalars "
+            "(%s of a tensor of %d elements)" % (what, n))
     if x.ndim:
         x = reshape(b, x, [])
     r = b.op("cast", [x], {"dtype": x.dtype, "kg.stop_gradient": True},

@@ -1,0 +1,323 @@
+"""Python numbers read from tensor data (`aten._local_scalar_dense`,
+`Tensor.item()`) and `aten.resize_` in Kiln's ATen-level importer
+(kiln/_aten.py), on the eager, aot_eager and cpu backends, every result
+compared with eager PyTorch (issue 16 section 2; docs/python.md "The FX
+backend entry point").
+
+PyTorch 1.13's make_fx cannot trace `.item()` (it raises on a tracing
+tensor's value), so the graphs with `_local_scalar_dense` are written with
+torch.fx's Graph API, as TorchDynamo + AOTAutograd would produce them with
+`capture_scalar_outputs`; the resize_ graphs come from make_fx.
+"""
+
+import operator
+
+import pytest
+import torch
+import torch.fx as fx
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import kiln
+
+aten = torch.ops.aten
+BACKENDS = ["eager", "aot_eager", "cpu"]
+
+
+def _graph(body, n_inputs):
+    """A GraphModule of `body(g, *placeholders)` (returns the outputs)."""
+    g = fx.Graph()
+    xs = [g.placeholder("x%d" % i) for i in range(n_inputs)]
+    g.output(body(g, *xs))
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
+def _item_graph():
+    """s = x.item(); (s, y * s, y * s as mul.Scalar, y > s, s * 2, s > 0,
+    s / 2, -s, y + s)."""
+    def body(g, x, y):
+        s = g.call_function(aten._local_scalar_dense.default, (x,))
+        return (s,
+                g.call_function(aten.mul.Tensor, (y, s)),
+                g.call_function(aten.mul.Scalar, (y, s)),
+                g.call_function(aten.gt.Scalar, (y, s)),
+                g.call_function(operator.mul, (s, 2)),
+                g.call_function(operator.gt, (s, 0)),
+                g.call_function(operator.truediv, (s, 2)),
+                g.call_function(operator.neg, (s,)),
+                g.call_function(aten.add.Tensor, (y, s)))
+    return _graph(body, 2)
+
+
+def _item_eager(x, y):
+    s = x.item()
+    return (s, y * s, aten.mul.Scalar(y, s), y > s, s * 2, s > 0, s / 2,
+            -s, y + s)
+
+
+def _assert_same(got, want):
+    assert len(got) == len(want)
+    for i, (a, e) in enumerate(zip(got, want)):
+        if isinstance(e, torch.Tensor):
+            assert isinstance(a, torch.Tensor), (i, a)
+            assert a.dtype == e.dtype and a.shape == e.shape, (i, a, e)
+            torch.testing.assert_close(a, e, rtol=1e-6, atol=0)
+        else:
+            # The Python type .item() gives (int, float or bool), and the
+            # value.
+            assert type(a) is type(e), (i, a, e)
+            assert a == e, (i, a, e)
+
+
+SCALARS = [
+    ("float 0-d", torch.tensor(2.5)),
+    ("float 1-element", torch.tensor([[-1.75]])),
+    ("double", torch.tensor(0.1, dtype=torch.float64)),
+    ("int64", torch.tensor(3)),
+    ("int32 1-element", torch.tensor([-4], dtype=torch.int32)),
+    ("bool", torch.tensor(True)),
+    ("bool 1-element", torch.tensor([False])),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name, x", SCALARS, ids=[n for n, _ in SCALARS])
+@pytest.mark.parametrize("ydtype", [torch.float32, torch.int64])
+def test_item_as_a_number(backend, name, x, ydtype):
+    y = (torch.arange(5) - 2).to(ydtype)
+    if x.dtype == torch.bool:
+        y = y.float()  # (-bool is an error in Python too: see neg below)
+    gm = _item_graph()
+    got = kiln.backend(gm, [x, y], backend=backend)(x, y)
+    _assert_same(got, _item_eager(x, y))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_item_of_a_reduction_with_a_dynamic_dim(backend):
+    # y * x.sum().item() / x.shape stays dynamic (mark_dynamic): new sizes
+    # run the same compiled entry.
+    def body(g, x, y):
+        s = g.call_function(aten._local_scalar_dense.default,
+                            (g.call_function(aten.sum.default, (x,)),))
+        return (g.call_function(aten.mul.Tensor, (y, s)), s)
+    gm = _graph(body, 2)
+    x, y = torch.randn(6), torch.randn(6)
+    kiln.mark_dynamic(x, 0)
+    kiln.mark_dynamic(y, 0)
+    run = kiln.backend(gm, [x, y], backend=backend)
+    for n in (6, 3, 11):
+        x, y = torch.randn(n), torch.randn(n)
+        kiln.mark_dynamic(x, 0)
+        kiln.mark_dynamic(y, 0)
+        got = run(x, y)
+        s = x.sum().item()
+        assert type(got[1]) is float
+        assert got[1] == pytest.approx(s, rel=1e-6)
+        torch.testing.assert_close(got[0], y * s)
+    assert run.program.stats()["compiles"] == 1
+
+
+def test_item_carries_no_gradient():
+    # A Python number has no gradient: y gets s, x none (PyTorch: x is not
+    # part of the graph of the result).
+    def body(g, x, y):
+        s = g.call_function(aten._local_scalar_dense.default,
+                            (g.call_function(aten.sum.default, (x,)),))
+        return (g.call_function(aten.mul.Tensor, (y, s)),)
+    gm = _graph(body, 2)
+    x = torch.randn(3, requires_grad=True)
+    y = torch.randn(3, requires_grad=True)
+    out, = kiln.backend(gm, [x, y], backend="aot_eager")(x, y)
+    out.sum().backward()
+    torch.testing.assert_close(y.grad, torch.full((3,), x.sum().item()))
+    assert x.grad is None or bool((x.grad == 0).all())
+
+
+def test_item_of_two_elements_raises_as_pytorch():
+    # PyTorch 1.13: Tensor.item() raises ValueError (its
+    # aten._local_scalar_dense reads the first element without a check);
+    # Kiln raises the same when the graph is imported (a kiln.Unsupported
+    # that is also a ValueError).
+    x = torch.randn(2)
+    message = "only one element tensors can be converted to Python scalars"
+    with pytest.raises(ValueError, match=message):
+        x.item()
+
+    def body(g, x):
+        return (g.call_function(aten._local_scalar_dense.default, (x,)),)
+    gm = _graph(body, 1)
+    for err in (ValueError, kiln.Unsupported):
+        with pytest.raises(err, match=message + r" \(aten._local_scalar_"
+                           r"dense of a tensor of 2 elements\)"):
+            kiln.backend(gm, [x], backend="eager")
+
+
+def test_item_used_as_a_size_is_refused_naming_the_use():
+    def body(g, x):
+        n = g.call_function(aten._local_scalar_dense.default, (x,))
+        return (g.call_function(aten.full.default, ([n], 1.0)),)
+    gm = _graph(body, 1)
+    with pytest.raises(kiln.Unsupported, match=r"argument 'size' \(List"
+                       r"\[int\]\) of aten.full.default: a Python number read "
+                       r"from tensor data \(aten._local_scalar_dense, "
+                       r"`.item\(\)`\) is used as a size"):
+        kiln.backend(gm, [torch.tensor(3)], backend="eager")
+
+
+def test_unsupported_python_operator_on_an_item_is_refused():
+    def body(g, x):
+        s = g.call_function(aten._local_scalar_dense.default, (x,))
+        return (g.call_function(operator.pow, (s, 2)),)
+    gm = _graph(body, 1)
+    with pytest.raises(kiln.Unsupported, match="pow of a Python number read "
+                       "from a tensor"):
+        kiln.backend(gm, [torch.tensor(3.0)], backend="eager")
+
+
+# ------------------------------------------------------------------ resize_
+
+
+def _run_resize(fn, x, backend):
+    gm = make_fx(fn)(x.clone())
+    return kiln.backend(gm, [x], backend=backend)(x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("size", [[3, 2], [6], [2, 3], [4], [1, 1], [0]],
+                         ids=["same-numel", "flat", "same-sizes", "shrink",
+                              "shrink-to-1", "empty"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_resize_same_or_smaller(backend, size, dtype):
+    def fn(x):
+        y = x.clone()
+        y.resize_(size)
+        return y, y * 2
+    x = torch.arange(6).reshape(2, 3).to(dtype)
+    got = _run_resize(fn, x, backend)
+    want = fn(x.clone())
+    for a, e in zip(got, want):
+        assert a.dtype == e.dtype and a.shape == e.shape
+        assert torch.equal(a, e)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_resize_grow_keeps_the_old_elements_first(backend):
+    # PyTorch leaves the new elements uninitialized: only the old ones are
+    # compared (Kiln fills the rest with zeros; do not read them).
+    def fn(x):
+        y = x.clone()
+        y.resize_(3, 4)
+        return y
+    x = torch.randn(2, 3)
+    got = _run_resize(fn, x, backend)
+    want = fn(x.clone())
+    assert got.shape == want.shape == (3, 4)
+    assert torch.equal(got.reshape(-1)[:6], want.reshape(-1)[:6])
+    assert torch.equal(got.reshape(-1)[:6], x.reshape(-1))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_resize_of_a_non_contiguous_view_reads_its_storage(backend):
+    # x.t() resized keeps its storage: the elements in storage order, not
+    # the transpose's (PyTorch's rule); the same sizes change nothing.
+    def fn(x):
+        a = x.t()
+        a.resize_(4)
+        b = x.t()
+        b.resize_(3, 2)
+        c = x[:, 1:]
+        c.resize_(2, 2)  # from storage offset 1
+        return a * 1, b * 1, c * 1
+    x = torch.arange(6.0).reshape(2, 3)
+    got = _run_resize(fn, x, backend)
+    want = fn(x.clone())
+    for a, e in zip(got, want):
+        assert torch.equal(a, e), (a, e)
+    assert torch.equal(want[0], torch.tensor([0.0, 1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_resize_then_in_place_write(backend):
+    # A resized tensor nothing else shares is written as any value.
+    def fn(x):
+        y = x.clone()
+        y.add_(1)
+        y.resize_(2, 2)
+        y.mul_(3)
+        return y
+    x = torch.randn(2, 3)
+    got = _run_resize(fn, x, backend)
+    torch.testing.assert_close(got, fn(x.clone()))
+
+
+def test_resize_refusals():
+    x = torch.randn(2, 3)
+
+    def of_input(x):
+        x.resize_(6)
+        return x * 1
+    with pytest.raises(kiln.Unsupported, match="resize_ of the graph input "
+                       "x_1 from \\[2, 3\\] to \\[6\\]: Kiln cannot change "
+                       "the size of the caller's tensor"):
+        kiln.backend(make_fx(of_input)(x.clone()), [x], backend="eager")
+
+    def non_contiguous_result(x):
+        y = x.t().exp()  # exp keeps the transpose's strides
+        y.resize_(6)
+        return y
+    with pytest.raises(kiln.Unsupported, match="resize_ of a tensor whose "
+                       "storage Kiln cannot trace"):
+        kiln.backend(make_fx(non_contiguous_result)(x.clone()), [x],
+                     backend="eager")
+
+    def shared_then_written(x):
+        y = x.clone()
+        v = y.view(6)
+        y.resize_(2, 2)
+        y.add_(1)  # v sees the write in PyTorch
+        return v * 1
+    with pytest.raises(kiln.Unsupported, match="an in-place write to the "
+                       "result of aten.resize_"):
+        kiln.backend(make_fx(shared_then_written)(x.clone()), [x],
+                     backend="eager")
+
+    def negative(x):
+        y = x.clone()
+        return aten.resize_.default(y, [-1, 2])
+    g = fx.Graph()
+    p = g.placeholder("x")
+    c = g.call_function(aten.clone.default, (p,))
+    g.output(g.call_function(aten.resize_.default, (c, [-1, 2])))
+    with pytest.raises(kiln.Unsupported, match="negative dimension"):
+        kiln.backend(fx.GraphModule(torch.nn.Module(), g), [x],
+                     backend="eager")
+
+
+def test_resize_read_through_the_old_node_is_refused():
+    # A hand-written graph that reads the tensor after resize_ through the
+    # node before it (make_fx always reads the resize_ node).
+    g = fx.Graph()
+    p = g.placeholder("x")
+    c = g.call_function(aten.clone.default, (p,))
+    c.meta["tensor_meta"] = None
+    r = g.call_function(aten.resize_.default, (c, [4]))
+    g.output((r, g.call_function(aten.mul.Tensor, (c, 2))))
+    x = torch.randn(2, 3)
+    with pytest.raises(kiln.Unsupported, match="mul_tensor reads the tensor "
+                       "resized by resize__default through the node before "
+                       "the resize"):
+        kiln.backend(fx.GraphModule(torch.nn.Module(), g), [x],
+                     backend="eager")
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_torch_level_resize_is_a_graph_break(backend):
+    def f(x):
+        y = x * 2
+        y.resize_(4)
+        return y + 1
+    x = torch.randn(2, 3)
+    got = kiln.compile(f, backend=backend)(x)
+    torch.testing.assert_close(got, f(x))
+    with pytest.raises(kiln.Unsupported, match="Tensor.resize_ outside an "
+                       "ATen-level graph"):
+        kiln.compile(f, backend=backend, fullgraph=True)(x)
