@@ -33,4 +33,6 @@ class SpecializationError(KilnError):
 class NotOneElementError(Unsupported, ValueError):
     """`.item()` (`aten._local_scalar_dense`) of a tensor that has not
     exactly one element: PyTorch's ValueError and message, raised when the
-    program is captured."""
+    program is captured (not a graph break: eager would raise it too)."""
+
+    _no_break = True

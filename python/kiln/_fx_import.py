@@ -652,26 +652,28 @@ class FxImporter:
                                  % (name, _ir.COMPLEX_REASON))
             raise self.error("no Kiln conversion for aten.%s%s" % (
                 name, ": " + why if why else ""))
-        self._refuse_scalar_sizes(_aten, node, args, kwargs)
+        self._refuse_scalar_sizes(_aten.overload_name(node.target), node,
+                                  args, kwargs)
         return conv(self, *args, **kwargs)
 
-    def _refuse_scalar_sizes(self, _aten, node, args, kwargs):
-        """A Python number read from a tensor (`.item()`) passed where the
-        overload's schema takes ints (sizes, dims: a data-dependent size)
-        is refused naming the argument (TensorVal.scalar)."""
-        schema = node.target._schema.arguments
-        named = {a.name: a for a in schema}
-        bound = list(zip(schema, args)) + [
+    def _refuse_scalar_sizes(self, name, node, args, kwargs):
+        """A Python number read from a tensor (`.item()`, TensorVal.scalar)
+        passed where the overload `name`'s schema takes ints (sizes, dims:
+        a data-dependent size) is refused naming the argument."""
+        def scalars(v):
+            return [x for x in pytree.tree_flatten(v)[0]
+                    if isinstance(x, TensorVal) and x.scalar]
+        schema = getattr(node.target, "_schema", None)
+        if schema is None or not scalars((args, kwargs)):
+            return  # (None: a stand-in for an overload torch lacks)
+        named = {a.name: a for a in schema.arguments}
+        bound = list(zip(schema.arguments, args)) + [
             (named[k], v) for k, v in kwargs.items() if k in named]
         for a, v in bound:
-            if "int" not in str(a.type).lower():
-                continue
-            if any(isinstance(x, TensorVal) and x.scalar
-                   for x in pytree.tree_flatten(v)[0]):
-                self.static(next(x for x in pytree.tree_flatten(v)[0]
-                                 if isinstance(x, TensorVal) and x.scalar),
-                            "argument '%s' (%s) of aten.%s" % (
-                                a.name, a.type, _aten.overload_name(node.target)))
+            found = scalars(v)
+            if found and "int" in str(a.type).lower():
+                self.static(found[0], "argument '%s' (%s) of aten.%s" % (
+                    a.name, a.type, name))
 
     # ----- arguments
 

@@ -394,6 +394,13 @@ def python_scalar(b, x, what="aten._local_scalar_dense"):
     return r
 
 
+@method("item")
+def item(b, x):
+    """Tensor.item() in a graph (kiln.config.capture_scalar_outputs; the
+    tracer makes it a graph break otherwise)."""
+    return python_scalar(b, x, "Tensor.item()")
+
+
 def is_python_scalar(x):
     return isinstance(x, TensorVal) and x.scalar is not None
 

@@ -539,7 +539,12 @@ class KilnTracer(fx.Tracer):
                 return "%s: random numbers are not captured (run eagerly)" \
                     % _random_name(t)
         if node.op == "call_method":
-            if t in ("item", "tolist", "numpy", "__array__"):
+            from ._compile import config
+            if t == "item" and config.capture_scalar_outputs:
+                # A Python number in the graph (O.python_scalar); refused
+                # (not one element) it is a graph break like the others.
+                pass
+            elif t in ("item", "tolist", "numpy", "__array__"):
                 return ("Tensor.%s(): a tensor's value is needed in Python"
                         % t)
             if getattr(torch.Tensor, t, None) in _RANDOM and getattr(

@@ -321,3 +321,116 @@ def test_torch_level_resize_is_a_graph_break(backend):
     with pytest.raises(kiln.Unsupported, match="Tensor.resize_ outside an "
                        "ATen-level graph"):
         kiln.compile(f, backend=backend, fullgraph=True)(x)
+
+
+# ------------------------------------ torch level: capture_scalar_outputs
+
+
+@pytest.fixture
+def capture_scalars():
+    kiln.config.capture_scalar_outputs = True
+    try:
+        yield
+    finally:
+        kiln.config.capture_scalar_outputs = False
+        kiln.reset()
+
+
+def _assert_close_outputs(got, want, rtol=1e-5):
+    assert len(got) == len(want)
+    for a, e in zip(got, want):
+        if isinstance(e, torch.Tensor):
+            assert a.dtype == e.dtype and a.shape == e.shape
+            torch.testing.assert_close(a, e, rtol=rtol, atol=1e-6)
+        else:
+            assert type(a) is type(e), (a, e)
+            assert a == pytest.approx(e, rel=rtol), (a, e)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_captured_item_stays_in_the_graph(backend, capture_scalars):
+    # No graph break (TorchDynamo's capture_scalar_outputs): one program,
+    # compiled once, whatever the value; numbers come back by dtype.
+    def f(x, n, m, y):
+        s = x.sum().item()
+        k = n.item()
+        flag = m.all().item()
+        return y * s + k, s, k * 2, flag, y * flag, s > 0
+    cf = kiln.compile(f, backend=backend, fullgraph=True)
+    y = torch.randn(4)
+    for i in range(3):
+        x = torch.randn(5)
+        n = torch.tensor([i - 1])
+        m = torch.tensor([True, i > 0])
+        _assert_close_outputs(cf(x, n, m, y), f(x, n, m, y))
+    (stats,) = cf._kiln.stats().values()
+    assert stats["compiles"] == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_captured_item_with_a_dynamic_dim(backend, capture_scalars):
+    def f(x):
+        return x * x.mean().item()
+    cf = kiln.compile(f, backend=backend, fullgraph=True)
+    for n in (4, 7, 9):
+        x = torch.randn(n)
+        kiln.mark_dynamic(x, 0)
+        torch.testing.assert_close(cf(x), f(x))
+    (stats,) = cf._kiln.stats().values()
+    assert stats["compiles"] == 1
+
+
+def test_captured_item_branch_and_size_are_graph_breaks(capture_scalars):
+    # A branch on the number, or the number as a size, needs its value in
+    # Python: a graph break (as TorchDynamo), Python gets the number.
+    def f(x, y):
+        s = x.sum().item()
+        if s > 0:
+            y = y * 2
+        n = (x > 0).sum().item()
+        return y * s, torch.zeros(n), s, n
+    cf = kiln.compile(f, backend="eager")
+    y = torch.randn(3)
+    for _ in range(3):
+        x = torch.randn(4)
+        _assert_close_outputs(cf(x, y), f(x, y))
+    e = kiln.explain(f, torch.randn(4), y)
+    assert e.graph_break_count == 2, e
+
+
+def test_captured_item_training(capture_scalars):
+    # The number carries no gradient: w gets y * s, x only its own use.
+    def f(x, w):
+        s = x.detach().abs().max().item()
+        return (w * s + x).sum()
+    x = torch.randn(4, requires_grad=True)
+    w = torch.randn(4, requires_grad=True)
+    kiln.compile(f, backend="aot_eager")(x, w).backward()
+    gx, gw = x.grad.clone(), w.grad.clone()
+    x.grad = w.grad = None
+    f(x, w).backward()
+    torch.testing.assert_close(gx, x.grad)
+    torch.testing.assert_close(gw, w.grad)
+
+
+def test_captured_item_of_two_elements_raises_as_pytorch(capture_scalars):
+    def f(x):
+        return x.item()
+    message = "only one element tensors can be converted to Python scalars"
+    for fullgraph in (False, True):
+        with pytest.raises(ValueError, match=message):
+            kiln.compile(f, backend="eager", fullgraph=fullgraph)(
+                torch.randn(2))
+        kiln.reset()
+
+
+def test_item_is_a_graph_break_by_default():
+    assert kiln.config.capture_scalar_outputs is False
+
+    def f(x, y):
+        return y * x.sum().item()
+    e = kiln.explain(f, torch.randn(3), torch.randn(3))
+    assert e.graph_break_count == 1
+    assert "Tensor.item()" in e.break_reasons[0].reason
+    with pytest.raises(kiln.Unsupported, match="Tensor.item"):
+        kiln.compile(f, fullgraph=True)(torch.randn(3), torch.randn(3))
