@@ -2357,21 +2357,30 @@ def _storage_read_later(node, base_node):
     return False
 
 
+# resize_'s memory formats that lay the storage out channels-last, and the
+# rank PyTorch requires for each.
+_CHANNELS_LAST = {torch.channels_last: 4, torch.channels_last_3d: 5}
+
+
 @aten("resize_")
 def resize_(b, x, size, memory_format=None):
-    """x.resize_(size) as a value (PyTorch's rules): the same sizes change
-    nothing; otherwise x gets `size` with contiguous strides over its
-    storage from its storage offset, i.e. the storage's elements in order
-    (the first numel of a contiguous x, or of the contiguous tensor a view
-    x is taken of), then new ones where the storage grows, which PyTorch
-    leaves uninitialized and Kiln fills with zeros (do not read them).
-    The storage is traced as aten.as_strided traces it (_storage_base;
-    value-only in-place ops on the way are the same tensor). Refused: a
-    storage Kiln cannot trace, a graph input whose size would change (the
-    caller's tensor), a torch-level graph (nodes after it read the old
-    tensor), and a graph that reads the old node after it. The result is a
-    value of its own; an in-place write to it is refused while another
-    tensor of the same storage is read later (they would share it)."""
+    """x.resize_(size, memory_format=) as a value (PyTorch's rules): the
+    same sizes without a memory format change nothing (not even the
+    strides); otherwise x gets `size` with the format's strides
+    (contiguous, or channels-last) over its storage from its storage
+    offset: the storage's elements in order (the first numel of a
+    contiguous x, or of the contiguous tensor a view x is taken of), then
+    new ones where the storage grows, which PyTorch leaves uninitialized and
+    Kiln fills with zeros (do not read them). The storage is traced as
+    aten.as_strided traces it (_storage_base; value-only in-place ops on
+    the way are the same tensor). Refused: a storage Kiln cannot trace, a
+    graph input whose size or strides would change (the caller's tensor),
+    a torch-level graph (nodes after it read the old tensor), a graph that
+    reads the old node after it, and PyTorch's errors (negative sizes,
+    preserve_format, a channels-last format of the wrong rank). The result
+    is a value of its own; an in-place write to it is refused while
+    another tensor of the same storage is read later (they would share
+    it)."""
     import torch.fx as fx
     from ._symbolic import same
     x = _t(b, x, "resize_")
@@ -2390,7 +2399,16 @@ def resize_(b, x, size, memory_format=None):
                               n.name, node.name))
         n = n.next
     size = list(size) if isinstance(size, (list, tuple)) else [size]
-    if len(size) == x.ndim and all(same(a, d) for a, d in zip(size, x.shape)):
+    if memory_format not in (None, torch.contiguous_format) and \
+            memory_format not in _CHANNELS_LAST:
+        raise b.error("aten.resize_: Unsupported memory format %s" % (
+            memory_format,))
+    rank = _CHANNELS_LAST.get(memory_format)
+    if rank is not None and len(size) != rank:
+        raise b.error("aten.resize_: required rank %d tensor to use %s "
+                      "format" % (rank, str(memory_format).split(".")[-1]))
+    if memory_format is None and len(size) == x.ndim and \
+            all(same(a, d) for a, d in zip(size, x.shape)):
         # The same sizes: nothing changes (not even the strides).
         return O.copy_of(x)
     size = [b.static(d, "a resize_ size") for d in size]
@@ -2398,13 +2416,15 @@ def resize_(b, x, size, memory_format=None):
         raise b.error("aten.resize_: Trying to create tensor with negative "
                       "dimension: %s" % (size,))
     shape = [b.static(d, "the size of a tensor resized") for d in x.shape]
-    if size == shape:
+    if size == shape and memory_format is None:
         return O.copy_of(x)
     store = _written_in_place_from(src)
-    if store.op == "placeholder":
-        raise b.error("aten.resize_ of the graph input %s from %s to %s: "
-                      "Kiln cannot change the size of the caller's tensor"
-                      % (store.name, shape, size))
+    if store.op == "placeholder" and (size != shape or rank is not None):
+        raise b.error("aten.resize_ of the graph input %s from %s to %s%s: "
+                      "Kiln cannot change the size or strides of the "
+                      "caller's tensor" % (
+                          store.name, shape, size, "" if rank is None
+                          else " (%s)" % memory_format))
     found = _storage_base(b, store)
     if found is None:
         raise b.error("aten.resize_ of a tensor whose storage Kiln cannot "
@@ -2432,9 +2452,9 @@ def resize_(b, x, size, memory_format=None):
     # storage's values, the others are new (zeros).
     have = max(0, min(want, total - off))
     if want == 0:
-        r = O.full(b, size, 0, x.dtype)
-    elif have == want == total and off == 0:
-        r = O.reshape(b, base, size)
+        return O.full(b, size, 0, x.dtype)
+    if have == want == total and off == 0:
+        r = base
     else:
         flat = O.reshape(b, base, [-1])
         parts = [O.slice_dim(b, flat, 0, off, off + have, 1)] if have \
@@ -2442,8 +2462,14 @@ def resize_(b, x, size, memory_format=None):
         if want > have:
             parts.append(O.full(b, [want - have], 0, x.dtype))
         r = parts[0] if len(parts) == 1 else O.cat(b, parts, 0)
-        r = O.reshape(b, r, size)
-    r = O.copy_of(r)
+    if rank is None:
+        r = O.copy_of(O.reshape(b, r, size))
+    else:
+        # Channels-last strides: the storage holds N, spatial dims, C.
+        r = O.reshape(b, r, [size[0]] + size[2:] + [size[1]])
+        r = O.copy_of(O.permute(b, r, [0, rank - 1] +
+                                list(range(1, rank - 1))))
+        r.layout = "permuted"
     if _storage_read_later(node, base_node):
         b.no_write[id(r)] = (
             "an in-place write to the result of aten.resize_ (%s), whose "

@@ -782,8 +782,9 @@ class FxImporter:
             raise self.error(
                 "%s: a Python number read from tensor data "
                 "(aten._local_scalar_dense, `.item()`) is used as a size; "
-                "sizes from tensor values are not supported (Kiln's only "
-                "data-dependent sizes are kt.nonzero's counts)" % why)
+                "sizes from tensor values are not supported (Kiln's "
+                "data-dependent sizes are counts, which cannot be negative; "
+                "kt has no run-time check for a size read from data)" % why)
         if isinstance(x, TensorVal):
             raise self.error("%s: the value of a tensor is needed at trace "
                              "time (data-dependent)" % why)
