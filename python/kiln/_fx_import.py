@@ -670,10 +670,14 @@ class FxImporter:
         bound = list(zip(schema.arguments, args)) + [
             (named[k], v) for k, v in kwargs.items() if k in named]
         for a, v in bound:
-            found = scalars(v)
-            if found and "int" in str(a.type).lower():
-                self.static(found[0], "argument '%s' (%s) of aten.%s" % (
-                    a.name, a.type, name))
+            if scalars(v) and "int" in str(a.type).lower():
+                raise self.error(
+                    "argument '%s' (%s) of aten.%s: a Python number read "
+                    "from tensor data (aten._local_scalar_dense, `.item()`) "
+                    "is used as a size or dim; sizes from tensor values are "
+                    "not supported (Kiln's data-dependent sizes are counts, "
+                    "which cannot be negative; kt has no run-time check for "
+                    "a size read from data)" % (a.name, a.type, name))
 
     # ----- arguments
 
@@ -781,10 +785,8 @@ class FxImporter:
         if isinstance(x, TensorVal) and x.scalar:
             raise self.error(
                 "%s: a Python number read from tensor data "
-                "(aten._local_scalar_dense, `.item()`) is used as a size; "
-                "sizes from tensor values are not supported (Kiln's "
-                "data-dependent sizes are counts, which cannot be negative; "
-                "kt has no run-time check for a size read from data)" % why)
+                "(aten._local_scalar_dense, `.item()`) is needed as a "
+                "constant while capturing (data-dependent)" % why)
         if isinstance(x, TensorVal):
             raise self.error("%s: the value of a tensor is needed at trace "
                              "time (data-dependent)" % why)

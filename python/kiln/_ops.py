@@ -3419,6 +3419,12 @@ def full(b, size, fill_value, dtype=None, why="the size of a new tensor"):
     x.new_ones(x.size(0), 4)) is a dynamic size of kt.full (tensor.dim of
     the input), so the input dim stays dynamic."""
     size = list(size)
+    if is_python_scalar(fill_value):
+        # A number read from a tensor (`.item()`): its value broadcast (the
+        # dtype inferred from its Python type, as for a literal).
+        dt = _creation_dtype(dtype, fill_value.scalar(0))
+        b.sized(size, why)  # (sizes checked as for a literal fill)
+        return copy_of(expand(b, cast(b, fill_value, dt), size))
     fill = b.static(fill_value, "a fill value")
     if isinstance(fill, TensorVal):
         raise b.error("a fill value that is a tensor")

@@ -116,6 +116,58 @@ def test_item_of_a_reduction_with_a_dynamic_dim(backend):
     assert run.program.stats()["compiles"] == 1
 
 
+def _gt0(g, y):
+    return g.call_function(aten.gt.Scalar, (y, 0))
+
+
+# ATen overloads taking the number where their schema has a Scalar.
+SCALAR_ARGS = {
+    "clamp": lambda g, s, y: g.call_function(aten.clamp.default, (y, s)),
+    "clamp_max": lambda g, s, y: g.call_function(aten.clamp_max.default,
+                                                 (y, s)),
+    "pow.Tensor_Scalar": lambda g, s, y: g.call_function(
+        aten.pow.Tensor_Scalar, (y, s)),
+    "pow.Scalar": lambda g, s, y: g.call_function(aten.pow.Scalar, (s, y)),
+    "add alpha": lambda g, s, y: g.call_function(aten.add.Tensor, (y, y),
+                                                 {"alpha": s}),
+    "masked_fill": lambda g, s, y: g.call_function(
+        aten.masked_fill.Scalar, (y, _gt0(g, y), s)),
+    "leaky_relu": lambda g, s, y: g.call_function(aten.leaky_relu.default,
+                                                  (y, s)),
+    "div.Scalar": lambda g, s, y: g.call_function(aten.div.Scalar, (y, s)),
+    "rsub.Scalar": lambda g, s, y: g.call_function(aten.rsub.Scalar,
+                                                   (y, s)),
+    "fill.Scalar": lambda g, s, y: g.call_function(aten.fill.Scalar, (y, s)),
+    "full": lambda g, s, y: g.call_function(aten.full.default, ([2, 3], s)),
+    "scalar_tensor": lambda g, s, y: g.call_function(
+        aten.scalar_tensor.default, (s,)),
+    "hardtanh": lambda g, s, y: g.call_function(aten.hardtanh.default,
+                                                (y, s, 3.0)),
+    "mul_": lambda g, s, y: g.call_function(
+        aten.mul_.Tensor, (g.call_function(aten.clone.default, (y,)), s)),
+}
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+@pytest.mark.parametrize("op", sorted(SCALAR_ARGS))
+@pytest.mark.parametrize("x", [torch.tensor(1.5), torch.tensor([2])],
+                         ids=["float", "int"])
+def test_item_as_a_scalar_argument(backend, op, x):
+    # The reference is the same graph run by PyTorch (its
+    # _local_scalar_dense gives a Python number).
+    def body(g, x, y):
+        s = g.call_function(aten._local_scalar_dense.default, (x,))
+        return (SCALAR_ARGS[op](g, s, y),)
+    gm = _graph(body, 2)
+    y = torch.arange(-2, 4).float()
+    if op in ("pow.Scalar",):
+        y = y.abs()
+    want, = gm(x, y)
+    got, = kiln.backend(gm, [x, y], backend=backend)(x, y)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    torch.testing.assert_close(got, want, equal_nan=True)
+
+
 def test_item_carries_no_gradient():
     # A Python number has no gradient: y gets s, x none (PyTorch: x is not
     # part of the graph of the result).
@@ -159,7 +211,7 @@ def test_item_used_as_a_size_is_refused_naming_the_use():
     with pytest.raises(kiln.Unsupported, match=r"argument 'size' \(List"
                        r"\[int\]\) of aten.full.default: a Python number read "
                        r"from tensor data \(aten._local_scalar_dense, "
-                       r"`.item\(\)`\) is used as a size"):
+                       r"`.item\(\)`\) is used as a size or dim"):
         kiln.backend(gm, [torch.tensor(3)], backend="eager")
 
 
@@ -411,6 +463,42 @@ def test_captured_item_training(capture_scalars):
     f(x, w).backward()
     torch.testing.assert_close(gx, x.grad)
     torch.testing.assert_close(gw, w.grad)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpu"])
+def test_captured_item_of_the_loss_in_a_training_step(backend,
+                                                      capture_scalars):
+    # `return loss, loss.item()`: the loss trains, the number is a float.
+    torch.manual_seed(0)
+    m = torch.nn.Linear(4, 2)
+
+    def step(x):
+        loss = m(x).pow(2).mean()
+        return loss, loss.item()
+    x = torch.randn(3, 4)
+    loss, v = kiln.compile(step, backend=backend)(x)
+    loss.backward()
+    got = m.weight.grad.clone()
+    m.weight.grad = None
+    want_loss, want_v = step(x)
+    want_loss.backward()
+    assert type(v) is float and v == pytest.approx(want_v, rel=1e-5)
+    torch.testing.assert_close(got, m.weight.grad)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_torch_level_graph_with_item_through_the_backend_entry(backend):
+    # A torch-level graph holding Tensor.item (what TorchDynamo hands a
+    # backend with capture_scalar_outputs), given to kiln.backend: the
+    # config setting is the tracer's; the entry converts what it gets.
+    def f(x, y):
+        s = x.sum().item()
+        return y * s, s, s > 0
+    gm = fx.symbolic_trace(f)
+    assert any(n.target == "item" for n in gm.graph.nodes)
+    x, y = torch.randn(3), torch.randn(3)
+    _assert_close_outputs(kiln.backend(gm, [x, y], backend=backend)(x, y),
+                          f(x, y))
 
 
 def test_captured_item_of_two_elements_raises_as_pytorch(capture_scalars):
