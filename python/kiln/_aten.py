@@ -2413,8 +2413,9 @@ def resize_(b, x, size, memory_format=None):
         return O.copy_of(x)
     size = [b.static(d, "a resize_ size") for d in size]
     if any(not isinstance(d, int) or d < 0 for d in size):
-        raise b.error("aten.resize_: Trying to create tensor with negative "
-                      "dimension: %s" % (size,))
+        raise b.error("aten.resize_: a negative size in %s (PyTorch 1.13 "
+                      "raises 'numel: integer multiplication overflow')"
+                      % (size,))
     shape = [b.static(d, "the size of a tensor resized") for d in x.shape]
     if size == shape and memory_format is None:
         return O.copy_of(x)

@@ -586,13 +586,14 @@ class FxImporter:
             if isinstance(node.target, torch._ops.OpOverload):
                 # An ATen-level graph (make_fx, AOTAutograd): kiln._aten.
                 return self._import_aten(node, args, kwargs)
-            leaves = [v for v in pytree.tree_flatten((args, kwargs))[0]
-                      if isinstance(v, TensorVal)]
-            if leaves and all(v.scalar for v in leaves) and \
-                    getattr(node.target, "__module__", None) in (
-                        "_operator", "operator"):
-                # Python arithmetic on numbers read from tensors (`.item()`).
-                return self.ops.scalar_op(self, node.target, args)
+            if getattr(node.target, "__module__", None) in (
+                    "_operator", "operator"):
+                leaves = [v for v in pytree.tree_flatten((args, kwargs))[0]
+                          if isinstance(v, TensorVal)]
+                if leaves and all(v.scalar for v in leaves):
+                    # Python arithmetic on numbers read from tensors
+                    # (`.item()`): as Python computes it.
+                    return self.ops.scalar_op(self, node.target, args)
             conv = self.ops.function_converter(node.target)
             if conv is not None:
                 return conv(self, *args, **kwargs)

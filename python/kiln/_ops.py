@@ -3423,7 +3423,9 @@ def full(b, size, fill_value, dtype=None, why="the size of a new tensor"):
         # A number read from a tensor (`.item()`): its value broadcast (the
         # dtype inferred from its Python type, as for a literal).
         dt = _creation_dtype(dtype, fill_value.scalar(0))
-        b.sized(size, why)  # (sizes checked as for a literal fill)
+        if any(isinstance(d, int) and d < 0 for d in size):
+            raise b.error("Trying to create tensor with negative dimension: "
+                          "%s" % ([value(d) for d in size],))
         return copy_of(expand(b, cast(b, fill_value, dt), size))
     fill = b.static(fill_value, "a fill value")
     if isinstance(fill, TensorVal):

@@ -541,8 +541,8 @@ class KilnTracer(fx.Tracer):
         if node.op == "call_method":
             from ._compile import config
             if t == "item" and config.capture_scalar_outputs:
-                # A Python number in the graph (O.python_scalar); refused
-                # (not one element) it is a graph break like the others.
+                # A Python number in the graph (O.python_scalar; a tensor
+                # of several elements raises PyTorch's ValueError there).
                 pass
             elif t in ("item", "tolist", "numpy", "__array__"):
                 return ("Tensor.%s(): a tensor's value is needed in Python"

@@ -332,14 +332,17 @@ def test_resize_refusals():
         kiln.backend(make_fx(shared_then_written)(x.clone()), [x],
                      backend="eager")
 
-    def negative(x):
-        y = x.clone()
-        return aten.resize_.default(y, [-1, 2])
+    # A negative size (make_fx cannot record it: eager raises).
+    with pytest.raises(RuntimeError, match="numel: integer multiplication "
+                       "overflow"):
+        x.clone().resize_(-1, 2)
     g = fx.Graph()
     p = g.placeholder("x")
     c = g.call_function(aten.clone.default, (p,))
     g.output(g.call_function(aten.resize_.default, (c, [-1, 2])))
-    with pytest.raises(kiln.Unsupported, match="negative dimension"):
+    with pytest.raises(kiln.Unsupported, match=r"a negative size in \[-1, "
+                       r"2\] \(PyTorch 1.13 raises 'numel: integer "
+                       r"multiplication overflow'\)"):
         kiln.backend(fx.GraphModule(torch.nn.Module(), g), [x],
                      backend="eager")
 
@@ -573,3 +576,15 @@ def test_resize_memory_format_errors_as_pytorch():
         with pytest.raises(kiln.Unsupported, match=message):
             kiln.backend(fx.GraphModule(torch.nn.Module(), g), [x],
                          backend="eager")
+
+
+def test_item_fill_of_a_negative_size_raises_as_pytorch():
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        torch.full([-1], 1.5)
+
+    def body(g, x):
+        s = g.call_function(aten._local_scalar_dense.default, (x,))
+        return (g.call_function(aten.full.default, ([-1], s)),)
+    with pytest.raises(kiln.Unsupported, match="Trying to create tensor "
+                       "with negative dimension"):
+        kiln.backend(_graph(body, 1), [torch.tensor(1.5)], backend="eager")
