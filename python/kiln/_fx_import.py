@@ -587,12 +587,13 @@ class FxImporter:
                 # An ATen-level graph (make_fx, AOTAutograd): kiln._aten.
                 return self._import_aten(node, args, kwargs)
             if getattr(node.target, "__module__", None) in (
-                    "_operator", "operator"):
+                    "_operator", "operator", "math", "builtins"):
                 leaves = [v for v in pytree.tree_flatten((args, kwargs))[0]
                           if isinstance(v, TensorVal)]
                 if leaves and all(v.scalar for v in leaves):
                     # Python arithmetic on numbers read from tensors
-                    # (`.item()`): as Python computes it.
+                    # (`.item()`): as Python computes it (others, math.*
+                    # among them, refused: a graph break).
                     return self.ops.scalar_op(self, node.target, args)
             conv = self.ops.function_converter(node.target)
             if conv is not None:

@@ -410,6 +410,7 @@ def is_python_scalar(x):
 _SCALAR_OPS = {operator.add: "add", operator.sub: "sub",
                operator.mul: "mul", operator.truediv: "div",
                operator.neg: "neg", operator.pos: None,
+               operator.abs: "abs", builtins.abs: "abs",
                operator.eq: "eq", operator.ne: "ne", operator.lt: "lt",
                operator.le: "le", operator.gt: "gt", operator.ge: "ge"}
 
@@ -438,7 +439,8 @@ def scalar_op(b, target, args):
         return args[0]
     wide = float in kinds or target is operator.truediv
     dt = torch.float64 if wide else torch.int64
-    if target is operator.neg and kinds == [bool]:
+    if target in (operator.neg, operator.abs, builtins.abs) and \
+            kinds == [bool]:
         kind = int
     elif target in _COMPARE:
         kind = bool

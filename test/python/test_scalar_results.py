@@ -504,6 +504,37 @@ def test_torch_level_graph_with_item_through_the_backend_entry(backend):
                           f(x, y))
 
 
+def test_captured_item_in_python_builtins(capture_scalars):
+    # Python's own uses of the number (int(), float(), round(), abs(),
+    # math.sqrt, formatting, range) work as with the plain number: abs()
+    # stays in the graph, the others are graph breaks that hand Python the
+    # number. Before KilnProxy had __abs__ / __round__, and int() of a
+    # float, these failed the capture ("cannot trace").
+    import math
+
+    def f(x, n):
+        s = x.sum().item()
+        k = n.item()
+        acc = x * 0
+        for i in range(k):
+            acc = acc + x * i
+        return (acc * float(s), int(k), round(s, 2), int(s), abs(s),
+                math.sqrt(abs(s)), "%.2f" % s, abs(-k))
+    cf = kiln.compile(f, backend="eager")
+    for k in (2, 3):
+        x, n = torch.randn(3), torch.tensor(k)
+        _assert_close_outputs(cf(x, n), f(x, n))
+
+
+def test_abs_of_a_traced_tensor():
+    # abs(x) of a tensor (Tensor.__abs__ in eager) is captured: torch.fx's
+    # Proxy had no __abs__, so it failed the capture before.
+    def f(x):
+        return abs(x) + 1
+    x = torch.randn(5)
+    torch.testing.assert_close(kiln.compile(f, fullgraph=True)(x), f(x))
+
+
 def test_captured_item_of_two_elements_raises_as_pytorch(capture_scalars):
     def f(x):
         return x.item()
