@@ -2294,6 +2294,191 @@ def as_strided(b, x, size, stride, storage_offset=None):
     return TensorVal(r.name, r.shape, r.dtype, is_view=True, base=base)
 
 
+@aten("_local_scalar_dense")
+def local_scalar_dense(b, x):
+    """x.item(): the one element of x as a Python number, a 0-d value that
+    later ops read as a number (PyTorch's promotion of Python scalars) and
+    that the Python layer hands back as an int, float or bool where it is an
+    output (O.python_scalar)."""
+    return O.python_scalar(b, x)
+
+
+# In-place overloads that change a tensor's sizes, strides or storage
+# (packet names), not just its values.
+_LAYOUT_IN_PLACE = _SHAPE_IN_PLACE | {"resize_", "resize_as_", "as_strided_",
+                                      "set_", "squeeze_"}
+
+
+def _written_in_place_from(node):
+    """The node whose tensor (storage, sizes, strides) `node`'s is: back
+    through in-place overloads that only write values (`add_`, `fill_`,
+    `copy_`: the tensor they return is their first argument)."""
+    import torch.fx as fx
+    while isinstance(node, fx.Node) and node.op == "call_function" and \
+            isinstance(node.target, torch._ops.OpOverload) and \
+            node.args and isinstance(node.args[0], fx.Node):
+        t = node.target
+        args, rets = t._schema.arguments, t._schema.returns
+        if not args or not rets or args[0].alias_info is None or \
+                not args[0].alias_info.is_write or \
+                rets[0].alias_info is None or \
+                t.overloadpacket.__name__ in _LAYOUT_IN_PLACE:
+            break
+        node = node.args[0]
+    return node
+
+
+def _storage_read_later(node, base_node):
+    """Whether a tensor sharing base_node's storage (base_node itself, or a
+    view or in-place result of it, transitively) other than `node` is read
+    by a node after `node`, or base_node is a graph input (its caller
+    shares the storage)."""
+    if base_node.op == "placeholder":
+        return True
+    order = {n: i for i, n in enumerate(node.graph.nodes)}
+    at = order[node]
+    seen, todo = {base_node}, [base_node]
+    while todo:
+        m = todo.pop()
+        for u in m.users:
+            if u is node:
+                continue
+            if order[u] > at:
+                return True
+            t = u.target
+            aliases = isinstance(t, torch._ops.OpOverload) and \
+                t._schema.returns and \
+                t._schema.returns[0].alias_info is not None and \
+                u.args and u.args[0] is m
+            if (aliases or getattr(t, "__name__", "") == "getitem") and \
+                    u not in seen:
+                seen.add(u)
+                todo.append(u)
+    return False
+
+
+# resize_'s memory formats that lay the storage out channels-last, and the
+# rank PyTorch requires for each.
+_CHANNELS_LAST = {torch.channels_last: 4, torch.channels_last_3d: 5}
+
+
+@aten("resize_")
+def resize_(b, x, size, memory_format=None):
+    """x.resize_(size, memory_format=) as a value (PyTorch's rules): the
+    same sizes without a memory format change nothing (not even the
+    strides); otherwise x gets `size` with the format's strides
+    (contiguous, or channels-last) over its storage from its storage
+    offset: the storage's elements in order (the first numel of a
+    contiguous x, or of the contiguous tensor a view x is taken of), then
+    new ones where the storage grows, which PyTorch leaves uninitialized and
+    Kiln fills with zeros (do not read them). The storage is traced as
+    aten.as_strided traces it (_storage_base; value-only in-place ops on
+    the way are the same tensor). Refused: a storage Kiln cannot trace, a
+    graph input whose size or strides would change (the caller's tensor),
+    a torch-level graph (nodes after it read the old tensor), a graph that
+    reads the old node after it, and PyTorch's errors (negative sizes,
+    preserve_format, a channels-last format of the wrong rank). The result
+    is a value of its own; an in-place write to it is refused while
+    another tensor of the same storage is read later (they would share
+    it)."""
+    import torch.fx as fx
+    from ._symbolic import same
+    x = _t(b, x, "resize_")
+    node = b.node
+    src = node.args[0] if node.args else None
+    if not isinstance(node.target, torch._ops.OpOverload) or \
+            not isinstance(src, fx.Node):
+        raise b.error("Tensor.resize_ outside an ATen-level graph: the "
+                      "resized tensor is read by its old node later (a "
+                      "graph break runs it eagerly)")
+    n = node.next
+    while n.op != "root":
+        if src in n.all_input_nodes:
+            raise b.error("aten.resize_: %s reads the tensor resized by "
+                          "%s through the node before the resize" % (
+                              n.name, node.name))
+        n = n.next
+    size = list(size) if isinstance(size, (list, tuple)) else [size]
+    if memory_format not in (None, torch.contiguous_format) and \
+            memory_format not in _CHANNELS_LAST:
+        raise b.error("aten.resize_: Unsupported memory format %s" % (
+            memory_format,))
+    rank = _CHANNELS_LAST.get(memory_format)
+    if rank is not None and len(size) != rank:
+        raise b.error("aten.resize_: required rank %d tensor to use %s "
+                      "format" % (rank, str(memory_format).split(".")[-1]))
+    if memory_format is None and len(size) == x.ndim and \
+            all(same(a, d) for a, d in zip(size, x.shape)):
+        # The same sizes: nothing changes (not even the strides).
+        return O.copy_of(x)
+    size = [b.static(d, "a resize_ size") for d in size]
+    if any(not isinstance(d, int) or d < 0 for d in size):
+        raise b.error("aten.resize_: a negative size in %s (PyTorch 1.13 "
+                      "raises 'numel: integer multiplication overflow')"
+                      % (size,))
+    shape = [b.static(d, "the size of a tensor resized") for d in x.shape]
+    if size == shape and memory_format is None:
+        return O.copy_of(x)
+    store = _written_in_place_from(src)
+    if store.op == "placeholder" and (size != shape or rank is not None):
+        raise b.error("aten.resize_ of the graph input %s from %s to %s%s: "
+                      "Kiln cannot change the size or strides of the "
+                      "caller's tensor" % (
+                          store.name, shape, size, "" if rank is None
+                          else " (%s)" % memory_format))
+    found = _storage_base(b, store)
+    if found is None:
+        raise b.error("aten.resize_ of a tensor whose storage Kiln cannot "
+                      "trace to a contiguous base (a non-contiguous result, "
+                      "a view of an in-place op's result, a view op with "
+                      "tensor arguments): Kiln's values have no storage to "
+                      "read through")
+    base_node, chain = found
+    base = x if not chain else b.env[base_node]
+    if not isinstance(base, TensorVal):
+        raise b.error("aten.resize_ of a non-tensor base")
+    bshape = [b.static(d, "the size of a resized tensor's base")
+              for d in base.shape]
+    total = 1
+    for d in bshape:
+        total *= d
+    view = torch.arange(total).reshape(bshape)
+    for nd in chain:
+        view = nd.target(view, *nd.args[1:], **nd.kwargs)
+    off = view.storage_offset()
+    want = 1
+    for d in size:
+        want *= d
+    # Storage positions off .. off + want - 1: those below `total` hold the
+    # storage's values, the others are new (zeros).
+    have = max(0, min(want, total - off))
+    if want == 0:
+        return O.full(b, size, 0, x.dtype)
+    if have == want == total and off == 0:
+        r = base
+    else:
+        flat = O.reshape(b, base, [-1])
+        parts = [O.slice_dim(b, flat, 0, off, off + have, 1)] if have \
+            else []
+        if want > have:
+            parts.append(O.full(b, [want - have], 0, x.dtype))
+        r = parts[0] if len(parts) == 1 else O.cat(b, parts, 0)
+    if rank is None:
+        r = O.copy_of(O.reshape(b, r, size))
+    else:
+        # Channels-last strides: the storage holds N, spatial dims, C.
+        r = O.reshape(b, r, [size[0]] + size[2:] + [size[1]])
+        r = O.copy_of(O.permute(b, r, [0, rank - 1] +
+                                list(range(1, rank - 1))))
+        r.layout = "permuted"
+    if _storage_read_later(node, base_node):
+        b.no_write[id(r)] = (
+            "an in-place write to the result of aten.resize_ (%s), whose "
+            "storage another tensor read later shares: Kiln's resized value "
+            "is a copy" % node.name)
+    return r
+
+
 @aten("grid_sampler_2d")
 def grid_sampler_2d(b, x, grid, interpolation_mode, padding_mode,
                     align_corners):
@@ -2585,12 +2770,6 @@ unsupported("FFT results are complex, and " + _ir.COMPLEX_REASON,
 COMPLEX_RESULT_OPS = {"view_as_complex", "polar", "complex", "_fft_r2c",
                       "_fft_c2c", "fft_fft", "fft_rfft", "fft_ifft",
                       "fft_fftn", "fft_rfftn", "stft"}
-unsupported("returns a Python number read from tensor data (.item()): the "
-            "torch-level importer makes it a graph break; 0-d results "
-            "handed back as scalars are issue 16, section 2",
-            "_local_scalar_dense")
-unsupported("changes a tensor's size in place (storage resize): Kiln's "
-            "values have fixed shapes", "resize_")
 
 
 # ------------------------------------------- torch calls without a converter

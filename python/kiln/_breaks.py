@@ -936,6 +936,12 @@ class SegmentRun:
                 return unbacked[sid]  # KeyError: not a result's dim
 
             def conv(x):
+                if isinstance(x, TensorVal) and x.scalar:
+                    # A Python number the segment computed (`.item()`
+                    # captured): Python goes on with the number (the
+                    # program's caller hands it back as one already).
+                    t = values.get(id(x), _MISSING)
+                    return t.item() if isinstance(t, torch.Tensor) else t
                 if isinstance(x, TensorVal):
                     return values.get(id(x), _MISSING)
                 if is_unbacked(x):

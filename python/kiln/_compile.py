@@ -67,17 +67,22 @@ class _Config:
     * verbose (False): print each capture and recompile (with its reason)
       to stderr;
     * suppress_errors (False): a function kiln cannot capture or compile
-      runs eagerly, with a warning, instead of raising.
+      runs eagerly, with a warning, instead of raising;
+    * capture_scalar_outputs (False): `x.item()` in traced code stays in the
+      graph (a Python number the program computes, handed back as one where
+      the function returns it) instead of a graph break, as TorchDynamo's
+      setting of that name (docs/python.md, "Graph breaks").
     """
 
     __slots__ = ("cache_size_limit", "automatic_dynamic_shapes", "verbose",
-                 "suppress_errors")
+                 "suppress_errors", "capture_scalar_outputs")
 
     def __init__(self):
         self.cache_size_limit = 8
         self.automatic_dynamic_shapes = True
         self.verbose = False
         self.suppress_errors = False
+        self.capture_scalar_outputs = False
 
     def __setattr__(self, name, value):
         if name not in self.__slots__:
@@ -421,6 +426,10 @@ class _Program:
         for kind, v in layout.output_leaves:
             if kind == "result":
                 leaves.append(results[v])
+            elif kind == "item":
+                # A Python number (`.item()` in the program): int, float or
+                # bool by the 0-d result's dtype, as PyTorch's .item().
+                leaves.append(results[v].item())
             elif kind == "arg":
                 leaves.append(tensors[v])
             elif kind == "fresh":

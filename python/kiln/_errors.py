@@ -28,3 +28,11 @@ class Unsupported(KilnError):
 class SpecializationError(KilnError):
     """A dim marked dynamic (`kiln.mark_dynamic`) had to be specialized to
     one size by the capture (as TorchDynamo's ConstraintViolationError)."""
+
+
+class NotOneElementError(Unsupported, ValueError):
+    """`.item()` (`aten._local_scalar_dense`) of a tensor that has not
+    exactly one element: PyTorch's ValueError and message, raised when the
+    program is captured (not a graph break: eager would raise it too)."""
+
+    _no_break = True

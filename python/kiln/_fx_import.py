@@ -53,11 +53,18 @@ class TensorVal:
     value, which a write to it makes again (kiln's functionalization of
     views, see Importer.mutate). `layout` is None for a value PyTorch lays
     out contiguously, "permuted" or "strided" otherwise (a reshape of such a
-    value may be a copy in PyTorch, so a write through it is refused)."""
+    value may be a copy in PyTorch, so a write through it is refused).
+
+    `scalar` is None for a tensor; for a Python number the program computes
+    from tensor data (`aten._local_scalar_dense`, `Tensor.item()`) it is the
+    number's Python type (float, int or bool, by the dtype, as `.item()`
+    gives): the value is a 0-d tensor that promotes as a Python number of
+    that type in tensor arithmetic, and a program output that is one is
+    handed back to Python as that number (kiln._compile)."""
 
     __slots__ = ("name", "shape", "dtype", "arg", "is_view", "base", "const",
                  "slice_attrs", "view_emit", "view_inv", "views", "rebuilt",
-                 "layout")
+                 "layout", "scalar")
 
     def __init__(self, name, shape, dtype, arg=None, is_view=False,
                  base=None):
@@ -74,6 +81,7 @@ class TensorVal:
         self.views = None
         self.rebuilt = None
         self.layout = None
+        self.scalar = None
 
     @property
     def ndim(self):
@@ -214,7 +222,8 @@ class ImportResult:
       ("result", i), ("fresh", j) (a copy of program argument j, a tensor
       the traced code made from Python data), ("arg", j) (the program
       argument itself: an input or parameter returned as is, or written
-      in place) or ("const", v);
+      in place), ("item", i) (result i, a 0-d tensor, handed back as a
+      Python number: `.item()`, TensorVal.scalar) or ("const", v);
     * `constants`: a compiled module's tensor constants by qualname, kept
       off the user's module (kiln._tracer._constants_kept_off);
     * `specialized`: {(input index, dim): reason} for input dims the capture
@@ -577,6 +586,15 @@ class FxImporter:
             if isinstance(node.target, torch._ops.OpOverload):
                 # An ATen-level graph (make_fx, AOTAutograd): kiln._aten.
                 return self._import_aten(node, args, kwargs)
+            if getattr(node.target, "__module__", None) in (
+                    "_operator", "operator", "math", "builtins"):
+                leaves = [v for v in pytree.tree_flatten((args, kwargs))[0]
+                          if isinstance(v, TensorVal)]
+                if leaves and all(v.scalar for v in leaves):
+                    # Python arithmetic on numbers read from tensors
+                    # (`.item()`): as Python computes it (others, math.*
+                    # among them, refused: a graph break).
+                    return self.ops.scalar_op(self, node.target, args)
             conv = self.ops.function_converter(node.target)
             if conv is not None:
                 return conv(self, *args, **kwargs)
@@ -636,7 +654,32 @@ class FxImporter:
                                  % (name, _ir.COMPLEX_REASON))
             raise self.error("no Kiln conversion for aten.%s%s" % (
                 name, ": " + why if why else ""))
+        self._refuse_scalar_sizes(_aten.overload_name(node.target), node,
+                                  args, kwargs)
         return conv(self, *args, **kwargs)
+
+    def _refuse_scalar_sizes(self, name, node, args, kwargs):
+        """A Python number read from a tensor (`.item()`, TensorVal.scalar)
+        passed where the overload `name`'s schema takes ints (sizes, dims:
+        a data-dependent size) is refused naming the argument."""
+        def scalars(v):
+            return [x for x in pytree.tree_flatten(v)[0]
+                    if isinstance(x, TensorVal) and x.scalar]
+        schema = getattr(node.target, "_schema", None)
+        if schema is None or not scalars((args, kwargs)):
+            return  # (None: a stand-in for an overload torch lacks)
+        named = {a.name: a for a in schema.arguments}
+        bound = list(zip(schema.arguments, args)) + [
+            (named[k], v) for k, v in kwargs.items() if k in named]
+        for a, v in bound:
+            if scalars(v) and "int" in str(a.type).lower():
+                raise self.error(
+                    "argument '%s' (%s) of aten.%s: a Python number read "
+                    "from tensor data (aten._local_scalar_dense, `.item()`) "
+                    "is used as a size or dim; sizes from tensor values are "
+                    "not supported (Kiln's data-dependent sizes are counts, "
+                    "which cannot be negative; kt has no run-time check for "
+                    "a size read from data)" % (a.name, a.type, name))
 
     # ----- arguments
 
@@ -741,6 +784,11 @@ class FxImporter:
         if isinstance(x, torch.Tensor):
             raise self.error("%s: a tensor value is needed as a Python "
                              "number (data-dependent)" % why)
+        if isinstance(x, TensorVal) and x.scalar:
+            raise self.error(
+                "%s: a Python number read from tensor data "
+                "(aten._local_scalar_dense, `.item()`) is needed as a "
+                "constant while capturing (data-dependent)" % why)
         if isinstance(x, TensorVal):
             raise self.error("%s: the value of a tensor is needed at trace "
                              "time (data-dependent)" % why)
@@ -1057,7 +1105,9 @@ class FxImporter:
                 if id(leaf) not in index:
                     index[id(leaf)] = len(results)
                     results.append(leaf)
-                out_leaves.append(("result", index[id(leaf)]))
+                # A Python number (`.item()`): its 0-d result, read back.
+                out_leaves.append(("item" if leaf.scalar else "result",
+                                   index[id(leaf)]))
             elif isinstance(leaf, Sym):
                 out_leaves.append(("const", self.static(
                     leaf, "a size returned by the program")))

@@ -116,6 +116,9 @@ def is_tensor(x):
 
 
 def _dummy(x):
+    if isinstance(x, TensorVal) and x.scalar:
+        # A Python number read from a tensor (`.item()`): promotes as one.
+        return x.scalar(0)
     if isinstance(x, TensorVal):
         return torch.empty(() if x.ndim == 0 else (0,), dtype=x.dtype)
     if isinstance(x, Sym):
@@ -355,6 +358,98 @@ def _reshape_back(b, base, new):
 
 def copy_of(x):
     return TensorVal(x.name, x.shape, x.dtype)
+
+
+# ------------------------------------- Python numbers read from tensor data
+
+
+def python_type(dtype):
+    """The Python type of `.item()` of a tensor of `dtype`."""
+    if dtype == torch.bool:
+        return bool
+    return float if dtype.is_floating_point else int
+
+
+def python_scalar(b, x, what="aten._local_scalar_dense"):
+    """The one element of x as a Python number (`Tensor.item()`,
+    `aten._local_scalar_dense`): a 0-d value marked `scalar` (see
+    TensorVal), its dtype x's (so `.item()` of the result reads back what
+    PyTorch's would), carrying no gradient (a Python number has none). A
+    tensor of another number of elements is PyTorch's error."""
+    x = need_tensor(b, x, what)
+    n = 1
+    for d in x.shape:
+        n *= b.static(d, "the size of a tensor read as a Python number "
+                      "(%s)" % what)
+    if n != 1:
+        from ._errors import NotOneElementError
+        raise NotOneElementError(
+            "only one element tensors can be converted to Python scalars "
+            "(%s of a tensor of %d elements)" % (what, n))
+    if x.ndim:
+        x = reshape(b, x, [])
+    r = b.op("cast", [x], {"dtype": x.dtype, "kg.stop_gradient": True},
+             shape=(), dtype=x.dtype)
+    r.scalar = python_type(x.dtype)
+    return r
+
+
+@method("item")
+def item(b, x):
+    """Tensor.item() in a graph (kiln.config.capture_scalar_outputs; the
+    tracer makes it a graph break otherwise)."""
+    return python_scalar(b, x, "Tensor.item()")
+
+
+def is_python_scalar(x):
+    return isinstance(x, TensorVal) and x.scalar is not None
+
+
+# Python's operators on Python numbers read from tensors (`s * 2`, `s > 0`
+# in a TorchDynamo graph with capture_scalar_outputs): kt op names.
+_SCALAR_OPS = {operator.add: "add", operator.sub: "sub",
+               operator.mul: "mul", operator.truediv: "div",
+               operator.neg: "neg", operator.pos: None,
+               operator.abs: "abs", builtins.abs: "abs",
+               operator.eq: "eq", operator.ne: "ne", operator.lt: "lt",
+               operator.le: "le", operator.gt: "gt", operator.ge: "ge"}
+
+
+def scalar_op(b, target, args):
+    """`target(*args)` on Python numbers, at least one of them read from a
+    tensor (is_python_scalar) and none a tensor: computed as Python does,
+    in float64 (a float among the operands, or true division) or int64
+    (ints and bools), comparisons giving bools; the result is again a
+    Python number. Other operators are refused."""
+    if target not in _SCALAR_OPS:
+        raise b.error("%s of a Python number read from a tensor (.item()) "
+                      "is not supported" % getattr(target, "__name__",
+                                                   target))
+    kinds = []
+    for a in args:
+        if is_python_scalar(a):
+            kinds.append(a.scalar)
+        elif isinstance(a, (bool, int, float, Sym)):
+            kinds.append(int if isinstance(a, Sym) else type(a))
+        else:
+            raise b.error("%s of a Python number read from a tensor and "
+                          "a %s" % (target.__name__, type(a).__name__))
+    name = _SCALAR_OPS[target]
+    if name is None:
+        return args[0]
+    wide = float in kinds or target is operator.truediv
+    dt = torch.float64 if wide else torch.int64
+    if target in (operator.neg, operator.abs, builtins.abs) and \
+            kinds == [bool]:
+        kind = int
+    elif target in _COMPARE:
+        kind = bool
+    else:
+        kind = float if wide else int
+    xs = [operand(b, a, dt) for a in args]
+    r = b.op(name, xs, shape=(), dtype=torch.bool if kind is bool else dt)
+    r.scalar = kind
+    return r
 
 
 # ------------------------------------------------------ Python-level calls
@@ -3326,6 +3421,14 @@ def full(b, size, fill_value, dtype=None, why="the size of a new tensor"):
     x.new_ones(x.size(0), 4)) is a dynamic size of kt.full (tensor.dim of
     the input), so the input dim stays dynamic."""
     size = list(size)
+    if is_python_scalar(fill_value):
+        # A number read from a tensor (`.item()`): its value broadcast (the
+        # dtype inferred from its Python type, as for a literal).
+        dt = _creation_dtype(dtype, fill_value.scalar(0))
+        if any(isinstance(d, int) and d < 0 for d in size):
+            raise b.error("Trying to create tensor with negative dimension: "
+                          "%s" % ([value(d) for d in size],))
+        return copy_of(expand(b, cast(b, fill_value, dt), size))
     fill = b.static(fill_value, "a fill value")
     if isinstance(fill, TensorVal):
         raise b.error("a fill value that is a tensor")

@@ -105,6 +105,18 @@ class KilnProxy(fx.Proxy):
     def __float__(self):
         return float(self.tracer.concrete(self, "float()"))
 
+    def __abs__(self):
+        # abs(x): a node (torch.fx's Proxy has no __abs__), converted as
+        # torch.abs, or as Python's abs of a number from `.item()`.
+        return self.tracer.create_proxy("call_function", builtins.abs,
+                                        (self,), {})
+
+    def __round__(self, ndigits=None):
+        # round() of a Python number from `.item()` (or of a tensor, as
+        # eager): Python needs the value, a graph break.
+        v = self.tracer.concrete(self, "round()")
+        return round(v) if ndigits is None else round(v, ndigits)
+
     def register_hook(self, hook):
         """Tensor.register_hook on a traced value: a graph break; the hook
         is registered on the real tensor, which the later graphs read, so
@@ -539,7 +551,12 @@ class KilnTracer(fx.Tracer):
                 return "%s: random numbers are not captured (run eagerly)" \
                     % _random_name(t)
         if node.op == "call_method":
-            if t in ("item", "tolist", "numpy", "__array__"):
+            from ._compile import config
+            if t == "item" and config.capture_scalar_outputs:
+                # A Python number in the graph (O.python_scalar; a tensor
+                # of several elements raises PyTorch's ValueError there).
+                pass
+            elif t in ("item", "tolist", "numpy", "__array__"):
                 return ("Tensor.%s(): a tensor's value is needed in Python"
                         % t)
             if getattr(torch.Tensor, t, None) in _RANDOM and getattr(
@@ -804,6 +821,10 @@ class KilnTracer(fx.Tracer):
         v = self.concrete(obj, "int()")
         if isinstance(v, torch.Tensor):
             return operator.index(v) if index else int(v)
+        if not index and isinstance(v, (bool, float)):
+            # int() of a Python number (`.item()` of a float tensor, a
+            # size divided): Python's int(2.5) is 2.
+            return int(v)
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError("%r is not an integer" % (v,))
         return v

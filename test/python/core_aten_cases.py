@@ -16,6 +16,7 @@ import torch
 import torch.fx as fx
 from torch.fx.experimental import proxy_tensor
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.passes.shape_prop import _extract_tensor_metadata
 from torch.utils import _pytree as pytree
 
 from kiln._aten import overload_name
@@ -159,6 +160,13 @@ def build_graph(cases, trace=True):
             for i, j in zip(idx, pos):
                 leaves[j] = placeholders[i]
             args, kwargs = pytree.tree_unflatten(leaves, spec)
+            if c.name.split(".")[0].endswith("_"):
+                # An in-place overload writes a copy (as in `call`), with
+                # make_fx's tensor_meta (a new contiguous tensor).
+                copy = g.call_function(aten.clone.default, (args[0],))
+                copy.meta["tensor_meta"] = _extract_tensor_metadata(
+                    flat[idx[0]].clone())
+                args = [copy] + list(args[1:])
             node = g.call_function(target(c.name, c.ref),
                                    tuple(args), kwargs)
             if k in real:
@@ -662,4 +670,20 @@ def cases():
          ref=lambda x, memory_format=None: x.is_contiguous())
     case("_native_batch_norm_legit.default", bn_x, R(3), R(3), None, None,
          True, 0.1, 1e-5, ref=_bn_legit)
+    # ---- Python numbers from tensor data (.item()) and resize_
+    case("_local_scalar_dense.default", R(()))
+    case("_local_scalar_dense.default", I(1, 1), variant="int")
+    case("_local_scalar_dense.default", B(1), variant="bool")
+    case("resize_.default", R(2, 3), [3, 2])
+    case("resize_.default", R(2, 3), [2, 2], variant="shrink")
+    case("resize_.default", I(2, 3), [2, 5], variant="grow",
+         check=_check_grown)
     return C
+
+
+def _check_grown(out, args, kwargs):
+    """resize_ to more elements: the old ones first; PyTorch leaves the
+    rest uninitialized (Kiln: zeros), so they are not compared."""
+    x, size = args
+    assert tuple(out.shape) == tuple(size) and out.dtype == x.dtype
+    assert torch.equal(out.reshape(-1)[:x.numel()], x.reshape(-1))

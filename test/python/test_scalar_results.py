@@ -1,0 +1,621 @@
+"""Python numbers read from tensor data (`aten._local_scalar_dense`,
+`Tensor.item()`) and `aten.resize_` in Kiln's ATen-level importer
+(kiln/_aten.py), on the eager, aot_eager and cpu backends, every result
+compared with eager PyTorch (issue 16 section 2; docs/python.md "The FX
+backend entry point").
+
+PyTorch 1.13's make_fx cannot trace `.item()` (it raises on a tracing
+tensor's value), so the graphs with `_local_scalar_dense` are written with
+torch.fx's Graph API, as TorchDynamo + AOTAutograd would produce them with
+`capture_scalar_outputs`; the resize_ graphs come from make_fx.
+"""
+
+import operator
+
+import pytest
+import torch
+import torch.fx as fx
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import kiln
+
+aten = torch.ops.aten
+BACKENDS = ["eager", "aot_eager", "cpu"]
+
+
+def _graph(body, n_inputs):
+    """A GraphModule of `body(g, *placeholders)` (returns the outputs)."""
+    g = fx.Graph()
+    xs = [g.placeholder("x%d" % i) for i in range(n_inputs)]
+    g.output(body(g, *xs))
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
+def _item_graph():
+    """s = x.item(); (s, y * s, y * s as mul.Scalar, y > s, s * 2, s > 0,
+    s / 2, -s, y + s)."""
+    def body(g, x, y):
+        s = g.call_function(aten._local_scalar_dense.default, (x,))
+        return (s,
+                g.call_function(aten.mul.Tensor, (y, s)),
+                g.call_function(aten.mul.Scalar, (y, s)),
+                g.call_function(aten.gt.Scalar, (y, s)),
+                g.call_function(operator.mul, (s, 2)),
+                g.call_function(operator.gt, (s, 0)),
+                g.call_function(operator.truediv, (s, 2)),
+                g.call_function(operator.neg, (s,)),
+                g.call_function(aten.add.Tensor, (y, s)))
+    return _graph(body, 2)
+
+
+def _item_eager(x, y):
+    s = x.item()
+    return (s, y * s, aten.mul.Scalar(y, s), y > s, s * 2, s > 0, s / 2,
+            -s, y + s)
+
+
+def _assert_same(got, want):
+    assert len(got) == len(want)
+    for i, (a, e) in enumerate(zip(got, want)):
+        if isinstance(e, torch.Tensor):
+            assert isinstance(a, torch.Tensor), (i, a)
+            assert a.dtype == e.dtype and a.shape == e.shape, (i, a, e)
+            torch.testing.assert_close(a, e, rtol=1e-6, atol=0)
+        else:
+            # The Python type .item() gives (int, float or bool), and the
+            # value.
+            assert type(a) is type(e), (i, a, e)
+            assert a == e, (i, a, e)
+
+
+SCALARS = [
+    ("float 0-d", torch.tensor(2.5)),
+    ("float 1-element", torch.tensor([[-1.75]])),
+    ("double", torch.tensor(0.1, dtype=torch.float64)),
+    ("int64", torch.tensor(3)),
+    ("int32 1-element", torch.tensor([-4], dtype=torch.int32)),
+    ("bool", torch.tensor(True)),
+    ("bool 1-element", torch.tensor([False])),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name, x", SCALARS, ids=[n for n, _ in SCALARS])
+@pytest.mark.parametrize("ydtype", [torch.float32, torch.int64])
+def test_item_as_a_number(backend, name, x, ydtype):
+    y = (torch.arange(5) - 2).to(ydtype)
+    if x.dtype == torch.bool:
+        y = y.float()  # (-bool is an error in Python too: see neg below)
+    gm = _item_graph()
+    got = kiln.backend(gm, [x, y], backend=backend)(x, y)
+    _assert_same(got, _item_eager(x, y))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_item_of_a_reduction_with_a_dynamic_dim(backend):
+    # y * x.sum().item() / x.shape stays dynamic (mark_dynamic): new sizes
+    # run the same compiled entry.
+    def body(g, x, y):
+        s = g.call_function(aten._local_scalar_dense.default,
+                            (g.call_function(aten.sum.default, (x,)),))
+        return (g.call_function(aten.mul.Tensor, (y, s)), s)
+    gm = _graph(body, 2)
+    x, y = torch.randn(6), torch.randn(6)
+    kiln.mark_dynamic(x, 0)
+    kiln.mark_dynamic(y, 0)
+    run = kiln.backend(gm, [x, y], backend=backend)
+    for n in (6, 3, 11):
+        x, y = torch.randn(n), torch.randn(n)
+        kiln.mark_dynamic(x, 0)
+        kiln.mark_dynamic(y, 0)
+        got = run(x, y)
+        s = x.sum().item()
+        assert type(got[1]) is float
+        assert got[1] == pytest.approx(s, rel=1e-5, abs=1e-5)
+        torch.testing.assert_close(got[0], y * s)
+    assert run.program.stats()["compiles"] == 1
+
+
+def _gt0(g, y):
+    return g.call_function(aten.gt.Scalar, (y, 0))
+
+
+# ATen overloads taking the number where their schema has a Scalar.
+SCALAR_ARGS = {
+    "clamp": lambda g, s, y: g.call_function(aten.clamp.default, (y, s)),
+    "clamp_max": lambda g, s, y: g.call_function(aten.clamp_max.default,
+                                                 (y, s)),
+    "pow.Tensor_Scalar": lambda g, s, y: g.call_function(
+        aten.pow.Tensor_Scalar, (y, s)),
+    "pow.Scalar": lambda g, s, y: g.call_function(aten.pow.Scalar, (s, y)),
+    "add alpha": lambda g, s, y: g.call_function(aten.add.Tensor, (y, y),
+                                                 {"alpha": s}),
+    "masked_fill": lambda g, s, y: g.call_function(
+        aten.masked_fill.Scalar, (y, _gt0(g, y), s)),
+    "leaky_relu": lambda g, s, y: g.call_function(aten.leaky_relu.default,
+                                                  (y, s)),
+    "div.Scalar": lambda g, s, y: g.call_function(aten.div.Scalar, (y, s)),
+    "rsub.Scalar": lambda g, s, y: g.call_function(aten.rsub.Scalar,
+                                                   (y, s)),
+    "fill.Scalar": lambda g, s, y: g.call_function(aten.fill.Scalar, (y, s)),
+    "full": lambda g, s, y: g.call_function(aten.full.default, ([2, 3], s)),
+    "scalar_tensor": lambda g, s, y: g.call_function(
+        aten.scalar_tensor.default, (s,)),
+    "hardtanh": lambda g, s, y: g.call_function(aten.hardtanh.default,
+                                                (y, s, 3.0)),
+    "mul_": lambda g, s, y: g.call_function(
+        aten.mul_.Tensor, (g.call_function(aten.clone.default, (y,)), s)),
+}
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+@pytest.mark.parametrize("op", sorted(SCALAR_ARGS))
+@pytest.mark.parametrize("x", [torch.tensor(1.5), torch.tensor([2])],
+                         ids=["float", "int"])
+def test_item_as_a_scalar_argument(backend, op, x):
+    # The reference is the same graph run by PyTorch (its
+    # _local_scalar_dense gives a Python number).
+    def body(g, x, y):
+        s = g.call_function(aten._local_scalar_dense.default, (x,))
+        return (SCALAR_ARGS[op](g, s, y),)
+    gm = _graph(body, 2)
+    y = torch.arange(-2, 4).float()
+    if op in ("pow.Scalar",):
+        y = y.abs()
+    want, = gm(x, y)
+    got, = kiln.backend(gm, [x, y], backend=backend)(x, y)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    torch.testing.assert_close(got, want, equal_nan=True)
+
+
+def test_item_carries_no_gradient():
+    # A Python number has no gradient: y gets s, x none (PyTorch: x is not
+    # part of the graph of the result).
+    def body(g, x, y):
+        s = g.call_function(aten._local_scalar_dense.default,
+                            (g.call_function(aten.sum.default, (x,)),))
+        return (g.call_function(aten.mul.Tensor, (y, s)),)
+    gm = _graph(body, 2)
+    x = torch.randn(3, requires_grad=True)
+    y = torch.randn(3, requires_grad=True)
+    out, = kiln.backend(gm, [x, y], backend="aot_eager")(x, y)
+    out.sum().backward()
+    torch.testing.assert_close(y.grad, torch.full((3,), x.sum().item()))
+    assert x.grad is None or bool((x.grad == 0).all())
+
+
+def test_item_of_two_elements_raises_as_pytorch():
+    # PyTorch 1.13: Tensor.item() raises ValueError (its
+    # aten._local_scalar_dense reads the first element without a check);
+    # Kiln raises the same when the graph is imported (a kiln.Unsupported
+    # that is also a ValueError).
+    x = torch.randn(2)
+    message = "only one element tensors can be converted to Python scalars"
+    with pytest.raises(ValueError, match=message):
+        x.item()
+
+    def body(g, x):
+        return (g.call_function(aten._local_scalar_dense.default, (x,)),)
+    gm = _graph(body, 1)
+    for err in (ValueError, kiln.Unsupported):
+        with pytest.raises(err, match=message + r" \(aten._local_scalar_"
+                           r"dense of a tensor of 2 elements\)"):
+            kiln.backend(gm, [x], backend="eager")
+
+
+def test_item_used_as_a_size_is_refused_naming_the_use():
+    def body(g, x):
+        n = g.call_function(aten._local_scalar_dense.default, (x,))
+        return (g.call_function(aten.full.default, ([n], 1.0)),)
+    gm = _graph(body, 1)
+    with pytest.raises(kiln.Unsupported, match=r"argument 'size' \(List"
+                       r"\[int\]\) of aten.full.default: a Python number read "
+                       r"from tensor data \(aten._local_scalar_dense, "
+                       r"`.item\(\)`\) is used as a size or dim"):
+        kiln.backend(gm, [torch.tensor(3)], backend="eager")
+
+
+def test_unsupported_python_operator_on_an_item_is_refused():
+    def body(g, x):
+        s = g.call_function(aten._local_scalar_dense.default, (x,))
+        return (g.call_function(operator.pow, (s, 2)),)
+    gm = _graph(body, 1)
+    with pytest.raises(kiln.Unsupported, match="pow of a Python number read "
+                       "from a tensor"):
+        kiln.backend(gm, [torch.tensor(3.0)], backend="eager")
+
+
+# ------------------------------------------------------------------ resize_
+
+
+def _run_resize(fn, x, backend):
+    gm = make_fx(fn)(x.clone())
+    return kiln.backend(gm, [x], backend=backend)(x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("size", [[3, 2], [6], [2, 3], [4], [1, 1], [0]],
+                         ids=["same-numel", "flat", "same-sizes", "shrink",
+                              "shrink-to-1", "empty"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_resize_same_or_smaller(backend, size, dtype):
+    def fn(x):
+        y = x.clone()
+        y.resize_(size)
+        return y, y * 2
+    x = torch.arange(6).reshape(2, 3).to(dtype)
+    got = _run_resize(fn, x, backend)
+    want = fn(x.clone())
+    for a, e in zip(got, want):
+        assert a.dtype == e.dtype and a.shape == e.shape
+        assert torch.equal(a, e)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_resize_grow_keeps_the_old_elements_first(backend):
+    # PyTorch leaves the new elements uninitialized: only the old ones are
+    # compared (Kiln fills the rest with zeros; do not read them).
+    def fn(x):
+        y = x.clone()
+        y.resize_(3, 4)
+        return y
+    x = torch.randn(2, 3)
+    got = _run_resize(fn, x, backend)
+    want = fn(x.clone())
+    assert got.shape == want.shape == (3, 4)
+    assert torch.equal(got.reshape(-1)[:6], want.reshape(-1)[:6])
+    assert torch.equal(got.reshape(-1)[:6], x.reshape(-1))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_resize_of_a_non_contiguous_view_reads_its_storage(backend):
+    # x.t() resized keeps its storage: the elements in storage order, not
+    # the transpose's (PyTorch's rule); the same sizes change nothing.
+    def fn(x):
+        a = x.t()
+        a.resize_(4)
+        b = x.t()
+        b.resize_(3, 2)
+        c = x[:, 1:]
+        c.resize_(2, 2)  # from storage offset 1
+        return a * 1, b * 1, c * 1
+    x = torch.arange(6.0).reshape(2, 3)
+    got = _run_resize(fn, x, backend)
+    want = fn(x.clone())
+    for a, e in zip(got, want):
+        assert torch.equal(a, e), (a, e)
+    assert torch.equal(want[0], torch.tensor([0.0, 1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_resize_then_in_place_write(backend):
+    # A resized tensor nothing else shares is written as any value.
+    def fn(x):
+        y = x.clone()
+        y.add_(1)
+        y.resize_(2, 2)
+        y.mul_(3)
+        return y
+    x = torch.randn(2, 3)
+    got = _run_resize(fn, x, backend)
+    torch.testing.assert_close(got, fn(x.clone()))
+
+
+def test_resize_refusals():
+    x = torch.randn(2, 3)
+
+    def of_input(x):
+        x.resize_(6)
+        return x * 1
+    with pytest.raises(kiln.Unsupported, match="resize_ of the graph input "
+                       "x_1 from \\[2, 3\\] to \\[6\\]: Kiln cannot change "
+                       "the size or strides of the caller's tensor"):
+        kiln.backend(make_fx(of_input)(x.clone()), [x], backend="eager")
+
+    def non_contiguous_result(x):
+        y = x.t().exp()  # exp keeps the transpose's strides
+        y.resize_(6)
+        return y
+    with pytest.raises(kiln.Unsupported, match="resize_ of a tensor whose "
+                       "storage Kiln cannot trace"):
+        kiln.backend(make_fx(non_contiguous_result)(x.clone()), [x],
+                     backend="eager")
+
+    def shared_then_written(x):
+        y = x.clone()
+        v = y.view(6)
+        y.resize_(2, 2)
+        y.add_(1)  # v sees the write in PyTorch
+        return v * 1
+    with pytest.raises(kiln.Unsupported, match="an in-place write to the "
+                       "result of aten.resize_"):
+        kiln.backend(make_fx(shared_then_written)(x.clone()), [x],
+                     backend="eager")
+
+    # A negative size (make_fx cannot record it: eager raises).
+    with pytest.raises(RuntimeError, match="numel: integer multiplication "
+                       "overflow"):
+        x.clone().resize_(-1, 2)
+    g = fx.Graph()
+    p = g.placeholder("x")
+    c = g.call_function(aten.clone.default, (p,))
+    g.output(g.call_function(aten.resize_.default, (c, [-1, 2])))
+    with pytest.raises(kiln.Unsupported, match=r"a negative size in \[-1, "
+                       r"2\] \(PyTorch 1.13 raises 'numel: integer "
+                       r"multiplication overflow'\)"):
+        kiln.backend(fx.GraphModule(torch.nn.Module(), g), [x],
+                     backend="eager")
+
+
+def test_resize_read_through_the_old_node_is_refused():
+    # A hand-written graph that reads the tensor after resize_ through the
+    # node before it (make_fx always reads the resize_ node).
+    g = fx.Graph()
+    p = g.placeholder("x")
+    c = g.call_function(aten.clone.default, (p,))
+    c.meta["tensor_meta"] = None
+    r = g.call_function(aten.resize_.default, (c, [4]))
+    g.output((r, g.call_function(aten.mul.Tensor, (c, 2))))
+    x = torch.randn(2, 3)
+    with pytest.raises(kiln.Unsupported, match="mul_tensor reads the tensor "
+                       "resized by resize__default through the node before "
+                       "the resize"):
+        kiln.backend(fx.GraphModule(torch.nn.Module(), g), [x],
+                     backend="eager")
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_torch_level_resize_is_a_graph_break(backend):
+    def f(x):
+        y = x * 2
+        y.resize_(4)
+        return y + 1
+    x = torch.randn(2, 3)
+    got = kiln.compile(f, backend=backend)(x)
+    torch.testing.assert_close(got, f(x))
+    with pytest.raises(kiln.Unsupported, match="Tensor.resize_ outside an "
+                       "ATen-level graph"):
+        kiln.compile(f, backend=backend, fullgraph=True)(x)
+
+
+# ------------------------------------ torch level: capture_scalar_outputs
+
+
+@pytest.fixture
+def capture_scalars():
+    kiln.config.capture_scalar_outputs = True
+    try:
+        yield
+    finally:
+        kiln.config.capture_scalar_outputs = False
+        kiln.reset()
+
+
+def _assert_close_outputs(got, want, rtol=1e-5):
+    assert len(got) == len(want)
+    for a, e in zip(got, want):
+        if isinstance(e, torch.Tensor):
+            assert a.dtype == e.dtype and a.shape == e.shape
+            torch.testing.assert_close(a, e, rtol=rtol, atol=1e-6)
+        else:
+            assert type(a) is type(e), (a, e)
+            assert a == pytest.approx(e, rel=rtol, abs=1e-5), (a, e)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_captured_item_stays_in_the_graph(backend, capture_scalars):
+    # No graph break (TorchDynamo's capture_scalar_outputs): one program,
+    # compiled once, whatever the value; numbers come back by dtype.
+    def f(x, n, m, y):
+        s = x.sum().item()
+        k = n.item()
+        flag = m.all().item()
+        return y * s + k, s, k * 2, flag, y * flag, s > 0
+    cf = kiln.compile(f, backend=backend, fullgraph=True)
+    y = torch.randn(4)
+    for i in range(3):
+        x = torch.randn(5)
+        n = torch.tensor([i - 1])
+        m = torch.tensor([True, i > 0])
+        _assert_close_outputs(cf(x, n, m, y), f(x, n, m, y))
+    (stats,) = cf._kiln.stats().values()
+    assert stats["compiles"] == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_captured_item_with_a_dynamic_dim(backend, capture_scalars):
+    def f(x):
+        return x * x.mean().item()
+    cf = kiln.compile(f, backend=backend, fullgraph=True)
+    for n in (4, 7, 9):
+        x = torch.randn(n)
+        kiln.mark_dynamic(x, 0)
+        torch.testing.assert_close(cf(x), f(x))
+    (stats,) = cf._kiln.stats().values()
+    assert stats["compiles"] == 1
+
+
+def test_captured_item_branch_and_size_are_graph_breaks(capture_scalars):
+    # A branch on the number, or the number as a size, needs its value in
+    # Python: a graph break (as TorchDynamo), Python gets the number.
+    def f(x, y):
+        s = x.sum().item()
+        if s > 0:
+            y = y * 2
+        n = (x > 0).sum().item()
+        return y * s, torch.zeros(n), s, n
+    cf = kiln.compile(f, backend="eager")
+    y = torch.randn(3)
+    for _ in range(3):
+        x = torch.randn(4)
+        _assert_close_outputs(cf(x, y), f(x, y))
+    e = kiln.explain(f, torch.randn(4), y)
+    assert e.graph_break_count == 2, e
+
+
+def test_captured_item_training(capture_scalars):
+    # The number carries no gradient: w gets y * s, x only its own use.
+    def f(x, w):
+        s = x.detach().abs().max().item()
+        return (w * s + x).sum()
+    x = torch.randn(4, requires_grad=True)
+    w = torch.randn(4, requires_grad=True)
+    kiln.compile(f, backend="aot_eager")(x, w).backward()
+    gx, gw = x.grad.clone(), w.grad.clone()
+    x.grad = w.grad = None
+    f(x, w).backward()
+    torch.testing.assert_close(gx, x.grad)
+    torch.testing.assert_close(gw, w.grad)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpu"])
+def test_captured_item_of_the_loss_in_a_training_step(backend,
+                                                      capture_scalars):
+    # `return loss, loss.item()`: the loss trains, the number is a float.
+    torch.manual_seed(0)
+    m = torch.nn.Linear(4, 2)
+
+    def step(x):
+        loss = m(x).pow(2).mean()
+        return loss, loss.item()
+    x = torch.randn(3, 4)
+    loss, v = kiln.compile(step, backend=backend)(x)
+    loss.backward()
+    got = m.weight.grad.clone()
+    m.weight.grad = None
+    want_loss, want_v = step(x)
+    want_loss.backward()
+    assert type(v) is float and v == pytest.approx(want_v, rel=1e-5)
+    torch.testing.assert_close(got, m.weight.grad)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_torch_level_graph_with_item_through_the_backend_entry(backend):
+    # A torch-level graph holding Tensor.item (what TorchDynamo hands a
+    # backend with capture_scalar_outputs), given to kiln.backend: the
+    # config setting is the tracer's; the entry converts what it gets.
+    def f(x, y):
+        s = x.sum().item()
+        return y * s, s, s > 0
+    gm = fx.symbolic_trace(f)
+    assert any(n.target == "item" for n in gm.graph.nodes)
+    x, y = torch.randn(3), torch.randn(3)
+    _assert_close_outputs(kiln.backend(gm, [x, y], backend=backend)(x, y),
+                          f(x, y))
+
+
+def test_captured_item_in_python_builtins(capture_scalars):
+    # Python's own uses of the number (int(), float(), round(), abs(),
+    # math.sqrt, formatting, range) work as with the plain number: abs()
+    # stays in the graph, the others are graph breaks that hand Python the
+    # number. Before KilnProxy had __abs__ / __round__, and int() of a
+    # float, these failed the capture ("cannot trace").
+    import math
+
+    def f(x, n):
+        s = x.sum().item()
+        k = n.item()
+        acc = x * 0
+        for i in range(k):
+            acc = acc + x * i
+        return (acc * float(s), int(k), round(s, 2), int(s), abs(s),
+                math.sqrt(abs(s)), "%.2f" % s, abs(-k))
+    cf = kiln.compile(f, backend="eager")
+    for k in (2, 3):
+        x, n = torch.randn(3), torch.tensor(k)
+        _assert_close_outputs(cf(x, n), f(x, n))
+
+
+def test_abs_of_a_traced_tensor():
+    # abs(x) of a tensor (Tensor.__abs__ in eager) is captured: torch.fx's
+    # Proxy had no __abs__, so it failed the capture before.
+    def f(x):
+        return abs(x) + 1
+    x = torch.randn(5)
+    torch.testing.assert_close(kiln.compile(f, fullgraph=True)(x), f(x))
+
+
+def test_captured_item_of_two_elements_raises_as_pytorch(capture_scalars):
+    def f(x):
+        return x.item()
+    message = "only one element tensors can be converted to Python scalars"
+    for fullgraph in (False, True):
+        with pytest.raises(ValueError, match=message):
+            kiln.compile(f, backend="eager", fullgraph=fullgraph)(
+                torch.randn(2))
+        kiln.reset()
+
+
+def test_item_is_a_graph_break_by_default():
+    assert kiln.config.capture_scalar_outputs is False
+
+    def f(x, y):
+        return y * x.sum().item()
+    e = kiln.explain(f, torch.randn(3), torch.randn(3))
+    assert e.graph_break_count == 1
+    assert "Tensor.item()" in e.break_reasons[0].reason
+    with pytest.raises(kiln.Unsupported, match="Tensor.item"):
+        kiln.compile(f, fullgraph=True)(torch.randn(3), torch.randn(3))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_resize_with_a_memory_format(backend):
+    # channels_last strides over the storage: the same sizes change the
+    # values too (PyTorch restrides); contiguous_format on a permuted view
+    # reads its storage in order.
+    def fn(x):
+        a = x.clone()
+        a.resize_(1, 2, 3, 4, memory_format=torch.channels_last)
+        c = x.clone()
+        c.resize_(1, 3, 2, 4, memory_format=torch.channels_last)
+        p = x.permute(0, 2, 3, 1)
+        p.resize_(1, 3, 4, 2, memory_format=torch.contiguous_format)
+        q = x.permute(0, 2, 3, 1)
+        q.resize_(1, 3, 4, 2)  # same sizes, no format: unchanged
+        return a * 1, c * 1, p * 1, q * 1
+    x = torch.arange(24.0).reshape(1, 2, 3, 4)
+    got = _run_resize(fn, x, backend)
+    want = fn(x.clone())
+    assert not torch.equal(want[0], x)
+    for a, e in zip(got, want):
+        assert a.shape == e.shape and torch.equal(a, e), (a, e)
+
+    def grow(x):
+        a = x.clone()
+        a.resize_(1, 3, 3, 4, memory_format=torch.channels_last)
+        return a * 1
+    got = _run_resize(grow, x, backend)
+    want = grow(x.clone())
+    # The old elements: storage positions below 24 (channels-last order).
+    old = (torch.arange(36).reshape(1, 3, 4, 3).permute(0, 3, 1, 2) < 24)
+    assert torch.equal(got[old], want[old])
+
+
+def test_resize_memory_format_errors_as_pytorch():
+    x = torch.randn(2, 3)
+    for fmt, message in ((torch.channels_last, "required rank 4 tensor to "
+                          "use channels_last format"),
+                         (torch.preserve_format, "Unsupported memory "
+                          "format")):
+        with pytest.raises(RuntimeError, match=message):
+            x.clone().resize_(6, memory_format=fmt)
+        g = fx.Graph()
+        p = g.placeholder("x")
+        c = g.call_function(aten.clone.default, (p,))
+        g.output(g.call_function(aten.resize_.default, (c, [6]),
+                                 {"memory_format": fmt}))
+        with pytest.raises(kiln.Unsupported, match=message):
+            kiln.backend(fx.GraphModule(torch.nn.Module(), g), [x],
+                         backend="eager")
+
+
+def test_item_fill_of_a_negative_size_raises_as_pytorch():
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        torch.full([-1], 1.5)
+
+    def body(g, x):
+        s = g.call_function(aten._local_scalar_dense.default, (x,))
+        return (g.call_function(aten.full.default, ([-1], s)),)
+    with pytest.raises(kiln.Unsupported, match="Trying to create tensor "
+                       "with negative dimension"):
+        kiln.backend(_graph(body, 1), [torch.tensor(1.5)], backend="eager")
