@@ -184,6 +184,39 @@ def test_every_target_ignored(backend, ls, weight):
         assert not torch.isnan(xa.grad).any()
 
 
+@pytest.mark.parametrize("backend", ("eager", "cpu"))
+def test_float64_and_bfloat16(backend):
+    """f64: loss and gradient as eager. bf16: the op rounds once (the cpu
+    kernel computes in f32/f64), so against a float64 reference it is at
+    least as close as eager's op-by-op bf16 (measured: max error 0.008
+    against eager's 0.023 over these 20 draws)."""
+    torch.manual_seed(0)
+    x, t, w = _inputs("index")
+    x64 = x.double().requires_grad_()
+    kw = {"weight": w.double(), "label_smoothing": 0.1, "ignore_index": 4}
+    got = kiln.compile(lambda a, c: F.cross_entropy(a, c, **kw),
+                       backend=backend)(x64, t)
+    got.backward()
+    xr = x.double().requires_grad_()
+    want = F.cross_entropy(xr, t, **kw)
+    want.backward()
+    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(x64.grad, xr.grad)
+    f = kiln.compile(lambda a, c: F.cross_entropy(a, c, label_smoothing=0.1),
+                     backend=backend)
+    worst = {"kiln": 0.0, "eager": 0.0}
+    for _ in range(20):
+        xb = (torch.randn(6, 5) * 2).to(torch.bfloat16)
+        tb = torch.randint(0, 5, (6,))
+        ref = F.cross_entropy(xb.double(), tb, label_smoothing=0.1)
+        got = f(xb, tb)
+        assert got.dtype == torch.bfloat16
+        want = F.cross_entropy(xb, tb, label_smoothing=0.1)
+        worst["kiln"] = max(worst["kiln"], abs(got.double() - ref).item())
+        worst["eager"] = max(worst["eager"], abs(want.double() - ref).item())
+    assert worst["kiln"] <= worst["eager"], worst
+
+
 def _logs(fn):
     """(graph and fusion log lines) of fn() with those topics verbose."""
     lines = []
