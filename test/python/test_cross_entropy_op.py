@@ -217,6 +217,19 @@ def test_float64_and_bfloat16(backend):
     assert worst["kiln"] <= worst["eager"], worst
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_empty_batch(backend):
+    """No rows: mean NaN, sum 0, none empty, as PyTorch."""
+    x, t = torch.randn(0, 5), torch.empty(0, dtype=torch.long)
+    for reduction in REDUCTIONS:
+        want = F.cross_entropy(x, t, reduction=reduction)
+        got = kiln.compile(
+            lambda a, c: F.cross_entropy(a, c, reduction=reduction),
+            backend=backend, fullgraph=True)(x, t)
+        assert got.shape == want.shape
+        torch.testing.assert_close(got, want, equal_nan=True)
+
+
 def _logs(fn):
     """(graph and fusion log lines) of fn() with those topics verbose."""
     lines = []
