@@ -40,6 +40,17 @@ mode, loss = mean(out**2), backward and an SGD step; eager and Kiln each
 step their own copy of the model, and the parameters and buffers after
 one step are compared (the same() rule) before timing.
 
+Two training-only models end in `F.cross_entropy` inside the compiled
+module (the loss is part of the graph): `lm_head_ce` (hidden states
+batch x seq x d-model -> Linear to `--vocab` classes -> cross_entropy over
+the batch x seq rows) and `classifier_ce` (an MLP on 784 features, 10
+classes, batch 256). Their steps time a third side, interleaved with the
+other two in the same worker: Kiln before ce20, the same model computing
+`nll_loss(log_softmax(z))` (what the frontend emitted for cross_entropy
+until then) with the `cpu` backend's earlier pipeline
+`kiln-aot-eager{fold-conv-bn=true},kiln-cpu` (both ops decomposed); the
+column "before/kiln" is its time over Kiln's.
+
 Run it on an idle machine (`uptime` load < 1) and record the load: the
 script prints it before and after. Needs the kiln package (PYTHONPATH=python
 or installed) and the C library (build/lib, or KILN_LIBRARY).
@@ -70,6 +81,8 @@ def main():
     ap.add_argument("--image", type=int, default=224)
     ap.add_argument("--seq", type=int, default=512)
     ap.add_argument("--d-model", type=int, default=256)
+    ap.add_argument("--vocab", type=int, default=8192,
+                    help="lm_head_ce's class count")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", default="")
@@ -116,12 +129,47 @@ def main():
             shutil.rmtree(tmp_cache, ignore_errors=True)
 
 
+# The cpu backend's pipeline before ce20 (cross_entropy decomposed), for
+# the loss models' "before" side.
+BEFORE_CE20 = "kiln-aot-eager{fold-conv-bn=true},kiln-cpu"
+
+
+def loss_head(body, split=False):
+    """A module computing `cross_entropy(body(x) as rows, t)`; `split`:
+    `nll_loss(log_softmax(...))`, what Kiln's frontend emitted for
+    cross_entropy before ce20."""
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class LossHead(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = body
+            self.split = split
+
+        def forward(self, x, t):
+            z = self.body(x)
+            z = z.reshape(-1, z.shape[-1])
+            t = t.reshape(-1)
+            if self.split:
+                return F.nll_loss(F.log_softmax(z, 1), t)
+            return F.cross_entropy(z, t)
+    return LossHead()
+
+
 def run(args):
     import torch
+    import torch.nn as nn
     import kiln
     from models import (fp64_reference, gpt2_block, same,
                         torchvision_model, transformer_layer)
     torch.set_num_threads(args.threads)
+
+    def seeded(make):
+        def f():
+            torch.manual_seed(0)
+            return make()
+        return f
 
     b, s, d = args.batch, args.image, args.d_model
     models = [
@@ -135,6 +183,13 @@ def run(args):
         ("gpt2_block",
          lambda: gpt2_block(n_embd=d, n_head=8, block_size=args.seq),
          (b, args.seq, d)),
+        # Training only (name, make, input shape, classes): the loss in
+        # the compiled module.
+        ("lm_head_ce", seeded(lambda: loss_head(nn.Linear(d, args.vocab))),
+         (b, args.seq, d), args.vocab),
+        ("classifier_ce", seeded(lambda: loss_head(nn.Sequential(
+            nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10)))),
+         (256, 784), 10),
     ]
 
     if args.worker:
@@ -142,7 +197,7 @@ def run(args):
             args, models, torch, kiln, fp64_reference, same)
         return
     if args.train != "only":
-        inference(args, models)
+        inference(args, [m for m in models if len(m) == 3])
     if args.train != "off":
         training(args, models)
     print("load after: %s" % loadavg())
@@ -170,7 +225,7 @@ def worker(args, models, torch, kiln, fp64_reference, same):
     """Inference of one model (--worker NAME) in this process's environment:
     prints one line `RESULT {json}` (cold and warm compile s, best eager and
     Kiln ms) or `RESULT {"error": ...}`."""
-    for name, make, shape in models:
+    for name, make, shape, *_ in models:
         if name != args.worker:
             continue
         model = make()
@@ -220,20 +275,31 @@ def train_worker(args, models, torch, kiln, fp64_reference, same):
     the same values; one step of each is checked first (parameters and
     buffers by allclose, else the same() rule against an fp64 copy's step),
     then interleaved rounds. Prints `RESULT {json}`: cold step s, best
-    eager and Kiln ms, and each side's page faults per step."""
+    eager and Kiln ms, and each side's page faults per step. A model with
+    a class count (the loss models) is called as model(x, t), its output
+    the loss, and also times Kiln before ce20 (before_ms)."""
     import copy
-    for name, make, shape in models:
+    for name, make, shape, *classes in models:
         if name != args.worker:
             continue
         base = make().train()
         x = torch.randn(*shape, generator=torch.Generator().manual_seed(1))
+        if classes:
+            t = torch.randint(0, classes[0], shape[:-1],
+                              generator=torch.Generator().manual_seed(2))
+
+            def loss_of(fn, xx):
+                return fn(xx, t)
+        else:
+            def loss_of(fn, xx):
+                return fn(xx).float().pow(2).mean()
 
         def stepper(model, fn):
             opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
 
             def step():
                 opt.zero_grad(set_to_none=True)
-                loss = fn(x).float().pow(2).mean()
+                loss = loss_of(fn, x)
                 loss.backward()
                 opt.step()
                 return loss
@@ -246,9 +312,16 @@ def train_worker(args, models, torch, kiln, fp64_reference, same):
         s_eager = stepper(m_eager, m_eager)
         s_kiln = stepper(m_kiln, compiled)
         opt_ref = torch.optim.SGD(m_ref.parameters(), lr=1e-3, momentum=0.9)
-        loss_ref = m_ref(x.double()).pow(2).mean()
+        loss_ref = loss_of(m_ref, x.double())
         loss_ref.backward()
         opt_ref.step()
+        sides = [(m_kiln, s_kiln)]
+        if classes:
+            m_before = copy.deepcopy(base)
+            m_before.split = True
+            s_before = stepper(m_before, kiln.compile(
+                m_before, backend="cpu", options={"pipeline": BEFORE_CE20}))
+            sides.append((m_before, s_before))
         t0 = time.perf_counter()
         try:
             s_kiln()
@@ -258,23 +331,28 @@ def train_worker(args, models, torch, kiln, fp64_reference, same):
         s_eager()
         bad = []
         ref_state = m_ref.state_dict()
-        for (k, a), (_, e) in zip(m_kiln.state_dict().items(),
-                                  m_eager.state_dict().items()):
-            if not a.is_floating_point():
-                if not torch.equal(a, e):
-                    bad.append(k)
-                continue
-            ok, how = same(a, e, ref_state[k])
-            if not ok:
-                bad.append("%s (%s)" % (k, how))
+        if classes:
+            s_before()
+        for m, _ in sides:
+            for (k, a), (_, e) in zip(m.state_dict().items(),
+                                      m_eager.state_dict().items()):
+                if not a.is_floating_point():
+                    if not torch.equal(a, e):
+                        bad.append(k)
+                    continue
+                ok, how = same(a, e, ref_state[k])
+                if not ok:
+                    bad.append("%s (%s)" % (k, how))
         if bad:
             return result(error="mismatch after a step: %s" %
                           "; ".join(bad[:3]), cold=cold)
 
-        te, tk = interleaved(args, [s_eager, s_kiln])
-        return result(cold=cold, eager_ms=te * 1e3, kiln_ms=tk * 1e3,
+        times = interleaved(args, [s_eager] + [s for _, s in sides])
+        extra = {"before_ms": times[2] * 1e3} if classes else {}
+        return result(cold=cold, eager_ms=times[0] * 1e3,
+                      kiln_ms=times[1] * 1e3,
                       eager_faults=faults_per_call(s_eager),
-                      kiln_faults=faults_per_call(s_kiln))
+                      kiln_faults=faults_per_call(s_kiln), **extra)
     result(error="no model %s" % args.worker)
 
 
@@ -307,7 +385,8 @@ def run_worker(args, name, envname, mode="infer"):
            "--mode", mode,
            "--threads", str(args.threads), "--batch", str(args.batch),
            "--image", str(args.image), "--seq", str(args.seq),
-           "--d-model", str(args.d_model), "--rounds", str(args.rounds),
+           "--d-model", str(args.d_model), "--vocab", str(args.vocab),
+           "--rounds", str(args.rounds),
            "--repeat", str(args.repeat), "--train", "off"]
     if args.conv:
         cmd += ["--conv", args.conv]
@@ -330,7 +409,7 @@ def table(args, models, mode, title, cols, cells):
           % (" | ".join(cols), " | ".join("eager ms (%s)" % e for e in envs)))
     print("|" + " --- |" * (len(cols) + len(envs) + 4))
     ratios = []
-    for name, _, shape in models:
+    for name, _, shape, *_ in models:
         if args.only and args.only not in name:
             continue
         row = "| %s | %s |" % (name, "x".join(map(str, shape)))
@@ -383,14 +462,23 @@ def training(args, models):
     envs = args.envs
 
     def cells(first, res):
+        before = "-"
+        if "before_ms" in first:
+            tb = min(r["before_ms"] for r in res.values())
+            tk = min(r["kiln_ms"] for r in res.values())
+            before = "%.2f (%.2fx)" % (tb, tb / tk)
         return ["%.2f" % first["cold"],
                 " / ".join("%d" % res[e]["eager_faults"] for e in envs),
-                " / ".join("%d" % res[e]["kiln_faults"] for e in envs)]
+                " / ".join("%d" % res[e]["kiln_faults"] for e in envs),
+                before]
     table(args, models, "train", "training step",
-          ["cold step s", "eager faults/step", "kiln faults/step"], cells)
+          ["cold step s", "eager faults/step", "kiln faults/step",
+           "kiln before ce20 ms (before/kiln)"], cells)
     print("Training step: eager and Kiln in the same worker per "
           "environment; cold step: the first Kiln step with an empty disk "
-          "cache; faults: minor page faults per step, per environment.")
+          "cache; faults: minor page faults per step, per environment; "
+          "kiln before ce20: the loss models with nll_loss(log_softmax) "
+          "and the earlier pipeline, interleaved in the same worker.")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,12 @@ from ._errors import KilnError, SpecializationError, Unsupported
 _BACKENDS = {
     "eager": ("eager", "kiln-eager"),
     "aot_eager": ("eager", "kiln-aot-eager"),
-    "cpu": ("cpu", "kiln-aot-eager{fold-conv-bn=true},kiln-cpu"),
+    # cpu: kt.cross_entropy and kt.log_softmax stay whole ops: each is one
+    # kernel over blocks of rows, and cross_entropy's backward (its VJP:
+    # glp - exp(log_softmax(x)) * s) one pass writing the gradient
+    # (docs/codegen.md, "cross_entropy"; docs/python.md).
+    "cpu": ("cpu", "kiln-aot-eager{fold-conv-bn=true "
+            "keep=kt.cross_entropy,kt.log_softmax},kiln-cpu"),
 }
 _MODES = (None, "default", "reduce-overhead", "max-autotune",
           "max-autotune-no-cudagraphs")

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _aten as A
+from . import _ir
 from . import _ops as O
 from ._symbolic import Sym, value
 
@@ -457,34 +458,102 @@ def _class_weight(b, weight, x, C):
     return w
 
 
+_LOSS_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def _merged_dim(a, c):
+    """Of two sizes known to agree, the one the IR prints static (if any)."""
+    return c if _ir.shape_text([a]).startswith("?") else a
+
+
+def _cross_entropy_op(b, x, t, weight, ignore_index, r, ls, C):
+    """One `kt.cross_entropy` for the cases it covers (its verifier's
+    rules): a float input of rank >= 1; an int64 class-index target of the
+    input's shape without the class dim, or a probability target of the
+    input's shape and dtype; a [C] weight. None where it does not apply
+    (the caller then decomposes, reporting PyTorch's errors)."""
+    if x.dtype not in _LOSS_FLOATS or x.ndim < 1:
+        return None
+    cd = 1 if x.ndim >= 2 else 0
+    prob = t.dtype.is_floating_point
+    if prob:
+        # A probability target of another float dtype promotes the result
+        # in PyTorch (f32 logits, f64 target: f64 loss): decomposed.
+        if t.dtype != x.dtype:
+            return None
+        want = list(x.shape)
+    elif t.dtype == torch.int64:
+        want = [d for i, d in enumerate(x.shape) if i != cd]
+    else:
+        return None
+    if t.ndim != len(want) or any(value(a) != value(c)
+                                  for a, c in zip(want, t.shape)):
+        return None
+    merged = [_merged_dim(a, c) for a, c in zip(want, t.shape)]
+    operands = [x, t]
+    if weight is not None:
+        w = _t(b, weight, "cross_entropy's weight")
+        if (w.ndim != 1 or not w.dtype.is_floating_point
+                or value(w.shape[0]) != value(C)):
+            return None
+        operands.append(O.cast(b, w, x.dtype))
+    if prob:
+        shape = [d for i, d in enumerate(merged) if i != cd]
+    else:
+        shape = merged
+    attrs = {"reduction": _ir.Raw("#kt.reduction<%s>" % r)}
+    if not prob and ignore_index != -100:
+        attrs["ignore_index"] = int(ignore_index)
+    if ls != 0:
+        attrs["label_smoothing"] = float(ls)
+    return b.op("cross_entropy", operands, attrs,
+                shape=shape if r == "none" else [], dtype=x.dtype)
+
+
 @O.function(F.cross_entropy)
 def cross_entropy(b, input, target, weight=None, size_average=None,
                   ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
-    """nll_loss(log_softmax(x, class dim)) for class-index targets; class
+    """One kt.cross_entropy where the op covers the arguments (class
+    indices or probabilities, weight, ignore_index, label_smoothing, every
+    reduction: docs/python.md); otherwise PyTorch 1.13's decomposition:
+    nll_loss(log_softmax(x, class dim)) for class-index targets; class
     probabilities (a float target) sum -t log_softmax(x) over the class
-    dim; label_smoothing mixes in the uniform distribution (PyTorch
-    1.13's cross_entropy)."""
+    dim; label_smoothing mixes in the uniform distribution."""
     r = _reduction_string(b, size_average, reduce, reduction,
                           "cross_entropy")
     x = _t(b, input, "cross_entropy")
     t = _t(b, target, "cross_entropy")
     cd = 1 if x.ndim >= 2 else 0
     ls = float(b.static(label_smoothing, "cross_entropy's label_smoothing"))
+    ignore_index = b.static(ignore_index, "cross_entropy's ignore_index")
+    if x.ndim == 0:
+        raise b.error("cross_entropy: the input must have at least one "
+                      "dim (the class dim), got a 0-d tensor")
     # The class count: static where smoothing or a weight needs it.
     C = b.static(x.shape[cd], "cross_entropy's class count") if (
         ls > 0 or weight is not None) else x.shape[cd]
     if not 0.0 <= ls <= 1.0:
         raise b.error("label_smoothing must be between 0.0 and 1.0. Got: %g"
                       % ls)
+    if t.dtype.is_floating_point and ignore_index >= 0:
+        raise b.error("cross_entropy: ignore_index is not supported for "
+                      "floating point target")
+    op = _cross_entropy_op(b, x, t, weight, ignore_index, r, ls, C)
+    if op is not None:
+        return op
     lp = O.FUNCTIONS[F.log_softmax](b, x, cd)
     if t.dtype.is_floating_point:
-        t = O.cast(b, t, x.dtype)
+        # A target of another float dtype promotes (PyTorch multiplies
+        # log_softmax(x) by it: f32 logits, f64 target give an f64 loss).
+        dt = torch.promote_types(x.dtype, t.dtype)
+        lp = O.cast(b, lp, dt)
+        t = O.cast(b, t, dt)
         if ls > 0:
             t = O.add(b, O.mul(b, t, 1.0 - ls), ls / C)
         prod = O.mul(b, lp, t)
         if weight is not None:
-            prod = O.mul(b, prod, _class_weight(b, weight, x, C))
+            prod = O.mul(b, prod, _class_weight(b, weight, lp, C))
         loss = _un(b, "neg", O.sum_(b, prod, [cd]))
         if r == "mean":
             return _div_by_count(b, O.sum_(b, loss), x,

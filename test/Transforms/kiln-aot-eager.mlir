@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-aot-eager)' | FileCheck %s
 // RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-aot-eager{keep=kt.cross_entropy partition=save-all})' | FileCheck %s --check-prefix=KEEP
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-aot-eager{fold-conv-bn=true keep=kt.cross_entropy,kt.log_softmax partition=save-all})' | FileCheck %s --check-prefix=CPU
 
 // Tests the kiln-aot-eager pipeline on a training step: the graphs are
 // outlined, composites are decomposed (kt.linear, kt.cross_entropy) before
@@ -19,6 +20,21 @@
 // KEEP:          kt.cross_entropy
 // KEEP-NOT:      kt.linear
 // KEEP:        func.func private @step_g0_bwd(
+
+// The Python cpu backend's host pipeline (python/kiln/_compile.py) keeps
+// cross_entropy in the forward and the log_softmax of its VJP in the
+// backward: the gradient is then computed from the row statistics of one
+// kt.log_softmax (one kernel on the CPU), not from amax/exp/sum/log.
+// CPU-LABEL:   func.func private @step_g0_fwd(
+// CPU-COUNT-1:   kt.cross_entropy
+// CPU-NOT:       kt.log_softmax
+// CPU-LABEL:   func.func private @step_g0_bwd(
+// CPU-NOT:       kt.amax
+// CPU:           kt.log_softmax %{{.*}} {dim = 1 : i64}
+// CPU-NOT:       kt.log_softmax
+// CPU-NOT:       kt.amax
+// CPU:           kt.exp
+// CPU:           return
 kg.program @step(%w: !kt.ref<4x3xf32>, %b: !kt.ref<4xf32>, %x: tensor<2x3xf32>, %t: tensor<2xi64>) -> tensor<f32> {
   kg.guard_tensor %w {dtype = f32, shape = [4, 3], requires_grad = true} : !kt.ref<4x3xf32>
   kg.guard_tensor %b {dtype = f32, shape = [4], requires_grad = true} : !kt.ref<4xf32>

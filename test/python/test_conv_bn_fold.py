@@ -1,6 +1,6 @@
 """Inference BatchNorm folded into the convolution before it
 (kiln-fold-conv-batch-norm, on in the cpu backend's pipeline
-`kiln-aot-eager{fold-conv-bn=true},kiln-cpu`): conv + BatchNorm modules in
+`kiln-aot-eager{fold-conv-bn=true ...},kiln-cpu`): conv + BatchNorm modules in
 eval mode with random running statistics and affine parameters against
 PyTorch eager (f32 and f64, eps variants, conv with and without bias,
 depthwise and grouped, batch 1, odd channels), the compiled graph checked
