@@ -104,14 +104,16 @@ Value rootBuffer(Value v) {
   return v;
 }
 
-/// Whether an op strictly between `from` and `to` (one block) may write a
-/// view of `buffer`: ops with unknown effects, or a write whose target is
-/// unknown or has `buffer`'s root, count.
-bool writtenBetween(Value buffer, Operation *from, Operation *to) {
+/// Whether an op strictly between `from` and `to` (one block) but `except`
+/// may write a view of `buffer` (or, with `reads`, read one): ops with
+/// unknown effects, or an effect whose target is unknown or has `buffer`'s
+/// root, count.
+bool touchedBetween(Value buffer, Operation *from, Operation *to, bool reads,
+                    Operation *except = nullptr) {
   Value root = rootBuffer(buffer);
   for (Operation *op = from->getNextNode(); op && op != to;
        op = op->getNextNode()) {
-    if (isMemoryEffectFree(op))
+    if (op == except || isMemoryEffectFree(op))
       continue;
     auto iface = dyn_cast<MemoryEffectOpInterface>(op);
     if (!iface)
@@ -119,13 +121,18 @@ bool writtenBetween(Value buffer, Operation *from, Operation *to) {
     SmallVector<MemoryEffects::EffectInstance> effects;
     iface.getEffects(effects);
     for (const MemoryEffects::EffectInstance &e : effects) {
-      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
+      if (!reads &&
+          !isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
         continue;
       if (!e.getValue() || rootBuffer(e.getValue()) == root)
         return true;
     }
   }
   return false;
+}
+
+bool writtenBetween(Value buffer, Operation *from, Operation *to) {
+  return touchedBetween(buffer, from, to, /*reads=*/false);
 }
 
 std::optional<InKernelPad> matchInKernelPad(Value x, Operation *conv) {
@@ -278,27 +285,6 @@ std::optional<TransposeView> matchTransposeView(Value v, Operation *reader,
   return TransposeView{t, alloc};
 }
 
-/// Whether an op strictly between `from` and `to` (one block) may read or
-/// write a view of `buffer` (ops with unknown effects count).
-bool accessedBetween(Value buffer, Operation *from, Operation *to,
-                     Operation *except = nullptr) {
-  Value root = rootBuffer(buffer);
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode()) {
-    if (op == except || isMemoryEffectFree(op))
-      continue;
-    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!iface)
-      return true;
-    SmallVector<MemoryEffects::EffectInstance> effects;
-    iface.getEffects(effects);
-    for (const MemoryEffects::EffectInstance &e : effects)
-      if (!e.getValue() || rootBuffer(e.getValue()) == root)
-        return true;
-  }
-  return false;
-}
-
 /// A channels-last twin the call writes through permuted strides instead
 /// of the conv's own output: `alloc` (the conv's output buffer) is read
 /// only by the marked linalg.transpose `t` (kConvViewAttr) into `t`'s init.
@@ -351,7 +337,7 @@ std::optional<OutputView> matchOutputView(Value y, Operation *conv,
           !def->isBeforeInBlock(init))
         return std::nullopt;
     }
-  if (accessedBetween(out, conv, t, outAlloc))
+  if (touchedBetween(out, conv, t, /*reads=*/true, outAlloc))
     return std::nullopt;
   for (Value r : reads)
     if (r && rootBuffer(r) == rootBuffer(out))
