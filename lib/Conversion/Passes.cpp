@@ -77,8 +77,10 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   // oneDNN convs' activations channels-last where convs and pointwise ops
   // meet (before kiln-fuse groups the pointwise ops; the permutes go into
   // the convs' kernels and become the calls' strides).
+  // (With matmul=generated kiln-fuse may put convs into its kernels, where
+  // they run as direct loops: left NCHW.)
   if (options.convChannelsLast && options.optimize && options.outline &&
-      !options.allowPartial &&
+      !options.allowPartial && options.matmul != "generated" &&
       (options.conv == "auto" || options.conv == "onednn") &&
       cpu::oneDNNAvailable())
     pm.addPass(createKilnCPUConvChannelsLastPass());

@@ -70,8 +70,10 @@ bool isRank4(Type t) {
   return r && r.getRank() == 4;
 }
 
-/// An ungrouped 4-D f32 kt.conv2d with a static weight: the convs oneDNN
-/// runs in channels-last.
+/// An ungrouped 4-D f32 kt.conv2d with a static weight of more than one
+/// input channel: the convs that kiln-cpu-conv-im2col gives oneDNN
+/// (chooseConvImpl; one input channel goes to im2col or the direct loops,
+/// where a permute would stay a copy) and that oneDNN runs channels-last.
 bool isChannelsLastConv(Operation *op) {
   auto conv = dyn_cast<kt::Conv2dOp>(op);
   if (!conv || conv.getGroups() != 1 || op->getNumResults() != 1)
@@ -80,7 +82,8 @@ bool isChannelsLastConv(Operation *op) {
   auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
   auto y = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   return x && w && y && x.getRank() == 4 && y.getRank() == 4 &&
-         w.hasStaticShape() && y.getElementType().isF32();
+         w.hasStaticShape() && w.getDimSize(1) != 1 &&
+         y.getElementType().isF32();
 }
 
 bool isGroupedConv(Operation *op) {

@@ -186,11 +186,12 @@ func.func @stem(%x: tensor<2x3x13x10xf32>, %w1: tensor<8x3x3x3xf32>, %b1: tensor
 // Left as they are: a conv that meets a depthwise conv (through a clamp:
 // mobilenet's expansion, ReLU6, depthwise), an f64 conv, a grouped conv,
 // a pointwise op with more NCHW full-size operands than channels-last ones,
-// and a conv whose twin nothing reads (the twin is erased).
+// a conv whose twin nothing reads (the twin is erased), and a conv of one
+// input channel (kiln-cpu-conv-im2col does not give it to oneDNN).
 // CHECK-LABEL: func.func @left(
 // CHECK-NOT: kt.permute
 // CHECK: return
-func.func @left(%x: tensor<2x8x6x6xf32>, %w: tensor<16x8x1x1xf32>, %dw: tensor<16x1x3x3xf32>, %xd: tensor<2x8x6x6xf64>, %wd: tensor<8x8x1x1xf64>, %wg: tensor<8x4x1x1xf32>, %y: tensor<2x8x6x6xf32>, %z: tensor<2x8x6x6xf32>, %cond: tensor<2x8x6x6xi1>, %w2: tensor<8x8x1x1xf32>) -> (tensor<2x16x6x6xf32>, tensor<2x8x6x6xf64>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>) {
+func.func @left(%x: tensor<2x8x6x6xf32>, %w: tensor<16x8x1x1xf32>, %dw: tensor<16x1x3x3xf32>, %xd: tensor<2x8x6x6xf64>, %wd: tensor<8x8x1x1xf64>, %wg: tensor<8x4x1x1xf32>, %y: tensor<2x8x6x6xf32>, %z: tensor<2x8x6x6xf32>, %cond: tensor<2x8x6x6xi1>, %w2: tensor<8x8x1x1xf32>, %x1: tensor<2x1x6x6xf32>, %w1: tensor<8x1x3x3xf32>) -> (tensor<2x16x6x6xf32>, tensor<2x8x6x6xf64>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>) {
   %e = kt.conv2d %x, %w : (tensor<2x8x6x6xf32>, tensor<16x8x1x1xf32>) -> tensor<2x16x6x6xf32>
   %c6 = kt.clamp %e {min = 0.0 : f64, max = 6.0 : f64} : (tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
   %d = kt.conv2d %c6, %dw {padding = [1, 1], groups = 16 : i64} : (tensor<2x16x6x6xf32>, tensor<16x1x3x3xf32>) -> tensor<2x16x6x6xf32>
@@ -199,5 +200,7 @@ func.func @left(%x: tensor<2x8x6x6xf32>, %w: tensor<16x8x1x1xf32>, %dw: tensor<1
   %u = kt.conv2d %y, %w2 : (tensor<2x8x6x6xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x6x6xf32>
   %s = kt.where %cond, %u, %z : (tensor<2x8x6x6xi1>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>) -> tensor<2x8x6x6xf32>
   %v = kt.conv2d %z, %w2 : (tensor<2x8x6x6xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x6x6xf32>
-  return %d, %f, %g, %s, %v : tensor<2x16x6x6xf32>, tensor<2x8x6x6xf64>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>
+  %one = kt.conv2d %x1, %w1 {padding = [1, 1]} : (tensor<2x1x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<2x8x6x6xf32>
+  %q = kt.add %one, %one : (tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>) -> tensor<2x8x6x6xf32>
+  return %d, %f, %g, %s, %v, %q : tensor<2x16x6x6xf32>, tensor<2x8x6x6xf64>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>
 }
