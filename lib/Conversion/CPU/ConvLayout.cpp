@@ -140,6 +140,20 @@ bool isPointwise(Operation *op) {
          isRank4(op->getResult(0).getType());
 }
 
+/// Whether `user` can read a channels-last twin instead of the NCHW value
+/// (the ops rewriteBlock rewrites when they do).
+bool readsTwins(Operation *user) {
+  return isPointwise(user) || isa<kt::Conv2dOp, kt::MaxPool2dOp>(user) ||
+         isa<kt::BatchNormOp, kt::MeanOp, kt::SumOp, kt::AmaxOp>(user);
+}
+
+/// Whether every user of `v` can read a twin: a twin of a value that
+/// something else needs in NCHW (a training graph's kt.batch_norm_train,
+/// a result saved for the backward) would be a copy next to it.
+bool onlyTwinReaders(Value v) {
+  return llvm::all_of(v.getUsers(), readsTwins);
+}
+
 unsigned rewriteBlock(Block &block) {
   // The channels-last twin of a value ([N, H, W, C], same elements).
   llvm::DenseMap<Value, Value> twin;
@@ -162,6 +176,8 @@ unsigned rewriteBlock(Block &block) {
         op->setOperand(0, in);
       }
       Operation *tail = unitTail(op);
+      if (!onlyTwinReaders(tail->getResult(0)))
+        continue;
       b.setInsertionPointAfter(tail);
       Value t = permute(b, tail->getLoc(), tail->getResult(0), kToNHWC);
       created.push_back(t.getDefiningOp());
@@ -194,7 +210,7 @@ unsigned rewriteBlock(Block &block) {
       // along the last dim), with PyTorch's a = weight * rsqrt(var + eps),
       // b = bias - mean * a; pointwise, so it fuses with what follows.
       Value t = twin.lookup(bn.getInput());
-      if (!t || !isRank4(bn.getType()))
+      if (!t || !isRank4(bn.getType()) || !onlyTwinReaders(bn.getResult()))
         continue;
       OpBuilder b(op);
       kt::KTBuilder e(b, op->getLoc());
@@ -270,7 +286,8 @@ unsigned rewriteBlock(Block &block) {
       else if (t.getShape() == resultType.getShape())
         ++without;
     }
-    if (!ok || withTwin == 0 || without > withTwin)
+    if (!ok || withTwin == 0 || without > withTwin ||
+        !onlyTwinReaders(op->getResult(0)))
       continue;
     OpBuilder b(op);
     IRMapping map;

@@ -81,7 +81,9 @@ func.func @basic(%x: tensor<2x16x14x14xf32>, %w1: tensor<16x16x3x3xf32>, %b1: te
 // CHECK: %[[P:.*]] = kt.mul %[[S]], %{{.*}} : (tensor<?x6x6x8xf32>, tensor<1x1x1x8xf32>) -> tensor<?x6x6x8xf32>
 // CHECK: %[[Q:.*]] = kt.mul %[[P]], %{{.*}} : (tensor<?x6x6x8xf32>, tensor<f32>) -> tensor<?x6x6x8xf32>
 // CHECK: %[[B:.*]] = kt.permute %[[Q]] {dims = [0, 3, 1, 2]} : (tensor<?x6x6x8xf32>) -> tensor<?x8x6x6xf32>
-// CHECK: return %[[B]]
+// CHECK: %[[E:.*]] = kt.conv2d %[[B]], %arg5
+// CHECK-NOT: kt.permute
+// CHECK: return %[[E]]
 // OUTLINE-LABEL: func.func @epilogues(
 // OUTLINE: call @fused_conv2d_relu_0(%arg0, %arg1) : (tensor<?x4x6x6xf32>, tensor<8x4x3x3xf32>) -> tensor<?x6x6x8xf32>
 // OUTLINE-LABEL: func.func private @fused_conv2d_relu_0(
@@ -89,13 +91,14 @@ func.func @basic(%x: tensor<2x16x14x14xf32>, %w1: tensor<16x16x3x3xf32>, %b1: te
 // OUTLINE: kt.conv2d
 // OUTLINE: kt.relu
 // OUTLINE: kt.permute {{.*}} {dims = [0, 2, 3, 1]}
-func.func @epilogues(%x: tensor<?x4x6x6xf32>, %w: tensor<8x4x3x3xf32>, %m: tensor<8x1x1xf32>, %s: tensor<8x1x1xf32>, %k: tensor<f32>) -> tensor<?x8x6x6xf32> {
+func.func @epilogues(%x: tensor<?x4x6x6xf32>, %w: tensor<8x4x3x3xf32>, %m: tensor<8x1x1xf32>, %s: tensor<8x1x1xf32>, %k: tensor<f32>, %w2: tensor<8x8x1x1xf32>) -> tensor<?x8x6x6xf32> {
   %c = kt.conv2d %x, %w {padding = [1, 1]} : (tensor<?x4x6x6xf32>, tensor<8x4x3x3xf32>) -> tensor<?x8x6x6xf32>
   %r = kt.relu %c : (tensor<?x8x6x6xf32>) -> tensor<?x8x6x6xf32>
   %a = kt.sub %r, %m : (tensor<?x8x6x6xf32>, tensor<8x1x1xf32>) -> tensor<?x8x6x6xf32>
   %b = kt.mul %a, %s : (tensor<?x8x6x6xf32>, tensor<8x1x1xf32>) -> tensor<?x8x6x6xf32>
   %d = kt.mul %b, %k : (tensor<?x8x6x6xf32>, tensor<f32>) -> tensor<?x8x6x6xf32>
-  return %d : tensor<?x8x6x6xf32>
+  %e = kt.conv2d %d, %w2 : (tensor<?x8x6x6xf32>, tensor<8x8x1x1xf32>) -> tensor<?x8x6x6xf32>
+  return %e : tensor<?x8x6x6xf32>
 }
 
 // -----
@@ -113,12 +116,20 @@ func.func @epilogues(%x: tensor<?x4x6x6xf32>, %w: tensor<8x4x3x3xf32>, %m: tenso
 // CHECK: %[[SH:.*]] = kt.add %arg5, %[[N]]
 // CHECK: %[[Y:.*]] = kt.mul %[[T]], %[[A]] : (tensor<2x6x6x8xf32>, tensor<8xf32>) -> tensor<2x6x6x8xf32>
 // CHECK: %[[Z:.*]] = kt.add %[[Y]], %[[SH]] : (tensor<2x6x6x8xf32>, tensor<8xf32>) -> tensor<2x6x6x8xf32>
-// CHECK: kt.permute %[[Z]] {dims = [0, 3, 1, 2]}
-// CHECK-NOT: kt.batch_norm
-func.func @batch_norm(%x: tensor<2x4x6x6xf32>, %w: tensor<8x4x3x3xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x8x6x6xf32> {
+// CHECK: %[[R:.*]] = kt.relu %[[Z]] : (tensor<2x6x6x8xf32>)
+// CHECK: %[[IN:.*]] = kt.permute %[[R]] {dims = [0, 3, 1, 2]}
+// CHECK: kt.conv2d %[[IN]], %arg6
+// CHECK: %[[C2:.*]] = kt.conv2d %arg0, %arg1
+// CHECK-NEXT: kt.batch_norm %[[C2]]
+func.func @batch_norm(%x: tensor<2x4x6x6xf32>, %w: tensor<8x4x3x3xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>, %w2: tensor<8x8x1x1xf32>) -> (tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>) {
   %c = kt.conv2d %x, %w {padding = [1, 1]} : (tensor<2x4x6x6xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x6x6xf32>
   %n = kt.batch_norm %c, %m, %v weight %g bias %b {eps = 1.0e-03 : f64} : (tensor<2x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x6x6xf32>
-  return %n : tensor<2x8x6x6xf32>
+  %r = kt.relu %n : (tensor<2x8x6x6xf32>) -> tensor<2x8x6x6xf32>
+  %e = kt.conv2d %r, %w2 : (tensor<2x8x6x6xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x6x6xf32>
+  // A batch_norm whose result is returned stays as it is.
+  %c2 = kt.conv2d %x, %w {padding = [1, 1]} : (tensor<2x4x6x6xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x6x6xf32>
+  %n2 = kt.batch_norm %c2, %m, %v weight %g bias %b {eps = 1.0e-03 : f64} : (tensor<2x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x6x6xf32>
+  return %e, %n2 : tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>
 }
 
 // -----
@@ -172,13 +183,14 @@ func.func @pool(%x: tensor<?x4x6x6xf32>, %w: tensor<8x4x3x3xf32>, %y: tensor<?x8
 // POOL: %[[G:.*]] = linalg.generic
 // POOL-NOT: linalg.transpose
 // POOL: return %[[G]] : tensor<2x7x5x8xf32>
-func.func @stem(%x: tensor<2x3x13x10xf32>, %w1: tensor<8x3x3x3xf32>, %b1: tensor<8xf32>, %w2: tensor<8x8x3x3xf32>) -> tensor<2x8x7x5xf32> {
+func.func @stem(%x: tensor<2x3x13x10xf32>, %w1: tensor<8x3x3x3xf32>, %b1: tensor<8xf32>, %w2: tensor<8x8x3x3xf32>, %w3: tensor<8x8x1x1xf32>) -> tensor<2x8x7x5xf32> {
   %c1 = kt.conv2d %x, %w1, %b1 {padding = [1, 1]} : (tensor<2x3x13x10xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x13x10xf32>
   %r = kt.relu %c1 : (tensor<2x8x13x10xf32>) -> tensor<2x8x13x10xf32>
   %p = kt.max_pool2d %r {kernel_size = [3, 2], stride = [2, 2], padding = [1, 0]} : (tensor<2x8x13x10xf32>) -> tensor<2x8x7x5xf32>
   %c2 = kt.conv2d %p, %w2 {padding = [1, 1]} : (tensor<2x8x7x5xf32>, tensor<8x8x3x3xf32>) -> tensor<2x8x7x5xf32>
   %a = kt.add %c2, %p : (tensor<2x8x7x5xf32>, tensor<2x8x7x5xf32>) -> tensor<2x8x7x5xf32>
-  return %a : tensor<2x8x7x5xf32>
+  %o = kt.conv2d %a, %w3 : (tensor<2x8x7x5xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x7x5xf32>
+  return %o : tensor<2x8x7x5xf32>
 }
 
 // -----
@@ -203,4 +215,24 @@ func.func @left(%x: tensor<2x8x6x6xf32>, %w: tensor<16x8x1x1xf32>, %dw: tensor<1
   %one = kt.conv2d %x1, %w1 {padding = [1, 1]} : (tensor<2x1x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<2x8x6x6xf32>
   %q = kt.add %one, %one : (tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>) -> tensor<2x8x6x6xf32>
   return %d, %f, %g, %s, %v, %q : tensor<2x16x6x6xf32>, tensor<2x8x6x6xf64>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>
+}
+
+// -----
+
+// A training forward graph (kiln-partition split batch_norm_train's
+// normalization into pointwise ops that read the conv's output): the
+// statistics read the conv's result in NCHW, so the conv gets no twin (its
+// permute would be a copy next to the NCHW result), and the pointwise ops
+// stay NCHW.
+// CHECK-LABEL: func.func @training(
+// CHECK-NOT: kt.permute
+// CHECK: return
+func.func @training(%x: tensor<2x4x6x6xf32>, %w: tensor<8x4x3x3xf32>, %w2: tensor<8x8x3x3xf32>) -> (tensor<2x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %c = kt.conv2d %x, %w {padding = [1, 1]} : (tensor<2x4x6x6xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x6x6xf32>
+  %y, %m, %r = kt.batch_norm_train %c : (tensor<2x8x6x6xf32>) -> (tensor<2x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>)
+  %m4 = kt.reshape %m {shape = [8, 1, 1]} : (tensor<8xf32>) -> tensor<8x1x1xf32>
+  %s = kt.sub %c, %m4 : (tensor<2x8x6x6xf32>, tensor<8x1x1xf32>) -> tensor<2x8x6x6xf32>
+  %a = kt.relu %s : (tensor<2x8x6x6xf32>) -> tensor<2x8x6x6xf32>
+  %e = kt.conv2d %a, %w2 {padding = [1, 1]} : (tensor<2x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<2x8x6x6xf32>
+  return %e, %m, %r : tensor<2x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>
 }
