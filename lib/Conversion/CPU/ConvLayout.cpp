@@ -140,18 +140,21 @@ bool isPointwise(Operation *op) {
          isRank4(op->getResult(0).getType());
 }
 
-/// Whether `user` can read a channels-last twin instead of the NCHW value
-/// (the ops rewriteBlock rewrites when they do).
-bool readsTwins(Operation *user) {
-  return isPointwise(user) || isa<kt::Conv2dOp, kt::MaxPool2dOp>(user) ||
-         isa<kt::BatchNormOp, kt::MeanOp, kt::SumOp, kt::AmaxOp>(user);
+/// Whether `use` can read a channels-last twin instead of the NCHW value
+/// (the operands rewriteBlock rewrites when they have one).
+bool readsTwin(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (isa<kt::Conv2dOp, kt::MaxPool2dOp, kt::BatchNormOp>(user))
+    return use.getOperandNumber() == 0;
+  return isPointwise(user) || isa<kt::MeanOp, kt::SumOp, kt::AmaxOp>(user);
 }
 
-/// Whether every user of `v` can read a twin: a twin of a value that
+/// Whether every use of `v` can read a twin: a twin of a value that
 /// something else needs in NCHW (a training graph's kt.batch_norm_train,
-/// a result saved for the backward) would be a copy next to it.
+/// a result saved for the backward, a weight-gradient conv's operand) would
+/// be a copy next to it.
 bool onlyTwinReaders(Value v) {
-  return llvm::all_of(v.getUsers(), readsTwins);
+  return llvm::all_of(v.getUses(), readsTwin);
 }
 
 unsigned rewriteBlock(Block &block) {
