@@ -172,6 +172,12 @@ static cl::opt<std::string>
             cl::cat(kilnRunCategory), cl::desc("--backend=cpu: convolution implementation (auto, "
                      "im2col, direct or onednn)"),
             cl::init("auto"));
+static cl::opt<bool, false, BoolParser> cpuConvChannelsLast(
+    "conv-channels-last", cl::cat(kilnRunCategory),
+    cl::desc("--backend=cpu (func.func entries): channels-last activations "
+             "between oneDNN convs (kiln-cpu{conv-channels-last=true}, the "
+             "default; false turns kiln-cpu-conv-channels-last off)"),
+    cl::init(true));
 static cl::opt<bool, false, BoolParser>
     cpuOptimize("cpu-optimize",
                 cl::cat(kilnRunCategory), cl::desc("--backend=cpu: tile, vectorize and thread (false: "
@@ -256,6 +262,7 @@ static std::string cpuCompileOptions(cpu::CompileOptions &copts) {
   copts.conv = cpuConv;
   copts.optimize = cpuOptimize;
   copts.fuse = cpuFuse;
+  copts.convChannelsLast = cpuConvChannelsLast;
   if (cpuMatmul != "auto" && cpuMatmul != "openblas" &&
       cpuMatmul != "generated")
     return "--matmul must be auto, openblas or generated, not '" +

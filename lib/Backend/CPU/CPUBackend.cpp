@@ -204,7 +204,8 @@ std::string kiln::cpu::pipelineString(const CompileOptions &o) {
   return "kiln-cpu{optimize=" + std::string(o.optimize ? "true" : "false") +
          " threads=" + std::to_string(o.threads) + " matmul=" + o.matmul +
          " sgemm=" + o.sgemm +
-         " conv=" + o.conv + " fuse=" + std::string(o.fuse ? "true" : "false") + "}";
+         " conv=" + o.conv + " fuse=" + std::string(o.fuse ? "true" : "false") +
+         (o.convChannelsLast ? "" : " conv-channels-last=false") + "}";
 }
 
 /// OpenBLAS is loaded only into processes that run code calling it
@@ -1031,6 +1032,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       pipeOpts.sgemm = options->sgemm;
       pipeOpts.conv = options->conv;
       pipeOpts.fuse = options->fuse;
+      pipeOpts.convChannelsLast = options->convChannelsLast;
       buildKilnCPUPipeline(pm, pipeOpts);
     } else if (pipeline.empty()) {
       buildKilnCPUPipeline(pm, KilnCPUPipelineOptions());

@@ -289,8 +289,7 @@ unsigned rewriteBlock(Block &block) {
       else if (t.getShape() == resultType.getShape())
         ++without;
     }
-    if (!ok || withTwin == 0 || without > withTwin ||
-        !onlyTwinReaders(op->getResult(0)))
+    if (!ok || withTwin == 0 || without > withTwin)
       continue;
     OpBuilder b(op);
     IRMapping map;

@@ -2,6 +2,7 @@
 // RUN: llvm-nm %t.o | FileCheck %s --check-prefix=NM
 // RUN: kiln-run %s --backend=cpu --random-inputs --stats --cpu-threads=1 | FileCheck %s --check-prefix=CACHE
 // RUN: not kiln-run %s --backend=cpu --random-inputs --matmul=mkl 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: kiln-run %s --backend=cpu --random-inputs --stats --conv-channels-last=false | FileCheck %s --check-prefix=NOCL
 
 // Tests kiln-run's CPU options: --emit-object writes the JIT's machine code
 // as an ELF object with the entry and its C wrapper; --repeat prints the
@@ -20,6 +21,8 @@
 
 // CACHE: pipeline: kiln-cpu{optimize=true threads=1 matmul=auto sgemm=auto conv=auto fuse=true}
 // CACHE: kernel cache: 1 hits, 1 misses, 1 entries
+
+// NOCL: pipeline: kiln-cpu{optimize=true threads=0 matmul=auto sgemm=auto conv=auto fuse=true conv-channels-last=false}
 
 // BAD: kiln-run: error: --matmul must be auto, openblas or generated, not 'mkl'
 func.func @main(%x: tensor<64x40xf32>, %w: tensor<40x24xf32>) -> tensor<64x24xf32> {

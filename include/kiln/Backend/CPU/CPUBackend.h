@@ -71,6 +71,9 @@ struct CompileOptions {
   std::string conv = "auto";    ///< auto, im2col, direct or onednn
   bool optimize = true;         ///< false: scalar, single-threaded code
   bool fuse = true;             ///< kiln-fuse + kiln-form-kernels first
+  /// kiln-cpu-conv-channels-last (channels-last activations between oneDNN
+  /// convs); in the pipeline string only when false.
+  bool convChannelsLast = true;
   /// If not empty: also write the machine code as an ELF object file here
   /// (the entry and its `_mlir_ciface_` wrapper are global symbols).
   std::string objectFile;
