@@ -92,6 +92,12 @@ if sanitize:
         "ASAN_OPTIONS", "allocator_may_return_null=1:detect_leaks=1:abort_on_error=1")
     config.environment.setdefault("UBSAN_OPTIONS",
                                   "print_stacktrace=1:abort_on_error=1")
+    # TSan: the same for impossible allocations (errors.c's 256 TiB tensor:
+    # TSan's allocator aborts past 1 TiB otherwise), and a report ends the
+    # process with a signal at the first finding.
+    config.environment.setdefault(
+        "TSAN_OPTIONS", "allocator_may_return_null=1:halt_on_error=1:"
+        "abort_on_error=1:second_deadlock_stack=1")
     # The checked-in suppressions (never Kiln's own code): leaks inside the
     # uninstrumented libraries (test/lsan.supp), libomp/MLIR synchronization
     # TSan cannot see (test/CAPI/tsan.supp).
