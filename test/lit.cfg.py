@@ -137,6 +137,7 @@ if getattr(config, "kiln_fuzz", "") in ("ON", "1", "TRUE", "YES", "True", "On"):
     config.available_features.add("kiln-fuzz")
     config.substitutions.append(("%fuzz_bin", config.kiln_tools_dir))
     config.substitutions.append(("%fuzz_corpus", os.path.join(config.kiln_src_root, "fuzz", "corpus")))
+    config.substitutions.append(("%fuzz_build_dir", config.kiln_obj_root))
     for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
         if var in os.environ:
             config.environment[var] = os.environ[var]
