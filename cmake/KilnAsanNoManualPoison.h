@@ -1,6 +1,7 @@
-/* Force-included (-include) into every Kiln source of an ASan build
+/* Force-included (-include) into every Kiln C++ source of an ASan build
  * (KILN_SANITIZE with address, CMakeLists.txt; docs/debugging.md "Sanitizer
- * builds").
+ * builds") and into the instrumented C++ code of a fuzz build (KILN_FUZZ:
+ * the harnesses and the libraries in KILN_FUZZ_INSTRUMENT).
  *
  * LLVM's headers poison and unpoison memory by hand when the including code
  * is compiled with ASan (llvm/Support/Compiler.h: BumpPtrAllocator poisons a

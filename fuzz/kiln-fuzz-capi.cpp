@@ -181,9 +181,12 @@ struct Script {
         t.data = b.data();
         // Only where the element count itself overflows int64 may a
         // descriptor lie about its data: keep it when it does.
+        // (Stops growing past int64: a product of several dims near 2^63
+        // overflows even __int128; UBSan, seed crash-7b89bc3d-regression.)
         __int128 count = 1;
         for (int i = 0; i < std::max(ndim, 0); ++i)
-          count *= sh[i] > 0 ? sh[i] : 1;
+          if (count <= INT64_MAX)
+            count *= sh[i] > 0 ? sh[i] : 1;
         if (count * __int128(elem) <= INT64_MAX || empty)
           t.data = nullptr;
       }

@@ -15,7 +15,8 @@
 # lit runs nice'd with ${KILN_SAN_LIT_JOBS:-1} workers. Sanitizer options
 # (ASAN_OPTIONS, UBSAN_OPTIONS, LSAN_OPTIONS, TSAN_OPTIONS) default to what
 # the tests need; lit.cfg.py adds the checked-in suppression files
-# (test/lsan.supp, test/CAPI/tsan.supp). The lit log goes to
+# (test/lsan.supp, test/CAPI/tsan.supp). Each test may run
+# ${KILN_SAN_LIT_TIMEOUT:-1200} seconds. The lit log goes to
 # <build>/sanitize-lit.log. Exits with lit's status.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -49,7 +50,7 @@ echo "sanitize.sh: build $(( $(date +%s) - start )) s"
 # sweeps) would pass as that error.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-allocator_may_return_null=1:detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:abort_on_error=1}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-allocator_may_return_null=1:halt_on_error=1:abort_on_error=1:second_deadlock_stack=1}
 export KILN_CACHE_DIR=off
 
 LIT=$(llvm-config-22 --bindir)/lit
@@ -57,7 +58,13 @@ args=()
 for p in "${PATHS[@]}"; do args+=("$BUILD/test/$p"); done
 LOG=$BUILD/sanitize-lit.log
 start=$(date +%s)
-nice -n 10 "$LIT" -v -j"${KILN_SAN_LIT_JOBS:-1}" "${args[@]}" > "$LOG" 2>&1
+# A per-test time-out (KILN_SAN_LIT_TIMEOUT seconds, default 1200; lit
+# needs psutil, which Debian's python3 has): a TSan report in a process
+# whose LLVM signal handler then runs (the tools install it) can deadlock
+# inside TSan's allocator instead of dying (seen with kiln-run), which must
+# fail the test, not stop the run.
+nice -n 10 "$LIT" -v -j"${KILN_SAN_LIT_JOBS:-1}" \
+  --timeout="${KILN_SAN_LIT_TIMEOUT:-1200}" "${args[@]}" > "$LOG" 2>&1
 status=$?
 tail -n 25 "$LOG"
 echo "sanitize.sh: lit $(( $(date +%s) - start )) s, log in $LOG"

@@ -92,6 +92,12 @@ if sanitize:
         "ASAN_OPTIONS", "allocator_may_return_null=1:detect_leaks=1:abort_on_error=1")
     config.environment.setdefault("UBSAN_OPTIONS",
                                   "print_stacktrace=1:abort_on_error=1")
+    # TSan: the same for impossible allocations (errors.c's 256 TiB tensor:
+    # TSan's allocator aborts past 1 TiB otherwise), and a report ends the
+    # process with a signal at the first finding.
+    config.environment.setdefault(
+        "TSAN_OPTIONS", "allocator_may_return_null=1:halt_on_error=1:"
+        "abort_on_error=1:second_deadlock_stack=1")
     # The checked-in suppressions (never Kiln's own code): leaks inside the
     # uninstrumented libraries (test/lsan.supp), libomp/MLIR synchronization
     # TSan cannot see (test/CAPI/tsan.supp).
@@ -131,6 +137,7 @@ if getattr(config, "kiln_fuzz", "") in ("ON", "1", "TRUE", "YES", "True", "On"):
     config.available_features.add("kiln-fuzz")
     config.substitutions.append(("%fuzz_bin", config.kiln_tools_dir))
     config.substitutions.append(("%fuzz_corpus", os.path.join(config.kiln_src_root, "fuzz", "corpus")))
+    config.substitutions.append(("%fuzz_build_dir", config.kiln_obj_root))
     for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
         if var in os.environ:
             config.environment[var] = os.environ[var]

@@ -10,11 +10,38 @@
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Signals.h"
 
+#include <csignal>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <unistd.h>
 
 static const char *toolName = "kiln";
+
+namespace {
+/// The signals LLVM's stack-dump handler catches that a process can ignore
+/// and live on (not the crash signals: SIGSEGV, SIGBUS, SIGILL, ...).
+constexpr int kIgnorableSignals[] = {SIGHUP,  SIGINT,  SIGTERM, SIGQUIT,
+                                     SIGUSR2, SIGPIPE, SIGXCPU, SIGXFSZ};
+/// Which of them were ignored when the process started: recorded by a
+/// static initializer, before main and so before llvm::InitLLVM.
+struct InitiallyIgnored {
+  bool ignored[std::size(kIgnorableSignals)] = {};
+  InitiallyIgnored() {
+    for (size_t i = 0; i < std::size(kIgnorableSignals); ++i) {
+      struct sigaction old;
+      ignored[i] = ::sigaction(kIgnorableSignals[i], nullptr, &old) == 0 &&
+                   !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN;
+    }
+  }
+} initiallyIgnored;
+} // namespace
+
+void kiln::keepIgnoredSignals() {
+  for (size_t i = 0; i < std::size(kIgnorableSignals); ++i)
+    if (initiallyIgnored.ignored[i])
+      ::signal(kIgnorableSignals[i], SIG_IGN);
+}
 
 /// Writes "<tool>: error: <reason> (fatal error in LLVM/MLIR)" without
 /// allocating (the failure may be
@@ -34,6 +61,7 @@ static const char *toolName = "kiln";
 
 void kiln::installToolFatalErrorHandlers(const char *name) {
   toolName = name;
+  keepIgnoredSignals();
   // Inside runCatchingFatalErrors (FatalErrors.h) the error is the work's,
   // which reports it; elsewhere it ends the tool.
   noteFatalErrorHandlerInstalled();

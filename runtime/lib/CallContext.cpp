@@ -61,6 +61,34 @@ typedef struct ompt_start_tool_result_t {
 }
 #endif
 
+// ThreadSanitizer (KILN_SANITIZE=thread): libomp is not instrumented, so
+// TSan does not see that a parallel region's fork orders what the
+// encountering thread did before it (constructing the call's CallContext on
+// its stack) before the workers' part. Without that edge TSan reported a
+// worker's kiln_cpu_runtime_error (and kiln_rt_malloc's tracking) locking
+// the CallContext's mutex as a data race with the CallContext's
+// construction (test/CAPI/threads.test, kiln-run in Runtime/cpu_backend.py,
+// under the TSan build). The OMPT callbacks below add it, keyed by the
+// CallContext that the region hands to its workers (libomp gives
+// parallel_begin a stack copy of the region's parallel_data, not the team's
+// that the workers see, so that address cannot pair them). The join needs
+// no edge: what a worker touches of a call is guarded by the call's mutex,
+// which the encountering thread locks again before it reads the errors.
+// Only the edge libomp provides is added; Kiln's accesses are still checked.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KILN_RT_TSAN 1
+#endif
+#endif
+#ifdef KILN_RT_TSAN
+#include <sanitizer/tsan_interface.h>
+static void forkRelease(void *call) { __tsan_release(call); }
+static void forkAcquire(void *call) { __tsan_acquire(call); }
+#else
+static void forkRelease(void *) {}
+static void forkAcquire(void *) {}
+#endif
+
 using namespace kiln::rt;
 
 namespace {
@@ -79,6 +107,8 @@ void onParallelBegin(ompt_data_t *, const ompt_frame_t *,
                      ompt_data_t *parallelData, unsigned, int, const void *) {
   if (parallelData)
     parallelData->ptr = current;
+  if (current)
+    forkRelease(current); // TSan builds: the fork
 }
 /// ... and each implicit task of the region (the encountering thread's
 /// too) works for it until the task ends; task_data keeps what the thread
@@ -92,6 +122,8 @@ void onImplicitTask(ompt_scope_endpoint_t endpoint, ompt_data_t *parallelData,
       taskData->ptr = current;
     current = parallelData ? static_cast<CallContext *>(parallelData->ptr)
                            : nullptr;
+    if (current)
+      forkAcquire(current); // TSan builds: the fork
   } else if (endpoint == ompt_scope_end) {
     current = taskData ? static_cast<CallContext *>(taskData->ptr) : nullptr;
   }

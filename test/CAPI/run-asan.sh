@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds the C API tests, the C API and the runtime and CPU backend sources
-# they drive (lib/CAPI, lib/Runtime, lib/Backend/CPU) with a sanitizer, and
+# they drive (lib/CAPI, lib/Runtime, lib/Backend/CPU, and the compiled-code
+# runtime's CallContext.cpp: per-call state OpenMP workers touch, and the
+# OMPT callbacks that tell TSan about libomp's fork, which an uninstrumented
+# copy would not) with a sanitizer, and
 # runs the test programs. The rest (interpreter, dialects, MLIR) is linked
 # uninstrumented from an existing build. A quick check next to the
 # whole-project sanitizer builds (KILN_SANITIZE, docs/debugging.md).
@@ -49,7 +52,7 @@ for f in lib/CAPI/Kiln.cpp lib/Runtime/Session.cpp lib/Runtime/Guards.cpp \
          lib/Runtime/Specialize.cpp lib/Runtime/Aliasing.cpp \
          lib/Runtime/Repro.cpp lib/Logs/Logging.cpp lib/Logs/Trace.cpp \
          lib/Backend/CPU/CPUBackend.cpp lib/Backend/CPU/RuntimeErrors.cpp \
-         lib/Backend/CPU/BufferPool.cpp; do
+         lib/Backend/CPU/BufferPool.cpp runtime/lib/CallContext.cpp; do
   o="$OUT/$(basename "$f").o"
   case "$f" in
     # (its -D values carry shell-quoted strings)

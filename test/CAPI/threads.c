@@ -1,15 +1,23 @@
 /*===- threads.c - One session called from 8 threads ----------------------===*\
 |*                                                                            *|
 |* Part of Kiln. Runs a fixed list of calls (two programs, cpu backend, four  *|
-|* shapes each with dynamic = static, so every new shape recompiles; one call *|
-|* in seven of @loss has an out-of-range target and fails at run time in the  *|
-|* compiled code) once serially on one session, then from 8 threads on a      *|
-|* fresh session, and compares every result and every error message of the   *|
+|* shapes each) once serially on one session, then from 8 threads on a fresh  *|
+|* session, and compares every result and every error message of the          *|
 |* parallel run with the serial run, and the serial results with a plain C    *|
-|* reference. A host callback in each program counts how many calls are       *|
-|* inside it at once: the parallel run must see at least 2 (calls of one      *|
-|* session are not serialized). It waits for a second call only up to a       *|
-|* deadline, so a serialized session fails the check instead of hanging.     *|
+|* reference. Each thread alternates between the programs. Two scenarios:     *|
+|*  * dynamic = static: every new shape recompiles; guard failures that       *|
+|*    recompile (@loss with f64 inputs: a dtype change) and that cannot be    *|
+|*    compiled (@loss with a target shorter than the input: the specializer   *|
+|*    refuses it, naming the sizes);                                          *|
+|*  * dynamic = auto: the second shape of a program recompiles it with a      *|
+|*    dynamic dim, which every later shape uses.                              *|
+|* In both, one call in seven of @loss has an out-of-range target, a value    *|
+|* of its own (100 + the call's index), so every failing call must see its    *|
+|* own error, no other (reported from OpenMP workers too). A host callback in *|
+|* each program counts how many calls are inside it at once: the parallel run *|
+|* must see at least 2 (calls of one session are not serialized). It waits    *|
+|* for a second call only up to a deadline, so a serialized session fails the *|
+|* check instead of hanging.                                                  *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -70,19 +78,31 @@ enum { kThreads = 8, kCallsPerThread = 24, kCalls = kThreads * kCallsPerThread }
 static const int64_t kRows[4] = {1024, 2048, 3072, 4096};
 static const int64_t kLengths[4] = {16, 1000, 4096, 100000};
 
+/// What a call is meant to do.
+enum Kind {
+  kOk,       /* succeeds */
+  kBadIndex, /* @loss: a target out of range, fails in the compiled code */
+  kShortTarget, /* @loss: target shorter than x (static scenario only): the
+                   specializer refuses it (a guard failure with no entry) */
+  kF64,      /* @loss with an f64 input (static scenario only): a dtype
+                guard failure that recompiles; succeeds */
+};
+
 typedef struct {
   int program; /* 0: loss, 1: scale */
   int64_t size;
-  int bad;     /* loss: one target out of range */
-  float *x;    /* loss: size x 4; scale: size */
-  int64_t *t;  /* loss: size */
+  enum Kind kind;
+  int64_t tsize; /* loss: the target's length */
+  float *x;      /* loss: size x 4; scale: size */
+  double *xd;    /* kF64: x in f64 */
+  int64_t *t;    /* loss: size */
 } Task;
 
 typedef struct {
   int failed;
   char message[512];
   int64_t n;
-  float *values;
+  double *values;
 } Outcome;
 
 static Task tasks[kCalls];
@@ -94,25 +114,58 @@ static float nextFloat(void) {
   return (float)((lcg >> 40) & 0xffff) / 65536.0f * 4.0f - 2.0f;
 }
 
-static void makeTasks(void) {
+/* Thread t makes calls t, t + 8, t + 16, ...: it alternates between the
+ * programs, and each program sees every shape from several threads. */
+static void makeTasks(int isStatic) {
+  lcg = 12345;
   for (int i = 0; i < kCalls; ++i) {
     Task *k = &tasks[i];
-    k->program = i % 2;
-    k->size = k->program ? kLengths[(i / 2) % 4] : kRows[(i / 2) % 4];
-    k->bad = !k->program && i % 7 == 2;
+    int c = i / kThreads;
+    k->program = (i + c) % 2;
+    int shape = (i / 2 + c) % 4;
+    k->size = k->program ? kLengths[shape] : kRows[shape];
+    k->kind = kOk;
+    if (!k->program && i % 7 == 2)
+      k->kind = kBadIndex;
+    else if (isStatic && !k->program && i % 11 == 5)
+      k->kind = kShortTarget;
+    else if (isStatic && !k->program && i % 5 == 3 && shape < 2)
+      k->kind = kF64;
     int64_t n = k->program ? k->size : k->size * 4;
     k->x = (float *)malloc(sizeof(float) * n);
     for (int64_t j = 0; j < n; ++j)
       k->x[j] = nextFloat();
+    k->xd = NULL;
+    if (k->kind == kF64) {
+      k->xd = (double *)malloc(sizeof(double) * n);
+      for (int64_t j = 0; j < n; ++j)
+        k->xd[j] = (double)k->x[j] * 0.5 + 1e-9 * j; /* not an f32 value */
+    }
     k->t = NULL;
+    k->tsize = k->size;
     if (!k->program) {
       k->t = (int64_t *)malloc(sizeof(int64_t) * k->size);
       for (int64_t j = 0; j < k->size; ++j)
         k->t[j] = (j * 7 + i) % 4;
-      if (k->bad) /* in the last quarter of the rows: a worker's share */
-        k->t[k->size - 1 - i % 5] = 7;
+      if (k->kind == kBadIndex) /* in the last quarter of the rows: a
+                                   worker's share */
+        k->t[k->size - 1 - i % 5] = 100 + i;
+      if (k->kind == kShortTarget)
+        k->tsize = k->size - 1 - i % 3;
     }
   }
+}
+
+static void freeTasks(void) {
+  for (int i = 0; i < kCalls; ++i) {
+    free(tasks[i].x);
+    free(tasks[i].xd);
+    free(tasks[i].t);
+    free(serialOut[i].values);
+    free(parallelOut[i].values);
+  }
+  memset(serialOut, 0, sizeof(serialOut));
+  memset(parallelOut, 0, sizeof(parallelOut));
 }
 
 /* The host callback: counts the calls inside it at once. While `waiting`,
@@ -145,26 +198,26 @@ static KilnStatus probe(void *userData, const DLTensor *inputs, size_t n,
   return (KilnStatus){NULL};
 }
 
-static KilnSession newSession(void) {
+static KilnSession newSession(const char *dynamic) {
   KilnSession s = kilnSessionCreate();
   CHECK(!kilnSessionIsNull(s));
   CHECK_OK(kilnSessionRegisterHostCallback(s, STR("probe"), probe, NULL));
   CHECK_OK(kilnSessionLoadModule(s, STR(kModule), STR("threads.mlir")));
   CHECK_OK(kilnSessionSetOption(s, STR("backend"), STR("cpu")));
-  CHECK_OK(kilnSessionSetOption(s, STR("dynamic"), STR("static")));
+  CHECK_OK(kilnSessionSetOption(s, STR("dynamic"), STR(dynamic)));
   return s;
 }
 
 static void runTask(KilnSession s, int i, Outcome *out) {
   Task *k = &tasks[i];
   DLTensor args[2];
-  int64_t xshape[2] = {k->size, 4}, tshape[1] = {k->size};
+  int64_t xshape[2] = {k->size, 4}, tshape[1] = {k->tsize};
   memset(args, 0, sizeof(args));
-  args[0].data = k->x;
+  args[0].data = k->xd ? (void *)k->xd : (void *)k->x;
   args[0].device.device_type = kDLCPU;
   args[0].ndim = k->program ? 1 : 2;
   args[0].dtype.code = kDLFloat;
-  args[0].dtype.bits = 32;
+  args[0].dtype.bits = k->xd ? 64 : 32;
   args[0].dtype.lanes = 1;
   args[0].shape = xshape;
   if (!k->program) {
@@ -188,14 +241,17 @@ static void runTask(KilnSession s, int i, Outcome *out) {
   }
   CHECK(kilnTensorListSize(results) == 1);
   const DLTensor *r = kilnTensorListGet(results, 0);
-  CHECK(r && r->dtype.code == kDLFloat && r->dtype.bits == 32);
+  int bits = k->xd ? 64 : 32;
+  CHECK(r && r->dtype.code == kDLFloat && r->dtype.bits == bits);
   int64_t n = 1;
   for (int d = 0; d < r->ndim; ++d)
     n *= r->shape[d];
   out->n = n;
-  out->values = (float *)malloc(sizeof(float) * (n ? n : 1));
-  memcpy(out->values, (const char *)r->data + r->byte_offset,
-         sizeof(float) * n);
+  out->values = (double *)malloc(sizeof(double) * (n ? n : 1));
+  const char *base = (const char *)r->data + r->byte_offset;
+  for (int64_t j = 0; j < n; ++j)
+    out->values[j] =
+        bits == 64 ? ((const double *)base)[j] : ((const float *)base)[j];
   kilnTensorListDestroy(results);
 }
 
@@ -217,8 +273,26 @@ static double referenceError(int i, const Outcome *o) {
     return 1e30;
   double sum = 0;
   for (int64_t j = 0; j < k->size; ++j)
-    sum -= k->x[j * 4 + k->t[j]];
+    sum -= k->xd ? k->xd[j * 4 + k->t[j]] : k->x[j * 4 + k->t[j]];
   return fabs(sum / (double)k->size - o->values[0]);
+}
+
+/* Whether a failed call's message is its own: it names the call's bad
+ * target value, or the call's target and input sizes. */
+static int ownError(int i, const Outcome *o) {
+  Task *k = &tasks[i];
+  char want[128];
+  if (k->kind == kBadIndex)
+    snprintf(want, sizeof(want), "target %d is out of range [0, 4)", 100 + i);
+  else if (k->kind == kShortTarget)
+    snprintf(want, sizeof(want),
+             "cannot specialize @loss for these inputs: loc(\"loss.py\":2:8): "
+             "'kt.nll_loss' op target shape %lld does not match input shape "
+             "%lldx4",
+             (long long)k->tsize, (long long)k->size);
+  else
+    return 0;
+  return strstr(o->message, want) != NULL;
 }
 
 static KilnSession shared;
@@ -236,41 +310,49 @@ static void statsOf(KilnSession s, const char *program, KilnProgramStats *st) {
   CHECK_OK(kilnSessionGetStats(s, STR(program), st));
 }
 
-int main(void) {
-  makeTasks();
+/* One scenario: `dynamic` is the session's option. */
+static void runScenario(const char *dynamic) {
+  int isStatic = !strcmp(dynamic, "static");
+  makeTasks(isStatic);
 
   /* Serial run. */
-  KilnSession serial = newSession();
+  KilnSession serial = newSession(dynamic);
   for (int i = 0; i < kCalls; ++i)
     runTask(serial, i, &serialOut[i]);
-  int failures = 0, refBad = 0;
+  int counts[4] = {0, 0, 0, 0}, refBad = 0;
   for (int i = 0; i < kCalls; ++i) {
-    if (serialOut[i].failed != tasks[i].bad) {
-      printf("serial call %d: failed=%d, expected %d: %s\n", i,
-             serialOut[i].failed, tasks[i].bad, serialOut[i].message);
+    Task *k = &tasks[i];
+    ++counts[k->kind];
+    int shouldFail = k->kind == kBadIndex || k->kind == kShortTarget;
+    if (serialOut[i].failed != shouldFail ||
+        (shouldFail && !ownError(i, &serialOut[i]))) {
+      printf("[%s] serial call %d (kind %d): failed=%d, expected %d: %s\n",
+             dynamic, i, k->kind, serialOut[i].failed, shouldFail,
+             serialOut[i].message);
       refBad = 1;
     }
-    if (serialOut[i].failed) {
-      ++failures;
+    if (serialOut[i].failed)
       continue;
-    }
     double err = referenceError(i, &serialOut[i]);
     if (err > 1e-4) {
-      printf("serial call %d: error %g against the C reference\n", i, err);
+      printf("[%s] serial call %d: error %g against the C reference\n",
+             dynamic, i, err);
       refBad = 1;
     }
   }
-  printf("serial: %d calls, %d failed at run time, results %s the C "
-         "reference\n",
-         kCalls, failures, refBad ? "DIFFER FROM" : "match");
-  for (int i = 0; i < kCalls; ++i)
-    if (serialOut[i].failed) {
-      printf("serial error: %s\n", serialOut[i].message);
-      break;
-    }
+  printf("[%s] serial: %d calls, %d failed at run time, %d refused by the "
+         "specializer, %d f64 recompiles' calls, results and errors %s\n",
+         dynamic, kCalls, counts[kBadIndex], counts[kShortTarget],
+         counts[kF64], refBad ? "WRONG" : "right");
+  for (int kind = kBadIndex; kind <= kShortTarget; ++kind)
+    for (int i = 0; i < kCalls; ++i)
+      if (tasks[i].kind == (enum Kind)kind) {
+        printf("[%s] serial error: %s\n", dynamic, serialOut[i].message);
+        break;
+      }
 
   /* Parallel run on a fresh session: its compiles happen under load. */
-  shared = newSession();
+  shared = newSession(dynamic);
   atomic_store(&waiting, 1);
   atomic_store(&maxInside, 0);
   deadline = now() + 20.0;
@@ -296,39 +378,53 @@ int main(void) {
     }
     if (!same) {
       ++mismatches;
-      printf("call %d (%s, size %lld): serial %s / parallel %s\n", i,
-             tasks[i].program ? "scale" : "loss", (long long)tasks[i].size,
-             s->failed ? s->message : "ok", p->failed ? p->message : "ok");
+      printf("[%s] call %d (%s, size %lld): serial %s / parallel %s\n",
+             dynamic, i, tasks[i].program ? "scale" : "loss",
+             (long long)tasks[i].size, s->failed ? s->message : "ok",
+             p->failed ? p->message : "ok");
     }
   }
-  printf("parallel: %d threads, %d calls, %d differ from the serial run\n",
-         kThreads, kCalls, mismatches);
-  printf("max calls inside the host callback at once >= 2: %s\n",
-         atomic_load(&maxInside) >= 2 ? "yes" : "no");
+  printf("[%s] parallel: %d threads, %d calls, %d differ from the serial "
+         "run\n",
+         dynamic, kThreads, kCalls, mismatches);
+  printf("[%s] max calls inside the host callback at once >= 2: %s\n",
+         dynamic, atomic_load(&maxInside) >= 2 ? "yes" : "no");
 
   /* The same compiles, hits and misses as the serial run: no entry was
-   * compiled twice, no count lost. */
+   * compiled twice, no count lost. (In both scenarios the entries do not
+   * depend on the calls' order: static compiles one entry per shape and
+   * dtype; auto one for the first shape and one dynamic entry.) */
   const char *programs[2] = {"loss", "scale"};
   for (int p = 0; p < 2; ++p) {
     KilnProgramStats a, b;
     statsOf(serial, programs[p], &a);
     statsOf(shared, programs[p], &b);
-    printf("stats @%s: calls %s, compiles %s, hits %s (serial: calls=%llu "
-           "compiles=%llu hits=%llu)\n",
-           programs[p], a.calls == b.calls ? "same" : "DIFFER",
+    printf("[%s] stats @%s: calls %s, compiles %s, hits %s, misses %s "
+           "(serial: calls=%llu compiles=%llu hits=%llu misses=%llu)\n",
+           dynamic, programs[p], a.calls == b.calls ? "same" : "DIFFER",
            a.compiles == b.compiles ? "same" : "DIFFER",
-           a.hits == b.hits ? "same" : "DIFFER", (unsigned long long)a.calls,
-           (unsigned long long)a.compiles, (unsigned long long)a.hits);
+           a.hits == b.hits ? "same" : "DIFFER",
+           a.misses == b.misses ? "same" : "DIFFER",
+           (unsigned long long)a.calls, (unsigned long long)a.compiles,
+           (unsigned long long)a.hits, (unsigned long long)a.misses);
   }
 
   kilnSessionDestroy(serial);
   kilnSessionDestroy(shared);
-  for (int i = 0; i < kCalls; ++i) {
-    free(tasks[i].x);
-    free(tasks[i].t);
-    free(serialOut[i].values);
-    free(parallelOut[i].values);
-  }
+  freeTasks();
+}
+
+int main(int argc, char **argv) {
+  /* No argument (or a file name, as test/CAPI/run-asan.sh passes): both
+   * scenarios; "static" or "auto": that one. */
+  const char *only = argc > 1 && (!strcmp(argv[1], "static") ||
+                                  !strcmp(argv[1], "auto"))
+                         ? argv[1]
+                         : NULL;
+  if (!only || !strcmp(only, "static"))
+    runScenario("static");
+  if (!only || !strcmp(only, "auto"))
+    runScenario("auto");
   printf("done\n");
   return 0;
 }

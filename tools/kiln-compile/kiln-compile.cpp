@@ -13,6 +13,7 @@
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Package/Package.h"
+#include "kiln/Support/ToolErrors.h"
 #include "kiln/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -99,6 +100,7 @@ static int fail(const llvm::Twine &msg) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  kiln::keepIgnoredSignals(); // e.g. SIGXFSZ under `ulimit -f`
   cl::HideUnrelatedOptions(category);
   if (!cl::ParseCommandLineOptions(
           argc, argv,

@@ -18,8 +18,19 @@
 namespace kiln {
 
 /// Installs LLVM's fatal-error and bad-alloc handlers for tool `toolName`
-/// (a string that lives as long as the process). Call once, early in main.
+/// (a string that lives as long as the process). Call once, early in main,
+/// after llvm::InitLLVM. Also calls keepIgnoredSignals().
 void installToolFatalErrorHandlers(const char *toolName);
+
+/// Ignores again the signals that were ignored when the process started
+/// (SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGUSR2, SIGPIPE, SIGXCPU, SIGXFSZ;
+/// recorded before main) and that llvm::InitLLVM's stack-dump handler took
+/// over. A parent that ignores SIGXFSZ under a file size limit (`ulimit -f`)
+/// expects a write past the limit to fail with EFBIG, which the tool reports
+/// as an error; LLVM's handler printed a "PLEASE submit a bug report" stack
+/// dump first (and under ThreadSanitizer deadlocked in it). Call after
+/// llvm::InitLLVM.
+void keepIgnoredSignals();
 
 } // namespace kiln
 
