@@ -68,7 +68,7 @@ static int toolMain(int argc, char **argv) {
   int rc = runMain(argc, argv);
   std::string traceError;
   if (!kiln::trace::flush(traceError)) {
-    llvm::errs() << "error: " << traceError << "\n";
+    llvm::errs() << "kiln-opt: error: " << traceError << "\n";
     return rc ? rc : EXIT_FAILURE;
   }
   return rc;
@@ -95,14 +95,14 @@ static int runMain(int argc, char **argv) {
   if (logsSpec.getNumOccurrences()) {
     std::string error;
     if (!kiln::logs::configure(logsSpec, error)) {
-      llvm::errs() << "error: --kiln-logs: " << error << "\n";
+      llvm::errs() << "kiln-opt: error: --kiln-logs: " << error << "\n";
       return EXIT_FAILURE;
     }
   }
   if (traceFile.getNumOccurrences()) {
     std::string error;
     if (!kiln::trace::open(traceFile, error)) {
-      llvm::errs() << "error: --kiln-trace: " << error << "\n";
+      llvm::errs() << "kiln-opt: error: --kiln-trace: " << error << "\n";
       return EXIT_FAILURE;
     }
   }
@@ -127,7 +127,7 @@ static int runMain(int argc, char **argv) {
   std::unique_ptr<llvm::MemoryBuffer> file =
       openInputFile(inputFilename, &errorMessage);
   if (!file) {
-    llvm::errs() << errorMessage << "\n";
+    llvm::errs() << "kiln-opt: error: " << errorMessage << "\n";
     return EXIT_FAILURE;
   }
   if (outputFilename == "-")
@@ -139,13 +139,15 @@ static int runMain(int argc, char **argv) {
   if (llvm::Error e = output.add(outputFilename, [&](llvm::raw_ostream &os) {
         result = MlirOptMain(os, std::move(file), registry, config);
       })) {
-    llvm::errs() << llvm::toString(std::move(e)) << "\n";
+    llvm::errs() << "kiln-opt: error: " << llvm::toString(std::move(e))
+                 << "\n";
     return EXIT_FAILURE;
   }
   if (failed(result))
     return EXIT_FAILURE; // `output` removes the temporary
   if (llvm::Error e = output.commit()) {
-    llvm::errs() << llvm::toString(std::move(e)) << "\n";
+    llvm::errs() << "kiln-opt: error: " << llvm::toString(std::move(e))
+                 << "\n";
     return EXIT_FAILURE;
   }
   return EXIT_SUCCESS;
