@@ -2320,20 +2320,31 @@ def unique_op(b, x, consecutive, return_inverse, return_counts, what):
     # implemented"): no gradient flows through the values (as zeta's self).
     values = stop_gradient(b, index_select(b, srt, 0, idx))
     u = idx.shape[0]
+    inverse, counts = _unique_runs(b, start, perm, n, u, return_inverse,
+                                   return_counts)
+    if inverse is not None and x.ndim != 1:
+        inverse = reshape(b, inverse, list(x.shape))
+    return values, inverse, counts
+
+
+def _unique_runs(b, start, perm, n, u, return_inverse, return_counts):
+    """unique's inverse ([n], int64, in input order: each element's run,
+    the running count of run starts minus one, scattered back through the
+    sort permutation `perm` when there is one) and counts ([u]: a
+    scatter-add of ones by run), each None unless asked for."""
     run = sub(b, b.op("cumsum", [cast(b, start, torch.int64)], {"dim": 0},
                       shape=(n,), dtype=torch.int64), 1)
     inverse = counts = None
     if return_inverse:
-        if perm is not None:
-            run = b.op("scatter", [full(b, [n], 0, torch.int64), perm, run],
-                       {"dim": 0}, shape=(n,), dtype=torch.int64)
-        inverse = reshape(b, run, list(x.shape)) if x.ndim != 1 else run
+        inverse = run if perm is None else b.op(
+            "scatter", [full(b, [n], 0, torch.int64), perm, run], {"dim": 0},
+            shape=(n,), dtype=torch.int64)
     if return_counts:
         counts = b.op("scatter", [full(b, [u], 0, torch.int64), run,
                                   full(b, [n], 1, torch.int64)],
                       {"dim": 0, "reduce": _ir.Raw("#kt.scatter_reduce<sum>")},
                       shape=(u,), dtype=torch.int64)
-    return values, inverse, counts
+    return inverse, counts
 
 
 def unique_dim_op(b, x, dim, consecutive, return_inverse, return_counts,
@@ -2391,18 +2402,8 @@ def unique_dim_op(b, x, dim, consecutive, return_inverse, return_counts,
     if d:
         vals = permute(b, vals, perm_dims)  # a swap is its own inverse
     values = stop_gradient(b, copy_of(vals))
-    run = sub(b, b.op("cumsum", [cast(b, start, torch.int64)], {"dim": 0},
-                      shape=(n,), dtype=torch.int64), 1)
-    inverse = counts = None
-    if return_inverse:
-        inverse = run if perm is None else b.op(
-            "scatter", [full(b, [n], 0, torch.int64), perm, run], {"dim": 0},
-            shape=(n,), dtype=torch.int64)
-    if return_counts:
-        counts = b.op("scatter", [full(b, [u], 0, torch.int64), run,
-                                  full(b, [n], 1, torch.int64)],
-                      {"dim": 0, "reduce": _ir.Raw("#kt.scatter_reduce<sum>")},
-                      shape=(u,), dtype=torch.int64)
+    inverse, counts = _unique_runs(b, start, perm, n, u, return_inverse,
+                                   return_counts)
     return values, inverse, counts
 
 

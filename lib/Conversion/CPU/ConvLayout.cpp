@@ -45,10 +45,11 @@ RankedTensorType permuted(RankedTensorType t, ArrayRef<int64_t> dims) {
   return RankedTensorType::get(shape, t.getElementType(), t.getEncoding());
 }
 
-/// `v` permuted by `dims`: the source itself where `v` is the inverse
-/// permute of it.
-Value permute(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> dims) {
-  if (auto p = v.getDefiningOp<kt::PermuteOp>()) {
+/// `v` permuted by `dims`: with `fold`, the source itself where `v` is the
+/// inverse permute of it.
+Value permute(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> dims,
+              bool fold = true) {
+  if (auto p = fold ? v.getDefiningOp<kt::PermuteOp>() : kt::PermuteOp()) {
     SmallVector<int64_t> inner;
     for (Attribute a : p.getDims())
       inner.push_back(cast<IntegerAttr>(a).getInt());
@@ -172,11 +173,8 @@ unsigned rewriteBlock(Block &block) {
         // the conv's NCHW result): the call reads it in place and the
         // producing conv writes the twin, so the buffer between two convs
         // is channels-last whatever layout oneDNN picks for each.
-        auto in = kt::PermuteOp::create(
-            b, op->getLoc(),
-            permuted(cast<RankedTensorType>(t.getType()), kToNCHW), t,
-            b.getI64ArrayAttr(kToNCHW));
-        op->setOperand(0, in);
+        op->setOperand(0, permute(b, op->getLoc(), t, kToNCHW,
+                                  /*fold=*/false));
       }
       Operation *tail = unitTail(op);
       if (!onlyTwinReaders(tail->getResult(0)))
@@ -195,12 +193,9 @@ unsigned rewriteBlock(Block &block) {
       // kiln-cpu-outline-kernels puts both into its kernel and
       // kiln-cpu-pool-windows pools [N, H, W, C] directly.
       OpBuilder b(op);
-      Value t = twin.lookup(op->getOperand(0));
-      auto in = kt::PermuteOp::create(
-          b, op->getLoc(),
-          permuted(cast<RankedTensorType>(t.getType()), kToNCHW), t,
-          b.getI64ArrayAttr(kToNCHW));
-      op->setOperand(0, in);
+      op->setOperand(0, permute(b, op->getLoc(),
+                                twin.lookup(op->getOperand(0)), kToNCHW,
+                                /*fold=*/false));
       b.setInsertionPointAfter(op);
       Value out = permute(b, op->getLoc(), op->getResult(0), kToNHWC);
       created.push_back(out.getDefiningOp());
