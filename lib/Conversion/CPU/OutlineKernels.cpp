@@ -115,12 +115,14 @@ bool isAbsorbedTranspose(Operation *op) {
   });
 }
 
-/// Whether `op` is a 4-D kt.permute whose every user is a kt.conv2d of the
-/// same block (as its input or its weight). Such a permute is cloned into
-/// each conv's kernel instead of being a kernel of its own: for a oneDNN
-/// conv, kiln-cpu-conv-to-onednn then passes the permute's source with
-/// permuted strides (no copy; oneDNN's own reorder into its blocked layout
-/// reads it where it is). The weight gradient of every convolution
+/// Whether `op` is a 4-D kt.permute whose every user is, in the same block,
+/// a kt.conv2d (as its input or its weight), a kt.max_pool2d (its input) or
+/// a kiln-fuse kernel whose body reads it only as a conv's input or
+/// weight. Such a permute is cloned into each reader's kernel instead of
+/// being a kernel of its own: for a oneDNN conv, kiln-cpu-conv-to-onednn
+/// then passes the permute's source with permuted strides (no copy;
+/// oneDNN's own reorder into its blocked layout reads it where it is), and
+/// kiln-cpu-pool-windows pools a channels-last source directly. The weight gradient of every convolution
 /// (lib/Autodiff/Conv.cpp swaps the batch and channel dims of the input
 /// and of the output gradient) has two.
 bool isAbsorbedConvPermute(Operation *op) {
