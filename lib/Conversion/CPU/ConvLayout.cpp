@@ -15,7 +15,8 @@
 // `kt.permute [0, 3, 1, 2]`, which the call reads in place too
 // (isAbsorbedConvPermute). Whatever else reads a value gets it in NCHW
 // (a permute back, i.e. a copy, only where a channels-last value meets an
-// NCHW-only reader: a pool, a function result).
+// NCHW-only reader: a pool, a function result). Depthwise convs take part
+// too: libkiln_onednn runs them channels-last (vectorized along C).
 //
 //===----------------------------------------------------------------------===//
 
