@@ -131,15 +131,8 @@ bool meetsGroupedConv(Operation *conv) {
 /// depthwise loops clamp each value as they read it; see
 /// depthwisePrologueUser there).
 bool isDepthwisePrologue(Operation *op) {
-  if (!isa<kt::ReluOp, kt::ClampOp>(op) || op->getNumResults() != 1 ||
-      !op->getResult(0).hasOneUse())
+  if (!cpu::isZeroKeepingClamp(op) || !op->getResult(0).hasOneUse())
     return false;
-  if (auto clamp = dyn_cast<kt::ClampOp>(op)) {
-    std::optional<APFloat> lo = clamp.getMin(), hi = clamp.getMax();
-    if ((lo && !(lo->convertToDouble() <= 0.0)) ||
-        (hi && !(hi->convertToDouble() >= 0.0)))
-      return false;
-  }
   OpOperand &use = *op->getResult(0).getUses().begin();
   auto conv = dyn_cast<kt::Conv2dOp>(use.getOwner());
   return conv && use.getOperandNumber() == 0 && conv.getGroups() != 1 &&

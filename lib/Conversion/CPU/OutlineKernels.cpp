@@ -247,15 +247,8 @@ Operation *convEpilogue(Operation *op) {
 /// oneDNN primitive). mobilenet_v2's ReLU6 between each expansion and its
 /// depthwise conv.
 Operation *depthwisePrologueUser(Operation *op) {
-  if (!isa<kt::ReluOp, kt::ClampOp>(op) || op->getNumOperands() != 1 ||
-      op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+  if (!kiln::cpu::isZeroKeepingClamp(op) || !op->getResult(0).hasOneUse())
     return nullptr;
-  if (auto clamp = dyn_cast<kt::ClampOp>(op)) {
-    std::optional<APFloat> lo = clamp.getMin(), hi = clamp.getMax();
-    if ((lo && !(lo->convertToDouble() <= 0.0)) ||
-        (hi && !(hi->convertToDouble() >= 0.0)))
-      return nullptr;
-  }
   Value in = op->getResult(0);
   Operation *user = *in.getUsers().begin();
   // Or, channels-last (kiln-cpu-conv-channels-last), through the conv's own
@@ -378,6 +371,19 @@ std::string baseName(ArrayRef<Operation *> group, Operation *prologue) {
 }
 
 } // namespace
+
+bool kiln::cpu::isZeroKeepingClamp(Operation *op) {
+  if (!isa<kt::ReluOp, kt::ClampOp>(op) || op->getNumOperands() != 1 ||
+      op->getNumResults() != 1)
+    return false;
+  if (auto clamp = dyn_cast<kt::ClampOp>(op)) {
+    std::optional<APFloat> lo = clamp.getMin(), hi = clamp.getMax();
+    if ((lo && !(lo->convertToDouble() <= 0.0)) ||
+        (hi && !(hi->convertToDouble() >= 0.0)))
+      return false;
+  }
+  return true;
+}
 
 kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
   OutlineStats stats;
