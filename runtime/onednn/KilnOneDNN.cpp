@@ -88,7 +88,12 @@ struct Entry {
   // Depthwise shapes that oneDNN 2.6 has no fast plain-layout kernel for
   // run as this library's own loops (see depthwiseConv and
   // depthwiseWeightGrad below) instead of a primitive.
-  enum class Direct { None, Depthwise, DepthwiseWeightGrad };
+  enum class Direct {
+    None,
+    Depthwise,
+    DepthwiseChannelsLast,
+    DepthwiseWeightGrad
+  };
   Direct direct = Direct::None;
   // A weight-gradient-shaped call (see createWeightGrad) runs as oneDNN's
   // backward-weights primitive: src = x, "wei" = the call's weight (the
@@ -431,6 +436,199 @@ void depthwiseConv(const Params &p, const float *x, const float *wt, float *y,
   }
 }
 
+// ---- Depthwise convolutions on channels-last memory ----------------------
+//
+// The layout kiln-cpu-conv-channels-last gives mobilenet-style networks: x
+// [n, h, w, g] and y [n, oh, ow, g] with the channels contiguous (stride 1;
+// the other strides as given), one input and one output channel per group.
+// Each output pixel is a vector multiply-add over its kh * kw taps of
+// whole channel vectors (16 channels in one VBlock), so the loops
+// vectorize along the channels with no padded copy of the input: the
+// zero padding is skipped (taps outside the image add nothing). Work is
+// split by output row (n, oh) over the OpenMP threads; within a row, pixels
+// away from the left and right edges go in blocks whose taps need no bounds
+// check, and a 3-wide kernel of dilation 1 and stride 1 or 2 (mobilenet's)
+// loads each input vector of a kernel row once for every tap that reads it.
+// The input clamp (Params::inClamp) applies to each loaded vector and the
+// output clamp to the accumulators before the store, as in depthwisePlane.
+// Channels past the last multiple of 16 run the same loops one at a time.
+
+/// Whether call `p` reads and writes channels-last memory with one input
+/// and one output channel per group (see above).
+bool depthwiseChannelsLast(const Params &p) {
+  return p.g > 1 && p.c == 1 && p.f == 1 && p.xs[1] == 1 && p.ys[1] == 1 &&
+         p.xs[3] >= p.g && p.xs[4] >= p.g && p.ys[3] >= p.g &&
+         p.ys[4] >= p.g;
+}
+
+/// The weights and bias of a channels-last depthwise call, repacked per tap
+/// as [kh * kw][gp] (gp: g rounded up to 16, the rest zero).
+struct DepthwiseWeights {
+  int64_t gp;
+  std::vector<float> w, bias;
+};
+
+/// The loops of one output row `yr` (n, oh) for channels [cb, cb + V) where
+/// V is 16 (`Vec`) or 1 (the tail): pixels ow0 .. ow0 + R - 1, taps checked
+/// against the image's width where `Checked`.
+template <int R, bool Checked, typename T>
+__attribute__((always_inline)) inline void
+dwPixelsNHWC(const Params &p, const DepthwiseWeights &dw, const float *xn,
+             float *yr, int64_t oh, int64_t ow0, int64_t cb) {
+  T acc[R];
+  for (int r = 0; r < R; ++r) {
+    if (p.accumulate)
+      std::memcpy(&acc[r], yr + (ow0 + r) * p.ys[4] + cb, sizeof(T));
+    else
+      std::memcpy(&acc[r], dw.bias.data() + cb, sizeof(T));
+  }
+  const T ilo = p.ilo - (T){}, ihi = p.ihi - (T){};
+  for (int64_t kh = 0; kh < p.kh; ++kh) {
+    const int64_t ih = oh * p.sh + kh * p.dh - p.pt;
+    if (ih < 0 || ih >= p.h)
+      continue;
+    const float *xr = xn + ih * p.xs[3] + cb;
+    for (int64_t kw = 0; kw < p.kw; ++kw) {
+      T wv;
+      std::memcpy(&wv, dw.w.data() + (kh * p.kw + kw) * dw.gp + cb,
+                  sizeof(T));
+      for (int r = 0; r < R; ++r) {
+        const int64_t iw = (ow0 + r) * p.sw + kw * p.dw - p.pl;
+        if (Checked && (iw < 0 || iw >= p.w))
+          continue;
+        T v;
+        std::memcpy(&v, xr + iw * p.xs[4], sizeof(T));
+        if (p.inClamp) {
+          v = v < ilo ? ilo : v;
+          v = v > ihi ? ihi : v;
+        }
+        acc[r] += wv * v;
+      }
+    }
+  }
+  if (p.clamp) {
+    const T lo = p.lo - (T){}, hi = p.hi - (T){};
+    for (int r = 0; r < R; ++r) {
+      acc[r] = acc[r] < lo ? lo : acc[r];
+      acc[r] = acc[r] > hi ? hi : acc[r];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    std::memcpy(yr + (ow0 + r) * p.ys[4] + cb, &acc[r], sizeof(T));
+}
+
+/// dwPixelsNHWC for a 3-wide kernel of dilation 1 and stride SW, R pixels
+/// with no bounds check in width: the (R - 1) * SW + 3 input vectors of a
+/// kernel row are loaded (and clamped) once.
+template <int R, int SW>
+__attribute__((always_inline)) inline void
+dwPixels3NHWC(const Params &p, const DepthwiseWeights &dw, const float *xn,
+              float *yr, int64_t oh, int64_t ow0, int64_t cb) {
+  VBlock acc[R];
+  for (int r = 0; r < R; ++r) {
+    if (p.accumulate)
+      std::memcpy(&acc[r], yr + (ow0 + r) * p.ys[4] + cb, sizeof(VBlock));
+    else
+      std::memcpy(&acc[r], dw.bias.data() + cb, sizeof(VBlock));
+  }
+  const VBlock ilo = p.ilo - (VBlock){}, ihi = p.ihi - (VBlock){};
+  constexpr int L = (R - 1) * SW + 3;
+  for (int64_t kh = 0; kh < p.kh; ++kh) {
+    const int64_t ih = oh * p.sh + kh * p.dh - p.pt;
+    if (ih < 0 || ih >= p.h)
+      continue;
+    const float *xr = xn + ih * p.xs[3] + (ow0 * SW - p.pl) * p.xs[4] + cb;
+    VBlock in[L];
+    for (int l = 0; l < L; ++l) {
+      std::memcpy(&in[l], xr + l * p.xs[4], sizeof(VBlock));
+      if (p.inClamp) {
+        in[l] = in[l] < ilo ? ilo : in[l];
+        in[l] = in[l] > ihi ? ihi : in[l];
+      }
+    }
+    for (int kw = 0; kw < 3; ++kw) {
+      VBlock wv;
+      std::memcpy(&wv, dw.w.data() + (kh * 3 + kw) * dw.gp + cb,
+                  sizeof(VBlock));
+      for (int r = 0; r < R; ++r)
+        acc[r] += wv * in[r * SW + kw];
+    }
+  }
+  if (p.clamp) {
+    const VBlock lo = p.lo - (VBlock){}, hi = p.hi - (VBlock){};
+    for (int r = 0; r < R; ++r) {
+      acc[r] = acc[r] < lo ? lo : acc[r];
+      acc[r] = acc[r] > hi ? hi : acc[r];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    std::memcpy(yr + (ow0 + r) * p.ys[4] + cb, &acc[r], sizeof(VBlock));
+}
+
+/// One output row (n, oh) of a channels-last depthwise call: pixels
+/// [owLo, owHi) need no bounds check in width.
+KILN_DW_CLONES
+void depthwiseRowNHWC(const Params &p, const DepthwiseWeights &dw,
+                      const float *xn, float *yr, int64_t oh, int64_t owLo,
+                      int64_t owHi) {
+  typedef float V1 __attribute__((vector_size(sizeof(float))));
+  const int64_t gv = p.g / kBlock * kBlock;
+  int64_t ow = 0;
+  for (; ow < owLo; ++ow)
+    for (int64_t cb = 0; cb < gv; cb += kBlock)
+      dwPixelsNHWC<1, true, VBlock>(p, dw, xn, yr, oh, ow, cb);
+  if (p.kw == 3 && p.dw == 1 && p.sw == 1) {
+    for (; ow + 8 <= owHi; ow += 8)
+      for (int64_t cb = 0; cb < gv; cb += kBlock)
+        dwPixels3NHWC<8, 1>(p, dw, xn, yr, oh, ow, cb);
+  } else if (p.kw == 3 && p.dw == 1 && p.sw == 2) {
+    for (; ow + 4 <= owHi; ow += 4)
+      for (int64_t cb = 0; cb < gv; cb += kBlock)
+        dwPixels3NHWC<4, 2>(p, dw, xn, yr, oh, ow, cb);
+  }
+  for (; ow + 4 <= owHi; ow += 4)
+    for (int64_t cb = 0; cb < gv; cb += kBlock)
+      dwPixelsNHWC<4, false, VBlock>(p, dw, xn, yr, oh, ow, cb);
+  for (; ow < p.ow; ++ow)
+    for (int64_t cb = 0; cb < gv; cb += kBlock)
+      dwPixelsNHWC<1, true, VBlock>(p, dw, xn, yr, oh, ow, cb);
+  // The channels past the last whole vector, one at a time.
+  for (int64_t c = gv; c < p.g; ++c)
+    for (int64_t o = 0; o < p.ow; ++o)
+      dwPixelsNHWC<1, true, V1>(p, dw, xn, yr, oh, o, c);
+}
+
+void depthwiseConvChannelsLast(const Params &p, const float *x,
+                               const float *wt, float *y, int64_t threads) {
+  if (p.n <= 0 || p.oh <= 0 || p.ow <= 0)
+    return; // an empty output
+  DepthwiseWeights dw;
+  dw.gp = (p.g + kBlock - 1) / kBlock * kBlock;
+  dw.w.assign(p.kh * p.kw * dw.gp, 0.0f);
+  dw.bias.assign(dw.gp, 0.0f);
+  for (int64_t g = 0; g < p.g; ++g) {
+    for (int64_t kh = 0; kh < p.kh; ++kh)
+      for (int64_t kw = 0; kw < p.kw; ++kw)
+        dw.w[(kh * p.kw + kw) * dw.gp + g] =
+            wt[g * p.ws[0] + kh * p.ws[3] + kw * p.ws[4]];
+    dw.bias[g] = p.biasAt(g, 0);
+  }
+  // Output columns whose every tap is inside the image's width.
+  const int64_t span = (p.kw - 1) * p.dw;
+  int64_t owLo = (p.pl + p.sw - 1) / p.sw;
+  int64_t last = p.w - 1 - span + p.pl; // ow * sw <= last
+  int64_t owHi = last < 0 ? 0 : std::min(p.ow, last / p.sw + 1);
+  owLo = std::min(std::min(owLo, owHi), p.ow);
+  owHi = std::max(owHi, owLo);
+  const int64_t rows = p.n * p.oh;
+#pragma omp parallel for num_threads(ompThreads(threads)) schedule(static)
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t n = row / p.oh, oh = row % p.oh;
+    depthwiseRowNHWC(p, dw, x + n * p.xs[0], y + n * p.ys[0] + oh * p.ys[3],
+                     oh, owLo, owHi);
+  }
+}
+
 /// The clamp of Params::clamp over the whole output, in place: for the
 /// calls that did not apply it as they stored (everything but the depthwise
 /// loops). One read and write of the output, on the OpenMP threads.
@@ -582,6 +780,8 @@ Entry::Direct chooseDirect(const Params &p) {
     return Entry::Direct::None;
   if (p.n == 1 && p.kh * p.kw > p.oh * p.ow && !p.padded() && !p.hasBias)
     return Entry::Direct::DepthwiseWeightGrad;
+  if (depthwiseChannelsLast(p))
+    return Entry::Direct::DepthwiseChannelsLast;
   if (p.c == 1)
     return Entry::Direct::Depthwise;
   return Entry::Direct::None;
@@ -753,9 +953,12 @@ std::shared_ptr<Entry> create(const Key &key) {
   e->direct = chooseDirect(p);
   if (e->direct != Entry::Direct::None) {
     e->ok = true;
-    logChoice(p, e->direct == Entry::Direct::Depthwise
-                     ? "kiln:depthwise_direct"
-                     : "kiln:depthwise_weight_grad_direct",
+    logChoice(p,
+              e->direct == Entry::Direct::Depthwise
+                  ? "kiln:depthwise_direct"
+                  : e->direct == Entry::Direct::DepthwiseChannelsLast
+                        ? "kiln:depthwise_channels_last_direct"
+                        : "kiln:depthwise_weight_grad_direct",
               "");
     return e;
   }
@@ -1249,7 +1452,9 @@ void runConv(const Key &key, const float *x, const float *wt, float *y,
     if (!e->ok)
       ++fallbackCalls;
   }
-  if (inClamp && !(e->ok && e->direct == Entry::Direct::Depthwise)) {
+  if (inClamp && !(e->ok && (e->direct == Entry::Direct::Depthwise ||
+                             e->direct ==
+                                 Entry::Direct::DepthwiseChannelsLast))) {
     // Only the depthwise loops clamp their input as they read it: the
     // others run on a clamped dense copy ([n, g * c, h, w]; h, w unpadded
     // where the call pads).
@@ -1282,6 +1487,10 @@ void runConv(const Key &key, const float *x, const float *wt, float *y,
   }
   if (e->direct == Entry::Direct::Depthwise) {
     depthwiseConv(params(), x, wt, y, threads);
+    return;
+  }
+  if (e->direct == Entry::Direct::DepthwiseChannelsLast) {
+    depthwiseConvChannelsLast(params(), x, wt, y, threads);
     return;
   }
   if (e->direct == Entry::Direct::DepthwiseWeightGrad) {

@@ -252,8 +252,9 @@ def KilnCPUConvChannelsLastPass
     (lib/Conversion/CPU/ConvLayout.cpp). oneDNN computes ungrouped f32
     convs in channels-last on this machine; a conv that reads and writes
     NCHW pays a reorder of its input and of its output per call. This pass
-    gives each ungrouped 4-D f32 `kt.conv2d` with a static weight a
-    channels-last twin of its result (of its relu/clamp's where that is the
+    gives each ungrouped 4-D f32 `kt.conv2d` with a static weight, and each
+    depthwise one (one input and one output channel per group: libkiln_onednn's
+    channels-last depthwise loops), a channels-last twin of its result (of its relu/clamp's where that is the
     conv's only use), runs the pointwise ops that read twins (a resnet's
     residual add and relu) on `[N, H, W, C]` tensors, and feeds a conv a
     channels-last value through `kt.permute [0, 3, 1, 2]`. In `kiln-cpu`
@@ -264,8 +265,10 @@ def KilnCPUConvChannelsLastPass
     and pointwise ops meet. Inference `kt.batch_norm` of a twin becomes
     `x * a + b` on it; a mean/sum/amax over H and W reduces the twin's dims
     1 and 2. A permute back to NCHW (a copy) is left only where a
-    channels-last value meets another reader (a pool, a result). Convs next
-    to a grouped (depthwise) conv are left NCHW.
+    channels-last value meets another reader (a pool, a result). A
+    depthwise conv's input relu/clamp runs on the twin (and, outlined,
+    inside the conv's call). Convs next to another grouped conv are left
+    NCHW.
 
     ```mlir
     %y = kt.conv2d %x, %w : ... -> tensor<8x64x56x56xf32>

@@ -15,7 +15,8 @@
 // `kt.permute [0, 3, 1, 2]`, which the call reads in place too
 // (isAbsorbedConvPermute). Whatever else reads a value gets it in NCHW
 // (a permute back, i.e. a copy, only where a channels-last value meets an
-// NCHW-only reader: a pool, a function result).
+// NCHW-only reader: a pool, a function result). Depthwise convs take part
+// too: libkiln_onednn runs them channels-last (vectorized along C).
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,37 +72,41 @@ bool isRank4(Type t) {
   return r && r.getRank() == 4;
 }
 
-/// An ungrouped 4-D f32 kt.conv2d with a static weight of more than one
-/// input channel: the convs that kiln-cpu-conv-im2col gives oneDNN
-/// (chooseConvImpl; one input channel goes to im2col or the direct loops,
-/// where a permute would stay a copy) and that oneDNN runs channels-last.
+/// A 4-D f32 kt.conv2d with a static weight that runs channels-last: an
+/// ungrouped one of more than one input channel (kiln-cpu-conv-im2col gives
+/// those to oneDNN, chooseConvImpl; one input channel goes to im2col or the
+/// direct loops, where a permute would stay a copy), or a depthwise one
+/// (one input and one output channel per group: libkiln_onednn's
+/// channels-last depthwise loops, vectorized along the channels).
 bool isChannelsLastConv(Operation *op) {
   auto conv = dyn_cast<kt::Conv2dOp>(op);
-  if (!conv || conv.getGroups() != 1 || op->getNumResults() != 1)
+  if (!conv || op->getNumResults() != 1)
     return false;
   auto x = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
   auto y = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  return x && w && y && x.getRank() == 4 && y.getRank() == 4 &&
-         w.hasStaticShape() && w.getDimSize(1) != 1 &&
-         y.getElementType().isF32();
+  if (!x || !w || !y || x.getRank() != 4 || y.getRank() != 4 ||
+      w.getRank() != 4 || !w.hasStaticShape() || !y.getElementType().isF32())
+    return false;
+  if (conv.getGroups() == 1)
+    return w.getDimSize(1) != 1;
+  return w.getDimSize(1) == 1 && w.getDimSize(0) == (int64_t)conv.getGroups();
 }
 
-bool isGroupedConv(Operation *op) {
+/// A grouped conv that is not channels-last (more than one channel per
+/// group, or a channel multiplier): it runs in NCHW.
+bool isNCHWGroupedConv(Operation *op) {
   auto conv = dyn_cast_or_null<kt::Conv2dOp>(op);
-  return conv && conv.getGroups() != 1;
+  return conv && conv.getGroups() != 1 && !isChannelsLastConv(op);
 }
 
-/// Whether ungrouped conv `conv` meets a grouped (depthwise) conv through
-/// relu/clamp: its input comes from one, or its result goes into one.
-/// Depthwise convs run in NCHW (libkiln_onednn's own loops, or oneDNN's
-/// plain layout), so a channels-last twin next to one would cost a permute
-/// each way (mobilenet_v2's 1x1 expansions and projections: measured
-/// slower).
+/// Whether ungrouped conv `conv` meets an NCHW grouped conv through
+/// relu/clamp: its input comes from one, or its result goes into one. A
+/// channels-last twin next to one would cost a permute each way.
 bool meetsGroupedConv(Operation *conv) {
   Value x = conv->getOperand(0);
   while (Operation *def = x.getDefiningOp()) {
-    if (isGroupedConv(def))
+    if (isNCHWGroupedConv(def))
       return true;
     if (!isa<kt::ReluOp, kt::ClampOp>(def))
       break;
@@ -111,7 +116,7 @@ bool meetsGroupedConv(Operation *conv) {
   while (!work.empty()) {
     Value v = work.pop_back_val();
     for (Operation *user : v.getUsers()) {
-      if (isGroupedConv(user))
+      if (isNCHWGroupedConv(user))
         return true;
       if (isa<kt::ReluOp, kt::ClampOp>(user))
         work.push_back(user->getResult(0));
@@ -120,16 +125,34 @@ bool meetsGroupedConv(Operation *conv) {
   return false;
 }
 
+/// Whether relu/clamp `op` is the prologue of a channels-last depthwise
+/// conv: its only use is that conv's input, and its bounds keep 0
+/// (kiln-cpu-outline-kernels puts it into the conv's kernel, and the
+/// depthwise loops clamp each value as they read it; see
+/// depthwisePrologueUser there).
+bool isDepthwisePrologue(Operation *op) {
+  if (!cpu::isZeroKeepingClamp(op) || !op->getResult(0).hasOneUse())
+    return false;
+  OpOperand &use = *op->getResult(0).getUses().begin();
+  auto conv = dyn_cast<kt::Conv2dOp>(use.getOwner());
+  return conv && use.getOperandNumber() == 0 && conv.getGroups() != 1 &&
+         isChannelsLastConv(conv);
+}
+
 /// The last op of `conv`'s unit: its relu/clamp when that is the conv's
 /// only use (kiln-cpu-outline-kernels keeps the two in one kernel and
 /// oneDNN clamps as it stores), else the conv.
+/// A relu/clamp that is a channels-last depthwise conv's prologue is not
+/// part of the unit: the twin is the conv's, and the relu/clamp runs on it
+/// (then, in the depthwise conv's kernel, as the loops read it).
 Operation *unitTail(Operation *conv) {
   Value r = conv->getResult(0);
   if (!r.hasOneUse())
     return conv;
   Operation *user = *r.getUsers().begin();
   if (isa<kt::ReluOp, kt::ClampOp>(user) && user->getNumOperands() == 1 &&
-      user->getNumResults() == 1 && user->getBlock() == conv->getBlock())
+      user->getNumResults() == 1 && user->getBlock() == conv->getBlock() &&
+      !isDepthwisePrologue(user))
     return user;
   return conv;
 }

@@ -264,11 +264,13 @@ void markPadForConv(Value x) {
   fill->setAttr(kiln::cpu::kConvPadAttr, mark);
 }
 
-/// Marks the linalg.transposes that ungrouped f32 oneDNN conv `conv` reads
-/// (kConvViewAttr): its weight, or its input, directly or as the source
-/// of the input's marked padding copy, each read by nothing else.
+/// Marks the linalg.transposes that f32 oneDNN conv `conv` reads
+/// (kConvViewAttr): its weight (ungrouped), or its input, directly or as
+/// the source of the input's marked padding copy (grouped: the padded
+/// buffer's, through its expand_shape), each read by nothing else.
 void markTransposesForConv(linalg::LinalgOp conv) {
-  if (!isa<linalg::Conv2DNchwFchwOp>(conv.getOperation()))
+  bool grouped = isa<linalg::Conv2DNgchwGfchwOp>(conv.getOperation());
+  if (!grouped && !isa<linalg::Conv2DNchwFchwOp>(conv.getOperation()))
     return;
   auto mark = [&](Value v, Operation *reader) {
     auto t = v.getDefiningOp<linalg::TransposeOp>();
@@ -276,8 +278,20 @@ void markTransposesForConv(linalg::LinalgOp conv) {
       return;
     t->setAttr(kiln::cpu::kConvViewAttr, UnitAttr::get(conv->getContext()));
   };
-  mark(conv.getDpsInputs()[1], conv);
   Value x = conv.getDpsInputs()[0];
+  if (grouped) {
+    // Only through the padding: the grouped input without it is an
+    // expand_shape of the transpose, which the call cannot read in place.
+    auto e = x.getDefiningOp<tensor::ExpandShapeOp>();
+    if (!e)
+      return;
+    x = e.getSrc();
+    if (!x.getDefiningOp<tensor::InsertSliceOp>() &&
+        !x.getDefiningOp<tensor::CastOp>())
+      return;
+  } else {
+    mark(conv.getDpsInputs()[1], conv);
+  }
   if (auto c = x.getDefiningOp<tensor::CastOp>())
     x = c.getSource();
   if (auto ins = x.getDefiningOp<tensor::InsertSliceOp>()) {
@@ -296,10 +310,20 @@ void markTransposesForConv(linalg::LinalgOp conv) {
 /// the conv's kernel. kiln-cpu-conv-to-onednn makes the call write the
 /// transpose's output through permuted strides (matchOutputView).
 void markOutputTransposeForConv(linalg::LinalgOp conv) {
-  if (!isa<linalg::Conv2DNchwFchwOp>(conv.getOperation()))
+  Value r = conv->getResult(0);
+  if (isa<linalg::Conv2DNgchwGfchwOp>(conv.getOperation())) {
+    // A grouped conv's 5-D result, collapsed back to 4-D.
+    if (!r.hasOneUse())
+      return;
+    auto c = dyn_cast<tensor::CollapseShapeOp>(*r.getUsers().begin());
+    if (!c)
+      return;
+    r = c.getResult();
+  } else if (!isa<linalg::Conv2DNchwFchwOp>(conv.getOperation())) {
     return;
+  }
   linalg::TransposeOp t;
-  for (Operation *u : conv->getResult(0).getUsers()) {
+  for (Operation *u : r.getUsers()) {
     if (isa<tensor::DimOp>(u))
       continue;
     auto tr = dyn_cast<linalg::TransposeOp>(u);
@@ -453,6 +477,11 @@ void foldInputClampIntoConv(RewriterBase &rw, linalg::LinalgOp conv) {
   if (auto ins = x.getDefiningOp<tensor::InsertSliceOp>())
     if (auto copy = ins.getSource().getDefiningOp<linalg::CopyOp>())
       x = copy.getDpsInputs()[0];
+  // A channels-last input: the relu/clamp of the [N, H, W, C] value before
+  // its transpose (the two commute; the call reads the transpose's source
+  // in place, markTransposesForConv).
+  if (auto t = x.getDefiningOp<linalg::TransposeOp>(); t && x.hasOneUse())
+    x = t.getInput();
   auto gen = x.getDefiningOp<linalg::GenericOp>();
   if (!isPointwiseOfOne(gen))
     return;
@@ -818,7 +847,11 @@ void kiln::cpu::privatizeConvInits(ModuleOp module) {
         !(isa<linalg::FillOp>(def.getOperation()) ||
           def->hasAttr(kConvBiasAttr)))
       return;
-    auto empty = def.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>();
+    // (A grouped conv's zero fill writes the 5-D expand_shape of a 4-D
+    // tensor.empty.)
+    Value dest = def.getDpsInits()[0];
+    auto expand = dest.getDefiningOp<tensor::ExpandShapeOp>();
+    auto empty = (expand ? expand.getSrc() : dest).getDefiningOp<tensor::EmptyOp>();
     if (!empty)
       return;
     // (Neither op reads its init: a fill, or the broadcast yielding its
@@ -826,6 +859,10 @@ void kiln::cpu::privatizeConvInits(ModuleOp module) {
     OpBuilder b(def);
     Value fresh = freshTensor(b, empty.getLoc(), empty.getMixedSizes(),
                               empty.getType().getElementType());
+    if (expand)
+      fresh = tensor::ExpandShapeOp::create(
+          b, expand.getLoc(), expand.getResultType(), fresh,
+          expand.getReassociationIndices(), expand.getMixedOutputShape());
     def.getDpsInitsMutable()[0].set(fresh);
   });
 }

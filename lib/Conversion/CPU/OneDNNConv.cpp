@@ -291,6 +291,9 @@ std::optional<TransposeView> matchTransposeView(Value v, Operation *reader,
 struct OutputView {
   linalg::TransposeOp t;
   memref::AllocOp alloc;
+  // A grouped conv's: collapse_shapes of its 5-D output view back to 4-D
+  // (what the transpose may read before canonicalization), erased with it.
+  SmallVector<Operation *> collapses;
 };
 
 /// The OutputView of conv `conv`'s output `y` (initialized by `init`, or
@@ -300,23 +303,41 @@ struct OutputView {
 /// transpose's output, which is none of the buffers the conv reads (the
 /// call writes it when the conv runs). `reads` are the buffers the call
 /// reads.
+/// A grouped conv writes `y` through `expand` (its 5-D expand_shape, read
+/// by nothing but the conv).
 std::optional<OutputView> matchOutputView(Value y, Operation *conv,
                                           Operation *init,
-                                          ArrayRef<Value> reads) {
+                                          ArrayRef<Value> reads,
+                                          Operation *expand = nullptr) {
   auto alloc = y.getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != conv->getBlock())
     return std::nullopt;
+  // y and the views of it that stand for it: a grouped conv's collapse of
+  // its 5-D view back to y's type.
+  SmallVector<Value> aliases = {y};
+  SmallVector<Operation *> collapses;
+  if (expand)
+    for (Operation *u : expand->getUsers()) {
+      if (u == conv || u == init)
+        continue;
+      auto c = dyn_cast<memref::CollapseShapeOp>(u);
+      if (!c || c.getType() != y.getType())
+        return std::nullopt;
+      aliases.push_back(c.getResult());
+      collapses.push_back(c);
+    }
   linalg::TransposeOp t;
-  for (Operation *user : alloc->getUsers()) {
-    if (user == conv || user == init ||
-        isa<memref::DeallocOp, memref::DimOp>(user))
-      continue;
-    auto tr = dyn_cast<linalg::TransposeOp>(user);
-    if (!tr || t || !tr->hasAttr(kiln::cpu::kConvViewAttr) ||
-        tr.getInput() != y)
-      return std::nullopt;
-    t = tr;
-  }
+  for (Value v : aliases)
+    for (Operation *user : v.getUsers()) {
+      if (user == conv || user == init || (expand && user == expand) ||
+          isa<memref::DeallocOp, memref::DimOp>(user))
+        continue;
+      auto tr = dyn_cast<linalg::TransposeOp>(user);
+      if (!tr || t || !tr->hasAttr(kiln::cpu::kConvViewAttr) ||
+          tr.getInput() != v)
+        return std::nullopt;
+      t = tr;
+    }
   if (!t || t->getBlock() != conv->getBlock() || !conv->isBeforeInBlock(t) ||
       !isa<MemRefType>(t.getInit().getType()))
     return std::nullopt;
@@ -344,7 +365,7 @@ std::optional<OutputView> matchOutputView(Value y, Operation *conv,
       return std::nullopt;
   if (outAlloc)
     outAlloc->moveBefore(init);
-  return OutputView{t, alloc};
+  return OutputView{t, alloc, collapses};
 }
 
 /// The buffers that go from one oneDNN conv straight into another (a chain
@@ -494,17 +515,23 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     linalg::GenericOp biasInit = biasBroadcastBefore(op, y);
     // The channels-last twin written in place of y (only where the call
     // overwrites y: with accumulate it would read the twin).
+    // (A grouped conv's: y is the 5-D expand_shape of the 4-D buffer.)
     std::optional<OutputView> yView;
-    if (!grouped) {
+    {
+      auto yExpand = grouped ? y.getDefiningOp<memref::ExpandShapeOp>()
+                             : memref::ExpandShapeOp();
+      Value y4 = yExpand ? yExpand.getSrc() : y;
+      // (A grouped conv's zero fill writes its 5-D view, its bias
+      // broadcast the 4-D buffer.)
       Operation *init = biasInit ? biasInit.getOperation()
                                  : zeroFillBefore(op, y).getOperation();
-      if (init) {
+      if (init && (!grouped || yExpand)) {
         SmallVector<Value> reads = {x, w};
         if (pad)
           reads.push_back(pad->src);
         if (biasInit)
           reads.push_back(biasInit.getDpsInputs()[0]);
-        yView = matchOutputView(y, op, init, reads);
+        yView = matchOutputView(y4, op, init, reads, yExpand);
       }
     }
     Value bias;
@@ -586,7 +613,8 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
     auto cst = [&](int64_t v) {
       return arith::ConstantIntOp::create(b, loc, i64, v).getResult();
     };
-    // Transposed operands of an ungrouped conv read in place.
+    // Transposed operands read in place (a grouped conv's input through
+    // its in-kernel padding only).
     std::optional<TransposeView> xView, wView;
     if (!grouped) {
       xView = pad ? matchTransposeView(pad->src, pad->copy, op)
@@ -594,9 +622,23 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
       wView = matchTransposeView(w, op, op);
       if (xView && wView && xView->t == wView->t)
         xView = wView = std::nullopt; // one copy read as both: kept
+    } else if (pad) {
+      xView = matchTransposeView(pad->src, pad->copy, op);
     }
     Desc dx = desc(pad ? pad->src : x, 1, xView), dw = desc(w, 0, wView),
          dy = desc(y, 1, std::nullopt, yView);
+    if (grouped && yView) {
+      // The twin is 4-D [n, g * f, oh, ow] (permuted strides): split its
+      // channels as y's expand_shape does ([n, g, f, oh, ow]).
+      Desc d4 = dy;
+      auto yt = cast<MemRefType>(y.getType());
+      Value f = cst(yt.getDimSize(2));
+      dy.sizes = {d4.sizes[0], cst(yt.getDimSize(1)), f, d4.sizes[2],
+                  d4.sizes[3]};
+      dy.strides = {d4.strides[0],
+                    arith::MulIOp::create(b, loc, d4.strides[1], f),
+                    d4.strides[1], d4.strides[2], d4.strides[3]};
+    }
     if (pad && grouped) {
       // The unpadded source is 4-D [n, g * c, h, w]: split its channels
       // as the padded buffer's expand_shape does ([n, g, c, h, w]).
@@ -713,6 +755,11 @@ unsigned kiln::cpu::lowerConvsToOneDNN(ModuleOp module, unsigned threads) {
       Value out = yView->t.getInit();
       ArrayRef<int64_t> perm = yView->t.getPermutation();
       yView->t->erase();
+      for (Operation *c : yView->collapses) {
+        for (Operation *user : llvm::make_early_inc_range(c->getUsers()))
+          user->erase(); // its deallocs and dims (no reader left)
+        c->erase();
+      }
       for (Operation *user :
            llvm::make_early_inc_range(yView->alloc->getUsers())) {
         if (auto dim = dyn_cast<memref::DimOp>(user)) {

@@ -158,6 +158,35 @@ bool isAbsorbedConvPermute(Operation *op) {
 Operation *depthwisePrologueUser(Operation *op);
 bool isUngroupedF32Conv(Operation *op);
 
+/// The dims of 4-D kt.permute `p`.
+SmallVector<int64_t> permuteDims(kt::PermuteOp p) {
+  SmallVector<int64_t> dims;
+  for (Attribute a : p.getDims())
+    dims.push_back(cast<IntegerAttr>(a).getInt());
+  return dims;
+}
+
+/// Whether `p` is a 4-D kt.permute [0, 3, 1, 2] (channels-last to NCHW).
+bool isToNCHW(kt::PermuteOp p) {
+  auto t = dyn_cast<RankedTensorType>(p.getType());
+  return t && t.getRank() == 4 &&
+         permuteDims(p) == SmallVector<int64_t>{0, 3, 1, 2};
+}
+
+/// Whether `op` is an f32 kt.conv2d with one input and one output channel
+/// per group (depthwise; libkiln_onednn's depthwise loops run it, in either
+/// layout).
+bool isDepthwiseF32Conv(Operation *op) {
+  auto conv = dyn_cast_or_null<kt::Conv2dOp>(op);
+  if (!conv || conv.getGroups() <= 1)
+    return false;
+  auto w = dyn_cast<RankedTensorType>(conv->getOperand(1).getType());
+  auto y = dyn_cast<RankedTensorType>(conv->getResult(0).getType());
+  return w && y && w.getRank() == 4 && y.getRank() == 4 &&
+         y.getElementType().isF32() && w.getDimSize(1) == 1 &&
+         w.getDimSize(0) == (int64_t)conv.getGroups();
+}
+
 /// The channels-last twin of a conv's result that goes into the conv's own
 /// kernel (null if none): a 4-D kt.permute [0, 2, 3, 1] that is the only use
 /// of `tail` (the conv, or its relu/clamp epilogue), in the same block
@@ -171,11 +200,8 @@ Operation *convOutputPermute(Operation *tail) {
       !isa<RankedTensorType>(p.getType()) ||
       cast<RankedTensorType>(p.getType()).getRank() != 4)
     return nullptr;
-  SmallVector<int64_t> dims;
-  for (Attribute a : p.getDims())
-    dims.push_back(cast<IntegerAttr>(a).getInt());
-  return dims == SmallVector<int64_t>{0, 2, 3, 1} ? p.getOperation()
-                                                  : nullptr;
+  return permuteDims(p) == SmallVector<int64_t>{0, 2, 3, 1} ? p.getOperation()
+                                                           : nullptr;
 }
 
 /// Whether `op` is a kiln-fuse kernel with an ungrouped f32 conv (a conv
@@ -221,18 +247,21 @@ Operation *convEpilogue(Operation *op) {
 /// oneDNN primitive). mobilenet_v2's ReLU6 between each expansion and its
 /// depthwise conv.
 Operation *depthwisePrologueUser(Operation *op) {
-  if (!isa<kt::ReluOp, kt::ClampOp>(op) || op->getNumOperands() != 1 ||
-      op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+  if (!kiln::cpu::isZeroKeepingClamp(op) || !op->getResult(0).hasOneUse())
     return nullptr;
-  if (auto clamp = dyn_cast<kt::ClampOp>(op)) {
-    std::optional<APFloat> lo = clamp.getMin(), hi = clamp.getMax();
-    if ((lo && !(lo->convertToDouble() <= 0.0)) ||
-        (hi && !(hi->convertToDouble() >= 0.0)))
-      return nullptr;
+  Value in = op->getResult(0);
+  Operation *user = *in.getUsers().begin();
+  // Or, channels-last (kiln-cpu-conv-channels-last), through the conv's own
+  // permute [0, 3, 1, 2] of it, which the kernel absorbs too.
+  if (auto p = dyn_cast<kt::PermuteOp>(user);
+      p && p->getBlock() == op->getBlock() && isAbsorbedConvPermute(p) &&
+      p->getResult(0).hasOneUse() && isToNCHW(p)) {
+    in = p->getResult(0);
+    user = *in.getUsers().begin();
   }
-  auto conv = dyn_cast<kt::Conv2dOp>(*op->getResult(0).getUsers().begin());
+  auto conv = dyn_cast<kt::Conv2dOp>(user);
   if (!conv || conv->getBlock() != op->getBlock() ||
-      conv->getOperand(0) != op->getResult(0) || !isKernelOp(conv))
+      conv->getOperand(0) != in || !isKernelOp(conv))
     return nullptr;
   auto w = dyn_cast<RankedTensorType>(conv->getOperand(1).getType());
   if (!w || w.getRank() != 4 || w.getDimSize(1) != 1 ||
@@ -343,6 +372,19 @@ std::string baseName(ArrayRef<Operation *> group, Operation *prologue) {
 
 } // namespace
 
+bool kiln::cpu::isZeroKeepingClamp(Operation *op) {
+  if (!isa<kt::ReluOp, kt::ClampOp>(op) || op->getNumOperands() != 1 ||
+      op->getNumResults() != 1)
+    return false;
+  if (auto clamp = dyn_cast<kt::ClampOp>(op)) {
+    std::optional<APFloat> lo = clamp.getMin(), hi = clamp.getMax();
+    if ((lo && !(lo->convertToDouble() <= 0.0)) ||
+        (hi && !(hi->convertToDouble() >= 0.0)))
+      return false;
+  }
+  return true;
+}
+
 kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
   OutlineStats stats;
   MLIRContext *ctx = module.getContext();
@@ -365,6 +407,8 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
     llvm::SmallPtrSet<Operation *, 8> claimed;
     // A depthwise conv's input relu/clamp: in that conv's kernel.
     llvm::DenseMap<Operation *, Operation *> prologues;
+    // Outlined prologues that an absorbed permute still reads.
+    SmallVector<Operation *> readByAbsorbed;
     for (Operation &op : block.without_terminator()) {
       if (isAbsorbedTranspose(&op) || isAbsorbedConvPermute(&op)) {
         absorbed.push_back(&op);
@@ -385,8 +429,8 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
             if (Operation *e = convEpilogue(next))
               group.push_back(e);
           }
-        if ((isUngroupedF32Conv(&op) || isConvFusion(&op) ||
-             isa<kt::MaxPool2dOp>(&op)) &&
+        if ((isUngroupedF32Conv(&op) || isDepthwiseF32Conv(&op) ||
+             isConvFusion(&op) || isa<kt::MaxPool2dOp>(&op)) &&
             !isa<kt::SliceOp>(group.back()))
           if (Operation *p = convOutputPermute(group.back()))
             group.push_back(p);
@@ -412,9 +456,17 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
           if (def && llvm::is_contained(group, def))
             continue; // computed in the kernel
           if (def && (llvm::is_contained(absorbed, def) || def == prologue)) {
+            Value src = def->getOperand(0);
+            // A depthwise conv's prologue read through its absorbed
+            // permute: both in the kernel, the prologue first.
+            if (prologue && def != prologue && src.getDefiningOp() == prologue) {
+              if (!llvm::is_contained(inner, prologue))
+                inner.push_back(prologue);
+              src = prologue->getOperand(0);
+            }
             if (!llvm::is_contained(inner, def))
               inner.push_back(def);
-            operands.push_back(def->getOperand(0));
+            operands.push_back(src);
           } else {
             operands.push_back(v);
           }
@@ -512,8 +564,11 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
         last->getResult(i).replaceAllUsesWith(r);
       for (Operation *member : llvm::reverse(group))
         member->erase();
-      if (prologue)
-        prologue->erase(); // its one use was `op`
+      // Its one use was `op`, or `op`'s absorbed permute (erased below).
+      if (prologue && prologue->use_empty())
+        prologue->erase();
+      else if (prologue)
+        readByAbsorbed.push_back(prologue);
       ++stats.calls;
     }
     // Every user of an absorbed transpose (permute) was a product (conv),
@@ -522,6 +577,9 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
     for (Operation *t : absorbed)
       if (t->use_empty())
         t->erase();
+    for (Operation *p : readByAbsorbed)
+      if (p->use_empty())
+        p->erase();
   }
   // The callers are glue: one call per kernel site, and memref descriptors
   // moved between them, in one basic block that grows with the program.

@@ -4,6 +4,7 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu="conv=onednn threads=2" -o /dev/null
 // RUN: kiln-opt %s -split-input-file -kiln-cpu="conv=onednn threads=2 conv-channels-last=false" -mlir-print-ir-after=kiln-fuse -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-conv-channels-last -kiln-cpu-outline-kernels -kiln-lower-to-linalg -canonicalize -kiln-cpu-pad-to-copy -kiln-cpu-pool-windows -canonicalize | FileCheck %s --check-prefix=POOL
+// RUN: kiln-opt %s -split-input-file -kiln-cpu="conv=onednn threads=2" -mlir-print-ir-after=kiln-cpu-outline-kernels -o /dev/null 2>&1 | FileCheck %s --check-prefix=PIPE
 // REQUIRES: onednn
 
 // Channels-last activations between oneDNN convs (kiln-cpu-conv-channels-last).
@@ -195,18 +196,19 @@ func.func @stem(%x: tensor<2x3x13x10xf32>, %w1: tensor<8x3x3x3xf32>, %b1: tensor
 
 // -----
 
-// Left as they are: a conv that meets a depthwise conv (through a clamp:
-// mobilenet's expansion, ReLU6, depthwise), an f64 conv, a grouped conv,
+// Left as they are: a conv that meets a grouped conv of two channels per
+// group through a clamp, a depthwise conv with a channel multiplier (two
+// output channels per group; both run in NCHW), an f64 conv, a grouped conv,
 // a pointwise op with more NCHW full-size operands than channels-last ones,
 // a conv whose twin nothing reads (the twin is erased), and a conv of one
 // input channel (kiln-cpu-conv-im2col does not give it to oneDNN).
 // CHECK-LABEL: func.func @left(
 // CHECK-NOT: kt.permute
 // CHECK: return
-func.func @left(%x: tensor<2x8x6x6xf32>, %w: tensor<16x8x1x1xf32>, %dw: tensor<16x1x3x3xf32>, %xd: tensor<2x8x6x6xf64>, %wd: tensor<8x8x1x1xf64>, %wg: tensor<8x4x1x1xf32>, %y: tensor<2x8x6x6xf32>, %z: tensor<2x8x6x6xf32>, %cond: tensor<2x8x6x6xi1>, %w2: tensor<8x8x1x1xf32>, %x1: tensor<2x1x6x6xf32>, %w1: tensor<8x1x3x3xf32>) -> (tensor<2x16x6x6xf32>, tensor<2x8x6x6xf64>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>) {
+func.func @left(%x: tensor<2x8x6x6xf32>, %w: tensor<16x8x1x1xf32>, %dw: tensor<16x2x3x3xf32>, %xd: tensor<2x8x6x6xf64>, %wd: tensor<8x8x1x1xf64>, %wg: tensor<8x4x1x1xf32>, %y: tensor<2x8x6x6xf32>, %z: tensor<2x8x6x6xf32>, %cond: tensor<2x8x6x6xi1>, %w2: tensor<8x8x1x1xf32>, %x1: tensor<2x1x6x6xf32>, %w1: tensor<8x1x3x3xf32>, %wm: tensor<16x1x3x3xf32>) -> (tensor<2x16x6x6xf32>, tensor<2x8x6x6xf64>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x16x6x6xf32>) {
   %e = kt.conv2d %x, %w : (tensor<2x8x6x6xf32>, tensor<16x8x1x1xf32>) -> tensor<2x16x6x6xf32>
   %c6 = kt.clamp %e {min = 0.0 : f64, max = 6.0 : f64} : (tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
-  %d = kt.conv2d %c6, %dw {padding = [1, 1], groups = 16 : i64} : (tensor<2x16x6x6xf32>, tensor<16x1x3x3xf32>) -> tensor<2x16x6x6xf32>
+  %d = kt.conv2d %c6, %dw {padding = [1, 1], groups = 8 : i64} : (tensor<2x16x6x6xf32>, tensor<16x2x3x3xf32>) -> tensor<2x16x6x6xf32>
   %f = kt.conv2d %xd, %wd : (tensor<2x8x6x6xf64>, tensor<8x8x1x1xf64>) -> tensor<2x8x6x6xf64>
   %g = kt.conv2d %x, %wg {groups = 2 : i64} : (tensor<2x8x6x6xf32>, tensor<8x4x1x1xf32>) -> tensor<2x8x6x6xf32>
   %u = kt.conv2d %y, %w2 : (tensor<2x8x6x6xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x6x6xf32>
@@ -214,7 +216,57 @@ func.func @left(%x: tensor<2x8x6x6xf32>, %w: tensor<16x8x1x1xf32>, %dw: tensor<1
   %v = kt.conv2d %z, %w2 : (tensor<2x8x6x6xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x6x6xf32>
   %one = kt.conv2d %x1, %w1 {padding = [1, 1]} : (tensor<2x1x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<2x8x6x6xf32>
   %q = kt.add %one, %one : (tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>) -> tensor<2x8x6x6xf32>
-  return %d, %f, %g, %s, %v, %q : tensor<2x16x6x6xf32>, tensor<2x8x6x6xf64>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>
+  %m = kt.conv2d %x, %wm {padding = [1, 1], groups = 8 : i64} : (tensor<2x8x6x6xf32>, tensor<16x1x3x3xf32>) -> tensor<2x16x6x6xf32>
+  return %d, %f, %g, %s, %v, %q, %m : tensor<2x16x6x6xf32>, tensor<2x8x6x6xf64>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>, tensor<2x16x6x6xf32>
+}
+
+// -----
+
+// mobilenet_v2's inverted residual: 1x1 expansion, ReLU6, depthwise 3x3
+// (one input and one output channel per group), ReLU6, 1x1 projection, the
+// residual add. Every conv runs channels-last: the expansion's twin is the
+// conv's own, its ReLU6 runs on it and reaches the depthwise conv through
+// the conv's permute, which kiln-cpu-outline-kernels puts into the
+// depthwise conv's kernel with the ReLU6 as its prologue; the depthwise
+// conv's ReLU6 is its epilogue and its twin goes into its kernel.
+// CHECK-LABEL: func.func @inverted_residual(
+// CHECK: %[[E:.*]] = kt.conv2d %arg0, %arg1, %arg2 :
+// CHECK: %[[ET:.*]] = kt.permute %[[E]] {dims = [0, 2, 3, 1]}
+// CHECK: %[[R:.*]] = kt.clamp %[[ET]] {{.*}} -> tensor<2x10x10x24xf32>
+// CHECK: %[[RN:.*]] = kt.permute %[[R]] {dims = [0, 3, 1, 2]}
+// CHECK: %[[D:.*]] = kt.conv2d %[[RN]], %arg3, %arg4 {groups = 24 : i64, padding = [1, 1]}
+// CHECK: %[[DR:.*]] = kt.clamp %[[D]] {{.*}} -> tensor<2x24x10x10xf32>
+// CHECK: %[[DT:.*]] = kt.permute %[[DR]] {dims = [0, 2, 3, 1]}
+// CHECK: %[[PN:.*]] = kt.permute %[[DT]] {dims = [0, 3, 1, 2]}
+// CHECK: %[[P:.*]] = kt.conv2d %[[PN]], %arg5, %arg6 :
+// CHECK: %[[PT:.*]] = kt.permute %[[P]] {dims = [0, 2, 3, 1]}
+// CHECK: kt.add %[[PT]], %{{.*}} : (tensor<2x10x10x8xf32>, tensor<2x10x10x8xf32>)
+// PIPE-LABEL: func.func @inverted_residual(
+// PIPE: %[[E:.*]] = call @kernel_conv2d_permute(%arg0, %arg1, %arg2)
+// PIPE: %[[D:.*]] = call @kernel_clamp_conv2d_clamp_permute(%[[E]], %arg3, %arg4) : {{.*}} -> tensor<2x10x10x24xf32>
+// PIPE: call @kernel_conv2d_permute_0(%[[D]], %arg5, %arg6)
+// PIPE-LABEL: func.func private @kernel_clamp_conv2d_clamp_permute(
+// PIPE: kt.clamp %arg0
+// PIPE: kt.permute {{.*}} {dims = [0, 3, 1, 2]}
+// PIPE: kt.conv2d
+// PIPE: kt.clamp
+// PIPE: kt.permute {{.*}} {dims = [0, 2, 3, 1]}
+// CALLS-LABEL: func.func private @kernel_clamp_conv2d_clamp_permute(
+// CALLS-NOT: linalg.
+// n 2 g 24 c 1 10x10 (unpadded), f 1 k 3x3 -> 10x10; x and y channels-last
+// (group stride 1, rows 240, columns 24); padding 1; both clamps (flags 3).
+// CALLS: call @kiln_onednn_conv2d_post_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c2_i64, %c24_i64, %c1_i64, %c10_i64, %c10_i64, %c1_i64, %c3_i64, %c3_i64, %c10_i64, %c10_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c2400_i64, %c1_i64, %c1_i64, %c240_i64, %c24_i64, %c9_i64, %c9_i64, %c9_i64, %c3_i64, %c1_i64, %c2400_i64, %c1_i64, %c1_i64, %c240_i64, %c24_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c1_i64, %c0_i64, %c3_i64,
+// CALLS-NOT: linalg.
+// CALLS: return
+func.func @inverted_residual(%x: tensor<2x8x10x10xf32>, %w1: tensor<24x8x1x1xf32>, %b1: tensor<24xf32>, %w2: tensor<24x1x3x3xf32>, %b2: tensor<24xf32>, %w3: tensor<8x24x1x1xf32>, %b3: tensor<8xf32>, %w4: tensor<8x8x1x1xf32>) -> tensor<2x8x10x10xf32> {
+  %e = kt.conv2d %x, %w1, %b1 : (tensor<2x8x10x10xf32>, tensor<24x8x1x1xf32>, tensor<24xf32>) -> tensor<2x24x10x10xf32>
+  %r = kt.clamp %e {min = 0.0 : f64, max = 6.0 : f64} : (tensor<2x24x10x10xf32>) -> tensor<2x24x10x10xf32>
+  %d = kt.conv2d %r, %w2, %b2 {padding = [1, 1], groups = 24 : i64} : (tensor<2x24x10x10xf32>, tensor<24x1x3x3xf32>, tensor<24xf32>) -> tensor<2x24x10x10xf32>
+  %dr = kt.clamp %d {min = 0.0 : f64, max = 6.0 : f64} : (tensor<2x24x10x10xf32>) -> tensor<2x24x10x10xf32>
+  %p = kt.conv2d %dr, %w3, %b3 : (tensor<2x24x10x10xf32>, tensor<8x24x1x1xf32>, tensor<8xf32>) -> tensor<2x8x10x10xf32>
+  %a = kt.add %p, %x : (tensor<2x8x10x10xf32>, tensor<2x8x10x10xf32>) -> tensor<2x8x10x10xf32>
+  %o = kt.conv2d %a, %w4 : (tensor<2x8x10x10xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x10x10xf32>
+  return %o : tensor<2x8x10x10xf32>
 }
 
 // -----

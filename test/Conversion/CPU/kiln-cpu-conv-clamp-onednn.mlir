@@ -1,6 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-outline-kernels | FileCheck %s --check-prefix=OUTLINE
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-outline-kernels -kiln-lower-to-linalg -canonicalize -kiln-cpu-conv-im2col=impl=onednn | FileCheck %s --check-prefix=MARK
-// RUN: kiln-opt %s -split-input-file -kiln-cpu="conv=onednn threads=2" | FileCheck %s --check-prefix=FULL
+// RUN: kiln-opt %s -split-input-file -kiln-cpu="conv=onednn threads=2 conv-channels-last=false" | FileCheck %s --check-prefix=FULL
 // RUN: kiln-opt %s -split-input-file -kiln-cpu="conv=im2col threads=2" | FileCheck %s --check-prefix=IM2COL
 // REQUIRES: onednn
 
@@ -10,6 +10,9 @@
 // (kiln.conv_clamp = [lo, hi], -inf / +inf for an absent bound), and
 // kiln-cpu-conv-to-onednn calls kiln_onednn_conv2d_post_f32 with the bias
 // (or null), the paddings, the bias stride, accumulate and the bounds.
+
+// (The full pipeline runs in NCHW here, as without kiln-cpu-conv-channels-last; the channels-last
+// form, the depthwise conv included: kiln-cpu-conv-channels-last.mlir.)
 
 // ReLU6 after a 1x1 conv with a bias.
 // OUTLINE-LABEL: func.func @relu6(

@@ -56,21 +56,34 @@ class Graph:
                          % (name, text, types, self.ty(shape)))
         return (name, shape, ref, True)
 
-    def conv(self, x, cout, k, stride=1, pad=0, bias=True):
+    def conv(self, x, cout, k, stride=1, pad=0, bias=True, groups=1,
+             dilation=1):
         cin = x[1][1]
-        w = self.arg(rng.standard_normal((cout, cin, k, k)) / np.sqrt(cin * k * k))
+        pad = pad if isinstance(pad, tuple) else (pad, pad)
+        w = self.arg(rng.standard_normal((cout, cin // groups, k, k))
+                     / np.sqrt(cin // groups * k * k))
         ops = [x, w]
         b = None
         if bias:
             b = self.arg(rng.standard_normal(cout) * 0.1)
             ops.append(b)
-        ref = F.conv2d(x[2], w[2], b[2] if b else None, stride, pad)
-        text = "kt.conv2d %s {stride = [%d, %d], padding = [%d, %d]}" % (
-            ", ".join(o[0] for o in ops), stride, stride, pad, pad)
+        ref = F.conv2d(x[2], w[2], b[2] if b else None, stride, pad, dilation,
+                       groups)
+        text = ("kt.conv2d %s {stride = [%d, %d], padding = [%d, %d], "
+                "dilation = [%d, %d], groups = %d : i64}") % (
+            ", ".join(o[0] for o in ops), stride, stride, pad[0], pad[1],
+            dilation, dilation, groups)
         return self.op(text, tuple(ref.shape), ref, ops)
+
+    def depthwise(self, x, k=3, stride=1, pad=1, bias=True, dilation=1):
+        return self.conv(x, x[1][1], k, stride, pad, bias, x[1][1], dilation)
 
     def relu(self, x):
         return self.op("kt.relu %s" % x[0], x[1], torch.relu(x[2]), [x])
+
+    def relu6(self, x):
+        return self.op("kt.clamp %s {min = 0.0 : f64, max = 6.0 : f64}" % x[0],
+                       x[1], torch.clamp(x[2], 0.0, 6.0), [x])
 
     def add(self, x, y):
         return self.op("kt.add %s, %s" % (x[0], y[0]), x[1], x[2] + y[2], [x, y])
@@ -186,7 +199,53 @@ def stem_uneven(dyn=(), special=False):
     return g
 
 
-CASES = [("stem uneven ? batch", stem_uneven, (0,), False),
+def inverted_residual(dyn=(), special=False):
+    """mobilenet_v2's block, channels-last throughout (the depthwise convs
+    run in libkiln_onednn's channels-last loops): 1x1 expansion to 40
+    channels (two vectors of 16 and a tail of 8), ReLU6, depthwise 3x3,
+    ReLU6, 1x1 projection, the residual add; then a strided block on an odd
+    image and a depthwise conv of 8 channels (the tail only) whose ReLU
+    prologue and output are read by a 1x1 conv."""
+    g = Graph(dyn)
+    x = g.arg(input_of((2, 16, 13, 11), special) * 3, act=True)
+    y = g.relu6(g.conv(x, 40, 1))
+    y = g.relu6(g.depthwise(y))
+    y = g.add(g.conv(y, 16, 1), x)
+    g.ret(y)
+    z = g.relu6(g.conv(y, 24, 1))
+    z = g.relu6(g.depthwise(z, 3, 2, 1))
+    z = g.conv(z, 8, 1)
+    t = g.depthwise(g.relu(z), bias=False)
+    g.ret(g.conv(t, 8, 1, bias=False))
+    g.ret(g.mean_hw(g.relu(z)))
+    return g
+
+
+def depthwise_shapes(dyn=(), special=False):
+    """Depthwise convs off the 3x3 fast path, between 1x1 convs: 5x5 with
+    padding 2, dilation 2, padding of W only (3x3, [0, 1]), stride 2 of a
+    5x5, a 1x1 depthwise conv (a per-channel scale), 17 channels."""
+    g = Graph(dyn)
+    x = g.arg(input_of((3, 17, 9, 12), special), act=True)
+    y = g.relu6(g.conv(x, 17, 1))
+    y = g.relu6(g.depthwise(y, 5, 1, 2))
+    y = g.relu6(g.conv(y, 17, 1))
+    y = g.relu6(g.depthwise(y, 3, 1, 2, dilation=2))
+    y = g.relu6(g.conv(y, 17, 1))
+    y = g.relu6(g.depthwise(y, 3, 1, (0, 1)))
+    y = g.relu6(g.conv(y, 17, 1))
+    y = g.relu6(g.depthwise(y, 5, 2, 2))
+    y = g.relu6(g.conv(y, 17, 1))
+    y = g.depthwise(y, 1, 1, 0)
+    g.ret(g.conv(y, 16, 1))
+    return g
+
+
+CASES = [("inverted residual", inverted_residual, (), False),
+         ("inverted residual ? batch NaN/inf", inverted_residual, (0,), True),
+         ("depthwise shapes", depthwise_shapes, (), False),
+         ("depthwise shapes ? batch NaN/inf", depthwise_shapes, (0,), True),
+         ("stem uneven ? batch", stem_uneven, (0,), False),
          ("stem uneven NaN/inf", stem_uneven, (), True),
          ("basic", basic, (), False), ("basic ? batch NaN/inf", basic, (0,), True),
          ("bottleneck", bottleneck, (), False), ("bottleneck ? batch", bottleneck, (0,), True),

@@ -322,10 +322,17 @@ unsigned poolsAsWindowSlices(mlir::Operation *root);
 /// operands permuted, scalars as they are); a conv reads a channels-last
 /// input through `kt.permute [0, 3, 1, 2]`, every other reader through a
 /// permute back; inference kt.batch_norm of a twin becomes x * a + b on it,
-/// a mean/sum/amax over H and W reduces the twin's dims 1 and 2. Convs that
-/// meet a grouped conv through relu/clamp are left NCHW. Permutes nothing
-/// reads are erased. Returns the convs rewritten.
+/// a mean/sum/amax over H and W reduces the twin's dims 1 and 2. Depthwise
+/// convs (one input and one output channel per group) take part; convs that
+/// meet another grouped conv through relu/clamp are left NCHW. Permutes
+/// nothing reads are erased. Returns the convs rewritten.
 unsigned convsToChannelsLast(mlir::Operation *root);
+
+/// Whether `op` is a one-operand kt.relu, or a kt.clamp whose bounds keep 0
+/// (min <= 0 <= max, each optional): clamping a conv's zero padding too
+/// changes nothing, so it can be the conv's input clamp (a depthwise conv's
+/// prologue: kiln-cpu-conv-channels-last, kiln-cpu-outline-kernels).
+bool isZeroKeepingClamp(mlir::Operation *op);
 
 /// Replaces every `arith.constant` of a splat tensor under `root` by
 /// tensor.empty + linalg.fill of the scalar, so that bufferization and the
