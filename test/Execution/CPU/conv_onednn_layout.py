@@ -241,7 +241,22 @@ def depthwise_shapes(dyn=(), special=False):
     return g
 
 
+def depthwise_wide(dyn=(), special=False):
+    """Depthwise convs of 120 channels (seven vectors of 16 and a tail of 8:
+    the loops take every vector per block of pixels), stride 1 and 2."""
+    g = Graph(dyn)
+    x = g.arg(input_of((2, 8, 11, 13), special), act=True)
+    y = g.relu6(g.conv(x, 120, 1))
+    y = g.relu6(g.depthwise(y))
+    y = g.relu6(g.conv(y, 120, 1))
+    y = g.relu6(g.depthwise(y, 3, 2, 1))
+    g.ret(g.conv(y, 8, 1))
+    return g
+
+
 CASES = [("inverted residual", inverted_residual, (), False),
+         ("depthwise wide", depthwise_wide, (), False),
+         ("depthwise wide ? batch NaN/inf", depthwise_wide, (0,), True),
          ("inverted residual ? batch NaN/inf", inverted_residual, (0,), True),
          ("depthwise shapes", depthwise_shapes, (), False),
          ("depthwise shapes ? batch NaN/inf", depthwise_shapes, (0,), True),
