@@ -6981,12 +6981,18 @@ def frac(b, x, *, out=None):
 def _logaddexp(name, log_base):
     def conv(b, x, y, *, out=None):
         """log(e^x + e^y) as max + log1p(exp(-|x - y|)) (base 2:
-        scaled by ln 2); equal infinities give that infinity."""
+        scaled by ln 2); equal infinities give that infinity. f16/bf16
+        compute in f32 and round once, as PyTorch's kernels (its opmath
+        type): each step rounded to bf16 made logaddexp(-0.75, -0.75)
+        -0.75 + bf16(ln 2) = -0.0586, 7 bf16 steps from -0.05688."""
         x = need_tensor(b, x, name)
         y = need_tensor(b, y, name)
         dt = result_type(b, x, y)
         if not dt.is_floating_point:
             dt = torch.get_default_dtype()
+        if dt in (torch.float16, torch.bfloat16):
+            return cast(b, conv(b, cast(b, x, torch.float32),
+                                cast(b, y, torch.float32)), dt)
         X, Y = cast(b, x, dt), cast(b, y, dt)
         m = binary(b, "maximum", X, Y)
         d = unary(b, "abs", binary(b, "sub", X, Y))
