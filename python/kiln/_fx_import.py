@@ -503,6 +503,18 @@ class FxImporter:
             raise err from None
         except (TypeError, ValueError, IndexError, RuntimeError,
                 AttributeError, NotImplementedError, ZeroDivisionError) as e:
+            if self._takes_data_scalar(node):
+                # A converter met a Python number from `.item()` where it
+                # needs an int (a size, a slice bound, a dim): say that,
+                # not the TypeError it raised on the TensorVal.
+                raise self._located(
+                    Unsupported, "%s: a Python number read from tensor "
+                    "data (`.item()`, aten._local_scalar_dense) is used as "
+                    "a size, an index or a dim; sizes from tensor values "
+                    "are not captured (kt has no run-time check that would "
+                    "raise PyTorch's error for a negative or mismatched "
+                    "size): a graph break hands Python the number"
+                    % target_name(node)) from e
             raise self._located(
                 Unsupported, "cannot capture %s: %s: %s"
                 % (target_name(node), type(e).__name__, e)) from e
@@ -510,6 +522,17 @@ class FxImporter:
         if isinstance(value, TensorVal):
             self.bind_node(value, node)
         return value
+
+    def _takes_data_scalar(self, node):
+        """True when an argument of `node` is a Python number the program
+        reads from tensor data (TensorVal.scalar: `.item()`)."""
+        leaves = []
+        for a in pytree.tree_flatten((node.args, node.kwargs))[0]:
+            leaves += [a.start, a.stop, a.step] if isinstance(a, slice) \
+                else [a]
+        return any(isinstance(v, TensorVal) and v.scalar for v in (
+            self.env.get(a) if isinstance(a, fx.Node) else a
+            for a in leaves))
 
     def bind_node(self, value, node):
         """Records that `node` reads the TensorVal `value` (see mutate)."""

@@ -11,6 +11,7 @@ torch.fx's Graph API, as TorchDynamo + AOTAutograd would produce them with
 """
 
 import operator
+import re
 
 import pytest
 import torch
@@ -451,6 +452,53 @@ def test_captured_item_branch_and_size_are_graph_breaks(capture_scalars):
         _assert_close_outputs(cf(x, y), f(x, y))
     e = kiln.explain(f, torch.randn(4), y)
     assert e.graph_break_count == 2, e
+
+
+_SIZE_USES = {
+    "zeros": lambda x, n: torch.zeros(n) + x.sum(),
+    "ones2": lambda x, n: torch.ones(n, 2),
+    "new_zeros": lambda x, n: x.new_zeros(n, 2) + 1,
+    "slice": lambda x, n: x[:n] * 2,
+    "view": lambda x, n: x.view(n, -1) * 2,
+    "reshape": lambda x, n: x.reshape(-1, n) + 1,
+    "narrow": lambda x, n: x.narrow(0, 0, n) - 1,
+}
+
+
+@pytest.mark.parametrize("use", sorted(_SIZE_USES))
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_captured_item_used_as_a_size_breaks_with_its_reason(
+        backend, use, capture_scalars):
+    # A size read from data (torch.zeros(n), x[:n], x.view(n, -1)) is a
+    # graph break whose reason says so (it was "TypeError: int() argument
+    # must be ... not 'TensorVal'"); after the break the op runs eagerly on
+    # the number, so results and errors are PyTorch's, for every value.
+    g = _SIZE_USES[use]
+
+    def f(x, t):
+        return g(x, t.item())
+    cf = kiln.compile(f, backend=backend)
+    x = torch.arange(12.0)
+    for n in (3, 0, 4, -1, -2, 5, 12):
+        t = torch.tensor(n)
+        try:
+            want = f(x, t)
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError, match=re.escape(str(e))):
+                cf(x, t)
+            continue
+        got = cf(x, t)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        torch.testing.assert_close(got, want)
+    e = kiln.explain(f, x, torch.tensor(3))
+    assert e.graph_break_count == 1, e
+    why = str(e.break_reasons[0])
+    assert "a Python number read from tensor data" in why, why
+    assert ("is used as a size" in why or "needed as a constant" in why) \
+        and "TypeError" not in why, why
+    with pytest.raises(kiln.Unsupported, match="a Python number read from "
+                       "tensor data"):
+        kiln.compile(f, backend=backend, fullgraph=True)(x, torch.tensor(3))
 
 
 def test_captured_item_training(capture_scalars):
