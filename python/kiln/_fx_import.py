@@ -398,6 +398,14 @@ class _IndexVal:
         self.line = line  # its line in FxImporter.lines (for rollback)
 
 
+# ATen creation overloads whose `size` may hold Python numbers read from
+# tensor data (O.full makes them unbacked sizes: FxImporter.size_from_data).
+_DATA_SIZES_TAKEN = frozenset((
+    "full.default", "zeros.default", "ones.default", "empty.memory_format",
+    "new_zeros.default", "new_ones.default", "new_empty.default",
+    "new_full.default"))
+
+
 class FxImporter:
     """Imports FX nodes one by one into a kg.program (see the module doc).
 
@@ -511,10 +519,12 @@ class FxImporter:
                     Unsupported, "%s: a Python number read from tensor "
                     "data (`.item()`, aten._local_scalar_dense) is used as "
                     "a size, an index or a dim; sizes from tensor values "
-                    "are not captured (kt has no run-time check that would "
-                    "raise PyTorch's error for a negative or mismatched "
-                    "size): a graph break hands Python the number"
-                    % target_name(node)) from e
+                    "are captured as the size of a new tensor only "
+                    "(torch.zeros(n), x.new_full((n, 2), v): kt.full checks "
+                    "them when the program runs), not where PyTorch's "
+                    "rules for -1 or a negative value (view, slicing, "
+                    "narrow) would need other checks: a graph break hands "
+                    "Python the number" % target_name(node)) from e
             raise self._located(
                 Unsupported, "cannot capture %s: %s: %s"
                 % (target_name(node), type(e).__name__, e)) from e
@@ -695,14 +705,18 @@ class FxImporter:
         bound = list(zip(schema.arguments, args)) + [
             (named[k], v) for k, v in kwargs.items() if k in named]
         for a, v in bound:
+            if a.name == "size" and name in _DATA_SIZES_TAKEN:
+                continue  # O.full: an unbacked size, checked by kt.full
             if scalars(v) and "int" in str(a.type).lower():
                 raise self.error(
                     "argument '%s' (%s) of aten.%s: a Python number read "
                     "from tensor data (aten._local_scalar_dense, `.item()`) "
                     "is used as a size or dim; sizes from tensor values are "
-                    "not supported (Kiln's data-dependent sizes are counts, "
-                    "which cannot be negative; kt has no run-time check for "
-                    "a size read from data)" % (a.name, a.type, name))
+                    "taken as the size of a new tensor only (aten.full, "
+                    "zeros, ones, empty, new_*: kt.full checks them when "
+                    "the program runs), not where PyTorch's rules for -1 "
+                    "or a negative value would need other checks"
+                    % (a.name, a.type, name))
 
     # ----- arguments
 
@@ -863,6 +877,19 @@ class FxImporter:
             src = self.shape_env.unbacked_source.get(k[1])
             if src is None:
                 return None
+            if isinstance(src, tuple) and src[0] == "data":
+                # A size read from data (size_from_data): the 0-d i64
+                # value as an index.
+                t = src[1]
+                e = emit("tensor.extract %s[] : %s" % (t.name, t.type))
+                return emit("arith.index_cast %s : i64 to index" % e.name)
+            if isinstance(src, tuple) and src[0] == "dim":
+                # Dim d of the creation op that checked a size read from
+                # data (data_size_checked).
+                t, d = src[1], src[2]
+                c = self.index_of(d)
+                return emit("tensor.dim %s, %s : %s" % (t.name, c.name,
+                                                        t.type))
             c = self.index_of(0)
             return emit("tensor.dim %s, %s : %s" % (src.name, c.name,
                                                     src.type))
@@ -906,6 +933,43 @@ class FxImporter:
         if v is not None:
             cache[k] = v
         return v
+
+    def size_from_data(self, x, what):
+        """The size a Python number read from tensor data stands for
+        (`n = t.item()` in `torch.zeros(n)`): a new unbacked size (see
+        _symbolic.Unbacked) computed when the program runs from the 0-d
+        value (`tensor.extract` + `arith.index_cast`). Only creation ops
+        take it (kt.full and kt.rand check a dynamic size and raise "dynamic
+        size V (dim D) must be non-negative" when it runs, as PyTorch
+        raises for a negative size); one number gives one size, however
+        often it is used."""
+        cache = self.__dict__.setdefault("_data_sizes", {})
+        if id(x) in cache:
+            return cache[id(x)][1]
+        if x.dtype.is_floating_point or x.dtype == torch.bool:
+            raise self.error(
+                "%s: a %s read from tensor data (`.item()`) is used as a "
+                "size (PyTorch takes ints only)" % (what, x.scalar.__name__))
+        t = x if x.dtype == torch.int64 else \
+            self.ops.cast(self, x, torch.int64)
+        u = self.shape_env.new_unbacked()
+        self.shape_env.unbacked_source[u.key[1]] = ("data", t)
+        cache[id(x)] = (x, u)
+        return u
+
+    def data_size_checked(self, size, result):
+        """After the creation op `result` of shape `size` took sizes read
+        from data: later uses of each such size read dim d of `result`
+        (tensor.dim), so they come after its run-time check and keep it
+        alive (a size read again from the value could be negative where
+        the creation op that would have raised was dead code)."""
+        env = self.shape_env
+        for d, u in enumerate(size):
+            if is_unbacked(u):
+                src = env.unbacked_source.get(u.key[1])
+                if isinstance(src, tuple) and src[0] == "data":
+                    env.unbacked_source[u.key[1]] = ("dim", result, d)
+                    self.__dict__.get("_index_cache", {}).clear()
 
     def sized(self, size, why):
         """The `size` attribute and the `index` operands of a sized

@@ -3422,6 +3422,21 @@ def full(b, size, fill_value, dtype=None, why="the size of a new tensor"):
     x.new_ones(x.size(0), 4)) is a dynamic size of kt.full (tensor.dim of
     the input), so the input dim stays dynamic."""
     size = list(size)
+    data = [is_python_scalar(d) for d in size]
+    if any(data):
+        # Sizes read from data (`torch.zeros(t.item())`): unbacked sizes,
+        # checked by kt.full when it runs (negative: an error).
+        size = [b.size_from_data(d, why) if dd else d
+                for d, dd in zip(size, data)]
+        if is_python_scalar(fill_value):
+            dt = _creation_dtype(dtype, fill_value.scalar(0))
+            # The checked kt.full picks the number: where(True, v, v).
+            yes = full(b, size, True, torch.bool, why)
+            v = cast(b, fill_value, dt)
+            return where(b, yes, v, v)
+        r = full(b, size, fill_value, dtype, why)
+        b.data_size_checked(size, r)
+        return r
     if is_python_scalar(fill_value):
         # A number read from a tensor (`.item()`): its value broadcast (the
         # dtype inferred from its Python type, as for a literal).

@@ -114,8 +114,8 @@ class Unbacked(Sym):
             raise UnbackedSizeError(
                 "a data-dependent size (%s, computed when the program runs: "
                 "the count of a nonzero, masked_select or boolean-mask "
-                "index, the length of a unique or bincount) is needed as a "
-                "Python number here"
+                "index, the length of a unique or bincount, a size read "
+                "from data by `.item()`) is needed as a Python number here"
                 % _show(object.__getattribute__(self, "key")))
         return object.__getattribute__(self, name)
 

@@ -205,15 +205,45 @@ def test_item_of_two_elements_raises_as_pytorch():
 
 
 def test_item_used_as_a_size_is_refused_naming_the_use():
-    def body(g, x):
+    # Another use than a creation op's size (a view's sizes: PyTorch's -1
+    # rule) is refused naming the argument.
+    def body(g, x, y):
         n = g.call_function(aten._local_scalar_dense.default, (x,))
-        return (g.call_function(aten.full.default, ([n], 1.0)),)
-    gm = _graph(body, 1)
+        return (g.call_function(aten.view.default, (y, [n, -1])),)
+    gm = _graph(body, 2)
     with pytest.raises(kiln.Unsupported, match=r"argument 'size' \(List"
-                       r"\[int\]\) of aten.full.default: a Python number read "
+                       r"\[int\]\) of aten.view.default: a Python number read "
                        r"from tensor data \(aten._local_scalar_dense, "
                        r"`.item\(\)`\) is used as a size or dim"):
-        kiln.backend(gm, [torch.tensor(3)], backend="eager")
+        kiln.backend(gm, [torch.tensor(3), torch.ones(6)], backend="eager")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_item_as_the_size_of_a_new_tensor(backend):
+    # aten.full / zeros / ones / empty / new_zeros / new_full with a size
+    # from aten._local_scalar_dense: an unbacked size, checked by kt.full
+    # when the program runs (one program for every value).
+    def body(g, x, y):
+        n = g.call_function(aten._local_scalar_dense.default, (x,))
+        s = g.call_function(aten._local_scalar_dense.default, (y,))
+        return (g.call_function(aten.full.default, ([n, 2], 1.5)),
+                g.call_function(aten.zeros.default, ([n],)),
+                g.call_function(aten.ones.default, ([2, n],),
+                                {"dtype": torch.int32}),
+                g.call_function(aten.new_zeros.default, (y, [n])),
+                g.call_function(aten.new_full.default, (y, [n], 4.0)),
+                g.call_function(aten.full.default, ([n], s)))
+    gm = _graph(body, 2)
+    y = torch.tensor(2.5)
+    run = kiln.backend(gm, [torch.tensor(3), y], backend=backend)
+    for n in (3, 0, 6):
+        x = torch.tensor(n)
+        _assert_close_outputs(run(x, y), gm(x, y))
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        gm(torch.tensor(-2), y)
+    with pytest.raises(kiln.KilnError, match=r"dynamic size -2 \(dim 0\) "
+                       "must be non-negative"):
+        run(torch.tensor(-2), y)
 
 
 def test_unsupported_python_operator_on_an_item_is_refused():
@@ -437,14 +467,15 @@ def test_captured_item_with_a_dynamic_dim(backend, capture_scalars):
 
 
 def test_captured_item_branch_and_size_are_graph_breaks(capture_scalars):
-    # A branch on the number, or the number as a size, needs its value in
-    # Python: a graph break (as TorchDynamo), Python gets the number.
+    # A branch on the number, or the number as a slice bound, needs its
+    # value in Python: a graph break (as TorchDynamo), Python gets the
+    # number. (As the size of a new tensor it stays in the graph: below.)
     def f(x, y):
         s = x.sum().item()
         if s > 0:
             y = y * 2
         n = (x > 0).sum().item()
-        return y * s, torch.zeros(n), s, n
+        return y * s, y[:n], torch.zeros(n), s, n
     cf = kiln.compile(f, backend="eager")
     y = torch.randn(3)
     for _ in range(3):
@@ -455,9 +486,6 @@ def test_captured_item_branch_and_size_are_graph_breaks(capture_scalars):
 
 
 _SIZE_USES = {
-    "zeros": lambda x, n: torch.zeros(n) + x.sum(),
-    "ones2": lambda x, n: torch.ones(n, 2),
-    "new_zeros": lambda x, n: x.new_zeros(n, 2) + 1,
     "slice": lambda x, n: x[:n] * 2,
     "view": lambda x, n: x.view(n, -1) * 2,
     "reshape": lambda x, n: x.reshape(-1, n) + 1,
@@ -469,10 +497,11 @@ _SIZE_USES = {
 @pytest.mark.parametrize("backend", ["eager", "cpu"])
 def test_captured_item_used_as_a_size_breaks_with_its_reason(
         backend, use, capture_scalars):
-    # A size read from data (torch.zeros(n), x[:n], x.view(n, -1)) is a
-    # graph break whose reason says so (it was "TypeError: int() argument
-    # must be ... not 'TensorVal'"); after the break the op runs eagerly on
-    # the number, so results and errors are PyTorch's, for every value.
+    # A size read from data used by another op than a creation op (x[:n],
+    # x.view(n, -1): PyTorch's -1 and negative-bound rules) is a graph
+    # break whose reason says so (it was "TypeError: int() argument must
+    # be ... not 'TensorVal'"); after the break the op runs eagerly on the
+    # number, so results and errors are PyTorch's, for every value.
     g = _SIZE_USES[use]
 
     def f(x, t):
@@ -499,6 +528,63 @@ def test_captured_item_used_as_a_size_breaks_with_its_reason(
     with pytest.raises(kiln.Unsupported, match="a Python number read from "
                        "tensor data"):
         kiln.compile(f, backend=backend, fullgraph=True)(x, torch.tensor(3))
+
+
+_CREATION_USES = {
+    "zeros": lambda x, n: torch.zeros(n) + x.sum(),
+    "ones2": lambda x, n: torch.ones(n, 2, dtype=torch.int32),
+    # (empty's values are undefined: its shape.)
+    "empty": lambda x, n: torch.ones(torch.empty(2, n).shape),
+    "full": lambda x, n: torch.full((n,), 2.5),
+    "full_item": lambda x, n: torch.full((n, 2), x.sum().item()),
+    "new_zeros": lambda x, n: x.new_zeros(n, 2) + 1,
+    "new_full": lambda x, n: x.new_full((3, n), -1.0),
+    "twice": lambda x, n: torch.zeros(n) + torch.ones(n),
+    # The size read back from the new tensor: after kt.full's check, even
+    # when the tensor itself is dead (x[:-3] is not what PyTorch raises).
+    "slice_by_shape": lambda x, n: x[:torch.zeros(n).shape[0]] * 2,
+}
+
+
+@pytest.mark.parametrize("use", sorted(_CREATION_USES))
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_captured_item_as_the_size_of_a_new_tensor(backend, use,
+                                                    capture_scalars):
+    # torch.zeros(n) & co. with n = t.item(): an unbacked size read from
+    # the value when the program runs (no graph break, one compile for
+    # every value); kt.full checks it, so a negative one raises, as
+    # PyTorch does (its message: "Trying to create tensor with negative
+    # dimension -3").
+    g = _CREATION_USES[use]
+
+    def f(x, t):
+        return g(x, t.item())
+    cf = kiln.compile(f, backend=backend, fullgraph=True)
+    x = torch.arange(12.0)
+    for n in (3, 0, 1, 7):
+        for dt in (torch.int64, torch.int32):
+            t = torch.tensor(n, dtype=dt)
+            want, got = f(x, t), cf(x, t)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            torch.testing.assert_close(got, want)
+    (stats,) = cf._kiln.stats().values()
+    assert stats["compiles"] == 2, stats  # one per dtype of t, any value
+    with pytest.raises(RuntimeError, match="negative dimension -3"):
+        f(x, torch.tensor(-3))
+    with pytest.raises(kiln.KilnError, match=r"dynamic size -3 \(dim \d\) "
+                       "must be non-negative"):
+        cf(x, torch.tensor(-3))
+
+
+def test_captured_float_item_as_a_size_is_refused(capture_scalars):
+    def f(x, t):
+        return torch.zeros(t.item()) + x
+    with pytest.raises(TypeError):
+        f(torch.ones(2), torch.tensor(2.0))
+    with pytest.raises(kiln.Unsupported, match=r"a float read from tensor "
+                       r"data \(`.item\(\)`\) is used as a size"):
+        kiln.compile(f, backend="eager", fullgraph=True)(
+            torch.ones(2), torch.tensor(2.0))
 
 
 def test_captured_item_training(capture_scalars):
