@@ -343,13 +343,15 @@ def test_resize_refusals():
                        "the size or strides of the caller's tensor"):
         kiln.backend(make_fx(of_input)(x.clone()), [x], backend="eager")
 
-    def non_contiguous_result(x):
-        y = x.t().exp()  # exp keeps the transpose's strides
-        y.resize_(6)
-        return y
+    def view_of_a_written_result(x):
+        y = x.clone()
+        y.add_(1)
+        z = y.t()  # a view of an in-place op's result
+        z.resize_(6)
+        return z * 1
     with pytest.raises(kiln.Unsupported, match="resize_ of a tensor whose "
                        "storage Kiln cannot trace"):
-        kiln.backend(make_fx(non_contiguous_result)(x.clone()), [x],
+        kiln.backend(make_fx(view_of_a_written_result)(x.clone()), [x],
                      backend="eager")
 
     def shared_then_written(x):
@@ -376,6 +378,83 @@ def test_resize_refusals():
                        r"multiplication overflow'\)"):
         kiln.backend(fx.GraphModule(torch.nn.Module(), g), [x],
                      backend="eager")
+
+
+def _twice_shrink_grow(x):
+    y = x.clone()
+    y.resize_(2)
+    y.resize_(6)  # the storage kept its 6 elements: x's values again
+    return y * 1
+
+
+def _twice_with_writes(x):
+    y = x.clone()
+    y.resize_(4)
+    y.mul_(2)  # written into the storage's first 4 elements
+    y.resize_(1, 6)
+    y.add_(1)
+    y.resize_(3)
+    return y * 1
+
+
+def _twice_grow(x):
+    y = x.clone()
+    y.resize_(3, 3)  # grows: elements 6..8 are new (undefined)
+    y[2].fill_(7.0)
+    y.resize_(2, 4)  # 8 elements of the 9: 6 old ones, 2 written
+    return y * 1
+
+
+def _clone_of_a_transpose(x):
+    y = x.t().clone()  # keeps the transpose's strides: storage is x's order
+    y.resize_(6)
+    return y * 1
+
+
+def _clone_of_a_transpose_shrunk_twice(x):
+    y = x.t().clone()
+    y.resize_(2, 2)
+    y.resize_(3, 2)
+    return y * 1
+
+
+def _exp_of_a_transpose(x):
+    y = x.t().exp()  # TensorIterator keeps the transpose's strides
+    y.resize_(6)
+    return y
+
+
+def _permuted_clone_grown(x):
+    y = x.reshape(1, 2, 3).permute(2, 0, 1).clone()
+    y.resize_(8)
+    return y[:6] * 1
+
+
+def _channels_last_then_flat(x):
+    y = x.reshape(1, 2, 3, 1).clone()
+    y.resize_(1, 2, 3, 1, memory_format=torch.channels_last)
+    y.add_(1)
+    y.resize_(6)  # the storage in channels-last order
+    return y * 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [
+    _twice_shrink_grow, _twice_with_writes, _twice_grow,
+    _clone_of_a_transpose, _clone_of_a_transpose_shrunk_twice,
+    _exp_of_a_transpose, _permuted_clone_grown, _channels_last_then_flat],
+    ids=lambda f: f.__name__.strip("_"))
+def test_resize_twice_and_of_non_contiguous_results(backend, fn):
+    # resize_ of a resize_'s result (the storage it left, never shrunk,
+    # with the values written since) and of a result laid out by its
+    # strides (x.t().clone(): its storage in stride order), against eager
+    # PyTorch (both were refused: "a storage Kiln cannot trace").
+    x = torch.arange(6.0).reshape(2, 3) - 2.5
+    want = fn(x.clone())
+    gm = make_fx(fn)(x.clone())
+    got = kiln.backend(gm, [x.clone()], backend=backend)(x.clone())
+    assert got.shape == want.shape and got.dtype == want.dtype
+    torch.testing.assert_close(got, want)
 
 
 def test_resize_read_through_the_old_node_is_refused():
