@@ -555,7 +555,8 @@ def squeeze_dims(b, x, dim):
 @aten("slice.Tensor")
 def slice_(b, x, dim=0, start=None, end=None, step=1):
     x = _t(b, x, "slice")
-    if end is not None and not isinstance(end, Sym) and end >= (1 << 62):
+    if end is not None and not isinstance(end, (Sym, TensorVal)) and \
+            end >= (1 << 62):
         end = None
     return O.slice_dim(b, x, dim, start, end, step)
 

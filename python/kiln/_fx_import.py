@@ -519,12 +519,13 @@ class FxImporter:
                     Unsupported, "%s: a Python number read from tensor "
                     "data (`.item()`, aten._local_scalar_dense) is used as "
                     "a size, an index or a dim; sizes from tensor values "
-                    "are captured as the size of a new tensor only "
-                    "(torch.zeros(n), x.new_full((n, 2), v): kt.full checks "
-                    "them when the program runs), not where PyTorch's "
-                    "rules for -1 or a negative value (view, slicing, "
-                    "narrow) would need other checks: a graph break hands "
-                    "Python the number" % target_name(node)) from e
+                    "are captured as the size of a new tensor "
+                    "(torch.zeros(n): kt.full checks them when the program "
+                    "runs) and as slice bounds (x[:n]) only, not where "
+                    "PyTorch's rules for -1 or a negative value (view, "
+                    "reshape, narrow) would need other checks: a graph "
+                    "break hands Python the number" % target_name(node)) \
+                from e
             raise self._located(
                 Unsupported, "cannot capture %s: %s: %s"
                 % (target_name(node), type(e).__name__, e)) from e
@@ -705,17 +706,19 @@ class FxImporter:
         bound = list(zip(schema.arguments, args)) + [
             (named[k], v) for k, v in kwargs.items() if k in named]
         for a, v in bound:
-            if a.name == "size" and name in _DATA_SIZES_TAKEN:
-                continue  # O.full: an unbacked size, checked by kt.full
+            if (a.name == "size" and name in _DATA_SIZES_TAKEN) or (
+                    a.name in ("start", "end") and name == "slice.Tensor"):
+                continue  # O.full, O.slice_dim: unbacked sizes
             if scalars(v) and "int" in str(a.type).lower():
                 raise self.error(
                     "argument '%s' (%s) of aten.%s: a Python number read "
                     "from tensor data (aten._local_scalar_dense, `.item()`) "
                     "is used as a size or dim; sizes from tensor values are "
-                    "taken as the size of a new tensor only (aten.full, "
-                    "zeros, ones, empty, new_*: kt.full checks them when "
-                    "the program runs), not where PyTorch's rules for -1 "
-                    "or a negative value would need other checks"
+                    "taken as the size of a new tensor (aten.full, zeros, "
+                    "ones, empty, new_*: kt.full checks them when the "
+                    "program runs) and as aten.slice's bounds only, not "
+                    "where PyTorch's rules for -1 or a negative value "
+                    "would need other checks"
                     % (a.name, a.type, name))
 
     # ----- arguments
@@ -938,11 +941,13 @@ class FxImporter:
         """The size a Python number read from tensor data stands for
         (`n = t.item()` in `torch.zeros(n)`): a new unbacked size (see
         _symbolic.Unbacked) computed when the program runs from the 0-d
-        value (`tensor.extract` + `arith.index_cast`). Only creation ops
-        take it (kt.full and kt.rand check a dynamic size and raise "dynamic
-        size V (dim D) must be non-negative" when it runs, as PyTorch
-        raises for a negative size); one number gives one size, however
-        often it is used."""
+        value (`tensor.extract` + `arith.index_cast`). Two kinds of ops
+        take it: creation ops (kt.full checks a dynamic size and raises
+        "dynamic size V (dim D) must be non-negative" when it runs, as
+        PyTorch raises for a negative size) and slice bounds (kt.slice
+        applies Python's rules to a dynamic bound when it runs: a negative
+        one counts from the end; _symbolic.nonneg is False for it). One
+        number gives one size, however often it is used."""
         cache = self.__dict__.setdefault("_data_sizes", {})
         if id(x) in cache:
             return cache[id(x)][1]
@@ -952,7 +957,7 @@ class FxImporter:
                 "size (PyTorch takes ints only)" % (what, x.scalar.__name__))
         t = x if x.dtype == torch.int64 else \
             self.ops.cast(self, x, torch.int64)
-        u = self.shape_env.new_unbacked()
+        u = self.shape_env.new_unbacked("d")
         self.shape_env.unbacked_source[u.key[1]] = ("data", t)
         cache[id(x)] = (x, u)
         return u

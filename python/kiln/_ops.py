@@ -2037,6 +2037,12 @@ def stack(b, tensors, dim=0, *, out=None):
 
 def slice_dim(b, x, dim, start, end, step):
     """x[start:end:step] along dim, with Python's slice rules."""
+    # Bounds read from data (`x[:t.item()]`): unbacked sizes that kt.slice
+    # applies with Python's rules when it runs (negative: from the end).
+    if is_python_scalar(start):
+        start = b.size_from_data(start, "a slice start")
+    if is_python_scalar(end):
+        end = b.size_from_data(end, "a slice end")
     size = x.shape[dim]
     step = 1 if step is None else b.static(step, "a slice step")
     if step <= 0:

@@ -219,6 +219,21 @@ def test_item_used_as_a_size_is_refused_naming_the_use():
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_item_as_a_slice_bound(backend):
+    # aten.slice.Tensor with start or end from aten._local_scalar_dense.
+    def body(g, x, t):
+        n = g.call_function(aten._local_scalar_dense.default, (t,))
+        return (g.call_function(aten.slice.Tensor, (x, 0, 0, n)),
+                g.call_function(aten.slice.Tensor, (x, 1, n, 2 ** 63 - 1)))
+    gm = _graph(body, 2)
+    x = torch.arange(12.0).reshape(3, 4)
+    run = kiln.backend(gm, [x, torch.tensor(1)], backend=backend)
+    for n in (1, -2, 0, 20, -9):
+        t = torch.tensor(n)
+        _assert_close_outputs(run(x, t), gm(x, t))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_item_as_the_size_of_a_new_tensor(backend):
     # aten.full / zeros / ones / empty / new_zeros / new_full with a size
     # from aten._local_scalar_dense: an unbacked size, checked by kt.full
@@ -546,17 +561,18 @@ def test_captured_item_with_a_dynamic_dim(backend, capture_scalars):
 
 
 def test_captured_item_branch_and_size_are_graph_breaks(capture_scalars):
-    # A branch on the number, or the number as a slice bound, needs its
+    # A branch on the number, or the number as narrow's length, needs its
     # value in Python: a graph break (as TorchDynamo), Python gets the
-    # number. (As the size of a new tensor it stays in the graph: below.)
+    # number. (As the size of a new tensor or a slice bound it stays in
+    # the graph: below.)
     def f(x, y):
         s = x.sum().item()
         if s > 0:
             y = y * 2
         n = (x > 0).sum().item()
-        return y * s, y[:n], torch.zeros(n), s, n
+        return y * s, y.view(1, -1).narrow(1, 0, n), torch.zeros(n), s, n
     cf = kiln.compile(f, backend="eager")
-    y = torch.randn(3)
+    y = torch.randn(4)  # n <= 4: narrow(1, 0, n) is valid
     for _ in range(3):
         x = torch.randn(4)
         _assert_close_outputs(cf(x, y), f(x, y))
@@ -565,7 +581,6 @@ def test_captured_item_branch_and_size_are_graph_breaks(capture_scalars):
 
 
 _SIZE_USES = {
-    "slice": lambda x, n: x[:n] * 2,
     "view": lambda x, n: x.view(n, -1) * 2,
     "reshape": lambda x, n: x.reshape(-1, n) + 1,
     "narrow": lambda x, n: x.narrow(0, 0, n) - 1,
@@ -576,9 +591,9 @@ _SIZE_USES = {
 @pytest.mark.parametrize("backend", ["eager", "cpu"])
 def test_captured_item_used_as_a_size_breaks_with_its_reason(
         backend, use, capture_scalars):
-    # A size read from data used by another op than a creation op (x[:n],
-    # x.view(n, -1): PyTorch's -1 and negative-bound rules) is a graph
-    # break whose reason says so (it was "TypeError: int() argument must
+    # A size read from data used by another op than a creation op or a
+    # slice (x.view(n, -1), reshape, narrow: PyTorch's -1 rule and
+    # negative-length error) is a graph break whose reason says so (it was "TypeError: int() argument must
     # be ... not 'TensorVal'"); after the break the op runs eagerly on the
     # number, so results and errors are PyTorch's, for every value.
     g = _SIZE_USES[use]
@@ -653,6 +668,37 @@ def test_captured_item_as_the_size_of_a_new_tensor(backend, use,
     with pytest.raises(kiln.KilnError, match=r"dynamic size -3 \(dim \d\) "
                        "must be non-negative"):
         cf(x, torch.tensor(-3))
+
+
+_SLICE_USES = {
+    "stop": lambda x, n: x[:n] * 2,
+    "start": lambda x, n: x[n:] + 1,
+    "both": lambda x, n: x[n:n + 4],
+    "negated": lambda x, n: x[-n:],
+    "step": lambda x, n: x[n::2],
+    "dim1": lambda x, n: x.view(3, 4)[:, :n].sum(1),
+    "twice": lambda x, n: x[:n] + x[:n],
+}
+
+
+@pytest.mark.parametrize("use", sorted(_SLICE_USES))
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_captured_item_as_a_slice_bound(backend, use, capture_scalars):
+    # x[:n] with n = t.item(): an unbacked bound that kt.slice applies with
+    # Python's rules when it runs (negative from the end, clamped), one
+    # compile for every value (it was a graph break).
+    g = _SLICE_USES[use]
+
+    def f(x, t):
+        return g(x, t.item())
+    cf = kiln.compile(f, backend=backend, fullgraph=True)
+    x = torch.arange(12.0)
+    for n in (3, 0, -2, 12, 20, -20, 5):
+        t = torch.tensor(n)
+        want, got = f(x, t), cf(x, t)
+        assert got.shape == want.shape and torch.equal(got, want), (n, got)
+    (stats,) = cf._kiln.stats().values()
+    assert stats["compiles"] == 1, stats
 
 
 def test_captured_float_item_as_a_size_is_refused(capture_scalars):

@@ -43,3 +43,19 @@ func.func @slice_by_shape(%x: tensor<5xf32>, %t: tensor<i64>) -> tensor<?xf32> {
   %r = kt.slice %x, %d {dim = 0, start = 0, dynamic_end} : (tensor<5xf32>, index) -> tensor<?xf32>
   return %r : tensor<?xf32>
 }
+
+// x[:n] (and x[n:]) with n read from data: kt.slice applies Python's rules
+// to the dynamic bound when it runs (-3 counts from the end).
+// RUN: kiln-run %s --entry=slice_by_value --input=%t/f5.npy --input=%t/vm3.npy --backend=cpu --print 2>&1 | FileCheck %s --check-prefix=SV
+// RUN: kiln-run %s --entry=slice_by_value --input=%t/f5.npy --input=%t/vm3.npy --print 2>&1 | FileCheck %s --check-prefix=SV
+// SV: result0: tensor<?xf32>
+// SV-NEXT: [0, 1]
+// SV: result1: tensor<?xf32>
+// SV-NEXT: [2, 3, 4]
+func.func @slice_by_value(%x: tensor<5xf32>, %t: tensor<i64>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %e = tensor.extract %t[] : tensor<i64>
+  %n = arith.index_cast %e : i64 to index
+  %a = kt.slice %x, %n {dim = 0, start = 0, dynamic_end} : (tensor<5xf32>, index) -> tensor<?xf32>
+  %b = kt.slice %x, %n {dim = 0, dynamic_start} : (tensor<5xf32>, index) -> tensor<?xf32>
+  return %a, %b : tensor<?xf32>, tensor<?xf32>
+}
