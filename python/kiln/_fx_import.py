@@ -405,6 +405,11 @@ _DATA_SIZES_TAKEN = frozenset((
     "new_zeros.default", "new_ones.default", "new_empty.default",
     "new_full.default"))
 
+# ... and views with an explicit -1 (kt.reshape takes the number as a size
+# and infers the -1, both checked when it runs).
+_VIEWS = frozenset(("view.default", "_unsafe_view.default",
+                    "reshape.default"))
+
 
 class FxImporter:
     """Imports FX nodes one by one into a kg.program (see the module doc).
@@ -707,8 +712,11 @@ class FxImporter:
             (named[k], v) for k, v in kwargs.items() if k in named]
         for a, v in bound:
             if (a.name == "size" and name in _DATA_SIZES_TAKEN) or (
-                    a.name in ("start", "end") and name == "slice.Tensor"):
-                continue  # O.full, O.slice_dim: unbacked sizes
+                    a.name in ("start", "end") and name == "slice.Tensor") \
+                    or (a.name in ("size", "shape") and name in _VIEWS and
+                        isinstance(v, (list, tuple)) and -1 in [
+                            d for d in v if isinstance(d, int)]):
+                continue  # O.full, O.slice_dim, O.reshape: unbacked sizes
             if scalars(v) and "int" in str(a.type).lower():
                 raise self.error(
                     "argument '%s' (%s) of aten.%s: a Python number read "

@@ -1625,21 +1625,46 @@ def reshape(b, x, *shape):
              if not isinstance(d, Sym) and d == -1]
     if len(infer) > 1:
         raise b.error("only one dimension can be inferred in a reshape")
+    data = [is_python_scalar(d) for d in target]
+    if any(data):
+        if not infer:
+            # view(n, 4) with n = -1 infers n in PyTorch: kt.reshape would
+            # call it a negative size. (A graph break: FxImporter's reason.)
+            raise TypeError("a size read from data in a reshape without "
+                            "an explicit -1")
+        # view(n, -1): n read from data is a -2 size of kt.reshape, which
+        # raises for a negative one when it runs (PyTorch raises for n < 0
+        # with another -1 too: "only one dimension can be inferred",
+        # "invalid shape dimension").
+        target = [b.size_from_data(d, "a reshape size") if dd else d
+                  for d, dd in zip(target, data)]
     if any(is_unbacked(d) for d in list(target) + [total]):
         # A data-dependent size (kt.nonzero's count): nothing to check
         # now; kt.reshape checks the element count when it runs.
+        inferred = None
         if infer:
             rest = prod(d for i, d in enumerate(target) if i != infer[0])
-            target[infer[0]] = total // rest if not (
-                not isinstance(rest, Sym) and rest == 0) else 0
+            if not isinstance(rest, Sym) and rest == 0:
+                target[infer[0]] = 0
+            else:
+                # kt.reshape infers it when it runs (its -1 entry: an error
+                # when the other sizes multiply to 0, where total // rest
+                # divided by zero: SIGFPE on the CPU backend); later uses
+                # read the result's dim.
+                inferred = b.shape_env.new_unbacked()
+                target[infer[0]] = inferred
         if len(target) == x.ndim and all(
                 same(a, c) for a, c in zip(target, x.shape)):
             return alias(x)
         attr, sizes = _reshape_attr(b, x, target, "a reshape to a size")
         contiguous = x.layout is None
-        return view_op(b, "reshape", x, {"shape": attr}, target,
-                       _reshape_back if contiguous else None,
-                       None if contiguous else "unknown", sizes=sizes)
+        r = view_op(b, "reshape", x, {"shape": attr}, target,
+                    _reshape_back if contiguous else None,
+                    None if contiguous else "unknown", sizes=sizes)
+        if inferred is not None:
+            b.shape_env.unbacked_source[inferred.key[1]] = (
+                "dim", r, infer[0])
+        return r
     if infer:
         rest = prod(d for i, d in enumerate(target) if i != infer[0])
         if value(rest) == 0:

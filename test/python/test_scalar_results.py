@@ -205,17 +205,38 @@ def test_item_of_two_elements_raises_as_pytorch():
 
 
 def test_item_used_as_a_size_is_refused_naming_the_use():
-    # Another use than a creation op's size (a view's sizes: PyTorch's -1
-    # rule) is refused naming the argument.
+    # Another use than a creation op's size, a slice bound or a view with
+    # an explicit -1 (a view's sizes without one: PyTorch's -1 rule for
+    # the number) is refused naming the argument.
     def body(g, x, y):
         n = g.call_function(aten._local_scalar_dense.default, (x,))
-        return (g.call_function(aten.view.default, (y, [n, -1])),)
+        return (g.call_function(aten.view.default, (y, [n, 2])),)
     gm = _graph(body, 2)
     with pytest.raises(kiln.Unsupported, match=r"argument 'size' \(List"
                        r"\[int\]\) of aten.view.default: a Python number read "
                        r"from tensor data \(aten._local_scalar_dense, "
                        r"`.item\(\)`\) is used as a size or dim"):
         kiln.backend(gm, [torch.tensor(3), torch.ones(6)], backend="eager")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_item_in_a_view_with_minus_one(backend):
+    # aten.view / reshape with [n, -1], n from aten._local_scalar_dense.
+    def body(g, x, t):
+        n = g.call_function(aten._local_scalar_dense.default, (t,))
+        return (g.call_function(aten.view.default, (x, [n, -1])),
+                g.call_function(aten.reshape.default, (x, [-1, n])))
+    gm = _graph(body, 2)
+    x = torch.arange(12.0)
+    run = kiln.backend(gm, [x, torch.tensor(3)], backend=backend)
+    for n in (3, 4, 12, 1):
+        t = torch.tensor(n)
+        _assert_close_outputs(run(x, t), gm(x, t))
+    for n in (0, -1, 5):
+        with pytest.raises(RuntimeError):
+            gm(x, torch.tensor(n))
+        with pytest.raises(kiln.KilnError):
+            run(x, torch.tensor(n))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -581,8 +602,8 @@ def test_captured_item_branch_and_size_are_graph_breaks(capture_scalars):
 
 
 _SIZE_USES = {
-    "view": lambda x, n: x.view(n, -1) * 2,
-    "reshape": lambda x, n: x.reshape(-1, n) + 1,
+    # view(n, 4) with n = -1 infers n: kt.reshape would call it negative.
+    "view_without_minus_one": lambda x, n: x.view(n, 4) * 2,
     "narrow": lambda x, n: x.narrow(0, 0, n) - 1,
 }
 
@@ -591,9 +612,10 @@ _SIZE_USES = {
 @pytest.mark.parametrize("backend", ["eager", "cpu"])
 def test_captured_item_used_as_a_size_breaks_with_its_reason(
         backend, use, capture_scalars):
-    # A size read from data used by another op than a creation op or a
-    # slice (x.view(n, -1), reshape, narrow: PyTorch's -1 rule and
-    # negative-length error) is a graph break whose reason says so (it was "TypeError: int() argument must
+    # A size read from data used by another op than a creation op, a
+    # slice or a view/reshape with an explicit -1 (x.view(n, 4), narrow:
+    # PyTorch's -1 rule and negative-length error) is a graph break whose
+    # reason says so (it was "TypeError: int() argument must
     # be ... not 'TensorVal'"); after the break the op runs eagerly on the
     # number, so results and errors are PyTorch's, for every value.
     g = _SIZE_USES[use]
@@ -696,6 +718,43 @@ def test_captured_item_as_a_slice_bound(backend, use, capture_scalars):
     for n in (3, 0, -2, 12, 20, -20, 5):
         t = torch.tensor(n)
         want, got = f(x, t), cf(x, t)
+        assert got.shape == want.shape and torch.equal(got, want), (n, got)
+    (stats,) = cf._kiln.stats().values()
+    assert stats["compiles"] == 1, stats
+
+
+_VIEW_USES = {
+    "view": lambda x, n: x.view(n, -1) * 2,
+    "reshape": lambda x, n: x.reshape(-1, n) + 1,
+    "view3": lambda x, n: x.view(2, n, -1).sum(2),
+}
+
+
+@pytest.mark.parametrize("use", sorted(_VIEW_USES))
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_captured_item_in_a_view_with_minus_one(backend, use,
+                                                capture_scalars):
+    # x.view(n, -1) with n = t.item(): n is a size kt.reshape takes when it
+    # runs (negative: an error, as PyTorch's "only one dimension can be
+    # inferred" / "invalid shape dimension"), the -1 is inferred by
+    # kt.reshape (0 elements elsewhere, or not divisible: an error, as
+    # PyTorch's). Every value: PyTorch's result, or an error where PyTorch
+    # raises one; one compile.
+    g = _VIEW_USES[use]
+
+    def f(x, t):
+        return g(x, t.item())
+    cf = kiln.compile(f, backend=backend, fullgraph=True)
+    x = torch.arange(12.0)
+    for n in (3, 4, 0, -1, -2, 5, 12, 1):
+        t = torch.tensor(n)
+        try:
+            want = f(x, t)
+        except RuntimeError:
+            with pytest.raises(kiln.KilnError):
+                cf(x, t)
+            continue
+        got = cf(x, t)
         assert got.shape == want.shape and torch.equal(got, want), (n, got)
     (stats,) = cf._kiln.stats().values()
     assert stats["compiles"] == 1, stats
