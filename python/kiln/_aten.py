@@ -2548,17 +2548,16 @@ def resize_(b, x, size, memory_format=None):
 def grid_sampler_2d(b, x, grid, interpolation_mode, padding_mode,
                     align_corners):
     """F.grid_sample on 4-D inputs: bilinear (mode 0) or nearest (1)
-    interpolation with zeros (0) or border (1) padding, PyTorch's
-    unnormalization (align_corners); each corner read by kt.gather on the
-    flattened planes, corners outside the input contributing zero.
-    Bicubic and reflection padding are refused."""
+    interpolation with zeros (0), border (1) or reflection (2) padding,
+    PyTorch's unnormalization (align_corners) and reflect_coordinates;
+    each corner read by kt.gather on the flattened planes, corners outside
+    the input contributing zero. Bicubic is refused."""
     x = _t(b, x, "grid_sampler_2d")
     if interpolation_mode not in (0, 1):
         raise b.error("grid_sampler_2d: bicubic interpolation is not "
                       "supported")
-    if padding_mode not in (0, 1):
-        raise b.error("grid_sampler_2d: reflection padding is not "
-                      "supported")
+    if padding_mode not in (0, 1, 2):
+        raise b.error("grid_sampler_2d: padding mode %r" % (padding_mode,))
     if not x.dtype.is_floating_point:
         raise b.error("grid_sampler_2d of a %s tensor" % x.dtype)
     N, C, H, W = x.shape
@@ -2574,8 +2573,32 @@ def grid_sampler_2d(b, x, grid, interpolation_mode, padding_mode,
         return O.div(b, O.sub(b, O.mul(b, O.add(b, c, 1.0), float(size)),
                               1.0), 2.0)
 
+    def reflect(c, twice_low, twice_high):
+        """PyTorch's reflect_coordinates: c mirrored at low / 2 and
+        high / 2 until it lies between them."""
+        if twice_low == twice_high:
+            return O.full(b, list(c.shape), 0.0, c.dtype)
+        lo = twice_low / 2.0
+        span = (twice_high - twice_low) / 2.0
+        a = _un(b, "abs", O.sub(b, c, lo))
+        extra = O.binary(b, "fmod", a, span)
+        flips = _un(b, "floor", O.div(b, a, span))
+        even = O.binary(b, "eq", O.binary(b, "fmod", flips, 2.0), 0.0,
+                        out_dtype=torch.bool)
+        return O.where(b, even, O.add(b, extra, lo),
+                       O.add(b, O.rsub(b, extra, span), lo))
+
     ix, iy = unnorm(gx, Wi), unnorm(gy, Hi)
-    if padding_mode == 1:
+    if padding_mode == 2:
+        # Reflection (PyTorch's compute_coordinates): mirrored at the
+        # border pixels' centers (align_corners) or edges, then clipped.
+        if align_corners:
+            ix = reflect(ix, 0, 2 * (Wi - 1))
+            iy = reflect(iy, 0, 2 * (Hi - 1))
+        else:
+            ix = reflect(ix, -1, 2 * Wi - 1)
+            iy = reflect(iy, -1, 2 * Hi - 1)
+    if padding_mode in (1, 2):
         ix = O.clamp(b, ix, 0.0, float(Wi - 1))
         iy = O.clamp(b, iy, 0.0, float(Hi - 1))
     xf = O.reshape(b, x, [N, C, Hi * Wi])

@@ -171,10 +171,10 @@ DEVIATION_REASONS = (
      "is Kiln's documented bf16 mm. torch.linalg.multi_dot itself "
      "computes the chain in f32 and rounds once (the f32 note).",
      ("linalg.multi_dot",)),
-    ("grid_sample modes", "F.grid_sample with padding_mode='reflection' "
-     "(and mode='bicubic'): refused by the Core ATen converter of "
-     "aten.grid_sampler_2d (docs/core-aten.md lists both refusals); the "
-     "zeros and border paddings, bilinear and nearest modes compile.",
+    ("grid_sample modes", "F.grid_sample with mode='bicubic': refused by "
+     "the Core ATen converter of aten.grid_sampler_2d (docs/core-aten.md "
+     "lists the refusal); bilinear and nearest with every padding mode "
+     "(zeros, border, reflection) compile.",
      ("nn.functional.grid_sample",)),
     ("not core", "outside the Core ATen opset and not converted yet "
      "(number theory gcd/lcm, float decomposition frexp/nextafter, the "

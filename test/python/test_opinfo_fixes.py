@@ -428,6 +428,32 @@ def test_linalg_ops_with_new_torch_converters(backend):
                     img, grid, backend=backend)
 
 
+@pytest.mark.parametrize("backend", BACKENDS + ("aten",))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_grid_sample_reflection_padding(backend, dtype):
+    # padding_mode='reflection' (PyTorch's reflect_coordinates: mirrored at
+    # the border pixels' centers or edges, then clipped) was refused by
+    # aten.grid_sampler_2d, a Core ATen op. Points up to 4 sizes outside,
+    # the edges exactly, 1-pixel inputs (a zero span).
+    g = torch.Generator().manual_seed(11)
+    for shape in ((2, 3, 5, 6), (1, 2, 1, 4), (1, 1, 1, 1)):
+        img = torch.randn(*shape, generator=g).to(dtype)
+        grid = (torch.rand(shape[0], 4, 7, 2, generator=g) * 8 - 4).to(dtype)
+        grid[0, 0, :3] = torch.tensor([[1.0, -1.0], [-1.0, 1.0],
+                                       [3.0, 5.0]], dtype=dtype)
+        for mode in ("bilinear", "nearest"):
+            for ac in (False, True):
+                def fn(t, gr):
+                    return torch.nn.functional.grid_sample(
+                        t, gr, mode=mode, padding_mode="reflection",
+                        align_corners=ac)
+                if backend == "aten":
+                    got = _aten(fn, img, grid)
+                    torch.testing.assert_close(got, fn(img, grid))
+                else:
+                    _check(fn, img, grid, backend=backend)
+
+
 def test_new_linalg_converters_refuse_as_pytorch():
     a = torch.randn(3, 3)
     with pytest.raises(kiln.Unsupported, match="negative exponent"):
@@ -443,9 +469,9 @@ def test_new_linalg_converters_refuse_as_pytorch():
     with pytest.raises(kiln.KilnError, match="Expected a floating point"):
         _run(lambda a: torch.linalg.vecdot(a, a),
              torch.ones(2, 3, dtype=torch.int32), backend="eager")
-    with pytest.raises(kiln.KilnError, match="reflection padding"):
+    with pytest.raises(kiln.KilnError, match="bicubic interpolation"):
         _run(lambda t, g: torch.nn.functional.grid_sample(
-            t, g, padding_mode="reflection", align_corners=False),
+            t, g, mode="bicubic", align_corners=False),
             torch.randn(1, 1, 3, 3), torch.randn(1, 2, 2, 2),
             backend="eager")
 
