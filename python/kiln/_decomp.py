@@ -2652,6 +2652,16 @@ def _equal(b, x, y):
                   "form Kiln compiles")
 
 
+@O.both("allclose")
+def _allclose(b, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """torch.allclose returns a Python bool too: refused as torch.equal
+    (it was "no Kiln conversion for torch.allclose")."""
+    raise b.error("torch.allclose returns a Python bool read from the "
+                  "tensors' values (data-dependent Python control): a graph "
+                  "break, the op runs eagerly; torch.isclose(a, b).all() is "
+                  "the 0-d tensor form Kiln compiles")
+
+
 # ----------------------------------------------- more pointwise and shapes
 
 
