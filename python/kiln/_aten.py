@@ -2544,6 +2544,14 @@ def resize_(b, x, size, memory_format=None):
     return r
 
 
+@aten("resize_as_")
+def resize_as_(b, x, other, memory_format=None):
+    """x.resize_as_(other): aten.resize_ to other's sizes (its rules and
+    refusals)."""
+    other = _t(b, other, "resize_as_'s template")
+    return resize_(b, x, list(other.shape), memory_format)
+
+
 @aten("grid_sampler_2d")
 def grid_sampler_2d(b, x, grid, interpolation_mode, padding_mode,
                     align_corners):

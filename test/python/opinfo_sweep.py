@@ -162,7 +162,8 @@ DEVIATION_REASONS = (
     ("resize", "resize_ / resize_as_ outside an ATen-level graph, as "
      "docs/python.md (\"aten.resize_\") says: the resized tensor is read "
      "by its old node later, so the torch-level call is a graph break (it "
-     "runs eagerly) and refused with fullgraph.", ("resize_", "resize_as_")),
+     "runs eagerly) and refused with fullgraph (the aten backend "
+     "passes).", ("resize_", "resize_as_")),
     ("bf16 mm chain", "aten backend, bfloat16 only: make_fx records "
      "multi_dot as PyTorch's chain of aten.mm, and each bf16 mm of Kiln "
      "accumulates in f32 and rounds once (issue 16) where PyTorch 1.13's "

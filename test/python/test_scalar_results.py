@@ -493,6 +493,32 @@ def test_resize_twice_and_of_non_contiguous_results(backend, fn):
     torch.testing.assert_close(got, want)
 
 
+def _resize_as(x):
+    y = x.clone()
+    y.resize_as_(torch.zeros(4))
+    return y * 1
+
+
+def _resize_as_of_a_transposed_clone(x):
+    y = x.t().clone()
+    y.resize_as_(torch.zeros(2, 2))
+    return y * 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [_resize_as, _resize_as_of_a_transposed_clone],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_resize_as(backend, fn):
+    # aten.resize_as_ (was "no Kiln conversion"): aten.resize_ to the
+    # other tensor's sizes.
+    x = torch.arange(6.0).reshape(2, 3) - 2.5
+    want = fn(x.clone())
+    gm = make_fx(fn)(x.clone())
+    got = kiln.backend(gm, [x.clone()], backend=backend)(x.clone())
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want)
+
+
 def test_resize_read_through_the_old_node_is_refused():
     # A hand-written graph that reads the tensor after resize_ through the
     # node before it (make_fx always reads the resize_ node).
