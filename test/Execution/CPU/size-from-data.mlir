@@ -18,7 +18,11 @@
 // OK-NEXT:  [1.5, 1.5]]
 // OK0: result0: tensor<?x2xf32>
 // OK0-NEXT: []
-// NEG: size-from-data.mlir:[[# @LINE + 4]]:8: {{(error: )?}}dynamic size -3 (dim 0) must be non-negative
+// NEG: size-from-data.mlir:[[# @LINE + 8]]:8: {{(error: )?}}dynamic size -3 (dim 0) must be non-negative
+// Not on the GPU (docs/gpu.md: tensor.extract): refused at the extract, no
+// crash.
+// RUN: not kiln-compile %s -o %t/g.so --backend=nvptx --emit=isa --chip=sm_80 --entry=zeros_of 2>&1 | FileCheck %s --check-prefix=GPU
+// GPU: size-from-data.mlir:[[# @LINE + 2]]:8: kiln-nvptx: the host uses a value this op computes from device memory; not supported
 func.func @zeros_of(%t: tensor<i64>) -> tensor<?x2xf32> {
   %e = tensor.extract %t[] : tensor<i64>
   %n = arith.index_cast %e : i64 to index
