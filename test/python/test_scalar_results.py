@@ -786,6 +786,29 @@ def test_captured_item_in_a_view_with_minus_one(backend, use,
     assert stats["compiles"] == 1, stats
 
 
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_captured_item_sizes_in_training(backend, capture_scalars):
+    # Sizes read from data in a differentiated program (a slice bound, a
+    # new tensor's size, a view next to -1): gradients as PyTorch's.
+    def g(w, t):
+        n = t.item()
+        return ((w[:n] * 2).sum() + (torch.ones(n) * w[0]).sum() +
+                (w.view(n, -1).sum(0) ** 2).sum())
+    cf = kiln.compile(g, backend=backend, fullgraph=True)
+    for n in (3, 4, 2):
+        w1 = torch.randn(12, requires_grad=True)
+        w2 = w1.detach().clone().requires_grad_()
+        t = torch.tensor(n)
+        a = cf(w1, t)
+        a.backward()
+        b = g(w2, t)
+        b.backward()
+        torch.testing.assert_close(a, b)
+        torch.testing.assert_close(w1.grad, w2.grad)
+    with pytest.raises(kiln.KilnError):
+        cf(torch.randn(12, requires_grad=True), torch.tensor(-3))
+
+
 def test_captured_float_item_as_a_size_is_refused(capture_scalars):
     def f(x, t):
         return torch.zeros(t.item()) + x
