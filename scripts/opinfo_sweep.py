@@ -206,22 +206,25 @@ def report(paths, check=False):
       "(not comparable: random ops, uninitialized memory, samples eager "
       "PyTorch itself rejects).")
     w("")
-    w("Three notes turn a difference into a pass, and say so in the per-op "
-      "list: **ties** (sort/argsort/msort/topk/kthvalue/mode/median/"
+    w("Four notes turn a difference into a pass (counted under Totals): "
+      "**ties** (sort/argsort/msort/topk/kthvalue/mode/median/"
       "nanmedian without `stable=True`: an index that names another "
       "element equal to the one PyTorch's index names; which tie an index "
-      "picks is not in these ops' contract) and **f32** (an f16/bf16 "
+      "picks is not in these ops' contract); **f32** (an f16/bf16 "
       "result that differs from eager's but equals PyTorch's own "
       "computation of the sample in float32 rounded once to the dtype: "
       "Kiln accumulates f16/bf16 products and reductions in f32, issue "
       "16, where PyTorch 1.13's CPU kernels for bmm/baddbmm/addbmm "
-      "accumulate in the low dtype) and **f64** (for the special "
+      "accumulate in the low dtype); **f64** (for the special "
       "functions only, test/python/opinfo_sweep.py's F64_OPS: a result "
       "that equals PyTorch's own computation of the sample in float64 "
       "rounded to the dtype: kt.special and kt.zeta compute in double, "
       "where PyTorch 1.13's float32 kernels lose digits near poles and in "
-      "tails, e.g. polygamma at negative integers, erfcx(-9.3)). No "
-      "tolerance is loosened.")
+      "tails, e.g. polygamma at negative integers, erfcx(-9.3)); "
+      "**order** (unique with `sorted=False`: the same values, counts and "
+      "`values[inverse]` once both sides are sorted; PyTorch leaves that "
+      "order to the kernel, 1.13's CPU one iterates a hash set, Kiln's "
+      "values are sorted, docs/python.md). No tolerance is loosened.")
     w("")
     w("Run it (results append to a file; a stopped sweep resumes; "
       "`--shard K/N` splits the op list, `--ops`, `--dtypes`, "
@@ -235,6 +238,9 @@ def report(paths, check=False):
       "/tmp/opinfo-1.tsv   # this page and the expectations")
     w("/usr/bin/python3 scripts/opinfo_sweep.py --update --ops cross,diff"
       "   # after a fix: rerun ops into test/python/opinfo_results.tsv")
+    w("KILN_BUILD_DIR=$PWD/build PYTHONPATH=python nice /usr/bin/python3 "
+      "scripts/opinfo_sweep.py --recheck --results /tmp/recheck.tsv   # "
+      "the re-audit: every deviation of the expectations swept again")
     w("```")
     w("")
     w("## Totals")
@@ -259,6 +265,10 @@ def report(paths, check=False):
                 notes[be]["f32"] += 1
             elif st == "pass" and msg.startswith(S.TIE_NOTE):
                 notes[be]["ties"] += 1
+            elif st == "pass" and msg.startswith(S.F64_NOTE):
+                notes[be]["f64"] += 1
+            elif st == "pass" and msg.startswith(S.ORDER_NOTE):
+                notes[be]["order"] += 1
     for be in backends:
         t = tot[be]
         w("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d |" % (
@@ -267,9 +277,41 @@ def report(paths, check=False):
             ops_pass[be], ops_some[be]))
     w("")
     w("Passes with a note: %s." % "; ".join(
-        "%s %d f32, %d ties" % (be, notes[be]["f32"], notes[be]["ties"])
-        for be in backends))
+        "%s %d f32, %d f64, %d ties, %d order" % (
+            be, notes[be]["f32"], notes[be]["f64"], notes[be]["ties"],
+            notes[be]["order"]) for be in backends))
     w("")
+    w("## Remaining deviations")
+    w("")
+    w("Every OpInfo that does not pass on some backend, by the reason it "
+      "is kept (test/python/opinfo_sweep.py's DEVIATION_REASONS; "
+      "test_opinfo.py fails on a deviation without one). Wrong answers "
+      "are fixed, not kept: a mismatch below says why it is not one.")
+    w("")
+    devs = collections.defaultdict(list)
+    for key in ran_ops:
+        bad = collections.Counter()
+        for be in backends:
+            c, _ = per_op[key][be]
+            for st in S.DEFECTS + ("unsupported",):
+                if c[st]:
+                    bad[(be, st)] += c[st]
+        if not bad:
+            continue
+        why = S.deviation_reason(key)
+        devs[why[0] if why else None].append((key, bad))
+    for name, reason, _ in S.DEVIATION_REASONS + ((None, "**no reason "
+                                                   "recorded**", ()),):
+        if not devs.get(name):
+            continue
+        w("* **%s** (%d OpInfos): %s" % (name or "unexplained",
+                                          len(devs[name]), reason))
+        w("")
+        w("  " + "; ".join("`%s` (%s)" % (key, ", ".join(
+            "%s %d %s" % (be, n, st) for (be, st), n in sorted(
+                bad.items(), key=lambda x: backends.index(x[0][0]))))
+            for key, bad in devs[name]))
+        w("")
     w("## Per OpInfo")
     w("")
     w("Counts are pass/mismatch/unsupported/error/crash/skip over the "
@@ -333,18 +375,70 @@ def main():
     p.add_argument("--report", nargs="+", metavar="RESULTS")
     p.add_argument("--check", action="store_true",
                    help="with --report: fail if the generated files differ")
+    p.add_argument("--recheck", action="store_true",
+                   help="rerun every (op, dtype, backend) that %s lists "
+                   "as not passing (all its listed samples; --ops to "
+                   "narrow) into --results: the re-audit of the "
+                   "deviations" % os.path.relpath(EXPECTED, ROOT))
     p.add_argument("--update", action="store_true",
                    help="rerun --ops (their listed dtypes and samples) "
                    "into the committed results (%s) and regenerate the "
                    "report and the expectations from it" % os.path.relpath(
                        RESULTS, ROOT))
     args = p.parse_args()
-    if args.update:
+    if args.recheck:
+        recheck(args)
+    elif args.update:
         update(args)
     elif args.report:
         report(args.report, args.check)
     else:
         sweep(args)
+
+
+def recheck(args):
+    """--recheck: the deviations of the expectations swept again, each
+    (op, dtype, backend) with as many samples as listed; results appended
+    to --results (a stopped recheck resumes)."""
+    import torch
+    torch.set_num_threads(1)
+    exp = S.parse_expectations(EXPECTED)
+    wanted = args.ops.split(",") if args.ops else None
+    done = set()
+    if os.path.exists(args.results):
+        res, _, _ = read_results([args.results])
+        for (key, dt, be), r in res.items():
+            done.update((key, dt, be, i) for i in r)
+    todo = collections.defaultdict(list)
+    for (key, dt, be), (st, n, _fails) in exp.items():
+        if st in ("pass", "skip"):
+            continue
+        if wanted and not any(key == w or key.startswith(w + ".")
+                              for w in wanted):
+            continue
+        todo[key] += [(key, dt, be, i) for i in range(n)
+                      if (key, dt, be, i) not in done]
+    out = open(args.results, "a", buffering=1)
+    out.write("# recheck %s: the deviations of %s, ops %s; load %s\n" % (
+        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        os.path.relpath(EXPECTED, ROOT), args.ops, os.getloadavg()[0]))
+    S.preload()
+    t0 = time.time()
+    keys = [S.op_key(op) for op in S.op_db()]
+    for j, key in enumerate(sorted(todo, key=keys.index)):
+        items = todo[key]
+        r = S.run_task(items, timeout=args.timeout)
+        for it in items:
+            key_, dt, be, i = it
+            st, msg = r[it]
+            out.write("%s\t%s\t%s\t%d\t%d\t%s\t%s\n" % (
+                key, dt, be, exp[(key, dt, be)][1], i, st, msg))
+        print("[%d/%d] %s: %d runs (%.0f s)" % (
+            j + 1, len(todo), key, len(items), time.time() - t0),
+            flush=True)
+    out.write("# done %s, %.0f s, load %s\n" % (
+        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        time.time() - t0, os.getloadavg()[0]))
 
 
 def update(args):

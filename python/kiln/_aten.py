@@ -555,7 +555,8 @@ def squeeze_dims(b, x, dim):
 @aten("slice.Tensor")
 def slice_(b, x, dim=0, start=None, end=None, step=1):
     x = _t(b, x, "slice")
-    if end is not None and not isinstance(end, Sym) and end >= (1 << 62):
+    if end is not None and not isinstance(end, (Sym, TensorVal)) and \
+            end >= (1 << 62):
         end = None
     return O.slice_dim(b, x, dim, start, end, step)
 
@@ -2245,6 +2246,35 @@ def _storage_base(b, node):
     return node, chain[::-1]
 
 
+def _dense_order(node):
+    """For the FX node of an operator that returns a new tensor (no alias in
+    its schema) whose make_fx strides (tensor_meta) are contiguous strides
+    of its dims in some order (dense, non-overlapping: `x.t().clone()`,
+    `x.t().exp()` keep the transpose's): those dims from the largest stride
+    to the smallest, so its storage is its value permuted that way and
+    flattened; None otherwise."""
+    import torch.fx as fx
+    if not isinstance(node, fx.Node) or node.op != "call_function":
+        return None
+    meta = node.meta.get("tensor_meta")
+    t = node.target
+    if meta is None or not isinstance(t, torch._ops.OpOverload):
+        return None
+    rets = t._schema.returns
+    if not rets or rets[0].alias_info is not None:
+        return None
+    shape, stride = list(meta.shape), list(meta.stride)
+    if len(stride) != len(shape):
+        return None
+    order = sorted(range(len(shape)), key=lambda d: (-stride[d], d))
+    acc = 1
+    for d in reversed(order):
+        if shape[d] != 1 and stride[d] != acc:
+            return None
+        acc *= shape[d]
+    return order
+
+
 @aten("as_strided")
 def as_strided(b, x, size, stride, storage_offset=None):
     """A strided read of the storage x views: x owns its storage
@@ -2426,43 +2456,78 @@ def resize_(b, x, size, memory_format=None):
                       "caller's tensor" % (
                           store.name, shape, size, "" if rank is None
                           else " (%s)" % memory_format))
-    found = _storage_base(b, store)
-    if found is None:
-        raise b.error("aten.resize_ of a tensor whose storage Kiln cannot "
-                      "trace to a contiguous base (a non-contiguous result, "
-                      "a view of an in-place op's result, a view op with "
-                      "tensor arguments): Kiln's values have no storage to "
-                      "read through")
-    base_node, chain = found
-    base = x if not chain else b.env[base_node]
-    if not isinstance(base, TensorVal):
-        raise b.error("aten.resize_ of a non-tensor base")
-    bshape = [b.static(d, "the size of a resized tensor's base")
-              for d in base.shape]
-    total = 1
-    for d in bshape:
-        total *= d
-    view = torch.arange(total).reshape(bshape)
-    for nd in chain:
-        view = nd.target(view, *nd.args[1:], **nd.kwargs)
-    off = view.storage_offset()
+    stores = b.__dict__.setdefault("_resize_storage", {})
+    flat = None
+    if store in stores:
+        # resize_ of a resize_'s result (through value-only in-place ops):
+        # the storage that resize_ left (it never shrinks), its window
+        # [off, off + numel) holding the tensor's current value in storage
+        # order.
+        prev_flat, total, off, base_node, order = stores[store]
+        cur = O.reshape(b, x if order is None else O.permute(b, x, order),
+                        [-1])
+        n = 1
+        for d in shape:
+            n *= d
+        parts = [O.slice_dim(b, prev_flat, 0, 0, off, 1)] if off else []
+        parts.append(cur)
+        if off + n < total:
+            parts.append(O.slice_dim(b, prev_flat, 0, off + n, total, 1))
+        flat = parts[0] if len(parts) == 1 else O.cat(b, parts, 0)
+        base = None
+    else:
+        found = _storage_base(b, store)
+        order = None if found is not None else _dense_order(store)
+        if found is None and order is None:
+            raise b.error("aten.resize_ of a tensor whose storage Kiln "
+                          "cannot trace to a contiguous base (a view of a "
+                          "result with overlapping strides, a view of an "
+                          "in-place op's result, a view op with tensor "
+                          "arguments): Kiln's values have no storage to "
+                          "read through")
+        if found is None:
+            # A result laid out by its strides (x.t().clone()): its
+            # storage is the value permuted to those strides' order.
+            base_node, chain = store, []
+            base = O.copy_of(O.permute(b, b.env[store], order))
+        else:
+            base_node, chain = found
+            base = x if not chain else b.env[base_node]
+        if not isinstance(base, TensorVal):
+            raise b.error("aten.resize_ of a non-tensor base")
+        bshape = [b.static(d, "the size of a resized tensor's base")
+                  for d in base.shape]
+        total = 1
+        for d in bshape:
+            total *= d
+        view = torch.arange(total).reshape(bshape)
+        for nd in chain:
+            view = nd.target(view, *nd.args[1:], **nd.kwargs)
+        off = view.storage_offset()
     want = 1
     for d in size:
         want *= d
     # Storage positions off .. off + want - 1: those below `total` hold the
     # storage's values, the others are new (zeros).
     have = max(0, min(want, total - off))
+    if flat is None and not (have == want == total and off == 0):
+        flat = O.reshape(b, base, [-1])
+    if off + want > total:
+        # The storage grows (the new elements: zeros in Kiln).
+        grown = O.full(b, [off + want - total], 0, x.dtype)
+        flat = grown if total == 0 else O.cat(
+            b, [flat if flat is not None else O.reshape(b, base, [-1]),
+                grown], 0)
+    stores[node] = (flat if flat is not None else O.reshape(b, base, [-1]),
+                    max(total, off + want), off, base_node,
+                    None if rank is None else
+                    [0] + list(range(2, rank)) + [1])
     if want == 0:
         return O.full(b, size, 0, x.dtype)
-    if have == want == total and off == 0:
+    if flat is None:
         r = base
     else:
-        flat = O.reshape(b, base, [-1])
-        parts = [O.slice_dim(b, flat, 0, off, off + have, 1)] if have \
-            else []
-        if want > have:
-            parts.append(O.full(b, [want - have], 0, x.dtype))
-        r = parts[0] if len(parts) == 1 else O.cat(b, parts, 0)
+        r = O.slice_dim(b, flat, 0, off, off + want, 1)
     if rank is None:
         r = O.copy_of(O.reshape(b, r, size))
     else:
@@ -2479,21 +2544,28 @@ def resize_(b, x, size, memory_format=None):
     return r
 
 
+@aten("resize_as_")
+def resize_as_(b, x, other, memory_format=None):
+    """x.resize_as_(other): aten.resize_ to other's sizes (its rules and
+    refusals)."""
+    other = _t(b, other, "resize_as_'s template")
+    return resize_(b, x, list(other.shape), memory_format)
+
+
 @aten("grid_sampler_2d")
 def grid_sampler_2d(b, x, grid, interpolation_mode, padding_mode,
                     align_corners):
     """F.grid_sample on 4-D inputs: bilinear (mode 0) or nearest (1)
-    interpolation with zeros (0) or border (1) padding, PyTorch's
-    unnormalization (align_corners); each corner read by kt.gather on the
-    flattened planes, corners outside the input contributing zero.
-    Bicubic and reflection padding are refused."""
+    interpolation with zeros (0), border (1) or reflection (2) padding,
+    PyTorch's unnormalization (align_corners) and reflect_coordinates;
+    each corner read by kt.gather on the flattened planes, corners outside
+    the input contributing zero. Bicubic is refused."""
     x = _t(b, x, "grid_sampler_2d")
     if interpolation_mode not in (0, 1):
         raise b.error("grid_sampler_2d: bicubic interpolation is not "
                       "supported")
-    if padding_mode not in (0, 1):
-        raise b.error("grid_sampler_2d: reflection padding is not "
-                      "supported")
+    if padding_mode not in (0, 1, 2):
+        raise b.error("grid_sampler_2d: padding mode %r" % (padding_mode,))
     if not x.dtype.is_floating_point:
         raise b.error("grid_sampler_2d of a %s tensor" % x.dtype)
     N, C, H, W = x.shape
@@ -2509,8 +2581,32 @@ def grid_sampler_2d(b, x, grid, interpolation_mode, padding_mode,
         return O.div(b, O.sub(b, O.mul(b, O.add(b, c, 1.0), float(size)),
                               1.0), 2.0)
 
+    def reflect(c, twice_low, twice_high):
+        """PyTorch's reflect_coordinates: c mirrored at low / 2 and
+        high / 2 until it lies between them."""
+        if twice_low == twice_high:
+            return O.full(b, list(c.shape), 0.0, c.dtype)
+        lo = twice_low / 2.0
+        span = (twice_high - twice_low) / 2.0
+        a = _un(b, "abs", O.sub(b, c, lo))
+        extra = O.binary(b, "fmod", a, span)
+        flips = _un(b, "floor", O.div(b, a, span))
+        even = O.binary(b, "eq", O.binary(b, "fmod", flips, 2.0), 0.0,
+                        out_dtype=torch.bool)
+        return O.where(b, even, O.add(b, extra, lo),
+                       O.add(b, O.rsub(b, extra, span), lo))
+
     ix, iy = unnorm(gx, Wi), unnorm(gy, Hi)
-    if padding_mode == 1:
+    if padding_mode == 2:
+        # Reflection (PyTorch's compute_coordinates): mirrored at the
+        # border pixels' centers (align_corners) or edges, then clipped.
+        if align_corners:
+            ix = reflect(ix, 0, 2 * (Wi - 1))
+            iy = reflect(iy, 0, 2 * (Hi - 1))
+        else:
+            ix = reflect(ix, -1, 2 * Wi - 1)
+            iy = reflect(iy, -1, 2 * Hi - 1)
+    if padding_mode in (1, 2):
         ix = O.clamp(b, ix, 0.0, float(Wi - 1))
         iy = O.clamp(b, iy, 0.0, float(Hi - 1))
     xf = O.reshape(b, x, [N, C, Hi * Wi])

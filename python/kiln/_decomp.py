@@ -1828,9 +1828,13 @@ def _a_trilinear(b, i1, i2, i3, expand1, expand2, expand3, sumdim,
             if d in ex:
                 t = O.unsqueeze(b, t, d)
         outs.append(t)
-    r = O.mul(b, O.mul(b, outs[0], outs[1]), outs[2])
     sd = sorted({d % total for d in b.static(sumdim, "_trilinear's sumdim")})
-    r = O.sum_(b, r, sd, False) if sd else r
+
+    def f(t0, t1, t2):
+        r = O.mul(b, O.mul(b, t0, t1), t2)
+        return O.sum_(b, r, sd, False) if sd else r
+    # f16/bf16 products summed in f32, rounded once (O._in_f32).
+    r = O._in_f32(b, f, *outs)
     # PyTorch's sum of products keeps the inputs' dtype (int8 wraps in
     # int8; kt.sum accumulates integers in int64, wrapped back here).
     dt = O.result_type(b, *ins)
@@ -2057,10 +2061,183 @@ def bilinear(b, x1, x2, weight, bias=None):
     if w.ndim != 3:
         raise b.error("bilinear(): weight must be three-dimensional, got %d"
                       % w.ndim)
-    y = O.FUNCTIONS[torch.einsum](b, "...i,oij,...j->...o", x1, w, x2)
-    if bias is not None:
-        y = O.add(b, y, bias)
-    return y
+    # f16/bf16: computed in f32 and rounded once (PyTorch's own f32
+    # computation rounded; the einsum's pairwise contraction rounded its
+    # intermediate to bf16, up to 4 bf16 steps off).
+    ts = [x1, w, x2] + ([_t(b, bias, "bilinear's bias")]
+                        if bias is not None else [])
+
+    def f(x1, w, x2, *bias):
+        y = O.FUNCTIONS[torch.einsum](b, "...i,oij,...j->...o", x1, w, x2)
+        return O.add(b, y, bias[0]) if bias else y
+    return O._in_f32(b, f, *ts)
+
+
+@O.function(torch.linalg.vecdot, getattr(torch._C._linalg, "linalg_vecdot",
+                                        None))
+def linalg_vecdot(b, x, y, *, dim=-1, out=None):
+    """sum(x * y, dim) (PyTorch's definition, x.conj() * y, for real
+    dtypes; integer tensors refused with PyTorch's message): the product
+    promotes, the sum keeps its dtype."""
+    x, y = _t(b, x, "linalg.vecdot"), _t(b, y, "linalg.vecdot")
+    for t in (x, y):
+        if not t.dtype.is_floating_point:
+            raise b.error("linalg.vecdot: Expected a floating point or "
+                          "complex tensor as input. Got %s" % {
+                              torch.int64: "Long", torch.int32: "Int",
+                              torch.int16: "Short", torch.int8: "Char",
+                              torch.uint8: "Byte", torch.bool: "Bool"}.get(
+                                  t.dtype, str(t.dtype)))
+    r = O.mul(b, x, y)
+    s = O.sum_(b, r, [dim], False)
+    return O.cast(b, s, r.dtype) if s.dtype != r.dtype else s
+
+
+@O.function(torch.linalg.multi_dot, getattr(torch._C._linalg,
+                                            "linalg_multi_dot", None))
+def linalg_multi_dot(b, tensors, *, out=None):
+    """The chained matrix product in PyTorch's order (by cost: its
+    three-matrix rule, else its matrix_chain_order; the order shows in
+    rounding only); a 1-D first (last) tensor is a row (column) vector,
+    removed from the result."""
+    ts = [_t(b, t, "linalg.multi_dot") for t in tensors]
+    if len(ts) < 2:
+        raise b.error("multi_dot(): expected at least 2 tensors but got %d"
+                      % len(ts))
+    for i, t in enumerate(ts):
+        ok = t.ndim == 2 or (t.ndim == 1 and i in (0, len(ts) - 1))
+        if not ok:
+            raise b.error("multi_dot(): tensor %d must be %s but got %dD"
+                          % (i, "1D or 2D" if i in (0, len(ts) - 1)
+                             else "2D", t.ndim))
+    # f16/bf16: the chain computed in f32 and rounded once (O._in_f32, as
+    # addmm and the other products: issue 16).
+    return O._in_f32(b, lambda *ts: _multi_dot(b, list(ts)), *ts)
+
+
+def _multi_dot(b, ts):
+    first1, last1 = ts[0].ndim == 1, ts[-1].ndim == 1
+    if first1:
+        ts[0] = O.unsqueeze(b, ts[0], 0)
+    if last1:
+        ts[-1] = O.unsqueeze(b, ts[-1], 1)
+    mm = O.FUNCTIONS[torch.mm]
+    dims = [b.static(t.shape[0], "multi_dot's sizes") for t in ts] + \
+        [b.static(ts[-1].shape[1], "multi_dot's sizes")]
+    n = len(ts)
+    if n == 3:
+        # PyTorch's order for three (f16/bf16 products are rounded between
+        # the two mms, so the order shows in the result).
+        a, bb, c, d = dims
+        if (a * c) * (bb + d) > (bb * d) * (a + c):
+            r = mm(b, ts[0], mm(b, ts[1], ts[2]))
+        else:
+            r = mm(b, mm(b, ts[0], ts[1]), ts[2])
+    else:
+        # PyTorch's matrix_chain_order (Cormen et al.; the first k of the
+        # least cost), for two: one mm.
+        m = [[0] * n for _ in range(n)]
+        split = [[0] * n for _ in range(n)]
+        for ln in range(1, n):
+            for i in range(n - ln):
+                j = i + ln
+                m[i][j] = None
+                for k in range(i, j):
+                    q = m[i][k] + m[k + 1][j] + \
+                        dims[i] * dims[k + 1] * dims[j + 1]
+                    if m[i][j] is None or q < m[i][j]:
+                        m[i][j], split[i][j] = q, k
+
+        def chain(i, j):
+            if i == j:
+                return ts[i]
+            k = split[i][j]
+            return mm(b, chain(i, k), chain(k + 1, j))
+        r = chain(0, n - 1)
+    if last1:
+        r = O.squeeze(b, r, 1)
+    if first1:
+        r = O.squeeze(b, r, 0)
+    return r
+
+
+@O.function(torch.linalg.matrix_power, torch.matrix_power,
+            getattr(torch._C._linalg, "linalg_matrix_power", None))
+def linalg_matrix_power(b, a, n, *, out=None):
+    """A ** n for n >= 0 by PyTorch's products (n 0: the identity, 1: a
+    copy, 2 and 3: matmuls, else its binary decomposition, least
+    significant bit first), so the rounding is PyTorch's; a negative n
+    needs the inverse (LAPACK), refused."""
+    a = _t(b, a, "linalg.matrix_power")
+    n = b.static(n, "matrix_power's exponent")
+    if a.ndim < 2 or value(a.shape[-1]) != value(a.shape[-2]):
+        raise b.error("linalg.matrix_power: A must be batches of square "
+                      "matrices, but they are %s matrices" % " by ".join(
+                          str(value(d)) for d in a.shape[-2:]))
+    if n < 0:
+        raise b.error("linalg.matrix_power with a negative exponent (%d) "
+                      "is not supported (it needs the inverse, LAPACK)" % n)
+    mul = O.FUNCTIONS[torch.matmul]
+    if n == 0:
+        # The identity whatever a holds (NaN and inf too).
+        k = b.static(a.shape[-1], "matrix_power's size")
+        eye = A.ATEN["eye.default"](b, k, dtype=a.dtype)
+        return O.copy_of(O.expand(b, eye, list(a.shape)))
+    if n == 1:
+        return O.copy_of(a)
+    if n == 2:
+        return mul(b, a, a)
+    if n == 3:
+        return mul(b, mul(b, a, a), a)
+    z = r = None
+    while n > 0:
+        bit, n = n % 2, n // 2
+        z = a if z is None else mul(b, z, z)
+        if bit:
+            r = z if r is None else mul(b, r, z)
+    return r
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None,
+                "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+@O.function(torch.cdist, torch.functional.cdist)
+def cdist(b, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_"
+          "necessary"):
+    """aten._cdist_forward (what torch.cdist records)."""
+    if compute_mode not in _CDIST_MODES:
+        raise b.error("%s is not a valid value for compute_mode"
+                      % compute_mode)
+    return A.ATEN["_cdist_forward.default"](b, x1, x2, p,
+                                            _CDIST_MODES[compute_mode])
+
+
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+@O.function(F.grid_sample)
+def grid_sample(b, x, grid, mode="bilinear", padding_mode="zeros",
+                align_corners=None):
+    """aten.grid_sampler_2d for 4-D inputs (F.grid_sample's dispatch;
+    align_corners None is False, as PyTorch)."""
+    x = _t(b, x, "grid_sample")
+    if mode not in _GRID_MODES:
+        raise b.error("nn.functional.grid_sample(): expected mode to be "
+                      "'bilinear', 'nearest' or 'bicubic', but got: '%s'"
+                      % mode)
+    if padding_mode not in _GRID_PADDINGS:
+        raise b.error("nn.functional.grid_sample(): expected padding_mode "
+                      "to be 'zeros', 'border', or 'reflection', but got: "
+                      "'%s'" % padding_mode)
+    if x.ndim != 4:
+        raise b.error("grid_sample of a %d-D input is not supported (Kiln "
+                      "has aten.grid_sampler_2d, 4-D inputs)" % x.ndim)
+    return A.ATEN["grid_sampler_2d.default"](
+        b, x, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode],
+        bool(align_corners))
 
 
 @O.function(F.pdist, torch.pdist)
@@ -2473,6 +2650,16 @@ def _equal(b, x, y):
                   "values (data-dependent Python control): a graph break, "
                   "the op runs eagerly; (a == b).all() is the 0-d tensor "
                   "form Kiln compiles")
+
+
+@O.both("allclose")
+def _allclose(b, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """torch.allclose returns a Python bool too: refused as torch.equal
+    (it was "no Kiln conversion for torch.allclose")."""
+    raise b.error("torch.allclose returns a Python bool read from the "
+                  "tensors' values (data-dependent Python control): a graph "
+                  "break, the op runs eagerly; torch.isclose(a, b).all() is "
+                  "the 0-d tensor form Kiln compiles")
 
 
 # ----------------------------------------------- more pointwise and shapes

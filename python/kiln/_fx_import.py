@@ -398,6 +398,19 @@ class _IndexVal:
         self.line = line  # its line in FxImporter.lines (for rollback)
 
 
+# ATen creation overloads whose `size` may hold Python numbers read from
+# tensor data (O.full makes them unbacked sizes: FxImporter.size_from_data).
+_DATA_SIZES_TAKEN = frozenset((
+    "full.default", "zeros.default", "ones.default", "empty.memory_format",
+    "new_zeros.default", "new_ones.default", "new_empty.default",
+    "new_full.default"))
+
+# ... and views with an explicit -1 (kt.reshape takes the number as a size
+# and infers the -1, both checked when it runs).
+_VIEWS = frozenset(("view.default", "_unsafe_view.default",
+                    "reshape.default"))
+
+
 class FxImporter:
     """Imports FX nodes one by one into a kg.program (see the module doc).
 
@@ -503,6 +516,21 @@ class FxImporter:
             raise err from None
         except (TypeError, ValueError, IndexError, RuntimeError,
                 AttributeError, NotImplementedError, ZeroDivisionError) as e:
+            if self._takes_data_scalar(node):
+                # A converter met a Python number from `.item()` where it
+                # needs an int (a size, a slice bound, a dim): say that,
+                # not the TypeError it raised on the TensorVal.
+                raise self._located(
+                    Unsupported, "%s: a Python number read from tensor "
+                    "data (`.item()`, aten._local_scalar_dense) is used as "
+                    "a size, an index or a dim; sizes from tensor values "
+                    "are captured as the size of a new tensor "
+                    "(torch.zeros(n): kt.full checks them when the program "
+                    "runs) and as slice bounds (x[:n]) only, not where "
+                    "PyTorch's rules for -1 or a negative value (view, "
+                    "reshape, narrow) would need other checks: a graph "
+                    "break hands Python the number" % target_name(node)) \
+                from e
             raise self._located(
                 Unsupported, "cannot capture %s: %s: %s"
                 % (target_name(node), type(e).__name__, e)) from e
@@ -510,6 +538,17 @@ class FxImporter:
         if isinstance(value, TensorVal):
             self.bind_node(value, node)
         return value
+
+    def _takes_data_scalar(self, node):
+        """True when an argument of `node` is a Python number the program
+        reads from tensor data (TensorVal.scalar: `.item()`)."""
+        leaves = []
+        for a in pytree.tree_flatten((node.args, node.kwargs))[0]:
+            leaves += [a.start, a.stop, a.step] if isinstance(a, slice) \
+                else [a]
+        return any(isinstance(v, TensorVal) and v.scalar for v in (
+            self.env.get(a) if isinstance(a, fx.Node) else a
+            for a in leaves))
 
     def bind_node(self, value, node):
         """Records that `node` reads the TensorVal `value` (see mutate)."""
@@ -672,14 +711,23 @@ class FxImporter:
         bound = list(zip(schema.arguments, args)) + [
             (named[k], v) for k, v in kwargs.items() if k in named]
         for a, v in bound:
+            if (a.name == "size" and name in _DATA_SIZES_TAKEN) or (
+                    a.name in ("start", "end") and name == "slice.Tensor") \
+                    or (a.name in ("size", "shape") and name in _VIEWS and
+                        isinstance(v, (list, tuple)) and -1 in [
+                            d for d in v if isinstance(d, int)]):
+                continue  # O.full, O.slice_dim, O.reshape: unbacked sizes
             if scalars(v) and "int" in str(a.type).lower():
                 raise self.error(
                     "argument '%s' (%s) of aten.%s: a Python number read "
                     "from tensor data (aten._local_scalar_dense, `.item()`) "
                     "is used as a size or dim; sizes from tensor values are "
-                    "not supported (Kiln's data-dependent sizes are counts, "
-                    "which cannot be negative; kt has no run-time check for "
-                    "a size read from data)" % (a.name, a.type, name))
+                    "taken as the size of a new tensor (aten.full, zeros, "
+                    "ones, empty, new_*: kt.full checks them when the "
+                    "program runs) and as aten.slice's bounds only, not "
+                    "where PyTorch's rules for -1 or a negative value "
+                    "would need other checks"
+                    % (a.name, a.type, name))
 
     # ----- arguments
 
@@ -840,6 +888,19 @@ class FxImporter:
             src = self.shape_env.unbacked_source.get(k[1])
             if src is None:
                 return None
+            if isinstance(src, tuple) and src[0] == "data":
+                # A size read from data (size_from_data): the 0-d i64
+                # value as an index.
+                t = src[1]
+                e = emit("tensor.extract %s[] : %s" % (t.name, t.type))
+                return emit("arith.index_cast %s : i64 to index" % e.name)
+            if isinstance(src, tuple) and src[0] == "dim":
+                # Dim d of the creation op that checked a size read from
+                # data (data_size_checked).
+                t, d = src[1], src[2]
+                c = self.index_of(d)
+                return emit("tensor.dim %s, %s : %s" % (t.name, c.name,
+                                                        t.type))
             c = self.index_of(0)
             return emit("tensor.dim %s, %s : %s" % (src.name, c.name,
                                                     src.type))
@@ -883,6 +944,45 @@ class FxImporter:
         if v is not None:
             cache[k] = v
         return v
+
+    def size_from_data(self, x, what):
+        """The size a Python number read from tensor data stands for
+        (`n = t.item()` in `torch.zeros(n)`): a new unbacked size (see
+        _symbolic.Unbacked) computed when the program runs from the 0-d
+        value (`tensor.extract` + `arith.index_cast`). Two kinds of ops
+        take it: creation ops (kt.full checks a dynamic size and raises
+        "dynamic size V (dim D) must be non-negative" when it runs, as
+        PyTorch raises for a negative size) and slice bounds (kt.slice
+        applies Python's rules to a dynamic bound when it runs: a negative
+        one counts from the end; _symbolic.nonneg is False for it). One
+        number gives one size, however often it is used."""
+        cache = self.__dict__.setdefault("_data_sizes", {})
+        if id(x) in cache:
+            return cache[id(x)][1]
+        if x.dtype.is_floating_point or x.dtype == torch.bool:
+            raise self.error(
+                "%s: a %s read from tensor data (`.item()`) is used as a "
+                "size (PyTorch takes ints only)" % (what, x.scalar.__name__))
+        t = x if x.dtype == torch.int64 else \
+            self.ops.cast(self, x, torch.int64)
+        u = self.shape_env.new_unbacked("d")
+        self.shape_env.unbacked_source[u.key[1]] = ("data", t)
+        cache[id(x)] = (x, u)
+        return u
+
+    def data_size_checked(self, size, result):
+        """After the creation op `result` of shape `size` took sizes read
+        from data: later uses of each such size read dim d of `result`
+        (tensor.dim), so they come after its run-time check and keep it
+        alive (a size read again from the value could be negative where
+        the creation op that would have raised was dead code)."""
+        env = self.shape_env
+        for d, u in enumerate(size):
+            if is_unbacked(u):
+                src = env.unbacked_source.get(u.key[1])
+                if isinstance(src, tuple) and src[0] == "data":
+                    env.unbacked_source[u.key[1]] = ("dim", result, d)
+                    self.__dict__.get("_index_cache", {}).clear()
 
     def sized(self, size, why):
         """The `size` attribute and the `index` operands of a sized

@@ -1625,21 +1625,46 @@ def reshape(b, x, *shape):
              if not isinstance(d, Sym) and d == -1]
     if len(infer) > 1:
         raise b.error("only one dimension can be inferred in a reshape")
+    data = [is_python_scalar(d) for d in target]
+    if any(data):
+        if not infer:
+            # view(n, 4) with n = -1 infers n in PyTorch: kt.reshape would
+            # call it a negative size. (A graph break: FxImporter's reason.)
+            raise TypeError("a size read from data in a reshape without "
+                            "an explicit -1")
+        # view(n, -1): n read from data is a -2 size of kt.reshape, which
+        # raises for a negative one when it runs (PyTorch raises for n < 0
+        # with another -1 too: "only one dimension can be inferred",
+        # "invalid shape dimension").
+        target = [b.size_from_data(d, "a reshape size") if dd else d
+                  for d, dd in zip(target, data)]
     if any(is_unbacked(d) for d in list(target) + [total]):
         # A data-dependent size (kt.nonzero's count): nothing to check
         # now; kt.reshape checks the element count when it runs.
+        inferred = None
         if infer:
             rest = prod(d for i, d in enumerate(target) if i != infer[0])
-            target[infer[0]] = total // rest if not (
-                not isinstance(rest, Sym) and rest == 0) else 0
+            if not isinstance(rest, Sym) and rest == 0:
+                target[infer[0]] = 0
+            else:
+                # kt.reshape infers it when it runs (its -1 entry: an error
+                # when the other sizes multiply to 0, where total // rest
+                # divided by zero: SIGFPE on the CPU backend); later uses
+                # read the result's dim.
+                inferred = b.shape_env.new_unbacked()
+                target[infer[0]] = inferred
         if len(target) == x.ndim and all(
                 same(a, c) for a, c in zip(target, x.shape)):
             return alias(x)
         attr, sizes = _reshape_attr(b, x, target, "a reshape to a size")
         contiguous = x.layout is None
-        return view_op(b, "reshape", x, {"shape": attr}, target,
-                       _reshape_back if contiguous else None,
-                       None if contiguous else "unknown", sizes=sizes)
+        r = view_op(b, "reshape", x, {"shape": attr}, target,
+                    _reshape_back if contiguous else None,
+                    None if contiguous else "unknown", sizes=sizes)
+        if inferred is not None:
+            b.shape_env.unbacked_source[inferred.key[1]] = (
+                "dim", r, infer[0])
+        return r
     if infer:
         rest = prod(d for i, d in enumerate(target) if i != infer[0])
         if value(rest) == 0:
@@ -2037,6 +2062,12 @@ def stack(b, tensors, dim=0, *, out=None):
 
 def slice_dim(b, x, dim, start, end, step):
     """x[start:end:step] along dim, with Python's slice rules."""
+    # Bounds read from data (`x[:t.item()]`): unbacked sizes that kt.slice
+    # applies with Python's rules when it runs (negative: from the end).
+    if is_python_scalar(start):
+        start = b.size_from_data(start, "a slice start")
+    if is_python_scalar(end):
+        end = b.size_from_data(end, "a slice end")
     size = x.shape[dim]
     step = 1 if step is None else b.static(step, "a slice step")
     if step <= 0:
@@ -3422,6 +3453,21 @@ def full(b, size, fill_value, dtype=None, why="the size of a new tensor"):
     x.new_ones(x.size(0), 4)) is a dynamic size of kt.full (tensor.dim of
     the input), so the input dim stays dynamic."""
     size = list(size)
+    data = [is_python_scalar(d) for d in size]
+    if any(data):
+        # Sizes read from data (`torch.zeros(t.item())`): unbacked sizes,
+        # checked by kt.full when it runs (negative: an error).
+        size = [b.size_from_data(d, why) if dd else d
+                for d, dd in zip(size, data)]
+        if is_python_scalar(fill_value):
+            dt = _creation_dtype(dtype, fill_value.scalar(0))
+            # The checked kt.full picks the number: where(True, v, v).
+            yes = full(b, size, True, torch.bool, why)
+            v = cast(b, fill_value, dt)
+            return where(b, yes, v, v)
+        r = full(b, size, fill_value, dtype, why)
+        b.data_size_checked(size, r)
+        return r
     if is_python_scalar(fill_value):
         # A number read from a tensor (`.item()`): its value broadcast (the
         # dtype inferred from its Python type, as for a literal).
@@ -6981,12 +7027,18 @@ def frac(b, x, *, out=None):
 def _logaddexp(name, log_base):
     def conv(b, x, y, *, out=None):
         """log(e^x + e^y) as max + log1p(exp(-|x - y|)) (base 2:
-        scaled by ln 2); equal infinities give that infinity."""
+        scaled by ln 2); equal infinities give that infinity. f16/bf16
+        compute in f32 and round once, as PyTorch's kernels (its opmath
+        type): each step rounded to bf16 made logaddexp(-0.75, -0.75)
+        -0.75 + bf16(ln 2) = -0.0586, 7 bf16 steps from -0.05688."""
         x = need_tensor(b, x, name)
         y = need_tensor(b, y, name)
         dt = result_type(b, x, y)
         if not dt.is_floating_point:
             dt = torch.get_default_dtype()
+        if dt in (torch.float16, torch.bfloat16):
+            return cast(b, conv(b, cast(b, x, torch.float32),
+                                cast(b, y, torch.float32)), dt)
         X, Y = cast(b, x, dt), cast(b, y, dt)
         m = binary(b, "maximum", X, Y)
         d = unary(b, "abs", binary(b, "sub", X, Y))

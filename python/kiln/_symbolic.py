@@ -114,8 +114,8 @@ class Unbacked(Sym):
             raise UnbackedSizeError(
                 "a data-dependent size (%s, computed when the program runs: "
                 "the count of a nonzero, masked_select or boolean-mask "
-                "index, the length of a unique or bincount) is needed as a "
-                "Python number here"
+                "index, the length of a unique or bincount, a size read "
+                "from data by `.item()`) is needed as a Python number here"
                 % _show(object.__getattribute__(self, "key")))
         return object.__getattribute__(self, name)
 
@@ -218,7 +218,11 @@ def nonneg(x):
     k = key(x)
     if not isinstance(k, tuple):
         return k >= 0
-    if k[0] in ("s", "idx"):
+    if k[0] == "s":
+        # Input dims and counts are >= 0; a number read from data ("d"
+        # names, ShapeEnv.new_unbacked) may not be.
+        return not (isinstance(k[1], str) and k[1].startswith("d"))
+    if k[0] == "idx":
         return True
     if k[0] in ("+", "*", "//", "%", "min", "max"):
         return nonneg(k[1]) and nonneg(k[2])
@@ -237,6 +241,8 @@ def slice_index(v, n):
         return smin(v, n) if v >= 0 else smax(n + v, 0)
     if nonneg(v):
         return smin(v, n)
+    if is_unbacked(v) or is_unbacked(n):
+        return make(None, "idx", v, n)
     return make(_slice_index(value(v), value(n)), "idx", v, n)
 
 
@@ -274,10 +280,11 @@ class ShapeEnv:
         self.symbols.append((arg, dim, name))
         return Sym(int(size), frozenset([sid]), ("s", sid, name))
 
-    def new_unbacked(self):
+    def new_unbacked(self, prefix="u"):
         """A new data-dependent size (see Unbacked): no input dim, no
-        example value, never guarded."""
-        name = "u%d" % len(self.unbacked)
+        example value, never guarded. Prefix "d": a number read from data
+        (`.item()`), which may be negative (nonneg is False for it)."""
+        name = "%s%d" % (prefix, len(self.unbacked))
         self.unbacked.append(name)
         return Unbacked(frozenset([name]), ("s", name, name))
 

@@ -1411,6 +1411,13 @@ def _constants_kept_off(fn, importer):
 _SIZED_METHODS = ("expand", "view", "reshape", "repeat", "tile", "new_zeros",
                   "new_ones", "new_empty", "new_full", "narrow", "unflatten",
                   "expand_as", "view_as", "reshape_as")
+# Reflected operators that are C descriptors of torch._C._TensorBase (the
+# others, __rsub__, __rpow__, ..., are Python functions of torch.Tensor
+# that ask __torch_function__): called unbound on a traced value
+# (`torch.Tensor.__radd__(x, 2)`, what OpInfo's __radd__ runs) they raise
+# "descriptor '__radd__' ... doesn't apply to a 'KilnProxy' object", so
+# they are wrapped while tracing too.
+_REFLECTED_C = ("__radd__", "__rmul__", "__rand__", "__ror__", "__rxor__")
 # torch functions that take sizes: given a symbolic size (a dynamic dim is a
 # Proxy) the same TypeError even on a traced tensor (`torch.reshape(x,
 # (x.shape[0], -1))` with a dynamic batch).
@@ -1432,6 +1439,10 @@ def _real_tensor_methods_wrapped(tracer):
     def getitem_of(orig):
         @functools.wraps(orig)
         def getitem(self, index):
+            if isinstance(self, fx.Proxy):
+                # torch.Tensor.__getitem__(x, i) on a traced x (the C
+                # descriptor refuses a Proxy): indexing the Proxy.
+                return self[index]
             r = orig(self, index)
             if ours():
                 tracer.note_real_op(getitem, (self, index), None, r)
@@ -1447,6 +1458,16 @@ def _real_tensor_methods_wrapped(tracer):
                                            (self,) + args, kwargs)
             return orig(self, *args, **kwargs)
         return sized
+
+    def reflected_of(name, orig):
+        @functools.wraps(orig)
+        def reflected(self, *args, **kwargs):
+            if isinstance(self, fx.Proxy):
+                # torch.Tensor.__radd__(x, 2) on a traced x: the C
+                # descriptor refuses a Proxy; the Proxy's own __radd__.
+                return getattr(self, name)(*args, **kwargs)
+            return orig(self, *args, **kwargs)
+        return reflected
 
     def sized_function_of(orig):
         @functools.wraps(orig)
@@ -1466,6 +1487,10 @@ def _real_tensor_methods_wrapped(tracer):
             saved.append((name, orig, name in torch.Tensor.__dict__))
             setattr(torch.Tensor, name, getitem_of(orig)
                     if name == "__getitem__" else sized_of(name, orig))
+        for name in _REFLECTED_C:
+            orig = getattr(torch.Tensor, name)
+            saved.append((name, orig, name in torch.Tensor.__dict__))
+            setattr(torch.Tensor, name, reflected_of(name, orig))
         for name in _SIZED_FUNCTIONS:
             orig = getattr(torch, name)
             funcs.append((name, orig))

@@ -95,6 +95,120 @@ REFUSAL_WORDS = ("not supported", "unsupported", "does not support",
                  "only supports", "is not a supported", "takes only",
                  "only ")
 
+# Why each OpInfo that still does not pass everywhere is kept as it is (the
+# re-audit of issue 16: fix a wrong answer, fix a refusal of valid input, or
+# keep it with a reason a user can accept). docs/opinfo.md lists them under
+# "Remaining deviations"; test_opinfo.py fails on a deviation without one.
+# (name, reason, op keys; a key names its variants too, "linalg.det" is
+# also "linalg.det.singular", and one ending in "." is a prefix)
+DEVIATION_REASONS = (
+    ("complex", "its inputs or results are complex: kt has no complex "
+     "element types, a documented decision (docs/adding-ops.md, \"Complex "
+     "dtypes\"; docs/core-aten.md: the two complex FFTs are the Core ATen "
+     "ops left out). Refused naming the op; without fullgraph a graph "
+     "break runs it eagerly, exactly as PyTorch.",
+     ("view_as_complex", "complex", "polar", "stft", "istft", "chalf",
+      "fft.", "linalg.eig", "linalg.eigvals")),
+    ("lapack", "a matrix factorization or solver (Cholesky, LU, QR, SVD, "
+     "eigendecompositions, least squares, inverses and determinants, the "
+     "matrix exponential; matrix_power with a negative exponent is an "
+     "inverse, its other exponents compile): not in the Core ATen opset (PyTorch leaves them "
+     "to LAPACK kernels, no decomposition) and kt has none. Refused naming "
+     "the op; without fullgraph a graph break runs it eagerly.",
+     ("cholesky", "cholesky_inverse", "cholesky_solve", "symeig", "geqrf",
+      "ormqr", "qr", "lu", "lu_solve", "lu_unpack", "triangular_solve",
+      "svd", "svd_lowrank", "pca_lowrank", "pinverse", "logdet",
+      "matrix_exp", "norm.nuc", "linalg.det", "linalg.cholesky",
+      "linalg.cholesky_ex", "linalg.cond", "linalg.eigh",
+      "linalg.eigvalsh", "linalg.householder_product", "linalg.inv",
+      "linalg.inv_ex", "linalg.ldl_factor", "linalg.ldl_factor_ex",
+      "linalg.ldl_solve", "linalg.lstsq", "linalg.lu", "linalg.lu_factor",
+      "linalg.lu_factor_ex", "linalg.lu_solve", "linalg.matrix_power",
+      "linalg.matrix_rank", "linalg.pinv", "linalg.qr", "linalg.slogdet",
+      "linalg.solve", "linalg.solve_ex", "linalg.solve_triangular",
+      "linalg.svd", "linalg.svdvals", "linalg.tensorinv",
+      "linalg.tensorsolve")),
+    ("python value", "the result is a Python value, or a size, read from "
+     "the tensors' values (torch.equal and allclose return a bool, "
+     "tensor_split with a tensor of indices and one_hot without "
+     "num_classes take their output sizes from the data): with "
+     "fullgraph=True refused naming the op, without it a graph break "
+     "hands Python the value (docs/python.md, \"Graph breaks\"); "
+     "(a == b).all() and one_hot(x, n) are the forms that compile.",
+     ("equal", "allclose", "tensor_split", "nn.functional.one_hot")),
+    ("descriptor", "the OpInfo calls torch.Tensor's C method descriptor "
+     "(torch.Tensor.__radd__, __getitem__, ..., taken when the OpInfo was "
+     "made) on the traced value, whose type check refuses any object that "
+     "is not a real tensor before Python code can intercept it (torch.fx's "
+     "symbolic tracing fails the same way). The operators compile: 2 + x, "
+     "x.__radd__(2), x[i], and torch.Tensor.__radd__(x, 2) looked up while "
+     "tracing (kiln._tracer wraps it); the aten backend passes.",
+     ("__radd__", "__rmul__", "__rand__", "__ror__", "__rxor__",
+      "__getitem__")),
+    ("aten unbacked", "aten backend only: make_fx records "
+     "torch.combinations as a masked_select by a mask it computes, so at "
+     "the ATen level the count is a data-dependent (unbacked) size that "
+     "the torch level knows; for a 1-element input (r=2: no pairs) a "
+     "later op needs it as a Python number: refused with kiln._symbolic.UnbackedSizeError "
+     "(docs/python.md, \"Data-dependent sizes\"), never a guess. "
+     "kiln.compile passes.", ("combinations",)),
+    ("sparse", "a sparse layout: kt tensors are dense (docs/DESIGN); "
+     "refused naming the op.", ("to_sparse", "sparse.sampled_addmm")),
+    ("random", "random numbers from PyTorch's generator (the pooling "
+     "regions): Kiln's random ops draw Philox numbers, so even a converted "
+     "op could not be compared with eager; refused naming the op.",
+     ("nn.functional.fractional_max_pool2d",
+      "nn.functional.fractional_max_pool3d")),
+    ("resize", "resize_ / resize_as_ outside an ATen-level graph, as "
+     "docs/python.md (\"aten.resize_\") says: the resized tensor is read "
+     "by its old node later, so the torch-level call is a graph break (it "
+     "runs eagerly) and refused with fullgraph (the aten backend "
+     "passes).", ("resize_", "resize_as_")),
+    ("bf16 mm chain", "aten backend, bfloat16 only: make_fx records "
+     "multi_dot as PyTorch's chain of aten.mm, and each bf16 mm of Kiln "
+     "accumulates in f32 and rounds once (issue 16) where PyTorch 1.13's "
+     "CPU bf16 mm does not, so the chain's rounded intermediate differs "
+     "from eager and from the f32 reference by a few bf16 steps; each mm "
+     "is Kiln's documented bf16 mm. torch.linalg.multi_dot itself "
+     "computes the chain in f32 and rounds once (the f32 note).",
+     ("linalg.multi_dot",)),
+    ("grid_sample modes", "F.grid_sample with mode='bicubic': refused by "
+     "the Core ATen converter of aten.grid_sampler_2d (docs/core-aten.md "
+     "lists the refusal); bilinear and nearest with every padding mode "
+     "(zeros, border, reflection) compile.",
+     ("nn.functional.grid_sample",)),
+    ("not core", "outside the Core ATen opset and not converted yet "
+     "(number theory gcd/lcm, float decomposition frexp/nextafter, the "
+     "incomplete gamma functions, mode, as_strided_scatter, gradient, "
+     "histograms, CTC loss, segment_reduce, the orthogonal polynomials of "
+     "torch.special, 'area' interpolation of a 3-D input): refused naming "
+     "the op, never a wrong answer; without fullgraph a graph break runs "
+     "it eagerly.",
+     ("gcd", "lcm", "frexp", "nextafter", "igamma", "igammac", "mode",
+      "as_strided_scatter", "gradient", "histogram", "histogramdd",
+      "nn.functional.ctc_loss", "segment_reduce.",
+      "special.chebyshev_polynomial_t", "special.chebyshev_polynomial_u",
+      "special.chebyshev_polynomial_v", "special.chebyshev_polynomial_w",
+      "special.shifted_chebyshev_polynomial_t",
+      "special.shifted_chebyshev_polynomial_u",
+      "special.shifted_chebyshev_polynomial_v",
+      "special.shifted_chebyshev_polynomial_w",
+      "special.hermite_polynomial_h", "special.hermite_polynomial_he",
+      "special.laguerre_polynomial_l", "special.legendre_polynomial_p",
+      "nn.functional.interpolate.area")),
+)
+
+
+def deviation_reason(key):
+    """(name, reason) of DEVIATION_REASONS for an op key, or None."""
+    for name, reason, keys in DEVIATION_REASONS:
+        for k in keys:
+            if key == k or key.startswith(k if k.endswith(".")
+                                          else k + "."):
+                return name, reason
+    return None
+
+
 _OP_DB = None
 
 
@@ -357,6 +471,13 @@ def run_sample(op, sample, backend):
         # Which of several equal elements an index names is not part of
         # these ops' contract (PyTorch's docs: not deterministic).
         return "pass", TIE_NOTE + diff
+    if diff and key == "unique" and sample.kwargs.get("sorted") is False \
+            and sample.kwargs.get("dim") is None and \
+            _equal_up_to_order(sample.kwargs, expected, got):
+        # unique(sorted=False): which order the values come in is left to
+        # the kernel (PyTorch 1.13's CPU one iterates a hash set; Kiln's
+        # values are sorted).
+        return "pass", ORDER_NOTE + diff
     if diff:
         low = _low_precision_reference(fn, ts)
         if low is not None and compare(low, got) is None:
@@ -388,6 +509,7 @@ F64_OPS = ("lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "erfinv",
            "special.modified_bessel_i1")
 F32_NOTE = "as PyTorch in float32, rounded; eager differs: "
 TIE_NOTE = "indices pick other equal elements (ties); eager differs: "
+ORDER_NOTE = "the same values in another order (unsorted); eager differs: "
 TIE_OPS = ("kthvalue", "mode", "sort", "argsort", "msort", "topk", "median",
            "nanmedian")
 
@@ -433,6 +555,30 @@ def _equal_up_to_ties(inp, expected, got):
         if not ok:
             return False
     return True
+
+
+def _equal_up_to_order(kwargs, expected, got):
+    """unique(sorted=False) results (values[, inverse][, counts]) equal
+    once each side's values are sorted: the same values, the same count
+    for each, and values[inverse] the same tensor (the input)."""
+    import torch
+    e = [x for x in _out_leaves(expected, []) if isinstance(x, torch.Tensor)]
+    g = [x for x in _out_leaves(got, []) if isinstance(x, torch.Tensor)]
+    want = 1 + bool(kwargs.get("return_inverse")) + \
+        bool(kwargs.get("return_counts"))
+    if len(e) != want or len(g) != want or e[0].shape != g[0].shape or \
+            e[0].dtype != g[0].dtype or e[0].dim() != 1:
+        return False
+    pe = torch.sort(e[0], stable=True).indices
+    pg = torch.sort(g[0], stable=True).indices
+    pairs = [(e[0][pe], g[0][pg])]
+    k = 1
+    if kwargs.get("return_inverse"):
+        pairs.append((e[0][e[k]], g[0][g[k]]))
+        k += 1
+    if kwargs.get("return_counts"):
+        pairs.append((e[k][pe], g[k][pg]))
+    return all(compare(x, y) is None for x, y in pairs)
 
 
 def _double_reference(fn, ts, expected):

@@ -214,8 +214,9 @@ def test_count_as_python_number_is_refused_with_fullgraph():
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_view_of_the_count_is_checked_when_it_runs(backend):
-    # view(2, -1) of [u]: -1 is u // 2, computed when it runs, and
-    # kt.reshape checks the element count as PyTorch does.
+    # view(2, -1) of [u]: kt.reshape infers the -1 when it runs (a size
+    # of its own, read back with tensor.dim) and checks the element count
+    # as PyTorch does.
     f = kiln.compile(lambda x, m: x[m].view(2, -1) * 2, backend=backend,
                      fullgraph=True)
     x = _x((3, 4))
@@ -296,3 +297,42 @@ def test_aten_masked_select_broadcasts(backend):
     prog = kiln.backend(gm, [x, m], backend=backend)
     for mm in (m, ~m, torch.zeros(4, dtype=torch.bool)):
         _same(prog(x, mm), fn(x, mm))
+
+
+_EMPTY_COUNT_VIEW = r"""
+import torch, kiln
+def f(x, m):
+    y = x[m]
+    return y.view(y.shape[0], -1) * 2, y.reshape(-1, 3).sum(0)
+x = torch.randn(4, 3)
+cf = kiln.compile(f, backend=%r, fullgraph=True)
+for m in ([True, False, True, True], [False, True, False, False]):
+    m = torch.tensor(m)
+    for a, b in zip(cf(x, m), f(x, m)):
+        assert a.shape == b.shape and torch.allclose(a, b)
+try:
+    cf(x, torch.zeros(4, dtype=torch.bool))
+except kiln.KilnError as e:
+    print("ERROR", str(e).splitlines()[0])
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_view_of_a_count_with_minus_one_when_the_count_is_zero(backend):
+    # y.view(u, -1) with u a count: the -1 was total // u in index
+    # arithmetic, a division by zero for an empty mask (SIGFPE: the CPU
+    # backend's process died; the interpreter: "integer division by
+    # zero"). kt.reshape infers it now and raises PyTorch's error
+    # ("cannot reshape tensor of 0 elements into shape [0, -1]").
+    import os
+    import subprocess
+    import sys
+    with pytest.raises(RuntimeError, match="cannot reshape tensor of 0 "
+                       "elements"):
+        torch.randn(0, 3).view(0, -1)
+    p = subprocess.run([sys.executable, "-c", _EMPTY_COUNT_VIEW % backend],
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ))
+    assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
+    assert "cannot reshape tensor of shape [0, 3] (0 elements)" in \
+        p.stdout, p.stdout

@@ -886,6 +886,21 @@ def test_equal_is_a_graph_break(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_allclose_is_a_graph_break(backend):
+    """torch.allclose as torch.equal: a clear reason with fullgraph=True
+    (it was "no Kiln conversion"), run eagerly at a graph break."""
+    a, c = torch.ones(3), torch.tensor([1., 1.5, 1.])
+    with pytest.raises(kiln.Unsupported) as e:
+        kiln.compile(lambda x, y: torch.allclose(x, y), backend=backend,
+                     fullgraph=True)(a, c)
+    assert "torch.allclose returns a Python bool" in str(e.value)
+    f = kiln.compile(lambda x, y: x * 2 if torch.allclose(x, y, atol=0.6)
+                     else x - 1, backend=backend)
+    torch.testing.assert_close(f(a, c), a * 2)
+    torch.testing.assert_close(f(a, c * 2), a - 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_instance_norm_updates_running_stats(backend):
     """F.instance_norm with use_input_stats and running statistics (and
     nn.InstanceNorm2d(track_running_stats=True) in training) updates

@@ -93,3 +93,38 @@ def test_opinfo_samples(expectations, backend):
     if not items:
         pytest.skip("no expectations for %s" % backend)
     _check(expectations, items)
+
+
+def test_every_deviation_has_a_reason(expectations):
+    """Each OpInfo that does not pass somewhere is kept for a reason
+    (DEVIATION_REASONS, listed in docs/opinfo.md): a new deviation is a
+    defect to fix or a decision to write down."""
+    missing = sorted({key for (key, _dt, _be), (st, _n, _f)
+                      in expectations.items()
+                      if st not in ("pass", "skip")
+                      and S.deviation_reason(key) is None})
+    assert not missing, "deviations without a reason: %s" % missing
+    assert S.deviation_reason("linalg.det.singular")[0] == "lapack"
+    assert S.deviation_reason("fft.rfft2")[0] == "complex"
+    assert S.deviation_reason("linalg.eigvalsh")[0] == "lapack"
+    assert S.deviation_reason("abs") is None
+
+
+def test_unsorted_unique_order_note():
+    """The "order" note passes unique(sorted=False) results that are
+    PyTorch's up to the order of the values, and nothing else."""
+    import torch
+    x = torch.tensor([3, 1, 3, 2, 1])
+    kw = {"sorted": False, "return_inverse": True, "return_counts": True}
+    want = torch.unique(x, sorted=False, return_inverse=True,
+                        return_counts=True)
+    vals = torch.tensor([1, 2, 3])
+    got = (vals, torch.tensor([2, 0, 2, 1, 0]), torch.tensor([2, 1, 2]))
+    assert S._equal_up_to_order(kw, want, got)
+    bad_counts = (vals, got[1], torch.tensor([2, 2, 1]))
+    assert not S._equal_up_to_order(kw, want, bad_counts)
+    bad_inverse = (vals, torch.tensor([2, 0, 2, 1, 1]), got[2])
+    assert not S._equal_up_to_order(kw, want, bad_inverse)
+    bad_values = (torch.tensor([1, 2, 4]), got[1], got[2])
+    assert not S._equal_up_to_order(kw, want, bad_values)
+    assert S._equal_up_to_order({"sorted": False}, want[0], vals)

@@ -11,6 +11,7 @@ torch.fx's Graph API, as TorchDynamo + AOTAutograd would produce them with
 """
 
 import operator
+import re
 
 import pytest
 import torch
@@ -204,15 +205,81 @@ def test_item_of_two_elements_raises_as_pytorch():
 
 
 def test_item_used_as_a_size_is_refused_naming_the_use():
-    def body(g, x):
+    # Another use than a creation op's size, a slice bound or a view with
+    # an explicit -1 (a view's sizes without one: PyTorch's -1 rule for
+    # the number) is refused naming the argument.
+    def body(g, x, y):
         n = g.call_function(aten._local_scalar_dense.default, (x,))
-        return (g.call_function(aten.full.default, ([n], 1.0)),)
-    gm = _graph(body, 1)
+        return (g.call_function(aten.view.default, (y, [n, 2])),)
+    gm = _graph(body, 2)
     with pytest.raises(kiln.Unsupported, match=r"argument 'size' \(List"
-                       r"\[int\]\) of aten.full.default: a Python number read "
+                       r"\[int\]\) of aten.view.default: a Python number read "
                        r"from tensor data \(aten._local_scalar_dense, "
                        r"`.item\(\)`\) is used as a size or dim"):
-        kiln.backend(gm, [torch.tensor(3)], backend="eager")
+        kiln.backend(gm, [torch.tensor(3), torch.ones(6)], backend="eager")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_item_in_a_view_with_minus_one(backend):
+    # aten.view / reshape with [n, -1], n from aten._local_scalar_dense.
+    def body(g, x, t):
+        n = g.call_function(aten._local_scalar_dense.default, (t,))
+        return (g.call_function(aten.view.default, (x, [n, -1])),
+                g.call_function(aten.reshape.default, (x, [-1, n])))
+    gm = _graph(body, 2)
+    x = torch.arange(12.0)
+    run = kiln.backend(gm, [x, torch.tensor(3)], backend=backend)
+    for n in (3, 4, 12, 1):
+        t = torch.tensor(n)
+        _assert_close_outputs(run(x, t), gm(x, t))
+    for n in (0, -1, 5):
+        with pytest.raises(RuntimeError):
+            gm(x, torch.tensor(n))
+        with pytest.raises(kiln.KilnError):
+            run(x, torch.tensor(n))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_item_as_a_slice_bound(backend):
+    # aten.slice.Tensor with start or end from aten._local_scalar_dense.
+    def body(g, x, t):
+        n = g.call_function(aten._local_scalar_dense.default, (t,))
+        return (g.call_function(aten.slice.Tensor, (x, 0, 0, n)),
+                g.call_function(aten.slice.Tensor, (x, 1, n, 2 ** 63 - 1)))
+    gm = _graph(body, 2)
+    x = torch.arange(12.0).reshape(3, 4)
+    run = kiln.backend(gm, [x, torch.tensor(1)], backend=backend)
+    for n in (1, -2, 0, 20, -9):
+        t = torch.tensor(n)
+        _assert_close_outputs(run(x, t), gm(x, t))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_item_as_the_size_of_a_new_tensor(backend):
+    # aten.full / zeros / ones / empty / new_zeros / new_full with a size
+    # from aten._local_scalar_dense: an unbacked size, checked by kt.full
+    # when the program runs (one program for every value).
+    def body(g, x, y):
+        n = g.call_function(aten._local_scalar_dense.default, (x,))
+        s = g.call_function(aten._local_scalar_dense.default, (y,))
+        return (g.call_function(aten.full.default, ([n, 2], 1.5)),
+                g.call_function(aten.zeros.default, ([n],)),
+                g.call_function(aten.ones.default, ([2, n],),
+                                {"dtype": torch.int32}),
+                g.call_function(aten.new_zeros.default, (y, [n])),
+                g.call_function(aten.new_full.default, (y, [n], 4.0)),
+                g.call_function(aten.full.default, ([n], s)))
+    gm = _graph(body, 2)
+    y = torch.tensor(2.5)
+    run = kiln.backend(gm, [torch.tensor(3), y], backend=backend)
+    for n in (3, 0, 6):
+        x = torch.tensor(n)
+        _assert_close_outputs(run(x, y), gm(x, y))
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        gm(torch.tensor(-2), y)
+    with pytest.raises(kiln.KilnError, match=r"dynamic size -2 \(dim 0\) "
+                       "must be non-negative"):
+        run(torch.tensor(-2), y)
 
 
 def test_unsupported_python_operator_on_an_item_is_refused():
@@ -312,13 +379,15 @@ def test_resize_refusals():
                        "the size or strides of the caller's tensor"):
         kiln.backend(make_fx(of_input)(x.clone()), [x], backend="eager")
 
-    def non_contiguous_result(x):
-        y = x.t().exp()  # exp keeps the transpose's strides
-        y.resize_(6)
-        return y
+    def view_of_a_written_result(x):
+        y = x.clone()
+        y.add_(1)
+        z = y.t()  # a view of an in-place op's result
+        z.resize_(6)
+        return z * 1
     with pytest.raises(kiln.Unsupported, match="resize_ of a tensor whose "
                        "storage Kiln cannot trace"):
-        kiln.backend(make_fx(non_contiguous_result)(x.clone()), [x],
+        kiln.backend(make_fx(view_of_a_written_result)(x.clone()), [x],
                      backend="eager")
 
     def shared_then_written(x):
@@ -345,6 +414,109 @@ def test_resize_refusals():
                        r"multiplication overflow'\)"):
         kiln.backend(fx.GraphModule(torch.nn.Module(), g), [x],
                      backend="eager")
+
+
+def _twice_shrink_grow(x):
+    y = x.clone()
+    y.resize_(2)
+    y.resize_(6)  # the storage kept its 6 elements: x's values again
+    return y * 1
+
+
+def _twice_with_writes(x):
+    y = x.clone()
+    y.resize_(4)
+    y.mul_(2)  # written into the storage's first 4 elements
+    y.resize_(1, 6)
+    y.add_(1)
+    y.resize_(3)
+    return y * 1
+
+
+def _twice_grow(x):
+    y = x.clone()
+    y.resize_(3, 3)  # grows: elements 6..8 are new (undefined)
+    y[2].fill_(7.0)
+    y.resize_(2, 4)  # 8 elements of the 9: 6 old ones, 2 written
+    return y * 1
+
+
+def _clone_of_a_transpose(x):
+    y = x.t().clone()  # keeps the transpose's strides: storage is x's order
+    y.resize_(6)
+    return y * 1
+
+
+def _clone_of_a_transpose_shrunk_twice(x):
+    y = x.t().clone()
+    y.resize_(2, 2)
+    y.resize_(3, 2)
+    return y * 1
+
+
+def _exp_of_a_transpose(x):
+    y = x.t().exp()  # TensorIterator keeps the transpose's strides
+    y.resize_(6)
+    return y
+
+
+def _permuted_clone_grown(x):
+    y = x.reshape(1, 2, 3).permute(2, 0, 1).clone()
+    y.resize_(8)
+    return y[:6] * 1
+
+
+def _channels_last_then_flat(x):
+    y = x.reshape(1, 2, 3, 1).clone()
+    y.resize_(1, 2, 3, 1, memory_format=torch.channels_last)
+    y.add_(1)
+    y.resize_(6)  # the storage in channels-last order
+    return y * 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [
+    _twice_shrink_grow, _twice_with_writes, _twice_grow,
+    _clone_of_a_transpose, _clone_of_a_transpose_shrunk_twice,
+    _exp_of_a_transpose, _permuted_clone_grown, _channels_last_then_flat],
+    ids=lambda f: f.__name__.strip("_"))
+def test_resize_twice_and_of_non_contiguous_results(backend, fn):
+    # resize_ of a resize_'s result (the storage it left, never shrunk,
+    # with the values written since) and of a result laid out by its
+    # strides (x.t().clone(): its storage in stride order), against eager
+    # PyTorch (both were refused: "a storage Kiln cannot trace").
+    x = torch.arange(6.0).reshape(2, 3) - 2.5
+    want = fn(x.clone())
+    gm = make_fx(fn)(x.clone())
+    got = kiln.backend(gm, [x.clone()], backend=backend)(x.clone())
+    assert got.shape == want.shape and got.dtype == want.dtype
+    torch.testing.assert_close(got, want)
+
+
+def _resize_as(x):
+    y = x.clone()
+    y.resize_as_(torch.zeros(4))
+    return y * 1
+
+
+def _resize_as_of_a_transposed_clone(x):
+    y = x.t().clone()
+    y.resize_as_(torch.zeros(2, 2))
+    return y * 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [_resize_as, _resize_as_of_a_transposed_clone],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_resize_as(backend, fn):
+    # aten.resize_as_ (was "no Kiln conversion"): aten.resize_ to the
+    # other tensor's sizes.
+    x = torch.arange(6.0).reshape(2, 3) - 2.5
+    want = fn(x.clone())
+    gm = make_fx(fn)(x.clone())
+    got = kiln.backend(gm, [x.clone()], backend=backend)(x.clone())
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want)
 
 
 def test_resize_read_through_the_old_node_is_refused():
@@ -436,21 +608,216 @@ def test_captured_item_with_a_dynamic_dim(backend, capture_scalars):
 
 
 def test_captured_item_branch_and_size_are_graph_breaks(capture_scalars):
-    # A branch on the number, or the number as a size, needs its value in
-    # Python: a graph break (as TorchDynamo), Python gets the number.
+    # A branch on the number, or the number as narrow's length, needs its
+    # value in Python: a graph break (as TorchDynamo), Python gets the
+    # number. (As the size of a new tensor or a slice bound it stays in
+    # the graph: below.)
     def f(x, y):
         s = x.sum().item()
         if s > 0:
             y = y * 2
         n = (x > 0).sum().item()
-        return y * s, torch.zeros(n), s, n
+        return y * s, y.view(1, -1).narrow(1, 0, n), torch.zeros(n), s, n
     cf = kiln.compile(f, backend="eager")
-    y = torch.randn(3)
+    y = torch.randn(4)  # n <= 4: narrow(1, 0, n) is valid
     for _ in range(3):
         x = torch.randn(4)
         _assert_close_outputs(cf(x, y), f(x, y))
     e = kiln.explain(f, torch.randn(4), y)
     assert e.graph_break_count == 2, e
+
+
+_SIZE_USES = {
+    # view(n, 4) with n = -1 infers n: kt.reshape would call it negative.
+    "view_without_minus_one": lambda x, n: x.view(n, 4) * 2,
+    "narrow": lambda x, n: x.narrow(0, 0, n) - 1,
+}
+
+
+@pytest.mark.parametrize("use", sorted(_SIZE_USES))
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_captured_item_used_as_a_size_breaks_with_its_reason(
+        backend, use, capture_scalars):
+    # A size read from data used by another op than a creation op, a
+    # slice or a view/reshape with an explicit -1 (x.view(n, 4), narrow:
+    # PyTorch's -1 rule and negative-length error) is a graph break whose
+    # reason says so (it was "TypeError: int() argument must
+    # be ... not 'TensorVal'"); after the break the op runs eagerly on the
+    # number, so results and errors are PyTorch's, for every value.
+    g = _SIZE_USES[use]
+
+    def f(x, t):
+        return g(x, t.item())
+    cf = kiln.compile(f, backend=backend)
+    x = torch.arange(12.0)
+    for n in (3, 0, 4, -1, -2, 5, 12):
+        t = torch.tensor(n)
+        try:
+            want = f(x, t)
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError, match=re.escape(str(e))):
+                cf(x, t)
+            continue
+        got = cf(x, t)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        torch.testing.assert_close(got, want)
+    e = kiln.explain(f, x, torch.tensor(3))
+    assert e.graph_break_count == 1, e
+    why = str(e.break_reasons[0])
+    assert "a Python number read from tensor data" in why, why
+    assert ("is used as a size" in why or "needed as a constant" in why) \
+        and "TypeError" not in why, why
+    with pytest.raises(kiln.Unsupported, match="a Python number read from "
+                       "tensor data"):
+        kiln.compile(f, backend=backend, fullgraph=True)(x, torch.tensor(3))
+
+
+_CREATION_USES = {
+    "zeros": lambda x, n: torch.zeros(n) + x.sum(),
+    "ones2": lambda x, n: torch.ones(n, 2, dtype=torch.int32),
+    # (empty's values are undefined: its shape.)
+    "empty": lambda x, n: torch.ones(torch.empty(2, n).shape),
+    "full": lambda x, n: torch.full((n,), 2.5),
+    "full_item": lambda x, n: torch.full((n, 2), x.sum().item()),
+    "new_zeros": lambda x, n: x.new_zeros(n, 2) + 1,
+    "new_full": lambda x, n: x.new_full((3, n), -1.0),
+    "twice": lambda x, n: torch.zeros(n) + torch.ones(n),
+    # The size read back from the new tensor: after kt.full's check, even
+    # when the tensor itself is dead (x[:-3] is not what PyTorch raises).
+    "slice_by_shape": lambda x, n: x[:torch.zeros(n).shape[0]] * 2,
+}
+
+
+@pytest.mark.parametrize("use", sorted(_CREATION_USES))
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_captured_item_as_the_size_of_a_new_tensor(backend, use,
+                                                    capture_scalars):
+    # torch.zeros(n) & co. with n = t.item(): an unbacked size read from
+    # the value when the program runs (no graph break, one compile for
+    # every value); kt.full checks it, so a negative one raises, as
+    # PyTorch does (its message: "Trying to create tensor with negative
+    # dimension -3").
+    g = _CREATION_USES[use]
+
+    def f(x, t):
+        return g(x, t.item())
+    cf = kiln.compile(f, backend=backend, fullgraph=True)
+    x = torch.arange(12.0)
+    for n in (3, 0, 1, 7):
+        for dt in (torch.int64, torch.int32):
+            t = torch.tensor(n, dtype=dt)
+            want, got = f(x, t), cf(x, t)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            torch.testing.assert_close(got, want)
+    (stats,) = cf._kiln.stats().values()
+    assert stats["compiles"] == 2, stats  # one per dtype of t, any value
+    with pytest.raises(RuntimeError, match="negative dimension -3"):
+        f(x, torch.tensor(-3))
+    with pytest.raises(kiln.KilnError, match=r"dynamic size -3 \(dim \d\) "
+                       "must be non-negative"):
+        cf(x, torch.tensor(-3))
+
+
+_SLICE_USES = {
+    "stop": lambda x, n: x[:n] * 2,
+    "start": lambda x, n: x[n:] + 1,
+    "both": lambda x, n: x[n:n + 4],
+    "negated": lambda x, n: x[-n:],
+    "step": lambda x, n: x[n::2],
+    "dim1": lambda x, n: x.view(3, 4)[:, :n].sum(1),
+    "twice": lambda x, n: x[:n] + x[:n],
+}
+
+
+@pytest.mark.parametrize("use", sorted(_SLICE_USES))
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_captured_item_as_a_slice_bound(backend, use, capture_scalars):
+    # x[:n] with n = t.item(): an unbacked bound that kt.slice applies with
+    # Python's rules when it runs (negative from the end, clamped), one
+    # compile for every value (it was a graph break).
+    g = _SLICE_USES[use]
+
+    def f(x, t):
+        return g(x, t.item())
+    cf = kiln.compile(f, backend=backend, fullgraph=True)
+    x = torch.arange(12.0)
+    for n in (3, 0, -2, 12, 20, -20, 5):
+        t = torch.tensor(n)
+        want, got = f(x, t), cf(x, t)
+        assert got.shape == want.shape and torch.equal(got, want), (n, got)
+    (stats,) = cf._kiln.stats().values()
+    assert stats["compiles"] == 1, stats
+
+
+_VIEW_USES = {
+    "view": lambda x, n: x.view(n, -1) * 2,
+    "reshape": lambda x, n: x.reshape(-1, n) + 1,
+    "view3": lambda x, n: x.view(2, n, -1).sum(2),
+}
+
+
+@pytest.mark.parametrize("use", sorted(_VIEW_USES))
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_captured_item_in_a_view_with_minus_one(backend, use,
+                                                capture_scalars):
+    # x.view(n, -1) with n = t.item(): n is a size kt.reshape takes when it
+    # runs (negative: an error, as PyTorch's "only one dimension can be
+    # inferred" / "invalid shape dimension"), the -1 is inferred by
+    # kt.reshape (0 elements elsewhere, or not divisible: an error, as
+    # PyTorch's). Every value: PyTorch's result, or an error where PyTorch
+    # raises one; one compile.
+    g = _VIEW_USES[use]
+
+    def f(x, t):
+        return g(x, t.item())
+    cf = kiln.compile(f, backend=backend, fullgraph=True)
+    x = torch.arange(12.0)
+    for n in (3, 4, 0, -1, -2, 5, 12, 1):
+        t = torch.tensor(n)
+        try:
+            want = f(x, t)
+        except RuntimeError:
+            with pytest.raises(kiln.KilnError):
+                cf(x, t)
+            continue
+        got = cf(x, t)
+        assert got.shape == want.shape and torch.equal(got, want), (n, got)
+    (stats,) = cf._kiln.stats().values()
+    assert stats["compiles"] == 1, stats
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_captured_item_sizes_in_training(backend, capture_scalars):
+    # Sizes read from data in a differentiated program (a slice bound, a
+    # new tensor's size, a view next to -1): gradients as PyTorch's.
+    def g(w, t):
+        n = t.item()
+        return ((w[:n] * 2).sum() + (torch.ones(n) * w[0]).sum() +
+                (w.view(n, -1).sum(0) ** 2).sum())
+    cf = kiln.compile(g, backend=backend, fullgraph=True)
+    for n in (3, 4, 2):
+        w1 = torch.randn(12, requires_grad=True)
+        w2 = w1.detach().clone().requires_grad_()
+        t = torch.tensor(n)
+        a = cf(w1, t)
+        a.backward()
+        b = g(w2, t)
+        b.backward()
+        torch.testing.assert_close(a, b)
+        torch.testing.assert_close(w1.grad, w2.grad)
+    with pytest.raises(kiln.KilnError):
+        cf(torch.randn(12, requires_grad=True), torch.tensor(-3))
+
+
+def test_captured_float_item_as_a_size_is_refused(capture_scalars):
+    def f(x, t):
+        return torch.zeros(t.item()) + x
+    with pytest.raises(TypeError):
+        f(torch.ones(2), torch.tensor(2.0))
+    with pytest.raises(kiln.Unsupported, match=r"a float read from tensor "
+                       r"data \(`.item\(\)`\) is used as a size"):
+        kiln.compile(f, backend="eager", fullgraph=True)(
+            torch.ones(2), torch.tensor(2.0))
 
 
 def test_captured_item_training(capture_scalars):
