@@ -468,6 +468,49 @@ struct DepthwiseWeights {
   std::vector<float> w, bias;
 };
 
+/// The R accumulators of pixels ow0.. of output row `yr`, channels cb..:
+/// the output (accumulating) or the bias.
+template <int R, typename T>
+__attribute__((always_inline)) inline void
+dwStart(const Params &p, const DepthwiseWeights &dw, const float *yr,
+        int64_t ow0, int64_t cb, T *acc) {
+  for (int r = 0; r < R; ++r) {
+    if (p.accumulate)
+      std::memcpy(&acc[r], yr + (ow0 + r) * p.ys[4] + cb, sizeof(T));
+    else
+      std::memcpy(&acc[r], dw.bias.data() + cb, sizeof(T));
+  }
+}
+
+/// The output clamp (kt.clamp's rule) on the accumulators, then the store.
+template <int R, typename T>
+__attribute__((always_inline)) inline void
+dwFinish(const Params &p, float *yr, int64_t ow0, int64_t cb, T *acc) {
+  if (p.clamp) {
+    const T lo = p.lo - (T){}, hi = p.hi - (T){};
+    for (int r = 0; r < R; ++r) {
+      acc[r] = acc[r] < lo ? lo : acc[r];
+      acc[r] = acc[r] > hi ? hi : acc[r];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    std::memcpy(yr + (ow0 + r) * p.ys[4] + cb, &acc[r], sizeof(T));
+}
+
+/// `v` = the input value(s) at `x`, clamped where the call has an input
+/// clamp. (An out-parameter: a vector return value would change the ABI
+/// of the baseline clone.)
+template <typename T>
+__attribute__((always_inline)) inline void dwLoad(const Params &p,
+                                                  const float *x, T &v) {
+  std::memcpy(&v, x, sizeof(T));
+  if (p.inClamp) {
+    const T ilo = p.ilo - (T){}, ihi = p.ihi - (T){};
+    v = v < ilo ? ilo : v;
+    v = v > ihi ? ihi : v;
+  }
+}
+
 /// The loops of one output row `yr` (n, oh) for channels [cb, cb + V) where
 /// V is 16 (`Vec`) or 1 (the tail): pixels ow0 .. ow0 + R - 1, taps checked
 /// against the image's width where `Checked`.
@@ -476,13 +519,7 @@ __attribute__((always_inline)) inline void
 dwPixelsNHWC(const Params &p, const DepthwiseWeights &dw, const float *xn,
              float *yr, int64_t oh, int64_t ow0, int64_t cb) {
   T acc[R];
-  for (int r = 0; r < R; ++r) {
-    if (p.accumulate)
-      std::memcpy(&acc[r], yr + (ow0 + r) * p.ys[4] + cb, sizeof(T));
-    else
-      std::memcpy(&acc[r], dw.bias.data() + cb, sizeof(T));
-  }
-  const T ilo = p.ilo - (T){}, ihi = p.ihi - (T){};
+  dwStart<R>(p, dw, yr, ow0, cb, acc);
   for (int64_t kh = 0; kh < p.kh; ++kh) {
     const int64_t ih = oh * p.sh + kh * p.dh - p.pt;
     if (ih < 0 || ih >= p.h)
@@ -497,24 +534,12 @@ dwPixelsNHWC(const Params &p, const DepthwiseWeights &dw, const float *xn,
         if (Checked && (iw < 0 || iw >= p.w))
           continue;
         T v;
-        std::memcpy(&v, xr + iw * p.xs[4], sizeof(T));
-        if (p.inClamp) {
-          v = v < ilo ? ilo : v;
-          v = v > ihi ? ihi : v;
-        }
+        dwLoad(p, xr + iw * p.xs[4], v);
         acc[r] += wv * v;
       }
     }
   }
-  if (p.clamp) {
-    const T lo = p.lo - (T){}, hi = p.hi - (T){};
-    for (int r = 0; r < R; ++r) {
-      acc[r] = acc[r] < lo ? lo : acc[r];
-      acc[r] = acc[r] > hi ? hi : acc[r];
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    std::memcpy(yr + (ow0 + r) * p.ys[4] + cb, &acc[r], sizeof(T));
+  dwFinish<R>(p, yr, ow0, cb, acc);
 }
 
 /// dwPixelsNHWC for a 3-wide kernel of dilation 1 and stride SW, R pixels
@@ -525,13 +550,7 @@ __attribute__((always_inline)) inline void
 dwPixels3NHWC(const Params &p, const DepthwiseWeights &dw, const float *xn,
               float *yr, int64_t oh, int64_t ow0, int64_t cb) {
   VBlock acc[R];
-  for (int r = 0; r < R; ++r) {
-    if (p.accumulate)
-      std::memcpy(&acc[r], yr + (ow0 + r) * p.ys[4] + cb, sizeof(VBlock));
-    else
-      std::memcpy(&acc[r], dw.bias.data() + cb, sizeof(VBlock));
-  }
-  const VBlock ilo = p.ilo - (VBlock){}, ihi = p.ihi - (VBlock){};
+  dwStart<R>(p, dw, yr, ow0, cb, acc);
   constexpr int L = (R - 1) * SW + 3;
   for (int64_t kh = 0; kh < p.kh; ++kh) {
     const int64_t ih = oh * p.sh + kh * p.dh - p.pt;
@@ -539,13 +558,8 @@ dwPixels3NHWC(const Params &p, const DepthwiseWeights &dw, const float *xn,
       continue;
     const float *xr = xn + ih * p.xs[3] + (ow0 * SW - p.pl) * p.xs[4] + cb;
     VBlock in[L];
-    for (int l = 0; l < L; ++l) {
-      std::memcpy(&in[l], xr + l * p.xs[4], sizeof(VBlock));
-      if (p.inClamp) {
-        in[l] = in[l] < ilo ? ilo : in[l];
-        in[l] = in[l] > ihi ? ihi : in[l];
-      }
-    }
+    for (int l = 0; l < L; ++l)
+      dwLoad(p, xr + l * p.xs[4], in[l]);
     for (int kw = 0; kw < 3; ++kw) {
       VBlock wv;
       std::memcpy(&wv, dw.w.data() + (kh * 3 + kw) * dw.gp + cb,
@@ -554,15 +568,7 @@ dwPixels3NHWC(const Params &p, const DepthwiseWeights &dw, const float *xn,
         acc[r] += wv * in[r * SW + kw];
     }
   }
-  if (p.clamp) {
-    const VBlock lo = p.lo - (VBlock){}, hi = p.hi - (VBlock){};
-    for (int r = 0; r < R; ++r) {
-      acc[r] = acc[r] < lo ? lo : acc[r];
-      acc[r] = acc[r] > hi ? hi : acc[r];
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    std::memcpy(yr + (ow0 + r) * p.ys[4] + cb, &acc[r], sizeof(VBlock));
+  dwFinish<R>(p, yr, ow0, cb, acc);
 }
 
 /// One output row (n, oh) of a channels-last depthwise call: pixels
