@@ -12,7 +12,7 @@
 //     per lane (V = 4 registers): running max mv and sum s64 (f64)
 //     for each block of kBlockSteps vector steps:
 //       s32 = 0; for each step: x = read V elements (the row's only read);
-//                               (mv', s32) = onlineLseStep(x, mv, s32)
+//                               (mv', s32) = vectorStep(x, mv, s32)
 //       s64 = s64 * exp(mv - mv') + s32                  (once per block)
 //     the last partial step: a masked read padded with -inf (adds nothing)
 //     M = max over lanes;  S = sum over lanes of s64 * exp(mv - M)
@@ -31,6 +31,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -55,6 +56,27 @@ Value widen(OpBuilder &b, Location loc, Value v, Type to) {
   if (auto vt = dyn_cast<VectorType>(v.getType()))
     to = vt.clone(to);
   return v.getType() == to ? v : arith::ExtFOp::create(b, loc, to, v);
+}
+
+/// The vector form of onlineLseStep with fewer ops per step (8 besides
+/// exp, against 13): the lanes start at -FLT_MAX, never -inf, so x - m is
+/// never -inf - -inf (an x of -inf gives exp(-inf) = 0 without a select),
+/// and the `exp(x - x)` term that makes s NaN for x = +inf is left out: a
+/// +inf anywhere in the row makes the row max +inf, and the row's sum is
+/// then set to NaN once (see `row`), as is every s of the generic.
+///   gt = x > m;  e = exp(-|x - m|)
+///   s' = gt ? fma(s, e, 1) : s + e;  m' = gt ? x : m
+std::pair<Value, Value> vectorStep(OpBuilder &b, Location loc, Value x,
+                                   Value m, Value s) {
+  Value gt = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, m);
+  Value d = arith::NegFOp::create(
+      b, loc, math::AbsFOp::create(b, loc, arith::SubFOp::create(b, loc, x, m)));
+  Value e = math::ExpOp::create(b, loc, d);
+  Value one = splat(b, loc, cast<VectorType>(x.getType()), 1.0);
+  Value grown = math::FmaOp::create(b, loc, s, e, one);
+  Value added = arith::AddFOp::create(b, loc, s, e);
+  return {arith::SelectOp::create(b, loc, gt, x, m),
+          arith::SelectOp::create(b, loc, gt, grown, added)};
 }
 
 /// Whether `g` is the online generic: one input x ([R, C] or [C], read in
@@ -147,7 +169,10 @@ LogicalResult kiln::cpu::lowerOnlineRowStats(RewriterBase &rewriter,
       return arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, s64, f),
                                    widen(b, loc, s32, f64));
     };
-    Value mv0 = splat(b, loc, vt, -inf), s64v0 = splat(b, loc, vacc, 0);
+    auto lowest = -(double)llvm::APFloat::getLargest(
+                      cast<FloatType>(ct).getFloatSemantics())
+                      .convertToDouble();
+    Value mv0 = splat(b, loc, vt, lowest), s64v0 = splat(b, loc, vacc, 0);
     auto blocks = scf::ForOp::create(
         b, loc, zero, full, blk, ValueRange{mv0, s64v0},
         [&](OpBuilder &b, Location loc, Value j0, ValueRange acc) {
@@ -157,9 +182,8 @@ LogicalResult kiln::cpu::lowerOnlineRowStats(RewriterBase &rewriter,
               b, loc, j0, end, vl,
               ValueRange{acc[0], splat(b, loc, vt, 0)},
               [&](OpBuilder &b, Location loc, Value j, ValueRange a) {
-                auto [m, s] = kiln::onlineLseStep(
-                    b, loc, read(b, loc, j, Value()), a[0], a[1],
-                    /*mark=*/false);
+                auto [m, s] =
+                    vectorStep(b, loc, read(b, loc, j, Value()), a[0], a[1]);
                 scf::YieldOp::create(b, loc, ValueRange{m, s});
               });
           Value mv = steps.getResult(0);
@@ -172,8 +196,8 @@ LogicalResult kiln::cpu::lowerOnlineRowStats(RewriterBase &rewriter,
     // The masked last step (lanes past the row read -inf: no effect).
     Value mask = vector::CreateMaskOp::create(
         b, loc, VectorType::get({lanes}, b.getI1Type()), ValueRange{rest});
-    auto [mt, st] = kiln::onlineLseStep(b, loc, read(b, loc, full, mask), mv,
-                                        splat(b, loc, vt, 0), false);
+    auto [mt, st] = vectorStep(b, loc, read(b, loc, full, mask), mv,
+                               splat(b, loc, vt, 0));
     s64v = fold(b, loc, s64v, mv, mt, st);
     mv = mt;
     // Across the lanes and with the initial values.
@@ -188,6 +212,22 @@ LogicalResult kiln::cpu::lowerOnlineRowStats(RewriterBase &rewriter,
     Value s0f = arith::MulFOp::create(
         b, loc, s0, widen(b, loc, onlineLseRescale(b, loc, m0, mRow), f64));
     sRow = arith::AddFOp::create(b, loc, sRow, s0f);
+    // The generic's values for the cases vectorStep leaves out: a row with
+    // +inf has s = NaN; a row without a finite element (only -inf, or
+    // empty: s = 0, as every finite element adds at least its own 1 at the
+    // max) has m = -inf, not the lanes' -FLT_MAX.
+    Value posInf = arith::ConstantOp::create(b, loc, b.getFloatAttr(ct, inf));
+    Value nan = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(f64, std::numeric_limits<double>::quiet_NaN()));
+    sRow = arith::SelectOp::create(
+        b, loc,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mRow, posInf),
+        nan, sRow);
+    Value zero64 = arith::ConstantOp::create(b, loc, b.getFloatAttr(f64, 0.0));
+    mRow = arith::SelectOp::create(
+        b, loc,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sRow, zero64),
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(ct, -inf)), mRow);
     return {mRow, sRow};
   };
 

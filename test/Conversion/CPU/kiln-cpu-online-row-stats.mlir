@@ -5,9 +5,10 @@
 // kiln-lower-to-linalg{online-row-stats} makes of cross_entropy's and
 // log_softmax's row statistics, its exp marked kiln.online_lse) becomes
 // vector loops that read each row once (OnlineRowStats.cpp): per row,
-// blocks of 16 vector steps of 4 registers, the f32 block sum rescaled into
-// f64 lanes once per block, one masked step for the rest of the row (padded
-// with -inf), and one merge of the lanes. A marked generic of another shape
+// blocks of 16 vector steps of 4 registers (the step: one read, -|x - m|,
+// one exp, one fma), the f32 block sum rescaled into f64 lanes once per
+// block, one masked step for the rest of the row (padded with -inf), and one
+// merge of the lanes. A marked generic of another shape
 // (f16 input, a fused prologue) is left as it is, without a diagnostic.
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -24,8 +25,10 @@
 // CHECK: scf.for %[[J:.+]] = %[[J0]] to %{{.+}} step %c64 iter_args({{.*}}) -> (vector<64xf32>, vector<64xf32>)
 // CHECK-NEXT: vector.transfer_read %arg0[%[[R]], %[[J]]]{{.*}} {in_bounds = [true]} : tensor<16x?xf32>, vector<64xf32>
 // CHECK-NOT: vector.transfer_read
+// CHECK: math.absf {{.*}} : vector<64xf32>
 // CHECK: math.exp {{.*}} : vector<64xf32>
 // CHECK-NOT: math.exp
+// CHECK: math.fma {{.*}} : vector<64xf32>
 // CHECK: scf.yield
 // CHECK: math.exp {{.*}} : vector<64xf32>
 // CHECK: arith.extf {{.*}} : vector<64xf32> to vector<64xf64>
@@ -34,6 +37,11 @@
 // CHECK: vector.transfer_read %arg0[%[[R]], %{{.+}}], %{{.+}}, %[[MASK]] {in_bounds = [true]}
 // CHECK: vector.reduction <maxnumf>, %{{.+}} : vector<64xf32> into f32
 // CHECK: vector.reduction <add>, %{{.+}} : vector<64xf64> into f64
+// The sum is NaN where the max is +inf; the max -inf where the sum is 0.
+// CHECK: arith.cmpf oeq, %{{.+}}, %cst{{.*}} : f32
+// CHECK: arith.select %{{.+}}, %cst{{.*}} : f64
+// CHECK: arith.cmpf oeq, %{{.+}}, %cst{{.*}} : f64
+// CHECK: arith.select %{{.+}}, %cst{{.*}} : f32
 // CHECK: tensor.insert
 // CHECK: tensor.insert
 // AVX2-LABEL: func.func @rows
