@@ -103,6 +103,10 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   // with kernel formation (without it e would be a whole tensor's extra
   // round trip through memory).
   lower.softmaxStoresExp = options.fuse;
+  // cross_entropy's row max and sum of exp in one read of the row: the
+  // online generic, which kiln-cpu-tile-vectorize lowers to vector loops
+  // (lowerOnlineRowStats).
+  lower.onlineRowStats = options.fuse;
   pm.addPass(createKilnLowerToLinalgPass(lower));
   if (options.fuse)
     pm.addPass(createKilnFormKernelsPass());

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file -kiln-fuse -kiln-lower-to-linalg=softmax-stores-exp -kiln-form-kernels | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-fuse -kiln-lower-to-linalg="softmax-stores-exp online-row-stats" -kiln-form-kernels | FileCheck %s --check-prefix=ONLINE
 // RUN: kiln-opt %s -split-input-file -kiln-cpu=threads=2 -mlir-print-ir-before=one-shot-bufferize -o /dev/null 2>&1 | FileCheck %s --check-prefix=CPU
 
 // Kernel formation of cross_entropy (issue 13, section 4): kiln-fuse makes
@@ -8,8 +9,9 @@
 // sum over the rows (a rank-0 reduction) runs after the kernel over the
 // per-row losses; the rank-0 reduction does not absorb the per-row generic
 // (it would leave the row statistics two kernels of their own, the max
-// computed twice). Through kiln-cpu, the kernel's max and sum of exp are
-// vectorized with f32 exp.
+// computed twice). Through kiln-cpu (online-row-stats), the kernel's max
+// and sum of exp are one generic with two results, lowered to vector loops
+// that read each row once (OnlineRowStats.cpp).
 
 // Tests that a mean over class-index targets is one forall over blocks of
 // 16 rows (37: a partial tile) whose body computes the block's max, the sum
@@ -35,11 +37,35 @@
 // CHECK-NOT: func.call
 // CHECK: arith.divf
 // CHECK: tensor.from_elements
+// With online-row-stats the max and the sum of exp are one generic with two
+// results (the online step, its exp marked), tiled into the same kernel.
+// ONLINE-LABEL: func.func @ce_mean
+// ONLINE: scf.forall (%[[I:.+]]) = (0) to (37) step (16)
+// ONLINE: %[[X:.+]] = tensor.extract_slice %arg0[%[[I]], 0] [%{{.+}}, 1000] [1, 1]
+// ONLINE: %[[MS:.+]]:2 = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<?x1000xf32>) outs(%{{.+}}, %{{.+}} : tensor<?xf32>, tensor<?xf64>)
+// ONLINE-NOT: arith.maxnumf
+// ONLINE: math.exp {{.*}} {kiln.online_lse} : f32
+// ONLINE-NOT: linalg.generic {{.*}}"reduction"
+// ONLINE: linalg.generic {{.*}}iterator_types = ["parallel"]} ins(%{{.+}}, %[[MS]]#0, %[[MS]]#1 :
+// ONLINE: math.log {{.*}} : f64
+// ONLINE: } {kiln.kernel = "fused_cross_entropy_0"}
+// Through kiln-cpu: per row of the block, blocks of 16 vector steps, each
+// step the row's only read (64 f32 lanes) and one exp; the masked last step
+// (1000 = 15 * 64 + 40); the lanes merged once per row.
 // CPU-LABEL: func.func private @fused_cross_entropy_0
 // CPU: scf.forall
-// CPU: vector.multi_reduction <maxnumf>
-// CPU: math.exp {{.*}} : vector<1x64xf32>
-// CPU: vector.multi_reduction <add>
+// CPU-NOT: vector.multi_reduction
+// CPU: scf.for %[[R:.+]] = %{{.+}} to %{{.+}} step %c1 iter_args
+// CPU: scf.for %[[J:.+]] = %c0 to %c960 step %c64 iter_args({{.*}}) -> (vector<64xf32>, vector<64xf32>)
+// CPU-NEXT: vector.transfer_read %{{.+}}[%[[R]], %[[J]]]{{.*}} : tensor<?x1000xf32>, vector<64xf32>
+// CPU-NOT: vector.transfer_read
+// CPU: math.exp {{.*}} : vector<64xf32>
+// CPU-NOT: vector.transfer_read
+// CPU: scf.yield
+// CPU: vector.constant_mask [40] : vector<64xi1>
+// CPU: vector.transfer_read %{{.+}}[%[[R]], %c960]
+// CPU: vector.reduction <maxnumf>
+// CPU: vector.reduction <add>, %{{.+}} : vector<64xf64> into f64
 // CPU: } {kiln.kernel = "fused_cross_entropy_0"}
 func.func @ce_mean(%x: tensor<37x1000xf32>, %t: tensor<37xi64>) -> tensor<f32> {
   %r = kt.cross_entropy %x, %t : (tensor<37x1000xf32>, tensor<37xi64>) -> tensor<f32>
@@ -84,7 +110,7 @@ func.func @ce_none(%x: tensor<2000x10xf32>, %t: tensor<2000xi64>) -> tensor<2000
 // CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]
 // CPU-LABEL: func.func private @fused_cross_entropy_0
 // CPU: scf.forall
-// CPU: math.exp {{.*}} : vector<1x64xf32>
+// CPU: math.exp {{.*}} : vector<64xf32>
 // CPU: } {kiln.kernel = "fused_cross_entropy_0"}
 func.func @ce_smooth(%x: tensor<64x300xf32>, %t: tensor<64xi64>, %w: tensor<300xf32>) -> tensor<f32> {
   %r = kt.cross_entropy %x, %t, %w {reduction = #kt.reduction<sum>, ignore_index = 3, label_smoothing = 1.000000e-01 : f64} : (tensor<64x300xf32>, tensor<64xi64>, tensor<300xf32>) -> tensor<f32>

@@ -60,7 +60,12 @@ def KilnLowerToLinalgPass : Pass<"kiln-lower-to-linalg", "::mlir::ModuleOp"> {
            "softmax and log_softmax store exp(x - max) once (a "
            "kiln.materialize generic) and finish in place over it, and take "
            "the row max with maxnumf (kiln-cpu sets it with fuse=true: its "
-           "kernels keep a row tile in cache)">
+           "kernels keep a row tile in cache)">,
+    Option<"onlineRowStats", "online-row-stats", "bool", /*default=*/"false",
+           "cross_entropy takes its row max and sum of exp in one generic "
+           "with two results (the online form, its exp marked "
+           "kiln.online_lse) where the class dim is innermost (kiln-cpu "
+           "sets it with fuse=true and lowers that generic to vector loops)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",

@@ -11,6 +11,8 @@
 //    * matmul / batch_matmul: [MR, NR, 1] tiles (n outside m, k innermost);
 //      vector.contract lowers to MR FMAs of NR-wide rows per k step, and the
 //      accumulator is hoisted out of the k loop after bufferization;
+//    * cross_entropy's online row max and sum of exp (two results):
+//      lowerOnlineRowStats (OnlineRowStats.cpp);
 //    * one innermost reduction dim: every parallel dim tiled to 1, then a
 //      partial reduction into a 4-register-wide accumulator
 //      (scf::tileReductionUsingScf) and a final merge;
@@ -461,6 +463,9 @@ void registerTile(RewriterBase &rewriter, linalg::LinalgOp op,
                   const kiln::cpu::TileVectorizeOptions &o) {
   unsigned bits = widestElementBits(op);
   if (!bits || op.getNumLoops() == 0)
+    return;
+  // cross_entropy's online row max and sum of exp: its own vector loops.
+  if (succeeded(kiln::cpu::lowerOnlineRowStats(rewriter, op, o.vectorBits)))
     return;
   int64_t lanes = std::max<int64_t>(o.vectorBits / bits, 1);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();

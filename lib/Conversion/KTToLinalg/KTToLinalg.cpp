@@ -64,7 +64,7 @@ void kiln::populateKTToLinalgPatterns(RewritePatternSet &patterns,
   lowering::populateKTNormToLinalgPatterns(patterns);
   lowering::populateKTRandomToLinalgPatterns(patterns);
   lowering::populateKTConvolutionToLinalgPatterns(patterns);
-  lowering::populateKTLossToLinalgPatterns(patterns);
+  lowering::populateKTLossToLinalgPatterns(patterns, options);
 }
 
 void kiln::configureKTToLinalgTarget(ConversionTarget &target,
@@ -230,6 +230,7 @@ struct LowerToLinalgPass
   void runOnOperation() override {
     KTToLinalgOptions options;
     options.softmaxStoresExp = softmaxStoresExp;
+    options.onlineRowStats = onlineRowStats;
     if (failed(lowerKTToLinalg(getOperation(), allowPartial, options)))
       signalPassFailure();
   }

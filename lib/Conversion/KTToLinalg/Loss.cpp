@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Utils.h"
+#include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
 #include "mlir/Transforms/DialectConversion.h"
@@ -64,9 +65,11 @@ struct LossLayout {
   SmallVector<int64_t> elemShape;
   OpFoldResult numClasses;
   Type f64;
+  bool online = false; // KTToLinalgOptions::onlineRowStats
 
-  LossLayout(ConversionPatternRewriter &rw, Location loc, Value x)
-      : rw(rw), loc(loc), x(x), f64(rw.getF64Type()) {
+  LossLayout(ConversionPatternRewriter &rw, Location loc, Value x,
+             bool online = false)
+      : rw(rw), loc(loc), x(x), f64(rw.getF64Type()), online(online) {
     auto t = cast<RankedTensorType>(x.getType());
     rank = t.getRank();
     classDim = rank == 1 ? 0 : 1;
@@ -170,6 +173,27 @@ struct LossLayout {
   Stats logSoftmaxStats() {
     auto xt = cast<RankedTensorType>(x.getType());
     Type ct = computeType(xt.getElementType());
+    if (online && classDim == rank - 1) {
+      // One generic, one read of the row: the online max and sum of exp
+      // (onlineLseStep; kiln-cpu lowers it to vector loops).
+      SmallVector<Value> ms = generic(
+          {x}, {inputMap()},
+          {filled(rw, loc, elemType(ct), elemSizes,
+                  scalarConst(rw, loc, ct,
+                              -std::numeric_limits<double>::infinity())),
+           elemFilled(0)},
+          true, [&](OpBuilder &b, Location l, ValueRange a) {
+            auto [m, s] = onlineLseStep(b, l, convertScalar(b, l, a[0], ct),
+                                        a[1], a[2], /*mark=*/true);
+            return SmallVector<Value>{m, s};
+          });
+      Value lse = generic({ms[1]}, {elemMap(false)}, {elemFilled(0)}, false,
+                          [&](OpBuilder &b, Location l, ValueRange a) {
+                            return SmallVector<Value>{
+                                math::LogOp::create(b, l, a[0])};
+                          })[0];
+      return {ms[0], lse};
+    }
     Value mx = generic(
         {x}, {inputMap()},
         {filled(rw, loc, elemType(ct), elemSizes,
@@ -518,11 +542,13 @@ struct NllLossLowering : public OpConversionPattern<kt::NllLossOp> {
 };
 
 struct CrossEntropyLowering : public OpConversionPattern<kt::CrossEntropyOp> {
-  using OpConversionPattern::OpConversionPattern;
+  CrossEntropyLowering(MLIRContext *ctx, bool online)
+      : OpConversionPattern(ctx), online(online) {}
+  bool online;
   LogicalResult matchAndRewrite(kt::CrossEntropyOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     auto rt = cast<RankedTensorType>(op.getResult().getType());
-    LossLayout L(rw, op.getLoc(), adaptor.getInput());
+    LossLayout L(rw, op.getLoc(), adaptor.getInput(), online);
     Value target = adaptor.getTarget();
     double ls = op.getLabelSmoothing().convertToDouble();
     bool prob = isa<FloatType>(
@@ -542,6 +568,8 @@ struct CrossEntropyLowering : public OpConversionPattern<kt::CrossEntropyOp> {
 } // namespace
 
 void kiln::lowering::populateKTLossToLinalgPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<NllLossLowering, CrossEntropyLowering>(patterns.getContext());
+    RewritePatternSet &patterns, const KTToLinalgOptions &options) {
+  patterns.add<NllLossLowering>(patterns.getContext());
+  patterns.add<CrossEntropyLowering>(patterns.getContext(),
+                                     options.onlineRowStats);
 }

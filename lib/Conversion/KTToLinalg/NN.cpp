@@ -419,9 +419,10 @@ struct LinearLowering : public OpConversionPattern<kt::LinearOp> {
 /// softmax / log_softmax along one dim.
 template <typename OpTy, bool IsLog>
 struct SoftmaxLowering : public OpConversionPattern<OpTy> {
-  SoftmaxLowering(MLIRContext *ctx, bool storesExp)
-      : OpConversionPattern<OpTy>(ctx), storesExp(storesExp) {}
+  SoftmaxLowering(MLIRContext *ctx, bool storesExp, bool online)
+      : OpConversionPattern<OpTy>(ctx), storesExp(storesExp), online(online) {}
   bool storesExp;
+  bool online; // KTToLinalgOptions::onlineRowStats
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
@@ -465,6 +466,49 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
     Value mxInit = filled(
         rw, loc, keptType, keptSizes,
         scalarConst(rw, loc, acc, -std::numeric_limits<double>::infinity()));
+    Type f64 = rw.getF64Type();
+    auto sumType = keptType.clone(f64);
+    Value sumInit =
+        filled(rw, loc, sumType, keptSizes, scalarConst(rw, loc, f64, 0));
+    // log_softmax over the innermost dim with onlineRowStats: the max and
+    // the sum of exp in one generic (onlineLseStep, one read of the row,
+    // one exp per element), then x - max - log(sum) (no exp). Only where
+    // the input is not computed by an op of the same kernel (a block
+    // argument: nothing can be fused into the generic as a prologue, which
+    // kiln-cpu's vector loops for it do not take).
+    if (IsLog && online && rank > 0 && reduced[0] == rank - 1 &&
+        isa<BlockArgument>(op.getSelf())) {
+      auto ms = linalg::GenericOp::create(
+          rw, loc, TypeRange{keptType, sumType}, ValueRange{x},
+          ValueRange{mxInit, sumInit}, ArrayRef<AffineMap>{id, kept, kept},
+          redIters, [&](OpBuilder &b, Location l, ValueRange a) {
+            auto [m, s] = onlineLseStep(b, l, convertScalar(b, l, a[0], acc),
+                                        a[1], a[2], /*mark=*/true);
+            linalg::YieldOp::create(b, l, ValueRange{m, s});
+          });
+      Value lse = buildElementwise(
+          rw, loc, ValueRange{ms.getResult(1)}, keptType,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return convertScalar(b, l, math::LogOp::create(b, l, a[0]), acc);
+          });
+      Value r =
+          linalg::GenericOp::create(
+              rw, loc, TypeRange{xt}, ValueRange{x, ms.getResult(0), lse},
+              ValueRange{emptyLike(rw, loc, xt, sizes)},
+              ArrayRef<AffineMap>{id, kept, kept, id}, parIters,
+              [&](OpBuilder &b, Location l, ValueRange a) {
+                Value out = arith::SubFOp::create(
+                    b, l,
+                    arith::SubFOp::create(b, l, convertScalar(b, l, a[0], acc),
+                                          a[1]),
+                    a[2]);
+                linalg::YieldOp::create(
+                    b, l, ValueRange{convertScalar(b, l, out, elem)});
+              })
+              .getResult(0);
+      rw.replaceOp(op, castTo(rw, loc, r, resultType));
+      return success();
+    }
     Value mx =
         linalg::GenericOp::create(
             rw, loc, TypeRange{keptType}, ValueRange{x}, ValueRange{mxInit},
@@ -477,10 +521,6 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
               linalg::YieldOp::create(b, l, ValueRange{m});
             })
             .getResult(0);
-    Type f64 = rw.getF64Type();
-    auto sumType = keptType.clone(f64);
-    Value sumInit =
-        filled(rw, loc, sumType, keptSizes, scalarConst(rw, loc, f64, 0));
     auto expOfDiff = [&](OpBuilder &b, Location l, Value xv, Value m) {
       return math::ExpOp::create(
           b, l, arith::SubFOp::create(b, l, convertScalar(b, l, xv, acc), m));
@@ -647,5 +687,5 @@ void kiln::populateKTNNToLinalgPatterns(RewritePatternSet &patterns,
   patterns.add<MatmulLowering, LinearLowering>(patterns.getContext());
   patterns.add<SoftmaxLowering<kt::SoftmaxOp, false>,
                SoftmaxLowering<kt::LogSoftmaxOp, true>>(
-      patterns.getContext(), options.softmaxStoresExp);
+      patterns.getContext(), options.softmaxStoresExp, options.onlineRowStats);
 }

@@ -7,6 +7,7 @@
 #ifndef KILN_LIB_CONVERSION_KTTOLINALG_UTILS_H
 #define KILN_LIB_CONVERSION_KTTOLINALG_UTILS_H
 
+#include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 #include "kiln/Dialect/KT/IR/KTTypeInference.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -199,7 +200,8 @@ void populateKTNormToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// conv2d, max_pool2d, avg_pool2d (Convolution.cpp).
 void populateKTConvolutionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// nll_loss, cross_entropy (Loss.cpp).
-void populateKTLossToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateKTLossToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                    const KTToLinalgOptions &options);
 /// rand, randn, dropout (Random.cpp).
 void populateKTRandomToLinalgPatterns(mlir::RewritePatternSet &patterns);
 

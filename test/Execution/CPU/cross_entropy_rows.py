@@ -9,7 +9,10 @@
 # class, one row, rows longer than the caches (1 x 1M classes), `?` rows and
 # classes, f16 / bf16 / f64 inputs, ignore_index on every row (mean of
 # nothing: NaN), weights, label smoothing, probability targets, spatial
-# dims, reductions none / mean / sum, blocks of rows with a partial tile.
+# dims, reductions none / mean / sum, blocks of rows with a partial tile;
+# the online (one-read) row kernel at odd class counts (1 ... 32000), with
+# special values in its first and masked last steps, rows whose max grows
+# at every element, ignore_index rows and `?` dims.
 import os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np
@@ -165,4 +168,54 @@ for elem, dt in [("f64", np.float64), ("f16", np.float16), ("bf16", np.float32)]
     if elem == "bf16":
         p = to_bf16(p)
     case(x, p, elem=elem, red="sum", label="dtype")
+# The online row kernel (kiln-cpu: cross_entropy's max and sum of exp in one
+# read of the row, per lane a running max and sum rescaled when the max
+# grows; blocks of 16 vector steps summed in f32, then f64; the last partial
+# step masked and padded with -inf; docs/codegen.md "one read"): class counts
+# around the vector width (64 f32 lanes here, 32 with AVX2) and the block
+# (1024), a 4097 and a 32000 row, with the special values at the first
+# element, in the masked tail and in the middle of a block.
+for c in [1, 2, 15, 17, 63, 64, 65, 1023, 1024, 1025, 4097, 32000]:
+    x = (rng.standard_normal((6, c)) * 3).astype(np.float32)
+    t = rng.integers(0, c, 6)
+    case(x, t, red="none", label="online %d classes" % c)
+    if c >= 2:
+        x[0, 0] = -np.inf               # first element -inf (max still -inf)
+        x[1, -1] = np.inf               # +inf in the last (masked) step: NaN
+        x[2, c // 2] = np.nan           # NaN: NaN
+        x[3, :] = -np.inf               # all -inf: NaN
+        x[4, 0] = np.inf                # +inf first: NaN
+        x[5, -1] = 80.0                 # the max in the tail: rescale there
+        t[0] = c - 1
+        case(x, t, red="none", label="online special %d classes" % c)
+        case(x, t, red="mean", w=(np.abs(rng.standard_normal(c)) + 0.1).astype(np.float32),
+             ls=0.1, label="online special %d classes" % c)
+# Rows whose max grows at every step (a rescale per element and lane) or
+# only at the start, with a large offset (exp(x - max) underflows for most
+# elements), and -inf before the first finite element.
+c = 32000
+up = np.linspace(-20, 20, c, dtype=np.float32)
+rows = np.stack([up, up[::-1], up + 1e4, np.where(np.arange(c) < 5000, -np.inf, up),
+                 np.where(np.arange(c) % 2 == 0, up, -up)]).astype(np.float32)
+tr = np.array([c - 1, 0, 123, 4999 + 7, 31999])
+case(rows, tr, red="none", label="online monotone rows")
+case(rows, tr, red="sum", ls=0.2, label="online monotone rows")
+# ignore_index rows, `?` rows and classes, odd sizes.
+x = (rng.standard_normal((33, 4097)) * 2).astype(np.float32)
+t = rng.integers(0, 4097, 33)
+t[[0, 5, 32]] = -7
+for dyn in [(), (0,), (1,), (0, 1)]:
+    case(x, t, red="mean", ignore=-7, dyn=dyn, label="online ignore")
+    case(x, t, red="none", ignore=-7, ls=0.3, dyn=dyn, label="online ignore")
+# f64 (its own vector loops, 32 lanes) and f16/bf16 (the generic's scalar
+# loop) at the odd sizes.
+for elem, dt in [("f64", np.float64), ("f16", np.float16), ("bf16", np.float32)]:
+    for c in [17, 4097]:
+        x = (rng.standard_normal((5, c)) * 3).astype(dt)
+        if elem == "bf16":
+            x = to_bf16(x)
+        x[1, 0] = -np.inf
+        x[2, -1] = np.inf
+        t = rng.integers(0, c, 5)
+        case(x, t, elem=elem, red="none", label="online dtype")
 s.finish()

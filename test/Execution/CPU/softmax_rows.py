@@ -8,7 +8,9 @@
 # all the same), -0/+0, magnitudes of 1e30, rows of length 1, a row longer
 # than the caches (1 x 4M), `?` row lengths, dim 0 and a middle dim, f16 and
 # bf16 (e kept in f32), a masked softmax (scale and mask fused in front,
-# fully masked rows) and a softmax with an epilogue.
+# fully masked rows) and a softmax with an epilogue; log_softmax's online
+# row kernel (one read: max and sum of exp together) at odd lengths
+# (1 ... 32000) with special values in its first and masked last steps.
 import os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np
@@ -20,7 +22,7 @@ s = CPUSuite(__file__)
 
 
 def ref(op, x, dim, elem="f32"):
-    t = torch.from_numpy(np.asarray(x, dtype=np.float32) if elem != "f16" else x)
+    t = torch.from_numpy(np.asarray(x, dtype=np.float32) if elem not in ("f16", "f64") else x)
     if elem == "bf16":
         t = t.bfloat16()
     t = t.double()
@@ -106,5 +108,55 @@ mlir = """func.func @main(%x: tensor<40x300xf32>, %y: tensor<40x300xf32>) -> ten
 """
 want = (torch.softmax(torch.from_numpy(x).double(), 1) * torch.from_numpy(y).double()).numpy()
 s.check_reference("softmax * y", mlir, [x, y], want, "f32")
+
+# log_softmax over the last dim of a kernel input: the online row kernel
+# (the max and the sum of exp in one read, then x - max - log(sum);
+# docs/codegen.md "one read"), at lengths around the vector width and its
+# block, 4097 and 32000, special values at the first element and in the
+# masked last step, rows whose max grows at every element, `?` dims, f64
+# (its own vector loops) and f16 (the generic's scalar loop).
+for c in [1, 2, 15, 17, 63, 64, 65, 1023, 1024, 1025, 4097, 32000]:
+    x = (rng.standard_normal((7, c)) * 3).astype(np.float32)
+    one_op("log_softmax", x, 1, label="online log_softmax %d" % c)
+    if c >= 2:
+        x[0, 0] = -np.inf
+        x[1, -1] = np.inf
+        x[2, c // 2] = np.nan
+        x[3, :] = -np.inf
+        x[4, 0] = np.inf
+        x[5, -1] = 80.0
+        x[6, : c // 2] = -np.inf
+        one_op("log_softmax", x, 1, label="online log_softmax special %d" % c)
+        one_op("log_softmax", x, -1, arg_type="tensor<?x?xf32>",
+               label="online log_softmax special %d as ?x?" % c)
+up = np.linspace(-20, 20, 32000, dtype=np.float32)
+one_op("log_softmax", np.stack([up, up[::-1], up + 1e4]), 1,
+       label="online log_softmax monotone rows")
+one_op("log_softmax", (rng.standard_normal((3, 4097)) * 3), 1, elem="f64")
+one_op("log_softmax", (rng.standard_normal((3, 4097)) * 3).astype(np.float16), 1, elem="f16")
+one_op("log_softmax", (rng.standard_normal(4097) * 3).astype(np.float32), 0,
+       label="online log_softmax rank 1")
+# A log_softmax with a prologue in its kernel (its input computed there: the
+# two-pass form) and one with an epilogue.
+x = rng.standard_normal((20, 130)).astype(np.float32) * 4
+y = rng.standard_normal((20, 130)).astype(np.float32)
+mlir = """func.func @main(%x: tensor<20x130xf32>, %y: tensor<20x130xf32>) -> tensor<20x130xf32> {
+  %0 = kt.mul %x, %y : (tensor<20x130xf32>, tensor<20x130xf32>) -> tensor<20x130xf32>
+  %1 = kt.log_softmax %0 {dim = 1} : (tensor<20x130xf32>) -> tensor<20x130xf32>
+  %2 = kt.mul %1, %y : (tensor<20x130xf32>, tensor<20x130xf32>) -> tensor<20x130xf32>
+  return %2 : tensor<20x130xf32>
+}
+"""
+tx, ty = torch.from_numpy(x).double(), torch.from_numpy(y).double()
+s.check_reference("x * y, log_softmax, * y", mlir, [x, y],
+                  (torch.log_softmax(tx * ty, 1) * ty).numpy(), "f32")
+mlir = """func.func @main(%x: tensor<20x130xf32>, %y: tensor<20x130xf32>) -> tensor<20x130xf32> {
+  %1 = kt.log_softmax %x {dim = 1} : (tensor<20x130xf32>) -> tensor<20x130xf32>
+  %2 = kt.mul %1, %y : (tensor<20x130xf32>, tensor<20x130xf32>) -> tensor<20x130xf32>
+  return %2 : tensor<20x130xf32>
+}
+"""
+s.check_reference("log_softmax * y", mlir, [x, y], (torch.log_softmax(tx, 1) * ty).numpy(),
+                  "f32")
 
 s.finish()

@@ -67,6 +67,17 @@ struct TileVectorizeOptions {
   int64_t minParallelWork = 1 << 15;
 };
 
+/// Lowers the online row max and sum of exp (the two-result generic of
+/// KTToLinalgOptions::onlineRowStats, its exp marked kiln.online_lse; rows
+/// [R, C] or one row [C] of f32 or f64, the classes innermost) to scf.for
+/// loops over the rows and vector steps of 4 registers of `vectorBits`
+/// (OnlineRowStats.cpp): one read of each row. Fails, leaving the op, for
+/// any other op (f16/bf16 inputs, a fused prologue), which then stays a
+/// scalar loop.
+mlir::LogicalResult lowerOnlineRowStats(mlir::RewriterBase &rewriter,
+                                        mlir::linalg::LinalgOp op,
+                                        unsigned vectorBits);
+
 /// Tiles and vectorizes every linalg op on tensors in `fn` (see above). Ops
 /// marked kiln.matmul_impl = "openblas" are left alone; an op that the
 /// vectorizer rejects keeps its tiling and becomes scalar loops later.

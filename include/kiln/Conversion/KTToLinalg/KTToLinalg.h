@@ -33,6 +33,42 @@ inline constexpr llvm::StringLiteral kConvTransposeAttr = "kiln.conv_transpose";
 /// dropping it only recomputes the producer.
 inline constexpr llvm::StringLiteral kMaterializeAttr = "kiln.materialize";
 
+/// On the math.exp in the body of an online row max and sum of exp (a
+/// linalg.generic with two reduction results (m, s), built by
+/// onlineLseStep): the marker by which a backend recognizes the one-read
+/// form and may lower it to its own vector loops (kiln-cpu:
+/// kiln::cpu::lowerOnlineRowStats). On a body op, as kMaterializeAttr.
+/// Discardable: the generic alone computes the same (m, s) element by
+/// element.
+inline constexpr llvm::StringLiteral kOnlineLseAttr = "kiln.online_lse";
+
+/// One step of the online (one-read) row max and sum of exp: with `m` the
+/// running max and `s` the running sum of exp(x_i - m), returns (m', s')
+/// after the element `x`:
+///   x > m:  m' = x, s' = s * exp(m - x) + exp(x - x)
+///   else:   m' = m, s' = s + exp(x - m)
+/// with one exp per element (the argument is -|x - m|) and `exp(x - x)`
+/// computed as `(x - x) + 1` (1, or NaN for an infinite or NaN x, as
+/// exp(inf - inf) in the two-pass form). An x of -inf adds nothing (also
+/// while m is -inf, where x - m would be NaN); a NaN x never becomes the
+/// max (it makes s NaN). So the results equal the two-pass statistics'
+/// NaN/inf behaviour: a row with +inf or NaN gives s = NaN; a row of only
+/// -inf (or empty) gives m = -inf, s = 0, and then NaN wherever x - m is
+/// read, as PyTorch. `x` and `m` have the compute type (scalar or vector),
+/// `s` the same or a wider float type (exp is computed in x's type and
+/// widened). The exp carries kOnlineLseAttr when `mark`.
+std::pair<mlir::Value, mlir::Value> onlineLseStep(mlir::OpBuilder &b,
+                                                  mlir::Location loc,
+                                                  mlir::Value x, mlir::Value m,
+                                                  mlir::Value s, bool mark);
+
+/// The factor exp(from - to) that rescales a sum of exp relative to the max
+/// `from` to the larger max `to` (from <= to, neither NaN); 1 where they are
+/// equal (both -inf: an empty partial sum; both +inf: its sum is already
+/// NaN). Scalar or vector, in from's type.
+mlir::Value onlineLseRescale(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value from, mlir::Value to);
+
 /// Whether `op` (a linalg op) is to be stored, not recomputed: an op of its
 /// body carries kMaterializeAttr.
 bool isMaterialized(mlir::Operation *op);
@@ -55,6 +91,12 @@ struct KTToLinalgOptions {
   /// extra round trip through memory, so the default recomputes exp in the
   /// normalization instead.
   bool softmaxStoresExp = false;
+  /// cross_entropy takes its row max and sum of exp in one generic with
+  /// two results (onlineLseStep, marked kOnlineLseAttr) where the class dim
+  /// is innermost, instead of a max and a sum of exp: one read of the row
+  /// for a backend that lowers the marked generic to vector loops
+  /// (kiln-cpu). Elsewhere it would be a scalar loop, so off by default.
+  bool onlineRowStats = false;
 };
 
 /// Pointwise ops, where, clamp, cast.
