@@ -79,12 +79,12 @@ typedef struct ompt_start_tool_result_t {
 // parallel_begin a stack copy of the region's parallel_data, not the team's
 // that the workers see, so that address cannot pair them).
 // The join needs its edge too: a worker's writes into the call's buffers
-// (compiled code's memset/memcpy, which TSan intercepts) happen before the
-// encountering thread, after the region, reads or frees them. Without it
-// TSan reported a worker's memset into a buffer as a race with the calling
-// thread's kiln_rt_free of it after the region (Execution/CPU/conv_onednn_*.py,
-// kiln-run --cpu-threads=2, under the TSan build;
-// test/Sanitizer/omp-join.test). Each thread releases the call when it
+// (the memset/memcpy calls of oneDNN's kernels or compiled code, which TSan
+// intercepts) happen before the encountering thread, after the region,
+// reads or frees them. Without it TSan reported a oneDNN worker's memset
+// into a conv's result as a race with the calling thread's free of it after
+// the call (Execution/CPU/conv_onednn_*.py, kiln-run --cpu-threads=2, under
+// the TSan build; test/Sanitizer/omp-join.py). Each thread releases the call when it
 // enters the region's closing barrier (sync_region begin of the implicit
 // parallel barrier, before it signals its arrival), the encountering thread
 // acquires it in parallel_end (after the barrier), as LLVM's Archer does.
