@@ -169,6 +169,12 @@ struct Script {
         lo += step;
       else
         hi += step;
+      // Saturate at 2^100: several steps near 2^126 overflow __int128, and
+      // so did the span in bytes below (UBSan, in this harness, seed
+      // crash-fa562426-regression); only "more than 4096 bytes" matters.
+      const __int128 cap = __int128(1) << 100;
+      lo = std::max(lo, -cap);
+      hi = std::min(hi, cap);
     }
     __int128 spanBytes = (hi - lo) * __int128(elem);
     if (in.chance(1, 16) || huge || spanBytes > 4096) {
@@ -187,7 +193,9 @@ struct Script {
         for (int i = 0; i < std::max(ndim, 0); ++i)
           if (count <= INT64_MAX)
             count *= sh[i] > 0 ? sh[i] : 1;
-        if (count * __int128(elem) <= INT64_MAX || empty)
+        // (count can be ~2^126 here: compare before multiplying by elem.)
+        if ((count <= INT64_MAX && count * __int128(elem) <= INT64_MAX) ||
+            empty)
           t.data = nullptr;
       }
       return t;

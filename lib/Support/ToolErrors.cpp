@@ -14,7 +14,14 @@
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+// The sanitizer runtimes' hook (sanitizer/common_interface_defs.h), weak: it
+// is defined only where a sanitizer runtime is linked into the executable
+// (KILN_SANITIZE builds, the fuzz build), null elsewhere.
+extern "C" void __sanitizer_set_death_callback(void (*callback)(void))
+    __attribute__((weak));
 
 static const char *toolName = "kiln";
 
@@ -43,6 +50,36 @@ void kiln::keepIgnoredSignals() {
       ::signal(kIgnorableSignals[i], SIG_IGN);
 }
 
+/// Runs inside the sanitizer's Die(), before its abort(): gives SIGABRT
+/// its default action again, so the abort kills the process without running
+/// LLVM's stack-dump handler inside the report. Through the system call
+/// itself: ThreadSanitizer intercepts sigaction() (it would record the
+/// change in its own state, under locks the report may hold) and keeps the
+/// user's handler in a table of its own; the kernel's disposition is what
+/// an abort() meets. Nothing here allocates or locks.
+static void restoreDefaultAbort() {
+  // The kernel's struct sigaction on Linux (not libc's): handler, flags,
+  // restorer, an 8-byte mask.
+  struct {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    unsigned long mask;
+  } action = {SIG_DFL, 0, nullptr, 0};
+  (void)::syscall(SYS_rt_sigaction, SIGABRT, &action, nullptr,
+                  sizeof(action.mask));
+}
+
+void kiln::keepLLVMHandlersOutOfSanitizerAborts() {
+  if (__sanitizer_set_death_callback)
+    __sanitizer_set_death_callback(restoreDefaultAbort);
+}
+
+void kiln::initToolSignals() {
+  keepIgnoredSignals();
+  keepLLVMHandlersOutOfSanitizerAborts();
+}
+
 /// Writes "<tool>: error: <reason> (fatal error in LLVM/MLIR)" without
 /// allocating (the failure may be
 /// out of memory), removes the files registered for removal on a signal,
@@ -61,7 +98,7 @@ void kiln::keepIgnoredSignals() {
 
 void kiln::installToolFatalErrorHandlers(const char *name) {
   toolName = name;
-  keepIgnoredSignals();
+  initToolSignals();
   // Inside runCatchingFatalErrors (FatalErrors.h) the error is the work's,
   // which reports it; elsewhere it ends the tool.
   noteFatalErrorHandlerInstalled();

@@ -33,8 +33,14 @@ typedef ompt_interface_fn_t (*ompt_function_lookup_t)(const char *);
 typedef void (*ompt_callback_t)(void);
 typedef enum ompt_callbacks_t {
   ompt_callback_parallel_begin = 3,
+  ompt_callback_parallel_end = 4,
   ompt_callback_implicit_task = 7,
+  ompt_callback_sync_region = 23,
 } ompt_callbacks_t;
+typedef enum ompt_sync_region_t {
+  ompt_sync_region_barrier_implicit = 2,
+  ompt_sync_region_barrier_implicit_parallel = 9,
+} ompt_sync_region_t;
 typedef enum ompt_set_result_t {
   ompt_set_error = 0,
   ompt_set_never = 1,
@@ -71,10 +77,21 @@ typedef struct ompt_start_tool_result_t {
 // under the TSan build). The OMPT callbacks below add it, keyed by the
 // CallContext that the region hands to its workers (libomp gives
 // parallel_begin a stack copy of the region's parallel_data, not the team's
-// that the workers see, so that address cannot pair them). The join needs
-// no edge: what a worker touches of a call is guarded by the call's mutex,
-// which the encountering thread locks again before it reads the errors.
-// Only the edge libomp provides is added; Kiln's accesses are still checked.
+// that the workers see, so that address cannot pair them).
+// The join needs its edge too: a worker's writes into the call's buffers
+// (the memset/memcpy calls of oneDNN's kernels or compiled code, which TSan
+// intercepts) happen before the encountering thread, after the region,
+// reads or frees them. Without it TSan reported a oneDNN worker's memset
+// into a conv's result as a race with the calling thread's free of it after
+// the call (Execution/CPU/conv_onednn_*.py, kiln-run --cpu-threads=2, under
+// the TSan build; test/Sanitizer/omp-join.py). Each thread releases the call when it
+// enters the region's closing barrier (sync_region begin of the implicit
+// parallel barrier, before it signals its arrival), the encountering thread
+// acquires it in parallel_end (after the barrier), as LLVM's Archer does.
+// (A worker's implicit-task end comes too late for this: libomp reports it
+// from the next fork barrier, possibly after parallel_end.) TSan builds
+// only: these two callbacks are not registered elsewhere.
+// Only the edges libomp provides are added; Kiln's accesses are still checked.
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define KILN_RT_TSAN 1
@@ -82,11 +99,11 @@ typedef struct ompt_start_tool_result_t {
 #endif
 #ifdef KILN_RT_TSAN
 #include <sanitizer/tsan_interface.h>
-static void forkRelease(void *call) { __tsan_release(call); }
-static void forkAcquire(void *call) { __tsan_acquire(call); }
+static void tsanRelease(void *call) { __tsan_release(call); }
+static void tsanAcquire(void *call) { __tsan_acquire(call); }
 #else
-static void forkRelease(void *) {}
-static void forkAcquire(void *) {}
+static void tsanRelease(void *) {}
+static void tsanAcquire(void *) {}
 #endif
 
 using namespace kiln::rt;
@@ -108,7 +125,7 @@ void onParallelBegin(ompt_data_t *, const ompt_frame_t *,
   if (parallelData)
     parallelData->ptr = current;
   if (current)
-    forkRelease(current); // TSan builds: the fork
+    tsanRelease(current); // TSan builds: the fork
 }
 /// ... and each implicit task of the region (the encountering thread's
 /// too) works for it until the task ends; task_data keeps what the thread
@@ -123,11 +140,35 @@ void onImplicitTask(ompt_scope_endpoint_t endpoint, ompt_data_t *parallelData,
     current = parallelData ? static_cast<CallContext *>(parallelData->ptr)
                            : nullptr;
     if (current)
-      forkAcquire(current); // TSan builds: the fork
+      tsanAcquire(current); // TSan builds: the fork
   } else if (endpoint == ompt_scope_end) {
     current = taskData ? static_cast<CallContext *>(taskData->ptr) : nullptr;
   }
 }
+
+#ifdef KILN_RT_TSAN
+/// TSan builds: the join. Every thread of the region (the encountering one
+/// too) releases the call as it enters the closing barrier...
+void onSyncRegion(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
+                  ompt_data_t *parallelData, ompt_data_t *, const void *) {
+  if (endpoint != ompt_scope_begin ||
+      (kind != ompt_sync_region_barrier_implicit_parallel &&
+       kind != ompt_sync_region_barrier_implicit))
+    return;
+  if (auto *call = parallelData
+                       ? static_cast<CallContext *>(parallelData->ptr)
+                       : current)
+    tsanRelease(call);
+}
+/// ... and the encountering thread acquires it once the region has ended.
+void onParallelEnd(ompt_data_t *parallelData, ompt_data_t *, int,
+                   const void *) {
+  if (auto *call = parallelData
+                       ? static_cast<CallContext *>(parallelData->ptr)
+                       : current)
+    tsanAcquire(call);
+}
+#endif
 
 int toolInitialize(ompt_function_lookup_t lookup, int, ompt_data_t *) {
   auto setCallback =
@@ -142,6 +183,12 @@ int toolInitialize(ompt_function_lookup_t lookup, int, ompt_data_t *) {
       ompt_callback_implicit_task,
       reinterpret_cast<ompt_callback_t>(&onImplicitTask)));
   omptActive = parallel && tasks;
+#ifdef KILN_RT_TSAN
+  setCallback(ompt_callback_sync_region,
+              reinterpret_cast<ompt_callback_t>(&onSyncRegion));
+  setCallback(ompt_callback_parallel_end,
+              reinterpret_cast<ompt_callback_t>(&onParallelEnd));
+#endif
   return 1; // keep the tool (its callbacks are harmless when inactive)
 }
 void toolFinalize(ompt_data_t *) { omptActive = false; }

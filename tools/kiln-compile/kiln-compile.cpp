@@ -100,7 +100,7 @@ static int fail(const llvm::Twine &msg) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  kiln::keepIgnoredSignals(); // e.g. SIGXFSZ under `ulimit -f`
+  kiln::initToolSignals(); // e.g. SIGXFSZ under `ulimit -f`
   cl::HideUnrelatedOptions(category);
   if (!cl::ParseCommandLineOptions(
           argc, argv,

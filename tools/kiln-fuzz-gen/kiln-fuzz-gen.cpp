@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Support/ToolErrors.h"
 #include "kiln/Testing/Differential.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -97,6 +98,7 @@ static std::vector<uint8_t> seedBytes(uint64_t s) {
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
+  kiln::initToolSignals();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "Kiln: print or check generated kt programs\n");

@@ -19,8 +19,26 @@ namespace kiln {
 
 /// Installs LLVM's fatal-error and bad-alloc handlers for tool `toolName`
 /// (a string that lives as long as the process). Call once, early in main,
-/// after llvm::InitLLVM. Also calls keepIgnoredSignals().
+/// after llvm::InitLLVM. Also calls initToolSignals().
 void installToolFatalErrorHandlers(const char *toolName);
+
+/// What every tool does after llvm::InitLLVM about signals:
+/// keepIgnoredSignals(), and in a sanitizer build
+/// keepLLVMHandlersOutOfSanitizerAborts().
+void initToolSignals();
+
+/// In a sanitizer build (the sanitizer runtime is linked into the
+/// executable): a sanitizer report that ends the process with abort()
+/// (`abort_on_error=1`) dies of SIGABRT's default action, with the report
+/// and nothing else. Without this, the abort ran the SIGABRT handler
+/// llvm::InitLLVM installs (a stack dump) inside the sanitizer's report,
+/// with the sanitizer's locks held; under ThreadSanitizer that handler's
+/// `backtrace()` (which loads libgcc_s and allocates) made TSan start a
+/// second report ("signal-unsafe call inside of a signal") that waited for
+/// the first one's lock forever. Done through
+/// `__sanitizer_set_death_callback`: SIGABRT keeps LLVM's handler for every
+/// other abort. No-op in other builds.
+void keepLLVMHandlersOutOfSanitizerAborts();
 
 /// Ignores again the signals that were ignored when the process started
 /// (SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGUSR2, SIGPIPE, SIGXCPU, SIGXFSZ;

@@ -314,12 +314,15 @@ BIG = write("big.mlir", """func.func @f() -> tensor<1000000000xf32> {
 }
 """)
 BLOCK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples", "block.mlir")
-# An ASan build (lit sets KILN_SANITIZE) cannot start under these limits: its
-# shadow memory alone reserves terabytes of address space.
-ASAN = "address" in os.environ.get("KILN_SANITIZE", "")
-if ASAN:
-    print("SKIP ulimit cases: ASan build (no start under ulimit -v)")
-for kb in () if ASAN else (380000, 400000, 1000000):
+# An ASan or TSan build (lit sets KILN_SANITIZE) cannot start under these
+# limits: its shadow memory alone reserves terabytes of address space (TSan:
+# "Program is run with limited virtual address space, which wouldn't work
+# with ThreadSanitizer", then SIGSEGV).
+SHADOW = any(s in os.environ.get("KILN_SANITIZE", "")
+             for s in ("address", "thread"))
+if SHADOW:
+    print("SKIP ulimit cases: ASan/TSan build (no start under ulimit -v)")
+for kb in () if SHADOW else (380000, 400000, 1000000):
     out = path("ulimit-out-%d" % kb)
     check_tool("kiln-run ulimit %d KB big tensor (interpreter)" % kb,
                [KILN_RUN, BIG, "--entry=f", "--print=false"], r"big\.mlir:2:\d+|cannot allocate|pthread_create failed", vmem_kb=kb, timeout=30)
@@ -517,7 +520,7 @@ else:
     fail("C API", "no %s" % LIBRARY)
 
 for name in sorted(set(KNOWN) - seen_known):
-    if ASAN and "ulimit" in name:
+    if SHADOW and "ulimit" in name:
         continue  # (not run)
     # (Whether the defect shows depends on the machine: a note, not a failure.)
     print("NOTE %s: passed here (known defect: %s)" % (name, KNOWN[name]))
