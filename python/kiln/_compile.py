@@ -159,6 +159,13 @@ def _symbol_name(name):
     return name
 
 
+
+@functools.lru_cache(maxsize=4096)
+def _qualname_parts(qualname):
+    """`qualname` split at its dots (once: the per-call lookups of a
+    module's parameters and buffers, kiln._compile's tensors / attr)."""
+    return tuple(qualname.split("."))
+
 def _is_tensor(x):
     return isinstance(x, torch.Tensor)
 
@@ -348,7 +355,7 @@ class _Program:
                     out.append(owner.attr(a.qualname))
                     continue
                 obj = root
-                for part in a.qualname.split("."):
+                for part in _qualname_parts(a.qualname):
                     obj = _fx_import.raw_getattr(obj, part)
                 out.append(obj)
         return out
@@ -642,7 +649,7 @@ class _Compiled:
     def attr(self, qualname):
         root = self.module if self.module is not None else self.trace_root
         obj = root
-        for part in qualname.split("."):
+        for part in _qualname_parts(qualname):
             obj = _fx_import.raw_getattr(obj, part)
         if not isinstance(obj, torch.Tensor):
             raise KilnError("%s is no longer a tensor (it is a %s); call "
@@ -712,12 +719,12 @@ class _Compiled:
             training = []
             hooked = []
             mods = []
+            global_backward = any(_tracer.global_hook_dicts()[2:])
             for c in roots:
                 for m in c.modules():
                     mods.append(m)
                     training.append(m.training)
-                    if m._forward_hooks or m._forward_pre_hooks or \
-                            _tracer.has_backward_hooks(m):
+                    if _tracer.has_module_hooks(m, global_backward):
                         hooked.append(id(m))
             # The module tree itself: a submodule replaced or added after
             # a capture (`model.act = nn.Tanh()`) recaptures (the old

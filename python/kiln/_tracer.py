@@ -1018,9 +1018,23 @@ def global_hook_dicts():
 
 def _backward_hook_dicts(m):
     """The backward hook dicts nn.Module.__call__ reads for `m`: its own
-    and the global ones (pre-hooks where this PyTorch has them)."""
-    return (m._backward_hooks, getattr(m, "_backward_pre_hooks", None)) + \
+    and the global ones (pre-hooks where this PyTorch has them; read from
+    the instance dict: PyTorch 1.13 has none, and getattr would go through
+    nn.Module.__getattr__ and its AttributeError on every module of every
+    call's guard check)."""
+    return (m._backward_hooks, m.__dict__.get("_backward_pre_hooks")) + \
         global_hook_dicts()[2:]
+
+
+def has_module_hooks(m, global_backward):
+    """Whether a call of `m` runs forward, forward pre- or backward hooks of
+    its own, or (`global_backward`, computed once by the caller) global
+    backward hooks: has_forward_hooks(m) or has_backward_hooks(m) without
+    the global forward hooks, for the per-call check of a whole module tree
+    (kiln._compile)."""
+    return bool(m._forward_hooks or m._forward_pre_hooks or
+                m._backward_hooks or m.__dict__.get("_backward_pre_hooks") or
+                global_backward)
 
 
 def _register_hook(t, hook):
