@@ -18,37 +18,14 @@ import sys
 import tempfile
 
 import numpy as np
-import torch
-import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "Execution", "CPU", "lib"))
+from onednn_conv_test import inverted_residual
 
 RUNS = 12
 KILN_RUN = os.path.join(os.environ["KILN_TOOLS_DIR"], "kiln-run")
-rng = np.random.default_rng(29)
-C, E, H, W = 5, 30, 11, 9
-x = rng.standard_normal((2, C, H, W)).astype(np.float32)
-w1 = (rng.standard_normal((E, C, 1, 1)) * 0.4).astype(np.float32)
-wd = (rng.standard_normal((E, 1, 3, 3)) * 0.4).astype(np.float32)
-w2 = (rng.standard_normal((C, E, 1, 1)) * 0.3).astype(np.float32)
-wd2 = (rng.standard_normal((C, 1, 3, 3)) * 0.4).astype(np.float32)
-T, TE = "tensor<2x%dx%dx%dxf32>" % (C, H, W), "tensor<2x%dx%dx%dxf32>" % (E, H, W)
-T2 = "tensor<2x%dx6x5xf32>" % C
-mlir = """func.func @main(%x: {T}, %w1: tensor<{E}x{C}x1x1xf32>, %wd: tensor<{E}x1x3x3xf32>, %w2: tensor<{C}x{E}x1x1xf32>, %wd2: tensor<{C}x1x3x3xf32>) -> {T2} {{
-  %a = kt.conv2d %x, %w1 : ({T}, tensor<{E}x{C}x1x1xf32>) -> {TE}
-  %b = kt.clamp %a {{min = 0.0 : f64, max = 6.0 : f64}} : ({TE}) -> {TE}
-  %c = kt.conv2d %b, %wd {{groups = {E} : i64, padding = [1, 1]}} : ({TE}, tensor<{E}x1x3x3xf32>) -> {TE}
-  %d = kt.clamp %c {{min = 0.0 : f64, max = 6.0 : f64}} : ({TE}) -> {TE}
-  %e = kt.conv2d %d, %w2 : ({TE}, tensor<{C}x{E}x1x1xf32>) -> {T}
-  %f = kt.add %e, %x : ({T}, {T}) -> {T}
-  %g = kt.conv2d %f, %wd2 {{groups = {C} : i64, padding = [1, 1], stride = [2, 2]}} : ({T}, tensor<{C}x1x3x3xf32>) -> {T2}
-  return %g : {T2}
-}}
-""".format(T=T, TE=TE, T2=T2, C=C, E=E)
-
-t = lambda a: torch.from_numpy(a.astype(np.float64))
-ref = F.conv2d(t(x), t(w1)).clamp(0, 6)
-ref = F.conv2d(ref, t(wd), padding=1, groups=E).clamp(0, 6)
-ref = F.conv2d(ref, t(w2)) + t(x)
-ref = F.conv2d(ref, t(wd2), padding=1, stride=2, groups=C).numpy()
+mlir, inputs, ref = inverted_residual(np.random.default_rng(29))
 
 failures = 0
 with tempfile.TemporaryDirectory(prefix="kiln-omp-join-") as tmp:
@@ -57,7 +34,7 @@ with tempfile.TemporaryDirectory(prefix="kiln-omp-join-") as tmp:
         f.write(mlir)
     args = [KILN_RUN, path, "--backend=cpu", "--conv=onednn",
             "--cpu-threads=2", "--output-dir=" + os.path.join(tmp, "out")]
-    for i, a in enumerate([x, w1, wd, w2, wd2]):
+    for i, a in enumerate(inputs):
         p = os.path.join(tmp, "in%d.npy" % i)
         np.save(p, a)
         args.append("--input=" + p)

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from cpu_sweep import same
 from kiln_testing import ttype
-from onednn_conv_test import Tally, lowered
+from onednn_conv_test import Tally, inverted_residual, lowered
 from onednn_conv_test import run as run_n
 
 rng = np.random.default_rng(29)
@@ -127,35 +127,10 @@ for xs, ws, bias, st, pd, dl, G, dyn in CASES:
                        (" padded" in log) == (padded and not wgrad),
                        log[-400:])
 
-# A mobilenet_v2 inverted residual (expansion 6, 5 -> 30 -> 5 channels, odd
-# image): 1x1 conv + ReLU6, depthwise 3x3 (stride 1, padding 1) + ReLU6,
-# 1x1 conv, residual add; then a stride-2 depthwise on the result.
-C, E, H, W = 5, 30, 11, 9
-x = rng.standard_normal((2, C, H, W)).astype(np.float32)
-w1 = (rng.standard_normal((E, C, 1, 1)) * 0.4).astype(np.float32)
-wd = (rng.standard_normal((E, 1, 3, 3)) * 0.4).astype(np.float32)
-w2 = (rng.standard_normal((C, E, 1, 1)) * 0.3).astype(np.float32)
-wd2 = (rng.standard_normal((C, 1, 3, 3)) * 0.4).astype(np.float32)
-T, TE = "tensor<2x%dx%dx%dxf32>" % (C, H, W), "tensor<2x%dx%dx%dxf32>" % (E, H, W)
-T2 = "tensor<2x%dx6x5xf32>" % C
-mlir = """func.func @main(%x: {T}, %w1: tensor<{E}x{C}x1x1xf32>, %wd: tensor<{E}x1x3x3xf32>, %w2: tensor<{C}x{E}x1x1xf32>, %wd2: tensor<{C}x1x3x3xf32>) -> {T2} {{
-  %a = kt.conv2d %x, %w1 : ({T}, tensor<{E}x{C}x1x1xf32>) -> {TE}
-  %b = kt.clamp %a {{min = 0.0 : f64, max = 6.0 : f64}} : ({TE}) -> {TE}
-  %c = kt.conv2d %b, %wd {{groups = {E} : i64, padding = [1, 1]}} : ({TE}, tensor<{E}x1x3x3xf32>) -> {TE}
-  %d = kt.clamp %c {{min = 0.0 : f64, max = 6.0 : f64}} : ({TE}) -> {TE}
-  %e = kt.conv2d %d, %w2 : ({TE}, tensor<{C}x{E}x1x1xf32>) -> {T}
-  %f = kt.add %e, %x : ({T}, {T}) -> {T}
-  %g = kt.conv2d %f, %wd2 {{groups = {C} : i64, padding = [1, 1], stride = [2, 2]}} : ({T}, tensor<{C}x1x3x3xf32>) -> {T2}
-  return %g : {T2}
-}}
-""".format(T=T, TE=TE, T2=T2, C=C, E=E)
-t = lambda a: torch.from_numpy(a.astype(np.float64))
-r = F.conv2d(t(x), t(w1)).clamp(0, 6)
-r = F.conv2d(r, t(wd), padding=1, groups=E).clamp(0, 6)
-r = F.conv2d(r, t(w2)) + t(x)
-ref = F.conv2d(r, t(wd2), padding=1, stride=2, groups=C).numpy()
+# A mobilenet_v2 inverted residual (onednn_conv_test.inverted_residual).
+mlir, ins, ref = inverted_residual(rng)
 for env in [{}, {"KILN_ONEDNN_DIRECT": "0"}]:
-    got, log = run(mlir, [x, w1, wd, w2, wd2], env)
+    got, log = run(mlir, ins, env)
     if got is None:
         record("inverted residual %s" % env, False, log[:400])
         continue
