@@ -90,7 +90,7 @@ bool isChannelsLastConv(Operation *op) {
     return false;
   if (conv.getGroups() == 1)
     return w.getDimSize(1) != 1;
-  return w.getDimSize(1) == 1 && w.getDimSize(0) == (int64_t)conv.getGroups();
+  return cpu::isDepthwiseF32Conv(op);
 }
 
 /// A grouped conv that is not channels-last (more than one channel per

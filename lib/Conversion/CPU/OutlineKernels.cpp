@@ -173,20 +173,6 @@ bool isToNCHW(kt::PermuteOp p) {
          permuteDims(p) == SmallVector<int64_t>{0, 3, 1, 2};
 }
 
-/// Whether `op` is an f32 kt.conv2d with one input and one output channel
-/// per group (depthwise; libkiln_onednn's depthwise loops run it, in either
-/// layout).
-bool isDepthwiseF32Conv(Operation *op) {
-  auto conv = dyn_cast_or_null<kt::Conv2dOp>(op);
-  if (!conv || conv.getGroups() <= 1)
-    return false;
-  auto w = dyn_cast<RankedTensorType>(conv->getOperand(1).getType());
-  auto y = dyn_cast<RankedTensorType>(conv->getResult(0).getType());
-  return w && y && w.getRank() == 4 && y.getRank() == 4 &&
-         y.getElementType().isF32() && w.getDimSize(1) == 1 &&
-         w.getDimSize(0) == (int64_t)conv.getGroups();
-}
-
 /// The channels-last twin of a conv's result that goes into the conv's own
 /// kernel (null if none): a 4-D kt.permute [0, 2, 3, 1] that is the only use
 /// of `tail` (the conv, or its relu/clamp epilogue), in the same block
@@ -372,6 +358,17 @@ std::string baseName(ArrayRef<Operation *> group, Operation *prologue) {
 
 } // namespace
 
+bool kiln::cpu::isDepthwiseF32Conv(Operation *op) {
+  auto conv = dyn_cast_or_null<kt::Conv2dOp>(op);
+  if (!conv || conv.getGroups() <= 1 || op->getNumResults() != 1)
+    return false;
+  auto w = dyn_cast<RankedTensorType>(conv->getOperand(1).getType());
+  auto y = dyn_cast<RankedTensorType>(conv->getResult(0).getType());
+  return w && y && w.getRank() == 4 && y.getRank() == 4 &&
+         y.getElementType().isF32() && w.getDimSize(1) == 1 &&
+         w.getDimSize(0) == (int64_t)conv.getGroups();
+}
+
 bool kiln::cpu::isZeroKeepingClamp(Operation *op) {
   if (!isa<kt::ReluOp, kt::ClampOp>(op) || op->getNumOperands() != 1 ||
       op->getNumResults() != 1)
@@ -429,7 +426,7 @@ kiln::cpu::OutlineStats kiln::cpu::outlineKernels(ModuleOp module) {
             if (Operation *e = convEpilogue(next))
               group.push_back(e);
           }
-        if ((isUngroupedF32Conv(&op) || isDepthwiseF32Conv(&op) ||
+        if ((isUngroupedF32Conv(&op) || kiln::cpu::isDepthwiseF32Conv(&op) ||
              isConvFusion(&op) || isa<kt::MaxPool2dOp>(&op)) &&
             !isa<kt::SliceOp>(group.back()))
           if (Operation *p = convOutputPermute(group.back()))

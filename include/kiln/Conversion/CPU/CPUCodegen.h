@@ -345,6 +345,11 @@ unsigned convsToChannelsLast(mlir::Operation *root);
 /// prologue: kiln-cpu-conv-channels-last, kiln-cpu-outline-kernels).
 bool isZeroKeepingClamp(mlir::Operation *op);
 
+/// Whether `op` is a 4-D f32 kt.conv2d with one input and one output
+/// channel per group (depthwise): libkiln_onednn's depthwise loops run it in
+/// either layout (kiln-cpu-conv-channels-last, kiln-cpu-outline-kernels).
+bool isDepthwiseF32Conv(mlir::Operation *op);
+
 /// Replaces every `arith.constant` of a splat tensor under `root` by
 /// tensor.empty + linalg.fill of the scalar, so that bufferization and the
 /// LLVM lowering never materialize its elements (a memref.global of 2^31
