@@ -630,7 +630,11 @@ KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
     scratch = o.checkAccuracy ? "true" : "false";
   else if (k == "cache_dir")
     scratch = o.cacheDir.empty() ? "off" : o.cacheDir;
-  else if (k == "dynamic")
+  else if (k == "constant_args") {
+    scratch.clear();
+    for (unsigned i : o.constantArgs)
+      scratch += (scratch.empty() ? "" : ",") + std::to_string(i);
+  } else if (k == "dynamic")
     scratch = o.dynamic == kiln::runtime::DynamicMode::Auto ? "auto"
                     : o.dynamic == kiln::runtime::DynamicMode::Static
                         ? "static"
@@ -639,7 +643,7 @@ KilnStatus kilnSessionGetOption(KilnSession session, KilnStringRef key,
     return makeStatus("kilnSessionGetOption: unknown option '" + k.str() +
                       "' (options: backend, pipeline, cache_size_limit, "
                       "frozen, dynamic, cpu_fallback, repro_dir, "
-                      "check_accuracy, cache_dir)");
+                      "check_accuracy, cache_dir, constant_args)");
   *value = toC(scratch);
   return KilnStatus{nullptr};
 }

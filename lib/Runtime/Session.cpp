@@ -43,6 +43,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <set>
@@ -224,11 +225,48 @@ std::string compareResults(ArrayRef<Tensor> compiled,
   return "";
 }
 
+/// Constant arguments (the session option constant_args): what the runtime
+/// keeps is valid for one epoch; any change of constant memory anywhere in
+/// the process (a new address, a program's first call, the option set
+/// again) starts the next one and drops libkiln_onednn's packed weights.
+static std::atomic<uint64_t> constantEpoch{1};
+static void constantMemoryChanged() {
+  ++constantEpoch;
+  cpu::dropConstantPacks();
+}
+
+/// The results of an entry's kg.constant_graph ops (kiln-hoist-constants),
+/// computed on the first call of an epoch and read by later calls.
+struct ConstantMemo {
+  std::mutex mutex;
+  uint64_t epoch = 0;
+  llvm::DenseMap<Operation *, SmallVector<Tensor>> results;
+};
+
+/// What one call knows about constant memory: the ranges compiled code may
+/// treat as constant (constant arguments read in place, kept results), and
+/// the kept results it used (a program result sharing their memory is
+/// copied before the caller gets it).
+struct CallConstants {
+  ConstantMemo *memo = nullptr;
+  uint64_t epoch = 0;
+  SmallVector<std::pair<const void *, int64_t>> memory;
+  SmallVector<Tensor> kept;
+  uint64_t runs = 0, reuses = 0;
+  void keep(ArrayRef<Tensor> tensors) {
+    for (const Tensor &t : tensors) {
+      kept.push_back(t);
+      if (!t.isNull() && !t.isRef() && t.numel())
+        memory.push_back({t.data(), (int64_t)t.byteSize()});
+    }
+  }
+};
+
 FailureOr<SmallVector<Tensor>>
 runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
            const llvm::StringMap<HostCallback> &callbacks,
            const KernelMap *kernels, uint64_t *kernelCalls,
-           bool checkAccuracy) {
+           bool checkAccuracy, CallConstants &constants) {
   interp::Interpreter interp(module);
   auto noop = [](Operation &, ArrayRef<Tensor>, SmallVectorImpl<Tensor> &,
                  interp::Interpreter &) { return success(); };
@@ -236,12 +274,10 @@ runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
        {"kg.guard_tensor", "kg.guard_value", "kg.guard_backend",
         "kg.guard_identity", "kg.guard_shape_relation"})
     interp.setHandler(guard, noop);
-  interp.setHandler("kg.graph", [kernels, kernelCalls, checkAccuracy](
-                                   Operation &op,
-                                          ArrayRef<Tensor> operands,
-                                          SmallVectorImpl<Tensor> &results,
-                                          interp::Interpreter &in)
-                                   -> LogicalResult {
+  auto runGraph = [kernels, kernelCalls, checkAccuracy, &constants](
+                      Operation &op, ArrayRef<Tensor> operands,
+                      SmallVectorImpl<Tensor> &results,
+                      interp::Interpreter &in) -> LogicalResult {
     auto graph = cast<kg::GraphOp>(op);
     if (kernels && graph.isOutlined()) {
       auto it = kernels->find(graph.getCallee());
@@ -250,6 +286,7 @@ runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
         // Ref operands (mutated inputs) go as they are: the compiled
         // value form takes their contents and CPUExecutable::call writes
         // their final contents back (kiln::buildValueForm).
+        cpu::ConstantMemoryScope constantScope(constants.memory);
         FailureOr<SmallVector<Tensor>> r = it->second->call(operands, error);
         if (failed(r))
           // Not op.emitError: its note would print the whole kg.graph.
@@ -286,6 +323,39 @@ runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
     if (failed(r))
       return failure();
     results = std::move(*r);
+    return success();
+  };
+  interp.setHandler("kg.graph", [runGraph, &constants](
+                                    Operation &op, ArrayRef<Tensor> operands,
+                                    SmallVectorImpl<Tensor> &results,
+                                    interp::Interpreter &in) -> LogicalResult {
+    ConstantMemo *memo = constants.memo;
+    if (!memo || !op.hasAttr(kConstantGraphAttr))
+      return runGraph(op, operands, results, in);
+    // A constant graph: its results of this epoch, or computed now and
+    // kept (two threads may both compute them; either result is right).
+    {
+      std::lock_guard<std::mutex> lock(memo->mutex);
+      if (memo->epoch == constants.epoch) {
+        auto it = memo->results.find(&op);
+        if (it != memo->results.end()) {
+          results.assign(it->second.begin(), it->second.end());
+          constants.keep(results);
+          ++constants.reuses;
+          return success();
+        }
+      }
+    }
+    if (failed(runGraph(op, operands, results, in)))
+      return failure();
+    std::lock_guard<std::mutex> lock(memo->mutex);
+    if (memo->epoch != constants.epoch) {
+      memo->results.clear();
+      memo->epoch = constants.epoch;
+    }
+    memo->results[&op].assign(results.begin(), results.end());
+    constants.keep(results);
+    ++constants.runs;
     return success();
   });
   interp.setHandler("kg.break", [](Operation &op, ArrayRef<Tensor>,
@@ -513,6 +583,8 @@ struct Session::Impl {
     /// cpu backend: the compiled graph functions (graphs not here run in
     /// the interpreter).
     std::unique_ptr<KernelMap> kernels;
+    /// The results of its kg.constant_graph ops (constant_args).
+    std::shared_ptr<ConstantMemo> memo = std::make_shared<ConstantMemo>();
   };
   struct ProgramState {
     /// Shared: a running call keeps its entry alive.
@@ -528,6 +600,10 @@ struct Session::Impl {
     /// The most general entry (every dim dynamic), made on the first fallback
     /// the loaded program cannot take itself; not counted in the cache.
     std::shared_ptr<Entry> fallback;
+    /// The constant arguments' addresses (and indices) at the last call
+    /// (constant_args).
+    std::vector<std::pair<const void *, int64_t>> constantAddresses;
+    bool constantsSeen = false;
   };
 
   explicit Impl(DialectRegistry &registry) : context(registry) {
@@ -733,6 +809,23 @@ LogicalResult Session::setOption(StringRef key, StringRef value,
       return failure();
     }
     opts.frozen = value == "true";
+  } else if (key == "constant_args") {
+    std::vector<unsigned> indices;
+    SmallVector<StringRef> parts;
+    value.split(parts, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef part : parts) {
+      unsigned v;
+      if (part.trim().getAsInteger(10, v)) {
+        error = "constant_args must be a comma-separated list of argument "
+                "indices, got '" +
+                value.str() + "'";
+        return failure();
+      }
+      indices.push_back(v);
+    }
+    opts.constantArgs = std::move(indices);
+    // Setting it (again) says the contents may have changed.
+    constantMemoryChanged();
   } else if (key == "dynamic") {
     if (value == "auto")
       opts.dynamic = DynamicMode::Auto;
@@ -759,7 +852,8 @@ LogicalResult Session::setOption(StringRef key, StringRef value,
   } else {
     error = "unknown option '" + key.str() +
             "' (options: backend, pipeline, cache_size_limit, frozen, "
-            "dynamic, cpu_fallback, repro_dir, check_accuracy, cache_dir)";
+            "dynamic, cpu_fallback, repro_dir, check_accuracy, cache_dir, "
+            "constant_args)";
     return failure();
   }
   return success();
@@ -1008,6 +1102,7 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
     std::shared_ptr<const llvm::StringMap<HostCallback>> callbacks =
         impl->callbacks;
     bool checkAccuracy = opts.checkAccuracy;
+    std::vector<unsigned> constantArgs = opts.constantArgs;
     lock.unlock();
     trace::Scope scope(
         trace::enabled() ? ("call @" + name).str() : std::string(), "run");
@@ -1020,15 +1115,41 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
     if (failed(bound))
       return failure();
     SmallVector<Tensor> &tensors = *bound;
+    // constant_args: the memory of those the program reads in place; a
+    // program's first call, or one with another address, starts a new
+    // constant epoch.
+    CallConstants constants;
+    if (!constantArgs.empty()) {
+      SmallVector<std::pair<const void *, int64_t>> addresses;
+      for (unsigned i : constantArgs) {
+        if (i >= args.size() || refs[i])
+          continue;
+        addresses.push_back({args[i].data, (int64_t)i});
+        if (borrowed[i] && tensors[i].numel())
+          constants.memory.push_back(
+              {tensors[i].data(), (int64_t)tensors[i].byteSize()});
+      }
+      std::lock_guard<std::recursive_mutex> relock(impl->mutex);
+      if (!state.constantsSeen ||
+          !llvm::equal(addresses, state.constantAddresses)) {
+        constantMemoryChanged();
+        state.constantAddresses.assign(addresses.begin(), addresses.end());
+        state.constantsSeen = true;
+      }
+      constants.memo = keep ? keep->memo.get() : nullptr;
+      constants.epoch = constantEpoch.load();
+    }
     uint64_t kernelCalls = 0;
     FailureOr<SmallVector<Tensor>> results = [&] {
       DiagnosticCollector diags(&impl->context, error, /*compiling=*/false);
       return runProgram(module, program, tensors, *callbacks, kernels,
-                        &kernelCalls, checkAccuracy);
+                        &kernelCalls, checkAccuracy, constants);
     }();
-    if (kernelCalls) {
+    if (kernelCalls || constants.runs || constants.reuses) {
       std::lock_guard<std::recursive_mutex> relock(impl->mutex);
       stats.cpuGraphCalls += kernelCalls;
+      stats.constantGraphRuns += constants.runs;
+      stats.constantGraphReuses += constants.reuses;
     }
     if (failed(results))
       return results;
@@ -1036,6 +1157,12 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
     // reshaped, by the interpreter) gets its own copy.
     if (failed(detachFromBorrowed(*results, tensors, borrowed, error)))
       return failure();
+    // Nor may a caller get kept results' memory.
+    if (!constants.kept.empty()) {
+      SmallVector<bool> all(constants.kept.size(), true);
+      if (failed(detachFromBorrowed(*results, constants.kept, all, error)))
+        return failure();
+    }
     // Ref arguments (mutated inputs, e.g. parameters an optimizer step
     // updates): the interpreter wrote into the copies; write them back into
     // the caller's buffers, in place.
@@ -1273,6 +1400,15 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
       return failure();
     }
     program = entryModule->lookupSymbol<kg::ProgramOp>(name);
+  }
+  if (!opts.constantArgs.empty()) {
+    auto hoistStart = std::chrono::steady_clock::now();
+    SymbolTable symbols(*entryModule);
+    if (failed(hoistConstantGraphs(program, opts.constantArgs, symbols))) {
+      error = "compiling @" + name.str() + " failed: " + error;
+      return failure();
+    }
+    stats.compileSeconds["kiln-hoist-constants"] += secondsSince(hoistStart);
   }
   std::unique_ptr<KernelMap> kernels;
   if (cpuBackend) {

@@ -1097,6 +1097,95 @@ std::shared_ptr<Entry> create(const Key &key) {
   return e;
 }
 
+// ---- Constant weights packed once (kiln_onednn_set_constant_memory) -------
+//
+// A caller that promises some memory does not change between calls (the
+// session option constant_args: PyTorch's freezing) names it per call on
+// its thread. A primitive that wants its weights in another layout then
+// reorders weights lying wholly inside that memory once, and later calls
+// with the same weight pointer and shape reuse the packed copy: no weight
+// reorder per call. kiln_onednn_drop_constant_packs (the caller saw the
+// memory change: another pointer, a new program, an in-place update)
+// makes every pack stale; a stale pack is replaced at its next use and
+// freed when no call uses it any more.
+
+struct ConstantRange {
+  uintptr_t begin, end;
+};
+thread_local std::vector<ConstantRange> constantMemory;
+std::atomic<int64_t> packEpoch{1};
+
+struct Pack {
+  int64_t epoch = 0;
+  size_t bytes = 0;
+  std::shared_ptr<char> data; // 64-byte aligned
+};
+struct PackKey {
+  const Entry *entry;
+  const float *wt;
+  bool operator==(const PackKey &o) const {
+    return entry == o.entry && wt == o.wt;
+  }
+};
+struct PackKeyHash {
+  size_t operator()(const PackKey &k) const {
+    return std::hash<const void *>()(k.entry) * 31 +
+           std::hash<const void *>()(k.wt);
+  }
+};
+std::mutex packMutex;
+std::unordered_map<PackKey, Pack, PackKeyHash> packs;
+size_t packedBytes = 0;
+// Past this many bytes of packs, weights are reordered per call again.
+constexpr size_t kMaxPackedBytes = size_t(4) << 30;
+int64_t packsMade = 0, packHits = 0;
+
+/// Whether the `elements`-long span of floats from `wt` lies inside memory
+/// the calling thread named constant for this call.
+bool isConstantMemory(const float *wt, int64_t elements) {
+  uintptr_t b = (uintptr_t)wt, e = b + (uintptr_t)elements * sizeof(float);
+  for (const ConstantRange &r : constantMemory)
+    if (b >= r.begin && e <= r.end)
+      return true;
+  return false;
+}
+
+/// The weights of `e` at `wt` in the primitive's layout: a pack made by an
+/// earlier call of this epoch, or reordered now and kept. Null when packs
+/// are full.
+std::shared_ptr<char> packedWeights(const Entry &e, const float *wt,
+                                    dnnl::stream &s,
+                                    const dnnl::memory &wei) {
+  int64_t epoch = packEpoch.load();
+  PackKey k{&e, wt};
+  size_t bytes = e.convWei.get_size();
+  {
+    std::lock_guard<std::mutex> lock(packMutex);
+    auto it = packs.find(k);
+    if (it != packs.end() && it->second.epoch == epoch) {
+      ++packHits;
+      return it->second.data;
+    }
+    size_t stale = it != packs.end() ? it->second.bytes : 0;
+    if (packedBytes - stale + bytes > kMaxPackedBytes)
+      return nullptr;
+  }
+  char *raw = new char[bytes + 64];
+  std::shared_ptr<char> data(
+      (char *)(((uintptr_t)raw + 63) & ~(uintptr_t)63),
+      [raw](char *) { delete[] raw; });
+  dnnl::memory from = wei, to(e.convWei, engine(), data.get());
+  e.weiReorder.execute(s, from, to);
+  s.wait();
+  std::lock_guard<std::mutex> lock(packMutex);
+  Pack &p = packs[k];
+  packedBytes -= p.bytes;
+  p = {epoch, bytes, data};
+  packedBytes += bytes;
+  ++packsMade;
+  return data;
+}
+
 /// Grows a thread-local buffer to `bytes` (64-byte aligned).
 void *scratch(std::unique_ptr<char[]> &buf, size_t &cap, size_t bytes) {
   if (bytes + 64 > cap) {
@@ -1534,7 +1623,19 @@ void runConv(const Key &key, const float *x, const float *wt, float *y,
   dnnl::memory dst(e->dst, eng, y);
   dnnl::memory wei(e->wei, eng, const_cast<float *>(wt));
   dnnl::memory convWei = wei;
-  if (e->reorderWei) {
+  std::shared_ptr<char> pack; // kept alive while the primitive runs
+  if (e->reorderWei && !e->wgrad && !constantMemory.empty()) {
+    const Params p = unpack(key);
+    // The weights' span: the last element's offset + 1.
+    int64_t span = 1 + (p.g - 1) * p.ws[0] + (p.f - 1) * p.ws[1] +
+                   (p.c - 1) * p.ws[2] + (p.kh - 1) * p.ws[3] +
+                   (p.kw - 1) * p.ws[4];
+    if (isConstantMemory(wt, span))
+      pack = packedWeights(*e, wt, s, wei);
+    if (pack)
+      convWei = dnnl::memory(e->convWei, eng, pack.get());
+  }
+  if (e->reorderWei && !pack) {
     convWei = dnnl::memory(e->convWei, eng,
                            scratch(weiBuf, weiCap, e->convWei.get_size()));
     e->weiReorder.execute(s, wei, convWei);
@@ -1811,6 +1912,39 @@ kiln_onednn_sgemm(int32_t order, int32_t transA, int32_t transB, int32_t m,
       float &o = c[i * ldc + j];
       o = alpha * acc + (beta == 0.0f ? 0.0f : beta * o);
     }
+}
+
+/// The memory the calling thread's next calls may treat as constant: n
+/// ranges [begin[i], begin[i] + bytes[i]) (n = 0: none). Weights inside are
+/// packed once (see "Constant weights packed once" above); the caller
+/// promises their contents do not change until it calls
+/// kiln_onednn_drop_constant_packs.
+__attribute__((visibility("default"))) void
+kiln_onednn_set_constant_memory(const void *const *begin,
+                                const int64_t *bytes, int64_t n) {
+  constantMemory.clear();
+  for (int64_t i = 0; i < n; ++i)
+    if (begin[i] && bytes[i] > 0)
+      constantMemory.push_back(
+          {(uintptr_t)begin[i], (uintptr_t)begin[i] + (uintptr_t)bytes[i]});
+}
+
+/// Makes every packed weight stale (constant memory changed).
+__attribute__((visibility("default"))) void
+kiln_onednn_drop_constant_packs(void) {
+  ++packEpoch;
+  std::lock_guard<std::mutex> lock(packMutex);
+  packs.clear(); // a call still using a pack holds its own reference
+  packedBytes = 0;
+}
+
+/// Packs made, calls that reused one, and bytes held (tests, --stats).
+__attribute__((visibility("default"))) void
+kiln_onednn_pack_stats(int64_t *made, int64_t *hits, int64_t *bytes) {
+  std::lock_guard<std::mutex> lock(packMutex);
+  *made = packsMade;
+  *hits = packHits;
+  *bytes = (int64_t)packedBytes;
 }
 
 __attribute__((visibility("default"))) void

@@ -203,6 +203,11 @@ static cl::opt<std::string> cacheDir(
     "cache-dir", cl::cat(kilnRunCategory), cl::value_desc("dir"),
     cl::desc("--backend=cpu: directory of the compiled-code disk cache "
              "(replaces KILN_CACHE_DIR; empty or 'off': no disk cache)"));
+static cl::opt<std::string> constantArgs(
+    "constant-args", cl::cat(kilnRunCategory), cl::value_desc("i,j,..."),
+    cl::desc("kg.program arguments (indices) that stay constant between "
+             "calls (--repeat): what depends on them alone runs once "
+             "(session option constant_args; docs/runtime.md)"));
 static cl::opt<std::string>
     pipeline("pipeline", cl::cat(kilnRunCategory), cl::desc("Pass pipeline run on each new cache entry"),
              cl::init("kiln-eager"));
@@ -455,13 +460,29 @@ static std::string fileKey(StringRef path) {
          std::to_string(id.getFile());
 }
 
+/// The argument indices of --constant-args (the session checks the list).
+static llvm::SmallDenseSet<unsigned> constantArgIndices() {
+  llvm::SmallDenseSet<unsigned> out;
+  SmallVector<StringRef> parts;
+  StringRef(constantArgs).split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef part : parts) {
+    unsigned v;
+    if (!part.trim().getAsInteger(10, v))
+      out.insert(v);
+  }
+  return out;
+}
+
 /// Reads the inputs of one call of `program` ("a.npy,b.npy"); rank-0 files
 /// give scalar arguments. A ref argument's file is read once per path:
 /// `refState` keeps its buffer, which later calls naming the same path get
 /// (with every update earlier calls made: the optimizer state persists).
+/// So is a --constant-args argument's (one buffer, as a caller that keeps
+/// its weights passes them).
 static FailureOr<SmallVector<Tensor>>
 readCallInputs(kg::ProgramOp program, ArrayRef<std::string> paths,
                unsigned callIndex, llvm::StringMap<Tensor> &refState) {
+  static const llvm::SmallDenseSet<unsigned> constant = constantArgIndices();
   ArrayRef<Type> types = program.getArgumentTypes();
   if (paths.size() != types.size()) {
     fail("call #" + llvm::Twine(callIndex) + ": @" + program.getSymName() +
@@ -471,7 +492,7 @@ readCallInputs(kg::ProgramOp program, ArrayRef<std::string> paths,
   }
   SmallVector<Tensor> tensors;
   for (auto [i, path] : llvm::enumerate(paths)) {
-    bool isRef = isa<kt::RefType>(types[i]);
+    bool isRef = isa<kt::RefType>(types[i]) || constant.contains(i);
     std::string key = fileKey(path);
     if (isRef) {
       auto it = refState.find(key);
@@ -537,6 +558,9 @@ static void printProgramStats(StringRef name, const runtime::ProgramStats &s,
        << s.diskCacheMisses << " misses, " << s.diskCacheBytesRead
        << " bytes read, " << s.diskCacheBytesWritten << " bytes written\n";
   }
+  if (s.constantGraphRuns || s.constantGraphReuses)
+    os << "  constant graphs: " << s.constantGraphRuns << " runs, "
+       << s.constantGraphReuses << " reused\n";
   os << "  recompile reasons: " << s.recompileReasons.size() << "\n";
   for (auto [i, r] : llvm::enumerate(s.recompileReasons))
     os << "    " << i + 1 << ". " << r << "\n";
@@ -567,7 +591,9 @@ static int runProgram(kg::ProgramOp program) {
       !setOpt("cache_size_limit", std::to_string(cacheSizeLimit)) ||
       !setOpt("frozen", frozen ? "true" : "false") ||
       !setOpt("dynamic", dynamicMode) ||
-      (cacheDir.getNumOccurrences() && !setOpt("cache_dir", cacheDir)))
+      (cacheDir.getNumOccurrences() && !setOpt("cache_dir", cacheDir)) ||
+      (constantArgs.getNumOccurrences() &&
+       !setOpt("constant_args", constantArgs)))
     return 1;
   StringRef name = program.getSymName();
   for (auto [list, isDynamic] :

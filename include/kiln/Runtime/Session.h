@@ -72,6 +72,14 @@ struct SessionOptions {
   /// or its default ($XDG_CACHE_HOME/kiln, ~/.cache/kiln); setOption's
   /// "off" or "" turns it off.
   std::string cacheDir;
+  /// Program arguments (indices) whose contents the caller promises not to
+  /// change between calls, as PyTorch's freezing assumes of parameters:
+  /// compiled code may keep what it derives from them (convolution weights
+  /// packed once into oneDNN's layout). Kiln drops what it kept when such
+  /// an argument's address changes, on a program's first call, and when
+  /// this option is set again (how a caller says contents changed). Refs
+  /// and arguments the runtime copies (strided ones) never count.
+  std::vector<unsigned> constantArgs;
 };
 
 /// A host callback for kg.host_call: inputs to outputs; on failure set
@@ -106,6 +114,9 @@ struct ProgramStats {
   uint64_t cpuGraphsCompiled = 0;
   uint64_t cpuGraphsInterpreted = 0;
   uint64_t cpuGraphCalls = 0;
+  /// constant_args: kg.constant_graph runs (a new constant epoch, or the
+  /// first call) and reuses of their kept results.
+  uint64_t constantGraphRuns = 0, constantGraphReuses = 0;
   /// cpu backend: compiles whose code the disk cache gave (hits) or did not
   /// have (misses: compiled and stored); this process's bytes read from and
   /// written to it by this program's compiles.

@@ -67,6 +67,54 @@ def KilnSplitGraphsPass : Pass<"kiln-split-graphs", "::mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::kg::KGDialect", "::kiln::kt::KTDialect"];
 }
 
+def KilnHoistConstantsPass : Pass<"kiln-hoist-constants", "::mlir::ModuleOp"> {
+  let summary = "freezing: compute what depends only on constant arguments once";
+  let description = [{
+    `args` names program arguments (indices) whose contents the caller
+    promises not to change between calls (the session option
+    `constant_args`; the Python package's `options={"freezing": True}`
+    marks a module's parameters and buffers so, as PyTorch's freezing
+    assumes). In each outlined `kg.graph` of a `kg.program` whose graph
+    function is called from that one place, the kt ops computed from such
+    arguments alone (literals such as `kt.full` may join; refs never count;
+    an op whose result has more elements than its largest operand stays, so
+    a broadcast still fuses where it is read) move into a new graph function
+    `<graph>_constant`, called by a `kg.graph` marked `kg.constant_graph`
+    right before the graph; the graph function takes its results as extra
+    trailing arguments. The runtime keeps a constant graph's results across
+    calls and runs it again only after the constant memory changed
+    (docs/runtime.md, "Constant arguments"), e.g. batch norm folded into a
+    convolution's weights (`kiln-fold-conv-bn`) is computed once.
+
+    Before (`-kiln-hoist-constants{args=1,2}`):
+
+    ```mlir
+    func.func private @p_g0(%x: tensor<4xf32>, %w: tensor<4xf32>,
+                            %s: tensor<4xf32>) -> tensor<4xf32>
+        attributes {kg.graph_function} {
+      %ws = kt.mul %w, %s : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      %y = kt.add %x, %ws : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      return %y : tensor<4xf32>
+    }
+    kg.program @p(%x: tensor<4xf32>, %w: tensor<4xf32>, %s: tensor<4xf32>)
+        -> tensor<4xf32> {
+      %0 = kg.graph @p_g0(%x, %w, %s) : (...) -> tensor<4xf32>
+      kg.return %0 : tensor<4xf32>
+    }
+    ```
+
+    After: `@p_g0_constant(%w, %s)` computes `%ws`; the program runs
+    `%c = kg.graph @p_g0_constant(%w, %s) {kg.constant_graph}` and then
+    `kg.graph @p_g0(%x, %w, %s, %c)`, whose function reads `%c` instead of
+    computing `kt.mul`.
+  }];
+  let options = [
+    ListOption<"args", "args", "unsigned",
+               "Program argument indices whose contents stay constant">
+  ];
+  let dependentDialects = ["::kiln::kg::KGDialect", "::kiln::kt::KTDialect"];
+}
+
 def KilnInlineAllowedPass : Pass<"kiln-inline-allowed", "::mlir::ModuleOp"> {
   let summary = "allow_in_graph: trace through calls to allowed functions";
   let description = [{

@@ -176,6 +176,24 @@ mlir::FailureOr<mlir::func::FuncOp> outlineGraph(kg::GraphOp graph,
 /// The function is left in place; see inlineGraphs.
 mlir::LogicalResult inlineGraph(kg::GraphOp graph, mlir::SymbolTable &symbols);
 
+/// Unit attribute of a kg.graph whose results depend only on constant
+/// arguments (kiln-hoist-constants): the runtime keeps its results across
+/// calls until the constant memory changes.
+inline constexpr llvm::StringLiteral kConstantGraphAttr = "kg.constant_graph";
+
+/// kiln-hoist-constants: in each outlined graph of `program` called once,
+/// the kt ops computed from the program arguments `constantArgs` alone
+/// (refs excluded; literals such as kt.full may join; no op whose result is
+/// larger than its largest operand) move into a new graph function
+/// `<graph>_constant` (inserted in `symbols`), called by a kg.graph marked
+/// kConstantGraphAttr right before the graph, whose results the graph
+/// function takes as extra trailing arguments. Returns how many graphs were
+/// split.
+mlir::FailureOr<unsigned>
+hoistConstantGraphs(kg::ProgramOp program,
+                    llvm::ArrayRef<unsigned> constantArgs,
+                    mlir::SymbolTable &symbols);
+
 /// Outlines every inline graph under `module`. Returns how many.
 mlir::FailureOr<unsigned> outlineGraphs(mlir::ModuleOp module);
 

@@ -65,6 +65,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -267,6 +268,60 @@ static void ensureOneDNN() {
                    << "\n";
 #endif
   });
+}
+
+/// libkiln_onednn's entry point named `name`, once it is loaded (else
+/// null); `slot` keeps it after the first successful lookup.
+template <typename F>
+static F oneDNNEntry(std::atomic<F> &slot, const char *name) {
+  if (F f = slot.load(std::memory_order_acquire))
+    return f;
+  F f = reinterpret_cast<F>(
+      llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(name));
+  if (f)
+    slot.store(f, std::memory_order_release);
+  return f;
+}
+
+using SetConstantMemory = void (*)(const void *const *, const int64_t *,
+                                   int64_t);
+static std::atomic<SetConstantMemory> setConstantMemory{nullptr};
+
+cpu::ConstantMemoryScope::ConstantMemoryScope(
+    ArrayRef<std::pair<const void *, int64_t>> ranges) {
+  if (ranges.empty())
+    return;
+  SetConstantMemory set =
+      oneDNNEntry(setConstantMemory, "kiln_onednn_set_constant_memory");
+  if (!set)
+    return;
+  SmallVector<const void *> begin;
+  SmallVector<int64_t> bytes;
+  for (auto [b, n] : ranges) {
+    begin.push_back(b);
+    bytes.push_back(n);
+  }
+  set(begin.data(), bytes.data(), (int64_t)ranges.size());
+  active = true;
+}
+
+cpu::ConstantMemoryScope::~ConstantMemoryScope() {
+  if (active)
+    setConstantMemory.load()(nullptr, nullptr, 0);
+}
+
+void cpu::dropConstantPacks() {
+  static std::atomic<void (*)()> drop{nullptr};
+  if (auto f = oneDNNEntry(drop, "kiln_onednn_drop_constant_packs"))
+    f();
+}
+
+cpu::ConstantPackStats cpu::constantPackStats() {
+  static std::atomic<void (*)(int64_t *, int64_t *, int64_t *)> get{nullptr};
+  ConstantPackStats s;
+  if (auto f = oneDNNEntry(get, "kiln_onednn_pack_stats"))
+    f(&s.made, &s.hits, &s.bytes);
+  return s;
 }
 
 /// Whether the lowered (LLVM dialect) module calls OpenBLAS / libkiln_onednn.

@@ -109,6 +109,33 @@ void clearKernelCache();
 /// Sets the capacity (evicting what no longer fits).
 void setKernelCacheCapacity(size_t entries);
 
+/// Memory the caller promises not to change between calls (the session
+/// option `constant_args`, PyTorch's freezing): while a ConstantMemoryScope
+/// lives, calls of compiled code on this thread may keep what they derive
+/// from weights inside it (libkiln_onednn packs such convolution weights
+/// into oneDNN's blocked layout once instead of per call).
+/// dropConstantPacks() must follow any change of that memory (the runtime
+/// calls it when a constant argument's address changes, and for a
+/// program's first call). Both are no-ops when libkiln_onednn is not loaded.
+class ConstantMemoryScope {
+public:
+  /// Ranges {begin, bytes}.
+  explicit ConstantMemoryScope(
+      llvm::ArrayRef<std::pair<const void *, int64_t>> ranges);
+  ~ConstantMemoryScope();
+  ConstantMemoryScope(const ConstantMemoryScope &) = delete;
+  ConstantMemoryScope &operator=(const ConstantMemoryScope &) = delete;
+
+private:
+  bool active = false;
+};
+void dropConstantPacks();
+/// libkiln_onednn's packs: made, reused, bytes held (zeros when not loaded).
+struct ConstantPackStats {
+  int64_t made = 0, hits = 0, bytes = 0;
+};
+ConstantPackStats constantPackStats();
+
 /// Whether JIT'd code is announced to perf: `KILN_PERF_JITDUMP` set to
 /// anything but empty or `0`. perf's listener writes a `jit-<pid>.dump` file
 /// in `.debug/jit/...` under `$JITDUMPDIR`, else the temporary directory, so
