@@ -54,7 +54,7 @@ _BACKENDS = {
 _MODES = (None, "default", "reduce-overhead", "max-autotune",
           "max-autotune-no-cudagraphs")
 # Session options that `options=` may set (kilnSessionSetOption).
-_OPTIONS = ("pipeline", "cpu_fallback", "frozen")
+_OPTIONS = ("pipeline", "cpu_fallback", "frozen", "freezing")
 
 
 class KilnWarning(UserWarning):
@@ -170,6 +170,29 @@ def _is_tensor(x):
     return isinstance(x, torch.Tensor)
 
 
+def _module_tree(roots):
+    """The modules of each root's tree in the order of Module.modules() (pre-
+    order, each module once, the roots' trees concatenated with modules seen
+    in an earlier root's tree left out), read straight from the _modules
+    dicts: the per-call module-tree check (_Compiled._key) without
+    named_modules' qualified names."""
+    out = []
+    seen = set()
+    for root in roots:
+        stack = [root]
+        while stack:
+            m = stack.pop()
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            out.append(m)
+            children = [c for c in m.__dict__["_modules"].values()
+                        if c is not None]
+            children.reverse()
+            stack.extend(children)
+    return out
+
+
 # The key entry of the guarded Python values (kiln/_guards.py): last.
 _GUARDS = "python values"
 
@@ -275,6 +298,21 @@ class _Program:
         self.result = self.text_of(bound_flat, "")
         self.session.load(self.result.text, "%s.mlir" % name)
         self.fresh_text = self.result.text
+        # options={"freezing": True} (PyTorch's freezing): the module's
+        # parameters and buffers that the program only reads are constant
+        # arguments; the runtime computes what depends on them alone once
+        # (batch norm folded into weights, weights packed for oneDNN) and
+        # again when one is replaced (its address) or updated in place (its
+        # version counter, checked per call below).
+        self.constant_args = []
+        if owner.options.get("freezing"):
+            self.constant_args = [
+                j for j, a in enumerate(self.result.args)
+                if not a.is_input and not a.seed and not a.mutated]
+        self.constant_spec = ",".join(str(j) for j in self.constant_args)
+        self.constant_versions = None
+        if self.constant_args:
+            self.session.set_option("constant_args", self.constant_spec)
         self._apply_marks(self.result)
         # The capture of each cache entry, in compile order (the runtime's
         # entry index): captures for different inputs may lay out outputs
@@ -284,6 +322,7 @@ class _Program:
         self.loaded = self.result
         self.layouts = []
         self.pending = None  # the capture an on-miss call just returned
+        self._plan = None  # _owner_plan's (tree, capture, owners)
 
     # --- capture
 
@@ -336,8 +375,42 @@ class _Program:
 
     # --- calls
 
+    def _owner_plan(self):
+        """Per argument, the module owning it and its name there (None for
+        arguments that are not a module attribute read through the compiled
+        module's tree), for the module tree of the owner's last call
+        (_Compiled._key checks the tree on every call before this runs)."""
+        owner = self.owner
+        tree = getattr(owner, "tree_modules", None)
+        if tree is None or owner.module is None or self.root is not None \
+                or getattr(self.result, "root", None) is not None:
+            return None
+        plan = self._plan
+        if plan is not None and plan[0] is tree and plan[1] is self.result:
+            return plan[2]
+        consts = self.result.constants
+        owners = []
+        for a in self.result.args:
+            if a.is_input or a.seed or a.qualname in consts:
+                owners.append(None)
+                continue
+            parts = _qualname_parts(a.qualname)
+            obj = owner.module
+            try:
+                for part in parts[:-1]:
+                    obj = _fx_import.raw_getattr(obj, part)
+            except AttributeError:
+                obj = None
+            owners.append((obj, parts[-1], a.qualname)
+                          if isinstance(obj, torch.nn.Module) else None)
+        self._plan = (tree, self.result, owners)
+        return owners
+
     def tensors(self, flat_inputs):
         """The program's tensor arguments for these inputs."""
+        owners = self._owner_plan()
+        if owners is not None:
+            return self._tensors_by_owner(flat_inputs, owners)
         out = []
         owner = self.owner
         consts = self.result.constants
@@ -358,6 +431,32 @@ class _Program:
                 for part in _qualname_parts(a.qualname):
                     obj = _fx_import.raw_getattr(obj, part)
                 out.append(obj)
+        return out
+
+    def _tensors_by_owner(self, flat_inputs, owners):
+        """tensors(), reading each module attribute from its owning module's
+        _parameters / _buffers (raw_getattr's first two tables) without
+        walking its qualified name again."""
+        out = []
+        consts = self.result.constants
+        for a, o in zip(self.result.args, owners):
+            if o is not None:
+                module, leaf, qualname = o
+                d = module.__dict__
+                t = d["_parameters"].get(leaf)
+                if t is None:
+                    t = d["_buffers"].get(leaf)
+                if t is None or not isinstance(t, torch.Tensor):
+                    t = self.owner.attr(qualname)
+                out.append(t)
+            elif a.is_input:
+                out.append(flat_inputs[a.input_index])
+            elif a.seed:
+                out.append(_fx_import.new_seed())  # a new draw every call
+            elif a.qualname in consts:
+                out.append(consts[a.qualname])
+            else:
+                out.append(self.owner.attr(a.qualname))
         return out
 
     def call(self, flat_inputs):
@@ -387,6 +486,14 @@ class _Program:
                     self._mark(j, d, True)
                 for d in getattr(t, "_kiln_static_dims", ()):
                     self._mark(j, d, False)
+        if self.constant_args:
+            versions = [tensors[j]._version for j in self.constant_args]
+            if versions != self.constant_versions:
+                if self.constant_versions is not None:
+                    # Updated in place: what was computed from them is stale.
+                    self.session.set_option("constant_args",
+                                            self.constant_spec)
+                self.constant_versions = versions
         self.current_flat = flat_inputs
         self.pending = None
         try:
@@ -556,6 +663,19 @@ def _slot_module(slot):
     return slot[1]
 
 
+def _checked_options(options):
+    """`options=` of kiln.compile / kiln.backend, validated."""
+    options = dict(options or {})
+    for k, v in options.items():
+        if k not in _OPTIONS:
+            raise KilnError("unknown option %r (options: %s)" % (
+                k, ", ".join(_OPTIONS)))
+        if k == "freezing" and not isinstance(v, bool):
+            raise KilnError("option 'freezing' must be True or False, got %r"
+                            % (v,))
+    return options
+
+
 class _Compiled:
     """The state behind a compiled function or module."""
 
@@ -571,11 +691,7 @@ class _Compiled:
         if mode not in _MODES:
             raise KilnError("unknown mode %r (modes: %s)" % (
                 mode, ", ".join(str(m) for m in _MODES)))
-        options = dict(options or {})
-        for k in options:
-            if k not in _OPTIONS:
-                raise KilnError("unknown option %r (options: %s)" % (
-                    k, ", ".join(_OPTIONS)))
+        options = _checked_options(options)
         self.backend = backend
         if inspect.ismethod(fn) and isinstance(fn.__self__, torch.nn.Module) \
                 and fn.__func__ is getattr(type(fn.__self__), "forward",
@@ -718,14 +834,13 @@ class _Compiled:
             # added or removed after a capture recapture.
             training = []
             hooked = []
-            mods = []
+            mods = _module_tree(roots)
             global_backward = any(_tracer.global_hook_dicts()[2:])
-            for c in roots:
-                for m in c.modules():
-                    mods.append(m)
-                    training.append(m.training)
-                    if _tracer.has_module_hooks(m, global_backward):
-                        hooked.append(id(m))
+            has_hooks = _tracer.has_module_hooks
+            for m in mods:
+                training.append(m.training)
+                if has_hooks(m, global_backward):
+                    hooked.append(id(m))
             # The module tree itself: a submodule replaced or added after
             # a capture (`model.act = nn.Tanh()`) recaptures (the old
             # modules are kept, so no new module can reuse an old id), and
@@ -1429,7 +1544,7 @@ class _GraphModuleProgram:
                 backend, ", ".join(list_backends())))
         self.owner = _Compiled.__new__(_Compiled)
         self.owner.backend_spec = spec
-        self.owner.options = dict(options or {})
+        self.owner.options = _checked_options(options)
         self.owner.dynamic = None
         self.owner.module = gm
         self.owner.trace_root = gm
