@@ -34,6 +34,7 @@ disk-cache hit (printed as "disk-cache hit s").
         [--image 224] [--seq 512] [--only NAME] [--rounds 3] [--repeat 5]
         [--train on|off|only] [--envs default,passive,heap,heap-passive]
         [--conv auto|im2col|direct|onednn]   (inference only)
+        [--freezing on|off]   (inference: options={"freezing": True})
 
 A training step (`--train`, on by default) is zero_grad, forward in train
 mode, loss = mean(out**2), backward and an SGD step; eager and Kiln each
@@ -92,6 +93,10 @@ def main():
     ap.add_argument("--conv", default="",
                     help="Kiln's convolution implementation (kiln-cpu{conv=...}: "
                          "auto, im2col, direct, onednn); default: the pipeline's")
+    ap.add_argument("--freezing", choices=("on", "off"), default="off",
+                    help="inference: kiln.compile(options={'freezing': "
+                         "True}) (PyTorch's freezing: parameters constant; "
+                         "BatchNorm folded and weights packed once)")
     ap.add_argument("--envs", default="default,passive,heap-passive",
                     help="comma-separated worker environments (each model "
                     "runs eager and Kiln in one worker process per "
@@ -233,9 +238,13 @@ def worker(args, models, torch, kiln, fp64_reference, same):
         with torch.no_grad():
             expected = model(x)
             kiln.reset()
-            opt = kiln.compile(model, backend="cpu", options=(
-                {"pipeline": "kiln-aot-eager,kiln-cpu{conv=%s}" % args.conv}
-                if args.conv else None))
+            options = {}
+            if args.conv:
+                options["pipeline"] = "kiln-aot-eager,kiln-cpu{conv=%s}" % \
+                    args.conv
+            if args.freezing == "on":
+                options["freezing"] = True
+            opt = kiln.compile(model, backend="cpu", options=options)
             t0 = time.perf_counter()
             try:
                 out = opt(x)
@@ -390,6 +399,7 @@ def run_worker(args, name, envname, mode="infer"):
            "--repeat", str(args.repeat), "--train", "off"]
     if args.conv:
         cmd += ["--conv", args.conv]
+    cmd += ["--freezing", args.freezing]
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     for line in p.stdout.splitlines():
@@ -435,9 +445,9 @@ def table(args, models, mode, title, cols, cells):
 
 def inference(args, models):
     import torch
-    print("load before: %s; threads %d; torch %s; KILN_CACHE_DIR %s" % (
-        loadavg(), args.threads, torch.__version__,
-        os.environ.get("KILN_CACHE_DIR")))
+    print("load before: %s; threads %d; torch %s; KILN_CACHE_DIR %s; "
+          "freezing %s" % (loadavg(), args.threads, torch.__version__,
+                           os.environ.get("KILN_CACHE_DIR"), args.freezing))
     envs = args.envs
 
     def cells(first, res):

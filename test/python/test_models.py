@@ -1,5 +1,5 @@
 """Issue 12's acceptance models on Kiln's eager, aot_eager and cpu backends
-against eager PyTorch by the same() rule (allclose, else RMSE against an
+(and cpu with options={"freezing": True}) against eager PyTorch by the same() rule (allclose, else RMSE against an
 fp64 reference no worse than twice eager's): torchvision resnet18,
 resnet50, mobilenet_v2 (eval, seeded BatchNorm statistics, batch 2,
 3x64x64), nn.TransformerEncoderLayer (batch_first, dropout 0) and a GPT-2
@@ -39,11 +39,15 @@ def model_and_input(name):
     return _models[name]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", BACKENDS + ["cpu-freezing"])
 @pytest.mark.parametrize("name", list(MODELS))
 def test_model_matches_eager(name, backend):
     model, x, expected, ref64 = model_and_input(name)
-    opt = kiln.compile(model, backend=backend)
+    # cpu-freezing: options={"freezing": True} (parameters constant:
+    # BatchNorm folded and weights packed once; test_freezing.py).
+    opt = kiln.compile(model, backend=backend.split("-")[0],
+                       options={"freezing": True}
+                       if backend.endswith("freezing") else None)
     with torch.no_grad():
         out = opt(x)
         ok, how = same(out, expected, ref64)
