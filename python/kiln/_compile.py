@@ -25,6 +25,7 @@ Results come back as torch tensors that own Kiln's buffers (no copy).
 import builtins
 import functools
 import inspect
+import itertools
 import re
 import sys
 import threading
@@ -401,63 +402,48 @@ class _Program:
                     obj = _fx_import.raw_getattr(obj, part)
             except AttributeError:
                 obj = None
-            owners.append((obj, parts[-1], a.qualname)
+            owners.append((obj, parts[-1])
                           if isinstance(obj, torch.nn.Module) else None)
         self._plan = (tree, self.result, owners)
         return owners
 
     def tensors(self, flat_inputs):
-        """The program's tensor arguments for these inputs."""
-        owners = self._owner_plan()
-        if owners is not None:
-            return self._tensors_by_owner(flat_inputs, owners)
+        """The program's tensor arguments for these inputs. A module
+        attribute read through the compiled module's tree comes from its
+        owning module's _parameters / _buffers (raw_getattr's first two
+        tables; _owner_plan) without walking its qualified name again."""
+        owners = self._owner_plan() or itertools.repeat(None)
         out = []
-        owner = self.owner
-        consts = self.result.constants
-        for a in self.result.args:
-            if a.is_input:
-                out.append(flat_inputs[a.input_index])
-            elif a.seed:
-                out.append(_fx_import.new_seed())  # a new draw every call
-            elif a.qualname in consts:
-                out.append(consts[a.qualname])
-            else:
-                root = self.root if self.root is not None else \
-                    getattr(self.result, "root", None)
-                if root is None:
-                    out.append(owner.attr(a.qualname))
-                    continue
-                obj = root
-                for part in _qualname_parts(a.qualname):
-                    obj = _fx_import.raw_getattr(obj, part)
-                out.append(obj)
-        return out
-
-    def _tensors_by_owner(self, flat_inputs, owners):
-        """tensors(), reading each module attribute from its owning module's
-        _parameters / _buffers (raw_getattr's first two tables) without
-        walking its qualified name again."""
-        out = []
-        consts = self.result.constants
         for a, o in zip(self.result.args, owners):
+            t = None
             if o is not None:
-                module, leaf, qualname = o
+                module, leaf = o
                 d = module.__dict__
                 t = d["_parameters"].get(leaf)
                 if t is None:
                     t = d["_buffers"].get(leaf)
-                if t is None or not isinstance(t, torch.Tensor):
-                    t = self.owner.attr(qualname)
-                out.append(t)
-            elif a.is_input:
-                out.append(flat_inputs[a.input_index])
-            elif a.seed:
-                out.append(_fx_import.new_seed())  # a new draw every call
-            elif a.qualname in consts:
-                out.append(consts[a.qualname])
-            else:
-                out.append(self.owner.attr(a.qualname))
+                if not isinstance(t, torch.Tensor):
+                    t = None
+            out.append(t if t is not None else self._argument(a, flat_inputs))
         return out
+
+    def _argument(self, a, flat_inputs):
+        """The tensor of argument `a` for these inputs, found the long way."""
+        if a.is_input:
+            return flat_inputs[a.input_index]
+        if a.seed:
+            return _fx_import.new_seed()  # a new draw every call
+        consts = self.result.constants
+        if a.qualname in consts:
+            return consts[a.qualname]
+        root = self.root if self.root is not None else \
+            getattr(self.result, "root", None)
+        if root is None:
+            return self.owner.attr(a.qualname)
+        obj = root
+        for part in _qualname_parts(a.qualname):
+            obj = _fx_import.raw_getattr(obj, part)
+        return obj
 
     def call(self, flat_inputs):
         # Checks of sizes the program needs that a dynamic dim may break

@@ -67,3 +67,23 @@ def check_module_backward(m, ref, backend, *args):
     torch.testing.assert_close(got, want)
     for (n, p), (_, q) in zip(m.named_parameters(), ref.named_parameters()):
         torch.testing.assert_close(p.grad, q.grad, msg=n)
+
+
+def run_in_threads(work, n):
+    """Runs work(i) for i < n on n threads at once; raises the first
+    exception any of them raised."""
+    import threading
+    errors = []
+
+    def guarded(i):
+        try:
+            work(i)
+        except Exception as e:  # re-raised below, in the caller's thread
+            errors.append(e)
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]

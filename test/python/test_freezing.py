@@ -10,7 +10,6 @@ bad option values."""
 
 import ctypes
 import os
-import threading
 
 import pytest
 import torch
@@ -18,6 +17,7 @@ import torch.nn as nn
 
 import kiln
 from kiln import KilnError
+from helpers import run_in_threads
 
 
 def _pack_stats():
@@ -183,21 +183,12 @@ def test_threads():
     with torch.no_grad():
         want = [m(x) for x in xs]
         c(xs[0])
-    errors = []
 
     def work(i):
-        try:
-            with torch.no_grad():
-                for _ in range(5):
-                    _close(c(xs[i]), want[i])
-        except Exception as e:  # reported below
-            errors.append(e)
-    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert not errors, errors[0]
+        with torch.no_grad():
+            for _ in range(5):
+                _close(c(xs[i]), want[i])
+    run_in_threads(work, 4)
 
 
 def test_training_step_with_freezing_on():

@@ -5,7 +5,6 @@ compiled module from several threads (libkiln_onednn's primitive cache is
 shared). Skipped where the build has no libkiln_onednn."""
 
 import os
-import threading
 
 import pytest
 import torch
@@ -13,6 +12,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import kiln
+from helpers import run_in_threads
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.environ.get("KILN_BUILD_DIR",
@@ -66,20 +66,12 @@ def test_block_from_several_threads():
         want = [m(x) for x in xs]
         c = kiln.compile(m, backend="cpu", options=ONEDNN)
         torch.testing.assert_close(c(xs[0]), want[0], rtol=1e-4, atol=1e-4)
-        errors = []
 
         def work(i):
-            try:
-                for _ in range(5):
-                    torch.testing.assert_close(c(xs[i]), want[i], rtol=1e-4, atol=1e-4)
-            except Exception as e:  # reported below
-                errors.append(e)
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not errors, errors[0]
+            for _ in range(5):
+                torch.testing.assert_close(c(xs[i]), want[i], rtol=1e-4,
+                                           atol=1e-4)
+        run_in_threads(work, 4)
 
 
 @pytest.mark.parametrize("cin,cout,k,stride,padding,dilation,groups,bias,shape", [
