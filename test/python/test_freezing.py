@@ -212,6 +212,22 @@ def test_training_step_with_freezing_on():
         _close(c(x)[0], ref(x)[0])
 
 
+def test_fx_backend_entry_with_freezing():
+    # kiln.backend (the torch.compile backend signature) takes the option too.
+    m = _randomize(Block(8), seed=8).eval()
+    gm = torch.fx.symbolic_trace(m)
+    x = torch.randn(2, 8, 9, 9)
+    fn = kiln.backend(gm, [x], options={"freezing": True})
+    with torch.no_grad():
+        _close(fn(x), gm(x))
+        before = _pack_stats()
+        _close(fn(x), gm(x))
+        after = _pack_stats()
+        assert after[1] > before[1] and after[0] == before[0], (before, after)
+        gm.bn1.weight.mul_(3.0)
+        _close(fn(x), gm(x))
+
+
 @pytest.mark.parametrize("bad", ["true", 1, None])
 def test_bad_freezing_values(bad):
     with pytest.raises(KilnError, match="option 'freezing' must be True or "
