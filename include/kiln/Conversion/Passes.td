@@ -373,7 +373,9 @@ def KilnCPUTileVectorizePass
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::affine::AffineDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def KilnCPUOutlineKernelsPass

@@ -7,7 +7,8 @@
 // lowerRowMoments): per row, blocks of 16 vector steps of 4 registers;
 // per block a shift (fma of x and 1/nb: the block's mean, the row's only
 // read from memory), then the sums of d = x - shift and d * d (the block
-// again, from L1), added across the lanes in f64 and merged into the row's
+// again, from L1, while the next row's lines of the same columns are
+// prefetched), added across the lanes in f64 and merged into the row's
 // (count, mean, M2) in f64; a partial last block with masked steps (pass a
 // padded with 0, pass b with the shift: d = 0). A marked generic of another
 // shape (f16, a fused prologue) is left as it is, without a diagnostic.
@@ -15,13 +16,20 @@
 // Tests f32 rows of `?` length: 64 lanes at 512 bits (32 at 256), the two
 // passes per block, no divide per element, the f64 merge; the partial block.
 // CHECK-LABEL: func.func @rows
+// CHECK: %[[BUF:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<16x?xf32> to memref<16x?xf32, strided<[?, ?], offset: ?>>
 // CHECK: scf.for %[[R:.+]] = %c0 to %c16 step %c1 iter_args({{.*}}) -> (tensor<16xf64>, tensor<16xf64>, tensor<16xf64>)
+// CHECK: %[[NEXT:.+]] = arith.minui %{{.+}}, %c15 : index
 // CHECK: scf.for %[[J0:.+]] = %c0 to %{{.+}} step %c1024 iter_args({{.*}}) -> (f64, f64, f64)
 // CHECK: scf.for %[[J:.+]] = %[[J0]] to %{{.+}} step %c64 iter_args({{.*}}) -> (vector<64xf32>)
 // CHECK-NEXT: vector.transfer_read %{{.+}}[%[[R]], %[[J]]]{{.*}} {in_bounds = [true]} : tensor<16x?xf32>, vector<64xf32>
 // CHECK-NEXT: math.fma {{.*}} : vector<64xf32>
 // CHECK: %[[C:.+]] = vector.reduction <add>, %{{.+}} : vector<64xf32> into f32
 // CHECK: scf.for %[[J2:.+]] = %[[J0]] to %{{.+}} step %c64 iter_args({{.*}}) -> (vector<64xf32>, vector<64xf32>)
+// The next row's four cache lines of this step, prefetched from L1 time.
+// CHECK-NEXT: memref.prefetch %[[BUF]][%[[NEXT]], %[[J2]]], read, locality<3>, data
+// CHECK: memref.prefetch %[[BUF]][%[[NEXT]], %{{.+}}], read, locality<3>, data
+// CHECK: memref.prefetch %[[BUF]][%[[NEXT]], %{{.+}}], read, locality<3>, data
+// CHECK: memref.prefetch %[[BUF]][%[[NEXT]], %{{.+}}], read, locality<3>, data
 // CHECK-NEXT: vector.transfer_read %{{.+}}[%[[R]], %[[J2]]], %[[C]] {in_bounds = [true]}
 // CHECK-NEXT: arith.subf {{.*}} : vector<64xf32>
 // CHECK-NEXT: arith.addf {{.*}} : vector<64xf32>
@@ -53,8 +61,9 @@ func.func @rows(%x: tensor<16x?xf32>) -> tensor<16x?xf32> {
 // -----
 
 // Tests f64 (32 lanes, no widening of the lane sums) and one row (rank-0
-// statistics, no row loop).
+// statistics, no row loop, no next row to prefetch).
 // CHECK-LABEL: func.func @one_row_f64
+// CHECK-NOT: memref.prefetch
 // CHECK-NOT: scf.for {{.*}} step %c1 iter_args
 // CHECK: scf.for {{.*}} step %c512 iter_args({{.*}}) -> (f64, f64, f64)
 // CHECK: vector.transfer_read {{.*}} : tensor<4097xf64>, vector<32xf64>
