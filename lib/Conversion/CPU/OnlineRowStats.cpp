@@ -279,12 +279,12 @@ LogicalResult kiln::cpu::lowerOnlineRowStats(RewriterBase &rewriter,
 // step per element (a divide per element as a scalar loop). Here, per row:
 //
 //   for each block of the row (kBlockSteps vector steps of V lanes; the
-//   last block, if partial, with masked steps):
+//   last block, if partial, with its whole steps and one masked step):
 //     a: c = sum over the block of x * (1/nb)   (the row's only read from
 //        memory; c, the block's mean in the compute type, is only a shift)
 //     b: d = x - c;  s1 += d;  s2 += d * d      (the block again, from L1;
-//        masked lanes read c: d = 0; in whole blocks the next row's cache
-//        lines of the same columns are prefetched, so that its pass a does
+//        masked lanes read c: d = 0; the next row's cache lines of the
+//        same columns are prefetched, so that its pass a does
 //        not start cold at each row (a 4 KiB row is a page, where the
 //        hardware's stream prefetch stops))
 //     the block's mean c + S1/nb and M2 max(S2 - S1*S1/nb, 0) (S1, S2 the
@@ -407,18 +407,23 @@ LogicalResult kiln::cpu::lowerRowMoments(RewriterBase &rewriter,
                                             mask, inBounds)
           .getResult();
     };
-    // The block [j0, j1): its count, mean and M2 (f64 scalars); masked
-    // steps where `masked`.
+    // The block [j0, j1): its count, mean and M2 (f64 scalars). A partial
+    // block (`masked`) runs its whole vector steps unmasked and then one
+    // masked step for the rest (possibly no lane).
     auto block = [&](OpBuilder &b, Location loc, Value j0, Value j1,
                      bool masked) -> std::tuple<Value, Value, Value> {
-      auto maskAt = [&](OpBuilder &b, Location loc, Value j) -> Value {
-        if (!masked)
-          return Value();
-        return vector::CreateMaskOp::create(
-            b, loc, maskType,
-            ValueRange{arith::SubIOp::create(b, loc, j1, j)});
-      };
       Value nbIdx = arith::SubIOp::create(b, loc, j1, j0);
+      Value jEnd = masked ? arith::AddIOp::create(
+                                b, loc, j0,
+                                arith::MulIOp::create(
+                                    b, loc,
+                                    arith::DivUIOp::create(b, loc, nbIdx, vl),
+                                    vl))
+                          : j1;
+      Value lastMask;
+      if (masked)
+        lastMask = vector::CreateMaskOp::create(
+            b, loc, maskType, ValueRange{arith::SubIOp::create(b, loc, j1, jEnd)});
       Value nb = arith::UIToFPOp::create(
           b, loc, f64,
           arith::IndexCastUIOp::create(b, loc, b.getI64Type(), nbIdx));
@@ -427,42 +432,57 @@ LogicalResult kiln::cpu::lowerRowMoments(RewriterBase &rewriter,
           widenTo(b, loc, nb, ct));
       Value invSplat = vector::BroadcastOp::create(b, loc, vt, invNb);
       // a: the shift (the block's mean in the compute type).
+      auto stepA = [&](OpBuilder &b, Location loc, Value j, Value mask,
+                       Value acc) -> Value {
+        Value v = read(b, loc, j, mask, zeroCt);
+        return math::FmaOp::create(b, loc, v, invSplat, acc);
+      };
       auto sumA = scf::ForOp::create(
-          b, loc, j0, j1, vl, ValueRange{splat(b, loc, vt, 0)},
+          b, loc, j0, jEnd, vl, ValueRange{splat(b, loc, vt, 0)},
           [&](OpBuilder &b, Location loc, Value j, ValueRange a) {
-            Value v = read(b, loc, j, maskAt(b, loc, j), zeroCt);
-            scf::YieldOp::create(
-                b, loc,
-                ValueRange{math::FmaOp::create(b, loc, v, invSplat, a[0])});
+            scf::YieldOp::create(b, loc,
+                                 ValueRange{stepA(b, loc, j, Value(), a[0])});
           });
+      Value accA = sumA.getResult(0);
+      if (masked)
+        accA = stepA(b, loc, jEnd, lastMask, accA);
       Value c = vector::ReductionOp::create(
-          b, loc, vector::CombiningKind::ADD, sumA.getResult(0));
+          b, loc, vector::CombiningKind::ADD, accA);
       Value cSplat = vector::BroadcastOp::create(b, loc, vt, c);
-      // b: the sums of d = x - c and d * d.
+      // b: the sums of d = x - c and d * d, prefetching the next row's
+      // lines of the same columns (clamped to the row in the masked step).
+      auto stepB = [&](OpBuilder &b, Location loc, Value j, Value mask,
+                       Value s1, Value s2) -> std::pair<Value, Value> {
+        if (nextRow)
+          for (int64_t k = 0; k < lanes; k += lineElems) {
+            Value col = arith::AddIOp::create(b, loc, j, cIdx(k));
+            if (mask && k)
+              col = arith::MinUIOp::create(
+                  b, loc, col, arith::SubIOp::create(b, loc, j1, one));
+            memref::PrefetchOp::create(b, loc, xBuf, ValueRange{nextRow, col},
+                                       /*isWrite=*/false, /*localityHint=*/3,
+                                       /*isDataCache=*/true);
+          }
+        Value v = read(b, loc, j, mask, c);
+        Value d = arith::SubFOp::create(b, loc, v, cSplat);
+        return {arith::AddFOp::create(b, loc, s1, d),
+                math::FmaOp::create(b, loc, d, d, s2)};
+      };
       auto sumB = scf::ForOp::create(
-          b, loc, j0, j1, vl,
+          b, loc, j0, jEnd, vl,
           ValueRange{splat(b, loc, vt, 0), splat(b, loc, vt, 0)},
           [&](OpBuilder &b, Location loc, Value j, ValueRange a) {
-            if (nextRow && !masked)
-              for (int64_t k = 0; k < lanes; k += lineElems)
-                memref::PrefetchOp::create(
-                    b, loc, xBuf,
-                    ValueRange{nextRow,
-                               arith::AddIOp::create(b, loc, j, cIdx(k))},
-                    /*isWrite=*/false, /*localityHint=*/3,
-                    /*isDataCache=*/true);
-            Value v = read(b, loc, j, maskAt(b, loc, j), c);
-            Value d = arith::SubFOp::create(b, loc, v, cSplat);
-            scf::YieldOp::create(
-                b, loc,
-                ValueRange{arith::AddFOp::create(b, loc, a[0], d),
-                           math::FmaOp::create(b, loc, d, d, a[1])});
+            auto [s1, s2] = stepB(b, loc, j, Value(), a[0], a[1]);
+            scf::YieldOp::create(b, loc, ValueRange{s1, s2});
           });
+      Value accS1 = sumB.getResult(0), accS2 = sumB.getResult(1);
+      if (masked)
+        std::tie(accS1, accS2) = stepB(b, loc, jEnd, lastMask, accS1, accS2);
       auto laneSum = [&](Value v) -> Value {
         return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
                                            widen(b, loc, v, f64));
       };
-      Value s1 = laneSum(sumB.getResult(0)), s2 = laneSum(sumB.getResult(1));
+      Value s1 = laneSum(accS1), s2 = laneSum(accS2);
       Value meanB = arith::AddFOp::create(b, loc, widen(b, loc, c, f64),
                                           arith::DivFOp::create(b, loc, s1, nb));
       // S2 - S1^2/nb >= 0 but for rounding (maximumf keeps a NaN).

@@ -9,8 +9,8 @@
 // read from memory), then the sums of d = x - shift and d * d (the block
 // again, from L1, while the next row's lines of the same columns are
 // prefetched), added across the lanes in f64 and merged into the row's
-// (count, mean, M2) in f64; a partial last block with masked steps (pass a
-// padded with 0, pass b with the shift: d = 0). A marked generic of another
+// (count, mean, M2) in f64; a partial last block with its whole steps and
+// one masked step (pass a padded with 0, pass b with the shift: d = 0). A marked generic of another
 // shape (f16, a fused prologue) is left as it is, without a diagnostic.
 
 // Tests f32 rows of `?` length: 64 lanes at 512 bits (32 at 256), the two
@@ -39,13 +39,20 @@
 // CHECK: vector.reduction <add>, %{{.+}} : vector<64xf64> into f64
 // CHECK: arith.maximumf {{.*}} : f64
 // CHECK: scf.yield {{.*}} : f64, f64, f64
-// The partial last block: masked reads, pass b padded with its shift.
+// The partial last block: its whole steps unmasked, then one masked step
+// (pass a padded with 0, pass b with its shift; the masked step's
+// prefetches clamped to the row).
 // CHECK: scf.if %{{.+}} -> (f64, f64, f64)
 // CHECK: %[[MASK:.+]] = vector.create_mask %{{.+}} : vector<64xi1>
-// CHECK: vector.transfer_read %{{.+}}[%[[R]], %{{.+}}], %cst{{.*}}, %[[MASK]] {in_bounds = [true]}
+// CHECK: scf.for %[[JA:.+]] = %{{.+}} to %[[JEND:.+]] step %c64
+// CHECK-NEXT: vector.transfer_read %{{.+}}[%[[R]], %[[JA]]], %cst{{.*}} {in_bounds = [true]}
+// CHECK: vector.transfer_read %{{.+}}[%[[R]], %[[JEND]]], %cst{{.*}}, %[[MASK]] {in_bounds = [true]}
 // CHECK: %[[C2:.+]] = vector.reduction <add>, %{{.+}} : vector<64xf32> into f32
-// CHECK: vector.create_mask
-// CHECK: vector.transfer_read %{{.+}}, %[[C2]], %{{.+}} {in_bounds = [true]}
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[JEND]] step %c64
+// CHECK: vector.transfer_read %{{.+}}, %[[C2]] {in_bounds = [true]}
+// CHECK: arith.minui
+// CHECK: memref.prefetch
+// CHECK: vector.transfer_read %{{.+}}[%[[R]], %[[JEND]]], %[[C2]], %[[MASK]] {in_bounds = [true]}
 // CHECK: tensor.insert
 // CHECK: tensor.insert
 // CHECK: tensor.insert
