@@ -107,6 +107,8 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
   // online generic, which kiln-cpu-tile-vectorize lowers to vector loops
   // (lowerOnlineRowStats).
   lower.onlineRowStats = options.fuse;
+  // layer_norm's row mean and M2 in one read of the row (lowerRowMoments).
+  lower.rowMoments = options.fuse;
   pm.addPass(createKilnLowerToLinalgPass(lower));
   if (options.fuse)
     pm.addPass(createKilnFormKernelsPass());

@@ -65,7 +65,13 @@ def KilnLowerToLinalgPass : Pass<"kiln-lower-to-linalg", "::mlir::ModuleOp"> {
            "cross_entropy takes its row max and sum of exp in one generic "
            "with two results (the online form, its exp marked "
            "kiln.online_lse) where the class dim is innermost (kiln-cpu "
-           "sets it with fuse=true and lowers that generic to vector loops)">
+           "sets it with fuse=true and lowers that generic to vector loops)">,
+    Option<"rowMoments", "row-moments", "bool", /*default=*/"false",
+           "layer_norm (f32/f64, its input a block argument) takes its row "
+           "mean and M2 in one generic with three results (count, mean, M2: "
+           "Welford's step, its divide marked kiln.row_moments) instead of "
+           "two passes (kiln-cpu sets it with fuse=true and lowers that "
+           "generic to vector loops)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
@@ -367,7 +373,9 @@ def KilnCPUTileVectorizePass
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::affine::AffineDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def KilnCPUOutlineKernelsPass

@@ -30,6 +30,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -56,6 +58,16 @@ Value widen(OpBuilder &b, Location loc, Value v, Type to) {
   if (auto vt = dyn_cast<VectorType>(v.getType()))
     to = vt.clone(to);
   return v.getType() == to ? v : arith::ExtFOp::create(b, loc, to, v);
+}
+
+/// Scalar `v` (a float) rounded or widened to `to`.
+Value widenTo(OpBuilder &b, Location loc, Value v, Type to) {
+  unsigned from = v.getType().getIntOrFloatBitWidth();
+  if (from == to.getIntOrFloatBitWidth())
+    return v;
+  if (from < to.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, to, v);
+  return arith::TruncFOp::create(b, loc, to, v);
 }
 
 /// The vector form of onlineLseStep with fewer ops per step (8 besides
@@ -252,6 +264,287 @@ LogicalResult kiln::cpu::lowerOnlineRowStats(RewriterBase &rewriter,
                   tensor::InsertOp::create(b, loc, m, outs[0], ValueRange{r}),
                   tensor::InsertOp::create(b, loc, s, outs[1],
                                            ValueRange{r})});
+        });
+    results.append(loop.getResults().begin(), loop.getResults().end());
+  }
+  rewriter.replaceOp(g, results);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm's row moments (count, mean, M2) in one read of the row.
+//===----------------------------------------------------------------------===//
+//
+// The generic of KTToLinalgOptions::rowMoments computes them by Welford's
+// step per element (a divide per element as a scalar loop). Here, per row:
+//
+//   for each block of the row (kBlockSteps vector steps of V lanes; the
+//   last block, if partial, with its whole steps and one masked step):
+//     a: c = sum over the block of x * (1/nb)   (the row's only read from
+//        memory; c, the block's mean in the compute type, is only a shift)
+//     b: d = x - c;  s1 += d;  s2 += d * d      (the block again, from L1;
+//        masked lanes read c: d = 0; the next row's cache lines of the
+//        same columns are prefetched, so that its pass a does
+//        not start cold at each row (a 4 KiB row is a page, where the
+//        hardware's stream prefetch stops))
+//     the block's mean c + S1/nb and M2 max(S2 - S1*S1/nb, 0) (S1, S2 the
+//     lane sums added in f64), merged into the row's (rowMomentsMerge, f64)
+//
+// i.e. the two-pass statistics of each block, merged exactly as the
+// generic's step would merge them: per element 4 vector ops (fma; sub, add,
+// fma) and no divide. d is relative to the block's own mean, so no large
+// mean cancels against a small variance (1e4 + N(0, 1e-2) keeps its
+// variance), and the lane sums in f32 cover kBlockSteps terms each.
+
+namespace {
+
+/// Whether `g` is the row-moments generic: one input x ([R, C] or [C], read
+/// in order, f32 or f64), three f64 results over the rows, C reduced
+/// innermost, its body rowMomentsMerge of the element (marked divf), x read
+/// directly (no fused prologue).
+bool isRowMoments(linalg::GenericOp g) {
+  bool marked = false;
+  g.getBody()->walk([&](arith::DivFOp d) {
+    marked |= d->hasAttr(kiln::kRowMomentsAttr);
+  });
+  if (!marked || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 3 ||
+      g.getNumResults() != 3)
+    return false;
+  unsigned n = g.getNumLoops();
+  if (n < 1 || n > 2 || g.getNumReductionLoops() != 1 ||
+      g.getIteratorTypesArray().back() != utils::IteratorType::reduction)
+    return false;
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  AffineMap rows = AffineMap::getMultiDimMapWithTargets(
+      n, llvm::to_vector(llvm::seq<unsigned>(0, n - 1)), g.getContext());
+  if (!maps[0].isIdentity() || maps[1] != rows || maps[2] != rows ||
+      maps[3] != rows)
+    return false;
+  Type xt = getElementTypeOrSelf(g.getDpsInputs()[0].getType());
+  if (!(xt.isF32() || xt.isF64()))
+    return false;
+  for (Value init : g.getDpsInits())
+    if (!getElementTypeOrSelf(init.getType()).isF64())
+      return false;
+  // The element (x, or extf x) minus the running mean (block argument 2).
+  Block *body = g.getBody();
+  Value v = body->getArgument(0);
+  if (xt.isF32()) {
+    if (!v.hasOneUse() || !isa<arith::ExtFOp>(*v.getUsers().begin()))
+      return false;
+    v = v.getUsers().begin()->getResult(0);
+  }
+  return llvm::any_of(v.getUsers(), [&](Operation *u) {
+    auto sub = dyn_cast<arith::SubFOp>(u);
+    return sub && sub.getLhs() == v && sub.getRhs() == body->getArgument(2);
+  });
+}
+
+} // namespace
+
+LogicalResult kiln::cpu::lowerRowMoments(RewriterBase &rewriter,
+                                         linalg::LinalgOp op,
+                                         unsigned vectorBits) {
+  auto g = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!g || !isRowMoments(g))
+    return failure();
+  Location loc = g.getLoc();
+  Value x = g.getDpsInputs()[0];
+  SmallVector<Value> inits(g.getDpsInits());
+  auto xType = cast<RankedTensorType>(x.getType());
+  Type ct = xType.getElementType();
+  Type f64 = rewriter.getF64Type();
+  int64_t lanes =
+      4 * std::max<int64_t>(vectorBits / ct.getIntOrFloatBitWidth(), 1);
+  auto vt = VectorType::get({lanes}, ct);
+  auto maskType = VectorType::get({lanes}, rewriter.getI1Type());
+  bool hasRows = xType.getRank() == 2;
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(g);
+  OpBuilder &b = rewriter;
+  auto cIdx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value zero = cIdx(0), one = cIdx(1), vl = cIdx(lanes),
+        blk = cIdx(lanes * kBlockSteps);
+  Value cols = tensor::DimOp::create(b, loc, x, xType.getRank() - 1);
+  // Whole blocks end at `fullBlocks`; the rest is one block of masked steps.
+  Value fullBlocks = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, cols, blk), blk);
+  AffineMap minor =
+      AffineMap::getMinorIdentityMap(xType.getRank(), 1, b.getContext());
+  ArrayAttr inBounds = b.getBoolArrayAttr({true});
+  Value zeroCt = arith::ConstantOp::create(b, loc, b.getFloatAttr(ct, 0));
+  Value zero64 = arith::ConstantOp::create(b, loc, b.getFloatAttr(f64, 0));
+
+  // The next row's cache lines are prefetched during a row's second pass
+  // (from L1): each row's first read then finds them on the way instead of
+  // starting cold at its page (measured in C: bench/layer_norm_variants.c).
+  Value xBuf, lastRow;
+  if (hasRows) {
+    auto memTy = MemRefType::get(
+        xType.getShape(), ct,
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                               {ShapedType::kDynamic, ShapedType::kDynamic}));
+    xBuf = bufferization::ToBufferOp::create(b, loc, memTy, x,
+                                             /*readOnly=*/true);
+    lastRow = arith::SubIOp::create(b, loc, tensor::DimOp::create(b, loc, x, 0),
+                                    one);
+  }
+  int64_t lineElems = 64 / (ct.getIntOrFloatBitWidth() / 8);
+  auto row = [&](OpBuilder &b, Location loc, ValueRange rowIdx,
+                 ValueRange init) -> SmallVector<Value> {
+    Value nextRow;
+    if (hasRows)
+      nextRow = arith::MinUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, rowIdx[0], one), lastRow);
+    auto read = [&](OpBuilder &b, Location loc, Value j, Value mask,
+                    Value pad) {
+      SmallVector<Value> idx(rowIdx);
+      idx.push_back(j);
+      return vector::TransferReadOp::create(b, loc, vt, x, idx, minor, pad,
+                                            mask, inBounds)
+          .getResult();
+    };
+    // The block [j0, j1): its count, mean and M2 (f64 scalars). A partial
+    // block (`masked`) runs its whole vector steps unmasked and then one
+    // masked step for the rest (possibly no lane).
+    auto block = [&](OpBuilder &b, Location loc, Value j0, Value j1,
+                     bool masked) -> std::tuple<Value, Value, Value> {
+      Value nbIdx = arith::SubIOp::create(b, loc, j1, j0);
+      Value jEnd = masked ? arith::AddIOp::create(
+                                b, loc, j0,
+                                arith::MulIOp::create(
+                                    b, loc,
+                                    arith::DivUIOp::create(b, loc, nbIdx, vl),
+                                    vl))
+                          : j1;
+      Value lastMask;
+      if (masked)
+        lastMask = vector::CreateMaskOp::create(
+            b, loc, maskType, ValueRange{arith::SubIOp::create(b, loc, j1, jEnd)});
+      Value nb = arith::UIToFPOp::create(
+          b, loc, f64,
+          arith::IndexCastUIOp::create(b, loc, b.getI64Type(), nbIdx));
+      Value invNb = arith::DivFOp::create(
+          b, loc, arith::ConstantOp::create(b, loc, b.getFloatAttr(ct, 1)),
+          widenTo(b, loc, nb, ct));
+      Value invSplat = vector::BroadcastOp::create(b, loc, vt, invNb);
+      // a: the shift (the block's mean in the compute type).
+      auto stepA = [&](OpBuilder &b, Location loc, Value j, Value mask,
+                       Value acc) -> Value {
+        Value v = read(b, loc, j, mask, zeroCt);
+        return math::FmaOp::create(b, loc, v, invSplat, acc);
+      };
+      auto sumA = scf::ForOp::create(
+          b, loc, j0, jEnd, vl, ValueRange{splat(b, loc, vt, 0)},
+          [&](OpBuilder &b, Location loc, Value j, ValueRange a) {
+            scf::YieldOp::create(b, loc,
+                                 ValueRange{stepA(b, loc, j, Value(), a[0])});
+          });
+      Value accA = sumA.getResult(0);
+      if (masked)
+        accA = stepA(b, loc, jEnd, lastMask, accA);
+      Value c = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::ADD, accA);
+      Value cSplat = vector::BroadcastOp::create(b, loc, vt, c);
+      // b: the sums of d = x - c and d * d, prefetching the next row's
+      // lines of the same columns (clamped to the row in the masked step).
+      auto stepB = [&](OpBuilder &b, Location loc, Value j, Value mask,
+                       Value s1, Value s2) -> std::pair<Value, Value> {
+        if (nextRow)
+          for (int64_t k = 0; k < lanes; k += lineElems) {
+            Value col = arith::AddIOp::create(b, loc, j, cIdx(k));
+            if (mask && k)
+              col = arith::MinUIOp::create(
+                  b, loc, col, arith::SubIOp::create(b, loc, j1, one));
+            memref::PrefetchOp::create(b, loc, xBuf, ValueRange{nextRow, col},
+                                       /*isWrite=*/false, /*localityHint=*/3,
+                                       /*isDataCache=*/true);
+          }
+        Value v = read(b, loc, j, mask, c);
+        Value d = arith::SubFOp::create(b, loc, v, cSplat);
+        return {arith::AddFOp::create(b, loc, s1, d),
+                math::FmaOp::create(b, loc, d, d, s2)};
+      };
+      auto sumB = scf::ForOp::create(
+          b, loc, j0, jEnd, vl,
+          ValueRange{splat(b, loc, vt, 0), splat(b, loc, vt, 0)},
+          [&](OpBuilder &b, Location loc, Value j, ValueRange a) {
+            auto [s1, s2] = stepB(b, loc, j, Value(), a[0], a[1]);
+            scf::YieldOp::create(b, loc, ValueRange{s1, s2});
+          });
+      Value accS1 = sumB.getResult(0), accS2 = sumB.getResult(1);
+      if (masked)
+        std::tie(accS1, accS2) = stepB(b, loc, jEnd, lastMask, accS1, accS2);
+      auto laneSum = [&](Value v) -> Value {
+        return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                           widen(b, loc, v, f64));
+      };
+      Value s1 = laneSum(accS1), s2 = laneSum(accS2);
+      Value meanB = arith::AddFOp::create(b, loc, widen(b, loc, c, f64),
+                                          arith::DivFOp::create(b, loc, s1, nb));
+      // S2 - S1^2/nb >= 0 but for rounding (maximumf keeps a NaN).
+      Value m2B = arith::MaximumFOp::create(
+          b, loc,
+          arith::SubFOp::create(
+              b, loc, s2,
+              arith::DivFOp::create(b, loc,
+                                    arith::MulFOp::create(b, loc, s1, s1), nb)),
+          zero64);
+      return {nb, meanB, m2B};
+    };
+    auto blocks = scf::ForOp::create(
+        b, loc, zero, fullBlocks, blk, init,
+        [&](OpBuilder &b, Location loc, Value j0, ValueRange acc) {
+          auto [nb, meanB, m2B] = block(
+              b, loc, j0, arith::AddIOp::create(b, loc, j0, blk), false);
+          auto [n, mean, m2] =
+              rowMomentsMerge(b, loc, acc[0], acc[1], acc[2], nb, meanB, m2B);
+          scf::YieldOp::create(b, loc, ValueRange{n, mean, m2});
+        });
+    // The partial last block, if any.
+    Value partial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          fullBlocks, cols);
+    auto last = scf::IfOp::create(
+        b, loc, partial,
+        [&](OpBuilder &b, Location loc) {
+          auto [nb, meanB, m2B] = block(b, loc, fullBlocks, cols, true);
+          Value n0 = blocks.getResult(0), mean0 = blocks.getResult(1),
+                m20 = blocks.getResult(2);
+          auto [n, mean, m2] =
+              rowMomentsMerge(b, loc, n0, mean0, m20, nb, meanB, m2B);
+          scf::YieldOp::create(b, loc, ValueRange{n, mean, m2});
+        },
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(b, loc, blocks.getResults());
+        });
+    return SmallVector<Value>(last.getResults());
+  };
+
+  SmallVector<Value> results;
+  if (!hasRows) {
+    SmallVector<Value> init;
+    for (Value t : inits)
+      init.push_back(tensor::ExtractOp::create(b, loc, t, ValueRange{}));
+    SmallVector<Value> r = row(b, loc, ValueRange{}, init);
+    for (auto [t, v] : llvm::zip(inits, r))
+      results.push_back(tensor::InsertOp::create(b, loc, v, t, ValueRange{}));
+  } else {
+    Value nRows = tensor::DimOp::create(b, loc, x, 0);
+    auto loop = scf::ForOp::create(
+        b, loc, zero, nRows, one, inits,
+        [&](OpBuilder &b, Location loc, Value r, ValueRange outs) {
+          SmallVector<Value> init;
+          for (Value t : outs)
+            init.push_back(tensor::ExtractOp::create(b, loc, t, ValueRange{r}));
+          SmallVector<Value> vals = row(b, loc, ValueRange{r}, init);
+          SmallVector<Value> next;
+          for (auto [t, v] : llvm::zip(outs, vals))
+            next.push_back(
+                tensor::InsertOp::create(b, loc, v, t, ValueRange{r}));
+          scf::YieldOp::create(b, loc, next);
         });
     results.append(loop.getResults().begin(), loop.getResults().end());
   }

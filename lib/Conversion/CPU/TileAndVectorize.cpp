@@ -467,6 +467,9 @@ void registerTile(RewriterBase &rewriter, linalg::LinalgOp op,
   // cross_entropy's online row max and sum of exp: its own vector loops.
   if (succeeded(kiln::cpu::lowerOnlineRowStats(rewriter, op, o.vectorBits)))
     return;
+  // layer_norm's row moments: the same, per block of the row.
+  if (succeeded(kiln::cpu::lowerRowMoments(rewriter, op, o.vectorBits)))
+    return;
   int64_t lanes = std::max<int64_t>(o.vectorBits / bits, 1);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();

@@ -61,7 +61,7 @@ void kiln::populateKTToLinalgPatterns(RewritePatternSet &patterns,
   populateKTNNToLinalgPatterns(patterns, options);
   populateKTShapeToLinalgPatterns(patterns);
   lowering::populateKTIndexToLinalgPatterns(patterns);
-  lowering::populateKTNormToLinalgPatterns(patterns);
+  lowering::populateKTNormToLinalgPatterns(patterns, options);
   lowering::populateKTRandomToLinalgPatterns(patterns);
   lowering::populateKTConvolutionToLinalgPatterns(patterns);
   lowering::populateKTLossToLinalgPatterns(patterns, options);
@@ -231,6 +231,7 @@ struct LowerToLinalgPass
     KTToLinalgOptions options;
     options.softmaxStoresExp = softmaxStoresExp;
     options.onlineRowStats = onlineRowStats;
+    options.rowMoments = rowMoments;
     if (failed(lowerKTToLinalg(getOperation(), allowPartial, options)))
       signalPassFailure();
   }

@@ -3,7 +3,9 @@
 // Part of Kiln. layer_norm is three generics (sum -> mean, rounded to the
 // compute type; sum of squared deviations from it -> biased variance, both
 // sums accumulated in f64; normalize with the mean and 1/sqrt(var + eps),
-// weight and bias, in the compute type); batch_norm (inference form) is one pointwise generic reading the
+// weight and bias, in the compute type; with KTToLinalgOptions::rowMoments
+// the two sums are one generic of Welford's step, (count, mean, M2) in f64,
+// for kiln-cpu's one-read row loops); batch_norm (inference form) is one pointwise generic reading the
 // per-channel statistics through a map of dim 1; batch_norm_train is two
 // per-channel reductions (mean, then squared deviations: f64 sums) and one
 // pointwise pass; batch_norm_backward is two per-channel reductions (sum of
@@ -113,7 +115,9 @@ Value quotientAs(OpBuilder &b, Location loc, Value sum, Value n,
 }
 
 struct LayerNormLowering : public OpConversionPattern<kt::LayerNormOp> {
-  using OpConversionPattern::OpConversionPattern;
+  LayerNormLowering(MLIRContext *ctx, bool rowMoments)
+      : OpConversionPattern(ctx), rowMoments(rowMoments) {}
+  bool rowMoments; // KTToLinalgOptions::rowMoments
   LogicalResult matchAndRewrite(kt::LayerNormOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
@@ -198,25 +202,56 @@ struct LayerNormLowering : public OpConversionPattern<kt::LayerNormOp> {
     SmallVector<IteratorType> parIters(rank, IteratorType::parallel);
     Value n = countAsFloat(rw, loc, ArrayRef(sizes).drop_front(outer), f64);
     Value zero = scalarConst(rw, loc, f64, 0);
-    // 1. mean.
-    Value sum = sumAsF64(rw, loc, x, statType, keptSizes, {id, kept},
-                         redIters);
-    // The mean, once per row, in the compute type (as the normalization
-    // uses it).
-    Value mean = quotientAs(rw, loc, sum, n, keptType, acc);
-    // 2. biased variance: the deviation from that mean and its square in
-    // the compute type (each term rounded once; they are all >= 0), summed
-    // in f64.
-    Value sq = genericOut(
-        rw, loc, statType, ValueRange{x, mean},
-        filled(rw, loc, statType, keptSizes, zero), {id, kept, kept}, redIters,
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value d =
-              arith::SubFOp::create(b, l, convertScalar(b, l, a[0], acc), a[1]);
-          Value d2 = convertScalar(b, l, arith::MulFOp::create(b, l, d, d), f64);
-          linalg::YieldOp::create(
-              b, l, ValueRange{arith::AddFOp::create(b, l, a[2], d2)});
-        });
+    Value mean, sq;
+    if (rowMoments && (elem.isF32() || elem.isF64()) &&
+        isa<BlockArgument>(op.getInput())) {
+      // 1+2. One read of the row: (count, mean, M2) in f64 by Welford's
+      // step (rowMomentsMerge of one element), marked for kiln-cpu's
+      // vector loops (lowerRowMoments), which compute the same per block
+      // of the row (a shift, then the block's sums relative to it, merged
+      // in f64). Only where the input is not computed in the same body:
+      // the vector loops take no fused prologue.
+      SmallVector<Value> inits;
+      for (int i = 0; i < 3; ++i)
+        inits.push_back(filled(rw, loc, statType, keptSizes, zero));
+      auto moments = linalg::GenericOp::create(
+          rw, loc, TypeRange{statType, statType, statType}, ValueRange{x},
+          inits, ArrayRef<AffineMap>{id, kept, kept, kept},
+          redIters, [&](OpBuilder &b, Location l, ValueRange a) {
+            Value v = convertScalar(b, l, a[0], f64);
+            auto [n2, mean2, m22] = rowMomentsMerge(
+                b, l, a[1], a[2], a[3], scalarConst(b, l, f64, 1), v,
+                scalarConst(b, l, f64, 0), /*mark=*/true);
+            linalg::YieldOp::create(b, l, ValueRange{n2, mean2, m22});
+          });
+      mean = buildElementwise(
+          rw, loc, ValueRange{moments.getResult(1)}, keptType,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return convertScalar(b, l, a[0], acc);
+          });
+      sq = moments.getResult(2);
+    } else {
+      // 1. mean.
+      Value sum = sumAsF64(rw, loc, x, statType, keptSizes, {id, kept},
+                           redIters);
+      // The mean, once per row, in the compute type (as the normalization
+      // uses it).
+      mean = quotientAs(rw, loc, sum, n, keptType, acc);
+      // 2. biased variance: the deviation from that mean and its square in
+      // the compute type (each term rounded once; they are all >= 0),
+      // summed in f64.
+      sq = genericOut(
+          rw, loc, statType, ValueRange{x, mean},
+          filled(rw, loc, statType, keptSizes, zero), {id, kept, kept},
+          redIters, [&](OpBuilder &b, Location l, ValueRange a) {
+            Value d = arith::SubFOp::create(
+                b, l, convertScalar(b, l, a[0], acc), a[1]);
+            Value d2 =
+                convertScalar(b, l, arith::MulFOp::create(b, l, d, d), f64);
+            linalg::YieldOp::create(
+                b, l, ValueRange{arith::AddFOp::create(b, l, a[2], d2)});
+          });
+    }
     Value eps = scalarConst(rw, loc, f64, op.getEps().convertToDouble());
     Value one = scalarConst(rw, loc, f64, 1);
     // 1/sqrt(var + eps), once per row, in f64 rounded to the compute type.
@@ -1047,8 +1082,9 @@ struct SDPALowering
 } // namespace
 
 void kiln::lowering::populateKTNormToLinalgPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<LayerNormLowering, BatchNormLowering, BatchNormTrainLowering,
+    RewritePatternSet &patterns, const KTToLinalgOptions &options) {
+  patterns.add<LayerNormLowering>(patterns.getContext(), options.rowMoments);
+  patterns.add<BatchNormLowering, BatchNormTrainLowering,
                BatchNormBackwardLowering, SDPALowering>(
       patterns.getContext());
 }

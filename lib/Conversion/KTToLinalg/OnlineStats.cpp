@@ -2,7 +2,8 @@
 //
 // Part of Kiln. The element step of the online max and sum of exp
 // (onlineLseStep, KTToLinalg.h) and the rescale that merges two partial
-// sums (onlineLseRescale). Both build plain arith/math ops on scalars or
+// sums (onlineLseRescale), and the merge of row moments (rowMomentsMerge,
+// layer_norm's one-read statistics). They build plain arith/math ops on scalars or
 // vectors alike: the same code is the body of cross_entropy's row-statistics
 // generic (KTToLinalg, Loss.cpp) and the per-lane update of kiln-cpu's vector
 // row kernel (CPU/OnlineRowStats.cpp), so the two cannot disagree.
@@ -74,4 +75,22 @@ Value kiln::onlineLseRescale(OpBuilder &b, Location loc, Value from,
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, from, to);
   Value f = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, from, to));
   return arith::SelectOp::create(b, loc, same, constLike(b, loc, from, 1.0), f);
+}
+
+std::tuple<Value, Value, Value>
+kiln::rowMomentsMerge(OpBuilder &b, Location loc, Value n, Value mean,
+                      Value m2, Value nb, Value meanb, Value m2b, bool mark) {
+  Value n2 = arith::AddFOp::create(b, loc, n, nb);
+  auto div = arith::DivFOp::create(b, loc, nb, n2);
+  if (mark)
+    div->setAttr(kRowMomentsAttr, b.getUnitAttr());
+  Value f = div;
+  Value d = arith::SubFOp::create(b, loc, meanb, mean);
+  Value mean2 = arith::AddFOp::create(b, loc, mean,
+                                      arith::MulFOp::create(b, loc, d, f));
+  Value w = arith::MulFOp::create(b, loc, n, f);
+  Value m22 = arith::AddFOp::create(
+      b, loc, arith::AddFOp::create(b, loc, m2, m2b),
+      arith::MulFOp::create(b, loc, d, arith::MulFOp::create(b, loc, d, w)));
+  return {n2, mean2, m22};
 }

@@ -196,7 +196,8 @@ mlir::Value boolAnd(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 /// stack, gather, index_select, embedding (Index.cpp).
 void populateKTIndexToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// layer_norm, batch_norm, scaled_dot_product_attention (Norm.cpp).
-void populateKTNormToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateKTNormToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                    const KTToLinalgOptions &options);
 /// conv2d, max_pool2d, avg_pool2d (Convolution.cpp).
 void populateKTConvolutionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// nll_loss, cross_entropy (Loss.cpp).

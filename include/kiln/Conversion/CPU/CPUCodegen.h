@@ -78,6 +78,17 @@ mlir::LogicalResult lowerOnlineRowStats(mlir::RewriterBase &rewriter,
                                         mlir::linalg::LinalgOp op,
                                         unsigned vectorBits);
 
+/// Lowers layer_norm's one-read row moments (the three-result generic of
+/// KTToLinalgOptions::rowMoments, its divide marked kiln.row_moments; rows
+/// [R, C] or one row [C] of f32 or f64) to scf.for loops over the rows and
+/// blocks of the row (OnlineRowStats.cpp): per block a shift (its mean)
+/// from the row's only read, the sums of x - shift and its square from L1
+/// (prefetching the next row meanwhile: memref.prefetch through a read-only
+/// bufferization.to_buffer of the input), merged in f64. Fails, leaving the op (a scalar loop), for any other op.
+mlir::LogicalResult lowerRowMoments(mlir::RewriterBase &rewriter,
+                                    mlir::linalg::LinalgOp op,
+                                    unsigned vectorBits);
+
 /// Tiles and vectorizes every linalg op on tensors in `fn` (see above). Ops
 /// marked kiln.matmul_impl = "openblas" are left alone; an op that the
 /// vectorizer rejects keeps its tiling and becomes scalar loops later.

@@ -11,6 +11,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <tuple>
+
 namespace kiln {
 
 /// On the linalg conv that kt.conv_transpose2d lowers to (ungrouped: a
@@ -69,6 +71,27 @@ std::pair<mlir::Value, mlir::Value> onlineLseStep(mlir::OpBuilder &b,
 mlir::Value onlineLseRescale(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value from, mlir::Value to);
 
+/// On the arith.divf in the body of layer_norm's one-read row statistics
+/// (a linalg.generic with three f64 reduction results (count, mean, M2),
+/// built by rowMomentsMerge with a count of 1 per element: Welford's step):
+/// the marker by which a backend may lower it to its own vector loops
+/// (kiln-cpu: kiln::cpu::lowerRowMoments). Discardable, as kOnlineLseAttr.
+inline constexpr llvm::StringLiteral kRowMomentsAttr = "kiln.row_moments";
+
+/// The statistics (count n, mean, sum of squared deviations m2) of the
+/// union of two sets, from each set's (Chan et al.'s merge; with nb = 1 and
+/// m2b = 0 it is Welford's step for one element meanb):
+///   f = nb / (n + nb);  d = meanb - mean
+///   n' = n + nb;  mean' = mean + d * f;  m2' = m2 + m2b + d * d * (n * f)
+/// f64 scalars or vectors. n + nb must not be 0 (the callers skip empty
+/// sets). An inf or NaN element makes m2' NaN (and mean' inf or NaN), as
+/// the two-pass form's (x - mean)^2. The divf carries kRowMomentsAttr when
+/// `mark`.
+std::tuple<mlir::Value, mlir::Value, mlir::Value>
+rowMomentsMerge(mlir::OpBuilder &b, mlir::Location loc, mlir::Value n,
+                mlir::Value mean, mlir::Value m2, mlir::Value nb,
+                mlir::Value meanb, mlir::Value m2b, bool mark = false);
+
 /// Whether `op` (a linalg op) is to be stored, not recomputed: an op of its
 /// body carries kMaterializeAttr.
 bool isMaterialized(mlir::Operation *op);
@@ -97,6 +120,14 @@ struct KTToLinalgOptions {
   /// for a backend that lowers the marked generic to vector loops
   /// (kiln-cpu). Elsewhere it would be a scalar loop, so off by default.
   bool onlineRowStats = false;
+  /// layer_norm (f32/f64, its input not computed in the same function body:
+  /// a block argument) takes its row mean and M2 in one generic with three
+  /// results (rowMomentsMerge per element, marked kRowMomentsAttr) instead
+  /// of a sum and a sum of squared deviations from the mean: one read of
+  /// the row for a backend that lowers the marked generic to vector loops
+  /// (kiln-cpu). Elsewhere it would be a scalar loop with a divide per
+  /// element, so off by default (kiln-cpu sets it with onlineRowStats).
+  bool rowMoments = false;
 };
 
 /// Pointwise ops, where, clamp, cast.
