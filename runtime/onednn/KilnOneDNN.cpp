@@ -728,18 +728,199 @@ void clampOutput(const Params &p, float *y, int64_t threads) {
   }
 }
 
+// The weight gradient of a depthwise conv in registers. In the call's terms
+// (depthwiseWeightGrad below) output (i, j) of pair (g, f) is the sum over
+// c, a, b of x[c, i sh + a dh, j sw + b dw] * wt[c, a, b], with few outputs
+// (the forward's kernel, 3x3) and long reductions (a, b: the forward's
+// output plane). Per pair, all OH * OW outputs are vector accumulators
+// held in registers across the whole reduction: each L-wide block of a wt
+// row (the forward's output gradient) is loaded once and multiplied into
+// every accumulator with the x block its output reads, the lanes summed
+// once at the end. x's plane (one forward channel of one batch element)
+// is first copied into a scratch split by dw into its column phases
+// (phase r holds columns r, r + dw, ...: a stride-2 forward reads every
+// other column), and wt's plane into rows padded to a multiple of L with
+// zeros, so that every load is a contiguous vector; the last block of a
+// row reads x past the row's end (the next row, or the scratch's zero
+// slack), and its products are masked (not only multiplied by the zero
+// gradient: an inf there would give NaN).
+struct WgradScratch {
+  int64_t xpitch = 0, gpitch = 0;
+  std::vector<float> x, g;
+};
+
+void shapeWgrad(const Params &p, int64_t lanes, WgradScratch &s) {
+  s.xpitch = (p.w + p.dw - 1) / p.dw + lanes;
+  s.gpitch = (p.kw + lanes - 1) / lanes * lanes;
+  s.x.assign(p.dw * p.h * s.xpitch + lanes, 0.0f);
+  s.g.assign(p.kh * s.gpitch, 0.0f);
+}
+
+template <int OH, int OW, typename T>
+__attribute__((always_inline)) inline void
+wgradPairRegs(const Params &p, WgradScratch &s, const float *xg,
+              const float *wg, float *yp) {
+  constexpr int L = sizeof(T) / sizeof(float);
+  typedef int32_t TI __attribute__((vector_size(sizeof(T))));
+  T acc[OH * OW];
+  for (int o = 0; o < OH * OW; ++o)
+    acc[o] = (T){};
+  const int64_t full = p.kw / L * L, rest = p.kw - full;
+  TI mask;
+  for (int l = 0; l < L; ++l)
+    mask[l] = l < rest ? -1 : 0;
+  // Where output (i, j) reads row a's block b0 in the phase planes:
+  // rowOff[i] + a * dh * xpitch + colOff[j] + b0.
+  int64_t rowOff[OH], colOff[OW];
+  for (int i = 0; i < OH; ++i)
+    rowOff[i] = i * p.sh * s.xpitch;
+  for (int j = 0; j < OW; ++j) {
+    const int64_t col = j * p.sw;
+    colOff[j] = (col % p.dw) * p.h * s.xpitch + col / p.dw;
+  }
+  const int64_t aStep = p.dh * s.xpitch;
+  for (int64_t c = 0; c < p.c; ++c) {
+    // x's plane into its dw column phases (the slack past each phase row
+    // stays as it is: only masked lanes read it).
+    const float *xc = xg + c * p.xs[2];
+    if (p.dw == 2 && p.xs[4] == 1) {
+      // Both phases in one pass over the row (a gather per phase is
+      // several times slower).
+      for (int64_t y = 0; y < p.h; ++y) {
+        float *__restrict p0 = s.x.data() + y * s.xpitch;
+        float *__restrict p1 = s.x.data() + (p.h + y) * s.xpitch;
+        const float *__restrict src = xc + y * p.xs[3];
+        const int64_t half = p.w / 2;
+        for (int64_t t = 0; t < half; ++t) {
+          p0[t] = src[2 * t];
+          p1[t] = src[2 * t + 1];
+        }
+        if (p.w % 2)
+          p0[half] = src[p.w - 1];
+      }
+    } else
+    for (int64_t r = 0; r < p.dw; ++r)
+      for (int64_t y = 0; y < p.h; ++y) {
+        float *__restrict ph = s.x.data() + (r * p.h + y) * s.xpitch;
+        const float *src = xc + y * p.xs[3] + r * p.xs[4];
+        const int64_t step = p.dw * p.xs[4], n = (p.w - r + p.dw - 1) / p.dw;
+        if (step == 1)
+          std::memcpy(ph, src, n * sizeof(float));
+        else
+          for (int64_t t = 0; t < n; ++t)
+            ph[t] = src[t * step];
+      }
+    // wt's plane into rows of gpitch (zeros past kw, written once by
+    // shapeWgrad).
+    const float *wc = wg + c * p.ws[2];
+    for (int64_t a = 0; a < p.kh; ++a) {
+      float *__restrict gr = s.g.data() + a * s.gpitch;
+      const float *src = wc + a * p.ws[3];
+      if (p.ws[4] == 1)
+        std::memcpy(gr, src, p.kw * sizeof(float));
+      else
+        for (int64_t b = 0; b < p.kw; ++b)
+          gr[b] = src[b * p.ws[4]];
+    }
+    for (int64_t a = 0; a < p.kh; ++a) {
+      const float *gr = s.g.data() + a * s.gpitch;
+      const float *xa = s.x.data() + a * aStep;
+      int64_t b0 = 0;
+      for (; b0 < full; b0 += L) {
+        T gv;
+        std::memcpy(&gv, gr + b0, sizeof(T));
+#pragma GCC unroll 8
+        for (int i = 0; i < OH; ++i)
+#pragma GCC unroll 8
+          for (int j = 0; j < OW; ++j) {
+            T xv;
+            std::memcpy(&xv, xa + rowOff[i] + colOff[j] + b0, sizeof(T));
+            acc[i * OW + j] += gv * xv;
+          }
+      }
+      if (rest) {
+        T gv;
+        std::memcpy(&gv, gr + b0, sizeof(T));
+#pragma GCC unroll 8
+        for (int i = 0; i < OH; ++i)
+#pragma GCC unroll 8
+          for (int j = 0; j < OW; ++j) {
+            T xv;
+            std::memcpy(&xv, xa + rowOff[i] + colOff[j] + b0, sizeof(T));
+            T prod = gv * xv;
+            acc[i * OW + j] += mask ? prod : (T){};
+          }
+      }
+    }
+  }
+  for (int i = 0; i < OH; ++i)
+    for (int j = 0; j < OW; ++j) {
+      float v = 0.0f;
+      for (int l = 0; l < L; ++l)
+        v += acc[i * OW + j][l];
+      float &o = yp[i * p.ys[3] + j * p.ys[4]];
+      o = p.accumulate ? o + v : v;
+    }
+}
+
+/// Whether wgradPairRegs has an instance for call `p`'s output plane.
+bool wgradInRegs(const Params &p) {
+  return (p.oh == 1 && p.ow == 1) || (p.oh == 5 && p.ow == 5) ||
+         ((p.oh == 3 || p.oh == 4) && (p.ow == 3 || p.ow == 4));
+}
+
+/// One pair (g, f) of depthwiseWeightGrad in registers (wgradInRegs):
+/// 8-wide vectors for rows of at most 8 (a 7x7 forward output), else 16.
+KILN_DW_CLONES
+void wgradPair(const Params &p, WgradScratch &s, const float *xg,
+               const float *wg, float *yp) {
+  typedef float V8 __attribute__((vector_size(8 * sizeof(float))));
+#define KILN_WG_CASE(OH, OW)                                                   \
+  if (p.oh == OH && p.ow == OW) {                                              \
+    if (p.kw <= 8)                                                             \
+      wgradPairRegs<OH, OW, V8>(p, s, xg, wg, yp);                             \
+    else                                                                       \
+      wgradPairRegs<OH, OW, VBlock>(p, s, xg, wg, yp);                         \
+    return;                                                                    \
+  }
+  KILN_WG_CASE(3, 3)
+  KILN_WG_CASE(4, 4)
+  KILN_WG_CASE(3, 4)
+  KILN_WG_CASE(4, 3)
+  KILN_WG_CASE(1, 1)
+  KILN_WG_CASE(5, 5)
+#undef KILN_WG_CASE
+}
+
 void depthwiseWeightGrad(const Params &p, const float *x, const float *wt,
                          float *y, int64_t threads) {
   // n == 1: one (forward) input channel per group. In the call's terms the
   // output (i, j) of pair (g, f) is sum over c, a, b of
   // x[c, i sh + a dh, j sw + b dw] * wt[c, a, b]; a is the forward's
-  // output row, b its column, dw the forward's stride. Per pair, each
-  // (c, a) row of wt is read once and dotted with the oh * ow shifted x
-  // rows (accumulated in acc[i][j]). Where dw > 1 (a strided forward conv)
-  // or x's row is strided, the x row is first split into its dw phases
-  // (phase r holds columns r, r + dw, ...), so that every dot product reads
-  // contiguous memory and vectorizes.
+  // output row, b its column, dw the forward's stride. Output planes of
+  // 1x1, 3x3, 5x5 and 3 or 4 by 3 or 4 (the forward's kernel, or a
+  // stride-2 3x3's 4x4 before its slice) run wgradPair, all outputs in registers. Others:
+  // per pair, each (c, a) row of wt is read once and dotted with the
+  // oh * ow shifted x rows (accumulated in acc[i][j]). Where dw > 1 (a
+  // strided forward conv) or x's row is strided, the x row is first split
+  // into its dw phases (phase r holds columns r, r + dw, ...), so that
+  // every dot product reads contiguous memory and vectorizes.
   const int64_t pairs = p.g * p.f;
+  if (wgradInRegs(p) && p.kw > 0 && p.kh > 0) {
+    const int64_t lanes = p.kw <= 8 ? 8 : kBlock;
+#pragma omp parallel num_threads(ompThreads(threads))
+    {
+      WgradScratch s;
+      shapeWgrad(p, lanes, s);
+#pragma omp for schedule(static)
+      for (int64_t pair = 0; pair < pairs; ++pair) {
+        int64_t g = pair / p.f, f = pair % p.f;
+        wgradPair(p, s, x + g * p.xs[1], wt + g * p.ws[0] + f * p.ws[1],
+                  y + g * p.ys[1] + f * p.ys[2]);
+      }
+    }
+    return;
+  }
   const int64_t outs = p.oh * p.ow;
   const bool rowsContiguous = p.dw == 1 && p.xs[4] == 1;
   const int64_t phaseLen = (p.w + p.dw - 1) / p.dw;
