@@ -221,7 +221,9 @@ void convLoops(const Params &p, const float *x, const float *wt, float *y) {
 //    the forward's output gradient, larger than the output): per (g, f),
 //    each row of the output gradient is read once and dotted with the
 //    oh * ow shifted input rows (a strided forward's input row split into
-//    its stride's phases first, so that every dot product is contiguous).
+//    its stride's phases first, so that every dot product is contiguous);
+//    for 3x3-like outputs, every output in vector registers (wgradPair).
+//    The call's padding is applied as each plane is copied.
 // KILN_ONEDNN_DIRECT=0 turns both off (oneDNN primitives as before).
 
 int ompThreads(int64_t threads) {
@@ -745,15 +747,76 @@ void clampOutput(const Params &p, float *y, int64_t threads) {
 // slack), and its products are masked (not only multiplied by the zero
 // gradient: an inf there would give NaN).
 struct WgradScratch {
-  int64_t xpitch = 0, gpitch = 0;
-  std::vector<float> x, g;
+  int64_t hp = 0, wp = 0, xpitch = 0, gpitch = 0;
+  std::vector<float> x, row, g;
 };
 
 void shapeWgrad(const Params &p, int64_t lanes, WgradScratch &s) {
-  s.xpitch = (p.w + p.dw - 1) / p.dw + lanes;
+  // The padded plane (the call's padding: zero rows and columns around x,
+  // or fewer where a bottom/right padding is negative).
+  s.hp = std::max<int64_t>(0, p.pt + p.h + p.pb);
+  s.wp = std::max<int64_t>(0, p.pl + p.w + p.pr);
+  s.xpitch = (s.wp + p.dw - 1) / p.dw + lanes;
   s.gpitch = (p.kw + lanes - 1) / lanes * lanes;
-  s.x.assign(p.dw * p.h * s.xpitch + lanes, 0.0f);
+  s.x.assign(p.dw * s.hp * s.xpitch + lanes, 0.0f);
+  s.row.assign(s.wp + lanes, 0.0f);
   s.g.assign(p.kh * s.gpitch, 0.0f);
+}
+
+/// x's plane (channel c of group g, at `xc`) into s.x: padded row i (input
+/// row i - pt, zero outside) split by dw into its column phases (phase r,
+/// row i starts at (r * hp + i) * xpitch and holds padded columns r,
+/// r + dw, ...). A row goes through s.row (the padded row) where it is
+/// strided or the stride is not 1.
+__attribute__((always_inline)) inline void
+wgradCopyPlane(const Params &p, WgradScratch &s, const float *xc) {
+  const int64_t dw = p.dw, wp = s.wp;
+  // The input columns inside the padded row: [c0, c1) of the padded row.
+  const int64_t c0 = std::min(p.pl, wp),
+                c1 = std::max(c0, std::min(wp, p.pl + p.w));
+  for (int64_t i = 0; i < s.hp; ++i) {
+    const int64_t ih = i - p.pt;
+    const bool inside = ih >= 0 && ih < p.h;
+    const float *src = inside ? xc + ih * p.xs[3] : nullptr;
+    const bool inPlace = dw == 1 && p.xs[4] == 1;
+    float *__restrict row =
+        inPlace ? s.x.data() + i * s.xpitch : s.row.data();
+    if (!inside) {
+      std::fill(row, row + wp, 0.0f);
+    } else {
+      std::fill(row, row + c0, 0.0f);
+      const float *sc = src + (c0 - p.pl) * p.xs[4];
+      if (p.xs[4] == 1)
+        std::memcpy(row + c0, sc, (c1 - c0) * sizeof(float));
+      else
+        for (int64_t j = c0; j < c1; ++j)
+          row[j] = sc[(j - c0) * p.xs[4]];
+      std::fill(row + c1, row + wp, 0.0f);
+    }
+    if (inPlace)
+      continue; // written in place
+    if (dw == 1) {
+      std::memcpy(s.x.data() + i * s.xpitch, row, wp * sizeof(float));
+    } else if (dw == 2) {
+      // Both phases in one pass over the row (a gather per phase is
+      // several times slower).
+      float *__restrict p0 = s.x.data() + i * s.xpitch;
+      float *__restrict p1 = s.x.data() + (s.hp + i) * s.xpitch;
+      const int64_t half = wp / 2;
+      for (int64_t t = 0; t < half; ++t) {
+        p0[t] = row[2 * t];
+        p1[t] = row[2 * t + 1];
+      }
+      if (wp % 2)
+        p0[half] = row[wp - 1];
+    } else {
+      for (int64_t r = 0; r < dw; ++r) {
+        float *__restrict ph = s.x.data() + (r * s.hp + i) * s.xpitch;
+        for (int64_t t = 0; t * dw + r < wp; ++t)
+          ph[t] = row[t * dw + r];
+      }
+    }
+  }
 }
 
 template <int OH, int OW, typename T>
@@ -776,40 +839,13 @@ wgradPairRegs(const Params &p, WgradScratch &s, const float *xg,
     rowOff[i] = i * p.sh * s.xpitch;
   for (int j = 0; j < OW; ++j) {
     const int64_t col = j * p.sw;
-    colOff[j] = (col % p.dw) * p.h * s.xpitch + col / p.dw;
+    colOff[j] = (col % p.dw) * s.hp * s.xpitch + col / p.dw;
   }
   const int64_t aStep = p.dh * s.xpitch;
   for (int64_t c = 0; c < p.c; ++c) {
-    // x's plane into its dw column phases (the slack past each phase row
-    // stays as it is: only masked lanes read it).
-    const float *xc = xg + c * p.xs[2];
-    if (p.dw == 2 && p.xs[4] == 1) {
-      // Both phases in one pass over the row (a gather per phase is
-      // several times slower).
-      for (int64_t y = 0; y < p.h; ++y) {
-        float *__restrict p0 = s.x.data() + y * s.xpitch;
-        float *__restrict p1 = s.x.data() + (p.h + y) * s.xpitch;
-        const float *__restrict src = xc + y * p.xs[3];
-        const int64_t half = p.w / 2;
-        for (int64_t t = 0; t < half; ++t) {
-          p0[t] = src[2 * t];
-          p1[t] = src[2 * t + 1];
-        }
-        if (p.w % 2)
-          p0[half] = src[p.w - 1];
-      }
-    } else
-    for (int64_t r = 0; r < p.dw; ++r)
-      for (int64_t y = 0; y < p.h; ++y) {
-        float *__restrict ph = s.x.data() + (r * p.h + y) * s.xpitch;
-        const float *src = xc + y * p.xs[3] + r * p.xs[4];
-        const int64_t step = p.dw * p.xs[4], n = (p.w - r + p.dw - 1) / p.dw;
-        if (step == 1)
-          std::memcpy(ph, src, n * sizeof(float));
-        else
-          for (int64_t t = 0; t < n; ++t)
-            ph[t] = src[t * step];
-      }
+    // x's plane, padded, into its dw column phases (the slack past each
+    // phase row stays zero: only masked lanes read it).
+    wgradCopyPlane(p, s, xg + c * p.xs[2]);
     // wt's plane into rows of gpitch (zeros past kw, written once by
     // shapeWgrad).
     const float *wc = wg + c * p.ws[2];
@@ -906,6 +942,36 @@ void depthwiseWeightGrad(const Params &p, const float *x, const float *wt,
   // into its dw phases (phase r holds columns r, r + dw, ...), so that
   // every dot product reads contiguous memory and vectorizes.
   const int64_t pairs = p.g * p.f;
+  if (p.padded() && !wgradInRegs(p)) {
+    // The dot-product loops below read an unpadded x: a padded copy
+    // [g, c, hp, wp] (zero outside x; rows and columns cut where a
+    // bottom/right padding is negative).
+    Params q = p;
+    q.h = std::max<int64_t>(0, p.pt + p.h + p.pb);
+    q.w = std::max<int64_t>(0, p.pl + p.w + p.pr);
+    q.pt = q.pl = q.pb = q.pr = 0;
+    q.xs[4] = 1;
+    q.xs[3] = q.w;
+    q.xs[2] = q.h * q.w;
+    q.xs[1] = p.c * q.xs[2];
+    q.xs[0] = p.g * q.xs[1];
+    std::vector<float> xp(p.g * p.c * q.h * q.w);
+    const int64_t planes = p.g * p.c;
+#pragma omp parallel for num_threads(ompThreads(threads)) schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const float *xs = x + plane / p.c * p.xs[1] + plane % p.c * p.xs[2];
+      float *d = xp.data() + plane * q.xs[2];
+      for (int64_t i = 0; i < q.h; ++i)
+        for (int64_t j = 0; j < q.w; ++j) {
+          const int64_t ih = i - p.pt, iw = j - p.pl;
+          d[i * q.w + j] = ih >= 0 && ih < p.h && iw >= 0 && iw < p.w
+                               ? xs[ih * p.xs[3] + iw * p.xs[4]]
+                               : 0.0f;
+        }
+    }
+    depthwiseWeightGrad(q, xp.data(), wt, y, threads);
+    return;
+  }
   if (wgradInRegs(p) && p.kw > 0 && p.kh > 0) {
     const int64_t lanes = p.kw <= 8 ? 8 : kBlock;
 #pragma omp parallel num_threads(ompThreads(threads))
@@ -984,7 +1050,7 @@ Entry::Direct chooseDirect(const Params &p) {
     return Entry::Direct::None;
   if (p.g <= 1)
     return Entry::Direct::None;
-  if (p.n == 1 && p.kh * p.kw > p.oh * p.ow && !p.padded() && !p.hasBias)
+  if (p.n == 1 && p.kh * p.kw > p.oh * p.ow && !p.hasBias)
     return Entry::Direct::DepthwiseWeightGrad;
   if (depthwiseChannelsLast(p))
     return Entry::Direct::DepthwiseChannelsLast;

@@ -66,9 +66,11 @@ CASES = [
     # exactly one vector (16; 8 for the 8-wide vectors of short rows), a
     # 7-wide row (8-wide vectors, tail only), stride 2 on even and odd
     # sizes (a 4x4 call sliced to 3x3), a `?` batch (the call's reduction
-    # dim), a 2x2 kernel (the dot-product loops), and inf in x's last
-    # column: the weight gradient's column 0 never reads it, so it stays
-    # finite (the vector tail's masked lanes read it).
+    # dim), a 2x2 kernel (the dot-product loops; padded: their padded
+    # copy), padding 2x1 with dilation 2x1 and stride 2, and inf in x's
+    # last column: the weight gradient's column 0 never reads it, so it
+    # stays finite (the vector tail's masked lanes read it). The weight
+    # gradient's call pads x itself (kiln_onednn_conv2d_pad_f32).
     ((2, 20, 20, 20), (20, 1, 3, 3), False, (1, 1), (1, 1), (1, 1), 20),
     ((2, 17, 34, 33), (17, 1, 3, 3), True, (2, 2), (1, 1), (1, 1), 17),
     ((1, 16, 16, 16), (16, 1, 3, 3), False, (1, 1), (1, 1), (1, 1), 16),
@@ -77,6 +79,8 @@ CASES = [
     ((3, 18, 21, 19), (18, 1, 3, 3), False, (1, 1), (1, 1), (1, 1), 18,
      {"dyn": True}),
     ((2, 6, 9, 9), (6, 1, 2, 2), False, (1, 1), (0, 0), (1, 1), 6),
+    ((2, 6, 9, 8), (6, 1, 2, 2), True, (1, 1), (1, 1), (1, 1), 6),
+    ((2, 5, 11, 10), (5, 1, 3, 3), False, (2, 2), (2, 1), (2, 1), 5),
     ((2, 10, 9, 10), (10, 1, 3, 3), False, (1, 1), (1, 1), (1, 1), 10,
      {"inf_last_col": True}),
 ]
