@@ -1578,19 +1578,19 @@ def _empty(b, dtype):
     return O.full(b, [0], 0, dtype)
 
 
-def _update_running_stats(b, x, save_mean, running_mean, running_var,
-                          momentum):
+def _update_running_stats(b, x, save_mean, save_invstd, running_mean,
+                          running_var, momentum, eps):
     """native_batch_norm in training writes its running statistics in
     place, as the CPU kernel does: stat = (1 - m) * stat + m * batch, the
-    batch variance unbiased (a kt.var with correction 1). Outside
+    batch variance unbiased (from save_invstd: _ops._bn_unbiased_var). Outside
     autograd (no-grad values). The statistics are then !kt.ref arguments
     of the program (the cpu backend does not take those yet: its compile
     fails naming the argument)."""
     m = float(b.static(momentum, "batch_norm's momentum"))
     dims = [0] + list(range(2, x.ndim))
     for stat, batch in ((running_mean, lambda: save_mean),
-                        (running_var, lambda: O.var(b, x, dims, None, False,
-                                                    correction=1))):
+                        (running_var, lambda: O._bn_unbiased_var(
+                            b, x, save_invstd, eps, dims))):
         if stat is None:
             continue
         new = O.add(b, O.mul(b, O.cast(b, stat, x.dtype), 1.0 - m),
@@ -1618,8 +1618,8 @@ def _bn(b, x, weight, bias, running_mean, running_var, training, momentum,
             results=[(x.shape, x.dtype), ([x.shape[1]], st),
                      ([x.shape[1]], st)])
         if training:
-            _update_running_stats(b, x, mean, running_mean, running_var,
-                                  momentum)
+            _update_running_stats(b, x, mean, invstd, running_mean,
+                                  running_var, momentum, eps)
         return (y, mean, invstd)
     y = O.batch_norm(b, x, running_mean, running_var, weight, bias, False,
                      momentum, eps)

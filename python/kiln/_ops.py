@@ -5663,8 +5663,8 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
     and the batch's save_mean / save_invstd (f32, f64 for f64 inputs). The
     running statistics given are written in place (as eager PyTorch's
     kernel does): running_mean = (1 - m) * running_mean + m * save_mean,
-    running_var likewise with the unbiased variance (a kt.var with
-    correction 1), both outside autograd (no-grad values), and
+    running_var likewise with the unbiased variance (from save_invstd:
+    _bn_unbiased_var), both outside autograd (no-grad values), and
     `num_batches_tracked`
     (BatchNorm modules) += 1 first; momentum None is the cumulative
     average, m = 1 / num_batches_tracked."""
@@ -5710,11 +5710,8 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
     else:
         factor = float(b.static(momentum, "batch_norm's momentum"))
         keep = 1.0 - factor
-    # The unbiased variance by its own kt.var: (1 / save_invstd^2 - eps) *
-    # M / (M - 1) would need M, whose batch dim is a symbol (the runtime
-    # may make it dynamic), so not a constant of the program.
     unbiased = (None if running_var is None else
-                var(b, x, dims, None, False, correction=1))
+                _bn_unbiased_var(b, x, save_invstd, eps, dims))
     for stat, batch in ((running_mean, save_mean), (running_var, unbiased)):
         if stat is None:
             continue
@@ -5726,6 +5723,33 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
         b.no_grad_values.add(new.name)
         in_place(b, stat, new)
     return y
+
+
+def _bn_unbiased_var(b, x, save_invstd, eps, dims):
+    """The batch's unbiased variance for batch_norm's running_var, from
+    kt.batch_norm_train's own statistics: save_invstd = 1 / sqrt(var + eps)
+    (var biased), so var = 1 / save_invstd^2 - eps and the unbiased one
+    var * M / (M - 1), M the count per channel (the product of `dims`),
+    in f64 on [C] values. Was a kt.var (correction 1) of x: two more
+    passes over the activations per batch norm per training step, in f64.
+    The difference is the rounding of save_invstd (relative 2^-24 in f32
+    of var + eps: an absolute error of at most ~1e-7 * (var + eps), below
+    eps's own share of the eval normalization); a negative result of that
+    rounding is clamped to 0. M is counted at run time (a kt.full of M ones
+    summed: M elements, not C * M; the batch dim is a symbol that the
+    runtime may make dynamic), and M == 1 gives NaN as the kt.var did
+    (0 / 0)."""
+    count = 1
+    for d in dims:
+        count = count * x.shape[d]
+    f64 = torch.float64
+    inv = cast(b, save_invstd, f64)
+    v = sub(b, div(b, 1.0, mul(b, inv, inv)), float(eps))
+    v = clamp_min(b, v, 0.0)
+    m = sum_(b, full(b, [count], 1.0, f64, "batch_norm's count"))
+    # M == 1: exactly 0 * (1 / 0) = NaN, as kt.var's 0 / 0.
+    v = where(b, binary(b, "gt", m, 1.0, out_dtype=torch.bool), v, 0.0)
+    return div(b, mul(b, v, m), sub(b, m, 1.0))
 
 
 @function(F.layer_norm, torch.layer_norm)

@@ -221,7 +221,9 @@ void convLoops(const Params &p, const float *x, const float *wt, float *y) {
 //    the forward's output gradient, larger than the output): per (g, f),
 //    each row of the output gradient is read once and dotted with the
 //    oh * ow shifted input rows (a strided forward's input row split into
-//    its stride's phases first, so that every dot product is contiguous).
+//    its stride's phases first, so that every dot product is contiguous);
+//    for 3x3-like outputs, every output in vector registers (wgradPair).
+//    The call's padding is applied as each plane is copied.
 // KILN_ONEDNN_DIRECT=0 turns both off (oneDNN primitives as before).
 
 int ompThreads(int64_t threads) {
@@ -728,18 +730,263 @@ void clampOutput(const Params &p, float *y, int64_t threads) {
   }
 }
 
+// The weight gradient of a depthwise conv in registers. In the call's terms
+// (depthwiseWeightGrad below) output (i, j) of pair (g, f) is the sum over
+// c, a, b of x[c, i sh + a dh, j sw + b dw] * wt[c, a, b], with few outputs
+// (the forward's kernel, 3x3) and long reductions (a, b: the forward's
+// output plane). Per pair, all OH * OW outputs are vector accumulators
+// held in registers across the whole reduction: each L-wide block of a wt
+// row (the forward's output gradient) is loaded once and multiplied into
+// every accumulator with the x block its output reads, the lanes summed
+// once at the end. x's plane (one forward channel of one batch element)
+// is first copied into a scratch split by dw into its column phases
+// (phase r holds columns r, r + dw, ...: a stride-2 forward reads every
+// other column), and wt's plane into rows padded to a multiple of L with
+// zeros, so that every load is a contiguous vector; the last block of a
+// row reads x past the row's end (the next row, or the scratch's zero
+// slack), and its products are masked (not only multiplied by the zero
+// gradient: an inf there would give NaN).
+struct WgradScratch {
+  int64_t hp = 0, wp = 0, xpitch = 0, gpitch = 0;
+  std::vector<float> x, row, g;
+};
+
+void shapeWgrad(const Params &p, int64_t lanes, WgradScratch &s) {
+  // The padded plane (the call's padding: zero rows and columns around x,
+  // or fewer where a bottom/right padding is negative).
+  s.hp = std::max<int64_t>(0, p.pt + p.h + p.pb);
+  s.wp = std::max<int64_t>(0, p.pl + p.w + p.pr);
+  s.xpitch = (s.wp + p.dw - 1) / p.dw + lanes;
+  s.gpitch = (p.kw + lanes - 1) / lanes * lanes;
+  s.x.assign(p.dw * s.hp * s.xpitch + lanes, 0.0f);
+  s.row.assign(s.wp + lanes, 0.0f);
+  s.g.assign(p.kh * s.gpitch, 0.0f);
+}
+
+/// x's plane (channel c of group g, at `xc`) into s.x: padded row i (input
+/// row i - pt, zero outside) split by dw into its column phases (phase r,
+/// row i starts at (r * hp + i) * xpitch and holds padded columns r,
+/// r + dw, ...). A row goes through s.row (the padded row) where it is
+/// strided or the stride is not 1.
+__attribute__((always_inline)) inline void
+wgradCopyPlane(const Params &p, WgradScratch &s, const float *xc) {
+  const int64_t dw = p.dw, wp = s.wp;
+  // The input columns inside the padded row: [c0, c1) of the padded row.
+  const int64_t c0 = std::min(p.pl, wp),
+                c1 = std::max(c0, std::min(wp, p.pl + p.w));
+  for (int64_t i = 0; i < s.hp; ++i) {
+    const int64_t ih = i - p.pt;
+    const bool inside = ih >= 0 && ih < p.h;
+    const float *src = inside ? xc + ih * p.xs[3] : nullptr;
+    const bool inPlace = dw == 1 && p.xs[4] == 1;
+    float *__restrict row =
+        inPlace ? s.x.data() + i * s.xpitch : s.row.data();
+    if (!inside) {
+      std::fill(row, row + wp, 0.0f);
+    } else {
+      std::fill(row, row + c0, 0.0f);
+      const float *sc = src + (c0 - p.pl) * p.xs[4];
+      if (p.xs[4] == 1)
+        std::memcpy(row + c0, sc, (c1 - c0) * sizeof(float));
+      else
+        for (int64_t j = c0; j < c1; ++j)
+          row[j] = sc[(j - c0) * p.xs[4]];
+      std::fill(row + c1, row + wp, 0.0f);
+    }
+    if (inPlace)
+      continue; // written in place
+    if (dw == 1) {
+      std::memcpy(s.x.data() + i * s.xpitch, row, wp * sizeof(float));
+    } else if (dw == 2) {
+      // Both phases in one pass over the row (a gather per phase is
+      // several times slower).
+      float *__restrict p0 = s.x.data() + i * s.xpitch;
+      float *__restrict p1 = s.x.data() + (s.hp + i) * s.xpitch;
+      const int64_t half = wp / 2;
+      for (int64_t t = 0; t < half; ++t) {
+        p0[t] = row[2 * t];
+        p1[t] = row[2 * t + 1];
+      }
+      if (wp % 2)
+        p0[half] = row[wp - 1];
+    } else {
+      for (int64_t r = 0; r < dw; ++r) {
+        float *__restrict ph = s.x.data() + (r * s.hp + i) * s.xpitch;
+        for (int64_t t = 0; t * dw + r < wp; ++t)
+          ph[t] = row[t * dw + r];
+      }
+    }
+  }
+}
+
+template <int OH, int OW, typename T>
+__attribute__((always_inline)) inline void
+wgradPairRegs(const Params &p, WgradScratch &s, const float *xg,
+              const float *wg, float *yp) {
+  constexpr int L = sizeof(T) / sizeof(float);
+  typedef int32_t TI __attribute__((vector_size(sizeof(T))));
+  T acc[OH * OW];
+  for (int o = 0; o < OH * OW; ++o)
+    acc[o] = (T){};
+  const int64_t full = p.kw / L * L, rest = p.kw - full;
+  TI mask;
+  for (int l = 0; l < L; ++l)
+    mask[l] = l < rest ? -1 : 0;
+  // Where output (i, j) reads row a's block b0 in the phase planes:
+  // rowOff[i] + a * dh * xpitch + colOff[j] + b0.
+  int64_t rowOff[OH], colOff[OW];
+  for (int i = 0; i < OH; ++i)
+    rowOff[i] = i * p.sh * s.xpitch;
+  for (int j = 0; j < OW; ++j) {
+    const int64_t col = j * p.sw;
+    colOff[j] = (col % p.dw) * s.hp * s.xpitch + col / p.dw;
+  }
+  const int64_t aStep = p.dh * s.xpitch;
+  for (int64_t c = 0; c < p.c; ++c) {
+    // x's plane, padded, into its dw column phases (the slack past each
+    // phase row stays zero: only masked lanes read it).
+    wgradCopyPlane(p, s, xg + c * p.xs[2]);
+    // wt's plane into rows of gpitch (zeros past kw, written once by
+    // shapeWgrad).
+    const float *wc = wg + c * p.ws[2];
+    for (int64_t a = 0; a < p.kh; ++a) {
+      float *__restrict gr = s.g.data() + a * s.gpitch;
+      const float *src = wc + a * p.ws[3];
+      if (p.ws[4] == 1)
+        std::memcpy(gr, src, p.kw * sizeof(float));
+      else
+        for (int64_t b = 0; b < p.kw; ++b)
+          gr[b] = src[b * p.ws[4]];
+    }
+    for (int64_t a = 0; a < p.kh; ++a) {
+      const float *gr = s.g.data() + a * s.gpitch;
+      const float *xa = s.x.data() + a * aStep;
+      int64_t b0 = 0;
+      for (; b0 < full; b0 += L) {
+        T gv;
+        std::memcpy(&gv, gr + b0, sizeof(T));
+#pragma GCC unroll 8
+        for (int i = 0; i < OH; ++i)
+#pragma GCC unroll 8
+          for (int j = 0; j < OW; ++j) {
+            T xv;
+            std::memcpy(&xv, xa + rowOff[i] + colOff[j] + b0, sizeof(T));
+            acc[i * OW + j] += gv * xv;
+          }
+      }
+      if (rest) {
+        T gv;
+        std::memcpy(&gv, gr + b0, sizeof(T));
+#pragma GCC unroll 8
+        for (int i = 0; i < OH; ++i)
+#pragma GCC unroll 8
+          for (int j = 0; j < OW; ++j) {
+            T xv;
+            std::memcpy(&xv, xa + rowOff[i] + colOff[j] + b0, sizeof(T));
+            T prod = gv * xv;
+            acc[i * OW + j] += mask ? prod : (T){};
+          }
+      }
+    }
+  }
+  for (int i = 0; i < OH; ++i)
+    for (int j = 0; j < OW; ++j) {
+      float v = 0.0f;
+      for (int l = 0; l < L; ++l)
+        v += acc[i * OW + j][l];
+      float &o = yp[i * p.ys[3] + j * p.ys[4]];
+      o = p.accumulate ? o + v : v;
+    }
+}
+
+/// Whether wgradPairRegs has an instance for call `p`'s output plane.
+bool wgradInRegs(const Params &p) {
+  return (p.oh == 1 && p.ow == 1) || (p.oh == 5 && p.ow == 5) ||
+         ((p.oh == 3 || p.oh == 4) && (p.ow == 3 || p.ow == 4));
+}
+
+/// One pair (g, f) of depthwiseWeightGrad in registers (wgradInRegs):
+/// 8-wide vectors for rows of at most 8 (a 7x7 forward output), else 16.
+KILN_DW_CLONES
+void wgradPair(const Params &p, WgradScratch &s, const float *xg,
+               const float *wg, float *yp) {
+  typedef float V8 __attribute__((vector_size(8 * sizeof(float))));
+#define KILN_WG_CASE(OH, OW)                                                   \
+  if (p.oh == OH && p.ow == OW) {                                              \
+    if (p.kw <= 8)                                                             \
+      wgradPairRegs<OH, OW, V8>(p, s, xg, wg, yp);                             \
+    else                                                                       \
+      wgradPairRegs<OH, OW, VBlock>(p, s, xg, wg, yp);                         \
+    return;                                                                    \
+  }
+  KILN_WG_CASE(3, 3)
+  KILN_WG_CASE(4, 4)
+  KILN_WG_CASE(3, 4)
+  KILN_WG_CASE(4, 3)
+  KILN_WG_CASE(1, 1)
+  KILN_WG_CASE(5, 5)
+#undef KILN_WG_CASE
+}
+
 void depthwiseWeightGrad(const Params &p, const float *x, const float *wt,
                          float *y, int64_t threads) {
   // n == 1: one (forward) input channel per group. In the call's terms the
   // output (i, j) of pair (g, f) is sum over c, a, b of
   // x[c, i sh + a dh, j sw + b dw] * wt[c, a, b]; a is the forward's
-  // output row, b its column, dw the forward's stride. Per pair, each
-  // (c, a) row of wt is read once and dotted with the oh * ow shifted x
-  // rows (accumulated in acc[i][j]). Where dw > 1 (a strided forward conv)
-  // or x's row is strided, the x row is first split into its dw phases
-  // (phase r holds columns r, r + dw, ...), so that every dot product reads
-  // contiguous memory and vectorizes.
+  // output row, b its column, dw the forward's stride. Output planes of
+  // 1x1, 3x3, 5x5 and 3 or 4 by 3 or 4 (the forward's kernel, or a
+  // stride-2 3x3's 4x4 before its slice) run wgradPair, all outputs in registers. Others:
+  // per pair, each (c, a) row of wt is read once and dotted with the
+  // oh * ow shifted x rows (accumulated in acc[i][j]). Where dw > 1 (a
+  // strided forward conv) or x's row is strided, the x row is first split
+  // into its dw phases (phase r holds columns r, r + dw, ...), so that
+  // every dot product reads contiguous memory and vectorizes.
   const int64_t pairs = p.g * p.f;
+  if (p.padded() && !wgradInRegs(p)) {
+    // The dot-product loops below read an unpadded x: a padded copy
+    // [g, c, hp, wp] (zero outside x; rows and columns cut where a
+    // bottom/right padding is negative).
+    Params q = p;
+    q.h = std::max<int64_t>(0, p.pt + p.h + p.pb);
+    q.w = std::max<int64_t>(0, p.pl + p.w + p.pr);
+    q.pt = q.pl = q.pb = q.pr = 0;
+    q.xs[4] = 1;
+    q.xs[3] = q.w;
+    q.xs[2] = q.h * q.w;
+    q.xs[1] = p.c * q.xs[2];
+    q.xs[0] = p.g * q.xs[1];
+    std::vector<float> xp(p.g * p.c * q.h * q.w);
+    const int64_t planes = p.g * p.c;
+#pragma omp parallel for num_threads(ompThreads(threads)) schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const float *xs = x + plane / p.c * p.xs[1] + plane % p.c * p.xs[2];
+      float *d = xp.data() + plane * q.xs[2];
+      for (int64_t i = 0; i < q.h; ++i)
+        for (int64_t j = 0; j < q.w; ++j) {
+          const int64_t ih = i - p.pt, iw = j - p.pl;
+          d[i * q.w + j] = ih >= 0 && ih < p.h && iw >= 0 && iw < p.w
+                               ? xs[ih * p.xs[3] + iw * p.xs[4]]
+                               : 0.0f;
+        }
+    }
+    depthwiseWeightGrad(q, xp.data(), wt, y, threads);
+    return;
+  }
+  if (wgradInRegs(p) && p.kw > 0 && p.kh > 0) {
+    const int64_t lanes = p.kw <= 8 ? 8 : kBlock;
+#pragma omp parallel num_threads(ompThreads(threads))
+    {
+      WgradScratch s;
+      shapeWgrad(p, lanes, s);
+#pragma omp for schedule(static)
+      for (int64_t pair = 0; pair < pairs; ++pair) {
+        int64_t g = pair / p.f, f = pair % p.f;
+        wgradPair(p, s, x + g * p.xs[1], wt + g * p.ws[0] + f * p.ws[1],
+                  y + g * p.ys[1] + f * p.ys[2]);
+      }
+    }
+    return;
+  }
   const int64_t outs = p.oh * p.ow;
   const bool rowsContiguous = p.dw == 1 && p.xs[4] == 1;
   const int64_t phaseLen = (p.w + p.dw - 1) / p.dw;
@@ -803,7 +1050,7 @@ Entry::Direct chooseDirect(const Params &p) {
     return Entry::Direct::None;
   if (p.g <= 1)
     return Entry::Direct::None;
-  if (p.n == 1 && p.kh * p.kw > p.oh * p.ow && !p.padded() && !p.hasBias)
+  if (p.n == 1 && p.kh * p.kw > p.oh * p.ow && !p.hasBias)
     return Entry::Direct::DepthwiseWeightGrad;
   if (depthwiseChannelsLast(p))
     return Entry::Direct::DepthwiseChannelsLast;

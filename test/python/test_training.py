@@ -588,6 +588,55 @@ def test_batch_norm_training_in_graph_sgd_steps_match_eager(backend,
     assert "kt.batch_norm_train" not in bwd
 
 
+class _ConvBN(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(3, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpu"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_batch_norm_running_var_from_save_invstd(backend, dtype, dynamic):
+    # The running variance's batch term is (1 / save_invstd^2 - eps) *
+    # M / (M - 1) (kiln._ops._bn_unbiased_var), not a kt.var over the
+    # activations: equal to eager's unbiased variance for channels with a
+    # large mean (1e3: the conv bias), a near-constant channel (weights
+    # 1e-3 of the others), a zero channel (variance 0, clamped), odd sizes,
+    # batch 1 and 2, a static count and a dynamic batch (M at run time).
+    torch.manual_seed(3)
+    model = _ConvBN(5).to(dtype).train()
+    with torch.no_grad():
+        model.conv.bias[0] = 1e3
+        model.conv.weight[1] *= 1e-3
+        model.conv.weight[2] = 0
+        model.conv.bias[2] = 0.5
+    ref = copy.deepcopy(model)
+    compiled = kiln.compile(model, backend=backend)
+    g = torch.Generator().manual_seed(4)
+    for batch, h, w in ((2, 7, 9), (1, 7, 9), (3, 7, 9)):
+        x = torch.randn(batch, 3, h, w, generator=g, dtype=dtype)
+        if dynamic:
+            kiln.mark_dynamic(x, 0)
+        out, want = compiled(x), ref(x)
+        check_same(out, want, "output")
+        out.sum().backward()
+        want.sum().backward()
+        check_same(model.conv.weight.grad, ref.conv.weight.grad, "grad")
+        check_same(model.bn.running_mean, ref.bn.running_mean,
+                   "running_mean")
+        # rtol 1e-5: M / (M - 1) off by one count is 1.6% at M = 63.
+        torch.testing.assert_close(model.bn.running_var, ref.bn.running_var,
+                                   rtol=1e-5, atol=1e-7)
+    texts = [pair.text for prog in compiled._kiln.programs.values()
+             for pair in prog.training_pairs.values()]
+    assert texts and not any("kt.var" in t for t in texts)
+
+
 class _InvertedResidual(nn.Module):
     """mobilenet_v2's block: 1x1 expand, depthwise 3x3 (stride as given),
     1x1 project, each with BatchNorm2d; ReLU6 after the first two."""

@@ -204,13 +204,12 @@ tensor::PadOp inputPad(Value x) {
 /// Whether the zero padding `pad` of a oneDNN conv's input can be left to
 /// the call (kiln_onednn_conv2d_pad_f32): an f32 NCHW input padded with +0
 /// on H and W only, by static amounts, used only by this conv. The
-/// ungrouped weight-gradient form (a kernel larger than the output) too:
-/// libkiln_onednn gives the padding to oneDNN's backward-weights primitive.
-/// Not the grouped one, which its depthwise weight-gradient loops run on a
-/// padded input only.
+/// weight-gradient forms (a kernel larger than the output) too:
+/// libkiln_onednn gives the padding to oneDNN's backward-weights primitive
+/// (ungrouped) or pads each plane as its depthwise weight-gradient loops
+/// copy it (grouped).
 bool padFitsInKernel(tensor::PadOp pad, const ConvShape &s) {
-  if (!pad ||
-      (s.groups != 1 && kernelLargerThanOutput(s.kh, s.kw, s.oh, s.ow)))
+  if (!pad)
     return false;
   Value v = pad.getConstantPaddingValue();
   auto cst = v ? v.getDefiningOp<arith::ConstantOp>() : nullptr;

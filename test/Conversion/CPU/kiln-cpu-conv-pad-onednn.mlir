@@ -5,8 +5,8 @@
 
 // In-kernel padding of oneDNN convs: kiln-cpu-conv-im2col marks the zero
 // fill + interior copy that pad an f32 conv's input (kiln.conv_pad) where
-// the call can pad itself (zero padding of H and W only, static H and W,
-// not the grouped weight-gradient form); kiln-cpu-conv-to-onednn then calls
+// the call can pad itself (zero padding of H and W only, static H and W);
+// kiln-cpu-conv-to-onednn then calls
 // kiln_onednn_conv2d_pad_f32 on the unpadded input with the four paddings
 // and erases the fill, the copy and the padded buffer.
 
@@ -82,14 +82,15 @@ func.func @wgrad_shape(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x5x5xf32>) -> tens
   return %r : tensor<1x3x3x3xf32>
 }
 
-// The grouped one: libkiln_onednn's depthwise weight-gradient loops read a
-// padded input, so the copy stays.
+// The grouped one too: libkiln_onednn's depthwise weight-gradient loops pad
+// each plane as they copy it (depthwiseWeightGrad).
 // MARK-LABEL: func.func @wgrad_shape_grouped
-// MARK-NOT: kiln.conv_pad
+// MARK: linalg.fill {kiln.conv_pad}
+// MARK: linalg.copy {kiln.conv_pad}
 // MARK: linalg.conv_2d_ngchw_gfchw
 // CHECK-LABEL: func.func @wgrad_shape_grouped(
-// CHECK: linalg.copy
-// CHECK: call @kiln_onednn_conv2d_f32(
+// CHECK-NOT: linalg.copy
+// CHECK: call @kiln_onednn_conv2d_pad_f32(
 func.func @wgrad_shape_grouped(%x: tensor<1x2x5x5xf32>, %w: tensor<2x1x5x5xf32>) -> tensor<1x2x3x3xf32> {
   %r = kt.conv2d %x, %w {groups = 2 : i64, padding = [1, 1]} : (tensor<1x2x5x5xf32>, tensor<2x1x5x5xf32>) -> tensor<1x2x3x3xf32>
   return %r : tensor<1x2x3x3xf32>
