@@ -9,7 +9,10 @@
 # corpus is not changed). Everything goes under an output directory it prints
 # (${KILN_FUZZ_OUT:-fuzz-out/<date>}): <harness>.log, corpus/<harness>/ (the
 # grown corpus) and crashes/<harness>/ (reproducers: crash-*, timeout-*,
-# oom-*, leak-*). Exits 1 if any harness found something.
+# oom-*, leak-*). Exits 1 if any harness found something. libFuzzer's
+# slow-unit-* files (an input slower than -report_slow_units, default 10 s)
+# are listed apart with the slowest time: not findings (on the shared
+# machine mostly load; replay one to see whether it is super-linear).
 #
 # Environment: KILN_FUZZ_TIMEOUT (seconds one input may take, default 120: the JIT is
 # slow), KILN_FUZZ_ARGS (more libFuzzer flags).
@@ -63,9 +66,16 @@ for h in "${HARNESSES[@]}"; do
   # The last status line: "#N DONE cov: C ft: F corp: ... exec/s: E ...".
   status=$(grep -E '^#[0-9]+' "$OUT/$h.log" | tail -1)
   echo "   ${status:-no status line}"
-  if [[ $rc -ne 0 ]] || compgen -G "$OUT/crashes/$h/*" > /dev/null; then
+  findings=$(ls "$OUT/crashes/$h" | grep -v '^slow-unit-' | tr '\n' ' ')
+  slow=$(ls "$OUT/crashes/$h" | grep -c '^slow-unit-')
+  if [[ $slow -gt 0 ]]; then
+    # "Slowest unit: N s:" lines, one per new slowest input.
+    slowest=$(grep -oE 'Slowest unit: [0-9]+ s' "$OUT/$h.log" | tail -1)
+    echo "   $slow slow unit(s), not findings (${slowest:-Slowest unit: ?}): $(ls "$OUT/crashes/$h" | grep '^slow-unit-' | tr '\n' ' ')"
+  fi
+  if [[ $rc -ne 0 || -n $findings ]]; then
     found=1
-    echo "   FINDING (exit $rc): $(ls "$OUT/crashes/$h" | tr '\n' ' ')"
+    echo "   FINDING (exit $rc): $findings"
     grep -m3 -E 'ERROR: |runtime error|kiln-fuzz|pass .* succeeded|pipeline .* failed|SUMMARY' "$OUT/$h.log" | sed 's/^/   /'
   fi
 done

@@ -3035,12 +3035,21 @@ def _f_softmin(b, x, dim=None, _stacklevel=3, dtype=None):
 def _f_glu(b, x, dim=-1):
     x = _t(b, x, "glu")
     d = O.norm_dim(b, dim, x.ndim)
-    n = value(x.shape[d])
-    if n % 2:
+    n = x.shape[d]
+    if value(n) % 2:
         raise b.error("Halving dimension must be even, but dimension %d is "
-                      "size %d" % (d, n))
+                      "size %d" % (d, value(n)))
+    if isinstance(n, Sym):
+        if hasattr(b, "check_sizes"):
+            # A dynamic dim: even on every call (PyTorch's error), halved
+            # at n // 2 (the example's n // 2 baked into the slices gave
+            # wrong halves, or none, at other sizes).
+            b.check_sizes(-(n % 2), 0, "Halving dimension must be even, "
+                          "but dimension %d is size %%s" % d, [n])
+        else:
+            n = b.static(n, "glu's halved dim")
     a = O.slice_dim(b, x, d, 0, n // 2, 1)
-    g = O.slice_dim(b, x, d, n // 2, n, 1)
+    g = O.slice_dim(b, x, d, n // 2, None, 1)
     return O.mul(b, a, _un(b, "sigmoid", g))
 
 

@@ -36,7 +36,7 @@ from torch.utils import _pytree as pytree
 
 from . import _ir
 from ._errors import KilnError, Unsupported
-from ._symbolic import ShapeEnv, Sym, is_unbacked, same, value
+from ._symbolic import ShapeEnv, Sym, is_unbacked, nonneg, same, value
 
 
 class TensorVal:
@@ -200,9 +200,17 @@ class SizeCheck:
         def size_of(sid):
             i, d = sym_dims[sid]
             return inputs[i].shape[d]
-        if evaluate(self.key, size_of) >= self.minimum:
-            return
-        msg = self.message % ([evaluate(k, size_of) for k in self.shape],)
+        try:
+            if evaluate(self.key, size_of) >= self.minimum:
+                return
+            msg = self.message % (
+                [evaluate(k, size_of) for k in self.shape],)
+        except ZeroDivisionError:
+            # A size that divides by a size that is 0 on this call (`n //
+            # m`): Python's ZeroDivisionError in eager PyTorch, a KilnError
+            # at the user's line here (not a traceback from this check).
+            msg = ("integer division or modulo by zero: a size of this "
+                   "call divides by a size that is 0")
         raise KilnError("%s: %s" % (self.location, msg) if self.location
                         else msg, self.location)
 
@@ -921,9 +929,26 @@ class FxImporter:
             return emit("arith.subi %s, %s : index" % (zero.name, a.name))
         ops = {"+": "addi", "-": "subi", "*": "muli", "//": "floordivsi",
                "%": "remsi", "min": "minsi", "max": "maxsi"}
+        divisor = k[0] in ("//", "%") and isinstance(k[2], tuple)
+        if divisor and not nonneg(k[2]):
+            return None  # a divisor that may be negative: specialized
         a, b = self.index_of_key(k[1]), self.index_of_key(k[2])
         if a is None or b is None or (k[0] not in ops and k[0] != "idx"):
             return None
+        if divisor:
+            # A division by a size that may be 0 on a later call (`n // m`,
+            # `n % m` of dims the runtime made or was told dynamic): Python
+            # raises ZeroDivisionError there, so the frontend checks the
+            # divisor before each call (check_sizes), and the program
+            # divides by max(m, 1): never arith.floordivsi / remsi by zero
+            # (SIGFPE on the CPU backend, an error in the interpreter).
+            where = (format_frames(self.cur_frames[:1]) or [None])[0]
+            self.size_checks.append(SizeCheck(
+                k[2], 1, "integer division or modulo by zero: a size "
+                "divided by the size %s (ZeroDivisionError in Python)",
+                [k[2]], where))
+            one = self.index_of(1)
+            b = emit("arith.maxsi %s, %s : index" % (b.name, one.name))
         if k[0] == "idx":
             # A slice bound a on a dim of size b (Python's rule, as
             # kt.slice applies it): a < 0 ? a + b : a, clamped to [0, b].

@@ -1574,7 +1574,7 @@ def bucketize(b, v, boundaries, *, out_int32=False, right=False, out=None):
 # ----------------------------------------------------------- shapes
 
 
-def _reshape_attr(b, x, shape, what):
+def _reshape_attr(b, x, shape, what, inferred=None):
     """The `shape` attribute and the symbolic sizes of the `index` operands
     of kt.reshape for the symbolic target `shape` (its -1 already
     inferred). One symbolic
@@ -1582,7 +1582,11 @@ def _reshape_attr(b, x, shape, what):
     whose size operand computes its expression from the inputs' dims
     (`FxImporter.index_of`: `tensor.dim`, `arith.muli`, ...), so that
     `x.view(B, T, H, D)` with `B` and `T` dynamic specializes neither. A
-    size that cannot be computed so is specialized (`what`)."""
+    size that cannot be computed so is specialized (`what`). `inferred`:
+    the position of the user's -1 when its size is symbolic: it stays
+    kt.reshape's -1 (inferred when the op runs, an error when the other
+    sizes multiply to 0), never `total // rest` in index arithmetic, a
+    division by zero when `rest` is 0 at run time."""
     attr, operands = [], []
     # With no elements a -1 is ambiguous (kt.reshape's error): every size
     # is written out. The -1 goes to a size marked dynamic when there is
@@ -1590,19 +1594,24 @@ def _reshape_attr(b, x, shape, what):
     unbacked = any(is_unbacked(d) for d in shape)
     empty = not unbacked and value(prod(shape)) == 0
     syms = [i for i, d in enumerate(shape) if isinstance(d, Sym)]
+    if inferred not in syms:
+        inferred = None
     sized = {}
     if (len(syms) > 1 or unbacked) and not empty and \
             hasattr(b, "index_of"):
         # Every symbolic size exactly (none inferred: the run-time check is
         # then PyTorch's, the element count against the sizes' product).
         for i in syms:
+            if i == inferred:
+                continue
             v = b.index_of(shape[i])
             if v is not None:
                 sized[i] = v
     marked = [i for i in syms if i not in sized and
               b.is_marked_dynamic(shape[i])]
     rest = [i for i in syms if i not in sized]
-    dyn = None if empty or not rest else (marked or rest)[0]
+    dyn = None if empty or not rest else (
+        inferred if inferred is not None else (marked or rest)[0])
     for i, d in enumerate(shape):
         if i in sized:
             attr.append(-2)
@@ -1679,6 +1688,18 @@ def reshape(b, x, *shape):
             b.static(rest, "a reshape inferring a size from other sizes")
             inferred = value(total) // value(rest)
         else:
+            if isinstance(rest, Sym) and hasattr(b, "check_sizes"):
+                # The other sizes may multiply to 0 on a later call (dims
+                # marked or made dynamic): PyTorch's error then, before the
+                # program runs, where `total // rest` divided by zero.
+                b.check_sizes(
+                    rest, 1, "cannot reshape a tensor into shape %s: the "
+                    "sizes other than the -1 multiply to 0, so the -1 is "
+                    "ambiguous or the shape invalid (PyTorch: 'cannot "
+                    "reshape tensor of 0 elements ... ambiguous', 'shape "
+                    "... is invalid for input of size ...')",
+                    [-1 if i == infer[0] else d
+                     for i, d in enumerate(target)])
             inferred = total // rest
         target[infer[0]] = inferred
     if value(prod(target)) != value(total):
@@ -1687,7 +1708,8 @@ def reshape(b, x, *shape):
     if all(same(a, c) for a, c in zip(target, x.shape)) and \
             len(target) == x.ndim:
         return alias(x)
-    attr, sizes = _reshape_attr(b, x, target, "a reshape to a size")
+    attr, sizes = _reshape_attr(b, x, target, "a reshape to a size",
+                                infer[0] if infer else None)
     # A reshape of a permuted or strided tensor may be a copy in PyTorch
     # (reshape) or an error (view): a write through it is refused.
     contiguous = x.layout is None
@@ -1731,7 +1753,43 @@ def flatten(b, x, start_dim=0, end_dim=-1):
 def unflatten(b, x, dim, sizes):
     x = need_tensor(b, x, "unflatten")
     d = norm_dim(b, dim, x.ndim)
-    return reshape(b, x, list(x.shape[:d]) + list(sizes) + list(
+    sizes = list(sizes)
+    if any(is_python_scalar(s) for s in sizes):
+        # Sizes read from data (`.item()`): reshape's rules (view(n, -1)).
+        return reshape(b, x, list(x.shape[:d]) + sizes + list(
+            x.shape[d + 1:]))
+    n = x.shape[d]
+    infer = [i for i, s in enumerate(sizes)
+             if not isinstance(s, Sym) and s == -1]
+    if len(infer) > 1:
+        raise b.error("unflatten: only one dimension can be inferred")
+    rest = prod(s for i, s in enumerate(sizes) if not infer or i != infer[0])
+    shown = [value(s) for s in sizes]
+    if not isinstance(rest, Sym):
+        # PyTorch infers a -1 from dim d's size alone (infer_size), not
+        # from the element count: unflatten(1, (-1, 2)) of a [0, 4, 3]
+        # tensor is [0, 2, 2, 3], where a reshape's -1 would be ambiguous.
+        # The divisor is a number: no division by a run-time size.
+        if infer and rest == 0 and value(n) == 0:
+            raise b.error("cannot reshape tensor of 0 elements into shape "
+                          "%s because the unspecified dimension size -1 can "
+                          "be any value and is ambiguous" % shown)
+        if (rest == 0 or value(n) % rest) if infer else value(n) != rest:
+            raise b.error("unflatten: Provided sizes %s don't multiply up to "
+                          "the size of dim %d (%d) in the input tensor"
+                          % (shown, d, value(n)))
+        if isinstance(n, Sym) and hasattr(b, "check_sizes"):
+            # dim d may have another size on a later call (dynamic).
+            what = ("unflatten: Provided sizes %s don't multiply up to the "
+                    "size of dim %d %%s in the input tensor" % (shown, d))
+            if infer:
+                b.check_sizes(-(n % rest), 0, what, [n])
+            else:
+                b.check_sizes(n - rest, 0, what, [n])
+                b.check_sizes(rest - n, 0, what, [n])
+        if infer:
+            sizes[infer[0]] = n // rest
+    return reshape(b, x, list(x.shape[:d]) + sizes + list(
         x.shape[d + 1:]))
 
 
@@ -2206,8 +2264,12 @@ def select(b, x, dim, index):
     shape = [s for k, s in enumerate(x.shape) if k != d]
 
     def inverse(b, base, new):
+        # The index as written (kt.select_scatter counts a negative one
+        # from the end when it runs): `i % size` baked the example's size
+        # in, so `y[:, -1] = v` with dim 1 dynamic wrote the capture's last
+        # column on every later size.
         return b.op("select_scatter", [base, new],
-                    {"dim": d, "index": i % size}, shape=base.shape,
+                    {"dim": d, "index": i}, shape=base.shape,
                     dtype=base.dtype)
 
     return view_op(b, "select", x, {"dim": d, "index": i}, shape, inverse,
@@ -2238,8 +2300,31 @@ def narrow(b, x, dim, start, length):
                       "exceeds the size of dim %d of the input of shape "
                       "%%s" % d, x.shape)
         return slice_dim(b, x, d, s, s + n, 1)
+    # Static start and length: PyTorch's checks (narrow never clamps; a
+    # slice would: x.narrow(1, 0, -1) was x[:, 0:-1], x.narrow(1, 2, 5) of
+    # a dim of 3 was x[:, 2:3]).
+    size = x.shape[d]
+    if not -value(size) <= s <= value(size):
+        raise b.error("narrow(): start out of range (expected to be in "
+                      "range of [%d, %d], but got %d)"
+                      % (-value(size), value(size), s))
+    if s >= 0 and isinstance(size, Sym) and hasattr(b, "check_sizes"):
+        # A dynamic dim (kt.slice clamps to it when it runs): the same
+        # check on every call.
+        if n < 0:
+            raise b.error("narrow(): start (%d) + length (%d) exceeds "
+                          "dimension size (%d)." % (s, n, value(size)))
+        b.check_sizes(size - s - n, 0, "narrow(): start (%d) + length (%d) "
+                      "exceeds the size of dim %d of the input of shape %%s"
+                      % (s, n, d), x.shape)
+        return slice_dim(b, x, d, s, s + n, 1)
+    size = b.static(size, "a narrow start from the end") if s < 0 else \
+        b.static(size, "a narrow's dim")
     if s < 0:
-        s += b.static(x.shape[d], "a narrow start from the end")
+        s += size
+    if n < 0 or s + n > size:
+        raise b.error("narrow(): start (%d) + length (%d) exceeds dimension "
+                      "size (%d)." % (s, n, size))
     return slice_dim(b, x, d, s, s + n, 1)
 
 
@@ -2634,7 +2719,9 @@ def _basic_index(b, x, entries):
         else:
             k = b.static(i, "an index")
             r = select(b, r, dim, k)
-            steps.append(("select", dim, k % value(prev.shape[dim]), prev))
+            # k as written: kt.select_scatter counts a negative one from
+            # the end when it runs (the dim may be dynamic).
+            steps.append(("select", dim, k, prev))
     return r, steps, adv
 
 
@@ -2643,7 +2730,14 @@ def _dim_size_tensor(b, r, d):
     (for a dim marked dynamic, whose size the program may not bake in): the
     number of elements of an all-true mask of r's shape, cut to the first
     position of every other dim. (A tensor with another dim of size 0 gives
-    0: it has nothing to index.)"""
+    0: it has nothing to index.) Where the size can be computed from the
+    inputs' dims (FxImporter.index_of), it is the sum of a kt.full of ones
+    of that size instead, right when another dim is 0 too (a batch mean,
+    kl_div's batchmean, of a [2, 0, 3] tensor divides by 2, not 0)."""
+    n = r.shape[d]
+    if isinstance(n, Sym) and hasattr(b, "index_of") and \
+            b.index_of(n) is not None:
+        return sum_(b, full(b, [n], 1, torch.int64, "a dim's size"), [0])
     m = _dim_mask(b, r, d)
     return sum_(b, cast(b, m, torch.int64), list(range(r.ndim)))
 
@@ -3263,6 +3357,9 @@ def chunk(b, x, chunks, dim=0):
     d = norm_dim(b, dim, x.ndim)
     n = b.static(x.shape[d], "chunking a dim")
     c = b.static(chunks, "a chunk count")
+    if not isinstance(c, int) or isinstance(c, bool) or c <= 0:
+        raise b.error("chunk expects `chunks` to be greater than 0, got: %r"
+                      % (c,))
     step = -(-n // c) if n else 1
     return split(b, x, step, d)
 
@@ -7199,11 +7296,15 @@ def diff(b, x, n=1, dim=-1, prepend=None, append=None, *, out=None):
     r = cat(b, parts, d) if len(parts) > 1 else x
     n = b.static(n, "diff's n")
     for _ in range(n):
-        size = value(r.shape[d])
-        if size == 0:
+        size = r.shape[d]
+        if not isinstance(size, Sym) and size == 0:
             break
-        hi = slice_dim(b, r, d, 1, size, 1)
-        lo = slice_dim(b, r, d, 0, size - 1, 1)
+        # [1:] and [:-1]: kt.slice clamps static bounds to a dynamic dim's
+        # size when it runs (an empty dim gives empty slices). The
+        # example's size as the bounds (`[1:size]`, `[0:size - 1]`) gave
+        # wrong shapes once the dim changed size.
+        hi = slice_dim(b, r, d, 1, None, 1)
+        lo = slice_dim(b, r, d, 0, -1, 1)
         if r.dtype == torch.bool:
             r = binary(b, "logical_xor", hi, lo)
         else:
