@@ -4,7 +4,7 @@
 // Kiln's code generation. Not semantics: no NaN/inf handling; variant c
 // assumes rows whose max is within 60 of their first element (randn).
 //
-//   clang-22 -O3 -march=native -fopenmp bench/softmax_variants.c -o /tmp/sv -lm \
+//   clang-22 -O3 -march=native -fopenmp bench/prototypes/softmax_variants.c -o /tmp/sv -lm \
 //     -L$(llvm-config-22 --libdir) -Wl,-rpath,$(llvm-config-22 --libdir)
 //   OMP_NUM_THREADS=1 /tmp/sv; OMP_NUM_THREADS=2 /tmp/sv
 //

@@ -4,7 +4,7 @@
 // shift per row, then the sums of x - shift and its square from L1); weight
 // 1 and bias 0 read as vectors as in Kiln's normalization.
 //
-//   clang-22 -O3 -march=native -fopenmp bench/layer_norm_variants.c -o /tmp/lv -lm \
+//   clang-22 -O3 -march=native -fopenmp bench/prototypes/layer_norm_variants.c -o /tmp/lv -lm \
 //     -L$(llvm-config-22 --libdir) -Wl,-rpath,$(llvm-config-22 --libdir)
 //   OMP_NUM_THREADS=1 /tmp/lv
 //
