@@ -91,31 +91,40 @@ std::pair<Value, Value> vectorStep(OpBuilder &b, Location loc, Value x,
           arith::SelectOp::create(b, loc, gt, grown, added)};
 }
 
-/// Whether `g` is the online generic: one input x ([R, C] or [C], read in
-/// order, f32 or f64) and two results (m of x's type, s of f64) over the
-/// rows, the classes reduced innermost, its body the element step with x
-/// and m as the block arguments (no fused prologue).
-bool isOnlineRowStats(linalg::GenericOp g) {
+/// Whether `g` is a marked row reduction: an op of its body carries
+/// `marker`, one input x ([R, C] or [C], read in order) of f32 or f64, and
+/// `results` results over the rows, C reduced innermost.
+bool isMarkedRowReduction(linalg::GenericOp g, StringRef marker,
+                          unsigned results) {
   bool marked = false;
-  g.getBody()->walk([&](Operation *op) {
-    marked |= op->hasAttr(kiln::kOnlineLseAttr);
-  });
-  if (!marked || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 2 ||
-      g.getNumResults() != 2)
+  g.getBody()->walk([&](Operation *op) { marked |= op->hasAttr(marker); });
+  if (!marked || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != results ||
+      g.getNumResults() != results)
     return false;
   unsigned n = g.getNumLoops();
   if (n < 1 || n > 2 || g.getNumReductionLoops() != 1 ||
       g.getIteratorTypesArray().back() != utils::IteratorType::reduction)
     return false;
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  MLIRContext *ctx = g.getContext();
   AffineMap rows = AffineMap::getMultiDimMapWithTargets(
-      n, llvm::to_vector(llvm::seq<unsigned>(0, n - 1)), ctx);
-  if (!maps[0].isIdentity() || maps[1] != rows || maps[2] != rows)
+      n, llvm::to_vector(llvm::seq<unsigned>(0, n - 1)), g.getContext());
+  if (!maps[0].isIdentity() ||
+      !llvm::all_of(ArrayRef(maps).drop_front(),
+                    [&](AffineMap m) { return m == rows; }))
     return false;
   Type xt = getElementTypeOrSelf(g.getDpsInputs()[0].getType());
-  if (!(xt.isF32() || xt.isF64()) ||
-      getElementTypeOrSelf(g.getDpsInits()[0].getType()) != xt ||
+  return xt.isF32() || xt.isF64();
+}
+
+/// Whether `g` is the online generic: one input x ([R, C] or [C], read in
+/// order, f32 or f64) and two results (m of x's type, s of f64) over the
+/// rows, the classes reduced innermost, its body the element step with x
+/// and m as the block arguments (no fused prologue).
+bool isOnlineRowStats(linalg::GenericOp g) {
+  if (!isMarkedRowReduction(g, kiln::kOnlineLseAttr, 2))
+    return false;
+  Type xt = getElementTypeOrSelf(g.getDpsInputs()[0].getType());
+  if (getElementTypeOrSelf(g.getDpsInits()[0].getType()) != xt ||
       !getElementTypeOrSelf(g.getDpsInits()[1].getType()).isF64())
     return false;
   // The step reads the input and the max block arguments directly.
@@ -303,26 +312,9 @@ namespace {
 /// innermost, its body rowMomentsMerge of the element (marked divf), x read
 /// directly (no fused prologue).
 bool isRowMoments(linalg::GenericOp g) {
-  bool marked = false;
-  g.getBody()->walk([&](arith::DivFOp d) {
-    marked |= d->hasAttr(kiln::kRowMomentsAttr);
-  });
-  if (!marked || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 3 ||
-      g.getNumResults() != 3)
-    return false;
-  unsigned n = g.getNumLoops();
-  if (n < 1 || n > 2 || g.getNumReductionLoops() != 1 ||
-      g.getIteratorTypesArray().back() != utils::IteratorType::reduction)
-    return false;
-  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  AffineMap rows = AffineMap::getMultiDimMapWithTargets(
-      n, llvm::to_vector(llvm::seq<unsigned>(0, n - 1)), g.getContext());
-  if (!maps[0].isIdentity() || maps[1] != rows || maps[2] != rows ||
-      maps[3] != rows)
+  if (!isMarkedRowReduction(g, kiln::kRowMomentsAttr, 3))
     return false;
   Type xt = getElementTypeOrSelf(g.getDpsInputs()[0].getType());
-  if (!(xt.isF32() || xt.isF64()))
-    return false;
   for (Value init : g.getDpsInits())
     if (!getElementTypeOrSelf(init.getType()).isF64())
       return false;
