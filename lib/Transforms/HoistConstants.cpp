@@ -148,12 +148,12 @@ FailureOr<unsigned> kiln::hoistConstantGraphs(kg::ProgramOp program,
       inputTypes.push_back(a.getType());
     for (Value v : boundary)
       resultTypes.push_back(v.getType());
+    // Made detached, then named uniquely where it goes (as outlineGraph).
     auto constFn = func::FuncOp::create(
-        b, fn.getLoc(), (fn.getSymName() + "_constant").str(),
+        fn.getLoc(), (fn.getSymName() + "_constant").str(),
         b.getFunctionType(inputTypes, resultTypes));
     constFn->setAttr(kg::kGraphFunctionAttr, b.getUnitAttr());
     constFn.setPrivate();
-    symbols.remove(constFn);
     symbols.insert(constFn, Block::iterator(fn));
     Block *cb = constFn.addEntryBlock();
     IRMapping map;
