@@ -324,6 +324,7 @@ class _Program:
         self.layouts = []
         self.pending = None  # the capture an on-miss call just returned
         self._plan = None  # _owner_plan's (tree, capture, owners)
+        self._held_args = None  # _held's (capture, flags)
 
     # --- capture
 
@@ -407,6 +408,16 @@ class _Program:
         self._plan = (tree, self.result, owners)
         return owners
 
+    def _held(self):
+        """Per argument, whether it is read from the module or the capture
+        (a parameter, buffer or constant, not a call input or a seed): the
+        ones whose DLPack exports the session keeps between calls."""
+        held = self._held_args
+        if held is None or held[0] is not self.result:
+            held = self._held_args = (self.result, [
+                not (a.is_input or a.seed) for a in self.result.args])
+        return held[1]
+
     def tensors(self, flat_inputs):
         """The program's tensor arguments for these inputs. A module
         attribute read through the compiled module's tree comes from its
@@ -484,7 +495,8 @@ class _Program:
         self.pending = None
         try:
             results = self.session.call(
-                self.name, tensors, [t.requires_grad for t in tensors])
+                self.name, tensors, [t.requires_grad for t in tensors],
+                held=self._held())
         finally:
             self.current_flat = None
         return self.unflatten(self.layout_of_last_call(), results, tensors)
@@ -1360,6 +1372,10 @@ class OptimizedModule(torch.nn.Module):
 
     def __call__(self, *args, **kwargs):
         m = self._orig_mod
+        if _breaks.is_compiling():
+            # Called from code kiln captures: the module's code is inlined
+            # into that capture (as TorchDynamo does with a compiled module).
+            return m(*args, **kwargs)
         if _tracer.has_forward_hooks(m):
             return _call_with_hooks(m, self._kiln, args, kwargs)
         return self._kiln(*args, **kwargs)
@@ -1464,6 +1480,8 @@ class CompiledFunction:
                 pass
 
     def __call__(self, *args, **kwargs):
+        if _breaks.is_compiling():
+            return self._orig_fn(*args, **kwargs)   # inlined (as above)
         return self._kiln(*args, **kwargs)
 
     def __get__(self, obj, objtype=None):
