@@ -1013,13 +1013,14 @@ class _Compiled:
                 return self._call_broken(broken, bound, args, kwargs)
             # A recompile (re-capture) or a run that failed. With
             # suppress_errors this call runs eagerly; later calls try again.
+            ran = self._eager_or_user_error(e, args, kwargs)
             if isinstance(e, SpecializationError) or self.fullgraph or \
                     not config.suppress_errors:
                 raise
             warnings.warn("kiln: %s (%s) runs eagerly: %s" % (
                 self.name, self.where(), e),
                 KilnWarning, stacklevel=2)
-            return self._eager(args, kwargs)
+            return ran[0] if ran is not None else self._eager(args, kwargs)
 
     def _call_broken(self, broken, bound, args, kwargs):
         """A call of a function with graph breaks: traced again, each
@@ -1030,13 +1031,14 @@ class _Compiled:
                                allow_breaks=True, cache=broken,
                                force_run=True)
         except KilnError as e:
+            ran = self._eager_or_user_error(e, args, kwargs)
             if isinstance(e, SpecializationError) or self.fullgraph or \
                     not config.suppress_errors:
                 raise
             warnings.warn("kiln: %s (%s) runs eagerly: %s" % (
                 self.name, self.where(), e),
                 KilnWarning, stacklevel=3)
-            return self._eager(args, kwargs)
+            return ran[0] if ran is not None else self._eager(args, kwargs)
         return ran.value
 
     def explain_call(self, args, kwargs):
@@ -1053,7 +1055,12 @@ class _Compiled:
 
     def _capture_failed(self, error, key, args, kwargs):
         """A function kiln cannot capture (or load) raises, or with
-        suppress_errors runs eagerly from now on (for this key)."""
+        suppress_errors runs eagerly from now on (for this key). An error
+        the user's code raised itself while it was captured (`raise
+        ValueError(...)`, a failed `assert`, with the values eager has)
+        propagates as it is, as in eager PyTorch (and TorchDynamo): this
+        call has no result, and the next one is captured again."""
+        ran = self._eager_or_user_error(error, args, kwargs)
         if isinstance(error, SpecializationError) or self.fullgraph or \
                 not config.suppress_errors:
             raise error
@@ -1061,7 +1068,37 @@ class _Compiled:
             self.failed[key] = error
         warnings.warn("kiln: %s (%s) runs eagerly: %s" % (
             self.name, self.where(), error), KilnWarning, stacklevel=3)
-        return self._eager(args, kwargs)
+        return ran[0] if ran is not None else self._eager(args, kwargs)
+
+    def _eager_or_user_error(self, error, args, kwargs):
+        """A capture failed (`error`, an Unsupported) because the user's
+        code raised an exception itself (a `raise` or `assert` statement:
+        _tracer.raised_by_user). That is the user's error when eager
+        PyTorch raises too (a shape check, a failed assert), but code can
+        also raise because it saw a traced value (`if type(x) is not
+        torch.Tensor: raise TypeError`), where eager does not. So the call
+        runs eagerly: what eager raises propagates as it is (its own
+        traceback), and a result is returned as `(value,)` for the caller's
+        policy (Unsupported by default, the value with suppress_errors).
+        After a graph break some graphs of this call have already run (and
+        done their writes), and running it again would repeat them: then
+        the exception the capture saw, which came from real values, is
+        raised as it is. None when `error` is not such a failure, or with
+        fullgraph (where not capturing the whole function is the error)."""
+        cause = error.__cause__
+        if self.fullgraph or not isinstance(error, Unsupported) or \
+                not isinstance(cause, Exception) or \
+                isinstance(cause, KilnError) or \
+                not _tracer.raised_by_user(cause):
+            return None
+        if getattr(error, "segments_ran", False):
+            raise cause from None
+        try:
+            return (self._eager(args, kwargs),)
+        except BaseException as eager_error:
+            # eager's exception alone, not "during handling of Unsupported"
+            eager_error.__suppress_context__ = True
+            raise
 
     def not_trainable_warning(self, error):
         """One warning per compiled function: a graph that kiln cannot

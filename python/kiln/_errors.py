@@ -36,3 +36,10 @@ class NotOneElementError(Unsupported, ValueError):
     program is captured (not a graph break: eager would raise it too)."""
 
     _no_break = True
+
+
+class KilnValueError(KilnError, ValueError):
+    """A check of Kiln's that stands for one of PyTorch's that raises
+    ValueError (BatchNorm's "Expected more than 1 value per channel when
+    training"): a KilnError (with its location) that `except ValueError`
+    catches too, as it catches eager's."""

@@ -35,7 +35,7 @@ import torch.fx as fx
 from torch.utils import _pytree as pytree
 
 from . import _ir
-from ._errors import KilnError, Unsupported
+from ._errors import KilnError, KilnValueError, Unsupported
 from ._symbolic import ShapeEnv, Sym, is_unbacked, nonneg, same, value
 
 
@@ -188,9 +188,11 @@ class SizeCheck:
     symbols) is at least `minimum`; else the call raises KilnError with
     `message % [sizes of shape]`, at `location` (the user's line)."""
 
-    def __init__(self, key, minimum, message, shape, location):
+    def __init__(self, key, minimum, message, shape, location,
+                 error=KilnError):
         self.key, self.minimum = key, minimum
         self.message, self.shape, self.location = message, shape, location
+        self.error = error   # KilnError, or KilnValueError (PyTorch's kind)
 
     def check(self, sym_dims, inputs):
         """`sym_dims`: sid -> (input index, dim); `inputs`: the call's
@@ -211,8 +213,10 @@ class SizeCheck:
             # at the user's line here (not a traceback from this check).
             msg = ("integer division or modulo by zero: a size of this "
                    "call divides by a size that is 0")
-        raise KilnError("%s: %s" % (self.location, msg) if self.location
-                        else msg, self.location)
+            raise KilnError("%s: %s" % (self.location, msg)
+                            if self.location else msg, self.location)
+        raise self.error("%s: %s" % (self.location, msg) if self.location
+                         else msg, self.location)
 
 
 def check_sizes(result, inputs):
@@ -860,20 +864,21 @@ class FxImporter:
                     self.shape_env.symbols[sid][1]) in self.dynamic_dims
                    for sid in x.syms)
 
-    def check_sizes(self, x, minimum, message, shape):
+    def check_sizes(self, x, minimum, message, shape, error=KilnError):
         """Requires the size `x` to be at least `minimum` on every call:
         checked now on the example, and, when `x` depends on input dims
         (the runtime may make them dynamic), again by the frontend before
         each call of the program (ImportResult.size_checks), raising
-        `message % sizes of shape` at the current node's location, as
-        PyTorch's own check would at that line."""
+        `error` (KilnError, or KilnValueError where PyTorch's check raises
+        ValueError) with `message % sizes of shape` at the current node's
+        location, as PyTorch's own check would at that line."""
         where = (format_frames(self.cur_frames[:1]) or [None])[0]
         if value(x) < minimum:
             raise self.error(message % ([value(d) for d in shape],))
         if isinstance(x, Sym):
             self.size_checks.append(SizeCheck(
                 x.key, minimum, message, [_symbolic_key(d) for d in shape],
-                where))
+                where, error))
 
     def index_of(self, x):
         """An `index` SSA value for the size `x`: a constant for an int;

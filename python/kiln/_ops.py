@@ -33,6 +33,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import _ir
+from ._errors import KilnValueError
 from ._fx_import import TensorVal, link_view
 from ._symbolic import (Sym, is_unbacked, key, nonneg, same, slice_index, smax,
                         smin, value)
@@ -5774,7 +5775,8 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
     # F.batch_norm's own check (_verify_batch_size): at capture, and on
     # every call when a dim of the count may be dynamic.
     b.check_sizes(count, 2, "Expected more than 1 value per channel when "
-                  "training, got input size %s", x.shape)
+                  "training, got input size %s", x.shape,
+                  error=KilnValueError)
     dt = x.dtype
     st = torch.float64 if dt == torch.float64 else torch.float32
     ops = [x]

@@ -63,6 +63,29 @@ def _skipped(filename):
     return f.startswith(_SKIP_FILES) or f.startswith(_KILN_DIR)
 
 
+_RAISE_OPS = {dis.opmap[n] for n in ("RAISE_VARARGS", "RERAISE")
+              if n in dis.opmap}
+
+
+def raised_by_user(exc):
+    """Whether `exc` was raised by a `raise` or `assert` statement of the
+    user's code (the innermost frame of its traceback is not torch's or
+    kiln's, and its instruction there is a raise): the user's own error,
+    which eager PyTorch raises too, not a limit of the tracer (an exception
+    of a torch function given a traced value also shows the user's line,
+    at a call instruction)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    if _skipped(code.co_filename):
+        return False
+    i = tb.tb_lasti
+    return 0 <= i < len(code.co_code) and code.co_code[i] in _RAISE_OPS
+
+
 def _column(frame):
     try:
         pos = list(frame.f_code.co_positions())[frame.f_lasti // 2]
@@ -1542,8 +1565,11 @@ def _trace(tracer, root_fn, fn, concrete_args, run):
         where = "%s:%d:%d" % frames[-1] if frames else None
         msg = "cannot trace %s: %s: %s" % (
             getattr(root_fn, "__qualname__", root_fn), type(e).__name__, e)
-        raise Unsupported("%s: %s" % (where, msg) if where else msg,
-                          where) from e
+        err = Unsupported("%s: %s" % (where, msg) if where else msg, where)
+        # Graphs before a break ran with real values (and their writes):
+        # kiln._compile's _eager_or_user_error reads this.
+        err.segments_ran = bool(run is not None and run.breaks)
+        raise err from e
     finally:
         _active.tracer = outer
     if run is not None and run.breaks:
