@@ -58,8 +58,7 @@ void kiln::addDeallocationPasses(OpPassManager &pm, bool earlyDealloc) {
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   if (earlyDealloc)
     pm.addPass(createKilnCPUEarlyDeallocPass());
-  pm.addNestedPass<func::FuncOp>(
-      bufferization::createBufferDeallocationSimplificationPass());
+  pm.addNestedPass<func::FuncOp>(createKilnDeallocSimplificationPass());
   pm.addPass(bufferization::createLowerDeallocationsPass());
   pm.addNestedPass<func::FuncOp>(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());

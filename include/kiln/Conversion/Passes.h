@@ -29,6 +29,11 @@ namespace kiln {
 #define GEN_PASS_DECL
 #include "kiln/Conversion/Passes.h.inc"
 
+/// What `buffer-deallocation-simplification` would cost on `f`: the sum
+/// over its `bufferization.dealloc` ops of memrefs x (memrefs + retained)
+/// (kiln-dealloc-simplification skips functions above its max-cost).
+uint64_t deallocSimplificationCost(mlir::func::FuncOp f);
+
 /// Options of the `kiln-cpu` pipeline.
 struct KilnCPUPipelineOptions
     : public mlir::PassPipelineOptions<KilnCPUPipelineOptions> {

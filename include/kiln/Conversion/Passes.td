@@ -445,6 +445,34 @@ def KilnCopyStridedCallOperandsPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def KilnDeallocSimplificationPass
+    : Pass<"kiln-dealloc-simplification", "::mlir::func::FuncOp"> {
+  let summary = "buffer-deallocation-simplification where it stays cheap";
+  let description = [{
+    In the deallocation stage of `kiln-cpu` and `kiln-nvptx`
+    (`kiln::deallocSimplificationCost`): runs upstream's
+    `buffer-deallocation-simplification` on a function unless its
+    `bufferization.dealloc` ops would make it slow. The upstream pass
+    compares every memref of a dealloc with every other and with every
+    retained value through alias analysis; a training forward graph that
+    returns ~1000 saved activations ends in one dealloc of ~1100 memrefs
+    retaining ~1100 values, which took 143 s of a 152 s `kiln-cpu`
+    (densenet121). The cost of a function is the sum over its deallocs of
+    memrefs x (memrefs + retained); above `max-cost` the function keeps
+    its deallocs as the ownership-based pass made them, and
+    `lower-deallocations` turns them into the general run-time check
+    (correct, a few pointer comparisons per memref).
+  }];
+  let options = [
+    Option<"maxCost", "max-cost", "uint64_t", /*default=*/"65536",
+           "skip the simplification of functions above this cost (0: never "
+           "skip)">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 def KilnCPUEarlyDeallocPass
     : Pass<"kiln-cpu-early-dealloc", "::mlir::ModuleOp"> {
   let summary = "free kernel results right after their last use";
