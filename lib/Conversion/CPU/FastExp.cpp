@@ -4,7 +4,8 @@
 // ("A cheaper f32 exp on AVX-512"). Every f32 math.exp (scalar or a vector
 // of static shape) becomes 14 ops per register:
 //
-//   x = maximumf(minimumf(x, 89), -104)     NaN stays NaN (vminps/vmaxps)
+//   x = maximumf(minimumf(x, 89), -104)     NaN stays NaN (vminps/vmaxps;
+//                                           no minimumf for x = -|y|)
 //   t = fma(x, log2(e), 1.5 * 2^23)         n = t - 1.5 * 2^23: rint(x log2 e)
 //   r = fma(n, -ln2_hi, x); r = fma(n, -ln2_lo, r)      |r| <= ln2 / 2
 //   p = 1 + r (1 + r (c2 + r (c3 + r (c4 + r (c5 + r c6)))))  (Horner, 6 fma)
@@ -103,6 +104,12 @@ Value scalef(OpBuilder &b, Location loc, Value p, Value n) {
   return vector::ShapeCastOp::create(b, loc, vt, result);
 }
 
+/// Whether `x` is -|y| (never above 0; NaN for a NaN y).
+bool isNonPositiveOrNaN(Value x) {
+  auto neg = x.getDefiningOp<arith::NegFOp>();
+  return neg && neg.getOperand().getDefiningOp<math::AbsFOp>();
+}
+
 struct FastExpAVX512 : public OpRewritePattern<math::ExpOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::ExpOp op,
@@ -129,8 +136,11 @@ Value kiln::cpu::buildFastExpAVX512(OpBuilder &b, Location loc, Value x) {
   Type type = x.getType();
   auto c = [&](float v) { return f32Constant(b, loc, type, v); };
   // minimumf / maximumf propagate NaN; with a constant that is neither NaN
-  // nor zero each is one vminps / vmaxps.
-  x = arith::MinimumFOp::create(b, loc, x, c(kFastExpMaxArg));
+  // nor zero each is one vminps / vmaxps. The upper clamp is left out for
+  // an argument that cannot be positive (cross_entropy's online step takes
+  // exp(-|x - m|)); LLVM does not drop it by itself.
+  if (!isNonPositiveOrNaN(x))
+    x = arith::MinimumFOp::create(b, loc, x, c(kFastExpMaxArg));
   x = arith::MaximumFOp::create(b, loc, x, c(kFastExpMinArg));
   // n = rint(x log2 e): the sum with 1.5 * 2^23 rounds to an integer (ties
   // to even) for |x log2 e| < 2^22.

@@ -119,6 +119,24 @@ func.func @exp_2d(%x: vector<2x16xf32>) -> vector<2x16xf32> {
 
 // -----
 
+// Tests that the upper clamp is left out for an argument that cannot be
+// positive, -|y| (cross_entropy's online step): NaN still goes through the
+// NaN-keeping maximumf.
+// CHECK-LABEL: func.func @exp_nonpositive
+// CHECK: %[[A:.*]] = llvm.intr.fabs
+// CHECK: %[[N:.*]] = arith.negf %[[A]]
+// CHECK-NOT: arith.minimumf
+// CHECK: arith.maximumf %[[N]], %{{.*}} : vector<16xf32>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"
+func.func @exp_nonpositive(%x: vector<16xf32>) -> vector<16xf32> {
+  %a = math.absf %x : vector<16xf32>
+  %n = arith.negf %a : vector<16xf32>
+  %r = math.exp %n : vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// -----
+
 // Tests that f64 exp is left to libm (no approximation of f64 functions).
 // CHECK-LABEL: func.func @exp_f64
 // CHECK-NOT: scalef

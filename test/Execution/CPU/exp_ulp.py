@@ -7,7 +7,8 @@
 # Points: 2^20 spread evenly over [-110, 90], 2^18 random f32 bit patterns
 # in that range (every binade of the small arguments), the arguments around
 # the overflow and underflow thresholds and the specials, as a vector of an
-# odd length (vector part and tail) and as rank-0 tensors (scalar code).
+# odd length (vector part and tail) and as rank-0 tensors (scalar code);
+# and exp(-|x|) over the same points (the form without the upper clamp).
 #
 # Bounds (measured: docs/codegen.md): results that are normal f32, max error
 # in ulp of the correctly rounded result: fast exp <= 1.1 (the brief's bar is
@@ -79,6 +80,12 @@ func.func @vec(%x: tensor<?xf32>) -> tensor<?xf32> {
   %r = kt.exp %x : (tensor<?xf32>) -> tensor<?xf32>
   return %r : tensor<?xf32>
 }
+func.func @negabs(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %a = kt.abs %x : (tensor<?xf32>) -> tensor<?xf32>
+  %n = kt.neg %a : (tensor<?xf32>) -> tensor<?xf32>
+  %r = kt.exp %n : (tensor<?xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
 func.func @scalar(%x: tensor<f32>) -> tensor<f32> {
   %r = kt.exp %x : (tensor<f32>) -> tensor<f32>
   return %r : tensor<f32>
@@ -86,12 +93,16 @@ func.func @scalar(%x: tensor<f32>) -> tensor<f32> {
 """
 
 np.seterr(over="ignore")
-ref64 = np.exp(x.astype(np.float64))
-ref32 = ref64.astype(np.float32)
-eager = torch.exp(torch.from_numpy(x)).numpy()
 
 
-def check_exp(name, got, fast):
+def check_exp(name, got, fast, arg=None):
+    """`got` = exp(arg) (default: of x) against the references; the exact
+    values of the specials only for arg = x."""
+    specials = arg is None
+    arg = x if arg is None else arg
+    ref64 = np.exp(arg.astype(np.float64))
+    ref32 = ref64.astype(np.float32)
+    eager = torch.exp(torch.from_numpy(arg)).numpy()
     label = "%s exp over %d points" % (name, x.size)
     got = np.asarray(got)
     if got.shape != x.shape or got.dtype != np.float32:
@@ -102,14 +113,14 @@ def check_exp(name, got, fast):
     fin = np.isfinite(ref32)
     inf_ok = np.array_equal(got[~fin & ~np.isnan(ref32)], ref32[~fin & ~np.isnan(ref32)])
     record(label + ": +inf where exp overflows", inf_ok,
-           "at %s" % x[~fin & ~np.isnan(ref32)][got[~fin & ~np.isnan(ref32)] !=
+           "at %s" % arg[~fin & ~np.isnan(ref32)][got[~fin & ~np.isnan(ref32)] !=
                                                ref32[~fin & ~np.isnan(ref32)]][:5])
     normal = fin & (ref32 >= FLT_MIN)
     err = np.abs(got[normal].astype(np.float64) - ref64[normal]) / ulp_of(ref32[normal])
     worst = float(np.max(err))
-    at = x[normal][np.argmax(err)]
+    at = arg[normal][np.argmax(err)]
     bound = 1.1 if fast else 6.0
-    central = np.abs(x[normal]) <= 80
+    central = np.abs(arg[normal]) <= 80
     print("%s: max error %.3f ulp (at x = %.9g) over %d normal results, "
           "%.3f ulp for |x| <= 80" % (name, worst, at, int(normal.sum()),
                                       float(np.max(err[central]))))
@@ -123,9 +134,9 @@ def check_exp(name, got, fast):
         print("%s: denormal results: max error %.3f (reference), %.3f (PyTorch) "
               "x 2^-149 over %d" % (name, derr.max(), eerr.max(), int(sub.sum())))
         record(label + ": denormal results within 2^-149 of the reference",
-               derr.max() <= 1.0, "max %.3f at x = %s" % (derr.max(), x[sub][np.argmax(derr)]))
+               derr.max() <= 1.0, "max %.3f at x = %s" % (derr.max(), arg[sub][np.argmax(derr)]))
         record(label + ": denormal results within 2^-149 of PyTorch",
-               eerr.max() <= 1.0, "max %.3f at x = %s" % (eerr.max(), x[sub][np.argmax(eerr)]))
+               eerr.max() <= 1.0, "max %.3f at x = %s" % (eerr.max(), arg[sub][np.argmax(eerr)]))
         normal_eager = np.abs(got[normal].astype(np.float64) - eager[normal]) / ulp_of(ref32[normal])
         record(label + ": normal results within 2 ulp of PyTorch", normal_eager.max() <= 2.0,
                "max %.3f" % normal_eager.max())
@@ -136,6 +147,8 @@ def check_exp(name, got, fast):
         flushed = int(np.sum((got[sub] == 0) & (ref32[sub] > 0)))
         print("%s: %d of %d denormal results flushed to 0" % (name, flushed, int(sub.sum())))
         record(label + ": denormal results 0 or within 2^-149", ok)
+    if not specials:
+        return
     # Exact values where the result is exact or a threshold.
     for v, want in [(-np.inf, 0.0), (np.inf, np.inf), (0.0, 1.0), (-0.0, 1.0),
                     (1e30, np.inf), (-1e30, 0.0), (88.73, np.inf), (-110.0, 0.0)]:
@@ -185,6 +198,14 @@ for name, extra, fast in modes:
         continue
     check_exp(name, got, fast)
     check_scalars(name, extra)
+    # exp(-|x|): the fast form without its upper clamp (the argument is
+    # never positive), as in cross_entropy's online step.
+    try:
+        (got,) = run(MLIR, [x], entry="negabs", extra_args=extra)
+    except KilnRunError as e:
+        record("%s exp(-|x|)" % name, False, str(e))
+        continue
+    check_exp(name + " -|x|", got, fast, -np.abs(x))
 
 print("exp_ulp.py: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed or not passed else 0)
