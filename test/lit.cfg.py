@@ -50,6 +50,15 @@ if _can_import("numpy"):
 if _can_import("torch"):
     config.available_features.add("torch")
 
+# A host with AVX-512F: kiln-cpu's default f32 exp is then the vscalefps form
+# (kiln-cpu-lower-vectors fast-exp=auto, FastExp.cpp).
+try:
+    with open("/proc/cpuinfo") as _f:
+        if " avx512f" in _f.read():
+            config.available_features.add("avx512f")
+except OSError:
+    pass
+
 # oneDNN convolutions (conv=onednn): libkiln_onednn built (libdnnl-dev found).
 if getattr(config, "kiln_onednn_lib", ""):
     config.available_features.add("onednn")

@@ -168,7 +168,9 @@ void kiln::buildKilnCPUPipeline(OpPassManager &pm,
     KilnCPUConvToOneDNNPassOptions onednn;
     onednn.threads = threads;
     pm.addPass(createKilnCPUConvToOneDNNPass(onednn));
-    pm.addNestedPass<func::FuncOp>(createKilnCPULowerVectorsPass());
+    KilnCPULowerVectorsPassOptions lowerVectors;
+    lowerVectors.fastExp = options.fastExp ? "auto" : "false";
+    pm.addNestedPass<func::FuncOp>(createKilnCPULowerVectorsPass(lowerVectors));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     pm.addPass(createForallToParallelLoopPass());

@@ -178,6 +178,12 @@ static cl::opt<bool, false, BoolParser> cpuConvChannelsLast(
              "between oneDNN convs (kiln-cpu{conv-channels-last=true}, the "
              "default; false turns kiln-cpu-conv-channels-last off)"),
     cl::init(true));
+static cl::opt<bool, false, BoolParser> cpuFastExp(
+    "cpu-fast-exp", cl::cat(kilnRunCategory),
+    cl::desc("--backend=cpu: f32 exp as Kiln's AVX-512 form (vscalefps) "
+             "where the host has AVX-512F (kiln-cpu{fast-exp=true}, the "
+             "default; false: MLIR's polynomial approximation)"),
+    cl::init(true));
 static cl::opt<bool, false, BoolParser>
     cpuOptimize("cpu-optimize",
                 cl::cat(kilnRunCategory), cl::desc("--backend=cpu: tile, vectorize and thread (false: "
@@ -258,7 +264,8 @@ static std::string locString(Location loc) {
 }
 
 /// The CPU compile options of the command line (--cpu-threads, --matmul,
-/// --conv, --cpu-optimize, --cpu-fuse), for a single run and for --batch.
+/// --conv, --cpu-optimize, --cpu-fuse, --cpu-fast-exp), for a single run and
+/// for --batch.
 /// Returns the error for a bad value ("" when they are valid).
 static std::string cpuCompileOptions(cpu::CompileOptions &copts) {
   copts.threads = cpuThreads;
@@ -268,6 +275,7 @@ static std::string cpuCompileOptions(cpu::CompileOptions &copts) {
   copts.optimize = cpuOptimize;
   copts.fuse = cpuFuse;
   copts.convChannelsLast = cpuConvChannelsLast;
+  copts.fastExp = cpuFastExp;
   if (cpuMatmul != "auto" && cpuMatmul != "openblas" &&
       cpuMatmul != "generated")
     return "--matmul must be auto, openblas or generated, not '" +

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -77,6 +78,13 @@ struct KilnCPUPipelineOptions
       *this, "vector-bits",
       llvm::cl::desc("Vector register width in bits (0: the host's)"),
       llvm::cl::init(0)};
+  Option<bool> fastExp{
+      *this, "fast-exp",
+      llvm::cl::desc("f32 exp as Kiln's 14-op AVX-512 form (vscalefps) "
+                     "where the host has AVX-512F (kiln-cpu-lower-vectors "
+                     "fast-exp=auto); false: MLIR's polynomial "
+                     "approximation everywhere"),
+      llvm::cl::init(true)};
   Option<bool> fuse{
       *this, "fuse",
       llvm::cl::desc("Group ops into kernels (kiln-fuse) and form one "

@@ -713,17 +713,33 @@ def KilnCPULowerVectorsPass
     Hoists loop-invariant vector transfers (the matmul accumulator) out of
     loops, drops unit dims, lowers `vector.contract` to outer products (FMAs),
     `vector.multi_reduction` to `vector.reduction`s, transposes, broadcasts
-    and masks, and rewrites f32 `exp`, `tanh`, `erf`, `log` and `log1p` /
-    `expm1` into MLIR's polynomial approximations (vectorizable; the
-    other math functions and all f64 ones still call libm).
+    and masks, and rewrites f32 `exp`, `tanh` and `erf` into polynomial
+    approximations (vectorizable; the other math functions and all f64 ones
+    still call libm). f32 `exp` on a host with AVX-512F becomes Kiln's
+    14-op form ending in `vscalefps` (`fast-exp`, FastExp.cpp:
+    `kiln::cpu::buildFastExpAVX512`), else MLIR's:
+
+    ```mlir
+    %e = math.exp %x : vector<16xf32>
+    // -kiln-cpu-lower-vectors="fast-exp=avx512":
+    %c = arith.minimumf %x, %cst_89 ...; arith.maximumf %c, %cst_m104 ...
+    ... 8 math.fma, 1 arith.subf ...
+    %e = llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"(%p, %n, ...)
+    ```
   }];
   let options = [
     Option<"approximateMath", "approximate-math", "bool", /*default=*/"true",
-           "Polynomial approximations of f32 exp/tanh/erf/log">
+           "Polynomial approximations of f32 exp/tanh/erf">,
+    Option<"fastExp", "fast-exp", "std::string", /*default=*/"\"auto\"",
+           "f32 exp with approximate-math: auto (the AVX-512 form where the "
+           "host has AVX-512F, else MLIR's), avx512 (always), false (MLIR's "
+           "polynomial approximation)">
   ];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::math::MathDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::ub::UBDialect"];
 }
 
 def KilnInlineAllocaScopesPass

@@ -206,7 +206,8 @@ std::string kiln::cpu::pipelineString(const CompileOptions &o) {
          " threads=" + std::to_string(o.threads) + " matmul=" + o.matmul +
          " sgemm=" + o.sgemm +
          " conv=" + o.conv + " fuse=" + std::string(o.fuse ? "true" : "false") +
-         (o.convChannelsLast ? "" : " conv-channels-last=false") + "}";
+         (o.convChannelsLast ? "" : " conv-channels-last=false") +
+         (o.fastExp ? "" : " fast-exp=false") + "}";
 }
 
 /// OpenBLAS is loaded only into processes that run code calling it
@@ -1088,6 +1089,7 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
       pipeOpts.conv = options->conv;
       pipeOpts.fuse = options->fuse;
       pipeOpts.convChannelsLast = options->convChannelsLast;
+      pipeOpts.fastExp = options->fastExp;
       buildKilnCPUPipeline(pm, pipeOpts);
     } else if (pipeline.empty()) {
       buildKilnCPUPipeline(pm, KilnCPUPipelineOptions());

@@ -18,6 +18,8 @@
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -192,6 +194,13 @@ struct LowerVectors
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
     MLIRContext *ctx = &getContext();
+    FailureOr<bool> avx512Exp = kiln::cpu::resolveFastExp(fastExp);
+    if (failed(avx512Exp)) {
+      fn.emitError() << "kiln-cpu-lower-vectors: fast-exp must be auto, "
+                        "true, avx512, false or off, not '"
+                     << fastExp << "'";
+      return signalPassFailure();
+    }
     // Bounded rewriting: a pattern set that does not converge leaves the IR
     // as it is (still correct) instead of looping, with a warning
     // (kiln/Support/BoundedRewrite.h) so that such a compile-time defect is
@@ -250,6 +259,13 @@ struct LowerVectors
       vector::populateVectorShapeCastLoweringPatterns(patterns);
       vector::populateVectorMaskOpLoweringPatterns(patterns);
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+      if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+        return signalPassFailure();
+    }
+    if (approximateMath && *avx512Exp) {
+      // f32 exp: 14 ops ending in vscalefps, before MLIR's patterns take it.
+      RewritePatternSet patterns(ctx);
+      kiln::cpu::populateFastExpAVX512Patterns(patterns);
       if (failed(applyPatternsGreedily(fn, std::move(patterns))))
         return signalPassFailure();
     }

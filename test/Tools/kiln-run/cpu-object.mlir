@@ -3,6 +3,7 @@
 // RUN: kiln-run %s --backend=cpu --random-inputs --stats --cpu-threads=1 | FileCheck %s --check-prefix=CACHE
 // RUN: not kiln-run %s --backend=cpu --random-inputs --matmul=mkl 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: kiln-run %s --backend=cpu --random-inputs --stats --conv-channels-last=false | FileCheck %s --check-prefix=NOCL
+// RUN: kiln-run %s --backend=cpu --random-inputs --stats --cpu-fast-exp=false | FileCheck %s --check-prefix=NOFASTEXP
 
 // Tests kiln-run's CPU options: --emit-object writes the JIT's machine code
 // as an ELF object with the entry and its C wrapper; --repeat prints the
@@ -23,6 +24,8 @@
 // CACHE: kernel cache: 1 hits, 1 misses, 1 entries
 
 // NOCL: pipeline: kiln-cpu{optimize=true threads=0 matmul=auto sgemm=auto conv=auto fuse=true conv-channels-last=false}
+
+// NOFASTEXP: pipeline: kiln-cpu{optimize=true threads=0 matmul=auto sgemm=auto conv=auto fuse=true fast-exp=false}
 
 // BAD: kiln-run: error: --matmul must be auto, openblas or generated, not 'mkl'
 func.func @main(%x: tensor<64x40xf32>, %w: tensor<40x24xf32>) -> tensor<64x24xf32> {

@@ -74,6 +74,9 @@ struct CompileOptions {
   /// kiln-cpu-conv-channels-last (channels-last activations between oneDNN
   /// convs); in the pipeline string only when false.
   bool convChannelsLast = true;
+  /// f32 exp as the AVX-512 form where the host has AVX-512F (kiln-cpu
+  /// fast-exp); in the pipeline string only when false.
+  bool fastExp = true;
   /// If not empty: also write the machine code as an ELF object file here
   /// (the entry and its `_mlir_ciface_` wrapper are global symbols).
   std::string objectFile;

@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -66,6 +67,43 @@ struct TileVectorizeOptions {
   /// Ops with fewer iterations than this stay on one thread.
   int64_t minParallelWork = 1 << 15;
 };
+
+/// Whether the host CPU has AVX-512F (vscalefps, 512-bit registers).
+bool hostHasAVX512();
+
+/// The cheaper f32 exp on AVX-512 (FastExp.cpp; docs/codegen.md "A cheaper
+/// f32 exp on AVX-512"): clamp to [kFastExpMinArg, kFastExpMaxArg] (NaN
+/// kept), n = rint(x log2 e), r = x - n ln2 in two steps, a degree-6
+/// polynomial of e^r, then vscalefps(p, n) (kScalefIntrinsic): 14 ops per
+/// register against ~25 for MLIR's polynomial approximation; within 1.06
+/// ulp of exp rounded to f32 over all of f32, +-inf, NaN and denormal
+/// results included.
+inline constexpr float kFastExpMaxArg = 89.0f;
+inline constexpr float kFastExpMinArg = -104.0f;
+inline constexpr llvm::StringLiteral kScalefIntrinsic =
+    "llvm.x86.avx512.mask.scalef.ps.512";
+
+/// Whether the fast exp applies to `op`: an f32 scalar, or a vector of f32
+/// of static (non-scalable) shape.
+bool isFastExpCandidate(mlir::math::ExpOp op);
+
+/// Builds that exp of `x` (an f32 scalar or static vector of f32) at `b`'s
+/// insertion point and returns it. The code calls an x86 intrinsic: only
+/// for a target with AVX-512F.
+mlir::Value buildFastExpAVX512(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Value x);
+
+/// Adds the pattern rewriting each fast-exp candidate math.exp with
+/// buildFastExpAVX512 (benefit 2: ahead of MLIR's polynomial
+/// approximation if both are in one set).
+void populateFastExpAVX512Patterns(mlir::RewritePatternSet &patterns);
+
+/// The value of the `fast-exp` option of kiln-cpu-lower-vectors: "auto" or
+/// "true" (the AVX-512 exp where the host has AVX-512F), "avx512" (always:
+/// tests, or a target known to have it), "false" or "off" (MLIR's
+/// polynomial approximation). Whether to use the AVX-512 exp; failure for
+/// any other value.
+mlir::FailureOr<bool> resolveFastExp(llvm::StringRef option);
 
 /// Lowers the online row max and sum of exp (the two-result generic of
 /// KTToLinalgOptions::onlineRowStats, its exp marked kiln.online_lse; rows
