@@ -534,6 +534,33 @@ void dwTransposedConv(const DwTParams &p, const float *x, const float *wt,
   const int64_t planes = p.n * p.g * p.f;
   if (planes <= 0 || p.h <= 0 || p.w <= 0)
     return;
+  // Stride 1: no zeros to skip; the transposed conv is the forward
+  // depthwise conv of x with the flipped kernel (w read backwards: negative
+  // strides from its last tap) and padding d (k - 1) - crop, which
+  // depthwisePlane's register blocks run faster than the row loop below
+  // (kh * kw loads per 16 x 8 outputs, no accumulator row in memory).
+  const int64_t qt = p.dh * (p.kh - 1) - p.pt, ql = p.dw * (p.kw - 1) - p.pl;
+  if (p.sh == 1 && p.sw == 1 && qt >= 0 && ql >= 0) {
+    Params q;
+    q.n = p.n; q.g = p.g; q.c = 1; q.h = p.oh; q.w = p.ow; q.f = p.f;
+    q.kh = p.kh; q.kw = p.kw; q.oh = p.h; q.ow = p.w;
+    q.sh = q.sw = 1; q.dh = p.dh; q.dw = p.dw;
+    const int64_t xs[5] = {p.xs[0], p.xs[1], 0, p.xs[2], p.xs[3]};
+    const int64_t ws[5] = {p.ws[0], p.ws[1], 0, -p.ws[2], -p.ws[3]};
+    const int64_t ys[5] = {p.ys[0], p.ys[1] * p.f, p.ys[1], p.ys[2], p.ys[3]};
+    std::copy(xs, xs + 5, q.xs);
+    std::copy(ws, ws + 5, q.ws);
+    std::copy(ys, ys + 5, q.ys);
+    q.accumulate = p.accumulate;
+    q.pt = qt;
+    q.pl = ql;
+    q.pb = std::max<int64_t>(0, p.h - 1 + p.dh * (p.kh - 1) - qt - (p.oh - 1));
+    q.pr = std::max<int64_t>(0, p.w - 1 + p.dw * (p.kw - 1) - ql - (p.ow - 1));
+    depthwiseConv(q, x,
+                  wt + (p.kh - 1) * p.ws[2] + (p.kw - 1) * p.ws[3], y,
+                  threads);
+    return;
+  }
   // Phase length: every full column a window reaches or y reads.
   const int64_t fw = p.ow > 0 ? (p.ow - 1) * p.sw + p.dw * (p.kw - 1) + 1 : 0;
   const int64_t T = (std::max(fw, p.pl + p.w) + p.sw - 1) / p.sw + 1;
