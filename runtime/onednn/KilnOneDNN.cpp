@@ -438,6 +438,146 @@ void depthwiseConv(const Params &p, const float *x, const float *wt, float *y,
   }
 }
 
+// ---- Depthwise transposed convolutions (the input gradient) --------------
+//
+// kt.conv_transpose2d of a depthwise conv (one input channel per group, any
+// multiplier F; see kiln_onednn_dw_conv_transpose2d_f32 below):
+//   y[n, g*F + f, p*sh + i*dh - pt, q*sw + j*dw - pl] (+)= x[n, g, p, q] *
+//                                                          w[g, f, i, j]
+// Lowered, it was a stride-1 depthwise conv over the stride^2 times larger
+// zero-interleaved x (3/4 of its multiply-adds on zeros at stride 2, plus
+// the interleave copy). Here each output row is gathered from the x rows
+// whose taps reach it: row r (full row R = r + pt) takes tap i where R - i
+// * dh is a multiple of sh, from x row (R - i * dh) / sh. The row is
+// accumulated split by the width stride into its column phases (phase rho
+// holds full columns rho, rho + sw, ...), so every tap (i, j) is one
+// contiguous multiply-add of an x row into phase (j * dw) % sw at offset
+// (j * dw) / sw; then the phases are interleaved into y's row. kh * kw
+// multiply-adds per x element, the forward conv's count.
+// KILN_ONEDNN_DIRECT does not apply: oneDNN has no faster plain-layout
+// kernel to fall back to, and the stride-1 form is gone by then.
+
+struct DwTParams {
+  int64_t n, g, f, oh, ow, kh, kw, h, w, sh, sw, dh, dw, pt, pl;
+  int64_t xs[4], ws[4], ys[4];
+  bool accumulate;
+};
+
+KILN_DW_CLONES
+void dwTransposedPlane(const DwTParams &p, const float *xp, const float *wp,
+                       float *yp, float *acc, int64_t T, float *xrow) {
+  const int64_t sw = p.sw;
+  for (int64_t r = 0; r < p.h; ++r) {
+    const int64_t R = r + p.pt;
+    std::fill(acc, acc + sw * T, 0.0f);
+    for (int64_t i = 0; i < p.kh; ++i) {
+      const int64_t d = R - i * p.dh;
+      if (d < 0 || d % p.sh != 0 || d / p.sh >= p.oh)
+        continue;
+      const float *__restrict xr = xp + (d / p.sh) * p.xs[2];
+      if (p.xs[3] != 1) {
+        for (int64_t q = 0; q < p.ow; ++q)
+          xrow[q] = xr[q * p.xs[3]];
+        xr = xrow;
+      }
+      for (int64_t j = 0; j < p.kw; ++j) {
+        const int64_t col = j * p.dw;
+        float *__restrict a = acc + (col % sw) * T + col / sw;
+        const float wv = wp[i * p.ws[2] + j * p.ws[3]];
+#pragma omp simd
+        for (int64_t q = 0; q < p.ow; ++q)
+          a[q] += wv * xr[q];
+      }
+    }
+    // Interleave the phases into y's row: column c is full column c + pl,
+    // phase (c + pl) % sw, index (c + pl) / sw.
+    float *yr = yp + r * p.ys[2];
+    const int64_t ys3 = p.ys[3];
+    if (sw == 2 && ys3 == 1 && !p.accumulate) {
+      // Stride 2, contiguous: y[2k] = A[k], y[2k + 1] = B[k] (a zip the
+      // compiler vectorizes with shuffles, not 2 * w scalar stores).
+      const float *__restrict A = acc + (p.pl % 2) * T + p.pl / 2;
+      const float *__restrict B = acc + ((p.pl + 1) % 2) * T + (p.pl + 1) / 2;
+      float *__restrict yo = yr;
+      const int64_t pairs = p.w / 2;
+#pragma omp simd
+      for (int64_t k = 0; k < pairs; ++k) {
+        yo[2 * k] = A[k];
+        yo[2 * k + 1] = B[k];
+      }
+      if (p.w % 2)
+        yo[p.w - 1] = A[pairs];
+      continue;
+    }
+    for (int64_t rho = 0; rho < sw; ++rho) {
+      const int64_t c0 = ((rho - p.pl) % sw + sw) % sw;
+      if (c0 >= p.w)
+        continue;
+      const float *a = acc + rho * T + (c0 + p.pl) / sw;
+      const int64_t cnt = (p.w - c0 + sw - 1) / sw, step = sw * ys3;
+      float *yc = yr + c0 * ys3;
+      if (p.accumulate) {
+        for (int64_t k = 0; k < cnt; ++k)
+          yc[k * step] += a[k];
+      } else if (step == 1) {
+        std::copy(a, a + cnt, yc);
+      } else {
+        for (int64_t k = 0; k < cnt; ++k)
+          yc[k * step] = a[k];
+      }
+    }
+  }
+}
+
+void dwTransposedConv(const DwTParams &p, const float *x, const float *wt,
+                      float *y, int64_t threads) {
+  const int64_t planes = p.n * p.g * p.f;
+  if (planes <= 0 || p.h <= 0 || p.w <= 0)
+    return;
+  // Stride 1: no zeros to skip; the transposed conv is the forward
+  // depthwise conv of x with the flipped kernel (w read backwards: negative
+  // strides from its last tap) and padding d (k - 1) - crop, which
+  // depthwisePlane's register blocks run faster than the row loop below
+  // (kh * kw loads per 16 x 8 outputs, no accumulator row in memory).
+  const int64_t qt = p.dh * (p.kh - 1) - p.pt, ql = p.dw * (p.kw - 1) - p.pl;
+  if (p.sh == 1 && p.sw == 1 && qt >= 0 && ql >= 0) {
+    Params q;
+    q.n = p.n; q.g = p.g; q.c = 1; q.h = p.oh; q.w = p.ow; q.f = p.f;
+    q.kh = p.kh; q.kw = p.kw; q.oh = p.h; q.ow = p.w;
+    q.sh = q.sw = 1; q.dh = p.dh; q.dw = p.dw;
+    const int64_t xs[5] = {p.xs[0], p.xs[1], 0, p.xs[2], p.xs[3]};
+    const int64_t ws[5] = {p.ws[0], p.ws[1], 0, -p.ws[2], -p.ws[3]};
+    const int64_t ys[5] = {p.ys[0], p.ys[1] * p.f, p.ys[1], p.ys[2], p.ys[3]};
+    std::copy(xs, xs + 5, q.xs);
+    std::copy(ws, ws + 5, q.ws);
+    std::copy(ys, ys + 5, q.ys);
+    q.accumulate = p.accumulate;
+    q.pt = qt;
+    q.pl = ql;
+    q.pb = std::max<int64_t>(0, p.h - 1 + p.dh * (p.kh - 1) - qt - (p.oh - 1));
+    q.pr = std::max<int64_t>(0, p.w - 1 + p.dw * (p.kw - 1) - ql - (p.ow - 1));
+    depthwiseConv(q, x,
+                  wt + (p.kh - 1) * p.ws[2] + (p.kw - 1) * p.ws[3], y,
+                  threads);
+    return;
+  }
+  // Phase length: every full column a window reaches or y reads.
+  const int64_t fw = p.ow > 0 ? (p.ow - 1) * p.sw + p.dw * (p.kw - 1) + 1 : 0;
+  const int64_t T = (std::max(fw, p.pl + p.w) + p.sw - 1) / p.sw + 1;
+#pragma omp parallel num_threads(ompThreads(threads))
+  {
+    std::vector<float> acc(p.sw * T), xrow(std::max<int64_t>(p.ow, 1));
+#pragma omp for schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      int64_t n = plane / (p.g * p.f), g = plane / p.f % p.g, f = plane % p.f;
+      dwTransposedPlane(p, x + n * p.xs[0] + g * p.xs[1],
+                        wt + g * p.ws[0] + f * p.ws[1],
+                        y + n * p.ys[0] + (g * p.f + f) * p.ys[1], acc.data(),
+                        T, xrow.data());
+    }
+  }
+}
+
 // ---- Depthwise convolutions on channels-last memory ----------------------
 //
 // The layout kiln-cpu-conv-channels-last gives mobilenet-style networks: x
@@ -2119,6 +2259,65 @@ __attribute__((visibility("default"))) void kiln_onednn_conv_transpose2d_f32(
       accumulate, threads);
 }
 
+
+/// The transposed convolution of a depthwise conv (one input channel per
+/// group: kt.conv_transpose2d with groups = g, x's channels): with F =
+/// the channel multiplier,
+///   y[n, g*F + f, p*sh + i*dh - pt, q*sw + j*dw - pl] (+)= x[n, g, p, q] *
+///                                                          w[g, f, i, j]
+/// for p < oh, q < ow, i < kh, j < kw, over y's h x wd (a crop at (pt, pl)
+/// of the full output: the transposed conv's padding; positions no window
+/// reaches are zeros). x [n, g, oh, ow], w [g, f, kh, kw], y [n, g*f, h, wd]
+/// with strides in elements. Runs as libkiln_onednn's own loops
+/// (dwTransposedConv; oneDNN 2.6 has no fast plain-layout depthwise
+/// backward-data). KILN_ONEDNN_VERBOSE=1 prints
+/// kiln:depthwise_transposed_direct per new shape.
+__attribute__((visibility("default"))) void
+kiln_onednn_dw_conv_transpose2d_f32(
+    const float *x, const float *wt, float *y, int64_t n, int64_t g,
+    int64_t oh, int64_t ow, int64_t f, int64_t kh, int64_t kw, int64_t h,
+    int64_t wd, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t xsN,
+    int64_t xsG, int64_t xsH, int64_t xsW, int64_t wsG, int64_t wsF,
+    int64_t wsH, int64_t wsW, int64_t ysN, int64_t ysC, int64_t ysH,
+    int64_t ysW, int64_t pt, int64_t pl, int64_t accumulate,
+    int64_t threads) {
+  if (n <= 0 || g <= 0 || f <= 0 || h <= 0 || wd <= 0)
+    return; // an empty output
+  DwTParams p{n,  g,  f,  oh, ow, kh, kw, h,  wd, sh, sw, dh, dw, pt, pl,
+              {xsN, xsG, xsH, xsW},
+              {wsG, wsF, wsH, wsW},
+              {ysN, ysC, ysH, ysW},
+              accumulate != 0};
+  if (std::getenv("KILN_ONEDNN_VERBOSE")) {
+    static std::mutex m;
+    static std::unordered_map<Key, bool, KeyHash> seen;
+    Key k{{n, g, oh, ow, f, kh, kw, h, wd, sh, sw, dh, dw, pt, pl, accumulate}};
+    std::lock_guard<std::mutex> lock(m);
+    if (seen.emplace(k, true).second)
+      std::fprintf(stderr,
+                   "kiln-onednn: transposed depthwise: n %lld g %lld %lldx%lld "
+                   "f %lld k %lldx%lld s %lldx%lld -> %lldx%lld crop %lld,%lld"
+                   "%s: kiln:depthwise_transposed_direct\n",
+                   (long long)n, (long long)g, (long long)oh, (long long)ow,
+                   (long long)f, (long long)kh, (long long)kw, (long long)sh,
+                   (long long)sw, (long long)h, (long long)wd, (long long)pt,
+                   (long long)pl, accumulate ? " accumulate" : "");
+  }
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    ++callsRun;
+  }
+  if (oh <= 0 || ow <= 0 || kh <= 0 || kw <= 0) {
+    if (!accumulate)
+      for (int64_t a = 0; a < n; ++a)
+        for (int64_t c = 0; c < g * f; ++c)
+          for (int64_t r = 0; r < h; ++r)
+            for (int64_t q = 0; q < wd; ++q)
+              y[a * ysN + c * ysC + r * ysH + q * ysW] = 0.0f;
+    return;
+  }
+  dwTransposedConv(p, x, wt, y, threads);
+}
 
 /// Primitives created, calls run, calls that ran the loop nest (tests).
 /// C = alpha * op(A) op(B) + beta * C, row major: cblas_sgemm's arguments

@@ -82,6 +82,10 @@ def test_block_from_several_threads():
     (8, 8, 3, 1, 1, 1, 8, True, (2, 8, 7, 10)),        # depthwise
     (6, 12, 3, 2, 1, 1, 6, False, (1, 6, 13, 11)),     # depthwise s2, x2, batch 1
     (5, 5, 3, 1, 2, 2, 5, True, (3, 5, 12, 9)),        # depthwise dilation 2
+    # depthwise stride 2 (mobilenet's downsampling): the input gradient
+    # runs whole on libkiln_onednn's transposed depthwise loops
+    (7, 7, 3, 2, 1, 1, 7, False, (2, 7, 14, 13)),      # depthwise s2
+    (17, 17, 3, 2, 0, 1, 17, True, (1, 17, 11, 12)),   # s2 p0, batch 1
     (16, 24, 1, 1, 0, 1, 1, False, (2, 16, 5, 7)),     # 1x1
     (16, 24, 1, 2, 0, 1, 1, False, (2, 16, 9, 7)),     # 1x1 stride 2
     (3, 16, 7, 2, 3, 1, 1, False, (2, 3, 32, 30)),     # a resnet stem

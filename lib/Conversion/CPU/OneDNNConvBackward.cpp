@@ -27,6 +27,14 @@
 //   are erased (one write of the output instead of a write, a read and a
 //   write; memref.copy of a strided view runs on one thread).
 //
+// A depthwise transposed conv (one input channel per group: a depthwise
+// conv's input gradient) takes the same two steps: its grouped stride-1
+// conv becomes the scatter generic full[n, g*F + f, ...] += x[n, g, p, q] *
+// w[g, f, i, j] (the scatter attribute's fifth entry the groups), then a
+// call of kiln_onednn_dw_conv_transpose2d_f32, libkiln_onednn's own loops
+// (oneDNN 2.6 has no fast plain-layout depthwise backward-data), always
+// with the crop's offsets (0, 0 where the buffer is not cropped).
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/CPU/CPUCodegen.h"
@@ -120,17 +128,40 @@ std::optional<Crop> matchCrop(Value y, Operation *gen) {
 FailureOr<Operation *>
 kiln::cpu::transposedConvToScatter(RewriterBase &rw, linalg::LinalgOp op) {
   auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation());
+  auto gconv = dyn_cast<linalg::Conv2DNgchwGfchwOp>(op.getOperation());
   auto params = op->getAttrOfType<DenseI64ArrayAttr>(kConvTransposeAttr);
-  if (!conv || !params || params.size() != 6 || !op.hasPureTensorSemantics())
+  if ((!conv && !gconv) || !params || params.size() != 6 ||
+      !op.hasPureTensorSemantics())
     return failure();
-  auto cst = conv.getStrides().getValues<int64_t>();
-  auto cdl = conv.getDilations().getValues<int64_t>();
+  auto cst = conv ? conv.getStrides().getValues<int64_t>()
+                  : gconv.getStrides().getValues<int64_t>();
+  auto cdl = conv ? conv.getDilations().getValues<int64_t>()
+                  : gconv.getDilations().getValues<int64_t>();
   if (cst[0] != 1 || cst[1] != 1)
     return failure();
   int64_t sh = params[0], sw = params[1], ph = params[2], pw = params[3];
   int64_t dh = cdl[0], dw = cdl[1];
   Value z = op.getDpsInputs()[0], wf = op.getDpsInputs()[1];
-  if (!isZeroFill(op.getDpsInits()[0]))
+  Value init = op.getDpsInits()[0];
+  // Grouped (emitConv's split channels): only depthwise, one input channel
+  // per group ([N, G, 1, H, W] * [G, F, 1, kh, kw]); traced back through
+  // the channel splits.
+  int64_t groups = 1;
+  if (gconv) {
+    auto wgt = cast<RankedTensorType>(wf.getType());
+    auto zs = z.getDefiningOp<tensor::ExpandShapeOp>();
+    auto ws = wf.getDefiningOp<tensor::ExpandShapeOp>();
+    if (!zs || !ws || wgt.getRank() != 5 || wgt.isDynamicDim(0) ||
+        wgt.getDimSize(2) != 1)
+      return failure();
+    groups = wgt.getDimSize(0);
+    z = zs.getSrc();
+    wf = ws.getSrc();
+    if (auto is = init.getDefiningOp<tensor::ExpandShapeOp>())
+      if (!isZeroFill(init))
+        init = is.getSrc();
+  }
+  if (!isZeroFill(init))
     return failure(); // a bias in the init: the stride-1 conv stays
   // The interleaved input: insert_slice(x into zeros) [cropped]; at stride
   // 1 without padding canonicalization folds the insert_slice away (z is x,
@@ -154,18 +185,29 @@ kiln::cpu::transposedConvToScatter(RewriterBase &rw, linalg::LinalgOp op) {
   auto xt = dyn_cast<RankedTensorType>(x.getType());
   auto wt = w ? dyn_cast<RankedTensorType>(w.getType()) : RankedTensorType();
   auto rt = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rr = gconv ? 5 : 4; // the result's rank: [N, G, F, H, W] grouped
   if (!xt || !wt || xt.getRank() != 4 || wt.getRank() != 4 ||
-      !xt.getElementType().isF32() || !wt.getElementType().isF32() ||
-      !rt.getElementType().isF32() || !wt.hasStaticShape())
+      rt.getRank() != rr || !xt.getElementType().isF32() ||
+      !wt.getElementType().isF32() || !rt.getElementType().isF32() ||
+      !wt.hasStaticShape())
     return failure();
   for (int d = 1; d < 4; ++d)
-    if (xt.isDynamicDim(d) || rt.isDynamicDim(d))
+    if (xt.isDynamicDim(d))
+      return failure();
+  for (int d = 1; d < rr; ++d)
+    if (rt.isDynamicDim(d))
       return failure();
   int64_t oh = xt.getDimSize(2), ow = xt.getDimSize(3);
-  int64_t co = wt.getDimSize(1), kh = wt.getDimSize(2), kw = wt.getDimSize(3);
-  int64_t h = rt.getDimSize(2), wd = rt.getDimSize(3);
-  if (wt.getDimSize(0) != xt.getDimSize(1) || rt.getDimSize(1) != co ||
-      oh < 1 || ow < 1 || h < 1 || wd < 1)
+  // Output channels: co (ungrouped), groups * F (depthwise, F = w's dim 1).
+  int64_t co = wt.getDimSize(1) * groups, kh = wt.getDimSize(2),
+          kw = wt.getDimSize(3);
+  int64_t h = rt.getDimSize(rr - 2), wd = rt.getDimSize(rr - 1);
+  if (wt.getDimSize(0) != xt.getDimSize(1) || oh < 1 || ow < 1 || h < 1 ||
+      wd < 1)
+    return failure();
+  if (gconv ? (wt.getDimSize(0) != groups || rt.getDimSize(1) != groups ||
+               rt.getDimSize(2) != wt.getDimSize(1))
+            : rt.getDimSize(1) != co)
     return failure();
   // The transposed conv's output size from what was traced back: anything
   // else means x is not its input.
@@ -192,7 +234,8 @@ kiln::cpu::transposedConvToScatter(RewriterBase &rw, linalg::LinalgOp op) {
   Value full = linalg::FillOp::create(rw, loc, ValueRange{zero},
                                       ValueRange{empty})
                    .getResult(0);
-  // Loops (n, co, ci, p, q, i, j).
+  // Loops (n, co, ci, p, q, i, j); depthwise (n, g, f, p, q, i, j), output
+  // channel g * F + f.
   AffineExpr dn, dco, dci, dp, dq, di, dj;
   bindDims(ctx, dn, dco, dci, dp, dq, di, dj);
   SmallVector<AffineMap> maps = {
@@ -202,6 +245,16 @@ kiln::cpu::transposedConvToScatter(RewriterBase &rw, linalg::LinalgOp op) {
                      ctx)};
   SmallVector<utils::IteratorType> iters(7, utils::IteratorType::reduction);
   iters[0] = iters[1] = utils::IteratorType::parallel;
+  if (gconv) {
+    int64_t f = wt.getDimSize(1);
+    maps = {AffineMap::get(7, 0, {dn, dco, dp, dq}, ctx),
+            AffineMap::get(7, 0, {dco, dci, di, dj}, ctx),
+            AffineMap::get(
+                7, 0,
+                {dn, dco * f + dci, dp * sh + di * dh, dq * sw + dj * dw},
+                ctx)};
+    iters[2] = utils::IteratorType::parallel;
+  }
   auto gen = linalg::GenericOp::create(
       rw, loc, TypeRange{full.getType()}, ValueRange{x, w}, ValueRange{full},
       maps, iters, [](OpBuilder &b, Location l, ValueRange a) {
@@ -211,8 +264,11 @@ kiln::cpu::transposedConvToScatter(RewriterBase &rw, linalg::LinalgOp op) {
                                                .getResult()});
       });
   gen->setAttr(kConvImplAttr, StringAttr::get(ctx, "onednn"));
+  SmallVector<int64_t> scatterParams = {sh, sw, dh, dw};
+  if (gconv)
+    scatterParams.push_back(groups);
   gen->setAttr(kConvTransposeScatterAttr,
-               rw.getDenseI64ArrayAttr({sh, sw, dh, dw}));
+               rw.getDenseI64ArrayAttr(scatterParams));
   SmallVector<OpFoldResult> offsets = {rw.getIndexAttr(0), rw.getIndexAttr(0),
                                        rw.getIndexAttr(ph),
                                        rw.getIndexAttr(pw)};
@@ -221,6 +277,17 @@ kiln::cpu::transposedConvToScatter(RewriterBase &rw, linalg::LinalgOp op) {
   SmallVector<OpFoldResult> ones(4, rw.getIndexAttr(1));
   Value r = tensor::ExtractSliceOp::create(rw, loc, gen.getResult(0), offsets,
                                            sizes, ones);
+  if (gconv) {
+    // Back to the grouped conv's [N, G, F, H, W].
+    SmallVector<OpFoldResult> split = {n, rw.getIndexAttr(groups),
+                                       rw.getIndexAttr(co / groups),
+                                       rw.getIndexAttr(h), rw.getIndexAttr(wd)};
+    SmallVector<int64_t> shape = {xt.getDimSize(0), groups, co / groups, h,
+                                  wd};
+    r = tensor::ExpandShapeOp::create(
+        rw, loc, RankedTensorType::get(shape, rw.getF32Type()), r,
+        ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}, split);
+  }
   if (r.getType() != rt)
     r = tensor::CastOp::create(rw, loc, rt, r);
   rw.replaceOp(op, r);
@@ -233,7 +300,8 @@ unsigned kiln::cpu::lowerTransposedConvsToOneDNN(ModuleOp module,
   module.walk([&](linalg::GenericOp op) {
     auto impl = op->getAttrOfType<StringAttr>(kConvImplAttr);
     auto p = op->getAttrOfType<DenseI64ArrayAttr>(kConvTransposeScatterAttr);
-    if (impl && impl.getValue() == "onednn" && p && p.size() == 4 &&
+    if (impl && impl.getValue() == "onednn" && p &&
+        (p.size() == 4 || p.size() == 5) &&
         op.hasPureBufferSemantics() && op.getNumDpsInputs() == 2 &&
         op.getNumDpsInits() == 1 &&
         getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
@@ -299,6 +367,9 @@ unsigned kiln::cpu::lowerTransposedConvsToOneDNN(ModuleOp module,
       return d;
     };
     Desc dx = desc(x), dw = desc(w), dy = desc(y);
+    bool depthwise = p.size() == 5;
+    // (Depthwise: x [n, g, oh, ow], w [g, f, kh, kw], y [n, g*f, h, wd]:
+    // the same positions, w's dim 1 the multiplier.)
     SmallVector<Value> args = {dx.ptr, dw.ptr, dy.ptr,
                                // n, ci, oh, ow
                                dx.sizes[0], dx.sizes[1], dx.sizes[2],
@@ -313,12 +384,15 @@ unsigned kiln::cpu::lowerTransposedConvsToOneDNN(ModuleOp module,
     args.append(dy.strides);
     if (crop)
       args.append({cst(crop->pt), cst(crop->pl)});
+    else if (depthwise)
+      args.append({cst(0), cst(0)});
     args.push_back(cst(accumulate ? 1 : 0));
     args.push_back(cst(threads));
-    StringRef callee =
-        crop ? kOneDNNConvTransposeCropSymbol : kOneDNNConvTransposeSymbol;
-    declare(callee, crop ? ArrayRef<Type>(cropArgTypes)
-                         : ArrayRef<Type>(argTypes));
+    StringRef callee = depthwise ? kOneDNNDwConvTransposeSymbol
+                       : crop    ? kOneDNNConvTransposeCropSymbol
+                                 : kOneDNNConvTransposeSymbol;
+    declare(callee, crop || depthwise ? ArrayRef<Type>(cropArgTypes)
+                                      : ArrayRef<Type>(argTypes));
     auto call = func::CallOp::create(b, loc, callee, TypeRange{}, args);
     call->setAttr(kConvImplAttr, StringAttr::get(ctx, "onednn"));
     Value full = op.getDpsInits()[0];

@@ -549,7 +549,15 @@ struct ConvTranspose2dLowering
     // The parameters of the transposed conv, for backends that run it whole
     // (kiln-cpu-conv-im2col with oneDNN: its backward-data primitive on x
     // and w as they are, see kiln::cpu::transposedConvToScatter).
-    if (Operation *conv = r.getDefiningOp(); conv && groups == 1)
+    // Grouped: only depthwise (one input channel per group), on the
+    // linalg.conv_2d_ngchw_gfchw under emitConv's collapse.
+    Operation *conv = r.getDefiningOp();
+    if (groups != 1) {
+      auto col = dyn_cast_or_null<tensor::CollapseShapeOp>(conv);
+      conv = col && getConstantIntValue(cig) == 1 ? col.getSrc().getDefiningOp()
+                                                  : nullptr;
+    }
+    if (conv && isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp>(conv))
       conv->setAttr(kConvTransposeAttr,
                     rw.getDenseI64ArrayAttr({st[0], st[1], pd[0], pd[1],
                                              opd[0], opd[1]}));

@@ -18,7 +18,10 @@
 # forward and the input gradient's stride-1 conv run libkiln_onednn's
 # direct depthwise loops ("kiln:depthwise_direct"), the weight gradient its
 # direct reduction ("kiln:depthwise_weight_grad_direct");
-# KILN_ONEDNN_DIRECT=0 runs them as oneDNN primitives (same numbers).
+# KILN_ONEDNN_DIRECT=0 runs them as oneDNN primitives (same numbers). The
+# input gradient of a depthwise conv of multiplier 1 runs whole, without
+# the zero-interleaved copy, on libkiln_onednn's transposed depthwise loops
+# ("kiln:depthwise_transposed_direct", with or without KILN_ONEDNN_DIRECT).
 import os
 import subprocess
 import sys
@@ -83,6 +86,21 @@ CASES = [
     ((2, 5, 11, 10), (5, 1, 3, 3), False, (2, 2), (2, 1), (2, 1), 5),
     ((2, 10, 9, 10), (10, 1, 3, 3), False, (1, 1), (1, 1), (1, 1), 10,
      {"inf_last_col": True}),
+    # The depthwise input gradient run whole (kiln_onednn_dw_conv_transpose2d
+    # _f32: each output row gathered from the gradient rows whose taps reach
+    # it, no zero-interleaved copy): stride 2 with padding 0, 1 and 2 on even
+    # and odd sizes (output_padding 1 where the last row/column is past the
+    # windows), batch 1, channels not a multiple of 16, stride 3, stride 2
+    # with dilation 2, a 5x5 kernel at stride 2, stride 2x1, a `?` batch.
+    ((2, 7, 12, 12), (7, 1, 3, 3), False, (2, 2), (0, 0), (1, 1), 7),
+    ((1, 17, 13, 14), (17, 1, 3, 3), True, (2, 2), (1, 1), (1, 1), 17),
+    ((2, 9, 14, 11), (9, 1, 3, 3), False, (2, 2), (2, 2), (1, 1), 9),
+    ((2, 5, 16, 17), (5, 1, 3, 3), False, (3, 3), (1, 0), (1, 1), 5),
+    ((2, 6, 15, 16), (6, 1, 3, 3), False, (2, 2), (2, 2), (2, 2), 6),
+    ((1, 3, 19, 18), (3, 1, 5, 5), False, (2, 2), (2, 2), (1, 1), 3),
+    ((2, 4, 10, 13), (4, 1, 3, 3), False, (1, 2), (1, 1), (1, 1), 4),
+    ((3, 20, 12, 12), (20, 1, 3, 3), False, (2, 2), (1, 1), (1, 1), 20,
+     {"dyn": True}),
 ]
 
 
@@ -205,6 +223,16 @@ for xs, ws, bias, st, pd, dl, G, *opt in CASES:
         record(sub + " backward data", got == (G == 1),
                "backward-data primitive %s, expected %s; stderr: %s" % (
                    got, G == 1, err[:400]))
+        # The input gradient of a depthwise conv of multiplier 1 runs whole
+        # on libkiln_onednn's transposed depthwise loops (every stride), not
+        # as a stride-1 conv over the zero-interleaved gradient. (A
+        # multiplier-2 forward's transposed conv sums 2 channels per group:
+        # it keeps the stride-1 conv.)
+        dwt = depthwise and ws[0] == G
+        got = "kiln:depthwise_transposed_direct" in err
+        record(sub + " transposed depthwise", got == dwt,
+               "transposed depthwise loops %s, expected %s; stderr: %s" % (
+                   got, dwt, err[:400]))
         # Depthwise convs run libkiln_onednn's direct loops unless turned
         # off (the forward and the input gradient's stride-1 conv; the
         # weight gradient its reduction).

@@ -302,8 +302,14 @@ inline constexpr llvm::StringLiteral kOneDNNConvTransposeSymbol =
 inline constexpr llvm::StringLiteral kOneDNNConvTransposeCropSymbol =
     "kiln_onednn_conv_transpose2d_crop_f32";
 
+/// The same for the transposed conv of a depthwise conv (one input channel
+/// per group; libkiln_onednn's own loops): x [n, g, oh, ow], w [g, f, kh,
+/// kw], y [n, g*f, h, wd], always with the crop's offsets (0, 0: none).
+inline constexpr llvm::StringLiteral kOneDNNDwConvTransposeSymbol =
+    "kiln_onednn_dw_conv_transpose2d_f32";
+
 /// On the scatter generic of transposedConvToScatter: [stride h, stride w,
-/// dilation h, dilation w].
+/// dilation h, dilation w], and for a depthwise one the groups as a fifth.
 inline constexpr llvm::StringLiteral kConvTransposeScatterAttr =
     "kiln.conv_transpose_scatter";
 
@@ -312,9 +318,11 @@ inline constexpr llvm::StringLiteral kConvTransposeScatterAttr =
 mlir::linalg::FillOp zeroFillBefore(mlir::Operation *op, mlir::Value buffer);
 
 /// A tensor-level f32 linalg conv marked kiln.conv_transpose (the stride-1
-/// conv that an ungrouped kt.conv_transpose2d without bias lowers to) as
-/// its scatter form: a linalg.generic
+/// conv that a kt.conv_transpose2d without bias lowers to; ungrouped, or
+/// depthwise: one input channel per group) as its scatter form: a
+/// linalg.generic
 ///   full[n, co, p*sh + i*dh, q*sw + j*dw] += x[n, ci, p, q] * w[ci, co, i, j]
+/// (depthwise: full[n, g*F + f, ...] += x[n, g, p, q] * w[g, f, i, j])
 /// on the transposed conv's own input and weight (traced back through the
 /// interleave and the flip) over a zero-filled buffer, then an
 /// extract_slice that crops the padding. The generic is marked
@@ -325,7 +333,8 @@ transposedConvToScatter(mlir::RewriterBase &rw, mlir::linalg::LinalgOp op);
 
 /// Replaces every bufferized scatter generic of transposedConvToScatter by
 /// a call of kiln_onednn_conv_transpose2d_f32 (oneDNN's backward-data
-/// primitive); a zero fill of its buffer right before it is dropped.
+/// primitive; depthwise: kiln_onednn_dw_conv_transpose2d_f32); a zero fill
+/// of its buffer right before it is dropped.
 /// Returns how many it replaced.
 unsigned lowerTransposedConvsToOneDNN(mlir::ModuleOp module,
                                       unsigned threads);

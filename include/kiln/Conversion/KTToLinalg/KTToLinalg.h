@@ -15,9 +15,10 @@
 
 namespace kiln {
 
-/// On the linalg conv that kt.conv_transpose2d lowers to (ungrouped: a
-/// stride-1 conv of the zero-interleaved, padded input with the flipped
-/// weight), the transposed conv's parameters [stride h, stride w, padding
+/// On the linalg conv that kt.conv_transpose2d lowers to (ungrouped, or
+/// depthwise: one input channel per group, on the grouped conv; a stride-1
+/// conv of the zero-interleaved, padded input with the flipped weight), the
+/// transposed conv's parameters [stride h, stride w, padding
 /// h, padding w, output_padding h, output_padding w] (a DenseI64ArrayAttr):
 /// a backend may run the transposed conv whole from them instead
 /// (kiln::cpu::transposedConvToScatter). Discardable: dropping it keeps the
