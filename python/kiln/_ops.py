@@ -527,6 +527,16 @@ def _assert(b, condition, message):
     return None
 
 
+def check_values(b, x, cond, message):
+    """`x` after a run-time check that every element of the bool tensor
+    `cond` holds (kt.check): where one does not, the call fails with
+    `message` at the user's line, in the interpreter and in compiled code.
+    For what PyTorch checks on the data (embedding_bag's offsets); use the
+    result, so the check runs before the ops that read `x`."""
+    return b.op("check", [x, cond], {"message": message},
+                shape=tuple(x.shape), dtype=x.dtype)
+
+
 @function(torch.fx._symbolic_trace._assert_is_none)
 def _assert_is_none(b, value, message):
     if value is not None:
@@ -3355,11 +3365,13 @@ def split_with_sizes(b, x, split_sizes, dim=0):
 def chunk(b, x, chunks, dim=0):
     x = need_tensor(b, x, "chunk")
     d = norm_dim(b, dim, x.ndim)
-    n = b.static(x.shape[d], "chunking a dim")
+    # The argument first (PyTorch's error, before a dynamic dim's size is
+    # needed).
     c = b.static(chunks, "a chunk count")
     if not isinstance(c, int) or isinstance(c, bool) or c <= 0:
         raise b.error("chunk expects `chunks` to be greater than 0, got: %r"
                       % (c,))
+    n = b.static(x.shape[d], "chunking a dim")
     step = -(-n // c) if n else 1
     return split(b, x, step, d)
 
@@ -4363,6 +4375,18 @@ def _conv_out(size, k, s, p, d):
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
 
+def _check_kernel(b, k):
+    """PyTorch's check of a convolution's kernel sizes (the weight's
+    spatial dims): each at least 1, where an empty kernel would otherwise
+    give a result (a sum over nothing) or fail deep in a pass."""
+    if min(k) < 1:
+        if len(k) == 2:
+            raise b.error("kernel size should be greater than zero, but got "
+                          "kernel_height: %d kernel_width: %d" % tuple(k))
+        raise b.error("kernel size should be greater than zero, but got: %s"
+                      % " x ".join(map(str, k)))
+
+
 @function(F.conv2d, torch.conv2d)
 def conv2d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
            groups=1):
@@ -4376,6 +4400,7 @@ def conv2d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
     dilation = pair(b, dilation, "a conv dilation")
     kh = b.static(weight.shape[2], "a kernel size")
     kw = b.static(weight.shape[3], "a kernel size")
+    _check_kernel(b, [kh, kw])
     groups = b.static(groups, "conv groups")
     if isinstance(padding, str):
         if padding == "valid":
@@ -4441,6 +4466,7 @@ def conv_transpose2d(b, x, weight, bias=None, stride=1, padding=0,
     groups = b.static(groups, "conv groups")
     k = [b.static(weight.shape[2], "a kernel size"),
          b.static(weight.shape[3], "a kernel size")]
+    _check_kernel(b, k)
     for i in range(2):
         if output_padding[i] >= max(stride[i], dilation[i]):
             raise b.error("conv_transpose2d: output_padding %d must be "
@@ -4803,6 +4829,10 @@ def adaptive_avg_pool2d(b, x, output_size):
     if all(not isinstance(o, Sym) and o == 1 for o in out):
         # The mean over each plane: PyTorch's 1x1 adaptive pool.
         return mean(b, x, [-2, -1], keepdim=True)
+    if any(not isinstance(o, Sym) and o == 0 for o in out):
+        # An empty output: _adaptive's windows (a dim pooled to 0 keeps its
+        # input size dynamic).
+        return _adaptive(b, x, out, 2, "avg", "adaptive_avg_pool2d")
     ks = []
     for o, n in zip(out, x.shape[-2:]):
         if same(o, n):
@@ -4969,6 +4999,15 @@ def _adaptive_dim(b, x, d, o, mode, what):
     (kt.index_select at constant positions; a short window repeats its last
     position with weight 0 / for the maximum, harmlessly) averaged with
     1 / window length or maximized."""
+    if o == 0:
+        # No windows: an empty dim whatever the input's size (which stays
+        # dynamic), as PyTorch returns; an empty input dim is still
+        # PyTorch's error (checked on every call when it is dynamic).
+        b.check_sizes(x.shape[d], 1, "%s(): Expected input to have non-zero "
+                      "size for non-batch dimensions, but input has sizes "
+                      "%%s with dimension %d being empty" % (what, d),
+                      x.shape)
+        return slice_dim(b, x, d, 0, 0, 1)
     n = b.static(x.shape[d], "%s's input size" % what)
     if o == n:
         return x
@@ -5547,6 +5586,7 @@ def conv3d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
     dl = _triple(b, dilation, "a conv dilation")
     groups = b.static(groups, "conv groups")
     k = [b.static(n, "a kernel size") for n in weight.shape[2:]]
+    _check_kernel(b, k)
     c = b.static(x.shape[1], "conv3d's input channels")
     if c != b.static(weight.shape[1], "conv3d's weight") * groups:
         raise b.error("conv3d: expected input with %d channels (weight %s, "
@@ -5589,6 +5629,7 @@ def conv_transpose3d(b, x, weight, bias=None, stride=1, padding=0,
     op = _triple(b, output_padding, "a conv output_padding")
     dl = _triple(b, dilation, "a conv dilation")
     groups = b.static(groups, "conv groups")
+    _check_kernel(b, [b.static(n, "a kernel size") for n in weight.shape[2:]])
     c = b.static(x.shape[1], "conv_transpose3d's input channels")
     if c != b.static(weight.shape[0], "conv_transpose3d's weight"):
         raise b.error("conv_transpose3d: expected input with %d channels "
@@ -6073,6 +6114,7 @@ def embedding_bag(b, input, weight, offsets=None, max_norm=None,
         if per_sample_weights.dtype != weight.dtype:
             raise b.error("embedding_bag: per_sample_weights must have the "
                           "dtype of weight")
+    valid = None    # rows that count (padding_idx, include_last_offset)
     if input.ndim == 2:
         if offsets is not None:
             raise b.error("if input is 2D, then offsets has to be None, as "
@@ -6097,19 +6139,31 @@ def embedding_bag(b, input, weight, offsets=None, max_norm=None,
         if B < 0:
             raise b.error("embedding_bag: include_last_offset needs at "
                           "least one offset")
+        offsets = _check_bag_offsets(b, cast(b, offsets, torch.int64), T)
+        if B == 0:
+            # No bags (PyTorch: a [0, D] result; the rows are not read),
+            # made from the checked offsets so that their checks stay.
+            none = unsqueeze(b, slice_dim(b, offsets, 0, 0, 0, 1), 1)
+            return copy_of(cast(b, expand(b, none, [0, D]), weight.dtype))
         starts = slice_dim(b, offsets, 0, 0, B, 1) if B != nb else offsets
         # Each row's bag: the number of bag starts at or before it, less 1
-        # (a row before offsets[0] gets -1: kt.scatter's run-time error).
-        bag = sub(b, searchsorted(b, cast(b, starts, torch.int64),
-                                  arange(b, T), right=True), 1)
+        # (offsets[0] is 0, checked above, so every row has a bag).
+        bag = sub(b, searchsorted(b, starts, arange(b, T), right=True), 1)
+        if include_last_offset:
+            # The last offset ends the last bag: rows from it on are in no
+            # bag (PyTorch's sum and mean leave them out).
+            valid = binary(b, "lt", arange(b, T), select(b, offsets, 0, -1),
+                           out_dtype=torch.bool)
     else:
         raise b.error("input has to be 1D or 2D Tensor, but got Tensor of "
                       "dimension %d" % input.ndim)
     flat = reshape(b, input, [T])
     rows = embedding(b, flat, weight)                       # [T, D]
-    valid = None
+    keep = None
     if padding_idx is not None:
-        valid = binary(b, "ne", flat, padding_idx, out_dtype=torch.bool)
+        keep = binary(b, "ne", flat, padding_idx, out_dtype=torch.bool)
+        valid = keep if valid is None else binary(b, "logical_and", valid,
+                                                  keep, out_dtype=torch.bool)
     if per_sample_weights is not None:
         rows = mul(b, rows, unsqueeze(b, reshape(b, per_sample_weights, [T]),
                                       1))
@@ -6121,8 +6175,11 @@ def embedding_bag(b, input, weight, offsets=None, max_norm=None,
         total = scatter_op(b, zeros, 0, index, src, "sum", what=what)
         if mode == "sum":
             return copy_of(total)
-        ones = full(b, [T], 1, weight.dtype) if valid is None else \
-            cast(b, valid, weight.dtype)
+        # PyTorch 1.13 counts the rows past include_last_offset's end in
+        # the last bag's size (only padding_idx rows are not counted), so
+        # its mean divides that bag's sum by them too.
+        ones = full(b, [T], 1, weight.dtype) if keep is None else \
+            cast(b, keep, weight.dtype)
         count = scatter_op(b, full(b, [B], 0, weight.dtype), 0, bag, ones,
                            "sum", what=what)
         count = binary(b, "maximum", count, 1)
@@ -6143,6 +6200,35 @@ def embedding_bag(b, input, weight, offsets=None, max_norm=None,
                        where(b, hit, pos, T), "amin", what=what)
     padded = cat(b, [rows, full(b, [1, D], 0, weight.dtype)], 0)  # row T: 0
     return copy_of(gather(b, padded, 0, first))
+
+
+def _check_bag_offsets(b, offsets, T):
+    """embedding_bag's offsets (i64, 1-D, of static length) after PyTorch's
+    checks of their values, made when the program runs (kt.check): the
+    first is 0, the last is at most the input's length T, and (fbgemm's
+    check in PyTorch's sum and mean; its max mode reads out of bounds) they
+    do not decrease."""
+    n = value(offsets.shape[0])
+    if n == 0:
+        return offsets
+    offsets = check_values(
+        b, offsets, binary(b, "eq", select(b, offsets, 0, 0), 0,
+                           out_dtype=torch.bool),
+        "embedding_bag: offsets[0] has to be 0, i.e., the first sequence "
+        "in the mini-batch has to start from position 0")
+    offsets = check_values(
+        b, offsets, binary(b, "le", select(b, offsets, 0, -1), T,
+                           out_dtype=torch.bool),
+        "embedding_bag: offsets[-1] can not be greater than input's "
+        "length %d" % T)
+    if n > 1:
+        offsets = check_values(
+            b, offsets, binary(b, "ge", slice_dim(b, offsets, 0, 1, n, 1),
+                               slice_dim(b, offsets, 0, 0, n - 1, 1),
+                               out_dtype=torch.bool),
+            "embedding_bag: offsets have to be non-decreasing (each bag "
+            "starts at or after the previous one)")
+    return offsets
 
 
 @module(nn.EmbeddingBag)
@@ -6372,11 +6458,14 @@ def _upsample(b, x, mode, output_size, scales, align_corners, what):
         raise b.error("%s: mode %r not implemented for %s (PyTorch 1.13 on "
                       "CPU: %s)" % (what, mode, x.dtype,
                                     ", ".join(str(t) for t in ok)))
-    sizes = [b.static(n, "an interpolated dim") for n in x.shape]
+    # PyTorch's check of the sizes, on the example's sizes before any is
+    # specialized (an output size of 0 fails whatever the input's sizes).
+    sizes = [value(n) for n in x.shape]
     if any(n == 0 for n in sizes[1:]) or any(o <= 0 for o in output_size):
         raise b.error("%s: input and output sizes should be greater than 0 "
                       "(only the batch dim may be empty), but got input %s "
                       "and output %s" % (what, sizes, list(output_size)))
+    sizes = [b.static(n, "an interpolated dim") for n in x.shape]
     dtype = x.dtype
     if dtype == torch.bfloat16 and mode not in ("nearest", "nearest-exact"):
         # Weights and sums in float32, rounded once (PyTorch 1.13's bfloat16
