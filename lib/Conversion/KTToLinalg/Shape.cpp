@@ -75,6 +75,16 @@ struct ReshapeLowering : public OpConversionPattern<kt::ReshapeOp> {
           rw, loc, RankedTensorType::get({1}, elem), x,
           ArrayRef<ReassociationIndices>{},
           ArrayRef<OpFoldResult>{rw.getIndexAttr(1)});
+    } else if (llvm::is_contained(xt.getShape(), 0)) {
+      // A static 0 among `?` dims: no elements. An empty 1-D tensor, not a
+      // collapse_shape (canonicalized to a static 0 result of a group with
+      // `?` dims, which memref.collapse_shape rejects after bufferization).
+      int64_t n =
+          xt.hasStaticShape() ? xt.getNumElements() : ShapedType::kDynamic;
+      flat = castTo(rw, loc,
+                    tensor::EmptyOp::create(rw, loc, ArrayRef<int64_t>{0},
+                                            elem),
+                    RankedTensorType::get({n}, elem));
     } else {
       ReassociationIndices all;
       for (int64_t i = 0; i < xt.getRank(); ++i)
