@@ -4375,6 +4375,30 @@ def _conv_out(size, k, s, p, d):
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
 
+def _empty_conv(b, x, weight, groups, out, dt):
+    """PyTorch 1.13's rules for empty convolution operands (static sizes):
+    no output channels is an error; an input with no channels gives an
+    empty [N, 0, *out] result (PyTorch's, whatever the weight's output
+    channels); an empty spatial dim with a batch and channels is an error.
+    None when the operands are not empty (or their sizes are dynamic)."""
+    if value(weight.shape[0]) == 0:
+        raise b.error("Given groups=%d, expected weight to be at least %d at "
+                      "dimension 0, but got weight of size %s instead"
+                      % (groups, groups, list(map(value, weight.shape))))
+    # (Sizes of 0 are specialized: the program's form depends on them.)
+    c = x.shape[-len(out) - 1]
+    if value(c) == 0:
+        b.static(c, "a convolution's input channels (0)")
+        shape = list(x.shape[:-len(out) - 1]) + [0] + list(out)
+        return copy_of(full(b, shape, 0, dt))
+    batch = x.shape[0] if x.ndim == len(out) + 2 else 1
+    spatial = x.shape[-len(out):]
+    if any(value(n) == 0 for n in spatial) and value(batch) != 0:
+        raise b.error("Only zero batch or zero channel inputs are supported, "
+                      "but got input shape: %s" % list(map(value, x.shape)))
+    return None
+
+
 def _check_kernel(b, k):
     """PyTorch's check of a convolution's kernel sizes (the weight's
     spatial dims): each at least 1, where an empty kernel would otherwise
@@ -4431,6 +4455,9 @@ def conv2d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
     lead = tuple(x.shape[:-3])
     h = _conv_out(x.shape[-2], kh, stride[0], padding[0], dilation[0])
     w = _conv_out(x.shape[-1], kw, stride[1], padding[1], dilation[1])
+    empty = _empty_conv(b, x, weight, groups, [h, w], dt)
+    if empty is not None:
+        return empty
     if value(h) < 1 or value(w) < 1:
         raise b.error("conv2d: the input is smaller than the kernel")
     attrs = {}
@@ -4467,6 +4494,15 @@ def conv_transpose2d(b, x, weight, bias=None, stride=1, padding=0,
     k = [b.static(weight.shape[2], "a kernel size"),
          b.static(weight.shape[3], "a kernel size")]
     _check_kernel(b, k)
+    # PyTorch 1.13's checks of an empty weight (no input or no output
+    # channels).
+    if value(weight.shape[0]) == 0:
+        raise b.error("Given groups=%d, expected weight to be at least %d at "
+                      "dimension 0, but got weight of size %s instead"
+                      % (groups, groups, list(map(value, weight.shape))))
+    if value(weight.shape[1]) == 0:
+        raise b.error("non-empty 2D or 4D weight tensor expected, but got: %s"
+                      % list(map(value, weight.shape)))
     for i in range(2):
         if output_padding[i] >= max(stride[i], dilation[i]):
             raise b.error("conv_transpose2d: output_padding %d must be "
