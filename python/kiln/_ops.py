@@ -1257,6 +1257,13 @@ def logsumexp(b, x, dim, keepdim=False):
     """Integer and bool inputs promote to the default float dtype, as
     PyTorch's logsumexp."""
     x = need_tensor(b, x, "logsumexp")
+    if isinstance(dim, (list, tuple)) and not dim and not keepdim and \
+            x.ndim > 0:
+        # An empty dim list reduces every dim; PyTorch 1.13 then fails to
+        # write the 0-d sum into its keepdim-shaped output (keepdim=True
+        # works).
+        raise b.error("output with shape [] doesn't match the broadcast "
+                      "shape %s" % ([1] * x.ndim,))
     if not x.dtype.is_floating_point:
         x = cast(b, x, torch.get_default_dtype())
     return _reduction(b, "logsumexp", x, dim, keepdim)
@@ -7359,8 +7366,11 @@ def sum_to_size(b, x, *size):
     if not size:
         return sum_(b, x)  # as at::sum_to: a full sum (bool -> int64)
     lead = x.ndim - len(size)
-    if lead < 0:
-        raise b.error("size {%s} is not expandable to size {%s}." % (
+    # `size` must expand to x's shape (PyTorch's check): each of its sizes
+    # is 1 or x's trailing size.
+    if lead < 0 or any(s != 1 and s != value(x.shape[lead + i])
+                       for i, s in enumerate(size)):
+        raise b.error("size {[%s]} is not expandable to size {[%s]}." % (
             ", ".join(map(str, size)),
             ", ".join(str(value(d)) for d in x.shape)))
     r = x

@@ -27,6 +27,7 @@ What these found (2026-11-29, rl23), each case below failing before:
 """
 
 import os
+import warnings
 
 import pytest
 import torch
@@ -399,3 +400,73 @@ def test_adaptive_pool_to_zero_of_an_empty_dynamic_dim(backend):
                 g(x)
             continue
         torch.testing.assert_close(g(x), f(x))
+
+
+# ------------------------------ every Tensor method the importer converts
+#
+# Each method of the converter table (kiln._ops.METHODS) called on a [3, 4]
+# float tensor with arguments a user can get wrong: a dim out of range
+# (positive, negative, as a keyword), a tensor of a mismatched shape, an
+# empty list. Compiled (eager backend) against eager PyTorch: Kiln may raise
+# only a KilnError or eager's own exception type (never another traceback
+# or a crash), and where eager raises a RuntimeError, IndexError or
+# ValueError (a check of the values) Kiln must raise too. Eager's TypeErrors
+# (an argument the method does not take) are not asserted: many converters
+# accept and ignore extra arguments (`x.relu(7)`; see docs/debugging.md).
+
+def _methods():
+    import kiln._decomp  # noqa: F401  (registers the decomposed methods)
+    from kiln import _ops
+    return sorted(m for m in _ops.METHODS
+                  if not m.endswith("_") and not m.startswith("__"))
+
+
+BAD_CALLS = {
+    "dim=7": lambda m: lambda t: getattr(t, m)(7),
+    "dim=-9": lambda m: lambda t: getattr(t, m)(-9),
+    "dim=7 keyword": lambda m: lambda t: getattr(t, m)(dim=7),
+    "mismatched shape": lambda m: lambda t: getattr(t, m)(torch.ones(5, 2)),
+    "empty list": lambda m: lambda t: getattr(t, m)([]),
+}
+
+# Where eager's "check" is PyTorch 1.13 failing on a valid call: diag with
+# an offset past the matrix ("numel: integer multiplication overflow";
+# torch.diagonal gives an empty result, as Kiln), `to` with an int (a
+# device index; Kiln runs on the CPU and ignores devices).
+KNOWN_EAGER_BUGS = {("diag", "dim=7"), ("diag", "dim=-9"), ("to", "dim=-9"),
+                    ("to", "dim=7")}
+
+
+@pytest.mark.parametrize("call", sorted(BAD_CALLS))
+def test_every_method_with_bad_arguments(call):
+    x = torch.randn(3, 4)
+    wrong = []
+    for m in _methods():
+        if not hasattr(torch.Tensor, m):
+            continue
+        f = BAD_CALLS[call](m)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                f(x.clone())
+            eager = None
+        except Exception as e:  # noqa: BLE001  (any eager exception)
+            eager = e
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                kiln.compile(f, backend="eager")(x.clone())
+            got = None
+        except kiln.KilnError as e:
+            got = e
+        except Exception as e:  # noqa: BLE001
+            if eager is None or type(e) is not type(eager):
+                wrong.append("%s(%s): %s: %s" % (m, call, type(e).__name__,
+                                                 e))
+            continue
+        if eager is not None and got is None:
+            if not isinstance(eager, TypeError) and \
+                    (m, call) not in KNOWN_EAGER_BUGS:
+                wrong.append("%s(%s): eager raised %s: %s; Kiln returned" % (
+                    m, call, type(eager).__name__, eager))
+    assert not wrong, "\n".join(wrong)
