@@ -46,3 +46,38 @@ func.func @reshape_empty(%x: tensor<?x4x0xf32>) -> (tensor<?xf32>, tensor<?x2xf3
   %b = kt.reshape %x {shape = [-1, 2]} : (tensor<?x4x0xf32>) -> tensor<?x2xf32>
   return %a, %b : tensor<?xf32>, tensor<?x2xf32>
 }
+
+// No classes (C = 0): a target is out of range [0, 0) unless ignored. The
+// CPU code read x[0] (and weight[0]) of the empty class dim for the safe
+// value and died of SIGSEGV (kiln-fuzz-gen --zero-dims, seed 1326); the
+// reads now sit in an scf.if on the range check.
+// RUN: not kiln-run %s --entry=ce_no_classes --backend=cpu --random-inputs 2>&1 | FileCheck %s --check-prefix=CE
+// RUN: not kiln-run %s --entry=ce_no_classes --random-inputs 2>&1 | FileCheck %s --check-prefix=CE
+// RUN: not kiln-run %s --entry=ce_no_classes_weighted --backend=cpu 2>&1 | FileCheck %s --check-prefix=CEW
+// RUN: kiln-run %s --entry=nll_no_classes_ignored --backend=cpu --print 2>&1 | FileCheck %s --check-prefix=IGN
+// RUN: kiln-run %s --entry=nll_no_classes_ignored --print 2>&1 | FileCheck %s --check-prefix=IGN
+// CE: empty-operands.mlir:[[# @LINE + 3]]:8: {{(error: )?}}target {{[0-9]}} is out of range [0, 0) (ignore_index is -100)
+// CE-NOT: Stack dump
+func.func @ce_no_classes(%x: tensor<0xf32>, %t: tensor<i64>) -> tensor<f32> {
+  %r = kt.cross_entropy %x, %t : (tensor<0xf32>, tensor<i64>) -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// CEW: empty-operands.mlir:[[# @LINE + 5]]:8: target 1 is out of range [0, 0) (ignore_index is -100)
+func.func @ce_no_classes_weighted() -> tensor<f32> {
+  %x = kt.constant {value = dense<> : tensor<3x0xf32>} : () -> tensor<3x0xf32>
+  %w = kt.constant {value = dense<> : tensor<0xf32>} : () -> tensor<0xf32>
+  %t = kt.constant {value = dense<[-100, 1, 0]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %r = kt.cross_entropy %x, %t, %w : (tensor<3x0xf32>, tensor<3xi64>, tensor<0xf32>) -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// Every target ignored: a sum over nothing.
+// IGN: result0: tensor<f32>
+// IGN-NEXT: 0
+func.func @nll_no_classes_ignored() -> tensor<f32> {
+  %x = kt.constant {value = dense<> : tensor<2x0xf32>} : () -> tensor<2x0xf32>
+  %t = kt.constant {value = dense<7> : tensor<2xi64>} : () -> tensor<2xi64>
+  %r = kt.nll_loss %x, %t {ignore_index = 7 : i64, reduction = #kt.reduction<sum>} : (tensor<2x0xf32>, tensor<2xi64>) -> tensor<f32>
+  return %r : tensor<f32>
+}
