@@ -1076,7 +1076,8 @@ bool Generator::reshape() {
   for (int64_t d = 1; d <= numel; ++d)
     if (numel % d == 0)
       divisors.push_back(d);
-  if (anyDyn || in.chance(1, 3)) {
+  // (No elements: no divisors to pick from, flatten.)
+  if (anyDyn || numel == 0 || in.chance(1, 3)) {
     spec = {-1};
     r.shape = {numel};
     r.dyn = {anyDyn};

@@ -81,3 +81,25 @@ func.func @nll_no_classes_ignored() -> tensor<f32> {
   %r = kt.nll_loss %x, %t {ignore_index = 7 : i64, reduction = #kt.reduction<sum>} : (tensor<2x0xf32>, tensor<2xi64>) -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// A huge reduced dim of an empty tensor: the interpreter laid out one offset
+// per reduced element before looking at the (empty) output, and died
+// ("Allocation failed (fatal error in LLVM/MLIR)"; kiln-fuzz-gen
+// --zero-dims, seed 1525, whose generator also picked that size from an
+// empty divisor list, fixed).
+// RUN: kiln-run %s --entry=reduce_huge_empty --random-inputs --print 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: kiln-run %s --entry=reduce_huge_empty --random-inputs --backend=cpu --print 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: result0: tensor<0xi1>
+// HUGE-NEXT: []
+// HUGE-NEXT: result1: tensor<0xf32>
+// HUGE-NEXT: []
+// HUGE-NEXT: result2: tensor<0xf32>
+// HUGE-NEXT: []
+func.func @reduce_huge_empty(%x: tensor<2x0xi1>, %y: tensor<2x0xf32>) -> (tensor<0xi1>, tensor<0xf32>, tensor<0xf32>) {
+  %v0 = kt.reshape %x {shape = [94309800242048, -1]} : (tensor<2x0xi1>) -> tensor<94309800242048x0xi1>
+  %a = kt.any %v0 {dim = [0]} : (tensor<94309800242048x0xi1>) -> tensor<0xi1>
+  %v1 = kt.reshape %y {shape = [94309800242048, -1]} : (tensor<2x0xf32>) -> tensor<94309800242048x0xf32>
+  %s = kt.sum %v1 {dim = [0]} : (tensor<94309800242048x0xf32>) -> tensor<0xf32>
+  %m = kt.amax %v1 {dim = [0]} : (tensor<94309800242048x0xf32>) -> tensor<0xf32>
+  return %a, %s, %m : tensor<0xi1>, tensor<0xf32>, tensor<0xf32>
+}
