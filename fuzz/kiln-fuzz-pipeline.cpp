@@ -3,7 +3,8 @@
 // Part of Kiln (docs/debugging.md, "Fuzzing"). The first byte picks a named
 // pipeline (low bits) and where the program comes from (bit 7): the rest of
 // the bytes as MLIR text (mutated lit tests), or a program the generator
-// (kiln/Testing/ProgramGenerator.h) builds from them. Programs that do not
+// (kiln/Testing/ProgramGenerator.h) builds from them, with size-0 dims when
+// bit 6 is set. Programs that do not
 // parse and verify are skipped. Findings: a crash or sanitizer report; a
 // pass that leaves invalid IR without failing (every pass's output is
 // verified); a pipeline that fails without an error, or with an error that
@@ -72,8 +73,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *pipeline = kPipelines[data[0] % std::size(kPipelines)];
   bool generated = data[0] & 0x80;
   std::string text;
-  if (generated)
-    text = kiln::testing::generateProgram(llvm::ArrayRef(data + 1, size - 1)).text;
+  if (generated) {
+    // Bit 6: the generator's size-0 dims (GeneratorOptions::zeroDims).
+    kiln::testing::GeneratorOptions gen;
+    gen.zeroDims = data[0] & 0x40;
+    text = kiln::testing::generateProgram(llvm::ArrayRef(data + 1, size - 1),
+                                          gen)
+               .text;
+  }
   else
     text.assign(reinterpret_cast<const char *>(data + 1), size - 1);
 

@@ -373,6 +373,14 @@ LogicalResult vjpIndexSelect(kt::IndexSelectOp op, GradEmitter &e, Value g,
   return success();
 }
 
+/// kt.check passes `self` through: the gradient is the identity (the check
+/// ran in the forward pass; `cond` is boolean).
+LogicalResult vjpCheck(kt::CheckOp op, GradEmitter &, Value g, Grads &grads) {
+  if (isFloatValue(op.getSelf()))
+    grads[0] = g;
+  return success();
+}
+
 } // namespace
 
 void autodiff::registerShapeVJPs(MLIRContext *ctx) {
@@ -393,4 +401,5 @@ void autodiff::registerShapeVJPs(MLIRContext *ctx) {
   attachVJP<kt::IndexSelectOp, vjpIndexSelect>(ctx);
   attachVJP<kt::SliceScatterOp, vjpSliceScatter>(ctx);
   attachVJP<kt::SelectScatterOp, vjpSelectScatter>(ctx);
+  attachVJP<kt::CheckOp, vjpCheck>(ctx);
 }

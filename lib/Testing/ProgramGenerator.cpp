@@ -134,6 +134,14 @@ bool broadcastRuntime(ArrayRef<SmallVector<int64_t>> shapes,
   return true;
 }
 
+/// A static dim of size > 0 (what kt.select and kt.slice_scatter index).
+bool hasStaticNonEmptyDim(const Val &v) {
+  for (int64_t i = 0; i < v.rank(); ++i)
+    if (!v.dyn[i] && v.shape[i] > 0)
+      return true;
+  return false;
+}
+
 class Generator {
 public:
   Generator(ByteSource &in, const GeneratorOptions &o) : in(in), opts(o) {
@@ -188,7 +196,9 @@ private:
     SmallVector<int64_t> shape;
     SmallVector<bool> dyn;
     for (unsigned i = 0; i < rank; ++i) {
-      shape.push_back(1 + in.pick(opts.maxDim));
+      shape.push_back(opts.zeroDims && in.chance(1, 8)
+                          ? 0
+                          : 1 + in.pick(opts.maxDim));
       dyn.push_back(in.chance(1, 4));
     }
     return newArg(dt, shape, dyn);
@@ -491,13 +501,13 @@ bool Generator::stack() {
 /// the type (a `?` dim's index could be out of range for kt's verifier).
 bool Generator::select() {
   const Val *a = pickVal([](const Val &v) {
-    return v.rank() > 0 && llvm::is_contained(v.dyn, false);
+    return v.rank() > 0 && hasStaticNonEmptyDim(v);
   });
   if (!a)
     return false;
   SmallVector<int64_t> staticDims;
   for (int64_t i = 0; i < a->rank(); ++i)
-    if (!a->dyn[i])
+    if (!a->dyn[i] && a->shape[i] > 0)
       staticDims.push_back(i);
   int64_t dim = staticDims[in.pick(staticDims.size())];
   int64_t size = a->shape[dim];
@@ -523,14 +533,14 @@ bool Generator::select() {
 /// kt.select_scatter of a new source argument into a value.
 bool Generator::sliceScatter() {
   const Val *a = pickVal([](const Val &v) {
-    return v.rank() > 0 && llvm::is_contained(v.dyn, false);
+    return v.rank() > 0 && hasStaticNonEmptyDim(v);
   });
   if (!a || !canAddArg())
     return false;
   std::string an = a->name;
   SmallVector<int64_t> staticDims;
   for (int64_t i = 0; i < a->rank(); ++i)
-    if (!a->dyn[i])
+    if (!a->dyn[i] && a->shape[i] > 0)
       staticDims.push_back(i);
   int64_t dim = staticDims[in.pick(staticDims.size())];
   int64_t size = a->shape[dim];
@@ -1066,7 +1076,8 @@ bool Generator::reshape() {
   for (int64_t d = 1; d <= numel; ++d)
     if (numel % d == 0)
       divisors.push_back(d);
-  if (anyDyn || in.chance(1, 3)) {
+  // (No elements: no divisors to pick from, flatten.)
+  if (anyDyn || numel == 0 || in.chance(1, 3)) {
     spec = {-1};
     r.shape = {numel};
     r.dyn = {anyDyn};
@@ -1275,7 +1286,8 @@ bool Generator::slice() {
   int64_t start = int64_t(in.pick(n));
   int64_t end = start + 1 + int64_t(in.pick(n - start));
   int64_t step = 1 + in.pick(3);
-  int64_t len = (end - start + step - 1) / step;
+  // A dim of size 0 (zeroDims) gives an empty slice, whatever the bounds.
+  int64_t len = n == 0 ? 0 : (end - start + step - 1) / step;
   // Written negative (from the end) some of the time; an end past the
   // size is clamped.
   int64_t wStart = in.chance(1, 3) ? start - n : start;
@@ -1409,7 +1421,8 @@ bool Generator::scatter() {
   SmallVector<int64_t> ishape;
   for (int64_t i = 0; i < a->rank(); ++i)
     ishape.push_back(i == dim ? 1 + in.pick(opts.maxDim)
-                              : 1 + in.pick(a->shape[i]));
+                              : std::min(1 + int64_t(in.pick(a->shape[i])),
+                                         a->shape[i]));
   const Val &idx = indexArg(ishape, a->shape[dim]);
   std::string in_ = idx.name;
   SmallVector<int64_t> sshape = ishape;
@@ -1539,7 +1552,8 @@ bool Generator::gather() {
   } else {
     for (int64_t i = 0; i < rank; ++i)
       ishape.push_back(i == dim ? 1 + in.pick(opts.maxDim)
-                                : 1 + in.pick(a->shape[i]));
+                                : std::min(1 + int64_t(in.pick(a->shape[i])),
+                                         a->shape[i]));
   }
   const Val &idx = indexArg(ishape, bound);
   std::string idxName = idx.name;
@@ -1676,6 +1690,7 @@ GeneratedProgram Generator::run() {
     sig += (first ? "" : ", ") + v.name + ": " + v.type();
     first = false;
     p.args.push_back({v.dt, v.shape, v.indexBound});
+    p.hasZeroDim |= llvm::is_contained(v.shape, 0);
   }
   sig += ") -> (";
   std::string ret = "  return ";

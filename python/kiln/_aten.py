@@ -1036,7 +1036,9 @@ def embedding_bag(b, weight, indices, offsets, scale_grad_by_freq=False,
     B = nb - 1 if include_last_offset else nb
     D = weight.shape[1]
     idx = O.cast(b, indices, torch.int64)
-    starts = O.cast(b, offsets, torch.int64)
+    # PyTorch's checks of the offsets' values, when the program runs.
+    offsets = O._check_bag_offsets(b, O.cast(b, offsets, torch.int64), L)
+    starts = offsets
     if include_last_offset:
         starts = O.slice_dim(b, starts, 0, 0, B, 1)
     pos = O.arange(b, L)
@@ -1044,11 +1046,17 @@ def embedding_bag(b, weight, indices, offsets, scale_grad_by_freq=False,
     bag = O.sub(b, O.sum_(b, ge, [1]), 1)
     bag_ok = _ge(b, bag, 0)      # positions before the first offset
     bag = O.clamp(b, bag, 0)
+    # Rows that count in their bag's values: with include_last_offset, none
+    # from the last offset on (PyTorch still counts them in bag_size).
+    row_ok = bag_ok
+    if include_last_offset and nb > 0:
+        row_ok = _logical_and(b, bag_ok, _lt(b, pos, O.select(b, offsets, 0,
+                                                               -1)))
     rows = O.index_select(b, weight, 0, idx)                       # L, D
     if per_sample_weights is not None:
         rows = O.mul(b, rows, O.unsqueeze(
             b, O.cast(b, per_sample_weights, weight.dtype), 1))
-    rows = O.mul(b, rows, O.unsqueeze(b, O.cast(b, bag_ok, weight.dtype),
+    rows = O.mul(b, rows, O.unsqueeze(b, O.cast(b, row_ok, weight.dtype),
                                       1))
     bag_e = O.expand(b, O.unsqueeze(b, bag, 1), [L, D])
     ones = O.cast(b, bag_ok, torch.int64)
@@ -1056,14 +1064,14 @@ def embedding_bag(b, weight, indices, offsets, scale_grad_by_freq=False,
                           "sum", True, "_embedding_bag")
     if mode == 2:
         # Positions outside every bag cannot win: -inf rows.
-        rows = O.where(b, O.unsqueeze(b, bag_ok, 1), rows,
+        rows = O.where(b, O.unsqueeze(b, row_ok, 1), rows,
                        O.full(b, [], -math.inf, weight.dtype))
         out = O.scatter_op(b, O.full(b, [B, D], -math.inf, weight.dtype), 0,
                            bag_e, rows, "amax", True, "_embedding_bag")
         empty = O.unsqueeze(b, _eq(b, counts, 0), 1)
         out = O.where(b, empty, O.full(b, [], 0, weight.dtype), out)
         # The first position (in index order) holding its bag's maximum.
-        hit = _logical_and(b, O.unsqueeze(b, bag_ok, 1), _eq(
+        hit = _logical_and(b, O.unsqueeze(b, row_ok, 1), _eq(
             b, rows, O.gather(b, out, 0, bag_e)))
         big = O.full(b, [], L, torch.int64)
         posL = O.expand(b, O.unsqueeze(b, pos, 1), [L, D])

@@ -1275,7 +1275,6 @@ def tensor_split(b, x, indices_or_sections, dim=0):
     constants only (else refused: data-dependent sizes)."""
     x = _t(b, x, "tensor_split")
     d = O.norm_dim(b, dim, x.ndim)
-    L = b.static(x.shape[d], "tensor_split's size")
     ios = indices_or_sections
     if O.is_tensor(ios):
         raise b.error("tensor_split with tensor indices_or_sections is not "
@@ -1285,6 +1284,10 @@ def tensor_split(b, x, indices_or_sections, dim=0):
         if n <= 0:
             raise b.error("number of sections must be larger than 0, got %d"
                           % n)
+    # The arguments are checked before the size is needed (a dynamic dim
+    # is specialized here).
+    L = b.static(x.shape[d], "tensor_split's size")
+    if isinstance(ios, (int, Sym)):
         q, rem = divmod(L, n)
         bounds, s = [], 0
         for i in range(n):
@@ -2017,6 +2020,15 @@ def unfold(b, input, kernel_size, dilation=1, padding=0, stride=1):
     dh, dw = O.pair(b, dilation, "unfold's dilation")
     ph, pw = O.pair(b, padding, "unfold's padding")
     sh, sw = O.pair(b, stride, "unfold's stride")
+    # PyTorch's argument checks (Im2Col's shape check), before the sizes
+    # are needed (they specialize a dynamic dim).
+    for what, name, v, w in (("kernel size", "kernel", kh, kw),
+                             ("stride", "stride", sh, sw),
+                             ("dilation", "dilation", dh, dw)):
+        if v < 1 or w < 1:
+            raise b.error("%s should be greater than zero, but got "
+                          "%s_height: %d %s_width: %d"
+                          % (what, name, v, name, w))
     N = x.shape[0]   # may stay dynamic
     C, H, W = (b.static(s, "unfold's input size") for s in x.shape[1:])
     oh = (H + 2 * ph - dh * (kh - 1) - 1) // sh + 1

@@ -528,6 +528,16 @@ def _assert(b, condition, message):
     return None
 
 
+def check_values(b, x, cond, message):
+    """`x` after a run-time check that every element of the bool tensor
+    `cond` holds (kt.check): where one does not, the call fails with
+    `message` at the user's line, in the interpreter and in compiled code.
+    For what PyTorch checks on the data (embedding_bag's offsets); use the
+    result, so the check runs before the ops that read `x`."""
+    return b.op("check", [x, cond], {"message": message},
+                shape=tuple(x.shape), dtype=x.dtype)
+
+
 @function(torch.fx._symbolic_trace._assert_is_none)
 def _assert_is_none(b, value, message):
     if value is not None:
@@ -1248,6 +1258,13 @@ def logsumexp(b, x, dim, keepdim=False):
     """Integer and bool inputs promote to the default float dtype, as
     PyTorch's logsumexp."""
     x = need_tensor(b, x, "logsumexp")
+    if isinstance(dim, (list, tuple)) and not dim and not keepdim and \
+            x.ndim > 0:
+        # An empty dim list reduces every dim; PyTorch 1.13 then fails to
+        # write the 0-d sum into its keepdim-shaped output (keepdim=True
+        # works).
+        raise b.error("output with shape [] doesn't match the broadcast "
+                      "shape %s" % ([1] * x.ndim,))
     if not x.dtype.is_floating_point:
         x = cast(b, x, torch.get_default_dtype())
     return _reduction(b, "logsumexp", x, dim, keepdim)
@@ -3356,11 +3373,13 @@ def split_with_sizes(b, x, split_sizes, dim=0):
 def chunk(b, x, chunks, dim=0):
     x = need_tensor(b, x, "chunk")
     d = norm_dim(b, dim, x.ndim)
-    n = b.static(x.shape[d], "chunking a dim")
+    # The argument first (PyTorch's error, before a dynamic dim's size is
+    # needed).
     c = b.static(chunks, "a chunk count")
     if not isinstance(c, int) or isinstance(c, bool) or c <= 0:
         raise b.error("chunk expects `chunks` to be greater than 0, got: %r"
                       % (c,))
+    n = b.static(x.shape[d], "chunking a dim")
     step = -(-n // c) if n else 1
     return split(b, x, step, d)
 
@@ -4364,6 +4383,42 @@ def _conv_out(size, k, s, p, d):
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
 
+def _empty_conv(b, x, weight, groups, out, dt):
+    """PyTorch 1.13's rules for empty convolution operands (static sizes):
+    no output channels is an error; an input with no channels gives an
+    empty [N, 0, *out] result (PyTorch's, whatever the weight's output
+    channels); an empty spatial dim with a batch and channels is an error.
+    None when the operands are not empty (or their sizes are dynamic)."""
+    if value(weight.shape[0]) == 0:
+        raise b.error("Given groups=%d, expected weight to be at least %d at "
+                      "dimension 0, but got weight of size %s instead"
+                      % (groups, groups, list(map(value, weight.shape))))
+    # (Sizes of 0 are specialized: the program's form depends on them.)
+    c = x.shape[-len(out) - 1]
+    if value(c) == 0:
+        b.static(c, "a convolution's input channels (0)")
+        shape = list(x.shape[:-len(out) - 1]) + [0] + list(out)
+        return copy_of(full(b, shape, 0, dt))
+    batch = x.shape[0] if x.ndim == len(out) + 2 else 1
+    spatial = x.shape[-len(out):]
+    if any(value(n) == 0 for n in spatial) and value(batch) != 0:
+        raise b.error("Only zero batch or zero channel inputs are supported, "
+                      "but got input shape: %s" % list(map(value, x.shape)))
+    return None
+
+
+def _check_kernel(b, k):
+    """PyTorch's check of a convolution's kernel sizes (the weight's
+    spatial dims): each at least 1, where an empty kernel would otherwise
+    give a result (a sum over nothing) or fail deep in a pass."""
+    if min(k) < 1:
+        if len(k) == 2:
+            raise b.error("kernel size should be greater than zero, but got "
+                          "kernel_height: %d kernel_width: %d" % tuple(k))
+        raise b.error("kernel size should be greater than zero, but got: %s"
+                      % " x ".join(map(str, k)))
+
+
 @function(F.conv2d, torch.conv2d)
 def conv2d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
            groups=1):
@@ -4377,6 +4432,7 @@ def conv2d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
     dilation = pair(b, dilation, "a conv dilation")
     kh = b.static(weight.shape[2], "a kernel size")
     kw = b.static(weight.shape[3], "a kernel size")
+    _check_kernel(b, [kh, kw])
     groups = b.static(groups, "conv groups")
     if isinstance(padding, str):
         if padding == "valid":
@@ -4407,6 +4463,9 @@ def conv2d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
     lead = tuple(x.shape[:-3])
     h = _conv_out(x.shape[-2], kh, stride[0], padding[0], dilation[0])
     w = _conv_out(x.shape[-1], kw, stride[1], padding[1], dilation[1])
+    empty = _empty_conv(b, x, weight, groups, [h, w], dt)
+    if empty is not None:
+        return empty
     if value(h) < 1 or value(w) < 1:
         raise b.error("conv2d: the input is smaller than the kernel")
     attrs = {}
@@ -4442,6 +4501,16 @@ def conv_transpose2d(b, x, weight, bias=None, stride=1, padding=0,
     groups = b.static(groups, "conv groups")
     k = [b.static(weight.shape[2], "a kernel size"),
          b.static(weight.shape[3], "a kernel size")]
+    _check_kernel(b, k)
+    # PyTorch 1.13's checks of an empty weight (no input or no output
+    # channels).
+    if value(weight.shape[0]) == 0:
+        raise b.error("Given groups=%d, expected weight to be at least %d at "
+                      "dimension 0, but got weight of size %s instead"
+                      % (groups, groups, list(map(value, weight.shape))))
+    if value(weight.shape[1]) == 0:
+        raise b.error("non-empty 2D or 4D weight tensor expected, but got: %s"
+                      % list(map(value, weight.shape)))
     for i in range(2):
         if output_padding[i] >= max(stride[i], dilation[i]):
             raise b.error("conv_transpose2d: output_padding %d must be "
@@ -4804,6 +4873,10 @@ def adaptive_avg_pool2d(b, x, output_size):
     if all(not isinstance(o, Sym) and o == 1 for o in out):
         # The mean over each plane: PyTorch's 1x1 adaptive pool.
         return mean(b, x, [-2, -1], keepdim=True)
+    if any(not isinstance(o, Sym) and o == 0 for o in out):
+        # An empty output: _adaptive's windows (a dim pooled to 0 keeps its
+        # input size dynamic).
+        return _adaptive(b, x, out, 2, "avg", "adaptive_avg_pool2d")
     ks = []
     for o, n in zip(out, x.shape[-2:]):
         if same(o, n):
@@ -4970,6 +5043,15 @@ def _adaptive_dim(b, x, d, o, mode, what):
     (kt.index_select at constant positions; a short window repeats its last
     position with weight 0 / for the maximum, harmlessly) averaged with
     1 / window length or maximized."""
+    if o == 0:
+        # No windows: an empty dim whatever the input's size (which stays
+        # dynamic), as PyTorch returns; an empty input dim is still
+        # PyTorch's error (checked on every call when it is dynamic).
+        b.check_sizes(x.shape[d], 1, "%s(): Expected input to have non-zero "
+                      "size for non-batch dimensions, but input has sizes "
+                      "%%s with dimension %d being empty" % (what, d),
+                      x.shape)
+        return slice_dim(b, x, d, 0, 0, 1)
     n = b.static(x.shape[d], "%s's input size" % what)
     if o == n:
         return x
@@ -5548,6 +5630,7 @@ def conv3d(b, x, weight, bias=None, stride=1, padding=0, dilation=1,
     dl = _triple(b, dilation, "a conv dilation")
     groups = b.static(groups, "conv groups")
     k = [b.static(n, "a kernel size") for n in weight.shape[2:]]
+    _check_kernel(b, k)
     c = b.static(x.shape[1], "conv3d's input channels")
     if c != b.static(weight.shape[1], "conv3d's weight") * groups:
         raise b.error("conv3d: expected input with %d channels (weight %s, "
@@ -5590,6 +5673,7 @@ def conv_transpose3d(b, x, weight, bias=None, stride=1, padding=0,
     op = _triple(b, output_padding, "a conv output_padding")
     dl = _triple(b, dilation, "a conv dilation")
     groups = b.static(groups, "conv groups")
+    _check_kernel(b, [b.static(n, "a kernel size") for n in weight.shape[2:]])
     c = b.static(x.shape[1], "conv_transpose3d's input channels")
     if c != b.static(weight.shape[0], "conv_transpose3d's weight"):
         raise b.error("conv_transpose3d: expected input with %d channels "
@@ -6075,6 +6159,7 @@ def embedding_bag(b, input, weight, offsets=None, max_norm=None,
         if per_sample_weights.dtype != weight.dtype:
             raise b.error("embedding_bag: per_sample_weights must have the "
                           "dtype of weight")
+    valid = None    # rows that count (padding_idx, include_last_offset)
     if input.ndim == 2:
         if offsets is not None:
             raise b.error("if input is 2D, then offsets has to be None, as "
@@ -6099,19 +6184,31 @@ def embedding_bag(b, input, weight, offsets=None, max_norm=None,
         if B < 0:
             raise b.error("embedding_bag: include_last_offset needs at "
                           "least one offset")
+        offsets = _check_bag_offsets(b, cast(b, offsets, torch.int64), T)
+        if B == 0:
+            # No bags (PyTorch: a [0, D] result; the rows are not read),
+            # made from the checked offsets so that their checks stay.
+            none = unsqueeze(b, slice_dim(b, offsets, 0, 0, 0, 1), 1)
+            return copy_of(cast(b, expand(b, none, [0, D]), weight.dtype))
         starts = slice_dim(b, offsets, 0, 0, B, 1) if B != nb else offsets
         # Each row's bag: the number of bag starts at or before it, less 1
-        # (a row before offsets[0] gets -1: kt.scatter's run-time error).
-        bag = sub(b, searchsorted(b, cast(b, starts, torch.int64),
-                                  arange(b, T), right=True), 1)
+        # (offsets[0] is 0, checked above, so every row has a bag).
+        bag = sub(b, searchsorted(b, starts, arange(b, T), right=True), 1)
+        if include_last_offset:
+            # The last offset ends the last bag: rows from it on are in no
+            # bag (PyTorch's sum and mean leave them out).
+            valid = binary(b, "lt", arange(b, T), select(b, offsets, 0, -1),
+                           out_dtype=torch.bool)
     else:
         raise b.error("input has to be 1D or 2D Tensor, but got Tensor of "
                       "dimension %d" % input.ndim)
     flat = reshape(b, input, [T])
     rows = embedding(b, flat, weight)                       # [T, D]
-    valid = None
+    keep = None
     if padding_idx is not None:
-        valid = binary(b, "ne", flat, padding_idx, out_dtype=torch.bool)
+        keep = binary(b, "ne", flat, padding_idx, out_dtype=torch.bool)
+        valid = keep if valid is None else binary(b, "logical_and", valid,
+                                                  keep, out_dtype=torch.bool)
     if per_sample_weights is not None:
         rows = mul(b, rows, unsqueeze(b, reshape(b, per_sample_weights, [T]),
                                       1))
@@ -6123,8 +6220,11 @@ def embedding_bag(b, input, weight, offsets=None, max_norm=None,
         total = scatter_op(b, zeros, 0, index, src, "sum", what=what)
         if mode == "sum":
             return copy_of(total)
-        ones = full(b, [T], 1, weight.dtype) if valid is None else \
-            cast(b, valid, weight.dtype)
+        # PyTorch 1.13 counts the rows past include_last_offset's end in
+        # the last bag's size (only padding_idx rows are not counted), so
+        # its mean divides that bag's sum by them too.
+        ones = full(b, [T], 1, weight.dtype) if keep is None else \
+            cast(b, keep, weight.dtype)
         count = scatter_op(b, full(b, [B], 0, weight.dtype), 0, bag, ones,
                            "sum", what=what)
         count = binary(b, "maximum", count, 1)
@@ -6145,6 +6245,35 @@ def embedding_bag(b, input, weight, offsets=None, max_norm=None,
                        where(b, hit, pos, T), "amin", what=what)
     padded = cat(b, [rows, full(b, [1, D], 0, weight.dtype)], 0)  # row T: 0
     return copy_of(gather(b, padded, 0, first))
+
+
+def _check_bag_offsets(b, offsets, T):
+    """embedding_bag's offsets (i64, 1-D, of static length) after PyTorch's
+    checks of their values, made when the program runs (kt.check): the
+    first is 0, the last is at most the input's length T, and (fbgemm's
+    check in PyTorch's sum and mean; its max mode reads out of bounds) they
+    do not decrease."""
+    n = value(offsets.shape[0])
+    if n == 0:
+        return offsets
+    offsets = check_values(
+        b, offsets, binary(b, "eq", select(b, offsets, 0, 0), 0,
+                           out_dtype=torch.bool),
+        "embedding_bag: offsets[0] has to be 0, i.e., the first sequence "
+        "in the mini-batch has to start from position 0")
+    offsets = check_values(
+        b, offsets, binary(b, "le", select(b, offsets, 0, -1), T,
+                           out_dtype=torch.bool),
+        "embedding_bag: offsets[-1] can not be greater than input's "
+        "length %d" % T)
+    if n > 1:
+        offsets = check_values(
+            b, offsets, binary(b, "ge", slice_dim(b, offsets, 0, 1, n, 1),
+                               slice_dim(b, offsets, 0, 0, n - 1, 1),
+                               out_dtype=torch.bool),
+            "embedding_bag: offsets have to be non-decreasing (each bag "
+            "starts at or after the previous one)")
+    return offsets
 
 
 @module(nn.EmbeddingBag)
@@ -6374,11 +6503,14 @@ def _upsample(b, x, mode, output_size, scales, align_corners, what):
         raise b.error("%s: mode %r not implemented for %s (PyTorch 1.13 on "
                       "CPU: %s)" % (what, mode, x.dtype,
                                     ", ".join(str(t) for t in ok)))
-    sizes = [b.static(n, "an interpolated dim") for n in x.shape]
+    # PyTorch's check of the sizes, on the example's sizes before any is
+    # specialized (an output size of 0 fails whatever the input's sizes).
+    sizes = [value(n) for n in x.shape]
     if any(n == 0 for n in sizes[1:]) or any(o <= 0 for o in output_size):
         raise b.error("%s: input and output sizes should be greater than 0 "
                       "(only the batch dim may be empty), but got input %s "
                       "and output %s" % (what, sizes, list(output_size)))
+    sizes = [b.static(n, "an interpolated dim") for n in x.shape]
     dtype = x.dtype
     if dtype == torch.bfloat16 and mode not in ("nearest", "nearest-exact"):
         # Weights and sums in float32, rounded once (PyTorch 1.13's bfloat16
@@ -7236,8 +7368,11 @@ def sum_to_size(b, x, *size):
     if not size:
         return sum_(b, x)  # as at::sum_to: a full sum (bool -> int64)
     lead = x.ndim - len(size)
-    if lead < 0:
-        raise b.error("size {%s} is not expandable to size {%s}." % (
+    # `size` must expand to x's shape (PyTorch's check): each of its sizes
+    # is 1 or x's trailing size.
+    if lead < 0 or any(s != 1 and s != value(x.shape[lead + i])
+                       for i, s in enumerate(size)):
+        raise b.error("size {[%s]} is not expandable to size {[%s]}." % (
             ", ".join(map(str, size)),
             ", ".join(str(value(d)) for d in x.shape)))
     r = x

@@ -86,6 +86,10 @@ def raised_by_user(exc):
     return 0 <= i < len(code.co_code) and code.co_code[i] in _RAISE_OPS
 
 
+def _in_torch(filename):
+    return os.path.abspath(filename).startswith(_TORCH_DIR + os.sep)
+
+
 def _column(frame):
     try:
         pos = list(frame.f_code.co_positions())[frame.f_lasti // 2]
@@ -1557,14 +1561,25 @@ def _trace(tracer, root_fn, fn, concrete_args, run):
         raise
     except Exception as e:
         # Anything else the traced Python raised (a Proxy used where a real
-        # tensor is needed, an error of the user's code): an Unsupported
-        # error at the innermost user line of the traceback.
-        frames = [(f.filename, f.lineno, (f.colno or 0) + 1)
-                  for f in traceback.extract_tb(e.__traceback__)
-                  if not _skipped(f.filename)]
-        where = "%s:%d:%d" % frames[-1] if frames else None
+        # tensor is needed, an error of the user's code, PyTorch's check of
+        # an argument): an Unsupported error at the innermost user line of
+        # the traceback. A frame of PyTorch's own Python (torch.nn.functional
+        # checking a stride) is not the user's line: the error is at the
+        # user's call and names the PyTorch function that raised.
+        tb = [f for f in traceback.extract_tb(e.__traceback__)
+              if not _skipped(f.filename)]
+        user = [f for f in tb if not _in_torch(f.filename)]
+        frame = (user or tb or [None])[-1]
+        where = "%s:%d:%d" % (frame.filename, frame.lineno,
+                              (frame.colno or 0) + 1) if frame else None
         msg = "cannot trace %s: %s: %s" % (
             getattr(root_fn, "__qualname__", root_fn), type(e).__name__, e)
+        if user and tb[-1] is not user[-1]:
+            inner = tb[-1]
+            msg += " (raised in %s, %s:%d)" % (
+                inner.name, os.path.relpath(inner.filename,
+                                            os.path.dirname(_TORCH_DIR)),
+                inner.lineno)
         err = Unsupported("%s: %s" % (where, msg) if where else msg, where)
         # Graphs before a break ran with real values (and their writes):
         # kiln._compile's _eager_or_user_error reads this.

@@ -76,6 +76,10 @@ static cl::opt<unsigned> cpuThreads(
 static cl::opt<bool> cpuUnoptimized(
     "cpu-unoptimized", cl::cat(category),
     cl::desc("With --cpu: the scalar pipeline (kiln-cpu{optimize=false})"));
+static cl::opt<bool> zeroDims(
+    "zero-dims", cl::cat(category), cl::init(false),
+    cl::desc("Give some dims of the arguments size 0 (static or ?); a "
+             "program that fails on both backends is then not a failure"));
 static cl::opt<uint64_t> inputSeed("input-seed", cl::cat(category), cl::init(0),
                                    cl::desc("Seed of the inputs"));
 
@@ -146,7 +150,10 @@ int main(int argc, char **argv) {
     outs() << c.program.text << "// input seed " << c.options.seed
            << ", optimize=" << c.options.compile.optimize << ": "
            << outcomeName(o) << "\n" << message;
-    return o == Outcome::Match || o == Outcome::Unsupported ? 0 : 1;
+    return o == Outcome::Match || o == Outcome::Unsupported ||
+                   o == Outcome::BothFailed
+               ? 0
+               : 1;
   }
   for (auto [k, bytes] : llvm::enumerate(inputs)) {
     GeneratorOptions genOptions;
@@ -155,6 +162,7 @@ int main(int argc, char **argv) {
     genOptions.maxArgs = maxArgs;
     genOptions.maxRank = maxRank;
     genOptions.maxDim = maxDim;
+    genOptions.zeroDims = zeroDims;
     GeneratedProgram p = generateProgram(bytes, genOptions);
     ops += p.numOps;
     if (!check) {
@@ -172,7 +180,7 @@ int main(int argc, char **argv) {
     std::string message;
     Outcome o = checkProgram(context, p, options, message);
     ++counts[o];
-    if (o == Outcome::Match)
+    if (o == Outcome::Match || o == Outcome::BothFailed)
       continue;
     if (o == Outcome::Unsupported) {
       // Not a failure (the CPU backend says what it does not take), but

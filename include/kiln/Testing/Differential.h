@@ -31,6 +31,12 @@ enum class Outcome {
   InterpreterError, ///< the interpreter failed on a valid program
   Unsupported,      ///< the CPU backend refused to compile it, with an error
   Mismatch,         ///< the CPU call failed, or its results differ
+  /// A program with a size-0 dim (GeneratedProgram::hasZeroDim) failed in
+  /// the interpreter and on the CPU backend (at compile or call time): a
+  /// run-time error both report, not a finding (without the CPU backend:
+  /// the interpreter's error alone). The CPU backend succeeding where the
+  /// interpreter fails is a Mismatch.
+  BothFailed,
 };
 llvm::StringRef outcomeName(Outcome o);
 
@@ -40,10 +46,11 @@ struct DiffOptions {
   cpu::CompileOptions compile;
 };
 
-/// What a kiln-fuzz-diff input means: byte 0 is the input seed (bits 0-6)
-/// and `optimize=false` (bit 7); the rest are the generator's bytes. The
-/// harness and `kiln-fuzz-gen --fuzz-input` share it, so a reproducer runs
-/// the same in the normal build.
+/// What a kiln-fuzz-diff input means: byte 0 is the input seed (bits 0-5),
+/// GeneratorOptions::zeroDims (bit 6, since rl23; before, bit 6 was part of
+/// the seed) and `optimize=false` (bit 7); the rest are the generator's
+/// bytes. The harness and `kiln-fuzz-gen --fuzz-input` share it, so a
+/// reproducer runs the same in the normal build.
 struct DiffCase {
   GeneratedProgram program;
   DiffOptions options;

@@ -66,6 +66,14 @@ struct GeneratorOptions {
   /// ge/le/ne, embedding, batch_norm (inference and training),
   /// cross_entropy/nll_loss and scaled_dot_product_attention.
   unsigned version = 2;
+  /// Sizes that are 0 (issue 15): a dim of a new random argument is 0
+  /// with probability about 1/8 (static or `?`, as any dim), so ops meet
+  /// empty operands, reductions over empty dims and windows larger than
+  /// their input. Off by default: the same bytes then give the same program
+  /// as before (no byte is read for it). Such a program may fail at run
+  /// time (an empty reduction without identity, an index into an empty
+  /// dim): the checker then wants both backends to fail.
+  bool zeroDims = false;
 };
 
 struct GeneratedArg {
@@ -86,6 +94,9 @@ struct GeneratedProgram {
   /// f64 is compared with f32's tolerance).
   std::vector<double> tolerance;
   unsigned numOps = 0;
+  /// Some argument has a dim of size 0 (GeneratorOptions::zeroDims): a
+  /// run-time error is then a valid outcome, if both backends give one.
+  bool hasZeroDim = false;
 };
 
 /// The program the bytes describe (always a program, even from no bytes).

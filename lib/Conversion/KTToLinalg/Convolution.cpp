@@ -346,6 +346,12 @@ std::pair<Value, Value> avgPoolDivisor(OpBuilder &b, Location l,
   return {div, empty};
 }
 
+/// Some size is the constant 0.
+bool hasStaticZero(ArrayRef<OpFoldResult> sizes) {
+  return llvm::any_of(sizes,
+                      [](OpFoldResult d) { return isConstantIntValue(d, 0); });
+}
+
 struct Conv2dLowering : public OpConversionPattern<kt::Conv2dOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(kt::Conv2dOp op, OpAdaptor adaptor,
@@ -404,12 +410,19 @@ struct Conv2dLowering : public OpConversionPattern<kt::Conv2dOp> {
         xs[0], ws[0], outputSize(m, xs[2], ws[2], pd[0], st[0], dl[0], false),
         outputSize(m, xs[3], ws[3], pd[1], st[1], dl[1], false)};
     auto outType = typeOf(outSizes, acc);
+    // A statically empty input or weight (no channels, no batch, an empty
+    // spatial dim): nothing to sum, the result is the bias or zeros (and a
+    // slice of an empty dim does not verify: MLIR rejects any offset into
+    // it).
+    bool empty = hasStaticZero(xs) || hasStaticZero(ws);
     SmallVector<OpFoldResult> padding = {rw.getIndexAttr(pd[0]),
                                          rw.getIndexAttr(pd[1])};
-    x = padHW(rw, loc, x, padding, padding, scalarConst(rw, loc, acc, 0));
+    if (!empty)
+      x = padHW(rw, loc, x, padding, padding, scalarConst(rw, loc, acc, 0));
     Value init = convInit(rw, loc, adaptor.getBias(), acc, outType, outSizes,
                           ws[0]);
-    Value r = emitConv(rw, loc, x, w, init, outType, st, dl, groups);
+    Value r = empty ? init
+                    : emitConv(rw, loc, x, w, init, outType, st, dl, groups);
     r = fromNCHW(rw, loc, convertTensor(rw, loc, r, elem), batched);
     rw.replaceOp(op, castTo(rw, loc, r, resultType));
     return success();
@@ -476,6 +489,16 @@ struct ConvTranspose2dLowering
                         indexValue(rw, loc, out[1])}))
       for (int i = 0; i < 2; ++i)
         out[i] = m.max(out[i], m.c(1));
+    if (hasStaticZero(xs) || hasStaticZero(ws)) {
+      // Statically empty input or weight: the bias or zeros (as conv2d).
+      OpFoldResult co = m.mul(ws[1], m.c(groups));
+      SmallVector<OpFoldResult> outSizes = {xs[0], co, out[0], out[1]};
+      Value r = convInit(rw, loc, adaptor.getBias(), acc,
+                         typeOf(outSizes, acc), outSizes, co);
+      r = fromNCHW(rw, loc, convertTensor(rw, loc, r, elem), batched);
+      rw.replaceOp(op, castTo(rw, loc, r, resultType));
+      return success();
+    }
     SmallVector<OpFoldResult> zSizes = {xs[0], xs[1]};
     for (int i = 0; i < 2; ++i) {
       OpFoldResult span = m.mul(m.c(dl[i]), m.sub(ws[2 + i], m.c(1)));

@@ -41,6 +41,7 @@
 #include "kiln/Conversion/KTToLinalg/KTToLinalg.h"
 #include "kiln/Dialect/KT/IR/KTOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <limits>
@@ -322,7 +323,24 @@ Value indexTargetLoss(Operation *op, LossLayout &L, Value target, Value weight,
           idx.push_back(i == L.classDim
                             ? safe
                             : linalg::IndexOp::create(b, l, e++).getResult());
-        Value xv = L.toF64(b, l, tensor::ExtractOp::create(b, l, x, idx));
+        // The reads sit in an scf.if on the range check: with no classes
+        // (C = 0) even the safe index 0 is outside `x` and `weight` (the
+        // CPU code read past the buffer and died of SIGSEGV).
+        auto guardedRead = [&](Value src, ValueRange at) -> Value {
+          auto ifOp = scf::IfOp::create(
+              b, l, inRange,
+              [&](OpBuilder &nb, Location nl) {
+                scf::YieldOp::create(
+                    nb, nl,
+                    L.toF64(nb, nl, tensor::ExtractOp::create(nb, nl, src,
+                                                              at)));
+              },
+              [&](OpBuilder &nb, Location nl) {
+                scf::YieldOp::create(nb, nl, scalarConst(nb, nl, f64, 0.0));
+              });
+          return ifOp.getResult(0);
+        };
+        Value xv = guardedRead(x, idx);
         // log_softmax at the target: (x[t] - max) - lse in f64 (the
         // difference of two values of the input's type is exact there).
         Value lp = st.mx ? arith::SubFOp::create(
@@ -332,8 +350,7 @@ Value indexTargetLoss(Operation *op, LossLayout &L, Value target, Value weight,
                                a[2])
                                .getResult()
                          : xv;
-        Value w = weight ? L.toF64(b, l, tensor::ExtractOp::create(
-                                             b, l, weight, ValueRange{safe}))
+        Value w = weight ? guardedRead(weight, ValueRange{safe})
                          : scalarConst(b, l, f64, 1.0);
         Value zero = scalarConst(b, l, f64, 0.0);
         Value loss = arith::MulFOp::create(

@@ -75,6 +75,16 @@ struct ReshapeLowering : public OpConversionPattern<kt::ReshapeOp> {
           rw, loc, RankedTensorType::get({1}, elem), x,
           ArrayRef<ReassociationIndices>{},
           ArrayRef<OpFoldResult>{rw.getIndexAttr(1)});
+    } else if (llvm::is_contained(xt.getShape(), 0)) {
+      // A static 0 among `?` dims: no elements. An empty 1-D tensor, not a
+      // collapse_shape (canonicalized to a static 0 result of a group with
+      // `?` dims, which memref.collapse_shape rejects after bufferization).
+      int64_t n =
+          xt.hasStaticShape() ? xt.getNumElements() : ShapedType::kDynamic;
+      flat = castTo(rw, loc,
+                    tensor::EmptyOp::create(rw, loc, ArrayRef<int64_t>{0},
+                                            elem),
+                    RankedTensorType::get({n}, elem));
     } else {
       ReassociationIndices all;
       for (int64_t i = 0; i < xt.getRank(); ++i)
@@ -1016,6 +1026,46 @@ struct ArangeLowering : public OpConversionPattern<kt::ArangeOp> {
   }
 };
 
+/// kt.check: whether some element of `cond` is false (a linalg.generic
+/// reducing every dim with `or` of the negation), then the op's message
+/// where it is (checkAtRunTime); `self` is the result either way.
+struct CheckLowering : public OpConversionPattern<kt::CheckOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(kt::CheckOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value cond = adaptor.getCond();
+    auto ct = cast<RankedTensorType>(cond.getType());
+    int64_t rank = ct.getRank();
+    Type i1 = rw.getI1Type();
+    Value falseV = arith::ConstantOp::create(rw, loc, rw.getBoolAttr(false));
+    Value trueV = arith::ConstantOp::create(rw, loc, rw.getBoolAttr(true));
+    Value init = tensor::EmptyOp::create(rw, loc, ArrayRef<int64_t>{}, i1);
+    init = linalg::FillOp::create(rw, loc, ValueRange{falseV}, ValueRange{init})
+               .getResult(0);
+    SmallVector<AffineMap> maps{
+        rw.getMultiDimIdentityMap(rank),
+        AffineMap::get(rank, 0, {}, rw.getContext())};
+    SmallVector<utils::IteratorType> iters(rank,
+                                           utils::IteratorType::reduction);
+    Value anyFalse =
+        linalg::GenericOp::create(
+            rw, loc, TypeRange{init.getType()}, ValueRange{cond},
+            ValueRange{init}, maps, iters,
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value bad = arith::XOrIOp::create(b, l, args[0], trueV);
+              linalg::YieldOp::create(
+                  b, l, ValueRange{arith::OrIOp::create(b, l, args[1], bad)});
+            })
+            .getResult(0);
+    Value failed = tensor::ExtractOp::create(rw, loc, anyFalse, ValueRange{});
+    checkAtRunTime(rw, loc, failed, op.getMessage(), {});
+    rw.replaceOp(op, castTo(rw, loc, adaptor.getSelf(),
+                            op.getResult().getType()));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateKTShapeToLinalgPatterns(RewritePatternSet &patterns) {
@@ -1023,6 +1073,6 @@ void kiln::populateKTShapeToLinalgPatterns(RewritePatternSet &patterns) {
                ExpandLowering, SqueezeLowering, UnsqueezeLowering,
                SliceLowering, SelectLowering, ConcatLowering, PadLowering,
                FlipLowering, ConstantLowering, FullLowering, ArangeLowering,
-               SliceScatterLowering, SelectScatterLowering>(
+               SliceScatterLowering, SelectScatterLowering, CheckLowering>(
       patterns.getContext());
 }

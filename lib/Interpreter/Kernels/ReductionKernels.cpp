@@ -44,6 +44,8 @@ SmallVector<int64_t> reducedDims(ArrayAttr dimAttr, int64_t rank) {
 struct Grouping {
   SmallVector<int64_t> outShape;
   std::vector<int64_t> groupOffsets, baseOffsets;
+  /// Elements of a group; 0 when there is no output element (no group is
+  /// visited, and none is laid out).
   int64_t groupSize() const { return groupOffsets.size(); }
 };
 
@@ -77,7 +79,11 @@ Grouping makeGrouping(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims,
       out.push_back(o);
     }
   };
-  offsets(redShape, redStrides, g.groupOffsets);
+  // With no output elements no group is visited: a huge reduced dim of an
+  // empty tensor ([N, 0] reduced over N) must not allocate N offsets (the
+  // interpreter aborted: "LLVM ERROR: out of memory").
+  if (numElements(keptShape) > 0)
+    offsets(redShape, redStrides, g.groupOffsets);
   offsets(keptShape, keptStrides, g.baseOffsets);
   return g;
 }

@@ -619,6 +619,18 @@ LogicalResult interpretSelectScatter(SelectScatterOp op,
   return scatterCopy(op, self, src, part, results);
 }
 
+/// kt.check: `self` when every element of `cond` holds, else the op's
+/// message at its location.
+LogicalResult interpretCheck(CheckOp op, ArrayRef<Tensor> operands,
+                             SmallVectorImpl<Tensor> &results) {
+  const Tensor &cond = operands[1];
+  for (int64_t i = 0, n = cond.numel(); i < n; ++i)
+    if (!cond.getB(i))
+      return op.emitError() << op.getMessage();
+  results.push_back(operands[0]);
+  return success();
+}
+
 } // namespace
 
 void registerShapeKernels(DialectRegistry &registry) {
@@ -640,6 +652,7 @@ void registerShapeKernels(DialectRegistry &registry) {
     attachKernel<FlipOp, interpretFlip>(ctx);
     attachKernel<SliceScatterOp, interpretSliceScatter>(ctx);
     attachKernel<SelectScatterOp, interpretSelectScatter>(ctx);
+    attachKernel<CheckOp, interpretCheck>(ctx);
   });
 }
 

@@ -320,6 +320,13 @@ func.func @expm1(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %r : tensor<4xf32>
 }
 
+// CHECK-LABEL: func.func @check
+// CHECK-NOT: kt.
+func.func @check(%o: tensor<3xi64>, %c: tensor<i1>) -> tensor<3xi64> {
+  %r = kt.check %o, %c {message = "offsets[0] has to be 0"} : (tensor<3xi64>, tensor<i1>) -> tensor<3xi64>
+  return %r : tensor<3xi64>
+}
+
 // CHECK-LABEL: func.func @flip
 // CHECK-NOT: kt.
 func.func @flip(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {

@@ -544,3 +544,24 @@ func.func @avgbwd_shape(%g: tensor<1x4x4x4xf32>, %x: tensor<1x4x8x8xf32>) {
   %0 = kt.avg_pool2d_backward %g, %x {kernel_size = [2, 2], ceil_mode = true, stride = [2, 2], padding = [1, 1]} : (tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return
 }
+
+// -----
+
+// An empty kernel (PyTorch: "kernel size should be greater than zero"); it
+// used to verify, and kiln-autodiff's weight gradient then built a
+// kt.conv2d that did not (LLVM ERROR: Failed to infer result type(s)).
+func.func @conv2d_empty_kernel(%x: tensor<1x2x8x8xf32>, %w: tensor<3x2x0x2xf32>) {
+  // expected-error @+2 {{'kt.conv2d' op kernel sizes must be >= 1, but `weight` has size 0 in dim 2}}
+  // expected-error @+1 {{'kt.conv2d' op failed to infer returned types}}
+  %0 = kt.conv2d %x, %w : (tensor<1x2x8x8xf32>, tensor<3x2x0x2xf32>) -> tensor<1x3x9x7xf32>
+  return
+}
+
+// -----
+
+func.func @conv_transpose2d_empty_kernel(%x: tensor<1x2x8x8xf32>, %w: tensor<2x3x2x0xf32>) {
+  // expected-error @+2 {{'kt.conv_transpose2d' op kernel sizes must be >= 1, but `weight` has size 0 in dim 3}}
+  // expected-error @+1 {{'kt.conv_transpose2d' op failed to infer returned types}}
+  %0 = kt.conv_transpose2d %x, %w : (tensor<1x2x8x8xf32>, tensor<2x3x2x0xf32>) -> tensor<1x3x9x7xf32>
+  return
+}

@@ -637,3 +637,37 @@ func.func @scatter_bad_reduce(%a: tensor<4xf32>, %i: tensor<2xi64>, %s: tensor<2
   %0 = kt.scatter %a, %i, %s {dim = 0 : i64, reduce = #kt.scatter_reduce<max>} : (tensor<4xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @check_empty_message(%a: tensor<3xi64>, %c: tensor<i1>) {
+  // expected-error @+2 {{'kt.check' op requires a non-empty 'message'}}
+  // expected-error @+1 {{'kt.check' op failed to infer returned types}}
+  %0 = kt.check %a, %c {message = ""} : (tensor<3xi64>, tensor<i1>) -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @check_cond_not_bool(%a: tensor<3xi64>, %c: tensor<3xi64>) {
+  // expected-error @+1 {{'kt.check' op operand #1 must be ranked tensor of 1-bit signless integer values}}
+  %0 = kt.check %a, %c {message = "m"} : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @check_no_message(%a: tensor<3xi64>, %c: tensor<i1>) {
+  // expected-error @+1 {{'kt.check' op requires attribute 'message'}}
+  %0 = kt.check %a, %c : (tensor<3xi64>, tensor<i1>) -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @check_result_type(%a: tensor<3xi64>, %c: tensor<i1>) {
+  // expected-error @+2 {{'kt.check' op inferred type(s) 'tensor<3xi64>' are incompatible with return type(s) of operation 'tensor<3xi32>'}}
+  // expected-error @+1 {{'kt.check' op failed to infer returned types}}
+  %0 = kt.check %a, %c {message = "m"} : (tensor<3xi64>, tensor<i1>) -> tensor<3xi32>
+  return
+}

@@ -252,3 +252,14 @@ func.func @slice_scatter_dynamic_bounds(%x: tensor<3x6xf32>, %v: tensor<3x?xf32>
   %0 = kt.slice_scatter %x, %v, %s, %e {dim = 1 : i64, dynamic_start, dynamic_end} : (tensor<3x6xf32>, tensor<3x?xf32>, index, index) -> tensor<3x6xf32>
   return %0 : tensor<3x6xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @check
+// CHECK: kt.check %{{.*}}, %{{.*}} {message = "offsets[0] has to be 0"} : (tensor<3xi64>, tensor<i1>) -> tensor<3xi64>
+// CHECK: kt.check %{{.*}}, %{{.*}} {message = "x"} : (tensor<?x2xf32>, tensor<?xi1>) -> tensor<?x2xf32>
+func.func @check(%o: tensor<3xi64>, %c: tensor<i1>, %x: tensor<?x2xf32>, %d: tensor<?xi1>) -> (tensor<3xi64>, tensor<?x2xf32>) {
+  %0 = kt.check %o, %c {message = "offsets[0] has to be 0"} : (tensor<3xi64>, tensor<i1>) -> tensor<3xi64>
+  %1 = kt.check %x, %d {message = "x"} : (tensor<?x2xf32>, tensor<?xi1>) -> tensor<?x2xf32>
+  return %0, %1 : tensor<3xi64>, tensor<?x2xf32>
+}

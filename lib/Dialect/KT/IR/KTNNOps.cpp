@@ -193,6 +193,20 @@ LogicalResult inferLinear(MLIRContext *ctx, std::optional<Location> loc,
   return success();
 }
 
+/// A convolution's kernel (dims 2 and 3 of `weight`) has no size-0 dim
+/// (PyTorch: "kernel size should be greater than zero"); an empty kernel
+/// would give a sum over nothing, and its gradient a convolution that does
+/// not verify.
+static LogicalResult checkKernelSizes(RankedTensorType w,
+                                      std::optional<Location> loc,
+                                      StringRef opName) {
+  for (int i = 2; i < 4; ++i)
+    if (w.getDimSize(i) == 0)
+      return emitKTError(loc, opName, "kernel sizes must be >= 1, but "
+                         "`weight` has size 0 in dim ", i);
+  return success();
+}
+
 LogicalResult inferConv2d(MLIRContext *ctx, std::optional<Location> loc,
                           StringRef opName, Conv2dOp::Adaptor adaptor,
                           SmallVectorImpl<Type> &types) {
@@ -219,6 +233,8 @@ LogicalResult inferConv2d(MLIRContext *ctx, std::optional<Location> loc,
   int64_t groups = adaptor.getGroups();
   if (groups < 1)
     return emitKTError(loc, opName, "`groups` must be >= 1, got ", groups);
+  if (failed(checkKernelSizes(w, loc, opName)))
+    return failure();
   int64_t r = x.getRank();
   int64_t c = x.getDimSize(r - 3), o = w.getDimSize(0), wc = w.getDimSize(1);
   if (!ShapedType::isDynamic(c)) {
@@ -302,6 +318,8 @@ LogicalResult inferConvTranspose2d(MLIRContext *ctx,
   int64_t groups = adaptor.getGroups();
   if (groups < 1)
     return emitKTError(loc, opName, "`groups` must be >= 1, got ", groups);
+  if (failed(checkKernelSizes(w, loc, opName)))
+    return failure();
   int64_t r = x.getRank();
   int64_t c = x.getDimSize(r - 3), wc = w.getDimSize(0), og = w.getDimSize(1);
   if (!ShapedType::isDynamic(c) && c % groups != 0)

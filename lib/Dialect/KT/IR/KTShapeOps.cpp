@@ -666,6 +666,16 @@ LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
   return push(types, in.getShape(), in.getElementType());
 }
 
+LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
+                           CheckOp::Adaptor adaptor,
+                           SmallVectorImpl<Type> &types) {
+  StringRef name = CheckOp::getOperationName();
+  auto in = tensorOf(adaptor.getSelf().getType());
+  if (!adaptor.getMessageAttr() || adaptor.getMessage().empty())
+    return emitKTError(loc, name, "requires a non-empty 'message'");
+  return push(types, in.getShape(), in.getElementType());
+}
+
 } // namespace
 
 // slice_scatter / select_scatter: the result has the type of `self`; `src`

@@ -383,6 +383,29 @@ def KT_FlipOp : KT_ShapeOp<"flip"> {
   let arguments = (ins KT_Tensor:$self, I64ArrayAttr:$dims);
 }
 
+def KT_CheckOp : KT_ShapeOp<"check"> {
+  let summary = "self, after a run-time check of a condition on values";
+  let description = [{
+    `self` unchanged when every element of `cond` is true; otherwise a
+    run-time error at the op's location with `message` (in the interpreter
+    and in compiled code). The importer uses it for checks of values that a
+    kt op's own semantics do not include, where PyTorch raises on the data:
+    `embedding_bag`'s offsets (the first is 0, they do not decrease, none
+    is past the end of the input). The checked value flows through the op,
+    so the check stays as long as its result is used, and runs before the
+    ops that use it. Its gradient is the identity for a float `self`.
+
+    1. `cond` is an i1 tensor (any shape; an empty `cond` holds).
+    2. `message` is not empty.
+    3. The result has the type of `self`.
+
+    ```mlir
+    %r = kt.check %offsets, %ok {message = "offsets[0] has to be 0"} : (tensor<3xi64>, tensor<i1>) -> tensor<3xi64>
+    ```
+  }];
+  let arguments = (ins KT_Tensor:$self, KT_BoolTensor:$cond, StrAttr:$message);
+}
+
 def KT_SliceScatterOp : KT_ShapeOp<"slice_scatter"> {
   let summary = "self with a strided slice replaced by src (torch.slice_scatter)";
   let description = [{
