@@ -49,6 +49,52 @@ BoundsCheck dimBoundsCheck(RewriterBase &b, Operation *op, Value x, int64_t d,
           dimSize(b, op->getLoc(), x, d)};
 }
 
+/// The range check of every element of `index` when the result (sizes
+/// `sizes`) has no elements but the index has some (an index_select of
+/// [4 indices] from a [1, 0, 3] tensor's dim 1, an embedding table of 0
+/// columns): the generic below then runs no iteration and would check
+/// nothing, where the interpreter and PyTorch raise for an index out of
+/// range. A loop nest over the index in row-major order (the first bad one
+/// reported), inside an scf.if on the result being empty; nothing when the
+/// result cannot be empty or the index must be.
+void checkIndicesOfEmptyResult(OpBuilder &b, Location loc,
+                               ArrayRef<OpFoldResult> sizes, Value index,
+                               BoundsCheck check) {
+  Value empty;
+  for (OpFoldResult s : sizes)
+    empty = boolOr(b, loc, empty,
+                   indexCmp(b, loc, arith::CmpIPredicate::eq, s,
+                            b.getIndexAttr(0)));
+  SmallVector<OpFoldResult> is = getSizes(b, loc, index);
+  for (OpFoldResult s : is)
+    empty = boolAnd(b, loc, empty,
+                    indexCmp(b, loc, arith::CmpIPredicate::ne, s,
+                             b.getIndexAttr(0)));
+  if (!empty || matchPattern(empty, m_Zero()))
+    return;
+  scf::IfOp::create(b, loc, empty, [&](OpBuilder &tb, Location tl) {
+    Value c0 = arith::ConstantIndexOp::create(tb, tl, 0);
+    Value c1 = arith::ConstantIndexOp::create(tb, tl, 1);
+    SmallVector<Value> lbs(is.size(), c0), steps(is.size(), c1), ubs;
+    for (OpFoldResult s : is)
+      ubs.push_back(getValueOrCreateConstantIndexOp(tb, tl, s));
+    scf::buildLoopNest(
+        tb, tl, lbs, ubs, steps,
+        [&](OpBuilder &lb, Location ll, ValueRange ivs) {
+          Value raw = tensor::ExtractOp::create(lb, ll, index, ivs);
+          Value i = toIndex(lb, ll, raw);
+          Value bad = arith::OrIOp::create(
+              lb, ll,
+              arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::slt, i,
+                                    arith::ConstantIndexOp::create(lb, ll, 0)),
+              arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::sge, i,
+                                    check.size));
+          emitRuntimeCheck(lb, ll, bad, check.id, raw, check.size);
+        });
+    scf::YieldOp::create(tb, tl);
+  });
+}
+
 /// A generic over `resultType` (sizes `sizes`) whose only input is `index`
 /// read through `indexMap`; `body` gets the index scalar (as `index`) and
 /// returns the result scalar; it also gets the loop indices (linalg.index
@@ -62,6 +108,7 @@ Value buildIndexed(OpBuilder &b, Location loc, RankedTensorType resultType,
                        body) {
   int64_t rank = resultType.getRank();
   Type elem = resultType.getElementType();
+  checkIndicesOfEmptyResult(b, loc, sizes, index, check);
   Value init = emptyLike(b, loc, resultType, sizes);
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   return linalg::GenericOp::create(

@@ -176,3 +176,40 @@ func.func @nonzero_static_ok() -> tensor<2x1xi64> {
   %r = kt.nonzero %x : (tensor<4xf32>) -> tensor<2x1xi64>
   return %r : tensor<2x1xi64>
 }
+
+// An empty result with indices: the indices are still checked (the generic
+// over the result runs no iteration; fuzz seed 1670: a silent empty result
+// where the interpreter and PyTorch raise). A ? dim that is 0 at run time,
+// and a static 0.
+// RUN: %python -c "import numpy; numpy.save('%t.1x0x3.npy', numpy.zeros((1, 0, 3), numpy.float32))"
+// RUN: not kiln-run %s --entry=index_select_empty_dim --backend=cpu --input=%t.1x0x3.npy 2>&1 | FileCheck %s --check-prefix=ISELZ
+// RUN: not kiln-run %s --entry=index_select_empty_dim --input=%t.1x0x3.npy 2>&1 | FileCheck %s --check-prefix=ISELZ-INTERP
+// ISELZ: running @index_select_empty_dim on the CPU backend failed: {{.*}}runtime-errors.mlir:[[# @LINE + 4]]:8: index 0 is out of range for dim 1 with size 0
+// ISELZ-INTERP: runtime-errors.mlir:[[# @LINE + 3]]:8: error: index 0 is out of range for dim 1 with size 0
+func.func @index_select_empty_dim(%x: tensor<1x?x3xf32>) -> tensor<1x4x3xf32> {
+  %i = kt.constant {value = dense<[0, 2, 1, 3]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %r = kt.index_select %x, %i {dim = 1} : (tensor<1x?x3xf32>, tensor<4xi64>) -> tensor<1x4x3xf32>
+  return %r : tensor<1x4x3xf32>
+}
+
+// RUN: not kiln-run %s --entry=index_select_empty_other --backend=cpu 2>&1 | FileCheck %s --check-prefix=ISELO
+// RUN: not kiln-run %s --entry=index_select_empty_other 2>&1 | FileCheck %s --check-prefix=ISELO-INTERP
+// ISELO: running @index_select_empty_other on the CPU backend failed: {{.*}}runtime-errors.mlir:[[# @LINE + 5]]:8: index 5 is out of range for dim 0 with size 4
+// ISELO-INTERP: runtime-errors.mlir:[[# @LINE + 4]]:8: error: index 5 is out of range for dim 0 with size 4
+func.func @index_select_empty_other() -> tensor<2x0xf32> {
+  %x = kt.constant {value = dense<1.0> : tensor<4x0xf32>} : () -> tensor<4x0xf32>
+  %i = kt.constant {value = dense<[1, 5]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %r = kt.index_select %x, %i {dim = 0} : (tensor<4x0xf32>, tensor<2xi64>) -> tensor<2x0xf32>
+  return %r : tensor<2x0xf32>
+}
+
+// RUN: not kiln-run %s --entry=embedding_no_columns --backend=cpu 2>&1 | FileCheck %s --check-prefix=EMBZ
+// RUN: not kiln-run %s --entry=embedding_no_columns 2>&1 | FileCheck %s --check-prefix=EMBZ-INTERP
+// EMBZ: running @embedding_no_columns on the CPU backend failed: {{.*}}runtime-errors.mlir:[[# @LINE + 5]]:8: index 7 is out of range for an embedding table of 5 rows
+// EMBZ-INTERP: runtime-errors.mlir:[[# @LINE + 4]]:8: error: index 7 is out of range for an embedding table of 5 rows
+func.func @embedding_no_columns() -> tensor<2x0xf32> {
+  %w = kt.constant {value = dense<1.0> : tensor<5x0xf32>} : () -> tensor<5x0xf32>
+  %i = kt.constant {value = dense<[1, 7]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %r = kt.embedding %w, %i : (tensor<5x0xf32>, tensor<2xi64>) -> tensor<2x0xf32>
+  return %r : tensor<2x0xf32>
+}
