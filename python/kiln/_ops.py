@@ -6302,7 +6302,23 @@ def pad(b, x, pad, mode="constant", value=None):
     shape = list(x.shape)
     for i in range(len(ps) // 2):
         d = x.ndim - 1 - i
-        shape[d] = shape[d] + ps[2 * i] + ps[2 * i + 1]
+        lo, hi = ps[2 * i], ps[2 * i + 1]
+        if lo < 0 or hi < 0:
+            # Negative amounts crop (PyTorch narrows first): what is kept
+            # may not be less than nothing.
+            kept = x.shape[d] + min(lo, 0) + min(hi, 0)
+            if value_of(kept) < 0:
+                raise b.error(
+                    "F.pad with %s crops %d elements from dim %d of size %d "
+                    "(PyTorch: start + length exceeds dimension size)"
+                    % (ps, -min(lo, 0) - min(hi, 0), d,
+                       value_of(x.shape[d])))
+            if isinstance(kept, Sym) and hasattr(b, "check_sizes"):
+                b.check_sizes(kept, 0, "F.pad with %s crops more than dim "
+                              "%d of the input of shape %%s holds (PyTorch: "
+                              "start + length exceeds dimension size)"
+                              % (ps, d), x.shape)
+        shape[d] = shape[d] + lo + hi
     v = 0.0 if value is None else float(b.static(value, "a pad value"))
     return b.op("pad", [x], {"pad": ps, "value": v}, shape=shape,
                 dtype=x.dtype)

@@ -470,3 +470,34 @@ def test_every_method_with_bad_arguments(call):
                 wrong.append("%s(%s): eager raised %s: %s; Kiln returned" % (
                     m, call, type(eager).__name__, eager))
     assert not wrong, "\n".join(wrong)
+
+
+# ------------------------------------------------ F.pad cropping too much
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n,pad", [(0, [2, -1]), (2, [1, -3]), (3, [-2, -2]),
+                                   (2, [2, -1]), (3, [-1, -1]),
+                                   (0, [0, 0])])
+def test_pad_crops_more_than_the_dim(backend, n, pad):
+    # Negative amounts crop; cropping more than the dim holds is PyTorch's
+    # error ("start (0) + length (-1) exceeds dimension size"), where the
+    # importer made a result of the negative size's complement (a size-1
+    # result for [2, -1] on an empty tensor; rl23's fuzz seed 1611).
+    compare(lambda x: F.pad(x, pad) * 2, (torch.ones(n),), backend,
+            match="exceeds dimension size")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pad_crop_checked_at_a_dynamic_size(backend):
+    # The crop is checked on every call where the dim is dynamic.
+    g = kiln.compile(lambda x: F.pad(x, [1, -3]) + 1, backend=backend)
+    x = torch.ones(5)
+    kiln.mark_dynamic(x, 0)
+    torch.testing.assert_close(g(x), F.pad(x, [1, -3]) + 1)
+    y = torch.ones(2)
+    with pytest.raises(RuntimeError, match="exceeds dimension size"):
+        F.pad(y, [1, -3])
+    with pytest.raises(kiln.KilnError, match="crops more than dim 0 of the "
+                       r"input of shape \[2\] holds") as info:
+        g(y)
+    assert HERE in str(info.value)
