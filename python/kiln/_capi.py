@@ -512,7 +512,11 @@ class Session:
         if held is not None:
             exports = self._exports(program, n)
         if exports is not None:
-            args = exports.fill(tensors, held, keep)
+            try:
+                args = exports.fill(tensors, held, keep)
+            except BaseException:
+                exports.busy = False   # (a tensor on another device)
+                raise
         else:
             args = (DLTensor * max(n, 1))()
             for i, t in enumerate(tensors):
