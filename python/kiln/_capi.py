@@ -320,10 +320,9 @@ class _ArgExports:
     shape, strides and dtype (`.data = ...`, `resize_`, `set_` or a
     replaced parameter export again); the export holds the tensor's
     storage, so no other tensor can have taken its address meanwhile."""
-    __slots__ = ("n", "args", "kept", "busy")
+    __slots__ = ("args", "kept", "busy")
 
     def __init__(self, n):
-        self.n = n
         self.args = (DLTensor * max(n, 1))()
         self.kept = [None] * n
         self.busy = False
@@ -508,31 +507,25 @@ class Session:
         keep = []
         n = len(tensors)
         flags = (c_uint32 * max(n, 1))()
-        exports = None
-        if held is not None:
-            exports = self._exports(program, n)
-        if exports is not None:
-            try:
-                args = exports.fill(tensors, held, keep)
-            except BaseException:
-                exports.busy = False   # (a tensor on another device)
-                raise
-        else:
-            args = (DLTensor * max(n, 1))()
-            for i, t in enumerate(tensors):
-                args[i] = torch_to_dl(t, keep)
         if requires_grad is not None:
             for i, r in enumerate(requires_grad):
                 if r:
                     flags[i] = KILN_ARG_REQUIRES_GRAD
+        exports = None if held is None else self._exports(program, n)
         results = KilnTensorListH()
         self._miss_error = None
         try:
+            if exports is not None:
+                args = exports.fill(tensors, held, keep)
+            else:
+                args = (DLTensor * max(n, 1))()
+                for i, t in enumerate(tensors):
+                    args[i] = torch_to_dl(t, keep)
             status = self._L.kilnSessionCall(self._h, _Str(program).ref, args,
                                              n, flags, ctypes.byref(results))
         finally:
             if exports is not None:
-                exports.busy = False
+                exports.busy = False   # also when an export failed
         del keep
         if status.ptr:
             error = self._miss_error
@@ -564,7 +557,7 @@ class Session:
         if table is None:
             table = local.table = {}
         e = table.get(program)
-        if e is None or e.n != n:
+        if e is None or len(e.kept) != n:
             e = table[program] = _ArgExports(n)
         if e.busy:
             return None

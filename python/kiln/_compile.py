@@ -1013,14 +1013,7 @@ class _Compiled:
                 return self._call_broken(broken, bound, args, kwargs)
             # A recompile (re-capture) or a run that failed. With
             # suppress_errors this call runs eagerly; later calls try again.
-            ran = self._eager_or_user_error(e, args, kwargs)
-            if isinstance(e, SpecializationError) or self.fullgraph or \
-                    not config.suppress_errors:
-                raise
-            warnings.warn("kiln: %s (%s) runs eagerly: %s" % (
-                self.name, self.where(), e),
-                KilnWarning, stacklevel=2)
-            return ran[0] if ran is not None else self._eager(args, kwargs)
+            return self._fall_back(e, args, kwargs, stacklevel=3)
 
     def _call_broken(self, broken, bound, args, kwargs):
         """A call of a function with graph breaks: traced again, each
@@ -1031,14 +1024,7 @@ class _Compiled:
                                allow_breaks=True, cache=broken,
                                force_run=True)
         except KilnError as e:
-            ran = self._eager_or_user_error(e, args, kwargs)
-            if isinstance(e, SpecializationError) or self.fullgraph or \
-                    not config.suppress_errors:
-                raise
-            warnings.warn("kiln: %s (%s) runs eagerly: %s" % (
-                self.name, self.where(), e),
-                KilnWarning, stacklevel=3)
-            return ran[0] if ran is not None else self._eager(args, kwargs)
+            return self._fall_back(e, args, kwargs, stacklevel=4)
         return ran.value
 
     def explain_call(self, args, kwargs):
@@ -1060,6 +1046,14 @@ class _Compiled:
         ValueError(...)`, a failed `assert`, with the values eager has)
         propagates as it is, as in eager PyTorch (and TorchDynamo): this
         call has no result, and the next one is captured again."""
+        return self._fall_back(error, args, kwargs, key=key, stacklevel=4)
+
+    def _fall_back(self, error, args, kwargs, key=None, stacklevel=3):
+        """The error policy for a failed capture, recompile or run: the
+        user's own exception as eager raises it (_eager_or_user_error);
+        else `error` raised, or with suppress_errors (never for fullgraph or
+        a SpecializationError) the call's eager result with a KilnWarning,
+        and no capture again for `key` when given."""
         ran = self._eager_or_user_error(error, args, kwargs)
         if isinstance(error, SpecializationError) or self.fullgraph or \
                 not config.suppress_errors:
@@ -1067,7 +1061,8 @@ class _Compiled:
         if key is not None:
             self.failed[key] = error
         warnings.warn("kiln: %s (%s) runs eagerly: %s" % (
-            self.name, self.where(), error), KilnWarning, stacklevel=3)
+            self.name, self.where(), error), KilnWarning,
+            stacklevel=stacklevel)
         return ran[0] if ran is not None else self._eager(args, kwargs)
 
     def _eager_or_user_error(self, error, args, kwargs):

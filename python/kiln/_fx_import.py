@@ -202,6 +202,7 @@ class SizeCheck:
         def size_of(sid):
             i, d = sym_dims[sid]
             return inputs[i].shape[d]
+        error = self.error
         try:
             if evaluate(self.key, size_of) >= self.minimum:
                 return
@@ -213,10 +214,9 @@ class SizeCheck:
             # at the user's line here (not a traceback from this check).
             msg = ("integer division or modulo by zero: a size of this "
                    "call divides by a size that is 0")
-            raise KilnError("%s: %s" % (self.location, msg)
-                            if self.location else msg, self.location)
-        raise self.error("%s: %s" % (self.location, msg) if self.location
-                         else msg, self.location)
+            error = KilnError
+        raise error("%s: %s" % (self.location, msg) if self.location
+                    else msg, self.location)
 
 
 def check_sizes(result, inputs):

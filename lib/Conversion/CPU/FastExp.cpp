@@ -36,7 +36,6 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
-#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 
@@ -165,9 +164,7 @@ void kiln::cpu::populateFastExpAVX512Patterns(RewritePatternSet &patterns) {
   patterns.add<FastExpAVX512>(patterns.getContext(), /*benefit=*/2);
 }
 
-bool kiln::cpu::hostHasAVX512() {
-  return llvm::sys::getHostCPUFeatures().lookup("avx512f");
-}
+bool kiln::cpu::hostHasAVX512() { return hostVectorBits() >= 512; }
 
 FailureOr<bool> kiln::cpu::resolveFastExp(StringRef option) {
   if (option == "auto" || option == "true")

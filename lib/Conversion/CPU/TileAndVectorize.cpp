@@ -61,12 +61,16 @@ static bool hasNeutralCombiners(linalg::LinalgOp op) {
 }
 
 unsigned kiln::cpu::hostVectorBits() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (features.lookup("avx512f"))
-    return 512;
-  if (features.lookup("avx2"))
-    return 256;
-  return 128;
+  // Asked per function by the lowering passes: the host's features once.
+  static const unsigned bits = [] {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    if (features.lookup("avx512f"))
+      return 512u;
+    if (features.lookup("avx2"))
+      return 256u;
+    return 128u;
+  }();
+  return bits;
 }
 
 unsigned kiln::cpu::hostCores() {

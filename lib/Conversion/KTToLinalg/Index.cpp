@@ -31,6 +31,15 @@ Value toIndex(OpBuilder &b, Location loc, Value v) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
 }
 
+/// `i < 0 || i >= size` on index values: an index out of range.
+Value outOfRange(OpBuilder &b, Location loc, Value i, Value size) {
+  return arith::OrIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                            arith::ConstantIndexOp::create(b, loc, 0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, size));
+}
+
 /// A run-time bounds check of the index operand: message id and the size
 /// the index must be below.
 struct BoundsCheck {
@@ -83,12 +92,7 @@ void checkIndicesOfEmptyResult(OpBuilder &b, Location loc,
         [&](OpBuilder &lb, Location ll, ValueRange ivs) {
           Value raw = tensor::ExtractOp::create(lb, ll, index, ivs);
           Value i = toIndex(lb, ll, raw);
-          Value bad = arith::OrIOp::create(
-              lb, ll,
-              arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::slt, i,
-                                    arith::ConstantIndexOp::create(lb, ll, 0)),
-              arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::sge, i,
-                                    check.size));
+          Value bad = outOfRange(lb, ll, i, check.size);
           emitRuntimeCheck(lb, ll, bad, check.id, raw, check.size);
         });
     scf::YieldOp::create(tb, tl);
@@ -120,13 +124,7 @@ Value buildIndexed(OpBuilder &b, Location loc, RankedTensorType resultType,
                SmallVector<Value> loops;
                for (int64_t k = 0; k < rank; ++k)
                  loops.push_back(linalg::IndexOp::create(nb, nl, k));
-               Value bad = arith::OrIOp::create(
-                   nb, nl,
-                   arith::CmpIOp::create(
-                       nb, nl, arith::CmpIPredicate::slt, i,
-                       arith::ConstantIndexOp::create(nb, nl, 0)),
-                   arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, i,
-                                         check.size));
+               Value bad = outOfRange(nb, nl, i, check.size);
                emitRuntimeCheck(nb, nl, bad, check.id, a[0], check.size);
                auto ifOp = scf::IfOp::create(
                    nb, nl, bad,
@@ -460,9 +458,7 @@ struct ScatterLowering : public OpConversionPattern<kt::ScatterOp> {
                         Value &bad) -> SmallVector<Value> {
       Value raw = tensor::ExtractOp::create(b, l, index, ivs);
       Value i = toIndex(b, l, raw);
-      bad = arith::OrIOp::create(
-          b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i, c0),
-          arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, size));
+      bad = outOfRange(b, l, i, size);
       SmallVector<Value> t;
       for (int64_t k = 0; k < xr; ++k)
         t.push_back(k == d ? i : (ir ? ivs[k] : c0));
@@ -488,9 +484,7 @@ struct ScatterLowering : public OpConversionPattern<kt::ScatterOp> {
         -> scf::ValueVector {
       Value raw = rawIndex(b, l, ivs);
       Value i = toIndex(b, l, raw);
-      Value bad = arith::OrIOp::create(
-          b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i, c0),
-          arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, size));
+      Value bad = outOfRange(b, l, i, size);
       emitRuntimeCheck(b, l, bad, check.id, raw, check.size);
       auto ifOp = scf::IfOp::create(
           b, l, bad,
@@ -568,12 +562,7 @@ struct ScatterLowering : public OpConversionPattern<kt::ScatterOp> {
               [&](OpBuilder &b, Location bl, Value j, ValueRange args) {
                 Value raw = rawIndex(b, bl, ivsAt(j));
                 Value i = toIndex(b, bl, raw);
-                Value bad = arith::OrIOp::create(
-                    b, bl,
-                    arith::CmpIOp::create(b, bl, arith::CmpIPredicate::slt, i,
-                                          c0),
-                    arith::CmpIOp::create(b, bl, arith::CmpIPredicate::sge, i,
-                                          size));
+                Value bad = outOfRange(b, bl, i, size);
                 auto ifOp = scf::IfOp::create(
                     b, bl, bad,
                     [&](OpBuilder &tb, Location tl) {
