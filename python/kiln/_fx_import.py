@@ -617,6 +617,50 @@ class FxImporter:
             return None
         args = fx.node.map_arg(node.args, lambda n: self.env[n])
         kwargs = fx.node.map_arg(node.kwargs, lambda n: self.env[n])
+        if op == "call_function" and "out" in kwargs and not isinstance(
+                node.target, torch._ops.OpOverload):
+            # `torch.add(x, y, out=o)`: the op, then its result written into
+            # o (the converters take `out` only to accept the call).
+            kwargs = dict(kwargs)
+            out = kwargs.pop("out")
+            result = self._import_call(node, op, args, kwargs)
+            return result if out is None else self._write_out(out, result)
+        return self._import_call(node, op, args, kwargs)
+
+    def _write_out(self, out, result):
+        """The value of `f(..., out=out)`: `result` written into the tensor
+        (or tensors, for a tuple) `out`, as PyTorch's out= variants do when
+        the result has out's shape and casts to its dtype. A resize (out of
+        another shape) is left to eager PyTorch: Unsupported, so a graph
+        break runs the call."""
+        outs = out if isinstance(out, (list, tuple)) else (out,)
+        results = result if isinstance(result, (list, tuple)) else (result,)
+        if len(outs) != len(results) or not all(
+                isinstance(o, TensorVal) and not o.scalar for o in outs):
+            raise self.error("out= takes %d tensor(s) for this call"
+                             % len(results))
+        written = []
+        for o, r in zip(outs, results):
+            if not isinstance(r, TensorVal):
+                r = self.ops.operand(self, r, o.dtype)
+            if [value(d) for d in r.shape] != [value(d) for d in o.shape]:
+                raise self.error(
+                    "out= with a tensor of shape %s for a result of shape "
+                    "%s (PyTorch resizes it)" % (
+                        [value(d) for d in o.shape],
+                        [value(d) for d in r.shape]))
+            if not torch.can_cast(r.dtype, o.dtype):
+                raise self.error(
+                    "result type %s can't be cast to the desired output "
+                    "type %s (PyTorch raises)" % (r.dtype,
+                                 o.dtype))
+            written.append(self.ops.copy_(self, o, r))
+        if isinstance(out, (list, tuple)):
+            return type(result)(*written) if hasattr(result, "_fields") \
+                else tuple(written)
+        return written[0]
+
+    def _import_call(self, node, op, args, kwargs):
         if op == "call_module":
             module = self.root.get_submodule(node.target)
             conv = self.ops.module_converter(module)
