@@ -6103,9 +6103,48 @@ def embedding(b, input, weight, padding_idx=None, max_norm=None,
                       "place)")
     input = need_tensor(b, input, "embedding's indices")
     weight = need_tensor(b, weight, "embedding's weight")
-    return b.op("embedding", [weight, input],
-                shape=tuple(input.shape) + (weight.shape[1],),
-                dtype=weight.dtype)
+    rows = value(weight.shape[0])
+    if padding_idx is not None and isinstance(rows, int):
+        if not -rows <= padding_idx < rows:
+            raise b.error("Padding_idx must be within num_embeddings")
+        padding_idx %= rows
+    out = b.op("embedding", [weight, input],
+               shape=tuple(input.shape) + (weight.shape[1],),
+               dtype=weight.dtype)
+    return _embedding_grad_options(b, out, input, weight, padding_idx,
+                                   scale_grad_by_freq)
+
+
+def _embedding_grad_options(b, out, input, weight, padding_idx, by_freq):
+    """embedding's rows `out` with the gradient PyTorch's embedding
+    backward gives their weight rows: none for padding_idx's, divided by
+    how often the index occurs with scale_grad_by_freq. The values are
+    out's, exactly. Nothing is added without a gradient to shape (grad
+    mode off, or a weight argument that does not require grad)."""
+    if padding_idx is None and not by_freq:
+        return out
+    if not getattr(b, "grad_enabled", True) \
+            or not weight.dtype.is_floating_point \
+            or (weight.arg is not None
+                and not weight.arg.example.requires_grad):
+        return out
+    if by_freq:
+        # out + (out * s - stop_gradient(out * s)) is out with the gradient
+        # s * g (for finite values; s = 1 / count is in (0, 1]).
+        flat = reshape(b, input, [-1])
+        ones = full(b, flat.shape, 1, weight.dtype)
+        counts = scatter_add(b, full(b, [weight.shape[0]], 0, weight.dtype),
+                             0, flat, ones)
+        per = reshape(b, index_select(b, counts, 0, flat), list(input.shape))
+        scaled = mul(b, out, unsqueeze(b, div(b, 1.0, per), -1))
+        st = add(b, stop_gradient(b, out),
+                 sub(b, scaled, stop_gradient(b, scaled)))
+        finite = binary(b, "eq", sub(b, out, out), 0, out_dtype=torch.bool)
+        out = where(b, finite, st, out)
+    if padding_idx is not None:
+        keep = binary(b, "ne", input, padding_idx, out_dtype=torch.bool)
+        out = where(b, unsqueeze(b, keep, -1), out, stop_gradient(b, out))
+    return out
 
 
 # ----------------------------------- embedding_bag (issue 16 batch 6 item 4)
@@ -7064,7 +7103,7 @@ def _m_feature_dropout(b, m, path, x):
 @module(nn.Embedding)
 def _m_embedding(b, m, path, x):
     return embedding(b, x, b.module_tensor(path, "weight"), m.padding_idx,
-                     m.max_norm)
+                     m.max_norm, m.norm_type, m.scale_grad_by_freq)
 
 
 @module(nn.MultiheadAttention)
