@@ -3603,16 +3603,22 @@ def full(b, size, fill_value, dtype=None, why="the size of a new tensor"):
                               "dtype": dt}, shape=shape, dtype=dt)
 
 
-def _check_device(b, device):
+def _check_device(b, device, requires_grad=False):
+    """A factory's device (the CPU) and requires_grad: a new leaf that
+    requires grad (`torch.zeros(3, requires_grad=True)`) is PyTorch's to
+    make (a graph break), since the program's results do not."""
     if device is not None and torch.device(device).type != "cpu":
         raise b.error("a tensor created on %s: kiln runs on the CPU"
                       % device)
+    if requires_grad:
+        raise b.error("a new tensor with requires_grad=True (a leaf that "
+                      "autograd tracks)")
 
 
 def _factory(fill):
     def conv(b, *size, out=None, dtype=None, layout=None, device=None,
              pin_memory=None, requires_grad=False, memory_format=None):
-        _check_device(b, device)
+        _check_device(b, device, requires_grad)
         return full(b, sizes_arg(size), fill, dtype or
                     torch.get_default_dtype())
     return conv
@@ -3626,14 +3632,14 @@ function(torch.empty)(_factory(0))
 @function(torch.full)
 def _full(b, size, fill_value, *, out=None, dtype=None, layout=None,
           device=None, pin_memory=None, requires_grad=False):
-    _check_device(b, device)
+    _check_device(b, device, requires_grad)
     return full(b, size, fill_value, dtype)
 
 
 def _like(fill):
     def conv(b, x, *, dtype=None, layout=None, device=None, pin_memory=None,
              requires_grad=False, memory_format=None):
-        _check_device(b, device)
+        _check_device(b, device, requires_grad)
         return full(b, x.shape, fill, dtype or x.dtype)
     return conv
 
@@ -3646,13 +3652,14 @@ function(torch.empty_like)(_like(0))
 @function(torch.full_like)
 def full_like(b, x, fill_value, *, dtype=None, layout=None, device=None,
               pin_memory=None, requires_grad=False, memory_format=None):
+    _check_device(b, device, requires_grad)
     return full(b, x.shape, fill_value, dtype or x.dtype)
 
 
 def _new(fill):
     def conv(b, x, *size, dtype=None, device=None, requires_grad=False,
              layout=None, pin_memory=None):
-        _check_device(b, device)
+        _check_device(b, device, requires_grad)
         return full(b, sizes_arg(size), fill, dtype or x.dtype)
     return conv
 
@@ -3665,13 +3672,14 @@ METHODS["new_empty"] = _new(0)
 @method("new_full")
 def new_full(b, x, size, fill_value, *, dtype=None, device=None,
              requires_grad=False, layout=None, pin_memory=None):
+    _check_device(b, device, requires_grad)
     return full(b, size, fill_value, dtype or x.dtype)
 
 
 @function(torch.arange)
 def arange(b, *args, out=None, dtype=None, layout=None, device=None,
            pin_memory=None, requires_grad=False):
-    _check_device(b, device)
+    _check_device(b, device, requires_grad)
     dyn = _arange_dynamic(b, args, dtype)
     if dyn is not None:
         return dyn
@@ -3732,7 +3740,7 @@ def _arange_dynamic(b, args, dtype):
 @function(torch.tensor, torch.as_tensor)
 def tensor(b, data, dtype=None, device=None, requires_grad=False,
            pin_memory=False):
-    _check_device(b, device)
+    _check_device(b, device, requires_grad)
     data = _concrete(b, data, "a size in torch.tensor()")
     if isinstance(data, TensorVal):
         return cast(b, data, dtype) if dtype else data
@@ -3798,7 +3806,7 @@ def _random_factory(kind):
     def conv(b, *size, generator=None, out=None, dtype=None, layout=None,
              device=None, pin_memory=False, requires_grad=False,
              names=None):
-        _check_device(b, device)
+        _check_device(b, device, requires_grad)
         _no_generator(b, "torch." + kind, generator)
         return random_tensor(b, kind, sizes_arg(size), dtype, kind)
     return conv
@@ -3807,7 +3815,7 @@ def _random_factory(kind):
 def _random_like(kind):
     def conv(b, x, *, dtype=None, layout=None, device=None,
              pin_memory=False, requires_grad=False, memory_format=None):
-        _check_device(b, device)
+        _check_device(b, device, requires_grad)
         x = need_tensor(b, x, kind + "_like")
         return random_tensor(b, kind, x.shape, dtype or x.dtype, kind)
     return conv

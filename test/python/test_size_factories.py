@@ -83,3 +83,29 @@ def test_arange_bounds_and_dtype_info(backend):
         got, want = opt(x), f(x)
         assert got.dtype == want.dtype
         torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+@pytest.mark.parametrize("make", [
+    lambda x: torch.zeros(x.shape, requires_grad=True),
+    lambda x: torch.full(x.shape, 2.0, requires_grad=True),
+    lambda x: torch.ones_like(x, requires_grad=True),
+    lambda x: x.new_full((3,), 1.5, requires_grad=True),
+], ids=["zeros", "full", "ones_like", "new_full"])
+def test_factory_requires_grad_makes_a_leaf(backend, make):
+    # A new leaf that requires grad is eager PyTorch's (a graph break): the
+    # result requires grad and backward reaches the leaf, as in eager.
+    # (Not yet for a factory given no traced value, `torch.tensor([..],
+    # requires_grad=True)`: torch.fx runs it while tracing and the program
+    # keeps the tensor as a constant; its results are copies.)
+    def f(x):
+        w = make(x)
+        y = x * w
+        return y, w
+    x = torch.randn(3)
+    ye, we = f(x)
+    yc, wc = kiln.compile(f, backend=backend)(x)
+    assert torch.allclose(yc, ye) and torch.equal(wc, we)
+    assert yc.requires_grad and wc.requires_grad and wc.is_leaf
+    yc.sum().backward()
+    assert torch.allclose(wc.grad, x)
