@@ -1004,7 +1004,13 @@ def masked_scatter(b, x, mask, source):
 @aten("embedding")
 def embedding(b, weight, indices, padding_idx=-1, scale_grad_by_freq=False,
               sparse=False):
-    return O.embedding(b, indices, weight)
+    """aten.embedding (padding_idx -1: none); the gradient options shape
+    the weight's gradient when Kiln differentiates the graph itself."""
+    out = O.embedding(b, indices, weight)
+    pad = padding_idx if padding_idx is not None and padding_idx >= 0 \
+        else None
+    return O._embedding_grad_options(b, out, indices, weight, pad,
+                                     scale_grad_by_freq)
 
 
 @aten("_embedding_bag")

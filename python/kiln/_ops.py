@@ -6127,14 +6127,14 @@ def _embedding_grad_options(b, out, input, weight, padding_idx, by_freq):
     """embedding's rows `out` with the gradient PyTorch's embedding
     backward gives their weight rows: none for padding_idx's, divided by
     how often the index occurs with scale_grad_by_freq. The values are
-    out's, exactly. Nothing is added without a gradient to shape (grad
-    mode off, or a weight argument that does not require grad)."""
+    out's, exactly. Nothing is added in grad mode off (part of the
+    program's key)."""
     if padding_idx is None and not by_freq:
         return out
     if not getattr(b, "grad_enabled", True) \
-            or not weight.dtype.is_floating_point \
-            or (weight.arg is not None
-                and not weight.arg.example.requires_grad):
+            or not weight.dtype.is_floating_point:
+        # (Not by the example weight's requires_grad: a program captured
+        # for a weight without it is called with one that has it.)
         return out
     if by_freq:
         # out + (out * s - stop_gradient(out * s)) is out with the gradient

@@ -81,3 +81,36 @@ def test_bad_padding_idx():
         f(IDX, w)
     with pytest.raises((AssertionError, kiln.KilnError, RuntimeError)):
         kiln.compile(f, backend="cpu", fullgraph=True)(IDX, w)
+
+
+def test_captured_without_grad_then_called_with_it():
+    # One program serves both: the weight's requires_grad is no part of
+    # its key, so the gradient options cannot depend on it.
+    w = _weight()
+    f = kiln.compile(lambda i, w: (F.embedding(i, w, padding_idx=0) ** 2)
+                     .sum(), backend="cpu")
+    f(IDX, w)
+    w1, w2 = w.clone().requires_grad_(), w.clone().requires_grad_()
+    (F.embedding(IDX, w1, padding_idx=0) ** 2).sum().backward()
+    f(IDX, w2).backward()
+    assert torch.allclose(w1.grad, w2.grad, atol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [dict(padding_idx=0),
+                                dict(padding_idx=2, scale_grad_by_freq=True)],
+                         ids=["pad0", "pad2+freq"])
+def test_aten_graph_through_the_backend_entry(kw):
+    # make_fx's aten.embedding carries padding_idx / scale_grad_by_freq;
+    # Kiln differentiates the ATen graph itself.
+    from torch.fx.experimental.proxy_tensor import make_fx
+    w = _weight()
+
+    def f(i, w):
+        return (F.embedding(i, w, **kw) ** 2).sum()
+    gm = make_fx(f)(IDX, w)
+    c = kiln.backend(gm, [IDX, w.clone().requires_grad_()])
+    w1, w2 = w.clone().requires_grad_(), w.clone().requires_grad_()
+    f(IDX, w1).backward()
+    r = c(IDX, w2)
+    (r[0] if isinstance(r, (tuple, list)) else r).backward()
+    assert torch.allclose(w1.grad, w2.grad, atol=1e-6)
