@@ -820,6 +820,22 @@ class _Compiled:
                                       "specialized (unhashable)"
                                       % (name, type(v).__name__)) from None
                 key.append((name, "C", type(v).__name__, v))
+        # How each tensor input is laid out (is_contiguous(), whether a
+        # reshape is a view) and, in grad mode, which require grad (read by
+        # `x.requires_grad`; TorchDynamo guards on both): entries only when
+        # some input is not contiguous / requires grad.
+        for t in flat:
+            if t.layout != torch.strided:
+                raise Unsupported(
+                    "a %s tensor argument: kiln takes dense (strided) "
+                    "tensors; convert it with .to_dense()" % t.layout)
+        layouts = tuple(_fx_import.example_layout(t, True) for t in flat)
+        if any(layouts):
+            key.append(("layouts", layouts))
+        if torch.is_grad_enabled():
+            grads = tuple(t.requires_grad for t in flat)
+            if any(grads):
+                key.append(("requires_grad", grads))
         if self.module is None:
             self.closure_modules = self._current_closure_modules()
         roots = [self.module] if self.module is not None else \

@@ -95,6 +95,22 @@ class TensorVal:
         return "TensorVal(%s: %s)" % (self.name, self.type)
 
 
+def example_layout(t, key=False):
+    """TensorVal.layout for a call's tensor input `t`: None when it is
+    contiguous, "permuted" when it is a dense tensor with its dims in
+    another order (a transposed or channels-last tensor: PyTorch lays out
+    pointwise results the same way), "strided" otherwise (a slice, an
+    expanded tensor). With `key`, the permuted layout's order of dims too:
+    the program's key has it (kiln._compile), since `is_contiguous()` (of
+    either memory format) and whether a reshape is a view depend on it."""
+    if t.is_contiguous():
+        return None
+    order = tuple(sorted(range(t.ndim), key=lambda d: -t.stride(d)))
+    if t.permute(order).is_contiguous():
+        return ("permuted", order) if key else "permuted"
+    return "strided"
+
+
 def link_view(r, x, emit, inverse, layout=None):
     """Marks `r` as a view of `x`: `emit(b, base)` makes it again from a new
     value of the base (a TensorVal, not linked), `inverse(b, base, new)` is
@@ -805,7 +821,9 @@ class FxImporter:
                 if (index, d) in self.dynamic_dims:
                     self.dynamic_syms |= sym.syms
                 shape.append(sym)
-            return self._add_arg(arg, shape)
+            value = self._add_arg(arg, shape)
+            value.layout = example_layout(example)
+            return value
         if isinstance(example, (list, tuple)) and any(
                 isinstance(x, torch.Tensor) for x in example):
             raise self.error("an input that is a %s of tensors is not "

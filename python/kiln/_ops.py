@@ -669,7 +669,30 @@ def _is_complex(b, x):
 
 @method("is_contiguous")
 def _is_contiguous(b, x, memory_format=None):
-    return True
+    """As PyTorch answers for a value laid out as TensorVal.layout says: a
+    transposed, permuted, sliced or expanded view (and pointwise results of
+    a permuted one) is not contiguous. A call's input as it came in is
+    asked directly (its layout is part of the program's key:
+    _fx_import.example_layout); a
+    result of pointwise ops on a channels-last input is taken as not
+    channels-last (PyTorch keeps that layout: not tracked)."""
+    arg = x.arg
+    if arg is not None and arg.value is x and arg.input_index is not None:
+        return arg.example.is_contiguous(
+            memory_format=memory_format or torch.contiguous_format)
+    if x.layout is not None:
+        return False
+    if memory_format in (None, torch.contiguous_format, torch.preserve_format):
+        return True
+    shape = [value(d) for d in x.shape]
+    if not all(isinstance(d, int) for d in shape):
+        raise b.error("is_contiguous(memory_format=%s) of a tensor with "
+                      "dynamic sizes" % memory_format)
+    try:
+        return torch.empty(shape, device="meta").is_contiguous(
+            memory_format=memory_format)
+    except RuntimeError as e:
+        raise b.error("is_contiguous: %s" % e)
 
 
 @method("get_device")

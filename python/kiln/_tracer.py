@@ -73,7 +73,10 @@ def raised_by_user(exc):
     kiln's, and its instruction there is a raise): the user's own error,
     which eager PyTorch raises too, not a limit of the tracer (an exception
     of a torch function given a traced value also shows the user's line,
-    at a call instruction)."""
+    at a call instruction). An op run eagerly at a graph break on real
+    values raises as eager does (raises_as_eager)."""
+    if getattr(exc, "_kiln_raised_eagerly", False):
+        return True
     tb = exc.__traceback__
     if tb is None:
         return False
@@ -84,6 +87,20 @@ def raised_by_user(exc):
         return False
     i = tb.tb_lasti
     return 0 <= i < len(code.co_code) and code.co_code[i] in _RAISE_OPS
+
+
+def raises_as_eager(fn, *args, **kwargs):
+    """fn(*args, **kwargs) for an op run eagerly at a graph break, on real
+    values: an exception it raises is what eager PyTorch raises there, the
+    user's error (raised_by_user), not a limit of the tracer."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        try:
+            e._kiln_raised_eagerly = True
+        except AttributeError:   # (an exception type without a __dict__)
+            pass
+        raise
 
 
 def _in_torch(filename):
@@ -158,6 +175,14 @@ class KilnProxy(fx.Proxy):
         # has none of the methods above: `range(x.ndim)` (torch.masked's
         # _canonical_dim) raised "'Attribute' object cannot be interpreted
         # as an integer". A KilnAttribute is both.
+        if k in _AUTOGRAD_ATTRS and "tracer" in self.__dict__:
+            # x.grad, x.grad_fn, x.is_leaf, x._version...: the tensor's
+            # autograd or storage state, which no graph holds (a Proxy is
+            # never None, so `x.grad is None` was always False): a graph
+            # break, Python reads the real tensor's attribute.
+            return self.tracer.run_eagerly_for(
+                "Tensor.%s: autograd or storage state read by Python" % k,
+                getattr, (self, k), {})
         a = KilnAttribute(self, k)
         if k in _METADATA_ATTRS and "tracer" in self.__dict__:
             # x.dtype, x.ndim, x.layout, x.device: their Python values
@@ -212,6 +237,12 @@ class KilnProxy(fx.Proxy):
 
 
 # Tensor attributes whose values are metadata, known while tracing.
+# Tensor attributes a graph break answers (KilnProxy.__getattr__).
+_AUTOGRAD_ATTRS = frozenset(("grad", "grad_fn", "is_leaf", "_base",
+                             "_version", "output_nr", "names",
+                             "retains_grad", "nbytes", "itemsize",
+                             "_cdata"))
+
 _METADATA_ATTRS = frozenset(("dtype", "ndim", "layout", "device",
                              "is_sparse", "is_quantized", "is_cuda",
                              "is_meta", "is_mkldnn"))
@@ -632,7 +663,7 @@ class KilnTracer(fx.Tracer):
                 for p in flat]
         a, k = pytree.tree_unflatten(real, spec)
         with self.eager():
-            out = fn(*a, **k)
+            out = raises_as_eager(fn, *a, **k)
         return self.wrap_real(out)
 
     def wrap_real(self, out):
