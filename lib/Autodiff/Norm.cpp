@@ -257,6 +257,44 @@ LogicalResult vjpBatchNorm(kt::BatchNormOp op, GradEmitter &e, Value g,
   return success();
 }
 
+/// Whether `v` is a rank-0 kt.full of value `c` (GradEmitter::scalarLike).
+bool isScalarFull(Value v, double c) {
+  auto f = v.getDefiningOp<kt::FullOp>();
+  return f && f.getSize().empty() && f.getValue().convertToDouble() == c;
+}
+
+/// The activation whose gradient `g`, the cotangent of batch norm's result
+/// `y`, is: `where(mask, g0, 0)` as kt.relu's rule builds it (mask
+/// `gt(relu(y), 0)`) or kt.clamp's with min 0 and max 6 (`and(ge(y, 0),
+/// le(y, 6))`). Sets `g0`, the gradient of the activation's result; none
+/// otherwise (`g` is then read as it is). A `y` with other uses has an
+/// accumulated cotangent (a kt.add), so it is not matched.
+kt::NormActivation foldedActivation(Value y, Value g, Value &g0) {
+  auto where = g.getDefiningOp<kt::WhereOp>();
+  if (!where || !isScalarFull(where->getOperand(2), 0))
+    return kt::NormActivation::none;
+  Value mask = where->getOperand(0);
+  auto cmpOf = [&](Value m, auto tag, double c) {
+    using Cmp = decltype(tag);
+    auto op = m.getDefiningOp<Cmp>();
+    return op && isScalarFull(op->getOperand(1), c) ? op->getOperand(0)
+                                                   : Value();
+  };
+  kt::NormActivation act = kt::NormActivation::none;
+  if (Value r = cmpOf(mask, kt::GtOp(), 0)) {
+    auto relu = r.getDefiningOp<kt::ReluOp>();
+    if (relu && relu->getOperand(0) == y)
+      act = kt::NormActivation::relu;
+  } else if (auto both = mask.getDefiningOp<kt::LogicalAndOp>()) {
+    if (cmpOf(both->getOperand(0), kt::GeOp(), 0) == y &&
+        cmpOf(both->getOperand(1), kt::LeOp(), 6) == y)
+      act = kt::NormActivation::relu6;
+  }
+  if (act != kt::NormActivation::none)
+    g0 = where->getOperand(1);
+  return act;
+}
+
 /// kt.batch_norm_train's rule sees all three result cotangents: the
 /// result's goes through one kt.batch_norm_backward (input, weight and bias
 /// gradients, aten native_batch_norm_backward); those of save_mean and
@@ -279,11 +317,18 @@ struct BatchNormTrainVJP
           invstd = op.getSaveInvstd();
     Value gx;
     if (g) {
-      SmallVector<Value> ops{g, x, mean, invstd};
-      if (op.getWeight())
-        ops.push_back(op.getWeight());
-      auto bwd = kt::BatchNormBackwardOp::create(b, o->getLoc(), ops,
-                                                 ArrayRef<NamedAttribute>{});
+      // The mask of a following ReLU / ReLU6 goes into the backward (with
+      // the bias, which the recomputed result needs): the backward reads
+      // the activation's gradient, and the mask and the forward's result
+      // are no longer read (the mask ops are left dead and erased).
+      Value g0;
+      kt::NormActivation act = foldedActivation(op.getResult(), g, g0);
+      bool fold = act != kt::NormActivation::none;
+      auto bwd = kt::BatchNormBackwardOp::create(
+          b, o->getLoc(), fold ? g0 : g, x, mean, invstd, op.getWeight(),
+          fold ? op.getBias() : Value(),
+          fold ? kt::NormActivationAttr::get(b.getContext(), act)
+               : kt::NormActivationAttr());
       gx = bwd.getGradInput();
       unsigned next = 1;
       if (op.getWeight())
