@@ -7,12 +7,17 @@
 // weights, label smoothing and every reduction as in PyTorch), then
 // cross_entropy goes back through log_softmax. batch_norm (inference form)
 // gives input, weight and bias gradients (none for the running statistics);
-// batch_norm_train's backward is one kt.batch_norm_backward;
+// batch_norm_train's backward is one kt.batch_norm_backward (into which
+// foldNormActivationMasks folds a following relu / relu6 mask on request);
 // scaled_dot_product_attention recomputes the attention probabilities.
 //
 //===----------------------------------------------------------------------===//
 
 #include "VJPUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
 #include <limits>
@@ -317,18 +322,9 @@ struct BatchNormTrainVJP
           invstd = op.getSaveInvstd();
     Value gx;
     if (g) {
-      // The mask of a following ReLU / ReLU6 goes into the backward (with
-      // the bias, which the recomputed result needs): the backward reads
-      // the activation's gradient, and the mask and the forward's result
-      // are no longer read (the mask ops are left dead and erased).
-      Value g0;
-      kt::NormActivation act = foldedActivation(op.getResult(), g, g0);
-      bool fold = act != kt::NormActivation::none;
       auto bwd = kt::BatchNormBackwardOp::create(
-          b, o->getLoc(), fold ? g0 : g, x, mean, invstd, op.getWeight(),
-          fold ? op.getBias() : Value(),
-          fold ? kt::NormActivationAttr::get(b.getContext(), act)
-               : kt::NormActivationAttr());
+          b, o->getLoc(), g, x, mean, invstd, op.getWeight(), /*bias=*/Value(),
+          kt::NormActivationAttr());
       gx = bwd.getGradInput();
       unsigned next = 1;
       if (op.getWeight())
@@ -432,4 +428,53 @@ void autodiff::registerNormVJPs(MLIRContext *ctx) {
   // second derivative through it is kiln-autodiff's "no vector-Jacobian
   // rule" error.
   attachVJP<kt::ScaledDotProductAttentionOp, vjpSDPA>(ctx);
+}
+
+unsigned autodiff::foldNormActivationMasks(func::FuncOp joint) {
+  SmallVector<kt::BatchNormBackwardOp> bwds;
+  joint.walk([&](kt::BatchNormBackwardOp op) {
+    if (op.getActivation() == kt::NormActivation::none)
+      bwds.push_back(op);
+  });
+  unsigned folded = 0;
+  for (kt::BatchNormBackwardOp op : bwds) {
+    // The batch norm whose statistics (and input, weight) it reads.
+    auto train = op.getSaveMean().getDefiningOp<kt::BatchNormTrainOp>();
+    if (!train || op.getSaveInvstd() != train.getSaveInvstd() ||
+        op.getInput() != train.getInput() ||
+        op.getWeight() != train.getWeight())
+      continue;
+    Value g0;
+    Value g = op.getGradOutput();
+    kt::NormActivation act = foldedActivation(train.getResult(), g, g0);
+    // The mask must be built from values available where the backward is.
+    if (act == kt::NormActivation::none || !g.hasOneUse())
+      continue;
+    OpBuilder b(op);
+    auto fused = kt::BatchNormBackwardOp::create(
+        b, op.getLoc(), g0, op.getInput(), op.getSaveMean(),
+        op.getSaveInvstd(), op.getWeight(), train.getBias(),
+        kt::NormActivationAttr::get(b.getContext(), act));
+    op->replaceAllUsesWith(fused->getResults());
+    op->erase();
+    // The where, its mask and their constants, once unused (each op once:
+    // a constant feeds both the where and a compare).
+    llvm::SetVector<Operation *> work;
+    work.insert(g.getDefiningOp());
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Operation *dead : llvm::to_vector(work)) {
+        if (!isOpTriviallyDead(dead))
+          continue;
+        for (Value v : dead->getOperands())
+          if (Operation *d = v.getDefiningOp(); d && d != train)
+            work.insert(d);
+        work.remove(dead);
+        dead->erase();
+        changed = true;
+      }
+    }
+    ++folded;
+  }
+  return folded;
 }

@@ -1,6 +1,23 @@
-// RUN: kiln-opt %s -split-input-file -kiln-autodiff | FileCheck %s
+// RUN: kiln-opt %s -split-input-file '-kiln-autodiff=fold-norm-activation=true' | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-autodiff | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s -split-input-file '-kiln-autodiff=fold-norm-activation=true' '-kiln-partition=policy=mincut' | FileCheck %s --check-prefix=PART
 
-// Tests that kt.batch_norm_train's rule folds the mask of a following
+// Off by default: the mask stays a kt.where.
+// OFF-LABEL: func.func @relu6_joint(
+// OFF: kt.where
+// OFF: kt.batch_norm_backward
+// OFF-NOT: activation
+// OFF: return
+
+// Under mincut the backward recomputes nothing for the mask and reads the
+// bias (an argument of the forward, saved as such).
+// PART-LABEL: func.func @relu6_bwd(
+// PART-NOT: kt.where
+// PART-NOT: kt.clamp
+// PART: kt.batch_norm_backward %{{.*}} bias %{{[^ ]+}} {activation = #kt.activation<relu6>}
+// PART: return
+
+// Tests that kiln-autodiff's fold-norm-activation folds the mask of a
 // kt.relu / kt.clamp 0..6 into kt.batch_norm_backward (the activation's
 // gradient and the bias as operands, the attribute), and that the mask ops
 // are erased: the backward reads neither the forward's result nor the

@@ -134,8 +134,9 @@ for xs, wb, eps, stats in [
                                                            res), ret],
         ins, outs, ref)
 
-# batch_norm_train followed by kt.relu / kt.clamp 0..6: the rule folds
-# the activation's mask into kt.batch_norm_backward (activation = relu /
+# batch_norm_train followed by kt.relu / kt.clamp 0..6, differentiated with
+# kiln-autodiff's fold-norm-activation, which folds the activation's mask
+# into kt.batch_norm_backward (activation = relu /
 # relu6 with the bias); odd channel counts, batch 1, a `?` batch (no finite
 # differences then), weight / bias absent. Weights ~3 and biases ~2 put
 # results on both sides of 0 and 6.
@@ -176,7 +177,8 @@ for xs, wb, act, dyn in [
         ["%%0:3 = kt.batch_norm_train %s : (%s) -> (%s, %s, %s)" % (
             ops, types, ty, t64((c,)), t64((c,))), line,
          "return %%r : %s" % ty],
-        ins, [ty], ref, arg_types=at)
+        ins, [ty], ref, arg_types=at,
+        autodiff_options="fold-norm-activation=true")
 
 # scaled_dot_product_attention
 CASES = [
