@@ -7,12 +7,17 @@
 // weights, label smoothing and every reduction as in PyTorch), then
 // cross_entropy goes back through log_softmax. batch_norm (inference form)
 // gives input, weight and bias gradients (none for the running statistics);
-// batch_norm_train's backward is one kt.batch_norm_backward;
+// batch_norm_train's backward is one kt.batch_norm_backward (into which
+// foldNormActivationMasks folds a following relu / relu6 mask on request);
 // scaled_dot_product_attention recomputes the attention probabilities.
 //
 //===----------------------------------------------------------------------===//
 
 #include "VJPUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
 #include <limits>
@@ -257,6 +262,44 @@ LogicalResult vjpBatchNorm(kt::BatchNormOp op, GradEmitter &e, Value g,
   return success();
 }
 
+/// Whether `v` is a rank-0 kt.full of value `c` (GradEmitter::scalarLike).
+bool isScalarFull(Value v, double c) {
+  auto f = v.getDefiningOp<kt::FullOp>();
+  return f && f.getSize().empty() && f.getValue().convertToDouble() == c;
+}
+
+/// The activation whose gradient `g`, the cotangent of batch norm's result
+/// `y`, is: `where(mask, g0, 0)` as kt.relu's rule builds it (mask
+/// `gt(relu(y), 0)`) or kt.clamp's with min 0 and max 6 (`and(ge(y, 0),
+/// le(y, 6))`). Sets `g0`, the gradient of the activation's result; none
+/// otherwise (`g` is then read as it is). A `y` with other uses has an
+/// accumulated cotangent (a kt.add), so it is not matched.
+kt::NormActivation foldedActivation(Value y, Value g, Value &g0) {
+  auto where = g.getDefiningOp<kt::WhereOp>();
+  if (!where || !isScalarFull(where->getOperand(2), 0))
+    return kt::NormActivation::none;
+  Value mask = where->getOperand(0);
+  auto cmpOf = [&](Value m, auto tag, double c) {
+    using Cmp = decltype(tag);
+    auto op = m.getDefiningOp<Cmp>();
+    return op && isScalarFull(op->getOperand(1), c) ? op->getOperand(0)
+                                                   : Value();
+  };
+  kt::NormActivation act = kt::NormActivation::none;
+  if (Value r = cmpOf(mask, kt::GtOp(), 0)) {
+    auto relu = r.getDefiningOp<kt::ReluOp>();
+    if (relu && relu->getOperand(0) == y)
+      act = kt::NormActivation::relu;
+  } else if (auto both = mask.getDefiningOp<kt::LogicalAndOp>()) {
+    if (cmpOf(both->getOperand(0), kt::GeOp(), 0) == y &&
+        cmpOf(both->getOperand(1), kt::LeOp(), 6) == y)
+      act = kt::NormActivation::relu6;
+  }
+  if (act != kt::NormActivation::none)
+    g0 = where->getOperand(1);
+  return act;
+}
+
 /// kt.batch_norm_train's rule sees all three result cotangents: the
 /// result's goes through one kt.batch_norm_backward (input, weight and bias
 /// gradients, aten native_batch_norm_backward); those of save_mean and
@@ -279,11 +322,9 @@ struct BatchNormTrainVJP
           invstd = op.getSaveInvstd();
     Value gx;
     if (g) {
-      SmallVector<Value> ops{g, x, mean, invstd};
-      if (op.getWeight())
-        ops.push_back(op.getWeight());
-      auto bwd = kt::BatchNormBackwardOp::create(b, o->getLoc(), ops,
-                                                 ArrayRef<NamedAttribute>{});
+      auto bwd = kt::BatchNormBackwardOp::create(
+          b, o->getLoc(), g, x, mean, invstd, op.getWeight(), /*bias=*/Value(),
+          kt::NormActivationAttr());
       gx = bwd.getGradInput();
       unsigned next = 1;
       if (op.getWeight())
@@ -387,4 +428,53 @@ void autodiff::registerNormVJPs(MLIRContext *ctx) {
   // second derivative through it is kiln-autodiff's "no vector-Jacobian
   // rule" error.
   attachVJP<kt::ScaledDotProductAttentionOp, vjpSDPA>(ctx);
+}
+
+unsigned autodiff::foldNormActivationMasks(func::FuncOp joint) {
+  SmallVector<kt::BatchNormBackwardOp> bwds;
+  joint.walk([&](kt::BatchNormBackwardOp op) {
+    if (op.getActivation() == kt::NormActivation::none)
+      bwds.push_back(op);
+  });
+  unsigned folded = 0;
+  for (kt::BatchNormBackwardOp op : bwds) {
+    // The batch norm whose statistics (and input, weight) it reads.
+    auto train = op.getSaveMean().getDefiningOp<kt::BatchNormTrainOp>();
+    if (!train || op.getSaveInvstd() != train.getSaveInvstd() ||
+        op.getInput() != train.getInput() ||
+        op.getWeight() != train.getWeight())
+      continue;
+    Value g0;
+    Value g = op.getGradOutput();
+    kt::NormActivation act = foldedActivation(train.getResult(), g, g0);
+    // The mask must be built from values available where the backward is.
+    if (act == kt::NormActivation::none || !g.hasOneUse())
+      continue;
+    OpBuilder b(op);
+    auto fused = kt::BatchNormBackwardOp::create(
+        b, op.getLoc(), g0, op.getInput(), op.getSaveMean(),
+        op.getSaveInvstd(), op.getWeight(), train.getBias(),
+        kt::NormActivationAttr::get(b.getContext(), act));
+    op->replaceAllUsesWith(fused->getResults());
+    op->erase();
+    // The where, its mask and their constants, once unused (each op once:
+    // a constant feeds both the where and a compare).
+    llvm::SetVector<Operation *> work;
+    work.insert(g.getDefiningOp());
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Operation *dead : llvm::to_vector(work)) {
+        if (!isOpTriviallyDead(dead))
+          continue;
+        for (Value v : dead->getOperands())
+          if (Operation *d = v.getDefiningOp(); d && d != train)
+            work.insert(d);
+        work.remove(dead);
+        dead->erase();
+        changed = true;
+      }
+    }
+    ++folded;
+  }
+  return folded;
 }

@@ -52,11 +52,14 @@ struct AutodiffPass : public kiln::impl::KilnAutodiffPassBase<AutodiffPass> {
         failedAny = true;
         continue;
       }
-      if (failed(autodiff::buildJointFunction(fn,
-                                              autodiff::getRequiresGrad(fn)))) {
+      FailureOr<func::FuncOp> joint =
+          autodiff::buildJointFunction(fn, autodiff::getRequiresGrad(fn));
+      if (failed(joint)) {
         failedAny = true;
         continue;
       }
+      if (foldNormActivation)
+        autodiff::foldNormActivationMasks(*joint);
       fn->removeAttr(autodiff::kDifferentiateAttr);
     }
     if (failedAny)

@@ -54,6 +54,16 @@ inline constexpr llvm::StringLiteral kJointAttr = "kg.joint";
 mlir::FailureOr<mlir::func::FuncOp>
 buildJointFunction(mlir::func::FuncOp fn, llvm::ArrayRef<bool> requiresGrad);
 
+/// Folds into each kt.batch_norm_backward of `joint` the gradient mask of a
+/// kt.relu or kt.clamp 0..6 that follows its kt.batch_norm_train: where its
+/// grad_output is the `kt.where(mask, g0, 0)` of that activation's rule
+/// (the forward's result used only by the activation), the op is rebuilt
+/// on `g0` with `activation = relu / relu6` and the batch norm's bias, and
+/// the mask ops left dead are erased. Returns the number folded.
+/// kiln-autodiff's `fold-norm-activation` option (off by default: see
+/// docs/codegen.md "Convolution training, round 10" for why).
+unsigned foldNormActivationMasks(mlir::func::FuncOp joint);
+
 /// Which arguments of `fn` require grad: the `kg.requires_grad` argument
 /// attribute where present, else true exactly for float tensor arguments.
 llvm::SmallVector<bool> getRequiresGrad(mlir::func::FuncOp fn);

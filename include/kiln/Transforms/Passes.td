@@ -313,11 +313,21 @@ def KilnAutodiffPass : Pass<"kiln-autodiff", "::mlir::ModuleOp"> {
     min-cut never recomputes a product) and recomputing them (a memory
     budget below 1). `expand-attention=false` keeps the op and its rule,
     which recomputes `q k^T` and the softmax in the backward.
+
+    `fold-norm-activation` (off by default) then folds the gradient mask of a
+    `kt.relu` or `kt.clamp` 0..6 that follows a `kt.batch_norm_train` into
+    its `kt.batch_norm_backward` (`activation = relu / relu6` with the bias:
+    `autodiff::foldNormActivationMasks`). Off because it does not pay yet on
+    the CPU (docs/codegen.md, "Convolution training, round 10").
   }];
   let options = [
     Option<"expandAttention", "expand-attention", "bool", /*default=*/"true",
            "expand kt.scaled_dot_product_attention into its math ops before "
            "differentiating (the backward reuses the probabilities)">,
+    Option<"foldNormActivation", "fold-norm-activation", "bool",
+           /*default=*/"false",
+           "fold the gradient mask of a relu / relu6 after "
+           "kt.batch_norm_train into its kt.batch_norm_backward">,
   ];
   let dependentDialects = ["::kiln::kt::KTDialect",
                            "::mlir::func::FuncDialect",

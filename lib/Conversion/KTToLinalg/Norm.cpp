@@ -621,7 +621,8 @@ struct BatchNormBackwardLowering
     Location loc = op.getLoc();
     Value gy = adaptor.getGradOutput(), x = adaptor.getInput(),
           mean = adaptor.getSaveMean(), invstd = adaptor.getSaveInvstd(),
-          w = adaptor.getWeight();
+          w = adaptor.getWeight(), bias = adaptor.getBias();
+    kt::NormActivation act = op.getActivation();
     auto xt = cast<RankedTensorType>(x.getType());
     auto gt = cast<RankedTensorType>(gy.getType());
     Type elem = xt.getElementType(), acc = computeType(elem);
@@ -651,31 +652,141 @@ struct BatchNormBackwardLowering
     invstd = checkChannels(rw, loc, invstd, c, "save_invstd");
     if (w)
       w = checkChannels(rw, loc, w, c, "weight");
+    if (bias)
+      bias = checkChannels(rw, loc, bias, c, "bias");
     ChannelSpace sp(rw, rank);
     auto statF64 = RankedTensorType::get({xt.getDimSize(1)}, f64);
     auto statAcc = statF64.clone(acc);
     Value n = perChannelCount(rw, loc, sizes);
     Value zero = scalarConst(rw, loc, f64, 0);
+    // With an activation, every generic below reads grad_output through
+    // the mask of the forward's result y = x * s + t (s = invstd * weight,
+    // t = bias - mean * s per channel). The mask is an interval of x per
+    // channel, [lo, hi] (computed once per channel in f64: relu's y > 0 is
+    // x > -t / s for s > 0, x < -t / s for s < 0; relu6's 0 <= y <= 6 the
+    // interval between -t / s and (6 - t) / s; s = 0 keeps every or no
+    // element by t; a NaN s or t keeps none), so an element costs two
+    // compares and a select, not the normalization again (recomputing y
+    // per element made each pass ~2x the unmasked one: instruction-bound
+    // on this machine). It agrees with the forward's rounded y except for
+    // y within a rounding error of 0 or 6. Extra [C] inputs: lo, hi.
+    bool masking = act != kt::NormActivation::none;
+    SmallVector<Value> maskIns;
+    if (masking) {
+      bool relu = act == kt::NormActivation::relu;
+      SmallVector<Value> ins{mean, invstd};
+      for (Value v : {w, bias})
+        if (v)
+          ins.push_back(v);
+      double inf = std::numeric_limits<double>::infinity();
+      for (bool upper : {false, true})
+        maskIns.push_back(buildElementwise(
+            rw, loc, ins, statAcc,
+            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+              auto f = [&](Value v) { return convertScalar(b, l, v, f64); };
+              auto cst = [&](double v) { return scalarConst(b, l, f64, v); };
+              auto cmp = [&](arith::CmpFPredicate p, Value u, Value v) {
+                return arith::CmpFOp::create(b, l, p, u, v).getResult();
+              };
+              auto sel = [&](Value c, Value u, Value v) {
+                return arith::SelectOp::create(b, l, c, u, v).getResult();
+              };
+              Value sc = f(a[1]);
+              unsigned next = 2;
+              if (w)
+                sc = arith::MulFOp::create(b, l, sc, f(a[next++]));
+              Value t = arith::NegFOp::create(
+                  b, l, arith::MulFOp::create(b, l, f(a[0]), sc));
+              if (bias)
+                t = arith::AddFOp::create(b, l, t, f(a[next++]));
+              // The x where y crosses 0 and 6.
+              auto at = [&](double v) {
+                return arith::DivFOp::create(
+                           b, l, arith::SubFOp::create(b, l, cst(v), t), sc)
+                    .getResult();
+              };
+              Value z = cst(0);
+              Value pos = cmp(arith::CmpFPredicate::OGT, sc, z);
+              Value neg = cmp(arith::CmpFPredicate::OLT, sc, z);
+              // s = 0 (or NaN): y = t everywhere: all or nothing.
+              Value all = relu ? cmp(arith::CmpFPredicate::OGT, t, z)
+                               : arith::AndIOp::create(
+                                     b, l, cmp(arith::CmpFPredicate::OGE, t, z),
+                                     cmp(arith::CmpFPredicate::OLE, t, cst(6)))
+                                     .getResult();
+              Value flat = sel(all, cst(upper ? inf : -inf),
+                               cst(upper ? -inf : inf));
+              Value atPos, atNeg; // the bound for s > 0 and for s < 0
+              if (relu) {
+                atPos = upper ? cst(inf) : at(0);
+                atNeg = upper ? at(0) : cst(-inf);
+              } else {
+                atPos = upper ? at(6) : at(0);
+                atNeg = upper ? at(0) : at(6);
+              }
+              Value v = sel(pos, atPos, sel(neg, atNeg, flat));
+              return convertScalar(b, l, v, acc);
+            }));
+    }
+    // `g`: grad_output in the compute type; `xv`: the element's input;
+    // `extra`: the block arguments of maskIns (lo, hi).
+    auto masked = [&](OpBuilder &b, Location l, Value g, Value xv,
+                      ValueRange extra) -> Value {
+      if (!masking)
+        return g;
+      Value xa = convertScalar(b, l, xv, acc);
+      bool relu = act == kt::NormActivation::relu;
+      Value keep = arith::AndIOp::create(
+          b, l,
+          arith::CmpFOp::create(b, l,
+                                relu ? arith::CmpFPredicate::OGT
+                                     : arith::CmpFPredicate::OGE,
+                                xa, extra[0]),
+          arith::CmpFOp::create(b, l,
+                                relu ? arith::CmpFPredicate::OLT
+                                     : arith::CmpFPredicate::OLE,
+                                xa, extra[1]));
+      return arith::SelectOp::create(b, l, keep, g,
+                                     scalarConst(b, l, acc, 0));
+    };
+    SmallVector<AffineMap> maskMaps(maskIns.size(), sp.ch);
     // Two single-result per-channel reductions (kiln-cpu's fast path for
     // reductions; a two-result generic is tiled like a pointwise op).
+    SmallVector<Value> sumIns{gy};
+    SmallVector<AffineMap> sumMaps{sp.id};
+    if (masking) {
+      sumIns.push_back(x);
+      sumMaps.push_back(sp.id);
+      sumIns.append(maskIns);
+      sumMaps.append(maskMaps);
+    }
+    sumMaps.push_back(sp.ch);
     Value sumDy = genericOut(
-        rw, loc, statF64, ValueRange{gy}, filled(rw, loc, statF64, {c}, zero),
-        {sp.id, sp.ch}, sp.reduce, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value g = convertScalar(b, l, convertScalar(b, l, a[0], acc), f64);
-          linalg::YieldOp::create(
-              b, l, ValueRange{arith::AddFOp::create(b, l, a[1], g)});
-        });
-    Value dot = genericOut(
-        rw, loc, statF64, ValueRange{gy, x, mean},
-        filled(rw, loc, statF64, {c}, zero), {sp.id, sp.id, sp.ch, sp.ch},
-        sp.reduce, [&](OpBuilder &b, Location l, ValueRange a) {
+        rw, loc, statF64, sumIns, filled(rw, loc, statF64, {c}, zero),
+        sumMaps, sp.reduce, [&](OpBuilder &b, Location l, ValueRange a) {
           Value g = convertScalar(b, l, a[0], acc);
+          if (masking)
+            g = masked(b, l, g, a[1], a.slice(2, maskIns.size()));
+          g = convertScalar(b, l, g, f64);
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::AddFOp::create(b, l, a.back(), g)});
+        });
+    SmallVector<Value> dotIns{gy, x, mean};
+    dotIns.append(maskIns);
+    SmallVector<AffineMap> dotMaps{sp.id, sp.id, sp.ch};
+    dotMaps.append(maskMaps);
+    dotMaps.push_back(sp.ch);
+    Value dot = genericOut(
+        rw, loc, statF64, dotIns, filled(rw, loc, statF64, {c}, zero), dotMaps,
+        sp.reduce, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value g = masked(b, l, convertScalar(b, l, a[0], acc), a[1],
+                           a.slice(3, maskIns.size()));
           Value d = arith::SubFOp::create(b, l, convertScalar(b, l, a[1], acc),
                                           convertScalar(b, l, a[2], acc));
           Value gd =
               convertScalar(b, l, arith::MulFOp::create(b, l, g, d), f64);
           linalg::YieldOp::create(
-              b, l, ValueRange{arith::AddFOp::create(b, l, a[3], gd)});
+              b, l, ValueRange{arith::AddFOp::create(b, l, a.back(), gd)});
         });
     auto vecElem = RankedTensorType::get({xt.getDimSize(1)}, elem);
     Value gw = buildElementwise(
@@ -714,15 +825,19 @@ struct BatchNormBackwardLowering
             return arith::MulFOp::create(b, l, convertScalar(b, l, a[0], acc),
                                          convertScalar(b, l, a[1], acc));
           });
+    SmallVector<Value> gxIns{gy, x, mean, meanDy, k, scale};
+    gxIns.append(maskIns);
+    SmallVector<AffineMap> gxMaps{sp.id, sp.id, sp.ch, sp.ch, sp.ch, sp.ch};
+    gxMaps.append(maskMaps);
+    gxMaps.push_back(sp.id);
     Value gx = genericOut(
-        rw, loc, xt, ValueRange{gy, x, mean, meanDy, k, scale},
-        emptyLike(rw, loc, xt, sizes),
-        {sp.id, sp.id, sp.ch, sp.ch, sp.ch, sp.ch, sp.id}, sp.parallel,
+        rw, loc, xt, gxIns, emptyLike(rw, loc, xt, sizes), gxMaps, sp.parallel,
         [&](OpBuilder &b, Location l, ValueRange a) {
           auto f = [&](Value v) { return convertScalar(b, l, v, acc); };
+          Value g = masked(b, l, f(a[0]), a[1], a.slice(6, maskIns.size()));
           Value d = arith::SubFOp::create(b, l, f(a[1]), f(a[2]));
           Value v = arith::SubFOp::create(
-              b, l, arith::SubFOp::create(b, l, f(a[0]), f(a[3])),
+              b, l, arith::SubFOp::create(b, l, g, f(a[3])),
               arith::MulFOp::create(b, l, d, f(a[4])));
           v = arith::MulFOp::create(b, l, v, f(a[5]));
           linalg::YieldOp::create(b, l,

@@ -275,7 +275,10 @@ LogicalResult interpretBatchNormBackward(BatchNormBackwardOp op,
                                          SmallVectorImpl<Tensor> &results) {
   const Tensor &gy = operands[0], &x = operands[1], &mean = operands[2],
                &invstd = operands[3];
-  const Tensor *w = op.getWeight() ? &operands[4] : nullptr;
+  size_t next = 4;
+  const Tensor *w = op.getWeight() ? &operands[next++] : nullptr;
+  const Tensor *bias = op.getBias() ? &operands[next++] : nullptr;
+  NormActivation act = op.getActivation();
   if (gy.shape() != x.shape())
     return op.emitError() << "grad_output shape " << shapeStr(gy.shape())
                           << " does not equal input shape "
@@ -284,9 +287,11 @@ LogicalResult interpretBatchNormBackward(BatchNormBackwardOp op,
   if (failed(checkChannelVectors(op, c,
                                  {{"save_mean", &mean},
                                   {"save_invstd", &invstd},
-                                  {"weight", w}})))
+                                  {"weight", w},
+                                  {"bias", bias}})))
     return failure();
   double m = (double)n * (double)inner;
+  DType xt = x.dtype();
   Tensor gx, gw, gb;
   if (failed(allocTensor(op, gx, resultDType(op, 0), x.shape())) ||
       failed(allocTensor(op, gw, resultDType(op, 1), {c}, 1)) ||
@@ -295,10 +300,21 @@ LogicalResult interpretBatchNormBackward(BatchNormBackwardOp op,
   for (int64_t ch = 0; ch < c; ++ch) {
     auto at = [&](int64_t i, int64_t j) { return (i * c + ch) * inner + j; };
     double mu = mean.getF(ch), rstd = invstd.getF(ch);
+    double wv = w ? w->getF(ch) : 1.0, bv = bias ? bias->getF(ch) : 0.0;
+    // grad_output under the activation's mask, taken on the forward's
+    // result recomputed as the forward stores it (rounded to x's type).
+    auto grad = [&](int64_t idx) {
+      double g = gy.getF(idx);
+      if (act == NormActivation::none)
+        return g;
+      double y = roundToDType((x.getF(idx) - mu) * rstd * wv + bv, xt);
+      bool keep = act == NormActivation::relu ? y > 0 : (y >= 0 && y <= 6);
+      return keep ? g : 0.0;
+    };
     double sumDy = 0, dot = 0;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < inner; ++j) {
-        double g = gy.getF(at(i, j));
+        double g = grad(at(i, j));
         sumDy += g;
         dot += g * (x.getF(at(i, j)) - mu);
       }
@@ -306,13 +322,11 @@ LogicalResult interpretBatchNormBackward(BatchNormBackwardOp op,
     gb.setF(ch, sumDy);
     // PyTorch's batch_norm_backward_cpu (train): mean_dy = sum_dy / M,
     // k = dot * invstd^2 / M.
-    double wv = w ? w->getF(ch) : 1.0;
     double meanDy = sumDy / m, k = dot * rstd * rstd / m;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < inner; ++j) {
         double d = x.getF(at(i, j)) - mu;
-        gx.setF(at(i, j),
-                (gy.getF(at(i, j)) - meanDy - d * k) * rstd * wv);
+        gx.setF(at(i, j), (grad(at(i, j)) - meanDy - d * k) * rstd * wv);
       }
   }
   results.push_back(std::move(gx));

@@ -68,3 +68,47 @@ func.func @bn_backward(%g: tensor<2x3x5xf16>, %x: tensor<2x3x5xf16>, %m: tensor<
   %0:3 = kt.batch_norm_backward %g, %x, %m, %r : (tensor<2x3x5xf16>, tensor<2x3x5xf16>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x5xf16>, tensor<3xf16>, tensor<3xf16>)
   return %0#0, %0#1, %0#2 : tensor<2x3x5xf16>, tensor<3xf16>, tensor<3xf16>
 }
+
+// -----
+
+// Tests kt.batch_norm_backward with a folded ReLU6: per channel, the
+// interval [lo, hi] of x where 0 <= y <= 6 for y = x * s + t (s = invstd *
+// weight, t = bias - mean * s; in f64, two [C] generics choosing the bound
+// by the sign of s); both reductions and the pointwise pass read
+// grad_output through lo <= x <= hi (two compares and a select per element,
+// extra [C] inputs lo, hi); no pass writes a masked gradient.
+// CHECK-LABEL: func.func @bn_backward_relu6
+// CHECK: arith.divf
+// CHECK: arith.select
+// CHECK: -> tensor<3xf32>
+// CHECK: arith.select
+// CHECK: -> tensor<3xf32>
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<3xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<3xf64>)
+// CHECK: arith.cmpf oge
+// CHECK: arith.cmpf ole
+// CHECK: arith.andi
+// CHECK: arith.select
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<3xf64>)
+// CHECK: arith.select
+// CHECK-NOT: iterator_types = ["reduction"
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<2x3x5xf32>)
+// CHECK: arith.select
+// CHECK: return
+func.func @bn_backward_relu6(%g: tensor<2x3x5xf32>, %x: tensor<2x3x5xf32>, %m: tensor<3xf32>, %r: tensor<3xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>) -> (tensor<2x3x5xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0:3 = kt.batch_norm_backward %g, %x, %m, %r weight %w bias %b {activation = #kt.activation<relu6>} : (tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x5xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %0#1, %0#2 : tensor<2x3x5xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Tests a folded ReLU without weight and bias: the strict mask lo < x < hi.
+// CHECK-LABEL: func.func @bn_backward_relu
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x3x5xf32>, tensor<?x3x5xf32>, tensor<3xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<3xf64>)
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
+// CHECK: return
+func.func @bn_backward_relu(%g: tensor<?x3x5xf32>, %x: tensor<?x3x5xf32>, %m: tensor<3xf32>, %r: tensor<3xf32>) -> (tensor<?x3x5xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0:3 = kt.batch_norm_backward %g, %x, %m, %r {activation = #kt.activation<relu>} : (tensor<?x3x5xf32>, tensor<?x3x5xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x5xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %0#1, %0#2 : tensor<?x3x5xf32>, tensor<3xf32>, tensor<3xf32>
+}

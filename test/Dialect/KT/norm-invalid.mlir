@@ -172,6 +172,42 @@ func.func @bnb_grad_type(%g: tensor<2x3xf64>, %x: tensor<2x3xf32>, %m: tensor<3x
 
 // -----
 
+func.func @bnb_bias_no_activation(%x: tensor<2x3xf32>, %m: tensor<3xf32>) {
+  // expected-error @+2 {{'kt.batch_norm_backward' op bias is read only by an activation's mask but activation is none}}
+  // expected-error @+1 {{'kt.batch_norm_backward' op failed to infer returned types}}
+  %0:3 = kt.batch_norm_backward %x, %x, %m, %m bias %m : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @bnb_bias_shape(%x: tensor<2x3xf32>, %m: tensor<3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+2 {{'kt.batch_norm_backward' op bias}}
+  // expected-error @+1 {{'kt.batch_norm_backward' op failed to infer returned types}}
+  %0:3 = kt.batch_norm_backward %x, %x, %m, %m bias %b {activation = #kt.activation<relu>} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<4xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @bnb_bias_type(%x: tensor<2x3xf32>, %m: tensor<3xf32>, %b: tensor<3xf64>) {
+  // expected-error @+2 {{'kt.batch_norm_backward' op bias}}
+  // expected-error @+1 {{'kt.batch_norm_backward' op failed to infer returned types}}
+  %0:3 = kt.batch_norm_backward %x, %x, %m, %m bias %b {activation = #kt.activation<relu6>} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf64>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @bnb_bad_activation(%x: tensor<2x3xf32>, %m: tensor<3xf32>) {
+  // expected-error @+2 {{expected ::kiln::kt::NormActivation to be one of: none, relu, relu6}}
+  // expected-error @+1 {{failed to parse KT_NormActivationAttr parameter 'value'}}
+  %0:3 = kt.batch_norm_backward %x, %x, %m, %m {activation = #kt.activation<gelu>} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
 func.func @bnb_stat_type(%x: tensor<2x3xf16>, %m: tensor<3xf16>) {
   // expected-error @+2 {{'kt.batch_norm_backward' op save_mean has element type f16 but must have f32 (the statistics type of a f16 input)}}
   // expected-error @+1 {{'kt.batch_norm_backward' op failed to infer returned types}}

@@ -87,6 +87,23 @@ func.func @batch_norm_backward(%g: tensor<2x3x4xf32>, %x: tensor<?x3x4xf32>, %m:
 
 // -----
 
+// A folded activation: the bias (which refines a `?` C) and the attribute
+// round-trip; none is the default (not printed).
+// CHECK-LABEL: func.func @batch_norm_backward_act
+// CHECK: kt.batch_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} weight %{{.*}} bias %{{.*}} {activation = #kt.activation<relu6>} : (tensor<2x3x4xf32>, tensor<?x?x4xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: kt.batch_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} {activation = #kt.activation<relu>} : (tensor<2x3x4xf32>, tensor<?x?x4xf32>, tensor<?xf32>, tensor<?xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: kt.batch_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {activation = #kt.activation<relu>} : (tensor<2x3x4xf32>, tensor<?x?x4xf32>, tensor<?xf32>, tensor<?xf32>) -> (tensor<2x3x4xf32>, tensor<?xf32>, tensor<?xf32>)
+// CHECK: kt.batch_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<?x?x4xf32>, tensor<?xf32>, tensor<?xf32>) -> (tensor<2x3x4xf32>, tensor<?xf32>, tensor<?xf32>)
+func.func @batch_norm_backward_act(%g: tensor<2x3x4xf32>, %x: tensor<?x?x4xf32>, %m: tensor<?xf32>, %w: tensor<?xf32>, %b: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %0:3 = kt.batch_norm_backward %g, %x, %m, %m weight %w bias %b {activation = #kt.activation<relu6>} : (tensor<2x3x4xf32>, tensor<?x?x4xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  %1:3 = kt.batch_norm_backward %g, %x, %m, %m bias %b {activation = #kt.activation<relu>} : (tensor<2x3x4xf32>, tensor<?x?x4xf32>, tensor<?xf32>, tensor<?xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  %2:3 = kt.batch_norm_backward %g, %x, %m, %m {activation = #kt.activation<relu>} : (tensor<2x3x4xf32>, tensor<?x?x4xf32>, tensor<?xf32>, tensor<?xf32>) -> (tensor<2x3x4xf32>, tensor<?xf32>, tensor<?xf32>)
+  %3:3 = kt.batch_norm_backward %g, %x, %m, %m {activation = #kt.activation<none>} : (tensor<2x3x4xf32>, tensor<?x?x4xf32>, tensor<?xf32>, tensor<?xf32>) -> (tensor<2x3x4xf32>, tensor<?xf32>, tensor<?xf32>)
+  return %0#1, %1#2, %2#1, %3#2 : tensor<3xf32>, tensor<3xf32>, tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @nll_loss
 // CHECK: kt.nll_loss %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
 // CHECK: kt.nll_loss %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = 1 : i64, reduction = #kt.reduction<sum>} : (tensor<4x3xf32>, tensor<4xi32>, tensor<3xf32>) -> tensor<f32>

@@ -3,7 +3,8 @@
 # Tests the vector-Jacobian rules of kt.batch_norm (inference form: input,
 # weight, bias; the running statistics get none, as PyTorch refuses
 # requires_grad on them with training=False), kt.batch_norm_train (through
-# kt.batch_norm_backward; cotangents of save_mean / save_invstd too) and
+# kt.batch_norm_backward; cotangents of save_mean / save_invstd too; a
+# following relu / relu6 whose mask the rule folds into it) and
 # kt.scaled_dot_product_attention (query, key, value; a float mask gets a
 # gradient, a bool mask none; is_causal; scale; batch broadcasting) against
 # finite differences and torch.autograd in f64; attention both expanded
@@ -132,6 +133,52 @@ for xs, wb, eps, stats in [
         ["%%0:3 = kt.batch_norm_train %s%s : (%s) -> %s" % (ops, attr, types,
                                                            res), ret],
         ins, outs, ref)
+
+# batch_norm_train followed by kt.relu / kt.clamp 0..6, differentiated with
+# kiln-autodiff's fold-norm-activation, which folds the activation's mask
+# into kt.batch_norm_backward (activation = relu /
+# relu6 with the bias); odd channel counts, batch 1, a `?` batch (no finite
+# differences then), weight / bias absent. Weights ~3 and biases ~2 put
+# results on both sides of 0 and 6.
+for xs, wb, act, dyn in [
+        ((4, 3), (True, True), "relu", False),
+        ((2, 17, 3), (True, True), "relu6", False),
+        ((1, 5, 3, 3), (True, True), "relu6", False),
+        ((3, 2, 5), (False, True), "relu", False),
+        ((3, 2, 5), (True, False), "relu6", False),
+        ((2, 3, 4), (False, False), "relu6", False),
+        ((3, 19, 2), (True, True), "relu6", True),
+        ((3, 19, 2), (True, True), "relu", True)]:
+    c = xs[1]
+    ins = [rnd(*xs) * 1.5]
+    ops = "%arg0"
+    if wb[0]:
+        ins.append(rnd(c) * 3)
+        ops += " weight %arg1"
+    if wb[1]:
+        ops += " bias %%arg%d" % len(ins)
+        ins.append(rnd(c) + 2)
+    xt = t64(xs)
+    dxs = ("?",) + tuple(xs[1:])
+    dt = "tensor<%sxf64>" % "x".join(str(d) for d in dxs)
+    at = [dt] + [t64((c,))] * (len(ins) - 1) if dyn else None
+    ty = dt if dyn else xt
+    types = ", ".join([ty] + [t64((c,))] * (len(ins) - 1))
+    line = ("%%r = kt.clamp %%0#0 {min = 0.0, max = 6.0} : (%s) -> %s" % (ty, ty)
+            if act == "relu6" else "%%r = kt.relu %%0#0 : (%s) -> %s" % (ty, ty))
+
+    def ref(x_, *rest, wb=wb, act=act):
+        w_ = rest[0] if wb[0] else None
+        b_ = rest[-1] if wb[1] else None
+        y = F.batch_norm(x_, None, None, w_, b_, training=True)
+        return F.relu6(y) if act == "relu6" else F.relu(y)
+    s.gradcheck("batch_norm_train + %s %s weight=%s bias=%s dyn=%s" % (
+        act, xs, wb[0], wb[1], dyn),
+        ["%%0:3 = kt.batch_norm_train %s : (%s) -> (%s, %s, %s)" % (
+            ops, types, ty, t64((c,)), t64((c,))), line,
+         "return %%r : %s" % ty],
+        ins, [ty], ref, arg_types=at,
+        autodiff_options="fold-norm-activation=true")
 
 # scaled_dot_product_attention
 CASES = [

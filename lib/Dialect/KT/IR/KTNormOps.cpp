@@ -196,10 +196,14 @@ LogicalResult inferBatchNormBackward(std::optional<Location> loc,
     if (failed(checkVector(loc, name, what, v, c, se)))
       return failure();
   }
-  if (failed(checkVector(loc, name, "weight", adaptor.getWeight(), c, e)))
+  if (failed(checkVector(loc, name, "weight", adaptor.getWeight(), c, e)) ||
+      failed(checkVector(loc, name, "bias", adaptor.getBias(), c, e)))
     return failure();
+  if (adaptor.getBias() && adaptor.getActivation() == NormActivation::none)
+    return emitKTError(loc, name, "bias is read only by an activation's mask "
+                                  "but activation is none");
   for (Value v : {adaptor.getSaveMean(), adaptor.getSaveInvstd(),
-                  adaptor.getWeight()})
+                  adaptor.getWeight(), adaptor.getBias()})
     if (v)
       c = mergeDim(c, cast<RankedTensorType>(v.getType()).getDimSize(0));
   shape[1] = c;

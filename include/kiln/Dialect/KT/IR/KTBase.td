@@ -179,6 +179,18 @@ def KT_Reduction : I32EnumAttr<"Reduction",
 def KT_ReductionAttr : KT_EnumAttr<KT_Reduction, "reduction",
     "%l = kt.nll_loss %x, %t {reduction = #kt.reduction<sum>} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>">;
 
+def KT_NormActivation : I32EnumAttr<"NormActivation",
+    "the activation after a normalization whose gradient mask "
+    "kt.batch_norm_backward applies", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"relu", 1>,
+      I32EnumAttrCase<"relu6", 2>]> {
+  let cppNamespace = "::kiln::kt";
+  let genSpecializedAttr = 0;
+}
+def KT_NormActivationAttr : KT_EnumAttr<KT_NormActivation, "activation",
+    "%gx, %gw, %gb = kt.batch_norm_backward %gy, %x, %m, %r weight %w bias %b {activation = #kt.activation<relu6>} : (...) -> (...)">;
+
 def KT_RoundingMode : I32EnumAttr<"RoundingMode",
     "rounding of kt.div (PyTorch `rounding_mode=`)", [
       I32EnumAttrCase<"trunc", 0>,

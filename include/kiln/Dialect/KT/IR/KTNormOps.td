@@ -216,7 +216,8 @@ def KT_BatchNormTrainOp : KT_NormReductionOp<"batch_norm_train",
 }
 
 def KT_BatchNormBackwardOp : KT_NormReductionOp<"batch_norm_backward",
-                                                "inferBatchNormBackward"> {
+                                                "inferBatchNormBackward",
+                                                [AttrSizedOperandSegments]> {
   let summary = "gradient of kt.batch_norm_train "
                 "(aten native_batch_norm_backward with train=True)";
   let description = [{
@@ -238,31 +239,61 @@ def KT_BatchNormBackwardOp : KT_NormReductionOp<"batch_norm_backward",
     without uses is simply not read. The sums accumulate in `f64` (the
     dialect's accumulation rule); `f16`/`bf16` compute in `f32`.
 
+    `activation` (default `none`) folds in the gradient of an activation
+    applied to the forward's result: `grad_output` is then the gradient of
+    the activation's result, and every `grad_output` above (both sums and
+    `grad_input`) reads `grad_output` where the mask holds and 0 elsewhere.
+    The mask is taken on the forward's result recomputed from the operands,
+    `y = (input - save_mean[c]) * save_invstd[c] * weight[c] + bias[c]`
+    (rounded to the element type, as the forward stores it): `relu` keeps
+    `y > 0` (`kt.relu`'s rule, threshold_backward), `relu6` keeps
+    `0 <= y <= 6` (the rule of `kt.clamp` with min 0 and max 6, which is
+    how `F.relu6` / `F.hardtanh(0, 6)` are captured; PyTorch's
+    hardtanh_backward drops the two end points as well). `bias` (optional:
+    absent is 0) is read only by the mask. kiln-autodiff emits this form
+    for `kt.batch_norm_train` followed by `kt.relu` or `kt.clamp` 0..6 (see
+    docs/codegen.md, "Convolution training, round 10"): the backward then
+    reads neither the forward's result nor a separate mask.
+
+
     1. `input` has rank >= 2 (`[N, C, ...]`).
     2. `grad_output` has the shape and element type of `input` (a `?` dim
        is checked at run time).
     3. `save_mean` and `save_invstd` have shape `[C]` and the statistics
        type of `kt.batch_norm_train` (`f64` for an `f64` input, else `f32`).
-    4. `weight`, when present, has shape `[C]` and the element type of
-       `input`.
+    4. `weight` and `bias`, when present, have shape `[C]` and the element
+       type of `input`.
+    5. `bias` is given only with an `activation` other than `none` (nothing
+       else reads it).
 
     `grad_input` has the type of `input`; `grad_weight` and `grad_bias`
-    have shape `[C]` and the element type of `input`.
+    have shape `[C]` and the element type of `input`. In the custom form
+    `weight` and `bias` are introduced by their keywords (the generic form
+    carries `operandSegmentSizes = array<i32: 1, 1, 1, 1, W, B>`).
 
     ```mlir
     %gx, %gw, %gb = kt.batch_norm_backward %gy, %x, %m, %r weight %w
         : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
         -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+    %hx, %hw, %hb = kt.batch_norm_backward %gy, %x, %m, %r weight %w bias %b
+        {activation = #kt.activation<relu6>}
+        : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+        -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
     ```
   }];
   let arguments = (ins KT_FloatTensor:$grad_output, KT_FloatTensor:$input,
                        KT_FloatTensor:$save_mean, KT_FloatTensor:$save_invstd,
-                       Optional<KT_FloatTensor>:$weight);
+                       Optional<KT_FloatTensor>:$weight,
+                       Optional<KT_FloatTensor>:$bias,
+                       DefaultValuedAttr<KT_NormActivationAttr,
+                         "::kiln::kt::NormActivation::none">:$activation);
   let results = (outs KT_FloatTensor:$grad_input, KT_FloatTensor:$grad_weight,
                       KT_FloatTensor:$grad_bias);
+  // Two optional operands: keywords say which are present.
   let assemblyFormat = [{
     $grad_output `,` $input `,` $save_mean `,` $save_invstd
-    (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
+    (`weight` $weight^)? (`bias` $bias^)? attr-dict `:`
+    functional-type(operands, results)
   }];
 }
 
