@@ -743,7 +743,16 @@ def _instance_norm_update(b, x, running_mean, running_var, momentum):
         O.in_place(b, stat, new)
 
 
-@O.function(F.instance_norm, torch.instance_norm)
+@O.function(torch.instance_norm)
+def _torch_instance_norm(b, input, weight, bias, running_mean, running_var,
+                         use_input_stats, momentum, eps, cudnn_enabled=False):
+    """torch.instance_norm: ATen's argument order (weight and bias before
+    the running statistics), unlike F.instance_norm's."""
+    return instance_norm(b, input, running_mean, running_var, weight, bias,
+                         use_input_stats, momentum, eps)
+
+
+@O.function(F.instance_norm)
 def instance_norm(b, input, running_mean=None, running_var=None,
                   weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5, cudnn_enabled=False):

@@ -1153,6 +1153,14 @@ def _softmax_dim(ndim):
 def _softmax(name):
     def conv(b, x, dim=None, _stacklevel=3, dtype=None, *, half_to_float=None):
         x = need_tensor(b, x, name)
+        if isinstance(_stacklevel, torch.dtype):
+            # torch.softmax(x, dim, dtype) / Tensor.softmax(dim, dtype):
+            # the third positional argument is the dtype there (F's is
+            # _stacklevel).
+            if dtype is not None:
+                raise TypeError("%s() got multiple values for argument "
+                                "'dtype'" % name)
+            dtype = _stacklevel
         if dim is None:
             dim = _softmax_dim(x.ndim)
         if dtype is not None:
@@ -5845,7 +5853,16 @@ def as_strided(b, x, size, stride, storage_offset=None):
     return TensorVal(r.name, r.shape, r.dtype, is_view=True, base=base_val)
 
 
-@function(F.batch_norm, torch.batch_norm)
+@function(torch.batch_norm)
+def _torch_batch_norm(b, input, weight, bias, running_mean, running_var,
+                      training, momentum, eps, cudnn_enabled=True):
+    """torch.batch_norm: ATen's argument order (weight and bias before the
+    running statistics), unlike F.batch_norm's."""
+    return batch_norm(b, input, running_mean, running_var, weight, bias,
+                      training, momentum, eps)
+
+
+@function(F.batch_norm)
 def batch_norm(b, x, running_mean, running_var, weight=None, bias=None,
                training=False, momentum=0.1, eps=1e-5, *args,
                num_batches_tracked=None):
