@@ -5165,7 +5165,13 @@ def _adaptive_max(b, x, output_size, nd, return_indices, what):
     return vals, _adaptive_argmax(b, x, vals, out)
 
 
-@function(F.adaptive_max_pool1d, torch.adaptive_max_pool1d)
+@function(torch.adaptive_max_pool1d)
+def _torch_adaptive_max_pool1d(b, x, output_size):
+    """torch.adaptive_max_pool1d (ATen's): values and indices, always."""
+    return adaptive_max_pool1d(b, x, output_size, True)
+
+
+@function(F.adaptive_max_pool1d)
 def adaptive_max_pool1d(b, x, output_size, return_indices=False):
     return _adaptive_max(b, x, [_one(b, output_size, "adaptive_max_pool1d's "
                                      "output_size")], 1, return_indices,

@@ -36,6 +36,10 @@ CASES = {
         x, -1, torch.float64),
     "Tensor.softmax dtype": lambda x, *_: x.softmax(1, torch.float64),
     "F.softmax stacklevel": lambda x, *_: F.softmax(x, 1, 3, torch.float64),
+    # torch.adaptive_max_pool1d gives the indices too (F's only when asked)
+    "torch.adaptive_max_pool1d": lambda x, *_: torch.adaptive_max_pool1d(
+        x, 3),
+    "F.adaptive_max_pool1d": lambda x, *_: F.adaptive_max_pool1d(x, 3),
 }
 
 
