@@ -8,7 +8,9 @@
 // kernels every intermediate stayed alive until the function returned (peak
 // memory: all of them) and buffer-deallocation-simplification took O(N^2)
 // (1.4 s of 2 s at 1000 kt ops). Here each such buffer is freed right after
-// its last use and leaves the block's dealloc.
+// its last use and leaves the block's dealloc; before that, the fresh
+// buffers the function returns leave it too (handOverReturnedCallResults:
+// a training forward returns hundreds of saved activations).
 //
 //===----------------------------------------------------------------------===//
 
