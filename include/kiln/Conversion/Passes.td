@@ -488,8 +488,19 @@ def KilnCPUEarlyDeallocPass
     were. Peak memory is then the live buffers, not all intermediates, and
     `buffer-deallocation-simplification` no longer sees one dealloc of
     every intermediate (quadratic in the kernel count).
+
+    Before that, a buffer returned fresh by a call and returned by the
+    function (directly or through views and casts, once) leaves the
+    dealloc's memrefs and retained values: its ownership goes to the
+    return (its ownership result is `true`). A training forward graph
+    returns hundreds of saved activations; their one dealloc made the
+    simplification quadratic (densenet121). A buffer returned twice or with
+    a view of it, one another listed or retained value may alias, or one
+    that may escape otherwise (another terminator, a clone, an op that may
+    return an alias) stays.
   }];
-  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def KilnNVPTXMatmulsToCublasPass

@@ -8,12 +8,15 @@
 // kernels every intermediate stayed alive until the function returned (peak
 // memory: all of them) and buffer-deallocation-simplification took O(N^2)
 // (1.4 s of 2 s at 1000 kt ops). Here each such buffer is freed right after
-// its last use and leaves the block's dealloc.
+// its last use and leaves the block's dealloc; before that, the fresh
+// buffers the function returns leave it too (handOverReturnedCallResults:
+// a training forward returns hundreds of saved activations).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/CPU/CPUCodegen.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -112,13 +115,201 @@ aliasesOf(Value root, Operation *own, SymbolTableCollection &symbols,
   return aliases;
 }
 
-unsigned kiln::cpu::deallocCallResultsEarly(ModuleOp module) {
+/// The buffers a call returned fresh that `dealloc` retains because its
+/// block's func.return returns them (directly or through views and casts)
+/// leave it: the dealloc neither frees a retained buffer nor needs it to
+/// decide about the others, since nothing else it lists may alias a fresh
+/// buffer of this block. The buffer's ownership goes to the return (the
+/// dealloc's ownership result for it is `true`: it was listed with a true
+/// condition). A training forward returns hundreds of saved activations,
+/// and upstream's buffer-deallocation-simplification was quadratic in that
+/// one dealloc. Left as they were: a buffer returned twice or with a view of
+/// it (the caller would free it twice), one with an alias the dealloc lists
+/// or retains otherwise, or used by another terminator, dealloc or clone, or
+/// by an op that may return an alias (arith.select, a call of a callee that
+/// may return its argument). Returns the dealloc to continue with (null when
+/// it was erased) and adds the buffers handed over to `handed`.
+static bufferization::DeallocOp
+handOverReturnedCallResults(bufferization::DeallocOp dealloc,
+                            SymbolTableCollection &symbols,
+                            FreshResults &returnsFreshBuffer,
+                            unsigned &handed) {
+  Block *block = dealloc->getBlock();
+  auto ret = dyn_cast<func::ReturnOp>(block->getTerminator());
+  if (!ret)
+    return dealloc;
+  ValueRange retainedList = dealloc.getRetained();
+  llvm::DenseMap<Value, unsigned> retainedAt;
+  for (auto [j, r] : llvm::enumerate(retainedList))
+    // A value retained twice is left alone (-1 marks it).
+    if (!retainedAt.try_emplace(r, j).second)
+      retainedAt[r] = ~0u;
+  llvm::DenseSet<Value> listed(dealloc.getMemrefs().begin(),
+                               dealloc.getMemrefs().end());
+  SmallVector<bool> dropMemref(dealloc.getMemrefs().size(), false);
+  SmallVector<bool> dropRetained(retainedList.size(), false);
+  for (auto [i, pair] : llvm::enumerate(
+           llvm::zip(dealloc.getMemrefs(), dealloc.getConditions()))) {
+    auto [memref, cond] = pair;
+    if (!matchPattern(cond, m_One()))
+      continue;
+    // The fresh buffer: a call's result (listed as the base buffer of its
+    // metadata), or a clone or alloc of this block (listed as it is, or so).
+    auto meta = memref.getDefiningOp<memref::ExtractStridedMetadataOp>();
+    if (meta && (meta->getBlock() != block || memref != meta.getBaseBuffer() ||
+                 !memref.hasOneUse()))
+      continue;
+    Value fresh = meta ? meta.getSource() : memref;
+    Operation *def = fresh.getDefiningOp();
+    if (!def || def->getBlock() != block)
+      continue;
+    if (auto call = dyn_cast<func::CallOp>(def)) {
+      if (!returnsFreshBuffer(symbols.lookupNearestSymbolFrom<func::FuncOp>(
+                                  call, call.getCalleeAttr()),
+                              cast<OpResult>(fresh).getResultNumber()))
+        continue;
+    } else if (!isa<bufferization::CloneOp, memref::AllocOp>(def)) {
+      continue;
+    }
+    // The aliases of the buffer: it, its views and casts. Exactly one
+    // operand of the return may be one of them, and the dealloc may list
+    // or retain no other.
+    SetVector<Value> aliases;
+    aliases.insert(fresh);
+    Value returned;
+    bool ok = true;
+    for (unsigned k = 0; ok && k < aliases.size(); ++k) {
+      Value a = aliases[k];
+      for (OpOperand &use : a.getUses()) {
+        Operation *user = use.getOwner();
+        if (meta && user == meta.getOperation())
+          continue;
+        if (user == dealloc.getOperation()) {
+          // Retained, or listed as entry `i` itself.
+          unsigned n = use.getOperandNumber();
+          if (n == i && a == memref)
+            continue;
+          if (n < dealloc.getMemrefs().size() +
+                      dealloc.getConditions().size()) {
+            ok = false;
+            break;
+          }
+          continue;
+        }
+        if (user == ret.getOperation()) {
+          if (returned) {
+            ok = false;
+            break;
+          }
+          returned = a;
+          continue;
+        }
+        if (user->hasTrait<OpTrait::IsTerminator>() ||
+            isa<bufferization::DeallocOp, memref::DeallocOp,
+                bufferization::CloneOp, memref::ExtractStridedMetadataOp>(
+                user)) {
+          ok = false;
+          break;
+        }
+        auto viewSourceIs = [&](Operation *op) {
+          if (isa<memref::CastOp>(op))
+            return true;
+          auto view = dyn_cast<ViewLikeOpInterface>(op);
+          return view && view.getViewSource() == a &&
+                 op->getNumResults() == 1;
+        };
+        if (viewSourceIs(user)) {
+          aliases.insert(user->getResult(0));
+          continue;
+        }
+        auto userCall = dyn_cast<func::CallOp>(user);
+        func::FuncOp callee =
+            userCall ? symbols.lookupNearestSymbolFrom<func::FuncOp>(
+                           userCall, userCall.getCalleeAttr())
+                     : nullptr;
+        for (OpResult r : user->getResults())
+          if (isa<BaseMemRefType>(r.getType()) &&
+              !(userCall && returnsFreshBuffer(callee, r.getResultNumber())))
+            ok = false;
+        if (!ok)
+          break;
+      }
+    }
+    if (!ok || !returned)
+      continue;
+    auto at = retainedAt.find(returned);
+    if (at == retainedAt.end() || at->second == ~0u)
+      continue;
+    Value listedAs = memref;
+    if (llvm::any_of(aliases, [&](Value a) {
+          return (a != returned && retainedAt.count(a)) ||
+                 (a != listedAs && listed.contains(a));
+        }))
+      continue;
+    dropMemref[i] = true;
+    dropRetained[at->second] = true;
+    ++handed;
+  }
+  if (!llvm::is_contained(dropMemref, true))
+    return dealloc;
+
+  SmallVector<Value> memrefs, conditions, retained;
+  SmallVector<Operation *> dead;
+  for (auto [i, pair] : llvm::enumerate(
+           llvm::zip(dealloc.getMemrefs(), dealloc.getConditions()))) {
+    if (dropMemref[i]) {
+      dead.push_back(std::get<0>(pair).getDefiningOp());
+      continue;
+    }
+    memrefs.push_back(std::get<0>(pair));
+    conditions.push_back(std::get<1>(pair));
+  }
+  for (auto [j, r] : llvm::enumerate(retainedList))
+    if (!dropRetained[j])
+      retained.push_back(r);
+  OpBuilder b(dealloc);
+  Location loc = dealloc.getLoc();
+  Value owned = arith::ConstantIntOp::create(b, loc, 1, 1);
+  bufferization::DeallocOp replacement;
+  if (!memrefs.empty())
+    replacement = bufferization::DeallocOp::create(b, loc, memrefs,
+                                                   conditions, retained);
+  // With nothing left to free, no other retained value is owned here.
+  Value notOwned;
+  unsigned next = 0;
+  for (auto [j, old] : llvm::enumerate(dealloc.getUpdatedConditions())) {
+    Value now;
+    if (dropRetained[j])
+      now = owned;
+    else if (replacement)
+      now = replacement.getUpdatedConditions()[next++];
+    else
+      now = notOwned ? notOwned
+                     : (notOwned = arith::ConstantIntOp::create(b, loc, 0, 1));
+    old.replaceAllUsesWith(now);
+  }
+  dealloc->erase();
+  for (Operation *op : dead)
+    if (op->use_empty())
+      op->erase();
+  if (owned.use_empty())
+    owned.getDefiningOp()->erase();
+  return replacement;
+}
+
+kiln::cpu::EarlyDeallocStats
+kiln::cpu::deallocCallResultsEarly(ModuleOp module) {
   SymbolTableCollection symbols;
   FreshResults returnsFreshBuffer;
   unsigned freed = 0;
   SmallVector<bufferization::DeallocOp> deallocs;
   module.walk([&](bufferization::DeallocOp d) { deallocs.push_back(d); });
+  unsigned handed = 0;
   for (bufferization::DeallocOp dealloc : deallocs) {
+    dealloc = handOverReturnedCallResults(dealloc, symbols, returnsFreshBuffer,
+                                          handed);
+    if (!dealloc)
+      continue;
     Block *block = dealloc->getBlock();
     llvm::DenseSet<Value> retained(dealloc.getRetained().begin(),
                                    dealloc.getRetained().end());
@@ -192,7 +383,7 @@ unsigned kiln::cpu::deallocCallResultsEarly(ModuleOp module) {
       if (op->use_empty())
         op->erase();
   }
-  return freed;
+  return {freed, handed};
 }
 
 /// Whether a memref of `type` addresses its elements exactly as the

@@ -424,8 +424,17 @@ unsigned splatConstantsAsFills(mlir::Operation *root);
 /// instead, and leaves that dealloc. Buffers that are returned, yielded,
 /// retained or may alias another listed buffer stay as they were. Keeps
 /// peak memory to the live buffers and the later dealloc simplification
-/// linear. Returns how many buffers it moved.
-unsigned deallocCallResultsEarly(mlir::ModuleOp module);
+/// linear. Before that, a buffer a call returned fresh that the function's
+/// func.return returns (directly or through views and casts, once, with no
+/// other alias listed or retained by the dealloc) leaves the dealloc's
+/// memrefs and retained values: the return owns it (a training forward
+/// returns hundreds of saved activations). Returns how many buffers it
+/// moved of each kind.
+struct EarlyDeallocStats {
+  unsigned freedEarly = 0;
+  unsigned handedToReturn = 0;
+};
+EarlyDeallocStats deallocCallResultsEarly(mlir::ModuleOp module);
 
 /// Right after one-shot bufferization: a func.call operand that is a
 /// memref.cast from a non-identity layout (a strided view: a slice of a
