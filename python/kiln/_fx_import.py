@@ -668,8 +668,7 @@ class FxImporter:
             if not torch.can_cast(r.dtype, o.dtype):
                 raise self.error(
                     "result type %s can't be cast to the desired output "
-                    "type %s (PyTorch raises)" % (r.dtype,
-                                 o.dtype))
+                    "type %s (PyTorch raises)" % (r.dtype, o.dtype))
             written.append(self.ops.copy_(self, o, r))
         if isinstance(out, (list, tuple)):
             return type(result)(*written) if hasattr(result, "_fields") \

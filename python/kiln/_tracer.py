@@ -73,8 +73,9 @@ def raised_by_user(exc):
     kiln's, and its instruction there is a raise): the user's own error,
     which eager PyTorch raises too, not a limit of the tracer (an exception
     of a torch function given a traced value also shows the user's line,
-    at a call instruction). An op run eagerly at a graph break on real
-    values raises as eager does (raises_as_eager)."""
+    at a call instruction). Code run eagerly at a graph break on real
+    values (KilnTracer._run_eagerly: an attribute read, a hook, a disabled
+    function) raises as eager does (raises_as_eager)."""
     if getattr(exc, "_kiln_raised_eagerly", False):
         return True
     tb = exc.__traceback__
@@ -236,13 +237,12 @@ class KilnProxy(fx.Proxy):
                                         (self, other), {})
 
 
-# Tensor attributes whose values are metadata, known while tracing.
 # Tensor attributes a graph break answers (KilnProxy.__getattr__).
 _AUTOGRAD_ATTRS = frozenset(("grad", "grad_fn", "is_leaf", "_base",
                              "_version", "output_nr", "names",
-                             "retains_grad", "nbytes", "itemsize",
-                             "_cdata"))
+                             "retains_grad", "nbytes", "itemsize"))
 
+# Tensor attributes whose values are metadata, known while tracing.
 _METADATA_ATTRS = frozenset(("dtype", "ndim", "layout", "device",
                              "is_sparse", "is_quantized", "is_cuda",
                              "is_meta", "is_mkldnn"))
