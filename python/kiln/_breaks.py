@@ -1072,7 +1072,20 @@ class SegmentRun:
 
     def eager_value(self, node):
         """Runs the op of `node` eagerly on the real values of its
-        arguments (which must all be known)."""
+        arguments (which must all be known), in the grad mode the traced
+        code had when it called it (node.meta["kiln_grad"]: an optimizer's
+        in-place update under its `torch.no_grad()`)."""
+        mode = node.meta.get("kiln_grad")
+        if mode is None or mode == torch.is_grad_enabled():
+            return self._eager_value(node)
+        saved = self.tracer.user_grad
+        try:
+            with torch.set_grad_enabled(mode):
+                return self._eager_value(node)
+        finally:
+            self.tracer.user_grad = saved   # (set_grad_enabled is tracked)
+
+    def _eager_value(self, node):
         def real(m):
             v = self.concrete[m]
             if isinstance(v, Sym):

@@ -837,7 +837,13 @@ class _Compiled:
             if any(grads):
                 key.append(("requires_grad", grads))
         if self.module is None:
+            # (module arguments too: their training flags and hooks key
+            # the program as a closure's modules do)
             self.closure_modules = self._current_closure_modules()
+            for v in bound.arguments.values():
+                if isinstance(v, torch.nn.Module) and not any(
+                        v is c for c in self.closure_modules):
+                    self.closure_modules.append(v)
         roots = [self.module] if self.module is not None else \
             self.closure_modules
         if roots:

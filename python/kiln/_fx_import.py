@@ -827,8 +827,10 @@ class FxImporter:
                 isinstance(x, torch.Tensor) for x in example):
             raise self.error("an input that is a %s of tensors is not "
                              "supported yet" % type(example).__name__)
-        if isinstance(example, torch.nn.Module):
-            raise self.error("a module as an input is not supported")
+        # A module argument (`step(model, opt, x)`) is specialized by
+        # identity in the program's key (kiln._compile); the traced code
+        # calls it as a module outside the root (its parameters read by name
+        # on every call, as a closure's modules).
         return example
 
     def _add_arg(self, arg, shape):

@@ -968,6 +968,99 @@ _METADATA_READS = frozenset((
     "__deepcopy__", "untyped_storage", "storage", "_typed_storage"))
 
 
+_INPLACE_DUNDERS = frozenset((
+    "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
+    "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__",
+    "__ilshift__", "__irshift__", "__imatmul__", "__setitem__"))
+# In-place methods that change no data.
+_METADATA_INPLACE = frozenset(("requires_grad_", "share_memory_",
+                               "retain_grad", "rename_"))
+
+
+def _written_by_graph(tracer, tensors):
+    """Whether one of the real `tensors` is a tensor the program holds and
+    the graph has written in place so far. A view of one (`acc[0]`, taken
+    while tracing, which reads the value from before the write) cannot be
+    made a node: refused (kiln.Unsupported)."""
+    written = {id(a.example) for a in tracer.importer.args
+               if a.mutated and a.example is not None and
+               a.input_index is None and a.qualname is not None}
+    if not written:
+        return False
+    for t in tensors:
+        if t._base is not None and id(t._base) in written:
+            raise tracer.importer._located(
+                Unsupported, "a view of a tensor the graph writes in place, "
+                "taken while kiln captures (`acc[0]` of a global `acc` after "
+                "`acc.add_(x)`): it would read the value from before the "
+                "write; index it after a kiln.graph_break(), or pass the "
+                "tensor as an argument")
+    return any(id(t) in written for t in tensors)
+
+
+def _read_of_written(tracer, func, args, kwargs):
+    """A call on real tensors only (torch runs it now, while tracing) that
+    reads a tensor the graph has written in place so far (`acc.add_(x)` on
+    a global `acc`, then `acc * 1`): now it would read the value from
+    before the program's write, so it is made a node of the graph instead
+    (a Proxy of it), which reads the written value. None otherwise."""
+    name = getattr(func, "__name__", "") or ""
+    if name in _METADATA_READS:
+        return None   # (shape, dtype, stride...: no data read)
+    leaves = [v for v in pytree.tree_flatten((args, kwargs or {}))[0]
+              if isinstance(v, torch.Tensor)]
+    if not leaves or any(isinstance(v, fx.Proxy) for v in leaves) or \
+            not _written_by_graph(tracer, leaves):
+        return None
+    name = getattr(func, "__name__", "") or ""
+    if getattr(func, "__objclass__", None) is torch._C._TensorBase or \
+            name.startswith("__"):
+        op = getattr(operator, name.strip("_"), None) \
+            if name.startswith("__") else None
+        if op is not None:
+            return tracer.create_proxy("call_function", op, args,
+                                       kwargs or {})
+        return tracer.create_proxy("call_method", name, args, kwargs or {})
+    return tracer.create_proxy("call_function", func, args, kwargs or {})
+
+
+def _external_write(tracer, func, args, kwargs):
+    """Why `func(*args, **kwargs)`, called while tracing with no traced
+    value among its arguments, is an in-place write to a real tensor that
+    the program neither takes as an argument nor made (an optimizer's
+    parameters and state reached through `self.param_groups`, `p.grad`),
+    or None. torch would do it once, now, and a program without graph
+    breaks would not repeat it (a compiled `optimizer.step` updated the
+    parameters on its first call only): such a write is a graph break, so
+    it runs eagerly on every call. (With a traced value among the
+    arguments the call is a node of the graph: `acc.add_(x)` on a global
+    `acc` writes the tensor the program holds.)"""
+    name = getattr(func, "__name__", "") or ""
+    leaves = pytree.tree_flatten((args, kwargs or {}))[0]
+    if any(isinstance(v, fx.Proxy) for v in leaves):
+        return None
+    targets = []
+    if args and isinstance(args[0], torch.Tensor) and (
+            name in _INPLACE_DUNDERS or
+            (name.endswith("_") and not name.startswith("__") and
+             name not in _METADATA_INPLACE)):
+        targets.append(args[0])
+    if name.startswith("_foreach_") and name.endswith("_") and args and \
+            isinstance(args[0], (list, tuple)):
+        targets += [t for t in args[0] if isinstance(t, torch.Tensor)]
+    out = (kwargs or {}).get("out")
+    if out is not None:
+        targets += [t for t in pytree.tree_flatten(out)[0]
+                    if isinstance(t, torch.Tensor)]
+    made = tracer.importer.made_in_trace
+    for t in targets:
+        if made.get(id(t)) is not t:
+            return ("Tensor.%s: an in-place write to a tensor the program "
+                    "does not take as an argument (reached through a Python "
+                    "object, e.g. an optimizer's parameters or state)" % name)
+    return None
+
+
 class _RandomCalls(TorchFunctionMode):
     """Refuses random number generation while tracing: a call without a
     traced argument (`torch.randn(3)`) would otherwise run once at trace
@@ -1021,6 +1114,15 @@ class _RandomCalls(TorchFunctionMode):
                               where)
             err.graph_break = self.tracer.run is not None
             raise err
+        if not self.tracer.eager_depth:
+            node = _read_of_written(self.tracer, func, args, kwargs)
+            if node is not None:
+                return node
+            why = _external_write(self.tracer, func, args, kwargs)
+            if why is not None:
+                # A graph break: the write runs eagerly on every call.
+                return self.tracer.run_eagerly_for(why, func, args,
+                                                   kwargs or {})
         r = func(*args, **(kwargs or {}))
         if not self.tracer.eager_depth:
             self.tracer.note_real_op(func, args, kwargs, r)
