@@ -1246,7 +1246,8 @@ bool Generator::variance() {
 }
 
 /// kt.pad (constant) of the last one or two dims by -1 ... 2 on each side
-/// (negative crops), keeping every size >= 1.
+/// (negative crops), keeping every size >= 1 and every crop within its dim
+/// (crops come first: [2, -1] of an empty dim is an error, as in PyTorch).
 bool Generator::pad() {
   const Val *a = pickVal([](const Val &v) { return v.rank() > 0; });
   if (!a)
@@ -1260,7 +1261,8 @@ bool Generator::pad() {
   for (int64_t j = 0; j < ndims; ++j) {
     int64_t dim = a->rank() - 1 - j;
     int64_t lo = int64_t(in.pick(4)) - 1, hi = int64_t(in.pick(4)) - 1;
-    if (a->shape[dim] + lo + hi < 1)
+    if (a->shape[dim] + lo + hi < 1 ||
+        a->shape[dim] + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0) < 0)
       lo = hi = 0;
     amounts.append({lo, hi});
     r.shape[dim] += lo + hi;

@@ -17,7 +17,8 @@ from ._capi import Session, library_path
 from ._compile import (CompiledFunction, KilnWarning, OptimizedModule,
                        backend, compile, config, list_backends, mark_dynamic,
                        mark_static, optimize, reset)
-from ._errors import KilnError, SpecializationError, Unsupported
+from ._errors import (ArgumentTypeError, KilnError, SpecializationError,
+                      Unsupported)
 from ._logs import flush_trace, set_log_handler, set_logs, set_trace
 # The ATen converters, and the torch-level converters written with them
 # (F.elu, F.selu, ...), registered at import.
@@ -31,8 +32,9 @@ from . import _rnn  # noqa: E402,F401
 
 __version__ = "0.1.0"
 
-__all__ = ["CompiledFunction", "ExplainOutput", "KilnError", "KilnWarning",
-           "OptimizedModule", "Session", "SpecializationError", "Unsupported",
+__all__ = ["ArgumentTypeError", "CompiledFunction", "ExplainOutput",
+           "KilnError", "KilnWarning", "OptimizedModule", "Session",
+           "SpecializationError", "Unsupported",
            "allow_in_graph", "assume_constant_result", "backend", "compile",
            "config", "disable", "disallow_in_graph", "explain",
            "flush_trace", "graph_break", "is_compiling", "library_path",

@@ -1133,7 +1133,14 @@ class SegmentRun:
             self.pending_refusal = (sig, reason, node.meta.get("kiln_frames"))
         self.flush(needed)
         with self.tracer.eager():
-            value = self.eager_value(node)
+            try:
+                value = self.eager_value(node)
+            except TypeError as e:
+                # Eager's own TypeError (an argument the op does not take,
+                # kiln._signatures): kiln._tracer raises it as one, at the
+                # user's line.
+                e.kiln_eager_op = True
+                raise
         self.concrete[node] = value
         self.start_location = (stack[-1][0], stack[-1][1]) if stack else None
         return value

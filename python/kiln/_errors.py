@@ -38,6 +38,15 @@ class NotOneElementError(Unsupported, ValueError):
     _no_break = True
 
 
+class ArgumentTypeError(Unsupported, TypeError):
+    """A call whose arguments PyTorch's argument parser refuses (eager's
+    TypeError: an argument the function does not take, a missing one, one
+    of the wrong type; kiln._signatures): a KilnError at the user's line
+    that `except TypeError` catches too, as it catches eager's. Without
+    fullgraph the call runs eagerly at a graph break, and eager's TypeError
+    is raised as this class, with its message."""
+
+
 class KilnValueError(KilnError, ValueError):
     """A check of Kiln's that stands for one of PyTorch's that raises
     ValueError (BatchNorm's "Expected more than 1 value per channel when

@@ -34,7 +34,7 @@ import torch
 import torch.fx as fx
 from torch.utils import _pytree as pytree
 
-from . import _ir
+from . import _ir, _signatures
 from ._errors import KilnError, KilnValueError, Unsupported
 from ._symbolic import ShapeEnv, Sym, is_unbacked, nonneg, same, value
 
@@ -684,6 +684,10 @@ class FxImporter:
                     "no Kiln conversion for %s (%s)" % (
                         type(module).__name__, node.target))
             return conv(self, module, str(node.target), *args, **kwargs)
+        if op in ("call_method", "call_function"):
+            # PyTorch's own argument parser judges the call (a TypeError
+            # where eager raises one; kiln._signatures).
+            _signatures.check_call(op, node.target, args, kwargs, TensorVal)
         if op == "call_method":
             conv = self.ops.METHODS.get(node.target)
             if conv is None:

@@ -39,6 +39,7 @@ from ._symbolic import (Sym, is_unbacked, key, nonneg, same, slice_index, smax,
                         smin, value)
 
 FUNCTIONS = {}
+FUNCTIONS_BY_NAME = {}  # (module, qualname) -> converter: function_named
 METHODS = {}
 MODULES = {}
 
@@ -48,6 +49,16 @@ def function(*targets):
         for t in targets:
             if t is not None:
                 FUNCTIONS[t] = fn
+        return fn
+    return reg
+
+
+def function_named(module_name, qualname):
+    """Registers a converter for a function of another package, found by
+    its module and name when a graph calls it (importing the package here
+    would slow `import kiln`: torchvision's ops)."""
+    def reg(fn):
+        FUNCTIONS_BY_NAME[(module_name, qualname)] = fn
         return fn
     return reg
 
@@ -86,9 +97,13 @@ def module(*classes):
 
 def function_converter(target):
     try:
-        return FUNCTIONS.get(target)
+        conv = FUNCTIONS.get(target)
     except TypeError:  # unhashable target
         return None
+    if conv is None and FUNCTIONS_BY_NAME:
+        conv = FUNCTIONS_BY_NAME.get((getattr(target, "__module__", None),
+                                      getattr(target, "__qualname__", None)))
+    return conv
 
 
 def module_converter(m):
@@ -6030,6 +6045,24 @@ def dropout(b, x, p=0.5, training=True, inplace=False):
     r = b.op("dropout", [x, b.seed_arg()], {"p": p}, shape=x.shape,
              dtype=x.dtype)
     return in_place(b, x, r) if inplace else r
+
+
+@function_named("torchvision.ops.stochastic_depth", "stochastic_depth")
+def stochastic_depth(b, x, p, mode, training=True):
+    """torchvision.ops.stochastic_depth (EfficientNet's, ConvNeXt's and
+    Swin's drop path; torch.fx.wrap'd, so a call node): the input itself in
+    eval mode or with p = 0. A random drop of rows in training is not
+    converted (a graph break; eager draws the mask), nor are arguments
+    torchvision refuses (p outside [0, 1], an unknown mode: eager's
+    ValueError at the break)."""
+    p = float(b.static(p, "a stochastic depth probability"))
+    if p < 0.0 or p > 1.0 or mode not in ("batch", "row"):
+        raise b.error("stochastic_depth with p=%g, mode=%r (torchvision "
+                      "raises ValueError)" % (p, mode))
+    if not training or p == 0.0:
+        return x
+    raise b.error("stochastic_depth in training mode with p > 0 (a random "
+                  "drop of rows): not converted yet")
 
 
 # Channel-wise and alpha dropout in training mode, as ATen's _dropout_impl:

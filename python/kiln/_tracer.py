@@ -32,6 +32,7 @@ import linecache
 import math
 import operator
 import os
+import re
 import sys
 import threading
 import traceback
@@ -44,7 +45,7 @@ from torch.nn.modules import module as _nn_module
 from torch.utils import _pytree as pytree
 
 from . import _fx_import, _ops
-from ._errors import KilnError, Unsupported
+from ._errors import ArgumentTypeError, KilnError, Unsupported
 from ._fx_import import TensorVal, target_name
 from ._symbolic import Sym, is_unbacked
 
@@ -102,6 +103,28 @@ def raises_as_eager(fn, *args, **kwargs):
         except AttributeError:   # (an exception type without a __dict__)
             pass
         raise
+
+
+_PARSER_MESSAGE = re.compile(r"[\w.]+\(\)(:| takes| got| missing| received)")
+
+
+def parser_refused(exc):
+    """Whether `exc` is a TypeError of PyTorch's argument parser raised at a
+    call in the user's code (a torch function implemented in C, given
+    arguments it does not take: `torch.maximum(x, 7)`; the parser refuses
+    them before __torch_function__ sees the traced values), which eager
+    raises too; not a traced value where Python needs a real one (those
+    name the Proxy)."""
+    if not isinstance(exc, TypeError) or "Proxy" in str(exc) or \
+            not _PARSER_MESSAGE.match(str(exc)):
+        return False
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    name = tb.tb_frame.f_code.co_filename
+    return not _skipped(name) and not _in_torch(name)
 
 
 def _in_torch(filename):
@@ -1713,7 +1736,14 @@ def _trace(tracer, root_fn, fn, concrete_args, run):
                 inner.name, os.path.relpath(inner.filename,
                                             os.path.dirname(_TORCH_DIR)),
                 inner.lineno)
-        err = Unsupported("%s: %s" % (where, msg) if where else msg, where)
+        # A TypeError of an op run eagerly at a graph break is eager's, as
+        # is one PyTorch's argument parser raised at the user's call of a
+        # torch function (`torch.maximum(x, 7)`): still a TypeError for the
+        # caller.
+        cls = ArgumentTypeError if isinstance(e, TypeError) and (
+            getattr(e, "kiln_eager_op", False) or parser_refused(e)) \
+            else Unsupported
+        err = cls("%s: %s" % (where, msg) if where else msg, where)
         # Graphs before a break ran with real values (and their writes):
         # kiln._compile's _eager_or_user_error reads this.
         err.segments_ran = bool(run is not None and run.breaks)

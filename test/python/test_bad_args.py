@@ -410,9 +410,11 @@ def test_adaptive_pool_to_zero_of_an_empty_dynamic_dim(backend):
 # empty list. Compiled (eager backend) against eager PyTorch: Kiln may raise
 # only a KilnError or eager's own exception type (never another traceback
 # or a crash), and where eager raises a RuntimeError, IndexError or
-# ValueError (a check of the values) Kiln must raise too. Eager's TypeErrors
-# (an argument the method does not take) are not asserted: many converters
-# accept and ignore extra arguments (`x.relu(7)`; see docs/debugging.md).
+# ValueError (a check of the values) Kiln must raise too. Where eager raises
+# a TypeError (an argument the method does not take: `x.relu(7)`, an unknown
+# keyword, a string for a dim), Kiln raises a TypeError too: PyTorch's own
+# argument parser judges each call at capture (kiln._signatures); before,
+# 40 such calls of the converters returned a result.
 
 def _methods():
     import kiln._decomp  # noqa: F401  (registers the decomposed methods)
@@ -427,6 +429,9 @@ BAD_CALLS = {
     "dim=7 keyword": lambda m: lambda t: getattr(t, m)(dim=7),
     "mismatched shape": lambda m: lambda t: getattr(t, m)(torch.ones(5, 2)),
     "empty list": lambda m: lambda t: getattr(t, m)([]),
+    "unknown keyword": lambda m: lambda t: getattr(t, m)(bogus=1),
+    "a string": lambda m: lambda t: getattr(t, m)("a"),
+    "four ints": lambda m: lambda t: getattr(t, m)(0, 7, 7, 7),
 }
 
 # Where eager's "check" is PyTorch 1.13 failing on a valid call: diag with
@@ -464,12 +469,108 @@ def test_every_method_with_bad_arguments(call):
                 wrong.append("%s(%s): %s: %s" % (m, call, type(e).__name__,
                                                  e))
             continue
-        if eager is not None and got is None:
-            if not isinstance(eager, TypeError) and \
-                    (m, call) not in KNOWN_EAGER_BUGS:
+        if isinstance(eager, TypeError):
+            if not isinstance(got, TypeError):
+                wrong.append("%s(%s): eager raised TypeError: %s; Kiln %s" % (
+                    m, call, eager, "returned" if got is None else
+                    "raised %s: %s" % (type(got).__name__, got)))
+        elif eager is None and isinstance(got, TypeError):
+            wrong.append("%s(%s): eager returned; Kiln raised %s" % (
+                m, call, got))
+        elif eager is not None and got is None:
+            if (m, call) not in KNOWN_EAGER_BUGS:
                 wrong.append("%s(%s): eager raised %s: %s; Kiln returned" % (
                     m, call, type(eager).__name__, eager))
     assert not wrong, "\n".join(wrong)
+
+
+# --------------------------- arguments PyTorch's argument parser refuses
+
+def _relu7(x):
+    return x.relu(7) + 1
+
+
+def _int7(x):
+    return x.int(7)
+
+
+def _maximum7(x):
+    return x.maximum(7)
+
+
+def _sum_bogus(x):
+    return x.sum(bogus=1)
+
+
+def _torch_maximum7(x):
+    return torch.maximum(x, 7)
+
+
+def _torch_relu_string(x):
+    return torch.relu(x, "a")
+
+
+def _nn_gelu_extra(x):
+    return torch._C._nn.gelu(x, "tanh", 7)
+
+
+def _contiguous7(x):
+    return (x * 2).contiguous(7)
+
+
+def _after_good_ops(x):
+    y = torch.sin(x) * 2
+    return y.logical_and(7)
+
+
+PARSER_REFUSED = [_relu7, _int7, _maximum7, _sum_bogus, _torch_maximum7,
+                  _torch_relu_string, _nn_gelu_extra, _contiguous7,
+                  _after_good_ops]
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+@pytest.mark.parametrize("f", PARSER_REFUSED, ids=lambda f: f.__name__)
+def test_call_the_parser_refuses_raises_type_error(f, fullgraph):
+    # Converters took and ignored extra or mistyped arguments (`x.relu(7)`
+    # returned relu(x)); eager PyTorch raises TypeError. Kiln raises a
+    # TypeError (a KilnError too) at the user's line, with eager's message.
+    x = torch.randn(3, 4)
+    with pytest.raises(TypeError) as eager:
+        f(x)
+    g = kiln.compile(f, backend="eager", fullgraph=fullgraph)
+    with pytest.raises(TypeError) as info:
+        g(x)
+    assert isinstance(info.value, kiln.ArgumentTypeError)
+    message = str(info.value)
+    assert HERE in message, message
+    # eager's own words (the function's name differs: Tensor.relu / relu)
+    words = str(eager.value).split("(")[-1].split(")")[0]
+    assert words in message, (message, str(eager.value))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_good_calls_unchanged_by_the_parser_check(backend):
+    # The check runs PyTorch's parser on meta stand-ins: calls eager takes
+    # (keywords, dtypes, sizes from the input, a dynamic dim, .to/.type,
+    # a Python number read from data) still compile whole, as before.
+    def f(x, y):
+        a = x.sum(dim=1, keepdim=True).to(torch.float64).float()
+        b = torch.maximum(x, y).relu().view(x.shape[0], -1)
+        c = x.type(torch.float32).to("cpu").contiguous().int().float()
+        d = torch._C._nn.gelu(x, approximate="tanh")
+        e = x.new_zeros(x.shape[0], 2).sum() + y.amax().item()
+        return a + b + c + d + e
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    want = f(x, y)
+    g = kiln.compile(f, backend=backend)
+    torch.testing.assert_close(g(x, y), want)
+    x2 = torch.randn(5, 4)
+    kiln.mark_dynamic(x2, 0)
+    y2 = torch.randn(5, 4)
+    kiln.mark_dynamic(y2, 0)
+    torch.testing.assert_close(g(x2, y2), f(x2, y2))
+    explained = kiln.explain(lambda x: torch.maximum(x, x).relu().int(), x)
+    assert explained.graph_break_count == 0, explained
 
 
 # ------------------------------------------------ F.pad cropping too much

@@ -836,27 +836,27 @@ struct PadLowering : public OpConversionPattern<kt::PadOp> {
       lo[dim] = pad[k];
       hi[dim] = pad[k + 1];
     }
-    // A `?` dim padded to a negative size is a run-time error (the
-    // interpreter's message); a failed check goes on with a zero operand
-    // just large enough to crop.
+    // A `?` dim whose negative amounts crop more than it holds is a
+    // run-time error (the interpreter's message; crops come first, so
+    // [2, -1] on an empty dim fails too); a failed check goes on with a
+    // zero operand just large enough to crop.
     {
       SmallVector<OpFoldResult> xs = getSizes(rw, loc, x);
       SmallVector<OpFoldResult> safe = xs;
       Value anyBad;
       for (int64_t i = 0; i < rank; ++i) {
-        if (!xt.isDynamicDim(i) || lo[i] + hi[i] >= 0)
+        int64_t need = std::max<int64_t>(-lo[i], 0) + std::max<int64_t>(-hi[i], 0);
+        if (!xt.isDynamicDim(i) || need == 0)
           continue;
         Value size = getValueOrCreateConstantIndexOp(rw, loc, xs[i]);
-        Value total =
-            arith::AddIOp::create(rw, loc, size, indexConst(rw, loc, lo[i] + hi[i]));
         Value bad = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt,
-                                          total, indexConst(rw, loc, 0));
+                                          size, indexConst(rw, loc, need));
         checkAtRunTime(rw, loc, bad,
                        "dim " + std::to_string(i) + " of size {0} padded by (" +
                            std::to_string(lo[i]) + ", " + std::to_string(hi[i]) +
-                           ") has negative size {1} at run time",
-                       {size, total});
-        int64_t need = std::max<int64_t>(-lo[i], 0) + std::max<int64_t>(-hi[i], 0);
+                           ") crops " + std::to_string(need) +
+                           " elements, more than it holds at run time",
+                       {size});
         safe[i] = arith::SelectOp::create(rw, loc, bad, indexConst(rw, loc, need), size)
                       .getResult();
         anyBad = boolOr(rw, loc, anyBad, bad);

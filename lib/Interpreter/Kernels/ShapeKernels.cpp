@@ -521,14 +521,16 @@ LogicalResult interpretPad(PadOp op, ArrayRef<Tensor> operands,
   SmallVector<int64_t> lo(rank, 0), shape(in.shape());
   for (size_t p = 0; p < pad.size() / 2; ++p) {
     int64_t k = rank - 1 - p;
-    int64_t s = shape[k] + pad[2 * p] + pad[2 * p + 1];
-    if (s < 0)
+    // Crops first, as the verifier checks for static dims (kt.pad).
+    int64_t l = pad[2 * p], h = pad[2 * p + 1];
+    int64_t crop = -std::min<int64_t>(l, 0) - std::min<int64_t>(h, 0);
+    if (crop > shape[k])
       return op.emitError() << "dim " << k << " of size " << shape[k]
-                            << " padded by (" << pad[2 * p] << ", "
-                            << pad[2 * p + 1] << ") has negative size " << s
-                            << " at run time";
-    lo[k] = pad[2 * p];
-    shape[k] = s;
+                            << " padded by (" << l << ", " << h << ") crops "
+                            << crop << " elements, more than it holds at run "
+                            << "time";
+    lo[k] = l;
+    shape[k] = shape[k] + l + h;
   }
   DType dt = resultDType(op);
   Tensor out;

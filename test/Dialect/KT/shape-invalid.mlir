@@ -525,9 +525,29 @@ func.func @pad_too_long(%a: tensor<3xf32>) {
 // -----
 
 func.func @pad_negative_size(%a: tensor<2x3xf32>) {
-  // expected-error @+2 {{'kt.pad' op dim 1 of size 3 padded by (-2, -2) has negative size -1}}
+  // expected-error @+2 {{'kt.pad' op dim 1 of size 3 padded by (-2, -2) crops 4 elements, more than it holds}}
   // expected-error @+1 {{'kt.pad' op failed to infer returned types}}
   %0 = kt.pad %a {pad = [-2, -2]} : (tensor<2x3xf32>) -> tensor<2x0xf32>
+  return
+}
+
+// -----
+
+// Crops come first: cropping an empty dim fails even where the padding of
+// its other side would give a size of 1 (rl23's fuzz seed 1611).
+func.func @pad_crops_an_empty_dim(%a: tensor<0xi16>) {
+  // expected-error @+2 {{'kt.pad' op dim 0 of size 0 padded by (2, -1) crops 1 elements, more than it holds}}
+  // expected-error @+1 {{'kt.pad' op failed to infer returned types}}
+  %0 = kt.pad %a {pad = [2, -1]} : (tensor<0xi16>) -> tensor<1xi16>
+  return
+}
+
+// -----
+
+func.func @pad_crops_too_small_a_dim(%a: tensor<4x3xf32>) {
+  // expected-error @+2 {{'kt.pad' op dim 1 of size 3 padded by (-4, 5) crops 4 elements, more than it holds}}
+  // expected-error @+1 {{'kt.pad' op failed to infer returned types}}
+  %0 = kt.pad %a {pad = [-4, 5, 1, 1]} : (tensor<4x3xf32>) -> tensor<6x4xf32>
   return
 }
 

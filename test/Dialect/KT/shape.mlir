@@ -217,6 +217,18 @@ func.func @pad_flip(%a: tensor<3x4xf32>, %b: tensor<?x4xi64>, %c: tensor<?x4xi1>
 
 // -----
 
+// Crops may take a whole dim (then pad it again), or an empty dim nothing.
+// CHECK-LABEL: func.func @pad_crop_whole_dim
+// CHECK: kt.pad %{{.*}} {pad = [3, -2]} : (tensor<2xf32>) -> tensor<3xf32>
+// CHECK: kt.pad %{{.*}} {pad = [2, 1]} : (tensor<0xi16>) -> tensor<3xi16>
+func.func @pad_crop_whole_dim(%a: tensor<2xf32>, %b: tensor<0xi16>) -> (tensor<3xf32>, tensor<3xi16>) {
+  %0 = kt.pad %a {pad = [3, -2]} : (tensor<2xf32>) -> tensor<3xf32>
+  %1 = kt.pad %b {pad = [2, 1]} : (tensor<0xi16>) -> tensor<3xi16>
+  return %0, %1 : tensor<3xf32>, tensor<3xi16>
+}
+
+// -----
+
 // A written result type may refine an inferred `?`.
 // CHECK-LABEL: func.func @refine
 // CHECK: kt.reshape %{{.*}} {shape = [-1, 4]} : (tensor<?x2x2xf32>) -> tensor<3x4xf32>

@@ -103,3 +103,23 @@ func.func @reduce_huge_empty(%x: tensor<2x0xi1>, %y: tensor<2x0xf32>) -> (tensor
   %m = kt.amax %v1 {dim = [0]} : (tensor<94309800242048x0xf32>) -> tensor<0xf32>
   return %a, %s, %m : tensor<0xi1>, tensor<0xf32>, tensor<0xf32>
 }
+
+// An elementwise op with a statically empty result and `?` operands (rl24's
+// kiln-fuzz-pipeline finding: a kt.where of a tensor<1x0xi64>): the CPU
+// pipeline's tiling sliced the empty operand at offset 0 ("offset 1 is
+// out-of-bounds: 0 >= 0", the backend refused the program); the lowering
+// makes no linalg.generic for it now. The `?` dims are still checked (a 3
+// against the result's 0 fails).
+// RUN: %python -c "import numpy as n; n.save('%t.c.npy', n.zeros((2, 0), '?')); n.save('%t.a.npy', n.zeros((1, 0), 'i8')); n.save('%t.b.npy', n.zeros((2, 0), 'i8')); n.save('%t.b3.npy', n.zeros((2, 3), 'i8'))"
+// RUN: kiln-run %s --entry=where_empty_result --backend=cpu --input=%t.c.npy --input=%t.a.npy --input=%t.b.npy --print 2>&1 | FileCheck %s --check-prefix=WHERE
+// RUN: kiln-run %s --entry=where_empty_result --input=%t.c.npy --input=%t.a.npy --input=%t.b.npy --print 2>&1 | FileCheck %s --check-prefix=WHERE
+// RUN: not kiln-run %s --entry=where_empty_result --backend=cpu --input=%t.c.npy --input=%t.a.npy --input=%t.b3.npy 2>&1 | FileCheck %s --check-prefix=WHERE-BAD
+// RUN: not kiln-run %s --entry=where_empty_result --input=%t.c.npy --input=%t.a.npy --input=%t.b3.npy 2>&1 | FileCheck %s --check-prefix=WHERE-BAD
+// WHERE: result0: tensor<?x0xi64>
+// WHERE-NEXT: {{^\[\[\],$}}
+// WHERE-NEXT: {{^ \[\]\]$}}
+// WHERE-BAD: not broadcast-compatible at run time
+func.func @where_empty_result(%c: tensor<?x?xi1>, %a: tensor<1x0xi64>, %b: tensor<?x?xi64>) -> tensor<?x0xi64> {
+  %r = kt.where %c, %a, %b : (tensor<?x?xi1>, tensor<1x0xi64>, tensor<?x?xi64>) -> tensor<?x0xi64>
+  return %r : tensor<?x0xi64>
+}

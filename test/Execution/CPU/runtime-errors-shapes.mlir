@@ -4,7 +4,7 @@
 // location and kiln-run exits non-zero; a failed check goes on with a
 // zero-filled operand of the expected size, so nothing reads out of bounds.
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %python -c "import numpy as np; z = lambda n, *s: np.save('%t/' + n + '.npy', np.ones(s, np.float32)); [z('f%%d' %% n, n) for n in (1, 3, 4)]; [z('f%%dx%%d' %% s, *s) for s in ((0, 3), (1, 3), (2, 3), (2, 4), (3, 4), (4, 3), (3, 1), (3, 3))]; [z('f%%dx%%dx%%d' %% s, *s) for s in ((1, 2, 3), (2, 2, 3), (3, 3, 4), (3, 3, 3), (3, 2, 3))]; [np.save('%t/i%%d.npy' %% n, np.zeros(n, np.int64)) for n in (2, 3)]"
+// RUN: %python -c "import numpy as np; z = lambda n, *s: np.save('%t/' + n + '.npy', np.ones(s, np.float32)); [z('f%%d' %% n, n) for n in (0, 1, 3, 4)]; [z('f%%dx%%d' %% s, *s) for s in ((0, 3), (1, 3), (2, 3), (2, 4), (3, 4), (4, 3), (3, 1), (3, 3))]; [z('f%%dx%%dx%%d' %% s, *s) for s in ((1, 2, 3), (2, 2, 3), (3, 3, 4), (3, 3, 3), (3, 2, 3))]; [np.save('%t/i%%d.npy' %% n, np.zeros(n, np.int64)) for n in (2, 3)]"
 
 // RUN: not kiln-run %s --entry=add_dyn --input=%t/f3.npy --input=%t/f4.npy --backend=cpu 2>&1 | FileCheck %s --check-prefix=ADD
 // RUN: not kiln-run %s --entry=add_dyn --input=%t/f3.npy --input=%t/f4.npy 2>&1 | FileCheck %s --check-prefix=ADD-INTERP
@@ -194,10 +194,36 @@ func.func @gather_size(%x: tensor<?x3xf32>) -> tensor<4x2xf32> {
 }
 // RUN: not kiln-run %s --entry=pad_negative --input=%t/f2x4.npy --backend=cpu 2>&1 | FileCheck %s --check-prefix=PAD
 // RUN: not kiln-run %s --entry=pad_negative --input=%t/f2x4.npy 2>&1 | FileCheck %s --check-prefix=PAD
-// PAD: runtime-errors-shapes.mlir:[[# @LINE + 2]]:8: {{(error: )?}}dim 1 of size 4 padded by (-3, -2) has negative size -1 at run time
+// PAD: runtime-errors-shapes.mlir:[[# @LINE + 2]]:8: {{(error: )?}}dim 1 of size 4 padded by (-3, -2) crops 5 elements, more than it holds at run time
 func.func @pad_negative(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {
   %r = kt.pad %x {pad = [-3, -2]} : (tensor<2x?xf32>) -> tensor<2x?xf32>
   return %r : tensor<2x?xf32>
+}
+// Crops come first (PyTorch narrows, then pads): [2, -1] of an empty `?`
+// dim fails, though its total size would be 1 (rl23's fuzz seed 1611: the
+// interpreter gave a size-1 result, the CPU code sliced -1 elements), as
+// does [4, -4] of 3 elements; [4, -4] of 4 is the padding alone.
+// RUN: not kiln-run %s --entry=pad_crop_empty --input=%t/f0.npy --backend=cpu 2>&1 | FileCheck %s --check-prefix=PADZERO
+// RUN: not kiln-run %s --entry=pad_crop_empty --input=%t/f0.npy 2>&1 | FileCheck %s --check-prefix=PADZERO
+// RUN: kiln-run %s --entry=pad_crop_empty --input=%t/f1.npy --backend=cpu --print 2>&1 | FileCheck %s --check-prefix=PADZERO-OK
+// RUN: kiln-run %s --entry=pad_crop_empty --input=%t/f1.npy --print 2>&1 | FileCheck %s --check-prefix=PADZERO-OK
+// PADZERO: runtime-errors-shapes.mlir:[[# @LINE + 4]]:8: {{(error: )?}}dim 0 of size 0 padded by (2, -1) crops 1 elements, more than it holds at run time
+// PADZERO-OK: result0: tensor<?xf32>
+// PADZERO-OK-NEXT: [7, 7]
+func.func @pad_crop_empty(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %r = kt.pad %x {pad = [2, -1], value = 7.0 : f64} : (tensor<?xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+// RUN: not kiln-run %s --entry=pad_crop_short --input=%t/f3.npy --backend=cpu 2>&1 | FileCheck %s --check-prefix=PADSHORT
+// RUN: not kiln-run %s --entry=pad_crop_short --input=%t/f3.npy 2>&1 | FileCheck %s --check-prefix=PADSHORT
+// RUN: kiln-run %s --entry=pad_crop_short --input=%t/f4.npy --backend=cpu --print 2>&1 | FileCheck %s --check-prefix=PADSHORT-OK
+// RUN: kiln-run %s --entry=pad_crop_short --input=%t/f4.npy --print 2>&1 | FileCheck %s --check-prefix=PADSHORT-OK
+// PADSHORT: runtime-errors-shapes.mlir:[[# @LINE + 4]]:8: {{(error: )?}}dim 0 of size 3 padded by (4, -4) crops 4 elements, more than it holds at run time
+// PADSHORT-OK: result0: tensor<?xf32>
+// PADSHORT-OK-NEXT: [0, 0, 0, 0]
+func.func @pad_crop_short(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %r = kt.pad %x {pad = [4, -4]} : (tensor<?xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
 }
 // RUN: not kiln-run %s --entry=reshape_infer --input=%t/f3x4.npy --backend=cpu 2>&1 | FileCheck %s --check-prefix=RESHAPE
 // RUN: not kiln-run %s --entry=reshape_infer --input=%t/f3x4.npy 2>&1 | FileCheck %s --check-prefix=RESHAPE

@@ -187,6 +187,20 @@ check("kt.pad", [make((0, 3), "f32")], ["f32"], "pad = [1, 1, 1, 0]",
 check("kt.pad", [x], ["f64"], "pad = [1, -1, 2, 1]", F.pad(T(x), (1, -1, 2, 1)),
       "f64", arg_shapes=[(None, None, 4)], res_shape=(None, None, 4))
 check_err("kt.pad", [x], ["f64"], "pad = [-3, -2]", [(2, 3, None)],
-          (2, 3, None), "f64", "negative size")
+          (2, 3, None), "f64", "crops 5 elements, more than it holds")
+# Crops come first, as in PyTorch (rl23's fuzz seed 1611): [2, -1] of an
+# empty `?` dim fails though its total size would be 1; a crop of the whole
+# dim then padding is fine.
+e0 = make((0,), "f32")
+try:
+    F.pad(T(e0), (2, -1))
+    raise AssertionError("PyTorch took F.pad of an empty dim by [2, -1]")
+except RuntimeError as err:
+    assert "exceeds dimension size" in str(err), err
+check_err("kt.pad", [e0], ["f32"], "pad = [2, -1]", [(None,)], (None,),
+          "f32", "crops 1 elements, more than it holds")
+x2 = make((2,), "f32")
+check("kt.pad", [x2], ["f32"], "pad = [3, -2]", F.pad(T(x2), (3, -2)), "f32",
+      arg_shapes=[(None,)], res_shape=(None,))
 
 s.finish()

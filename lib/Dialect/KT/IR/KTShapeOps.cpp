@@ -643,12 +643,16 @@ LogicalResult inferShapeOp(MLIRContext *, std::optional<Location> loc,
     int64_t k = rank - 1 - p;
     if (isDyn(shape[k]))
       continue;
-    int64_t s = shape[k] + pad[2 * p] + pad[2 * p + 1];
-    if (s < 0)
+    // Negative amounts crop first (PyTorch narrows, then pads): the crops
+    // may not take more than the dim holds, even where the padding of the
+    // other side would make up for it ([2, -1] on a dim of size 0).
+    int64_t lo = pad[2 * p], hi = pad[2 * p + 1];
+    int64_t crop = -std::min<int64_t>(lo, 0) - std::min<int64_t>(hi, 0);
+    if (crop > shape[k])
       return emitKTError(loc, name, "dim ", k, " of size ", shape[k],
-                         " padded by (", pad[2 * p], ", ", pad[2 * p + 1],
-                         ") has negative size ", s);
-    shape[k] = s;
+                         " padded by (", lo, ", ", hi, ") crops ", crop,
+                         " elements, more than it holds");
+    shape[k] = shape[k] + lo + hi;
   }
   return push(types, shape, in.getElementType());
 }

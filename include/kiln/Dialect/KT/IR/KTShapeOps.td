@@ -355,11 +355,15 @@ def KT_PadOp : KT_ShapeOp<"pad"> {
   let description = [{
     `pad = [lo_last, hi_last, lo_prev, hi_prev, ...]` adds `lo` elements
     before and `hi` after each dim, starting from the last dim. Negative
-    values crop. New elements are `value` (converted to the element type:
-    truncated toward zero for integers, `value != 0` for i1).
+    values crop, before any padding (as PyTorch, which narrows first). New
+    elements are `value` (converted to the element type: truncated toward
+    zero for integers, `value != 0` for i1).
 
     1. `pad` has an even number of entries, at most 2 * rank.
-    2. Each padded static dim stays >= 0 (a `?` is checked when the op runs).
+    2. The crops of each static dim (its negative amounts) take no more
+       than it holds, even where its other amount pads (`[2, -1]` on a dim
+       of size 0 is an error, as in PyTorch); a `?` dim is checked when the
+       op runs (a run-time error in the interpreter and in compiled code).
 
     ```mlir
     %r = kt.pad %x {pad = [1, 2, -1, 0], value = 5.0 : f64} : (tensor<3x4xf32>) -> tensor<2x7xf32>
