@@ -31,7 +31,7 @@ import torch
 from torch.overrides import _no_torch_function_mode
 
 from ._errors import ArgumentTypeError
-from ._symbolic import Sym, value
+from ._symbolic import Sym, is_unbacked, value
 
 
 class _Unknown(Exception):
@@ -54,15 +54,24 @@ _PLAIN = (int, float, bool, complex, str, type(None), type(Ellipsis),
           torch.dtype, torch.device, torch.layout, torch.memory_format)
 
 
+def _size(d):
+    """A stand-in for a size: its example value, 1 for a data-dependent
+    (unbacked) one, whose value is not known while tracing (the check is
+    about argument types, not sizes)."""
+    if is_unbacked(d):
+        return 1
+    v = value(d)
+    return 1 if v is None else v
+
+
 def _meta(v, tensor_val, empty=False):
     if isinstance(v, tensor_val):
         if v.scalar is not None:
             return v.scalar(1)
-        shape = [0] if empty else \
-            [1 if value(d) is None else value(d) for d in v.shape]
+        shape = [0] if empty else [_size(d) for d in v.shape]
         return torch.empty(shape, dtype=v.dtype, device="meta")
     if isinstance(v, Sym):
-        return 1 if value(v) is None else value(v)
+        return _size(v)
     if isinstance(v, _PLAIN):
         return v
     if isinstance(v, torch.Tensor):
