@@ -68,6 +68,14 @@ _RAISE_OPS = {dis.opmap[n] for n in ("RAISE_VARARGS", "RERAISE")
               if n in dis.opmap}
 
 
+def _innermost(exc):
+    """The innermost traceback entry of `exc` (None without a traceback)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb
+
+
 def raised_by_user(exc):
     """Whether `exc` was raised by a `raise` or `assert` statement of the
     user's code (the innermost frame of its traceback is not torch's or
@@ -79,11 +87,9 @@ def raised_by_user(exc):
     function) raises as eager does (raises_as_eager)."""
     if getattr(exc, "_kiln_raised_eagerly", False):
         return True
-    tb = exc.__traceback__
+    tb = _innermost(exc)
     if tb is None:
         return False
-    while tb.tb_next is not None:
-        tb = tb.tb_next
     code = tb.tb_frame.f_code
     if _skipped(code.co_filename):
         return False
@@ -118,11 +124,9 @@ def parser_refused(exc):
     if not isinstance(exc, TypeError) or "Proxy" in str(exc) or \
             not _PARSER_MESSAGE.match(str(exc)):
         return False
-    tb = exc.__traceback__
+    tb = _innermost(exc)
     if tb is None:
         return False
-    while tb.tb_next is not None:
-        tb = tb.tb_next
     name = tb.tb_frame.f_code.co_filename
     return not _skipped(name) and not _in_torch(name)
 

@@ -189,7 +189,7 @@ def KT_NormActivation : I32EnumAttr<"NormActivation",
   let genSpecializedAttr = 0;
 }
 def KT_NormActivationAttr : KT_EnumAttr<KT_NormActivation, "activation",
-    "%gx, %gw, %gb = kt.batch_norm_backward %gy, %x, %m, %r weight %w bias %b {activation = #kt.activation<relu6>} : (...) -> (...)">;
+    "%gx, %gw, %gb = kt.batch_norm_backward %gy, %x, %m, %r weight %w bias %b {activation = #kt.activation<relu6>} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)">;
 
 def KT_RoundingMode : I32EnumAttr<"RoundingMode",
     "rounding of kt.div (PyTorch `rounding_mode=`)", [

@@ -275,8 +275,7 @@ def KT_BatchNormBackwardOp : KT_NormReductionOp<"batch_norm_backward",
     %gx, %gw, %gb = kt.batch_norm_backward %gy, %x, %m, %r weight %w
         : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
         -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
-    %hx, %hw, %hb = kt.batch_norm_backward %gy, %x, %m, %r weight %w bias %b
-        {activation = #kt.activation<relu6>}
+    %hx, %hw, %hb = kt.batch_norm_backward %gy, %x, %m, %r weight %w bias %b {activation = #kt.activation<relu6>}
         : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
         -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
     ```
