@@ -30,6 +30,18 @@ def seeded_batchnorm(model, seed=0):
     return model
 
 
+def seeded_zero_layers(model, seed=1):
+    """Small random values for the parameters that start all zero
+    (ViT's and Swin's heads, ResNet's zero-init options), which would make
+    the output a constant that tests nothing."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.numel() > 1 and not p.any():
+                p.copy_(torch.randn(p.shape, generator=g) * 0.02)
+    return model
+
+
 def torchvision_model(name, seed=0):
     import torchvision
     torch.manual_seed(seed)

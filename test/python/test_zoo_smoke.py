@@ -26,7 +26,7 @@ import pytest
 import torch
 
 import kiln
-from models import seeded_batchnorm
+from models import seeded_batchnorm, seeded_zero_layers
 from zoo_sweep import no_randomness, rel_err
 
 tv = pytest.importorskip("torchvision")
@@ -102,13 +102,7 @@ MODELS = {
 
 def build(name):
     torch.manual_seed(0)
-    m = seeded_batchnorm(MODELS[name]()).eval()
-    g = torch.Generator().manual_seed(1)
-    with torch.no_grad():
-        for p in m.parameters():
-            if p.numel() > 1 and not p.any():
-                p.copy_(torch.randn(p.shape, generator=g) * 0.02)
-    return m
+    return seeded_zero_layers(seeded_batchnorm(MODELS[name]()).eval())
 
 
 def example():

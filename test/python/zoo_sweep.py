@@ -29,7 +29,7 @@ import warnings
 import torch
 
 import kiln
-from models import seeded_batchnorm
+from models import seeded_batchnorm, seeded_zero_layers
 
 # One or two of each family, small enough for 2 cores.
 DEFAULT = ("alexnet squeezenet1_1 vgg11_bn resnet18 resnext50_32x4d "
@@ -58,15 +58,8 @@ def build(name):
     if name.startswith("segmentation."):
         kw.update(weights_backbone=None, num_classes=5)
     torch.manual_seed(0)
-    m = seeded_batchnorm(getattr(ns, short)(**kw)).eval()
-    # Zero-initialized layers (ViT's and Swin's heads, ResNet's zero-init
-    # options) would make the output a constant that tests nothing.
-    g = torch.Generator().manual_seed(1)
-    with torch.no_grad():
-        for p in m.parameters():
-            if p.numel() > 1 and not p.any():
-                p.copy_(torch.randn(p.shape, generator=g) * 0.02)
-    return m
+    return seeded_zero_layers(seeded_batchnorm(getattr(ns, short)(**kw))
+                              .eval())
 
 
 def example(name, size):

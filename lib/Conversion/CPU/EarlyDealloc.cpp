@@ -129,6 +129,24 @@ aliasesOf(Value root, Operation *own, SymbolTableCollection &symbols,
 /// by an op that may return an alias (arith.select, a call of a callee that
 /// may return its argument). Returns the dealloc to continue with (null when
 /// it was erased) and adds the buffers handed over to `handed`.
+/// The memrefs and conditions of `dealloc`'s entries that `drop` does not
+/// mark; the ops that made the dropped memrefs (their metadata or the
+/// buffer) go to `dead`.
+static void keptEntries(bufferization::DeallocOp dealloc, ArrayRef<bool> drop,
+                        SmallVectorImpl<Value> &memrefs,
+                        SmallVectorImpl<Value> &conditions,
+                        SmallVectorImpl<Operation *> &dead) {
+  for (auto [i, pair] : llvm::enumerate(
+           llvm::zip(dealloc.getMemrefs(), dealloc.getConditions()))) {
+    if (drop[i]) {
+      dead.push_back(std::get<0>(pair).getDefiningOp());
+      continue;
+    }
+    memrefs.push_back(std::get<0>(pair));
+    conditions.push_back(std::get<1>(pair));
+  }
+}
+
 static bufferization::DeallocOp
 handOverReturnedCallResults(bufferization::DeallocOp dealloc,
                             SymbolTableCollection &symbols,
@@ -255,15 +273,7 @@ handOverReturnedCallResults(bufferization::DeallocOp dealloc,
 
   SmallVector<Value> memrefs, conditions, retained;
   SmallVector<Operation *> dead;
-  for (auto [i, pair] : llvm::enumerate(
-           llvm::zip(dealloc.getMemrefs(), dealloc.getConditions()))) {
-    if (dropMemref[i]) {
-      dead.push_back(std::get<0>(pair).getDefiningOp());
-      continue;
-    }
-    memrefs.push_back(std::get<0>(pair));
-    conditions.push_back(std::get<1>(pair));
-  }
+  keptEntries(dealloc, dropMemref, memrefs, conditions, dead);
   for (auto [j, r] : llvm::enumerate(retainedList))
     if (!dropRetained[j])
       retained.push_back(r);
@@ -365,15 +375,7 @@ kiln::cpu::deallocCallResultsEarly(ModuleOp module) {
       continue;
     SmallVector<Value> memrefs, conditions;
     SmallVector<Operation *> dead;
-    for (auto [i, pair] : llvm::enumerate(
-             llvm::zip(dealloc.getMemrefs(), dealloc.getConditions()))) {
-      if (drop[i]) {
-        dead.push_back(std::get<0>(pair).getDefiningOp());
-        continue;
-      }
-      memrefs.push_back(std::get<0>(pair));
-      conditions.push_back(std::get<1>(pair));
-    }
+    keptEntries(dealloc, drop, memrefs, conditions, dead);
     OpBuilder b(dealloc);
     auto replacement = bufferization::DeallocOp::create(
         b, dealloc.getLoc(), memrefs, conditions, dealloc.getRetained());
