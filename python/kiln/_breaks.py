@@ -466,6 +466,12 @@ class SegmentRun:
         self.examples = examples
         self.allow_breaks = allow_breaks
         self.dynamic_dims = set(dynamic_dims)
+        # The grad mode of the call (part of the function's key): every
+        # segment is captured and run in it, whatever mode the traced code
+        # has set where the break falls (a break inside `torch.no_grad()` or
+        # `torch.enable_grad()` blocks; kiln._fx_import's stop_gradient and
+        # _refuse_enabled_grad handle the nodes of those blocks).
+        self.grad_mode = importer.grad_enabled
         self.tracer = None
         self.concrete = {}       # node -> its real value (earlier segments)
         self.seg_nodes = []      # the nodes of the current segment
@@ -1025,6 +1031,7 @@ class SegmentRun:
         old = self.importer
         imp = FxImporter(self.name, old.root, [], (),
                          root_location=None)
+        imp.grad_enabled = self.grad_mode
         imp.root_loc = imp._loc_alias(_root_loc_text(old))
         imp.env = _ExternalEnv(self)
         self.importer = imp
@@ -1245,8 +1252,13 @@ class Broken:
         prog.holder[0] = result
         prog.result = result
         prog.root = run.tracer.root
+        user_grad = run.tracer.user_grad
         try:
-            out = prog.call(run.seg_inputs)
+            try:
+                with torch.set_grad_enabled(run.grad_mode):
+                    out = prog.call(run.seg_inputs)
+            finally:
+                run.tracer.user_grad = user_grad  # (the mode is tracked)
         except _training.NotTrainable as e:
             if self.owner.fullgraph:
                 raise

@@ -528,6 +528,7 @@ class FxImporter:
         if self.grad_enabled and node.meta.get("kiln_grad") is False:
             self.cur_attrs["kg.stop_gradient"] = True
         try:
+            self._refuse_enabled_grad(node)
             self._refuse_complex(node)
             value = self._import(node)
         except KilnError as e:
@@ -566,6 +567,37 @@ class FxImporter:
         if isinstance(value, TensorVal):
             self.bind_node(value, node)
         return value
+
+    def _refuse_enabled_grad(self, node):
+        """An op on tensors that the traced code runs under
+        `torch.enable_grad()` (or `set_grad_enabled(True)`) inside a call
+        made with grad disabled: the capture has no autograd (its key has
+        grad off), so its result would not require grad where eager's does
+        (and `backward()` on it would fail). It is refused: a graph break
+        runs it eagerly, in the grad mode the code set, so autograd records
+        it; with fullgraph=True a located Unsupported."""
+        if self.grad_enabled or node.meta.get("kiln_grad") is not True or \
+                node.op not in ("call_function", "call_method",
+                                "call_module"):
+            return
+        def value(a):
+            if a in self.env:
+                return self.env[a]
+            # A node of an earlier segment or an eager op (kiln._breaks'
+            # _ExternalEnv would make it an input of this segment).
+            run = getattr(self.env, "run", None)
+            return run.concrete.get(a) if run is not None else None
+
+        leaves = pytree.tree_flatten((node.args, node.kwargs))[0]
+        if any(isinstance(a, fx.Node) and any(
+                isinstance(v, (TensorVal, torch.Tensor))
+                for v in pytree.tree_flatten(value(a))[0])
+               for a in leaves):
+            raise Unsupported(
+                "%s under torch.enable_grad() inside a call made with "
+                "grad disabled: the captured program has no autograd, so "
+                "the op runs eagerly (a graph break) for autograd to record "
+                "it" % target_name(node))
 
     def _takes_data_scalar(self, node):
         """True when an argument of `node` is a Python number the program

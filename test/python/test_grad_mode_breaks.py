@@ -1,0 +1,159 @@
+"""Graph breaks inside grad-mode blocks, and `torch.enable_grad()` inside a
+call made with grad disabled.
+
+A graph break runs the segment captured so far. Before, that segment ran in
+whatever grad mode the traced code had set where the break fell: a break
+inside `with torch.no_grad():` (an accuracy logged with `.item()` in a
+training step) ran the forward and the loss without autograd, and
+`loss.backward()` failed ("element 0 of tensors does not require grad"); a
+break inside `torch.enable_grad()` of a call made under `no_grad` ran the
+segment before it with autograd (its results required grad where eager's do
+not). Now every segment is captured and run in the call's grad mode (part of
+the function's key); the nodes of `no_grad` blocks are gradient barriers as
+before, and an op on tensors under `torch.enable_grad()` in a call made with
+grad disabled is a graph break that runs it eagerly, so autograd records it
+(before: captured without autograd, its result did not require grad and
+backward failed). References: eager PyTorch on the same inputs."""
+
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import kiln
+
+BACKENDS = ["eager", "cpu"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    kiln.reset()
+    yield request.param
+
+
+def check(fn, grad, backend, *args):
+    """Compiled and eager fn on copies of args, called in grad mode
+    `grad`: the same outputs, the same requires_grad, and the same
+    gradients of the first output's sum."""
+    def copies():
+        return [a.detach().clone().requires_grad_(a.requires_grad)
+                for a in args]
+    ea, ca = copies(), copies()
+    with torch.set_grad_enabled(grad):
+        e = fn(*ea)
+        c = kiln.compile(fn, backend=backend)(*ca)
+    e = e if isinstance(e, tuple) else (e,)
+    c = c if isinstance(c, tuple) else (c,)
+    assert [t.requires_grad for t in c] == [t.requires_grad for t in e]
+    for a, b in zip(c, e):
+        torch.testing.assert_close(a, b)
+    if e[0].requires_grad:
+        e[0].sum().backward()
+        c[0].sum().backward()
+        for a, b in zip(ca, ea):
+            if b.requires_grad:
+                torch.testing.assert_close(a.grad, b.grad)
+
+
+def break_in_no_grad(x, w):
+    y = (x @ w).relu()
+    with torch.no_grad():
+        s = y.sum() * 2
+        if s.item() > 0:       # a graph break inside no_grad
+            v = y * 3
+        else:
+            v = y * 4
+        u = v + 1
+    return y * u, u
+
+
+def enable_grad_inside(x, w):
+    a = x.sin()
+    with torch.enable_grad():
+        b = (a @ w) * 2
+    return b, a
+
+
+def no_grad_then_enable_grad(x, w):
+    with torch.no_grad():
+        a = x * 2
+        kiln.graph_break()
+        b = a + 1
+    with torch.enable_grad():
+        c = (x @ w * b).sum()
+    return c, b
+
+
+@pytest.mark.parametrize("grad", [True, False])
+@pytest.mark.parametrize("fn", [break_in_no_grad, enable_grad_inside,
+                                no_grad_then_enable_grad])
+def test_grad_modes(backend, fn, grad):
+    torch.manual_seed(0)
+    check(fn, grad, backend, torch.randn(4, 3, requires_grad=True),
+          torch.randn(3, 3, requires_grad=True))
+
+
+def test_enable_grad_inside_no_grad_is_a_break(backend):
+    x = torch.randn(4, 3, requires_grad=True)
+    w = torch.randn(3, 3, requires_grad=True)
+    with torch.no_grad():
+        out = kiln.explain(enable_grad_inside)(x, w)
+    text = str(out)
+    assert "under torch.enable_grad() inside a call made with grad " \
+        "disabled" in text
+    assert "b = (a @ w) * 2" in text
+    with torch.no_grad():
+        with pytest.raises(kiln.Unsupported, match="enable_grad"):
+            kiln.compile(enable_grad_inside, backend=backend,
+                         fullgraph=True)(x, w)
+
+
+def test_enable_grad_on_constants_only_is_captured(backend):
+    """A factory under enable_grad takes no tensor: no break (eager's
+    result does not require grad either)."""
+    def f(x):
+        with torch.enable_grad():
+            z = torch.zeros(3)
+        return x * 2, z + 1
+    x = torch.randn(3, requires_grad=True)
+    with torch.no_grad():
+        out = kiln.explain(f)(x)
+    assert "0 graph breaks" in str(out)
+    check(f, False, backend, x)
+
+
+def test_training_step_logs_accuracy_under_no_grad(backend):
+    """Forward, loss and backward compiled, with an accuracy read by
+    .item() inside `torch.no_grad()` (a graph break there), the optimizer
+    outside: parameters equal eager's after each SGD step."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 4))
+    ref = copy.deepcopy(model)
+    x = torch.randn(8, 6)
+    t = torch.randint(0, 4, (8,))
+
+    def make_step(m):
+        def step(x, t):
+            out = m(x)
+            loss = F.cross_entropy(out, t)
+            with torch.no_grad():
+                acc = (out.argmax(1) == t).float().mean().item()
+            loss.backward()
+            return loss.detach(), acc
+        return step
+
+    steps = [(make_step(ref), torch.optim.SGD(ref.parameters(), lr=0.1)),
+             (kiln.compile(make_step(model), backend=backend),
+              torch.optim.SGD(model.parameters(), lr=0.1))]
+    for _ in range(3):
+        got = []
+        for step, opt in steps:
+            opt.zero_grad()
+            got.append(step(x, t))
+            opt.step()
+        torch.testing.assert_close(got[1][0], got[0][0])
+        assert got[1][1] == got[0][1]
+        for p, q in zip(model.parameters(), ref.parameters()):
+            torch.testing.assert_close(p, q)
