@@ -749,6 +749,12 @@ class FxImporter:
                 # output record): the same record of the values.
                 return node.target(*args, **kwargs)
             if not _contains_tensor((args, kwargs)):
+                if kwargs.get("requires_grad") is True:
+                    # (torch.linspace(0, 1, 3, requires_grad=True): a new
+                    # leaf on every call, not a constant of the program.)
+                    raise self.error(
+                        "%s: a new tensor with requires_grad=True (a leaf "
+                        "that autograd tracks)" % target_name(node))
                 return self.ops.python_call(self, node.target, args, kwargs)
             conv = self._aten_fallback(
                 _torch_op_name(node.target), args, kwargs)

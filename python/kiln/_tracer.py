@@ -1141,6 +1141,20 @@ class _RandomCalls(TorchFunctionMode):
                               where)
             err.graph_break = self.tracer.run is not None
             raise err
+        if not self.tracer.eager_depth and \
+                (kwargs or {}).get("requires_grad") is True and \
+                getattr(func, "__objclass__", None) is not \
+                torch._C._TensorBase and not any(
+                    isinstance(v, fx.Proxy)
+                    for v in pytree.tree_flatten((args, kwargs))[0]):
+            # A factory making a leaf that requires grad, with no traced
+            # argument (`torch.tensor([1.], requires_grad=True)`): eager
+            # makes a new leaf on every call. Recorded as a node (never run
+            # at trace time, where its value would become a constant of the
+            # program); its converter refuses requires_grad=True, so it is
+            # a graph break (a located Unsupported with fullgraph=True).
+            return self.tracer.create_proxy("call_function", func, args,
+                                            kwargs)
         if not self.tracer.eager_depth:
             node = _read_of_written(self.tracer, func, args, kwargs)
             if node is not None:

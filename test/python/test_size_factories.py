@@ -95,9 +95,6 @@ def test_arange_bounds_and_dtype_info(backend):
 def test_factory_requires_grad_makes_a_leaf(backend, make):
     # A new leaf that requires grad is eager PyTorch's (a graph break): the
     # result requires grad and backward reaches the leaf, as in eager.
-    # (Not yet for a factory given no traced value, `torch.tensor([..],
-    # requires_grad=True)`: torch.fx runs it while tracing and the program
-    # keeps the tensor as a constant; its results are copies.)
     def f(x):
         w = make(x)
         y = x * w
@@ -109,3 +106,54 @@ def test_factory_requires_grad_makes_a_leaf(backend, make):
     assert yc.requires_grad and wc.requires_grad and wc.is_leaf
     yc.sum().backward()
     assert torch.allclose(wc.grad, x)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+@pytest.mark.parametrize("make", [
+    lambda: torch.tensor([1.0, 2.0, 3.0], requires_grad=True),
+    lambda: torch.zeros(3, requires_grad=True),
+    lambda: torch.ones(3, dtype=torch.float64, requires_grad=True),
+    lambda: torch.full((3,), 0.5, requires_grad=True),
+    lambda: torch.arange(3.0, requires_grad=True),
+    lambda: torch.linspace(0, 1, 3, requires_grad=True),
+    lambda: torch.eye(3, requires_grad=True),
+], ids=["tensor", "zeros", "ones_f64", "full", "arange", "linspace", "eye"])
+def test_tensor_free_factory_requires_grad(backend, make):
+    """A factory given no traced value (`torch.tensor([..],
+    requires_grad=True)`) makes a new leaf on every call, as eager does.
+    Before, torch.fx ran it once while tracing and the program kept its
+    value as a constant: the results were copies that were no leaves, and
+    backward never reached them (their .grad stayed None)."""
+    def f(x):
+        w = make()
+        return (x * w).sum(), w
+    c = kiln.compile(f, backend=backend)
+    leaves = []
+    for _ in range(2):
+        x = torch.randn(3, dtype=make().dtype)
+        y, w = c(x)
+        ye, we = f(x)
+        torch.testing.assert_close(y, ye)
+        torch.testing.assert_close(w, we.detach())
+        assert w.requires_grad and w.is_leaf
+        y.backward()
+        ye.backward()
+        torch.testing.assert_close(w.grad, we.grad)
+        leaves.append(w)
+    assert leaves[0] is not leaves[1]
+
+
+def test_tensor_free_factory_requires_grad_fullgraph():
+    def f(x):
+        return x * torch.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(kiln.Unsupported, match="requires_grad"):
+        kiln.compile(f, backend="cpu", fullgraph=True)(torch.randn(2))
+
+
+def test_integer_factory_requires_grad_raises_as_eager():
+    def f(x):
+        return x + torch.tensor([1, 2], requires_grad=True)
+    with pytest.raises(RuntimeError, match="floating point"):
+        f(torch.ones(2))
+    with pytest.raises(RuntimeError, match="floating point"):
+        kiln.compile(f, backend="cpu")(torch.ones(2))
