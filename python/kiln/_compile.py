@@ -474,8 +474,10 @@ class _Program:
                                            for t in tensors):
             # Training: forward and backward programs in an autograd
             # Function (kiln._training).
-            capture, results = _training.call(self, flat_inputs, tensors)
-            return self.unflatten(capture, results, tensors)
+            trained = _training.call(self, flat_inputs, tensors)
+            if trained is not None:
+                capture, results = trained
+                return self.unflatten(capture, results, tensors)
         for j, a in enumerate(self.result.args):
             if a.is_input:
                 t = tensors[j]

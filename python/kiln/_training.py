@@ -44,6 +44,10 @@ DYNAMIC_CAPTURE = "dynamic training inputs"
 EXTRA_DYNAMIC = contextvars.ContextVar("kiln_training_dynamic", default=None)
 
 
+class _NoGradients(Exception):
+    """Pair: no argument that requires grad reaches a result."""
+
+
 class NotTrainable(Unsupported):
     """A graph kiln cannot train yet (it runs eagerly instead)."""
 
@@ -104,6 +108,34 @@ def _requires_grad_outputs(graph, rg, results):
             for name, _, dtype in results]
 
 
+def _contributing_args(graph, rg, results, out_rg):
+    """Which arguments that require grad reach a differentiable result
+    through ops that are no gradient barrier (the reverse dataflow of
+    _requires_grad_outputs). An argument that reaches none (`l.detach()` of
+    an earlier graph's loss) gets no gradient: autograd must not propagate
+    into its history (a zero gradient would run the earlier graph's
+    backward again, "Trying to backward through the graph a second time").
+    A graph with regions (ops whose bodies read outer values) is not
+    analysed: every argument that requires grad counts."""
+    ops = graph["ops"]
+    if any(l.rstrip().endswith("{") or l.lstrip().startswith("}")
+           for l in ops):
+        return list(rg)
+    needed = {_NAME.match(name).group(0)
+              for (name, _, _), r in zip(results, out_rg) if r}
+    for line in reversed(ops):
+        if " = " not in line:
+            continue
+        lhs, rhs = line.split(" = ", 1)
+        if rhs.startswith(("tensor.dim ", "arith.")) or \
+                "kg.stop_gradient" in rhs:
+            continue
+        if any(n in needed for n in _NAME.findall(lhs)):
+            needed.update(_NAME.findall(rhs.split(" : ", 1)[0]))
+    return [r and name in needed
+            for (name, _, _), r in zip(graph["args"], rg)]
+
+
 class Pair:
     """The forward and backward programs of one capture and requires-grad
     pattern, in their own session."""
@@ -134,6 +166,16 @@ class Pair:
         self.out_rg = [r and name not in no_grad for r, (name, _, _) in
                        zip(_requires_grad_outputs(graph, rg, results),
                            results)]
+        # Arguments that require grad but reach no differentiable result
+        # get None (they are differentiated as constants).
+        rg = _contributing_args(graph, rg, results, self.out_rg)
+        self.rg = rg
+        if not any(rg) and not any(tensors[j].requires_grad
+                                   for j in self.written):
+            # Nothing to differentiate (the arguments that require grad
+            # reach the results only through detach / no_grad): the
+            # program runs as it does without grad (call returns None).
+            raise _NoGradients()
         self.out_meta = [(t, dtype) for _, t, dtype in results]
         rattrs = ["%s {kg.requires_grad = false}" % t
                   if name in no_grad else t for name, t, _ in results]
@@ -361,10 +403,15 @@ def _changed_dims(prog, pairs, rg, tensors):
     return changed
 
 
+_NO_GRADIENTS = "no gradients"   # a pairs entry: see call
+
+
 def call(prog, flat_inputs, tensors):
     """Runs `prog` (a kiln._compile._Program) on its program arguments
     `tensors` (for the call's `flat_inputs`) as an autograd Function:
-    (the capture, the results) to unflatten the outputs with."""
+    (the capture, the results) to unflatten the outputs with; None when
+    nothing is differentiated (_NoGradients: the caller runs the program
+    as without grad)."""
     from ._compile import _CacheLimit, config
     rg = tuple(t.requires_grad for t in tensors)
     pairs = prog.__dict__.setdefault("training_pairs", {})
@@ -400,6 +447,8 @@ def call(prog, flat_inputs, tensors):
                 pair = Pair(prog, prog.capture_for(flat_inputs, tensors,
                                                    dynamic=True),
                             tensors, rg)
+            except _NoGradients:
+                pair = _NO_GRADIENTS
             except KilnError as e:
                 # An op whose gradient needs static shapes (a convolution
                 # with a dynamic spatial dim), or a size the program needs
@@ -415,11 +464,21 @@ def call(prog, flat_inputs, tensors):
                 EXTRA_DYNAMIC.reset(token)
         if pair is None:
             capture = prog.capture_for(flat_inputs, tensors)
-            pair = Pair(prog, capture, tensors, rg)
+            try:
+                pair = Pair(prog, capture, tensors, rg)
+            except _NoGradients:
+                pair = _NO_GRADIENTS
         pairs[key] = pair
-    else:
+    elif pair is not _NO_GRADIENTS:
         check_written(pair, pair.capture, tensors)
-    outs = list(_Function.apply(pair, *tensors))
+    if pair is _NO_GRADIENTS:
+        return None
+    # An argument that requires grad but reaches no differentiable result
+    # (Pair.rg False) enters detached: no edge into its history (autograd
+    # would run that history's backward again with a zero gradient).
+    outs = list(_Function.apply(pair, *[
+        t.detach() if t.requires_grad and not r and j not in pair.written
+        else t for j, (t, r) in enumerate(zip(tensors, pair.rg))]))
     for j, value in zip(pair.written, outs[pair.num_results:]):
         if tensors[j].requires_grad:
             tensors[j].copy_(value)

@@ -1,0 +1,90 @@
+"""`backward()` inside a compiled function, and values of earlier graphs
+that later graphs read through `detach()`.
+
+A graph's argument that requires grad but reaches its results only through
+gradient barriers (`l.detach()` of an earlier graph's loss, a `no_grad`
+block) gets no gradient and enters the graph's autograd Function detached.
+Before, it was a differentiable input: its zero gradient ran the earlier
+graph's backward again ("Trying to backward through the graph a second
+time" in a gradient-accumulation loop: an error out of the compiled call).
+A graph in which nothing reaches a result through differentiable ops runs
+as without grad. References: eager PyTorch on the same inputs."""
+
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+
+import kiln
+
+BACKENDS = ["aot_eager", "cpu"]
+
+
+def grads_after(fn, model, *args):
+    out = fn(model, *args)
+    grads = [p.grad.clone() for p in model.parameters()]
+    return out, grads
+
+
+def compare(fn, backend, *args):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 2))
+    ref = copy.deepcopy(model)
+    want, wgrads = grads_after(fn, ref, *args)
+    kiln.reset()
+    got, ggrads = grads_after(kiln.compile(fn, backend=backend), model, *args)
+    torch.testing.assert_close(got, want)
+    assert got.requires_grad == want.requires_grad
+    for g, w in zip(ggrads, wgrads):
+        torch.testing.assert_close(g, w)
+
+
+def accumulate(model, xs):
+    total = 0
+    for x in xs.split(2):
+        loss = model(x).square().mean()
+        loss.backward()
+        total = total + loss.detach()
+    return total
+
+
+def retain(model, xs):
+    loss = model(xs).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    return loss
+
+
+def detached_chain(model, xs):
+    a = model(xs).sum()
+    a.backward()
+    b = model(xs * a.detach()).sum()    # a later graph reads a detached
+    b.backward()
+    return b.detach() + a.detach()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [accumulate, retain, detached_chain])
+def test_backward_inside(backend, fn):
+    compare(fn, backend, torch.randn(6, 8))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_graph_with_only_detached_inputs(backend):
+    """The second graph reads `y` (requires grad) only through detach:
+    its result requires no grad, as in eager, and no backward runs."""
+    w = torch.randn(3, requires_grad=True)
+
+    def f(x):
+        y = x * w
+        kiln.graph_break()
+        return y.detach().sin() * 2, y
+    x = torch.randn(3)
+    want = f(x)
+    got = kiln.compile(f, backend=backend)(x)
+    assert [t.requires_grad for t in got] == [t.requires_grad for t in want]
+    for g, e in zip(got, want):
+        torch.testing.assert_close(g, e)
+    got[1].sum().backward()
+    torch.testing.assert_close(w.grad, x)
