@@ -529,6 +529,7 @@ class FxImporter:
             self.cur_attrs["kg.stop_gradient"] = True
         try:
             self._refuse_enabled_grad(node)
+            self._refuse_autocast(node)
             self._refuse_complex(node)
             value = self._import(node)
         except KilnError as e:
@@ -567,6 +568,20 @@ class FxImporter:
         if isinstance(value, TensorVal):
             self.bind_node(value, node)
         return value
+
+    def _refuse_autocast(self, node):
+        """An op the traced code runs inside `torch.autocast("cpu")`:
+        autocast's casts are not captured yet (the program would compute in
+        float32 where eager computes in the autocast dtype), so it is
+        refused: a graph break runs it eagerly, under autocast; with
+        fullgraph=True a located Unsupported."""
+        dtype = node.meta.get("kiln_autocast")
+        if dtype is not None and node.op in ("call_function", "call_method",
+                                             "call_module"):
+            raise Unsupported(
+                "%s inside torch.autocast(\"cpu\", dtype=%s): autocast is "
+                "not captured yet, the op runs eagerly"
+                % (target_name(node), dtype))
 
     def _refuse_enabled_grad(self, node):
         """An op on tensors that the traced code runs under

@@ -578,6 +578,10 @@ class KilnTracer(fx.Tracer):
         # mode a custom autograd.Function's forward runs in: see
         # _grad_mode_tracked).
         node.meta["kiln_grad"] = self.user_grad
+        # `with torch.autocast("cpu")` inside the traced code (refused by
+        # the importer: a graph break, the op runs eagerly under autocast).
+        if torch.is_autocast_cpu_enabled():
+            node.meta["kiln_autocast"] = torch.get_autocast_cpu_dtype()
         self.importer.root = self.root
         run = self.run
         if run is None:
