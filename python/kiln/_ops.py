@@ -2074,7 +2074,12 @@ def cuda(b, x, *args, **kw):
 
 @method("requires_grad_")
 def requires_grad_(b, x, requires_grad=True):
-    return x
+    # Makes a leaf that autograd tracks (or, on a computed value, raises
+    # in eager): PyTorch's to do, a graph break. Before, it did nothing
+    # here: `torch.autograd.grad(y, x.clone().requires_grad_())` found no
+    # path to x.
+    raise b.error("Tensor.requires_grad_(): a leaf that autograd tracks is "
+                  "PyTorch's to make (runs eagerly)")
 
 
 _DTYPE_METHODS = {"float": torch.float32, "double": torch.float64,

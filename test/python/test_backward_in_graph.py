@@ -88,3 +88,51 @@ def test_graph_with_only_detached_inputs(backend):
         torch.testing.assert_close(g, e)
     got[1].sum().backward()
     torch.testing.assert_close(w.grad, x)
+
+
+def saliency(model, x):
+    x = x.clone().requires_grad_()
+    score = model(x).max(1).values.sum()
+    g, = torch.autograd.grad(score, x)
+    return g.abs().amax(1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_requires_grad_inside(backend):
+    """`x.requires_grad_()` inside the compiled function makes a leaf that
+    autograd tracks (a graph break: PyTorch makes it), so
+    `torch.autograd.grad` finds the path to it. Before, requires_grad_ did
+    nothing in the graph and autograd.grad raised "One of the
+    differentiated Tensors does not require grad"."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 2))
+    x = torch.randn(5, 8)
+    want = saliency(model, x)
+    got = kiln.compile(saliency, backend=backend)(model, x)
+    torch.testing.assert_close(got, want)
+
+
+def test_requires_grad_false_on_computed_value_raises_as_eager():
+    w = torch.randn(3, requires_grad=True)
+
+    def f(x):
+        y = x * w
+        y.requires_grad_(False)
+        return y
+    with pytest.raises(RuntimeError, match="leaf variables"):
+        f(torch.ones(3))
+    with pytest.raises(RuntimeError, match="leaf variables"):
+        kiln.compile(f, backend="cpu")(torch.ones(3))
+
+
+def test_create_graph_through_a_graph_is_a_clear_error():
+    torch.manual_seed(0)
+    lin = nn.Linear(4, 4)
+
+    def penalty(x):
+        x = x.clone().requires_grad_()
+        y = lin(x).square().sum()
+        g, = torch.autograd.grad(y, x, create_graph=True)
+        return g.norm()
+    with pytest.raises(kiln.KilnError, match="double backward"):
+        kiln.compile(penalty, backend="cpu")(torch.randn(3, 4))
