@@ -6056,18 +6056,33 @@ def dropout(b, x, p=0.5, training=True, inplace=False):
 def stochastic_depth(b, x, p, mode, training=True):
     """torchvision.ops.stochastic_depth (EfficientNet's, ConvNeXt's and
     Swin's drop path; torch.fx.wrap'd, so a call node): the input itself in
-    eval mode or with p = 0. A random drop of rows in training is not
-    converted (a graph break; eager draws the mask), nor are arguments
-    torchvision refuses (p outside [0, 1], an unknown mode: eager's
-    ValueError at the break)."""
+    eval mode or with p = 0. In training, torchvision's noise: one
+    Bernoulli(1 - p) draw per row (mode "row": a [N, 1, ...] noise) or for
+    the whole batch (mode "batch": [1, ...]), divided by 1 - p, times the
+    input; here a kt.dropout of ones of the noise's shape (1 / (1 - p)
+    where kept, with probability 1 - p; a seed argument drawn anew on every
+    call, as F.dropout's), and zeros for p = 1 (torchvision does not
+    divide then). Arguments torchvision refuses (p outside [0, 1], an
+    unknown mode) are not converted (eager's ValueError at the break)."""
     p = float(b.static(p, "a stochastic depth probability"))
     if p < 0.0 or p > 1.0 or mode not in ("batch", "row"):
         raise b.error("stochastic_depth with p=%g, mode=%r (torchvision "
                       "raises ValueError)" % (p, mode))
     if not training or p == 0.0:
         return x
-    raise b.error("stochastic_depth in training mode with p > 0 (a random "
-                  "drop of rows): not converted yet")
+    x = need_tensor(b, x, "stochastic_depth")
+    if not x.dtype.is_floating_point:
+        raise b.error("stochastic_depth of a %s tensor" % x.dtype)
+    if p == 1.0:
+        return mul(b, x, 0.0)
+    s = x
+    for d in range(1 if mode == "row" else 0, x.ndim):
+        s = slice_dim(b, s, d, 0, 1, None)
+    one = full(b, [], 1.0, x.dtype)
+    ones = where(b, binary(b, "eq", s, s, out_dtype=torch.bool), one, one)
+    noise = b.op("dropout", [ones, b.seed_arg()], {"p": p},
+                 shape=ones.shape, dtype=x.dtype)
+    return mul(b, x, noise)
 
 
 # Channel-wise and alpha dropout in training mode, as ATen's _dropout_impl:

@@ -165,7 +165,7 @@ def test_stochastic_depth(backend):
     # path) calls stochastic_depth, which torch.fx.wrap makes a call node
     # of its own: the input in eval mode or with p = 0 (before, no
     # converter: a graph break, and fullgraph=True failed on every such
-    # model); in training with p > 0 a graph break (eager draws the mask);
+    # model); training with p > 0: test_stochastic_depth_training;
     # torchvision's own argument checks at the break (ValueError).
     from torchvision.ops import StochasticDepth
 
@@ -184,14 +184,52 @@ def test_stochastic_depth(backend):
         g = kiln.compile(m, backend=backend, fullgraph=True)
         torch.testing.assert_close(g(x), m(x))
     m = M(1.0, "row").train()
-    torch.testing.assert_close(kiln.compile(m, backend=backend)(x),
+    torch.testing.assert_close(kiln.compile(m, backend=backend,
+                                            fullgraph=True)(x),
                                torch.ones(4, 3))
-    explained = kiln.explain(M(0.5, "row").train(), x)
-    assert explained.graph_break_count == 1
-    assert "stochastic_depth in training mode" in str(explained)
     m = M(0.5, "row").eval()
     m.sd.p = 1.5
     with pytest.raises(ValueError, match="drop probability has to be"):
         m(x)
     with pytest.raises(ValueError, match="drop probability has to be"):
         kiln.compile(m, backend=backend)(x)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+@pytest.mark.parametrize("mode", ["row", "batch"])
+def test_stochastic_depth_training(backend, mode):
+    """stochastic_depth in training with 0 < p < 1 is captured (before: a
+    graph break): each row (mode "row") or the whole batch (mode "batch")
+    is either dropped (0) or kept and divided by 1 - p, as torchvision's
+    Bernoulli noise; a new mask on every call; the gradient is the same
+    mask. The drop rate over many rows is p (a binomial bound)."""
+    from torchvision.ops import StochasticDepth
+
+    p = 0.3
+    # (Through the module: torch.fx.wrap makes torchvision's own call of
+    # stochastic_depth a call node.)
+    g = kiln.compile(StochasticDepth(p, mode).train(), backend=backend,
+                     fullgraph=True)
+    n = 4000 if mode == "row" else 8
+    masks = []
+    for _ in range(2 if mode == "row" else 200):
+        x = (torch.rand(n, 3, 2) + 0.5).requires_grad_()
+        y = g(x)
+        y.sum().backward()
+        scale = (y / x).detach()
+        kept = scale.flatten(1).amax(1)
+        # every element of a row scaled alike: by 0 or 1 / (1 - p)
+        torch.testing.assert_close(scale,
+                                   kept.view(n, 1, 1).expand_as(scale))
+        assert torch.all((kept == 0) | torch.isclose(
+            kept, torch.tensor(1 / (1 - p))))
+        torch.testing.assert_close(x.grad, scale)
+        if mode == "batch":
+            assert bool((kept > 0).all()) or not bool((kept > 0).any())
+        masks.append(kept > 0)
+    dropped = 1 - torch.cat(masks).float().mean().item() if mode == "row" \
+        else 1 - sum(m[0].item() for m in masks) / len(masks)
+    count = sum(m.numel() for m in masks) if mode == "row" else len(masks)
+    sigma = (p * (1 - p) / count) ** 0.5
+    assert abs(dropped - p) < 5 * sigma, (dropped, p)
+    assert not torch.equal(masks[0], masks[1]) or mode == "batch"
