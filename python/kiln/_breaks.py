@@ -1255,7 +1255,13 @@ class Broken:
         user_grad = run.tracer.user_grad
         try:
             try:
-                with torch.set_grad_enabled(run.grad_mode):
+                # Kiln's own torch calls (arguments detached for DLPack,
+                # results unflattened) are not the traced code's: the
+                # tracer's modes must not make them nodes (a detach of a
+                # buffer the graph writes, `self.count += 1`, became a
+                # Proxy: "data must be a Tensor").
+                with torch.set_grad_enabled(run.grad_mode), \
+                        torch.overrides._no_torch_function_mode():
                     out = prog.call(run.seg_inputs)
             finally:
                 run.tracer.user_grad = user_grad  # (the mode is tracked)

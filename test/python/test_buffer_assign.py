@@ -110,3 +110,44 @@ def test_parameter_updated_in_place_and_computed_assignment():
     cm = kiln.compile(ParamAssign(False), backend="cpu")
     with pytest.raises(kiln.Unsupported, match="as parameter 'w'"):
         cm(x)
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_buffer_update_then_graph_break(train):
+    """`self.count += 1` then a graph break (`int(lengths[i])`): the segment
+    before the break runs while the tracer is active, and its argument
+    handling (a detach of the buffer the graph writes, for DLPack) went
+    through the tracer's modes and became a Proxy ("cannot trace ...:
+    data must be a Tensor"). Outputs, gradients and the buffer equal
+    eager's."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(4, 8, 3, padding=1)
+            self.lin = nn.Linear(8, 3)
+            self.register_buffer("count", torch.zeros(()))
+
+        def forward(self, x, lengths):
+            h = torch.relu(self.conv(x))
+            self.count += 1
+            rows = [h[i, :, :int(lengths[i])].mean(-1)
+                    for i in range(x.shape[0])]
+            return self.lin(torch.stack(rows))
+
+    torch.manual_seed(0)
+    ref = Net()
+    model = copy.deepcopy(ref)
+    compiled = kiln.compile(model, backend="cpu")
+    for T in (5, 7):
+        x = torch.randn(3, 4, T)
+        lengths = torch.randint(1, T + 1, (3,))
+        with torch.set_grad_enabled(train):
+            want = ref(x, lengths)
+            got = compiled(x, lengths)
+        torch.testing.assert_close(got, want)
+        if train:
+            want.sum().backward()
+            got.sum().backward()
+            for p, q in zip(model.parameters(), ref.parameters()):
+                torch.testing.assert_close(p.grad, q.grad)
+    assert model.count.item() == ref.count.item() == 2
