@@ -1,6 +1,7 @@
 """A compiled optimizer step, `kiln.compile(opt.step)` or a compiled
 training step that calls `opt.step()`, against eager PyTorch over several
-steps: SGD (plain, momentum, nesterov, weight decay), Adam and AdamW;
+steps: SGD (plain, momentum, nesterov, weight decay), Adam, AdamW, RMSprop and
+Adagrad, for-loop and foreach;
 hyperparameters changed between calls (param_groups, an lr scheduler);
 `zero_grad(set_to_none=True)` with some gradients None; state created
 lazily on the first step; `add_param_group`; `load_state_dict`; several
@@ -33,6 +34,15 @@ OPTIMIZERS = {
     "adam-wd-amsgrad": lambda ps: torch.optim.Adam(
         ps, lr=0.01, weight_decay=0.1, amsgrad=True),
     "adamw": lambda ps: torch.optim.AdamW(ps, lr=0.01),
+    "sgd-nesterov-foreach": lambda ps: torch.optim.SGD(
+        ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1,
+        foreach=True),
+    "adam-foreach": lambda ps: torch.optim.Adam(ps, lr=0.01,
+                                                weight_decay=0.1,
+                                                foreach=True),
+    "adam-maximize": lambda ps: torch.optim.Adam(ps, lr=0.01, maximize=True),
+    "rmsprop": lambda ps: torch.optim.RMSprop(ps, lr=0.01, momentum=0.5),
+    "adagrad": lambda ps: torch.optim.Adagrad(ps, lr=0.1),
 }
 
 
