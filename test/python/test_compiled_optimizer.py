@@ -11,6 +11,7 @@ tensors reached through Python objects"); the Python of the step runs on
 every call, so the hyperparameters it reads are this call's."""
 
 import copy
+import warnings
 
 import pytest
 import torch
@@ -330,3 +331,50 @@ def test_read_of_a_tensor_a_graph_writes_after_a_break(backend):
         for a, b in zip(got, want):
             torch.testing.assert_close(a, b)
         torch.testing.assert_close(st.buf, rb)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_written_arguments_of_any_layout(backend):
+    # The runtime writes a written (ref) argument back into the caller's
+    # memory: one memcpy when both layouts are row-major (size-1 dims with
+    # any stride), element by element through the strides otherwise.
+    def f(a, b, c):
+        a.add_(1)
+        b.mul_(2)
+        c.sub_(3)
+    g = kiln.compile(f, backend=backend)
+    base = [torch.arange(24.).reshape(2, 3, 4) + k for k in range(3)]
+    ref = [t.clone() for t in base]
+
+    def views(ts):
+        return (ts[0].permute(2, 0, 1), ts[1][:, ::2, 1:],
+                ts[2][:1].as_strided((1, 3, 4), (7, 4, 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kiln.KilnWarning)  # no eager fallback
+        for _ in range(2):
+            f(*views(ref))
+            g(*views(base))
+            for t, r in zip(base, ref):
+                torch.testing.assert_close(t, r)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_non_contiguous_parameters(backend):
+    # SGD momentum's parameter update is a node of a graph (it follows the
+    # momentum buffer's write), so the program writes the parameter back.
+    torch.manual_seed(0)
+    w = torch.randn(3, 4)
+    ps = [nn.Parameter(w.t()), nn.Parameter(torch.randn(6, 2)[::2])]
+    rps = [nn.Parameter(p.detach().clone()) for p in ps]
+    assert not ps[0].is_contiguous() and not ps[1].is_contiguous()
+    o = torch.optim.SGD(ps, lr=0.1, momentum=0.9)
+    ro = torch.optim.SGD(rps, lr=0.1, momentum=0.9)
+    step = kiln.compile(o.step, backend=backend)
+    for i in range(3):
+        for p, rp in zip(ps, rps):
+            p.grad = torch.full_like(p, float(i + 1)).contiguous()
+            rp.grad = p.grad.clone()
+        ro.step()
+        step()
+        for p, rp in zip(ps, rps):
+            torch.testing.assert_close(p, rp)
