@@ -1003,6 +1003,11 @@ _INPLACE_DUNDERS = frozenset((
     "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
     "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__",
     "__ilshift__", "__irshift__", "__imatmul__", "__setitem__"))
+_INPLACE_OPERATORS = frozenset((
+    operator.iadd, operator.isub, operator.imul, operator.itruediv,
+    operator.ifloordiv, operator.imod, operator.ipow, operator.iand,
+    operator.ior, operator.ixor, operator.ilshift, operator.irshift,
+    operator.imatmul, operator.setitem))
 # In-place methods that change no data.
 _METADATA_INPLACE = frozenset(("requires_grad_", "share_memory_",
                                "retain_grad", "rename_"))
@@ -1029,6 +1034,49 @@ def _written_by_graph(tracer, tensors):
     return any(id(t) in written for t in tensors)
 
 
+def _written_in_segment(node):
+    """The nodes whose tensors `node` writes in place (an in-place method,
+    an augmented assignment, `t[i] = v`, a `_foreach_*_` op, `out=`)."""
+    t = node.target
+    name = t if node.op == "call_method" else getattr(t, "__name__", "")
+    name = name or ""
+    targets = []
+    args = node.args
+    if node.op == "call_function" and t in _INPLACE_OPERATORS or (
+            name.endswith("_") and not name.startswith("__") and
+            name not in _METADATA_INPLACE and args):
+        targets.append(args[0])
+        if name.startswith("_foreach_"):
+            targets = list(args[0]) if isinstance(
+                args[0], (list, tuple)) else targets
+    out = node.kwargs.get("out")
+    if out is not None:
+        targets += pytree.tree_flatten(out)[0]
+    return [a for a in targets if isinstance(a, fx.Node)]
+
+
+def _pending_write(tracer, tensors):
+    """Whether one of the real `tensors` (or a view of it, or one it views)
+    is the value of an earlier segment (a real tensor at this graph break)
+    that a node of the current segment writes in place: the write happens
+    when the segment runs, so a read on real tensors now would see the
+    value from before it (SGD with nesterov: `buf.mul_(m)` at a break, then
+    `.add_(d_p)` in the graph, then `d_p.add(buf)` on the real `buf`)."""
+    run = tracer.run
+    if run is None or not run.seg_nodes:
+        return False
+    written = []
+    for n in run.seg_nodes:
+        if n.op not in ("call_method", "call_function"):
+            continue
+        for w in _written_in_segment(n):
+            if not run.in_segment(w) and w in run.concrete and \
+                    isinstance(run.concrete[w], torch.Tensor):
+                written.append(run.concrete[w])
+    return any(t is w or _same_storage(t, w) for t in tensors
+               for w in written)
+
+
 def _read_of_written(tracer, func, args, kwargs):
     """A call on real tensors only (torch runs it now, while tracing) that
     reads a tensor the graph has written in place so far (`acc.add_(x)` on
@@ -1040,8 +1088,17 @@ def _read_of_written(tracer, func, args, kwargs):
         return None   # (shape, dtype, stride...: no data read)
     leaves = [v for v in pytree.tree_flatten((args, kwargs or {}))[0]
               if isinstance(v, torch.Tensor)]
-    if not leaves or any(isinstance(v, fx.Proxy) for v in leaves) or \
-            not _written_by_graph(tracer, leaves):
+    if not leaves or any(isinstance(v, fx.Proxy) for v in leaves):
+        return None
+    if _pending_write(tracer, leaves):
+        # The segment so far runs first (a graph break), then `func` on the
+        # written values.
+        tracer.graph_break(
+            "%s reads a tensor that the graph so far writes in place (a "
+            "value of an earlier graph, e.g. an optimizer's state)"
+            % (name.strip("_") or func))
+        return None
+    if not _written_by_graph(tracer, leaves):
         return None
     name = getattr(func, "__name__", "") or ""
     if getattr(func, "__objclass__", None) is torch._C._TensorBase or \

@@ -1,0 +1,380 @@
+"""A compiled optimizer step, `kiln.compile(opt.step)` or a compiled
+training step that calls `opt.step()`, against eager PyTorch over several
+steps: SGD (plain, momentum, nesterov, weight decay), Adam, AdamW, RMSprop and
+Adagrad, for-loop and foreach;
+hyperparameters changed between calls (param_groups, an lr scheduler);
+`zero_grad(set_to_none=True)` with some gradients None; state created
+lazily on the first step; `add_param_group`; `load_state_dict`; several
+optimizer objects. The optimizer's in-place writes to parameters and state
+are graph breaks run on every call (docs/python.md, "In-place writes to
+tensors reached through Python objects"); the Python of the step runs on
+every call, so the hyperparameters it reads are this call's."""
+
+import copy
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import kiln
+
+STEPS = 6
+
+OPTIMIZERS = {
+    "sgd": lambda ps: torch.optim.SGD(ps, lr=0.1),
+    "sgd-momentum": lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9),
+    "sgd-nesterov": lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9,
+                                               nesterov=True),
+    "sgd-weight-decay": lambda ps: torch.optim.SGD(ps, lr=0.1,
+                                                   weight_decay=0.1),
+    "sgd-momentum-wd": lambda ps: torch.optim.SGD(
+        ps, lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.1),
+    "adam": lambda ps: torch.optim.Adam(ps, lr=0.01),
+    "adam-wd-amsgrad": lambda ps: torch.optim.Adam(
+        ps, lr=0.01, weight_decay=0.1, amsgrad=True),
+    "adamw": lambda ps: torch.optim.AdamW(ps, lr=0.01),
+    "sgd-nesterov-foreach": lambda ps: torch.optim.SGD(
+        ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1,
+        foreach=True),
+    "adam-foreach": lambda ps: torch.optim.Adam(ps, lr=0.01,
+                                                weight_decay=0.1,
+                                                foreach=True),
+    "adam-maximize": lambda ps: torch.optim.Adam(ps, lr=0.01, maximize=True),
+    "rmsprop": lambda ps: torch.optim.RMSprop(ps, lr=0.01, momentum=0.5),
+    "adagrad": lambda ps: torch.optim.Adagrad(ps, lr=0.1),
+}
+
+
+def _model():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
+
+
+def _batch(i):
+    g = torch.Generator().manual_seed(100 + i)
+    return torch.randn(5, 4, generator=g), torch.randn(5, 2, generator=g)
+
+
+def _loss(m, x, y, i):
+    return F.mse_loss(m(x), y)
+
+
+def _assert_same(ref, got, what):
+    for (name, a), b in zip(ref.named_parameters(), got.parameters()):
+        torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5,
+                                   msg=lambda m: "%s, %s: %s" % (
+                                       what, name, m))
+
+
+def _run(make, form, backend, mutate=None, loss=_loss, steps=STEPS):
+    """Trains a model and a copy `steps` steps, one eagerly, one with the
+    step compiled (form "step": kiln.compile(opt.step); form "train": a
+    compiled function doing zero_grad, forward, backward, opt.step()),
+    comparing parameters and optimizer state after every step."""
+    m1 = _model()
+    m2 = copy.deepcopy(m1)
+    o1, o2 = make(m1.parameters()), make(m2.parameters())
+
+    def train(m, o, x, y, i):
+        o.zero_grad(set_to_none=True)
+        lo = loss(m, x, y, i)
+        lo.backward()
+        o.step()
+        return lo
+
+    if form == "step":
+        cstep = kiln.compile(o2.step, backend=backend)
+
+        def compiled(m, o, x, y, i):
+            o.zero_grad(set_to_none=True)
+            lo = loss(m, x, y, i)
+            lo.backward()
+            cstep()
+            return lo
+    else:
+        compiled = kiln.compile(train, backend=backend)
+    for i in range(steps):
+        x, y = _batch(i)
+        if mutate is not None:
+            mutate(m1, o1, i)
+            mutate(m2, o2, i)
+        l1 = train(m1, o1, x, y, i)
+        l2 = compiled(m2, o2, x, y, i)
+        torch.testing.assert_close(l2, l1)
+        _assert_same(m1, m2, "step %d" % i)
+        for p1, p2 in zip(m1.parameters(), m2.parameters()):
+            s1, s2 = o1.state.get(p1, {}), o2.state.get(p2, {})
+            assert sorted(s1) == sorted(s2), (i, sorted(s1), sorted(s2))
+            for k in s1:
+                if s1[k] is None:
+                    assert s2[k] is None, (i, k)
+                    continue
+                torch.testing.assert_close(torch.as_tensor(s2[k]),
+                                           torch.as_tensor(s1[k]),
+                                           rtol=1e-4, atol=1e-5)
+    return m2, o2
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+@pytest.mark.parametrize("form", ["step", "train"])
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_compiled_step_matches_eager(backend, form, name):
+    # (sgd-nesterov failed from the second step on: `buf.mul_(momentum)`
+    # is a break, `.add_(d_p)` a node of the next graph, and
+    # `d_p.add(buf, alpha=momentum)` ran on the real `buf` while tracing,
+    # before the graph's write.)
+    _run(OPTIMIZERS[name], form, backend)
+
+
+def _set(key, values):
+    def mutate(m, o, i):
+        for g in o.param_groups:
+            g[key] = values(i)
+    return mutate
+
+
+HYPER = {
+    "lr-param-groups": ("sgd-momentum", _set("lr", lambda i: 0.1 / (i + 1))),
+    "lr-adam": ("adam", _set("lr", lambda i: 0.02 / (i + 1))),
+    "momentum": ("sgd-momentum",
+                 _set("momentum", lambda i: 0.9 if i < 3 else 0.5)),
+    "weight-decay": ("sgd-weight-decay",
+                     _set("weight_decay", lambda i: 0.1 if i < 3 else 0.0)),
+    "betas": ("adam", _set("betas", lambda i: (0.9, 0.999) if i < 3
+                           else (0.5, 0.9))),
+    "nesterov-off": ("sgd-nesterov",
+                     _set("nesterov", lambda i: i < 3)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HYPER))
+@pytest.mark.parametrize("form", ["step", "train"])
+def test_hyperparameters_changed_between_calls(form, case):
+    name, mutate = HYPER[case]
+    _run(OPTIMIZERS[name], form, "cpu", mutate=mutate)
+
+
+@pytest.mark.parametrize("name", ["sgd-momentum", "adam"])
+@pytest.mark.parametrize("form", ["step", "train"])
+def test_lr_scheduler(form, name):
+    scheds = {}
+
+    def mutate(m, o, i):
+        # StepLR made before the first step, stepped after each one (as a
+        # training loop does): lr 0.1, 0.1, 0.05, 0.05, 0.025 ...
+        if id(o) not in scheds:
+            scheds[id(o)] = torch.optim.lr_scheduler.StepLR(o, 2, 0.5)
+        else:
+            scheds[id(o)].step()
+    _, o = _run(OPTIMIZERS[name], form, "cpu", mutate=mutate)
+    assert o.param_groups[0]["lr"] < OPTIMIZERS[name]([
+        torch.zeros(1, requires_grad=True)]).param_groups[0]["lr"]
+
+
+def _some_grads_none(m, x, y, i):
+    # On odd steps only the last layer takes part: after
+    # zero_grad(set_to_none=True) the first layer's grads are None, and the
+    # optimizer skips those parameters (their state is not touched).
+    if i % 2:
+        return (m[2].weight.sum() + m[2].bias.sum()) * (i + 1)
+    return F.mse_loss(m(x), y)
+
+
+@pytest.mark.parametrize("name", ["sgd-momentum", "sgd-nesterov", "adam",
+                                  "adamw"])
+@pytest.mark.parametrize("form", ["step", "train"])
+def test_set_to_none_some_grads_none(form, name):
+    _run(OPTIMIZERS[name], form, "cpu", loss=_some_grads_none)
+
+
+def _unused_output_loss(m, x, y, i):
+    out = m(x)   # computed, then not used by the loss on odd steps
+    if i % 2:
+        return (m[2].weight.sum() + m[2].bias.sum()) * (i + 1)
+    return F.mse_loss(out, y)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a parameter used only by a graph output the loss does not use gets a "
+    "zero gradient, not None, from the compiled training graph "
+    "(kiln/_training.py's autograd.Function): momentum then moves it"))
+def test_grad_none_when_output_unused_in_compiled_train_step():
+    _run(OPTIMIZERS["sgd-momentum"], "train", "cpu",
+         loss=_unused_output_loss)
+
+
+@pytest.mark.parametrize("name", ["sgd-momentum", "adam"])
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_lazily_created_state(backend, name):
+    # Momentum buffers / Adam's moments exist only after step 1: the first
+    # call creates them (torch.clone / zeros_like), later calls update them.
+    m = _model()
+    ref = copy.deepcopy(m)
+    o, ro = OPTIMIZERS[name](m.parameters()), OPTIMIZERS[name](
+        ref.parameters())
+    step = kiln.compile(o.step, backend=backend)
+    assert not o.state
+    for i in range(3):
+        x, y = _batch(i)
+        for mod, opt, st in ((ref, ro, ro.step), (m, o, step)):
+            opt.zero_grad()
+            F.mse_loss(mod(x), y).backward()
+            st()
+        assert len(o.state) == 4
+        _assert_same(ref, m, "step %d" % i)
+    key = "momentum_buffer" if name.startswith("sgd") else "exp_avg"
+    for p, rp in zip(m.parameters(), ref.parameters()):
+        torch.testing.assert_close(o.state[p][key], ro.state[rp][key])
+
+
+@pytest.mark.parametrize("form", ["step", "train"])
+def test_add_param_group(form):
+    def mutate(m, o, i):
+        if i == 2:
+            # The last layer moves to its own group with its own lr.
+            last = list(m[2].parameters())
+            o.param_groups[0]["params"] = [
+                p for p in o.param_groups[0]["params"]
+                if all(p is not q for q in last)]
+            o.add_param_group({"params": last, "lr": 0.03})
+    for name in ("sgd-momentum", "adam"):
+        _run(OPTIMIZERS[name], form, "cpu", mutate=mutate)
+
+
+@pytest.mark.parametrize("form", ["step", "train"])
+def test_load_state_dict(form):
+    saved = {}
+
+    def mutate(m, o, i):
+        if i == 2:
+            saved[id(o)] = copy.deepcopy(o.state_dict())
+        if i == 4:
+            # Back to the state of step 2, with another lr.
+            sd = copy.deepcopy(saved[id(o)])
+            for g in sd["param_groups"]:
+                g["lr"] = g["lr"] / 3
+            o.load_state_dict(sd)
+    for name in ("sgd-momentum", "adam"):
+        _run(OPTIMIZERS[name], form, "cpu", mutate=mutate)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_second_optimizer_object(backend):
+    # One compiled training step called with two models and two optimizers
+    # (specialized by identity: each pair its own capture), interleaved.
+    def train(m, o, x, y):
+        o.zero_grad()
+        loss = F.mse_loss(m(x), y)
+        loss.backward()
+        o.step()
+        return loss
+    step = kiln.compile(train, backend=backend)
+    ma, mb = _model(), _model()
+    with torch.no_grad():
+        for p in mb.parameters():
+            p.mul_(-1)
+    refs = [copy.deepcopy(ma), copy.deepcopy(mb)]
+    opts = [torch.optim.SGD(ma.parameters(), lr=0.1, momentum=0.9),
+            torch.optim.Adam(mb.parameters(), lr=0.01)]
+    ref_opts = [torch.optim.SGD(refs[0].parameters(), lr=0.1, momentum=0.9),
+                torch.optim.Adam(refs[1].parameters(), lr=0.01)]
+    for i in range(4):
+        x, y = _batch(i)
+        for k, m in enumerate((ma, mb)):
+            torch.testing.assert_close(step(m, opts[k], x, y),
+                                       train(refs[k], ref_opts[k], x, y))
+            _assert_same(refs[k], m, "model %d step %d" % (k, i))
+    # Two compiled steps of two optimizers over one model's halves.
+    m = _model()
+    ref = copy.deepcopy(m)
+    o1 = torch.optim.SGD(m[0].parameters(), lr=0.1, momentum=0.9)
+    o2 = torch.optim.Adam(m[2].parameters(), lr=0.01)
+    r1 = torch.optim.SGD(ref[0].parameters(), lr=0.1, momentum=0.9)
+    r2 = torch.optim.Adam(ref[2].parameters(), lr=0.01)
+    s1 = kiln.compile(o1.step, backend=backend)
+    s2 = kiln.compile(o2.step, backend=backend)
+    for i in range(4):
+        x, y = _batch(i)
+        for mod, steps in ((ref, (r1.step, r2.step)), (m, (s1, s2))):
+            mod.zero_grad()
+            F.mse_loss(mod(x), y).backward()
+            for st in steps:
+                st()
+        _assert_same(ref, m, "step %d" % i)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_read_of_a_tensor_a_graph_writes_after_a_break(backend):
+    # The pattern behind SGD's nesterov, without an optimizer: `b.mul_(.5)`
+    # on a tensor reached through an object is a break (eager); `.add_(g)`
+    # on its result is a node of the next graph; `b * 2` on the real `b`
+    # must see that write (before: computed while tracing, from the value
+    # before the add_: 3 of 3 calls wrong).
+    class State:
+        pass
+    st = State()
+    st.buf = torch.ones(3)
+
+    def f(g):
+        b = st.buf
+        b.mul_(0.5).add_(g)
+        return g + b, b * 2, (b * 1).sum()
+    c = kiln.compile(f, backend=backend)
+    rb = torch.ones(3)
+    for i in range(3):
+        g = torch.full((3,), float(i + 1))
+        got = c(g)
+        rb.mul_(0.5).add_(g)
+        want = (g + rb, rb * 2, (rb * 1).sum())
+        for a, b in zip(got, want):
+            torch.testing.assert_close(a, b)
+        torch.testing.assert_close(st.buf, rb)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_written_arguments_of_any_layout(backend):
+    # The runtime writes a written (ref) argument back into the caller's
+    # memory: one memcpy when both layouts are row-major (size-1 dims with
+    # any stride), element by element through the strides otherwise.
+    def f(a, b, c):
+        a.add_(1)
+        b.mul_(2)
+        c.sub_(3)
+    g = kiln.compile(f, backend=backend)
+    base = [torch.arange(24.).reshape(2, 3, 4) + k for k in range(3)]
+    ref = [t.clone() for t in base]
+
+    def views(ts):
+        return (ts[0].permute(2, 0, 1), ts[1][:, ::2, 1:],
+                ts[2][:1].as_strided((1, 3, 4), (7, 4, 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kiln.KilnWarning)  # no eager fallback
+        for _ in range(2):
+            f(*views(ref))
+            g(*views(base))
+            for t, r in zip(base, ref):
+                torch.testing.assert_close(t, r)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_non_contiguous_parameters(backend):
+    # SGD momentum's parameter update is a node of a graph (it follows the
+    # momentum buffer's write), so the program writes the parameter back.
+    torch.manual_seed(0)
+    w = torch.randn(3, 4)
+    ps = [nn.Parameter(w.t()), nn.Parameter(torch.randn(6, 2)[::2])]
+    rps = [nn.Parameter(p.detach().clone()) for p in ps]
+    assert not ps[0].is_contiguous() and not ps[1].is_contiguous()
+    o = torch.optim.SGD(ps, lr=0.1, momentum=0.9)
+    ro = torch.optim.SGD(rps, lr=0.1, momentum=0.9)
+    step = kiln.compile(o.step, backend=backend)
+    for i in range(3):
+        for p, rp in zip(ps, rps):
+            p.grad = torch.full_like(p, float(i + 1)).contiguous()
+            rp.grad = p.grad.clone()
+        ro.step()
+        step()
+        for p, rp in zip(ps, rps):
+            torch.testing.assert_close(p, rp)
