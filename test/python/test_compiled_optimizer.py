@@ -196,11 +196,11 @@ def _unused_output_loss(m, x, y, i):
     return F.mse_loss(out, y)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a parameter used only by a graph output the loss does not use gets a "
-    "zero gradient, not None, from the compiled training graph "
-    "(kiln/_training.py's autograd.Function): momentum then moves it"))
 def test_grad_none_when_output_unused_in_compiled_train_step():
+    # A parameter used only by a value the loss does not use gets None, as
+    # in eager (kiln._training._contributing_args: it enters the graph's
+    # autograd Function detached); it got a zero gradient, and momentum
+    # then moved it.
     _run(OPTIMIZERS["sgd-momentum"], "train", "cpu",
          loss=_unused_output_loss)
 
