@@ -368,6 +368,17 @@ _BASE_WRITE = ("an in-place write to a view, or to a tensor a view of which "
 _MISSING = _Missing()
 
 
+def _sig_externals(sig, out):
+    """Adds to `out` the external indices that a node signature
+    (RunSegment._signature) names: its ("x", j, meta) entries."""
+    if isinstance(sig, tuple):
+        if len(sig) == 3 and sig[0] == "x" and isinstance(sig[1], int):
+            out.add(sig[1])
+            return
+        for part in sig:
+            _sig_externals(part, out)
+
+
 def _meta(v, run):
     """The signature of a value from outside a segment: a tensor by the
     metadata the import reads (dtype, shape, requires_grad, device, the
@@ -836,11 +847,19 @@ class SegmentRun:
         values = [imp.env.get(n, _MISSING) for n in self.seg_nodes]
         if any(v is _MISSING for v in values):
             return
+        named = set()
+        for sig in self.seg_sigs:
+            _sig_externals(sig, named)
         ext_order = []
         for n in self.ext_nodes:
             j = self.sig_ext.get(n)
-            if j is None:
-                return  # an input the signatures do not name: not replayed
+            if j is None or j not in named:
+                # An input the signatures of the segment's nodes do not
+                # name (named only by a node that left the segment, an
+                # eager op): not replayed. (A replay numbers the externals
+                # by its own signatures: such an index pointed past them,
+                # an IndexError in _replay_inputs.)
+                return
             ext_order.append(j)
         node = cache.trie
         for n, sig, v in zip(self.seg_nodes, self.seg_sigs, values):
