@@ -116,6 +116,20 @@ FailureOr<JointInfo> partition::getJointInfo(func::FuncOp joint) {
   info.numCotangents = nArgs - info.numPrimals;
   info.numGradients = nRes - info.numOutputs;
   info.source = src;
+  // `kg.written` (read under passPrimals) marks a primal as a unit attribute.
+  for (unsigned i = 0, e = joint.getNumArguments(); i < e; ++i) {
+    Attribute w = joint.getArgAttr(i, kWrittenAttr);
+    if (!w)
+      continue;
+    if (!isa<UnitAttr>(w))
+      return joint.emitError("kiln-partition: argument #")
+             << i << ": `" << kWrittenAttr << "` must be a unit attribute, got "
+             << w;
+    if (i >= info.numPrimals)
+      return joint.emitError("kiln-partition: argument #")
+             << i << " is a cotangent: only a primal can be `" << kWrittenAttr
+             << "`";
+  }
   if (joint.isExternal() || !joint.getBody().hasOneBlock() ||
       !isa<func::ReturnOp>(joint.getBody().front().getTerminator()))
     return joint.emitError("kiln-partition: expected a joint function with "
