@@ -41,6 +41,7 @@ struct PartitionPass : public kiln::impl::KilnPartitionPassBase<PartitionPass> {
     opts.cse = cse;
     opts.verifyOptimal = verifyOptimal;
     opts.verifyOptimalMaxNodes = verifyOptimalMaxNodes;
+    opts.passPrimals = passPrimals;
     bool failedAny = false;
     if (!p) {
       // Errors at each joint, so that they carry a location.

@@ -116,6 +116,20 @@ FailureOr<JointInfo> partition::getJointInfo(func::FuncOp joint) {
   info.numCotangents = nArgs - info.numPrimals;
   info.numGradients = nRes - info.numOutputs;
   info.source = src;
+  // `kg.written` (read under passPrimals) marks a primal as a unit attribute.
+  for (unsigned i = 0, e = joint.getNumArguments(); i < e; ++i) {
+    Attribute w = joint.getArgAttr(i, kWrittenAttr);
+    if (!w)
+      continue;
+    if (!isa<UnitAttr>(w))
+      return joint.emitError("kiln-partition: argument #")
+             << i << ": `" << kWrittenAttr << "` must be a unit attribute, got "
+             << w;
+    if (i >= info.numPrimals)
+      return joint.emitError("kiln-partition: argument #")
+             << i << " is a cotangent: only a primal can be `" << kWrittenAttr
+             << "`";
+  }
   if (joint.isExternal() || !joint.getBody().hasOneBlock() ||
       !isa<func::ReturnOp>(joint.getBody().front().getTerminator()))
     return joint.emitError("kiln-partition: expected a joint function with "
@@ -529,15 +543,33 @@ LogicalResult build(const Analysis &a, const Plan &plan, PartitionResult &r) {
       return joint.emitError("kiln-partition: cannot create @")
              << name << ": the symbol already exists";
 
+  // The backward's saved arguments: with passPrimals, first the saved
+  // primals the caller passes (not forward results), then the values the
+  // forward returns after its outputs; otherwise all of plan.saved, returned.
+  SmallVector<Value> passed, returned;
+  SmallVector<int64_t> passedArgs;
+  for (Value v : plan.saved) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (a.opts.passPrimals && arg &&
+        !joint.getArgAttr(arg.getArgNumber(), kWrittenAttr)) {
+      passed.push_back(v);
+      passedArgs.push_back(arg.getArgNumber());
+    } else {
+      returned.push_back(v);
+    }
+  }
+  SmallVector<Value> bwdSaved(passed);
+  llvm::append_range(bwdSaved, returned);
+
   SmallVector<Type> fwdArgs, fwdRes, bwdArgs, bwdRes;
   for (unsigned i = 0; i < a.info.numPrimals; ++i)
     fwdArgs.push_back(body->getArgument(i).getType());
   for (unsigned i = 0; i < a.info.numOutputs; ++i)
     fwdRes.push_back(a.ret.getOperand(i).getType());
-  for (Value v : plan.saved) {
+  for (Value v : returned)
     fwdRes.push_back(v.getType());
+  for (Value v : bwdSaved)
     bwdArgs.push_back(v.getType());
-  }
   for (unsigned i = a.info.numPrimals; i < body->getNumArguments(); ++i)
     bwdArgs.push_back(body->getArgument(i).getType());
   for (unsigned i = a.info.numOutputs; i < a.ret.getNumOperands(); ++i)
@@ -552,7 +584,9 @@ LogicalResult build(const Analysis &a, const Plan &plan, PartitionResult &r) {
     if (DictionaryAttr d = joint.getArgAttrDict(i))
       fwd.setArgAttrs(i, d);
   fwd->setAttr(kNumOutputsAttr, b.getI64IntegerAttr(a.info.numOutputs));
-  fwd->setAttr(kNumSavedAttr, b.getI64IntegerAttr(plan.saved.size()));
+  fwd->setAttr(kNumSavedAttr, b.getI64IntegerAttr(returned.size()));
+  if (a.opts.passPrimals)
+    fwd->setAttr(kSavedPrimalsAttr, b.getDenseI64ArrayAttr(passedArgs));
   {
     Block *fb = fwd.addEntryBlock();
     OpBuilder fbB = OpBuilder::atBlockEnd(fb);
@@ -565,7 +599,7 @@ LogicalResult build(const Analysis &a, const Plan &plan, PartitionResult &r) {
     SmallVector<Value> rets;
     for (unsigned i = 0; i < a.info.numOutputs; ++i)
       rets.push_back(map.lookup(a.ret.getOperand(i)));
-    for (Value v : plan.saved)
+    for (Value v : returned)
       rets.push_back(map.lookup(v));
     func::ReturnOp::create(fbB, a.ret.getLoc(), rets);
   }
@@ -574,13 +608,13 @@ LogicalResult build(const Analysis &a, const Plan &plan, PartitionResult &r) {
   auto bwd = func::FuncOp::create(b, joint.getLoc(), bwdName,
                                   FunctionType::get(ctx, bwdArgs, bwdRes));
   bwd.setVisibility(joint.getVisibility());
-  bwd->setAttr(kNumSavedAttr, b.getI64IntegerAttr(plan.saved.size()));
+  bwd->setAttr(kNumSavedAttr, b.getI64IntegerAttr(bwdSaved.size()));
   {
     Block *bb = bwd.addEntryBlock();
     OpBuilder bbB = OpBuilder::atBlockEnd(bb);
     IRMapping map;
     unsigned k = 0;
-    for (Value v : plan.saved)
+    for (Value v : bwdSaved)
       map.map(v, bb->getArgument(k++));
     for (unsigned i = a.info.numPrimals; i < body->getNumArguments(); ++i)
       map.map(body->getArgument(i), bb->getArgument(k++));
@@ -597,6 +631,7 @@ LogicalResult build(const Analysis &a, const Plan &plan, PartitionResult &r) {
   r.bwd = bwd;
   r.numSaved = plan.saved.size();
   r.numSavedPrimals = plan.numSavedPrimals;
+  r.numPassedPrimals = passed.size();
   r.savedBytes = plan.savedBytes;
   r.savedActivationBytes = plan.activationBytes;
   r.dynamic = plan.dynamic;
@@ -823,6 +858,9 @@ std::string partition::formatReport(const PartitionResult &r) {
      << r.savedActivationBytes << " of activations)";
   if (r.dynamic)
     os << " counting each ? dim as " << r.dynamicDimSize;
+  if (r.numPassedPrimals)
+    os << " (" << r.numPassedPrimals
+       << " primals passed by the caller, not returned)";
   if (r.usedSaveAll)
     os << " (save-all's split: the min-cut's saved more bytes)";
   os << ", recomputed " << r.recomputedOps.size() << " ops";

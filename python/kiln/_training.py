@@ -12,8 +12,10 @@ pattern of its program arguments:
 3. two `kg.program`s wrap them, `@P_fwd` and `@P_bwd`, loaded into one
    session of the compiled function's backend and pipeline;
 4. `forward(ctx, *args)` calls `@P_fwd`, keeps the saved values with
-   `ctx.save_for_backward` (the partition's saved values: activations and
-   the primals the backward reads) and returns the outputs; `backward`
+   `ctx.save_for_backward` (the partition's saved values: the argument
+   tensors the backward reads, listed in `kg.saved_primals` and not returned
+   by the forward (`kiln-partition{pass-primals}`), then the forward's saved
+   results) and returns the outputs; `backward`
    calls `@P_bwd(saved, grad_outputs)` and returns one gradient per
    argument that requires grad, None elsewhere.
 
@@ -84,6 +86,19 @@ def _result_types(module_text, func):
     if res.startswith("(") and res.endswith(")"):
         res = res[1:-1]
     return _split_types(res)
+
+
+def _saved_primals(module_text, func):
+    """`kg.saved_primals` of `func.func @func` (kiln-partition{pass-primals}):
+    the argument numbers passed to the backward as its first saved values."""
+    m = re.search(r"func\.func @%s\(.*\) -> .* attributes \{(.*)\} \{\n"
+                  % re.escape(func), module_text)
+    a = m and re.search(r"kg\.saved_primals = array<i64(?:: ([0-9, ]*))?>",
+                        m.group(1))
+    if a is None:
+        raise NotTrainable("kiln-partition produced no kg.saved_primals on @%s"
+                           % func)
+    return [int(x) for x in (a.group(1) or "").split(",") if x.strip()]
 
 
 def _requires_grad_outputs(graph, rg, results):
@@ -187,10 +202,15 @@ class Pair:
         m = re.search(r'"([^"]*)":(\d+):(\d+)', loc)
         self.location = "%s:%s:%s" % m.groups() if m else None
         arg_types = [t for _, t, _ in graph["args"]]
+        # `kg.written`: the argument is overwritten after the forward, so
+        # kiln-partition{pass-primals} still returns its saved value (the
+        # value before the write) instead of passing the argument through.
+        written = set(self.written)
         sig = ", ".join(
-            "%s: %s {kg.requires_grad = %s}" % (
-                n, t, "true" if r else "false")
-            for (n, t, _), r in zip(graph["args"], rg))
+            "%s: %s {kg.requires_grad = %s%s}" % (
+                n, t, "true" if r else "false",
+                ", kg.written" if j in written else "")
+            for j, ((n, t, _), r) in enumerate(zip(graph["args"], rg)))
         rtypes = [t for _, t, _ in results]
         ops = "".join("    %s\n" % l for l in graph["ops"])
         func = (
@@ -213,10 +233,16 @@ class Pair:
         dynamic = any("?" in t for _, t, _ in graph["args"])
         session.set_option("dynamic", "auto" if dynamic else "static")
         session.set_warning_callback(owner_prog._warning)
-        split = session.transform(func, "kiln-autodiff,kiln-partition")
+        # pass-primals: saved arguments (weights, the batch) are not forward
+        # results (each would be a copy per step); `forward` saves the
+        # tensors themselves and passes them to the backward.
+        split = session.transform(func,
+                                  "kiln-autodiff,kiln-partition{pass-primals}")
         fwd_types = _result_types(split, base + "_g_fwd")
+        self.saved_primals = _saved_primals(split, base + "_g_fwd")
         m = len(rtypes)
-        saved_types = fwd_types[m:]
+        saved_types = ([arg_types[j] for j in self.saved_primals]
+                       + fwd_types[m:])
         self.num_outputs = m
         self.num_saved = len(saved_types)
         float_outs = [i for i, ((name, _, dtype)) in enumerate(results)
@@ -273,6 +299,11 @@ class Pair:
         self.session = session
 
     def forward(self, tensors):
+        """(outputs, saved): the saved values are the arguments listed in
+        `kg.saved_primals` (the tensors themselves: save_for_backward's
+        version counter then raises if the caller writes one in place
+        before the backward, as in eager), then the forward's saved
+        results."""
         res = self.session.call(self.name + "_fwd", tensors,
                                 [False] * len(tensors))
         saved = res[self.num_outputs:]
@@ -280,7 +311,11 @@ class Pair:
         # overwrite (the written ones) is copied first.
         written = {tensors[j].data_ptr() for j in self.written}
         saved = [s.clone() if s.data_ptr() in written else s for s in saved]
-        return res[:self.num_outputs], saved
+        # A passed argument that aliases a written one (the same tensor
+        # passed twice) is copied too: its value before the write.
+        primals = [tensors[j].clone() if tensors[j].data_ptr() in written
+                   else tensors[j] for j in self.saved_primals]
+        return res[:self.num_outputs], primals + saved
 
     def backward(self, saved, grads, out_shapes):
         cts = []

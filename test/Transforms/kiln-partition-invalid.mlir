@@ -69,3 +69,19 @@ func.func @f_joint(%x: tensor<3xf32>, %ct: tensor<3xf32>) -> (tensor<3xf32>, ten
   %0 = func.call @g(%x) : (tensor<3xf32>) -> tensor<3xf32>
   return %0, %ct : tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// Tests that `kg.written` (read by pass-primals) is a unit attribute on a
+// primal.
+// expected-error @+1 {{kiln-partition: argument #0: `kg.written` must be a unit attribute, got true}}
+func.func @f_joint(%x: tensor<3xf32> {kg.written = true}, %ct: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) attributes {kg.joint = {num_primals = 1 : i64, num_outputs = 1 : i64, source = @f}} {
+  return %x, %ct : tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// expected-error @+1 {{kiln-partition: argument #1 is a cotangent: only a primal can be `kg.written`}}
+func.func @f_joint(%x: tensor<3xf32>, %ct: tensor<3xf32> {kg.written}) -> (tensor<3xf32>, tensor<3xf32>) attributes {kg.joint = {num_primals = 1 : i64, num_outputs = 1 : i64, source = @f}} {
+  return %x, %ct : tensor<3xf32>, tensor<3xf32>
+}

@@ -29,6 +29,17 @@ namespace kiln::partition {
 /// backward function carries `kg.num_saved` too (its first arguments).
 inline constexpr llvm::StringLiteral kNumOutputsAttr = "kg.num_outputs";
 inline constexpr llvm::StringLiteral kNumSavedAttr = "kg.num_saved";
+/// With `PartitionOptions::passPrimals`: an `array<i64>` attribute of the
+/// forward function listing the primals (argument numbers) that are saved
+/// values but not forward results: the caller passes these arguments
+/// themselves as the backward's first saved arguments, in this order; the
+/// forward's `kg.num_saved` results are the backward's next saved arguments.
+inline constexpr llvm::StringLiteral kSavedPrimalsAttr = "kg.saved_primals";
+/// A unit attribute on a joint (or source) function's argument: the caller
+/// overwrites that argument after the forward (BatchNorm running statistics,
+/// an input the graph mutates), so a saved primal there is still returned by
+/// the forward (a copy of its value before the write) under `passPrimals`.
+inline constexpr llvm::StringLiteral kWrittenAttr = "kg.written";
 
 enum class Policy { MinCut, SaveAll, RecomputeAll };
 
@@ -55,6 +66,12 @@ struct PartitionOptions {
   /// from the min-cut's.
   bool verifyOptimal = false;
   unsigned verifyOptimalMaxNodes = 16;
+  /// Saved primals (forward arguments the backward reads) are not forward
+  /// results: the forward lists them in `kg.saved_primals` and the caller
+  /// passes the arguments to the backward (AOTAutograd saves such inputs
+  /// with `ctx.save_for_backward` instead of returning copies). Arguments
+  /// marked `kg.written` are still returned.
+  bool passPrimals = false;
 };
 
 /// What a partition did (the data of the report).
@@ -64,6 +81,9 @@ struct PartitionResult {
   double memoryBudget = 1.0;
   /// Saved values (fwd results after the outputs), of which primals.
   unsigned numSaved = 0, numSavedPrimals = 0;
+  /// With passPrimals: the saved primals passed by the caller (not forward
+  /// results), a subset of numSavedPrimals.
+  unsigned numPassedPrimals = 0;
   /// Bytes of all saved values, and of those that are not primals.
   int64_t savedBytes = 0, savedActivationBytes = 0;
   /// Whether some saved value has a `?` dim (bytes use dynamicDimSize).

@@ -361,6 +361,15 @@ def KilnPartitionPass : Pass<"kiln-partition", "::mlir::ModuleOp"> {
     With `report`, a remark per joint gives the saved values and bytes and
     the recomputed ops; `print-report` prints a table to stderr.
 
+    With `pass-primals` (what the Python training path runs), a saved
+    primal is not a forward result: the forward's `kg.saved_primals =
+    array<i64: ...>` lists those arguments, which the caller passes as the
+    backward's first saved arguments (AOTAutograd keeps such inputs with
+    `ctx.save_for_backward` instead of returning copies); `kg.num_saved` on
+    the forward counts the saved values it still returns. A primal whose
+    argument carries `kg.written` (the caller overwrites it after the
+    forward) is still returned.
+
     Before (after kiln-autodiff):
 
     ```mlir
@@ -411,7 +420,11 @@ def KilnPartitionPass : Pass<"kiln-partition", "::mlir::ModuleOp"> {
            "check the min-cut against an exhaustive search on small graphs "
            "(an error when they differ, a remark when they agree)">,
     Option<"verifyOptimalMaxNodes", "verify-optimal-max-nodes", "unsigned",
-           /*default=*/"16", "largest graph (free nodes) searched exhaustively">
+           /*default=*/"16", "largest graph (free nodes) searched exhaustively">,
+    Option<"passPrimals", "pass-primals", "bool", /*default=*/"false",
+           "saved primals are not forward results: `kg.saved_primals` on "
+           "the forward lists the arguments the caller passes to the "
+           "backward (arguments marked `kg.written` are still returned)">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
