@@ -46,6 +46,35 @@ DYNAMIC_CAPTURE = "dynamic training inputs"
 EXTRA_DYNAMIC = contextvars.ContextVar("kiln_training_dynamic", default=None)
 
 
+def _result_arg_masks(graph, rg, results):
+    """Per result, a bit mask of the arguments that require grad and reach
+    it through ops that are no gradient barrier (bit j: argument j). A
+    graph with regions (bodies reading outer values) is not analysed:
+    every such argument reaches every result."""
+    everything = sum(1 << j for j, r in enumerate(rg) if r)
+    ops = graph["ops"]
+    if any(l.rstrip().endswith("{") or l.lstrip().startswith("}")
+           for l in ops):
+        return [everything] * len(results)
+    mask = {name: 1 << j for j, ((name, _, _), r) in
+            enumerate(zip(graph["args"], rg)) if r}
+    for line in ops:
+        if " = " not in line:
+            continue
+        lhs, rhs = line.split(" = ", 1)
+        if rhs.startswith(("tensor.dim ", "arith.")) or \
+                "kg.stop_gradient" in rhs:
+            continue
+        m = 0
+        for o in _NAME.findall(rhs.split(" : ", 1)[0]):
+            m |= mask.get(o, 0)
+        if m:
+            for n in _NAME.findall(lhs):
+                mask[n] = mask.get(n, 0) | m
+    return [mask.get(_NAME.match(name).group(0), 0)
+            for name, _, _ in results]
+
+
 class _NoGradients(Exception):
     """Pair: no argument that requires grad reaches a result."""
 
@@ -185,6 +214,10 @@ class Pair:
         # get None (they are differentiated as constants).
         rg = _contributing_args(graph, rg, results, self.out_rg)
         self.rg = rg
+        # Which arguments each result's gradient reaches: an argument that
+        # only results the caller's loss does not use reach gets None, as
+        # in eager (autograd never visits its history there).
+        self.out_masks = _result_arg_masks(graph, rg, results)
         if not any(rg) and not any(tensors[j].requires_grad
                                    for j in self.written):
             # Nothing to differentiate (the arguments that require grad
@@ -318,6 +351,15 @@ class Pair:
         return res[:self.num_outputs], primals + saved
 
     def backward(self, saved, grads, out_shapes):
+        # grads[i] is None for an output the loss does not use
+        # (set_materialize_grads(False)): a zero cotangent, and the
+        # arguments that only such outputs reach get None.
+        live = 0
+        for i in self.float_outs:
+            if grads[i] is not None:
+                live |= self.out_masks[i]
+        if not live:
+            return [None] * len(self.rg)
         cts = []
         for i in self.float_outs:
             g = grads[i]
@@ -331,8 +373,10 @@ class Pair:
         out = []
         it = iter(res)
         seen = set()
-        for r in self.rg:
+        for j, r in enumerate(self.rg):
             g = next(it) if r else None
+            if g is not None and not (live >> j) & 1:
+                g = None   # reaches only outputs the loss does not use
             if g is not None:
                 # Two gradients that are one value of the program (the
                 # biases of the two BatchNorms summed into a residual) come
@@ -372,6 +416,7 @@ class _Function(torch.autograd.Function):
     def forward(ctx, pair, *tensors):
         outs, saved = pair.forward(list(tensors))
         ctx.pair = pair
+        ctx.set_materialize_grads(False)
         ctx.out_shapes = [o.shape for o in outs]
         ctx.save_for_backward(*saved)
         ctx.mark_non_differentiable(

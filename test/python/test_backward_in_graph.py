@@ -136,3 +136,51 @@ def test_create_graph_through_a_graph_is_a_clear_error():
         return g.norm()
     with pytest.raises(kiln.KilnError, match="double backward"):
         kiln.compile(penalty, backend="cpu")(torch.randn(3, 4))
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 6)
+        self.h1 = nn.Linear(6, 2)
+        self.h2 = nn.Linear(6, 3)
+
+    def forward(self, x):
+        t = self.trunk(x).relu()
+        return self.h1(t), self.h2(t)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("use", ["first", "both", "second_times_zero"])
+def test_unused_output_leaves_grads_none(backend, use):
+    """A compiled module with two outputs whose loss uses one: the other
+    head's parameters keep grad None, as in eager, so SGD with momentum and
+    weight decay leaves them alone. Before, the unused output got a zero
+    cotangent and those parameters zero gradients: the optimizer moved
+    them (weight decay) where eager skips them."""
+    torch.manual_seed(0)
+    ref = TwoHeads()
+    model = copy.deepcopy(ref)
+    compiled = kiln.compile(model, backend=backend)
+    opts = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9,
+                            weight_decay=0.1) for m in (ref, model)]
+
+    def loss_of(a, b):
+        if use == "first":
+            return a.square().sum()
+        if use == "both":
+            return a.square().sum() + b.sum()
+        return a.square().sum() + (b * 0).sum()
+    for step in range(3):
+        x = torch.randn(5, 4)
+        for m, f, opt in ((ref, ref, opts[0]), (model, compiled, opts[1])):
+            opt.zero_grad(set_to_none=True)
+            loss_of(*f(x)).backward()
+        for (name, p), q in zip(ref.named_parameters(), model.parameters()):
+            assert (p.grad is None) == (q.grad is None), name
+            if p.grad is not None:
+                torch.testing.assert_close(q.grad, p.grad)
+        for opt in opts:
+            opt.step()
+        for p, q in zip(ref.parameters(), model.parameters()):
+            torch.testing.assert_close(q, p)
