@@ -358,9 +358,31 @@ splitWidenedSum(RewriterBase &rewriter, linalg::GenericOp g) {
 /// takes `op`: one result, or several results over one iteration space
 /// (the same indexing map for every init), each an independent reduction
 /// with a combiner that has a neutral element (two adds: batch norm's
-/// backward sums). A result that reads another's accumulator (argmax's
-/// index follows the max) or a combiner without a neutral element is
+/// backward sums) and a term read from the inputs. A result that reads
+/// another's accumulator (argmax's index follows the max), a combiner
+/// without a neutral element or a loop-invariant term (a count) is
 /// refused: the op then goes the pointwise way (tiled, correct, slower).
+/// Whether `v`, a value of `op`'s body, depends on an input's block
+/// argument (else it is the same at every iteration: a count's constant 1).
+bool readsInputs(linalg::LinalgOp op, Value v) {
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value u = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(u)) {
+      if (arg.getOwner() == op.getBlock() &&
+          arg.getArgNumber() < op.getNumDpsInputs())
+        return true;
+      continue;
+    }
+    Operation *def = u.getDefiningOp();
+    if (!def || def->getBlock() != op.getBlock() || !seen.insert(def).second)
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
 bool takesReductionPath(linalg::LinalgOp op) {
   if (op->getNumResults() == 1)
     return true;
@@ -373,8 +395,17 @@ bool takesReductionPath(linalg::LinalgOp op) {
       return false;
     // Used once, by its own combiner (matchReduction), so no other result
     // reads it.
-    if (!op.getMatchingBlockArgument(&init).hasOneUse())
+    BlockArgument acc = op.getMatchingBlockArgument(&init);
+    if (!acc.hasOneUse())
       return false;
+    // The combiner's other operand must vary with the inputs: upstream's
+    // vectorizer reduces a loop-invariant term (a count's `acc + 1`, as in
+    // cross_entropy's mean over probability targets) once per vector
+    // instead of once per lane (the count came out 1 for 5 rows).
+    Operation *combiner = *acc.getUsers().begin();
+    for (Value operand : combiner->getOperands())
+      if (operand != acc && !readsInputs(op, operand))
+        return false;
   }
   return true;
 }

@@ -130,3 +130,29 @@ func.func @prefix_sums(%x: tensor<4x100xf32>, %i0: tensor<4xf32>, %i1: tensor<4x
   } -> (tensor<4xf32>, tensor<4xf32>)
   return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Refused: a loop-invariant term (a count, cross_entropy's mean over
+// probability targets): upstream's vectorizer adds it once per vector, not
+// once per lane (the count of 5 came out 1). Takes the pointwise path: one
+// element per step, the count's add scalar, no 5-lane vector.
+// CHECK-LABEL: func.func @sum_and_count
+// CHECK-NOT: vector<5xf64>
+// CHECK: scf.for %{{.*}} = %c0 to %c5 step %c1
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f64
+// CHECK-NOT: vector<5xf64>
+// CHECK: return
+#v = affine_map<(d0) -> (d0)>
+#s = affine_map<(d0) -> ()>
+func.func @sum_and_count(%x: tensor<5xf64>, %i0: tensor<f64>, %i1: tensor<f64>) -> (tensor<f64>, tensor<f64>) {
+  %one = arith.constant 1.0 : f64
+  %r:2 = linalg.generic {indexing_maps = [#v, #s, #s], iterator_types = ["reduction"]}
+      ins(%x : tensor<5xf64>) outs(%i0, %i1 : tensor<f64>, tensor<f64>) {
+  ^bb0(%a: f64, %o: f64, %p: f64):
+    %v = arith.addf %o, %a : f64
+    %v2 = arith.addf %p, %one : f64
+    linalg.yield %v, %v2 : f64, f64
+  } -> (tensor<f64>, tensor<f64>)
+  return %r#0, %r#1 : tensor<f64>, tensor<f64>
+}

@@ -10,7 +10,8 @@
 # form (dims 0 and 2 reduced), f32 and f64, large values with a large mean
 # (tolerance scaled by the sum of |terms|), a sum with a max, and the forms
 # the fast path refuses (a combiner without a neutral element, a result
-# reading the other's accumulator), which must stay correct.
+# reading the other's accumulator, a loop-invariant term: a count), which
+# must stay correct.
 import os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
 import numpy as np
@@ -82,6 +83,12 @@ SUB = {"init": ["0.0", "0.0"], "lines": [
     "%v = arith.addf %o, %a : f32", "%v2 = arith.subf %b, %p : f32"]}
 PREFIX = {"init": ["0.0", "0.0"], "lines": [
     "%v = arith.addf %o, %a : f32", "%v2 = arith.addf %p, %o : f32"]}
+
+
+# Refused: a loop-invariant term (a count).
+COUNT = {"init": ["0.0", "0.0"], "lines": [
+    "%one = arith.constant 1.0 : f32",
+    "%v = arith.addf %o, %a : f32", "%v2 = arith.addf %p, %one : f32"]}
 
 
 def fmt(body, elem):
@@ -170,6 +177,16 @@ for k in [5, 100, 1001]:
 for k in [1, 7, 100]:
     check("sum and sub 4x%d (refused)" % k, (4, k), [1], "f32", "f32", SUB, sub, rtol=1e-5)
     check("prefix sums 4x%d (refused)" % k, (4, k), [1], "f32", "f32", PREFIX, prefix,
+          rtol=1e-5)
+
+def count(x, y, red):
+    x64 = x.astype(np.float64)
+    n = np.full(x.shape[:-1], float(x.shape[-1]))
+    return ([x64.sum(axis=red), n], [np.abs(x64).sum(axis=red), n])
+
+
+for k in [1, 5, 100]:
+    check("sum and count 3x%d (refused)" % k, (3, k), [1], "f32", "f32", COUNT, count,
           rtol=1e-5)
 
 print("multi_reduction: %d passed, %d failed" % (passed, failed))
