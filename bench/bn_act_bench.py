@@ -7,13 +7,14 @@ mobilenet_v2), run on the cpu backend by each build given, and PyTorch
 eager's backward of the same (F.batch_norm + F.relu6 / F.relu, autograd)
 as the baseline in this process.
 
-    /usr/bin/python3 bench/bn_act_bench.py [--builds DIR,DIR] [--rounds 3]
+    /usr/bin/python3 bench/bn_act_bench.py [--builds DIR[:on|off],...] [--rounds 3]
         [--repeat 10] [--threads 2] [--only SUBSTRING] [--fold on|off]
 
 Each Kiln figure is the minimum kernel time of `kiln-run --backend=cpu
 --random-inputs --repeat=N --stats --entry=f_bwd` (compile excluded, disk
 cache off; each build's own kiln-opt builds its backward, with
-`fold-norm-activation=true` where it has the option), eager's the
+`fold-norm-activation=true` where it has the option and the fold is on:
+`--fold`, or per build `DIR:on` / `DIR:off`), eager's the
 best of `--rounds` x 5 backward calls; rounds interleave eager and the
 builds, and the best of each is reported, with each build's time over the
 first build's and over eager's. The machine is shared: the load is
@@ -68,20 +69,21 @@ def module(N, C, H, W, act, conv):
 
 
 def backward_module(build, text, fold):
-    """The mincut backward by `build`'s kiln-opt; with `fold`, kiln-autodiff's
-    fold-norm-activation where the build has it (main's before bnb24 does
-    not: its plain kiln-autodiff is used)."""
+    """The mincut backward by `build`'s kiln-opt; kiln-autodiff's
+    fold-norm-activation set to `fold` where the build has the option (on
+    by default since rd25; main's before bnb24 does not have it: its plain
+    kiln-autodiff, which does not fold, is used)."""
     with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
         f.write(text)
     try:
         opt = os.path.join(build, "bin", "kiln-opt")
-        if fold:
-            out = subprocess.run(
-                [opt, f.name, "-kiln-autodiff=fold-norm-activation=true",
-                 "-kiln-partition=policy=mincut"], capture_output=True,
-                text=True)
-            if out.returncode == 0:
-                return out.stdout
+        out = subprocess.run(
+            [opt, f.name, "-kiln-autodiff=fold-norm-activation=%s" %
+             ("true" if fold else "false"),
+             "-kiln-partition=policy=mincut"], capture_output=True,
+            text=True)
+        if out.returncode == 0:
+            return out.stdout
         return subprocess.check_output(
             [opt, f.name, "-kiln-autodiff", "-kiln-partition=policy=mincut"],
             text=True)
@@ -138,7 +140,13 @@ def main():
                     help="kiln-autodiff's fold-norm-activation where a build "
                     "has it")
     args = ap.parse_args()
-    builds = args.builds.split(",")
+    # DIR or DIR:on / DIR:off (the fold for that build only), so one run
+    # interleaves e.g. main unfolded, this build unfolded and folded.
+    builds, folds = [], []
+    for spec in args.builds.split(","):
+        d, _, f = spec.partition(":")
+        builds.append(d)
+        folds.append((f or args.fold) == "on")
     import torch
     torch.set_num_threads(args.threads)
     print("load before: %s" % loadavg())
@@ -147,7 +155,7 @@ def main():
         if args.only not in name:
             continue
         text = module(*shape)
-        bwds = [backward_module(b, text, args.fold == "on") for b in builds]
+        bwds = [backward_module(b, text, f) for b, f in zip(builds, folds)]
         best = [float("inf")] * (1 + len(builds))
         for _ in range(args.rounds):
             best[0] = min(best[0], eager_ms(torch, *shape))
@@ -156,8 +164,9 @@ def main():
                                   kiln_ms(b, m, args.repeat, args.threads))
         rows.append((name, best))
         print("%-32s eager %8.2f ms | " % (name, best[0]) + " | ".join(
-            "%s %8.2f ms (%.2fx first, %.2fx eager)" % (
+            "%s%s %8.2f ms (%.2fx first, %.2fx eager)" % (
                 os.path.basename(os.path.dirname(os.path.abspath(b))),
+                "/fold" if folds[i] else "",
                 best[1 + i], best[1] / best[1 + i], best[0] / best[1 + i])
             for i, b in enumerate(builds)), flush=True)
     print("load after: %s" % loadavg())

@@ -276,6 +276,8 @@ LogicalResult kiln::lowerGrad(kg::GradOp grad,
   FailureOr<func::FuncOp> joint = buildSeededJoint(graph, fn, grad, wrt);
   if (failed(joint))
     return failure();
+  if (options.foldNormActivation)
+    autodiff::foldNormActivationMasks(*joint);
 
   unsigned numOutputs = graph.getNumResults();
   OpBuilder b(graph);
@@ -357,6 +359,7 @@ struct AOTAutogradPass
     options.partition = partition;
     options.memoryBudget = memoryBudget;
     options.report = report;
+    options.foldNormActivation = foldNormActivation;
     if (failed(lowerGrads(getOperation(), options)))
       signalPassFailure();
   }

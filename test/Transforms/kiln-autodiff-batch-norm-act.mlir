@@ -1,8 +1,10 @@
+// RUN: kiln-opt %s -split-input-file -kiln-autodiff | FileCheck %s
 // RUN: kiln-opt %s -split-input-file '-kiln-autodiff=fold-norm-activation=true' | FileCheck %s
-// RUN: kiln-opt %s -split-input-file -kiln-autodiff | FileCheck %s --check-prefix=OFF
-// RUN: kiln-opt %s -split-input-file '-kiln-autodiff=fold-norm-activation=true' '-kiln-partition=policy=mincut' | FileCheck %s --check-prefix=PART
+// RUN: kiln-opt %s -split-input-file '-kiln-autodiff=fold-norm-activation=false' | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s -split-input-file -kiln-autodiff '-kiln-partition=policy=mincut' | FileCheck %s --check-prefix=PART
 
-// Off by default: the mask stays a kt.where.
+// On by default (rd25); with fold-norm-activation=false the mask stays a
+// kt.where.
 // OFF-LABEL: func.func @relu6_joint(
 // OFF: kt.where
 // OFF: kt.batch_norm_backward

@@ -60,8 +60,8 @@ buildJointFunction(mlir::func::FuncOp fn, llvm::ArrayRef<bool> requiresGrad);
 /// (the forward's result used only by the activation), the op is rebuilt
 /// on `g0` with `activation = relu / relu6` and the batch norm's bias, and
 /// the mask ops left dead are erased. Returns the number folded.
-/// kiln-autodiff's `fold-norm-activation` option (off by default: see
-/// docs/codegen.md "Convolution training, round 10" for why).
+/// kiln-autodiff's and kiln-aot-autograd's `fold-norm-activation` option
+/// (on by default since docs/codegen.md "Convolution training, round 11").
 unsigned foldNormActivationMasks(mlir::func::FuncOp joint);
 
 /// Which arguments of `fn` require grad: the `kg.requires_grad` argument

@@ -314,18 +314,19 @@ def KilnAutodiffPass : Pass<"kiln-autodiff", "::mlir::ModuleOp"> {
     budget below 1). `expand-attention=false` keeps the op and its rule,
     which recomputes `q k^T` and the softmax in the backward.
 
-    `fold-norm-activation` (off by default) then folds the gradient mask of a
+    `fold-norm-activation` (on by default) then folds the gradient mask of a
     `kt.relu` or `kt.clamp` 0..6 that follows a `kt.batch_norm_train` into
     its `kt.batch_norm_backward` (`activation = relu / relu6` with the bias:
-    `autodiff::foldNormActivationMasks`). Off because it does not pay yet on
-    the CPU (docs/codegen.md, "Convolution training, round 10").
+    `autodiff::foldNormActivationMasks`); on since its two sums are one read
+    on the CPU (docs/codegen.md, "Convolution training, round 11");
+    `fold-norm-activation=false` keeps the mask ops.
   }];
   let options = [
     Option<"expandAttention", "expand-attention", "bool", /*default=*/"true",
            "expand kt.scaled_dot_product_attention into its math ops before "
            "differentiating (the backward reuses the probabilities)">,
     Option<"foldNormActivation", "fold-norm-activation", "bool",
-           /*default=*/"false",
+           /*default=*/"true",
            "fold the gradient mask of a relu / relu6 after "
            "kt.batch_norm_train into its kt.batch_norm_backward">,
   ];
@@ -466,7 +467,12 @@ def KilnAOTAutogradPass : Pass<"kiln-aot-autograd", "::mlir::ModuleOp"> {
     Option<"memoryBudget", "memory-budget", "double", /*default=*/"1.0",
            "mincut's memory budget in [0, 1] (see kiln-partition)">,
     Option<"report", "report", "bool", /*default=*/"false",
-           "emit kiln-partition's report as a remark per graph">
+           "emit kiln-partition's report as a remark per graph">,
+    Option<"foldNormActivation", "fold-norm-activation", "bool",
+           /*default=*/"true",
+           "fold the gradient mask of a relu / relu6 after "
+           "kt.batch_norm_train into its kt.batch_norm_backward in the "
+           "joint (as kiln-autodiff's option)">
   ];
   let dependentDialects = ["::kiln::kt::KTDialect",
                            "::kiln::kg::KGDialect",

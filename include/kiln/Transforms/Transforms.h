@@ -223,6 +223,9 @@ struct AOTAutogradOptions {
   double memoryBudget = 1.0;
   /// Emit kiln-partition's report as a remark per partitioned graph.
   bool report = false;
+  /// Fold relu / relu6 gradient masks into kt.batch_norm_backward in the
+  /// joint (autodiff::foldNormActivationMasks; kiln-autodiff's option).
+  bool foldNormActivation = true;
 };
 
 /// Replaces `grad` with graph calls. The graph computing its loss is

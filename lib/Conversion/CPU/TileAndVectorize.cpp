@@ -15,7 +15,9 @@
 //      lowerOnlineRowStats (OnlineRowStats.cpp);
 //    * one innermost reduction dim: every parallel dim tiled to 1, then a
 //      partial reduction into a 4-register-wide accumulator
-//      (scf::tileReductionUsingScf) and a final merge;
+//      (scf::tileReductionUsingScf) and a final merge; several results over
+//      one iteration space (independent reductions with neutral elements,
+//      takesReductionPath) the same way, one accumulator each;
 //    * everything else: every dim tiled to 1 except the innermost parallel
 //      dim, which gets two registers' worth of elements.
 //    Partial tiles (sizes that do not divide) are vectorized with masks.
@@ -37,6 +39,7 @@
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -253,81 +256,158 @@ int64_t lanesAlong(linalg::LinalgOp op,
 /// Vector steps per block of a cascaded sum (see splitWidenedSum).
 constexpr int64_t kCascadeSteps = 8;
 
-/// The f32 term of a reduction that adds it into a wider float accumulator
-/// (body `yield addf(out, extf(term))`, the accumulator used only there):
-/// the kt accumulation rule's f32 sums into f64. Null otherwise.
-Value widenedSumTerm(linalg::GenericOp g) {
-  if (g.getNumDpsInits() != 1 || g.getNumResults() != 1)
+/// The f32 terms of a reduction whose every result adds its term into a
+/// wider float accumulator (body `yield addf(out_i, extf(term_i))`, each
+/// accumulator used only there): the kt accumulation rule's f32 sums into
+/// f64, one per result (batch_norm_backward's sum(gy) and sum(gy * xhat)
+/// are two over one read). Empty otherwise.
+SmallVector<Value> widenedSumTerms(linalg::GenericOp g) {
+  SmallVector<Value> terms;
+  if (g.getNumDpsInits() == 0 || g.getNumResults() != g.getNumDpsInits())
     return {};
-  BlockArgument out = g.getMatchingBlockArgument(g.getDpsInitOperand(0));
   auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || !out.hasOneUse() || !add->hasOneUse())
-    return {};
-  Value other = add.getLhs() == out   ? add.getRhs()
-                : add.getRhs() == out ? add.getLhs()
-                                      : Value();
-  auto ext = other ? other.getDefiningOp<arith::ExtFOp>() : nullptr;
-  if (!ext || !ext->hasOneUse() || !ext.getIn().getType().isF32() ||
-      !out.getType().isF64())
-    return {};
-  return ext.getIn();
+  for (unsigned i = 0; i < g.getNumDpsInits(); ++i) {
+    BlockArgument out = g.getMatchingBlockArgument(g.getDpsInitOperand(i));
+    auto add = yield.getOperand(i).getDefiningOp<arith::AddFOp>();
+    if (!add || !out.hasOneUse() || !add->hasOneUse())
+      return {};
+    Value other = add.getLhs() == out   ? add.getRhs()
+                  : add.getRhs() == out ? add.getLhs()
+                                        : Value();
+    auto ext = other ? other.getDefiningOp<arith::ExtFOp>() : nullptr;
+    if (!ext || !ext->hasOneUse() || !ext.getIn().getType().isF32() ||
+        !out.getType().isF64())
+      return {};
+    terms.push_back(ext.getIn());
+  }
+  return terms;
 }
 
-/// Splits a widened sum `g` (widenedSumTerm) over one block into the sum of
-/// its terms in f32 (from 0) and a pointwise generic adding that block sum,
-/// widened, into `g`'s f64 accumulator, which replaces `g`. Cascade
-/// summation: each f64 accumulator receives f32 sums of at most a block's
-/// terms, so f32 rounding does not grow with the reduction's length while
-/// most adds stay in f32 (no widening per element).
+/// Splits a widened sum `g` (widenedSumTerms: one or more results) over one
+/// block into the sums of its terms in f32 (from 0, one result each) and a
+/// pointwise generic adding each block sum, widened, into its f64
+/// accumulator, which replaces `g`. Cascade summation: each f64
+/// accumulator receives f32 sums of at most a block's terms, so f32
+/// rounding does not grow with the reduction's length while most adds stay
+/// in f32 (no widening per element).
 std::pair<linalg::GenericOp, linalg::GenericOp>
 splitWidenedSum(RewriterBase &rewriter, linalg::GenericOp g) {
-  Value term = widenedSumTerm(g);
+  SmallVector<Value> terms = widenedSumTerms(g);
+  unsigned k = terms.size();
   Location loc = g.getLoc();
-  Value init = g.getDpsInitOperand(0)->get();
-  auto t64 = cast<RankedTensorType>(init.getType());
+  SmallVector<Value> inits(g.getDpsInits());
   Type f32 = rewriter.getF32Type();
   rewriter.setInsertionPoint(g);
-  Value empty = tensor::EmptyOp::create(
-      rewriter, loc, tensor::getMixedSizes(rewriter, loc, init), f32);
   Value zero = arith::ConstantOp::create(rewriter, loc, f32,
                                          rewriter.getF32FloatAttr(0));
-  Value fill =
-      linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+  SmallVector<Value> fills;
+  for (Value init : inits) {
+    Value empty = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, init), f32);
+    fills.push_back(
+        linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0));
+  }
   Block *body = g.getBody();
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  Operation *add = yield.getOperand(0).getDefiningOp();
-  BlockArgument out = g.getMatchingBlockArgument(g.getDpsInitOperand(0));
-  Operation *ext =
-      (add->getOperand(0) == out ? add->getOperand(1) : add->getOperand(0))
-          .getDefiningOp();
+  // The combiners and widenings, left out of the f32 body.
+  llvm::SmallPtrSet<Operation *, 8> dropped;
+  for (unsigned i = 0; i < k; ++i) {
+    Operation *add = yield.getOperand(i).getDefiningOp();
+    BlockArgument out = g.getMatchingBlockArgument(g.getDpsInitOperand(i));
+    dropped.insert(add);
+    dropped.insert(
+        (add->getOperand(0) == out ? add->getOperand(1) : add->getOperand(0))
+            .getDefiningOp());
+  }
+  unsigned numIns = g.getNumDpsInputs();
   auto sum32 = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{fill.getType()}, g.getDpsInputs(),
-      ValueRange{fill}, g.getIndexingMapsArray(), g.getIteratorTypesArray(),
+      rewriter, loc, ValueRange(fills).getTypes(), g.getDpsInputs(), fills,
+      g.getIndexingMapsArray(), g.getIteratorTypesArray(),
       [&](OpBuilder &b, Location l, ValueRange args) {
         IRMapping map;
         map.map(body->getArguments(), args);
         for (Operation &op : body->without_terminator())
-          if (&op != add && &op != ext)
+          if (!dropped.contains(&op))
             b.clone(op, map);
-        linalg::YieldOp::create(
-            b, l,
-            ValueRange{arith::AddFOp::create(b, l, args.back(),
-                                             map.lookupOrDefault(term))});
+        SmallVector<Value> sums;
+        for (unsigned i = 0; i < k; ++i)
+          sums.push_back(arith::AddFOp::create(b, l, args[numIns + i],
+                                               map.lookupOrDefault(terms[i])));
+        linalg::YieldOp::create(b, l, sums);
       });
+  auto t64 = cast<RankedTensorType>(inits[0].getType());
   int64_t rank = t64.getRank();
   AffineMap id = rewriter.getMultiDimIdentityMap(rank);
   auto widen = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{t64}, ValueRange{sum32.getResult(0)},
-      ValueRange{init}, ArrayRef<AffineMap>{id, id},
+      rewriter, loc, ValueRange(inits).getTypes(), sum32.getResults(), inits,
+      SmallVector<AffineMap>(2 * k, id),
       SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
       [&](OpBuilder &b, Location l, ValueRange a) {
-        Value w = arith::ExtFOp::create(b, l, a[1].getType(), a[0]);
-        linalg::YieldOp::create(
-            b, l, ValueRange{arith::AddFOp::create(b, l, a[1], w)});
+        SmallVector<Value> outs;
+        for (unsigned i = 0; i < k; ++i) {
+          Value w = arith::ExtFOp::create(b, l, a[k + i].getType(), a[i]);
+          outs.push_back(arith::AddFOp::create(b, l, a[k + i], w));
+        }
+        linalg::YieldOp::create(b, l, outs);
       });
   rewriter.replaceOp(g, widen.getResults());
   return {sum32, widen};
+}
+
+/// Whether the reduction fast path (partial reductions, cascaded sums)
+/// takes `op`: one result, or several results over one iteration space
+/// (the same indexing map for every init), each an independent reduction
+/// with a combiner that has a neutral element (two adds: batch norm's
+/// backward sums) and a term read from the inputs. A result that reads
+/// another's accumulator (argmax's index follows the max), a combiner
+/// without a neutral element or a loop-invariant term (a count) is
+/// refused: the op then goes the pointwise way (tiled, correct, slower).
+/// Whether `v`, a value of `op`'s body, depends on an input's block
+/// argument (else it is the same at every iteration: a count's constant 1).
+bool readsInputs(linalg::LinalgOp op, Value v) {
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value u = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(u)) {
+      if (arg.getOwner() == op.getBlock() &&
+          arg.getArgNumber() < op.getNumDpsInputs())
+        return true;
+      continue;
+    }
+    Operation *def = u.getDefiningOp();
+    if (!def || def->getBlock() != op.getBlock() || !seen.insert(def).second)
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+bool takesReductionPath(linalg::LinalgOp op) {
+  if (op->getNumResults() == 1)
+    return true;
+  if (op->getNumResults() == 0 ||
+      op->getNumResults() != op.getNumDpsInits() || !hasNeutralCombiners(op))
+    return false;
+  AffineMap first = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (op.getMatchingIndexingMap(&init) != first)
+      return false;
+    // Used once, by its own combiner (matchReduction), so no other result
+    // reads it.
+    BlockArgument acc = op.getMatchingBlockArgument(&init);
+    if (!acc.hasOneUse())
+      return false;
+    // The combiner's other operand must vary with the inputs: upstream's
+    // vectorizer reduces a loop-invariant term (a count's `acc + 1`, as in
+    // cross_entropy's mean over probability targets) once per vector
+    // instead of once per lane (the count came out 1 for 5 rows).
+    Operation *combiner = *acc.getUsers().begin();
+    for (Value operand : combiner->getOperands())
+      if (operand != acc && !readsInputs(op, operand))
+        return false;
+  }
+  return true;
 }
 
 /// A partial reduction of `op` (its parallel dims already tiled to 1) over
@@ -511,7 +591,7 @@ void registerTile(RewriterBase &rewriter, linalg::LinalgOp op,
 
   unsigned numReductions = op.getNumReductionLoops();
   if (numReductions >= 1 && iters[n - 1] == utils::IteratorType::reduction &&
-      op->getNumResults() == 1) {
+      takesReductionPath(op)) {
     // Innermost dim reduced (rows, full and multi-dim reductions): the
     // parallel dims tiled to 1, then a partial reduction of width V over
     // the innermost dim (the other reduced dims step by 1) into V
@@ -541,7 +621,7 @@ void registerTile(RewriterBase &rewriter, linalg::LinalgOp op,
     // A sum of f32 terms into f64 accumulators: blocks of kCascadeSteps
     // vector steps summed in f32, the block sums in f64.
     if (auto g = dyn_cast<linalg::GenericOp>(row.getOperation());
-        g && widenedSumTerm(g)) {
+        g && !widenedSumTerms(g).empty()) {
       SmallVector<int64_t> blocks(n, 0);
       for (unsigned d = 0; d < n; ++d)
         if (iters[d] == utils::IteratorType::reduction)

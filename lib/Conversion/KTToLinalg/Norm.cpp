@@ -8,8 +8,9 @@
 // for kiln-cpu's one-read row loops); batch_norm (inference form) is one pointwise generic reading the
 // per-channel statistics through a map of dim 1; batch_norm_train is two
 // per-channel reductions (mean, then squared deviations: f64 sums) and one
-// pointwise pass; batch_norm_backward is two per-channel reductions (sum of
-// grad_output and of grad_output * (input - mean)) and one pointwise pass. scaled_dot_product_attention
+// pointwise pass; batch_norm_backward is one two-result per-channel reduction
+// (sum of grad_output and of grad_output * (input - mean)) and one pointwise
+// pass. scaled_dot_product_attention
 // is a contraction generic for q @ k^T, a generic applying the scale and the
 // causal or boolean/float mask, the three softmax generics (a fully masked
 // row gives NaN, as in PyTorch; the sum of exp accumulates in f64) and a
@@ -610,9 +611,9 @@ struct BatchNormTrainLowering
   }
 };
 
-/// kt.batch_norm_backward: two per-channel reductions, sum(grad_output) and
-/// sum(grad_output * (input - mean)) (f64); per-channel coefficients; then
-/// one pointwise generic for grad_input.
+/// kt.batch_norm_backward: one two-result per-channel reduction,
+/// sum(grad_output) and sum(grad_output * (input - mean)) (f64);
+/// per-channel coefficients; then one pointwise generic for grad_input.
 struct BatchNormBackwardLowering
     : public OpConversionPattern<kt::BatchNormBackwardOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -750,44 +751,34 @@ struct BatchNormBackwardLowering
                                      scalarConst(b, l, acc, 0));
     };
     SmallVector<AffineMap> maskMaps(maskIns.size(), sp.ch);
-    // Two single-result per-channel reductions (kiln-cpu's fast path for
-    // reductions; a two-result generic is tiled like a pointwise op).
-    SmallVector<Value> sumIns{gy};
-    SmallVector<AffineMap> sumMaps{sp.id};
-    if (masking) {
-      sumIns.push_back(x);
-      sumMaps.push_back(sp.id);
-      sumIns.append(maskIns);
-      sumMaps.append(maskMaps);
-    }
-    sumMaps.push_back(sp.ch);
-    Value sumDy = genericOut(
-        rw, loc, statF64, sumIns, filled(rw, loc, statF64, {c}, zero),
+    // Both sums in one two-result reduction, one read of grad_output and
+    // input: sum(g) and sum(g * (x - mean)), g the (masked) gradient, each
+    // term widened to f64 and added into its own accumulator (kiln-cpu's
+    // reduction fast path takes it: one cascaded partial sum per result).
+    SmallVector<Value> sumIns{gy, x, mean};
+    sumIns.append(maskIns);
+    SmallVector<AffineMap> sumMaps{sp.id, sp.id, sp.ch};
+    sumMaps.append(maskMaps);
+    sumMaps.append({sp.ch, sp.ch});
+    auto sums = linalg::GenericOp::create(
+        rw, loc, TypeRange{statF64, statF64}, sumIns,
+        ValueRange{filled(rw, loc, statF64, {c}, zero),
+                   filled(rw, loc, statF64, {c}, zero)},
         sumMaps, sp.reduce, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value g = convertScalar(b, l, a[0], acc);
-          if (masking)
-            g = masked(b, l, g, a[1], a.slice(2, maskIns.size()));
-          g = convertScalar(b, l, g, f64);
-          linalg::YieldOp::create(
-              b, l, ValueRange{arith::AddFOp::create(b, l, a.back(), g)});
-        });
-    SmallVector<Value> dotIns{gy, x, mean};
-    dotIns.append(maskIns);
-    SmallVector<AffineMap> dotMaps{sp.id, sp.id, sp.ch};
-    dotMaps.append(maskMaps);
-    dotMaps.push_back(sp.ch);
-    Value dot = genericOut(
-        rw, loc, statF64, dotIns, filled(rw, loc, statF64, {c}, zero), dotMaps,
-        sp.reduce, [&](OpBuilder &b, Location l, ValueRange a) {
           Value g = masked(b, l, convertScalar(b, l, a[0], acc), a[1],
                            a.slice(3, maskIns.size()));
           Value d = arith::SubFOp::create(b, l, convertScalar(b, l, a[1], acc),
                                           convertScalar(b, l, a[2], acc));
           Value gd =
               convertScalar(b, l, arith::MulFOp::create(b, l, g, d), f64);
+          Value g64 = convertScalar(b, l, g, f64);
+          unsigned e = a.size();
           linalg::YieldOp::create(
-              b, l, ValueRange{arith::AddFOp::create(b, l, a.back(), gd)});
+              b, l,
+              ValueRange{arith::AddFOp::create(b, l, a[e - 2], g64),
+                         arith::AddFOp::create(b, l, a[e - 1], gd)});
         });
+    Value sumDy = sums.getResult(0), dot = sums.getResult(1);
     auto vecElem = RankedTensorType::get({xt.getDimSize(1)}, elem);
     Value gw = buildElementwise(
         rw, loc, ValueRange{dot, invstd}, vecElem,

@@ -55,12 +55,17 @@ func.func @bn_train_static_bf16(%x: tensor<2x5x3xbf16>) -> (tensor<2x5x3xbf16>, 
 
 // -----
 
-// Tests kt.batch_norm_backward's: two per-channel reductions with [C] f64
-// results (sum of grad_output, sum of grad_output * (x - mean)), per-channel
-// generics, then one pointwise generic over the input.
+// Tests kt.batch_norm_backward's: one two-result per-channel reduction with
+// [C] f64 results (sum of grad_output, sum of grad_output * (x - mean), one
+// read of both), per-channel generics, then one pointwise generic over the
+// input.
 // CHECK-LABEL: func.func @bn_backward
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2x3x5xf16>, tensor<2x3x5xf16>, tensor<3xf32>) outs(%{{.*}}, %{{.*}} : tensor<3xf64>, tensor<3xf64>)
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: arith.addf
+// CHECK: linalg.yield %{{.*}}, %{{.*}} : f64, f64
 // CHECK-NOT: iterator_types = ["reduction"
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<2x3x5xf16>)
 // CHECK: return
@@ -74,22 +79,23 @@ func.func @bn_backward(%g: tensor<2x3x5xf16>, %x: tensor<2x3x5xf16>, %m: tensor<
 // Tests kt.batch_norm_backward with a folded ReLU6: per channel, the
 // interval [lo, hi] of x where 0 <= y <= 6 for y = x * s + t (s = invstd *
 // weight, t = bias - mean * s; in f64, two [C] generics choosing the bound
-// by the sign of s); both reductions and the pointwise pass read
-// grad_output through lo <= x <= hi (two compares and a select per element,
-// extra [C] inputs lo, hi); no pass writes a masked gradient.
+// by the sign of s); the two-result reduction (one mask select feeding both
+// sums) and the pointwise pass read grad_output through lo <= x <= hi (two
+// compares and a select per element, extra [C] inputs lo, hi); no pass
+// writes a masked gradient.
 // CHECK-LABEL: func.func @bn_backward_relu6
 // CHECK: arith.divf
 // CHECK: arith.select
 // CHECK: -> tensor<3xf32>
 // CHECK: arith.select
 // CHECK: -> tensor<3xf32>
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<3xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<3xf64>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) outs(%{{.*}}, %{{.*}} : tensor<3xf64>, tensor<3xf64>)
 // CHECK: arith.cmpf oge
 // CHECK: arith.cmpf ole
 // CHECK: arith.andi
 // CHECK: arith.select
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<3xf64>)
-// CHECK: arith.select
+// CHECK-NOT: arith.select
+// CHECK: linalg.yield %{{.*}}, %{{.*}} : f64, f64
 // CHECK-NOT: iterator_types = ["reduction"
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<2x3x5xf32>)
 // CHECK: arith.select
@@ -103,7 +109,7 @@ func.func @bn_backward_relu6(%g: tensor<2x3x5xf32>, %x: tensor<2x3x5xf32>, %m: t
 
 // Tests a folded ReLU without weight and bias: the strict mask lo < x < hi.
 // CHECK-LABEL: func.func @bn_backward_relu
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x3x5xf32>, tensor<?x3x5xf32>, tensor<3xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<3xf64>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x3x5xf32>, tensor<?x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) outs(%{{.*}}, %{{.*}} : tensor<3xf64>, tensor<3xf64>)
 // CHECK: arith.cmpf ogt
 // CHECK: arith.cmpf olt
 // CHECK: arith.select
