@@ -46,18 +46,14 @@ DYNAMIC_CAPTURE = "dynamic training inputs"
 EXTRA_DYNAMIC = contextvars.ContextVar("kiln_training_dynamic", default=None)
 
 
-def _result_arg_masks(graph, rg, results):
-    """Per result, a bit mask of the arguments that require grad and reach
-    it through ops that are no gradient barrier (bit j: argument j). A
-    graph with regions (bodies reading outer values) is not analysed:
-    every such argument reaches every result."""
-    everything = sum(1 << j for j, r in enumerate(rg) if r)
-    ops = graph["ops"]
+def _gradient_edges(ops):
+    """(result names, operand names) of each op line a gradient flows
+    through (not an `index` size, not a gradient barrier), in order; None
+    for a graph with regions (bodies reading outer values: not analysed)."""
     if any(l.rstrip().endswith("{") or l.lstrip().startswith("}")
            for l in ops):
-        return [everything] * len(results)
-    mask = {name: 1 << j for j, ((name, _, _), r) in
-            enumerate(zip(graph["args"], rg)) if r}
+        return None
+    edges = []
     for line in ops:
         if " = " not in line:
             continue
@@ -65,11 +61,26 @@ def _result_arg_masks(graph, rg, results):
         if rhs.startswith(("tensor.dim ", "arith.")) or \
                 "kg.stop_gradient" in rhs:
             continue
+        edges.append((_NAME.findall(lhs),
+                      _NAME.findall(rhs.split(" : ", 1)[0])))
+    return edges
+
+
+def _result_arg_masks(graph, rg, results):
+    """Per result, a bit mask of the arguments that require grad and reach
+    it through ops that are no gradient barrier (bit j: argument j). A
+    graph with regions: every such argument reaches every result."""
+    edges = _gradient_edges(graph["ops"])
+    if edges is None:
+        return [sum(1 << j for j, r in enumerate(rg) if r)] * len(results)
+    mask = {name: 1 << j for j, ((name, _, _), r) in
+            enumerate(zip(graph["args"], rg)) if r}
+    for lhs, operands in edges:
         m = 0
-        for o in _NAME.findall(rhs.split(" : ", 1)[0]):
+        for o in operands:
             m |= mask.get(o, 0)
         if m:
-            for n in _NAME.findall(lhs):
+            for n in lhs:
                 mask[n] = mask.get(n, 0) | m
     return [mask.get(_NAME.match(name).group(0), 0)
             for name, _, _ in results]
@@ -161,21 +172,14 @@ def _contributing_args(graph, rg, results, out_rg):
     backward again, "Trying to backward through the graph a second time").
     A graph with regions (ops whose bodies read outer values) is not
     analysed: every argument that requires grad counts."""
-    ops = graph["ops"]
-    if any(l.rstrip().endswith("{") or l.lstrip().startswith("}")
-           for l in ops):
+    edges = _gradient_edges(graph["ops"])
+    if edges is None:
         return list(rg)
     needed = {_NAME.match(name).group(0)
               for (name, _, _), r in zip(results, out_rg) if r}
-    for line in reversed(ops):
-        if " = " not in line:
-            continue
-        lhs, rhs = line.split(" = ", 1)
-        if rhs.startswith(("tensor.dim ", "arith.")) or \
-                "kg.stop_gradient" in rhs:
-            continue
-        if any(n in needed for n in _NAME.findall(lhs)):
-            needed.update(_NAME.findall(rhs.split(" : ", 1)[0]))
+    for lhs, operands in reversed(edges):
+        if any(n in needed for n in lhs):
+            needed.update(operands)
     return [r and name in needed
             for (name, _, _), r in zip(graph["args"], rg)]
 
