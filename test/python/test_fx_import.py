@@ -1097,14 +1097,19 @@ def test_in_place_write_does_not_rebind_another_tensor():
 def _add_products(c, m1, m2, cb, b1, b2, ci, i1, i2, b3):
     # (PyTorch 1.13's baddbmm multiplies small products by a zero alpha,
     # 0 * inf = NaN, but skips them for large ones and in addmm/addbmm
-    # (BLAS): Kiln always skips them; b3 is finite so both agree.)
+    # (BLAS): Kiln always skips them; b3 is finite so both agree. Its addmm
+    # with alpha=0 propagates a NaN of m1 on some CPUs (the 2026-11-29 CI
+    # machine) and skips it on others, and so does addbmm with an inf in
+    # b2: those cases take a finite m1 / b3.)
     return (torch.addmm(c, m1, m2), torch.addmm(c, m1, m2, beta=0.5, alpha=2),
-            torch.addmm(c, m1, m2, beta=0), c.addmm(m1, m2, alpha=0),
-            torch.addmm(c, m1, m2, beta=0, alpha=0), torch.addmm(c[0], m1, m2),
+            torch.addmm(c, m1, m2, beta=0),
+            c.addmm(m1.nan_to_num(), m2, alpha=0),
+            torch.addmm(c, m1.nan_to_num(), m2, beta=0, alpha=0),
+            torch.addmm(c[0], m1, m2),
             torch.baddbmm(cb, b1, b2, beta=0), cb.baddbmm(b1, b2, alpha=-1.5),
             torch.baddbmm(cb, b1, b3, alpha=0, beta=2),
             torch.addbmm(c, b1, b2), torch.addbmm(c, b1, b2, beta=0, alpha=3),
-            c.addbmm(b1, b2, alpha=0), torch.addmm(ci, i1, i2, beta=2, alpha=3))
+            c.addbmm(b1, b3, alpha=0), torch.addmm(ci, i1, i2, beta=2, alpha=3))
 
 
 def _stats(x, a, m):
