@@ -163,27 +163,6 @@ def _requires_grad_outputs(graph, rg, results):
             for name, _, dtype in results]
 
 
-def _contributing_args(graph, rg, results, out_rg):
-    """Which arguments that require grad reach a differentiable result
-    through ops that are no gradient barrier (the reverse dataflow of
-    _requires_grad_outputs). An argument that reaches none (`l.detach()` of
-    an earlier graph's loss) gets no gradient: autograd must not propagate
-    into its history (a zero gradient would run the earlier graph's
-    backward again, "Trying to backward through the graph a second time").
-    A graph with regions (ops whose bodies read outer values) is not
-    analysed: every argument that requires grad counts."""
-    edges = _gradient_edges(graph["ops"])
-    if edges is None:
-        return list(rg)
-    needed = {_NAME.match(name).group(0)
-              for (name, _, _), r in zip(results, out_rg) if r}
-    for lhs, operands in reversed(edges):
-        if any(n in needed for n in lhs):
-            needed.update(operands)
-    return [r and name in needed
-            for (name, _, _), r in zip(graph["args"], rg)]
-
-
 class Pair:
     """The forward and backward programs of one capture and requires-grad
     pattern, in their own session."""
@@ -214,14 +193,21 @@ class Pair:
         self.out_rg = [r and name not in no_grad for r, (name, _, _) in
                        zip(_requires_grad_outputs(graph, rg, results),
                            results)]
-        # Arguments that require grad but reach no differentiable result
-        # get None (they are differentiated as constants).
-        rg = _contributing_args(graph, rg, results, self.out_rg)
-        self.rg = rg
         # Which arguments each result's gradient reaches: an argument that
         # only results the caller's loss does not use reach gets None, as
         # in eager (autograd never visits its history there).
         self.out_masks = _result_arg_masks(graph, rg, results)
+        # Arguments that require grad but reach no differentiable result
+        # (`l.detach()` of an earlier graph's loss) get no gradient and
+        # enter the Function detached (see call): a zero gradient would run
+        # the earlier graph's backward again ("Trying to backward through
+        # the graph a second time").
+        reached = 0
+        for m, r in zip(self.out_masks, self.out_rg):
+            if r:
+                reached |= m
+        rg = [r and bool((reached >> j) & 1) for j, r in enumerate(rg)]
+        self.rg = rg
         if not any(rg) and not any(tensors[j].requires_grad
                                    for j in self.written):
             # Nothing to differentiate (the arguments that require grad

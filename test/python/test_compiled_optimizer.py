@@ -198,7 +198,7 @@ def _unused_output_loss(m, x, y, i):
 
 def test_grad_none_when_output_unused_in_compiled_train_step():
     # A parameter used only by a value the loss does not use gets None, as
-    # in eager (kiln._training._contributing_args: it enters the graph's
+    # in eager (kiln._training._result_arg_masks: it enters the graph's
     # autograd Function detached); it got a zero gradient, and momentum
     # then moved it.
     _run(OPTIMIZERS["sgd-momentum"], "train", "cpu",

@@ -124,49 +124,17 @@ def test_enable_grad_on_constants_only_is_captured(backend):
     check(f, False, backend, x)
 
 
-def test_training_step_logs_accuracy_under_no_grad(backend):
-    """Forward, loss and backward compiled, with an accuracy read by
-    .item() inside `torch.no_grad()` (a graph break there), the optimizer
-    outside: parameters equal eager's after each SGD step."""
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 4))
-    ref = copy.deepcopy(model)
-    x = torch.randn(8, 6)
-    t = torch.randint(0, 4, (8,))
-
-    def make_step(m):
-        def step(x, t):
-            out = m(x)
-            loss = F.cross_entropy(out, t)
-            with torch.no_grad():
-                acc = (out.argmax(1) == t).float().mean().item()
-            loss.backward()
-            return loss.detach(), acc
-        return step
-
-    steps = [(make_step(ref), torch.optim.SGD(ref.parameters(), lr=0.1)),
-             (kiln.compile(make_step(model), backend=backend),
-              torch.optim.SGD(model.parameters(), lr=0.1))]
-    for _ in range(3):
-        got = []
-        for step, opt in steps:
-            opt.zero_grad()
-            got.append(step(x, t))
-            opt.step()
-        torch.testing.assert_close(got[1][0], got[0][0])
-        assert got[1][1] == got[0][1]
-        for p, q in zip(model.parameters(), ref.parameters()):
-            torch.testing.assert_close(p, q)
-
-
+@pytest.mark.parametrize("opt_inside", [False, True])
 @pytest.mark.parametrize("where", ["no_grad_item", "graph_break"])
-def test_whole_step_with_break_and_optimizer(backend, where):
-    """zero_grad, forward, a graph break (an accuracy read by .item() under
-    no_grad, or kiln.graph_break()), backward and opt.step, all in one
-    compiled function: parameters equal eager's after each step. Before,
-    the second call's replay of the optimizer's segment raised an
-    IndexError (its recorded inputs were numbered by a node that had left
-    the segment): "cannot trace step: IndexError"."""
+def test_training_step_with_break(backend, where, opt_inside):
+    """Forward, loss, a graph break (an accuracy read by .item() under
+    no_grad, or kiln.graph_break()) and backward in one compiled function,
+    with zero_grad and opt.step inside it or outside: parameters equal
+    eager's after each step. Before, the break under no_grad ran forward
+    and loss without autograd (backward failed), and with the optimizer
+    inside, the second call's replay of its segment raised an IndexError
+    (its recorded inputs were numbered by a node that had left the
+    segment): "cannot trace step: IndexError"."""
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 4))
     ref = copy.deepcopy(model)
@@ -177,7 +145,8 @@ def test_whole_step_with_break_and_optimizer(backend, where):
         opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
 
         def step(x, t):
-            opt.zero_grad()
+            if opt_inside:
+                opt.zero_grad()
             out = m(x)
             loss = F.cross_entropy(out, t)
             if where == "no_grad_item":
@@ -187,15 +156,23 @@ def test_whole_step_with_break_and_optimizer(backend, where):
                 kiln.graph_break()
                 acc = 0.0
             loss.backward()
-            opt.step()
+            if opt_inside:
+                opt.step()
             return loss.detach(), acc
-        return step
+        return step, opt
 
-    eager_step = make_step(ref)
-    comp_step = kiln.compile(make_step(model), backend=backend)
+    eager_step, eager_opt = make_step(ref)
+    comp_step, comp_opt = make_step(model)
+    comp_step = kiln.compile(comp_step, backend=backend)
     for _ in range(3):
+        if not opt_inside:
+            eager_opt.zero_grad()
+            comp_opt.zero_grad()
         le, ae = eager_step(x, t)
         lc, ac = comp_step(x, t)
+        if not opt_inside:
+            eager_opt.step()
+            comp_opt.step()
         torch.testing.assert_close(lc, le)
         assert ac == ae
         for p, q in zip(model.parameters(), ref.parameters()):
