@@ -883,6 +883,10 @@ class _Compiled:
         if any(global_hooks):
             key.append(("global hooks",) + global_hooks)
         key.append(("grad", torch.is_grad_enabled()))
+        if torch.is_autocast_cpu_enabled():
+            # A call under torch.autocast("cpu"): its casts are captured
+            # (kiln._autocast), so the program is for that state.
+            key.append(("autocast", torch.get_autocast_cpu_dtype()))
         # Factories and Python-number promotion in the traced code follow
         # torch's default dtype at capture time.
         key.append(("default dtype", torch.get_default_dtype()))
@@ -966,8 +970,6 @@ class _Compiled:
         return reasons
 
     def __call__(self, *args, **kwargs):
-        if torch.is_autocast_cpu_enabled():
-            return self._autocast_call(args, kwargs)
         try:
             bound = self._bind(args, kwargs)
             key, flat = self._key(bound)
@@ -1120,24 +1122,6 @@ class _Compiled:
             # eager's exception alone, not "during handling of Unsupported"
             eager_error.__suppress_context__ = True
             raise
-
-    def _autocast_call(self, args, kwargs):
-        """A call made under `torch.autocast("cpu")`: kiln does not capture
-        autocast's casts yet, and a program captured without them would
-        compute in float32 where eager computes in the autocast dtype, so
-        the call runs eagerly (one warning per function; with
-        fullgraph=True a KilnError)."""
-        why = ("called under torch.autocast(\"cpu\", dtype=%s): autocast "
-               "is not captured yet" % torch.get_autocast_cpu_dtype())
-        if self.fullgraph:
-            raise Unsupported("kiln: %s (%s): %s" % (self.name, self.where(),
-                                                     why))
-        if not getattr(self, "autocast_warned", False):
-            self.autocast_warned = True
-            warnings.warn("kiln: %s (%s): %s; calls under autocast run "
-                          "eagerly (PyTorch)" % (self.name, self.where(), why),
-                          KilnWarning, stacklevel=4)
-        return self._eager(args, kwargs)
 
     def not_trainable_warning(self, error):
         """One warning per compiled function: a graph that kiln cannot

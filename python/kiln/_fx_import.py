@@ -34,7 +34,7 @@ import torch
 import torch.fx as fx
 from torch.utils import _pytree as pytree
 
-from . import _ir, _signatures
+from . import _autocast, _ir, _signatures
 from ._errors import KilnError, KilnValueError, Unsupported
 from ._symbolic import ShapeEnv, Sym, is_unbacked, nonneg, same, value
 
@@ -510,6 +510,9 @@ class FxImporter:
         # id(TensorVal) -> why it must not be written in place (graph
         # breaks: a tensor whose views crossed a break as copies).
         self.no_write = {}
+        # The dtype a module converted whole under autocast casts its
+        # parameters to (see _import), else None.
+        self._module_cast = None
 
     # ----- per node
 
@@ -529,7 +532,6 @@ class FxImporter:
             self.cur_attrs["kg.stop_gradient"] = True
         try:
             self._refuse_enabled_grad(node)
-            self._refuse_autocast(node)
             self._refuse_complex(node)
             value = self._import(node)
         except KilnError as e:
@@ -568,20 +570,6 @@ class FxImporter:
         if isinstance(value, TensorVal):
             self.bind_node(value, node)
         return value
-
-    def _refuse_autocast(self, node):
-        """An op the traced code runs inside `torch.autocast("cpu")`:
-        autocast's casts are not captured yet (the program would compute in
-        float32 where eager computes in the autocast dtype), so it is
-        refused: a graph break runs it eagerly, under autocast; with
-        fullgraph=True a located Unsupported."""
-        dtype = node.meta.get("kiln_autocast")
-        if dtype is not None and node.op in ("call_function", "call_method",
-                                             "call_module"):
-            raise Unsupported(
-                "%s inside torch.autocast(\"cpu\", dtype=%s): autocast is "
-                "not captured yet, the op runs eagerly"
-                % (target_name(node), dtype))
 
     def _refuse_enabled_grad(self, node):
         """An op on tensors that the traced code runs under
@@ -680,6 +668,27 @@ class FxImporter:
             return None
         args = fx.node.map_arg(node.args, lambda n: self.env[n])
         kwargs = fx.node.map_arg(node.kwargs, lambda n: self.env[n])
+        autocast = node.meta.get("kiln_autocast")
+        if autocast is not None:
+            pol = _autocast.policy(node, self.root, args, kwargs)
+            if pol == _autocast.REFUSED:
+                raise Unsupported(
+                    "%s inside torch.autocast(\"cpu\", dtype=%s): autocast "
+                    "casts only some of its inner ops; it runs eagerly"
+                    % (target_name(node), autocast))
+            if pol is not None:
+                # torch.autocast("cpu"): the casts PyTorch makes before the
+                # op (kiln._autocast); a module converted whole has its
+                # parameters cast too (module_tensor).
+                args, kwargs = _autocast.cast_args(
+                    self, pol, autocast, args, kwargs,
+                    lambda v: isinstance(v, TensorVal), self.ops.cast)
+                if op == "call_module":
+                    self._module_cast = _autocast.target_dtype(pol, autocast)
+                    try:
+                        return self._import_call(node, op, args, kwargs)
+                    finally:
+                        self._module_cast = None
         if op == "call_function" and "out" in kwargs and not isinstance(
                 node.target, torch._ops.OpOverload):
             # `torch.add(x, y, out=o)`: the op, then its result written into
@@ -939,7 +948,14 @@ class FxImporter:
             obj = raw_getattr(obj, part)
             if obj is None:
                 return None
-        return self.attr_tensor(qualname, obj)
+        t = self.attr_tensor(qualname, obj)
+        target = self._module_cast
+        if target is not None and isinstance(t, TensorVal) and \
+                _autocast.eligible(t.dtype, target):
+            # A module converted whole under autocast (nn.Linear, nn.Conv2d):
+            # its parameters cast as its functional form's arguments are.
+            t = self.ops.cast(self, t, target)
+        return t
 
     # ----- sizes
 

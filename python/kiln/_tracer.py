@@ -578,8 +578,8 @@ class KilnTracer(fx.Tracer):
         # mode a custom autograd.Function's forward runs in: see
         # _grad_mode_tracked).
         node.meta["kiln_grad"] = self.user_grad
-        # `with torch.autocast("cpu")` inside the traced code (refused by
-        # the importer: a graph break, the op runs eagerly under autocast).
+        # Under torch.autocast("cpu") (the call's or a block inside the
+        # traced code): the importer makes autocast's casts (kiln._autocast).
         if torch.is_autocast_cpu_enabled():
             node.meta["kiln_autocast"] = torch.get_autocast_cpu_dtype()
         self.importer.root = self.root
