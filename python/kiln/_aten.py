@@ -2119,8 +2119,8 @@ def _pair_dist(b, d, p):
     if p == 1:
         return O.sum_(b, a, [-1])
     if p == 2:
-        return _un(b, "sqrt", O.sum_(b, O.mul(b, a, a), [-1]))
-    return O.pow_(b, O.sum_(b, O.pow_(b, a, float(p)), [-1]), 1.0 / p)
+        return O.masked_root(b, O.sum_(b, O.mul(b, a, a), [-1]))
+    return O.masked_root(b, O.sum_(b, O.pow_(b, a, float(p)), [-1]), p)
 
 
 @aten("_cdist_forward")

@@ -133,8 +133,8 @@ def vector_norm(b, x, p, dims, keepdim):
     if p == 1:
         return O.sum_(b, a, dims, keepdim)
     if p == 2:
-        return _un(b, "sqrt", O.sum_(b, O.mul(b, a, a), dims, keepdim))
-    return O.pow_(b, O.sum_(b, O.pow_(b, a, p), dims, keepdim), 1.0 / p)
+        return O.masked_root(b, O.sum_(b, O.mul(b, a, a), dims, keepdim))
+    return O.masked_root(b, O.sum_(b, O.pow_(b, a, p), dims, keepdim), p)
 
 
 # ------------------------------------------------------------------ losses

@@ -1396,7 +1396,7 @@ def std_mean(b, x, dim=None, unbiased=None, keepdim=False, *,
              correction=None):
     """(std, mean) over the same dims: sqrt(kt.var) and kt.mean."""
     v, m = var_mean(b, x, dim, unbiased, keepdim, correction=correction)
-    return (unary(b, "sqrt", v), m)
+    return (masked_root(b, v), m)
 
 
 @both("count_nonzero")
@@ -1410,8 +1410,21 @@ def count_nonzero(b, x, dim=None):
 
 @both("std")
 def std(b, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return unary(b, "sqrt", var(b, x, dim, unbiased, keepdim,
-                                correction=correction))
+    return masked_root(b, var(b, x, dim, unbiased, keepdim,
+                              correction=correction))
+
+
+def masked_root(b, s, p=2.0):
+    """s ** (1/p) (sqrt for p = 2) of a sum of |x|^p, whose gradient is 0
+    where s is 0, as PyTorch's std_backward, norm_backward and
+    _cdist_backward mask it: the plain root's derivative is inf there,
+    times the sum's zero derivative NaN (a NaN gradient for the std of
+    equal values, the norm of a zero row, cdist(x, x)'s diagonal)."""
+    zero = binary(b, "eq", s, 0, out_dtype=torch.bool)
+    safe = where(b, zero, b.constant(1, s.dtype), s)
+    root = unary(b, "sqrt", safe) if float(p) == 2.0 else \
+        pow_(b, safe, 1.0 / float(p))
+    return where(b, zero, b.constant(0, s.dtype), root)
 
 
 MinMax = collections.namedtuple("MinMax", ["values", "indices"])
@@ -1920,17 +1933,26 @@ def squeeze(b, x, dim=None):
     if dims is None:
         dims = list(range(x.ndim))
     drop = []
+    symbolic = False
     for d in dims:
         if x.ndim == 0:
             break
         size = x.shape[d]
         if isinstance(size, Sym):
             size = b.static(size, "squeezing a dim")
+            symbolic = symbolic or size == 1
         if size == 1:
             drop.append(d)
     if not drop:
         return alias(x)
     shape = [s for i, s in enumerate(x.shape) if i not in drop]
+    if symbolic and x.layout is None:
+        # A dim of size 1 the capture specialized may still be `?` in the
+        # program's types (kt.full sized by `x.shape` keeps its sizes
+        # dynamic, so the runtime can make the input dims dynamic), and
+        # kt.squeeze keeps `?` dims: `torch.zeros(x.shape).squeeze()` then
+        # failed when it ran. kt.reshape to the squeezed shape says it.
+        return reshape(b, x, shape)
     return view_op(b, "squeeze", x, {"dim": sorted(drop)}, shape,
                    _reshape_back, x.layout)
 

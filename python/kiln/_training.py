@@ -59,11 +59,26 @@ def _gradient_edges(ops):
             continue
         lhs, rhs = line.split(" = ", 1)
         if rhs.startswith(("tensor.dim ", "arith.")) or \
-                "kg.stop_gradient" in rhs:
+                "kg.stop_gradient" in rhs or not _float_results(rhs):
             continue
         edges.append((_NAME.findall(lhs),
                       _NAME.findall(rhs.split(" : ", 1)[0])))
     return edges
+
+
+_ELEMENT = re.compile(r"(?:tensor|!kt\.ref)<(?:(?:\?|\d+)x)*([a-z]+)")
+
+
+def _float_results(rhs):
+    """Whether an op line has a floating (or complex) result: integer and
+    boolean results (argmax, comparisons, a cast to int64) carry no
+    gradient, so an argument reaching a result only through them gets
+    none (eager: `x.argmin(-1).float()` does not require grad)."""
+    sig = rhs.rsplit(" loc(", 1)[0]
+    if "->" not in sig:
+        return True
+    kinds = _ELEMENT.findall(sig.rsplit("->", 1)[1])
+    return not kinds or any(k in ("f", "bf", "complex") for k in kinds)
 
 
 def _result_arg_masks(graph, rg, results):
@@ -190,13 +205,17 @@ class Pair:
         # Values computed outside autograd (BatchNorm's running
         # statistics): they require no grad and get no cotangent.
         no_grad = graph.get("no_grad", set())
-        self.out_rg = [r and name not in no_grad for r, (name, _, _) in
-                       zip(_requires_grad_outputs(graph, rg, results),
-                           results)]
         # Which arguments each result's gradient reaches: an argument that
         # only results the caller's loss does not use reach gets None, as
         # in eager (autograd never visits its history there).
         self.out_masks = _result_arg_masks(graph, rg, results)
+        # A result no argument that requires grad reaches (through
+        # integer values, `x.argmax(1).float()`, or gradient barriers)
+        # does not require grad, as in eager.
+        self.out_rg = [r and name not in no_grad and m != 0
+                       for r, (name, _, _), m in
+                       zip(_requires_grad_outputs(graph, rg, results),
+                           results, self.out_masks)]
         # Arguments that require grad but reach no differentiable result
         # (`l.detach()` of an earlier graph's loss) get no gradient and
         # enter the Function detached (see call): a zero gradient would run

@@ -1,0 +1,158 @@
+"""Random PyTorch programs through kiln.compile against eager PyTorch
+(program_fuzz.py: the generator and the differential check), and the
+defects its first runs found, each as a plain test.
+
+Found by program_fuzz (2026-11-30), each failing on the code before:
+* `torch.zeros(x.shape).squeeze()` (a factory sized by input dims, then a
+  squeeze of one of its size-1 dims) failed when the program ran on the
+  cpu backend: the factory's sizes stay dynamic in the program's types (so
+  the runtime can make the input dims dynamic) and kt.squeeze keeps `?`
+  dims ("dynamic dim 0 has size 1 at run time").
+* The gradients of std, norm (linalg.vector_norm, Tensor.norm, dist),
+  F.normalize, cdist and cosine_similarity where the std or norm is 0 (a
+  row of equal values, a zero row, cdist(x, x)'s diagonal) were NaN; eager
+  PyTorch masks them to 0 (std_backward, norm_backward, _cdist_backward).
+* An input that reaches the results only through integer values
+  (`x.argmin(-1).float()`) got a gradient (zeros) where eager leaves
+  `.grad` None, and such float results required grad."""
+
+import os
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import kiln
+import program_fuzz
+
+
+def _kiln(fn):
+    return kiln.compile(fn, backend="cpu")
+
+
+# ------------------------------------------------------------- squeeze
+
+SQUEEZES = {
+    "zeros_shape": lambda x: torch.zeros(x.shape).squeeze() + 1,
+    "new_zeros": lambda x: x.new_zeros(x.size(0), 4).squeeze(0) + 1,
+    "zero_then_argmax": lambda x: x.clone().zero_().argmax(-1).squeeze(),
+    "ones_like_sizes": lambda x: torch.ones(x.size(0), x.size(2)).squeeze(1)
+    * x.sum(),
+    "full_squeeze_dim": lambda x: torch.full(x.shape, 2.0).squeeze(-1) * x[..., 0],
+}
+
+
+@pytest.mark.parametrize("name", list(SQUEEZES))
+def test_squeeze_of_factory_sized_by_input(name):
+    fn = SQUEEZES[name]
+    x = torch.randn(1, 5, 1)
+    want = fn(x)
+    got = _kiln(fn)(x)
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want)
+
+
+def test_squeeze_of_factory_then_dynamic_batch():
+    """The factory stays dynamic: a new size of the unsqueezed dim
+    recompiles once (automatic dynamic), the squeezed dim stays 1."""
+    def fn(x):
+        return torch.zeros(x.shape).squeeze(0) + x[0]
+
+    c = _kiln(fn)
+    for n in (5, 7, 9):
+        x = torch.randn(1, n)
+        torch.testing.assert_close(c(x), fn(x))
+
+
+# ------------------------------------------------------------- gradients at 0
+
+AT_ZERO = {
+    "std_one_row": lambda x: x[:1].std(0, unbiased=False),
+    "std_equal_values": lambda x: (x * 0 + 1).std(1),
+    "std_mean": lambda x: torch.std_mean(x[:1], 0, unbiased=False)[0],
+    "norm_dim": lambda x: (x * torch.tensor([[0.], [1.], [1.]])).norm(dim=1),
+    "norm_all_zero": lambda x: (x * 0).norm(),
+    "norm_p3": lambda x: (x * torch.tensor([[0.], [1.], [1.]])).norm(3, 1),
+    "vector_norm": lambda x: torch.linalg.vector_norm(x * 0, dim=1),
+    "normalize_zero_row": lambda x: F.normalize(
+        x * torch.tensor([[0.], [1.], [1.]]), dim=1),
+    "cdist_self": lambda x: torch.cdist(x, x),
+    "cdist_p3": lambda x: torch.cdist(x, x, p=3),
+    "dist_same": lambda x: torch.dist(x, x),
+    "cosine_zero": lambda x: F.cosine_similarity(x * 0, x, dim=1),
+    "pdist_equal_rows": lambda x: F.pdist(torch.cat([x[:1], x[:1], x[1:]])),
+}
+
+
+@pytest.mark.parametrize("name", list(AT_ZERO))
+def test_gradient_where_norm_or_std_is_zero(name):
+    fn = AT_ZERO[name]
+    g = torch.Generator().manual_seed(3)
+    x1 = torch.randn(3, 4, generator=g).requires_grad_(True)
+    x2 = x1.detach().clone().requires_grad_(True)
+    w = torch.randn(fn(x1.detach()).shape, generator=g)
+    (fn(x1) * w).sum().backward()
+    out = _kiln(fn)(x2)
+    torch.testing.assert_close(out, fn(x1.detach()), equal_nan=True)
+    (out * w).sum().backward()
+    assert not x1.grad.isnan().any()
+    torch.testing.assert_close(x2.grad, x1.grad)
+
+
+# ------------------------------------------------------------- integer paths
+
+def test_input_reaching_results_through_integers_gets_no_grad():
+    def fn(a, b):
+        i = a.argmin(-1)
+        return i, b * 2, torch.atan2(i * 1.0, i * 1.0 + 3), (a > 0).float()
+
+    a = torch.randn(3, 4, requires_grad=True)
+    b = torch.randn(4, requires_grad=True)
+    want = fn(a, b)
+    got = _kiln(fn)(a, b)
+    assert [t.requires_grad for t in got] == [t.requires_grad for t in want]
+    sum(t.sum() for t in got if t.requires_grad).backward()
+    assert a.grad is None
+    torch.testing.assert_close(b.grad, torch.full((4,), 2.0))
+
+
+def test_integer_path_with_a_graph_break():
+    def fn(a, b, c):
+        k = int(c.abs().sum()) % 3 + 1
+        i = a.argmin(0)
+        return i.float() * 2, c[:k] @ b
+
+    a, b, c = (torch.randn(3, 4, requires_grad=True),
+               torch.randn(4, 2, requires_grad=True),
+               torch.randn(3, 4, requires_grad=True))
+    got = _kiln(fn)(a, b, c)
+    assert not got[0].requires_grad
+    got[1].sum().backward()
+    assert a.grad is None and b.grad is not None and c.grad is not None
+
+
+# ------------------------------------------------------------- the fuzzer
+
+SEEDS = int(os.environ.get("KILN_PROGRAM_FUZZ_SEEDS", "40"))
+MODES = [("infer", {}), ("train", {}), ("infer", {"alias": True}),
+         ("infer", {"twice": True}), ("train", {"dynamic": True})]
+
+
+@pytest.mark.parametrize("mode,opts", MODES,
+                         ids=["%s%s" % (m, "".join("-" + k for k in o))
+                              for m, o in MODES])
+def test_random_programs(mode, opts):
+    """SEEDS random programs per mode agree with eager (KILN_PROGRAM_FUZZ_
+    SEEDS sets how many; the seeds are fixed, so a failure names its
+    program: run program_fuzz.py --seeds N --show with the same options)."""
+    base = {"infer": 0, "train": 10000}[mode] + 1000 * len(opts)
+    findings = []
+    for s in range(base, base + SEEDS):
+        src, inputs = program_fuzz.generate(s, mode)
+        m = program_fuzz.check(src, inputs, "cpu", mode,
+                               dynamic=True if opts.get("dynamic") else None,
+                               alias=opts.get("alias", False),
+                               twice=opts.get("twice", False))
+        if m:
+            findings.append("seed %d: %s\n%s" % (s, m, src))
+    assert not findings, "\n".join(findings)
