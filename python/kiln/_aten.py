@@ -1609,7 +1609,7 @@ def _update_running_stats(b, x, save_mean, save_invstd, running_mean,
             continue
         new = O.add(b, O.mul(b, O.cast(b, stat, x.dtype), 1.0 - m),
                     O.mul(b, O.cast(b, batch(), x.dtype), m))
-        new = O.cast(b, new, stat.dtype)
+        new = O.stop_gradient(b, O.cast(b, new, stat.dtype))
         b.no_grad_values.add(new.name)
         O.in_place(b, stat, new)
 

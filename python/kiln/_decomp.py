@@ -738,7 +738,7 @@ def _instance_norm_update(b, x, running_mean, running_var, momentum):
         batch = O.mean(b, per, [0])
         new = O.add(b, O.mul(b, O.cast(b, stat, dt), 1.0 - m),
                     O.mul(b, batch, m))
-        new = O.cast(b, new, stat.dtype)
+        new = O.stop_gradient(b, O.cast(b, new, stat.dtype))
         b.no_grad_values.add(new.name)
         O.in_place(b, stat, new)
 

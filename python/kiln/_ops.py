@@ -1946,12 +1946,16 @@ def squeeze(b, x, dim=None):
     if not drop:
         return alias(x)
     shape = [s for i, s in enumerate(x.shape) if i not in drop]
-    if symbolic and x.layout is None:
+    dynamic = _ir.DYNAMIC_SYMS.get() or frozenset()
+    if symbolic and x.layout is None and not any(
+            is_unbacked(d) or (isinstance(d, Sym) and d.syms & dynamic)
+            for d in shape):
         # A dim of size 1 the capture specialized may still be `?` in the
         # program's types (kt.full sized by `x.shape` keeps its sizes
         # dynamic, so the runtime can make the input dims dynamic), and
         # kt.squeeze keeps `?` dims: `torch.zeros(x.shape).squeeze()` then
-        # failed when it ran. kt.reshape to the squeezed shape says it.
+        # failed when it ran. kt.reshape to the squeezed (static) shape
+        # says it. (With other dims dynamic, kt.squeeze as before.)
         return reshape(b, x, shape)
     return view_op(b, "squeeze", x, {"dim": sorted(drop)}, shape,
                    _reshape_back, x.layout)
@@ -5997,8 +6001,11 @@ def _batch_norm_train(b, x, running_mean, running_var, weight, bias,
         batch = cast(b, batch, dt)
         new = add(b, mul(b, cast(b, stat, dt), keep), mul(b, batch, factor))
         # Not differentiable (aten updates them outside autograd): the
-        # training program's backward has nothing of this update.
-        new = cast(b, new, stat.dtype)
+        # training program's backward has nothing of this update, and an
+        # op that reads the statistic after it (`F.batch_norm(x, rm, ...)
+        # @ rm`) gets no gradient through it (a gradient barrier: before,
+        # one flowed through the batch mean into x's gradient).
+        new = stop_gradient(b, cast(b, new, stat.dtype))
         b.no_grad_values.add(new.name)
         in_place(b, stat, new)
     return y

@@ -64,12 +64,20 @@ class Gen:
         nd = self.env[name].ndim
         return self.rng.randrange(-nd, nd) if nd else None
 
-    def new_input(self):
+    def new_input(self, shape=None, kind=None, high=None):
         r = self.rng
-        shape = tuple(r.randint(1, 5) for _ in range(r.randint(1, 4)))
-        kind = r.random()
+        if shape is None:
+            shape = tuple(r.randint(1, 5) for _ in range(r.randint(1, 4)))
+        if kind is None:
+            kind = r.random()
         name = "a%d" % len(self.inputs)
-        if kind < 0.8:
+        if high is not None:
+            t = torch.randint(0, high, shape, generator=torch.Generator()
+                              .manual_seed(r.randrange(1 << 30)))
+        elif kind == "pos":
+            t = torch.rand(shape, generator=torch.Generator().manual_seed(
+                r.randrange(1 << 30))) + 0.5
+        elif kind < 0.8:
             t = torch.randn(shape, dtype=torch.float32,
                             generator=torch.Generator().manual_seed(
                                 r.randrange(1 << 30)))
@@ -272,6 +280,8 @@ class Gen:
         r = self.rng
         d = r.randrange(v.ndim)
         n = v.shape[d]
+        if n == 0:
+            return None
         idx = [r.randrange(n) for _ in range(r.randint(1, 4))]
         ops = [
             "{x}.index_select({d}, torch.tensor({idx}))",
@@ -324,9 +334,89 @@ class Gen:
             "{y} * len({x}.nonzero())",
             "{y}[: max(1, int({x}.abs().sum()) % 3)]"]).format(x=x, y=y)
 
+    def t_nn(self):
+        """torch.nn.functional layers: their weights (and BatchNorm's
+        running statistics, written in training mode) are new inputs."""
+        r = self.rng
+        x = self.pick(lambda v: v.dtype == torch.float32 and v.ndim >= 2)
+        if x is None:
+            return None
+        v = self.env[x]
+        opts = ["linear", "layer_norm", "dropout0"]
+        if v.ndim == 2:
+            opts += ["cross_entropy", "embedding", "batch_norm1d"]
+        if v.ndim == 4:
+            opts += ["conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg",
+                     "batch_norm", "interpolate", "group_norm",
+                     "conv_transpose2d"]
+        if v.ndim == 3:
+            opts += ["conv1d", "max_pool1d"]
+        op = r.choice(opts)
+        sh = v.shape
+        if op == "linear":
+            w = self.new_input((r.randint(1, 5), sh[-1]), 0.0)
+            bias = (", " + self.new_input((self.env[w].shape[0],), 0.0)) \
+                if r.random() < 0.5 else ""
+            return "F.linear(%s, %s%s)" % (x, w, bias)
+        if op == "layer_norm":
+            if r.random() < 0.5:
+                return "F.layer_norm(%s, %s)" % (x, tuple(sh[-1:]))
+            w = self.new_input(tuple(sh[-1:]), 0.0)
+            bb = self.new_input(tuple(sh[-1:]), 0.0)
+            return "F.layer_norm(%s, %s, %s, %s)" % (x, tuple(sh[-1:]), w,
+                                                     bb)
+        if op == "dropout0":
+            return "F.dropout(%s, p=0.0)" % x
+        if op == "cross_entropy":
+            t = self.new_input((sh[0],), high=sh[1])
+            return "F.cross_entropy(%s, %s%s)" % (
+                x, t, r.choice(["", ", label_smoothing=0.1",
+                                ", reduction='sum'"]))
+        if op == "embedding":
+            idx = self.new_input((r.randint(1, 4),), high=sh[0])
+            return "F.embedding(%s, %s)" % (idx, x)
+        if op in ("batch_norm", "batch_norm1d"):
+            c = sh[1]
+            rm = self.new_input((c,), 0.0)
+            rv = self.new_input((c,), "pos")
+            for n in (rm, rv):
+                # running statistics: buffers, not trained (check)
+                dict(self.inputs)[n].kiln_fuzz_buffer = True
+            training = r.random() < 0.5 and all(
+                d > 1 for i, d in enumerate(sh) if i != 1)
+            return "F.batch_norm(%s, %s, %s, training=%s, momentum=0.3)" % (
+                x, rm, rv, training)
+        if op in ("conv2d", "conv_transpose2d"):
+            k = r.randint(1, min(3, sh[2], sh[3]))
+            cout = r.randint(1, 4)
+            wshape = (cout, sh[1], k, k) if op == "conv2d" else \
+                (sh[1], cout, k, k)
+            w = self.new_input(wshape, 0.0)
+            return "F.%s(%s, %s, stride=%d, padding=%d)" % (
+                op, x, w, r.randint(1, 2), r.randint(0, k - 1))
+        if op == "conv1d":
+            k = r.randint(1, min(3, sh[2]))
+            w = self.new_input((r.randint(1, 4), sh[1], k), 0.0)
+            return "F.conv1d(%s, %s, padding=%d)" % (x, w, r.randint(0, k - 1))
+        if op == "max_pool2d":
+            return "F.max_pool2d(%s, %d)" % (x, r.randint(1, 2))
+        if op == "max_pool1d":
+            return "F.max_pool1d(%s, %d)" % (x, r.randint(1, 2))
+        if op == "avg_pool2d":
+            return "F.avg_pool2d(%s, %d, ceil_mode=%s)" % (
+                x, r.randint(1, 2), r.random() < 0.3)
+        if op == "adaptive_avg":
+            return "F.adaptive_avg_pool2d(%s, %d)" % (x, r.randint(1, 2))
+        if op == "interpolate":
+            return "F.interpolate(%s, scale_factor=2, mode=%r)" % (
+                x, r.choice(["nearest", "bilinear"]))
+        if op == "group_norm":
+            return "F.group_norm(%s, 1)" % x
+        return None
+
     TEMPLATES = [("t_unary", 4), ("t_binary", 4), ("t_reduce", 3),
                  ("t_view", 4), ("t_inplace", 2), ("t_index", 2),
-                 ("t_matmul", 1), ("t_break", 1)]
+                 ("t_matmul", 1), ("t_break", 1), ("t_nn", 3)]
 
     def program(self):
         r = self.rng
@@ -441,9 +531,11 @@ def check(src, inputs, backend="cpu", mode="infer", dynamic=None,
                         ins[i] = ins[j]
                         break
     if mode == "train":
-        for t in e_in + k_in:
-            if t.dtype in FLOAT:
-                t.requires_grad_(True)
+        for i, t in enumerate(inputs):
+            if t.dtype in FLOAT and not getattr(t, "kiln_fuzz_buffer",
+                                                False):
+                e_in[i].requires_grad_(True)
+                k_in[i].requires_grad_(True)
     try:
         want = fn(*e_in)
         if mode == "train":
@@ -461,8 +553,9 @@ def check(src, inputs, backend="cpu", mode="infer", dynamic=None,
             first = [t.clone() * 0.5 + 0.25 if t.dtype in FLOAT
                      else t.clone() for t in inputs]
             if mode == "train":
-                for t in first:
-                    if t.dtype in FLOAT:
+                for t, t0 in zip(first, inputs):
+                    if t.dtype in FLOAT and not getattr(
+                            t0, "kiln_fuzz_buffer", False):
                         t.requires_grad_(True)
             c(*first)
         got = c(*k_in)
@@ -534,7 +627,13 @@ def main():
     a = p.parse_args()
     bad = 0
     for s in _seeds(a.seeds):
-        src, inputs = generate(s, a.mode)
+        try:
+            src, inputs = generate(s, a.mode)
+        except Exception:
+            bad += 1
+            print("FINDING seed %d: the generator failed (a generator bug)"
+                  "\n%s" % (s, traceback.format_exc()), flush=True)
+            continue
         if a.show:
             print("# seed %d\n%s" % (s, src))
         try:

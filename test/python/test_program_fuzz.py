@@ -14,7 +14,11 @@ Found by program_fuzz (2026-11-30), each failing on the code before:
   PyTorch masks them to 0 (std_backward, norm_backward, _cdist_backward).
 * An input that reaches the results only through integer values
   (`x.argmin(-1).float()`) got a gradient (zeros) where eager leaves
-  `.grad` None, and such float results required grad."""
+  `.grad` None, and such float results required grad.
+* A running statistic read after a training-mode batch_norm (or
+  instance_norm) updated it carried a gradient into the input through the
+  batch mean (eager updates the statistics outside autograd): the input's
+  gradient was wrong on every backend."""
 
 import os
 
@@ -129,6 +133,56 @@ def test_integer_path_with_a_graph_break():
     assert not got[0].requires_grad
     got[1].sum().backward()
     assert a.grad is None and b.grad is not None and c.grad is not None
+
+
+# ------------------------------------------------------------- statistics
+
+class _ReadsStats(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm2d(4, momentum=0.3)
+
+    def forward(self, x):
+        return self.bn(x) @ self.bn.running_mean + self.bn.running_var.sum()
+
+
+STATS = {
+    "functional": lambda x, rm, rv: F.batch_norm(
+        x, rm, rv, training=True, momentum=0.3) @ rm,
+    "instance_norm": lambda x, rm, rv: F.instance_norm(
+        x, rm, rv, use_input_stats=True, momentum=0.3) @ rm * rv.sum(),
+}
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpu"])
+@pytest.mark.parametrize("name", list(STATS) + ["module"])
+def test_running_statistics_read_after_the_update(name, backend):
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 4, 3, 4, generator=g)
+    rm, rv = torch.randn(4, generator=g), torch.rand(4, generator=g) + 0.5
+    if name == "module":
+        torch.manual_seed(0)
+        m1 = _ReadsStats()
+        m2 = _ReadsStats()
+        m2.load_state_dict(m1.state_dict())
+        fe, fk = m1, kiln.compile(m2, backend=backend)
+        ea, ka = (), ()
+    else:
+        fe = STATS[name]
+        fk = kiln.compile(fe, backend=backend)
+        ea, ka = (rm.clone(), rv.clone()), (rm.clone(), rv.clone())
+    x1 = x.clone().requires_grad_(True)
+    x2 = x.clone().requires_grad_(True)
+    want, got = fe(x1, *ea), fk(x2, *ka)
+    torch.testing.assert_close(got, want)
+    (want * 1.5).sum().backward()
+    (got * 1.5).sum().backward()
+    torch.testing.assert_close(x2.grad, x1.grad)
+    for a, b in zip(ka, ea):
+        torch.testing.assert_close(a, b)
+    if name == "module":
+        torch.testing.assert_close(m2.bn.running_mean, m1.bn.running_mean)
+        torch.testing.assert_close(m2.bn.weight.grad, m1.bn.weight.grad)
 
 
 # ------------------------------------------------------------- the fuzzer
