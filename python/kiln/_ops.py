@@ -7018,19 +7018,35 @@ def copy_(b, x, src, non_blocking=False):
         raise b.error("copy_: the source does not broadcast to the tensor")
     if [value(d) for d in src.shape] != [value(d) for d in x.shape]:
         src = expand(b, src, x.shape)
-    return in_place(b, x, src)
+    return overwrite(b, x, src)
 
 
 @method("zero_")
 def zero_(b, x):
-    return in_place(b, x, full(b, x.shape, 0, x.dtype))
+    return overwrite(b, x, full(b, x.shape, 0, x.dtype))
 
 
 @method("fill_")
 def fill_(b, x, v):
     if is_tensor(v):
-        return in_place(b, x, expand(b, cast(b, v, x.dtype), x.shape))
-    return in_place(b, x, full(b, x.shape, v, x.dtype))
+        return overwrite(b, x, expand(b, cast(b, v, x.dtype), x.shape))
+    return overwrite(b, x, full(b, x.shape, v, x.dtype))
+
+
+def overwrite(b, x, new):
+    """x.zero_(), x.fill_(v), x.copy_(src): `new` (which does not read x)
+    written into x. In a capture with grad enabled, a kt.where on an
+    all-true mask keeps x in the dataflow, as eager's in-place ops keep the
+    tensor's history: x then still requires grad and what it was computed
+    from gets zero gradients (eager's ZeroBackward / CopyBackwards), not
+    None (`v = a @ a.t(); v.zero_(); loss(v).backward()` left a.grad None,
+    and a result computed only from v did not require grad)."""
+    x = need_tensor(b, x, "an in-place op")
+    if getattr(b, "grad_enabled", False) and x.dtype.is_floating_point \
+            and not x.scalar:
+        yes = full(b, x.shape, True, torch.bool)
+        new = where(b, yes, cast(b, new, x.dtype), x)
+    return in_place(b, x, new)
 
 
 for _m in ("exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "neg_", "abs_",

@@ -338,7 +338,8 @@ class Gen:
         """torch.nn.functional layers: their weights (and BatchNorm's
         running statistics, written in training mode) are new inputs."""
         r = self.rng
-        x = self.pick(lambda v: v.dtype == torch.float32 and v.ndim >= 2)
+        x = self.pick(lambda v: v.dtype == torch.float32 and v.ndim >= 2
+                      and min(v.shape) > 0)
         if x is None:
             return None
         v = self.env[x]

@@ -15,6 +15,10 @@ Found by program_fuzz (2026-11-30), each failing on the code before:
 * An input that reaches the results only through integer values
   (`x.argmin(-1).float()`) got a gradient (zeros) where eager leaves
   `.grad` None, and such float results required grad.
+* A tensor that requires grad overwritten in place by zero_(), fill_() or
+  copy_() lost its history: what it was computed from got a None gradient
+  (eager: zeros) and results computed only from it did not require grad
+  (`loss.backward()` raised where eager works).
 * A running statistic read after a training-mode batch_norm (or
   instance_norm) updated it carried a gradient into the input through the
   batch mean (eager updates the statistics outside autograd): the input's
@@ -133,6 +137,42 @@ def test_integer_path_with_a_graph_break():
     assert not got[0].requires_grad
     got[1].sum().backward()
     assert a.grad is None and b.grad is not None and c.grad is not None
+
+
+# ------------------------------------------------------------- overwrites
+
+OVERWRITES = {
+    "zero_": lambda a, b: (a @ a.t()).zero_().softmax(0) + b,
+    "fill_": lambda a, b: (a * 2).fill_(0.5).exp() * b,
+    "fill_tensor": lambda a, b: (a * 2).fill_(b.sum()) * 3,
+    "copy_": lambda a, b: (a + 1).copy_(b.expand(3, 3)).sin(),
+    "view_zero_": lambda a, b: _view_zero(a) + b,
+}
+
+
+def _view_zero(a):
+    y = a.roll(1, 0)
+    y.t().zero_()
+    return y * 2
+
+
+@pytest.mark.parametrize("name", list(OVERWRITES))
+def test_overwritten_tensor_keeps_its_history(name):
+    fn = OVERWRITES[name]
+    g = torch.Generator().manual_seed(5)
+    a1 = torch.randn(3, 3, generator=g).requires_grad_(True)
+    b1 = torch.randn(3, generator=g).requires_grad_(True)
+    a2, b2 = (t.detach().clone().requires_grad_(True) for t in (a1, b1))
+    want = fn(a1, b1)
+    got = _kiln(fn)(a2, b2)
+    torch.testing.assert_close(got, want)
+    assert got.requires_grad == want.requires_grad
+    (want * 1.5).sum().backward()
+    (got * 1.5).sum().backward()
+    for k, e in ((a2, a1), (b2, b1)):
+        assert (k.grad is None) == (e.grad is None)
+        if e.grad is not None:
+            torch.testing.assert_close(k.grad, e.grad)
 
 
 # ------------------------------------------------------------- statistics
