@@ -4913,6 +4913,14 @@ def max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1,
                                         dilation, ceil_mode)
     h = _pool_out(b, x.shape[-2], k[0], s[0], p[0], d[0], ceil_mode)
     w = _pool_out(b, x.shape[-1], k[1], s[1], p[1], d[1], ceil_mode)
+    for n in (h, w):
+        if value(n) < 1:
+            # PyTorch decides: max_pool2d raises "Output size is too
+            # small", but max_pool1d without grad returns an empty tensor
+            # (its own kernel). A graph break runs it eagerly (before:
+            # kt.max_pool2d's verifier failed the whole program at load).
+            raise b.error("max_pool: output size %d is too small (eager "
+                          "PyTorch decides)" % value(n))
     r = b.op("max_pool2d", [x], attrs,
              shape=tuple(x.shape[:-2]) + (h, w), dtype=x.dtype)
     if return_indices:

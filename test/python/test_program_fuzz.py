@@ -19,6 +19,10 @@ Found by program_fuzz (2026-11-30), each failing on the code before:
   copy_() lost its history: what it was computed from got a None gradient
   (eager: zeros) and results computed only from it did not require grad
   (`loss.backward()` raised where eager works).
+* F.max_pool1d whose output would be empty (length 1, kernel 2): eager
+  PyTorch 1.13 returns an empty tensor there (without grad; with grad and
+  in max_pool2d it raises), kiln failed the whole program at load
+  (kt.max_pool2d's verifier); now a graph break lets eager decide.
 * A running statistic read after a training-mode batch_norm (or
   instance_norm) updated it carried a gradient into the input through the
   batch mean (eager updates the statistics outside autograd): the input's
@@ -173,6 +177,18 @@ def test_overwritten_tensor_keeps_its_history(name):
         assert (k.grad is None) == (e.grad is None)
         if e.grad is not None:
             torch.testing.assert_close(k.grad, e.grad)
+
+
+def test_max_pool_with_empty_output_is_eagers():
+    def f(x):
+        return F.max_pool1d(x, 2), x + 1
+
+    x = torch.randn(2, 1, 1)
+    got, want = _kiln(f)(x), f(x)
+    assert got[0].shape == want[0].shape == (2, 1, 0)
+    torch.testing.assert_close(got[1], want[1])
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        _kiln(lambda x: F.max_pool2d(x, 2))(torch.randn(2, 1, 1, 1))
 
 
 # ------------------------------------------------------------- statistics
