@@ -298,6 +298,7 @@ LogicalResult kiln::lowerGrad(kg::GradOp grad,
     partition::PartitionOptions popts;
     popts.policy = *partition::parsePolicy(options.partition);
     popts.memoryBudget = options.memoryBudget;
+    popts.passPrimals = options.passPrimals;
     Location jointLoc = joint->getLoc();
     FailureOr<partition::PartitionResult> parts =
         partition::partitionJoint(*joint, popts);
@@ -316,10 +317,18 @@ LogicalResult kiln::lowerGrad(kg::GradOp grad,
                                        graph.getInputs());
     fwdCall->setDiscardableAttrs(graph->getDiscardableAttrDictionary());
     graph.replaceAllUsesWith(fwdCall.getResults().take_front(numOutputs));
+    // The backward's saved arguments: the graph inputs the forward lists
+    // in kg.saved_primals (pass-primals: SSA values of the program, read
+    // as they were when the forward ran), then the forward's saved results.
+    SmallVector<Value> saved;
+    if (auto primals = fwd->getAttrOfType<DenseI64ArrayAttr>(
+            partition::kSavedPrimalsAttr))
+      for (int64_t j : primals.asArrayRef())
+        saved.push_back(graph.getInputs()[j]);
+    llvm::append_range(saved, fwdCall.getResults().drop_front(numOutputs));
     b.setInsertionPoint(grad);
-    auto bwdCall = kg::GraphOp::create(
-        b, grad.getLoc(), bwd.getResultTypes(), bwd.getSymName(),
-        fwdCall.getResults().drop_front(numOutputs));
+    auto bwdCall = kg::GraphOp::create(b, grad.getLoc(), bwd.getResultTypes(),
+                                       bwd.getSymName(), saved);
     grad.replaceAllUsesWith(bwdCall.getResults());
   }
   grad.erase();
@@ -336,6 +345,11 @@ LogicalResult kiln::lowerGrads(ModuleOp module,
   if (!(options.memoryBudget >= 0.0 && options.memoryBudget <= 1.0))
     return emitError(module.getLoc(), "memory-budget must be in [0, 1], got ")
            << options.memoryBudget;
+  if (options.passPrimals && options.partition == "none")
+    return emitError(module.getLoc(),
+                     "pass-primals needs a partition policy (save-all, "
+                     "recompute-all or mincut): partition=none calls the "
+                     "joint, which saves nothing");
   SmallVector<kg::GradOp> grads;
   module.walk([&](kg::GradOp g) { grads.push_back(g); });
   for (kg::GradOp g : grads)
@@ -360,6 +374,7 @@ struct AOTAutogradPass
     options.memoryBudget = memoryBudget;
     options.report = report;
     options.foldNormActivation = foldNormActivation;
+    options.passPrimals = passPrimals;
     if (failed(lowerGrads(getOperation(), options)))
       signalPassFailure();
   }

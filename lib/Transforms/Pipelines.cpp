@@ -59,6 +59,7 @@ void kiln::buildKilnAOTEagerPipeline(
   pm.addPass(createKilnDecomposePass(decompose));
   KilnAOTAutogradPassOptions aot;
   aot.partition = options.partition;
+  aot.passPrimals = options.passPrimals;
   pm.addPass(createKilnAOTAutogradPass(aot));
   pm.addPass(createCanonicalizerPass());
 }

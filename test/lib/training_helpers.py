@@ -20,8 +20,12 @@ F = torch.nn.functional
 # rungs of the ladder they run on.
 STEPS, BATCH, D_IN, HIDDEN, CLASSES, LR = 5, 16, 32, 64, 10, 0.1
 TOL = {np.float64: (1e-10, 1e-12), np.float32: (2e-5, 2e-6)}
+# pass-primals: saved parameters and inputs are passed to the backward's
+# graph call, not returned by the forward (the same ops: bit-identical).
 PIPELINES = ["kiln-eager", "kiln-aot-eager", "kiln-aot-eager{partition=save-all}",
-             "kiln-aot-eager{partition=recompute-all}"]
+             "kiln-aot-eager{partition=recompute-all}",
+             "kiln-aot-eager{pass-primals}",
+             "kiln-aot-eager{partition=recompute-all pass-primals}"]
 
 
 def mlp_step_program(name, batch, d_in, hidden, classes, elem, lr):

@@ -57,6 +57,12 @@ struct KilnAOTEagerPipelineOptions
                      "(kiln-fold-conv-batch-norm, before kiln-decompose); "
                      "the Python cpu backend sets it"),
       llvm::cl::init(false)};
+  Option<bool> passPrimals{
+      *this, "pass-primals",
+      llvm::cl::desc("kiln-aot-autograd's pass-primals: saved graph inputs "
+                     "are passed to the backward's graph call, not returned "
+                     "(copied) by the forward"),
+      llvm::cl::init(false)};
 };
 
 /// Appends the `kiln-aot-eager` pipeline to `pm`: kiln-split-graphs

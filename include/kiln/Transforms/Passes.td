@@ -472,7 +472,11 @@ def KilnAOTAutogradPass : Pass<"kiln-aot-autograd", "::mlir::ModuleOp"> {
            /*default=*/"true",
            "fold the gradient mask of a relu / relu6 after "
            "kt.batch_norm_train into its kt.batch_norm_backward in the "
-           "joint (as kiln-autodiff's option)">
+           "joint (as kiln-autodiff's option)">,
+    Option<"passPrimals", "pass-primals", "bool", /*default=*/"false",
+           "a saved graph input is not a forward result: the backward's "
+           "graph call takes the input itself (kiln-partition's "
+           "pass-primals; partition policies only)">
   ];
   let dependentDialects = ["::kiln::kt::KTDialect",
                            "::kiln::kg::KGDialect",

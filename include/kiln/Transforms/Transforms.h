@@ -226,6 +226,10 @@ struct AOTAutogradOptions {
   /// Fold relu / relu6 gradient masks into kt.batch_norm_backward in the
   /// joint (autodiff::foldNormActivationMasks; kiln-autodiff's option).
   bool foldNormActivation = true;
+  /// kiln-partition's passPrimals: a saved primal is not a forward result;
+  /// the backward call takes the forward graph's input itself (the forward
+  /// lists them in `kg.saved_primals`). An error with partition `none`.
+  bool passPrimals = false;
 };
 
 /// Replaces `grad` with graph calls. The graph computing its loss is

@@ -104,6 +104,119 @@ unsigned widestElementBits(linalg::LinalgOp op) {
   return usesIndex ? 0 : bits;
 }
 
+/// Whether `op`'s iterator types agree with its output maps: every output
+/// map is a projected permutation that reads every parallel dim and no
+/// reduction dim. Upstream's vectorizer and kiln's thread tiling assume it
+/// (a dim marked "reduction" that an output keeps became a
+/// vector.multi_reduction with a scalar destination: invalid IR; threads
+/// over a "parallel" dim that an output drops raced on that output).
+bool iteratorsMatchOutputs(linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    AffineMap m = op.getMatchingIndexingMap(&init);
+    if (!m.isProjectedPermutation(/*allowZeroInResults=*/false))
+      return false;
+    for (unsigned d = 0; d < iters.size(); ++d)
+      if (m.isFunctionOfDim(d) !=
+          (iters[d] == utils::IteratorType::parallel))
+        return false;
+  }
+  return true;
+}
+
+/// The iterator types that a generic with the single output map `m` (a
+/// projected permutation) has by its loop semantics: the dims `m` reads
+/// parallel, the others reductions.
+SmallVector<utils::IteratorType> itersOfOutput(AffineMap m) {
+  SmallVector<utils::IteratorType> iters;
+  for (unsigned d = 0; d < m.getNumDims(); ++d)
+    iters.push_back(m.isFunctionOfDim(d) ? utils::IteratorType::parallel
+                                         : utils::IteratorType::reduction);
+  return iters;
+}
+
+/// Puts a generic whose iterator types disagree with its output maps
+/// (iteratorsMatchOutputs) into the form the tiling and the vectorizer
+/// take, keeping its loop semantics (out_i[map_i(p)] = f_i(ins(p),
+/// out_i[map_i(p)]) at every point p, in order). Results whose yielded
+/// values read only the inputs and their own accumulator (through pure
+/// ops without regions) become one generic each, with iterator types read
+/// off that output's map (a rank-0 sum next to a [C] sum: two reductions,
+/// each on the reduction fast path; the input is read once per result).
+/// Returns the ops that replace `op` (`op` itself when it agrees already),
+/// or nothing when it cannot be split (a result reads another's
+/// accumulator): the caller leaves such an op to the scalar loops.
+SmallVector<linalg::LinalgOp> normalizeOutputs(RewriterBase &rewriter,
+                                               linalg::LinalgOp op) {
+  if (iteratorsMatchOutputs(op))
+    return {op};
+  auto g = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!g || g->getNumResults() != g.getNumDpsInits() ||
+      g->getNumResults() == 0)
+    return {};
+  for (OpOperand &init : g.getDpsInitsMutable())
+    if (!g.getMatchingIndexingMap(&init).isProjectedPermutation(
+            /*allowZeroInResults=*/false))
+      return {};
+  Block *body = g.getBlock();
+  for (Operation &inner : body->without_terminator())
+    if (inner.getNumRegions() != 0 || !isMemoryEffectFree(&inner))
+      return {};
+  unsigned numInputs = g.getNumDpsInputs();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  // Per result, the body ops its yielded value depends on; none may read
+  // another result's accumulator.
+  SmallVector<llvm::SmallPtrSet<Operation *, 16>> slices(g->getNumResults());
+  for (unsigned i = 0; i < g->getNumResults(); ++i) {
+    SmallVector<Value> work{yield.getOperand(i)};
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner() == body && arg.getArgNumber() >= numInputs &&
+            arg.getArgNumber() != numInputs + i)
+          return {};
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != body || !slices[i].insert(def).second)
+        continue;
+      llvm::append_range(work, def->getOperands());
+    }
+  }
+  SmallVector<AffineMap> inputMaps;
+  for (OpOperand *in : g.getDpsInputOperands())
+    inputMaps.push_back(g.getMatchingIndexingMap(in));
+  SmallVector<linalg::LinalgOp> parts;
+  SmallVector<Value> results;
+  rewriter.setInsertionPoint(g);
+  for (unsigned i = 0; i < g->getNumResults(); ++i) {
+    OpOperand *init = g.getDpsInitOperand(i);
+    AffineMap outMap = g.getMatchingIndexingMap(init);
+    SmallVector<AffineMap> maps = inputMaps;
+    maps.push_back(outMap);
+    auto part = linalg::GenericOp::create(
+        rewriter, g.getLoc(), TypeRange{g->getResult(i).getType()},
+        g.getDpsInputs(), ValueRange{init->get()}, maps,
+        itersOfOutput(outMap),
+        [&](OpBuilder &b, Location, ValueRange args) {
+          IRMapping map;
+          for (unsigned k = 0; k < numInputs; ++k)
+            map.map(body->getArgument(k), args[k]);
+          map.map(body->getArgument(numInputs + i), args[numInputs]);
+          for (Operation &inner : body->without_terminator())
+            if (slices[i].contains(&inner))
+              b.clone(inner, map);
+          linalg::YieldOp::create(b, yield.getLoc(),
+                                  map.lookupOrDefault(yield.getOperand(i)));
+        });
+    part->setDiscardableAttrs(g->getDiscardableAttrDictionary());
+    parts.push_back(cast<linalg::LinalgOp>(part.getOperation()));
+    results.push_back(part->getResult(0));
+  }
+  rewriter.replaceOp(g, results);
+  return parts;
+}
+
 /// An op with a static zero-size loop does nothing: leave it to the loops.
 bool hasEmptyLoop(linalg::LinalgOp op) {
   return llvm::is_contained(op.getStaticLoopRanges(), 0);
@@ -700,7 +813,12 @@ void kiln::cpu::tileAndVectorize(func::FuncOp fn,
     ops.push_back(op);
   });
   IRRewriter rewriter(fn.getContext());
-  for (linalg::LinalgOp op : ops) {
+  // Iterator types that disagree with the output maps (results over
+  // different dims in one generic): split per result, or left scalar.
+  SmallVector<linalg::LinalgOp> normalized;
+  for (linalg::LinalgOp op : ops)
+    llvm::append_range(normalized, normalizeOutputs(rewriter, op));
+  for (linalg::LinalgOp op : normalized) {
     if (hasEmptyLoop(op))
       continue;
     linalg::LinalgOp inner = threadTile(rewriter, op, o);
