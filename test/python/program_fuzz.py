@@ -571,6 +571,19 @@ def check(src, inputs, backend="cpu", mode="infer", dynamic=None,
                                       str(ex).splitlines()[0][:300]
                                       if str(ex) else "")
     _count("compared")
+    found = _compare(got, want, k_in, e_in, mode)
+    if found and "values differ" in found:
+        # An ill-conditioned value (a norm of nearly equal numbers): kiln
+        # passes when its error against a float64 run is no worse than 3x
+        # eager's (torch._dynamo's same() rule), value by value.
+        ref = _float64_run(fn, inputs, e_in, mode)
+        if ref is not None and _no_worse(got, want, k_in, e_in, ref, mode):
+            _count("compared (float64 rule)")
+            return None
+    return found
+
+
+def _compare(got, want, k_in, e_in, mode):
     m = _close(got, want, "result")
     if m:
         return m
@@ -588,6 +601,48 @@ def check(src, inputs, backend="cpu", mode="infer", dynamic=None,
                 if m:
                     return m
     return None
+
+
+def _float64_run(fn, inputs, e_in, mode):
+    ins = [t.clone().double() if t.dtype == torch.float32 else t.clone()
+           for t in inputs]
+    for t, e in zip(ins, e_in):
+        if e.requires_grad:
+            t.requires_grad_(True)
+    try:
+        out = fn(*ins)
+        if mode == "train":
+            _loss(out).backward()
+    except Exception:
+        return None
+    return out, ins
+
+
+def _leaves(out, ins, mode):
+    vals = [o for o in (out if isinstance(out, (tuple, list)) else (out,))]
+    vals += [t.detach() for t in ins]
+    if mode == "train":
+        vals += [t.grad for t in ins if t.grad is not None]
+    return vals
+
+
+def _no_worse(got, want, k_in, e_in, ref, mode):
+    ks = _leaves(got, k_in, mode)
+    es = _leaves(want, e_in, mode)
+    rs = _leaves(ref[0], ref[1], mode)
+    if not len(ks) == len(es) == len(rs):
+        return False
+    for k, e, r in zip(ks, es, rs):
+        if not isinstance(k, torch.Tensor) or k.dtype not in FLOAT or \
+                not k.numel():
+            continue
+        r = r.detach().double()
+        ek = (k.detach().double() - r).abs().max().item()
+        ee = (e.detach().double() - r).abs().max().item()
+        scale = max(1.0, r.abs().max().item())
+        if not ek <= 3 * ee + 1e-5 * scale:
+            return False
+    return True
 
 
 def _loss(out):
