@@ -427,6 +427,7 @@ _SCALAR_OPS = {operator.add: "add", operator.sub: "sub",
                operator.mul: "mul", operator.truediv: "div",
                operator.neg: "neg", operator.pos: None,
                operator.abs: "abs", builtins.abs: "abs",
+               operator.pow: "pow", math.sqrt: "sqrt",
                operator.eq: "eq", operator.ne: "ne", operator.lt: "lt",
                operator.le: "le", operator.gt: "gt", operator.ge: "ge"}
 
@@ -453,7 +454,11 @@ def scalar_op(b, target, args):
     name = _SCALAR_OPS[target]
     if name is None:
         return args[0]
-    wide = float in kinds or target is operator.truediv
+    if target is operator.pow and float not in kinds:
+        # (an int to a negative int power is a float in Python)
+        raise b.error("** of Python ints read from a tensor (.item()) is "
+                      "not supported")
+    wide = float in kinds or target in (operator.truediv, math.sqrt)
     dt = torch.float64 if wide else torch.int64
     if target in (operator.neg, operator.abs, builtins.abs) and \
             kinds == [bool]:
@@ -6965,6 +6970,10 @@ for _m, _c in (("add_", add), ("sub_", sub), ("mul_", mul), ("div_", div),
                ("logical_xor_", FUNCTIONS[torch.logical_xor])):
     METHODS[_m] = _inplace_binary(_c)
 METHODS["bitwise_not_"] = lambda b, x: in_place(b, x, invert(b, x))
+METHODS["addcmul_"] = lambda b, x, t1, t2, *, value=1: in_place(
+    b, x, addcmul(b, x, t1, t2, value=value))
+METHODS["addcdiv_"] = lambda b, x, t1, t2, *, value=1: in_place(
+    b, x, addcdiv(b, x, t1, t2, value=value))
 
 for _op, _c in ((operator.iadd, add), (operator.isub, sub),
                 (operator.imul, mul), (operator.itruediv, div),

@@ -378,3 +378,173 @@ def test_non_contiguous_parameters(backend):
         step()
         for p, rp in zip(ps, rps):
             torch.testing.assert_close(p, rp)
+
+
+# --- The step as one program (kiln/_optim.py): after the first call, which
+# creates the state lazily (graph breaks), `kiln.compile(opt.step)` lifts
+# the parameters, gradients and state it reaches through the optimizer
+# (each read from its source on every call) and runs as one program.
+
+ONE_PROGRAM = ["sgd", "sgd-momentum", "sgd-nesterov", "sgd-weight-decay",
+               "sgd-momentum-wd", "adam", "adam-wd-amsgrad", "adamw",
+               "adam-maximize"]
+
+
+def _programs(compiled_step):
+    """The captured whole-function programs of a compiled step (not the
+    first call's segments) and how often each compiled."""
+    from kiln._compile import _Program
+    return [p.compiles for p in compiled_step._kiln.programs.values()
+            if isinstance(p, _Program)]
+
+
+def _train_pair(name, steps, cstep_of, loss=_loss, explain_at=None,
+                mutate=None):
+    """`steps` steps of eager against a compiled step (cstep_of(o)),
+    zero_grad(set_to_none=True) every step (a new `p.grad` object each
+    time), called with grad enabled; at step `explain_at` the compiled side
+    runs `kiln.explain(o.step)()` instead (it runs the step too): its
+    ExplainOutput is returned."""
+    m1 = _model()
+    m2 = copy.deepcopy(m1)
+    o1, o2 = OPTIMIZERS[name](m1.parameters()), OPTIMIZERS[name](
+        m2.parameters())
+    cstep = cstep_of(o2)
+    out = None
+    assert torch.is_grad_enabled()
+    for i in range(steps):
+        x, y = _batch(i)
+        if mutate is not None:
+            mutate(m1, o1, i)
+            mutate(m2, o2, i)
+        for m, o in ((m1, o1), (m2, o2)):
+            o.zero_grad(set_to_none=True)
+            loss(m, x, y, i).backward()
+        o1.step()
+        if i == explain_at:
+            out = kiln.explain(o2.step)()
+        else:
+            cstep(o2)
+        _assert_same(m1, m2, "step %d" % i)
+        for p1, p2 in zip(m1.parameters(), m2.parameters()):
+            s1, s2 = o1.state.get(p1, {}), o2.state.get(p2, {})
+            assert sorted(s1) == sorted(s2)
+            for k in s1:
+                if isinstance(s1[k], torch.Tensor):
+                    torch.testing.assert_close(s2[k], s1[k], rtol=1e-4,
+                                               atol=1e-5)
+    return out, cstep
+
+
+@pytest.mark.parametrize("name", ONE_PROGRAM)
+def test_step_is_one_program(name):
+    # Before: every write to a parameter or state tensor was a graph break
+    # (an SGD-momentum step of this model: 4 graphs, 12 breaks).
+    holder = {}
+
+    def cstep_of(o):
+        holder["c"] = kiln.compile(o.step)
+        return lambda o: holder["c"]()
+    out, _ = _train_pair(name, 7, cstep_of, explain_at=3)
+    assert (out.graph_count, out.graph_break_count) == (1, 0), \
+        out.break_reasons
+    # One program for steps 2..7, compiled once: a new `p.grad` object each
+    # step, and Adam's `state["step"]` (its `.item()` in the graph), need
+    # no recapture.
+    assert _programs(holder["c"]) == [1]
+
+
+@pytest.mark.parametrize("name", ["sgd-momentum", "adam"])
+def test_fullgraph_after_the_first_step(name):
+    # The first step creates the state (eagerly here); from then on
+    # fullgraph=True captures the step whole.
+    holder = {}
+
+    def cstep(o):
+        if "c" not in holder:
+            o.step()
+            holder["c"] = kiln.compile(o.step, fullgraph=True)
+            return
+        holder["c"]()
+    _train_pair(name, 6, lambda o: cstep)
+    assert _programs(holder["c"]) == [1]
+
+
+@pytest.mark.parametrize("name", ["sgd-momentum", "adam"])
+def test_grads_none_key_the_program(name):
+    # Steps alternate between all gradients and only the last layer's
+    # (`p.grad is None` for the others: skipped): two programs, each
+    # compiled once, reused on alternate steps.
+    holder = {}
+
+    def cstep_of(o):
+        holder["c"] = kiln.compile(o.step)
+        return lambda o: holder["c"]()
+    _train_pair(name, 8, cstep_of, loss=_some_grads_none)
+    assert sorted(_programs(holder["c"])) == [1, 1]
+
+
+def test_lr_is_a_key_value():
+    # A new lr recompiles (a constant of the program, with the change as
+    # the guard's reason); an lr seen before reuses its program.
+    holder = {}
+
+    def cstep_of(o):
+        holder["c"] = kiln.compile(o.step)
+        return lambda o: holder["c"]()
+    lrs = [0.1, 0.1, 0.1, 0.05, 0.05, 0.1, 0.05]
+    _train_pair("sgd-momentum", len(lrs), cstep_of,
+                mutate=_set("lr", lambda i: lrs[i]))
+    assert sorted(_programs(holder["c"])) == [1, 1]
+    reasons = holder["c"]._kiln.guards.describe(
+        *[k[-1][1] for k in list(holder["c"]._kiln.programs)[-2:]])
+    assert reasons == ["SGD param_groups[0]['lr']: 0.1 -> 0.05"], reasons
+
+
+def test_step_writes_parameters_under_grad_mode():
+    # The step's ops are all made under its torch.no_grad(): the program
+    # runs as an inference call that writes its (requires-grad) parameter
+    # arguments, also when called with grad enabled; no warning, no eager
+    # fallback. (Lifted without this, it went to the training path:
+    # "writes argument ... in place, a leaf that requires grad".)
+    holder = {}
+
+    def cstep_of(o):
+        holder["c"] = kiln.compile(o.step)
+        return lambda o: holder["c"]()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kiln.KilnWarning)
+        _train_pair("sgd-momentum", 4, cstep_of)
+    for p in holder["c"]._kiln.user_fn.__self__.param_groups[0]["params"]:
+        assert p.requires_grad and p.grad_fn is None
+    assert _programs(holder["c"]) == [1]
+
+
+@pytest.mark.parametrize("form", ["one", "two"])
+def test_two_optimizers_over_the_same_parameters(form):
+    # SGD and Adam step the same parameters, each compiled (each its own
+    # program over the same lifted parameters); or one optimizer's state
+    # replaced by load_state_dict (new state tensors, read from their
+    # source: no recapture).
+    m1 = _model()
+    m2 = copy.deepcopy(m1)
+    pairs = [(OPTIMIZERS["sgd-momentum"](m.parameters()),
+              OPTIMIZERS["adam"](m.parameters())) for m in (m1, m2)]
+    compiled = [kiln.compile(o.step) for o in pairs[1]]
+    saved = None
+    for i in range(6):
+        x, y = _batch(i)
+        for k, m in enumerate((m1, m2)):
+            m.zero_grad(set_to_none=True)
+            F.mse_loss(m(x), y).backward()
+            for j, o in enumerate(pairs[k]):
+                if form == "two" or j == 0:
+                    o.step() if k == 0 else compiled[j]()
+        _assert_same(m1, m2, "step %d" % i)
+        if i == 2:
+            saved = [copy.deepcopy(o[0].state_dict()) for o in pairs]
+        if i == 4:
+            for o, sd in zip(pairs, saved):
+                o[0].load_state_dict(copy.deepcopy(sd))
+    for c in compiled[:2 if form == "two" else 1]:
+        assert _programs(c) == [1]
