@@ -468,6 +468,26 @@ def scalar_op(b, target, args):
     else:
         kind = float if wide else int
     xs = [operand(b, a, dt) for a in args]
+    if target is math.sqrt:
+        # Python raises ValueError ("math domain error") where kt.sqrt
+        # would give NaN: a run-time check.
+        ok = b.op("ge", [xs[0], operand(b, 0.0, dt)], shape=(),
+                  dtype=torch.bool)
+        xs[0] = check_values(b, xs[0], ok, "math domain error (math.sqrt "
+                             "of a negative Python number read from a "
+                             "tensor)")
+    elif target is operator.pow:
+        # A negative float to a non-integer power is a complex number in
+        # Python (NaN in kt.pow): refused when the program runs.
+        base, e = xs
+        ok = b.op("logical_or", [
+            b.op("ge", [base, operand(b, 0.0, dt)], shape=(),
+                 dtype=torch.bool),
+            b.op("eq", [b.op("floor", [e], shape=(), dtype=dt), e],
+                 shape=(), dtype=torch.bool)], shape=(), dtype=torch.bool)
+        xs[0] = check_values(b, base, ok, "** of a negative Python number "
+                             "read from a tensor to a non-integer power (a "
+                             "complex number in Python)")
     r = b.op(name, xs, shape=(), dtype=torch.bool if kind is bool else dt)
     r.scalar = kind
     return r
