@@ -30,10 +30,12 @@ checkout's: each configuration runs in a subprocess per package, old and
 new alternating, `--ab-runs` times; each subprocess measures the eager
 for-loop too, so each kiln figure has its own same-process baseline, and
 the table prints both packages' kiln/loop ratios (and the load).
+`--ab-lib OLD_LIBRARY` gives the old side its own libKilnCAPI.so
+(`KILN_LIBRARY`), for a change of the C++ side too.
 
     /usr/bin/python3 bench/optimizer_bench.py [--threads 1] [--rounds 3]
         [--repeat 5] [--only resnet18|transformer] [--opt sgd|adam]
-        [--ab OLD_PYTHON_DIR [--ab-runs 1]]
+        [--ab OLD_PYTHON_DIR [--ab-lib OLD_LIBRARY] [--ab-runs 1]]
 """
 import argparse
 import ast
@@ -124,6 +126,8 @@ def main():
     ap.add_argument("--opt", choices=["sgd", "adam"])
     ap.add_argument("--ab", metavar="OLD_PYTHON_DIR")
     ap.add_argument("--ab-runs", type=int, default=1)
+    ap.add_argument("--ab-lib", metavar="OLD_LIBRARY",
+                    help="the old side's libKilnCAPI.so (KILN_LIBRARY)")
     ap.add_argument("--pkg", help=argparse.SUPPRESS)
     ap.add_argument("--row", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -156,8 +160,9 @@ def ab(a):
     docstring)."""
     new = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                        "python")
-    print("A/B: old %s, new %s; load before: %.2f (threads %d)" % (
-        a.ab, os.path.normpath(new), _load(), a.threads))
+    print("A/B: old %s (library %s), new %s; load before: %.2f (threads "
+          "%d)" % (a.ab, a.ab_lib or "the same", os.path.normpath(new),
+                   _load(), a.threads))
     print("%-12s %-5s %-4s %9s %9s %9s %9s %7s %6s %6s" % (
         "params", "opt", "pkg", "loop ms", "foreach", "kiln ms",
         "kiln/loop", "1st s", "breaks", "load"))
@@ -169,8 +174,11 @@ def ab(a):
                            "--pkg", pkg, "--row", "--only", name, "--opt",
                            opt, "--threads", str(a.threads), "--rounds",
                            str(a.rounds), "--repeat", str(a.repeat)]
+                    env = dict(os.environ)
+                    if label == "old" and a.ab_lib:
+                        env["KILN_LIBRARY"] = a.ab_lib
                     out = subprocess.run(cmd, capture_output=True,
-                                         text=True)
+                                         text=True, env=env)
                     rows = [ln for ln in out.stdout.splitlines()
                             if ln.startswith("ROW ")]
                     if not rows:

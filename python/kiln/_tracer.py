@@ -1137,8 +1137,10 @@ def _call_node(tracer, func, args, kwargs):
     Tensor method or dunder as a call_method or its `operator` function,
     anything else as a call_function."""
     name = getattr(func, "__name__", "") or ""
-    if getattr(func, "__objclass__", None) is torch._C._TensorBase or \
-            name.startswith("__"):
+    # (A Tensor method wrapped while tracing, _real_tensor_methods_wrapped,
+    # is what torch passes as `func`: its __wrapped__ is the method.)
+    owner = getattr(getattr(func, "__wrapped__", func), "__objclass__", None)
+    if owner is torch._C._TensorBase or name.startswith("__"):
         op = getattr(operator, name.strip("_"), None) \
             if name.startswith("__") else None
         if op is not None:
