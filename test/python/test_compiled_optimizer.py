@@ -5,10 +5,13 @@ Adagrad, for-loop and foreach;
 hyperparameters changed between calls (param_groups, an lr scheduler);
 `zero_grad(set_to_none=True)` with some gradients None; state created
 lazily on the first step; `add_param_group`; `load_state_dict`; several
-optimizer objects. The optimizer's in-place writes to parameters and state
-are graph breaks run on every call (docs/python.md, "In-place writes to
-tensors reached through Python objects"); the Python of the step runs on
-every call, so the hyperparameters it reads are this call's."""
+optimizer objects. `kiln.compile(opt.step)` is one program after its first
+call (kiln/_optim.py: the parameters, gradients and state lifted, read from
+their sources on every call; grads-None pattern, state entries and
+hyperparameters in the key: test_step_is_one_program and after); a
+compiled function that calls `opt.step()` (form "train") still runs its
+writes as graph breaks, on every call (docs/python.md, "Compiled optimizer
+steps")."""
 
 import copy
 import warnings
