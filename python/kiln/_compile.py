@@ -1287,9 +1287,21 @@ class _Compiled:
         break raises Unsupported (marked `graph_break`). A trace
         (kiln.set_trace) shows it as a "capture" event."""
         with _logs.trace_scope("capture " + name):
-            return self._import_traced(name, names, flat, concrete,
-                                       allow_breaks, cache, force_run,
-                                       dynamic_types)
+            try:
+                return self._import_traced(name, names, flat, concrete,
+                                           allow_breaks, cache, force_run,
+                                           dynamic_types)
+            except _optim.TracedValueStored:
+                # The lifted capture stored a traced value in the
+                # optimizer's state (restored): captured again without
+                # lifting (kiln/_optim.py).
+                self.lift = False
+                try:
+                    return self._import_traced(name, names, flat, concrete,
+                                               allow_breaks, cache,
+                                               force_run, dynamic_types)
+                finally:
+                    self.lift = True
 
     def _import_traced(self, name, names, flat, concrete, allow_breaks,
                        cache, force_run, dynamic_types=False):
@@ -1347,20 +1359,30 @@ class _Compiled:
         run = _breaks.SegmentRun(
             self, cache if cache is not None else _breaks.Broken(self, name),
             name, importer, examples, allow_breaks)
-        if self.module is None:
+        snap = None
+        if self.module is None and getattr(self, "lift", True):
             sources = _optim.Sources(_optim.reachable_optimizers(
                 self.user_fn))
             if sources.ready():
                 importer.optim_sources = sources
+                snap = _optim.snapshot(sources)
         try:
             gm = _tracer.trace(self.module, self.fn, importer,
                                concrete or None, run=run)
+        except KilnError:
+            if snap is not None and not run.breaks:
+                _optim.settle_state(snap)
+            raise
         finally:
             if importer.data_reads and self.guards is not None:
                 self.guards.add_reads(importer.data_reads)
             if self.guards is not None:
                 self.guards.add_held(importer.held_tensors)
+        if snap is not None and not run.breaks:
+            _optim.settle_state(snap)
         ran, value = run.finish(force_run)
+        if snap is not None and ran:
+            _optim.settle_state(snap, run)
         if ran:
             return _Ran(value, run)
         result = importer.finish()

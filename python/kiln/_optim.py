@@ -26,7 +26,9 @@ which creates it (`torch.clone(d_p)` stored in `state[p]`), keeps its graph
 breaks, so no traced value is left in the optimizer's state."""
 
 import torch
+import torch.fx as fx
 
+from ._errors import KilnError
 from ._guards import freeze
 
 _PREFIX = "_kiln_src_"
@@ -166,3 +168,50 @@ def _hyper_changes(old, new):
                 out.append("param_groups[%d][%r]: %r -> %r" % (
                     g, k, a.get(k, "(missing)"), b.get(k, "(missing)")))
     return out
+
+
+class TracedValueStored(Exception):
+    """A lifted capture left a traced value in an optimizer's state (a
+    state entry the step creates: SGD's momentum buffer after `momentum`
+    went from 0 to nonzero); the optimizer's state is restored and the
+    step captured again without lifting (kiln._compile._import)."""
+
+
+def snapshot(sources):
+    """The optimizers' state entries before a lifted capture."""
+    return [(o, {id(p): (p, dict(st)) for p, st in o.state.items()})
+            for o in sources.opts]
+
+
+def settle_state(snap, run=None):
+    """After a lifted capture: a traced value (a Proxy) the step stored in
+    an optimizer's state is replaced by its real value where the capture
+    ran (graph breaks: `run.concrete`); where it did not run, the state is
+    put back as it was and TracedValueStored raised (the caller captures
+    again without lifting)."""
+    found = False
+    for o, before in snap:
+        for p, st in list(o.state.items()):
+            for k, v in list(st.items()):
+                if not isinstance(v, fx.Proxy):
+                    continue
+                real = run.concrete.get(v.node) if run is not None else None
+                if isinstance(real, torch.Tensor):
+                    st[k] = real
+                    continue
+                found = True
+    if not found:
+        return
+    if run is not None:
+        raise KilnError(
+            "the captured optimizer step stored a value it computed in the "
+            "optimizer's state, and kiln could not give it a real value; "
+            "call kiln.reset()")
+    for o, before in snap:
+        for p in [p for p in o.state if id(p) not in before]:
+            del o.state[p]
+        for p, saved in before.values():
+            st = o.state[p]
+            st.clear()
+            st.update(saved)
+    raise TracedValueStored()

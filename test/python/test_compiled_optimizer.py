@@ -586,3 +586,31 @@ def test_two_optimizers_over_the_same_parameters(form):
                 o[0].load_state_dict(copy.deepcopy(sd))
     for c in compiled[:2 if form == "two" else 1]:
         assert _programs(c) == [1]
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu"])
+def test_state_created_by_a_later_step(backend):
+    # Plain SGD has state {"momentum_buffer": None} after its first step, so
+    # the second is lifted; when `momentum` becomes nonzero later, that
+    # step creates the buffer (`torch.clone(d_p).detach()` stored in the
+    # state). Before: a traced value (a Proxy) was left in the optimizer's
+    # state and the parameters went wrong from then on. Now the state is
+    # restored and that step captured without lifting (its breaks run
+    # eagerly); the next step is one program again.
+    holder = {}
+
+    def cstep_of(o):
+        holder["c"] = kiln.compile(o.step, backend=backend)
+        return lambda o: holder["c"]()
+
+    def mutate(m, o, i):
+        if i == 3:
+            for g in o.param_groups:
+                g["momentum"] = 0.9
+    _train_pair("sgd", 7, cstep_of, mutate=mutate)
+    o = holder["c"]._kiln.user_fn.__self__
+    for st in o.state.values():
+        assert isinstance(st["momentum_buffer"], torch.Tensor)
+        assert type(st["momentum_buffer"]) is torch.Tensor
+    out = kiln.explain(o.step)()
+    assert (out.graph_count, out.graph_break_count) == (1, 0)
