@@ -16,19 +16,32 @@ compile) the three parameter copies are compared (they took the same
 steps), then the sides run in `--rounds` interleaved rounds of `--repeat`
 steps each; the best round per side is kept. Printed: ms per step, the
 ratio to the for-loop, the compiled step's graph and break count
-(kiln.explain), and `uptime`'s load before and after.
+(kiln.explain on the compiled side's optimizer, after its timed steps),
+and `uptime`'s load before and after.
 
-The compiled step today: every in-place write to a parameter or a state
-tensor is a graph break run eagerly (docs/python.md, "In-place writes to
-tensors reached through Python objects"), and the step's Python is traced
-again on every call, so it is expected to be slower than eager. This
-script is the baseline for compiling the step into one program.
+Since opt26 the step after the first (which creates the state) is one
+program (kiln/_optim.py; docs/python.md, "Compiled optimizer steps");
+before, every in-place write to a parameter or a state tensor was a graph
+break run eagerly.
+
+`--ab OLD_PYTHON_DIR` compares two kiln packages (e.g. main's `python/`,
+unpacked with `git archive main python | tar -x -C /tmp/main`) with this
+checkout's: each configuration runs in a subprocess per package, old and
+new alternating, `--ab-runs` times; each subprocess measures the eager
+for-loop too, so each kiln figure has its own same-process baseline, and
+the table prints both packages' kiln/loop ratios (and the load).
+`--ab-lib OLD_LIBRARY` gives the old side its own libKilnCAPI.so
+(`KILN_LIBRARY`), for a change of the C++ side too.
 
     /usr/bin/python3 bench/optimizer_bench.py [--threads 1] [--rounds 3]
         [--repeat 5] [--only resnet18|transformer] [--opt sgd|adam]
+        [--ab OLD_PYTHON_DIR [--ab-lib OLD_LIBRARY] [--ab-runs 1]]
 """
 import argparse
+import ast
 import os
+import subprocess
+import sys
 import time
 import warnings
 
@@ -38,8 +51,12 @@ import warnings
 # "passive" environment). Set before torch and Kiln load libgomp.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+if "--pkg" in sys.argv:
+    # (an --ab subprocess: the kiln package to measure)
+    sys.path.insert(0, sys.argv[sys.argv.index("--pkg") + 1])
+
 import torch  # noqa: E402
-import torch.nn as nn
+import torch.nn as nn  # noqa: E402
 
 import kiln  # noqa: E402
 
@@ -96,9 +113,7 @@ def bench(name, opt, rounds, repeat):
                 step()
             best[side] = min(best[side],
                              (time.perf_counter() - t) / repeat * 1e3)
-    ps, _ = sides["kiln"]
-    o = _make(opt, ps, False)
-    ex = kiln.explain(o.step)()
+    ex = kiln.explain(sides["kiln"][1]._kiln.user_fn)()
     return best, first, ex.graph_count, ex.graph_break_count
 
 
@@ -109,7 +124,15 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", choices=["resnet18", "transformer"])
     ap.add_argument("--opt", choices=["sgd", "adam"])
+    ap.add_argument("--ab", metavar="OLD_PYTHON_DIR")
+    ap.add_argument("--ab-runs", type=int, default=1)
+    ap.add_argument("--ab-lib", metavar="OLD_LIBRARY",
+                    help="the old side's libKilnCAPI.so (KILN_LIBRARY)")
+    ap.add_argument("--pkg", help=argparse.SUPPRESS)
+    ap.add_argument("--row", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.ab:
+        return ab(a)
     torch.set_num_threads(a.threads)
     warnings.simplefilter("ignore")
     print("load before: %.2f (threads %d, OMP_WAIT_POLICY=%s)" % (
@@ -121,10 +144,53 @@ def main():
         for opt in ([a.opt] if a.opt else ["sgd", "adam"]):
             best, first, graphs, breaks = bench(name, opt, a.rounds,
                                                 a.repeat)
+            if a.row:
+                print("ROW %r" % ((best["loop"], best["foreach"],
+                                   best["kiln"], first, graphs, breaks),))
+                continue
             print("%-12s %-5s %9.2f %9.2f %9.2f %8.2f %8.2f %9.1f %7d" % (
                 name, opt, best["loop"], best["foreach"], best["kiln"],
                 best["foreach"] / best["loop"], best["kiln"] / best["loop"],
                 first, breaks), flush=True)
+    print("load after: %.2f" % _load())
+
+
+def ab(a):
+    """Old and new kiln packages, alternating subprocesses (see the module
+    docstring)."""
+    new = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                       "python")
+    print("A/B: old %s (library %s), new %s; load before: %.2f (threads "
+          "%d)" % (a.ab, a.ab_lib or "the same", os.path.normpath(new),
+                   _load(), a.threads))
+    print("%-12s %-5s %-4s %9s %9s %9s %9s %7s %6s %6s" % (
+        "params", "opt", "pkg", "loop ms", "foreach", "kiln ms",
+        "kiln/loop", "1st s", "breaks", "load"))
+    for name in ([a.only] if a.only else ["resnet18", "transformer"]):
+        for opt in ([a.opt] if a.opt else ["sgd", "adam"]):
+            for _ in range(a.ab_runs):
+                for label, pkg in (("old", a.ab), ("new", new)):
+                    cmd = [sys.executable, os.path.abspath(__file__),
+                           "--pkg", pkg, "--row", "--only", name, "--opt",
+                           opt, "--threads", str(a.threads), "--rounds",
+                           str(a.rounds), "--repeat", str(a.repeat)]
+                    env = dict(os.environ)
+                    if label == "old" and a.ab_lib:
+                        env["KILN_LIBRARY"] = a.ab_lib
+                    out = subprocess.run(cmd, capture_output=True,
+                                         text=True, env=env)
+                    rows = [ln for ln in out.stdout.splitlines()
+                            if ln.startswith("ROW ")]
+                    if not rows:
+                        print("%-12s %-5s %-4s failed: %s" % (
+                            name, opt, label, out.stderr[-300:]))
+                        continue
+                    loop, fe, kl, first, _, breaks = ast.literal_eval(
+                        rows[0][4:])
+                    print("%-12s %-5s %-4s %9.2f %9.2f %9.2f %9.2f %7.1f "
+                          "%6d %6.2f" % (name, opt, label, loop, fe, kl,
+                                         kl / loop, first, breaks, _load()),
+                          flush=True)
     print("load after: %.2f" % _load())
 
 

@@ -554,6 +554,19 @@ llvm::Expected<Tensor> Tensor::clone() const {
   const uint8_t *src = buffer->data();
   uint8_t *dst = static_cast<uint8_t *>(out.mutableData());
   int64_t rank = dims.size();
+  if (count == 0)
+    return created;
+  // A row-major ref (size-1 dims with any stride, any offset): one copy
+  // (a compiled graph's copy-in of every ref argument; before, element by
+  // element, one 4-byte memcpy each).
+  bool rowMajor = true;
+  for (int64_t d = rank - 1, expect = 1; d >= 0; expect *= dims[d], --d)
+    if (dims[d] != 1 && layout->strides[d] != expect)
+      rowMajor = false;
+  if (rowMajor) {
+    std::memcpy(dst, src + layout->offset * es, count * es);
+    return created;
+  }
   llvm::SmallVector<int64_t> idx(rank, 0);
   int64_t off = layout->offset;
   for (int64_t o = 0; o < count; ++o) {

@@ -1267,10 +1267,14 @@ class Broken:
         """Calls a segment's program on the run's inputs, `result` being
         the capture of this segment for them: its results, or None when the
         segment must run eagerly (cache_size_limit, not trainable)."""
-        from ._compile import _AliasedArguments, _CacheLimit, config
+        from ._compile import (_AliasedArguments, _CacheLimit, config,
+                               _no_grad_nodes)
         prog.holder[0] = result
         prog.result = result
         prog.root = run.tracer.root
+        # A segment of an optimizer's step (its ops all made under its
+        # `torch.no_grad()`) runs as an inference call (_no_grad_body).
+        result.no_grad_body = _no_grad_nodes(run.seg_nodes)
         user_grad = run.tracer.user_grad
         try:
             try:

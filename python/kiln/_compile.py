@@ -38,7 +38,8 @@ import torch.fx as fx
 from torch.nn.modules import module as _nn_module
 from torch.utils import _pytree as pytree
 
-from . import _breaks, _capi, _fx_import, _guards, _ir, _logs, _tracer, _training
+from . import (_breaks, _capi, _fx_import, _guards, _ir, _logs, _optim,
+               _tracer, _training)
 from ._errors import KilnError, SpecializationError, Unsupported
 
 # backend name -> (session backend, pipeline)
@@ -265,6 +266,24 @@ class _Ran:
         self.run = run
 
 
+def _no_grad_body(gm):
+    """Whether every op of a captured graph was made with grad disabled
+    by the traced code (an optimizer's step, under its own
+    `torch.no_grad()`): the program then runs as an inference call that
+    writes its arguments, also when called with grad enabled and
+    parameters that require grad, as eager runs the step."""
+    return _no_grad_nodes(gm.graph.nodes)
+
+
+def _no_grad_nodes(nodes):
+    # (torch.fx's assert on a concrete argument, `closure=None` of a step,
+    # is made before the step's no_grad: no op of the program.)
+    ops = [n for n in nodes
+           if n.op in ("call_function", "call_method", "call_module") and
+           n.target is not fx._symbolic_trace._assert_is_none]
+    return bool(ops) and all(n.meta.get("kiln_grad") is False for n in ops)
+
+
 class _Program:
     """One captured program (one argument structure of one compiled
     function, or one segment of a function with graph breaks) in its own
@@ -444,6 +463,11 @@ class _Program:
             return flat_inputs[a.input_index]
         if a.seed:
             return _fx_import.new_seed()  # a new draw every call
+        sources = getattr(self.result, "sources", None)
+        if sources is not None and _optim.is_lifted_name(a.qualname):
+            # An optimizer's tensor, read from where it lives now (kiln/
+            # _optim.py): a new `p.grad` object after zero_grad(set_to_none).
+            return sources.resolve(a.qualname)
         consts = self.result.constants
         if a.qualname in consts:
             return consts[a.qualname]
@@ -470,8 +494,9 @@ class _Program:
                 % (pair[1], pair[0], pair[0]))
             e.pair = pair   # (written argument, the other)
             raise e
-        if torch.is_grad_enabled() and any(t.requires_grad
-                                           for t in tensors):
+        if torch.is_grad_enabled() and not getattr(
+                self.result, "no_grad_body", False) and any(
+                    t.requires_grad for t in tensors):
             # Training: forward and backward programs in an autograd
             # Function (kiln._training).
             trained = _training.call(self, flat_inputs, tensors)
@@ -896,6 +921,8 @@ class _Compiled:
                 fn=self.user_fn if self.module is None else None,
                 modules=([self.module] if self.module is not None
                          else self.closure_modules))
+            if self.module is None:
+                _optim.add_guards(guards, self.user_fn)
         if guards.count:
             key.append((_GUARDS, guards.values()))
         return tuple(key), flat
@@ -1244,9 +1271,21 @@ class _Compiled:
         break raises Unsupported (marked `graph_break`). A trace
         (kiln.set_trace) shows it as a "capture" event."""
         with _logs.trace_scope("capture " + name):
-            return self._import_traced(name, names, flat, concrete,
-                                       allow_breaks, cache, force_run,
-                                       dynamic_types)
+            try:
+                return self._import_traced(name, names, flat, concrete,
+                                           allow_breaks, cache, force_run,
+                                           dynamic_types)
+            except _optim.TracedValueStored:
+                # The lifted capture stored a traced value in the
+                # optimizer's state (restored): captured again without
+                # lifting (kiln/_optim.py).
+                self.lift = False
+                try:
+                    return self._import_traced(name, names, flat, concrete,
+                                               allow_breaks, cache,
+                                               force_run, dynamic_types)
+                finally:
+                    self.lift = True
 
     def _import_traced(self, name, names, flat, concrete, allow_breaks,
                        cache, force_run, dynamic_types=False):
@@ -1304,21 +1343,38 @@ class _Compiled:
         run = _breaks.SegmentRun(
             self, cache if cache is not None else _breaks.Broken(self, name),
             name, importer, examples, allow_breaks)
+        snap = None
+        if self.module is None and getattr(self, "lift", True):
+            sources = _optim.Sources(_optim.reachable_optimizers(
+                self.user_fn))
+            if sources.ready():
+                importer.optim_sources = sources
+                snap = _optim.snapshot(sources)
         try:
             gm = _tracer.trace(self.module, self.fn, importer,
                                concrete or None, run=run)
+        except KilnError:
+            if snap is not None and not run.breaks:
+                _optim.settle_state(snap)
+            raise
         finally:
             if importer.data_reads and self.guards is not None:
                 self.guards.add_reads(importer.data_reads)
             if self.guards is not None:
                 self.guards.add_held(importer.held_tensors)
+        if snap is not None and not run.breaks:
+            _optim.settle_state(snap)
         ran, value = run.finish(force_run)
+        if snap is not None and ran:
+            _optim.settle_state(snap, run)
         if ran:
             return _Ran(value, run)
         result = importer.finish()
         # A compiled module's tensor constants, kept off the user's module
         # (_tracer._constants_kept_off).
         result.constants = importer.module_constants
+        result.sources = getattr(importer, "optim_sources", None)
+        result.no_grad_body = _no_grad_body(gm)
         if self.module is None:
             self.trace_root = gm
             # The constants this capture stowed on its own root

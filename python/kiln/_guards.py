@@ -308,8 +308,24 @@ class Guards:
         for c in self._cells:
             self._labels.append(c.label)
             self._slots.append((c, None))
+        self._computed = []   # functions (add_computed)
+        self._shows = {}      # label index -> show (add_computed)
         self._reads = {}   # id -> tensor (add_reads)
         self._held = {}    # id -> tensor (add_held)
+        self.count = len(self._labels)
+
+    def add_computed(self, label, fn, show=None):
+        """Guards the hashable value `fn()` computes on every call (an
+        optimizer's structure and hyperparameters: kiln._optim); `show(old,
+        new)`, when given, names what changed (strings, for describe).
+        Added before any add_reads (values() keeps the order of the
+        labels)."""
+        assert not self._reads
+        self._computed.append(fn)
+        if show is not None:
+            self._shows[len(self._labels)] = show
+        self._labels.append(label)
+        self._slots.append((None, None))
         self.count = len(self._labels)
 
     def add_reads(self, reads):
@@ -508,6 +524,8 @@ class Guards:
                 out.extend(got)
         for c in self._cells:
             out.extend(c.values())
+        for fn in self._computed:
+            out.append(fn())
         for r in self._reads.values():
             out.append(r._version)
         t = tuple(out)
@@ -567,7 +585,11 @@ class Guards:
         """The guarded names whose values differ between two values()
         tuples, as `name: old -> new` strings."""
         out = []
-        for label, a, b in zip(self._labels, old, new):
+        for i, (label, a, b) in enumerate(zip(self._labels, old, new)):
+            show = self._shows.get(i)
+            if show is not None:
+                out.extend("%s %s" % (label, d) for d in show(a, b))
+                continue
             a, b = freeze(a), freeze(b)
             try:
                 same = a is b or bool(a == b)

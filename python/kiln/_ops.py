@@ -427,6 +427,7 @@ _SCALAR_OPS = {operator.add: "add", operator.sub: "sub",
                operator.mul: "mul", operator.truediv: "div",
                operator.neg: "neg", operator.pos: None,
                operator.abs: "abs", builtins.abs: "abs",
+               operator.pow: "pow", math.sqrt: "sqrt",
                operator.eq: "eq", operator.ne: "ne", operator.lt: "lt",
                operator.le: "le", operator.gt: "gt", operator.ge: "ge"}
 
@@ -453,7 +454,11 @@ def scalar_op(b, target, args):
     name = _SCALAR_OPS[target]
     if name is None:
         return args[0]
-    wide = float in kinds or target is operator.truediv
+    if target is operator.pow and float not in kinds:
+        # (an int to a negative int power is a float in Python)
+        raise b.error("** of Python ints read from a tensor (.item()) is "
+                      "not supported")
+    wide = float in kinds or target in (operator.truediv, math.sqrt)
     dt = torch.float64 if wide else torch.int64
     if target in (operator.neg, operator.abs, builtins.abs) and \
             kinds == [bool]:
@@ -463,6 +468,26 @@ def scalar_op(b, target, args):
     else:
         kind = float if wide else int
     xs = [operand(b, a, dt) for a in args]
+    if target is math.sqrt:
+        # Python raises ValueError ("math domain error") where kt.sqrt
+        # would give NaN: a run-time check.
+        ok = b.op("ge", [xs[0], operand(b, 0.0, dt)], shape=(),
+                  dtype=torch.bool)
+        xs[0] = check_values(b, xs[0], ok, "math domain error (math.sqrt "
+                             "of a negative Python number read from a "
+                             "tensor)")
+    elif target is operator.pow:
+        # A negative float to a non-integer power is a complex number in
+        # Python (NaN in kt.pow): refused when the program runs.
+        base, e = xs
+        ok = b.op("logical_or", [
+            b.op("ge", [base, operand(b, 0.0, dt)], shape=(),
+                 dtype=torch.bool),
+            b.op("eq", [b.op("floor", [e], shape=(), dtype=dt), e],
+                 shape=(), dtype=torch.bool)], shape=(), dtype=torch.bool)
+        xs[0] = check_values(b, base, ok, "** of a negative Python number "
+                             "read from a tensor to a non-integer power (a "
+                             "complex number in Python)")
     r = b.op(name, xs, shape=(), dtype=torch.bool if kind is bool else dt)
     r.scalar = kind
     return r
@@ -7002,6 +7027,10 @@ for _m, _c in (("add_", add), ("sub_", sub), ("mul_", mul), ("div_", div),
                ("logical_xor_", FUNCTIONS[torch.logical_xor])):
     METHODS[_m] = _inplace_binary(_c)
 METHODS["bitwise_not_"] = lambda b, x: in_place(b, x, invert(b, x))
+METHODS["addcmul_"] = lambda b, x, t1, t2, *, value=1: in_place(
+    b, x, addcmul(b, x, t1, t2, value=value))
+METHODS["addcdiv_"] = lambda b, x, t1, t2, *, value=1: in_place(
+    b, x, addcdiv(b, x, t1, t2, value=value))
 
 for _op, _c in ((operator.iadd, add), (operator.isub, sub),
                 (operator.imul, mul), (operator.itruediv, div),

@@ -450,6 +450,9 @@ class KilnTracer(fx.Tracer):
             name = "_kiln_closure_p%d" % len(self.closure_params)
             self.closure_params.append(a)
             self.root.register_parameter(name, a)
+        lifted = self._lifted_attr(a)
+        if lifted is not None:
+            return lifted
         if isinstance(a, dict) and type(a) is not dict and \
                 _fx_import.is_record_type(type(a)):
             # An OrderedDict output (torchvision's segmentation models):
@@ -493,6 +496,28 @@ class KilnTracer(fx.Tracer):
             # PyTorch takes it as the Python number it holds.
             return super().create_arg(a.item())
         return super().create_arg(a)
+
+    def _lifted_attr(self, a):
+        """An optimizer's tensor among a node's arguments (kiln/_optim.py):
+        a get_attr of the name of its source, set on the root to this
+        trace's tensor (segments read it there); the program reads it from
+        its source on every call. None for any other value."""
+        sources = getattr(self.importer, "optim_sources", None)
+        if sources is None or not isinstance(a, torch.Tensor) or \
+                getattr(_active, "tracer", None) is not self or \
+                self.eager_depth:
+            return None
+        name = sources.name_of(a)
+        if name is None:
+            return None
+        # Not a tensor made by the trace (a torch call's result, such as
+        # `p.grad` read through Tensor.grad's getter, is recorded as made
+        # in the trace): a constant's value would be fixed.
+        made = self.importer.made_in_trace
+        if made.get(id(a)) is a:
+            del made[id(a)]
+        self.root.__dict__[name] = a
+        return self.create_node("get_attr", name, (), {})
 
     # --- values of real tensors baked into the program
 
@@ -641,9 +666,13 @@ class KilnTracer(fx.Tracer):
                     % _random_name(t)
         if node.op == "call_method":
             from ._compile import config
-            if t == "item" and config.capture_scalar_outputs:
+            if t == "item" and (config.capture_scalar_outputs or getattr(
+                    self.importer, "optim_sources", None) is not None):
                 # A Python number in the graph (O.python_scalar; a tensor
                 # of several elements raises PyTorch's ValueError there).
+                # In an optimizer's step (kiln/_optim.py): Adam's
+                # `step_t.item()`, its bias corrections computed in the
+                # graph from the step tensor.
                 pass
             elif t in ("item", "tolist", "numpy", "__array__"):
                 return ("Tensor.%s(): a tensor's value is needed in Python"
@@ -1100,9 +1129,18 @@ def _read_of_written(tracer, func, args, kwargs):
         return None
     if not _written_by_graph(tracer, leaves):
         return None
+    return _call_node(tracer, func, args, kwargs)
+
+
+def _call_node(tracer, func, args, kwargs):
+    """A node (a Proxy) for the torch call `func(*args, **kwargs)`: a
+    Tensor method or dunder as a call_method or its `operator` function,
+    anything else as a call_function."""
     name = getattr(func, "__name__", "") or ""
-    if getattr(func, "__objclass__", None) is torch._C._TensorBase or \
-            name.startswith("__"):
+    # (A Tensor method wrapped while tracing, _real_tensor_methods_wrapped,
+    # is what torch passes as `func`: its __wrapped__ is the method.)
+    owner = getattr(getattr(func, "__wrapped__", func), "__objclass__", None)
+    if owner is torch._C._TensorBase or name.startswith("__"):
         op = getattr(operator, name.strip("_"), None) \
             if name.startswith("__") else None
         if op is not None:
@@ -1110,6 +1148,29 @@ def _read_of_written(tracer, func, args, kwargs):
                                        kwargs or {})
         return tracer.create_proxy("call_method", name, args, kwargs or {})
     return tracer.create_proxy("call_function", func, args, kwargs or {})
+
+
+def _lifted_call(tracer, func, args, kwargs):
+    """A torch call on real tensors only, one of them a tensor of the
+    optimizer whose step kiln captures (kiln/_optim.py: a parameter, its
+    gradient or state): a node of the graph (a Proxy), which reads the
+    tensor from its source on every call, instead of a computation at
+    trace time (a constant) or an eager write (a graph break). None
+    otherwise (metadata reads stay Python values)."""
+    sources = getattr(tracer.importer, "optim_sources", None)
+    if sources is None:
+        return None
+    name = getattr(func, "__name__", "") or ""
+    if name in _METADATA_READS or name in _METADATA_INPLACE or \
+            name in ("__set__", "__delete__"):
+        return None
+    leaves = pytree.tree_flatten((args, kwargs or {}))[0]
+    if not any(isinstance(v, torch.Tensor) and sources.name_of(v) is not None
+               for v in leaves):
+        return None
+    if any(isinstance(v, fx.Proxy) for v in leaves):
+        return None   # (the Proxy's __torch_function__ makes the node)
+    return _call_node(tracer, func, args, kwargs)
 
 
 def _external_write(tracer, func, args, kwargs):
@@ -1217,6 +1278,9 @@ class _RandomCalls(TorchFunctionMode):
             return self.tracer.create_proxy("call_function", func, args,
                                             kwargs)
         if not self.tracer.eager_depth:
+            node = _lifted_call(self.tracer, func, args, kwargs)
+            if node is not None:
+                return node
             node = _read_of_written(self.tracer, func, args, kwargs)
             if node is not None:
                 return node
@@ -1686,7 +1750,10 @@ def _constants_kept_off(fn, importer):
 # asked, so they are wrapped while tracing (_real_tensor_methods_wrapped).
 _SIZED_METHODS = ("expand", "view", "reshape", "repeat", "tile", "new_zeros",
                   "new_ones", "new_empty", "new_full", "narrow", "unflatten",
-                  "expand_as", "view_as", "reshape_as")
+                  "expand_as", "view_as", "reshape_as",
+                  # `value=` is a Number to the parser: a traced Python
+                  # number (Adam's `value=-step_size` from `step_t.item()`)
+                  "addcdiv_", "addcmul_", "addcdiv", "addcmul")
 # Reflected operators that are C descriptors of torch._C._TensorBase (the
 # others, __rsub__, __rpow__, ..., are Python functions of torch.Tensor
 # that ask __torch_function__): called unbound on a traced value

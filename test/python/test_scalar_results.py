@@ -285,11 +285,53 @@ def test_item_as_the_size_of_a_new_tensor(backend):
 def test_unsupported_python_operator_on_an_item_is_refused():
     def body(g, x):
         s = g.call_function(aten._local_scalar_dense.default, (x,))
-        return (g.call_function(operator.pow, (s, 2)),)
+        return (g.call_function(operator.mod, (s, 2)),)
     gm = _graph(body, 1)
-    with pytest.raises(kiln.Unsupported, match="pow of a Python number read "
+    with pytest.raises(kiln.Unsupported, match="mod of a Python number read "
                        "from a tensor"):
         kiln.backend(gm, [torch.tensor(3.0)], backend="eager")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pow_and_sqrt_of_an_item(backend):
+    # `beta ** step` and `math.sqrt(...)` of a float read from a tensor
+    # (Adam's bias corrections) are computed in the graph in float64, as
+    # Python computes them; the domain errors Python raises (math.sqrt of
+    # a negative number; a negative float to a non-integer power, complex
+    # in Python) are run-time errors, not NaN.
+    import math
+
+    def body(g, x, y):
+        s = g.call_function(aten._local_scalar_dense.default, (x,))
+        t = g.call_function(aten._local_scalar_dense.default, (y,))
+        p = g.call_function(operator.pow, (0.9, s))
+        q = g.call_function(operator.pow, (s, t))
+        r = g.call_function(math.sqrt, (g.call_function(
+            operator.sub, (1, p)),))
+        return (p, q, r, g.call_function(math.sqrt, (s,)))
+    gm = _graph(body, 2)
+    x, y = torch.tensor(3.0), torch.tensor(2.5)
+    f = kiln.backend(gm, [x, y], backend=backend)
+    for a, e in ((3.0, 2.5), (7.0, 0.5), (0.0, 2.0)):
+        want = (0.9 ** a, a ** e, math.sqrt(1 - 0.9 ** a), math.sqrt(a))
+        assert f(torch.tensor(a), torch.tensor(e)) == pytest.approx(
+            want, rel=1e-12)
+
+    def pow_body(g, x, y):
+        s = g.call_function(aten._local_scalar_dense.default, (x,))
+        t = g.call_function(aten._local_scalar_dense.default, (y,))
+        return (g.call_function(operator.pow, (s, t)),)
+    fp = kiln.backend(_graph(pow_body, 2), [x, y], backend=backend)
+    assert fp(torch.tensor(-2.0), torch.tensor(3.0))[0] == -8.0
+    with pytest.raises(Exception, match="complex number in Python"):
+        fp(torch.tensor(-2.0), torch.tensor(0.5))
+
+    def sqrt_body(g, x):
+        s = g.call_function(aten._local_scalar_dense.default, (x,))
+        return (g.call_function(math.sqrt, (s,)),)
+    fs = kiln.backend(_graph(sqrt_body, 1), [x], backend=backend)
+    with pytest.raises(Exception, match="math domain error"):
+        fs(torch.tensor(-1.0))
 
 
 # ------------------------------------------------------------------ resize_

@@ -1362,13 +1362,43 @@ static void writeBack(Tensor dst, const Tensor &value) {
     return;
   }
   ArrayRef<int64_t> shape = dst.shape(), strides = dst.refStrides();
-  SmallVector<int64_t> idx(shape.size(), 0);
-  for (int64_t k = 0, n = value.numel(); k < n; ++k) {
+  int64_t n = value.numel();
+  if (n == 0)
+    return;
+  // A row-major ref (size-1 dims with any stride): one copy. Before, every
+  // ref was written back element by element (one 4-byte memcpy and a
+  // stride walk per element: most of an optimizer step's call time,
+  // docs/python.md "Benchmark: bench/optimizer_bench.py").
+  int64_t rank = shape.size(), expect = 1;
+  bool rowMajor = true;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    if (shape[d] != 1 && strides[d] != expect)
+      rowMajor = false;
+    expect *= shape[d];
+  }
+  if (rowMajor) {
+    std::memcpy(out + dst.refOffset() * es, in, n * es);
+    return;
+  }
+  // Otherwise rows of the innermost dim: one copy each when its stride is
+  // 1, element by element through the strides else.
+  int64_t inner = rank ? shape[rank - 1] : 1;
+  bool unit = rank && strides[rank - 1] == 1;
+  int64_t rows = inner ? n / inner : 0;
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t r = 0; r < rows; ++r) {
     int64_t at = dst.refOffset();
-    for (size_t d = 0; d < shape.size(); ++d)
+    for (int64_t d = 0; d + 1 < rank; ++d)
       at += idx[d] * strides[d];
-    std::memcpy(out + at * es, in + k * es, es);
-    for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
+    const uint8_t *src = in + r * inner * es;
+    if (unit) {
+      std::memcpy(out + at * es, src, inner * es);
+    } else {
+      int64_t st = rank ? strides[rank - 1] : 0;
+      for (int64_t k = 0; k < inner; ++k)
+        std::memcpy(out + (at + k * st) * es, src + k * es, es);
+    }
+    for (int64_t d = rank - 2; d >= 0; --d) {
       if (++idx[d] < shape[d])
         break;
       idx[d] = 0;

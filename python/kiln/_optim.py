@@ -1,0 +1,217 @@
+"""A compiled optimizer step as one program (docs/python.md, "Compiled
+optimizer steps").
+
+`kiln.compile(opt.step)` reaches the optimizer's parameters, gradients and
+state through Python objects (`self.param_groups[g]["params"][i]`,
+`p.grad`, `self.state[p]["exp_avg"]`), not through arguments. While kiln
+captures such a step, those tensors are *lifted*: a torch call among whose
+arguments one of them is (`buf.mul_(momentum)`, `param.add_(d_p,
+alpha=-lr)`) becomes a node of the graph instead of running at trace time
+(kiln._tracer's `_lifted_call`), each lifted tensor a program argument
+named after where it lives (`_kiln_src_o0_g0_p3_grad`), and its writes the
+program's ref writes. The program reads each lifted tensor again from its
+source on every call (`Sources.resolve`, as TorchDynamo re-reads
+`param_groups[0]["params"][3].grad`), so a new `p.grad` object after
+`zero_grad(set_to_none=True)` is read, not the one the capture saw.
+
+What the step's Python branches on is part of the key (`add_guards`):
+per optimizer, the number of groups and parameters, per parameter whether
+its gradient is None and which state entries it has (with the non-tensor
+ones' values), and each group's hyperparameters (`lr`, `momentum`,
+`betas`, ...: constants of the program, so a new value recompiles, with
+the change as the reason, up to `config.cache_size_limit`).
+
+Lifting starts once the state exists (`Sources.ready`): the first step,
+which creates it (`torch.clone(d_p)` stored in `state[p]`), keeps its graph
+breaks, so no traced value is left in the optimizer's state."""
+
+import torch
+import torch.fx as fx
+
+from ._errors import KilnError
+from ._guards import freeze
+
+_PREFIX = "_kiln_src_"
+
+
+def reachable_optimizers(fn):
+    """The optimizers a compiled callable reaches as a bound method's object
+    (`kiln.compile(opt.step)`)."""
+    obj = getattr(fn, "__self__", None)
+    if isinstance(obj, torch.optim.Optimizer):
+        return [obj]
+    return []
+
+
+def _state_tensors(state):
+    for name, v in state.items():
+        if isinstance(v, torch.Tensor):
+            yield name, v
+
+
+class Sources:
+    """The tensors of `opts` that a capture lifts, by identity, each with
+    the path it is read from on every call."""
+
+    def __init__(self, opts):
+        self.opts = list(opts)
+        self.by_id = {}   # id -> (tensor, qualname)
+        self.paths = {}   # qualname -> (k, g, i, what)
+        for k, o in enumerate(self.opts):
+            for g, group in enumerate(o.param_groups):
+                for i, p in enumerate(group["params"]):
+                    self._add(p, (k, g, i, None))
+                    if p.grad is not None:
+                        self._add(p.grad, (k, g, i, "grad"))
+                    for name, v in _state_tensors(o.state.get(p, {})):
+                        self._add(v, (k, g, i, ("state", name)))
+
+    def _add(self, t, path):
+        if id(t) in self.by_id:
+            return   # (a parameter in two groups: the first path reads it)
+        k, g, i, what = path
+        name = "%so%d_g%d_p%d" % (_PREFIX, k, g, i)
+        if what == "grad":
+            name += "_grad"
+        elif what is not None:
+            name += "_" + "".join(c if c.isalnum() else "_" for c in what[1])
+        self.by_id[id(t)] = (t, name)
+        self.paths[name] = path
+
+    def ready(self):
+        """Whether every parameter with a gradient has its state (the
+        first step, which creates it, is not lifted) and no group uses the
+        foreach implementation."""
+        if not self.opts:
+            return False
+        for o in self.opts:
+            for group in o.param_groups:
+                if group.get("foreach"):
+                    # `torch._foreach_*` ops have no converters, and torch's
+                    # argument parser takes no traced value for a list of
+                    # tensors: a foreach step keeps its graph breaks.
+                    return False
+                for p in group["params"]:
+                    if p.grad is not None and not o.state.get(p):
+                        return False
+        return True
+
+    def name_of(self, t):
+        """The qualified name of a lifted tensor, or None."""
+        e = self.by_id.get(id(t))
+        return e[1] if e is not None and e[0] is t else None
+
+    def resolve(self, name):
+        """The tensor at `name`'s source now."""
+        k, g, i, what = self.paths[name]
+        o = self.opts[k]
+        p = o.param_groups[g]["params"][i]
+        if what is None:
+            return p
+        if what == "grad":
+            return p.grad
+        return o.state[p][what[1]]
+
+
+def is_lifted_name(qualname):
+    return qualname is not None and qualname.startswith(_PREFIX)
+
+
+def _structure(o):
+    """What an optimizer's step branches on, besides its hyperparameters:
+    per group, per parameter, whether its gradient is None, and its state
+    entries (tensors by kind, other values as they are)."""
+    state = o.state
+    out = []
+    for group in o.param_groups:
+        ps = []
+        for p in group["params"]:
+            st = state.get(p)
+            entries = ()
+            if st:
+                entries = tuple(sorted(
+                    (name, ("tensor", v.dtype, v.dim())
+                     if isinstance(v, torch.Tensor) else freeze(v))
+                    for name, v in st.items()))
+            ps.append((p.grad is None, entries))
+        out.append(tuple(ps))
+    return tuple(out)
+
+
+def _hyper(o):
+    """Each group's hyperparameters (every entry but `params`)."""
+    return tuple(tuple(sorted((k, freeze(v)) for k, v in group.items()
+                              if k != "params"))
+                 for group in o.param_groups)
+
+
+def add_guards(guards, fn):
+    """Adds the facts of the optimizers `fn` reaches to the guard set:
+    computed on every call (kiln._guards.Guards.add_computed)."""
+    for o in reachable_optimizers(fn):
+        label = type(o).__name__
+        guards.add_computed("%s structure (grads None, state entries)"
+                            % label, lambda o=o: _structure(o))
+        guards.add_computed("%s" % label, lambda o=o: _hyper(o),
+                            show=_hyper_changes)
+
+
+def _hyper_changes(old, new):
+    """`param_groups[g]['lr']: 0.1 -> 0.05` for each changed entry."""
+    if len(old) != len(new):
+        return ["param_groups: %d -> %d groups" % (len(old), len(new))]
+    out = []
+    for g, (a, b) in enumerate(zip(old, new)):
+        a, b = dict(a), dict(b)
+        for k in sorted(set(a) | set(b), key=str):
+            if a.get(k, "(missing)") != b.get(k, "(missing)"):
+                out.append("param_groups[%d][%r]: %r -> %r" % (
+                    g, k, a.get(k, "(missing)"), b.get(k, "(missing)")))
+    return out
+
+
+class TracedValueStored(Exception):
+    """A lifted capture left a traced value in an optimizer's state (a
+    state entry the step creates: SGD's momentum buffer after `momentum`
+    went from 0 to nonzero); the optimizer's state is restored and the
+    step captured again without lifting (kiln._compile._import)."""
+
+
+def snapshot(sources):
+    """The optimizers' state entries before a lifted capture."""
+    return [(o, {id(p): (p, dict(st)) for p, st in o.state.items()})
+            for o in sources.opts]
+
+
+def settle_state(snap, run=None):
+    """After a lifted capture: a traced value (a Proxy) the step stored in
+    an optimizer's state is replaced by its real value where the capture
+    ran (graph breaks: `run.concrete`); where it did not run, the state is
+    put back as it was and TracedValueStored raised (the caller captures
+    again without lifting)."""
+    found = False
+    for o, before in snap:
+        for p, st in list(o.state.items()):
+            for k, v in list(st.items()):
+                if not isinstance(v, fx.Proxy):
+                    continue
+                real = run.concrete.get(v.node) if run is not None else None
+                if isinstance(real, torch.Tensor):
+                    st[k] = real
+                    continue
+                found = True
+    if not found:
+        return
+    if run is not None:
+        raise KilnError(
+            "the captured optimizer step stored a value it computed in the "
+            "optimizer's state, and kiln could not give it a real value; "
+            "call kiln.reset()")
+    for o, before in snap:
+        for p in [p for p in o.state if id(p) not in before]:
+            del o.state[p]
+        for p, saved in before.values():
+            st = o.state[p]
+            st.clear()
+            st.update(saved)
+    raise TracedValueStored()
