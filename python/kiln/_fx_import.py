@@ -147,6 +147,21 @@ class _RebuiltView(TensorVal):
     def name(self):
         n = _NAME.__get__(self)
         if n is None:
+            src = self._src
+            if src.layout == "unknown" and src.view_inv is None:
+                # A reshape of a permuted or sliced tensor, read after a
+                # write to its base: PyTorch made it a view (it sees the
+                # write) or a copy (it does not) by strides kiln does not
+                # follow. Before, it was always made again from the new
+                # base (`v = x.t().flatten(); x.mul_(2)`: v doubled, where
+                # eager's copy keeps the old values). The call runs eagerly.
+                err = self._imp.error(
+                    "a reshape of a permuted or sliced tensor is read after "
+                    "a write to the tensor it was taken from: whether it "
+                    "sees the write (a view) or not (a copy) depends on "
+                    "strides kiln does not track")
+                err._no_break = True
+                raise err
             mark = len(self._imp.lines)
             n = self._src.view_emit(self._imp, self.base).name
             _NAME.__set__(self, n)

@@ -291,7 +291,7 @@ class Gen:
             "{x}.scatter_add({d}, torch.zeros_like({x}, dtype=torch.long), "
             "{x})",
             "torch.cat([{x}, {x} * 2], {d})", "torch.stack([{x}, {x}], {d})",
-            "{x}[torch.tensor({idx})]", "{x}[{x} > 0]",
+            "{x}[torch.tensor({idx})]", "{x}[{x} > 0.3]",
             "torch.where({x} > 0)[0].float()" if False else
             "{x}.index_add({d}, torch.tensor({idx}), {x}.index_select({d}, "
             "torch.tensor({idx})))",
@@ -330,7 +330,9 @@ class Gen:
             return None
         return self.rng.choice([
             "{y} * float({x}.sum())",
-            "{y} + 1 if {x}.sum().item() > 0 else {y} - 1",
+            # (thresholds away from 0: a sum or a mask of values that are
+            # 0 up to rounding, a layer_norm's, would decide by rounding)
+            "{y} + 1 if {x}.sum().item() > 0.37 else {y} - 1",
             "{y} * len({x}.nonzero())",
             "{y}[: max(1, int({x}.abs().sum()) % 3)]"]).format(x=x, y=y)
 

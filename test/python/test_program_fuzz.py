@@ -23,6 +23,11 @@ Found by program_fuzz (2026-11-30), each failing on the code before:
   PyTorch 1.13 returns an empty tensor there (without grad; with grad and
   in max_pool2d it raises), kiln failed the whole program at load
   (kt.max_pool2d's verifier); now a graph break lets eager decide.
+* A reshape (flatten, view-like reshape) of a transposed or sliced tensor,
+  read after an in-place write to that tensor, was made again from the
+  new value (a view), where PyTorch's reshape had copied: the result saw
+  the write. Kiln does not follow strides, so such a capture now stops
+  with a clear error (eager with suppress_errors).
 * A running statistic read after a training-mode batch_norm (or
   instance_norm) updated it carried a gradient into the input through the
   batch mean (eager updates the statistics outside autograd): the input's
@@ -189,6 +194,48 @@ def test_max_pool_with_empty_output_is_eagers():
     torch.testing.assert_close(got[1], want[1])
     with pytest.raises(RuntimeError, match="Output size is too small"):
         _kiln(lambda x: F.max_pool2d(x, 2))(torch.randn(2, 1, 1, 1))
+
+
+def _flatten_then_write(a):
+    v = a.transpose(-2, 0)
+    r = v.flatten()
+    v.select(1, 0).mul_(2)
+    return r, v
+
+
+def _reshape_then_write_base(a):
+    r = a.t().reshape(-1)
+    a.add_(1)
+    return r * 1
+
+
+@pytest.mark.parametrize("fn", [_flatten_then_write, _reshape_then_write_base])
+def test_reshape_copy_read_after_a_write(fn):
+    a = torch.randn(3, 4, 3) if fn is _flatten_then_write else \
+        torch.randn(3, 4)
+    want = fn(a.clone())
+    with pytest.raises(kiln.Unsupported, match="whether it sees the write"):
+        _kiln(fn)(a.clone())
+    saved = kiln.config.suppress_errors
+    kiln.config.suppress_errors = True
+    try:
+        with pytest.warns(kiln.KilnWarning):
+            got = _kiln(fn)(a.clone())
+    finally:
+        kiln.config.suppress_errors = saved
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        torch.testing.assert_close(g, w)
+
+
+def test_reshape_of_contiguous_still_sees_writes():
+    def fn(a):
+        r = a.reshape(-1)
+        a.mul_(2)
+        return r * 1
+
+    a = torch.randn(3, 4)
+    torch.testing.assert_close(_kiln(fn)(a.clone()), fn(a.clone()))
 
 
 # ------------------------------------------------------------- statistics
