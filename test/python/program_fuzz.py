@@ -555,6 +555,13 @@ def check(src, inputs, backend="cpu", mode="infer", dynamic=None,
         if twice:
             first = [t.clone() * 0.5 + 0.25 if t.dtype in FLOAT
                      else t.clone() for t in inputs]
+            try:
+                fn(*[t.clone() for t in first])
+            except Exception:
+                # (the other values make the program invalid: a size read
+                # from data, an index past it)
+                _count("eager failed on the first call's values")
+                return None
             if mode == "train":
                 for t, t0 in zip(first, inputs):
                     if t.dtype in FLOAT and not getattr(
