@@ -26,6 +26,7 @@ op and the user's line). docs/python.md lists what is covered.
 import builtins
 import collections
 import math
+import re
 import operator
 
 import torch
@@ -3160,7 +3161,13 @@ def index_write(b, x, idx, v, accumulate=False, what="an indexed assignment"):
 def setitem(b, x, idx, v):
     if not isinstance(x, TensorVal):
         return python_call(b, operator.setitem, (x, idx, v), {})
-    return in_place(b, x, index_write(b, x, idx, v))
+    mark = len(b.lines)
+    new = index_write(b, x, idx, v)
+    if not re.search(re.escape(x.name) + r"\b", "\n".join(b.lines[mark:])):
+        # `x[...] = v`, `x[:] = v`: the write covers x and does not read
+        # it; as zero_/fill_/copy_, x keeps its history (see overwrite).
+        return overwrite(b, x, new)
+    return in_place(b, x, new)
 
 
 def _index_put_args(b, x, indices, values, what):

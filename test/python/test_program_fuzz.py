@@ -15,8 +15,8 @@ Found by program_fuzz (2026-11-30), each failing on the code before:
 * An input that reaches the results only through integer values
   (`x.argmin(-1).float()`) got a gradient (zeros) where eager leaves
   `.grad` None, and such float results required grad.
-* A tensor that requires grad overwritten in place by zero_(), fill_() or
-  copy_() lost its history: what it was computed from got a None gradient
+* A tensor that requires grad overwritten in place by zero_(), fill_(),
+  copy_() or `x[...] = v` lost its history: what it was computed from got a None gradient
   (eager: zeros) and results computed only from it did not require grad
   (`loss.backward()` raised where eager works).
 * F.max_pool1d whose output would be empty (length 1, kernel 2): eager
@@ -156,7 +156,21 @@ OVERWRITES = {
     "fill_tensor": lambda a, b: (a * 2).fill_(b.sum()) * 3,
     "copy_": lambda a, b: (a + 1).copy_(b.expand(3, 3)).sin(),
     "view_zero_": lambda a, b: _view_zero(a) + b,
+    "setitem_all": lambda a, b: _set_all(a, b),
+    "setitem_part": lambda a, b: _set_part(a, b),
 }
+
+
+def _set_all(a, b):
+    y = a * 2
+    y[...] = b
+    return y.exp()
+
+
+def _set_part(a, b):
+    y = a * 2
+    y[1:] = b
+    return y.exp()
 
 
 def _view_zero(a):
