@@ -1514,6 +1514,11 @@ CPUExecutable::callValues(ArrayRef<Tensor> args, std::string &error) const {
       o = std::shared_ptr<Allocation>(new Allocation{allocated});
     return o;
   };
+  // How far the adopted results reach into each allocation (bytes from
+  // its start): ASan builds poison the block past that
+  // (rt::poolPoisonTail), so an embedder's write one element past a result
+  // is reported, not only one past the code's 64-byte alignment padding.
+  llvm::DenseMap<void *, size_t> adoptedExtent;
   SmallVector<Tensor> out;
   size_t w = 0;
   std::string copyError;
@@ -1532,8 +1537,11 @@ CPUExecutable::callValues(ArrayRef<Tensor> args, std::string &error) const {
     std::shared_ptr<Allocation> owner =
         allocated ? ownerOf(allocated) : nullptr;
     if (n > 0 && owner && strides == interp::contiguousStrides(sizes)) {
-      out.push_back(Tensor::adopt(s.dtype, sizes, aligned + offset * esz,
-                                  [owner] {}));
+      uint8_t *data = aligned + offset * esz;
+      size_t &extent = adoptedExtent[allocated];
+      extent = std::max(extent, size_t(data + n * esz -
+                                       static_cast<uint8_t *>(allocated)));
+      out.push_back(Tensor::adopt(s.dtype, sizes, data, [owner] {}));
       continue;
     }
     llvm::Expected<Tensor> created = Tensor::create(s.dtype, sizes);
@@ -1566,6 +1574,8 @@ CPUExecutable::callValues(ArrayRef<Tensor> args, std::string &error) const {
     }
     out.push_back(std::move(t));
   }
+  for (auto [allocated, extent] : adoptedExtent)
+    rt::poolPoisonTail(allocated, extent);
   owners.clear(); // allocations only copied from are freed now
   if (std::optional<std::string> e = takeRuntimeError(context, *runtimeErrors)) {
     error = std::move(*e);

@@ -16,6 +16,13 @@
 // freed blocks go back to the system. Thread-safe (OpenMP workers may
 // allocate). Object files from --emit-object call the real malloc/free.
 //
+// AddressSanitizer builds poison a pooled block while it is unused and,
+// while it is handed out, its bytes past the requested size (the size class
+// rounds up), so instrumented code (Kiln's runtime, the interpreter, an
+// embedder's program) that writes past a pooled result or reads one after it
+// was freed gets ASan's use-after-poison report. The JIT'd code itself is
+// not instrumented: its own loads and stores are not checked.
+//
 // Failed allocations: compiled code does not check what malloc returns, so
 // kiln_rt_malloc never returns null to it. Calls run through
 // `invokeCompiled`, which tracks the blocks the code allocates in the call's
@@ -51,6 +58,12 @@ inline constexpr size_t kMinPooledBytes = size_t(1) << 20;
 void *poolAlloc(size_t bytes);
 /// Frees a pointer from poolAlloc (pooled or not); null is ignored.
 void poolFree(void *ptr);
+/// In AddressSanitizer builds, makes the bytes of the block `ptr` (from
+/// poolAlloc, pooled or not) from `usedBytes` on unaddressable until it is
+/// freed. The CPU backend calls it with the extent of the results it hands
+/// out, which is less than what the code asked for (compiled code pads an
+/// allocation to align it). A no-op in other builds.
+void poolPoisonTail(void *ptr, size_t usedBytes);
 
 struct BufferPoolStats {
   uint64_t hits = 0, misses = 0; ///< pooled-size allocations
