@@ -15,23 +15,11 @@
 import os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
 import numpy as np
-from kiln_testing import run, KilnRunError
+from kiln_testing import run, KilnRunError, Suite, ttype as T
 
-rng = np.random.default_rng(25)
-passed = failed = 0
-
-
-def record(label, ok, msg=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: %s %s" % (label, msg))
-
-
-def T(shape, elem):
-    return "tensor<%s%s>" % ("".join("%dx" % d for d in shape), elem)
+suite = Suite(__file__, seed=25)
+rng = suite.rng
+record = suite.record
 
 
 def module(shape, red, elem, acc, body, outs=2):
@@ -189,5 +177,4 @@ for k in [1, 5, 100]:
     check("sum and count 3x%d (refused)" % k, (3, k), [1], "f32", "f32", COUNT, count,
           rtol=1e-5)
 
-print("multi_reduction: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed or not passed else 0)
+suite.finish()

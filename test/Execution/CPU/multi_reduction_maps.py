@@ -15,23 +15,11 @@
 import os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
 import numpy as np
-from kiln_testing import run, KilnRunError
+from kiln_testing import run, KilnRunError, Suite, ttype as T
 
-rng = np.random.default_rng(26)
-passed = failed = 0
-
-
-def record(label, ok, msg=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: %s %s" % (label, msg))
-
-
-def T(shape, elem):
-    return "tensor<%s%s>" % ("".join("%dx" % d for d in shape), elem)
+suite = Suite(__file__, seed=26)
+rng = suite.rng
+record = suite.record
 
 
 def module(shape, iters, outs, elem, lines):
@@ -172,5 +160,4 @@ for s in [(3, 5), (4, 1), (1, 6)]:
           ["%v0 = arith.addf %o0, %a : f32", "%v1 = arith.addf %o1, %o0 : f32"],
           dependent)
 
-print("multi_reduction_maps: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed or not passed else 0)
+suite.finish()
