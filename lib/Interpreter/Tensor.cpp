@@ -251,6 +251,17 @@ int64_t numElements(llvm::ArrayRef<int64_t> shape) {
   return n;
 }
 
+bool isRowMajor(llvm::ArrayRef<int64_t> shape,
+                llvm::ArrayRef<int64_t> strides) {
+  int64_t expect = 1;
+  for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
+    if (shape[d] != 1 && strides[d] != expect)
+      return false;
+    expect *= shape[d];
+  }
+  return true;
+}
+
 llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape) {
   llvm::SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
@@ -559,11 +570,7 @@ llvm::Expected<Tensor> Tensor::clone() const {
   // A row-major ref (size-1 dims with any stride, any offset): one copy
   // (a compiled graph's copy-in of every ref argument; before, element by
   // element, one 4-byte memcpy each).
-  bool rowMajor = true;
-  for (int64_t d = rank - 1, expect = 1; d >= 0; expect *= dims[d], --d)
-    if (dims[d] != 1 && layout->strides[d] != expect)
-      rowMajor = false;
-  if (rowMajor) {
+  if (isRowMajor(dims, layout->strides)) {
     std::memcpy(dst, src + layout->offset * es, count * es);
     return created;
   }

@@ -24,15 +24,8 @@
 // the part of a block past what was asked for (the size class rounds up):
 // the pool hands its own mmap'd pages out again, so without this ASan saw
 // neither an overflow into a block's rounding nor a use after free of a
-// pooled block (docs/debugging.md, "Sanitizer builds").
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KILN_POOL_POISON 1
-#endif
-#endif
-#if !defined(KILN_POOL_POISON) && defined(__SANITIZE_ADDRESS__)
-#define KILN_POOL_POISON 1
-#endif
+// pooled block (docs/debugging.md, "Sanitizer builds"). KILN_POOL_POISON
+// is set by BufferPool.h.
 #ifdef KILN_POOL_POISON
 #include <sanitizer/allocator_interface.h>
 #include <sanitizer/asan_interface.h>
@@ -45,20 +38,17 @@ constexpr size_t kHugePage = size_t(2) << 20;
 
 // The parentheses call ASan's functions, not the no-op macros of the same
 // names that cmake/KilnAsanNoManualPoison.h defines for LLVM's headers.
-void poison(void *ptr, size_t bytes) {
 #ifdef KILN_POOL_POISON
+void poison(void *ptr, size_t bytes) {
   (__asan_poison_memory_region)(ptr, bytes);
-#else
-  (void)ptr, (void)bytes;
-#endif
 }
 void unpoison(void *ptr, size_t bytes) {
-#ifdef KILN_POOL_POISON
   (__asan_unpoison_memory_region)(ptr, bytes);
-#else
-  (void)ptr, (void)bytes;
-#endif
 }
+#else
+void poison(void *, size_t) {}
+void unpoison(void *, size_t) {}
+#endif
 
 size_t roundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
 

@@ -53,6 +53,10 @@ double roundToDType(double v, DType dt);
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 /// Row-major strides (in elements) of a shape.
 llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape);
+/// Whether elements laid out by `strides` are row-major and dense: the
+/// contiguous strides, except that a dim of size 1 may have any stride (so
+/// the elements are one block of `numElements(shape)` from the offset).
+bool isRowMajor(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides);
 
 /// The elements and bytes of a dense tensor.
 struct TensorSize {

@@ -1369,14 +1369,8 @@ static void writeBack(Tensor dst, const Tensor &value) {
   // ref was written back element by element (one 4-byte memcpy and a
   // stride walk per element: most of an optimizer step's call time,
   // docs/python.md "Benchmark: bench/optimizer_bench.py").
-  int64_t rank = shape.size(), expect = 1;
-  bool rowMajor = true;
-  for (int64_t d = rank - 1; d >= 0; --d) {
-    if (shape[d] != 1 && strides[d] != expect)
-      rowMajor = false;
-    expect *= shape[d];
-  }
-  if (rowMajor) {
+  int64_t rank = shape.size();
+  if (interp::isRowMajor(shape, strides)) {
     std::memcpy(out + dst.refOffset() * es, in, n * es);
     return;
   }
@@ -1538,9 +1532,11 @@ CPUExecutable::callValues(ArrayRef<Tensor> args, std::string &error) const {
         allocated ? ownerOf(allocated) : nullptr;
     if (n > 0 && owner && strides == interp::contiguousStrides(sizes)) {
       uint8_t *data = aligned + offset * esz;
-      size_t &extent = adoptedExtent[allocated];
-      extent = std::max(extent, size_t(data + n * esz -
-                                       static_cast<uint8_t *>(allocated)));
+      if constexpr (rt::kPoolPoisoning) {
+        size_t &extent = adoptedExtent[allocated];
+        extent = std::max(extent, size_t(data + n * esz -
+                                         static_cast<uint8_t *>(allocated)));
+      }
       out.push_back(Tensor::adopt(s.dtype, sizes, data, [owner] {}));
       continue;
     }

@@ -64,6 +64,22 @@ void poolFree(void *ptr);
 /// out, which is less than what the code asked for (compiled code pads an
 /// allocation to align it). A no-op in other builds.
 void poolPoisonTail(void *ptr, size_t usedBytes);
+/// Whether this translation unit is built with AddressSanitizer (pooled
+/// blocks poisoned; callers skip the bookkeeping poolPoisonTail needs when
+/// it is false).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_POOL_POISON 1
+#endif
+#endif
+#if !defined(KILN_POOL_POISON) && defined(__SANITIZE_ADDRESS__)
+#define KILN_POOL_POISON 1
+#endif
+#ifdef KILN_POOL_POISON
+inline constexpr bool kPoolPoisoning = true;
+#else
+inline constexpr bool kPoolPoisoning = false;
+#endif
 
 struct BufferPoolStats {
   uint64_t hits = 0, misses = 0; ///< pooled-size allocations
