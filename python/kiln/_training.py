@@ -48,11 +48,8 @@ EXTRA_DYNAMIC = contextvars.ContextVar("kiln_training_dynamic", default=None)
 
 def _gradient_edges(ops):
     """(result names, operand names) of each op line a gradient flows
-    through (not an `index` size, not a gradient barrier), in order; None
-    for a graph with regions (bodies reading outer values: not analysed)."""
-    if any(l.rstrip().endswith("{") or l.lstrip().startswith("}")
-           for l in ops):
-        return None
+    through (not an `index` size, not a gradient barrier, not an integer
+    or boolean result), in order; lines inside regions included."""
     edges = []
     for line in ops:
         if " = " not in line:
@@ -64,6 +61,28 @@ def _gradient_edges(ops):
         edges.append((_NAME.findall(lhs),
                       _NAME.findall(rhs.split(" : ", 1)[0])))
     return edges
+
+
+def _has_regions(ops):
+    """Whether op lines open or close a region (bodies reading outer values
+    that the line dataflow does not see)."""
+    return any(l.rstrip().endswith("{") or l.lstrip().startswith("}")
+               for l in ops)
+
+
+def _reach(graph, rg):
+    """{value name: bit mask of the arguments that require grad and reach
+    it along _gradient_edges} (bit j: argument j)."""
+    mask = {name: 1 << j for j, ((name, _, _), r) in
+            enumerate(zip(graph["args"], rg)) if r}
+    for lhs, operands in _gradient_edges(graph["ops"]):
+        m = 0
+        for o in operands:
+            m |= mask.get(o, 0)
+        if m:
+            for n in lhs:
+                mask[n] = mask.get(n, 0) | m
+    return mask
 
 
 _ELEMENT = re.compile(r"(?:tensor|!kt\.ref)<(?:(?:\?|\d+)x)*([a-z]+)")
@@ -83,20 +102,11 @@ def _float_results(rhs):
 
 def _result_arg_masks(graph, rg, results):
     """Per result, a bit mask of the arguments that require grad and reach
-    it through ops that are no gradient barrier (bit j: argument j). A
-    graph with regions: every such argument reaches every result."""
-    edges = _gradient_edges(graph["ops"])
-    if edges is None:
+    it (_reach). A graph with regions: every such argument reaches every
+    result."""
+    if _has_regions(graph["ops"]):
         return [sum(1 << j for j, r in enumerate(rg) if r)] * len(results)
-    mask = {name: 1 << j for j, ((name, _, _), r) in
-            enumerate(zip(graph["args"], rg)) if r}
-    for lhs, operands in edges:
-        m = 0
-        for o in operands:
-            m |= mask.get(o, 0)
-        if m:
-            for n in lhs:
-                mask[n] = mask.get(n, 0) | m
+    mask = _reach(graph, rg)
     return [mask.get(_NAME.match(name).group(0), 0)
             for name, _, _ in results]
 
@@ -157,24 +167,13 @@ def _saved_primals(module_text, func):
 
 
 def _requires_grad_outputs(graph, rg, results):
-    """Which results depend on an argument that requires grad (a dataflow
-    over the op lines), as PyTorch's requires_grad of the outputs; written
-    arguments' final values count like results."""
-    live = {name for (name, _, _), r in zip(graph["args"], rg) if r}
-    for line in graph["ops"]:
-        if " = " not in line:
-            continue
-        lhs, rhs = line.split(" = ", 1)
-        if rhs.startswith(("tensor.dim ", "arith.")):
-            continue  # an `index` size (FxImporter.index_of): no gradient
-        if "kg.stop_gradient" in rhs:
-            continue  # a gradient barrier (detach, torch.no_grad)
-        operands = _NAME.findall(rhs.split(" : ", 1)[0])
-        if any(o in live for o in operands):
-            live.update(_NAME.findall(lhs))
+    """Which results depend on an argument that requires grad (_reach over
+    the op lines, regions' lines included), as PyTorch's requires_grad of
+    the outputs; written arguments' final values count like results."""
+    live = _reach(graph, rg)
     # A result of a multi-result op is `%v#i` (the op's lhs `%v:N`): _NAME
     # reads both as `%v`.
-    return [_NAME.match(name).group(0) in live and dtype in _FLOATS
+    return [bool(live.get(_NAME.match(name).group(0))) and dtype in _FLOATS
             for name, _, dtype in results]
 
 
@@ -212,10 +211,9 @@ class Pair:
         # A result no argument that requires grad reaches (through
         # integer values, `x.argmax(1).float()`, or gradient barriers)
         # does not require grad, as in eager.
-        self.out_rg = [r and name not in no_grad and m != 0
-                       for r, (name, _, _), m in
+        self.out_rg = [r and name not in no_grad for r, (name, _, _) in
                        zip(_requires_grad_outputs(graph, rg, results),
-                           results, self.out_masks)]
+                           results)]
         # Arguments that require grad but reach no differentiable result
         # (`l.detach()` of an earlier graph's loss) get no gradient and
         # enter the Function detached (see call): a zero gradient would run
