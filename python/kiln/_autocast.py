@@ -138,6 +138,15 @@ def _pad_policy(args, kwargs):
     return None
 
 
+# The tables by lookup: torch callable -> policy, Tensor method -> policy.
+_BY_FUNCTION = {**{t: REFUSED for t in REFUSED_FUNCTIONS},
+                **{t: FP32 for t in FP32_FUNCTIONS},
+                **{t: LOWER for t in LOWER_FUNCTIONS}}
+_BY_METHOD = {**{t: REFUSED for t in REFUSED_METHODS},
+              **{t: FP32 for t in FP32_METHODS},
+              **{t: LOWER for t in LOWER_METHODS}}
+
+
 def policy(node, root, args, kwargs):
     """LOWER, FP32, REFUSED or None (the op follows its arguments' dtypes)
     for an op node made under CPU autocast."""
@@ -146,23 +155,11 @@ def policy(node, root, args, kwargs):
         if t is F.pad or t is _g(torch._C._nn, "pad"):
             return _pad_policy(args, kwargs)
         try:
-            if t in LOWER_FUNCTIONS:
-                return LOWER
-            if t in FP32_FUNCTIONS:
-                return FP32
-            if t in REFUSED_FUNCTIONS:
-                return REFUSED
+            return _BY_FUNCTION.get(t)
         except TypeError:  # unhashable target
             return None
-        return None
     if node.op == "call_method":
-        if t in LOWER_METHODS:
-            return LOWER
-        if t in FP32_METHODS:
-            return FP32
-        if t in REFUSED_METHODS:
-            return REFUSED
-        return None
+        return _BY_METHOD.get(t)
     if node.op == "call_module":
         m = root.get_submodule(t)
         if isinstance(m, LOWER_MODULES):
