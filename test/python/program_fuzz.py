@@ -64,7 +64,9 @@ class Gen:
         nd = self.env[name].ndim
         return self.rng.randrange(-nd, nd) if nd else None
 
-    def new_input(self, shape=None, kind=None, high=None):
+    def new_input(self, shape=None, kind=None, high=None, buffer=False):
+        """A new input of the program (`buffer`: a running statistic,
+        written by the program and never trained)."""
         r = self.rng
         if shape is None:
             shape = tuple(r.randint(1, 5) for _ in range(r.randint(1, 4)))
@@ -88,14 +90,20 @@ class Gen:
         else:
             t = torch.randint(-4, 5, shape, generator=torch.Generator()
                               .manual_seed(r.randrange(1 << 30)))
+        if buffer:
+            t.kiln_fuzz_buffer = True
         self.inputs.append((name, t))
         self.env[name] = t.clone()
         return name
 
+    def names(self):
+        """The names an expression may use besides the values."""
+        return {"torch": torch, "F": F}
+
     def emit(self, expr, inplace=False):
         """Runs `expr` (or the statement) on the examples; keeps it if eager
         accepts it."""
-        env = dict(self.env, torch=torch, F=F)
+        env = dict(self.env, **self.names())
         if inplace:
             saved = {n: v.clone() for n, v in self.env.items()}
             try:
@@ -380,11 +388,9 @@ class Gen:
             return "F.embedding(%s, %s)" % (idx, x)
         if op in ("batch_norm", "batch_norm1d"):
             c = sh[1]
-            rm = self.new_input((c,), 0.0)
-            rv = self.new_input((c,), "pos")
-            for n in (rm, rv):
-                # running statistics: buffers, not trained (check)
-                dict(self.inputs)[n].kiln_fuzz_buffer = True
+            # running statistics: buffers, not trained (check)
+            rm = self.new_input((c,), 0.0, buffer=True)
+            rv = self.new_input((c,), "pos", buffer=True)
             training = r.random() < 0.5 and all(
                 d > 1 for i, d in enumerate(sh) if i != 1)
             return "F.batch_norm(%s, %s, %s, training=%s, momentum=0.3)" % (
@@ -417,6 +423,9 @@ class Gen:
             return "F.group_norm(%s, 1)" % x
         return None
 
+    def arguments_made(self):
+        """Called when the program's first arguments exist."""
+
     TEMPLATES = [("t_unary", 4), ("t_binary", 4), ("t_reduce", 3),
                  ("t_view", 4), ("t_inplace", 2), ("t_index", 2),
                  ("t_matmul", 1), ("t_break", 1), ("t_nn", 3)]
@@ -425,6 +434,7 @@ class Gen:
         r = self.rng
         for _ in range(r.randint(1, 3)):
             self.new_input()
+        self.arguments_made()
         names = [n for n, w in self.TEMPLATES for _ in range(w)]
         n_ops = r.randint(3, 14)
         made = 0
@@ -435,6 +445,10 @@ class Gen:
                 self.new_input()
             e = getattr(self, r.choice(names))()
             if e is None:
+                continue
+            if isinstance(e, tuple) and e[0] == "done":
+                # (a template that emitted its own statements)
+                made += e[1]
                 continue
             if isinstance(e, tuple):
                 if self.emit(e[1], inplace=True):
@@ -448,11 +462,17 @@ class Gen:
         outs = r.sample(vals, min(len(vals), r.randint(1, 3)))
         if vals[-1] not in outs:
             outs.append(vals[-1])
+        return self.source(outs), [t for _, t in self.inputs]
+
+    def body(self, indent):
+        """The statements, indented (a statement may have several lines)."""
+        return "\n".join(indent + l for s in self.lines
+                         for l in s.split("\n"))
+
+    def source(self, outs):
         args = ", ".join(n for n, _ in self.inputs)
-        body = "\n".join("    " + l for l in self.lines)
-        src = "def prog(%s):\n%s\n    return (%s,)\n" % (
-            args, body or "    pass", ", ".join(outs))
-        return src, [t for _, t in self.inputs]
+        return "def prog(%s):\n%s\n    return (%s,)\n" % (
+            args, self.body("    ") or "    pass", ", ".join(outs))
 
 
 def _broadcasts(a, b):

@@ -1,0 +1,488 @@
+"""Random `torch.nn.Module` programs through kiln.compile against eager
+PyTorch: program_fuzz's statements inside a module's `forward`, with real
+layers (`nn.Linear`, `Conv2d`, `BatchNorm1d/2d` with random running
+statistics and `momentum=None`, `LayerNorm`, activations (one in place),
+`Sequential` blocks, `ModuleList` loops with residuals,
+`MultiheadAttention`, `TransformerEncoderLayer`, `Conv1d`, `Embedding`,
+pooling), parameters and buffers of the module used directly, buffers
+written by `forward`, and `self.training` deciding a value.
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m0 = torch.nn.Linear(5, 3)
+            self.register_buffer('b1', torch.zeros((), dtype=torch.float32))
+        def forward(self, a0):
+            v0 = self.m0(a0)
+            self.b1.add_(v0.detach().float().mean())
+            ...
+
+`check(...)` builds the module twice from the source with the same state
+(`load_state_dict`), compiles one with `kiln.compile(model)` and compares
+with eager, step by step:
+
+* `infer`: under `torch.no_grad()`, a call in train mode, one in eval
+  mode and one in train mode again (`model.train()` / `model.eval()` on
+  the compiled module): results, inputs after each call, every parameter
+  and buffer after each call.
+* `train`: three SGD steps (momentum 0.9) on each model: forward, a loss
+  over the float results, backward, `opt.step()`, `zero_grad()`; the
+  results of each step, the gradients of the first, every parameter and
+  buffer after the last. With `--whole-step` (or one seed in three, chosen
+  from the seed) the compiled function is the whole step (forward,
+  backward and `opt.step()` in one `kiln.compile`d function), else only
+  the model.
+
+A value mismatch passes when kiln's error against a float64 run of the same
+steps is no worse than 3x eager's (program_fuzz's rule).
+
+    KILN_BUILD_DIR=$PWD/build PYTHONPATH=python KILN_CACHE_DIR=off \\
+      /usr/bin/python3 test/python/module_fuzz.py --seeds 0-99 --mode train
+"""
+
+import argparse
+import random
+import sys
+import traceback
+
+import torch
+import torch.nn.functional as F
+
+import program_fuzz as pf
+from program_fuzz import FLOAT
+
+_ACTS = ["torch.nn.ReLU()", "torch.nn.GELU()", "torch.nn.SiLU()",
+         "torch.nn.Tanh()", "torch.nn.Sigmoid()", "torch.nn.LeakyReLU(0.1)",
+         "torch.nn.Hardswish()", "torch.nn.ELU()", "torch.nn.Softplus()",
+         "torch.nn.ReLU(inplace=True)"]
+
+
+class ModuleGen(pf.Gen):
+    """program_fuzz's generator writing a module: the first inputs are
+    `forward`'s arguments, weights and running statistics the templates
+    ask for later are the module's parameters and buffers, and layers are
+    submodules."""
+
+    def __init__(self, seed, mode):
+        super().__init__(seed, mode)
+        torch.manual_seed(seed)   # the layers' initial values
+        self.mod = torch.nn.Module()
+        self.in_body = False
+        self.n_attr = 0
+        self.init_lines = []      # __init__'s statements
+        self.state = {}           # the module's initial state_dict
+
+    def names(self):
+        return dict(super().names(), self=self.mod)
+
+    def _attr(self, prefix):
+        name = "%s%d" % (prefix, self.n_attr)
+        self.n_attr += 1
+        return name
+
+    def new_input(self, shape=None, kind=None, high=None, buffer=False):
+        name = super().new_input(shape, kind, high, buffer)
+        if not self.in_body:
+            return name
+        _, t = self.inputs.pop()
+        del self.env[name]
+        dt = str(t.dtype)
+        if t.dtype in FLOAT and not buffer:
+            attr = self._attr("p")
+            setattr(self.mod, attr, torch.nn.Parameter(t.clone()))
+            self.init_lines.append(
+                "self.%s = torch.nn.Parameter(torch.zeros(%r, dtype=%s))"
+                % (attr, tuple(t.shape), dt))
+        else:
+            attr = self._attr("b")
+            self.mod.register_buffer(attr, t.clone())
+            self.init_lines.append(
+                "self.register_buffer(%r, torch.zeros(%r, dtype=%s))"
+                % (attr, tuple(t.shape), dt))
+        self.state[attr] = t.clone()
+        return "self." + attr
+
+    def emit(self, expr, inplace=False):
+        # (a statement that fails part way must not leave the module's
+        # buffers written either)
+        saved = {k: v.clone() for k, v in self.mod.state_dict().items()}
+        out = super().emit(expr, inplace)
+        if out is None:
+            with torch.no_grad():
+                for k, v in self.mod.state_dict().items():
+                    v.copy_(saved[k])
+        return out
+
+    # ----- module templates
+
+    def _randomize(self, layer):
+        """Random running statistics and affine parameters: with the
+        defaults (0, 1, 1, 0) an eval-mode BatchNorm tests nothing."""
+        with torch.no_grad():
+            for m in layer.modules():
+                if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                    m.running_mean.uniform_(-0.5, 0.5)
+                    m.running_var.uniform_(0.5, 1.5)
+                if isinstance(m, (torch.nn.modules.batchnorm._BatchNorm,
+                                  torch.nn.LayerNorm)) and \
+                        m.weight is not None:
+                    m.weight.uniform_(0.5, 1.5)
+                    m.bias.uniform_(-0.5, 0.5)
+
+    def layer(self, ctor, call):
+        """Adds the submodule `ctor` and emits `call` (`{m}` the module,
+        `{x}`... filled by the caller); drops the submodule when eager
+        refuses the call."""
+        attr = self._attr("m")
+        try:
+            layer = eval(ctor, {"torch": torch})
+        except Exception:
+            return ("done", 0)
+        self._randomize(layer)
+        # (the initial state: the call below updates running statistics)
+        state = {"%s.%s" % (attr, k): v.clone()
+                 for k, v in layer.state_dict().items()}
+        self.mod.add_module(attr, layer)
+        if self.emit(call.format(m="self." + attr)) is None:
+            delattr(self.mod, attr)
+            return ("done", 0)
+        self.init_lines.append("self.%s = %s" % (attr, ctor))
+        self.state.update(state)
+        return ("done", 1)
+
+    def t_layer(self):
+        r = self.rng
+        x = self.pick(lambda v: v.dtype == torch.float32 and v.ndim >= 1
+                      and v.numel() > 0)
+        if x is None:
+            return None
+        sh = self.env[x].shape
+        f = sh[-1]
+        opts = ["linear", "mlp", "layer_norm", "act", "dropout0", "list"]
+        if len(sh) == 2:
+            opts += ["bn1d"]
+        if len(sh) == 3:
+            opts += ["conv1d"]
+            if f % 2 == 0:
+                opts += ["mha", "encoder"]
+        if len(sh) == 4:
+            opts += ["conv", "bn2d", "conv_block", "pool"]
+        op = r.choice(opts)
+        call = "{m}(%s)" % x
+        h = r.randint(1, 6)
+        if op == "linear":
+            ctor = "torch.nn.Linear(%d, %d, bias=%s)" % (f, h, r.random() < 0.8)
+        elif op == "mlp":
+            ctor = "torch.nn.Sequential(torch.nn.Linear(%d, %d), %s, " \
+                "torch.nn.Linear(%d, %d))" % (f, h, r.choice(_ACTS), h, f)
+        elif op == "layer_norm":
+            ctor = "torch.nn.LayerNorm(%d, elementwise_affine=%s)" % (
+                f, r.random() < 0.7)
+        elif op == "act":
+            ctor = r.choice(_ACTS)
+            if "inplace" in ctor:
+                # (in place on a value of its own: eager refuses a leaf)
+                call = "{m}(%s * 1.0)" % x
+        elif op == "dropout0":
+            ctor = "torch.nn.Dropout(0.0)"
+        elif op == "list":
+            # a ModuleList loop with a residual: the same layer kind n times
+            n = r.randint(1, 3)
+            ctor = "torch.nn.ModuleList([torch.nn.Linear(%d, %d) for _ in " \
+                "range(%d)])" % (f, f, n)
+            act = r.choice(["torch.relu", "torch.tanh", "F.gelu"])
+            name = "v%d" % self.counter
+            stmt = "%s = %s * 1.0\nfor _l in {m}:\n    %s = %s + %s(_l(%s))" \
+                % (name, x, name, name, act, name)
+            return self.layer_stmt(ctor, stmt, name)
+        elif op == "bn1d":
+            ctor = "torch.nn.BatchNorm1d(%d, momentum=%s)" % (
+                sh[1], r.choice(["0.1", "None", "0.5"]))
+        elif op == "bn2d":
+            ctor = "torch.nn.BatchNorm2d(%d, momentum=%s, affine=%s)" % (
+                sh[1], r.choice(["0.1", "None"]), r.random() < 0.8)
+        elif op == "conv":
+            c = sh[1]
+            g = r.choice([g for g in (1, 2, c) if c % g == 0])
+            k = r.randint(1, min(3, sh[2], sh[3]))
+            ctor = "torch.nn.Conv2d(%d, %d, %d, stride=%d, padding=%d, " \
+                "groups=%d, bias=%s)" % (c, g * r.randint(1, 2), k,
+                                         r.randint(1, 2), r.randint(0, k - 1),
+                                         g, r.random() < 0.7)
+        elif op == "conv_block":
+            c = sh[1]
+            ctor = "torch.nn.Sequential(torch.nn.Conv2d(%d, %d, 3, padding=1, " \
+                "bias=False), torch.nn.BatchNorm2d(%d), " \
+                "torch.nn.ReLU(inplace=True))" % (c, h, h)
+        elif op == "pool":
+            ctor = r.choice(["torch.nn.MaxPool2d(2)", "torch.nn.AvgPool2d(2)",
+                             "torch.nn.AdaptiveAvgPool2d(1)",
+                             "torch.nn.AdaptiveAvgPool2d((1, 2))"])
+        elif op == "conv1d":
+            k = r.randint(1, min(3, sh[2]))
+            ctor = "torch.nn.Conv1d(%d, %d, %d, padding=%d)" % (
+                sh[1], h, k, r.randint(0, k - 1))
+        elif op == "mha":
+            ctor = "torch.nn.MultiheadAttention(%d, %d, batch_first=True)" % (
+                f, r.choice([1, 2]))
+            call = r.choice(["{m}(%s, %s, %s)[0]" % (x, x, x),
+                             "{m}(%s, %s, %s, need_weights=False)[0]"
+                             % (x, x, x)])
+        elif op == "encoder":
+            ctor = "torch.nn.TransformerEncoderLayer(%d, %d, " \
+                "dim_feedforward=%d, dropout=0.0, batch_first=True, " \
+                "norm_first=%s)" % (f, r.choice([1, 2]), h, r.random() < 0.5)
+        else:
+            return None
+        return self.layer(ctor, call)
+
+    def layer_stmt(self, ctor, stmt, name):
+        """`layer` for a statement that binds `name`."""
+        attr = self._attr("m")
+        layer = eval(ctor, {"torch": torch})
+        state = {"%s.%s" % (attr, k): v.clone()
+                 for k, v in layer.state_dict().items()}
+        self.mod.add_module(attr, layer)
+        env = dict(self.env, **self.names())
+        try:
+            exec(stmt.format(m="self." + attr), env)
+        except Exception:
+            delattr(self.mod, attr)
+            return ("done", 0)
+        self.counter += 1
+        self.env[name] = env[name]
+        self.lines.append(stmt.format(m="self." + attr))
+        self.init_lines.append("self.%s = %s" % (attr, ctor))
+        self.state.update(state)
+        return ("done", 1)
+
+    def t_mode(self):
+        """A value that depends on the module's training flag."""
+        x = self.pick(self.fl)
+        if x is None:
+            return None
+        return self.rng.choice([
+            "({x} * 2 if self.training else {x} - 1)",
+            "(torch.relu({x}) if not self.training else {x}.abs())"]).format(
+                x=x)
+
+    def t_buffer(self):
+        """A buffer written by forward (a counter, a running mean), read
+        after the write."""
+        x = self.pick(self.fl)
+        if x is None:
+            return None
+        b = self.new_input((), 0.0, buffer=True)
+        stmt = self.rng.choice([
+            "%s.add_(%s.detach().float().mean())",
+            "%s.mul_(0.9).add_(0.1 * %s.detach().float().sum())",
+            "%s.copy_(%s.detach().float().amax())"]) % (b, x)
+        if not self.emit(stmt, inplace=True):
+            return ("done", 0)
+        y = self.pick(self.fl)
+        return ("done", 1 + (self.emit("%s * %s" % (y, b)) is not None))
+
+    TEMPLATES = pf.Gen.TEMPLATES + [("t_layer", 6), ("t_mode", 1),
+                                    ("t_buffer", 1)]
+
+    def arguments_made(self):
+        # (inputs made after forward's arguments are parameters, buffers)
+        self.in_body = True
+
+    def source(self, outs):
+        args = ", ".join(n for n, _ in self.inputs)
+        init = "\n".join("        " + l for l in self.init_lines)
+        return ("class M(torch.nn.Module):\n"
+                "    def __init__(self):\n"
+                "        super().__init__()\n%s\n"
+                "    def forward(self, %s):\n%s\n"
+                "        return (%s,)\n") % (
+                    init, args, self.body("        ") or "        pass",
+                    ", ".join(outs))
+
+
+def generate(seed, mode="infer"):
+    """(source, initial state_dict, forward's example inputs)"""
+    g = ModuleGen(seed, mode)
+    src, inputs = g.program()
+    return src, g.state, inputs
+
+
+def build(src, state, double=False):
+    ns = {"torch": torch, "F": F}
+    exec(compile(src, "<module_fuzz>", "exec"), ns)
+    m = ns["M"]()
+    m.load_state_dict({k: v.clone() for k, v in state.items()})
+    return m.double() if double else m
+
+
+def _sgd(m):
+    return torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+
+
+def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
+    """The scenario on one model: a list of (what, value) leaves to
+    compare (results per call, inputs after each call, gradients, the
+    module's state after each call). `compiled(model)` wraps the model (or
+    the whole training step) when given."""
+    leaves = []
+    ins = [t.clone() for t in inputs]
+    if mode == "infer":
+        fwd = compiled(model) if compiled else model
+        for i, training in enumerate((True, False, True)):
+            fwd.train(training)
+            with torch.no_grad():
+                out = fwd(*ins)
+            leaves.append(("call %d result" % i, out))
+            leaves += [("call %d input a%d" % (i, j), t)
+                       for j, t in enumerate(ins)]
+            leaves += [("call %d %s" % (i, k), v)
+                       for k, v in model.state_dict().items()]
+        return leaves
+    opt = _sgd(model)
+
+    def step(*xs):
+        out = model(*xs)
+        loss = pf._loss(out)
+        if loss is not None:
+            loss.backward()
+            opt.step()
+        return out, loss
+
+    if compiled and whole_step:
+        step = compiled(step)
+    fwd = compiled(model) if compiled and not whole_step else model
+    model.train()
+    for i in range(steps):
+        if whole_step:
+            out, loss = step(*ins)
+        else:
+            out = fwd(*ins)
+            loss = pf._loss(out)
+            if loss is not None:
+                loss.backward()
+                opt.step()
+        leaves.append(("step %d result" % i, out))
+        if i == 0:
+            leaves += [("step 0 grad %s" % k, p.grad)
+                       for k, p in model.named_parameters()]
+        opt.zero_grad(set_to_none=True)
+    leaves += [("input a%d" % j, t) for j, t in enumerate(ins)]
+    leaves += [(k, v) for k, v in model.state_dict().items()]
+    return leaves
+
+
+def check(src, state, inputs, backend="cpu", mode="infer", dynamic=None,
+          whole_step=False):
+    """None when kiln agrees with eager (or eager fails, or kiln refuses
+    cleanly), else a message."""
+    import kiln
+    try:
+        want = run(build(src, state), inputs, mode, whole_step=whole_step)
+    except Exception:
+        pf._count("eager failed")
+        return None
+    try:
+        got = run(build(src, state), inputs, mode,
+                  lambda f: kiln.compile(f, backend=backend, dynamic=dynamic),
+                  whole_step)
+    except kiln.Unsupported as ex:
+        pf._count("unsupported: " + str(ex).splitlines()[0][:80])
+        return None
+    except Exception as ex:
+        return "kiln raised %s: %s" % (type(ex).__name__,
+                                      str(ex).splitlines()[0][:300]
+                                      if str(ex) else "")
+    pf._count("compared")
+    if len(got) != len(want):
+        return "%d leaves vs eager %d" % (len(got), len(want))
+    found = None
+    for (what, g), (_, w) in zip(got, want):
+        if (g is None) != (w is None):
+            return "%s: %s vs eager %s" % (what, g is None and "None" or
+                                          "a value", w is None and "None"
+                                          or "a value")
+        if g is None:
+            continue
+        found = pf._close(g, w, what)
+        if found:
+            break
+    if found and "values differ" in found:
+        try:
+            ref = run(build(src, state, double=True),
+                      [t.double() if t.dtype == torch.float32 else t
+                       for t in inputs], mode, whole_step=whole_step)
+        except Exception:
+            return found
+        if _no_worse(got, want, ref):
+            pf._count("compared (float64 rule)")
+            return None
+    return found
+
+
+def _flat(v):
+    if isinstance(v, (tuple, list)):
+        return [x for e in v for x in _flat(e)]
+    return [v] if isinstance(v, torch.Tensor) else []
+
+
+def _no_worse(got, want, ref):
+    for (_, k), (_, e), (_, r) in zip(got, want, ref):
+        ks, es, rs = _flat(k), _flat(e), _flat(r)
+        if not len(ks) == len(es) == len(rs):
+            return False
+        for a, b, c in zip(ks, es, rs):
+            if a.dtype not in FLOAT or not a.numel():
+                continue
+            c = c.detach().double()
+            ek = (a.detach().double() - c).abs().max().item()
+            ee = (b.detach().double() - c).abs().max().item()
+            if not ek <= 3 * ee + 1e-5 * max(1.0, c.abs().max().item()):
+                return False
+    return True
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", default="0-99")
+    p.add_argument("--mode", default="infer", choices=["infer", "train"])
+    p.add_argument("--backend", default="cpu")
+    p.add_argument("--dynamic", action="store_true",
+                   help="kiln.compile(dynamic=True)")
+    p.add_argument("--whole-step", choices=["seed", "yes", "no"],
+                   default="seed", help="train: compile the whole step "
+                   "(forward, backward, opt.step()); 'seed': one seed in 3")
+    p.add_argument("--show", action="store_true", help="print each program")
+    a = p.parse_args()
+    bad = 0
+    for s in pf._seeds(a.seeds):
+        try:
+            src, state, inputs = generate(s, a.mode)
+        except Exception:
+            bad += 1
+            print("FINDING seed %d: the generator failed (a generator bug)"
+                  "\n%s" % (s, traceback.format_exc()), flush=True)
+            continue
+        whole = a.whole_step == "yes" or (a.whole_step == "seed" and
+                                          random.Random(s).random() < 1 / 3)
+        if a.show:
+            print("# seed %d%s\n%s" % (s, " (whole step)" if whole else "",
+                                       src))
+        try:
+            m = check(src, state, inputs, a.backend, a.mode,
+                      True if a.dynamic else None, whole)
+        except Exception:
+            m = "checker crashed: " + traceback.format_exc()
+        if m:
+            bad += 1
+            print("FINDING seed %d (%s, %s%s): %s\n%s" % (
+                s, a.mode, a.backend, ", whole step" if whole else "", m,
+                src), flush=True)
+    for k, v in sorted(pf.STATS.items(), key=lambda kv: -kv[1]):
+        print("%6d %s" % (v, k))
+    print("%d findings" % bad)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
