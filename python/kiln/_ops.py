@@ -638,7 +638,24 @@ def _layout(b, x):
 
 @tensor_attr("requires_grad")
 def _requires_grad(b, x):
-    return bool(x.arg is not None and x.arg.example.requires_grad)
+    """x.requires_grad as eager would answer it: an argument's own flag; a
+    computed value requires grad when grad is enabled where it is read, it
+    is floating (or complex), and an argument that requires grad reaches it
+    along the gradient edges of the ops so far (not through detach, no_grad
+    ops, integer values or running statistics). Code that branches on it
+    (a loss built from the outputs that require grad) took the False branch
+    for every computed value before."""
+    if x.arg is not None:
+        return bool(x.arg.example.requires_grad)
+    if not b.grad_enabled or b.node.meta.get("kiln_grad") is False or \
+            not (x.dtype.is_floating_point or x.dtype.is_complex) or \
+            x.name in b.no_grad_values:
+        return False
+    from kiln._training import _reach
+    graph = {"args": [(a.block_name, a.value.type, a.mutated)
+                      for a in b.args], "ops": b.lines}
+    rg = [bool(a.example.requires_grad) for a in b.args]
+    return bool(_reach(graph, rg).get(x.name, 0))
 
 
 @tensor_attr("T")

@@ -1587,44 +1587,85 @@ def _is_tensor(obj):
     return _isinstance(obj, torch.Tensor)
 
 
+def _referenced(f):
+    """The values function f names: its closure's cells and the globals
+    its code (nested code objects included: comprehensions, lambdas, inner
+    functions) reads by name (inspect.getclosurevars sees the top code
+    object only)."""
+    out = []
+    for cell in getattr(f, "__closure__", None) or ():
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:
+            pass   # (an empty cell)
+    g = getattr(f, "__globals__", {})
+    seen = set()
+    codes = [getattr(f, "__code__", None)]
+    while codes:
+        co = codes.pop()
+        if co is None:
+            continue
+        for name in co.co_names:
+            if name in g and name not in seen:
+                seen.add(name)
+                out.append(g[name])
+        codes.extend(c for c in co.co_consts if inspect.iscode(c))
+    return out
+
+
 def _user_globals(fn):
     """The globals dicts of the user's code a trace of `fn` runs: fn's (a
     module's: each of its submodules' classes' forward), and those of the
-    functions and modules fn's closure and globals name. Modules of torch
-    and kiln are left out."""
+    functions and modules fn's closure and globals name, followed through
+    the functions found (a helper that calls a helper; `import mylib` then
+    `mylib.loss(out)`: the module's globals serve every function defined
+    in it). Modules of torch, kiln and Python's standard library are left
+    out."""
     found = {}
+    seen = set()
 
-    def add(f):
+    def add(f, depth):
         f = getattr(f, "__func__", f)
         try:
             f = inspect.unwrap(f)
         except ValueError:
             return
         g = getattr(f, "__globals__", None)
-        if g is not None and not _internal_module(g.get("__name__")):
-            found[id(g)] = g
+        if g is None or _internal_module(g.get("__name__")) or \
+                id(f) in seen:
+            return
+        seen.add(id(f))
+        found[id(g)] = g
+        if depth < 4 and inspect.isfunction(f):
+            follow(f, depth + 1)
 
     def add_module(m):
         for sub in m.modules():
-            add(type(sub).forward)
+            add(type(sub).forward, 0)
+
+    def follow(f, depth):
+        for v in _referenced(f):
+            if _ORIG_ISINSTANCE(v, torch.nn.Module):
+                if depth == 0:
+                    add_module(v)
+            elif inspect.isfunction(v) or inspect.ismethod(v):
+                add(v, depth)
+            elif inspect.ismodule(v) and not _internal_module(v.__name__) \
+                    and v.__name__.split(".")[0] not in \
+                    sys.stdlib_module_names:
+                found[id(v.__dict__)] = v.__dict__
 
     if _ORIG_ISINSTANCE(fn, torch.nn.Module):
         add_module(fn)
         return list(found.values())
-    add(fn)
+    add(fn, 4)   # (its closure: below)
     owner = getattr(fn, "__self__", None)
     if _ORIG_ISINSTANCE(owner, torch.nn.Module):
         add_module(owner)
     try:
-        cv = inspect.getclosurevars(inspect.unwrap(
-            getattr(fn, "__func__", fn)))
-    except (TypeError, ValueError):
-        return list(found.values())
-    for v in list(cv.nonlocals.values()) + list(cv.globals.values()):
-        if _ORIG_ISINSTANCE(v, torch.nn.Module):
-            add_module(v)
-        elif inspect.isfunction(v) or inspect.ismethod(v):
-            add(v)
+        follow(inspect.unwrap(getattr(fn, "__func__", fn)), 0)
+    except ValueError:
+        pass
     return list(found.values())
 
 

@@ -365,8 +365,9 @@ class Gen:
         op = r.choice(opts)
         sh = v.shape
         if op == "linear":
-            w = self.new_input((r.randint(1, 5), sh[-1]), 0.0)
-            bias = (", " + self.new_input((self.env[w].shape[0],), 0.0)) \
+            n_out = r.randint(1, 5)
+            w = self.new_input((n_out, sh[-1]), 0.0)
+            bias = (", " + self.new_input((n_out,), 0.0)) \
                 if r.random() < 0.5 else ""
             return "F.linear(%s, %s%s)" % (x, w, bias)
         if op == "layer_norm":
