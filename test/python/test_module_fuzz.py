@@ -11,7 +11,10 @@ Found by module_fuzz (2026-11-30), each failing on the code before:
 * `isinstance(x, torch.Tensor)` in a helper the traced code reaches through
   a module (`import losses; losses.total(out)`) or through another helper
   was False for a traced tensor (isinstance was patched in the globals of
-  the compiled function and of the functions its closure names only)."""
+  the compiled function and of the functions its closure names only).
+* A buffer updated with the mean of a convolution's output
+  (`self.count.add_(conv(x).mean())`) crashed the process (a segfault in
+  kiln-cpu-conv-channels-last: a reduction of all dims has no `dim`)."""
 
 import os
 import sys
@@ -141,6 +144,32 @@ def test_isinstance_in_a_helper_of_a_helper(backend):
 
     x = torch.randn(4)
     torch.testing.assert_close(kiln.compile(f, backend=backend)(x), f(x))
+
+
+# ------------------------------------------------------------- crashes
+
+class _ConvMeanBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 2, 3, groups=2)
+        self.register_buffer("total", torch.zeros(()))
+
+    def forward(self, x):
+        y = self.conv(x)
+        self.total.add_(y.mean())
+        return y.sum() + y.amax() + x * self.total
+
+
+def test_buffer_updated_with_a_full_reduction_of_a_conv():
+    torch.manual_seed(0)
+    m1, m2 = _ConvMeanBuffer(), _ConvMeanBuffer()
+    m2.load_state_dict(m1.state_dict())
+    c = kiln.compile(m2, backend="cpu")
+    x = torch.randn(4, 2, 4, 3)
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(c(x), m1(x))
+    torch.testing.assert_close(m2.total, m1.total)
 
 
 # ------------------------------------------------------------- the fuzzer

@@ -257,9 +257,13 @@ unsigned rewriteBlock(Block &block) {
       // A reduction over H and W (global average pooling) of a twin: over
       // its dims 1 and 2 instead; with keepdim the [N, 1, 1, C] result is
       // the [N, C, 1, 1] one reshaped (same element order).
+      // (No `dim`: a reduction of all dims, left on the NCHW value; a null
+      // ArrayAttr cannot be iterated.)
       auto dims = op->getAttrOfType<ArrayAttr>("dim");
+      if (!dims)
+        continue;
       SmallVector<int64_t> d;
-      for (Attribute a : dims ? dims : ArrayAttr())
+      for (Attribute a : dims)
         if (auto i = dyn_cast<IntegerAttr>(a))
           d.push_back((i.getInt() + 4) % 4);
       llvm::sort(d);

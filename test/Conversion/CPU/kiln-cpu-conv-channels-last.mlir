@@ -159,6 +159,24 @@ func.func @pool(%x: tensor<?x4x6x6xf32>, %w: tensor<8x4x3x3xf32>, %y: tensor<?x8
 
 // -----
 
+// Reductions of all dims (no `dim` attribute) of a conv's result stay on the
+// NCHW value (the pass crashed on them: a null ArrayAttr iterated; found by
+// module_fuzz, a buffer updated with `conv(x).mean()`).
+// CHECK-LABEL: func.func @full_reductions(
+// CHECK: %[[C:.*]] = kt.conv2d
+// CHECK: kt.mean %[[C]] : (tensor<4x2x2x1xf32>) -> tensor<f32>
+// CHECK: kt.sum %[[C]] : (tensor<4x2x2x1xf32>) -> tensor<f32>
+// CHECK: kt.amax %[[C]] : (tensor<4x2x2x1xf32>) -> tensor<f32>
+func.func @full_reductions(%x: tensor<4x2x4x3xf32>, %w: tensor<2x1x3x3xf32>, %b: tensor<2xf32>) -> (tensor<f32>, tensor<f32>, tensor<f32>) {
+  %c = kt.conv2d %x, %w, %b {groups = 2} : (tensor<4x2x4x3xf32>, tensor<2x1x3x3xf32>, tensor<2xf32>) -> tensor<4x2x2x1xf32>
+  %m = kt.mean %c : (tensor<4x2x2x1xf32>) -> tensor<f32>
+  %s = kt.sum %c : (tensor<4x2x2x1xf32>) -> tensor<f32>
+  %a = kt.amax %c : (tensor<4x2x2x1xf32>) -> tensor<f32>
+  return %m, %s, %a : tensor<f32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
 // A max pool of a twin (resnet's stem): the pool reads the twin through a
 // permute of its own and gets a twin of its result; both go into the pool's
 // kernel, and kiln-cpu-pool-windows pools the [N, H, W, C] source directly
