@@ -906,6 +906,10 @@ class SegmentRun:
                 imp.output = tuple(uniq)
                 imp.name = name
                 result = imp.finish()
+                # A compiled module's tensor constants: on the module while
+                # the trace runs, in this dict after it (the final segment
+                # runs then: `_tensor_constant0` was not found).
+                result.constants = imp.module_constants
                 results = self.cache.run_segment(self, key, site, result)
                 prog = self.cache.programs.get(key)
             else:
@@ -1053,6 +1057,9 @@ class SegmentRun:
         imp.grad_enabled = self.grad_mode
         imp.root_loc = imp._loc_alias(_root_loc_text(old))
         imp.env = _ExternalEnv(self)
+        # (one dict for the whole trace: _tracer._constants_kept_off fills
+        # the first importer's)
+        imp.module_constants = old.module_constants
         self.importer = imp
         if self.tracer is not None:
             self.tracer.importer = imp

@@ -1782,7 +1782,9 @@ def _constants_kept_off(fn, importer):
                  if k not in before and k.startswith("_tensor_constant")}
         for k in found:
             del fn.__dict__[k]
-        importer.module_constants = found
+        # (in place: the programs of the graph breaks' segments share the
+        # dict, and the last segment runs after the trace)
+        importer.module_constants.update(found)
 
 
 # Methods of a real tensor (a global, a closure tensor, a constant the code

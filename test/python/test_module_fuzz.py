@@ -14,7 +14,12 @@ Found by module_fuzz (2026-11-30), each failing on the code before:
   the compiled function and of the functions its closure names only).
 * A buffer updated with the mean of a convolution's output
   (`self.count.add_(conv(x).mean())`) crashed the process (a segfault in
-  kiln-cpu-conv-channels-last: a reduction of all dims has no `dim`)."""
+  kiln-cpu-conv-channels-last: a reduction of all dims has no `dim`).
+* A compiled module whose forward makes a tensor constant
+  (`x[torch.tensor([0, 0, 1])]`) after a graph break failed with
+  "'M' object has no attribute '_tensor_constant0'" (the last segment runs
+  after the trace, when the constants are off the module, and its
+  importer had an empty dict of them)."""
 
 import os
 import sys
@@ -170,6 +175,29 @@ def test_buffer_updated_with_a_full_reduction_of_a_conv():
         for _ in range(2):
             torch.testing.assert_close(c(x), m1(x))
     torch.testing.assert_close(m2.total, m1.total)
+
+
+class _ConstantAfterBreak(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        y = torch.exp(x)
+        y = y[: max(1, int(y.abs().sum()) % 3)]    # a graph break
+        return x[torch.tensor([0, 0, 1])], self.lin(x), y
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_module_constant_after_a_graph_break(backend):
+    m = _ConstantAfterBreak()
+    c = kiln.compile(m, backend=backend)
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(2, 2)
+            for g, w in zip(c(x), m(x)):
+                torch.testing.assert_close(g, w)
+    assert not any(k.startswith("_tensor_constant") for k in m.__dict__)
 
 
 # ------------------------------------------------------------- the fuzzer
