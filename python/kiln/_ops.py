@@ -655,7 +655,8 @@ def _requires_grad(b, x):
     graph = {"args": [(a.block_name, a.value.type, a.mutated)
                       for a in b.args], "ops": b.lines}
     rg = [bool(a.example.requires_grad) for a in b.args]
-    return bool(_reach(graph, rg).get(x.name, 0))
+    # (a result of a multi-result op, `%v1#0`: the dataflow names the op)
+    return bool(_reach(graph, rg).get(x.name.split("#")[0], 0))
 
 
 @tensor_attr("T")

@@ -320,6 +320,15 @@ def _sgd(m):
     return torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
 
 
+def _snap(v):
+    """A copy of the values now: a result that is a view of an input (eager
+    returns the view, kiln a new tensor: docs/python.md, "Limits") would
+    otherwise show the later calls' writes to that input."""
+    if isinstance(v, (tuple, list)):
+        return type(v)(_snap(x) for x in v)
+    return v.detach().clone() if isinstance(v, torch.Tensor) else v
+
+
 def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
     """The scenario on one model: a list of (what, value) leaves to
     compare (results per call, inputs after each call, gradients, the
@@ -333,10 +342,10 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
             fwd.train(training)
             with torch.no_grad():
                 out = fwd(*ins)
-            leaves.append(("call %d result" % i, out))
-            leaves += [("call %d input a%d" % (i, j), t)
+            leaves.append(("call %d result" % i, _snap(out)))
+            leaves += [("call %d input a%d" % (i, j), _snap(t))
                        for j, t in enumerate(ins)]
-            leaves += [("call %d %s" % (i, k), v)
+            leaves += [("call %d %s" % (i, k), _snap(v))
                        for k, v in model.state_dict().items()]
         return leaves
     opt = _sgd(model)
@@ -362,9 +371,9 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
             if loss is not None:
                 loss.backward()
                 opt.step()
-        leaves.append(("step %d result" % i, out))
+        leaves.append(("step %d result" % i, _snap(out)))
         if i == 0:
-            leaves += [("step 0 grad %s" % k, p.grad)
+            leaves += [("step 0 grad %s" % k, _snap(p.grad))
                        for k, p in model.named_parameters()]
         opt.zero_grad(set_to_none=True)
     leaves += [("input a%d" % j, t) for j, t in enumerate(ins)]

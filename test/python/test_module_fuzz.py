@@ -27,6 +27,7 @@ import types
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import kiln
 import module_fuzz
@@ -47,7 +48,12 @@ def _flags(lin):
                  n.requires_grad, y.argmax(-1).requires_grad,
                  (y.argmax(-1, keepdim=True).float() + x).requires_grad,
                  w.requires_grad, x.requires_grad, y.t()[0].requires_grad,
-                 (y.clone().zero_() + 1).requires_grad]
+                 (y.clone().zero_() + 1).requires_grad,
+                 # results of multi-result ops (`%v1#0`)
+                 y.max(-1)[0].requires_grad, y.max(-1)[1].requires_grad,
+                 F.batch_norm(y, torch.zeros(3), torch.ones(3),
+                              training=True).requires_grad,
+                 torch.var_mean(y, 0)[1].requires_grad]
         out = x.sum() * 0
         for i, flag in enumerate(flags):
             out = out + (2.0 ** i if flag else 0.0)
@@ -57,13 +63,15 @@ def _flags(lin):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("grad", [True, False])
-def test_requires_grad_of_computed_values_matches_eager(backend, grad):
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_requires_grad_of_computed_values_matches_eager(backend, grad,
+                                                        dynamic):
     lin = torch.nn.Linear(3, 3)
     f = _flags(lin)
     x, w = torch.randn(2, 3), torch.randn(3, requires_grad=True)
     with torch.set_grad_enabled(grad):
         want = f(x, w)
-        got = kiln.compile(f, backend=backend)(x, w)
+        got = kiln.compile(f, backend=backend, dynamic=dynamic)(x, w)
     assert got.item() == want.item()
 
 
