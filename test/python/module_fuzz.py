@@ -317,7 +317,9 @@ def build(src, state, double=False):
 
 
 def _sgd(m):
-    return torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+    # (a small lr: the loss is a weighted sum, its gradients large; a big
+    # step makes the next steps chaotic, rounding differences grow)
+    return torch.optim.SGD(m.parameters(), lr=0.002, momentum=0.9)
 
 
 def _snap(v):
