@@ -1045,6 +1045,11 @@ class SegmentRun:
 
     def attr(self, qualname):
         from ._fx_import import raw_getattr
+        consts = self.importer.module_constants
+        if qualname in consts:
+            # (a tensor constant of a compiled module, off the module once
+            # the trace is over: the last segment runs eagerly after it)
+            return consts[qualname]
         obj = self.tracer.root
         for part in qualname.split("."):
             obj = raw_getattr(obj, part)

@@ -282,8 +282,72 @@ class ModuleGen(pf.Gen):
         y = self.pick(self.fl)
         return ("done", 1 + (self.emit("%s * %s" % (y, b)) is not None))
 
+    def t_scalar(self):
+        """A Python number attribute of the module (the harness changes it
+        between calls: a guard on the module's attribute)."""
+        x = self.pick(self.fl)
+        if x is None:
+            return None
+        attr = self._attr("s")
+        v = round(self.rng.uniform(0.2, 2.0), 3)
+        setattr(self.mod, attr, v)
+        e = self.emit(self.rng.choice(["{x} * self.{a}", "{x} + self.{a}",
+                                       "F.leaky_relu({x}, self.{a} / 4)"])
+                      .format(x=x, a=attr))
+        if e is None:
+            delattr(self.mod, attr)
+            return ("done", 0)
+        self.init_lines.append("self.%s = %r" % (attr, v))
+        return ("done", 1)
+
+    def t_reuse(self):
+        """A layer called again (its parameters used twice: gradients add
+        up), or tied to a new layer of the same shape (one Parameter in two
+        modules: the optimizer sees it once)."""
+        lins = [n for n, m in self.mod.named_children()
+                if isinstance(m, torch.nn.Linear)]
+        if not lins:
+            return None
+        name = self.rng.choice(lins)
+        lin = getattr(self.mod, name)
+        x = self.pick(lambda v: v.dtype == torch.float32 and v.ndim >= 1
+                      and v.shape[-1] == lin.in_features)
+        if x is None:
+            return None
+        if self.rng.random() < 0.5:
+            return ("done", int(self.emit("self.%s(%s)" % (name, x))
+                                is not None))
+        ctor = "torch.nn.Linear(%d, %d, bias=%s)" % (
+            lin.in_features, lin.out_features, lin.bias is not None)
+        attr = self._attr("m")
+        twin = eval(ctor, {"torch": torch})
+        twin.weight = lin.weight
+        self.mod.add_module(attr, twin)
+        if self.emit("self.%s(%s)" % (attr, x)) is None:
+            delattr(self.mod, attr)
+            return ("done", 0)
+        self.init_lines.append("self.%s = %s" % (attr, ctor))
+        self.init_lines.append("self.%s.weight = self.%s.weight"
+                               % (attr, name))
+        if lin.bias is not None:
+            self.state["%s.bias" % attr] = twin.bias.detach().clone()
+        return ("done", 1)
+
+    def t_param_write(self):
+        """forward writes a parameter under no_grad (a weight clamp, a
+        renormalization), then uses it."""
+        ps = [n for n, p in self.mod.named_parameters()]
+        if not ps:
+            return None
+        name = self.rng.choice(ps)
+        stmt = "with torch.no_grad():\n    self.%s.%s" % (
+            name, self.rng.choice(["clamp_(-0.5, 0.5)", "mul_(0.9)",
+                                   "div_(self.%s.norm() + 1)" % name]))
+        return ("stmt", stmt)
+
     TEMPLATES = pf.Gen.TEMPLATES + [("t_layer", 6), ("t_mode", 1),
-                                    ("t_buffer", 1)]
+                                    ("t_buffer", 1), ("t_scalar", 1),
+                                    ("t_reuse", 1), ("t_param_write", 1)]
 
     def arguments_made(self):
         # (inputs made after forward's arguments are parameters, buffers)
@@ -331,6 +395,15 @@ def _snap(v):
     return v.detach().clone() if isinstance(v, torch.Tensor) else v
 
 
+def _change_scalars(model):
+    """The module's number attributes (`self.s3 = 0.5`) changed, as a user
+    changes a hyperparameter between calls: the compiled module must see
+    the new value (a guard fails, a recompile), not keep the old one."""
+    for k, v in list(vars(model).items()):
+        if k[:1] == "s" and k[1:].isdigit() and isinstance(v, float):
+            setattr(model, k, round(v * 1.5, 3))
+
+
 def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
     """The scenario on one model: a list of (what, value) leaves to
     compare (results per call, inputs after each call, gradients, the
@@ -341,6 +414,8 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
     if mode == "infer":
         fwd = compiled(model) if compiled else model
         for i, training in enumerate((True, False, True)):
+            if i == 2:
+                _change_scalars(model)
             fwd.train(training)
             with torch.no_grad():
                 out = fwd(*ins)
@@ -365,6 +440,8 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
     fwd = compiled(model) if compiled and not whole_step else model
     model.train()
     for i in range(steps):
+        if i == 2:
+            _change_scalars(model)
         if whole_step:
             out, loss = step(*ins)
         else:

@@ -208,6 +208,34 @@ def test_module_constant_after_a_graph_break(backend):
     assert not any(k.startswith("_tensor_constant") for k in m.__dict__)
 
 
+class _ConstantInAnEagerSegment(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = self.lin(x)
+        n = len(x.nonzero())                          # a graph break
+        x.index_select(1, torch.tensor([1])) * n      # (unused)
+        return y
+
+
+@pytest.mark.filterwarnings("ignore::kiln.KilnWarning")
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_module_constant_in_a_segment_run_eagerly(dynamic):
+    """The last segment has no tensor results to train: it runs eagerly
+    after the trace, reading the constant (before: AttributeError)."""
+    torch.manual_seed(0)
+    m1, m2 = _ConstantInAnEagerSegment(), _ConstantInAnEagerSegment()
+    m2.load_state_dict(m1.state_dict())
+    c = kiln.compile(m2, backend="cpu", dynamic=dynamic)
+    for _ in range(2):
+        x = torch.randn(2, 2, 3)
+        c(x).sum().backward()
+        m1(x).sum().backward()
+    torch.testing.assert_close(m2.lin.weight.grad, m1.lin.weight.grad)
+
+
 # ------------------------------------------------------------- the fuzzer
 
 SEEDS = int(os.environ.get("KILN_MODULE_FUZZ_SEEDS", "15"))
