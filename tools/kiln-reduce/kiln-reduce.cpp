@@ -28,6 +28,7 @@
 
 #include "kiln/Dialect/KG/IR/KGDialect.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Reduce/Reductions.h"
 #include "kiln/Support/NPY.h"
 #include "kiln/Support/OutputFiles.h"
 
@@ -40,6 +41,8 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Reducer/Passes.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/BitVector.h"
@@ -125,6 +128,28 @@ static cl::opt<unsigned>
                                        "(0: no limit); a run that takes longer "
                                        "is not interesting"),
                    cl::init(300), cl::cat(category));
+static cl::opt<bool> reduceTypes(
+    "reduce-types",
+    cl::desc("Shrink the arguments' types (static dims to 1 or halved, dims "
+             "dropped, dynamic dims made static, f64/f32 narrowed) while the "
+             "body's types re-infer and the problem stays (default: on)"),
+    cl::init(true), cl::cat(category));
+static cl::opt<bool> reduceValues(
+    "reduce-values",
+    cl::desc("Replace op results by an argument of their type or a zeros/ones "
+             "splat kt.constant when that removes ops (default: on)"),
+    cl::init(true), cl::cat(category));
+static cl::opt<bool> mlirReductionTree(
+    "mlir-reduction-tree",
+    cl::desc("Also run MLIR's reduction-tree pass (with the kt dialect's "
+             "reduction patterns) after Kiln's first round; kiln-reduce is "
+             "its interestingness test"),
+    cl::init(false), cl::cat(category));
+static cl::opt<bool> mlirTester(
+    "mlir-tester", cl::ReallyHidden,
+    cl::desc("Internal: run the test once on the input and exit 1 when it is "
+             "interesting, 0 when not (MLIR Tester's convention)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> verbose("verbose",
                              cl::desc("Print each step that helped to stderr"),
                              cl::cat(category));
@@ -527,6 +552,180 @@ static func::FuncOp findEntry(ModuleOp module, std::string &error) {
   return found;
 }
 
+//===----------------------------------------------------------------------===//
+// Kiln's value and type reductions (kiln/Reduce/Reductions.h)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Tries rewrites of the entry of a reduced module, each on a copy that must
+/// verify and be smaller, and keeps those the test finds interesting.
+class Shrinker {
+public:
+  Shrinker(StringRef entry, std::function<bool(ModuleOp)> interesting)
+      : entry(entry.str()), interesting(std::move(interesting)) {}
+
+  /// Replaces an op result by an argument of its type, a zeros splat or a
+  /// ones splat, where that leaves fewer ops, or as many ops and fewer
+  /// arguments (dead ops and unused arguments are removed; first op first,
+  /// after each success from the start again).
+  bool reduceValues(OwningOpRef<ModuleOp> &current) {
+    bool progress = false;
+    for (unsigned i = 0;; ++i) {
+      auto fn = current->lookupSymbol<func::FuncOp>(entry);
+      Block &body = fn.getBody().front();
+      if (i >= body.getOperations().size() - 1)
+        break;
+      Operation *op = &*std::next(body.begin(), i);
+      if (op->hasTrait<OpTrait::ConstantLike>())
+        continue;
+      bool changed = false;
+      for (unsigned r = 0; r < op->getNumResults() && !changed; ++r) {
+        Value v = op->getResult(r);
+        if (v.use_empty())
+          continue;
+        std::optional<unsigned> arg;
+        for (BlockArgument a : body.getArguments())
+          if (a.getType() == v.getType()) {
+            arg = a.getArgNumber();
+            break;
+          }
+        std::string name = op->getName().getStringRef().str();
+        auto replace = [&](std::function<Value(func::FuncOp)> with) {
+          return [&, with](func::FuncOp f) -> LogicalResult {
+            Operation *o = &*std::next(f.getBody().front().begin(), i);
+            Value w = with(f);
+            if (!w)
+              return failure();
+            o->getResult(r).replaceAllUsesWith(w);
+            kiln::reduce::eraseDeadOps(f);
+            kiln::reduce::eraseUnusedArguments(f);
+            return success();
+          };
+        };
+        auto splat = [&](double x) {
+          return [=](func::FuncOp f) {
+            OpBuilder b(&f.getBody().front(), f.getBody().front().begin());
+            return kiln::reduce::createSplatConstant(b, f.getLoc(),
+                                                     v.getType(), x);
+          };
+        };
+        if (arg)
+          changed = tryRewrite(current,
+                               replace([&](func::FuncOp f) -> Value {
+                                 return f.getArgument(*arg);
+                               }),
+                               name + " result replaced by argument " +
+                                   std::to_string(*arg),
+                               /*fewerOps=*/true);
+        if (!changed)
+          changed = tryRewrite(current, replace(splat(0.0)),
+                               name + " result replaced by zeros", true);
+        if (!changed)
+          changed = tryRewrite(current, replace(splat(1.0)),
+                               name + " result replaced by ones", true);
+      }
+      if (changed) {
+        progress = true;
+        i = -1u; // from the start again
+      }
+    }
+    return progress;
+  }
+
+  /// Gives the arguments smaller types (kiln::reduce::typeCandidates, the
+  /// first that works; then the candidates of the new types again).
+  bool reduceTypes(OwningOpRef<ModuleOp> &current) {
+    bool progress = false;
+    while (true) {
+      auto fn = current->lookupSymbol<func::FuncOp>(entry);
+      uint64_t bits = kiln::reduce::argumentBits(fn);
+      bool changed = false;
+      for (kiln::reduce::TypeCandidate &c :
+           kiln::reduce::typeCandidates(fn)) {
+        changed = tryRewrite(
+            current,
+            [&](func::FuncOp f) -> LogicalResult {
+              if (failed(kiln::reduce::retypeArguments(f, c.argTypes)))
+                return failure();
+              return success(kiln::reduce::argumentBits(f) < bits);
+            },
+            c.what, /*fewerOps=*/false);
+        if (changed)
+          break;
+      }
+      if (!changed)
+        return progress;
+      progress = true;
+    }
+  }
+
+private:
+  bool tryRewrite(OwningOpRef<ModuleOp> &current,
+                  llvm::function_ref<LogicalResult(func::FuncOp)> rewrite,
+                  StringRef what, bool fewerOps) {
+    OwningOpRef<ModuleOp> c = current->clone();
+    auto fn = c->lookupSymbol<func::FuncOp>(entry);
+    if (failed(rewrite(fn)) || failed(verify(*c)))
+      return false;
+    // (ops, arguments) must get smaller, in that order.
+    auto size = [&](ModuleOp m) {
+      auto f = m.lookupSymbol<func::FuncOp>(entry);
+      return std::make_pair(kiln::reduce::countOps(m), f.getNumArguments());
+    };
+    if (fewerOps && size(*c) >= size(*current))
+      return false;
+    if (!interesting(*c))
+      return false;
+    current = std::move(c);
+    if (verbose)
+      llvm::errs() << "kiln-reduce: " << what << ": "
+                   << kiln::reduce::countOps(*current) << " ops left\n";
+    return true;
+  }
+
+  std::string entry;
+  std::function<bool(ModuleOp)> interesting;
+};
+} // namespace
+
+/// MLIR's reduction-tree pass over `module`, with the patterns of the
+/// dialects' DialectReductionPatternInterface (the kt dialect's:
+/// kiln/Reduce/Reductions.h). Its test is this executable in --mlir-tester
+/// mode with the same test options.
+static LogicalResult runMLIRReductionTree(ModuleOp module, const char *argv0,
+                                          StringRef entry) {
+  ReductionTreePassOptions options;
+  options.testerName = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&runMLIRReductionTree));
+  auto &args = options.testerArgs;
+  args.push_back("--mlir-tester");
+  args.push_back("--entry=" + entry.str());
+  args.push_back("--timeout=" + std::to_string(timeoutSeconds));
+  if (!testCommand.empty()) {
+    args.push_back("--test=" + testCommand);
+    for (const std::string &a : testArgs)
+      args.push_back("--test-arg=" + a);
+  } else if (!crashPipeline.empty()) {
+    args.push_back("--crash=" + crashPipeline);
+    args.push_back("--match=" + crashMatch);
+  } else {
+    if (accuracyCPU)
+      args.push_back("--accuracy");
+    else
+      args.push_back("--accuracy-pipeline=" + accuracyPipeline);
+    args.push_back("--seed=" + std::to_string(accuracySeed));
+    std::string tol;
+    llvm::raw_string_ostream(tol) << "--rtol=" << relTol.getValue();
+    args.push_back(tol);
+    tol.clear();
+    llvm::raw_string_ostream(tol) << "--atol=" << absTol.getValue();
+    args.push_back(tol);
+  }
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  pm.addPass(createReductionTreePass(options));
+  return pm.run(module);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   kiln::installToolFatalErrorHandlers("kiln-reduce");
@@ -535,15 +734,17 @@ int main(int argc, char **argv) {
       argc, argv,
       "Kiln minifier: reduces a func.func while a test command (exit status "
       "0) still finds it interesting. See docs/debugging.md.\n");
+  // (--mlir-tester: an input it cannot test is not interesting: exit 0.)
   auto fail = [](const Twine &msg) {
     llvm::errs() << "kiln-reduce: error: " << msg << "\n";
-    return 1;
+    return mlirTester ? 0 : 1;
   };
 
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registry.insert<kiln::kt::KTDialect, kiln::kg::KGDialect>();
+  kiln::reduce::registerReductionPatternInterfaces(registry);
   MLIRContext context(registry);
   context.allowUnregisteredDialects(false);
 
@@ -632,10 +833,10 @@ int main(int argc, char **argv) {
     if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
             "kiln-reduce", scratch.dir))
       return fail("cannot create a temporary directory: " + ec.message());
-  Reducer reducer(*module, entry, temp);
+  std::function<bool(StringRef path, StringRef entry)> test;
   std::string what;
   if (!testCommand.empty()) {
-    reducer.test = [&](StringRef path, StringRef) {
+    test = [&](StringRef path, StringRef) {
       SmallVector<StringRef> args = {testCommand};
       for (const std::string &a : testArgs)
         args.push_back(a);
@@ -644,13 +845,13 @@ int main(int argc, char **argv) {
     };
     what = "'" + testCommand + "' does not exit with 0 on it";
   } else if (!crashPipeline.empty()) {
-    reducer.test = [&](StringRef path, StringRef) {
+    test = [&](StringRef path, StringRef) {
       return crashTest(kilnOpt, scratch, match, path);
     };
     what = "kiln-opt with '" + crashPipeline +
            "' neither crashes on it nor prints what --match finds";
   } else {
-    reducer.test = [&](StringRef path, StringRef entry) {
+    test = [&](StringRef path, StringRef entry) {
       return accuracyTest(kilnOpt, kilnRun, scratch, path, entry);
     };
     what = accuracyPipeline.empty()
@@ -659,17 +860,67 @@ int main(int argc, char **argv) {
                : "the interpreter gives the same results after '" +
                      accuracyPipeline + "' (or a run fails)";
   }
-  {
-    OwningOpRef<ModuleOp> same = module->clone();
-    if (!reducer.interesting(*same))
-      return fail("the input is not interesting: " + what);
+  // --mlir-tester: MLIR's reduction-tree pass runs kiln-reduce on each of
+  // its candidates (it verified them) to ask the test: 1 is interesting.
+  if (mlirTester)
+    return test(inputFile, entry.getSymName()) ? 1 : 0;
+
+  // From here on, candidates that do not verify are only rejected: their
+  // diagnostics are not the user's business.
+  ScopedDiagnosticHandler silence(&context, [](Diagnostic &) {
+    return success();
+  });
+  std::string entrySym = entry.getSymName().str();
+  unsigned runs = 0;
+  auto interesting = [&](ModuleOp m) {
+    std::error_code ec;
+    {
+      llvm::raw_fd_ostream os(temp, ec);
+      if (ec)
+        return false;
+      m.print(os);
+    }
+    ++runs;
+    return test(temp, entrySym);
+  };
+  if (!interesting(*module))
+    return fail("the input is not interesting: " + what);
+  unsigned before = kiln::reduce::countOps(*module);
+
+  // Rounds: Kiln's op steps (Reducer), [MLIR's reduction tree, once], then
+  // Kiln's value and type reductions on the result; again while those
+  // help. Every accepted candidate is smaller by (ops, argument bits), so
+  // the rounds end.
+  OwningOpRef<ModuleOp> current = module->clone();
+  bool treeDone = false;
+  while (true) {
+    {
+      auto fn = current->lookupSymbol<func::FuncOp>(entrySym);
+      Reducer reducer(*current, fn, temp);
+      reducer.test = test;
+      OwningOpRef<ModuleOp> reduced = reducer.run();
+      runs += reducer.runs;
+      if (!reduced)
+        return fail("internal error: the reduced module does not verify");
+      current = std::move(reduced);
+    }
+    if (mlirReductionTree && !treeDone) {
+      treeDone = true;
+      if (failed(runMLIRReductionTree(*current, argv[0], entrySym)))
+        return fail("MLIR's reduction-tree pass failed");
+      if (verbose)
+        llvm::errs() << "kiln-reduce: MLIR's reduction tree: "
+                     << kiln::reduce::countOps(*current) << " ops left\n";
+    }
+    Shrinker shrinker(entrySym, interesting);
+    bool progress = reduceValues && shrinker.reduceValues(current);
+    progress |= reduceTypes && shrinker.reduceTypes(current);
+    if (!progress)
+      break;
   }
-  unsigned before = Reducer::liveOps(*module);
-  OwningOpRef<ModuleOp> reduced = reducer.run();
-  if (!reduced)
-    return fail("internal error: the reduced module does not verify");
+  OwningOpRef<ModuleOp> reduced = std::move(current);
   llvm::errs() << "kiln-reduce: " << before << " -> "
-               << Reducer::liveOps(*reduced) << " ops, " << reducer.runs
+               << kiln::reduce::countOps(*reduced) << " ops, " << runs
                << " test runs\n";
   if (outputFile == "-") {
     reduced->print(llvm::outs());
