@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/KG/IR/KGDialect.h"
+#include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
 #include "kiln/Reduce/Reductions.h"
 #include "kiln/Support/NPY.h"
@@ -35,6 +36,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
@@ -169,14 +171,14 @@ struct Candidate {
 
 class Reducer {
 public:
-  Reducer(ModuleOp original, func::FuncOp entry, StringRef tempPath)
-      : original(original), entryName(entry.getSymName().str()),
+  Reducer(ModuleOp original, FunctionOpInterface entry, StringRef tempPath)
+      : original(original), entryName(entry.getName().str()),
         tempPath(tempPath.str()) {
-    for (Operation &op : entry.getBody().front().without_terminator())
+    for (Operation &op : entry.getFunctionBody().front().without_terminator())
       ops.push_back(&op);
     current.keep.assign(ops.size(), true);
-    auto ret = cast<func::ReturnOp>(entry.getBody().front().getTerminator());
-    for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+    Operation *ret = entry.getFunctionBody().front().getTerminator();
+    for (unsigned i = 0; i < ret->getNumOperands(); ++i)
       current.results.push_back(i);
   }
 
@@ -185,22 +187,22 @@ public:
   OwningOpRef<ModuleOp> build(const Candidate &c,
                               std::vector<bool> *alive = nullptr) {
     OwningOpRef<ModuleOp> module = original.clone();
-    auto fn = module->lookupSymbol<func::FuncOp>(entryName);
-    Block &body = fn.getBody().front();
+    auto fn = cast<FunctionOpInterface>(module->lookupSymbol(entryName));
+    Block &body = fn.getFunctionBody().front();
     SmallVector<Operation *> cloned;
     for (Operation &op : body.without_terminator())
       cloned.push_back(&op);
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    // func.return or kg.return: its operands are replaced.
+    Operation *ret = body.getTerminator();
     SmallVector<Value> returned;
     if (c.earlier)
       returned.push_back(cloned[c.earlier->first]->getResult(
           c.earlier->second));
     else
       for (unsigned i : c.results)
-        returned.push_back(ret.getOperand(i));
-    OpBuilder b(ret);
-    auto newRet = func::ReturnOp::create(b, ret.getLoc(), returned);
-    ret.erase();
+        returned.push_back(ret->getOperand(i));
+    ret->setOperands(returned);
+    Operation *newRet = ret;
     // Removed ops: their results that kept code uses become arguments.
     for (unsigned i = cloned.size(); i-- > 0;) {
       if (c.keep[i])
@@ -238,9 +240,9 @@ public:
     }
     SmallVector<Type> inputs(body.getArgumentTypes());
     SmallVector<Type> outputs;
-    for (Value v : newRet.getOperands()) // (cut values are arguments now)
+    for (Value v : newRet->getOperands()) // (cut values are arguments now)
       outputs.push_back(v.getType());
-    fn.setFunctionType(FunctionType::get(fn.getContext(), inputs, outputs));
+    fn.setType(FunctionType::get(fn.getContext(), inputs, outputs));
     // Argument attributes no longer line up with the arguments.
     fn.removeArgAttrsAttr();
     fn.removeResAttrsAttr();
@@ -279,7 +281,9 @@ public:
 
   static unsigned liveOps(ModuleOp m) {
     unsigned n = 0;
-    m.walk([&](Operation *op) { n += !isa<ModuleOp, func::FuncOp>(op); });
+    m.walk([&](Operation *op) {
+      n += !isa<ModuleOp>(op) && !isa<FunctionOpInterface>(op);
+    });
     return n;
   }
 
@@ -523,32 +527,36 @@ static bool accuracyTest(StringRef kilnOpt, StringRef kilnRun,
   return run(transformed, other, "interpreter") && resultsDiffer(ref, other);
 }
 
-/// The entry: --entry, else the only function with a body that no symbol
-/// use refers to.
-static func::FuncOp findEntry(ModuleOp module, std::string &error) {
+/// The entry: --entry, else the only function (a func.func or a
+/// kg.program) with a body that no symbol use refers to.
+static FunctionOpInterface findEntry(ModuleOp module, std::string &error) {
   if (!entryName.empty()) {
-    auto fn = module.lookupSymbol<func::FuncOp>(entryName);
-    if (!fn || fn.isExternal()) {
-      error = "no func.func with a body named '" + entryName + "'";
+    auto fn = dyn_cast_or_null<FunctionOpInterface>(
+        module.lookupSymbol(entryName));
+    if (!fn || fn.isExternal() || !isa<func::FuncOp, kiln::kg::ProgramOp>(fn)) {
+      error = "no func.func or kg.program with a body named '" + entryName +
+              "'";
       return nullptr;
     }
     return fn;
   }
-  func::FuncOp found;
-  for (auto fn : module.getOps<func::FuncOp>()) {
+  FunctionOpInterface found;
+  for (Operation &op : module.getOps()) {
+    if (!isa<func::FuncOp, kiln::kg::ProgramOp>(op))
+      continue;
+    auto fn = cast<FunctionOpInterface>(op);
     if (fn.isExternal() || !SymbolTable::symbolKnownUseEmpty(fn, module))
       continue;
     if (found) {
       error = "several functions could be the one to reduce (@" +
-              found.getSymName().str() + ", @" + fn.getSymName().str() +
+              found.getName().str() + ", @" + fn.getName().str() +
               "): name it with --entry";
       return nullptr;
     }
     found = fn;
   }
   if (!found)
-    error = "no func.func with a body that nothing calls (kiln-reduce "
-            "reduces a func.func; a kg.program is not supported yet)";
+    error = "no func.func or kg.program with a body that nothing calls";
   return found;
 }
 
@@ -785,20 +793,20 @@ int main(int argc, char **argv) {
   if ((accuracyCPU || !accuracyPipeline.empty()) && kilnRun.empty())
     return fail("kiln-run is neither next to kiln-reduce nor in PATH");
   std::string error;
-  func::FuncOp entry = findEntry(*module, error);
+  FunctionOpInterface entry = findEntry(*module, error);
   if (!entry)
     return fail(error);
   // A function the module uses (a graph function of a kg.program after
   // kiln-outline-graphs, a callee) is reduced on its own: its signature
   // changes. The new module holds it, public, and the functions it calls.
   if (!SymbolTable::symbolKnownUseEmpty(entry, *module)) {
-    llvm::errs() << "kiln-reduce: @" << entry.getSymName()
+    llvm::errs() << "kiln-reduce: @" << entry.getName()
                  << " is used by the module; reducing it on its own (the "
                     "rest of the module is dropped)\n";
     OpBuilder b(&context);
     OwningOpRef<ModuleOp> alone = ModuleOp::create(module->getLoc());
     b.setInsertionPointToEnd(alone->getBody());
-    SmallVector<func::FuncOp> todo = {entry};
+    SmallVector<func::FuncOp> todo = {cast<func::FuncOp>(entry)};
     llvm::SmallPtrSet<Operation *, 8> copied;
     while (!todo.empty()) {
       func::FuncOp fn = todo.pop_back_val();
@@ -811,11 +819,11 @@ int main(int argc, char **argv) {
       });
     }
     module = std::move(alone);
-    entry = module->lookupSymbol<func::FuncOp>(entry.getSymName());
-    entry.setPublic();
+    entry = module->lookupSymbol<func::FuncOp>(entry.getName());
+    SymbolTable::setSymbolVisibility(entry, SymbolTable::Visibility::Public);
     entry->removeAttr("kg.graph_function");
     if (failed(verify(*module)))
-      return fail("@" + entry.getSymName().str() +
+      return fail("@" + entry.getName().str() +
                   " does not verify on its own (it refers to symbols other "
                   "than functions)");
   }
@@ -863,14 +871,18 @@ int main(int argc, char **argv) {
   // --mlir-tester: MLIR's reduction-tree pass runs kiln-reduce on each of
   // its candidates (it verified them) to ask the test: 1 is interesting.
   if (mlirTester)
-    return test(inputFile, entry.getSymName()) ? 1 : 0;
+    return test(inputFile, entry.getName()) ? 1 : 0;
 
   // From here on, candidates that do not verify are only rejected: their
   // diagnostics are not the user's business.
   ScopedDiagnosticHandler silence(&context, [](Diagnostic &) {
     return success();
   });
-  std::string entrySym = entry.getSymName().str();
+  std::string entrySym = entry.getName().str();
+  // Kiln's value and type reductions work on a func.func; a kg.program is
+  // reduced by the op steps (graphs, breaks, guards and host ops cut, one
+  // graph kept).
+  bool isProgram = isa<kiln::kg::ProgramOp>(entry);
   unsigned runs = 0;
   auto interesting = [&](ModuleOp m) {
     std::error_code ec;
@@ -895,7 +907,7 @@ int main(int argc, char **argv) {
   bool treeDone = false;
   while (true) {
     {
-      auto fn = current->lookupSymbol<func::FuncOp>(entrySym);
+      auto fn = cast<FunctionOpInterface>(current->lookupSymbol(entrySym));
       Reducer reducer(*current, fn, temp);
       reducer.test = test;
       OwningOpRef<ModuleOp> reduced = reducer.run();
@@ -913,8 +925,9 @@ int main(int argc, char **argv) {
                      << kiln::reduce::countOps(*current) << " ops left\n";
     }
     Shrinker shrinker(entrySym, interesting);
-    bool progress = reduceValues && shrinker.reduceValues(current);
-    progress |= reduceTypes && shrinker.reduceTypes(current);
+    bool progress =
+        !isProgram && reduceValues && shrinker.reduceValues(current);
+    progress |= !isProgram && reduceTypes && shrinker.reduceTypes(current);
     if (!progress)
       break;
   }
