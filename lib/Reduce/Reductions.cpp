@@ -255,13 +255,13 @@ std::vector<reduce::TypeCandidate> reduce::typeCandidates(func::FuncOp fn) {
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   for (int64_t s : sizes)
     for (int64_t to : {int64_t(1), halve(s)})
-      if (to == 1 || halve(s) != 1) add("every dim of size " + std::to_string(s) + " to " +
-              std::to_string(to),
-          mapAll([&](unsigned, Type t) {
-            return mapDims(t, [&](unsigned, int64_t d) {
-              return d == s ? to : d;
-            });
-          }));
+      if (to == 1 || halve(s) != 1)
+        add("every dim of size " + std::to_string(s) + " to " +
+                std::to_string(to),
+            mapAll([&](unsigned, Type t) {
+              return mapDims(
+                  t, [&](unsigned, int64_t d) { return d == s ? to : d; });
+            }));
   // Each dim of each argument: to 1, or halved.
   for (auto [a, t] : llvm::enumerate(current)) {
     auto tensor = dyn_cast<RankedTensorType>(t);
@@ -275,9 +275,8 @@ std::vector<reduce::TypeCandidate> reduce::typeCandidates(func::FuncOp fn) {
         if (to != 1 && halve(d) == 1)
           continue;
         std::vector<Type> types = current;
-        types[a] = mapDims(t, [&](unsigned i, int64_t x) {
-          return i == k ? to : x;
-        });
+        types[a] =
+            mapDims(t, [&](unsigned i, int64_t x) { return i == k ? to : x; });
         add("dim " + std::to_string(k) + " of argument " + std::to_string(a) +
                 " to " + std::to_string(to),
             std::move(types));
@@ -299,9 +298,8 @@ std::vector<reduce::TypeCandidate> reduce::typeCandidates(func::FuncOp fn) {
       if (!ShapedType::isDynamic(d))
         continue;
       std::vector<Type> types = current;
-      types[a] = mapDims(t, [&](unsigned i, int64_t x) {
-        return i == k ? 1 : x;
-      });
+      types[a] =
+          mapDims(t, [&](unsigned i, int64_t x) { return i == k ? 1 : x; });
       add("dynamic dim " + std::to_string(k) + " of argument " +
               std::to_string(a) + " to 1",
           std::move(types));

@@ -36,11 +36,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -539,11 +539,11 @@ static bool accuracyTest(StringRef kilnOpt, StringRef kilnRun,
 /// kg.program) with a body that no symbol use refers to.
 static FunctionOpInterface findEntry(ModuleOp module, std::string &error) {
   if (!entryName.empty()) {
-    auto fn = dyn_cast_or_null<FunctionOpInterface>(
-        module.lookupSymbol(entryName));
+    auto fn =
+        dyn_cast_or_null<FunctionOpInterface>(module.lookupSymbol(entryName));
     if (!fn || fn.isExternal() || !isa<func::FuncOp, kiln::kg::ProgramOp>(fn)) {
-      error = "no func.func or kg.program with a body named '" + entryName +
-              "'";
+      error =
+          "no func.func or kg.program with a body named '" + entryName + "'";
       return nullptr;
     }
     return fn;
@@ -621,13 +621,12 @@ public:
         auto splat = [&](double x) {
           return [=](func::FuncOp f) {
             OpBuilder b(&f.getBody().front(), f.getBody().front().begin());
-            return kiln::reduce::createSplatConstant(b, f.getLoc(),
-                                                     v.getType(), x);
+            return kiln::reduce::createSplatConstant(b, f.getLoc(), v.getType(),
+                                                     x);
           };
         };
         if (arg)
-          changed = tryRewrite(current,
-                               replace([&](func::FuncOp f) -> Value {
+          changed = tryRewrite(current, replace([&](func::FuncOp f) -> Value {
                                  return f.getArgument(*arg);
                                }),
                                name + " result replaced by argument " +
@@ -656,8 +655,7 @@ public:
       auto fn = current->lookupSymbol<func::FuncOp>(entry);
       uint64_t bits = kiln::reduce::argumentBits(fn);
       bool changed = false;
-      for (kiln::reduce::TypeCandidate &c :
-           kiln::reduce::typeCandidates(fn)) {
+      for (kiln::reduce::TypeCandidate &c : kiln::reduce::typeCandidates(fn)) {
         changed = tryRewrite(
             current,
             [&](func::FuncOp f) -> LogicalResult {
@@ -883,9 +881,8 @@ int main(int argc, char **argv) {
 
   // From here on, candidates that do not verify are only rejected: their
   // diagnostics are not the user's business.
-  ScopedDiagnosticHandler silence(&context, [](Diagnostic &) {
-    return success();
-  });
+  ScopedDiagnosticHandler silence(&context,
+                                  [](Diagnostic &) { return success(); });
   std::string entrySym = entry.getName().str();
   // Kiln's value and type reductions work on a func.func; a kg.program is
   // reduced by the op steps (graphs, breaks, guards and host ops cut, one
