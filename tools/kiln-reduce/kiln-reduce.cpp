@@ -27,7 +27,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/KG/IR/KGDialect.h"
+#include "kiln/Dialect/KG/IR/KGOps.h"
 #include "kiln/Dialect/KT/IR/KTDialect.h"
+#include "kiln/Reduce/Reductions.h"
 #include "kiln/Support/NPY.h"
 #include "kiln/Support/OutputFiles.h"
 
@@ -38,8 +40,11 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Reducer/Passes.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/BitVector.h"
@@ -125,6 +130,28 @@ static cl::opt<unsigned>
                                        "(0: no limit); a run that takes longer "
                                        "is not interesting"),
                    cl::init(300), cl::cat(category));
+static cl::opt<bool> reduceTypes(
+    "reduce-types",
+    cl::desc("Shrink the arguments' types (static dims to 1 or halved, dims "
+             "dropped, dynamic dims made static, f64/f32 narrowed) while the "
+             "body's types re-infer and the problem stays (default: on)"),
+    cl::init(true), cl::cat(category));
+static cl::opt<bool> reduceValues(
+    "reduce-values",
+    cl::desc("Replace op results by an argument of their type or a zeros/ones "
+             "splat kt.constant when that removes ops (default: on)"),
+    cl::init(true), cl::cat(category));
+static cl::opt<bool> mlirReductionTree(
+    "mlir-reduction-tree",
+    cl::desc("Also run MLIR's reduction-tree pass (with the kt dialect's "
+             "reduction patterns) after Kiln's first round; kiln-reduce is "
+             "its interestingness test"),
+    cl::init(false), cl::cat(category));
+static cl::opt<bool> mlirTester(
+    "mlir-tester", cl::ReallyHidden,
+    cl::desc("Internal: run the test once on the input and exit 1 when it is "
+             "interesting, 0 when not (MLIR Tester's convention)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> verbose("verbose",
                              cl::desc("Print each step that helped to stderr"),
                              cl::cat(category));
@@ -144,14 +171,14 @@ struct Candidate {
 
 class Reducer {
 public:
-  Reducer(ModuleOp original, func::FuncOp entry, StringRef tempPath)
-      : original(original), entryName(entry.getSymName().str()),
+  Reducer(ModuleOp original, FunctionOpInterface entry, StringRef tempPath)
+      : original(original), entryName(entry.getName().str()),
         tempPath(tempPath.str()) {
-    for (Operation &op : entry.getBody().front().without_terminator())
+    for (Operation &op : entry.getFunctionBody().front().without_terminator())
       ops.push_back(&op);
     current.keep.assign(ops.size(), true);
-    auto ret = cast<func::ReturnOp>(entry.getBody().front().getTerminator());
-    for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+    Operation *ret = entry.getFunctionBody().front().getTerminator();
+    for (unsigned i = 0; i < ret->getNumOperands(); ++i)
       current.results.push_back(i);
   }
 
@@ -160,22 +187,22 @@ public:
   OwningOpRef<ModuleOp> build(const Candidate &c,
                               std::vector<bool> *alive = nullptr) {
     OwningOpRef<ModuleOp> module = original.clone();
-    auto fn = module->lookupSymbol<func::FuncOp>(entryName);
-    Block &body = fn.getBody().front();
+    auto fn = cast<FunctionOpInterface>(module->lookupSymbol(entryName));
+    Block &body = fn.getFunctionBody().front();
     SmallVector<Operation *> cloned;
     for (Operation &op : body.without_terminator())
       cloned.push_back(&op);
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    // func.return or kg.return: its operands are replaced.
+    Operation *ret = body.getTerminator();
     SmallVector<Value> returned;
     if (c.earlier)
       returned.push_back(cloned[c.earlier->first]->getResult(
           c.earlier->second));
     else
       for (unsigned i : c.results)
-        returned.push_back(ret.getOperand(i));
-    OpBuilder b(ret);
-    auto newRet = func::ReturnOp::create(b, ret.getLoc(), returned);
-    ret.erase();
+        returned.push_back(ret->getOperand(i));
+    ret->setOperands(returned);
+    Operation *newRet = ret;
     // Removed ops: their results that kept code uses become arguments.
     for (unsigned i = cloned.size(); i-- > 0;) {
       if (c.keep[i])
@@ -213,9 +240,9 @@ public:
     }
     SmallVector<Type> inputs(body.getArgumentTypes());
     SmallVector<Type> outputs;
-    for (Value v : newRet.getOperands()) // (cut values are arguments now)
+    for (Value v : newRet->getOperands()) // (cut values are arguments now)
       outputs.push_back(v.getType());
-    fn.setFunctionType(FunctionType::get(fn.getContext(), inputs, outputs));
+    fn.setType(FunctionType::get(fn.getContext(), inputs, outputs));
     // Argument attributes no longer line up with the arguments.
     fn.removeArgAttrsAttr();
     fn.removeResAttrsAttr();
@@ -242,7 +269,15 @@ public:
   bool tryCandidate(const Candidate &c, StringRef what) {
     std::vector<bool> alive;
     OwningOpRef<ModuleOp> m = build(c, &alive);
-    if (!m || !interesting(*m))
+    if (!m)
+      return false;
+    // A candidate that prints like the current program (the value returned
+    // already, no argument unused) is no step: not tested.
+    std::string text, now;
+    llvm::raw_string_ostream(text) << *m;
+    if (OwningOpRef<ModuleOp> same = build(current))
+      llvm::raw_string_ostream(now) << *same;
+    if (text == now || !interesting(*m))
       return false;
     current = c;
     current.keep = alive;
@@ -254,7 +289,9 @@ public:
 
   static unsigned liveOps(ModuleOp m) {
     unsigned n = 0;
-    m.walk([&](Operation *op) { n += !isa<ModuleOp, func::FuncOp>(op); });
+    m.walk([&](Operation *op) {
+      n += !isa<ModuleOp>(op) && !isa<FunctionOpInterface>(op);
+    });
     return n;
   }
 
@@ -498,33 +535,209 @@ static bool accuracyTest(StringRef kilnOpt, StringRef kilnRun,
   return run(transformed, other, "interpreter") && resultsDiffer(ref, other);
 }
 
-/// The entry: --entry, else the only function with a body that no symbol
-/// use refers to.
-static func::FuncOp findEntry(ModuleOp module, std::string &error) {
+/// The entry: --entry, else the only function (a func.func or a
+/// kg.program) with a body that no symbol use refers to.
+static FunctionOpInterface findEntry(ModuleOp module, std::string &error) {
   if (!entryName.empty()) {
-    auto fn = module.lookupSymbol<func::FuncOp>(entryName);
-    if (!fn || fn.isExternal()) {
-      error = "no func.func with a body named '" + entryName + "'";
+    auto fn =
+        dyn_cast_or_null<FunctionOpInterface>(module.lookupSymbol(entryName));
+    if (!fn || fn.isExternal() || !isa<func::FuncOp, kiln::kg::ProgramOp>(fn)) {
+      error =
+          "no func.func or kg.program with a body named '" + entryName + "'";
       return nullptr;
     }
     return fn;
   }
-  func::FuncOp found;
-  for (auto fn : module.getOps<func::FuncOp>()) {
+  FunctionOpInterface found;
+  for (Operation &op : module.getOps()) {
+    if (!isa<func::FuncOp, kiln::kg::ProgramOp>(op))
+      continue;
+    auto fn = cast<FunctionOpInterface>(op);
     if (fn.isExternal() || !SymbolTable::symbolKnownUseEmpty(fn, module))
       continue;
     if (found) {
       error = "several functions could be the one to reduce (@" +
-              found.getSymName().str() + ", @" + fn.getSymName().str() +
+              found.getName().str() + ", @" + fn.getName().str() +
               "): name it with --entry";
       return nullptr;
     }
     found = fn;
   }
   if (!found)
-    error = "no func.func with a body that nothing calls (kiln-reduce "
-            "reduces a func.func; a kg.program is not supported yet)";
+    error = "no func.func or kg.program with a body that nothing calls";
   return found;
+}
+
+//===----------------------------------------------------------------------===//
+// Kiln's value and type reductions (kiln/Reduce/Reductions.h)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Tries rewrites of the entry of a reduced module, each on a copy that must
+/// verify and be smaller, and keeps those the test finds interesting.
+class Shrinker {
+public:
+  Shrinker(StringRef entry, std::function<bool(ModuleOp)> interesting)
+      : entry(entry.str()), interesting(std::move(interesting)) {}
+
+  /// Replaces an op result by an argument of its type, a zeros splat or a
+  /// ones splat, where that leaves fewer ops, or as many ops and fewer
+  /// arguments (dead ops and unused arguments are removed; first op first,
+  /// after each success from the start again).
+  bool reduceValues(OwningOpRef<ModuleOp> &current) {
+    bool progress = false;
+    for (unsigned i = 0;; ++i) {
+      auto fn = current->lookupSymbol<func::FuncOp>(entry);
+      Block &body = fn.getBody().front();
+      if (i >= body.getOperations().size() - 1)
+        break;
+      Operation *op = &*std::next(body.begin(), i);
+      if (op->hasTrait<OpTrait::ConstantLike>())
+        continue;
+      bool changed = false;
+      for (unsigned r = 0; r < op->getNumResults() && !changed; ++r) {
+        Value v = op->getResult(r);
+        if (v.use_empty())
+          continue;
+        std::optional<unsigned> arg;
+        for (BlockArgument a : body.getArguments())
+          if (a.getType() == v.getType()) {
+            arg = a.getArgNumber();
+            break;
+          }
+        std::string name = op->getName().getStringRef().str();
+        auto replace = [&](std::function<Value(func::FuncOp)> with) {
+          return [&, with](func::FuncOp f) -> LogicalResult {
+            Operation *o = &*std::next(f.getBody().front().begin(), i);
+            Value w = with(f);
+            if (!w)
+              return failure();
+            o->getResult(r).replaceAllUsesWith(w);
+            kiln::reduce::eraseDeadOps(f);
+            kiln::reduce::eraseUnusedArguments(f);
+            return success();
+          };
+        };
+        auto splat = [&](double x) {
+          return [=](func::FuncOp f) {
+            OpBuilder b(&f.getBody().front(), f.getBody().front().begin());
+            return kiln::reduce::createSplatConstant(b, f.getLoc(), v.getType(),
+                                                     x);
+          };
+        };
+        if (arg)
+          changed = tryRewrite(current, replace([&](func::FuncOp f) -> Value {
+                                 return f.getArgument(*arg);
+                               }),
+                               name + " result replaced by argument " +
+                                   std::to_string(*arg),
+                               /*fewerOps=*/true);
+        if (!changed)
+          changed = tryRewrite(current, replace(splat(0.0)),
+                               name + " result replaced by zeros", true);
+        if (!changed)
+          changed = tryRewrite(current, replace(splat(1.0)),
+                               name + " result replaced by ones", true);
+      }
+      if (changed) {
+        progress = true;
+        i = -1u; // from the start again
+      }
+    }
+    return progress;
+  }
+
+  /// Gives the arguments smaller types (kiln::reduce::typeCandidates, the
+  /// first that works; then the candidates of the new types again).
+  bool reduceTypes(OwningOpRef<ModuleOp> &current) {
+    bool progress = false;
+    while (true) {
+      auto fn = current->lookupSymbol<func::FuncOp>(entry);
+      uint64_t bits = kiln::reduce::argumentBits(fn);
+      bool changed = false;
+      for (kiln::reduce::TypeCandidate &c : kiln::reduce::typeCandidates(fn)) {
+        changed = tryRewrite(
+            current,
+            [&](func::FuncOp f) -> LogicalResult {
+              if (failed(kiln::reduce::retypeArguments(f, c.argTypes)))
+                return failure();
+              return success(kiln::reduce::argumentBits(f) < bits);
+            },
+            c.what, /*fewerOps=*/false);
+        if (changed)
+          break;
+      }
+      if (!changed)
+        return progress;
+      progress = true;
+    }
+  }
+
+private:
+  bool tryRewrite(OwningOpRef<ModuleOp> &current,
+                  llvm::function_ref<LogicalResult(func::FuncOp)> rewrite,
+                  StringRef what, bool fewerOps) {
+    OwningOpRef<ModuleOp> c = current->clone();
+    auto fn = c->lookupSymbol<func::FuncOp>(entry);
+    if (failed(rewrite(fn)) || failed(verify(*c)))
+      return false;
+    // (ops, arguments) must get smaller, in that order.
+    auto size = [&](ModuleOp m) {
+      auto f = m.lookupSymbol<func::FuncOp>(entry);
+      return std::make_pair(kiln::reduce::countOps(m), f.getNumArguments());
+    };
+    if (fewerOps && size(*c) >= size(*current))
+      return false;
+    if (!interesting(*c))
+      return false;
+    current = std::move(c);
+    if (verbose)
+      llvm::errs() << "kiln-reduce: " << what << ": "
+                   << kiln::reduce::countOps(*current) << " ops left\n";
+    return true;
+  }
+
+  std::string entry;
+  std::function<bool(ModuleOp)> interesting;
+};
+} // namespace
+
+/// MLIR's reduction-tree pass over `module`, with the patterns of the
+/// dialects' DialectReductionPatternInterface (the kt dialect's:
+/// kiln/Reduce/Reductions.h). Its test is this executable in --mlir-tester
+/// mode with the same test options.
+static LogicalResult runMLIRReductionTree(ModuleOp module, const char *argv0,
+                                          StringRef entry) {
+  ReductionTreePassOptions options;
+  options.testerName = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&runMLIRReductionTree));
+  auto &args = options.testerArgs;
+  args.push_back("--mlir-tester");
+  args.push_back("--entry=" + entry.str());
+  args.push_back("--timeout=" + std::to_string(timeoutSeconds));
+  if (!testCommand.empty()) {
+    args.push_back("--test=" + testCommand);
+    for (const std::string &a : testArgs)
+      args.push_back("--test-arg=" + a);
+  } else if (!crashPipeline.empty()) {
+    args.push_back("--crash=" + crashPipeline);
+    args.push_back("--match=" + crashMatch);
+  } else {
+    if (accuracyCPU)
+      args.push_back("--accuracy");
+    else
+      args.push_back("--accuracy-pipeline=" + accuracyPipeline);
+    args.push_back("--seed=" + std::to_string(accuracySeed));
+    std::string tol;
+    llvm::raw_string_ostream(tol) << "--rtol=" << relTol.getValue();
+    args.push_back(tol);
+    tol.clear();
+    llvm::raw_string_ostream(tol) << "--atol=" << absTol.getValue();
+    args.push_back(tol);
+  }
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  pm.addPass(createReductionTreePass(options));
+  return pm.run(module);
 }
 
 int main(int argc, char **argv) {
@@ -535,15 +748,17 @@ int main(int argc, char **argv) {
       argc, argv,
       "Kiln minifier: reduces a func.func while a test command (exit status "
       "0) still finds it interesting. See docs/debugging.md.\n");
+  // (--mlir-tester: an input it cannot test is not interesting: exit 0.)
   auto fail = [](const Twine &msg) {
     llvm::errs() << "kiln-reduce: error: " << msg << "\n";
-    return 1;
+    return mlirTester ? 0 : 1;
   };
 
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registry.insert<kiln::kt::KTDialect, kiln::kg::KGDialect>();
+  kiln::reduce::registerReductionPatternInterfaces(registry);
   MLIRContext context(registry);
   context.allowUnregisteredDialects(false);
 
@@ -584,20 +799,20 @@ int main(int argc, char **argv) {
   if ((accuracyCPU || !accuracyPipeline.empty()) && kilnRun.empty())
     return fail("kiln-run is neither next to kiln-reduce nor in PATH");
   std::string error;
-  func::FuncOp entry = findEntry(*module, error);
+  FunctionOpInterface entry = findEntry(*module, error);
   if (!entry)
     return fail(error);
   // A function the module uses (a graph function of a kg.program after
   // kiln-outline-graphs, a callee) is reduced on its own: its signature
   // changes. The new module holds it, public, and the functions it calls.
   if (!SymbolTable::symbolKnownUseEmpty(entry, *module)) {
-    llvm::errs() << "kiln-reduce: @" << entry.getSymName()
+    llvm::errs() << "kiln-reduce: @" << entry.getName()
                  << " is used by the module; reducing it on its own (the "
                     "rest of the module is dropped)\n";
     OpBuilder b(&context);
     OwningOpRef<ModuleOp> alone = ModuleOp::create(module->getLoc());
     b.setInsertionPointToEnd(alone->getBody());
-    SmallVector<func::FuncOp> todo = {entry};
+    SmallVector<func::FuncOp> todo = {cast<func::FuncOp>(entry)};
     llvm::SmallPtrSet<Operation *, 8> copied;
     while (!todo.empty()) {
       func::FuncOp fn = todo.pop_back_val();
@@ -610,11 +825,11 @@ int main(int argc, char **argv) {
       });
     }
     module = std::move(alone);
-    entry = module->lookupSymbol<func::FuncOp>(entry.getSymName());
-    entry.setPublic();
+    entry = module->lookupSymbol<func::FuncOp>(entry.getName());
+    SymbolTable::setSymbolVisibility(entry, SymbolTable::Visibility::Public);
     entry->removeAttr("kg.graph_function");
     if (failed(verify(*module)))
-      return fail("@" + entry.getSymName().str() +
+      return fail("@" + entry.getName().str() +
                   " does not verify on its own (it refers to symbols other "
                   "than functions)");
   }
@@ -632,10 +847,10 @@ int main(int argc, char **argv) {
     if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
             "kiln-reduce", scratch.dir))
       return fail("cannot create a temporary directory: " + ec.message());
-  Reducer reducer(*module, entry, temp);
+  std::function<bool(StringRef path, StringRef entry)> test;
   std::string what;
   if (!testCommand.empty()) {
-    reducer.test = [&](StringRef path, StringRef) {
+    test = [&](StringRef path, StringRef) {
       SmallVector<StringRef> args = {testCommand};
       for (const std::string &a : testArgs)
         args.push_back(a);
@@ -644,13 +859,13 @@ int main(int argc, char **argv) {
     };
     what = "'" + testCommand + "' does not exit with 0 on it";
   } else if (!crashPipeline.empty()) {
-    reducer.test = [&](StringRef path, StringRef) {
+    test = [&](StringRef path, StringRef) {
       return crashTest(kilnOpt, scratch, match, path);
     };
     what = "kiln-opt with '" + crashPipeline +
            "' neither crashes on it nor prints what --match finds";
   } else {
-    reducer.test = [&](StringRef path, StringRef entry) {
+    test = [&](StringRef path, StringRef entry) {
       return accuracyTest(kilnOpt, kilnRun, scratch, path, entry);
     };
     what = accuracyPipeline.empty()
@@ -659,17 +874,71 @@ int main(int argc, char **argv) {
                : "the interpreter gives the same results after '" +
                      accuracyPipeline + "' (or a run fails)";
   }
-  {
-    OwningOpRef<ModuleOp> same = module->clone();
-    if (!reducer.interesting(*same))
-      return fail("the input is not interesting: " + what);
+  // --mlir-tester: MLIR's reduction-tree pass runs kiln-reduce on each of
+  // its candidates (it verified them) to ask the test: 1 is interesting.
+  if (mlirTester)
+    return test(inputFile, entry.getName()) ? 1 : 0;
+
+  // From here on, candidates that do not verify are only rejected: their
+  // diagnostics are not the user's business.
+  ScopedDiagnosticHandler silence(&context,
+                                  [](Diagnostic &) { return success(); });
+  std::string entrySym = entry.getName().str();
+  // Kiln's value and type reductions work on a func.func; a kg.program is
+  // reduced by the op steps (graphs, breaks, guards and host ops cut, one
+  // graph kept).
+  bool isProgram = isa<kiln::kg::ProgramOp>(entry);
+  unsigned runs = 0;
+  auto interesting = [&](ModuleOp m) {
+    std::error_code ec;
+    {
+      llvm::raw_fd_ostream os(temp, ec);
+      if (ec)
+        return false;
+      m.print(os);
+    }
+    ++runs;
+    return test(temp, entrySym);
+  };
+  if (!interesting(*module))
+    return fail("the input is not interesting: " + what);
+  unsigned before = kiln::reduce::countOps(*module);
+
+  // Rounds: Kiln's op steps (Reducer), [MLIR's reduction tree, once], then
+  // Kiln's value and type reductions on the result; again while those
+  // help. Every accepted candidate is smaller by (ops, argument bits), so
+  // the rounds end.
+  OwningOpRef<ModuleOp> current = module->clone();
+  bool treeDone = false;
+  while (true) {
+    {
+      auto fn = cast<FunctionOpInterface>(current->lookupSymbol(entrySym));
+      Reducer reducer(*current, fn, temp);
+      reducer.test = test;
+      OwningOpRef<ModuleOp> reduced = reducer.run();
+      runs += reducer.runs;
+      if (!reduced)
+        return fail("internal error: the reduced module does not verify");
+      current = std::move(reduced);
+    }
+    if (mlirReductionTree && !treeDone) {
+      treeDone = true;
+      if (failed(runMLIRReductionTree(*current, argv[0], entrySym)))
+        return fail("MLIR's reduction-tree pass failed");
+      if (verbose)
+        llvm::errs() << "kiln-reduce: MLIR's reduction tree: "
+                     << kiln::reduce::countOps(*current) << " ops left\n";
+    }
+    Shrinker shrinker(entrySym, interesting);
+    bool progress =
+        !isProgram && reduceValues && shrinker.reduceValues(current);
+    progress |= !isProgram && reduceTypes && shrinker.reduceTypes(current);
+    if (!progress)
+      break;
   }
-  unsigned before = Reducer::liveOps(*module);
-  OwningOpRef<ModuleOp> reduced = reducer.run();
-  if (!reduced)
-    return fail("internal error: the reduced module does not verify");
+  OwningOpRef<ModuleOp> reduced = std::move(current);
   llvm::errs() << "kiln-reduce: " << before << " -> "
-               << Reducer::liveOps(*reduced) << " ops, " << reducer.runs
+               << kiln::reduce::countOps(*reduced) << " ops, " << runs
                << " test runs\n";
   if (outputFile == "-") {
     reduced->print(llvm::outs());

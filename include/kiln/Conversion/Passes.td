@@ -790,7 +790,12 @@ def KilnFormKernelsPass : Pass<"kiln-form-kernels", "::mlir::ModuleOp"> {
     Option<"tileRows", "tile-rows", "int64_t", /*default=*/"16",
            "Tile size of the innermost outer parallel dim (at least 1)">,
     Option<"tileElements", "tile-elements", "int64_t", /*default=*/"1024",
-           "Tile size of a 1-D pointwise root (at least 1)">
+           "Tile size of a 1-D pointwise root (at least 1)">,
+    Option<"testRestoreFoldedResultCrash", "test-restore-folded-result-crash",
+           "bool", /*default=*/"false",
+           "Test only (kiln-reduce's tests): restores the fixed defect of "
+           "issue 14 #5, a group result that folds to a group input "
+           "replaced by the erased block argument (a crash)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",

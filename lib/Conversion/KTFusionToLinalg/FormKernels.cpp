@@ -561,7 +561,8 @@ LogicalResult formKernel(kt::FusionOp fusion,
   SmallVector<Value> results;
   for (Value v : yield.getOperands()) {
     auto arg = dyn_cast<BlockArgument>(v);
-    results.push_back(arg && arg.getOwner() == &body
+    results.push_back(arg && arg.getOwner() == &body &&
+                              !options.testRestoreFoldedResultCrash
                           ? fusion.getInputs()[arg.getArgNumber()]
                           : v);
   }
@@ -604,6 +605,7 @@ struct FormKernelsPass
     KernelFormationOptions options;
     options.tileRows = tileRows;
     options.tileElements = tileElements;
+    options.testRestoreFoldedResultCrash = testRestoreFoldedResultCrash;
     if (failed(formKernels(getOperation(), options)))
       signalPassFailure();
   }

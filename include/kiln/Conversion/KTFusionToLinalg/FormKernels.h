@@ -22,6 +22,12 @@ struct KernelFormationOptions {
   int64_t tileRows = 16;
   /// Tile size of a 1-D pointwise root.
   int64_t tileElements = 1024;
+  /// Test only (default off): restores the defect fixed in 0780d11 (issue
+  /// 14 #5): a group result that folds to a group input is replaced by the
+  /// block argument that inlining erases (use after free, a crash). It
+  /// exists so that kiln-reduce's tests can minify a real crash
+  /// (test/Tools/kiln-reduce/form-kernels-crash.test).
+  bool testRestoreFoldedResultCrash = false;
 };
 
 /// The attribute naming a kernel's scf.forall.

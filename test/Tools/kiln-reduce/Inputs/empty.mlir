@@ -1,0 +1,3 @@
+// No function: kiln-reduce has nothing to reduce.
+module {
+}
