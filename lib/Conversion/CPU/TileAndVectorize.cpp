@@ -308,11 +308,42 @@ linalg::LinalgOp forTile(RewriterBase &rewriter, linalg::LinalgOp op,
   return cast<linalg::LinalgOp>(res->tiledOps.back());
 }
 
+bool readsInputs(linalg::LinalgOp op, Value v);
+
+/// Whether a reduction result of `op` adds (or multiplies, maxes...) a term
+/// that reads no input: the same value at every iteration (a sum of a
+/// splat constant, whose fill kiln-cpu-fuse-elementwise folded into the
+/// body). Upstream's vectorizer combines such a term once instead of once
+/// per reduction iteration (`sum(ones(8, 64), 1)` gave 1, not 64), so
+/// such an op stays on the scalar loops.
+bool hasInvariantReductionTerm(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() == 0)
+    return false;
+  for (unsigned i = 0; i < op.getNumDpsInits(); ++i) {
+    SmallVector<Operation *, 4> combiners;
+    if (!matchReduction(op.getRegionOutputArgs(), i, combiners))
+      continue;
+    Value acc = op.getRegionOutputArgs()[i];
+    for (Operation *c : combiners)
+      for (Value v : c->getOperands())
+        if (v != acc && !llvm::is_contained(c->getResults(), v) &&
+            !llvm::any_of(combiners, [&](Operation *o) {
+              return v.getDefiningOp() == o;
+            }) &&
+            !readsInputs(op, v))
+          return true;
+  }
+  return false;
+}
+
 /// Vectorizes `op` with vector sizes = its static loop ranges capped by
 /// `caps` (masked where the tile is dynamic). Leaves it if the vectorizer
-/// refuses.
+/// refuses, or if a reduction term is loop-invariant
+/// (hasInvariantReductionTerm).
 void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op,
                    ArrayRef<int64_t> caps, bool contraction = false) {
+  if (hasInvariantReductionTerm(op))
+    return;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> sizes;
   bool dynamic = false;

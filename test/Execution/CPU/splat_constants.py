@@ -58,4 +58,36 @@ func.func @main() -> ({t}, {t}) {{
     v = np.full((33, 17), True if elem == "i1" else float(value)).astype(np_type)
     cpu_case("splat %s" % t, mlir, [], [v, (v | v) if elem == "i1" else v + v])
 
+# Reductions of splats (kiln-cpu-fuse-elementwise folds the fill into the
+# reduction's body: the term is then loop-invariant, and upstream's
+# vectorizer combined it once, `sum(ones(8, 64), 1)` = 1; found by
+# kiln-reduce's value step). Sum, mean, prod, amax, amin over the inner, the
+# outer and all dims, f32 (accumulated in f64) and f64, plus an input.
+for elem, np_type in [("f32", np.float32), ("f64", np.float64)]:
+    t = "tensor<8x64x%s>" % elem
+    rows = "tensor<8x%s>" % elem
+    cols = "tensor<64x%s>" % elem
+    scalar = "tensor<%s>" % elem
+    xin = s.randn(8).astype(np_type)
+    mlir = """
+func.func @main(%x: {rows}) -> ({rows}, {rows}, {cols}, {scalar}, {rows}, {rows}, {cols}) {{
+  %c = kt.constant {{value = dense<1.5> : {t}}} : () -> {t}
+  %ones = kt.constant {{value = dense<1.0> : {t}}} : () -> {t}
+  %s = kt.sum %ones {{dim = [1]}} : ({t}) -> {rows}
+  %sx = kt.add %s, %x : ({rows}, {rows}) -> {rows}
+  %m = kt.mean %c {{dim = [1]}} : ({t}) -> {rows}
+  %so = kt.sum %c {{dim = [0]}} : ({t}) -> {cols}
+  %all = kt.sum %c : ({t}) -> {scalar}
+  %mx = kt.amax %c {{dim = [1]}} : ({t}) -> {rows}
+  %mn = kt.amin %c {{dim = [1]}} : ({t}) -> {rows}
+  %p = kt.prod %ones {{dim = [0]}} : ({t}) -> {cols}
+  return %sx, %m, %so, %all, %mx, %mn, %p : {rows}, {rows}, {cols}, {scalar}, {rows}, {rows}, {cols}
+}}
+""".format(t=t, rows=rows, cols=cols, scalar=scalar)
+    c = np.full((8, 64), 1.5, np_type)
+    ones = np.ones((8, 64), np_type)
+    cpu_case("reductions of splat %s" % t, mlir, [xin],
+             [ones.sum(1) + xin, c.mean(1), c.sum(0), np.array(c.sum(), np_type),
+              c.max(1), c.min(1), ones.prod(0)])
+
 s.finish()
