@@ -12,6 +12,7 @@
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -80,6 +81,24 @@ static llvm::Error fill(StringRef repro, ModuleOp module, StringRef program,
     inputs.push_back(name);
   }
 
+  // The diagnostic in the error, for kiln-reduce --match (a regex): a
+  // compile error is a message, not a crash, and --crash alone finds it
+  // "not interesting". The first line with a location (file:line:col: ),
+  // its message after the location and "error: ", at most 120 characters
+  // (none: only the crash command is printed).
+  std::string matchText;
+  {
+    SmallVector<StringRef> errLines;
+    error.split(errLines, '\n');
+    llvm::Regex located("^.*:[0-9]+:[0-9]+: (error: )?(.+)$");
+    for (StringRef l : errLines) {
+      SmallVector<StringRef, 3> m;
+      if (!located.match(l.rtrim(), &m))
+        continue;
+      matchText = llvm::Regex::escape(m[2].take_front(120));
+      break;
+    }
+  }
   std::string script;
   llvm::raw_string_ostream sh(script);
   sh << "#!/bin/sh\n"
@@ -109,7 +128,12 @@ static llvm::Error fill(StringRef repro, ModuleOp module, StringRef program,
         "--pass-pipeline='builtin.module(kiln-eager,kiln-outline-graphs)' "
         "-o graphs.mlir\n"
      << "#   kiln-reduce graphs.mlir --entry=" << program
-     << "_g0 --crash=kiln-cpu -o small.mlir      # a compile error\n"
+     << "_g0 --crash=kiln-cpu -o small.mlir      # a crash\n";
+  if (!matchText.empty())
+    sh << "#   kiln-reduce graphs.mlir --entry=" << program
+       << "_g0 --crash=kiln-cpu --match=" << shellQuote(matchText)
+       << " -o small.mlir      # this error\n";
+  sh
      << "#   kiln-reduce graphs.mlir --entry=" << program
      << "_g0 --accuracy -o small.mlir            # a wrong answer\n";
   if (llvm::Error e = writeText(file("repro.sh"), script))
