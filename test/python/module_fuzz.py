@@ -25,10 +25,12 @@ with eager, step by step:
   mode and one in train mode again (`model.train()` / `model.eval()` on
   the compiled module): results, inputs after each call, every parameter
   and buffer after each call.
-* `train`: three SGD steps (momentum 0.9) on each model: forward, a loss
-  over the float results, backward, `opt.step()`, `zero_grad()`; the
-  results of each step, the gradients of the first, every parameter and
-  buffer after the last. With `--whole-step` (or one seed in three, chosen
+* `train`: three SGD steps (momentum 0.9, lr 0.002) on each model:
+  forward, a loss over the float results, backward, `opt.step()`,
+  `zero_grad()` (the float inputs require grad; a module without
+  parameters has no optimizer); the results of each step, the gradients of
+  the first (parameters and inputs), every parameter and buffer after the
+  last. With `--whole-step` (or one seed in three, chosen
   from the seed) the compiled function is the whole step (forward,
   backward and `opt.step()` in one `kiln.compile`d function), else only
   the model.
@@ -425,14 +427,21 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
             leaves += [("call %d %s" % (i, k), _snap(v))
                        for k, v in model.state_dict().items()]
         return leaves
-    opt = _sgd(model)
+    # (a module without parameters has no optimizer: its steps are forward
+    # and backward; the float inputs require grad, their gradients are
+    # compared too)
+    opt = _sgd(model) if any(True for _ in model.parameters()) else None
+    for t in ins:
+        if t.dtype in FLOAT:
+            t.requires_grad_(True)
 
     def step(*xs):
         out = model(*xs)
         loss = pf._loss(out)
         if loss is not None:
             loss.backward()
-            opt.step()
+            if opt is not None:
+                opt.step()
         return out, loss
 
     if compiled and whole_step:
@@ -449,13 +458,19 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
             loss = pf._loss(out)
             if loss is not None:
                 loss.backward()
-                opt.step()
+                if opt is not None:
+                    opt.step()
         leaves.append(("step %d result" % i, _snap(out)))
         if i == 0:
             leaves += [("step 0 grad %s" % k, _snap(p.grad))
                        for k, p in model.named_parameters()]
-        opt.zero_grad(set_to_none=True)
-    leaves += [("input a%d" % j, t) for j, t in enumerate(ins)]
+            leaves += [("step 0 grad a%d" % j, _snap(t.grad))
+                       for j, t in enumerate(ins) if t.requires_grad]
+        if opt is not None:
+            opt.zero_grad(set_to_none=True)
+        for t in ins:
+            t.grad = None
+    leaves += [("input a%d" % j, _snap(t)) for j, t in enumerate(ins)]
     leaves += [(k, v) for k, v in model.state_dict().items()]
     return leaves
 
@@ -467,8 +482,9 @@ def check(src, state, inputs, backend="cpu", mode="infer", dynamic=None,
     import kiln
     try:
         want = run(build(src, state), inputs, mode, whole_step=whole_step)
-    except Exception:
-        pf._count("eager failed")
+    except Exception as ex:
+        pf._count("eager failed: %s" % str(ex).splitlines()[0][:70]
+                  if str(ex) else "eager failed")
         return None
     try:
         got = run(build(src, state), inputs, mode,
