@@ -331,6 +331,8 @@ class ModuleGen(pf.Gen):
         self.init_lines.append("self.%s = %s" % (attr, ctor))
         self.init_lines.append("self.%s.weight = self.%s.weight"
                                % (attr, name))
+        # (the built module's state_dict names the tied weight twice)
+        self.state["%s.weight" % attr] = self.state["%s.weight" % name].clone()
         if lin.bias is not None:
             self.state["%s.bias" % attr] = twin.bias.detach().clone()
         return ("done", 1)
@@ -370,7 +372,11 @@ class ModuleGen(pf.Gen):
 def generate(seed, mode="infer"):
     """(source, initial state_dict, forward's example inputs)"""
     g = ModuleGen(seed, mode)
-    src, inputs = g.program()
+    # (without autograd: the layers' parameters require grad, and a
+    # statement eager accepts without grad may be one autograd refuses, a
+    # write to a view of a split; the check runs the program with grad)
+    with torch.no_grad():
+        src, inputs = g.program()
     return src, g.state, inputs
 
 
