@@ -42,7 +42,6 @@ steps is no worse than 3x eager's (program_fuzz's rule).
       /usr/bin/python3 test/python/module_fuzz.py --seeds 0-99 --mode train
 """
 
-import argparse
 import random
 import sys
 import traceback
@@ -441,8 +440,10 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
         if t.dtype in FLOAT:
             t.requires_grad_(True)
 
+    fwd = compiled(model) if compiled and not whole_step else model
+
     def step(*xs):
-        out = model(*xs)
+        out = fwd(*xs)
         loss = pf._loss(out)
         if loss is not None:
             loss.backward()
@@ -452,20 +453,11 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
 
     if compiled and whole_step:
         step = compiled(step)
-    fwd = compiled(model) if compiled and not whole_step else model
     model.train()
     for i in range(steps):
         if i == 2:
             _change_scalars(model)
-        if whole_step:
-            out, loss = step(*ins)
-        else:
-            out = fwd(*ins)
-            loss = pf._loss(out)
-            if loss is not None:
-                loss.backward()
-                if opt is not None:
-                    opt.step()
+        out, loss = step(*ins)
         leaves.append(("step %d result" % i, _snap(out)))
         if i == 0:
             leaves += [("step 0 grad %s" % k, _snap(p.grad))
@@ -541,28 +533,17 @@ def _no_worse(got, want, ref):
         ks, es, rs = _flat(k), _flat(e), _flat(r)
         if not len(ks) == len(es) == len(rs):
             return False
-        for a, b, c in zip(ks, es, rs):
-            if a.dtype not in FLOAT or not a.numel():
-                continue
-            c = c.detach().double()
-            ek = (a.detach().double() - c).abs().max().item()
-            ee = (b.detach().double() - c).abs().max().item()
-            if not ek <= 3 * ee + 1e-5 * max(1.0, c.abs().max().item()):
-                return False
+        if not all(pf.no_worse_than_eager(a, b, c)
+                   for a, b, c in zip(ks, es, rs)):
+            return False
     return True
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--seeds", default="0-99")
-    p.add_argument("--mode", default="infer", choices=["infer", "train"])
-    p.add_argument("--backend", default="cpu")
-    p.add_argument("--dynamic", action="store_true",
-                   help="kiln.compile(dynamic=True)")
+    p = pf.arguments(__doc__)
     p.add_argument("--whole-step", choices=["seed", "yes", "no"],
                    default="seed", help="train: compile the whole step "
                    "(forward, backward, opt.step()); 'seed': one seed in 3")
-    p.add_argument("--show", action="store_true", help="print each program")
     a = p.parse_args()
     bad = 0
     for s in pf._seeds(a.seeds):
