@@ -412,6 +412,37 @@ def test_non_contiguous_parameters(backend):
             torch.testing.assert_close(p, rp)
 
 
+@pytest.mark.parametrize("name", ["sgd-momentum", "adam"])
+def test_parameters_that_are_views_of_one_buffer(name):
+    # Row-major ref arguments run in the caller's memory (no copy in or
+    # back; docs/runtime.md "Ref arguments"), others are copied and written
+    # back: parameters that are disjoint views of one flat buffer (row-major
+    # ones with offsets, a transposed one, a strided one) step as eager's.
+    torch.manual_seed(0)
+
+    def params():
+        flat = torch.randn(64)
+        return flat, [flat[0:12].view(3, 4), flat[12:24].view(4, 3).t(),
+                      flat[24:28], flat[28:40:2], flat[40:64].view(2, 3, 4)]
+    base, ps = params()
+    rbase = base.clone()
+    rps = [rbase.as_strided(p.shape, p.stride(), p.storage_offset())
+           for p in ps]
+    for p in ps + rps:
+        p.requires_grad_(True)
+    o, ro = OPTIMIZERS[name](ps), OPTIMIZERS[name](rps)
+    step = kiln.compile(o.step, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kiln.KilnWarning)  # no eager fallback
+        for i in range(4):
+            for k, (p, rp) in enumerate(zip(ps, rps)):
+                p.grad = torch.full(p.shape, float(i + k + 1)).sin()
+                rp.grad = p.grad.clone()
+            ro.step()
+            step()
+            torch.testing.assert_close(base, rbase)
+
+
 # --- The step as one program (kiln/_optim.py): after the first call, which
 # creates the state lazily (graph breaks), `kiln.compile(opt.step)` lifts
 # the parameters, gradients and state it reaches through the optimizer
