@@ -31,10 +31,14 @@ new alternating, `--ab-runs` times; each subprocess measures the eager
 for-loop too, so each kiln figure has its own same-process baseline, and
 the table prints both packages' kiln/loop ratios (and the load).
 `--ab-lib OLD_LIBRARY` gives the old side its own libKilnCAPI.so
-(`KILN_LIBRARY`), for a change of the C++ side too.
+(`KILN_LIBRARY`), for a change of the C++ side too. `--lr-decay` multiplies
+every side's lr by 0.999 after each step (what an lr scheduler does; since
+opt27 `lr` is read per call, before it was a key value: a recompile per
+step, then eager past cache_size_limit).
 
     /usr/bin/python3 bench/optimizer_bench.py [--threads 1] [--rounds 3]
         [--repeat 5] [--only resnet18|transformer] [--opt sgd|adam]
+        [--lr-decay]
         [--ab OLD_PYTHON_DIR [--ab-lib OLD_LIBRARY] [--ab-runs 1]]
 """
 import argparse
@@ -82,7 +86,16 @@ def _load():
     return os.getloadavg()[0]
 
 
-def bench(name, opt, rounds, repeat):
+def _decaying(o, step):
+    """`step`, then lr *= 0.999 (what an lr scheduler does every step)."""
+    def stepped():
+        step()
+        for group in o.param_groups:
+            group["lr"] *= 0.999
+    return stepped
+
+
+def bench(name, opt, rounds, repeat, decay=False):
     base = _params(name)
     grads = [torch.randn_like(p) for p in base]
     sides = {}
@@ -93,6 +106,10 @@ def bench(name, opt, rounds, repeat):
         o = _make(opt, ps, side == "foreach")
         step = kiln.compile(o.step, backend="cpu") if side == "kiln" \
             else o.step
+        if side == "kiln":
+            compiled = step
+        if decay:
+            step = _decaying(o, step)
         sides[side] = (ps, step)
     t0 = time.perf_counter()
     sides["kiln"][1]()
@@ -113,7 +130,7 @@ def bench(name, opt, rounds, repeat):
                 step()
             best[side] = min(best[side],
                              (time.perf_counter() - t) / repeat * 1e3)
-    ex = kiln.explain(sides["kiln"][1]._kiln.user_fn)()
+    ex = kiln.explain(compiled._kiln.user_fn)()
     return best, first, ex.graph_count, ex.graph_break_count
 
 
@@ -128,6 +145,8 @@ def main():
     ap.add_argument("--ab-runs", type=int, default=1)
     ap.add_argument("--ab-lib", metavar="OLD_LIBRARY",
                     help="the old side's libKilnCAPI.so (KILN_LIBRARY)")
+    ap.add_argument("--lr-decay", action="store_true",
+                    help="lr *= 0.999 after every step (as an lr scheduler)")
     ap.add_argument("--pkg", help=argparse.SUPPRESS)
     ap.add_argument("--row", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -143,7 +162,7 @@ def main():
     for name in ([a.only] if a.only else ["resnet18", "transformer"]):
         for opt in ([a.opt] if a.opt else ["sgd", "adam"]):
             best, first, graphs, breaks = bench(name, opt, a.rounds,
-                                                a.repeat)
+                                                a.repeat, a.lr_decay)
             if a.row:
                 print("ROW %r" % ((best["loop"], best["foreach"],
                                    best["kiln"], first, graphs, breaks),))
@@ -173,7 +192,8 @@ def ab(a):
                     cmd = [sys.executable, os.path.abspath(__file__),
                            "--pkg", pkg, "--row", "--only", name, "--opt",
                            opt, "--threads", str(a.threads), "--rounds",
-                           str(a.rounds), "--repeat", str(a.repeat)]
+                           str(a.rounds), "--repeat", str(a.repeat)] + \
+                        (["--lr-decay"] if a.lr_decay else [])
                     env = dict(os.environ)
                     if label == "old" and a.ab_lib:
                         env["KILN_LIBRARY"] = a.ab_lib

@@ -294,8 +294,13 @@ enum {
 /// entries, compiles a new entry on a miss (or runs the fallback when frozen
 /// or at cache_size_limit), and runs it.
 ///
-/// Arguments are DLPack descriptors, read in place (no ownership, not
-/// modified, only read during the call). Strides (in elements) and
+/// Arguments are DLPack descriptors, read in place (no ownership, only
+/// used during the call; not modified, except the memory of `!kt.ref`
+/// arguments, which the program writes: a row-major ref that overlaps no
+/// other argument is written as the program runs, so a call that fails
+/// midway leaves what it wrote before the failure; other refs, and every
+/// ref when the session has a repro_dir, are written back only when the
+/// call succeeds; docs/runtime.md "Ref arguments"). Strides (in elements) and
 /// byte_offset are honored. Element types: kDLFloat 16/32/64, kDLBfloat 16,
 /// kDLInt 8/16/32/64, kDLUInt 8, kDLBool 8; lanes must be 1. Only kDLCPU tensors are
 /// accepted (the runtime reads data on the host); other devices fail.

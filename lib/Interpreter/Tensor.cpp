@@ -551,6 +551,13 @@ llvm::Expected<Tensor> Tensor::loadRef() const {
   return clone();
 }
 
+Tensor Tensor::rowMajorRefContents() const {
+  if (!isRef() || !isRowMajor(dims, layout->strides))
+    return Tensor();
+  uint8_t *at = buffer->data() + layout->offset * dtypeSize(dt);
+  return adopt(dt, dims, at, [keep = buffer] {});
+}
+
 llvm::Expected<Tensor> Tensor::clone() const {
   llvm::Expected<Tensor> created = create(dt, dims);
   if (!created)

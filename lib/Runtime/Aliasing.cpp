@@ -283,10 +283,13 @@ static bool isContiguousView(const ArgView &v) {
   return true;
 }
 
+bool canBorrowRef(const ArgView &view) { return isContiguousView(view); }
+
 FailureOr<SmallVector<Tensor>>
 bindArguments(ArrayRef<ArgView> args, const ArgAliasing &aliasing,
               ArrayRef<bool> isRef, StringRef program,
-              SmallVectorImpl<bool> &borrowed, std::string &error) {
+              SmallVectorImpl<bool> &borrowed, std::string &error,
+              bool borrowRefs) {
   unsigned n = args.size();
   SmallVector<Tensor> tensors(n);
   borrowed.assign(n, false);
@@ -299,11 +302,27 @@ bindArguments(ArrayRef<ArgView> args, const ArgAliasing &aliasing,
   for (unsigned i = 0; i < n; ++i) {
     unsigned lead = aliasing.leader[i];
     if (lead != i && aliasing.identical[i] && !aliasing.partialGroup(i)) {
-      // The leader came first (lower index): share its tensor.
+      // The leader came first (lower index): share its tensor (and, for a
+      // ref, whether it is the caller's memory).
       tensors[i] = tensors[lead];
+      bool ref = i >= isRef.size() || isRef[i];
+      if (ref)
+        borrowed[i] = borrowed[lead];
       continue;
     }
     if (!aliasing.aliased(i) || !aliasing.partialGroup(i)) {
+      // A ref argument written in place: a ref over the caller's memory
+      // when row-major (the program's writes are the caller's; no copy in,
+      // no write-back). Its group, if any, holds only identical views
+      // (partial groups take the shared-buffer path below).
+      bool ref = i >= isRef.size() || isRef[i];
+      if (ref && borrowRefs && canBorrowRef(args[i])) {
+        tensors[i] = Tensor::makeRef(
+            Tensor::adopt(args[i].dtype, args[i].shape,
+                          const_cast<void *>(args[i].data), [] {}));
+        borrowed[i] = true;
+        continue;
+      }
       // A value argument: read, never written, by the program. Borrowed
       // when contiguous (the caller keeps it alive for the call).
       if (i < isRef.size() && !isRef[i] && isContiguousView(args[i])) {
@@ -383,9 +402,10 @@ LogicalResult detachFromBorrowed(MutableArrayRef<Tensor> results,
 }
 
 void writeBackRefs(ArrayRef<Tensor> tensors, ArrayRef<ArgView> args,
-                   ArrayRef<bool> isRef) {
+                   ArrayRef<bool> isRef, ArrayRef<bool> borrowed) {
   for (unsigned i = 0, e = args.size(); i < e; ++i)
-    if (i < isRef.size() && isRef[i] && args[i].isTensor)
+    if (i < isRef.size() && isRef[i] && args[i].isTensor &&
+        !(i < borrowed.size() && borrowed[i]))
       writeBackView(tensors[i], args[i]);
 }
 

@@ -279,7 +279,24 @@ runProgram(ModuleOp module, kg::ProgramOp program, ArrayRef<Tensor> args,
                       SmallVectorImpl<Tensor> &results,
                       interp::Interpreter &in) -> LogicalResult {
     auto graph = cast<kg::GraphOp>(op);
-    if (kernels && graph.isOutlined()) {
+    // A compiled graph treats its ref operands as distinct buffers (its
+    // value form loads each, computes, and stores each back): one tensor
+    // passed for two of them (a caller's tied refs, see Aliasing.h) would
+    // lose all but the last store (`a.add_(1); b.mul_(2)` on ones gave 2,
+    // not 4). Such a call runs the graph in the interpreter, which writes
+    // through one buffer.
+    auto refsShareStorage = [&] {
+      SmallVector<const Tensor *> refs;
+      for (const Tensor &t : operands)
+        if (t.isRef())
+          refs.push_back(&t);
+      for (auto [i, x] : llvm::enumerate(refs))
+        for (const Tensor *y : ArrayRef(refs).drop_front(i + 1))
+          if (x->sharesStorage(*y))
+            return true;
+      return false;
+    };
+    if (kernels && graph.isOutlined() && !refsShareStorage()) {
       auto it = kernels->find(graph.getCallee());
       if (it != kernels->end()) {
         std::string error;
@@ -1105,6 +1122,10 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
         impl->callbacks;
     bool checkAccuracy = opts.checkAccuracy;
     std::vector<unsigned> constantArgs = opts.constantArgs;
+    // Row-major ref arguments run in the caller's memory (bindArguments),
+    // except when a failed call writes a reproducer: that one must see the
+    // call's inputs, so refs are copied and written back only on success.
+    bool borrowRefs = opts.reproDir.empty();
     lock.unlock();
     trace::Scope scope(
         trace::enabled() ? ("call @" + name).str() : std::string(), "run");
@@ -1113,7 +1134,8 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
       refs.push_back(isa<kt::RefType>(type));
     SmallVector<bool> borrowed;
     FailureOr<SmallVector<Tensor>> bound = bindArguments(
-        args, aliasing, refs, program.getSymName(), borrowed, error);
+        args, aliasing, refs, program.getSymName(), borrowed, error,
+        borrowRefs);
     if (failed(bound))
       return failure();
     SmallVector<Tensor> &tensors = *bound;
@@ -1167,8 +1189,9 @@ FailureOr<SmallVector<Tensor>> Session::callImpl(StringRef name,
     }
     // Ref arguments (mutated inputs, e.g. parameters an optimizer step
     // updates): the interpreter wrote into the copies; write them back into
-    // the caller's buffers, in place.
-    writeBackRefs(tensors, args, refs);
+    // the caller's buffers, in place (borrowed refs were written there
+    // directly).
+    writeBackRefs(tensors, args, refs, borrowed);
     return results;
   };
 

@@ -1278,7 +1278,10 @@ class _Compiled:
             except _optim.TracedValueStored:
                 # The lifted capture stored a traced value in the
                 # optimizer's state (restored): captured again without
-                # lifting (kiln/_optim.py).
+                # lifting (kiln/_optim.py), `lr` a constant of it and a key
+                # value from now on.
+                for o in _optim.reachable_optimizers(self.user_fn):
+                    _optim._BAKED.add(o)
                 self.lift = False
                 try:
                     return self._import_traced(name, names, flat, concrete,
@@ -1344,12 +1347,15 @@ class _Compiled:
             self, cache if cache is not None else _breaks.Broken(self, name),
             name, importer, examples, allow_breaks)
         snap = None
+        restore = None
         if self.module is None and getattr(self, "lift", True):
             sources = _optim.Sources(_optim.reachable_optimizers(
                 self.user_fn))
             if sources.ready():
                 importer.optim_sources = sources
                 snap = _optim.snapshot(sources)
+                # `lr` read per call (kiln/_optim.py, PER_CALL).
+                restore = sources.install_per_call()
         try:
             gm = _tracer.trace(self.module, self.fn, importer,
                                concrete or None, run=run)
@@ -1358,10 +1364,16 @@ class _Compiled:
                 _optim.settle_state(snap)
             raise
         finally:
+            if restore is not None:
+                restore()
             if importer.data_reads and self.guards is not None:
                 self.guards.add_reads(importer.data_reads)
             if self.guards is not None:
                 self.guards.add_held(importer.held_tensors)
+        if snap is not None and run.breaks:
+            # Segments would replay this capture's `lr`: a key value from
+            # now on.
+            _optim.mark_baked(importer.optim_sources)
         if snap is not None and not run.breaks:
             _optim.settle_state(snap)
         ran, value = run.finish(force_run)

@@ -17,13 +17,20 @@ source on every call (`Sources.resolve`, as TorchDynamo re-reads
 What the step's Python branches on is part of the key (`add_guards`):
 per optimizer, the number of groups and parameters, per parameter whether
 its gradient is None and which state entries it has (with the non-tensor
-ones' values), and each group's hyperparameters (`lr`, `momentum`,
-`betas`, ...: constants of the program, so a new value recompiles, with
-the change as the reason, up to `config.cache_size_limit`).
+ones' values), and each group's hyperparameters (`momentum`, `betas`,
+...: constants of the program, so a new value recompiles, with the change
+as the reason, up to `config.cache_size_limit`), except those in PER_CALL
+(`lr`): a lifted capture reads them as program arguments (a 0-d f64 tensor
+per group, resolved on every call; `install_per_call` puts a stand-in in
+the group while the step is traced, whose arithmetic is the tensor's
+`.item()` in the graph), so an lr scheduler does not recompile.
 
 Lifting starts once the state exists (`Sources.ready`): the first step,
 which creates it (`torch.clone(d_p)` stored in `state[p]`), keeps its graph
 breaks, so no traced value is left in the optimizer's state."""
+
+import operator
+import weakref
 
 import torch
 import torch.fx as fx
@@ -49,14 +56,122 @@ def _state_tensors(state):
             yield name, v
 
 
+# Hyperparameters the steps compute with but never branch on (Adam's
+# `lr`: `lr / bias_correction1`), read per call (_PER_CALL_TYPES): a 0-d
+# f64 program argument whose `.item()` the graph uses, not a key value, so
+# an lr scheduler does not recompile. `momentum`, `weight_decay`,
+# `nesterov`, `amsgrad`, `maximize` change what the step does (`if
+# momentum != 0`) and stay in the key, as do the betas and eps (not done).
+PER_CALL = ("lr",)
+
+# Optimizers whose lifted capture could not take `lr` per call (it had graph
+# breaks, or was captured again without lifting: `lr` baked in): `lr` is a
+# key value for them from then on.
+_BAKED = weakref.WeakSet()
+
+
+# The optimizers whose steps take a traced `lr` (Adam's and AdamW's use it
+# in `lr / bias_correction1` and `lr * weight_decay`, numbers the graph
+# computes; SGD's `param.add_(d_p, alpha=-lr)` would give torch's argument
+# parser a traced number for `alpha`, which it refuses before kiln's
+# tracer sees the call: SGD's lr stays a key value).
+_PER_CALL_TYPES = (torch.optim.Adam, torch.optim.AdamW)
+
+
+def _per_call_keys(o, group):
+    if o in _BAKED or type(o) not in _PER_CALL_TYPES:
+        return ()
+    return tuple(k for k in PER_CALL
+                 if type(group.get(k)) in (float, int))
+
+
+def per_call(o):
+    """Whether a call's capture of `o`'s step reads PER_CALL hyperparameters
+    per call (a lifted capture: Sources.ready)."""
+    return o not in _BAKED and type(o) in _PER_CALL_TYPES and _ready([o])
+
+
+def mark_baked(sources):
+    """A lifted capture that did not become one program: `lr` stays a key
+    value for these optimizers."""
+    for o in sources.opts:
+        _BAKED.add(o)
+
+
+def _hyper_tensor(v):
+    return torch.tensor(float(v), dtype=torch.float64)
+
+
+class _PerCallValue:
+    """Stands for `group[k]` (a PER_CALL hyperparameter) while a lifted step
+    is traced: the step's first arithmetic with it reads the lifted 0-d
+    tensor's `.item()` (a traced number, as Adam's `step_t.item()`), so the
+    value is the program argument's, not a constant."""
+    __slots__ = ("_t", "_v")
+
+    def __init__(self, t):
+        self._t = t
+        self._v = None
+
+    def _val(self):
+        if self._v is None:
+            self._v = self._t.item()
+        return self._v
+
+    def __repr__(self):
+        return "<per-call hyperparameter>"
+
+
+def _unary(op):
+    return lambda self: op(self._val())
+
+
+def _binary(op):
+    return lambda self, other: op(self._val(), other)
+
+
+def _reflected(op):
+    return lambda self, other: op(other, self._val())
+
+
+for _name, _op in (("neg", operator.neg), ("pos", operator.pos),
+                   ("abs", operator.abs)):
+    setattr(_PerCallValue, "__%s__" % _name, _unary(_op))
+for _name, _op in (("add", operator.add), ("sub", operator.sub),
+                   ("mul", operator.mul), ("truediv", operator.truediv),
+                   ("pow", operator.pow)):
+    setattr(_PerCallValue, "__%s__" % _name, _binary(_op))
+    setattr(_PerCallValue, "__r%s__" % _name, _reflected(_op))
+
+
+def _ready(opts):
+    """Sources.ready for `opts`."""
+    if not opts:
+        return False
+    for o in opts:
+        for group in o.param_groups:
+            if group.get("foreach"):
+                # `torch._foreach_*` ops have no converters, and torch's
+                # argument parser takes no traced value for a list of
+                # tensors: a foreach step keeps its graph breaks.
+                return False
+            for p in group["params"]:
+                if p.grad is not None and not o.state.get(p):
+                    return False
+    return True
+
+
 class Sources:
     """The tensors of `opts` that a capture lifts, by identity, each with
-    the path it is read from on every call."""
+    the path it is read from on every call; and, per group, a 0-d tensor
+    for each PER_CALL hyperparameter (`install_per_call`)."""
 
     def __init__(self, opts):
         self.opts = list(opts)
         self.by_id = {}   # id -> (tensor, qualname)
         self.paths = {}   # qualname -> (k, g, i, what)
+        self.hyper = []   # (group, key, tensor)
+        self.resolved = {}  # qualname -> (value, tensor) of the last call
         for k, o in enumerate(self.opts):
             for g, group in enumerate(o.param_groups):
                 for i, p in enumerate(group["params"]):
@@ -65,11 +180,33 @@ class Sources:
                         self._add(p.grad, (k, g, i, "grad"))
                     for name, v in _state_tensors(o.state.get(p, {})):
                         self._add(v, (k, g, i, ("state", name)))
+                for key in _per_call_keys(o, group):
+                    t = _hyper_tensor(group[key])
+                    self._add(t, (k, g, None, ("hyper", key)))
+                    self.hyper.append((group, key, t))
+
+    def install_per_call(self):
+        """While a lifted step is traced: each PER_CALL hyperparameter in
+        its group is a _PerCallValue over its lifted tensor. Returns the
+        function that puts the numbers back."""
+        saved = [(group, key, group[key]) for group, key, _ in self.hyper]
+        for group, key, t in self.hyper:
+            group[key] = _PerCallValue(t)
+
+        def restore():
+            for group, key, v in saved:
+                group[key] = v
+        return restore
 
     def _add(self, t, path):
         if id(t) in self.by_id:
             return   # (a parameter in two groups: the first path reads it)
         k, g, i, what = path
+        if i is None:
+            name = "%so%d_g%d_%s" % (_PREFIX, k, g, what[1])
+            self.by_id[id(t)] = (t, name)
+            self.paths[name] = path
+            return
         name = "%so%d_g%d_p%d" % (_PREFIX, k, g, i)
         if what == "grad":
             name += "_grad"
@@ -82,19 +219,7 @@ class Sources:
         """Whether every parameter with a gradient has its state (the
         first step, which creates it, is not lifted) and no group uses the
         foreach implementation."""
-        if not self.opts:
-            return False
-        for o in self.opts:
-            for group in o.param_groups:
-                if group.get("foreach"):
-                    # `torch._foreach_*` ops have no converters, and torch's
-                    # argument parser takes no traced value for a list of
-                    # tensors: a foreach step keeps its graph breaks.
-                    return False
-                for p in group["params"]:
-                    if p.grad is not None and not o.state.get(p):
-                        return False
-        return True
+        return _ready(self.opts)
 
     def name_of(self, t):
         """The qualified name of a lifted tensor, or None."""
@@ -105,6 +230,14 @@ class Sources:
         """The tensor at `name`'s source now."""
         k, g, i, what = self.paths[name]
         o = self.opts[k]
+        if i is None:
+            # A PER_CALL hyperparameter: its value now, as a 0-d f64 tensor
+            # (the same tensor while the value is the same).
+            v = o.param_groups[g][what[1]]
+            last = self.resolved.get(name)
+            if last is None or last[0] != v:
+                last = self.resolved[name] = (v, _hyper_tensor(v))
+            return last[1]
         p = o.param_groups[g]["params"][i]
         if what is None:
             return p
@@ -139,10 +272,16 @@ def _structure(o):
 
 
 def _hyper(o):
-    """Each group's hyperparameters (every entry but `params`)."""
-    return tuple(tuple(sorted((k, freeze(v)) for k, v in group.items()
-                              if k != "params"))
-                 for group in o.param_groups)
+    """Each group's hyperparameters (every entry but `params`); a PER_CALL
+    one as "per call" when the step's capture reads it per call."""
+    live = per_call(o)
+    out = []
+    for group in o.param_groups:
+        skip = _per_call_keys(o, group) if live else ()
+        out.append(tuple(sorted(
+            (k, "per call" if k in skip else freeze(v))
+            for k, v in group.items() if k != "params")))
+    return tuple(out)
 
 
 def add_guards(guards, fn):

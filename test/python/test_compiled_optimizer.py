@@ -8,7 +8,8 @@ lazily on the first step; `add_param_group`; `load_state_dict`; several
 optimizer objects. `kiln.compile(opt.step)` is one program after its first
 call (kiln/_optim.py: the parameters, gradients and state lifted, read from
 their sources on every call; grads-None pattern, state entries and
-hyperparameters in the key: test_step_is_one_program and after); a
+hyperparameters but lr in the key, lr a per-call argument:
+test_step_is_one_program and after); a
 compiled function that calls `opt.step()` (form "train") still runs its
 writes as graph breaks, on every call (docs/python.md, "Compiled optimizer
 steps")."""
@@ -412,6 +413,37 @@ def test_non_contiguous_parameters(backend):
             torch.testing.assert_close(p, rp)
 
 
+@pytest.mark.parametrize("name", ["sgd-momentum", "adam"])
+def test_parameters_that_are_views_of_one_buffer(name):
+    # Row-major ref arguments run in the caller's memory (no copy in or
+    # back; docs/runtime.md "Ref arguments"), others are copied and written
+    # back: parameters that are disjoint views of one flat buffer (row-major
+    # ones with offsets, a transposed one, a strided one) step as eager's.
+    torch.manual_seed(0)
+
+    def params():
+        flat = torch.randn(64)
+        return flat, [flat[0:12].view(3, 4), flat[12:24].view(4, 3).t(),
+                      flat[24:28], flat[28:40:2], flat[40:64].view(2, 3, 4)]
+    base, ps = params()
+    rbase = base.clone()
+    rps = [rbase.as_strided(p.shape, p.stride(), p.storage_offset())
+           for p in ps]
+    for p in ps + rps:
+        p.requires_grad_(True)
+    o, ro = OPTIMIZERS[name](ps), OPTIMIZERS[name](rps)
+    step = kiln.compile(o.step, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kiln.KilnWarning)  # no eager fallback
+        for i in range(4):
+            for k, (p, rp) in enumerate(zip(ps, rps)):
+                p.grad = torch.full(p.shape, float(i + k + 1)).sin()
+                rp.grad = p.grad.clone()
+            ro.step()
+            step()
+            torch.testing.assert_close(base, rbase)
+
+
 # --- The step as one program (kiln/_optim.py): after the first call, which
 # creates the state lazily (graph breaks), `kiln.compile(opt.step)` lifts
 # the parameters, gradients and state it reaches through the optimizer
@@ -522,21 +554,101 @@ def test_grads_none_key_the_program(name):
     assert sorted(_programs(holder["c"])) == [1, 1]
 
 
-def test_lr_is_a_key_value():
-    # A new lr recompiles (a constant of the program, with the change as
-    # the guard's reason); an lr seen before reuses its program.
+def test_momentum_is_a_key_value():
+    # A hyperparameter the step branches on (`if momentum != 0`) or that is
+    # not read per call: a new value recompiles (a constant of the program,
+    # with the change as the guard's reason); a value seen before reuses
+    # its program. (Before opt27 `lr` was such a key value too.)
     holder = {}
 
     def cstep_of(o):
         holder["c"] = kiln.compile(o.step)
         return lambda o: holder["c"]()
-    lrs = [0.1, 0.1, 0.1, 0.05, 0.05, 0.1, 0.05]
-    _train_pair("sgd-momentum", len(lrs), cstep_of,
-                mutate=_set("lr", lambda i: lrs[i]))
+    ms = [0.9, 0.9, 0.9, 0.5, 0.5, 0.9, 0.5]
+    _train_pair("sgd-momentum", len(ms), cstep_of,
+                mutate=_set("momentum", lambda i: ms[i]))
     assert sorted(_programs(holder["c"])) == [1, 1]
     reasons = holder["c"]._kiln.guards.describe(
         *[k[-1][1] for k in list(holder["c"]._kiln.programs)[-2:]])
-    assert reasons == ["SGD param_groups[0]['lr']: 0.1 -> 0.05"], reasons
+    assert reasons == ["SGD param_groups[0]['momentum']: 0.9 -> 0.5"], \
+        reasons
+
+
+SCHEDULERS = {
+    "step": lambda o: torch.optim.lr_scheduler.StepLR(o, 3, 0.5),
+    "lambda": lambda o: torch.optim.lr_scheduler.LambdaLR(
+        o, lambda i: 1.0 / (1 + i)),
+    "onecycle": lambda o: torch.optim.lr_scheduler.OneCycleLR(
+        o, max_lr=0.05, total_steps=25, cycle_momentum=False),
+}
+
+
+@pytest.mark.parametrize("sched", sorted(SCHEDULERS))
+@pytest.mark.parametrize("name", ["adam", "adamw"])
+def test_lr_read_per_call(name, sched):
+    # `lr` is a per-call argument of the step's program (kiln/_optim.py,
+    # PER_CALL: a 0-d f64 tensor read from param_groups[g]["lr"] on every
+    # call, its .item() in the graph), not a key value: a scheduler that
+    # changes it on every step runs one program compiled once, and the
+    # parameters follow eager's over 20 steps (before: a recompile per
+    # step, then eager past cache_size_limit). (SGD's lr is still a key
+    # value: _optim._PER_CALL_TYPES.)
+    m, rm = _model(), _model()
+    o, ro = OPTIMIZERS[name](m.parameters()), OPTIMIZERS[name](
+        rm.parameters())
+    step = kiln.compile(o.step, backend="cpu")
+    with warnings.catch_warnings():
+        # (the scheduler wraps o.step after kiln.compile took it, and warns
+        # that its wrapper was not called)
+        warnings.simplefilter("ignore", UserWarning)
+        s, rs = SCHEDULERS[sched](o), SCHEDULERS[sched](ro)
+        warnings.simplefilter("error", kiln.KilnWarning)  # no eager fallback
+        lrs = set()
+        for i in range(20):
+            for k, (p, rp) in enumerate(zip(m.parameters(),
+                                            rm.parameters())):
+                p.grad = torch.full_like(p, float(i % 4 - k)).cos()
+                rp.grad = p.grad.clone()
+            ro.step()
+            step()
+            lrs.add(o.param_groups[0]["lr"])
+            s.step()
+            rs.step()
+            for p, rp in zip(m.parameters(), rm.parameters()):
+                torch.testing.assert_close(p, rp)
+    assert len(lrs) > 5, lrs
+    assert _programs(step) == [1]
+
+
+@pytest.mark.parametrize("when", [0, 3])
+def test_lr_changes_around_a_capture_that_bakes_it(when):
+    # lr changing on every step around captures that are not one lifted
+    # program: plain SGD's step after `momentum` is set nonzero creates the
+    # momentum buffer (a capture with graph breaks, then captured again
+    # without lifting: _optim.TracedValueStored). Every step matches eager
+    # (none runs with an older lr). (Such a step runs with breaks, traced
+    # again on every call, so it reads the new lr anyway; _optim._BAKED,
+    # which makes lr a key value again for that optimizer, is a second
+    # line: this test passes without it too.)
+    m, rm = _model(), _model()
+    o = torch.optim.SGD(m.parameters(), lr=0.1)
+    ro = torch.optim.SGD(rm.parameters(), lr=0.1)
+    step = kiln.compile(o.step, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kiln.KilnWarning)
+        for i in range(8):
+            for k, (p, rp) in enumerate(zip(m.parameters(),
+                                            rm.parameters())):
+                p.grad = torch.full_like(p, float(i - k)).sin()
+                rp.grad = p.grad.clone()
+            for opt in (o, ro):
+                opt.param_groups[0]["lr"] = 0.1 / (1 + i)
+                if i == when:
+                    opt.param_groups[0]["momentum"] = 0.9
+            ro.step()
+            step()
+            for p, rp in zip(m.parameters(), rm.parameters()):
+                torch.testing.assert_close(p, rp)
 
 
 def test_step_writes_parameters_under_grad_mode():

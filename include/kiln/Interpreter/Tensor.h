@@ -177,6 +177,11 @@ public:
   /// The current contents of a ref as a new contiguous tensor (a plain tensor
   /// is returned unchanged). Fails like `create`.
   llvm::Expected<Tensor> loadRef() const;
+  /// For a row-major ref (see isRowMajor; any offset): a plain tensor over
+  /// its elements, not a copy (it keeps the storage alive), so later writes
+  /// through the ref change it: for a reader that finishes before the next
+  /// write (a compiled graph's inputs). Null for any other tensor.
+  Tensor rowMajorRefContents() const;
   /// This tensor converted to `dt` (PyTorch `.to(dtype)` semantics). Fails
   /// like `create`.
   llvm::Expected<Tensor> convertTo(DType dt) const;

@@ -13,7 +13,9 @@
 //   differently misses and recompiles, as TorchDynamo guards on duplicate
 //   inputs);
 // * runs a group on one buffer (`bindArguments`), so every write reaches
-//   every alias, and writes each member back into the caller's memory;
+//   every alias, and writes each member back into the caller's memory (a
+//   row-major ref that overlaps nothing else, or only itself, is run in the
+//   caller's memory directly: no copy, no write-back);
 // * compiles an entry for identical aliases by making the duplicates' uses
 //   use the first one (`specializeForAliasing`), so passes that assume
 //   distinct refs (kiln-functionalize) see one ref.
@@ -92,10 +94,24 @@ std::string describeAliasingChange(const ArgAliasing &compiled,
 /// before they outlive the call (`detachFromBorrowed`). Fails, with
 /// `error` naming the argument and the size ("argument #0 of @p: cannot
 /// allocate ..."), when a copy cannot be allocated.
+///
+/// With `borrowRefs`, a ref argument whose view is row-major (size-1 dims
+/// with any stride; non-empty) and that shares memory with no other
+/// argument, or only with arguments that are the same view (the same
+/// tensor passed twice), is borrowed too: its tensor is a ref over the
+/// caller's memory, so the program's writes land there as they happen (no
+/// copy in, and writeBackRefs skips it). A call that fails midway then
+/// leaves what it wrote before the failure in the caller's memory, as an
+/// eager in-place op sequence does. Partially overlapping refs and strided
+/// refs are copied and written back as before.
 mlir::FailureOr<llvm::SmallVector<interp::Tensor>>
 bindArguments(llvm::ArrayRef<ArgView> args, const ArgAliasing &aliasing,
               llvm::ArrayRef<bool> isRef, llvm::StringRef program,
-              llvm::SmallVectorImpl<bool> &borrowed, std::string &error);
+              llvm::SmallVectorImpl<bool> &borrowed, std::string &error,
+              bool borrowRefs = false);
+
+/// Whether bindArguments would borrow ref argument `view` (see there).
+bool canBorrowRef(const ArgView &view);
 
 /// Replaces each of `results` that shares storage with an argument tensor
 /// bindArguments borrowed by a copy of it (a program that returns its
@@ -108,9 +124,11 @@ detachFromBorrowed(llvm::MutableArrayRef<interp::Tensor> results,
 
 /// After a successful call: copies the final contents of every ref argument
 /// (`isRef`) from `tensors` (as made by bindArguments) into the caller's
-/// memory, strides respected.
+/// memory, strides respected; refs bindArguments borrowed (`borrowed`) are
+/// already there and are skipped.
 void writeBackRefs(llvm::ArrayRef<interp::Tensor> tensors,
-                   llvm::ArrayRef<ArgView> args, llvm::ArrayRef<bool> isRef);
+                   llvm::ArrayRef<ArgView> args, llvm::ArrayRef<bool> isRef,
+                   llvm::ArrayRef<bool> borrowed = {});
 
 /// Compiles `program` (a specialized entry) for `aliasing`: every use of an
 /// argument identical to its group's leader, except by kg.guard_* ops, uses

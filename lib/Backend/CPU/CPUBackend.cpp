@@ -1411,6 +1411,14 @@ FailureOr<SmallVector<Tensor>> CPUExecutable::call(ArrayRef<Tensor> args,
       values.push_back(t);
       continue;
     }
+    // A row-major ref is read where it is (compiled code never writes its
+    // inputs: lowered functions' arguments are not writable, so bufferization
+    // copies before writing), and every write-back below runs after the
+    // kernel has returned. Others are copied out through their layout.
+    if (Tensor view = t.rowMajorRefContents(); !view.isNull()) {
+      values.push_back(std::move(view));
+      continue;
+    }
     llvm::Expected<Tensor> v = t.loadRef();
     if (!v) {
       error = llvm::toString(v.takeError());
