@@ -325,6 +325,25 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
                              "computes from device memory; not supported");
       escapes.insert(op);
     }
+    // An op that stays on the host keeps its operands there: those the run
+    // computes stay too (and get kernel copies), transitively. (Before fz27
+    // they moved into the kernel and the host op used values defined inside
+    // it: "operand #0 does not dominate this use", a var's element count
+    // with block-reduce=false; kiln-fuzz-pipeline.)
+    SmallVector<Operation *> worklist(escapes.begin(), escapes.end());
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || !inRun.contains(def) || escapes.contains(def))
+          continue;
+        if (touchesMemory(def))
+          return def->emitError("kiln-nvptx: the host uses a value this op "
+                                "computes from device memory; not supported");
+        escapes.insert(def);
+        worklist.push_back(def);
+      }
+    }
     // Kernels inside the run (a host loop around a kernel, e.g. a scan
     // along one dim) run in this kernel's thread.
     for (Operation *op : run) {
@@ -340,11 +359,14 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
     OpBuilder kb(first->getContext());
     gpu::LaunchOp launch = createLaunch(b, first->getLoc(), one, one, kb);
     Operation *end = launch.getBody().front().getTerminator();
+    IRMapping toKernel; // host values that stay -> their kernel copies
     for (Operation *op : run) {
       if (escapes.contains(op)) {
-        // A pure op the host also uses: a copy for the kernel.
+        // A pure op the host also uses: a copy for the kernel (of its
+        // operands' kernel copies).
         OpBuilder eb(end);
-        Operation *copy = eb.clone(*op);
+        Operation *copy = eb.clone(*op, toKernel);
+        toKernel.map(op->getResults(), copy->getResults());
         for (auto [from, to] :
              llvm::zip(op->getResults(), copy->getResults()))
           from.replaceUsesWithIf(to, [&](OpOperand &use) {
@@ -355,8 +377,10 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
             // run ops themselves were replaced, and a load nested in an
             // scf.for moved into the kernel kept the host's view, defined
             // after the launch: "operand #0 does not dominate this use").
+            // Ops that stay on the host keep the host's value.
             Operation *top = hostBlock->findAncestorOpInBlock(*use.getOwner());
-            return top && top != op && inRun.contains(top);
+            return top && top != op && inRun.contains(top) &&
+                   !escapes.contains(top);
           });
         continue;
       }

@@ -3,6 +3,11 @@
 // RUN: FileCheck %s < %t.mlir
 // RUN: rm -rf %t.ptx && %python %S/../../../scripts/extract_ptx.py %t.mlir %t.ptx
 // RUN: for f in %t.ptx/*.ptx; do ptxas -arch=sm_90a $f -o /dev/null || exit 1; done
+// The same programs with one thread per reduced row (block-reduce=false).
+// RUN: kiln-opt %s -split-input-file -kiln-nvptx='emit=isa block-reduce=false' -o %t.nbr.mlir
+// RUN: FileCheck %s < %t.nbr.mlir
+// RUN: rm -rf %t.nbr.ptx && %python %S/../../../scripts/extract_ptx.py %t.nbr.mlir %t.nbr.ptx
+// RUN: for f in %t.nbr.ptx/*.ptx; do ptxas -arch=sm_90a $f -o /dev/null || exit 1; done
 
 // Programs of kiln-fuzz-pipeline's kiln-nvptx inputs (docs/debugging.md,
 // "Runs of 2026-11-30 (fz27)") that failed in kiln-nvptx; each now
@@ -37,4 +42,19 @@ func.func @main(%arg0: tensor<f32>, %arg1: tensor<5xi64>, %arg2: tensor<5xf32>) 
   %v3 = kt.slice %v2 {dim = 0 : i64, start = -1 : i64, end = 1 : i64, step = 2 : i64} : (tensor<1xf32>) -> tensor<1xf32>
   %v4 = kt.scatter %v3, %arg1, %arg2 {dim = 0 : i64, reduce = #kt.scatter_reduce<sum>} : (tensor<1xf32>, tensor<5xi64>, tensor<5xf32>) -> tensor<1xf32>
   return %v4 : tensor<1xf32>
+}
+
+// -----
+
+// kiln-fuzz-pipeline, ASan fuzz build, `kiln-nvptx{block-reduce=false
+// emit=bin}` (reduced): a var's element count (an f64 of the dims) is used
+// by the host after the one-thread kernel of the reduction loops, and the
+// pure ops it is computed from had moved into the kernel: "operand #0 does
+// not dominate this use" in kiln-nvptx-map-to-gpu (block-reduce=true maps
+// the reduction differently and did not fail).
+// CHECK: llvm.func @main
+// CHECK: gpu.binary @main_kernel
+func.func @main(%arg1: tensor<?x1x5xf32>) -> (tensor<1xf32>) {
+  %v3 = kt.var %arg1 {dim = [0, 2], correction = 1.0} : (tensor<?x1x5xf32>) -> tensor<1xf32>
+  return %v3 : tensor<1xf32>
 }

@@ -181,3 +181,48 @@ func.func @view_used_in_run_and_after(%x: memref<f32>, %u: memref<5xf32>) -> mem
   memref.copy %s, %b : memref<1xf32, strided<[2]>> to memref<1xf32>
   return %b : memref<1xf32>
 }
+
+// -----
+
+// A host run whose pure value (an element count as f64) the host also uses
+// after the run: the value and the pure ops it is computed from stay on the
+// host, and the kernel gets copies of all of them (before fz27 the operands
+// moved into the kernel and the host's sitofp used a value defined inside
+// the launch: "operand #0 does not dominate this use"; a kt.var with
+// block-reduce=false, found by kiln-fuzz-pipeline).
+// CHECK-LABEL: func.func @pure_chain_used_after_run
+// CHECK: gpu.launch
+// CHECK: %[[KN:.*]] = arith.muli
+// CHECK: %[[KI:.*]] = arith.index_cast %[[KN]]
+// CHECK: %[[KF:.*]] = arith.sitofp %[[KI]]
+// CHECK: scf.for
+// CHECK: arith.divf %{{.*}}, %[[KF]]
+// CHECK: gpu.terminator
+// CHECK: %[[HN:.*]] = arith.muli
+// CHECK: %[[HI:.*]] = arith.index_cast %[[HN]]
+// CHECK: %[[HF:.*]] = arith.sitofp %[[HI]]
+// CHECK: arith.subf %[[HF]]
+func.func @pure_chain_used_after_run(%x: memref<?xf32>, %acc: memref<1xf64>) -> memref<1xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %one = arith.constant 1.0 : f64
+  %d = memref.dim %x, %c0 : memref<?xf32>
+  scf.for %i = %c0 to %d step %c1 {
+    %v = memref.load %x[%i] : memref<?xf32>
+    %e = arith.extf %v : f32 to f64
+    memref.store %e, %acc[%c0] : memref<1xf64>
+  }
+  %n = arith.muli %d, %c5 : index
+  %ni = arith.index_cast %n : index to i64
+  %nf = arith.sitofp %ni : i64 to f64
+  scf.for %i = %c0 to %d step %c1 {
+    %a = memref.load %acc[%c0] : memref<1xf64>
+    %q = arith.divf %a, %nf : f64
+    memref.store %q, %acc[%c0] : memref<1xf64>
+  }
+  %out = memref.alloc() : memref<1xf64>
+  %m = arith.subf %nf, %one : f64
+  memref.store %m, %out[%c0] : memref<1xf64>
+  return %out : memref<1xf64>
+}
