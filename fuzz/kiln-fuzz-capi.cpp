@@ -8,6 +8,12 @@
 // any dtype code, bits, lanes, device, ndim, shape (negative, huge), strides
 // (NULL, negative, zero, overflowing), byte_offset and NULL data. Every call
 // must return (an error status where the arguments are wrong), never crash.
+// Since fz27 the bad handles include destroyed ones (docs/c-api.md,
+// "Handles"): every other "null session" or "null list" of a script is a
+// destroyed one instead, a call's results and a status are used and
+// destroyed again after their destroy, and the script's session is used
+// after it is destroyed (no extra bytes: old seeds read the same). Each must
+// be an error naming the function and "not a live handle", or ignored.
 // The harness only lies about what the C API cannot check: a descriptor's
 // data always covers what its shape and strides reach, when that is
 // computable and small (else the tensor is made to overflow int64, which
@@ -102,8 +108,19 @@ struct Script {
     }
     }
   }
+  /// Handles destroyed before the script starts.
+  KilnSession dead{nullptr};
+  KilnTensorList deadList{nullptr};
+  unsigned badHandles = 0;
   KilnSession session(KilnSession s) {
-    return in.chance(1, 16) ? KilnSession{nullptr} : s;
+    if (!in.chance(1, 16))
+      return s;
+    return badHandles++ % 2 ? dead : KilnSession{nullptr};
+  }
+  KilnTensorList list(KilnTensorList l) {
+    if (!in.chance(1, 8))
+      return l;
+    return badHandles++ % 2 ? deadList : KilnTensorList{nullptr};
   }
 
   /// A DLPack tensor (valid or not) with its data kept alive here.
@@ -232,10 +249,38 @@ void use(KilnStatus s) {
   kilnStatusDestroy(s);
 }
 
+/// A call given a destroyed handle: an error that names the function and
+/// says the handle is not live.
+void useDead(KilnStatus s) {
+  KilnStringRef m = kilnStatusGetMessage(s);
+  if (!s.ptr || !m.data || strncmp(m.data, "kiln", 4) != 0 ||
+      !strstr(m.data, "not a live handle")) {
+    fprintf(stderr, "a destroyed handle was not an error naming it: '%.*s'\n",
+            int(m.length), m.data ? m.data : "");
+    abort();
+  }
+  kilnStatusDestroy(s);
+}
+
+/// A destroyed list reads as empty and is ignored by destroy.
+void checkDeadList(KilnTensorList l) {
+  if (kilnTensorListSize(l) != 0 || kilnTensorListGet(l, 0)) {
+    fprintf(stderr, "a destroyed list still has tensors\n");
+    abort();
+  }
+  DLManagedTensor *m = nullptr;
+  useDead(kilnTensorListGetManaged(l, 0, &m));
+  kilnTensorListDestroy(l);
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Script sc{ByteSource(llvm::ArrayRef(data, size)), {}, {}};
+  sc.dead = kilnSessionCreate();
+  kilnSessionDestroy(sc.dead);
+  sc.deadList = kilnTensorListCreate();
+  kilnTensorListDestroy(sc.deadList);
   KilnSession s = kilnSessionCreate();
   KilnTensorList kept = kilnTensorListCreate();
   sc.buffers.reserve(4096);
@@ -277,6 +322,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (size_t i = 0; i < kilnTensorListSize(results) + 1; ++i)
         (void)kilnTensorListGet(results, i);
       kilnTensorListDestroy(results);
+      if (results.ptr)
+        checkDeadList(results); // used and destroyed again
       break;
     }
     case 6: {
@@ -314,7 +361,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     case 9: { // tensor lists
       DLTensor t = sc.tensor();
-      KilnTensorList l = sc.in.chance(1, 8) ? KilnTensorList{nullptr} : kept;
+      KilnTensorList l = sc.list(kept);
       use(kilnTensorListAppend(l, sc.in.chance(1, 16) ? nullptr : &t));
       size_t i = sc.in.chance(1, 4) ? SIZE_MAX : sc.in.pick(4);
       (void)kilnTensorListGet(l, i);
@@ -327,6 +374,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 10: {
       KilnStatus st = kilnStatusCreate(sc.str(kValues, std::size(kValues)));
       (void)kilnStatusGetMessage(st);
+      kilnStatusDestroy(st);
+      // Destroyed: its message says so, a second destroy is ignored.
+      if (!strstr(kilnStatusGetMessage(st).data, "not a live handle")) {
+        fprintf(stderr, "a destroyed status still has its message\n");
+        abort();
+      }
       kilnStatusDestroy(st);
       use(KilnStatus{nullptr});
       (void)kilnStringRefCreateFromCString(nullptr);
@@ -344,5 +397,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   kilnTensorListDestroy(kept);
   kilnSessionDestroy(s);
   kilnSessionDestroy(KilnSession{nullptr});
+  // The script's session and list, used after their destroy.
+  useDead(kilnSessionLoadModule(s, kilnStringRefCreate(kModules[0],
+                                                       strlen(kModules[0])),
+                                kilnStringRefCreate("m", 1)));
+  KilnTensorList results{nullptr};
+  useDead(kilnSessionCall(s, kilnStringRefCreate("p", 1), nullptr, 0, nullptr,
+                          &results));
+  KilnProgramStats stats;
+  useDead(kilnSessionGetStats(s, kilnStringRefCreate("p", 1), &stats));
+  kilnSessionDestroy(s);
+  checkDeadList(kept);
   return 0;
 }

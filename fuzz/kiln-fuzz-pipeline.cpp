@@ -1,10 +1,14 @@
 //===- kiln-fuzz-pipeline.cpp - libFuzzer harness: the named pipelines ----===//
 //
 // Part of Kiln (docs/debugging.md, "Fuzzing"). The first byte picks a named
-// pipeline (low bits) and where the program comes from (bit 7): the rest of
+// pipeline (bits 0-2) and where the program comes from (bit 7): the rest of
 // the bytes as MLIR text (mutated lit tests), or a program the generator
 // (kiln/Testing/ProgramGenerator.h) builds from them, with size-0 dims when
-// bit 6 is set. Programs that do not
+// bit 6 is set. Bit 3 (since fz27; no older seed sets it) picks `kiln-nvptx`
+// instead, its options from bits 0-2: `block-reduce=false` (bit 0),
+// `matmul=kernel` (bit 1), `emit=bin` (bit 2: ptxas assembles the PTX, a
+// subprocess, so an eighth of the inputs; otherwise emit=isa, in process).
+// Programs that do not
 // parse and verify are skipped. Findings: a crash or sanitizer report; a
 // pass that leaves invalid IR without failing (every pass's output is
 // verified); a pipeline that fails without an error, or with an error that
@@ -27,6 +31,7 @@
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +43,17 @@ static const char *const kPipelines[] = {
     "kiln-decompose", "kiln-autodiff",  "kiln-partition",
     "kiln-fuse",      "kiln-cpu",
 };
+
+/// The kiln-nvptx pipeline with the options that bits 0-2 of `byte0` pick.
+static std::string nvptxPipeline(uint8_t byte0) {
+  std::string options;
+  if (byte0 & 1)
+    options += " block-reduce=false";
+  if (byte0 & 2)
+    options += " matmul=kernel";
+  options += byte0 & 4 ? " emit=bin" : " emit=isa";
+  return "kiln-nvptx{" + options.substr(1) + "}";
+}
 
 namespace {
 /// Verifies the IR after every pass that succeeded.
@@ -56,6 +72,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   kiln::registerKilnPasses();
   kiln::registerKilnConversionPasses();
   kiln::registerKilnCPUPipeline();
+  kiln::registerKilnNVPTXPipeline();
   return 0;
 }
 
@@ -68,9 +85,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     registerAllExtensions(*r);
     kiln::testing::registerTestingDialects(*r);
     kiln::autodiff::registerVJPInterfaces(*r);
+    // kiln-nvptx translates gpu.module bodies to LLVM IR and PTX.
+    registerAllToLLVMIRTranslations(*r);
     return r;
   }();
-  const char *pipeline = kPipelines[data[0] % std::size(kPipelines)];
+  std::string pipeline = kPipelines[data[0] % std::size(kPipelines)];
+  if (data[0] & 0x08)
+    pipeline = nvptxPipeline(data[0]);
   bool generated = data[0] & 0x80;
   std::string text;
   if (generated) {
@@ -112,14 +133,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pm.enableVerifier(false);
   pm.addInstrumentation(std::make_unique<VerifyEachPass>());
   if (failed(parsePassPipeline(pipeline, pm))) {
-    fprintf(stderr, "pipeline '%s' is not registered\n", pipeline);
+    fprintf(stderr, "pipeline '%s' is not registered\n", pipeline.c_str());
     abort();
   }
   if (succeeded(pm.run(*module)))
     return 0;
   if (errors == 0 || unlocated) {
     fprintf(stderr,
-            "pipeline '%s' failed %s:\n%s\n-- program --\n%s\n", pipeline,
+            "pipeline '%s' failed %s:\n%s\n-- program --\n%s\n",
+            pipeline.c_str(),
             errors ? "with an error that has no location"
                    : "without an error",
             diagnostics.c_str(), text.c_str());

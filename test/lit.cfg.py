@@ -142,10 +142,16 @@ else:
 
 # The fuzz build (KILN_FUZZ=ON, docs/debugging.md "Fuzzing"): test/Fuzz runs
 # each libFuzzer harness once over its seed corpus (UNSUPPORTED elsewhere).
-if getattr(config, "kiln_fuzz", "") in ("ON", "1", "TRUE", "YES", "True", "On"):
-    config.available_features.add("kiln-fuzz")
+# A normal build with KILN_FUZZ_HARNESSES=ON (the default with clang) has the
+# harnesses too, uninstrumented libraries: test/Fuzz/smoke.test.
+_on = ("ON", "1", "TRUE", "YES", "True", "On")
+if getattr(config, "kiln_fuzz", "") in _on or \
+        getattr(config, "kiln_fuzz_harnesses", "") in _on:
+    config.available_features.add("kiln-fuzz-harnesses")
     config.substitutions.append(("%fuzz_bin", config.kiln_tools_dir))
     config.substitutions.append(("%fuzz_corpus", os.path.join(config.kiln_src_root, "fuzz", "corpus")))
+if getattr(config, "kiln_fuzz", "") in _on:
+    config.available_features.add("kiln-fuzz")
     config.substitutions.append(("%fuzz_build_dir", config.kiln_obj_root))
     for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
         if var in os.environ:

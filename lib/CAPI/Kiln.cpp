@@ -19,14 +19,17 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <memory>
 #include <string>
@@ -83,15 +86,115 @@ struct SessionImpl {
 /// runs its program (Session.h): the session's recursive lock.
 using SessionLock = std::unique_lock<std::recursive_mutex>;
 
-KilnStatus makeStatus(std::string message) {
-  return KilnStatus{new StatusImpl{std::move(message)}};
+//===----------------------------------------------------------------------===//
+// Handles
+//===----------------------------------------------------------------------===//
+
+/// The live handles of one kind (fz27, docs/c-api.md "Handles"). A handle's
+/// `ptr` is a token, not the object's address: a 64-bit number made by a
+/// bijective mix of a process-wide counter (so never 0, never reused, and
+/// unlike any small integer or nearby pointer), looked up here on every
+/// entry. A destroyed handle, one of another kind, or garbage is not found:
+/// the function answers with an error status naming itself (or, where it
+/// returns no status, does nothing / returns its null value) and never
+/// touches freed memory. What cannot be detected: a handle destroyed on
+/// another thread while a call on it runs (the call already holds the
+/// object), and a garbage value equal to a live token (1 in ~2^64/live).
+template <typename T>
+class Handles {
+public:
+  /// Registers `object` (owned by the registry's caller, e.g. the user);
+  /// `userOwned` false: the object belongs to Kiln and the user's destroy
+  /// function must not free it (a host callback's output list).
+  void *add(T *object, bool userOwned = true) {
+    std::lock_guard<std::mutex> lock(mutex);
+    uint64_t token;
+    do
+      token = mix(nextToken().fetch_add(1, std::memory_order_relaxed) + 1);
+    while (token == llvm::DenseMapInfo<uint64_t>::getEmptyKey() ||
+           token == llvm::DenseMapInfo<uint64_t>::getTombstoneKey());
+    live[token] = {object, userOwned};
+    return reinterpret_cast<void *>(static_cast<uintptr_t>(token));
+  }
+  /// The live object of `handle`, or null.
+  T *get(const void *handle) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = live.find(key(handle));
+    return it == live.end() ? nullptr : it->second.first;
+  }
+  /// Unregisters `handle` and returns its object, or null when it is not
+  /// live (or, with `userOnly`, not the user's to destroy).
+  T *take(const void *handle, bool userOnly = false) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = live.find(key(handle));
+    if (it == live.end() || (userOnly && !it->second.second))
+      return nullptr;
+    T *object = it->second.first;
+    live.erase(it);
+    return object;
+  }
+
+private:
+  static uint64_t key(const void *handle) {
+    return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(handle));
+  }
+  /// splitmix64's finalizer: a bijection with mix(0) == 0 only.
+  static uint64_t mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  /// One counter for every kind: tokens of different kinds differ too.
+  static std::atomic<uint64_t> &nextToken() {
+    static std::atomic<uint64_t> counter{0};
+    return counter;
+  }
+  std::mutex mutex;
+  llvm::DenseMap<uint64_t, std::pair<T *, bool>> live;
+};
+
+// Function-local statics: live before any handle is made, also from other
+// static initializers; never destroyed (handles may outlive main's return).
+Handles<SessionImpl> &sessions() {
+  static auto *h = new Handles<SessionImpl>();
+  return *h;
+}
+Handles<TensorListImpl> &lists() {
+  static auto *h = new Handles<TensorListImpl>();
+  return *h;
+}
+Handles<StatusImpl> &statuses() {
+  static auto *h = new Handles<StatusImpl>();
+  return *h;
 }
 
-SessionImpl *unwrap(KilnSession s) { return static_cast<SessionImpl *>(s.ptr); }
-TensorListImpl *unwrap(KilnTensorList l) {
-  return static_cast<TensorListImpl *>(l.ptr);
+KilnStatus makeStatus(std::string message) {
+  return KilnStatus{statuses().add(new StatusImpl{std::move(message)})};
 }
-StatusImpl *unwrap(KilnStatus s) { return static_cast<StatusImpl *>(s.ptr); }
+
+SessionImpl *unwrap(KilnSession s) { return sessions().get(s.ptr); }
+TensorListImpl *unwrap(KilnTensorList l) { return lists().get(l.ptr); }
+
+/// The error of a status a callback returned (null: success), which Kiln
+/// now owns and destroys. A status that is not live (destroyed already, or
+/// not made by kilnStatusCreate) is an error too, named as such.
+std::optional<std::string> takeCallbackStatus(KilnStatus status) {
+  if (!status.ptr)
+    return std::nullopt;
+  std::unique_ptr<StatusImpl> s(statuses().take(status.ptr));
+  if (!s)
+    return std::string("the callback returned a status that is not live "
+                       "(destroyed already, or not made by kilnStatusCreate)");
+  return std::move(s->message);
+}
+
+/// The message of a function given a handle that is not null and not live.
+std::string notLive(llvm::StringRef fn, llvm::StringRef what,
+                    llvm::StringRef creator) {
+  return (fn + ": the " + what + " is not a live handle (destroyed already, "
+               "or not made by " + creator + ")")
+      .str();
+}
 
 /// Checks a string argument (NULL data is only valid with length 0).
 bool toStringRef(KilnStringRef s, llvm::StringRef &out) {
@@ -340,13 +443,27 @@ void describeAll(llvm::ArrayRef<Tensor> tensors,
 #define CHECK_SESSION(fn)                                                      \
   SessionImpl *impl = unwrap(session);                                         \
   if (!impl)                                                                   \
-    return makeStatus(fn ": the session is null");                            \
+    return makeStatus(sessionError(fn, session));                              \
   SessionLock apiLock(impl->session.mutex());
 
 #define CHECK_STRING(fn, what, cstr, out)                                      \
   llvm::StringRef out;                                                         \
   if (!toStringRef(cstr, out))                                                 \
     return makeStatus(fn ": " what " has NULL data and a nonzero length");
+
+/// Why `session` has no object: null, or not live.
+std::string sessionError(llvm::StringRef fn, KilnSession session) {
+  if (!session.ptr)
+    return (fn + ": the session is null").str();
+  return notLive(fn, "session", "kilnSessionCreate");
+}
+
+/// Why `list` has no object: null, or not live.
+std::string listError(llvm::StringRef fn, KilnTensorList list) {
+  if (!list.ptr)
+    return (fn + ": the list is null").str();
+  return notLive(fn, "list", "kilnTensorListCreate or kilnSessionCall");
+}
 
 /// The loaded program `name`, or an error.
 const ProgramInfo *findProgram(SessionImpl *impl, llvm::StringRef fn,
@@ -396,7 +513,7 @@ KilnStatus mark(KilnSession session, const char *fn, KilnStringRef program,
                 size_t arg, size_t dim, bool dynamic) {
   SessionImpl *impl = unwrap(session);
   if (!impl)
-    return makeStatus(std::string(fn) + ": the session is null");
+    return makeStatus(sessionError(fn, session));
   SessionLock apiLock(impl->session.mutex());
   llvm::StringRef name;
   if (!toStringRef(program, name))
@@ -431,7 +548,7 @@ struct ProgramQuery {
   ProgramQuery(KilnSession session, const char *fn, KilnStringRef program) {
     impl = unwrap(session);
     if (!impl) {
-      status = makeStatus(std::string(fn) + ": the session is null");
+      status = makeStatus(sessionError(fn, session));
       return;
     }
     lock = SessionLock(impl->session.mutex());
@@ -486,22 +603,33 @@ KilnStatus kilnStatusCreate(KilnStringRef message) {
 }
 
 KilnStringRef kilnStatusGetMessage(KilnStatus status) {
-  if (StatusImpl *s = unwrap(status))
+  if (!status.ptr)
+    return {"", 0};
+  if (StatusImpl *s = statuses().get(status.ptr))
     return toC(s->message);
-  return {"", 0};
+  static const std::string dangling =
+      notLive("kilnStatusGetMessage", "status", "kilnStatusCreate or Kiln");
+  return toC(dangling);
 }
 
-void kilnStatusDestroy(KilnStatus status) { delete unwrap(status); }
+void kilnStatusDestroy(KilnStatus status) {
+  if (status.ptr)
+    delete statuses().take(status.ptr); // not live: ignored
+}
 
 //===----------------------------------------------------------------------===//
 // Tensor lists
 //===----------------------------------------------------------------------===//
 
 KilnTensorList kilnTensorListCreate(void) {
-  return KilnTensorList{new TensorListImpl()};
+  return KilnTensorList{lists().add(new TensorListImpl())};
 }
 
-void kilnTensorListDestroy(KilnTensorList list) { delete unwrap(list); }
+void kilnTensorListDestroy(KilnTensorList list) {
+  // Not live, or a callback's output list (Kiln's): ignored.
+  if (list.ptr)
+    delete lists().take(list.ptr, /*userOnly=*/true);
+}
 
 size_t kilnTensorListSize(KilnTensorList list) {
   TensorListImpl *l = unwrap(list);
@@ -530,7 +658,7 @@ KilnStatus kilnTensorListGetManaged(KilnTensorList list, size_t index,
     *out = nullptr;
   TensorListImpl *l = unwrap(list);
   if (!l)
-    return makeStatus("kilnTensorListGetManaged: list is null");
+    return makeStatus(listError("kilnTensorListGetManaged", list));
   if (!out)
     return makeStatus("kilnTensorListGetManaged: out is NULL");
   if (index >= l->items.size())
@@ -553,7 +681,7 @@ KilnStatus kilnTensorListGetManaged(KilnTensorList list, size_t index,
 KilnStatus kilnTensorListAppend(KilnTensorList list, const DLTensor *tensor) {
   TensorListImpl *l = unwrap(list);
   if (!l)
-    return makeStatus("kilnTensorListAppend: the list is null");
+    return makeStatus(listError("kilnTensorListAppend", list));
   ArgView view;
   std::string error;
   if (!viewFromDL(tensor, "kilnTensorListAppend: the tensor", view, error))
@@ -570,9 +698,14 @@ KilnStatus kilnTensorListAppend(KilnTensorList list, const DLTensor *tensor) {
 // Sessions
 //===----------------------------------------------------------------------===//
 
-KilnSession kilnSessionCreate(void) { return KilnSession{new SessionImpl()}; }
+KilnSession kilnSessionCreate(void) {
+  return KilnSession{sessions().add(new SessionImpl())};
+}
 
-void kilnSessionDestroy(KilnSession session) { delete unwrap(session); }
+void kilnSessionDestroy(KilnSession session) {
+  if (session.ptr)
+    delete sessions().take(session.ptr); // not live: ignored
+}
 
 KilnStatus kilnSessionLoadModule(KilnSession session, KilnStringRef text,
                                  KilnStringRef bufferName) {
@@ -680,12 +813,15 @@ KilnStatus kilnSessionRegisterHostCallback(KilnSession session,
         std::vector<std::vector<int64_t>> shapes;
         std::vector<DLTensor> dl;
         describeAll(inputs, shapes, dl);
+        // Kiln's list, live while the callback runs (the callback cannot
+        // destroy it: kilnTensorListDestroy ignores it).
         TensorListImpl out;
+        void *outHandle = lists().add(&out, /*userOwned=*/false);
         KilnStatus status = callback(userData, dl.empty() ? nullptr : dl.data(),
-                                     dl.size(), KilnTensorList{&out});
-        if (StatusImpl *s = unwrap(status)) {
-          error = s->message;
-          delete s;
+                                     dl.size(), KilnTensorList{outHandle});
+        lists().take(outHandle);
+        if (std::optional<std::string> e = takeCallbackStatus(status)) {
+          error = std::move(*e);
           return failure();
         }
         for (auto &item : out.items)
@@ -737,9 +873,8 @@ KilnStatus kilnSessionSetMissCallback(KilnSession session,
         KilnStatus status = callback(userData, toC(program),
                                      dl.empty() ? nullptr : dl.data(),
                                      dl.size(), toC(reason), &text);
-        if (StatusImpl *s = unwrap(status)) {
-          error = s->message;
-          delete s;
+        if (std::optional<std::string> e = takeCallbackStatus(status)) {
+          error = std::move(*e);
           return failure();
         }
         llvm::StringRef t;
@@ -816,7 +951,7 @@ KilnStatus kilnSessionCall(KilnSession session, KilnStringRef program,
   auto *list = new TensorListImpl();
   for (Tensor &t : *out)
     append(*list, std::move(t));
-  *results = KilnTensorList{list};
+  *results = KilnTensorList{lists().add(list)};
   return KilnStatus{nullptr};
 }
 
@@ -896,7 +1031,7 @@ KilnStatus kilnSessionTransformModule(KilnSession session, KilnStringRef text,
   const char *fn = "kilnSessionTransformModule";
   SessionImpl *impl = unwrap(session);
   if (!impl)
-    return makeStatus(std::string(fn) + ": the session is null");
+    return makeStatus(sessionError(fn, session));
   if (!out)
     return makeStatus(std::string(fn) + ": out is NULL");
   *out = KilnStringRef{nullptr, 0};

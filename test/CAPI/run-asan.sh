@@ -62,7 +62,7 @@ for f in lib/CAPI/Kiln.cpp lib/Runtime/Session.cpp lib/Runtime/Guards.cpp \
   OBJS+=("$o")
 done
 status=0
-if [ "$SAN" = thread ]; then TESTS="threads"; else TESTS="toy_example errors strides aliasing borrow host_results threads entries transform logs fatal"; fi
+if [ "$SAN" = thread ]; then TESTS="threads"; else TESTS="toy_example errors strides aliasing borrow host_results threads entries transform logs fatal dangling"; fi
 for t in $TESTS; do
   $CC -c "$SRC/test/CAPI/$t.c" -o "$OUT/$t.c.o"
   # The instrumented objects come first, so the archives' copies stay out.

@@ -509,7 +509,11 @@ struct ScatterLowering : public OpConversionPattern<kt::ScatterOp> {
                               ifOp.getResults().end());
     };
     Value out = x;
-    if (ir >= 2 && xr == ir && sr == ir) {
+    // A self dim `dim` of static size 0 (every index out of range: the
+    // loops below report it) takes the general path: a column slice at
+    // offset 0 of a size-0 dim does not verify in MLIR 22 ("offset 0 is
+    // out-of-bounds: 0 >= 0"; kiln-fuzz-pipeline, fz27).
+    if (ir >= 2 && xr == ir && sr == ir && !isConstantIntValue(xs[d], 0)) {
       // Columns in parallel. Forall over the index's dims but `dim`.
       SmallVector<OpFoldResult> lb, ub, st;
       for (int64_t k = 0; k < ir; ++k)

@@ -162,6 +162,26 @@ scf::ParallelOp copyLoop(OpBuilder &b, Location loc, Value src, Value dst) {
       });
 }
 
+/// A copy of `src` into `dst` (same shape) as a nest of scf.for loops of
+/// loads and stores at `b`: a copy inside a kernel, run by one thread (a
+/// thread's private buffer, e.g. the column a scatter updates). Upstream's
+/// lowering of such a memref.copy (a non-identity layout) is a call of the
+/// host runtime's memrefCopy, which kernels do not have.
+void serialCopy(OpBuilder &b, Location loc, Value src, Value dst) {
+  auto type = cast<MemRefType>(src.getType());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> ubs;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    ubs.push_back(memref::DimOp::create(b, loc, src, d));
+  SmallVector<Value> lbs(ubs.size(), zero), steps(ubs.size(), one);
+  scf::buildLoopNest(b, loc, lbs, ubs, steps,
+                     [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+                       Value v = memref::LoadOp::create(nb, nloc, src, ivs);
+                       memref::StoreOp::create(nb, nloc, v, dst, ivs);
+                     });
+}
+
 } // namespace
 
 FailureOr<kiln::nvptx::MapStats>
@@ -169,14 +189,25 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
   MapStats stats;
   // 0. Host copies (bufferization's, e.g. of an argument into a result)
   // as parallel loops of loads and stores: a kernel, not a host memcpy.
+  // Copies inside a parallel loop (one iteration's private buffer) become
+  // serial loops in that iteration's thread.
   SmallVector<memref::CopyOp> copies;
+  // (A copy between identity layouts in a kernel stays: it lowers to a
+  // memcpy intrinsic, which kernels have.)
+  auto identity = [](Value v) {
+    return cast<MemRefType>(v.getType()).getLayout().isIdentity();
+  };
   fn.walk([&](memref::CopyOp copy) {
-    if (!insideKernel(copy))
+    if (!insideKernel(copy) ||
+        !identity(copy.getSource()) || !identity(copy.getTarget()))
       copies.push_back(copy);
   });
   for (memref::CopyOp copy : copies) {
     OpBuilder b(copy);
-    copyLoop(b, copy.getLoc(), copy.getSource(), copy.getTarget());
+    if (insideKernel(copy))
+      serialCopy(b, copy.getLoc(), copy.getSource(), copy.getTarget());
+    else
+      copyLoop(b, copy.getLoc(), copy.getSource(), copy.getTarget());
     copy.erase();
   }
   // 1. Parallel loops.
@@ -294,6 +325,25 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
                              "computes from device memory; not supported");
       escapes.insert(op);
     }
+    // An op that stays on the host keeps its operands there: those the run
+    // computes stay too (and get kernel copies), transitively. (Before fz27
+    // they moved into the kernel and the host op used values defined inside
+    // it: "operand #0 does not dominate this use", a var's element count
+    // with block-reduce=false; kiln-fuzz-pipeline.)
+    SmallVector<Operation *> worklist(escapes.begin(), escapes.end());
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || !inRun.contains(def) || escapes.contains(def))
+          continue;
+        if (touchesMemory(def))
+          return def->emitError("kiln-nvptx: the host uses a value this op "
+                                "computes from device memory; not supported");
+        escapes.insert(def);
+        worklist.push_back(def);
+      }
+    }
     // Kernels inside the run (a host loop around a kernel, e.g. a scan
     // along one dim) run in this kernel's thread.
     for (Operation *op : run) {
@@ -303,21 +353,34 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
         serializeLaunch(l);
     }
     Operation *first = run.front();
+    Block *hostBlock = first->getBlock(); // (ops move out of it below)
     OpBuilder b(first);
     Value one = arith::ConstantIndexOp::create(b, first->getLoc(), 1);
     OpBuilder kb(first->getContext());
     gpu::LaunchOp launch = createLaunch(b, first->getLoc(), one, one, kb);
     Operation *end = launch.getBody().front().getTerminator();
+    IRMapping toKernel; // host values that stay -> their kernel copies
     for (Operation *op : run) {
       if (escapes.contains(op)) {
-        // A pure op the host also uses: a copy for the kernel.
+        // A pure op the host also uses: a copy for the kernel (of its
+        // operands' kernel copies).
         OpBuilder eb(end);
-        Operation *copy = eb.clone(*op);
+        Operation *copy = eb.clone(*op, toKernel);
+        toKernel.map(op->getResults(), copy->getResults());
         for (auto [from, to] :
              llvm::zip(op->getResults(), copy->getResults()))
           from.replaceUsesWithIf(to, [&](OpOperand &use) {
-            return launch->isProperAncestor(use.getOwner()) ||
-                   (inRun.contains(use.getOwner()) && use.getOwner() != op);
+            if (launch->isProperAncestor(use.getOwner()))
+              return true;
+            // A use in the run, also inside a run op's regions (a host
+            // loop that reads through a view: before fz27 only uses by the
+            // run ops themselves were replaced, and a load nested in an
+            // scf.for moved into the kernel kept the host's view, defined
+            // after the launch: "operand #0 does not dominate this use").
+            // Ops that stay on the host keep the host's value.
+            Operation *top = hostBlock->findAncestorOpInBlock(*use.getOwner());
+            return top && top != op && inRun.contains(top) &&
+                   !escapes.contains(top);
           });
         continue;
       }

@@ -484,6 +484,12 @@ if os.path.exists(LIBRARY):
         ("transform pipeline", "report(L.kilnSessionTransformModule(S, s(PROG), s('no-such-pass'), ctypes.byref(SR())))", r"kilnSessionTransformModule: .*no-such-pass"),
         ("stats unknown", "report(L.kilnSessionLoadModule(S, s(PROG), s('m')))\nreport(L.kilnSessionGetStats(S, s('nope'), ctypes.byref((c_uint64*9)())))", r"kilnSessionGetStats: .*nope"),
         ("mark out of range", "report(L.kilnSessionLoadModule(S, s(PROG), s('m')))\nreport(L.kilnSessionMarkDynamic(S, s('p'), c_size_t(7), c_size_t(0)))", r"kilnSessionMarkDynamic: .*7"),
+        # Dangling and made-up handles (fz27, docs/c-api.md "Handles"):
+        # never dereferenced, an error naming the function.
+        ("load destroyed session", "D = L.kilnSessionCreate()\nL.kilnSessionDestroy(D)\nreport(L.kilnSessionLoadModule(D, s(PROG), s('m')))", r"kilnSessionLoadModule: the session is not a live handle"),
+        ("call destroyed session", "D = L.kilnSessionCreate()\nreport(L.kilnSessionLoadModule(D, s(PROG), s('m')))\nL.kilnSessionDestroy(D)\nL.kilnSessionDestroy(D)\nreport(L.kilnSessionCall(D, s('p'), None, c_size_t(0), None, ctypes.byref(H())))", r"kilnSessionCall: the session is not a live handle"),
+        ("load garbage session", "report(L.kilnSessionLoadModule(H(0x7f0000001234), s(PROG), s('m')))", r"kilnSessionLoadModule: the session is not a live handle"),
+        ("append destroyed list", "L.kilnTensorListCreate.restype = H\nL.kilnTensorListAppend.restype = H\nT = L.kilnTensorListCreate()\nL.kilnTensorListDestroy(T)\nreport(L.kilnTensorListAppend(T, ctypes.byref(tensor(np.ones((2, 3), np.float32), 2, 32))))", r"kilnTensorListAppend: the list is not a live handle"),
         ("entry ir out of range", "report(L.kilnSessionLoadModule(S, s(PROG), s('m')))\nreport(L.kilnSessionGetEntryIR(S, s('p'), c_size_t(2**63), ctypes.byref(SR())))", r"kilnSessionGetEntryIR"),
     ]
     for case, body, where in NULL_CASES:
