@@ -238,7 +238,7 @@ def test_module_constant_in_a_segment_run_eagerly(dynamic):
 
 # ------------------------------------------------------------- the fuzzer
 
-SEEDS = int(os.environ.get("KILN_MODULE_FUZZ_SEEDS", "15"))
+SEEDS = int(os.environ.get("KILN_MODULE_FUZZ_SEEDS", "12"))
 MODES = [("infer", False), ("train", False), ("train", True)]
 
 
