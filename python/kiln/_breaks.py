@@ -906,10 +906,6 @@ class SegmentRun:
                 imp.output = tuple(uniq)
                 imp.name = name
                 result = imp.finish()
-                # A compiled module's tensor constants: on the module while
-                # the trace runs, in this dict after it (the final segment
-                # runs then: `_tensor_constant0` was not found).
-                result.constants = imp.module_constants
                 results = self.cache.run_segment(self, key, site, result)
                 prog = self.cache.programs.get(key)
             else:

@@ -1382,9 +1382,6 @@ class _Compiled:
         if ran:
             return _Ran(value, run)
         result = importer.finish()
-        # A compiled module's tensor constants, kept off the user's module
-        # (_tracer._constants_kept_off).
-        result.constants = importer.module_constants
         result.sources = getattr(importer, "optim_sources", None)
         result.no_grad_body = _no_grad_body(gm)
         if self.module is None:

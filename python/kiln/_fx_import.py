@@ -1423,7 +1423,10 @@ class FxImporter:
                       enumerate(self.shape_env.symbols)},
             attr_dims_static=attr_static, num_results=len(results),
             graph=graph,
-            result_dtypes=[r.dtype for r in results])
+            result_dtypes=[r.dtype for r in results],
+            # (the trace's dict, shared by its segments' importers and
+            # filled when the trace ends: _tracer._constants_kept_off)
+            constants=self.module_constants)
 
     def _module_text(self, results):
         P = []
