@@ -262,49 +262,43 @@ std::vector<reduce::TypeCandidate> reduce::typeCandidates(func::FuncOp fn) {
               return mapDims(
                   t, [&](unsigned, int64_t d) { return d == s ? to : d; });
             }));
+  // Each dim of each ranked argument, in order: f(argument, dim, size);
+  // and the arguments' types with one dim set.
+  auto forEachDim =
+      [&](llvm::function_ref<void(unsigned, unsigned, int64_t)> f) {
+        for (auto [a, t] : llvm::enumerate(current))
+          if (auto tensor = dyn_cast<RankedTensorType>(t))
+            for (auto [k, d] : llvm::enumerate(tensor.getShape()))
+              f(a, k, d);
+      };
+  auto withDim = [&](unsigned a, unsigned k, int64_t to) {
+    std::vector<Type> types = current;
+    types[a] = mapDims(current[a],
+                       [&](unsigned i, int64_t x) { return i == k ? to : x; });
+    return types;
+  };
   // Each dim of each argument: to 1, or halved.
-  for (auto [a, t] : llvm::enumerate(current)) {
-    auto tensor = dyn_cast<RankedTensorType>(t);
-    if (!tensor)
-      continue;
-    for (auto [dim, d] : llvm::enumerate(tensor.getShape())) {
-      unsigned k = dim;
-      if (ShapedType::isDynamic(d) || d <= 1)
-        continue;
-      for (int64_t to : {int64_t(1), halve(d)}) {
-        if (to != 1 && halve(d) == 1)
-          continue;
-        std::vector<Type> types = current;
-        types[a] =
-            mapDims(t, [&](unsigned i, int64_t x) { return i == k ? to : x; });
+  forEachDim([&](unsigned a, unsigned k, int64_t d) {
+    if (ShapedType::isDynamic(d) || d <= 1)
+      return;
+    for (int64_t to : {int64_t(1), halve(d)})
+      if (to == 1 || halve(d) != 1)
         add("dim " + std::to_string(k) + " of argument " + std::to_string(a) +
                 " to " + std::to_string(to),
-            std::move(types));
-      }
-    }
-  }
+            withDim(a, k, to));
+  });
   // Dynamic dims static: all, then each.
   add("every dynamic dim to 1", mapAll([](unsigned, Type t) {
         return mapDims(t, [](unsigned, int64_t d) {
           return ShapedType::isDynamic(d) ? 1 : d;
         });
       }));
-  for (auto [a, t] : llvm::enumerate(current)) {
-    auto tensor = dyn_cast<RankedTensorType>(t);
-    if (!tensor)
-      continue;
-    for (auto [dim, d] : llvm::enumerate(tensor.getShape())) {
-      unsigned k = dim;
-      if (!ShapedType::isDynamic(d))
-        continue;
-      std::vector<Type> types = current;
-      types[a] =
-          mapDims(t, [&](unsigned i, int64_t x) { return i == k ? 1 : x; });
+  forEachDim([&](unsigned a, unsigned k, int64_t d) {
+    if (ShapedType::isDynamic(d))
       add("dynamic dim " + std::to_string(k) + " of argument " +
               std::to_string(a) + " to 1",
-          std::move(types));
-    }
-  }
+          withDim(a, k, 1));
+  });
   // Each dim dropped.
   for (auto [a, t] : llvm::enumerate(current)) {
     auto tensor = dyn_cast<RankedTensorType>(t);
