@@ -652,11 +652,17 @@ def _requires_grad(b, x):
             x.name in b.no_grad_values:
         return False
     from kiln._training import _reach
-    graph = {"args": [(a.block_name, a.value.type, a.mutated)
-                      for a in b.args], "ops": b.lines}
-    rg = [bool(a.example.requires_grad) for a in b.args]
+    # (the dataflow over the ops so far, kept until more ops are emitted:
+    # code that asks for every output's flag walks the lines once)
+    cached = getattr(b, "_rg_reach", None)
+    if cached is None or cached[0] != (len(b.lines), len(b.args)):
+        graph = {"args": [(a.block_name, a.value.type, a.mutated)
+                          for a in b.args], "ops": b.lines}
+        rg = [bool(a.example.requires_grad) for a in b.args]
+        cached = ((len(b.lines), len(b.args)), _reach(graph, rg))
+        b._rg_reach = cached
     # (a result of a multi-result op, `%v1#0`: the dataflow names the op)
-    return bool(_reach(graph, rg).get(x.name.split("#")[0], 0))
+    return bool(cached[1].get(x.name.split("#")[0], 0))
 
 
 @tensor_attr("T")
