@@ -594,6 +594,9 @@ class KilnTracer(fx.Tracer):
 
     def create_node(self, kind, target, args, kwargs, name=None,
                     type_expr=None):
+        if kind == "output" and self.run is not None and \
+                not self.eager_depth:
+            self._stored_values_break(args)
         node = super().create_node(kind, target, args, kwargs, name,
                                    type_expr)
         node.meta["nn_module_stack"] = collections.OrderedDict(
@@ -649,6 +652,26 @@ class KilnTracer(fx.Tracer):
         if len(imp.lines) > mark:
             run.seg_ops.append(target_name(node))
         return node
+
+    def _stored_values_break(self, output_args):
+        """Traced tensors the user's code stored into Python objects (a
+        global list, a dict, a plain object's attribute: kiln._stores):
+        a graph break before the function's output, then each gets its
+        real tensor. (Not in an optimizer's lifted step: kiln._optim
+        settles its state.)"""
+        if getattr(self.importer, "optim_sources", None) is not None:
+            return
+        from . import _stores
+        stored = [s for s in _stores.find(self.traced)
+                  if s.proxy.tracer is self and s.node is not None]
+        if not stored:
+            return
+        run = self.run
+        needed = [s.node for s in stored]
+        # (the output's own values: their proxies are gone by now)
+        fx.node.map_arg(output_args, needed.append)
+        run.graph_break(_stores.reason(stored), needed)
+        _stores.replace(stored, lambda n: run.concrete[n])
 
     def _eager_reason(self, node):
         """Why `node` must run eagerly (a graph break), or None."""
@@ -1757,6 +1780,8 @@ def trace(root, fn, importer, concrete_args, run=None):
     having been run segment by segment)."""
     root_fn = fn.forward if isinstance(fn, torch.nn.Module) else fn
     tracer = KilnTracer(importer, root_fn, run)
+    # (what kiln._stores searches for stored traced tensors)
+    tracer.traced = fn
     if isinstance(fn, torch.nn.Module):
         importer.root = fn
     with _constants_kept_off(fn, importer):
