@@ -549,6 +549,32 @@ class Session:
         finally:
             self._L.kilnTensorListDestroy(results)
 
+    @staticmethod
+    def distinct(results, count=None):
+        """The first `count` results (all by default) as tensors of their
+        own: one that shares memory with an earlier one is copied. A
+        program's results are distinct values (the importer returns one
+        result per traced value, and `return y, y` gives the caller one
+        tensor twice), but the compiler may give two of them one buffer
+        where their values are equal (`y * 1.0` and `y.clone()` fold to
+        `y`), and eager PyTorch's two tensors do not share memory: a write
+        into one (by the caller, or by a later graph of a function with
+        breaks) must not show in the other. Before 2026-11-30 it did
+        (`test_distinct_results.py`)."""
+        count = len(results) if count is None else count
+        seen = {}
+        for i in range(count):
+            t = results[i]
+            if not isinstance(t, torch.Tensor) or t.numel() == 0:
+                continue
+            ptr = t.untyped_storage().data_ptr() if hasattr(
+                t, "untyped_storage") else t.storage().data_ptr()
+            if ptr in seen:
+                results[i] = t.clone()
+            else:
+                seen[ptr] = i
+        return results
+
     def _exports(self, program, n):
         """This thread's _ArgExports of `program` (None while a call of it
         on this thread is under way: a host callback calling it again)."""

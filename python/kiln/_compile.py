@@ -526,6 +526,7 @@ class _Program:
                 held=self._held())
         finally:
             self.current_flat = None
+        _capi.Session.distinct(results)
         return self.unflatten(self.layout_of_last_call(), results, tensors)
 
     def capture_for(self, flat_inputs, tensors, dynamic=False):

@@ -346,6 +346,9 @@ class Pair:
         results."""
         res = self.session.call(self.name + "_fwd", tensors,
                                 [False] * len(tensors))
+        # (the outputs and written values: tensors of their own; saved
+        # values may share an output's memory)
+        _capi.Session.distinct(res, self.num_outputs)
         saved = res[self.num_outputs:]
         # A saved value over the memory of an argument the caller will
         # overwrite (the written ones) is copied first.
