@@ -125,7 +125,8 @@ class ModuleGen(pf.Gen):
                     m.running_mean.uniform_(-0.5, 0.5)
                     m.running_var.uniform_(0.5, 1.5)
                 if isinstance(m, (torch.nn.modules.batchnorm._BatchNorm,
-                                  torch.nn.LayerNorm)) and \
+                                  torch.nn.LayerNorm, torch.nn.GroupNorm)) \
+                        and \
                         m.weight is not None:
                     m.weight.uniform_(0.5, 1.5)
                     m.bias.uniform_(-0.5, 0.5)
@@ -159,15 +160,19 @@ class ModuleGen(pf.Gen):
             return None
         sh = self.env[x].shape
         f = sh[-1]
-        opts = ["linear", "mlp", "layer_norm", "act", "dropout0", "list"]
+        opts = ["linear", "mlp", "layer_norm", "act", "dropout0", "list",
+                "prelu", "softmax", "flatten"]
+        if f % 2 == 0:
+            opts += ["glu"]
         if len(sh) == 2:
-            opts += ["bn1d"]
+            opts += ["bn1d", "embedding"]
         if len(sh) == 3:
-            opts += ["conv1d"]
+            opts += ["conv1d", "rnn"]
             if f % 2 == 0:
                 opts += ["mha", "encoder"]
         if len(sh) == 4:
-            opts += ["conv", "bn2d", "conv_block", "pool"]
+            opts += ["conv", "bn2d", "conv_block", "pool", "group_norm",
+                     "conv_t", "upsample"]
         op = r.choice(opts)
         call = "{m}(%s)" % x
         h = r.randint(1, 6)
@@ -229,6 +234,49 @@ class ModuleGen(pf.Gen):
             call = r.choice(["{m}(%s, %s, %s)[0]" % (x, x, x),
                              "{m}(%s, %s, %s, need_weights=False)[0]"
                              % (x, x, x)])
+        elif op == "prelu":
+            ctor = r.choice(["torch.nn.PReLU()",
+                             "torch.nn.PReLU(%d)" % sh[1] if len(sh) >= 2
+                             else "torch.nn.PReLU()"])
+        elif op == "softmax":
+            ctor = r.choice(["torch.nn.Softmax(dim=-1)",
+                             "torch.nn.LogSoftmax(dim=%d)" % (len(sh) - 1),
+                             "torch.nn.Softmin(dim=0)"])
+        elif op == "flatten":
+            ctor = "torch.nn.Flatten(%d)" % r.randint(0, len(sh) - 1)
+        elif op == "glu":
+            ctor = "torch.nn.GLU()"
+        elif op == "embedding":
+            # (the rows a float value's shape gives: indices are a buffer
+            # of the module; the embedding's output feeds later statements)
+            idx = self.new_input((r.randint(1, 4),), high=sh[0])
+            ctor = "torch.nn.Embedding(%d, %d, padding_idx=%s)" % (
+                sh[0], h, r.choice(["None", "0"]))
+            call = "{m}(%s) * %s.sum()" % (idx, x)
+        elif op == "rnn":
+            ctor = "torch.nn.%s(%d, %d, num_layers=%d, batch_first=True, " \
+                "bidirectional=%s)" % (r.choice(["LSTM", "GRU", "RNN"]), f, h,
+                                       r.randint(1, 2), r.random() < 0.3)
+            call = "{m}(%s)[0]" % x
+        elif op == "group_norm":
+            c = sh[1]
+            g = r.choice([g for g in (1, 2, c) if c % g == 0])
+            ctor = "torch.nn.GroupNorm(%d, %d, affine=%s)" % (
+                g, c, r.random() < 0.8)
+        elif op == "conv_t":
+            k = r.randint(1, 3)
+            s_ = r.randint(1, 2)
+            ctor = "torch.nn.ConvTranspose2d(%d, %d, %d, stride=%d, " \
+                "padding=%d, output_padding=%d, bias=%s)" % (
+                    sh[1], h, k, s_, r.randint(0, k - 1),
+                    r.randint(0, s_ - 1), r.random() < 0.7)
+        elif op == "upsample":
+            ctor = r.choice(["torch.nn.Upsample(scale_factor=2)",
+                             "torch.nn.Upsample(scale_factor=2, "
+                             "mode='bilinear', align_corners=False)",
+                             "torch.nn.Upsample(scale_factor=2, "
+                             "mode='bilinear', align_corners=True)",
+                             "torch.nn.PixelShuffle(1)"])
         elif op == "encoder":
             ctor = "torch.nn.TransformerEncoderLayer(%d, %d, " \
                 "dim_feedforward=%d, dropout=0.0, batch_first=True, " \
@@ -387,10 +435,38 @@ def build(src, state, double=False):
     return m.double() if double else m
 
 
-def _sgd(m):
-    # (a small lr: the loss is a weighted sum, its gradients large; a big
-    # step makes the next steps chaotic, rounding differences grow)
-    return torch.optim.SGD(m.parameters(), lr=0.002, momentum=0.9)
+# The training scenarios: an optimizer and what the step does besides
+# forward, backward and `opt.step()` (`clip`: clip_grad_norm_ between
+# backward and step; `sched`: a StepLR halving lr after every step;
+# `keep_grads`: zero_grad(set_to_none=False)). (Small learning rates: the
+# loss is a weighted sum, its gradients large; a big step makes the next
+# steps chaotic, rounding differences grow. Adam-style eps 1e-6: with 1e-8
+# a gradient that is rounding noise moves a parameter by lr either way.)
+OPTIMIZERS = {
+    "sgd": "torch.optim.SGD(ps, lr=0.002, momentum=0.9)",
+    "sgd_plain": "torch.optim.SGD(ps, lr=0.002)",
+    "sgd_nesterov": "torch.optim.SGD(ps, lr=0.002, momentum=0.9, "
+                    "nesterov=True, weight_decay=0.01)",
+    "adam": "torch.optim.Adam(ps, lr=0.002, eps=1e-6)",
+    "adamw": "torch.optim.AdamW(ps, lr=0.002, weight_decay=0.05, eps=1e-6)",
+    "rmsprop": "torch.optim.RMSprop(ps, lr=0.0005, eps=1e-6)",
+}
+EXTRAS = ("clip", "sched", "keep_grads")
+
+
+def scenario(seed):
+    """The seed's training scenario: (optimizer, extras); half of the
+    seeds keep the first runs' scenario (SGD with momentum, no extras)."""
+    r = random.Random(seed * 7919 + 17)
+    if r.random() < 0.5:
+        return "sgd", ()
+    return (r.choice(sorted(OPTIMIZERS)),
+            tuple(e for e in EXTRAS if r.random() < 0.35))
+
+
+def _optimizer(m, kind):
+    ps = list(m.parameters())
+    return eval(OPTIMIZERS[kind], {"torch": torch, "ps": ps}) if ps else None
 
 
 def _snap(v):
@@ -411,7 +487,8 @@ def _change_scalars(model):
             setattr(model, k, round(v * 1.5, 3))
 
 
-def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
+def run(model, inputs, mode, compiled=None, whole_step=False, steps=3,
+        train=("sgd", ())):
     """The scenario on one model: a list of (what, value) leaves to
     compare (results per call, inputs after each call, gradients, the
     module's state after each call). `compiled(model)` wraps the model (or
@@ -435,7 +512,10 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
     # (a module without parameters has no optimizer: its steps are forward
     # and backward; the float inputs require grad, their gradients are
     # compared too)
-    opt = _sgd(model) if any(True for _ in model.parameters()) else None
+    kind, extras = train
+    opt = _optimizer(model, kind)
+    sched = torch.optim.lr_scheduler.StepLR(opt, 1, 0.5) \
+        if opt is not None and "sched" in extras else None
     for t in ins:
         if t.dtype in FLOAT:
             t.requires_grad_(True)
@@ -447,6 +527,8 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
         loss = pf._loss(out)
         if loss is not None:
             loss.backward()
+            if "clip" in extras:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             if opt is not None:
                 opt.step()
         return out, loss
@@ -464,8 +546,10 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
                        for k, p in model.named_parameters()]
             leaves += [("step 0 grad a%d" % j, _snap(t.grad))
                        for j, t in enumerate(ins) if t.requires_grad]
+        if sched is not None:
+            sched.step()
         if opt is not None:
-            opt.zero_grad(set_to_none=True)
+            opt.zero_grad(set_to_none="keep_grads" not in extras)
         for t in ins:
             t.grad = None
     leaves += [("input a%d" % j, _snap(t)) for j, t in enumerate(ins)]
@@ -474,12 +558,13 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3):
 
 
 def check(src, state, inputs, backend="cpu", mode="infer", dynamic=None,
-          whole_step=False):
+          whole_step=False, train=("sgd", ())):
     """None when kiln agrees with eager (or eager fails, or kiln refuses
     cleanly), else a message."""
     import kiln
     try:
-        want = run(build(src, state), inputs, mode, whole_step=whole_step)
+        want = run(build(src, state), inputs, mode, whole_step=whole_step,
+                   train=train)
     except Exception as ex:
         pf._count("eager failed: %s" % str(ex).splitlines()[0][:70]
                   if str(ex) else "eager failed")
@@ -487,7 +572,7 @@ def check(src, state, inputs, backend="cpu", mode="infer", dynamic=None,
     try:
         got = run(build(src, state), inputs, mode,
                   lambda f: kiln.compile(f, backend=backend, dynamic=dynamic),
-                  whole_step)
+                  whole_step, train=train)
     except kiln.Unsupported as ex:
         pf._count("unsupported: " + str(ex).splitlines()[0][:80])
         return None
@@ -513,7 +598,8 @@ def check(src, state, inputs, backend="cpu", mode="infer", dynamic=None,
         try:
             ref = run(build(src, state, double=True),
                       [t.double() if t.dtype == torch.float32 else t
-                       for t in inputs], mode, whole_step=whole_step)
+                       for t in inputs], mode, whole_step=whole_step,
+                      train=train)
         except Exception:
             return found
         if _no_worse(got, want, ref):
@@ -544,6 +630,11 @@ def main():
     p.add_argument("--whole-step", choices=["seed", "yes", "no"],
                    default="seed", help="train: compile the whole step "
                    "(forward, backward, opt.step()); 'seed': one seed in 3")
+    p.add_argument("--optimizer", choices=["seed"] + sorted(OPTIMIZERS),
+                   default="seed", help="train: the optimizer ('seed': "
+                   "chosen from the seed with the extras, see scenario())")
+    p.add_argument("--extras", default="", help="train, with --optimizer: "
+                   "comma-separated from %s" % ", ".join(EXTRAS))
     a = p.parse_args()
     bad = 0
     for s in pf._seeds(a.seeds):
@@ -556,19 +647,22 @@ def main():
             continue
         whole = a.whole_step == "yes" or (a.whole_step == "seed" and
                                           random.Random(s).random() < 1 / 3)
+        train = scenario(s) if a.optimizer == "seed" else \
+            (a.optimizer, tuple(e for e in a.extras.split(",") if e))
+        what = "%s%s" % (", whole step" if whole else "",
+                         ", %s %s" % (train[0], "+".join(train[1]))
+                         if a.mode == "train" else "")
         if a.show:
-            print("# seed %d%s\n%s" % (s, " (whole step)" if whole else "",
-                                       src))
+            print("# seed %d%s\n%s" % (s, what, src))
         try:
             m = check(src, state, inputs, a.backend, a.mode,
-                      True if a.dynamic else None, whole)
+                      True if a.dynamic else None, whole, train)
         except Exception:
             m = "checker crashed: " + traceback.format_exc()
         if m:
             bad += 1
             print("FINDING seed %d (%s, %s%s): %s\n%s" % (
-                s, a.mode, a.backend, ", whole step" if whole else "", m,
-                src), flush=True)
+                s, a.mode, a.backend, what, m, src), flush=True)
     for k, v in sorted(pf.STATS.items(), key=lambda kv: -kv[1]):
         print("%6d %s" % (v, k))
     print("%d findings" % bad)

@@ -247,13 +247,15 @@ MODES = [("infer", False), ("train", False), ("train", True)]
 def test_random_modules(mode, whole):
     """SEEDS random modules per mode agree with eager (KILN_MODULE_FUZZ_
     SEEDS sets how many; a failure names its seed: module_fuzz.py --seeds
-    N --mode M --whole-step yes|no --show)."""
+    N --mode M --whole-step yes|no --show). Training seeds take their
+    optimizer and extras from the seed (module_fuzz.scenario)."""
     base = {"infer": 0, "train": 10000}[mode] + (5000 if whole else 0)
     findings = []
     for s in range(base, base + SEEDS):
         src, state, inputs = module_fuzz.generate(s, mode)
         m = module_fuzz.check(src, state, inputs, "cpu", mode,
-                              whole_step=whole)
+                              whole_step=whole,
+                              train=module_fuzz.scenario(s))
         if m:
             findings.append("seed %d: %s\n%s" % (s, m, src))
     assert not findings, "\n".join(findings)
