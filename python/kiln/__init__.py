@@ -17,8 +17,8 @@ from ._capi import Session, library_path
 from ._compile import (CompiledFunction, KilnWarning, OptimizedModule,
                        backend, compile, config, list_backends, mark_dynamic,
                        mark_static, optimize, reset)
-from ._errors import (ArgumentTypeError, KilnError, SpecializationError,
-                      Unsupported)
+from ._errors import (ArgumentTypeError, KilnError, KilnIndexError,
+                      SpecializationError, Unsupported)
 from ._logs import flush_trace, set_log_handler, set_logs, set_trace
 # The ATen converters, and the torch-level converters written with them
 # (F.elu, F.selu, ...), registered at import.
@@ -33,6 +33,7 @@ from . import _rnn  # noqa: E402,F401
 __version__ = "0.1.0"
 
 __all__ = ["ArgumentTypeError", "CompiledFunction", "ExplainOutput",
+           "KilnIndexError",
            "KilnError", "KilnWarning", "OptimizedModule", "Session",
            "SpecializationError", "Unsupported",
            "allow_in_graph", "assume_constant_result", "backend", "compile",

@@ -25,7 +25,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double,
 import torch
 import torch.utils.dlpack
 
-from ._errors import KilnError
+from ._errors import KilnError, runtime_error
 
 LIBRARY_NAME = "libKilnCAPI.so"
 # The API version this package was written against: the library's major must
@@ -251,7 +251,7 @@ def _check(status):
     L = lib()
     message = _string(L.kilnStatusGetMessage(status))
     L.kilnStatusDestroy(status)
-    raise KilnError(message, error_location(message))
+    raise runtime_error(message, error_location(message))
 
 
 def _status_pointer(message):

@@ -52,3 +52,22 @@ class KilnValueError(KilnError, ValueError):
     ValueError (BatchNorm's "Expected more than 1 value per channel when
     training"): a KilnError (with its location) that `except ValueError`
     catches too, as it catches eager's."""
+
+
+class KilnIndexError(KilnError, IndexError):
+    """A run-time index check of a compiled program failed ("index 5 is
+    out of range for dim 0 with size 3"): a KilnError (a RuntimeError, as
+    eager's `gather` / `scatter` raise) that `except IndexError` catches
+    too, as it catches eager's error of `x[i]`, `index_select` and
+    `embedding`."""
+
+
+def runtime_error(message, location=None):
+    """KilnError for a C API failure's message: KilnIndexError when it is
+    a failed index check."""
+    import re
+    if re.search(r"\bindex -?\d+ (is )?out of (range|bounds) for (dim|an "
+                 r"embedding table)",
+                 message):
+        return KilnIndexError(message, location)
+    return KilnError(message, location)
