@@ -36,6 +36,7 @@ import re
 import sys
 import threading
 import traceback
+import types
 import warnings
 
 import torch
@@ -1636,6 +1637,18 @@ def _referenced(f):
     return out
 
 
+def _plain_object(v):
+    """An instance of a user class that is not a module, function, class,
+    tensor or container (a helper object whose methods the code calls)."""
+    return not isinstance(v, (type, types.ModuleType, types.FunctionType,
+                              types.MethodType, types.BuiltinFunctionType,
+                              torch.Tensor, torch.nn.Module, list, tuple,
+                              dict, set, frozenset, str, bytes, int, float,
+                              complex, bool, type(None))) and \
+        hasattr(type(v), "__dict__") and \
+        not _internal_module(type(v).__module__)
+
+
 def _user_globals(fn):
     """The globals dicts of the user's code a trace of `fn` runs: fn's (a
     module's: each of its submodules' classes' forward), and those of the
@@ -1662,9 +1675,26 @@ def _user_globals(fn):
         if depth < 4 and inspect.isfunction(f):
             follow(f, depth + 1)
 
+    def add_object(v, depth):
+        """A plain object of a user class (`self.helper.f(x)`, `cfg.f`):
+        its class's functions."""
+        cls = type(v)
+        if id(cls) in seen or _internal_module(cls.__module__) or \
+                cls.__module__ == "builtins" or \
+                cls.__module__.split(".")[0] in sys.stdlib_module_names:
+            return
+        seen.add(id(cls))
+        for klass in cls.__mro__[:-1]:
+            for x in vars(klass).values():
+                if inspect.isfunction(x):
+                    add(x, depth)
+
     def add_module(m):
         for sub in m.modules():
             add(type(sub).forward, 0)
+            for k, v in vars(sub).items():
+                if not k.startswith("_") and _plain_object(v):
+                    add_object(v, 1)
 
     def follow(f, depth):
         for v in _referenced(f):
@@ -1677,6 +1707,8 @@ def _user_globals(fn):
                     and v.__name__.split(".")[0] not in \
                     sys.stdlib_module_names:
                 found[id(v.__dict__)] = v.__dict__
+            elif _plain_object(v):
+                add_object(v, depth)
 
     if _ORIG_ISINSTANCE(fn, torch.nn.Module):
         add_module(fn)

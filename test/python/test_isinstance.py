@@ -123,3 +123,59 @@ def test_isinstance_is_restored_and_other_threads_unaffected():
     assert seen == [True, False]
     assert builtins.isinstance is _ISINSTANCE
     assert torch.is_tensor is _IS_TENSOR
+
+
+# ------------------------------------ methods of plain (non-module) objects
+
+_SCALER = """
+import torch
+
+class Scaler:
+    def __init__(self, s):
+        self.s = s
+
+    def apply(self, x):
+        if isinstance(x, torch.Tensor):
+            return x * self.s
+        return x + 100.0
+"""
+
+
+def _scaler_module():
+    import types
+    mod = types.ModuleType("kiln_test_user_scaler")
+    exec(_SCALER, mod.__dict__)
+    return mod
+
+
+@pytest.mark.parametrize("backend", ["cpu", "eager"])
+def test_isinstance_in_a_method_of_a_module_attribute(backend):
+    """`self.helper.apply(x)`, helper a plain object of a class defined in
+    another module: that module's isinstance answers for a traced tensor
+    (before 2026-11-30 it was False: x + 100 was computed)."""
+    Scaler = _scaler_module().Scaler
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 3)
+            self.helper = Scaler(2.0)
+
+        def forward(self, x):
+            return self.helper.apply(self.lin(x))
+
+    m = M()
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        torch.testing.assert_close(kiln.compile(m, backend=backend)(x), m(x))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "eager"])
+def test_isinstance_in_a_method_of_a_closure_object(backend):
+    scaler = _scaler_module().Scaler(3.0)
+
+    def f(x):
+        return scaler.apply(x.sin())
+
+    x = torch.randn(4)
+    torch.testing.assert_close(kiln.compile(f, backend=backend)(x), f(x))
