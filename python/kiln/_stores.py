@@ -7,9 +7,8 @@ a forward hook's `activations[name] = out`), a plain object's attribute
 Python's containers and plain objects cannot be intercepted when they are
 written, so after a trace the objects the compiled code reaches are
 searched for torch.fx proxies (`find`): the closures of the user's
-functions and the globals their code reads (followed through the functions
-and modules they name, as kiln._tracer's isinstance patching follows
-them), the attributes of the modules it runs (and their `forward`s' and
+functions and the globals their code reads (kiln._tracer._user_code, the
+code isinstance patching follows too), the attributes of the modules it runs (and their `forward`s' and
 hooks' closures and globals), each followed a few levels down
 through lists, tuples, dicts, sets and plain objects. Each proxy found is
 a graph break at the end of the function (its node's real value is
@@ -25,13 +24,12 @@ stayed in the container: the first call left a torch.fx object there
 
 import collections
 import inspect
-import sys
 import types
 
 import torch
 from torch import fx
 
-from ._tracer import _internal_module, _referenced
+from ._tracer import _internal_module, _user_code
 
 # How far below a root the search goes, and how many values it looks at
 # in all (a module's globals may hold a dataset): past the budget the rest
@@ -114,45 +112,11 @@ def _function_roots(f):
 def _roots(module, fn):
     """(path, value, setter) of the places to search: the module (its
     attributes, children and hooks: `visit`), and the closures and the
-    globals read by the user's functions, followed through the functions
-    and user modules they name (four levels, as kiln._tracer's
-    isinstance patching follows them)."""
-    out = []
-    seen = set()
-
-    def follow(f, depth):
-        f = getattr(f, "__func__", f)
-        try:
-            f = inspect.unwrap(f)
-        except ValueError:
-            return
-        g = getattr(f, "__globals__", None)
-        if getattr(f, "__code__", None) is None or g is None or \
-                _internal_module(g.get("__name__")) or id(f) in seen:
-            return
-        seen.add(id(f))
+    globals read by the user's functions (kiln._tracer._user_code)."""
+    out = [("self", module, None)] if module is not None else []
+    functions, _ = _user_code(module if module is not None else fn)
+    for f in functions:
         out.extend(_function_roots(f))
-        if depth >= 4:
-            return
-        for v in _referenced(f):
-            if inspect.isfunction(v) or inspect.ismethod(v):
-                follow(v, depth + 1)
-            elif inspect.ismodule(v) and not _internal_module(v.__name__) \
-                    and v.__name__.split(".")[0] not in \
-                    sys.stdlib_module_names:
-                for x in list(vars(v).values()):
-                    if inspect.isfunction(x) and \
-                            x.__module__ == v.__name__:
-                        follow(x, depth + 1)
-
-    if module is not None:
-        out.append(("self", module, None))
-        for sub in module.modules():
-            follow(type(sub).forward, 0)
-            for h in _hook_functions(sub):
-                follow(h, 0)
-    else:
-        follow(fn, 0)
     return out
 
 

@@ -1649,15 +1649,20 @@ def _plain_object(v):
         not _internal_module(type(v).__module__)
 
 
-def _user_globals(fn):
-    """The globals dicts of the user's code a trace of `fn` runs: fn's (a
-    module's: each of its submodules' classes' forward), and those of the
-    functions and modules fn's closure and globals name, followed through
-    the functions found (a helper that calls a helper; `import mylib` then
-    `mylib.loss(out)`: the module's globals serve every function defined
-    in it). Modules of torch, kiln and Python's standard library are left
-    out."""
-    found = {}
+def _user_code(fn):
+    """The user's code a trace of `fn` runs: (functions, module dicts).
+    The functions are fn (a module: each of its submodules' classes'
+    forward, their hooks, and the methods of plain objects in their
+    attributes) and
+    those fn's closure and globals name, followed through the functions
+    found (a helper that calls a helper, four levels), the methods of plain
+    objects they name (`scaler.apply(x)`), and the functions of user
+    modules they name (`import mylib` then `mylib.loss(out)`), whose dicts
+    are the second list. Torch's, kiln's and Python's standard library's
+    code is left out. (kiln._tracer's isinstance patching and
+    kiln._stores' search both follow the code this way.)"""
+    functions = []
+    modules = {}
     seen = set()
 
     def add(f, depth):
@@ -1671,7 +1676,7 @@ def _user_globals(fn):
                 id(f) in seen:
             return
         seen.add(id(f))
-        found[id(g)] = g
+        functions.append(f)
         if depth < 4 and inspect.isfunction(f):
             follow(f, depth + 1)
 
@@ -1689,12 +1694,25 @@ def _user_globals(fn):
                 if inspect.isfunction(x):
                     add(x, depth)
 
+    def add_user_module(m, depth):
+        if id(m.__dict__) in modules:
+            return
+        modules[id(m.__dict__)] = m.__dict__
+        for x in list(vars(m).values()):
+            if inspect.isfunction(x) and x.__module__ == m.__name__:
+                add(x, depth)
+
     def add_module(m):
         for sub in m.modules():
             add(type(sub).forward, 0)
             for k, v in vars(sub).items():
                 if not k.startswith("_") and _plain_object(v):
                     add_object(v, 1)
+                elif k.startswith("_") and "hook" in k and \
+                        isinstance(v, dict):
+                    # (forward / pre-forward / backward hooks)
+                    for h in list(v.values()):
+                        add(h, 1)
 
     def follow(f, depth):
         for v in _referenced(f):
@@ -1706,13 +1724,13 @@ def _user_globals(fn):
             elif inspect.ismodule(v) and not _internal_module(v.__name__) \
                     and v.__name__.split(".")[0] not in \
                     sys.stdlib_module_names:
-                found[id(v.__dict__)] = v.__dict__
+                add_user_module(v, depth)
             elif _plain_object(v):
                 add_object(v, depth)
 
     if _ORIG_ISINSTANCE(fn, torch.nn.Module):
         add_module(fn)
-        return list(found.values())
+        return functions, list(modules.values())
     add(fn, 4)   # (its closure: below)
     owner = getattr(fn, "__self__", None)
     if _ORIG_ISINSTANCE(owner, torch.nn.Module):
@@ -1721,6 +1739,19 @@ def _user_globals(fn):
         follow(inspect.unwrap(getattr(fn, "__func__", fn)), 0)
     except ValueError:
         pass
+    return functions, list(modules.values())
+
+
+def _user_globals(fn):
+    """The globals dicts of the user's code a trace of `fn` runs
+    (_user_code): its functions' globals and the dicts of the user modules
+    it names."""
+    functions, modules = _user_code(fn)
+    found = {}
+    for f in functions:
+        found[id(f.__globals__)] = f.__globals__
+    for d in modules:
+        found[id(d)] = d
     return list(found.values())
 
 
