@@ -396,9 +396,27 @@ class ModuleGen(pf.Gen):
                                    "div_(self.%s.norm() + 1)" % name]))
         return ("stmt", stmt)
 
+    def t_store(self):
+        """forward keeps a value in a Python list or dict attribute (a
+        module keeping its activations, a hook-style dict): the harness
+        compares what each call stored."""
+        x = self.pick(self.fl)
+        if x is None:
+            return None
+        if not hasattr(self.mod, "kept"):
+            self.mod.kept = []
+            self.mod.kept_d = {}
+            self.init_lines += ["self.kept = []", "self.kept_d = {}"]
+        return ("stmt", self.rng.choice([
+            "self.kept.append(%s.detach() * 1.0)",
+            "self.kept.append(%s)",
+            "self.kept_d['v%d'] = (%%s * 2, %%s.sum())" % self.counter,
+        ]).replace("%s", x))
+
     TEMPLATES = pf.Gen.TEMPLATES + [("t_layer", 6), ("t_mode", 1),
                                     ("t_buffer", 1), ("t_scalar", 1),
-                                    ("t_reuse", 1), ("t_param_write", 1)]
+                                    ("t_reuse", 1), ("t_param_write", 1),
+                                    ("t_store", 1)]
 
     def arguments_made(self):
         # (inputs made after forward's arguments are parameters, buffers)
@@ -478,6 +496,12 @@ def _snap(v):
     return v.detach().clone() if isinstance(v, torch.Tensor) else v
 
 
+def _kept(model):
+    """What forward stored in its `kept` list and `kept_d` dict so far."""
+    return _snap(list(getattr(model, "kept", [])) +
+                 [v for _, v in sorted(getattr(model, "kept_d", {}).items())])
+
+
 def _change_scalars(model):
     """The module's number attributes (`self.s3 = 0.5`) changed, as a user
     changes a hyperparameter between calls: the compiled module must see
@@ -504,6 +528,7 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3,
             with torch.no_grad():
                 out = fwd(*ins)
             leaves.append(("call %d result" % i, _snap(out)))
+            leaves.append(("call %d kept" % i, _kept(model)))
             leaves += [("call %d input a%d" % (i, j), _snap(t))
                        for j, t in enumerate(ins)]
             leaves += [("call %d %s" % (i, k), _snap(v))
@@ -541,6 +566,7 @@ def run(model, inputs, mode, compiled=None, whole_step=False, steps=3,
             _change_scalars(model)
         out, loss = step(*ins)
         leaves.append(("step %d result" % i, _snap(out)))
+        leaves.append(("step %d kept" % i, _kept(model)))
         if i == 0:
             leaves += [("step 0 grad %s" % k, _snap(p.grad))
                        for k, p in model.named_parameters()]
