@@ -637,17 +637,20 @@ def _layout(b, x):
 
 
 @tensor_attr("requires_grad")
-def _requires_grad(b, x):
+def _requires_grad(b, x, at_node=True):
     """x.requires_grad as eager would answer it: an argument's own flag; a
     computed value requires grad when grad is enabled where it is read, it
     is floating (or complex), and an argument that requires grad reaches it
     along the gradient edges of the ops so far (not through detach, no_grad
     ops, integer values or running statistics). Code that branches on it
     (a loss built from the outputs that require grad) took the False branch
-    for every computed value before."""
+    for every computed value before. `at_node=False`: whether gradients
+    reach x at all, whatever the grad mode of the op being converted (a
+    write under `no_grad` into a value that carries a gradient)."""
     if x.arg is not None:
         return bool(x.arg.example.requires_grad)
-    if not b.grad_enabled or b.node.meta.get("kiln_grad") is False or \
+    if not b.grad_enabled or (at_node and b.node.meta.get("kiln_grad")
+                              is False) or \
             not (x.dtype.is_floating_point or x.dtype.is_complex) or \
             x.name in b.no_grad_values:
         return False
@@ -677,7 +680,7 @@ def _mT(b, x):
 
 @tensor_attr("data")
 def _data(b, x):
-    return stop_gradient(b, x)
+    return detached_alias(b, x)
 
 
 @function(builtins.getattr)
@@ -2135,7 +2138,40 @@ def stop_gradient(b, x):
 
 @both("detach")
 def detach(b, x):
-    return stop_gradient(b, x)
+    return detached_alias(b, x)
+
+
+def detached_alias(b, x):
+    """`x.detach()` and `x.data`: x's value without a gradient, and, as in
+    PyTorch, an alias of x's memory: a write through it is a write to x
+    (`ema.data.mul_(0.9).add_(...)`, `h.detach().zero_()`), which autograd
+    does not see: x keeps its gradient history and takes the new value.
+    So x's new value is the written one where no gradient reaches x, else
+    `stop_gradient(new) + (x - stop_gradient(x))` (the new value, x's
+    gradient; an infinite or NaN element of x makes that element NaN).
+    Before 2026-11-30 the result was a separate value and such writes were
+    lost (`test_detach.py`)."""
+    x = need_tensor(b, x, "detach")
+    if not x.dtype.is_floating_point:
+        return x
+
+    def emit(b, base):
+        return stop_gradient(b, base)
+
+    def inverse(b, base, new):
+        new = cast(b, new, base.dtype)
+        if not _requires_grad(b, base, at_node=False):
+            return new
+        # (a write under `no_grad`: its ops are barriers, these are not)
+        barrier = b.cur_attrs.pop("kg.stop_gradient", None)
+        try:
+            return add(b, stop_gradient(b, new),
+                       sub(b, base, stop_gradient(b, base)))
+        finally:
+            if barrier is not None:
+                b.cur_attrs["kg.stop_gradient"] = barrier
+
+    return link_view(emit(b, x), x, emit, inverse, x.layout)
 
 
 @method("cpu")

@@ -184,3 +184,82 @@ def test_sgd_steps_with_a_detached_target_match_eager(backend):
         for sgd in sgds:
             sgd.step()
         torch.testing.assert_close(model.center, ref.center)
+
+
+# ---------------- writes through detach() and .data (aliases, as in eager)
+
+def write_through_detach(x, w):
+    h = x * w
+    h.detach().mul_(2)          # h's values change; its gradient does not
+    return torch.tanh(h) + h * 3
+
+
+def write_through_data(x, w):
+    h = x * 1.5
+    h.data.add_(w.detach())
+    return h.pow(2)
+
+
+def write_under_no_grad(x, w):
+    h = x * w
+    with torch.no_grad():
+        h.detach().clamp_(-0.5, 0.5)
+    return h * h.sum()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [write_through_detach, write_through_data,
+                                write_under_no_grad],
+                         ids=lambda f: f.__name__)
+def test_writes_through_detached_aliases_match_eager(backend, fn):
+    """A write through `x.detach()` or `x.data` is a write to x (PyTorch's
+    alias of x's memory), invisible to autograd: values and gradients as in
+    eager. Before 2026-11-30 the write was lost."""
+    x = torch.randn(3, 4, requires_grad=True)
+    w = torch.randn(3, 4, requires_grad=True)
+    check(fn, backend, x, w)
+
+
+def _ema(x, ema):
+    ema.data.mul_(0.9).add_(0.1 * x.data)
+    return ema * 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ema_update_through_data_writes_the_argument(backend):
+    x = torch.randn(5)
+    e_eager, e_kiln = torch.ones(5), torch.ones(5)
+    f = kiln.compile(_ema, backend=backend)
+    for _ in range(3):
+        torch.testing.assert_close(f(x, e_kiln), _ema(x, e_eager))
+        torch.testing.assert_close(e_kiln, e_eager)
+
+
+class _MeanTeacher(torch.nn.Module):
+    """A buffer updated through `.data` from a parameter (an exponential
+    moving average of the weights), used after the update."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        self.register_buffer("avg", torch.zeros(3, 3))
+
+    def forward(self, x):
+        self.avg.data.mul_(0.5).add_(self.lin.weight.data)
+        return self.lin(x) + x @ self.avg
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_buffer_updated_through_data_in_training(backend):
+    torch.manual_seed(0)
+    ref = _MeanTeacher()
+    m = copy.deepcopy(ref)
+    cm = kiln.compile(m, backend=backend)
+    for _ in range(3):
+        x = torch.randn(4, 3)
+        got, want = cm(x), ref(x)
+        torch.testing.assert_close(got, want)
+        got.sum().backward()
+        want.sum().backward()
+        torch.testing.assert_close(m.avg, ref.avg)
+        torch.testing.assert_close(m.lin.weight.grad, ref.lin.weight.grad)
