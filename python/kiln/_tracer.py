@@ -1428,6 +1428,49 @@ def _thread_local(orig, wrapped):
 
 
 @contextlib.contextmanager
+def _checkpoint_inlined():
+    """`torch.utils.checkpoint.checkpoint(fn, *args)` (activation
+    checkpointing: recompute fn in the backward instead of keeping its
+    activations) traces fn itself: kiln-partition's min-cut decides what the
+    backward keeps or recomputes, as TorchDynamo treats checkpoint. Traced
+    as PyTorch runs it, fn ran under `no_grad` inside an autograd Function
+    (the reentrant form) and its result carried no gradient ("element 0 of
+    tensors does not require grad"). Both forms (use_reentrant True and
+    False) are patched where `checkpoint` looks them up, so
+    `from torch.utils.checkpoint import checkpoint` is covered too;
+    `checkpoint_sequential` calls `checkpoint`."""
+    import torch.utils.checkpoint as cp
+
+    def reentrant(function, preserve_rng_state, *args):
+        return function(*args)
+
+    def without_reentrant(function, preserve_rng_state=True, *args,
+                          **kwargs):
+        return function(*args, **kwargs)
+
+    cls = cp.CheckpointFunction
+    had = "apply" in cls.__dict__
+    old_apply = cls.__dict__.get("apply")
+    orig_apply = cls.apply
+    old_nr = cp._checkpoint_without_reentrant
+    if getattr(old_nr, "_kiln_inlined", False):
+        yield   # (a nested trace: patched by the outer one)
+        return
+    cls.apply = staticmethod(_thread_local(orig_apply, reentrant))
+    cp._checkpoint_without_reentrant = _thread_local(old_nr,
+                                                     without_reentrant)
+    cp._checkpoint_without_reentrant._kiln_inlined = True
+    try:
+        yield
+    finally:
+        cp._checkpoint_without_reentrant = old_nr
+        if had:
+            cls.apply = old_apply
+        else:
+            del cls.apply
+
+
+@contextlib.contextmanager
 def _math_wrapped():
     """What torch.fx's autowrap of the math module does (math.sqrt of a
     Proxy becomes a call_function node), with the wrappers made once: fx
@@ -1987,6 +2030,7 @@ def _trace(tracer, root_fn, fn, concrete_args, run):
     try:
         with _breaks.tracing(tracer), _RandomCalls(tracer), \
                 _math_wrapped(), _factories_wrapped(tracer), \
+                _checkpoint_inlined(), \
                 _isinstance_patched(fn), _grad_mode_tracked(tracer), \
                 _module_setattr_patched(), _real_tensor_methods_wrapped(tracer):
             graph = tracer.trace(fn, concrete_args=concrete_args)
