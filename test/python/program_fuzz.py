@@ -267,6 +267,9 @@ class Gen:
                                "%s[..., ::2]" % x, "%s.t()" % x
                                if self.env[x].ndim == 2 else "%s[...]" % x,
                                "%s.transpose(0, -1)" % x])
+        if r.random() < 0.15:
+            # (an alias that autograd does not see: the write reaches x)
+            target = "%s.%s" % (target, r.choice(["detach()", "data"]))
         y = self.partner(x)
         op = r.choice(["{t}.add_({y})", "{t}.mul_(0.5)", "{t}.clamp_(-1, 1)",
                        "{t}.relu_()", "{t}.copy_({y} * 1.0 + 0 * {t})",
