@@ -373,8 +373,22 @@ class KilnTracer(fx.Tracer):
             in_spec = self.graph._codegen.pytree_info.in_spec
             self.graph._codegen = fx.graph.CodeGen()
 
+            names = list(inspect.signature(fn).parameters)
+            # (`*args` and `**kwargs` are the function's own, fresh on
+            # every call in eager too: changing them reaches no caller)
+            fresh = {n for n, p in inspect.signature(fn).parameters.items()
+                     if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
             def unflattened(*flat):
-                return root_fn(*pytree.tree_unflatten(list(flat), in_spec))
+                rebuilt = pytree.tree_unflatten(list(flat), in_spec)
+                # (the containers the traced code gets: copies of the
+                # caller's, whose changes _stored_values_break refuses)
+                self.arg_containers = [
+                    (names[i] if i < len(names) else "#%d" % i, a,
+                     _structure(a)) for i, a in enumerate(rebuilt)
+                    if isinstance(a, (list, dict)) and
+                    (i >= len(names) or names[i] not in fresh)]
+                return root_fn(*rebuilt)
             return unflattened, args
         return root_fn2, args
 
@@ -660,6 +674,18 @@ class KilnTracer(fx.Tracer):
         a graph break before the function's output, then each gets its
         real tensor. (Not in an optimizer's lifted step: kiln._optim
         settles its state.)"""
+        for name, c, before in getattr(self, "arg_containers", ()):
+            if _structure(c) != before:
+                err = Unsupported(
+                    "the function changed the %s passed as argument %r "
+                    "(an item added, replaced or removed): kiln passes the "
+                    "traced code a copy of a container that holds tensors, "
+                    "so the change would not reach the caller's %s; return "
+                    "the values instead, or make the change outside the "
+                    "compiled function" % (type(c).__name__, name,
+                                           type(c).__name__))
+                err._no_break = True
+                raise err
         if getattr(self.importer, "optim_sources", None) is not None:
             return
         from . import _stores
@@ -1678,6 +1704,16 @@ def _referenced(f):
                 out.append(g[name])
         codes.extend(c for c in co.co_consts if inspect.iscode(c))
     return out
+
+
+def _structure(c):
+    """What a container argument holds, by identity: its changes (an item
+    added, replaced or removed) show as a different structure."""
+    if isinstance(c, (list, tuple)):
+        return (type(c), tuple(_structure(x) for x in c))
+    if isinstance(c, dict):
+        return (type(c), tuple((k, _structure(v)) for k, v in c.items()))
+    return id(c)
 
 
 def _plain_object(v):

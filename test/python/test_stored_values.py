@@ -164,3 +164,53 @@ def test_no_store_no_break():
 
     out = kiln.explain(f)(torch.randn(3))
     assert out.graph_break_count == 0
+
+
+# ------------------------- containers of tensors passed as arguments
+
+def _appends(x, outs):
+    outs.append(x * 2)
+    return x + outs[0]
+
+
+def test_a_changed_argument_container_is_refused():
+    """kiln passes the traced code a copy of a list or dict of tensors: a
+    change to it would not reach the caller's (before 2026-11-30 it was
+    silently lost), so it is refused naming the argument."""
+    x = torch.randn(3)
+    outs = [torch.ones(3)]
+    with pytest.raises(kiln.Unsupported, match="argument 'outs'"):
+        kiln.compile(_appends)(x, outs)
+
+
+def test_a_changed_argument_container_runs_eagerly_with_suppress_errors():
+    x = torch.randn(3)
+    outs = [torch.ones(3)]
+    saved = kiln.config.suppress_errors
+    kiln.config.suppress_errors = True
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = kiln.compile(_appends)(x, outs)
+    finally:
+        kiln.config.suppress_errors = saved
+    torch.testing.assert_close(got, x + 1)
+    assert len(outs) == 2
+    torch.testing.assert_close(outs[1], x * 2)
+
+
+def test_writes_into_tensors_of_an_argument_container_and_kwargs():
+    """In-place writes to the tensors a container holds reach the caller's
+    tensors; `**kwargs` is the function's own dict (changing it is fine)."""
+    def f(x, d, **kw):
+        d["z"].add_(1)
+        m = kw.pop("mask")
+        kw["extra"] = m * 2
+        return x * m + kw["extra"]
+
+    x = torch.randn(3)
+    d1, d2 = {"z": torch.zeros(2)}, {"z": torch.zeros(2)}
+    want = f(x, d1, mask=x > 0)
+    got = kiln.compile(f)(x, d2, mask=x > 0)
+    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(d2["z"], d1["z"])
