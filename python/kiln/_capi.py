@@ -254,6 +254,12 @@ def _check(status):
     raise runtime_error(message, error_location(message))
 
 
+def storage_ptr(t):
+    """The address of the memory block under tensor `t` (its storage's)."""
+    return t.untyped_storage().data_ptr() if hasattr(
+        t, "untyped_storage") else t.storage().data_ptr()
+
+
 def _status_pointer(message):
     """A new error status for a callback to return (Kiln destroys it)."""
     return lib().kilnStatusCreate(_Str(message).ref).ptr
@@ -567,8 +573,7 @@ class Session:
             t = results[i]
             if not isinstance(t, torch.Tensor) or t.numel() == 0:
                 continue
-            ptr = t.untyped_storage().data_ptr() if hasattr(
-                t, "untyped_storage") else t.storage().data_ptr()
+            ptr = storage_ptr(t)
             if ptr in seen:
                 results[i] = t.clone()
             else:

@@ -354,11 +354,30 @@ class Pair:
         # overwrite (the written ones) is copied first.
         written = {tensors[j].data_ptr() for j in self.written}
         saved = [s.clone() if s.data_ptr() in written else s for s in saved]
+        # A saved value that is an output's memory is saved as that output
+        # tensor itself, so that the caller writing the output in place
+        # before the backward raises autograd's error, as in eager (a
+        # separate tensor over the same memory has its own version
+        # counter: the backward silently read the written values); one
+        # that is another view of an output's memory is copied.
+        saved = [self._output_or_copy(s, res) for s in saved]
         # A passed argument that aliases a written one (the same tensor
         # passed twice) is copied too: its value before the write.
         primals = [tensors[j].clone() if tensors[j].data_ptr() in written
                    else tensors[j] for j in self.saved_primals]
         return res[:self.num_outputs], primals + saved
+
+    def _output_or_copy(self, s, res):
+        ptr = _capi.storage_ptr(s)
+        for o in res[:self.num_outputs]:
+            if _capi.storage_ptr(o) != ptr:
+                continue
+            if o.dtype == s.dtype and o.shape == s.shape and \
+                    o.stride() == s.stride() and \
+                    o.storage_offset() == s.storage_offset():
+                return o
+            return s.clone()
+        return s
 
     def backward(self, saved, grads, out_shapes):
         # grads[i] is None for an output the loss does not use

@@ -72,3 +72,23 @@ def test_write_after_a_break_keeps_the_gradient(whole):
     got = run(kiln.compile(fn))
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "aot_eager"])
+def test_output_saved_for_backward_written_in_place_raises(backend):
+    """exp's backward reads its output: writing that output in place before
+    the backward is autograd's error in eager, and in kiln (the saved value
+    is the output tensor itself, one version counter). Before 2026-11-30
+    kiln's backward read the written values: a silent wrong gradient."""
+    def f(x):
+        return x.exp()
+
+    x = torch.randn(3, requires_grad=True)
+    y = kiln.compile(f, backend=backend)(x)
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace"):
+        y.sum().backward()
+    # unwritten, the gradient is exp's
+    x.grad = None
+    kiln.compile(f, backend=backend)(x).sum().backward()
+    torch.testing.assert_close(x.grad, x.detach().exp())
