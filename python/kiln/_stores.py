@@ -140,15 +140,11 @@ def find(fn):
             return
         seen.add(id(v))
         budget[0] -= 1
-        if isinstance(v, (list, collections.deque)):
-            for i, x in enumerate(list(v)):
-                budget[0] -= 1
-                if budget[0] <= 0:
-                    return
-                visit(x, "%s[%d]" % (path, i), depth + 1,
-                      lambda new, v=v, i=i: v.__setitem__(i, new))
-        elif isinstance(v, dict):
-            for k, x in list(v.items()):
+        if isinstance(v, (list, collections.deque, dict)):
+            # (by index or key; the item is written back the same way)
+            items = list(v.items()) if isinstance(v, dict) else \
+                list(enumerate(v))
+            for k, x in items:
                 budget[0] -= 1
                 if budget[0] <= 0:
                     return
