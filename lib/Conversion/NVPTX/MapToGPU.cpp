@@ -140,6 +140,29 @@ bool touchesMemory(Operation *op) {
   return r.wasInterrupted();
 }
 
+/// A call of one of the runtime's special functions (kiln_cpu_special_*:
+/// pure functions of their operands).
+bool isSpecialCall(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee().starts_with("kiln_cpu_special_");
+}
+
+/// Whether `op` or an op inside it uses a value that an op of `run` (or
+/// an op nested in one) defines.
+bool usesRun(Operation *op, ArrayRef<Operation *> run) {
+  WalkResult r = op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && llvm::any_of(run, [&](Operation *r) {
+            return r == def || r->isProperAncestor(def);
+          }))
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
 /// A copy of `src` into `dst` (same shape) as an scf.parallel of loads and
 /// stores at `b` (a 0-d buffer: one iteration), i.e. a kernel once mapped.
 scf::ParallelOp copyLoop(OpBuilder &b, Location loc, Value src, Value dst) {
@@ -210,6 +233,26 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
       copyLoop(b, copy.getLoc(), copy.getSource(), copy.getTarget());
     copy.erase();
   }
+  // Unused calls of the runtime's special functions (pure functions of
+  // their operands; a 0-d kt.special whose result nothing reads) go.
+  SmallVector<Operation *> deadCalls;
+  fn.walk([&](func::CallOp call) {
+    if (isSpecialCall(call) && call->use_empty())
+      deadCalls.push_back(call);
+  });
+  // (And the loads and pure ops only they used.)
+  while (!deadCalls.empty()) {
+    Operation *dead = deadCalls.pop_back_val();
+    SmallVector<Value> operands(dead->getOperands());
+    dead->erase();
+    for (Value v : operands) {
+      Operation *def = v.getDefiningOp();
+      if (def && def->use_empty() && def->getNumRegions() == 0 &&
+          (isa<memref::LoadOp>(def) || isMemoryEffectFree(def)) &&
+          !llvm::is_contained(deadCalls, def))
+        deadCalls.push_back(def);
+    }
+  }
   // 1. Parallel loops.
   SmallVector<scf::ParallelOp> loops;
   fn.walk([&](scf::ParallelOp loop) {
@@ -238,15 +281,58 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
           op->getNumResults() == 0 || op->use_empty())
         continue;
       SmallVector<gpu::LaunchOp> users;
-      bool allInKernels = true;
+      bool allInKernels = true, hostUse = false;
       for (Operation *user : op->getUsers()) {
         auto launch = user->getParentOfType<gpu::LaunchOp>();
-        if (!launch || launch == op->getParentOfType<gpu::LaunchOp>()) {
+        if (launch && launch == op->getParentOfType<gpu::LaunchOp>()) {
           allInKernels = false;
+          users.clear();
           break;
+        }
+        if (!launch) {
+          allInKernels = false;
+          hostUse = true;
+          continue;
         }
         if (!llvm::is_contained(users, launch))
           users.push_back(launch);
+      }
+      // A load that the host also uses (a seed that kernels and a 0-d
+      // random op's host code read) is loaded in each kernel too: the
+      // host's own use then stays with its run (a one-thread kernel) and
+      // the load is not a host value the kernels need (before gpu28 "the
+      // host uses a value this op computes from device memory" for a 0-d
+      // kt.rand next to other random ops of the same seed).
+      // The host's uses get a load of their own just before the first of
+      // them, so that it joins their run. Only loads of the function's
+      // arguments (read-only inputs: no store in between to move across).
+      if (load && hostUse && !users.empty() &&
+          isa<BlockArgument>(cast<memref::LoadOp>(op).getMemRef()) &&
+          cast<BlockArgument>(cast<memref::LoadOp>(op).getMemRef())
+                  .getOwner() == &fn.getBody().front()) {
+        Block *block = op->getBlock();
+        Operation *first = nullptr;
+        bool sameBlock = true;
+        for (Operation *user : op->getUsers()) {
+          if (user->getParentOfType<gpu::LaunchOp>())
+            continue;
+          Operation *top = block->findAncestorOpInBlock(*user);
+          if (!top) {
+            sameBlock = false;
+            break;
+          }
+          if (!first || top->isBeforeInBlock(first))
+            first = top;
+        }
+        if (sameBlock && first) {
+          OpBuilder hb(first);
+          Operation *copy = hb.clone(*op);
+          op->getResult(0).replaceUsesWithIf(
+              copy->getResult(0), [&](OpOperand &use) {
+                return !use.getOwner()->getParentOfType<gpu::LaunchOp>();
+              });
+          allInKernels = true;
+        }
       }
       // Pure ops are only sunk when they feed a load's chain or are cheap
       // constants; a load always is.
@@ -273,7 +359,11 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
   // consecutive such ops, with the pure ops between them, runs in a
   // one-thread kernel. scf.if regions (runtime checks, shape dispatch) stay
   // on the host and are visited.
+  // (A call of the runtime's special functions computes a value from its
+  // operands: the run takes it into its kernel, where it calls libdevice.)
   auto pure = [](Operation *op) {
+    if (isSpecialCall(op))
+      return true;
     return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
            !op->hasTrait<OpTrait::IsTerminator>();
   };
@@ -282,18 +372,51 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
     SmallVector<Operation *> run;
     auto flush = [&] {
       // Trailing pure ops are not part of the run.
-      while (!run.empty() && !touchesMemory(run.back()))
+      while (!run.empty() && !touchesMemory(run.back()) &&
+             !isa<scf::IfOp>(run.back()))
         run.pop_back();
       if (!run.empty())
         runs.push_back(run);
       run.clear();
     };
-    for (Operation &op : block) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block)
+      ops.push_back(&op);
+    for (Operation *opp : ops) {
+      Operation &op = *opp;
       if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+        // An scf.if without kernels inside that reads device memory or
+        // tests a value the run computes (a 0-d loss's target range check)
+        // joins the run: its run-time error call becomes a write of the
+        // kernel's error record (kernelErrorsToRecord). Other ones (shape
+        // checks on sizes, dispatch around kernels) stay on the host.
+        bool launches =
+            ifOp->walk([](gpu::LaunchOp) { return WalkResult::interrupt(); })
+                .wasInterrupted();
+        if (!launches && (touchesMemory(ifOp) || usesRun(ifOp, run))) {
+          run.push_back(&op);
+          continue;
+        }
         flush();
         for (Region &r : ifOp->getRegions())
           for (Block &b : r)
             visit(b);
+        continue;
+      }
+      // A host buffer allocated between ops of a run (the result of a
+      // mean: the loss's division writes it) moves before the run when
+      // its sizes do not come from the run: it would otherwise end the
+      // run and leave the loads before it on the host (before gpu28:
+      // "the host uses a value this op computes from device memory" for
+      // every nll_loss / cross_entropy with reduction=mean).
+      if (!run.empty() && isa<memref::AllocOp, memref::AllocaOp>(op) &&
+          llvm::none_of(op.getOperands(), [&](Value v) {
+            Operation *def = v.getDefiningOp();
+            return def && llvm::any_of(run, [&](Operation *r) {
+                     return r == def || r->isProperAncestor(def);
+                   });
+          })) {
+        op.moveBefore(run.front());
         continue;
       }
       bool memory = !isa<gpu::LaunchOp>(op) && touchesMemory(&op) &&
@@ -391,12 +514,19 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
   // Run-time checks inside kernels write a device error record that the
   // host checks before returning (kernelErrorsToRecord).
   stats.kernelChecks = kiln::nvptx::kernelErrorsToRecord(fn);
+  // Special functions that libdevice has call it.
+  stats.libdeviceCalls = kiln::nvptx::specialCallsToLibdevice(fn);
   // Kernels cannot call other host functions.
   WalkResult calls = fn.walk([&](func::CallOp call) {
-    if (!call->getParentOfType<gpu::LaunchOp>())
+    if (!call->getParentOfType<gpu::LaunchOp>() ||
+        call.getCallee().starts_with("__nv_"))
       return WalkResult::advance();
-    call.emitError("kiln-nvptx: a kernel calls the host function @")
+    InFlightDiagnostic diag =
+        call.emitError("kiln-nvptx: a kernel calls the host function @")
         << call.getCallee() << "; not supported";
+    if (call.getCallee().starts_with("kiln_cpu_special_"))
+      diag << " (the runtime's special function has no device build and "
+              "CUDA's libdevice has no such function)";
     return WalkResult::interrupt();
   });
   if (calls.wasInterrupted())

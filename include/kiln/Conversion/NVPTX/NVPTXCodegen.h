@@ -29,6 +29,7 @@ struct MapStats {
   unsigned allocs = 0;        ///< memref.alloc -> gpu.alloc
   unsigned globals = 0;       ///< memref.get_global -> copies to the device
   unsigned kernelChecks = 0;  ///< run-time checks in kernels -> error record
+  unsigned libdeviceCalls = 0; ///< special functions in kernels -> libdevice
 };
 
 /// Moves the compute of a bufferized host function onto the GPU:
@@ -90,6 +91,18 @@ void registerCollectiveEffects(mlir::DialectRegistry &registry);
 /// function with it when slot 0 is set (the same message as on the CPU).
 /// Returns how many calls were rewritten.
 unsigned kernelErrorsToRecord(mlir::func::FuncOp fn);
+
+/// The libdevice function (`__nv_lgamma`, ...) that computes the same as
+/// the runtime's special function `runtimeFn` (`kiln_cpu_special_lgamma`),
+/// or an empty string where libdevice has none (digamma, polygamma, zeta,
+/// log_ndtr, the scaled Bessel functions, K0/K1, spherical J0, Airy Ai).
+llvm::StringRef libdeviceSpecialFunction(llvm::StringRef runtimeFn);
+
+/// In mapToGPU, once the kernels are formed: each call of a runtime special
+/// function inside a `gpu.launch` that libdevice has becomes a call of the
+/// libdevice function (declared in the module; the binary links
+/// libdevice). Returns how many calls were rewritten.
+unsigned specialCallsToLibdevice(mlir::func::FuncOp fn);
 
 /// After the deallocation pipeline, before convert-bufferization-to-memref:
 /// each host `bufferization.clone` (of a returned buffer the function does
