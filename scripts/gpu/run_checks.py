@@ -204,6 +204,25 @@ def gpu28_checks(p, package, report, expect_error, dev):
         report("special %s (libdevice)" % name, ok,
                "max |diff| %.2e" % (a[fin] - b[fin]).abs().max().item())
 
+    # The device build of the runtime's functions (kiln_special_device.bc).
+    xp = torch.linspace(0.05, 30, 300, dtype=torch.float64)
+    qs = torch.full_like(xp, 2.5)
+    r = p["special2"](xp.to(dev), qs.to(dev))
+    refs = [S.digamma(xp), S.polygamma(2, xp), S.log_ndtr(xp),
+            S.i0e(xp), S.i1e(xp), S.modified_bessel_k0(xp),
+            S.modified_bessel_k1(xp), S.scaled_modified_bessel_k0(xp),
+            S.scaled_modified_bessel_k1(xp), S.spherical_bessel_j0(xp),
+            S.airy_ai(xp), S.zeta(qs, xp)]
+    names = ["digamma", "polygamma 2", "log_ndtr", "i0e", "i1e", "k0", "k1",
+             "k0e", "k1e", "spherical_j0", "airy_ai", "zeta"]
+    for name, a, b in zip(names, r, refs):
+        a = a.cpu()
+        fin = torch.isfinite(b)
+        report("special %s (device build)" % name,
+               torch.equal(torch.isfinite(a), fin) and
+               torch.allclose(a[fin], b[fin], rtol=1e-10, atol=1e-12),
+               "max |diff| %.2e" % (a[fin] - b[fin]).abs().max().item())
+
     train = os.path.join(os.path.dirname(package), "train.so")
     if not os.path.exists(train):
         report("training step", False, "no %s" % train)

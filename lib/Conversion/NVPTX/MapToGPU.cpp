@@ -360,7 +360,7 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
   // one-thread kernel. scf.if regions (runtime checks, shape dispatch) stay
   // on the host and are visited.
   // (A call of the runtime's special functions computes a value from its
-  // operands: the run takes it into its kernel, where it calls libdevice.)
+  // operands: the run takes it into its kernel, where it calls the device build.)
   auto pure = [](Operation *op) {
     if (isSpecialCall(op))
       return true;
@@ -514,19 +514,22 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
   // Run-time checks inside kernels write a device error record that the
   // host checks before returning (kernelErrorsToRecord).
   stats.kernelChecks = kiln::nvptx::kernelErrorsToRecord(fn);
-  // Special functions that libdevice has call it.
-  stats.libdeviceCalls = kiln::nvptx::specialCallsToLibdevice(fn);
+  // Special functions call their device build (or libdevice's).
+  stats.deviceCalls = kiln::nvptx::specialCallsToDevice(
+      fn, !kiln::nvptx::specialDeviceLibrary().empty());
   // Kernels cannot call other host functions.
   WalkResult calls = fn.walk([&](func::CallOp call) {
     if (!call->getParentOfType<gpu::LaunchOp>() ||
-        call.getCallee().starts_with("__nv_"))
+        call.getCallee().starts_with("__nv_") ||
+        call.getCallee().starts_with("kiln_gpu_special_"))
       return WalkResult::advance();
     InFlightDiagnostic diag =
         call.emitError("kiln-nvptx: a kernel calls the host function @")
         << call.getCallee() << "; not supported";
     if (call.getCallee().starts_with("kiln_cpu_special_"))
-      diag << " (the runtime's special function has no device build and "
-              "CUDA's libdevice has no such function)";
+      diag << " (this build has no device build of the runtime's special "
+              "functions, kiln_special_device.bc, and CUDA's libdevice has no "
+              "such function)";
     return WalkResult::interrupt();
   });
   if (calls.wasInterrupted())

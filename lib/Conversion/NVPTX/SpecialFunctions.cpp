@@ -1,14 +1,15 @@
-//===- SpecialFunctions.cpp - kt.special in kernels through libdevice -----===//
+//===- SpecialFunctions.cpp - kt.special / kt.zeta in kernels -------------===//
 //
 // Part of Kiln. See kiln/Conversion/NVPTX/NVPTXCodegen.h
-// (specialCallsToLibdevice).
+// (specialCallsToDevice).
 //
-// The CPU lowering of kt.special calls the runtime's double-precision
-// functions kiln_cpu_special_<fn> (runtime/include/kiln/rt/
-// SpecialFunctions.h), which kernels cannot call. Those that CUDA's
-// libdevice has (same function, double precision) call it instead; the
-// binary links libdevice as for every other math function. The others stay
-// host calls, and kiln-nvptx refuses the kernel naming the function.
+// The CPU lowering of kt.special / kt.zeta calls the runtime's
+// double-precision functions kiln_cpu_special_<fn> (runtime/include/kiln/
+// rt/SpecialFunctions.h), which kernels cannot call. The build compiles the
+// same source for the device (runtime/cuda/SpecialFunctionsDevice.cu ->
+// kiln_special_device.bc, kiln_gpu_special_<fn>): a kernel's call is
+// renamed and the pipeline links the bitcode. Without that build, the
+// functions CUDA's libdevice has call it; the others are refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,10 +17,28 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <cstdlib>
 
 using namespace mlir;
+
+std::string kiln::nvptx::specialDeviceLibrary() {
+  if (const char *env = std::getenv("KILN_SPECIAL_DEVICE_BC")) {
+    std::string path = env;
+    if (path.empty() || path == "off")
+      return "";
+    return path;
+  }
+#ifdef KILN_SPECIAL_DEVICE_BC
+  if (llvm::sys::fs::exists(KILN_SPECIAL_DEVICE_BC))
+    return KILN_SPECIAL_DEVICE_BC;
+#endif
+  return "";
+}
 
 StringRef kiln::nvptx::libdeviceSpecialFunction(StringRef runtimeFn) {
   if (!runtimeFn.consume_front("kiln_cpu_special_"))
@@ -43,7 +62,8 @@ StringRef kiln::nvptx::libdeviceSpecialFunction(StringRef runtimeFn) {
       .Default({});
 }
 
-unsigned kiln::nvptx::specialCallsToLibdevice(func::FuncOp fn) {
+unsigned kiln::nvptx::specialCallsToDevice(func::FuncOp fn,
+                                           bool deviceLibrary) {
   auto module = fn->getParentOfType<ModuleOp>();
   if (!module)
     return 0;
@@ -51,7 +71,14 @@ unsigned kiln::nvptx::specialCallsToLibdevice(func::FuncOp fn) {
   fn.walk([&](func::CallOp call) {
     if (!call->getParentOfType<gpu::LaunchOp>())
       return;
-    StringRef target = libdeviceSpecialFunction(call.getCallee());
+    StringRef callee = call.getCallee();
+    std::string target;
+    if (deviceLibrary && callee.starts_with("kiln_cpu_special_"))
+      target = ("kiln_gpu_special_" +
+                callee.drop_front(StringRef("kiln_cpu_special_").size()))
+                   .str();
+    else
+      target = libdeviceSpecialFunction(callee).str();
     if (target.empty())
       return;
     if (!module.lookupSymbol(target)) {
@@ -61,6 +88,39 @@ unsigned kiln::nvptx::specialCallsToLibdevice(func::FuncOp fn) {
       decl.setPrivate();
     }
     call.setCallee(target);
+    ++n;
+  });
+  return n;
+}
+
+unsigned kiln::nvptx::linkSpecialLibrary(ModuleOp module, StringRef path) {
+  unsigned n = 0;
+  MLIRContext *ctx = module.getContext();
+  module.walk([&](gpu::GPUModuleOp gm) {
+    bool calls = false;
+    gm.walk([&](Operation *op) {
+      auto sym = op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+      if (sym && sym.getValue().starts_with("kiln_gpu_special_"))
+        calls = true;
+    });
+    if (!calls || !gm.getTargetsAttr())
+      return;
+    SmallVector<Attribute> targets;
+    for (Attribute a : gm.getTargetsAttr()) {
+      auto t = dyn_cast<NVVM::NVVMTargetAttr>(a);
+      if (!t) {
+        targets.push_back(a);
+        continue;
+      }
+      SmallVector<Attribute> files;
+      if (t.getLink())
+        files.append(t.getLink().begin(), t.getLink().end());
+      files.push_back(StringAttr::get(ctx, path));
+      targets.push_back(NVVM::NVVMTargetAttr::get(
+          ctx, t.getO(), t.getTriple(), t.getChip(), t.getFeatures(),
+          t.getFlags(), ArrayAttr::get(ctx, files), t.getVerifyTarget()));
+    }
+    gm.setTargetsAttr(ArrayAttr::get(ctx, targets));
     ++n;
   });
   return n;

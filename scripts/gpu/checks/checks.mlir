@@ -70,3 +70,18 @@ func.func @special(%x: tensor<?xf64>, %p: tensor<?xf64>) -> (tensor<?xf64>, tens
   %11 = kt.special %x {fn = #kt.special_fn<bessel_y1>} : (tensor<?xf64>) -> tensor<?xf64>
   return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11 : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>
 }
+func.func @special2(%x: tensor<?xf64>, %q: tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) {
+  %0 = kt.special %x {fn = #kt.special_fn<digamma>} : (tensor<?xf64>) -> tensor<?xf64>
+  %1 = kt.special %x {fn = #kt.special_fn<polygamma>, n = 2} : (tensor<?xf64>) -> tensor<?xf64>
+  %2 = kt.special %x {fn = #kt.special_fn<log_ndtr>} : (tensor<?xf64>) -> tensor<?xf64>
+  %3 = kt.special %x {fn = #kt.special_fn<i0e>} : (tensor<?xf64>) -> tensor<?xf64>
+  %4 = kt.special %x {fn = #kt.special_fn<i1e>} : (tensor<?xf64>) -> tensor<?xf64>
+  %5 = kt.special %x {fn = #kt.special_fn<modified_bessel_k0>} : (tensor<?xf64>) -> tensor<?xf64>
+  %6 = kt.special %x {fn = #kt.special_fn<modified_bessel_k1>} : (tensor<?xf64>) -> tensor<?xf64>
+  %7 = kt.special %x {fn = #kt.special_fn<scaled_modified_bessel_k0>} : (tensor<?xf64>) -> tensor<?xf64>
+  %8 = kt.special %x {fn = #kt.special_fn<scaled_modified_bessel_k1>} : (tensor<?xf64>) -> tensor<?xf64>
+  %9 = kt.special %x {fn = #kt.special_fn<spherical_bessel_j0>} : (tensor<?xf64>) -> tensor<?xf64>
+  %10 = kt.special %x {fn = #kt.special_fn<airy_ai>} : (tensor<?xf64>) -> tensor<?xf64>
+  %11 = kt.zeta %q, %x : (tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11 : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>
+}

@@ -14,7 +14,7 @@
 // check runs in a kernel and sets the device error record; the mean's
 // division is a one-thread kernel), dropout and the random ops (0-d
 // included: the seed is loaded in the kernels), kt.check (its condition's
-// reduction and test in kernels), and kt.special through libdevice. Each
+// reduction and test in kernels), and kt.special. Each
 // function compiles to kernels and host code that reads no device value
 // except the error record (an mgpuMemcpy to the host, then the error call).
 
@@ -117,8 +117,9 @@ func.func @dropout_forms(%x: tensor<4x?xf32>, %s: tensor<i64>, %h: tensor<?x?xf1
 // -----
 
 // The special functions libdevice has, in kernels and 0-d (a one-thread
-// kernel); the binary links libdevice's definitions (no call left to an
-// undefined function in the PTX).
+// kernel): through the device build of the runtime where the build has one
+// (special-device.mlir), else libdevice's; either way the binary links the
+// definitions (no call left to an undefined function in the PTX).
 // CHECK-LABEL: llvm.func @special_libdevice
 // SPECIAL-NOT: .extern .func
 // SPECIAL-NOT: kiln_cpu_special

@@ -3,23 +3,6 @@
 // What kiln-nvptx still refuses (docs/gpu.md, "Ops without a GPU
 // lowering"), each with a located error and no crash.
 
-// The runtime's special functions that libdevice does not have.
-func.func @digamma(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @below {{kiln-nvptx: a kernel calls the host function @kiln_cpu_special_digamma; not supported (the runtime's special function has no device build and CUDA's libdevice has no such function)}}
-  %r = kt.special %a {fn = #kt.special_fn<digamma>} : (tensor<4xf32>) -> tensor<4xf32>
-  return %r : tensor<4xf32>
-}
-
-// -----
-
-func.func @zeta(%a: tensor<2x3xf64>, %b: tensor<3xf64>) -> tensor<2x3xf64> {
-  // expected-error @below {{kiln-nvptx: a kernel calls the host function @kiln_cpu_special_zeta; not supported}}
-  %r = kt.zeta %a, %b : (tensor<2x3xf64>, tensor<3xf64>) -> tensor<2x3xf64>
-  return %r : tensor<2x3xf64>
-}
-
-// -----
-
 // A scatter with one index position: the loop folds away and the result
 // buffer (self or the updated copy) is chosen on the host by the index's
 // range test, a device value.
