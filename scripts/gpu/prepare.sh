@@ -14,7 +14,7 @@ for f in bench/gpu/*.mlir; do
 done
 mkdir -p .gpu/checks
 build/bin/kiln-compile scripts/gpu/checks/checks.mlir --backend=nvptx \
-  --chip="$CHIP" --entry=gather,embedding,remainder,linear,bmm64,matmul_empty_k,nll_w,ce_ls,nll0,check,random,special,special2 \
+  --chip="$CHIP" --entry=gather,embedding,remainder,linear,bmm64,matmul_empty_k,nll_w,ce_ls,nll0,check,random,special,special2,scatter1 \
   -o .gpu/checks/checks.so
 build/bin/kiln-opt scripts/gpu/checks/train.mlir -kiln-autodiff -kiln-partition \
   -o .gpu/checks/train.kt.mlir

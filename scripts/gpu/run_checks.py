@@ -13,7 +13,9 @@ scripts/gpu/prepare.sh) with libkiln_rt and checks that
   message (the device error record); kt.check fails with its message;
 * kt.rand / kt.randn / kt.dropout equal scripts/gpu/philox_ref.py (the
   interpreter's Philox stream: bit for bit, randn f64 within 4e-15);
-* kt.special through libdevice matches torch.special (f64);
+* kt.special (libdevice and the device build of the runtime's functions)
+  and kt.zeta match torch.special (f64); a one-position kt.scatter matches
+  torch and fails on an index out of range;
 * a classifier's training step (.gpu/checks/train.so: kiln-autodiff +
   kiln-partition, forward and backward) matches torch.autograd.
 
@@ -151,6 +153,15 @@ def gpu28_checks(p, package, report, expect_error, dev):
     ok[4] = False
     expect_error("kt.check fails", "check", [o, ok.to(dev)],
                  ["checks.mlir", "offsets have to be sorted"])
+
+    xs3 = torch.randn(3, 4, generator=g).to(dev)
+    src = torch.tensor([[2.5]], device=dev)
+    r = p["scatter1"](xs3, torch.tensor([[2]], device=dev), src)[0]
+    report("scatter one position", torch.equal(
+        r, xs3.scatter_add(0, torch.tensor([[2]], device=dev), src)))
+    expect_error("scatter index 3 of 3", "scatter1",
+                 [xs3, torch.tensor([[3]], device=dev), src],
+                 ["checks.mlir", "index 3 is out of bounds for dim 0 with size 3"])
 
     xr = torch.randn(37, 29, generator=g).to(dev)
     yr = torch.randn(513, generator=g, dtype=torch.float64).to(dev)

@@ -205,11 +205,102 @@ void serialCopy(OpBuilder &b, Location loc, Value src, Value dst) {
                      });
 }
 
+/// Whether `v` is computed (through ops without regions) from a
+/// memref.load.
+bool dependsOnLoad(Value v) {
+  SmallVector<Value> work = {v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (isa<memref::LoadOp>(def))
+      return true;
+    if (def->getNumRegions() == 0)
+      work.append(def->operand_begin(), def->operand_end());
+  }
+  return false;
+}
+
+/// A host scf.if that yields buffers and tests a value read from device
+/// memory (a scatter with one index position: the range test of the index
+/// picks `self` or the updated copy) cannot stay on the host. Each result
+/// gets a buffer allocated before the if, each branch copies what it
+/// yields into it (serial loops: the if becomes a one-thread kernel with
+/// the loads before it), allocations inside move before the if, and the
+/// if yields nothing. Only static identity-layout results and branches
+/// without kernels or parallel loops. Returns how many ifs.
+unsigned bufferChoicesToCopies(func::FuncOp fn) {
+  SmallVector<scf::IfOp> ifs;
+  fn.walk([&](scf::IfOp ifOp) {
+    if (insideKernel(ifOp) || ifOp->getNumResults() == 0 ||
+        !dependsOnLoad(ifOp.getCondition()))
+      return;
+    if (!llvm::all_of(ifOp->getResultTypes(), [](Type t) {
+          auto m = dyn_cast<MemRefType>(t);
+          return m && m.hasStaticShape() && m.getLayout().isIdentity();
+        }))
+      return;
+    WalkResult inner = ifOp->walk([&](Operation *op) {
+      if (isa<scf::ParallelOp, gpu::LaunchOp>(op) ||
+          (isa<memref::AllocOp>(op) && op->getNumOperands() != 0) ||
+          (op != ifOp.getOperation() && isa<scf::IfOp>(op) &&
+           op->getNumResults() != 0 &&
+           llvm::any_of(op->getResultTypes(), llvm::IsaPred<MemRefType>)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (!inner.wasInterrupted())
+      ifs.push_back(ifOp);
+  });
+  for (scf::IfOp ifOp : ifs) {
+    Location loc = ifOp.getLoc();
+    OpBuilder b(ifOp);
+    SmallVector<Value> bufs;
+    for (Type t : ifOp->getResultTypes())
+      bufs.push_back(memref::AllocOp::create(b, loc, cast<MemRefType>(t)));
+    SmallVector<memref::AllocOp> allocs;
+    SmallVector<memref::CopyOp> copies;
+    ifOp->walk([&](Operation *op) {
+      if (auto a = dyn_cast<memref::AllocOp>(op))
+        allocs.push_back(a);
+      else if (auto c = dyn_cast<memref::CopyOp>(op))
+        copies.push_back(c);
+    });
+    for (memref::AllocOp a : allocs)
+      a->moveBefore(ifOp);
+    for (memref::CopyOp c : copies) {
+      OpBuilder cb(c);
+      serialCopy(cb, c.getLoc(), c.getSource(), c.getTarget());
+      c.erase();
+    }
+    bool hasElse = !ifOp.getElseRegion().empty();
+    auto newIf = scf::IfOp::create(b, loc, TypeRange(), ifOp.getCondition(),
+                                   hasElse);
+    for (auto [from, to] : llvm::zip(ifOp->getRegions(), newIf->getRegions())) {
+      if (from.empty())
+        continue;
+      to.takeBody(from);
+      auto yield = cast<scf::YieldOp>(to.front().getTerminator());
+      OpBuilder yb(yield);
+      for (auto [v, buf] : llvm::zip(yield.getOperands(), bufs))
+        serialCopy(yb, loc, v, buf);
+      scf::YieldOp::create(yb, loc);
+      yield.erase();
+    }
+    ifOp->replaceAllUsesWith(bufs);
+    ifOp.erase();
+  }
+  return ifs.size();
+}
+
 } // namespace
 
 FailureOr<kiln::nvptx::MapStats>
 kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
   MapStats stats;
+  // Buffers chosen by a device value: copies into buffers of their own.
+  bufferChoicesToCopies(fn);
   // 0. Host copies (bufferization's, e.g. of an argument into a result)
   // as parallel loops of loads and stores: a kernel, not a host memcpy.
   // Copies inside a parallel loop (one iteration's private buffer) become

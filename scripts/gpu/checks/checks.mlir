@@ -85,3 +85,7 @@ func.func @special2(%x: tensor<?xf64>, %q: tensor<?xf64>) -> (tensor<?xf64>, ten
   %11 = kt.zeta %q, %x : (tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
   return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11 : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>
 }
+func.func @scatter1(%x: tensor<3x4xf32>, %i: tensor<1x1xi64>, %s: tensor<1x1xf32>) -> tensor<3x4xf32> {
+  %0 = kt.scatter %x, %i, %s {dim = 0 : i64, reduce = #kt.scatter_reduce<sum>} : (tensor<3x4xf32>, tensor<1x1xi64>, tensor<1x1xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}

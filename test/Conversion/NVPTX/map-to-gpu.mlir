@@ -374,3 +374,45 @@ func.func @seed_for_kernels_and_host(%seed: memref<i64>) -> (memref<8xf64>, memr
   memref.store %g, %b[] : memref<f64>
   return %a, %b : memref<8xf64>, memref<f64>
 }
+
+// -----
+
+// A host scf.if that yields buffers and tests a device value (a scatter
+// with one index position): each branch copies what it yields into a
+// buffer allocated before the if (serial loops), the allocation inside moves
+// out, and the if, with the load it tests, is a one-thread kernel (before
+// gpu28: "the host uses a value this op computes from device memory").
+// CHECK-LABEL: func.func @buffer_chosen_by_device_value
+// CHECK: %[[OUT:.*]] = gpu.alloc () : memref<3xf32>
+// CHECK: %[[NEW:.*]] = gpu.alloc () : memref<3xf32>
+// CHECK: gpu.launch
+// CHECK: %[[I:.*]] = memref.load %arg1
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[NEW]]
+// CHECK: memref.store %{{.*}}, %[[NEW]]
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK: gpu.terminator
+// CHECK-NOT: scf.if
+// CHECK: return %[[OUT]]
+func.func @buffer_chosen_by_device_value(%x: memref<3xf32>, %i: memref<1xi64>) -> memref<3xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %one = arith.constant 1.0 : f32
+  %0 = memref.load %i[%c0] : memref<1xi64>
+  %1 = arith.index_cast %0 : i64 to index
+  %bad = arith.cmpi sge, %1, %c3 : index
+  %r = scf.if %bad -> (memref<3xf32>) {
+    scf.yield %x : memref<3xf32>
+  } else {
+    %new = memref.alloc() : memref<3xf32>
+    memref.copy %x, %new : memref<3xf32> to memref<3xf32>
+    memref.store %one, %new[%1] : memref<3xf32>
+    scf.yield %new : memref<3xf32>
+  }
+  return %r : memref<3xf32>
+}
