@@ -6,6 +6,7 @@
 
 #include "kiln/Conversion/NVPTX/NVPTXCodegen.h"
 #include "Launch.h"
+#include "kiln/Conversion/KTToLinalg/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -481,10 +482,20 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
         // joins the run: its run-time error call becomes a write of the
         // kernel's error record (kernelErrorsToRecord). Other ones (shape
         // checks on sizes, dispatch around kernels) stay on the host.
-        bool launches =
-            ifOp->walk([](gpu::LaunchOp) { return WalkResult::interrupt(); })
+        // (Nor allocations or calls other than the run-time error and the
+        // special functions: a kernel allocates and calls nothing else.)
+        bool hostOnly =
+            ifOp->walk([](Operation *op) {
+                  auto call = dyn_cast<func::CallOp>(op);
+                  if (isa<gpu::LaunchOp, memref::AllocOp, memref::AllocaOp,
+                          memref::DeallocOp>(op) ||
+                      (call && !isSpecialCall(call) &&
+                       call.getCallee() != kiln::kRuntimeErrorFn))
+                    return WalkResult::interrupt();
+                  return WalkResult::advance();
+                })
                 .wasInterrupted();
-        if (!launches && (touchesMemory(ifOp) || usesRun(ifOp, run))) {
+        if (!hostOnly && (touchesMemory(ifOp) || usesRun(ifOp, run))) {
           run.push_back(&op);
           continue;
         }

@@ -416,3 +416,24 @@ func.func @buffer_chosen_by_device_value(%x: memref<3xf32>, %i: memref<1xi64>) -
   }
   return %r : memref<3xf32>
 }
+
+// -----
+
+// An scf.if with an allocation inside does not join a run (a kernel
+// allocates nothing): the device value it uses is refused, located, as
+// before gpu28.
+func.func @if_with_alloc_stays(%x: memref<4xf32>, %c: i1) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{kiln-nvptx: the host uses a value this op computes from device memory; not supported}}
+  %v = memref.load %x[%c0] : memref<4xf32>
+  %out = memref.alloc() : memref<4xf32>
+  scf.if %c {
+    %tmp = memref.alloc() : memref<4xf32>
+    memref.store %v, %tmp[%c0] : memref<4xf32>
+    %w = memref.load %tmp[%c0] : memref<4xf32>
+    memref.store %w, %out[%c1] : memref<4xf32>
+    memref.dealloc %tmp : memref<4xf32>
+  }
+  return %out : memref<4xf32>
+}
