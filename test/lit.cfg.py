@@ -73,6 +73,11 @@ _ptxas = shutil.which("ptxas") or (
     else None)
 if _ptxas:
     config.available_features.add("ptxas")
+# The device build of the runtime's special functions (built with clang and
+# the CUDA toolkit; kiln-nvptx links it for kt.special / kt.zeta).
+if os.path.exists(os.path.join(config.kiln_obj_root, "lib",
+                               "kiln_special_device.bc")):
+    config.available_features.add("special-device")
     config.environment["PATH"] = os.path.dirname(_ptxas) + os.pathsep + \
         config.environment.get("PATH", os.environ.get("PATH", ""))
     for var in ["CUDA_HOME", "CUDA_PATH"]:

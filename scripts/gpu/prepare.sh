@@ -14,7 +14,11 @@ for f in bench/gpu/*.mlir; do
 done
 mkdir -p .gpu/checks
 build/bin/kiln-compile scripts/gpu/checks/checks.mlir --backend=nvptx \
-  --chip="$CHIP" --entry=gather,embedding,remainder,linear,bmm64,matmul_empty_k \
+  --chip="$CHIP" --entry=gather,embedding,remainder,linear,bmm64,matmul_empty_k,nll_w,ce_ls,nll0,check,random,special,special2,scatter1 \
   -o .gpu/checks/checks.so
+build/bin/kiln-opt scripts/gpu/checks/train.mlir -kiln-autodiff -kiln-partition \
+  -o .gpu/checks/train.kt.mlir
+build/bin/kiln-compile .gpu/checks/train.kt.mlir --backend=nvptx --chip="$CHIP" \
+  --entry=clf_fwd,clf_bwd -o .gpu/checks/train.so
 /usr/bin/python3 scripts/gpu/make_corpus.py --out .gpu --chip "$CHIP"
 du -sh .gpu

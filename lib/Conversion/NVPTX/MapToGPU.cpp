@@ -6,6 +6,7 @@
 
 #include "kiln/Conversion/NVPTX/NVPTXCodegen.h"
 #include "Launch.h"
+#include "kiln/Conversion/KTToLinalg/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -140,6 +141,29 @@ bool touchesMemory(Operation *op) {
   return r.wasInterrupted();
 }
 
+/// A call of one of the runtime's special functions (kiln_cpu_special_*:
+/// pure functions of their operands).
+bool isSpecialCall(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee().starts_with("kiln_cpu_special_");
+}
+
+/// Whether `op` or an op inside it uses a value that an op of `run` (or
+/// an op nested in one) defines.
+bool usesRun(Operation *op, ArrayRef<Operation *> run) {
+  WalkResult r = op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && llvm::any_of(run, [&](Operation *r) {
+            return r == def || r->isProperAncestor(def);
+          }))
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
 /// A copy of `src` into `dst` (same shape) as an scf.parallel of loads and
 /// stores at `b` (a 0-d buffer: one iteration), i.e. a kernel once mapped.
 scf::ParallelOp copyLoop(OpBuilder &b, Location loc, Value src, Value dst) {
@@ -182,11 +206,102 @@ void serialCopy(OpBuilder &b, Location loc, Value src, Value dst) {
                      });
 }
 
+/// Whether `v` is computed (through ops without regions) from a
+/// memref.load.
+bool dependsOnLoad(Value v) {
+  SmallVector<Value> work = {v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (isa<memref::LoadOp>(def))
+      return true;
+    if (def->getNumRegions() == 0)
+      work.append(def->operand_begin(), def->operand_end());
+  }
+  return false;
+}
+
+/// A host scf.if that yields buffers and tests a value read from device
+/// memory (a scatter with one index position: the range test of the index
+/// picks `self` or the updated copy) cannot stay on the host. Each result
+/// gets a buffer allocated before the if, each branch copies what it
+/// yields into it (serial loops: the if becomes a one-thread kernel with
+/// the loads before it), allocations inside move before the if, and the
+/// if yields nothing. Only static identity-layout results and branches
+/// without kernels or parallel loops. Returns how many ifs.
+unsigned bufferChoicesToCopies(func::FuncOp fn) {
+  SmallVector<scf::IfOp> ifs;
+  fn.walk([&](scf::IfOp ifOp) {
+    if (insideKernel(ifOp) || ifOp->getNumResults() == 0 ||
+        !dependsOnLoad(ifOp.getCondition()))
+      return;
+    if (!llvm::all_of(ifOp->getResultTypes(), [](Type t) {
+          auto m = dyn_cast<MemRefType>(t);
+          return m && m.hasStaticShape() && m.getLayout().isIdentity();
+        }))
+      return;
+    WalkResult inner = ifOp->walk([&](Operation *op) {
+      if (isa<scf::ParallelOp, gpu::LaunchOp>(op) ||
+          (isa<memref::AllocOp>(op) && op->getNumOperands() != 0) ||
+          (op != ifOp.getOperation() && isa<scf::IfOp>(op) &&
+           op->getNumResults() != 0 &&
+           llvm::any_of(op->getResultTypes(), llvm::IsaPred<MemRefType>)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (!inner.wasInterrupted())
+      ifs.push_back(ifOp);
+  });
+  for (scf::IfOp ifOp : ifs) {
+    Location loc = ifOp.getLoc();
+    OpBuilder b(ifOp);
+    SmallVector<Value> bufs;
+    for (Type t : ifOp->getResultTypes())
+      bufs.push_back(memref::AllocOp::create(b, loc, cast<MemRefType>(t)));
+    SmallVector<memref::AllocOp> allocs;
+    SmallVector<memref::CopyOp> copies;
+    ifOp->walk([&](Operation *op) {
+      if (auto a = dyn_cast<memref::AllocOp>(op))
+        allocs.push_back(a);
+      else if (auto c = dyn_cast<memref::CopyOp>(op))
+        copies.push_back(c);
+    });
+    for (memref::AllocOp a : allocs)
+      a->moveBefore(ifOp);
+    for (memref::CopyOp c : copies) {
+      OpBuilder cb(c);
+      serialCopy(cb, c.getLoc(), c.getSource(), c.getTarget());
+      c.erase();
+    }
+    bool hasElse = !ifOp.getElseRegion().empty();
+    auto newIf = scf::IfOp::create(b, loc, TypeRange(), ifOp.getCondition(),
+                                   hasElse);
+    for (auto [from, to] : llvm::zip(ifOp->getRegions(), newIf->getRegions())) {
+      if (from.empty())
+        continue;
+      to.takeBody(from);
+      auto yield = cast<scf::YieldOp>(to.front().getTerminator());
+      OpBuilder yb(yield);
+      for (auto [v, buf] : llvm::zip(yield.getOperands(), bufs))
+        serialCopy(yb, loc, v, buf);
+      scf::YieldOp::create(yb, loc);
+      yield.erase();
+    }
+    ifOp->replaceAllUsesWith(bufs);
+    ifOp.erase();
+  }
+  return ifs.size();
+}
+
 } // namespace
 
 FailureOr<kiln::nvptx::MapStats>
 kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
   MapStats stats;
+  // Buffers chosen by a device value: copies into buffers of their own.
+  bufferChoicesToCopies(fn);
   // 0. Host copies (bufferization's, e.g. of an argument into a result)
   // as parallel loops of loads and stores: a kernel, not a host memcpy.
   // Copies inside a parallel loop (one iteration's private buffer) become
@@ -209,6 +324,26 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
     else
       copyLoop(b, copy.getLoc(), copy.getSource(), copy.getTarget());
     copy.erase();
+  }
+  // Unused calls of the runtime's special functions (pure functions of
+  // their operands; a 0-d kt.special whose result nothing reads) go.
+  SmallVector<Operation *> deadCalls;
+  fn.walk([&](func::CallOp call) {
+    if (isSpecialCall(call) && call->use_empty())
+      deadCalls.push_back(call);
+  });
+  // (And the loads and pure ops only they used.)
+  while (!deadCalls.empty()) {
+    Operation *dead = deadCalls.pop_back_val();
+    SmallVector<Value> operands(dead->getOperands());
+    dead->erase();
+    for (Value v : operands) {
+      Operation *def = v.getDefiningOp();
+      if (def && def->use_empty() && def->getNumRegions() == 0 &&
+          (isa<memref::LoadOp>(def) || isMemoryEffectFree(def)) &&
+          !llvm::is_contained(deadCalls, def))
+        deadCalls.push_back(def);
+    }
   }
   // 1. Parallel loops.
   SmallVector<scf::ParallelOp> loops;
@@ -238,15 +373,58 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
           op->getNumResults() == 0 || op->use_empty())
         continue;
       SmallVector<gpu::LaunchOp> users;
-      bool allInKernels = true;
+      bool allInKernels = true, hostUse = false;
       for (Operation *user : op->getUsers()) {
         auto launch = user->getParentOfType<gpu::LaunchOp>();
-        if (!launch || launch == op->getParentOfType<gpu::LaunchOp>()) {
+        if (launch && launch == op->getParentOfType<gpu::LaunchOp>()) {
           allInKernels = false;
+          users.clear();
           break;
+        }
+        if (!launch) {
+          allInKernels = false;
+          hostUse = true;
+          continue;
         }
         if (!llvm::is_contained(users, launch))
           users.push_back(launch);
+      }
+      // A load that the host also uses (a seed that kernels and a 0-d
+      // random op's host code read) is loaded in each kernel too: the
+      // host's own use then stays with its run (a one-thread kernel) and
+      // the load is not a host value the kernels need (before gpu28 "the
+      // host uses a value this op computes from device memory" for a 0-d
+      // kt.rand next to other random ops of the same seed).
+      // The host's uses get a load of their own just before the first of
+      // them, so that it joins their run. Only loads of the function's
+      // arguments (read-only inputs: no store in between to move across).
+      if (load && hostUse && !users.empty() &&
+          isa<BlockArgument>(cast<memref::LoadOp>(op).getMemRef()) &&
+          cast<BlockArgument>(cast<memref::LoadOp>(op).getMemRef())
+                  .getOwner() == &fn.getBody().front()) {
+        Block *block = op->getBlock();
+        Operation *first = nullptr;
+        bool sameBlock = true;
+        for (Operation *user : op->getUsers()) {
+          if (user->getParentOfType<gpu::LaunchOp>())
+            continue;
+          Operation *top = block->findAncestorOpInBlock(*user);
+          if (!top) {
+            sameBlock = false;
+            break;
+          }
+          if (!first || top->isBeforeInBlock(first))
+            first = top;
+        }
+        if (sameBlock && first) {
+          OpBuilder hb(first);
+          Operation *copy = hb.clone(*op);
+          op->getResult(0).replaceUsesWithIf(
+              copy->getResult(0), [&](OpOperand &use) {
+                return !use.getOwner()->getParentOfType<gpu::LaunchOp>();
+              });
+          allInKernels = true;
+        }
       }
       // Pure ops are only sunk when they feed a load's chain or are cheap
       // constants; a load always is.
@@ -273,7 +451,11 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
   // consecutive such ops, with the pure ops between them, runs in a
   // one-thread kernel. scf.if regions (runtime checks, shape dispatch) stay
   // on the host and are visited.
+  // (A call of the runtime's special functions computes a value from its
+  // operands: the run takes it into its kernel, where it calls the device build.)
   auto pure = [](Operation *op) {
+    if (isSpecialCall(op))
+      return true;
     return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
            !op->hasTrait<OpTrait::IsTerminator>();
   };
@@ -282,18 +464,61 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
     SmallVector<Operation *> run;
     auto flush = [&] {
       // Trailing pure ops are not part of the run.
-      while (!run.empty() && !touchesMemory(run.back()))
+      while (!run.empty() && !touchesMemory(run.back()) &&
+             !isa<scf::IfOp>(run.back()))
         run.pop_back();
       if (!run.empty())
         runs.push_back(run);
       run.clear();
     };
-    for (Operation &op : block) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block)
+      ops.push_back(&op);
+    for (Operation *opp : ops) {
+      Operation &op = *opp;
       if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+        // An scf.if without kernels inside that reads device memory or
+        // tests a value the run computes (a 0-d loss's target range check)
+        // joins the run: its run-time error call becomes a write of the
+        // kernel's error record (kernelErrorsToRecord). Other ones (shape
+        // checks on sizes, dispatch around kernels) stay on the host.
+        // (Nor allocations or calls other than the run-time error and the
+        // special functions: a kernel allocates and calls nothing else.)
+        bool hostOnly =
+            ifOp->walk([](Operation *op) {
+                  auto call = dyn_cast<func::CallOp>(op);
+                  if (isa<gpu::LaunchOp, memref::AllocOp, memref::AllocaOp,
+                          memref::DeallocOp>(op) ||
+                      (call && !isSpecialCall(call) &&
+                       call.getCallee() != kiln::kRuntimeErrorFn))
+                    return WalkResult::interrupt();
+                  return WalkResult::advance();
+                })
+                .wasInterrupted();
+        if (!hostOnly && (touchesMemory(ifOp) || usesRun(ifOp, run))) {
+          run.push_back(&op);
+          continue;
+        }
         flush();
         for (Region &r : ifOp->getRegions())
           for (Block &b : r)
             visit(b);
+        continue;
+      }
+      // A host buffer allocated between ops of a run (the result of a
+      // mean: the loss's division writes it) moves before the run when
+      // its sizes do not come from the run: it would otherwise end the
+      // run and leave the loads before it on the host (before gpu28:
+      // "the host uses a value this op computes from device memory" for
+      // every nll_loss / cross_entropy with reduction=mean).
+      if (!run.empty() && isa<memref::AllocOp, memref::AllocaOp>(op) &&
+          llvm::none_of(op.getOperands(), [&](Value v) {
+            Operation *def = v.getDefiningOp();
+            return def && llvm::any_of(run, [&](Operation *r) {
+                     return r == def || r->isProperAncestor(def);
+                   });
+          })) {
+        op.moveBefore(run.front());
         continue;
       }
       bool memory = !isa<gpu::LaunchOp>(op) && touchesMemory(&op) &&
@@ -391,12 +616,22 @@ kiln::nvptx::mapToGPU(func::FuncOp fn, int64_t blockSize, int64_t maxBlocks) {
   // Run-time checks inside kernels write a device error record that the
   // host checks before returning (kernelErrorsToRecord).
   stats.kernelChecks = kiln::nvptx::kernelErrorsToRecord(fn);
+  // Special functions call their device build (or libdevice's).
+  stats.deviceCalls = kiln::nvptx::specialCallsToDevice(
+      fn, !kiln::nvptx::specialDeviceLibrary().empty());
   // Kernels cannot call other host functions.
   WalkResult calls = fn.walk([&](func::CallOp call) {
-    if (!call->getParentOfType<gpu::LaunchOp>())
+    if (!call->getParentOfType<gpu::LaunchOp>() ||
+        call.getCallee().starts_with("__nv_") ||
+        call.getCallee().starts_with("kiln_gpu_special_"))
       return WalkResult::advance();
-    call.emitError("kiln-nvptx: a kernel calls the host function @")
+    InFlightDiagnostic diag =
+        call.emitError("kiln-nvptx: a kernel calls the host function @")
         << call.getCallee() << "; not supported";
+    if (call.getCallee().starts_with("kiln_cpu_special_"))
+      diag << " (this build has no device build of the runtime's special "
+              "functions, kiln_special_device.bc, and CUDA's libdevice has no "
+              "such function)";
     return WalkResult::interrupt();
   });
   if (calls.wasInterrupted())

@@ -45,6 +45,7 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNNVPTXMAPTOGPUPASS
@@ -121,6 +122,21 @@ struct DeallocsToGPU
     : public kiln::impl::KilnNVPTXDeallocsToGPUPassBase<DeallocsToGPU> {
   using Base::Base;
   void runOnOperation() override { kiln::nvptx::deallocsToGPU(getOperation()); }
+};
+
+/// kiln::nvptx::linkSpecialLibrary as a pass of the pipeline (not
+/// registered on its own).
+struct LinkSpecialLibrary
+    : public PassWrapper<LinkSpecialLibrary, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LinkSpecialLibrary)
+  explicit LinkSpecialLibrary(std::string path) : path(std::move(path)) {}
+  StringRef getArgument() const override {
+    return "kiln-nvptx-link-special-library";
+  }
+  void runOnOperation() override {
+    kiln::nvptx::linkSpecialLibrary(getOperation(), path);
+  }
+  std::string path;
 };
 
 /// sm_<digits>[a|f].
@@ -224,6 +240,13 @@ kiln::verifyKilnNVPTXPipelineOptions(const KilnNVPTXPipelineOptions &options,
     error = "max-blocks must be positive";
     return failure();
   }
+  std::string special = kiln::nvptx::specialDeviceLibrary();
+  if (!special.empty() && !llvm::sys::fs::is_regular_file(special)) {
+    error = "KILN_SPECIAL_DEVICE_BC names '" + special +
+            "', which is not a file (the device build of the special "
+            "functions, kiln_special_device.bc; 'off' for none)";
+    return failure();
+  }
   return success();
 }
 
@@ -297,6 +320,11 @@ kiln::buildKilnNVPTXPipeline(OpPassManager &pm,
   target.features = options.features;
   target.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(target));
+  // The device build of the runtime's special functions (kt.special,
+  // kt.zeta), linked into the binaries that call them.
+  std::string special = kiln::nvptx::specialDeviceLibrary();
+  if (!special.empty())
+    pm.addPass(std::make_unique<LinkSpecialLibrary>(special));
   pm.addPass(createLowerAffinePass());
   // Host functions only: convert-gpu-to-nvvm lowers the kernels' arith
   // itself (arith.remf to libdevice's fmod, not llvm.frem).

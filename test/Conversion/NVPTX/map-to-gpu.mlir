@@ -189,7 +189,9 @@ func.func @view_used_in_run_and_after(%x: memref<f32>, %u: memref<5xf32>) -> mem
 // host, and the kernel gets copies of all of them (before fz27 the operands
 // moved into the kernel and the host's sitofp used a value defined inside
 // the launch: "operand #0 does not dominate this use"; a kt.var with
-// block-reduce=false, found by kiln-fuzz-pipeline).
+// block-reduce=false, found by kiln-fuzz-pipeline). (The host use is a
+// buffer size: a buffer whose size does not come from the run moves before
+// it and its stores join the kernel, see @mean_result_buffer.)
 // CHECK-LABEL: func.func @pure_chain_used_after_run
 // CHECK: gpu.launch
 // CHECK: %[[KN:.*]] = arith.muli
@@ -202,7 +204,7 @@ func.func @view_used_in_run_and_after(%x: memref<f32>, %u: memref<5xf32>) -> mem
 // CHECK: %[[HI:.*]] = arith.index_cast %[[HN]]
 // CHECK: %[[HF:.*]] = arith.sitofp %[[HI]]
 // CHECK: arith.subf %[[HF]]
-func.func @pure_chain_used_after_run(%x: memref<?xf32>, %acc: memref<1xf64>) -> memref<1xf64> {
+func.func @pure_chain_used_after_run(%x: memref<?xf32>, %acc: memref<1xf64>) -> memref<?xf64> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c5 = arith.constant 5 : index
@@ -221,8 +223,217 @@ func.func @pure_chain_used_after_run(%x: memref<?xf32>, %acc: memref<1xf64>) -> 
     %q = arith.divf %a, %nf : f64
     memref.store %q, %acc[%c0] : memref<1xf64>
   }
-  %out = memref.alloc() : memref<1xf64>
   %m = arith.subf %nf, %one : f64
-  memref.store %m, %out[%c0] : memref<1xf64>
-  return %out : memref<1xf64>
+  %mi = arith.fptosi %m : f64 to i64
+  %size = arith.index_cast %mi : i64 to index
+  %out = memref.alloc(%size) : memref<?xf64>
+  return %out : memref<?xf64>
+}
+
+// -----
+
+// A mean's division (nll_loss, cross_entropy with reduction=mean): the sums
+// are 0-d buffers, the host divides them and stores the quotient into a
+// buffer allocated between the loads and the store. The allocation moves
+// before the run, so the loads, the division and the store are one
+// one-thread kernel (before gpu28 the allocation ended the run and the
+// division read device memory on the host: "the host uses a value this op
+// computes from device memory").
+// CHECK-LABEL: func.func @mean_result_buffer
+// CHECK: %[[OUT:.*]] = gpu.alloc () : memref<f32>
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: }
+// CHECK-NEXT: %[[S:.*]] = memref.load %{{.*}}[] : memref<f64>
+// CHECK-NEXT: %[[N:.*]] = memref.load %{{.*}}[] : memref<f64>
+// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[S]], %[[N]] : f64
+// CHECK: %[[T:.*]] = arith.truncf %[[Q]]
+// CHECK: memref.store %[[T]], %[[OUT]][]
+// CHECK: gpu.terminator
+// CHECK-NOT: memref.load
+// CHECK: return %[[OUT]]
+func.func @mean_result_buffer(%x: memref<4xf64>, %s: memref<f64>, %n: memref<f64>) -> memref<f32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1.0 : f64
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = memref.load %x[%i] : memref<4xf64>
+    %a = memref.load %s[] : memref<f64>
+    %b = memref.load %n[] : memref<f64>
+    %a2 = arith.addf %a, %v : f64
+    %b2 = arith.addf %b, %one : f64
+    memref.store %a2, %s[] : memref<f64>
+    memref.store %b2, %n[] : memref<f64>
+  }
+  %0 = memref.load %s[] : memref<f64>
+  %1 = memref.load %n[] : memref<f64>
+  %2 = arith.divf %0, %1 : f64
+  %3 = arith.truncf %2 : f64 to f32
+  %out = memref.alloc() : memref<f32>
+  memref.store %3, %out[] : memref<f32>
+  return %out : memref<f32>
+}
+
+// -----
+
+// A run-time check on a value the host loads from device memory (a 0-d
+// nll_loss's target range check, kt.check's condition): the scf.if joins
+// the run, and its error call becomes a write of the kernel's error record
+// (before gpu28 the scf.if stayed on the host and the load with it: "the
+// host uses a value this op computes from device memory").
+// CHECK-LABEL: func.func @scalar_check_joins_run
+// CHECK: %[[REC:.*]] = gpu.alloc () : memref<10xi64>
+// CHECK: gpu.launch
+// CHECK: gpu.launch
+// CHECK: %[[T:.*]] = memref.load %{{.*}}[] : memref<i64>
+// CHECK: %[[BAD:.*]] = arith.cmpi sge, %[[T]]
+// CHECK: scf.if %[[BAD]]
+// CHECK: memref.atomic_rmw addi %{{.*}}, %[[REC]]
+// CHECK-NOT: func.call @kiln_cpu_runtime_error
+// CHECK: memref.store
+// CHECK: gpu.terminator
+// CHECK: gpu.memcpy
+// CHECK: call @kiln_cpu_runtime_error(
+func.func private @kiln_cpu_runtime_error(i64, i64, i64, i64, i64, i64, i64, i64, i64)
+func.func @scalar_check_joins_run(%t: memref<i64>, %x: memref<3xf32>) -> memref<f32> {
+  %c3 = arith.constant 3 : i64
+  %z = arith.constant 0 : i64
+  %c0 = arith.constant 0 : index
+  %0 = memref.load %t[] : memref<i64>
+  %bad = arith.cmpi sge, %0, %c3 : i64
+  scf.if %bad {
+    func.call @kiln_cpu_runtime_error(%z, %0, %c3, %z, %z, %z, %z, %z, %z) : (i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  }
+  %i = arith.index_cast %0 : i64 to index
+  %safe = arith.select %bad, %c0, %i : index
+  %v = memref.load %x[%safe] : memref<3xf32>
+  %out = memref.alloc() : memref<f32>
+  memref.store %v, %out[] : memref<f32>
+  return %out : memref<f32>
+}
+
+// -----
+
+// A shape check on sizes (no device value in it) stays on the host, before
+// the kernels it guards.
+// CHECK-LABEL: func.func @size_check_stays
+// CHECK: %[[D:.*]] = memref.dim
+// CHECK: %[[BAD:.*]] = arith.cmpi ne, %[[D]]
+// CHECK-NEXT: scf.if %[[BAD]] {
+// CHECK-NEXT: func.call @kiln_cpu_runtime_error(
+// CHECK: gpu.launch
+func.func private @kiln_cpu_runtime_error(i64, i64, i64, i64, i64, i64, i64, i64, i64)
+func.func @size_check_stays(%x: memref<?xf32>) -> memref<f32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %z = arith.constant 0 : i64
+  %d = memref.dim %x, %c0 : memref<?xf32>
+  %bad = arith.cmpi ne, %d, %c3 : index
+  scf.if %bad {
+    func.call @kiln_cpu_runtime_error(%z, %z, %z, %z, %z, %z, %z, %z, %z) : (i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  }
+  %v = memref.load %x[%c0] : memref<?xf32>
+  %out = memref.alloc() : memref<f32>
+  memref.store %v, %out[] : memref<f32>
+  return %out : memref<f32>
+}
+
+// -----
+
+// A seed that kernels and the host code of a 0-d random op both read: each
+// kernel loads it, and the host's uses get their own load just before them,
+// which joins their one-thread kernel (before gpu28 the one load stayed at
+// the top for the host and its run escaped: "the host uses a value this op
+// computes from device memory", kt.rand of size [] next to other random
+// ops).
+// CHECK-LABEL: func.func @seed_for_kernels_and_host
+// CHECK: gpu.launch
+// CHECK: %[[K:.*]] = memref.load %arg0[] : memref<i64>
+// CHECK: arith.sitofp %[[K]]
+// CHECK: gpu.terminator
+// CHECK: gpu.launch
+// CHECK: %[[H:.*]] = memref.load %arg0[] : memref<i64>
+// CHECK: arith.sitofp %[[H]]
+// CHECK: gpu.terminator
+// CHECK-NOT: memref.load
+// CHECK: return
+func.func @seed_for_kernels_and_host(%seed: memref<i64>) -> (memref<8xf64>, memref<f64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %s = memref.load %seed[] : memref<i64>
+  %a = memref.alloc() : memref<8xf64>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %f = arith.sitofp %s : i64 to f64
+    memref.store %f, %a[%i] : memref<8xf64>
+    scf.reduce
+  }
+  %g = arith.sitofp %s : i64 to f64
+  %b = memref.alloc() : memref<f64>
+  memref.store %g, %b[] : memref<f64>
+  return %a, %b : memref<8xf64>, memref<f64>
+}
+
+// -----
+
+// A host scf.if that yields buffers and tests a device value (a scatter
+// with one index position): each branch copies what it yields into a
+// buffer allocated before the if (serial loops), the allocation inside moves
+// out, and the if, with the load it tests, is a one-thread kernel (before
+// gpu28: "the host uses a value this op computes from device memory").
+// CHECK-LABEL: func.func @buffer_chosen_by_device_value
+// CHECK: %[[OUT:.*]] = gpu.alloc () : memref<3xf32>
+// CHECK: %[[NEW:.*]] = gpu.alloc () : memref<3xf32>
+// CHECK: gpu.launch
+// CHECK: %[[I:.*]] = memref.load %arg1
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[NEW]]
+// CHECK: memref.store %{{.*}}, %[[NEW]]
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK: gpu.terminator
+// CHECK-NOT: scf.if
+// CHECK: return %[[OUT]]
+func.func @buffer_chosen_by_device_value(%x: memref<3xf32>, %i: memref<1xi64>) -> memref<3xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %one = arith.constant 1.0 : f32
+  %0 = memref.load %i[%c0] : memref<1xi64>
+  %1 = arith.index_cast %0 : i64 to index
+  %bad = arith.cmpi sge, %1, %c3 : index
+  %r = scf.if %bad -> (memref<3xf32>) {
+    scf.yield %x : memref<3xf32>
+  } else {
+    %new = memref.alloc() : memref<3xf32>
+    memref.copy %x, %new : memref<3xf32> to memref<3xf32>
+    memref.store %one, %new[%1] : memref<3xf32>
+    scf.yield %new : memref<3xf32>
+  }
+  return %r : memref<3xf32>
+}
+
+// -----
+
+// An scf.if with an allocation inside does not join a run (a kernel
+// allocates nothing): the device value it uses is refused, located, as
+// before gpu28.
+func.func @if_with_alloc_stays(%x: memref<4xf32>, %c: i1) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{kiln-nvptx: the host uses a value this op computes from device memory; not supported}}
+  %v = memref.load %x[%c0] : memref<4xf32>
+  %out = memref.alloc() : memref<4xf32>
+  scf.if %c {
+    %tmp = memref.alloc() : memref<4xf32>
+    memref.store %v, %tmp[%c0] : memref<4xf32>
+    %w = memref.load %tmp[%c0] : memref<4xf32>
+    memref.store %w, %out[%c1] : memref<4xf32>
+    memref.dealloc %tmp : memref<4xf32>
+  }
+  return %out : memref<4xf32>
 }

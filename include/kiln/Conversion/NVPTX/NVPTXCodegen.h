@@ -29,6 +29,7 @@ struct MapStats {
   unsigned allocs = 0;        ///< memref.alloc -> gpu.alloc
   unsigned globals = 0;       ///< memref.get_global -> copies to the device
   unsigned kernelChecks = 0;  ///< run-time checks in kernels -> error record
+  unsigned deviceCalls = 0; ///< special functions in kernels -> device builds
 };
 
 /// Moves the compute of a bufferized host function onto the GPU:
@@ -90,6 +91,32 @@ void registerCollectiveEffects(mlir::DialectRegistry &registry);
 /// function with it when slot 0 is set (the same message as on the CPU).
 /// Returns how many calls were rewritten.
 unsigned kernelErrorsToRecord(mlir::func::FuncOp fn);
+
+/// The libdevice function (`__nv_lgamma`, ...) that computes the same as
+/// the runtime's special function `runtimeFn` (`kiln_cpu_special_lgamma`),
+/// or an empty string where libdevice has none (digamma, polygamma, zeta,
+/// log_ndtr, the scaled Bessel functions, K0/K1, spherical J0, Airy Ai).
+llvm::StringRef libdeviceSpecialFunction(llvm::StringRef runtimeFn);
+
+/// The device build of the runtime's special functions
+/// (kiln_special_device.bc: kiln_gpu_special_<fn>, compiled by clang from
+/// runtime/cuda/SpecialFunctionsDevice.cu): $KILN_SPECIAL_DEVICE_BC when
+/// set ("" or "off": none), else the build's file when it exists, else "".
+std::string specialDeviceLibrary();
+
+/// In mapToGPU, once the kernels are formed: each call of a runtime special
+/// function (kiln_cpu_special_<fn>) inside a `gpu.launch` becomes a call of
+/// its device build kiln_gpu_special_<fn> when `deviceLibrary` (the
+/// pipeline links specialDeviceLibrary()), else of the libdevice function
+/// that computes it where libdevice has one (libdeviceSpecialFunction); the
+/// callee is declared in the module. Returns how many calls were rewritten.
+unsigned specialCallsToDevice(mlir::func::FuncOp fn, bool deviceLibrary);
+
+/// After nvvm-attach-target: each gpu.module that declares a
+/// kiln_gpu_special_<fn> gets `path` (the device build's bitcode) in its
+/// NVVM target's link files, so that only the binaries that call the
+/// special functions link them. Returns how many modules.
+unsigned linkSpecialLibrary(mlir::ModuleOp module, llvm::StringRef path);
 
 /// After the deallocation pipeline, before convert-bufferization-to-memref:
 /// each host `bufferization.clone` (of a returned buffer the function does
