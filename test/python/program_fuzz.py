@@ -268,8 +268,14 @@ class Gen:
                                if self.env[x].ndim == 2 else "%s[...]" % x,
                                "%s.transpose(0, -1)" % x])
         if r.random() < 0.15:
-            # (an alias that autograd does not see: the write reaches x)
-            target = "%s.%s" % (target, r.choice(["detach()", "data"]))
+            # (an alias that autograd does not see: the write reaches x.
+            # Not `.data` in training: eager's backward then reads the
+            # written values wherever autograd saved x (prod's result),
+            # which is autograd's internals, not a semantics; a write
+            # through detach() bumps x's version: eager raises there)
+            target = "%s.%s" % (target, r.choice(
+                ["detach()", "data"] if self.mode == "infer"
+                else ["detach()"]))
         y = self.partner(x)
         op = r.choice(["{t}.add_({y})", "{t}.mul_(0.5)", "{t}.clamp_(-1, 1)",
                        "{t}.relu_()", "{t}.copy_({y} * 1.0 + 0 * {t})",
