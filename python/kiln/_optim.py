@@ -29,6 +29,8 @@ Lifting starts once the state exists (`Sources.ready`): the first step,
 which creates it (`torch.clone(d_p)` stored in `state[p]`), keeps its graph
 breaks, so no traced value is left in the optimizer's state."""
 
+import functools
+import inspect
 import operator
 import weakref
 
@@ -36,7 +38,7 @@ import torch
 import torch.fx as fx
 
 from ._errors import KilnError
-from ._guards import freeze
+from ._guards import _code_names, freeze
 
 _PREFIX = "_kiln_src_"
 
@@ -78,8 +80,10 @@ _BAKED = weakref.WeakSet()
 _PER_CALL_TYPES = (torch.optim.Adam, torch.optim.AdamW)
 
 
-def _per_call_keys(o, group):
-    if o in _BAKED or type(o) not in _PER_CALL_TYPES:
+def _per_call_keys(o, group, baked=None):
+    if baked is None:
+        baked = o in _BAKED
+    if baked or type(o) not in _PER_CALL_TYPES:
         return ()
     return tuple(k for k in PER_CALL
                  if type(group.get(k)) in (float, int))
@@ -173,24 +177,51 @@ class Sources:
         self.hyper = []   # (group, key, tensor)
         self.resolved = {}  # qualname -> (value, tensor) of the last call
         for k, o in enumerate(self.opts):
-            for g, group in enumerate(o.param_groups):
-                for i, p in enumerate(group["params"]):
-                    self._add(p, (k, g, i, None))
-                    if p.grad is not None:
-                        self._add(p.grad, (k, g, i, "grad"))
-                    for name, v in _state_tensors(o.state.get(p, {})):
-                        self._add(v, (k, g, i, ("state", name)))
-                for key in _per_call_keys(o, group):
-                    t = _hyper_tensor(group[key])
-                    self._add(t, (k, g, None, ("hyper", key)))
-                    self.hyper.append((group, key, t))
+            self._add_optimizer(k, o)
 
-    def install_per_call(self):
+    def _add_optimizer(self, k, o, baked=None):
+        for g, group in enumerate(o.param_groups):
+            for i, p in enumerate(group["params"]):
+                self._add(p, (k, g, i, None))
+                if p.grad is not None:
+                    self._add(p.grad, (k, g, i, "grad"))
+                for name, v in _state_tensors(o.state.get(p, {})):
+                    self._add(v, (k, g, i, ("state", name)))
+            for key in _per_call_keys(o, group, baked):
+                t = _hyper_tensor(group[key])
+                self._add(t, (k, g, None, ("hyper", key)))
+                self.hyper.append((group, key, t))
+
+    def add_stepping(self, o):
+        """An optimizer whose `step()` a compiled function calls (StepLift):
+        its tensors as they are now (a later step of the same optimizer in
+        the trace reads the gradients of then), numbered after the
+        optimizers added before it in this trace, so each trace of the
+        function names them alike. Returns the hyper entries it added (its
+        PER_CALL hyperparameters, read per call whatever _BAKED says: the
+        function is traced on every call)."""
+        k = next((j for j, x in enumerate(self.opts) if x is o), None)
+        if k is None:
+            k = len(self.opts)
+            self.opts.append(o)
+        else:
+            # Its entries of an earlier step in this trace: read again.
+            for tid, (t, name) in list(self.by_id.items()):
+                if self.paths[name][0] == k:
+                    del self.by_id[tid]
+            self.hyper = [h for h in self.hyper
+                          if not any(h[0] is g for g in o.param_groups)]
+        before = len(self.hyper)
+        self._add_optimizer(k, o, baked=False)
+        return self.hyper[before:]
+
+    def install_per_call(self, hyper=None):
         """While a lifted step is traced: each PER_CALL hyperparameter in
         its group is a _PerCallValue over its lifted tensor. Returns the
         function that puts the numbers back."""
-        saved = [(group, key, group[key]) for group, key, _ in self.hyper]
-        for group, key, t in self.hyper:
+        hyper = self.hyper if hyper is None else hyper
+        saved = [(group, key, group[key]) for group, key, _ in hyper]
+        for group, key, t in hyper:
             group[key] = _PerCallValue(t)
 
         def restore():
@@ -318,8 +349,23 @@ class TracedValueStored(Exception):
 
 def snapshot(sources):
     """The optimizers' state entries before a lifted capture."""
+    return _snapshot(sources.opts)
+
+
+def _snapshot(opts):
     return [(o, {id(p): (p, dict(st)) for p, st in o.state.items()})
-            for o in sources.opts]
+            for o in opts]
+
+
+def _restore(snap):
+    """Puts the optimizers' state back as it was at `snap`."""
+    for o, before in snap:
+        for p in [p for p in o.state if id(p) not in before]:
+            del o.state[p]
+        for p, saved in before.values():
+            st = o.state[p]
+            st.clear()
+            st.update(saved)
 
 
 def settle_state(snap, run=None):
@@ -346,11 +392,152 @@ def settle_state(snap, run=None):
             "the captured optimizer step stored a value it computed in the "
             "optimizer's state, and kiln could not give it a real value; "
             "call kiln.reset()")
-    for o, before in snap:
-        for p in [p for p in o.state if id(p) not in before]:
-            del o.state[p]
-        for p, saved in before.values():
-            st = o.state[p]
-            st.clear()
-            st.update(saved)
+    _restore(snap)
     raise TracedValueStored()
+
+
+# --- the step of an optimizer a compiled function calls (the "train" form)
+
+
+def optimizers_named(fn, values=()):
+    """The optimizers a compiled function (not a bound `opt.step`) may call
+    `step()` on: those in its closure cells, the globals its code names
+    (nested code too), a bound method's object and that object's attributes
+    (`self.opt` of a trainer), a functools.partial's arguments, and
+    `values` (the call's non-tensor arguments, containers flattened)."""
+    from torch.utils import _pytree as pytree
+    found = []
+
+    def add(v):
+        if isinstance(v, torch.optim.Optimizer) and \
+                not any(v is o for o in found):
+            found.append(v)
+
+    def walk(f):
+        if isinstance(f, functools.partial):
+            walk(f.func)
+            for v in list(f.args) + list(f.keywords.values()):
+                add(v)
+            return
+        if inspect.ismethod(f):
+            walk(f.__func__)
+            obj = f.__self__
+            add(obj)
+            for v in list(getattr(obj, "__dict__", {}).values()):
+                add(v)
+            return
+        try:
+            f = inspect.unwrap(f)
+        except ValueError:
+            pass
+        code = getattr(f, "__code__", None)
+        if code is None:
+            return
+        for cell in getattr(f, "__closure__", None) or ():
+            try:
+                add(cell.cell_contents)
+            except ValueError:   # an empty cell
+                pass
+        g = getattr(f, "__globals__", {})
+        for name in sorted(_code_names(code)):
+            add(g.get(name))
+
+    walk(fn)
+    for v in values:
+        for leaf in pytree.tree_flatten(v)[0]:
+            add(leaf)
+    return found
+
+
+class StepLift:
+    """While kiln traces a compiled function that calls `opt.step()` on an
+    optimizer it reaches (optimizers_named: a training step `zero_grad,
+    forward, backward, step`), each such optimizer's `step` is wrapped (an
+    instance attribute, put back after the trace): a step entered by this
+    trace once the optimizer's state exists (`_ready`) is lifted as
+    `kiln.compile(opt.step)`'s is (its parameters, gradients and state read
+    from their sources, PER_CALL hyperparameters as program arguments; the
+    tensors are named `_kiln_src_o<k>_...`, k counting the optimizers in
+    the order this trace steps them), so its reads and in-place writes are
+    nodes of the segment after `backward()` instead of one graph break per
+    write. The function is traced on every call (backward is a break; a
+    trace that lifted a step and had no break is run as segments too,
+    `used`), so nothing of the optimizer needs a guard: the segment's
+    signatures hold its constants (momentum, ...), its tensors' metadata
+    and the pattern of None gradients. A first step (state not made yet)
+    runs as before (its writes eager), so the state it creates is real; a
+    traced value a lifted step stores in the state gets its real value
+    after the run (`settle`), or the state is put back when the trace
+    fails (`abandon`)."""
+
+    def __init__(self, opts, run):
+        self.opts = opts
+        self.run = run
+        self.sources = None
+        self.snap = []
+        self.saved = []
+
+    @property
+    def used(self):
+        return self.sources is not None
+
+    def __enter__(self):
+        for o in self.opts:
+            had = "step" in o.__dict__
+            self.saved.append((o, had, o.__dict__.get("step")))
+            inner = o.step
+
+            def step(*args, _o=o, _inner=inner, **kwargs):
+                return self._step(_o, _inner, args, kwargs)
+            functools.update_wrapper(step, inner)
+            o.__dict__["step"] = step
+        return self
+
+    def __exit__(self, *exc):
+        for o, had, v in reversed(self.saved):
+            if had:
+                o.__dict__["step"] = v
+            else:
+                o.__dict__.pop("step", None)
+        self.saved = []
+        return False
+
+    def _step(self, o, inner, args, kwargs):
+        from ._breaks import active_tracer
+        tracer = active_tracer()
+        run = self.run
+        if tracer is None or tracer.run is not run or tracer.eager_depth \
+                or not run.breaks_allowed() or \
+                getattr(tracer.importer, "optim_sources", None) is not None \
+                or not _ready([o]):
+            return inner(*args, **kwargs)
+        if self.sources is None:
+            self.sources = Sources([])
+        hyper = self.sources.add_stepping(o)
+        if not any(o is x for x, _ in self.snap):
+            self.snap += _snapshot([o])
+        run.optim_sources = self.sources
+        tracer.importer.optim_sources = self.sources
+        restore = self.sources.install_per_call(hyper)
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            restore()
+            run.optim_sources = None
+            # (the importer of the segment the step ended in)
+            run.importer.optim_sources = None
+
+    def settle(self, run):
+        """After the run: a traced value a lifted step stored in the state
+        gets its real value."""
+        if self.snap:
+            settle_state(self.snap, run)
+
+    def abandon(self):
+        """The trace failed: traced values a lifted step stored in the
+        state are taken out (the state as before the step)."""
+        for o, _ in self.snap:
+            if any(isinstance(v, fx.Proxy) for st in o.state.values()
+                   for v in st.values()):
+                _restore(self.snap)
+                return

@@ -557,7 +557,10 @@ class KilnTracer(fx.Tracer):
         name = getattr(func, "__name__", "")
         outs = [o for o in pytree.tree_flatten(r)[0]
                 if isinstance(o, torch.Tensor)]
-        if not outs and name not in _METADATA_READS:
+        # (`p.grad = None`, Tensor.grad's __set__, reads no data: guarding
+        # the old gradients' versions recaptured a training step once more.)
+        if not outs and name not in _METADATA_READS and \
+                name not in ("__set__", "__delete__"):
             self._read(roots, "read by %s" % name.strip("_"))
         for o in outs:
             self.derived[id(o)] = (o, roots)
@@ -1096,6 +1099,17 @@ def _pending_write(tracer, tensors):
         return False
     written = []
     for n in run.seg_nodes:
+        if n.op == "get_attr" and n.target.startswith("_kiln_src_"):
+            # An optimizer's tensor that a lifted step in the segment reads
+            # or writes (kiln._optim.StepLift): a real op on it now, after
+            # the step (a `zero_grad()` after `step()`), would run before
+            # the step's ops. (Inside the step its ops are nodes.)
+            if getattr(tracer.importer, "optim_sources", None) is not None:
+                continue
+            t = tracer.root.__dict__.get(n.target)
+            if isinstance(t, torch.Tensor):
+                written.append(t)
+            continue
         if n.op not in ("call_method", "call_function"):
             continue
         for w in _written_in_segment(n):
