@@ -74,10 +74,11 @@ _BAKED = weakref.WeakSet()
 
 # The optimizers whose steps take a traced `lr` (Adam's and AdamW's use it
 # in `lr / bias_correction1` and `lr * weight_decay`, numbers the graph
-# computes; SGD's `param.add_(d_p, alpha=-lr)` would give torch's argument
-# parser a traced number for `alpha`, which it refuses before kiln's
-# tracer sees the call: SGD's lr stays a key value).
-_PER_CALL_TYPES = (torch.optim.Adam, torch.optim.AdamW)
+# computes; SGD's and RMSprop's `param.add_(d_p, alpha=-lr)` gets a
+# TracedNumber, a float torch's argument parser takes where it refuses a
+# Proxy).
+_PER_CALL_TYPES = (torch.optim.Adam, torch.optim.AdamW, torch.optim.SGD,
+                   torch.optim.RMSprop)
 
 
 def _per_call_keys(o, group, baked=None):
@@ -106,20 +107,80 @@ def _hyper_tensor(v):
     return torch.tensor(float(v), dtype=torch.float64)
 
 
+class TracedNumber(float):
+    """A number the graph computes from a PER_CALL hyperparameter (`-lr`,
+    `1 - lr * weight_decay`) that is also a Python float with this trace's
+    value, so torch's argument parser takes it where a number goes
+    (`param.add_(d_p, alpha=-lr)` of SGD and RMSprop: a Proxy there is
+    refused before kiln's tracer sees the call). Wherever it is an argument
+    of a node the tracer records its node instead of the value
+    (`_kiln_node`, KilnTracer.create_arg), and a torch call with one among
+    its arguments is a node (_tracer._lifted_call). Arithmetic with numbers
+    stays a TracedNumber, with a Proxy (Adam's `lr / bias_correction1`) is
+    the Proxy's. A read of its value as a float (`math.sqrt(lr)`,
+    `float(lr)`, a comparison) gets this trace's value: the optimizers made
+    per call (_PER_CALL_TYPES) do none of these with `lr`."""
+
+    def __new__(cls, value, proxy):
+        self = float.__new__(cls, value)
+        self.proxy = proxy
+        return self
+
+    @property
+    def _kiln_node(self):
+        return self.proxy.node
+
+    def __repr__(self):
+        return "<traced number %r>" % float(self)
+
+
+def _tn_unary(op):
+    return lambda self: TracedNumber(op(float(self)), op(self.proxy))
+
+
+def _tn_binary(op, reflected=False):
+    def f(self, other):
+        if isinstance(other, fx.Proxy):
+            return op(other, self.proxy) if reflected else \
+                op(self.proxy, other)
+        if isinstance(other, TracedNumber):
+            a, pa, b, pb = float(self), self.proxy, float(other), other.proxy
+        elif type(other) in (int, float):
+            a, pa, b, pb = float(self), self.proxy, other, other
+        else:
+            return NotImplemented
+        if reflected:
+            a, pa, b, pb = b, pb, a, pa
+        return TracedNumber(op(a, b), op(pa, pb))
+    return f
+
+
+for _name, _op in (("neg", operator.neg), ("pos", operator.pos),
+                   ("abs", operator.abs)):
+    setattr(TracedNumber, "__%s__" % _name, _tn_unary(_op))
+for _name, _op in (("add", operator.add), ("sub", operator.sub),
+                   ("mul", operator.mul), ("truediv", operator.truediv),
+                   ("pow", operator.pow)):
+    setattr(TracedNumber, "__%s__" % _name, _tn_binary(_op))
+    setattr(TracedNumber, "__r%s__" % _name, _tn_binary(_op, True))
+
+
 class _PerCallValue:
     """Stands for `group[k]` (a PER_CALL hyperparameter) while a lifted step
     is traced: the step's first arithmetic with it reads the lifted 0-d
     tensor's `.item()` (a traced number, as Adam's `step_t.item()`), so the
-    value is the program argument's, not a constant."""
-    __slots__ = ("_t", "_v")
+    value is the program argument's, not a constant; the arithmetic's
+    result is a TracedNumber (or a Proxy)."""
+    __slots__ = ("_t", "_real", "_v")
 
-    def __init__(self, t):
+    def __init__(self, t, real):
         self._t = t
+        self._real = float(real)
         self._v = None
 
     def _val(self):
         if self._v is None:
-            self._v = self._t.item()
+            self._v = TracedNumber(self._real, self._t.item())
         return self._v
 
     def __repr__(self):
@@ -222,7 +283,7 @@ class Sources:
         hyper = self.hyper if hyper is None else hyper
         saved = [(group, key, group[key]) for group, key, _ in hyper]
         for group, key, t in hyper:
-            group[key] = _PerCallValue(t)
+            group[key] = _PerCallValue(t, group[key])
 
         def restore():
             for group, key, v in saved:

@@ -440,6 +440,11 @@ class KilnTracer(fx.Tracer):
         return name
 
     def create_arg(self, a):
+        if isinstance(a, float) and type(a) is not float and \
+                hasattr(a, "_kiln_node"):
+            # A number the graph computes that torch's parser took as a
+            # float (kiln._optim.TracedNumber: SGD's `alpha=-lr`).
+            return a._kiln_node
         if isinstance(a, torch.nn.Parameter) and \
                 type(self.root) is torch.nn.Module and \
                 getattr(_active, "tracer", None) is self and \
@@ -1179,7 +1184,9 @@ def _lifted_call(tracer, func, args, kwargs):
             name in ("__set__", "__delete__"):
         return None
     leaves = pytree.tree_flatten((args, kwargs or {}))[0]
-    if not any(isinstance(v, torch.Tensor) and sources.name_of(v) is not None
+    if not any((isinstance(v, torch.Tensor) and
+                sources.name_of(v) is not None) or
+               (isinstance(v, float) and hasattr(v, "_kiln_node"))
                for v in leaves):
         return None
     if any(isinstance(v, fx.Proxy) for v in leaves):

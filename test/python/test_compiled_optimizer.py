@@ -585,15 +585,17 @@ SCHEDULERS = {
 
 
 @pytest.mark.parametrize("sched", sorted(SCHEDULERS))
-@pytest.mark.parametrize("name", ["adam", "adamw"])
+@pytest.mark.parametrize("name", ["adam", "adamw", "sgd", "sgd-momentum",
+                                  "sgd-nesterov"])
 def test_lr_read_per_call(name, sched):
     # `lr` is a per-call argument of the step's program (kiln/_optim.py,
     # PER_CALL: a 0-d f64 tensor read from param_groups[g]["lr"] on every
     # call, its .item() in the graph), not a key value: a scheduler that
     # changes it on every step runs one program compiled once, and the
     # parameters follow eager's over 20 steps (before: a recompile per
-    # step, then eager past cache_size_limit). (SGD's lr is still a key
-    # value: _optim._PER_CALL_TYPES.)
+    # step, then eager past cache_size_limit). SGD's since opt28: its
+    # `alpha=-lr` is a _optim.TracedNumber, a float torch's parser takes
+    # (the 9 sgd cases failed before: a program per lr value, then eager).
     m, rm = _model(), _model()
     o, ro = OPTIMIZERS[name](m.parameters()), OPTIMIZERS[name](
         rm.parameters())
@@ -864,3 +866,87 @@ def test_step_in_a_compiled_training_function_cpu(name):
     assert (out.graph_count, out.graph_break_count) == (2, 1), \
         out.break_reasons
 
+
+@pytest.mark.parametrize("sched", ["step", "lambda"])
+@pytest.mark.parametrize("name", ["sgd-momentum", "rmsprop", "adam"])
+def test_lr_read_per_call_in_a_compiled_training_function(name, sched):
+    # An lr scheduler stepping every call of a compiled training function
+    # (zero_grad, forward, backward, opt.step()): the lifted step reads lr
+    # per call (StepLift, PER_CALL), so 20 steps with 20 lr values (lambda)
+    # are one capture of each graph (nothing imported or compiled after the
+    # second call) and the parameters equal eager's. (RMSprop's Python-int
+    # `state["step"]` is no key value here: the function is traced every
+    # call anyway.) Before: every write of the step was a graph break run
+    # eagerly.
+    m1 = _model()
+    m2 = copy.deepcopy(m1)
+    o1, o2 = OPTIMIZERS[name](m1.parameters()), OPTIMIZERS[name](
+        m2.parameters())
+    f1, a1 = _train_fns("argument", m1, o1, False, False)
+    f2, a2 = _train_fns("argument", m2, o2, False, False)
+    c = kiln.compile(f2, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        s1, s2 = SCHEDULERS[sched](o1), SCHEDULERS[sched](o2)
+        warnings.simplefilter("error", kiln.KilnWarning)
+        lrs = set()
+        for i in range(20):
+            x, y = _batch(i)
+            torch.testing.assert_close(c(*a2, x, y), f1(*a1, x, y))
+            lrs.add(o2.param_groups[0]["lr"])
+            s1.step()
+            s2.step()
+            _compare_training(m1, o1, m2, o2, "step %d" % i)
+            if i == 1:
+                after_2 = _segments(c)
+    assert len(lrs) > 5, lrs
+    assert _segments(c) == after_2, (after_2, _segments(c))
+    out = kiln.explain(f2)(*a2, *_batch(20))
+    assert (out.graph_count, out.graph_break_count) == (2, 1), \
+        out.break_reasons
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_sgd_lr_per_call_rounds_as_a_constant_lr(momentum):
+    # SGD's `param.add_(d_p, alpha=-lr)` with lr read per call: the
+    # program rounds -lr to float32 and computes `p + d_p * alpha` in
+    # float32, bitwise what NumPy computes (and what the program with lr a
+    # constant computed before). Eager PyTorch's CPU kernel computes it as
+    # one fused multiply-add (ATen's add_kernel: vec::fmadd), which can
+    # differ in the last bit: within 1 ulp of it.
+    import numpy as np
+    g = torch.Generator().manual_seed(0)
+    p = torch.randn(1001, generator=g).requires_grad_(True)
+    grads = [torch.randn(1001, generator=g) for _ in range(5)]
+    o = torch.optim.SGD([p], lr=0.05, momentum=momentum)
+    step = kiln.compile(o.step, backend="cpu")
+    p.grad = grads[0].clone()
+    step()   # the first step makes the state (eagerly)
+    ref = p.detach().numpy().copy()
+    buf = o.state[p]["momentum_buffer"]
+    buf = None if buf is None else buf.numpy().copy()
+    for i, (lr, d) in enumerate(zip([0.1, 1 / 3, 0.0123456789, 0.7],
+                                    grads[1:])):
+        o.param_groups[0]["lr"] = lr
+        p.grad = d.clone()
+        e = p.detach().clone().requires_grad_(True)
+        e.grad = d.clone()
+        eo = torch.optim.SGD([e], lr=lr, momentum=momentum)
+        if momentum:
+            eo.state[e]["momentum_buffer"] = o.state[p][
+                "momentum_buffer"].clone()
+        step()
+        eo.step()
+        dp = d.numpy()
+        if momentum:
+            buf = buf * np.float32(momentum) + dp
+            dp = buf
+        ref = ref + dp * np.float32(-lr)
+        got = p.detach().numpy()
+        assert np.array_equal(got, ref), (i, np.abs(got - ref).max())
+        # (an FMA rounds once, mul-then-add twice: at most half an ulp of
+        # the product apart before the sum's rounding)
+        ulp = np.spacing(np.abs(e.detach().numpy())) + \
+            np.spacing(np.abs(dp * np.float32(-lr)))
+        assert (np.abs(got - e.detach().numpy()) <= ulp).all(), i
+    assert _programs(step) == [1]
