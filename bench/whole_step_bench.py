@@ -13,9 +13,9 @@ model, with the same initial weights and batches, are trained by:
 * `eager`: `train(x, y)` (zero_grad, forward, loss, backward, opt.step())
   run by PyTorch (the baseline);
 * `whole`: `kiln.compile(train, backend="cpu")`, the step inside the
-  compiled function (since opt28 the step's reads and writes are one graph
-  after backward: kiln/_optim.py StepLift; before, every write was a graph
-  break run eagerly);
+  compiled function (since opt28 one graph after backward: the step's own
+  program, kiln/_optim.py StepLift; before, every write was a graph break
+  run eagerly);
 * `outside`: `kiln.compile(fwd_bwd)` (zero_grad, forward, loss, backward)
   then an eager `opt.step()`;
 * `outside+cstep`: `kiln.compile(fwd_bwd)` then `kiln.compile(opt.step)`

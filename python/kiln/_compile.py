@@ -758,6 +758,9 @@ class _Compiled:
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.options = options
+        # optimizer -> kiln.compile(opt.step), for the steps the function
+        # calls (kiln._optim.StepLift)
+        self.step_programs = None
         self.programs = {}
         self.failed = {}
         self.constant_results = {}  # kiln.assume_constant_result
@@ -797,6 +800,7 @@ class _Compiled:
             self.guards = None
             self.guard_limit_warned = False
             self.tree_modules = None
+            self.step_programs = None
 
     def attr(self, qualname):
         root = self.module if self.module is not None else self.trace_root
@@ -1375,7 +1379,10 @@ class _Compiled:
                     self.user_fn, [e for e in examples
                                    if not isinstance(e, torch.Tensor)])
                 if opts:
-                    lift = _optim.StepLift(opts, run)
+                    if self.step_programs is None:
+                        self.step_programs = weakref.WeakKeyDictionary()
+                    lift = _optim.StepLift(opts, run, self.step_programs,
+                                           self)
         try:
             with lift if lift is not None else contextlib.nullcontext():
                 gm = _tracer.trace(self.module, self.fn, importer,

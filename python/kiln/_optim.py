@@ -460,6 +460,11 @@ def settle_state(snap, run=None):
 # --- the step of an optimizer a compiled function calls (the "train" form)
 
 
+# Optimizers whose step inside a compiled function runs as its own
+# program (StepLift._own_program).
+_OWN_PROGRAM_TYPES = (torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW)
+
+
 def optimizers_named(fn, values=()):
     """The optimizers a compiled function (not a bound `opt.step`) may call
     `step()` on: those in its closure cells, the globals its code names
@@ -531,16 +536,21 @@ class StepLift:
     after the run (`settle`), or the state is put back when the trace
     fails (`abandon`)."""
 
-    def __init__(self, opts, run):
+    def __init__(self, opts, run, programs=None, owner=None):
         self.opts = opts
         self.run = run
         self.sources = None
         self.snap = []
         self.saved = []
+        # optimizer -> its kiln.compile(opt.step) (kept by the compiled
+        # function: _own_program)
+        self.programs = programs
+        self.owner = owner
+        self.ran_programs = False
 
     @property
     def used(self):
-        return self.sources is not None
+        return self.sources is not None or self.ran_programs
 
     def __enter__(self):
         for o in self.opts:
@@ -572,6 +582,8 @@ class StepLift:
                 getattr(tracer.importer, "optim_sources", None) is not None \
                 or not _ready([o]):
             return inner(*args, **kwargs)
+        if not args and not kwargs and self._own_program(o, inner):
+            return self._run_own_program(o, inner, tracer, run)
         if self.sources is None:
             self.sources = Sources([])
         hyper = self.sources.add_stepping(o)
@@ -587,6 +599,44 @@ class StepLift:
             run.optim_sources = None
             # (the importer of the segment the step ended in)
             run.importer.optim_sources = None
+
+    def _own_program(self, o, inner):
+        """Whether `o.step()` runs as its own program: an optimizer whose
+        lifted step is one program with no recapture per step (SGD, Adam,
+        AdamW: _OWN_PROGRAM_TYPES; RMSprop's Python-int step count is a key
+        value) called through its class's step or an lr scheduler's
+        counting wrapper (another wrapper of the user's runs traced)."""
+        if self.programs is None or type(o) not in _OWN_PROGRAM_TYPES:
+            return False
+        if getattr(inner, "_with_counter", False):
+            return True
+        return getattr(inner, "__self__", None) is o and \
+            getattr(inner, "__func__", None) is type(o).step
+
+    def _run_own_program(self, o, inner, tracer, run):
+        """`o.step()` as `kiln.compile(o.step)` runs it (one program, its
+        own guards, compiled once): called at this point of the trace, not
+        traced again on every call of the function. What the segment has
+        so far runs first (a graph break, when it has ops)."""
+        from ._breaks import GraphInfo
+        from ._compile import compile as kiln_compile
+        c = self.programs.get(o)
+        if c is None:
+            c = self.programs[o] = kiln_compile(
+                type(o).step.__get__(o, type(o)),
+                backend=self.owner.backend, options=self.owner.options)
+        if run.importer.lines:
+            run.graph_break("%s.step(): runs its own compiled program"
+                            % type(o).__name__)
+        if getattr(inner, "_with_counter", False):
+            o._step_count += 1   # (what the scheduler's wrapper counts)
+        with tracer.eager():
+            out = c()
+        self.ran_programs = True
+        run.graphs.append(GraphInfo(
+            "%s.step" % type(o).__name__,
+            ["%s.step (its own program)" % type(o).__name__], ""))
+        return out
 
     def settle(self, run):
         """After the run: a traced value a lifted step stored in the state

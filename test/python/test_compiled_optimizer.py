@@ -791,9 +791,13 @@ def _segments(c):
     function with graph breaks, over its keys."""
     from kiln._breaks import Broken
     bs = [b for b in c._kiln.programs.values() if isinstance(b, Broken)]
+    steps = [p for s in (c._kiln.step_programs or {}).values()
+             for p in s._kiln.programs.values()
+             if isinstance(p, kiln._compile._Program)]
     return (sum(len(b.programs) for b in bs),
             sum(p.compiles for b in bs for p in b.programs.values()),
-            sum(b.imported_segments for b in bs))
+            sum(b.imported_segments for b in bs),
+            len(steps), sum(p.compiles for p in steps))
 
 
 @pytest.mark.parametrize("how", sorted(TRAIN_FORMS))
@@ -802,10 +806,11 @@ def test_step_in_a_compiled_training_function_is_one_graph(name, how):
     # `opt.step()` called by a compiled training step, on an optimizer from
     # its closure or an argument: from the second call on (the first makes
     # the state, eagerly) the step's reads of `p.grad`, state and
-    # hyperparameters and its writes are nodes of one graph after
-    # backward(), the only break. Before: every write of the step was a
-    # graph break run eagerly (SGD momentum on this model: 1 + 12 breaks,
-    # 5 graphs). Parameters, gradients, state and the loss equal eager's
+    # hyperparameters and its writes are one graph after backward(), the
+    # only break: the optimizer's own program (kiln.compile(o.step), run at
+    # that point, not traced again: StepLift._own_program). Before: every
+    # write of the step was a graph break run eagerly (SGD momentum on this
+    # model: 1 + 12 breaks, 5 graphs). Parameters, gradients, state and the loss equal eager's
     # after each of 5 steps.
     where, set_to_none, frozen, clip = TRAIN_FORMS[how]
     m1 = _model()
@@ -834,10 +839,12 @@ def test_step_in_a_compiled_training_function_is_one_graph(name, how):
     assert out.graph_break_count == 1, out.break_reasons
     assert "backward" in str(out.break_reasons[0].reason)
     assert out.graph_count == 2, out
-    # The step's graph: the optimizer's in-place updates, all of them.
-    n = sum(p.grad is not None for p in m2.parameters())
-    step_ops = out.ops_per_graph[1]
-    assert sum(op.endswith("add_") for op in step_ops) >= n, step_ops
+    # The step's graph: the optimizer's own program (kiln.compile(o.step):
+    # its in-place updates, one program with no break, compiled once).
+    assert out.ops_per_graph[1] == ["%s.step (its own program)"
+                                    % type(o2).__name__], out.ops_per_graph
+    step = c._kiln.step_programs[o2]
+    assert [p.compiles for p in step._kiln.programs.values()] == [1]
     # Steps 3 and 5 replay the graphs recorded by step 2: nothing imported
     # or compiled again.
     assert _segments(c) == after_2, (after_2, _segments(c))
