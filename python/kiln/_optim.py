@@ -27,7 +27,15 @@ the group while the step is traced, whose arithmetic is the tensor's
 
 Lifting starts once the state exists (`Sources.ready`): the first step,
 which creates it (`torch.clone(d_p)` stored in `state[p]`), keeps its graph
-breaks, so no traced value is left in the optimizer's state."""
+breaks, so no traced value is left in the optimizer's state.
+
+A compiled function that calls `opt.step()` (a training step: zero_grad,
+forward, backward, step) gets the same from StepLift: the optimizers it
+reaches have their `step` wrapped while it is traced; an SGD, Adam or AdamW
+step runs `kiln.compile(opt.step)` at that point (its own program, not
+traced per call), any other is lifted into the function's segments
+(`Sources.add_stepping`). SGD's and RMSprop's `alpha=-lr` is a
+TracedNumber, a float that torch's argument parser takes."""
 
 import functools
 import inspect

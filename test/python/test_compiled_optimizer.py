@@ -872,6 +872,8 @@ def test_step_in_a_compiled_training_function_cpu(name):
     out = kiln.explain(f2)(*a2, *_batch(5))
     assert (out.graph_count, out.graph_break_count) == (2, 1), \
         out.break_reasons
+    # (the step's wrapper of the trace is gone: StepLift.__exit__)
+    assert "step" not in o2.__dict__
 
 
 @pytest.mark.parametrize("sched", ["step", "lambda"])
@@ -908,6 +910,10 @@ def test_lr_read_per_call_in_a_compiled_training_function(name, sched):
                 after_2 = _segments(c)
     assert len(lrs) > 5, lrs
     assert _segments(c) == after_2, (after_2, _segments(c))
+    # The scheduler's counting wrapper of o2.step is back in place after
+    # each trace, and counted the steps as eager's did.
+    assert getattr(o2.step, "_with_counter", False)
+    assert o2._step_count == o1._step_count
     out = kiln.explain(f2)(*a2, *_batch(20))
     assert (out.graph_count, out.graph_break_count) == (2, 1), \
         out.break_reasons
