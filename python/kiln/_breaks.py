@@ -500,6 +500,9 @@ class SegmentRun:
         self.start_location = None
         self.forbid = []         # allow_in_graph regions being traced
         self.output_value = _MISSING
+        # The sources of an optimizer step being lifted (kiln._optim.
+        # StepLift): a segment that starts inside the step lifts too.
+        self.optim_sources = None
         # Replay (see _Trie): the signature of each node of the segment,
         # the segment position of each node, the external nodes in the
         # order the signatures first name them, the trie position matched
@@ -1061,6 +1064,8 @@ class SegmentRun:
         # (one dict for the whole trace: _tracer._constants_kept_off fills
         # the first importer's)
         imp.module_constants = old.module_constants
+        if self.optim_sources is not None:
+            imp.optim_sources = self.optim_sources
         self.importer = imp
         if self.tracer is not None:
             self.tracer.importer = imp

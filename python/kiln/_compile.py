@@ -23,6 +23,7 @@ Results come back as torch tensors that own Kiln's buffers (no copy).
 """
 
 import builtins
+import contextlib
 import functools
 import inspect
 import itertools
@@ -276,11 +277,21 @@ def _no_grad_body(gm):
 
 
 def _no_grad_nodes(nodes):
-    # (torch.fx's assert on a concrete argument, `closure=None` of a step,
-    # is made before the step's no_grad: no op of the program.)
+    # (torch.fx's asserts on concrete arguments, `closure=None` of a step,
+    # `torch._assert(i == 3, ...)` of a Python number argument of a training
+    # step and the comparison it checks, are made before the step's
+    # no_grad: no ops of the program.)
+    nodes = list(nodes)
+    checks = set()
+    for n in reversed(nodes):
+        if n.op == "call_function" and (
+                n.target is fx._symbolic_trace._assert_is_none or
+                n.target is torch._assert or
+                (n.users and all(u in checks for u in n.users))):
+            checks.add(n)
     ops = [n for n in nodes
            if n.op in ("call_function", "call_method", "call_module") and
-           n.target is not fx._symbolic_trace._assert_is_none]
+           n not in checks]
     return bool(ops) and all(n.meta.get("kiln_grad") is False for n in ops)
 
 
@@ -748,6 +759,9 @@ class _Compiled:
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.options = options
+        # optimizer -> kiln.compile(opt.step), for the steps the function
+        # calls (kiln._optim.StepLift)
+        self.step_programs = None
         self.programs = {}
         self.failed = {}
         self.constant_results = {}  # kiln.assume_constant_result
@@ -787,6 +801,7 @@ class _Compiled:
             self.guards = None
             self.guard_limit_warned = False
             self.tree_modules = None
+            self.step_programs = None
 
     def attr(self, qualname):
         root = self.module if self.module is not None else self.trace_root
@@ -1349,20 +1364,39 @@ class _Compiled:
             name, importer, examples, allow_breaks)
         snap = None
         restore = None
+        lift = None
         if self.module is None and getattr(self, "lift", True):
-            sources = _optim.Sources(_optim.reachable_optimizers(
-                self.user_fn))
+            reached = _optim.reachable_optimizers(self.user_fn)
+            sources = _optim.Sources(reached)
             if sources.ready():
                 importer.optim_sources = sources
                 snap = _optim.snapshot(sources)
                 # `lr` read per call (kiln/_optim.py, PER_CALL).
                 restore = sources.install_per_call()
+            elif not reached and run.allow_breaks:
+                # `opt.step()` called by the function (a training step):
+                # lifted where it runs (kiln/_optim.py, StepLift).
+                opts = _optim.optimizers_named(
+                    self.user_fn, [e for e in examples
+                                   if not isinstance(e, torch.Tensor)])
+                if opts:
+                    if self.step_programs is None:
+                        self.step_programs = weakref.WeakKeyDictionary()
+                    lift = _optim.StepLift(opts, run, self.step_programs,
+                                           self)
         try:
-            gm = _tracer.trace(self.module, self.fn, importer,
-                               concrete or None, run=run)
+            with lift if lift is not None else contextlib.nullcontext():
+                gm = _tracer.trace(self.module, self.fn, importer,
+                                   concrete or None, run=run)
         except KilnError:
+            if lift is not None:
+                lift.abandon()
             if snap is not None and not run.breaks:
                 _optim.settle_state(snap)
+            raise
+        except BaseException:
+            if lift is not None:
+                lift.abandon()
             raise
         finally:
             if restore is not None:
@@ -1377,9 +1411,20 @@ class _Compiled:
             _optim.mark_baked(importer.optim_sources)
         if snap is not None and not run.breaks:
             _optim.settle_state(snap)
-        ran, value = run.finish(force_run)
+        try:
+            # A lifted `opt.step()` (StepLift) runs as segments on every
+            # call, also without a break: the function is traced again
+            # each time, and nothing of the optimizer is guarded.
+            ran, value = run.finish(force_run or (lift is not None and
+                                                  lift.used))
+        except BaseException:
+            if lift is not None:
+                lift.abandon()
+            raise
         if snap is not None and ran:
             _optim.settle_state(snap, run)
+        if lift is not None and ran:
+            lift.settle(run)
         if ran:
             return _Ran(value, run)
         result = importer.finish()

@@ -27,8 +27,18 @@ the group while the step is traced, whose arithmetic is the tensor's
 
 Lifting starts once the state exists (`Sources.ready`): the first step,
 which creates it (`torch.clone(d_p)` stored in `state[p]`), keeps its graph
-breaks, so no traced value is left in the optimizer's state."""
+breaks, so no traced value is left in the optimizer's state.
 
+A compiled function that calls `opt.step()` (a training step: zero_grad,
+forward, backward, step) gets the same from StepLift: the optimizers it
+reaches have their `step` wrapped while it is traced; an SGD, Adam or AdamW
+step runs `kiln.compile(opt.step)` at that point (its own program, not
+traced per call), any other is lifted into the function's segments
+(`Sources.add_stepping`). SGD's and RMSprop's `alpha=-lr` is a
+TracedNumber, a float that torch's argument parser takes."""
+
+import functools
+import inspect
 import operator
 import weakref
 
@@ -36,7 +46,7 @@ import torch
 import torch.fx as fx
 
 from ._errors import KilnError
-from ._guards import freeze
+from ._guards import _code_names, freeze
 
 _PREFIX = "_kiln_src_"
 
@@ -72,14 +82,17 @@ _BAKED = weakref.WeakSet()
 
 # The optimizers whose steps take a traced `lr` (Adam's and AdamW's use it
 # in `lr / bias_correction1` and `lr * weight_decay`, numbers the graph
-# computes; SGD's `param.add_(d_p, alpha=-lr)` would give torch's argument
-# parser a traced number for `alpha`, which it refuses before kiln's
-# tracer sees the call: SGD's lr stays a key value).
-_PER_CALL_TYPES = (torch.optim.Adam, torch.optim.AdamW)
+# computes; SGD's and RMSprop's `param.add_(d_p, alpha=-lr)` gets a
+# TracedNumber, a float torch's argument parser takes where it refuses a
+# Proxy).
+_PER_CALL_TYPES = (torch.optim.Adam, torch.optim.AdamW, torch.optim.SGD,
+                   torch.optim.RMSprop)
 
 
-def _per_call_keys(o, group):
-    if o in _BAKED or type(o) not in _PER_CALL_TYPES:
+def _per_call_keys(o, group, baked=None):
+    if baked is None:
+        baked = o in _BAKED
+    if baked or type(o) not in _PER_CALL_TYPES:
         return ()
     return tuple(k for k in PER_CALL
                  if type(group.get(k)) in (float, int))
@@ -102,20 +115,80 @@ def _hyper_tensor(v):
     return torch.tensor(float(v), dtype=torch.float64)
 
 
+class TracedNumber(float):
+    """A number the graph computes from a PER_CALL hyperparameter (`-lr`,
+    `1 - lr * weight_decay`) that is also a Python float with this trace's
+    value, so torch's argument parser takes it where a number goes
+    (`param.add_(d_p, alpha=-lr)` of SGD and RMSprop: a Proxy there is
+    refused before kiln's tracer sees the call). Wherever it is an argument
+    of a node the tracer records its node instead of the value
+    (`_kiln_node`, KilnTracer.create_arg), and a torch call with one among
+    its arguments is a node (_tracer._lifted_call). Arithmetic with numbers
+    stays a TracedNumber, with a Proxy (Adam's `lr / bias_correction1`) is
+    the Proxy's. A read of its value as a float (`math.sqrt(lr)`,
+    `float(lr)`, a comparison) gets this trace's value: the optimizers made
+    per call (_PER_CALL_TYPES) do none of these with `lr`."""
+
+    def __new__(cls, value, proxy):
+        self = float.__new__(cls, value)
+        self.proxy = proxy
+        return self
+
+    @property
+    def _kiln_node(self):
+        return self.proxy.node
+
+    def __repr__(self):
+        return "<traced number %r>" % float(self)
+
+
+def _tn_unary(op):
+    return lambda self: TracedNumber(op(float(self)), op(self.proxy))
+
+
+def _tn_binary(op, reflected=False):
+    def f(self, other):
+        if isinstance(other, fx.Proxy):
+            return op(other, self.proxy) if reflected else \
+                op(self.proxy, other)
+        if isinstance(other, TracedNumber):
+            a, pa, b, pb = float(self), self.proxy, float(other), other.proxy
+        elif type(other) in (int, float):
+            a, pa, b, pb = float(self), self.proxy, other, other
+        else:
+            return NotImplemented
+        if reflected:
+            a, pa, b, pb = b, pb, a, pa
+        return TracedNumber(op(a, b), op(pa, pb))
+    return f
+
+
+for _name, _op in (("neg", operator.neg), ("pos", operator.pos),
+                   ("abs", operator.abs)):
+    setattr(TracedNumber, "__%s__" % _name, _tn_unary(_op))
+for _name, _op in (("add", operator.add), ("sub", operator.sub),
+                   ("mul", operator.mul), ("truediv", operator.truediv),
+                   ("pow", operator.pow)):
+    setattr(TracedNumber, "__%s__" % _name, _tn_binary(_op))
+    setattr(TracedNumber, "__r%s__" % _name, _tn_binary(_op, True))
+
+
 class _PerCallValue:
     """Stands for `group[k]` (a PER_CALL hyperparameter) while a lifted step
     is traced: the step's first arithmetic with it reads the lifted 0-d
     tensor's `.item()` (a traced number, as Adam's `step_t.item()`), so the
-    value is the program argument's, not a constant."""
-    __slots__ = ("_t", "_v")
+    value is the program argument's, not a constant; the arithmetic's
+    result is a TracedNumber (or a Proxy)."""
+    __slots__ = ("_t", "_real", "_v")
 
-    def __init__(self, t):
+    def __init__(self, t, real):
         self._t = t
+        self._real = float(real)
         self._v = None
 
     def _val(self):
         if self._v is None:
-            self._v = self._t.item()
+            self._v = TracedNumber(self._real, self._t.item())
         return self._v
 
     def __repr__(self):
@@ -173,25 +246,52 @@ class Sources:
         self.hyper = []   # (group, key, tensor)
         self.resolved = {}  # qualname -> (value, tensor) of the last call
         for k, o in enumerate(self.opts):
-            for g, group in enumerate(o.param_groups):
-                for i, p in enumerate(group["params"]):
-                    self._add(p, (k, g, i, None))
-                    if p.grad is not None:
-                        self._add(p.grad, (k, g, i, "grad"))
-                    for name, v in _state_tensors(o.state.get(p, {})):
-                        self._add(v, (k, g, i, ("state", name)))
-                for key in _per_call_keys(o, group):
-                    t = _hyper_tensor(group[key])
-                    self._add(t, (k, g, None, ("hyper", key)))
-                    self.hyper.append((group, key, t))
+            self._add_optimizer(k, o)
 
-    def install_per_call(self):
+    def _add_optimizer(self, k, o, baked=None):
+        for g, group in enumerate(o.param_groups):
+            for i, p in enumerate(group["params"]):
+                self._add(p, (k, g, i, None))
+                if p.grad is not None:
+                    self._add(p.grad, (k, g, i, "grad"))
+                for name, v in _state_tensors(o.state.get(p, {})):
+                    self._add(v, (k, g, i, ("state", name)))
+            for key in _per_call_keys(o, group, baked):
+                t = _hyper_tensor(group[key])
+                self._add(t, (k, g, None, ("hyper", key)))
+                self.hyper.append((group, key, t))
+
+    def add_stepping(self, o):
+        """An optimizer whose `step()` a compiled function calls (StepLift):
+        its tensors as they are now (a later step of the same optimizer in
+        the trace reads the gradients of then), numbered after the
+        optimizers added before it in this trace, so each trace of the
+        function names them alike. Returns the hyper entries it added (its
+        PER_CALL hyperparameters, read per call whatever _BAKED says: the
+        function is traced on every call)."""
+        k = next((j for j, x in enumerate(self.opts) if x is o), None)
+        if k is None:
+            k = len(self.opts)
+            self.opts.append(o)
+        else:
+            # Its entries of an earlier step in this trace: read again.
+            for tid, (t, name) in list(self.by_id.items()):
+                if self.paths[name][0] == k:
+                    del self.by_id[tid]
+            self.hyper = [h for h in self.hyper
+                          if not any(h[0] is g for g in o.param_groups)]
+        before = len(self.hyper)
+        self._add_optimizer(k, o, baked=False)
+        return self.hyper[before:]
+
+    def install_per_call(self, hyper=None):
         """While a lifted step is traced: each PER_CALL hyperparameter in
         its group is a _PerCallValue over its lifted tensor. Returns the
         function that puts the numbers back."""
-        saved = [(group, key, group[key]) for group, key, _ in self.hyper]
-        for group, key, t in self.hyper:
-            group[key] = _PerCallValue(t)
+        hyper = self.hyper if hyper is None else hyper
+        saved = [(group, key, group[key]) for group, key, _ in hyper]
+        for group, key, t in hyper:
+            group[key] = _PerCallValue(t, group[key])
 
         def restore():
             for group, key, v in saved:
@@ -318,8 +418,23 @@ class TracedValueStored(Exception):
 
 def snapshot(sources):
     """The optimizers' state entries before a lifted capture."""
+    return _snapshot(sources.opts)
+
+
+def _snapshot(opts):
     return [(o, {id(p): (p, dict(st)) for p, st in o.state.items()})
-            for o in sources.opts]
+            for o in opts]
+
+
+def _restore(snap):
+    """Puts the optimizers' state back as it was at `snap`."""
+    for o, before in snap:
+        for p in [p for p in o.state if id(p) not in before]:
+            del o.state[p]
+        for p, saved in before.values():
+            st = o.state[p]
+            st.clear()
+            st.update(saved)
 
 
 def settle_state(snap, run=None):
@@ -346,11 +461,202 @@ def settle_state(snap, run=None):
             "the captured optimizer step stored a value it computed in the "
             "optimizer's state, and kiln could not give it a real value; "
             "call kiln.reset()")
-    for o, before in snap:
-        for p in [p for p in o.state if id(p) not in before]:
-            del o.state[p]
-        for p, saved in before.values():
-            st = o.state[p]
-            st.clear()
-            st.update(saved)
+    _restore(snap)
     raise TracedValueStored()
+
+
+# --- the step of an optimizer a compiled function calls (the "train" form)
+
+
+# Optimizers whose step inside a compiled function runs as its own
+# program (StepLift._own_program).
+_OWN_PROGRAM_TYPES = (torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW)
+
+
+def optimizers_named(fn, values=()):
+    """The optimizers a compiled function (not a bound `opt.step`) may call
+    `step()` on: those in its closure cells, the globals its code names
+    (nested code too), a bound method's object and that object's attributes
+    (`self.opt` of a trainer), a functools.partial's arguments, and
+    `values` (the call's non-tensor arguments, containers flattened)."""
+    from torch.utils import _pytree as pytree
+    found = []
+
+    def add(v):
+        if isinstance(v, torch.optim.Optimizer) and \
+                not any(v is o for o in found):
+            found.append(v)
+
+    def walk(f):
+        if isinstance(f, functools.partial):
+            walk(f.func)
+            for v in list(f.args) + list(f.keywords.values()):
+                add(v)
+            return
+        if inspect.ismethod(f):
+            walk(f.__func__)
+            obj = f.__self__
+            add(obj)
+            for v in list(getattr(obj, "__dict__", {}).values()):
+                add(v)
+            return
+        try:
+            f = inspect.unwrap(f)
+        except ValueError:
+            pass
+        code = getattr(f, "__code__", None)
+        if code is None:
+            return
+        for cell in getattr(f, "__closure__", None) or ():
+            try:
+                add(cell.cell_contents)
+            except ValueError:   # an empty cell
+                pass
+        g = getattr(f, "__globals__", {})
+        for name in sorted(_code_names(code)):
+            add(g.get(name))
+
+    walk(fn)
+    for v in values:
+        for leaf in pytree.tree_flatten(v)[0]:
+            add(leaf)
+    return found
+
+
+class StepLift:
+    """While kiln traces a compiled function that calls `opt.step()` on an
+    optimizer it reaches (optimizers_named: a training step `zero_grad,
+    forward, backward, step`), each such optimizer's `step` is wrapped (an
+    instance attribute, put back after the trace): a step entered by this
+    trace once the optimizer's state exists (`_ready`) is lifted as
+    `kiln.compile(opt.step)`'s is (its parameters, gradients and state read
+    from their sources, PER_CALL hyperparameters as program arguments; the
+    tensors are named `_kiln_src_o<k>_...`, k counting the optimizers in
+    the order this trace steps them), so its reads and in-place writes are
+    nodes of the segment after `backward()` instead of one graph break per
+    write. The function is traced on every call (backward is a break; a
+    trace that lifted a step and had no break is run as segments too,
+    `used`), so nothing of the optimizer needs a guard: the segment's
+    signatures hold its constants (momentum, ...), its tensors' metadata
+    and the pattern of None gradients. A first step (state not made yet)
+    runs as before (its writes eager), so the state it creates is real; a
+    traced value a lifted step stores in the state gets its real value
+    after the run (`settle`), or the state is put back when the trace
+    fails (`abandon`)."""
+
+    def __init__(self, opts, run, programs=None, owner=None):
+        self.opts = opts
+        self.run = run
+        self.sources = None
+        self.snap = []
+        self.saved = []
+        # optimizer -> its kiln.compile(opt.step) (kept by the compiled
+        # function: _own_program)
+        self.programs = programs
+        self.owner = owner
+        self.ran_programs = False
+
+    @property
+    def used(self):
+        return self.sources is not None or self.ran_programs
+
+    def __enter__(self):
+        for o in self.opts:
+            had = "step" in o.__dict__
+            self.saved.append((o, had, o.__dict__.get("step")))
+            inner = o.step
+
+            def step(*args, _o=o, _inner=inner, **kwargs):
+                return self._step(_o, _inner, args, kwargs)
+            functools.update_wrapper(step, inner)
+            o.__dict__["step"] = step
+        return self
+
+    def __exit__(self, *exc):
+        for o, had, v in reversed(self.saved):
+            if had:
+                o.__dict__["step"] = v
+            else:
+                o.__dict__.pop("step", None)
+        self.saved = []
+        return False
+
+    def _step(self, o, inner, args, kwargs):
+        from ._breaks import active_tracer
+        tracer = active_tracer()
+        run = self.run
+        if tracer is None or tracer.run is not run or tracer.eager_depth \
+                or not run.breaks_allowed() or \
+                getattr(tracer.importer, "optim_sources", None) is not None \
+                or not _ready([o]):
+            return inner(*args, **kwargs)
+        if not args and not kwargs and self._own_program(o, inner):
+            return self._run_own_program(o, inner, tracer, run)
+        if self.sources is None:
+            self.sources = Sources([])
+        hyper = self.sources.add_stepping(o)
+        if not any(o is x for x, _ in self.snap):
+            self.snap += _snapshot([o])
+        run.optim_sources = self.sources
+        tracer.importer.optim_sources = self.sources
+        restore = self.sources.install_per_call(hyper)
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            restore()
+            run.optim_sources = None
+            # (the importer of the segment the step ended in)
+            run.importer.optim_sources = None
+
+    def _own_program(self, o, inner):
+        """Whether `o.step()` runs as its own program: an optimizer whose
+        lifted step is one program with no recapture per step (SGD, Adam,
+        AdamW: _OWN_PROGRAM_TYPES; RMSprop's Python-int step count is a key
+        value) called through its class's step or an lr scheduler's
+        counting wrapper (another wrapper of the user's runs traced)."""
+        if self.programs is None or type(o) not in _OWN_PROGRAM_TYPES:
+            return False
+        if getattr(inner, "_with_counter", False):
+            return True
+        return getattr(inner, "__self__", None) is o and \
+            getattr(inner, "__func__", None) is type(o).step
+
+    def _run_own_program(self, o, inner, tracer, run):
+        """`o.step()` as `kiln.compile(o.step)` runs it (one program, its
+        own guards, compiled once): called at this point of the trace, not
+        traced again on every call of the function. What the segment has
+        so far runs first (a graph break, when it has ops)."""
+        from ._breaks import GraphInfo
+        from ._compile import compile as kiln_compile
+        c = self.programs.get(o)
+        if c is None:
+            c = self.programs[o] = kiln_compile(
+                type(o).step.__get__(o, type(o)),
+                backend=self.owner.backend, options=self.owner.options)
+        if run.importer.lines:
+            run.graph_break("%s.step(): runs its own compiled program"
+                            % type(o).__name__)
+        if getattr(inner, "_with_counter", False):
+            o._step_count += 1   # (what the scheduler's wrapper counts)
+        with tracer.eager():
+            out = c()
+        self.ran_programs = True
+        run.graphs.append(GraphInfo(
+            "%s.step" % type(o).__name__,
+            ["%s.step (its own program)" % type(o).__name__], ""))
+        return out
+
+    def settle(self, run):
+        """After the run: a traced value a lifted step stored in the state
+        gets its real value."""
+        if self.snap:
+            settle_state(self.snap, run)
+
+    def abandon(self):
+        """The trace failed: traced values a lifted step stored in the
+        state are taken out (the state as before the step)."""
+        for o, _ in self.snap:
+            if any(isinstance(v, fx.Proxy) for st in o.state.values()
+                   for v in st.values()):
+                _restore(self.snap)
+                return

@@ -455,6 +455,11 @@ class KilnTracer(fx.Tracer):
         return name
 
     def create_arg(self, a):
+        if isinstance(a, float) and type(a) is not float and \
+                hasattr(a, "_kiln_node"):
+            # A number the graph computes that torch's parser took as a
+            # float (kiln._optim.TracedNumber: SGD's `alpha=-lr`).
+            return a._kiln_node
         if isinstance(a, torch.nn.Parameter) and \
                 type(self.root) is torch.nn.Module and \
                 getattr(_active, "tracer", None) is self and \
@@ -572,7 +577,10 @@ class KilnTracer(fx.Tracer):
         name = getattr(func, "__name__", "")
         outs = [o for o in pytree.tree_flatten(r)[0]
                 if isinstance(o, torch.Tensor)]
-        if not outs and name not in _METADATA_READS:
+        # (`p.grad = None`, Tensor.grad's __set__, reads no data: guarding
+        # the old gradients' versions recaptured a training step once more.)
+        if not outs and name not in _METADATA_READS and \
+                name not in ("__set__", "__delete__"):
             self._read(roots, "read by %s" % name.strip("_"))
         for o in outs:
             self.derived[id(o)] = (o, roots)
@@ -1146,6 +1154,17 @@ def _pending_write(tracer, tensors):
         return False
     written = []
     for n in run.seg_nodes:
+        if n.op == "get_attr" and n.target.startswith("_kiln_src_"):
+            # An optimizer's tensor that a lifted step in the segment reads
+            # or writes (kiln._optim.StepLift): a real op on it now, after
+            # the step (a `zero_grad()` after `step()`), would run before
+            # the step's ops. (Inside the step its ops are nodes.)
+            if getattr(tracer.importer, "optim_sources", None) is not None:
+                continue
+            t = tracer.root.__dict__.get(n.target)
+            if isinstance(t, torch.Tensor):
+                written.append(t)
+            continue
         if n.op not in ("call_method", "call_function"):
             continue
         for w in _written_in_segment(n):
@@ -1215,7 +1234,9 @@ def _lifted_call(tracer, func, args, kwargs):
             name in ("__set__", "__delete__"):
         return None
     leaves = pytree.tree_flatten((args, kwargs or {}))[0]
-    if not any(isinstance(v, torch.Tensor) and sources.name_of(v) is not None
+    if not any((isinstance(v, torch.Tensor) and
+                sources.name_of(v) is not None) or
+               (isinstance(v, float) and hasattr(v, "_kiln_node"))
                for v in leaves):
         return None
     if any(isinstance(v, fx.Proxy) for v in leaves):

@@ -10,9 +10,10 @@ call (kiln/_optim.py: the parameters, gradients and state lifted, read from
 their sources on every call; grads-None pattern, state entries and
 hyperparameters but lr in the key, lr a per-call argument:
 test_step_is_one_program and after); a
-compiled function that calls `opt.step()` (form "train") still runs its
-writes as graph breaks, on every call (docs/python.md, "Compiled optimizer
-steps")."""
+compiled function that calls `opt.step()` (form "train") lifts the step the
+same way from its second call on (kiln/_optim.py StepLift: one graph after
+backward(); test_step_in_a_compiled_training_function_is_one_graph and
+after; docs/python.md, "Compiled optimizer steps")."""
 
 import copy
 import warnings
@@ -584,15 +585,17 @@ SCHEDULERS = {
 
 
 @pytest.mark.parametrize("sched", sorted(SCHEDULERS))
-@pytest.mark.parametrize("name", ["adam", "adamw"])
+@pytest.mark.parametrize("name", ["adam", "adamw", "sgd", "sgd-momentum",
+                                  "sgd-nesterov"])
 def test_lr_read_per_call(name, sched):
     # `lr` is a per-call argument of the step's program (kiln/_optim.py,
     # PER_CALL: a 0-d f64 tensor read from param_groups[g]["lr"] on every
     # call, its .item() in the graph), not a key value: a scheduler that
     # changes it on every step runs one program compiled once, and the
     # parameters follow eager's over 20 steps (before: a recompile per
-    # step, then eager past cache_size_limit). (SGD's lr is still a key
-    # value: _optim._PER_CALL_TYPES.)
+    # step, then eager past cache_size_limit). SGD's since opt28: its
+    # `alpha=-lr` is a _optim.TracedNumber, a float torch's parser takes
+    # (the 9 sgd cases failed before: a program per lr value, then eager).
     m, rm = _model(), _model()
     o, ro = OPTIMIZERS[name](m.parameters()), OPTIMIZERS[name](
         rm.parameters())
@@ -726,3 +729,237 @@ def test_state_created_by_a_later_step(backend):
         assert type(st["momentum_buffer"]) is torch.Tensor
     out = kiln.explain(o.step)()
     assert (out.graph_count, out.graph_break_count) == (1, 0)
+
+
+# --- the step inside a compiled training function (form "train", lifted:
+# kiln/_optim.py StepLift)
+
+TRAIN_LIFTED = ["sgd", "sgd-momentum", "sgd-nesterov", "sgd-momentum-wd",
+                "adam", "adamw"]
+
+# How the training function gets its optimizer, zero_grad's set_to_none,
+# whether the model has a frozen parameter (no grad: the step skips it) and
+# whether the gradients are clipped between backward and step.
+TRAIN_FORMS = {
+    "closure-none": ("closure", True, False, False),
+    "closure-zero-frozen": ("closure", False, True, False),
+    "argument-zero": ("argument", False, False, False),
+    "argument-none-frozen": ("argument", True, True, False),
+    "closure-clip": ("closure", False, False, True),
+}
+
+
+def _compare_training(m1, o1, m2, o2, what):
+    for (name, p1), p2 in zip(m1.named_parameters(), m2.parameters()):
+        torch.testing.assert_close(p2, p1, rtol=1e-4, atol=1e-5,
+                                   msg=lambda s: "%s, %s: %s" % (
+                                       what, name, s))
+        assert (p1.grad is None) == (p2.grad is None), (what, name)
+        if p1.grad is not None:
+            torch.testing.assert_close(p2.grad, p1.grad, rtol=1e-4,
+                                       atol=1e-5)
+        s1, s2 = o1.state.get(p1, {}), o2.state.get(p2, {})
+        assert sorted(s1) == sorted(s2), (what, name, sorted(s1),
+                                          sorted(s2))
+        for k in s1:
+            if not isinstance(s1[k], torch.Tensor):
+                assert s2[k] == s1[k], (what, name, k)
+                continue
+            assert type(s2[k]) is torch.Tensor, (what, name, k)
+            torch.testing.assert_close(s2[k], s1[k], rtol=1e-4, atol=1e-5)
+
+
+def _train_fns(form, m, o, set_to_none, clip):
+    """The eager training function for one model and optimizer: (f, args)
+    with the optimizer from the closure or as an argument."""
+    def body(mm, oo, x, y):
+        oo.zero_grad(set_to_none=set_to_none)
+        loss = F.mse_loss(mm(x), y)
+        loss.backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(mm.parameters(), 0.5)
+        oo.step()
+        return loss
+
+    if form == "closure":
+        return (lambda x, y: body(m, o, x, y)), ()
+    return body, (m, o)
+
+
+def _segments(c):
+    """(segment programs, their compiles, imported segments) of a compiled
+    function with graph breaks, over its keys."""
+    from kiln._breaks import Broken
+    bs = [b for b in c._kiln.programs.values() if isinstance(b, Broken)]
+    steps = [p for s in (c._kiln.step_programs or {}).values()
+             for p in s._kiln.programs.values()
+             if isinstance(p, kiln._compile._Program)]
+    return (sum(len(b.programs) for b in bs),
+            sum(p.compiles for b in bs for p in b.programs.values()),
+            sum(b.imported_segments for b in bs),
+            len(steps), sum(p.compiles for p in steps))
+
+
+@pytest.mark.parametrize("how", sorted(TRAIN_FORMS))
+@pytest.mark.parametrize("name", TRAIN_LIFTED)
+def test_step_in_a_compiled_training_function_is_one_graph(name, how):
+    # `opt.step()` called by a compiled training step, on an optimizer from
+    # its closure or an argument: from the second call on (the first makes
+    # the state, eagerly) the step's reads of `p.grad`, state and
+    # hyperparameters and its writes are one graph after backward(), the
+    # only break: the optimizer's own program (kiln.compile(o.step), run at
+    # that point, not traced again: StepLift._own_program). Before: every
+    # write of the step was a graph break run eagerly (SGD momentum on this
+    # model: 1 + 12 breaks, 5 graphs). Parameters, gradients, state and the loss equal eager's
+    # after each of 5 steps.
+    where, set_to_none, frozen, clip = TRAIN_FORMS[how]
+    m1 = _model()
+    if frozen:
+        m1[0].bias.requires_grad_(False)
+    m2 = copy.deepcopy(m1)
+    o1, o2 = OPTIMIZERS[name](m1.parameters()), OPTIMIZERS[name](
+        m2.parameters())
+    f1, a1 = _train_fns(where, m1, o1, set_to_none, clip)
+    f2, a2 = _train_fns(where, m2, o2, set_to_none, clip)
+    c = kiln.compile(f2, backend="eager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kiln.KilnWarning)  # no eager fallback
+        for i in range(5):
+            x, y = _batch(i)
+            l1 = f1(*a1, x, y)
+            if i == 3:
+                out = kiln.explain(f2)(*a2, x, y)
+                l2 = None
+            else:
+                l2 = c(*a2, x, y)
+                torch.testing.assert_close(l2, l1)
+            if i == 1:
+                after_2 = _segments(c)
+            _compare_training(m1, o1, m2, o2, "step %d" % i)
+    assert out.graph_break_count == 1, out.break_reasons
+    assert "backward" in str(out.break_reasons[0].reason)
+    assert out.graph_count == 2, out
+    # The step's graph: the optimizer's own program (kiln.compile(o.step):
+    # its in-place updates, one program with no break, compiled once).
+    assert out.ops_per_graph[1] == ["%s.step (its own program)"
+                                    % type(o2).__name__], out.ops_per_graph
+    step = c._kiln.step_programs[o2]
+    assert [p.compiles for p in step._kiln.programs.values()] == [1]
+    # Steps 3 and 5 replay the graphs recorded by step 2: nothing imported
+    # or compiled again.
+    assert _segments(c) == after_2, (after_2, _segments(c))
+
+
+@pytest.mark.parametrize("name", ["sgd-momentum", "adam"])
+def test_step_in_a_compiled_training_function_cpu(name):
+    # The same on the cpu backend (the step's graph writes the parameters
+    # and state in the caller's memory), the optimizer as an argument.
+    m1 = _model()
+    m2 = copy.deepcopy(m1)
+    o1, o2 = OPTIMIZERS[name](m1.parameters()), OPTIMIZERS[name](
+        m2.parameters())
+    f1, a1 = _train_fns("argument", m1, o1, False, False)
+    f2, a2 = _train_fns("argument", m2, o2, False, False)
+    c = kiln.compile(f2, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kiln.KilnWarning)
+        for i in range(5):
+            x, y = _batch(i)
+            l1 = f1(*a1, x, y)
+            l2 = c(*a2, x, y)
+            torch.testing.assert_close(l2, l1)
+            _compare_training(m1, o1, m2, o2, "step %d" % i)
+    out = kiln.explain(f2)(*a2, *_batch(5))
+    assert (out.graph_count, out.graph_break_count) == (2, 1), \
+        out.break_reasons
+    # (the step's wrapper of the trace is gone: StepLift.__exit__)
+    assert "step" not in o2.__dict__
+
+
+@pytest.mark.parametrize("sched", ["step", "lambda"])
+@pytest.mark.parametrize("name", ["sgd-momentum", "rmsprop", "adam"])
+def test_lr_read_per_call_in_a_compiled_training_function(name, sched):
+    # An lr scheduler stepping every call of a compiled training function
+    # (zero_grad, forward, backward, opt.step()): the lifted step reads lr
+    # per call (StepLift, PER_CALL), so 20 steps with 20 lr values (lambda)
+    # are one capture of each graph (nothing imported or compiled after the
+    # second call) and the parameters equal eager's. (RMSprop's Python-int
+    # `state["step"]` is no key value here: the function is traced every
+    # call anyway.) Before: every write of the step was a graph break run
+    # eagerly.
+    m1 = _model()
+    m2 = copy.deepcopy(m1)
+    o1, o2 = OPTIMIZERS[name](m1.parameters()), OPTIMIZERS[name](
+        m2.parameters())
+    f1, a1 = _train_fns("argument", m1, o1, False, False)
+    f2, a2 = _train_fns("argument", m2, o2, False, False)
+    c = kiln.compile(f2, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        s1, s2 = SCHEDULERS[sched](o1), SCHEDULERS[sched](o2)
+        warnings.simplefilter("error", kiln.KilnWarning)
+        lrs = set()
+        for i in range(20):
+            x, y = _batch(i)
+            torch.testing.assert_close(c(*a2, x, y), f1(*a1, x, y))
+            lrs.add(o2.param_groups[0]["lr"])
+            s1.step()
+            s2.step()
+            _compare_training(m1, o1, m2, o2, "step %d" % i)
+            if i == 1:
+                after_2 = _segments(c)
+    assert len(lrs) > 5, lrs
+    assert _segments(c) == after_2, (after_2, _segments(c))
+    # The scheduler's counting wrapper of o2.step is back in place after
+    # each trace, and counted the steps as eager's did.
+    assert getattr(o2.step, "_with_counter", False)
+    assert o2._step_count == o1._step_count
+    out = kiln.explain(f2)(*a2, *_batch(20))
+    assert (out.graph_count, out.graph_break_count) == (2, 1), \
+        out.break_reasons
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_sgd_lr_per_call_rounds_as_a_constant_lr(momentum):
+    # SGD's `param.add_(d_p, alpha=-lr)` with lr read per call: the
+    # program rounds -lr to float32 and computes `p + d_p * alpha` in
+    # float32, bitwise what NumPy computes (and what the program with lr a
+    # constant computed before). Eager PyTorch's CPU kernel computes it as
+    # one fused multiply-add (ATen's add_kernel: vec::fmadd), which can
+    # differ in the last bit: within 1 ulp of it.
+    import numpy as np
+    g = torch.Generator().manual_seed(0)
+    p = torch.randn(1001, generator=g).requires_grad_(True)
+    grads = [torch.randn(1001, generator=g) for _ in range(5)]
+    o = torch.optim.SGD([p], lr=0.05, momentum=momentum)
+    step = kiln.compile(o.step, backend="cpu")
+    p.grad = grads[0].clone()
+    step()   # the first step makes the state (eagerly)
+    ref = p.detach().numpy().copy()
+    buf = o.state[p]["momentum_buffer"]
+    buf = None if buf is None else buf.numpy().copy()
+    for i, (lr, d) in enumerate(zip([0.1, 1 / 3, 0.0123456789, 0.7],
+                                    grads[1:])):
+        o.param_groups[0]["lr"] = lr
+        p.grad = d.clone()
+        e = p.detach().clone().requires_grad_(True)
+        e.grad = d.clone()
+        eo = torch.optim.SGD([e], lr=lr, momentum=momentum)
+        if momentum:
+            eo.state[e]["momentum_buffer"] = o.state[p][
+                "momentum_buffer"].clone()
+        step()
+        eo.step()
+        dp = d.numpy()
+        if momentum:
+            buf = buf * np.float32(momentum) + dp
+            dp = buf
+        ref = ref + dp * np.float32(-lr)
+        got = p.detach().numpy()
+        assert np.array_equal(got, ref), (i, np.abs(got - ref).max())
+        # (an FMA rounds once, mul-then-add twice: at most half an ulp of
+        # the product apart before the sum's rounding)
+        ulp = np.spacing(np.abs(e.detach().numpy())) + \
+            np.spacing(np.abs(dp * np.float32(-lr)))
+        assert (np.abs(got - e.detach().numpy()) <= ulp).all(), i
+    assert _programs(step) == [1]
