@@ -1064,6 +1064,10 @@ class SegmentRun:
         # (one dict for the whole trace: _tracer._constants_kept_off fills
         # the first importer's)
         imp.module_constants = old.module_constants
+        # (and one of the tensors made in the trace that graphs wrote:
+        # _tracer._written_by_graph refuses reads of them after a break)
+        imp.written_fresh = old.written_fresh
+        imp.segment = self.segment_index + 1
         if self.optim_sources is not None:
             imp.optim_sources = self.optim_sources
         self.importer = imp

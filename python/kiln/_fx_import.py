@@ -483,6 +483,10 @@ class FxImporter:
         # (torch.tensor([True, False]), torch.arange(4) > 1): id -> tensor,
         # filled by kiln._tracer. They are constants of the program.
         self.made_in_trace = {}
+        # id -> (tensor, segment index) of the tensors made in the trace
+        # that the graph wrote in place (mutate): reads of them are nodes
+        # (kiln._tracer._written_by_graph)
+        self.written_fresh = {}
         # Tensors outside the trace whose data the trace baked in (read
         # into Python, or computed into a constant): id -> (tensor, label),
         # filled by kiln._tracer; guarded by their version (_guards.py).
@@ -1321,7 +1325,14 @@ class FxImporter:
         if arg is not None and arg.fresh:
             # `y = torch.zeros(3); y += x`: y is this call's own tensor in
             # PyTorch; writing the program's constant back would carry the
-            # write into every later call.
+            # write into every later call. Later reads of y (real-tensor
+            # calls, made nodes by kiln._tracer._read_of_written: `y * 3`)
+            # read the written value. Before 2026-11-30 they ran at trace
+            # time on y's value from before the write: `z = torch.ones(3);
+            # z.copy_(x); return z * 3` returned 3s.
+            arg.current = new
+            self.written_fresh[id(arg.example)] = (
+                arg.example, getattr(self, "segment", 0))
             new.arg = None
             arg = None
         if arg is not None:

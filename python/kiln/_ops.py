@@ -2159,14 +2159,15 @@ def detached_alias(b, x):
         return stop_gradient(b, base)
 
     def inverse(b, base, new):
-        new = cast(b, new, base.dtype)
+        # (autograd does not see the write: x's new value never carries
+        # the written value's gradient)
+        new = stop_gradient(b, cast(b, new, base.dtype))
         if not _requires_grad(b, base, at_node=False):
             return new
         # (a write under `no_grad`: its ops are barriers, these are not)
         barrier = b.cur_attrs.pop("kg.stop_gradient", None)
         try:
-            return add(b, stop_gradient(b, new),
-                       sub(b, base, stop_gradient(b, base)))
+            return add(b, new, sub(b, base, stop_gradient(b, base)))
         finally:
             if barrier is not None:
                 b.cur_attrs["kg.stop_gradient"] = barrier
@@ -3217,8 +3218,13 @@ def index_write(b, x, idx, v, accumulate=False, what="an indexed assignment"):
     return _write_back(b, steps, new)
 
 
+@method("__setitem__")
 @function(operator.setitem)
 def setitem(b, x, idx, v):
+    """`x[idx] = v` (also Tensor.__setitem__ as a method: a tensor made in
+    the trace, `z = torch.ones(3)`, written with a traced value, where
+    torch dispatches the method: it was a graph break with the write to a
+    copy, `z[0] = x[1]` lost)."""
     if not isinstance(x, TensorVal):
         return python_call(b, operator.setitem, (x, idx, v), {})
     mark = len(b.lines)

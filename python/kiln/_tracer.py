@@ -1108,9 +1108,37 @@ def _written_by_graph(tracer, tensors):
     written = {id(a.example) for a in tracer.importer.args
                if a.mutated and a.example is not None and
                a.input_index is None and a.qualname is not None}
+    fresh = getattr(tracer.importer, "written_fresh", {})
+    written |= set(fresh)
     if not written:
         return False
+    segment = tracer.run.segment_index if tracer.run is not None else 0
     for t in tensors:
+        if id(t) in fresh and fresh[id(t)][1] != segment:
+            frames = tracer._user_frames()
+            where = "%s:%d:%d" % frames[0] if frames else None
+            msg = ("a tensor made by the code and written in place with "
+                   "traced values before a graph break is read after it "
+                   "(`z = torch.ones(3); z.copy_(x)`, a break, then `z * "
+                   "3`): not supported yet (the write happens in the graph "
+                   "before the break, the tensor keeps its old values); "
+                   "make z from the traced values (`z = x.clone()`) or "
+                   "write it after the break")
+            raise Unsupported("%s: %s" % (where, msg) if where else msg,
+                              where)
+        if id(t) not in written and any(_same_storage(t, w)
+                                        for w, _ in fresh.values()):
+            # (`z.detach().copy_(x)` then `z * 3`: z and the written alias
+            # are two tensors of the trace over one memory)
+            frames = tracer._user_frames()
+            where = "%s:%d:%d" % frames[0] if frames else None
+            msg = ("a tensor that shares memory with one the graph writes "
+                   "in place (an alias made while kiln captures, e.g. "
+                   "`z.detach().copy_(x)` of a tensor `z` made by the code, "
+                   "then `z` read): it would read the value from before "
+                   "the write; write `z` itself")
+            raise Unsupported("%s: %s" % (where, msg) if where else msg,
+                              where)
         if t._base is not None and id(t._base) in written:
             raise tracer.importer._located(
                 Unsupported, "a view of a tensor the graph writes in place, "
@@ -2017,6 +2045,12 @@ def _real_tensor_methods_wrapped(tracer):
                 # torch.Tensor.__getitem__(x, i) on a traced x (the C
                 # descriptor refuses a Proxy): indexing the Proxy.
                 return self[index]
+            if ours() and not tracer.eager_depth:
+                # (`z[1]` of a tensor made by the code that the graph has
+                # written: a node reading the written value)
+                node = _read_of_written(tracer, orig, (self, index), None)
+                if node is not None:
+                    return node
             r = orig(self, index)
             if ours():
                 tracer.note_real_op(getitem, (self, index), None, r)

@@ -207,9 +207,19 @@ def write_under_no_grad(x, w):
     return h * h.sum()
 
 
+def write_into_a_value_without_grad(x, w):
+    """x's alias takes w's values but not w's gradient: the result requires
+    no grad, w gets None (module fuzzer seed 53037: the write carried w's
+    gradient)."""
+    z = x.detach() * 0 + 1
+    z.detach()[...] = x * w
+    return z * 3, x.sum()
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("fn", [write_through_detach, write_through_data,
-                                write_under_no_grad],
+                                write_under_no_grad,
+                                write_into_a_value_without_grad],
                          ids=lambda f: f.__name__)
 def test_writes_through_detached_aliases_match_eager(backend, fn):
     """A write through `x.detach()` or `x.data` is a write to x (PyTorch's
