@@ -520,19 +520,22 @@ Outcome checkKGProgram(const GeneratedProgram &program,
       ++counts.calls;
       CallResult want =
           callOnce(sessions.eager, sessions.eagerSink, em, inputs);
-      // A known limit, not a finding: with dynamic = dynamic a size-1 dim
-      // is `?` in the entry (no 0/1 specialization, unlike PyTorch), and
-      // kt.squeeze cannot squeeze a `?` dim: a run-time error, or at
+      // A known limit, not a finding: a size-1 dim that is `?` in the
+      // entry (dynamic = dynamic makes every dim `?`, no 0/1 specialization
+      // unlike PyTorch; and the entry's re-inferred types can turn a static
+      // 1 of the program into `?` when it comes from inputs with symbolic
+      // dims), which kt.squeeze cannot squeeze: a run-time error, or at
       // specialization a squeeze result of the wrong rank for its users
       // (docs/debugging.md, gen28).
       llvm::StringRef err(want.error);
-      if (!want.ok && dynamic &&
+      if (!want.ok &&
           (err.contains("cannot squeeze it") ||
-           (err.contains("cannot specialize") &&
+           (dynamic && err.contains("cannot specialize") &&
             llvm::StringRef(program.text).contains("kt.squeeze")))) {
         ++counts.dynamicSqueeze;
-        os << sc.name << ", call " << k << " (dynamic = dynamic): "
-           << want.error << "\n";
+        os << sc.name << ", call " << k
+           << (dynamic ? " (dynamic = dynamic): " : ": ") << want.error
+           << "\n";
         return Outcome::Unsupported;
       }
       if (!want.ok && !aliasing && !program.hasZeroDim) {

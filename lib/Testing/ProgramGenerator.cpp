@@ -2064,8 +2064,7 @@ GeneratedProgram Generator::kgProgram(ArrayRef<Step> steps) {
   std::string sig = "kg.program @main(", guards;
   unsigned numSyms = 0;
   auto addArg = [&](const std::string &name, const std::string &type,
-                    DType dt, ArrayRef<int64_t> shape, ArrayRef<bool> dyn,
-                    bool isRef) {
+                    DType dt, ArrayRef<int64_t> shape, ArrayRef<bool> dyn) {
     sig += (p.args.empty() ? "" : ", ") + name + ": " + type;
     p.hasZeroDim |= llvm::is_contained(shape, 0);
     if (!in.chance(3, 4))
@@ -2077,16 +2076,15 @@ GeneratedProgram Generator::kgProgram(ArrayRef<Step> steps) {
                                          : std::to_string(d));
     guards += "  kg.guard_tensor " + name + " {dtype = " + elemName(dt) +
               ", shape = [" + dims + "]} : " + type + "\n";
-    (void)isRef;
   };
   for (const Val &v : vals)
     if (v.isArg) {
-      addArg(v.name, v.type(), v.dt, v.shape, v.dyn, false);
+      addArg(v.name, v.type(), v.dt, v.shape, v.dyn);
       p.args.push_back({v.dt, v.shape, v.indexBound});
       p.args.back().type = v.type();
     }
   for (const Ref &r : refs) {
-    addArg(r.name, r.type(), r.dt, r.shape, r.dyn, true);
+    addArg(r.name, r.type(), r.dt, r.shape, r.dyn);
     GeneratedArg a{r.dt, r.shape, 0};
     a.isRef = true;
     a.type = r.type();

@@ -219,8 +219,8 @@ int main(int argc, char **argv) {
     if (kgCounts.programs)
       outs() << kgCounts.programs << " kg programs through the runtime ("
              << kgCounts.calls << " calls per backend; " << kgCounts.dynamic
-             << " with dynamic = dynamic, " << kgCounts.dynamicSqueeze
-             << " of them refused for a squeeze of a `?` dim): "
+             << " with dynamic = dynamic; " << kgCounts.dynamicSqueeze
+             << " refused for a squeeze of a `?` dim): "
              << kgCounts.stridedRefs << " with strided refs, "
              << kgCounts.tiedRefs << " with one tensor for two refs ("
              << kgCounts.tiedChecked << " compared with the tied program), "

@@ -46,7 +46,7 @@ struct DiffCounts {
   unsigned programs = 0;     ///< kg programs checked
   unsigned calls = 0;        ///< session calls (per backend)
   unsigned dynamic = 0;      ///< sessions with dynamic = dynamic
-  unsigned dynamicSqueeze = 0; ///< of those, refused: a squeeze of a `?` dim
+  unsigned dynamicSqueeze = 0; ///< refused: a squeeze of a `?` dim of size 1
   unsigned stridedRefs = 0;  ///< programs called with strided refs
   unsigned tiedRefs = 0;     ///< programs called with one tensor for 2 refs
   unsigned tiedChecked = 0;  ///< of those, compared with the tied program
