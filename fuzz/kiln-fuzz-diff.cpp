@@ -9,7 +9,10 @@
 // does not verify or fails in the interpreter (a generator or interpreter
 // bug), a CPU call that fails or whose results differ beyond tolerance
 // (NaN-aware). A program the CPU backend refuses with an error is skipped,
-// and so is one with a size-0 dim that fails on both backends.
+// and so is one with a size-0 dim that fails on both backends. A kg program
+// (generator version 3, the default) runs through two runtime sessions,
+// eager and cpu backend, with row-major, strided and aliasing ref
+// arguments; its refs' final contents are compared too (checkProgram).
 // Reproduce a finding in the normal build with
 // `kiln-fuzz-gen --fuzz-input=CRASH` (same program, seed and options).
 //

@@ -4,7 +4,9 @@
 // pipeline (bits 0-2) and where the program comes from (bit 7): the rest of
 // the bytes as MLIR text (mutated lit tests), or a program the generator
 // (kiln/Testing/ProgramGenerator.h) builds from them, with size-0 dims when
-// bit 6 is set. Bit 3 (since fz27; no older seed sets it) picks `kiln-nvptx`
+// bit 6 is set (since gen28 the default generator, version 3: kg programs
+// with ref arguments written in place for about 2 in 3 inputs long enough
+// to read past version 2's program). Bit 3 (since fz27; no older seed sets it) picks `kiln-nvptx`
 // instead, its options from bits 0-2: `block-reduce=false` (bit 0),
 // `matmul=kernel` (bit 1), `emit=bin` (bit 2: ptxas assembles the PTX, a
 // subprocess, so an eighth of the inputs; otherwise emit=isa, in process).

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 using namespace kiln;
 using namespace kiln::testing;
@@ -93,6 +95,29 @@ struct Val {
   }
 };
 
+/// Version 3: a `!kt.ref` argument of a kg program (a tensor the program
+/// writes in place), or a view of one.
+struct Ref {
+  std::string name;
+  DType dt;
+  SmallVector<int64_t> shape;
+  SmallVector<bool> dyn;
+  /// Its contents are surely finite (the input, and writes of finite
+  /// values), and the coarsest float type written into it.
+  bool finite = true;
+  DType precision = DType::F64;
+
+  int64_t rank() const { return shape.size(); }
+  std::string type() const {
+    std::string s = "!kt.ref<";
+    for (auto [d, y] : llvm::zip(shape, dyn))
+      s += (y ? std::string("?") : std::to_string(d)) + "x";
+    return s + elemName(dt) + ">";
+  }
+  /// The tensor type of its contents (kt.load's result).
+  std::string tensorType() const { return "tensor<" + type().substr(8); }
+};
+
 /// kt's broadcast rule on static shapes (KTTypeInference.cpp): a static dim
 /// wins over `?`, 1 broadcasts.
 SmallVector<int64_t> broadcastStatic(ArrayRef<SmallVector<int64_t>> shapes) {
@@ -156,6 +181,11 @@ private:
   std::vector<Val> vals;
   unsigned numArgs = 0, numOps = 0;
   std::string body;
+  /// The body's statements, one entry per op (or, version 3, per ref
+  /// write with its view): what a kg program splits into graphs.
+  std::vector<std::string> units;
+  /// Version 3: the ref arguments of a kg program.
+  std::vector<Ref> refs;
 
   DType pickDType() {
     static const DType dts[] = {DType::F32, DType::F32, DType::F32,
@@ -279,6 +309,7 @@ private:
       line += (i ? ", " : "") + o->type();
     line += ") -> " + result.type() + "\n";
     body += line;
+    units.push_back(line);
     vals.push_back(std::move(result));
   }
   /// The result of an elementwise op over `ops` (broadcast).
@@ -385,6 +416,13 @@ private:
   bool batchNorm();
   bool loss();
   bool attention();
+  // Version 3: kg programs with ref arguments written in place.
+  using Step = bool (Generator::*)();
+  bool refWrite();
+  bool refLoad();
+  Ref *pickRef();
+  Ref target(const Ref &r, std::string &unit);
+  GeneratedProgram kgProgram(ArrayRef<Step> steps);
   /// A value of `a`'s dtype and exactly `shape` (a new argument, or a value
   /// of the pool that has it); null if none can be had.
   const Val *sameShape(DType dt, ArrayRef<int64_t> shape);
@@ -423,6 +461,7 @@ void Generator::emitMulti(SmallVector<Val> results, llvm::StringRef opText,
   for (auto [i, r] : llvm::enumerate(results))
     line += (i ? ", " : "") + r.type();
   body += line + ")\n";
+  units.push_back(line + ")\n");
   for (auto [i, r] : llvm::enumerate(results)) {
     r.name = base + "#" + std::to_string(i);
     if (isFloat(r.dt) && tolerance(p) > tolerance(r.dt))
@@ -1645,7 +1684,6 @@ GeneratedProgram Generator::run() {
     dt = DType::F32;
   randomArg(dt, in.pick(opts.maxRank + 1));
 
-  using Step = bool (Generator::*)();
   static const Step steps[] = {
       &Generator::unary,     &Generator::binary,  &Generator::binary,
       &Generator::compare,   &Generator::where,   &Generator::cast,
@@ -1707,6 +1745,425 @@ GeneratedProgram Generator::run() {
   for (auto [i, v] : llvm::enumerate(results))
     ret += (i ? ", " : "") + v->type();
   p.text = sig + ") {\n" + body + ret + "\n}\n";
+  // Version 3: the bytes after version 2's program say whether it stays a
+  // function (0, also when the bytes have run out: a short input keeps
+  // naming version 2's program) or grows into a kg program.
+  if (opts.version >= 3 && in.pick(3) != 0)
+    return kgProgram(ArrayRef<Step>(steps, numSteps));
+  return p;
+}
+
+/// A ref to write or read: one of the program's, or a new ref argument (at
+/// most 3): with the dtype and shape of another ref (a pair that a call may
+/// tie to one tensor), of a plain argument (a pair that a call may alias),
+/// or random.
+Ref *Generator::pickRef() {
+  if (!refs.empty() &&
+      (refs.size() >= 3 || in.chance(refs.size(), refs.size() + 1)))
+    return &refs[in.pick(refs.size())];
+  Ref r;
+  r.name = "%r" + std::to_string(refs.size());
+  unsigned how = in.pick(4);
+  const Val *plain = nullptr;
+  if (how == 2)
+    plain = pickVal([](const Val &v) { return v.isArg; });
+  if (how <= 1 && !refs.empty()) {
+    const Ref &o = refs[in.pick(refs.size())];
+    r.dt = o.dt;
+    r.shape = o.shape;
+    r.dyn = o.dyn;
+  } else if (plain) {
+    r.dt = plain->dt;
+    r.shape = plain->shape;
+    for (size_t i = 0; i < r.shape.size(); ++i)
+      r.dyn.push_back(in.chance(1, 4));
+  } else {
+    r.dt = pickDType();
+    unsigned rank = in.pick(opts.maxRank + 1);
+    for (unsigned i = 0; i < rank; ++i) {
+      r.shape.push_back(opts.zeroDims && in.chance(1, 8)
+                            ? 0
+                            : 1 + in.pick(opts.maxDim));
+      r.dyn.push_back(in.chance(1, 4));
+    }
+  }
+  r.precision = isFloat(r.dt) ? r.dt : DType::F64;
+  refs.push_back(std::move(r));
+  return &refs.back();
+}
+
+/// What a write or a load goes through: `r` itself, or a view of it
+/// (transpose, select, slice) appended to `unit`.
+Ref Generator::target(const Ref &r, std::string &unit) {
+  unsigned kind = in.pick(5);
+  Ref v = r;
+  std::string op, attrs;
+  if (kind == 2 && r.rank() >= 2) {
+    int64_t d0 = in.pick(r.rank()), d1 = in.pick(r.rank());
+    std::swap(v.shape[d0], v.shape[d1]);
+    std::swap(v.dyn[d0], v.dyn[d1]);
+    op = "kt.view_transpose";
+    attrs = "{dim0 = " + std::to_string(d0) + " : i64, dim1 = " +
+            std::to_string(d1) + " : i64}";
+  } else if ((kind == 3 || kind == 4) && r.rank() >= 1) {
+    int64_t dim = in.pick(r.rank());
+    int64_t n = r.shape[dim];
+    if (n == 0)
+      return r;
+    if (kind == 3) {
+      int64_t index = int64_t(in.pick(n));
+      if (in.chance(1, 3))
+        index -= n;
+      v.shape.erase(v.shape.begin() + dim);
+      v.dyn.erase(v.dyn.begin() + dim);
+      op = "kt.view_select";
+      attrs = "{dim = " + std::to_string(dim) + " : i64, index = " +
+              std::to_string(index) + " : i64}";
+    } else {
+      int64_t start = int64_t(in.pick(n));
+      int64_t end = start + 1 + int64_t(in.pick(n - start));
+      int64_t step = 1 + in.pick(2);
+      v.shape[dim] = (end - start + step - 1) / step;
+      op = "kt.view_slice";
+      attrs = "{dim = " + std::to_string(dim) + " : i64, start = " +
+              std::to_string(start) + " : i64, end = " + std::to_string(end) +
+              " : i64, step = " + std::to_string(step) + " : i64}";
+    }
+  } else {
+    return r;
+  }
+  v.name = fresh();
+  unit += "  " + v.name + " = " + op + " " + r.name + " " + attrs + " : (" +
+          r.type() + ") -> " + v.type() + "\n";
+  return v;
+}
+
+/// An in-place write of a ref or a view of it: kt.copy_ / add_ / sub_ /
+/// mul_ of a value that broadcasts into it (the target's own contents when
+/// none can be had: x.add_(x)), kt.fill_ of a rank-0 value, kt.store of a
+/// value of its shape.
+bool Generator::refWrite() {
+  Ref *rp = pickRef();
+  size_t ri = rp - refs.data();
+  std::string unit;
+  Ref t = target(*rp, unit);
+  unsigned op = in.pick(6);
+  if (t.dt == DType::I1 && op >= 1 && op <= 3)
+    op = 0;
+  Val like;
+  like.dt = t.dt;
+  like.shape = t.shape;
+  like.dyn = t.dyn;
+  const Val *src = nullptr;
+  if (op == 5) {
+    src = sameShape(t.dt, t.shape);
+    if (!src)
+      op = 0;
+  } else if (op == 4) {
+    src = pickVal([&](const Val &v) { return v.dt == t.dt && v.rank() == 0; });
+    if (!src && canAddArg())
+      src = &newArg(t.dt, {}, {});
+    if (!src)
+      op = 0;
+  }
+  if (op <= 3) {
+    auto into = [&](const Val &v) {
+      if (v.dt != t.dt || v.rank() > t.rank())
+        return false;
+      int64_t off = t.rank() - v.rank();
+      for (int64_t i = 0; i < v.rank(); ++i)
+        if (v.shape[i] != 1 && v.shape[i] != t.shape[off + i])
+          return false;
+      return true;
+    };
+    if (canAddArg() && in.chance(1, 3))
+      src = &argLike(like, t.dt);
+    else if (!(src = pickVal(into)) && canAddArg())
+      src = &argLike(like, t.dt);
+  }
+  Val s;
+  if (src) {
+    s = *src;
+  } else {
+    // x.add_(x): the target's own contents.
+    s = like;
+    s.name = fresh();
+    s.finite = refs[ri].finite;
+    s.precision = refs[ri].precision;
+    unit += "  " + s.name + " = kt.load " + t.name + " : (" + t.type() +
+            ") -> " + s.type() + "\n";
+    vals.push_back(s);
+  }
+  static const char *const ops[] = {"kt.copy_", "kt.add_", "kt.sub_",
+                                    "kt.mul_", "kt.fill_"};
+  if (op == 5)
+    unit += "  kt.store " + s.name + ", " + t.name + " : (" + s.type() +
+            ", " + t.type() + ") -> ()\n";
+  else
+    unit += std::string("  ") + ops[op] + " " + t.name + ", " + s.name +
+            " : (" + t.type() + ", " + s.type() + ") -> ()\n";
+  units.push_back(unit);
+  ++numOps;
+  Ref &r = refs[ri];
+  r.finite = r.finite && s.finite;
+  if (isFloat(r.dt) && tolerance(s.precision) > tolerance(r.precision))
+    r.precision = s.precision;
+  return true;
+}
+
+/// kt.load of a ref or a view of it (after writes: a write then a read).
+bool Generator::refLoad() {
+  if (refs.empty())
+    return false;
+  const Ref &r = refs[in.pick(refs.size())];
+  std::string unit;
+  Ref t = target(r, unit);
+  Val l;
+  l.name = fresh();
+  l.dt = t.dt;
+  l.shape = t.shape;
+  l.dyn = t.dyn;
+  l.finite = r.finite;
+  l.precision = r.precision;
+  unit += "  " + l.name + " = kt.load " + t.name + " : (" + t.type() +
+          ") -> " + l.type() + "\n";
+  units.push_back(unit);
+  vals.push_back(std::move(l));
+  return true;
+}
+
+namespace {
+/// Calls `f` on each SSA name in `text` (`%x`, `%v3#1`) and writes what it
+/// returns instead.
+std::string renameNames(llvm::StringRef text,
+                        llvm::function_ref<std::string(llvm::StringRef)> f) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] != '%') {
+      out += text[i++];
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < text.size() && (isalnum(text[j]) || text[j] == '_'))
+      ++j;
+    if (j + 1 < text.size() && text[j] == '#' && isdigit(text[j + 1])) {
+      ++j;
+      while (j < text.size() && isdigit(text[j]))
+        ++j;
+    }
+    out += f(text.slice(i, j));
+    i = j;
+  }
+  return out;
+}
+} // namespace
+
+/// Version 3's kg program: version 2's ops, then more of them mixed with
+/// ref writes and loads, split into 1-3 graphs with graph breaks between
+/// them; guards on most arguments.
+GeneratedProgram Generator::kgProgram(ArrayRef<Step> steps) {
+  refs.reserve(4);
+  refWrite();
+  unsigned more = 1 + in.pick(std::max(1u, opts.maxOps));
+  unsigned wanted = numOps + more;
+  for (unsigned tries = 0; numOps < wanted && tries < 4 * more; ++tries) {
+    unsigned k = in.pick(steps.size() + 5);
+    if (k < steps.size())
+      (this->*steps[k])();
+    else if (k < steps.size() + 3)
+      refWrite();
+    else
+      refLoad();
+  }
+  SmallVector<const Val *> results = {&vals.back()};
+  unsigned extra = in.pick(3);
+  for (unsigned i = 0; i < extra; ++i)
+    results.push_back(&vals[in.pick(vals.size())]);
+
+  std::map<std::string, std::string> typeOf;
+  for (const Val &v : vals)
+    typeOf[v.name] = v.type();
+  for (const Ref &r : refs)
+    typeOf[r.name] = r.type();
+  // Outside the op that defines it, `%v3#1` is a graph result `%v3_1`.
+  auto outer = [](llvm::StringRef n) {
+    std::string s = n.str();
+    std::replace(s.begin(), s.end(), '#', '_');
+    return s;
+  };
+
+  struct Unit {
+    std::string text;
+    std::vector<std::string> defs, uses;
+  };
+  std::vector<Unit> us;
+  for (const std::string &text : units) {
+    Unit u{text, {}, {}};
+    SmallVector<llvm::StringRef> lines;
+    llvm::StringRef(text).split(lines, '\n', -1, false);
+    for (llvm::StringRef line : lines) {
+      line = line.trim();
+      auto [lhs, rhs] = line.split(" = ");
+      if (rhs.empty()) {
+        rhs = line;
+      } else {
+        auto [base, count] = lhs.split(':');
+        unsigned k = 0;
+        if (!count.empty() && !count.getAsInteger(10, k))
+          for (unsigned i = 0; i < k; ++i)
+            u.defs.push_back(base.str() + "#" + std::to_string(i));
+        else
+          u.defs.push_back(lhs.str());
+      }
+      renameNames(rhs, [&](llvm::StringRef n) {
+        if (!llvm::is_contained(u.defs, n.str()) &&
+            !llvm::is_contained(u.uses, n.str()))
+          u.uses.push_back(n.str());
+        return n.str();
+      });
+    }
+    us.push_back(std::move(u));
+  }
+
+  // Graphs: 1-3 runs of units; after each but the last, maybe a break whose
+  // host call gets up to two values computed so far.
+  size_t n = us.size();
+  unsigned numGraphs = std::min<unsigned>(n, 1 + in.pick(3));
+  SmallVector<size_t> cuts = {0, n};
+  for (unsigned g = 1; g < numGraphs; ++g)
+    cuts.push_back(1 + in.pick(n - 1));
+  llvm::sort(cuts);
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  numGraphs = cuts.size() - 1;
+  std::vector<std::vector<std::string>> breakUses(numGraphs);
+  std::vector<std::string> available;
+  for (const Val &v : vals)
+    if (v.isArg)
+      available.push_back(v.name);
+  for (unsigned g = 0; g + 1 < numGraphs; ++g) {
+    for (size_t i = cuts[g]; i < cuts[g + 1]; ++i)
+      for (const std::string &d : us[i].defs)
+        if (typeOf.count(d) && typeOf[d].rfind("tensor<", 0) == 0)
+          available.push_back(d);
+    if (!in.chance(1, 2))
+      continue;
+    // Entry 0 marks the break; then the host call's operands.
+    std::vector<std::string> &b = breakUses[g];
+    b.push_back("<break>");
+    unsigned k = in.pick(3);
+    for (unsigned i = 0; i < k && !available.empty(); ++i) {
+      const std::string &x = available[in.pick(available.size())];
+      if (!llvm::is_contained(b, x))
+        b.push_back(x);
+    }
+  }
+
+  GeneratedProgram p;
+  p.isProgram = true;
+  p.numOps = numOps;
+  std::string sig = "kg.program @main(", guards;
+  unsigned numSyms = 0;
+  auto addArg = [&](const std::string &name, const std::string &type,
+                    DType dt, ArrayRef<int64_t> shape, ArrayRef<bool> dyn) {
+    sig += (p.args.empty() ? "" : ", ") + name + ": " + type;
+    p.hasZeroDim |= llvm::is_contained(shape, 0);
+    if (!in.chance(3, 4))
+      return;
+    std::string dims;
+    for (auto [i, d] : llvm::enumerate(shape))
+      dims += (i ? ", " : "") + (dyn[i] ? "\"s" + std::to_string(numSyms++) +
+                                               "\""
+                                         : std::to_string(d));
+    guards += "  kg.guard_tensor " + name + " {dtype = " + elemName(dt) +
+              ", shape = [" + dims + "]} : " + type + "\n";
+  };
+  for (const Val &v : vals)
+    if (v.isArg) {
+      addArg(v.name, v.type(), v.dt, v.shape, v.dyn);
+      p.args.push_back({v.dt, v.shape, v.indexBound});
+      p.args.back().type = v.type();
+    }
+  for (const Ref &r : refs) {
+    addArg(r.name, r.type(), r.dt, r.shape, r.dyn);
+    GeneratedArg a{r.dt, r.shape, 0};
+    a.isRef = true;
+    a.type = r.type();
+    a.tolerance = isFloat(r.dt) ? std::max(1.0, tolerance(r.precision) /
+                                                    tolerance(r.dt))
+                                : 1.0;
+    p.args.push_back(std::move(a));
+  }
+
+  std::string text = guards;
+  for (unsigned g = 0; g < numGraphs; ++g) {
+    std::set<std::string> defined, later;
+    for (size_t i = cuts[g]; i < cuts[g + 1]; ++i)
+      defined.insert(us[i].defs.begin(), us[i].defs.end());
+    for (size_t i = cuts[g + 1]; i < n; ++i)
+      later.insert(us[i].uses.begin(), us[i].uses.end());
+    for (unsigned h = g; h < numGraphs; ++h)
+      later.insert(breakUses[h].begin(), breakUses[h].end());
+    for (const Val *r : results)
+      later.insert(r->name);
+    std::vector<std::string> operands, yields;
+    std::string lines;
+    for (size_t i = cuts[g]; i < cuts[g + 1]; ++i) {
+      for (const std::string &u : us[i].uses)
+        if (!defined.count(u) && !llvm::is_contained(operands, u))
+          operands.push_back(u);
+      for (const std::string &d : us[i].defs)
+        if (later.count(d))
+          yields.push_back(d);
+      std::string t = renameNames(us[i].text, [&](llvm::StringRef x) {
+        // (`%v6` of `%v6:3 = ...` defines `%v6#0` ...)
+        return defined.count(x.str()) || defined.count(x.str() + "#0")
+                   ? x.str()
+                   : outer(x) + "_in";
+      });
+      SmallVector<llvm::StringRef> ls;
+      llvm::StringRef(t).split(ls, '\n', -1, false);
+      for (llvm::StringRef l : ls)
+        lines += "  " + l.str() + "\n";
+    }
+    std::string opList, opTypes, args, resNames, resTypes, yieldList;
+    for (auto [i, o] : llvm::enumerate(operands)) {
+      opList += (i ? ", " : "") + outer(o);
+      opTypes += (i ? ", " : "") + typeOf[o];
+      args += (i ? ", " : "") + outer(o) + "_in: " + typeOf[o];
+    }
+    for (auto [i, y] : llvm::enumerate(yields)) {
+      resNames += (i ? ", " : "") + outer(y);
+      resTypes += (i ? ", " : "") + typeOf[y];
+      yieldList += (i ? ", " : "") + y;
+    }
+    text += "  " + (yields.empty() ? std::string() : resNames + " = ") +
+            "kg.graph @main_g" + std::to_string(g) + "(" + opList + ") : (" +
+            opTypes + ") -> (" + resTypes + ") {\n  ^bb0" +
+            (args.empty() ? std::string() : "(" + args + ")") + ":\n" +
+            lines + "    kg.yield" +
+            (yields.empty() ? std::string()
+                            : " " + yieldList + " : " + resTypes) +
+            "\n  }\n";
+    if (!breakUses[g].empty()) {
+      std::string list, types;
+      for (size_t i = 1; i < breakUses[g].size(); ++i) {
+        list += (i > 1 ? ", " : "") + outer(breakUses[g][i]);
+        types += (i > 1 ? ", " : "") + typeOf[breakUses[g][i]];
+      }
+      text += "  kg.break \"graph_break()\" {\n    kg.host_call @sink(" + list +
+              ") : (" + types + ") -> ()\n  }\n";
+    }
+  }
+  std::string resSig, ret, retTypes;
+  for (auto [i, v] : llvm::enumerate(results)) {
+    resSig += (i ? ", " : "") + v->type();
+    ret += (i ? ", " : "") + outer(v->name);
+    p.tolerance.push_back(isFloat(v->dt) ? std::max(1.0, tolerance(v->precision) /
+                                                            tolerance(v->dt))
+                                         : 1.0);
+  }
+  p.text = sig + ") -> " + (results.size() > 1 ? "(" + resSig + ")" : resSig) +
+           " {\n" + text + "  kg.return " + ret + " : " + resSig + "\n}\n";
   return p;
 }
 

@@ -212,7 +212,10 @@ LogicalResult Functionalizer::write(Value ref, Value newValue, Location loc,
 /// kt.where(true, src, like), with the mask's dynamic sizes from tensor.dim.
 Value Functionalizer::broadcastTo(Value src, Value like, Location loc) {
   auto likeT = cast<RankedTensorType>(like.getType());
-  if (src.getType() == likeT)
+  // The same type is the same shape only when it has no `?`: a `?` of src
+  // may be 1 at run time where like's is not (`x.copy_(y)` with y of shape
+  // [1, 5] into x of [2, 5], both typed ?x?, as a dynamic entry has them).
+  if (src.getType() == likeT && likeT.hasStaticShape())
     return src;
   SmallVector<int64_t> size;
   SmallVector<Value> dyn;

@@ -72,6 +72,30 @@ func.func @local(%x: tensor<?x3xf32>, %y: tensor<3xf32>) -> tensor<?x3xf32> {
 
 // -----
 
+// Tests copy_ of a value whose type equals the ref's but has `?` dims: the
+// sizes may still differ at run time (a [1, 5] source into a [2, 5] ref, as
+// a dynamic entry types both ?x?), so it is broadcast too. Before (gen28),
+// the value was stored as it was and the compiled code wrote only row 0.
+// CHECK-LABEL: func.func @copy_same_dynamic_type
+// CHECK: %[[L:.+]] = kt.load
+// CHECK: %[[M:.+]] = kt.full %{{.+}}, %{{.+}} {dtype = i1, size = [-1, -1], value = 1.000000e+00 : f64} : (index, index) -> tensor<?x?xi1>
+// CHECK: %[[W:.+]] = kt.where %[[M]], %{{.+}}, %[[L]] : (tensor<?x?xi1>, tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
+// CHECK: kt.store %[[W]]
+// Static and equal: stored as it is.
+// CHECK-LABEL: func.func @copy_same_static_type
+// CHECK-NOT: kt.where
+// CHECK: kt.store %arg1
+func.func @copy_same_dynamic_type(%r: !kt.ref<?x?xf64>, %a: tensor<?x?xf64>) {
+  kt.copy_ %r, %a : (!kt.ref<?x?xf64>, tensor<?x?xf64>) -> ()
+  return
+}
+func.func @copy_same_static_type(%r: !kt.ref<2x5xf64>, %a: tensor<2x5xf64>) {
+  kt.copy_ %r, %a : (!kt.ref<2x5xf64>, tensor<2x5xf64>) -> ()
+  return
+}
+
+// -----
+
 // Tests a kg.graph region with a ref block argument (a mutated program input).
 // CHECK-LABEL: kg.program @step
 // CHECK: kg.graph @step_g0(%w, %g) : (!kt.ref<4xf32>, tensor<4xf32>) -> ()

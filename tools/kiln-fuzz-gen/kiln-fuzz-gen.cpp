@@ -12,7 +12,12 @@
 //                                               harness runs it (implies
 //                                               --check --cpu)
 //
-// Program k of --seed=S is generated from 64 bytes of splitmix64(S + k).
+// Program k of --seed=S is generated from 64 bytes of splitmix64(S + k)
+// (128 for version 3, the default, whose kg programs read on after version
+// 2's: the same first 64). A kg program is checked through runtime sessions
+// (kiln/Testing/Differential.h: eager vs cpu backend, results and every
+// ref's final contents, strided and aliasing calls); the summary then says
+// how many of each kind of call ran.
 // --check prints one line per program that fails (its outcome, the program
 // and the diagnostics) and a summary; exits 1 when a program does not verify,
 // the interpreter fails on it, or (--cpu) the CPU backend disagrees.
@@ -55,7 +60,9 @@ static cl::opt<bool> trace(
 static cl::opt<unsigned> generatorVersion(
     "generator-version", cl::cat(category), cl::init(GeneratorOptions().version),
     cl::desc("Which generator (kiln/Testing/ProgramGenerator.h): 1 = the op "
-             "kinds of the first sweeps (to reproduce their seeds), 2 = all"));
+             "kinds of the first sweeps (to reproduce their seeds), 2 = all "
+             "(func programs), 3 = also kg programs with ref arguments "
+             "written in place"));
 static cl::opt<unsigned> maxOps("max-ops", cl::cat(category),
                               cl::init(GeneratorOptions().maxOps),
                               cl::desc("Ops in a program's body: 1 to N"));
@@ -89,6 +96,10 @@ static std::vector<uint8_t> seedBytes(uint64_t s) {
   std::vector<uint8_t> bytes;
   uint64_t state = s;
   unsigned words = 8 * std::max(1u, (maxOps + 7) / 8);
+  // Version 3 reads on after version 2's program (its kg programs): twice
+  // as many bytes, the same first ones.
+  if (generatorVersion >= 3)
+    words *= 2;
   for (unsigned i = 0; i < words; ++i) {
     uint64_t z = (state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -105,7 +116,7 @@ int main(int argc, char **argv) {
   kiln::initToolSignals();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
-                              "Kiln: print or check generated kt programs\n");
+                              "Kiln: print or check generated kt/kg programs\n");
   if (generatorVersion < 1 || generatorVersion > GeneratorOptions().version) {
     errs() << "kiln-fuzz-gen: error: --generator-version=" << generatorVersion
            << ": the versions are 1 to " << GeneratorOptions().version << "\n";
@@ -142,6 +153,7 @@ int main(int argc, char **argv) {
   registerTestingDialects(registry);
   mlir::MLIRContext context(registry);
   std::map<Outcome, unsigned> counts;
+  DiffCounts kgCounts;
   unsigned failures = 0, ops = 0;
   if (!fuzzInput.empty()) {
     DiffCase c = diffCaseFromFuzzInput(inputs.front());
@@ -177,6 +189,7 @@ int main(int argc, char **argv) {
     options.compile.threads = cpuThreads;
     options.compile.optimize = !cpuUnoptimized;
     options.compile.useCache = false;
+    options.counts = &kgCounts;
     std::string message;
     Outcome o = checkProgram(context, p, options, message);
     ++counts[o];
@@ -203,6 +216,17 @@ int main(int argc, char **argv) {
     for (auto [o, n] : counts)
       outs() << " " << n << " " << outcomeName(o) << ";";
     outs() << " " << failures << " failed\n";
+    if (kgCounts.programs)
+      outs() << kgCounts.programs << " kg programs through the runtime ("
+             << kgCounts.calls << " calls per backend; " << kgCounts.dynamic
+             << " with dynamic = dynamic; " << kgCounts.dynamicSqueeze
+             << " refused for a squeeze of a `?` dim): "
+             << kgCounts.stridedRefs << " with strided refs, "
+             << kgCounts.tiedRefs << " with one tensor for two refs ("
+             << kgCounts.tiedChecked << " compared with the tied program), "
+             << kgCounts.overlappingRefs << " with two refs overlapping, "
+             << kgCounts.refAsPlain << " with a ref's tensor as a plain "
+             << "argument; " << kgCounts.refused << " aliasing calls refused\n";
   }
   return failures ? 1 : 0;
 }

@@ -64,8 +64,15 @@ struct GeneratorOptions {
   /// are pinned to it in tests); 2 (default) adds flip, stack, select,
   /// slice/select_scatter, logsumexp, any/all, isnan, logical/bitwise not,
   /// ge/le/ne, embedding, batch_norm (inference and training),
-  /// cross_entropy/nll_loss and scaled_dot_product_attention.
-  unsigned version = 2;
+  /// cross_entropy/nll_loss and scaled_dot_product_attention; 3 (default):
+  /// version 2's program, and then, when the bytes after it say so (about
+  /// 2 in 3; never once they have run out, so a short input still names
+  /// version 2's program), a `kg.program @main` instead: more ops mixed
+  /// with `!kt.ref` arguments written in place (copy_, add_, sub_, mul_,
+  /// fill_, store, directly or through a view_transpose / view_select /
+  /// view_slice) and loaded again, split into 1-3 `kg.graph`s with graph
+  /// breaks (`kg.host_call @sink`) between them, guards on most arguments.
+  unsigned version = 3;
   /// Sizes that are 0 (issue 15): a dim of a new random argument is 0
   /// with probability about 1/8 (static or `?`, as any dim), so ops meet
   /// empty operands, reductions over empty dims and windows larger than
@@ -83,10 +90,21 @@ struct GeneratedArg {
   /// drawn from [0, indexBound), so the program has no run-time error.
   /// 0 for other arguments.
   int64_t indexBound = 0;
+  /// A `!kt.ref` argument of a kg program (version 3): the program writes
+  /// it in place; its final contents are compared too, with `tolerance`
+  /// (as GeneratedProgram::tolerance).
+  bool isRef = false;
+  double tolerance = 1.0;
+  std::string type; ///< its type in the program's text (kg programs)
 };
 
 struct GeneratedProgram {
-  std::string text;  ///< a module with `func.func @main`
+  /// A module with `func.func @main`, or (isProgram) `kg.program @main`.
+  std::string text;
+  /// A kg program (version 3): run through the runtime (a session), its
+  /// ref arguments' final contents part of the result; the host callback
+  /// `sink` (at graph breaks) takes any tensors and returns nothing.
+  bool isProgram = false;
   std::string entry = "main";
   std::vector<GeneratedArg> args;
   /// Per result, the scale of sameTensor's tolerance: > 1 for a float

@@ -914,6 +914,18 @@ CPUExecutable::compileImpl(ModuleOp module, ArrayRef<std::string> entries,
         error.pop_back();
       return failure();
     }
+    // A graph whose writes leave every ref as it was (`x.copy_(x)`) and
+    // that has no results of its own has a value form without results,
+    // which cannot be called: it returns its first ref's value instead,
+    // written back unchanged.
+    unsigned a = llvm::find(isRef, true) - isRef.begin();
+    if (form->getNumResults() == 0 && a < isRef.size()) {
+      Operation *ret = form->getBody().front().getTerminator();
+      ret->insertOperands(0, form->getArgument(a));
+      form->setFunctionType(FunctionType::get(
+          ctx, form->getArgumentTypes(), {form->getArgument(a).getType()}));
+      stored.push_back(a);
+    }
     form->setVisibility(fn.getVisibility());
     fn.erase();
     form->setSymName(entry);

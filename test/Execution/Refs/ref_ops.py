@@ -300,6 +300,19 @@ check("store dynamic", [rtype([None, 2], "f32"), ttype([None, 2], "f32")], [
     "kt.store %a1, %a0 : (tensor<?x2xf32>, !kt.ref<?x2xf32>) -> ()",
 ], [], [x, v], f_store)
 
+# In-place ops on an empty ref: a [2, 0] tensor's dim 0 has stride 0, which
+# makes no expanded view (no element at all). Found by kiln-fuzz-gen (gen28,
+# --zero-dims seed 353): the interpreter refused the add_ as a write to an
+# expanded view, where PyTorch and the cpu backend do nothing.
+def f_empty(x, v):
+    x.add_(v)
+    x.mul_(v)
+    return []
+check("in-place ops on an empty ref", [rtype([2, 0], "i64"), ttype([], "i64")], [
+    "kt.add_ %a0, %a1 : (!kt.ref<2x0xi64>, tensor<i64>) -> ()",
+    "kt.mul_ %a0, %a1 : (!kt.ref<2x0xi64>, tensor<i64>) -> ()",
+], [], [np.zeros((2, 0), np.int64), np.array(3, np.int64)], f_empty)
+
 # Runtime errors.
 check_error("write to an expanded view", [rtype([3, 1], "f32"), ttype([], "f32")], [
     "%e = kt.view_expand %a0 {size = [3, 4]} : (!kt.ref<3x1xf32>) -> !kt.ref<3x4xf32>",
