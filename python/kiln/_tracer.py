@@ -619,6 +619,7 @@ class KilnTracer(fx.Tracer):
                     type_expr=None):
         if kind == "output" and self.run is not None and \
                 not self.eager_depth:
+            self._check_argument_containers()
             self._stored_values_break(args)
         node = super().create_node(kind, target, args, kwargs, name,
                                    type_expr)
@@ -676,12 +677,9 @@ class KilnTracer(fx.Tracer):
             run.seg_ops.append(target_name(node))
         return node
 
-    def _stored_values_break(self, output_args):
-        """Traced tensors the user's code stored into Python objects (a
-        global list, a dict, a plain object's attribute: kiln._stores):
-        a graph break before the function's output, then each gets its
-        real tensor. (Not in an optimizer's lifted step: kiln._optim
-        settles its state.)"""
+    def _check_argument_containers(self):
+        """A list or dict of tensors passed as an argument is traced as a
+        copy (create_args_for_root): a change to it is refused."""
         for name, c, before in getattr(self, "arg_containers", ()):
             if _structure(c) != before:
                 err = Unsupported(
@@ -694,6 +692,13 @@ class KilnTracer(fx.Tracer):
                                            type(c).__name__))
                 err._no_break = True
                 raise err
+
+    def _stored_values_break(self, output_args):
+        """Traced tensors the user's code stored into Python objects (a
+        global list, a dict, a plain object's attribute: kiln._stores):
+        a graph break before the function's output, then each gets its
+        real tensor. (Not in an optimizer's lifted step: kiln._optim
+        settles its state.)"""
         if getattr(self.importer, "optim_sources", None) is not None:
             return
         from . import _stores
@@ -1100,6 +1105,13 @@ _METADATA_INPLACE = frozenset(("requires_grad_", "share_memory_",
                                "retain_grad", "rename_"))
 
 
+def _at_user_line(tracer, message, cls=Unsupported):
+    """`cls` (an Unsupported) at the user's line the trace is at."""
+    frames = tracer._user_frames()
+    where = "%s:%d:%d" % frames[0] if frames else None
+    return cls("%s: %s" % (where, message) if where else message, where)
+
+
 def _written_by_graph(tracer, tensors):
     """Whether one of the real `tensors` is a tensor the program holds and
     the graph has written in place so far. A view of one (`acc[0]`, taken
@@ -1115,30 +1127,24 @@ def _written_by_graph(tracer, tensors):
     segment = tracer.run.segment_index if tracer.run is not None else 0
     for t in tensors:
         if id(t) in fresh and fresh[id(t)][1] != segment:
-            frames = tracer._user_frames()
-            where = "%s:%d:%d" % frames[0] if frames else None
-            msg = ("a tensor made by the code and written in place with "
-                   "traced values before a graph break is read after it "
-                   "(`z = torch.ones(3); z.copy_(x)`, a break, then `z * "
-                   "3`): not supported yet (the write happens in the graph "
-                   "before the break, the tensor keeps its old values); "
-                   "make z from the traced values (`z = x.clone()`) or "
-                   "write it after the break")
-            raise Unsupported("%s: %s" % (where, msg) if where else msg,
-                              where)
+            raise _at_user_line(
+                tracer, "a tensor made by the code and written in place "
+                "with traced values before a graph break is read after it "
+                "(`z = torch.ones(3); z.copy_(x)`, a break, then `z * 3`): "
+                "not supported yet (the write happens in the graph before "
+                "the break, the tensor keeps its old values); make z from "
+                "the traced values (`z = x.clone()`) or write it after the "
+                "break")
         if id(t) not in written and any(_same_storage(t, w)
                                         for w, _ in fresh.values()):
             # (`z.detach().copy_(x)` then `z * 3`: z and the written alias
             # are two tensors of the trace over one memory)
-            frames = tracer._user_frames()
-            where = "%s:%d:%d" % frames[0] if frames else None
-            msg = ("a tensor that shares memory with one the graph writes "
-                   "in place (an alias made while kiln captures, e.g. "
-                   "`z.detach().copy_(x)` of a tensor `z` made by the code, "
-                   "then `z` read): it would read the value from before "
-                   "the write; write `z` itself")
-            raise Unsupported("%s: %s" % (where, msg) if where else msg,
-                              where)
+            raise _at_user_line(
+                tracer, "a tensor that shares memory with one the graph "
+                "writes in place (an alias made while kiln captures, e.g. "
+                "`z.detach().copy_(x)` of a tensor `z` made by the code, "
+                "then `z` read): it would read the value from before the "
+                "write; write `z` itself")
         if t._base is not None and id(t._base) in written:
             raise tracer.importer._located(
                 Unsupported, "a view of a tensor the graph writes in place, "
