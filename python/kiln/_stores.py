@@ -8,9 +8,10 @@ Python's containers and plain objects cannot be intercepted when they are
 written, so after a trace the objects the compiled code reaches are
 searched for torch.fx proxies (`find`): the closures of the user's
 functions and the globals their code reads (kiln._tracer._user_code, the
-code isinstance patching follows too), the attributes of the modules it runs (and their `forward`s' and
-hooks' closures and globals), each followed a few levels down
-through lists, tuples, dicts, sets and plain objects. Each proxy found is
+code isinstance patching follows too), the attributes of the modules it
+runs (and their `forward`s' and hooks' closures and globals), each
+followed a few levels down through lists, tuples, dicts, sets and plain
+objects. Each proxy found is
 a graph break at the end of the function (its node's real value is
 computed, kiln._breaks.SegmentRun.graph_break) and is then replaced by
 that real tensor where it was stored (`replace`). Since the stores happen
@@ -46,7 +47,7 @@ _SKIPPED = (torch.Tensor, torch.optim.Optimizer, type,
 
 class Stored:
     """A proxy found where the user's code stored it: `path` names the
-    place (`LOG[0]`, `cfg.last`), `set(value)` writes there."""
+    place (`LOG[0]`, `cfg.last`), `setter(value)` writes there."""
 
     def __init__(self, path, proxy, setter):
         self.path = path
