@@ -358,7 +358,14 @@ class KilnTracer(fx.Tracer):
         fn = inspect.unwrap(root_fn)
         co = fn.__code__
         flags = co.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
-        if co.co_kwonlyargcount or flags:
+        defaults = tuple(getattr(fn, "__defaults__", None) or ()) + tuple(
+            (getattr(fn, "__kwdefaults__", None) or {}).values())
+        if co.co_kwonlyargcount or flags or any(
+                isinstance(d, torch.Tensor) for d in defaults):
+            # (a tensor default, `def f(x, acc=ACC)`: torch.fx wrote it
+            # into the traced code's signature as a name it never defined,
+            # "name '_tensor_constant0' is not defined"; the call binds
+            # every parameter anyway)
             root_fn = _positional(root_fn, co)
         from torch.fx._symbolic_trace import _PyTreeCodeGen
         with warnings.catch_warnings():

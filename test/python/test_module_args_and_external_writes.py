@@ -118,12 +118,29 @@ def test_writes_to_tensors_the_program_holds(backend):
     torch.testing.assert_close(acc, torch.full((3,), 3.0))
 
 
-def test_view_of_a_written_global_is_refused_not_stale():
+def test_index_of_a_written_global_reads_the_written_value():
+    """`acc[0]` after `acc.add_(x)`: a node of the graph reading the
+    written value (since 2026-11-30; it was refused before)."""
+    acc, ref = torch.zeros(3), torch.zeros(3)
+
+    def f(x, acc=acc):
+        acc.add_(x)
+        return acc[0] + 0
+
+    g = kiln.compile(f, backend="cpu")
+    for i in range(3):
+        x = torch.arange(3.0) + i
+        torch.testing.assert_close(g(x), f(x, ref))
+        torch.testing.assert_close(acc, ref)
+
+
+def test_view_of_a_written_global_taken_before_the_write_is_refused():
     acc = torch.zeros(3)
 
     def f(x):
+        v = acc[0]
         acc.add_(x)
-        return acc[0] + 0
+        return v + 0
     with pytest.raises(kiln.Unsupported, match="view of a tensor the graph"):
         kiln.compile(f, backend="cpu")(torch.ones(3))
 
@@ -138,3 +155,18 @@ def test_metadata_of_a_written_global_is_read_as_is():
     g = kiln.compile(f, backend="cpu")
     x = torch.ones(2, 3)
     torch.testing.assert_close(g(x), x * 9 + 2)
+
+
+def test_tensor_default_argument():
+    """`def f(x, w=W)` called without w: torch.fx wrote the default into
+    the traced code's signature as an undefined name ("name
+    '_tensor_constant0' is not defined") before 2026-11-30."""
+    W = torch.arange(3.0)
+
+    def f(x, w=W):
+        return x * w + 1
+
+    g = kiln.compile(f, backend="cpu")
+    x = torch.randn(3)
+    torch.testing.assert_close(g(x), f(x))
+    torch.testing.assert_close(g(x, torch.ones(3)), f(x, torch.ones(3)))
