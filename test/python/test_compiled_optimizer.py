@@ -850,16 +850,24 @@ def test_step_in_a_compiled_training_function_is_one_graph(name, how):
     assert _segments(c) == after_2, (after_2, _segments(c))
 
 
-@pytest.mark.parametrize("name", ["sgd-momentum", "adam"])
-def test_step_in_a_compiled_training_function_cpu(name):
-    # The same on the cpu backend (the step's graph writes the parameters
-    # and state in the caller's memory), the optimizer as an argument.
+def _twin_training_steps(name):
+    """Two copies of the model, each with its optimizer `name` and its
+    training-step function taking the optimizer as an argument: (m1, o1,
+    f1, a1, m2, o2, f2, a2)."""
     m1 = _model()
     m2 = copy.deepcopy(m1)
     o1, o2 = OPTIMIZERS[name](m1.parameters()), OPTIMIZERS[name](
         m2.parameters())
     f1, a1 = _train_fns("argument", m1, o1, False, False)
     f2, a2 = _train_fns("argument", m2, o2, False, False)
+    return m1, o1, f1, a1, m2, o2, f2, a2
+
+
+@pytest.mark.parametrize("name", ["sgd-momentum", "adam"])
+def test_step_in_a_compiled_training_function_cpu(name):
+    # The same on the cpu backend (the step's graph writes the parameters
+    # and state in the caller's memory), the optimizer as an argument.
+    m1, o1, f1, a1, m2, o2, f2, a2 = _twin_training_steps(name)
     c = kiln.compile(f2, backend="cpu")
     with warnings.catch_warnings():
         warnings.simplefilter("error", kiln.KilnWarning)
@@ -887,12 +895,7 @@ def test_lr_read_per_call_in_a_compiled_training_function(name, sched):
     # `state["step"]` is no key value here: the function is traced every
     # call anyway.) Before: every write of the step was a graph break run
     # eagerly.
-    m1 = _model()
-    m2 = copy.deepcopy(m1)
-    o1, o2 = OPTIMIZERS[name](m1.parameters()), OPTIMIZERS[name](
-        m2.parameters())
-    f1, a1 = _train_fns("argument", m1, o1, False, False)
-    f2, a2 = _train_fns("argument", m2, o2, False, False)
+    m1, o1, f1, a1, m2, o2, f2, a2 = _twin_training_steps(name)
     c = kiln.compile(f2, backend="cpu")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
